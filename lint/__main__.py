@@ -1,0 +1,3 @@
+from plint.cli import main
+
+main()

@@ -1,0 +1,1 @@
+"""Data catalogs: trainer flags, hardware, model presets."""

@@ -1,0 +1,1 @@
+"""Reporters: text and JSON."""

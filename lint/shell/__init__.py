@@ -1,0 +1,1 @@
+"""The static bash evaluator: tree-sitter nodes -> words with provenance."""

@@ -1,0 +1,1 @@
+"""What the words of a launch mean: launchers, Slurm, trainer flags, DeepSpeed JSON."""

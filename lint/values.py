@@ -1,0 +1,73 @@
+"""Value: a fact about a launch together with where it came from.
+
+Every layer above the shell reader speaks in Values: the launcher's node count, the trainer's
+tensor-parallel size, a DeepSpeed batch number. `value is None` means unknown; `note` then says why
+(and is what PL002 reports).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from plint.shell.model import Word
+from plint.source import Span
+
+ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved")
+
+
+@dataclass(frozen=True)
+class Value:
+    value: Any
+    span: Span | None = None
+    origin: str = "literal"
+    note: str | None = None  # why unknown, or how it was derived
+
+    @property
+    def known(self) -> bool:
+        return self.value is not None
+
+    def provenance(self) -> dict:
+        out: dict[str, Any] = {"origin": self.origin}
+        if self.span is not None:
+            out.update(path=self.span.path, line=self.span.line, col=self.span.col)
+        else:
+            out.update(path=None, line=None, col=None)
+        if self.note:
+            out["note"] = self.note
+        return out
+
+
+def default(value: Any, note: str | None = None) -> Value:
+    """A trainer's or launcher's own default for something the launch does not set."""
+    return Value(value, None, "default", note)
+
+
+def unresolved(note: str, span: Span | None = None) -> Value:
+    return Value(None, span, "unresolved", note)
+
+
+def derived(value: Any, note: str, span: Span | None = None) -> Value:
+    return Value(value, span, "derived", note)
+
+
+def from_word(word: Word, convert: Callable[[str], Any] = str, what: str = "value") -> Value:
+    """A Value from an expanded word; unknown pieces and conversion failures become unresolved."""
+    span = word.value_span
+    if not word.known:
+        reasons = [p.reason for p in word.unknowns if p.reason]
+        alts = [a for p in word.unknowns for a in p.alternatives]
+        note = "; ".join(dict.fromkeys(reasons)) or f"{what} cannot be known statically"
+        if alts:
+            note += " (could be " + ", ".join(dict.fromkeys(alts)) + ")"
+        return Value(None, span, "unresolved", note)
+    text = word.text or ""
+    try:
+        return Value(convert(text), span, word.origin)
+    except (ValueError, TypeError):
+        return Value(None, span, "unresolved", f"{what} {text!r} is not a valid {convert.__name__}")
+
+
+def parse_int(text: str) -> int:
+    """An integer the way Python's argparse `int` reads it (so '0x10' is rejected, ' 8' is not)."""
+    return int(text.strip(), 10)

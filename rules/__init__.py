@@ -1,0 +1,1 @@
+"""plint rules, one module per family."""

@@ -1,0 +1,1 @@
+"""JSON schemas and data catalogs shipped with plint."""
