@@ -1,0 +1,1755 @@
+"""The static bash evaluator: walks tree-sitter-bash nodes the way bash would run them, without
+running anything, and records every simple command with fully expanded, provenance-carrying words.
+
+What cannot be known statically (a command substitution, a variable nobody sets, a branch on such a
+value) becomes an unknown Piece that says why; it is never guessed and never executed.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from plint.shell import arith
+from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
+                               Word, unknown)
+from plint.shell.unit import Unit
+from plint.source import SourceFile
+
+IFS = " \t\n"
+MAX_LOOP = 64
+MAX_DEPTH = 24
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+DECLARE = {"export", "declare", "typeset", "local", "readonly"}
+EXPANSIONS = {"expansion", "simple_expansion", "command_substitution", "arithmetic_expansion",
+              "process_substitution"}
+
+
+@dataclass
+class EvalOptions:
+    env: dict[str, Var] = field(default_factory=dict)
+    positional: list[Word] | None = None
+    read_file: Callable[[Path], SourceFile | None] | None = None
+    child_env: Callable[[Command, SourceFile], dict[str, Var]] | None = None
+    max_steps: int = 20000
+
+
+class _Exit(Exception):
+    pass
+
+
+class _Return(Exception):
+    pass
+
+
+class _Break(Exception):
+    pass
+
+
+class _Continue(Exception):
+    pass
+
+
+class _Budget(Exception):
+    pass
+
+
+def _default_read(path: Path) -> SourceFile | None:
+    try:
+        if not path.is_file() or path.stat().st_size > 4 * 1024 * 1024:
+            return None
+        return SourceFile(str(path), path.read_bytes().decode("utf-8", "surrogateescape"))
+    except OSError:
+        return None
+
+
+# ---- fields: the words of an expansion before splitting ------------------------------------------
+# A field is a list of (piece, splittable); an expansion yields a list of fields ("$@" yields many).
+
+Fields = list[list[tuple[Piece, bool]]]
+
+
+def _join(a: Fields, b: Fields) -> Fields:
+    if not b:
+        return a
+    a[-1].extend(b[0])
+    a.extend(b[1:])
+    return a
+
+
+def _split(fields: Fields) -> list[list[Piece]]:
+    """Word splitting on IFS whitespace, keeping per-character provenance."""
+    words: list[list[Piece]] = []
+    for f in fields:
+        current: list[Piece] = []
+        keep = False
+        for piece, splittable in f:
+            if not splittable or not piece.known:
+                current.append(piece)
+                keep = True
+                continue
+            text = piece.text or ""
+            i = 0
+            while i < len(text):
+                if text[i] in IFS:
+                    if current and (keep or any(p.text for p in current)):
+                        words.append(current)
+                    current, keep = [], False
+                    while i < len(text) and text[i] in IFS:
+                        i += 1
+                    continue
+                j = i
+                while j < len(text) and text[j] not in IFS:
+                    j += 1
+                current.append(piece.sub(i, j))
+                keep = True
+                i = j
+        if current or keep:
+            words.append(current)
+    return words
+
+
+def _flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
+    out: list[Piece] = []
+    for i, f in enumerate(fields):
+        if i:
+            out.append(Piece(sep, None, "literal"))
+        out.extend(p for p, _ in f)
+    return tuple(p for p in out if p.text != "" or not p.known)
+
+
+def _text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
+    if any(not p.known for p in pieces):
+        return None
+    return "".join(p.text for p in pieces)  # type: ignore[misc]
+
+
+def _var_text(var: Var | None) -> str | None:
+    if var is None:
+        return ""
+    if var.is_array:
+        return _text([p for item in var.items[:1] for p in item])  # type: ignore[index]
+    return _text(var.value)
+
+
+def _same(a: Var | None, b: Var | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if a.is_array != b.is_array:
+        return False
+    if a.is_array:
+        return [_text(i) for i in a.items] == [_text(i) for i in b.items] and \
+            None not in [_text(i) for i in a.items]  # type: ignore[union-attr]
+    ta, tb = _text(a.value), _text(b.value)
+    return ta is not None and ta == tb
+
+
+@dataclass
+class _State:
+    vars: dict[str, Var]
+    positional: list[Word] | None
+    functions: dict
+
+
+class Shell:
+    def __init__(self, source: SourceFile, options: EvalOptions, result: ShellResult | None = None):
+        self.options = options
+        self.read = options.read_file or _default_read
+        self.result = result or ShellResult(source)
+        self.vars: dict[str, Var] = {k: Var(v.name, v.value, v.items, True, v.span)
+                                     for k, v in options.env.items()}
+        self.positional: list[Word] | None = options.positional
+        self.functions: dict[str, tuple] = {}
+        self.steps = 0
+        self.depth = 0
+        self.conditions: list[str] = []
+        self.loops = 0
+        self.parents: list[tuple[Command, str]] = []
+        self.active_files: set[str] = set()
+        self.locals: list[dict[str, Var | None]] = []
+        self.script_path = source.path
+
+    # ---- entry points ----------------------------------------------------------------------------
+    def run_file(self, source: SourceFile) -> None:
+        from plint.shell.parse import parse, syntax_problems
+
+        unit = Unit.for_file(source)
+        unit.tree = parse(unit.data)
+        self.result.problems.extend(syntax_problems(source, unit.tree))
+        key = os.path.abspath(source.path)
+        self.active_files.add(key)
+        try:
+            self.block(unit.tree.root_node.children, unit)
+        finally:
+            self.active_files.discard(key)
+
+    def run_unit(self, unit: Unit) -> None:
+        from plint.shell.parse import parse
+
+        unit.tree = parse(unit.data)
+        self.block(unit.tree.root_node.children, unit)
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.options.max_steps:
+            raise _Budget()
+
+    # ---- statements -------------------------------------------------------------------------------
+    def block(self, nodes, unit: Unit) -> int | None:
+        status: int | None = 0
+        for node in nodes:
+            if node.is_named and node.type not in ("comment", "heredoc_body"):
+                status = self.statement(node, unit)
+        return status
+
+    def statement(self, node, unit: Unit) -> int | None:
+        """Run one statement; returns its exit status (0 true, 1 false, None unknown)."""
+        self.tick()
+        t = node.type
+        try:
+            if t == "command":
+                return self.command(node, unit)
+            if t == "variable_assignment":
+                self.assign(node, unit)
+                return 0
+            if t == "variable_assignments":
+                for c in node.named_children:
+                    self.assign(c, unit)
+                return 0
+            if t == "declaration_command":
+                return self.declaration(node, unit)
+            if t == "unset_command":
+                for c in node.named_children[1:] if node.named_children else []:
+                    self.vars.pop(unit.text(c.start_byte, c.end_byte), None)
+                return 0
+            if t == "redirected_statement":
+                return self.redirected(node, unit)
+            if t == "pipeline":
+                return self.pipeline(node, unit)
+            if t == "list":
+                return self.and_or(node, unit)
+            if t in ("compound_statement", "do_group"):
+                return self.block(node.children, unit)
+            if t == "subshell":
+                saved = self.snapshot()
+                try:
+                    return self.block(node.children, unit)
+                finally:
+                    self.restore(saved)
+            if t == "if_statement":
+                return self.if_statement(node, unit)
+            if t == "case_statement":
+                return self.case_statement(node, unit)
+            if t == "for_statement":
+                return self.for_statement(node, unit)
+            if t == "c_style_for_statement":
+                return self.c_for(node, unit)
+            if t == "while_statement":
+                return self.while_statement(node, unit)
+            if t == "function_definition":
+                name = node.child_by_field_name("name")
+                body = node.child_by_field_name("body")
+                if name is not None and body is not None:
+                    self.functions[unit.text(name.start_byte, name.end_byte)] = (body, unit)
+                return 0
+            if t == "negated_command":
+                inner = [c for c in node.named_children]
+                s = self.statement(inner[0], unit) if inner else 0
+                return None if s is None else int(s == 0)
+            if t == "test_command":
+                return self.test(node, unit)
+            if t == "arithmetic_expansion" or t == "compound_statement":
+                return None
+            if t == "ERROR":
+                # An unparsable region: run the statements tree-sitter recovered inside it.
+                return self.block(node.children, unit)
+        except RecursionError:
+            raise _Budget() from None
+        return None
+
+    def snapshot(self) -> _State:
+        return _State(dict(self.vars), list(self.positional) if self.positional is not None else None,
+                      dict(self.functions))
+
+    def restore(self, state: _State) -> None:
+        self.vars = dict(state.vars)
+        self.positional = list(state.positional) if state.positional is not None else None
+        self.functions = dict(state.functions)
+
+    # ---- assignments ------------------------------------------------------------------------------
+    def assign(self, node, unit: Unit, local: bool = False, export: bool = False,
+               env: dict[str, Var] | None = None) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None:
+            return
+        op = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
+        index = None
+        if name_node.type == "subscript":
+            base = name_node.child_by_field_name("name")
+            idx = name_node.child_by_field_name("index")
+            name = unit.text(base.start_byte, base.end_byte) if base is not None else ""
+            if idx is not None:
+                idx_text = _text(_flatten(self.expand(idx, unit, quoted=True)))
+                out = arith.evaluate(idx_text or "", self.arith_lookup) if idx_text is not None else None
+                index = out.value if out is not None else None
+                if index is None:
+                    index = -1
+        else:
+            name = unit.text(name_node.start_byte, name_node.end_byte)
+        span = unit.span(node.start_byte, node.end_byte)
+        target = env if env is not None else self.vars
+        old = target.get(name) if env is None else None
+        if local and self.locals:
+            self.locals[-1].setdefault(name, self.vars.get(name))
+        exported = export or (old.exported if old is not None else False)
+        if value_node is not None and value_node.type == "array":
+            items = self.array_items(value_node, unit)
+            if op == "+=" and old is not None:
+                base_items = old.items if old.is_array else ((old.value,) if old.value else ())
+                items = tuple(base_items) + items  # type: ignore[arg-type]
+            target[name] = Var(name, (), items, exported, span)
+            return
+        value = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
+        if index is not None:
+            current = list(old.items) if old is not None and old.is_array else \
+                ([old.value] if old is not None and old.value else [])
+            if index < 0 or index >= len(current):
+                current.append(value)
+            else:
+                current[index] = value
+            target[name] = Var(name, (), tuple(current), exported, span)
+            return
+        if op == "+=" and old is not None:
+            if old.is_array:
+                target[name] = Var(name, (), tuple(old.items) + (value,), exported, span)  # type: ignore
+                return
+            value = tuple(old.value) + value
+        target[name] = Var(name, value, None, exported, span)
+
+    def array_items(self, node, unit: Unit) -> tuple[tuple[Piece, ...], ...]:
+        items: list[tuple[Piece, ...]] = []
+        for c in node.named_children:
+            if c.type == "comment":
+                continue
+            for w in _split(self.expand(c, unit)):
+                items.append(tuple(w))
+        return tuple(items)
+
+    def declaration(self, node, unit: Unit) -> int:
+        keyword = node.children[0].type if node.children else "declare"
+        flags = ""
+        for c in node.named_children:
+            if c.type == "word" and unit.text(c.start_byte, c.end_byte).startswith(("-", "+")):
+                flags += unit.text(c.start_byte, c.end_byte)
+                continue
+            export = keyword == "export" or "x" in flags
+            if c.type == "variable_assignment":
+                self.assign(c, unit, local=keyword == "local" or (keyword in ("declare", "typeset")
+                                                                  and bool(self.locals)),
+                            export=export)
+            elif c.type == "variable_name":
+                name = unit.text(c.start_byte, c.end_byte)
+                if keyword == "local" and self.locals:
+                    self.locals[-1].setdefault(name, self.vars.get(name))
+                    self.vars[name] = Var(name, (), None, False, unit.span(c.start_byte, c.end_byte))
+                elif name in self.vars:
+                    if export:
+                        self.vars[name].exported = True
+                elif "a" in flags:
+                    self.vars[name] = Var(name, (), (), export, unit.span(c.start_byte, c.end_byte))
+        return 0
+
+    def declare_words(self, keyword: str, words: list[Word]) -> None:
+        """`export A=1 B` when tree-sitter parsed it as a plain command."""
+        flags = ""
+        for w in words:
+            text = w.display()
+            if text.startswith(("-", "+")) and "=" not in text:
+                flags += text
+                continue
+            export = keyword == "export" or "x" in flags
+            name, sep, _ = text.partition("=")
+            if not name.isidentifier():
+                continue
+            if sep:
+                value = w.slice(len(name) + 1) if w.known else Word(
+                    tuple(p for p in w.pieces), w.site).slice(len(name) + 1) if False else \
+                    self._after_equals(w, len(name) + 1)
+                if keyword == "local" and self.locals:
+                    self.locals[-1].setdefault(name, self.vars.get(name))
+                self.vars[name] = Var(name, value.pieces, None,
+                                      export or (name in self.vars and self.vars[name].exported), w.site)
+            elif name in self.vars:
+                if export:
+                    self.vars[name].exported = True
+            elif keyword == "local" and self.locals:
+                self.locals[-1].setdefault(name, None)
+                self.vars[name] = Var(name, (), None, False, w.site)
+
+    @staticmethod
+    def _after_equals(w: Word, n: int) -> Word:
+        out, pos = [], 0
+        for p in w.pieces:
+            length = len(p.text) if p.known else 0
+            if pos >= n or not p.known:
+                if pos >= n:
+                    out.append(p)
+            elif pos + length > n:
+                out.append(p.sub(n - pos, length))
+            pos += length
+        return Word(tuple(out), w.site)
+
+    # ---- expansion --------------------------------------------------------------------------------
+    def words(self, nodes, unit: Unit) -> list[Word]:
+        out: list[Word] = []
+        for n in nodes:
+            site = unit.span(n.start_byte, n.end_byte)
+            for w in _split(self.expand(n, unit)):
+                out.append(Word(tuple(w), site))
+        return out
+
+    def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
+        t = node.type
+        if t in ("word", "number", "extglob_pattern", "regex", "test_operator", "variable_name",
+                 "special_variable_name", "file_descriptor", "heredoc_start"):
+            return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
+        if t == "raw_string":
+            s, e = node.start_byte + 1, node.end_byte - 1
+            return [[(unit.piece(s, e), False)]] if e > s else [[(Piece("", None), False)]]
+        if t == "ansi_c_string":
+            raw = unit.text(node.start_byte + 2, node.end_byte - 1)
+            try:
+                text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+            except (UnicodeDecodeError, UnicodeEncodeError):
+                text = raw
+            return [[(unit.piece(node.start_byte + 2, node.end_byte - 1, text), False)]]
+        if t in ("string", "translated_string"):
+            fields: Fields = [[(Piece("", None), False)]]
+            start = node.start_byte + (2 if t == "translated_string" else 1)
+            end = node.end_byte - 1
+            self._container(node, unit, start, end, fields, quoted=True)
+            return fields
+        if t == "concatenation":
+            fields = [[]]
+            self._container(node, unit, node.start_byte, node.end_byte, fields, quoted)
+            return fields
+        if t == "simple_expansion" or t == "expansion":
+            return self.parameter(node, unit, quoted)
+        if t == "command_substitution":
+            return [[(self.substitution(node, unit), not quoted)]]
+        if t == "arithmetic_expansion":
+            return [[(self.arithmetic(node, unit), not quoted)]]
+        if t == "process_substitution":
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} is a process substitution",
+                              span=unit.span(node.start_byte, node.end_byte)), False)]]
+        if t == "brace_expression":
+            return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
+        # anything else: its text, verbatim
+        return [[(unit.piece(node.start_byte, node.end_byte), False)]]
+
+    @staticmethod
+    def _real_start(node) -> int:
+        """tree-sitter-bash sometimes starts an expansion node (and its `$` token) at the whitespace
+        before it; the expansion really starts at the `$`."""
+        if node.type in EXPANSIONS and node.children:
+            first = node.children[0]
+            token = first.text or b""
+            return first.end_byte - len(token.lstrip())
+        return node.start_byte
+
+    def _container(self, node, unit: Unit, start: int, end: int, fields: Fields, quoted: bool) -> None:
+        pos = start
+        for c in node.children:
+            if c.type in ('"', "$\"") and (c.start_byte == node.start_byte or c.end_byte == node.end_byte):
+                continue
+            cs = max(self._real_start(c), pos)
+            if cs > pos:
+                for p in self.literal(pos, min(cs, end), unit, quoted):
+                    fields[-1].append((p, False))
+            if c.type == "string_content":
+                for p in self.literal(max(c.start_byte, pos), c.end_byte, unit, True):
+                    fields[-1].append((p, False))
+            else:
+                _join(fields, self.expand(c, unit, quoted))
+            pos = max(pos, c.end_byte)
+        if pos < end:
+            for p in self.literal(pos, end, unit, quoted):
+                fields[-1].append((p, False))
+
+    def literal(self, start: int, end: int, unit: Unit, quoted: bool) -> list[Piece]:
+        """Literal text with quote removal: backslash escapes (all of them unquoted; only \\$ \\` \\" \\\\
+        and newline inside double quotes), keeping exact spans for unescaped runs."""
+        if end <= start:
+            return []
+        raw = unit.data[start:end]
+        if b"\\" not in raw:
+            return [unit.piece(start, end)]
+        out: list[Piece] = []
+        run = start
+        i = start
+        while i < end:
+            if unit.data[i:i + 1] == b"\\" and i + 1 < end:
+                nxt = unit.data[i + 1:i + 2]
+                if not quoted or nxt in (b"$", b"`", b'"', b"\\", b"\n"):
+                    if i > run:
+                        out.append(unit.piece(run, i))
+                    if nxt != b"\n":
+                        # a multi-byte character after the backslash stays whole
+                        j = i + 2
+                        while j < end and (unit.data[j] & 0xC0) == 0x80:
+                            j += 1
+                        out.append(unit.piece(i + 1, j))
+                        i = j
+                    else:
+                        i += 2
+                    run = i
+                    continue
+                i += 2
+                continue
+            i += 1
+        if run < end:
+            out.append(unit.piece(run, end))
+        return out
+
+    # ---- parameters -------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Var | None:
+        return self.vars.get(name)
+
+    def arith_lookup(self, name: str) -> str | None:
+        var = self.vars.get(name)
+        if var is None:
+            return "" if name not in self.options.env else ""
+        return _var_text(var)
+
+    def positional_word(self, index: int, span) -> list[Piece] | None:
+        if self.positional is None:
+            return None
+        if index - 1 < len(self.positional):
+            return list(self.positional[index - 1].pieces)
+        return []
+
+    def parameter(self, node, unit: Unit, quoted: bool) -> Fields:
+        """$X, ${X}, ${X:-d} and the other parameter expansions."""
+        span = unit.span(node.start_byte, node.end_byte)
+        children = [c for c in node.children if c.type not in ("$", "${", "}")]
+        prefix = None
+        if children and children[0].type in ("#", "!") and len(children) > 1:
+            prefix = children[0].type
+            children = children[1:]
+        if not children:
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be read", span=span),
+                      False)]]
+        target = children[0]
+        rest = children[1:]
+        name, index = unit.text(target.start_byte, target.end_byte), None
+        if target.type == "subscript":
+            base = target.child_by_field_name("name")
+            idx = target.child_by_field_name("index")
+            name = unit.text(base.start_byte, base.end_byte) if base is not None else name
+            index = unit.text(idx.start_byte, idx.end_byte) if idx is not None else "0"
+        value, is_set, multi = self.resolve(name, index, span, quoted)
+        if prefix == "#":
+            if multi is not None:
+                return [[(Piece(str(len(multi)), None, "derived"), False)]]
+            t = _text(value) if value is not None else ""
+            p = Piece(str(len(t)), None, "derived") if t is not None else \
+                unknown(f"the length of ${name} is unknown", name, span)
+            return [[(p, not quoted)]]
+        if prefix == "!":
+            ref = _text(value) if value is not None else None
+            if ref and ref.isidentifier():
+                value, is_set, multi = self.resolve(ref, None, span, quoted)
+            else:
+                return [[(unknown(f"${{!{name}}} is an indirect reference plint cannot follow", name, span),
+                          not quoted)]]
+        if rest:
+            op_node = rest[0]
+            op = op_node.type if not op_node.is_named else None
+            operand = rest[1:]
+            if op is not None:
+                return self.operator(op, operand, name, value, is_set, multi, node, unit, quoted, span)
+        if multi is not None:
+            if quoted and index in ("@",) or (quoted and name == "@"):
+                return [[(p, False) for p in w] for w in multi] or [[]]
+            joined: Fields = [[]]
+            for i, w in enumerate(multi):
+                if i:
+                    joined[-1].append((Piece(" ", None), not quoted))
+                joined[-1].extend((p, not quoted) for p in w)
+            return joined
+        if value is None:
+            return [[(self.unset_piece(name, span), False)]]
+        return [[(p, not quoted) for p in value]]
+
+    def unset_piece(self, name: str, span) -> Piece:
+        if name.isdigit():
+            return unknown(f"positional parameter ${name} is not given", name, span)
+        return unknown(f"${name} is not set in the script and has no default", name, span)
+
+    def resolve(self, name: str, index: str | None, span, quoted: bool):
+        """(pieces or None when unset/unknown-unset, is_set, list of words for @/* or None)."""
+        if name in ("@", "*"):
+            if self.positional is None:
+                return [unknown("the script's positional parameters are not given", name, span)], True, None
+            return None, True, [list(w.pieces) for w in self.positional]
+        if name == "#":
+            if self.positional is None:
+                return [unknown("the number of positional parameters is not given", name, span)], True, None
+            return [Piece(str(len(self.positional)), None, "derived")], True, None
+        if name.isdigit():
+            if name == "0":
+                return [Piece(self.script_path, None, "derived")], True, None
+            pieces = self.positional_word(int(name), span)
+            if pieces is None:
+                return None, False, None
+            return (pieces if int(name) <= len(self.positional or []) else None), \
+                int(name) <= len(self.positional or []), None
+        if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
+            return [unknown(f"${name} is only known at run time", name, span)], True, None
+        if name == "BASH_SOURCE" and name not in self.vars:
+            return [Piece(self.script_path, None, "derived")], True, None
+        var = self.vars.get(name)
+        if var is None:
+            return None, False, None
+        if var.is_array:
+            items = var.items or ()
+            if index in ("@", "*"):
+                return None, True, [list(i) for i in items]
+            if index is None:
+                return (list(items[0]) if items else []), True, None
+            out = arith.evaluate(index, self.arith_lookup)
+            if out.value is None:
+                return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
+            i = out.value
+            return (list(items[i]) if -len(items) <= i < len(items) else []), True, None
+        if index in ("@", "*"):
+            return None, True, [list(var.value)] if var.value else []
+        return list(var.value), True, None
+
+    def operator(self, op, operand, name, value, is_set, multi, node, unit, quoted, span) -> Fields:
+        if multi is not None:
+            value = [p for w in multi for p in w]
+        operand_fields = None
+
+        def opnd() -> Fields:
+            nonlocal operand_fields
+            if operand_fields is None:
+                operand_fields = [[]]
+                if operand:
+                    s = operand[0].start_byte
+                    e = operand[-1].end_byte
+                    fake = _Span(operand, s, e)
+                    self._container(fake, unit, s, e, operand_fields, quoted)
+            return operand_fields
+
+        text = _text(value) if value is not None else None
+        empty = value is None or text == ""
+        unknown_value = value is not None and text is None
+        if op in (":-", "-", ":=", "=", ":?", "?"):
+            use_default = (not is_set) if op in ("-", "=", "?") else (not is_set or text == "")
+            if unknown_value and op.startswith(":"):
+                return [[(p, not quoted) for p in value]]
+            if not use_default:
+                return [[(p, not quoted) for p in value]]  # type: ignore[union-attr]
+            if op in ("?", ":?"):
+                return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span),
+                          False)]]
+            result = opnd()
+            if op in (":=", "="):
+                self.vars[name] = Var(name, _flatten(result), None,
+                                      self.vars[name].exported if name in self.vars else False, span)
+            return [[(p, s and not quoted) for p, s in f] for f in result]
+        if op in (":+", "+"):
+            use = is_set and (op == "+" or not empty)
+            if unknown_value:
+                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span),
+                          False)]]
+            return opnd() if use else [[]]
+        if unknown_value or text is None:
+            if value is None and not is_set:
+                text = ""
+            else:
+                return [[(unknown(f"${name} is unknown", name, span), not quoted)]]
+        pattern = _text(_flatten(opnd())) if operand else ""
+        result = self.string_op(op, text, pattern, operand, unit, quoted)
+        if result is None:
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
+                              name, span), not quoted)]]
+        return [[(Piece(result, span, "derived"), not quoted)]]
+
+    def string_op(self, op, text, pattern, operand, unit, quoted) -> str | None:
+        import fnmatch
+
+        if pattern is None:
+            return None
+
+        def match(s: str) -> bool:
+            return fnmatch.fnmatchcase(s, pattern)
+
+        if op in ("#", "##"):
+            rng = range(len(text) + 1) if op == "#" else range(len(text), -1, -1)
+            for i in rng:
+                if match(text[:i]):
+                    return text[i:]
+            return text
+        if op in ("%", "%%"):
+            rng = range(len(text), -1, -1) if op == "%" else range(len(text) + 1)
+            for i in rng:
+                if match(text[i:]):
+                    return text[:i]
+            return text
+        if op in (",,", "^^", ",", "^"):
+            if op == ",,":
+                return text.lower()
+            if op == "^^":
+                return text.upper()
+            return (text[:1].lower() if op == "," else text[:1].upper()) + text[1:]
+        if op in ("/", "//", "/#", "/%"):
+            parts = [c for c in operand if c.type not in ("/",)]
+            pat = _text(_flatten(self.expand(parts[0], unit, True))) if parts else ""
+            rep = _text(_flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
+            if pat is None or rep is None or any(ch in pat for ch in "*?["):
+                if pat and not any(ch in pat for ch in "*?[") and rep is not None:
+                    pass
+                else:
+                    return None
+            if not pat:
+                return text
+            if op == "//":
+                return text.replace(pat, rep)
+            if op == "/#":
+                return rep + text[len(pat):] if text.startswith(pat) else text
+            if op == "/%":
+                return text[:-len(pat)] + rep if text.endswith(pat) else text
+            return text.replace(pat, rep, 1)
+        if op == ":":
+            nums = [c for c in operand if c.type not in (":",)]
+            try:
+                off = arith.evaluate(unit.text(nums[0].start_byte, nums[0].end_byte), self.arith_lookup).value
+                length = arith.evaluate(unit.text(nums[1].start_byte, nums[1].end_byte),
+                                        self.arith_lookup).value if len(nums) > 1 else None
+            except IndexError:
+                return None
+            if off is None or (len(nums) > 1 and length is None):
+                return None
+            s = text[off:] if off >= 0 else text[len(text) + off:]
+            return s if length is None else (s[:length] if length >= 0 else s[:length])
+        return None
+
+    # ---- substitutions ----------------------------------------------------------------------------
+    def arithmetic(self, node, unit: Unit) -> Piece:
+        span = unit.span(node.start_byte, node.end_byte)
+        inner_start = node.children[0].end_byte if node.children else node.start_byte
+        inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
+        return self.arith_text(inner_start, inner_end, unit, span)
+
+    def arith_text(self, start: int, end: int, unit: Unit, span) -> Piece:
+        """$((...)): expand $-parameters inside first (as bash does), then evaluate."""
+        expr = self.expand_inline(unit.text(start, end), unit, start)
+        if expr is None:
+            return unknown(f"$(({unit.text(start, end).strip()})) uses a value that is unknown", None, span)
+        out = arith.evaluate(expr, self.arith_lookup)
+        for name, value in out.assignments.items():
+            self.vars[name] = Var(name, (Piece(str(value), span, "derived"),) if value is not None else
+                                  (unknown(f"${name} is assigned in arithmetic from unknown values", name, span),),
+                                  None, self.vars[name].exported if name in self.vars else False, span)
+        if out.error:
+            self.result.problems.append(Problem(
+                "shell-error", f"bash refuses $(({expr.strip()})): {out.error}; the expansion fails and a "
+                               "non-interactive shell exits here", span))
+            return Piece("", span, "derived")
+        if out.value is None:
+            names = ", ".join(f"${n}" for n in out.unknown) or "a value"
+            reasons = []
+            for n in out.unknown:
+                v = self.vars.get(n)
+                if v is not None:
+                    reasons += [p.reason for p in v.value if not p.known and p.reason]
+                else:
+                    reasons.append(f"${n} is not set in the script and has no default")
+            why = "; ".join(dict.fromkeys(reasons))
+            return unknown(f"$(({expr.strip()})) needs {names}" + (f" ({why})" if why else ""),
+                           out.unknown[0] if out.unknown else None, span,
+                           self._alternatives(out.unknown))
+        return Piece(str(out.value), span, "derived")
+
+    def _alternatives(self, names) -> list[str]:
+        return []
+
+    def expand_inline(self, text: str, unit: Unit, offset: int) -> str | None:
+        """Replace $X / ${X...} / $(( )) inside an arithmetic expression by their text."""
+        if "$" not in text and "`" not in text:
+            return text
+        from plint.shell.parse import parse
+
+        snippet = ("X=" + text).encode("utf-8", "surrogateescape")
+        sub = Unit(snippet, [(0, len(snippet), Piece(snippet.decode("utf-8", "surrogateescape")))],
+                   unit.source)
+        tree = parse(snippet)
+        node = tree.root_node
+        assignment = None
+        stack = [node]
+        while stack:
+            n = stack.pop()
+            if n.type == "variable_assignment":
+                assignment = n
+                break
+            stack.extend(reversed(n.children))
+        value = assignment.child_by_field_name("value") if assignment is not None else None
+        if value is None:
+            return None
+        return _text(_flatten(self.expand(value, sub, quoted=True)))
+
+    def substitution(self, node, unit: Unit) -> Piece:
+        span = unit.span(node.start_byte, node.end_byte)
+        shown = " ".join(unit.text(node.start_byte, node.end_byte).split())
+        if len(shown) > 60:
+            shown = shown[:57] + "...)"
+        body = [c for c in node.named_children]
+        value = self.pure(body, unit)
+        if value is not None:
+            return Piece(value.rstrip("\n"), span, "derived")
+        return unknown(f"{shown} is computed at run time", None, span)
+
+    def pure(self, nodes, unit: Unit) -> str | None:
+        """The output of a command substitution made only of pure commands (dirname, basename, pwd,
+        cd, echo, printf, realpath); None for anything else."""
+        cwd = os.path.dirname(os.path.abspath(self.script_path))
+        out = None
+        for n in nodes:
+            if n.type == "list":
+                parts = [c for c in n.named_children]
+                result = self.pure(parts, unit)
+                if result is None:
+                    return None
+                out = result
+                continue
+            if n.type != "command":
+                return None
+            words = self.words(self._command_parts(n)[1], unit)
+            texts = [w.text for w in words]
+            if not texts or any(t is None for t in texts):
+                return None
+            cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
+            if cmd == "cd":
+                target = args[0] if args else cwd
+                cwd = os.path.normpath(os.path.join(cwd, target))
+                out = ""
+            elif cmd == "pwd":
+                out = cwd
+            elif cmd == "dirname" and args:
+                out = os.path.dirname(args[0].rstrip("/")) or "."
+            elif cmd == "basename" and args:
+                base = os.path.basename(args[0].rstrip("/"))
+                if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
+                    base = base[: -len(args[1])]
+                out = base
+            elif cmd in ("realpath", "readlink") and args:
+                out = os.path.normpath(os.path.join(cwd, args[0]))
+            elif cmd == "echo":
+                out = " ".join(texts[1:]).replace("-n ", "", 1) if texts[1:2] == ["-n"] else " ".join(texts[1:])
+            elif cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
+                out = "".join(texts[2:])
+            else:
+                return None
+        return out
+
+    # ---- commands ---------------------------------------------------------------------------------
+    @staticmethod
+    def _command_parts(node):
+        prefix, rest, seen_name = [], [], False
+        for c in node.named_children:
+            if not seen_name and c.type in ("variable_assignment", "file_redirect") and \
+                    node.child_by_field_name("name") is not None:
+                prefix.append(c)
+                continue
+            if c.type == "command_name":
+                seen_name = True
+                rest.append(c.named_children[0] if c.named_children else c)
+                continue
+            if c.type in ("file_redirect", "herestring_redirect", "comment"):
+                continue
+            if seen_name:
+                rest.append(c)
+            else:
+                prefix.append(c)
+        return prefix, rest
+
+    def command(self, node, unit: Unit, stdin: MappedText | None = None,
+                redirects: list | None = None) -> int | None:
+        prefix, rest = self._command_parts(node)
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            for c in prefix:
+                if c.type == "variable_assignment":
+                    self.assign(c, unit)
+            return 0
+        # tree-sitter-bash sometimes glues a line of assignments onto the next line's command
+        if prefix and b"\n" in unit.data[prefix[-1].end_byte:name_node.start_byte].replace(b"\\\n", b""):
+            for c in prefix:
+                if c.type == "variable_assignment":
+                    self.assign(c, unit)
+            prefix = []
+        words = self.words(rest, unit)
+        if not words:
+            return 0
+        assignments: dict[str, Var] = {}
+        for c in prefix:
+            if c.type == "variable_assignment":
+                self.assign(c, unit, env=assignments)
+        site = unit.span(node.start_byte, node.end_byte)
+        return self.run(words, site, unit, assignments, stdin, redirects or [])
+
+    def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
+        parent, via = self.parents[-1] if self.parents else (None, None)
+        cmd = Command(words, site, dict(self.vars), assignments, parent, via, tuple(self.conditions),
+                      self.loops > 0)
+        self.result.commands.append(cmd)
+        return cmd
+
+    def run(self, words: list[Word], site, unit: Unit, assignments: dict[str, Var],
+            stdin: MappedText | None, redirects: list) -> int | None:
+        name = words[0].text
+        args = words[1:]
+        if name is None:
+            self.record(words, site, assignments)
+            return None
+        base = name.rsplit("/", 1)[-1]
+        if base in DECLARE:
+            self.declare_words(base, args)
+            return 0
+        if name in self.functions and self.depth < MAX_DEPTH:
+            self.record(words, site, assignments)
+            return self.call(name, args)
+        cmd = self.record(words, site, assignments)
+        texts = [w.text for w in args]
+        if base in ("source", "."):
+            if args:
+                self.source(args[0], args[1:], unit)
+            return 0
+        if base == "eval":
+            pieces: list[Piece] = []
+            for i, w in enumerate(args):
+                if i:
+                    pieces.append(Piece(" ", None))
+                pieces.extend(w.pieces)
+            self.second_parse(pieces, unit, cmd, "eval", fresh=False)
+            return None
+        if base == "set":
+            if "--" in texts:
+                self.positional = args[texts.index("--") + 1:]
+            return 0
+        if base == "shift":
+            n = int(texts[0]) if texts and texts[0] and texts[0].isdigit() else 1
+            if self.positional is not None:
+                self.positional = self.positional[n:]
+            return 0
+        if base in ("true", ":"):
+            return 0
+        if base == "false":
+            return 1
+        if base == "exit":
+            raise _Exit()
+        if base == "return":
+            raise _Return()
+        if base == "break":
+            raise _Break()
+        if base == "continue":
+            raise _Continue()
+        if base in ("[", "test"):
+            return self.test_words(args[:-1] if base == "[" else args)
+        if base == "let":
+            for t in texts:
+                if t is not None:
+                    self.arith_text_plain(t, site)
+            return None
+        if base == "unset":
+            for t in texts:
+                if t and not t.startswith("-"):
+                    self.vars.pop(t, None)
+            return 0
+        self.nested(words, cmd, unit)
+        return None
+
+    def arith_text_plain(self, text: str, site) -> None:
+        out = arith.evaluate(text, self.arith_lookup)
+        for name, value in out.assignments.items():
+            self.vars[name] = Var(name, (Piece(str(value), site, "derived"),) if value is not None else
+                                  (unknown(f"${name} is computed from unknown values", name, site),), None,
+                                  self.vars[name].exported if name in self.vars else False, site)
+
+    def call(self, name: str, args: list[Word]) -> int | None:
+        body, unit = self.functions[name]
+        saved_positional = self.positional
+        self.positional = args
+        self.locals.append({})
+        self.depth += 1
+        try:
+            return self.statement(body, unit)
+        except _Return:
+            return None
+        finally:
+            self.depth -= 1
+            for k, v in self.locals.pop().items():
+                if v is None:
+                    self.vars.pop(k, None)
+                else:
+                    self.vars[k] = v
+            self.positional = saved_positional
+
+    def nested(self, words: list[Word], cmd: Command, unit: Unit) -> None:
+        """A shell started with a command string (`bash -c STR`, `srun ... sh -c STR`) or a script
+        file (`bash FILE`, `sbatch FILE`, `srun ... bash FILE`, `./run.sh`)."""
+        texts = [w.text for w in words]
+        for i, t in enumerate(texts):
+            base = t.rsplit("/", 1)[-1] if t else None
+            if base in SHELLS:
+                j = i + 1
+                while j < len(texts) and texts[j] and texts[j].startswith("-") and texts[j] != "-c":
+                    j += 1
+                if j < len(texts) and texts[j] == "-c" and j + 1 < len(words):
+                    self.second_parse(list(words[j + 1].pieces), unit, cmd, "bash -c", fresh=True,
+                                      positional=words[j + 3:] if j + 2 < len(words) else [])
+                    return
+                if j < len(words):
+                    self.child_script(words[j], words[j + 1:], cmd, f"{base} FILE", unit)
+                return
+            if base == "sbatch":
+                j = i + 1
+                while j < len(texts):
+                    t2 = texts[j]
+                    if t2 is None or not t2.startswith("-"):
+                        break
+                    j += 1 if "=" in t2 or t2 in SBATCH_FLAGS or not t2.startswith("-") else 2
+                if j < len(words):
+                    self.child_script(words[j], words[j + 1:], cmd, "sbatch", unit)
+                return
+        if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
+            self.child_script(words[0], words[1:], cmd, "bash FILE", unit)
+
+    def resolve_path(self, text: str, unit: Unit) -> Path:
+        base = os.path.dirname(os.path.abspath(unit.source.path))
+        return Path(os.path.normpath(os.path.join(base, text)))
+
+    def load(self, word: Word, unit: Unit) -> SourceFile | None:
+        text = word.text
+        if text is None:
+            return None
+        path = self.resolve_path(text, unit)
+        virtual = self.result.virtual_files.get(str(path))
+        if virtual is not None:
+            return SourceFile(str(path), virtual.content.render())
+        return self.read(path)
+
+    def source(self, word: Word, args: list[Word], unit: Unit) -> None:
+        src = self.load(word, unit)
+        if src is None:
+            self.result.problems.append(Problem(
+                "unresolved", f"cannot read sourced file {word.display()}", word.site))
+            return
+        key = os.path.abspath(src.path)
+        if key in self.active_files or self.depth >= MAX_DEPTH:
+            return
+        self.result.files_read.append(key)
+        saved = self.positional
+        if args:
+            self.positional = args
+        self.depth += 1
+        try:
+            self.run_file(src)
+        except _Return:
+            pass
+        finally:
+            self.depth -= 1
+            if args:
+                self.positional = saved
+
+    def child_shell(self, extra: dict[str, Var] | None = None) -> "Shell":
+        env = {k: v for k, v in self.vars.items() if v.exported}
+        env.update(extra or {})
+        child = Shell(self.result.source, EvalOptions(env=env, read_file=self.options.read_file,
+                                                      child_env=self.options.child_env,
+                                                      max_steps=self.options.max_steps), self.result)
+        child.steps = self.steps
+        child.depth = self.depth + 1
+        child.conditions = list(self.conditions)
+        child.loops = self.loops
+        child.parents = list(self.parents)
+        child.active_files = set(self.active_files)
+        child.script_path = self.script_path
+        return child
+
+    def second_parse(self, pieces: list[Piece], unit: Unit, cmd: Command, via: str, fresh: bool,
+                     positional: list[Word] | None = None) -> None:
+        if self.depth >= MAX_DEPTH:
+            return
+        sub = Unit.from_pieces(pieces, unit.source)
+        shell = self.child_shell() if fresh else self
+        if fresh:
+            shell.positional = positional
+        shell.parents.append((cmd, via))
+        shell.depth += 1
+        try:
+            shell.run_unit(sub)
+        except (_Exit, _Return, _Break, _Continue):
+            pass
+        finally:
+            shell.depth -= 1
+            shell.parents.pop()
+            if fresh:
+                self.steps = shell.steps
+
+    def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+        src = self.load(word, unit)
+        if src is None or self.depth >= MAX_DEPTH:
+            return
+        key = os.path.abspath(src.path)
+        if key in self.active_files:
+            return
+        extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
+        shell = self.child_shell(extra)
+        shell.positional = args
+        shell.script_path = src.path
+        shell.parents.append((cmd, via))
+        self.result.files_read.append(key)
+        try:
+            shell.run_file(src)
+        except (_Exit, _Return, _Break, _Continue):
+            pass
+        finally:
+            self.steps = shell.steps
+
+    # ---- redirections, heredocs, pipelines --------------------------------------------------------
+    def redirected(self, node, unit: Unit, stdin: MappedText | None = None) -> int | None:
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect",
+                                                            "herestring_redirect")]
+        heredoc = None
+        out_target, append = None, False
+        for r in redirects:
+            if r.type == "heredoc_redirect":
+                heredoc = self.heredoc(r, unit)
+                for c in r.children:
+                    if c.type == "file_redirect":
+                        out_target, append = self._file_target(c, unit)
+            elif r.type == "file_redirect":
+                target, app = self._file_target(r, unit)
+                if target is not None:
+                    out_target, append = target, app
+        if body is None:
+            return 0
+        if body.type != "command":
+            status = self.statement(body, unit)
+            return status
+        output = self.producer(body, unit, heredoc if heredoc is not None else stdin)
+        status = self.command(body, unit)
+        if out_target is not None and output is not None:
+            self.write(out_target, output, append, unit, node)
+        return status
+
+    def _file_target(self, node, unit: Unit) -> tuple[Word | None, bool]:
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        if op not in (">", ">>", ">|", "&>") or dest is None:
+            return None, False
+        words = self.words([dest], unit)
+        if not words or words[0].text in ("/dev/null", "/dev/stderr", "/dev/stdout"):
+            return None, False
+        return words[0], op == ">>"
+
+    def write(self, target: Word, content: MappedText, append: bool, unit: Unit, node) -> None:
+        key = str(self.resolve_path(target.text, unit)) if target.known else target.display()
+        if append and key in self.result.virtual_files:
+            content = MappedText(self.result.virtual_files[key].content.pieces + content.pieces)
+        self.result.virtual_files[key] = VirtualFile(key, content, unit.span(node.start_byte, node.end_byte))
+
+    def heredoc(self, node, unit: Unit) -> MappedText:
+        start_node = next((c for c in node.children if c.type == "heredoc_start"), None)
+        strip_tabs = any(c.type == "<<-" for c in node.children)
+        delim = unit.text(start_node.start_byte, start_node.end_byte) if start_node is not None else "EOF"
+        quoted = any(q in delim for q in ("'", '"', "\\"))
+        delim = delim.replace("'", "").replace('"', "").replace("\\", "")
+        # The body starts on the line after the redirect; find it in the raw bytes (tree-sitter's
+        # heredoc_body is unreliable with $((...)) inside, upstream issue #325).
+        data = unit.data
+        body_start = data.find(b"\n", node.start_byte)
+        if body_start < 0:
+            return MappedText([])
+        body_start += 1
+        pos, end = body_start, len(data)
+        lines: list[tuple[int, int]] = []
+        while pos < len(data):
+            nl = data.find(b"\n", pos)
+            line_end = len(data) if nl < 0 else nl
+            line = data[pos:line_end]
+            check = line.lstrip(b"\t") if strip_tabs else line
+            if check.rstrip(b"\r") == delim.encode():
+                end = pos
+                break
+            lines.append((pos, min(line_end + 1, len(data))))
+            pos = line_end + 1
+        pieces: list[Piece] = []
+        for s, e in lines:
+            if strip_tabs:
+                while s < e and data[s:s + 1] == b"\t":
+                    s += 1
+            if quoted:
+                pieces.append(unit.piece(s, e))
+            else:
+                pieces.extend(self.expand_heredoc_line(s, e, unit))
+        return MappedText([p for p in pieces if p.text != "" or not p.known])
+
+    def expand_heredoc_line(self, start: int, end: int, unit: Unit) -> list[Piece]:
+        """One line of an unquoted heredoc: parameter, command and arithmetic expansion; \\$ \\` \\\\."""
+        data = unit.data
+        out: list[Piece] = []
+        run = start
+        i = start
+        while i < end:
+            ch = data[i:i + 1]
+            if ch == b"\\" and i + 1 < end and data[i + 1:i + 2] in (b"$", b"`", b"\\", b"\n"):
+                if i > run:
+                    out.append(unit.piece(run, i))
+                if data[i + 1:i + 2] != b"\n":
+                    out.append(unit.piece(i + 1, i + 2))
+                i += 2
+                run = i
+                continue
+            if ch == b"$" and i + 1 < end:
+                j = self._expansion_end(data, i, end)
+                if j > i + 1:
+                    if i > run:
+                        out.append(unit.piece(run, i))
+                    out.extend(self.expand_snippet(i, j, unit))
+                    i = j
+                    run = i
+                    continue
+            if ch == b"`":
+                j = data.find(b"`", i + 1, end)
+                if j > 0:
+                    if i > run:
+                        out.append(unit.piece(run, i))
+                    out.append(unknown(f"{unit.text(i, j + 1)} is computed at run time", None,
+                                       unit.span(i, j + 1)))
+                    i = j + 1
+                    run = i
+                    continue
+            i += 1
+        if run < end:
+            out.append(unit.piece(run, end))
+        return out
+
+    @staticmethod
+    def _expansion_end(data: bytes, i: int, end: int) -> int:
+        nxt = data[i + 1:i + 2]
+        if nxt in (b"{", b"("):
+            close = b"}" if nxt == b"{" else b")"
+            depth, j = 0, i + 1
+            while j < end:
+                c = data[j:j + 1]
+                if c == nxt:
+                    depth += 1
+                elif c == close:
+                    depth -= 1
+                    if depth == 0:
+                        return j + 1
+                j += 1
+            return i
+        j = i + 1
+        if j < end and (data[j:j + 1].isalpha() or data[j:j + 1] == b"_"):
+            while j < end and (data[j:j + 1].isalnum() or data[j:j + 1] == b"_"):
+                j += 1
+            return j
+        if j < end and data[j:j + 1] in b"0123456789@*#?$!":
+            return j + 1
+        return i
+
+    def expand_snippet(self, start: int, end: int, unit: Unit) -> list[Piece]:
+        """An expansion found in heredoc text, parsed on its own with its real position kept."""
+        text = unit.data[start:end]
+        span = unit.span(start, end)
+        if text.startswith(b"$((") and text.endswith(b"))"):
+            return [self.arith_text(start + 3, end - 2, unit, span)]
+        if text.startswith(b"$("):
+            return [unknown(f"{unit.text(start, end)} is computed at run time", None, span)]
+        from plint.shell.parse import parse
+
+        prefix = b"X="
+        data = prefix + text
+        seg_piece = unit.piece(start, end)
+        sub = Unit(data, [(0, len(prefix), Piece("X=", None)), (len(prefix), len(data), seg_piece)],
+                   unit.source, unit.unknowns)
+        tree = parse(data)
+        stack = [tree.root_node]
+        while stack:
+            n = stack.pop()
+            if n.type == "variable_assignment":
+                value = n.child_by_field_name("value")
+                if value is None:
+                    break
+                return list(_flatten(self.expand(value, sub, quoted=True)))
+            stack.extend(reversed(n.children))
+        return [seg_piece]
+
+    def producer(self, node, unit: Unit, stdin: MappedText | None) -> MappedText | None:
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed)."""
+        _, rest = self._command_parts(node)
+        words = self.words(rest, unit)
+        if not words or words[0].text is None:
+            return None
+        name = words[0].text.rsplit("/", 1)[-1]
+        args = words[1:]
+        if name in ("cat", "tee"):
+            files = [w for w in args if not (w.text or "").startswith("-")]
+            if name == "cat" and files:
+                contents = [self.file_text(w, unit) for w in files]
+                if any(c is None for c in contents):
+                    return None
+                return MappedText([p for c in contents for p in c.pieces])  # type: ignore[union-attr]
+            if name == "tee" and stdin is not None:
+                for w in files:
+                    if w.known:
+                        self.write(w, stdin, False, unit, node)
+            return stdin
+        if name == "echo":
+            flags = []
+            while args and args[0].text in ("-n", "-e", "-E", "-ne", "-en"):
+                flags.append(args[0].text)
+                args = args[1:]
+            pieces: list[Piece] = []
+            for i, w in enumerate(args):
+                if i:
+                    pieces.append(Piece(" ", None))
+                pieces.extend(w.pieces)
+            if not any("n" in f for f in flags):
+                pieces.append(Piece("\n", None))
+            return MappedText(pieces)
+        if name == "printf" and args:
+            fmt = args[0].text
+            if fmt in ("%s", "%s\n", "%s\\n") and len(args) > 1:
+                pieces = [p for w in args[1:] for p in w.pieces]
+                if fmt != "%s":
+                    pieces.append(Piece("\n", None))
+                return MappedText(pieces)
+            if fmt is not None and "%" not in fmt and len(args) == 1:
+                return MappedText(list(args[0].pieces))
+            return None
+        if name == "sed":
+            from plint.shell.sed import run_sed
+
+            return run_sed(args, stdin, lambda w: self.file_text(w, unit),
+                           lambda w, content: self.write(w, content, False, unit, node))
+        return None
+
+    def file_text(self, word: Word, unit: Unit) -> MappedText | None:
+        if not word.known:
+            vf = self.result.virtual_files.get(word.display())
+            return vf.content if vf is not None else None
+        path = self.resolve_path(word.text, unit)  # type: ignore[arg-type]
+        vf = self.result.virtual_files.get(str(path))
+        if vf is not None:
+            return vf.content
+        src = self.read(path)
+        return MappedText.from_source(src) if src is not None else None
+
+    def pipeline(self, node, unit: Unit) -> int | None:
+        stages = [c for c in node.named_children if c.type != "comment"]
+        stdin: MappedText | None = None
+        status: int | None = 0
+        for stage in stages:
+            if stage.type == "command":
+                output = self.producer(stage, unit, stdin)
+                status = self.command(stage, unit)
+                stdin = output
+            elif stage.type == "redirected_statement":
+                body = stage.child_by_field_name("body")
+                status = self.redirected(stage, unit, stdin)
+                stdin = self.producer(body, unit, stdin) if body is not None and body.type == "command" \
+                    else None
+            else:
+                status = self.statement(stage, unit)
+                stdin = None
+        return status
+
+    # ---- control flow -----------------------------------------------------------------------------
+    def describe(self, node, unit: Unit, what: str = "") -> str:
+        text = " ".join(unit.text(node.start_byte, node.end_byte).split())
+        if len(text) > 60:
+            text = text[:57] + "..."
+        span = unit.span(node.start_byte, node.end_byte)
+        where = f" (line {span.line})" if span is not None else ""
+        return f"{text}{where}{what}"
+
+    def branches(self, alternatives: list[tuple[str, Callable[[], object]]], cond_text: str) -> None:
+        """Run each alternative from the same state and merge: variables that differ become unknown."""
+        start = self.snapshot()
+        ends: list[_State] = []
+        exited = 0
+        for label, run in alternatives:
+            self.restore(start)
+            self.conditions.append(label)
+            try:
+                run()
+                ends.append(self.snapshot())
+            except _Exit:
+                exited += 1
+            except (_Break, _Continue):
+                ends.append(self.snapshot())
+            finally:
+                self.conditions.pop()
+        if not ends:
+            self.restore(start)
+            if exited:
+                raise _Exit()
+            return
+        merged = dict(ends[0].vars)
+        names = set().union(*(e.vars.keys() for e in ends))
+        for name in names:
+            values = [e.vars.get(name) for e in ends]
+            if all(_same(values[0], v) for v in values[1:]):
+                if values[0] is not None:
+                    merged[name] = values[0]
+                continue
+            alts = []
+            for v in values:
+                t = _var_text(v) if v is not None else "<unset>"
+                alts.append(t if t is not None else "<unknown>")
+            exported = any(v is not None and v.exported for v in values)
+            merged[name] = Var(name, (unknown(f"${name} depends on {cond_text}", name,
+                                              next((v.span for v in values if v is not None), None),
+                                              dict.fromkeys(alts)),), None, exported,
+                               next((v.span for v in values if v is not None), None))
+        self.vars = merged
+        self.functions = {k: v for e in ends for k, v in e.functions.items()}
+        positions = [e.positional for e in ends]
+        self.positional = positions[0]
+
+    def condition(self, nodes, unit: Unit) -> int | None:
+        status: int | None = 0
+        for n in nodes:
+            if n.is_named and n.type != "comment":
+                status = self.statement(n, unit)
+        return status
+
+    def if_statement(self, node, unit: Unit) -> int | None:
+        cond_nodes, body, clauses, state = [], [], [], "cond"
+        for c in node.children:
+            if c.type == "then":
+                state = "body"
+                continue
+            if c.type in ("elif_clause", "else_clause"):
+                clauses.append(c)
+                continue
+            if c.type in ("if", "fi"):
+                continue
+            if state == "cond":
+                cond_nodes.append(c)
+            else:
+                body.append(c)
+        arms: list[tuple[list, list, str]] = [(cond_nodes, body, "if")]
+        for cl in clauses:
+            if cl.type == "elif_clause":
+                cn, bd, st = [], [], "cond"
+                for c in cl.children:
+                    if c.type == "then":
+                        st = "body"
+                        continue
+                    if c.type == "elif":
+                        continue
+                    (cn if st == "cond" else bd).append(c)
+                arms.append((cn, bd, "elif"))
+            else:
+                arms.append(([], [c for c in cl.children if c.type != "else"], "else"))
+        return self._arms(arms, unit, node)
+
+    def _arms(self, arms, unit: Unit, node) -> int | None:
+        pending: list[tuple[str, Callable[[], object]]] = []
+        negations: list[str] = []
+        for cond_nodes, body, kind in arms:
+            if kind == "else":
+                label = "else of " + "; ".join(negations) if negations else "else"
+                if pending:
+                    pending.append((label, lambda b=body: self.block(b, unit)))
+                    break
+                return self.block(body, unit)
+            status = self.condition(cond_nodes, unit)
+            cond_text = self.describe(cond_nodes[0], unit) if cond_nodes else "condition"
+            if status == 0 and not pending:
+                return self.block(body, unit)
+            if status == 0:
+                pending.append((f"{cond_text} is true", lambda b=body: self.block(b, unit)))
+                break
+            if status is None:
+                pending.append((f"{cond_text} is true", lambda b=body: self.block(b, unit)))
+                negations.append(f"{cond_text} is false")
+        else:
+            if pending:
+                pending.append(("no branch taken", lambda: None))
+        if pending:
+            self.branches(pending, "; ".join(label for label, _ in pending[:1]).replace(" is true", "")
+                          if len(pending) else "a condition")
+        return None
+
+    def case_statement(self, node, unit: Unit) -> int | None:
+        value_node = node.child_by_field_name("value")
+        word = _text(_flatten(self.expand(value_node, unit, quoted=True))) if value_node is not None else None
+        items = [c for c in node.named_children if c.type == "case_item"]
+        import fnmatch
+
+        alternatives = []
+        for item in items:
+            patterns, body = [], []
+            seen_paren = False
+            for c in item.children:
+                if c.type == ")" and not seen_paren:
+                    seen_paren = True
+                    continue
+                if not seen_paren:
+                    if c.is_named:
+                        patterns.append(c)
+                elif c.is_named and c.type != "comment":
+                    body.append(c)
+            texts = [_text(_flatten(self.expand(p, unit, quoted=True))) for p in patterns]
+            if word is not None and all(t is not None for t in texts):
+                if any(fnmatch.fnmatchcase(word, t) for t in texts):  # type: ignore[arg-type]
+                    if alternatives:
+                        alternatives.append((f"case pattern {'|'.join(texts)}", body))  # type: ignore
+                        break
+                    return self.block(body, unit)
+                continue
+            alternatives.append((f"case pattern {'|'.join(t or '?' for t in texts)}", body))
+        if not alternatives:
+            return 0
+        label = self.describe(value_node, unit) if value_node is not None else "case"
+        arms = [(f"{label}: {lbl}", (lambda b=b: self.block(b, unit))) for lbl, b in alternatives]
+        if not any("*" == (lbl.rsplit(" ", 1)[-1]) for lbl, _ in alternatives):
+            arms.append((f"{label}: no pattern matches", lambda: None))
+        self.branches(arms, f"case {label}")
+        return None
+
+    def and_or(self, node, unit: Unit) -> int | None:
+        children = [c for c in node.children if c.type != "comment"]
+        status = self.statement(children[0], unit) if children else 0
+        i = 1
+        while i + 1 < len(children):
+            op, right = children[i].type, children[i + 1]
+            i += 2
+            if status is None:
+                label = self.describe(children[0], unit)
+                self.branches([(f"{label} {op}", lambda r=right: self.statement(r, unit)),
+                               (f"{label} not {op}", lambda: None)], label)
+                status = None
+                continue
+            if (op == "&&" and status == 0) or (op == "||" and status != 0):
+                status = self.statement(right, unit)
+        return status
+
+    def run_loop_body(self, body, unit: Unit) -> bool:
+        """Run a loop body once; False when it broke out."""
+        self.loops += 1
+        try:
+            self.statement(body, unit)
+        except _Break:
+            return False
+        except _Continue:
+            pass
+        finally:
+            self.loops -= 1
+        return True
+
+    def for_statement(self, node, unit: Unit) -> int | None:
+        var = node.child_by_field_name("variable")
+        body = node.child_by_field_name("body")
+        if var is None or body is None:
+            return None
+        name = unit.text(var.start_byte, var.end_byte)
+        values = [c for c in node.children if node.field_name_for_child(list(node.children).index(c)) == "value"]
+        if values:
+            items = self.words(values, unit)
+        else:
+            items = list(self.positional) if self.positional is not None else [
+                Word((unknown("the script's positional parameters are not given", "@"),))]
+        if any(not w.known for w in items) or len(items) > MAX_LOOP:
+            def once():
+                self.vars[name] = Var(name, (unknown(f"${name} is the variable of a loop over values "
+                                                     "plint cannot know", name),))
+                self.run_loop_body(body, unit)
+            self.branches([(self.describe(node.children[0], unit, " loop body"), once),
+                           ("loop not run", lambda: None)], f"the loop at {self.describe(var, unit)}")
+            return None
+        for w in items:
+            self.vars[name] = Var(name, w.pieces, None, self.vars[name].exported if name in self.vars else False,
+                                  w.site)
+            if not self.run_loop_body(body, unit):
+                break
+        return 0
+
+    def c_for(self, node, unit: Unit) -> int | None:
+        body = node.child_by_field_name("body")
+        parts = {k: node.child_by_field_name(k) for k in ("initializer", "condition", "update")}
+        if body is None:
+            return None
+        text = {k: unit.text(v.start_byte, v.end_byte) if v is not None else "" for k, v in parts.items()}
+        self.arith_text_plain(text["initializer"], None)
+        for _ in range(MAX_LOOP):
+            cond = arith.evaluate(text["condition"] or "1", self.arith_lookup).value
+            if cond is None:
+                self.branches([("loop body", lambda: self.run_loop_body(body, unit)), ("loop ends", lambda: None)],
+                              "a loop condition")
+                return None
+            if cond == 0:
+                return 0
+            if not self.run_loop_body(body, unit):
+                return 0
+            self.arith_text_plain(text["update"], None)
+        return None
+
+    def while_statement(self, node, unit: Unit) -> int | None:
+        cond = node.child_by_field_name("condition")
+        body = node.child_by_field_name("body")
+        until = node.children and node.children[0].type == "until"
+        if body is None:
+            return None
+        status = self.condition([c for c in node.children
+                                 if node.field_name_for_child(list(node.children).index(c)) == "condition"]
+                                or ([cond] if cond is not None else []), unit)
+        runs = (status == 0) != bool(until) if status is not None else None
+        if runs is False:
+            return 0
+        label = self.describe(cond, unit) if cond is not None else "while"
+        self.branches([(f"{label}: loop body", lambda: self.run_loop_body(body, unit)),
+                       (f"{label}: loop not run", lambda: None)], f"the loop {label}")
+        return None
+
+    # ---- tests ------------------------------------------------------------------------------------
+    def test(self, node, unit: Unit) -> int | None:
+        inner = [c for c in node.named_children]
+        if not inner:
+            return 1
+        return self.test_expr(inner[0], unit)
+
+    def test_expr(self, node, unit: Unit) -> int | None:
+        t = node.type
+        if t == "parenthesized_expression":
+            inner = node.named_children
+            return self.test_expr(inner[0], unit) if inner else None
+        if t == "unary_expression":
+            op = node.children[0]
+            opt = unit.text(op.start_byte, op.end_byte)
+            if opt == "!":
+                s = self.test_expr(node.named_children[-1], unit)
+                return None if s is None else int(s == 0)
+            operand = node.named_children[-1]
+            value = _text(_flatten(self.expand(operand, unit, quoted=True)))
+            return self.unary(opt, value)
+        if t == "binary_expression":
+            left = node.child_by_field_name("left")
+            right = node.child_by_field_name("right")
+            op_node = node.child_by_field_name("operator")
+            op = unit.text(op_node.start_byte, op_node.end_byte) if op_node is not None else ""
+            if op in ("&&", "||", "-a", "-o"):
+                a = self.test_expr(left, unit)
+                if (op in ("&&", "-a") and a == 1) or (op in ("||", "-o") and a == 0):
+                    return a
+                b = self.test_expr(right, unit)
+                if a is None or b is None:
+                    return None
+                return b
+            lv = _text(_flatten(self.expand(left, unit, quoted=True))) if left is not None else ""
+            if op in ("==", "=", "!=", "=~") and right is not None:
+                rv = _text(_flatten(self.expand(right, unit, quoted=True)))
+            else:
+                rv = _text(_flatten(self.expand(right, unit, quoted=True))) if right is not None else ""
+            return self.binary(op, lv, rv)
+        if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
+            value = _text(_flatten(self.expand(node, unit, quoted=True)))
+            return None if value is None else int(value == "")
+        return None
+
+    def test_words(self, args: list[Word]) -> int | None:
+        texts = [w.text for w in args]
+        if not texts:
+            return 1
+        if texts[0] == "!":
+            s = self.test_words(args[1:])
+            return None if s is None else int(s == 0)
+        for joiner in ("-o", "-a"):
+            if joiner in texts[1:-1]:
+                i = texts.index(joiner)
+                a, b = self.test_words(args[:i]), self.test_words(args[i + 1:])
+                if joiner == "-a":
+                    return 1 if 1 in (a, b) else (None if None in (a, b) else 0)
+                return 0 if 0 in (a, b) else (None if None in (a, b) else 1)
+        if len(texts) == 1:
+            return None if texts[0] is None else int(texts[0] == "")
+        if len(texts) == 2:
+            return self.unary(texts[0] or "", texts[1])
+        if len(texts) == 3:
+            return self.binary(texts[1] or "", texts[0], texts[2])
+        return None
+
+    @staticmethod
+    def unary(op: str, value: str | None) -> int | None:
+        if value is None:
+            return None
+        if op == "-z":
+            return int(value != "")
+        if op == "-n":
+            return int(value == "")
+        return None  # file tests and the like: run-time facts
+
+    @staticmethod
+    def binary(op: str, a: str | None, b: str | None) -> int | None:
+        if a is None or b is None:
+            return None
+        import fnmatch
+
+        if op in ("=", "=="):
+            return int(not fnmatch.fnmatchcase(a, b))
+        if op == "!=":
+            return int(fnmatch.fnmatchcase(a, b))
+        if op in ("-eq", "-ne", "-gt", "-lt", "-ge", "-le"):
+            x = arith.evaluate(a, lambda n: None).value
+            y = arith.evaluate(b, lambda n: None).value
+            if x is None or y is None:
+                return None
+            return int(not {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-lt": x < y, "-ge": x >= y,
+                            "-le": x <= y}[op])
+        if op in ("<", ">"):
+            return int(not (a < b if op == "<" else a > b))
+        return None
+
+
+class _Span:
+    """A fake node covering a run of sibling nodes (the operand of ${X:-...})."""
+
+    def __init__(self, children, start: int, end: int):
+        self.children = children
+        self.start_byte = start
+        self.end_byte = end
+
+
+SBATCH_FLAGS = {"--exclusive", "--wait", "-W", "--parsable", "--hold", "-H", "--requeue", "--no-requeue",
+                "--test-only", "--overcommit", "-O", "--contiguous", "--spread-job", "--use-min-nodes",
+                "--quiet", "-Q", "--verbose", "-v", "--ignore-pbs"}
+
+
+def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellResult:
+    """Evaluate a script statically; never raises."""
+    options = options or EvalOptions()
+    shell = Shell(source, options)
+    try:
+        shell.run_file(source)
+    except _Budget:
+        shell.result.problems.append(Problem(
+            "unresolved", f"plint stopped evaluating after {options.max_steps} steps (a loop or recursion "
+                          "it cannot bound); later values are not read"))
+    except (_Exit, _Return, _Break, _Continue):
+        pass
+    except RecursionError:
+        shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))
+    shell.result.variables = dict(shell.vars)
+    return shell.result
