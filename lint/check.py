@@ -1,0 +1,79 @@
+"""`plint check`: read each path, run the engine over what was read, collect the results."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from plint.diagnostics import Diagnostic
+from plint.layout import Layout
+from plint.read import FileReading, read_path
+
+CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
+
+
+@dataclass
+class CheckOptions:
+    env: dict[str, str] = field(default_factory=dict)
+    gpu: str | None = None
+    config_file: Path | None = None
+    isolated: bool = False
+    select: list[str] | None = None
+    extend_select: list[str] | None = None
+    ignore: list[str] | None = None
+    baseline: Path | None = None
+
+
+@dataclass
+class FileResult:
+    reading: FileReading
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.reading.path
+
+    @property
+    def layouts(self) -> list[Layout]:
+        return self.reading.layouts
+
+
+@dataclass
+class CheckRun:
+    results: list[FileResult]
+    fail_on: str | None = None  # from configuration; the command line wins
+
+    def __iter__(self):
+        return iter(self.results)
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Directories expand to the launch-like files under them (hidden folders skipped)."""
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir():
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if f.is_file() and f.suffix.lower() in CHECKED_SUFFIXES \
+                        and not any(part.startswith(".") for part in rel):
+                    out.append(f)
+        else:
+            out.append(p)
+    return out
+
+
+def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs) -> CheckRun:
+    """Check files; keyword arguments are a shorthand for CheckOptions fields (env=, gpu=)."""
+    from plint.engine import Engine
+
+    options = options or CheckOptions(**kwargs)
+    engine = Engine(options)
+    results = []
+    for path in expand_paths(paths):
+        settings = engine.settings_for(path)
+        reading = read_path(path, env={**settings.assume, **options.env}, gpu=options.gpu or settings.gpu)
+        diagnostics = engine.diagnose(reading, settings)
+        diagnostics.sort(key=Diagnostic.sort_key)
+        results.append(FileResult(reading, diagnostics))
+    engine.finish(results)
+    return CheckRun(results, engine.fail_on)

@@ -1,0 +1,14 @@
+"""Settings for one checked file (minimal: issue 3 adds discovery, validation and selection)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass
+class Settings:
+    assume: dict[str, str] = field(default_factory=dict)  # values for unresolved variables
+    gpu: str | None = None
+    thresholds: dict[str, Any] = field(default_factory=dict)
+    releases: dict[str, str] = field(default_factory=dict)  # {"megatron": "0.16", "deepspeed": "0.19"}

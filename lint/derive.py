@@ -1,0 +1,39 @@
+"""Arithmetic on Values: products and exact quotients that keep track of why a result is unknown."""
+
+from __future__ import annotations
+
+from plint.values import Value
+
+
+def _names(values: dict[str, Value]) -> str:
+    return ", ".join(f"{k} ({v.note})" if v.note else k for k, v in values.items() if not v.known)
+
+
+def product(note: str, **factors: Value) -> Value:
+    """The product of known factors (origin derived); unresolved naming each unknown factor."""
+    if any(not v.known for v in factors.values()):
+        return Value(None, None, "unresolved", f"needs {_names(factors)}")
+    result = 1
+    for v in factors.values():
+        result *= int(v.value)
+    return Value(result, None, "derived", note.format(**{k: v.value for k, v in factors.items()}))
+
+
+def quotient(note: str, numerator: Value, **divisors: Value) -> Value:
+    """numerator / product(divisors) when it divides exactly.
+
+    Unknown inputs give an unresolved Value; a remainder gives a null Value with origin "derived"
+    and a note saying it does not divide (a rule reports that; it is not a static unknown).
+    """
+    parts = {"numerator": numerator, **divisors}
+    if any(not v.known for v in parts.values()):
+        return Value(None, None, "unresolved", f"needs {_names(parts)}")
+    denominator = 1
+    for v in divisors.values():
+        denominator *= int(v.value)
+    values = {k: v.value for k, v in divisors.items()}
+    if denominator <= 0 or int(numerator.value) % denominator:
+        return Value(None, None, "derived",
+                     f"{numerator.value} is not divisible by {denominator} ({note.format(n=numerator.value, **values)})")
+    return Value(int(numerator.value) // denominator, None, "derived",
+                 note.format(n=numerator.value, **values))

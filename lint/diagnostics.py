@@ -1,0 +1,44 @@
+"""Diagnostics: what plint reports (a contract: DESIGN.md, "Each diagnostic")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from plint.source import Span
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass
+class Diagnostic:
+    code: str
+    name: str
+    severity: str
+    message: str
+    path: str
+    line: int | None = None
+    col: int | None = None
+    end_line: int | None = None
+    end_col: int | None = None
+    fix: dict[str, Any] | None = None
+    key: str | None = None  # the layout field / config key it is about (baseline, fingerprints)
+    suppressed: dict[str, str] | None = None  # {"kind": "inSource"|"external", "justification": ...}
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def at(cls, code: str, name: str, severity: str, message: str, span: Span | None,
+           path: str) -> "Diagnostic":
+        if span is None:
+            return cls(code, name, severity, message, path)
+        return cls(code, name, severity, message, span.path, span.line, span.col,
+                   span.end_line, span.end_col)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line or 0, self.col or 0, self.code)
+
+    def to_json(self) -> dict[str, Any]:
+        return {"code": self.code, "name": self.name, "severity": self.severity,
+                "message": self.message, "path": self.path, "line": self.line, "col": self.col,
+                "end_line": self.end_line, "end_col": self.end_col, "fix": self.fix,
+                "key": self.key, "suppressed": self.suppressed}

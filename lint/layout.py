@@ -1,0 +1,72 @@
+"""The normalised layout (a contract: DESIGN.md "The normalised layout").
+
+A Layout is a flat map from dotted field paths ("parallel.tp") to Values. `to_json()` nests it into
+the documented JSON shape, adds the provenance map and the list of unresolved fields. Rules read
+Values with `layout.get("parallel.tp")` and point at `value.span`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from plint.values import Value
+
+# Field order of the JSON contract; every field appears (null when unknown).
+SECTIONS: dict[str, tuple[str, ...]] = {
+    "cluster": ("nnodes", "gpus_per_node", "world_size", "gpu", "gpu_memory_gib", "nvlink_domain"),
+    "parallel": ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel",
+                 "distributed_optimizer", "zero_stage"),
+    "batch": ("micro", "global", "grad_accum", "num_microbatches"),
+    "model": ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
+              "num_query_groups", "seq_length", "vocab_size", "num_experts", "moe_topk", "params"),
+    "recompute": ("granularity", "method", "num_layers"),
+}
+TOP_LEVEL = ("launcher", "scheduler", "trainer", "entrypoint")
+CONTRACT_FIELDS: tuple[str, ...] = (
+    TOP_LEVEL
+    + tuple(f"{s}.{f}" for s in ("cluster", "parallel", "batch", "model") for f in SECTIONS[s])
+    + ("precision",)
+    + tuple(f"recompute.{f}" for f in SECTIONS["recompute"])
+)
+
+
+@dataclass
+class Layout:
+    fields: dict[str, Value] = field(default_factory=dict)
+    # Facts beyond the contract that rules may use (trainer flags, DeepSpeed config, launcher calls).
+    extras: dict[str, Any] = field(default_factory=dict)
+    # Where the launch command stands (for diagnostics about the launch as a whole).
+    site: Any = None
+    conditions: tuple[str, ...] = ()
+
+    def get(self, key: str) -> Value | None:
+        return self.fields.get(key)
+
+    def value(self, key: str) -> Any:
+        v = self.fields.get(key)
+        return None if v is None else v.value
+
+    def set(self, key: str, value: Value | None) -> None:
+        if value is not None:
+            self.fields[key] = value
+
+    def unresolved(self) -> list[str]:
+        out = []
+        for key, v in self.fields.items():
+            if v.origin == "unresolved" and v.value is None:
+                out.append(f"{key}: {v.note or 'cannot be known statically'}")
+        return out
+
+    def to_json(self) -> dict:
+        out: dict[str, Any] = {k: self.value(k) for k in TOP_LEVEL}
+        for section in ("cluster", "parallel", "batch", "model"):
+            out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}
+        out["precision"] = self.value("precision")
+        out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
+        out["estimate"] = None
+        out["provenance"] = {k: v.provenance() for k, v in self.fields.items()}
+        out["unresolved"] = self.unresolved()
+        if self.conditions:
+            out["conditions"] = list(self.conditions)
+        return out

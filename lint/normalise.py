@@ -1,0 +1,192 @@
+"""Launch -> Layout: combine what the launcher, Slurm, the trainer's flags and the DeepSpeed config say.
+
+Derived values follow the trainers (DESIGN.md): dp = world / (tp*pp*cp) for Megatron-LM,
+world / (tp*pp*ds_sp) for Megatron-DeepSpeed, the DeepSpeed batch triple as DeepSpeed derives it,
+global batch defaulting to micro*dp, num_microbatches = global / (micro*dp).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import Any
+
+from plint.derive import product, quotient
+from plint.layout import Layout
+from plint.values import Value, default, derived, unresolved
+
+
+@dataclass
+class Launch:
+    """One training launch found in a file, with everything read about it."""
+
+    chain: Any  # sources.launchers.LaunchChain
+    trainer: Value
+    facts: dict[str, Value] = field(default_factory=dict)  # trainer flags mapped to layout fields
+    trainer_args: Any = None  # sources.megatron.TrainerArgs
+    ds_config: Any = None  # sources.deepspeed_config.DeepSpeedConfig
+    slurm: Any = None  # sources.slurm.SlurmJob
+    gpu_override: str | None = None
+
+
+def _word_value(word, what: str) -> Value:
+    if word is None:
+        return Value(None, None, "derived", f"no {what}")
+    text = word.display()
+    if word.known or "/" not in text or "${" not in text.rsplit("/", 1)[-1]:
+        return Value(posixpath.basename(text) if "/" in text else text, word.value_span,
+                     "literal" if word.known else word.origin)
+    return Value(None, word.value_span, "unresolved", f"the entrypoint {text} cannot be known")
+
+
+def _cluster(launch: Launch, layout: Layout) -> None:
+    chain, job = launch.chain, launch.slurm
+    layout.set("cluster.nnodes", chain.nnodes)
+    layout.set("cluster.world_size", chain.world_size)
+    layout.set("cluster.workers_per_node", chain.workers_per_node)
+    gpus = None
+    if job is not None and job.gpus_per_node is not None and job.gpus_per_node.known:
+        gpus = job.gpus_per_node
+    layout.set("cluster.gpus_per_node", gpus if gpus is not None else chain.workers_per_node)
+    gpu: Value | None = None
+    if launch.gpu_override:
+        gpu = Value(launch.gpu_override, None, "assumed", "--gpu")
+    elif job is not None and job.gpu_type is not None and job.gpu_type.known:
+        gpu = job.gpu_type
+    layout.set("cluster.gpu", gpu or Value(None, None, "derived", "the launch names no GPU type"))
+
+
+def _facts(launch: Launch, layout: Layout, prefixes: tuple[str, ...]) -> None:
+    for key, value in launch.facts.items():
+        if key.startswith(prefixes) or key == "precision":
+            layout.set(key, value)
+
+
+def _megatron_parallel(launch: Launch, layout: Layout) -> None:
+    world = layout.get("cluster.world_size") or unresolved("no world size")
+    one = default(1)
+    tp = layout.get("parallel.tp") or one
+    pp = layout.get("parallel.pp") or one
+    cp = layout.get("parallel.cp") or one
+    if launch.trainer.value == "megatron-deepspeed":
+        sp = launch.facts.get("ds_sequence_parallel_size") or one
+        layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{sp}) (world / tp*pp*ds_sequence_parallel)",
+                                           world, tp=tp, pp=pp, sp=sp))
+    else:
+        layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{cp}) (world / tp*pp*cp)",
+                                           world, tp=tp, pp=pp, cp=cp))
+
+
+def _megatron_batch(layout: Layout) -> None:
+    dp = layout.get("parallel.dp")
+    micro = layout.get("batch.micro") or default(1)
+    layout.set("batch.micro", micro)
+    glob = layout.get("batch.global")
+    if glob is None or (glob.value is None and glob.origin == "default"):
+        glob = product("global = {micro}*{dp} (Megatron's default: one micro-batch per step)",
+                       micro=micro, dp=dp)
+        if glob.known:
+            glob = Value(glob.value, None, "default", glob.note)
+        layout.set("batch.global", glob)
+    m = quotient("num_microbatches = {n} / ({micro}*{dp})", glob, micro=micro, dp=dp)
+    layout.set("batch.num_microbatches", m)
+    layout.set("batch.grad_accum", m)
+
+
+def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
+    """Batch for DeepSpeed engines: the JSON's triple, with HF-Trainer flags filling "auto"."""
+    from plint.sources.deepspeed_config import derive_batch
+
+    world = layout.get("cluster.world_size") or unresolved("no world size")
+    dp = world
+    cfg = launch.ds_config
+    if cfg is not None and getattr(cfg, "sequence_parallel_size", None) is not None \
+            and cfg.sequence_parallel_size.known:
+        dp = quotient("dp = {n} / {sp} (world / sequence_parallel_size)", world,
+                      sp=cfg.sequence_parallel_size)
+    layout.set("parallel.dp", dp if dp is not world else
+               Value(world.value, world.span, "derived" if world.known else world.origin,
+                     "dp = world size (no model parallelism)" if world.known else world.note))
+    micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
+    if cfg is not None:
+        batch = derive_batch(cfg, layout.get("parallel.dp"))
+        for key, v in (("batch.micro", batch.micro), ("batch.global", batch.global_),
+                       ("batch.grad_accum", batch.grad_accum)):
+            layout.set(key, v)
+        layout.extras.setdefault("problems", []).extend(getattr(batch, "problems", []))
+    # The HF Trainer / Accelerate fill "auto" from their own arguments.
+    for key, flag in (("batch.micro", micro), ("batch.grad_accum", gas)):
+        current = layout.get(key)
+        if flag is not None and (current is None or not current.known):
+            layout.set(key, flag)
+    if launch.trainer.value != "megatron-deepspeed":
+        g = layout.get("batch.global")
+        if g is None or not g.known:
+            layout.set("batch.global", product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
+                                               micro=layout.get("batch.micro") or default(1),
+                                               gas=layout.get("batch.grad_accum") or default(1),
+                                               dp=layout.get("parallel.dp")))
+    layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
+
+
+def _precision(launch: Launch, layout: Layout) -> None:
+    if layout.get("precision") is not None and layout.value("precision") is not None:
+        return
+    cfg = launch.ds_config
+    if cfg is not None:
+        for name, attr in (("bf16", "bf16_enabled"), ("fp16", "fp16_enabled")):
+            v = getattr(cfg, attr, None)
+            if v is not None and v.value is True:
+                layout.set("precision", Value(name, v.span, v.origin, f"{cfg.path}: {name}.enabled"))
+                return
+    if layout.get("precision") is None:
+        layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
+
+
+def build_layout(launch: Launch) -> Layout:
+    chain = launch.chain
+    layout = Layout()
+    layout.site = chain.calls[-1].command.site if chain.calls else None
+    command = chain.calls[-1].command if chain.calls else None
+    layout.conditions = tuple(command.conditions) if command is not None else ()
+    launcher_span = chain.calls[-1].command.words[0].value_span if chain.calls else None
+    layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
+    in_slurm = launch.slurm is not None or any(c.launcher == "srun" for c in chain.calls)
+    layout.set("scheduler", derived("slurm" if in_slurm else None,
+                                    "#SBATCH directives or srun" if in_slurm else "no scheduler"))
+    layout.set("trainer", launch.trainer)
+    layout.set("entrypoint", _word_value(chain.entrypoint, "entrypoint"))
+    _cluster(launch, layout)
+    trainer = launch.trainer.value
+    if trainer in ("megatron", "megatron-deepspeed"):
+        _facts(launch, layout, ("parallel.", "batch.", "model.", "recompute."))
+        _megatron_parallel(launch, layout)
+        if trainer == "megatron-deepspeed" and launch.ds_config is not None:
+            z = launch.ds_config.zero_stage
+            if z is not None:
+                layout.set("parallel.zero_stage", z)
+        if trainer == "megatron-deepspeed" and launch.ds_config is not None:
+            _deepspeed_batch_check(launch, layout)
+        _megatron_batch(layout)
+    elif trainer == "deepspeed" or launch.ds_config is not None:
+        _facts(launch, layout, ("model.", "recompute."))
+        if launch.ds_config is not None:
+            layout.set("parallel.zero_stage", launch.ds_config.zero_stage)
+        _deepspeed_batch(launch, layout)
+    else:
+        _facts(launch, layout, ("model.", "recompute."))
+    _precision(launch, layout)
+    layout.extras["facts"] = launch.facts
+    layout.extras["chain"] = chain
+    layout.extras["ds_config"] = launch.ds_config
+    layout.extras["trainer_args"] = launch.trainer_args
+    layout.extras["slurm"] = launch.slurm
+    return layout
+
+
+def _deepspeed_batch_check(launch: Launch, layout: Layout) -> None:
+    """Megatron-DeepSpeed: the trainer's flags govern the batch; keep the JSON's view for rules."""
+    from plint.sources.deepspeed_config import derive_batch
+
+    batch = derive_batch(launch.ds_config, layout.get("parallel.dp"))
+    layout.extras["ds_batch"] = batch

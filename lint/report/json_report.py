@@ -1,0 +1,37 @@
+"""The JSON report (a contract: DESIGN.md, `plint check --format json`)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from plint import __version__
+
+
+def file_json(result) -> dict[str, Any]:
+    layouts = [layout.to_json() for layout in result.layouts]
+    out: dict[str, Any] = {
+        "path": result.path,
+        "layout": layouts[0] if layouts else None,
+        "diagnostics": [d.to_json() for d in result.diagnostics],
+    }
+    if len(layouts) > 1:
+        out["layouts"] = layouts
+    return out
+
+
+def summary(results) -> dict[str, Any]:
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for r in results:
+        for d in r.diagnostics:
+            if d.suppressed is None:
+                counts[d.severity] = counts.get(d.severity, 0) + 1
+            else:
+                counts["suppressed"] = counts.get("suppressed", 0) + 1
+    return {"files": len(results), **counts}
+
+
+def render(results) -> str:
+    doc = {"plint_version": __version__, "files": [file_json(r) for r in results],
+           "summary": summary(results)}
+    return json.dumps(doc, indent=2)

@@ -1,0 +1,133 @@
+"""The rule record: one per rule, and it drives everything about the rule.
+
+`plint rules`, `plint explain`, SARIF's driver.rules, docs/rules/*.md and the docs-example tests all
+read the same record. A rule's `check` reads a RuleContext (the Layout and the facts read from the
+files, never file syntax) and yields Findings that point at provenance spans.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Iterable
+
+if TYPE_CHECKING:
+    from plint.layout import Layout
+    from plint.read import FileReading
+    from plint.source import Span
+
+SEVERITIES = ("error", "warning", "info")
+FAMILIES = {"0": "inputs", "1": "arithmetic", "2": "topology", "3": "efficiency", "4": "memory",
+            "5": "keys-and-flags", "6": "environment"}
+DOCS_URL = "https://github.com/plint-dev/plint/blob/main/docs/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A docs example: the files of a small launch; `main` is the one plint checks."""
+
+    files: dict[str, str]
+    main: str = "launch.sh"
+
+
+@dataclass(frozen=True)
+class RuleDocs:
+    what: str  # what it checks, one paragraph
+    why: str  # why it matters, with the number
+    bad: Example
+    good: Example
+    fix: str  # whether and how `plint fix` fixes it
+    references: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace bytes [start, end) of `path` with `text`."""
+
+    path: str
+    start: int
+    end: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    description: str
+    edits: tuple[Edit, ...]
+    applicability: str = "safe"  # "safe" | "unsafe"
+
+
+@dataclass
+class Finding:
+    message: str
+    span: "Span | None" = None
+    key: str | None = None  # the layout field or config key it is about (baseline, fingerprints)
+    fix: Fix | None = None
+    severity: str | None = None  # only when the rule's severity depends on the case
+
+
+@dataclass
+class RuleContext:
+    reading: "FileReading"
+    layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
+    settings: Any = None  # plint.config.Settings: thresholds, releases, cluster facts
+
+    def fact(self, key: str):
+        """A trainer fact (Value) by layout-style key, e.g. "megatron_deepspeed.no_pipeline_parallel"."""
+        if self.layout is None:
+            return None
+        return self.layout.extras.get("facts", {}).get(key)
+
+
+Check = Callable[[RuleContext], Iterable[Finding]]
+
+
+@dataclass(frozen=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    summary: str
+    docs: RuleDocs
+    check: Check = field(compare=False, repr=False)
+    fix_availability: str = "never"  # "never" | "sometimes" | "always"
+    needs_layout: bool = True  # False: runs on files without a launch too (DeepSpeed JSON alone)
+
+    @property
+    def family(self) -> str:
+        return FAMILIES.get(self.code[2], "other")
+
+    @property
+    def docs_url(self) -> str:
+        return DOCS_URL.format(code=self.code)
+
+
+RULES: dict[str, Rule] = {}
+
+
+def register(code: str, name: str, severity: str, summary: str, docs: RuleDocs,
+             fix_availability: str = "never", needs_layout: bool = True) -> Callable[[Check], Check]:
+    """Decorator: record a check function as a rule."""
+    assert severity in SEVERITIES, severity
+
+    def wrap(check: Check) -> Check:
+        if code in RULES:
+            raise ValueError(f"rule {code} registered twice")
+        RULES[code] = Rule(code, name, severity, summary, docs, check, fix_availability, needs_layout)
+        return check
+
+    return wrap
+
+
+def all_rules() -> dict[str, Rule]:
+    """Every rule, importing the family modules on first use."""
+    from plint.rules import catalog  # noqa: F401  (imports the family modules, which register)
+
+    return dict(sorted(RULES.items()))
+
+
+def find_rule(code_or_name: str) -> Rule | None:
+    rules = all_rules()
+    key = code_or_name.strip()
+    if key.upper() in rules:
+        return rules[key.upper()]
+    return next((r for r in rules.values() if r.name == key.lower()), None)

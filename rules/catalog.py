@@ -1,0 +1,3 @@
+"""Imports every rule family so that their rules register (see base.all_rules)."""
+
+from plint.rules import inputs  # noqa: F401  PL0xx

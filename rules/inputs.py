@@ -1,0 +1,88 @@
+"""PL0xx: what plint could not read (PL001) or could not know (PL002)."""
+
+from __future__ import annotations
+
+import re
+
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+
+_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)")
+
+
+@register(
+    "PL001", "parse-error", "error",
+    "A file cannot be read, or bash would refuse part of it.",
+    RuleDocs(
+        what="Reports a file plint cannot read at all (binary, not UTF-8, broken JSON) and a shell "
+             "script that bash itself rejects: a syntax error confirmed with `bash -n`, or an "
+             "arithmetic expansion bash refuses, such as `$((1_000_000))`. plint still reads what it can "
+             "of such a script.",
+        why="A script with a syntax error stops where bash stops: the launch after it never runs, "
+            "after the job has already waited in the queue. Bash rejects `1_000_000` in `$(( ))` "
+            "(\"value too great for base\") and a non-interactive shell exits on the spot.",
+        bad=Example({"launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300_000_000))\n"
+                                  "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"}),
+        good=Example({"launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300000000))\n"
+                                   "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"}),
+        fix="Not fixable: the intended text is not known.",
+        references=("bash(1), ARITHMETIC EVALUATION", "DESIGN.md, Reading shell"),
+    ),
+    needs_layout=False,
+)
+def parse_error(ctx: RuleContext):
+    reading = ctx.reading
+    if ctx.layout is not None and reading.layouts and ctx.layout is not reading.layouts[0]:
+        return  # file-level: report once
+    if reading.unreadable is not None:
+        yield Finding(reading.unreadable)
+        return
+    for problem in reading.problems:
+        if problem.kind in ("syntax", "shell-error"):
+            yield Finding(problem.message, problem.span)
+
+
+def _hint(note: str) -> str:
+    names = list(dict.fromkeys(_VAR.findall(note)))
+    if not names:
+        return "write the value in the script, or seed the variable it comes from with --env NAME=VALUE"
+    return "supply it with " + " ".join(f"--env {n}=<value>" for n in names) + \
+        " or [tool.plint.assume]"
+
+
+@register(
+    "PL002", "unresolved-value", "info",
+    "A value that rules need cannot be known statically.",
+    RuleDocs(
+        what="Names a layout value plint could not know without running the job: a variable with no "
+             "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
+             "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown. "
+             "The message names the variable and how to supply it.",
+        why="Rules that need the value (world size, data parallelism, batch arithmetic) stay silent "
+            "rather than guess; supplying the value lets them run.",
+        bad=Example({"launch.sh": "#!/bin/bash\n"
+                                  "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
+        good=Example({"launch.sh": "#!/bin/bash\nNNODES=${NNODES:-2}\n"
+                                   "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
+        fix="Not fixable: supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
+            "in the script (`${NNODES:-2}`).",
+    ),
+    needs_layout=False,
+)
+def unresolved_value(ctx: RuleContext):
+    reading = ctx.reading
+    if ctx.layout is None or ctx.layout is reading.layouts[0]:
+        for problem in reading.problems:
+            if problem.kind not in ("syntax", "shell-error"):
+                yield Finding(problem.message, problem.span)
+    layout = ctx.layout
+    if layout is None:
+        return
+    unknown = {k: v for k, v in layout.fields.items() if v.origin == "unresolved" and v.value is None}
+    dependents = [k for k, v in unknown.items() if (v.note or "").startswith("needs ")]
+    for key, value in unknown.items():
+        if key in dependents:
+            continue
+        message = f"{key} cannot be known statically: {value.note}"
+        if dependents:
+            message += f" (nor can {', '.join(dependents)})"
+        yield Finding(f"{message}; {_hint(value.note or '')}", value.span or layout.site, key=key)
