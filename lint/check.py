@@ -15,6 +15,7 @@ CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
 @dataclass
 class CheckOptions:
     env: dict[str, str] = field(default_factory=dict)
+    assume: dict[str, str] = field(default_factory=dict)
     gpu: str | None = None
     config_file: Path | None = None
     isolated: bool = False
@@ -71,7 +72,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
     results = []
     for path in expand_paths(paths):
         settings = engine.settings_for(path)
-        reading = read_path(path, env={**settings.assume, **options.env}, gpu=options.gpu or settings.gpu)
+        reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
+                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume})
         diagnostics = engine.diagnose(reading, settings)
         diagnostics.sort(key=Diagnostic.sort_key)
         results.append(FileResult(reading, diagnostics))

@@ -17,12 +17,12 @@ FAIL_ON = ["error", "warning", "info", "never"]
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-def _parse_env(values: tuple[str, ...]) -> dict[str, str]:
+def _parse_env(values: tuple[str, ...], option: str = "--env") -> dict[str, str]:
     env: dict[str, str] = {}
     for item in values:
         name, sep, value = item.partition("=")
         if not sep or not name or not (name.isidentifier() or name.isdigit()):
-            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint="--env")
+            raise click.BadParameter(f"expected NAME=VALUE, got {item!r}", param_hint=option)
         env[name] = value
     return env
 
@@ -46,6 +46,8 @@ def cli() -> None:
 @click.option("--concise", is_flag=True, help="Text format: one line per finding.")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE",
               help="Seed a variable the script reads from its environment (digits name a positional parameter).")
+@click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
+              help="Value for a variable the script sets from something only known at run time.")
 @click.option("--gpu", default=None, metavar="NAME", help="The GPU the job runs on (overrides the files).")
 @click.option("--config", "config_file", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Use this config file instead of discovering pyproject.toml / .plint.toml.")
@@ -59,7 +61,8 @@ def cli() -> None:
               help="Suppress the findings listed in this baseline file (default: .plint-baseline if present).")
 @click.option("--write-baseline", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write every current finding to this baseline file and exit 0.")
-def check(paths: tuple[Path, ...], fmt: str, concise: bool, env: tuple[str, ...], gpu: str | None,
+def check(paths: tuple[Path, ...], fmt: str, concise: bool, env: tuple[str, ...], assume: tuple[str, ...],
+          gpu: str | None,
           config_file: Path | None, isolated: bool, select: str | None, extend_select: str | None,
           ignore: str | None, fail_on: str | None, baseline: Path | None,
           write_baseline: Path | None) -> None:
@@ -69,7 +72,7 @@ def check(paths: tuple[Path, ...], fmt: str, concise: bool, env: tuple[str, ...]
         raise click.UsageError("no such file or directory: " + ", ".join(missing))
     from plint.check import CheckOptions, check_paths
 
-    options = CheckOptions(env=_parse_env(env), gpu=gpu, config_file=config_file, isolated=isolated,
+    options = CheckOptions(env=_parse_env(env), assume=_parse_env(assume, "--assume"), gpu=gpu, config_file=config_file, isolated=isolated,
                            select=_codes(select), extend_select=_codes(extend_select),
                            ignore=_codes(ignore), baseline=baseline)
     try:

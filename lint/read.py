@@ -113,7 +113,8 @@ def _display(path: Path) -> str:
         return str(path)
 
 
-def read_path(path: Path, env: dict[str, str] | None = None, gpu: str | None = None) -> FileReading:
+def read_path(path: Path, env: dict[str, str] | None = None, gpu: str | None = None,
+              assume: dict[str, str] | None = None) -> FileReading:
     env = env or {}
     display = _display(path)
     kind = file_kind(path)
@@ -125,7 +126,7 @@ def read_path(path: Path, env: dict[str, str] | None = None, gpu: str | None = N
     if kind == "json":
         _read_json_alone(reading, source)
         return reading
-    _read_shell(reading, source, path, env, gpu)
+    _read_shell(reading, source, path, env, gpu, assume or {})
     return reading
 
 
@@ -140,7 +141,7 @@ def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
 
 
 def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[str, str],
-                gpu: str | None) -> None:
+                gpu: str | None, assume: dict[str, str]) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources import slurm as slurm_reader
     from plint.sources.launchers import find_launches
@@ -148,6 +149,8 @@ def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[
     job = slurm_reader.read_directives(source)
     seeded = slurm_reader.implied_env(job) if job is not None else {}
     seeded.update(env_vars(env))  # --env wins over what #SBATCH implies: the user said so
+    for name, value in assume.items():  # an assumed variable the script never sets reads as seeded
+        seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
 
     def child_env(command, child: SourceFile) -> dict[str, Var]:
         child_job = slurm_reader.read_directives(child)
@@ -155,7 +158,7 @@ def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[
         child_job = slurm_reader.apply_options(child_job, opts)
         return slurm_reader.implied_env(child_job) if child_job is not None else {}
 
-    options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env)
+    options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume)
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)

@@ -42,11 +42,16 @@ def parse_error(ctx: RuleContext):
 
 
 def _hint(note: str) -> str:
-    names = list(dict.fromkeys(_VAR.findall(note)))
+    # The last variable a note names is the root of the chain ("$LAYERS depends on case "$SIZE"...,
+    # which is unknown: positional parameter $1 is not given"): that is the one to supply.
+    names = list(dict.fromkeys(_VAR.findall(note)))[-1:]
     if not names:
-        return "write the value in the script, or seed the variable it comes from with --env NAME=VALUE"
-    return "supply it with " + " ".join(f"--env {n}=<value>" for n in names) + \
-        " or [tool.plint.assume]"
+        return "write the value in the script"
+    name = names[0]
+    if "is not set in the script" in note or "positional parameter" in note or "is not given" in note:
+        return f"supply it with --env {name}=<value>"
+    # the script assigns it from something only known at run time: an assumption replaces that
+    return f"supply it with --assume {name}=<value> or [tool.plint.assume] {name} = ..."
 
 
 @register(
@@ -79,10 +84,15 @@ def unresolved_value(ctx: RuleContext):
         return
     unknown = {k: v for k, v in layout.fields.items() if v.origin == "unresolved" and v.value is None}
     dependents = [k for k, v in unknown.items() if (v.note or "").startswith("needs ")]
+    # One finding per cause: fields unknown for the same reason at the same place are reported together.
+    causes: dict[tuple, list[str]] = {}
     for key, value in unknown.items():
         if key in dependents:
             continue
-        message = f"{key} cannot be known statically: {value.note}"
-        if dependents:
+        span = value.span or layout.site
+        causes.setdefault((value.note, span), []).append(key)
+    for (note, span), keys in causes.items():
+        message = f"{', '.join(keys)} cannot be known statically: {note}"
+        if dependents and len(causes) == 1:
             message += f" (nor can {', '.join(dependents)})"
-        yield Finding(f"{message}; {_hint(value.note or '')}", value.span or layout.site, key=key)
+        yield Finding(f"{message}; {_hint(note or '')}", span, key=keys[0])

@@ -34,6 +34,9 @@ class EvalOptions:
     read_file: Callable[[Path], SourceFile | None] | None = None
     child_env: Callable[[Command, SourceFile], dict[str, Var]] | None = None
     max_steps: int = 20000
+    # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):
+    # [tool.plint.assume] / --assume. Unlike env, they replace an unknown assignment.
+    assume: dict[str, str] = field(default_factory=dict)
 
 
 class _Exit(Exception):
@@ -56,11 +59,19 @@ class _Budget(Exception):
     pass
 
 
+def _display(path: Path) -> str:
+    """A path as diagnostics show it: relative to the working directory when under it."""
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError):
+        return str(path)
+
+
 def _default_read(path: Path) -> SourceFile | None:
     try:
         if not path.is_file() or path.stat().st_size > 4 * 1024 * 1024:
             return None
-        return SourceFile(str(path), path.read_bytes().decode("utf-8", "surrogateescape"))
+        return SourceFile(_display(path), path.read_bytes().decode("utf-8", "surrogateescape"))
     except OSError:
         return None
 
@@ -169,7 +180,9 @@ class Shell:
         self.parents: list[tuple[Command, str]] = []
         self.active_files: set[str] = set()
         self.locals: list[dict[str, Var | None]] = []
-        self.script_path = source.path
+        self.script_path = os.path.abspath(source.path)  # $0, as an absolute path
+        self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
+        self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
@@ -180,10 +193,12 @@ class Shell:
         self.result.problems.extend(syntax_problems(source, unit.tree))
         key = os.path.abspath(source.path)
         self.active_files.add(key)
+        outer, self.current_file = self.current_file, key
         try:
             self.block(unit.tree.root_node.children, unit)
         finally:
             self.active_files.discard(key)
+            self.current_file = outer
 
     def run_unit(self, unit: Unit) -> None:
         from plint.shell.parse import parse
@@ -327,7 +342,19 @@ class Shell:
                 target[name] = Var(name, (), tuple(old.items) + (value,), exported, span)  # type: ignore
                 return
             value = tuple(old.value) + value
-        target[name] = Var(name, value, None, exported, span)
+        target[name] = Var(name, self.settle(name, value, span), None, exported, span)
+
+    def settle(self, name: str, value: tuple[Piece, ...], span) -> tuple[Piece, ...]:
+        """An assigned value with unknown parts: the user's assumption if there is one; otherwise the
+        unknown pieces say which variable they feed, so a hint can name it."""
+        if all(p.known for p in value):
+            return value
+        if name in self.options.assume:
+            return (Piece(self.options.assume[name], None, "assumed"),)
+        return tuple(p if p.known or p.name else
+                     Piece(None, p.span, p.origin, reason=f"${name} is set from {p.reason}", name=name,
+                           alternatives=p.alternatives)
+                     for p in value)
 
     def array_items(self, node, unit: Unit) -> tuple[tuple[Piece, ...], ...]:
         items: list[tuple[Piece, ...]] = []
@@ -610,7 +637,7 @@ class Shell:
         if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
-            return [Piece(self.script_path, None, "derived")], True, None
+            return [Piece(self.current_file, None, "derived")], True, None
         var = self.vars.get(name)
         if var is None:
             return None, False, None
@@ -812,7 +839,7 @@ class Shell:
         value = self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
-        return unknown(f"{shown} is computed at run time", None, span)
+        return unknown(f"the output of {shown}, known only at run time", None, span)
 
     def pure(self, nodes, unit: Unit) -> str | None:
         """The output of a command substitution made only of pure commands (dirname, basename, pwd,
@@ -1047,8 +1074,12 @@ class Shell:
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
         src = self.load(word, unit)
         if src is None:
-            self.result.problems.append(Problem(
-                "unresolved", f"cannot read sourced file {word.display()}", word.site))
+            # A relative path names a file of the project, which may set launch values; an absolute
+            # one outside it (a venv's activate, /etc/profile) is environment setup, not reported.
+            if not word.known or not os.path.isabs(word.text or ""):
+                self.result.problems.append(Problem(
+                    "unresolved", f"cannot read sourced file {word.display()}: values it sets are unknown",
+                    word.site))
             return
         key = os.path.abspath(src.path)
         if key in self.active_files or self.depth >= MAX_DEPTH:
@@ -1072,7 +1103,8 @@ class Shell:
         env.update(extra or {})
         child = Shell(self.result.source, EvalOptions(env=env, read_file=self.options.read_file,
                                                       child_env=self.options.child_env,
-                                                      max_steps=self.options.max_steps), self.result)
+                                                      max_steps=self.options.max_steps,
+                                                      assume=self.options.assume), self.result)
         child.steps = self.steps
         child.depth = self.depth + 1
         child.conditions = list(self.conditions)
@@ -1112,7 +1144,7 @@ class Shell:
         extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
         shell = self.child_shell(extra)
         shell.positional = args
-        shell.script_path = src.path
+        shell.script_path = os.path.abspath(src.path)
         shell.parents.append((cmd, via))
         self.result.files_read.append(key)
         try:
@@ -1475,8 +1507,11 @@ class Shell:
                     pending.append((label, lambda b=body: self.block(b, unit)))
                     break
                 return self.block(body, unit)
+            self.unknown_reasons = []
             status = self.condition(cond_nodes, unit)
             cond_text = self.describe(cond_nodes[0], unit) if cond_nodes else "condition"
+            if status is None and self.unknown_reasons:
+                cond_text += ", which is unknown: " + "; ".join(dict.fromkeys(self.unknown_reasons))
             if status == 0 and not pending:
                 return self.block(body, unit)
             if status == 0:
@@ -1495,7 +1530,9 @@ class Shell:
 
     def case_statement(self, node, unit: Unit) -> int | None:
         value_node = node.child_by_field_name("value")
-        word = _text(_flatten(self.expand(value_node, unit, quoted=True))) if value_node is not None else None
+        value_pieces = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
+        word = _text(value_pieces)
+        why = "; ".join(dict.fromkeys(p.reason for p in value_pieces if not p.known and p.reason))
         items = [c for c in node.named_children if c.type == "case_item"]
         import fnmatch
 
@@ -1527,7 +1564,7 @@ class Shell:
         arms = [(f"{label}: {lbl}", (lambda b=b: self.block(b, unit))) for lbl, b in alternatives]
         if not any("*" == (lbl.rsplit(" ", 1)[-1]) for lbl, _ in alternatives):
             arms.append((f"{label}: no pattern matches", lambda: None))
-        self.branches(arms, f"case {label}")
+        self.branches(arms, f"case {label}" + (f", which is unknown: {why}" if why else ""))
         return None
 
     def and_or(self, node, unit: Unit) -> int | None:
@@ -1643,7 +1680,7 @@ class Shell:
                 s = self.test_expr(node.named_children[-1], unit)
                 return None if s is None else int(s == 0)
             operand = node.named_children[-1]
-            value = _text(_flatten(self.expand(operand, unit, quoted=True)))
+            value = self._test_text(self.expand(operand, unit, quoted=True))
             return self.unary(opt, value)
         if t == "binary_expression":
             left = node.child_by_field_name("left")
@@ -1658,18 +1695,22 @@ class Shell:
                 if a is None or b is None:
                     return None
                 return b
-            lv = _text(_flatten(self.expand(left, unit, quoted=True))) if left is not None else ""
-            if op in ("==", "=", "!=", "=~") and right is not None:
-                rv = _text(_flatten(self.expand(right, unit, quoted=True)))
-            else:
-                rv = _text(_flatten(self.expand(right, unit, quoted=True))) if right is not None else ""
+            lv = self._test_text(self.expand(left, unit, quoted=True)) if left is not None else ""
+            rv = self._test_text(self.expand(right, unit, quoted=True)) if right is not None else ""
             return self.binary(op, lv, rv)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
-            value = _text(_flatten(self.expand(node, unit, quoted=True)))
+            value = self._test_text(self.expand(node, unit, quoted=True))
             return None if value is None else int(value == "")
         return None
 
+    def _test_text(self, fields: Fields) -> str | None:
+        pieces = _flatten(fields)
+        self.unknown_reasons.extend(p.reason for p in pieces if not p.known and p.reason)
+        return _text(pieces)
+
     def test_words(self, args: list[Word]) -> int | None:
+        for w in args:
+            self.unknown_reasons.extend(p.reason for p in w.unknowns if p.reason)
         texts = [w.text for w in args]
         if not texts:
             return 1

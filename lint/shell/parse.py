@@ -81,16 +81,18 @@ def syntax_problems(source: SourceFile, tree) -> list[Problem]:
     if proc.returncode == 0:
         return []
     problems = []
+    messages: dict[int, list[str]] = {}
     for raw in proc.stderr.decode("utf-8", "replace").splitlines():
         m = _BASH_LINE.search(raw)
-        if not m:
-            continue
-        line = int(m.group(1))
+        if m:
+            messages.setdefault(int(m.group(1)), []).append(m.group(2))
+    # bash prints the error, then the offending text, both for the same line: one problem per line
+    for line, parts in messages.items():
         text = source.line_text(line)
         start = source._line_starts[line - 1] if line <= len(source._line_starts) else len(source.data)
         indent = len(text) - len(text.lstrip())
         span = source.span(start + len(text[:indent].encode()), start + len(text.encode()))
-        problems.append(Problem("syntax", f"bash rejects this script: {m.group(2)}", span))
+        problems.append(Problem("syntax", "bash rejects this script: " + ": ".join(parts), span))
     if not problems:
         problems.append(Problem("syntax", "bash rejects this script: "
                                 + proc.stderr.decode("utf-8", "replace").strip()[:200]))

@@ -301,8 +301,9 @@ def megatron_facts(args: TrainerArgs, catalog: FlagCatalog, flavour: str = "mega
         out["model.num_query_groups"] = groups if groups is not None else default(
             catalog.default("num_query_groups") or 1, "--num-query-groups defaults to 1")
     elif heads is not None:
-        out["model.num_query_groups"] = Value(heads.value, heads.span, "derived" if heads.known else heads.origin,
-                                              "without --group-query-attention every head is its own group")
+        out["model.num_query_groups"] = Value(heads.value, heads.span, "derived", "without "
+                                              "--group-query-attention every head is its own group") \
+            if heads.known else Value(None, heads.span, "unresolved", "needs model.num_attention_heads")
     seq = f.number("--seq-length") or f.number("--encoder-seq-length")
     if seq is not None:
         out["model.seq_length"] = seq

@@ -1,0 +1,83 @@
+"""Every fixture reads to its golden layout, and agrees with the hand-derived facts in expected.yaml.
+
+Goldens are regenerated with `PLINT_UPDATE_GOLDEN=1 python -m pytest tests/test_fixtures.py`;
+expected.yaml files are written by hand (reasoning as bash, the launcher and the trainer would)
+and are never regenerated, so a golden that drifts from them fails here.
+"""
+
+import json
+import os
+
+import pytest
+import yaml
+
+from conftest import fixture_dirs
+from plint.check import check_paths
+from plint.report.json_report import file_json
+
+UPDATE = os.environ.get("PLINT_UPDATE_GOLDEN") == "1"
+DIRS = fixture_dirs()
+
+
+def _expected(folder):
+    return yaml.safe_load((folder / "expected.yaml").read_text())
+
+
+def _result(folder):
+    expected = _expected(folder)
+    (result,) = check_paths([folder / expected["main"]], env=expected.get("env") or {})
+    return expected, file_json(result)
+
+
+def test_there_are_enough_fixtures():
+    assert len(DIRS) >= 30
+
+
+@pytest.mark.parametrize("folder", DIRS, ids=[d.name for d in DIRS])
+def test_golden_layout(folder):
+    _, got = _result(folder)
+    golden = folder / "golden.json"
+    if UPDATE or not golden.exists():
+        golden.write_text(json.dumps(got, indent=2, sort_keys=False) + "\n")
+        if not UPDATE:
+            pytest.fail(f"wrote missing golden {golden}; review and commit it")
+    assert got == json.loads(golden.read_text())
+
+
+def _lookup(layout, dotted):
+    node = layout
+    for part in dotted.split("."):
+        node = node[part]
+    return node
+
+
+@pytest.mark.parametrize("folder", DIRS, ids=[d.name for d in DIRS])
+def test_hand_derived_facts(folder):
+    expected, got = _result(folder)
+    layout = got["layout"]
+    if expected.get("launcher", "absent") is None and expected.get("trainer") is None:
+        assert layout is None
+        return
+    assert layout is not None, got["diagnostics"]
+    for key in ("launcher", "scheduler", "trainer", "entrypoint", "precision"):
+        if key in expected:
+            assert layout[key] == expected[key], key
+    for section in ("cluster", "parallel", "batch", "model", "recompute"):
+        for field, value in (expected.get(section) or {}).items():
+            assert layout[section][field] == value, f"{section}.{field}"
+    unresolved_fields = {u.split(":", 1)[0] for u in layout["unresolved"]}
+    for field in expected.get("unresolved") or []:
+        assert _lookup(layout, field) is None, field
+        assert field in unresolved_fields, f"{field} not listed in unresolved: {layout['unresolved']}"
+    for field, (line, col) in (expected.get("provenance") or {}).items():
+        prov = layout["provenance"][field]
+        assert (prov["line"], prov["col"]) == (line, col), field
+    for field, path in (expected.get("provenance_paths") or {}).items():
+        assert layout["provenance"][field]["path"] == path, field
+    if "layouts" in expected:
+        assert len(got.get("layouts") or [layout]) == expected["layouts"]
+    codes = sorted({d["code"] for d in got["diagnostics"]})
+    for code in expected.get("diagnostics") or []:
+        assert code in codes, f"{code} expected among {codes}"
+    if "diagnostics" in expected and not expected["diagnostics"]:
+        assert not codes, codes
