@@ -183,14 +183,22 @@ class Shell:
         self.script_path = os.path.abspath(source.path)  # $0, as an absolute path
         self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
         self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
+        self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
-        from plint.shell.parse import parse, syntax_problems
+        from plint.shell.parse import parse, recover, syntax_problems
 
         unit = Unit.for_file(source)
         unit.tree = parse(unit.data)
-        self.result.problems.extend(syntax_problems(source, unit.tree))
+        problems = syntax_problems(source, unit.tree)
+        if problems:
+            # Read what bash would accept: the lines it rejects are blanked (offsets kept) and the
+            # rest parsed again, so a placeholder such as `CKPT=<Specify path>` does not swallow
+            # the launch on the next line.
+            unit.data, problems = recover(source, problems)
+            unit.tree = parse(unit.data)
+        self.result.problems.extend(problems)
         key = os.path.abspath(source.path)
         self.active_files.add(key)
         outer, self.current_file = self.current_file, key
@@ -1173,6 +1181,11 @@ class Shell:
                     out_target, append = target, app
         if body is None:
             return 0
+        if body.type == "pipeline":
+            status = self.pipeline(body, unit)
+            if out_target is not None and self.last_output is not None:
+                self.write(out_target, self.last_output, append, unit, node)
+            return status
         if body.type != "command":
             status = self.statement(body, unit)
             return status
@@ -1404,6 +1417,7 @@ class Shell:
             else:
                 status = self.statement(stage, unit)
                 stdin = None
+        self.last_output = stdin
         return status
 
     # ---- control flow -----------------------------------------------------------------------------

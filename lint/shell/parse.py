@@ -71,11 +71,34 @@ def syntax_problems(source: SourceFile, tree) -> list[Problem]:
     """Problems for a script bash rejects; nothing when bash accepts it or is not installed."""
     if not has_error(tree):
         return []
+    return _bash_check(source, source.data)
+
+
+def recover(source: SourceFile, problems: list[Problem], rounds: int = 8) -> tuple[bytes, list[Problem]]:
+    """Blank each line bash rejects (keeping every byte offset) until bash accepts the rest."""
+    data = bytearray(source.data)
+    found = list(problems)
+    for _ in range(rounds):
+        lines = {p.span.line for p in problems if p.span is not None}
+        if not lines:
+            break
+        for line in lines:
+            start = source._line_starts[line - 1]
+            end = source._line_starts[line] - 1 if line < len(source._line_starts) else len(data)
+            data[start:end] = b" " * (end - start)
+        problems = _bash_check(source, bytes(data))
+        known = {p.span.line for p in found if p.span is not None}
+        problems = [p for p in problems if p.span is not None and p.span.line not in known]
+        found.extend(problems)
+    return bytes(data), found
+
+
+def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
     bash = shutil.which("bash")
     if bash is None:
         return []
     try:
-        proc = subprocess.run([bash, "-n"], input=source.data, capture_output=True, timeout=5)
+        proc = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=5)
     except (OSError, subprocess.SubprocessError):
         return []
     if proc.returncode == 0:

@@ -1,0 +1,177 @@
+"""Each construct of issue 2's list, evaluated statically."""
+
+import os
+
+from conftest import argv, var
+from plint.shell.model import Piece, Var, Word
+
+
+def test_assignment_order_and_environment(run):
+    env = {"NNODES": Var("NNODES", (Piece("8", None, "env"),), exported=True)}
+    r = run("NNODES=1\nNNODES=${NNODES:-8}\nA=$NNODES\n", env=env)
+    assert var(r, "A") == "1"  # the script's assignment comes first; the environment never wins
+    r = run("A=${NNODES:-2}\n", env=env)
+    assert var(r, "A") == "8"
+
+
+def test_export_local_readonly_declare(run):
+    r = run("export A=1 B\nB=2\nreadonly C=3\ndeclare -x D=4\ndeclare -a ARR=(x y)\n"
+            "f() { local A=9; E=$A; }\nf\n")
+    assert var(r, "A") == "1" and var(r, "E") == "9"
+    assert r.variables["A"].exported and r.variables["D"].exported
+    assert var(r, "C") == "3"
+    assert [p.text for item in r.variables["ARR"].items for p in item] == ["x", "y"]
+
+
+def test_parameter_expansion_operators(run):
+    r = run('X=abc.tar.gz\nE=""\n'
+            'a=${U:-d1} b=${E:-d2} c=${E-d3} d=${U:=d4} e=${X:+alt} f=${#X}\n'
+            ': ${G:=seven}\n'
+            'g=${X#*.} h=${X##*.} i=${X%.*} j=${X%%.*} k=${X/a/A} l=${X//./_} m=${X^^}\n')
+    got = {n: var(r, n) for n in "abcdefghijklm"}
+    assert got == {"a": "d1", "b": "d2", "c": "", "d": "d4", "e": "alt", "f": "10", "g": "tar.gz",
+                   "h": "gz", "i": "abc.tar", "j": "abc", "k": "Abc.tar.gz", "l": "abc_tar_gz",
+                   "m": "ABC.TAR.GZ"}
+    assert var(r, "U") == "d4" and var(r, "G") == "seven"
+
+
+def test_unset_variable_is_unknown_not_empty(run):
+    r = run("torchrun --nnodes $NNODES x.py\n")
+    word = r.commands[0].words[2]
+    assert word.text is None
+    assert "NNODES is not set" in word.unknowns[0].reason
+
+
+def test_arithmetic_with_ternary_and_refusal(run):
+    r = run("N=2\nG=8\nW=$((N*G))\nP=$(( N > 1 ? 2 : 1 ))\nS=$((1_000_000))\n")
+    assert var(r, "W") == "16" and var(r, "P") == "2"
+    assert var(r, "S") == ""  # bash leaves the expansion empty (and stops the script)
+    problem = next(p for p in r.problems if p.kind == "shell-error")
+    assert "value too great for base" in problem.message and problem.span.line == 5
+
+
+def test_arrays(run):
+    r = run('A=(--a 1 "--fp8-format hybrid" # comment\n  --b)\nA+=(--c 3)\n'
+            'cmd "${A[@]}"\ncmd ${A[@]}\ncmd "${A[*]}"\nN=${#A[@]}\nF=${A[0]}\n')
+    assert argv(r, "cmd", 0)[1:] == ["--a", "1", "--fp8-format hybrid", "--b", "--c", "3"]
+    assert argv(r, "cmd", 1)[1:] == ["--a", "1", "--fp8-format", "hybrid", "--b", "--c", "3"]
+    assert argv(r, "cmd", 2)[1:] == ["--a 1 --fp8-format hybrid --b --c 3"]
+    assert var(r, "N") == "6" and var(r, "F") == "--a"
+
+
+def test_quoted_string_with_continuations_append_and_splitting(run):
+    r = run('ARGS=" \\\n  --num-layers 24 \\\n  --hidden-size 1024"\nARGS="$ARGS --bf16"\nARGS+=" --x"\n'
+            'E=""\ncmd $ARGS $E "$E"\n')
+    assert argv(r, "cmd")[1:] == ["--num-layers", "24", "--hidden-size", "1024", "--bf16", "--x", ""]
+
+
+def test_provenance_follows_the_value_to_where_it_was_written(run):
+    r = run("TP=${TP:-4}\nX=$TP\ncmd --tp $X\n")
+    word = r.commands[0].words[2]
+    assert word.text == "4"
+    assert (word.value_span.line, word.value_span.col) == (1, 10)
+    assert (word.site.line, word.site.col) == (3, 10)
+
+
+def test_if_elif_case_known(run):
+    r = run('M=gpt\nif [ "$M" == "llama" ]; then A=1; elif [[ $M == g* && -n $M ]]; then A=2; else A=3; fi\n'
+            'case "$M" in llama|mistral) B=x ;; gpt) B=y ;; *) B=z ;; esac\n'
+            '[ -z "$T" ] && T=4 || T=5\n')
+    assert var(r, "A") == "2" and var(r, "B") == "y"
+    assert r.variables["T"].value[0].text is None  # $T is unknown, so the && / || branch is too
+
+
+def test_unknown_condition_merges_and_names_alternatives(run):
+    r = run('if [ "$1" = big ]; then L=32; else L=16; fi\ntorchrun x.py --num-layers $L\n')
+    piece = r.variables["L"].value[0]
+    assert piece.text is None and set(piece.alternatives) == {"32", "16"}
+    assert "positional parameter $1" in piece.reason
+    r = run('if [ "$1" = big ]; then torchrun a.py; else torchrun b.py; fi\n')
+    assert len(r.commands) == 2 and all(c.conditions for c in r.commands)
+
+
+def test_for_loops_and_functions(run):
+    r = run("for s in 1 2; do cmd --size $s; done\nfor ((i=0; i<3; i++)); do :; done\n"
+            "build() { echo \"--layers $1\"; OUT=\"--tp $2\"; }\nbuild 24 8\n")
+    assert [argv(r, "cmd", i)[2] for i in range(2)] == ["1", "2"]
+    assert all(c.in_loop for c in r.commands if c.name == "cmd")
+    assert var(r, "OUT") == "--tp 8"
+
+
+def test_source_relative_to_the_script(run):
+    r = run('DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nsource "$DIR/conf/a.sh"\n. ./conf/b.sh\n',
+            files={"conf/a.sh": "TP=8\n", "conf/b.sh": "PP=${PP:-2}\n"})
+    assert var(r, "TP") == "8" and var(r, "PP") == "2"
+    assert r.variables["TP"].value[0].span.path.endswith(os.path.join("conf", "a.sh"))
+    r = run("source missing.sh\n")
+    assert any("cannot read sourced file" in p.message for p in r.problems)
+
+
+def test_positional_parameters(run):
+    r = run('A=$1\nB=${2:-two}\nN=$#\nshift\nC=$1\n',
+            positional=[Word.of("one"), Word.of("uno")])
+    assert var(r, "A") == "one" and var(r, "B") == "uno" and var(r, "N") == "2" and var(r, "C") == "uno"
+    r = run("A=$1\nB=${1:-d}\n")
+    assert var(r, "A") is None and var(r, "B") == "d"
+
+
+def test_eval_and_bash_c_are_parsed_again_with_original_positions(run):
+    r = run('TP=2\nCMD="torchrun --nproc_per_node 8 x.py --tp $TP"\neval $CMD\n'
+            "srun -N 2 bash -c \"python y.py --rank \\$SLURM_PROCID --tp $TP\"\n")
+    inner = next(c for c in r.commands if c.via == "eval")
+    assert inner.argv() == ["torchrun", "--nproc_per_node", "8", "x.py", "--tp", "2"]
+    flag = inner.words[4]
+    assert (flag.value_span.line, flag.value_span.col) == (2, 39)
+    assert inner.words[5].value_span.line == 1  # the value still points at TP=2
+    py = next(c for c in r.commands if c.via == "bash -c")
+    assert py.parent.name == "srun"
+    assert py.words[3].text is None and py.words[3].unknowns[0].name == "SLURM_PROCID"
+
+
+def test_heredocs_and_sed_write_virtual_files(run, tmp_path):
+    r = run('GBS=64\ncat <<EOF > ds.json\n{"train_batch_size": $GBS, "x": $((GBS*2))}\nEOF\n'
+            "cat > raw.json <<'EOF'\n{\"a\": \"$GBS\"}\nEOF\n"
+            'cat <<-EOF > tabs.txt\n\tindented $GBS\n\tEOF\n'
+            'sed "s/BATCH/${GBS}/g" tpl.json | sed -e "s|STAGE|3|" > out.json\n',
+            files={"tpl.json": '{"b": BATCH, "s": STAGE}\n'})
+    files = {os.path.basename(k): v.content.render() for k, v in r.virtual_files.items()}
+    assert files["ds.json"] == '{"train_batch_size": 64, "x": 128}\n'
+    assert files["raw.json"] == '{"a": "$GBS"}\n'
+    assert files["tabs.txt"] == "indented 64\n"
+    assert files["out.json"] == '{"b": 64, "s": 3}\n'
+    vf = next(v for k, v in r.virtual_files.items() if k.endswith("ds.json"))
+    span = vf.content.locate(0, 1)
+    assert (span.line, span.col) == (3, 1)
+
+
+def test_command_substitution_is_never_executed(run, tmp_path):
+    marker = tmp_path / "ran"
+    r = run(f'N=$(touch {marker}; echo 8)\nH=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)\n'
+            'D=$(dirname /a/b/c.sh)\nB=$(basename /x/y.json .json)\n')
+    assert not marker.exists()
+    assert var(r, "N") is None and "known only at run time" in r.variables["H"].value[0].reason
+    assert var(r, "D") == "/a/b" and var(r, "B") == "y"
+
+
+def test_syntax_error_still_yields_the_launch(run):
+    r = run("#!/bin/bash\nCKPT=<Specify path>\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tp 2\n")
+    assert any(p.kind == "syntax" and p.span.line == 2 for p in r.problems)
+    assert any(c.name == "torchrun" for c in r.commands)
+
+
+def test_valid_script_with_a_tree_sitter_error_node_is_not_an_error(run):
+    # a trailing backslash before EOF gives tree-sitter an ERROR node; bash -n accepts it
+    r = run("torchrun --nproc_per_node 8 x.py \\\n")
+    assert not [p for p in r.problems if p.kind == "syntax"]
+
+
+def test_runaway_loops_stop(run):
+    r = run("while true; do X=$((X+1)); done\nf() { f; }\nf\ntorchrun x.py\n", max_steps=2000)
+    assert r.commands  # it terminated
+
+
+def test_child_scripts_see_only_exported_variables(run):
+    r = run("export A=1\nB=2\nbash child.sh arg1\n", files={"child.sh": "cmd $A $B $1\n"})
+    child = next(c for c in r.commands if c.name == "cmd")
+    assert child.argv()[1] == "1" and child.argv()[2] is None and child.argv()[3] == "arg1"
+    assert child.via == "bash FILE"
