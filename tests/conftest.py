@@ -1,10 +1,10 @@
-import os
+import sys
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-FIXTURES = ROOT / "fixtures" / "launches"
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # test helper modules (fixture_paths, ...)
+from fixture_paths import ROOT  # noqa: E402
 
 
 @pytest.fixture(autouse=True)
@@ -12,7 +12,3 @@ def _repo_root_cwd(monkeypatch):
     """Diagnostics show paths relative to the working directory: pin it to the repository root."""
     monkeypatch.chdir(ROOT)
     yield
-
-
-def fixture_dirs() -> list[Path]:
-    return sorted(p for p in FIXTURES.iterdir() if (p / "expected.yaml").exists()) if FIXTURES.exists() else []

@@ -11,7 +11,7 @@ import os
 import pytest
 import yaml
 
-from conftest import fixture_dirs
+from fixture_paths import fixture_dirs
 from plint.check import check_paths
 from plint.report.json_report import file_json
 

@@ -6,7 +6,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
+from fixture_paths import FIXTURES
 from plint.check import check_paths
 from plint.cli import cli
 

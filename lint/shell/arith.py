@@ -171,9 +171,12 @@ class _Parser:
                     return None
                 return _signed({"+": v, "-": -v, "!": int(v == 0), "~": ~v}[text])
             if text in ("++", "--"):
+                nxt = self.peek()
+                if nxt is None or nxt[0] != "name":
+                    # not an increment: bash reads `--0` as two unary minus signs
+                    v = self.unary(live)
+                    return None if v is None else _signed(v if text == "--" else v)
                 kind2, name = self.take()
-                if kind2 != "name":
-                    raise ArithError("syntax error: operand expected")
                 v = self.env.get(name, self.depth, live)
                 new = None if v is None else _signed(v + (1 if text == "++" else -1))
                 self.env.set(name, new, live)

@@ -2,7 +2,11 @@
 
 import os
 
-from conftest import argv, var
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+from shell_helpers import argv, var  # noqa: E402
 from plint.shell.model import Piece, Var, Word
 
 
