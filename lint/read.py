@@ -96,7 +96,7 @@ class FileLookup:
         found: SourceFile | None = None
         if self.result is not None and resolved in self.result.virtual_files:
             vf = self.result.virtual_files[resolved]
-            found = SourceFile(vf.path, vf.content.render())
+            found = SourceFile(_display(Path(vf.path)), vf.content.render())
         else:
             p = Path(resolved)
             if p.is_file():
