@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from pathlib import Path
 
 from plint.diagnostics import Diagnostic
@@ -12,7 +12,7 @@ from plint.read import FileReading, read_path
 CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
 
 
-@dataclass
+@record
 class CheckOptions:
     env: dict[str, str] = field(default_factory=dict)
     assume: dict[str, str] = field(default_factory=dict)
@@ -25,7 +25,7 @@ class CheckOptions:
     baseline: Path | None = None
 
 
-@dataclass
+@record
 class FileResult:
     reading: FileReading
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -39,7 +39,7 @@ class FileResult:
         return self.reading.layouts
 
 
-@dataclass
+@record
 class CheckRun:
     results: list[FileResult]
     fail_on: str | None = None  # from configuration; the command line wins

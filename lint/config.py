@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Any
 
 
-@dataclass
+@record
 class Settings:
     assume: dict[str, str] = field(default_factory=dict)  # values for unresolved variables
     gpu: str | None = None

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Any
 
 from plint.source import Span
@@ -10,7 +10,7 @@ from plint.source import Span
 SEVERITIES = ("error", "warning", "info")
 
 
-@dataclass
+@record
 class Diagnostic:
     code: str
     name: str

@@ -7,7 +7,7 @@ Values with `layout.get("parallel.tp")` and point at `value.span`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Any
 
 from plint.values import Value
@@ -31,7 +31,7 @@ CONTRACT_FIELDS: tuple[str, ...] = (
 )
 
 
-@dataclass
+@record
 class Layout:
     fields: dict[str, Value] = field(default_factory=dict)
     # Facts beyond the contract that rules may use (trainer flags, DeepSpeed config, launcher calls).

@@ -8,7 +8,7 @@ global batch defaulting to micro*dp, num_microbatches = global / (micro*dp).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Any
 
 from plint.derive import product, quotient
@@ -16,7 +16,7 @@ from plint.layout import Layout
 from plint.values import Value, default, derived, unresolved
 
 
-@dataclass
+@record
 class Launch:
     """One training launch found in a file, with everything read about it."""
 

@@ -8,7 +8,7 @@ read for its own sake (it has no launch, so no layout).
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from plint.record import field, record
 from pathlib import Path
 
 from plint.layout import Layout
@@ -21,7 +21,7 @@ SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
-@dataclass
+@record
 class FileReading:
     path: str
     kind: str  # "shell" | "json"
@@ -175,7 +175,6 @@ def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[
 
 def _launch(chain, job, lookup: FileLookup, gpu: str | None) -> Launch:
     from plint.catalog.flags import default_release, load_flag_catalog
-    from plint.sources.deepspeed_config import read_deepspeed_config
     from plint.sources.hf import hf_facts
     from plint.sources.megatron import megatron_facts, parse_trainer_args
     from plint.sources.trainer import detect_trainer

@@ -7,11 +7,11 @@ A SourceFile converts between the two once, so every layer above speaks in Spans
 from __future__ import annotations
 
 import bisect
-from dataclasses import dataclass, field
+from plint.record import field, record
 from pathlib import Path
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """A range of characters in one file: byte offsets plus 1-based line/column (characters)."""
 
@@ -28,7 +28,7 @@ class Span:
                 "end_line": self.end_line, "end_col": self.end_col}
 
 
-@dataclass
+@record
 class SourceFile:
     """The text of one file (real or virtual) with a byte -> (line, column) index."""
 

@@ -7,7 +7,7 @@ tensor-parallel size, a DeepSpeed batch number. `value is None` means unknown; `
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from plint.record import record
 from typing import Any, Callable
 
 from plint.shell.model import Word
@@ -16,7 +16,7 @@ from plint.source import Span
 ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Value:
     value: Any
     span: Span | None = None

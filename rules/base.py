@@ -7,7 +7,7 @@ files, never file syntax) and yields Findings that point at provenance spans.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 if TYPE_CHECKING:
@@ -21,7 +21,7 @@ FAMILIES = {"0": "inputs", "1": "arithmetic", "2": "topology", "3": "efficiency"
 DOCS_URL = "https://github.com/plint-dev/plint/blob/main/docs/rules/{code}.md"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Example:
     """A docs example: the files of a small launch; `main` is the one plint checks."""
 
@@ -29,7 +29,7 @@ class Example:
     main: str = "launch.sh"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RuleDocs:
     what: str  # what it checks, one paragraph
     why: str  # why it matters, with the number
@@ -39,7 +39,7 @@ class RuleDocs:
     references: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Edit:
     """Replace bytes [start, end) of `path` with `text`."""
 
@@ -49,14 +49,14 @@ class Edit:
     text: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Fix:
     description: str
     edits: tuple[Edit, ...]
     applicability: str = "safe"  # "safe" | "unsafe"
 
 
-@dataclass
+@record
 class Finding:
     message: str
     span: "Span | None" = None
@@ -65,7 +65,7 @@ class Finding:
     severity: str | None = None  # only when the rule's severity depends on the case
 
 
-@dataclass
+@record
 class RuleContext:
     reading: "FileReading"
     layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
@@ -81,7 +81,7 @@ class RuleContext:
 Check = Callable[[RuleContext], Iterable[Finding]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     code: str
     name: str

@@ -6,7 +6,7 @@ scripts/build_flag_catalog.py from the trainers' real argument parsers).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from plint.record import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,7 +20,7 @@ def _catalog_dir() -> Path:
     return Path(plint.schemas.__file__).parent / "megatron_flags"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FlagSpec:
     flags: tuple[str, ...]
     dest: str | None

@@ -9,7 +9,7 @@ A variable whose value is unknown makes the result unknown. Bash refuses numbers
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Callable
 
 _MASK = (1 << 64) - 1
@@ -29,7 +29,7 @@ class ArithError(Exception):
     pass
 
 
-@dataclass
+@record
 class ArithOutcome:
     value: int | None
     error: str | None = None

@@ -8,7 +8,7 @@ value) becomes an unknown Piece that says why; it is never guessed and never exe
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from plint.record import field, record
 from pathlib import Path
 from typing import Callable
 
@@ -27,7 +27,7 @@ EXPANSIONS = {"expansion", "simple_expansion", "command_substitution", "arithmet
               "process_substitution"}
 
 
-@dataclass
+@record
 class EvalOptions:
     env: dict[str, Var] = field(default_factory=dict)
     positional: list[Word] | None = None
@@ -157,7 +157,7 @@ def _same(a: Var | None, b: Var | None) -> bool:
     return ta is not None and ta == tb
 
 
-@dataclass
+@record
 class _State:
     vars: dict[str, Var]
     positional: list[Word] | None

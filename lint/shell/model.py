@@ -12,7 +12,7 @@ Origins: "literal" (written in a file, including `${V:-default}` defaults), "env
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Iterable, Sequence
 
 from plint.source import SourceFile, Span
@@ -20,7 +20,7 @@ from plint.source import SourceFile, Span
 MARKER = "\x00"  # brackets the index of an unknown piece when a MappedText is rendered
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Piece:
     text: str | None
     span: Span | None = None
@@ -55,7 +55,7 @@ def unknown(reason: str, name: str | None = None, span: Span | None = None,
                  alternatives=tuple(alternatives))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Word:
     """One argument after expansion. `site` is where the word stands in the command text."""
 
@@ -119,7 +119,7 @@ class Word:
         return Word(tuple(out), site)
 
 
-@dataclass
+@record
 class MappedText:
     """Text assembled from pieces (a heredoc body, a sed output, an eval string).
 
@@ -168,7 +168,7 @@ class MappedText:
                           source=source)])
 
 
-@dataclass
+@record
 class Var:
     """A shell variable: a scalar (`value`) or an indexed array (`items`)."""
 
@@ -186,7 +186,7 @@ class Var:
         return Word(self.value, self.span)
 
 
-@dataclass
+@record
 class Command:
     """A simple command the script would run, after expansion.
 
@@ -212,7 +212,7 @@ class Command:
         return [w.text for w in self.words]
 
 
-@dataclass
+@record
 class VirtualFile:
     """A file the script writes (heredoc, sed of a template) that later commands may read."""
 
@@ -221,7 +221,7 @@ class VirtualFile:
     written_by: Span | None = None
 
 
-@dataclass
+@record
 class Problem:
     """Something the reader could not read: kind is "syntax" (PL001) or "unresolved" (PL002)."""
 
@@ -230,7 +230,7 @@ class Problem:
     span: Span | None = None
 
 
-@dataclass
+@record
 class ShellResult:
     source: SourceFile
     commands: list[Command] = field(default_factory=list)

@@ -7,14 +7,14 @@ check); `"auto"` stays the string "auto" (an integration such as the HF Trainer 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 
 from plint.shell.model import MappedText, Problem
 from plint.sources.jsonpos import JNode, JObject, JScalar, JsonDocument, JUnknown, parse_json
 from plint.values import Value, default, unresolved
 
 
-@dataclass
+@record
 class DeepSpeedConfig:
     path: str
     document: JsonDocument
@@ -30,7 +30,7 @@ class DeepSpeedConfig:
     sequence_parallel_size: Value | None = None
 
 
-@dataclass
+@record
 class DerivedBatch:
     micro: Value
     global_: Value

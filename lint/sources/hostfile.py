@@ -10,7 +10,7 @@ The error messages below are DeepSpeed's own.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from plint.record import field, record
 
 from plint.shell.model import Problem
 from plint.source import SourceFile, Span
@@ -19,7 +19,7 @@ from plint.values import Value, derived, unresolved
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
 
 
-@dataclass
+@record
 class Hostfile:
     path: str
     hosts: list[tuple[str, int, Span]] = field(default_factory=list)
@@ -54,7 +54,7 @@ def read_hostfile(source: SourceFile) -> Hostfile:
     return out
 
 
-@dataclass
+@record
 class Resources:
     hosts: list[tuple[str, int]]
     world_size: Value

@@ -9,14 +9,14 @@ recorded, since Megatron-DeepSpeed reads the file with the strict `json` module.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Any, Union
 
 from plint.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import Span
 
 
-@dataclass
+@record
 class JScalar:
     value: Any
     span: Span | None
@@ -25,7 +25,7 @@ class JScalar:
         return self.value
 
 
-@dataclass
+@record
 class JUnknown:
     piece: Piece
     span: Span | None
@@ -34,7 +34,7 @@ class JUnknown:
         return None
 
 
-@dataclass
+@record
 class JArray:
     items: list["JNode"]
     span: Span | None
@@ -43,14 +43,14 @@ class JArray:
         return [i.to_python() for i in self.items]
 
 
-@dataclass
+@record
 class JEntry:
     key: str
     key_span: Span | None
     value: "JNode"
 
 
-@dataclass
+@record
 class JObject:
     entries: list[JEntry]
     span: Span | None
@@ -79,7 +79,7 @@ class JObject:
 JNode = Union[JScalar, JUnknown, JArray, JObject]
 
 
-@dataclass
+@record
 class JsonDocument:
     path: str
     root: JNode | None

@@ -11,7 +11,7 @@ kept in each Value's note.
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
+from plint.record import field, record
 from typing import Callable
 
 from plint.shell.model import Command, Problem, ShellResult, Word
@@ -72,7 +72,7 @@ TRAINING_FLAGS = ("--tensor-model-parallel-size", "--pipeline-model-parallel-siz
                   "--deepspeed_config", "--micro-batch-size", "--num-layers", "--per_device_train_batch_size")
 
 
-@dataclass
+@record
 class LauncherCall:
     launcher: str
     command: Command
@@ -101,7 +101,7 @@ class LauncherCall:
         return any(n in self.options for n in names)
 
 
-@dataclass
+@record
 class LaunchChain:
     calls: list[LauncherCall]
     launcher: str | None

@@ -10,7 +10,7 @@ default from the flag catalog, with origin "default".
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from plint.record import field, record
 
 from plint.catalog.flags import FlagCatalog, FlagSpec
 from plint.shell.model import Word
@@ -19,7 +19,7 @@ from plint.values import Value, default, derived, from_word, parse_int, unresolv
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+([eE][-+]?\d+)?$")
 
 
-@dataclass
+@record
 class FlagUse:
     option: str
     flag_word: Word
@@ -32,7 +32,7 @@ class FlagUse:
         return self.values[0] if self.values else None
 
 
-@dataclass
+@record
 class TrainerArgs:
     uses: list[FlagUse] = field(default_factory=list)
     positionals: list[Word] = field(default_factory=list)

@@ -11,7 +11,7 @@ run time and are not set here.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from plint.record import field, record
 
 from plint.shell.model import Piece, Var, Word
 from plint.source import SourceFile, Span
@@ -32,7 +32,7 @@ _FLAG_ONLY = {"exclusive"}  # may also take a value (=user|mcs|topo); bare form 
 _DIRECTIVE = re.compile(r"^#SBATCH\s+(.*)$")
 
 
-@dataclass
+@record
 class SlurmJob:
     nodes: Value | None = None
     ntasks: Value | None = None
