@@ -1,3 +1,3 @@
-from plint.cli import main
+from plint.entry import main
 
 main()

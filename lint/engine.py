@@ -22,7 +22,7 @@ class Engine:
 
         out: list[Diagnostic] = []
         seen: set[tuple] = set()
-        rules = all_rules()
+        rules = self.selected(all_rules())
         contexts = [RuleContext(reading, layout, settings) for layout in reading.layouts] or \
             [RuleContext(reading, None, settings)]
         for ctx in contexts:
@@ -41,6 +41,22 @@ class Engine:
                     d.key = finding.key
                     out.append(d)
         return out
+
+    def selected(self, rules: dict) -> dict:
+        """--select / --ignore by code, name or code prefix (PL1 selects a family)."""
+        def matches(rule, selector: str) -> bool:
+            return rule.name == selector.lower() or rule.code.startswith(selector.upper())
+
+        for selector in (self.options.select or []) + (self.options.ignore or []):
+            if not any(matches(r, selector) for r in rules.values()):
+                from difflib import get_close_matches
+
+                near = get_close_matches(selector, [*rules, *(r.name for r in rules.values())], n=1)
+                raise ValueError(f"unknown rule selector {selector!r}"
+                                 + (f"; did you mean {near[0]!r}?" if near else ""))
+        chosen = {c: r for c, r in rules.items()
+                  if self.options.select is None or any(matches(r, s) for s in self.options.select)}
+        return {c: r for c, r in chosen.items() if not any(matches(r, s) for s in self.options.ignore or [])}
 
     def finish(self, results) -> None:
         """Whole-run work after every file (unused directives, baseline bookkeeping)."""

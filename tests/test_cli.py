@@ -92,3 +92,28 @@ def test_python_dash_m_entry_point(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "plint", "check", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert "1 file(s) checked" in proc.stdout
+
+
+def test_fast_path_runs_check_without_click(tmp_path):
+    script = tmp_path / "a.sh"
+    script.write_text("torchrun --nproc_per_node 2 pretrain_gpt.py --tensor-model-parallel-size 2\n")
+    code = ("import sys, runpy; sys.argv = ['plint', 'check', '--format', 'json', %r]\n"
+            "try:\n    runpy.run_module('plint', run_name='__main__')\n"
+            "except SystemExit as e:\n    print('EXIT', e.code, 'click' in sys.modules)\n") % str(script)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert proc.stdout.strip().endswith("EXIT 0 False"), proc.stdout + proc.stderr
+
+
+def test_fast_path_and_click_agree_on_options(tmp_path):
+    from plint.check_command import OPTIONS, parse_fast
+    from plint.cli import check as click_check
+
+    click_flags = {f for p in click_check.params for f in getattr(p, "opts", [])}
+    assert {o.flag for o in OPTIONS} == click_flags - {"--help"} - {"paths"}
+    script = tmp_path / "a.sh"
+    script.write_text("echo\n")
+    parsed = parse_fast(["--format=json", "--env", "A=1", "--env", "B=2", "--concise", str(script)])
+    assert parsed["fmt"] == "json" and parsed["env"] == ["A=1", "B=2"] and parsed["concise"] is True
+    assert parse_fast(["--format", "xml", str(script)]) is None  # click explains bad choices
+    assert parse_fast(["--unknown", str(script)]) is None
+    assert parse_fast([str(tmp_path / "missing.sh")]) is None

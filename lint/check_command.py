@@ -1,0 +1,131 @@
+"""`plint check`: its options (declared once), the run itself, and a click-free fast path.
+
+`plint check` runs in every pre-commit and its budget is a few times Python's own start-up; importing
+click alone costs about twice that start-up. So the console entry (plint.entry) parses an ordinary
+`plint check ...` command line with the table below and runs it without importing click; anything
+else (help, a bad option, a missing path, other commands) goes to the click CLI, which declares its
+`check` options from the same table and calls the same `run`.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("text", "json")
+FAIL_ON = ("error", "warning", "info", "never")
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+
+
+class Option:
+    def __init__(self, flag: str, dest: str, kind: str = "value", choices: tuple[str, ...] | None = None,
+                 default: Any = None, metavar: str | None = None, help: str = ""):  # noqa: A002
+        self.flag, self.dest, self.kind, self.choices = flag, dest, kind, choices
+        self.default, self.metavar, self.help = default, metavar, help
+
+
+OPTIONS: tuple[Option, ...] = (
+    Option("--format", "fmt", choices=FORMATS, default="text", help="Output format."),
+    Option("--concise", "concise", kind="flag", default=False, help="Text format: one line per finding."),
+    Option("--env", "env", kind="multi", default=(), metavar="NAME=VALUE",
+           help="Seed a variable the script reads from its environment (digits name a positional parameter)."),
+    Option("--assume", "assume", kind="multi", default=(), metavar="NAME=VALUE",
+           help="Value for a variable the script sets from something only known at run time."),
+    Option("--gpu", "gpu", metavar="NAME", help="The GPU the job runs on (overrides the files)."),
+    Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
+    Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
+    Option("--fail-on", "fail_on", choices=FAIL_ON, default="error",
+           help="Exit 1 when a finding is at or above this severity."),
+)
+
+
+class UsageError(ValueError):
+    """A command-line mistake: the click CLI reports it and exits 2."""
+
+
+def parse_pairs(values, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not (name.isidentifier() or name.isdigit()):
+            raise UsageError(f"{option}: expected NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+def codes(value: str | None) -> list[str] | None:
+    return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
+
+
+def parse_fast(argv: list[str]) -> dict | None:
+    """Arguments of `plint check` when they are ordinary; None to let click handle (and explain) them."""
+    by_flag = {o.flag: o for o in OPTIONS}
+    values: dict[str, Any] = {o.dest: (list(o.default) if o.kind == "multi" else o.default) for o in OPTIONS}
+    paths: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            paths.extend(argv[i + 1:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            paths.append(arg)
+            i += 1
+            continue
+        flag, eq, inline = arg.partition("=")
+        opt = by_flag.get(flag)
+        if opt is None:
+            return None
+        if opt.kind == "flag":
+            if eq:
+                return None
+            values[opt.dest] = True
+            i += 1
+            continue
+        if eq:
+            value = inline
+            i += 1
+        elif i + 1 < len(argv):
+            value = argv[i + 1]
+            i += 2
+        else:
+            return None
+        if opt.choices is not None and value not in opt.choices:
+            return None
+        if opt.kind == "multi":
+            values[opt.dest].append(value)
+        else:
+            values[opt.dest] = value
+    if not paths or any(not Path(p).exists() for p in paths):
+        return None
+    values["paths"] = [Path(p) for p in paths]
+    return values
+
+
+def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
+        select: str | None = None, ignore: str | None = None, fail_on: str = "error") -> int:
+    """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
+    from plint.check import CheckOptions, check_paths
+
+    missing = [str(p) for p in paths if not Path(p).exists()]
+    if missing:
+        raise UsageError("no such file or directory: " + ", ".join(missing))
+    options = CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
+                           select=codes(select), ignore=codes(ignore))
+    result = check_paths([Path(p) for p in paths], options)
+    if fmt == "json":
+        from plint.report.json_report import render
+
+        text = render(result.results)
+    else:
+        from plint.report.text import render
+
+        text = render(result.results, concise=concise)
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
+    if fail_on != "never" and any(
+            d.suppressed is None and SEVERITY_RANK[d.severity] >= SEVERITY_RANK[fail_on]
+            for r in result.results for d in r.diagnostics):
+        return 1
+    return 0
