@@ -7,8 +7,6 @@ error is only reported when bash itself rejects the script.
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 
 from plint.shell.model import Problem
 from plint.source import SourceFile
@@ -17,31 +15,32 @@ _PARSER = None
 
 
 def _language():
-    """The bash grammar. Loads the binding directly when possible: the package's __init__ imports
-    importlib.resources (about 12 ms) only to serve highlight queries plint never uses."""
+    """The bash grammar. Loads the compiled binding directly when it can: the package's __init__
+    imports importlib.resources (about 12 ms) only to serve highlight queries plint never uses."""
     import importlib.machinery
-    import importlib.util
+    import os
     import sys
 
     import tree_sitter
 
-    try:
-        spec = importlib.util.find_spec("tree_sitter_bash")
-        locations = list(spec.submodule_search_locations or []) if spec else []
-        for folder in locations:
-            import os
-
-            for name in os.listdir(folder):
-                if name.startswith("_binding") and name.endswith((".so", ".pyd")):
-                    loader = importlib.machinery.ExtensionFileLoader(
-                        "tree_sitter_bash._binding", os.path.join(folder, name))
-                    module = importlib.util.module_from_spec(
-                        importlib.util.spec_from_loader(loader.name, loader))
+    spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash")
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("_binding") and name.endswith((".so", ".pyd")):
+                path = os.path.join(folder, name)
+                loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
+                module_spec = importlib.machinery.ModuleSpec(loader.name, loader, origin=path)
+                try:
+                    module = loader.create_module(module_spec)
                     loader.exec_module(module)
-                    sys.modules.setdefault("tree_sitter_bash._binding", module)
-                    return tree_sitter.Language(module.language())
-    except (ImportError, OSError, AttributeError):
-        pass
+                except (ImportError, OSError):
+                    break
+                sys.modules.setdefault("tree_sitter_bash._binding", module)
+                return tree_sitter.Language(module.language())
     import tree_sitter_bash
 
     return tree_sitter.Language(tree_sitter_bash.language())
@@ -94,6 +93,9 @@ def recover(source: SourceFile, problems: list[Problem], rounds: int = 8) -> tup
 
 
 def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
+    import shutil
+    import subprocess
+
     bash = shutil.which("bash")
     if bash is None:
         return []
