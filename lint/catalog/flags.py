@@ -6,7 +6,6 @@ scripts/build_flag_catalog.py from the trainers' real argument parsers).
 from __future__ import annotations
 
 import json
-from plint.record import record
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -20,16 +19,23 @@ def _catalog_dir() -> Path:
     return Path(plint.schemas.__file__).parent / "megatron_flags"
 
 
-@record(frozen=True)
 class FlagSpec:
-    flags: tuple[str, ...]
-    dest: str | None
-    kind: str  # store | store_true | store_false | help | ...
-    type: str | None
-    default_repr: str | None
-    default: Any
-    choices: tuple[str, ...] | None
-    nargs: Any
+    """One argparse action. A plain slotted class: a catalog builds hundreds of these per check."""
+
+    __slots__ = ("flags", "dest", "kind", "type", "default_repr", "default", "choices", "nargs")
+
+    def __init__(self, flags, dest, kind, type_, default_repr, default, choices, nargs):
+        self.flags: tuple[str, ...] = flags
+        self.dest: str | None = dest
+        self.kind: str = kind  # store | store_true | store_false | help | ...
+        self.type: str | None = type_
+        self.default_repr: str | None = default_repr
+        self.default: Any = default
+        self.choices: tuple[str, ...] | None = choices
+        self.nargs: Any = nargs
+
+    def __repr__(self) -> str:
+        return f"FlagSpec({self.flags!r}, dest={self.dest!r}, kind={self.kind!r})"
 
     @property
     def takes_value(self) -> bool:
@@ -49,7 +55,7 @@ class FlagCatalog:
         self._by_dest: dict[str, FlagSpec] = {}
         for flags, dest, kind, typ, default_repr, default, choices, nargs in doc["actions"]:
             spec = FlagSpec(tuple(flags), dest, kind, typ, default_repr, default,
-                            tuple(str(c) for c in choices) if choices is not None else None, nargs)
+                            tuple(map(str, choices)) if choices is not None else None, nargs)
             for f in flags:
                 self._by_option[f] = spec
             if dest and dest not in self._by_dest:
