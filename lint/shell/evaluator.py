@@ -410,9 +410,7 @@ class Shell:
             if not name.isidentifier():
                 continue
             if sep:
-                value = w.slice(len(name) + 1) if w.known else Word(
-                    tuple(p for p in w.pieces), w.site).slice(len(name) + 1) if False else \
-                    self._after_equals(w, len(name) + 1)
+                value = w.after(len(name) + 1)
                 if keyword == "local" and self.locals:
                     self.locals[-1].setdefault(name, self.vars.get(name))
                 self.vars[name] = Var(name, value.pieces, None,
@@ -423,19 +421,6 @@ class Shell:
             elif keyword == "local" and self.locals:
                 self.locals[-1].setdefault(name, None)
                 self.vars[name] = Var(name, (), None, False, w.site)
-
-    @staticmethod
-    def _after_equals(w: Word, n: int) -> Word:
-        out, pos = [], 0
-        for p in w.pieces:
-            length = len(p.text) if p.known else 0
-            if pos >= n or not p.known:
-                if pos >= n:
-                    out.append(p)
-            elif pos + length > n:
-                out.append(p.sub(n - pos, length))
-            pos += length
-        return Word(tuple(out), w.site)
 
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:

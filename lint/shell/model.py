@@ -101,6 +101,19 @@ class Word:
             return contributing[0].span
         return self.site or (contributing[0].span if contributing else None)
 
+    def after(self, n: int) -> "Word":
+        """The word without its first n characters (`--flag=` of `--flag=$X`), unknown parts kept:
+        the prefix must lie in known text."""
+        out, pos = [], 0
+        for p in self.pieces:
+            length = len(p.text) if p.known else 0
+            if pos >= n:
+                out.append(p)
+            elif p.known and pos + length > n:
+                out.append(p.sub(n - pos, length))
+            pos += length
+        return Word(tuple(out), self.site)
+
     def slice(self, i: int, j: int | None = None) -> "Word":
         """Characters [i, j) of a known word, as a Word keeping per-piece provenance."""
         text = self.text or ""

@@ -65,7 +65,7 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
             display = w.display()
             if display.startswith("--") and "=" in display and "${" not in display.split("=", 1)[0]:
                 name = display.split("=", 1)[0]
-                args.uses.append(FlagUse(name, w, [_after(w, len(name) + 1)], catalog.lookup(name), True))
+                args.uses.append(FlagUse(name, w, [w.after(len(name) + 1)], catalog.lookup(name), True))
             elif display.startswith("--") and "${" not in display:
                 args.uses.append(FlagUse(display, w, [], catalog.lookup(display)))
             else:
@@ -112,19 +112,6 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
         args.uses.append(FlagUse(name, w, values, spec))
         i = j
     return args
-
-
-def _after(word: Word, n: int) -> Word:
-    out, pos = [], 0
-    for p in word.pieces:
-        length = len(p.text) if p.known else 0
-        if pos >= n or not p.known:
-            if pos >= n:
-                out.append(p)
-        elif pos + length > n:
-            out.append(p.sub(n - pos, length))
-        pos += length
-    return Word(tuple(out), word.site)
 
 
 # ---- facts ------------------------------------------------------------------------------------------
