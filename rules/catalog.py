@@ -1,3 +1,4 @@
 """Imports every rule family so that their rules register (see base.all_rules)."""
 
 from plint.rules import inputs  # noqa: F401  PL0xx
+from plint.rules import arithmetic  # noqa: F401,E402  PL1xx

@@ -77,7 +77,7 @@ def unresolved_value(ctx: RuleContext):
     reading = ctx.reading
     if ctx.layout is None or ctx.layout is reading.layouts[0]:
         for problem in reading.problems:
-            if problem.kind not in ("syntax", "shell-error"):
+            if problem.kind == "unresolved":
                 yield Finding(problem.message, problem.span)
     layout = ctx.layout
     if layout is None:

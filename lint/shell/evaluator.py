@@ -677,7 +677,8 @@ class Shell:
             if op in ("?", ":?"):
                 return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span),
                           False)]]
-            result = opnd()
+            result = [[(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source,
+                              name) if p.known else p, s) for p, s in f] for f in opnd()]
             if op in (":=", "="):
                 self.vars[name] = Var(name, _flatten(result), None,
                                       self.vars[name].exported if name in self.vars else False, span)

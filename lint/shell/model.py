@@ -31,6 +31,8 @@ class Piece:
     name: str | None = None  # the variable (or construct) that made it unknown
     alternatives: tuple[str, ...] = ()
     source: SourceFile | None = field(default=None, compare=False, repr=False)
+    # the variable whose `${NAME:-default}` supplied this text: a value the environment may override
+    default_of: str | None = None
 
     @property
     def known(self) -> bool:
@@ -46,7 +48,8 @@ class Piece:
             body = self.text[i:j].encode("utf-8", "surrogateescape")
             start = span.start + len(prefix)
             span = self.source.span(start, start + len(body))
-        return Piece(self.text[i:j], span, self.origin, self.exact, source=self.source)
+        return Piece(self.text[i:j], span, self.origin, self.exact, source=self.source,
+                     default_of=self.default_of)
 
 
 def unknown(reason: str, name: str | None = None, span: Span | None = None,

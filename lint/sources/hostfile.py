@@ -40,16 +40,16 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         indent = len(raw) - len(raw.lstrip())
         span = source.span(start + indent, start + len(raw.rstrip("\r\n").encode("utf-8", "surrogateescape")))
         if not m:
-            out.problems.append(Problem("syntax", f"Hostfile contains a bad entry: {line}", span))
+            out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {line}", span))
             continue
         host, slots = m.group(1), int(m.group(2))
         if host in seen:
-            out.problems.append(Problem("syntax", f"Hostfile contains multiple entries for {host}", span))
+            out.problems.append(Problem("hostfile", f"Hostfile contains multiple entries for {host}", span))
             continue
         seen.add(host)
         out.hosts.append((host, slots, span))
     if not out.hosts and not out.problems:
-        out.problems.append(Problem("syntax", "Hostfile is empty or not formatted correctly",
+        out.problems.append(Problem("hostfile", "Hostfile is empty or not formatted correctly",
                                     source.span(0, len(source.data))))
     return out
 
@@ -78,12 +78,12 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
                       num_nodes: int | None, num_gpus: int | None, span: Span | None = None) -> Resources:
     problems: list[Problem] = []
     if (num_nodes is not None or num_gpus is not None) and (include or exclude):
-        problems.append(Problem("syntax", "Cannot specify num_nodes/gpus with include/exclude", span))
+        problems.append(Problem("hostfile", "Cannot specify num_nodes/gpus with include/exclude", span))
     if include and exclude:
-        problems.append(Problem("syntax", "include_str and exclude_str are mutually exclusive.", span))
+        problems.append(Problem("hostfile", "include_str and exclude_str are mutually exclusive.", span))
     if hostfile is None:
         if num_nodes is not None and num_nodes > 1:
-            problems.append(Problem("syntax", "Num nodes is >1 but no extra nodes available via hostfile", span))
+            problems.append(Problem("hostfile", "Num nodes is >1 but no extra nodes available via hostfile", span))
         if num_gpus is None:
             note = ("no --hostfile and no --num_gpus: the launcher uses /job/hostfile or every local GPU, "
                     "known only at run time")
@@ -97,24 +97,24 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
             new: dict[str, list[int]] = {}
             for host, slots in wanted.items():
                 if host not in active:
-                    problems.append(Problem("syntax", f"Hostname '{host}' not found in hostfile", span))
+                    problems.append(Problem("hostfile", f"Hostname '{host}' not found in hostfile", span))
                     continue
                 for s in slots or []:
                     if s not in active[host]:
-                        problems.append(Problem("syntax", f"No slot '{s}' specified on host '{host}'", span))
+                        problems.append(Problem("hostfile", f"No slot '{s}' specified on host '{host}'", span))
                 new[host] = [s for s in (slots if slots is not None else active[host]) if s in active[host]]
             active = {h: new[h] for h in active if h in new}
         elif exclude:
             for host, slots in _parse_filter(exclude).items():
                 if host not in active:
-                    problems.append(Problem("syntax", f"Hostname '{host}' not found in hostfile", span))
+                    problems.append(Problem("hostfile", f"Hostname '{host}' not found in hostfile", span))
                     continue
                 if slots is None:
                     active.pop(host)
                 else:
                     for s in slots:
                         if s not in active[host]:
-                            problems.append(Problem("syntax", f"No slot '{s}' specified on host '{host}'", span))
+                            problems.append(Problem("hostfile", f"No slot '{s}' specified on host '{host}'", span))
                     active[host] = [s for s in active[host] if s not in slots]
                     if not active[host]:
                         active.pop(host)

@@ -1,0 +1,461 @@
+"""PL1xx: layouts the trainer rejects at start-up (Megatron's validate_args, TransformerConfig,
+the micro-batch calculator, DeepSpeed's batch assertion). Conditions follow
+shared/reference/megatron.md §2 and deepspeed.md §2; each rule cites the check it mirrors.
+"""
+
+from __future__ import annotations
+
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
+
+MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"
+
+
+@register(
+    "PL101", "world-size-indivisible", "error",
+    "The world size does not divide into the model-parallel group sizes.",
+    RuleDocs(
+        what="Checks that the world size is divisible by tp*pp*cp (Megatron-DeepSpeed: tp*pp*ds_sp) and, "
+             "with experts, by etp*ep*pp, where etp defaults to tp.",
+        why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
+            "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
+            "when world % (etp*ep*pp) != 0. Either way the job dies at start-up.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 3", heads=24, hidden=2304)),
+        good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=24, hidden=2304)),
+        fix="`plint fix --unsafe-fixes` can pick a tp/pp that divides the world size.",
+        references=("megatron/training/arguments.py validate_args", "megatron/core/parallel_state.py"),
+    ),
+)
+def world_size_indivisible(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    sizes = known(ctx, "cluster.world_size", "parallel.tp", "parallel.pp")
+    if sizes is None:
+        return
+    world, tp, pp = sizes
+    if trainer(ctx) == "megatron-deepspeed":
+        sp = value(ctx, "ds_sequence_parallel_size")
+        third, label = (sp.value if sp is not None and sp.value else 1), "ds_sp"
+    else:
+        cp = value(ctx, "parallel.cp")
+        third, label = (cp.value if cp is not None and cp.value else 1), "cp"
+    model = tp * pp * third
+    if model and world % model:
+        yield Finding(f"world size {world} is not divisible by tp*pp*{label} = {tp}*{pp}*{third} = {model}; "
+                      f"{MEGATRON_ASSERT}", span(ctx, "parallel.tp", "parallel.pp", "cluster.world_size"),
+                      key="parallel.tp")
+        return
+    experts = known(ctx, "parallel.ep", "parallel.etp")
+    if experts is None or experts[0] <= 1 and experts[1] == tp:
+        return
+    ep, etp = experts
+    grid = etp * ep * pp
+    if grid and world % grid:
+        yield Finding(f"world size {world} is not divisible by etp*ep*pp = {etp}*{ep}*{pp} = {grid} (the expert "
+                      "grid; etp defaults to tp when --expert-tensor-parallel-size is not given)",
+                      span(ctx, "parallel.ep", "parallel.etp"), key="parallel.ep")
+
+
+@register(
+    "PL102", "global-batch-indivisible", "error",
+    "The global batch is not a multiple of micro-batch times data parallelism.",
+    RuleDocs(
+        what="Checks global batch % (micro * dp) == 0, with dp = world / (tp*pp*cp).",
+        why="Megatron's micro-batch calculator asserts it ('global batch size (G) is not divisible by micro "
+            "batch size (m) times data parallel size (d)'). It breaks most often after a node-count or "
+            "tp/pp change, since dp moves with them.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=66)),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=64)),
+        fix="`plint fix --unsafe-fixes` moves the global batch to the nearest valid value and says so.",
+        references=("megatron/core/num_microbatches_calculator.py",),
+    ),
+)
+def global_batch_indivisible(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    glob = value(ctx, "batch.global")
+    sizes = known(ctx, "batch.global", "batch.micro", "parallel.dp")
+    if sizes is None or glob.origin == "default":
+        return
+    g, m, dp = sizes
+    if m * dp and g % (m * dp):
+        lower = g - g % (m * dp)
+        yield Finding(f"global batch {g} is not divisible by micro-batch {m} * dp {dp} = {m * dp}; "
+                      f"nearest valid values: {lower or m * dp} or {lower + m * dp}; {MEGATRON_ASSERT}",
+                      glob.span, key="batch.global")
+
+
+def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
+    layers = value(ctx, "model.num_layers")
+    if layers is None or layers.value is None:
+        return None
+    total, parts = layers.value, [str(layers.value)]
+    for key, label in (("pipeline.account_for_embedding", "embedding"), ("pipeline.account_for_loss", "loss")):
+        if value(ctx, key) is not None:
+            total += 1
+            parts.append(f"1 ({label})")
+    return total, " + ".join(parts)
+
+
+@register(
+    "PL103", "layers-indivisible", "error",
+    "The layers do not split evenly over the pipeline stages.",
+    RuleDocs(
+        what="Checks num_layers (+1 each with --account-for-embedding/loss-in-pipeline-split) % pp == 0, and "
+             "% (pp * layers-per-virtual-stage) with --num-layers-per-virtual-pipeline-stage, unless uneven "
+             "first/last stages or a pipeline layout are given. Megatron-DeepSpeed's PipelineModule partitions "
+             "by parameters and is not checked.",
+        why="Megatron asserts 'Number of layers should be divisible by the pipeline-model-parallel size' "
+            "(unconditionally since core 0.10); releases up to 0.9 silently built floor(L/pp) layers per stage "
+            "(issues #1304, #468), training a smaller model than asked for.",
+        bad=torchrun(gpt("--pipeline-model-parallel-size 4", layers=30)),
+        good=torchrun(gpt("--pipeline-model-parallel-size 4\n--decoder-first-pipeline-num-layers 7\n"
+                          "--decoder-last-pipeline-num-layers 7", layers=30)),
+        fix="Not fixed automatically: choose pp, or uneven first/last stage sizes.",
+        references=("megatron/training/arguments.py validate_args",),
+    ),
+)
+def layers_indivisible(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    if any(value(ctx, k) is not None for k in ("parallel.uneven_first", "parallel.uneven_last",
+                                               "parallel.pipeline_layout")):
+        return
+    total = _layers_total(ctx)
+    pp = known(ctx, "parallel.pp")
+    if total is None or pp is None or pp[0] <= 1:
+        return
+    (n, how), (p,) = total, pp
+    if n % p:
+        yield Finding(f"{how} = {n} layers do not divide by pp {p}; give uneven stages "
+                      "(--decoder-first/last-pipeline-num-layers) or another pp",
+                      span(ctx, "model.num_layers", "parallel.pp"), key="model.num_layers")
+        return
+    chunk = value(ctx, "parallel.vpp")
+    use = ctx.layout.extras.get("trainer_args")
+    k_use = use.get("--num-layers-per-virtual-pipeline-stage") if use is not None else None
+    if k_use is not None and k_use.value is not None and k_use.value.known and chunk is not None \
+            and chunk.value is None and chunk.origin == "derived" and "do not split" in (chunk.note or ""):
+        yield Finding(f"{n} layers over pp {p} ({n // p} per stage) do not split into virtual chunks of "
+                      f"{k_use.value.text} layers", k_use.value.value_span, key="parallel.vpp")
+
+
+@register(
+    "PL104", "heads-indivisible", "error",
+    "Attention heads or query groups do not divide over tensor parallelism.",
+    RuleDocs(
+        what="Checks heads % tp == 0 and, with --group-query-attention, that the query groups are a "
+             "multiple of tp or (Megatron 0.16 and later) a divisor of it.",
+        why="TransformerConfig raises 'num_attention_heads (N) must be a multiple of "
+            "tensor_model_parallel_size (T)'; every rank holds heads/tp whole heads.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 8 --sequence-parallel", heads=28, hidden=3584)),
+        good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=28, hidden=3584)),
+        fix="Not fixed automatically: pick a tp that divides the head count.",
+        references=("megatron/core/transformer/transformer_config.py __post_init__",),
+    ),
+)
+def heads_indivisible(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    sizes = known(ctx, "model.num_attention_heads", "parallel.tp")
+    if sizes is None:
+        return
+    heads, tp = sizes
+    if tp and heads % tp:
+        yield Finding(f"{heads} attention heads are not divisible by tp {tp}",
+                      span(ctx, "model.num_attention_heads", "parallel.tp"), key="model.num_attention_heads")
+        return
+    if value(ctx, "model.group_query_attention") is None:
+        return
+    groups = known(ctx, "model.num_query_groups")
+    if groups is None:
+        return
+    (g,) = groups
+    if g % tp and tp % g:
+        yield Finding(f"{g} query groups are neither a multiple nor a divisor of tp {tp} (before Megatron "
+                      "0.16 they must be a multiple)", span(ctx, "model.num_query_groups"),
+                      key="model.num_query_groups")
+
+
+@register(
+    "PL105", "experts-indivisible", "error",
+    "Expert parallelism without experts, or experts that do not divide over it.",
+    RuleDocs(
+        what="Checks that ep > 1 comes with --num-experts and that num_experts % ep == 0.",
+        why="validate_args asserts 'Number of experts should be a multiple of expert model parallel_size'; "
+            "each expert-parallel rank holds num_experts/ep whole experts.",
+        bad=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 12 --moe-router-topk 2")),
+        good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 2")),
+        fix="Not fixed automatically.",
+        references=("megatron/training/arguments.py validate_args",),
+    ),
+)
+def experts_indivisible(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    ep = value(ctx, "parallel.ep")
+    if ep is None or not ep.value or ep.value <= 1:
+        return
+    experts = value(ctx, "model.num_experts")
+    if experts is None or (experts.value is None and experts.origin != "unresolved"):
+        yield Finding(f"expert parallelism {ep.value} without --num-experts", ep.span, key="parallel.ep")
+    elif experts.value and experts.value % ep.value:
+        yield Finding(f"{experts.value} experts are not divisible by ep {ep.value}",
+                      experts.span or ep.span, key="model.num_experts")
+
+
+@register(
+    "PL106", "deepspeed-batch-mismatch", "error",
+    "DeepSpeed's batch triple, or the trainer's flags and the DeepSpeed JSON, disagree.",
+    RuleDocs(
+        what="Checks train_batch_size == micro * grad_accum * dp as DeepSpeed derives them, and for "
+             "Megatron-DeepSpeed that the JSON's train_batch_size / train_micro_batch_size_per_gpu equal "
+             "--global-batch-size / --micro-batch-size and gradient_clipping equals --clip-grad.",
+        why="DeepSpeedConfig asserts 'train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step "
+            "* world_size'; in Megatron-DeepSpeed the engine's accumulation steps decide how many micro-batches "
+            "train_batch() pulls, so a JSON that disagrees with the flags trains a different batch than logged.",
+        bad=Example({
+            "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
+            "ds.json": '{"train_batch_size": 60, "train_micro_batch_size_per_gpu": 2}\n'}),
+        good=Example({
+            "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
+            "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}\n'}),
+        fix="`plint fix` can rewrite the JSON values from the trainer's flags (unsafe: it changes the batch).",
+        references=("deepspeed/runtime/config.py _batch_assertion",),
+    ),
+)
+def deepspeed_batch_mismatch(ctx: RuleContext):
+    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    if cfg is None:
+        return
+    dp = value(ctx, "parallel.dp")
+    t, m = cfg.train_batch_size, cfg.train_micro_batch_size_per_gpu
+    if trainer(ctx) == "deepspeed":
+        batch = (value(ctx, "batch.global"), value(ctx, "batch.micro"), value(ctx, "batch.grad_accum"))
+        if dp is not None and dp.value and all(v is not None and isinstance(v.value, int) for v in batch):
+            tb, mb, ga = (v.value for v in batch)
+            if tb != mb * ga * dp.value:
+                yield Finding(f"train_batch_size {tb} != micro {mb} * grad_accum {ga} * dp {dp.value} = "
+                              f"{mb * ga * dp.value}: DeepSpeed stops with 'Check batch related parameters'",
+                              t.span or m.span, key="batch.global")
+        return
+    if trainer(ctx) != "megatron-deepspeed":
+        return
+    for json_value, key, flag in ((t, "batch.global", "--global-batch-size"), (m, "batch.micro", "--micro-batch-size")):
+        mine = value(ctx, key)
+        if json_value.origin == "default" or not isinstance(json_value.value, (int, float)) or mine is None \
+                or mine.value is None or mine.origin == "default" and key == "batch.global":
+            continue
+        if json_value.value != mine.value:
+            yield Finding(f"{cfg.path}: {'train_batch_size' if key == 'batch.global' else 'train_micro_batch_size_per_gpu'}"
+                          f" is {json_value.value} but {flag} is {mine.value}", json_value.span, key=key)
+    clip = ctx.fact("clip_grad")
+    if clip is not None and clip.value is not None and cfg.gradient_clipping.value is not None \
+            and isinstance(cfg.gradient_clipping.value, (int, float)) and float(cfg.gradient_clipping.value) != clip.value:
+        where = cfg.gradient_clipping.span or clip.span
+        yield Finding(f"gradient_clipping is {cfg.gradient_clipping.value} in {cfg.path} "
+                      f"({cfg.gradient_clipping.note or 'as written'}) but --clip-grad is {clip.value}; "
+                      "DeepSpeed's value governs", where, key="clip_grad")
+    del g
+
+
+@register(
+    "PL107", "precision-conflict", "error",
+    "Both fp16 and bf16, or the trainer's precision and the DeepSpeed JSON disagree.",
+    RuleDocs(
+        what="Checks that --fp16 and --bf16 are not both given, that a DeepSpeed JSON does not enable both "
+             "fp16 and bf16, and (Megatron-DeepSpeed) that the JSON's enabled section matches the flag.",
+        why="TransformerConfig: 'Only one of self.fp16 … and self.bf16 … should be True'. In "
+            "Megatron-DeepSpeed the model is cast by the flag while DeepSpeed's optimizer follows the JSON: "
+            "a mismatch trains with the wrong master weights or fails in the loss scaler.",
+        bad=torchrun(gpt("--fp16")),
+        good=torchrun(gpt("")),
+        fix="Not fixed automatically: choose one precision.",
+        references=("megatron/core/transformer/transformer_config.py",),
+    ),
+)
+def precision_conflict(ctx: RuleContext):
+    precision = value(ctx, "precision")
+    if is_megatron(ctx) and precision is not None and precision.value is None \
+            and "both" in (precision.note or ""):
+        yield Finding("both --fp16 and --bf16 are given", precision.span, key="precision")
+        return
+    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    if cfg is None:
+        return
+    fp16, bf16 = cfg.fp16_enabled, cfg.bf16_enabled
+    if fp16.value is True and bf16.value is True:
+        yield Finding(f"{cfg.path} enables both fp16 and bf16", bf16.span, key="precision")
+        return
+    if trainer(ctx) == "megatron-deepspeed" and precision is not None and precision.value in ("fp16", "bf16"):
+        other = "bf16" if precision.value == "fp16" else "fp16"
+        enabled = bf16 if other == "bf16" else fp16
+        if enabled.value is True:
+            yield Finding(f"the trainer runs {precision.value} (--{precision.value}) but {cfg.path} enables "
+                          f"{other}", enabled.span, key="precision")
+
+
+@register(
+    "PL108", "interleave-invalid", "error",
+    "A virtual pipeline the trainer rejects.",
+    RuleDocs(
+        what="Checks interleaved pipelines: more than one way of setting virtual stages, virtual stages with "
+             "pp < 2 (pp < 3 with --no-overlap-p2p-communication), and fewer micro-batches than pp.",
+        why="validate_args allows only one of --num-layers-per-virtual-pipeline-stage, "
+            "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout; parallel_state "
+            "raises 'pipeline-model-parallel size should be greater than 1 with interleaved schedule'; the "
+            "schedule asserts the micro-batch group (default pp) fits into the micro-batches of a step.",
+        bad=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=4)),
+        good=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=16)),
+        fix="Not fixed automatically.",
+        references=("megatron/core/pipeline_parallel/schedules.py",),
+    ),
+)
+def interleave_invalid(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    spellings = ctx.fact("parallel.vpp_spellings")
+    if spellings is not None and spellings.value and spellings.value > 1:
+        yield Finding("virtual pipeline stages are set more than one way (--num-layers-per-virtual-pipeline-stage, "
+                      "--num-virtual-stages-per-pipeline-rank, --pipeline-model-parallel-layout): Megatron accepts one",
+                      span(ctx, "parallel.vpp"), key="parallel.vpp")
+        return
+    vpp = value(ctx, "parallel.vpp")
+    pp = known(ctx, "parallel.pp")
+    if vpp is None or not vpp.value or pp is None:
+        return
+    (p,) = pp
+    overlap_off = ctx.layout.extras.get("trainer_args") is not None and \
+        ctx.layout.extras["trainer_args"].get("--no-overlap-p2p-communication") is not None
+    minimum = 3 if overlap_off else 2
+    if p < minimum:
+        yield Finding(f"virtual pipeline stages need pp >= {minimum}" + (" without p2p overlap" if overlap_off else "")
+                      + f"; pp is {p}", vpp.span or span(ctx, "parallel.pp"), key="parallel.vpp")
+        return
+    m = known(ctx, "batch.num_microbatches")
+    if m is not None and m[0] < p:
+        yield Finding(f"{m[0]} micro-batches per step is fewer than pp {p}: the interleaved schedule needs at "
+                      f"least pp micro-batches (global {value(ctx, 'batch.global').value} / (micro * dp))",
+                      span(ctx, "batch.global", "parallel.vpp"), key="batch.num_microbatches")
+
+
+@register(
+    "PL109", "sequence-indivisible", "error",
+    "With context parallelism, the sequence does not split into 2*cp chunks.",
+    RuleDocs(
+        what="Checks seq_length % (2 * cp) == 0 when cp > 1.",
+        why="Context parallelism splits each sequence into 2*cp chunks for load balancing under the causal "
+            "mask; validate_args asserts the sequence length divides.",
+        bad=torchrun(gpt("--context-parallel-size 4", seq=4100)),
+        good=torchrun(gpt("--context-parallel-size 4", seq=4096)),
+        fix="Not fixed automatically.",
+        references=("megatron/training/arguments.py validate_args",),
+    ),
+)
+def sequence_indivisible(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    sizes = known(ctx, "parallel.cp", "model.seq_length")
+    if sizes is None or sizes[0] <= 1:
+        return
+    cp, seq = sizes
+    if seq % (2 * cp):
+        yield Finding(f"sequence length {seq} is not divisible by 2*cp = {2 * cp}",
+                      span(ctx, "model.seq_length"), key="model.seq_length")
+
+
+@register(
+    "PL110", "position-embeddings-short", "error",
+    "max_position_embeddings is shorter than the sequence.",
+    RuleDocs(
+        what="Checks --max-position-embeddings >= --seq-length (required even with RoPE).",
+        why="validate_args asserts it: the position table must cover every position of a sequence.",
+        bad=torchrun("--num-layers 24 --hidden-size 2048 --num-attention-heads 16\n--seq-length 4096 "
+                     "--max-position-embeddings 2048\n--micro-batch-size 1 --global-batch-size 64 --bf16"),
+        good=torchrun(gpt(seq=4096)),
+        fix="Not fixed automatically.",
+        references=("megatron/training/arguments.py validate_args",),
+    ),
+)
+def position_embeddings_short(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    sizes = known(ctx, "model.max_position_embeddings", "model.seq_length")
+    if sizes is not None and sizes[0] < sizes[1]:
+        yield Finding(f"--max-position-embeddings {sizes[0]} is shorter than --seq-length {sizes[1]}",
+                      span(ctx, "model.max_position_embeddings"), key="model.max_position_embeddings")
+
+
+@register(
+    "PL111", "overlap-requirements", "error",
+    "Communication overlap flags without what they require.",
+    RuleDocs(
+        what="--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce; "
+             "--tp-comm-overlap needs sequence parallelism (so tp > 1).",
+        why="validate_args asserts both (PR #646); the job stops before the first step.",
+        bad=torchrun(gpt("--overlap-param-gather")),
+        good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
+        fix="Not fixed automatically.",
+        references=("megatron/training/arguments.py validate_args",),
+    ),
+)
+def overlap_requirements(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    gather = ctx.fact("overlap_param_gather")
+    if gather is not None:
+        missing = []
+        dist = value(ctx, "parallel.distributed_optimizer")
+        if dist is None or not dist.value:
+            missing.append("--use-distributed-optimizer")
+        if ctx.fact("overlap_grad_reduce") is None:
+            missing.append("--overlap-grad-reduce")
+        if missing:
+            yield Finding(f"--overlap-param-gather requires {' and '.join(missing)}", gather.span,
+                          key="overlap_param_gather")
+    comm = ctx.fact("tp_comm_overlap")
+    sp = value(ctx, "parallel.sequence_parallel")
+    tp = value(ctx, "parallel.tp")
+    if comm is not None and (sp is None or not sp.value or (tp is not None and tp.value == 1)):
+        yield Finding("--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)", comm.span,
+                      key="tp_comm_overlap")
+
+
+@register(
+    "PL112", "recompute-conflict", "error",
+    "Recompute flags the trainer rejects or silently overrides.",
+    RuleDocs(
+        what="Full recompute needs --recompute-method and --recompute-num-layers; selective recompute (or "
+             "--recompute-activations) excludes --recompute-method; --recompute-activations silently "
+             "overrides --recompute-granularity full.",
+        why="validate_args: 'recompute method is not yet supported for selective recomputing granularity'; "
+            "TransformerConfig raises for full recompute without a method or layer count. The silent "
+            "override trades the memory full recompute would save for nothing (issue #1487).",
+        bad=torchrun(gpt("--recompute-activations --recompute-method uniform")),
+        good=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")),
+        fix="Not fixed automatically.",
+        references=("megatron/training/arguments.py validate_args",),
+    ),
+)
+def recompute_conflict(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    args = ctx.layout.extras.get("trainer_args")
+    if args is None:
+        return
+    activations = args.get("--recompute-activations")
+    granularity = args.get("--recompute-granularity")
+    method = args.get("--recompute-method")
+    layers = args.get("--recompute-num-layers")
+    effective = value(ctx, "recompute.granularity")
+    if activations is not None and granularity is not None and granularity.value is not None \
+            and granularity.value.text == "full":
+        yield Finding("--recompute-activations overrides --recompute-granularity full with selective recompute",
+                      activations.flag_word.value_span, key="recompute.granularity")
+    if effective is not None and effective.value == "selective" and method is not None:
+        yield Finding("--recompute-method is rejected with selective recompute", method.flag_word.value_span,
+                      key="recompute.method")
+    if effective is not None and effective.value == "full" and (method is None or layers is None):
+        need = " and ".join(f for f, u in (("--recompute-method", method), ("--recompute-num-layers", layers))
+                            if u is None)
+        yield Finding(f"full recompute needs {need}", effective.span, key="recompute.granularity")

@@ -1,0 +1,58 @@
+"""Small readers rules share: known integer values of the layout, where to point, example launches."""
+
+from __future__ import annotations
+
+from plint.rules.base import Example, RuleContext
+from plint.values import Value
+
+
+def value(ctx: RuleContext, key: str) -> Value | None:
+    """A layout field, or a trainer fact when the layout has no such field."""
+    if ctx.layout is None:
+        return None
+    v = ctx.layout.get(key)
+    return v if v is not None else ctx.fact(key)
+
+
+def known(ctx: RuleContext, *keys: str) -> list | None:
+    """The values of all keys when every one is known, else None (rules stay silent on unknowns)."""
+    out = []
+    for k in keys:
+        v = value(ctx, k)
+        if v is None or v.value is None:
+            return None
+        out.append(v.value)
+    return out
+
+
+def span(ctx: RuleContext, *keys: str):
+    """The first written (non-default) span among keys, else the launch command."""
+    for k in keys:
+        v = value(ctx, k)
+        if v is not None and v.span is not None and v.origin != "default":
+            return v.span
+    return ctx.layout.site if ctx.layout is not None else None
+
+
+def trainer(ctx: RuleContext) -> str | None:
+    return ctx.layout.value("trainer") if ctx.layout is not None else None
+
+
+def is_megatron(ctx: RuleContext) -> bool:
+    return trainer(ctx) in ("megatron", "megatron-deepspeed")
+
+
+def torchrun(args: str, nproc: int = 8, prefix: str = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n",
+             launcher: str = "") -> Example:
+    """A one-file Megatron launch for rule docs."""
+    launch = launcher or f"torchrun --nproc_per_node {nproc}"
+    return Example({"launch.sh": "#!/bin/bash\n" + prefix + f"{launch} pretrain_gpt.py \\\n    "
+                    + " \\\n    ".join(args.split("\n")) + "\n"})
+
+
+def gpt(extra: str = "", layers: int = 24, hidden: int = 2048, heads: int = 16, seq: int = 2048,
+        micro: int = 1, glob: int = 64) -> str:
+    shape = (f"--num-layers {layers} --hidden-size {hidden} --num-attention-heads {heads}\n"
+             f"--seq-length {seq} --max-position-embeddings {seq}\n"
+             f"--micro-batch-size {micro} --global-batch-size {glob} --bf16")
+    return (extra + "\n" + shape) if extra else shape
