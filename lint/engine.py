@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 from pathlib import Path
 
 from plint.config import Settings
@@ -29,7 +31,7 @@ class Engine:
             for rule in rules.values():
                 if rule.needs_layout and ctx.layout is None:
                     continue
-                for finding in rule.check(ctx):
+                for finding in self._findings(rule, ctx):
                     span = finding.span
                     ident = (rule.code, finding.message, span.path if span else None,
                              span.start if span else None)
@@ -41,6 +43,19 @@ class Engine:
                     d.key = finding.key
                     out.append(d)
         return out
+
+    @staticmethod
+    def _findings(rule, ctx) -> list:
+        """A rule's findings; a bug in one rule is reported on stderr instead of ending the run
+        with a traceback (PLINT_STRICT=1, set by the tests, lets it raise)."""
+        try:
+            return list(rule.check(ctx))
+        except Exception as exc:  # noqa: BLE001
+            if os.environ.get("PLINT_STRICT") == "1":
+                raise
+            print(f"plint: internal error in rule {rule.code} on {ctx.reading.path}: {exc!r} "
+                  "(the rule is skipped; please report it)", file=sys.stderr)
+            return []
 
     def selected(self, rules: dict) -> dict:
         """--select / --ignore by code, name or code prefix (PL1 selects a family)."""

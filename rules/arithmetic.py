@@ -256,7 +256,6 @@ def deepspeed_batch_mismatch(ctx: RuleContext):
         yield Finding(f"gradient_clipping is {cfg.gradient_clipping.value} in {cfg.path} "
                       f"({cfg.gradient_clipping.note or 'as written'}) but --clip-grad is {clip.value}; "
                       "DeepSpeed's value governs", where, key="clip_grad")
-    del g
 
 
 @register(
