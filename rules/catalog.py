@@ -2,3 +2,5 @@
 
 from plint.rules import inputs  # noqa: F401  PL0xx
 from plint.rules import arithmetic  # noqa: F401,E402  PL1xx
+from plint.rules import topology  # noqa: F401,E402  PL2xx
+from plint.rules import efficiency  # noqa: F401,E402  PL3xx

@@ -1,0 +1,174 @@
+"""PL3xx (the rules that need no cost model): settings that run, but slower or with more memory than
+the same launch with one flag changed; and ZeRO with a DeepSpeed pipeline, which DeepSpeed rejects."""
+
+from __future__ import annotations
+
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
+
+CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
+
+
+@register(
+    "PL303", "sequence-parallel-off", "warning",
+    "Tensor parallelism without sequence parallelism.",
+    RuleDocs(
+        what="Checks tp > 1 without --sequence-parallel (Megatron-LM).",
+        why="Without sequence parallelism every tensor-parallel rank keeps the full activations of the "
+            "layer norms and dropouts (Korthikanti et al. 2022: 34 vs 10 + 24/tp bytes per token and hidden "
+            "unit), and the all-reduce moves the same bytes as the reduce-scatter + all-gather that SP uses. "
+            "With expert parallelism Megatron before 0.15 refuses the launch.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2")),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
+        fix="`plint fix` adds --sequence-parallel (safe: same model, same numerics).",
+    ),
+    fix_availability="always",
+)
+def sequence_parallel_off(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    sizes = known(ctx, "parallel.tp", "parallel.sequence_parallel")
+    if sizes and sizes[0] > 1 and not sizes[1]:
+        ep = known(ctx, "parallel.ep")
+        extra = " (with expert parallelism Megatron before 0.15 rejects this)" if ep and ep[0] > 1 else ""
+        yield Finding(f"tp {sizes[0]} without --sequence-parallel keeps full activations on every tensor-parallel "
+                      f"rank{extra}", span(ctx, "parallel.tp"), key="parallel.sequence_parallel")
+
+
+@register(
+    "PL304", "sequence-parallel-ignored", "warning",
+    "Sequence parallelism requested with tp == 1, which Megatron silently drops.",
+    RuleDocs(
+        what="Checks --sequence-parallel with tensor parallelism 1.",
+        why="validate_args turns sequence parallelism off when tp is 1 ('Disabling sequence parallelism "
+            "because tensor model parallelism is disabled'): the memory saving expected from it never comes.",
+        bad=torchrun(gpt("--sequence-parallel")),
+        good=torchrun(gpt("")),
+        fix="`plint fix` removes the flag (safe: it has no effect).",
+    ),
+    fix_availability="always",
+)
+def sequence_parallel_ignored(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    sp, tp = value(ctx, "parallel.sequence_parallel"), known(ctx, "parallel.tp")
+    if sp is not None and sp.value is True and tp and tp[0] == 1:
+        yield Finding("--sequence-parallel with tp 1 is silently turned off by Megatron", sp.span,
+                      key="parallel.sequence_parallel")
+
+
+@register(
+    "PL305", "distributed-optimizer-off", "warning",
+    "Data parallelism without the distributed optimizer or ZeRO.",
+    RuleDocs(
+        what="Checks dp > 1 with neither --use-distributed-optimizer nor a ZeRO stage (Megatron-DeepSpeed with "
+             "bf16 and ZeRO 0 is exempt: its bf16 optimizer shards the fp32 state itself).",
+        why="Without sharding every data-parallel rank holds the fp32 master weights and Adam moments: 18 "
+            "bytes per parameter instead of 6 + 12/dp (Megatron's theoretical memory formula); for dp 8 that "
+            "is 18 vs 7.5 bytes, for the same step time.",
+        bad=torchrun(gpt("")),
+        good=torchrun(gpt("--use-distributed-optimizer")),
+        fix="`plint fix --unsafe-fixes` adds --use-distributed-optimizer (checkpoints change format).",
+    ),
+)
+def distributed_optimizer_off(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    dp, dist = known(ctx, "parallel.dp"), value(ctx, "parallel.distributed_optimizer")
+    if not dp or dp[0] <= 1 or (dist is not None and dist.value):
+        return
+    zero = value(ctx, "parallel.zero_stage")
+    if zero is not None and zero.value:
+        return
+    if trainer(ctx) == "megatron-deepspeed" and value(ctx, "precision") is not None \
+            and value(ctx, "precision").value == "bf16":
+        return
+    yield Finding(f"dp {dp[0]} without --use-distributed-optimizer: every rank keeps the full optimizer state "
+                  f"(18 bytes per parameter instead of 6 + 12/{dp[0]} = {6 + 12 / dp[0]:.1f})",
+                  span(ctx, "parallel.distributed_optimizer"), key="parallel.distributed_optimizer")
+
+
+@register(
+    "PL306", "overlap-off", "info",
+    "Distributed optimizer without gradient-reduce / parameter-gather overlap.",
+    RuleDocs(
+        what="Checks --use-distributed-optimizer without --overlap-grad-reduce or --overlap-param-gather.",
+        why="Without overlap the reduce-scatter of gradients and the all-gather of parameters run after "
+            "backward and before forward, exposed on the critical path of every step.",
+        bad=torchrun(gpt("--use-distributed-optimizer")),
+        good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
+        fix="`plint fix` adds the two flags.",
+    ),
+    fix_availability="always",
+)
+def overlap_off(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    dist = value(ctx, "parallel.distributed_optimizer")
+    dp = known(ctx, "parallel.dp")
+    if dist is None or not dist.value or not dp or dp[0] <= 1:
+        return
+    missing = [f for f, k in (("--overlap-grad-reduce", "overlap_grad_reduce"),
+                              ("--overlap-param-gather", "overlap_param_gather")) if ctx.fact(k) is None]
+    if missing:
+        yield Finding(f"the distributed optimizer runs without {' and '.join(missing)}: its communication is "
+                      "exposed every step", dist.span, key="overlap_grad_reduce")
+
+
+@register(
+    "PL307", "context-parallel-short-sequence", "warning",
+    "Context parallelism for a sequence too short to need it.",
+    RuleDocs(
+        what=f"Checks cp > 1 with sequences shorter than {CP_USEFUL_FROM} tokens.",
+        why="Each context-parallel rank works on seq/(2*cp)-token chunks; short chunks make the attention "
+            "kernels and the ring exchange latency-bound, so cp costs more than the data parallelism it "
+            "replaces (Megatron's MoE guide recommends CP from 8K tokens).",
+        bad=torchrun(gpt("--context-parallel-size 2", seq=2048)),
+        good=torchrun(gpt("--context-parallel-size 2", seq=16384)),
+        fix="`plint fix --unsafe-fixes` gives the cp factor to data parallelism.",
+    ),
+)
+def context_parallel_short(ctx: RuleContext):
+    if not is_megatron(ctx):
+        return
+    sizes = known(ctx, "parallel.cp", "model.seq_length")
+    if sizes and sizes[0] > 1 and sizes[1] < CP_USEFUL_FROM:
+        yield Finding(f"cp {sizes[0]} on {sizes[1]}-token sequences ({sizes[1] // (2 * sizes[0])}-token chunks): "
+                      "data parallelism would do the same work with less communication",
+                      span(ctx, "parallel.cp"), key="parallel.cp")
+
+
+@register(
+    "PL309", "zero-with-pipeline", "error",
+    "ZeRO stage 2 or 3 with a DeepSpeed pipeline module.",
+    RuleDocs(
+        what="Megatron-DeepSpeed builds a DeepSpeed PipelineModule whenever --deepspeed is set without "
+             "--no-pipeline-parallel, even at pp 1; checks that the ZeRO stage is then below 2.",
+        why="DeepSpeed refuses it: 'ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism' "
+            "(Megatron-DeepSpeed#474, DeepSpeed#3589).",
+        bad=Example({"launch.sh": "deepspeed --num_gpus 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
+                                  "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+                                  "--micro-batch-size 1 --global-batch-size 64 --bf16 "
+                                  "--deepspeed --deepspeed_config ds.json --zero-stage 2\n",
+                     "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, '
+                                '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n'}),
+        good=Example({"launch.sh": "deepspeed --num_gpus 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
+                                   "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+                                   "--micro-batch-size 1 --global-batch-size 64 --bf16 "
+                                   "--deepspeed --deepspeed_config ds.json --zero-stage 2 --no-pipeline-parallel\n",
+                      "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, '
+                                 '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n'}),
+        fix="`plint fix` adds --no-pipeline-parallel when pp is 1.",
+    ),
+)
+def zero_with_pipeline(ctx: RuleContext):
+    if trainer(ctx) != "megatron-deepspeed":
+        return
+    zero = value(ctx, "parallel.zero_stage")
+    npp = ctx.fact("megatron_deepspeed.no_pipeline_parallel")
+    if zero is None or not isinstance(zero.value, int) or zero.value < 2 or (npp is not None and npp.value):
+        return
+    pp = known(ctx, "parallel.pp")
+    where = "pp > 1" if pp and pp[0] > 1 else "without --no-pipeline-parallel (even at pp 1)"
+    yield Finding(f"ZeRO stage {zero.value} with a DeepSpeed pipeline module ({where}): DeepSpeed rejects "
+                  "ZeRO-2/3 with pipeline parallelism", zero.span, key="parallel.zero_stage")

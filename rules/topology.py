@@ -1,0 +1,251 @@
+"""PL2xx: where process groups land on the hardware, and launches that start the wrong number of
+processes. Megatron orders ranks tp-cp-ep-dp-pp with tp fastest (parallel_state RankGenerator), and
+launchers number ranks node by node, so a group of size k starting at a multiple of k stays inside a
+node exactly when k divides the GPUs per node (shared/reference/megatron.md §3).
+"""
+
+from __future__ import annotations
+
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.common import gpt, is_megatron, known, span, torchrun, value
+
+SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n" \
+                 "export CUDA_DEVICE_MAX_CONNECTIONS=1\n" \
+                 "srun torchrun --nnodes 2 --nproc_per_node {nproc} --rdzv-endpoint node0:29500 pretrain_gpt.py " \
+                 "--tensor-model-parallel-size 8 --sequence-parallel --num-layers 24 --hidden-size 4096 " \
+                 "--num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048 " \
+                 "--micro-batch-size 1 --global-batch-size 64 --bf16\n"
+
+
+def _domain(ctx: RuleContext) -> int | None:
+    """GPUs that share NVLink: the GPUs of one node (the hardware catalog refines this later)."""
+    per = known(ctx, "cluster.gpus_per_node")
+    return per[0] if per else None
+
+
+def _multi_node(ctx: RuleContext) -> bool:
+    nodes = known(ctx, "cluster.nnodes")
+    return bool(nodes and nodes[0] > 1)
+
+
+def _crosses(size: int, domain: int) -> bool:
+    return size > domain or domain % size != 0
+
+
+@register(
+    "PL201", "tp-spans-nodes", "error",
+    "A tensor-parallel group crosses the NVLink domain.",
+    RuleDocs(
+        what="Checks that tp divides the GPUs per node (the NVLink domain) in a multi-node launch, so every "
+             "tensor-parallel group sits on one node.",
+        why="Tensor parallelism all-reduces (or reduce-scatters and all-gathers) activations of "
+            "batch*sequence*hidden bytes twice per layer in forward and backward; over InfiniBand at 50 GB/s "
+            "per GPU instead of NVLink at 450 GB/s (H100) that traffic runs about 9x slower and dominates "
+            "the step.",
+        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8).replace(
+            "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 16")}),
+        good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
+        fix="`plint fix --unsafe-fixes` moves the excess tensor parallelism to the pipeline.",
+        references=("megatron/core/parallel_state.py RankGenerator",),
+    ),
+)
+def tp_spans_nodes(ctx: RuleContext):
+    if not is_megatron(ctx) or not _multi_node(ctx):
+        return
+    domain, tp = _domain(ctx), known(ctx, "parallel.tp")
+    if domain and tp and tp[0] > 1 and _crosses(tp[0], domain):
+        yield Finding(f"tp {tp[0]} does not fit in the {domain} GPUs of a node: each tensor-parallel group "
+                      "spans nodes and all-reduces every layer's activations over the network",
+                      span(ctx, "parallel.tp"), key="parallel.tp")
+
+
+@register(
+    "PL202", "cp-spans-nodes", "warning",
+    "The tensor x context parallel group crosses the NVLink domain.",
+    RuleDocs(
+        what="Checks that tp*cp divides the GPUs per node in a multi-node launch (cp ranks follow tp ranks "
+             "in Megatron's order).",
+        why="The context-parallel ring exchanges key/value blocks every layer; across nodes it rides the "
+            "slower network and is hard to overlap with attention compute for short chunks.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel",
+                         seq=32768, glob=32), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        good=torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 2 --sequence-parallel",
+                          seq=32768, glob=32), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        fix="Not fixed automatically.",
+    ),
+)
+def cp_spans_nodes(ctx: RuleContext):
+    if not is_megatron(ctx) or not _multi_node(ctx):
+        return
+    domain, sizes = _domain(ctx), known(ctx, "parallel.tp", "parallel.cp")
+    if domain and sizes and sizes[1] > 1 and not _crosses(sizes[0], domain) and _crosses(sizes[0] * sizes[1], domain):
+        yield Finding(f"tp*cp = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
+                      "of a node: the context-parallel ring crosses nodes", span(ctx, "parallel.cp"),
+                      key="parallel.cp")
+
+
+@register(
+    "PL203", "ep-spans-nodes", "warning",
+    "The expert all-to-all group crosses the NVLink domain.",
+    RuleDocs(
+        what="Checks that etp*ep divides the GPUs per node in a multi-node launch.",
+        why="Every MoE layer sends each token to its top-k experts and back (two all-to-alls per layer); "
+            "Megatron's MoE guide: 'Ensure EP x TP fits within a single node ... prefer PP over expanding "
+            "TP/EP across nodes.'",
+        bad=torchrun(gpt("--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 2", glob=32),
+                     launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 2", glob=32),
+                      launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        fix="Not fixed automatically.",
+    ),
+)
+def ep_spans_nodes(ctx: RuleContext):
+    if not is_megatron(ctx) or not _multi_node(ctx):
+        return
+    domain, sizes = _domain(ctx), known(ctx, "parallel.etp", "parallel.ep")
+    if domain and sizes and sizes[1] > 1 and _crosses(sizes[0] * sizes[1], domain):
+        yield Finding(f"etp*ep = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
+                      "of a node: the expert all-to-all crosses nodes every MoE layer", span(ctx, "parallel.ep"),
+                      key="parallel.ep")
+
+
+def _calls(ctx: RuleContext):
+    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    return chain.calls if chain is not None else []
+
+
+@register(
+    "PL204", "srun-double-launch", "error",
+    "srun starts a launcher per GPU, and each launcher starts a worker per GPU.",
+    RuleDocs(
+        what="Checks srun (or a batch job's --ntasks-per-node) starting several tasks per node, each running "
+             "torchrun/deepspeed/accelerate that itself starts several workers.",
+        why="With 8 tasks per node each starting 8 workers, 64 processes fight over 8 GPUs: ranks collide on "
+            "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory.",
+        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=8, nproc=8)}),
+        good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
+        fix="Not fixed automatically: use one task per node for a launcher.",
+    ),
+)
+def srun_double_launch(ctx: RuleContext):
+    calls = _calls(ctx)
+    kinds = [c.launcher for c in calls]
+    if "srun" not in kinds or not any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed",
+                                                           "accelerate")):
+        return
+    srun = calls[kinds.index("srun")]
+    job = ctx.layout.extras.get("slurm")
+    per_node = srun.tasks_per_node
+    if per_node is None and srun.tasks is None and job is not None:
+        per_node = job.ntasks_per_node
+    workers = known(ctx, "cluster.workers_per_node")
+    if per_node is not None and per_node.value and per_node.value > 1 and workers and workers[0] > 1:
+        yield Finding(f"srun starts {per_node.value} tasks per node and each starts {workers[0]} workers: "
+                      f"{per_node.value * workers[0]} processes per node", per_node.span or srun.command.site,
+                      key="cluster.workers_per_node")
+
+
+def _allocated(ctx: RuleContext):
+    job = ctx.layout.extras.get("slurm") if ctx.layout is not None else None
+    if job is None or job.gpus_per_node is None or job.gpus_per_node.value is None:
+        return None
+    return job.gpus_per_node
+
+
+@register(
+    "PL205", "nproc-exceeds-gpus", "error",
+    "More workers per node than GPUs allocated.",
+    RuleDocs(
+        what="Compares the workers each node starts with the GPUs the Slurm job allocates per node.",
+        why="Extra workers find no device: they fail with 'invalid device ordinal' or share a GPU and run "
+            "out of memory.",
+        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=16).replace(
+            "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 4")}),
+        good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
+        fix="Not fixed automatically.",
+    ),
+)
+def nproc_exceeds_gpus(ctx: RuleContext):
+    gpus, workers = _allocated(ctx), value(ctx, "cluster.workers_per_node")
+    if gpus is not None and workers is not None and workers.value and workers.value > gpus.value:
+        yield Finding(f"{workers.value} workers per node but the job allocates {gpus.value} GPUs per node",
+                      workers.span or span(ctx, "cluster.workers_per_node"), key="cluster.workers_per_node")
+
+
+@register(
+    "PL206", "gpus-left-idle", "warning",
+    "Fewer workers per node than GPUs allocated.",
+    RuleDocs(
+        what="Compares the workers each node starts with the GPUs the Slurm job allocates per node.",
+        why="The idle GPUs are paid for and unused: with 4 workers on 8 allocated GPUs half the allocation "
+            "does nothing.",
+        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=4).replace(
+            "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 4")}),
+        good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
+        fix="Not fixed automatically.",
+    ),
+)
+def gpus_left_idle(ctx: RuleContext):
+    gpus, workers = _allocated(ctx), value(ctx, "cluster.workers_per_node")
+    if gpus is not None and workers is not None and workers.value and workers.value < gpus.value:
+        yield Finding(f"{workers.value} workers per node leave {gpus.value - workers.value} of the "
+                      f"{gpus.value} allocated GPUs idle", workers.span or gpus.span, key="cluster.workers_per_node")
+
+
+LOCAL = ("localhost", "127.0.0.1", "::1")
+
+
+@register(
+    "PL207", "master-addr-localhost", "error",
+    "Several nodes rendezvous at localhost.",
+    RuleDocs(
+        what="Checks multi-node launches whose --master_addr / --rdzv-endpoint is localhost or 127.0.0.1 as "
+             "written (a `${MASTER_ADDR:-localhost}` default that the environment overrides is not flagged).",
+        why="Each node then waits for its own local rendezvous: the job hangs until the NCCL or rendezvous "
+            "timeout (10 minutes by default) and fails.",
+        bad=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr localhost"),
+        good=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
+        fix="Not fixed automatically: the head node's address is known only to the cluster.",
+    ),
+)
+def master_addr_localhost(ctx: RuleContext):
+    if not _multi_node(ctx):
+        return
+    chain = ctx.layout.extras.get("chain")
+    addr = chain.master_addr if chain is not None else None
+    if addr is None or addr.value not in LOCAL:
+        return
+    for call in chain.calls:
+        for name in ("--master-addr", "--rdzv-endpoint", "--master_addr"):
+            word = call.option(name)
+            if word is not None and any(p.default_of for p in word.pieces):
+                return  # `${MASTER_ADDR:-localhost}`: the job's environment sets the real address
+    nodes = value(ctx, "cluster.nnodes")
+    yield Finding(f"{nodes.value} nodes rendezvous at {addr.value}: every node waits for itself", addr.span,
+                  key="cluster.master_addr")
+
+
+@register(
+    "PL208", "hostfile-mismatch", "error",
+    "The deepspeed launcher's hostfile and its node/GPU options disagree or cannot be combined.",
+    RuleDocs(
+        what="Reports what DeepSpeed's runner rejects when it resolves resources: bad or duplicate hostfile "
+             "lines, --num_nodes/--num_gpus together with --include/--exclude, unknown hosts or slots, more "
+             "than one node without a hostfile.",
+        why="The runner raises before any rank starts, using DeepSpeed's own messages quoted here.",
+        bad=Example({"launch.sh": "deepspeed --hostfile hostfile --num_gpus 4 --include w0 train.py\n",
+                     "hostfile": "w0 slots=8\nw1 slots=8\n"}),
+        good=Example({"launch.sh": "deepspeed --hostfile hostfile --include w0:0,1,2,3 train.py\n",
+                      "hostfile": "w0 slots=8\nw1 slots=8\n"}),
+        fix="Not fixed automatically.",
+        references=("deepspeed/launcher/runner.py",),
+    ),
+    needs_layout=False,
+)
+def hostfile_mismatch(ctx: RuleContext):
+    reading = ctx.reading
+    if ctx.layout is not None and reading.layouts and ctx.layout is not reading.layouts[0]:
+        return
+    for problem in reading.problems:
+        if problem.kind == "hostfile":
+            yield Finding(problem.message, problem.span)
