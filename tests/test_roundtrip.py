@@ -65,7 +65,8 @@ def render(gpus, nodes, values, styles, node_style):
             string.append(f"    {flag} {value} \\")
     lines.append("ARR=(\n" + "\n".join(array) + "\n)")
     lines.append('STR="\\\n' + "\n".join(string) + '\n"')
-    lines.append(f"DIST=(--nproc_per_node {gpus} --nnodes {nnodes} --master_addr localhost)")
+    master = "localhost" if nodes == 1 else "node001"
+    lines.append(f"DIST=(--nproc_per_node {gpus} --nnodes {nnodes} --master_addr {master})")
     lines.append('torchrun "${DIST[@]}" pretrain_gpt.py ${ARR[@]} $STR ' + " ".join(args) + " 2>&1 | tee log.txt")
     return "\n".join(lines) + "\n"
 
