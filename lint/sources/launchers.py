@@ -375,21 +375,26 @@ def _chain_calls(command: Command) -> list[LauncherCall] | None:
     """The launcher calls of one command, outermost first: srun torchrun ... -> [srun, torchrun]."""
     calls: list[LauncherCall] = []
     words = command.words
+    offset = 0  # where `words` starts in command.words: program_index is kept absolute
     while words:
         call = parse_launcher(command, words)
         if call is None:
             return calls or None
+        if call.program_index >= 0:
+            call.program_index += offset
         calls.append(call)
         if call.launcher == "python" or call.program is None or call.program_index < 0:
             return calls
         if call.launcher in ("srun", "mpirun"):
-            words = words[call.program_index:]
+            words = command.words[call.program_index:]
+            offset = call.program_index
             continue
         if call.launcher in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate"):
             prog = _base(call.program)
             if _is_python(prog) and not call.is_module:
                 # `torchrun --no-python python train.py` / `deepspeed --no_python python x.py`
-                words = words[call.program_index:]
+                words = command.words[call.program_index:]
+                offset = call.program_index
                 continue
             return calls
         return calls

@@ -105,8 +105,10 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
                 values.append(words[j])
                 j += 1
         else:
+            # argparse does not take a word that looks like an option as a value ("expected one argument")
             count = spec.nargs if isinstance(spec.nargs, int) else 1
-            while j < len(words) and len(values) < count:
+            while j < len(words) and len(values) < count and \
+                    (words[j].text is None or not _looks_like_option(words[j].text)):
                 values.append(words[j])
                 j += 1
         args.uses.append(FlagUse(name, w, values, spec))

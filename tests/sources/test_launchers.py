@@ -80,3 +80,10 @@ def test_srun_bash_c_chain_goes_through_the_second_parse(launches):
 
 def test_non_training_python_is_not_a_launch(launches):
     assert launches("python tools/preprocess_data.py --input x\npython -c 'print(1)'\n") == []
+
+
+def test_trainer_args_start_after_the_innermost_program(launches):
+    (chain,) = launches("mpirun -np 16 -npernode 8 --mca btl ^openib -x NCCL_DEBUG=WARN python -u pretrain_gpt.py --num-layers 2\n")
+    assert [w.text for w in chain.trainer_args] == ["--num-layers", "2"]
+    (chain,) = launches("#!/bin/bash\n#SBATCH -N 2\nsrun --ntasks-per-node=8 --cpu-bind=none python pretrain_gpt.py --bf16\n")
+    assert [w.text for w in chain.trainer_args] == ["--bf16"]

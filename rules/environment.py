@@ -1,0 +1,112 @@
+"""PL6xx: environment variables the launch sets, or fails to set, for the trainer and NCCL."""
+
+from __future__ import annotations
+
+from plint.rules.base import Finding, RuleContext, RuleDocs, register
+from plint.rules.common import gpt, known, span, torchrun, trainer, value
+
+BLACKWELL = ("b200", "gb200", "b100", "gb300", "b300")
+CRIPPLING = {"NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "1", "NCCL_NET": "Socket"}
+
+
+def launch_env(ctx: RuleContext, name: str):
+    """(value text or None when unknown, where it was set) for a variable the launch command sees, or None."""
+    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    if chain is None or chain.command is None:
+        return None
+    found = None
+    commands = []
+    c = chain.command
+    while c is not None:
+        commands.append(c)
+        c = c.parent
+    for command in reversed(commands):  # outermost first: inner settings win
+        var = command.env.get(name)
+        if var is not None and var.exported:
+            found = var
+        if name in command.assignments:
+            found = command.assignments[name]
+        for w in command.words:  # `env NAME=v cmd`, `mpirun -x NAME=v`, `srun --export=ALL,NAME=v`
+            text = w.text or ""
+            if text.startswith("--export="):
+                text = text[len("--export="):]
+            for item in text.split(","):
+                key, eq, rest = item.partition("=")
+                if eq and key == name:
+                    found = (rest, w.value_span)
+    if found is None:
+        return None
+    if isinstance(found, tuple):
+        return found
+    text = "".join(p.text for p in found.value) if all(p.known for p in found.value) else None
+    return text, found.span
+
+
+@register(
+    "PL601", "cuda-device-max-connections", "warning",
+    "Tensor or context parallelism without CUDA_DEVICE_MAX_CONNECTIONS=1 (or set to 1 with FSDP).",
+    RuleDocs(
+        what="With tp > 1 or cp > 1 on GPUs before Blackwell, Megatron-LM needs CUDA_DEVICE_MAX_CONNECTIONS=1 "
+             "in the workers' environment; with Megatron-FSDP or torch FSDP2 it must not be 1.",
+        why="validate_args asserts 'Using tensor model parallelism or context parallelism require setting "
+            "the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1': with several hardware queues the "
+            "communication kernels can be scheduled after the compute they should overlap.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel"), prefix=""),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
+        fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` before the launch (safe).",
+    ),
+    fix_availability="always",
+)
+def cuda_device_max_connections(ctx: RuleContext):
+    if trainer(ctx) != "megatron":
+        return
+    gpu = value(ctx, "cluster.gpu")
+    if gpu is not None and gpu.value and str(gpu.value).lower().startswith(BLACKWELL):
+        return
+    args = ctx.layout.extras.get("trainer_args")
+    fsdp = args is not None and (args.get("--use-megatron-fsdp") or args.get("--use-torch-fsdp2"))
+    setting = launch_env(ctx, "CUDA_DEVICE_MAX_CONNECTIONS")
+    if fsdp:
+        if setting is not None and setting[0] == "1":
+            yield Finding("CUDA_DEVICE_MAX_CONNECTIONS=1 with FSDP: Megatron asserts it is not 1", setting[1],
+                          key="env.CUDA_DEVICE_MAX_CONNECTIONS")
+        return
+    sizes = known(ctx, "parallel.tp", "parallel.cp")
+    if not sizes or (sizes[0] <= 1 and sizes[1] <= 1):
+        return
+    if args is not None and args.get("--overlap-moe-expert-parallel-comm"):
+        return
+    if setting is None:
+        yield Finding(f"tp {sizes[0]}" + (f" and cp {sizes[1]}" if sizes[1] > 1 else "")
+                      + " need CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (Megatron asserts it on "
+                        "Ampere and Hopper); add `export CUDA_DEVICE_MAX_CONNECTIONS=1`",
+                      ctx.layout.site, key="env.CUDA_DEVICE_MAX_CONNECTIONS")
+    elif setting[0] is not None and setting[0] != "1":
+        yield Finding(f"CUDA_DEVICE_MAX_CONNECTIONS={setting[0]} with tp {sizes[0]}: Megatron asserts it is 1",
+                      setting[1], key="env.CUDA_DEVICE_MAX_CONNECTIONS")
+
+
+@register(
+    "PL602", "nccl-crippled", "warning",
+    "NCCL transports switched off in a multi-node run.",
+    RuleDocs(
+        what="Checks multi-node launches that export NCCL_IB_DISABLE=1, NCCL_P2P_DISABLE=1 or NCCL_NET=Socket.",
+        why="They send inter-node traffic over TCP sockets instead of InfiniBand/RoCE (a 400 Gb/s NIC "
+            "drops to a few GB/s) or intra-node traffic through host memory instead of NVLink; data-parallel "
+            "and pipeline communication then dominates the step. They are debugging switches that get left in.",
+        bad=torchrun(gpt(""), prefix="export NCCL_IB_DISABLE=1\n",
+                     launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
+        good=torchrun(gpt(""), prefix="export NCCL_DEBUG=WARN\n",
+                      launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
+        fix="Not fixed automatically: remove the variable if it is not needed on this cluster.",
+    ),
+)
+def nccl_crippled(ctx: RuleContext):
+    nodes = known(ctx, "cluster.nnodes")
+    if not nodes or nodes[0] <= 1:
+        return
+    for name, bad in CRIPPLING.items():
+        setting = launch_env(ctx, name)
+        if setting is not None and setting[0] == bad:
+            yield Finding(f"{name}={bad} in a {nodes[0]}-node run: NCCL falls back to slower transports",
+                          setting[1] or span(ctx), key=f"env.{name}")

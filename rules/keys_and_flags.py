@@ -1,0 +1,217 @@
+"""PL5xx (trainer flags): unknown, deprecated, repeated and invalid flags, checked against the flag
+catalog of the trainer release in force (schemas/megatron_flags, from the trainers' real parsers).
+Deprecations and removals are those of shared/reference/megatron.md §1.9.
+"""
+
+from __future__ import annotations
+
+from difflib import get_close_matches
+
+from plint.rules.base import Finding, RuleContext, RuleDocs, register
+from plint.rules.common import gpt, torchrun, trainer
+
+# flag -> (replacement or None, what the trainer does with it). Still accepted by the parser.
+DEPRECATED = {
+    "--batch-size": ("--micro-batch-size", "validate_args rejects it"),
+    "--warmup": ("--lr-warmup-fraction or --lr-warmup-iters", "validate_args rejects it"),
+    "--model-parallel-size": ("--tensor-model-parallel-size", "validate_args rejects it"),
+    "--checkpoint-activations": ("--recompute-activations (or --recompute-granularity full with "
+                                 "--recompute-method and --recompute-num-layers)",
+                                 "Megatron-LM prints a message and exits with status 0 before training"),
+    "--use-rotary-position-embeddings": ("--position-embedding-type rope", "it is silently mapped"),
+    "--use-mcore-models": (None, "it is ignored (mcore models are the default)"),
+    "--enable-cuda-graph": ("--cuda-graph-impl local", "it is rewritten with a message"),
+    "--use-dist-ckpt": ("--ckpt-format", "it has no effect"),
+    "--dist-ckpt-format": ("--ckpt-format", "it has no effect"),
+    "--moe-router-padding-for-fp8": ("--moe-router-padding-for-quantization", "it is converted with a warning"),
+    "--hybrid-override-pattern": ("--hybrid-layer-pattern", "it is forwarded with a warning"),
+}
+SINCE = {"--rampup-batch-size": ("0.18", "--step-batch-size-schedule", "it is accepted and ignored")}
+# removed flags: (replacement or None, the last release that had it)
+REMOVED = {
+    "--DDP-impl": (None, "23.06"),
+    "--activations-checkpoint-method": ("--recompute-method", "v2.6"),
+    "--activations-checkpoint-num-layers": ("--recompute-num-layers", "v2.6"),
+    "--distribute-checkpointed-activations": ("--distribute-saved-activations", "v2.6"),
+    "--checkpoint-num-layers": ("--recompute-num-layers", "v2.5"),
+    "--layernorm-epsilon": ("--norm-epsilon", "23.06"),
+    "--fp8-e4m3": ("--fp8-format e4m3", "23.06"),
+    "--fp8-hybrid": ("--fp8-format hybrid", "23.06"),
+    "--no-query-key-layer-scaling": ("--apply-query-key-layer-scaling (off by default now)", "23.06"),
+    "--data-impl": (None, "23.06"),
+    "--local_rank": ("the LOCAL_RANK variable torchrun sets", "0.8"),
+    "--delay-param-gather": ("--no-align-param-gather (sense flipped)", "0.8"),
+    "--standalone-embedding-stage": ("--account-for-embedding-in-pipeline-split", "0.10"),
+    "--pipeline-model-parallel-split-rank": (None, "0.13"),
+    "--use-custom-fsdp": ("--use-megatron-fsdp", "0.13"),
+    "--moe-extended-tp": ("--expert-tensor-parallel-size", "0.16"),
+    "--moe-use-legacy-grouped-gemm": (None, "0.16"),
+    "--use-legacy-models": (None, "0.17"),
+    "--virtual-pipeline-model-parallel-size": ("--num-virtual-stages-per-pipeline-rank", "2021 development"),
+}
+# Entry points whose parser is exactly the core one (others add flags through extra_args_provider).
+CORE_ENTRYPOINTS = {"pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_mamba.py"}
+
+
+def _args(ctx: RuleContext):
+    if ctx.layout is None or trainer(ctx) not in ("megatron", "megatron-deepspeed"):
+        return None
+    return ctx.layout.extras.get("trainer_args")
+
+
+def _catalog(ctx: RuleContext):
+    from plint.catalog.flags import default_release, load_flag_catalog
+
+    return load_flag_catalog(default_release(trainer(ctx)))
+
+
+def unknown_flags(ctx: RuleContext):
+    """(use, suggestion) for every flag the parser of the release in force would reject."""
+    args = _args(ctx)
+    if args is None or ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS:
+        return []
+    catalog = _catalog(ctx)
+    out = []
+    for use in args.uses:
+        if use.spec is not None or use.option in REMOVED or not use.option.startswith("--"):
+            continue
+        dashed = "--" + use.option[2:].replace("_", "-")
+        if catalog.lookup(dashed) is not None:
+            out.append((use, dashed))
+            continue
+        near = get_close_matches(use.option, catalog.options(), n=1, cutoff=0.8)
+        prefix = [o for o in catalog.options() if o.startswith(use.option)]
+        out.append((use, near[0] if near else (prefix[0] if len(prefix) == 1 else None)))
+    return out
+
+
+@register(
+    "PL501", "unknown-flag", "error",
+    "A flag the trainer's argument parser rejects.",
+    RuleDocs(
+        what="Checks every trainer flag against the parser of the release in force: Megatron-LM accepts no "
+             "abbreviations (allow_abbrev=False) and no underscore spellings; a close match is suggested.",
+        why="argparse stops the job with 'unrecognized arguments' (exit status 2) after it has waited in the "
+            "queue.",
+        bad=torchrun(gpt("--tensor-model-parallel 2 --sequence-parallel")),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
+        fix="`plint fix` replaces a flag that has exactly one close match (safe).",
+    ),
+    fix_availability="sometimes",
+)
+def unknown_flag(ctx: RuleContext):
+    catalog_name = None
+    for use, suggestion in unknown_flags(ctx):
+        catalog_name = catalog_name or _catalog(ctx).release
+        hint = f"; did you mean {suggestion}?" if suggestion else ""
+        yield Finding(f"{use.option} is not a flag of {trainer(ctx)} {catalog_name}{hint}",
+                      use.flag_word.value_span, key=use.option)
+
+
+@register(
+    "PL502", "deprecated-flag", "warning",
+    "A renamed, removed or silently ignored flag.",
+    RuleDocs(
+        what="Flags that Megatron-LM removed (the parser rejects them), still accepts but rejects in "
+             "validate_args, or accepts and ignores; each with its replacement and the release it changed in.",
+        why="A removed flag stops the job; an ignored one (--rampup-batch-size since 0.18, "
+            "--use-mcore-models) silently trains something else than the script says; --checkpoint-activations "
+            "makes Megatron-LM exit with status 0 before training, which schedulers report as success.",
+        bad=torchrun(gpt("--checkpoint-activations")),
+        good=torchrun(gpt("--recompute-activations")),
+        fix="`plint fix` renames a flag with a one-to-one replacement (safe).",
+    ),
+    fix_availability="sometimes",
+)
+def deprecated_flag(ctx: RuleContext):
+    args = _args(ctx)
+    if args is None:
+        return
+    release = _catalog(ctx).release
+    for use in args.uses:
+        if trainer(ctx) == "megatron-deepspeed" and use.spec is not None:
+            continue  # the forks keep their own (older) flags on purpose
+        if use.option in REMOVED and use.spec is None:
+            new, last = REMOVED[use.option]
+            yield Finding(f"{use.option} was removed (last in {last})" + (f"; use {new}" if new else "")
+                          + f": {trainer(ctx)} {release} rejects it", use.flag_word.value_span, key=use.option)
+        elif use.option in DEPRECATED and trainer(ctx) == "megatron":
+            new, what = DEPRECATED[use.option]
+            yield Finding(f"{use.option} is deprecated: {what}" + (f"; use {new}" if new else ""),
+                          use.flag_word.value_span, key=use.option)
+        elif use.option in SINCE and trainer(ctx) == "megatron":
+            since, new, what = SINCE[use.option]
+            if tuple(map(int, release.split("."))) >= tuple(map(int, since.split("."))) if release[0].isdigit() \
+                    else True:
+                yield Finding(f"{use.option}: since Megatron {since} {what}; use {new}",
+                              use.flag_word.value_span, key=use.option)
+
+
+@register(
+    "PL503", "duplicate-flag", "warning",
+    "A flag given twice with different values (the last one wins).",
+    RuleDocs(
+        what="Checks flags repeated with different values; repeats with the same value are fine.",
+        why="argparse keeps the last value silently: the first one, often in a shared argument block, "
+            "does nothing and readers of the script believe it does.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel\n--tensor-model-parallel-size 4")),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel\n--tensor-model-parallel-size 2")),
+        fix="Not fixed automatically: which value was meant is the author's call.",
+    ),
+)
+def duplicate_flag(ctx: RuleContext):
+    args = _args(ctx)
+    if args is None:
+        return
+    seen: dict[str, object] = {}
+    for use in args.uses:
+        key = use.spec.dest if use.spec is not None and use.spec.dest else use.option
+        values = tuple(w.text for w in use.values)
+        if None in values:
+            continue
+        if key in seen and seen[key][0] != values:
+            first, first_use = seen[key]
+            yield Finding(f"{use.option} is given as {' '.join(first) or '(flag)'} and again as "
+                          f"{' '.join(values) or '(flag)'}; the last one wins", first_use.flag_word.value_span,
+                          key=key)
+        seen[key] = (values, use)
+
+
+@register(
+    "PL506", "invalid-value", "error",
+    "A flag value of the wrong type or outside the flag's choices.",
+    RuleDocs(
+        what="Checks known values against the flag's type (int, float) and choices in the release's parser.",
+        why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
+        bad=torchrun(gpt("--position-embedding-type rotary")),
+        good=torchrun(gpt("--position-embedding-type rope")),
+        fix="Not fixed automatically.",
+    ),
+)
+def invalid_value(ctx: RuleContext):
+    args = _args(ctx)
+    if args is None:
+        return
+    for use in args.uses:
+        spec = use.spec
+        if spec is None:
+            continue
+        if spec.takes_value and not use.values and spec.nargs in (None, 1, "+"):
+            yield Finding(f"{use.option} expects a value (argparse: 'expected one argument')",
+                          use.flag_word.value_span, key=use.option)
+            continue
+        for word in use.values:
+            text = word.text
+            if text is None:
+                continue
+            if spec.type in ("int", "float"):
+                try:
+                    (int if spec.type == "int" else float)(text)
+                except ValueError:
+                    yield Finding(f"{use.option} takes {'an' if spec.type == 'int' else 'a'} {spec.type}, "
+                                  f"got {text!r}", word.value_span, key=use.option)
+                    continue
+            if spec.choices is not None and text not in spec.choices:
+                near = get_close_matches(text, spec.choices, n=1)
+                yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)}"
+                              + (f"; did you mean {near[0]}?" if near else ""), word.value_span, key=use.option)
