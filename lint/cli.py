@@ -47,6 +47,12 @@ def check(paths: tuple[Path, ...], **options) -> None:
     sys.exit(code)
 
 
+from plint.commands_docs import explain, rules  # noqa: E402
+
+cli.add_command(rules)
+cli.add_command(explain)
+
+
 def main() -> None:
     cli(prog_name="plint")
 

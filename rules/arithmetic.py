@@ -22,7 +22,7 @@ MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited i
             "when world % (etp*ep*pp) != 0. Either way the job dies at start-up.",
         bad=torchrun(gpt("--tensor-model-parallel-size 3", heads=24, hidden=2304)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=24, hidden=2304)),
-        fix="`plint fix --unsafe-fixes` can pick a tp/pp that divides the world size.",
+        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` can pick a tp/pp that divides the world size.",
         references=("megatron/training/arguments.py validate_args", "megatron/core/parallel_state.py"),
     ),
 )
@@ -66,7 +66,7 @@ def world_size_indivisible(ctx: RuleContext):
             "tp/pp change, since dp moves with them.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=66)),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=64)),
-        fix="`plint fix --unsafe-fixes` moves the global batch to the nearest valid value and says so.",
+        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` moves the global batch to the nearest valid value and says so.",
         references=("megatron/core/num_microbatches_calculator.py",),
     ),
 )
@@ -220,7 +220,7 @@ def experts_indivisible(ctx: RuleContext):
         good=Example({
             "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
             "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}\n'}),
-        fix="`plint fix` can rewrite the JSON values from the trainer's flags (unsafe: it changes the batch).",
+        fix="Not fixed automatically yet; planned: `plint fix` can rewrite the JSON values from the trainer's flags (unsafe: it changes the batch).",
         references=("deepspeed/runtime/config.py _batch_assertion",),
     ),
 )

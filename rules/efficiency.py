@@ -20,9 +20,8 @@ CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism fo
             "With expert parallelism Megatron before 0.15 refuses the launch.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` adds --sequence-parallel (safe: same model, same numerics).",
+        fix="Not fixed automatically yet; planned: `plint fix` adds --sequence-parallel (safe: same model, same numerics).",
     ),
-    fix_availability="always",
 )
 def sequence_parallel_off(ctx: RuleContext):
     if trainer(ctx) != "megatron":
@@ -44,9 +43,8 @@ def sequence_parallel_off(ctx: RuleContext):
             "because tensor model parallelism is disabled'): the memory saving expected from it never comes.",
         bad=torchrun(gpt("--sequence-parallel")),
         good=torchrun(gpt("")),
-        fix="`plint fix` removes the flag (safe: it has no effect).",
+        fix="Not fixed automatically yet; planned: `plint fix` removes the flag (safe: it has no effect).",
     ),
-    fix_availability="always",
 )
 def sequence_parallel_ignored(ctx: RuleContext):
     if not is_megatron(ctx):
@@ -68,7 +66,7 @@ def sequence_parallel_ignored(ctx: RuleContext):
             "is 18 vs 7.5 bytes, for the same step time.",
         bad=torchrun(gpt("")),
         good=torchrun(gpt("--use-distributed-optimizer")),
-        fix="`plint fix --unsafe-fixes` adds --use-distributed-optimizer (checkpoints change format).",
+        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` adds --use-distributed-optimizer (checkpoints change format).",
     ),
 )
 def distributed_optimizer_off(ctx: RuleContext):
@@ -97,9 +95,8 @@ def distributed_optimizer_off(ctx: RuleContext):
             "backward and before forward, exposed on the critical path of every step.",
         bad=torchrun(gpt("--use-distributed-optimizer")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
-        fix="`plint fix` adds the two flags.",
+        fix="Not fixed automatically yet; planned: `plint fix` adds the two flags.",
     ),
-    fix_availability="always",
 )
 def overlap_off(ctx: RuleContext):
     if trainer(ctx) != "megatron":
@@ -125,7 +122,7 @@ def overlap_off(ctx: RuleContext):
             "replaces (Megatron's MoE guide recommends CP from 8K tokens).",
         bad=torchrun(gpt("--context-parallel-size 2", seq=2048)),
         good=torchrun(gpt("--context-parallel-size 2", seq=16384)),
-        fix="`plint fix --unsafe-fixes` gives the cp factor to data parallelism.",
+        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` gives the cp factor to data parallelism.",
     ),
 )
 def context_parallel_short(ctx: RuleContext):
@@ -158,7 +155,7 @@ def context_parallel_short(ctx: RuleContext):
                                    "--deepspeed --deepspeed_config ds.json --zero-stage 2 --no-pipeline-parallel\n",
                       "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, '
                                  '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n'}),
-        fix="`plint fix` adds --no-pipeline-parallel when pp is 1.",
+        fix="Not fixed automatically yet; planned: `plint fix` adds --no-pipeline-parallel when pp is 1.",
     ),
 )
 def zero_with_pipeline(ctx: RuleContext):

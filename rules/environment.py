@@ -53,9 +53,8 @@ def launch_env(ctx: RuleContext, name: str):
             "communication kernels can be scheduled after the compute they should overlap.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel"), prefix=""),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` before the launch (safe).",
+        fix="Not fixed automatically yet; planned: `plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` before the launch (safe).",
     ),
-    fix_availability="always",
 )
 def cuda_device_max_connections(ctx: RuleContext):
     if trainer(ctx) != "megatron":

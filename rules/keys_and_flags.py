@@ -95,9 +95,8 @@ def unknown_flags(ctx: RuleContext):
             "queue.",
         bad=torchrun(gpt("--tensor-model-parallel 2 --sequence-parallel")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` replaces a flag that has exactly one close match (safe).",
+        fix="Not fixed automatically yet; planned: `plint fix` replaces a flag that has exactly one close match (safe).",
     ),
-    fix_availability="sometimes",
 )
 def unknown_flag(ctx: RuleContext):
     catalog_name = None
@@ -119,9 +118,8 @@ def unknown_flag(ctx: RuleContext):
             "makes Megatron-LM exit with status 0 before training, which schedulers report as success.",
         bad=torchrun(gpt("--checkpoint-activations")),
         good=torchrun(gpt("--recompute-activations")),
-        fix="`plint fix` renames a flag with a one-to-one replacement (safe).",
+        fix="Not fixed automatically yet; planned: `plint fix` renames a flag with a one-to-one replacement (safe).",
     ),
-    fix_availability="sometimes",
 )
 def deprecated_flag(ctx: RuleContext):
     args = _args(ctx)

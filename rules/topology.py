@@ -45,7 +45,7 @@ def _crosses(size: int, domain: int) -> bool:
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8).replace(
             "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 16")}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="`plint fix --unsafe-fixes` moves the excess tensor parallelism to the pipeline.",
+        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` moves the excess tensor parallelism to the pipeline.",
         references=("megatron/core/parallel_state.py RankGenerator",),
     ),
 )
