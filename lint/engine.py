@@ -42,7 +42,49 @@ class Engine:
                                       finding.message, span, reading.path)
                     d.key = finding.key
                     out.append(d)
-        return out
+        return self.suppress(reading, out)
+
+    def suppress(self, reading: FileReading, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+        """Apply `# plint: disable` directives of the file and of the files it sources; report unused ones."""
+        from plint.rules.base import all_rules
+        from plint.suppress import covers, read_directives
+
+        texts = []
+        if reading.source is not None and reading.kind == "shell":
+            texts.append((reading.path, reading.source.text))
+        if reading.shell is not None:
+            from plint.source import SourceFile
+
+            for path in dict.fromkeys(reading.shell.files_read):
+                try:
+                    src = SourceFile.read(path)
+                except OSError:
+                    continue
+                display = os.path.relpath(path) if not os.path.relpath(path).startswith("..") else path
+                texts.append((display, src.text))
+        directives = [d for path, text in texts if "plint:" in text for d in read_directives(path, text)]
+        if not directives:
+            return diagnostics
+        for diag in diagnostics:
+            for d in directives:
+                if covers(d, diag.path, diag.line, diag.code, diag.name):
+                    d.used = True
+                    diag.suppressed = {"kind": "inSource", "justification": d.reason or "plint: disable"}
+                    break
+        rule = all_rules().get("PL004")
+        if rule is not None and self._selected_code("PL004"):
+            for d in directives:
+                if not d.used:
+                    diagnostics.append(Diagnostic(
+                        "PL004", rule.name, rule.severity,
+                        f"this directive suppresses nothing ({', '.join(d.selectors)}); remove it",
+                        d.path, d.line, d.col, d.line, d.end_col))
+        return diagnostics
+
+    def _selected_code(self, code: str) -> bool:
+        from plint.rules.base import all_rules
+
+        return code in self.selected(all_rules())
 
     @staticmethod
     def _findings(rule, ctx) -> list:

@@ -96,3 +96,27 @@ def unresolved_value(ctx: RuleContext):
         if dependents and len(causes) == 1:
             message += f" (nor can {', '.join(dependents)})"
         yield Finding(f"{message}; {_hint(note or '')}", span, key=keys[0])
+
+
+@register(
+    "PL004", "unused-directive", "info",
+    "A `# plint: disable=...` directive that suppresses nothing.",
+    RuleDocs(
+        what="Reports suppression directives (inline or file-wide) that cover no finding, so stale ones are "
+             "noticed and removed once the launch is fixed.",
+        why="A stale directive keeps hiding the next real finding on the same statement.",
+        bad=Example({"launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                                  "# plint: disable=PL201 -- TP across nodes is intended here\n"
+                                  "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+                                  "--sequence-parallel --use-distributed-optimizer\n"}),
+        good=Example({"launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                                   "# plint: disable=distributed-optimizer-off -- memory is not the constraint\n"
+                                   "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+                                   "--sequence-parallel\n"}),
+        fix="Not fixed automatically yet; planned: `plint fix` deletes the directive.",
+    ),
+    needs_layout=False,
+)
+def unused_directive(ctx: RuleContext):
+    """Reported by the engine once every rule has run (it needs all findings)."""
+    return iter(())
