@@ -73,7 +73,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
     for path in expand_paths(paths):
         settings = engine.settings_for(path)
         reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
-                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume})
+                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                            releases=settings.releases)
         diagnostics = engine.diagnose(reading, settings)
         diagnostics.sort(key=Diagnostic.sort_key)
         results.append(FileResult(reading, diagnostics))

@@ -33,10 +33,14 @@ OPTIONS: tuple[Option, ...] = (
     Option("--assume", "assume", kind="multi", default=(), metavar="NAME=VALUE",
            help="Value for a variable the script sets from something only known at run time."),
     Option("--gpu", "gpu", metavar="NAME", help="The GPU the job runs on (overrides the files)."),
+    Option("--config", "config_file", metavar="FILE",
+           help="Use this config file instead of the nearest pyproject.toml [tool.plint] / .plint.toml."),
+    Option("--isolated", "isolated", kind="flag", default=False, help="Ignore every config file."),
     Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
+    Option("--extend-select", "extend_select", metavar="CODES", help="Add these rules to the selection."),
     Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
-    Option("--fail-on", "fail_on", choices=FAIL_ON, default="error",
-           help="Exit 1 when a finding is at or above this severity."),
+    Option("--fail-on", "fail_on", choices=FAIL_ON,
+           help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on)."),
 )
 
 
@@ -104,15 +108,19 @@ def parse_fast(argv: list[str]) -> dict | None:
 
 
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
-        select: str | None = None, ignore: str | None = None, fail_on: str = "error") -> int:
+        config_file: str | None = None, isolated: bool = False, select: str | None = None,
+        extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import CheckOptions, check_paths
 
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
+    if config_file is not None and not Path(config_file).is_file():
+        raise UsageError(f"--config: no such file: {config_file}")
     options = CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
-                           select=codes(select), ignore=codes(ignore))
+                           config_file=Path(config_file) if config_file else None, isolated=isolated,
+                           select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore))
     result = check_paths([Path(p) for p in paths], options)
     if fmt == "json":
         from plint.report.json_report import render
@@ -124,6 +132,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         text = render(result.results, concise=concise)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+    fail_on = fail_on or result.fail_on or "error"
     if fail_on != "never" and any(
             d.suppressed is None and SEVERITY_RANK[d.severity] >= SEVERITY_RANK[fail_on]
             for r in result.results for d in r.diagnostics):

@@ -1,4 +1,4 @@
-"""Run the rules over what was read: selection, severities, suppression (grown by issue 3)."""
+"""Run the rules over what was read: configuration, selection, severities, suppression."""
 
 from __future__ import annotations
 
@@ -15,16 +15,30 @@ class Engine:
     def __init__(self, options) -> None:
         self.options = options
         self.fail_on: str | None = None
+        self._settings: dict[Path | None, Settings] = {}
 
     def settings_for(self, path: Path) -> Settings:
-        return Settings()
+        """The configuration in force for a file: --config, else the nearest one (none with --isolated)."""
+        from plint import config
+
+        if getattr(self.options, "isolated", False):
+            where = None
+        elif getattr(self.options, "config_file", None) is not None:
+            where = Path(self.options.config_file)
+        else:
+            where = config.discover(path)
+        if where not in self._settings:
+            self._settings[where] = config.load(where)
+            if self.fail_on is None:
+                self.fail_on = self._settings[where].fail_on
+        return self._settings[where]
 
     def diagnose(self, reading: FileReading, settings: Settings) -> list[Diagnostic]:
         from plint.rules.base import RuleContext, all_rules
 
         out: list[Diagnostic] = []
         seen: set[tuple] = set()
-        rules = self.selected(all_rules())
+        rules = self.selected(all_rules(), settings, reading.path)
         contexts = [RuleContext(reading, layout, settings) for layout in reading.layouts] or \
             [RuleContext(reading, None, settings)]
         for ctx in contexts:
@@ -38,8 +52,11 @@ class Engine:
                     if ident in seen:
                         continue
                     seen.add(ident)
-                    d = Diagnostic.at(rule.code, rule.name, finding.severity or rule.severity,
-                                      finding.message, span, reading.path)
+                    severity = settings.severity.get(rule.code) or settings.severity.get(rule.name) \
+                        or finding.severity or rule.severity
+                    if severity == "off":
+                        continue
+                    d = Diagnostic.at(rule.code, rule.name, severity, finding.message, span, reading.path)
                     d.key = finding.key
                     out.append(d)
         return self.suppress(reading, out)
@@ -72,7 +89,7 @@ class Engine:
                     diag.suppressed = {"kind": "inSource", "justification": d.reason or "plint: disable"}
                     break
         rule = all_rules().get("PL004")
-        if rule is not None and self._selected_code("PL004"):
+        if rule is not None and "PL004" in self.selected(all_rules(), self._settings.get(None)):
             for d in directives:
                 if not d.used:
                     diagnostics.append(Diagnostic(
@@ -80,11 +97,6 @@ class Engine:
                         f"this directive suppresses nothing ({', '.join(d.selectors)}); remove it",
                         d.path, d.line, d.col, d.line, d.end_col))
         return diagnostics
-
-    def _selected_code(self, code: str) -> bool:
-        from plint.rules.base import all_rules
-
-        return code in self.selected(all_rules())
 
     @staticmethod
     def _findings(rule, ctx) -> list:
@@ -99,12 +111,26 @@ class Engine:
                   "(the rule is skipped; please report it)", file=sys.stderr)
             return []
 
-    def selected(self, rules: dict) -> dict:
-        """--select / --ignore by code, name or code prefix (PL1 selects a family)."""
+    def selected(self, rules: dict, settings: Settings | None = None, path: str | None = None) -> dict:
+        """Rules in force: --select replaces the config's select, --extend-select and the config's
+        extend-select add, --ignore, the config's ignore and its per-file-ignores remove. A selector
+        is a code, a name, or a code prefix (PL1 selects a family)."""
+        import fnmatch
+
+        settings = settings or Settings()
+
         def matches(rule, selector: str) -> bool:
             return rule.name == selector.lower() or rule.code.startswith(selector.upper())
 
-        for selector in (self.options.select or []) + (self.options.ignore or []):
+        select = self.options.select if self.options.select is not None else settings.select
+        extend = list(getattr(self.options, "extend_select", None) or []) + settings.extend_select
+        ignore = list(self.options.ignore or []) + settings.ignore
+        if path is not None and settings.per_file_ignores:
+            rel = os.path.relpath(os.path.abspath(path), settings.root)
+            for pattern, codes in settings.per_file_ignores.items():
+                if fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(os.path.basename(path), pattern):
+                    ignore += codes
+        for selector in (select or []) + extend + ignore:
             if not any(matches(r, selector) for r in rules.values()):
                 from difflib import get_close_matches
 
@@ -112,8 +138,8 @@ class Engine:
                 raise ValueError(f"unknown rule selector {selector!r}"
                                  + (f"; did you mean {near[0]!r}?" if near else ""))
         chosen = {c: r for c, r in rules.items()
-                  if self.options.select is None or any(matches(r, s) for s in self.options.select)}
-        return {c: r for c, r in chosen.items() if not any(matches(r, s) for s in self.options.ignore or [])}
+                  if select is None or any(matches(r, s) for s in select + extend)}
+        return {c: r for c, r in chosen.items() if not any(matches(r, s) for s in ignore)}
 
     def finish(self, results) -> None:
         """Whole-run work after every file (unused directives, baseline bookkeeping)."""

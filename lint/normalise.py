@@ -27,6 +27,7 @@ class Launch:
     ds_config: Any = None  # sources.deepspeed_config.DeepSpeedConfig
     slurm: Any = None  # sources.slurm.SlurmJob
     gpu_override: str | None = None
+    release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
 
 
 def _word_value(word, what: str) -> Value:

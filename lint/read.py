@@ -114,7 +114,7 @@ def _display(path: Path) -> str:
 
 
 def read_path(path: Path, env: dict[str, str] | None = None, gpu: str | None = None,
-              assume: dict[str, str] | None = None) -> FileReading:
+              assume: dict[str, str] | None = None, releases: dict[str, str] | None = None) -> FileReading:
     env = env or {}
     display = _display(path)
     kind = file_kind(path)
@@ -126,7 +126,7 @@ def read_path(path: Path, env: dict[str, str] | None = None, gpu: str | None = N
     if kind == "json":
         _read_json_alone(reading, source)
         return reading
-    _read_shell(reading, source, path, env, gpu, assume or {})
+    _read_shell(reading, source, path, env, gpu, assume or {}, releases or {})
     return reading
 
 
@@ -141,7 +141,7 @@ def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
 
 
 def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[str, str],
-                gpu: str | None, assume: dict[str, str]) -> None:
+                gpu: str | None, assume: dict[str, str], releases: dict[str, str]) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources import slurm as slurm_reader
     from plint.sources.launchers import find_launches
@@ -165,15 +165,16 @@ def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[
     lookup = FileLookup(result, path.parent)
     chains = find_launches(result, job, lookup.source)
     for chain in chains:
-        launch = _launch(chain, job, lookup, gpu)
+        launch = _launch(chain, job, lookup, gpu, releases)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         layout = build_layout(launch)
+        layout.extras["release"] = launch.release
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
 
 
-def _launch(chain, job, lookup: FileLookup, gpu: str | None) -> Launch:
+def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str]) -> Launch:
     from plint.catalog.flags import default_release, load_flag_catalog
     from plint.sources.hf import hf_facts
     from plint.sources.megatron import megatron_facts, parse_trainer_args
@@ -183,7 +184,9 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None) -> Launch:
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     flavour = trainer.value
     if flavour in ("megatron", "megatron-deepspeed"):
-        catalog = load_flag_catalog(default_release(flavour))
+        named = releases.get("megatron") if flavour == "megatron" else None
+        catalog = load_flag_catalog(named or default_release(flavour))
+        launch.release = (catalog.release, named is None)  # (release, assumed?)
         args = parse_trainer_args(chain.trainer_args, catalog)
         launch.trainer_args = args
         launch.facts = megatron_facts(args, catalog, flavour)

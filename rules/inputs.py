@@ -120,3 +120,31 @@ def unresolved_value(ctx: RuleContext):
 def unused_directive(ctx: RuleContext):
     """Reported by the engine once every rule has run (it needs all findings)."""
     return iter(())
+
+
+@register(
+    "PL003", "assumed-version", "info",
+    "Flags were checked against an assumed trainer release.",
+    RuleDocs(
+        what="When the configuration names no Megatron-LM release and a flag is unknown to the newest release "
+             "plint knows, says which release the verdict assumed and how to name yours.",
+        why="Flags come and go between releases (Megatron-LM 0.8 had 327 option strings, 0.19 has 808): a flag "
+            "unknown to 0.19 may be right for the release the cluster runs.",
+        bad=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --local_rank 0 --bf16\n"}),
+        good=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16\n"}),
+        fix="Not fixable: add `megatron = \"0.16\"` (your release) to [tool.plint].",
+    ),
+)
+def assumed_version(ctx: RuleContext):
+    from plint.rules.keys_and_flags import REMOVED, unknown_flags
+
+    release = ctx.layout.extras.get("release") if ctx.layout is not None else None
+    if not release or not release[1]:
+        return
+    args = ctx.layout.extras.get("trainer_args")
+    removed = [u for u in args.uses if u.option in REMOVED and u.spec is None] if args is not None else []
+    flagged = [u for u, _ in unknown_flags(ctx)] + removed
+    if flagged:
+        yield Finding(f"flags were checked against Megatron-LM {release[0]}, the newest release plint knows, "
+                      "because the configuration names none; set megatron = \"<release>\" in [tool.plint] "
+                      "to check against yours", flagged[0].flag_word.value_span, key="release")

@@ -62,7 +62,8 @@ def _args(ctx: RuleContext):
 def _catalog(ctx: RuleContext):
     from plint.catalog.flags import default_release, load_flag_catalog
 
-    return load_flag_catalog(default_release(trainer(ctx)))
+    release = ctx.layout.extras.get("release")
+    return load_flag_catalog(release[0] if release else default_release(trainer(ctx)))
 
 
 def unknown_flags(ctx: RuleContext):
