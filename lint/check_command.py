@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMATS = ("text", "json")
+FORMATS = ("text", "json", "sarif", "github", "markdown")
 FAIL_ON = ("error", "warning", "info", "never")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
@@ -122,14 +122,14 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
                            config_file=Path(config_file) if config_file else None, isolated=isolated,
                            select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore))
     result = check_paths([Path(p) for p in paths], options)
-    if fmt == "json":
-        from plint.report.json_report import render
-
-        text = render(result.results)
-    else:
+    if fmt == "text":
         from plint.report.text import render
 
         text = render(result.results, concise=concise)
+    else:
+        from importlib import import_module
+
+        text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
     fail_on = fail_on or result.fail_on or "error"

@@ -77,7 +77,7 @@ def cuda_device_max_connections(ctx: RuleContext):
         return
     if setting is None:
         yield Finding(f"tp {sizes[0]}" + (f" and cp {sizes[1]}" if sizes[1] > 1 else "")
-                      + " need CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (Megatron asserts it on "
+                      + " needs CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (Megatron asserts it on "
                         "Ampere and Hopper); add `export CUDA_DEVICE_MAX_CONNECTIONS=1`",
                       ctx.layout.site, key="env.CUDA_DEVICE_MAX_CONNECTIONS")
     elif setting[0] is not None and setting[0] != "1":

@@ -13,10 +13,19 @@ def file_json(result) -> dict[str, Any]:
     out: dict[str, Any] = {
         "path": result.path,
         "layout": layouts[0] if layouts else None,
-        "diagnostics": [d.to_json() for d in result.diagnostics],
+        "diagnostics": [_diagnostic(d) for d in result.diagnostics],
     }
     if len(layouts) > 1:
         out["layouts"] = layouts
+    return out
+
+
+def _diagnostic(d) -> dict[str, Any]:
+    from plint.report.common import docs_url, fingerprint
+
+    out = d.to_json()
+    out["docs_url"] = docs_url(d.code)
+    out["fingerprint"] = fingerprint(d)
     return out
 
 
@@ -24,7 +33,7 @@ def summary(results) -> dict[str, Any]:
     counts = {"error": 0, "warning": 0, "info": 0}
     for r in results:
         for d in r.diagnostics:
-            if d.suppressed is None:
+            if d.suppressed is None:  # suppressed findings are kept in the report but not counted
                 counts[d.severity] = counts.get(d.severity, 0) + 1
             else:
                 counts["suppressed"] = counts.get("suppressed", 0) + 1
