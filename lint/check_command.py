@@ -39,6 +39,10 @@ OPTIONS: tuple[Option, ...] = (
     Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
     Option("--extend-select", "extend_select", metavar="CODES", help="Add these rules to the selection."),
     Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
+    Option("--baseline", "baseline", metavar="FILE",
+           help="Accept the findings listed in this baseline (default: .plint-baseline beside the config)."),
+    Option("--write-baseline", "write_baseline", metavar="FILE",
+           help="Write every current finding to this baseline file and exit 0."),
     Option("--fail-on", "fail_on", choices=FAIL_ON,
            help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on)."),
 )
@@ -109,7 +113,8 @@ def parse_fast(argv: list[str]) -> dict | None:
 
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
-        extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None) -> int:
+        extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
+        baseline: str | None = None, write_baseline: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import CheckOptions, check_paths
 
@@ -120,8 +125,15 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         raise UsageError(f"--config: no such file: {config_file}")
     options = CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                            config_file=Path(config_file) if config_file else None, isolated=isolated,
-                           select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore))
+                           select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
+                           baseline=Path(baseline) if baseline else None)
     result = check_paths([Path(p) for p in paths], options)
+    if write_baseline:
+        from plint.baseline import write_baseline as write
+
+        count = write(Path(write_baseline), result.results)
+        sys.stderr.write(f"plint: wrote {count} finding(s) to {write_baseline}\n")
+        return 0
     if fmt == "text":
         from plint.report.text import render
 

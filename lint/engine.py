@@ -16,6 +16,9 @@ class Engine:
         self.options = options
         self.fail_on: str | None = None
         self._settings: dict[Path | None, Settings] = {}
+        self._baseline: set | None = None
+        self._baseline_path: Path | None = None
+        self._baseline_used: set = set()
 
     def settings_for(self, path: Path) -> Settings:
         """The configuration in force for a file: --config, else the nearest one (none with --isolated)."""
@@ -59,7 +62,28 @@ class Engine:
                     d = Diagnostic.at(rule.code, rule.name, severity, finding.message, span, reading.path)
                     d.key = finding.key
                     out.append(d)
-        return self.suppress(reading, out)
+        return self.apply_baseline(self.suppress(reading, out), settings)
+
+    def apply_baseline(self, diagnostics: list[Diagnostic], settings: Settings) -> list[Diagnostic]:
+        from plint.baseline import DEFAULT_NAME, entry, read_baseline
+
+        if self._baseline is None:
+            explicit = getattr(self.options, "baseline", None)
+            candidates = [Path(explicit)] if explicit else [
+                settings.root / (settings.baseline or DEFAULT_NAME), Path.cwd() / DEFAULT_NAME]
+            found = next((c for c in candidates if c.is_file()), None)
+            if explicit and found is None:
+                raise ValueError(f"--baseline: no such file: {explicit}")
+            self._baseline_path = found
+            self._baseline = read_baseline(found) if found is not None else set()
+        if not self._baseline:
+            return diagnostics
+        for d in diagnostics:
+            e = entry(d)
+            if d.suppressed is None and e in self._baseline:
+                d.suppressed = {"kind": "external", "justification": "baseline"}
+                self._baseline_used.add(e)
+        return diagnostics
 
     def suppress(self, reading: FileReading, diagnostics: list[Diagnostic]) -> list[Diagnostic]:
         """Apply `# plint: disable` directives of the file and of the files it sources; report unused ones."""
@@ -142,4 +166,14 @@ class Engine:
         return {c: r for c, r in chosen.items() if not any(matches(r, s) for s in ignore)}
 
     def finish(self, results) -> None:
-        """Whole-run work after every file (unused directives, baseline bookkeeping)."""
+        """Baseline entries for the checked files that matched nothing are reported as PL004."""
+        if not self._baseline:
+            return
+        checked = {r.path.replace("\\", "/"): r for r in results}
+        for path, code, key in sorted(self._baseline - self._baseline_used):
+            result = checked.get(path)
+            if result is not None:
+                result.diagnostics.append(Diagnostic(
+                    "PL004", "unused-directive", "info",
+                    f"baseline entry `{path} {code} {key}` ({self._baseline_path}) matches no finding; remove it",
+                    path))
