@@ -6,3 +6,4 @@ from plint.rules import topology  # noqa: F401,E402  PL2xx
 from plint.rules import efficiency  # noqa: F401,E402  PL3xx
 from plint.rules import keys_and_flags  # noqa: F401,E402  PL5xx
 from plint.rules import environment  # noqa: F401,E402  PL6xx
+from plint.rules import deepspeed_keys  # noqa: F401,E402  PL504, PL505, PL507

@@ -1,0 +1,67 @@
+"""DeepSpeed config keys against the schema built from the installed DeepSpeed."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from plint.check import check_paths
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def findings(tmp_path, files, main):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (result,) = check_paths([tmp_path / main])
+    return [(d.code, d.message, d.line) for d in result.diagnostics]
+
+
+def codes(items):
+    return [c for c, _, _ in items]
+
+
+def test_unknown_removed_and_nested_keys(tmp_path):
+    cfg = ('{\n "train_batch_size": 32,\n "zero_optimisation": {"stage": 3},\n "curriculum_learning": {"enabled": false},\n'
+           ' "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memroy": true}}\n}\n')
+    out = findings(tmp_path, {"ds.json": cfg}, "ds.json")
+    messages = [m for c, m, _ in out if c == "PL504"]
+    assert any('silently ignores the unknown key "zero_optimisation"; did you mean "zero_optimization"' in m for m in messages)
+    assert any('"curriculum_learning" was removed' in m for m in messages)
+    assert any('rejects "zero_optimization.offload_optimizer.pin_memroy"' in m and '"pin_memory"' in m for m in messages)
+    assert [line for c, _, line in out if c == "PL504"] == [3, 4, 5]
+
+
+def test_json_that_is_not_a_deepspeed_config_is_left_alone(tmp_path):
+    assert findings(tmp_path, {"package.json": '{"name": "x", "scripts": {"a": "b"}}\n'}, "package.json") == []
+
+
+def test_auto_with_and_without_an_integration(tmp_path):
+    cfg = '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}\n'
+    hf = findings(tmp_path, {"ds.json": cfg, "run.sh": "accelerate launch --num_processes 8 train.py "
+                                                      "--per_device_train_batch_size 4 --deepspeed ds.json\n"}, "run.sh")
+    assert "PL505" not in codes(hf) and "PL504" not in codes(hf)
+    bare = findings(tmp_path, {"ds.json": cfg, "run.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n"},
+                    "run.sh")
+    assert codes(bare).count("PL505") == 2
+    assert any(c == "PL504" and "reduce_bucket_size" in m and "dropped" in m for c, m, _ in bare)
+
+
+def test_stage3_keys_at_stage_2(tmp_path):
+    out = findings(tmp_path, {"ds.json": '{"train_batch_size": 8, "zero_optimization": {"stage": 2, '
+                                         '"stage3_max_live_parameters": 1e9}}\n'}, "ds.json")
+    assert ("PL507" in codes(out)) and "stage3_max_live_parameters" in out[codes(out).index("PL507")][1]
+
+
+def test_schema_matches_the_installed_deepspeed(tmp_path):
+    pytest.importorskip("deepspeed")
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("build", ROOT / "scripts" / "build_deepspeed_schema.py")
+    build = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(build)
+    committed = json.loads((ROOT / "schemas" / "deepspeed_config.schema.json").read_text())
+    fresh = build.build()
+    if fresh["x-deepspeed-version"] != committed["x-deepspeed-version"]:
+        pytest.skip(f"installed DeepSpeed {fresh['x-deepspeed-version']} is not the one the schema was built from")
+    assert fresh == committed
