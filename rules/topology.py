@@ -18,7 +18,11 @@ SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tas
 
 
 def _domain(ctx: RuleContext) -> int | None:
-    """GPUs that share NVLink: the GPUs of one node (the hardware catalog refines this later)."""
+    """GPUs that share NVLink: [tool.plint] nvlink-domain when given (72 on a GB200 NVL72 rack), else
+    the GPUs of one node."""
+    configured = (ctx.settings.cluster.get("nvlink-domain") if ctx.settings is not None else None)
+    if configured:
+        return int(configured)
     per = known(ctx, "cluster.gpus_per_node")
     return per[0] if per else None
 

@@ -95,3 +95,13 @@ def test_fail_on_assume_and_release_from_config(tmp_path):
     assert result.layouts[0].value("cluster.world_size") == 8
     assert result.layouts[0].extras["release"] == ("0.8", False)
     assert CliRunner().invoke(cli, ["check", str(tmp_path / "launch.sh")]).exit_code == 1  # warnings fail
+
+
+def test_nvlink_domain_from_config_widens_the_tensor_parallel_limit(tmp_path):
+    (tmp_path / ".git").mkdir()
+    launch = tmp_path / "launch.sh"
+    launch.write_text("export CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nnodes 2 --nproc_per_node 4 --master_addr n0 "
+                      "pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel --num-attention-heads 32\n")
+    assert "PL201" in codes(launch)
+    (tmp_path / ".plint.toml").write_text("nvlink-domain = 72\n")
+    assert "PL201" not in codes(launch)
