@@ -58,6 +58,12 @@ def _toml(path: Path) -> dict:
 
 def table_of(path: Path) -> dict | None:
     """The plint table of a config file, or None when a pyproject.toml has none."""
+    if path.name == "pyproject.toml":
+        try:
+            if "tool.plint" not in path.read_text(errors="replace"):
+                return None  # most pyproject files have no [tool.plint]: skip the TOML parser
+        except OSError:
+            return None
     data = _toml(path)
     if path.name == "pyproject.toml":
         return data.get("tool", {}).get("plint")

@@ -56,3 +56,11 @@ def gpt(extra: str = "", layers: int = 24, hidden: int = 2048, heads: int = 16, 
              f"--seq-length {seq} --max-position-embeddings {seq}\n"
              f"--micro-batch-size {micro} --global-batch-size {glob} --bf16")
     return (extra + "\n" + shape) if extra else shape
+
+
+def closest(word: str, options, cutoff: float = 0.6) -> str | None:
+    """The did-you-mean suggestion (difflib is imported only when a finding needs one)."""
+    from difflib import get_close_matches
+
+    near = get_close_matches(word, list(options), n=1, cutoff=cutoff)
+    return near[0] if near else None

@@ -7,11 +7,11 @@ rejected when unknown, and an "auto" value there is silently dropped (shared/ref
 from __future__ import annotations
 
 import json
-from difflib import get_close_matches
 from functools import lru_cache
 from pathlib import Path
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.common import closest
 
 DS_MARKERS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
               "zero_optimization", "fp16", "bf16", "optimizer", "zero_allow_untested_optimizer"}
@@ -60,8 +60,7 @@ def _walk_strict(node, section_schema: dict, path: str):
         here = f"{path}.{e.key}"
         if e.key not in props:
             if section_schema.get("additionalProperties") is False:
-                near = get_close_matches(e.key, props, n=1)
-                yield e, here, "unknown", near[0] if near else None
+                yield e, here, "unknown", closest(e.key, props)
             continue
         if isinstance(e.value, JScalar) and e.value.value == "auto":
             yield e, here, "auto", None
@@ -126,9 +125,9 @@ def deepspeed_unknown_key(ctx: RuleContext):
             yield Finding(f"{cfg.path}: \"{e.key}\" was removed from DeepSpeed; {s['x-deepspeed-version']} "
                           "rejects the config (DeepSpeedConfigError)", e.key_span, key=e.key)
         elif e.key not in known:
-            near = get_close_matches(e.key, known, n=1)
+            near = closest(e.key, known)
             yield Finding(f"{cfg.path}: DeepSpeed silently ignores the unknown key \"{e.key}\""
-                          + (f"; did you mean \"{near[0]}\"?" if near else ""), e.key_span, key=e.key)
+                          + (f"; did you mean \"{near}\"?" if near else ""), e.key_span, key=e.key)
         elif known[e.key].get("type") == "object":
             for entry, path, kind, near in _walk_strict(e.value, known[e.key], e.key):
                 if kind == "unknown" and path in rejected:

@@ -5,10 +5,9 @@ Deprecations and removals are those of shared/reference/megatron.md §1.9.
 
 from __future__ import annotations
 
-from difflib import get_close_matches
 
 from plint.rules.base import Finding, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, torchrun, trainer
+from plint.rules.common import closest, gpt, torchrun, trainer
 
 # flag -> (replacement or None, what the trainer does with it). Still accepted by the parser.
 DEPRECATED = {
@@ -80,9 +79,9 @@ def unknown_flags(ctx: RuleContext):
         if catalog.lookup(dashed) is not None:
             out.append((use, dashed))
             continue
-        near = get_close_matches(use.option, catalog.options(), n=1, cutoff=0.8)
+        near = closest(use.option, catalog.options(), cutoff=0.8)
         prefix = [o for o in catalog.options() if o.startswith(use.option)]
-        out.append((use, near[0] if near else (prefix[0] if len(prefix) == 1 else None)))
+        out.append((use, near or (prefix[0] if len(prefix) == 1 else None)))
     return out
 
 
@@ -211,6 +210,6 @@ def invalid_value(ctx: RuleContext):
                                   f"got {text!r}", word.value_span, key=use.option)
                     continue
             if spec.choices is not None and text not in spec.choices:
-                near = get_close_matches(text, spec.choices, n=1)
+                near = closest(text, spec.choices)
                 yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)}"
-                              + (f"; did you mean {near[0]}?" if near else ""), word.value_span, key=use.option)
+                              + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 
 
 def fingerprint(diagnostic) -> str:
     """Stable across edits that move lines: rule, path and the layout key (or the message without digits)."""
+    import hashlib  # only reporters that print fingerprints pay for it
+
     basis = diagnostic.key or re.sub(r"\d+", "#", diagnostic.message)
     return hashlib.sha256(f"{diagnostic.code}|{diagnostic.path}|{basis}".encode()).hexdigest()[:32]
 
