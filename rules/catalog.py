@@ -1,9 +1,11 @@
 """Imports every rule family so that their rules register (see base.all_rules)."""
 
-from plint.rules import inputs  # noqa: F401  PL0xx
-from plint.rules import arithmetic  # noqa: F401,E402  PL1xx
-from plint.rules import topology  # noqa: F401,E402  PL2xx
-from plint.rules import efficiency  # noqa: F401,E402  PL3xx
-from plint.rules import keys_and_flags  # noqa: F401,E402  PL5xx
-from plint.rules import environment  # noqa: F401,E402  PL6xx
-from plint.rules import deepspeed_keys  # noqa: F401,E402  PL504, PL505, PL507
+from plint.rules import (  # noqa: F401
+    arithmetic,  # PL1xx: what the trainer rejects at start-up
+    deepspeed_keys,  # PL504, PL505, PL507: DeepSpeed config keys
+    efficiency,  # PL3xx
+    environment,  # PL6xx
+    inputs,  # PL0xx: what plint could not read or know
+    keys_and_flags,  # PL5xx: trainer flags
+    topology,  # PL2xx
+)

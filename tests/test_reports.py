@@ -9,7 +9,7 @@ from click.testing import CliRunner
 from plint.check import check_paths
 from plint.cli import cli
 from plint.diagnostics import Diagnostic
-from plint.report import github, markdown, sarif, text
+from plint.report import github, markdown, text
 
 ROOT = Path(__file__).resolve().parent.parent
 SARIF_SCHEMA = json.loads((ROOT / "schemas" / "sarif-schema-2.1.0.json").read_text())

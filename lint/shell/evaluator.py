@@ -1210,7 +1210,7 @@ class Shell:
         if body_start < 0:
             return MappedText([])
         body_start += 1
-        pos, end = body_start, len(data)
+        pos = body_start
         lines: list[tuple[int, int]] = []
         while pos < len(data):
             nl = data.find(b"\n", pos)
@@ -1218,7 +1218,6 @@ class Shell:
             line = data[pos:line_end]
             check = line.lstrip(b"\t") if strip_tabs else line
             if check.rstrip(b"\r") == delim.encode():
-                end = pos
                 break
             lines.append((pos, min(line_end + 1, len(data))))
             pos = line_end + 1

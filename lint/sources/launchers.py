@@ -431,11 +431,9 @@ def _is_training(call: LauncherCall, calls: list[LauncherCall]) -> bool:
 
 def _resolve(calls: list[LauncherCall], job, result_problems: list[Problem]) -> tuple[Value, Value, Value, str | None]:
     """(nnodes, workers per node, world size, DESIGN's launcher field)."""
-    inner = calls[-1]
     spawners = [c for c in calls if c.launcher in ("torchrun", "torch.distributed.launch", "deepspeed",
                                                    "accelerate")]
     schedulers = [c for c in calls if c.launcher in ("srun", "mpirun")]
-    job_nodes = job.nodes if job is not None and job.nodes is not None else None
     if spawners:
         s = spawners[-1]
         if s.launcher == "deepspeed":

@@ -5,7 +5,7 @@ import pytest
 from plint.shell.model import MappedText, Piece, unknown
 from plint.source import SourceFile
 from plint.sources.deepspeed_config import derive_batch, read_deepspeed_config
-from plint.sources.jsonpos import JUnknown, parse_json
+from plint.sources.jsonpos import parse_json
 from plint.values import Value
 
 
