@@ -1,4 +1,7 @@
-"""Every rule's docs examples are tests: the bad one must fire the rule, the good one must not."""
+"""Every rule has a fixture that fires it and one that stays quiet: fixtures/rules/<CODE>/{bad,good}/,
+written from the rule record's docs examples (so the docs show exactly what the tests run)."""
+
+from pathlib import Path
 
 import pytest
 
@@ -6,23 +9,25 @@ from plint.check import check_paths
 from plint.rules.base import all_rules
 
 RULES = list(all_rules().values())
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "rules"
 
 
-def _codes(tmp_path, example):
-    for name, text in example.files.items():
-        (tmp_path / name).write_text(text)
-    (result,) = check_paths([tmp_path / example.main])
+def _codes(rule, kind):
+    example = rule.docs.bad if kind == "bad" else rule.docs.good
+    path = FIXTURES / rule.code / kind / example.main
+    assert path.exists(), f"{path} missing: run python scripts/generate_rule_docs.py"
+    (result,) = check_paths([path])
     return [d.code for d in result.diagnostics]
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
-def test_bad_example_fires(rule, tmp_path):
-    assert rule.code in _codes(tmp_path, rule.docs.bad)
+def test_bad_fixture_fires(rule):
+    assert rule.code in _codes(rule, "bad")
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
-def test_good_example_stays_quiet(rule, tmp_path):
-    assert rule.code not in _codes(tmp_path, rule.docs.good)
+def test_good_fixture_stays_quiet(rule):
+    assert rule.code not in _codes(rule, "good")
 
 
 @pytest.mark.parametrize("rule", RULES, ids=[r.code for r in RULES])
@@ -39,8 +44,12 @@ def test_docs_pages_are_up_to_date(tmp_path):
     spec = importlib.util.spec_from_file_location("gen", root / "scripts" / "generate_rule_docs.py")
     gen = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(gen)
-    for path in gen.generate(tmp_path):
+    for path in gen.generate(tmp_path / "docs"):
         committed = root / "docs" / "rules" / path.name
+        assert committed.exists() and committed.read_text() == path.read_text(), \
+            f"{committed} is stale: run python scripts/generate_rule_docs.py"
+    for path in gen.generate_fixtures(tmp_path / "fixtures"):
+        committed = root / "fixtures" / "rules" / path.relative_to(tmp_path / "fixtures")
         assert committed.exists() and committed.read_text() == path.read_text(), \
             f"{committed} is stale: run python scripts/generate_rule_docs.py"
 
