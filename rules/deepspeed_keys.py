@@ -128,6 +128,14 @@ def deepspeed_unknown_key(ctx: RuleContext):
             near = closest(e.key, known)
             yield Finding(f"{cfg.path}: DeepSpeed silently ignores the unknown key \"{e.key}\""
                           + (f"; did you mean \"{near}\"?" if near else ""), e.key_span, key=e.key)
+        elif known[e.key].get("x-unknown-keys") == "ignored" and hasattr(e.value, "entries"):
+            inner = known[e.key]["properties"]
+            for entry in e.value.entries:
+                if entry.key not in inner:
+                    near = closest(entry.key, inner)
+                    yield Finding(f"{cfg.path}: DeepSpeed silently ignores \"{e.key}.{entry.key}\""
+                                  + (f"; did you mean \"{near}\"?" if near else ""), entry.key_span,
+                                  key=f"{e.key}.{entry.key}")
         elif known[e.key].get("type") == "object":
             for entry, path, kind, near in _walk_strict(e.value, known[e.key], e.key):
                 if kind == "unknown" and path in rejected:

@@ -45,6 +45,13 @@ LENIENT = [  # read with dict.get: unknown keys inside are ignored
     "use_data_before_expert_parallelism", "vocabulary_size", "wall_clock_breakdown", "weight_quantization",
     "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "data_parallel_size",
 ]
+# sections read key by key with dict.get: their known keys are the string constants DeepSpeed reads
+# them with (module, constant-name prefix); any other key inside is silently ignored
+LENIENT_SECTIONS = {
+    "activation_checkpointing": ("deepspeed.runtime.activation_checkpointing.config", "ACT_CHKPT_"),
+    "flops_profiler": ("deepspeed.profiling.constants", "FLOPS_PROFILER_"),
+    "aio": ("deepspeed.runtime.swap_tensor.constants", "AIO_"),
+}
 REMOVED = ["amp", "compression_training", "curriculum_learning", "elasticity", "nebula", "quantize_training",
            "sparse_gradients", "eigenvalue", "sparse_attention", "graph_harvesting", "progressive_layer_drop"]
 
@@ -101,6 +108,12 @@ def build() -> dict:
     properties = {k: {} for k in LENIENT}
     for key, (module, name) in STRICT.items():
         properties[key] = model_schema(getattr(importlib.import_module(module), name), set())
+    for key, (module, prefix) in LENIENT_SECTIONS.items():
+        constants = vars(importlib.import_module(module))
+        keys = sorted({v for k, v in constants.items() if k.startswith(prefix) and not k.endswith("_FORMAT")
+                       and isinstance(v, str) and v != key and "\n" not in v})
+        properties[key] = {"type": "object", "properties": {k: {} for k in keys}, "additionalProperties": True,
+                           "x-unknown-keys": "ignored", "x-constants": f"{module}.{prefix}*"}
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"DeepSpeed config as DeepSpeed {deepspeed.__version__} reads it",

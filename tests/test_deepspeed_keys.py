@@ -65,3 +65,12 @@ def test_schema_matches_the_installed_deepspeed(tmp_path):
     if fresh["x-deepspeed-version"] != committed["x-deepspeed-version"]:
         pytest.skip(f"installed DeepSpeed {fresh['x-deepspeed-version']} is not the one the schema was built from")
     assert fresh == committed
+
+
+def test_typos_inside_leniently_read_sections(tmp_path):
+    cfg = '{"train_batch_size": 8, "aio": {"thread_count": 4}, "activation_checkpointing": {"partition_activation": true}}\n'
+    out = findings(tmp_path, {"ds.json": cfg}, "ds.json")
+    messages = [m for c, m, _ in out if c == "PL504"]
+    assert any('silently ignores "aio.thread_count"' in m for m in messages)  # renamed intra_op_parallelism in 0.16.4
+    assert any('"activation_checkpointing.partition_activation"; did you mean "partition_activations"' in m
+               for m in messages)
