@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 FORMATS = ("text", "json", "sarif", "github", "markdown")
 FAIL_ON = ("error", "warning", "info", "never")

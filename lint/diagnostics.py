@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import Any
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from plint.source import Span
 

@@ -10,7 +10,9 @@ and `__post_init__`.
 
 from __future__ import annotations
 
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _MISSING = object()
 

@@ -8,7 +8,9 @@ tensor-parallel size, a DeepSpeed batch number. `value is None` means unknown; `
 from __future__ import annotations
 
 from plint.record import record
-from typing import Any, Callable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 from plint.shell.model import Word
 from plint.source import Span

@@ -8,9 +8,10 @@ files, never file syntax) and yields Findings that point at provenance spans.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable
     from plint.layout import Layout
     from plint.read import FileReading
     from plint.source import Span
@@ -78,7 +79,7 @@ class RuleContext:
         return self.layout.extras.get("facts", {}).get(key)
 
 
-Check = Callable[[RuleContext], Iterable[Finding]]
+Check = "Callable[[RuleContext], Iterable[Finding]]"  # for annotations only
 
 
 @record(frozen=True)

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 from plint.record import field, record
-from typing import Callable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Callable
 
 _MASK = (1 << 64) - 1
 _TOKEN = re.compile(r"\s*(?:(?P<num>[0-9][0-9A-Za-z_#@]*)|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"

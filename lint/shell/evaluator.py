@@ -10,7 +10,9 @@ from __future__ import annotations
 import os
 from plint.record import field, record
 from pathlib import Path
-from typing import Callable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Callable
 
 from plint.shell import arith
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,

@@ -13,7 +13,9 @@ Origins: "literal" (written in a file, including `${V:-default}` defaults), "env
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import Iterable, Sequence
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Iterable, Sequence
 
 from plint.source import SourceFile, Span
 

@@ -14,16 +14,14 @@ from plint.source import SourceFile
 _PARSER = None
 
 
-def _language():
-    """The bash grammar. Loads the compiled binding directly when it can: the package's __init__
-    imports importlib.resources (about 12 ms) only to serve highlight queries plint never uses."""
+def _binding(package: str):
+    """A package's compiled `_binding` module, loaded without running the package's __init__:
+    tree_sitter's imports typing and tree_sitter_bash's importlib.resources, together about as
+    long as Python's own start-up, for nothing plint uses. None when it cannot be found."""
     import importlib.machinery
     import os
-    import sys
 
-    import tree_sitter
-
-    spec = importlib.machinery.PathFinder.find_spec("tree_sitter_bash")
+    spec = importlib.machinery.PathFinder.find_spec(package)
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         try:
             names = os.listdir(folder)
@@ -31,27 +29,25 @@ def _language():
             continue
         for name in names:
             if name.startswith("_binding") and name.endswith((".so", ".pyd")):
-                path = os.path.join(folder, name)
-                loader = importlib.machinery.ExtensionFileLoader("tree_sitter_bash._binding", path)
-                module_spec = importlib.machinery.ModuleSpec(loader.name, loader, origin=path)
+                loader = importlib.machinery.ExtensionFileLoader(f"{package}._binding", os.path.join(folder, name))
                 try:
-                    module = loader.create_module(module_spec)
+                    module = loader.create_module(importlib.machinery.ModuleSpec(loader.name, loader,
+                                                                                 origin=loader.path))
                     loader.exec_module(module)
                 except (ImportError, OSError):
-                    break
-                sys.modules.setdefault("tree_sitter_bash._binding", module)
-                return tree_sitter.Language(module.language())
-    import tree_sitter_bash
-
-    return tree_sitter.Language(tree_sitter_bash.language())
+                    return None
+                return module
+    return None
 
 
 def parser():
     global _PARSER
     if _PARSER is None:
-        import tree_sitter
-
-        _PARSER = tree_sitter.Parser(_language())
+        core, bash = _binding("tree_sitter"), _binding("tree_sitter_bash")
+        if core is None or bash is None:  # an unusual installation: the packages' own imports
+            import tree_sitter as core
+            import tree_sitter_bash as bash
+        _PARSER = core.Parser(core.Language(bash.language()))
     return _PARSER
 
 

@@ -10,7 +10,9 @@ The replacement keeps the provenance of the variables it came from.
 from __future__ import annotations
 
 import re
-from typing import Callable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Callable
 
 from plint.shell.model import MARKER, MappedText, Piece, Word, unknown
 

@@ -10,7 +10,9 @@ recorded, since Megatron-DeepSpeed reads the file with the strict `json` module.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import Any, Union
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any, Union
 
 from plint.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import Span
@@ -76,7 +78,7 @@ class JObject:
         return {e.key: e.value.to_python() for e in self.entries}
 
 
-JNode = Union[JScalar, JUnknown, JArray, JObject]
+JNode = "JScalar | JUnknown | JArray | JObject"  # for annotations only
 
 
 @record

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 import posixpath
 from plint.record import field, record
-from typing import Callable
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Callable
 
 from plint.shell.model import Command, Problem, ShellResult, Word
 from plint.source import SourceFile
