@@ -11,7 +11,7 @@ from plint.record import field, record
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable
+    from typing import Any, Callable
     from plint.layout import Layout
     from plint.read import FileReading
     from plint.source import Span

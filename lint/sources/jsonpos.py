@@ -12,7 +12,7 @@ from __future__ import annotations
 from plint.record import field, record
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
-    from typing import Any, Union
+    from typing import Any
 
 from plint.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import Span
