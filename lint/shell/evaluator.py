@@ -771,9 +771,11 @@ class Shell:
 
     def arith_text(self, start: int, end: int, unit: Unit, span) -> Piece:
         """$((...)): expand $-parameters inside first (as bash does), then evaluate."""
-        expr = self.expand_inline(unit.text(start, end), unit, start)
+        expr, hidden = self.expand_inline(unit.text(start, end), unit, start)
         if expr is None:
-            return unknown(f"$(({unit.text(start, end).strip()})) uses a value that is unknown", None, span)
+            why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
+            first = next((p.name for p in hidden if p.name), None)
+            return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
         out = arith.evaluate(expr, self.arith_lookup)
         for name, value in out.assignments.items():
             self.vars[name] = Var(name, (Piece(str(value), span, "derived"),) if value is not None else
@@ -796,16 +798,28 @@ class Shell:
             why = "; ".join(dict.fromkeys(reasons))
             return unknown(f"$(({expr.strip()})) needs {names}" + (f" ({why})" if why else ""),
                            out.unknown[0] if out.unknown else None, span,
-                           self._alternatives(out.unknown))
+                           self._alternatives(expr, out.unknown))
         return Piece(str(out.value), span, "derived")
 
-    def _alternatives(self, names) -> list[str]:
-        return []
+    def _alternatives(self, expr: str, names: list[str]) -> list[str]:
+        """The results for each alternative value of the one unknown variable, when a branch gave it
+        a few (`NODES` is 1 or 2, so `$((8*NODES))` is 8 or 16)."""
+        if len(names) != 1 or names[0] not in self.vars:
+            return []
+        pieces = self.vars[names[0]].value
+        options = [a for p in pieces if not p.known for a in p.alternatives]
+        out = []
+        for option in options:
+            value = arith.evaluate(expr, lambda n: option if n == names[0] else self.arith_lookup(n)).value
+            if value is not None:
+                out.append(str(value))
+        return out
 
-    def expand_inline(self, text: str, unit: Unit, offset: int) -> str | None:
-        """Replace $X / ${X...} / $(( )) inside an arithmetic expression by their text."""
+    def expand_inline(self, text: str, unit: Unit, offset: int) -> tuple[str | None, list[Piece]]:
+        """Replace $X / ${X...} / $(( )) inside an arithmetic expression by their text; the text is
+        None when one of them is unknown, and the unknown pieces say why."""
         if "$" not in text and "`" not in text:
-            return text
+            return text, []
         from plint.shell.parse import parse
 
         snippet = ("X=" + text).encode("utf-8", "surrogateescape")
@@ -823,8 +837,9 @@ class Shell:
             stack.extend(reversed(n.children))
         value = assignment.child_by_field_name("value") if assignment is not None else None
         if value is None:
-            return None
-        return _text(_flatten(self.expand(value, sub, quoted=True)))
+            return None, []
+        pieces = _flatten(self.expand(value, sub, quoted=True))
+        return _text(pieces), [p for p in pieces if not p.known]
 
     def substitution(self, node, unit: Unit) -> Piece:
         span = unit.span(node.start_byte, node.end_byte)

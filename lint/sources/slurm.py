@@ -46,9 +46,6 @@ class SlurmJob:
     partition: Value | None = None
     options: dict[str, Value] = field(default_factory=dict)  # every option as written, last wins
 
-    def nodes_count(self) -> Value | None:
-        return self.nodes
-
 
 def _int_value(text: str, span: Span | None, what: str, origin: str = "literal") -> Value:
     text = text.strip()

@@ -179,3 +179,10 @@ def test_child_scripts_see_only_exported_variables(run):
     child = next(c for c in r.commands if c.name == "cmd")
     assert child.argv()[1] == "1" and child.argv()[2] is None and child.argv()[3] == "arg1"
     assert child.via == "bash FILE"
+
+
+def test_arithmetic_over_branch_alternatives_and_named_unknowns(run):
+    r = run('if [ "$1" = big ]; then NODES=2; else NODES=1; fi\nW=$((8*NODES))\nX=$((8*$SLURM_NNODES))\n')
+    w, x = r.variables["W"].value[0], r.variables["X"].value[0]
+    assert w.text is None and set(w.alternatives) == {"8", "16"}
+    assert x.text is None and "$SLURM_NNODES is not set" in x.reason and x.name == "SLURM_NNODES"
