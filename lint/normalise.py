@@ -51,12 +51,46 @@ def _cluster(launch: Launch, layout: Layout) -> None:
     if job is not None and job.gpus_per_node is not None and job.gpus_per_node.known:
         gpus = job.gpus_per_node
     layout.set("cluster.gpus_per_node", gpus if gpus is not None else chain.workers_per_node)
-    gpu: Value | None = None
+    _gpu(launch, layout)
+
+
+def _gpu(launch: Launch, layout: Layout) -> None:
+    """cluster.gpu as a hardware-catalog name, its memory, and the NVLink domain the groups can use."""
+    from plint.catalog.hardware import default_gpu, lookup_gpu
+
+    job = launch.slurm
+    written: Value | None = None
     if launch.gpu_override:
-        gpu = Value(launch.gpu_override, None, "assumed", "--gpu")
+        written = Value(launch.gpu_override, None, "assumed", "--gpu / [tool.plint] gpu")
     elif job is not None and job.gpu_type is not None and job.gpu_type.known:
-        gpu = job.gpu_type
-    layout.set("cluster.gpu", gpu or Value(None, None, "derived", "the launch names no GPU type"))
+        written = job.gpu_type
+    spec = lookup_gpu(written.value) if written is not None else None
+    if written is None:
+        spec = default_gpu()
+        gpu = Value(spec.name, None, "assumed", f"the launch names no GPU type: plint assumes {spec.name} "
+                                                "(--gpu NAME or [tool.plint] gpu)")
+    elif spec is None:
+        gpu = Value(written.value, written.span, written.origin,
+                    f"{written.value!r} is not in plint's hardware catalog")
+    else:
+        note = None if spec.name == written.value else f"{written.value!r} is {spec.name} in the hardware catalog"
+        gpu = Value(spec.name, written.span, written.origin, note)
+    layout.set("cluster.gpu", gpu)
+    if spec is None:
+        return
+    layout.set("cluster.gpu_memory_gib", Value(spec.hbm_gib, gpu.span, "derived" if written is not None
+                                               else "assumed", f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})"))
+    per_node = layout.get("cluster.gpus_per_node")
+    named = written is not None  # named by the launch, --gpu or the config, not plint's default
+    if named and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
+        domain = Value(spec.scale_up_domain, gpu.span, "derived", f"{spec.name}: NVLink spans "
+                                                                   f"{spec.scale_up_domain} GPUs ({spec.source})")
+    elif per_node is not None and per_node.value:
+        domain = Value(min(per_node.value, spec.scale_up_domain) if named else per_node.value,
+                       per_node.span, "derived", "the GPUs of one node")
+    else:
+        domain = Value(None, None, "derived", "GPUs per node unknown")
+    layout.set("cluster.nvlink_domain", domain)
 
 
 def _facts(launch: Launch, layout: Layout, prefixes: tuple[str, ...]) -> None:

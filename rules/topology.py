@@ -23,7 +23,7 @@ def _domain(ctx: RuleContext) -> int | None:
     configured = (ctx.settings.cluster.get("nvlink-domain") if ctx.settings is not None else None)
     if configured:
         return int(configured)
-    per = known(ctx, "cluster.gpus_per_node")
+    per = known(ctx, "cluster.nvlink_domain") or known(ctx, "cluster.gpus_per_node")
     return per[0] if per else None
 
 
