@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from plint.shell import arith
+from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401  (re-exported)
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
 from plint.shell.unit import Unit
@@ -116,7 +117,7 @@ def _split(fields: Fields) -> list[list[Piece]]:
                 j = i
                 while j < len(text) and text[j] not in IFS:
                     j += 1
-                current.append(piece.sub(i, j))
+                current.append(piece if i == 0 and j == len(text) else piece.sub(i, j))
                 keep = True
                 i = j
         if current or keep:
@@ -148,15 +149,20 @@ def _var_text(var: Var | None) -> str | None:
 
 
 def _same(a: Var | None, b: Var | None) -> bool:
+    """Whether two branches left a variable alike (same pieces, unknown ones included)."""
+    if a is b:
+        return True
     if a is None or b is None:
-        return a is b
+        return False
     if a.is_array != b.is_array:
         return False
+    if a.value == b.value and a.items == b.items:
+        return True
     if a.is_array:
-        return [_text(i) for i in a.items] == [_text(i) for i in b.items] and \
-            None not in [_text(i) for i in a.items]  # type: ignore[union-attr]
-    ta, tb = _text(a.value), _text(b.value)
-    return ta is not None and ta == tb
+        ta, tb = [_text(i) for i in a.items], [_text(i) for i in b.items]  # type: ignore[union-attr]
+        return ta == tb and None not in ta
+    ta = _text(a.value)
+    return ta is not None and ta == _text(b.value)
 
 
 @record
@@ -175,6 +181,7 @@ class Shell:
                                      for k, v in options.env.items()}
         self.positional: list[Word] | None = options.positional
         self.functions: dict[str, tuple] = {}
+        self.readonly: set[str] = set()  # bash refuses to assign or unset these
         self.steps = 0
         self.depth = 0
         self.conditions: list[str] = []
@@ -183,9 +190,11 @@ class Shell:
         self.active_files: set[str] = set()
         self.locals: list[dict[str, Var | None]] = []
         self.script_path = os.path.abspath(source.path)  # $0, as an absolute path
+        self.arg0: Word | None = None  # $0 given to `bash -c STR NAME ...`
         self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
         self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
         self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
+        self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
@@ -246,8 +255,7 @@ class Shell:
             if t == "declaration_command":
                 return self.declaration(node, unit)
             if t == "unset_command":
-                for c in node.named_children[1:] if node.named_children else []:
-                    self.vars.pop(unit.text(c.start_byte, c.end_byte), None)
+                self.unset([unit.text(c.start_byte, c.end_byte) for c in node.named_children])
                 return 0
             if t == "redirected_statement":
                 return self.redirected(node, unit)
@@ -255,6 +263,8 @@ class Shell:
                 return self.pipeline(node, unit)
             if t == "list":
                 return self.and_or(node, unit)
+            if t == "compound_statement" and node.children and node.children[0].type == "((":
+                return self.arith_command(node, unit)
             if t in ("compound_statement", "do_group"):
                 return self.block(node.children, unit)
             if t == "subshell":
@@ -294,6 +304,17 @@ class Shell:
             raise _Budget() from None
         return None
 
+    def unset(self, names: list[str]) -> None:
+        """`unset [-v|-f] NAME...`: variables by default, functions with -f."""
+        functions = "-f" in names
+        for name in names:
+            if name.startswith("-") or "[" in name or name in self.readonly:  # one element: rare
+                continue
+            if functions:
+                self.functions.pop(name, None)
+            else:
+                self.vars.pop(name, None)
+
     def snapshot(self) -> _State:
         return _State(dict(self.vars), list(self.positional) if self.positional is not None else None,
                       dict(self.functions))
@@ -317,13 +338,15 @@ class Shell:
             idx = name_node.child_by_field_name("index")
             name = unit.text(base.start_byte, base.end_byte) if base is not None else ""
             if idx is not None:
-                idx_text = _text(_flatten(self.expand(idx, unit, quoted=True)))
+                idx_text, _ = self.expand_inline(idx.start_byte, idx.end_byte, unit)
                 out = arith.evaluate(idx_text or "", self.arith_lookup) if idx_text is not None else None
                 index = out.value if out is not None else None
                 if index is None:
                     index = -1
         else:
             name = unit.text(name_node.start_byte, name_node.end_byte)
+        if env is None and name in self.readonly:
+            return
         span = unit.span(node.start_byte, node.end_byte)
         target = env if env is not None else self.vars
         old = target.get(name) if env is None else None
@@ -353,6 +376,21 @@ class Shell:
                 return
             value = tuple(old.value) + value
         target[name] = Var(name, self.settle(name, value, span), None, exported, span)
+
+    def integer(self, name: str) -> None:
+        """`declare -i N=2*4`: the value of an integer variable is evaluated as arithmetic."""
+        var = self.vars.get(name)
+        if var is None or var.is_array:
+            return
+        text = _text(var.value)
+        if text is None:
+            return
+        out = arith.evaluate(text, self.arith_lookup)
+        if out.value is not None:
+            piece = Piece(str(out.value), var.span, "derived")
+            if len(var.value) == 1 and var.value[0].text == piece.text:
+                piece = var.value[0]  # a plain number keeps its exact position
+            self.vars[name] = Var(name, (piece,), None, var.exported, var.span)
 
     def settle(self, name: str, value: tuple[Piece, ...], span) -> tuple[Piece, ...]:
         """An assigned value with unknown parts: the user's assumption if there is one; otherwise the
@@ -387,6 +425,11 @@ class Shell:
                 self.assign(c, unit, local=keyword == "local" or (keyword in ("declare", "typeset")
                                                                   and bool(self.locals)),
                             export=export)
+                name_node = c.child_by_field_name("name")
+                if "i" in flags and name_node is not None:
+                    self.integer(unit.text(name_node.start_byte, name_node.end_byte))
+                if (keyword == "readonly" or "r" in flags) and name_node is not None:
+                    self.readonly.add(unit.text(name_node.start_byte, name_node.end_byte))
             elif c.type == "variable_name":
                 name = unit.text(c.start_byte, c.end_byte)
                 if keyword == "local" and self.locals:
@@ -430,7 +473,9 @@ class Shell:
         for n in nodes:
             site = unit.span(n.start_byte, n.end_byte)
             for w in _split(self.expand(n, unit)):
-                out.append(Word(tuple(w), site))
+                # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
+                pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
+                out.append(Word(pieces, site))
         return out
 
     def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
@@ -440,7 +485,7 @@ class Shell:
             return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
         if t == "raw_string":
             s, e = node.start_byte + 1, node.end_byte - 1
-            return [[(unit.piece(s, e), False)]] if e > s else [[(Piece("", None), False)]]
+            return [[(p, False) for p in unit.pieces(s, e)]] if e > s else [[(Piece("", None), False)]]
         if t == "ansi_c_string":
             raw = unit.text(node.start_byte + 2, node.end_byte - 1)
             try:
@@ -470,7 +515,7 @@ class Shell:
         if t == "brace_expression":
             return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
         # anything else: its text, verbatim
-        return [[(unit.piece(node.start_byte, node.end_byte), False)]]
+        return [[(p, False) for p in unit.pieces(node.start_byte, node.end_byte)]]
 
     @staticmethod
     def _real_start(node) -> int:
@@ -508,7 +553,7 @@ class Shell:
             return []
         raw = unit.data[start:end]
         if b"\\" not in raw:
-            return [unit.piece(start, end)]
+            return unit.pieces(start, end)
         out: list[Piece] = []
         run = start
         i = start
@@ -517,7 +562,7 @@ class Shell:
                 nxt = unit.data[i + 1:i + 2]
                 if not quoted or nxt in (b"$", b"`", b'"', b"\\", b"\n"):
                     if i > run:
-                        out.append(unit.piece(run, i))
+                        out.extend(unit.pieces(run, i))
                     if nxt != b"\n":
                         # a multi-byte character after the backslash stays whole
                         j = i + 2
@@ -533,7 +578,7 @@ class Shell:
                 continue
             i += 1
         if run < end:
-            out.append(unit.piece(run, end))
+            out.extend(unit.pieces(run, end))
         return out
 
     # ---- parameters -------------------------------------------------------------------------------
@@ -541,10 +586,20 @@ class Shell:
         return self.vars.get(name)
 
     def arith_lookup(self, name: str) -> str | None:
-        var = self.vars.get(name)
+        """A variable's text for arithmetic (`NAME` or `NAME[INDEX]`, the index already evaluated);
+        None when unknown, including a variable neither the script nor the environment sets."""
+        base, bracket, rest = name.partition("[")
+        var = self.vars.get(base)
         if var is None:
-            return "" if name not in self.options.env else ""
-        return _var_text(var)
+            return None
+        if not bracket:
+            return _var_text(var)
+        index = rest[:-1]
+        if not index.lstrip("-").isdigit():
+            return None
+        elements = var.items if var.is_array else ((var.value,) if var.value else ())
+        i = int(index)
+        return _text(elements[i]) if -len(elements) <= i < len(elements) else ""  # type: ignore[index]
 
     def positional_word(self, index: int, span) -> list[Piece] | None:
         if self.positional is None:
@@ -572,12 +627,20 @@ class Shell:
             idx = target.child_by_field_name("index")
             name = unit.text(base.start_byte, base.end_byte) if base is not None else name
             index = unit.text(idx.start_byte, idx.end_byte) if idx is not None else "0"
+            if idx is not None and index not in ("@", "*"):
+                index, hidden = self.expand_inline(idx.start_byte, idx.end_byte, unit)
+                if index is None:
+                    why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason))
+                    return [[(unknown(f"the index of ${{{name}[...]}} is unknown" + (f": {why}" if why else ""),
+                                      name, span), False)]]
         value, is_set, multi = self.resolve(name, index, span, quoted)
         if prefix == "#":
             if multi is not None:
                 return [[(Piece(str(len(multi)), None, "derived"), False)]]
+            if value is None and not is_set and not name.isdigit():
+                return [[(self.unset_piece(name, span), False)]]
             t = _text(value) if value is not None else ""
-            p = Piece(str(len(t)), None, "derived") if t is not None else \
+            p = Piece(str(len(t)), span, "derived") if t is not None else \
                 unknown(f"the length of ${name} is unknown", name, span)
             return [[(p, not quoted)]]
         if prefix == "!":
@@ -623,12 +686,13 @@ class Shell:
             return [Piece(str(len(self.positional)), None, "derived")], True, None
         if name.isdigit():
             if name == "0":
+                if self.arg0 is not None:
+                    return list(self.arg0.pieces), True, None
                 return [Piece(self.script_path, None, "derived")], True, None
             pieces = self.positional_word(int(name), span)
             if pieces is None:
                 return None, False, None
-            return (pieces if int(name) <= len(self.positional or []) else None), \
-                int(name) <= len(self.positional or []), None
+            return pieces, int(name) <= len(self.positional or []), None
         if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
@@ -652,6 +716,8 @@ class Shell:
         return list(var.value), True, None
 
     def operator(self, op, operand, name, value, is_set, multi, node, unit, quoted, span) -> Fields:
+        if multi is not None and op == ":":
+            return self.slice_words(operand, name, multi, unit, quoted, span)
         if multi is not None:
             value = [p for w in multi for p in w]
         operand_fields = None
@@ -692,8 +758,10 @@ class Shell:
                           False)]]
             return opnd() if use else [[]]
         if unknown_value or text is None:
-            if value is None and not is_set:
+            if value is None and not is_set and name.isdigit() and self.positional is not None:
                 text = ""
+            elif value is None and not is_set:
+                return [[(self.unset_piece(name, span), False)]]
             else:
                 return [[(unknown(f"${name} is unknown", name, span), not quoted)]]
         pattern = _text(_flatten(opnd())) if operand else ""
@@ -702,6 +770,34 @@ class Shell:
             return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
                               name, span), not quoted)]]
         return [[(Piece(result, span, "derived"), not quoted)]]
+
+    def slice_words(self, operand, name, multi, unit, quoted, span) -> Fields:
+        """`${@:2}`, `${A[@]:1:3}`: a slice of the words, each kept whole when quoted."""
+        nums = [c for c in operand if c.type != ":"]
+        bounds = [self.expand_inline(n.start_byte, n.end_byte, unit)[0] for n in nums[:2]]
+        values = [arith.evaluate(b, self.arith_lookup).value if b is not None else None for b in bounds]
+        if not values or None in values:
+            return [[(unknown(f"a slice of ${name} with unknown bounds", name, span), False)]]
+        start = values[0]
+        if name in ("@", "*"):  # positional slices count from $0
+            if start == 0:
+                multi = [[Piece(self.script_path, None, "derived")]] + list(multi)
+            else:
+                start -= 1
+        if start < 0:
+            start += len(multi)
+        chosen = multi[max(start, 0):]
+        if len(values) > 1:
+            length = values[1]
+            chosen = chosen[:length]  # a negative length stops that many words before the end
+        if quoted and name != "*":
+            return [[(p, False) for p in w] for w in chosen] or [[]]
+        joined: Fields = [[]]
+        for i, w in enumerate(chosen):
+            if i:
+                joined[-1].append((Piece(" ", None), not quoted))
+            joined[-1].extend((p, not quoted) for p in w)
+        return joined
 
     def string_op(self, op, text, pattern, operand, unit, quoted) -> str | None:
         import fnmatch
@@ -759,7 +855,7 @@ class Shell:
             if off is None or (len(nums) > 1 and length is None):
                 return None
             s = text[off:] if off >= 0 else text[len(text) + off:]
-            return s if length is None else (s[:length] if length >= 0 else s[:length])
+            return s if length is None else s[:length]  # negative: that many before the end
         return None
 
     # ---- substitutions ----------------------------------------------------------------------------
@@ -771,7 +867,7 @@ class Shell:
 
     def arith_text(self, start: int, end: int, unit: Unit, span) -> Piece:
         """$((...)): expand $-parameters inside first (as bash does), then evaluate."""
-        expr, hidden = self.expand_inline(unit.text(start, end), unit, start)
+        expr, hidden = self.expand_inline(start, end, unit)
         if expr is None:
             why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
             first = next((p.name for p in hidden if p.name), None)
@@ -785,7 +881,8 @@ class Shell:
             self.result.problems.append(Problem(
                 "shell-error", f"bash refuses $(({expr.strip()})): {out.error}; the expansion fails and a "
                                "non-interactive shell exits here", span))
-            return Piece("", span, "derived")
+            # bash never gets past this line; later findings about an empty value would only echo PL001
+            return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
         if out.value is None:
             names = ", ".join(f"${n}" for n in out.unknown) or "a value"
             reasons = []
@@ -801,6 +898,17 @@ class Shell:
                            self._alternatives(expr, out.unknown))
         return Piece(str(out.value), span, "derived")
 
+    def arith_command(self, node, unit: Unit) -> int | None:
+        """`(( expr ))`: true when the value is not zero; assignments inside take effect."""
+        start = node.children[0].end_byte
+        end = node.children[-1].start_byte if node.children[-1].type == "))" else node.end_byte
+        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte))
+        if not piece.known:
+            if piece.reason:
+                self.unknown_reasons.append(piece.reason)
+            return None
+        return 1 if piece.text in ("", "0") else 0
+
     def _alternatives(self, expr: str, names: list[str]) -> list[str]:
         """The results for each alternative value of the one unknown variable, when a branch gave it
         a few (`NODES` is 1 or 2, so `$((8*NODES))` is 8 or 16)."""
@@ -810,35 +918,19 @@ class Shell:
         options = [a for p in pieces if not p.known for a in p.alternatives]
         out = []
         for option in options:
-            value = arith.evaluate(expr, lambda n: option if n == names[0] else self.arith_lookup(n)).value
+            value = arith.evaluate(expr, lambda n, v=option: v if n == names[0] else self.arith_lookup(n)).value
             if value is not None:
                 out.append(str(value))
         return out
 
-    def expand_inline(self, text: str, unit: Unit, offset: int) -> tuple[str | None, list[Piece]]:
-        """Replace $X / ${X...} / $(( )) inside an arithmetic expression by their text; the text is
-        None when one of them is unknown, and the unknown pieces say why."""
-        if "$" not in text and "`" not in text:
-            return text, []
-        from plint.shell.parse import parse
-
-        snippet = ("X=" + text).encode("utf-8", "surrogateescape")
-        sub = Unit(snippet, [(0, len(snippet), Piece(snippet.decode("utf-8", "surrogateescape")))],
-                   unit.source)
-        tree = parse(snippet)
-        node = tree.root_node
-        assignment = None
-        stack = [node]
-        while stack:
-            n = stack.pop()
-            if n.type == "variable_assignment":
-                assignment = n
-                break
-            stack.extend(reversed(n.children))
-        value = assignment.child_by_field_name("value") if assignment is not None else None
-        if value is None:
-            return None, []
-        pieces = _flatten(self.expand(value, sub, quoted=True))
+    def expand_inline(self, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:
+        """The text of bytes [start, end) of an arithmetic expression or array index with $X, ${X...},
+        $(( )) and $( ) replaced by their values (bash expands those before evaluating); None when
+        one of them is unknown, with the unknown pieces saying why."""
+        raw = unit.data[start:end]
+        if b"$" not in raw and b"`" not in raw and not unit.unknowns:
+            return unit.text(start, end), []
+        pieces = self.expand_heredoc_line(start, end, unit, escapes=False)
         return _text(pieces), [p for p in pieces if not p.known]
 
     def substitution(self, node, unit: Unit) -> Piece:
@@ -916,8 +1008,11 @@ class Shell:
                 prefix.append(c)
         return prefix, rest
 
-    def command(self, node, unit: Unit, stdin: MappedText | None = None,
-                redirects: list | None = None) -> int | None:
+    def command(self, node, unit: Unit, stdin: MappedText | None = None, output: bool = False) -> int | None:
+        """Run a simple command. With `output`, what it writes to stdout (when plint can tell) is
+        left in self.last_output for the next stage of a pipeline or a redirection."""
+        if output:
+            self.last_output = None
         prefix, rest = self._command_parts(node)
         name_node = node.child_by_field_name("name")
         if name_node is None:
@@ -932,14 +1027,22 @@ class Shell:
                     self.assign(c, unit)
             prefix = []
         words = self.words(rest, unit)
-        if not words:
+        if not words:  # `$EMPTY` alone: the assignments before it stay in the shell
+            for c in prefix:
+                if c.type == "variable_assignment":
+                    self.assign(c, unit)
             return 0
         assignments: dict[str, Var] = {}
         for c in prefix:
             if c.type == "variable_assignment":
                 self.assign(c, unit, env=assignments)
         site = unit.span(node.start_byte, node.end_byte)
-        return self.run(words, site, unit, assignments, stdin, redirects or [])
+        herestring = next((c for c in node.children if c.type == "herestring_redirect"), None)
+        if herestring is not None:
+            stdin = self.herestring(herestring, unit)
+        if output:
+            self.last_output = self.producer(words, unit, stdin, site)
+        return self.run(words, site, unit, assignments, stdin)
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
         parent, via = self.parents[-1] if self.parents else (None, None)
@@ -949,7 +1052,7 @@ class Shell:
         return cmd
 
     def run(self, words: list[Word], site, unit: Unit, assignments: dict[str, Var],
-            stdin: MappedText | None, redirects: list) -> int | None:
+            stdin: MappedText | None) -> int | None:
         name = words[0].text
         args = words[1:]
         if name is None:
@@ -1005,12 +1108,34 @@ class Shell:
                     self.arith_text_plain(t, site)
             return None
         if base == "unset":
-            for t in texts:
-                if t and not t.startswith("-"):
-                    self.vars.pop(t, None)
+            self.unset([t for t in texts if t is not None])
             return 0
-        self.nested(words, cmd, unit)
+        if base in ("sed", "cp", "mv"):
+            self.file_command(base, args, unit, site)
+        self.nested(words, cmd, unit, stdin)
         return None
+
+    def file_command(self, name: str, args: list[Word], unit: Unit, site) -> None:
+        """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file."""
+        if name == "sed":
+            if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
+                from plint.shell.sed import run_sed
+
+                run_sed(args, None, lambda w: self.file_text(w, unit),
+                        lambda w, content: self.write(w, content, False, unit, site))
+            return
+        paths = [w for w in args if not (w.text or "").startswith("-")]
+        if len(paths) != 2:
+            return
+        content = self.file_text(paths[0], unit)
+        if content is None:
+            return
+        target = paths[1]
+        if target.known and (target.text.endswith("/") or os.path.isdir(self.resolve_path(target.text, unit))):
+            target = Word(target.pieces + (Piece(os.path.basename(paths[0].display()), None),), target.site)
+        self.write(target, content, False, unit, site)
+        if name == "mv" and paths[0].known:
+            self.result.virtual_files.pop(str(self.resolve_path(paths[0].text, unit)), None)
 
     def arith_text_plain(self, text: str, site) -> None:
         out = arith.evaluate(text, self.arith_lookup)
@@ -1038,39 +1163,53 @@ class Shell:
                     self.vars[k] = v
             self.positional = saved_positional
 
-    def nested(self, words: list[Word], cmd: Command, unit: Unit) -> None:
-        """A shell started with a command string (`bash -c STR`, `srun ... sh -c STR`) or a script
-        file (`bash FILE`, `sbatch FILE`, `srun ... bash FILE`, `./run.sh`)."""
+    def nested(self, words: list[Word], cmd: Command, unit: Unit, stdin: MappedText | None = None) -> None:
+        """A shell started with a command string (`bash -c STR`, `srun ... sh -c STR`,
+        `sbatch --wrap STR`), a script file (`bash FILE`, `sbatch FILE`, `srun ... bash FILE`,
+        `./run.sh`) or a script on stdin (`sbatch <<EOF`, `bash -s <<EOF`)."""
         texts = [w.text for w in words]
         for i, t in enumerate(texts):
             base = t.rsplit("/", 1)[-1] if t else None
             if base in SHELLS:
                 j = i + 1
-                while j < len(texts) and texts[j] and texts[j].startswith("-") and texts[j] != "-c":
+                while j < len(texts) and texts[j] and texts[j].startswith("-") and texts[j] not in ("-c", "--"):
+                    j += 1
+                reads_stdin = "-s" in texts[i + 1:j] or j >= len(words)
+                if j < len(texts) and texts[j] == "--":
                     j += 1
                 if j < len(texts) and texts[j] == "-c" and j + 1 < len(words):
                     self.second_parse(list(words[j + 1].pieces), unit, cmd, "bash -c", fresh=True,
-                                      positional=words[j + 3:] if j + 2 < len(words) else [])
-                    return
-                if j < len(words):
-                    self.child_script(words[j], words[j + 1:], cmd, f"{base} FILE", unit)
+                                      positional=words[j + 3:], arg0=words[j + 2] if j + 2 < len(words) else None)
+                elif reads_stdin and stdin is not None:
+                    self.stdin_script(stdin, words[j:], cmd, "bash FILE", unit)
+                elif j < len(words):
+                    self.child_script(words[j], words[j + 1:], cmd, "bash FILE", unit)
                 return
             if base == "sbatch":
                 j = i + 1
                 while j < len(texts):
-                    t2 = texts[j]
-                    if t2 is None or not t2.startswith("-"):
+                    t2 = texts[j] if texts[j] is not None else words[j].display()  # `--job-name=$X`
+                    if not t2.startswith("-"):
                         break
+                    if t2 == "--wrap" and j + 1 < len(words) or t2.startswith("--wrap="):
+                        wrapped = words[j + 1] if t2 == "--wrap" else words[j].after(len("--wrap="))
+                        extra = self.options.child_env(cmd, SourceFile(unit.source.path, "")) \
+                            if self.options.child_env else {}
+                        self.second_parse(list(wrapped.pieces), unit, cmd, "sbatch", fresh=True,
+                                          positional=[], extra=extra)
+                        return
                     j += 1 if "=" in t2 or t2 in SBATCH_FLAGS or not t2.startswith("-") else 2
                 if j < len(words):
                     self.child_script(words[j], words[j + 1:], cmd, "sbatch", unit)
+                elif stdin is not None:
+                    self.stdin_script(stdin, [], cmd, "sbatch", unit)
                 return
         if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
             self.child_script(words[0], words[1:], cmd, "bash FILE", unit)
 
     def resolve_path(self, text: str, unit: Unit) -> Path:
-        base = os.path.dirname(os.path.abspath(unit.source.path))
-        return Path(os.path.normpath(os.path.join(base, text)))
+        """A path named by the file being run, against that file's directory (see files.path_key)."""
+        return Path(path_key(os.path.dirname(os.path.abspath(unit.source.path)), text))
 
     def load(self, word: Word, unit: Unit) -> SourceFile | None:
         text = word.text
@@ -1126,13 +1265,15 @@ class Shell:
         return child
 
     def second_parse(self, pieces: list[Piece], unit: Unit, cmd: Command, via: str, fresh: bool,
-                     positional: list[Word] | None = None) -> None:
+                     positional: list[Word] | None = None, extra: dict[str, Var] | None = None,
+                     arg0: Word | None = None) -> None:
         if self.depth >= MAX_DEPTH:
             return
         sub = Unit.from_pieces(pieces, unit.source)
-        shell = self.child_shell() if fresh else self
+        shell = self.child_shell(extra) if fresh else self
         if fresh:
             shell.positional = positional
+            shell.arg0 = arg0
         shell.parents.append((cmd, via))
         shell.depth += 1
         try:
@@ -1144,6 +1285,30 @@ class Shell:
             shell.parents.pop()
             if fresh:
                 self.steps = shell.steps
+
+    def stdin_script(self, content: MappedText, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+        """A script read from stdin (a heredoc): its commands run in a fresh shell, their spans
+        pointing into the heredoc body where it is verbatim."""
+        if self.depth >= MAX_DEPTH:
+            return
+        extra = self.options.child_env(cmd, self._body_source(content, unit, self.body_ranges.get(id(content)))) \
+            if via == "sbatch" and self.options.child_env else {}
+        self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
+
+    @staticmethod
+    def _body_source(content: MappedText, unit: Unit, body: tuple[int, int] | None) -> SourceFile:
+        """The heredoc body as a file for readers of `#SBATCH` lines: the script's own text with
+        everything outside the body blanked, so lines and columns stay those of the script."""
+        source = unit.source
+        if body is None or unit.data is not source.data:
+            return SourceFile(source.path, content.render())
+        lo, hi = body
+        data = source.data
+        def blank(b: bytes) -> bytes:
+            return bytes(10 if c == 10 else 32 for c in b)
+
+        text = (blank(data[:lo]) + data[lo:hi] + blank(data[hi:])).decode("utf-8", "surrogateescape")
+        return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         src = self.load(word, unit)
@@ -1182,37 +1347,53 @@ class Shell:
                 target, app = self._file_target(r, unit)
                 if target is not None:
                     out_target, append = target, app
+            elif r.type == "herestring_redirect":
+                heredoc = self.herestring(r, unit)
+        self.last_output = None
         if body is None:
             return 0
         if body.type == "pipeline":
             status = self.pipeline(body, unit)
             if out_target is not None and self.last_output is not None:
                 self.write(out_target, self.last_output, append, unit, node)
+                self.last_output = None
             return status
         if body.type != "command":
             status = self.statement(body, unit)
+            self.last_output = None
             return status
-        output = self.producer(body, unit, heredoc if heredoc is not None else stdin)
-        status = self.command(body, unit)
-        if out_target is not None and output is not None:
-            self.write(out_target, output, append, unit, node)
+        status = self.command(body, unit, stdin=heredoc if heredoc is not None else stdin, output=True)
+        if out_target is not None:
+            if self.last_output is not None:
+                self.write(out_target, self.last_output, append, unit, node)
+            self.last_output = None  # it went to the file
         return status
 
     def _file_target(self, node, unit: Unit) -> tuple[Word | None, bool]:
         op = next((c.type for c in node.children if not c.is_named), ">")
         dest = node.child_by_field_name("destination")
-        if op not in (">", ">>", ">|", "&>") or dest is None:
+        descriptor = node.child_by_field_name("descriptor")
+        if descriptor is not None and unit.text(descriptor.start_byte, descriptor.end_byte) != "1":
+            return None, False
+        if op not in (">", ">>", ">|", "&>", "&>>") or dest is None:
             return None, False
         words = self.words([dest], unit)
         if not words or words[0].text in ("/dev/null", "/dev/stderr", "/dev/stdout"):
             return None, False
-        return words[0], op == ">>"
+        return words[0], op in (">>", "&>>")
 
-    def write(self, target: Word, content: MappedText, append: bool, unit: Unit, node) -> None:
+    def write(self, target: Word, content: MappedText, append: bool, unit: Unit, where) -> None:
+        """Record a file the script writes; `where` is the writing node or its span."""
         key = str(self.resolve_path(target.text, unit)) if target.known else target.display()
         if append and key in self.result.virtual_files:
             content = MappedText(self.result.virtual_files[key].content.pieces + content.pieces)
-        self.result.virtual_files[key] = VirtualFile(key, content, unit.span(node.start_byte, node.end_byte))
+        span = unit.span(where.start_byte, where.end_byte) if hasattr(where, "start_byte") else where
+        self.result.virtual_files[key] = VirtualFile(key, content, span)
+
+    def herestring(self, node, unit: Unit) -> MappedText:
+        """`<<< WORD`: the expanded word (not split) and a newline."""
+        pieces = [p for c in node.named_children for p in _flatten(self.expand(c, unit, quoted=True))]
+        return MappedText(pieces + [Piece("\n", None)])
 
     def heredoc(self, node, unit: Unit) -> MappedText:
         start_node = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -1244,12 +1425,15 @@ class Shell:
                 while s < e and data[s:s + 1] == b"\t":
                     s += 1
             if quoted:
-                pieces.append(unit.piece(s, e))
+                pieces.extend(unit.pieces(s, e))
             else:
                 pieces.extend(self.expand_heredoc_line(s, e, unit))
-        return MappedText([p for p in pieces if p.text != "" or not p.known])
+        body = MappedText([p for p in pieces if p.text != "" or not p.known])
+        if lines:
+            self.body_ranges[id(body)] = (lines[0][0], lines[-1][1])
+        return body
 
-    def expand_heredoc_line(self, start: int, end: int, unit: Unit) -> list[Piece]:
+    def expand_heredoc_line(self, start: int, end: int, unit: Unit, escapes: bool = True) -> list[Piece]:
         """One line of an unquoted heredoc: parameter, command and arithmetic expansion; \\$ \\` \\\\."""
         data = unit.data
         out: list[Piece] = []
@@ -1257,9 +1441,9 @@ class Shell:
         i = start
         while i < end:
             ch = data[i:i + 1]
-            if ch == b"\\" and i + 1 < end and data[i + 1:i + 2] in (b"$", b"`", b"\\", b"\n"):
+            if escapes and ch == b"\\" and i + 1 < end and data[i + 1:i + 2] in (b"$", b"`", b"\\", b"\n"):
                 if i > run:
-                    out.append(unit.piece(run, i))
+                    out.extend(unit.pieces(run, i))
                 if data[i + 1:i + 2] != b"\n":
                     out.append(unit.piece(i + 1, i + 2))
                 i += 2
@@ -1269,7 +1453,7 @@ class Shell:
                 j = self._expansion_end(data, i, end)
                 if j > i + 1:
                     if i > run:
-                        out.append(unit.piece(run, i))
+                        out.extend(unit.pieces(run, i))
                     out.extend(self.expand_snippet(i, j, unit))
                     i = j
                     run = i
@@ -1278,7 +1462,7 @@ class Shell:
                 j = data.find(b"`", i + 1, end)
                 if j > 0:
                     if i > run:
-                        out.append(unit.piece(run, i))
+                        out.extend(unit.pieces(run, i))
                     out.append(unknown(f"{unit.text(i, j + 1)} is computed at run time", None,
                                        unit.span(i, j + 1)))
                     i = j + 1
@@ -1286,7 +1470,7 @@ class Shell:
                     continue
             i += 1
         if run < end:
-            out.append(unit.piece(run, end))
+            out.extend(unit.pieces(run, end))
         return out
 
     @staticmethod
@@ -1320,8 +1504,6 @@ class Shell:
         span = unit.span(start, end)
         if text.startswith(b"$((") and text.endswith(b"))"):
             return [self.arith_text(start + 3, end - 2, unit, span)]
-        if text.startswith(b"$("):
-            return [unknown(f"{unit.text(start, end)} is computed at run time", None, span)]
         from plint.shell.parse import parse
 
         prefix = b"X="
@@ -1341,10 +1523,9 @@ class Shell:
             stack.extend(reversed(n.children))
         return [seg_piece]
 
-    def producer(self, node, unit: Unit, stdin: MappedText | None) -> MappedText | None:
-        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed)."""
-        _, rest = self._command_parts(node)
-        words = self.words(rest, unit)
+    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node) -> MappedText | None:
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed);
+        `node` is the command or its span, for the files it writes."""
         if not words or words[0].text is None:
             return None
         name = words[0].text.rsplit("/", 1)[-1]
@@ -1385,6 +1566,8 @@ class Shell:
                 return MappedText(list(args[0].pieces))
             return None
         if name == "sed":
+            if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
+                return None  # edits its file in place (file_command), writes nothing to stdout
             from plint.shell.sed import run_sed
 
             return run_sed(args, stdin, lambda w: self.file_text(w, unit),
@@ -1408,14 +1591,11 @@ class Shell:
         status: int | None = 0
         for stage in stages:
             if stage.type == "command":
-                output = self.producer(stage, unit, stdin)
-                status = self.command(stage, unit)
-                stdin = output
+                status = self.command(stage, unit, stdin=stdin, output=True)
+                stdin = self.last_output
             elif stage.type == "redirected_statement":
-                body = stage.child_by_field_name("body")
                 status = self.redirected(stage, unit, stdin)
-                stdin = self.producer(body, unit, stdin) if body is not None and body.type == "command" \
-                    else None
+                stdin = self.last_output
             else:
                 status = self.statement(stage, unit)
                 stdin = None
@@ -1431,28 +1611,36 @@ class Shell:
         where = f" (line {span.line})" if span is not None else ""
         return f"{text}{where}{what}"
 
-    def branches(self, alternatives: list[tuple[str, Callable[[], object]]], cond_text: str) -> None:
-        """Run each alternative from the same state and merge: variables that differ become unknown."""
+    def branches(self, alternatives: list[tuple[str | tuple[str, ...], Callable[[], object]]],
+                 cond_text: str) -> None:
+        """Run each alternative from the same state and merge: variables that differ become unknown.
+        A label (or several) says when the alternative runs; it goes into Command.conditions."""
         start = self.snapshot()
         ends: list[_State] = []
-        exited = 0
+        stopped: list[type] = []  # how alternatives that left early left (exit, return)
         for label, run in alternatives:
             self.restore(start)
-            self.conditions.append(label)
+            labels = (label,) if isinstance(label, str) else label
+            self.conditions.extend(labels)
             try:
                 run()
                 ends.append(self.snapshot())
-            except _Exit:
-                exited += 1
+            except (_Exit, _Return) as leave:
+                stopped.append(type(leave))
+                if isinstance(leave, _Return):
+                    ends.append(self.snapshot())
             except (_Break, _Continue):
                 ends.append(self.snapshot())
             finally:
-                self.conditions.pop()
+                del self.conditions[len(self.conditions) - len(labels):]
         if not ends:
             self.restore(start)
-            if exited:
-                raise _Exit()
-            return
+            raise _Exit()
+        self.merge(ends, cond_text)
+        if len(stopped) == len(alternatives):  # every way through leaves: so does the statement
+            raise _Return() if _Return in stopped else _Exit()
+
+    def merge(self, ends: list[_State], cond_text: str) -> None:
         merged = dict(ends[0].vars)
         names = set().union(*(e.vars.keys() for e in ends))
         for name in names:
@@ -1461,19 +1649,21 @@ class Shell:
                 if values[0] is not None:
                     merged[name] = values[0]
                 continue
-            alts = []
+            alts: list[str] = []
             for v in values:
                 t = _var_text(v) if v is not None else "<unset>"
-                alts.append(t if t is not None else "<unknown>")
+                if t is None:
+                    inner = [a for p in (v.value if v is not None else ()) if not p.known for a in p.alternatives]
+                    alts.extend(inner or ["<unknown>"])
+                else:
+                    alts.append(t)
             exported = any(v is not None and v.exported for v in values)
-            merged[name] = Var(name, (unknown(f"${name} depends on {cond_text}", name,
-                                              next((v.span for v in values if v is not None), None),
-                                              dict.fromkeys(alts)),), None, exported,
-                               next((v.span for v in values if v is not None), None))
+            span = next((v.span for v in values if v is not None), None)
+            merged[name] = Var(name, (unknown(f"${name} depends on {cond_text}", name, span,
+                                              dict.fromkeys(alts)),), None, exported, span)
         self.vars = merged
         self.functions = {k: v for e in ends for k, v in e.functions.items()}
-        positions = [e.positional for e in ends]
-        self.positional = positions[0]
+        self.positional = ends[0].positional
 
     def condition(self, nodes, unit: Unit) -> int | None:
         status: int | None = 0
@@ -1514,34 +1704,37 @@ class Shell:
         return self._arms(arms, unit, node)
 
     def _arms(self, arms, unit: Unit, node) -> int | None:
-        pending: list[tuple[str, Callable[[], object]]] = []
-        negations: list[str] = []
+        """if/elif/else: the first arm whose condition is known true runs; arms after an unknown
+        condition become alternatives, each labelled with what must hold for it to run."""
+        pending: list[tuple[tuple[str, ...], Callable[[], object]]] = []
+        falses: list[str] = []  # "if X (line 3) is false" for each unknown condition passed
+        first_unknown = None
         for cond_nodes, body, kind in arms:
             if kind == "else":
-                label = "else of " + "; ".join(negations) if negations else "else"
-                if pending:
-                    pending.append((label, lambda b=body: self.block(b, unit)))
-                    break
-                return self.block(body, unit)
+                if not pending:
+                    return self.block(body, unit)
+                pending.append((tuple(falses), lambda b=body: self.block(b, unit)))
+                break
             self.unknown_reasons = []
             status = self.condition(cond_nodes, unit)
-            cond_text = self.describe(cond_nodes[0], unit) if cond_nodes else "condition"
-            if status is None and self.unknown_reasons:
-                cond_text += ", which is unknown: " + "; ".join(dict.fromkeys(self.unknown_reasons))
+            cond_text = f"{kind} " + (self.describe(cond_nodes[0], unit) if cond_nodes else "condition")
             if status == 0 and not pending:
                 return self.block(body, unit)
             if status == 0:
-                pending.append((f"{cond_text} is true", lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
                 break
             if status is None:
-                pending.append((f"{cond_text} is true", lambda b=body: self.block(b, unit)))
-                negations.append(f"{cond_text} is false")
+                if first_unknown is None:
+                    first_unknown = cond_text
+                    if self.unknown_reasons:
+                        first_unknown += ", which is unknown: " + "; ".join(dict.fromkeys(self.unknown_reasons))
+                pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
+                falses.append(f"{cond_text} is false")
         else:
             if pending:
-                pending.append(("no branch taken", lambda: None))
+                pending.append((tuple(falses), lambda: None))
         if pending:
-            self.branches(pending, "; ".join(label for label, _ in pending[:1]).replace(" is true", "")
-                          if len(pending) else "a condition")
+            self.branches(pending, first_unknown or "a condition")
         return None
 
     def case_statement(self, node, unit: Unit) -> int | None:
@@ -1566,39 +1759,59 @@ class Shell:
                 elif c.is_named and c.type != "comment":
                     body.append(c)
             texts = [_text(_flatten(self.expand(p, unit, quoted=True))) for p in patterns]
+            shown = "|".join(t if t is not None else "?" for t in texts)
             if word is not None and all(t is not None for t in texts):
                 if any(fnmatch.fnmatchcase(word, t) for t in texts):  # type: ignore[arg-type]
                     if alternatives:
-                        alternatives.append((f"case pattern {'|'.join(texts)}", body))  # type: ignore
+                        alternatives.append((shown, body))
                         break
                     return self.block(body, unit)
                 continue
-            alternatives.append((f"case pattern {'|'.join(t or '?' for t in texts)}", body))
+            alternatives.append((shown, body))
         if not alternatives:
             return 0
-        label = self.describe(value_node, unit) if value_node is not None else "case"
-        arms = [(f"{label}: {lbl}", (lambda b=b: self.block(b, unit))) for lbl, b in alternatives]
-        if not any("*" == (lbl.rsplit(" ", 1)[-1]) for lbl, _ in alternatives):
-            arms.append((f"{label}: no pattern matches", lambda: None))
-        self.branches(arms, f"case {label}" + (f", which is unknown: {why}" if why else ""))
+        label = "case " + (self.describe(value_node, unit) if value_node is not None else "")
+        arms: list = [(f"{label} matches {shown}", (lambda b=b: self.block(b, unit)))
+                      for shown, b in alternatives]
+        if not any(shown.split("|").count("*") for shown, _ in alternatives):
+            arms.append((f"{label} matches no pattern", lambda: None))
+        self.branches(arms, label + (f", which is unknown: {why}" if why else ""))
         return None
 
     def and_or(self, node, unit: Unit) -> int | None:
         children = [c for c in node.children if c.type != "comment"]
+        self.unknown_reasons = []
         status = self.statement(children[0], unit) if children else 0
         i = 1
         while i + 1 < len(children):
             op, right = children[i].type, children[i + 1]
             i += 2
             if status is None:
-                label = self.describe(children[0], unit)
-                self.branches([(f"{label} {op}", lambda r=right: self.statement(r, unit)),
-                               (f"{label} not {op}", lambda: None)], label)
+                left = children[0] if i == 3 else node
+                label = self.describe(left, unit)
+                yes, no = ("is true", "is false") if self._is_test(left, unit) else ("succeeds", "fails")
+                if op == "||":
+                    yes, no = no, yes
+                why = "; ".join(dict.fromkeys(self.unknown_reasons))
+                self.branches([(f"{label} {yes}", lambda r=right: self.statement(r, unit)),
+                               (f"{label} {no}", lambda: None)],
+                              label + (f", which is unknown: {why}" if why else ""))
                 status = None
                 continue
             if (op == "&&" and status == 0) or (op == "||" and status != 0):
                 status = self.statement(right, unit)
         return status
+
+    @staticmethod
+    def _is_test(node, unit: Unit) -> bool:
+        """A test (`[ ]`, `[[ ]]`, `test`, `(( ))`) rather than a command that succeeds or fails."""
+        while node.type == "negated_command" and node.named_children:
+            node = node.named_children[0]
+        if node.type == "test_command" or (node.type == "compound_statement" and node.children
+                                           and node.children[0].type == "(("):
+            return True
+        name = node.child_by_field_name("name") if node.type == "command" else None
+        return name is not None and unit.text(name.start_byte, name.end_byte) in ("test", "[", "[[")
 
     def run_loop_body(self, body, unit: Unit) -> bool:
         """Run a loop body once; False when it broke out."""
@@ -1661,20 +1874,34 @@ class Shell:
         return None
 
     def while_statement(self, node, unit: Unit) -> int | None:
+        """Iterate while the condition is known to hold (capped, and stopped as soon as an iteration
+        changes nothing, as in `while true; do ...; done`); an unknown condition runs the body once
+        as an alternative to not running it."""
         cond = node.child_by_field_name("condition")
         body = node.child_by_field_name("body")
-        until = node.children and node.children[0].type == "until"
+        until = bool(node.children) and node.children[0].type == "until"
         if body is None:
             return None
-        status = self.condition([c for c in node.children
-                                 if node.field_name_for_child(list(node.children).index(c)) == "condition"]
-                                or ([cond] if cond is not None else []), unit)
-        runs = (status == 0) != bool(until) if status is not None else None
-        if runs is False:
-            return 0
-        label = self.describe(cond, unit) if cond is not None else "while"
-        self.branches([(f"{label}: loop body", lambda: self.run_loop_body(body, unit)),
-                       (f"{label}: loop not run", lambda: None)], f"the loop {label}")
+        cond_nodes = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"] \
+            or ([cond] if cond is not None else [])
+        label = ("until " if until else "while ") + (self.describe(cond, unit) if cond is not None else "")
+        for _ in range(MAX_LOOP):
+            self.unknown_reasons = []
+            status = self.condition(cond_nodes, unit)
+            runs = None if status is None else (status == 0) != until
+            if runs is False:
+                return 0
+            if runs is None:
+                why = "; ".join(dict.fromkeys(self.unknown_reasons))
+                self.branches([(f"{label} runs its body", lambda: self.run_loop_body(body, unit)),
+                               (f"{label} does not run its body", lambda: None)],
+                              label + (f", which is unknown: {why}" if why else ""))
+                return None
+            before = dict(self.vars)
+            if not self.run_loop_body(body, unit):
+                return 0
+            if before.keys() == self.vars.keys() and all(_same(v, self.vars[k]) for k, v in before.items()):
+                return None  # the next iteration would repeat this one
         return None
 
     # ---- tests ------------------------------------------------------------------------------------
@@ -1777,6 +2004,13 @@ class Shell:
                             "-le": x <= y}[op])
         if op in ("<", ">"):
             return int(not (a < b if op == "<" else a > b))
+        if op == "=~":  # POSIX extended regular expressions read as Python's: close for simple ones
+            import re
+
+            try:
+                return int(re.search(b, a) is None)
+            except re.error:
+                return None
         return None
 
 
@@ -1808,5 +2042,8 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
         pass
     except RecursionError:
         shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))
+    except Exception as exc:  # noqa: BLE001 - a reader never raises; the problem names what went wrong
+        shell.result.problems.append(Problem(
+            "unresolved", f"plint could not evaluate the rest of the script ({type(exc).__name__}: {exc})"))
     shell.result.variables = dict(shell.vars)
     return shell.result

@@ -86,6 +86,15 @@ class Word:
         return "".join(p.text if p.known else "${%s}" % p.name if p.name else "<?>"
                        for p in self.pieces)
 
+    def known_prefix(self) -> str:
+        """The text up to the first unknown piece (`--x=` of `--x=$V`)."""
+        out = []
+        for p in self.pieces:
+            if not p.known:
+                break
+            out.append(p.text)
+        return "".join(out)
+
     @property
     def unknowns(self) -> list[Piece]:
         return [p for p in self.pieces if not p.known]

@@ -51,7 +51,17 @@ def parser():
     return _PARSER
 
 
+# tree-sitter-bash 0.25 can crash the process (SIGSEGV) on `{` followed by a four-byte UTF-8
+# character (upstream issue tree-sitter/tree-sitter-bash#337). Such characters (emoji, rare CJK) are
+# never shell syntax, so the parser gets same-length stand-ins; the script's own bytes are unchanged.
+_FOUR_BYTE = re.compile(rb"[\xf0-\xf7][\x80-\xbf]{0,3}")
+_STAND_IN = {1: b".", 2: "\u00e9".encode(), 3: "\u00e9.".encode(), 4: "\u00e9\u00e9".encode()}
+
+
 def parse(data: bytes):
+    """A tree-sitter-bash tree of `data`; byte offsets are those of `data`."""
+    if any(b >= 0xF0 for b in data):
+        data = _FOUR_BYTE.sub(lambda m: _STAND_IN[len(m.group())], data)
     return parser().parse(data)
 
 
@@ -96,7 +106,7 @@ def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
     if bash is None:
         return []
     try:
-        proc = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=5)
+        proc = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return []
     if proc.returncode == 0:

@@ -88,6 +88,32 @@ class Unit:
             return Piece(text, span, p.origin, True, source=p.source)
         return Piece(text, p.span, p.origin, False, source=p.source)
 
+    def pieces(self, start: int, end: int) -> list[Piece]:
+        """The verbatim characters data[start:end] as pieces, one per source segment they cross, so
+        that `--nnodes=$NNODES` parsed again from an eval'd string keeps the position of each part."""
+        if self.unknowns and self.unknown_in(start, end) is not None:
+            out: list[Piece] = []
+            pos = start
+            for m in _PLACEHOLDER_RE.finditer(self.data, start, end):
+                if m.start() > pos:
+                    out.extend(self.pieces(pos, m.start()))
+                out.append(self.unknowns[int(m.group(1))])
+                pos = m.end()
+            if pos < end:
+                out.extend(self.pieces(pos, end))
+            return out
+        seg = self._segment(start)
+        if seg is None or end <= seg[1] or len(self.segments) == 1:
+            return [self.piece(start, end)]
+        out = []
+        pos = start
+        while pos < end:
+            seg = self._segment(pos)
+            stop = min(end, seg[1]) if seg is not None else end
+            out.append(self.piece(pos, stop))
+            pos = stop
+        return out
+
     def span(self, start: int, end: int) -> Span | None:
         seg = self._segment(start)
         if seg is None:

@@ -49,7 +49,9 @@ def test_unset_variable_is_unknown_not_empty(run):
 def test_arithmetic_with_ternary_and_refusal(run):
     r = run("N=2\nG=8\nW=$((N*G))\nP=$(( N > 1 ? 2 : 1 ))\nS=$((1_000_000))\n")
     assert var(r, "W") == "16" and var(r, "P") == "2"
-    assert var(r, "S") == ""  # bash leaves the expansion empty (and stops the script)
+    # bash stops the script here, so S never holds a usable value: unknown, with the failure as reason
+    assert var(r, "S") is None
+    assert "fails in bash" in r.variables["S"].value[0].reason
     problem = next(p for p in r.problems if p.kind == "shell-error")
     assert "value too great for base" in problem.message and problem.span.line == 5
 
