@@ -1,46 +1,111 @@
 """HF-Trainer style arguments of plain DeepSpeed scripts: per-device batch, accumulation, precision,
-and the DeepSpeed config path (the HF Trainer's `--deepspeed` takes a path, unlike Megatron-DeepSpeed's)."""
+sequence length and the DeepSpeed config path.
+
+There is no parser table to check against (each script declares its own), so this is an
+argparse-like scan for the names the HF Trainer (TrainingArguments via HfArgumentParser) and
+DeepSpeed's own `add_config_arguments` use. HfArgumentParser accepts each field as `--name` and
+`--name-with-dashes`; its bool fields take an optional value (`--bf16`, `--bf16 True`,
+`--bf16=false`). The HF Trainer's `--deepspeed` takes a config path, while DeepSpeed's (and
+Megatron-DeepSpeed's) `--deepspeed` is a plain switch next to `--deepspeed_config PATH`.
+"""
 
 from __future__ import annotations
 
 from plint.shell.model import Word
 from plint.values import Value, from_word, parse_int
 
-_TRUE = {"true", "1", "yes", "True"}
-_INT_FLAGS = {"--per_device_train_batch_size": "batch.micro", "--per-device-train-batch-size": "batch.micro",
-              "--train_micro_batch_size_per_gpu": "batch.micro", "--micro_batch_size": "batch.micro",
-              "--gradient_accumulation_steps": "batch.grad_accum",
-              "--gradient-accumulation-steps": "batch.grad_accum",
-              "--max_seq_length": "model.seq_length", "--model_max_length": "model.seq_length",
-              "--seq_length": "model.seq_length", "--block_size": "model.seq_length"}
-_PATH_FLAGS = ("--deepspeed", "--deepspeed_config", "--deepspeed-config", "--ds_config")
+# HfArgumentParser's string_to_bool (case-insensitive)
+_TRUE = frozenset({"yes", "true", "t", "y", "1"})
+_FALSE = frozenset({"no", "false", "f", "n", "0"})
+
+_INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
+               "gradient_accumulation_steps": "batch.grad_accum",
+               "max_seq_length": "model.seq_length",  # TRL's SFTConfig and many scripts
+               "model_max_length": "model.seq_length",  # the common fine-tuning scripts' ModelArguments
+               "block_size": "model.seq_length",  # the HF examples' run_clm.py
+               "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
+               "max_steps": "train_iters"}
+_PATH_FIELDS = ("deepspeed_config", "deepscale_config")  # DeepSpeed's add_config_arguments
+_BOOL_FIELDS = ("bf16", "fp16")
+
+
+def _field(option: str) -> str | None:
+    """The dataclass field an option names (`--per-device-train-batch-size` -> per_device_train_batch_size)."""
+    if not option.startswith("--") or len(option) < 3:
+        return None
+    return option[2:].replace("-", "_")
+
+
+def _is_option(word: Word) -> bool:
+    text = word.text
+    if text is None:
+        return word.pieces[0].known and (word.pieces[0].text or "").startswith("--")
+    return text.startswith("-") and text != "-" and not text.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def _bool_word(word: Word | None) -> bool | None:
+    text = word.text if word is not None else None
+    if text is None:
+        return None
+    lowered = text.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
 
 
 def hf_facts(words: list[Word]) -> dict[str, Value]:
     out: dict[str, Value] = {}
+    precision: dict[str, Value] = {}  # the last setting of each of --bf16 / --fp16
     i = 0
     while i < len(words):
         w = words[i]
-        t = w.text
-        if t is None or not t.startswith("--"):
+        written = w.known_prefix()
+        option = written.split("=", 1)[0]
+        name = _field(option)
+        if name is None or (w.text is None and "=" not in written):
             i += 1
             continue
-        name, eq, _ = t.partition("=")
-        value = w.slice(len(name) + 1) if eq else (words[i + 1] if i + 1 < len(words) else None)
-        takes_next = not eq and value is not None and not (value.text or "").startswith("--")
-        if name in _INT_FLAGS and value is not None:
-            out[_INT_FLAGS[name]] = from_word(value, parse_int, name)
-        elif name in _PATH_FLAGS and value is not None and takes_next or name in _PATH_FLAGS and eq:
-            out["deepspeed.config_path"] = from_word(value, str, name)
-            out["deepspeed.config_word"] = Value(value.display(), value.value_span)
-        elif name in ("--bf16", "--fp16"):
-            on = True
-            if (eq or takes_next) and value is not None and value.text is not None:
-                on = value.text in _TRUE
-                if value.text not in _TRUE and value.text not in ("false", "False", "0", "no"):
-                    takes_next = False
-                    on = True
-            if on:
-                out["precision"] = Value(name[2:], w.value_span, w.origin)
-        i += 1 + (1 if takes_next and not eq and name in (*_INT_FLAGS, *_PATH_FLAGS, "--bf16", "--fp16") else 0)
+        inline = w.after(len(option) + 1) if "=" in written else None
+        following = words[i + 1] if inline is None and i + 1 < len(words) and not _is_option(words[i + 1]) \
+            else None
+        value = inline or following
+        consumed = 1
+        if name in _INT_FIELDS and value is not None:
+            out[_INT_FIELDS[name]] = from_word(value, parse_int, option)
+            consumed += following is not None
+        elif name in _PATH_FIELDS and value is not None:
+            _config(out, value, option)
+            consumed += following is not None
+        elif name == "deepspeed":
+            out["deepspeed.enabled"] = Value(True, w.value_span, w.origin, option)
+            if value is not None:  # HF: --deepspeed PATH (DeepSpeed's own --deepspeed is a switch)
+                _config(out, value, option)
+                consumed += following is not None
+        elif name in _BOOL_FIELDS:
+            state = _bool_word(value)
+            if inline is not None and state is None:  # --bf16=$X, or a value string_to_bool rejects
+                precision[name] = Value(None, inline.value_span, "unresolved" if not inline.known else "derived",
+                                        f"{option}={inline.display()} is not a boolean")
+            elif state is None:  # a bare switch: the next word is not a boolean, so it is not its value
+                precision[name] = Value(True, w.value_span, w.origin, option)
+            else:
+                precision[name] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
+                consumed += following is not None
+        i += consumed
+    _precision(out, precision)
     return out
+
+
+def _config(out: dict[str, Value], word: Word, option: str) -> None:
+    out["deepspeed.config_path"] = from_word(word, str, option)
+    out["deepspeed.config_word"] = Value(word.display(), word.value_span)
+
+
+def _precision(out: dict[str, Value], given: dict[str, Value]) -> None:
+    on = {name: v for name, v in given.items() if v.value is True}
+    unknown = [v for v in given.values() if v.value is None]
+    if len(on) == 2:
+        out["precision"] = Value(None, on["fp16"].span, "derived", "both --fp16 and --bf16 are given")
+    elif on:
+        (name, v), = on.items()
+        out["precision"] = Value(name, v.span, v.origin, v.note)
+    elif unknown:
+        out["precision"] = unknown[0]

@@ -1,22 +1,25 @@
-"""DeepSpeed hostfiles and the launcher's resource selection (deepspeed/launcher/runner.py, 0.19).
+"""DeepSpeed hostfiles and the launcher's choice of hosts and slots, as `deepspeed/launcher/runner.py`
+(DeepSpeed 0.19.8, installed) does it; reference/deepspeed.md §3.2-3.3.
 
-A hostfile line is `host slots=N` (the runner searches `^(\\S+)\\s+slots=(\\d+)`, so trailing text is
-fine); blank lines and `#` comments are skipped. `--include/--exclude` pick hosts and slots,
-`--num_nodes` keeps the first N hosts (silently all of them when N is larger), `--num_gpus` sets every
-host to slots 0..G-1 without checking the hostfile. World size is the sum of the active slots.
-The error messages below are DeepSpeed's own.
+A hostfile line is `host slots=N`, matched with `^(\\S+)\\s+slots=(\\d+)` on the stripped line (so trailing
+text is fine); blank lines and `#` comments are skipped; the first bad line stops the launcher. Resources are
+then narrowed in the runner's order: `--include`/`--exclude` (`host[:slot,slot][@host...]`), then
+`--num_nodes` (the first N hosts, all of them when N is larger) and `--num_gpus` (slots 0..G-1 on every host,
+whatever the hostfile says). World size is the sum of the active slots. Each Problem carries the message
+DeepSpeed raises; the first one ends resolution, as the exception does.
 """
 
 from __future__ import annotations
 
 import re
-from plint.record import field, record
 
+from plint.record import field, record
 from plint.shell.model import Problem
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, unresolved
 
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
+_TAIL = ", unable to proceed with launching"
 
 
 @record
@@ -27,110 +30,172 @@ class Hostfile:
 
 
 def read_hostfile(source: SourceFile) -> Hostfile:
+    """runner.py `_parse_hostfile`: hosts in file order, or the one error the runner raises."""
     out = Hostfile(source.path)
     offset = 0
-    seen: set[str] = set()
     for raw in source.text.splitlines(keepends=True):
         start = offset
         offset += len(raw.encode("utf-8", "surrogateescape"))
         line = raw.strip()
         if not line or line.startswith("#"):
             continue
-        m = _LINE.search(raw.rstrip("\r\n").lstrip())
         indent = len(raw) - len(raw.lstrip())
-        span = source.span(start + indent, start + len(raw.rstrip("\r\n").encode("utf-8", "surrogateescape")))
+        b0 = start + len(raw[:indent].encode("utf-8", "surrogateescape"))
+        span = source.span(b0, b0 + len(line.encode("utf-8", "surrogateescape")))
+        m = _LINE.search(line)
         if not m:
-            out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {line}", span))
-            continue
-        host, slots = m.group(1), int(m.group(2))
-        if host in seen:
-            out.problems.append(Problem("hostfile", f"Hostfile contains multiple entries for {host}", span))
-            continue
-        seen.add(host)
-        out.hosts.append((host, slots, span))
-    if not out.hosts and not out.problems:
-        out.problems.append(Problem("hostfile", "Hostfile is empty or not formatted correctly",
+            out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {line}{_TAIL}", span))
+            return out
+        host = m.group(1)
+        if any(h == host for h, _, _ in out.hosts):
+            out.problems.append(Problem("hostfile", f"Hostfile contains multiple entries for {host}{_TAIL}", span))
+            return out
+        out.hosts.append((host, int(m.group(2)), span))
+    if not out.hosts:
+        out.problems.append(Problem("hostfile", f"Hostfile is empty or not formatted correctly{_TAIL}.",
                                     source.span(0, len(source.data))))
     return out
 
 
 @record
 class Resources:
-    hosts: list[tuple[str, int]]
+    # active hosts in rank order with their slot count (None: the local GPU count, known only at run time)
+    hosts_and_slots: list[tuple[str, int | None]]
     world_size: Value
     nnodes: Value
     gpus_per_node: Value
     problems: list[Problem] = field(default_factory=list)
+    multi_node: bool = False  # the runner launches through pdsh/mpirun/srun rather than locally
 
 
-def _parse_filter(spec: str) -> dict[str, list[int] | None]:
-    """`host[:slot[,slot]]@host...` -> {host: slots or None for the whole host}."""
-    out: dict[str, list[int] | None] = {}
+class _Refused(Exception):
+    """The runner raises: `args[0]` is its message."""
+
+
+def _node_configs(spec: str) -> dict[str, list[int]]:
+    """`parse_node_config_list`: `host[:s,s]@host...` -> {host: sorted unique slots}; a repeated host merges."""
+    out: dict[str, list[int]] = {}
     for node in spec.split("@"):
-        if not node:
-            continue
-        host, _, slots = node.partition(":")
-        out[host] = [int(s) for s in slots.split(",") if s.strip().isdigit()] if slots else None
+        if ":" in node:
+            parts = node.split(":")
+            if len(parts) != 2:
+                raise _Refused(f"too many values to unpack (expected 2, got {len(parts)})")
+            host, slots_text = parts
+            slots = []
+            for s in slots_text.split(","):
+                try:
+                    slots.append(int(s))
+                except ValueError:
+                    raise _Refused(f"invalid literal for int() with base 10: {s!r}") from None
+        else:
+            host, slots = node, []
+        out[host] = sorted(set(out.get(host, []) + slots))
     return out
 
 
-def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: str | None,
-                      num_nodes: int | None, num_gpus: int | None, span: Span | None = None) -> Resources:
-    problems: list[Problem] = []
-    if (num_nodes is not None or num_gpus is not None) and (include or exclude):
-        problems.append(Problem("hostfile", "Cannot specify num_nodes/gpus with include/exclude", span))
+def _filter(pool: dict[str, list[int] | None], include: str, exclude: str) -> dict[str, list[int] | None]:
+    """`parse_resource_filter` over {host: slot ids (None: unknown local GPU count)}."""
     if include and exclude:
-        problems.append(Problem("hostfile", "include_str and exclude_str are mutually exclusive.", span))
-    if hostfile is None:
-        if num_nodes is not None and num_nodes > 1:
-            problems.append(Problem("hostfile", "Num nodes is >1 but no extra nodes available via hostfile", span))
-        if num_gpus is None:
-            note = ("no --hostfile and no --num_gpus: the launcher uses /job/hostfile or every local GPU, "
-                    "known only at run time")
-            return Resources([], unresolved(note, span), derived(1, "no hostfile: one node", span) if not
-                             problems else unresolved(note, span), unresolved(note, span), problems)
-        hosts = [("localhost", num_gpus)]
-    else:
-        active: dict[str, list[int]] = {h: list(range(s)) for h, s, _ in hostfile.hosts}
-        if include:
-            wanted = _parse_filter(include)
-            new: dict[str, list[int]] = {}
-            for host, slots in wanted.items():
-                if host not in active:
-                    problems.append(Problem("hostfile", f"Hostname '{host}' not found in hostfile", span))
-                    continue
-                for s in slots or []:
-                    if s not in active[host]:
-                        problems.append(Problem("hostfile", f"No slot '{s}' specified on host '{host}'", span))
-                new[host] = [s for s in (slots if slots is not None else active[host]) if s in active[host]]
-            active = {h: new[h] for h in active if h in new}
-        elif exclude:
-            for host, slots in _parse_filter(exclude).items():
-                if host not in active:
-                    problems.append(Problem("hostfile", f"Hostname '{host}' not found in hostfile", span))
-                    continue
-                if slots is None:
-                    active.pop(host)
-                else:
-                    for s in slots:
-                        if s not in active[host]:
-                            problems.append(Problem("hostfile", f"No slot '{s}' specified on host '{host}'", span))
-                    active[host] = [s for s in active[host] if s not in slots]
-                    if not active[host]:
-                        active.pop(host)
-        if num_nodes is not None and num_nodes > 0:
-            active = dict(list(active.items())[:num_nodes])
-        if num_gpus is not None and num_gpus > 0:
-            active = {h: list(range(num_gpus)) for h in active}
-        hosts = [(h, len(s)) for h, s in active.items()]
-    world = sum(s for _, s in hosts)
-    per_node = {s for _, s in hosts}
-    where = f"hostfile {hostfile.path}" if hostfile is not None else "--num_gpus"
-    return Resources(
-        hosts,
-        derived(world, f"world size = sum of slots over {len(hosts)} host(s) ({where})", span),
-        derived(len(hosts), f"{len(hosts)} active host(s) ({where})", span),
-        derived(per_node.pop(), f"slots per host ({where})", span) if len(per_node) == 1 else
-        Value(None, span, "derived", f"hosts have different slot counts: {sorted(per_node)}"),
-        problems,
-    )
+        raise _Refused("include_str and exclude_str are mutually exclusive.")
+    if not include and not exclude:
+        return pool
+    chosen: dict[str, list[int] | None] = {} if include else {h: (list(s) if s is not None else None)
+                                                             for h, s in pool.items()}
+    for host, slots in _node_configs(include or exclude).items():
+        if host not in pool:
+            raise _Refused(f"Hostname '{host}' not found in hostfile")
+        available = pool[host]
+        if slots:
+            for slot in slots:
+                if available is not None and slot not in available:
+                    raise _Refused(f"No slot '{slot}' specified on host '{host}'")
+            if include:
+                chosen[host] = slots
+            else:
+                chosen[host] = None if chosen[host] is None else [s for s in chosen[host] if s not in slots]
+        else:
+            chosen[host] = available if include else []
+    return {h: chosen[h] for h in pool if h in chosen and chosen[h] != []}
+
+
+def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: str | None,
+                      num_nodes: int | None, num_gpus: int | None, span: Span | None = None, *,
+                      visible_devices: str | None = None, launcher: str | None = None,
+                      no_ssh: bool = False, node_rank: int | None = None) -> Resources:
+    """runner.py `main` from the hostfile to the active resources. Absent options are None (DeepSpeed's -1 / "").
+    `visible_devices` is CUDA_VISIBLE_DEVICES as the launcher sees it, when known."""
+    include, exclude = include or "", exclude or ""
+    nodes = -1 if num_nodes is None else num_nodes
+    gpus = -1 if num_gpus is None else num_gpus
+    where = f"hostfile {hostfile.path}" if hostfile is not None else "no hostfile: the local node"
+    try:
+        if hostfile is not None and hostfile.problems:
+            raise _Refused(hostfile.problems[0].message)
+        pool: dict[str, list[int] | None]
+        if hostfile is None and visible_devices and not (include or exclude or nodes > 1 or gpus > 0):
+            include = f"localhost:{visible_devices}"  # the runner turns CUDA_VISIBLE_DEVICES into --include
+            where = "CUDA_VISIBLE_DEVICES on the local node"
+        if (nodes >= 0 or gpus >= 0) and (include or exclude):
+            raise _Refused("Cannot specify num_nodes/gpus with include/exclude")
+        if hostfile is None:
+            pool = {"localhost": None}  # every local GPU: device_count() at run time
+            if nodes > 1:
+                raise _Refused("Num nodes is >1 but no extra nodes available via hostfile")
+        else:
+            pool = {h: list(range(s)) for h, s, _ in hostfile.hosts}
+        active = _filter(pool, include, exclude)
+        if nodes > 0:
+            active = dict(list(active.items())[:nodes])
+        if gpus > 0:
+            active = {h: list(range(gpus)) for h in active}
+        if launcher == "slurm":
+            _slurm_backend_check(active)
+        if no_ssh and node_rank is not None and not 0 <= node_rank < len(active):
+            raise _Refused("Launching training without ssh, but --node_rank is not set correctly.")
+    except _Refused as refused:
+        note = f"DeepSpeed refuses the resources: {refused.args[0]}"
+        problem = Problem("hostfile", refused.args[0], span if hostfile is None or not hostfile.problems
+                          else hostfile.problems[0].span)
+        return Resources([], unresolved(note, span), unresolved(note, span), unresolved(note, span), [problem])
+    hosts = [(h, len(s) if s is not None else None) for h, s in active.items()]
+    multi = len(hosts) > 1 and not no_ssh
+    return Resources(hosts, _world(hosts, where, span), derived(len(hosts), f"{len(hosts)} active host(s) ({where})",
+                                                                 span),
+                     _per_node(hosts, where, span), [], multi)
+
+
+def _slurm_backend_check(active: dict[str, list[int] | None]) -> None:
+    """multinode_runner.py SlurmRunner.validate_active_resources (0.19.8)."""
+    counts = set()
+    for host, slots in active.items():
+        if slots is None:
+            continue
+        if slots != list(range(len(slots))):
+            raise _Refused(f"slurm backend cannot select specific device ids, got {slots} on {host}. Filter whole "
+                           "hosts, or keep the first N slots on every host.")
+        counts.add(len(slots))
+    if len(counts) > 1:
+        raise _Refused("slurm backend needs the same slot count on every host, got "
+                       f"{ {h: len(s) for h, s in active.items() if s is not None} }.")
+
+
+_LOCAL_GPUS = ("no --hostfile (nor /job/hostfile) and no --num_gpus/--include: DeepSpeed uses every GPU of the "
+               "launching node, known only at run time")
+
+
+def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:
+    if any(s is None for _, s in hosts):
+        return unresolved(_LOCAL_GPUS, span)
+    total = sum(s for _, s in hosts)  # type: ignore[misc]
+    parts = " + ".join(str(s) for _, s in hosts)
+    how = f"{parts} slots" if len(hosts) > 1 else f"{total} slot(s) on {hosts[0][0]}" if hosts else "no host"
+    return derived(total, f"world size = {how} ({where})", span)
+
+
+def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:
+    counts = {s for _, s in hosts}
+    if None in counts:
+        return unresolved(_LOCAL_GPUS, span)
+    if len(counts) == 1:
+        return derived(counts.pop(), f"slots per host ({where})", span)
+    return Value(None, span, "derived", f"hosts use different slot counts {sorted(counts)} ({where})")

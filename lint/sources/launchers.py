@@ -1,101 +1,170 @@
-"""What launcher commands mean: torchrun, the legacy torch.distributed.launch, the deepspeed launcher,
-srun, mpirun and accelerate, and chains of them (`srun ... torchrun ...`, `srun ... bash -c "..."`).
+"""What launcher commands mean: torchrun, the legacy torch.distributed.launch, the deepspeed launcher, srun,
+mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (nohup, env, numactl, timeout,
+containers), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
 
-Option tables come from the launchers' own parsers: torch 2.13 `torch.distributed.run.get_args_parser`
-(and `torch.distributed.launch`, which adds `--local-rank` and `--use-env`), DeepSpeed 0.19.8
-`deepspeed/launcher/runner.py::parse_args`, srun(1), mpirun(1) of Open MPI, and accelerate's
-`commands/launch.py`. Each chain yields nodes, workers per node and world size, with the reasoning
-kept in each Value's note.
+Option grammars come from the launchers' own parsers:
+- torchrun: torch 2.13 `torch/distributed/run.py::get_args_parser` (argparse; every dashed multi-word option
+  also has an underscore spelling; options with `action=env` default to `PET_<DEST>` from the environment,
+  `torch/distributed/argparse_util.py`); `torch/distributed/launch.py::parse_args` adds `--use-env`;
+- deepspeed: DeepSpeed 0.19.8 `deepspeed/launcher/runner.py::parse_args` (argparse; options end at the user
+  script, everything after it belongs to the script), resources in `plint.sources.hostfile`;
+- srun: Slurm's option table, in `plint.sources.slurm` (getopt_long, stops at the program);
+- mpirun: Open MPI 4.1 `orte/mca/schizo/ompi/schizo_ompi.c` (long names with one or two dashes, `--mca K V`)
+  and MPICH/Intel Hydra `ui/mpich/utils.c` (`-ppn`, `-genv K V`);
+- accelerate: accelerate 1.15 `commands/launch.py::launch_command_parser` (argparse, allow_abbrev=False;
+  `commands/utils.py` accepts `-` for `_` in every option); `utils/launch.py::prepare_multi_gpu_env` starts
+  num_processes // num_machines workers per machine.
+Each chain yields nodes, workers per node and world size as Values whose note says how they were found.
 """
 
 from __future__ import annotations
 
 import posixpath
+import re
+
 from plint.record import field, record
+
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
-    from typing import Callable
+    from collections.abc import Callable
 
-from plint.shell.model import Command, Problem, ShellResult, Word
-from plint.source import SourceFile
+from plint.shell.model import Command, Problem, ShellResult, Var, Word
+from plint.source import SourceFile, Span
 from plint.values import Value, default, derived, from_word, parse_int, unresolved
 
-# torch.distributed.run: options that take a value (each also has an underscore spelling)
-TORCHRUN_VALUES = {
-    "--nnodes", "--nproc-per-node", "--rdzv-backend", "--rdzv-endpoint", "--rdzv-id", "--rdzv-conf",
-    "--max-restarts", "--monitor-interval", "--start-method", "--event-log-handler", "--role", "--log-dir",
-    "-r", "--redirects", "-t", "--tee", "--local-ranks-filter", "--duplicate-stdout-filters",
-    "--duplicate-stderr-filters", "--node-rank", "--master-addr", "--master-port", "--local-addr",
-    "--logs-specs", "--numa-binding", "--signals-to-handle", "--shutdown-timeout",
-    "--local-rank",  # torch.distributed.launch only
-}
-TORCHRUN_FLAGS = {"--standalone", "-m", "--module", "--no-python", "--run-path", "--virtual-local-rank",
-                  "--use-env"}
-DEEPSPEED_VALUES = {"-H", "--hostfile", "-i", "--include", "-e", "--exclude", "--num_nodes", "--num_gpus",
-                    "--num_accelerators", "--master_port", "--master_addr", "--node_rank", "--launcher",
-                    "--launcher_args", "--enable_each_rank_log", "--autotuning", "--bind_core_list",
-                    "--ssh_port", "--venv_script", "--log_level", "--min_elastic_nodes", "--max_elastic_nodes"}
-DEEPSPEED_FLAGS = {"--module", "--no_python", "--no_local_rank", "--no_ssh", "--no_ssh_check", "--force_multi",
-                   "--save_pid", "--bind_cores_to_rank", "-q", "--quiet", "--elastic_training"}
-SRUN_VALUES = {"-N", "--nodes", "-n", "--ntasks", "--ntasks-per-node", "--gpus-per-node", "--gres",
-               "--gpus-per-task", "-c", "--cpus-per-task", "--mpi", "--container-image", "--container-mounts",
-               "--container-workdir", "--container-name", "--container-env", "--export", "-o", "--output",
-               "-e", "--error", "-i", "--input", "-J", "--job-name", "-p", "--partition", "-t", "--time",
-               "-w", "--nodelist", "-x", "--exclude", "--jobid", "--cpu-bind", "--gpu-bind", "--mem",
-               "--mem-per-cpu", "--mem-per-gpu", "-m", "--distribution", "-A", "--account", "--het-group",
-               "--environment", "--network", "-G", "--gpus", "-C", "--constraint", "--cpus-per-gpu",
-               "--ntasks-per-socket", "--sockets-per-node", "--cores-per-socket", "-D", "--chdir",
-               "--qos", "-q", "--reservation", "--signal", "--wckey", "--comment", "-d", "--dependency",
-               "--open-mode", "--threads-per-core", "--hint", "--mpi-args", "--prolog", "--epilog",
-               "--task-prolog", "--task-epilog", "--uid", "--gid", "-W", "--wait", "--ntasks-per-gpu"}
-SRUN_FLAGS = {"-l", "--label", "-u", "--unbuffered", "--exclusive", "--overlap", "-K", "--kill-on-bad-exit",
-              "--no-container-mount-home", "--container-remap-root", "--container-writable", "-Q", "--quiet",
-              "-v", "--verbose", "--pty", "-X", "--disable-status", "--no-kill", "-k", "--overcommit", "-O",
-              "--exact", "--whole", "--no-container-entrypoint", "--container-mount-home", "-s", "--oversubscribe",
-              "--multi-prog", "--spread-job", "--use-min-nodes", "--mpi=pmix"}
-MPIRUN_VALUES = {"-np", "-n", "-c", "--np", "-npernode", "--npernode", "-ppn", "--map-by", "-H", "--host",
-                 "-hostfile", "--hostfile", "-machinefile", "--machinefile", "-x", "--bind-to", "-wdir",
-                 "--wdir", "-N", "--rank-by", "-genv", "-env", "--prefix", "-f", "-hosts", "--report-bindings"}
-MPIRUN_PAIRS = {"--mca", "-mca", "-genv"}  # options that take two values
-ACCELERATE_VALUES = {"--num-processes", "--num-machines", "--machine-rank", "--main-process-ip",
-                     "--main-process-port", "--config-file", "--mixed-precision", "--gpu-ids",
-                     "--deepspeed-config-file", "--zero-stage", "--gradient-accumulation-steps",
-                     "--deepspeed-hostfile", "--deepspeed-multinode-launcher", "--dynamo-backend",
-                     "--num-cpu-threads-per-process", "--rdzv-backend", "--rdzv-conf", "--max-restarts",
-                     "--monitor-interval", "--offload-optimizer-device", "--offload-param-device",
-                     "--zero3-init-flag", "--zero3-save-16bit-model", "--fsdp-sharding-strategy",
-                     "--same-network", "--deepspeed-exclusion-filter", "--deepspeed-inclusion-filter",
-                     "--dynamo-mode", "--tpu-vm", "--env"}
-ACCELERATE_FLAGS = {"--multi-gpu", "--use-deepspeed", "--use-fsdp", "--use-megatron-lm", "--cpu", "--debug",
-                    "-m", "--module", "--no-python", "--quiet", "-q", "--tee", "--use-cpu"}
-WRAPPERS = {"nohup", "time", "exec", "stdbuf", "nice", "ionice", "taskset", "xargs", "caffeinate"}
-PYTHONS = ("python", "python3", "python2", "pypy3")
+
+# ---- option grammars ----------------------------------------------------------------------------
+@record
+class Grammar:
+    values: dict[str, str]  # every accepted spelling of an option with one value -> canonical name
+    flags: dict[str, str]
+    pairs: dict[str, str]  # options with two values (`--mca btl ^openib`)
+    abbrev: bool  # argparse's allow_abbrev: a unique prefix of a long option is accepted
+
+
+def _grammar(values: str, flags: str, pairs: str = "", abbrev: bool = True, aliases: str = "") -> Grammar:
+    """Spec strings: space-separated options, `|` between spellings of one (the first is canonical).
+    `aliases` "dash" adds `--a_b` for each `--a-b`; "underscore" adds `--a-b` for each `--a_b`."""
+    def table(spec: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for group in spec.split():
+            names = group.split("|")
+            for name in names:
+                out[name] = names[0]
+                if name.startswith("--") and aliases == "dash":
+                    out.setdefault("--" + name[2:].replace("-", "_"), names[0])
+                if name.startswith("--") and aliases == "underscore":
+                    out.setdefault("--" + name[2:].replace("_", "-"), names[0])
+        return out
+    return Grammar(table(values), table(flags), table(pairs), abbrev)
+
+
+_TORCHRUN_VALUES = """--nnodes --nproc-per-node --rdzv-backend --rdzv-endpoint --rdzv-id --rdzv-conf --max-restarts
+    --monitor-interval --start-method --event-log-handler --role --log-dir --redirects|-r --tee|-t
+    --local-ranks-filter --duplicate-stdout-filters --duplicate-stderr-filters --node-rank --master-addr
+    --master-port --local-addr --logs-specs --numa-binding --signals-to-handle --shutdown-timeout"""
+_TORCHRUN_FLAGS = "--standalone --module|-m --no-python --run-path --virtual-local-rank"
+TORCHRUN = _grammar(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --help|-h", aliases="dash")
+TORCH_LAUNCH = _grammar(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --use-env --help|-h", aliases="dash")
+DEEPSPEED = _grammar(
+    """--hostfile|-H --include|-i --exclude|-e --num_nodes --num_gpus|--num_accelerators --master_port --master_addr
+    --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port
+    --venv_script --log_level""",
+    """--module --no_python --no_local_rank --no_ssh --no_ssh_check --force_multi --save_pid --bind_cores_to_rank
+    --quiet|-q --help|-h""")
+ACCELERATE = _grammar(
+    """--config_file --mixed_precision --num_processes --num_machines --num_cpu_threads_per_process --dynamo_backend
+    --dynamo_mode --gpu_ids --machine_rank --main_process_ip --main_process_port --tee|-t --log_dir --role
+    --rdzv_backend --rdzv_conf --max_restarts --monitor_interval --vm --env --main_training_function
+    --deepspeed_config_file --zero_stage --offload_optimizer_device --offload_param_device
+    --offload_optimizer_nvme_path --offload_param_nvme_path --gradient_accumulation_steps --gradient_clipping
+    --zero3_init_flag --zero3_save_16bit_model --deepspeed_hostfile --deepspeed_exclusion_filter
+    --deepspeed_inclusion_filter --deepspeed_multinode_launcher --deepspeed_moe_layer_cls_names --fsdp_version
+    --fsdp_offload_params --fsdp_min_num_params --fsdp_sharding_strategy --fsdp_reshard_after_forward
+    --fsdp_auto_wrap_policy --fsdp_transformer_layer_cls_to_wrap --fsdp_backward_prefetch --fsdp_state_dict_type
+    --fsdp_forward_prefetch --fsdp_use_orig_params --fsdp_cpu_ram_efficient_loading --fsdp_sync_module_states
+    --fsdp_activation_checkpointing --fsdp_activation_checkpointing_offload --megatron_lm_tp_degree
+    --megatron_lm_use_custom_fsdp --megatron_lm_no_load_optim --megatron_lm_eod_mask_loss
+    --megatron_lm_overlap_cpu_optimizer_d2h_h2d --megatron_lm_no_save_optim --megatron_lm_optimizer_cpu_offload
+    --megatron_lm_use_precision_aware_optimizer --megatron_lm_decoder_last_pipeline_num_layers
+    --megatron_lm_pp_degree --megatron_lm_num_micro_batches --megatron_lm_sequence_parallelism
+    --megatron_lm_recompute_activations --megatron_lm_use_distributed_optimizer --megatron_lm_gradient_clipping
+    --megatron_lm_recompute_granularity --megatron_lm_recompute_method --megatron_lm_recompute_num_layers
+    --megatron_lm_attention_backend --megatron_lm_expert_model_parallel_size --megatron_lm_context_parallel_size
+    --megatron_lm_attention_dropout --megatron_lm_hidden_dropout --megatron_lm_attention_softmax_in_fp32
+    --megatron_lm_expert_tensor_parallel_size --megatron_lm_calculate_per_token_loss
+    --megatron_lm_use_rotary_position_embeddings --fp8_backend --fp8_margin --fp8_interval --fp8_format
+    --fp8_amax_history_len --fp8_amax_compute_algo --fp8_override_linear_precision --fp8_opt_level
+    --fp8_enable_fsdp_float8_all_gather --fp8_pad_inner_dim --aws_access_key_id --aws_secret_access_key
+    --mpirun_hostfile --parallelism_config_dp_replicate_size --parallelism_config_dp_shard_size
+    --parallelism_config_tp_size --parallelism_config_cp_size --parallelism_config_cp_backend
+    --parallelism_config_cp_comm_strategy --parallelism_config_sp_size --parallelism_config_sp_backend
+    --parallelism_config_sp_seq_length --parallelism_config_sp_seq_length_is_variable
+    --parallelism_config_sp_attn_implementation""",
+    """--quiet|-q --cpu --multi_gpu --tpu --enable_cpu_affinity --dynamo_use_fullgraph --dynamo_use_dynamic
+    --dynamo_use_regional_compilation --use_deepspeed --use_fsdp --use_parallelism_config --use_megatron_lm
+    --same_network --module|-m --no_python --tpu_cluster --no_tpu_cluster --tpu_use_sudo --downcast_bf16
+    --fp8_use_autocast_during_eval --debug --help|-h""",
+    abbrev=False, aliases="underscore")
+# Open MPI names work with one dash or two; Hydra (MPICH, Intel MPI) names take one
+MPIRUN = _grammar(
+    """--np|-np|-n|--n|-c --npernode|-npernode|-N|-ppn|--ppn --npersocket|-npersocket --map-by|-map-by
+    --rank-by|-rank-by --bind-to|-bind-to --host|-host|-H|-hosts|--hosts|-hostlist
+    --hostfile|-hostfile|--machinefile|-machinefile|-f --default-hostfile --rankfile|-rankfile|-rf --x|-x --wdir|-wdir|--wd|-wd --path|-path
+    --prefix|-prefix --cpus-per-proc|-cpus-per-proc --cpus-per-rank|-cpus-per-rank --cpu-list|-cpu-list
+    --cpu-set|-cpu-set --ppr --timeout|-timeout --output-filename|-output-filename --stdin|-stdin --personality
+    --launch-agent|-launch-agent --am|-am --tune|-tune --xml-file --report-pid --report-uri --hnp --xterm
+    --max-vm-size --ompi-server --debugger --report-events --max-restarts --genvlist|-genvlist --envlist|-envlist
+    --launcher|-launcher --bootstrap|-bootstrap --iface|-iface --profile|-profile""",
+    """--verbose|-v --quiet|-q --version|-V --tag-output|-tag-output --timestamp-output|-timestamp-output
+    --merge-stderr-to-stdout --display-map|-display-map --display-allocation --report-bindings|-report-bindings
+    --oversubscribe|-oversubscribe --nooversubscribe|-nooversubscribe --nolocal|-nolocal --pernode|-pernode
+    --bynode|-bynode --byslot|-byslot --bycore|-bycore --bind-to-core|-bind-to-core --bind-to-socket
+    --use-hwthread-cpus|-use-hwthread-cpus --allow-run-as-root|-allow-run-as-root --noprefix --novm
+    --do-not-resolve --show-progress --enable-recovery --disable-recovery --continuous --debug --tv
+    --genvall|-genvall --genvnone|-genvnone --envall|-envall --envnone|-envnone --prepend-rank|-prepend-rank|-l
+    --ordered-output|-ordered-output --rr|-rr --help|-h""",
+    "--mca|-mca --gmca|-gmca --genv|-genv --env|-env", abbrev=False)
+
+SPAWNERS = ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
+SCHEDULERS = ("srun", "mpirun")
+_PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
+# python -m MODULE that is a launcher
+_LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
+                     "deepspeed.launcher.runner": "deepspeed", "accelerate.commands.launch": "accelerate"}
 TRAINING_FLAGS = ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--deepspeed",
-                  "--deepspeed_config", "--micro-batch-size", "--num-layers", "--per_device_train_batch_size")
+                  "--deepspeed_config", "--deepspeed-config", "--micro-batch-size", "--global-batch-size",
+                  "--num-layers", "--per_device_train_batch_size", "--gradient_accumulation_steps",
+                  "--zero-stage", "--zero_stage")
+TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
 
 
+# ---- what one command says ----------------------------------------------------------------------
 @record
 class LauncherCall:
-    launcher: str
+    launcher: str  # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | accelerate | python
     command: Command
-    options: dict[str, list[Word]] = field(default_factory=dict)
+    options: dict[str, list[Word]] = field(default_factory=dict)  # canonical option -> values (flag: [])
     nnodes: Value | None = None
     nproc_per_node: Value | None = None
     world_size: Value | None = None
     node_rank: Value | None = None
     master_addr: Value | None = None
     master_port: Value | None = None
-    hostfile: Value | None = None
-    program: Word | None = None
-    program_index: int = -1
+    hostfile: Value | None = None  # deepspeed -H/--hostfile: the path as written
+    program: Word | None = None  # the script/module/executable it starts (or an inner launcher)
+    program_index: int = -1  # index into command.words where the program starts
     is_module: bool = False
-    tasks: Value | None = None  # srun / mpirun: how many copies of the program it starts
+    tasks: Value | None = None  # srun / mpirun / accelerate: processes it starts in all
     tasks_per_node: Value | None = None
     nodes: Value | None = None
+    opaque: list[Word] = field(default_factory=list)  # unknown words read as options: they may set anything
+    unknown_options: list[Word] = field(default_factory=list)  # options the launcher's parser does not know
+    problems: list[Problem] = field(default_factory=list)
 
     def option(self, *names: str) -> Word | None:
         for n in names:
-            if n in self.options and self.options[n]:
+            if self.options.get(n):
                 return self.options[n][-1]
         return None
 
@@ -105,8 +174,8 @@ class LauncherCall:
 
 @record
 class LaunchChain:
-    calls: list[LauncherCall]
-    launcher: str | None
+    calls: list[LauncherCall]  # outermost first
+    launcher: str | None  # the innermost process-spawning launcher; None for a bare `python x.py`
     entrypoint: Word | None
     trainer_args: list[Word]
     nnodes: Value
@@ -115,7 +184,7 @@ class LaunchChain:
     node_rank: Value | None = None
     master_addr: Value | None = None
     problems: list[Problem] = field(default_factory=list)
-    command: Command | None = None
+    command: Command | None = None  # the command that starts the entrypoint
 
 
 def _base(word: Word | None) -> str | None:
@@ -123,454 +192,736 @@ def _base(word: Word | None) -> str | None:
     return posixpath.basename(text) if text else None
 
 
-def _is_python(name: str | None) -> bool:
-    if not name:
+def is_python(name: str | None) -> bool:
+    return bool(name) and _PYTHON.match(name) is not None
+
+
+def _looks_like_program(word: Word) -> bool:
+    name = _base(word)
+    if not name or name.startswith("-"):
         return False
-    return name in PYTHONS or (name.startswith("python") and name[6:].replace(".", "").isdigit())
+    return (name.endswith((".py", ".sh")) or is_python(name) or name in ("torchrun", "deepspeed", "accelerate",
+                                                                          "bash", "sh"))
 
 
-def _scan(words: list[Word], start: int, values: set[str], flags: set[str], canon: Callable[[str], str],
-          pairs: set[str] = frozenset()) -> tuple[dict[str, list[Word]], int]:
-    """Options from words[start:] until the first non-option word (the program)."""
-    options: dict[str, list[Word]] = {}
+# ---- argparse-like scanning ---------------------------------------------------------------------
+@record
+class _Scan:
+    options: dict[str, list[Word]]
+    stop: int  # the program's index (len(words) if none)
+    opaque: list[Word]
+    unknown: list[Word]
+
+
+def _lookup(name: str, grammar: Grammar) -> tuple[str, str] | None:
+    """(canonical name, "value" | "flag" | "pair") of an option spelling, abbreviations included."""
+    for kind, table in (("value", grammar.values), ("flag", grammar.flags), ("pair", grammar.pairs)):
+        if name in table:
+            return table[name], kind
+    if grammar.abbrev and name.startswith("--") and len(name) > 2:
+        hits = {(table[s], kind) for kind, table in (("value", grammar.values), ("flag", grammar.flags))
+                for s in table if s.startswith(name)}
+        if len(hits) == 1:
+            return hits.pop()
+    return None
+
+
+def _scan(words: list[Word], start: int, grammar: Grammar) -> _Scan:
+    """Options from words[start:] up to the first word that is not one: the program."""
+    out = _Scan({}, len(words), [], [])
     i = start
     while i < len(words):
         w = words[i]
         t = w.text
         if t is None:
-            return options, i  # an unknown word: could be the program
+            head = w.pieces[0].text if w.pieces and w.pieces[0].known else ""
+            hit = _lookup(head.partition("=")[0], grammar) if head.startswith("-") and "=" in head else None
+            if hit is not None:  # `--nnodes=$N`: a known option whose value is unknown
+                out.options.setdefault(hit[0], []).append(w.after(head.index("=") + 1))
+            elif any(_looks_like_program(later) for later in words[i + 1:]):
+                out.opaque.append(w)  # `$DISTRIBUTED_ARGS train.py`: options plint cannot see
+            else:
+                out.stop = i  # could be the program itself
+                return out
+            i += 1
+            continue
         if t == "--":
-            return options, i + 1
-        if not t.startswith("-") or t == "-":
-            return options, i
+            out.stop = i + 1
+            return out
+        if not t.startswith("-") or t == "-" or re.fullmatch(r"-\d+(\.\d*)?", t):
+            out.stop = i
+            return out
         name, eq, _ = t.partition("=")
-        key = canon(name)
-        if eq:
-            options.setdefault(key, []).append(w.slice(len(name) + 1))
+        hit = _lookup(name if eq else t, grammar)
+        if hit is None and not name.startswith("--") and len(t) > 2:
+            short = _lookup(t[:2], grammar)  # argparse `-r3`: a short option with its value attached
+            if short is not None and short[1] == "value":
+                out.options.setdefault(short[0], []).append(w.slice(2))
+                i += 1
+                continue
+        if hit is None:
+            out.unknown.append(w)
+            out.options.setdefault(t, [])
             i += 1
-        elif key in pairs:
-            options.setdefault(key, []).extend(words[i + 1:i + 3])
-            i += 3
-        elif key in values:
+            continue
+        canon, kind = hit
+        if kind == "value" and eq:
+            out.options.setdefault(canon, []).append(w.slice(len(name) + 1))
+            i += 1
+        elif kind == "value":
             if i + 1 < len(words):
-                options.setdefault(key, []).append(words[i + 1])
+                out.options.setdefault(canon, []).append(words[i + 1])
             i += 2
-        elif key in flags or canon(t) in flags:
-            options.setdefault(key, [])
-            i += 1
-        elif len(name) > 2 and not name.startswith("--") and canon(name[:2]) in values:
-            options.setdefault(canon(name[:2]), []).append(w.slice(2))  # -N2, -n16
-            i += 1
+        elif kind == "pair":
+            out.options.setdefault(canon, []).extend(words[i + 1:i + 3])
+            i += 3
         else:
-            options.setdefault(key, [])  # unknown: assume a flag rather than swallow the program
+            out.options.setdefault(canon, [])
             i += 1
-    return options, i
+    return out
 
 
-def _dash(name: str) -> str:
-    return name if not name.startswith("--") else "--" + name[2:].replace("_", "-")
+# ---- wrappers -----------------------------------------------------------------------------------
+# wrapper -> (options that take a value, words the wrapper consumes after its options), from each tool's manual
+_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
+    "nohup": (frozenset(), 0),
+    "command": (frozenset(), 0),
+    "time": (frozenset({"-o", "-f", "--output", "--format"}), 0),  # GNU time(1)
+    "exec": (frozenset({"-a"}), 0),  # bash builtin
+    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),  # coreutils env(1)
+    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
+    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),  # then DURATION
+    "nice": (frozenset({"-n", "--adjustment"}), 0),
+    "ionice": (frozenset({"-c", "--class", "-n", "--classdata"}), 0),
+    "taskset": (frozenset(), 1),  # then the mask or cpu list
+    "chrt": (frozenset({"-T", "-P", "-D"}), 1),  # then the priority
+    # numactl(8): the options that take an argument
+    "numactl": (frozenset({"-i", "--interleave", "-p", "--preferred", "-C", "--physcpubind", "-N", "--cpunodebind",
+                           "-m", "--membind", "-P", "--preferred-many", "-w", "--weighted-interleave", "-I",
+                           "--shmid", "-S", "--shm", "-f", "--file", "-L", "--length", "-o", "--offset", "-M",
+                           "--shmmode"}), 0),
+}
+_CONTAINER_VALUES = frozenset({  # singularity/apptainer exec|run and docker run|exec options with a value
+    "-B", "--bind", "--mount", "--env", "--env-file", "-H", "--home", "-o", "--overlay", "--pwd", "-W", "--workdir",
+    "-S", "--scratch", "--security", "--app", "--network", "--network-args", "--dns", "--hostname",
+    "-e", "-v", "--volume", "--name", "-w", "--gpus", "--shm-size", "--ipc", "--net", "--ulimit", "-u", "--user",
+    "--entrypoint", "--runtime", "-p", "--publish", "--device", "--cap-add", "--security-opt", "-h", "-l", "--label",
+    "--cpus", "-m", "--memory", "--pid", "--platform", "--cpuset-cpus", "--add-host", "--tmpfs", "--log-driver"})
 
 
-def _same(name: str) -> str:
-    return name
-
-
-def _int_option(call: LauncherCall, what: str, *names: str) -> Value | None:
-    w = call.option(*names)
-    return from_word(w, parse_int, what) if w is not None else None
-
-
-def _python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool]:
-    """Skip interpreter options; returns (program word, its index, is_module)."""
+def _skip_options(words: list[Word], i: int, with_value: frozenset[str]) -> int:
     while i < len(words):
-        t = words[i].text
-        if t is None:
-            return words[i], i, False
-        if t == "-m" and i + 1 < len(words):
-            return words[i + 1], i + 1, True
-        if t.startswith("-m") and len(t) > 2:
-            return words[i].slice(2), i, True
-        if t == "-c":
-            return None, -1, False
-        if t in ("-W", "-X", "-Q") and i + 1 < len(words):
-            i += 2
-            continue
-        if t.startswith("-"):
-            i += 1
-            continue
-        return words[i], i, False
-    return None, -1, False
+        t = words[i].text or ""
+        if t == "--":
+            return i + 1
+        if not t.startswith("-") or t == "-":
+            return i
+        i += 2 if t in with_value else 1
+    return i
 
 
-def _unwrap(words: list[Word]) -> int:
-    """Index of the first word after wrappers such as nohup, env A=1, numactl ... --, timeout 10h."""
-    i = 0
+def unwrap(words: list[Word], i: int = 0) -> int:
+    """Index of the first word after wrappers: nohup, time, exec, env A=1, numactl ... --, stdbuf -o0,
+    timeout 10h, taskset -c 0-7, singularity/apptainer exec IMG, docker run ... IMG, conda run -n ENV."""
     while i < len(words):
         name = _base(words[i])
-        if name in WRAPPERS:
-            i += 1
-            while i < len(words) and (words[i].text or "").startswith("-"):
-                i += 1
+        if name in _WRAPPERS:
+            with_value, consumed = _WRAPPERS[name]
+            i = _skip_options(words, i + 1, with_value)
+            if name == "env":
+                while i < len(words) and "=" in (words[i].text or "") and not (words[i].text or "").startswith("-"):
+                    i += 1
+            i += consumed
             continue
-        if name == "env":
-            i += 1
-            while i < len(words) and ((words[i].text or "").startswith("-") or "=" in (words[i].text or "")):
-                i += 2 if words[i].text in ("-u", "--unset", "-C", "--chdir") else 1
+        nxt = words[i + 1].text if i + 1 < len(words) else None
+        if name in ("singularity", "apptainer") and nxt in ("exec", "run"):
+            i = _skip_options(words, i + 2, _CONTAINER_VALUES) + 1  # the image
             continue
-        if name == "timeout":
-            i += 1
-            while i < len(words) and (words[i].text or "").startswith("-"):
-                i += 2 if words[i].text in ("-s", "-k", "--signal", "--kill-after") else 1
-            i += 1  # the duration
+        if name in ("docker", "podman") and nxt in ("run", "exec"):
+            i = _skip_options(words, i + 2, _CONTAINER_VALUES) + 1  # the image or container
             continue
-        if name in ("numactl", "taskset"):
-            j = i + 1
-            while j < len(words) and words[j].text != "--" and (words[j].text or "").startswith("-"):
-                j += 1 if "=" in (words[j].text or "") or name == "numactl" and (words[j].text or "").startswith("--") else 2
-            i = j + 1 if j < len(words) and words[j].text == "--" else j
-            continue
-        if name in ("singularity", "apptainer") and i + 1 < len(words) and words[i + 1].text in ("exec", "run"):
-            j = i + 2
-            while j < len(words) and (words[j].text or "").startswith("-"):
-                j += 1 if "=" in (words[j].text or "") or words[j].text in ("--nv", "--cleanenv", "--rocm",
-                                                                             "--contain", "--writable") else 2
-            i = j + 1  # the image
+        if name in ("conda", "mamba", "micromamba") and nxt == "run":
+            i = _skip_options(words, i + 2, frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}))
             continue
         return i
     return i
 
 
-def parse_launcher(command: Command, words: list[Word] | None = None) -> LauncherCall | None:
-    """The launcher at the head of a command (after wrappers), or a bare python program."""
-    words = command.words if words is None else words
-    i = _unwrap(words)
+# ---- parsing one launcher -----------------------------------------------------------------------
+def _python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, bool]:
+    """After `python`: skip interpreter options -> (program word, its index, is_module, runs `-c` code)."""
+    while i < len(words):
+        t = words[i].text
+        if t is None:
+            return words[i], i, False, False
+        if t == "--":
+            i += 1
+            continue
+        if not t.startswith("-") or t == "-":
+            return words[i], i, False, False
+        for pos in range(1, len(t)):  # a cluster such as -u, -um, -W ignore, -Xdev
+            letter = t[pos]
+            if letter in "cmWX":
+                attached = pos + 1 < len(t)
+                if letter == "c":
+                    return None, -1, False, True
+                if letter == "m":
+                    if attached:
+                        return words[i].slice(pos + 1), i, True, False
+                    return (words[i + 1], i + 1, True, False) if i + 1 < len(words) else (None, -1, True, False)
+                i += 0 if attached else 1
+                break
+        i += 1
+    return None, -1, False, False
+
+
+def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
+    """The launcher at command.words[start:] after wrappers, or a python program; None for anything else."""
+    words = command.words
+    i = unwrap(words, start)
     if i >= len(words):
         return None
     name = _base(words[i])
     if name == "torchrun":
-        return _torchrun(command, words, i + 1, "torchrun")
-    if _is_python(name):
-        j = i + 1
-        while j < len(words) and (words[j].text or "").startswith("-") and words[j].text != "-m":
-            j += 1
-        if j + 1 < len(words) and words[j].text == "-m" and words[j + 1].text in (
-                "torch.distributed.run", "torch.distributed.launch"):
-            kind = "torchrun" if words[j + 1].text == "torch.distributed.run" else "torch.distributed.launch"
-            return _torchrun(command, words, j + 2, kind)
-        program, index, is_module = _python_program(words, i + 1)
-        return LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
-    if name == "deepspeed":
-        return _deepspeed(command, words, i + 1)
+        return _torchrun(command, i + 1, "torchrun")
+    if name in ("deepspeed", "ds"):
+        return _deepspeed(command, i + 1)
     if name == "srun":
-        return _srun(command, words, i + 1)
-    if name in ("mpirun", "mpiexec", "orterun"):
-        return _mpirun(command, words, i + 1)
+        return _srun(command, i + 1)
+    if name in ("mpirun", "mpiexec", "orterun", "mpiexec.hydra"):
+        return _mpirun(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
-        return _accelerate(command, words, i + 2)
+        return _accelerate(command, i + 2)
+    if name == "accelerate-launch":
+        return _accelerate(command, i + 1)
+    if is_python(name):
+        program, index, is_module, code = _python_program(words, i + 1)
+        kind = _LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
+        if kind == "deepspeed":
+            return _deepspeed(command, index + 1)
+        if kind == "accelerate":
+            return _accelerate(command, index + 1)
+        if kind is not None:
+            return _torchrun(command, index + 1, kind)
+        call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
+        if code:
+            call.options["-c"] = []
+        return call
     return None
 
 
-def _torchrun(command: Command, words: list[Word], start: int, kind: str) -> LauncherCall:
-    options, i = _scan(words, start, TORCHRUN_VALUES, TORCHRUN_FLAGS, _dash)
-    call = LauncherCall(kind, command, options)
-    module = call.flag("-m", "--module")
-    call.is_module = module
-    call.program = words[i] if i < len(words) else None
-    call.program_index = i if i < len(words) else -1
-    nnodes_word = call.option("--nnodes")
-    if call.flag("--standalone"):
-        call.nnodes = derived(1, "--standalone: a single node", words[start].site if start < len(words) else None)
-    elif nnodes_word is None:
-        call.nnodes = default(1, f"{kind} --nnodes defaults to 1:1")
-    elif nnodes_word.known and ":" in (nnodes_word.text or ""):
-        lo, _, hi = nnodes_word.text.partition(":")  # type: ignore[union-attr]
-        if lo.strip() == hi.strip() and lo.strip().isdigit():
-            call.nnodes = Value(int(lo), nnodes_word.value_span, nnodes_word.origin)
-        else:
-            call.nnodes = unresolved(f"--nnodes {nnodes_word.text} is elastic: the node count is decided "
-                                     "at run time", nnodes_word.value_span)
-    else:
-        call.nnodes = from_word(nnodes_word, parse_int, "--nnodes")
-    nproc = call.option("--nproc-per-node")
-    if nproc is None:
-        call.nproc_per_node = default(1, f"{kind} --nproc-per-node defaults to 1")
-    elif nproc.text in ("gpu", "auto", "cpu", "xpu"):
-        call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.text} counts the local devices at run time",
-                                         nproc.value_span)
-    else:
-        call.nproc_per_node = from_word(nproc, parse_int, "--nproc-per-node")
-    call.node_rank = _int_option(call, "--node-rank", "--node-rank")
-    addr = call.option("--master-addr")
-    call.master_addr = from_word(addr, str) if addr is not None else None
-    endpoint = call.option("--rdzv-endpoint")
-    if call.master_addr is None and endpoint is not None:
-        v = from_word(endpoint, str)
-        call.master_addr = Value(v.value.rsplit(":", 1)[0], v.span, v.origin) if v.known else v
+def _finish(call: LauncherCall, scan: _Scan) -> LauncherCall:
+    words = call.command.words
+    call.opaque, call.unknown_options = scan.opaque, scan.unknown
+    if scan.stop < len(words):
+        call.program, call.program_index = words[scan.stop], scan.stop
+    if call.program is not None and not call.program.known and not scan.opaque:
+        call.problems.append(Problem(
+            "unresolved", f"{call.launcher}: the word `{call.program.display()}` is unknown; plint reads it as "
+                          "the program, but it may hold launcher options", call.program.site))
+    elif scan.opaque:
+        shown = ", ".join(f"`{w.display()}`" for w in scan.opaque)
+        call.problems.append(Problem(
+            "unresolved", f"{call.launcher}: {shown} unknown, read as launcher options before "
+                          f"`{call.program.display() if call.program else '?'}`", scan.opaque[0].site))
     return call
 
 
-def _deepspeed(command: Command, words: list[Word], start: int) -> LauncherCall:
-    options, i = _scan(words, start, DEEPSPEED_VALUES, DEEPSPEED_FLAGS, _same)
-    for alias, name in (("-H", "--hostfile"), ("-i", "--include"), ("-e", "--exclude"),
-                        ("--num_accelerators", "--num_gpus"), ("-q", "--quiet")):
-        if alias in options:
-            options.setdefault(name, []).extend(options.pop(alias))
-    call = LauncherCall("deepspeed", command, options)
-    call.program = words[i] if i < len(words) else None
-    call.program_index = i if i < len(words) else -1
+def _hidden(call: LauncherCall, option: str) -> Value | None:
+    """Unresolved when unknown option words could be setting `option`."""
+    if not call.opaque:
+        return None
+    names = ", ".join(w.display() for w in call.opaque)
+    return unresolved(f"{call.launcher} {option} is not written out: it may be inside {names}, which plint cannot "
+                      "read", call.opaque[0].site)
+
+
+def _env_option(call: LauncherCall, dest: str) -> Value | None:
+    """torchrun's `PET_<DEST>` environment default for an option that is not given."""
+    name = f"PET_{dest.upper()}"
+    var = call.command.assignments.get(name) or call.command.env.get(name)
+    if var is None or (name not in call.command.assignments and not var.exported):
+        return None
+    return _var_value(var, str, name)
+
+
+def _var_value(var: Var, convert, what: str) -> Value:
+    return from_word(Word(var.value, var.span), convert, what)
+
+
+def _given(call: LauncherCall, option: str, dest: str) -> Value | None:
+    """An option's value as text: from the command line, else (torchrun) from `PET_<DEST>`."""
+    w = call.option(option)
+    if w is not None:
+        return from_word(w, str, option)
+    return _env_option(call, dest)
+
+
+def _torchrun(command: Command, start: int, kind: str) -> LauncherCall:
+    scan = _scan(command.words, start, TORCHRUN if kind == "torchrun" else TORCH_LAUNCH)
+    call = _finish(LauncherCall(kind, command, scan.options), scan)
+    call.is_module = call.flag("--module")
+    where = command.words[start - 1].site if start >= 1 else None
+
+    nnodes = _given(call, "--nnodes", "nnodes")
+    if nnodes is not None:
+        call.nnodes = _min_max_nodes(nnodes)
+    elif call.flag("--standalone"):
+        call.nnodes = derived(1, "--standalone: a single-node rendezvous on localhost", where)
+    else:
+        call.nnodes = _hidden(call, "--nnodes") or default(1, f"{kind} --nnodes defaults to 1:1")
+    nproc = _given(call, "--nproc-per-node", "nproc_per_node")
+    if nproc is None:
+        call.nproc_per_node = _hidden(call, "--nproc-per-node") or default(1, f"{kind} --nproc-per-node defaults to 1")
+    elif nproc.known and nproc.value in ("gpu", "auto", "cpu", "xpu"):
+        call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.value} counts the node's devices at run time",
+                                         nproc.span)
+    else:
+        call.nproc_per_node = _as_int(nproc, "--nproc-per-node")
+    call.world_size = _product(call.nnodes, call.nproc_per_node,
+                               f"world size = {{a}} nodes * {{b}} workers ({kind} --nnodes * --nproc-per-node)")
+    rank = _given(call, "--node-rank", "node_rank")
+    call.node_rank = _as_int(rank, "--node-rank") if rank is not None else None
+    port = _given(call, "--master-port", "master_port")
+    call.master_port = _as_int(port, "--master-port") if port is not None else None
+    call.master_addr = _rendezvous_host(call)
+    return call
+
+
+def _as_int(value: Value, what: str) -> Value:
+    if not value.known:
+        return value
+    try:
+        return Value(parse_int(value.value), value.span, value.origin)
+    except ValueError:
+        return unresolved(f"{what} {value.value!r} is not a number", value.span)
+
+
+def _min_max_nodes(value: Value) -> Value:
+    """run.py parse_min_max_nnodes: `N` or `MIN:MAX`; elastic ranges are decided at run time."""
+    if not value.known:
+        return value
+    parts = value.value.split(":")
+    try:
+        counts = [parse_int(p) for p in parts]
+    except ValueError:
+        return unresolved(f"--nnodes {value.value!r} is not N or MIN:MAX", value.span)
+    if len(counts) == 1 or (len(counts) == 2 and counts[0] == counts[1]):
+        return Value(counts[0], value.span, value.origin)
+    return unresolved(f"--nnodes {value.value} is elastic: the node count is decided at run time", value.span)
+
+
+def _rendezvous_host(call: LauncherCall) -> Value | None:
+    """Where the workers meet: the --rdzv-endpoint host for a dynamic backend, else --master-addr."""
+    backend = call.option("--rdzv-backend")
+    endpoint = call.option("--rdzv-endpoint")
+    addr = call.option("--master-addr")
+    dynamic = backend is not None and backend.text != "static"
+    if endpoint is not None and (dynamic or addr is None):
+        text = endpoint.text
+        if text is None:
+            return from_word(endpoint, str, "--rdzv-endpoint")
+        host = text[1:text.index("]")] if text.startswith("[") and "]" in text else text.rsplit(":", 1)[0] \
+            if text.count(":") == 1 else text
+        return Value(host, endpoint.slice(0, len(host)).value_span if host else endpoint.value_span, endpoint.origin)
+    if addr is not None:
+        return from_word(addr, str, "--master-addr")
+    return None
+
+
+def _deepspeed(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, DEEPSPEED)
+    call = _finish(LauncherCall("deepspeed", command, scan.options), scan)
     call.is_module = call.flag("--module")
     hostfile = call.option("--hostfile")
     call.hostfile = from_word(hostfile, str, "--hostfile") if hostfile is not None else None
-    call.master_addr = from_word(call.option("--master_addr"), str) if call.option("--master_addr") else None
-    call.node_rank = _int_option(call, "--node_rank", "--node_rank")
+    addr = call.option("--master_addr")
+    call.master_addr = from_word(addr, str, "--master_addr") if addr is not None else None
+    rank = call.option("--node_rank")
+    call.node_rank = from_word(rank, parse_int, "--node_rank") if rank is not None else None
+    port = call.option("--master_port")
+    call.master_port = from_word(port, parse_int, "--master_port") if port is not None else None
     return call
 
 
-def _srun(command: Command, words: list[Word], start: int) -> LauncherCall:
-    options, i = _scan(words, start, SRUN_VALUES, SRUN_FLAGS, _same)
-    for alias, name in (("-N", "--nodes"), ("-n", "--ntasks"), ("-c", "--cpus-per-task"), ("-G", "--gpus")):
-        if alias in options:
-            options.setdefault(name, []).extend(options.pop(alias))
-    call = LauncherCall("srun", command, options)
-    call.program = words[i] if i < len(words) else None
-    call.program_index = i if i < len(words) else -1
+def _srun(command: Command, start: int) -> LauncherCall:
+    from plint.sources.slurm import node_count, parse_options
+
+    words = command.words[start:]
+    parsed = parse_options(words, "srun", opaque=lambda i: any(_looks_like_program(w) for w in words[i + 1:]))
+    scan = _Scan({}, start + parsed.stop, parsed.opaque, parsed.unknown)
+    for opt in parsed.options:
+        scan.options.setdefault("--" + opt.name, []).extend([opt.value] if opt.value is not None else [])
+    call = _finish(LauncherCall("srun", command, scan.options), scan)
     nodes = call.option("--nodes")
-    if nodes is not None and nodes.known and "-" in (nodes.text or ""):
-        lo, _, hi = nodes.text.partition("-")  # type: ignore[union-attr]
-        call.nodes = Value(int(lo), nodes.value_span, nodes.origin) if lo == hi and lo.isdigit() else \
-            unresolved(f"srun --nodes {nodes.text} is a range", nodes.value_span)
-    elif nodes is not None:
-        call.nodes = from_word(nodes, parse_int, "srun --nodes")
-    call.tasks = _int_option(call, "srun --ntasks", "--ntasks")
-    call.tasks_per_node = _int_option(call, "srun --ntasks-per-node", "--ntasks-per-node")
+    call.nodes = node_count(nodes) if nodes is not None else None
+    for attr, name in (("tasks", "--ntasks"), ("tasks_per_node", "--ntasks-per-node")):
+        w = call.option(name)
+        if w is not None:
+            setattr(call, attr, from_word(w, parse_int, f"srun {name}"))
     return call
 
 
-def _mpirun(command: Command, words: list[Word], start: int) -> LauncherCall:
-    options, i = _scan(words, start, MPIRUN_VALUES, set(), _same, MPIRUN_PAIRS)
-    call = LauncherCall("mpirun", command, options)
-    call.program = words[i] if i < len(words) else None
-    call.program_index = i if i < len(words) else -1
-    call.tasks = _int_option(call, "mpirun -np", "-np", "-n", "--np", "-c")
-    call.tasks_per_node = _int_option(call, "mpirun -npernode", "-npernode", "--npernode", "-ppn", "-N")
-    mapping = call.option("--map-by")
-    if call.tasks_per_node is None and mapping is not None and mapping.known:
-        parts = (mapping.text or "").split(":")
-        if len(parts) >= 3 and parts[0] == "ppr" and parts[1].isdigit() and parts[2].startswith("node"):
-            call.tasks_per_node = Value(int(parts[1]), mapping.value_span, mapping.origin)
+def _mpirun(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, MPIRUN)
+    call = _finish(LauncherCall("mpirun", command, scan.options), scan)
+    np_word = call.option("--np")
+    call.tasks = from_word(np_word, parse_int, "mpirun -np") if np_word is not None else None
+    per = call.option("--npernode")
+    if per is not None:
+        call.tasks_per_node = from_word(per, parse_int, "mpirun -npernode")
+    for option in ("--map-by", "--ppr"):  # `--map-by ppr:8:node` / `--ppr 8:node`
+        w = call.option(option)
+        if call.tasks_per_node is None and w is not None and w.known:
+            m = re.match(r"(?:ppr:)?(\d+):node", w.text or "")
+            if m and (option == "--ppr" or (w.text or "").startswith("ppr:")):
+                at = (w.text or "").index(m.group(1))
+                call.tasks_per_node = Value(int(m.group(1)), w.slice(at, at + len(m.group(1))).value_span, w.origin)
+    if call.flag("--pernode") and call.tasks_per_node is None:
+        call.tasks_per_node = derived(1, "mpirun -pernode: one process per node", call.command.site)
     return call
 
 
-def _accelerate(command: Command, words: list[Word], start: int) -> LauncherCall:
-    options, i = _scan(words, start, ACCELERATE_VALUES, ACCELERATE_FLAGS, _dash)
-    call = LauncherCall("accelerate", command, options)
-    call.program = words[i] if i < len(words) else None
-    call.program_index = i if i < len(words) else -1
-    call.is_module = call.flag("-m", "--module")
-    call.tasks = _int_option(call, "--num_processes", "--num-processes")
-    call.nodes = _int_option(call, "--num_machines", "--num-machines")
+def _accelerate(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, ACCELERATE)
+    call = _finish(LauncherCall("accelerate", command, scan.options), scan)
+    call.is_module = call.flag("--module")
+    for attr, name in (("tasks", "--num_processes"), ("nodes", "--num_machines"), ("node_rank", "--machine_rank"),
+                       ("master_port", "--main_process_port")):
+        w = call.option(name)
+        if w is not None:
+            setattr(call, attr, from_word(w, parse_int, name))
+    ip = call.option("--main_process_ip")
+    call.master_addr = from_word(ip, str, "--main_process_ip") if ip is not None else None
     return call
 
 
 # ---- chains -------------------------------------------------------------------------------------
-def _chain_calls(command: Command) -> list[LauncherCall] | None:
-    """The launcher calls of one command, outermost first: srun torchrun ... -> [srun, torchrun]."""
+def _chain_calls(command: Command) -> list[LauncherCall]:
+    """The launchers of one command, outermost first: `srun torchrun x.py` -> [srun, torchrun]."""
     calls: list[LauncherCall] = []
-    words = command.words
-    offset = 0  # where `words` starts in command.words: program_index is kept absolute
-    while words:
-        call = parse_launcher(command, words)
+    start = 0
+    while start < len(command.words):
+        call = parse_launcher(command, start)
         if call is None:
-            return calls or None
-        if call.program_index >= 0:
-            call.program_index += offset
+            break
         calls.append(call)
         if call.launcher == "python" or call.program is None or call.program_index < 0:
-            return calls
-        if call.launcher in ("srun", "mpirun"):
-            words = command.words[call.program_index:]
-            offset = call.program_index
+            break
+        inner = _base(call.program)
+        no_python = call.flag("--no-python", "--no_python")
+        if call.launcher in SCHEDULERS or (no_python and (is_python(inner) or inner in ("torchrun", "deepspeed"))):
+            start = call.program_index
             continue
-        if call.launcher in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate"):
-            prog = _base(call.program)
-            if _is_python(prog) and not call.is_module:
-                # `torchrun --no-python python train.py` / `deepspeed --no_python python x.py`
-                words = command.words[call.program_index:]
-                offset = call.program_index
-                continue
-            return calls
-        return calls
-    return calls or None
+        break
+    return calls
 
 
 def _parent_calls(command: Command) -> list[LauncherCall]:
-    """Launchers of the commands that started this one through `bash -c` or a script."""
+    """Launchers of the commands that ran this one as a string or a script (`srun bash -c "..."`)."""
     out: list[LauncherCall] = []
     parent = command.parent
     while parent is not None:
-        calls = _chain_calls(parent) or []
-        out = [c for c in calls if c.launcher != "python"] + out
+        out = [c for c in _chain_calls(parent) if c.launcher != "python"] + out
         parent = parent.parent
     return out
 
 
-def _is_training(call: LauncherCall, calls: list[LauncherCall]) -> bool:
-    program = call.program
+def _is_launch(calls: list[LauncherCall]) -> bool:
+    inner = calls[-1]
+    if inner.flag("-c") or (inner.program is None and inner.launcher == "python"):
+        return False
+    if inner.launcher in SPAWNERS:
+        return inner.program is not None
+    if inner.launcher in SCHEDULERS:
+        # a script run directly (`srun ./train.py`) is a launch; a shell or a binary is not: the commands a
+        # shell runs are read on their own, with this one as their parent
+        return inner.program is not None and (_base(inner.program) or "").endswith(".py")
+    program = inner.program
     if program is None:
         return False
+    if len(calls) > 1:
+        return True  # python started by srun or mpirun
+    args = [w.text or "" for w in inner.command.words[inner.program_index + 1:]]
+    flagged = any(a.split("=")[0] in TRAINING_FLAGS for a in args)
     if not program.known:
-        return True
-    name = posixpath.basename(program.text or "")
-    if call.launcher == "python" and len(calls) == 1:
-        args = [w.text or "" for w in call.command.words[call.program_index + 1:]]
-        looks = name.startswith(("pretrain", "train", "finetune", "run_clm", "run_pretrain")) or \
-            any(a.split("=")[0] in TRAINING_FLAGS for a in args)
-        return looks and not call.is_module or (call.is_module and "train" in name)
-    if call.launcher in ("srun", "mpirun"):
-        return False  # srun running something that is not python (a shell, a binary)
-    return True
-
-
-def _resolve(calls: list[LauncherCall], job, result_problems: list[Problem]) -> tuple[Value, Value, Value, str | None]:
-    """(nnodes, workers per node, world size, DESIGN's launcher field)."""
-    spawners = [c for c in calls if c.launcher in ("torchrun", "torch.distributed.launch", "deepspeed",
-                                                   "accelerate")]
-    schedulers = [c for c in calls if c.launcher in ("srun", "mpirun")]
-    if spawners:
-        s = spawners[-1]
-        if s.launcher == "deepspeed":
-            return s.nnodes, s.nproc_per_node, s.world_size, "deepspeed"  # filled by _deepspeed_resources
-        if s.launcher == "accelerate":
-            nodes = s.nodes or default(1, "accelerate --num_machines defaults to 1")
-            world = s.tasks or unresolved("accelerate launch without --num_processes uses every local GPU "
-                                          "(or its config file) at run time")
-            per = _quotient(world, nodes, "workers per node = {w} / {n} (num_processes / num_machines)")
-            return nodes, per, world, "accelerate"
-        nodes, per = s.nnodes, s.nproc_per_node
-        world = _product(nodes, per, f"world size = {{a}} nodes * {{b}} workers ({s.launcher} --nnodes * "
-                                     "--nproc-per-node)")
-        return nodes, per, world, s.launcher
-    if schedulers:
-        s = schedulers[-1]
-        if s.launcher == "mpirun":
-            tasks = s.tasks or unresolved("mpirun without -np starts one rank per slot of its host list, "
-                                          "known at run time")
-            per = s.tasks_per_node or (unresolved("mpirun gives no ranks per node") if tasks.known else tasks)
-            nodes = _quotient(tasks, per, "nodes = {w} / {n} (ranks / ranks per node)") if s.tasks_per_node \
-                else (derived(1, "one host") if tasks.known else tasks)
-            return nodes, per, tasks, "mpirun"
-        return _srun_counts(s, job) + ("srun",)
-    nodes = default(1, "a single process")
-    one = default(1, "a single process")
-    return nodes, one, default(1, "a single process (no launcher)"), None
-
-
-def _srun_counts(s: LauncherCall, job) -> tuple[Value, Value, Value]:
-    nodes = s.nodes or (job.nodes if job is not None and job.nodes is not None else None)
-    if nodes is None:
-        nodes = unresolved("srun outside a batch script with no --nodes: the allocation decides")
-    per = s.tasks_per_node or (job.ntasks_per_node if job is not None and job.ntasks_per_node is not None
-                               and s.tasks is None else None)
-    tasks = s.tasks
-    if tasks is None and per is not None:
-        tasks = _product(nodes, per, "tasks = {a} nodes * {b} tasks per node")
-    if tasks is None and job is not None and job.ntasks is not None and s.nodes is None:
-        tasks = job.ntasks
-    if tasks is None:
-        tasks = Value(nodes.value, nodes.span, "derived" if nodes.known else nodes.origin,
-                      "srun starts one task per node by default" if nodes.known else nodes.note)
-        per = default(1, "srun starts one task per node by default")
-    if per is None:
-        per = _quotient(tasks, nodes, "tasks per node = {w} / {n}")
-    return nodes, per, tasks
-
-
-def _product(a: Value, b: Value, note: str) -> Value:
-    if a is None or b is None:
-        return unresolved("missing")
-    if not a.known or not b.known:
-        missing = [v.note for v in (a, b) if not v.known and v.note]
-        return Value(None, None, "unresolved", "needs " + "; ".join(missing) if missing else "unknown")
-    return derived(a.value * b.value, note.format(a=a.value, b=b.value))
-
-
-def _quotient(w: Value, n: Value, note: str) -> Value:
-    if not w.known or not n.known:
-        missing = [v.note for v in (w, n) if not v.known and v.note]
-        return Value(None, None, "unresolved", "needs " + "; ".join(missing) if missing else "unknown")
-    if n.value == 0 or w.value % n.value:
-        return Value(None, None, "derived", f"{w.value} is not divisible by {n.value}")
-    return derived(w.value // n.value, note.format(w=w.value, n=n.value))
-
-
-def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
-                         problems: list[Problem]) -> None:
-    from plint.sources.hostfile import read_hostfile, resolve_resources
-
-    hostfile = None
-    if call.hostfile is not None:
-        if not call.hostfile.known:
-            note = f"the hostfile path is unknown: {call.hostfile.note}"
-            call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, call.hostfile.span)
-            return
-        src = read_file(call.hostfile.value)
-        if src is None:
-            note = f"the hostfile {call.hostfile.value} is not in the repository (it is written at run time?)"
-            call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, call.hostfile.span)
-            return
-        hostfile = read_hostfile(src)
-        problems.extend(hostfile.problems)
-
-    def text(name: str) -> str | None:
-        w = call.option(name)
-        return w.text if w is not None else None
-
-    def number(name: str) -> int | None:
-        w = call.option(name)
-        if w is None:
-            return None
-        try:
-            value = int(w.text) if w.text is not None else None
-        except ValueError:
-            value = None
-        return value if value is None or value >= 0 else None
-
-    unknown_opts = [n for n in ("--num_nodes", "--num_gpus", "--include", "--exclude")
-                    if call.option(n) is not None and not call.option(n).known]
-    if unknown_opts:
-        w = call.option(unknown_opts[0])
-        v = from_word(w, str)
-        call.world_size = call.nnodes = call.nproc_per_node = unresolved(
-            f"deepspeed {unknown_opts[0]}: {v.note}", w.value_span)
-        return
-    res = resolve_resources(hostfile, text("--include"), text("--exclude"), number("--num_nodes"),
-                            number("--num_gpus"), call.command.words[0].site)
-    problems.extend(res.problems)
-    call.world_size, call.nnodes, call.nproc_per_node = res.world_size, res.nnodes, res.gpus_per_node
-    num_gpus = call.option("--num_gpus")
-    if num_gpus is not None and num_gpus.known and hostfile is None:
-        call.nproc_per_node = from_word(num_gpus, parse_int, "--num_gpus")
+        return flagged
+    name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
+    if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):
+        return False
+    return name.startswith(TRAINING_NAMES) or flagged
 
 
 def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None]) -> list[LaunchChain]:
+    """One chain per training launch, in execution order."""
     chains: list[LaunchChain] = []
     for command in result.commands:
-        calls = _chain_calls(command)
-        if not calls:
+        own = _chain_calls(command)
+        if not own:
             continue
-        calls = _parent_calls(command) + calls
-        inner = calls[-1]
-        if not _is_training(inner, calls):
+        calls = _parent_calls(command) + own
+        if not _is_launch(calls):
             continue
-        problems: list[Problem] = []
+        problems = [p for c in calls for p in c.problems]
         for c in calls:
             if c.launcher == "deepspeed":
-                _deepspeed_resources(c, read_file, problems)
-        nodes, per, world, launcher = _resolve(calls, job, problems)
-        program = inner.program
+                _deepspeed_resources(c, read_file, problems, result)
+            elif c.launcher == "srun":
+                _srun_step(c, job)
+            elif c.launcher == "accelerate":
+                _accelerate_config(c, read_file)
+        nodes, per, world, launcher = _resolve(calls)
+        inner = calls[-1]
         args = command.words[inner.program_index + 1:] if inner.program_index >= 0 else []
         node_rank = next((c.node_rank for c in reversed(calls) if c.node_rank is not None), None)
         master = next((c.master_addr for c in reversed(calls) if c.master_addr is not None), None)
-        chains.append(LaunchChain(calls, launcher, program, args, nodes, per, world, node_rank, master,
+        chains.append(LaunchChain(calls, launcher, inner.program, list(args), nodes, per, world, node_rank, master,
                                   problems, command))
     return chains
+
+
+# ---- resolution ---------------------------------------------------------------------------------
+def _product(a: Value | None, b: Value | None, note: str) -> Value:
+    if a is None or b is None or not a.known or not b.known:
+        missing = [v.note for v in (a, b) if v is not None and not v.known and v.note]
+        return unresolved("needs " + "; ".join(missing) if missing else "a factor is unknown")
+    return derived(a.value * b.value, note.format(a=a.value, b=b.value), b.span or a.span)
+
+
+def _quotient(w: Value, n: Value, note: str, floor: bool = False) -> Value:
+    if not w.known or not n.known:
+        missing = [v.note for v in (w, n) if not v.known and v.note]
+        return unresolved("needs " + "; ".join(missing) if missing else "a count is unknown")
+    if n.value <= 0 or (w.value % n.value and not floor):
+        return Value(None, w.span, "derived", f"{w.value} processes do not divide evenly over {n.value} nodes")
+    return derived(w.value // n.value, note.format(w=w.value, n=n.value), w.span)
+
+
+def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None]:
+    """(nnodes, workers per node, world size, DESIGN's `launcher`)."""
+    spawners = [c for c in calls if c.launcher in SPAWNERS]
+    schedulers = [c for c in calls if c.launcher in SCHEDULERS]
+    if spawners:
+        s = spawners[-1]
+        if s.launcher == "accelerate":
+            return _accelerate_sizes(s) + ("accelerate",)
+        return s.nnodes, s.nproc_per_node, s.world_size, s.launcher  # type: ignore[return-value]
+    if schedulers:
+        s = schedulers[-1]
+        if s.launcher == "mpirun":
+            return _mpirun_sizes(s) + ("mpirun",)
+        return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
+    site = calls[-1].command.words[0].site if calls[-1].command.words else None
+    one = "a single process: the program is started without a launcher"
+    return derived(1, one, site), derived(1, one, site), derived(1, one, site), None
+
+
+def _mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
+    tasks = s.tasks or _hidden(s, "-np") or unresolved(
+        "mpirun without -np starts one rank per slot of its host list or allocation, known at run time")
+    per = s.tasks_per_node or _hidden(s, "-npernode")
+    if per is None:
+        if tasks.known:
+            return unresolved("mpirun gives no ranks per node: the hosts' slots decide"), \
+                unresolved("mpirun gives no ranks per node: the hosts' slots decide"), tasks
+        return tasks, tasks, tasks
+    if s.tasks is None and per.known:
+        return unresolved("mpirun without -np: the number of hosts decides"), per, tasks
+    nodes = _quotient(tasks, per, "nodes = {w} ranks / {n} per node (mpirun -np / -npernode)")
+    return nodes, per, tasks
+
+
+def _accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
+    nodes = s.nodes or _hidden(s, "--num_machines") or default(1, "accelerate --num_machines defaults to 1")
+    total = s.tasks or _hidden(s, "--num_processes") or unresolved(
+        "accelerate launch without --num_processes takes it from its config file or counts the local GPUs at "
+        "run time")
+    per = _quotient(total, nodes, "workers per node = {w} // {n} (accelerate --num_processes // --num_machines)",
+                    floor=True)
+    world = _product(nodes, per, "world size = {a} machines * {b} workers")
+    return nodes, per, world
+
+
+def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile | None]) -> None:
+    """Counts from `--config_file` (accelerate's YAML) that the command line does not give."""
+    path = call.option("--config_file")
+    if path is None or path.text is None or (call.tasks is not None and call.nodes is not None):
+        return
+    source = read_file(path.text)
+    if source is None:
+        return
+    import yaml
+
+    try:
+        data = yaml.safe_load(source.text)
+    except yaml.YAMLError:  # a config plint cannot parse leaves the counts unresolved
+        return
+    if not isinstance(data, dict):
+        return
+    span = source.span(0, len(source.data))
+    for attr, key in (("tasks", "num_processes"), ("nodes", "num_machines"), ("node_rank", "machine_rank")):
+        if getattr(call, attr) is None and isinstance(data.get(key), int):
+            setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, "literal"))
+    if call.master_addr is None and isinstance(data.get("main_process_ip"), str):
+        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span)
+
+
+def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
+    m = re.search(rf"(?m)^{re.escape(key)}:\s*(\S+)", source.text)
+    if not m:
+        return None
+    start = len(source.text[:m.start(1)].encode("utf-8", "surrogateescape"))
+    return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))
+
+
+def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
+                         problems: list[Problem], result: ShellResult | None = None) -> None:
+    from plint.sources.hostfile import read_hostfile, resolve_resources
+
+    def unknown(note: str, span: Span | None) -> None:
+        call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
+
+    hidden = _hidden(call, "--hostfile/--num_gpus")
+    if hidden is not None:
+        return unknown(hidden.note or "", hidden.span)
+    hostfile = None
+    if call.hostfile is not None:
+        word = call.option("--hostfile")
+        if not call.hostfile.known:
+            # a path with unknown parts still names the file the script wrote under that name (the
+            # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
+            written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
+            if written is None:
+                return unknown(f"the hostfile path is unknown: {call.hostfile.note}", call.hostfile.span)
+            src = SourceFile(written.path, written.content.render())
+        else:
+            src = read_file(call.hostfile.value)
+        if src is None:
+            return unknown(f"the hostfile {call.hostfile.value} is neither in the repository nor written by the "
+                           "script (DeepSpeed falls back to the local GPUs when it is missing at run time)",
+                           call.hostfile.span)
+        hostfile = read_hostfile(src)
+    texts: dict[str, str | None] = {}
+    numbers: dict[str, int | None] = {}
+    for name in ("--include", "--exclude", "--num_nodes", "--num_gpus", "--launcher", "--node_rank"):
+        w = call.option(name)
+        if w is not None and not w.known:
+            v = from_word(w, str, f"deepspeed {name}")
+            return unknown(f"deepspeed {name}: {v.note}", w.value_span)
+        texts[name] = w.text if w is not None else None
+        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None:
+            try:
+                numbers[name] = int(w.text or "")
+            except ValueError:
+                return unknown(f"deepspeed {name} {w.text!r} is not a number", w.value_span)
+    visible = _visible_devices(call.command)
+    # provenance: the hostfile named, else --num_gpus, else the launcher word
+    chosen = call.option("--hostfile") or call.option("--num_gpus")
+    span = chosen.value_span if chosen is not None else call.command.words[0].site
+    res = resolve_resources(hostfile, texts["--include"], texts["--exclude"], numbers.get("--num_nodes"),
+                            numbers.get("--num_gpus"), span, visible_devices=visible,
+                            launcher=(texts["--launcher"] or "").lower() or None, no_ssh=call.flag("--no_ssh"),
+                            node_rank=numbers.get("--node_rank"))
+    problems.extend(res.problems)
+    call.world_size, call.nnodes, call.nproc_per_node = res.world_size, res.nnodes, res.gpus_per_node
+    gpus = call.option("--num_gpus")
+    if gpus is not None and res.gpus_per_node.known:  # point at the option that set it
+        call.nproc_per_node = Value(res.gpus_per_node.value, gpus.value_span, gpus.origin,
+                                    res.gpus_per_node.note)
+    if call.master_addr is None and res.multi_node and res.hosts_and_slots:
+        first = res.hosts_and_slots[0][0]
+        call.master_addr = derived(first, f"no --master_addr: DeepSpeed asks the first host ({first}) for its "
+                                          "address", call.hostfile.span if call.hostfile else None)
+
+
+def _visible_devices(command: Command) -> str | None:
+    var = command.assignments.get("CUDA_VISIBLE_DEVICES") or command.env.get("CUDA_VISIBLE_DEVICES")
+    if var is None or ("CUDA_VISIBLE_DEVICES" not in command.assignments and not var.exported):
+        return None
+    value = _var_value(var, str, "CUDA_VISIBLE_DEVICES")
+    return value.value if value.known else None
+
+
+# ---- srun: how many tasks a step starts ---------------------------------------------------------
+class _Unknown(Exception):
+    pass
+
+
+def _job_env_value(command: Command, job, names: tuple[str, ...]) -> Value | None:
+    """A SLURM_* variable srun reads as a default (srun(1) INPUT ENVIRONMENT VARIABLES): from the command's
+    environment (the batch script's, seeded from #SBATCH), else from the job."""
+    for name in names:
+        var = command.env.get(name)
+        if var is not None and var.exported:
+            return _var_value(var, parse_int, name)
+    if job is not None:
+        from plint.sources.slurm import implied_env
+
+        env = implied_env(job)
+        for name in names:
+            if name in env:
+                return _var_value(env[name], parse_int, name)
+    return None
+
+
+def _srun_step(call: LauncherCall, job) -> None:
+    """Nodes, tasks and tasks per node of an srun step, following srun's `_opt_verify` (src/srun/opt.c): the
+    command line overrides SLURM_JOB_NUM_NODES/SLURM_NTASKS/SLURM_NTASKS_PER_NODE from the job; with nodes and
+    no task count it starts one task per node; a --ntasks-per-node that contradicts an inherited task count
+    is ignored (srun warns "can't honor --ntasks-per-node")."""
+    env = call.command
+    cli_nodes, cli_tasks, cli_per = call.nodes, call.tasks, call.tasks_per_node
+    env_nodes = _job_env_value(env, job, ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"))
+    env_tasks = _job_env_value(env, job, ("SLURM_NTASKS", "SLURM_NPROCS"))
+    env_per = _job_env_value(env, job, ("SLURM_NTASKS_PER_NODE",))
+    hidden = _hidden(call, "--nodes/--ntasks")
+    nodes, tasks, per = cli_nodes or env_nodes, cli_tasks or env_tasks, cli_per or env_per
+    nodes_by_env, tasks_by_env = cli_nodes is None and env_nodes is not None, cli_tasks is None and env_tasks is not None
+    in_job = env_nodes is not None or env_tasks is not None or job is not None
+
+    def need(v: Value | None) -> int:
+        if v is None or not v.known:
+            raise _Unknown(v.note if v is not None and v.note else "unknown")
+        return v.value
+
+    try:
+        if hidden is not None:
+            raise _Unknown(hidden.note)
+        if nodes is None and tasks is None and per is None:
+            if in_job:
+                raise _Unknown("srun inside a job whose node count is not known from its options")
+            call.nodes = call.tasks = call.tasks_per_node = default(1, "srun with no -N/-n: one task on one node")
+            return
+        if nodes is not None and per is None and tasks is None:
+            n = need(nodes)
+            call.nodes, call.tasks = nodes, derived(n, f"srun starts one task per node: {n} tasks", nodes.span)
+            call.tasks_per_node = derived(1, "srun starts one task per node by default", nodes.span)
+            return
+        if nodes is not None and tasks is not None:
+            n, t = need(nodes), need(tasks)
+            if t < n:
+                nodes = derived(t, f"srun cannot run {t} tasks on {n} nodes and uses {t}", tasks.span)
+                n = t
+            if per is not None and tasks_by_env and not nodes_by_env:
+                tasks = None  # srun drops the inherited count and takes nodes * tasks-per-node
+            elif per is not None and t > n * need(per):
+                call.problems.append(Problem(
+                    "slurm", f"srun: can't honor --ntasks-per-node set to {per.value} which doesn't match the "
+                             f"requested tasks {t} with the maximum number of requested nodes {n}. Ignoring "
+                             "--ntasks-per-node.", per.span))
+                per = None
+        if per is not None and tasks is None:
+            n = need(nodes) if nodes is not None else 1
+            tasks = derived(n * need(per), f"tasks = {n} nodes * {per.value} tasks per node (srun)", per.span)
+        if nodes is None:
+            raise _Unknown(f"srun -n {tasks.value if tasks is not None else '?'} without -N: Slurm spreads the "
+                           "tasks over nodes at run time")
+        call.nodes, call.tasks = nodes, tasks
+        if per is None:
+            per = _quotient(tasks, nodes, "tasks per node = {w} tasks / {n} nodes (srun)")  # type: ignore[arg-type]
+        call.tasks_per_node = per
+    except _Unknown as why:
+        note = f"srun step size unknown: {why.args[0]}"
+        call.nodes = nodes if nodes is not None and nodes.known and hidden is None else unresolved(note)
+        call.tasks = unresolved(note)
+        call.tasks_per_node = per if per is not None and per.known and hidden is None else unresolved(note)

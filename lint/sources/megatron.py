@@ -1,31 +1,38 @@
 """Megatron-LM and Megatron-DeepSpeed arguments: argparse semantics over expanded words, and the
 layout facts they set.
 
-Parsing follows argparse as the trainers configure it (allow_abbrev=False, so a prefix is an unknown
-flag; `--x=v` and `--x v`; nargs; a negative number is a value). Defaults and derivations follow
-Megatron's validate_args (shared/reference/megatron.md §1-§2): an absent flag takes the release's
-default from the flag catalog, with origin "default".
+Parsing follows argparse as the trainers configure it: allow_abbrev=False (a prefix is an unknown
+option), `--x v` and `--x=v`, nargs (None, N, ?, *, +), a word that looks like a negative number is a
+value, a word with a space is never an option, `--` ends the options. Defaults and derivations
+follow each trainer's validate_args (shared/reference/megatron.md §1-§2; deepspeed.md §6.2; the
+forks' megatron/arguments.py): an absent flag takes the release's default from the flag catalog,
+with origin "default".
 """
 
 from __future__ import annotations
 
 import re
-from plint.record import field, record
 
 from plint.catalog.flags import FlagCatalog, FlagSpec
+from plint.record import field, record
 from plint.shell.model import Word
 from plint.values import Value, default, derived, from_word, parse_int, unresolved
 
-_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+([eE][-+]?\d+)?$")
+# argparse's negative-number test on Python 3.11-3.13 (Lib/argparse.py `_negative_number_matcher`):
+# "-1", "-0.5", "-.5" are values; "-1e-5" is not, so `--x -1e-5` fails with "expected one
+# argument" before Python 3.14. No trainer defines an option that looks like a negative number.
+_NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 @record
 class FlagUse:
-    option: str
-    flag_word: Word
+    """One occurrence of an option on the command line."""
+
+    option: str  # as written (before any `=`); for an abbreviation, not the full name
+    flag_word: Word  # the option's own characters (`--x` of `--x=v`)
     values: list[Word]
-    spec: FlagSpec | None
-    inline_value: bool = False
+    spec: FlagSpec | None  # None: the release's parser has no such option
+    inline_value: bool = False  # written `--x=v`
 
     @property
     def value(self) -> Word | None:
@@ -34,25 +41,62 @@ class FlagUse:
 
 @record
 class TrainerArgs:
-    uses: list[FlagUse] = field(default_factory=list)
-    positionals: list[Word] = field(default_factory=list)
-    opaque: list[Word] = field(default_factory=list)  # unknown words: cannot tell a flag from a value
+    uses: list[FlagUse] = field(default_factory=list)  # in order, unknown options included
+    positionals: list[Word] = field(default_factory=list)  # the trainers take none: argparse rejects them
+    opaque: list[Word] = field(default_factory=list)  # words of unknown text: cannot tell flag from value
 
     def all(self, key: str) -> list[FlagUse]:
-        return [u for u in self.uses if u.option == key or (u.spec is not None and u.spec.dest == key)]
+        """Every use of an option string or of any option with that dest, in order."""
+        return [u for u in self.uses if u.option == key or (u.spec is not None and key in (u.spec.dest, *u.spec.flags))]
 
     def get(self, key: str) -> FlagUse | None:
+        """The use that wins (argparse: the last one on the line)."""
         found = self.all(key)
         return found[-1] if found else None
 
     def get_any(self, *keys: str) -> FlagUse | None:
-        """The last use among several spellings (argparse: the last one on the line wins)."""
-        found = [u for k in keys for u in self.all(k)]
-        return max(found, key=self.uses.index) if found else None
+        """The last use among several spellings."""
+        found = [(i, u) for i, u in enumerate(self.uses) for k in keys
+                 if u.option == k or (u.spec is not None and k in (u.spec.dest, *u.spec.flags))]
+        return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
-def _looks_like_option(text: str) -> bool:
-    return text.startswith("-") and text != "-" and not _NEGATIVE.match(text)
+# ---- parsing --------------------------------------------------------------------------------------
+
+def _is_option(text: str, catalog: FlagCatalog) -> bool:
+    """argparse's `_parse_optional`: would this word be read as an option (known or not)?"""
+    if not text.startswith("-") or text == "-":
+        return False
+    if catalog.lookup(text) is not None:
+        return True
+    if "=" in text and catalog.lookup(text.split("=", 1)[0]) is not None:
+        return True
+    return not (_NEGATIVE.match(text) or " " in text)
+
+
+def _value_like(word: Word, catalog: FlagCatalog) -> bool | None:
+    """True: a value; False: an option (or `--`); None: unknown text that could be either."""
+    text = word.text
+    if text is None:
+        return False if word.known_prefix().startswith("--") else None
+    return text != "--" and not _is_option(text, catalog)
+
+
+def _take_values(words: list[Word], j: int, spec: FlagSpec | None, catalog: FlagCatalog) -> list[Word]:
+    """The words an option consumes from words[j:] (argparse's consume_optional, per nargs)."""
+    nargs = spec.nargs if spec is not None and spec.kind != "unknown" else None
+    greedy = nargs in ("*", "+")
+    limit = nargs if isinstance(nargs, int) else 1
+    values: list[Word] = []
+    while j < len(words) and (greedy or len(values) < limit):
+        like = _value_like(words[j], catalog)
+        # An unknown word is taken when the option still needs a value; after the first value of a
+        # `nargs +/*` list it may as well hold further options ($EXTRA_ARGS), so the list ends there.
+        if like is False or (like is None and greedy and values):
+            break
+        values.append(words[j])
+        j += 1
+    return values
 
 
 def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
@@ -60,335 +104,502 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
     i = 0
     while i < len(words):
         w = words[i]
-        t = w.text
-        if t is None:
-            display = w.display()
-            if display.startswith("--") and "=" in display and "${" not in display.split("=", 1)[0]:
-                name = display.split("=", 1)[0]
-                args.uses.append(FlagUse(name, w, [w.after(len(name) + 1)], catalog.lookup(name), True))
-            elif display.startswith("--") and "${" not in display:
-                args.uses.append(FlagUse(display, w, [], catalog.lookup(display)))
+        text = w.text
+        if text == "--":  # argparse: everything after `--` is positional
+            args.positionals.extend(words[i + 1:])
+            break
+        if text is None:
+            prefix = w.known_prefix()
+            name = prefix.split("=", 1)[0]
+            if prefix.startswith("--") and "=" in prefix:  # `--x=$V`: the option is known, its value not
+                args.uses.append(FlagUse(name, w.slice(0, len(name)), [w.after(len(name) + 1)],
+                                         catalog.lookup(name), True))
             else:
                 args.opaque.append(w)
             i += 1
             continue
-        if not _looks_like_option(t):
+        if not _is_option(text, catalog):
             args.positionals.append(w)
             i += 1
             continue
-        name, eq, _ = t.partition("=")
-        spec = catalog.lookup(name)
-        if eq and t.startswith("--"):
-            args.uses.append(FlagUse(name, w.slice(0, len(name)), [w.slice(len(name) + 1)], spec, True))
+        spec = catalog.lookup(text)
+        if spec is None and "=" in text:
+            name = text.split("=", 1)[0]
+            args.uses.append(FlagUse(name, w.slice(0, len(name)), [w.slice(len(name) + 1)],
+                                     catalog.lookup(name), True))
             i += 1
             continue
-        if spec is None:
-            # unknown option: take a following non-option word as its value (argparse would reject both)
-            values = []
-            if i + 1 < len(words) and words[i + 1].text is not None and not _looks_like_option(words[i + 1].text):
-                values = [words[i + 1]]
-            args.uses.append(FlagUse(name, w, values, None))
-            i += 1 + len(values)
-            continue
-        if not spec.takes_value:
-            args.uses.append(FlagUse(name, w, [], spec))
+        if spec is not None and spec.takes_value is False:
+            args.uses.append(FlagUse(text, w, [], spec))
             i += 1
             continue
-        values: list[Word] = []
-        j = i + 1
-        if spec.nargs in ("+", "*"):
-            while j < len(words) and (words[j].text is None or not _looks_like_option(words[j].text)):
-                values.append(words[j])
-                j += 1
-        elif spec.nargs == "?":
-            if j < len(words) and (words[j].text is None or not _looks_like_option(words[j].text)):
-                values.append(words[j])
-                j += 1
-        else:
-            # argparse does not take a word that looks like an option as a value ("expected one argument")
-            count = spec.nargs if isinstance(spec.nargs, int) else 1
-            while j < len(words) and len(values) < count and \
-                    (words[j].text is None or not _looks_like_option(words[j].text)):
-                values.append(words[j])
-                j += 1
-        args.uses.append(FlagUse(name, w, values, spec))
-        i = j
+        # a known option that takes values, an option whose shape is unknown, or an unknown option
+        # (argparse rejects the latter; its following value-like word is read as its value so that
+        # neither is mistaken for something else)
+        values = _take_values(words, i + 1, spec, catalog)
+        args.uses.append(FlagUse(text, w, values, spec))
+        i += 1 + len(values)
     return args
 
 
-# ---- facts ------------------------------------------------------------------------------------------
-class _Facts:
-    def __init__(self, args: TrainerArgs, catalog: FlagCatalog):
-        self.args, self.catalog = args, catalog
-        self.out: dict[str, Value] = {}
-
-    def flag(self, *options: str) -> Value | None:
-        use = self.args.get_any(*options)
-        if use is None:
-            return None
-        return Value(True, use.flag_word.value_span, use.flag_word.origin if use.flag_word.known else "literal")
-
-    def number(self, option: str, convert=parse_int, *aliases: str) -> Value | None:
-        use = self.args.get_any(option, *aliases)
-        if use is None:
-            return None
-        if not use.values:
-            return Value(None, use.flag_word.value_span, "derived", f"{option} is given without a value")
-        return from_word(use.values[0], convert, option)
-
-    def with_default(self, key: str, option: str, convert=parse_int, fallback=None, note: str = "") -> Value:
-        v = self.number(option, convert)
-        if v is None:
-            spec = self.catalog.lookup(option)
-            value = spec.default if spec is not None and spec.default is not None else fallback
-            if isinstance(value, float) and value.is_integer():
-                value = int(value)
-            v = default(value, note or f"{option} not given: the trainer's default")
-        self.out[key] = v
-        return v
+# ---- the pipeline layout mini-language (--pipeline-model-parallel-layout) --------------------------
+# megatron/core/transformer/pipeline_parallel_layer_layout.py (parse_str_to_list): commas are dropped,
+# then `(group)*n` is unrolled (one pass, groups do not nest), then `x*n` for single symbols; `|`
+# separates stages (empty stages allowed); symbols E (embedding), t (decoder layer), m (MTP), L (loss).
+_LAYOUT_SYMBOLS = frozenset("EtmL")
+_GROUP_REPEAT = re.compile(r"\(([^)]+)\)\*(\d+)")
+_SYMBOL_REPEAT = re.compile(r"(.)\*(\d+)")
+_MAX_LAYOUT = 1_000_000  # characters after unrolling: more is certainly a typo
 
 
-def _to_float(text: str) -> float:
+def _unroll(pattern: re.Pattern, text: str) -> str:
+    def repeat(m: re.Match) -> str:
+        count = int(m.group(2))
+        if count * len(m.group(1)) > _MAX_LAYOUT:
+            raise ValueError("layout too long")
+        return m.group(1) * count
+    return pattern.sub(repeat, text)
+
+
+def layout_stages(layout: str) -> tuple[list[str] | None, str | None]:
+    """(stages, None) for a layout string, or (None, why it is invalid)."""
+    try:
+        flat = _unroll(_SYMBOL_REPEAT, _unroll(_GROUP_REPEAT, layout.replace(",", "")))
+    except ValueError:
+        return None, "the layout unrolls to more than a million symbols"
+    bad = sorted(set(flat) - _LAYOUT_SYMBOLS - {"|"})
+    if bad:
+        return None, f"invalid layout character {bad[0]!r} (E, t, m, L, | and *n only)"
+    return flat.split("|"), None
+
+
+# ---- facts -----------------------------------------------------------------------------------------
+
+def integer(text: str) -> int:
+    """argparse `type=int` (named for the notes of values that fail to convert)."""
+    return parse_int(text)
+
+
+def number(text: str) -> float:
     return float(text)
 
 
-def _layout_stages(layout: str) -> int | None:
-    """Stages in a --pipeline-model-parallel-layout string (pipes separate stages; `*N` repeats the
-    preceding symbol or parenthesised group; commas are cosmetic)."""
-    def expand(s: str, i: int) -> tuple[str, int]:
-        out = ""
-        while i < len(s):
-            c = s[i]
-            if c == "(":
-                inner, i = expand(s, i + 1)
-                unit = inner
-            elif c == ")":
-                return out, i + 1
-            elif c in " ,":
-                i += 1
-                continue
-            else:
-                unit = c
-                i += 1
-            if c != "(":
-                pass
-            m = re.match(r"\*(\d+)", s[i:])
-            if m:
-                unit = unit * int(m.group(1))
-                i += m.end()
-            out += unit
-        return out, i
+def text(value: str) -> str:
+    return value
 
-    try:
-        flat, _ = expand(layout.replace('"', "").replace("'", ""), 0)
-    except RecursionError:
-        return None
-    if not flat or set(flat) - set("EtmL|"):
-        return None
-    return flat.count("|") + 1
+
+def _release_key(catalog: FlagCatalog) -> tuple[int, int]:
+    """Release order for version-dependent behaviour; development snapshots count as newest."""
+    m = re.fullmatch(r"(\d+)\.(\d+)", catalog.release)
+    return (int(m.group(1)), int(m.group(2))) if m else (99, 0)
+
+
+class _Reader:
+    """Reads flags of one parsed command line into Values."""
+
+    def __init__(self, args: TrainerArgs, catalog: FlagCatalog):
+        self.args, self.catalog = args, catalog
+        self.out: dict[str, Value] = {}
+        names = [w.display() for w in args.opaque[:3]] + (["..."] if len(args.opaque) > 3 else [])
+        # an absent flag may still hide in words whose text is unknown: the default is said to be so
+        self.caveat = f"; {' '.join(names)} (unknown) could still set it" if names else ""
+
+    def has(self, option: str) -> bool:
+        return self.catalog.lookup(option) is not None
+
+    def use(self, *options: str, known_only: bool = True) -> FlagUse | None:
+        """The winning use among spellings (and their aliases). Options the release's parser lacks
+        are left out by default: argparse stops at them, so they set nothing (PL501 reports them)."""
+        dests = {spec.dest for spec in map(self.catalog.lookup, options) if spec is not None and spec.dest}
+        found = [u for u in self.args.uses if (u.spec is not None or not known_only)
+                 and (u.option in options or (u.spec is not None and u.spec.dest in dests))]
+        return found[-1] if found else None
+
+    def flag(self, *options: str) -> Value | None:
+        """True when a store_true flag is given (the last spelling wins), else None."""
+        use = self.use(*options)
+        if use is None:
+            return None
+        return Value(True, use.flag_word.value_span, use.flag_word.origin)
+
+    def value(self, option: str, convert=integer) -> Value | None:
+        """The value of a given option; None when it is absent."""
+        use = self.use(option)
+        if use is None:
+            return None
+        if not use.values:
+            return Value(None, use.flag_word.value_span, "unresolved", f"{use.option} is given without a value")
+        return from_word(use.values[0], convert, use.option)
+
+    def default(self, option: str, fallback=None, note: str = "") -> Value:
+        """The trainer's own default for an absent option (from the catalog when it has one)."""
+        spec = self.catalog.lookup(option)
+        value = fallback
+        if spec is not None and spec.has_literal_default and spec.default is not None:
+            value = spec.default
+        if isinstance(value, float) and value.is_integer() and spec is not None and spec.type == "int":
+            value = int(value)
+        if not note:
+            if spec is None:
+                note = f"{self.catalog.flavour} {self.catalog.release} has no {option}"
+            else:
+                note = f"{option} not given: the default in {self.catalog.release}"
+                if spec.shape_from:
+                    note += f" (as in {spec.shape_from}: this release's table has names only)"
+        return default(value, note + self.caveat)
+
+    def setting(self, key: str, option: str, convert=integer, fallback=None, note: str = "") -> Value:
+        v = self.value(option, convert)
+        if v is None:
+            v = self.default(option, fallback, note)
+        self.out[key] = v
+        return v
+
+    def put(self, key: str, value: Value | None) -> None:
+        if value is not None:
+            self.out[key] = value
 
 
 def megatron_facts(args: TrainerArgs, catalog: FlagCatalog, flavour: str = "megatron") -> dict[str, Value]:
-    f = _Facts(args, catalog)
-    out = f.out
-    ds = flavour == "megatron-deepspeed"
-    tp = f.with_default("parallel.tp", "--tensor-model-parallel-size")
-    pp = f.with_default("parallel.pp", "--pipeline-model-parallel-size")
-    if catalog.lookup("--context-parallel-size") is not None:
-        f.with_default("parallel.cp", "--context-parallel-size")
-    else:
-        out["parallel.cp"] = default(1, "this trainer has no context parallelism")
-    ep_option = "--moe-expert-parallel-size" if ds else "--expert-model-parallel-size"
-    f.with_default("parallel.ep", ep_option, fallback=1)
-    etp = f.number("--expert-tensor-parallel-size")
-    out["parallel.etp"] = etp if etp is not None else Value(
-        tp.value, tp.span, "derived" if tp.known else tp.origin,
-        "--expert-tensor-parallel-size not given: it defaults to the tensor-parallel size")
-    sp = f.flag("--sequence-parallel")
-    out["parallel.sequence_parallel"] = sp or default(False)
-    dist = f.flag("--use-distributed-optimizer")
-    out["parallel.distributed_optimizer"] = dist or default(False)
-    if ds:
-        z = f.number("--zero-stage", lambda s: int(float(s)))
-        out["parallel.zero_stage"] = z if z is not None else default(1, "--zero-stage defaults to 1")
-        out["ds_sequence_parallel_size"] = f.number("--ds-sequence-parallel-size") or default(1)
-        npp = f.flag("--no-pipeline-parallel")
-        out["megatron_deepspeed.no_pipeline_parallel"] = npp or default(False)
-        partition = f.number("--pp-partition-method", str)
-        if partition is not None:
-            out["megatron_deepspeed.pp_partition_method"] = partition
-    # virtual pipeline: three spellings, at most one allowed (validate_args)
-    layers = f.number("--num-layers")
+    """Layout facts (DESIGN.md field paths, plus extra keys rules use) from parsed trainer args."""
+    r = _Reader(args, catalog)
+    fork = flavour == "megatron-deepspeed"
+    _, pp = _parallel(r, fork)
+    _virtual_pipeline(r, fork, pp)
+    _batch(r)
+    _model(r, fork)
+    _precision(r, fork)
+    _recompute(r, fork)
+    _pointers(r)
+    return r.out
+
+
+def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
+    """tp, pp, cp, ep, etp, sequence parallel, distributed optimizer; ZeRO and Ulysses for the forks."""
+    out = r.out
+    tp = r.setting("parallel.tp", "--tensor-model-parallel-size", fallback=1)
+    pp = r.setting("parallel.pp", "--pipeline-model-parallel-size", fallback=1)
+    r.setting("parallel.cp", "--context-parallel-size", fallback=1)
+    # expert parallelism: Megatron-LM --expert-model-parallel-size; the deepspeedai fork
+    # --moe-expert-parallel-size (DeepSpeed MoE); bigscience has no MoE
+    ep_option = "--moe-expert-parallel-size" if fork else "--expert-model-parallel-size"
+    r.setting("parallel.ep", ep_option, fallback=1)
+    out["parallel.etp"] = _expert_tp(r, fork, tp)
+    r.put("parallel.sequence_parallel", r.flag("--sequence-parallel") or r.default("--sequence-parallel", False))
+    r.put("parallel.distributed_optimizer",
+          r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False))
+    if r.has("--use-tp-pp-dp-mapping"):
+        r.put("parallel.use_tp_pp_dp_mapping", r.flag("--use-tp-pp-dp-mapping"))
+    if fork:
+        # Megatron's own copy of the stage (zero.Init at 3); the JSON's stage is what DeepSpeed runs.
+        # Both forks declare it type=int, default=1.0 (a float): deepspeed.md §6.2.
+        r.setting("parallel.zero_stage", "--zero-stage", fallback=1,
+                  note="--zero-stage not given: the fork's default 1.0 (declared type=int), i.e. stage 1")
+        r.setting("ds_sequence_parallel_size", "--ds-sequence-parallel-size", fallback=1)
+        r.put("megatron_deepspeed.no_pipeline_parallel", r.flag("--no-pipeline-parallel") or r.default(
+            "--no-pipeline-parallel", False))
+        r.put("megatron_deepspeed.pp_partition_method", r.value("--pp-partition-method", text))
+    return tp, pp
+
+
+def _expert_tp(r: _Reader, fork: bool, tp: Value) -> Value:
+    if fork:
+        # the deepspeedai fork splits experts over TP only with --enable-expert-tensor-parallelism
+        # (megatron/core/tensor_parallel/layers.py: moe and not enable_expert_tensor_parallelism -> 1)
+        on = r.flag("--enable-expert-tensor-parallelism")
+        if on is not None:
+            return Value(tp.value, on.span, "derived" if tp.known else tp.origin,
+                         "--enable-expert-tensor-parallelism: experts are split like the dense layers (tp)")
+        return default(1, "experts are not split over tensor-parallel ranks without "
+                          "--enable-expert-tensor-parallelism" if r.has("--enable-expert-tensor-parallelism")
+                       else "this trainer has no expert tensor parallelism")
+    etp = r.value("--expert-tensor-parallel-size")
+    if etp is not None:
+        return etp
+    note = ("--expert-tensor-parallel-size not given: it defaults to the tensor-parallel size"
+            if r.has("--expert-tensor-parallel-size") else
+            f"Megatron {r.catalog.release} splits experts over the tensor-parallel ranks")
+    return Value(tp.value, tp.span, "derived" if tp.known else tp.origin, (note if tp.known else tp.note or note)
+                 + r.caveat)
+
+
+def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
+    """parallel.vpp from whichever spelling is given (validate_args: at most one of them)."""
+    out = r.out
+    layers = r.value("--num-layers")
     if layers is not None:
         out["model.num_layers"] = layers
-    per_stage = f.number("--num-layers-per-virtual-pipeline-stage")
-    stages = f.number("--num-virtual-stages-per-pipeline-rank")
-    layout = f.number("--pipeline-model-parallel-layout", str)
-    embed = f.flag("--account-for-embedding-in-pipeline-split")
-    loss = f.flag("--account-for-loss-in-pipeline-split")
+    chunk = r.value("--num-layers-per-virtual-pipeline-stage")
+    stages = r.value("--num-virtual-stages-per-pipeline-rank")
+    layout = r.value("--pipeline-model-parallel-layout", text)
+    hybrid = r.value("--hybrid-layer-pattern", text)
+    embed = r.flag("--account-for-embedding-in-pipeline-split")
+    loss = r.flag("--account-for-loss-in-pipeline-split")
+    standalone = r.flag("--standalone-embedding-stage")
     for key, v in (("pipeline.account_for_embedding", embed), ("pipeline.account_for_loss", loss),
-                   ("parallel.pipeline_layout", layout)):
-        if v is not None:
-            out[key] = v
-    for key, option in (("parallel.uneven_first", "--decoder-first-pipeline-num-layers"),
-                        ("parallel.uneven_last", "--decoder-last-pipeline-num-layers")):
-        v = f.number(option)
-        if v is not None:
-            out[key] = v
-    vpp_sources = [v for v in (per_stage, stages, layout) if v is not None]
-    out["parallel.vpp_spellings"] = derived(len(vpp_sources), "ways of setting virtual pipeline stages given")
-    if stages is not None:
-        out["parallel.vpp"] = stages if stages.value != 1 else derived(
-            None, "--num-virtual-stages-per-pipeline-rank 1 means no interleaving", stages.span)
-    elif per_stage is not None:
-        out["parallel.vpp"] = _vpp_from_chunk(per_stage, layers, pp, embed, loss)
-    elif layout is not None:
-        if layout.known:
-            n = _layout_stages(layout.value)
-            if n is None:
-                out["parallel.vpp"] = Value(None, layout.span, "derived",
-                                            f"cannot read the pipeline layout {layout.value!r}")
-            elif pp.known and pp.value and n % pp.value == 0:
-                out["parallel.vpp"] = derived(n // pp.value if n // pp.value > 1 else None,
-                                              f"{n} stages in the layout / pp {pp.value}", layout.span)
-            else:
-                out["parallel.vpp"] = Value(None, layout.span, "derived" if pp.known else "unresolved",
-                                            f"{n} layout stages do not divide by pp {pp.value}")
+                   ("pipeline.standalone_embedding_stage", standalone), ("parallel.pipeline_layout", layout),
+                   ("model.hybrid_layer_pattern", hybrid),
+                   ("parallel.uneven_first", r.value("--decoder-first-pipeline-num-layers")),
+                   ("parallel.uneven_last", r.value("--decoder-last-pipeline-num-layers"))):
+        r.put(key, v)
+    given = [v for v in (chunk, stages, layout) if v is not None]
+    out["parallel.vpp_spellings"] = derived(len(given), "ways of setting virtual pipeline stages given")
+    # 0.14+ (and layouts, 0.13+) turn a single virtual stage off; older releases and the forks keep 1
+    collapse = not fork and _release_key(r.catalog) >= (0, 14)
+    if layout is not None:
+        out["parallel.vpp"] = _vpp_from_layout(layout, pp)
+    elif stages is not None:
+        if stages.known and stages.value == 1 and collapse:
+            out["parallel.vpp"] = derived(None, "--num-virtual-stages-per-pipeline-rank 1 means no interleaving",
+                                          stages.span)
         else:
-            out["parallel.vpp"] = layout
+            out["parallel.vpp"] = stages
+    elif chunk is not None:
+        out["parallel.vpp"] = _vpp_from_chunk(chunk, layers, pp, embed, loss, standalone, fork, collapse)
+    elif hybrid is not None:
+        _hybrid_pattern(r, hybrid, pp)
     else:
-        out["parallel.vpp"] = default(None, "no virtual pipeline flag: no interleaving")
-    # batch
-    f.with_default("batch.micro", "--micro-batch-size", fallback=1,
-                   note="--micro-batch-size not given (Megatron requires it); taken as 1")
-    glob = f.number("--global-batch-size")
-    if glob is not None:
-        out["batch.global"] = glob
-    # model shape
-    hidden = f.number("--hidden-size")
-    heads = f.number("--num-attention-heads")
-    for key, v in (("model.hidden_size", hidden), ("model.num_attention_heads", heads)):
-        if v is not None:
-            out[key] = v
-    swiglu = f.flag("--swiglu")
-    if swiglu is not None:
-        out["model.swiglu"] = swiglu
-    ffn = f.number("--ffn-hidden-size")
+        out["parallel.vpp"] = default(None, "no virtual pipeline flag: no interleaving" + r.caveat)
+
+
+def _vpp_from_layout(layout: Value, pp: Value) -> Value:
+    if not layout.known:
+        return layout
+    stages, why = layout_stages(layout.value)
+    if stages is None:
+        return Value(None, layout.span, "derived", f"cannot read the pipeline layout {layout.value!r}: {why}")
+    n = len(stages)
+    if not pp.known or not pp.value:
+        return Value(None, layout.span, "unresolved", f"{n} layout stages over an unknown pp: {pp.note}")
+    if n % pp.value:
+        return Value(None, layout.span, "derived", f"{n} layout stages do not split over pp {pp.value}")
+    vpp = n // pp.value
+    return derived(vpp if vpp > 1 else None,
+                   f"{n} stages in the layout / pp {pp.value}" + ("" if vpp > 1 else ": no interleaving"), layout.span)
+
+
+def _vpp_from_chunk(chunk: Value, layers: Value | None, pp: Value, embed, loss, standalone, fork: bool,
+                    collapse: bool) -> Value:
+    """--num-layers-per-virtual-pipeline-stage k: vpp = (L' / pp) / k (megatron.md §2.13)."""
+    if not chunk.known:
+        return chunk
+    if layers is None or not layers.known or not pp.known:
+        why = "--num-layers is not given" if layers is None else (layers.note if not layers.known else pp.note)
+        return unresolved("virtual stages from --num-layers-per-virtual-pipeline-stage need the layers and pp: "
+                          + str(why), chunk.span)
+    total = layers.value + (1 if embed else 0) + (1 if loss else 0)
+    stages = pp.value - (1 if standalone else 0)  # ≤0.10 --standalone-embedding-stage: pp-1 hold layers
+    what = f"{total} layers" + (" (counting embedding/loss)" if embed or loss else "")
+    if stages <= 0 or chunk.value <= 0:
+        return Value(None, chunk.span, "derived",
+                     f"{what} over pp {pp.value} do not split into chunks of {chunk.value}")
+    if fork:
+        # the forks floor-divide and only assert L % k == 0 (megatron/arguments.py)
+        if total % chunk.value:
+            return Value(None, chunk.span, "derived", f"{what} do not split into chunks of {chunk.value}")
+        vpp = (total // stages) // chunk.value
+    else:
+        if total % stages or (total // stages) % chunk.value:
+            return Value(None, chunk.span, "derived",
+                         f"{what} over pp {stages} do not split into chunks of {chunk.value}")
+        vpp = (total // stages) // chunk.value
+    if vpp == 1 and collapse:
+        return derived(None, f"--num-layers-per-virtual-pipeline-stage {chunk.value} equals the layers per stage: "
+                             "interleaving is off", chunk.span)
+    note = f"vpp = ({total} / {stages}) / {chunk.value} (layers per stage / --num-layers-per-virtual-pipeline-stage)"
+    if vpp == 1:
+        note += "; this release still runs the interleaved schedule with one chunk"
+    return derived(vpp, note, chunk.span)
+
+
+def _hybrid_pattern(r: _Reader, hybrid: Value, pp: Value) -> None:
+    """--hybrid-layer-pattern (0.17+) sets num_layers and, with `|`, the virtual stages
+    (megatron/core/models/hybrid/hybrid_layer_allocation.py: the main pattern precedes the first `/`)."""
+    if not hybrid.known:
+        r.out["parallel.vpp"] = hybrid
+        return
+    main = hybrid.value.split("/")[0]
+    r.out["model.num_layers"] = derived(len(main.replace("|", "")), "layers in --hybrid-layer-pattern "
+                                        "(it overrides --num-layers)", hybrid.span)
+    segments = main.count("|") + 1
+    if not pp.known or not pp.value:
+        r.out["parallel.vpp"] = unresolved(f"{segments} pattern segments over an unknown pp", hybrid.span)
+    elif segments == 1 or segments <= pp.value:
+        r.out["parallel.vpp"] = derived(None, f"{segments} segment(s) in --hybrid-layer-pattern: no interleaving",
+                                        hybrid.span)
+    elif segments % pp.value:
+        r.out["parallel.vpp"] = Value(None, hybrid.span, "derived",
+                                      f"{segments} pattern segments do not split over pp {pp.value}")
+    else:
+        r.out["parallel.vpp"] = derived(segments // pp.value, f"{segments} pattern segments / pp {pp.value}",
+                                        hybrid.span)
+
+
+def _batch(r: _Reader) -> None:
+    r.setting("batch.micro", "--micro-batch-size", fallback=1,
+              note="--micro-batch-size not given (Megatron requires it); taken as 1")
+    glob = r.value("--global-batch-size")
+    r.out["batch.global"] = glob if glob is not None else default(
+        None, "--global-batch-size not given: micro * dp (one micro-batch per step)" + r.caveat)
+    r.put("rampup_batch_size", r.value("--rampup-batch-size", text))
+
+
+def _model(r: _Reader, fork: bool) -> None:
+    out = r.out
+    hidden = r.value("--hidden-size")
+    heads = r.value("--num-attention-heads")
+    for key, option, v in (("model.hidden_size", "--hidden-size", hidden),
+                           ("model.num_attention_heads", "--num-attention-heads", heads)):
+        out[key] = v if v is not None else default(None, f"{option} not given (the trainer requires it)" + r.caveat)
+    if "model.num_layers" not in out:
+        out["model.num_layers"] = default(None, "--num-layers not given (the trainer requires it)" + r.caveat)
+    swiglu = r.flag("--swiglu")
+    r.put("model.swiglu", swiglu)
+    ffn = r.value("--ffn-hidden-size")
     if ffn is not None:
         out["model.ffn_hidden_size"] = ffn
     elif hidden is not None and hidden.known:
         h = hidden.value
-        if swiglu is not None:
+        if swiglu is not None:  # validate_args keeps the MLP's parameters near the 4h one, a multiple of 64
             out["model.ffn_hidden_size"] = derived(int((4 * h * 2 / 3) / 64) * 64,
-                                                   f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64")
+                                                   f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64",
+                                                   hidden.span)
         else:
-            out["model.ffn_hidden_size"] = derived(4 * h, f"--ffn-hidden-size not given: 4 * {h}")
-    gqa = f.flag("--group-query-attention")
-    if gqa is not None:
-        out["model.group_query_attention"] = gqa
-        groups = f.number("--num-query-groups")
-        out["model.num_query_groups"] = groups if groups is not None else default(
-            catalog.default("num_query_groups") or 1, "--num-query-groups defaults to 1")
-    elif heads is not None:
-        out["model.num_query_groups"] = Value(heads.value, heads.span, "derived", "without "
-                                              "--group-query-attention every head is its own group") \
-            if heads.known else Value(None, heads.span, "unresolved", "needs model.num_attention_heads")
-    seq = f.number("--seq-length") or f.number("--encoder-seq-length")
-    if seq is not None:
-        out["model.seq_length"] = seq
-    for key, option in (("model.vocab_size", "--vocab-size"),
-                        ("model.max_position_embeddings", "--max-position-embeddings"),
-                        ("model.make_vocab_size_divisible_by", "--make-vocab-size-divisible-by"),
+            out["model.ffn_hidden_size"] = derived(4 * h, f"--ffn-hidden-size not given: 4 * {h}", hidden.span)
+    elif hidden is not None:
+        out["model.ffn_hidden_size"] = Value(None, hidden.span, "unresolved", "needs model.hidden_size")
+    else:
+        out["model.ffn_hidden_size"] = default(None, "--ffn-hidden-size defaults to 4 * --hidden-size, not given")
+    _query_groups(r, heads)
+    seq = r.value("--seq-length") or r.value("--encoder-seq-length")
+    out["model.seq_length"] = seq if seq is not None else default(None, "--seq-length not given" + r.caveat)
+    vocab = r.value("--vocab-size")
+    out["model.vocab_size"] = vocab if vocab is not None else default(
+        None, "--vocab-size not given: the tokenizer sets it at run time")
+    r.put("model.max_position_embeddings", r.value("--max-position-embeddings"))
+    for key, option in (("model.make_vocab_size_divisible_by", "--make-vocab-size-divisible-by"),
                         ("model.moe_ffn_hidden_size", "--moe-ffn-hidden-size"),
                         ("model.kv_channels", "--kv-channels"),
                         ("model.mtp_num_layers", "--mtp-num-layers"),
                         ("train_iters", "--train-iters"), ("train_samples", "--train-samples")):
-        v = f.number(option)
-        if v is not None:
-            out[key] = v
-    experts_use = args.get("--num-experts")
-    if experts_use is not None and experts_use.values:
-        values = [from_word(w, parse_int, "--num-experts") for w in experts_use.values]
-        known = [v for v in values if v.known]
-        if len(known) == len(values):
-            top = max(values, key=lambda v: v.value)
-            out["model.num_experts"] = top if top.value not in (0, 1) or not ds else derived(
-                None if top.value <= 1 else top.value, "--num-experts 1: a dense model", top.span)
-            if not ds and top.value == 0:
-                out["model.num_experts"] = derived(None, "--num-experts 0 means no experts", top.span)
+        r.put(key, r.value(option))
+    _experts(r, fork)
+
+
+def _query_groups(r: _Reader, heads: Value | None) -> None:
+    out = r.out
+    if r.has("--num-key-value-heads"):
+        # deepspeedai fork: GQA via --num-key-value-heads, defaulting to the head count
+        kv = r.value("--num-key-value-heads")
+        if kv is not None:
+            out["model.num_query_groups"] = kv
+            out["model.group_query_attention"] = Value(True, kv.span, kv.origin, "--num-key-value-heads")
+            return
+    else:
+        gqa = r.flag("--group-query-attention")
+        if gqa is not None:
+            out["model.group_query_attention"] = gqa
+            out["model.num_query_groups"] = r.value("--num-query-groups") or r.default("--num-query-groups", 1)
+            return
+    if heads is not None and heads.known:
+        out["model.num_query_groups"] = Value(heads.value, heads.span, "derived",
+                                              "without grouped-query attention every head is its own group")
+    elif heads is not None:
+        out["model.num_query_groups"] = Value(None, heads.span, "unresolved", "needs model.num_attention_heads")
+    else:
+        out["model.num_query_groups"] = default(None, "one group per attention head; --num-attention-heads not given")
+
+
+def _experts(r: _Reader, fork: bool) -> None:
+    out = r.out
+    use = r.use("--num-experts")
+    if use is not None and use.values:
+        # the deepspeedai fork takes a list (nargs +, one count per --expert-interval group; 1 = dense)
+        values = [from_word(w, integer, "--num-experts") for w in use.values]
+        unknown = next((v for v in values if not v.known), None)
+        if unknown is not None:
+            out["model.num_experts"] = unknown
         else:
-            out["model.num_experts"] = next(v for v in values if not v.known)
-    experts = out.get("model.num_experts")
-    if experts is not None and experts.value:
-        topk_option = "--topk" if ds else "--moe-router-topk"
-        f.with_default("model.moe_topk", topk_option, fallback=2 if not ds else 1)
-    # precision
-    bf16, fp16 = f.flag("--bf16"), f.flag("--fp16")
-    fp8 = f.number("--fp8-format", str)
-    if fp8 is not None:
-        out["fp8"] = fp8
+            top = max(values, key=lambda v: v.value)
+            if top.value == 0 or (fork and top.value == 1):
+                out["model.num_experts"] = derived(None, f"--num-experts {top.value}: a dense model", top.span)
+            else:
+                out["model.num_experts"] = top
+    elif use is not None:
+        out["model.num_experts"] = Value(None, use.flag_word.value_span, "unresolved", "--num-experts has no value")
+    else:
+        out["model.num_experts"] = default(None, "--num-experts not given: a dense model" + r.caveat)
+    experts = out["model.num_experts"]
+    if experts.value:
+        topk_option = "--topk" if fork else "--moe-router-topk"
+        r.setting("model.moe_topk", topk_option, fallback=1 if fork else 2)
+
+
+def _precision(r: _Reader, fork: bool) -> None:
+    out = r.out
+    bf16, fp16 = r.flag("--bf16"), r.flag("--fp16")
+    fp8 = r.value("--fp8-format", text)
+    if fp8 is None and fork:  # the deepspeedai fork's older spellings (dest fp8_e4m3 / fp8_hybrid)
+        for option, fmt in (("--fp8-hybrid", "hybrid"), ("--fp8-e4m3", "e4m3")):
+            given = r.flag(option)
+            if given is not None:
+                fp8 = Value(fmt, given.span, given.origin, option)
+    r.put("fp8", fp8)
     if bf16 is not None and fp16 is not None:
         out["precision"] = Value(None, fp16.span, "derived", "both --fp16 and --bf16 are given")
     elif fp8 is not None and fp8.known:
-        out["precision"] = Value("fp8", fp8.span, fp8.origin)
+        base = "bf16" if bf16 else "fp16" if fp16 else "fp32"
+        out["precision"] = Value("fp8", fp8.span, fp8.origin, f"fp8 ({fp8.value}) on {base} parameters")
     elif bf16 is not None:
         out["precision"] = Value("bf16", bf16.span, bf16.origin)
     elif fp16 is not None:
         out["precision"] = Value("fp16", fp16.span, fp16.origin)
     else:
-        out["precision"] = default("fp32", "neither --bf16 nor --fp16: parameters stay fp32")
-    # recompute
-    gran = f.number("--recompute-granularity", str)
-    activations = f.flag("--recompute-activations")
-    checkpoint = f.flag("--checkpoint-activations") if ds else None
-    if activations is not None:
-        out["recompute.granularity"] = Value("selective", activations.span, activations.origin,
-                                             "--recompute-activations selects selective recompute"
-                                             + (" (overriding --recompute-granularity)" if gran else ""))
-    elif gran is not None:
-        out["recompute.granularity"] = gran
-    elif checkpoint is not None:
+        out["precision"] = default("fp32", "neither --bf16 nor --fp16: parameters stay fp32" + r.caveat)
+
+
+def _recompute(r: _Reader, fork: bool) -> None:
+    out = r.out
+    granularity = r.value("--recompute-granularity", text)
+    activations = r.flag("--recompute-activations")
+    checkpoint = r.flag("--checkpoint-activations") if fork else None
+    if checkpoint is not None:
+        # the forks checkpoint every --checkpoint-num-layers layers (megatron/model/transformer.py
+        # takes this path before looking at recompute_granularity)
         out["recompute.granularity"] = Value("full", checkpoint.span, checkpoint.origin,
                                              "--checkpoint-activations: full activation checkpointing")
+    elif activations is not None:
+        out["recompute.granularity"] = Value("selective", activations.span, activations.origin,
+                                             "--recompute-activations selects selective recompute"
+                                             + (" (overriding --recompute-granularity)" if granularity else ""))
+    elif granularity is not None:
+        out["recompute.granularity"] = granularity
     else:
-        out["recompute.granularity"] = default(None, "no recompute flag")
-    for key, option, conv in (("recompute.method", "--recompute-method", str),
-                              ("recompute.num_layers", "--recompute-num-layers", parse_int)):
-        v = f.number(option, conv)
-        out[key] = v if v is not None else default(None)
-    # pointers other readers need
-    config = args.get_any("--deepspeed_config", "--deepscale_config", "--deepspeed-config")
+        out["recompute.granularity"] = default(None, "no recompute flag" + r.caveat)
+    method = r.value("--recompute-method", text)
+    out["recompute.method"] = method if method is not None else default(None, "--recompute-method not given")
+    layers = r.value("--recompute-num-layers")
+    if checkpoint is not None and layers is None:
+        r.setting("recompute.num_layers", "--checkpoint-num-layers", fallback=1)
+    elif layers is not None:
+        out["recompute.num_layers"] = layers
+    elif out["recompute.granularity"].value is None:
+        out["recompute.num_layers"] = default(None, "no recompute")
+    else:
+        out["recompute.num_layers"] = r.default("--recompute-num-layers")
+
+
+def _pointers(r: _Reader) -> None:
+    """Facts other readers and rules need: the DeepSpeed config, overlap flags, clipping."""
+    out = r.out
+    config = r.use("--deepspeed_config", "--deepscale_config", known_only=False)
     if config is not None and config.values:
-        out["deepspeed.config_path"] = from_word(config.values[0], str, "--deepspeed_config")
+        out["deepspeed.config_path"] = from_word(config.values[0], text, config.option)
         out["deepspeed.config_word"] = Value(config.values[0].display(), config.values[0].value_span)
-    enabled = f.flag("--deepspeed")
-    if enabled is not None:
-        out["deepspeed.enabled"] = enabled
-    clip = f.number("--clip-grad", _to_float)
-    if clip is not None:
-        out["clip_grad"] = clip
+    r.put("deepspeed.enabled", r.flag("--deepspeed", "--deepscale"))
+    r.put("clip_grad", r.value("--clip-grad", number))
+    # present only when given: rules test for their absence
     for key, option in (("overlap_grad_reduce", "--overlap-grad-reduce"),
                         ("overlap_param_gather", "--overlap-param-gather"),
-                        ("tp_comm_overlap", "--tp-comm-overlap"),
-                        ("parallel.use_tp_pp_dp_mapping", "--use-tp-pp-dp-mapping")):
-        v = f.flag(option)
-        if v is not None:
-            out[key] = v
-    return out
-
-
-def _vpp_from_chunk(per_stage: Value, layers: Value | None, pp: Value, embed, loss) -> Value:
-    if not per_stage.known:
-        return per_stage
-    if layers is None or not layers.known or not pp.known:
-        return unresolved("virtual stages need --num-layers and the pipeline size", per_stage.span)
-    total = layers.value + (1 if embed else 0) + (1 if loss else 0)
-    if pp.value <= 0 or total % pp.value or per_stage.value <= 0 or (total // pp.value) % per_stage.value:
-        return Value(None, per_stage.span, "derived",
-                     f"{total} layers over pp {pp.value} do not split into chunks of {per_stage.value}")
-    vpp = (total // pp.value) // per_stage.value
-    if vpp == 1:
-        return derived(None, f"--num-layers-per-virtual-pipeline-stage {per_stage.value} equals the layers per "
-                             "stage: interleaving is off", per_stage.span)
-    return derived(vpp, f"vpp = ({total} / {pp.value}) / {per_stage.value} "
-                        "(layers per stage / --num-layers-per-virtual-pipeline-stage)", per_stage.span)
+                        ("tp_comm_overlap", "--tp-comm-overlap")):
+        r.put(key, r.flag(option))

@@ -1,4 +1,12 @@
-"""Which trainer a launch runs: Megatron-LM, Megatron-DeepSpeed, plain DeepSpeed, or unknown."""
+"""Which trainer a launch runs: Megatron-LM, Megatron-DeepSpeed, plain DeepSpeed, or unknown.
+
+Evidence, strongest first: the entry point (Megatron's `pretrain_*.py` scripts, a file under a
+Megatron checkout, `-m megatron...`), the launcher (`deepspeed`), and the trainer's flags
+(DeepSpeed's `--deepspeed*`, flags only the Megatron-DeepSpeed forks define). The entry-point names
+are the root scripts of NVIDIA/Megatron-LM (core_v0.8.0 ... main), deepspeedai/Megatron-DeepSpeed and
+bigscience-workshop/Megatron-DeepSpeed; the fork-only flags are checked against the flag catalog by
+tests/sources/test_trainer.py.
+"""
 
 from __future__ import annotations
 
@@ -7,32 +15,92 @@ import posixpath
 from plint.shell.model import Word
 from plint.values import Value
 
-MEGATRON_ENTRYPOINTS = {"pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_mamba.py",
-                        "pretrain_vlm.py", "pretrain_retro.py", "pretrain_gpt_core.py", "pretrain_ict.py",
-                        "pretrain_vision_classify.py", "pretrain_llama.py", "pretrain_mixtral.py"}
+MEGATRON_ENTRYPOINTS = frozenset({
+    "pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_mamba.py", "pretrain_hybrid.py",
+    "pretrain_vlm.py", "pretrain_retro.py", "pretrain_ict.py", "pretrain_vision_classify.py",
+    "pretrain_vision_dino.py", "pretrain_vision_inpaint.py", "train_rl.py",
+    "pretrain_gpt_core.py",  # deepspeedai/Megatron-DeepSpeed
+    "pretrain_prefix_lm.py", "pretrain_vit.py",  # bigscience-workshop/Megatron-DeepSpeed
+})
+# Flags that only the Megatron-DeepSpeed forks define (no Megatron-LM release has them).
+FORK_FLAGS = frozenset({"--zero-stage", "--no-pipeline-parallel", "--ds-sequence-parallel-size",
+                        "--moe-expert-parallel-size", "--deepspeed-activation-checkpointing",
+                        "--partition-activations", "--zero-reduce-scatter", "--zero-contigious-gradients",
+                        "--enable-expert-tensor-parallelism"})
+# Flags only the bigscience fork defines (neither Megatron-LM nor the deepspeedai fork).
+BIGSCIENCE_FLAGS = frozenset({"--glu-activation", "--pp-partition-method", "--embed-layernorm",
+                              "--sync-tp-duplicated-parameters", "--tokenizer-name-or-path",
+                              "--pad-vocab-size-to", "--loss-on-targets-only", "--codecarbon-dir"})
+# HF TrainingArguments fields: a script taking these is not a Megatron entry point, whatever its name.
+HF_FLAGS = frozenset({"--per_device_train_batch_size", "--output_dir", "--model_name_or_path",
+                      "--gradient_accumulation_steps", "--num_train_epochs"})
 
 
-def _is_megatron(entrypoint: Word | None) -> bool:
+def _option_names(args: list[Word]) -> set[str]:
+    """Option names among the words, `--x=v` read as `--x`; partly unknown words by their known start."""
+    names = set()
+    for w in args:
+        text = w.text if w.text is not None else (w.pieces[0].text if w.pieces and w.pieces[0].known else "")
+        if text and text.startswith("--"):
+            names.add(text.split("=", 1)[0])
+    return names
+
+
+def _directories(text: str) -> list[str]:
+    """Lower-cased directory names of a path, `${MEGATRON_DIR}` read as its variable's name."""
+    parts = text.split("/")[:-1]
+    return [p.strip("${}").lower() for p in parts if p]
+
+
+def _megatron_entrypoint(entrypoint: Word | None, is_module: bool) -> str | None:
+    """Why the entry point is Megatron's, or None."""
     if entrypoint is None:
-        return False
+        return None
     text = entrypoint.display()
+    if is_module or ("/" not in text and not text.endswith(".py")):
+        return f"-m {text}" if text.split(".")[0].lower() == "megatron" else None
     name = posixpath.basename(text)
-    return name in MEGATRON_ENTRYPOINTS or (name.startswith("pretrain_") and name.endswith(".py")) \
-        or "megatron" in text.lower() and name.endswith(".py") or text.startswith("megatron.")
+    if name in MEGATRON_ENTRYPOINTS:
+        return name
+    folder = next((d for d in _directories(text) if d.startswith("megatron")), None)
+    if folder is not None and name.endswith(".py"):
+        return f"{name} under {folder}/"
+    return None
 
 
-def detect_trainer(entrypoint: Word | None, launcher: str | None, args: list[Word]) -> Value:
-    texts = [w.text or "" for w in args]
-    flags = {t.split("=", 1)[0] for t in texts}
+def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: list[Word],
+                   is_module: bool = False) -> Value:
+    """"megatron" | "megatron-deepspeed" | "deepspeed" | "unknown", with the evidence as the note."""
+    flags = _option_names(args_words)
     site = entrypoint.value_span if entrypoint is not None else None
-    megatron = _is_megatron(entrypoint) or "--tensor-model-parallel-size" in flags and "--num-layers" in flags
-    uses_deepspeed = bool(flags & {"--deepspeed", "--deepspeed_config", "--deepscale", "--deepscale_config"})
-    if megatron and (uses_deepspeed or launcher == "deepspeed"):
-        why = "--deepspeed on a Megatron entrypoint" if uses_deepspeed else "the deepspeed launcher runs a Megatron entrypoint"
-        return Value("megatron-deepspeed", site, "derived", why)
-    if megatron:
-        return Value("megatron", site, "derived", "a Megatron-LM entrypoint")
-    if launcher == "deepspeed" or uses_deepspeed:
-        return Value("deepspeed", site, "derived",
-                     "the deepspeed launcher" if launcher == "deepspeed" else "--deepspeed flags")
-    return Value("unknown", site, "derived", "neither a Megatron entrypoint nor DeepSpeed flags")
+    megatron = _megatron_entrypoint(entrypoint, is_module)
+    in_fork_tree = entrypoint is not None and any(
+        d.replace("_", "-").startswith("megatron-deepspeed") for d in _directories(entrypoint.display()))
+    if megatron is not None and flags & HF_FLAGS and not in_fork_tree and " under " not in megatron:
+        megatron = None  # an HF-style script that happens to share a Megatron script's name
+    deepspeed_flags = sorted(f for f in flags if f.startswith(("--deepspeed", "--deepscale")))
+    if megatron is not None:
+        fork_flags = sorted(flags & FORK_FLAGS)
+        why = ("its path is a Megatron-DeepSpeed checkout" if in_fork_tree else
+               f"{deepspeed_flags[0]} among its flags" if deepspeed_flags else
+               "the deepspeed launcher runs it" if launcher == "deepspeed" else
+               f"{fork_flags[0]} (a Megatron-DeepSpeed flag)" if fork_flags else None)
+        if why is not None:
+            return Value("megatron-deepspeed", site, "derived", f"Megatron entry point {megatron}; {why}")
+        return Value("megatron", site, "derived", f"Megatron-LM entry point {megatron}")
+    if launcher == "deepspeed" or deepspeed_flags:
+        why = "the deepspeed launcher" if launcher == "deepspeed" else f"{deepspeed_flags[0]} among its flags"
+        return Value("deepspeed", site, "derived", f"{why}, and no Megatron entry point")
+    return Value("unknown", site, "derived", "neither a Megatron entry point nor DeepSpeed")
+
+
+def fork_release(entrypoint: Word | None, args_words: list[Word]) -> Value | None:
+    """"bigscience" when a Megatron-DeepSpeed launch shows signs of the bigscience fork (its path, or
+    flags only that fork has); None when nothing points away from the deepspeedai fork."""
+    site = entrypoint.value_span if entrypoint is not None else None
+    if entrypoint is not None and any("bigscience" in d for d in _directories(entrypoint.display())):
+        return Value("bigscience", site, "derived", "the entry point lies under a bigscience checkout")
+    own = sorted(_option_names(args_words) & BIGSCIENCE_FLAGS)
+    if own:
+        return Value("bigscience", site, "derived", f"{own[0]} is a flag of the bigscience fork only")
+    return None

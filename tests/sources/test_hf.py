@@ -1,11 +1,71 @@
-from plint.shell.model import Word
+"""HF-Trainer style arguments of plain DeepSpeed scripts."""
+
+import pytest
+
+from plint.shell.model import Piece, Word
+from plint.source import SourceFile
 from plint.sources.hf import hf_facts
 
 
-def test_hf_trainer_arguments():
-    f = hf_facts([Word.of(t) for t in ["--per_device_train_batch_size", "4", "--gradient_accumulation_steps=8",
-                                       "--deepspeed", "ds.json", "--bf16", "True", "--block_size", "2048"]])
-    assert f["batch.micro"].value == 4 and f["batch.grad_accum"].value == 8
-    assert f["deepspeed.config_path"].value == "ds.json" and f["precision"].value == "bf16"
-    assert f["model.seq_length"].value == 2048
-    assert "precision" not in hf_facts([Word.of("--fp16"), Word.of("False")])
+def words(text: str) -> list[Word]:
+    source = SourceFile("train.sh", text)
+    out, pos = [], 0
+    for token in text.split():
+        pos = text.index(token, pos)
+        start = len(text[:pos].encode())
+        span = source.span(start, start + len(token.encode()))
+        out.append(Word((Piece(token, span, exact=True, source=source),), span))
+        pos += len(token)
+    return out
+
+
+def test_trainer_arguments_with_provenance():
+    text = ("--per_device_train_batch_size 4 --gradient_accumulation_steps=8 --deepspeed ds.json "
+            "--bf16 True --model_max_length 2048 --max_steps 100")
+    f = hf_facts(words(text))
+    assert (f["batch.micro"].value, f["batch.grad_accum"].value, f["model.seq_length"].value) == (4, 8, 2048)
+    assert f["deepspeed.config_path"].value == "ds.json" and f["deepspeed.enabled"].value is True
+    assert f["precision"].value == "bf16" and f["train_iters"].value == 100
+    micro = f["batch.micro"]
+    assert (micro.span.line, micro.span.col, micro.origin) == (1, text.index(" 4") + 2, "literal")
+    accum = f["batch.grad_accum"]
+    assert accum.span.col == text.index("=8") + 2  # the value inside --x=v
+
+
+@pytest.mark.parametrize("text, precision", [
+    ("--bf16", "bf16"), ("--fp16", "fp16"), ("--bf16 true", "bf16"), ("--bf16=yes", "bf16"), ("--bf16 1", "bf16"),
+    ("--bf16 False", None), ("--fp16=no", None), ("--bf16 False --fp16", "fp16"),
+])
+def test_precision_switches_and_boolean_values(text, precision):
+    f = hf_facts(words(text))
+    assert (f["precision"].value if "precision" in f else None) == precision
+
+
+def test_both_precisions_and_bad_booleans():
+    both = hf_facts(words("--fp16 --bf16"))["precision"]
+    assert both.value is None and "both" in both.note
+    bad = hf_facts(words("--bf16=maybe"))["precision"]
+    assert bad.value is None and "not a boolean" in bad.note
+    # a bare switch does not take the next word as its value
+    f = hf_facts(words("--bf16 --per_device_train_batch_size 2"))
+    assert f["precision"].value == "bf16" and f["batch.micro"].value == 2
+
+
+def test_dashes_and_deepspeed_styles():
+    f = hf_facts(words("--per-device-train-batch-size 2 --max-seq-length 512"))
+    assert f["batch.micro"].value == 2 and f["model.seq_length"].value == 512
+    # DeepSpeed's own --deepspeed is a switch; the config comes with --deepspeed_config
+    ds = hf_facts(words("--deepspeed --deepspeed_config ds_config.json"))
+    assert ds["deepspeed.enabled"].value is True and ds["deepspeed.config_path"].value == "ds_config.json"
+    assert "deepspeed.config_path" not in hf_facts(words("--deepspeed"))
+
+
+def test_unknown_and_bad_values_never_raise():
+    unknown = Word((Piece(None, None, "unresolved", reason="$MBS has no default", name="MBS"),))
+    f = hf_facts([Word.of("--per_device_train_batch_size"), unknown, Word.of("--gradient_accumulation_steps"),
+                  Word.of("many")])
+    assert f["batch.micro"].origin == "unresolved" and "$MBS" in f["batch.micro"].note
+    assert f["batch.grad_accum"].value is None and f["batch.grad_accum"].origin == "unresolved"
+    assert hf_facts([]) == {} and hf_facts(words("--per_device_train_batch_size")) == {}
+    partial = Word((Piece("--gradient_accumulation_steps="), Piece(None, None, "unresolved", name="GAS")))
+    assert hf_facts([partial])["batch.grad_accum"].origin == "unresolved"

@@ -1,31 +1,158 @@
-"""Hostfiles read as DeepSpeed's runner reads them, with its error messages."""
+"""Hostfiles and resource selection as DeepSpeed's runner does them (deepspeed/launcher/runner.py, 0.19.8),
+with its own error messages; where DeepSpeed is installed the results are compared with its functions."""
+
+import pytest
 
 from plint.source import SourceFile
 from plint.sources.hostfile import read_hostfile, resolve_resources
+
+TAIL = ", unable to proceed with launching"
 
 
 def hf(text):
     return read_hostfile(SourceFile("hostfile", text))
 
 
-def test_lines_comments_and_trailing_text():
-    h = hf("# cluster\n\nw0 slots=8\n  w1 slots=4 # half node\n")
-    assert [(n, s) for n, s, _ in h.hosts] == [("w0", 8), ("w1", 4)] and not h.problems
+def hosts(text):
+    return [(n, s) for n, s, _ in hf(text).hosts]
 
 
-def test_deepspeed_error_texts():
-    assert hf("w0 slots = 8\n").problems[0].message == "Hostfile contains a bad entry: w0 slots = 8"
-    assert hf("w0 slots=8\nw0 slots=8\n").problems[0].message == "Hostfile contains multiple entries for w0"
-    assert hf("\n# nothing\n").problems[0].message == "Hostfile is empty or not formatted correctly"
+def test_lines_comments_indentation_and_trailing_text():
+    text = "# cluster\n\nw0 slots=8\n  w1 slots=4 max_slots=8\n\tw2 slots=0 # spare\n"
+    assert hosts(text) == [("w0", 8), ("w1", 4), ("w2", 0)]
+    assert not hf(text).problems
 
 
-def test_resolution():
-    h = hf("w0 slots=8\nw1 slots=8\n")
-    res = resolve_resources(h, "w1:0,1", None, None, None)
-    assert res.world_size.value == 2 and res.nnodes.value == 1
-    res = resolve_resources(h, "w9", None, None, None)
-    assert res.problems[0].message == "Hostname 'w9' not found in hostfile"
-    res = resolve_resources(h, "w0:9", None, None, None)
-    assert res.problems[0].message == "No slot '9' specified on host 'w0'"
+def test_spans_point_at_the_host_line():
+    (_, _, span), = hf("# c\n  w0 slots=8\n").hosts
+    assert (span.line, span.col, span.end_col) == (2, 3, 13)
+
+
+@pytest.mark.parametrize("text, message", [
+    ("w0 slots = 8\n", "Hostfile contains a bad entry: w0 slots = 8" + TAIL),
+    ("w0:8\n", "Hostfile contains a bad entry: w0:8" + TAIL),
+    ("w0 gpus=8\n", "Hostfile contains a bad entry: w0 gpus=8" + TAIL),
+    ("w0 slots=8\nw0 slots=4\n", "Hostfile contains multiple entries for w0" + TAIL),
+    ("\n# nothing\n", "Hostfile is empty or not formatted correctly" + TAIL + "."),
+])
+def test_deepspeed_error_texts(text, message):
+    problems = hf(text).problems
+    assert [p.message for p in problems] == [message]
+    assert problems[0].kind == "hostfile"
+
+
+def test_the_first_bad_line_stops_reading_as_the_runner_raises():
+    h = hf("w0 slots=8\nbad line\nw1 slots=x\n")
+    assert len(h.problems) == 1 and "bad line" in h.problems[0].message
+    res = resolve_resources(h, None, None, None, None)
+    assert res.world_size.value is None and "bad entry" in res.world_size.note
+
+
+TWO = "w0 slots=8\nw1 slots=8\n"
+
+
+@pytest.mark.parametrize("include, exclude, num_nodes, num_gpus, expected", [
+    (None, None, None, None, [("w0", 8), ("w1", 8)]),
+    ("w1:0,1", None, None, None, [("w1", 2)]),
+    ("w0:0,1@w1", None, None, None, [("w0", 2), ("w1", 8)]),
+    ("w1@w0:3", None, None, None, [("w0", 1), ("w1", 8)]),  # hostfile order, not include order
+    ("w0:1@w0:1,2", None, None, None, [("w0", 2)]),  # repeated hosts merge, slots deduplicated
+    (None, "w1", None, None, [("w0", 8)]),
+    (None, "w0:0,1", None, None, [("w0", 6), ("w1", 8)]),
+    (None, None, 1, None, [("w0", 8)]),
+    (None, None, 5, None, [("w0", 8), ("w1", 8)]),  # more nodes than listed: all of them, silently
+    (None, None, None, 16, [("w0", 16), ("w1", 16)]),  # --num_gpus ignores the slot count
+    (None, None, 0, 0, [("w0", 8), ("w1", 8)]),
+])
+def test_selection(include, exclude, num_nodes, num_gpus, expected):
+    res = resolve_resources(hf(TWO), include, exclude, num_nodes, num_gpus)
+    assert res.hosts_and_slots == expected and not res.problems
+    assert res.world_size.value == sum(s for _, s in expected)
+    assert res.nnodes.value == len(expected)
+
+
+@pytest.mark.parametrize("include, exclude, num_nodes, num_gpus, message", [
+    ("w0", None, None, 4, "Cannot specify num_nodes/gpus with include/exclude"),
+    (None, "w0", 0, None, "Cannot specify num_nodes/gpus with include/exclude"),  # any explicit value, even 0
+    ("w0", "w1", None, None, "include_str and exclude_str are mutually exclusive."),
+    ("w9", None, None, None, "Hostname 'w9' not found in hostfile"),
+    (None, "w9:0", None, None, "Hostname 'w9' not found in hostfile"),
+    ("w0:8", None, None, None, "No slot '8' specified on host 'w0'"),
+    ("w0:a", None, None, None, "invalid literal for int() with base 10: 'a'"),
+])
+def test_refusals(include, exclude, num_nodes, num_gpus, message):
+    res = resolve_resources(hf(TWO), include, exclude, num_nodes, num_gpus)
+    assert [p.message for p in res.problems] == [message]
+    assert res.world_size.value is None and message in res.world_size.note
+
+
+def test_uneven_slots_have_no_single_per_node_count():
+    res = resolve_resources(hf("w0 slots=8\nw1 slots=4\n"), None, None, None, None)
+    assert (res.world_size.value, res.nnodes.value, res.gpus_per_node.value) == (12, 2, None)
+    assert "different slot counts" in res.gpus_per_node.note
+
+
+def test_without_a_hostfile():
+    res = resolve_resources(None, None, None, None, None)
+    assert res.world_size.value is None and "every GPU of the launching node" in res.world_size.note
+    assert res.nnodes.value == 1 and not res.multi_node
+    res = resolve_resources(None, None, None, None, 4)
+    assert (res.world_size.value, res.gpus_per_node.value) == (4, 4)
+    res = resolve_resources(None, "localhost:0,1", None, None, None)
+    assert res.world_size.value == 2  # slots picked from the local GPUs
     res = resolve_resources(None, None, None, 2, None)
-    assert "Num nodes is >1 but no extra nodes available via hostfile" in res.problems[0].message
+    assert [p.message for p in res.problems] == ["Num nodes is >1 but no extra nodes available via hostfile"]
+
+
+def test_cuda_visible_devices_becomes_an_include_only_without_other_selection():
+    assert resolve_resources(None, None, None, None, None, visible_devices="0,1,2").world_size.value == 3
+    assert resolve_resources(None, None, None, None, 2, visible_devices="0,1,2").world_size.value == 2
+    res = resolve_resources(None, None, None, 1, None, visible_devices="0,1")
+    assert [p.message for p in res.problems] == ["Cannot specify num_nodes/gpus with include/exclude"]
+
+
+def test_slurm_backend_and_no_ssh_checks():
+    res = resolve_resources(hf(TWO), "w0:1,2@w1", None, None, None, launcher="slurm")
+    assert res.problems and res.problems[0].message.startswith("slurm backend cannot select specific device ids")
+    res = resolve_resources(hf("w0 slots=8\nw1 slots=4\n"), None, None, None, None, launcher="slurm")
+    assert res.problems[0].message.startswith("slurm backend needs the same slot count on every host")
+    res = resolve_resources(hf(TWO), None, None, None, None, no_ssh=True, node_rank=2)
+    assert res.problems[0].message == "Launching training without ssh, but --node_rank is not set correctly."
+    assert resolve_resources(hf(TWO), None, None, None, None, no_ssh=True, node_rank=1).world_size.value == 16
+
+
+# ---- the same answers as DeepSpeed's own functions, where it is installed --------------------------
+CASES = [
+    (TWO, "", "", -1, -1), (TWO, "w1:0,1", "", -1, -1), (TWO, "w0:0,1@w1", "", -1, -1),
+    (TWO, "", "w1", -1, -1), (TWO, "", "w0:0,1", -1, -1), (TWO, "", "", 1, -1), (TWO, "", "", 5, -1),
+    (TWO, "", "", -1, 16), ("a slots=4\nb slots=2\nc slots=8\n", "c@a:3", "", -1, -1),
+    ("a slots=4\nb slots=2\n", "", "a:0,1,2,3", -1, -1), (TWO, "w9", "", -1, -1), (TWO, "w0:8", "", -1, -1),
+]
+
+
+@pytest.mark.parametrize("text, include, exclude, num_nodes, num_gpus", CASES)
+def test_agrees_with_deepspeed(text, include, exclude, num_nodes, num_gpus):
+    runner = pytest.importorskip("deepspeed.launcher.runner")
+    pool = runner._parse_hostfile(text.splitlines())
+    try:
+        active = runner.parse_inclusion_exclusion(pool, include, exclude)
+        active = runner.apply_num_nodes_and_gpus(active, num_nodes, num_gpus)
+        theirs = ([(h, len(s)) for h, s in active.items()], None)
+    except ValueError as e:
+        theirs = ([], str(e))
+    res = resolve_resources(hf(text), include or None, exclude or None,
+                            None if num_nodes < 0 else num_nodes, None if num_gpus < 0 else num_gpus)
+    ours = (res.hosts_and_slots, res.problems[0].message if res.problems else None)
+    assert ours == theirs
+
+
+@pytest.mark.parametrize("text", ["w0 slots = 8\n", "w0 slots=8\nw0 slots=8\n", "# x\n", "w0 slots=8 # x\n"])
+def test_hostfile_errors_agree_with_deepspeed(text):
+    runner = pytest.importorskip("deepspeed.launcher.runner")
+    try:
+        runner._parse_hostfile(text.splitlines(keepends=True))
+        theirs = None
+    except ValueError as e:
+        theirs = str(e)
+    problems = hf(text).problems
+    assert (problems[0].message if problems else None) == theirs

@@ -1,89 +1,378 @@
-"""Launchers in every spelling, chains, and what each says about nodes, workers and world size."""
+"""Launchers in every spelling, wrappers, chains, and what each says about nodes, workers and world size.
+
+Most tests build Commands directly (`cmd`), the way the shell evaluator would hand them over; the last
+ones go through the evaluator end to end (the `launches` fixture in conftest.py)."""
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plint.shell.model import Command, Piece, ShellResult, Var, Word
+from plint.source import SourceFile
+from plint.sources.launchers import find_launches, parse_launcher, unwrap
+from plint.sources.slurm import read_directives
+
+
+# ---- building commands --------------------------------------------------------------------------
+def cmd(line: str, env: dict[str, str] | None = None, parent: Command | None = None,
+        assignments: dict[str, str] | None = None) -> Command:
+    """A Command from a shell-like line split on blanks; `$NAME` inside a token is an unknown expansion.
+    Every known character keeps its span in a SourceFile holding the line."""
+    src = SourceFile("launch.sh", line)
+    words, at = [], 0
+    for token in line.split():
+        at = line.index(token, at)
+        pieces = []
+        for i, part in enumerate(token.split("$")):
+            if i == 0:
+                start = at
+            else:
+                name = part.rstrip(".,:/")
+                pieces.append(Piece(None, None, "unresolved", reason=f"${name} is not set", name=name))
+                part, start = part[len(name):], start + 1 + len(name)
+            if part:
+                b0 = len(line[:start].encode())
+                pieces.append(Piece(part, src.span(b0, b0 + len(part.encode())), "literal", True, source=src))
+            start += len(part)
+        b0, b1 = len(line[:at].encode()), len(line[:at + len(token)].encode())
+        words.append(Word(tuple(pieces), src.span(b0, b1)))
+        at += len(token)
+    variables = {k: Var(k, (Piece(v),), exported=True) for k, v in (env or {}).items()}
+    prefix = {k: Var(k, (Piece(v),)) for k, v in (assignments or {}).items()}
+    return Command(words, src.span(0, len(line.encode())), variables, prefix, parent, "bash -c" if parent else None)
+
+
+def chains(*commands: Command, job=None, files: dict[str, str] | None = None):
+    result = ShellResult(commands[0].site and SourceFile("launch.sh", ""), list(commands))
+    files = files or {}
+    return find_launches(result, job, lambda path: SourceFile(path, files[path]) if path in files else None)
+
+
+def one(line: str, **kw):
+    (chain,) = chains(cmd(line, **{k: v for k, v in kw.items() if k in ("env", "assignments")}),
+                      **{k: v for k, v in kw.items() if k in ("job", "files")})
+    return chain
 
 
 def sizes(chain):
     return chain.nnodes.value, chain.workers_per_node.value, chain.world_size.value
 
 
+def job(text: str):
+    return read_directives(SourceFile("job.sbatch", text))
+
+
+# ---- torchrun and torch.distributed.launch ------------------------------------------------------
 @pytest.mark.parametrize("line, expected", [
     ("torchrun --nproc_per_node 8 --nnodes 2 train.py", ("torchrun", (2, 8, 16))),
     ("torchrun --nproc-per-node=4 --nnodes=3:3 train.py", ("torchrun", (3, 4, 12))),
+    ("torchrun --nnode 2 --nproc_per_node=8 train.py", ("torchrun", (2, 8, 16))),  # argparse abbreviation
     ("torchrun --standalone --nproc-per-node 2 train.py", ("torchrun", (1, 2, 2))),
-    ("torchrun train.py", ("torchrun", (1, 1, 1))),
+    (("torchrun --rdzv_backend c10d --rdzv-endpoint h:29500 --rdzv_id 7 --max_restarts 3 -r3 --tee=1 "
+      "--log-dir logs --nproc_per_node 8 --nnodes 4 train.py"), ("torchrun", (4, 8, 32))),
     ("python -m torch.distributed.run --nproc_per_node 8 train.py", ("torchrun", (1, 8, 8))),
-    ("python3 -u -m torch.distributed.launch --use_env --nproc_per_node=4 --nnodes=2 --node_rank=0 train.py",
-     ("torch.distributed.launch", (2, 4, 8))),
-    ("deepspeed --num_gpus 4 train.py", ("deepspeed", (1, 4, 4))),
-    ("mpirun -np 16 -npernode 8 --mca btl ^openib python train.py", ("mpirun", (2, 8, 16))),
-    ("mpirun -n 8 --map-by ppr:4:node python train.py", ("mpirun", (2, 4, 8))),
-    ("accelerate launch --num_processes 16 --num_machines 2 train.py", ("accelerate", (2, 8, 16))),
-    ("python pretrain_gpt.py --num-layers 2", (None, (1, 1, 1))),
-    ("nohup env A=1 numactl --interleave=all -- torchrun --nproc_per_node 2 train.py &> log &",
-     ("torchrun", (1, 2, 2))),
-    ("timeout 10h torchrun --nproc_per_node 2 train.py", ("torchrun", (1, 2, 2))),
+    ("/usr/bin/python3.11 -um torch.distributed.run --nproc_per_node 2 train.py", ("torchrun", (1, 2, 2))),
+    (("python3 -u -W ignore -m torch.distributed.launch --use_env --nproc_per_node=4 --nnodes=2 --node_rank=0 "
+      "--master_addr n0 --master_port 6000 train.py"), ("torch.distributed.launch", (2, 4, 8))),
 ])
-def test_launcher_spellings(launches, line, expected):
-    (chain,) = launches(line + "\n")
+def test_torchrun_spellings(line, expected):
+    chain = one(line)
     assert (chain.launcher, sizes(chain)) == expected
+    assert chain.entrypoint.text == "train.py" and chain.trainer_args == []
 
 
-def test_program_and_trainer_args_are_split_off(launches):
-    (chain,) = launches("torchrun --nproc_per_node 8 --rdzv_backend c10d pretrain_gpt.py --num-layers 4\n")
+def test_torchrun_defaults_say_so():
+    chain = one("torchrun train.py")
+    assert sizes(chain) == (1, 1, 1)
+    assert chain.nnodes.origin == "default" and "defaults to 1:1" in chain.nnodes.note
+    assert chain.world_size.origin == "derived" and "--nnodes * --nproc-per-node" in chain.world_size.note
+
+
+def test_torchrun_values_keep_their_spans():
+    line = "torchrun --nnodes=2 --nproc_per_node 8 train.py"
+    chain = one(line)
+    assert (chain.nnodes.span.col, chain.workers_per_node.span.col) == (line.index("=2") + 2, line.index(" 8") + 2)
+
+
+def test_elastic_and_device_counting_values_are_unresolved():
+    chain = one("torchrun --nnodes 1:4 --nproc_per_node gpu train.py")
+    assert chain.nnodes.value is None and "elastic" in chain.nnodes.note
+    assert chain.workers_per_node.value is None and "devices at run time" in chain.workers_per_node.note
+    assert chain.world_size.value is None and "elastic" in chain.world_size.note
+
+
+def test_torchrun_reads_pet_environment_defaults():
+    chain = one("torchrun train.py", env={"PET_NNODES": "2", "PET_NPROC_PER_NODE": "4"})
+    assert sizes(chain) == (2, 4, 8)
+    assert sizes(one("torchrun --nnodes 3 train.py", env={"PET_NNODES": "2"})) == (3, 1, 3)
+
+
+def test_module_program_and_rendezvous_host():
+    chain = one("torchrun --nproc_per_node 8 --rdzv-backend=c10d --rdzv_endpoint node7:29500 "
+                "-m megatron.training --num-layers 4")
+    assert chain.calls[0].is_module and chain.entrypoint.text == "megatron.training"
+    assert [w.text for w in chain.trainer_args] == ["--num-layers", "4"]
+    assert chain.master_addr.value == "node7"
+    assert one("torchrun --nnodes 2 --master_addr 10.0.0.1 x.py").master_addr.value == "10.0.0.1"
+
+
+def test_options_are_canonical():
+    call = parse_launcher(cmd("torchrun --nproc_per_node 8 --rdzv_backend c10d --node_rank=1 x.py"))
+    assert set(call.options) == {"--nproc-per-node", "--rdzv-backend", "--node-rank"}
+    assert call.option("--node-rank").text == "1" and call.node_rank.value == 1
+
+
+# ---- unknown words ------------------------------------------------------------------------------
+def test_unknown_option_words_make_counts_unresolved():
+    chain = one("torchrun $DISTRIBUTED_ARGS pretrain_gpt.py --num-layers 2")
     assert chain.entrypoint.text == "pretrain_gpt.py"
+    assert chain.nnodes.value is None and "DISTRIBUTED_ARGS" in chain.nnodes.note
+    assert chain.world_size.value is None
+    assert any("DISTRIBUTED_ARGS" in p.message for p in chain.problems)
+
+
+def test_an_unknown_word_that_may_be_the_program_is_said_so():
+    chain = one("torchrun --nproc_per_node 8 $SCRIPT --lr 1")
+    assert chain.entrypoint.text is None and sizes(chain) == (1, 8, 8)
+    assert any(p.kind == "unresolved" and "SCRIPT" in p.message and "program" in p.message for p in chain.problems)
+
+
+def test_unknown_option_values():
+    chain = one("torchrun --nnodes=$NNODES --nproc_per_node $GPUS train.py")
+    assert chain.nnodes.value is None and "NNODES" in chain.nnodes.note
+    assert chain.workers_per_node.value is None and "GPUS" in chain.workers_per_node.note
+
+
+# ---- deepspeed ----------------------------------------------------------------------------------
+HOSTS = "# two nodes\nw0 slots=8\nw1 slots=8 max_slots=8\n"
+
+
+def test_deepspeed_without_hostfile_or_num_gpus_is_unresolved():
+    chain = one("deepspeed train.py --deepspeed_config ds.json")
+    assert chain.launcher == "deepspeed" and chain.world_size.value is None
+    assert "/job/hostfile" in chain.world_size.note
+    # after the script, --num_gpus belongs to the script (argparse REMAINDER)
+    assert one("deepspeed train.py --num_gpus 2").world_size.value is None
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("deepspeed --num_gpus 4 train.py", (1, 4, 4)),
+    ("deepspeed --num_accelerators=2 train.py", (1, 2, 2)),
+    ("deepspeed --hostfile hf train.py", (2, 8, 16)),
+    ("deepspeed -H hf --include w0:0,1@w1 train.py", (2, None, 10)),
+    ("deepspeed -H=hf --exclude=w1 train.py", (1, 8, 8)),
+    ("deepspeed -H hf --num_nodes 5 train.py", (2, 8, 16)),
+    ("deepspeed -H hf --num_nodes 1 --num_gpus 2 train.py", (1, 2, 2)),
+    ("deepspeed --hostfile hf --no_ssh --node_rank 1 --master_addr w0 train.py", (2, 8, 16)),
+    ("python -m deepspeed.launcher.runner -H hf train.py", (2, 8, 16)),
+])
+def test_deepspeed_resources(line, expected):
+    chain = one(line, files={"hf": HOSTS})
+    assert chain.launcher == "deepspeed" and sizes(chain) == expected
+
+
+def test_deepspeed_refusals_use_its_messages():
+    chain = one("deepspeed -H hf --num_gpus 2 --include w0 train.py", files={"hf": HOSTS})
+    assert [p.message for p in chain.problems] == ["Cannot specify num_nodes/gpus with include/exclude"]
+    chain = one("deepspeed --num_nodes 2 --num_gpus 8 train.py")
+    assert [p.message for p in chain.problems] == ["Num nodes is >1 but no extra nodes available via hostfile"]
+
+
+def test_deepspeed_missing_or_unknown_hostfile():
+    chain = one("deepspeed --hostfile missing train.py")
+    assert chain.world_size.value is None and "missing" in chain.world_size.note
+    chain = one("deepspeed --hostfile $HOSTFILE train.py")
+    assert chain.world_size.value is None and "HOSTFILE" in chain.world_size.note
+
+
+def test_deepspeed_program_master_and_visible_devices():
+    chain = one("deepspeed --master_port 6000 -H hf pretrain_gpt.py --deepspeed", files={"hf": HOSTS})
+    assert chain.entrypoint.text == "pretrain_gpt.py" and [w.text for w in chain.trainer_args] == ["--deepspeed"]
+    assert chain.master_addr.value == "w0" and "first host" in chain.master_addr.note
+    assert chain.calls[0].master_port.value == 6000
+    chain = one("deepspeed train.py", assignments={"CUDA_VISIBLE_DEVICES": "0,1"})
+    assert sizes(chain) == (1, 2, 2)
+
+
+# ---- srun ---------------------------------------------------------------------------------------
+JOB_2x8 = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+JOB_4x1 = "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=1\n"
+
+
+def test_srun_starting_python_per_task_inherits_the_allocation():
+    chain = one("srun python pretrain_gpt.py --bf16", job=job(JOB_2x8))
+    assert chain.launcher == "srun" and sizes(chain) == (2, 8, 16)
+    assert [c.launcher for c in chain.calls] == ["srun", "python"]
+    assert [w.text for w in chain.trainer_args] == ["--bf16"]
+    assert chain.nnodes.span.path == "job.sbatch"
+
+
+def test_srun_torchrun_chain():
+    chain = one("srun --kill-on-bad-exit=1 -l torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py",
+                job=job(JOB_4x1))
+    assert [c.launcher for c in chain.calls] == ["srun", "torchrun"]
+    assert chain.launcher == "torchrun" and sizes(chain) == (4, 8, 32)
+    assert (chain.calls[0].tasks.value, chain.calls[0].tasks_per_node.value) == (4, 1)
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("srun -N 2 --ntasks-per-node=8 python train.py", (2, 8, 16)),
+    ("srun -N2 -n16 python train.py", (2, 8, 16)),
+    ("srun --nodes=4 python train.py", (4, 1, 4)),  # one task per node by default
+    ("srun python train.py", (1, 1, 1)),
+    (("srun --mpi=pmix --cpus-per-task 8 --container-image nvcr.io/x:1 --container-mounts=/a:/a "
+      "-N 2 --gpus-per-node 8 --ntasks-per-node 8 --export=ALL,A=1 python train.py"), (2, 8, 16)),
+])
+def test_srun_outside_a_job(line, expected):
+    assert sizes(one(line)) == expected
+
+
+def test_srun_options_override_the_job():
+    # -N given on the command line: the inherited SLURM_NTASKS is dropped
+    call = one("srun -N 2 --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 x.py", job=job(JOB_2x8)).calls[0]
+    assert (call.nodes.value, call.tasks.value, call.tasks_per_node.value) == (2, 2, 1)
+    # only --ntasks-per-node: srun keeps the inherited 16 tasks and ignores it, as Slurm warns
+    chain = one("srun --ntasks-per-node=1 torchrun --nnodes 2 --nproc_per_node 8 x.py", job=job(JOB_2x8))
+    call = chain.calls[0]
+    assert (call.tasks.value, call.tasks_per_node.value) == (16, 8)
+    assert any("can't honor --ntasks-per-node" in p.message for p in call.problems)
+
+
+def test_srun_reads_the_job_from_the_environment():
+    env = {"SLURM_JOB_NUM_NODES": "3", "SLURM_NTASKS": "24", "SLURM_NTASKS_PER_NODE": "8"}
+    assert sizes(one("srun python train.py", env=env)) == (3, 8, 24)
+
+
+def test_srun_with_unknown_options():
+    chain = one("srun $SRUN_ARGS python train.py", job=job(JOB_2x8))
+    assert chain.entrypoint.text == "train.py" and chain.world_size.value is None
+    assert "SRUN_ARGS" in chain.world_size.note
+    assert chains(cmd("srun $COMMAND")) == []  # srun running an unknown program is not read as a launch
+
+
+def test_srun_bash_c_chain_walks_the_parent():
+    outer = cmd("srun --ntasks-per-node=8 -N 2 bash -c \"python pretrain_gpt.py --rank $SLURM_PROCID\"")
+    inner = cmd("python pretrain_gpt.py --rank $SLURM_PROCID", parent=outer)
+    (chain,) = chains(outer, inner)
+    assert [c.launcher for c in chain.calls] == ["srun", "python"]
+    assert chain.launcher == "srun" and sizes(chain) == (2, 8, 16) and chain.command is inner
+    outer = cmd("srun -N 4 --ntasks-per-node 1 bash -c \"torchrun --nnodes 4 --nproc_per_node 8 train.py\"")
+    (chain,) = chains(outer, cmd("torchrun --nnodes 4 --nproc_per_node 8 train.py", parent=outer))
+    assert [c.launcher for c in chain.calls] == ["srun", "torchrun"] and sizes(chain) == (4, 8, 32)
+
+
+# ---- mpirun and accelerate ----------------------------------------------------------------------
+@pytest.mark.parametrize("line, expected", [
+    ("mpirun -np 16 -npernode 8 --mca btl ^openib -x NCCL_DEBUG=WARN python train.py", (2, 8, 16)),
+    ("mpirun -n 8 --map-by ppr:4:node --bind-to none --report-bindings python train.py", (2, 4, 8)),
+    ("mpirun --np 16 -N 8 --allow-run-as-root python train.py", (2, 8, 16)),
+    ("mpiexec -n 16 -ppn 8 -genv OMP_NUM_THREADS 4 -hosts a,b python train.py", (2, 8, 16)),
+])
+def test_mpirun(line, expected):
+    chain = one(line)
+    assert (chain.launcher, sizes(chain)) == ("mpirun", expected)
+    assert chain.entrypoint.text == "train.py"
+
+
+def test_mpirun_without_a_rank_count_is_unresolved():
+    assert one("mpirun python train.py").world_size.value is None
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("accelerate launch --num_processes 16 --num_machines 2 --machine_rank 0 train.py", (2, 8, 16)),
+    ("accelerate launch --num-processes=8 --multi-gpu train.py", (1, 8, 8)),
+    ("accelerate launch --num_processes 10 --num_machines 3 train.py", (3, 3, 9)),  # floor division per machine
+    ("accelerate launch --config_file acc.yaml train.py", (2, 4, 8)),
+])
+def test_accelerate(line, expected):
+    files = {"acc.yaml": "compute_environment: LOCAL_MACHINE\nnum_machines: 2\nnum_processes: 8\n"}
+    chain = one(line, files=files)
+    assert (chain.launcher, sizes(chain)) == ("accelerate", expected)
+
+
+def test_accelerate_without_counts_is_unresolved():
+    assert one("accelerate launch train.py").world_size.value is None
+
+
+# ---- wrappers and what counts as a launch -------------------------------------------------------
+@pytest.mark.parametrize("prefix", [
+    "nohup", "time -p", "exec", "env -u HOME A=1 B=2", "numactl --interleave=all --", "numactl -N 0 -m 0",
+    "stdbuf -o0 -e0", "stdbuf -o L", "timeout -k 30 10h", "taskset -c 0-7", "nice -n 5",
+    "singularity exec --nv -B /data:/data img.sif", "apptainer exec --nv img.sif",
+    "docker run --rm --gpus all -v /a:/b --ipc=host img:1", "conda run -n train --no-capture-output",
+    "nohup env A=1 numactl --interleave=all",
+])
+def test_wrappers_are_unwrapped(prefix):
+    command = cmd(f"{prefix} torchrun --nproc_per_node 2 train.py")
+    assert command.words[unwrap(command.words)].text == "torchrun"
+    assert sizes(one(f"{prefix} torchrun --nproc_per_node 2 train.py")) == (1, 2, 2)
+
+
+def test_what_is_a_launch():
+    assert [c.entrypoint.text for c in chains(
+        cmd("python -c print(1)"), cmd("python -m pip install x"), cmd("python tools/preprocess_data.py --input x"),
+        cmd("srun hostname"), cmd("python pretrain_gpt.py --num-layers 2"), cmd("python run.py --deepspeed"),
+        cmd("python3 -m megatron.training.finetune_x"), cmd("srun python tools/preprocess_data.py"),
+    )] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "tools/preprocess_data.py"]
+
+
+def test_bare_python_is_one_process_on_one_node():
+    chain = one("python pretrain_gpt.py --num-layers 2")
+    assert chain.launcher is None and sizes(chain) == (1, 1, 1) and chain.world_size.origin == "derived"
+
+
+# ---- end to end, through the shell evaluator ----------------------------------------------------
+def test_evaluated_script_with_sbatch_and_srun_torchrun(launches):
+    (chain,) = launches("#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:8\n"
+                        "GPUS=8\nsrun --kill-on-bad-exit=1 torchrun --nnodes $SLURM_NNODES --nproc_per_node $GPUS "
+                        "--rdzv-endpoint $(hostname):29500 pretrain_gpt.py --num-layers 4\n")
+    assert [c.launcher for c in chain.calls] == ["srun", "torchrun"] and sizes(chain) == (4, 8, 32)
+    assert chain.nnodes.origin == "derived" and chain.nnodes.span.line == 2
     assert [w.text for w in chain.trainer_args] == ["--num-layers", "4"]
 
 
-def test_elastic_and_device_counting_values_are_unresolved(launches):
-    (chain,) = launches("torchrun --nnodes 1:4 --nproc_per_node gpu train.py\n")
-    assert chain.nnodes.value is None and "elastic" in chain.nnodes.note
-    assert chain.workers_per_node.value is None and "local devices" in chain.workers_per_node.note
+def test_evaluated_argument_strings_are_split(launches):
+    (chain,) = launches('DIST="--nproc_per_node 8 --nnodes 2 --node_rank 0 --master_addr n0"\n'
+                        "torchrun $DIST pretrain_gpt.py\n")
+    assert sizes(chain) == (2, 8, 16) and chain.master_addr.value == "n0"
 
 
-def test_deepspeed_without_hostfile_or_num_gpus_is_unresolved(launches):
-    (chain,) = launches("deepspeed train.py --deepspeed_config ds.json\n")
-    assert chain.world_size.value is None and "/job/hostfile" in chain.world_size.note
-
-
-def test_deepspeed_hostfile_include_exclude(launches):
-    hostfile = "# two nodes\nw0 slots=8\nw1 slots=8 max_slots=8\n"
-    (chain,) = launches("deepspeed --hostfile hf --include w0:0,1@w1 train.py\n", {"hf": hostfile})
-    assert sizes(chain) == (2, None, 10)  # uneven slot counts: no single per-node value
-    (chain,) = launches("deepspeed -H hf --exclude w1 train.py\n", {"hf": hostfile})
-    assert sizes(chain) == (1, 8, 8)
-    (chain,) = launches("deepspeed -H hf --num_nodes 5 train.py\n", {"hf": hostfile})
-    assert sizes(chain) == (2, 8, 16)  # more nodes than the hostfile: all of them, silently
-    (chain,) = launches("deepspeed -H hf --num_gpus 2 --include w0 train.py\n", {"hf": hostfile})
-    assert any("Cannot specify num_nodes/gpus with include/exclude" in p.message for p in chain.problems)
-
-
-def test_srun_starting_python_per_task_inherits_the_allocation(launches):
-    (chain,) = launches("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\nsrun python pretrain_gpt.py\n")
-    assert chain.launcher == "srun" and sizes(chain) == (2, 8, 16)
-
-
-def test_srun_torchrun_chain(launches):
-    (chain,) = launches("#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=1\n"
-                        "srun --kill-on-bad-exit=1 torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 "
-                        "--rdzv-endpoint $(hostname):29500 pretrain_gpt.py\n")
-    assert [c.launcher for c in chain.calls] == ["srun", "torchrun"]
-    assert chain.launcher == "torchrun" and sizes(chain) == (4, 8, 32)
-
-
-def test_srun_bash_c_chain_goes_through_the_second_parse(launches):
+def test_evaluated_srun_bash_c(launches):
     (chain,) = launches("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
                         "srun bash -c \"python pretrain_gpt.py --rank \\$SLURM_PROCID\"\n")
     assert [c.launcher for c in chain.calls] == ["srun", "python"]
     assert chain.launcher == "srun" and sizes(chain) == (2, 8, 16)
 
 
-def test_non_training_python_is_not_a_launch(launches):
-    assert launches("python tools/preprocess_data.py --input x\npython -c 'print(1)'\n") == []
+def test_evaluated_deepspeed_hostfile_written_by_the_script(launches):
+    (chain,) = launches("cat > hostfile <<EOF\nw0 slots=4\nw1 slots=4\nEOF\n"
+                        "deepspeed --hostfile hostfile pretrain_gpt.py\n")
+    assert sizes(chain) == (2, 4, 8)
 
 
-def test_trainer_args_start_after_the_innermost_program(launches):
-    (chain,) = launches("mpirun -np 16 -npernode 8 --mca btl ^openib -x NCCL_DEBUG=WARN python -u pretrain_gpt.py --num-layers 2\n")
-    assert [w.text for w in chain.trainer_args] == ["--num-layers", "2"]
-    (chain,) = launches("#!/bin/bash\n#SBATCH -N 2\nsrun --ntasks-per-node=8 --cpu-bind=none python pretrain_gpt.py --bf16\n")
-    assert [w.text for w in chain.trainer_args] == ["--bf16"]
+def test_evaluated_hostfile_beside_the_script(launches):
+    (chain,) = launches("deepspeed -H hf --include w0:0,1@w1 train.py\n", {"hf": HOSTS})
+    assert sizes(chain) == (2, None, 10)
+
+
+def test_evaluated_launches_come_in_order(launches):
+    found = launches("python -c 'print(1)'\ntorchrun --nproc_per_node 2 train.py\n"
+                     "deepspeed --num_gpus 4 finetune.py\n")
+    assert [c.launcher for c in found] == ["torchrun", "deepspeed"]
+
+
+# ---- bad input never raises ---------------------------------------------------------------------
+VOCAB = ["srun", "torchrun", "deepspeed", "python", "python3", "-m", "torch.distributed.run", "accelerate", "launch",
+         "mpirun", "-np", "-N", "-n", "--nnodes", "--nnodes=2:4", "--nproc_per_node", "gpu", "8", "0", "-1", "x",
+         "--num_gpus", "-H", "hf", "--include", "w0:0,1@w9", "--exclude=w0", "--hostfile=hf", "train.py", "--",
+         "-c", "$X", "--nodes=$N", "env", "A=1", "numactl", "--", "timeout", "10h", "bash", "--map-by", "ppr:x:node",
+         "--ntasks-per-node", "--kill-on-bad-exit", "-K1", "--num_processes", "--config_file", "acc.yaml", "=", "-"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=12), st.booleans())
+def test_any_word_sequence_reads_without_raising(tokens, in_job):
+    files = {"hf": "w0 slots=8\nw1 slots=x\n", "acc.yaml": "num_processes: [1\n"}
+    for chain in chains(cmd(" ".join(tokens)), job=job(JOB_2x8) if in_job else None, files=files):
+        for value in (chain.nnodes, chain.workers_per_node, chain.world_size):
+            assert value.known or value.note  # an unknown size always says why

@@ -1,104 +1,373 @@
-"""Megatron arguments: argparse semantics and the layout facts they set."""
+"""Megatron arguments: argparse semantics over expanded words, and the layout facts they set."""
+
+import re
 
 import pytest
 
 from plint.catalog.flags import load_flag_catalog
-from plint.shell.model import Word
+from plint.shell.model import Piece, Word
 from plint.source import SourceFile
-from plint.sources.megatron import _layout_stages, megatron_facts, parse_trainer_args
-from plint.sources.trainer import detect_trainer
+from plint.sources.megatron import layout_stages, megatron_facts, parse_trainer_args
+
+FORK = "megatron-deepspeed"
 
 
-def words(line: str) -> list[Word]:
-    source = SourceFile("l.sh", line)
-    out, pos = [], 0
-    for token in line.split(" "):
-        start = len(line[:pos].encode())
-        out.append(Word.of(token, source.span(start, start + len(token.encode()))))
-        pos += len(token) + 1
+def words(text: str) -> list[Word]:
+    """Whitespace-separated words of `text`, each with its span; `$NAME` words are unknown and
+    `--x=$NAME` words have a known `--x=` part."""
+    source = SourceFile("args.sh", text)
+    out = []
+    for m in re.finditer(r"\S+", text):
+        start = len(text[:m.start()].encode())
+        token = m.group()
+        span = source.span(start, start + len(token.encode()))
+        cut = token.find("$")
+        if cut < 0:
+            out.append(Word((Piece(token, span, exact=True, source=source),), span))
+            continue
+        name = token[cut + 1:]
+        unknown = Piece(None, source.span(start + cut, start + len(token)), "unresolved",
+                        reason=f"${name} has no default", name=name)
+        known = (Piece(token[:cut], source.span(start, start + cut), exact=True, source=source),) if cut else ()
+        out.append(Word(known + (unknown,), span))
     return out
 
 
-def facts(line: str, release: str = "0.19", flavour: str = "megatron"):
+def parse(text: str, release: str = "0.19"):
+    return parse_trainer_args(words(text), load_flag_catalog(release))
+
+
+def facts(text: str, release: str = "0.19", flavour: str = "megatron"):
     catalog = load_flag_catalog(release)
-    return megatron_facts(parse_trainer_args(words(line), catalog), catalog, flavour)
+    return megatron_facts(parse_trainer_args(words(text), catalog), catalog, flavour)
 
 
-def test_argparse_semantics():
-    catalog = load_flag_catalog("0.19")
-    args = parse_trainer_args(words("--tensor-model-parallel-size=4 --lr -0.5 --bf16 --data-path a b c "
-                                    "--tensor-model-parallel --tensor-model-parallel-size 2"), catalog)
-    assert [u.option for u in args.uses] == ["--tensor-model-parallel-size", "--lr", "--bf16", "--data-path",
-                                             "--tensor-model-parallel", "--tensor-model-parallel-size"]
-    assert args.get("--lr").value.text == "-0.5"  # a negative number is a value
-    assert [w.text for w in args.get("--data-path").values] == ["a", "b", "c"]
-    assert args.get("--tensor-model-parallel").spec is None  # no abbreviations (allow_abbrev=False)
-    assert args.get("tensor_model_parallel_size").value.text == "2"  # the last occurrence wins
+def fork(text: str, release: str = FORK):
+    return facts(text, release, FORK)
 
 
-def test_defaults_and_provenance():
-    f = facts("--num-layers 32 --hidden-size 4096 --num-attention-heads 32")
-    assert f["parallel.tp"].value == 1 and f["parallel.tp"].origin == "default"
-    assert f["batch.micro"].value == 1 and f["batch.micro"].origin == "default"
-    assert f["model.ffn_hidden_size"].value == 16384 and f["model.ffn_hidden_size"].origin == "derived"
-    assert f["model.num_query_groups"].value == 32
-    assert f["precision"].value == "fp32" and f["precision"].origin == "default"
-    hidden = f["model.hidden_size"]
-    assert hidden.value == 4096 and (hidden.span.line, hidden.span.col) == (1, 31)
+def at(value):
+    return value.span.line, value.span.col
 
 
-def test_swiglu_gqa_and_etp_defaults():
-    f = facts("--hidden-size 4096 --swiglu --group-query-attention --num-query-groups 8 "
-              "--tensor-model-parallel-size 4 --num-experts 8")
-    assert f["model.ffn_hidden_size"].value == int((4 * 4096 * 2 / 3) / 64) * 64 == 10880
-    assert f["model.num_query_groups"].value == 8
-    assert f["parallel.etp"].value == 4 and f["parallel.etp"].origin == "derived"
-    assert f["model.moe_topk"].value == 2 and f["model.moe_topk"].origin == "default"
+def where(text: str, needle: str, nth: int = 0) -> tuple[int, int]:
+    """(line, column) of the nth occurrence of needle in text, found by plain string search."""
+    pos = -1
+    for _ in range(nth + 1):
+        pos = text.index(needle, pos + 1)
+    line = text.count("\n", 0, pos) + 1
+    return line, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
+
+# ---- argparse semantics -----------------------------------------------------------------------------
+
+def test_inline_and_separate_values():
+    text = "--tensor-model-parallel-size=4 --pipeline-model-parallel-size 2"
+    tp, pp = parse(text).uses
+    assert tp.inline_value and tp.option == tp.flag_word.text == "--tensor-model-parallel-size"
+    assert tp.value.text == "4" and (tp.value.value_span.line, tp.value.value_span.col) == where(text, "4")
+    assert tp.flag_word.value_span.end_col == where(text, "=")[1]
+    assert not pp.inline_value and pp.value.text == "2" and pp.spec.dest == "pipeline_model_parallel_size"
+
+
+def test_nargs_plus_star_fixed_and_switches():
+    args = parse("--data-path 0.5 a 0.5 b --bf16 --rampup-batch-size 32 32 1000 --recompute-modules core_attn mlp")
+    assert [w.text for w in args.get("--data-path").values] == ["0.5", "a", "0.5", "b"]
+    assert args.get("--bf16").values == []
+    assert [w.text for w in args.get("rampup_batch_size").values] == ["32", "32", "1000"]
+    assert [w.text for w in args.get("--recompute-modules").values] == ["core_attn", "mlp"]
+    assert not args.positionals and not args.opaque
+
+
+def test_negative_numbers_are_values_but_not_scientific_ones():
+    args = parse("--min-lr -0.5 --seed -3 --lr -1e-5 --bf16")
+    assert args.get("--min-lr").value.text == "-0.5" and args.get("--seed").value.text == "-3"
+    # argparse before Python 3.14 reads -1e-5 as an option: --lr gets no value
+    assert args.get("--lr").values == [] and args.get("-1e-5").spec is None
+
+
+def test_a_switch_does_not_swallow_the_next_word():
+    args = parse("--bf16 extra --sequence-parallel")
+    assert [w.text for w in args.positionals] == ["extra"]  # argparse: "unrecognized arguments: extra"
+
+
+def test_a_value_needed_but_an_option_follows():
+    args = parse("--micro-batch-size --global-batch-size 8")
+    assert args.get("--micro-batch-size").values == [] and args.get("--global-batch-size").value.text == "8"
+    assert facts("--micro-batch-size --global-batch-size 8")["batch.micro"].origin == "unresolved"
+
+
+def test_repeated_flags_last_wins_by_option_or_dest():
+    text = "--tensor-model-parallel-size 2 --sequence-parallel --tensor-model-parallel-size 4"
+    args = parse(text)
+    assert [u.value.text for u in args.all("--tensor-model-parallel-size")] == ["2", "4"]
+    assert args.get("tensor_model_parallel_size").value.text == "4"
+    f = facts(text)
+    assert f["parallel.tp"].value == 4 and at(f["parallel.tp"]) == where(text, "4")
+
+
+def test_unknown_options_are_kept_in_order_and_set_nothing():
+    text = "--tensor-model-parallel 2 --tensor_model_parallel_size=8 --bf16"
+    args = parse(text)
+    assert [(u.option, u.spec) for u in args.uses[:2]] == [("--tensor-model-parallel", None),
+                                                            ("--tensor_model_parallel_size", None)]
+    assert args.uses[0].value.text == "2" and args.uses[1].inline_value
+    assert facts(text)["parallel.tp"].origin == "default"  # argparse exits on them: they set nothing
+
+
+def test_words_with_spaces_and_double_dash():
+    quoted = Word.of("--fp8-format hybrid")  # one quoted array item: argparse sees a positional
+    args = parse_trainer_args([quoted] + words("--bf16 -- --fp16"), load_flag_catalog("0.19"))
+    assert [w.text for w in args.positionals] == ["--fp8-format hybrid", "--fp16"]
+    assert [u.option for u in args.uses] == ["--bf16"]
+
+
+def test_unresolved_words():
+    args = parse("--num-layers $LAYERS --data-path $DATA $EXTRA_ARGS --lr=$LR --bf16")
+    assert args.get("--num-layers").value.text is None  # an unknown word fills a needed value
+    assert len(args.get("--data-path").values) == 1  # ...but does not extend a nargs list
+    assert [w.display() for w in args.opaque] == ["${EXTRA_ARGS}"]
+    lr = args.get("--lr")
+    assert lr.inline_value and lr.value.display() == "${LR}" and lr.flag_word.text == "--lr"
+    f = facts("--num-layers $LAYERS $EXTRA_ARGS")
+    assert f["model.num_layers"].origin == "unresolved" and "$LAYERS has no default" in f["model.num_layers"].note
+    assert f["parallel.tp"].value == 1 and "${EXTRA_ARGS} (unknown) could still set it" in f["parallel.tp"].note
+
+
+def test_option_with_unknown_name_is_opaque():
+    args = parse("--$WHICH 4 --bf16")
+    assert [w.display() for w in args.opaque] == ["--${WHICH}"] and [w.text for w in args.positionals] == ["4"]
+
+
+# ---- facts: values, provenance, defaults ------------------------------------------------------------
+
+LINES = """--tensor-model-parallel-size 4
+--pipeline-model-parallel-size 2
+--context-parallel-size 2
+--expert-model-parallel-size 8
+--expert-tensor-parallel-size 1
+--sequence-parallel
+--use-distributed-optimizer
+--micro-batch-size 1
+--global-batch-size 512
+--num-layers 32
+--hidden-size 4096
+--ffn-hidden-size 14336
+--num-attention-heads 32
+--group-query-attention
+--num-query-groups 8
+--seq-length 8192
+--max-position-embeddings 8192
+--vocab-size 128256
+--num-experts 64
+--moe-router-topk 6
+--bf16
+--recompute-granularity full
+--recompute-method uniform
+--recompute-num-layers 1
+--train-iters 1000"""
+
+
+@pytest.mark.parametrize("key, value, line", [
+    ("parallel.tp", 4, 1), ("parallel.pp", 2, 2), ("parallel.cp", 2, 3), ("parallel.ep", 8, 4),
+    ("parallel.etp", 1, 5), ("parallel.sequence_parallel", True, 6), ("parallel.distributed_optimizer", True, 7),
+    ("batch.micro", 1, 8), ("batch.global", 512, 9), ("model.num_layers", 32, 10), ("model.hidden_size", 4096, 11),
+    ("model.ffn_hidden_size", 14336, 12), ("model.num_attention_heads", 32, 13),
+    ("model.group_query_attention", True, 14), ("model.num_query_groups", 8, 15), ("model.seq_length", 8192, 16),
+    ("model.max_position_embeddings", 8192, 17), ("model.vocab_size", 128256, 18), ("model.num_experts", 64, 19),
+    ("model.moe_topk", 6, 20), ("precision", "bf16", 21), ("recompute.granularity", "full", 22),
+    ("recompute.method", "uniform", 23), ("recompute.num_layers", 1, 24), ("train_iters", 1000, 25),
+])
+def test_each_layout_field_with_its_provenance(key, value, line):
+    v = facts(LINES)[key]
+    text = LINES.splitlines()[line - 1]
+    col = text.index(" ") + 2 if " " in text else 1  # the value word, or the switch itself
+    assert (v.value, v.origin, at(v)) == (value, "literal", (line, col))
+    assert v.span.path == "args.sh"
+
+
+@pytest.mark.parametrize("key, value", [
+    ("parallel.tp", 1), ("parallel.pp", 1), ("parallel.cp", 1), ("parallel.ep", 1),
+    ("parallel.sequence_parallel", False), ("parallel.distributed_optimizer", False), ("parallel.vpp", None),
+    ("batch.micro", 1), ("batch.global", None), ("precision", "fp32"), ("recompute.granularity", None),
+    ("model.num_experts", None), ("model.vocab_size", None),
+])
+def test_each_default(key, value):
+    v = facts("--num-layers 2")[key]
+    assert v.value == value and v.origin == "default" and v.span is None and v.note
+
+
+def test_defaults_come_from_the_release():
+    # --recompute-num-layers defaults to None in Megatron-LM and to 1 in the deepspeedai fork
+    assert facts("--recompute-granularity full")["recompute.num_layers"].value is None
+    assert fork("--recompute-granularity full")["recompute.num_layers"].value == 1
+    assert "default in 0.16" in facts("", "0.16")["parallel.tp"].note
+    borrowed = facts("", "0.11")["parallel.tp"]
+    assert borrowed.value == 1 and "as in 0.10" in borrowed.note
+
+
+def test_derived_shapes():
+    f = facts("--hidden-size 4096 --num-attention-heads 32 --tensor-model-parallel-size 2")
+    assert (f["model.ffn_hidden_size"].value, f["model.ffn_hidden_size"].origin) == (16384, "derived")
+    assert f["model.num_query_groups"].value == 32 and "model.group_query_attention" not in f
+    assert (f["parallel.etp"].value, f["parallel.etp"].origin) == (2, "derived")
+    swiglu = facts("--hidden-size 4096 --swiglu")["model.ffn_hidden_size"]
+    assert swiglu.value == int((4 * 4096 * 2 / 3) / 64) * 64 == 10880 and "swiglu" in swiglu.note
+    gqa = facts("--num-attention-heads 32 --group-query-attention")["model.num_query_groups"]
+    assert (gqa.value, gqa.origin) == (1, "default")  # --num-query-groups defaults to 1
+    assert facts("--hidden-size $H")["model.ffn_hidden_size"].origin == "unresolved"
+    assert facts("--encoder-seq-length 2048")["model.seq_length"].value == 2048
+
+
+def test_experts():
+    assert facts("--num-experts 8")["model.moe_topk"].value == 2  # the release's default
+    zero = facts("--num-experts 0")["model.num_experts"]
+    assert zero.value is None and zero.origin == "derived"
+    assert "model.moe_topk" not in facts("")
+
+
+# ---- virtual pipeline --------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("line, vpp", [
     ("--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2", 4),
     ("--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 8", None),
     ("--num-layers 30 --pipeline-model-parallel-size 4 --account-for-embedding-in-pipeline-split "
      "--account-for-loss-in-pipeline-split --num-layers-per-virtual-pipeline-stage 4", 2),
+    ("--num-layers 31 --pipeline-model-parallel-size 4 --account-for-loss-in-pipeline-split "
+     "--num-layers-per-virtual-pipeline-stage 2", 4),
     ("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 3", 3),
     ("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 1", None),
     ("--pipeline-model-parallel-size 16 --pipeline-model-parallel-layout Et*3|(tt|)*29,m|L", 2),
+    ("--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout E|t*4|t*4|tL", None),
+    ("--pipeline-model-parallel-size 2 --hybrid-layer-pattern M*M*|M*M*|M*M*|M*M*", 2),
 ])
 def test_every_way_of_setting_virtual_stages(line, vpp):
     assert facts(line)["parallel.vpp"].value == vpp
 
 
-def test_layout_grammar():
-    assert _layout_stages("Et*3|(tt|)*29,m|L") == 32
-    assert _layout_stages("E|t*4|t*4|L") == 4
-    assert _layout_stages("Ex|y") is None
+def test_virtual_stage_provenance_and_failures():
+    text = "--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2"
+    v = facts(text)["parallel.vpp"]
+    assert v.origin == "derived" and at(v) == where(text, "2", 1) and "(32 / 4) / 2" in v.note
+    bad = facts("--num-layers 30 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2")
+    assert bad["parallel.vpp"].value is None and "do not split" in bad["parallel.vpp"].note
+    missing = facts("--pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2")["parallel.vpp"]
+    assert missing.origin == "unresolved"
+    layout = facts("--pipeline-model-parallel-size 3 --pipeline-model-parallel-layout E|t|t|L")["parallel.vpp"]
+    assert layout.value is None and "do not split over pp 3" in layout.note
+    two = facts("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
+                "--num-layers-per-virtual-pipeline-stage 2 --num-layers 16")
+    assert two["parallel.vpp_spellings"].value == 2 and two["parallel.vpp"].value == 2
 
 
-def test_precision_and_recompute():
-    f = facts("--bf16 --recompute-granularity full --recompute-activations")
-    assert f["precision"].value == "bf16"
-    assert f["recompute.granularity"].value == "selective"  # --recompute-activations overrides full
-    assert facts("--fp16 --bf16")["precision"].value is None
-    assert facts("--bf16 --fp8-format hybrid")["precision"].value == "fp8"
+def test_a_single_virtual_stage_before_0_14_stays_on():
+    line = "--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 8"
+    assert facts(line, "0.13")["parallel.vpp"].value == 1 and facts(line, "0.14")["parallel.vpp"].value is None
 
 
-def test_megatron_deepspeed_flags():
-    f = facts("--zero-stage 2 --no-pipeline-parallel --moe-expert-parallel-size 4 --num-experts 16 "
-              "--checkpoint-activations --deepspeed --deepspeed_config ds.json",
-              release="megatron-deepspeed", flavour="megatron-deepspeed")
-    assert f["parallel.zero_stage"].value == 2 and f["parallel.ep"].value == 4
-    assert f["megatron_deepspeed.no_pipeline_parallel"].value is True
-    assert f["recompute.granularity"].value == "full" and f["deepspeed.config_path"].value == "ds.json"
+def test_standalone_embedding_stage_of_old_releases():
+    line = ("--num-layers 24 --pipeline-model-parallel-size 4 --standalone-embedding-stage "
+            "--num-layers-per-virtual-pipeline-stage 4")
+    assert facts(line, "0.10")["parallel.vpp"].value == 2  # 24 layers over 3 stages, chunks of 4
+
+
+@pytest.mark.parametrize("layout, stages", [
+    ("Et*3|(tt|)*29,m|L", 32), ("E|t*4|t*4|L", 4), ("(t|)*3", 4), ("", 1), ("Ettt||L", 3), ("t*2*2", None),
+    ("Ex|y", None), ("E t|L", None), ("t*99999999999", None),
+])
+def test_layout_grammar(layout, stages):
+    parsed, why = layout_stages(layout)
+    assert (len(parsed) if parsed is not None else None) == stages
+    assert (why is None) == (stages is not None)
+
+
+def test_hybrid_pattern_sets_the_layer_count():
+    f = facts("--num-layers 99 --pipeline-model-parallel-size 2 --hybrid-layer-pattern M*M-|M*M-/MM")
+    assert f["model.num_layers"].value == 8 and f["model.num_layers"].origin == "derived"
+
+
+def test_uneven_stages_are_reported():
+    f = facts("--decoder-first-pipeline-num-layers 7 --decoder-last-pipeline-num-layers 6")
+    assert (f["parallel.uneven_first"].value, f["parallel.uneven_last"].value) == (7, 6)
+
+
+# ---- precision and recompute -------------------------------------------------------------------------
+
+def test_precision():
+    assert facts("--fp16")["precision"].value == "fp16"
+    both = facts("--fp16 --bf16")["precision"]
+    assert both.value is None and "both" in both.note and at(both) == (1, 1)
+    fp8 = facts("--bf16 --fp8-format hybrid")
+    assert fp8["precision"].value == "fp8" and fp8["fp8"].value == "hybrid" and "bf16" in fp8["precision"].note
+
+
+def test_recompute():
+    f = facts("--recompute-granularity full --recompute-activations")
+    assert f["recompute.granularity"].value == "selective" and "overriding" in f["recompute.granularity"].note
+    assert facts("--recompute-activations")["recompute.granularity"].value == "selective"
+    # Megatron-LM's --checkpoint-activations exits before training: it sets no granularity
+    assert facts("--checkpoint-activations")["recompute.granularity"].value is None
+
+
+# ---- Megatron-DeepSpeed forks ------------------------------------------------------------------------
+
+def test_fork_flags():
+    text = ("--zero-stage 2 --no-pipeline-parallel --moe-expert-parallel-size 4 --num-experts 16 "
+            "--ds-sequence-parallel-size 2 --deepspeed --deepspeed_config ds.json")
+    f = fork(text)
+    assert (f["parallel.zero_stage"].value, f["parallel.ep"].value, f["ds_sequence_parallel_size"].value) == (2, 4, 2)
+    assert f["megatron_deepspeed.no_pipeline_parallel"].value is True and f["deepspeed.enabled"].value is True
+    assert f["deepspeed.config_path"].value == "ds.json" and at(f["deepspeed.config_path"]) == where(text, "ds.json")
     assert f["model.moe_topk"].value == 1  # the fork's --topk defaults to 1
-    assert facts("", "megatron-deepspeed", "megatron-deepspeed")["parallel.zero_stage"].value == 1
+    assert f["parallel.cp"].value == 1 and "has no --context-parallel-size" in f["parallel.cp"].note
 
 
-def test_trainer_detection():
-    assert detect_trainer(Word.of("pretrain_gpt.py"), "torchrun", []).value == "megatron"
-    assert detect_trainer(Word.of("pretrain_gpt.py"), "torchrun", [Word.of("--deepspeed")]).value == \
-        "megatron-deepspeed"
-    assert detect_trainer(Word.of("/x/Megatron-DeepSpeed/pretrain_gpt.py"), "deepspeed", []).value == \
-        "megatron-deepspeed"
-    assert detect_trainer(Word.of("train.py"), "deepspeed", []).value == "deepspeed"
-    assert detect_trainer(Word.of("train.py"), "torchrun", []).value == "unknown"
+def test_fork_defaults():
+    f = fork("")
+    zero = f["parallel.zero_stage"]
+    assert (zero.value, type(zero.value), zero.origin) == (1, int, "default") and "1.0" in zero.note
+    assert f["megatron_deepspeed.no_pipeline_parallel"].value is False
+    assert "parallel.zero_stage" not in facts("")  # Megatron-LM has no ZeRO stage flag
+
+
+def test_fork_expert_tensor_parallelism():
+    assert fork("--tensor-model-parallel-size 2")["parallel.etp"].value == 1
+    on = fork("--tensor-model-parallel-size 2 --enable-expert-tensor-parallelism")["parallel.etp"]
+    assert (on.value, on.origin) == (2, "derived")
+
+
+def test_fork_num_experts_list_and_gqa():
+    assert fork("--num-experts 1 8")["model.num_experts"].value == 8
+    assert fork("--num-experts 1")["model.num_experts"].value is None  # 1 expert: a dense model
+    f = fork("--num-attention-heads 32 --num-key-value-heads 8")
+    assert f["model.num_query_groups"].value == 8 and f["model.group_query_attention"].value is True
+    assert fork("--num-attention-heads 32")["model.num_query_groups"].value == 32
+
+
+def test_fork_checkpoint_activations_is_full_recompute():
+    f = fork("--checkpoint-activations --checkpoint-num-layers 2")
+    assert f["recompute.granularity"].value == "full" and f["recompute.num_layers"].value == 2
+    assert fork("--checkpoint-activations")["recompute.num_layers"].value == 1
+    assert fork("--fp8-hybrid --bf16")["fp8"].value == "hybrid"
+
+
+def test_fork_virtual_stages_floor_divide_and_keep_one():
+    line = "--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 8"
+    assert fork(line)["parallel.vpp"].value == 1
+
+
+def test_bigscience_fork():
+    f = fork("--checkpoint-activations --pp-partition-method type:transformer|embedding --sequence-parallel",
+             "bigscience")
+    assert f["recompute.granularity"].value == "full"
+    assert f["megatron_deepspeed.pp_partition_method"].value == "type:transformer|embedding"
+    sp = f["parallel.sequence_parallel"]  # not a flag of this fork: argparse rejects it, it sets nothing
+    assert sp.value is False and "has no --sequence-parallel" in sp.note
+
+
+def test_bad_values_never_raise():
+    f = facts("--tensor-model-parallel-size two --num-layers 1.5 --pipeline-model-parallel-layout Ex "
+              "--num-experts --hidden-size")
+    assert f["parallel.tp"].value is None and f["parallel.tp"].origin == "unresolved"
+    assert f["model.num_layers"].value is None and f["parallel.vpp"].value is None
+    assert f["model.num_experts"].value is None and f["model.hidden_size"].value is None

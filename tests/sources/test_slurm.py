@@ -1,43 +1,150 @@
-"""#SBATCH directives in their spellings and the SLURM_* variables they imply."""
+"""#SBATCH directives in their spellings, sbatch/salloc options, and the SLURM_* variables a job implies
+(src/sbatch/opt.c, src/common/slurm_opt.c, sbatch(1) OUTPUT ENVIRONMENT VARIABLES)."""
 
-from plint.shell.model import Word
+import pytest
+
+from plint.shell.model import Piece, Word, unknown
 from plint.source import SourceFile
-from plint.sources.slurm import apply_options, implied_env, read_directives
+from plint.sources.slurm import apply_options, implied_env, parse_options, read_directives
 
 
 def job(text: str):
     return read_directives(SourceFile("job.sbatch", text))
 
 
-def test_spellings():
-    j = job("#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n#SBATCH --gres=gpu:h100:8\n"
-            "#SBATCH --cpus-per-task 12 --exclusive\n#SBATCH -p batch\n")
-    assert (j.nodes.value, j.ntasks_per_node.value, j.gpus_per_node.value, j.gpu_type.value) == (2, 8, 8, "h100")
-    assert (j.cpus_per_task.value, j.exclusive.value, j.partition.value) == (12, True, "batch")
-    assert (j.nodes.span.line, j.nodes.span.col) == (2, 12)
+def words(line: str):
+    """Words of a plain command line, each with its exact span in a SourceFile."""
+    src = SourceFile("cmd.sh", line)
+    out, at = [], 0
+    for token in line.split():
+        at = line.index(token, at)
+        span = src.span(len(line[:at].encode()), len(line[:at + len(token)].encode()))
+        out.append(Word((Piece(token, span, "literal", True, source=src),), span))
+        at += len(token)
+    return out
 
 
-def test_gpus_and_constraint_and_ranges():
-    j = job("#SBATCH --nodes=2-4\n#SBATCH --gpus=a100:16\n#SBATCH --constraint=a100-80gb\n")
-    assert j.nodes.value is None and "range" in j.nodes.note
-    assert j.gpus.value == 16 and j.gpu_type.value == "a100"
+def text_at(source_text, span):
+    return source_text.encode()[span.start:span.end].decode()
 
 
-def test_directives_stop_at_the_first_command_and_need_the_exact_prefix():
-    j = job("#!/bin/bash\n# SBATCH --nodes=64\n#SBATCH --nodes=2\necho hi\n#SBATCH --nodes=8\n")
-    assert j.nodes.value == 2
-    assert job("echo hi\n") is None
+@pytest.mark.parametrize("line", ["#SBATCH -N 4", "#SBATCH -N4", "#SBATCH --nodes=4", "#SBATCH --nodes 4",
+                                  "#SBATCH\t--nodes=4   # four nodes", "#SBATCH --nodes=4-4",
+                                  "#SBATCH --nodes=\"4\"", "#SLURM --nodes=4"])
+def test_node_count_spellings(line):
+    assert job(f"#!/bin/bash\n{line}\n").nodes.value == 4
+
+
+def test_long_options_may_be_abbreviated_when_unambiguous():
+    j = job("#SBATCH --ntasks-per-no=8 --nod=4\n")  # --nod could be --nodes, --nodelist or --nodefile
+    assert j.ntasks_per_node.value == 8 and j.nodes is None
+    assert j.problems[0].message == "sbatch: unrecognized option '--nod=4'"
+
+
+def test_value_spans_point_at_the_value():
+    text = "#!/bin/bash\n#SBATCH -N2 --ntasks-per-node 8\n#SBATCH --gres=gpu:H100:8(S:0-1),nvme:1\n"
+    j = job(text)
+    assert (j.nodes.span.line, j.nodes.span.col) == (2, 11) and text_at(text, j.nodes.span) == "2"
+    assert text_at(text, j.ntasks_per_node.span) == "8"
+    assert text_at(text, j.gpus_per_node.span) == "8" and j.gpus_per_node.span.line == 3
+    assert text_at(text, j.gpu_type.span) == "H100" and j.gpu_type.value == "h100"
+
+
+@pytest.mark.parametrize("line, per_node, kind", [
+    ("--gres=gpu:8", 8, None), ("--gres=gpu:a100:4", 4, "a100"), ("--gres=gpu", 1, None),
+    ("--gres=nvme:1,gpu:h100:8", 8, "h100"), ("--gres=gres/gpu:2", 2, None),
+    ("--gres=gpu:nvidia_h100_80gb_hbm3:8", 8, "nvidia_h100_80gb_hbm3"),
+    ("--gpus-per-node=8", 8, None), ("--gpus-per-node=H100:4", 4, "h100"), ("--gres=nvme:1", None, None),
+])
+def test_gpu_requests(line, per_node, kind):
+    j = job(f"#SBATCH {line}\n")
+    assert (j.gpus_per_node.value if j.gpus_per_node else None, j.gpu_type.value if j.gpu_type else None) == \
+        (per_node, kind)
+
+
+def test_gpus_constraint_and_type_precedence():
+    j = job("#SBATCH --gpus=a100:16\n#SBATCH -C A100-80GB\n")
+    assert j.gpus.value == 16 and j.gpu_type.value == "a100"  # the GPU request names the type
+    j = job("#SBATCH --gres=gpu:8\n#SBATCH --constraint=A100-80GB\n")
+    assert j.gpu_type.value == "a100-80gb" and j.constraint.value == "A100-80GB"
+
+
+def test_other_options():
+    j = job("#SBATCH -n 16 -c 12 --exclusive -p batch -J run1 -t 02:00:00 -A proj --gpus-per-task=1\n")
+    assert (j.ntasks.value, j.cpus_per_task.value, j.exclusive.value, j.partition.value) == (16, 12, True, "batch")
+    assert (j.job_name.value, j.time.value, j.account.value, j.gpus_per_task.value) == ("run1", "02:00:00", "proj", 1)
+    assert [name for name, _, _ in j.directives] == ["ntasks", "cpus-per-task", "exclusive", "partition",
+                                                     "job-name", "time", "account", "gpus-per-task"]
+
+
+def test_node_ranges_are_unresolved_unless_min_equals_max():
+    for spec in ("2-4", "2,4", "1-15:4"):
+        j = job(f"#SBATCH --nodes={spec}\n")
+        assert j.nodes.value is None and j.nodes.origin == "unresolved" and "range" in j.nodes.note
+
+
+def test_what_is_not_a_directive():
+    text = "#!/bin/bash\n# SBATCH --nodes=64\n #SBATCH --nodes=32\n#SBATCH --nodes=2\n\n# note\necho hi\n" \
+           "#SBATCH --nodes=8\n"
+    assert job(text).nodes.value == 2
+    assert job("echo hi\n#SBATCH --nodes=2\n") is None
+    assert job("# SBATCH --nodes=2\n") is None
+
+
+def test_last_directive_wins_and_comments_end_a_line():
+    j = job("#SBATCH --nodes=2\n#SBATCH --nodes=4 # --nodes=8\n#SBATCH --job-name=a#b\n")
+    assert j.nodes.value == 4 and j.job_name.value == "a"
+
+
+def test_heterogeneous_jobs_keep_the_first_component():
+    assert job("#SBATCH -N 2\n#SBATCH hetjob\n#SBATCH -N 8\n").nodes.value == 2
+
+
+def test_sbatch_errors_become_problems():
+    j = job("#SBATCH --nodes=2 foo\n")
+    assert [p.message for p in j.problems] == ["Invalid directive found in batch script: foo"]
+    j = job("#SBATCH --job-name=\"open\n")
+    assert j.problems[0].kind == "syntax" and "Unmatched" in j.problems[0].message
+    j = job("#SBATCH --no-such-option --nodes=2\n")
+    assert j.nodes.value == 2 and j.problems[0].message == "sbatch: unrecognized option '--no-such-option'"
+
+
+def test_getopt_rules():
+    parsed = parse_options(words("-lK1 --kill-on-bad-exit 1 -N2 --exclusive python x.py"), "srun")
+    assert [(o.name, o.value.text if o.value else None) for o in parsed.options] == [
+        ("label", None), ("kill-on-bad-exit", "1"), ("kill-on-bad-exit", None)]
+    assert parsed.stop == 2  # an optional value binds only with `=`: the `1` is the program
+    parsed = parse_options(words("--ntasks-per=4 -N 2 python"), "srun")  # ambiguous abbreviation
+    assert [w.text for w in parsed.unknown] == ["--ntasks-per=4"] and parsed.stop == 3
 
 
 def test_implied_environment():
-    env = implied_env(job("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n"))
+    j = job("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH -c 6\n")
+    env = implied_env(j)
     values = {k: v.value[0].text for k, v in env.items()}
-    assert values["SLURM_NNODES"] == "4" and values["SLURM_JOB_NUM_NODES"] == "4"
-    assert values["SLURM_NTASKS"] == "32" and values["SLURM_GPUS_ON_NODE"] == "8"
-    assert "SLURM_PROCID" not in values and "SLURM_NODEID" not in values
-    assert all(v.value[0].origin == "derived" for v in env.values())
+    assert values == {"SLURM_JOB_NUM_NODES": "4", "SLURM_NNODES": "4", "SLURM_NTASKS": "32", "SLURM_NPROCS": "32",
+                      "SLURM_NTASKS_PER_NODE": "8", "SLURM_TASKS_PER_NODE": "8(x4)", "SLURM_GPUS_ON_NODE": "8",
+                      "SLURM_GPUS_PER_NODE": "8", "SLURM_CPUS_PER_TASK": "6"}
+    assert all(v.value[0].origin == "derived" and v.exported for v in env.values())
+    assert env["SLURM_NNODES"].value[0].span.line == 1
+
+
+def test_implied_environment_only_what_slurm_sets():
+    values = implied_env(job("#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n"))
+    assert set(values) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_GPUS_ON_NODE"}  # no task count asked
+    assert implied_env(job("#SBATCH --nodes=2-4\n")) == {}
+    assert "SLURM_PROCID" not in implied_env(job("#SBATCH -N 1 -n 8\n"))
 
 
 def test_command_line_options_override_the_file():
-    j = apply_options(job("#SBATCH --nodes=1\n"), [Word.of("--nodes=3"), Word.of("-J"), Word.of("x")])
-    assert j.nodes.value == 3
+    j = apply_options(job("#SBATCH --nodes=1\n#SBATCH --gres=gpu:4\n"), words("--nodes=3 -J x --gres gpu:8 run.sh"))
+    assert (j.nodes.value, j.gpus_per_node.value, j.job_name.value) == (3, 8, "x")
+    assert j.nodes.span.path == "cmd.sh"
+    assert apply_options(None, words("-N 2 job.sh")).nodes.value == 2
+    assert apply_options(None, words("-N 2 --no-shell"), "salloc").nodes.value == 2
+
+
+def test_unknown_command_line_values_stay_unresolved():
+    n = Word((Piece("--nodes="), unknown("$NNODES has no value", "NNODES")))
+    j = apply_options(job("#SBATCH --nodes=1\n"), [n, Word.of("job.sh")])
+    assert j.nodes.value is None and "NNODES" in j.nodes.note
