@@ -190,13 +190,16 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
     from plint.catalog.flags import default_release, load_flag_catalog
     from plint.sources.hf import hf_facts
     from plint.sources.megatron import megatron_facts, parse_trainer_args
-    from plint.sources.trainer import detect_trainer
+    from plint.sources.trainer import detect_trainer, fork_release
 
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     flavour = trainer.value
     if flavour in ("megatron", "megatron-deepspeed"):
-        named = releases.get("megatron") if flavour == "megatron" else None
+        named = _named_release(releases.get("megatron"), flavour)
+        if named is None and flavour == "megatron-deepspeed":
+            fork = fork_release(chain.entrypoint, chain.trainer_args)
+            named = fork.value if fork is not None else None
         catalog = load_flag_catalog(named or default_release(flavour))
         launch.release = (catalog.release, named is None)  # (release, assumed?)
         args = parse_trainer_args(chain.trainer_args, catalog)
@@ -208,6 +211,15 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
     return launch
+
+
+def _named_release(named: str | None, flavour: str) -> str | None:
+    """The configured release when it fits the trainer: a Megatron-LM release for Megatron-LM, a fork
+    name for Megatron-DeepSpeed (a Megatron-LM release says nothing about which fork runs)."""
+    from plint.catalog.flags import release_info
+
+    info = release_info(named) if named else None
+    return named if info is not None and info["flavour"] == flavour else None
 
 
 def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):

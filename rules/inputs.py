@@ -145,6 +145,10 @@ def assumed_version(ctx: RuleContext):
     removed = [u for u in args.uses if u.option in REMOVED and u.spec is None] if args is not None else []
     flagged = [u for u, _ in unknown_flags(ctx)] + removed
     if flagged:
-        yield Finding(f"flags were checked against Megatron-LM {release[0]}, the newest release plint knows, "
+        from plint.catalog.flags import release_label
+
+        which = ("the fork plint assumes for a Megatron-DeepSpeed launch" if ctx.layout.value("trainer") == "megatron-deepspeed"
+                 else "the newest release plint knows")
+        yield Finding(f"flags were checked against {release_label(release[0])}, {which}, "
                       "because the configuration names none; set megatron = \"<release>\" in [tool.plint] "
                       "to check against yours", flagged[0].flag_word.value_span, key="release")

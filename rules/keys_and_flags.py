@@ -99,11 +99,13 @@ def unknown_flags(ctx: RuleContext):
     ),
 )
 def unknown_flag(ctx: RuleContext):
-    catalog_name = None
+    from plint.catalog.flags import release_label
+
+    label = None
     for use, suggestion in unknown_flags(ctx):
-        catalog_name = catalog_name or _catalog(ctx).release
+        label = label or release_label(_catalog(ctx).release)
         hint = f"; did you mean {suggestion}?" if suggestion else ""
-        yield Finding(f"{use.option} is not a flag of {trainer(ctx)} {catalog_name}{hint}",
+        yield Finding(f"{use.option} is not a flag of {label}{hint}",
                       use.flag_word.value_span, key=use.option)
 
 
