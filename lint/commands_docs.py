@@ -1,4 +1,6 @@
-"""`plint rules` and `plint explain`: the rule records as a table and as a page."""
+"""`plint rules` and `plint explain`: the rule records as a table and as a page (the same page, in
+markdown, is docs/rules/<CODE>.md and SARIF's help.markdown). Only click at module level: the rule
+modules load when one of these commands runs."""
 
 from __future__ import annotations
 
@@ -6,47 +8,86 @@ import json
 
 import click
 
+WRAP = 88
 
-def _record(rule) -> dict:
+
+def record_json(rule) -> dict:
+    """Every field of a rule record, for `--format json`."""
     d = rule.docs
     return {"code": rule.code, "name": rule.name, "severity": rule.severity, "family": rule.family,
-            "summary": rule.summary, "fix_availability": rule.fix_availability, "docs_url": rule.docs_url,
+            "summary": rule.summary, "fix_availability": rule.fix_availability,
+            "needs_layout": rule.needs_layout, "docs_url": rule.docs_url,
             "what": d.what, "why": d.why, "fix": d.fix, "references": list(d.references),
-            "bad_example": d.bad.files, "good_example": d.good.files}
+            "bad_example": {"main": d.bad.main, "files": dict(d.bad.files)},
+            "good_example": {"main": d.good.main, "files": dict(d.good.files)}}
 
 
 def page(rule, markdown: bool = False) -> str:
-    """A rule's documentation, in ruff's order: what, why, bad, good, fix, references."""
+    """A rule's documentation in ruff's order: title, what it checks, why, bad example, good example,
+    fix, references, docs link."""
     d = rule.docs
-    h = "## " if markdown else ""
-    out = [f"{'# ' if markdown else ''}{rule.code} {rule.name}", "",
-           f"Default severity: {rule.severity}. Fix: {rule.fix_availability}.", "",
-           f"{h}What it checks", "", d.what, "", f"{h}Why it matters", "", d.why, ""]
-    for title, example in (("Bad example", d.bad), ("Good example", d.good)):
-        out += [f"{h}{title}", ""]
-        for name, text in example.files.items():
-            fence = "json" if name.endswith(".json") else "bash"
-            out += [f"`{name}`:", "", f"```{fence}", text.rstrip("\n"), "```", ""] if markdown else \
-                [f"  {name}:"] + [f"    {line}" for line in text.rstrip("\n").splitlines()] + [""]
-    out += [f"{h}Fix", "", d.fix, ""]
+    facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {rule.fix_availability}."
+    sections = [("What it checks", [d.what]), ("Why it matters", [d.why]),
+                ("Bad example", _example(d.bad, markdown)), ("Good example", _example(d.good, markdown)),
+                ("Fix", [d.fix])]
     if d.references:
-        out += [f"{h}References", ""] + [f"- {r}" for r in d.references] + [""]
-    out += [f"Docs: {rule.docs_url}" if not markdown else ""]
-    return "\n".join(out).rstrip() + "\n"
+        sections.append(("References", ["\n".join(f"- {r}" for r in d.references)]))
+    if markdown:
+        out = [f"# {rule.code} {rule.name}", "", rule.summary, "", facts, ""]
+        for title, blocks in sections:
+            out += [f"## {title}", ""] + [line for block in blocks for line in (block, "")]
+        return "\n".join(out).rstrip() + "\n"
+    title = f"{rule.code} {rule.name}"
+    out = [title, "=" * len(title), "", _wrap(rule.summary), "", facts, ""]
+    for heading, blocks in sections:
+        out += [heading, "-" * len(heading), ""]
+        for block in blocks:
+            out += [block if block.startswith(("  ", "- ")) else _wrap(block), ""]
+    out.append(f"Docs: {rule.docs_url}")
+    return "\n".join(out) + "\n"
+
+
+def _example(example, markdown: bool) -> list[str]:
+    blocks = []
+    for name, text in example.files.items():
+        label = f"`{name}`" if markdown else name
+        if len(example.files) > 1 and name == example.main:
+            label += " (the file plint checks)"
+        body = text.rstrip("\n")
+        if markdown:
+            fence = "json" if name.endswith(".json") else "toml" if name.endswith(".toml") else "bash"
+            blocks += [f"{label}:", f"```{fence}\n{body}\n```"]
+        else:
+            blocks.append(f"  {label}:\n" + "\n".join(f"    {line}" for line in body.splitlines()))
+    return blocks
+
+
+def _wrap(paragraph: str) -> str:
+    import textwrap
+
+    return textwrap.fill(paragraph, WRAP, break_long_words=False, break_on_hyphens=False)
+
+
+def table(records) -> str:
+    """One row per rule: code, name, severity, fix availability, summary."""
+    rows = [("code", "name", "severity", "fix", "summary")]
+    rows += [(r.code, r.name, r.severity, r.fix_availability, r.summary) for r in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
+                     for row in rows)
 
 
 @click.command()
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(fmt: str) -> None:
-    """List every rule."""
+    """List every rule: code, name, severity, fix availability, summary."""
     from plint.rules.base import all_rules
 
     records = list(all_rules().values())
     if fmt == "json":
-        click.echo(json.dumps([_record(r) for r in records], indent=2))
-        return
-    for r in records:
-        click.echo(f"{r.code}  {r.name:34s} {r.severity:8s} fix:{r.fix_availability:9s} {r.summary}")
+        click.echo(json.dumps([record_json(r) for r in records], indent=2))
+    else:
+        click.echo(table(records))
 
 
 @click.command()
@@ -54,13 +95,21 @@ def rules(fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(rule: str, fmt: str) -> None:
     """Explain a rule, by code (PL201) or name (tp-spans-nodes)."""
-    from difflib import get_close_matches
-
     from plint.rules.base import all_rules, find_rule
 
     found = find_rule(rule)
     if found is None:
-        names = [*all_rules(), *(r.name for r in all_rules().values())]
-        near = get_close_matches(rule, names, n=1)
-        raise click.UsageError(f"no rule {rule!r}" + (f"; did you mean {near[0]}?" if near else ""))
-    click.echo(json.dumps(_record(found), indent=2) if fmt == "json" else page(found), nl=fmt == "json")
+        raise click.UsageError(f"no rule {rule!r}{did_you_mean(rule, all_rules())}; `plint rules` lists them")
+    if fmt == "json":
+        click.echo(json.dumps(record_json(found), indent=2))
+    else:
+        click.echo(page(found), nl=False)
+
+
+def did_you_mean(word: str, rules: dict) -> str:
+    from difflib import get_close_matches
+
+    names = {r.name: r.name for r in rules.values()}
+    names.update({code.lower(): code for code in rules})  # codes compare case-insensitively
+    near = get_close_matches(word.lower(), list(names), n=1, cutoff=0.6)
+    return f" (did you mean {names[near[0]]}?)" if near else ""

@@ -24,16 +24,19 @@ def generate(out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     written = []
     rows = ["# plint rules", "", "Generated from the rule records by scripts/generate_rule_docs.py.", "",
-            "| code | name | severity | fix | summary |", "|---|---|---|---|---|"]
+            "| code | name | family | severity | fix | summary |", "|---|---|---|---|---|---|"]
     for rule in all_rules().values():
         path = out / f"{rule.code}.md"
         path.write_text(page(rule, markdown=True))
         written.append(path)
-        rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity} | {rule.fix_availability} "
-                    f"| {rule.summary} |")
+        summary = rule.summary.replace("|", "\\|")  # a table cell
+        rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "
+                    f"| {rule.fix_availability} | {summary} |")
     index = out / "README.md"
     index.write_text("\n".join(rows) + "\n")
     written.append(index)
+    for stale in set(out.glob("PL*.md")) - set(written):  # a rule that no longer exists
+        stale.unlink()
     return written
 
 

@@ -1,20 +1,25 @@
-"""GitHub workflow-command annotations, escaped as the runner expects; the full report also goes to
-$GITHUB_STEP_SUMMARY when it is set (the runner shows only the first annotations of a step)."""
+"""GitHub workflow-command annotations (`::error title=plint PL201 (tp-spans-nodes),file=...::message`),
+errors first and escaped as the runner parses them. The runner shows only the first few annotations of
+each kind per step, so a closing notice says when there are more, and the full markdown report is
+appended to $GITHUB_STEP_SUMMARY when it is set."""
 
 from __future__ import annotations
 
 import os
 
-from plint.report.common import relative, visible
+from plint.report.common import counts, relative, visible
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+SHOWN_PER_KIND = 10  # annotations of one kind a step shows (reviewdog #411)
 
 
 def escape_data(text: str) -> str:
+    """The message part: `%`, CR and LF are the runner's own syntax."""
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
 def escape_property(text: str) -> str:
+    """A `key=value` property: additionally `:` and `,`, which end the value."""
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
@@ -24,15 +29,35 @@ def annotation(d) -> str:
         props += [f"line={d.line}", f"col={d.col or 1}"]
         if d.end_line:
             props += [f"endLine={d.end_line}", f"endColumn={d.end_col or 1}"]
-    return f"::{COMMAND[d.severity]} {','.join(props)}::{escape_data(d.message)}"
+    return f"::{COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(d.message)}"
 
 
 def render(results) -> str:
-    lines = [annotation(d) for _, d in visible(results)]
-    summary = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary:
-        from plint.report.markdown import render as markdown
-
-        with open(summary, "a", encoding="utf-8") as fh:
-            fh.write(markdown(results) + "\n")
+    pairs = visible(results, errors_first=True)
+    lines = [annotation(d) for _, d in pairs]
+    per_kind: dict[str, int] = {}
+    for _, d in pairs:
+        per_kind[d.severity] = per_kind.get(d.severity, 0) + 1
+    if any(n > SHOWN_PER_KIND for n in per_kind.values()):
+        c = counts(results)
+        lines.append("::notice title=plint::" + escape_data(
+            f"{len(pairs)} findings ({c['error']} errors, {c['warning']} warnings, {c['info']} info); "
+            f"GitHub shows only the first {SHOWN_PER_KIND} annotations of each kind: the step summary "
+            "lists them all"))
+    write_step_summary(results)
     return "\n".join(lines) if lines else "plint: no findings"
+
+
+def write_step_summary(results) -> None:
+    path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if not path:
+        return
+    from plint.report.markdown import render as markdown
+
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(markdown(results) + "\n")
+    except OSError as exc:  # a summary we cannot write must not hide the annotations
+        import sys
+
+        sys.stderr.write(f"plint: cannot write GITHUB_STEP_SUMMARY ({path}): {exc}\n")

@@ -1,8 +1,12 @@
-"""The JSON report (a contract: DESIGN.md, `plint check --format json`)."""
+"""The JSON report (a contract: DESIGN.md, `plint check --format json`).
+
+Every diagnostic keeps the contract fields and adds `docs_url`, a line-free `fingerprint`,
+`fix.applicability` and `suppressed` (suppressed findings stay in the report, counted apart)."""
 
 from __future__ import annotations
 
 import json
+
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
@@ -15,31 +19,28 @@ def file_json(result) -> dict[str, Any]:
     out: dict[str, Any] = {
         "path": result.path,
         "layout": layouts[0] if layouts else None,
-        "diagnostics": [_diagnostic(d) for d in result.diagnostics],
+        "diagnostics": [diagnostic_json(d) for d in result.diagnostics],
     }
     if len(layouts) > 1:
         out["layouts"] = layouts
     return out
 
 
-def _diagnostic(d) -> dict[str, Any]:
-    from plint.report.common import docs_url, fingerprint
+def diagnostic_json(d) -> dict[str, Any]:
+    from plint.report.common import docs_url, fingerprint, fix_of
 
     out = d.to_json()
+    out["fix"] = fix_of(d)
     out["docs_url"] = docs_url(d.code)
     out["fingerprint"] = fingerprint(d)
     return out
 
 
-def summary(results) -> dict[str, Any]:
-    counts = {"error": 0, "warning": 0, "info": 0}
-    for r in results:
-        for d in r.diagnostics:
-            if d.suppressed is None:  # suppressed findings are kept in the report but not counted
-                counts[d.severity] = counts.get(d.severity, 0) + 1
-            else:
-                counts["suppressed"] = counts.get("suppressed", 0) + 1
-    return {"files": len(results), **counts}
+def summary(results) -> dict[str, int]:
+    """{files, error, warning, info, suppressed}: severities count unsuppressed findings only."""
+    from plint.report.common import counts
+
+    return counts(results)
 
 
 def render(results) -> str:

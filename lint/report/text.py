@@ -1,17 +1,57 @@
-"""Terminal output: for each finding the code, the source line with a caret under the exact span, the
-message (it carries the numbers) and the docs link; `--concise` gives one line per finding. Colour
-(rich) only when writing to a terminal, so pre-commit and CI logs stay plain and rich stays unimported."""
+"""Terminal output, shaped like ruff's full format: per finding a `PL201 [error] tp-spans-nodes` header,
+`--> path:line:col`, the numbered source lines of the span with `^` under exactly its characters, the
+message (it carries the numbers), `help:` with the fix and its diff, and the docs link; a summary line
+closes. `--concise` gives one `path:line:col: CODE [severity] message` line per finding (problem matchers).
+
+Suppressed findings are only counted. Colour (rich, imported only then) only on a terminal without
+NO_COLOR, so pre-commit and CI logs stay plain and deterministic."""
 
 from __future__ import annotations
 
 import os
 import sys
 
-from plint.report.common import docs_url, visible
-from plint.report.json_report import summary
+from plint.report.common import counts, docs_url, fix_of, visible, where
+
+MAX_SNIPPET_LINES = 3  # a longer span (a whole command) shows its first and last lines around an ellipsis
+TAB_WIDTH = 4
+HEADER_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
+
+# A rendered line is a list of (style, text) segments; style "" is plain.
+Line = list
 
 
-def _layout_line(layout) -> str:
+def render(results, concise: bool = False, color: bool | None = None) -> str:
+    """The report for `plint check --format text`; `color=None` decides from the terminal."""
+    closing = summary_line(results)
+    pairs = visible(results, errors_first=False)
+    if concise:
+        return "\n".join([concise_line(d) for _, d in pairs] + [closing])
+    sources = _Sources()
+    blocks: list[list[Line]] = []
+    for r in results:
+        for layout in r.layouts:
+            blocks.append([[("dim", f"{r.path}: {layout_line(layout)}")]])
+    blocks += [finding_lines(d, sources) for _, d in pairs]
+    blocks.append([[("bold", closing)]])
+    if color is None:
+        color = bool(pairs) and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    return _coloured(blocks) if color else "\n\n".join(
+        "\n".join("".join(text for _, text in line) for line in block) for block in blocks)
+
+
+def concise_line(d) -> str:
+    return f"{where(d)}: {d.code} [{d.severity}] {d.message}"
+
+
+def summary_line(results) -> str:
+    c = counts(results)
+    text = f"{c['files']} file(s) checked: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
+    return text + (f", {c['suppressed']} suppressed" if c["suppressed"] else "")
+
+
+def layout_line(layout) -> str:
+    """One short line per launch: who launches what on how many GPUs, split how."""
     v = layout.value
     parts = [f"launcher={v('launcher') or '-'}", f"trainer={v('trainer')}",
              f"nodes={_q(v('cluster.nnodes'))}", f"gpus/node={_q(v('cluster.gpus_per_node'))}",
@@ -30,74 +70,135 @@ def _q(value) -> str:
     return "?" if value is None else str(value)
 
 
-class _Lines:
-    def __init__(self) -> None:
-        self.cache: dict[str, list[str]] = {}
-
-    def get(self, path: str, line: int) -> str | None:
-        if path not in self.cache:
-            try:
-                with open(path, encoding="utf-8", errors="surrogateescape") as fh:
-                    self.cache[path] = fh.read().splitlines()
-            except OSError:
-                self.cache[path] = []
-        lines = self.cache[path]
-        return lines[line - 1] if 0 < line <= len(lines) else None
-
-
-def _full(d, lines: _Lines) -> list[tuple[str, str]]:
-    """(style, text) lines of one finding."""
-    out = [("bold " + {"error": "red", "warning": "yellow", "info": "cyan"}[d.severity],
-            f"{d.code} [{d.severity}] {d.name}")]
-    out.append(("blue", f"  --> {d.path}:{d.line}:{d.col}" if d.line else f"  --> {d.path}"))
+def finding_lines(d, sources: _Sources) -> list[Line]:
+    out: list[Line] = [[(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}] {d.name}")],
+                       [("blue", "  --> "), ("", where(d))]]
     if d.line:
-        text = lines.get(d.path, d.line)
-        if text is not None:
-            gutter = str(d.line)
-            width = (d.end_col - d.col) if d.end_line == d.line and d.end_col and d.end_col > d.col else 1
-            out.append(("blue", f"{' ' * len(gutter)} |"))
-            out.append(("", f"{gutter} | {text.expandtabs(1)}"))
-            out.append(("bold red", f"{' ' * len(gutter)} | {' ' * (d.col - 1)}{'^' * width}"))
-    out.append(("", f"  = {d.message}"))
-    if d.fix:
-        out.append(("green", f"  help: {d.fix.get('description', '')}"))
-    out.append(("dim", f"  docs: {docs_url(d.code)}"))
+        out += snippet(sources.lines(d.path), d.line, d.col or 1, d.end_line or d.line,
+                       d.end_col if d.end_line else None)
+    out.append([("", f"  = {d.message}")])
+    fix = fix_of(d)
+    if fix is not None:
+        unsafe = " (unsafe fix)" if fix["applicability"] != "safe" else ""
+        out.append([("green", f"  help: {fix['description']}{unsafe}")])
+        out += [[(style, f"    {text}")] for style, text in fix_diff(fix["edits"], sources)]
+    out.append([("dim", f"  docs: {docs_url(d.code)}")])
     return out
 
 
-def _concise(d) -> str:
-    where = f"{d.path}:{d.line}:{d.col}" if d.line else d.path
-    return f"{where}: {d.code} [{d.severity}] {d.message}"
+def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col: int | None) -> list[Line]:
+    """Numbered source lines of a span with carets under its characters; nothing when the file cannot
+    be read back (a virtual file, a deleted file)."""
+    if not lines or not 0 < line <= len(lines):
+        return []
+    if end_line > line and end_col == 1:  # the span ends at the start of a line: that line is not in it
+        end_line -= 1
+        end_col = None
+    end_line = max(line, min(end_line, len(lines)))
+    numbers = list(range(line, end_line + 1))
+    if len(numbers) > MAX_SNIPPET_LINES:
+        numbers = [numbers[0], None, numbers[-1]]
+    gutter = len(str(end_line))
+    bar = " " * gutter + " |"
+    out: list[Line] = [[("blue", bar)]]
+    for n in numbers:
+        if n is None:
+            out.append([("blue", "...")])
+            continue
+        text = lines[n - 1]
+        display, offsets = _display(text)
+        first = col - 1 if n == line else _indent(text)
+        last = (end_col - 1 if end_col else len(text)) if n == end_line else len(text)
+        first = max(0, min(first, len(text)))
+        last = max(first, min(last, len(text)))
+        start, stop = offsets[first], offsets[last]
+        out.append([("blue", f"{n:>{gutter}} | "), ("", display)])
+        out.append([("blue", bar + " "), ("bold red", " " * start + "^" * max(1, stop - start))])
+    return out
 
 
-def render(results, concise: bool = False) -> str:
-    s = summary(results)
-    closing = (f"{s['files']} file(s) checked: {s['error']} error(s), {s['warning']} warning(s), {s['info']} info"
-               + (f", {s['suppressed']} suppressed" if s.get("suppressed") else ""))
-    pairs = visible(results)
-    if concise:
-        return "\n".join([_concise(d) for _, d in pairs] + [closing])
-    lines = _Lines()
-    blocks: list[list[tuple[str, str]]] = []
-    for r in results:
-        for layout in r.layouts:
-            blocks.append([("dim", f"{r.path}: {_layout_line(layout)}")])
-    for _, d in pairs:
-        blocks.append(_full(d, lines))
-    if pairs and sys.stdout.isatty() and not os.environ.get("NO_COLOR"):
-        return _coloured(blocks, closing)
-    return "\n\n".join("\n".join(text for _, text in block) for block in blocks + [[("", closing)]])
+def _indent(text: str) -> int:
+    return len(text) - len(text.lstrip())
 
 
-def _coloured(blocks, closing: str) -> str:
+def _display(text: str) -> tuple[str, list[int]]:
+    """The line as a terminal shows it (tabs expanded, wide characters two cells) and, for each
+    character index (and the end), its display column: spans count characters, carets count cells."""
+    cells, offsets, pos = [], [], 0
+    wide = None if text.isascii() else __import__("unicodedata")
+    for ch in text:
+        offsets.append(pos)
+        if ch == "\t":
+            width = TAB_WIDTH - pos % TAB_WIDTH
+            cells.append(" " * width)
+        else:
+            width = 1
+            if wide is not None:
+                if wide.combining(ch):
+                    width = 0
+                elif wide.east_asian_width(ch) in ("W", "F"):
+                    width = 2
+            cells.append(ch)
+        pos += width
+    offsets.append(pos)
+    return "".join(cells), offsets
+
+
+def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
+    """`- old` / `+ new` lines for each edit (edits are byte ranges of the file they name)."""
+    out: list[tuple[str, str]] = []
+    for edit in edits:
+        data = sources.data(edit["path"])
+        if data is None:
+            continue
+        start, end = max(0, edit["start"]), min(len(data), edit["end"])
+        line_start = data.rfind(b"\n", 0, start) + 1
+        line_end = data.find(b"\n", end)
+        line_end = len(data) if line_end < 0 else line_end
+        old = data[line_start:line_end].decode("utf-8", "replace")
+        new = (data[line_start:start] + edit["text"].encode("utf-8", "surrogateescape")
+               + data[end:line_end]).decode("utf-8", "replace")
+        out += [("red", f"- {text}") for text in old.split("\n")]
+        out += [("green", f"+ {text}") for text in new.split("\n")] if new else []
+    return out
+
+
+class _Sources:
+    """Files read back from disk once each, for snippets and diffs."""
+
+    def __init__(self) -> None:
+        self._data: dict[str, bytes | None] = {}
+
+    def data(self, path: str) -> bytes | None:
+        if path not in self._data:
+            try:
+                with open(path, "rb") as fh:
+                    self._data[path] = fh.read()
+            except OSError:
+                self._data[path] = None
+        return self._data[path]
+
+    def lines(self, path: str) -> list[str] | None:
+        """Lines split on newlines only, as bash and the span line numbers count them."""
+        data = self.data(path)
+        if data is None or b"\0" in data:
+            return None
+        # "replace" keeps one character per undecodable byte (as the spans count) and stays printable
+        return [line.removesuffix("\r") for line in data.decode("utf-8", "replace").split("\n")]
+
+
+def _coloured(blocks: list[list[Line]]) -> str:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(force_terminal=True, highlight=False, soft_wrap=True)
+    console = Console(force_terminal=True, highlight=False, soft_wrap=True, emoji=False, markup=False)
     with console.capture() as capture:
-        for block in blocks:
-            for style, text in block:
-                console.print(Text(text, style=style or None))
-            console.print()
-        console.print(Text(closing, style="bold"))
+        for i, block in enumerate(blocks):
+            if i:
+                console.print()
+            for line in block:
+                text = Text()
+                for style, segment in line:
+                    text.append(segment, style=style or None)
+                console.print(text)
     return capture.get().rstrip("\n")
