@@ -2,12 +2,14 @@
 checked file and stopping at the git root; the nearest file wins, with no merging (as ruff does).
 
 Validation is a few direct checks with clear messages (importing jsonschema would cost more than
-the whole check); schemas/config.schema.json documents the same shape and a test keeps the two in
-agreement.
+the whole check); schemas/config.schema.json documents the same shape and tests/test_config.py
+keeps the two in agreement. Rule selectors are checked against the rule catalog by the engine,
+which has it loaded anyway (plint.engine.Engine.settings_for).
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -15,13 +17,20 @@ if TYPE_CHECKING:
 
 from plint.record import field, record
 
+# Every threshold a rule may read from settings.thresholds, with its default (fractions).
 THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
 SEVERITIES = ("error", "warning", "info", "off")
-KEYS = {
+FAIL_ON = ("error", "warning", "info", "never")
+CLUSTER_KEYS = ("nvlink-domain", "inter-node-bandwidth-gbps", "gpus-per-node")
+RELEASE_KEYS = ("megatron", "deepspeed")
+_NUMBER = (int, float)
+# key -> accepted Python type(s) after TOML decoding (bools excluded separately: bool is an int)
+KEYS: dict[str, Any] = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "severity": dict,
-    "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": (int, float),
+    "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
     "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
 }
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 @record
@@ -38,11 +47,24 @@ class Settings:
     cluster: dict[str, Any] = field(default_factory=dict)  # nvlink-domain, inter-node bandwidth, gpus-per-node
     assume: dict[str, str] = field(default_factory=dict)
     releases: dict[str, str] = field(default_factory=dict)  # {"megatron": "0.16", "deepspeed": "0.19"}
-    baseline: str | None = None
+    baseline: str | None = None  # relative to the config file's folder
 
     @property
     def root(self) -> Path:
+        """The folder per-file-ignores globs and the baseline path are relative to."""
         return self.path.parent if self.path is not None else Path.cwd()
+
+    def selector_lists(self) -> list[tuple[str, list[str]]]:
+        """(config key, selectors) for every place the file names rules, for the engine to check."""
+        out = [("select", self.select or []), ("extend-select", self.extend_select), ("ignore", self.ignore)]
+        out += [(f"per-file-ignores.{glob}", codes) for glob, codes in self.per_file_ignores.items()]
+        out.append(("severity", list(self.severity)))
+        return out
+
+    def where(self, key: str) -> str:
+        """`path: [tool.plint] key` (or `path: key` for a .plint.toml), the prefix of a config error."""
+        table = "[tool.plint] " if self.path is not None and self.path.name == "pyproject.toml" else ""
+        return f"{self.path}: {table}{key}"
 
 
 def _toml(path: Path) -> dict:
@@ -62,14 +84,13 @@ def table_of(path: Path) -> dict | None:
     """The plint table of a config file, or None when a pyproject.toml has none."""
     if path.name == "pyproject.toml":
         try:
-            if "tool.plint" not in path.read_text(errors="replace"):
-                return None  # most pyproject files have no [tool.plint]: skip the TOML parser
+            if "plint" not in path.read_text(errors="replace"):
+                return None  # most pyproject files never mention plint: skip the TOML parser
         except OSError:
             return None
-    data = _toml(path)
-    if path.name == "pyproject.toml":
-        return data.get("tool", {}).get("plint")
-    return data
+        table = _toml(path).get("tool", {}).get("plint")
+        return table if isinstance(table, dict) else None
+    return _toml(path)
 
 
 def discover(start: Path) -> Path | None:
@@ -81,65 +102,95 @@ def discover(start: Path) -> Path | None:
             path = candidate / name
             if path.is_file() and (name == ".plint.toml" or table_of(path) is not None):
                 return path
-        if (candidate / ".git").exists():
+        if (candidate / ".git").exists():  # a directory, or a file in a worktree or submodule
             return None
     return None
 
 
-def _strings(path: Path, key: str, value) -> list[str]:
-    if isinstance(value, str):
-        value = [value]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{path}: [tool.plint] {key}: expected a list of rule codes or names, got {value!r}")
-    return value
+def _did_you_mean(word: str, choices) -> str:
+    from difflib import get_close_matches
+
+    near = get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _is(value, expected) -> bool:
+    return isinstance(value, expected) and not isinstance(value, bool)
 
 
 def settings_from(path: Path, table: dict) -> Settings:
-    from difflib import get_close_matches
-
+    """Settings from a decoded plint table; ValueError("path: [tool.plint] key: ...") when it is wrong."""
+    s = Settings(path=path)
+    if path.name == ".plint.toml" and "tool" in table and "plint" in (table.get("tool") or {}):
+        raise ValueError(f"{path}: a .plint.toml holds the settings at top level, without a [tool.plint] table")
     for key, value in table.items():
         if key not in KEYS:
-            near = get_close_matches(key, KEYS, n=1)
-            raise ValueError(f"{path}: [tool.plint] unknown key {key!r}" + (f"; did you mean {near[0]!r}?" if near else ""))
+            raise ValueError(f"{s.where(repr(key))}: unknown key{_did_you_mean(key, KEYS)}")
         expected = KEYS[key]
-        if not isinstance(value, expected) or isinstance(value, bool):
-            kind = expected.__name__ if isinstance(expected, type) else "number"
-            raise ValueError(f"{path}: [tool.plint] {key}: expected {kind}, got {value!r}")
-    s = Settings(path=path)
+        if not _is(value, expected):
+            kind = {list: "a list", dict: "a table", str: "a string", int: "an integer"}.get(expected, "a number")
+            raise ValueError(f"{s.where(key)}: expected {kind}, got {value!r}")
     if "select" in table:
-        s.select = _strings(path, "select", table["select"])
-    s.extend_select = _strings(path, "extend-select", table.get("extend-select", []))
-    s.ignore = _strings(path, "ignore", table.get("ignore", []))
-    s.per_file_ignores = {g: _strings(path, f"per-file-ignores.{g}", v) for g, v in table.get("per-file-ignores", {}).items()}
+        s.select = _selectors(s, "select", table["select"])
+    s.extend_select = _selectors(s, "extend-select", table.get("extend-select", []))
+    s.ignore = _selectors(s, "ignore", table.get("ignore", []))
+    s.per_file_ignores = {glob: _selectors(s, f"per-file-ignores.{glob}", codes)
+                          for glob, codes in table.get("per-file-ignores", {}).items()}
     for key, level in table.get("severity", {}).items():
         if level not in SEVERITIES:
-            raise ValueError(f"{path}: [tool.plint] severity.{key}: expected one of {', '.join(SEVERITIES)}, got {level!r}")
+            raise ValueError(f"{s.where(f'severity.{key}')}: expected one of {', '.join(SEVERITIES)}, got {level!r}")
         s.severity[key] = level
     if "fail-on" in table:
-        if table["fail-on"] not in ("error", "warning", "info", "never"):
-            raise ValueError(f"{path}: [tool.plint] fail-on: expected error, warning, info or never")
+        if table["fail-on"] not in FAIL_ON:
+            raise ValueError(f"{s.where('fail-on')}: expected one of {', '.join(FAIL_ON)}, got {table['fail-on']!r}")
         s.fail_on = table["fail-on"]
     for key, value in table.get("thresholds", {}).items():
-        if key not in THRESHOLDS or not isinstance(value, (int, float)) or isinstance(value, bool):
-            raise ValueError(f"{path}: [tool.plint] thresholds.{key}: known thresholds are "
-                             f"{', '.join(THRESHOLDS)}, each a number")
+        if key not in THRESHOLDS:
+            raise ValueError(f"{s.where(f'thresholds.{key}')}: unknown threshold{_did_you_mean(key, THRESHOLDS)} "
+                             f"(known: {', '.join(THRESHOLDS)})")
+        if not _is(value, _NUMBER) or value < 0:
+            raise ValueError(f"{s.where(f'thresholds.{key}')}: expected a number >= 0, got {value!r}")
         s.thresholds[key] = float(value)
-    s.gpu = table.get("gpu")
-    s.cluster = {k: table[k] for k in ("nvlink-domain", "inter-node-bandwidth-gbps", "gpus-per-node") if k in table}
-    s.assume = {str(k): str(v) for k, v in table.get("assume", {}).items()}
-    s.releases = {k: table[k] for k in ("megatron", "deepspeed") if k in table}
+    if "gpu" in table:
+        from plint.catalog.hardware import gpu_names, lookup_gpu
+
+        if lookup_gpu(table["gpu"]) is None:
+            raise ValueError(f"{s.where('gpu')}: unknown GPU {table['gpu']!r}{_did_you_mean(table['gpu'], gpu_names())}"
+                             f" (known: {', '.join(gpu_names())})")
+        s.gpu = table["gpu"]
+    for key in CLUSTER_KEYS:
+        if key in table:
+            if table[key] <= 0:
+                raise ValueError(f"{s.where(key)}: expected a positive number, got {table[key]!r}")
+            s.cluster[key] = table[key]
+    for name, value in table.get("assume", {}).items():
+        if not _SHELL_NAME.match(name):
+            raise ValueError(f"{s.where(f'assume.{name}')}: not a shell variable name")
+        if not _is(value, (str, int)):
+            raise ValueError(f"{s.where(f'assume.{name}')}: expected a string or an integer, got {value!r}")
+        s.assume[name] = str(value)
+    s.releases = {k: table[k] for k in RELEASE_KEYS if k in table}
     if "megatron" in s.releases:
         from plint.catalog.flags import releases
 
         if s.releases["megatron"] not in releases():
-            raise ValueError(f"{path}: [tool.plint] megatron: unknown release {s.releases['megatron']!r}; "
+            raise ValueError(f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; "
                              f"known: {', '.join(releases())}")
     s.baseline = table.get("baseline")
     return s
 
 
+def _selectors(s: Settings, key: str, value) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{s.where(key)}: expected a list of rule codes, names or code prefixes, got {value!r}")
+    return [v.strip() for v in value]
+
+
 def load(path: Path | None) -> Settings:
+    """The settings of one config file (None: the defaults)."""
     if path is None:
         return Settings()
     table = table_of(path)
+    if table is None and path.name == "pyproject.toml":
+        raise ValueError(f"{path}: no [tool.plint] table")
     return settings_from(path, table or {})

@@ -1,12 +1,19 @@
 """Inline suppression: `# plint: disable=CODE|name[,...] -- reason` comments in shell files.
 
-A comment on its own line (anywhere in the comment block right above a statement, so it stacks with
-`# shellcheck disable=...`) covers the whole statement: a 30-line `torchrun ... \\` command, an
-`ARGS=( ... )` array, a heredoc with its body. A trailing comment covers its own line (a one-line
-statement or an array element). `# plint: disable-file=...` anywhere covers the file. A directive
-on a statement that names or writes a JSON file (`--deepspeed_config ds.json`, `cat <<EOF > ds.json`)
-also covers findings in that JSON, which cannot hold comments. Directives that suppress nothing are
-reported (PL004).
+bash allows no comment on a continued line, so a launch command of 30 physical lines can carry a
+trailing comment only on its last line. Hence shellcheck's rule: a directive on its own line
+(anywhere in the comment block right above a statement, so it stacks with `# shellcheck
+disable=...`) covers the whole statement that follows: a `torchrun ... \\` command, an
+`ARGS=( ... )` array, a heredoc with its body, an if block. Inside an array it covers the next
+element. A trailing directive covers its line, and the whole statement when it ends that statement
+(the last line of a multi-line command, the `)` of an array, the opening line of a heredoc).
+`# plint: disable-file=...` anywhere covers the file. JSON holds no comments, so a directive also
+covers findings in the JSON files its statement names or writes (`--deepspeed_config ds.json`,
+`cat <<EOF > ds.json`), matched by file name. Comments are found with tree-sitter, so text inside a
+heredoc body or a string is never taken for a directive.
+
+Each directive records which of its selectors suppressed something; the engine reports the rest
+(PL004), and directives it cannot read at all.
 """
 
 from __future__ import annotations
@@ -16,7 +23,18 @@ import re
 
 from plint.record import field, record
 
-DIRECTIVE = re.compile(r"#\s*plint:\s*(disable|disable-file)\s*=\s*([A-Za-z0-9_,\- ]+?)\s*(?:--\s*(.*))?$")
+MARK = re.compile(r"#\s*plint\s*:")
+DIRECTIVE = re.compile(r"#\s*plint\s*:\s*(?P<kind>[A-Za-z-]+)\s*(?:=\s*(?P<rest>.*))?$")
+# selectors, comma-separated; a name's single hyphens are part of it, ` -- ` starts the reason
+SELECTORS = re.compile(r"\s*(?P<list>[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?:\s*,\s*[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*)*)"
+                       r"\s*,?\s*(?:--)?\s*(?P<reason>.*)$")
+KINDS = ("disable", "disable-file")
+JSON_NAME = re.compile(r"([\w.@+-]+\.json)\b")  # a file name, whatever folder precedes it
+# statements a trailing directive on their last line covers whole; anything else: the line alone
+_STATEMENTS = {"command", "redirected_statement", "variable_assignment", "declaration_command", "pipeline", "list",
+               "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
+               "function_definition", "compound_statement", "subshell", "negated_command", "test_command",
+               "unset_command", "variable_assignments"}
 
 
 @record
@@ -28,91 +46,125 @@ class Directive:
     selectors: tuple[str, ...]
     reason: str
     file_wide: bool
-    first: int = 0  # covered lines
+    first: int = 0  # covered lines; 0..0 covers none
     last: int = 0
-    names_files: tuple[str, ...] = ()  # basenames of JSON files the covered statement names
-    used: bool = field(default=False, compare=False)
+    names_files: tuple[str, ...] = ()  # basenames of the JSON files the covered text names
+    problem: str | None = None  # why the comment is no directive plint can apply
+    used: set = field(default_factory=set, compare=False)  # selectors that suppressed something
 
-    def matches(self, code: str, name: str) -> bool:
-        return any(s.upper() == code or s.lower() == name for s in self.selectors)
+    def matching_selector(self, code: str, name: str) -> str | None:
+        return next((s for s in self.selectors if s.upper() == code or s.lower() == name), None)
 
 
-def _statement_ranges(data: bytes) -> list[tuple[int, int, int, int]]:
-    """(start_line, end_line, start_byte, end_byte) of top-level and nested statements, 1-based lines."""
-    from plint.shell.parse import parse
+def covers(d: Directive, path: str, line: int | None, code: str, name: str) -> str | None:
+    """The selector of d that covers a finding of rule code/name at path:line, or None."""
+    if d.problem is not None:
+        return None
+    selector = d.matching_selector(code, name)
+    if selector is None:
+        return None
+    if path == d.path:
+        covered = d.file_wide or (line is not None and d.first <= line <= d.last)
+    else:
+        covered = path.lower().endswith(".json") and os.path.basename(path) in d.names_files
+    return selector if covered else None
 
-    tree = parse(data)
-    out = []
-    stack = [tree.root_node]
+
+def parse_comment(text: str) -> tuple[str | None, tuple[str, ...], str, str | None]:
+    """(kind, selectors, reason, problem) of a comment that mentions `plint:`."""
+    start = MARK.search(text)
+    m = DIRECTIVE.match(text[start.start():]) if start else None
+    if m is None or m.group("kind") not in KINDS:
+        return None, (), "", "not a plint directive (expected `# plint: disable=CODES -- reason` or `disable-file=`)"
+    rest = SELECTORS.match(m.group("rest") or "")
+    if rest is None:
+        return m.group("kind"), (), "", f"`{m.group('kind')}=` names no rule (codes or names, comma-separated)"
+    selectors = tuple(s.strip() for s in rest.group("list").split(","))
+    return m.group("kind"), selectors, rest.group("reason").strip(), None
+
+
+def _lines(node) -> tuple[int, int]:
+    """1-based first and last line of a node; a node ending at column 0 ends on the line before."""
+    first, last = node.start_point[0] + 1, node.end_point[0] + 1
+    if node.end_point[1] == 0 and last > first:
+        last -= 1
+    return first, last
+
+
+def _next_statement(comment):
+    node = comment.next_named_sibling
+    while node is not None and node.type == "comment":
+        node = node.next_named_sibling
+    return node
+
+
+def _trailing_target(comment, line: int):
+    """What a trailing directive covers: the statement it ends, or its line alone (None)."""
+    parent = comment.parent
+    while parent is not None and parent.type in ("heredoc_redirect", "file_redirect"):
+        parent = parent.parent  # `cat > f <<EOF  # plint: ...`: the heredoc statement with its body
+    if parent is not None and parent.type == "redirected_statement":
+        return parent
+    if parent is not None and parent.type == "array":
+        return None  # an array element's line
+    prev = comment.prev_named_sibling
+    if prev is not None and prev.type in _STATEMENTS and _lines(prev)[1] == line:
+        return prev
+    return None
+
+
+def _comments(node, found: list) -> None:
+    stack = [node]
     while stack:
-        node = stack.pop()
-        for child in node.named_children:
-            if child.type in ("comment", "heredoc_body"):
-                continue
-            if child.is_named and child.type not in ("word", "string", "number", "concatenation",
-                                                     "simple_expansion", "expansion", "raw_string"):
-                end = child.end_point[0] + 1
-                if child.type == "redirected_statement" and child.end_byte and data[child.end_byte - 1:child.end_byte] == b"\n":
-                    end -= 1
-                out.append((child.start_point[0] + 1, end, child.start_byte, child.end_byte))
-                if child.type in ("compound_statement", "if_statement", "for_statement", "while_statement",
-                                  "case_statement", "case_item", "function_definition", "do_group",
-                                  "subshell", "elif_clause", "else_clause", "list", "pipeline"):
-                    stack.append(child)
-    return out
+        n = stack.pop()
+        if n.type == "comment":
+            found.append(n)
+        elif n.type != "heredoc_body":
+            stack.extend(n.children)
 
 
 def read_directives(path: str, text: str) -> list[Directive]:
-    lines = text.splitlines()
-    found: list[Directive] = []
-    for i, line in enumerate(lines, 1):
-        if "plint:" not in line:
-            continue
-        hash_at = line.find("#")
-        while hash_at >= 0:
-            m = DIRECTIVE.match(line[hash_at:])
-            if m:
-                break
-            hash_at = line.find("#", hash_at + 1)
-        if hash_at < 0 or not m:
-            continue
-        selectors = tuple(s.strip() for s in m.group(2).split(",") if s.strip())
-        found.append(Directive(path, i, hash_at + 1, len(line) + 1, selectors, (m.group(3) or "").strip(),
-                               m.group(1) == "disable-file"))
-    if not found:
-        return found
+    """The directives of one shell file, each with the lines it covers."""
+    if "plint" not in text:
+        return []
+    from plint.shell.parse import parse
+
     data = text.encode("utf-8", "surrogateescape")
-    ranges = None
-    for d in found:
+    comments: list = []
+    _comments(parse(data).root_node, comments)
+    lines = text.split("\n")  # as tree-sitter counts lines (splitlines would also split at \r, \f, ...)
+    found: list[Directive] = []
+    for node in sorted(comments, key=lambda n: n.start_byte):
+        body = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+        start = MARK.search(body)
+        if start is None:
+            continue
+        line = node.start_point[0] + 1
+        source_line = lines[line - 1] if line <= len(lines) else body
+        col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1:node.start_byte].decode("utf-8", "surrogateescape"))
+        kind, selectors, reason, problem = parse_comment(body)
+        d = Directive(path, line, col + start.start() + 1, len(source_line) + 1, selectors, reason,
+                      kind == "disable-file", problem=problem)
+        found.append(d)
+        if problem is not None:
+            continue
         if d.file_wide:
-            d.first, d.last = 1, len(lines)
-            continue
-        own_line = lines[d.line - 1].lstrip().startswith("#")
-        if not own_line:
-            d.first = d.last = d.line
-            continue
-        # the statement after the contiguous comment block
-        j = d.line
-        while j < len(lines) and (lines[j].lstrip().startswith("#") or not lines[j].strip()):
-            j += 1
-        target = j + 1
-        ranges = ranges if ranges is not None else _statement_ranges(data)
-        best = None
-        for start, end, sb, eb in ranges:
-            if start == target and (best is None or end > best[1]):
-                best = (start, end, sb, eb)
-        if best is None:
-            d.first = d.last = target
-            continue
-        d.first, d.last = best[0], best[1]
-        body = data[best[2]:best[3]].decode("utf-8", "surrogateescape")
-        d.names_files = tuple(sorted(set(os.path.basename(m) for m in re.findall(r"[\w./${}-]+\.json", body))))
+            d.first, d.last = 1, max(len(lines), 1)
+            target = None
+            covered_text = text
+        else:
+            own_line = not source_line[:col].strip()
+            target = _next_statement(node) if own_line else _trailing_target(node, line)
+            if target is not None:
+                d.first, d.last = _lines(target)
+                if not own_line:
+                    d.last = max(d.last, line)
+                covered_text = data[target.start_byte:target.end_byte].decode("utf-8", "surrogateescape")
+            elif own_line:
+                d.problem = "no statement follows this directive"
+                continue
+            else:
+                d.first = d.last = line
+                covered_text = source_line
+        d.names_files = tuple(sorted(set(JSON_NAME.findall(covered_text))))
     return found
-
-
-def covers(d: Directive, path: str, line: int | None, code: str, name: str) -> bool:
-    if not d.matches(code, name):
-        return False
-    if path == d.path:
-        return line is None and d.file_wide or line is not None and d.first <= line <= d.last
-    return path.endswith(".json") and os.path.basename(path) in d.names_files

@@ -55,11 +55,23 @@ def test_selection_severity_and_per_file_ignores(tmp_path):
 
 
 @pytest.mark.parametrize("text, message", [
-    ('ignor = ["PL101"]\n', "did you mean 'ignore'"),
-    ('ignore = ["PL1O1"]\n', "unknown rule selector 'PL1O1'"),
-    ('severity = {PL101 = "fatal"}\n', "severity.PL101"),
-    ('thresholds = {bubbles = 0.2}\n', "thresholds.bubbles"),
+    ('ignor = ["PL101"]\n', "'ignor': unknown key; did you mean 'ignore'?"),
+    ('ignore = ["PL1O1"]\n', "ignore: unknown rule selector 'PL1O1'; did you mean 'PL101'?"),
+    ('select = ["PL3", "sequence-paralel-off"]\n',
+     "select: unknown rule selector 'sequence-paralel-off'; did you mean 'sequence-parallel-off'?"),
+    ('[per-file-ignores]\n"old/*" = ["PL9"]\n', "per-file-ignores.old/*: unknown rule selector 'PL9'"),
+    ('severity = {PL101 = "fatal"}\n', "severity.PL101: expected one of error, warning, info, off"),
+    ('severity = {PL10l = "info"}\n', "severity: unknown rule selector 'PL10l'"),
+    ('ignore = "PL101"\n', "ignore: expected a list, got 'PL101'"),
+    ('thresholds = {bubbles = 0.2}\n', "thresholds.bubbles: unknown threshold; did you mean 'bubble'?"),
+    ('thresholds = {bubble = -1}\n', "thresholds.bubble: expected a number >= 0"),
+    ('gpus-per-node = 0\n', "gpus-per-node: expected a positive number"),
+    ('gpu = "h1OO"\n', "gpu: unknown GPU 'h1OO'"),
+    ('assume = {"NODES COUNT" = 2}\n', "assume.NODES COUNT: not a shell variable name"),
+    ('assume = {NNODES = [2]}\n', "assume.NNODES: expected a string or an integer"),
+    ('fail-on = "sometimes"\n', "fail-on: expected one of error, warning, info, never"),
     ('megatron = "0.99"\n', "unknown release '0.99'"),
+    ('[tool.plint]\nselect = ["PL1"]\n', "without a [tool.plint] table"),
     ('select = [\n', "invalid TOML"),
 ])
 def test_bad_config_is_a_usage_error_with_a_clear_message(tmp_path, text, message):
@@ -71,9 +83,15 @@ def test_bad_config_is_a_usage_error_with_a_clear_message(tmp_path, text, messag
 
 
 @pytest.mark.parametrize("table", [
-    {"select": ["PL1"], "severity": {"PL201": "off"}, "assume": {"NNODES": 4}, "megatron": "0.16"},
-    {"thresholds": {"bubble": 0.2}, "fail-on": "warning", "per-file-ignores": {"a/*": ["PL303"]}},
-    {"selec": ["PL1"]}, {"fail-on": "sometimes"}, {"gpus-per-node": "eight"},
+    {"select": ["PL1"], "severity": {"PL201": "off"}, "assume": {"NNODES": 4, "HOST": "n0"}, "megatron": "0.16"},
+    {"thresholds": {"bubble": 0.2, "mfu": 0}, "fail-on": "warning", "per-file-ignores": {"a/*": ["PL303"]}},
+    {"gpu": "h100-sxm", "nvlink-domain": 72, "inter-node-bandwidth-gbps": 400, "gpus-per-node": 8,
+     "deepspeed": "0.19", "baseline": "ci/.plint-baseline", "extend-select": [], "ignore": ["PL0"]},
+    {"selec": ["PL1"]}, {"fail-on": "sometimes"}, {"gpus-per-node": "eight"}, {"gpus-per-node": True},
+    {"gpus-per-node": 0}, {"nvlink-domain": 8.5}, {"inter-node-bandwidth-gbps": 0}, {"thresholds": {"mfu": -0.1}},
+    {"thresholds": {"mfu": "high"}}, {"thresholds": {"bubbles": 0.1}}, {"severity": {"PL201": "fatal"}},
+    {"per-file-ignores": {"a/*": "PL303"}}, {"select": "PL1"}, {"ignore": [3]}, {"assume": {"N": [1]}},
+    {"assume": {"N": True}}, {"assume": {"1N": 1}}, {"megatron": 16}, {"baseline": None},
 ])
 def test_hand_checks_agree_with_the_schema(tmp_path, table):
     schema_ok = jsonschema.Draft202012Validator(SCHEMA).is_valid(table)
@@ -105,3 +123,71 @@ def test_nvlink_domain_from_config_widens_the_tensor_parallel_limit(tmp_path):
     assert "PL201" in codes(launch)
     (tmp_path / ".plint.toml").write_text("nvlink-domain = 72\n")
     assert "PL201" not in codes(launch)
+
+
+def test_messages_name_the_table_of_a_pyproject(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.plint]\nignore = ["PL1O1"]\n')
+    (tmp_path / "launch.sh").write_text(BAD)
+    result = CliRunner().invoke(cli, ["check", str(tmp_path / "launch.sh")])
+    assert result.exit_code == 2
+    assert f"{(tmp_path / 'pyproject.toml').resolve()}: [tool.plint] ignore: unknown rule selector" in result.output
+
+
+def test_a_git_file_marks_the_root_too_and_config_discovery_is_per_file(tmp_path):
+    worktree = tmp_path / "wt"
+    (worktree / "a").mkdir(parents=True)
+    (worktree / "b").mkdir()
+    (worktree / ".git").write_text("gitdir: /elsewhere/.git/worktrees/wt\n")  # a worktree or submodule
+    (tmp_path / ".plint.toml").write_text('ignore = ["PL303"]\n')
+    (worktree / "a" / ".plint.toml").write_text('ignore = ["PL601"]\n')
+    for folder in ("a", "b"):
+        (worktree / folder / "launch.sh").write_text(BAD)
+    assert discover(worktree / "b" / "launch.sh") is None
+    run = check_paths([worktree / "a" / "launch.sh", worktree / "b" / "launch.sh"])
+    found = [{d.code for d in r.diagnostics} for r in run]
+    assert "PL601" not in found[0] and "PL303" in found[0] and {"PL601", "PL303"} <= found[1]
+
+
+def test_command_line_selectors_are_checked_too(tmp_path):
+    (tmp_path / "launch.sh").write_text(BAD)
+    result = CliRunner().invoke(cli, ["check", "--isolated", "--select", "PL3,tp-spans-node", str(tmp_path / "launch.sh")])
+    assert result.exit_code == 2 and "--select: unknown rule selector 'tp-spans-node'" in result.output
+
+
+def test_the_console_entry_reports_a_bad_config_as_a_usage_error(tmp_path):
+    import subprocess
+    import sys
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".plint.toml").write_text('severity = {PL303 = "loud"}\n')
+    (tmp_path / "launch.sh").write_text(BAD)
+    proc = subprocess.run([sys.executable, "-c", "from plint.entry import main; main()", "check", "launch.sh"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert proc.returncode == 2 and "severity.PL303: expected one of" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_explicit_config_without_a_plint_table_is_an_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
+    (tmp_path / "launch.sh").write_text(BAD)
+    result = CliRunner().invoke(cli, ["check", "--config", str(tmp_path / "pyproject.toml"), str(tmp_path / "launch.sh")])
+    assert result.exit_code == 2 and "no [tool.plint] table" in result.output
+
+
+def test_schema_thresholds_and_cluster_keys_follow_the_code():
+    from plint.config import CLUSTER_KEYS, KEYS, THRESHOLDS
+
+    assert set(SCHEMA["properties"]) == set(KEYS)
+    assert set(SCHEMA["properties"]["thresholds"]["properties"]) == set(THRESHOLDS)
+    assert set(CLUSTER_KEYS) <= set(KEYS)
+
+
+def test_per_file_ignores_reach_findings_inside_the_json_a_script_reads(tmp_path):
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "conf").mkdir()
+    (tmp_path / "conf" / "ds.json").write_text('{"train_batch_size": 60, "train_micro_batch_size_per_gpu": 2}\n')
+    (tmp_path / "launch.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed_config conf/ds.json\n")
+    assert "PL106" in codes(tmp_path / "launch.sh")
+    (tmp_path / ".plint.toml").write_text('[per-file-ignores]\n"conf/*.json" = ["PL106"]\n')
+    assert "PL106" not in codes(tmp_path / "launch.sh")
