@@ -1,5 +1,6 @@
 """The hardware catalog (schemas/hardware.json): GPUs with their peak rates, memory and the size of
-their NVLink domain, and the spellings Slurm uses for them (`--gres=gpu:h100:8`, `--constraint=a100-80gb`)."""
+their NVLink domain, the spellings Slurm uses for them (`--gres=gpu:h100:8`, `--constraint=a100-80gb`),
+and the source of every number."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import re
 from functools import lru_cache
 from pathlib import Path
 
-from plint.record import record
+from plint.record import field, record
 
 
 @record(frozen=True)
@@ -19,10 +20,25 @@ class GPU:
     fp8_tflops: float | None
     hbm_gib: float
     hbm_tbps: float
-    nvlink_gbps: float
+    nvlink_gbps: float  # vendor figure: both directions together, per GPU
     scale_up_domain: int
-    nic_gbps: float
+    nic_gbps: float  # Gb/s per GPU, one direction
     source: str
+    gemm_efficiency: float = 0.8  # fraction of the dense peak a large, well-shaped GEMM sustains
+    attention_efficiency: float = 0.5  # fraction fused attention sustains (fwd+bwd, causal FLOPs)
+    sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (number, source)
+
+    def peak_tflops(self, precision: str | None = "bf16") -> float:
+        """Dense peak TFLOP/s of the GEMMs of a training precision: the fp8 rate for fp8, the fp16 rate
+        for fp16, else bf16; a GPU without bf16 units (V100) falls back to fp16."""
+        if precision == "fp8" and self.fp8_tflops:
+            return self.fp8_tflops
+        if precision == "fp16" and self.fp16_tflops:
+            return self.fp16_tflops
+        return self.bf16_tflops or self.fp16_tflops or 0.0
+
+    def source_of(self, number: str) -> str:
+        return dict(self.sources).get(number, self.source)
 
 
 @lru_cache(maxsize=1)
@@ -36,17 +52,32 @@ def _key(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.strip().lower()).removeprefix("nvidia-")
 
 
+@lru_cache(maxsize=1)
+def _index() -> dict[str, str]:
+    """Every spelling (canonical name and aliases, normalised) -> canonical name."""
+    out: dict[str, str] = {}
+    for canonical, spec in _catalog()["gpus"].items():
+        out[_key(canonical)] = canonical
+        for alias in spec["aliases"]:
+            out.setdefault(_key(alias), canonical)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _build(canonical: str) -> GPU:
+    spec = _catalog()["gpus"][canonical]
+    return GPU(canonical, spec["bf16_tflops"], spec["fp16_tflops"], spec["fp8_tflops"], spec["hbm_gib"],
+               spec["hbm_tbps"], spec["nvlink_gbps"], spec["scale_up_domain"], spec["nic_gbps"], spec["source"],
+               spec.get("gemm_efficiency", 0.8), spec.get("attention_efficiency", 0.5),
+               tuple(sorted(spec.get("sources", {}).items())))
+
+
 def lookup_gpu(name: str | None) -> GPU | None:
     """A GPU by catalog name or any alias, case and separator insensitive."""
-    if not name:
+    if not name or not isinstance(name, str):
         return None
-    wanted = _key(name)
-    for canonical, spec in _catalog()["gpus"].items():
-        if wanted == canonical or wanted in (_key(a) for a in spec["aliases"]):
-            return GPU(canonical, spec["bf16_tflops"], spec["fp16_tflops"], spec["fp8_tflops"], spec["hbm_gib"],
-                       spec["hbm_tbps"], spec["nvlink_gbps"], spec["scale_up_domain"], spec["nic_gbps"],
-                       spec["source"])
-    return None
+    canonical = _index().get(_key(name))
+    return _build(canonical) if canonical is not None else None
 
 
 def default_gpu() -> GPU:
@@ -55,3 +86,9 @@ def default_gpu() -> GPU:
 
 def gpu_names() -> list[str]:
     return list(_catalog()["gpus"])
+
+
+def link_latencies_s() -> tuple[float, float]:
+    """Per-step latency (alpha) of a collective on NVLink and across the network, in seconds."""
+    links = _catalog().get("links", {})
+    return links.get("nvlink_alpha_us", 3.0) * 1e-6, links.get("network_alpha_us", 8.0) * 1e-6

@@ -1,0 +1,204 @@
+"""Calibrate plint's cost model against published training runs.
+
+Runs the estimator over shared/data/published_runs_calibration.yaml (or the file given) and prints,
+per run, predicted vs published tokens/s per GPU and the error, then the mean absolute percentage
+error (MAPE) for dense and MoE runs apart. There are no per-run constants: every run uses the same
+physical settings (Options defaults and the hardware catalog). What each run states is read as a fact:
+model shape, GPUs, layout, batch, precision, recompute, network per GPU; its era decides flash
+attention (none before 2023), its framework the overlaps it turns on by default.
+
+Published throughput is the entry's tokens/s per GPU, else tokens per step / step time / GPUs, else
+its TFLOP/s per GPU divided by the FLOPs per token of the definition the entry states (SC21 and
+GLM count the recompute forward; the Megatron-Core r0.8 README and Korthikanti count full
+attention without recompute). Runs without a layout, batch or stated FLOP definition are listed as
+skipped with the reason.
+
+    python benchmarks/calibrate.py [path/to/published_runs_calibration.yaml] [--json]
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import yaml
+from plint.catalog.hardware import lookup_gpu
+from plint.cost import ModelInput, Options, estimate, flops_per_token
+
+DEFAULT_DATA = Path("/work/shared/data/published_runs_calibration.yaml")
+
+
+def _gpu(text: str) -> str | None:
+    if lookup_gpu(text):
+        return lookup_gpu(text).name
+    first = re.split(r"[\s(]", text.strip())[0]
+    gpu = lookup_gpu(first)
+    return gpu.name if gpu else None
+
+
+def _precision(text: str | None, gpu: str) -> str:
+    t = (text or "").lower()
+    if "fp8" in t:
+        return "fp8"
+    if "bf16" in t:
+        return "bf16"
+    if "fp16" in t or gpu.startswith("v100"):
+        return "fp16"
+    return "bf16"
+
+
+def _recompute(text) -> str | None:
+    t = str(text or "").lower()
+    if t.startswith("full"):
+        return "full"
+    if t.startswith(("selective", "some")):
+        return "selective"
+    return None
+
+
+def _gated(family: str, ffn: int | None, h: int) -> bool:
+    f = family.lower()
+    return any(w in f for w in ("llama", "swiglu", "geglu", "qwen", "deepseek", "gpt-oss"))
+
+
+def _moe_pattern(text: str | None, layers: int) -> int | tuple[int, ...]:
+    t = (text or "").lower()
+    m = re.search(r"first (\d+|one)? ?layers? dense", t)
+    if m:
+        dense = 1 if m.group(1) in (None, "one") else int(m.group(1))
+        return tuple([0] * dense + [1] * (layers - dense))
+    if "alternating" in t:
+        return 2
+    return 1
+
+
+def to_input(run: dict) -> tuple[ModelInput | None, str]:
+    """A ModelInput from a calibration entry, or None and why not."""
+    model, cluster, layout = run["model"], run["cluster"], run["layout"]
+    if not model.get("num_layers") or not model.get("hidden_size"):
+        return None, "no model shape"
+    gpu = _gpu(cluster.get("gpu") or "")
+    if gpu is None:
+        return None, f"GPU {cluster.get('gpu')!r} not in the catalog"
+    world = cluster.get("total_gpus")
+    tp, pp = layout.get("tp"), layout.get("pp")
+    if not world or tp is None or pp is None:
+        return None, "no GPU count or no TP/PP"
+    cp = layout.get("cp") or 1
+    per_node = cluster.get("gpus_per_node") or 8
+    seq = model["seq_length"]
+    global_batch = layout.get("global_batch_seqs") or (
+        round(layout["global_batch_tokens"] / seq) if layout.get("global_batch_tokens") else None)
+    if not global_batch:
+        return None, "no global batch"
+    dp = layout.get("dp") or world // (tp * pp * cp)
+    framework = (run.get("framework") or "").lower()
+    text = " ".join(str(x) for x in (run.get("source"), layout.get("notes"), run.get("framework")))
+    modern = any(w in framework for w in ("nemo", "bridge", "megatron-core", "torchtitan"))
+    tp_overlap = "tp comm overlap" in text.lower() or "async tp" in text.lower() or \
+        ("bridge" in framework and tp > 1)
+    dp_overlap = "overlap" in text.lower() and "grad" in text.lower() or "bridge" in framework
+    sp = layout.get("sequence_parallel")
+    if sp is None:
+        sp = modern and tp > 1  # NeMo / Bridge / MCore recipes pair SP with TP
+    zero = layout.get("zero_stage")
+    fsdp = str(layout.get("fsdp") or "").lower()
+    if zero is None and ("full_shard" in fsdp or "fsdp" in fsdp and "no" not in fsdp):
+        zero = 3
+    # a parameter all-gather ("param-gather", "param_sync") only exists with the distributed optimizer
+    dist_opt = bool(layout.get("distributed_optimizer")) or "bridge" in framework or \
+        bool(re.search(r"param[-_ ](gather|sync)", text))
+    moe = model.get("moe") or {}
+    h = model["hidden_size"]
+    options = Options(flash_attention=run.get("year", 2024) >= 2023,
+                      tp_comm_overlap=bool(tp_overlap and sp),
+                      overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap),
+                      position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None)
+    inp = ModelInput(
+        num_layers=model["num_layers"], hidden_size=h, num_attention_heads=model["num_attention_heads"],
+        num_query_groups=model.get("num_kv_heads"), seq_length=seq, vocab_size=model["vocab_size"],
+        ffn_hidden_size=model.get("ffn_hidden_size") or moe.get("expert_ffn_hidden_size"),
+        swiglu=_gated(model.get("family") or "", model.get("ffn_hidden_size"), h),
+        num_experts=moe.get("num_experts"), moe_topk=moe.get("top_k") or 2,
+        moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),
+        moe_shared_expert_size=(moe.get("shared_experts") or 0) * (moe.get("expert_ffn_hidden_size") or 0),
+        moe_layer_freq=_moe_pattern(moe.get("moe_layer_pattern"), model["num_layers"]),
+        tp=tp, pp=pp, vpp=layout.get("vpp") if (layout.get("vpp") or 1) > 1 and pp > 1 else None, cp=cp,
+        ep=layout.get("ep") or 1, etp=layout.get("expert_tp"), dp=dp,
+        sequence_parallel=bool(sp), distributed_optimizer=dist_opt, zero_stage=None if dist_opt else zero,
+        micro_batch=layout.get("micro_batch_size") or 1, global_batch=global_batch,
+        precision=_precision(run.get("precision"), gpu), recompute=_recompute(layout.get("recompute")),
+        gpu=gpu, nnodes=max(1, world // per_node), gpus_per_node=per_node, nvlink_domain=per_node,
+        nic_gbps=cluster.get("inter_node_gbps_per_gpu"), options=options)
+    return inp, ""
+
+
+def published_tokens_per_s(run: dict, inp: ModelInput) -> tuple[float | None, str]:
+    """(tokens/s per GPU, how it was obtained), None when the entry does not allow it."""
+    r, world = run["result"], run["cluster"]["total_gpus"]
+    if r.get("tokens_per_sec_per_gpu"):
+        return float(r["tokens_per_sec_per_gpu"]), "published"
+    if r.get("step_time_s"):
+        return inp.global_batch * inp.seq_length / r["step_time_s"] / world, "step time"
+    tflops, definition = r.get("tflops_per_gpu"), (r.get("tflops_definition") or "").lower()
+    if not tflops or not definition or "not given" in definition:
+        return None, "TFLOP/s without a FLOP definition"
+    old = inp.replace(recompute=None)
+    if "recompute" in definition and "no recompute" not in definition:
+        per_token = flops_per_token(old, "megatron_old", recompute="full")
+    elif "no recompute" in definition or "model" in definition:
+        per_token = flops_per_token(old, "megatron_old")
+    else:
+        return None, f"unknown FLOP definition {definition!r}"
+    return tflops * 1e12 / per_token, "TFLOP/s / definition"
+
+
+def calibrate(path: Path) -> dict:
+    runs = yaml.safe_load(path.read_text())
+    rows, skipped = [], []
+    for run in runs:
+        inp, why = to_input(run)
+        if inp is None:
+            skipped.append((run["id"], why))
+            continue
+        published, how = published_tokens_per_s(run, inp)
+        if published is None:
+            skipped.append((run["id"], how))
+            continue
+        est = estimate(inp)
+        err = (est.tokens_per_s_per_gpu - published) / published
+        rows.append({"id": run["id"], "moe": bool(inp.num_experts), "gpu": inp.gpu, "published": published,
+                     "how": how, "predicted": est.tokens_per_s_per_gpu, "error": err, "mfu": est.mfu,
+                     "confidence": run.get("confidence", {}).get("level"), "memory_gib": est.memory_gib["total"]})
+
+    def mape(sel):
+        return 100 * sum(abs(r["error"]) for r in sel) / len(sel) if sel else None
+
+    dense = [r for r in rows if not r["moe"]]
+    moe = [r for r in rows if r["moe"]]
+    return {"rows": rows, "skipped": skipped, "mape_dense": mape(dense), "mape_moe": mape(moe),
+            "mape_dense_high": mape([r for r in dense if r["confidence"] == "high"])}
+
+
+def main(argv: list[str]) -> int:
+    path = Path(next((a for a in argv if not a.startswith("--")), DEFAULT_DATA))
+    result = calibrate(path)
+    if "--json" in argv:
+        print(json.dumps(result, indent=1))
+        return 0
+    print(f"{'run':40} {'gpu':10} {'published':>10} {'predicted':>10} {'error':>8} {'MFU':>6}  source")
+    for r in sorted(result["rows"], key=lambda r: (r["moe"], r["id"])):
+        print(f"{r['id']:40} {r['gpu']:10} {r['published']:10.1f} {r['predicted']:10.1f} "
+              f"{100 * r['error']:+7.1f}% {100 * r['mfu']:5.1f}%  {r['how']} ({r['confidence']})")
+    for run_id, why in result["skipped"]:
+        print(f"skipped {run_id}: {why}")
+    for key, label in (("mape_dense", "dense"), ("mape_dense_high", "dense, high confidence"), ("mape_moe", "MoE")):
+        value = result[key]
+        print(f"MAPE {label}: {'n/a' if value is None else f'{value:.1f}%'}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,260 @@
+"""`estimate(inp) -> Estimate`: memory per GPU, step time, tokens/s per GPU, MFU, pipeline bubble.
+
+Time of one micro-batch on one pipeline stage (per GPU, seconds):
+  GEMMs        2*M*N*K FLOPs each at peak x efficiency(M, N, K): efficiency = gemm_efficiency (catalog,
+               the large-GEMM plateau) / (1 + R/M + R/N + R/K), R = Options.gemm_ramp. The backward
+               is two GEMMs of the same size (input and weight gradients). M = tokens b*s/cp.
+  attention    flash: causal FLOPs at peak x attention_efficiency (catalog); without flash the
+               unfused batched GEMMs do the full s^2 and the softmax/dropout pass moves ~33 bytes per
+               score (fwd write+softmax+dropout, twice that backward) through HBM.
+  element-wise norms, residual adds, activations, rotary, routing, cross-entropy: bytes moved / HBM
+               bandwidth x hbm_efficiency (forward once, backward twice).
+  TP           4 all-gather/reduce-scatter of 2*b*s*h/cp bytes forward and 4 backward per layer (the
+               same bytes as 2+2 all-reduces without SP); --tp-comm-overlap hides them behind the
+               GEMMs except one ring step (1/tp of it).
+  CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
+               the attention core.
+  EP           dispatch + combine all-to-all of k*h*2 bytes per token forward and backward, exposed.
+  PP           one send of the stage's output forward and one backward per micro-batch and chunk;
+               exposed unless p2p overlap is on (Megatron turns it on with VPP).
+  recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
+               selective adds the attention core forward.
+Step = (m + (pp-1)/vpp) x slowest stage's micro-batch time (the bubble term is (pp-1)/(vpp*m) of
+the ideal) + exposed data-parallel traffic (after the last backward; overlap hides it behind one
+micro-batch's backward) + the optimizer step (memory-bound, ~36 bytes per local parameter).
+MFU = Megatron >= 0.12 model FLOPs (causal attention halved) / (step x GPUs x dense bf16 peak;
+fp16 where the GPU has no bf16), whatever the training precision.
+"""
+
+from __future__ import annotations
+
+from plint.catalog.hardware import GPU, link_latencies_s, lookup_gpu
+from plint.cost.comm import (
+    Links,
+    all_gather,
+    all_to_all,
+    point_to_point,
+    reduce_scatter,
+)
+from plint.cost.flops import flops_per_step
+from plint.cost.memory import GIB, memory_bytes, stage_params, state_bytes
+from plint.cost.model_input import ModelInput
+from plint.cost.params import ParamCounts, count_params
+from plint.cost.schedule import bubble_fraction
+from plint.record import record
+
+
+@record(frozen=True)
+class Estimate:
+    memory_gib: dict  # weights, grads, optimizer, activations, other, total, usable
+    bubble_fraction: float
+    step_time_s: float
+    mfu: float
+    tokens_per_s_per_gpu: float
+    params: int
+    num_microbatches: int
+    time_s: dict  # per-step breakdown: compute, recompute, tp, cp, ep, pp, bubble, dp, optimizer
+    gpu: str
+    notes: tuple = ()
+
+    @property
+    def fits(self) -> bool:
+        return self.memory_gib["total"] <= self.memory_gib["usable"]
+
+    def to_json(self) -> dict:
+        """The `layout.estimate` object of DESIGN.md (plus the time breakdown and parameter count)."""
+        return {
+            "memory_gib": {k: round(v, 2) for k, v in self.memory_gib.items()},
+            "bubble_fraction": round(self.bubble_fraction, 4),
+            "step_time_s": round(self.step_time_s, 4),
+            "mfu": round(self.mfu, 4),
+            "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),
+            "params": self.params,
+            "time_s": {k: round(v, 4) for k, v in self.time_s.items()},
+        }
+
+
+def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
+    """The cost of one training step of `inp`; None when its GPU is not in the hardware catalog."""
+    gpu = gpu or lookup_gpu(inp.gpu)
+    if gpu is None:
+        return None
+    c = count_params(inp)
+    dp = inp.data_parallel()
+    global_batch = inp.global_batch or inp.micro_batch * dp
+    m = max(1, global_batch // max(1, inp.micro_batch * dp))
+    mem = memory_bytes(inp, c, m)
+    opts = inp.options
+    other = opts.runtime_reserve_gib
+    memory = {k: v / GIB for k, v in mem.items()}
+    memory["other"] = other
+    memory["total"] = sum(memory.values())
+    memory["usable"] = gpu.hbm_gib * (1 - opts.fragmentation)
+
+    times = _step_times(inp, c, gpu, m)
+    step = sum(times.values())
+    world = inp.world_size
+    tokens = global_batch * inp.seq_length
+    peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
+    mfu = flops_per_step(inp, "megatron", c) / (step * world * peak) if step > 0 and peak > 0 else 0.0
+    return Estimate(memory, bubble_fraction(inp.pp, m, inp.vpp), step, mfu,
+                    tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name)
+
+
+def _links(inp: ModelInput, gpu: GPU) -> Links:
+    domain = inp.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > inp.gpus_per_node
+                                   else min(gpu.scale_up_domain, inp.gpus_per_node))
+    a_nv, a_net = link_latencies_s()
+    o = inp.options
+    return Links(domain, gpu.nvlink_gbps / 2 * 1e9 * o.nvlink_efficiency, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9 * o.network_efficiency,
+                 a_nv, a_net, inp.world_size)
+
+
+def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:
+    o = inp.options
+    links = _links(inp, gpu)
+    h, n, s = inp.hidden_size, inp.num_attention_heads, inp.seq_length
+    d = inp.kv_channels or h // n
+    g = inp.num_query_groups or n
+    f = inp.ffn_hidden_size or 4 * h
+    tp, cp, pp, v = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp), inp.vpp or 1
+    b = inp.micro_batch
+    sp = tp if inp.sequence_parallel else 1
+    tokens = b * s / cp  # rows of every GEMM on this GPU
+    gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
+    attn_peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
+    cap, ramp = gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0), o.gemm_ramp
+    hbm = gpu.hbm_tbps * 1e12 * o.hbm_efficiency
+    gate = 2 if inp.swiglu else 1
+
+    def gemm(rows: float, cols: float, inner: float, count: float = 1.0) -> float:
+        """Forward time of `count` GEMMs (rows x inner) @ (inner x cols)."""
+        if rows <= 0 or cols <= 0 or inner <= 0:
+            return 0.0
+        eff = cap / (1 + ramp / rows + ramp / cols + ramp / inner)
+        return count * 2 * rows * cols * inner / (gemm_peak * eff)
+
+    # ---- one dense layer, forward ----
+    attn_proj = gemm(tokens, (n + 2 * g) * d / tp, h) + gemm(tokens, h, n * d / tp)
+    dense_mlp = gemm(tokens, f * gate / tp, h) + gemm(tokens, h, f / tp)
+    causal = 0.5 if o.flash_attention else 1.0  # unfused attention computes the masked half too
+    core_fwd = 4 * b * s * (s / cp) * d * (n / tp) * causal / (attn_peak * gpu.attention_efficiency)
+    if not o.flash_attention:
+        core_fwd += 11 * b * (n / tp) * s * (s / cp) / hbm
+    act_elems = (2 + gate) * f / tp
+    elementwise = 2 * tokens * (11 * h / sp + 2 * (n + g) * d / tp) / hbm  # norms, residuals, rotary
+    if inp.precision == "fp8":
+        # every GEMM operand is cast (read 2 B, write 1 B) and transposed (1 B) for the backward:
+        # the inputs forward and the output gradients backward, ~4 B per element; per forward third
+        operands = 4 * h + 2 * n * d / tp + (n + 2 * g) * d / tp + (1 + gate) * f / tp
+        elementwise += 4 * tokens * operands / hbm / 3
+    tp_msg = 2 * tokens * h
+    tp_fwd = 4 * all_gather(links, tp_msg, tp, 1) if tp > 1 else 0.0
+    if tp_fwd and o.tp_comm_overlap:
+        tp_fwd = max(tp_fwd - (attn_proj + dense_mlp), tp_fwd / tp)
+
+    # ---- one MoE layer, forward: projections + shared expert + routed experts + router ----
+    moe_mlp = ep_fwd = moe_act = 0.0
+    if c.num_moe:
+        experts = inp.num_experts or 1
+        fm = inp.moe_ffn_hidden_size or f
+        k = min(inp.moe_topk, experts)
+        etp = inp.etp or tp
+        ep = max(1, inp.ep)
+        local = max(1.0, experts / ep)
+        slots = tokens * k * etp / tp  # routed token copies this GPU's experts process
+        moe_mlp = gemm(slots / local, fm * gate / etp, h, local) + gemm(slots / local, h, fm / etp, local)
+        fs = inp.moe_shared_expert_size
+        if fs:
+            moe_mlp += gemm(tokens, fs * gate / tp, h) + gemm(tokens, h, fs / tp)
+        moe_mlp += gemm(tokens / sp, experts, h)
+        moe_act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * k * h / tp) / hbm  # activation + permutes
+        ep_fwd = 2 * all_to_all(links, tokens * k * h * 2 / tp, ep, etp)
+
+    def layer_fwd(moe: bool) -> tuple[float, float, float]:
+        """(compute, TP comm, EP comm) of one layer's forward."""
+        if moe:
+            return attn_proj + moe_mlp + core_fwd + elementwise + moe_act, tp_fwd, ep_fwd
+        return attn_proj + dense_mlp + core_fwd + elementwise + 2 * tokens * act_elems / hbm, tp_fwd, 0.0
+
+    # CP ring: K and V of the local chunk, (cp-1) steps, hidden behind the attention core
+    cp_fwd = 0.0
+    if cp > 1:
+        kv = 2 * b * (s / cp) * g * d / tp * 2
+        ring = (cp - 1) * point_to_point(links, kv, not links.on_nvlink(cp, tp))
+        cp_fwd = max(0.0, ring - core_fwd)
+
+    # ---- a stage: its layers (dense and MoE in proportion) plus the output layer on the last ----
+    stage_layers = inp.num_layers / pp
+    moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
+    compute = tp_t = ep_t = cp_t = recompute = 0.0
+    for moe, share in ((False, 1 - moe_share), (True, moe_share)):
+        comp, tpc, epc = layer_fwd(moe)
+        n_layers = share * stage_layers
+        compute += n_layers * 3 * comp  # forward + 2x backward
+        tp_t += n_layers * 2 * tpc  # 4 collectives forward, 4 backward
+        ep_t += n_layers * 2 * epc
+        cp_t += n_layers * 3 * cp_fwd
+        if inp.recompute == "full":
+            recompute += n_layers * (comp + tpc + epc)
+        elif inp.recompute == "selective":
+            recompute += n_layers * core_fwd
+    if inp.recompute == "full" and inp.recompute_method == "block" and inp.recompute_num_layers:
+        recompute *= min(1.0, inp.recompute_num_layers * v / stage_layers)
+    vocab = c.vocab_padded
+    head = 3 * gemm(tokens, vocab / tp, h) + 24 * tokens * vocab / tp / hbm  # + fp32 cross-entropy passes
+    # PP: the stage's output (b*s*h/cp, /tp with SP) forward and its gradient backward, per chunk
+    pp_t = 0.0
+    if pp > 1:
+        overlap = inp.options.overlap_p2p_comm if inp.options.overlap_p2p_comm is not None else (v > 1)
+        across = not links.on_nvlink(pp, tp * cp * inp.data_parallel())
+        if not overlap:
+            pp_t = 2 * v * point_to_point(links, 2 * tokens * h / sp, across)
+    per_microbatch = compute + recompute + tp_t + ep_t + cp_t + pp_t + head  # the last stage: the slowest
+    bubble = (pp - 1) / v * per_microbatch
+
+    # ---- data parallel: gradients and parameters once per step (ZeRO-3: every micro-batch) ----
+    dp = inp.data_parallel()
+    dense_p, expert_p, largest = stage_params(inp, c, last=pp > 1)
+    _, grad_b, _, zero = state_bytes(inp)
+    etp = inp.etp or tp
+    expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
+    backward_window = 2 / 3 * (compute + recompute)
+    dp_t = 0.0
+    if zero and (inp.zero_stage or 0) >= 3:
+        gather = all_gather(links, 2 * (dense_p + expert_p), dp, tp * cp)
+        # forward and backward gathers; a recompute forward runs inside the backward's gather (FSDP and
+        # ZeRO-3 unshard a module before its backward hook, and the checkpoint replays it there)
+        per_mb = 2 * gather + reduce_scatter(links, 2 * (dense_p + expert_p), dp, tp * cp)
+        first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
+        hidden = (compute + recompute) if o.zero_overlap_comm else 0.0
+        dp_t = m * (max(0.0, per_mb - hidden) + first_layer)
+    else:
+        group, stride = dp * cp, tp
+        grads = reduce_scatter(links, grad_b * dense_p, group, stride) + \
+            reduce_scatter(links, grad_b * expert_p, expert_dp, etp * inp.ep)
+        params = all_gather(links, 2 * dense_p, group, stride) + \
+            all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
+        if not (inp.distributed_optimizer or zero):
+            grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
+        overlap_grads = o.overlap_grad_reduce or (zero and o.zero_overlap_comm)
+        overlap_params = o.overlap_param_gather or (zero and o.zero_overlap_comm)
+        dp_t = (max(0.0, grads - backward_window) if overlap_grads else grads) + \
+               (max(0.0, params - (compute + recompute) / 3) if overlap_params else params)
+    # optimizer: memory-bound update of the local shard (~36 bytes per parameter moved)
+    if inp.distributed_optimizer or zero:
+        local = dense_p / (dp * cp) + expert_p / expert_dp
+    else:
+        local = dense_p + expert_p
+    optimizer = 36 * local / hbm
+    return {  # per-micro-batch terms summed over the step's m micro-batches, then the per-step ones
+        "compute": m * (compute + head),
+        "recompute": m * recompute,
+        "tp": m * tp_t,
+        "cp": m * cp_t,
+        "ep": m * ep_t,
+        "pp": m * pp_t,
+        "bubble": bubble,
+        "dp": dp_t,
+        "optimizer": optimizer,
+    }

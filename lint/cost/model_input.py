@@ -1,0 +1,249 @@
+"""What the cost model needs to know about a run, as plain numbers.
+
+`ModelInput` is a frozen record of the model shape, the parallel sizes, the batch, precision,
+recompute and the cluster. `Options` holds the switches a launch sets (overlaps, flash attention) and
+the few physical settings of the model, each with the reason for its default. `from_layout` reads a
+normalised Layout and returns None when something essential is unknown.
+"""
+
+from __future__ import annotations
+
+from plint.record import field, record
+
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
+
+    from plint.layout import Layout
+
+
+@record(frozen=True)
+class Options:
+    # ---- switches a launch sets (Megatron defaults: shared/reference/megatron.md sec. 1.1) ----
+    flash_attention: bool = True  # Megatron-Core/TE default; False for 2019-2022 era runs (s^2 softmax kept)
+    overlap_grad_reduce: bool = False  # --overlap-grad-reduce (default False)
+    overlap_param_gather: bool = False  # --overlap-param-gather (default False)
+    tp_comm_overlap: bool = False  # --tp-comm-overlap (default False; needs sequence parallel)
+    overlap_p2p_comm: bool | None = None  # None: Megatron's rule, on exactly when VPP is set
+    zero_overlap_comm: bool = True  # DeepSpeed / FSDP prefetch and bucketed reduce overlap by default
+    grad_reduce_bytes: int | None = None  # None: fp32 for bf16/fp8 (Megatron forces it), 2 for fp16
+    optimizer: str = "adam"
+    position_embedding: str | None = None  # None: Megatron default learned_absolute unless rope is named
+    # ---- physical settings (see estimate.py for how each enters the time) ----
+    # A GEMM dimension of this many elements costs as much again as the ideal: efficiency =
+    # cap / (1 + R/M + R/N + R/K). R = 256 reproduces the H100 shapes measured in planners.md sec. 9
+    # (8192^3 0.77 vs 0.79 measured; Llama-8B shapes 0.76 vs 0.74; TP8 shards of 175B 0.64-0.71 vs 0.68-0.71).
+    gemm_ramp: float = 256.0
+    # FP8 GEMMs sustain a smaller share of their (doubled) peak than bf16 ones: cuBLASLt fp8 on H100
+    # reaches ~1,300-1,450 of 1,979 TFLOPS against ~790 of 989 for bf16 (scaling and amax epilogues).
+    fp8_gemm_factor: float = 0.87
+    # Element-wise kernels (norms, residual adds, activations, rotary, cross-entropy) are memory-bound;
+    # a streaming copy reaches 89% of H100 HBM bandwidth (planners.md sec. 9), fused kernels a bit less.
+    hbm_efficiency: float = 0.8
+    # nccl-tests bus bandwidth over the vendor's one-way NVLink rate: 8xA100 230-250 of 300 GB/s;
+    # H100 460-480 of 450 uses NVLS, which Megatron's many small TP collectives rarely get.
+    nvlink_efficiency: float = 0.8
+    # InfiniBand/RoCE NICs deliver ~85-90% of line rate to NCCL (Calculon ships 0.9).
+    network_efficiency: float = 0.85
+    # Memory: CUDA context + cuBLAS/TE workspaces (~1 GiB) and NCCL buffers for the groups (~1 GiB).
+    runtime_reserve_gib: float = 2.0
+    # The caching allocator cannot hand out all of HBM: fragmentation (Megatron-LM #188) takes ~5-10%.
+    fragmentation: float = 0.07
+
+
+DEFAULT_OPTIONS = Options()
+
+
+@record(frozen=True)
+class ModelInput:
+    # model shape (Megatron names)
+    num_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    seq_length: int
+    vocab_size: int
+    ffn_hidden_size: int | None = None  # None: 4h (Megatron's default without --swiglu)
+    num_query_groups: int | None = None  # None: = heads (no GQA)
+    kv_channels: int | None = None  # None: h / heads
+    swiglu: bool = False
+    untie_embeddings: bool = False
+    normalization: str = "LayerNorm"  # or "RMSNorm"
+    add_bias_linear: bool = True  # Megatron default; --disable-bias-linear turns it off
+    add_qkv_bias: bool = False
+    max_position_embeddings: int | None = None
+    make_vocab_size_divisible_by: int = 128
+    # mixture of experts
+    num_experts: int | None = None
+    moe_topk: int = 2
+    moe_ffn_hidden_size: int | None = None  # None: ffn_hidden_size
+    moe_shared_expert_size: int = 0  # --moe-shared-expert-intermediate-size (all shared experts together)
+    moe_layer_freq: int | tuple[int, ...] = 1  # an int k: layer i is MoE when i % k == 0; or a 0/1 pattern
+    # parallel layout
+    tp: int = 1
+    pp: int = 1
+    vpp: int | None = None
+    cp: int = 1
+    ep: int = 1
+    etp: int | None = None  # None: = tp (Megatron's default for --expert-tensor-parallel-size)
+    dp: int | None = None  # None: world / (tp*pp*cp)
+    sequence_parallel: bool = False
+    distributed_optimizer: bool = False
+    zero_stage: int | None = None  # DeepSpeed ZeRO / FSDP (3 = fully sharded); None or 0: not sharded
+    # batch (sequences)
+    micro_batch: int = 1
+    global_batch: int | None = None  # None: micro * dp
+    # precision and recompute
+    precision: str = "bf16"  # bf16 | fp16 | fp8 | fp32
+    recompute: str | None = None  # None | "selective" | "full"
+    recompute_method: str | None = None  # "uniform" | "block"
+    recompute_num_layers: int | None = None
+    # cluster
+    gpu: str = "h100-sxm"
+    nnodes: int = 1
+    gpus_per_node: int = 8
+    nvlink_domain: int | None = None  # GPUs sharing NVLink; None: min(catalog domain, gpus_per_node) or NVL72
+    nic_gbps: float | None = None  # network Gb/s per GPU when the cluster differs from the catalog's typical build
+    options: Options = field(default=DEFAULT_OPTIONS)
+
+    @property
+    def world_size(self) -> int:
+        return self.nnodes * self.gpus_per_node
+
+    def data_parallel(self) -> int:
+        if self.dp:
+            return self.dp
+        return max(1, self.world_size // max(1, self.tp * self.pp * self.cp))
+
+    def replace(self, **changes: Any) -> ModelInput:
+        values = {name: getattr(self, name) for name in self.__record_fields__}
+        values.update(changes)
+        return ModelInput(**values)
+
+    @classmethod
+    def from_layout(cls, layout: Layout, gpu: str | None = None, options: Options | None = None) -> ModelInput | None:
+        """The cost model's input from a normalised layout; None when the model shape, the parallel
+        sizes or the cluster are not known (the estimate would be a guess)."""
+        v = layout.value
+        shape = {k: _positive_int(v(f"model.{k}")) for k in
+                 ("num_layers", "hidden_size", "num_attention_heads", "seq_length", "vocab_size")}
+        if any(x is None for x in shape.values()):
+            return None
+        world = _positive_int(v("cluster.world_size"))
+        per_node = _positive_int(v("cluster.gpus_per_node")) or _positive_int(v("cluster.workers_per_node"))
+        nnodes = _positive_int(v("cluster.nnodes"))
+        if world is None and per_node and nnodes:
+            world = per_node * nnodes
+        if world is None:
+            return None
+        if not per_node or world % per_node:
+            per_node = min(world, 8)
+        nnodes = max(1, world // per_node)
+        tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+        if world % (tp * pp * cp):
+            return None
+        dp = _positive_int(v("parallel.dp")) or world // (tp * pp * cp)
+        micro = _positive_int(v("batch.micro")) or 1
+        global_batch = _positive_int(v("batch.global")) or micro * dp
+        experts = _positive_int(v("model.num_experts"))
+        args = _TrainerFlags(layout)
+        granularity = v("recompute.granularity")
+        precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
+        zero = v("parallel.zero_stage")
+        position = args.text("--position-embedding-type") or ("rope" if args.present(
+            "--use-rotary-position-embeddings") else None)
+        opts = options or DEFAULT_OPTIONS
+        if options is None:
+            opts = Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
+                           overlap_param_gather=args.present("--overlap-param-gather"),
+                           tp_comm_overlap=args.present("--tp-comm-overlap"),
+                           overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
+                           grad_reduce_bytes=2 if args.present("--grad-reduce-in-bf16") else None,
+                           position_embedding=position)
+        return cls(
+            **shape,  # type: ignore[arg-type]
+            ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
+            num_query_groups=_positive_int(v("model.num_query_groups")),
+            kv_channels=_positive_int(v("model.kv_channels")),
+            swiglu=bool(v("model.swiglu")),
+            untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
+            normalization=args.text("--normalization") or "LayerNorm",
+            add_bias_linear=not args.present("--disable-bias-linear"),
+            add_qkv_bias=args.present("--add-qkv-bias"),
+            max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
+            make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
+            num_experts=experts if experts and experts > 1 else None,
+            moe_topk=_positive_int(v("model.moe_topk")) or 2,
+            moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
+            moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size")) or 0,
+            moe_layer_freq=_layer_freq(args.text("--moe-layer-freq")),
+            tp=tp, pp=pp, cp=cp, dp=dp,
+            vpp=_positive_int(v("parallel.vpp")),
+            ep=_positive_int(v("parallel.ep")) or 1,
+            etp=_positive_int(v("parallel.etp")),
+            sequence_parallel=bool(v("parallel.sequence_parallel")),
+            distributed_optimizer=bool(v("parallel.distributed_optimizer")),
+            zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
+            micro_batch=micro, global_batch=global_batch,
+            precision=precision,
+            recompute=granularity if granularity in ("full", "selective") else None,
+            recompute_method=v("recompute.method") if v("recompute.method") in ("uniform", "block") else None,
+            recompute_num_layers=_positive_int(v("recompute.num_layers")),
+            gpu=gpu or v("cluster.gpu") or "h100-sxm",
+            nnodes=nnodes, gpus_per_node=per_node,
+            nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
+            options=opts,
+        )
+
+
+def _positive_int(x: Any) -> int | None:
+    if isinstance(x, bool) or x is None:
+        return None
+    if isinstance(x, str):
+        try:
+            x = int(x)
+        except ValueError:
+            return None
+    if isinstance(x, float) and x.is_integer():
+        x = int(x)
+    return x if isinstance(x, int) and x > 0 else None
+
+
+def _layer_freq(text: str | None) -> int | tuple[int, ...]:
+    """--moe-layer-freq: an int, or a Python list expression such as "([0]*3+[1]*58)"."""
+    if not text:
+        return 1
+    if text.strip().isdigit():
+        return max(1, int(text))
+    import re
+
+    flat: list[int] = []
+    for group, count in re.findall(r"\[([01,\s]*)\]\s*(?:\*\s*(\d+))?", text):
+        items = [int(t) for t in group.replace(",", " ").split()]
+        flat.extend(items * int(count or 1))
+    return tuple(flat) if flat else 1
+
+
+class _TrainerFlags:
+    """Megatron flags the contract's layout does not carry (bias, norm, tying), read from the parsed
+    trainer arguments when the reader kept them; absent when it did not."""
+
+    def __init__(self, layout: Layout):
+        self.args = getattr(layout, "extras", {}).get("trainer_args")
+
+    def _use(self, option: str) -> Any:
+        get = getattr(self.args, "get", None)
+        if get is None:
+            return None
+        try:
+            return get(option)
+        except (TypeError, AttributeError, KeyError):  # a reader that changed shape must not break the estimate
+            return None
+
+    def present(self, option: str) -> bool:
+        return self._use(option) is not None
+
+    def text(self, option: str) -> str | None:
+        use = self._use(option)
+        word = getattr(use, "value", None) if use is not None else None
+        text = getattr(word, "text", None)
+        return text if isinstance(text, str) else None

@@ -1,0 +1,119 @@
+"""Parameters counted the way Megatron-LM builds the model.
+
+Per transformer layer (shared/reference/megatron.md sec. 4.2; d = kv_channels, n heads, g query groups):
+  attention   QKV h*(n*d + 2*g*d) + projection n*d*h; biases (n*d + 2*g*d) on QKV when
+              add_bias_linear or --add-qkv-bias, h on the projection when add_bias_linear
+  MLP         fc1 h*f*(2 with SwiGLU: gate and up), fc2 f*h; biases f*(1|2) and h
+  norms       two per layer, h weights each (+h biases for LayerNorm, none for RMSNorm)
+  MoE layer   router h*E, E experts of width f_m (each an MLP as above), shared experts of total width f_s
+Model: word embedding V_pad*h (V padded to a multiple of make_vocab_size_divisible_by*tp), learned
+position embedding max_pos*h when used, a final norm, and a second V_pad*h output layer when untied.
+
+Also what one GPU holds of it (TP shards the matrices and column-parallel biases; norms and
+row-parallel biases are replicated; routed experts are split over ep*etp).
+"""
+
+from __future__ import annotations
+
+from plint.cost.model_input import ModelInput
+
+
+class ParamCounts:
+    """Plain numbers (no record machinery: the estimator builds one per call)."""
+
+    __slots__ = (
+        "active",
+        "active_experts_per_layer",
+        "dense_layer",
+        "dense_layer_rep",
+        "dense_layer_tp",
+        "embedding",
+        "experts_per_layer",
+        "final_norm",
+        "moe_layer",
+        "moe_layer_rep",
+        "moe_layer_tp",
+        "num_dense",
+        "num_moe",
+        "output",
+        "position",
+        "total",
+        "vocab_padded",
+    )
+
+    def __repr__(self) -> str:
+        return "ParamCounts(" + ", ".join(f"{k}={getattr(self, k)}" for k in self.__slots__) + ")"
+
+
+def padded_vocab(vocab: int, tp: int, divisible_by: int = 128) -> int:
+    """Megatron pads the vocabulary to a multiple of divisible_by * tp (megatron.md sec. 1.3)."""
+    multiple = max(1, divisible_by) * max(1, tp)
+    return -(-vocab // multiple) * multiple
+
+
+def moe_layer_flags(inp: ModelInput) -> list[bool]:
+    """Which layers are MoE layers (--moe-layer-freq: an int k makes layer i MoE when i % k == 0)."""
+    layers = inp.num_layers
+    if not inp.num_experts:
+        return [False] * layers
+    freq = inp.moe_layer_freq
+    if isinstance(freq, tuple):
+        pattern = [bool(x) for x in freq[:layers]]
+        return pattern + [True] * (layers - len(pattern))
+    k = max(1, int(freq))
+    return [i % k == 0 for i in range(layers)]
+
+
+def _mlp(h: int, width: int, gated: bool, bias: bool) -> tuple[int, int, int]:
+    """(TP-sharded weights and biases, replicated biases, total) of one MLP."""
+    up = width * (2 if gated else 1)
+    sharded = h * up + width * h + (up if bias else 0)
+    replicated = h if bias else 0
+    return sharded, replicated, sharded + replicated
+
+
+def count_params(inp: ModelInput) -> ParamCounts:
+    h, n = inp.hidden_size, inp.num_attention_heads
+    d = inp.kv_channels or h // n
+    g = inp.num_query_groups or n
+    f = inp.ffn_hidden_size or 4 * h
+    norm = 2 * h if inp.normalization.lower() == "layernorm" else h
+    bias = inp.add_bias_linear
+    qkv = n * d + 2 * g * d
+    attn_tp = h * qkv + n * d * h + (qkv if (bias or inp.add_qkv_bias) else 0)
+    attn_rep = (h if bias else 0) + 2 * norm  # projection bias and the two norms of the layer
+    mlp_tp, mlp_rep, _ = _mlp(h, f, inp.swiglu, bias)
+
+    c = ParamCounts()
+    c.vocab_padded = padded_vocab(inp.vocab_size, inp.tp, inp.make_vocab_size_divisible_by)
+    c.embedding = c.vocab_padded * h
+    position = inp.options.position_embedding
+    learned = position == "learned_absolute" or (position is None and inp.max_position_embeddings is not None)
+    c.position = (inp.max_position_embeddings or inp.seq_length) * h if learned else 0
+    c.output = c.embedding if inp.untie_embeddings else 0
+    c.final_norm = norm
+    c.dense_layer_tp, c.dense_layer_rep = attn_tp + mlp_tp, attn_rep + mlp_rep
+    c.dense_layer = c.dense_layer_tp + c.dense_layer_rep
+
+    flags = moe_layer_flags(inp)
+    c.num_moe = sum(flags)
+    c.num_dense = inp.num_layers - c.num_moe
+    if c.num_moe:
+        experts = inp.num_experts or 0
+        fm = inp.moe_ffn_hidden_size or f
+        _, _, one_expert = _mlp(h, fm, inp.swiglu, bias)
+        c.experts_per_layer = experts * one_expert
+        c.active_experts_per_layer = min(inp.moe_topk, experts) * one_expert
+        shared_tp, shared_rep, _ = _mlp(h, inp.moe_shared_expert_size, inp.swiglu, bias) \
+            if inp.moe_shared_expert_size else (0, 0, 0)
+        c.moe_layer_tp = attn_tp + shared_tp
+        c.moe_layer_rep = attn_rep + shared_rep + h * experts  # the router is replicated
+    else:
+        c.experts_per_layer = c.active_experts_per_layer = 0
+        c.moe_layer_tp = c.moe_layer_rep = 0
+    c.moe_layer = c.moe_layer_tp + c.moe_layer_rep
+    blocks = c.num_dense * c.dense_layer + c.num_moe * c.moe_layer
+    outer = c.embedding + c.position + c.output + c.final_norm
+    c.total = blocks + c.num_moe * c.experts_per_layer + outer
+    c.active = blocks + c.num_moe * c.active_experts_per_layer + outer
+    return c
