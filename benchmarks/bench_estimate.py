@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 import time
 
-from plint.cost import ModelInput, estimate
+from plint.cost import ModelInput, Options, estimate
 
 LLAMA3_70B = ModelInput(num_layers=80, hidden_size=8192, num_attention_heads=64, num_query_groups=8, seq_length=8192,
                         vocab_size=128256, ffn_hidden_size=28672, swiglu=True, untie_embeddings=True,
@@ -22,7 +22,9 @@ MIXTRAL_LIKE = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=3
 
 
 def main(repeats: int = 20000) -> None:
-    for name, inp in (("llama3-70b 2048 GPUs", LLAMA3_70B), ("mixtral-like MoE 128 GPUs", MIXTRAL_LIKE)):
+    dualpipe = MIXTRAL_LIKE.replace(options=Options(pipeline_schedule="dualpipe", tp_comm_overlap=True))
+    for name, inp in (("llama3-70b 2048 GPUs", LLAMA3_70B), ("mixtral-like MoE 128 GPUs", MIXTRAL_LIKE),
+                      ("mixtral-like, DualPipe", dualpipe)):
         estimate(inp)  # warm the hardware catalog
         start = time.perf_counter()
         for _ in range(repeats):

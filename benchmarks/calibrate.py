@@ -5,7 +5,12 @@ per run, predicted vs published tokens/s per GPU and the error, then the mean ab
 error (MAPE) for dense and MoE runs apart. There are no per-run constants: every run uses the same
 physical settings (Options defaults and the hardware catalog). What each run states is read as a fact:
 model shape, GPUs, layout, batch, precision, recompute, network per GPU; its era decides flash
-attention (none before 2023), its framework the overlaps it turns on by default.
+attention (none before 2023), its framework the overlaps it turns on by default. Facts stated in
+notes are read too: a head size other than h/heads ("heads of dim 64"), "PP with interleaving"
+without a chunk count (one layer per virtual stage when the layers divide evenly, as NeMo's
+Nemotron-4 340B recipe does), fp8 with current scaling (Bridge "current scaling", torchao Float8);
+Megatron-Bridge runs get what all of its performance recipes set: ETP = 1 for MoE when no expert TP
+is stated, gradients reduced in bf16.
 
 Published throughput is the entry's tokens/s per GPU, else tokens per step / step time / GPUs, else
 its TFLOP/s per GPU divided by the FLOPs per token of the definition the entry states (SC21 and
@@ -112,21 +117,41 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         bool(re.search(r"param[-_ ](gather|sync)", text))
     moe = model.get("moe") or {}
     h = model["hidden_size"]
+    # a head size the entry states that differs from h/heads (gpt-oss: 64 heads of dim 64 at h = 2880)
+    head_dim = re.search(r"heads? of dim (\d+)", str(model.get("notes") or ""))
+    kv_channels = int(head_dim.group(1)) if head_dim else None
+    # "PP with interleaving" and no chunk count: one layer per virtual stage when the layers divide
+    # evenly (Nemotron-4 340B: 96 layers / PP 12 -> 8, the NeMo nemotron4_340b recipe's
+    # virtual_pipeline_parallelism=8); otherwise the count is unknown and 1F1B is assumed
+    vpp = layout.get("vpp")
+    if not vpp and pp > 1 and "with interleaving" in str(layout.get("notes") or "").lower() and \
+            model["num_layers"] % pp == 0 and model["num_layers"] // pp > 1:
+        vpp = model["num_layers"] // pp
+    # Megatron-Bridge's MoE recipes set expert_tensor_parallel_size=1 (scripts/performance/configs:
+    # the Qwen3, GPT-OSS and DeepSeek-V3 workload bases); Megatron's own default is ETP = TP
+    etp = layout.get("expert_tp") or (1 if "bridge" in framework and moe.get("num_experts") else None)
+    # fp8 with current (per-tensor dynamic) scaling: Bridge "fp8 (current scaling)", torchao Float8
+    prec_text = f"{run.get('precision')} {run.get('framework')}".lower()
+    fp8_recipe = "tensorwise" if ("current scaling" in prec_text or "torchao" in prec_text) else "delayed"
     options = Options(flash_attention=run.get("year", 2024) >= 2023,
                       tp_comm_overlap=bool(tp_overlap and sp),
-                      overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap),
+                      overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap), fp8_recipe=fp8_recipe,
+                      # Megatron-Bridge's performance configs reduce gradients in bf16
+                      # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
+                      grad_reduce_bytes=2 if "bridge" in framework else None,
                       position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None)
     inp = ModelInput(
         num_layers=model["num_layers"], hidden_size=h, num_attention_heads=model["num_attention_heads"],
-        num_query_groups=model.get("num_kv_heads"), seq_length=seq, vocab_size=model["vocab_size"],
+        num_query_groups=model.get("num_kv_heads"), kv_channels=kv_channels, seq_length=seq,
+        vocab_size=model["vocab_size"],
         ffn_hidden_size=model.get("ffn_hidden_size") or moe.get("expert_ffn_hidden_size"),
         swiglu=_gated(model.get("family") or "", model.get("ffn_hidden_size"), h),
         num_experts=moe.get("num_experts"), moe_topk=moe.get("top_k") or 2,
         moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),
         moe_shared_expert_size=(moe.get("shared_experts") or 0) * (moe.get("expert_ffn_hidden_size") or 0),
         moe_layer_freq=_moe_pattern(moe.get("moe_layer_pattern"), model["num_layers"]),
-        tp=tp, pp=pp, vpp=layout.get("vpp") if (layout.get("vpp") or 1) > 1 and pp > 1 else None, cp=cp,
-        ep=layout.get("ep") or 1, etp=layout.get("expert_tp"), dp=dp,
+        tp=tp, pp=pp, vpp=vpp if (vpp or 1) > 1 and pp > 1 else None, cp=cp,
+        ep=layout.get("ep") or 1, etp=etp, dp=dp,
         sequence_parallel=bool(sp), distributed_optimizer=dist_opt, zero_stage=None if dist_opt else zero,
         micro_batch=layout.get("micro_batch_size") or 1, global_batch=global_batch,
         precision=_precision(run.get("precision"), gpu), recompute=_recompute(layout.get("recompute")),

@@ -12,8 +12,6 @@ Gb/s / 8, each times its efficiency setting. Times are in seconds; sizes in byte
 
 from __future__ import annotations
 
-from math import log2
-
 
 class Links:
     __slots__ = ("alpha_net", "alpha_nv", "domain", "net_bw", "nvlink_bw", "world")
@@ -44,7 +42,9 @@ def reduce_scatter(links: Links, full_bytes: float, size: int, stride: int) -> f
     if local > 1:
         t += (local - 1) / local * full_bytes / links.nvlink_bw + (local - 1) * links.alpha_nv
     if domains > 1:
-        t += (domains - 1) / domains * (full_bytes / local) / links.net_bw + 2 * log2(domains) * links.alpha_net
+        # NCCL runs reduce-scatter and all-gather as rings only (no tree): one latency per ring step,
+        # (n-1)*alpha (planners.md sec. 9; nccl-tests PERFORMANCE.md)
+        t += (domains - 1) / domains * (full_bytes / local) / links.net_bw + (domains - 1) * links.alpha_net
     return t
 
 

@@ -12,6 +12,10 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
   TP           4 all-gather/reduce-scatter of 2*b*s*h/cp bytes forward and 4 backward per layer (the
                same bytes as 2+2 all-reduces without SP); --tp-comm-overlap hides them behind the
                GEMMs except one ring step (1/tp of it).
+  overlap      hidden communication (TP, CP, PP, DP/ZeRO, DualPipe's EP) still costs
+               Options.overlap_slowdown of its own duration: NCCL's channels take SMs and HBM
+               bandwidth from the GEMMs they run under.
+  fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass).
   CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
                the attention core.
   EP           dispatch + combine all-to-all of k*h*2 bytes per token forward and backward, exposed.
@@ -19,9 +23,12 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                exposed unless p2p overlap is on (Megatron turns it on with VPP).
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
                selective adds the attention core forward.
-Step = (m + (pp-1)/vpp) x slowest stage's micro-batch time (the bubble term is (pp-1)/(vpp*m) of
-the ideal) + exposed data-parallel traffic (after the last backward; overlap hides it behind one
-micro-batch's backward) + the optimizer step (memory-bound, ~36 bytes per local parameter).
+Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
+(schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
+DualPipe and --overlap-moe-expert-parallel-comm run one micro-batch's EP all-to-all under another's
+compute, so only the excess is exposed) + exposed data-parallel traffic (after the last backward;
+overlap hides it behind one micro-batch's backward) + the optimizer step (memory-bound, ~36 bytes per
+local parameter).
 MFU = Megatron >= 0.12 model FLOPs (causal attention halved) / (step x GPUs x dense bf16 peak;
 fp16 where the GPU has no bf16), whatever the training precision.
 """
@@ -40,7 +47,7 @@ from plint.cost.flops import flops_per_step
 from plint.cost.memory import GIB, memory_bytes, stage_params, state_bytes
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, count_params
-from plint.cost.schedule import bubble_fraction
+from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
 
 
@@ -57,6 +64,12 @@ class Estimate:
     gpu: str
     notes: tuple = ()
 
+    def with_assumption(self, note: str) -> Estimate:
+        """The same estimate, saying what it assumed about its input."""
+        values = {name: getattr(self, name) for name in self.__record_fields__}
+        values["notes"] = (*self.notes, note)
+        return Estimate(**values)
+
     @property
     def fits(self) -> bool:
         return self.memory_gib["total"] <= self.memory_gib["usable"]
@@ -71,6 +84,7 @@ class Estimate:
             "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),
             "params": self.params,
             "time_s": {k: round(v, 4) for k, v in self.time_s.items()},
+            "notes": list(self.notes),
         }
 
 
@@ -97,7 +111,7 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
     tokens = global_batch * inp.seq_length
     peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
     mfu = flops_per_step(inp, "megatron", c) / (step * world * peak) if step > 0 and peak > 0 else 0.0
-    return Estimate(memory, bubble_fraction(inp.pp, m, inp.vpp), step, mfu,
+    return Estimate(memory, bubble_fraction(inp.pp, m, inp.vpp, opts.pipeline_schedule), step, mfu,
                     tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name)
 
 
@@ -147,11 +161,17 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         # every GEMM operand is cast (read 2 B, write 1 B) and transposed (1 B) for the backward:
         # the inputs forward and the output gradients backward, ~4 B per element; per forward third
         operands = 4 * h + 2 * n * d / tp + (n + 2 * g) * d / tp + (1 + gate) * f / tp
-        elementwise += 4 * tokens * operands / hbm / 3
+        # current (per-tensor dynamic) scaling first reduces |x| over the bf16 tensor: one more 2 B read
+        # per element before the cast (TE Float8CurrentScaling, torchao dynamic float8); delayed scaling
+        # takes last step's amax from the history instead
+        per_elem = 6 if o.fp8_recipe in ("tensorwise", "current") else 4
+        elementwise += per_elem * tokens * operands / hbm / 3
     tp_msg = 2 * tokens * h
     tp_fwd = 4 * all_gather(links, tp_msg, tp, 1) if tp > 1 else 0.0
+    kappa = o.overlap_slowdown
     if tp_fwd and o.tp_comm_overlap:
-        tp_fwd = max(tp_fwd - (attn_proj + dense_mlp), tp_fwd / tp)
+        exposed = max(tp_fwd - (attn_proj + dense_mlp), tp_fwd / tp)
+        tp_fwd = exposed + kappa * (tp_fwd - exposed)
 
     # ---- one MoE layer, forward: projections + shared expert + routed experts + router ----
     moe_mlp = ep_fwd = moe_act = 0.0
@@ -183,6 +203,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         kv = 2 * b * (s / cp) * g * d / tp * 2
         ring = (cp - 1) * point_to_point(links, kv, not links.on_nvlink(cp, tp))
         cp_fwd = max(0.0, ring - core_fwd)
+        cp_fwd += kappa * (ring - cp_fwd)
 
     # ---- a stage: its layers (dense and MoE in proportion) plus the output layer on the last ----
     stage_layers = inp.num_layers / pp
@@ -208,10 +229,18 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     if pp > 1:
         overlap = inp.options.overlap_p2p_comm if inp.options.overlap_p2p_comm is not None else (v > 1)
         across = not links.on_nvlink(pp, tp * cp * inp.data_parallel())
-        if not overlap:
-            pp_t = 2 * v * point_to_point(links, 2 * tokens * h / sp, across)
+        pp_t = 2 * v * point_to_point(links, 2 * tokens * h / sp, across)
+        if overlap:
+            pp_t *= kappa
+    schedule = schedule_name(o.pipeline_schedule, inp.vpp) if pp > 1 else "1f1b"
+    if schedule in ("dualpipe", "dualpipev") or o.moe_a2a_overlap:
+        # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3
+        # sec. 3.2.1; Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches the same way)
+        exposed = max(0.0, ep_t - (compute + recompute))
+        ep_t = exposed + kappa * (ep_t - exposed)
     per_microbatch = compute + recompute + tp_t + ep_t + cp_t + pp_t + head  # the last stage: the slowest
-    bubble = (pp - 1) / v * per_microbatch
+    # the schedule's idle time: bubble_fraction (of the ideal m micro-batches) x m x one micro-batch
+    bubble = bubble_fraction(pp, m, inp.vpp, o.pipeline_schedule) * m * per_microbatch
 
     # ---- data parallel: gradients and parameters once per step (ZeRO-3: every micro-batch) ----
     dp = inp.data_parallel()
@@ -228,7 +257,8 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         per_mb = 2 * gather + reduce_scatter(links, 2 * (dense_p + expert_p), dp, tp * cp)
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
         hidden = (compute + recompute) if o.zero_overlap_comm else 0.0
-        dp_t = m * (max(0.0, per_mb - hidden) + first_layer)
+        exposed = max(0.0, per_mb - hidden)
+        dp_t = m * (exposed + kappa * (per_mb - exposed) + first_layer)
     else:
         group, stride = dp * cp, tp
         grads = reduce_scatter(links, grad_b * dense_p, group, stride) + \
@@ -239,8 +269,9 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
             grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
         overlap_grads = o.overlap_grad_reduce or (zero and o.zero_overlap_comm)
         overlap_params = o.overlap_param_gather or (zero and o.zero_overlap_comm)
-        dp_t = (max(0.0, grads - backward_window) if overlap_grads else grads) + \
-               (max(0.0, params - (compute + recompute) / 3) if overlap_params else params)
+        g_exp = max(0.0, grads - backward_window) if overlap_grads else grads
+        p_exp = max(0.0, params - (compute + recompute) / 3) if overlap_params else params
+        dp_t = g_exp + p_exp + kappa * (grads - g_exp + params - p_exp)
     # optimizer: memory-bound update of the local shard (~36 bytes per parameter moved)
     if inp.distributed_optimizer or zero:
         local = dense_p / (dp * cp) + expert_p / expert_dp

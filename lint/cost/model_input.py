@@ -25,6 +25,11 @@ class Options:
     overlap_param_gather: bool = False  # --overlap-param-gather (default False)
     tp_comm_overlap: bool = False  # --tp-comm-overlap (default False; needs sequence parallel)
     overlap_p2p_comm: bool | None = None  # None: Megatron's rule, on exactly when VPP is set
+    # None: Megatron's rule (interleaved 1F1B when VPP is set, else 1F1B); or one of
+    # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
+    pipeline_schedule: str | None = None
+    moe_a2a_overlap: bool = False  # --overlap-moe-expert-parallel-comm (Bridge moe_a2a_overlap; default False)
+    fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
     zero_overlap_comm: bool = True  # DeepSpeed / FSDP prefetch and bucketed reduce overlap by default
     grad_reduce_bytes: int | None = None  # None: fp32 for bf16/fp8 (Megatron forces it), 2 for fp16
     optimizer: str = "adam"
@@ -43,6 +48,11 @@ class Options:
     # nccl-tests bus bandwidth over the vendor's one-way NVLink rate: 8xA100 230-250 of 300 GB/s;
     # H100 460-480 of 450 uses NVLS, which Megatron's many small TP collectives rarely get.
     nvlink_efficiency: float = 0.8
+    # Communication hidden behind compute is not free: each NCCL channel runs as one CTA on its own SM
+    # and streams through HBM while the overlapped GEMMs run. NCCL opens 16-32 channels on H100/A100
+    # (132/108 SMs), i.e. 12-30% of the SMs for as long as the transfer lasts; the hidden time therefore
+    # still costs ~0.2 of itself in compute (the slowdown Echo, planners.md sec. 6, models).
+    overlap_slowdown: float = 0.2
     # InfiniBand/RoCE NICs deliver ~85-90% of line rate to NCCL (Calculon ships 0.9).
     network_efficiency: float = 0.85
     # Memory: CUDA context + cuBLAS/TE workspaces (~1 GiB) and NCCL buffers for the groups (~1 GiB).
@@ -120,12 +130,16 @@ class ModelInput:
         return ModelInput(**values)
 
     @classmethod
-    def from_layout(cls, layout: Layout, gpu: str | None = None, options: Options | None = None) -> ModelInput | None:
+    def from_layout(cls, layout: Layout, gpu: str | None = None, options: Options | None = None,
+                    vocab_size: int | None = None) -> ModelInput | None:
         """The cost model's input from a normalised layout; None when the model shape, the parallel
-        sizes or the cluster are not known (the estimate would be a guess)."""
+        sizes or the cluster are not known (the estimate would be a guess). `vocab_size` stands in
+        when the layout has none (the tokenizer decides it at run time)."""
         v = layout.value
         shape = {k: _positive_int(v(f"model.{k}")) for k in
                  ("num_layers", "hidden_size", "num_attention_heads", "seq_length", "vocab_size")}
+        if shape["vocab_size"] is None:
+            shape["vocab_size"] = vocab_size
         if any(x is None for x in shape.values()):
             return None
         world = _positive_int(v("cluster.world_size"))
@@ -139,6 +153,11 @@ class ModelInput:
             per_node = min(world, 8)
         nnodes = max(1, world // per_node)
         tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+        ulysses = _fact_int(layout, "ds_sequence_parallel_size")
+        if cp == 1 and ulysses and ulysses > 1:
+            # DeepSpeed-Ulysses splits the sequence like context parallelism (s/sp tokens per GPU, ZeRO
+            # sharded over dp*sp); its all-to-all is costed as CP's exchange, close in volume.
+            cp = ulysses
         if world % (tp * pp * cp):
             return None
         dp = _positive_int(v("parallel.dp")) or world // (tp * pp * cp)
@@ -193,6 +212,11 @@ class ModelInput:
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
             options=opts,
         )
+
+
+def _fact_int(layout: Layout, key: str) -> int | None:
+    fact = getattr(layout, "extras", {}).get("facts", {}).get(key)
+    return _positive_int(getattr(fact, "value", None))
 
 
 def _positive_int(x: Any) -> int | None:

@@ -46,3 +46,49 @@ def test_calibration_runs_and_reports_both_families():
     assert all(math.isfinite(r["predicted"]) and r["predicted"] > 0 for r in result["rows"])
     # a regression guard, not a pinned result: the dense error must not drift far from where it stands
     assert result["mape_dense"] < 20
+
+
+def _calibrate_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("calibrate", Path(__file__).parents[2] / "benchmarks/calibrate.py")
+    calibrate = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(calibrate)
+    return calibrate
+
+
+def _run(**changes):
+    run = {"id": "x", "year": 2024, "framework": "Megatron-LM", "precision": "bf16", "source": "",
+           "model": {"num_layers": 96, "hidden_size": 2880, "num_attention_heads": 64, "num_kv_heads": 8,
+                     "vocab_size": 50000, "seq_length": 4096, "family": "test", "notes": None},
+           "cluster": {"gpu": "H100-SXM5-80GB", "total_gpus": 1536, "gpus_per_node": 8},
+           "layout": {"tp": 8, "pp": 12, "global_batch_seqs": 768, "notes": None},
+           "result": {}}
+    for key, value in changes.items():
+        section, _, name = key.partition("__")
+        if name:
+            run[section][name] = value
+        else:
+            run[section] = value
+    return run
+
+
+def test_calibration_reads_stated_facts():
+    calibrate = _calibrate_module()
+    plain, _ = calibrate.to_input(_run())
+    assert plain.kv_channels is None and plain.vpp is None and plain.options.fp8_recipe == "delayed"
+    # a stated head size: 64 heads of dim 64 (not 2880 / 64 = 45)
+    inp, _ = calibrate.to_input(_run(model__notes="64 q / 8 kv heads of dim 64"))
+    assert inp.kv_channels == 64
+    # "PP with interleaving" without a count: 96 layers / 12 stages = 8 chunks of one layer
+    inp, _ = calibrate.to_input(_run(layout__notes="8-way TP, 12-way PP with interleaving"))
+    assert inp.vpp == 8
+    # fp8 with current scaling costs the amax pass
+    inp, _ = calibrate.to_input(_run(precision="fp8 (current scaling)"))
+    assert inp.precision == "fp8" and inp.options.fp8_recipe == "tensorwise"
+    # a Megatron-Bridge MoE run without a stated expert TP: the Bridge recipes' ETP = 1
+    moe = {"num_experts": 128, "top_k": 8, "expert_ffn_hidden_size": 1536, "shared_experts": 0}
+    inp, _ = calibrate.to_input(_run(framework="Megatron-Bridge", model__moe=moe))
+    assert inp.etp == 1 and inp.options.grad_reduce_bytes == 2  # Bridge: grad_reduce_in_fp32 false
+    inp, _ = calibrate.to_input(_run(model__moe=moe))
+    assert inp.etp is None and inp.options.grad_reduce_bytes is None  # Megatron-LM: ETP = TP, fp32 grads

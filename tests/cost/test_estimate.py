@@ -95,3 +95,66 @@ def test_options_change_the_overlap_not_the_model():
     overlapped = estimate(LLAMA3_70B.replace(options=Options(tp_comm_overlap=True, overlap_grad_reduce=True,
                                                              overlap_param_gather=True)))
     assert overlapped.step_time_s < plain.step_time_s and overlapped.params == plain.params
+
+
+def test_ring_collectives_pay_one_latency_per_step():
+    # NCCL reduce-scatter / all-gather are rings: (n-1) * alpha (planners.md sec. 9)
+    links = Links(domain=8, nvlink_bw=360e9, net_bw=42.5e9, alpha_nv=3e-6, alpha_net=8e-6, world=128)
+    gib = 2.0**30
+    # 16 ranks one per node: 15 network steps
+    assert reduce_scatter(links, gib, 16, 8) == pytest.approx(15 / 16 * gib / 42.5e9 + 15 * 8e-6)
+    # 16 ranks, 8 per node: 7 NVLink steps, then 1 network step between the 2 nodes on 1/8 of the buffer
+    assert reduce_scatter(links, gib, 16, 1) == pytest.approx(
+        7 / 8 * gib / 360e9 + 7 * 3e-6 + 1 / 2 * gib / 8 / 42.5e9 + 1 * 8e-6)
+
+
+def test_pipeline_schedule_option_sets_the_bubble():
+    one_f_one_b = estimate(LLAMA3_70B.replace(vpp=None))
+    zb = estimate(LLAMA3_70B.replace(vpp=None, options=Options(pipeline_schedule="zb-h1")))
+    # m = 64, pp = 4: 1F1B (4-1)/64; ZB-H1 (4-1)(1 - 2/3)/64 = 1/64, a third of the idle time
+    assert one_f_one_b.bubble_fraction == pytest.approx(3 / 64)
+    assert zb.bubble_fraction == pytest.approx(1 / 64)
+    assert zb.time_s["bubble"] == pytest.approx(one_f_one_b.time_s["bubble"] / 3)
+    assert zb.time_s["compute"] == pytest.approx(one_f_one_b.time_s["compute"])
+
+
+def test_hidden_tp_traffic_still_costs_a_share_of_itself():
+    # TP overlap leaves one ring step of the 4 collectives exposed (tp_fwd / tp, the GEMMs being far
+    # longer); the other (tp-1)/tp is hidden and costs overlap_slowdown of itself: with tp = 4 and 0.2,
+    # (1/4 + 0.2 * 3/4) / (1/4) = 1.6 times the exposed-only figure
+    free = estimate(LLAMA3_70B.replace(options=Options(tp_comm_overlap=True, overlap_slowdown=0.0)))
+    costly = estimate(LLAMA3_70B.replace(options=Options(tp_comm_overlap=True, overlap_slowdown=0.2)))
+    assert costly.time_s["tp"] == pytest.approx(1.6 * free.time_s["tp"])
+
+
+def test_fp8_current_scaling_reads_each_operand_once_more():
+    # 2 layers, h = 1024, 8 heads of 128, MHA, f = 4096 (no GLU), 2048 tokens, one GPU, one micro-batch.
+    # GEMM operands per token: 4h + 2nd + (n+2g)d + (1+1)f = 4096 + 2048 + 3072 + 8192 = 17408 elements;
+    # current scaling adds a 2 B amax read per element: 2 * 2048 * 17408 B / (3.35e12 * 0.8 B/s) per
+    # layer (forward and backward casts together) = 2.66057e-5 s, x 2 layers
+    tiny = ModelInput(num_layers=2, hidden_size=1024, num_attention_heads=8, seq_length=2048, vocab_size=32000,
+                      ffn_hidden_size=4096, precision="fp8", micro_batch=1, global_batch=1, gpu="h100-sxm",
+                      nnodes=1, gpus_per_node=1)
+    delayed = estimate(tiny)
+    current = estimate(tiny.replace(options=Options(fp8_recipe="tensorwise")))
+    extra = 2 * 2 * 2048 * 17408 / (3.35e12 * 0.8)
+    assert current.time_s["compute"] - delayed.time_s["compute"] == pytest.approx(extra, rel=1e-9)
+
+
+def test_dualpipe_hides_the_expert_all_to_all():
+    moe = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8, seq_length=4096,
+                     vocab_size=32000, ffn_hidden_size=14336, swiglu=True, num_experts=8, moe_topk=2, tp=1, pp=4,
+                     ep=8, sequence_parallel=False, distributed_optimizer=True, micro_batch=1, global_batch=256,
+                     gpu="h100-sxm", nnodes=4, gpus_per_node=8)
+    plain = estimate(moe)
+    dual = estimate(moe.replace(options=Options(pipeline_schedule="dualpipe")))
+    # the all-to-all (on NVLink: EP 8 inside the node) is shorter than a micro-batch's compute, so all of
+    # it hides under the paired chunk and only the overlap share 0.2 of it remains
+    assert plain.time_s["ep"] > 0
+    assert dual.time_s["ep"] == pytest.approx(0.2 * plain.time_s["ep"])
+    # pp = 4, m = 256 / (1 * 8) = 32: (4/2 - 1)(1 + 2/3 - 1) / 32 = (2/3) / 32
+    assert dual.bubble_fraction == pytest.approx(2 / 3 / 32)
+    # --overlap-moe-expert-parallel-comm pairs micro-batches the same way, keeping 1F1B's bubble 3/32
+    paired = estimate(moe.replace(options=Options(moe_a2a_overlap=True)))
+    assert paired.time_s["ep"] == pytest.approx(0.2 * plain.time_s["ep"])
+    assert paired.bubble_fraction == pytest.approx(3 / 32)
