@@ -148,11 +148,14 @@ class Engine:
     # -- running -------------------------------------------------------------------------------
 
     def diagnose(self, reading: FileReading, settings: Settings) -> list[Diagnostic]:
+        from plint.layout_estimate import layout_estimate
         from plint.rules.base import RuleContext
 
         out: list[Diagnostic] = []
         seen: set[tuple] = set()
         rules = self.selected(settings, reading.path)
+        for layout in reading.layouts:  # once per layout, with the configuration's cluster facts
+            layout_estimate(layout, settings)
         contexts = [RuleContext(reading, layout, settings) for layout in reading.layouts] or \
             [RuleContext(reading, None, settings)]
         for ctx in contexts:

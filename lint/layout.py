@@ -66,7 +66,8 @@ class Layout:
             out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}
         out["precision"] = self.value("precision")
         out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
-        out["estimate"] = None
+        estimated = self.extras.get("estimate")  # (input, Estimate) from plint.layout_estimate
+        out["estimate"] = estimated[1].to_json() if estimated and estimated[1] is not None else None
         out["provenance"] = {k: v.provenance() for k, v in self.fields.items()}
         out["unresolved"] = self.unresolved()
         if self.conditions:

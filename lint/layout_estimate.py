@@ -1,0 +1,132 @@
+"""The cost model's verdict on a normalised layout, computed once per layout and kept on it.
+
+The bridge between the layout (what was read) and lint/cost (pure numbers): cluster facts from the
+configuration override the catalog here, so rules and reporters see one estimate. Nothing is
+imported from lint/cost until a layout has a complete model shape, so launches without one pay
+nothing for the cost model.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plint.config import Settings
+    from plint.cost import Estimate, ModelInput
+    from plint.layout import Layout
+
+_SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length",
+          "model.vocab_size")
+_ESTIMATED = "estimate"  # layout.extras key: (ModelInput | None, Estimate | None)
+
+
+def cost_input(layout: Layout, settings: Settings | None = None) -> ModelInput | None:
+    """The cost model's input for a layout, or None when the shape or the cluster is not known."""
+    cached = layout.extras.get(_ESTIMATED)
+    if cached is not None:
+        return cached[0]
+    return _compute(layout, settings)[0]
+
+
+def layout_estimate(layout: Layout, settings: Settings | None = None) -> Estimate | None:
+    """Memory, time, bubble and MFU of the layout's step; None when it cannot be estimated."""
+    cached = layout.extras.get(_ESTIMATED)
+    if cached is not None:
+        return cached[1]
+    return _compute(layout, settings)[1]
+
+
+# Vocabulary sizes of the tokenizers Megatron ships vocabulary files for (the files' token counts).
+TOKENIZER_VOCAB = {"GPT2BPETokenizer": 50257, "BertWordPieceLowerCase": 30522, "BertWordPieceCase": 28996}
+# Any other tokenizer decides the vocabulary at run time: 32,000 (Llama-2, Mistral) is the smallest of the
+# common LLM tokenizers, so the embedding and logits parts are a lower bound and never cause a false OOM.
+FALLBACK_VOCAB = 32000
+
+
+def _compute(layout: Layout, settings: Settings | None) -> tuple:
+    inp = est = None
+    if all(layout.value(k) is not None for k in _SHAPE if k != "model.vocab_size"):
+        from plint.cost import ModelInput, estimate
+
+        vocab, why = _assumed_vocab(layout)
+        inp = ModelInput.from_layout(layout, vocab_size=vocab)
+        if inp is not None and settings is not None:
+            inp = _with_cluster_settings(inp, settings)
+        est = estimate(inp) if inp is not None else None
+        if est is not None and why:
+            est = est.with_assumption(why)
+        unmodelled = unmodelled_features(layout)
+        if est is not None and unmodelled:
+            est = est.with_assumption("not modelled: " + ", ".join(unmodelled) +
+                                      " (memory and time rules stay silent on this launch)")
+        layout.extras["estimate_unmodelled"] = unmodelled
+    layout.extras[_ESTIMATED] = (inp, est)
+    return inp, est
+
+
+# Flags that change memory or time in ways the cost model does not represent. With any of them the
+# estimate is still reported, but no rule turns it into a verdict: a wrong "out of memory" on a
+# launch that runs costs users more than a missed hint.
+UNMODELLED_FLAGS = {
+    "--multi-latent-attention": "multi-latent attention",
+    "--pipeline-model-parallel-layout": "a custom pipeline layout",
+    "--decoder-first-pipeline-num-layers": "uneven pipeline stages",
+    "--decoder-last-pipeline-num-layers": "uneven pipeline stages",
+    "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
+    "--account-for-loss-in-pipeline-split": "uneven pipeline stages",
+    "--mtp-num-layers": "multi-token prediction layers",
+    "--cpu-offloading": "activation offloading",
+    "--optimizer-cpu-offload": "optimizer offloading",
+    "--fine-grained-activation-offloading": "activation offloading",
+}
+
+
+def unmodelled_features(layout: Layout) -> list[str]:
+    """What the launch uses that the cost model leaves out, each named once."""
+    args = layout.extras.get("trainer_args")
+    get = getattr(args, "get", None)
+    found: list[str] = []
+    if get is not None:
+        for flag, what in UNMODELLED_FLAGS.items():
+            if get(flag) is not None and what not in found:
+                found.append(what)
+        modules = get("--recompute-modules")
+        if modules is not None and _recompute_modules(args) - {"core_attn"}:
+            found.append("selective recompute of modules other than core_attn")
+    ds = layout.extras.get("ds_config")
+    for part in ("offload_optimizer", "offload_param"):
+        device = getattr(getattr(ds, part, None), "value", None)
+        if device not in (None, "none"):
+            found.append(f"ZeRO {part.replace('_', ' ')} to {device}")
+    return found
+
+
+def _recompute_modules(args) -> set[str]:
+    """The words given to --recompute-modules (nargs='*')."""
+    use = args.get("--recompute-modules")
+    words = getattr(use, "values", None) or ([use.value] if getattr(use, "value", None) is not None else [])
+    return {w.text for w in words if getattr(w, "text", None)} or {"?"}
+
+
+def _assumed_vocab(layout: Layout) -> tuple[int | None, str | None]:
+    """The vocabulary to estimate with when no --vocab-size is written, and why."""
+    if layout.value("model.vocab_size") is not None:
+        return None, None
+    args = layout.extras.get("trainer_args")
+    use = args.get("--tokenizer-type") if args is not None and hasattr(args, "get") else None
+    word = getattr(use, "value", None)
+    tokenizer = getattr(word, "text", None)
+    if tokenizer in TOKENIZER_VOCAB:
+        return TOKENIZER_VOCAB[tokenizer], f"vocabulary {TOKENIZER_VOCAB[tokenizer]:,} ({tokenizer}'s vocabulary file)"
+    return FALLBACK_VOCAB, (f"vocabulary unknown (set by the tokenizer at run time): {FALLBACK_VOCAB:,} assumed, "
+                            "the smallest common one, so embeddings and logits are a lower bound")
+
+
+def _with_cluster_settings(inp: ModelInput, settings: Settings) -> ModelInput:
+    """[tool.plint] cluster facts win over the catalog's typical build."""
+    cluster = settings.cluster or {}
+    changes = {}
+    if cluster.get("inter-node-bandwidth-gbps"):
+        changes["nic_gbps"] = float(cluster["inter-node-bandwidth-gbps"])
+    if cluster.get("nvlink-domain"):
+        changes["nvlink_domain"] = int(cluster["nvlink-domain"])
+    return inp.replace(**changes) if changes else inp
