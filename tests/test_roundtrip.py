@@ -89,4 +89,5 @@ def test_generated_launch_reads_back(tmp_path_factory, case):
             written = path.read_text().splitlines()[line - 1]
             assert str(value) in written, (field, styles[field], line, written)
     assert layout.value("parallel.dp") == gpus * nodes // (values["parallel.tp"] * values["parallel.pp"])
-    assert not [d for d in result.diagnostics if d.severity == "error"]
+    # random shapes may truly not fit in memory (PL401); every other error would be a misreading
+    assert not [d for d in result.diagnostics if d.severity == "error" and d.code != "PL401"]

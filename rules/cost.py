@@ -1,0 +1,349 @@
+"""PL301, PL302, PL308, PL310, PL401, PL402: the rules that stand on the cost model.
+
+Each reads the estimate the engine attached to the layout (plint.layout_estimate) and, where advice
+needs it, re-estimates a variant of the same launch. Every number in a message comes from the cost
+model. All stay silent when the launch uses something the model leaves out (multi-latent attention, a
+custom pipeline layout, offloading): a wrong "out of memory" costs more than a missed hint.
+"""
+
+from __future__ import annotations
+
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.common import gpt, is_megatron, span, torchrun, trainer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from plint.cost import Estimate, ModelInput
+
+DEFAULT_THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
+MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
+
+
+def _threshold(ctx: RuleContext, name: str) -> float:
+    thresholds = getattr(ctx.settings, "thresholds", None) or {}
+    return float(thresholds.get(name, DEFAULT_THRESHOLDS[name]))
+
+
+def _estimated(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
+    """(input, estimate) when the launch is fully modelled, else None (the rules stay silent)."""
+    if ctx.layout is None:
+        return None
+    from plint.layout_estimate import cost_input, layout_estimate
+
+    est = layout_estimate(ctx.layout, ctx.settings)
+    if est is None or ctx.layout.extras.get("estimate_unmodelled"):
+        return None
+    return cost_input(ctx.layout, ctx.settings), est
+
+
+def _variant(inp: ModelInput, **changes) -> Estimate | None:
+    from plint.cost import estimate
+
+    return estimate(inp.replace(**changes) if changes else inp)
+
+
+def _fits(est: Estimate, ctx: RuleContext) -> bool:
+    """Within the headroom threshold: advice must not lead into a PL402 warning."""
+    mem = est.memory_gib
+    return mem["total"] <= _threshold(ctx, "memory-headroom") * mem["usable"]
+
+
+def _gib(x: float) -> str:
+    return f"{x:.1f}"
+
+
+def _memory_parts(est: Estimate) -> str:
+    mem = est.memory_gib
+    return ", ".join(f"{part} {_gib(mem[part])}" for part in MEMORY_PARTS if round(mem.get(part, 0.0), 1))
+
+
+def _memory_line(est: Estimate) -> str:
+    mem = est.memory_gib
+    return (f"predicted {_gib(mem['total'])} GiB per GPU of {_gib(mem['usable'])} GiB usable "
+            f"({est.gpu}): {_memory_parts(est)}")
+
+
+def _seconds(x: float) -> str:
+    return f"{x:.3g} s"
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.1f}%"
+
+
+def _release_has(ctx: RuleContext, flag: str) -> bool:
+    """Whether the trainer release the launch was checked against accepts `flag`."""
+    from plint.rules.keys_and_flags import _catalog
+
+    return _catalog(ctx).lookup(flag) is not None
+
+
+# ---- memory -------------------------------------------------------------------------------------
+
+def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
+    """The first simple change that the cost model says fits, as a message tail; '' when none does."""
+    dp = inp.data_parallel()
+    candidates = []
+    if dp > 1 and not inp.distributed_optimizer and not inp.zero_stage and is_megatron(ctx):
+        candidates.append(("--use-distributed-optimizer", {"distributed_optimizer": True}))
+    if inp.tp > 1 and not inp.sequence_parallel and trainer(ctx) == "megatron":
+        candidates.append(("--sequence-parallel", {"sequence_parallel": True}))
+    if inp.recompute is None:
+        candidates.append(("--recompute-activations (selective)", {"recompute": "selective"}))
+    if inp.recompute != "full":
+        candidates.append(("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1",
+                           {"recompute": "full", "recompute_method": "uniform", "recompute_num_layers": 1}))
+    if inp.micro_batch > 1:
+        micro = inp.micro_batch // 2
+        candidates.append((f"--micro-batch-size {micro}", {"micro_batch": micro}))
+    for what, changes in candidates:
+        if is_megatron(ctx) and what.startswith("--") and not _release_has(ctx, what.split()[0]):
+            continue
+        variant = _variant(inp, **changes)
+        if variant is not None and _fits(variant, ctx):
+            return f"; with {what} it would need {_gib(variant.memory_gib['total'])} GiB"
+    return ""
+
+
+def _memory_span(ctx: RuleContext):
+    return span(ctx, "batch.micro", "parallel.tp", "parallel.pp", "model.seq_length")
+
+
+@register(
+    "PL401", "predicted-oom", "error",
+    "The estimated peak memory per GPU exceeds the usable memory.",
+    RuleDocs(
+        what="Estimates the peak memory of the busiest GPU (the first pipeline stage): weights, gradients and "
+             "optimizer states by precision and sharding, activations for the micro-batches the schedule keeps "
+             "in flight, and a runtime reserve (CUDA context, workspaces, NCCL buffers), against the HBM left "
+             "after allocator fragmentation. Names the first simple change that would fit.",
+        why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
+            "found again on every retry until the layout changes.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer\n"
+                          "--recompute-activations", layers=32, hidden=4096, heads=32, seq=4096, micro=1)),
+        fix="Not fixed automatically: `plint plan` proposes layouts that fit.",
+    ),
+)
+def predicted_oom(ctx: RuleContext):
+    estimated = _estimated(ctx)
+    if estimated is None:
+        return
+    inp, est = estimated
+    if est.memory_gib["total"] > est.memory_gib["usable"]:
+        yield Finding(_memory_line(est) + _memory_remedy(ctx, inp, est), _memory_span(ctx), key="estimate.memory")
+
+
+@register(
+    "PL402", "memory-headroom", "warning",
+    "The estimated peak memory per GPU is close to the usable memory.",
+    RuleDocs(
+        what="Warns when the memory estimate of PL401 is above the headroom threshold (default 90%) of the "
+             "usable memory but not above it.",
+        why="Memory estimates carry a few percent of error, and a run's peak moves with the data (the longest "
+            "packed sequence, the MoE routing of one batch): a launch at 95% of usable memory fails some days.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", layers=34, hidden=4096, heads=32,
+                         seq=4096)),
+        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
+                          layers=34, hidden=4096, heads=32, seq=4096)),
+        fix="Not fixed automatically: `plint plan` proposes layouts with headroom.",
+    ),
+)
+def memory_headroom(ctx: RuleContext):
+    estimated = _estimated(ctx)
+    if estimated is None:
+        return
+    inp, est = estimated
+    mem, limit = est.memory_gib, _threshold(ctx, "memory-headroom")
+    if limit * mem["usable"] < mem["total"] <= mem["usable"]:
+        yield Finding(f"{_memory_line(est)}; above {limit:.0%} of usable{_memory_remedy(ctx, inp, est)}",
+                      _memory_span(ctx), key="estimate.memory")
+
+
+# ---- time ---------------------------------------------------------------------------------------
+
+@register(
+    "PL301", "pipeline-bubble", "warning",
+    "The estimated pipeline bubble is above the threshold.",
+    RuleDocs(
+        what="Estimates the idle share of each step that the pipeline schedule leaves at its start and end: "
+             "(pp-1)/vpp stage-times of fill and drain against the micro-batches of one step (1F1B and "
+             "interleaved schedules), and warns above the bubble threshold (default 10% of the step).",
+        why="With pp 8 and 16 micro-batches per step, 1F1B idles every GPU for 7 of 23 stage-times: 30% of the "
+            "step. More micro-batches per step (a smaller micro-batch or a larger global batch) or virtual "
+            "pipeline stages shrink it.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32,
+                         glob=16), nproc=8),
+        good=torchrun(gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32,
+                          glob=256), nproc=8),
+        fix="Not fixed automatically: raise the global batch, lower the micro-batch, or add "
+            "--num-layers-per-virtual-pipeline-stage.",
+    ),
+)
+def pipeline_bubble(ctx: RuleContext):
+    estimated = _estimated(ctx)
+    if estimated is None:
+        return
+    inp, est = estimated
+    limit = _threshold(ctx, "bubble")
+    share = _bubble_share(est)
+    if inp.pp <= 1 or share <= limit:
+        return
+    vpp = inp.vpp or 1
+    hint = ""
+    if inp.vpp is None and inp.num_layers % (inp.pp * 2) == 0:
+        variant = _variant(inp, vpp=2)
+        if variant is not None and _fits(variant, ctx):
+            hint = (f"; with 2 virtual stages per rank (--num-layers-per-virtual-pipeline-stage "
+                    f"{inp.num_layers // (inp.pp * 2)}) it would be {_pct(_bubble_share(variant))}")
+    yield Finding(f"pipeline bubble {_pct(share)} of the step (above {limit:.0%}): pp {inp.pp}"
+                  f"{f', vpp {vpp}' if vpp > 1 else ''}, {est.num_microbatches} micro-batches per step{hint}",
+                  span(ctx, "parallel.pp"), key="estimate.bubble_fraction")
+
+
+# PL302 wants the simpler layout predicted at least this much faster. Comparing two layouts of one model on
+# one cluster cancels most of the model's absolute error (calibration MAPE ~10%), but not all: a
+# predicted gain of 1-3% is inside what it cannot tell apart, and advice to re-layout a run on that is noise.
+NEEDLESS_MIN_GAIN = 0.05
+
+def _bubble_share(est: Estimate) -> float:
+    """The idle pipeline time as a share of the whole step (the estimate's bubble_fraction is relative
+    to the ideal compute time, as Narayanan et al. define it: (pp-1)/(vpp*m))."""
+    return est.time_s.get("bubble", 0.0) / est.step_time_s if est.step_time_s > 0 else 0.0
+
+
+_AXES = {"tp": ("parallel.tp", "tensor"), "pp": ("parallel.pp", "pipeline"), "cp": ("parallel.cp", "context"),
+         "ep": ("parallel.ep", "expert")}
+
+
+def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
+    """The same launch with one axis set to 1 and its GPUs given to data parallelism; None when the
+    result would be invalid (the global batch no longer divides)."""
+    size = getattr(inp, axis)
+    dp = inp.data_parallel()
+    changes: dict = {axis: 1}
+    if axis != "ep":  # experts are carved out of data parallelism: dropping EP frees no GPUs
+        dp *= size
+        changes["dp"] = dp
+    if axis == "tp":
+        changes["sequence_parallel"] = False
+        changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
+    if axis == "pp":
+        changes["vpp"] = None
+    if axis == "ep" and (inp.num_experts or 0) <= 1:
+        return None
+    global_batch = inp.global_batch or inp.micro_batch * inp.data_parallel()
+    if global_batch % (inp.micro_batch * dp):
+        return None
+    return inp.replace(**changes)
+
+
+@register(
+    "PL302", "needless-parallelism", "warning",
+    "A model-parallel axis can be dropped: the simpler layout fits and is predicted faster.",
+    RuleDocs(
+        what="For each of tensor, pipeline, context and expert parallelism in use, re-estimates the launch with "
+             "that axis set to 1 and its GPUs given to data parallelism (for experts: replicated), and warns "
+             "when that layout fits within the memory headroom and its step is predicted at least 5% shorter "
+             "(smaller differences are inside what the model can tell apart).",
+        why="Every axis costs communication and complexity: use the least parallelism that fits. A 1.3B model "
+            "with tp 2 on 8 GPUs splits GEMMs that already run below peak and all-gathers activations on "
+            "every layer, to save memory it does not need.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
+                         glob=256)),
+        good=torchrun(gpt("--use-distributed-optimizer", glob=256)),
+        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` rewrites the sizes (checkpoints "
+            "change layout).",
+    ),
+)
+def needless_parallelism(ctx: RuleContext):
+    estimated = _estimated(ctx)
+    if estimated is None or not is_megatron(ctx):
+        return
+    inp, est = estimated
+    for axis, (key, name) in _AXES.items():
+        size = getattr(inp, axis)
+        if size <= 1:
+            continue
+        simpler = _without_axis(inp, axis)
+        variant = _variant(simpler) if simpler is not None else None
+        if variant is None or not _fits(variant, ctx) or \
+                variant.step_time_s > (1 - NEEDLESS_MIN_GAIN) * est.step_time_s:
+            continue
+        gain = 1 - variant.step_time_s / est.step_time_s
+        given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
+        yield Finding(f"{name} parallelism {axis} {size} is not needed: with {axis} 1{given} the launch fits "
+                      f"({_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB) and "
+                      f"the step is predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs "
+                      f"{_seconds(est.step_time_s)})", span(ctx, key), key=key)
+        return  # one axis at a time: the next advice depends on the layout after this one
+
+
+@register(
+    "PL308", "full-recompute-unneeded", "info",
+    "Full activation recompute where selective recompute fits in memory.",
+    RuleDocs(
+        what="With --recompute-granularity full, re-estimates the launch with selective recompute (the "
+             "attention core only) and reports when that fits within the memory headroom.",
+        why="Full recompute runs every layer's forward twice: about a third more compute per step. Selective "
+            "recompute keeps most of the memory saving (Korthikanti et al. 2022: the attention scores are "
+            "the large part) for a few percent.",
+        bad=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
+                         "--use-distributed-optimizer")),
+        good=torchrun(gpt("--recompute-activations --use-distributed-optimizer")),
+        fix="Not fixed automatically yet; planned: `plint fix` replaces the recompute flags with "
+            "--recompute-activations (safe: same numerics).",
+    ),
+)
+def full_recompute_unneeded(ctx: RuleContext):
+    estimated = _estimated(ctx)
+    if estimated is None or not is_megatron(ctx):
+        return
+    inp, est = estimated
+    if inp.recompute != "full" or not _release_has(ctx, "--recompute-activations"):
+        return  # the bigscience fork, for one, knows only full recompute (--checkpoint-activations)
+    variant = _variant(inp, recompute="selective", recompute_method=None, recompute_num_layers=None)
+    if variant is None or not _fits(variant, ctx):
+        return
+    gain = 1 - variant.step_time_s / est.step_time_s
+    yield Finding(f"full recompute where selective fits: with --recompute-activations the launch needs "
+                  f"{_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB and the step "
+                  f"is predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs {_seconds(est.step_time_s)})",
+                  span(ctx, "recompute.granularity"), key="recompute.granularity")
+
+
+_TIME_PARTS = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
+               "cp": "context-parallel communication", "ep": "expert all-to-all", "pp": "pipeline sends",
+               "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step"}
+
+
+@register(
+    "PL310", "low-mfu", "info",
+    "The predicted model FLOPs utilisation is below the threshold.",
+    RuleDocs(
+        what="Reports when the predicted MFU (model FLOPs as Megatron counts them, over the step time and the "
+             "GPUs' dense bf16 peak) is below the threshold (default 35%), with the largest part of the step "
+             "that is not model compute.",
+        why="Well-tuned large runs reach 35-55% MFU; below that, the step's time usually goes to a pipeline "
+            "bubble, communication on a slow link, or GEMMs too small to run near peak.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
+                         layers=12, hidden=768, heads=12, seq=1024, micro=1, glob=64)),
+        good=torchrun(gpt("--use-distributed-optimizer", layers=32, hidden=4096, heads=32, seq=4096, micro=1,
+                          glob=256)),
+        fix="Not fixable: the message names where the time goes.",
+    ),
+)
+def low_mfu(ctx: RuleContext):
+    estimated = _estimated(ctx)
+    if estimated is None or not is_megatron(ctx):
+        return
+    inp, est = estimated
+    limit = _threshold(ctx, "mfu")
+    if est.mfu >= limit or est.step_time_s <= 0:
+        return
+    parts = {k: v for k, v in est.time_s.items() if k != "compute" and v > 0}
+    worst = max(parts, key=parts.get) if parts else None
+    where = (f"; the largest part besides compute is {_TIME_PARTS.get(worst, worst)}, "
+             f"{_pct(parts[worst] / est.step_time_s)} of the {_seconds(est.step_time_s)} step") if worst else ""
+    yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s "
+                  f"per GPU{where}", span(ctx, "parallel.tp", "parallel.pp", "batch.micro"), key="estimate.mfu")

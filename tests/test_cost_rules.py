@@ -1,0 +1,217 @@
+"""The cost-model rules (PL301, PL302, PL308, PL310, PL401, PL402) and the estimate in the outputs.
+
+The numbers in the messages must be the cost model's: each test recomputes them through plint.cost for
+the same input and compares, and the behaviours a user relies on (silence on what the model leaves
+out, the 5% margin of PL302, the trainer release's flags) are pinned on small launches.
+"""
+
+import json
+import re
+
+import pytest
+from plint.check import check_paths
+from plint.cost import ModelInput, estimate
+from plint.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
+from plint.report.json_report import file_json
+from plint.report.text import render
+from plint.rules.common import gpt, torchrun
+
+LLAMA_7B = dict(layers=32, hidden=4096, heads=32, seq=4096)
+
+
+def _check(tmp_path, files: dict[str, str], main="launch.sh", **kwargs):
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (result,) = check_paths([tmp_path / main], **kwargs)
+    return result
+
+
+def _launch(tmp_path, extra: str, nproc: int = 8, **shape):
+    return _check(tmp_path, torchrun(gpt(extra, **shape), nproc=nproc).files)
+
+
+def _findings(result, code):
+    return [d for d in result.diagnostics if d.code == code]
+
+
+def test_estimate_is_in_the_layout_json_with_the_contract_fields(tmp_path):
+    result = _launch(tmp_path, "--use-distributed-optimizer", **LLAMA_7B)
+    est = file_json(result)["layout"]["estimate"]
+    assert set(est["memory_gib"]) >= {"weights", "grads", "optimizer", "activations", "other", "total", "usable"}
+    for key in ("bubble_fraction", "step_time_s", "mfu", "tokens_per_s_per_gpu"):
+        assert isinstance(est[key], float) and est[key] >= 0
+    parts = sum(est["memory_gib"][k] for k in ("weights", "grads", "optimizer", "activations", "other"))
+    assert parts == pytest.approx(est["memory_gib"]["total"], abs=0.05)
+    # tokens/s per GPU is the global batch's tokens over the step and the GPUs: 64 * 4096 / (step * 8)
+    assert est["tokens_per_s_per_gpu"] == pytest.approx(64 * 4096 / (est["step_time_s"] * 8), rel=1e-3)
+    # no --vocab-size and no tokenizer with a known vocabulary: the estimate says what it assumed
+    assert any(f"{FALLBACK_VOCAB:,} assumed" in note for note in est["notes"])
+
+
+def test_gpt2_tokenizer_vocabulary_is_known(tmp_path):
+    result = _launch(tmp_path, "--tokenizer-type GPT2BPETokenizer --vocab-file v.json --merge-file m.txt",
+                     **LLAMA_7B)
+    (layout,) = result.layouts
+    assert cost_input(layout).vocab_size == 50257
+    assert any("GPT2BPETokenizer" in note for note in layout_estimate(layout).notes)
+
+
+def test_no_estimate_without_a_model_shape(tmp_path):
+    result = _check(tmp_path, {"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16\n"})
+    assert file_json(result)["layout"]["estimate"] is None
+    assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310", "PL401", "PL402")]
+
+
+def test_text_output_shows_the_breakdown_under_the_layout(tmp_path):
+    result = _launch(tmp_path, "--use-distributed-optimizer", **LLAMA_7B)
+    text = render([result], color=False)
+    est = layout_estimate(result.layouts[0])
+    memory_line = next(line for line in text.splitlines() if line.startswith("  memory/GPU"))
+    assert f"{est.memory_gib['total']:.1f} of {est.memory_gib['usable']:.1f} GiB usable" in memory_line
+    assert "activations" in memory_line and "optimizer" in memory_line
+    step_line = next(line for line in text.splitlines() if line.startswith("  step"))
+    assert f"MFU {100 * est.mfu:.1f}%" in step_line
+
+
+def test_predicted_oom_message_carries_the_estimate(tmp_path):
+    result = _launch(tmp_path, "--tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
+    (finding,) = _findings(result, "PL401")
+    est = layout_estimate(result.layouts[0])
+    assert est.memory_gib["total"] > est.memory_gib["usable"]
+    assert finding.message.startswith(f"predicted {est.memory_gib['total']:.1f} GiB per GPU of "
+                                      f"{est.memory_gib['usable']:.1f} GiB usable (h100-sxm)")
+    for part in ("weights", "grads", "optimizer", "activations"):
+        assert f"{part} {est.memory_gib[part]:.1f}" in finding.message
+    # the line and column of the micro-batch size, the knob most often turned
+    assert (finding.line, finding.col) == (7, 24)  # "    --micro-batch-size 4": 4 + 18 + 1 characters before it
+    assert (tmp_path / "launch.sh").read_text().splitlines()[6][23] == "4"
+
+
+def test_oom_remedy_is_one_that_fits(tmp_path):
+    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=36,
+                     hidden=4096, heads=32, seq=4096)
+    (finding,) = _findings(result, "PL401")
+    assert "; with --use-distributed-optimizer it would need" in finding.message
+    inp = cost_input(result.layouts[0]).replace(distributed_optimizer=True)
+    fixed = estimate(inp)
+    assert f"would need {fixed.memory_gib['total']:.1f} GiB" in finding.message
+    assert fixed.memory_gib["total"] <= 0.9 * fixed.memory_gib["usable"]
+
+
+def test_memory_headroom_band(tmp_path):
+    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=34, hidden=4096,
+                     heads=32, seq=4096)
+    est = layout_estimate(result.layouts[0])
+    assert 0.9 * est.memory_gib["usable"] < est.memory_gib["total"] <= est.memory_gib["usable"]
+    assert _findings(result, "PL402") and not _findings(result, "PL401")
+
+
+def test_headroom_threshold_comes_from_the_configuration(tmp_path):
+    (tmp_path / ".plint.toml").write_text("[thresholds]\nmemory-headroom = 0.99\n")
+    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=34, hidden=4096,
+                     heads=32, seq=4096)
+    est = layout_estimate(result.layouts[0])
+    assert est.memory_gib["total"] < 0.99 * est.memory_gib["usable"]
+    assert not _findings(result, "PL402")
+
+
+def test_pipeline_bubble_is_the_share_of_the_step(tmp_path):
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16)
+    (finding,) = _findings(result, "PL301")
+    est = layout_estimate(result.layouts[0])
+    share = est.time_s["bubble"] / est.step_time_s
+    # 1F1B with pp 8 and 16 micro-batches: (8-1) idle stage-times of (16 + 8 - 1), 30.4% of the step when
+    # nothing else takes time; data-parallel and optimizer time make the share a little smaller
+    assert share == pytest.approx(7 / 23, rel=0.1)
+    assert f"pipeline bubble {100 * share:.1f}% of the step" in finding.message
+    assert "pp 8, 16 micro-batches per step" in finding.message
+    assert "--num-layers-per-virtual-pipeline-stage 2" in finding.message
+
+
+def test_pipeline_bubble_quiet_with_many_microbatches(tmp_path):
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=512)
+    assert not _findings(result, "PL301")
+
+
+def test_needless_tensor_parallelism(tmp_path):
+    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
+                     glob=256)
+    (finding,) = _findings(result, "PL302")
+    inp = cost_input(result.layouts[0])
+    simpler = estimate(inp.replace(tp=1, dp=8, sequence_parallel=False, etp=None))
+    current = layout_estimate(result.layouts[0])
+    assert simpler.step_time_s <= 0.95 * current.step_time_s
+    gain = 100 * (1 - simpler.step_time_s / current.step_time_s)
+    assert finding.message.startswith("tensor parallelism tp 2 is not needed: with tp 1 and dp 8 the launch fits")
+    assert f"predicted {gain:.1f}% shorter" in finding.message
+    assert (finding.line, finding.col) == (4, 34)  # the 2 of "    --tensor-model-parallel-size 2" (4 + 28 + 1)
+
+
+def test_needless_parallelism_quiet_when_the_simpler_layout_does_not_fit(tmp_path):
+    # 7B at tp 2 on 8 GPUs without the distributed optimizer: tp 1 would need 18 bytes per parameter
+    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", **LLAMA_7B)
+    inp = cost_input(result.layouts[0])
+    simpler = estimate(inp.replace(tp=1, dp=8, sequence_parallel=False, etp=None))
+    assert simpler.memory_gib["total"] > 0.9 * simpler.memory_gib["usable"]
+    assert not _findings(result, "PL302")
+
+
+def test_full_recompute_where_selective_fits(tmp_path):
+    result = _launch(tmp_path, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
+                               "--use-distributed-optimizer")
+    (finding,) = _findings(result, "PL308")
+    inp = cost_input(result.layouts[0])
+    selective = estimate(inp.replace(recompute="selective", recompute_method=None, recompute_num_layers=None))
+    assert f"needs {selective.memory_gib['total']:.1f} of" in finding.message
+    assert selective.step_time_s < layout_estimate(result.layouts[0]).step_time_s
+
+
+def test_full_recompute_advice_needs_the_flag_in_the_release(tmp_path):
+    """The bigscience fork has only --checkpoint-activations: no selective recompute to advise."""
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1}, "bf16": {"enabled": true}}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
+              "--zero-stage 1 --tokenizer-name-or-path bigscience/tokenizer --checkpoint-activations "
+              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
+    (layout,) = result.layouts
+    assert layout.extras["release"][0] == "bigscience"
+    assert layout.value("recompute.granularity") == "full"
+    assert not _findings(result, "PL308")
+
+
+def test_low_mfu_names_where_the_time_goes(tmp_path):
+    result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
+                     layers=12, hidden=768, heads=12, seq=1024)
+    (finding,) = _findings(result, "PL310")
+    est = layout_estimate(result.layouts[0])
+    assert finding.message.startswith(f"predicted MFU {100 * est.mfu:.1f}% (below 35%)")
+    assert "tensor-parallel communication" in finding.message
+
+
+def test_rules_stay_silent_on_what_the_model_leaves_out(tmp_path):
+    """Multi-latent attention: the estimate is reported, with the reason no rule uses it."""
+    result = _launch(tmp_path, "--multi-latent-attention --tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
+    est = file_json(result)["layout"]["estimate"]
+    assert est is not None and est["memory_gib"]["total"] > est["memory_gib"]["usable"]
+    assert any("not modelled: multi-latent attention" in note for note in est["notes"])
+    assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310", "PL401", "PL402")]
+
+
+def test_cluster_bandwidth_from_the_configuration_changes_the_estimate(tmp_path):
+    files = torchrun(gpt("--use-distributed-optimizer", **LLAMA_7B), nproc=8).files
+    files["launch.sh"] = files["launch.sh"].replace("torchrun --nproc_per_node 8",
+                                                    "torchrun --nnodes 4 --nproc_per_node 8")
+    base = layout_estimate(_check(tmp_path, files, isolated=True).layouts[0])
+    (tmp_path / ".plint.toml").write_text("inter-node-bandwidth-gbps = 25\n")
+    slow = _check(tmp_path, files)
+    est = layout_estimate(slow.layouts[0])
+    assert cost_input(slow.layouts[0]).nic_gbps == 25
+    assert est.time_s["dp"] > base.time_s["dp"]
+
+
+def test_json_estimate_round_trips(tmp_path):
+    result = _launch(tmp_path, "--use-distributed-optimizer", **LLAMA_7B)
+    doc = json.loads(json.dumps(file_json(result)))
+    assert re.fullmatch(r"h100-sxm", doc["layout"]["cluster"]["gpu"])
+    assert doc["layout"]["estimate"]["params"] == layout_estimate(result.layouts[0]).params
