@@ -31,7 +31,7 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
     blocks: list[list[Line]] = []
     for r in results:
         for layout in r.layouts:
-            blocks.append([[("dim", f"{r.path}: {layout_line(layout)}")]])
+            blocks.append([[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)])
     blocks += [finding_lines(d, sources) for _, d in pairs]
     blocks.append([[("bold", closing)]])
     if color is None:
@@ -64,6 +64,51 @@ def layout_line(layout) -> str:
         if v(key) is not None:
             parts.append(f"{label}={v(key)}")
     return " ".join(parts)
+
+
+BAR_WIDTH = 32
+_SHADES = "█▓▒░·"
+MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
+TIME_PARTS = ("compute", "recompute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer")
+TIME_LABELS = {"tp": "TP comm", "cp": "CP comm", "ep": "EP all-to-all", "pp": "PP sends", "dp": "DP comm"}
+
+
+def estimate_lines(layout) -> list[Line]:
+    """The cost model's breakdown under the layout line: memory per GPU and the step by part, each
+    as a stacked bar (memory against usable HBM, time against the whole step) and its numbers."""
+    cached = layout.extras.get("estimate")
+    est = cached[1] if cached else None
+    if est is None:
+        return []
+    mem = est.memory_gib
+    memory_parts = [(k, mem[k]) for k in MEMORY_PARTS if mem.get(k, 0) > 0.05]
+    time_parts = [(k, v) for k, v in ((k, est.time_s.get(k, 0.0)) for k in TIME_PARTS) if v > 0.0005 * est.step_time_s]
+    over = mem["total"] > mem["usable"]
+    memory = (f"  memory/GPU {_bar(memory_parts, max(mem['usable'], mem['total']))} {mem['total']:.1f} of "
+              f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}: " + _legend(memory_parts, "{:.1f}".format))
+    time = (f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%, "
+            f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs))
+    lines = [[("red" if over else "dim", memory)], [("dim", time)]]
+    lines += [[("dim", f"  ({note})")] for note in est.notes]
+    return lines
+
+
+def _bar(parts, full: float) -> str:
+    text, used = "", 0.0
+    for i, (_, value) in enumerate(parts):
+        used += value
+        end = round(BAR_WIDTH * used / full) if full > 0 else 0
+        text += _SHADES[i % len(_SHADES)] * max(0, end - len(text))
+    return f"[{text:<{BAR_WIDTH}}]"
+
+
+def _secs(x: float) -> str:
+    return f"{x:.2f}" if x >= 1 else f"{x:.3g}"
+
+
+def _legend(parts, fmt: str) -> str:
+    return "  ".join(f"{_SHADES[i % len(_SHADES)]} {TIME_LABELS.get(name, name)} {fmt(value)}"
+                     for i, (name, value) in enumerate(parts))
 
 
 def _q(value) -> str:
