@@ -1,0 +1,161 @@
+"""`plint plan`: presets, the constraints of the search, the ranking rule, the outputs, usage errors.
+
+The strongest check: the best candidates of several presets, written out as Megatron launches, go
+through `plint check` without one error (the planner's constraints agree with the PL1xx rules) and fit.
+"""
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from plint.check import check_paths
+from plint.cli import cli
+from plint.plan import NEAR_TIE, base_input, model_from_preset, plan, presets, rank, uneven_stages
+
+REQUIRED_PRESETS = ("llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3")
+
+
+def test_presets_have_the_published_shapes():
+    known = presets()
+    assert set(REQUIRED_PRESETS) <= set(known)
+    l405 = known["llama3-405b"]  # Llama 3 paper, table 3
+    assert (l405["num_layers"], l405["hidden_size"], l405["ffn_hidden_size"], l405["num_attention_heads"],
+            l405["num_query_groups"], l405["vocab_size"]) == (126, 16384, 53248, 128, 8, 128256)
+    assert all(known[name].get("source") for name in REQUIRED_PRESETS)
+
+
+@pytest.mark.parametrize("layers, pp, expected", [
+    (126, 16, 7),   # (126 - 2*7) / 14 = 8 per middle stage, 7 <= 8
+    (126, 8, 15),   # (126 - 2*15) / 6 = 16, 15 <= 16; k = 16 would need (126 - 32) / 6, not whole
+    (61, 8, None),  # 61 - 2k is odd, 6 even: no split
+    (10, 2, None),  # two stages have no middle to even out
+])
+def test_uneven_stages(layers, pp, expected):
+    assert uneven_stages(layers, pp) == expected
+
+
+def _launch_text(c) -> str:
+    i = c.inp
+    model = (f"--num-layers {i.num_layers} --hidden-size {i.hidden_size} --ffn-hidden-size {i.ffn_hidden_size} "
+             f"--num-attention-heads {i.num_attention_heads} --seq-length {i.seq_length} "
+             f"--max-position-embeddings {i.seq_length} --vocab-size {i.vocab_size} --swiglu "
+             f"--normalization RMSNorm --disable-bias-linear --position-embedding-type rope "
+             f"--untie-embeddings-and-output-weights --bf16")
+    if i.num_query_groups:
+        model += f" --group-query-attention --num-query-groups {i.num_query_groups}"
+    if i.num_experts:
+        model += (f" --num-experts {i.num_experts} --moe-router-topk {i.moe_topk} "
+                  f"--expert-model-parallel-size {i.ep} --expert-tensor-parallel-size {i.etp or i.tp}")
+    layout = (f"--tensor-model-parallel-size {i.tp} --pipeline-model-parallel-size {i.pp} "
+              f"--context-parallel-size {i.cp} --micro-batch-size {i.micro_batch} "
+              f"--global-batch-size {i.global_batch} --use-distributed-optimizer "
+              "--overlap-grad-reduce --overlap-param-gather")
+    if i.sequence_parallel:
+        layout += " --sequence-parallel"
+    if i.vpp:
+        layout += f" --num-virtual-stages-per-pipeline-rank {i.vpp}"
+    if c.first_last_layers:
+        layout += (f" --decoder-first-pipeline-num-layers {c.first_last_layers}"
+                   f" --decoder-last-pipeline-num-layers {c.first_last_layers}")
+    if i.recompute == "selective":
+        layout += " --recompute-activations"
+    elif i.recompute == "full":
+        layout += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
+    return ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+            f"torchrun --nnodes {i.nnodes} --nproc_per_node {i.gpus_per_node} --node_rank $NODE_RANK "
+            f"--master_addr $MASTER_ADDR --master_port 29500 pretrain_gpt.py {layout} {model}\n")
+
+
+@pytest.mark.parametrize("preset, nodes, seq, batch", [
+    ("llama3-8b", 1, 8192, 128), ("llama3-70b", 8, 8192, 512), ("mixtral-8x7b", 8, 4096, 1024),
+])
+def test_best_candidates_pass_check_and_fit(preset, nodes, seq, batch, tmp_path):
+    result = plan(base_input(model_from_preset(preset), nodes, 8, "h100-sxm", seq, batch), preset, top=5)
+    assert result.candidates
+    for n, c in enumerate(result.candidates):
+        mem = c.estimate.memory_gib
+        assert mem["total"] <= 0.9 * mem["usable"]
+        launch = tmp_path / f"c{n}.sh"
+        launch.write_text(_launch_text(c))
+        (checked,) = check_paths([launch], env={"NODE_RANK": "0", "MASTER_ADDR": "node-0"})
+        errors = [(d.code, d.message) for d in checked.diagnostics if d.severity == "error"]
+        assert not errors, (c.to_json()["parallel"], errors)
+        (layout,) = checked.layouts
+        assert (layout.value("parallel.tp"), layout.value("parallel.pp"), layout.value("parallel.dp")) == \
+            (c.inp.tp, c.inp.pp, c.inp.data_parallel())
+
+
+def test_tensor_parallelism_never_leaves_the_node():
+    result = plan(base_input(model_from_preset("llama3-70b"), 16, 8, "h100-sxm", 8192, 1024), "llama3-70b")
+    assert result.candidates and all(c.inp.tp <= 8 and 8 % c.inp.tp == 0 for c in result.candidates)
+
+
+def test_ranking_rule():
+    """Each pick is within NEAR_TIE of the fastest remaining and the simplest of that band."""
+    result = plan(base_input(model_from_preset("llama3-8b"), 2, 8, "h100-sxm", 8192, 256), "llama3-8b")
+    ranked = result.candidates
+    assert len(ranked) > 10
+    for n, pick in enumerate(ranked):
+        rest = ranked[n:]
+        best = max(c.tokens for c in rest)
+        assert pick.tokens >= (1 - NEAR_TIE) * best
+        band = [c for c in rest if c.tokens >= (1 - NEAR_TIE) * best]
+        assert pick.complexity() == min(c.complexity() for c in band)
+    assert rank(list(reversed(ranked))) == ranked  # the order does not depend on the input order
+
+
+def test_the_405b_plan_on_16k_gpus_is_recognisable():
+    result = plan(base_input(model_from_preset("llama3-405b"), 2048, 8, "h100-sxm", 8192, 2048), "llama3-405b",
+                  top=5)
+    assert result.candidates
+    for c in result.candidates:
+        assert c.inp.tp == 8 or c.inp.tp == 4  # the model needs tensor parallelism inside the node
+        assert c.inp.pp >= 8  # and pipeline stages across nodes
+        assert c.estimate.memory_gib["total"] <= 0.9 * c.estimate.memory_gib["usable"]
+
+
+def _cli(*args):
+    return CliRunner().invoke(cli, ["plan", *args])
+
+
+def test_cli_text_and_json():
+    out = _cli("--model", "llama3-8b", "--nodes", "1", "--global-batch", "128", "--top", "3")
+    assert out.exit_code == 0, out.output
+    assert out.output.splitlines()[0].startswith("plint plan: llama3-8b on 1 x 8 h100-sxm (8 GPUs)")
+    doc = json.loads(_cli("--model", "llama3-8b", "--nodes", "1", "--global-batch", "128", "--top", "3",
+                          "--format", "json").output)
+    assert len(doc["candidates"]) == 3
+    first = doc["candidates"][0]
+    assert set(first) >= {"parallel", "batch", "recompute", "estimate"}
+    assert first["batch"]["global"] == 128
+    assert first["parallel"]["tp"] * first["parallel"]["pp"] * first["parallel"]["cp"] * first["parallel"]["dp"] == 8
+
+
+def test_plan_around_a_launch_places_it():
+    doc = json.loads(_cli("fixtures/launches/megatron-arrays-llama3-8b/launch.sh", "--format", "json").output)
+    assert doc["current"]["parallel"]["tp"] == 2 and doc["current"]["batch"]["global"] == 128
+    assert doc["current"]["why"].startswith("would rank #")
+    text = _cli("fixtures/launches/megatron-arrays-llama3-8b/launch.sh", "--top", "3").output
+    assert "against the launch:" in text
+
+
+@pytest.mark.parametrize("args, message", [
+    (("--model", "llama9-1t", "--nodes", "1"), "unknown model preset 'llama9-1t'"),
+    (("--model", "llama3-8b"), "--nodes is required"),
+    (("--nodes", "1"), "give one of --model PRESET or --model-file FILE"),
+    (("--model", "llama3-8b", "--nodes", "1", "--gpu", "tpu-v9"), "unknown GPU 'tpu-v9'"),
+])
+def test_usage_errors_exit_2(args, message):
+    out = _cli(*args)
+    assert out.exit_code == 2 and message in out.output, out.output
+
+
+def test_model_file(tmp_path):
+    path = tmp_path / "m.yaml"
+    path.write_text("model:\n  num_layers: 24\n  hidden_size: 2048\n  num_attention_heads: 16\n"
+                    "  seq_length: 2048\n  vocab_size: 50257\n")
+    out = _cli("--model-file", str(path), "--nodes", "1", "--top", "2")
+    assert out.exit_code == 0 and "plint plan: m on 1 x 8" in out.output
+    path.write_text("num_layers: 24\nhidden: 2048\n")
+    out = _cli("--model-file", str(path), "--nodes", "1")
+    assert out.exit_code == 2 and "unknown key(s) hidden" in out.output
