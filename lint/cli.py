@@ -47,6 +47,142 @@ def check(paths: tuple[Path, ...], **options) -> None:
     sys.exit(code)
 
 
+@cli.command()
+@click.argument("launch", required=False, type=click.Path(path_type=Path))
+@click.option("--model", "preset", metavar="PRESET", help="A known model: llama3-8b, llama3-70b, llama3-405b, "
+              "gpt3-175b, mixtral-8x7b, deepseek-v3.")
+@click.option("--model-file", type=click.Path(path_type=Path), help="YAML with the keys of layout.model.")
+@click.option("--nodes", type=click.IntRange(min=1), help="Nodes in the job.")
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=None, help="GPUs per node [default: 8].")
+@click.option("--gpu", metavar="NAME", help="GPU of the hardware catalog [default: h100-sxm].")
+@click.option("--seq-length", type=click.IntRange(min=1), help="Sequence length [default: the model's].")
+@click.option("--global-batch", type=click.IntRange(min=1), help="Global batch in sequences [default: one per GPU].")
+@click.option("--nvlink-domain", type=click.IntRange(min=1), help="GPUs sharing NVLink [default: one node].")
+@click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Candidates to show.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
+         fmt) -> None:
+    """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
+    from plint.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan, plan_around
+    from plint.plan_report import render_json, render_text
+
+    try:
+        if launch is not None:
+            if preset or model_file:
+                raise PlanError("give either LAUNCH or --model/--model-file")
+            result = _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
+                                  plan_around)
+        else:
+            if bool(preset) == bool(model_file):
+                raise PlanError("give one of --model PRESET or --model-file FILE (or a launch file)")
+            if nodes is None:
+                raise PlanError("--nodes is required")
+            model = model_from_preset(preset) if preset else model_from_file(model_file)
+            base = base_input(model, nodes, gpus_per_node or 8, gpu or "h100-sxm", seq_length, global_batch,
+                              nvlink_domain)
+            result = run_plan(base, preset or model_file.stem, top=top)
+            if preset and model.get("source"):
+                result.notes.append(f"{preset}: {model['source']}")
+    except PlanError as exc:
+        raise click.UsageError(str(exc)) from None
+    click.echo(render_json(result) if fmt == "json" else render_text(result))
+
+
+def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top, plan_around):
+    """The model, cluster and batch of an existing launch, with any option given overriding it."""
+    from plint.check import check_paths
+    from plint.layout_estimate import cost_input
+    from plint.plan import PlanError
+
+    if not launch.exists():
+        raise PlanError(f"no such file: {launch}")
+    (result,) = check_paths([launch])
+    inputs = [cost_input(layout) for layout in result.layouts]
+    inputs = [i for i in inputs if i is not None]
+    if not inputs:
+        raise PlanError(f"{launch}: no launch with a complete model shape and cluster to plan around")
+    inp = inputs[0]
+    changes = {k: v for k, v in (("nnodes", nodes), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
+                                 ("seq_length", seq_length), ("global_batch", global_batch),
+                                 ("nvlink_domain", nvlink_domain)) if v is not None}
+    return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top)
+
+
+@cli.command()
+@click.option("--target", type=click.Choice(["torchrun", "slurm", "deepspeed"]), required=True,
+              help="torchrun script, Slurm batch script (srun + torchrun), or Megatron-DeepSpeed under the "
+                   "deepspeed launcher with its hostfile and ds_config.json.")
+@click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="A `plint plan --format json` output.")
+@click.option("--candidate", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Which candidate of --plan (1 = best).")
+@click.option("--layout", "layout_file", type=click.Path(path_type=Path),
+              help="A `plint check --format json` output or a layout object.")
+@click.option("--model", "preset", metavar="PRESET", help="Plan for this preset and generate its best layout.")
+@click.option("--model-file", type=click.Path(path_type=Path), help="YAML with the keys of layout.model.")
+@click.option("--nodes", type=click.IntRange(min=1))
+@click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True)
+@click.option("--gpu", metavar="NAME", default="h100-sxm", show_default=True)
+@click.option("--seq-length", type=click.IntRange(min=1))
+@click.option("--global-batch", type=click.IntRange(min=1))
+@click.option("--name", help="Run name (job name, checkpoint folder) [default: the model's].")
+@click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path), default=Path("."), show_default=True,
+              help="Folder to write into.")
+@click.option("--force", is_flag=True, help="Overwrite existing files.")
+@click.option("--stdout", "to_stdout", is_flag=True, help="Print the files instead of writing them.")
+def generate(target, plan_file, candidate, layout_file, preset, model_file, nodes, gpus_per_node, gpu, seq_length,
+             global_batch, name, out_dir, force, to_stdout) -> None:
+    """Write a launch from a plan candidate, a layout, or the best plan for a model."""
+    from plint.generate import GenerateError, load_spec, render, spec_from_candidate, verify, write
+    from plint.plan import PlanError
+
+    sources = [x for x in (plan_file, layout_file, preset or model_file) if x]
+    try:
+        if len(sources) != 1:
+            raise GenerateError("give exactly one of --plan, --layout, or --model/--model-file")
+        if plan_file or layout_file:
+            spec = load_spec(plan_file or layout_file, candidate, name)
+        else:
+            spec = _best_spec(target, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, name,
+                              spec_from_candidate)
+        files = render(spec, target)
+        problems = verify(files, target, spec)
+        if problems:
+            raise GenerateError("the generated launch does not check cleanly, nothing written:\n  "
+                                + "\n  ".join(problems))
+    except (GenerateError, PlanError) as exc:
+        raise click.UsageError(str(exc)) from None
+    if to_stdout:
+        for file_name, text in files.items():
+            click.echo(f"==> {file_name} <==\n{text}")
+        return
+    try:
+        written = write(files, target, out_dir, force)
+    except GenerateError as exc:
+        raise click.UsageError(str(exc)) from None
+    for path in written:
+        click.echo(f"wrote {path}")
+
+
+def _best_spec(target, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, name, from_candidate):
+    """Plan on the spot and take the best candidate the target can express."""
+    from plint.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan
+
+    if nodes is None:
+        raise PlanError("--nodes is required with --model")
+    model = model_from_preset(preset) if preset else model_from_file(model_file)
+    base = base_input(model, nodes, gpus_per_node, gpu, seq_length, global_batch)
+    result = run_plan(base, preset or model_file.stem)
+    usable = [c for c in result.candidates if target != "deepspeed" or
+              (c.inp.cp == 1 and not c.inp.vpp and not c.first_last_layers and not c.inp.num_experts)]
+    if not usable:
+        raise PlanError(f"no layout of {preset or model_file} fits on {nodes} x {gpus_per_node} {gpu}"
+                        + (" that Megatron-DeepSpeed can express" if target == "deepspeed" else ""))
+    from plint.plan_report import model_shape
+
+    cluster = {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": gpu}
+    return from_candidate({**model, **model_shape(base)}, usable[0].to_json(), cluster, name or preset or model_file.stem)
+
+
 from plint.commands_docs import explain, rules  # noqa: E402
 
 cli.add_command(rules)

@@ -1,0 +1,111 @@
+"""`plint generate`: every template renders launches that check without errors and read back, through
+plint's own parser, to the layout they were generated from (a hypothesis test over layouts)."""
+
+import json
+import shutil
+import subprocess
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from plint.cli import cli
+from plint.generate import GenerateError, render, spec_from_layout, verify
+
+SMALL_MODEL = {"num_layers": 24, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
+               "num_query_groups": 4, "seq_length": 4096, "vocab_size": 32000}
+
+
+@st.composite
+def layouts(draw, target):
+    tp = draw(st.sampled_from([1, 2, 4]))
+    pp = draw(st.sampled_from([1, 2, 3, 4]))
+    cp = 1 if target == "deepspeed" else draw(st.sampled_from([1, 2]))
+    nodes = draw(st.sampled_from([1, 2, 4]))
+    gpus_per_node = 8
+    world = nodes * gpus_per_node
+    if world % (tp * pp * cp):
+        pp = 1
+    dp = world // (tp * pp * cp)
+    micro = draw(st.sampled_from([1, 2]))
+    steps = draw(st.integers(min_value=max(1, pp if pp > 1 else 1), max_value=8))
+    vpp = None
+    if target != "deepspeed" and pp > 1 and (24 // pp) % 2 == 0 and draw(st.booleans()):
+        vpp = 2
+    recompute = draw(st.sampled_from([None, "selective", "full"]))
+    return {"model": SMALL_MODEL,
+            "cluster": {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": "h100-sxm"},
+            "parallel": {"tp": tp, "pp": pp, "vpp": vpp, "cp": cp, "ep": 1, "etp": tp, "dp": dp,
+                         "sequence_parallel": tp > 1, "distributed_optimizer": True, "zero_stage": None},
+            "batch": {"micro": micro, "global": micro * dp * steps},
+            "recompute": {"granularity": recompute, "method": "uniform" if recompute == "full" else None,
+                          "num_layers": 1 if recompute == "full" else None},
+            "precision": "bf16"}
+
+
+@pytest.mark.parametrize("target", ["torchrun", "slurm", "deepspeed"])
+@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_generated_launch_reads_back_to_its_layout(target, data):
+    layout = data.draw(layouts(target))
+    spec = spec_from_layout(layout, "roundtrip")
+    files = render(spec, target)
+    assert verify(files, target, spec) == []
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+@pytest.mark.parametrize("target, main", [("torchrun", "launch.sh"), ("slurm", "launch.sbatch"),
+                                          ("deepspeed", "launch.sh")])
+def test_cli_plans_writes_and_the_result_checks(target, main, tmp_path):
+    out = CliRunner().invoke(cli, ["generate", "--target", target, "--model", "llama3-8b", "--nodes", "2",
+                                   "--global-batch", "256", "-o", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    assert f"wrote {tmp_path / main}" in out.output
+    assert subprocess.run(["bash", "-n", str(tmp_path / main)]).returncode == 0
+    assert (tmp_path / main).stat().st_mode & 0o111  # executable
+    checked = CliRunner().invoke(cli, ["check", "--format", "json", str(tmp_path / main)])
+    assert checked.exit_code == 0, checked.output
+    doc = json.loads(checked.output)
+    assert not [d for d in doc["files"][0]["diagnostics"] if d["severity"] == "error"]
+    assert doc["files"][0]["layout"]["cluster"]["world_size"] == 16
+    # a second run does not overwrite what is there
+    again = CliRunner().invoke(cli, ["generate", "--target", target, "--model", "llama3-8b", "--nodes", "2",
+                                     "--global-batch", "256", "-o", str(tmp_path)])
+    assert again.exit_code == 2 and "use --force to overwrite" in again.output
+
+
+def test_generate_from_a_plan_candidate(tmp_path):
+    plan = CliRunner().invoke(cli, ["plan", "--model", "llama3-70b", "--nodes", "8", "--global-batch", "512",
+                                    "--top", "3", "--format", "json"])
+    (tmp_path / "plan.json").write_text(plan.output)
+    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--plan", str(tmp_path / "plan.json"),
+                                   "--candidate", "2", "--stdout"])
+    assert out.exit_code == 0, out.output
+    second = json.loads(plan.output)["candidates"][1]["parallel"]
+    assert f"--tensor-model-parallel-size {second['tp']}\n" in out.output
+    assert f"--pipeline-model-parallel-size {second['pp']}\n" in out.output
+    assert "#SBATCH --nodes=8\n" in out.output
+
+
+def test_generate_from_a_checked_layout(tmp_path):
+    checked = CliRunner().invoke(cli, ["check", "--format", "json",
+                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    (tmp_path / "check.json").write_text(checked.output)
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"),
+                                   "--stdout"])
+    assert out.exit_code == 0, out.output
+    assert "--tensor-model-parallel-size 2\n" in out.output and "--global-batch-size 128\n" in out.output
+
+
+def test_deepspeed_target_refuses_context_parallelism():
+    layout = {"model": SMALL_MODEL, "cluster": {"nnodes": 1, "gpus_per_node": 8},
+              "parallel": {"tp": 2, "pp": 1, "cp": 2}, "batch": {"micro": 1, "global": 16}}
+    with pytest.raises(GenerateError, match="does not take context parallelism"):
+        render(spec_from_layout(layout, "x"), "deepspeed")
+
+
+def test_usage_errors():
+    out = CliRunner().invoke(cli, ["generate", "--target", "slurm"])
+    assert out.exit_code == 2 and "give exactly one of --plan, --layout, or --model" in out.output
+    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--model", "llama3-8b"])
+    assert out.exit_code == 2 and "--nodes is required" in out.output
