@@ -130,6 +130,10 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
                            select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
                            baseline=Path(baseline) if baseline else None)
     result = check_paths([Path(p) for p in paths], options)
+    if fmt in ("json", "sarif"):  # the machine formats carry each fix's edits (DESIGN.md)
+        from plint.fix import attach_fixes
+
+        attach_fixes(result)
     if write_baseline:
         from plint.baseline import write_baseline as write
 

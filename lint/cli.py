@@ -21,8 +21,8 @@ def cli() -> None:
     """Lint the launch files of Megatron-LM and DeepSpeed training runs."""
 
 
-def _with_check_options(command):
-    for opt in reversed(OPTIONS):
+def _with_check_options(command, skip: tuple[str, ...] = ()):
+    for opt in reversed([o for o in OPTIONS if o.dest not in skip]):
         if opt.kind == "flag":
             command = click.option(opt.flag, opt.dest, is_flag=True, help=opt.help)(command)
         elif opt.kind == "multi":
@@ -43,6 +43,28 @@ def check(paths: tuple[Path, ...], **options) -> None:
     try:
         code = run(list(paths), **options)
     except ValueError as exc:  # UsageError, or a bad rule selector
+        raise click.UsageError(str(exc)) from None
+    sys.exit(code)
+
+
+def _check_options_for_fix(command):
+    """`fix` takes check's options except the output format and the baseline writer."""
+    return _with_check_options(command, skip=("fmt", "concise", "write_baseline"))
+
+
+@cli.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True, help="Also apply unsafe fixes (layout changes).")
+@click.option("--diff", is_flag=True,
+              help="Print a unified diff per file and write nothing; exit 1 when there would be changes.")
+@_check_options_for_fix
+def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> None:
+    """Apply fixes in place: byte-range edits of the original text, comments and formatting kept."""
+    from plint.fix import run_fix
+
+    try:
+        code = run_fix(list(paths), unsafe_fixes=unsafe_fixes, diff=diff, **options)
+    except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     sys.exit(code)
 

@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+from plint.source import read_bytes
 from plint.config import Settings
 from plint.diagnostics import Diagnostic
 from plint.read import FileReading
@@ -214,8 +215,7 @@ class Engine:
         if abs_path not in self._directives:
             if text is None:
                 try:
-                    with open(abs_path, encoding="utf-8", errors="surrogateescape") as f:
-                        text = f.read()
+                    text = read_bytes(abs_path).decode("utf-8", "surrogateescape")
                 except OSError:
                     text = ""
             if "plint" in text:

@@ -14,7 +14,7 @@ from pathlib import Path
 from plint.layout import Layout
 from plint.normalise import Launch, build_layout
 from plint.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
-from plint.source import SourceFile
+from plint.source import SourceFile, read_bytes
 from plint.values import Value
 
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
@@ -39,7 +39,7 @@ def _load(path: Path, display: str) -> tuple[SourceFile | None, str | None]:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             return None, f"file is too large to be a launch file ({size} bytes)"
-        raw = path.read_bytes()
+        raw = read_bytes(path)
     except OSError as exc:
         return None, f"cannot read file: {exc.strerror or exc}"
     if b"\x00" in raw[:8192]:

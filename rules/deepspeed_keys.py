@@ -107,7 +107,7 @@ def _validated_unknowns(cfg) -> set[str]:
             "trains slower without any message.",
         bad=Example({"ds.json": '{"train_batch_size": 32, "zero_optimisation": {"stage": 3}}\n'}, main="ds.json"),
         good=Example({"ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 3}}\n'}, main="ds.json"),
-        fix="Not fixed automatically yet; planned: `plint fix` renames a key with one confident suggestion.",
+        fix="`plint fix` renames the key, in the JSON file or the heredoc that writes it, when one suggestion stands out and the object has no such key yet (safe).",
         references=("deepspeed/runtime/config.py (dict.get readers)", "deepspeed/runtime/config_utils.py"),
     ),
     needs_layout=False,
@@ -161,6 +161,7 @@ def deepspeed_unknown_key(ctx: RuleContext):
                       "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n'}),
         fix="Not fixed automatically.",
     ),
+    fix_availability="sometimes",
 )
 def deepspeed_auto_unresolved(ctx: RuleContext):
     cfg = _config(ctx)

@@ -20,8 +20,9 @@ CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism fo
             "With expert parallelism Megatron before 0.15 refuses the launch.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="Not fixed automatically yet; planned: `plint fix` adds --sequence-parallel (safe: same model, same numerics).",
+        fix="`plint fix` adds --sequence-parallel after the tensor-parallel size (safe: same model, same numerics; Megatron-LM only).",
     ),
+    fix_availability="sometimes",
 )
 def sequence_parallel_off(ctx: RuleContext):
     if trainer(ctx) != "megatron":

@@ -53,8 +53,9 @@ def launch_env(ctx: RuleContext, name: str):
             "communication kernels can be scheduled after the compute they should overlap.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel"), prefix=""),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="Not fixed automatically yet; planned: `plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` before the launch (safe).",
+        fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` on its own line before the launch statement, at its indentation (safe).",
     ),
+    fix_availability="sometimes",
 )
 def cuda_device_max_connections(ctx: RuleContext):
     if trainer(ctx) != "megatron":

@@ -95,8 +95,9 @@ def unknown_flags(ctx: RuleContext):
             "queue.",
         bad=torchrun(gpt("--tensor-model-parallel 2 --sequence-parallel")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="Not fixed automatically yet; planned: `plint fix` replaces a flag that has exactly one close match (safe).",
+        fix="`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe).",
     ),
+    fix_availability="sometimes",
 )
 def unknown_flag(ctx: RuleContext):
     from plint.catalog.flags import release_label
@@ -120,8 +121,9 @@ def unknown_flag(ctx: RuleContext):
             "makes Megatron-LM exit with status 0 before training, which schedulers report as success.",
         bad=torchrun(gpt("--checkpoint-activations")),
         good=torchrun(gpt("--recompute-activations")),
-        fix="Not fixed automatically yet; planned: `plint fix` renames a flag with a one-to-one replacement (safe).",
+        fix="`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe).",
     ),
+    fix_availability="sometimes",
 )
 def deprecated_flag(ctx: RuleContext):
     args = _args(ctx)

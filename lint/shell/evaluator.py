@@ -19,7 +19,7 @@ from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401 
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
 from plint.shell.unit import Unit
-from plint.source import SourceFile
+from plint.source import SourceFile, read_bytes
 
 IFS = " \t\n"
 MAX_LOOP = 64
@@ -74,7 +74,7 @@ def _default_read(path: Path) -> SourceFile | None:
     try:
         if not path.is_file() or path.stat().st_size > 4 * 1024 * 1024:
             return None
-        return SourceFile(_display(path), path.read_bytes().decode("utf-8", "surrogateescape"))
+        return SourceFile(_display(path), read_bytes(path).decode("utf-8", "surrogateescape"))
     except OSError:
         return None
 

@@ -1,0 +1,420 @@
+"""Fixers: per rule code, the byte-range edits that fix one diagnostic (used by `plint fix`).
+
+A fixer takes the Diagnostic and a FixContext (the FileReading it came from, with its layouts, and
+the current bytes of every file) and returns a Fix (plint.rules.base) or None when it cannot fix
+this case confidently. Fixers never re-render anything: each edit replaces the characters where
+the value was written, found through provenance spans (a value that came through a variable is
+edited at its assignment, a DeepSpeed key inside the heredoc or the JSON file that holds it).
+
+Data a rule computed (a did-you-mean suggestion) is recomputed with the rule's own catalog
+functions, imported from plint.rules, never copied. Safe fixers are registered here; an unsafe
+one (a layout change, from the planner) registers with `applicability="unsafe"` and runs only under
+`plint fix --unsafe-fixes`:
+
+    from plint.fixers import fixer
+
+    @fixer("PL305", applicability="unsafe")
+    def add_distributed_optimizer(diag, ctx): ...
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from plint.record import field, record
+from plint.rules.base import Edit, Fix
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from plint.diagnostics import Diagnostic
+    from plint.read import FileReading
+    from plint.source import Span
+
+
+@record(frozen=True)
+class Fixer:
+    code: str
+    function: Callable[[Diagnostic, FixContext], Fix | None]
+    applicability: str = "safe"  # "safe" | "unsafe"
+
+
+FIXERS: dict[str, list[Fixer]] = {}
+
+
+def fixer(code: str, applicability: str = "safe"):
+    """Decorator: register a fixer for a rule code (several may be registered; the first that
+    returns a Fix wins)."""
+    assert applicability in ("safe", "unsafe"), applicability
+
+    def wrap(function):
+        FIXERS.setdefault(code, []).append(Fixer(code, function, applicability))
+        return function
+
+    return wrap
+
+
+def real_path(path: str) -> str:
+    """The file a span's (display) path names, as a key for file contents."""
+    return os.path.realpath(os.path.abspath(path))
+
+
+@record
+class FixContext:
+    reading: FileReading
+    settings: object = None
+    # real path -> current bytes (what is being fixed, in memory); other files are read from disk
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def data(self, path: str) -> bytes | None:
+        key = real_path(path)
+        if key not in self.files:
+            try:
+                with open(key, "rb") as fh:
+                    self.files[key] = fh.read()
+            except OSError:
+                return None
+        return self.files[key]
+
+    def contexts(self):
+        """A RuleContext per layout of the reading (or one without a layout)."""
+        from plint.rules.base import RuleContext
+
+        return [RuleContext(self.reading, layout, self.settings) for layout in self.reading.layouts] or \
+            [RuleContext(self.reading, None, self.settings)]
+
+
+def fix_for(diag: Diagnostic, ctx: FixContext, unsafe: bool = True) -> Fix | None:
+    """The fix of a diagnostic, or None (no fixer, an unsafe one when unsafe is False, or the case
+    is not one a fixer is sure about). A fixer that fails is treated as having no fix."""
+    for f in FIXERS.get(diag.code, ()):
+        if f.applicability == "unsafe" and not unsafe:
+            continue
+        try:
+            fix = f.function(diag, ctx)
+        except Exception:
+            if os.environ.get("PLINT_STRICT") == "1":
+                raise
+            fix = None
+        if fix is not None and fix.edits:
+            if fix.applicability != f.applicability:
+                fix = Fix(fix.description, fix.edits, f.applicability)
+            return fix
+    return None
+
+
+def fixable_codes(unsafe: bool = True) -> set[str]:
+    return {code for code, fs in FIXERS.items() if any(unsafe or f.applicability == "safe" for f in fs)}
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+def _at(span: Span | None, diag: Diagnostic) -> bool:
+    """Whether a span is where the diagnostic points."""
+    return span is not None and span.line == diag.line and span.col == diag.col \
+        and real_path(span.path) == real_path(diag.path)
+
+
+def replace_in_span(ctx: FixContext, span: Span | None, old: str, new: str) -> Edit | None:
+    """An edit replacing `old` by `new` inside the characters of span: the whole span when it holds
+    exactly `old`, else the one occurrence of `old` in it (`"--x"` with its quotes); None when the
+    characters are not what the reader saw (an expansion, an escape) or `old` occurs twice."""
+    if span is None:
+        return None
+    data = ctx.data(span.path)
+    if data is None or span.end > len(data):
+        return None
+    raw = data[span.start:span.end]
+    want = old.encode("utf-8", "surrogateescape")
+    if raw == want:
+        return Edit(span.path, span.start, span.end, new)
+    if raw.count(want) != 1:
+        return None
+    i = raw.index(want)
+    # the occurrence must be a whole token (not `--x` inside `--x-y`)
+    before = raw[i - 1:i]
+    after = raw[i + len(want):i + len(want) + 1]
+    if (before and (before.isalnum() or before in b"-_")) or (after and (after.isalnum() or after in b"-_")):
+        return None
+    return Edit(span.path, span.start + i, span.start + i + len(want), new)
+
+
+_BOUNDARY_AFTER = frozenset(b" \t\r\n)\\;|&")
+_BOUNDARY_BEFORE = frozenset(b" \t\r\n(")
+
+
+def _word_end(ctx: FixContext, span: Span | None) -> int | None:
+    """The end of a word written in a command or an array at span, or None when span is not a
+    whole shell word there (inside a quoted string, part of a longer word)."""
+    if span is None:
+        return None
+    data = ctx.data(span.path)
+    if data is None or span.end > len(data) or span.start >= span.end:
+        return None
+    if span.start > 0 and data[span.start - 1] not in _BOUNDARY_BEFORE:
+        return None
+    if span.end < len(data) and data[span.end] not in _BOUNDARY_AFTER:
+        return None
+    return span.end
+
+
+def _trainer_args(ctx):
+    layout = ctx.layout
+    return layout.extras.get("trainer_args") if layout is not None else None
+
+
+# ---- PL501: a misspelled trainer flag with one confident suggestion ------------------------------
+
+def confident(word: str, suggestion: str, options) -> bool:
+    """Whether a did-you-mean is the one clear candidate: very close (difflib ratio 0.85 or more)
+    and clearly closer than the next one (by 0.08), so `--hiden-size` -> `--hidden-size` although
+    `--ffn-hidden-size` is close too, but not a word halfway between two options."""
+    from difflib import SequenceMatcher
+
+    def ratio(option: str) -> float:
+        m = SequenceMatcher(None, word, option)
+        return m.ratio() if m.quick_ratio() >= 0.5 else 0.0
+
+    best = ratio(suggestion)
+    second = max((ratio(o) for o in options if o != suggestion), default=0.0)
+    return best >= 0.85 and second <= best - 0.08
+
+
+def _confident_flag(use, suggestion: str, catalog) -> bool:
+    dashed = "--" + use.option[2:].replace("_", "-")
+    prefixed = [o for o in catalog.options() if o.startswith(use.option)]
+    if suggestion != dashed and suggestion not in prefixed and not confident(use.option, suggestion, catalog.options()):
+        return False  # not close enough, or two close candidates: the author's call
+    spec = catalog.lookup(suggestion)
+    if spec is None:
+        return False
+    takes = spec.takes_value
+    if takes is None:
+        return False
+    if takes is False:  # the word after the typo would become a positional argument
+        return not use.values and not use.inline_value
+    return len(use.values) == 1 and (spec.nargs in (None, 1) or use.inline_value)
+
+
+@fixer("PL501")
+def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.rules.keys_and_flags import _catalog, unknown_flags
+
+    for rctx in ctx.contexts():
+        if rctx.layout is None:
+            continue
+        for use, suggestion in unknown_flags(rctx):
+            if use.option != diag.key or not suggestion or not _at(use.flag_word.value_span, diag):
+                continue
+            if not _confident_flag(use, suggestion, _catalog(rctx)):
+                return None
+            edit = replace_in_span(ctx, use.flag_word.value_span, use.option, suggestion)
+            return Fix(f"replace {use.option} with {suggestion}", (edit,)) if edit else None
+    return None
+
+
+# ---- PL502: a renamed flag whose replacement takes the same value --------------------------------
+
+_ONE_FLAG = re.compile(r"--[A-Za-z0-9][A-Za-z0-9-]*\Z")
+_FLAG_AND_CHOICE = re.compile(r"(--[A-Za-z0-9][A-Za-z0-9-]*) ([A-Za-z0-9_.-]+)\Z")
+
+
+@fixer("PL502")
+def fix_deprecated_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.rules.keys_and_flags import DEPRECATED, REMOVED, SINCE, _catalog
+
+    for rctx in ctx.contexts():
+        args = _trainer_args(rctx)
+        if args is None:
+            continue
+        for use in args.uses:
+            if use.option != diag.key or not _at(use.flag_word.value_span, diag):
+                continue
+            entry = REMOVED.get(use.option) or DEPRECATED.get(use.option)
+            replacement = entry[0] if entry else (SINCE[use.option][1] if use.option in SINCE else None)
+            if not replacement:
+                return None
+            if args.all(replacement.split()[0]):
+                return None  # the new flag is given too: which value was meant is the author's call
+            return _rename(ctx, use, replacement, _catalog(rctx))
+    return None
+
+
+def _rename(ctx: FixContext, use, replacement: str, catalog) -> Fix | None:
+    if _ONE_FLAG.match(replacement):  # `--old V` -> `--new V`
+        new = catalog.lookup(replacement)
+        if new is None or new.takes_value is None:
+            return None
+        old_takes = use.spec.takes_value if use.spec is not None else bool(use.values)
+        if old_takes is None or bool(old_takes) != bool(new.takes_value):
+            return None
+        if new.takes_value and len(use.values) != 1:
+            return None
+        if not new.takes_value and (use.values or use.inline_value):
+            return None
+        if new.choices is not None and use.values and use.values[0].text not in new.choices:
+            return None
+        edit = replace_in_span(ctx, use.flag_word.value_span, use.option, replacement)
+        return Fix(f"replace {use.option} with {replacement}", (edit,)) if edit else None
+    m = _FLAG_AND_CHOICE.match(replacement)  # a switch that became a choice: `--old` -> `--new value`
+    if m is None:
+        return None
+    new = catalog.lookup(m.group(1))
+    old_takes = use.spec.takes_value if use.spec is not None else bool(use.values)
+    if new is None or not new.takes_value or old_takes or use.values or use.inline_value:
+        return None
+    if new.choices is not None and m.group(2) not in new.choices:
+        return None
+    span = use.flag_word.value_span
+    data = ctx.data(span.path) if span is not None else None
+    # two words only where the flag is written bare: inside quotes they would stay one word
+    if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode() \
+            or _word_end(ctx, span) is None:
+        return None
+    return Fix(f"replace {use.option} with {replacement}", (Edit(span.path, span.start, span.end, replacement),))
+
+
+# ---- PL303: --sequence-parallel where tp > 1 ----------------------------------------------------
+
+TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")
+
+
+@fixer("PL303")
+def fix_sequence_parallel(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    edits: list[Edit] = []
+    for rctx in ctx.contexts():  # one tp setting may feed several launches (a loop, two runs)
+        layout = rctx.layout
+        if layout is None or layout.value("trainer") != "megatron":
+            continue  # Megatron-DeepSpeed: not the same flag semantics
+        tp = layout.get("parallel.tp")
+        if tp is None or not isinstance(tp.value, int) or tp.value <= 1 or layout.value("parallel.sequence_parallel"):
+            continue
+        if not (_at(tp.span, diag) or _at(layout.site, diag)):
+            continue
+        args = _trainer_args(rctx)
+        use = args.get_any(*TP_OPTIONS) if args is not None else None
+        if use is None or len(use.values) != 1:
+            continue
+        sites = [w.site for w in (use.flag_word, *use.values)]
+        if any(s is None for s in sites) or len({real_path(s.path) for s in sites}) != 1:
+            continue
+        anchor = use.values[0].site if use.inline_value else max(sites, key=lambda s: s.end)
+        end = _word_end(ctx, anchor)
+        if end is not None:
+            edit = Edit(anchor.path, end, end, " --sequence-parallel")
+            if edit not in edits:
+                edits.append(edit)
+    return Fix("add --sequence-parallel after the tensor-parallel size", tuple(edits)) if edits else None
+
+
+# ---- PL601: export CUDA_DEVICE_MAX_CONNECTIONS=1 before the launch -------------------------------
+
+EXPORT_LINE = "export CUDA_DEVICE_MAX_CONNECTIONS=1"
+_STRING_REPARSE = ("eval", "bash -c", "sh -c")
+
+
+def _statement_start(data: bytes, offset: int) -> int:
+    """The start of the line where the statement holding offset begins (continued lines joined)."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    while start > 0:
+        prev_end = start - 1  # the newline ending the previous line
+        prev_start = data.rfind(b"\n", 0, prev_end) + 1
+        line = data[prev_start:prev_end].rstrip(b"\r")
+        stripped = line.rstrip()
+        if stripped.endswith((b"\\", b"&&", b"||", b"|")):
+            start = prev_start
+            continue
+        break
+    return start
+
+
+@fixer("PL601")
+def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.rules.environment import launch_env
+
+    for rctx in ctx.contexts():
+        layout = rctx.layout
+        if layout is None or layout.value("trainer") != "megatron" or not _at(layout.site, diag):
+            continue
+        if launch_env(rctx, "CUDA_DEVICE_MAX_CONNECTIONS") is not None:
+            continue  # set to something else: which value was meant is not ours to say
+        chain = layout.extras.get("chain")
+        command = getattr(chain, "command", None)
+        if command is None:
+            continue
+        # a command parsed from a string of the same file (`bash -c '...'`, eval) is run by the
+        # command that holds the string: the export goes before that one
+        while command.parent is not None and command.via in _STRING_REPARSE and command.parent.site is not None \
+                and command.site is not None and real_path(command.parent.site.path) == real_path(command.site.path):
+            command = command.parent
+        site = command.site
+        data = ctx.data(site.path) if site is not None else None
+        if data is None or site.start > len(data):
+            continue
+        start = _statement_start(data, site.start)
+        line_end = data.find(b"\n", start)
+        line = data[start:len(data) if line_end < 0 else line_end]
+        indent = line[:len(line) - len(line.lstrip(b" \t"))].decode("utf-8", "surrogateescape")
+        return Fix(f"add `{EXPORT_LINE}` before the launch",
+                   (Edit(site.path, start, start, f"{indent}{EXPORT_LINE}\n"),))
+    return None
+
+
+# ---- PL504: a misspelled DeepSpeed key with one confident suggestion -----------------------------
+
+def _ds_configs(ctx: FixContext):
+    seen = []
+    for layout in ctx.reading.layouts:
+        cfg = layout.extras.get("ds_config")
+        if cfg is not None and all(cfg is not s for s in seen):
+            seen.append(cfg)
+    if getattr(ctx.reading, "ds_config", None) is not None:
+        seen.append(ctx.reading.ds_config)
+    return seen
+
+
+def _schema_section(parts: list[str]) -> dict | None:
+    """The schema of the object at a dotted path of the DeepSpeed config."""
+    from plint.rules.deepspeed_keys import schema
+
+    node = schema()
+    for part in parts:
+        sub = node.get("properties", {}).get(part)
+        if sub is None:
+            return None
+        if sub.get("type") != "object":
+            sub = next((s for s in sub.get("anyOf", []) if s.get("type") == "object"), None)
+            if sub is None:
+                return None
+        node = sub
+    return node
+
+
+@fixer("PL504")
+def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.rules.common import closest
+
+    if not diag.key or "did you mean" not in diag.message:
+        return None
+    parts = diag.key.split(".")
+    for cfg in _ds_configs(ctx):
+        node = getattr(cfg.document, "root", None)
+        for part in parts[:-1]:
+            node = node.get(part) if hasattr(node, "get") and hasattr(node, "entries") else None
+        if node is None or not hasattr(node, "entries"):
+            continue
+        entry = next((e for e in node.entries if e.key == parts[-1] and _at(e.key_span, diag)), None)
+        section = _schema_section(parts[:-1])
+        if entry is None or section is None:
+            continue
+        known = section.get("properties", {})
+        suggestion = closest(entry.key, known)  # what the rule suggests
+        if suggestion is None or not confident(entry.key, suggestion, known):
+            return None  # not confident: none close enough, or two candidates
+        if suggestion in node.keys():  # noqa: SIM118  (a JObject, not a dict)
+            return None  # the key is already there: renaming would make a duplicate
+        edit = replace_in_span(ctx, entry.key_span, entry.key, suggestion)
+        return Fix(f'rename "{entry.key}" to "{suggestion}"', (edit,)) if edit else None
+    return None
