@@ -418,3 +418,6 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         edit = replace_in_span(ctx, entry.key_span, entry.key, suggestion)
         return Fix(f'rename "{entry.key}" to "{suggestion}"', (edit,)) if edit else None
     return None
+
+
+from plint import layout_fixers  # noqa: E402,F401  (registers the layout and arithmetic fixers)

@@ -131,7 +131,7 @@ class ModelInput:
 
     @classmethod
     def from_layout(cls, layout: Layout, gpu: str | None = None, options: Options | None = None,
-                    vocab_size: int | None = None) -> ModelInput | None:
+                    vocab_size: int | None = None, any_layout: bool = False) -> ModelInput | None:
         """The cost model's input from a normalised layout; None when the model shape, the parallel
         sizes or the cluster are not known (the estimate would be a guess). `vocab_size` stands in
         when the layout has none (the tokenizer decides it at run time)."""
@@ -159,8 +159,10 @@ class ModelInput:
             # sharded over dp*sp); its all-to-all is costed as CP's exchange, close in volume.
             cp = ulysses
         if world % (tp * pp * cp):
-            return None
-        dp = _positive_int(v("parallel.dp")) or world // (tp * pp * cp)
+            if not any_layout:
+                return None
+            tp = pp = cp = 1  # the model, cluster and batch still serve a planner looking for a valid layout
+        dp = (None if any_layout else _positive_int(v("parallel.dp"))) or world // (tp * pp * cp)
         micro = _positive_int(v("batch.micro")) or 1
         global_batch = _positive_int(v("batch.global")) or micro * dp
         experts = _positive_int(v("model.num_experts"))

@@ -1,0 +1,100 @@
+"""`plint fix --unsafe-fixes`: every fixture with an error-level finding comes out with none, still
+passes `bash -n`, and a second fix changes nothing; each layout and arithmetic fixer pinned on the
+broken fixture it exists for."""
+
+import shutil
+import subprocess
+
+import pytest
+from plint.check import check_paths
+from plint.fix import fix_paths
+
+from fixture_paths import ROOT
+from test_fix import assert_idempotent, bash_ok
+
+BASH = shutil.which("bash")
+LAUNCHES = sorted(p for p in (ROOT / "fixtures" / "launches").iterdir() if p.is_dir())
+
+
+def _errors(path):
+    (result,) = check_paths([path])
+    return [(d.code, d.message) for d in result.diagnostics if d.severity == "error" and d.suppressed is None]
+
+
+def _main(folder):
+    import yaml
+
+    return yaml.safe_load((folder / "expected.yaml").read_text())["main"]
+
+
+BROKEN = [f for f in LAUNCHES if _errors(f / _main(f))]
+
+
+def test_there_are_broken_fixtures_to_fix():
+    assert len(BROKEN) >= 6, [f.name for f in BROKEN]
+
+
+@pytest.mark.parametrize("folder", BROKEN, ids=[f.name for f in BROKEN])
+def test_unsafe_fixes_leave_no_error(folder, tmp_path):
+    work = tmp_path / folder.name
+    shutil.copytree(folder, work)
+    main = work / _main(folder)
+    result = fix_paths([main], unsafe=True)
+    assert result.fixed, result.reverted
+    assert _errors(main) == [], (result.reverted, main.read_text())
+    if BASH:
+        assert bash_ok(main)
+    assert_idempotent(main, unsafe=True)
+
+
+def _fixed_text(folder_name, tmp_path):
+    work = tmp_path / folder_name
+    shutil.copytree(ROOT / "fixtures" / "launches" / folder_name, work)
+    main = work / _main(work)
+    before = main.read_text()
+    fix_paths([main], unsafe=True)
+    return before, main.read_text()
+
+
+def test_world_size_fixed_from_the_plan_where_the_sizes_are_written(tmp_path):
+    before, after = _fixed_text("wrong-world-indivisible", tmp_path)
+    # 24 GPUs: tp 8 x pp 2 does not divide; the plan keeps global batch 1024 and the model (80 layers):
+    # tp 4 x pp 6 with first and last stages of 12 layers (12 + 4*14 + 12 = 80), dp 1
+    assert "TP=8\nPP=2\n" in before and "TP=4\nPP=6\n" in after
+    assert "--tensor-model-parallel-size $TP --decoder-first-pipeline-num-layers 12 " \
+           "--decoder-last-pipeline-num-layers 12 --pipeline-model-parallel-size $PP" in after
+    assert "# was 4; node-04 is drained" in after  # comments kept
+
+
+def test_global_batch_moves_to_the_nearest_multiple(tmp_path):
+    before, after = _fixed_text("wrong-global-batch", tmp_path)
+    # micro 2 x dp 24 = 48: 1000 lies between 960 (40 away) and 1008 (8 away)
+    assert "--global-batch-size 1000" in before and "--global-batch-size 1008" in after
+
+
+def test_precision_conflict_keeps_bf16_on_a_gpu_that_has_it(tmp_path):
+    before, after = _fixed_text("wrong-precision-and-sp", tmp_path)
+    assert "    --fp16\n" in before and "    --fp16\n" not in after and "--bf16" in after
+    assert after.count("\n") == before.count("\n") - 1  # the flag was alone on its line: the line goes
+
+
+def test_digit_separators_removed_where_written(tmp_path):
+    _, after = _fixed_text("bad-arithmetic-underscore", tmp_path)
+    assert "TRAIN_TOKENS=300000000000\n" in after and "$(( 260000000000 / SEQ_LEN ))" in after
+    assert "_000" not in after.split("EVAL_INTERVAL")[0]
+
+
+def test_safe_mode_leaves_layout_alone(tmp_path):
+    work = tmp_path / "w"
+    shutil.copytree(ROOT / "fixtures" / "launches" / "wrong-global-batch", work)
+    main = work / "launch.sh"
+    before = main.read_text()
+    fix_paths([main])
+    assert "--global-batch-size 1000" in main.read_text() or main.read_text() == before
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+def test_placeholder_is_quoted_so_bash_parses(tmp_path):
+    before, after = _fixed_text("placeholder-invalid-bash", tmp_path)
+    assert "CHECKPOINT_PATH=<Specify path>" in before and 'CHECKPOINT_PATH="<Specify path>"' in after
+    assert subprocess.run([BASH, "-n", "-c", after], capture_output=True).returncode == 0
