@@ -1,10 +1,13 @@
 """Memory per GPU on the most loaded pipeline stage, in bytes.
 
-Model states (bytes per parameter; megatron.md sec. 4.2, planners.md secs. 2-3):
+Model states (bytes per parameter; megatron.md sec. 4.2, planners.md secs. 2-3; Megatron's
+docs/user-guide/features/dist_optimizer.md table):
   Megatron, bf16/fp8: 2 weights + 4 fp32 main grads + 12 optimizer (fp32 main params, Adam m and v);
-      fp16: 2 + 2 + 16 (the optimizer also keeps an fp32 copy of the grads); fp32: 4 + 4 + 8.
-      The distributed optimizer shards only the optimizer part over dp*cp (6 + 12/(dp*cp) for bf16);
-      experts shard theirs over the expert-data-parallel group world/(pp*ep*etp).
+      fp16: 2 + 2 + 16 (the optimizer also keeps an fp32 copy of the grads, as it does for bf16 with
+      --grad-reduce-in-bf16); fp32: 4 + 4 + 8. The distributed optimizer shards only the optimizer
+      part, over the dp x cp group (DDP builds its buffers on intra_dp_cp_group): 6 + 12/(dp*cp) for
+      bf16. Experts shard theirs over the expert-data-parallel group world/(pp*ep*etp).
+      (Megatron's theoretical_memory_usage.py divides by dp alone, without cp.)
   DeepSpeed ZeRO / FSDP: 2 + 2 + 16 (fp32 master, fp32 grads, Adam) for 16-bit training; stage 1
       shards the optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers'
       gathered weights in flight).
@@ -13,25 +16,32 @@ attention, CP and MoE; bytes per token of the micro-batch on one GPU, 16-bit act
   10h    norms' inputs (2 x 2h), QKV and MLP inputs (2 x 2h), two dropout masks (2 x h);
          replicated across TP unless sequence parallel divides them by tp
   (4nd + 4gd)/tp     Q, K, V and the attention output kept by flash attention (MHA: 8h/tp)
-  4n/tp              flash attention's fp32 softmax statistics
-  5ns/tp             only without flash attention: softmax output, dropout mask and output (the s^2 term)
+  4n/tp              flash attention's fp32 softmax statistics (log-sum-exp)
+  5ns/tp             instead, without flash attention and without selective recompute: softmax
+                     output, dropout mask and dropout output (the s^2 term selective recompute drops)
   4f/tp, 6f/tp       MLP: fc1 output and activation output; SwiGLU keeps gate and up (2 x 2f) and 2f
   MoE layer: k routed copies of the token per GPU, each with its dispatched input (2h, x etp) and the
          expert MLP above at width f_m, plus the shared expert and fp32 router logits (4E)
-  (MHA, f = 4h, no SP: 10 + 24/tp, Korthikanti's Table 2 without the 5as/h attention term.)
+  (MHA, f = 4h: 10 + 24/tp without SP, 34/tp with SP = Korthikanti's Table 2 without the 5as/h
+  attention term, plus the 4n/tp statistics.)
 The tokens of a micro-batch on one GPU are b*s/cp. Recompute: selective with flash attention keeps the
 same (the s^2 term it drops is already gone); full keeps each layer's input (2h, /tp with SP) and one
 layer's full set while it recomputes; method "block" recomputes only the first r layers of each chunk.
-Times the layers in flight on the first stage (schedule.layers_in_flight). First stage adds the
-embedding dropout mask; the stage with the output layer keeps fp32 logits (4*V/tp per token, one
-micro-batch). The larger of first and last stage is reported.
+Times the layers in flight (`_layers_in_flight`: L layers on the first stage for 1F1B with m >= pp,
+L*(1 + (pp-1)/(pp*v)) interleaved, the last rank (v-1)*pp + 1 chunks; GPipe, ZB-H2 and DualPipe
+per Options.pipeline_schedule). The first stage adds the embedding output's dropout mask for each
+micro-batch whose chunk 0 is in flight (`embedding_microbatches`); the stage with the output layer
+keeps, for one micro-batch (all m under GPipe), the final norm's and output layer's inputs (4h, /tp
+with SP) and the fp32 logits (4*V/tp per token). The larger of first and last stage is reported. The runtime reserve (CUDA context, workspaces, NCCL buffers) is
+Options.runtime_reserve_gib, added by estimate.py; tests/cost/test_megatron_memory_parity.py lists
+every difference from Megatron's own theoretical formula.
 """
 
 from __future__ import annotations
 
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts
-from plint.cost.schedule import layers_in_flight
+from plint.cost.schedule import layers_in_flight, schedule_name
 
 GIB = float(1 << 30)
 
@@ -44,10 +54,11 @@ def state_bytes(inp: ModelInput) -> tuple[float, float, float, bool]:
         return 4.0, 4.0, 8.0, zero
     if zero:
         return 2.0, 2.0, 16.0, True
-    grad = inp.options.grad_reduce_bytes
-    if precision == "fp16":
-        return 2.0, float(grad or 2), 16.0, False
-    return 2.0, float(grad or 4), 12.0, False
+    grad = float(inp.options.grad_reduce_bytes or (2 if precision == "fp16" else 4))
+    # The optimizer steps fp32 main params with Adam (4 + 8 bytes). When the gradient buffer is not
+    # fp32 (fp16 training, or bf16 with --grad-reduce-in-bf16) it also keeps fp32 copies of the
+    # gradients for its shard (+4): Megatron's docs table, 20 = 2 + 2 + 16 for fp16.
+    return 2.0, grad, (12.0 if grad >= 4 else 16.0), False
 
 
 def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, float, float]:
@@ -74,8 +85,12 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
     sp = tp if inp.sequence_parallel else 1
-    keep = 10.0 * h / sp + (4 * n * d + 4 * g * d + 4 * n) / tp
-    if not inp.options.flash_attention:
+    keep = 10.0 * h / sp + (4 * n * d + 4 * g * d) / tp
+    if inp.options.flash_attention:
+        keep += 4.0 * n / tp  # fp32 log-sum-exp per head and token
+    elif inp.recompute != "selective":
+        # the unfused core keeps softmax output (2 B), its dropout mask (1 B) and dropout output (2 B)
+        # per score; selective recompute exists to drop exactly these
         keep += 5.0 * n * inp.seq_length / tp
     mlp_factor = 6 if inp.swiglu else 4
     if moe:
@@ -89,58 +104,116 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     return keep, 2.0 * h / sp
 
 
-def memory_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, float]:
-    """weights, grads, optimizer, activations (bytes) of the most loaded stage's GPU."""
+def embedding_microbatches(inp: ModelInput, num_microbatches: int) -> int:
+    """Micro-batches whose embedding output the first stage keeps at its peak.
+
+    1F1B: the pp forwards of the warm-up. Interleaved (v > 1): the embedding runs in chunk 0 only;
+    rank 0's warm-up is (pp-1)*2 + (v-1)*pp chunk-forwards, then one forward per backward, and the
+    first chunk-0 backward is the ((v-1)*pp + 1)-th backward, so 2*pp*v - 1 forwards have run by then:
+    all pp of the first group's chunk 0 and pp of the second group's (micro-batches go in groups of pp
+    per chunk). Hence 2*pp, capped by m. Other schedules as in `_layers_in_flight`.
+    """
+    m = max(1, num_microbatches)
+    pp = max(1, inp.pp)
+    if pp == 1:
+        return 1
+    name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
+    peak = {"gpipe": m, "interleaved": 2 * pp, "zb-h2": 2 * pp - 1, "dualpipe": pp + 1, "dualpipev": pp + 1}
+    return min(m, peak.get(name, pp))
+
+
+def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:
+    """Layer-activation sets (one layer, one micro-batch) the first or last stage keeps at its peak.
+
+    Megatron's schedules: 1F1B and interleaved as schedule.layers_in_flight for the first stage; the
+    last rank runs (v-1)*pp warm-up chunk-forwards and the one whose backward comes next. Other
+    schedules (Options.pipeline_schedule; planners.md sec. 8): GPipe keeps all m micro-batches on
+    every stage; ZB-H1 and ZB-V peak like 1F1B; ZB-H2 keeps up to 2pp-1 micro-batches on the first
+    stage; DualPipe/DualPipeV pp+1 (their README's activation column, in one stage's units).
+    """
+    pp, m = max(1, inp.pp), max(1, num_microbatches)
+    L = inp.num_layers
+    if pp == 1:
+        return float(L)
+    name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
+    if name == "gpipe":
+        return m * L / pp
+    if name in ("1f1b", "interleaved", "zb-h1", "zb-v") or last:
+        if last:
+            v = (inp.vpp or 1) if name == "interleaved" else 1
+            return min((v - 1) * pp + 1, m * v) * L / (pp * v)
+        return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None)
+    if name == "zb-h2":
+        return min(2 * pp - 1, m) * L / pp
+    return min(pp + 1, m) * L / pp  # dualpipe, dualpipev
+
+
+def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> dict[str, float]:
+    """weights, grads, optimizer, activations (bytes) of one GPU of the first (last=False) or last
+    pipeline stage; with pp == 1 both are the one stage (pass last=False)."""
     w_b, g_b, o_b, zero = state_bytes(inp)
+    pp, tp = max(1, inp.pp), max(1, inp.tp)
     dp = inp.data_parallel()
-    shard = dp * max(1, inp.cp)
-    etp = inp.etp or inp.tp
-    expert_dp = max(1, inp.world_size // max(1, inp.pp * inp.ep * etp))
+    shard = dp * max(1, inp.cp)  # the distributed optimizer shards over the dp x cp group
+    etp = inp.etp or tp
+    expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
     tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
+    sp = tp if inp.sequence_parallel else 1
+    only = pp == 1
+    holds_output = last or only
+
+    dense, experts, largest = stage_params(inp, c, last and not only)
+    weights = (dense + experts) * w_b
+    grads = (dense + experts) * g_b
+    if zero:
+        # ZeRO partitions over the whole data-parallel group, which with DeepSpeed-Ulysses (costed as
+        # cp) is the sequence-data-parallel group dp x sp (deepspeed/runtime/sequence_parallel/parallel_state_sp.py)
+        stage = inp.zero_stage or 0
+        optimizer = (dense + experts) * o_b / shard
+        if stage >= 2:
+            grads /= shard
+        if stage >= 3:
+            weights = weights / shard + 2 * largest * w_b  # two gathered layers in flight
+    elif inp.distributed_optimizer:
+        optimizer = dense * o_b / shard + experts * o_b / expert_dp
+    else:
+        optimizer = (dense + experts) * o_b
+
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     full, ckpt = activation_bytes_per_token(inp, False)
     if c.num_moe:
         moe_full, _ = activation_bytes_per_token(inp, True)
         full = (1 - moe_share) * full + moe_share * moe_full
-    stage_layers = inp.num_layers / max(1, inp.pp)
     v = inp.vpp or 1
+    chunk_layers = inp.num_layers / (pp * v)
     if inp.recompute == "full":
         r = inp.recompute_num_layers or 1
         if inp.recompute_method == "block":
-            frac = min(1.0, r / max(1e-9, stage_layers / v))
+            frac = min(1.0, r / max(1e-9, chunk_layers))
             per_layer, working = frac * ckpt + (1 - frac) * full, full
         else:  # uniform: one checkpoint per r layers, r layers rebuilt at a time
             per_layer, working = ckpt / r, r * full
     else:
         per_layer, working = full, 0.0
-    sp = inp.tp if inp.sequence_parallel else 1
-    best: dict[str, float] | None = None
-    for last in ((False, True) if inp.pp > 1 else (False,)):
-        dense, experts, largest = stage_params(inp, c, last)
-        weights = (dense + experts) * w_b
-        grads = (dense + experts) * g_b
-        if zero:
-            stage = inp.zero_stage or 0
-            optimizer = (dense + experts) * o_b / dp
-            if stage >= 2:
-                grads /= dp
-            if stage >= 3:
-                weights = weights / dp + 2 * largest * w_b  # two gathered layers in flight
-        elif inp.distributed_optimizer:
-            optimizer = dense * o_b / shard + experts * o_b / expert_dp
-        else:
-            optimizer = (dense + experts) * o_b
-        if last and inp.pp > 1:
-            chunks = min((v - 1) * inp.pp + 1, max(1, num_microbatches) * v)
-            in_flight = chunks * inp.num_layers / (inp.pp * v)
-        else:
-            in_flight = layers_in_flight(inp.num_layers, inp.pp, num_microbatches, inp.vpp)
-        acts = tokens * (in_flight * per_layer + working)
-        if not last:
-            acts += tokens * inp.hidden_size / sp * min(inp.pp, max(1, num_microbatches))  # embedding dropout mask
-        if last or inp.pp == 1:
-            acts += tokens * 4.0 * c.vocab_padded / max(1, inp.tp)  # fp32 logits for the cross-entropy
-        out = {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}
-        if best is None or sum(out.values()) > sum(best.values()):
-            best = out
-    return best  # type: ignore[return-value]
+    in_flight = _layers_in_flight(inp, num_microbatches, last and not only)
+    acts = tokens * (in_flight * per_layer + working)
+    if not last or only:
+        # the embedding output's dropout mask (1 B per element), /tp with sequence parallel
+        acts += tokens * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
+    if holds_output:
+        # the final norm's input and the output layer's input (2 B each, /tp with SP) and the fp32
+        # logits the vocab-parallel cross-entropy keeps for its backward: one micro-batch, except
+        # under GPipe, whose last stage runs every forward before the first backward
+        gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
+        outputs = max(1, num_microbatches) if gpipe else 1
+        acts += outputs * tokens * (4.0 * inp.hidden_size / sp + 4.0 * c.vocab_padded / tp)
+    return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}
+
+
+def memory_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, float]:
+    """weights, grads, optimizer, activations (bytes) of the most loaded stage's GPU."""
+    if inp.pp <= 1:
+        return stage_memory(inp, c, num_microbatches, last=False)
+    first = stage_memory(inp, c, num_microbatches, last=False)
+    last = stage_memory(inp, c, num_microbatches, last=True)
+    return first if sum(first.values()) >= sum(last.values()) else last

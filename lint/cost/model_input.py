@@ -80,6 +80,7 @@ class ModelInput:
     normalization: str = "LayerNorm"  # or "RMSNorm"
     add_bias_linear: bool = True  # Megatron default; --disable-bias-linear turns it off
     add_qkv_bias: bool = False
+    qk_layernorm: bool = False  # --qk-layernorm: a norm over one head's width on q and k
     max_position_embeddings: int | None = None
     make_vocab_size_divisible_by: int = 128
     # mixture of experts
@@ -190,6 +191,7 @@ class ModelInput:
             normalization=args.text("--normalization") or "LayerNorm",
             add_bias_linear=not args.present("--disable-bias-linear"),
             add_qkv_bias=args.present("--add-qkv-bias"),
+            qk_layernorm=args.present("--qk-layernorm"),
             max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
             make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
             num_experts=experts if experts and experts > 1 else None,

@@ -4,13 +4,20 @@ Per transformer layer (shared/reference/megatron.md sec. 4.2; d = kv_channels, n
   attention   QKV h*(n*d + 2*g*d) + projection n*d*h; biases (n*d + 2*g*d) on QKV when
               add_bias_linear or --add-qkv-bias, h on the projection when add_bias_linear
   MLP         fc1 h*f*(2 with SwiGLU: gate and up), fc2 f*h; biases f*(1|2) and h
-  norms       two per layer, h weights each (+h biases for LayerNorm, none for RMSNorm)
-  MoE layer   router h*E, E experts of width f_m (each an MLP as above), shared experts of total width f_s
+  norms       two per layer, h weights each (+h biases for LayerNorm, none for RMSNorm); with
+              --qk-layernorm two more over one head's width d (q_layernorm, k_layernorm)
+  MoE layer   router h*E (+E bias when add_bias_linear), E experts of width f_m (each an MLP as
+              above), shared experts of total width f_s
 Model: word embedding V_pad*h (V padded to a multiple of make_vocab_size_divisible_by*tp), learned
 position embedding max_pos*h when used, a final norm, and a second V_pad*h output layer when untied.
 
 Also what one GPU holds of it (TP shards the matrices and column-parallel biases; norms and
 row-parallel biases are replicated; routed experts are split over ep*etp).
+
+Checked against megatron-core 0.16.1's GPTModel built on the meta device for GPT-, Llama-, Qwen-
+and MoE-shaped models (tests/cost/test_megatron_parity.py). Megatron's own theoretical estimate
+(training/theoretical_memory_usage.py) leaves out the linear biases, the position embedding and the
+QK norms; this count does not (the parity test of the memory model says where that matters).
 """
 
 from __future__ import annotations
@@ -72,16 +79,23 @@ def _mlp(h: int, width: int, gated: bool, bias: bool) -> tuple[int, int, int]:
     return sharded, replicated, sharded + replicated
 
 
-def count_params(inp: ModelInput) -> ParamCounts:
+def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCounts:
+    """Parameters of the model `inp` describes. `qk_layernorm` (--qk-layernorm) defaults to the
+    input's field of that name when it has one, else False."""
+    if qk_layernorm is None:
+        qk_layernorm = bool(getattr(inp, "qk_layernorm", False))
     h, n = inp.hidden_size, inp.num_attention_heads
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
     f = inp.ffn_hidden_size or 4 * h
-    norm = 2 * h if inp.normalization.lower() == "layernorm" else h
+    per_elem = 2 if inp.normalization.lower() == "layernorm" else 1  # weight (+ bias for LayerNorm)
+    norm = per_elem * h
     bias = inp.add_bias_linear
     qkv = n * d + 2 * g * d
     attn_tp = h * qkv + n * d * h + (qkv if (bias or inp.add_qkv_bias) else 0)
     attn_rep = (h if bias else 0) + 2 * norm  # projection bias and the two norms of the layer
+    if qk_layernorm:
+        attn_rep += 2 * per_elem * d  # q and k norms over one head (replicated across TP)
     mlp_tp, mlp_rep, _ = _mlp(h, f, inp.swiglu, bias)
 
     c = ParamCounts()
@@ -107,7 +121,8 @@ def count_params(inp: ModelInput) -> ParamCounts:
         shared_tp, shared_rep, _ = _mlp(h, inp.moe_shared_expert_size, inp.swiglu, bias) \
             if inp.moe_shared_expert_size else (0, 0, 0)
         c.moe_layer_tp = attn_tp + shared_tp
-        c.moe_layer_rep = attn_rep + shared_rep + h * experts  # the router is replicated
+        # the router (and its bias) is replicated
+        c.moe_layer_rep = attn_rep + shared_rep + h * experts + (experts if bias else 0)
     else:
         c.experts_per_layer = c.active_experts_per_layer = 0
         c.moe_layer_tp = c.moe_layer_rep = 0

@@ -70,3 +70,48 @@ def test_old_convention_equals_the_sc21_closed_form():
 def test_unknown_convention_is_refused():
     with pytest.raises(ValueError):
         flops_per_token(LLAMA3_8B, "palm")
+
+
+def test_vocab_padding_honours_make_vocab_size_divisible_by():
+    # multiple = divisible_by * tp: 50257 -> ceil(50257/512)*512 = 99*512 = 50688 at tp=4
+    assert padded_vocab(50257, 4) == 50688
+    assert padded_vocab(50257, 1, 64) == 50304  # ceil(50257/64) = 786; 786*64 = 50304
+    assert padded_vocab(50257, 2, 1) == 50258  # divisible_by 1 still pads to a multiple of tp
+
+
+def test_qk_layernorm_kv_channels_and_qkv_bias_by_hand():
+    # h=64, 8 heads of d=16 (n*d = 128 != h), 4 query groups, RMSNorm, no linear biases but --add-qkv-bias
+    from plint.cost import Options
+
+    inp = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=8, num_query_groups=4, kv_channels=16,
+                     seq_length=64, vocab_size=300, ffn_hidden_size=160, swiglu=True, normalization="RMSNorm",
+                     add_bias_linear=False, add_qkv_bias=True, options=Options(position_embedding="rope"))
+    qkv = 8 * 16 + 2 * 4 * 16  # 128 + 128 = 256 output features
+    attention = 64 * qkv + qkv + 128 * 64  # QKV weight and bias, projection 128 -> 64
+    mlp = 3 * 64 * 160
+    layer = attention + mlp + 2 * 64
+    assert layer == 16_384 + 256 + 8192 + 30_720 + 128 == 55_680
+    vocab = 384  # 300 padded to 128
+    assert count_params(inp).total == 2 * layer + vocab * 64 + 64  # tied, final RMSNorm
+    # --qk-layernorm: per layer an RMSNorm over one head for Q and one for K: 2 * 16 weights
+    assert count_params(inp, qk_layernorm=True).total == count_params(inp).total + 2 * 2 * 16
+
+
+def test_router_bias_and_learned_positions_by_hand():
+    # LayerNorm, biases on, learned positions (max 32), tied; layer 1 of 2 is MoE with 4 experts of f=64
+    inp = ModelInput(num_layers=2, hidden_size=32, num_attention_heads=4, seq_length=32, vocab_size=200,
+                     ffn_hidden_size=64, num_experts=4, moe_topk=2, moe_layer_freq=(0, 1), max_position_embeddings=32)
+    h, f = 32, 64
+    attention = 3 * h * h + 3 * h + h * h + h  # 4,224
+    mlp = h * f + f + f * h + h  # 4,192
+    norms = 2 * 2 * h  # two LayerNorms, weight and bias
+    dense = attention + mlp + norms
+    moe = attention + norms + h * 4 + 4 + 4 * mlp  # router weight and bias, four experts
+    total = dense + moe + 256 * h + 32 * h + 2 * h  # embedding (200 -> 256) 8,192, positions 1,024, norm 64
+    assert (dense, moe) == (8_544, 21_252)
+    assert count_params(inp).total == total == 39_076
+    # with RoPE instead the position table goes away
+    from plint.cost import Options
+
+    rope = inp.replace(options=Options(position_embedding="rope"))
+    assert count_params(rope).total == total - 32 * h
