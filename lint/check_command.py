@@ -45,6 +45,9 @@ OPTIONS: tuple[Option, ...] = (
            help="Accept the findings listed in this baseline (default: .plint-baseline beside the config)."),
     Option("--write-baseline", "write_baseline", metavar="FILE",
            help="Write every current finding to this baseline file and exit 0."),
+    Option("--dry-run", "dry_run", kind="flag", default=False,
+           help="Also build each layout's process groups as the trainer would (megatron-core on fake "
+                "process groups with the dryrun extra, else plint's analytic layout) and report them."),
     Option("--fail-on", "fail_on", choices=FAIL_ON,
            help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on)."),
 )
@@ -116,7 +119,7 @@ def parse_fast(argv: list[str]) -> dict | None:
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
-        baseline: str | None = None, write_baseline: str | None = None) -> int:
+        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import CheckOptions, check_paths
 
@@ -130,6 +133,12 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
                            select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
                            baseline=Path(baseline) if baseline else None)
     result = check_paths([Path(p) for p in paths], options)
+    if dry_run:  # torch, megatron-core and deepspeed are imported only here
+        from plint.dryrun import dry_run as build_groups
+
+        for r in result.results:
+            for layout in r.layouts:
+                layout.extras["dry_run"] = build_groups(layout)
     if fmt in ("json", "sarif"):  # the machine formats carry each fix's edits (DESIGN.md)
         from plint.fix import attach_fixes
 
@@ -151,6 +160,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
     fail_on = fail_on or result.fail_on or "error"
+    if dry_run and fail_on != "never" and any(
+            not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts):
+        return 1
     if fail_on != "never" and any(
             d.suppressed is None and SEVERITY_RANK[d.severity] >= SEVERITY_RANK[fail_on]
             for r in result.results for d in r.diagnostics):

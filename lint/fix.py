@@ -270,7 +270,7 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
     bash_ok: dict[str, bool | None] = {}
     out = FixRun()
     refused: set = set()
-    run = _check(paths, options, files)
+    run = first_run = _check(paths, options, files)
     for _ in range(MAX_PASSES):
         candidates = _candidates(run, files, unsafe, refused)
         if not candidates:
@@ -308,15 +308,40 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
         files, run = new_files, new_run
         out.fixed.extend(AppliedFix(d.code, d.path, d.line, d.message, f) for d, f in candidates)
     out.remaining = run
-    for real, data in files.items():
-        if data != originals.get(real):
-            out.changes.append(FileChange(_display(real), real, originals[real], data))
+    changed = [real for real, data in files.items() if data != originals.get(real)]
+    rejected = _new_dry_run_problems(first_run, run, changed) if changed else {}
+    for real in changed:
+        if rejected.get(real):
+            out.reverted.append(f"{_display(real)}: not written, the dry run rejects the fixed layout: "
+                                + "; ".join(sorted(rejected[real])[:3]))
+            continue
+        out.changes.append(FileChange(_display(real), real, originals[real], files[real]))
     out.changes.sort(key=lambda c: c.path)
     if not diff:
         for change in out.changes:
             write_atomic(change.real, change.after)
         out.written = bool(out.changes)
     return out
+
+
+def _dry_run_problems(run, changed: list[str]) -> dict[str, set[str]]:
+    """The dry run's problems per changed file (megatron-core's groups with the dryrun extra, plint's
+    analytic layout without it)."""
+    from plint.dryrun import dry_run
+
+    out: dict[str, set[str]] = {}
+    for r in run.results:
+        real = os.path.realpath(os.path.abspath(r.path))
+        if real in changed:
+            for layout in r.layouts:
+                out.setdefault(real, set()).update(p["message"] for p in dry_run(layout)["problems"])
+    return out
+
+
+def _new_dry_run_problems(before, after, changed: list[str]) -> dict[str, set[str]]:
+    """What the dry run rejects in the fixed files that it did not reject before the fix."""
+    old, new = _dry_run_problems(before, changed), _dry_run_problems(after, changed)
+    return {real: new[real] - old.get(real, set()) for real in new if new[real] - old.get(real, set())}
 
 
 def _display(real: str) -> str:

@@ -126,6 +126,10 @@ def verify(files: dict[str, str], target: str, spec: dict) -> list[str]:
     layout = doc.get("layout")
     if layout is None:
         return problems + ["the generated launch reads as no launch at all"]
+    from plint.dryrun import dry_run  # megatron-core's groups with the dryrun extra, else plint's own
+
+    groups = dry_run(result.layouts[0])
+    problems += [f"dry run ({groups['backend']}): {p['message']}" for p in groups["problems"]]
     return problems + layout_differences(layout, spec)
 
 

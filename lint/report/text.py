@@ -31,7 +31,12 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
     blocks: list[list[Line]] = []
     for r in results:
         for layout in r.layouts:
-            blocks.append([[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)])
+            block = [[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)]
+            if "dry_run" in layout.extras:  # `check --dry-run`
+                from plint.dryrun import text_lines
+
+                block += [[("", line)] for line in text_lines(layout.extras["dry_run"])]
+            blocks.append(block)
     blocks += [finding_lines(d, sources) for _, d in pairs]
     blocks.append([[("bold", closing)]])
     if color is None:
