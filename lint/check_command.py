@@ -116,22 +116,30 @@ def parse_fast(argv: list[str]) -> dict | None:
     return values
 
 
-def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
-        config_file: str | None = None, isolated: bool = False, select: str | None = None,
-        extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
-        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False) -> int:
-    """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
-    from plint.check import CheckOptions, check_paths
+def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline):
+    """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
+    from plint.check import CheckOptions
 
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
     if config_file is not None and not Path(config_file).is_file():
         raise UsageError(f"--config: no such file: {config_file}")
-    options = CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
-                           config_file=Path(config_file) if config_file else None, isolated=isolated,
-                           select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                           baseline=Path(baseline) if baseline else None)
+    return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
+                        config_file=Path(config_file) if config_file else None, isolated=isolated,
+                        select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
+                        baseline=Path(baseline) if baseline else None)
+
+
+def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
+        config_file: str | None = None, isolated: bool = False, select: str | None = None,
+        extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
+        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False) -> int:
+    """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
+    from plint.check import check_paths
+
+    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
+                            baseline)
     result = check_paths([Path(p) for p in paths], options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun import dry_run as build_groups

@@ -408,23 +408,14 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
     code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
     changes). Takes the options of `plint check` (plint.check_command.OPTIONS) so that the click
     command can declare them from the same table. Raises UsageError (a ValueError) for bad input."""
-    from plint.check import CheckOptions
-    from plint.check_command import UsageError, codes, parse_pairs
+    from plint.check_command import UsageError, check_options
     from plint.report.text import concise_line
 
     if fmt not in (None, "text"):
         raise UsageError("--format: plint fix prints text only (use plint check for other formats)")
     if write_baseline:
         raise UsageError("--write-baseline: use plint check --write-baseline")
-    missing = [str(p) for p in paths if not Path(p).exists()]
-    if missing:
-        raise UsageError("no such file or directory: " + ", ".join(missing))
-    if config_file is not None and not Path(config_file).is_file():
-        raise UsageError(f"--config: no such file: {config_file}")
-    options = CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
-                           config_file=Path(config_file) if config_file else None, isolated=isolated,
-                           select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                           baseline=Path(baseline) if baseline else None)
+    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline)
     result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
     for why in result.reverted:
         sys.stderr.write(f"plint: {why}\n")
