@@ -5,8 +5,9 @@ per run, predicted vs published tokens/s per GPU and the error, then the mean ab
 error (MAPE) for dense and MoE runs apart. There are no per-run constants: every run uses the same
 physical settings (Options defaults and the hardware catalog). What each run states is read as a fact:
 model shape, GPUs, layout, batch, precision, recompute, network per GPU; its era decides flash
-attention (none before 2023), its framework the overlaps it turns on by default. Facts stated in
-notes are read too: a head size other than h/heads ("heads of dim 64"), "PP with interleaving"
+attention (none before 2023), its framework the overlaps it turns on by default (DeepSpeed ZeRO-3
+of 2021 overlapped no parameter gathers). Facts stated in notes are read too: a head size other
+than h/heads ("heads of dim 64"), "PP with interleaving"
 without a chunk count (one layer per virtual stage when the layers divide evenly, as NeMo's
 Nemotron-4 340B recipe does), fp8 with current scaling (Bridge "current scaling", torchao Float8);
 Megatron-Bridge runs get what all of its performance recipes set: ETP = 1 for MoE when no expert TP
@@ -133,7 +134,14 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     # fp8 with current (per-tensor dynamic) scaling: Bridge "fp8 (current scaling)", torchao Float8
     prec_text = f"{run.get('precision')} {run.get('framework')}".lower()
     fp8_recipe = "tensorwise" if ("current scaling" in prec_text or "torchao" in prec_text) else "delayed"
-    options = Options(flash_attention=run.get("year", 2024) >= 2023,
+    # DeepSpeed ZeRO-3 before its mid-2021 rework (prefetch and coalesced all-gathers, DeepSpeed#1170,
+    # v0.5) gathered each module's parameters on demand, serialised with compute: on DeepSpeed 0.3.16
+    # a 5B BERT's forward took 480 ms against 60 ms with ZeRO-2 on 8 x A100 (DeepSpeed#1174, June 2021)
+    zero_overlap = False if zero == 3 and "deepspeed" in framework and run.get("year", 2024) <= 2021 else None
+    options = Options(flash_attention=run.get("year", 2024) >= 2023, zero_overlap_comm=zero_overlap,
+                      # DeepSpeed's per-sub-module hooks gather again for a recompute; FSDP (and, not
+                      # knowing better, other sharders such as SageMaker SMP) unshard a block once
+                      zero3_engine="deepspeed" if "deepspeed" in framework else "fsdp",
                       tp_comm_overlap=bool(tp_overlap and sp),
                       overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap), fp8_recipe=fp8_recipe,
                       # Megatron-Bridge's performance configs reduce gradients in bf16

@@ -20,15 +20,20 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                the attention core.
   EP           dispatch + combine all-to-all of k*h*2 bytes per token forward and backward, exposed.
   PP           one send of the stage's output forward and one backward per micro-batch and chunk;
-               exposed unless p2p overlap is on (Megatron turns it on with VPP).
+               exposed unless p2p overlap is on (Megatron turns it on with VPP). DeepSpeed's
+               PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
+               instruction: four transfers per micro-batch, never overlapped.
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
                selective adds the attention core forward.
 Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
 (schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
 DualPipe and --overlap-moe-expert-parallel-comm run one micro-batch's EP all-to-all under another's
 compute, so only the excess is exposed) + exposed data-parallel traffic (after the last backward;
-overlap hides it behind one micro-batch's backward) + the optimizer step (memory-bound, ~36 bytes per
-local parameter).
+overlap hides it behind one micro-batch's backward; DeepSpeed overlaps by default only at ZeRO-3, and
+ZeRO-3/FSDP gathers the parameters forward and backward and reduce-scatters the gradients every
+micro-batch, hidden behind that micro-batch's compute but for the first layer's share; DeepSpeed's
+per-sub-module hooks gather a third time for a full recompute, FSDP's per-block unshard does not) + the
+optimizer step (memory-bound, ~36 bytes per local parameter).
 MFU = Megatron >= 0.12 model FLOPs (causal attention halved) / (step x GPUs x dense bf16 peak;
 fp16 where the GPU has no bf16), whatever the training precision.
 """
@@ -220,17 +225,28 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
             recompute += n_layers * (comp + tpc + epc)
         elif inp.recompute == "selective":
             recompute += n_layers * core_fwd
+    recomputed = 1.0 if inp.recompute == "full" else 0.0  # share of the stage's layers replayed in full
     if inp.recompute == "full" and inp.recompute_method == "block" and inp.recompute_num_layers:
-        recompute *= min(1.0, inp.recompute_num_layers * v / stage_layers)
+        recomputed = min(1.0, inp.recompute_num_layers * v / stage_layers)
+        recompute *= recomputed
     vocab = c.vocab_padded
     head = 3 * gemm(tokens, vocab / tp, h) + 24 * tokens * vocab / tp / hbm  # + fp32 cross-entropy passes
     # PP: the stage's output (b*s*h/cp, /tp with SP) forward and its gradient backward, per chunk
     pp_t = 0.0
+    # DeepSpeed's PipelineEngine: ZeRO-1/2 with PP > 1 (it rejects ZeRO-2/3 with PP, deepspeed.md sec. 2.2;
+    # ZeRO-3 with PP is FSDP, e.g. torchtitan, whose schedules batch their p2p like Megatron)
+    ds_pipe = state_bytes(inp)[3] and (inp.zero_stage or 0) < 3
     if pp > 1:
         overlap = inp.options.overlap_p2p_comm if inp.options.overlap_p2p_comm is not None else (v > 1)
         across = not links.on_nvlink(pp, tp * cp * inp.data_parallel())
-        pp_t = 2 * v * point_to_point(links, 2 * tokens * h / sp, across)
-        if overlap:
+        # Megatron pairs each send with the opposite receive (send_forward_recv_backward: one batched
+        # isend/irecv), so a micro-batch costs one transfer forward and one backward. DeepSpeed ZeRO with
+        # PP > 1 means DeepSpeed's PipelineEngine (Megatron has no ZeRO stages), whose schedule runs
+        # SendActivation, RecvActivation, SendGrad and RecvGrad as separate blocking p2p.send/p2p.recv
+        # instructions (deepspeed/runtime/pipe/engine.py): four transfers, none overlapped.
+        transfers = 4 if ds_pipe else 2
+        pp_t = transfers * v * point_to_point(links, 2 * tokens * h / sp, across)
+        if overlap and not ds_pipe:
             pp_t *= kappa
     schedule = schedule_name(o.pipeline_schedule, inp.vpp) if pp > 1 else "1f1b"
     if schedule in ("dualpipe", "dualpipev") or o.moe_a2a_overlap:
@@ -246,17 +262,23 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     dp = inp.data_parallel()
     dense_p, expert_p, largest = stage_params(inp, c, last=pp > 1)
     _, grad_b, _, zero = state_bytes(inp)
+    stage3 = (inp.zero_stage or 0) >= 3
+    # DeepSpeed overlap_comm: on by default only at ZeRO-3 (FSDP always prefetches); at ZeRO-1/2, and
+    # always in the PipelineEngine, the gradients are reduced after the last backward
+    zero_overlap = o.zero_overlap_comm if o.zero_overlap_comm is not None else stage3
     etp = inp.etp or tp
     expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
     backward_window = 2 / 3 * (compute + recompute)
     dp_t = 0.0
-    if zero and (inp.zero_stage or 0) >= 3:
+    if zero and stage3:
         gather = all_gather(links, 2 * (dense_p + expert_p), dp, tp * cp)
-        # forward and backward gathers; a recompute forward runs inside the backward's gather (FSDP and
-        # ZeRO-3 unshard a module before its backward hook, and the checkpoint replays it there)
-        per_mb = 2 * gather + reduce_scatter(links, 2 * (dense_p + expert_p), dp, tp * cp)
+        # forward and backward gathers. FSDP's recompute runs inside the block's backward unshard;
+        # DeepSpeed's per-sub-module hooks gather again for the recompute forward (fetch, release), then
+        # for the backward: a third gather of the recomputed layers
+        regather = recomputed if o.zero3_engine == "deepspeed" else 0.0
+        per_mb = (2 + regather) * gather + reduce_scatter(links, 2 * (dense_p + expert_p), dp, tp * cp)
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
-        hidden = (compute + recompute) if o.zero_overlap_comm else 0.0
+        hidden = (compute + recompute) if zero_overlap else 0.0
         exposed = max(0.0, per_mb - hidden)
         dp_t = m * (exposed + kappa * (per_mb - exposed) + first_layer)
     else:
@@ -267,8 +289,8 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
             all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
         if not (inp.distributed_optimizer or zero):
             grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
-        overlap_grads = o.overlap_grad_reduce or (zero and o.zero_overlap_comm)
-        overlap_params = o.overlap_param_gather or (zero and o.zero_overlap_comm)
+        overlap_grads = o.overlap_grad_reduce or (zero and zero_overlap and pp == 1)
+        overlap_params = o.overlap_param_gather or (zero and zero_overlap and pp == 1)
         g_exp = max(0.0, grads - backward_window) if overlap_grads else grads
         p_exp = max(0.0, params - (compute + recompute) / 3) if overlap_params else params
         dp_t = g_exp + p_exp + kappa * (grads - g_exp + params - p_exp)

@@ -30,7 +30,13 @@ class Options:
     pipeline_schedule: str | None = None
     moe_a2a_overlap: bool = False  # --overlap-moe-expert-parallel-comm (Bridge moe_a2a_overlap; default False)
     fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
-    zero_overlap_comm: bool = True  # DeepSpeed / FSDP prefetch and bucketed reduce overlap by default
+    # DeepSpeed overlap_comm / FSDP prefetch. None: the frameworks' defaults, on at ZeRO-3 (DeepSpeed turns
+    # overlap_comm on only at stage 3, deepspeed.md sec. 2.6; FSDP always prefetches) and off at 1-2
+    zero_overlap_comm: bool | None = None
+    # Who unshards ZeRO-3 parameters: "deepspeed" hooks every sub-module (fetch before its forward, release
+    # after it, fetch again before its backward: runtime/zero/parameter_offload.py), so a checkpointed
+    # recompute gathers once more; "fsdp" unshards a wrapped block once for its recompute and backward
+    zero3_engine: str = "deepspeed"
     grad_reduce_bytes: int | None = None  # None: fp32 for bf16/fp8 (Megatron forces it), 2 for fp16
     optimizer: str = "adam"
     position_embedding: str | None = None  # None: Megatron default learned_absolute unless rope is named

@@ -92,3 +92,17 @@ def test_calibration_reads_stated_facts():
     assert inp.etp == 1 and inp.options.grad_reduce_bytes == 2  # Bridge: grad_reduce_in_fp32 false
     inp, _ = calibrate.to_input(_run(model__moe=moe))
     assert inp.etp is None and inp.options.grad_reduce_bytes is None  # Megatron-LM: ETP = TP, fp32 grads
+
+
+def test_calibration_reads_the_zero3_era():
+    calibrate = _calibrate_module()
+    sharded = {"tp": 1, "pp": 1, "zero_stage": 3, "global_batch_seqs": 1536, "notes": None}
+    # DeepSpeed ZeRO-3 of 2021 (before DeepSpeed#1170's prefetch) gathered without overlap
+    old, _ = calibrate.to_input(_run(year=2021, framework="DeepSpeed ZeRO-3", layout=sharded))
+    assert old.zero_stage == 3 and old.options.zero_overlap_comm is False
+    # later DeepSpeed, and FSDP at any date, keep the default (overlap at ZeRO-3)
+    new, _ = calibrate.to_input(_run(year=2023, framework="DeepSpeed ZeRO-3", layout=sharded))
+    fsdp, _ = calibrate.to_input(_run(year=2021, framework="PyTorch FSDP", layout=sharded))
+    assert new.options.zero_overlap_comm is None and fsdp.options.zero_overlap_comm is None
+    # DeepSpeed's per-sub-module hooks vs FSDP's per-block unshard (the recompute's extra gather)
+    assert old.options.zero3_engine == "deepspeed" and fsdp.options.zero3_engine == "fsdp"

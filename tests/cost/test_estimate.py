@@ -158,3 +158,85 @@ def test_dualpipe_hides_the_expert_all_to_all():
     paired = estimate(moe.replace(options=Options(moe_a2a_overlap=True)))
     assert paired.time_s["ep"] == pytest.approx(0.2 * plain.time_s["ep"])
     assert paired.bubble_fraction == pytest.approx(3 / 32)
+
+
+# ---- DeepSpeed engines: the PipelineEngine's blocking p2p, ZeRO-1/2 without overlap_comm ----
+GPT_16 = ModelInput(num_layers=8, hidden_size=4096, num_attention_heads=32, seq_length=2048, vocab_size=51200,
+                    tp=1, pp=2, micro_batch=1, global_batch=32, gpu="h100-sxm", nnodes=2, gpus_per_node=8)
+
+
+def test_deepspeed_pipeline_engine_sends_four_blocking_transfers():
+    # dp = 16 / 2 = 8, m = 32 / 8 = 4; PP's stride is tp*cp*dp = 8 = the node, so each send crosses the
+    # network: 400 Gb/s / 8 * 0.85 = 42.5e9 B/s, alpha 8 us. One message = 2 B * b*s*h = 2*2048*4096
+    # = 16,777,216 B -> 16,777,216 / 42.5e9 + 8e-6 = 4.02758e-4 s.
+    p2p = 16_777_216 / 42.5e9 + 8e-6
+    megatron = estimate(GPT_16)  # send_forward_recv_backward pairs: 2 transfers per micro-batch
+    assert megatron.time_s["pp"] == pytest.approx(4 * 2 * p2p)  # 3.2221e-3 s
+    deepspeed = estimate(GPT_16.replace(zero_stage=1))  # ZeRO with PP: DeepSpeed's PipelineEngine
+    assert deepspeed.time_s["pp"] == pytest.approx(4 * 4 * p2p)  # 6.4441e-3 s
+    # and it overlaps nothing, not even with p2p overlap asked for
+    forced = estimate(GPT_16.replace(zero_stage=1, options=Options(overlap_p2p_comm=True)))
+    assert forced.time_s["pp"] == pytest.approx(4 * 4 * p2p)
+
+
+def test_zero_1_and_2_reduce_after_the_backward_unless_overlap_comm():
+    # DeepSpeed turns overlap_comm on by default only at ZeRO-3: at stage 1 the gradient reduce-scatter
+    # and the parameter all-gather (2 B each per local parameter) follow the last backward in full
+    single = GPT_16.replace(pp=1, zero_stage=1)
+    default = estimate(single)
+    explicit_off = estimate(single.replace(options=Options(zero_overlap_comm=False)))
+    on = estimate(single.replace(options=Options(zero_overlap_comm=True)))
+    assert default.time_s["dp"] == pytest.approx(explicit_off.time_s["dp"])
+    assert on.time_s["dp"] < default.time_s["dp"]
+    # 2 domains of 8: NVLink part 7/8 * B / (900/2 * 0.8 = 360e9) + 7 * 3 us, network part
+    # 1/2 * (B/8) / 42.5e9 + 8 us, for B = 2 * P bytes; reduce-scatter then all-gather
+    p = default.params
+    nbytes = 2 * p
+
+    def ring(b):
+        return 7 / 8 * b / 360e9 + 7 * 3e-6 + 1 / 2 * (b / 8) / 42.5e9 + 8e-6
+
+    assert default.time_s["dp"] == pytest.approx(2 * ring(nbytes), rel=1e-3)
+    # ZeRO-3 keeps the overlap by default (prefetch): its exposed DP time is far below the full traffic
+    z3 = estimate(single.replace(zero_stage=3))
+    assert z3.time_s["dp"] < 3 * ring(nbytes)
+
+
+def test_fsdp_with_pipeline_keeps_batched_p2p():
+    # ZeRO-3 with PP > 1 is FSDP (DeepSpeed's PipelineEngine rejects ZeRO-2/3): two transfers per
+    # micro-batch as in Megatron, 4 micro-batches x 2 x 4.02758e-4 s = 3.2221e-3 s (see above)
+    p2p = 16_777_216 / 42.5e9 + 8e-6
+    fsdp = estimate(GPT_16.replace(zero_stage=3))
+    assert fsdp.time_s["pp"] == pytest.approx(4 * 2 * p2p)
+
+
+def test_zero3_without_overlap_exposes_every_micro_batch_gather():
+    # ZeRO-3 on 16 GPUs (2 nodes of 8), pp = 1, micro-batch 4: m = 128 / (4 * 16) = 2 micro-batches,
+    # each gathering the 2 B parameters forward and backward and reduce-scattering 2 B gradients over
+    # the 16 ranks (less traffic than one micro-batch's compute, so the default hides all of it)
+    z3 = GPT_16.replace(pp=1, zero_stage=3, micro_batch=4, global_batch=128)
+    hidden = estimate(z3)  # default: prefetch hides it, costing overlap_slowdown (0.2) of itself
+    serial = estimate(z3.replace(options=Options(zero_overlap_comm=False)))
+
+    def ring(b):  # 7/8 over NVLink (360e9 B/s, 3 us a step), 1/2 of B/8 over the NIC (42.5e9 B/s, 8 us)
+        return 7 / 8 * b / 360e9 + 7 * 3e-6 + 1 / 2 * (b / 8) / 42.5e9 + 8e-6
+
+    per_mb = 3 * ring(2 * hidden.params)
+    # the first layer's share is exposed in both; the rest costs 1 - 0.2 = 0.8 of itself more serialised
+    assert serial.time_s["dp"] - hidden.time_s["dp"] == pytest.approx(2 * 0.8 * per_mb, rel=1e-3)
+
+
+def test_deepspeed_zero3_gathers_again_for_a_recompute():
+    # DeepSpeed hooks every sub-module: forward gather, recompute-forward gather, backward gather, plus
+    # the gradient reduce-scatter of the same 2 B x params: 3 + 1 = 4 equal collectives per micro-batch
+    # against FSDP's 2 + 1 = 3 (its block stays unsharded from the recompute to the backward). Without
+    # overlap every one is exposed (the first layer's share scales alike): the ratio is 4 / 3.
+    serial = Options(zero_overlap_comm=False)
+    z3 = GPT_16.replace(pp=1, zero_stage=3, micro_batch=4, global_batch=128, recompute="full")
+    deepspeed = estimate(z3.replace(options=serial))
+    fsdp = estimate(z3.replace(options=Options(zero_overlap_comm=False, zero3_engine="fsdp")))
+    assert deepspeed.time_s["dp"] / fsdp.time_s["dp"] == pytest.approx(4 / 3)
+    # without recompute both gather twice
+    plain = z3.replace(recompute=None)
+    assert estimate(plain.replace(options=serial)).time_s["dp"] == pytest.approx(
+        estimate(plain.replace(options=Options(zero_overlap_comm=False, zero3_engine="fsdp"))).time_s["dp"])
