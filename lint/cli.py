@@ -82,8 +82,11 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 @click.option("--nvlink-domain", type=click.IntRange(min=1), help="GPUs sharing NVLink [default: one node].")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Candidates to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="As for check: a variable LAUNCH reads.")
+@click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
+              help="As for check: a value LAUNCH sets at run time.")
 def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-         fmt) -> None:
+         fmt, env, assume) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
     from plint.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan, plan_around
     from plint.plan_report import render_json, render_text
@@ -93,7 +96,7 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
             if preset or model_file:
                 raise PlanError("give either LAUNCH or --model/--model-file")
             result = _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-                                  plan_around)
+                                  plan_around, env, assume)
         else:
             if bool(preset) == bool(model_file):
                 raise PlanError("give one of --model PRESET or --model-file FILE (or a launch file)")
@@ -103,26 +106,33 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
             base = base_input(model, nodes, gpus_per_node or 8, gpu or "h100-sxm", seq_length, global_batch,
                               nvlink_domain)
             result = run_plan(base, preset or model_file.stem, top=top)
+            result.model = model
             if preset and model.get("source"):
                 result.notes.append(f"{preset}: {model['source']}")
+            if model.get("approximate"):
+                result.notes.append(f"approximate: {model['approximate']}")
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(render_json(result) if fmt == "json" else render_text(result))
 
 
-def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top, plan_around):
+def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top, plan_around,
+                 env=(), assume=()):
     """The model, cluster and batch of an existing launch, with any option given overriding it."""
     from plint.check import check_paths
+    from plint.check_command import parse_pairs
     from plint.layout_estimate import cost_input
     from plint.plan import PlanError
 
     if not launch.exists():
         raise PlanError(f"no such file: {launch}")
-    (result,) = check_paths([launch])
+    (result,) = check_paths([launch], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"))
     inputs = [cost_input(layout) for layout in result.layouts]
     inputs = [i for i in inputs if i is not None]
     if not inputs:
-        raise PlanError(f"{launch}: no launch with a complete model shape and cluster to plan around")
+        missing = [u for layout in result.layouts for u in layout.unresolved()]
+        raise PlanError(f"{launch}: no launch with a complete model shape and cluster to plan around"
+                        + (f" ({'; '.join(missing[:3])}; give --env or --assume)" if missing else ""))
     inp = inputs[0]
     changes = {k: v for k, v in (("nnodes", nodes), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
                                  ("seq_length", seq_length), ("global_batch", global_batch),

@@ -62,6 +62,7 @@ class FixRun:
     remaining: CheckRun | None = None  # the check of the fixed files
     passes: int = 0
     written: bool = False
+    dry: bool = False  # --diff: nothing is written
 
     @property
     def remaining_diagnostics(self) -> list[Diagnostic]:
@@ -71,7 +72,7 @@ class FixRun:
 
     def summary(self) -> str:
         n, m, k = len(self.fixed), len(self.changes), len(self.remaining_diagnostics)
-        verb = "fixed" if self.written or not self.changes else "would fix"
+        verb = "fixed" if self.written else "would fix" if self.changes or self.dry else "fixed"
         return f"{verb} {n} finding(s) in {m} file(s), {k} remaining"
 
 
@@ -317,6 +318,7 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
             continue
         out.changes.append(FileChange(_display(real), real, originals[real], files[real]))
     out.changes.sort(key=lambda c: c.path)
+    out.dry = diff
     if not diff:
         for change in out.changes:
             write_atomic(change.real, change.after)

@@ -297,6 +297,10 @@ def fix_sequence_parallel(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         use = args.get_any(*TP_OPTIONS) if args is not None else None
         if use is None or len(use.values) != 1:
             continue
+        from plint.rules.keys_and_flags import unknown_flags
+
+        if any(suggestion == "--sequence-parallel" for _, suggestion in unknown_flags(rctx)):
+            continue  # a misspelt --sequence-parallel is there: PL501's fix restores it, adding one would double it
         sites = [w.site for w in (use.flag_word, *use.values)]
         if any(s is None for s in sites) or len({real_path(s.path) for s in sites}) != 1:
             continue

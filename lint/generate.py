@@ -21,7 +21,7 @@ TARGETS = {  # target -> [(template, file written, executable)]
                   ("ds_config.json.j2", "ds_config.json", False)],
 }
 MAIN_FILE = {target: files[0][1] for target, files in TARGETS.items()}
-MODEL_DEFAULTS = {"ffn_hidden_size": None, "num_query_groups": None, "swiglu": False, "normalization": "LayerNorm",
+MODEL_DEFAULTS = {"ffn_hidden_size": None, "num_query_groups": None, "kv_channels": None, "tokenizer": None, "swiglu": False, "normalization": "LayerNorm",
                   "untie_embeddings": False, "add_bias_linear": True, "position_embedding": None,
                   "num_experts": None, "moe_topk": 2, "moe_ffn_hidden_size": None, "moe_shared_expert_size": 0,
                   "moe_first_dense_layers": 0}
@@ -41,8 +41,12 @@ def spec_from_candidate(model: dict, candidate: dict, cluster: dict, name: str, 
 
 def spec_from_layout(layout: dict, name: str) -> dict:
     """A spec from a layout object of `plint check --format json` (files[i].layout)."""
-    model = {k: v for k, v in (layout.get("model") or {}).items() if v is not None and k in
-             {*MODEL_DEFAULTS, "num_layers", "hidden_size", "num_attention_heads", "seq_length", "vocab_size"}}
+    if not layout.get("architecture"):
+        raise GenerateError("the layout has no `architecture` (norm, activation, bias, position embedding, tying): "
+                            "give the output of `plint check --format json` on a launch with a complete model shape")
+    known = {*MODEL_DEFAULTS, "num_layers", "hidden_size", "num_attention_heads", "seq_length", "vocab_size"}
+    model = {k: v for k, v in {**(layout.get("model") or {}), **layout["architecture"]}.items()
+             if v is not None and k in known}
     missing = [k for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length") if k not in model]
     parallel = dict(layout.get("parallel") or {})
     if missing or not parallel.get("tp"):
@@ -66,6 +70,8 @@ def spec_from_layout(layout: dict, name: str) -> dict:
 
 
 def _context(spec: dict, target: str) -> dict:
+    if spec["model"].get("approximate"):
+        raise GenerateError(f"{spec['name']}: {spec['model']['approximate']}")
     p, b = spec["parallel"], spec["batch"]
     dp = p["dp"]
     if b["global"] % (b["micro"] * dp):
@@ -117,7 +123,7 @@ def verify(files: dict[str, str], target: str, spec: dict) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="plint-generate-") as scratch:
         for name, text in files.items():
             (Path(scratch) / name).write_text(text)
-        env = {"DATA_PATH": "/data/corpus_text_document", "TOKENIZER_MODEL": "tokenizer", "NODE_RANK": "0",
+        env = {"DATA_PATH": "/data/corpus_text_document", "NODE_RANK": "0",
                "MASTER_ADDR": "node-00", "SLURM_NNODES": str(spec["cluster"]["nnodes"]), "SLURM_JOB_ID": "1",
                "SLURM_JOB_NODELIST": "node-[00-99]"}
         (result,) = check_paths([Path(scratch) / MAIN_FILE[target]], env=env, isolated=True)

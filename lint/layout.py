@@ -68,6 +68,13 @@ class Layout:
         out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
         estimated = self.extras.get("estimate")  # (input, Estimate) from plint.layout_estimate
         out["estimate"] = estimated[1].to_json() if estimated and estimated[1] is not None else None
+        if estimated and estimated[0] is not None:  # the switches layout.model does not carry (generate needs them)
+            shape = estimated[0].shape()
+            arch = {k: v for k, v in shape.items() if k not in SECTIONS["model"]}
+            args = self.extras.get("trainer_args")
+            use = args.get("--tokenizer-model") if args is not None and hasattr(args, "get") else None
+            arch["tokenizer"] = getattr(getattr(use, "value", None), "text", None)
+            out["architecture"] = arch
         out["provenance"] = {k: v.provenance() for k, v in self.fields.items()}
         out["unresolved"] = self.unresolved()
         if self.conditions:

@@ -51,7 +51,13 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         inp = ModelInput.from_layout(layout, vocab_size=vocab)
         if inp is not None and settings is not None:
             inp = _with_cluster_settings(inp, settings)
-        est = estimate(inp) if inp is not None else None
+        uneven = _uneven_stages(layout, inp) if inp is not None else None
+        est = estimate(inp.replace(num_layers=uneven[0]) if uneven else inp) if inp is not None else None
+        if est is not None and uneven:
+            # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
+            from plint.cost import count_params
+
+            est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
         if est is not None and why:
             est = est.with_assumption(why)
         unmodelled = unmodelled_features(layout)
@@ -69,8 +75,6 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
 UNMODELLED_FLAGS = {
     "--multi-latent-attention": "multi-latent attention",
     "--pipeline-model-parallel-layout": "a custom pipeline layout",
-    "--decoder-first-pipeline-num-layers": "uneven pipeline stages",
-    "--decoder-last-pipeline-num-layers": "uneven pipeline stages",
     "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
     "--account-for-loss-in-pipeline-split": "uneven pipeline stages",
     "--mtp-num-layers": "multi-token prediction layers",
@@ -107,16 +111,48 @@ def _recompute_modules(args) -> set[str]:
     return {w.text for w in words if getattr(w, "text", None)} or {"?"}
 
 
+# Hugging Face tokenizers recognised by name (--tokenizer-model / --tokenizer-name-or-path), with the
+# vocab_size of the model's published config.json. Checked in order: the first substring that matches wins.
+TOKENIZER_NAMES = (("llama-3", 128256), ("llama3", 128256), ("llama-2", 32000), ("llama2", 32000),
+                   ("mixtral", 32000), ("mistral-7b-v0.1", 32000), ("deepseek-v3", 129280), ("gpt2", 50257))
+
+
+def _flag_text(args, option: str) -> str | None:
+    use = args.get(option) if args is not None and hasattr(args, "get") else None
+    return getattr(getattr(use, "value", None), "text", None)
+
+
+def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
+    """(layers to cost, note) for --decoder-first/last-pipeline-num-layers: every stage costed as the
+    fullest one (the step waits for it, and its memory is the peak)."""
+    args = layout.extras.get("trainer_args")
+    texts = [_flag_text(args, f"--decoder-{end}-pipeline-num-layers") for end in ("first", "last")]
+    if all(t is None for t in texts) or inp.pp < 2:
+        return None
+    first, last = (int(t) if t is not None and t.isdigit() else None for t in texts)
+    given = [x for x in (first, last) if x is not None]
+    middle_stages = inp.pp - len(given)
+    rest = inp.num_layers - sum(given)
+    if any(t is not None and not t.isdigit() for t in texts) or rest < 0 or (middle_stages and rest % middle_stages):
+        return None
+    fullest = max([*given, rest // middle_stages if middle_stages else 0])
+    return fullest * inp.pp, (f"uneven pipeline ({first if first is not None else '-'} first, "
+                              f"{last if last is not None else '-'} last): costed as {inp.pp} stages of {fullest} layers")
+
+
 def _assumed_vocab(layout: Layout) -> tuple[int | None, str | None]:
     """The vocabulary to estimate with when no --vocab-size is written, and why."""
     if layout.value("model.vocab_size") is not None:
         return None, None
     args = layout.extras.get("trainer_args")
-    use = args.get("--tokenizer-type") if args is not None and hasattr(args, "get") else None
-    word = getattr(use, "value", None)
-    tokenizer = getattr(word, "text", None)
+    tokenizer = _flag_text(args, "--tokenizer-type")
     if tokenizer in TOKENIZER_VOCAB:
         return TOKENIZER_VOCAB[tokenizer], f"vocabulary {TOKENIZER_VOCAB[tokenizer]:,} ({tokenizer}'s vocabulary file)"
+    for option in ("--tokenizer-model", "--tokenizer-name-or-path", "--vocab-file"):
+        name = _flag_text(args, option) or ""
+        for key, size in TOKENIZER_NAMES:
+            if key in name.lower():
+                return size, f"vocabulary {size:,} (the tokenizer {option} names: {name.rsplit('/', 1)[-1]})"
     return FALLBACK_VOCAB, (f"vocabulary unknown (set by the tokenizer at run time): {FALLBACK_VOCAB:,} assumed, "
                             "the smallest common one, so embeddings and logits are a lower bound")
 

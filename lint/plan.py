@@ -1,7 +1,7 @@
 """`plint plan`: every valid Megatron layout of a model on a cluster, scored by the cost model, ranked.
 
 The search: tensor parallelism inside the NVLink domain only (across it PL201 rejects the launch), then
-context parallelism, pipeline parallelism (uneven first and last stages when the layers do not divide),
+context parallelism (across nodes too: its ring is costed on the network, as PL202 warns), pipeline parallelism (uneven first and last stages when the layers do not divide),
 virtual stages, expert parallelism for MoE, data parallelism from what is left, the micro-batch and
 the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
 on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
@@ -87,6 +87,7 @@ class Plan:
     considered: int = 0  # layouts estimated
     current: Any = None  # Candidate for the launch planned around, when there is one
     notes: list = field(default_factory=list)
+    model: dict = field(default_factory=dict)  # the preset or file it was planned for (tokenizer, caveats)
 
 
 # ---- inputs ---------------------------------------------------------------------------------------
@@ -117,7 +118,7 @@ def model_from_file(path: Path) -> dict:
         raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")
     doc = doc.get("model", doc)
     unknown = sorted(set(doc) - set(MODEL_KEYS) - {"source", "moe_first_dense_layers", "position_embedding",
-                                                   "params"})
+                                                   "params", "tokenizer", "approximate"})
     if unknown:
         raise PlanError(f"--model-file {path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(MODEL_KEYS)}")
     return doc
@@ -303,7 +304,8 @@ def explain(candidates: list[Candidate]) -> None:
 def why_behind(c: Candidate, first: Candidate) -> str:
     gap = 1 - c.tokens / first.tokens if first.tokens else 0.0
     if gap <= NEAR_TIE:
-        return f"within {NEAR_TIE:.0%} of #1" + (" but more parallelism" if c.complexity() > first.complexity() else "")
+        later = c.complexity() > first.complexity()
+        return f"within {NEAR_TIE:.0%} of #1" + (", after it in the decision tree's order" if later else "")
     # every candidate runs the same global batch, so step-time parts compare directly
     a, b = c.estimate.time_s, first.estimate.time_s
     parts = {k: a.get(k, 0.0) - b.get(k, 0.0) for k in set(a) | set(b)}

@@ -12,7 +12,8 @@ HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "micro", "recompute", "token
 
 def render_json(result: Plan) -> str:
     b = result.base
-    doc = {"model": result.model_name, "model_shape": model_shape(b), "world_size": b.world_size, "gpu": b.gpu,
+    shape = {**model_shape(b), **{k: result.model[k] for k in ("tokenizer", "approximate") if k in result.model}}
+    doc = {"model": result.model_name, "model_shape": shape, "world_size": b.world_size, "gpu": b.gpu,
            "nnodes": b.nnodes, "gpus_per_node": b.gpus_per_node, "precision": b.precision,
            "seq_length": b.seq_length, "global_batch": b.global_batch,
            "considered": result.considered, "candidates": [c.to_json() for c in result.candidates]}
@@ -23,18 +24,7 @@ def render_json(result: Plan) -> str:
 
 def model_shape(inp) -> dict:
     """The model's keys (layout.model plus architecture switches), for `plint generate --plan`."""
-    freq = inp.moe_layer_freq
-    dense_first = 0
-    if isinstance(freq, tuple):
-        while dense_first < len(freq) and not freq[dense_first]:
-            dense_first += 1
-    shape = {k: getattr(inp, k) for k in ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-                                          "num_query_groups", "kv_channels", "seq_length", "vocab_size",
-                                          "num_experts", "moe_topk", "moe_ffn_hidden_size", "moe_shared_expert_size",
-                                          "swiglu", "normalization", "untie_embeddings", "add_bias_linear")}
-    shape["position_embedding"] = inp.options.position_embedding
-    shape["moe_first_dense_layers"] = dense_first
-    return shape
+    return inp.shape()
 
 
 def _row(rank: str, c: Candidate) -> tuple:

@@ -127,7 +127,8 @@ def layers_indivisible(ctx: RuleContext):
         return
     (n, how), (p,) = total, pp
     if n % p:
-        yield Finding(f"{how} = {n} layers do not divide by pp {p}; give uneven stages "
+        counted = f"{how} = {n} layers" if how != str(n) else f"{n} layers"
+        yield Finding(f"{counted} do not divide by pp {p}; give uneven stages "
                       "(--decoder-first/last-pipeline-num-layers) or another pp",
                       span(ctx, "model.num_layers", "parallel.pp"), key="model.num_layers")
         return

@@ -82,8 +82,13 @@ def distributed_optimizer_off(ctx: RuleContext):
     if trainer(ctx) == "megatron-deepspeed" and value(ctx, "precision") is not None \
             and value(ctx, "precision").value == "bf16":
         return
+    # Megatron's distributed-optimizer table: bf16 keeps 2 + 4 + 12 bytes per parameter (6 + 12/d sharded),
+    # fp16 2 + 2 + 16 (4 + 16/d), fp32 4 + 4 + 8 (8 + 8/d)
+    precision = value(ctx, "precision")
+    full, kept, sharded = {"fp16": (20, 4, 16), "fp32": (16, 8, 8)}.get(
+        precision.value if precision is not None else None, (18, 6, 12))
     yield Finding(f"dp {dp[0]} without --use-distributed-optimizer: every rank keeps the full optimizer state "
-                  f"(18 bytes per parameter instead of 6 + 12/{dp[0]} = {6 + 12 / dp[0]:.1f})",
+                  f"({full} bytes per parameter instead of {kept} + {sharded}/{dp[0]} = {kept + sharded / dp[0]:.1f})",
                   span(ctx, "parallel.distributed_optimizer"), key="parallel.distributed_optimizer")
 
 

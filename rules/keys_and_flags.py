@@ -48,6 +48,13 @@ REMOVED = {
     "--use-legacy-models": (None, "0.17"),
     "--virtual-pipeline-model-parallel-size": ("--num-virtual-stages-per-pipeline-rank", "2021 development"),
 }
+# Sizes that must be 1 or more: argparse takes any int, and 0 or less ends in a division by zero or an
+# empty model deep inside initialisation.
+POSITIVE_DESTS = frozenset({
+    "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+    "expert_model_parallel_size", "expert_tensor_parallel_size", "micro_batch_size", "global_batch_size",
+    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "seq_length",
+    "max_position_embeddings", "num_experts", "moe_router_topk"})
 # Entry points whose parser is exactly the core one (others add flags through extra_args_provider).
 CORE_ENTRYPOINTS = {"pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_mamba.py"}
 
@@ -208,10 +215,14 @@ def invalid_value(ctx: RuleContext):
                 continue
             if spec.type in ("int", "float"):
                 try:
-                    (int if spec.type == "int" else float)(text)
+                    number = (int if spec.type == "int" else float)(text)
                 except ValueError:
                     yield Finding(f"{use.option} takes {'an' if spec.type == 'int' else 'a'} {spec.type}, "
                                   f"got {text!r}", word.value_span, key=use.option)
+                    continue
+                if spec.dest in POSITIVE_DESTS and number < 1:
+                    yield Finding(f"{use.option} is {text}: a size must be at least 1 (Megatron divides by it or "
+                                  "builds that many of something)", word.value_span, key=use.option)
                     continue
             if spec.choices is not None and text not in spec.choices:
                 near = closest(text, spec.choices)

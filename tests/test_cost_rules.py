@@ -215,3 +215,12 @@ def test_json_estimate_round_trips(tmp_path):
     doc = json.loads(json.dumps(file_json(result)))
     assert re.fullmatch(r"h100-sxm", doc["layout"]["cluster"]["gpu"])
     assert doc["layout"]["estimate"]["params"] == layout_estimate(result.layouts[0]).params
+
+
+def test_vocabulary_from_the_tokenizer_name(tmp_path):
+    # Meta-Llama-3's config.json: vocab_size 128256
+    result = _launch(tmp_path, "--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B",
+                     **LLAMA_7B)
+    (layout,) = result.layouts
+    assert cost_input(layout).vocab_size == 128256
+    assert any("Meta-Llama-3-8B" in note for note in layout_estimate(layout).notes)

@@ -317,3 +317,14 @@ def test_fix_command_and_json_fix_field(tmp_path):
     assert fixed.exit_code == 0, fixed.output
     assert "--hidden-size 2048" in launch.read_text() and "--hiden-size" not in launch.read_text()
     assert CliRunner().invoke(cli, ["fix", "--format", "json", str(launch)]).exit_code == 2  # not an option of fix
+
+
+def test_misspelt_sequence_parallel_is_corrected_not_doubled(tmp_path):
+    path = tmp_path / "launch.sh"
+    path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                    "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parralel "
+                    "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+                    "--max-position-embeddings 2048 --bf16\n")
+    fix_paths([path])
+    assert path.read_text().count("--sequence-parallel") == 1 and "--sequence-parralel" not in path.read_text()
+    assert_idempotent(path)

@@ -14,6 +14,8 @@ from plint.generate import GenerateError, render, spec_from_layout, verify
 
 SMALL_MODEL = {"num_layers": 24, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
                "num_query_groups": 4, "seq_length": 4096, "vocab_size": 32000}
+ARCHITECTURE = {"swiglu": True, "normalization": "RMSNorm", "untie_embeddings": True, "add_bias_linear": False,
+                "position_embedding": "rope", "tokenizer": "meta-llama/Llama-2-7b-hf"}
 
 
 @st.composite
@@ -33,7 +35,7 @@ def layouts(draw, target):
     if target != "deepspeed" and pp > 1 and (24 // pp) % 2 == 0 and draw(st.booleans()):
         vpp = 2
     recompute = draw(st.sampled_from([None, "selective", "full"]))
-    return {"model": SMALL_MODEL,
+    return {"model": SMALL_MODEL, "architecture": ARCHITECTURE,
             "cluster": {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": "h100-sxm"},
             "parallel": {"tp": tp, "pp": pp, "vpp": vpp, "cp": cp, "ep": 1, "etp": tp, "dp": dp,
                          "sequence_parallel": tp > 1, "distributed_optimizer": True, "zero_stage": None},
@@ -95,10 +97,27 @@ def test_generate_from_a_checked_layout(tmp_path):
                                    "--stdout"])
     assert out.exit_code == 0, out.output
     assert "--tensor-model-parallel-size 2\n" in out.output and "--global-batch-size 128\n" in out.output
+    # the architecture comes along: the Llama-3 8B of the fixture, not a GPT of the same size
+    for flag in ("--swiglu", "--normalization RMSNorm", "--untie-embeddings-and-output-weights",
+                 "--disable-bias-linear", "--position-embedding-type rope", "--num-query-groups 8"):
+        assert flag in out.output, flag
+
+
+def test_generate_refuses_a_layout_without_architecture(tmp_path):
+    (tmp_path / "l.json").write_text(json.dumps({"model": SMALL_MODEL, "cluster": {"nnodes": 1, "gpus_per_node": 8},
+                                                 "parallel": {"tp": 1}, "batch": {"micro": 1, "global": 8}}))
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"), "--stdout"])
+    assert out.exit_code == 2 and "no `architecture`" in out.output
+
+
+def test_generate_refuses_an_approximate_preset():
+    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--model", "deepseek-v3", "--nodes", "128",
+                                   "--global-batch", "4096", "--stdout"])
+    assert out.exit_code == 2 and "multi-latent attention" in out.output
 
 
 def test_deepspeed_target_refuses_context_parallelism():
-    layout = {"model": SMALL_MODEL, "cluster": {"nnodes": 1, "gpus_per_node": 8},
+    layout = {"model": SMALL_MODEL, "architecture": ARCHITECTURE, "cluster": {"nnodes": 1, "gpus_per_node": 8},
               "parallel": {"tp": 2, "pp": 1, "cp": 2}, "batch": {"micro": 1, "global": 16}}
     with pytest.raises(GenerateError, match="does not take context parallelism"):
         render(spec_from_layout(layout, "x"), "deepspeed")

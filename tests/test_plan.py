@@ -159,3 +159,15 @@ def test_model_file(tmp_path):
     path.write_text("num_layers: 24\nhidden: 2048\n")
     out = _cli("--model-file", str(path), "--nodes", "1")
     assert out.exit_code == 2 and "unknown key(s) hidden" in out.output
+
+
+def test_plan_around_a_launch_takes_env_values(tmp_path):
+    launch = tmp_path / "launch.sh"
+    launch.write_text("NGPU=${NGPU:-$(nvidia-smi -L | wc -l)}\n"
+                      "torchrun --nproc_per_node $NGPU pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
+                      "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+                      "--micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    refused = _cli(str(launch))
+    assert refused.exit_code == 2 and "give --env or --assume" in refused.output
+    doc = json.loads(_cli(str(launch), "--env", "NGPU=8", "--format", "json").output)
+    assert doc["world_size"] == 8 and doc["current"]["parallel"]["dp"] == 8

@@ -75,6 +75,12 @@ class Estimate:
         values["notes"] = (*self.notes, note)
         return Estimate(**values)
 
+    def with_params(self, params: int) -> Estimate:
+        """The same estimate reporting another parameter count (a layout costed by its fullest stage)."""
+        values = {name: getattr(self, name) for name in self.__record_fields__}
+        values["params"] = params
+        return Estimate(**values)
+
     @property
     def fits(self) -> bool:
         return self.memory_gib["total"] <= self.memory_gib["usable"]

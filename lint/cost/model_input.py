@@ -131,6 +131,22 @@ class ModelInput:
             return self.dp
         return max(1, self.world_size // max(1, self.tp * self.pp * self.cp))
 
+    def shape(self) -> dict:
+        """The model as `layout.model` names it plus the architecture switches a launch needs
+        (what `plint generate` writes back out)."""
+        freq = self.moe_layer_freq
+        dense_first = 0
+        if isinstance(freq, tuple):
+            while dense_first < len(freq) and not freq[dense_first]:
+                dense_first += 1
+        out = {k: getattr(self, k) for k in (
+            "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
+            "seq_length", "vocab_size", "num_experts", "moe_topk", "moe_ffn_hidden_size", "moe_shared_expert_size",
+            "swiglu", "normalization", "untie_embeddings", "add_bias_linear", "qk_layernorm")}
+        out["position_embedding"] = self.options.position_embedding
+        out["moe_first_dense_layers"] = dense_first
+        return out
+
     def replace(self, **changes: Any) -> ModelInput:
         values = {name: getattr(self, name) for name in self.__record_fields__}
         values.update(changes)
@@ -194,7 +210,8 @@ class ModelInput:
             kv_channels=_positive_int(v("model.kv_channels")),
             swiglu=bool(v("model.swiglu")),
             untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
-            normalization=args.text("--normalization") or "LayerNorm",
+            # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
+            normalization="RMSNorm" if (args.text("--normalization") or "").lower() == "rmsnorm" else "LayerNorm",
             add_bias_linear=not args.present("--disable-bias-linear"),
             add_qkv_bias=args.present("--add-qkv-bias"),
             qk_layernorm=args.present("--qk-layernorm"),
