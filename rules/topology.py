@@ -253,3 +253,54 @@ def hostfile_mismatch(ctx: RuleContext):
     for problem in reading.problems:
         if problem.kind == "hostfile":
             yield Finding(problem.message, problem.span)
+
+
+SRUN_PYTHON = ("#!/bin/bash\n#SBATCH --nodes=2 --ntasks-per-node=8 --gpus-per-node=8\n{prefix}"
+               "srun python pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel "
+               "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+               "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+
+
+@register(
+    "PL209", "rank-env-missing", "info",
+    "srun or mpirun starts Megatron-LM directly, and nothing gives it RANK and WORLD_SIZE.",
+    RuleDocs(
+        what="Checks a Megatron-LM entry point started by srun or mpirun with no torchrun in between, where the "
+             "launch sets neither RANK nor WORLD_SIZE (nor passes them with `env`, `--export` or `-x`). Info "
+             "only: a container entry point or sitecustomize may map them where plint cannot see.",
+        why="Megatron-LM takes its rank and world size from the RANK and WORLD_SIZE variables, defaulting to 0 "
+            "and 1 (training/arguments.py); srun sets SLURM_PROCID and SLURM_NTASKS instead and mpirun "
+            "OMPI_COMM_WORLD_*. Every task then believes it is rank 0 of 1, and the start-up check that the "
+            "world divides into the model-parallel sizes fails on all of them.",
+        bad=Example({"launch.sh": SRUN_PYTHON.format(prefix="")}),
+        good=Example({"launch.sh": SRUN_PYTHON.format(
+            prefix="export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1) MASTER_PORT=29500\n"
+                   "export CUDA_DEVICE_MAX_CONNECTIONS=1\n")
+            .replace("srun python", "srun bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS "
+                                    "LOCAL_RANK=$SLURM_LOCALID python")
+            .replace("--bf16\n", "--bf16'\n")}),
+        fix="Not fixed automatically: start torchrun with one task per node, or map SLURM_PROCID/SLURM_NTASKS "
+            "to RANK/WORLD_SIZE in the task.",
+    ),
+)
+def rank_env_missing(ctx: RuleContext):
+    from plint.rules.environment import launch_env
+
+    if ctx.layout.value("trainer") != "megatron":
+        return  # the Megatron-DeepSpeed forks start through deepspeed.init_distributed, which discovers MPI
+    kinds = [c.launcher for c in _calls(ctx)]
+    starter = next((k for k in ("srun", "mpirun") if k in kinds), None)
+    if starter is None or any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed",
+                                                   "accelerate")):
+        return
+    world = known(ctx, "cluster.world_size")
+    if not world or world[0] <= 1:
+        return
+    missing = [name for name in ("RANK", "WORLD_SIZE") if launch_env(ctx, name) is None]
+    if missing:
+        yield Finding(f"{starter} starts {world[0]} processes that run the trainer directly, but "
+                      f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set in the launch: "
+                      "Megatron-LM reads them (default rank 0 of 1), so unless the image maps "
+                      f"{'SLURM_PROCID/SLURM_NTASKS' if starter == 'srun' else 'OMPI_COMM_WORLD_RANK/SIZE'} to them, "
+                      "every process believes it is alone",
+                      ctx.layout.site, key="cluster.world_size")
