@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
 HEADROOM = 0.90  # the PL402 default: a plan never proposes a layout that would warn
+BUBBLE_WARNS = 0.10  # the PL301 default
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
 MAX_VPP = 8
@@ -56,9 +57,12 @@ class Candidate:
         return self.estimate.tokens_per_s_per_gpu
 
     def complexity(self) -> tuple:
-        """Smaller is simpler, in the decision tree's order: context, pipeline, tensor, experts, recompute."""
-        i = self.inp
-        return (i.cp, i.pp, i.vpp or 1, i.tp, i.ep, RECOMPUTE.index(i.recompute), -i.micro_batch)
+        """Smaller is simpler, in the decision tree's order: context, pipeline, tensor, experts, recompute
+        (after whether PL301 would warn about its bubble)."""
+        i, e = self.inp, self.estimate
+        # a bubble PL301 would warn about counts first: of two near-equal layouts, take the one check passes
+        bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > BUBBLE_WARNS
+        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, RECOMPUTE.index(i.recompute), -i.micro_batch)
 
     def to_json(self) -> dict:
         i, dp = self.inp, self.inp.data_parallel()
