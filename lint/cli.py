@@ -209,10 +209,8 @@ def _best_spec(target, preset, model_file, nodes, gpus_per_node, gpu, seq_length
     if not usable:
         raise PlanError(f"no layout of {preset or model_file} fits on {nodes} x {gpus_per_node} {gpu}"
                         + (" that Megatron-DeepSpeed can express" if target == "deepspeed" else ""))
-    from plint.plan_report import model_shape
-
     cluster = {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": gpu}
-    return from_candidate({**model, **model_shape(base)}, usable[0].to_json(), cluster, name or preset or model_file.stem)
+    return from_candidate({**model, **base.shape()}, usable[0].to_json(), cluster, name or preset or model_file.stem)
 
 
 from plint.commands_docs import explain, rules  # noqa: E402

@@ -72,8 +72,7 @@ class Layout:
             shape = estimated[0].shape()
             arch = {k: v for k, v in shape.items() if k not in SECTIONS["model"]}
             args = self.extras.get("trainer_args")
-            use = args.get("--tokenizer-model") if args is not None and hasattr(args, "get") else None
-            arch["tokenizer"] = getattr(getattr(use, "value", None), "text", None)
+            arch["tokenizer"] = args.text("--tokenizer-model") if args is not None else None
             out["architecture"] = arch
         out["provenance"] = {k: v.provenance() for k, v in self.fields.items()}
         out["unresolved"] = self.unresolved()

@@ -118,8 +118,7 @@ TOKENIZER_NAMES = (("llama-3", 128256), ("llama3", 128256), ("llama-2", 32000), 
 
 
 def _flag_text(args, option: str) -> str | None:
-    use = args.get(option) if args is not None and hasattr(args, "get") else None
-    return getattr(getattr(use, "value", None), "text", None)
+    return args.text(option) if args is not None else None
 
 
 def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:

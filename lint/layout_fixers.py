@@ -107,10 +107,10 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     inp = _cost_input(layout)
     if inp is None:
         return None
-    cp, vpp, recompute = inp.cp, None, inp.recompute
+    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute and experts
     current_vpp = layout.value("parallel.vpp")
     candidates = [c for c in plan(inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None)).candidates
-                  if c.inp.cp == cp and c.inp.vpp == (current_vpp or vpp) and c.inp.recompute == recompute
+                  if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
                   and c.inp.ep == inp.ep]
     if not candidates:
         return None

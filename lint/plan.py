@@ -22,17 +22,18 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from plint.config import THRESHOLDS
 from plint.record import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from plint.cost import Estimate, ModelInput
+    from plint.cost import ModelInput
 
 NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
-HEADROOM = 0.90  # the PL402 default: a plan never proposes a layout that would warn
-BUBBLE_WARNS = 0.10  # the PL301 default
+HEADROOM = THRESHOLDS["memory-headroom"]  # a plan never proposes a layout PL402 would warn about
+BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
 MAX_VPP = 8
@@ -285,11 +286,6 @@ def rank(candidates: list[Candidate]) -> list[Candidate]:
     return out
 
 
-_TIME_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "TP communication",
-               "cp": "CP communication", "ep": "expert all-to-all", "pp": "pipeline sends",
-               "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step"}
-
-
 def explain(candidates: list[Candidate]) -> None:
     """Say why each candidate stands where it does, against the first."""
     if not candidates:
@@ -310,11 +306,13 @@ def why_behind(c: Candidate, first: Candidate) -> str:
     if gap <= NEAR_TIE:
         later = c.complexity() > first.complexity()
         return f"within {NEAR_TIE:.0%} of #1" + (", after it in the decision tree's order" if later else "")
+    from plint.cost.estimate import TIME_PART_NAMES
+
     # every candidate runs the same global batch, so step-time parts compare directly
     a, b = c.estimate.time_s, first.estimate.time_s
     parts = {k: a.get(k, 0.0) - b.get(k, 0.0) for k in set(a) | set(b)}
     worst = max(parts, key=parts.get)
-    return f"{gap:.0%} slower than #1: more {_TIME_NAMES.get(worst, worst)}"
+    return f"{gap:.0%} slower than #1: more {TIME_PART_NAMES.get(worst, worst)}"
 
 
 def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:

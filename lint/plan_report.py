@@ -12,7 +12,7 @@ HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "micro", "recompute", "token
 
 def render_json(result: Plan) -> str:
     b = result.base
-    shape = {**model_shape(b), **{k: result.model[k] for k in ("tokenizer", "approximate") if k in result.model}}
+    shape = {**b.shape(), **{k: result.model[k] for k in ("tokenizer", "approximate") if k in result.model}}
     doc = {"model": result.model_name, "model_shape": shape, "world_size": b.world_size, "gpu": b.gpu,
            "nnodes": b.nnodes, "gpus_per_node": b.gpus_per_node, "precision": b.precision,
            "seq_length": b.seq_length, "global_batch": b.global_batch,
@@ -20,11 +20,6 @@ def render_json(result: Plan) -> str:
     if result.current is not None:
         doc["current"] = result.current.to_json()
     return json.dumps(doc, indent=2)
-
-
-def model_shape(inp) -> dict:
-    """The model's keys (layout.model plus architecture switches), for `plint generate --plan`."""
-    return inp.shape()
 
 
 def _row(rank: str, c: Candidate) -> tuple:

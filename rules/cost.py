@@ -8,20 +8,21 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Finding, RuleContext, RuleDocs, register
 from plint.rules.common import gpt, is_megatron, span, torchrun, trainer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
 
-DEFAULT_THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
 MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
 
 
 def _threshold(ctx: RuleContext, name: str) -> float:
+    from plint.config import THRESHOLDS
+
     thresholds = getattr(ctx.settings, "thresholds", None) or {}
-    return float(thresholds.get(name, DEFAULT_THRESHOLDS[name]))
+    return float(thresholds.get(name, THRESHOLDS[name]))
 
 
 def _estimated(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
@@ -259,8 +260,8 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
     ),
 )
 def needless_parallelism(ctx: RuleContext):
-    estimated = _estimated(ctx)
-    if estimated is None or not is_megatron(ctx):
+    estimated = _estimated(ctx) if is_megatron(ctx) else None
+    if estimated is None:
         return
     inp, est = estimated
     for axis, (key, name) in _AXES.items():
@@ -298,8 +299,8 @@ def needless_parallelism(ctx: RuleContext):
     ),
 )
 def full_recompute_unneeded(ctx: RuleContext):
-    estimated = _estimated(ctx)
-    if estimated is None or not is_megatron(ctx):
+    estimated = _estimated(ctx) if is_megatron(ctx) else None
+    if estimated is None:
         return
     inp, est = estimated
     if inp.recompute != "full" or not _release_has(ctx, "--recompute-activations"):
@@ -312,11 +313,6 @@ def full_recompute_unneeded(ctx: RuleContext):
                   f"{_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB and the step "
                   f"is predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs {_seconds(est.step_time_s)})",
                   span(ctx, "recompute.granularity"), key="recompute.granularity")
-
-
-_TIME_PARTS = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
-               "cp": "context-parallel communication", "ep": "expert all-to-all", "pp": "pipeline sends",
-               "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step"}
 
 
 @register(
@@ -336,16 +332,18 @@ _TIME_PARTS = {"compute": "compute", "recompute": "recompute", "tp": "tensor-par
     ),
 )
 def low_mfu(ctx: RuleContext):
-    estimated = _estimated(ctx)
-    if estimated is None or not is_megatron(ctx):
+    estimated = _estimated(ctx) if is_megatron(ctx) else None
+    if estimated is None:
         return
     inp, est = estimated
+    from plint.cost.estimate import TIME_PART_NAMES
+
     limit = _threshold(ctx, "mfu")
     if est.mfu >= limit or est.step_time_s <= 0:
         return
     parts = {k: v for k, v in est.time_s.items() if k != "compute" and v > 0}
     worst = max(parts, key=parts.get) if parts else None
-    where = (f"; the largest part besides compute is {_TIME_PARTS.get(worst, worst)}, "
+    where = (f"; the largest part besides compute is {TIME_PART_NAMES.get(worst, worst)}, "
              f"{_pct(parts[worst] / est.step_time_s)} of the {_seconds(est.step_time_s)} step") if worst else ""
     yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s "
                   f"per GPU{where}", span(ctx, "parallel.tp", "parallel.pp", "batch.micro"), key="estimate.mfu")

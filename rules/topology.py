@@ -256,9 +256,11 @@ def hostfile_mismatch(ctx: RuleContext):
 
 
 SRUN_PYTHON = ("#!/bin/bash\n#SBATCH --nodes=2 --ntasks-per-node=8 --gpus-per-node=8\n{prefix}"
-               "srun python pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel "
+               "srun {wrap}python pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel "
                "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-               "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+               "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{end}\n")
+SRUN_RANK_ENV = ("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1) MASTER_PORT=29500\n"
+                 "export CUDA_DEVICE_MAX_CONNECTIONS=1\n")
 
 
 @register(
@@ -272,13 +274,10 @@ SRUN_PYTHON = ("#!/bin/bash\n#SBATCH --nodes=2 --ntasks-per-node=8 --gpus-per-no
             "and 1 (training/arguments.py); srun sets SLURM_PROCID and SLURM_NTASKS instead and mpirun "
             "OMPI_COMM_WORLD_*. Every task then believes it is rank 0 of 1, and the start-up check that the "
             "world divides into the model-parallel sizes fails on all of them.",
-        bad=Example({"launch.sh": SRUN_PYTHON.format(prefix="")}),
+        bad=Example({"launch.sh": SRUN_PYTHON.format(prefix="", wrap="", end="")}),
         good=Example({"launch.sh": SRUN_PYTHON.format(
-            prefix="export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1) MASTER_PORT=29500\n"
-                   "export CUDA_DEVICE_MAX_CONNECTIONS=1\n")
-            .replace("srun python", "srun bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS "
-                                    "LOCAL_RANK=$SLURM_LOCALID python")
-            .replace("--bf16\n", "--bf16'\n")}),
+            prefix=SRUN_RANK_ENV, end="'",
+            wrap="bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID ")}),
         fix="Not fixed automatically: start torchrun with one task per node, or map SLURM_PROCID/SLURM_NTASKS "
             "to RANK/WORLD_SIZE in the task.",
     ),

@@ -56,6 +56,12 @@ from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
 
 
+# What each part of Estimate.time_s is, in words (messages and tables name them this way).
+TIME_PART_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
+                   "cp": "context-parallel communication", "ep": "expert all-to-all", "pp": "pipeline sends",
+                   "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step"}
+
+
 @record(frozen=True)
 class Estimate:
     memory_gib: dict  # weights, grads, optimizer, activations, other, total, usable

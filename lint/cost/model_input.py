@@ -279,22 +279,10 @@ class _TrainerFlags:
     trainer arguments when the reader kept them; absent when it did not."""
 
     def __init__(self, layout: Layout):
-        self.args = getattr(layout, "extras", {}).get("trainer_args")
-
-    def _use(self, option: str) -> Any:
-        get = getattr(self.args, "get", None)
-        if get is None:
-            return None
-        try:
-            return get(option)
-        except (TypeError, AttributeError, KeyError):  # a reader that changed shape must not break the estimate
-            return None
+        self.args = getattr(layout, "extras", {}).get("trainer_args")  # sources.megatron.TrainerArgs or None
 
     def present(self, option: str) -> bool:
-        return self._use(option) is not None
+        return self.args is not None and self.args.get(option) is not None
 
     def text(self, option: str) -> str | None:
-        use = self._use(option)
-        word = getattr(use, "value", None) if use is not None else None
-        text = getattr(word, "text", None)
-        return text if isinstance(text, str) else None
+        return self.args.text(option) if self.args is not None else None

@@ -54,6 +54,11 @@ class TrainerArgs:
         found = self.all(key)
         return found[-1] if found else None
 
+    def text(self, key: str) -> str | None:
+        """The known text of the winning use's (first) value, or None."""
+        use = self.get(key)
+        return use.value.text if use is not None and use.value is not None else None
+
     def get_any(self, *keys: str) -> FlagUse | None:
         """The last use among several spellings."""
         found = [(i, u) for i, u in enumerate(self.uses) for k in keys
