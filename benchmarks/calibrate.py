@@ -143,6 +143,9 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
                       # knowing better, other sharders such as SageMaker SMP) unshard a block once
                       zero3_engine="deepspeed" if "deepspeed" in framework else "fsdp",
                       tp_comm_overlap=bool(tp_overlap and sp),
+                      # Megatron-LM made the backward's TP collectives asynchronous in Sept 2021, after
+                      # the SC21 runs; the 2021-22 DeepSpeed-era codes (MT-NLG, GLM) are read as without it
+                      tp_async_backward=run.get("year", 2024) >= 2023,
                       overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap), fp8_recipe=fp8_recipe,
                       # Megatron-Bridge's performance configs reduce gradients in bf16
                       # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16

@@ -224,3 +224,19 @@ def test_vocabulary_from_the_tokenizer_name(tmp_path):
     (layout,) = result.layouts
     assert cost_input(layout).vocab_size == 128256
     assert any("Meta-Llama-3-8B" in note for note in layout_estimate(layout).notes)
+
+
+@pytest.mark.parametrize("release, honoured", [("0.6", True), ("0.16", False)])
+def test_no_async_tp_flag_costs_time_only_where_the_release_reads_it(tmp_path, release, honoured):
+    # --no-async-tensor-model-parallel-allreduce makes the backward's all-reduce wait in megatron-core
+    # up to 0.6 (tensor_parallel/layers.py reads config.async_tensor_model_parallel_allreduce); from 0.7
+    # the flag is parsed and ignored, the all-reduce always runs under the weight-gradient GEMM
+    (tmp_path / ".plint.toml").write_text(f'megatron = "{release}"\n')
+
+    def tp_time(extra):
+        est = file_json(_launch(tmp_path, "--tensor-model-parallel-size 2" + extra, **LLAMA_7B))["layout"]["estimate"]
+        return est["time_s"]["tp"]
+
+    plain, flagged = tp_time(""), tp_time(" --no-async-tensor-model-parallel-allreduce")
+    assert plain > 0
+    assert (flagged > 1.5 * plain) if honoured else (flagged == plain)

@@ -9,9 +9,13 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                score (fwd write+softmax+dropout, twice that backward) through HBM.
   element-wise norms, residual adds, activations, rotary, routing, cross-entropy: bytes moved / HBM
                bandwidth x hbm_efficiency (forward once, backward twice).
-  TP           4 all-gather/reduce-scatter of 2*b*s*h/cp bytes forward and 4 backward per layer (the
-               same bytes as 2+2 all-reduces without SP); --tp-comm-overlap hides them behind the
-               GEMMs except one ring step (1/tp of it).
+  TP           4 all-gather/reduce-scatter of 2*b*s*h/cp bytes forward per layer (the same bytes as
+               2 all-reduces without SP); --tp-comm-overlap hides them behind the GEMMs except one
+               ring step (1/tp of it). Backward: Megatron runs the column-parallel layers' collectives
+               under their own input- and weight-gradient GEMMs (2 all-reduces without SP; with SP an
+               all-gather of the input and a reduce-scatter each) and all-gathers the row-parallel
+               layers' output gradients in the open (SP only); the bigscience fork and Megatron-LM
+               before Sept 2021 ran 4 collectives in the open.
   overlap      hidden communication (TP, CP, PP, DP/ZeRO, DualPipe's EP) still costs
                Options.overlap_slowdown of its own duration: NCCL's channels take SMs and HBM
                bandwidth from the GEMMs they run under.
@@ -183,12 +187,29 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         # takes last step's amax from the history instead
         per_elem = 6 if o.fp8_recipe in ("tensorwise", "current") else 4
         elementwise += per_elem * tokens * operands / hbm / 3
-    tp_msg = 2 * tokens * h
-    tp_fwd = 4 * all_gather(links, tp_msg, tp, 1) if tp > 1 else 0.0
+    tp_unit = all_gather(links, 2 * tokens * h, tp, 1) if tp > 1 else 0.0  # one AG or RS of b*s*h
+    tp_fwd = 4 * tp_unit
     kappa = o.overlap_slowdown
     if tp_fwd and o.tp_comm_overlap:
         exposed = max(tp_fwd - (attn_proj + dense_mlp), tp_fwd / tp)
         tp_fwd = exposed + kappa * (tp_fwd - exposed)
+        tp_bwd = tp_fwd
+    elif tp_unit and o.tp_async_backward:
+        # Megatron's column-parallel backward (tensor_parallel/layers.py, on since Sept 2021) launches
+        # its collectives asynchronously: with SP the input all-gather for the weight gradient runs
+        # under the input-gradient GEMM and the gradient's reduce-scatter under the weight-gradient
+        # GEMM; without SP the gradient's all-reduce (two units) runs under the weight-gradient GEMM.
+        # The row-parallel backward all-gathers its output gradient in the open with SP and has no
+        # collective without it. Per layer the QKV and first MLP projections are column-parallel (an
+        # MoE layer is costed as the dense one); a GEMM's dgrad and wgrad each last as long as its forward.
+        tp_bwd = 2 * tp_unit if sp > 1 else 0.0
+        under_dgrad_wgrad = (tp_unit, tp_unit) if sp > 1 else (0.0, 2 * tp_unit)
+        for gemm_t in (gemm(tokens, (n + 2 * g) * d / tp, h), gemm(tokens, f * gate / tp, h)):
+            for comm in under_dgrad_wgrad:
+                hidden = min(comm, gemm_t)
+                tp_bwd += comm - hidden + kappa * hidden
+    else:
+        tp_bwd = tp_fwd  # Megatron before Sept 2021 and forks without it: four collectives, in the open
 
     # ---- one MoE layer, forward: projections + shared expert + routed experts + router ----
     moe_mlp = ep_fwd = moe_act = 0.0
@@ -230,7 +251,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         comp, tpc, epc = layer_fwd(moe)
         n_layers = share * stage_layers
         compute += n_layers * 3 * comp  # forward + 2x backward
-        tp_t += n_layers * 2 * tpc  # 4 collectives forward, 4 backward
+        tp_t += n_layers * (tpc + tp_bwd)
         ep_t += n_layers * 2 * epc
         cp_t += n_layers * 3 * cp_fwd
         if inp.recompute == "full":

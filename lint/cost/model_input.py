@@ -24,6 +24,9 @@ class Options:
     overlap_grad_reduce: bool = False  # --overlap-grad-reduce (default False)
     overlap_param_gather: bool = False  # --overlap-param-gather (default False)
     tp_comm_overlap: bool = False  # --tp-comm-overlap (default False; needs sequence parallel)
+    # Megatron-LM overlaps the backward's tensor-parallel collectives with the dgrad/wgrad GEMMs unless
+    # --no-async-tensor-model-parallel-allreduce (the default since Sept 2021; always from 0.10 on)
+    tp_async_backward: bool = True
     overlap_p2p_comm: bool | None = None  # None: Megatron's rule, on exactly when VPP is set
     # None: Megatron's rule (interleaved 1F1B when VPP is set, else 1F1B); or one of
     # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
@@ -42,8 +45,9 @@ class Options:
     position_embedding: str | None = None  # None: Megatron default learned_absolute unless rope is named
     # ---- physical settings (see estimate.py for how each enters the time) ----
     # A GEMM dimension of this many elements costs as much again as the ideal: efficiency =
-    # cap / (1 + R/M + R/N + R/K). R = 256 reproduces the H100 shapes measured in planners.md sec. 9
-    # (8192^3 0.77 vs 0.79 measured; Llama-8B shapes 0.76 vs 0.74; TP8 shards of 175B 0.64-0.71 vs 0.68-0.71).
+    # cap / (1 + R/M + R/N + R/K). With H100's sustained cap (0.76, hardware.json) R = 256 gives 0.55 at
+    # 2048^3, 0.64 at 4096^3 and 0.69 at 8192^3 against 0.55, 0.68 and 0.79 measured in short runs
+    # (planners.md sec. 9): the small end is the ramp, the large end the power cap a long run holds.
     gemm_ramp: float = 256.0
     # FP8 GEMMs sustain a smaller share of their (doubled) peak than bf16 ones: cuBLASLt fp8 on H100
     # reaches ~1,300-1,450 of 1,979 TFLOPS against ~790 of 989 for bf16 (scaling and amax epilogues).
@@ -200,6 +204,7 @@ class ModelInput:
             opts = Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
                            overlap_param_gather=args.present("--overlap-param-gather"),
                            tp_comm_overlap=args.present("--tp-comm-overlap"),
+                           tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if args.present("--grad-reduce-in-bf16") else None,
                            position_embedding=position)
@@ -239,6 +244,27 @@ class ModelInput:
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
             options=opts,
         )
+
+
+def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
+    """Whether the trainer runs the backward's tensor-parallel collectives under its GEMMs. The bigscience
+    fork keeps Megatron-LM's synchronous all-reduce of 2021 (megatron/mpu/layers.py); elsewhere it is
+    asynchronous, and --no-async-tensor-model-parallel-allreduce turns that off only where the code still
+    reads it: megatron-core up to 0.6 and the deepspeedai fork (0.7 on keep the flag and ignore it)."""
+    if release == "bigscience":
+        return False
+    if not args.present("--no-async-tensor-model-parallel-allreduce"):
+        return True
+    if release == "megatron-deepspeed":
+        return False
+    major, _, minor = (release or "").partition(".")
+    return not (major == "0" and minor.isdigit() and int(minor) <= 6)
+
+
+def _release(layout: Layout) -> str | None:
+    """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
+    release = getattr(layout, "extras", {}).get("release")
+    return release[0] if release else None
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:

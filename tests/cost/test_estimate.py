@@ -127,6 +127,28 @@ def test_hidden_tp_traffic_still_costs_a_share_of_itself():
     assert costly.time_s["tp"] == pytest.approx(1.6 * free.time_s["tp"])
 
 
+def test_megatron_backward_hides_tensor_parallel_collectives_under_its_gemms():
+    # One layer, h = 4096, 32 heads (MHA), f = 4h, s = 2048, b = 1, tp = 2 on one node's NVLink.
+    # A unit (one all-gather or reduce-scatter of b*s*h bf16 = 16,777,216 B over 2 ranks) costs
+    # 1/2 * 16,777,216 / 360e9 + 3e-6 = 2.6302e-5 s. The forward has 4 units in the open either way.
+    # Megatron's column-parallel backward (megatron/core/tensor_parallel/layers.py) runs its collectives
+    # under GEMMs of its own: the QKV weight-gradient GEMM (2048 x 6144 x 4096 at 0.76 / (1 + 256/2048
+    # + 256/6144 + 256/4096) of 989e12 = 1.69e-4 s) outlasts any of them, so each hidden unit costs
+    # 0.2 of itself.
+    #   without SP: an all-reduce (2 units) under each of the 2 weight-gradient GEMMs -> 4 * 0.2 = 0.8
+    #   with SP: 2 output-gradient all-gathers in the open + (all-gather + reduce-scatter) under the
+    #            input- and weight-gradient GEMMs of the 2 column-parallel layers -> 2 + 0.8 = 2.8
+    #   before Sept 2021 (--no-async-tensor-model-parallel-allreduce): 4 in the open
+    layer = ModelInput(num_layers=1, hidden_size=4096, num_attention_heads=32, seq_length=2048, vocab_size=32000,
+                       tp=2, micro_batch=1, global_batch=4, gpu="h100-sxm", nnodes=1, gpus_per_node=8)
+    unit = 0.5 * 16_777_216 / 360e9 + 3e-6
+    for sp, backward in ((False, 0.8), (True, 2.8)):
+        shape = layer.replace(sequence_parallel=sp)
+        assert estimate(shape).time_s["tp"] == pytest.approx((4 + backward) * unit)
+        legacy = estimate(shape.replace(options=Options(tp_async_backward=False)))
+        assert legacy.time_s["tp"] == pytest.approx(8 * unit)
+
+
 def test_fp8_current_scaling_reads_each_operand_once_more():
     # 2 layers, h = 1024, 8 heads of 128, MHA, f = 4096 (no GLU), 2048 tokens, one GPU, one micro-batch.
     # GEMM operands per token: 4h + 2nd + (n+2g)d + (1+1)f = 4096 + 2048 + 3072 + 8192 = 17408 elements;
