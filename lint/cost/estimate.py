@@ -195,8 +195,9 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         tp_fwd = exposed + kappa * (tp_fwd - exposed)
         tp_bwd = tp_fwd
     elif tp_unit and o.tp_async_backward:
-        # Megatron's column-parallel backward (tensor_parallel/layers.py, on since Sept 2021) launches
-        # its collectives asynchronously: with SP the input all-gather for the weight gradient runs
+        # Megatron's column-parallel backward (megatron-core tensor_parallel/layers.py, on since Sept
+        # 2021; TransformerEngine's Linear and LayerNormLinear alike) launches its collectives
+        # asynchronously: with SP the input all-gather for the weight gradient runs
         # under the input-gradient GEMM and the gradient's reduce-scatter under the weight-gradient
         # GEMM; without SP the gradient's all-reduce (two units) runs under the weight-gradient GEMM.
         # The row-parallel backward all-gathers its output gradient in the open with SP and has no
