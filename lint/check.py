@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from plint.record import field, record
-from pathlib import Path
 
 from plint.diagnostics import Diagnostic
 from plint.layout import Layout
 from plint.read import FileReading, read_path
+from plint.source import path_is_dir
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from pathlib import Path
 
 CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
 
@@ -49,10 +52,14 @@ class CheckRun:
 
 
 def expand_paths(paths: list[Path]) -> list[Path]:
-    """Directories expand to the launch-like files under them (hidden folders skipped)."""
+    """Directories expand to the launch-like files under them (hidden folders skipped); files are kept
+    as given (a str or a Path)."""
     out: list[Path] = []
     for p in paths:
-        if p.is_dir():
+        if path_is_dir(p):
+            from pathlib import Path  # only for a folder: pathlib costs start-up time
+
+            p = Path(p)
             for f in sorted(p.rglob("*")):
                 rel = f.relative_to(p).parts
                 if f.is_file() and f.suffix.lower() in CHECKED_SUFFIXES \

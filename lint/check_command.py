@@ -10,9 +10,11 @@ else (help, a bad option, a missing path, other commands) goes to the click CLI,
 from __future__ import annotations
 
 import sys
-from pathlib import Path
+
+from plint.source import path_exists, path_is_file
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 FORMATS = ("text", "json", "sarif", "github", "markdown")
@@ -110,9 +112,9 @@ def parse_fast(argv: list[str]) -> dict | None:
             values[opt.dest].append(value)
         else:
             values[opt.dest] = value
-    if not paths or any(not Path(p).exists() for p in paths):
+    if not paths or any(not path_exists(p) for p in paths):
         return None
-    values["paths"] = [Path(p) for p in paths]
+    values["paths"] = paths  # strings: the check path does not import pathlib (plint.source)
     return values
 
 
@@ -120,11 +122,13 @@ def check_options(paths, env, assume, gpu, config_file, isolated, select, extend
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
     from plint.check import CheckOptions
 
-    missing = [str(p) for p in paths if not Path(p).exists()]
+    missing = [str(p) for p in paths if not path_exists(p)]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
-    if config_file is not None and not Path(config_file).is_file():
+    if config_file is not None and not path_is_file(config_file):
         raise UsageError(f"--config: no such file: {config_file}")
+    if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
+        from pathlib import Path
     return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                         config_file=Path(config_file) if config_file else None, isolated=isolated,
                         select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
@@ -140,7 +144,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
                             baseline)
-    result = check_paths([Path(p) for p in paths], options)
+    result = check_paths(list(paths), options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun import dry_run as build_groups
 
@@ -152,6 +156,8 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         attach_fixes(result)
     if write_baseline:
+        from pathlib import Path
+
         from plint.baseline import write_baseline as write
 
         count = write(Path(write_baseline), result.results)

@@ -9,13 +9,15 @@ which has it loaded anyway (plint.engine.Engine.settings_for).
 
 from __future__ import annotations
 
+import os
 import re
-from pathlib import Path
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Any
 
 from plint.record import field, record
+from plint.source import normal_path, path_exists, path_is_dir, path_is_file, resolved_path
 
 # Every threshold a rule may read from settings.thresholds, with its default (fractions).
 THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
@@ -30,7 +32,7 @@ KEYS: dict[str, Any] = {
     "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
     "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
 }
-_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
 
 
 @record
@@ -52,6 +54,8 @@ class Settings:
     @property
     def root(self) -> Path:
         """The folder per-file-ignores globs and the baseline path are relative to."""
+        from pathlib import Path
+
         return self.path.parent if self.path is not None else Path.cwd()
 
     def selector_lists(self) -> list[tuple[str, list[str]]]:
@@ -67,24 +71,26 @@ class Settings:
         return f"{self.path}: {table}{key}"
 
 
-def _toml(path: Path) -> dict:
+def _toml(path: str | Path) -> dict:
     try:
         import tomllib
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        return tomllib.loads(path.read_text())
+        with open(path) as f:  # path.read_text()
+            return tomllib.loads(f.read())
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
         raise ValueError(f"{path}: invalid TOML: {exc}") from None
 
 
-def table_of(path: Path) -> dict | None:
+def table_of(path: str | Path) -> dict | None:
     """The plint table of a config file, or None when a pyproject.toml has none."""
-    if path.name == "pyproject.toml":
+    if os.path.basename(path) == "pyproject.toml":  # path.name
         try:
-            text = path.read_text(errors="replace")
+            with open(path, errors="replace") as f:  # path.read_text(errors="replace")
+                text = f.read()
             # the TOML parser costs ~10 ms of start-up: skip it unless a plint table can be there
             # ([tool.plint], dotted tool.plint.x keys, or `plint = {...}` under a bare [tool])
             if "tool.plint" not in text and not ("[tool]" in text and "plint" in text):
@@ -96,18 +102,25 @@ def table_of(path: Path) -> dict | None:
     return _toml(path)
 
 
-def discover(start: Path) -> Path | None:
+def discover(start: str | Path) -> Path | None:
     """The nearest .plint.toml or pyproject.toml with [tool.plint], from start up to the git root."""
-    folder = start if start.is_dir() else start.parent
-    folder = folder.resolve()
-    for candidate in (folder, *folder.parents):
+    # with strings, as `start.is_dir()`, `start.parent`, `.resolve()`, `.parents` would: most runs
+    # find no file, and pathlib costs start-up time
+    start = normal_path(start)
+    candidate = resolved_path(start if path_is_dir(start) else os.path.dirname(start) or ".")
+    while True:
         for name in (".plint.toml", "pyproject.toml"):
-            path = candidate / name
-            if path.is_file() and (name == ".plint.toml" or table_of(path) is not None):
-                return path
-        if (candidate / ".git").exists():  # a directory, or a file in a worktree or submodule
+            path = os.path.join(candidate, name)
+            if path_is_file(path) and (name == ".plint.toml" or table_of(path) is not None):
+                from pathlib import Path
+
+                return Path(path)
+        if path_exists(os.path.join(candidate, ".git")):  # a directory, or a file in a worktree or submodule
             return None
-    return None
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
 
 
 def _did_you_mean(word: str, choices) -> str:
@@ -167,7 +180,7 @@ def settings_from(path: Path, table: dict) -> Settings:
                 raise ValueError(f"{s.where(key)}: expected a positive number, got {table[key]!r}")
             s.cluster[key] = table[key]
     for name, value in table.get("assume", {}).items():
-        if not _SHELL_NAME.match(name):
+        if not re.match(_SHELL_NAME, name):
             raise ValueError(f"{s.where(f'assume.{name}')}: not a shell variable name")
         if not _is(value, (str, int)):
             raise ValueError(f"{s.where(f'assume.{name}')}: expected a string or an integer, got {value!r}")

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
-from plint.source import read_bytes
+from plint.source import path_is_file, read_bytes
 from plint.config import Settings
 from plint.diagnostics import Diagnostic
 from plint.read import FileReading
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from pathlib import Path
 
 BASELINE_NAME = ".plint-baseline"  # plint.baseline.DEFAULT_NAME, not imported when there is no baseline
 EXACT = 1000  # the specificity of a code or a name; a prefix counts its length
@@ -41,11 +43,11 @@ class Engine:
         self.options = options
         self.fail_on: str | None = None  # the first configuration's fail-on
         self._rules: dict | None = None
-        self._config_of_folder: dict[Path, Path | None] = {}
+        self._config_of_folder: dict[str, Path | None] = {}  # absolute folder -> its config file
         self._settings: dict[Path | None, Settings] = {}
         self._directives: dict[str, list] = {}  # absolute path -> directives, read once per run
         self._first_reader: dict[str, str] = {}  # absolute path of a sourced file -> the checked file
-        self._baselines: dict[Path | None, object] = {}  # baseline path (None: none) -> Baseline
+        self._baselines: dict[str | None, object] = {}  # absolute baseline path (None: none) -> Baseline
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -81,7 +83,7 @@ class Engine:
         near = get_close_matches(selector.lower(), names, n=1) or get_close_matches(upper, names, n=1)
         return near[0] if near else None
 
-    def settings_for(self, path: Path) -> Settings:
+    def settings_for(self, path: str | Path) -> Settings:
         """The configuration in force for a file: --config, else the nearest one (none with --isolated).
         Loaded and checked once per config file; ValueError when it is wrong."""
         from plint import config
@@ -89,9 +91,11 @@ class Engine:
         if getattr(self.options, "isolated", False):
             where = None
         elif getattr(self.options, "config_file", None) is not None:
+            from pathlib import Path  # only with --config: pathlib costs start-up time
+
             where = Path(self.options.config_file)
         else:
-            folder = Path(os.path.abspath(path)).parent
+            folder = os.path.dirname(os.path.abspath(path))  # Path(os.path.abspath(path)).parent
             if folder not in self._config_of_folder:
                 self._config_of_folder[folder] = config.discover(folder)
             where = self._config_of_folder[folder]
@@ -257,7 +261,7 @@ class Engine:
         from plint.suppress import covers
 
         rule = self.rules.get("PL004")
-        settings = self.settings_for(Path(abs_path))
+        settings = self.settings_for(abs_path)
         if rule is None or "PL004" not in self.selected(settings, abs_path):
             return []
         severity = self.severity_override(rule, settings) or rule.severity
@@ -307,22 +311,26 @@ class Engine:
         beside the config file or in the working directory (none with --isolated); None when none."""
         explicit = getattr(self.options, "baseline", None)
         if explicit:
-            if not Path(explicit).is_file():
+            if not path_is_file(explicit):
                 raise ValueError(f"--baseline: no such file: {explicit}")
-            found = Path(explicit)
+            found = explicit
         elif getattr(self.options, "isolated", False):
             found = None  # --isolated reads no file it was not given
-        else:
-            candidates = [settings.root / (settings.baseline or BASELINE_NAME), Path.cwd() / BASELINE_NAME]
-            found = next((c for c in candidates if c.is_file()), None)
-        key = Path(os.path.abspath(found)) if found is not None else None
+        else:  # settings.root / ..., Path.cwd() / ...: as strings, pathlib costs start-up time
+            root = (os.path.dirname(settings.path) or ".") if settings.path is not None else os.getcwd()
+            candidates = [os.path.join(root, settings.baseline or BASELINE_NAME),
+                          os.path.join(os.getcwd(), BASELINE_NAME)]
+            found = next((c for c in candidates if path_is_file(c)), None)
+        key = os.path.abspath(found) if found is not None else None
         if key not in self._baselines:
             if key is None:
                 self._baselines[key] = None
             else:
+                from pathlib import Path
+
                 from plint.baseline import Baseline  # only when there is one: most runs have none
 
-                self._baselines[key] = Baseline.read(key)
+                self._baselines[key] = Baseline.read(Path(key))
         return self._baselines[key]
 
     def _stale_entries(self, result, reported: set) -> list[Diagnostic]:
@@ -338,7 +346,7 @@ class Engine:
                 if (baseline.path, os.path.abspath(path)) in reported:
                     continue
                 reported.add((baseline.path, os.path.abspath(path)))
-                settings = self.settings_for(Path(path))
+                settings = self.settings_for(path)
                 if rule is None or "PL004" not in self.selected(settings, path):
                     continue
                 for p, code, key in baseline.stale(path):

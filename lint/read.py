@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import os
 from plint.record import field, record
-from pathlib import Path
 
 from plint.layout import Layout
 from plint.normalise import Launch, build_layout
 from plint.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
-from plint.source import SourceFile, read_bytes
+from plint.source import SourceFile, display_path, normal_path, path_is_file, path_suffix, read_bytes
 from plint.values import Value
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from pathlib import Path
 
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -34,9 +36,9 @@ class FileReading:
     ds_config: object = None  # a DeepSpeed JSON read on its own
 
 
-def _load(path: Path, display: str) -> tuple[SourceFile | None, str | None]:
+def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
     try:
-        size = path.stat().st_size
+        size = os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             return None, f"file is too large to be a launch file ({size} bytes)"
         raw = read_bytes(path)
@@ -51,8 +53,8 @@ def _load(path: Path, display: str) -> tuple[SourceFile | None, str | None]:
     return SourceFile(display, text), None
 
 
-def file_kind(path: Path) -> str:
-    return "json" if path.suffix.lower() == ".json" else "shell"
+def file_kind(path: str | Path) -> str:
+    return "json" if path_suffix(path).lower() == ".json" else "shell"
 
 
 def env_vars(env: dict[str, str]) -> dict[str, Var]:
@@ -72,7 +74,7 @@ def positional_words(env: dict[str, str]) -> list[Word] | None:
 class FileLookup:
     """Files a launch names, looked up the way the script would see them: virtual first, then disk."""
 
-    def __init__(self, result: ShellResult | None, base: Path):
+    def __init__(self, result: ShellResult | None, base: str | Path):
         self.result, self.base = result, base
         self.cache: dict[str, SourceFile | None] = {}
 
@@ -96,25 +98,21 @@ class FileLookup:
         found: SourceFile | None = None
         if self.result is not None and resolved in self.result.virtual_files:
             vf = self.result.virtual_files[resolved]
-            found = SourceFile(_display(Path(vf.path)), vf.content.render())
-        else:
-            p = Path(resolved)
-            if p.is_file():
-                found, _ = _load(p, _display(p))
+            found = SourceFile(_display(vf.path), vf.content.render())
+        elif path_is_file(resolved):
+            found, _ = _load(resolved, _display(resolved))
         self.cache[resolved] = found
         return found
 
 
-def _display(path: Path) -> str:
+def _display(path: str) -> str:
     """Paths shown relative to the working directory when they lie under it."""
-    try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(path)
+    return display_path(path)
 
 
-def read_path(path: Path, env: dict[str, str] | None = None, gpu: str | None = None,
+def read_path(path: str | Path, env: dict[str, str] | None = None, gpu: str | None = None,
               assume: dict[str, str] | None = None, releases: dict[str, str] | None = None) -> FileReading:
+    path = normal_path(path)  # str(Path(path)): a string from here on
     env = env or {}
     display = _display(path)
     kind = file_kind(path)
@@ -152,7 +150,7 @@ def _is_template(source: SourceFile, problem: Problem) -> bool:
     return re.match(r"[A-Z][A-Z0-9_]{2,}\b", rest) is not None
 
 
-def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[str, str],
+def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str]) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources import slurm as slurm_reader
@@ -174,7 +172,7 @@ def _read_shell(reading: FileReading, source: SourceFile, path: Path, env: dict[
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
-    lookup = FileLookup(result, path.parent)
+    lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
     chains = find_launches(result, job, lookup.source)
     for chain in chains:
         launch = _launch(chain, job, lookup, gpu, releases)
@@ -241,4 +239,4 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
             None, config_path.span, "unresolved",
             f"the DeepSpeed config {config_path.value} is neither in the repository nor written by the script")
         return None
-    return read_deepspeed_config(text, _display(Path(resolved)))
+    return read_deepspeed_config(text, _display(resolved))

@@ -7,8 +7,13 @@ A SourceFile converts between the two once, so every layer above speaks in Spans
 from __future__ import annotations
 
 import bisect
+import os
+import stat  # imported by os already
+
 from plint.record import field, record
-from pathlib import Path
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 @record(frozen=True)
@@ -53,6 +58,8 @@ class SourceFile:
 
     @property
     def directory(self) -> Path:
+        from pathlib import Path
+
         return Path(self.path).parent
 
     def position(self, byte_offset: int) -> tuple[int, int]:
@@ -86,12 +93,11 @@ _OVERLAY: dict[str, bytes] = {}
 
 def read_bytes(path: str | Path) -> bytes:
     if _OVERLAY:
-        import os
-
         data = _OVERLAY.get(os.path.realpath(os.path.abspath(path)))
         if data is not None:
             return data
-    return Path(path).read_bytes()
+    with open(path, "rb") as f:  # Path(path).read_bytes()
+        return f.read()
 
 
 class reading_from:
@@ -107,3 +113,102 @@ class reading_from:
     def __exit__(self, *exc) -> None:
         for key in self.files:
             _OVERLAY.pop(key, None)
+
+
+# Paths as strings: `plint check` does not import pathlib (with urllib.parse and ipaddress behind it,
+# about half of Python's own start-up). These give what the pathlib expressions in their docstrings
+# give, on POSIX; elsewhere they are those expressions.
+
+def normal_path(path: str | os.PathLike) -> str:
+    """str(Path(path)): repeated slashes, `.` parts and a trailing slash dropped."""
+    path = os.fspath(path)
+    if os.name != "posix":
+        from pathlib import Path
+
+        return str(Path(path))
+    root = "//" if path[:2] == "//" and path[:3] != "///" else ("/" if path[:1] == "/" else "")
+    return root + "/".join(p for p in path.split("/") if p and p != ".") or "."
+
+
+def _stat(path: str | os.PathLike):
+    """os.stat(path) as Path(path).exists() / is_file() / is_dir() use it: None where they say False."""
+    try:
+        return os.stat(normal_path(path))
+    except OSError as exc:
+        import errno  # built in: free
+
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+            return None
+        raise
+    except ValueError:
+        return None
+
+
+def path_exists(path: str | os.PathLike) -> bool:
+    """Path(path).exists()."""
+    if os.name != "posix":
+        from pathlib import Path
+
+        return Path(path).exists()
+    return _stat(path) is not None
+
+
+def path_is_file(path: str | os.PathLike) -> bool:
+    """Path(path).is_file()."""
+    if os.name != "posix":
+        from pathlib import Path
+
+        return Path(path).is_file()
+    st = _stat(path)
+    return st is not None and stat.S_ISREG(st.st_mode)
+
+
+def path_is_dir(path: str | os.PathLike) -> bool:
+    """Path(path).is_dir()."""
+    if os.name != "posix":
+        from pathlib import Path
+
+        return Path(path).is_dir()
+    st = _stat(path)
+    return st is not None and stat.S_ISDIR(st.st_mode)
+
+
+def path_suffix(path: str | os.PathLike) -> str:
+    """Path(path).suffix."""
+    name = os.path.basename(normal_path(path))
+    i = name.rfind(".")
+    return name[i:] if 0 < i < len(name) - 1 else ""
+
+
+def resolved_path(path: str | os.PathLike) -> str:
+    """str(Path(path).resolve())."""
+    real = os.path.realpath(normal_path(path))
+    if os.name == "posix":
+        try:
+            os.stat(real)
+            return real
+        except OSError as exc:
+            import errno  # built in: free
+
+            if exc.errno != errno.ELOOP:
+                return real
+    from pathlib import Path  # pathlib raises its own error for a symlink loop
+
+    return str(Path(path).resolve())
+
+
+def display_path(path: str | os.PathLike) -> str:
+    """str(Path(path).resolve().relative_to(Path.cwd().resolve())) when the file lies under the working
+    directory, else str(Path(path)): how reports name a checked file."""
+    if os.name != "posix":
+        from pathlib import Path
+
+        try:
+            return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+        except ValueError:
+            return str(Path(path))
+    real, cwd = resolved_path(path), resolved_path(os.getcwd())
+    if real == cwd:
+        return "."
+    prefix = cwd if cwd.endswith("/") else cwd + "/"
+    return real[len(prefix):] if real.startswith(prefix) else normal_path(path)

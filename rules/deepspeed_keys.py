@@ -6,9 +6,7 @@ rejected when unknown, and an "auto" value there is silently dropped (shared/ref
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
-from pathlib import Path
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 from plint.rules.common import closest
@@ -23,9 +21,9 @@ STAGE3_ONLY = ("stage3_", "offload_param", "zero_hpz_partition_size", "zero_quan
 
 @lru_cache(maxsize=1)
 def schema() -> dict:
-    import plint.schemas
+    from plint.schemas import read_json
 
-    return json.loads((Path(plint.schemas.__file__).parent / "deepspeed_config.schema.json").read_text())
+    return read_json("deepspeed_config.schema.json")
 
 
 def _config(ctx: RuleContext):

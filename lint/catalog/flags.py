@@ -9,23 +9,14 @@ Release names: "0.4" ... "0.19" and "main" (NVIDIA/Megatron-LM), "megatron-deeps
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
-from pathlib import Path
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
 
 # kinds whose action never consumes a word (argparse nargs=0)
 _NO_VALUE_KINDS = ("store_true", "store_false", "help", "boolean_optional", "store_const", "count")
-
-
-def _catalog_dir() -> Path:
-    # plint.schemas is an empty package: its location is cheaper to ask than importlib.resources
-    import plint.schemas
-
-    return Path(plint.schemas.__file__).parent / "megatron_flags"
 
 
 class FlagSpec:
@@ -137,7 +128,9 @@ class FlagCatalog:
 
 @lru_cache(maxsize=None)
 def _index() -> dict:
-    return json.loads((_catalog_dir() / "index.json").read_text())
+    from plint.schemas import read_json  # a package with no imports: cheaper than importlib.resources
+
+    return read_json("megatron_flags", "index.json")
 
 
 def releases() -> list[str]:
@@ -198,4 +191,6 @@ def load_flag_catalog(release: str) -> FlagCatalog:
     if name is None:
         raise KeyError(f"unknown trainer release {release!r}; known: {', '.join(releases())}")
     info = _index()["releases"][name]
-    return FlagCatalog(json.loads((_catalog_dir() / info["file"]).read_text()))
+    from plint.schemas import read_json
+
+    return FlagCatalog(read_json("megatron_flags", info["file"]))

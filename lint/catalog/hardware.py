@@ -4,10 +4,8 @@ and the source of every number."""
 
 from __future__ import annotations
 
-import json
 import re
 from functools import lru_cache
-from pathlib import Path
 
 from plint.record import field, record
 
@@ -43,9 +41,9 @@ class GPU:
 
 @lru_cache(maxsize=1)
 def _catalog() -> dict:
-    import plint.schemas
+    from plint.schemas import read_json
 
-    return json.loads((Path(plint.schemas.__file__).parent / "hardware.json").read_text())
+    return read_json("hardware.json")
 
 
 def _key(name: str) -> str:

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 from plint.record import field, record
-from pathlib import Path
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import Callable
 
 from plint.shell import arith
@@ -19,7 +19,7 @@ from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401 
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
 from plint.shell.unit import Unit
-from plint.source import SourceFile, read_bytes
+from plint.source import SourceFile, display_path, normal_path, path_is_file, read_bytes
 
 IFS = " \t\n"
 MAX_LOOP = 64
@@ -62,21 +62,28 @@ class _Budget(Exception):
     pass
 
 
-def _display(path: Path) -> str:
+def _display(path: str) -> str:
     """A path as diagnostics show it: relative to the working directory when under it."""
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except (ValueError, OSError):
-        return str(path)
+        return display_path(path)
+    except OSError:
+        return normal_path(path)
 
 
-def _default_read(path: Path) -> SourceFile | None:
+def _default_read(path: str) -> SourceFile | None:
     try:
-        if not path.is_file() or path.stat().st_size > 4 * 1024 * 1024:
+        if not path_is_file(path) or os.stat(path).st_size > 4 * 1024 * 1024:
             return None
         return SourceFile(_display(path), read_bytes(path).decode("utf-8", "surrogateescape"))
     except OSError:
         return None
+
+
+def _path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
+    """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path."""
+    from pathlib import Path  # only with a custom reader: pathlib costs start-up time
+
+    return lambda path: read_file(Path(path))
 
 
 # ---- fields: the words of an expansion before splitting ------------------------------------------
@@ -175,7 +182,7 @@ class _State:
 class Shell:
     def __init__(self, source: SourceFile, options: EvalOptions, result: ShellResult | None = None):
         self.options = options
-        self.read = options.read_file or _default_read
+        self.read = _default_read if options.read_file is None else _path_reader(options.read_file)
         self.result = result or ShellResult(source)
         self.vars: dict[str, Var] = {k: Var(v.name, v.value, v.items, True, v.span)
                                      for k, v in options.env.items()}
@@ -1207,9 +1214,9 @@ class Shell:
         if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
             self.child_script(words[0], words[1:], cmd, "bash FILE", unit)
 
-    def resolve_path(self, text: str, unit: Unit) -> Path:
+    def resolve_path(self, text: str, unit: Unit) -> str:
         """A path named by the file being run, against that file's directory (see files.path_key)."""
-        return Path(path_key(os.path.dirname(os.path.abspath(unit.source.path)), text))
+        return path_key(os.path.dirname(os.path.abspath(unit.source.path)), text)
 
     def load(self, word: Word, unit: Unit) -> SourceFile | None:
         text = word.text

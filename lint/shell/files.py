@@ -9,10 +9,9 @@ layers look files up through `resolve_path` / `lookup_file` so both sides agree 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 from plint.shell.model import MappedText, ShellResult, Word
-from plint.source import SourceFile
+from plint.source import SourceFile, normal_path, path_is_file
 
 
 def path_key(directory: str, text: str) -> str:
@@ -47,9 +46,9 @@ def lookup_file(result: ShellResult, word: Word | str) -> MappedText | None:
     virtual = result.virtual_files.get(key)
     if virtual is not None:
         return virtual.content
-    path = Path(key)
+    path = normal_path(key)  # str(Path(key)): pathlib costs start-up time
     try:
-        if not path.is_file():
+        if not path_is_file(path):
             return None
         return MappedText.from_source(SourceFile.read(path))
     except OSError:
