@@ -186,7 +186,6 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
 
 def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str]) -> Launch:
     from plint.catalog.flags import default_release, load_flag_catalog
-    from plint.sources.hf import hf_facts
     from plint.sources.megatron import megatron_facts, parse_trainer_args
     from plint.sources.trainer import detect_trainer, fork_release
 
@@ -204,6 +203,8 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
         launch.trainer_args = args
         launch.facts = megatron_facts(args, catalog, flavour)
     else:
+        from plint.sources.hf import hf_facts
+
         launch.facts = hf_facts(chain.trainer_args)
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:

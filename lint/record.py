@@ -53,10 +53,36 @@ def record(cls: type | None = None, *, frozen: bool = False):
         compared = [n for n in names if specs[n].compare]
         post_init = getattr(cls, "__post_init__", None)
         setter = object.__setattr__
+        count = len(init_names)
+        # (name, default_factory, default) of each argument after the first i, for the common call
+        # with positional arguments only: hundreds of records are built per checked file
+        tails = [tuple((n, specs[n].default_factory, specs[n].default) for n in init_names[i:])
+                 for i in range(count + 1)]
+        # Fields go straight into the instance __dict__ (what object.__setattr__ does, faster) unless
+        # the class keeps them elsewhere: __slots__, or a descriptor of the same name
+        direct = all("__slots__" not in vars(c) for c in cls.__mro__[:-1]) and not any(
+            hasattr(getattr(cls, n, None), "__set__") for n in names)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            if len(args) > len(init_names):
-                raise TypeError(f"{cls.__name__}() takes {len(init_names)} arguments, {len(args)} given")
+            if direct and len(args) <= count:
+                values = self.__dict__
+                values.update(zip(init_names, args))
+                for name, factory, default in tails[len(args)]:
+                    if kwargs and name in kwargs:
+                        values[name] = kwargs.pop(name)
+                    elif factory is not None:
+                        values[name] = factory()
+                    elif default is not _MISSING:
+                        values[name] = default
+                    else:
+                        raise TypeError(f"{cls.__name__}() missing argument {name!r}")
+                if kwargs:
+                    raise TypeError(f"{cls.__name__}() got unexpected arguments {sorted(kwargs)}")
+                if post_init is not None:
+                    post_init(self)
+                return
+            if len(args) > count:
+                raise TypeError(f"{cls.__name__}() takes {count} arguments, {len(args)} given")
             for name, value in zip(init_names, args):
                 setter(self, name, value)
             for name in init_names[len(args):]:

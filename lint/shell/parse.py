@@ -18,10 +18,15 @@ def _binding(package: str):
     """A package's compiled `_binding` module, loaded without running the package's __init__:
     tree_sitter's imports typing and tree_sitter_bash's importlib.resources, together about as
     long as Python's own start-up, for nothing plint uses. None when it cannot be found."""
-    import importlib.machinery
     import os
 
-    spec = importlib.machinery.PathFinder.find_spec(package)
+    try:  # what importlib.machinery re-exports, without importing importlib and warnings (~1 ms)
+        from _frozen_importlib import ModuleSpec
+        from _frozen_importlib_external import ExtensionFileLoader, PathFinder
+    except ImportError:  # not CPython
+        from importlib.machinery import ExtensionFileLoader, ModuleSpec, PathFinder
+
+    spec = PathFinder.find_spec(package)
     for folder in (spec.submodule_search_locations or []) if spec is not None else []:
         try:
             names = os.listdir(folder)
@@ -29,10 +34,9 @@ def _binding(package: str):
             continue
         for name in names:
             if name.startswith("_binding") and name.endswith((".so", ".pyd")):
-                loader = importlib.machinery.ExtensionFileLoader(f"{package}._binding", os.path.join(folder, name))
+                loader = ExtensionFileLoader(f"{package}._binding", os.path.join(folder, name))
                 try:
-                    module = loader.create_module(importlib.machinery.ModuleSpec(loader.name, loader,
-                                                                                 origin=loader.path))
+                    module = loader.create_module(ModuleSpec(loader.name, loader, origin=loader.path))
                     loader.exec_module(module)
                 except (ImportError, OSError):
                     return None
