@@ -54,20 +54,17 @@ def record(cls: type | None = None, *, frozen: bool = False):
         post_init = getattr(cls, "__post_init__", None)
         setter = object.__setattr__
         count = len(init_names)
-        # (name, default_factory, default) of each argument after the first i, for the common call
-        # with positional arguments only: hundreds of records are built per checked file
-        tails = [tuple((n, specs[n].default_factory, specs[n].default) for n in init_names[i:])
-                 for i in range(count + 1)]
+        # (name, default_factory, default) of each argument, read by the common call below
+        argument_specs = tuple((n, specs[n].default_factory, specs[n].default) for n in init_names)
         # Fields go straight into the instance __dict__ (what object.__setattr__ does, faster) unless
         # the class keeps them elsewhere: __slots__, or a descriptor of the same name
-        direct = all("__slots__" not in vars(c) for c in cls.__mro__[:-1]) and not any(
-            hasattr(getattr(cls, n, None), "__set__") for n in names)
+        direct = not hasattr(cls, "__slots__") and not any(hasattr(getattr(cls, n, None), "__set__") for n in names)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             if direct and len(args) <= count:
                 values = self.__dict__
                 values.update(zip(init_names, args))
-                for name, factory, default in tails[len(args)]:
+                for name, factory, default in argument_specs[len(args):]:
                     if kwargs and name in kwargs:
                         values[name] = kwargs.pop(name)
                     elif factory is not None:

@@ -6,7 +6,7 @@ import re
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 
-_VAR = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)")
+_VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it): only for findings
 
 
 @register(
@@ -44,7 +44,7 @@ def parse_error(ctx: RuleContext):
 def _hint(note: str) -> str:
     # The last variable a note names is the root of the chain ("$LAYERS depends on case "$SIZE"...,
     # which is unknown: positional parameter $1 is not given"): that is the one to supply.
-    names = list(dict.fromkeys(_VAR.findall(note)))[-1:]
+    names = list(dict.fromkeys(re.findall(_VAR, note)))[-1:]
     if not names:
         return "write the value in the script"
     name = names[0]

@@ -163,7 +163,7 @@ def release_info(release: str) -> dict | None:
     return _index()["releases"].get(release)
 
 
-_SPELLED = re.compile(r"^(?:core_)?v?(\d+)\.(\d+)(?:\.\d+)?(?:rc\d+)?$")
+_SPELLED = r"^(?:core_)?v?(\d+)\.(\d+)(?:\.\d+)?(?:rc\d+)?$"  # compiled on use: most names are exact
 _FORK_ALIASES = {"deepspeedai": "megatron-deepspeed", "microsoft": "megatron-deepspeed",
                  "megatron_deepspeed": "megatron-deepspeed", "bigscience-workshop": "bigscience"}
 
@@ -178,7 +178,7 @@ def resolve_release(name: str) -> str | None:
     lowered = name.lower()
     if _FORK_ALIASES.get(lowered) in known:
         return _FORK_ALIASES[lowered]
-    m = _SPELLED.match(lowered)
+    m = re.match(_SPELLED, lowered)
     if m and f"{int(m.group(1))}.{int(m.group(2))}" in known:
         return f"{int(m.group(1))}.{int(m.group(2))}"
     return None

@@ -73,13 +73,12 @@ class Word:
 
     @property
     def known(self) -> bool:
-        return all(p.known for p in self.pieces)
+        return all(p.text is not None for p in self.pieces)  # p.known, without a call per piece
 
     @property
     def text(self) -> str | None:
-        if not self.known:
-            return None
-        return "".join(p.text for p in self.pieces)  # type: ignore[misc]
+        texts = [p.text for p in self.pieces]  # read once: the evaluator asks this often
+        return None if None in texts else "".join(texts)  # type: ignore[arg-type]
 
     def display(self) -> str:
         """The word as far as it is known, unknown parts shown as ${NAME} or <?>."""

@@ -58,14 +58,14 @@ def parser():
 # tree-sitter-bash 0.25 can crash the process (SIGSEGV) on `{` followed by a four-byte UTF-8
 # character (upstream issue tree-sitter/tree-sitter-bash#337). Such characters (emoji, rare CJK) are
 # never shell syntax, so the parser gets same-length stand-ins; the script's own bytes are unchanged.
-_FOUR_BYTE = re.compile(rb"[\xf0-\xf7][\x80-\xbf]{0,3}")
+_FOUR_BYTE = rb"[\xf0-\xf7][\x80-\xbf]{0,3}"  # patterns compiled on use (re caches them): rarely needed
 _STAND_IN = {1: b".", 2: "\u00e9".encode(), 3: "\u00e9.".encode(), 4: "\u00e9\u00e9".encode()}
 
 
 def parse(data: bytes):
     """A tree-sitter-bash tree of `data`; byte offsets are those of `data`."""
     if any(b >= 0xF0 for b in data):
-        data = _FOUR_BYTE.sub(lambda m: _STAND_IN[len(m.group())], data)
+        data = re.sub(_FOUR_BYTE, lambda m: _STAND_IN[len(m.group())], data)
     return parser().parse(data)
 
 
@@ -73,7 +73,7 @@ def has_error(tree) -> bool:
     return tree.root_node.has_error
 
 
-_BASH_LINE = re.compile(r"line (\d+): (.*)")
+_BASH_LINE = r"line (\d+): (.*)"
 
 
 def syntax_problems(source: SourceFile, tree) -> list[Problem]:
@@ -118,7 +118,7 @@ def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
     problems = []
     messages: dict[int, list[str]] = {}
     for raw in proc.stderr.decode("utf-8", "replace").splitlines():
-        m = _BASH_LINE.search(raw)
+        m = re.search(_BASH_LINE, raw)
         if m:
             messages.setdefault(int(m.group(1)), []).append(m.group(2))
     # bash prints the error, then the offending text, both for the same line: one problem per line

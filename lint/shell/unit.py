@@ -15,7 +15,7 @@ from plint.shell.model import Piece
 from plint.source import SourceFile, Span
 
 PLACEHOLDER = "__plint_unknown_{}__"
-_PLACEHOLDER_RE = re.compile(rb"__plint_unknown_(\d+)__")
+_PLACEHOLDER_RE = rb"__plint_unknown_(\d+)__"  # compiled on use (re caches it): few units have unknowns
 
 
 class Unit:
@@ -68,7 +68,7 @@ class Unit:
         return None
 
     def unknown_in(self, start: int, end: int) -> Piece | None:
-        m = _PLACEHOLDER_RE.search(self.data, start, end) if self.unknowns else None
+        m = re.compile(_PLACEHOLDER_RE).search(self.data, start, end) if self.unknowns else None
         return self.unknowns[int(m.group(1))] if m else None
 
     def piece(self, start: int, end: int, text: str | None = None) -> Piece:
@@ -94,7 +94,7 @@ class Unit:
         if self.unknowns and self.unknown_in(start, end) is not None:
             out: list[Piece] = []
             pos = start
-            for m in _PLACEHOLDER_RE.finditer(self.data, start, end):
+            for m in re.compile(_PLACEHOLDER_RE).finditer(self.data, start, end):
                 if m.start() > pos:
                     out.extend(self.pieces(pos, m.start()))
                 out.append(self.unknowns[int(m.group(1))])

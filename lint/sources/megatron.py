@@ -152,18 +152,18 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
 # then `(group)*n` is unrolled (one pass, groups do not nest), then `x*n` for single symbols; `|`
 # separates stages (empty stages allowed); symbols E (embedding), t (decoder layer), m (MTP), L (loss).
 _LAYOUT_SYMBOLS = frozenset("EtmL")
-_GROUP_REPEAT = re.compile(r"\(([^)]+)\)\*(\d+)")
-_SYMBOL_REPEAT = re.compile(r"(.)\*(\d+)")
+_GROUP_REPEAT = r"\(([^)]+)\)\*(\d+)"  # compiled on use (re caches them): few launches give a layout
+_SYMBOL_REPEAT = r"(.)\*(\d+)"
 _MAX_LAYOUT = 1_000_000  # characters after unrolling: more is certainly a typo
 
 
-def _unroll(pattern: re.Pattern, text: str) -> str:
+def _unroll(pattern: str, text: str) -> str:
     def repeat(m: re.Match) -> str:
         count = int(m.group(2))
         if count * len(m.group(1)) > _MAX_LAYOUT:
             raise ValueError("layout too long")
         return m.group(1) * count
-    return pattern.sub(repeat, text)
+    return re.sub(pattern, repeat, text)
 
 
 def layout_stages(layout: str) -> tuple[list[str] | None, str | None]:
