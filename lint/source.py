@@ -50,6 +50,7 @@ class SourceFile:
             starts.append(pos + 1)
             pos = self.data.find(b"\n", pos + 1)
         self._line_starts = starts
+        self._ascii = self.data.isascii()  # then a column is a byte count: no decoding per position
 
     @classmethod
     def read(cls, path: str | Path, display_path: str | None = None) -> "SourceFile":
@@ -67,6 +68,8 @@ class SourceFile:
         byte_offset = max(0, min(byte_offset, len(self.data)))
         row = bisect.bisect_right(self._line_starts, byte_offset) - 1
         line_start = self._line_starts[row]
+        if self._ascii:
+            return row + 1, byte_offset - line_start + 1
         col = len(self.data[line_start:byte_offset].decode("utf-8", "surrogateescape")) + 1
         return row + 1, col
 

@@ -51,10 +51,11 @@ def _grammar(values: str, flags: str, pairs: str = "", abbrev: bool = True, alia
             names = group.split("|")
             for name in names:
                 out[name] = names[0]
-                if name.startswith("--") and aliases == "dash":
-                    out.setdefault("--" + name[2:].replace("-", "_"), names[0])
-                if name.startswith("--") and aliases == "underscore":
-                    out.setdefault("--" + name[2:].replace("_", "-"), names[0])
+                if aliases and name.startswith("--"):  # built at import: tests in the cheap order
+                    if aliases == "dash":
+                        out.setdefault("--" + name[2:].replace("-", "_"), names[0])
+                    if aliases == "underscore":
+                        out.setdefault("--" + name[2:].replace("_", "-"), names[0])
         return out
     return Grammar(table(values), table(flags), table(pairs), abbrev)
 

@@ -47,7 +47,8 @@ class TrainerArgs:
 
     def all(self, key: str) -> list[FlagUse]:
         """Every use of an option string or of any option with that dest, in order."""
-        return [u for u in self.uses if u.option == key or (u.spec is not None and key in (u.spec.dest, *u.spec.flags))]
+        return [u for u in self.uses
+                if u.option == key or (u.spec is not None and (u.spec.dest == key or key in u.spec.flags))]
 
     def get(self, key: str) -> FlagUse | None:
         """The use that wins (argparse: the last one on the line)."""
