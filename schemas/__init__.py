@@ -9,20 +9,28 @@ def read_json(*parts: str):
     return load_json(os.path.join(os.path.dirname(__file__), *parts))
 
 
+def cache_file(path: str) -> str | None:
+    """Where load_json keeps the marshal copy of a JSON file: the user's cache folder ($XDG_CACHE_HOME
+    or ~/.cache, then plint/), one file per source path; None when this Python keeps no bytecode."""
+    tag = sys.implementation.cache_tag  # marshal's format may change between Python versions
+    if tag is None:
+        return None
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    name = path.replace("%", "%25").replace("/", "%2F").replace("\\", "%5C").replace(":", "%3A")
+    return os.path.join(root, "plint", f"{name}.{tag}.marshal")
+
+
 def load_json(path: str):
-    """A JSON file, decoded, through a marshal copy kept in __pycache__ beside it (as Python keeps
-    a module's bytecode): `plint check` then imports no json and decodes faster. The copy is used
-    only when it records the file's current mtime and size; otherwise the file is decoded and the
-    copy rewritten, unless bytecode writing is off or the folder is not writable (then no copy)."""
+    """A JSON file, decoded, through a marshal copy in the user's cache folder: `plint check` then
+    imports no json and decodes faster. The copy is used only when it records the file's path and
+    current mtime and size (as a module's bytecode is); otherwise the file is decoded and the copy
+    rewritten, unless bytecode writing is off or the folder is not writable (then no copy)."""
     import marshal  # built in: free
 
     st = os.stat(path)
-    stamp = (marshal.version, st.st_mtime_ns, st.st_size)
-    tag = sys.implementation.cache_tag  # marshal's format may change between Python versions
-    cache = None
-    if tag is not None:
-        folder, name = os.path.split(path)
-        cache = os.path.join(folder, "__pycache__", f"{name}.{tag}.marshal")
+    stamp = (marshal.version, path, st.st_mtime_ns, st.st_size)
+    cache = cache_file(path)
+    if cache is not None:
         try:
             with open(cache, "rb") as f:
                 cached_stamp, data = marshal.loads(f.read())  # marshal.load(f) reads in small pieces: slow
@@ -41,7 +49,7 @@ def load_json(path: str):
             with open(tmp, "wb") as f:
                 f.write(marshal.dumps((stamp, data)))
             os.replace(tmp, cache)  # atomic: a concurrent run reads the old copy or the new one
-        except (OSError, ValueError):  # not writable (a system install), or data marshal cannot hold
+        except (OSError, ValueError):  # not writable, or data marshal cannot hold
             try:
                 os.remove(tmp)
             except OSError:

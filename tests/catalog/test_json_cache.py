@@ -7,7 +7,14 @@ import sys
 
 import pytest
 
+from plint.schemas import cache_file as cache_of
 from plint.schemas import load_json, read_json
+
+
+@pytest.fixture(autouse=True)
+def cache_home(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    return tmp_path / "cache"
 
 
 @pytest.fixture
@@ -15,17 +22,16 @@ def writing(monkeypatch):
     monkeypatch.setattr(sys, "dont_write_bytecode", False)  # the test environment may turn it off
 
 
-def cache_of(path):
-    folder, name = os.path.split(path)
-    return os.path.join(folder, "__pycache__", f"{name}.{sys.implementation.cache_tag}.marshal")
-
-
 def test_the_copy_is_written_and_then_used(tmp_path, writing):
     path = str(tmp_path / "data.json")
     (tmp_path / "data.json").write_text('{"a": [1, 2.5, null, true, "x"], "b": {"c": -0.0}}')
     assert load_json(path) == {"a": [1, 2.5, None, True, "x"], "b": {"c": -0.0}}
-    assert os.path.isfile(cache_of(path))
+    assert os.path.isfile(cache_of(path)) and cache_of(path).startswith(os.environ["XDG_CACHE_HOME"])
     assert load_json(path) == {"a": [1, 2.5, None, True, "x"], "b": {"c": -0.0}}
+    stat = os.stat(path)  # the file changed behind the stamp's back (same size, same mtime)...
+    (tmp_path / "data.json").write_text('{"a": [1, 2.5, null, true, "y"], "b": {"c": -0.0}}')
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+    assert load_json(path)["a"][-1] == "x"  # ...so the copy answers: it is what is read
 
 
 def test_a_changed_file_is_decoded_again(tmp_path, writing):
@@ -53,15 +59,26 @@ def test_a_damaged_or_missing_copy_is_ignored(tmp_path, writing):
     assert load_json(str(file)) == [1, 2, 3]
 
 
-def test_no_copy_without_bytecode_writing_or_a_writable_folder(tmp_path, monkeypatch):
+def test_no_copy_without_bytecode_writing_or_a_writable_folder(tmp_path, monkeypatch, cache_home):
     file = tmp_path / "data.json"
     file.write_text('{"k": "v"}')
     monkeypatch.setattr(sys, "dont_write_bytecode", True)
     assert load_json(str(file)) == {"k": "v"}
     assert not os.path.exists(cache_of(str(file)))
     monkeypatch.setattr(sys, "dont_write_bytecode", False)
-    (tmp_path / "__pycache__").write_text("a file where the folder would be")
+    cache_home.write_text("a file where the folder would be")
     assert load_json(str(file)) == {"k": "v"}
+
+
+def test_each_file_has_its_own_copy(tmp_path, writing):
+    """Two files of the same name, size and mtime (two installs) never read each other's copy."""
+    a, b = tmp_path / "a" / "data.json", tmp_path / "b" / "data.json"
+    for file, text in ((a, '{"v": 1}'), (b, '{"v": 2}')):
+        file.parent.mkdir()
+        file.write_text(text)
+    os.utime(b, ns=(os.stat(a).st_atime_ns, os.stat(a).st_mtime_ns))
+    assert cache_of(str(a)) != cache_of(str(b))
+    assert [load_json(str(a)), load_json(str(b)), load_json(str(a))] == [{"v": 1}, {"v": 2}, {"v": 1}]
 
 
 def test_shipped_catalogs_read_as_json_reads_them():
