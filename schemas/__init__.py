@@ -15,7 +15,11 @@ def cache_file(path: str) -> str | None:
     tag = sys.implementation.cache_tag  # marshal's format may change between Python versions
     if tag is None:
         return None
-    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    root = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(root):  # unset, or relative (which the XDG spec says to ignore)
+        root = os.path.join(os.path.expanduser("~"), ".cache")
+    if not os.path.isabs(root):  # no home folder: no copy, rather than one in the working directory
+        return None
     name = path.replace("%", "%25").replace("/", "%2F").replace("\\", "%5C").replace(":", "%3A")
     return os.path.join(root, "plint", f"{name}.{tag}.marshal")
 

@@ -4,7 +4,8 @@ scripts/build_flag_catalog.py from the trainers' real argument parsers, shared/d
 
 Release names: "0.4" ... "0.19" and "main" (NVIDIA/Megatron-LM), "megatron-deepspeed"
 (deepspeedai/Megatron-DeepSpeed, the continuation of microsoft/Megatron-DeepSpeed) and "bigscience"
-(bigscience-workshop/Megatron-DeepSpeed). Loading is json.load plus a dict per release, cached.
+(bigscience-workshop/Megatron-DeepSpeed). Loading is plint.schemas.read_json (which keeps a marshal copy
+of the JSON in the user cache folder) plus a dict per release, cached.
 """
 
 from __future__ import annotations

@@ -88,3 +88,11 @@ def test_shipped_catalogs_read_as_json_reads_them():
     for parts in (("hardware.json",), ("megatron_flags", "index.json"), ("megatron_flags", "0.19.json")):
         with open(os.path.join(folder, *parts)) as f:
             assert read_json(*parts) == json.load(f)
+
+
+def test_no_copy_without_an_absolute_cache_folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/cache")  # ignored, as the XDG spec says
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert cache_of("/x/data.json").startswith(str(tmp_path / "home" / ".cache" / "plint"))
+    monkeypatch.setenv("HOME", "not/absolute")
+    assert cache_of("/x/data.json") is None
