@@ -120,8 +120,17 @@ def register(code: str, name: str, severity: str, summary: str, docs: RuleDocs,
 
 
 def all_rules() -> dict[str, Rule]:
-    """Every rule, importing the family modules on first use."""
-    from plint.rules import catalog  # noqa: F401  (imports the family modules, which register)
+    """Every rule, importing the family modules on first use (importing one registers its rules)."""
+    from plint.rules import (  # noqa: F401
+        arithmetic,  # PL1xx: what the trainer rejects at start-up
+        cost,  # PL301, PL302, PL308, PL310, PL401, PL402: the rules on the cost model
+        deepspeed_keys,  # PL504, PL505, PL507: DeepSpeed config keys
+        efficiency,  # PL3xx
+        environment,  # PL6xx
+        inputs,  # PL0xx: what plint could not read or know
+        keys_and_flags,  # PL5xx: trainer flags
+        topology,  # PL2xx
+    )
 
     return dict(sorted(RULES.items()))
 
