@@ -41,6 +41,8 @@ def record(cls: type | None = None, *, frozen: bool = False):
         specs: dict[str, _Field] = {}
         for name in names:
             value = cls.__dict__.get(name, _MISSING)
+            if type(value).__name__ == "member_descriptor":  # the field's __slots__ entry, not a default
+                value = _MISSING
             spec = value if isinstance(value, _Field) else _Field(default=value)
             specs[name] = spec
             if isinstance(value, _Field):
@@ -54,47 +56,33 @@ def record(cls: type | None = None, *, frozen: bool = False):
         post_init = getattr(cls, "__post_init__", None)
         setter = object.__setattr__
         count = len(init_names)
-        # (name, default_factory, default) of each argument, read by the common call below
+        # (name, default_factory, default) of each argument
         argument_specs = tuple((n, specs[n].default_factory, specs[n].default) for n in init_names)
         # Fields go straight into the instance __dict__ (what object.__setattr__ does, faster) unless
         # the class keeps them elsewhere: __slots__, or a descriptor of the same name
         direct = not hasattr(cls, "__slots__") and not any(hasattr(getattr(cls, n, None), "__set__") for n in names)
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
-            if direct and len(args) <= count:
-                values = self.__dict__
-                values.update(zip(init_names, args))
-                for name, factory, default in argument_specs[len(args):]:
-                    if kwargs and name in kwargs:
-                        values[name] = kwargs.pop(name)
-                    elif factory is not None:
-                        values[name] = factory()
-                    elif default is not _MISSING:
-                        values[name] = default
-                    else:
-                        raise TypeError(f"{cls.__name__}() missing argument {name!r}")
-                if kwargs:
-                    raise TypeError(f"{cls.__name__}() got unexpected arguments {sorted(kwargs)}")
-                if post_init is not None:
-                    post_init(self)
-                return
             if len(args) > count:
                 raise TypeError(f"{cls.__name__}() takes {count} arguments, {len(args)} given")
-            for name, value in zip(init_names, args):
-                setter(self, name, value)
-            for name in init_names[len(args):]:
-                if name in kwargs:
-                    setter(self, name, kwargs.pop(name))
-                    continue
-                spec = specs[name]
-                if spec.default_factory is not None:
-                    setter(self, name, spec.default_factory())
-                elif spec.default is not _MISSING:
-                    setter(self, name, spec.default)
+            # straight into the instance dict where nothing intercepts attribute writes; else collect
+            # the values and set them one by one (__slots__, or a descriptor of the same name)
+            values = self.__dict__ if direct else {}
+            values.update(zip(init_names, args))
+            for name, factory, default in argument_specs[len(args):]:
+                if kwargs and name in kwargs:
+                    values[name] = kwargs.pop(name)
+                elif factory is not None:
+                    values[name] = factory()
+                elif default is not _MISSING:
+                    values[name] = default
                 else:
                     raise TypeError(f"{cls.__name__}() missing argument {name!r}")
             if kwargs:
                 raise TypeError(f"{cls.__name__}() got unexpected arguments {sorted(kwargs)}")
+            if not direct:
+                for name, value in values.items():
+                    setter(self, name, value)
             if post_init is not None:
                 post_init(self)
 
