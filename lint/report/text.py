@@ -91,7 +91,9 @@ def estimate_lines(layout) -> list[Line]:
     over = mem["total"] > mem["usable"]
     memory = (f"  memory/GPU {_bar(memory_parts, max(mem['usable'], mem['total']))} {mem['total']:.1f} of "
               f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}: " + _legend(memory_parts, "{:.1f}".format))
-    time = (f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%, "
+    # MFU is over the bf16 peak whatever the precision (Megatron's convention): say so where fp8 doubles it
+    peak = " of the bf16 peak" if layout.value("precision") == "fp8" else ""
+    time = (f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%{peak}, "
             f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs))
     lines = [[("red" if over else "dim", memory)], [("dim", time)]]
     lines += [[("dim", f"  ({note})")] for note in est.notes]
