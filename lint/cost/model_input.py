@@ -25,7 +25,7 @@ class Options:
     overlap_param_gather: bool = False  # --overlap-param-gather (default False)
     tp_comm_overlap: bool = False  # --tp-comm-overlap (default False; needs sequence parallel)
     # Megatron-LM overlaps the backward's tensor-parallel collectives with the dgrad/wgrad GEMMs unless
-    # --no-async-tensor-model-parallel-allreduce (the default since Sept 2021; always from 0.10 on)
+    # --no-async-tensor-model-parallel-allreduce (the default since Sept 2021; megatron-core 0.7 on ignore the flag)
     tp_async_backward: bool = True
     overlap_p2p_comm: bool | None = None  # None: Megatron's rule, on exactly when VPP is set
     # None: Megatron's rule (interleaved 1F1B when VPP is set, else 1F1B); or one of

@@ -262,3 +262,27 @@ def test_deepspeed_zero3_gathers_again_for_a_recompute():
     plain = z3.replace(recompute=None)
     assert estimate(plain.replace(options=serial)).time_s["dp"] == pytest.approx(
         estimate(plain.replace(options=Options(zero_overlap_comm=False, zero3_engine="fsdp"))).time_s["dp"])
+
+
+class _Flags:
+    def __init__(self, *present):
+        self.given = set(present)
+
+    def present(self, option):
+        return option in self.given
+
+
+@pytest.mark.parametrize("release, flags, asynchronous", [
+    ("0.16", (), True),
+    ("0.16", ("--no-async-tensor-model-parallel-allreduce",), True),  # parsed, then ignored (0.7 on)
+    ("0.6", ("--no-async-tensor-model-parallel-allreduce",), False),
+    ("0.4", (), True),
+    ("megatron-deepspeed", ("--no-async-tensor-model-parallel-allreduce",), False),
+    ("megatron-deepspeed", (), True),
+    ("bigscience", (), False),  # megatron/mpu/layers.py of 2021: copy_to_tensor_model_parallel_region, in line
+    (None, (), True),
+])
+def test_which_releases_run_the_backward_tp_collectives_asynchronously(release, flags, asynchronous):
+    from plint.cost.model_input import _async_tp_backward
+
+    assert _async_tp_backward(release, _Flags(*flags)) is asynchronous
