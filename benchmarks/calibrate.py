@@ -207,7 +207,8 @@ def calibrate(path: Path) -> dict:
         err = (est.tokens_per_s_per_gpu - published) / published
         rows.append({"id": run["id"], "moe": bool(inp.num_experts), "gpu": inp.gpu, "published": published,
                      "how": how, "predicted": est.tokens_per_s_per_gpu, "error": err, "mfu": est.mfu,
-                     "confidence": run.get("confidence", {}).get("level"), "memory_gib": est.memory_gib["total"]})
+                     "confidence": run.get("confidence", {}).get("level"), "memory_gib": est.memory_gib["total"],
+                     "read_by_plint": _read_by_plint(run)})
 
     def mape(sel):
         return 100 * sum(abs(r["error"]) for r in sel) / len(sel) if sel else None
@@ -215,7 +216,16 @@ def calibrate(path: Path) -> dict:
     dense = [r for r in rows if not r["moe"]]
     moe = [r for r in rows if r["moe"]]
     return {"rows": rows, "skipped": skipped, "mape_dense": mape(dense), "mape_moe": mape(moe),
-            "mape_dense_high": mape([r for r in dense if r["confidence"] == "high"])}
+            "mape_dense_high": mape([r for r in dense if r["confidence"] == "high"]),
+            "mape_dense_plint_trainers": mape([r for r in dense if r["read_by_plint"]])}
+
+
+def _read_by_plint(run: dict) -> bool:
+    """Whether the run's trainer is one whose launches plint estimates: Megatron-LM / Megatron-Core
+    (NeMo and Megatron-Bridge drive it) and DeepSpeed. Composer, torchtitan or SageMaker launches read
+    as another trainer, for which plint prints no estimate."""
+    framework = (run.get("framework") or "").lower()
+    return any(name in framework for name in ("megatron", "nemo", "bridge", "deepspeed"))
 
 
 def main(argv: list[str]) -> int:
@@ -230,7 +240,9 @@ def main(argv: list[str]) -> int:
               f"{100 * r['error']:+7.1f}% {100 * r['mfu']:5.1f}%  {r['how']} ({r['confidence']})")
     for run_id, why in result["skipped"]:
         print(f"skipped {run_id}: {why}")
-    for key, label in (("mape_dense", "dense"), ("mape_dense_high", "dense, high confidence"), ("mape_moe", "MoE")):
+    for key, label in (("mape_dense", "dense"), ("mape_dense_high", "dense, high confidence"),
+                       ("mape_dense_plint_trainers", "dense, trainers plint estimates (Megatron, DeepSpeed)"),
+                       ("mape_moe", "MoE")):
         value = result[key]
         print(f"MAPE {label}: {'n/a' if value is None else f'{value:.1f}%'}")
     return 0
