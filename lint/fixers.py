@@ -360,10 +360,25 @@ def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         start = _statement_start(data, site.start)
         line_end = data.find(b"\n", start)
         line = data[start:len(data) if line_end < 0 else line_end]
-        indent = line[:len(line) - len(line.lstrip(b" \t"))].decode("utf-8", "surrogateescape")
+        indent = line[:len(line) - len(line.lstrip(b" \t"))]
+        lead = data[start + len(indent):site.start] if start <= site.start else b""
+        if lead and b"\n" not in lead and _OPENS_A_COMMAND.search(lead):
+            # `train) torchrun ...`, `then torchrun ...`: the line opens with a case pattern or a
+            # keyword, not with the statement, so the export takes the launch's place on that line
+            # and the launch moves below it, at the same column
+            column = "".join(c if c == "\t" else " " for c in data[start:site.start].decode("utf-8", "surrogateescape"))
+            return Fix(f"add `{EXPORT_LINE}` before the launch",
+                       (Edit(site.path, site.start, site.start, f"{EXPORT_LINE}\n{column}"),))
+        # the statement opens its line (`cd run && torchrun ...` included): a line of its own above it
         return Fix(f"add `{EXPORT_LINE}` before the launch",
-                   (Edit(site.path, start, start, f"{indent}{EXPORT_LINE}\n"),))
+                   (Edit(site.path, start, start, f"{indent.decode('utf-8', 'surrogateescape')}{EXPORT_LINE}\n"),))
     return None
+
+
+# What may stand before a command on its line so that a line break there leaves the script's meaning:
+# a case pattern (`train)`, `a|b)`), or a keyword or separator that opens a command list.
+_OPENS_A_COMMAND = re.compile(
+    rb"(?:^\(?[\"'\w.*?+@!-]+(?:\s*\|\s*[\"'\w.*?+@!-]+)*\)|(?:^|[\s;])(?:then|do|else)|;|\{)\s*$")
 
 
 # ---- PL504: a misspelled DeepSpeed key with one confident suggestion -----------------------------

@@ -53,7 +53,9 @@ def launch_env(ctx: RuleContext, name: str):
             "communication kernels can be scheduled after the compute they should overlap.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel"), prefix=""),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` on its own line before the launch statement, at its indentation (safe).",
+        fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` on its own line before the launch statement, at "
+            "its indentation; where the launch shares its line with a case pattern or `then`/`do`, the export takes "
+            "the launch's place and the launch moves to the next line, at the same column (safe).",
     ),
     fix_availability="sometimes",
 )

@@ -151,6 +151,26 @@ def test_cuda_max_connections_exported_at_the_statement_indentation(tmp_path):
     assert_idempotent(script)
 
 
+@pytest.mark.parametrize("opening, closing", [
+    ('case "${1:-train}" in\n  train) ', " ;;\nesac\n"),
+    ("if true; then ", "\nfi\n"),
+])
+def test_cuda_max_connections_where_the_launch_shares_its_line(tmp_path, opening, closing):
+    # the line opens with a case pattern or `then`, not with the launch: a line above it would land
+    # inside the pattern list; the export takes the launch's place and the launch moves down, aligned
+    body = launch(tp="2", prefix="").rstrip("\n").replace("torchrun", opening + "torchrun")
+    script = write(tmp_path / "launch.sh", body + closing)
+    result = fix_paths([script])
+    assert [f.code for f in result.fixed] == ["PL601"]
+    fixed = script.read_text()
+    column = " " * len(opening.split("\n")[-1])
+    assert f"{opening}export CUDA_DEVICE_MAX_CONNECTIONS=1\n{column}torchrun --nproc" in fixed
+    assert "PL601" not in codes(script)
+    if BASH:
+        assert bash_ok(script)
+    assert_idempotent(script)
+
+
 def test_all_safe_fixes_together(tmp_path):
     text = ("#!/bin/bash\n# nightly run\nTP=4\n\n"
             "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
