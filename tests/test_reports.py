@@ -78,3 +78,12 @@ def test_text_shows_the_source_line_and_a_caret_under_the_span():
     assert caret.index("^") == lines[i].index("1000") and caret.count("^") == 4
     concise = text.render(check_paths([BAD]).results, concise=True)
     assert "fixtures/launches/wrong-global-batch/launch.sh:9:46: PL102 [error]" in concise
+
+
+def test_the_step_legend_gives_each_part_its_own_glyph():
+    # a Slurm launch with TP, CP, PP, recompute and DP: eight parts of the step under one bar
+    job = ROOT / "fixtures" / "launches" / "slurm-srun-torchrun" / "job.sbatch"
+    step = next(line for line in text.render(check_paths([job]).results).splitlines() if line.startswith("  step "))
+    legend = step.split(": ", 1)[1].split("  ")
+    glyphs = [part.split(" ", 1)[0] for part in legend]
+    assert len(glyphs) >= 6 and len(set(glyphs)) == len(glyphs)

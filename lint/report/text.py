@@ -72,9 +72,9 @@ def layout_line(layout) -> str:
 
 
 BAR_WIDTH = 32
-_SHADES = "█▓▒░·"
 MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
 TIME_PARTS = ("compute", "recompute", "tp", "cp", "ep", "pp", "bubble", "dp", "optimizer")
+_SHADES = "█▓▒░▚▞▄▀·"  # one glyph per part: a legend never names two parts with the same one
 TIME_LABELS = {"tp": "TP comm", "cp": "CP comm", "ep": "EP all-to-all", "pp": "PP sends", "dp": "DP comm"}
 
 
