@@ -361,7 +361,7 @@ def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         line_end = data.find(b"\n", start)
         line = data[start:len(data) if line_end < 0 else line_end]
         indent = line[:len(line) - len(line.lstrip(b" \t"))]
-        lead = data[start + len(indent):site.start] if start <= site.start else b""
+        lead = data[start + len(indent):site.start]  # what stands before the launch on its line
         if lead and b"\n" not in lead and _OPENS_A_COMMAND.search(lead):
             # `train) torchrun ...`, `then torchrun ...`: the line opens with a case pattern or a
             # keyword, not with the statement, so the export takes the launch's place on that line
