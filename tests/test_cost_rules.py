@@ -189,6 +189,51 @@ def test_low_mfu_names_where_the_time_goes(tmp_path):
     assert "tensor-parallel communication" in finding.message
 
 
+SMALL_GPT = dict(layers=12, hidden=768, heads=12)  # GPT-2 small: GEMMs far below peak at any layout
+OVERLAPPED_DP = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
+
+
+def test_low_mfu_stays_quiet_when_model_compute_is_the_step(tmp_path):
+    """A GPT-2-small data-parallel launch with 16k-row GEMMs: its MFU is low by the model's shape alone,
+    and neither the layout nor a larger micro-batch buys back enough to say anything."""
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=2048, micro=8, glob=256, **SMALL_GPT)
+    est = layout_estimate(result.layouts[0])
+    assert est.mfu < 0.35  # below the threshold: the rule looked
+    assert est.time_s["compute"] > 0.9 * est.step_time_s
+    assert not _findings(result, "PL310")
+
+
+def test_low_mfu_names_the_larger_micro_batch_when_compute_is_the_step(tmp_path):
+    """512-row GEMMs (micro-batch 1, seq 512): the fastest micro-batch that divides the 32 sequences per
+    rank and fits is named, with the cost model's numbers for it."""
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=256, **SMALL_GPT)
+    (finding,) = _findings(result, "PL310")
+    inp = cost_input(result.layouts[0])
+    est = estimate(inp)
+    assert est.time_s["compute"] > 0.9 * est.step_time_s
+    # every micro-batch that divides 256 / dp 8 = 32 sequences, re-estimated here
+    variants = {m: estimate(inp.replace(micro_batch=m)) for m in (2, 4, 8, 16, 32)}
+    fitting = {m: v for m, v in variants.items() if v.memory_gib["total"] <= 0.9 * v.memory_gib["usable"]}
+    best = min(fitting, key=lambda m: fitting[m].step_time_s)
+    gain = 1 - fitting[best].step_time_s / est.step_time_s
+    assert gain >= 0.05
+    assert f"--micro-batch-size {best} (larger GEMMs)" in finding.message
+    assert f"predicted {100 * gain:.1f}% shorter" in finding.message
+    assert (finding.line, finding.col) == (7, 24)  # the 1 of "    --micro-batch-size 1" (4 + 18 + 1)
+
+
+def test_low_mfu_micro_batch_advice_divides_the_batch(tmp_path):
+    """Global 96 on dp 8: 12 sequences per rank, so Megatron accepts micro-batches 2, 3, 4, 6 and 12.
+    One of 11 would process 11 of the 12 sequences per step, so its estimate is shorter still: advice
+    that did not check divisibility would name it."""
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=96, **SMALL_GPT)
+    (finding,) = _findings(result, "PL310")
+    inp = cost_input(result.layouts[0])
+    steps = {m: estimate(inp.replace(micro_batch=m)).step_time_s for m in (2, 3, 4, 6, 11, 12)}
+    assert steps[11] < steps[12] == min(steps[m] for m in (2, 3, 4, 6, 12))
+    assert "--micro-batch-size 12 (larger GEMMs)" in finding.message
+
+
 def test_rules_stay_silent_on_what_the_model_leaves_out(tmp_path):
     """Multi-latent attention: the estimate is reported, with the reason no rule uses it."""
     result = _launch(tmp_path, "--multi-latent-attention --tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
