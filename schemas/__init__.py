@@ -24,6 +24,31 @@ def cache_file(path: str) -> str | None:
     return os.path.join(root, "plint", f"{name}.{tag}.marshal")
 
 
+def _source_of(name: str) -> str | None:
+    """The JSON file a copy's name stands for (cache_file in reverse); None for other names."""
+    encoded, dot, rest = name.rpartition(".marshal")[0].rpartition(".")
+    if not name.endswith(".marshal") or not dot or not rest:
+        return None
+    return encoded.replace("%3A", ":").replace("%5C", "\\").replace("%2F", "/").replace("%25", "%")
+
+
+def _prune(folder: str) -> None:
+    """Remove the copies whose JSON file is gone (an uninstalled or rebuilt environment: pre-commit and
+    tox make new ones), so the folder does not grow with every environment that ever ran plint. Runs
+    only when a copy is written, which is once per installed file."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        source = _source_of(name)
+        if source is not None and os.path.isabs(source) and not os.path.exists(source):
+            try:
+                os.remove(os.path.join(folder, name))
+            except OSError:
+                pass
+
+
 def load_json(path: str):
     """A JSON file, decoded, through a marshal copy in the user's cache folder: `plint check` then
     imports no json and decodes faster. The copy is used only when it records the file's path and
@@ -53,6 +78,7 @@ def load_json(path: str):
             with open(tmp, "wb") as f:
                 f.write(marshal.dumps((stamp, data)))
             os.replace(tmp, cache)  # atomic: a concurrent run reads the old copy or the new one
+            _prune(os.path.dirname(cache))
         except (OSError, ValueError):  # not writable, or data marshal cannot hold
             try:
                 os.remove(tmp)

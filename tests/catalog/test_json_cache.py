@@ -96,3 +96,23 @@ def test_no_copy_without_an_absolute_cache_folder(tmp_path, monkeypatch):
     assert cache_of("/x/data.json").startswith(str(tmp_path / "home" / ".cache" / "plint"))
     monkeypatch.setenv("HOME", "not/absolute")
     assert cache_of("/x/data.json") is None
+
+
+def test_copies_of_files_that_are_gone_are_removed_when_a_copy_is_written(tmp_path, writing, cache_home):
+    """A removed environment (pre-commit and tox build new ones) leaves no copy behind for long: the next
+    copy written clears the copies whose file no longer exists, and only those."""
+    kept, gone, new = (tmp_path / name / "data.json" for name in ("kept", "gone", "new%2F:odd"))
+    for file in (kept, gone, new):
+        file.parent.mkdir()
+        file.write_text('{"v": 1}')
+    load_json(str(kept))
+    load_json(str(gone))
+    other = cache_home / "plint" / "notes.txt"  # not a copy: never touched
+    other.write_text("x")
+    gone.unlink()
+    assert os.path.exists(cache_of(str(gone)))
+    load_json(str(kept))  # a copy that is read: nothing is written, nothing removed
+    assert os.path.exists(cache_of(str(gone)))
+    load_json(str(new))  # a copy that is written
+    assert not os.path.exists(cache_of(str(gone)))
+    assert os.path.exists(cache_of(str(kept))) and os.path.exists(cache_of(str(new))) and other.exists()
