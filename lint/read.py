@@ -153,20 +153,19 @@ def _is_template(source: SourceFile, problem: Problem) -> bool:
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str]) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
-    from plint.sources import slurm as slurm_reader
     from plint.sources.launchers import find_launches
 
-    job = slurm_reader.read_directives(source)
-    seeded = slurm_reader.implied_env(job) if job is not None else {}
+    job = _slurm_job(source)
+    seeded = _slurm_env(job)
     seeded.update(env_vars(env))  # --env wins over what #SBATCH implies: the user said so
     for name, value in assume.items():  # an assumed variable the script never sets reads as seeded
         seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
 
     def child_env(command, child: SourceFile) -> dict[str, Var]:
-        child_job = slurm_reader.read_directives(child)
-        opts = command.words[1:]
-        child_job = slurm_reader.apply_options(child_job, opts)
-        return slurm_reader.implied_env(child_job) if child_job is not None else {}
+        from plint.sources.slurm import apply_options
+
+        child_job = apply_options(_slurm_job(child), command.words[1:])
+        return _slurm_env(child_job)
 
     options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume)
     result = evaluate(source, options)
@@ -182,6 +181,25 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         layout.extras["release"] = launch.release
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
+
+
+def _slurm_job(source: SourceFile):
+    """The job the script's #SBATCH (or #SLURM) directives ask for; None without any, and then the
+    Slurm reader is not even imported (most launch scripts are not batch scripts)."""
+    if b"#SBATCH" not in source.data and b"#SLURM" not in source.data:
+        return None
+    from plint.sources.slurm import read_directives
+
+    return read_directives(source)
+
+
+def _slurm_env(job) -> dict[str, Var]:
+    """The SLURM_* variables a job's directives imply inside it."""
+    if job is None:
+        return {}
+    from plint.sources.slurm import implied_env
+
+    return implied_env(job)
 
 
 def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str]) -> Launch:
