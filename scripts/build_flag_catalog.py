@@ -57,12 +57,25 @@ def literal(default_repr: str | None):
     return True, value
 
 
+def command_line_choices(choices: list | None, type_name: str | None) -> list | None:
+    """The choices as a user types them. argparse converts a value with `type` before it checks
+    `choices`, and the dumps hold str() of each choice: for an Enum-typed flag (Megatron's
+    `--attention-backend`: type looks the name up, `AttnBackend[name]`; choices=list(AttnBackend)) that is
+    `AttnBackend.fused`, while the command line says `fused`. Such choices are stored as member names."""
+    if not choices or type_name in (None, "str", "int", "float"):
+        return choices
+    members = [re.fullmatch(r"([A-Z]\w*)\.(\w+)", c) if isinstance(c, str) else None for c in choices]
+    if all(members) and len({m.group(1) for m in members}) == 1:
+        return [m.group(2) for m in members]
+    return choices
+
+
 def convert(record: dict) -> list:
     action = record.get("action")
     kind = KINDS.get(action, "other") if action else "unknown"
     _, value = literal(record.get("default"))
     return [record["flags"], record.get("dest"), kind, record.get("type"), record.get("default"), value,
-            record.get("choices"), record.get("nargs")]
+            command_line_choices(record.get("choices"), record.get("type")), record.get("nargs")]
 
 
 def _read(source: Path) -> list[dict]:

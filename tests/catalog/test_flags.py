@@ -73,6 +73,19 @@ def test_kinds_and_values():
     assert optional.takes_value is False and len(optional.flags) == 2
 
 
+def test_enum_choices_are_the_names_a_command_line_gives():
+    """--attention-backend converts its value with AttnBackend[name] before argparse checks it against
+    list(AttnBackend), so `fused` is valid; the dump holds str(member), `AttnBackend.fused`."""
+    for release in ("0.12", "0.16", "0.19", "main"):
+        assert load_flag_catalog(release).lookup("--attention-backend").choices == (
+            "flash", "fused", "unfused", "local", "auto"), release
+    build = _builder()
+    assert build.command_line_choices(["AttnBackend.flash", "AttnBackend.auto"], "<lambda>") == ["flash", "auto"]
+    # a plain string flag keeps its choices as they are, dots and capitals included
+    assert build.command_line_choices(["A.b", "A.c"], "str") == ["A.b", "A.c"]
+    assert build.command_line_choices(["A.b", "B.c"], "<lambda>") == ["A.b", "B.c"]  # no single enum
+
+
 def test_fork_catalogs():
     ds = load_flag_catalog("megatron-deepspeed")
     zero = ds.lookup("--zero-stage")
@@ -149,3 +162,20 @@ def test_reading_flags_imports_nothing_heavy():
             "print(sorted(m for m in ('jsonschema', 'jinja2', 'torch', 'yaml', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_an_enum_flag_value_is_checked_by_member_name(tmp_path):
+    """Megatron-LM's own Llama-3 example passes --attention-backend fused: no PL506; a typo still is one."""
+    from plint.check import check_paths
+    from plint.rules.common import gpt, torchrun
+
+    codes = {}
+    for value in ("fused", "fusde"):
+        folder = tmp_path / value
+        folder.mkdir()
+        (folder / "launch.sh").write_text(torchrun(gpt(f"--attention-backend {value}")).files["launch.sh"])
+        (result,) = check_paths([folder / "launch.sh"])
+        codes[value] = [d for d in result.diagnostics if d.code == "PL506"]
+    assert codes["fused"] == []
+    (typo,) = codes["fusde"]
+    assert "'fusde' is not one of flash, fused, unfused, local, auto" in typo.message and "fused" in typo.message
