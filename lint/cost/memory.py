@@ -3,14 +3,17 @@
 Model states (bytes per parameter; megatron.md sec. 4.2, planners.md secs. 2-3; Megatron's
 docs/user-guide/features/dist_optimizer.md table):
   Megatron, bf16/fp8: 2 weights + 4 fp32 main grads + 12 optimizer (fp32 main params, Adam m and v);
-      fp16: 2 + 2 + 16 (the optimizer also keeps an fp32 copy of the grads, as it does for bf16 with
-      --grad-reduce-in-bf16); fp32: 4 + 4 + 8. The distributed optimizer shards only the optimizer
-      part, over the dp x cp group (DDP builds its buffers on intra_dp_cp_group): 6 + 12/(dp*cp) for
-      bf16. Experts shard theirs over the expert-data-parallel group world/(pp*ep*etp).
-      (Megatron's theoretical_memory_usage.py divides by dp alone, without cp.)
-  DeepSpeed ZeRO / FSDP: 2 + 2 + 16 (fp32 master, fp32 grads, Adam) for 16-bit training; stage 1
-      shards the optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers'
-      gathered weights in flight).
+      fp16 (and bf16 with --grad-reduce-in-bf16): 2 + 2 + 12; fp32: 4 + 4 + 8. The distributed
+      optimizer shards only the optimizer part, over the dp x cp group (DDP builds its buffers on
+      intra_dp_cp_group): 6 + 12/(dp*cp) for bf16. Experts shard theirs over the expert-data-parallel
+      group world/(pp*ep*etp). (Megatron's theoretical_memory_usage.py divides by dp alone, without cp.)
+  DeepSpeed ZeRO / FSDP: 2 + 2 + 12 (fp32 master, Adam) for 16-bit training; stage 1 shards the
+      optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers' gathered
+      weights in flight).
+  With 16-bit gradients the optimizer step also makes an fp32 copy of its shard's gradients (4 bytes,
+      step_grad_copy_bytes); it exists only after the backward has freed the activations, so the peak
+      counts only what it exceeds them by (Megatron's docs table, 4 + 16/d for fp16, and DeepSpeed's
+      estimators, 18 bytes, count it as a state).
 Activations per layer per micro-batch (Korthikanti et al. 2022, re-derived for GQA, SwiGLU, flash
 attention, CP and MoE; bytes per token of the micro-batch on one GPU, 16-bit activations):
   10h    norms' inputs (2 x 2h), QKV and MLP inputs (2 x 2h), two dropout masks (2 x h);
@@ -47,18 +50,30 @@ GIB = float(1 << 30)
 
 
 def state_bytes(inp: ModelInput) -> tuple[float, float, float, bool]:
-    """(weights, grads, optimizer) bytes per parameter, and whether this is DeepSpeed-style ZeRO."""
+    """(weights, grads, optimizer) bytes per parameter held through forward and backward, and whether
+    this is DeepSpeed-style ZeRO. The optimizer's fp32 copy of 16-bit gradients is not among them:
+    see step_grad_copy_bytes."""
     precision = inp.precision
     zero = inp.zero_stage is not None and inp.zero_stage > 0 and not inp.distributed_optimizer
     if precision == "fp32":
         return 4.0, 4.0, 8.0, zero
     if zero:
-        return 2.0, 2.0, 16.0, True
+        return 2.0, 2.0, 12.0, True
     grad = float(inp.options.grad_reduce_bytes or (2 if precision == "fp16" else 4))
-    # The optimizer steps fp32 main params with Adam (4 + 8 bytes). When the gradient buffer is not
-    # fp32 (fp16 training, or bf16 with --grad-reduce-in-bf16) it also keeps fp32 copies of the
-    # gradients for its shard (+4): Megatron's docs table, 20 = 2 + 2 + 16 for fp16.
-    return 2.0, grad, (12.0 if grad >= 4 else 16.0), False
+    return 2.0, grad, 12.0, False  # fp32 main params and Adam's two moments
+
+
+def step_grad_copy_bytes(inp: ModelInput) -> float:
+    """Bytes per parameter of the fp32 gradient copy the optimizer makes for its shard when gradients
+    are 16-bit (fp16, bf16 with --grad-reduce-in-bf16, DeepSpeed ZeRO). It lives only in the optimizer
+    step, after the backward has freed the activations: megatron-core's distributed optimizer sets
+    `shard_main_param.grad = shard_model_grad.float()` in the step and `zero_grad` (first thing in
+    train_step) drops it; DeepSpeed ZeRO-1/2 and 3 set the fp32 partition's `.grad` in `step()` and
+    set it to None right after. (Megatron's docs table, 4 + 16/d for fp16, and DeepSpeed's
+    estimators, 18 bytes, count it with the states, which is right for the step but not for the
+    forward/backward peak.)"""
+    w, grad, _, zero = state_bytes(inp)
+    return 4.0 if w == 2.0 and (zero or grad < 4) else 0.0
 
 
 def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, float, float]:
@@ -178,6 +193,7 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         optimizer = dense * o_b / shard + experts * o_b / expert_dp
     else:
         optimizer = (dense + experts) * o_b
+    step_copy = optimizer * step_grad_copy_bytes(inp) / o_b  # sharded as the optimizer is
 
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     full, ckpt = activation_bytes_per_token(inp, False)
@@ -207,6 +223,8 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
         outputs = max(1, num_microbatches) if gpipe else 1
         acts += outputs * tokens * (4.0 * inp.hidden_size / sp + 4.0 * c.vocab_padded / tp)
+    # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
+    optimizer += max(0.0, step_copy - acts)
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}
 
 
