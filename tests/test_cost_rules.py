@@ -193,6 +193,15 @@ SMALL_GPT = dict(layers=12, hidden=768, heads=12)  # GPT-2 small: GEMMs far belo
 OVERLAPPED_DP = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
 
 
+def test_dropout_probabilities_reach_the_cost_model(tmp_path):
+    result = _launch(tmp_path, "--hidden-dropout 0.0 --attention-dropout 0", **LLAMA_7B)
+    inp = cost_input(result.layouts[0])
+    assert (inp.hidden_dropout, inp.attention_dropout) == (0.0, 0.0)
+    (tmp_path / "default").mkdir()
+    default = cost_input(_launch(tmp_path / "default", "", **LLAMA_7B).layouts[0])
+    assert (default.hidden_dropout, default.attention_dropout) == (0.1, 0.1)  # Megatron's defaults
+
+
 def test_low_mfu_stays_quiet_when_model_compute_is_the_step(tmp_path):
     """A GPT-2-small data-parallel launch with 16k-row GEMMs: its MFU is low by the model's shape alone,
     and neither the layout nor a larger micro-batch buys back enough to say anything."""

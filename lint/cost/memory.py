@@ -16,12 +16,13 @@ docs/user-guide/features/dist_optimizer.md table):
       estimators, 18 bytes, count it as a state).
 Activations per layer per micro-batch (Korthikanti et al. 2022, re-derived for GQA, SwiGLU, flash
 attention, CP and MoE; bytes per token of the micro-batch on one GPU, 16-bit activations):
-  10h    norms' inputs (2 x 2h), QKV and MLP inputs (2 x 2h), two dropout masks (2 x h);
-         replicated across TP unless sequence parallel divides them by tp
+  10h    norms' inputs (2 x 2h), QKV and MLP inputs (2 x 2h), two dropout masks (2 x h; none at
+         --hidden-dropout 0); replicated across TP unless sequence parallel divides them by tp
   (4nd + 4gd)/tp     Q, K, V and the attention output kept by flash attention (MHA: 8h/tp)
   4n/tp              flash attention's fp32 softmax statistics (log-sum-exp)
   5ns/tp             instead, without flash attention and without selective recompute: softmax
-                     output, dropout mask and dropout output (the s^2 term selective recompute drops)
+                     output, dropout mask and dropout output (the s^2 term selective recompute drops;
+                     2ns/tp at --attention-dropout 0, the softmax output alone)
   4f/tp, 6f/tp       MLP: fc1 output and activation output; SwiGLU keeps gate and up (2 x 2f) and 2f
   MoE layer: k routed copies of the token per GPU, each with its dispatched input (2h, x etp) and the
          expert MLP above at width f_m, plus the shared expert and fp32 router logits (4E)
@@ -100,13 +101,17 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
     sp = tp if inp.sequence_parallel else 1
-    keep = 10.0 * h / sp + (4 * n * d + 4 * g * d) / tp
+    # norm inputs and QKV/MLP inputs (4 x 2h) and the two residual dropouts' masks (2 x 1 B), which a
+    # dropout of 0 does not keep: F.dropout(x, p=0) returns x itself, fused or not
+    masks = 2.0 if inp.hidden_dropout > 0 else 0.0
+    keep = (8.0 + masks) * h / sp + (4 * n * d + 4 * g * d) / tp
     if inp.options.flash_attention:
         keep += 4.0 * n / tp  # fp32 log-sum-exp per head and token
     elif inp.recompute != "selective":
         # the unfused core keeps softmax output (2 B), its dropout mask (1 B) and dropout output (2 B)
-        # per score; selective recompute exists to drop exactly these
-        keep += 5.0 * n * inp.seq_length / tp
+        # per score (with attention dropout 0, the output is the softmax output: 2 B); selective
+        # recompute exists to drop exactly these
+        keep += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     mlp_factor = 6 if inp.swiglu else 4
     if moe:
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
@@ -213,8 +218,9 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         per_layer, working = full, 0.0
     in_flight = _layers_in_flight(inp, num_microbatches, last and not only)
     acts = tokens * (in_flight * per_layer + working)
-    if not last or only:
-        # the embedding output's dropout mask (1 B per element), /tp with sequence parallel
+    if (not last or only) and inp.hidden_dropout > 0:
+        # the embedding output's dropout mask (1 B per element; Megatron's embedding dropout is
+        # --hidden-dropout), /tp with sequence parallel
         acts += tokens * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
     if holds_output:
         # the final norm's input and the output layer's input (2 B each, /tp with SP) and the fp32

@@ -91,6 +91,9 @@ class ModelInput:
     add_bias_linear: bool = True  # Megatron default; --disable-bias-linear turns it off
     add_qkv_bias: bool = False
     qk_layernorm: bool = False  # --qk-layernorm: a norm over one head's width on q and k
+    # --hidden-dropout / --attention-dropout (Megatron's defaults); at 0 no dropout mask is kept
+    hidden_dropout: float = 0.1
+    attention_dropout: float = 0.1
     max_position_embeddings: int | None = None
     make_vocab_size_divisible_by: int = 128
     # mixture of experts
@@ -220,6 +223,8 @@ class ModelInput:
             add_bias_linear=not args.present("--disable-bias-linear"),
             add_qkv_bias=args.present("--add-qkv-bias"),
             qk_layernorm=args.present("--qk-layernorm"),
+            hidden_dropout=_probability(args.text("--hidden-dropout"), 0.1),
+            attention_dropout=_probability(args.text("--attention-dropout"), 0.1),
             max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
             make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
             num_experts=experts if experts and experts > 1 else None,
@@ -298,6 +303,15 @@ def _layer_freq(text: str | None) -> int | tuple[int, ...]:
         items = [int(t) for t in group.replace(",", " ").split()]
         flat.extend(items * int(count or 1))
     return tuple(flat) if flat else 1
+
+
+def _probability(text: str | None, default: float) -> float:
+    """A dropout probability as written (`0`, `0.0`, `.1`); the default when absent or not a number."""
+    try:
+        value = float(text) if text is not None else default
+    except ValueError:
+        return default
+    return value if 0.0 <= value <= 1.0 else default
 
 
 class _TrainerFlags:

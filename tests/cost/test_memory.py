@@ -78,6 +78,21 @@ def test_small_gpt_activations():
     assert memory_bytes(SMALL, count_params(SMALL), 8)["activations"] == 2048 * per_token == 708_313_088
 
 
+def test_no_dropout_masks_at_dropout_zero():
+    """--hidden-dropout 0 (every Llama recipe): F.dropout(x, p=0) returns x, so neither the two
+    residual dropouts nor the embedding dropout keep a 1-byte mask: 34,880 - 2 x 1024 per token and
+    layer, and the embedding's h per token goes."""
+    no_dropout = SMALL.replace(hidden_dropout=0.0)
+    per_token = 4 * (34_880 - 2 * 1024) + 4 * 1024 + 4 * 50304
+    assert memory_bytes(no_dropout, count_params(SMALL), 8)["activations"] == 2048 * per_token
+    # without flash attention the core keeps 5 bytes per score, 2 at attention dropout 0
+    unfused = SMALL.replace(options=Options(flash_attention=False))
+    scores = 16 * 1024  # n * s per token
+    full, _ = activation_bytes_per_token(unfused, False)
+    none, _ = activation_bytes_per_token(unfused.replace(attention_dropout=0.0), False)
+    assert full - none == (5 - 2) * scores
+
+
 def test_full_recompute_keeps_layer_inputs_and_one_layer():
     full = SMALL.replace(recompute="full", recompute_method="uniform", recompute_num_layers=1)
     # 4 layer inputs of 2h + one layer rebuilt (34,880) + the same embedding/output terms as above
