@@ -243,6 +243,36 @@ def test_low_mfu_micro_batch_advice_divides_the_batch(tmp_path):
     assert "--micro-batch-size 12 (larger GEMMs)" in finding.message
 
 
+TWO_NODES = "torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"
+
+
+def test_cp_across_nodes_warns_with_the_cost_it_predicts(tmp_path):
+    """tp 4 x cp 4 on two 8-GPU nodes, MHA at 32k: the ring's K/V blocks outweigh the attention they
+    feed, and the estimate's share of the step is in the message."""
+    files = torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel",
+                         seq=32768, glob=32), launcher=TWO_NODES).files
+    result = _check(tmp_path, files)
+    (finding,) = _findings(result, "PL202")
+    est = layout_estimate(result.layouts[0])
+    share = est.time_s["cp"] / est.step_time_s
+    assert share >= 0.05
+    assert finding.message.endswith(f"its communication predicted at {100 * share:.1f}% of the step")
+
+
+def test_cp_across_nodes_is_quiet_when_the_ring_hides_under_attention(tmp_path):
+    """NVIDIA's Llama-3.1 405B layout crosses nodes with tp 8 x cp 2: with 8 KV groups a GPU's K/V block
+    is small next to the attention over a 4k chunk, so the estimate puts CP traffic far under 5%."""
+    files = torchrun(gpt("--tensor-model-parallel-size 8 --context-parallel-size 2 --sequence-parallel "
+                         "--group-query-attention --num-query-groups 8 --swiglu --ffn-hidden-size 53248 "
+                         "--use-distributed-optimizer --recompute-activations",
+                         layers=8, hidden=16384, heads=128, seq=8192, glob=32), launcher=TWO_NODES).files
+    result = _check(tmp_path, files)
+    est = layout_estimate(result.layouts[0])
+    assert est.time_s["cp"] / est.step_time_s < 0.05
+    assert result.layouts[0].value("parallel.tp") * result.layouts[0].value("parallel.cp") == 16  # crosses
+    assert not _findings(result, "PL202")
+
+
 def test_rules_stay_silent_on_what_the_model_leaves_out(tmp_path):
     """Multi-latent attention: the estimate is reported, with the reason no rule uses it."""
     result = _launch(tmp_path, "--multi-latent-attention --tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
