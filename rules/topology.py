@@ -100,12 +100,14 @@ CP_EXPOSED_SHARE = 0.05
 
 
 def _cp_share(ctx: RuleContext) -> float | None:
-    """Context-parallel communication as a share of the predicted step; None without an estimate (or
-    for a launch using what the model leaves out), and then the rule judges by topology alone."""
+    """Context-parallel communication as a share of the predicted step; None without an estimate, and
+    then the rule judges by topology alone. What the model leaves out (uneven stages, offloading) moves
+    memory and the step, not the ring's exchange against the attention it hides under, so the share
+    serves here even where the memory and time rules stay silent."""
     from plint.layout_estimate import layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings) if ctx.layout is not None else None
-    if est is None or ctx.layout.extras.get("estimate_unmodelled") or est.step_time_s <= 0:
+    if est is None or est.step_time_s <= 0:
         return None
     return est.time_s.get("cp", 0.0) / est.step_time_s
 
