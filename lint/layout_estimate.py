@@ -64,7 +64,12 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if est is not None and unmodelled:
             est = est.with_assumption("not modelled: " + ", ".join(unmodelled) +
                                       " (memory and time rules stay silent on this launch)")
+        memory_unmodelled = unmodelled_memory(inp) if inp is not None and not unmodelled else []
+        if est is not None and memory_unmodelled:
+            est = est.with_assumption("memory not modelled: " + "; ".join(memory_unmodelled) +
+                                      "; counted as for bf16, so the memory rules stay silent on this launch")
         layout.extras["estimate_unmodelled"] = unmodelled
+        layout.extras["memory_unmodelled"] = memory_unmodelled
     layout.extras[_ESTIMATED] = (inp, est)
     return inp, est
 
@@ -102,6 +107,15 @@ def unmodelled_features(layout: Layout) -> list[str]:
         if device not in (None, "none"):
             found.append(f"ZeRO {part.replace('_', ' ')} to {device}")
     return found
+
+
+def unmodelled_memory(inp: ModelInput) -> list[str]:
+    """What moves the memory of a launch in ways the cost model does not count, while its time is
+    modelled. FP8 does both ways: Transformer Engine keeps an fp8 copy of each weight and of its
+    transpose across micro-batches (get_weight_workspace with the "weight" cache Megatron turns on
+    through is_first_microbatch; up to 2 more bytes per parameter), and saves the inputs of its fp8
+    GEMMs in fp8 (fewer bytes of activations), by amounts that vary between TE releases."""
+    return ["fp8, with Transformer Engine's fp8 weight copies and fp8-saved activations"] if inp.precision == "fp8" else []
 
 
 def _recompute_modules(args) -> set[str]:

@@ -106,6 +106,12 @@ def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
     return ""
 
 
+def _memory_modelled(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
+    """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
+    estimated = _estimated(ctx)
+    return None if estimated is None or ctx.layout.extras.get("memory_unmodelled") else estimated
+
+
 def _memory_span(ctx: RuleContext):
     return span(ctx, "batch.micro", "parallel.tp", "parallel.pp", "model.seq_length")
 
@@ -117,7 +123,9 @@ def _memory_span(ctx: RuleContext):
         what="Estimates the peak memory of the busiest GPU (the first pipeline stage): weights, gradients and "
              "optimizer states by precision and sharding, activations for the micro-batches the schedule keeps "
              "in flight, and a runtime reserve (CUDA context, workspaces, NCCL buffers), against the HBM left "
-             "after allocator fragmentation. Names the first simple change that would fit.",
+             "after allocator fragmentation. Names the first simple change that would fit. Silent on fp8 "
+             "launches, whose memory Transformer Engine moves both ways (fp8 weight copies kept across "
+             "micro-batches, fp8-saved activations) by amounts the model does not count; the estimate says so.",
         why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
             "found again on every retry until the layout changes.",
         bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),
@@ -127,7 +135,7 @@ def _memory_span(ctx: RuleContext):
     ),
 )
 def predicted_oom(ctx: RuleContext):
-    estimated = _estimated(ctx)
+    estimated = _memory_modelled(ctx)
     if estimated is None:
         return
     inp, est = estimated
@@ -151,7 +159,7 @@ def predicted_oom(ctx: RuleContext):
     ),
 )
 def memory_headroom(ctx: RuleContext):
-    estimated = _estimated(ctx)
+    estimated = _memory_modelled(ctx)
     if estimated is None:
         return
     inp, est = estimated
