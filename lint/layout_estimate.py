@@ -49,6 +49,9 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
 
         vocab, why = _assumed_vocab(layout)
         inp = ModelInput.from_layout(layout, vocab_size=vocab)
+        if inp is not None and _padded_to(layout) is not None:
+            # the padded size is the table's size: pad no further than to a multiple of tp
+            inp = inp.replace(vocab_size=vocab, make_vocab_size_divisible_by=1)
         if inp is not None and settings is not None:
             inp = _with_cluster_settings(inp, settings)
         uneven = _uneven_stages(layout, inp) if inp is not None else None
@@ -153,8 +156,18 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
                               f"{last if last is not None else '-'} last): costed as {inp.pp} stages of {fullest} layers")
 
 
+def _padded_to(layout: Layout) -> int | None:
+    """The bigscience fork's --pad-vocab-size-to: the padded vocabulary itself (its
+    _vocab_size_with_padding returns it as given, no further padding)."""
+    text = _flag_text(layout.extras.get("trainer_args"), "--pad-vocab-size-to")
+    return int(text) if text is not None and text.isdigit() and int(text) > 0 else None
+
+
 def _assumed_vocab(layout: Layout) -> tuple[int | None, str | None]:
     """The vocabulary to estimate with when no --vocab-size is written, and why."""
+    padded = _padded_to(layout)
+    if padded is not None:
+        return padded, f"vocabulary padded to {padded:,} (--pad-vocab-size-to)"
     if layout.value("model.vocab_size") is not None:
         return None, None
     args = layout.extras.get("trainer_args")

@@ -180,6 +180,25 @@ def test_full_recompute_advice_needs_the_flag_in_the_release(tmp_path):
     assert not _findings(result, "PL308")
 
 
+def test_bigscience_pad_vocab_size_to_is_the_vocabulary(tmp_path):
+    """BLOOM's launches give --pad-vocab-size-to (250880): the fork pads the tokenizer's vocabulary to
+    exactly that (megatron/tokenizer/tokenizer.py, _vocab_size_with_padding), no further. 251008 is a
+    multiple of 128 but not of 128 x tp = 512, where Megatron's own padding would have gone on."""
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "bf16": {"enabled": true}}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
+              "--tensor-model-parallel-size 4 --tokenizer-type PretrainedFromHF "
+              "--tokenizer-name-or-path bigscience/tokenizer --pad-vocab-size-to 251008 --embed-layernorm "
+              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
+    (layout,) = result.layouts
+    inp = cost_input(layout)
+    from plint.cost import count_params
+
+    assert count_params(inp).vocab_padded == 251008
+    assert "vocabulary padded to 251,008 (--pad-vocab-size-to)" in layout_estimate(layout).notes
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)
