@@ -199,6 +199,25 @@ def test_bigscience_pad_vocab_size_to_is_the_vocabulary(tmp_path):
     assert "vocabulary padded to 251,008 (--pad-vocab-size-to)" in layout_estimate(layout).notes
 
 
+@pytest.mark.parametrize(("ds_extra", "flags", "accum"), [
+    ("", "", 2.0),  # grad_accum_dtype unset: the model's dtype
+    (', "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),
+    ("", " --no-pipeline-parallel", None),  # no pipeline engine: DeepSpeed's plain bf16 wrapper
+])
+def test_megatron_deepspeed_bf16_at_zero_0_runs_the_bf16_optimizer(tmp_path, ds_extra, flags, accum):
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "bf16": {"enabled": true}%s}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 0 "
+              "--pipeline-model-parallel-size 2 --tokenizer-type GPT2BPETokenizer --vocab-file v.json "
+              "--merge-file m.txt --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+              f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{flags}\n")
+    if flags:
+        launch = launch.replace("--pipeline-model-parallel-size 2 ", "")
+    result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds % ds_extra})
+    (layout,) = result.layouts
+    assert layout.value("trainer") == "megatron-deepspeed"
+    assert cost_input(layout).ds_bf16_optimizer_accum_bytes == accum
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)

@@ -9,7 +9,9 @@ docs/user-guide/features/dist_optimizer.md table):
       group world/(pp*ep*etp). (Megatron's theoretical_memory_usage.py divides by dp alone, without cp.)
   DeepSpeed ZeRO / FSDP: 2 + 2 + 12 (fp32 master, Adam) for 16-bit training; stage 1 shards the
       optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers' gathered
-      weights in flight).
+      weights in flight). DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine) shards
+      like stage 1 and keeps a gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp,
+      or 2 + (2 + 4) + 12/dp with data_types.grad_accum_dtype fp32.
   With 16-bit gradients the optimizer step also makes an fp32 copy of its shard's gradients (4 bytes,
       step_grad_copy_bytes); it exists only after the backward has freed the activations, so the peak
       counts only what it exceeds them by (Megatron's docs table, 4 + 16/d for fp16, and DeepSpeed's
@@ -58,6 +60,8 @@ def state_bytes(inp: ModelInput) -> tuple[float, float, float, bool]:
     zero = inp.zero_stage is not None and inp.zero_stage > 0 and not inp.distributed_optimizer
     if precision == "fp32":
         return 4.0, 4.0, 8.0, zero
+    if inp.ds_bf16_optimizer_accum_bytes is not None:  # DeepSpeed's BF16_Optimizer: ZeRO-1-like
+        return 2.0, 2.0 + inp.ds_bf16_optimizer_accum_bytes, 12.0, True
     if zero:
         return 2.0, 2.0, 12.0, True
     grad = float(inp.options.grad_reduce_bytes or (2 if precision == "fp16" else 4))

@@ -113,6 +113,10 @@ class ModelInput:
     sequence_parallel: bool = False
     distributed_optimizer: bool = False
     zero_stage: int | None = None  # DeepSpeed ZeRO / FSDP (3 = fully sharded); None or 0: not sharded
+    # DeepSpeed's BF16_Optimizer (bf16, ZeRO 0, pipeline engine: engine._do_optimizer_sanity_check): it
+    # shards the fp32 master and Adam over dp like ZeRO-1 and accumulates gradients in a buffer of
+    # this many bytes per parameter beside the bf16 ones (data_types.grad_accum_dtype; bf16 when unset)
+    ds_bf16_optimizer_accum_bytes: float | None = None
     # batch (sequences)
     micro_batch: int = 1
     global_batch: int | None = None  # None: micro * dp
@@ -239,6 +243,7 @@ class ModelInput:
             sequence_parallel=bool(v("parallel.sequence_parallel")),
             distributed_optimizer=bool(v("parallel.distributed_optimizer")),
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
+            ds_bf16_optimizer_accum_bytes=_bf16_optimizer_accum(layout, precision, zero, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
             recompute=granularity if granularity in ("full", "selective") else None,
@@ -303,6 +308,19 @@ def _layer_freq(text: str | None) -> int | tuple[int, ...]:
         items = [int(t) for t in group.replace(",", " ").split()]
         flat.extend(items * int(count or 1))
     return tuple(flat) if flat else 1
+
+
+def _bf16_optimizer_accum(layout: Layout, precision: str, zero, args: _TrainerFlags) -> float | None:
+    """Accumulation-buffer bytes per parameter when a Megatron-DeepSpeed launch runs DeepSpeed's
+    BF16_Optimizer: bf16 at ZeRO stage 0 with the pipeline engine (DeepSpeed picks it for a bf16 model
+    whose gradient accumulation dtype is the model's when pipeline parallelism is on; BLOOM's recipe:
+    "bf16 must use z0! it implements its own zero stage 1 equivalent"); None otherwise."""
+    if layout.value("trainer") != "megatron-deepspeed" or precision != "bf16" or zero not in (0, None) \
+            or not args.present("--deepspeed") or args.present("--no-pipeline-parallel"):
+        return None
+    ds = getattr(layout, "extras", {}).get("ds_config")
+    accum = ds.value("data_types", "grad_accum_dtype").value if ds is not None else None
+    return 4.0 if str(accum).lower() in ("fp32", "float32", "float", "torch.float32") else 2.0
 
 
 def _probability(text: str | None, default: float) -> float:

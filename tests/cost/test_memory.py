@@ -175,6 +175,16 @@ def test_zero_stages_shard_more_and_more():
     assert stages[2]["weights"] < stages[1]["weights"]
 
 
+def test_deepspeed_bf16_optimizer_shards_like_zero_1_and_keeps_an_accumulation_buffer():
+    """BF16_Optimizer (bf16, ZeRO 0, pipeline engine): bf16 weights and gradients, a gradient
+    accumulation buffer of the accumulation dtype beside them, fp32 master and Adam over dp 8."""
+    c = count_params(SMALL)
+    for accum in (2.0, 4.0):
+        mem = memory_bytes(SMALL.replace(zero_stage=0, ds_bf16_optimizer_accum_bytes=accum), c, 1)
+        assert (mem["weights"], mem["grads"]) == (2 * P_SMALL, (2 + accum) * P_SMALL)
+        assert mem["optimizer"] == pytest.approx(12 * P_SMALL / 8)
+
+
 def test_zero_shards_over_the_sequence_data_parallel_group():
     # DeepSpeed-Ulysses sp 4 (costed as cp) on 8 GPUs: dp = 2, and ZeRO partitions over dp x sp = 8
     c = count_params(SMALL)
