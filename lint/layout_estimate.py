@@ -63,6 +63,8 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
         if est is not None and why:
             est = est.with_assumption(why)
+        if est is not None and layout.extras.get("gpu_ambiguity"):
+            est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
         unmodelled = unmodelled_features(layout)
         if est is not None and unmodelled:
             est = est.with_assumption("not modelled: " + ", ".join(unmodelled) +

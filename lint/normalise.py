@@ -56,7 +56,7 @@ def _cluster(launch: Launch, layout: Layout) -> None:
 
 def _gpu(launch: Launch, layout: Layout) -> None:
     """cluster.gpu as a hardware-catalog name, its memory, and the NVLink domain the groups can use."""
-    from plint.catalog.hardware import default_gpu, lookup_gpu
+    from plint.catalog.hardware import ambiguous_parts, default_gpu, lookup_gpu
 
     job = launch.slurm
     written: Value | None = None
@@ -74,6 +74,12 @@ def _gpu(launch: Launch, layout: Layout) -> None:
                     f"{written.value!r} is not in plint's hardware catalog")
     else:
         note = None if spec.name == written.value else f"{written.value!r} is {spec.name} in the hardware catalog"
+        parts = ambiguous_parts(written.value)
+        if parts:
+            # judged as the larger part: a launch that fits it is not called out of memory
+            note = (f"{written.value!r} is sold as {' and '.join(parts)}: plint takes {spec.name}, the larger "
+                    f"(--gpu {parts[0]} or [tool.plint] gpu = \"{parts[0]}\" for the other)")
+            layout.extras["gpu_ambiguity"] = note
         gpu = Value(spec.name, written.span, written.origin, note)
     layout.set("cluster.gpu", gpu)
     if spec is None:

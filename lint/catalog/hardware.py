@@ -78,6 +78,14 @@ def lookup_gpu(name: str | None) -> GPU | None:
     return _build(canonical) if canonical is not None else None
 
 
+def ambiguous_parts(name: str | None) -> list[str] | None:
+    """The catalog GPUs a name sold in two memory sizes stands for ("a100": 40 and 80 GB), smaller
+    first; None for a name that means one GPU. lookup_gpu gives the larger."""
+    if not name or not isinstance(name, str):
+        return None
+    return _catalog().get("ambiguous", {}).get(_key(name))
+
+
 def default_gpu() -> GPU:
     return lookup_gpu(_catalog()["default"])  # type: ignore[return-value]
 

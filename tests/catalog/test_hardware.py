@@ -37,7 +37,12 @@ def test_assumed_named_and_overridden_gpus(tmp_path):
     assert c["nvlink_domain"].value == 8
     c = cluster(tmp_path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n"
                           "srun python pretrain_gpt.py --bf16\n")
-    assert (c["gpu"].value, c["gpu_memory_gib"].value, c["gpu"].span.line) == ("a100-40gb", 40, 2)
+    # 'a100' is sold in 40 and 80 GB: the larger is taken (no false out-of-memory), and the layout says so
+    assert (c["gpu"].value, c["gpu_memory_gib"].value, c["gpu"].span.line) == ("a100-80gb", 80, 2)
+    assert "'a100' is sold as a100-40gb and a100-80gb" in c["gpu"].note
+    c = cluster(tmp_path, "#!/bin/bash\n#SBATCH --gres=gpu:a100_40gb:8\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n"
+                          "srun python pretrain_gpt.py --bf16\n")
+    assert (c["gpu"].value, c["gpu_memory_gib"].value) == ("a100-40gb", 40)
     c = cluster(tmp_path, launch.replace("8", "4") + "", gpu="gb200")
     assert c["gpu"].value == "gb200" and c["nvlink_domain"].value == 72  # NVL72: NVLink spans 18 trays
 
@@ -48,3 +53,16 @@ def test_tensor_parallel_across_gb200_trays_is_not_across_nvlink(tmp_path):
     (tmp_path / "a.sh").write_text(text)
     assert "PL201" in [d.code for d in check_paths([tmp_path / "a.sh"]).results[0].diagnostics]
     assert "PL201" not in [d.code for d in check_paths([tmp_path / "a.sh"], gpu="gb200").results[0].diagnostics]
+
+
+def test_names_sold_in_two_memory_sizes_resolve_to_the_larger():
+    from plint.catalog.hardware import ambiguous_parts, lookup_gpu
+
+    assert lookup_gpu("A100").name == "a100-80gb" and ambiguous_parts("A100") == ["a100-40gb", "a100-80gb"]
+    assert lookup_gpu("tesla v100").name == "v100-32gb" and ambiguous_parts("v100") == ["v100-16gb", "v100-32gb"]
+    assert lookup_gpu("a100-40gb").name == "a100-40gb" and ambiguous_parts("a100-40gb") is None
+    assert ambiguous_parts("h100") is None  # the 80 GB SXM part is the one "h100" names
+    for name, parts in ambiguous_parts.__globals__["_catalog"]()["ambiguous"].items():
+        if not name.startswith("_"):
+            assert [lookup_gpu(p).name for p in parts] == parts  # each part is a catalog GPU
+            assert lookup_gpu(name).hbm_gib == max(lookup_gpu(p).hbm_gib for p in parts)
