@@ -218,6 +218,24 @@ def test_megatron_deepspeed_bf16_at_zero_0_runs_the_bf16_optimizer(tmp_path, ds_
     assert cost_input(layout).ds_bf16_optimizer_accum_bytes == accum
 
 
+@pytest.mark.parametrize(("flags", "state_bytes"), [
+    ("", None),  # 12: fp32 master params and moments
+    ("--use-precision-aware-optimizer", 2 + 4 + 4),  # bf16 params: fp32 masters kept as 16-bit remainders
+    ("--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16", 2 + 2 + 2),
+    ("--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype fp8 --exp-avg-sq-dtype fp16",
+     2 + 1 + 2),
+])
+def test_precision_aware_optimizer_state_bytes(tmp_path, flags, state_bytes):
+    result = _launch(tmp_path, f"--use-distributed-optimizer {flags}", **LLAMA_7B)
+    inp = cost_input(result.layouts[0])
+    assert inp.optimizer_bytes == state_bytes
+    from plint.cost import count_params
+    from plint.cost.memory import memory_bytes
+
+    mem = memory_bytes(inp, count_params(inp), 1)
+    assert mem["optimizer"] == pytest.approx(count_params(inp).total * (state_bytes or 12) / 8)  # dp 8
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)

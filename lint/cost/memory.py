@@ -7,6 +7,8 @@ docs/user-guide/features/dist_optimizer.md table):
       optimizer shards only the optimizer part, over the dp x cp group (DDP builds its buffers on
       intra_dp_cp_group): 6 + 12/(dp*cp) for bf16. Experts shard theirs over the expert-data-parallel
       group world/(pp*ep*etp). (Megatron's theoretical_memory_usage.py divides by dp alone, without cp.)
+      --use-precision-aware-optimizer: the moments in their chosen dtypes and, for bf16 params with
+      fp32 master params, 2 bytes of remainders: 2 + 4 + 4 = 10 with every dtype left at fp32.
   DeepSpeed ZeRO / FSDP: 2 + 2 + 12 (fp32 master, Adam) for 16-bit training; stage 1 shards the
       optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers' gathered
       weights in flight). DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine) shards
@@ -65,7 +67,8 @@ def state_bytes(inp: ModelInput) -> tuple[float, float, float, bool]:
     if zero:
         return 2.0, 2.0, 12.0, True
     grad = float(inp.options.grad_reduce_bytes or (2 if precision == "fp16" else 4))
-    return 2.0, grad, 12.0, False  # fp32 main params and Adam's two moments
+    # fp32 main params and Adam's two moments, or what --use-precision-aware-optimizer keeps of them
+    return 2.0, grad, inp.optimizer_bytes or 12.0, False
 
 
 def step_grad_copy_bytes(inp: ModelInput) -> float:

@@ -117,6 +117,9 @@ class ModelInput:
     # shards the fp32 master and Adam over dp like ZeRO-1 and accumulates gradients in a buffer of
     # this many bytes per parameter beside the bf16 ones (data_types.grad_accum_dtype; bf16 when unset)
     ds_bf16_optimizer_accum_bytes: float | None = None
+    # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
+    # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
+    optimizer_bytes: float | None = None
     # batch (sequences)
     micro_batch: int = 1
     global_batch: int | None = None  # None: micro * dp
@@ -244,6 +247,7 @@ class ModelInput:
             distributed_optimizer=bool(v("parallel.distributed_optimizer")),
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
             ds_bf16_optimizer_accum_bytes=_bf16_optimizer_accum(layout, precision, zero, args),
+            optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
             recompute=granularity if granularity in ("full", "selective") else None,
@@ -321,6 +325,26 @@ def _bf16_optimizer_accum(layout: Layout, precision: str, zero, args: _TrainerFl
     ds = getattr(layout, "extras", {}).get("ds_config")
     accum = ds.value("data_types", "grad_accum_dtype").value if ds is not None else None
     return 4.0 if str(accum).lower() in ("fp32", "float32", "float", "torch.float32") else 2.0
+
+
+_STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
+
+
+def _precision_aware_optimizer_bytes(precision: str, args: _TrainerFlags) -> float | None:
+    """Optimizer bytes per parameter under --use-precision-aware-optimizer (TE's FusedAdam): Adam's
+    moments in --exp-avg-dtype / --exp-avg-sq-dtype, and the master params in --main-params-dtype,
+    except that with bf16 parameters and fp32 master params only their 16-bit remainders are kept
+    (OptimizerConfig.store_param_remainders, on by default: an int16 shard in distrib_optimizer.py).
+    None without the flag (Megatron asserts it needs Adam and the distributed optimizer)."""
+    if not args.present("--use-precision-aware-optimizer"):
+        return None
+
+    def dtype(option: str) -> float:
+        return _STATE_DTYPE_BYTES.get((args.text(option) or "fp32").lower(), 4.0)
+
+    main = args.text("--main-params-dtype") or "fp32"
+    master = 2.0 if main == "fp16" or (main == "fp32" and precision in ("bf16", "fp8")) else 4.0
+    return master + dtype("--exp-avg-dtype") + dtype("--exp-avg-sq-dtype")
 
 
 def _probability(text: str | None, default: float) -> float:
