@@ -236,6 +236,20 @@ def test_precision_aware_optimizer_state_bytes(tmp_path, flags, state_bytes):
     assert mem["optimizer"] == pytest.approx(count_params(inp).total * (state_bytes or 12) / 8)  # dp 8
 
 
+def test_megatron_deepspeed_pipelines_run_deepspeeds_engine_at_any_zero_stage(tmp_path):
+    """fp16 at ZeRO 0 with pp 2: Megatron-DeepSpeed builds GPTModelPipe, so DeepSpeed's PipelineEngine
+    sends and receives as four blocking transfers per micro-batch, twice Megatron's paired p2p."""
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 0 "
+              "--pipeline-model-parallel-size 2 --num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
+              "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 "
+              "--fp16\n")
+    inp = cost_input(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}).layouts[0])
+    assert inp.deepspeed_pipeline_engine and inp.zero_stage == 0 and inp.ds_bf16_optimizer_accum_bytes is None
+    engine, megatron = estimate(inp), estimate(inp.replace(deepspeed_pipeline_engine=False))
+    assert engine.time_s["pp"] == pytest.approx(2 * megatron.time_s["pp"])
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)

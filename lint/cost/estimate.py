@@ -267,9 +267,10 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     head = 3 * gemm(tokens, vocab / tp, h) + 24 * tokens * vocab / tp / hbm  # + fp32 cross-entropy passes
     # PP: the stage's output (b*s*h/cp, /tp with SP) forward and its gradient backward, per chunk
     pp_t = 0.0
-    # DeepSpeed's PipelineEngine: ZeRO-1/2 with PP > 1 (it rejects ZeRO-2/3 with PP, deepspeed.md sec. 2.2;
-    # ZeRO-3 with PP is FSDP, e.g. torchtitan, whose schedules batch their p2p like Megatron)
-    ds_pipe = state_bytes(inp)[3] and (inp.zero_stage or 0) < 3
+    # DeepSpeed's PipelineEngine: every Megatron-DeepSpeed launch with --deepspeed and PP (its GPTModelPipe),
+    # and ZeRO-1/2 with PP > 1 elsewhere (it rejects ZeRO-2/3 with PP, deepspeed.md sec. 2.2; ZeRO-3 with
+    # PP is FSDP, e.g. torchtitan, whose schedules batch their p2p like Megatron)
+    ds_pipe = inp.deepspeed_pipeline_engine or (state_bytes(inp)[3] and (inp.zero_stage or 0) < 3)
     if pp > 1:
         overlap = inp.options.overlap_p2p_comm if inp.options.overlap_p2p_comm is not None else (v > 1)
         across = not links.on_nvlink(pp, tp * cp * inp.data_parallel())

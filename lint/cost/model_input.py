@@ -117,6 +117,9 @@ class ModelInput:
     # shards the fp32 master and Adam over dp like ZeRO-1 and accumulates gradients in a buffer of
     # this many bytes per parameter beside the bf16 ones (data_types.grad_accum_dtype; bf16 when unset)
     ds_bf16_optimizer_accum_bytes: float | None = None
+    # Megatron-DeepSpeed with --deepspeed builds a PipelineModule (GPTModelPipe) unless
+    # --no-pipeline-parallel: DeepSpeed's PipelineEngine runs the schedule, whatever the ZeRO stage
+    deepspeed_pipeline_engine: bool = False
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
     optimizer_bytes: float | None = None
@@ -247,6 +250,8 @@ class ModelInput:
             distributed_optimizer=bool(v("parallel.distributed_optimizer")),
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
             ds_bf16_optimizer_accum_bytes=_bf16_optimizer_accum(layout, precision, zero, args),
+            deepspeed_pipeline_engine=layout.value("trainer") == "megatron-deepspeed" and args.present("--deepspeed")
+            and not args.present("--no-pipeline-parallel"),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
