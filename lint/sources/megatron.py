@@ -564,10 +564,39 @@ def _precision(r: _Reader, fork: bool) -> None:
         out["precision"] = default("fp32", "neither --bf16 nor --fp16: parameters stay fp32" + r.caveat)
 
 
+def _legacy_checkpointing(r: _Reader) -> bool:
+    """Megatron-LM's recompute flags before v3.0, read as those releases read them (later ones exit on
+    --checkpoint-activations and reject the others; PL502 says so): --checkpoint-activations is full
+    recompute of chunks of --checkpoint-num-layers layers (v2.5) and, from v2.6, the uniform
+    --activations-checkpoint-method with --activations-checkpoint-num-layers (megatron/arguments.py at
+    the v2.5 and v2.6 tags). Sets the recompute fields and returns True when the launch uses them."""
+    checkpoint = r.flag("--checkpoint-activations")
+    method = r.use("--activations-checkpoint-method", known_only=False)
+    if checkpoint is None and method is None:
+        return False
+    out = r.out
+    given = method if method is not None else r.use("--checkpoint-activations")
+    out["recompute.granularity"] = Value("full", given.flag_word.value_span, given.flag_word.origin,
+                                         f"{given.option}: full recompute, as Megatron-LM v2.x reads it")
+    method_word = method.values[0] if method is not None and method.values else None
+    out["recompute.method"] = from_word(method_word, text, method.option) if method_word is not None else \
+        Value("uniform", given.flag_word.value_span, "derived", "--checkpoint-activations: uniform chunks")
+    for option in ("--activations-checkpoint-num-layers", "--checkpoint-num-layers"):
+        use = r.use(option, known_only=False)
+        if use is not None and use.values:
+            out["recompute.num_layers"] = from_word(use.values[0], integer, use.option)
+            break
+    else:
+        out["recompute.num_layers"] = default(1, "chunks of one layer: the v2.x default")
+    return True
+
+
 def _recompute(r: _Reader, fork: bool) -> None:
     out = r.out
     granularity = r.value("--recompute-granularity", text)
     activations = r.flag("--recompute-activations")
+    if not fork and granularity is None and activations is None and _legacy_checkpointing(r):
+        return
     checkpoint = r.flag("--checkpoint-activations") if fork else None
     if checkpoint is not None:
         # the forks checkpoint every --checkpoint-num-layers layers (megatron/model/transformer.py

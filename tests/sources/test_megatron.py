@@ -305,8 +305,19 @@ def test_recompute():
     f = facts("--recompute-granularity full --recompute-activations")
     assert f["recompute.granularity"].value == "selective" and "overriding" in f["recompute.granularity"].note
     assert facts("--recompute-activations")["recompute.granularity"].value == "selective"
-    # Megatron-LM's --checkpoint-activations exits before training: it sets no granularity
-    assert facts("--checkpoint-activations")["recompute.granularity"].value is None
+    # Megatron-LM's pre-v3 spellings are read as the releases that train with them read them (v3.0 on
+    # exit on --checkpoint-activations, which PL502 reports): a launch written for v2.x recomputes in
+    # full, and costing it without recompute would call a run that fits out of memory
+    old = facts("--checkpoint-activations --checkpoint-num-layers 2")
+    assert (old["recompute.granularity"].value, old["recompute.method"].value, old["recompute.num_layers"].value) \
+        == ("full", "uniform", 2)
+    assert "v2.x" in old["recompute.granularity"].note and at(old["recompute.granularity"]) == (1, 1)
+    assert facts("--checkpoint-activations")["recompute.num_layers"].value == 1  # v2.x default
+    v26 = facts("--activations-checkpoint-method block --activations-checkpoint-num-layers 4")
+    assert (v26["recompute.granularity"].value, v26["recompute.method"].value, v26["recompute.num_layers"].value) \
+        == ("full", "block", 4)
+    # the modern flags win where both are written
+    assert facts("--recompute-activations --checkpoint-activations")["recompute.granularity"].value == "selective"
 
 
 # ---- Megatron-DeepSpeed forks ------------------------------------------------------------------------
