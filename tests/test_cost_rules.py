@@ -250,6 +250,23 @@ def test_megatron_deepspeed_pipelines_run_deepspeeds_engine_at_any_zero_stage(tm
     assert engine.time_s["pp"] == pytest.approx(2 * megatron.time_s["pp"])
 
 
+@pytest.mark.parametrize(("interval", "moe_layers"), [("", 12), ("--expert-interval 1 ", 24),
+                                                     ("--expert-interval 3 ", 8)])
+def test_megatron_deepspeed_moe_layers_follow_expert_interval(tmp_path, interval, moe_layers):
+    """The deepspeedai fork puts experts where the 1-based layer number is a multiple of
+    --expert-interval, 2 by default: the DeepSpeed-MoE 1.3B+MoE-128 recipe has 12 MoE layers of 24."""
+    ds = '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
+              f"--num-experts 128 {interval}--moe-expert-parallel-size 8 --num-layers 24 --hidden-size 2048 "
+              "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 "
+              "--global-batch-size 256 --fp16\n")
+    inp = cost_input(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}).layouts[0])
+    from plint.cost import count_params
+
+    assert count_params(inp).num_moe == moe_layers
+    assert inp.moe_layer_freq[:3] == ((0, 1, 0) if not interval else (1, 1, 1) if "1 " in interval else (0, 0, 1))
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)

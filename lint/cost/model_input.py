@@ -241,7 +241,7 @@ class ModelInput:
             moe_topk=_positive_int(v("model.moe_topk")) or 2,
             moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
             moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size")) or 0,
-            moe_layer_freq=_layer_freq(args.text("--moe-layer-freq")),
+            moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
             ep=_positive_int(v("parallel.ep")) or 1,
@@ -302,6 +302,16 @@ def _positive_int(x: Any) -> int | None:
     if isinstance(x, float) and x.is_integer():
         x = int(x)
     return x if isinstance(x, int) and x > 0 else None
+
+
+def _moe_layers(layout: Layout, args: _TrainerFlags, num_layers: int) -> int | tuple[int, ...]:
+    """Which layers are MoE. Megatron-Core: --moe-layer-freq. The deepspeedai Megatron-DeepSpeed fork:
+    --expert-interval k (its default is 2), MoE where the 1-based layer number is a multiple of k
+    (get_num_experts_per_layer in megatron/model/transformer.py), so half the layers by default."""
+    if layout.value("trainer") == "megatron-deepspeed" and not args.present("--moe-layer-freq"):
+        interval = _positive_int(args.text("--expert-interval")) or 2
+        return tuple(1 if (i + 1) % interval == 0 else 0 for i in range(num_layers))
+    return _layer_freq(args.text("--moe-layer-freq"))
 
 
 def _layer_freq(text: str | None) -> int | tuple[int, ...]:
