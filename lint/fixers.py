@@ -414,8 +414,10 @@ def _schema_section(parts: list[str]) -> dict | None:
 @fixer("PL504")
 def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.rules.common import closest
+    from plint.rules.deepspeed_keys import RENAMED_KEYS
 
-    if not diag.key or "did you mean" not in diag.message:
+    renamed = RENAMED_KEYS.get(diag.key or "")
+    if not diag.key or ("did you mean" not in diag.message and renamed is None):
         return None
     parts = diag.key.split(".")
     for cfg in _ds_configs(ctx):
@@ -429,9 +431,12 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         if entry is None or section is None:
             continue
         known = section.get("properties", {})
-        suggestion = closest(entry.key, known)  # what the rule suggests
-        if suggestion is None or not confident(entry.key, suggestion, known):
-            return None  # not confident: none close enough, or two candidates
+        if renamed in known:  # a key DeepSpeed renamed: the new name, however far its spelling
+            suggestion = renamed
+        else:
+            suggestion = closest(entry.key, known)  # what the rule suggests
+            if suggestion is None or not confident(entry.key, suggestion, known):
+                return None  # not confident: none close enough, or two candidates
         if suggestion in node.keys():  # noqa: SIM118  (a JObject, not a dict)
             return None  # the key is already there: renaming would make a duplicate
         edit = replace_in_span(ctx, entry.key_span, entry.key, suggestion)

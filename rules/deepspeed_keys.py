@@ -92,6 +92,11 @@ def _validated_unknowns(cfg) -> set[str]:
     return found
 
 
+# Keys DeepSpeed renamed, which older guides (the HF ZeRO-Infinity example among them) still write:
+# aio.thread_count is read as aio.intra_op_parallelism now (deepspeed/runtime/swap_tensor/constants.py)
+RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
+
+
 @register(
     "PL504", "deepspeed-unknown-key", "error",
     "A DeepSpeed config key that DeepSpeed silently ignores or rejects.",
@@ -130,10 +135,12 @@ def deepspeed_unknown_key(ctx: RuleContext):
             inner = known[e.key]["properties"]
             for entry in e.value.entries:
                 if entry.key not in inner:
-                    near = closest(entry.key, inner)
-                    yield Finding(f"{cfg.path}: DeepSpeed silently ignores \"{e.key}.{entry.key}\""
-                                  + (f"; did you mean \"{near}\"?" if near else ""), entry.key_span,
-                                  key=f"{e.key}.{entry.key}")
+                    renamed = RENAMED_KEYS.get(f"{e.key}.{entry.key}")
+                    near = renamed if renamed in inner else closest(entry.key, inner)
+                    hint = (f", which it renamed \"{near}\"" if near == renamed else
+                            f"; did you mean \"{near}\"?" if near else "")
+                    yield Finding(f"{cfg.path}: DeepSpeed silently ignores \"{e.key}.{entry.key}\"{hint}",
+                                  entry.key_span, key=f"{e.key}.{entry.key}")
         elif known[e.key].get("type") == "object":
             for entry, path, kind, near in _walk_strict(e.value, known[e.key], e.key):
                 if kind == "unknown" and path in rejected:

@@ -231,6 +231,17 @@ def test_deepspeed_key_fixed_in_a_separate_json_file(tmp_path):
     assert_idempotent(script, config)
 
 
+def test_renamed_deepspeed_key_gets_its_new_name(tmp_path):
+    """aio.thread_count is nothing like intra_op_parallelism in spelling; the rename table gives it."""
+    config = tmp_path / "ds.json"
+    text = '{"train_batch_size": 64, "aio": {"block_size": 1048576, "thread_count": 2}}\n'
+    config.write_text(text)
+    result = fix_paths([config])
+    assert [f.code for f in result.fixed] == ["PL504"]
+    assert config.read_text() == text.replace('"thread_count"', '"intra_op_parallelism"')
+    assert_idempotent(config)
+
+
 def test_deepspeed_json_checked_alone_and_with_its_launch(tmp_path):
     # a folder: the JSON is checked on its own and through the launch; the edit is made once
     (tmp_path / "ds.json").write_text('{"train_batch_size": 64, "zero_optimisation": {"stage": 1}}\n')
