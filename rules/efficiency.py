@@ -61,7 +61,8 @@ def sequence_parallel_ignored(ctx: RuleContext):
     "Data parallelism without the distributed optimizer or ZeRO.",
     RuleDocs(
         what="Checks dp > 1 with neither --use-distributed-optimizer nor a ZeRO stage (Megatron-DeepSpeed with "
-             "bf16 and ZeRO 0 is exempt: its bf16 optimizer shards the fp32 state itself).",
+             "bf16 and ZeRO 0 is exempt: its bf16 optimizer shards the fp32 state itself). Under --deepspeed the "
+             "remedy it names is ZeRO stage 1 in the DeepSpeed config, which then runs the optimizer.",
         why="Without sharding every data-parallel rank holds the fp32 master weights and Adam moments: 18 "
             "bytes per parameter instead of 6 + 12/dp (Megatron's theoretical memory formula); for dp 8 that "
             "is 18 vs 7.5 bytes, for the same step time.",
@@ -82,9 +83,18 @@ def distributed_optimizer_off(ctx: RuleContext):
     if trainer(ctx) == "megatron-deepspeed" and value(ctx, "precision") is not None \
             and value(ctx, "precision").value == "bf16":
         return
+    precision = value(ctx, "precision")
+    args = ctx.layout.extras.get("trainer_args")
+    if trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None:
+        # DeepSpeed runs the optimizer: ZeRO-1 is the remedy (the ZeRO paper's mixed-precision Adam:
+        # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1)
+        yield Finding(f"dp {dp[0]} at ZeRO stage 0: every rank keeps the full fp32 master weights and Adam "
+                      f"moments (16 bytes per parameter instead of 4 + 12/{dp[0]} = {4 + 12 / dp[0]:.1f} with "
+                      "\"zero_optimization\": {\"stage\": 1} in the DeepSpeed config)",
+                      span(ctx, "parallel.zero_stage", "parallel.distributed_optimizer"), key="parallel.zero_stage")
+        return
     # Megatron's distributed-optimizer table: bf16 keeps 2 + 4 + 12 bytes per parameter (6 + 12/d sharded),
     # fp16 2 + 2 + 16 (4 + 16/d), fp32 4 + 4 + 8 (8 + 8/d)
-    precision = value(ctx, "precision")
     full, kept, sharded = {"fp16": (20, 4, 16), "fp32": (16, 8, 8)}.get(
         precision.value if precision is not None else None, (18, 6, 12))
     yield Finding(f"dp {dp[0]} without --use-distributed-optimizer: every rank keeps the full optimizer state "

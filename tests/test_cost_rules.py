@@ -267,6 +267,20 @@ def test_megatron_deepspeed_moe_layers_follow_expert_interval(tmp_path, interval
     assert inp.moe_layer_freq[:3] == ((0, 1, 0) if not interval else (1, 1, 1) if "1 " in interval else (0, 0, 1))
 
 
+def test_pl305_under_deepspeed_names_zero_stage_1(tmp_path):
+    """Megatron-DeepSpeed with --deepspeed in fp16 at ZeRO 0: DeepSpeed runs the optimizer, so the remedy
+    is ZeRO-1 in its config (not --use-distributed-optimizer), with the ZeRO paper's bytes: 16 vs 4 + 12/8."""
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
+              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --fp16\n")
+    (finding,) = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL305")
+    assert finding.message == ('dp 8 at ZeRO stage 0: every rank keeps the full fp32 master weights and Adam moments '
+                               '(16 bytes per parameter instead of 4 + 12/8 = 5.5 with "zero_optimization": '
+                               '{"stage": 1} in the DeepSpeed config)')
+    assert finding.path.endswith("ds.json") and finding.key == "parallel.zero_stage"
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)
