@@ -292,8 +292,11 @@ SRUN_RANK_ENV = ("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELI
     "srun or mpirun starts Megatron-LM directly, and nothing gives it RANK and WORLD_SIZE.",
     RuleDocs(
         what="Checks a Megatron-LM entry point started by srun or mpirun with no torchrun in between, where the "
-             "launch sets neither RANK nor WORLD_SIZE (nor passes them with `env`, `--export` or `-x`). Info "
-             "only: a container entry point or sitecustomize may map them where plint cannot see.",
+             "launch sets neither RANK nor WORLD_SIZE (nor passes them with `env`, `--export` or `-x`). Quiet "
+             "for srun with a pyxis container (--container-image/--container-name): enroot's "
+             "50-slurm-pytorch.sh hook exports RANK, WORLD_SIZE, LOCAL_RANK and MASTER_ADDR/PORT from Slurm's "
+             "variables in PyTorch images. Info only: a container entry point or sitecustomize may map them "
+             "where plint cannot see.",
         why="Megatron-LM takes its rank and world size from the RANK and WORLD_SIZE variables, defaulting to 0 "
             "and 1 (training/arguments.py); srun sets SLURM_PROCID and SLURM_NTASKS instead and mpirun "
             "OMPI_COMM_WORLD_*. Every task then believes it is rank 0 of 1, and the start-up check that the "
@@ -319,6 +322,9 @@ def rank_env_missing(ctx: RuleContext):
     world = known(ctx, "cluster.world_size")
     if not world or world[0] <= 1:
         return
+    if starter == "srun" and any(c.launcher == "srun" and c.flag("--container-image", "--container-name")
+                                 for c in _calls(ctx)):
+        return  # pyxis: enroot's 50-slurm-pytorch hook (which NVIDIA's recipes require) maps SLURM_* to RANK etc.
     missing = [name for name in ("RANK", "WORLD_SIZE") if launch_env(ctx, name) is None]
     if missing:
         yield Finding(f"{starter} starts {world[0]} processes that run the trainer directly, but "

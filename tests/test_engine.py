@@ -129,3 +129,18 @@ def test_settings_for_honours_isolated_and_config_file(tmp_path):
     assert Engine(CheckOptions()).settings_for(launch).ignore == ["PL303"]
     assert Engine(CheckOptions(isolated=True)).settings_for(launch).path is None
     assert Engine(CheckOptions(config_file=other)).settings_for(launch).path == Path(other)
+
+
+def test_rank_env_missing_is_quiet_for_srun_with_a_pyxis_container(tmp_path):
+    """PL209: srun starting python per task needs RANK/WORLD_SIZE from somewhere; with a pyxis container,
+    enroot's 50-slurm-pytorch hook exports them, as NVIDIA's srun-per-task recipes rely on."""
+    from plint.rules.topology import SRUN_PYTHON
+
+    bare = SRUN_PYTHON.format(prefix="", wrap="", end="")
+    pyxis = SRUN_PYTHON.format(prefix="", wrap="--container-image nvcr.io/nvidia/pytorch:24.05-py3 ", end="")
+    found = {}
+    for name, text in (("bare.sh", bare), ("pyxis.sh", pyxis)):
+        (tmp_path / name).write_text(text)
+        (result,) = check_paths([tmp_path / name])
+        found[name] = [d.code for d in result.diagnostics if d.code == "PL209"]
+    assert found == {"bare.sh": ["PL209"], "pyxis.sh": []}
