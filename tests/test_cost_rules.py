@@ -203,6 +203,8 @@ def test_bigscience_pad_vocab_size_to_is_the_vocabulary(tmp_path):
     ("", "", 2.0),  # grad_accum_dtype unset: the model's dtype
     (', "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),
     ("", " --no-pipeline-parallel", None),  # no pipeline engine: DeepSpeed's plain bf16 wrapper
+    ('@1, "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),  # ZeRO-1 with fp32 accumulation
+    ("@1", "", None),  # ZeRO-1 with bf16 accumulation: DeepSpeed's ZeRO optimizer
 ])
 def test_megatron_deepspeed_bf16_at_zero_0_runs_the_bf16_optimizer(tmp_path, ds_extra, flags, accum):
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "bf16": {"enabled": true}%s}'
@@ -212,6 +214,9 @@ def test_megatron_deepspeed_bf16_at_zero_0_runs_the_bf16_optimizer(tmp_path, ds_
               f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{flags}\n")
     if flags:
         launch = launch.replace("--pipeline-model-parallel-size 2 ", "")
+    if ds_extra.startswith("@1"):  # ZeRO stage 1
+        ds, ds_extra = ds.replace('"stage": 0', '"stage": 1'), ds_extra[2:]
+        launch = launch.replace("--zero-stage 0", "--zero-stage 1")
     result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds % ds_extra})
     (layout,) = result.layouts
     assert layout.value("trainer") == "megatron-deepspeed"

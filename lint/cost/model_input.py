@@ -331,15 +331,20 @@ def _layer_freq(text: str | None) -> int | tuple[int, ...]:
 
 def _bf16_optimizer_accum(layout: Layout, precision: str, zero, args: _TrainerFlags) -> float | None:
     """Accumulation-buffer bytes per parameter when a Megatron-DeepSpeed launch runs DeepSpeed's
-    BF16_Optimizer: bf16 at ZeRO stage 0 with the pipeline engine (DeepSpeed picks it for a bf16 model
-    whose gradient accumulation dtype is the model's when pipeline parallelism is on; BLOOM's recipe:
-    "bf16 must use z0! it implements its own zero stage 1 equivalent"); None otherwise."""
-    if layout.value("trainer") != "megatron-deepspeed" or precision != "bf16" or zero not in (0, None) \
-            or not args.present("--deepspeed") or args.present("--no-pipeline-parallel"):
+    BF16_Optimizer (engine._do_optimizer_sanity_check): bf16 at ZeRO stage 0 with the pipeline engine
+    (BLOOM's recipe: "bf16 must use z0! it implements its own zero stage 1 equivalent"), or bf16 at
+    ZeRO stage 1 with data_types.grad_accum_dtype fp32 and no optimizer offload; None otherwise."""
+    if layout.value("trainer") != "megatron-deepspeed" or precision != "bf16" or not args.present("--deepspeed"):
         return None
     ds = getattr(layout, "extras", {}).get("ds_config")
     accum = ds.value("data_types", "grad_accum_dtype").value if ds is not None else None
-    return 4.0 if str(accum).lower() in ("fp32", "float32", "float", "torch.float32") else 2.0
+    fp32 = str(accum).lower() in ("fp32", "float32", "float", "torch.float32")
+    if zero == 1:  # ZeRO-1 with fp32 accumulation and no offload is routed to BF16_Optimizer too
+        offload = ds.offload_optimizer.value if ds is not None else None
+        return 4.0 if fp32 and offload in (None, "none") else None
+    if zero not in (0, None) or args.present("--no-pipeline-parallel"):
+        return None
+    return 4.0 if fp32 else 2.0
 
 
 _STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
