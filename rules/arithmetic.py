@@ -455,7 +455,10 @@ def recompute_conflict(ctx: RuleContext):
     if effective is not None and effective.value == "selective" and method is not None:
         yield Finding("--recompute-method is rejected with selective recompute", method.flag_word.value_span,
                       key="recompute.method")
-    if effective is not None and effective.value == "full" and (method is None or layers is None):
+    # full recompute asked with --recompute-granularity (v2.x's --checkpoint-activations spelling is
+    # PL502's: those releases exit on it)
+    if effective is not None and effective.value == "full" and granularity is not None \
+            and (method is None or layers is None):
         need = " and ".join(f for f, u in (("--recompute-method", method), ("--recompute-num-layers", layers))
                             if u is None)
         yield Finding(f"full recompute needs {need}", effective.span, key="recompute.granularity")

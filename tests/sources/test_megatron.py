@@ -320,6 +320,24 @@ def test_recompute():
     assert facts("--recompute-activations --checkpoint-activations")["recompute.granularity"].value == "selective"
 
 
+def test_legacy_checkpointing_is_not_a_recompute_conflict(tmp_path):
+    """PL112's "full recompute needs --recompute-method and --recompute-num-layers" is about
+    --recompute-granularity full; a v2.x --checkpoint-activations launch gets PL502 (the flag makes
+    later releases exit), not a second error about flags its release never had."""
+    from plint.check import check_paths
+
+    launch = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --num-layers 24 "
+              "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+              "--micro-batch-size 1 --global-batch-size 64 --fp16 --checkpoint-activations\n")
+    (tmp_path / "launch.sh").write_text(launch)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    found = {d.code for d in result.diagnostics}
+    assert "PL502" in found and "PL112" not in found
+    (tmp_path / "modern.sh").write_text(launch.replace("--checkpoint-activations", "--recompute-granularity full"))
+    (modern,) = check_paths([tmp_path / "modern.sh"])
+    assert "PL112" in {d.code for d in modern.diagnostics}
+
+
 # ---- Megatron-DeepSpeed forks ------------------------------------------------------------------------
 
 def test_fork_flags():
