@@ -74,5 +74,8 @@ def test_typos_inside_leniently_read_sections(tmp_path):
     # renamed intra_op_parallelism in 0.16.4: the message says so rather than guess a spelling
     assert any(m.endswith('silently ignores "aio.thread_count", which it renamed "intra_op_parallelism"')
                for m in messages)
+    # a key with no rename and nothing close gets no hint at all
+    odd = findings(tmp_path, {"odd.json": '{"train_batch_size": 8, "aio": {"xyzzy": 1}}\n'}, "odd.json")
+    assert [m for c, m, _ in odd if c == "PL504"] == [f'{tmp_path / "odd.json"}: DeepSpeed silently ignores "aio.xyzzy"']
     assert any('"activation_checkpointing.partition_activation"; did you mean "partition_activations"' in m
                for m in messages)
