@@ -60,9 +60,11 @@ def sequence_parallel_ignored(ctx: RuleContext):
     "PL305", "distributed-optimizer-off", "warning",
     "Data parallelism without the distributed optimizer or ZeRO.",
     RuleDocs(
-        what="Checks dp > 1 with neither --use-distributed-optimizer nor a ZeRO stage (Megatron-DeepSpeed with "
-             "bf16 and ZeRO 0 is exempt: its bf16 optimizer shards the fp32 state itself). Under --deepspeed the "
-             "remedy it names is ZeRO stage 1 in the DeepSpeed config, which then runs the optimizer.",
+        what="Checks dp > 1 with neither --use-distributed-optimizer nor a ZeRO stage. Exempt: a "
+             "Megatron-DeepSpeed launch that DeepSpeed gives its BF16_Optimizer (bf16 at ZeRO 0 with the "
+             "pipeline engine, or ZeRO 1 with fp32 gradient accumulation), which shards the fp32 state itself. "
+             "Under --deepspeed the remedy it names is ZeRO stage 1 in the DeepSpeed config, which then runs "
+             "the optimizer.",
         why="Without sharding every data-parallel rank holds the fp32 master weights and Adam moments: 18 "
             "bytes per parameter instead of 6 + 12/dp (Megatron's theoretical memory formula); for dp 8 that "
             "is 18 vs 7.5 bytes, for the same step time.",
@@ -80,16 +82,20 @@ def distributed_optimizer_off(ctx: RuleContext):
     zero = value(ctx, "parallel.zero_stage")
     if zero is not None and zero.value:
         return
-    if trainer(ctx) == "megatron-deepspeed" and value(ctx, "precision") is not None \
-            and value(ctx, "precision").value == "bf16":
-        return
+    from plint.cost.model_input import deepspeed_bf16_optimizer
+
+    if deepspeed_bf16_optimizer(ctx.layout) is not None:
+        return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1
     precision = value(ctx, "precision")
     args = ctx.layout.extras.get("trainer_args")
     if trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None:
-        # DeepSpeed runs the optimizer: ZeRO-1 is the remedy (the ZeRO paper's mixed-precision Adam:
-        # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1)
-        yield Finding(f"dp {dp[0]} at ZeRO stage 0: every rank keeps the full fp32 master weights and Adam "
-                      f"moments (16 bytes per parameter instead of 4 + 12/{dp[0]} = {4 + 12 / dp[0]:.1f} with "
+        # DeepSpeed runs the optimizer: ZeRO-1 is the remedy. Mixed precision (the ZeRO paper's K = 12):
+        # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1; fp32 (no master copy): 4 + 4 + 8, 8 + 8/dp
+        fp32 = precision is not None and precision.value == "fp32"
+        full, kept, sharded = (16, 8, 8) if fp32 else (16, 4, 12)
+        what = "Adam moments" if fp32 else "fp32 master weights and Adam moments"
+        yield Finding(f"dp {dp[0]} at ZeRO stage 0: every rank keeps the full {what} ({full} bytes per parameter "
+                      f"instead of {kept} + {sharded}/{dp[0]} = {kept + sharded / dp[0]:.1f} with "
                       "\"zero_optimization\": {\"stage\": 1} in the DeepSpeed config)",
                       span(ctx, "parallel.zero_stage", "parallel.distributed_optimizer"), key="parallel.zero_stage")
         return

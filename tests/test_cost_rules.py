@@ -286,6 +286,26 @@ def test_pl305_under_deepspeed_names_zero_stage_1(tmp_path):
     assert finding.path.endswith("ds.json") and finding.key == "parallel.zero_stage"
 
 
+@pytest.mark.parametrize(("precision", "extra", "expected"), [
+    ("--bf16", "--pipeline-model-parallel-size 2", None),  # BF16_Optimizer shards it: exempt
+    ("--bf16", "--no-pipeline-parallel", "fp32 master weights and Adam moments (16 bytes per parameter "
+                                          "instead of 4 + 12/8 = 5.5"),  # DeepSpeed's plain bf16 wrapper
+    ("", "--no-pipeline-parallel", "Adam moments (16 bytes per parameter instead of 8 + 8/8 = 9.0"),  # fp32
+])
+def test_pl305_under_deepspeed_follows_the_optimizer_deepspeed_builds(tmp_path, precision, extra, expected):
+    dtype = {"--bf16": ', "bf16": {"enabled": true}', "": ""}[precision]
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}%s}' % dtype
+    launch = (f"deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json {extra} "
+              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+              f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 {precision}\n")
+    found = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL305")
+    if expected is None:
+        assert found == []
+    else:
+        (finding,) = found
+        assert expected in finding.message
+
+
 def test_low_mfu_names_where_the_time_goes(tmp_path):
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
                      layers=12, hidden=768, heads=12, seq=1024)

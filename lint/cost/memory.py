@@ -81,6 +81,10 @@ def step_grad_copy_bytes(inp: ModelInput) -> float:
     set it to None right after. (Megatron's docs table, 4 + 16/d for fp16, and DeepSpeed's
     estimators, 18 bytes, count it with the states, which is right for the step but not for the
     forward/backward peak.)"""
+    if inp.ds_bf16_optimizer_accum_bytes is not None or inp.optimizer_bytes is not None:
+        # BF16_Optimizer points .grad at its accumulation buffer (counted with the gradients); the
+        # precision-aware optimizer steps on decoupled_grad = the gradient buffer's shard: no copy either
+        return 0.0
     w, grad, _, zero = state_bytes(inp)
     return 4.0 if w == 2.0 and (zero or grad < 4) else 0.0
 

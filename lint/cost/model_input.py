@@ -347,6 +347,13 @@ def _bf16_optimizer_accum(layout: Layout, precision: str, zero, args: _TrainerFl
     return 4.0 if fp32 else 2.0
 
 
+def deepspeed_bf16_optimizer(layout: Layout) -> float | None:
+    """_bf16_optimizer_accum for a layout alone (what rules ask: does DeepSpeed shard this optimizer?)."""
+    zero = layout.value("parallel.zero_stage")
+    return _bf16_optimizer_accum(layout, layout.value("precision"), zero if isinstance(zero, int) else None,
+                                 _TrainerFlags(layout))
+
+
 _STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 
 

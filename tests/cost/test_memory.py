@@ -66,6 +66,13 @@ def test_the_step_gradient_copy_counts_where_it_outgrows_the_activations():
     # bf16 with fp32 gradient buffers makes no copy (.float() of an fp32 tensor is the tensor itself)
     bf16 = memory_bytes(short.replace(precision="bf16"), c, 1)
     assert bf16["optimizer"] == 12 * c.total
+    # nor do DeepSpeed's BF16_Optimizer (.grad is its accumulation buffer, counted with the gradients)
+    # and Megatron's precision-aware optimizer (decoupled_grad is the gradient buffer's shard)
+    bf16_opt = memory_bytes(short.replace(precision="bf16", zero_stage=0, ds_bf16_optimizer_accum_bytes=4.0), c, 1)
+    assert (bf16_opt["grads"], bf16_opt["optimizer"]) == (6 * c.total, 12 * c.total / 8)  # sharded over dp 8
+    aware = memory_bytes(short.replace(precision="bf16", optimizer_bytes=10.0, options=Options(grad_reduce_bytes=2)),
+                         c, 1)
+    assert aware["optimizer"] == 10 * c.total
 
 
 def test_small_gpt_activations():
