@@ -44,9 +44,12 @@ def _variant(inp: ModelInput, **changes) -> Estimate | None:
 
 
 def _fits(est: Estimate, ctx: RuleContext) -> bool:
-    """Within the headroom threshold: advice must not lead into a PL402 warning."""
+    """Within the headroom threshold: advice must not lead into a PL402 warning. Where memory is not
+    modelled (fp8), the layout must fit with room for Transformer Engine's fp8 weight copies too (an fp8
+    copy and its transpose: as many bytes per parameter as the bf16 weights the estimate counts)."""
     mem = est.memory_gib
-    return mem["total"] <= _threshold(ctx, "memory-headroom") * mem["usable"]
+    extra = mem["weights"] if ctx.layout is not None and ctx.layout.extras.get("memory_unmodelled") else 0.0
+    return mem["total"] + extra <= _threshold(ctx, "memory-headroom") * mem["usable"]
 
 
 def _gib(x: float) -> str:
@@ -367,8 +370,13 @@ def low_mfu(ctx: RuleContext):
     if larger is None:
         return
     micro, variant = larger
+    # a DeepSpeed config that states the micro-batch must say the same (PL106 checks they agree)
+    cfg = ctx.layout.extras.get("ds_config")
+    stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
+    also = (f" and \"train_micro_batch_size_per_gpu\": {micro} in {cfg.path}"
+            if stated is not None and stated != "auto" else "")
     yield Finding(f"{head}; model compute takes {_pct(est.time_s['compute'] / step)} of the step, and with "
-                  f"--micro-batch-size {micro} (larger GEMMs) the launch fits ({_gib(variant.memory_gib['total'])} "
+                  f"--micro-batch-size {micro}{also} (larger GEMMs) the launch fits ({_gib(variant.memory_gib['total'])} "
                   f"of {_gib(variant.memory_gib['usable'])} GiB) and the step is predicted "
                   f"{_pct(1 - variant.step_time_s / step)} shorter ({_seconds(variant.step_time_s)} vs "
                   f"{_seconds(step)})", span(ctx, "batch.micro"), key="estimate.mfu")

@@ -241,7 +241,7 @@ def test_precision_aware_optimizer_state_bytes(tmp_path, flags, state_bytes):
     assert mem["optimizer"] == pytest.approx(count_params(inp).total * (state_bytes or 12) / 8)  # dp 8
 
 
-def test_megatron_deepspeed_pipelines_run_deepspeeds_engine_at_any_zero_stage(tmp_path):
+def test_megatron_deepspeed_pipelines_run_deepspeeds_engine_at_zero_0_too(tmp_path):
     """fp16 at ZeRO 0 with pp 2: Megatron-DeepSpeed builds GPTModelPipe, so DeepSpeed's PipelineEngine
     sends and receives as four blocking transfers per micro-batch, twice Megatron's paired p2p."""
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
@@ -357,6 +357,19 @@ def test_low_mfu_names_the_larger_micro_batch_when_compute_is_the_step(tmp_path)
     assert (finding.line, finding.col) == (7, 24)  # the 1 of "    --micro-batch-size 1" (4 + 18 + 1)
 
 
+def test_low_mfu_micro_batch_advice_names_the_deepspeed_config_too(tmp_path):
+    """Megatron-DeepSpeed checks --micro-batch-size against train_micro_batch_size_per_gpu (PL106): the
+    advice changes both, or following it would trade an info for an error."""
+    ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1}, "bf16": {"enabled": true}}'
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
+              "--num-layers 12 --hidden-size 768 --num-attention-heads 12 --seq-length 512 "
+              "--max-position-embeddings 512 --micro-batch-size 1 --global-batch-size 256 --bf16\n")
+    (finding,) = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL310")
+    micro = re.search(r"--micro-batch-size (\d+)", finding.message).group(1)
+    assert f'--micro-batch-size {micro} and "train_micro_batch_size_per_gpu": {micro} in ' in finding.message
+    assert "ds.json (larger GEMMs)" in finding.message
+
+
 def test_low_mfu_micro_batch_advice_divides_the_batch(tmp_path):
     """Global 96 on dp 8: 12 sequences per rank, so Megatron accepts micro-batches 2, 3, 4, 6 and 12.
     One of 11 would process 11 of the 12 sequences per step, so its estimate is shorter still: advice
@@ -410,6 +423,25 @@ def test_memory_rules_stay_silent_on_fp8_and_say_why(tmp_path):
     assert est["memory_gib"]["total"] > est["memory_gib"]["usable"] and est["step_time_s"] > 0
     assert any(note.startswith("memory not modelled: fp8") for note in est["notes"])
     assert not _findings(fp8, "PL401") and not _findings(fp8, "PL402")
+
+
+def test_advice_on_fp8_leaves_room_for_te_weight_copies(tmp_path):
+    """Llama-3-8B-like, tp 2: in bf16, PL302 says tp 1 fits (61.7 of 74.4 GiB, under the 90% headroom of
+    67.0). In fp8, Transformer Engine adds an fp8 copy and transpose of every weight (as many bytes as the
+    15 GiB of bf16 weights at tp 1), so the advice must not claim tp 1 fits."""
+    shape = ("--sequence-parallel --use-distributed-optimizer --ffn-hidden-size 14336 --group-query-attention "
+             "--num-query-groups 8 --swiglu --untie-embeddings-and-output-weights --vocab-size 128256 "
+             "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
+    bf16 = _launch(tmp_path, f"--tensor-model-parallel-size 2 {shape}", glob=256, **LLAMA_7B)
+    (advice,) = _findings(bf16, "PL302")
+    assert "with tp 1 and dp 8 the launch fits" in advice.message
+    (tmp_path / "fp8").mkdir()
+    fp8 = _launch(tmp_path / "fp8", f"--tensor-model-parallel-size 2 {shape} --fp8-format hybrid", glob=256,
+                  **LLAMA_7B)
+    inp = cost_input(fp8.layouts[0])
+    tp1 = estimate(inp.replace(tp=1, dp=8, sequence_parallel=False))
+    assert tp1.memory_gib["total"] <= 0.9 * tp1.memory_gib["usable"] < tp1.memory_gib["total"] + tp1.memory_gib["weights"]
+    assert not _findings(fp8, "PL302")
 
 
 def test_rules_stay_silent_on_what_the_model_leaves_out(tmp_path):
