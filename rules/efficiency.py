@@ -82,9 +82,9 @@ def distributed_optimizer_off(ctx: RuleContext):
     zero = value(ctx, "parallel.zero_stage")
     if zero is not None and zero.value:
         return
-    from plint.cost.model_input import deepspeed_bf16_optimizer
+    from plint.deepspeed_engine import bf16_optimizer_accum_bytes
 
-    if deepspeed_bf16_optimizer(ctx.layout) is not None:
+    if bf16_optimizer_accum_bytes(ctx.layout) is not None:
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1
     precision = value(ctx, "precision")
     args = ctx.layout.extras.get("trainer_args")

@@ -113,13 +113,10 @@ class ModelInput:
     sequence_parallel: bool = False
     distributed_optimizer: bool = False
     zero_stage: int | None = None  # DeepSpeed ZeRO / FSDP (3 = fully sharded); None or 0: not sharded
-    # DeepSpeed's BF16_Optimizer (bf16, ZeRO 0, pipeline engine: engine._do_optimizer_sanity_check): it
-    # shards the fp32 master and Adam over dp like ZeRO-1 and accumulates gradients in a buffer of
-    # this many bytes per parameter beside the bf16 ones (data_types.grad_accum_dtype; bf16 when unset)
+    # DeepSpeed's BF16_Optimizer (when: plint.deepspeed_engine) shards the fp32 master and Adam over dp
+    # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
-    # Megatron-DeepSpeed with --deepspeed builds a PipelineModule (GPTModelPipe) unless
-    # --no-pipeline-parallel: DeepSpeed's PipelineEngine runs the schedule, whatever the ZeRO stage
-    deepspeed_pipeline_engine: bool = False
+    deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.deepspeed_engine)
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
     optimizer_bytes: float | None = None
@@ -206,6 +203,8 @@ class ModelInput:
         micro = _positive_int(v("batch.micro")) or 1
         global_batch = _positive_int(v("batch.global")) or micro * dp
         experts = _positive_int(v("model.num_experts"))
+        from plint.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
+
         args = _TrainerFlags(layout)
         granularity = v("recompute.granularity")
         precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
@@ -249,9 +248,8 @@ class ModelInput:
             sequence_parallel=bool(v("parallel.sequence_parallel")),
             distributed_optimizer=bool(v("parallel.distributed_optimizer")),
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
-            ds_bf16_optimizer_accum_bytes=_bf16_optimizer_accum(layout, precision, zero, args),
-            deepspeed_pipeline_engine=layout.value("trainer") == "megatron-deepspeed" and args.present("--deepspeed")
-            and not args.present("--no-pipeline-parallel"),
+            ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
+            deepspeed_pipeline_engine=runs_pipeline_engine(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
@@ -327,31 +325,6 @@ def _layer_freq(text: str | None) -> int | tuple[int, ...]:
         items = [int(t) for t in group.replace(",", " ").split()]
         flat.extend(items * int(count or 1))
     return tuple(flat) if flat else 1
-
-
-def _bf16_optimizer_accum(layout: Layout, precision: str, zero, args: _TrainerFlags) -> float | None:
-    """Accumulation-buffer bytes per parameter when a Megatron-DeepSpeed launch runs DeepSpeed's
-    BF16_Optimizer (engine._do_optimizer_sanity_check): bf16 at ZeRO stage 0 with the pipeline engine
-    (BLOOM's recipe: "bf16 must use z0! it implements its own zero stage 1 equivalent"), or bf16 at
-    ZeRO stage 1 with data_types.grad_accum_dtype fp32 and no optimizer offload; None otherwise."""
-    if layout.value("trainer") != "megatron-deepspeed" or precision != "bf16" or not args.present("--deepspeed"):
-        return None
-    ds = getattr(layout, "extras", {}).get("ds_config")
-    accum = ds.value("data_types", "grad_accum_dtype").value if ds is not None else None
-    fp32 = str(accum).lower() in ("fp32", "float32", "float", "torch.float32")
-    if zero == 1:  # ZeRO-1 with fp32 accumulation and no offload is routed to BF16_Optimizer too
-        offload = ds.offload_optimizer.value if ds is not None else None
-        return 4.0 if fp32 and offload in (None, "none") else None
-    if zero not in (0, None) or args.present("--no-pipeline-parallel"):
-        return None
-    return 4.0 if fp32 else 2.0
-
-
-def deepspeed_bf16_optimizer(layout: Layout) -> float | None:
-    """_bf16_optimizer_accum for a layout alone (what rules ask: does DeepSpeed shard this optimizer?)."""
-    zero = layout.value("parallel.zero_stage")
-    return _bf16_optimizer_accum(layout, layout.value("precision"), zero if isinstance(zero, int) else None,
-                                 _TrainerFlags(layout))
 
 
 _STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
