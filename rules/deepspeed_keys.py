@@ -136,9 +136,11 @@ def deepspeed_unknown_key(ctx: RuleContext):
             for entry in e.value.entries:
                 if entry.key not in inner:
                     renamed = RENAMED_KEYS.get(f"{e.key}.{entry.key}")
-                    near = renamed if renamed in inner else closest(entry.key, inner)
-                    hint = (f", which it renamed \"{near}\"" if renamed is not None and near == renamed else
-                            f"; did you mean \"{near}\"?" if near else "")
+                    if renamed in inner:
+                        hint = f", which it renamed \"{renamed}\""
+                    else:
+                        near = closest(entry.key, inner)
+                        hint = f"; did you mean \"{near}\"?" if near else ""
                     yield Finding(f"{cfg.path}: DeepSpeed silently ignores \"{e.key}.{entry.key}\"{hint}",
                                   entry.key_span, key=f"{e.key}.{entry.key}")
         elif known[e.key].get("type") == "object":

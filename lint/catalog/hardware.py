@@ -83,7 +83,8 @@ def ambiguous_parts(name: str | None) -> list[str] | None:
     first; None for a name that means one GPU. lookup_gpu gives the larger."""
     if not name or not isinstance(name, str):
         return None
-    return _catalog().get("ambiguous", {}).get(_key(name))
+    parts = _catalog().get("ambiguous", {}).get(_key(name))
+    return parts if isinstance(parts, list) else None  # "_why" explains the table, it is no GPU name
 
 
 def default_gpu() -> GPU:

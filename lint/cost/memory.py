@@ -12,9 +12,9 @@ docs/user-guide/features/dist_optimizer.md table):
   DeepSpeed ZeRO / FSDP: 2 + 2 + 12 (fp32 master, Adam) for 16-bit training; stage 1 shards the
       optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers' gathered
       weights in flight). DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
-      stage 1 with fp32 gradient accumulation) shards
-      like stage 1 and keeps a gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp,
-      or 2 + (2 + 4) + 12/dp with data_types.grad_accum_dtype fp32.
+      stage 1 with fp32 gradient accumulation; plint.deepspeed_engine) shards like stage 1 and keeps a
+      gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp, or 2 + (2 + 4) + 12/dp
+      with data_types.grad_accum_dtype fp32.
   With 16-bit gradients the optimizer step also makes an fp32 copy of its shard's gradients (4 bytes,
       step_grad_copy_bytes); it exists only after the backward has freed the activations, so the peak
       counts only what it exceeds them by (Megatron's docs table, 4 + 16/d for fp16, and DeepSpeed's
