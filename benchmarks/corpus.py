@@ -176,7 +176,8 @@ def score_file(label: FileLabel, run: PlintRun) -> FileScore:
             score.right = 1
         else:
             score.mismatches.append(
-                f"launches: label false, plint reads a {_show(layout.get('launcher'))} launch")
+                f"launches: label false, plint reads a launch (launcher {_show(layout.get('launcher'))}, "
+                f"entrypoint {_show(layout.get('entrypoint'))})")
         return score
     if layout is None:
         score.silent = not any(d.get("code") == NO_LAUNCH_CODE for d in diagnostics)

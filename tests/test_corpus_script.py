@@ -124,3 +124,11 @@ def test_unknown_label_field_is_refused(tmp_path: Path) -> None:
     (tmp_path / "x.yaml").write_text("repo: a/b\ncommit: c\nfiles:\n  - path: f\n    fields: {parallel.tpp: 2}\n")
     with pytest.raises(ValueError, match="parallel.tpp"):
         corpus.load_labels(tmp_path)
+
+
+def test_a_launch_read_in_a_non_launching_file_is_wrong() -> None:
+    label = corpus.FileLabel(repo="acme/demo", path="merge.sh", launches=False)
+    score = corpus.score_file(label, _run({"launcher": None, "entrypoint": "tools/merge.py"}))
+    assert (score.right, score.total) == (0, 1)
+    assert score.mismatches == ['launches: label false, plint reads a launch (launcher null, entrypoint "tools/merge.py")']
+    assert corpus.score_file(label, _run(None)).right == 1
