@@ -292,13 +292,16 @@ def deepspeed_optimizer_param(ctx: RuleContext):
             return
         popped = set(table["types"][name]["popped"])
         classes = _optimizer_candidates(cfg, name, params, table)
+        if classes == [table["types"][name]["builds"].get("torch_adam")]:
+            popped |= set(table["types"][name].get("popped_with_torch_adam", ()))
         signatures = [table["classes"][c] for c in classes]
     elif name in table["torch_optim"]:
         if not isinstance(params, JObject):
             return
         popped, classes, signatures = set(), [f"torch.optim.{name}"], [table["torch_optim"][name]]
     else:
-        near = closest(kind.value, list(table["types"]) + list(table["torch_optim"]))
+        options = list(table["types"]) + list(table["torch_optim"])
+        near = next((o for o in options if o.lower() == kind.value.lower()), None) or closest(kind.value, options)
         yield Finding(f"{cfg.path}: optimizer.type \"{kind.value}\" is neither a DeepSpeed optimizer nor a class of "
                       f"torch.optim (DeepSpeed {table['x-deepspeed-version']}, torch {table['x-torch-version']}): "
                       "DeepSpeed stops at start-up ('not a supported DeepSpeed Optimizer') unless the script passes "

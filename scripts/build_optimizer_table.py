@@ -132,6 +132,8 @@ def build(ds: Path, torch: Path) -> dict:
                 classes[key] = {**torch_optim[name], "supplied": list(supplied)}
             builds[case] = key
         types[kind] = {"popped": spec["popped"], "builds": builds}
+        if "torch_adam" in builds:  # get_optimizer_configuration pops foreach and passes it back
+            types[kind]["popped_with_torch_adam"] = ["foreach"]
     ds_version, torch_version = _version(ds, torch)
     return {
         "title": "The classes DeepSpeed builds for optimizer.type, and their constructors' keywords",
