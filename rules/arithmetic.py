@@ -70,9 +70,11 @@ def world_size_indivisible(ctx: RuleContext):
             "size that does not divide stops the run when the ramp reaches it, mid-run.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=66)),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=64)),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` moves the global batch to the nearest valid value and says so.",
+        fix="`plint fix --unsafe-fixes` moves the global batch to the nearest valid value, and a ramp's start and "
+            "increment onto multiples of micro-batch x dp, where they are written as literals.",
         references=("megatron/core/num_microbatches_calculator.py",),
     ),
+    fix_availability="sometimes",
 )
 def global_batch_indivisible(ctx: RuleContext):
     if not is_megatron(ctx):
@@ -331,9 +333,11 @@ def experts_indivisible(ctx: RuleContext):
         good=Example({
             "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
             "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}\n'}),
-        fix="Not fixed automatically yet; planned: `plint fix` can rewrite the JSON values from the trainer's flags (unsafe: it changes the batch).",
+        fix="For plain DeepSpeed, `plint fix --unsafe-fixes` sets train_batch_size to micro x grad_accum x the "
+            "launch's dp (it changes the batch); the Megatron-DeepSpeed cases are not fixed automatically.",
         references=("deepspeed/runtime/config.py _batch_assertion",),
     ),
+    fix_availability="sometimes",
 )
 def deepspeed_batch_mismatch(ctx: RuleContext):
     cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
@@ -625,10 +629,12 @@ def recompute_conflict(ctx: RuleContext):
             "and meet it.",
         bad=torchrun(gpt("--step-batch-size-schedule \"0:32 1B:64\"")),
         good=torchrun(gpt("--step-batch-size-schedule \"0:32 1B:64\"").replace(" --global-batch-size 64", "")),
-        fix="Not fixed automatically: drop --global-batch-size (the schedule's last size is the final batch).",
+        fix="`plint fix --unsafe-fixes` removes the refused flag where it is written (the schedule's last size is "
+            "the final batch).",
         references=("megatron/training/arguments.py validate_args",
                     "megatron/core/num_microbatches_calculator.py _build_num_microbatches_calculator"),
     ),
+    fix_availability="sometimes",
 )
 def batch_schedule_conflict(ctx: RuleContext):
     from plint.rules.keys_and_flags import _catalog

@@ -258,11 +258,13 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | No
                                 '"max_grad_norm": 1.0, "momentum": 0.9}}}\n'}, main="ds.json"),
         good=Example({"ds.json": '{"train_batch_size": 32, "gradient_clipping": 1.0, "optimizer": {"type": "Adam", '
                                  '"params": {"lr": 1e-4, "betas": [0.9, 0.95]}}}\n'}, main="ds.json"),
-        fix="Not fixed automatically: move max_grad_norm to gradient_clipping, drop or rename the key.",
+        fix="`plint fix --unsafe-fixes` removes the refused key from optimizer.params (clipping then follows the "
+            "top-level gradient_clipping, 1.0 by default since DeepSpeed 0.19.3); an unknown type is not fixed.",
         references=("deepspeed/runtime/engine.py _configure_basic_optimizer, _do_sanity_check",
                     "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py"),
     ),
     needs_layout=False,
+    fix_availability="sometimes",
 )
 def deepspeed_optimizer_param(ctx: RuleContext):
     from plint.sources.jsonpos import JObject, JScalar

@@ -235,3 +235,31 @@ def test_the_table_matches_the_installed_packages():
     if table["x-deepspeed-version"] != stored["x-deepspeed-version"]:
         pytest.skip("another DeepSpeed release is installed")
     assert table["types"] == stored["types"] and table["classes"] == stored["classes"]
+
+
+# ---- the unsafe fixes, pinned on the fixtures they exist for -----------------------------------------------
+def _fixed(name, tmp_path):
+    import shutil
+
+    from plint.fix import fix_paths
+
+    work = tmp_path / name
+    shutil.copytree(ROOT / "fixtures" / "launches" / name, work)
+    fix_paths([work / "launch.sh"], unsafe=True)
+    return work
+
+
+def test_fix_moves_the_ramp_onto_the_grid(tmp_path):
+    work = _fixed("wrong-rampup-micro", tmp_path)
+    assert 'RAMPUP="32 32 5_000_000"' in (work / "launch.sh").read_text()
+
+
+def test_fix_drops_the_global_batch_beside_a_schedule(tmp_path):
+    text = (_fixed("wrong-step-schedule-global", tmp_path) / "launch.sh").read_text()
+    assert "    --global-batch-size" not in text and '--step-batch-size-schedule "0:128 20B:256 80B:512"' in text
+
+
+def test_fix_rewrites_the_json_for_the_launch(tmp_path):
+    config = json.loads((_fixed("wrong-ds-json-other-world", tmp_path) / "ds_config.json").read_text())
+    assert config["train_batch_size"] == 128 and config["gradient_accumulation_steps"] == 4
+    assert config["optimizer"]["params"] == {"lr": 2e-5, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}
