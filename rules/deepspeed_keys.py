@@ -271,7 +271,9 @@ def deepspeed_optimizer_param(ctx: RuleContext):
 
     cfg = _config(ctx)
     if cfg is None or ctx.layout is not None and ctx.layout.value("trainer") == "megatron-deepspeed":
-        return  # Megatron-DeepSpeed hands DeepSpeed its own optimizer: the JSON's section is not built
+        # Megatron-DeepSpeed hands deepspeed.initialize its own optimizer (optimizer=get_megatron_optimizer(...),
+        # megatron/training.py setup_model_and_optimizer), so DeepSpeed builds nothing from the JSON's section
+        return
     root = cfg.document.root
     optimizer = root.get("optimizer") if isinstance(root, JObject) else None
     if not isinstance(optimizer, JObject):

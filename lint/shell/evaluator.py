@@ -1048,7 +1048,7 @@ class Shell:
         if herestring is not None:
             stdin = self.herestring(herestring, unit)
         if output:
-            self.last_output = self.producer(words, unit, stdin, site)
+            self.last_output = self.producer(words, unit, stdin, site, assignments)
         return self.run(words, site, unit, assignments, stdin)
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
@@ -1127,7 +1127,11 @@ class Shell:
         if name == "envsubst":
             from plint.shell.template import run_envsubst
 
-            return run_envsubst(args, stdin, self.lookup)
+            def lookup(name: str) -> Var | None:
+                given = (prefix_env or {}).get(name)
+                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+
+            return run_envsubst(args, stdin, lookup)
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 from plint.shell.sed import run_sed
@@ -1547,9 +1551,11 @@ class Shell:
             stack.extend(reversed(n.children))
         return [seg_piece]
 
-    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node) -> MappedText | None:
-        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed);
-        `node` is the command or its span, for the files it writes."""
+    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node,
+                 prefix_env: dict[str, Var] | None = None) -> MappedText | None:
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst);
+        `node` is the command or its span, for the files it writes; `prefix_env` the `NAME=value`
+        words before the command, which bash exports to it alone."""
         if not words or words[0].text is None:
             return None
         name = words[0].text.rsplit("/", 1)[-1]
@@ -1592,7 +1598,11 @@ class Shell:
         if name == "envsubst":
             from plint.shell.template import run_envsubst
 
-            return run_envsubst(args, stdin, self.lookup)
+            def lookup(name: str) -> Var | None:
+                given = (prefix_env or {}).get(name)
+                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+
+            return run_envsubst(args, stdin, lookup)
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 return None  # edits its file in place (file_command), writes nothing to stdout

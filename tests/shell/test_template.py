@@ -92,3 +92,9 @@ def test_an_unfilled_slot_through_the_launch_is_unresolved_not_invalid(tmp_path)
     assert "PL001" not in [c for c, _ in found]
     (message,) = [m for c, m in found if c == "PL002" and "ZERO" in m]
     assert "unfilled template slot ${ZERO}" in message and "add the slot to the script's sed/envsubst" in message
+
+
+def test_envsubst_sees_assignments_before_it(run):
+    r = run("GBS=32 MBS=1 ZERO=0 envsubst < tpl.json > ds.json\n", files={"tpl.json": TEMPLATE})
+    assert virtual(r, "ds.json").content.render() == '{"bs": 32, "mbs": 1, "stage": 0}\n'
+    assert "GBS" not in r.variables  # the prefix assignment lasts for that command only
