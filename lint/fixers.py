@@ -445,3 +445,4 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 
 from plint import layout_fixers  # noqa: E402,F401  (registers the layout and arithmetic fixers)
+from plint import startup_fixers  # noqa: E402,F401  (registers the fixers of the start-up checks)

@@ -5,7 +5,7 @@
   batch, among those that keep its context parallelism, virtual stages, recompute and experts (so the
   edit is a few sizes, not a new launch); each size is edited where it was written, or its flag added
   after the tensor-parallel size when the launch left it at the default.
-- PL102: the global batch moved to the nearest multiple of micro-batch x dp.
+- PL102: the global batch moved to the nearest multiple of micro-batch x dp (ramp sizes: plint.startup_fixers).
 - PL107: of --fp16 and --bf16, the one the GPU cannot run well goes (bf16 stays where the GPU has it).
 - PL001: `300_000_000_000` in bash arithmetic loses its separators (safe); a template placeholder
   `NAME=<Specify path>` is quoted so the script parses (unsafe: the value still needs filling in).
@@ -149,6 +149,8 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 @fixer("PL102", applicability="unsafe")
 def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    if diag.key not in (None, "batch.global"):
+        return None  # a ramp or schedule size (plint.startup_fixers)
     rctx = _layout_context(diag, ctx)
     if rctx is None:
         return None

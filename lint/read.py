@@ -134,20 +134,44 @@ def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
     cfg = read_deepspeed_config(MappedText.from_source(source), source.path)
     reading.ds_config = cfg
     problems = list(getattr(cfg.document, "problems", []))
-    if problems and _is_template(source, problems[0]):
-        return  # a `sed` template (`"stage": ZERO_STAGE`): invalid JSON by design until a script fills it
+    slots = _template_slots(source) if problems else None
+    if slots:
+        # a template a script fills (`sed "s/ZERO_STAGE/$Z/"`, `envsubst < t.json > ds.json`): invalid JSON
+        # by design until then; its values are read through the script that fills it
+        reading.problems.append(Problem(
+            "unresolved", f"{source.path} is a template: {', '.join(slots)} "
+            f"{'is' if len(slots) == 1 else 'are'} filled by the script that writes the real config; check "
+            "that script to read the values", problems[0].span))
+        return
     reading.problems.extend(problems)
 
 
-def _is_template(source: SourceFile, problem: Problem) -> bool:
-    """The JSON stops at an ALL_CAPS placeholder where a value belongs."""
+# A slot a script fills: `${NAME}` / `$NAME` (envsubst, sed) or an ALL_CAPS placeholder (sed)
+_SLOT = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\b[A-Z][A-Z0-9_]{2,}\b"
+
+
+def _template_slots(source: SourceFile) -> list[str]:
+    """The slots of a JSON template, when every token that makes the JSON invalid is one: the text
+    parses once each slot stands for a number. Empty for JSON that is broken some other way."""
+    import json
     import re
 
-    span = problem.span
-    if span is None:
-        return False
-    rest = source.data[span.start:span.start + 64].decode("utf-8", "replace")
-    return re.match(r"[A-Z][A-Z0-9_]{2,}\b", rest) is not None
+    text = source.data.decode("utf-8", "replace")
+    slots = list(dict.fromkeys(re.findall(_SLOT, text)))
+    if {"TRUE", "FALSE", "NULL", "NAN"} & set(slots):
+        return []  # a mistyped literal, not a slot
+    try:
+        json.loads(re.sub(r",\s*([}\]])", r"\1", re.sub(_SLOT, "0", text)))  # hjson allows trailing commas
+    except ValueError:
+        return []
+    return [s for s in slots if s.startswith("$") or not _inside_string(text, s)] if slots else []
+
+
+def _inside_string(text: str, word: str) -> bool:
+    """Whether every occurrence of an ALL_CAPS word lies inside a JSON string (a value, not a slot)."""
+    import re
+
+    return all(text.count('"', 0, m.start()) % 2 for m in re.finditer(rf"\b{word}\b", text))
 
 
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
@@ -240,6 +264,7 @@ def _named_release(named: str | None, flavour: str) -> str | None:
 
 
 def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
+    from plint.shell.template import mark_unfilled
     from plint.sources.deepspeed_config import read_deepspeed_config
 
     word = launch.facts.get("deepspeed.config_word")
@@ -247,7 +272,7 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
         # a path with an unknown part (`$DIR/ds.json`) still matches the file the script wrote to it
         vf = lookup.result.virtual_files.get(word.value)
         if vf is not None:
-            return read_deepspeed_config(vf.content, word.value)
+            return read_deepspeed_config(mark_unfilled(vf.content, word.value), word.value)
     if not config_path.known:
         launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
                                                  f"DeepSpeed config path: {config_path.note}")
@@ -258,4 +283,7 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
             None, config_path.span, "unresolved",
             f"the DeepSpeed config {config_path.value} is neither in the repository nor written by the script")
         return None
+    if lookup.result is not None and (resolved in lookup.result.virtual_files
+                                      or str(config_path.value) in lookup.result.virtual_files):
+        text = mark_unfilled(text, _display(resolved))  # the script wrote it: a slot left in it stays unfilled
     return read_deepspeed_config(text, _display(resolved))

@@ -124,7 +124,7 @@ def all_rules() -> dict[str, Rule]:
     from plint.rules import (  # noqa: F401
         arithmetic,  # PL1xx: what the trainer rejects at start-up
         cost,  # PL301, PL302, PL308, PL310, PL401, PL402: the rules on the cost model
-        deepspeed_keys,  # PL504, PL505, PL507: DeepSpeed config keys
+        deepspeed_keys,  # PL504, PL505, PL507, PL508: DeepSpeed config keys
         efficiency,  # PL3xx
         environment,  # PL6xx
         inputs,  # PL0xx: what plint could not read or know

@@ -1,4 +1,4 @@
-"""PL504, PL505, PL507: DeepSpeed config keys, checked against schemas/deepspeed_config.schema.json
+"""PL504, PL505, PL507, PL508: DeepSpeed config keys, checked against schemas/deepspeed_config.schema.json
 (built from the installed DeepSpeed by scripts/build_deepspeed_schema.py). Top-level keys are read
 with dict.get, so a misspelt section is silently ignored; keys inside the pydantic sections are
 rejected when unknown, and an "auto" value there is silently dropped (shared/reference/deepspeed.md
@@ -211,3 +211,120 @@ def deepspeed_key_no_effect(ctx: RuleContext):
         if e.key.startswith(STAGE3_ONLY):
             yield Finding(f"{cfg.path}: zero_optimization.{e.key} has no effect at ZeRO stage {stage}",
                           e.key_span, key=f"zero_optimization.{e.key}")
+
+
+@lru_cache(maxsize=1)
+def optimizer_table() -> dict:
+    from plint.schemas import read_json
+
+    return read_json("deepspeed_optimizers.json")
+
+
+def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | None:
+    """The classes DeepSpeed may build for a built-in `kind`: one when the config decides it, both when
+    the optimizer offload or params.torch_adam is unknown (engine.py _configure_basic_optimizer)."""
+    from plint.sources.jsonpos import JScalar
+
+    builds = table["types"][kind]["builds"]
+    torch_adam = params.get("torch_adam")
+    flag = torch_adam.value if isinstance(torch_adam, JScalar) else (None if torch_adam is not None else False)
+    if flag is True and "torch_adam" in builds:
+        return [builds["torch_adam"]]
+    device = cfg.offload_optimizer
+    offload = (device.value in ("cpu", "nvme")) if device.known and device.value != "auto" else None
+    out = [builds["offload"]] if offload and "offload" in builds else \
+        [builds["default"]] if offload is False or "offload" not in builds else [builds["default"], builds["offload"]]
+    if flag is not False and flag is not True and "torch_adam" in builds:  # unknown (a variable, "auto")
+        out.append(builds["torch_adam"])
+    return out
+
+
+@register(
+    "PL508", "deepspeed-optimizer-param", "error",
+    "An optimizer parameter the optimizer DeepSpeed builds does not accept.",
+    RuleDocs(
+        what="Checks the keys under optimizer.params against the constructor of the class DeepSpeed builds for "
+             "optimizer.type (FusedAdam, DeepSpeedCPUAdam with optimizer offload, torch.optim.Adam/AdamW with "
+             "torch_adam, FusedLamb, FusedLion, torch.optim.Adagrad, or torch.optim.<type> for any other name), "
+             "the keys DeepSpeed takes out first (adam_w_mode, torch_adam, fp32_optimizer_states) excepted; "
+             "max_grad_norm under any type; and a type that is neither built in nor in torch.optim. The table "
+             "is schemas/deepspeed_optimizers.json, generated from the constructors' source by "
+             "scripts/build_optimizer_table.py.",
+        why="DeepSpeed calls Class(params, **optimizer.params): a key the constructor does not take is a TypeError "
+            "('unexpected keyword argument') in deepspeed.initialize, after the job has waited in the queue and "
+            "loaded the model. max_grad_norm (an HF Trainer argument, often copied into the JSON) is refused "
+            "with a ValueError: clipping is the top-level gradient_clipping.",
+        bad=Example({"ds.json": '{"train_batch_size": 32, "optimizer": {"type": "Adam", "params": {"lr": 1e-4, '
+                                '"max_grad_norm": 1.0, "momentum": 0.9}}}\n'}, main="ds.json"),
+        good=Example({"ds.json": '{"train_batch_size": 32, "gradient_clipping": 1.0, "optimizer": {"type": "Adam", '
+                                 '"params": {"lr": 1e-4, "betas": [0.9, 0.95]}}}\n'}, main="ds.json"),
+        fix="`plint fix --unsafe-fixes` removes the refused key from optimizer.params (clipping then follows the "
+            "top-level gradient_clipping, 1.0 by default since DeepSpeed 0.19.3); an unknown type is not fixed.",
+        references=("deepspeed/runtime/engine.py _configure_basic_optimizer, _do_sanity_check",
+                    "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py"),
+    ),
+    needs_layout=False,
+    fix_availability="sometimes",
+)
+def deepspeed_optimizer_param(ctx: RuleContext):
+    from plint.sources.jsonpos import JObject, JScalar
+
+    cfg = _config(ctx)
+    if cfg is None or ctx.layout is not None and ctx.layout.value("trainer") == "megatron-deepspeed":
+        # Megatron-DeepSpeed hands deepspeed.initialize its own optimizer (optimizer=get_megatron_optimizer(...),
+        # megatron/training.py setup_model_and_optimizer), so DeepSpeed builds nothing from the JSON's section
+        return
+    root = cfg.document.root
+    optimizer = root.get("optimizer") if isinstance(root, JObject) else None
+    if not isinstance(optimizer, JObject):
+        return
+    kind = optimizer.get("type")
+    params = optimizer.get("params")
+    if not isinstance(kind, JScalar) or not isinstance(kind.value, str):
+        return
+    table = optimizer_table()
+    name = kind.value.lower() if kind.value.lower() in set(table["types"]) | set(table["unchecked"]) else kind.value
+    if isinstance(params, JObject):
+        for e in params.entries:
+            if e.key in table["refused"]:
+                yield Finding(f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed stops at start-up with "
+                              f"{table['refused'][e.key]}", e.key_span, key=f"optimizer.params.{e.key}")
+    if name in table["unchecked"]:
+        return
+    if name in table["types"]:
+        if not isinstance(params, JObject):
+            return
+        popped = set(table["types"][name]["popped"])
+        classes = _optimizer_candidates(cfg, name, params, table)
+        if classes == [table["types"][name]["builds"].get("torch_adam")]:
+            popped |= set(table["types"][name].get("popped_with_torch_adam", ()))
+        signatures = [table["classes"][c] for c in classes]
+    elif name in table["torch_optim"]:
+        if not isinstance(params, JObject):
+            return
+        popped, classes, signatures = set(), [f"torch.optim.{name}"], [table["torch_optim"][name]]
+    else:
+        options = list(table["types"]) + list(table["torch_optim"])
+        near = next((o for o in options if o.lower() == kind.value.lower()), None) or closest(kind.value, options)
+        yield Finding(f"{cfg.path}: optimizer.type \"{kind.value}\" is neither a DeepSpeed optimizer nor a class of "
+                      f"torch.optim (DeepSpeed {table['x-deepspeed-version']}, torch {table['x-torch-version']}): "
+                      "DeepSpeed stops at start-up ('not a supported DeepSpeed Optimizer') unless the script passes "
+                      "its own optimizer" + (f"; did you mean \"{near}\"?" if near else ""),
+                      kind.span, key="optimizer.type")
+        return
+    shown = " or ".join(c.rsplit(".", 1)[-1] for c in classes)
+    for e in params.entries:
+        if e.key in popped or e.key in table["refused"]:
+            continue
+        if all(e.key not in s["params"] and not s["var_keyword"] for s in signatures):
+            accepted = sorted(({p for s in signatures for p in s["params"]}
+                               - {p for s in signatures for p in s["supplied"]}) | popped)
+            near = closest(e.key, accepted)
+            yield Finding(f"{cfg.path}: optimizer.params.{e.key}: \"{kind.value}\" builds {shown}, whose constructor "
+                          f"takes no {e.key} (TypeError: unexpected keyword argument at start-up); it takes "
+                          f"{', '.join(accepted)}" + (f"; did you mean \"{near}\"?" if near else ""),
+                          e.key_span, key=f"optimizer.params.{e.key}")
+        elif all(e.key in s["supplied"] for s in signatures):
+            yield Finding(f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed passes {e.key} to {shown} itself "
+                          f"(TypeError: got multiple values for keyword argument '{e.key}' at start-up)",
+                          e.key_span, key=f"optimizer.params.{e.key}")

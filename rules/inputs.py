@@ -48,6 +48,10 @@ def _hint(note: str) -> str:
     if not names:
         return "write the value in the script"
     name = names[0]
+    if "unfilled template slot" in note:
+        if "nothing in the script replaces it" in note:
+            return "write the value in the template, or add the slot to the script's sed/envsubst"
+        return f"export {name} in the script, or supply it with --env {name}=<value>"
     if "is not set in the script" in note or "positional parameter" in note or "is not given" in note:
         return f"supply it with --env {name}=<value>"
     # the script assigns it from something only known at run time: an assumption replaces that

@@ -1048,7 +1048,7 @@ class Shell:
         if herestring is not None:
             stdin = self.herestring(herestring, unit)
         if output:
-            self.last_output = self.producer(words, unit, stdin, site)
+            self.last_output = self.producer(words, unit, stdin, site, assignments)
         return self.run(words, site, unit, assignments, stdin)
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
@@ -1124,6 +1124,14 @@ class Shell:
 
     def file_command(self, name: str, args: list[Word], unit: Unit, site) -> None:
         """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file."""
+        if name == "envsubst":
+            from plint.shell.template import run_envsubst
+
+            def lookup(name: str) -> Var | None:
+                given = (prefix_env or {}).get(name)
+                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+
+            return run_envsubst(args, stdin, lookup)
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 from plint.shell.sed import run_sed
@@ -1351,6 +1359,10 @@ class Shell:
                     if c.type == "file_redirect":
                         out_target, append = self._file_target(c, unit)
             elif r.type == "file_redirect":
+                source = self._file_source(r, unit)
+                if source is not None:  # `envsubst < template.json`: the file is the command's stdin
+                    heredoc = self.file_text(source, unit)
+                    continue
                 target, app = self._file_target(r, unit)
                 if target is not None:
                     out_target, append = target, app
@@ -1375,6 +1387,15 @@ class Shell:
                 self.write(out_target, self.last_output, append, unit, node)
             self.last_output = None  # it went to the file
         return status
+
+    def _file_source(self, node, unit: Unit) -> Word | None:
+        """The file of a `< FILE` input redirection, when its name is known."""
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        if op != "<" or dest is None or node.child_by_field_name("descriptor") is not None:
+            return None
+        words = self.words([dest], unit)
+        return words[0] if words and words[0].known else None
 
     def _file_target(self, node, unit: Unit) -> tuple[Word | None, bool]:
         op = next((c.type for c in node.children if not c.is_named), ">")
@@ -1530,9 +1551,11 @@ class Shell:
             stack.extend(reversed(n.children))
         return [seg_piece]
 
-    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node) -> MappedText | None:
-        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed);
-        `node` is the command or its span, for the files it writes."""
+    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node,
+                 prefix_env: dict[str, Var] | None = None) -> MappedText | None:
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst);
+        `node` is the command or its span, for the files it writes; `prefix_env` the `NAME=value`
+        words before the command, which bash exports to it alone."""
         if not words or words[0].text is None:
             return None
         name = words[0].text.rsplit("/", 1)[-1]
@@ -1572,6 +1595,14 @@ class Shell:
             if fmt is not None and "%" not in fmt and len(args) == 1:
                 return MappedText(list(args[0].pieces))
             return None
+        if name == "envsubst":
+            from plint.shell.template import run_envsubst
+
+            def lookup(name: str) -> Var | None:
+                given = (prefix_env or {}).get(name)
+                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+
+            return run_envsubst(args, stdin, lookup)
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 return None  # edits its file in place (file_command), writes nothing to stdout

@@ -3,7 +3,8 @@
     sed "s/CONFIG_BATCH_SIZE/${GBS}/" template.json | sed "s/ZERO_STAGE/$ZERO/" > ds_config.json
 
 Only `s` commands are run (any delimiter, `g` flag, several per script or several -e); a pattern with
-regular-expression syntax beyond `.`, `*`, `^` and `$` makes the output unknown rather than wrong.
+regular-expression syntax beyond `.`, `*`, `^` and `$` (and, in sed's default basic syntax, the literal
+`${NAME}` of a `${VAR}` template) makes the output unknown rather than wrong.
 The replacement keeps the provenance of the variables it came from.
 """
 
@@ -88,14 +89,38 @@ def _split_commands(chars):
     return commands
 
 
-def _regex(pattern: str) -> re.Pattern | None:
+def _regex(pattern: str, extended: bool = False) -> re.Pattern | None:
+    """A sed pattern as a Python regex, for the simple ones; None for what plint does not evaluate.
+    In a basic regular expression (sed's default) `^` anchors only at the start, `$` only at the end,
+    a leading `*` is literal, and `{ } + ? ( ) |` are literal (their escaped forms are GNU operators),
+    so `s/${GBS}/64/` replaces the text `${GBS}`."""
     if _SENTINEL in pattern:
         return None
     if not re.search(r"[.*^$\[\]\\+?(){}|]", pattern):
         return re.compile(re.escape(pattern))
-    if re.search(r"[\[\]\\+?(){}|]", pattern):
-        return None
-    return re.compile(pattern)
+    if extended:
+        return None if re.search(r"[\[\]\\+?(){}|]", pattern) else re.compile(pattern)
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            if i + 1 >= len(pattern) or pattern[i + 1] not in ".*^$[]\\/":
+                return None  # \( \{ \+ \n ...: GNU operators and escapes plint does not evaluate
+            out.append(re.escape(pattern[i + 1]))
+            i += 2
+            continue
+        if c == "[":
+            return None
+        if c == "^" and i == 0:
+            out.append("^")
+        elif c == "$" and i == len(pattern) - 1:
+            out.append("$")
+        elif c == "." or (c == "*" and i > 0):
+            out.append(c)
+        else:
+            out.append(re.escape(c))
+        i += 1
+    return re.compile("".join(out))
 
 
 def _substitute(content: MappedText, rx: re.Pattern, replacement: list[Piece], global_: bool) -> MappedText:
@@ -132,6 +157,7 @@ def run_sed(args: list[Word], stdin: MappedText | None,
     scripts: list[Word] = []
     files: list[Word] = []
     in_place = False
+    extended = False
     i = 0
     while i < len(args):
         w = args[i]
@@ -148,6 +174,7 @@ def run_sed(args: list[Word], stdin: MappedText | None,
         elif t in ("-E", "-r", "-n", "--regexp-extended", "-s", "-u"):
             if t == "-n":
                 return None
+            extended = extended or t in ("-E", "-r", "--regexp-extended")
         elif t is not None and t.startswith("-") and t != "-":
             pass
         elif not scripts:
@@ -164,7 +191,7 @@ def run_sed(args: list[Word], stdin: MappedText | None,
 
     def apply(content: MappedText) -> MappedText:
         for pattern, repl, flags in commands:
-            rx = _regex("".join(c for c, _, _ in pattern))
+            rx = _regex("".join(c for c, _, _ in pattern), extended)
             if rx is None:
                 return MappedText([unknown("sed with a regular expression plint does not evaluate")])
             repl_pieces = _pieces(repl)
