@@ -26,6 +26,7 @@ class CheckOptions:
     extend_select: list[str] | None = None
     ignore: list[str] | None = None
     baseline: Path | None = None
+    trainer_source: str | None = None  # --trainer-source: a checkout whose parser judges the flags
 
 
 @record
@@ -81,7 +82,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
         settings = engine.settings_for(path)
         reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
                             assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
-                            releases=settings.releases)
+                            releases=settings.releases,
+                            trainer_source=options.trainer_source or settings.trainer_source)
         diagnostics = engine.diagnose(reading, settings)
         diagnostics.sort(key=Diagnostic.sort_key)
         results.append(FileResult(reading, diagnostics))

@@ -40,6 +40,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--config", "config_file", metavar="FILE",
            help="Use this config file instead of the nearest pyproject.toml [tool.plint] / .plint.toml."),
     Option("--isolated", "isolated", kind="flag", default=False, help="Ignore every config file."),
+    Option("--trainer-source", "trainer_source", metavar="DIR",
+           help="A training-code checkout whose megatron/arguments.py judges the flags when the launch's own "
+                "tree has none."),
     Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
     Option("--extend-select", "extend_select", metavar="CODES", help="Add these rules to the selection."),
     Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
@@ -118,7 +121,8 @@ def parse_fast(argv: list[str]) -> dict | None:
     return values
 
 
-def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline):
+def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
+                  trainer_source=None):
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
     from plint.check import CheckOptions
 
@@ -127,23 +131,26 @@ def check_options(paths, env, assume, gpu, config_file, isolated, select, extend
         raise UsageError("no such file or directory: " + ", ".join(missing))
     if config_file is not None and not path_is_file(config_file):
         raise UsageError(f"--config: no such file: {config_file}")
+    if trainer_source is not None and not path_exists(trainer_source):
+        raise UsageError(f"--trainer-source: no such file or directory: {trainer_source}")
     if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
         from pathlib import Path
     return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                         config_file=Path(config_file) if config_file else None, isolated=isolated,
                         select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                        baseline=Path(baseline) if baseline else None)
+                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source)
 
 
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
-        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False) -> int:
+        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
+        trainer_source: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import check_paths
 
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
-                            baseline)
+                            baseline, trainer_source)
     result = check_paths(list(paths), options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun import dry_run as build_groups

@@ -31,6 +31,7 @@ KEYS: dict[str, Any] = {
     "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "severity": dict,
     "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
     "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
+    "trainer-source": str,
 }
 _SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
 
@@ -50,6 +51,7 @@ class Settings:
     assume: dict[str, str] = field(default_factory=dict)
     releases: dict[str, str] = field(default_factory=dict)  # {"megatron": "0.16", "deepspeed": "0.19"}
     baseline: str | None = None  # relative to the config file's folder
+    trainer_source: str | None = None  # a training-code checkout, relative to the config file's folder
 
     @property
     def root(self) -> Path:
@@ -193,6 +195,11 @@ def settings_from(path: Path, table: dict) -> Settings:
             raise ValueError(f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; "
                              f"known: {', '.join(releases())}")
     s.baseline = table.get("baseline")
+    if "trainer-source" in table:
+        import os
+
+        folder = os.path.dirname(os.path.abspath(str(path)))
+        s.trainer_source = os.path.normpath(os.path.join(folder, os.path.expanduser(table["trainer-source"])))
     return s
 
 

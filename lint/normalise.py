@@ -30,6 +30,7 @@ class Launch:
     slurm: Any = None  # sources.slurm.SlurmJob
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
+    catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
 
 
 def _word_value(word, what: str) -> Value:

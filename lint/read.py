@@ -111,7 +111,8 @@ def _display(path: str) -> str:
 
 
 def read_path(path: str | Path, env: dict[str, str] | None = None, gpu: str | None = None,
-              assume: dict[str, str] | None = None, releases: dict[str, str] | None = None) -> FileReading:
+              assume: dict[str, str] | None = None, releases: dict[str, str] | None = None,
+              trainer_source: str | None = None) -> FileReading:
     path = normal_path(path)  # str(Path(path)): a string from here on
     env = env or {}
     display = _display(path)
@@ -124,7 +125,7 @@ def read_path(path: str | Path, env: dict[str, str] | None = None, gpu: str | No
     if kind == "json":
         _read_json_alone(reading, source)
         return reading
-    _read_shell(reading, source, path, env, gpu, assume or {}, releases or {})
+    _read_shell(reading, source, path, env, gpu, assume or {}, releases or {}, trainer_source)
     return reading
 
 
@@ -175,7 +176,8 @@ def _inside_string(text: str, word: str) -> bool:
 
 
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
-                gpu: str | None, assume: dict[str, str], releases: dict[str, str]) -> None:
+                gpu: str | None, assume: dict[str, str], releases: dict[str, str],
+                trainer_source: str | None = None) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources.launchers import find_launches
 
@@ -198,11 +200,12 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
     chains = find_launches(result, job, lookup.source)
     for chain in chains:
-        launch = _launch(chain, job, lookup, gpu, releases)
+        launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         layout = build_layout(launch)
         layout.extras["release"] = launch.release
+        layout.extras["catalog"] = launch.catalog
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
 
@@ -226,8 +229,9 @@ def _slurm_env(job) -> dict[str, Var]:
     return implied_env(job)
 
 
-def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str]) -> Launch:
-    from plint.catalog.flags import default_release, load_flag_catalog
+def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str], path: str = ".",
+            trainer_source: str | None = None) -> Launch:
+    from plint.catalog.in_force import catalog_in_force
     from plint.sources.megatron import megatron_facts, parse_trainer_args
     from plint.sources.trainer import detect_trainer, fork_release
 
@@ -236,11 +240,15 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
     flavour = trainer.value
     if flavour in ("megatron", "megatron-deepspeed"):
         named = _named_release(releases.get("megatron"), flavour)
+        recognised = None
         if named is None and flavour == "megatron-deepspeed":
             fork = fork_release(chain.entrypoint, chain.trainer_args)
-            named = fork.value if fork is not None else None
-        catalog = load_flag_catalog(named or default_release(flavour))
-        launch.release = (catalog.release, named is None)  # (release, assumed?)
+            recognised = fork.value if fork is not None else None
+        entry = chain.entrypoint.display() if chain.entrypoint is not None else None
+        in_force = catalog_in_force(flavour, path, entry, named, trainer_source, recognised=recognised)
+        catalog = in_force.catalog
+        launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
+        launch.catalog = in_force
         args = parse_trainer_args(chain.trainer_args, catalog)
         launch.trainer_args = args
         launch.facts = megatron_facts(args, catalog, flavour)

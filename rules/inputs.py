@@ -143,6 +143,11 @@ def assumed_version(ctx: RuleContext):
     from plint.rules.keys_and_flags import REMOVED, unknown_flags
 
     release = ctx.layout.extras.get("release") if ctx.layout is not None else None
+    in_force = ctx.layout.extras.get("catalog") if ctx.layout is not None else None
+    if in_force is not None and in_force.note:
+        yield Finding(f"{in_force.note}: flags were checked against {in_force.label}",
+                      getattr(ctx.layout.get("entrypoint"), "span", None), key="release")
+        return
     if not release or not release[1]:
         return
     args = ctx.layout.extras.get("trainer_args")

@@ -65,17 +65,35 @@ def _args(ctx: RuleContext):
     return ctx.layout.extras.get("trainer_args")
 
 
+def _in_force(ctx: RuleContext):
+    """The parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce), or None."""
+    return ctx.layout.extras.get("catalog") if ctx.layout is not None else None
+
+
 def _catalog(ctx: RuleContext):
     from plint.catalog.flags import default_release, load_flag_catalog
 
+    in_force = _in_force(ctx)
+    if in_force is not None:
+        return in_force.catalog
     release = ctx.layout.extras.get("release")
     return load_flag_catalog(release[0] if release else default_release(trainer(ctx)))
+
+
+def judged_by(ctx: RuleContext) -> str:
+    """How a PL50x message names the parser that judged it."""
+    from plint.catalog.flags import release_label
+
+    in_force = _in_force(ctx)
+    return in_force.label if in_force is not None else release_label(_catalog(ctx).release)
 
 
 def unknown_flags(ctx: RuleContext):
     """(use, suggestion) for every flag the parser of the release in force would reject."""
     args = _args(ctx)
-    if args is None or ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS:
+    in_force = _in_force(ctx)
+    entry_read = in_force is not None and in_force.entry_read
+    if args is None or (ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS and not entry_read):
         return []
     catalog = _catalog(ctx)
     out = []
@@ -107,14 +125,22 @@ def unknown_flags(ctx: RuleContext):
     fix_availability="sometimes",
 )
 def unknown_flag(ctx: RuleContext):
-    from plint.catalog.flags import release_label
+    from plint.catalog.forks import forks_defining
 
-    label = None
+    in_force = _in_force(ctx)
+    assumed = in_force is not None and in_force.assumed
     for use, suggestion in unknown_flags(ctx):
-        label = label or release_label(_catalog(ctx).release)
         hint = f"; did you mean {suggestion}?" if suggestion else ""
-        yield Finding(f"{use.option} is not a flag of {label}{hint}",
-                      use.flag_word.value_span, key=use.option)
+        if not assumed:
+            yield Finding(f"{use.option} is not a flag of {judged_by(ctx)}{hint}",
+                          use.flag_word.value_span, key=use.option)
+            continue
+        # No parser in the tree and no release configured: the verdict rests on a guess, so it warns.
+        forks = forks_defining(use.option)
+        known = f"; {', '.join(forks)} define{'s' if len(forks) == 1 else ''} it" if forks else ""
+        yield Finding(f"{use.option} is not a flag of {judged_by(ctx)} (no argument parser in this tree, no "
+                      f"megatron = \"<release>\" configured){known}{hint}",
+                      use.flag_word.value_span, key=use.option, severity="warning")
 
 
 @register(
@@ -143,7 +169,7 @@ def deprecated_flag(ctx: RuleContext):
         if use.option in REMOVED and use.spec is None:
             new, last = REMOVED[use.option]
             yield Finding(f"{use.option} was removed (last in {last})" + (f"; use {new}" if new else "")
-                          + f": {trainer(ctx)} {release} rejects it", use.flag_word.value_span, key=use.option)
+                          + f": {judged_by(ctx)} rejects it", use.flag_word.value_span, key=use.option)
         elif use.option in DEPRECATED and trainer(ctx) == "megatron":
             new, what = DEPRECATED[use.option]
             yield Finding(f"{use.option} is deprecated: {what}" + (f"; use {new}" if new else ""),
@@ -217,8 +243,8 @@ def invalid_value(ctx: RuleContext):
                 try:
                     number = (int if spec.type == "int" else float)(text)
                 except ValueError:
-                    yield Finding(f"{use.option} takes {'an' if spec.type == 'int' else 'a'} {spec.type}, "
-                                  f"got {text!r}", word.value_span, key=use.option)
+                    yield Finding(f"{use.option} takes {'an' if spec.type == 'int' else 'a'} {spec.type} in "
+                                  f"{judged_by(ctx)}, got {text!r}", word.value_span, key=use.option)
                     continue
                 if spec.dest in POSITIVE_DESTS and number < 1:
                     yield Finding(f"{use.option} is {text}: a size must be at least 1 (Megatron divides by it or "
@@ -226,5 +252,5 @@ def invalid_value(ctx: RuleContext):
                     continue
             if spec.choices is not None and text not in spec.choices:
                 near = closest(text, spec.choices)
-                yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)}"
+                yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)} in {judged_by(ctx)}"
                               + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)

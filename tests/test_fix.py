@@ -87,8 +87,14 @@ def test_misspelled_flag_in_an_array(tmp_path):
     assert script.read_text() == text.replace("--hiden-size", "--hidden-size")
 
 
+def _configured_release(folder):
+    """An unknown flag is an error only where the release is known (issue 14): name it, as a user would."""
+    write(folder / ".plint.toml", 'megatron = "0.19"\n')
+
+
 def test_fix_that_adds_an_error_is_reverted(tmp_path, capsys):
     # the typo hides tp 3, which 8 GPUs cannot hold: fixing it would turn one error into another
+    _configured_release(tmp_path)
     script = write(tmp_path / "launch.sh", launch(extra=" --tensor-model-paralel-size 3"))
     original = script.read_text()
     result = fix_paths([script], select=["PL1", "PL501"])
@@ -288,6 +294,7 @@ def test_atomic_write_keeps_the_mode(tmp_path):
 
 
 def test_run_fix_summary_and_exit_code(tmp_path, capsys):
+    _configured_release(tmp_path)
     script = write(tmp_path / "launch.sh", launch(extra=" --lr-decay-styl cosine"))
     assert run_fix([script], select="PL501") == 0
     out = capsys.readouterr().out
@@ -296,6 +303,9 @@ def test_run_fix_summary_and_exit_code(tmp_path, capsys):
     assert run_fix([bad], select="PL501") == 1
     out = capsys.readouterr().out
     assert "PL501 [error]" in out and "fixed 0 finding(s) in 0 file(s), 1 remaining" in out
+    (tmp_path / ".plint.toml").unlink()  # no release named and no parser beside it: only a warning
+    assert run_fix([bad], select="PL501") == 0
+    assert "PL501 [warning]" in capsys.readouterr().out
 
 
 def test_attach_fixes_fills_the_fix_field(tmp_path):

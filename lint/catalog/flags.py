@@ -73,6 +73,12 @@ class FlagCatalog:
         self.commit: str | None = doc.get("commit")
         self.ref: str | None = doc.get("ref")
         self._rows: list[list] = doc["actions"]
+        # A catalog read from a parser on disk (plint.catalog.parser_source): its file, megatron-core's
+        # version beside it, its mutually exclusive groups, and how messages name it.
+        self.source: str | None = doc.get("source")
+        self.version: str | None = doc.get("version")
+        self.exclusive_groups: list[list[str]] = doc.get("exclusive_groups", [])
+        self.origin: str | None = None
         self._specs: dict[int, FlagSpec] = {}
         self._by_option: dict[str, int] = {}
         self._by_dest: dict[str, int] = {}

@@ -1,0 +1,87 @@
+"""Which argument parser judges a launch's trainer flags (DESIGN.md "The trainer in force"):
+
+1. the parser in the launch's own work tree (`megatron/training/arguments.py` or `megatron/arguments.py` at
+   or above the launch file, not above the checked tree's root), read statically;
+2. else the checkout named by `--trainer-source` / `[tool.plint] trainer-source`;
+3. else the release the configuration names (`megatron = "0.16"`);
+4. else the newest release plint ships, assumed (unknown flags are then warnings, naming the forks that
+   define them).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass
+from pathlib import Path
+
+
+@dataclass
+class CatalogInForce:
+    catalog: object  # plint.catalog.flags.FlagCatalog
+    assumed: bool  # no parser found and no release configured: the newest shipped release was assumed
+    label: str  # how messages name it: "the parser in megatron/arguments.py of this repository", ...
+    note: str | None = None  # a parser that was found but could not be read, and what was used instead
+    entry_read: bool = False  # the entry script's own flags (its extra_args_provider) are in the catalog
+
+
+def _git_root(start: Path) -> Path | None:
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def _entry_script(entry_text: str | None, launch_dir: Path, tree: Path) -> Path | None:
+    """The entry script on disk, when its name can be placed: beside the launch, at the tree's top, or at
+    the path written (`${MEGATRON}/pretrain_gpt.py`: its known tail, under the tree)."""
+    if not entry_text:
+        return None
+    tail = entry_text.rsplit("}", 1)[-1].lstrip("/") if "$" in entry_text else entry_text
+    if "$" in tail or not tail.endswith(".py"):
+        return None
+    candidates = [launch_dir / tail, tree / tail, tree / posixpath.basename(tail)]
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def catalog_in_force(flavour: str, launch_path: str, entry_text: str | None, configured: str | None,
+                     trainer_source: str | None = None, root: str | None = None,
+                     recognised: str | None = None) -> CatalogInForce:
+    """`configured`: the release the configuration names; `recognised`: a fork recognised by its flags."""
+    from plint.catalog.flags import default_release, load_flag_catalog, release_label
+    from plint.catalog.parser_source import find_parser, load_source_catalog, with_entry_script
+
+    launch_dir = Path(launch_path).resolve().parent
+    stop = Path(root).resolve() if root else _git_root(launch_dir)
+    note = None
+    places = []
+    found = find_parser(launch_dir, stop) if stop is not None else None
+    if found is not None:
+        places.append((found, "of this repository"))
+    if trainer_source:
+        elsewhere = Path(trainer_source)
+        if elsewhere.is_file():  # the arguments.py itself
+            elsewhere = elsewhere.parent.parent if elsewhere.parent.name == "training" else elsewhere.parent
+            elsewhere = elsewhere.parent if elsewhere.name == "megatron" else elsewhere
+        theirs = find_parser(elsewhere, elsewhere)
+        if theirs is not None:
+            places.append((theirs, f"of {trainer_source}"))
+        else:
+            note = f"--trainer-source {trainer_source} holds no megatron/arguments.py or megatron/training/arguments.py"
+    for parser, where in places:
+        parser = with_entry_script(parser, _entry_script(entry_text, launch_dir, parser.tree))
+        try:
+            catalog = load_source_catalog(parser)
+        except ValueError as exc:
+            note = f"the parser in {parser.path.relative_to(parser.tree).as_posix()} could not be read ({exc})"
+            continue
+        label = f"the parser in {catalog.source} {where}"
+        catalog.origin = label
+        return CatalogInForce(catalog, False, label, note, entry_read=bool(parser.extra))
+    if configured:
+        catalog = load_flag_catalog(configured)
+        return CatalogInForce(catalog, False, f"{release_label(catalog.release)} as configured", note)
+    if recognised:
+        catalog = load_flag_catalog(recognised)
+        return CatalogInForce(catalog, False, f"{release_label(catalog.release)}, recognised by its flags", note)
+    catalog = load_flag_catalog(default_release(flavour))
+    return CatalogInForce(catalog, True, f"{release_label(catalog.release)}, assumed", note)

@@ -1,0 +1,397 @@
+"""The trainer's own argument parser, read from source: a flag catalog built statically (Python's `ast`,
+never imported or run) from a Megatron-style `arguments.py` found in the launch's work tree or in a
+checkout named by `--trainer-source`.
+
+Forks (Megatron-DeepSpeed in its Microsoft, BigScience and Argonne branches, bigcode, epfLLM,
+Pai-Megatron-Patch) each add their own flags; the parser beside a launch is the one that judges it.
+What is read from each `add_argument` call: the option strings, dest, action (kind), type, default,
+choices and nargs, each only when it is a literal the source states; `deepspeed.add_config_arguments`
+adds DeepSpeed's own options, mutually exclusive groups are kept. The catalog document has the layout
+of the shipped release catalogs (schemas/megatron_flags/), so every reader of a catalog works on it.
+"""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+# Where Megatron-LM keeps its parser: megatron/training/ since core_v0.6, megatron/ before and in forks.
+PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
+VERSION_FILE = "megatron/core/package_info.py"
+_FORMAT = 1  # bump when the catalog built from a source changes shape (invalidates cached copies)
+_MAX_SOURCE_BYTES = 2 * 1024 * 1024  # an arguments.py is about 150 KB; more is not a parser
+_ACTIONS = {"store", "store_true", "store_false", "store_const", "append", "append_const", "count",
+            "help", "version", "extend"}
+# DeepSpeed's add_config_arguments (deepspeed/__init__.py, _add_core_arguments): taken from the
+# Megatron-DeepSpeed catalog dumped from the real parser, which calls it.
+_DEEPSPEED_OPTION_PREFIXES = ("--deepspeed", "--deepscale")
+
+
+@dataclass(frozen=True)
+class ParserSource:
+    """A parser found on disk: the tree holding `megatron/`, the parser file, and the entry script (with
+    the local modules it imports) whose extra_args_provider adds flags."""
+
+    tree: Path
+    path: Path
+    extra: tuple[Path, ...] = ()
+
+    def describe(self) -> str:
+        """How messages name it: "the parser in megatron/arguments.py of this repository"."""
+        return f"the parser in {self.path.relative_to(self.tree).as_posix()} of this repository"
+
+
+@dataclass
+class _Collected:
+    actions: list[list] = field(default_factory=list)
+    exclusive: list[list[str]] = field(default_factory=list)
+    allow_abbrev: bool = True  # argparse's default; Megatron-LM passes allow_abbrev=False
+    deepspeed: bool = False  # deepspeed.add_config_arguments(parser) is called
+    generated: bool = False  # some groups are generated from config dataclasses (ArgumentGroupFactory)
+    problems: list[str] = field(default_factory=list)
+
+
+def find_parser(start: Path, stop: Path | None = None) -> ParserSource | None:
+    """The nearest Megatron-style parser at or above `start`, not above `stop` (the checked tree's root)."""
+    start = start.resolve()
+    stop = stop.resolve() if stop is not None else None
+    for folder in (start, *start.parents):
+        if stop is not None and folder != stop and stop not in folder.parents:
+            break
+        for name in PARSER_FILES:
+            candidate = folder / name
+            if candidate.is_file():
+                return ParserSource(folder, candidate)
+        if stop is None and (folder / ".git").exists():
+            break
+    return None
+
+
+def with_entry_script(parser: ParserSource, script: Path | None) -> ParserSource:
+    """The parser plus the entry script (when it is inside the parser's tree) and the tree-local modules
+    it imports: their add_argument calls are the extra_args_provider's flags."""
+    if script is None or not script.is_file():
+        return parser
+    tree = parser.tree
+    try:
+        script.resolve().relative_to(tree.resolve())
+    except ValueError:
+        return parser
+    extra = [script]
+    for module in _local_imports(script, tree):
+        if module not in extra and module != parser.path:
+            extra.append(module)
+    return ParserSource(parser.tree, parser.path, tuple(extra))
+
+
+def _local_imports(script: Path, tree: Path) -> list[Path]:
+    """Modules an entry script imports that live beside it or in the tree (`from config import x`,
+    `from megatron.training.foo import bar`), as files."""
+    tree_parse = _parse(script)
+    if tree_parse is None:
+        return []
+    found: list[Path] = []
+    for node in ast.walk(tree_parse):
+        names: list[str] = []
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+        for name in names:
+            relative = Path(*name.split("."))
+            for base in (script.parent, tree):
+                for candidate in (base / relative.with_suffix(".py"), base / relative / "__init__.py"):
+                    if candidate.is_file() and candidate not in found:
+                        found.append(candidate)
+    return found
+
+
+def _parse(path: Path) -> ast.Module | None:
+    try:
+        if path.stat().st_size > _MAX_SOURCE_BYTES:
+            return None
+        return ast.parse(path.read_bytes(), filename=str(path))
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+               ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+
+
+def _literal(node: ast.AST | None):
+    """(value, ok): the node's value when it is a literal the source states (small number arithmetic
+    such as `2**32` included: argparse defaults are written so)."""
+    if node is None:
+        return None, False
+    if isinstance(node, ast.BinOp) and type(node.op) in _ARITHMETIC:
+        (a, ok_a), (b, ok_b) = _literal(node.left), _literal(node.right)
+        numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (a, b))
+        if ok_a and ok_b and numbers and not (isinstance(node.op, ast.Pow) and abs(b) > 64):
+            try:
+                return _ARITHMETIC[type(node.op)](a, b), True
+            except (ArithmeticError, ValueError):
+                return None, False
+        return None, False
+    try:
+        return ast.literal_eval(node), True
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None, False
+
+
+def _callee(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return None
+
+
+def _kind(action: ast.AST | None) -> str:
+    if action is None:
+        return "store"
+    value, ok = _literal(action)
+    if ok:
+        return value if value in _ACTIONS else "other"
+    if _callee(action) == "BooleanOptionalAction":
+        return "boolean_optional"
+    return "other"  # the trainer's own action class
+
+
+def _type_name(node: ast.AST | None) -> str | None:
+    if node is None:
+        return None
+    if isinstance(node, ast.Lambda):
+        return "<lambda>"
+    if isinstance(node, ast.Call):
+        return _callee(node.func)
+    return _callee(node)
+
+
+def _row(call: ast.Call) -> list | None:
+    options = []
+    for arg in call.args:
+        value, ok = _literal(arg)
+        if not ok or not isinstance(value, str):
+            return None  # a computed option string: nothing to say about it
+        options.append(value)
+    if not options or not all(o.startswith("-") for o in options):
+        return None  # a positional argument
+    keywords = {k.arg: k.value for k in call.keywords if k.arg}
+    kind = _kind(keywords.get("action"))
+    if kind == "boolean_optional":
+        options += ["--no-" + o[2:] for o in options if o.startswith("--")]
+    dest, ok = _literal(keywords.get("dest"))
+    if not ok or not isinstance(dest, str):
+        longs = [o for o in options if o.startswith("--")]
+        dest = (longs[0] if longs else options[0]).lstrip("-").replace("-", "_")
+    if "default" in keywords:
+        default, ok = _literal(keywords["default"])
+        default_repr = repr(default) if ok else ast.unparse(keywords["default"])
+        if not ok:
+            default = None
+    else:
+        default = {"store_true": False, "store_false": True, "help": "==SUPPRESS=="}.get(kind)
+        default_repr = repr(default)
+    choices, ok = _literal(keywords.get("choices"))
+    if ok and isinstance(choices, (list, tuple, set, frozenset)):
+        choices = sorted(map(str, choices)) if isinstance(choices, (set, frozenset)) else [str(c) for c in choices]
+    else:
+        choices = None
+    nargs, ok = _literal(keywords.get("nargs"))
+    if not ok:
+        nargs = 0 if kind in ("store_true", "store_false", "store_const", "count", "help") else None
+    return [options, dest, kind, _type_name(keywords.get("type")), default_repr,
+            default if _plain(default) else None, choices, nargs]
+
+
+def _plain(value) -> bool:
+    """A default the catalog can hold as JSON: a scalar, or a list of scalars."""
+    if isinstance(value, (list, tuple)):
+        return all(isinstance(v, (str, int, float, bool, type(None))) for v in value)
+    return isinstance(value, (str, int, float, bool, type(None)))
+
+
+def _collect(module: ast.Module, into: _Collected) -> None:
+    """Every add_argument call in the module, wherever it stands (the `_add_*_args(parser)` helpers,
+    groups, extra_args_provider functions), with mutually exclusive groups and allow_abbrev."""
+    exclusive_groups: dict[str, list[str]] = {}
+    for node in ast.walk(module):
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            if _callee(node.value.func) == "add_mutually_exclusive_group":
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        exclusive_groups[target.id] = []
+        if not isinstance(node, ast.Call):
+            continue
+        name = _callee(node.func)
+        if name == "ArgumentGroupFactory":
+            into.generated = True
+        elif name == "ArgumentParser":
+            abbrev = next((k.value for k in node.keywords if k.arg == "allow_abbrev"), None)
+            value, ok = _literal(abbrev)
+            if ok and isinstance(value, bool):
+                into.allow_abbrev = value
+        elif name == "add_config_arguments" and isinstance(node.func, ast.Attribute) \
+                and _callee(node.func.value) == "deepspeed":
+            into.deepspeed = True
+        elif name == "add_argument":
+            row = _row(node)
+            if row is None:
+                continue
+            into.actions.append(row)
+            owner = node.func.value if isinstance(node.func, ast.Attribute) else None
+            if isinstance(owner, ast.Name) and owner.id in exclusive_groups:
+                exclusive_groups[owner.id].extend(row[0])
+    into.exclusive.extend(group for group in exclusive_groups.values() if len(group) > 1)
+
+
+def _version(tree: Path) -> str | None:
+    """Megatron-core's version string (MAJOR.MINOR.PATCH in package_info.py), when the tree has one."""
+    module = _parse(tree / VERSION_FILE)
+    if module is None:
+        return None
+    parts: dict[str, object] = {}
+    for node in module.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            value, ok = _literal(node.value)
+            if ok:
+                parts[node.targets[0].id] = value
+    if all(isinstance(parts.get(k), int) for k in ("MAJOR", "MINOR")):
+        return f"{parts['MAJOR']}.{parts['MINOR']}.{parts.get('PATCH', 0)}"
+    return None
+
+
+def _digest(files: list[Path]) -> str:
+    h = hashlib.sha256(f"plint-parser-source/{_FORMAT}".encode())
+    for path in files:
+        h.update(str(path).encode() + b"\0")
+        try:
+            h.update(path.read_bytes())
+        except OSError:
+            h.update(b"<unreadable>")
+    return h.hexdigest()[:32]
+
+
+def _cache_path(digest: str) -> Path | None:
+    from plint.schemas import cache_file
+
+    where = cache_file(f"parser-source-{digest}.json")
+    return Path(where).with_suffix(".json") if where else None
+
+
+def build_document(parser: ParserSource) -> dict:
+    """The catalog document (the shipped catalogs' layout) of a parser on disk."""
+    collected = _Collected()
+    main = _parse(parser.path)
+    if main is None:
+        raise ValueError(f"{parser.path.name} could not be parsed as Python")
+    _collect(main, collected)
+    for extra in parser.extra:
+        module = _parse(extra)
+        if module is not None:
+            _collect(module, collected)
+    seen: set[str] = set()
+    actions = []
+    for row in collected.actions:  # argparse refuses a second action with the same option string
+        fresh = [o for o in row[0] if o not in seen]
+        if fresh:
+            seen.update(fresh)
+            actions.append([fresh, *row[1:]])
+    version = _version(parser.tree)
+    borrowed = None
+    if collected.deepspeed:
+        _borrow(actions, seen, "megatron-deepspeed", lambda row: any(o.startswith(_DEEPSPEED_OPTION_PREFIXES)
+                                                                     for o in row[0]))
+    if collected.generated:
+        # Megatron-LM 0.14+ builds many groups from its config dataclasses at run time: what the source
+        # cannot say statically comes from the shipped dump of the release the tree's version names.
+        borrowed = _release_for(version)
+        _borrow(actions, seen, borrowed, lambda row: True)
+    if not any("-h" in row[0] for row in actions):
+        actions.insert(0, [["-h", "--help"], "help", "help", None, "'==SUPPRESS=='", "==SUPPRESS==", None, 0])
+    if len(actions) < 20:
+        raise ValueError(f"{parser.path.name} defines only {len(actions)} options: not a trainer's parser")
+    flavour = "megatron-deepspeed" if collected.deepspeed else "megatron"
+    return {
+        "release": borrowed or _nearest_release(flavour, version, seen), "flavour": flavour, "repo": None, "ref": None, "commit": None, "date": None,
+        "flags_only": False, "allow_abbrev": collected.allow_abbrev, "extra_flags": [],
+        "fields": ["flags", "dest", "kind", "type", "default_repr", "default", "choices", "nargs"],
+        "actions": actions, "exclusive_groups": collected.exclusive, "version": version, "borrowed": borrowed,
+        "source": parser.path.relative_to(parser.tree).as_posix(),
+    }
+
+
+def _borrow(actions: list[list], seen: set[str], release: str, wanted) -> None:
+    from plint.catalog.flags import load_flag_catalog
+
+    for row in load_flag_catalog(release)._rows:
+        if wanted(row) and not seen.intersection(row[0]):
+            actions.append(list(row))
+            seen.update(row[0])
+
+
+def _release_for(version: str | None) -> str:
+    """The shipped Megatron-LM release nearest at or below a megatron-core version ("0.19.1" -> "0.19")."""
+    from plint.catalog.flags import latest_release, releases
+
+    shipped = [r for r in releases() if r[0].isdigit()]
+    if version is None:
+        return latest_release("megatron")
+    wanted = tuple(int(x) for x in version.split(".")[:2])
+    older = [r for r in shipped if tuple(int(x) for x in r.split(".")) <= wanted]
+    return max(older, key=lambda r: tuple(int(x) for x in r.split("."))) if older else shipped[0]
+
+
+def _nearest_release(flavour: str, version: str | None, options: set[str]) -> str:
+    """The shipped release the other checks (defaults, renamed flags, validate_args) follow for a parser read
+    from source: the one megatron-core's version names, else the one whose options overlap most."""
+    from plint.catalog.flags import load_flag_catalog, releases, release_info
+
+    if flavour == "megatron" and version is not None:
+        return _release_for(version)
+    candidates = [r for r in releases() if (release_info(r) or {}).get("flavour") == flavour]
+
+    def overlap(release: str) -> float:
+        theirs = set(load_flag_catalog(release).options())
+        return len(theirs & options) / max(1, len(theirs | options))
+
+    return max(candidates, key=overlap)
+
+
+def load_source_catalog(parser: ParserSource):
+    """The FlagCatalog of a parser on disk, cached by the content of its files in the user cache.
+    ValueError when the parser cannot be read (the caller falls back to a shipped release, with a note)."""
+    files = [parser.path, *parser.extra]
+    return _load_cached(_digest(files), parser)
+
+
+@lru_cache(maxsize=8)
+def _load_cached(digest: str, parser: ParserSource):
+    from plint.catalog.flags import FlagCatalog
+
+    cache = _cache_path(digest)
+    doc = None
+    if cache is not None and cache.is_file():
+        try:
+            doc = json.loads(cache.read_text("utf-8"))
+        except (OSError, ValueError):
+            doc = None
+    if doc is None:
+        doc = build_document(parser)
+        if cache is not None:
+            try:
+                cache.parent.mkdir(parents=True, exist_ok=True)
+                tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(doc), "utf-8")
+                os.replace(tmp, cache)
+            except OSError:
+                pass  # no cache folder: parse again next time
+    catalog = FlagCatalog(doc)
+    catalog.origin = parser.describe()
+    return catalog

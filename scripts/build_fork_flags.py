@@ -1,0 +1,57 @@
+"""Build schemas/megatron_flags/forks.json: the option strings each widely used Megatron fork's parser
+defines, read statically from its public source (plint.catalog.parser_source; facts only, no code).
+
+    python scripts/build_fork_flags.py \\
+        --fork bigcode-project/Megatron-LM=/path/to/checkout@COMMIT \\
+        --fork alibaba/Pai-Megatron-Patch=/path/to/checkout/megatron_patch/arguments.py@COMMIT ...
+
+A fork is a checkout holding megatron/arguments.py (or megatron/training/arguments.py), or a parser file
+itself (a patch package's extra arguments). plint uses the lists to name the forks that define a flag its
+assumed release does not know (PL501 as a warning).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+from pathlib import Path
+
+from plint.catalog.parser_source import ParserSource, _collect, _Collected, _parse, find_parser
+
+OUT = Path(__file__).resolve().parent.parent / "schemas" / "megatron_flags" / "forks.json"
+
+
+def fork_flags(place: Path) -> tuple[str, list[str]]:
+    if place.is_file():
+        parser = ParserSource(place.parent.parent, place)  # its file named from the package folder up
+    else:
+        parser = find_parser(place, place)
+        if parser is None:
+            raise SystemExit(f"{place}: no megatron/arguments.py or megatron/training/arguments.py")
+    module: ast.Module | None = _parse(parser.path)
+    if module is None:
+        raise SystemExit(f"{parser.path}: not parseable Python")
+    collected = _Collected()
+    _collect(module, collected)
+    flags = sorted({o for row in collected.actions for o in row[0] if o.startswith("--")})
+    return parser.path.relative_to(parser.tree).as_posix(), flags
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fork", action="append", required=True, metavar="OWNER/NAME=PATH@COMMIT")
+    ap.add_argument("--out", type=Path, default=OUT)
+    args = ap.parse_args()
+    doc = {}
+    for spec in args.fork:
+        name, _, rest = spec.partition("=")
+        where, _, commit = rest.partition("@")
+        file, flags = fork_flags(Path(where))
+        doc[name] = {"repo": f"https://github.com/{name}", "commit": commit or None, "file": file, "flags": flags}
+        print(f"{name}: {len(flags)} options from {file}")
+    args.out.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", "utf-8")  # one line, as the catalogs
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,200 @@
+"""The parser beside a launch judges its flags (issue 14): trees with parsers written here in the forks'
+style (argparse helpers per group, deepspeed.add_config_arguments, an extra_args_provider in the entry
+script, config dataclass groups), read statically, never imported."""
+
+import json
+import textwrap
+
+from click.testing import CliRunner
+
+from plint.catalog.parser_source import build_document, find_parser
+from plint.check import check_paths
+from plint.cli import cli
+
+PARSER = textwrap.dedent('''\
+    import argparse
+    import deepspeed
+    from megatron.model.enums import PositionEmbeddingType
+
+
+    def parse_args(extra_args_provider=None, ignore_unknown_args=False):
+        parser = argparse.ArgumentParser(description='Megatron-LM Arguments', allow_abbrev=False)
+        parser = _add_network_size_args(parser)
+        parser = _add_training_args(parser)
+        if extra_args_provider is not None:
+            parser = extra_args_provider(parser)
+        parser = deepspeed.add_config_arguments(parser)
+        return parser.parse_args()
+
+
+    def _add_network_size_args(parser):
+        group = parser.add_argument_group(title='network size')
+        group.add_argument('--num-layers', type=int, default=None, help='layers')
+        group.add_argument('--hidden-size', type=int, default=None)
+        group.add_argument('--ffn-hidden-size', type=int, default=None)
+        group.add_argument('--num-attention-heads', type=int, default=None)
+        group.add_argument('--seq-length', type=int, default=None)
+        group.add_argument('--max-position-embeddings', type=int, default=None)
+        group.add_argument('--attention-head-type', type=str, default='multihead',
+                           choices=['multihead', 'multiquery'])
+        group.add_argument('--position-embedding-type', type=lambda x: PositionEmbeddingType[x],
+                           default=PositionEmbeddingType.absolute)
+        group.add_argument('--init-loss-scale', type=float, default=2**32)
+        return parser
+
+
+    def _add_training_args(parser):
+        group = parser.add_argument_group(title='training')
+        group.add_argument('--micro-batch-size', type=int, default=None)
+        group.add_argument('--global-batch-size', type=int, default=None)
+        group.add_argument('--tensor-model-parallel-size', type=int, default=1)
+        group.add_argument('--pipeline-model-parallel-size', type=int, default=1)
+        group.add_argument('--tokenizer-type', type=str, default=None,
+                           choices=['GPT2BPETokenizer', 'TokenizerFromFile'])
+        group.add_argument('--tokenizer-file', type=str, default=None)
+        group.add_argument('--structured-logs', action='store_true')
+        group.add_argument('--train-iters', type=int, default=None)
+        group.add_argument('--lr', type=float, default=None)
+        group.add_argument('--bf16', action='store_true')
+        group.add_argument('--fp16', action='store_true')
+        precision = parser.add_mutually_exclusive_group()
+        precision.add_argument('--use-flash-attn', action='store_true')
+        precision.add_argument('--no-flash-attn', action='store_false', dest='use_flash_attn')
+        group.add_argument('--use-distributed-optimizer', action='store_true')
+        group.add_argument('--sequence-parallel', action='store_true')
+        group.add_argument('--data-path', nargs='*', default=None)
+        return parser
+    ''')
+
+LAUNCH = textwrap.dedent('''\
+    #!/bin/bash
+    torchrun --nproc_per_node 8 pretrain_gpt.py \\
+        --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\
+        --seq-length 2048 --max-position-embeddings 2048 \\
+        --micro-batch-size 1 --global-batch-size 64 --bf16 \\
+        --attention-head-type multiquery --tokenizer-type TokenizerFromFile \\
+        --tokenizer-file tok.json --structured-logs {extra}
+    ''')
+
+
+def _tree(tmp_path, extra="", parser=PARSER):
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "megatron").mkdir()
+    (repo / "megatron" / "arguments.py").write_text(parser)
+    (repo / "examples").mkdir()
+    launch = repo / "examples" / "pretrain.sh"
+    launch.write_text(LAUNCH.format(extra=extra))
+    return repo, launch
+
+
+def _findings(path, **kwargs):
+    (result,) = check_paths([path], **kwargs)
+    return [(d.code, d.severity, d.message) for d in result.diagnostics if d.code.startswith("PL50")
+            or d.code == "PL003"]
+
+
+def test_the_parser_in_the_tree_accepts_its_own_flags_and_rejects_a_typo(tmp_path):
+    _, launch = _tree(tmp_path, extra="--structured-log")
+    found = _findings(launch)
+    assert [(c, s) for c, s, _ in found] == [("PL501", "error")]
+    assert found[0][2] == ("--structured-log is not a flag of the parser in megatron/arguments.py of this "
+                           "repository; did you mean --structured-logs?")
+
+
+def test_without_a_parser_an_unknown_flag_is_a_warning_naming_the_forks(tmp_path):
+    launch = tmp_path / "launch.sh"
+    launch.write_text(LAUNCH.format(extra=""))
+    found = {m.split(" ")[0]: (c, s, m) for c, s, m in _findings(launch) if c == "PL501"}
+    code, severity, message = found["--attention-head-type"]
+    assert severity == "warning"
+    assert "Megatron-LM 0.19, assumed" in message and "bigcode-project/Megatron-LM" in message
+    assert found["--structured-logs"][1] == "warning"
+
+
+def test_trainer_source_names_a_checkout_elsewhere(tmp_path):
+    repo, _ = _tree(tmp_path)
+    launch = tmp_path / "launches" / "run.sh"
+    launch.parent.mkdir()
+    launch.write_text(LAUNCH.format(extra="--structured-log"))
+    found = _findings(launch, trainer_source=str(repo))
+    assert [(c, s) for c, s, _ in found] == [("PL501", "error")]
+    assert f"the parser in megatron/arguments.py of {repo}" in found[0][2]
+    # the same through the configuration, relative to the config file's folder
+    (tmp_path / "launches" / ".plint.toml").write_text('trainer-source = "../repo"\n')
+    result = CliRunner().invoke(cli, ["check", "--format", "json", str(launch)])
+    codes = [d["code"] for d in json.loads(result.output)["files"][0]["diagnostics"]]
+    assert codes.count("PL501") == 1 and result.exit_code == 1
+
+
+def test_choices_and_types_come_from_the_parser(tmp_path):
+    _, launch = _tree(tmp_path, extra="--train-iters many")
+    launch.write_text(launch.read_text().replace("multiquery", "multi"))
+    found = _findings(launch)
+    assert [c for c, _, _ in found] == ["PL506", "PL506"]
+    assert "'multi' is not one of multihead, multiquery in the parser in megatron/arguments.py" in found[0][2]
+    assert "takes an int in the parser in megatron/arguments.py" in found[1][2]
+
+
+def test_static_reading_of_the_parser(tmp_path):
+    repo, _ = _tree(tmp_path)
+    doc = build_document(find_parser(repo / "examples", repo))
+    rows = {row[0][0]: row for row in doc["actions"]}
+    assert doc["allow_abbrev"] is False and doc["flavour"] == "megatron-deepspeed"
+    assert rows["--init-loss-scale"][4:6] == ["4294967296", 4294967296]
+    assert rows["--position-embedding-type"][3] == "<lambda>" and rows["--position-embedding-type"][5] is None
+    assert rows["--structured-logs"][2:4] == ["store_true", None] and rows["--structured-logs"][5] is False
+    assert rows["--data-path"][7] == "*"
+    assert "--deepspeed" in rows and "--deepspeed_config" in rows  # deepspeed.add_config_arguments
+    assert doc["exclusive_groups"] == [["--use-flash-attn", "--no-flash-attn"]]
+    assert doc["release"] in ("megatron-deepspeed", "bigscience")
+
+
+def test_the_entry_scripts_extra_arguments_count(tmp_path):
+    repo, launch = _tree(tmp_path)
+    (repo / "pretrain_vlm.py").write_text(textwrap.dedent('''\
+        from megatron.training import pretrain
+        from extra_args import add_code_args
+
+        def extra(parser):
+            group = parser.add_argument_group(title='code')
+            group.add_argument('--fim-rate', type=float, default=0.5)
+            return add_code_args(parser)
+        '''))
+    (repo / "extra_args.py").write_text("def add_code_args(parser):\n"
+                                       "    parser.add_argument('--fim-spm-rate', type=float, default=0.5)\n"
+                                       "    return parser\n")
+    launch.write_text(LAUNCH.format(extra="--fim-rate 0.2 --fim-spm-rate 0.1 --fim-rat 3").replace(
+        "pretrain_gpt.py", "../pretrain_vlm.py"))
+    found = _findings(launch)
+    assert [(c, s) for c, s, _ in found] == [("PL501", "error")] and found[0][2].startswith("--fim-rat ")
+
+
+def test_generated_groups_borrow_the_release_the_version_names(tmp_path):
+    parser = PARSER.replace("import deepspeed\n", "import deepspeed\nfrom megatron.training.argument_utils "
+                            "import ArgumentGroupFactory\n").replace(
+        "    parser = deepspeed.add_config_arguments(parser)\n",
+        "    factory = ArgumentGroupFactory(TransformerConfig)\n")
+    repo, launch = _tree(tmp_path, parser=parser, extra="--recompute-granularity selective")
+    (repo / "megatron" / "core").mkdir()
+    (repo / "megatron" / "core" / "package_info.py").write_text("MAJOR = 0\nMINOR = 16\nPATCH = 2\n")
+    doc = build_document(find_parser(repo, repo))
+    assert doc["release"] == "0.16" and doc["borrowed"] == "0.16" and doc["version"] == "0.16.2"
+    assert _findings(launch) == []
+
+
+def test_a_parser_that_cannot_be_read_falls_back_with_a_note(tmp_path):
+    _, launch = _tree(tmp_path, parser="def parse_args(:\n", extra="--structured-log")
+    found = _findings(launch)
+    assert ("PL003", "info") in [(c, s) for c, s, _ in found]
+    note = next(m for c, _, m in found if c == "PL003")
+    assert "megatron/arguments.py could not be read" in note
+    assert all(s == "warning" for c, s, _ in found if c == "PL501")
+
+
+def test_the_catalog_is_cached_by_content(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo, launch = _tree(tmp_path)
+    _findings(launch)
+    copies = list((tmp_path / "cache" / "plint").glob("parser-source-*"))
+    assert len(copies) == 1 and json.loads(copies[0].read_text())["source"] == "megatron/arguments.py"
