@@ -1,4 +1,4 @@
-"""Build schemas/megatron_flags/forks.json: the option strings each widely used Megatron fork's parser
+"""Build schemas/megatron_fork_flags.json: the option strings each widely used Megatron fork's parser
 defines, read statically from its public source (plint.catalog.parser_source; facts only, no code).
 
     python scripts/build_fork_flags.py \\
@@ -19,7 +19,7 @@ from pathlib import Path
 
 from plint.catalog.parser_source import ParserSource, _collect, _Collected, _parse, find_parser
 
-OUT = Path(__file__).resolve().parent.parent / "schemas" / "megatron_flags" / "forks.json"
+OUT = Path(__file__).resolve().parent.parent / "schemas" / "megatron_fork_flags.json"
 
 
 def fork_flags(place: Path) -> tuple[str, list[str]]:
