@@ -24,11 +24,13 @@ class CatalogInForce:
     entry_read: bool = False  # the entry script's own flags (its extra_args_provider) are in the catalog
 
 
-def _git_root(start: Path) -> Path | None:
+def _tree_root(start: Path) -> Path | None:
+    """The checked tree: the git work tree holding `start`, else the current folder when `start` is in it."""
     for folder in (start, *start.parents):
         if (folder / ".git").exists():
             return folder
-    return None
+    cwd = Path.cwd().resolve()
+    return cwd if start == cwd or cwd in start.parents else None
 
 
 def _entry_script(entry_text: str | None, launch_dir: Path, tree: Path) -> Path | None:
@@ -51,7 +53,7 @@ def catalog_in_force(flavour: str, launch_path: str, entry_text: str | None, con
     from plint.catalog.parser_source import find_parser, load_source_catalog, with_entry_script
 
     launch_dir = Path(launch_path).resolve().parent
-    stop = Path(root).resolve() if root else _git_root(launch_dir)
+    stop = Path(root).resolve() if root else _tree_root(launch_dir)
     note = None
     places = []
     found = find_parser(launch_dir, stop) if stop is not None else None
