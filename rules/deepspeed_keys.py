@@ -119,14 +119,23 @@ def deepspeed_unknown_key(ctx: RuleContext):
     cfg = _config(ctx)
     if cfg is None or not hasattr(cfg.document.root, "entries"):
         return
+    from plint.catalog.deepspeed_release import REMOVED_BLOCKS_REJECTED_FROM, RENAMED_IN, deepspeed_in_force
+
     s = schema()
     known, removed = s["properties"], set(s.get("x-removed", []))
     integration = _integration(ctx)
     rejected = _validated_unknowns(cfg)
+    releases = getattr(ctx.settings, "releases", None) or {}
+    in_force = deepspeed_in_force(releases.get("deepspeed"), s["x-deepspeed-version"])
     for e in cfg.document.root.entries:
         if e.key in removed:
-            yield Finding(f"{cfg.path}: \"{e.key}\" was removed from DeepSpeed; {s['x-deepspeed-version']} "
-                          "rejects the config (DeepSpeedConfigError)", e.key_span, key=e.key)
+            if not in_force.at_least(REMOVED_BLOCKS_REJECTED_FROM):
+                continue  # the release in force still accepts the block
+            why = (" (set deepspeed = \"<release>\" in [tool.plint]: releases up to 0.19.5 accept it)"
+                   if in_force.assumed else "")
+            yield Finding(f"{cfg.path}: \"{e.key}\" was removed from DeepSpeed; {in_force.label} "
+                          f"rejects the config (DeepSpeedConfigError){why}", e.key_span, key=e.key,
+                          severity="warning" if in_force.assumed else None)
         elif e.key not in known:
             near = closest(e.key, known)
             yield Finding(f"{cfg.path}: DeepSpeed silently ignores the unknown key \"{e.key}\""
@@ -135,6 +144,9 @@ def deepspeed_unknown_key(ctx: RuleContext):
             inner = known[e.key]["properties"]
             for entry in e.value.entries:
                 if entry.key not in inner:
+                    since = RENAMED_IN.get(f"{e.key}.{entry.key}")
+                    if since is not None and not in_force.at_least(since):
+                        continue  # still the key's name in the release in force
                     renamed = RENAMED_KEYS.get(f"{e.key}.{entry.key}")
                     if renamed in inner:
                         hint = f", which it renamed \"{renamed}\""

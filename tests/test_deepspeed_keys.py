@@ -79,3 +79,35 @@ def test_typos_inside_leniently_read_sections(tmp_path):
     assert [m for c, m, _ in odd if c == "PL504"] == [f'{tmp_path / "odd.json"}: DeepSpeed silently ignores "aio.xyzzy"']
     assert any('"activation_checkpointing.partition_activation"; did you mean "partition_activations"' in m
                for m in messages)
+
+
+def _removed_and_renamed(tmp_path, config_line):
+    cfg = ('{"train_batch_size": 32, "curriculum_learning": {"enabled": false},\n'
+           ' "aio": {"thread_count": 2}}\n')
+    if config_line:
+        (tmp_path / ".plint.toml").write_text(config_line)
+    (tmp_path / "ds.json").write_text(cfg)
+    (result,) = check_paths([tmp_path / "ds.json"])
+    return [(d.code, d.severity, d.message) for d in result.diagnostics if d.code == "PL504"]
+
+
+def test_keys_follow_the_deepspeed_release_in_force(tmp_path):
+    # 0.16.0: the removed blocks are still accepted and aio.thread_count is still the key's name
+    assert _removed_and_renamed(tmp_path, 'deepspeed = "0.16.0"\n') == []
+    # 0.16.4 renamed thread_count; 0.19.6 on rejects the removed blocks
+    found = _removed_and_renamed(tmp_path, 'deepspeed = "0.19.8"\n')
+    assert [(c, s) for c, s, _ in found] == [("PL504", "error"), ("PL504", "error")]
+    assert "DeepSpeed 0.19.8 as configured rejects the config" in found[0][2]
+    assert 'renamed "intra_op_parallelism"' in found[1][2]
+
+
+def test_an_assumed_deepspeed_release_only_warns_of_removed_blocks(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    found = _removed_and_renamed(tmp_path, None)
+    removed = [f for f in found if "curriculum_learning" in f[2]]
+    assert removed and removed[0][1] == "warning" and "assumed" in removed[0][2]

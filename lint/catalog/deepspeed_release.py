@@ -1,0 +1,44 @@
+"""The DeepSpeed release a config is judged against (issue 14, point 5): the release the configuration
+names (`deepspeed = "0.14"`), else the DeepSpeed installed beside plint (its version from the package
+metadata: nothing is imported), else the release plint's shipped schema was built from, assumed.
+
+Keys DeepSpeed removed or renamed after a release are no error for that release
+(shared/reference/deepspeed.md §0: the removed top-level blocks are rejected after v0.19.5; aio.thread_count
+was renamed in v0.16.4)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+REMOVED_BLOCKS_REJECTED_FROM = (0, 19, 6)
+RENAMED_IN = {"aio.thread_count": (0, 16, 4)}
+
+
+@dataclass(frozen=True)
+class DeepSpeedInForce:
+    version: tuple[int, ...]
+    label: str  # "DeepSpeed 0.19.8 as configured" | "... installed" | "..., assumed"
+    assumed: bool
+
+    def at_least(self, release: tuple[int, ...]) -> bool:
+        return self.version >= release
+
+
+def _parse(text: str) -> tuple[int, ...] | None:
+    m = re.match(r"v?(\d+)\.(\d+)(?:\.(\d+))?", text.strip())
+    return tuple(int(x) for x in m.groups(default="0")) if m else None
+
+
+def deepspeed_in_force(configured: str | None, shipped: str) -> DeepSpeedInForce:
+    if configured and _parse(configured):
+        return DeepSpeedInForce(_parse(configured), f"DeepSpeed {configured} as configured", False)
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        installed = version("deepspeed")
+    except PackageNotFoundError:
+        installed = None
+    if installed and _parse(installed):
+        return DeepSpeedInForce(_parse(installed), f"DeepSpeed {installed} (installed)", False)
+    return DeepSpeedInForce(_parse(shipped) or (0,), f"DeepSpeed {shipped}, assumed", True)
