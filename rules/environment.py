@@ -62,6 +62,11 @@ def launch_env(ctx: RuleContext, name: str):
 def cuda_device_max_connections(ctx: RuleContext):
     if trainer(ctx) != "megatron":
         return
+    from plint.rules.keys_and_flags import _catalog
+
+    environment = _catalog(ctx).environment
+    if environment is not None and "CUDA_DEVICE_MAX_CONNECTIONS" not in environment:
+        return  # the parser in force (read from its source) checks no such thing
     gpu = value(ctx, "cluster.gpu")
     if gpu is not None and gpu.value and str(gpu.value).lower().startswith(BLACKWELL):
         return

@@ -78,6 +78,8 @@ class FlagCatalog:
         self.source: str | None = doc.get("source")
         self.version: str | None = doc.get("version")
         self.exclusive_groups: list[list[str]] = doc.get("exclusive_groups", [])
+        # upper-case names (environment variables) the parser's own checks read; None for a shipped release
+        self.environment: frozenset[str] | None = (frozenset(doc["environment"]) if "environment" in doc else None)
         self.origin: str | None = None
         self._specs: dict[int, FlagSpec] = {}
         self._by_option: dict[str, int] = {}

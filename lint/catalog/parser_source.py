@@ -16,6 +16,7 @@ import ast
 import hashlib
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -23,7 +24,7 @@ from pathlib import Path
 # Where Megatron-LM keeps its parser: megatron/training/ since core_v0.6, megatron/ before and in forks.
 PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 VERSION_FILE = "megatron/core/package_info.py"
-_FORMAT = 1  # bump when the catalog built from a source changes shape (invalidates cached copies)
+_FORMAT = 2  # bump when the catalog built from a source changes shape (invalidates cached copies)
 _MAX_SOURCE_BYTES = 2 * 1024 * 1024  # an arguments.py is about 150 KB; more is not a parser
 _ACTIONS = {"store", "store_true", "store_false", "store_const", "append", "append_const", "count",
             "help", "version", "extend"}
@@ -53,6 +54,7 @@ class _Collected:
     allow_abbrev: bool = True  # argparse's default; Megatron-LM passes allow_abbrev=False
     deepspeed: bool = False  # deepspeed.add_config_arguments(parser) is called
     generated: bool = False  # some groups are generated from config dataclasses (ArgumentGroupFactory)
+    environment: set[str] = field(default_factory=set)  # variables validate_args reads (os.environ[...])
     problems: list[str] = field(default_factory=list)
 
 
@@ -227,6 +229,9 @@ def _collect(module: ast.Module, into: _Collected) -> None:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         exclusive_groups[target.id] = []
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", node.value):
+            into.environment.add(node.value)  # an environment variable the parser's checks read
         if not isinstance(node, ast.Call):
             continue
         name = _callee(node.func)
@@ -322,7 +327,7 @@ def build_document(parser: ParserSource) -> dict:
         "release": borrowed or _nearest_release(flavour, version, seen), "flavour": flavour, "repo": None, "ref": None, "commit": None, "date": None,
         "flags_only": False, "allow_abbrev": collected.allow_abbrev, "extra_flags": [],
         "fields": ["flags", "dest", "kind", "type", "default_repr", "default", "choices", "nargs"],
-        "actions": actions, "exclusive_groups": collected.exclusive, "version": version, "borrowed": borrowed,
+        "actions": actions, "exclusive_groups": collected.exclusive, "environment": sorted(collected.environment), "version": version, "borrowed": borrowed,
         "source": parser.path.relative_to(parser.tree).as_posix(),
     }
 

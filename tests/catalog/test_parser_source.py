@@ -198,3 +198,17 @@ def test_the_catalog_is_cached_by_content(tmp_path, monkeypatch):
     _findings(launch)
     copies = list((tmp_path / "cache" / "plint").glob("parser-source-*"))
     assert len(copies) == 1 and json.loads(copies[0].read_text())["source"] == "megatron/arguments.py"
+
+
+def test_rules_follow_the_checks_of_the_parser_in_force(tmp_path):
+    # a parser whose validate_args does not assert CUDA_DEVICE_MAX_CONNECTIONS: no PL601 for tp 2
+    _, launch = _tree(tmp_path, extra="--tensor-model-parallel-size 2 --sequence-parallel")
+    (result,) = check_paths([launch])
+    assert "PL601" not in [d.code for d in result.diagnostics]
+    asserting = PARSER.replace("def _add_training_args(parser):", "def check(args):\n"
+                               "    if os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS') != '1':\n"
+                               "        raise RuntimeError('set CUDA_DEVICE_MAX_CONNECTIONS to 1')\n\n\n"
+                               "def _add_training_args(parser):")
+    _, launch = _tree(tmp_path / "other", parser=asserting, extra="--tensor-model-parallel-size 2 --sequence-parallel")
+    (result,) = check_paths([launch])
+    assert "PL601" in [d.code for d in result.diagnostics]
