@@ -174,7 +174,7 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
     chains = find_launches(result, job, lookup.source)
     for chain in chains:
-        launch = _launch(chain, job, lookup, gpu, releases)
+        launch = _launch(chain, job, lookup, gpu, releases, path)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         layout = build_layout(launch)
@@ -202,12 +202,17 @@ def _slurm_env(job) -> dict[str, Var]:
     return implied_env(job)
 
 
-def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str]) -> Launch:
+def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str],
+            launch_file: str | None = None) -> Launch:
     from plint.catalog.flags import default_release, load_flag_catalog
+    from plint.sources.entry_script import read_entry_script
     from plint.sources.megatron import megatron_facts, parse_trainer_args
     from plint.sources.trainer import detect_trainer, fork_release
 
-    trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args)
+    is_module = bool(chain.calls) and chain.calls[-1].is_module
+    program = chain.entrypoint.text if chain.entrypoint is not None else None
+    script = read_entry_script(program, is_module, launch_file) if launch_file else None
+    trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     flavour = trainer.value
     if flavour in ("megatron", "megatron-deepspeed"):

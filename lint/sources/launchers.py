@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 from plint.shell.model import Command, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, Span
+from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
 from plint.sources.wrappers import base as _base
 from plint.sources.wrappers import python_program as _python_program
 from plint.sources.wrappers import unwrap_words
@@ -136,10 +137,9 @@ _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 # python -m MODULE that is a launcher
 _LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
                      "deepspeed.launcher.runner": "deepspeed", "accelerate.commands.launch": "accelerate"}
-TRAINING_FLAGS = ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--deepspeed",
-                  "--deepspeed_config", "--deepspeed-config", "--micro-batch-size", "--global-batch-size",
-                  "--num-layers", "--per_device_train_batch_size", "--gradient_accumulation_steps",
-                  "--zero-stage", "--zero_stage")
+TRAINING_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
+                            "--gradient_accumulation_steps", "--zero-stage", "--zero_stage"}
+                           | MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS)
 TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
 
 
