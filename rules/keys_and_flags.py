@@ -224,7 +224,11 @@ def invalid_value(ctx: RuleContext):
                     yield Finding(f"{use.option} is {text}: a size must be at least 1 (Megatron divides by it or "
                                   "builds that many of something)", word.value_span, key=use.option)
                     continue
-            if spec.choices is not None and text not in spec.choices:
+            # other entry points may widen a core flag's choices through extra_args_provider (Pai-Megatron-Patch's
+            # megatron_patch/arguments.py appends "hybridadam" to --optimizer and "none" to
+            # --position-embedding-type), so only the core scripts' parsers are known well enough to judge
+            if spec.choices is not None and text not in spec.choices \
+                    and ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS:
                 near = closest(text, spec.choices)
                 yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)}"
                               + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)

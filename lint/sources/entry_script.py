@@ -19,6 +19,8 @@ from plint.source import path_is_dir, path_is_file, read_bytes
 _MAX_BYTES = 512 * 1024  # an entry script is small; more is not one
 _MAX_LEVELS = 8  # folders walked up from the script towards the root
 # `import a, b as c` / `from a.b import c` at the start of a line (indented ones too: imports inside a main())
+# a call of Megatron's training loop: megatron.training.pretrain, tasks' finetune (tasks/finetune_utils.py)
+_TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -28,6 +30,7 @@ class EntryScript:
     modules: frozenset[str]  # top-level modules it imports
     tree: str | None  # "megatron-deepspeed" | "megatron" | None: the Megatron checkout it lies in
     tree_note: str | None = None
+    trains: bool = False  # it calls Megatron's training loop (pretrain(...), finetune(...))
 
     @property
     def imports_megatron(self) -> bool:
@@ -119,10 +122,12 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
             here = os.path.dirname(here)
         script = next((c for c in candidates if _inside(c, root) and path_is_file(c)), None)
     modules: frozenset[str] = frozenset()
+    trains = False
     if script is not None:
         raw = _head(script)[:_MAX_BYTES]
         modules = _imports(raw.decode("utf-8", "replace"))
+        trains = _TRAINS.search(raw) is not None
     tree, note = _checkout(os.path.dirname(script) if script else base, root)
     if script is None and tree is None:
         return None
-    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note)
+    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains)

@@ -45,6 +45,10 @@ MEGATRON_OWN_FLAGS = frozenset({"--tensor-model-parallel-size", "--pipeline-mode
                                 "--micro-batch-size", "--global-batch-size"})
 MEGATRON_SHAPE_FLAGS = frozenset({"--num-layers", "--hidden-size", "--num-attention-heads", "--ffn-hidden-size",
                                   "--seq-length", "--max-position-embeddings"})
+# A training run's length: Megatron-LM's --train-iters / --train-samples, the forks' --train-tokens
+# (megatron/arguments.py of microsoft/Megatron-DeepSpeed), tasks/main.py's --epochs. Text generation servers,
+# evaluation harnesses and checkpoint tools take Megatron's flags too, but train nothing.
+TRAINING_LENGTH_FLAGS = frozenset({"--train-iters", "--train-samples", "--train-tokens", "--epochs"})
 # HF TrainingArguments fields: a script taking these is not a Megatron entry point, whatever its name.
 HF_FLAGS = frozenset({"--per_device_train_batch_size", "--output_dir", "--model_name_or_path",
                       "--gradient_accumulation_steps", "--num_train_epochs"})
@@ -83,10 +87,12 @@ def _megatron_entrypoint(entrypoint: Word | None, is_module: bool) -> str | None
 
 
 def _by_flags(flags: set[str], in_checkout: bool) -> str | None:
-    """Why the flags alone say Megatron: one of its own parallel/batch flags and one more of its flags; inside a
-    Megatron checkout one of them is enough."""
+    """Why the flags alone say Megatron training: the length of a training run, with one of Megatron's own
+    parallel/batch flags and one more of its flags, or inside a Megatron checkout one of them."""
     own = sorted(flags & MEGATRON_OWN_FLAGS)
     shape = sorted(flags & MEGATRON_SHAPE_FLAGS)
+    if not flags & TRAINING_LENGTH_FLAGS:
+        return None
     if in_checkout and (own or shape):
         return f"{(own or shape)[0]} among its flags"
     if own and len(own) + len(shape) >= 2:
@@ -106,10 +112,10 @@ def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: li
     if megatron is not None and flags & HF_FLAGS and not in_fork_tree and " under " not in megatron:
         megatron = None  # an HF-style script that happens to share a Megatron script's name
     if script is not None and script.path is not None:
-        if script.imports_megatron:
+        if script.imports_megatron and (script.trains or flags & TRAINING_LENGTH_FLAGS):
             megatron = f"{script.path} (it imports megatron)"
         elif not (tree is not None and _by_flags(flags, False)):
-            megatron = None  # the script is there to read and is no Megatron entry point
+            megatron = None  # the script is there to read and is no Megatron training entry point
     elif megatron is None and not flags & HF_FLAGS:
         why = _by_flags(flags, tree is not None)
         if why is not None:
@@ -129,8 +135,10 @@ def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: li
     if launcher == "deepspeed" or deepspeed_flags:
         why = "the deepspeed launcher" if launcher == "deepspeed" else f"{deepspeed_flags[0]} among its flags"
         return Value("deepspeed", site, "derived", f"{why}, and no Megatron entry point")
-    if script is not None and script.path is not None and not script.imports_megatron:
-        return Value("unknown", site, "derived", f"{script.path} does not import megatron, and no DeepSpeed")
+    if script is not None and script.path is not None:
+        why = "does not train (no pretrain() or finetune() call, no --train-iters)" if script.imports_megatron \
+            else "does not import megatron"
+        return Value("unknown", site, "derived", f"{script.path} {why}, and no DeepSpeed")
     return Value("unknown", site, "derived", "neither a Megatron entry point nor DeepSpeed")
 
 
