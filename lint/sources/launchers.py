@@ -310,15 +310,17 @@ def _interpreter_of_launcher(words: list[Word], i: int) -> bool:
     return is_module and program is not None and program.text in _LAUNCHER_MODULES
 
 
-def _python(command: Command, program: Word | None, index: int, is_module: bool, code: bool = False) -> LauncherCall:
-    """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`)."""
+def _python(command: Command, program: Word | None, index: int, is_module: bool, code: bool = False,
+            skip: int = 0) -> LauncherCall:
+    """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`); `skip` words
+    after the module never reach it."""
     kind = _LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
     if kind == "deepspeed":
-        return _deepspeed(command, index + 1)
+        return _deepspeed(command, index + 1 + skip)
     if kind == "accelerate":
-        return _accelerate(command, index + 1)
+        return _accelerate(command, index + 1 + skip)
     if kind is not None:
-        return _torchrun(command, index + 1, kind)
+        return _torchrun(command, index + 1 + skip, kind)
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
     if code:
         call.options["-c"] = []
@@ -363,7 +365,8 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
     if i >= len(words):
         return None
     if runs_python is not None:  # `uv run -m torch.distributed.run ...`, `uv run train.py`
-        return _python(command, words[i], i, runs_python == "module")
+        dropped = runs_python == "module, -- dropped" and i + 1 < len(words) and words[i + 1].text == "--"
+        return _python(command, words[i], i, runs_python != "script", skip=1 if dropped else 0)
     name = _base(words[i])
     if name == "torchrun":
         return _torchrun(command, i + 1, "torchrun")

@@ -47,6 +47,9 @@ _CONTAINER_VALUES = frozenset({  # singularity/apptainer exec|run and docker run
 # Options table takes a parameter (`-o out`, `--trace=cuda,nvtx`, `--force-overwrite true`) except these
 # (NVIDIA Nsight Systems User Guide, UserGuide/topics/cli-profile-command-switch-options.rst).
 _NSYS_NO_VALUE = frozenset({"--ftrace-keep-user-config", "--storage-metrics", "--help", "-h"})
+# `debugpy-run [options] (-m MODULE | PROGRAM) [--] ARGS`: its argparse options with a value (bulletmark/debugpy-run
+# debugpy_run.py); it runs `python -m debugpy ... -m MODULE ARGS`, argparse dropping the first `--`.
+_DEBUGPY_RUN_VALUES = frozenset({"-p", "--port", "--log-to", "-c", "--code", "--pid"})
 # `uv run [OPTIONS] [COMMAND]`: the options that take a value (astral-sh/uv docs/reference/cli.md, uv run);
 # `--module/-m` runs `python -m COMMAND`, `--script/-s` and a COMMAND ending in .py run `python COMMAND`.
 _UV_RUN_VALUES = frozenset({
@@ -93,7 +96,9 @@ def python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, b
 class Unwrapped:
     index: int  # the first word after the wrappers: the launcher (or the program, or len(words))
     unknown: list[Word] = field(default_factory=list)  # unknown words read as wrappers: a launcher follows them
-    runs_python: str | None = None  # "module" | "script": the wrapper itself runs python (`uv run -m X`)
+    # "module" | "script": the wrapper itself runs python (`uv run -m X`); "module, -- dropped": its parser also
+    # drops a `--` after the module (debugpy-run's argparse REMAINDER)
+    runs_python: str | None = None
 
 
 def base(word: Word | None) -> str | None:
@@ -169,7 +174,21 @@ def _one_wrapper(words: list[Word], i: int) -> tuple[int, str | None] | None:
         return _skip_options(words, i + 2, _nsys_takes_value), None
     if name == "uv" and nxt == "run":
         return _skip_uv_run(words, i + 2)
+    if name == "debugpy-run":
+        return _skip_debugpy_run(words, i + 1)
     return None
+
+
+def _skip_debugpy_run(words: list[Word], i: int) -> tuple[int, str | None]:
+    while i < len(words):
+        t = words[i].text or ""
+        if t in ("-m", "--module"):
+            return i + 1, "module, -- dropped"  # the module is the value of -m
+        if t == "--" or not t.startswith("-"):
+            break
+        i += 2 if t in _DEBUGPY_RUN_VALUES else 1
+    i += 1 if i < len(words) and words[i].text == "--" else 0
+    return i, "script" if i < len(words) and (words[i].text or "").endswith(".py") else None
 
 
 def unwrap_words(words: list[Word], i: int = 0,

@@ -321,6 +321,12 @@ def test_wrappers_are_unwrapped(prefix):
     ("$PYTHON -u -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
     ("python --check-hash-based-pycs never -m torch.distributed.run --nproc_per_node 2 train.py", "torchrun",
      "train.py", (1, 2, 2)),
+    # debugpy-run's argparse takes -m MODULE and drops the `--` before the module's arguments
+    ("debugpy-run -p :5678 -m torch.distributed.run -- --nproc_per_node 2 train.py", "torchrun", "train.py",
+     (1, 2, 2)),
+    ("debugpy-run -W --log-to /tmp/dbg --module torch.distributed.run --nproc_per_node 4 train.py", "torchrun",
+     "train.py", (1, 4, 4)),
+    ("debugpy-run -p 5678 -- pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),
 ])
 def test_launchers_behind_wrappers_and_unknown_paths(line, launcher, program, sizes_):
     chain = one(line)
