@@ -414,7 +414,8 @@ VOCAB = ["srun", "torchrun", "deepspeed", "python", "python3", "-m", "torch.dist
          "mpirun", "-np", "-N", "-n", "--nnodes", "--nnodes=2:4", "--nproc_per_node", "gpu", "8", "0", "-1", "x",
          "--num_gpus", "-H", "hf", "--include", "w0:0,1@w9", "--exclude=w0", "--hostfile=hf", "train.py", "--",
          "-c", "$X", "--nodes=$N", "env", "A=1", "numactl", "--", "timeout", "10h", "bash", "--map-by", "ppr:x:node",
-         "--ntasks-per-node", "--kill-on-bad-exit", "-K1", "--num_processes", "--config_file", "acc.yaml", "=", "-"]
+         "--ntasks-per-node", "--kill-on-bad-exit", "-K1", "--num_processes", "--config_file", "acc.yaml", "=", "-",
+         "uv", "run", "--with", "nsys", "profile", "-o", "debugpy-run", "--module", "$PREFIX", "x.py"]
 
 
 @settings(max_examples=300, deadline=None)

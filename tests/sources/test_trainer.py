@@ -130,6 +130,10 @@ def test_the_entry_script_and_its_repository_decide(tmp_path):
     outside = tmp_path.parent / f"{tmp_path.name}_outside.py"
     outside.write_text("from megatron.training import pretrain\n")
     assert read_entry_script(str(outside), False, str(launch)).path is None
+    (tmp_path / "linked.py").symlink_to(outside)  # nor through a link that leaves it
+    assert read_entry_script("linked.py", False, str(launch)).path is None
+    (tmp_path / "blob.py").write_bytes(b"\x00\xff" * 100 + b"\nimport megatron\n")  # bytes never raise
+    assert read_entry_script("blob.py", False, str(launch)).imports_megatron
 
 
 def test_megatron_flag_sets_agree_with_the_catalog():
