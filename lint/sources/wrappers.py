@@ -174,6 +174,8 @@ def _one_wrapper(words: list[Word], i: int) -> tuple[int, str | None] | None:
         return _skip_options(words, i + 2, _nsys_takes_value), None
     if name == "uv" and nxt == "run":
         return _skip_uv_run(words, i + 2)
+    if name == "poetry" and nxt == "run":  # global options with a value (python-poetry.org/docs/cli)
+        return _skip_options(words, i + 2, frozenset({"-C", "--directory", "-P", "--project"})), None
     if name == "debugpy-run":
         return _skip_debugpy_run(words, i + 1)
     return None

@@ -305,7 +305,7 @@ def test_accelerate_without_counts_is_unresolved():
     "nsys profile -t cuda,nvtx -s none -o prof --force-overwrite true --capture-range=cudaProfilerApi",
     "nsys profile --stats=true -w true -x true --ftrace-keep-user-config -y 30", "nsys launch -t cuda",
     "uv run", "uv run --no-sync --with pkg -p 3.12 --extra gpu", "uv run --python=3.11 --",
-    "$VENV_PREFIX", "$A nohup $B",
+    "$VENV_PREFIX", "$A nohup $B", "poetry run", "poetry run -C proj --no-interaction -vv",
 ])
 def test_wrappers_are_unwrapped(prefix):
     command = cmd(f"{prefix} torchrun --nproc_per_node 2 train.py")
