@@ -1,6 +1,6 @@
 """What launcher commands mean: torchrun, the legacy torch.distributed.launch, the deepspeed launcher, srun,
-mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (nohup, env, numactl, timeout,
-containers), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
+mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (their grammars in
+`plint.sources.wrappers`), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
 
 Option grammars come from the launchers' own parsers:
 - torchrun: torch 2.13 `torch/distributed/run.py::get_args_parser` (argparse; every dashed multi-word option

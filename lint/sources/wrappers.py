@@ -1,5 +1,5 @@
 """What stands in front of a launcher: wrappers (nohup, env A=1, numactl, time, containers, `conda run`,
-`uv run`, `nsys profile`), and words plint cannot know (`$VENV_PREFIX torchrun`, `"${PROFILE_CMD[@]}" python
+`uv run`, `poetry run`, `nsys profile`, `debugpy-run`), python's own options, and words plint cannot know (`$VENV_PREFIX torchrun`, `"${PROFILE_CMD[@]}" python
 -m torch.distributed.run` where the array is set on a branch plint cannot decide).
 
 Each wrapper's grammar is its own manual's: which options take a value (so the value is not taken for the
