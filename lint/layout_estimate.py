@@ -91,6 +91,12 @@ UNMODELLED_FLAGS = {
     "--cpu-offloading": "activation offloading",
     "--optimizer-cpu-offload": "optimizer offloading",
     "--fine-grained-activation-offloading": "activation offloading",
+    # an entry point's own model: examples/mimo/train.py builds it with --model-provider (vision and audio
+    # encoders around the language model the shape flags describe); examples/multimodal/multimodal_args.py's
+    # --freeze-LM / --freeze-ViT leave parts without gradients and optimizer states
+    "--model-provider": "a model built by the entry point's own model provider",
+    "--freeze-LM": "frozen parameters (no gradients or optimizer states for them)",
+    "--freeze-ViT": "frozen parameters (no gradients or optimizer states for them)",
 }
 
 

@@ -229,13 +229,17 @@ def _slurm_env(job) -> dict[str, Var]:
     return implied_env(job)
 
 
-def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str], path: str = ".",
-            trainer_source: str | None = None) -> Launch:
+def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str],
+            launch_file: str | None = None, trainer_source: str | None = None) -> Launch:
     from plint.catalog.in_force import catalog_in_force
+    from plint.sources.entry_script import read_entry_script
     from plint.sources.megatron import megatron_facts, parse_trainer_args
     from plint.sources.trainer import detect_trainer, fork_release
 
-    trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args)
+    is_module = bool(chain.calls) and chain.calls[-1].is_module
+    program = chain.entrypoint.text if chain.entrypoint is not None else None
+    script = read_entry_script(program, is_module, launch_file) if launch_file else None
+    trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     flavour = trainer.value
     if flavour in ("megatron", "megatron-deepspeed"):
@@ -245,7 +249,8 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
             fork = fork_release(chain.entrypoint, chain.trainer_args)
             recognised = fork.value if fork is not None else None
         entry = chain.entrypoint.display() if chain.entrypoint is not None else None
-        in_force = catalog_in_force(flavour, path, entry, named, trainer_source, recognised=recognised)
+        in_force = catalog_in_force(flavour, launch_file or ".", entry, named, trainer_source,
+                                    recognised=recognised)
         catalog = in_force.catalog
         launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
         launch.catalog = in_force

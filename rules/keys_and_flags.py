@@ -250,7 +250,13 @@ def invalid_value(ctx: RuleContext):
                     yield Finding(f"{use.option} is {text}: a size must be at least 1 (Megatron divides by it or "
                                   "builds that many of something)", word.value_span, key=use.option)
                     continue
-            if spec.choices is not None and text not in spec.choices:
+            # other entry points may widen a core flag's choices through extra_args_provider (Pai-Megatron-Patch's
+            # megatron_patch/arguments.py appends "hybridadam" to --optimizer and "none" to
+            # --position-embedding-type), so only the core scripts' parsers, or a parser read together with the
+            # entry script's own arguments, are known well enough to judge
+            in_force = _in_force(ctx)
+            if spec.choices is not None and text not in spec.choices \
+                    and (ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS or (in_force and in_force.entry_read)):
                 near = closest(text, spec.choices)
                 yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)} in {judged_by(ctx)}"
                               + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)

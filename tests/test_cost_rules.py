@@ -453,6 +453,18 @@ def test_rules_stay_silent_on_what_the_model_leaves_out(tmp_path):
     assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310", "PL401", "PL402")]
 
 
+@pytest.mark.parametrize("flag, why", [
+    ("--freeze-LM --freeze-ViT", "frozen parameters"),  # examples/multimodal: only the projector trains
+    ("--model-provider llava_vlm", "own model provider"),  # examples/mimo: encoders around the language model
+])
+def test_rules_stay_silent_on_a_model_the_flags_do_not_describe(tmp_path, flag, why):
+    result = _launch(tmp_path, f"{flag} --tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
+    est = file_json(result)["layout"]["estimate"]
+    assert est is not None and est["memory_gib"]["total"] > est["memory_gib"]["usable"]
+    assert any(why in note for note in est["notes"])
+    assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310", "PL401", "PL402")]
+
+
 def test_cluster_bandwidth_from_the_configuration_changes_the_estimate(tmp_path):
     files = torchrun(gpt("--use-distributed-optimizer", **LLAMA_7B), nproc=8).files
     files["launch.sh"] = files["launch.sh"].replace("torchrun --nproc_per_node 8",

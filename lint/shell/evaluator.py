@@ -8,6 +8,7 @@ value) becomes an unknown Piece that says why; it is never guessed and never exe
 from __future__ import annotations
 
 import os
+import re
 from plint.record import field, record
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -90,6 +91,7 @@ def _path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[st
 # A field is a list of (piece, splittable); an expansion yields a list of fields ("$@" yields many).
 
 Fields = list[list[tuple[Piece, bool]]]
+_ALL_ELEMENTS = re.compile(r"\$(@|\{@\}|\{[A-Za-z_][A-Za-z0-9_]*\[@\]\})")
 
 
 def _join(a: Fields, b: Fields) -> Fields:
@@ -505,6 +507,8 @@ class Shell:
             start = node.start_byte + (2 if t == "translated_string" else 1)
             end = node.end_byte - 1
             self._container(node, unit, start, end, fields, quoted=True)
+            if len(fields) == 1 and len(fields[0]) == 1 and self._only_all_elements(node, unit):
+                return []  # "${A[@]}" / "$@" with no elements: no word at all, not an empty one (bash)
             return fields
         if t == "concatenation":
             fields = [[]]
@@ -523,6 +527,14 @@ class Shell:
             return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
         # anything else: its text, verbatim
         return [[(p, False) for p in unit.pieces(node.start_byte, node.end_byte)]]
+
+    @staticmethod
+    def _only_all_elements(node, unit: Unit) -> bool:
+        """A double-quoted string holding nothing but `${NAME[@]}` or `$@` expansions."""
+        inner = [c for c in node.children if c.type not in ('"', '$"')]
+        return bool(inner) and all(
+            c.type in ("simple_expansion", "expansion")
+            and _ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
 
     @staticmethod
     def _real_start(node) -> int:

@@ -1,6 +1,6 @@
 """What launcher commands mean: torchrun, the legacy torch.distributed.launch, the deepspeed launcher, srun,
-mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (nohup, env, numactl, timeout,
-containers), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
+mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (their grammars in
+`plint.sources.wrappers`), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
 
 Option grammars come from the launchers' own parsers:
 - torchrun: torch 2.13 `torch/distributed/run.py::get_args_parser` (argparse; every dashed multi-word option
@@ -30,6 +30,10 @@ if TYPE_CHECKING:
 
 from plint.shell.model import Command, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, Span
+from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
+from plint.sources.wrappers import base as _base
+from plint.sources.wrappers import python_program as _python_program
+from plint.sources.wrappers import unwrap_words
 from plint.values import Value, default, derived, from_word, parse_int, unresolved
 
 
@@ -133,10 +137,9 @@ _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 # python -m MODULE that is a launcher
 _LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
                      "deepspeed.launcher.runner": "deepspeed", "accelerate.commands.launch": "accelerate"}
-TRAINING_FLAGS = ("--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--deepspeed",
-                  "--deepspeed_config", "--deepspeed-config", "--micro-batch-size", "--global-batch-size",
-                  "--num-layers", "--per_device_train_batch_size", "--gradient_accumulation_steps",
-                  "--zero-stage", "--zero_stage")
+TRAINING_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
+                            "--gradient_accumulation_steps", "--zero-stage", "--zero_stage"}
+                           | MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS)
 TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
 
 
@@ -162,6 +165,7 @@ class LauncherCall:
     opaque: list[Word] = field(default_factory=list)  # unknown words read as options: they may set anything
     unknown_options: list[Word] = field(default_factory=list)  # options the launcher's parser does not know
     problems: list[Problem] = field(default_factory=list)
+    wrapped_by: list[Word] = field(default_factory=list)  # unknown words before it, read as wrappers
 
     def option(self, *names: str) -> Word | None:
         for n in names:
@@ -186,11 +190,6 @@ class LaunchChain:
     master_addr: Value | None = None
     problems: list[Problem] = field(default_factory=list)
     command: Command | None = None  # the command that starts the entrypoint
-
-
-def _base(word: Word | None) -> str | None:
-    text = word.text if word is not None else None
-    return posixpath.basename(text) if text else None
 
 
 def is_python(name: str | None) -> bool:
@@ -282,106 +281,92 @@ def _scan(words: list[Word], start: int, grammar: Grammar) -> _Scan:
     return out
 
 
-# ---- wrappers -----------------------------------------------------------------------------------
-# wrapper -> (options that take a value, words the wrapper consumes after its options), from each tool's manual
-_WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
-    "nohup": (frozenset(), 0),
-    "command": (frozenset(), 0),
-    "time": (frozenset({"-o", "-f", "--output", "--format"}), 0),  # GNU time(1)
-    "exec": (frozenset({"-a"}), 0),  # bash builtin
-    "env": (frozenset({"-u", "--unset", "-C", "--chdir", "-S", "--split-string"}), 0),  # coreutils env(1)
-    "stdbuf": (frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}), 0),
-    "timeout": (frozenset({"-s", "--signal", "-k", "--kill-after"}), 1),  # then DURATION
-    "nice": (frozenset({"-n", "--adjustment"}), 0),
-    "ionice": (frozenset({"-c", "--class", "-n", "--classdata"}), 0),
-    "taskset": (frozenset(), 1),  # then the mask or cpu list
-    "chrt": (frozenset({"-T", "-P", "-D"}), 1),  # then the priority
-    # numactl(8): the options that take an argument
-    "numactl": (frozenset({"-i", "--interleave", "-p", "--preferred", "-C", "--physcpubind", "-N", "--cpunodebind",
-                           "-m", "--membind", "-P", "--preferred-many", "-w", "--weighted-interleave", "-I",
-                           "--shmid", "-S", "--shm", "-f", "--file", "-L", "--length", "-o", "--offset", "-M",
-                           "--shmmode"}), 0),
-}
-_CONTAINER_VALUES = frozenset({  # singularity/apptainer exec|run and docker run|exec options with a value
-    "-B", "--bind", "--mount", "--env", "--env-file", "-H", "--home", "-o", "--overlay", "--pwd", "-W", "--workdir",
-    "-S", "--scratch", "--security", "--app", "--network", "--network-args", "--dns", "--hostname",
-    "-e", "-v", "--volume", "--name", "-w", "--gpus", "--shm-size", "--ipc", "--net", "--ulimit", "-u", "--user",
-    "--entrypoint", "--runtime", "-p", "--publish", "--device", "--cap-add", "--security-opt", "-h", "-l", "--label",
-    "--cpus", "-m", "--memory", "--pid", "--platform", "--cpuset-cpus", "--add-host", "--tmpfs", "--log-driver"})
+# ---- parsing one launcher -----------------------------------------------------------------------
+_LAUNCHER_NAMES = frozenset({"torchrun", "deepspeed", "ds", "srun", "mpirun", "mpiexec", "orterun", "mpiexec.hydra",
+                             "accelerate-launch"})
 
 
-def _skip_options(words: list[Word], i: int, with_value: frozenset[str]) -> int:
-    while i < len(words):
-        t = words[i].text or ""
-        if t == "--":
-            return i + 1
-        if not t.startswith("-") or t == "-":
-            return i
-        i += 2 if t in with_value else 1
-    return i
+def _starts_launcher(words: list[Word], i: int) -> bool:
+    """words[i] starts a launcher or a python interpreter: what an unknown word before it may wrap."""
+    name = _base(words[i])
+    if name in _LAUNCHER_NAMES or is_python(name):
+        return True
+    if name == "accelerate":
+        return i + 1 < len(words) and words[i + 1].text == "launch"
+    return not words[i].known and _interpreter_of_launcher(words, i)
 
 
 def unwrap(words: list[Word], i: int = 0) -> int:
-    """Index of the first word after wrappers: nohup, time, exec, env A=1, numactl ... --, stdbuf -o0,
-    timeout 10h, taskset -c 0-7, singularity/apptainer exec IMG, docker run ... IMG, conda run -n ENV."""
-    while i < len(words):
-        name = _base(words[i])
-        if name in _WRAPPERS:
-            with_value, consumed = _WRAPPERS[name]
-            i = _skip_options(words, i + 1, with_value)
-            if name == "env":
-                while i < len(words) and "=" in (words[i].text or "") and not (words[i].text or "").startswith("-"):
-                    i += 1
-            i += consumed
-            continue
-        nxt = words[i + 1].text if i + 1 < len(words) else None
-        if name in ("singularity", "apptainer") and nxt in ("exec", "run"):
-            i = _skip_options(words, i + 2, _CONTAINER_VALUES) + 1  # the image
-            continue
-        if name in ("docker", "podman") and nxt in ("run", "exec"):
-            i = _skip_options(words, i + 2, _CONTAINER_VALUES) + 1  # the image or container
-            continue
-        if name in ("conda", "mamba", "micromamba") and nxt == "run":
-            i = _skip_options(words, i + 2, frozenset({"-n", "--name", "-p", "--prefix", "--cwd"}))
-            continue
-        return i
-    return i
+    """Index of the launcher after the wrappers (nohup, env A=1, numactl, containers, `uv run`, `nsys profile`)
+    and the unknown words standing before it, or of the first word that is neither."""
+    return unwrap_words(words, i, _starts_launcher).index
 
 
-# ---- parsing one launcher -----------------------------------------------------------------------
-def _python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, bool]:
-    """After `python`: skip interpreter options -> (program word, its index, is_module, runs `-c` code)."""
-    while i < len(words):
-        t = words[i].text
-        if t is None:
-            return words[i], i, False, False
-        if t == "--":
-            i += 1
-            continue
-        if not t.startswith("-") or t == "-":
-            return words[i], i, False, False
-        for pos in range(1, len(t)):  # a cluster such as -u, -um, -W ignore, -Xdev
-            letter = t[pos]
-            if letter in "cmWX":
-                attached = pos + 1 < len(t)
-                if letter == "c":
-                    return None, -1, False, True
-                if letter == "m":
-                    if attached:
-                        return words[i].slice(pos + 1), i, True, False
-                    return (words[i + 1], i + 1, True, False) if i + 1 < len(words) else (None, -1, True, False)
-                i += 0 if attached else 1
-                break
-        i += 1
-    return None, -1, False, False
+def _interpreter_of_launcher(words: list[Word], i: int) -> bool:
+    """`$PYTHON -m torch.distributed.run`: an unknown word that python options and a launcher module follow."""
+    if i + 1 >= len(words) or not (words[i + 1].text or "").startswith("-"):
+        return False
+    program, _, is_module, _ = _python_program(words, i + 1)
+    return is_module and program is not None and program.text in _LAUNCHER_MODULES
+
+
+def _python(command: Command, program: Word | None, index: int, is_module: bool, code: bool = False,
+            skip: int = 0) -> LauncherCall:
+    """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`); `skip` words
+    after the module never reach it."""
+    kind = _LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
+    if kind == "deepspeed":
+        return _deepspeed(command, index + 1 + skip)
+    if kind == "accelerate":
+        return _accelerate(command, index + 1 + skip)
+    if kind is not None:
+        return _torchrun(command, index + 1 + skip, kind)
+    call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
+    if code:
+        call.options["-c"] = []
+    return call
 
 
 def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
     """The launcher at command.words[start:] after wrappers, or a python program; None for anything else."""
     words = command.words
-    i = unwrap(words, start)
+    unwrapped = unwrap_words(words, start, _starts_launcher)
+    call = _launcher_at(command, unwrapped.index, unwrapped.runs_python)
+    if call is None and unwrapped.index + 1 < len(words) and not words[unwrapped.index].known \
+            and (words[unwrapped.index + 1].text or "").endswith(".py"):
+        # `$LAUNCHER pretrain_gpt.py ...`: a python script started by something plint cannot know
+        call = LauncherCall("python", command, program=words[unwrapped.index + 1],
+                            program_index=unwrapped.index + 1, wrapped_by=[words[unwrapped.index]])
+        return _wrapped(call, unwrapped.index)
+    if call is not None and unwrapped.unknown:
+        call.wrapped_by = unwrapped.unknown
+        return _wrapped(call, unwrapped.index)
+    return call
+
+
+def _wrapped(call: LauncherCall, at: int) -> LauncherCall:
+    """Say that unknown words stand before the launcher, and what plint made of them."""
+    shown = " ".join(f"`{w.display()}`" for w in call.wrapped_by)
+    why = "; ".join(dict.fromkeys(p.reason for w in call.wrapped_by for p in w.unknowns if p.reason))
+    what = call.launcher if call.launcher != "python" else f"python {call.program.display() if call.program else ''}"
+    if call.launcher == "python":
+        effect = ("it may be a launcher (srun, mpirun, torchrun) that decides how many processes run, so the node "
+                  "and process counts are unknown")
+    else:
+        effect = f"read as a wrapper in front of {call.launcher}, whose own options give the process counts"
+    call.problems.append(Problem(
+        "unresolved", f"{shown} before {what.strip()} is unknown" + (f" ({why})" if why else "") + f": {effect}",
+        call.wrapped_by[0].site))
+    return call
+
+
+def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> LauncherCall | None:
+    words = command.words
     if i >= len(words):
         return None
+    if runs_python is not None:  # `uv run -m torch.distributed.run ...`, `uv run train.py`
+        dropped = runs_python == "module, -- dropped" and i + 1 < len(words) and words[i + 1].text == "--"
+        return _python(command, words[i], i, runs_python != "script", skip=1 if dropped else 0)
     name = _base(words[i])
     if name == "torchrun":
         return _torchrun(command, i + 1, "torchrun")
@@ -395,19 +380,9 @@ def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
         return _accelerate(command, i + 2)
     if name == "accelerate-launch":
         return _accelerate(command, i + 1)
-    if is_python(name):
+    if is_python(name) or (not words[i].known and _interpreter_of_launcher(words, i)):
         program, index, is_module, code = _python_program(words, i + 1)
-        kind = _LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
-        if kind == "deepspeed":
-            return _deepspeed(command, index + 1)
-        if kind == "accelerate":
-            return _accelerate(command, index + 1)
-        if kind is not None:
-            return _torchrun(command, index + 1, kind)
-        call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
-        if code:
-            call.options["-c"] = []
-        return call
+        return _python(command, program, index, is_module, code)
     return None
 
 
@@ -713,6 +688,12 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
             return _mpirun_sizes(s) + ("mpirun",)
         return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
+    unknown = [w for c in calls for w in c.wrapped_by]
+    if unknown:  # `${SRUN_EXEC} python3 train.py`: the unknown word may be the launcher
+        note = (f"`{unknown[0].display()}` before the program is unknown and may be a launcher that starts several "
+                "processes")
+        return unresolved(note, unknown[0].site), unresolved(note, unknown[0].site), \
+            unresolved(note, unknown[0].site), None
     one = "a single process: the program is started without a launcher"
     return derived(1, one, site), derived(1, one, site), derived(1, one, site), None
 

@@ -179,3 +179,23 @@ def test_an_enum_flag_value_is_checked_by_member_name(tmp_path):
     assert codes["fused"] == []
     (typo,) = codes["fusde"]
     assert "'fusde' is not one of flash, fused, unfused, local, auto" in typo.message and "fused" in typo.message
+
+
+def test_choices_are_judged_for_the_core_entry_points_only(tmp_path):
+    """Another entry point may widen a core flag's choices through extra_args_provider (Pai-Megatron-Patch appends
+    to --optimizer's and --position-embedding-type's): only pretrain_gpt.py and its core siblings are judged on them."""
+    from plint.check import check_paths
+
+    found = {}
+    for script in ("pretrain_gpt.py", "pretrain_mistral_patch.py"):
+        folder = tmp_path / script.split(".")[0]
+        folder.mkdir()
+        (folder / "launch.sh").write_text(
+            f"torchrun --nproc_per_node 8 {script} --tensor-model-parallel-size 2 --micro-batch-size 1 "
+            "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --train-iters 10 "
+            "--position-embedding-type rotary --sequence-parallel\n")
+        (result,) = check_paths([folder / "launch.sh"])
+        found[script] = ([d.message for d in result.diagnostics if d.code == "PL506"], result.layouts[0].value("trainer"))
+    assert found["pretrain_mistral_patch.py"] == ([], "megatron")
+    (message,), trainer = found["pretrain_gpt.py"]
+    assert "'rotary' is not one of" in message and trainer == "megatron"

@@ -71,7 +71,7 @@ LAUNCH = textwrap.dedent('''\
     torchrun --nproc_per_node 8 pretrain_gpt.py \\
         --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\
         --seq-length 2048 --max-position-embeddings 2048 \\
-        --micro-batch-size 1 --global-batch-size 64 --bf16 \\
+        --micro-batch-size 1 --global-batch-size 64 --bf16 --train-iters 100 \\
         --attention-head-type multiquery --tokenizer-type TokenizerFromFile \\
         --tokenizer-file tok.json --structured-logs {extra}
     ''')
@@ -128,12 +128,12 @@ def test_trainer_source_names_a_checkout_elsewhere(tmp_path):
 
 
 def test_choices_and_types_come_from_the_parser(tmp_path):
-    _, launch = _tree(tmp_path, extra="--train-iters many")
+    _, launch = _tree(tmp_path, extra="--lr fast")
     launch.write_text(launch.read_text().replace("multiquery", "multi"))
     found = _findings(launch)
     assert [c for c, _, _ in found] == ["PL506", "PL506"]
     assert "'multi' is not one of multihead, multiquery in the parser in megatron/arguments.py" in found[0][2]
-    assert "takes an int in the parser in megatron/arguments.py" in found[1][2]
+    assert "takes a float in the parser in megatron/arguments.py" in found[1][2]
 
 
 def test_static_reading_of_the_parser(tmp_path):

@@ -209,6 +209,17 @@ def test_array_expansions(run):
                                                  "n": "3", "z": "--a", "m": "--c"}
 
 
+def test_quoted_all_elements_of_nothing_is_no_word(run):
+    # bash: "${A[@]}" of an empty array and "$@" without arguments expand to no word at all, while "" and
+    # "$EMPTY" stay one empty word; so `"${PROFILE[@]}" torchrun ...` with PROFILE=() runs torchrun
+    r = run('A=()\nE=""\nq x "${A[@]}" y\n"${A[@]}" torchrun x.py\ne "" "$E" "${A[@]}"""\n'
+            'f() { g "$@"; }\nf\nf a "" b\n')
+    assert [w.text for w in words(r, "q")] == ["x", "y"]
+    assert [c.name for c in r.commands if c.name == "torchrun"] == ["torchrun"]
+    assert [w.text for w in words(r, "e")] == ["", "", ""]
+    assert [[w.text for w in c.words[1:]] for c in r.commands if c.name == "g"] == [[], ["a", "", "b"]]
+
+
 def test_array_element_provenance(run):
     r = run('A=(\n  --tp 2\n)\ntorchrun x.py "${A[@]}"\n')
     tp, two = words(r, "torchrun")[1:]

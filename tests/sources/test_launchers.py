@@ -301,11 +301,51 @@ def test_accelerate_without_counts_is_unresolved():
     "singularity exec --nv -B /data:/data img.sif", "apptainer exec --nv img.sif",
     "docker run --rm --gpus all -v /a:/b --ipc=host img:1", "conda run -n train --no-capture-output",
     "nohup env A=1 numactl --interleave=all",
+    # nsys: every switch takes a value, in the next word or after `=` (Nsight Systems profile switch table)
+    "nsys profile -t cuda,nvtx -s none -o prof --force-overwrite true --capture-range=cudaProfilerApi",
+    "nsys profile --stats=true -w true -x true --ftrace-keep-user-config -y 30", "nsys launch -t cuda",
+    "uv run", "uv run --no-sync --with pkg -p 3.12 --extra gpu", "uv run --python=3.11 --",
+    "$VENV_PREFIX", "$A nohup $B", "poetry run", "poetry run -C proj --no-interaction -vv",
 ])
 def test_wrappers_are_unwrapped(prefix):
     command = cmd(f"{prefix} torchrun --nproc_per_node 2 train.py")
     assert command.words[unwrap(command.words)].text == "torchrun"
     assert sizes(one(f"{prefix} torchrun --nproc_per_node 2 train.py")) == (1, 2, 2)
+
+
+@pytest.mark.parametrize("line, launcher, program, sizes_", [
+    ("uv run -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
+    ("uv run --frozen --module torch.distributed.launch --nproc_per_node=2 train.py", "torch.distributed.launch",
+     "train.py", (1, 2, 2)),
+    ("uv run pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),  # uv runs python itself
+    ("$PYTHON -u -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
+    ("python --check-hash-based-pycs never -m torch.distributed.run --nproc_per_node 2 train.py", "torchrun",
+     "train.py", (1, 2, 2)),
+    # debugpy-run's argparse takes -m MODULE and drops the `--` before the module's arguments
+    ("debugpy-run -p :5678 -m torch.distributed.run -- --nproc_per_node 2 train.py", "torchrun", "train.py",
+     (1, 2, 2)),
+    ("debugpy-run -W --log-to /tmp/dbg --module torch.distributed.run --nproc_per_node 4 train.py", "torchrun",
+     "train.py", (1, 4, 4)),
+    ("debugpy-run -p 5678 -- pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),
+])
+def test_launchers_behind_wrappers_and_unknown_paths(line, launcher, program, sizes_):
+    chain = one(line)
+    assert (chain.launcher, chain.entrypoint.display(), sizes(chain)) == (launcher, program, sizes_)
+
+
+def test_an_unknown_word_before_a_launcher():
+    # before a spawner: a wrapper whose launcher's own options give the counts, said as an unresolved reading
+    chain = one("$VENV_PREFIX torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2")
+    assert sizes(chain) == (1, 8, 8) and chain.calls[0].wrapped_by[0].display() == "${VENV_PREFIX}"
+    (problem,) = chain.problems
+    assert problem.kind == "unresolved" and "${VENV_PREFIX}" in problem.message and "$VENV_PREFIX" in problem.message
+    # before bare python: it may be srun or mpirun, so nothing is known of the process counts
+    for line in ("$SRUN_EXEC python3 pretrain_gpt.py --num-layers 2", "$LAUNCHER pretrain_gpt.py --num-layers 2"):
+        chain = one(line)
+        assert chain.entrypoint.text == "pretrain_gpt.py" and sizes(chain) == (None, None, None), line
+        assert "may be a launcher" in chain.world_size.note and chain.problems[0].kind == "unresolved"
+    # an unknown word followed by nothing recognisable is the program itself, as before
+    assert chains(cmd("$A echo hi"), cmd("$A nohup tools/run.sh")) == []
 
 
 def test_what_is_a_launch():
@@ -355,6 +395,14 @@ def test_evaluated_hostfile_beside_the_script(launches):
     assert sizes(chain) == (2, None, 10)
 
 
+def test_evaluated_launchers_under_a_directory_or_an_array_plint_cannot_know(launches):
+    (chain,) = launches("${VENV}/bin/nsys profile -o x \"$CONDA_PREFIX/bin/torchrun\" --nproc_per_node 4 train.py\n")
+    assert (chain.launcher, sizes(chain)) == ("torchrun", (1, 4, 4))
+    (chain,) = launches('PROFILE=()\n[ "$1" = prof ] && PROFILE=(nsys profile -o p)\n'
+                        '"${PROFILE[@]}" python -u -m torch.distributed.run --nproc_per_node 2 train.py\n')
+    assert (chain.launcher, sizes(chain)) == ("torchrun", (1, 2, 2)) and chain.calls[0].wrapped_by
+
+
 def test_evaluated_launches_come_in_order(launches):
     found = launches("python -c 'print(1)'\ntorchrun --nproc_per_node 2 train.py\n"
                      "deepspeed --num_gpus 4 finetune.py\n")
@@ -366,7 +414,8 @@ VOCAB = ["srun", "torchrun", "deepspeed", "python", "python3", "-m", "torch.dist
          "mpirun", "-np", "-N", "-n", "--nnodes", "--nnodes=2:4", "--nproc_per_node", "gpu", "8", "0", "-1", "x",
          "--num_gpus", "-H", "hf", "--include", "w0:0,1@w9", "--exclude=w0", "--hostfile=hf", "train.py", "--",
          "-c", "$X", "--nodes=$N", "env", "A=1", "numactl", "--", "timeout", "10h", "bash", "--map-by", "ppr:x:node",
-         "--ntasks-per-node", "--kill-on-bad-exit", "-K1", "--num_processes", "--config_file", "acc.yaml", "=", "-"]
+         "--ntasks-per-node", "--kill-on-bad-exit", "-K1", "--num_processes", "--config_file", "acc.yaml", "=", "-",
+         "uv", "run", "--with", "nsys", "profile", "-o", "debugpy-run", "--module", "$PREFIX", "x.py"]
 
 
 @settings(max_examples=300, deadline=None)

@@ -64,3 +64,83 @@ def test_flag_sets_agree_with_the_catalog():
     for flag in BIGSCIENCE_FLAGS:
         assert forks["bigscience"].lookup(flag) is not None and forks["megatron-deepspeed"].lookup(flag) is None, flag
         assert all(c.lookup(flag) is None for c in upstream), flag
+
+
+# ---- any entry point: flags, the script's imports, the repository around it ----------------------------
+@pytest.mark.parametrize("entrypoint, launcher, args, trainer", [
+    ("examples/multimodal/train.py", "torchrun", "--tensor-model-parallel-size 2 --num-layers 4 --train-iters 9",
+     "megatron"),
+    ("finetune_gpt.py", "torchrun", "--micro-batch-size 1 --global-batch-size 8 --train-samples 80", "megatron"),
+    ("tasks/main.py", "torchrun", "--task MNLI --pipeline-model-parallel-size 2 --hidden-size 64 --epochs 3",
+     "megatron"),
+    # --flag=value spellings: argparse's _parse_optional splits them at the `=`
+    ("/ws/patch/pretrain_qwen2_moe.py", "torchrun", "--tensor-model-parallel-size=2 --seq-length=4096 --train-iters=9",
+     "megatron"),
+    ("finetune_t0_non_causal_decoder.py", "deepspeed", "--tensor-model-parallel-size 1 --num-layers 2 --train-samples 9",
+     "megatron-deepspeed"),
+    ("my_train.py", "torchrun", "--micro-batch-size=1 --global-batch-size=8 --train-iters=9 --deepspeed",
+     "megatron-deepspeed"),
+    # a text generation server or an evaluation harness takes the same flags but trains nothing
+    ("tools/run_text_generation_server.py", "torchrun", "--tensor-model-parallel-size 8 --num-layers 80", "unknown"),
+    # one flag, or only shape flags, or an HF script: not enough
+    ("run.py", "torchrun", "--tensor-model-parallel-size 2 --train-iters 9", "unknown"),
+    ("train.py", "torchrun", "--num-layers 2 --hidden-size 64 --seq-length 128 --train-iters 9", "unknown"),
+    ("train.py", "torchrun", "--micro-batch-size 1 --num-layers 2 --train-iters 9 --per_device_train_batch_size 8",
+     "unknown"),
+])
+def test_any_entry_point_by_its_flags(entrypoint, launcher, args, trainer):
+    v = detect_trainer(Word.of(entrypoint), launcher, ws(args))
+    assert v.value == trainer and v.note
+
+
+def test_the_entry_script_and_its_repository_decide(tmp_path):
+    from plint.sources.entry_script import read_entry_script
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "scripts").mkdir()
+    launch = tmp_path / "scripts" / "run.sh"
+    launch.write_text("torchrun x.py\n")
+    (tmp_path / "sft.py").write_text("import os\nfrom megatron.training import pretrain\npretrain(None, None)\n")
+    (tmp_path / "hf.py").write_text("import torch, transformers as tf\n")
+    (tmp_path / "mds.py").write_text("from megatron import get_args\nimport deepspeed\n\n    pretrain(x)\n")
+    (tmp_path / "serve.py").write_text("from megatron.core.inference import engines\n")
+    two = ws("--tensor-model-parallel-size 2 --num-layers 2")
+
+    def trainer(program, args=(), module=False):
+        script = read_entry_script(program, module, str(launch))
+        return detect_trainer(Word.of(program), "torchrun", list(args), module, script)
+
+    # run from the repository root: the script is found in a folder above the launch file
+    assert trainer("sft.py").value == "megatron" and "sft.py (it imports megatron)" in trainer("sft.py").note
+    assert trainer("mds.py").value == "megatron-deepspeed" and "imports deepspeed" in trainer("mds.py").note
+    serve = trainer("serve.py", two)
+    assert serve.value == "unknown" and "does not train" in serve.note
+    assert trainer("serve.py", ws("--num-layers 2 --train-iters 5")).value == "megatron"
+    hf = trainer("hf.py", two)
+    assert hf.value == "unknown" and "does not import megatron" in hf.note  # the script is there to read
+    # a script plint cannot find: the repository around the launch (a Megatron-DeepSpeed checkout) decides
+    (tmp_path / "megatron" / "model").mkdir(parents=True)
+    (tmp_path / "megatron" / "model" / "gpt_model.py").write_text("class GPTModelPipe:\n    pass\n")
+    fork = trainer("elsewhere/pretrain_llama.py", ws("--num-layers 2 --train-iters 5"))
+    assert fork.value == "megatron-deepspeed" and "GPTModelPipe" in fork.note
+    (tmp_path / "megatron" / "model" / "gpt_model.py").write_text("class GPTModel:\n    pass\n")
+    assert trainer("elsewhere/pretrain_llama.py", ws("--num-layers 2 --train-iters 5")).value == "megatron"
+    assert trainer("elsewhere/pretrain_llama.py").value == "unknown"  # no Megatron flag at all
+    # nothing outside the checked tree is read
+    outside = tmp_path.parent / f"{tmp_path.name}_outside.py"
+    outside.write_text("from megatron.training import pretrain\n")
+    assert read_entry_script(str(outside), False, str(launch)).path is None
+    (tmp_path / "linked.py").symlink_to(outside)  # nor through a link that leaves it
+    assert read_entry_script("linked.py", False, str(launch)).path is None
+    (tmp_path / "blob.py").write_bytes(b"\x00\xff" * 100 + b"\nimport megatron\n")  # bytes never raise
+    assert read_entry_script("blob.py", False, str(launch)).imports_megatron
+
+
+def test_megatron_flag_sets_agree_with_the_catalog():
+    from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
+
+    names = [r for r in releases()]
+    for name in names + ["megatron-deepspeed", "bigscience"]:
+        catalog = load_flag_catalog(name)
+        for flag in MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS | {"--train-iters", "--train-samples"}:
+            assert catalog.lookup(flag) is not None, (name, flag)

@@ -1,0 +1,133 @@
+"""What the entry script of a launch and the repository around it say about the trainer, read statically.
+
+The script a launch starts (`examples/multimodal/train.py`, `finetune_t0_non_causal_decoder.py`, ...) is read as
+text when it lies in the checked tree (the git work tree of the launch file, else its folder), never imported
+or run: its `import` lines say whether it is a Megatron entry point (`from megatron...`, `import megatron_patch`)
+and whether it builds a DeepSpeed engine (`import deepspeed`). The repository says which Megatron it is: a
+`megatron/` package beside the script, and Megatron-DeepSpeed's own files (`megatron/model/gpt_model.py` with its
+`GPTModelPipe`, `examples_deepspeed/`; microsoft/Megatron-DeepSpeed and bigscience-workshop/Megatron-DeepSpeed).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+from plint.record import record
+from plint.source import path_is_dir, path_is_file, read_bytes
+
+_MAX_BYTES = 512 * 1024  # an entry script is small; more is not one
+_MAX_LEVELS = 8  # folders walked up from the script towards the root
+# `import a, b as c` / `from a.b import c` at the start of a line (indented ones too: imports inside a main())
+# a call of Megatron's training loop: megatron.training.pretrain, tasks' finetune (tasks/finetune_utils.py)
+_TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
+_IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
+
+
+@record
+class EntryScript:
+    path: str | None  # the script as found in the tree; None when only the repository was seen
+    modules: frozenset[str]  # top-level modules it imports
+    tree: str | None  # "megatron-deepspeed" | "megatron" | None: the Megatron checkout it lies in
+    tree_note: str | None = None
+    trains: bool = False  # it calls Megatron's training loop (pretrain(...), finetune(...))
+
+    @property
+    def imports_megatron(self) -> bool:
+        return any(m.startswith("megatron") for m in self.modules)
+
+    @property
+    def imports_deepspeed(self) -> bool:
+        return "deepspeed" in self.modules
+
+
+def tree_root(launch_file: str) -> str:
+    """The checked tree of a launch file: its git work tree, else its folder."""
+    folder = os.path.dirname(os.path.realpath(launch_file)) or "."
+    here = folder
+    for _ in range(64):
+        if os.path.exists(os.path.join(here, ".git")):
+            return here
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return folder
+
+
+def _inside(path: str, root: str) -> bool:
+    real = os.path.realpath(path)
+    return real == root or real.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _imports(text: str) -> frozenset[str]:
+    found = set()
+    for m in _IMPORT.finditer(text):
+        if m.group(1):
+            found.add(m.group(1).split(".")[0])
+        else:
+            for part in m.group(2).split(","):
+                name = part.strip().split()[0] if part.strip() else ""
+                if name:
+                    found.add(name.split(".")[0])
+    return frozenset(found)
+
+
+def _checkout(folder: str, root: str) -> tuple[str | None, str | None]:
+    """(which Megatron, why) when a `megatron/` package lies in folder or a folder above it inside root."""
+    here = os.path.realpath(folder)
+    for _ in range(_MAX_LEVELS):
+        if not _inside(here, root):
+            break
+        package = os.path.join(here, "megatron")
+        if path_is_dir(package) and _inside(package, root):
+            where = os.path.relpath(package, root)
+            pipe = os.path.join(package, "model", "gpt_model.py")
+            if path_is_dir(os.path.join(here, "examples_deepspeed")):
+                return "megatron-deepspeed", f"{where}/ lies beside examples_deepspeed/ (Megatron-DeepSpeed)"
+            if path_is_file(pipe) and _inside(pipe, root) and b"GPTModelPipe" in _head(pipe):
+                return "megatron-deepspeed", f"{where}/model/gpt_model.py defines GPTModelPipe (Megatron-DeepSpeed)"
+            return "megatron", f"the repository holds the megatron package ({where}/)"
+        parent = os.path.dirname(here)
+        if parent == here:
+            break
+        here = parent
+    return None, None
+
+
+def _head(path: str) -> bytes:
+    try:
+        if os.path.getsize(path) > 4 * _MAX_BYTES:
+            return b""
+        return read_bytes(path)
+    except OSError:
+        return b""
+
+
+def read_entry_script(program: str | None, is_module: bool, launch_file: str) -> EntryScript | None:
+    """The entry script `program` (a path as the launch wrote it, relative to the launch file's folder or, as a
+    script run from the repository root would, to a folder above it) and its repository; None when neither the
+    script nor a Megatron checkout around the launch is found inside the checked tree."""
+    root = tree_root(launch_file)
+    base = os.path.dirname(os.path.realpath(launch_file)) or "."
+    script = None
+    if program and not is_module and program.endswith(".py"):
+        candidates = [program] if os.path.isabs(program) else []
+        here = base
+        for _ in range(_MAX_LEVELS):
+            if not os.path.isabs(program):
+                candidates.append(os.path.join(here, program))
+            if here == root or not _inside(here, root):
+                break
+            here = os.path.dirname(here)
+        script = next((c for c in candidates if _inside(c, root) and path_is_file(c)), None)
+    modules: frozenset[str] = frozenset()
+    trains = False
+    if script is not None:
+        raw = _head(script)[:_MAX_BYTES]
+        modules = _imports(raw.decode("utf-8", "replace"))
+        trains = _TRAINS.search(raw) is not None
+    tree, note = _checkout(os.path.dirname(script) if script else base, root)
+    if script is None and tree is None:
+        return None
+    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains)
