@@ -7,6 +7,7 @@ from plint.record import field, record
 from plint.diagnostics import Diagnostic
 from plint.layout import Layout
 from plint.read import FileReading, read_path
+from plint.root import confined, root_for
 from plint.source import path_is_dir
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -26,6 +27,7 @@ class CheckOptions:
     extend_select: list[str] | None = None
     ignore: list[str] | None = None
     baseline: Path | None = None
+    root: str | None = None  # --root: the only folder files are read from (plint.root)
 
 
 @record
@@ -79,10 +81,13 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
     results = []
     for path in expand_paths(paths):
         settings = engine.settings_for(path)
-        reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
-                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
-                            releases=settings.releases)
-        diagnostics = engine.diagnose(reading, settings)
+        root = root_for(path, options.root, settings)
+        with confined(root):  # every file this check reads, it reads through the root
+            reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
+                                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                                releases=settings.releases)
+            reading.root = root
+            diagnostics = engine.diagnose(reading, settings)
         diagnostics.sort(key=Diagnostic.sort_key)
         results.append(FileResult(reading, diagnostics))
     engine.finish(results)

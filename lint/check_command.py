@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from plint.source import path_exists, path_is_file
+from plint.source import path_exists, path_is_dir, path_is_file
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
     from pathlib import Path
@@ -40,6 +40,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--config", "config_file", metavar="FILE",
            help="Use this config file instead of the nearest pyproject.toml [tool.plint] / .plint.toml."),
     Option("--isolated", "isolated", kind="flag", default=False, help="Ignore every config file."),
+    Option("--root", "root", metavar="DIR",
+           help="Read files only under DIR (default: the git work tree of each checked file); the "
+                "config's root and read-outside are then ignored."),
     Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
     Option("--extend-select", "extend_select", metavar="CODES", help="Add these rules to the selection."),
     Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
@@ -118,13 +121,16 @@ def parse_fast(argv: list[str]) -> dict | None:
     return values
 
 
-def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline):
+def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
+                  root=None):
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
     from plint.check import CheckOptions
 
     missing = [str(p) for p in paths if not path_exists(p)]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
+    if root is not None and not path_is_dir(root):
+        raise UsageError(f"--root: no such folder: {root}")
     if config_file is not None and not path_is_file(config_file):
         raise UsageError(f"--config: no such file: {config_file}")
     if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
@@ -132,18 +138,19 @@ def check_options(paths, env, assume, gpu, config_file, isolated, select, extend
     return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                         config_file=Path(config_file) if config_file else None, isolated=isolated,
                         select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                        baseline=Path(baseline) if baseline else None)
+                        baseline=Path(baseline) if baseline else None, root=str(root) if root else None)
 
 
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
-        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False) -> int:
+        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
+        root: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import check_paths
 
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
-                            baseline)
+                            baseline, root)
     result = check_paths(list(paths), options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun import dry_run as build_groups

@@ -405,7 +405,7 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
             gpu: str | None = None, config_file: str | None = None, isolated: bool = False,
             select: str | None = None, extend_select: str | None = None, ignore: str | None = None,
             fail_on: str | None = None, baseline: str | None = None, fmt: str = "text", concise: bool = True,
-            write_baseline: str | None = None) -> int:
+            write_baseline: str | None = None, root: str | None = None) -> int:
     """`plint fix`: fix, print the diff or the remaining findings (concise) and a summary; the exit
     code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
     changes). Takes the options of `plint check` (plint.check_command.OPTIONS) so that the click
@@ -417,7 +417,8 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
         raise UsageError("--format: plint fix prints text only (use plint check for other formats)")
     if write_baseline:
         raise UsageError("--write-baseline: use plint check --write-baseline")
-    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline)
+    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
+                            root)
     result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
     for why in result.reverted:
         sys.stderr.write(f"plint: {why}\n")
