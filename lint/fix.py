@@ -5,8 +5,9 @@ unsuppressed diagnostic, applies the fixes whose edits do not overlap, and check
 a pass that adds an error-level finding (or makes a script that `bash -n` accepted fail it) is
 retried fix by fix and the fixes that add one are reverted and reported. Passes repeat until no fix
 applies (at most MAX_PASSES). Nothing is re-rendered: comments and formatting stay. Files are written
-atomically (a temporary file in the same folder, then os.replace, mode bits kept); `--diff` prints a
-unified diff per file instead and writes nothing. Safe fixes only, unless `unsafe=True`.
+atomically (a temporary file in the same folder, then os.replace, mode bits kept), and only inside the
+root of the check, never through a symlink (plint.fix_writes); `--diff` prints a unified diff per file
+instead and writes nothing. Safe fixes only, unless `unsafe=True`.
 """
 
 from __future__ import annotations
@@ -206,10 +207,10 @@ def _candidates(run, files: dict[str, bytes], unsafe: bool, refused: set) -> lis
             edits = _key(fix)
             # edits must stay in files that exist (not one the script writes) and change something
             for real, *_ in edits:
-                if real not in files and os.path.isfile(real):
-                    try:
-                        files[real] = Path(real).read_bytes()
-                    except OSError:
+                if real not in files and result.reading.root is not None:
+                    try:  # only where the check read: plint.root
+                        files[real] = result.reading.root.read(real)
+                    except (OSError, ValueError):
                         pass
             if any(real not in files for real, *_ in edits):
                 continue
@@ -233,12 +234,14 @@ def _ident(d) -> tuple:
 def _load_files(paths: list[Path]) -> dict[str, bytes]:
     from plint.check import expand_paths
 
+    from plint.root import read_regular
+
     out = {}
     for p in expand_paths(paths):
         real = os.path.realpath(os.path.abspath(p))
         try:
-            out[real] = Path(real).read_bytes()
-        except OSError:
+            out[real] = read_regular(real)  # a FIFO or a device is not opened
+        except (OSError, ValueError):
             continue
     return out
 
@@ -261,11 +264,16 @@ def _validate(before_errors, original: dict[str, bytes], new_files: dict[str, by
 def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, options: CheckOptions | None = None,
               **kwargs) -> FixRun:
     """Fix the files under paths in place (or, with diff=True, only compute the changes).
-    Keyword arguments are a shorthand for CheckOptions fields, as for check_paths."""
+    Keyword arguments are a shorthand for CheckOptions fields, as for check_paths. Only files inside
+    the root of the check are written (plint.fix_writes), never through a symlink."""
     from plint.check import CheckOptions
+    from plint.fix_writes import unwritable, write_atomic
+
+    from plint.fix_writes import remove_stale_temps
 
     options = options or CheckOptions(**kwargs)
     paths = [Path(p) for p in paths]
+    remove_stale_temps(paths)
     files = _load_files(paths)
     originals = dict(files)
     bash_ok: dict[str, bool | None] = {}
@@ -311,7 +319,11 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
     out.remaining = run
     changed = [real for real, data in files.items() if data != originals.get(real)]
     rejected = _new_dry_run_problems(first_run, run, changed) if changed else {}
+    refusals = unwritable(first_run, paths, changed)
     for real in changed:
+        if real in refusals:
+            out.reverted.append(f"{_display(real)}: not written, {refusals[real]}")
+            continue
         if rejected.get(real):
             out.reverted.append(f"{_display(real)}: not written, the dry run rejects the fixed layout: "
                                 + "; ".join(sorted(rejected[real])[:3]))
@@ -349,34 +361,6 @@ def _new_dry_run_problems(before, after, changed: list[str]) -> dict[str, set[st
 def _display(real: str) -> str:
     rel = os.path.relpath(real)
     return real if rel.startswith("..") else rel
-
-
-def write_atomic(path: str, data: bytes) -> None:
-    """Write data to path through a temporary file in the same folder and os.replace (the file is
-    never half-written), keeping the mode bits of the file it replaces."""
-    import stat
-    import tempfile
-
-    folder, name = os.path.split(os.path.abspath(path))
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".plint-fix")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 # ---- the diagnostics' `fix` field ----------------------------------------------------------------

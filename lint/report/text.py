@@ -37,7 +37,9 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
 
                 block += [[("", line)] for line in text_lines(layout.extras["dry_run"])]
             blocks.append(block)
-    blocks += [finding_lines(d, sources) for _, d in pairs]
+    for r, d in pairs:  # snippets are read back only from where the check read (plint.root)
+        sources.root = getattr(r.reading, "root", None)
+        blocks.append(finding_lines(d, sources))
     blocks.append([[("bold", closing)]])
     if color is None:
         color = bool(pairs) and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
@@ -216,19 +218,23 @@ def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
 
 
 class _Sources:
-    """Files read back from disk once each, for snippets and diffs."""
+    """Files read back from disk once each, for snippets and diffs: through the root of the check
+    that reported them (`root`, plint.root), so nothing outside it is ever shown."""
 
     def __init__(self) -> None:
-        self._data: dict[str, bytes | None] = {}
+        self._data: dict[tuple, bytes | None] = {}
+        self.root = None
 
     def data(self, path: str) -> bytes | None:
-        if path not in self._data:
+        key = (self.root, path)
+        if key not in self._data:
+            from plint.root import read_regular
+
             try:
-                with open(path, "rb") as fh:
-                    self._data[path] = fh.read()
-            except OSError:
-                self._data[path] = None
-        return self._data[path]
+                self._data[key] = self.root.read(path) if self.root is not None else read_regular(path)
+            except (OSError, ValueError):
+                self._data[key] = None
+        return self._data[key]
 
     def lines(self, path: str) -> list[str] | None:
         """Lines split on newlines only, as bash and the span line numbers count them."""
