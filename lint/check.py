@@ -91,4 +91,16 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
         diagnostics.sort(key=Diagnostic.sort_key)
         results.append(FileResult(reading, diagnostics))
     engine.finish(results)
+    _once_per_file(results)
     return CheckRun(results, engine.fail_on)
+
+
+def _once_per_file(results: list[FileResult]) -> None:
+    """A finding located in a file that is itself checked in this run (a broken DeepSpeed JSON named
+    by a checked launch) is reported with that file only, not again with every launch that reaches it."""
+    own = {(d.code, d.path, d.line, d.col, d.message) for r in results for d in r.diagnostics if d.path == r.path}
+    if not own:
+        return
+    for r in results:
+        r.diagnostics = [d for d in r.diagnostics
+                         if d.path == r.path or (d.code, d.path, d.line, d.col, d.message) not in own]

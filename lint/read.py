@@ -279,7 +279,7 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
         # a path with an unknown part (`$DIR/ds.json`) still matches the file the script wrote to it
         vf = lookup.result.virtual_files.get(word.value)
         if vf is not None and _unknown_whole(vf.content) is None:
-            return read_deepspeed_config(vf.content, word.value)
+            return _readable(read_deepspeed_config(vf.content, word.value), None, launch, lookup, config_path)
         if vf is not None:
             return _unread_config(launch, lookup, config_path,
                                   f"the DeepSpeed config {word.value}: {_unknown_whole(vf.content)}")
@@ -297,7 +297,23 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
             None, config_path.span, "unresolved",
             f"the DeepSpeed config {config_path.value} is neither in the repository nor written by the script")
         return None
-    return read_deepspeed_config(text, _display(resolved))
+    written = lookup.result is not None and resolved in lookup.result.virtual_files
+    return _readable(read_deepspeed_config(text, _display(resolved)),
+                     None if written else lookup.source(str(config_path.value)), launch, lookup, config_path)
+
+
+def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup, config_path: Value):
+    """The config, or None when DeepSpeed could not load it (not JSON, not an object): then its error
+    is the same PL001 as when the file is checked alone (one verdict per file), and no value of the
+    launch comes from it (a broken config sets no ZeRO stage). A `sed` template on disk is not broken
+    (see _read_json_alone)."""
+    broken = [p for p in cfg.problems if p.kind == "syntax"]
+    if not broken or (source is not None and _is_template(source, broken[0])):
+        return cfg
+    lookup.problems.extend(p for p in broken if p not in lookup.problems)
+    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
+                                             f"DeepSpeed cannot load its config: {broken[0].message}")
+    return None
 
 
 def _unread_config(launch: Launch, lookup: FileLookup, config_path: Value, note: str) -> None:

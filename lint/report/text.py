@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from plint.report.common import counts, docs_url, fix_of, visible, where
+from plint.report.common import counts, docs_url, fix_of, printable, visible, where
 
 MAX_SNIPPET_LINES = 3  # a longer span (a whole command) shows its first and last lines around an ellipsis
 TAB_WIDTH = 4
@@ -43,12 +43,15 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
     blocks.append([[("bold", closing)]])
     if color is None:
         color = bool(pairs) and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    blocks = [[[(style, printable(text)) for style, text in line] for line in block] for block in blocks]
     return _coloured(blocks) if color else "\n\n".join(
         "\n".join("".join(text for _, text in line) for line in block) for block in blocks)
 
 
 def concise_line(d) -> str:
-    return f"{where(d)}: {d.code} [{d.severity}] {d.message}"
+    """One line per finding; control characters from the files shown as escapes, never sent to the
+    terminal (report.common.printable)."""
+    return printable(f"{where(d)}: {d.code} [{d.severity}] {d.message}")
 
 
 def summary_line(results) -> str:
@@ -185,6 +188,9 @@ def _display(text: str) -> tuple[str, list[int]]:
         if ch == "\t":
             width = TAB_WIDTH - pos % TAB_WIDTH
             cells.append(" " * width)
+        elif not ch.isprintable() and printable(ch) != ch:  # a control character: its escape, as wide
+            cells.append(printable(ch))
+            width = len(cells[-1])
         else:
             width = 1
             if wide is not None:
