@@ -14,7 +14,7 @@ from plint.layout import Layout
 from plint.normalise import Launch, build_layout
 from plint.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, display_path, normal_path, path_is_file, path_suffix, read_bytes
-from plint.root import WIDEN_HINT
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT
 from plint.values import Value
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -81,7 +81,8 @@ class FileLookup:
     def __init__(self, result: ShellResult | None, base: str | Path):
         self.result, self.base = result, base
         self.cache: dict[str, SourceFile | None] = {}
-        self.problems: list[Problem] = []  # files named but outside the root (plint.root)
+        self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
+        self.refused: dict[str, str] = {}  # name -> why: files named but outside the root (plint.root)
 
     def unread(self, name: str) -> str | None:
         """Why a named file is not read when the root refuses it (a note for the value), else None.
@@ -121,8 +122,7 @@ class FileLookup:
             found, _ = _load(resolved, _display(resolved))
         why = self.unread(name) if found is None else None
         if why is not None:
-            self.problems.append(Problem("unresolved", f"{name}: {why}; values from it are unknown "
-                                                       f"({WIDEN_HINT})", None))
+            self.refused[name] = f"{name}: {why}; values from it are unknown ({WIDEN_HINT})"
         self.cache[resolved] = found
         return found
 
@@ -212,7 +212,12 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         layout.extras["release"] = launch.release
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
-    reading.problems.extend(lookup.problems)  # files the launches name that lie outside the root
+    reading.problems.extend(lookup.problems)
+    # a file outside the root that no layout value names as the reason it is unknown (an accelerate
+    # config whose counts the command line gives anyway) is still said once
+    notes = [v.note for layout in reading.layouts for v in layout.fields.values() if v.note]
+    reading.problems.extend(Problem("unresolved", why, None) for name, why in lookup.refused.items()
+                            if not any(name in note and OUTSIDE_NOTE in note for note in notes))
 
 
 def _slurm_job(source: SourceFile):
