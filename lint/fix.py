@@ -317,7 +317,8 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
         files, run = new_files, new_run
         out.fixed.extend(AppliedFix(d.code, d.path, d.line, d.message, f) for d, f in candidates)
     out.remaining = run
-    changed = [real for real, data in files.items() if data != originals.get(real)]
+    # a file read for a candidate of the last pass and never edited is not changed (it has no original)
+    changed = [real for real, data in files.items() if data != originals.get(real, data)]
     rejected = _new_dry_run_problems(first_run, run, changed) if changed else {}
     refusals = unwritable(first_run, paths, changed)
     for real in changed:

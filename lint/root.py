@@ -5,7 +5,8 @@ of the checked file (the nearest folder upwards holding `.git`, a folder or, in 
 submodule, a file; found without running git), or outside git the working directory when it holds
 the file, else the file's own folder. `--root DIR` replaces it, `[tool.plint] root` too; the config's
 `read-outside` adds folders a user trusts. A file named on the command line is read wherever it is
-(the user named it, as ruff checks what it is given); what it names is read only inside the root.
+(the user named it, as ruff checks what it is given), unless a symlink leads there; what it names is
+read only inside the root.
 
 Every file read of a check goes through `read` (plint.source.read_bytes calls it): the path is
 resolved (`..` and symlinks, os.path.realpath) before it is judged, and only a regular file is opened
@@ -110,12 +111,17 @@ def root_for(path: str | os.PathLike, option: str | os.PathLike | None = None, s
     """The root of one checked file: `--root` alone when given (the configuration cannot widen it
     then: a pull request may carry its own config), else the config's `root` or the default, plus
     the config's `read-outside`."""
-    named = frozenset({os.path.realpath(path)})
     if option is not None:
-        return Root((os.path.realpath(option),), named)
-    places = [settings.root_dir if settings is not None and settings.root_dir else default_place(path)]
-    places += list(getattr(settings, "read_outside", None) or ())
-    return Root(tuple(dict.fromkeys(os.path.realpath(p) for p in places)), named)
+        places = [option]
+    else:
+        places = [settings.root_dir if settings is not None and settings.root_dir else default_place(path)]
+        places += list(getattr(settings, "read_outside", None) or ())
+    places = tuple(dict.fromkeys(os.path.realpath(p) for p in places))
+    real = os.path.realpath(path)
+    # the file itself is read wherever the user named it, but not when a symlink leads there from
+    # inside the root: a pull request may add `ds.json -> /etc/...` to the files a CI job names
+    named = frozenset({real}) if real == os.path.normpath(os.path.abspath(path)) else frozenset()
+    return Root(places, named)
 
 
 # ---- the root in force ----------------------------------------------------------------------------

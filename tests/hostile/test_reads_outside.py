@@ -145,3 +145,16 @@ def test_root_is_recorded_in_the_reading(tmp_path):
     repo, _ = make_tree(tmp_path, {"repo/sub/launch.sh": "echo hi\n"})
     (result,) = check_paths([repo / "sub" / "launch.sh"])
     assert result.reading.root.places == (os.path.realpath(repo),)
+
+
+@pytest.mark.parametrize("named", [["evil.json"], ["."], ["evil.sh"]])
+def test_a_named_symlink_leading_outside_is_not_read(tmp_path, monkeypatch, named):
+    """A pull request can add `evil.json -> /outside/...` to the files CI names: not followed."""
+    repo, outside = make_tree(tmp_path, {"outside/ds.json": SECRET_JSON, "outside/secret.sh": SECRET_SH},
+                              {"repo/evil.json": "{outside}/ds.json", "repo/evil.sh": "{outside}/secret.sh"})
+    monkeypatch.chdir(repo)
+    with recording_opens() as opened:
+        outputs = all_formats(named)
+    _assert_confined(outputs, opened, outside)
+    messages = [d["message"] for f in json.loads(outputs["json"])["files"] for d in f["diagnostics"]]
+    assert any(OUTSIDE_NOTE in m for m in messages), messages
