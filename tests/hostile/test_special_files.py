@@ -145,3 +145,31 @@ def test_a_name_too_long_for_the_file_system_is_a_diagnostic(tmp_path, monkeypat
     assert result.output.strip()
     named = plint(["check", "--format", fmt, f"{LONG}.sh"])
     assert named.exit_code in (0, 1, 2) and "Traceback" not in named.output, named.exc_info
+
+
+def test_an_unreadable_file_simulated_for_root(tmp_path, monkeypatch):
+    """chmod 000 does not stop root (the suite may run as root): refuse the open itself instead."""
+    import plint.root
+
+    repo, _ = make_tree(tmp_path, {"repo/launch.sh": f"source ./env.sh\ntorchrun --nproc_per_node 8 {TRAINER} "
+                                                     "--tensor-model-parallel-size $TP\n",
+                                   "repo/env.sh": "TP=2\n"})
+    real_open = os.open
+    locked = os.path.realpath(repo / "env.sh")
+
+    def no_permission(path, *args, **kwargs):
+        if os.fspath(path) == locked:
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(plint.root.os, "open", no_permission)
+    monkeypatch.chdir(repo)
+    outputs = _check_everywhere(["launch.sh"])
+    assert any("env.sh" in m for m in _messages(outputs)), _messages(outputs)
+
+
+def test_a_long_name_is_named_in_the_finding(tmp_path, monkeypatch):
+    repo, _ = make_tree(tmp_path, {"repo/launch.sh": f"source ./{LONG}.sh\ntorchrun --nproc_per_node 8 {TRAINER}\n"})
+    monkeypatch.chdir(repo)
+    outputs = _check_everywhere(["launch.sh"])
+    assert any(LONG in m for m in _messages(outputs))
