@@ -7,6 +7,7 @@ from plint.record import field, record
 from plint.diagnostics import Diagnostic
 from plint.layout import Layout
 from plint.read import FileReading, read_path
+from plint.root import confined, root_for
 from plint.source import path_is_dir
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class CheckOptions:
     ignore: list[str] | None = None
     baseline: Path | None = None
     trainer_source: str | None = None  # --trainer-source: a checkout whose parser judges the flags
+    root: str | None = None  # --root: the only folder files are read from (plint.root)
 
 
 @record
@@ -80,12 +82,28 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
     results = []
     for path in expand_paths(paths):
         settings = engine.settings_for(path)
-        reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
-                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
-                            releases=settings.releases,
-                            trainer_source=options.trainer_source or settings.trainer_source)
-        diagnostics = engine.diagnose(reading, settings)
+        trainer_source = options.trainer_source or settings.trainer_source
+        root = root_for(path, options.root, settings,
+                        (options.trainer_source,) if options.trainer_source else ())
+        with confined(root):  # every file this check reads, it reads through the root
+            reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
+                                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                                releases=settings.releases, trainer_source=trainer_source)
+            reading.root = root
+            diagnostics = engine.diagnose(reading, settings)
         diagnostics.sort(key=Diagnostic.sort_key)
         results.append(FileResult(reading, diagnostics))
     engine.finish(results)
+    _once_per_file(results)
     return CheckRun(results, engine.fail_on)
+
+
+def _once_per_file(results: list[FileResult]) -> None:
+    """A finding located in a file that is itself checked in this run (a broken DeepSpeed JSON named
+    by a checked launch) is reported with that file only, not again with every launch that reaches it."""
+    own = {(d.code, d.path, d.line, d.col, d.message) for r in results for d in r.diagnostics if d.path == r.path}
+    if not own:
+        return
+    for r in results:
+        r.diagnostics = [d for d in r.diagnostics
+                         if d.path == r.path or (d.code, d.path, d.line, d.col, d.message) not in own]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from plint.source import path_exists, path_is_file
+from plint.source import path_exists, path_is_dir, path_is_file
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
     from pathlib import Path
@@ -43,6 +43,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("--trainer-source", "trainer_source", metavar="DIR",
            help="A training-code checkout whose megatron/arguments.py judges the flags when the launch's own "
                 "tree has none."),
+    Option("--root", "root", metavar="DIR",
+           help="Read files only under DIR (default: the git work tree of each checked file); the "
+                "config's root and read-outside are then ignored."),
     Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
     Option("--extend-select", "extend_select", metavar="CODES", help="Add these rules to the selection."),
     Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
@@ -122,13 +125,15 @@ def parse_fast(argv: list[str]) -> dict | None:
 
 
 def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
-                  trainer_source=None):
+                  trainer_source=None, root=None):
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
     from plint.check import CheckOptions
 
     missing = [str(p) for p in paths if not path_exists(p)]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
+    if root is not None and not path_is_dir(root):
+        raise UsageError(f"--root: no such folder: {root}")
     if config_file is not None and not path_is_file(config_file):
         raise UsageError(f"--config: no such file: {config_file}")
     if trainer_source is not None and not path_exists(trainer_source):
@@ -138,19 +143,20 @@ def check_options(paths, env, assume, gpu, config_file, isolated, select, extend
     return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                         config_file=Path(config_file) if config_file else None, isolated=isolated,
                         select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source)
+                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source,
+                        root=str(root) if root else None)
 
 
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
         baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
-        trainer_source: str | None = None) -> int:
+        trainer_source: str | None = None, root: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import check_paths
 
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
-                            baseline, trainer_source)
+                            baseline, trainer_source, root)
     result = check_paths(list(paths), options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun import dry_run as build_groups

@@ -85,8 +85,10 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="As for check: a variable LAUNCH reads.")
 @click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
               help="As for check: a value LAUNCH sets at run time.")
+@click.option("--root", "root", metavar="DIR", type=click.Path(file_okay=False, exists=True),
+              help="As for check: read files only under DIR.")
 def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-         fmt, env, assume) -> None:
+         fmt, env, assume, root) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
     from plint.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan, plan_around
     from plint.plan_report import render_json, render_text
@@ -96,7 +98,7 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
             if preset or model_file:
                 raise PlanError("give either LAUNCH or --model/--model-file")
             result = _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-                                  plan_around, env, assume)
+                                  plan_around, env, assume, root)
         else:
             if bool(preset) == bool(model_file):
                 raise PlanError("give one of --model PRESET or --model-file FILE (or a launch file)")
@@ -117,7 +119,7 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
 
 
 def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top, plan_around,
-                 env=(), assume=()):
+                 env=(), assume=(), root=None):
     """The model, cluster and batch of an existing launch, with any option given overriding it."""
     from plint.check import check_paths
     from plint.check_command import parse_pairs
@@ -126,7 +128,8 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
 
     if not launch.exists():
         raise PlanError(f"no such file: {launch}")
-    (result,) = check_paths([launch], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"))
+    (result,) = check_paths([launch], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
+                            root=str(root) if root else None)
     inputs = [cost_input(layout) for layout in result.layouts]
     inputs = [i for i in inputs if i is not None]
     if not inputs:

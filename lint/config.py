@@ -32,6 +32,7 @@ KEYS: dict[str, Any] = {
     "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
     "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
     "trainer-source": str,
+    "root": str, "read-outside": list,
 }
 _SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
 
@@ -52,6 +53,10 @@ class Settings:
     releases: dict[str, str] = field(default_factory=dict)  # {"megatron": "0.16", "deepspeed": "0.19"}
     baseline: str | None = None  # relative to the config file's folder
     trainer_source: str | None = None  # a training-code checkout, relative to the config file's folder
+    # plint.root: the folder files are read from instead of the git work tree, and folders trusted
+    # besides it (absolute paths, resolved against the config file's folder)
+    root_dir: str | None = None
+    read_outside: list[str] = field(default_factory=list)
 
     @property
     def root(self) -> Path:
@@ -200,7 +205,21 @@ def settings_from(path: Path, table: dict) -> Settings:
 
         folder = os.path.dirname(os.path.abspath(str(path)))
         s.trainer_source = os.path.normpath(os.path.join(folder, os.path.expanduser(table["trainer-source"])))
+    _root_keys(s, table)
     return s
+
+
+def _root_keys(s: Settings, table: dict) -> None:
+    """`root` and `read-outside`: folders relative to the config file's folder."""
+    folder = os.path.dirname(os.path.abspath(s.path)) if s.path is not None else os.getcwd()
+    if "root" in table:
+        if not table["root"]:
+            raise ValueError(f"{s.where('root')}: expected a folder, got an empty string")
+        s.root_dir = os.path.join(folder, os.path.expanduser(table["root"]))
+    places = table.get("read-outside", [])
+    if not all(isinstance(p, str) and p for p in places):
+        raise ValueError(f"{s.where('read-outside')}: expected a list of folders, got {places!r}")
+    s.read_outside = [os.path.join(folder, os.path.expanduser(p)) for p in places]
 
 
 def _selectors(s: Settings, key: str, value) -> list[str]:

@@ -5,8 +5,9 @@ unsuppressed diagnostic, applies the fixes whose edits do not overlap, and check
 a pass that adds an error-level finding (or makes a script that `bash -n` accepted fail it) is
 retried fix by fix and the fixes that add one are reverted and reported. Passes repeat until no fix
 applies (at most MAX_PASSES). Nothing is re-rendered: comments and formatting stay. Files are written
-atomically (a temporary file in the same folder, then os.replace, mode bits kept); `--diff` prints a
-unified diff per file instead and writes nothing. Safe fixes only, unless `unsafe=True`.
+atomically (a temporary file in the same folder, then os.replace, mode bits kept), and only inside the
+root of the check, never through a symlink (plint.fix_writes); `--diff` prints a unified diff per file
+instead and writes nothing. Safe fixes only, unless `unsafe=True`.
 """
 
 from __future__ import annotations
@@ -206,10 +207,10 @@ def _candidates(run, files: dict[str, bytes], unsafe: bool, refused: set) -> lis
             edits = _key(fix)
             # edits must stay in files that exist (not one the script writes) and change something
             for real, *_ in edits:
-                if real not in files and os.path.isfile(real):
-                    try:
-                        files[real] = Path(real).read_bytes()
-                    except OSError:
+                if real not in files and result.reading.root is not None:
+                    try:  # only where the check read: plint.root
+                        files[real] = result.reading.root.read(real)
+                    except (OSError, ValueError):
                         pass
             if any(real not in files for real, *_ in edits):
                 continue
@@ -233,12 +234,14 @@ def _ident(d) -> tuple:
 def _load_files(paths: list[Path]) -> dict[str, bytes]:
     from plint.check import expand_paths
 
+    from plint.root import read_regular
+
     out = {}
     for p in expand_paths(paths):
         real = os.path.realpath(os.path.abspath(p))
         try:
-            out[real] = Path(real).read_bytes()
-        except OSError:
+            out[real] = read_regular(real)  # a FIFO or a device is not opened
+        except (OSError, ValueError):
             continue
     return out
 
@@ -261,11 +264,16 @@ def _validate(before_errors, original: dict[str, bytes], new_files: dict[str, by
 def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, options: CheckOptions | None = None,
               **kwargs) -> FixRun:
     """Fix the files under paths in place (or, with diff=True, only compute the changes).
-    Keyword arguments are a shorthand for CheckOptions fields, as for check_paths."""
+    Keyword arguments are a shorthand for CheckOptions fields, as for check_paths. Only files inside
+    the root of the check are written (plint.fix_writes), never through a symlink."""
     from plint.check import CheckOptions
+    from plint.fix_writes import unwritable, write_atomic
+
+    from plint.fix_writes import remove_stale_temps
 
     options = options or CheckOptions(**kwargs)
     paths = [Path(p) for p in paths]
+    remove_stale_temps(paths)
     files = _load_files(paths)
     originals = dict(files)
     bash_ok: dict[str, bool | None] = {}
@@ -309,9 +317,14 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
         files, run = new_files, new_run
         out.fixed.extend(AppliedFix(d.code, d.path, d.line, d.message, f) for d, f in candidates)
     out.remaining = run
-    changed = [real for real, data in files.items() if data != originals.get(real)]
+    # a file read for a candidate of the last pass and never edited is not changed (it has no original)
+    changed = [real for real, data in files.items() if data != originals.get(real, data)]
     rejected = _new_dry_run_problems(first_run, run, changed) if changed else {}
+    refusals = unwritable(first_run, paths, changed)
     for real in changed:
+        if real in refusals:
+            out.reverted.append(f"{_display(real)}: not written, {refusals[real]}")
+            continue
         if rejected.get(real):
             out.reverted.append(f"{_display(real)}: not written, the dry run rejects the fixed layout: "
                                 + "; ".join(sorted(rejected[real])[:3]))
@@ -351,34 +364,6 @@ def _display(real: str) -> str:
     return real if rel.startswith("..") else rel
 
 
-def write_atomic(path: str, data: bytes) -> None:
-    """Write data to path through a temporary file in the same folder and os.replace (the file is
-    never half-written), keeping the mode bits of the file it replaces."""
-    import stat
-    import tempfile
-
-    folder, name = os.path.split(os.path.abspath(path))
-    try:
-        mode = stat.S_IMODE(os.stat(path).st_mode)
-    except OSError:
-        mode = None
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{name}.", suffix=".plint-fix")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-
-
 # ---- the diagnostics' `fix` field ----------------------------------------------------------------
 
 def attach_fixes(run, unsafe: bool = True) -> None:
@@ -405,7 +390,7 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
             gpu: str | None = None, config_file: str | None = None, isolated: bool = False,
             select: str | None = None, extend_select: str | None = None, ignore: str | None = None,
             fail_on: str | None = None, baseline: str | None = None, fmt: str = "text", concise: bool = True,
-            write_baseline: str | None = None, trainer_source: str | None = None) -> int:
+            write_baseline: str | None = None, trainer_source: str | None = None, root: str | None = None) -> int:
     """`plint fix`: fix, print the diff or the remaining findings (concise) and a summary; the exit
     code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
     changes). Takes the options of `plint check` (plint.check_command.OPTIONS) so that the click
@@ -418,7 +403,7 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
     if write_baseline:
         raise UsageError("--write-baseline: use plint check --write-baseline")
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
-                            trainer_source)
+                            trainer_source, root)
     result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
     for why in result.reverted:
         sys.stderr.write(f"plint: {why}\n")

@@ -71,10 +71,12 @@ class FixContext:
     def data(self, path: str) -> bytes | None:
         key = real_path(path)
         if key not in self.files:
+            from plint.root import read_regular
+
+            root = getattr(self.reading, "root", None)  # only where the check read (plint.root)
             try:
-                with open(key, "rb") as fh:
-                    self.files[key] = fh.read()
-            except OSError:
+                self.files[key] = root.read(key) if root is not None else read_regular(key)
+            except (OSError, ValueError):
                 return None
         return self.files[key]
 

@@ -14,6 +14,7 @@ from plint.layout import Layout
 from plint.normalise import Launch, build_layout
 from plint.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, display_path, normal_path, path_is_file, path_suffix, read_bytes
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT
 from plint.values import Value
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -34,6 +35,7 @@ class FileReading:
     problems: list[Problem] = field(default_factory=list)
     unreadable: str | None = None  # why the file could not be read at all (PL001)
     ds_config: object = None  # a DeepSpeed JSON read on its own
+    root: object = None  # plint.root.Root: where this check read files (reports read back only there)
 
 
 def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
@@ -42,8 +44,10 @@ def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
         if size > MAX_FILE_BYTES:
             return None, f"file is too large to be a launch file ({size} bytes)"
         raw = read_bytes(path)
-    except OSError as exc:
+    except OSError as exc:  # plint.root.Refused too: outside the root, a FIFO, a device
         return None, f"cannot read file: {exc.strerror or exc}"
+    except ValueError as exc:  # a NUL byte in the name
+        return None, f"cannot read file: {exc}"
     if b"\x00" in raw[:8192]:
         return None, "binary file (contains NUL bytes)"
     try:
@@ -77,6 +81,20 @@ class FileLookup:
     def __init__(self, result: ShellResult | None, base: str | Path):
         self.result, self.base = result, base
         self.cache: dict[str, SourceFile | None] = {}
+        self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
+        self.refused: dict[str, str] = {}  # name -> why: files named but outside the root (plint.root)
+
+    def unread(self, name: str) -> str | None:
+        """Why a named file is not read when the root refuses it (a note for the value), else None.
+        A file the script wrote from one outside the root is refused the same way."""
+        from plint.root import note_for
+
+        resolved = self._resolve(name)
+        if self.result is not None:
+            vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
+            if vf is not None:
+                return _unknown_whole(vf.content)
+        return note_for(resolved)
 
     def _resolve(self, name: str) -> str:
         path = name if os.path.isabs(name) else os.path.join(os.path.abspath(str(self.base)), name)
@@ -98,11 +116,24 @@ class FileLookup:
         found: SourceFile | None = None
         if self.result is not None and resolved in self.result.virtual_files:
             vf = self.result.virtual_files[resolved]
-            found = SourceFile(_display(vf.path), vf.content.render())
+            if _unknown_whole(vf.content) is None:
+                found = SourceFile(_display(vf.path), vf.content.render())
         elif path_is_file(resolved):
             found, _ = _load(resolved, _display(resolved))
+        why = self.unread(name) if found is None else None
+        if why is not None:
+            self.refused[name] = f"{name}: {why}; values from it are unknown ({WIDEN_HINT})"
         self.cache[resolved] = found
         return found
+
+
+def _unknown_whole(content: MappedText) -> str | None:
+    """The reason a written file is unknown through and through (copied from a file plint does not
+    read), else None."""
+    pieces = content.pieces
+    if pieces and all(not p.known for p in pieces):
+        return pieces[0].reason or "its content is not known"
+    return None
 
 
 def _display(path: str) -> str:
@@ -159,11 +190,11 @@ def _template_slots(source: SourceFile) -> list[str]:
 
     text = source.data.decode("utf-8", "replace")
     slots = list(dict.fromkeys(re.findall(_SLOT, text)))
-    if {"TRUE", "FALSE", "NULL", "NAN"} & set(slots):
-        return []  # a mistyped literal, not a slot
+    if not slots or {"TRUE", "FALSE", "NULL", "NAN"} & set(slots):
+        return []  # no slot, or a mistyped literal rather than one
     try:
         json.loads(re.sub(r",\s*([}\]])", r"\1", re.sub(_SLOT, "0", text)))  # hjson allows trailing commas
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json's recursion allows
         return []
     return [s for s in slots if s.startswith("$") or not _inside_string(text, s)] if slots else []
 
@@ -208,6 +239,12 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         layout.extras["catalog"] = launch.catalog
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
+    reading.problems.extend(lookup.problems)
+    # a file outside the root that no layout value names as the reason it is unknown (an accelerate
+    # config whose counts the command line gives anyway) is still said once
+    notes = [v.note for layout in reading.layouts for v in layout.fields.values() if v.note]
+    reading.problems.extend(Problem("unresolved", why, None) for name, why in lookup.refused.items()
+                            if not any(name in note and OUTSIDE_NOTE in note for note in notes))
 
 
 def _slurm_job(source: SourceFile):
@@ -284,19 +321,53 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
     if not config_path.known and word is not None and lookup.result is not None:
         # a path with an unknown part (`$DIR/ds.json`) still matches the file the script wrote to it
         vf = lookup.result.virtual_files.get(word.value)
+        if vf is not None and _unknown_whole(vf.content) is None:
+            # the script wrote it: a template slot left in it stays unfilled
+            return _readable(read_deepspeed_config(mark_unfilled(vf.content, word.value), word.value), None,
+                             launch, lookup, config_path)
         if vf is not None:
-            return read_deepspeed_config(mark_unfilled(vf.content, word.value), word.value)
+            return _unread_config(launch, lookup, config_path,
+                                  f"the DeepSpeed config {word.value}: {_unknown_whole(vf.content)}")
     if not config_path.known:
         launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
                                                  f"DeepSpeed config path: {config_path.note}")
         return None
+    why = lookup.unread(str(config_path.value))
+    if why is not None:
+        return _unread_config(launch, lookup, config_path,
+                              f"the DeepSpeed config {config_path.value}: {why}; its keys are unknown ({WIDEN_HINT})")
     resolved, text = lookup.mapped(str(config_path.value))
     if text is None:
         launch.facts["deepspeed.config"] = Value(
             None, config_path.span, "unresolved",
             f"the DeepSpeed config {config_path.value} is neither in the repository nor written by the script")
         return None
-    if lookup.result is not None and (resolved in lookup.result.virtual_files
-                                      or str(config_path.value) in lookup.result.virtual_files):
+    written = lookup.result is not None and (resolved in lookup.result.virtual_files
+                                             or str(config_path.value) in lookup.result.virtual_files)
+    if written:
         text = mark_unfilled(text, _display(resolved))  # the script wrote it: a slot left in it stays unfilled
-    return read_deepspeed_config(text, _display(resolved))
+    return _readable(read_deepspeed_config(text, _display(resolved)),
+                     None if written else lookup.source(str(config_path.value)), launch, lookup, config_path)
+
+
+def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup, config_path: Value):
+    """The config, or None when DeepSpeed could not load it (not JSON, not an object): then its error
+    is the same PL001 as when the file is checked alone (one verdict per file), and no value of the
+    launch comes from it (a broken config sets no ZeRO stage). A `sed` template on disk is not broken
+    (see _read_json_alone)."""
+    broken = [p for p in cfg.problems if p.kind == "syntax"]
+    if not broken or (source is not None and _template_slots(source)):
+        return cfg
+    lookup.problems.extend(p for p in broken if p not in lookup.problems)
+    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
+                                             f"DeepSpeed cannot load its config: {broken[0].message}")
+    return None
+
+
+def _unread_config(launch: Launch, lookup: FileLookup, config_path: Value, note: str) -> None:
+    """A DeepSpeed config plint may not read (outside the root, or copied from there): unresolved, and
+    said once (PL002) even where the command line gives every value the config would."""
+    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved", note)
+    if not any(p.message == note for p in lookup.problems):
+        lookup.problems.append(Problem("unresolved", note, config_path.span))
+    return None

@@ -95,12 +95,15 @@ _OVERLAY: dict[str, bytes] = {}
 
 
 def read_bytes(path: str | Path) -> bytes:
+    """A file's bytes, through the root of the check in force (plint.root: nothing outside it, only
+    regular files); OSError (plint.root.Refused among them) when it cannot or may not be read."""
     if _OVERLAY:
         data = _OVERLAY.get(os.path.realpath(os.path.abspath(path)))
         if data is not None:
             return data
-    with open(path, "rb") as f:  # Path(path).read_bytes()
-        return f.read()
+    from plint.root import read
+
+    return read(path)
 
 
 class reading_from:
@@ -140,7 +143,8 @@ def _stat(path: str | os.PathLike):
     except OSError as exc:
         import errno  # built in: free
 
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP):
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP, errno.ENAMETOOLONG,
+                         errno.EACCES):
             return None
         raise
     except ValueError:

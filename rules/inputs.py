@@ -64,7 +64,8 @@ def _hint(note: str) -> str:
     RuleDocs(
         what="Names a layout value plint could not know without running the job: a variable with no "
              "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
-             "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown. "
+             "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown, a file "
+             "outside the checked tree (plint does not read it: README, What plint reads and writes). "
              "The message names the variable and how to supply it.",
         why="Rules that need the value (world size, data parallelism, batch arithmetic) stay silent "
             "rather than guess; supplying the value lets them run.",

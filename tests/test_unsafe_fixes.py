@@ -18,7 +18,10 @@ LAUNCHES = sorted(p for p in (ROOT / "fixtures" / "launches").iterdir() if p.is_
 
 def _errors(path):
     (result,) = check_paths([path])
-    return [(d.code, d.message) for d in result.diagnostics if d.severity == "error" and d.suppressed is None]
+    # A DeepSpeed JSON that DeepSpeed cannot load (PL001 located in the .json, reported through the
+    # launch since one verdict per file) has no fix: the intended text is not known (PL001's docs).
+    return [(d.code, d.message) for d in result.diagnostics if d.severity == "error" and d.suppressed is None
+            and not (d.code == "PL001" and d.path.endswith(".json"))]
 
 
 def _main(folder):

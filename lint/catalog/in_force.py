@@ -25,12 +25,14 @@ class CatalogInForce:
 
 
 def _tree_root(start: Path) -> Path | None:
-    """The checked tree: the git work tree holding `start`, else the current folder when `start` is in it."""
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists():
-            return folder
-    cwd = Path.cwd().resolve()
-    return cwd if start == cwd or cwd in start.parents else None
+    """The checked tree holding `start`: the place of the root in force (plint.root) that contains it,
+    else the git work tree or current folder a root would have."""
+    from plint.root import current, default_place
+
+    root = current()
+    if root is not None:
+        return next((Path(p) for p in root.places if start == Path(p) or Path(p) in start.parents), None)
+    return Path(default_place(start / "."))
 
 
 def _entry_script(entry_text: str | None, launch_dir: Path, tree: Path) -> Path | None:

@@ -114,10 +114,11 @@ def _local_imports(script: Path, tree: Path) -> list[Path]:
 
 
 def _parse(path: Path) -> ast.Module | None:
+    """A Python file read through the root in force (plint.root: nothing outside the checked tree)."""
+    from plint.root import read
+
     try:
-        if path.stat().st_size > _MAX_SOURCE_BYTES:
-            return None
-        return ast.parse(path.read_bytes(), filename=str(path))
+        return ast.parse(read(path, _MAX_SOURCE_BYTES), filename=str(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
@@ -273,11 +274,13 @@ def _version(tree: Path) -> str | None:
 
 
 def _digest(files: list[Path]) -> str:
+    from plint.root import read
+
     h = hashlib.sha256(f"plint-parser-source/{_FORMAT}".encode())
     for path in files:
         h.update(str(path).encode() + b"\0")
         try:
-            h.update(path.read_bytes())
+            h.update(read(path, _MAX_SOURCE_BYTES))
         except OSError:
             h.update(b"<unreadable>")
     return h.hexdigest()[:32]

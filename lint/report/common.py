@@ -37,6 +37,22 @@ def relative(path: str) -> str:
     return path.replace(os.sep, "/")
 
 
+# C0 controls but tab, DEL, C1 controls, and the bidirectional overrides that reorder what a terminal
+# or a browser shows ("trojan source"): file-derived text shows them as escapes, never as themselves.
+_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
+
+
+def printable(text: str, keep: str = "") -> str:
+    """text with control characters as visible escapes (ESC as `\\x1b`, CR as `\\r`); those in `keep`
+    stay. Idempotent: an escape contains no control character."""
+    if text.isprintable() or not _CONTROL.search(text):
+        return text
+    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else
+                        _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
+                                   else f"\\u{ord(m.group()):04x}"), text)
+
+
 def where(d) -> str:
     """`path:line:col`, or the path alone for a finding about a whole file."""
     return f"{d.path}:{d.line}:{d.col or 1}" if d.line else d.path

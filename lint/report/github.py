@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import os
 
-from plint.report.common import counts, relative, visible
+from plint.report.common import counts, printable, relative, visible
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
+KEEP = "\r\n"  # escaped as the runner's own syntax (escape_data); other control characters made visible
 SHOWN_PER_KIND = 10  # annotations of one kind a step shows (reviewdog #411)
 
 
@@ -24,12 +25,13 @@ def escape_property(text: str) -> str:
 
 
 def annotation(d) -> str:
-    props = [f"title={escape_property(f'plint {d.code} ({d.name})')}", f"file={escape_property(relative(d.path))}"]
+    props = [f"title={escape_property(f'plint {d.code} ({d.name})')}",
+             f"file={escape_property(printable(relative(d.path), keep=KEEP))}"]
     if d.line:
         props += [f"line={d.line}", f"col={d.col or 1}"]
         if d.end_line:
             props += [f"endLine={d.end_line}", f"endColumn={d.end_col or 1}"]
-    return f"::{COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(d.message)}"
+    return f"::{COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(printable(d.message, keep=KEEP))}"
 
 
 def render(results) -> str:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import sys
 
-from plint.report.common import counts, docs_url, fix_of, visible, where
+from plint.report.common import counts, docs_url, fix_of, printable, visible, where
 
 MAX_SNIPPET_LINES = 3  # a longer span (a whole command) shows its first and last lines around an ellipsis
 TAB_WIDTH = 4
@@ -37,16 +37,21 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
 
                 block += [[("", line)] for line in text_lines(layout.extras["dry_run"])]
             blocks.append(block)
-    blocks += [finding_lines(d, sources) for _, d in pairs]
+    for r, d in pairs:  # snippets are read back only from where the check read (plint.root)
+        sources.root = getattr(r.reading, "root", None)
+        blocks.append(finding_lines(d, sources))
     blocks.append([[("bold", closing)]])
     if color is None:
         color = bool(pairs) and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+    blocks = [[[(style, printable(text)) for style, text in line] for line in block] for block in blocks]
     return _coloured(blocks) if color else "\n\n".join(
         "\n".join("".join(text for _, text in line) for line in block) for block in blocks)
 
 
 def concise_line(d) -> str:
-    return f"{where(d)}: {d.code} [{d.severity}] {d.message}"
+    """One line per finding; control characters from the files shown as escapes, never sent to the
+    terminal (report.common.printable)."""
+    return printable(f"{where(d)}: {d.code} [{d.severity}] {d.message}")
 
 
 def summary_line(results) -> str:
@@ -183,6 +188,9 @@ def _display(text: str) -> tuple[str, list[int]]:
         if ch == "\t":
             width = TAB_WIDTH - pos % TAB_WIDTH
             cells.append(" " * width)
+        elif not ch.isprintable() and printable(ch) != ch:  # a control character: its escape, as wide
+            cells.append(printable(ch))
+            width = len(cells[-1])
         else:
             width = 1
             if wide is not None:
@@ -216,19 +224,23 @@ def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
 
 
 class _Sources:
-    """Files read back from disk once each, for snippets and diffs."""
+    """Files read back from disk once each, for snippets and diffs: through the root of the check
+    that reported them (`root`, plint.root), so nothing outside it is ever shown."""
 
     def __init__(self) -> None:
-        self._data: dict[str, bytes | None] = {}
+        self._data: dict[tuple, bytes | None] = {}
+        self.root = None
 
     def data(self, path: str) -> bytes | None:
-        if path not in self._data:
+        key = (self.root, path)
+        if key not in self._data:
+            from plint.root import read_regular
+
             try:
-                with open(path, "rb") as fh:
-                    self._data[path] = fh.read()
-            except OSError:
-                self._data[path] = None
-        return self._data[path]
+                self._data[key] = self.root.read(path) if self.root is not None else read_regular(path)
+            except (OSError, ValueError):
+                self._data[key] = None
+        return self._data[key]
 
     def lines(self, path: str) -> list[str] | None:
         """Lines split on newlines only, as bash and the span line numbers count them."""

@@ -1248,8 +1248,22 @@ class Shell:
             return SourceFile(str(path), virtual.content.render())
         return self.read(path)
 
+    def unread(self, word: Word, unit: Unit) -> str | None:
+        """Why an existing file the script names is not read (outside the root: plint.root), else None."""
+        from plint.root import note_for
+
+        return note_for(self.resolve_path(word.text, unit)) if word.known else None
+
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
         src = self.load(word, unit)
+        why = self.unread(word, unit) if src is None else None
+        if why is not None:
+            from plint.root import WIDEN_HINT
+
+            self.result.problems.append(Problem(
+                "unresolved", f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
+                word.site))
+            return
         if src is None:
             # A relative path names a file of the project, which may set launch values; an absolute
             # one outside it (a venv's activate, /etc/profile) is environment setup, not reported.
@@ -1339,6 +1353,14 @@ class Shell:
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         src = self.load(word, unit)
+        why = self.unread(word, unit) if src is None else None
+        if why is not None:
+            from plint.root import WIDEN_HINT
+
+            self.result.problems.append(Problem(
+                "unresolved", f"script {word.display()} ({via}): {why}; the commands it runs are unknown "
+                              f"({WIDEN_HINT})", word.site))
+            return
         if src is None or self.depth >= MAX_DEPTH:
             return
         key = os.path.abspath(src.path)
@@ -1633,6 +1655,10 @@ class Shell:
         if vf is not None:
             return vf.content
         src = self.read(path)
+        if src is None and self.unread(word, unit) is not None:  # its content is unknown, not absent
+            from plint.root import OUTSIDE_NOTE
+
+            return MappedText([unknown(f"written from {word.display()}, {OUTSIDE_NOTE}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None
 
     def pipeline(self, node, unit: Unit) -> int | None:

@@ -756,6 +756,19 @@ def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
     return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))
 
 
+def _outside(result: ShellResult | None, name: str) -> str | None:
+    """plint.root's note when the file a launch names (against the script's folder) lies outside the
+    root of the check, else None."""
+    if result is None:
+        return None
+    import os
+
+    from plint.root import WIDEN_HINT, note_for
+
+    note = note_for(os.path.join(os.path.dirname(os.path.abspath(result.source.path)), name))
+    return f"{note} ({WIDEN_HINT})" if note is not None else None
+
+
 def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
                          problems: list[Problem], result: ShellResult | None = None) -> None:
     from plint.sources.hostfile import read_hostfile, resolve_resources
@@ -778,6 +791,9 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
             src = SourceFile(written.path, written.content.render())
         else:
             src = read_file(call.hostfile.value)
+        outside = _outside(result, call.hostfile.value) if src is None else None
+        if outside is not None:
+            return unknown(f"the hostfile {call.hostfile.value}: {outside}", call.hostfile.span)
         if src is None:
             return unknown(f"the hostfile {call.hostfile.value} is neither in the repository nor written by the "
                            "script (DeepSpeed falls back to the local GPUs when it is missing at run time)",
