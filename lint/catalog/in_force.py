@@ -71,7 +71,13 @@ def catalog_in_force(flavour: str, launch_path: str, entry_text: str | None, con
             places.append((theirs, f"of {trainer_source}"))
         else:
             note = f"--trainer-source {trainer_source} holds no megatron/arguments.py or megatron/training/arguments.py"
+    from plint.root import note_for
+
     for parser, where in places:
+        outside = note_for(parser.path)
+        if outside is not None:  # a link out of the tree: nothing of it is read
+            note = f"the parser in {parser.path.relative_to(parser.tree).as_posix()}: {outside}"
+            continue
         parser = with_entry_script(parser, _entry_script(entry_text, launch_dir, parser.tree))
         try:
             catalog = load_source_catalog(parser)

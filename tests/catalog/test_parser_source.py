@@ -212,3 +212,17 @@ def test_rules_follow_the_checks_of_the_parser_in_force(tmp_path):
     _, launch = _tree(tmp_path / "other", parser=asserting, extra="--tensor-model-parallel-size 2 --sequence-parallel")
     (result,) = check_paths([launch])
     assert "PL601" in [d.code for d in result.diagnostics]
+
+
+def test_a_parser_outside_the_tree_is_not_read(tmp_path):
+    # megatron/arguments.py as a symlink to a file outside the checked tree: refused by the root, so the
+    # verdict falls back to the assumed release with a note instead of reading the outside file
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "arguments.py").write_text(PARSER)
+    repo, launch = _tree(tmp_path, extra="--structured-log")
+    (repo / "megatron" / "arguments.py").unlink()
+    (repo / "megatron" / "arguments.py").symlink_to(outside / "arguments.py")
+    found = _findings(launch)
+    assert any(c == "PL003" and "megatron/arguments.py: outside the checked tree" in m for c, _, m in found)
+    assert all(s == "warning" for c, s, _ in found if c == "PL501")
