@@ -96,6 +96,28 @@ def test_unknown_condition_merges_and_names_alternatives(run):
     assert len(r.commands) == 2 and all(c.conditions for c in r.commands)
 
 
+def test_conditional_append_keeps_the_common_start(run):
+    # `OPTS="$OPTS --fp16"` in an if on an unknown condition: the start both ways share stays known (with its
+    # spans), only the tail is unknown, and the tail's alternatives compose over later appends
+    r = run('OPTS="--tensor-model-parallel-size 2 --micro-batch-size 4"\n'
+            'if [ "$USE_FP16" = 1 ]; then OPTS="$OPTS --fp16"; fi\n'
+            'if [ -n "$CKPT" ]; then OPTS="${OPTS} --recompute-activations"; fi\n'
+            'torchrun x.py $OPTS\n')
+    pieces = r.variables["OPTS"].value
+    assert pieces[0].text == "--tensor-model-parallel-size 2 --micro-batch-size 4"
+    tail = pieces[-1]
+    assert tail.text is None and set(tail.alternatives) == {
+        " --fp16 --recompute-activations", " --recompute-activations", " --fp16", ""}
+    # the unknown tail starts with a blank (or is empty): word splitting leaves the known words whole
+    assert argv(r, "torchrun") == ["torchrun", "x.py", "--tensor-model-parallel-size", "2", "--micro-batch-size",
+                                   "4", "${OPTS}"]
+
+
+def test_merged_alternatives_show_unknown_parts_by_name(run):
+    r = run('if [ -n "$RESUME" ]; then LOAD="--load $RESUME --no-load-optim"; fi\n')
+    assert set(r.variables["LOAD"].value[0].alternatives) == {"--load ${RESUME} --no-load-optim", "<unset>"}
+
+
 def test_for_loops_and_functions(run):
     r = run("for s in 1 2; do cmd --size $s; done\nfor ((i=0; i<3; i++)); do :; done\n"
             "build() { echo \"--layers $1\"; OUT=\"--tp $2\"; }\nbuild 24 8\n")
