@@ -696,8 +696,13 @@ def _pointers(r: _Reader) -> None:
         out["deepspeed.config_word"] = Value(config.values[0].display(), config.values[0].value_span)
     r.put("deepspeed.enabled", r.flag("--deepspeed", "--deepscale"))
     r.put("clip_grad", r.value("--clip-grad", number))
-    # present only when given: rules test for their absence
+    # present only when given (True) or when an unknown part could give them (unresolved): rules test for
+    # their absence, and a flag that may be in an unknown part is not absent
     for key, option in (("overlap_grad_reduce", "--overlap-grad-reduce"),
                         ("overlap_param_gather", "--overlap-param-gather"),
                         ("tp_comm_overlap", "--tp-comm-overlap")):
-        r.put(key, r.flag(option))
+        given = r.flag(option)
+        if given is None and r.has(option):
+            maybe = r.absent(None, "", options=(option,))
+            given = maybe if maybe.origin == "unresolved" else None
+        r.put(key, given)

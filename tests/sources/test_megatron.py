@@ -441,3 +441,11 @@ def test_bad_values_never_raise():
     assert f["parallel.tp"].value is None and f["parallel.tp"].origin == "unresolved"
     assert f["model.num_layers"].value is None and f["parallel.vpp"].value is None
     assert f["model.num_experts"].value is None and f["model.hidden_size"].value is None
+
+
+def test_presence_flags_behind_an_unknown_part():
+    # rules test these for absence (PL111, PL306): one that may be in $EXTRA is not absent, but unresolved
+    f = facts("--overlap-param-gather $EXTRA")
+    assert f["overlap_param_gather"].value is True
+    assert (f["overlap_grad_reduce"].value, f["overlap_grad_reduce"].origin) == (None, "unresolved")
+    assert "overlap_grad_reduce" not in facts("--overlap-param-gather")
