@@ -37,8 +37,11 @@ def _word_value(word, what: str) -> Value:
         return Value(None, None, "derived", f"no {what}")
     text = word.display()
     if word.known or "/" not in text or "${" not in text.rsplit("/", 1)[-1]:
-        return Value(posixpath.basename(text) if "/" in text else text, word.value_span,
-                     "literal" if word.known else word.origin)
+        if word.known:
+            return Value(posixpath.basename(text) if "/" in text else text, word.value_span, "literal")
+        # `${MEGATRON}/pretrain_gpt.py`: the directory is unknown, the script's name is not
+        return derived(posixpath.basename(text) if "/" in text else text, f"the file name of {text}",
+                       word.value_span)
     return Value(None, word.value_span, "unresolved", f"the entrypoint {text} cannot be known")
 
 

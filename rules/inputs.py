@@ -136,8 +136,8 @@ def no_launch_found(ctx: RuleContext):
     if ctx.layout is not None or reading.layouts or reading.kind != "shell":
         return
     for unused in reading.unused_launches[:_UNUSED_SHOWN]:
-        yield Finding(f"no training launch found: `{unused.command}` (line {unused.span.line}) starts training, "
-                      f"but plint did not use it: {unused.why}", unused.span, key="launch")
+        yield Finding(f"no training launch found: `{unused.command}` (line {unused.span.line}) looks like a training "
+                      f"launch, but plint did not use it: {unused.why}", unused.span, key="launch")
     more = len(reading.unused_launches) - _UNUSED_SHOWN
     if more > 0:
         last = reading.unused_launches[_UNUSED_SHOWN]

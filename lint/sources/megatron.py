@@ -293,8 +293,8 @@ class _Reader:
                 note = f"{option} not given: the default in {self.catalog.release}"
                 if spec.shape_from:
                     note += f" (as in {spec.shape_from}: this release's table has names only)"
-        if spec is None:  # the release has no such option: no word of the list can set it
-            return default(value, note)
+        if spec is None:  # the release has no such option: no word of the list can set it, nor is it a default
+            return derived(value, note)
         return self.absent(value, note, options=(option,))
 
     def setting(self, key: str, option: str, convert=integer, fallback=None, note: str = "") -> Value:

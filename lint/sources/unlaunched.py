@@ -29,7 +29,7 @@ _LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
 _LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch", "deepspeed.launcher.runner",
                      "accelerate.commands.launch")
 # words that may stand before the launcher (schedulers, process wrappers, containers, environment managers)
-_BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "command", "time", "exec", "env", "stdbuf", "timeout",
+_BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env", "stdbuf", "timeout",
                      "nice", "ionice", "taskset", "chrt", "numactl", "nsys", "ncu", "uv", "conda", "mamba",
                      "micromamba", "poetry", "pipenv", "apptainer", "singularity", "docker", "enroot", "xargs"})
 _SHOWN = 80  # characters of a command quoted in a finding
@@ -57,14 +57,17 @@ def _unknown(text: str) -> bool:
 
 
 def _launch_word(words: list[str]) -> int | None:
-    """The index of the word that makes the command a training launch, or None."""
+    """The index of the word that makes the command a training launch, or None. After a Python interpreter only
+    a launcher module or a training script counts (`python -m pip install deepspeed` is no launch)."""
     from plint.sources.launchers import TRAINING_FLAGS, TRAINING_NAMES
 
     flagged = any(w.split("=")[0] in TRAINING_FLAGS for w in words)
+    after_python = False
     for i, word in enumerate(words):
         name = _base(word)
-        if name in _LAUNCHERS:
+        if name in _LAUNCHERS and not after_python:
             return i
+        after_python = after_python or _is_python(name)
         if _is_python(name) and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
                                     for j in range(i + 1, min(i + 4, len(words) - 1))):
             return i
@@ -93,13 +96,23 @@ def _words(node, data: bytes) -> list[str]:
     return out
 
 
-def _commands(node):
+def _commands(node, kinds=("command",)):
     stack = [node]
     while stack:
         n = stack.pop()
-        if n.type == "command":
+        if n.type in kinds:
             yield n
         stack.extend(reversed(n.named_children))
+
+
+def _held(node, data: bytes) -> tuple[str, list[str]] | None:
+    """`CMD="deepspeed train.py ..."`: the variable and the words of a command string assigned to it."""
+    name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+    if name is None or value is None or value.type not in ("string", "raw_string", "concatenation", "word"):
+        return None
+    text = data[value.start_byte:value.end_byte].decode("utf-8", "replace").strip("\"'")
+    words = text.replace("\\\n", " ").split()
+    return data[name.start_byte:name.end_byte].decode("utf-8", "replace"), words
 
 
 def _called_names(root, data: bytes) -> set[str]:
@@ -143,11 +156,14 @@ def _why_unused(words: list[str], at: int) -> str:
 
 
 def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[UnusedLaunch]:
-    """Training commands in the given files that yielded no launch, in file order."""
+    """Training commands in the given files (the checked one first) that yielded no launch, in file order; then
+    command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
     from plint.shell.parse import parse
 
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
     out: list[UnusedLaunch] = []
+    sources = list(sources)
+    main = sources[0] if sources else None
     for source in sources:
         data = source.data
         root = parse(data).root_node
@@ -166,4 +182,17 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
                 called = _called_names(root, data) if called is None else called
                 why = _why_not_reached(node, source, data, called, root)
             out.append(UnusedLaunch(span, text, why))
+        if source is not main:  # a string in a sourced file is no evidence that this file launches training
+            continue
+        for node in _commands(root, ("variable_assignment",)):
+            held = _held(node, data)
+            if held is None or not held[1] or _counts(held[1]) is None:
+                continue
+            name, words = held
+            span = source.span(node.start_byte, node.end_byte)
+            text = " ".join(words)
+            text = text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+            out.append(UnusedLaunch(span, text, f"it is a command string held in ${name}, and plint could not "
+                                                "follow it to a command that runs it (eval of a value it cannot "
+                                                "know, or never run)"))
     return out

@@ -67,3 +67,18 @@ def test_pl005_names_each_command_then_counts_the_rest(tmp_path):
     found = [d for d in result.diagnostics if d.code == "PL005"]
     assert [d.line for d in found] == [3, 4, 5, 6]
     assert "exits before it" in found[0].message and found[-1].message.startswith("no training launch found: 2 more")
+
+
+def test_a_command_string_never_run(tmp_path):
+    _, found = unused(tmp_path, f"#!/bin/bash\nif [ \"$1\" = a ]; then X=1; fi\nCMD=\"{TRAIN}\"\neval \"$X\"\n")
+    assert found == [(3, "it is a command string held in $CMD, and plint could not follow it to a command that "
+                         "runs it (eval of a value it cannot know, or never run)")]
+
+
+def test_command_lookup_is_no_launch(tmp_path):
+    assert unused(tmp_path, "#!/bin/bash\nif [[ ! -x \"$(command -v deepspeed)\" ]]; then exit 1; fi\n")[1] == []
+
+
+def test_installing_a_launcher_is_no_launch(tmp_path):
+    text = "#!/bin/bash\nif [ -n \"$X\" ]; then\n  python3 -m pip install deepspeed\nfi\n"
+    assert unused(tmp_path, text)[1] == []
