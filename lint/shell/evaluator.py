@@ -199,6 +199,28 @@ def _common_head(values: list[Var | None]) -> tuple[Piece, ...]:
     return tuple(head)
 
 
+def _common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
+    """The known items every branch's array starts with; None unless every branch left an array."""
+    if any(v is None or not v.is_array for v in values):
+        return None
+    head: list[tuple[Piece, ...]] = []
+    for items in zip(*(v.items for v in values)):  # type: ignore[union-attr]
+        if any(it != items[0] for it in items[1:]) or not all(p.known for p in items[0]):
+            break
+        head.append(items[0])
+    return tuple(head)
+
+
+def _joined(items) -> tuple[Piece, ...]:
+    """Array items as one text, a blank between items."""
+    out: list[Piece] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(Piece(" "))
+        out.extend(item)
+    return tuple(out)
+
+
 def _alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
     """Every text a value can have: known pieces as written, an unknown piece as each of its alternatives
     (or as ${NAME} when it has none: a value whose text is unknown, but that stands where it stands)."""
@@ -799,9 +821,10 @@ class Shell:
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
-            if unknown_value:
-                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span),
-                          False)]]
+            if unknown_value:  # nothing, or the operand: both are its alternatives
+                alts = ["<unset>"] + _alternative_texts(_flatten(opnd()))
+                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
+                                  dict.fromkeys(alts)), False)]]
             return opnd() if use else [[]]
         if unknown_value or text is None:
             if value is None and not is_set and name.isdigit() and self.positional is not None:
@@ -1697,6 +1720,15 @@ class Shell:
                 if values[0] is not None:
                     merged[name] = values[0]
                 continue
+            exported = any(v is not None and v.exported for v in values)
+            span = next((v.span for v in values if v is not None), None)
+            reason = f"${name} depends on {cond_text}"
+            items = _common_items(values)
+            if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
+                tails = [_alternative_texts(_joined(v.items[len(items):])) for v in values]  # type: ignore[union-attr]
+                alts = dict.fromkeys(t for ts in tails for t in ts)
+                merged[name] = Var(name, (), items + ((unknown(reason, name, span, alts),),), exported, span)
+                continue
             # A string every branch starts alike (`OPTS="$OPTS --fp16"` in an `if`) keeps that start: only
             # the tail the branches disagree on is unknown, and its alternatives are the tails.
             head = _common_head(values)
@@ -1709,10 +1741,8 @@ class Shell:
                     alts.append(t if t is not None else "<unknown>")
                 else:
                     alts.extend(_alternative_texts(v.value[len(head):]))
-            exported = any(v is not None and v.exported for v in values)
-            span = next((v.span for v in values if v is not None), None)
-            merged[name] = Var(name, head + (unknown(f"${name} depends on {cond_text}", name, span,
-                                                     dict.fromkeys(alts)),), None, exported, span)
+            merged[name] = Var(name, head + (unknown(reason, name, span, dict.fromkeys(alts)),), None, exported,
+                               span)
         self.vars = merged
         self.functions = {k: v for e in ends for k, v in e.functions.items()}
         self.positional = ends[0].positional

@@ -11,6 +11,9 @@ an unknown part after it could override it; plint says so in the value's note bu
 it, since repeating a flag in a separate string is rare and the written value is what the author
 meant.
 
+The script's own arguments (`"$@"`) are taken as none: plint reads a script as it runs with no arguments,
+as it does for `$1` defaults (`${1:-8}`); `--env 1=...` supplies them.
+
 An unknown word is not always wholly unknown: `OPTS="$OPTS --fp16"` inside an `if` on an unset
 variable leaves a tail the shell reader knows to be one of a few texts (" --fp16" or ""). Such a
 word can only give the options those texts hold, so only the fields of those options are unknown.
@@ -53,9 +56,19 @@ def _texts(word: Word) -> list[str] | None:
     return ["".join(t) for t in product(*choices)]
 
 
+def passes_script_arguments(word: Word) -> bool:
+    """`"$@"` / `$*`: the script's own arguments, none when it is run as written (the reading plint makes of a
+    script: what it does with no arguments and its own defaults, issue 12)."""
+    return bool(word.unknowns) and all(p.name in ("@", "*") for p in word.unknowns) and not word.known_prefix()
+
+
 def possible_options(word: Word, takes_value: Callable[[str], bool]) -> frozenset[str] | None:
     """The options an unknown word could give (as written, before any `=`), or None for any at all.
-    Inside an alternative, unknown text right after an option that takes a value is that value."""
+    Inside an alternative, unknown text right after an option that takes a value is that value. A word that
+    starts with known text other than a dash (`out/${RUN}`) is one positional word: it gives no option."""
+    prefix = word.known_prefix()
+    if passes_script_arguments(word) or (prefix and not prefix.startswith("-")):
+        return frozenset()
     texts = _texts(word)
     if texts is None:
         return None

@@ -210,3 +210,18 @@ def test_arithmetic_over_branch_alternatives_and_named_unknowns(run):
     w, x = r.variables["W"].value[0], r.variables["X"].value[0]
     assert w.text is None and set(w.alternatives) == {"8", "16"}
     assert x.text is None and "$SLURM_NNODES is not set" in x.reason and x.name == "SLURM_NNODES"
+
+
+def test_alternate_value_of_an_unknown_variable_names_both_ways(run):
+    r = run('VP=$1\ncmd ${VP:+--num-layers-per-virtual-pipeline-stage $VP}\n')
+    (word,) = [w for w in r.commands[0].words[1:]]
+    alts = word.unknowns[0].alternatives
+    assert alts[0] == "<unset>" and alts[1] == "--num-layers-per-virtual-pipeline-stage ${1}" and len(alts) == 2
+
+
+def test_conditional_array_append_keeps_the_shared_items(run):
+    r = run('ARGS=(--num-layers 2)\nif [ -n "$FP8" ]; then ARGS+=(--fp8-format hybrid); fi\ncmd "${ARGS[@]}"\n')
+    items = r.variables["ARGS"].items
+    assert [p.text for it in items[:2] for p in it] == ["--num-layers", "2"]
+    assert set(items[2][0].alternatives) == {"--fp8-format hybrid", ""}
+    assert argv(r, "cmd")[:3] == ["cmd", "--num-layers", "2"]

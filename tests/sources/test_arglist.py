@@ -68,3 +68,11 @@ def test_hf_option_values_are_not_gaps():
 def test_hf_gap_that_cannot_hold_a_precision_flag():
     f = hf_facts([unknown("OPTS", " --max_steps 10", ""), known("--do_train")])
     assert "precision" not in f and "arguments.incomplete" not in f
+
+
+def test_script_arguments_and_positional_words_give_no_option():
+    at = Word((Piece(None, None, "unresolved", reason="the script's positional parameters are not given", name="@"),))
+    assert possible_options(at, always) == frozenset()
+    path = Word((Piece("/out/"), Piece(None, None, "unresolved", reason="$RUN has no default", name="RUN")))
+    assert possible_options(path, always) == frozenset()
+    assert possible_options(unknown("X", head="--save="), always) is None  # `--save=$X` itself is read as an option
