@@ -168,11 +168,22 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     if launch.trainer.value != "megatron-deepspeed":
         g = layout.get("batch.global")
         if g is None or not g.known:
+            # without a DeepSpeed config nor the script's batch flags the batch is the script's own default:
+            # unknown (never 1 presented as derived); an absent accumulation is 1, as DeepSpeed's default, only
+            # where a config says the rest
+            gas = layout.get("batch.grad_accum") or (default(1, "gradient_accumulation_steps defaults to 1")
+                                                     if cfg is not None else None)
             layout.set("batch.global", product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
-                                               micro=layout.get("batch.micro") or default(1),
-                                               gas=layout.get("batch.grad_accum") or default(1),
-                                               dp=layout.get("parallel.dp")))
+                                               micro=layout.get("batch.micro") or _no_batch(launch),
+                                               gas=gas or _no_batch(launch), dp=layout.get("parallel.dp")))
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
+
+
+def _no_batch(launch: Launch) -> Value:
+    gap = launch.facts.get("arguments.incomplete")
+    return gap if gap is not None else unresolved(
+        "the batch is not given: no DeepSpeed config, and no --per_device_train_batch_size / "
+        "--gradient_accumulation_steps the reader knows (the script's own defaults decide it)")
 
 
 def _precision(launch: Launch, layout: Layout) -> None:

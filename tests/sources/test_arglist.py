@@ -76,3 +76,25 @@ def test_script_arguments_and_positional_words_give_no_option():
     path = Word((Piece("/out/"), Piece(None, None, "unresolved", reason="$RUN has no default", name="RUN")))
     assert possible_options(path, always) == frozenset()
     assert possible_options(unknown("X", head="--save="), always) is None  # `--save=$X` itself is read as an option
+
+
+def _layout(tmp_path, text: str):
+    from plint.read import read_path
+
+    (tmp_path / "launch.sh").write_text(text)
+    (layout,) = read_path(tmp_path / "launch.sh").layouts
+    return layout
+
+
+def test_plain_deepspeed_batch_without_config_is_not_guessed(tmp_path):
+    layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --deepspeed\n")
+    glob = layout.get("batch.global")
+    assert glob.value is None and glob.origin == "unresolved"
+
+
+def test_plain_deepspeed_precision_behind_an_unknown_word(tmp_path):
+    layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --per_device_train_batch_size 4 "
+                               "$EXTRA\n")
+    assert layout.value("precision") is None and "${EXTRA}" in layout.get("precision").note
+    layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --per_device_train_batch_size 4\n")
+    assert (layout.value("precision"), layout.get("precision").origin) == ("fp32", "default")
