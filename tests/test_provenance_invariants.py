@@ -54,3 +54,13 @@ def test_no_guess_passes_for_a_reading(path):
         for key in ("precision", "batch.global", "batch.micro", "parallel.tp", "parallel.pp", "parallel.cp"):
             v = layout.get(key)
             assert v is None or v.origin != "default", (key, v)
+
+
+def test_a_value_computed_from_an_assumption_is_an_assumption():
+    from plint.derive import product, quotient
+    from plint.values import Value, derived
+
+    world = Value(16, None, "assumed", "one node assumed")
+    dp = quotient("dp = {n} / {tp}", world, tp=derived(2, "tp"))
+    assert (dp.value, dp.origin) == (8, "assumed") and "16 assumed" in dp.note
+    assert product("{a}*{b}", a=derived(2, ""), b=derived(3, "")).origin == "derived"
