@@ -244,7 +244,8 @@ def unread_resources(where: str, nodes: Value | None, gpus: Value | None, span: 
         world = Value(nnodes.value * per.value, nnodes.span, "assumed" if nnodes.origin == "assumed" else "derived",
                       f"world size = {nnodes.value} hosts * {per.value} slots (--num_nodes, --num_gpus)")
     else:
-        world = unresolved("; ".join(dict.fromkeys(v.note or "" for v in (nnodes, per) if not v.known)), span)
+        world = unresolved("needs " + "; ".join(dict.fromkeys(v.note or "" for v in (nnodes, per) if not v.known)),
+                           span)
     return Resources([], world, nnodes, per, [], multi_node=bool(nnodes.known and nnodes.value > 1))
 
 

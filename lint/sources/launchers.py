@@ -848,7 +848,7 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
         nodes = sizes["--num_nodes"]
         if nodes is not None and not nodes.known:  # `--num_nodes=$NODES` over a hostfile plint reads
             res.nnodes = nodes
-            res.world_size = unresolved(f"world size needs --num_nodes: {nodes.note}", nodes.span)
+            res.world_size = unresolved(f"needs --num_nodes: {nodes.note}", nodes.span)
     problems.extend(res.problems)
     call.world_size, call.nnodes, call.nproc_per_node = res.world_size, res.nnodes, res.gpus_per_node
     gpus = call.option("--num_gpus")
