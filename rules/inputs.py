@@ -43,7 +43,11 @@ def parse_error(ctx: RuleContext):
 
 def _hint(note: str) -> str:
     # The last variable a note names is the root of the chain ("$LAYERS depends on case "$SIZE"...,
-    # which is unknown: positional parameter $1 is not given"): that is the one to supply.
+    # which is unknown: positional parameter $1 is not given"): that is the one to supply. A value that
+    # depends on several conditions ("...; and on if ...") names each root: every one is needed.
+    roots = list(dict.fromkeys(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*) is not set in the script", note)))
+    if len(roots) > 1 and "; and on " in note:
+        return "supply them with " + " ".join(f"--env {name}=<value>" for name in roots)
     names = list(dict.fromkeys(re.findall(_VAR, note)))[-1:]
     if not names:
         return "write the value in the script"

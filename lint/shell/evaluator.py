@@ -1732,6 +1732,11 @@ class Shell:
             # A string every branch starts alike (`OPTS="$OPTS --fp16"` in an `if`) keeps that start: only
             # the tail the branches disagree on is unknown, and its alternatives are the tails.
             head = _common_head(values)
+            # an earlier merge of the same tail stays named: each condition it depends on is a way to supply it
+            lead = f"${name} depends on "
+            earlier = [p.reason[len(lead):] for v in values if v is not None and not v.is_array
+                       for p in v.value[len(head):] if not p.known and p.reason and p.reason.startswith(lead)]
+            reason += "".join(f"; and on {r}" for r in dict.fromkeys(earlier) if r != cond_text)
             alts: list[str] = []
             for v in values:
                 if v is None:

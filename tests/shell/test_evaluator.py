@@ -108,6 +108,7 @@ def test_conditional_append_keeps_the_common_start(run):
     tail = pieces[-1]
     assert tail.text is None and set(tail.alternatives) == {
         " --fp16 --recompute-activations", " --recompute-activations", " --fp16", ""}
+    assert "$CKPT" in tail.reason and "; and on if [ \"$USE_FP16\" = 1 ]" in tail.reason  # both conditions named
     # the unknown tail starts with a blank (or is empty): word splitting leaves the known words whole
     assert argv(r, "torchrun") == ["torchrun", "x.py", "--tensor-model-parallel-size", "2", "--micro-batch-size",
                                    "4", "${OPTS}"]
