@@ -9,6 +9,14 @@ def _names(values: dict[str, Value]) -> str:
     return ", ".join(f"{k} ({v.note})" if v.note else k for k, v in values.items() if not v.known)
 
 
+def _origin(values, note: str) -> tuple[str, str]:
+    """A result computed from an assumption is an assumption too, and says which input was assumed."""
+    assumed = [f"{v.value}" if k == "n" else f"{k} {v.value}" for k, v in values.items() if v.origin == "assumed"]
+    if not assumed:
+        return "derived", note
+    return "assumed", f"{note}; {', '.join(assumed)} assumed"
+
+
 def product(note: str, **factors: Value) -> Value:
     """The product of known factors (origin derived); unresolved naming each unknown factor."""
     if any(not v.known for v in factors.values()):
@@ -16,7 +24,7 @@ def product(note: str, **factors: Value) -> Value:
     result = 1
     for v in factors.values():
         result *= int(v.value)
-    return Value(result, None, "derived", note.format(**{k: v.value for k, v in factors.items()}))
+    return Value(result, None, *_origin(factors, note.format(**{k: v.value for k, v in factors.items()})))
 
 
 def quotient(note: str, numerator: Value, **divisors: Value) -> Value:
@@ -35,5 +43,5 @@ def quotient(note: str, numerator: Value, **divisors: Value) -> Value:
     if denominator <= 0 or int(numerator.value) % denominator:
         return Value(None, None, "derived",
                      f"{numerator.value} is not divisible by {denominator} ({note.format(n=numerator.value, **values)})")
-    return Value(int(numerator.value) // denominator, None, "derived",
-                 note.format(n=numerator.value, **values))
+    parts["n"] = parts.pop("numerator")
+    return Value(int(numerator.value) // denominator, None, *_origin(parts, note.format(n=numerator.value, **values)))

@@ -38,8 +38,11 @@ def _word_value(word, what: str) -> Value:
         return Value(None, None, "derived", f"no {what}")
     text = word.display()
     if word.known or "/" not in text or "${" not in text.rsplit("/", 1)[-1]:
-        return Value(posixpath.basename(text) if "/" in text else text, word.value_span,
-                     "literal" if word.known else word.origin)
+        if word.known:
+            return Value(posixpath.basename(text) if "/" in text else text, word.value_span, "literal")
+        # `${MEGATRON}/pretrain_gpt.py`: the directory is unknown, the script's name is not
+        return derived(posixpath.basename(text) if "/" in text else text, f"the file name of {text}",
+                       word.value_span)
     return Value(None, word.value_span, "unresolved", f"the entrypoint {text} cannot be known")
 
 
@@ -166,11 +169,22 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     if launch.trainer.value != "megatron-deepspeed":
         g = layout.get("batch.global")
         if g is None or not g.known:
+            # without a DeepSpeed config nor the script's batch flags the batch is the script's own default:
+            # unknown (never 1 presented as derived); an absent accumulation is 1, as DeepSpeed's default, only
+            # where a config says the rest
+            gas = layout.get("batch.grad_accum") or (default(1, "gradient_accumulation_steps defaults to 1")
+                                                     if cfg is not None else None)
             layout.set("batch.global", product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
-                                               micro=layout.get("batch.micro") or default(1),
-                                               gas=layout.get("batch.grad_accum") or default(1),
-                                               dp=layout.get("parallel.dp")))
+                                               micro=layout.get("batch.micro") or _no_batch(launch),
+                                               gas=gas or _no_batch(launch), dp=layout.get("parallel.dp")))
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
+
+
+def _no_batch(launch: Launch) -> Value:
+    gap = launch.facts.get("arguments.incomplete")
+    return gap if gap is not None else unresolved(
+        "the batch is not given: no DeepSpeed config, and no --per_device_train_batch_size / "
+        "--gradient_accumulation_steps the reader knows (the script's own defaults decide it)")
 
 
 def _precision(launch: Launch, layout: Layout) -> None:

@@ -36,6 +36,8 @@ class FileReading:
     unreadable: str | None = None  # why the file could not be read at all (PL001)
     ds_config: object = None  # a DeepSpeed JSON read on its own
     root: object = None  # plint.root.Root: where this check read files (reports read back only there)
+    # commands that plainly start training but yielded no launch (sources.unlaunched), for a file with none
+    unused_launches: list = field(default_factory=list)
 
 
 def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
@@ -230,6 +232,11 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     reading.problems.extend(result.problems)
     lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
     chains = find_launches(result, job, lookup.source)
+    if not chains:
+        from plint.sources.unlaunched import unused_launches
+
+        read = [lookup.source(p) for p in result.files_read]
+        reading.unused_launches = unused_launches([source] + [f for f in read if f is not None], result)
     for chain in chains:
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         reading.launches.append(launch)

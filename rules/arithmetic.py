@@ -554,8 +554,8 @@ def position_embeddings_short(ctx: RuleContext):
 def overlap_requirements(ctx: RuleContext):
     if trainer(ctx) != "megatron":
         return
-    gather = ctx.fact("overlap_param_gather")
-    if gather is not None:
+    gather = ctx.fact("overlap_param_gather")  # unresolved: an unknown part of the line may give it
+    if gather is not None and gather.value:
         missing = []
         dist = value(ctx, "parallel.distributed_optimizer")
         if dist is None or not dist.value:
@@ -568,7 +568,7 @@ def overlap_requirements(ctx: RuleContext):
     comm = ctx.fact("tp_comm_overlap")
     sp = value(ctx, "parallel.sequence_parallel")
     tp = value(ctx, "parallel.tp")
-    if comm is not None and (sp is None or not sp.value or (tp is not None and tp.value == 1)):
+    if comm is not None and comm.value and (sp is None or not sp.value or (tp is not None and tp.value == 1)):
         yield Finding("--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)", comm.span,
                       key="tp_comm_overlap")
 

@@ -1,4 +1,4 @@
-"""PL0xx: what plint could not read (PL001) or could not know (PL002)."""
+"""PL0xx: what plint could not read (PL001), could not know (PL002), or found no launch in (PL005)."""
 
 from __future__ import annotations
 
@@ -43,7 +43,11 @@ def parse_error(ctx: RuleContext):
 
 def _hint(note: str) -> str:
     # The last variable a note names is the root of the chain ("$LAYERS depends on case "$SIZE"...,
-    # which is unknown: positional parameter $1 is not given"): that is the one to supply.
+    # which is unknown: positional parameter $1 is not given"): that is the one to supply. A value that
+    # depends on several conditions ("...; and on if ...") names each root: every one is needed.
+    roots = list(dict.fromkeys(re.findall(r"\$([A-Za-z_][A-Za-z0-9_]*) is not set in the script", note)))
+    if len(roots) > 1 and "; and on " in note:
+        return "supply them with " + " ".join(f"--env {name}=<value>" for name in roots)
     names = list(dict.fromkeys(re.findall(_VAR, note)))[-1:]
     if not names:
         return "write the value in the script"
@@ -101,6 +105,56 @@ def unresolved_value(ctx: RuleContext):
         if dependents and len(causes) == 1:
             message += f" (nor can {', '.join(dependents)})"
         yield Finding(f"{message}; {_hint(note or '')}", span, key=keys[0])
+
+
+@register(
+    "PL005", "no-launch-found", "info",
+    "A file plainly starts training, but plint found no launch in it.",
+    RuleDocs(
+        what="Reports a shell file with a command that starts training (torchrun, deepspeed, accelerate launch, "
+             "`python -m torch.distributed.run`, or a `pretrain_*.py` / `finetune*.py` / `train*.py` entry "
+             "point given trainer flags) from which plint read no launch, and says why: the command sits in a "
+             "function the script never calls, behind a wrapper or a variable plint cannot see through, in a "
+             "branch plint found dead, or after an `exit`. Commands only mentioned in comments or `echo` "
+             "strings do not count.",
+        why="Without a launch there is no layout, so every other rule stays silent and the file would pass "
+            "as clean (\"0 error(s)\"): a verdict about nothing. Saying which command was skipped and why "
+            "tells the reader what plint could not check, and usually how to let it (`--env NAME=VALUE` for "
+            "a launcher held in a variable, calling the function, naming the branch's variable).",
+        bad=Example({"launch.sh": "#!/bin/bash\n"
+                                  "run_training() {\n"
+                                  "    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+                                  "        --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 2048 \\\n"
+                                  "        --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --bf16\n"
+                                  "}\n"}),
+        good=Example({"launch.sh": "#!/bin/bash\n"
+                                   "run_training() {\n"
+                                   "    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+                                   "        --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 2048 \\\n"
+                                   "        --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --bf16\n"
+                                   "}\n"
+                                   "run_training\n"}),
+        fix="Not fixable: the finding says what kept the launch from being read; supply the unknown variable "
+            "with `--env NAME=VALUE`, or check the function, branch or `exit` it names.",
+        references=("DESIGN.md, Reading shell",),
+    ),
+    needs_layout=False,
+)
+def no_launch_found(ctx: RuleContext):
+    reading = ctx.reading
+    if ctx.layout is not None or reading.layouts or reading.kind != "shell":
+        return
+    for unused in reading.unused_launches[:_UNUSED_SHOWN]:
+        yield Finding(f"no training launch found: `{unused.command}` (line {unused.span.line}) looks like a training "
+                      f"launch, but plint did not use it: {unused.why}", unused.span, key="launch")
+    more = len(reading.unused_launches) - _UNUSED_SHOWN
+    if more > 0:
+        last = reading.unused_launches[_UNUSED_SHOWN]
+        yield Finding(f"no training launch found: {more} more training command(s) not used, the next at line "
+                      f"{last.span.line}: {last.why}", last.span, key="launch")
+
+
+_UNUSED_SHOWN = 3  # findings for the first unused training commands; the rest are counted
 
 
 @register(

@@ -72,6 +72,8 @@ def test_hand_derived_facts(folder):
     for field, (line, col) in (expected.get("provenance") or {}).items():
         prov = layout["provenance"][field]
         assert (prov["line"], prov["col"]) == (line, col), field
+    for field, origin in (expected.get("origins") or {}).items():  # a reading, a default or an assumption
+        assert layout["provenance"][field]["origin"] == origin, field
     for field, path in (expected.get("provenance_paths") or {}).items():
         assert layout["provenance"][field]["path"] == path, field
     if "layouts" in expected:

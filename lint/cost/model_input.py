@@ -186,6 +186,8 @@ class ModelInput:
             world = per_node * nnodes
         if world is None:
             return None
+        if not any_layout and any(_unknown(layout, k) for k in _NEEDED):
+            return None  # a field the launch sets but plint cannot know: an estimate would rest on a guess
         if not per_node or world % per_node:
             per_node = min(world, 8)
         nnodes = max(1, world // per_node)
@@ -287,6 +289,16 @@ def _release(layout: Layout) -> str | None:
 def _fact_int(layout: Layout, key: str) -> int | None:
     fact = getattr(layout, "extras", {}).get("facts", {}).get(key)
     return _positive_int(getattr(fact, "value", None))
+
+
+# Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
+_NEEDED = ("parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "batch.micro", "batch.global",
+           "precision", "recompute.granularity")
+
+
+def _unknown(layout: Layout, key: str) -> bool:
+    value = layout.get(key)
+    return value is not None and value.value is None and value.origin == "unresolved"
 
 
 def _positive_int(x: Any) -> int | None:

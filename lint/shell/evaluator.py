@@ -102,6 +102,12 @@ def _join(a: Fields, b: Fields) -> Fields:
     return a
 
 
+def _blank_edge(piece: Piece, end: int) -> bool:
+    """An unknown piece each of whose alternatives is empty or starts (end 0) / ends (end -1) with IFS."""
+    alts = piece.alternatives
+    return bool(alts) and all(a in ("", "<unset>") or a[end] in IFS for a in alts)
+
+
 def _split(fields: Fields) -> list[list[Piece]]:
     """Word splitting on IFS whitespace, keeping per-character provenance."""
     words: list[list[Piece]] = []
@@ -110,8 +116,14 @@ def _split(fields: Fields) -> list[list[Piece]]:
         keep = False
         for piece, splittable in f:
             if not splittable or not piece.known:
+                if splittable and _blank_edge(piece, 0) and current:
+                    words.append(current)  # `$OPTS` whose unknown tail is " --fp16" or "": a word of its own
+                    current = []
                 current.append(piece)
                 keep = True
+                if splittable and _blank_edge(piece, -1):
+                    words.append(current)
+                    current, keep = [], False
                 continue
             text = piece.text or ""
             i = 0
@@ -172,6 +184,55 @@ def _same(a: Var | None, b: Var | None) -> bool:
         return ta == tb and None not in ta
     ta = _text(a.value)
     return ta is not None and ta == _text(b.value)
+
+
+_MAX_ALTERNATIVES = 16
+
+
+def _common_head(values: list[Var | None]) -> tuple[Piece, ...]:
+    """The pieces every branch's (scalar, set) value starts with."""
+    if any(v is None or v.is_array for v in values):
+        return ()
+    head: list[Piece] = []
+    for pieces in zip(*(v.value for v in values)):  # type: ignore[union-attr]
+        if not pieces[0].known or any(p != pieces[0] for p in pieces[1:]):
+            break
+        head.append(pieces[0])
+    return tuple(head)
+
+
+def _common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
+    """The known items every branch's array starts with; None unless every branch left an array."""
+    if any(v is None or not v.is_array for v in values):
+        return None
+    head: list[tuple[Piece, ...]] = []
+    for items in zip(*(v.items for v in values)):  # type: ignore[union-attr]
+        if any(it != items[0] for it in items[1:]) or not all(p.known for p in items[0]):
+            break
+        head.append(items[0])
+    return tuple(head)
+
+
+def _joined(items) -> tuple[Piece, ...]:
+    """Array items as one text, a blank between items."""
+    out: list[Piece] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(Piece(" "))
+        out.extend(item)
+    return tuple(out)
+
+
+def _alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
+    """Every text a value can have: known pieces as written, an unknown piece as each of its alternatives
+    (or as ${NAME} when it has none: a value whose text is unknown, but that stands where it stands)."""
+    texts = [""]
+    for p in pieces:
+        choices = (p.text,) if p.known else p.alternatives or ("${%s}" % p.name if p.name else "<unknown>",)
+        texts = [t + c for t in texts for c in choices]  # type: ignore[operator]
+        if len(texts) > _MAX_ALTERNATIVES:
+            return ["<unknown>"]
+    return texts
 
 
 @record
@@ -772,9 +833,10 @@ class Shell:
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
-            if unknown_value:
-                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span),
-                          False)]]
+            if unknown_value:  # nothing, or the operand: both are its alternatives
+                alts = ["<unset>"] + _alternative_texts(_flatten(opnd()))
+                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
+                                  dict.fromkeys(alts)), False)]]
             return opnd() if use else [[]]
         if unknown_value or text is None:
             if value is None and not is_set and name.isdigit() and self.positional is not None:
@@ -934,6 +996,8 @@ class Shell:
         if len(names) != 1 or names[0] not in self.vars:
             return []
         pieces = self.vars[names[0]].value
+        if len(pieces) != 1:  # a kept head with an unknown tail: the tails alone are no values
+            return []
         options = [a for p in pieces if not p.known for a in p.alternatives]
         out = []
         for option in options:
@@ -1725,18 +1789,34 @@ class Shell:
                 if values[0] is not None:
                     merged[name] = values[0]
                 continue
-            alts: list[str] = []
-            for v in values:
-                t = _var_text(v) if v is not None else "<unset>"
-                if t is None:
-                    inner = [a for p in (v.value if v is not None else ()) if not p.known for a in p.alternatives]
-                    alts.extend(inner or ["<unknown>"])
-                else:
-                    alts.append(t)
             exported = any(v is not None and v.exported for v in values)
             span = next((v.span for v in values if v is not None), None)
-            merged[name] = Var(name, (unknown(f"${name} depends on {cond_text}", name, span,
-                                              dict.fromkeys(alts)),), None, exported, span)
+            reason = f"${name} depends on {cond_text}"
+            items = _common_items(values)
+            if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
+                tails = [_alternative_texts(_joined(v.items[len(items):])) for v in values]  # type: ignore[union-attr]
+                alts = dict.fromkeys(t for ts in tails for t in ts)
+                merged[name] = Var(name, (), items + ((unknown(reason, name, span, alts),),), exported, span)
+                continue
+            # A string every branch starts alike (`OPTS="$OPTS --fp16"` in an `if`) keeps that start: only
+            # the tail the branches disagree on is unknown, and its alternatives are the tails.
+            head = _common_head(values)
+            # an earlier merge of the same tail stays named: each condition it depends on is a way to supply it
+            lead = f"${name} depends on "
+            earlier = [p.reason[len(lead):] for v in values if v is not None and not v.is_array
+                       for p in v.value[len(head):] if not p.known and p.reason and p.reason.startswith(lead)]
+            reason += "".join(f"; and on {r}" for r in dict.fromkeys(earlier) if r != cond_text)
+            alts: list[str] = []
+            for v in values:
+                if v is None:
+                    alts.append("<unset>")
+                elif v.is_array:
+                    t = _var_text(v)
+                    alts.append(t if t is not None else "<unknown>")
+                else:
+                    alts.extend(_alternative_texts(v.value[len(head):]))
+            merged[name] = Var(name, head + (unknown(reason, name, span, dict.fromkeys(alts)),), None, exported,
+                               span)
         self.vars = merged
         self.functions = {k: v for e in ends for k, v in e.functions.items()}
         self.positional = ends[0].positional

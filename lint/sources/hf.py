@@ -12,6 +12,7 @@ Megatron-DeepSpeed's) `--deepspeed` is a plain switch next to `--deepspeed_confi
 from __future__ import annotations
 
 from plint.shell.model import Word
+from plint.sources.arglist import ArgumentGap, argument_gap, gap_fact, unknown_value
 from plint.values import Value, from_word, parse_int
 
 # HfArgumentParser's string_to_bool (case-insensitive)
@@ -43,6 +44,17 @@ def _is_option(word: Word) -> bool:
     return text.startswith("-") and text != "-" and not text.lstrip("-").replace(".", "", 1).isdigit()
 
 
+def _value_of_option(words: list[Word], i: int) -> bool:
+    """Whether words[i] stands where the option before it takes its value (`--output_dir "$OUT"`): the
+    scripts' own parsers are unknown, so any option written without `=` is taken to want one, except the
+    precision switches, which are read as bare switches."""
+    if i == 0:
+        return False
+    before = words[i - 1].text
+    return before is not None and before.startswith("--") and "=" not in before and \
+        _field(before) not in _BOOL_FIELDS
+
+
 def _bool_word(word: Word | None) -> bool | None:
     text = word.text if word is not None else None
     if text is None:
@@ -54,6 +66,7 @@ def _bool_word(word: Word | None) -> bool | None:
 def hf_facts(words: list[Word]) -> dict[str, Value]:
     out: dict[str, Value] = {}
     precision: dict[str, Value] = {}  # the last setting of each of --bf16 / --fp16
+    unknown: list[Word] = []  # words of unknown text that are no option's value: any flag may hide in them
     i = 0
     while i < len(words):
         w = words[i]
@@ -61,6 +74,8 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
         option = written.split("=", 1)[0]
         name = _field(option)
         if name is None or (w.text is None and "=" not in written):
+            if w.text is None and not _value_of_option(words, i):
+                unknown.append(w)
             i += 1
             continue
         inline = w.after(len(option) + 1) if "=" in written else None
@@ -90,7 +105,11 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 precision[name] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
                 consumed += following is not None
         i += consumed
-    _precision(out, precision)
+    gap = argument_gap(unknown)
+    _precision(out, precision, gap)
+    incomplete = gap_fact(gap)
+    if incomplete is not None:
+        out["arguments.incomplete"] = incomplete
     return out
 
 
@@ -99,7 +118,7 @@ def _config(out: dict[str, Value], word: Word, option: str) -> None:
     out["deepspeed.config_word"] = Value(word.display(), word.value_span)
 
 
-def _precision(out: dict[str, Value], given: dict[str, Value]) -> None:
+def _precision(out: dict[str, Value], given: dict[str, Value], gap: ArgumentGap | None) -> None:
     on = {name: v for name, v in given.items() if v.value is True}
     unknown = [v for v in given.values() if v.value is None]
     if len(on) == 2:
@@ -109,3 +128,7 @@ def _precision(out: dict[str, Value], given: dict[str, Value]) -> None:
         out["precision"] = Value(name, v.span, v.origin, v.note)
     elif unknown:
         out["precision"] = unknown[0]
+    else:  # no precision flag among the known words: an unknown part may hold one
+        part = gap.could_give(lambda option: _field(option) in _BOOL_FIELDS) if gap is not None else None
+        if part is not None:
+            out["precision"] = unknown_value(part)

@@ -199,3 +199,68 @@ def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None
     if len(counts) == 1:
         return derived(counts.pop(), f"slots per host ({where})", span)
     return Value(None, span, "derived", f"hosts use different slot counts {sorted(counts)} ({where})")
+
+
+# ---- a hostfile plint cannot read --------------------------------------------------------------------
+# runner.py `parse_args`: --hostfile defaults to DLTS_HOSTFILE = "/job/hostfile"; `fetch_hostfile` returns None
+# when the file is missing, and `main` then runs on the local accelerators (device_count()). Whether
+# /job/hostfile exists is a fact of the machine the job starts on, never of the repository.
+DEFAULT_HOSTFILE = "/job/hostfile"
+LOCAL_ASSUMED = (f"no --hostfile: DeepSpeed reads {DEFAULT_HOSTFILE} when that file exists on the launching "
+                 "machine, else it runs on the local node; plint assumes one node (name a --hostfile, or give "
+                 "--num_nodes, to say otherwise)")
+
+
+def unread_resources(where: str, nodes: Value | None, gpus: Value | None, span: Span | None) -> Resources:
+    """Resources from a hostfile plint cannot read (not in the repository, a path known at run time only, or the
+    runner's default): `main` keeps the first --num_nodes hosts and gives every host --num_gpus slots, so those
+    two decide the size, assuming the file lists at least --num_nodes hosts. `nodes`/`gpus` are the options'
+    values (None when not given)."""
+    if nodes is not None and nodes.known and nodes.value <= 0:
+        nodes = None  # runner.py filters on num_nodes > 0 only
+    if gpus is not None and gpus.known and gpus.value <= 0:
+        gpus = None
+    if nodes is None:
+        nnodes = unresolved(f"the number of hosts in {where}, which plint cannot read (--num_nodes N would say; "
+                            "DeepSpeed runs on the local GPUs when the file is missing)", span)
+    elif not nodes.known:
+        nnodes = nodes
+    elif nodes.value == 1:  # one host of the file, or the local node when the file is missing: one node either way
+        nnodes = Value(1, nodes.span, nodes.origin, f"deepspeed --num_nodes 1: one host of {where}")
+    else:
+        n = nodes.value
+        nnodes = Value(n, nodes.span, "assumed",
+                       f"deepspeed --num_nodes {n}: the first {n} hosts of {where}, which plint cannot read, assumed "
+                       f"to list at least {n} (with fewer DeepSpeed uses them all; with none it stops: Num nodes is "
+                       ">1 but no extra nodes available via hostfile)")
+    if gpus is None:
+        per = unresolved(f"the slots per host in {where}, which plint cannot read (--num_gpus G would say)", span)
+    elif not gpus.known:
+        per = gpus
+    else:
+        per = Value(gpus.value, gpus.span, gpus.origin, f"deepspeed --num_gpus {gpus.value}: slots 0..{gpus.value - 1} "
+                                                        "on every host, whatever the hostfile says")
+    if nnodes.known and per.known:
+        world = Value(nnodes.value * per.value, nnodes.span, "assumed" if nnodes.origin == "assumed" else "derived",
+                      f"world size = {nnodes.value} hosts * {per.value} slots (--num_nodes, --num_gpus)")
+    else:
+        world = unresolved("needs " + "; ".join(dict.fromkeys(v.note or "" for v in (nnodes, per) if not v.known)),
+                           span)
+    return Resources([], world, nnodes, per, [], multi_node=bool(nnodes.known and nnodes.value > 1))
+
+
+def assume_local_node(res: Resources) -> Resources:
+    """Resources resolved on the local node for a launch that names no hostfile: the node count, and a world size
+    counted on it, are plint's assumption that /job/hostfile is missing, never a reading."""
+    if res.problems or not res.nnodes.known:
+        return res
+    nnodes = Value(res.nnodes.value, res.nnodes.span, "assumed", LOCAL_ASSUMED)
+    world = res.world_size
+    if world.known:
+        world = Value(world.value, world.span, "assumed", f"{world.note}, on the one node plint assumes (no "
+                                                          f"--hostfile: {DEFAULT_HOSTFILE} may name more)")
+    per = res.gpus_per_node  # --num_gpus makes it a reading again (the caller points at the option)
+    if per.known:
+        per = Value(per.value, per.span, "assumed", f"{per.note}, on the one node plint assumes (no --hostfile: "
+                                                    f"{DEFAULT_HOSTFILE} may name more)")
+    return Resources(res.hosts_and_slots, world, nnodes, per, res.problems, res.multi_node)

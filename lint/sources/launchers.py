@@ -771,7 +771,11 @@ def _outside(result: ShellResult | None, name: str) -> str | None:
 
 def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
                          problems: list[Problem], result: ShellResult | None = None) -> None:
-    from plint.sources.hostfile import read_hostfile, resolve_resources
+    """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.sources.
+    hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
+    runner's /job/hostfile, whose existence only the launching machine knows."""
+    from plint.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, read_hostfile, resolve_resources,
+                                        unread_resources)
 
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
@@ -779,53 +783,75 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
     hidden = _hidden(call, "--hostfile/--num_gpus")
     if hidden is not None:
         return unknown(hidden.note or "", hidden.span)
+    texts: dict[str, str | None] = {}
+    numbers: dict[str, int | None] = {}
+    sizes: dict[str, Value | None] = {}  # --num_nodes / --num_gpus, known or not
+    for name in ("--include", "--exclude", "--num_nodes", "--num_gpus", "--launcher", "--node_rank"):
+        w = call.option(name)
+        v = from_word(w, parse_int, f"deepspeed {name}") if w is not None else None
+        if name in ("--num_nodes", "--num_gpus"):
+            sizes[name] = v
+            if v is not None and not v.known:
+                continue  # the size it sets is unknown; the rest of the resources may still be read
+        elif w is not None and not w.known:
+            return unknown(f"deepspeed {name}: {v.note}", w.value_span)
+        texts[name] = w.text if w is not None else None
+        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None:
+            if not v.known:
+                return unknown(f"deepspeed {name} {w.text!r} is not a number", w.value_span)
+            numbers[name] = v.value
+    selection = texts["--include"] or texts["--exclude"]
+    # provenance: the hostfile named, else --num_gpus, else the launcher word
+    chosen = call.option("--hostfile") or call.option("--num_gpus")
+    span = chosen.value_span if chosen is not None else call.command.words[0].site
     hostfile = None
+    unread: str | None = None  # the hostfile the runner reads when plint cannot
     if call.hostfile is not None:
         word = call.option("--hostfile")
         if not call.hostfile.known:
             # a path with unknown parts still names the file the script wrote under that name (the
             # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
             written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
-            if written is None:
-                return unknown(f"the hostfile path is unknown: {call.hostfile.note}", call.hostfile.span)
-            src = SourceFile(written.path, written.content.render())
+            src = SourceFile(written.path, written.content.render()) if written is not None else None
+            unread = f"the hostfile {word.display() if word is not None else ''} ({call.hostfile.note})"
         else:
             src = read_file(call.hostfile.value)
-        outside = _outside(result, call.hostfile.value) if src is None else None
-        if outside is not None:
-            return unknown(f"the hostfile {call.hostfile.value}: {outside}", call.hostfile.span)
-        if src is None:
-            return unknown(f"the hostfile {call.hostfile.value} is neither in the repository nor written by the "
-                           "script (DeepSpeed falls back to the local GPUs when it is missing at run time)",
-                           call.hostfile.span)
-        hostfile = read_hostfile(src)
-    texts: dict[str, str | None] = {}
-    numbers: dict[str, int | None] = {}
-    for name in ("--include", "--exclude", "--num_nodes", "--num_gpus", "--launcher", "--node_rank"):
-        w = call.option(name)
-        if w is not None and not w.known:
-            v = from_word(w, str, f"deepspeed {name}")
-            return unknown(f"deepspeed {name}: {v.note}", w.value_span)
-        texts[name] = w.text if w is not None else None
-        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None:
-            try:
-                numbers[name] = int(w.text or "")
-            except ValueError:
-                return unknown(f"deepspeed {name} {w.text!r} is not a number", w.value_span)
-    visible = _visible_devices(call.command)
-    # provenance: the hostfile named, else --num_gpus, else the launcher word
-    chosen = call.option("--hostfile") or call.option("--num_gpus")
-    span = chosen.value_span if chosen is not None else call.command.words[0].site
-    res = resolve_resources(hostfile, texts["--include"], texts["--exclude"], numbers.get("--num_nodes"),
-                            numbers.get("--num_gpus"), span, visible_devices=visible,
-                            launcher=(texts["--launcher"] or "").lower() or None, no_ssh=call.flag("--no_ssh"),
-                            node_rank=numbers.get("--node_rank"))
+            outside = _outside(result, call.hostfile.value) if src is None else None
+            unread = (f"the hostfile {call.hostfile.value} ({outside})" if outside is not None else
+                      f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)")
+        if src is not None:
+            hostfile, unread = read_hostfile(src), None
+    elif (numbers.get("--num_nodes") or 0) > 1 or (sizes["--num_nodes"] is not None and not sizes["--num_nodes"].known):
+        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
+    elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
+        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
+    if unread is not None:
+        if selection:
+            return unknown(f"deepspeed --include/--exclude select hosts of {unread}, which plint cannot read",
+                           call.hostfile.span if call.hostfile is not None else span)
+        res = unread_resources(unread, sizes["--num_nodes"], sizes["--num_gpus"], span)
+    else:
+        res = resolve_resources(hostfile, texts["--include"], texts["--exclude"], numbers.get("--num_nodes"),
+                                numbers.get("--num_gpus"), span, visible_devices=_visible_devices(call.command),
+                                launcher=(texts["--launcher"] or "").lower() or None, no_ssh=call.flag("--no_ssh"),
+                                node_rank=numbers.get("--node_rank"))
+        if hostfile is None and numbers.get("--num_nodes") == 1:  # one node, whichever file the runner reads
+            w = call.option("--num_nodes")
+            res.nnodes = Value(1, w.value_span, w.origin, "deepspeed --num_nodes 1: one node") \
+                if res.nnodes.known else res.nnodes
+        elif hostfile is None:
+            res = assume_local_node(res)
+        nodes = sizes["--num_nodes"]
+        if nodes is not None and not nodes.known:  # `--num_nodes=$NODES` over a hostfile plint reads
+            res.nnodes = nodes
+            res.world_size = unresolved(f"needs --num_nodes: {nodes.note}", nodes.span)
     problems.extend(res.problems)
     call.world_size, call.nnodes, call.nproc_per_node = res.world_size, res.nnodes, res.gpus_per_node
     gpus = call.option("--num_gpus")
     if gpus is not None and res.gpus_per_node.known:  # point at the option that set it
-        call.nproc_per_node = Value(res.gpus_per_node.value, gpus.value_span, gpus.origin,
-                                    res.gpus_per_node.note)
+        n = res.gpus_per_node.value
+        call.nproc_per_node = Value(n, gpus.value_span, gpus.origin,
+                                    f"deepspeed --num_gpus {n}: slots 0..{n - 1} on every host")
     if call.master_addr is None and res.multi_node and res.hosts_and_slots:
         first = res.hosts_and_slots[0][0]
         call.master_addr = derived(first, f"no --master_addr: DeepSpeed asks the first host ({first}) for its "

@@ -16,6 +16,7 @@ import re
 from plint.catalog.flags import FlagCatalog, FlagSpec
 from plint.record import field, record
 from plint.shell.model import Word
+from plint.sources.arglist import argument_gap, gap_fact, overridable, unknown_value
 from plint.values import Value, default, derived, from_word, parse_int, unresolved
 
 # argparse's negative-number test on Python 3.11-3.13 (Lib/argparse.py `_negative_number_matcher`):
@@ -44,6 +45,12 @@ class TrainerArgs:
     uses: list[FlagUse] = field(default_factory=list)  # in order, unknown options included
     positionals: list[Word] = field(default_factory=list)  # the trainers take none: argparse rejects them
     opaque: list[Word] = field(default_factory=list)  # words of unknown text: cannot tell flag from value
+    opaque_at: list[int] = field(default_factory=list)  # for each opaque word, how many uses precede it
+
+    def opaque_after(self, use: FlagUse) -> list[Word]:
+        """The opaque words after a use: they could give the option again (the last one wins)."""
+        index = next(i for i, u in enumerate(self.uses) if u is use)
+        return [w for w, at in zip(self.opaque, self.opaque_at) if at > index]
 
     def all(self, key: str) -> list[FlagUse]:
         """Every use of an option string or of any option with that dest, in order."""
@@ -122,6 +129,7 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
                                          catalog.lookup(name), True))
             else:
                 args.opaque.append(w)
+                args.opaque_at.append(len(args.uses))
             i += 1
             continue
         if not _is_option(text, catalog):
@@ -200,15 +208,37 @@ def _release_key(catalog: FlagCatalog) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (99, 0)
 
 
+# The options whose absence a field's default rests on (an unknown part holding one makes the field unknown)
+_VPP_OPTIONS = ("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
+                "--pipeline-model-parallel-layout", "--hybrid-layer-pattern")
+_GQA_OPTIONS = ("--group-query-attention", "--num-query-groups", "--num-key-value-heads")
+_PRECISION_OPTIONS = ("--bf16", "--fp16", "--fp8-format", "--fp8-hybrid", "--fp8-e4m3")
+_RECOMPUTE_OPTIONS = ("--recompute-granularity", "--recompute-activations", "--recompute-num-layers",
+                      "--checkpoint-activations", "--activations-checkpoint-method", "--checkpoint-num-layers",
+                      "--activations-checkpoint-num-layers")
+
+
 class _Reader:
     """Reads flags of one parsed command line into Values."""
 
     def __init__(self, args: TrainerArgs, catalog: FlagCatalog):
         self.args, self.catalog = args, catalog
         self.out: dict[str, Value] = {}
-        names = [w.display() for w in args.opaque[:3]] + (["..."] if len(args.opaque) > 3 else [])
-        # an absent flag may still hide in words whose text is unknown: the default is said to be so
-        self.caveat = f"; {' '.join(names)} (unknown) could still set it" if names else ""
+        # an absent flag may still hide in words whose text is unknown: then it is unresolved, not defaulted
+        self.gap = argument_gap(args.opaque, self.takes_value)
+
+    def takes_value(self, option: str) -> bool:
+        spec = self.catalog.lookup(option)
+        return spec is None or spec.takes_value is not False
+
+    def _matcher(self, options: tuple[str, ...]):
+        """Whether an option as written is one of `options` or shares a dest with one of them."""
+        dests = {spec.dest for spec in map(self.catalog.lookup, options) if spec is not None and spec.dest}
+
+        def matches(written: str) -> bool:
+            spec = self.catalog.lookup(written)
+            return written in options or (spec is not None and spec.dest in dests)
+        return matches
 
     def has(self, option: str) -> bool:
         return self.catalog.lookup(option) is not None
@@ -235,7 +265,18 @@ class _Reader:
             return None
         if not use.values:
             return Value(None, use.flag_word.value_span, "unresolved", f"{use.option} is given without a value")
-        return from_word(use.values[0], convert, use.option)
+        value = from_word(use.values[0], convert, use.option)
+        later = argument_gap(self.args.opaque_after(use), self.takes_value)
+        part = later.could_give(self._matcher((option,))) if later is not None and value.known else None
+        return overridable(value, use.option, part) if part is not None else value
+
+    def absent(self, value, note: str, origin: str = "default", span=None, options: tuple[str, ...] = ()) -> Value:
+        """What options that are not on the known part of the line leave: the trainer's default (or a value
+        derived from their absence) when no unknown part could give one of them, else unresolved."""
+        part = self.gap.could_give(self._matcher(options)) if self.gap is not None else None
+        if part is not None:
+            return unknown_value(part)
+        return Value(value, span, origin, note)
 
     def default(self, option: str, fallback=None, note: str = "") -> Value:
         """The trainer's own default for an absent option (from the catalog when it has one)."""
@@ -252,7 +293,9 @@ class _Reader:
                 note = f"{option} not given: the default in {self.catalog.release}"
                 if spec.shape_from:
                     note += f" (as in {spec.shape_from}: this release's table has names only)"
-        return default(value, note + self.caveat)
+        if spec is None:  # the release has no such option: no word of the list can set it, nor is it a default
+            return derived(value, note)
+        return self.absent(value, note, options=(option,))
 
     def setting(self, key: str, option: str, convert=integer, fallback=None, note: str = "") -> Value:
         v = self.value(option, convert)
@@ -277,6 +320,7 @@ def megatron_facts(args: TrainerArgs, catalog: FlagCatalog, flavour: str = "mega
     _precision(r, fork)
     _recompute(r, fork)
     _pointers(r)
+    r.put("arguments.incomplete", gap_fact(r.gap))  # only for a part that could hold any flag
     return r.out
 
 
@@ -316,17 +360,22 @@ def _expert_tp(r: _Reader, fork: bool, tp: Value) -> Value:
         if on is not None:
             return Value(tp.value, on.span, "derived" if tp.known else tp.origin,
                          "--enable-expert-tensor-parallelism: experts are split like the dense layers (tp)")
-        return default(1, "experts are not split over tensor-parallel ranks without "
-                          "--enable-expert-tensor-parallelism" if r.has("--enable-expert-tensor-parallelism")
-                       else "this trainer has no expert tensor parallelism")
+        if not r.has("--enable-expert-tensor-parallelism"):  # nothing in the list could change it
+            return derived(1, "this trainer has no expert tensor parallelism")
+        return r.absent(1, "experts are not split over tensor-parallel ranks without "
+                           "--enable-expert-tensor-parallelism",
+                        options=("--enable-expert-tensor-parallelism",))
     etp = r.value("--expert-tensor-parallel-size")
     if etp is not None:
         return etp
     note = ("--expert-tensor-parallel-size not given: it defaults to the tensor-parallel size"
             if r.has("--expert-tensor-parallel-size") else
             f"Megatron {r.catalog.release} splits experts over the tensor-parallel ranks")
-    return Value(tp.value, tp.span, "derived" if tp.known else tp.origin, (note if tp.known else tp.note or note)
-                 + r.caveat)
+    if not tp.known:
+        return Value(None, tp.span, tp.origin, tp.note or note)
+    if not r.has("--expert-tensor-parallel-size"):  # the release has no option that could change it
+        return derived(tp.value, note, tp.span)
+    return r.absent(tp.value, note, "derived", tp.span, options=("--expert-tensor-parallel-size",))
 
 
 def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
@@ -365,7 +414,7 @@ def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
     elif hybrid is not None:
         _hybrid_pattern(r, hybrid, pp)
     else:
-        out["parallel.vpp"] = default(None, "no virtual pipeline flag: no interleaving" + r.caveat)
+        out["parallel.vpp"] = r.absent(None, "no virtual pipeline flag: no interleaving", options=_VPP_OPTIONS)
 
 
 def _vpp_from_layout(layout: Value, pp: Value) -> Value:
@@ -442,11 +491,16 @@ def _hybrid_pattern(r: _Reader, hybrid: Value, pp: Value) -> None:
 
 
 def _batch(r: _Reader) -> None:
-    r.setting("batch.micro", "--micro-batch-size", fallback=1,
-              note="--micro-batch-size not given (Megatron requires it); taken as 1")
+    # --micro-batch-size defaults to None in every release's parser (the flag catalog), and validate_args
+    # multiplies it by dp: a launch without it stops at start-up. 1 is plint's assumption, not a reading.
+    micro = r.value("--micro-batch-size")
+    r.out["batch.micro"] = micro if micro is not None else r.absent(
+        1, "--micro-batch-size not given (the trainer's default is None and it stops without one): plint assumes 1",
+        "assumed", options=("--micro-batch-size",))
     glob = r.value("--global-batch-size")
-    r.out["batch.global"] = glob if glob is not None else default(
-        None, "--global-batch-size not given: micro * dp (one micro-batch per step)" + r.caveat)
+    r.out["batch.global"] = glob if glob is not None else r.absent(
+        None, "--global-batch-size not given: micro * dp (one micro-batch per step)",
+        options=("--global-batch-size",))
     r.put("rampup_batch_size", r.value("--rampup-batch-size", text))
 
 
@@ -456,9 +510,11 @@ def _model(r: _Reader, fork: bool) -> None:
     heads = r.value("--num-attention-heads")
     for key, option, v in (("model.hidden_size", "--hidden-size", hidden),
                            ("model.num_attention_heads", "--num-attention-heads", heads)):
-        out[key] = v if v is not None else default(None, f"{option} not given (the trainer requires it)" + r.caveat)
+        out[key] = v if v is not None else r.absent(None, f"{option} not given (the trainer requires it)",
+                                                    options=(option,))
     if "model.num_layers" not in out:
-        out["model.num_layers"] = default(None, "--num-layers not given (the trainer requires it)" + r.caveat)
+        out["model.num_layers"] = r.absent(None, "--num-layers not given (the trainer requires it)",
+                                           options=("--num-layers", "--hybrid-layer-pattern"))
     swiglu = r.flag("--swiglu")
     r.put("model.swiglu", swiglu)
     ffn = r.value("--ffn-hidden-size")
@@ -467,21 +523,24 @@ def _model(r: _Reader, fork: bool) -> None:
     elif hidden is not None and hidden.known:
         h = hidden.value
         if swiglu is not None:  # validate_args keeps the MLP's parameters near the 4h one, a multiple of 64
-            out["model.ffn_hidden_size"] = derived(int((4 * h * 2 / 3) / 64) * 64,
-                                                   f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64",
-                                                   hidden.span)
+            out["model.ffn_hidden_size"] = r.absent(int((4 * h * 2 / 3) / 64) * 64,
+                                                    f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64",
+                                                    "derived", hidden.span, options=("--ffn-hidden-size",))
         else:
-            out["model.ffn_hidden_size"] = derived(4 * h, f"--ffn-hidden-size not given: 4 * {h}", hidden.span)
+            out["model.ffn_hidden_size"] = r.absent(4 * h, f"--ffn-hidden-size not given: 4 * {h}", "derived",
+                                                    hidden.span, options=("--ffn-hidden-size", "--swiglu"))
     elif hidden is not None:
         out["model.ffn_hidden_size"] = Value(None, hidden.span, "unresolved", "needs model.hidden_size")
     else:
-        out["model.ffn_hidden_size"] = default(None, "--ffn-hidden-size defaults to 4 * --hidden-size, not given")
+        out["model.ffn_hidden_size"] = r.absent(None, "--ffn-hidden-size defaults to 4 * --hidden-size, not given",
+                                                options=("--ffn-hidden-size", "--hidden-size"))
     _query_groups(r, heads)
     seq = r.value("--seq-length") or r.value("--encoder-seq-length")
-    out["model.seq_length"] = seq if seq is not None else default(None, "--seq-length not given" + r.caveat)
+    out["model.seq_length"] = seq if seq is not None else r.absent(None, "--seq-length not given",
+                                                                   options=("--seq-length", "--encoder-seq-length"))
     vocab = r.value("--vocab-size")
-    out["model.vocab_size"] = vocab if vocab is not None else default(
-        None, "--vocab-size not given: the tokenizer sets it at run time")
+    out["model.vocab_size"] = vocab if vocab is not None else r.absent(
+        None, "--vocab-size not given: the tokenizer sets it at run time", options=("--vocab-size",))
     r.put("model.max_position_embeddings", r.value("--max-position-embeddings"))
     for key, option in (("model.make_vocab_size_divisible_by", "--make-vocab-size-divisible-by"),
                         ("model.moe_ffn_hidden_size", "--moe-ffn-hidden-size"),
@@ -508,12 +567,13 @@ def _query_groups(r: _Reader, heads: Value | None) -> None:
             out["model.num_query_groups"] = r.value("--num-query-groups") or r.default("--num-query-groups", 1)
             return
     if heads is not None and heads.known:
-        out["model.num_query_groups"] = Value(heads.value, heads.span, "derived",
-                                              "without grouped-query attention every head is its own group")
+        out["model.num_query_groups"] = r.absent(heads.value, "without grouped-query attention every head is its "
+                                                 "own group", "derived", heads.span, options=_GQA_OPTIONS)
     elif heads is not None:
         out["model.num_query_groups"] = Value(None, heads.span, "unresolved", "needs model.num_attention_heads")
     else:
-        out["model.num_query_groups"] = default(None, "one group per attention head; --num-attention-heads not given")
+        out["model.num_query_groups"] = r.absent(None, "one group per attention head; --num-attention-heads not "
+                                                 "given", options=_GQA_OPTIONS + ("--num-attention-heads",))
 
 
 def _experts(r: _Reader, fork: bool) -> None:
@@ -534,7 +594,7 @@ def _experts(r: _Reader, fork: bool) -> None:
     elif use is not None:
         out["model.num_experts"] = Value(None, use.flag_word.value_span, "unresolved", "--num-experts has no value")
     else:
-        out["model.num_experts"] = default(None, "--num-experts not given: a dense model" + r.caveat)
+        out["model.num_experts"] = r.absent(None, "--num-experts not given: a dense model", options=("--num-experts",))
     experts = out["model.num_experts"]
     if experts.value:
         topk_option = "--topk" if fork else "--moe-router-topk"
@@ -561,7 +621,8 @@ def _precision(r: _Reader, fork: bool) -> None:
     elif fp16 is not None:
         out["precision"] = Value("fp16", fp16.span, fp16.origin)
     else:
-        out["precision"] = default("fp32", "neither --bf16 nor --fp16: parameters stay fp32" + r.caveat)
+        out["precision"] = r.absent("fp32", "neither --bf16 nor --fp16: parameters stay fp32",
+                                    options=_PRECISION_OPTIONS)
 
 
 def _legacy_checkpointing(r: _Reader) -> bool:
@@ -587,7 +648,8 @@ def _legacy_checkpointing(r: _Reader) -> bool:
             out["recompute.num_layers"] = from_word(use.values[0], integer, use.option)
             break
     else:
-        out["recompute.num_layers"] = default(1, "chunks of one layer: the v2.x default")
+        out["recompute.num_layers"] = r.absent(1, "chunks of one layer: the v2.x default",
+                                               options=("--activations-checkpoint-num-layers", "--checkpoint-num-layers"))
     return True
 
 
@@ -610,16 +672,17 @@ def _recompute(r: _Reader, fork: bool) -> None:
     elif granularity is not None:
         out["recompute.granularity"] = granularity
     else:
-        out["recompute.granularity"] = default(None, "no recompute flag" + r.caveat)
+        out["recompute.granularity"] = r.absent(None, "no recompute flag", options=_RECOMPUTE_OPTIONS)
     method = r.value("--recompute-method", text)
-    out["recompute.method"] = method if method is not None else default(None, "--recompute-method not given")
+    out["recompute.method"] = method if method is not None else r.absent(
+        None, "--recompute-method not given", options=("--recompute-method", "--activations-checkpoint-method"))
     layers = r.value("--recompute-num-layers")
     if checkpoint is not None and layers is None:
         r.setting("recompute.num_layers", "--checkpoint-num-layers", fallback=1)
     elif layers is not None:
         out["recompute.num_layers"] = layers
     elif out["recompute.granularity"].value is None:
-        out["recompute.num_layers"] = default(None, "no recompute")
+        out["recompute.num_layers"] = r.absent(None, "no recompute", options=_RECOMPUTE_OPTIONS)
     else:
         out["recompute.num_layers"] = r.default("--recompute-num-layers")
 
@@ -633,8 +696,13 @@ def _pointers(r: _Reader) -> None:
         out["deepspeed.config_word"] = Value(config.values[0].display(), config.values[0].value_span)
     r.put("deepspeed.enabled", r.flag("--deepspeed", "--deepscale"))
     r.put("clip_grad", r.value("--clip-grad", number))
-    # present only when given: rules test for their absence
+    # present only when given (True) or when an unknown part could give them (unresolved): rules test for
+    # their absence, and a flag that may be in an unknown part is not absent
     for key, option in (("overlap_grad_reduce", "--overlap-grad-reduce"),
                         ("overlap_param_gather", "--overlap-param-gather"),
                         ("tp_comm_overlap", "--tp-comm-overlap")):
-        r.put(key, r.flag(option))
+        given = r.flag(option)
+        if given is None and r.has(option):
+            maybe = r.absent(None, "", options=(option,))
+            given = maybe if maybe.origin == "unresolved" else None
+        r.put(key, given)

@@ -96,6 +96,29 @@ def test_unknown_condition_merges_and_names_alternatives(run):
     assert len(r.commands) == 2 and all(c.conditions for c in r.commands)
 
 
+def test_conditional_append_keeps_the_common_start(run):
+    # `OPTS="$OPTS --fp16"` in an if on an unknown condition: the start both ways share stays known (with its
+    # spans), only the tail is unknown, and the tail's alternatives compose over later appends
+    r = run('OPTS="--tensor-model-parallel-size 2 --micro-batch-size 4"\n'
+            'if [ "$USE_FP16" = 1 ]; then OPTS="$OPTS --fp16"; fi\n'
+            'if [ -n "$CKPT" ]; then OPTS="${OPTS} --recompute-activations"; fi\n'
+            'torchrun x.py $OPTS\n')
+    pieces = r.variables["OPTS"].value
+    assert pieces[0].text == "--tensor-model-parallel-size 2 --micro-batch-size 4"
+    tail = pieces[-1]
+    assert tail.text is None and set(tail.alternatives) == {
+        " --fp16 --recompute-activations", " --recompute-activations", " --fp16", ""}
+    assert "$CKPT" in tail.reason and "; and on if [ \"$USE_FP16\" = 1 ]" in tail.reason  # both conditions named
+    # the unknown tail starts with a blank (or is empty): word splitting leaves the known words whole
+    assert argv(r, "torchrun") == ["torchrun", "x.py", "--tensor-model-parallel-size", "2", "--micro-batch-size",
+                                   "4", "${OPTS}"]
+
+
+def test_merged_alternatives_show_unknown_parts_by_name(run):
+    r = run('if [ -n "$RESUME" ]; then LOAD="--load $RESUME --no-load-optim"; fi\n')
+    assert set(r.variables["LOAD"].value[0].alternatives) == {"--load ${RESUME} --no-load-optim", "<unset>"}
+
+
 def test_for_loops_and_functions(run):
     r = run("for s in 1 2; do cmd --size $s; done\nfor ((i=0; i<3; i++)); do :; done\n"
             "build() { echo \"--layers $1\"; OUT=\"--tp $2\"; }\nbuild 24 8\n")
@@ -188,3 +211,18 @@ def test_arithmetic_over_branch_alternatives_and_named_unknowns(run):
     w, x = r.variables["W"].value[0], r.variables["X"].value[0]
     assert w.text is None and set(w.alternatives) == {"8", "16"}
     assert x.text is None and "$SLURM_NNODES is not set" in x.reason and x.name == "SLURM_NNODES"
+
+
+def test_alternate_value_of_an_unknown_variable_names_both_ways(run):
+    r = run('VP=$1\ncmd ${VP:+--num-layers-per-virtual-pipeline-stage $VP}\n')
+    (word,) = [w for w in r.commands[0].words[1:]]
+    alts = word.unknowns[0].alternatives
+    assert alts[0] == "<unset>" and alts[1] == "--num-layers-per-virtual-pipeline-stage ${1}" and len(alts) == 2
+
+
+def test_conditional_array_append_keeps_the_shared_items(run):
+    r = run('ARGS=(--num-layers 2)\nif [ -n "$FP8" ]; then ARGS+=(--fp8-format hybrid); fi\ncmd "${ARGS[@]}"\n')
+    items = r.variables["ARGS"].items
+    assert [p.text for it in items[:2] for p in it] == ["--num-layers", "2"]
+    assert set(items[2][0].alternatives) == {"--fp8-format hybrid", ""}
+    assert argv(r, "cmd")[:3] == ["cmd", "--num-layers", "2"]

@@ -174,8 +174,12 @@ def test_deepspeed_resources(line, expected):
 def test_deepspeed_refusals_use_its_messages():
     chain = one("deepspeed -H hf --num_gpus 2 --include w0 train.py", files={"hf": HOSTS})
     assert [p.message for p in chain.problems] == ["Cannot specify num_nodes/gpus with include/exclude"]
+    # Was: the refusal "Num nodes is >1 but no extra nodes available via hostfile". Without --hostfile the runner
+    # reads /job/hostfile (runner.py DLTS_HOSTFILE), which may exist on the launching machine: DeepSpeed refuses
+    # only when it does not, which plint cannot know (issue 12). Two nodes of eight are now an assumption.
     chain = one("deepspeed --num_nodes 2 --num_gpus 8 train.py")
-    assert [p.message for p in chain.problems] == ["Num nodes is >1 but no extra nodes available via hostfile"]
+    assert chain.problems == [] and sizes(chain) == (2, 8, 16)
+    assert chain.nnodes.origin == "assumed" and "/job/hostfile" in chain.nnodes.note
 
 
 def test_deepspeed_missing_or_unknown_hostfile():
@@ -183,6 +187,41 @@ def test_deepspeed_missing_or_unknown_hostfile():
     assert chain.world_size.value is None and "missing" in chain.world_size.note
     chain = one("deepspeed --hostfile $HOSTFILE train.py")
     assert chain.world_size.value is None and "HOSTFILE" in chain.world_size.note
+
+
+def test_deepspeed_unreadable_hostfile_sized_by_num_nodes_and_num_gpus():
+    # runner.py keeps the first --num_nodes hosts and gives each --num_gpus slots: the hostfile need not be read,
+    # on the assumption that it lists that many hosts (said so)
+    chain = one("deepspeed --hostfile /etc/mpi/hostfile --num_nodes 4 --num_gpus 8 train.py")
+    assert sizes(chain) == (4, 8, 32) and chain.problems == []
+    assert chain.nnodes.origin == "assumed" and "first 4 hosts of the hostfile /etc/mpi/hostfile" in chain.nnodes.note
+    assert chain.world_size.origin == "assumed" and chain.workers_per_node.origin == "literal"
+    # one node is one node whether the file exists or not
+    chain = one("deepspeed --hostfile missing --num_nodes 1 --num_gpus 2 train.py")
+    assert sizes(chain) == (1, 2, 2) and chain.nnodes.origin == "literal"
+    # only --num_gpus: the host count stays the file's
+    chain = one("deepspeed --hostfile missing --num_gpus 8 train.py")
+    assert sizes(chain) == (None, 8, None) and "missing" in chain.nnodes.note
+
+
+def test_deepspeed_unknown_num_nodes_is_not_dropped():
+    chain = one("deepspeed --hostfile $HOSTFILE --num_nodes=$NODES --num_gpus=8 train.py")
+    assert sizes(chain) == (None, 8, None) and "NODES" in chain.nnodes.note
+    chain = one("deepspeed --hostfile hf --num_nodes=$NODES train.py", files={"hf": HOSTS})
+    assert sizes(chain) == (None, 8, None) and "NODES" in chain.nnodes.note and "NODES" in chain.world_size.note
+
+
+def test_deepspeed_without_hostfile_assumes_one_node():
+    # no --hostfile: the runner reads /job/hostfile when it exists, else the local GPUs
+    chain = one("deepspeed --num_gpus 4 train.py")
+    assert sizes(chain) == (1, 4, 4)
+    assert chain.nnodes.origin == "assumed" and "/job/hostfile" in chain.nnodes.note
+    assert chain.world_size.origin == "assumed" and chain.workers_per_node.origin == "literal"
+    chain = one("deepspeed train.py")
+    assert sizes(chain) == (1, None, None) and chain.nnodes.origin == "assumed"
+    # --include naming hosts: they are /job/hostfile's, which plint cannot read
+    chain = one("deepspeed --include worker-0:0,1 train.py")
+    assert sizes(chain) == (None, None, None) and "/job/hostfile" in chain.nnodes.note and chain.problems == []
 
 
 def test_deepspeed_program_master_and_visible_devices():

@@ -131,7 +131,10 @@ def test_unresolved_words():
     assert lr.inline_value and lr.value.display() == "${LR}" and lr.flag_word.text == "--lr"
     f = facts("--num-layers $LAYERS $EXTRA_ARGS")
     assert f["model.num_layers"].origin == "unresolved" and "$LAYERS has no default" in f["model.num_layers"].note
-    assert f["parallel.tp"].value == 1 and "${EXTRA_ARGS} (unknown) could still set it" in f["parallel.tp"].note
+    # Was: tp 1 (the default) with a caveat. Issue 12 (unknown is never a default): a flag that is not on the
+    # known part of the line may be in ${EXTRA_ARGS}, so it is unresolved, and the note names the unknown part.
+    assert f["parallel.tp"].value is None and f["parallel.tp"].origin == "unresolved"
+    assert "${EXTRA_ARGS}" in f["parallel.tp"].note and "incomplete" in f["parallel.tp"].note
 
 
 def test_option_with_unknown_name_is_opaque():
@@ -189,12 +192,50 @@ def test_each_layout_field_with_its_provenance(key, value, line):
 @pytest.mark.parametrize("key, value", [
     ("parallel.tp", 1), ("parallel.pp", 1), ("parallel.cp", 1), ("parallel.ep", 1),
     ("parallel.sequence_parallel", False), ("parallel.distributed_optimizer", False), ("parallel.vpp", None),
-    ("batch.micro", 1), ("batch.global", None), ("precision", "fp32"), ("recompute.granularity", None),
+    ("batch.global", None), ("precision", "fp32"), ("recompute.granularity", None),
     ("model.num_experts", None), ("model.vocab_size", None),
 ])
 def test_each_default(key, value):
     v = facts("--num-layers 2")[key]
     assert v.value == value and v.origin == "default" and v.span is None and v.note
+
+
+def test_missing_micro_batch_is_an_assumption():
+    # batch.micro was listed above as a default (1); the trainer's own default is None (it stops without the
+    # flag), so 1 is plint's assumption and says so (issue 12: a guess is "assumed" or a real default)
+    v = facts("--num-layers 2")["batch.micro"]
+    assert (v.value, v.origin) == (1, "assumed") and "assumes 1" in v.note
+
+
+@pytest.mark.parametrize("key", [
+    "parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.sequence_parallel",
+    "parallel.distributed_optimizer", "parallel.vpp", "batch.micro", "batch.global", "precision",
+    "recompute.granularity", "recompute.method", "model.num_experts", "model.vocab_size", "model.seq_length",
+    "model.ffn_hidden_size", "model.num_query_groups",
+])
+def test_no_default_behind_an_unknown_part(key):
+    # `$OPTIONS` may hold any flag: what it could set is unresolved, named, never the trainer's default
+    v = facts("--num-layers 2 --hidden-size 1024 --num-attention-heads 16 $OPTIONS")[key]
+    assert (v.value, v.origin) == (None, "unresolved") and "${OPTIONS}" in v.note and "$OPTIONS has no default" \
+        in v.note
+    assert at(v) == (1, 60)  # the unknown word, for PL002 to point at
+
+
+def test_written_values_kept_beside_an_unknown_part():
+    f = facts("--tensor-model-parallel-size 2 $OPTIONS --micro-batch-size 4 --bf16")
+    tp, micro = f["parallel.tp"], f["batch.micro"]
+    # written before the unknown part: kept (origin literal), with a note that a later occurrence would win
+    assert (tp.value, tp.origin) == (2, "literal") and "could give it again" in tp.note
+    assert (micro.value, micro.origin, micro.note) == (4, "literal", None)  # nothing unknown after it
+    assert f["precision"].value == "bf16"  # a written precision flag is a reading
+    assert f["parallel.pp"].value is None
+
+
+def test_release_without_the_option_keeps_its_default():
+    # an option the release lacks cannot hide in the unknown part: 0.8 has no --expert-tensor-parallel-size,
+    # so experts split over tp as read
+    f = facts("--tensor-model-parallel-size 2 $OPTIONS", "0.8")
+    assert f["parallel.etp"].value == 2
 
 
 def test_defaults_come_from_the_release():
@@ -400,3 +441,11 @@ def test_bad_values_never_raise():
     assert f["parallel.tp"].value is None and f["parallel.tp"].origin == "unresolved"
     assert f["model.num_layers"].value is None and f["parallel.vpp"].value is None
     assert f["model.num_experts"].value is None and f["model.hidden_size"].value is None
+
+
+def test_presence_flags_behind_an_unknown_part():
+    # rules test these for absence (PL111, PL306): one that may be in $EXTRA is not absent, but unresolved
+    f = facts("--overlap-param-gather $EXTRA")
+    assert f["overlap_param_gather"].value is True
+    assert (f["overlap_grad_reduce"].value, f["overlap_grad_reduce"].origin) == (None, "unresolved")
+    assert "overlap_grad_reduce" not in facts("--overlap-param-gather")

@@ -1,0 +1,94 @@
+"""Training commands that yield no launch: which count, and why plint says it did not use them."""
+
+import pytest
+
+from plint.read import read_path
+
+
+def unused(tmp_path, text: str):
+    path = tmp_path / "launch.sh"
+    path.write_text(text)
+    reading = read_path(path)
+    return reading, [(u.span.line, u.why) for u in reading.unused_launches]
+
+
+TRAIN = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2"
+
+
+@pytest.mark.parametrize("text", [
+    f"#!/bin/bash\n# {TRAIN}\n",  # a comment
+    f"#!/bin/bash\necho \"run: {TRAIN}\"\n",  # an echo string
+    f"#!/bin/bash\nprintf '%s\\n' {TRAIN}\n",
+    "#!/bin/bash\npython prepare_data.py --input raw.jsonl\n",  # not a training entry point
+    "#!/bin/bash\nsrun hostname\n",  # a scheduler alone is no training
+    "#!/bin/bash\npython train_tokenizer.py --vocab 32000\n",  # a train*.py without trainer flags
+])
+def test_mentions_do_not_count(tmp_path, text):
+    assert unused(tmp_path, text)[1] == []
+
+
+def test_a_function_never_called(tmp_path):
+    _, found = unused(tmp_path, f"#!/bin/bash\ntrain() {{\n  {TRAIN}\n}}\n")
+    assert found == [(3, "it is inside function train, which the script never calls")]
+
+
+def test_a_dead_branch(tmp_path):
+    _, found = unused(tmp_path, f"#!/bin/bash\nDEBUG=0\nif [ \"$DEBUG\" = 1 ]; then\n  {TRAIN}\nfi\n")
+    assert found[0][0] == 4 and "branch plint found is never taken" in found[0][1] and "line 3" in found[0][1]
+
+
+def test_after_exit(tmp_path):
+    _, found = unused(tmp_path, "#!/bin/bash\necho usage\nexit 0\ndeepspeed --num_gpus 8 train.py --deepspeed\n")
+    assert found == [(4, "the script exits before it (`exit` at line 3)")]
+
+
+def test_behind_an_unknown_word(tmp_path):
+    # either the launcher reads through the unknown word (a wrapper held in a variable), or PL005's facts name it:
+    # never a silent file
+    reading, found = unused(tmp_path, "#!/bin/bash\n$LAUNCHER pretrain_gpt.py --tensor-model-parallel-size 2\n")
+    assert reading.layouts or (found[0][0] == 2 and "$LAUNCHER" in found[0][1] and "--env LAUNCHER=" in found[0][1])
+
+
+def test_why_unused_names_the_variable():
+    from plint.sources.unlaunched import _why_unused
+
+    why = _why_unused(["${LAUNCHER}", "pretrain_gpt.py", "--num-layers", "2"], 1)
+    assert "${LAUNCHER}" in why and "--env LAUNCHER=..." in why
+    assert "behind `nsys`" in _why_unused(["nsys", "profile", "torchrun", "train.py"], 2)
+
+
+def test_python_module_launchers_count(tmp_path):
+    _, found = unused(tmp_path, "#!/bin/bash\nf() {\n  python3 -u -m torch.distributed.run --nproc_per_node 2 "
+                                "finetune.py\n}\n")
+    assert [line for line, _ in found] == [3]
+
+
+def test_a_file_with_a_launch_records_nothing(tmp_path):
+    reading, found = unused(tmp_path, f"#!/bin/bash\n{TRAIN}\ntrain() {{\n  {TRAIN}\n}}\n")
+    assert reading.layouts and found == []
+
+
+def test_pl005_names_each_command_then_counts_the_rest(tmp_path):
+    from plint.check import check_paths
+
+    path = tmp_path / "launch.sh"
+    path.write_text("#!/bin/bash\nexit 0\n" + "".join(f"{TRAIN} --seed {i}\n" for i in range(5)))
+    (result,) = check_paths([path])
+    found = [d for d in result.diagnostics if d.code == "PL005"]
+    assert [d.line for d in found] == [3, 4, 5, 6]
+    assert "exits before it" in found[0].message and found[-1].message.startswith("no training launch found: 2 more")
+
+
+def test_a_command_string_never_run(tmp_path):
+    _, found = unused(tmp_path, f"#!/bin/bash\nif [ \"$1\" = a ]; then X=1; fi\nCMD=\"{TRAIN}\"\neval \"$X\"\n")
+    assert found == [(3, "it is a command string held in $CMD, and plint could not follow it to a command that "
+                         "runs it (eval of a value it cannot know, or never run)")]
+
+
+def test_command_lookup_is_no_launch(tmp_path):
+    assert unused(tmp_path, "#!/bin/bash\nif [[ ! -x \"$(command -v deepspeed)\" ]]; then exit 1; fi\n")[1] == []
+
+
+def test_installing_a_launcher_is_no_launch(tmp_path):
+    text = "#!/bin/bash\nif [ -n \"$X\" ]; then\n  python3 -m pip install deepspeed\nfi\n"
+    assert unused(tmp_path, text)[1] == []
