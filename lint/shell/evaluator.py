@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from plint.shell import arith
+from plint.shell.arguments import (COUNT_NOT_GIVEN, NOT_GIVEN, getopts_step, is_argument_name,
+                                    only_about_arguments, parameter_not_given)
 from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401  (re-exported)
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
@@ -172,6 +174,12 @@ def _same(a: Var | None, b: Var | None) -> bool:
     return ta is not None and ta == _text(b.value)
 
 
+def _unknown_arguments(word: Word) -> bool:
+    """A word that is only the script's arguments, which plint was not given (`"$@"`)."""
+    return bool(word.pieces) and all(not p.known and is_argument_name(p.name) and p.name != "#"
+                                     and not p.name.isdigit() for p in word.pieces)
+
+
 @record
 class _State:
     vars: dict[str, Var]
@@ -202,6 +210,7 @@ class Shell:
         self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
         self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
         self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
+        self.getopts_at, self.getopts_offset = 0, 0  # where in a word of grouped flags getopts stands
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
@@ -678,18 +687,18 @@ class Shell:
 
     def unset_piece(self, name: str, span) -> Piece:
         if name.isdigit():
-            return unknown(f"positional parameter ${name} is not given", name, span)
+            return unknown(parameter_not_given(name), name, span)
         return unknown(f"${name} is not set in the script and has no default", name, span)
 
     def resolve(self, name: str, index: str | None, span, quoted: bool):
         """(pieces or None when unset/unknown-unset, is_set, list of words for @/* or None)."""
         if name in ("@", "*"):
             if self.positional is None:
-                return [unknown("the script's positional parameters are not given", name, span)], True, None
+                return [unknown(NOT_GIVEN, name, span)], True, None
             return None, True, [list(w.pieces) for w in self.positional]
         if name == "#":
             if self.positional is None:
-                return [unknown("the number of positional parameters is not given", name, span)], True, None
+                return [unknown(COUNT_NOT_GIVEN, name, span)], True, None
             return [Piece(str(len(self.positional)), None, "derived")], True, None
         if name.isdigit():
             if name == "0":
@@ -872,10 +881,13 @@ class Shell:
         inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
         return self.arith_text(inner_start, inner_end, unit, span)
 
-    def arith_text(self, start: int, end: int, unit: Unit, span) -> Piece:
-        """$((...)): expand $-parameters inside first (as bash does), then evaluate."""
+    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None) -> Piece:
+        """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
+        given, collects why the $-parameters inside are unknown."""
         expr, hidden = self.expand_inline(start, end, unit)
         if expr is None:
+            if reasons is not None:
+                reasons.extend(p.reason for p in hidden if p.reason)
             why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
             first = next((p.name for p in hidden if p.name), None)
             return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
@@ -909,10 +921,11 @@ class Shell:
         """`(( expr ))`: true when the value is not zero; assignments inside take effect."""
         start = node.children[0].end_byte
         end = node.children[-1].start_byte if node.children[-1].type == "))" else node.end_byte
-        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte))
+        inside: list[str] = []
+        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
         if not piece.known:
-            if piece.reason:
-                self.unknown_reasons.append(piece.reason)
+            if inside or piece.reason:
+                self.unknown_reasons.extend(inside or [piece.reason])
             return None
         return 1 if piece.text in ("", "0") else 0
 
@@ -1095,6 +1108,8 @@ class Shell:
             if self.positional is not None:
                 self.positional = self.positional[n:]
             return 0
+        if base == "getopts":
+            return self.getopts(args)
         if base in ("true", ":"):
             return 0
         if base == "false":
@@ -1151,10 +1166,37 @@ class Shell:
                                   (unknown(f"${name} is computed from unknown values", name, site),), None,
                                   self.vars[name].exported if name in self.vars else False, site)
 
+    def getopts(self, args: list[Word]) -> int | None:
+        """`getopts OPTSTRING NAME [ARGS]` over the script's (or the function's) arguments; with none
+        given it ends at once, so `while getopts ...` runs no time, as with no arguments."""
+        texts = [w.text for w in args]
+        if len(texts) < 2 or texts[0] is None or not texts[1] or not texts[1].isidentifier():
+            return None
+        if len(texts) > 2:
+            words = args[2:]
+        elif self.positional is None:
+            return 1
+        else:
+            words = list(self.positional)
+        optind = arith.evaluate(_var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
+        offset = self.getopts_offset if optind == self.getopts_at else 0
+        step = getopts_step(texts[0], [w.text for w in words], optind, offset)
+        if step.status is None:
+            return None
+        self.getopts_at, self.getopts_offset = step.optind, step.offset
+        self.vars[texts[1]] = Var(texts[1], (Piece(step.name or "?", None, "derived"),))
+        self.vars["OPTIND"] = Var("OPTIND", (Piece(str(step.optind), None, "derived"),))
+        if step.optarg is not None:  # a whole word (`-t 2`) keeps where it was written
+            whole = words[step.optind - 2] if 0 <= step.optind - 2 < len(words) else None
+            self.vars["OPTARG"] = Var("OPTARG", whole.pieces if whole is not None and whole.text == step.optarg
+                                      else (Piece(step.optarg, None, "derived"),))
+        return step.status
+
     def call(self, name: str, args: list[Word]) -> int | None:
         body, unit = self.functions[name]
         saved_positional = self.positional
-        self.positional = args
+        if not (self.positional is None and len(args) == 1 and _unknown_arguments(args[0])):
+            self.positional = args  # `main "$@"` with no arguments given keeps them not given
         self.locals.append({})
         self.depth += 1
         try:
@@ -1842,9 +1884,10 @@ class Shell:
         values = [c for c in node.children if node.field_name_for_child(list(node.children).index(c)) == "value"]
         if values:
             items = self.words(values, unit)
+            if self.positional is None and all(_unknown_arguments(w) for w in items):
+                items = []  # `for a in "$@"` with no arguments given: the body never runs
         else:
-            items = list(self.positional) if self.positional is not None else [
-                Word((unknown("the script's positional parameters are not given", "@"),))]
+            items = list(self.positional) if self.positional is not None else []
         if any(not w.known for w in items) or len(items) > MAX_LOOP:
             def once():
                 self.vars[name] = Var(name, (unknown(f"${name} is the variable of a loop over values "
@@ -1898,6 +1941,8 @@ class Shell:
             runs = None if status is None else (status == 0) != until
             if runs is False:
                 return 0
+            if runs is None and self.positional is None and only_about_arguments(self.unknown_reasons):
+                return 0  # a loop over the script's arguments (`while [[ $# -gt 0 ]]`): none are given
             if runs is None:
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
                 self.branches([(f"{label} runs its body", lambda: self.run_loop_body(body, unit)),
