@@ -149,6 +149,14 @@ def _text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
     return "".join(p.text for p in pieces)  # type: ignore[misc]
 
 
+def _is_empty(pieces) -> bool | None:
+    """Whether expanded text is empty: known from known text, or from an unknown piece that is known
+    not to be empty (Piece.nonempty); None when it cannot be told."""
+    if any(p.text or p.nonempty for p in pieces):
+        return False
+    return True if all(p.known for p in pieces) else None
+
+
 def _var_text(var: Var | None) -> str | None:
     if var is None:
         return ""
@@ -172,6 +180,19 @@ def _same(a: Var | None, b: Var | None) -> bool:
         return ta == tb and None not in ta
     ta = _text(a.value)
     return ta is not None and ta == _text(b.value)
+
+
+def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
+    """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
+    expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
+    expansion keeps the lines as they were (lines, and so line numbers, stay those of the script)."""
+    shown = "".join(p.text if p.known else "${%s}" % (p.name or "?") for p in content.pieces)
+    raw_lines = raw.split(b"\n")
+    new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
+    if len(raw_lines) != len(new_lines):
+        return raw
+    return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old
+                       for old, new in zip(raw_lines, new_lines))
 
 
 def _unknown_arguments(word: Word) -> bool:
@@ -769,6 +790,8 @@ class Shell:
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
+            if unknown_value and _is_empty(value) is False:
+                return opnd()  # set and known not to be empty (a merged value may be unset): the word is used
             if unknown_value:
                 return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span),
                           False)]]
@@ -1356,7 +1379,8 @@ class Shell:
         def blank(b: bytes) -> bytes:
             return bytes(10 if c == 10 else 32 for c in b)
 
-        text = (blank(data[:lo]) + data[lo:hi] + blank(data[hi:])).decode("utf-8", "surrogateescape")
+        text = (blank(data[:lo]) + _expanded_directives(data[lo:hi], content) + blank(data[hi:])
+                ).decode("utf-8", "surrogateescape")
         return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
@@ -1975,7 +1999,10 @@ class Shell:
                 s = self.test_expr(node.named_children[-1], unit)
                 return None if s is None else int(s == 0)
             operand = node.named_children[-1]
-            value = self._test_text(self.expand(operand, unit, quoted=True))
+            fields = self.expand(operand, unit, quoted=True)
+            value = self._test_text(fields)
+            if value is None and opt in ("-z", "-n"):
+                return self.emptiness(opt, _flatten(fields))
             return self.unary(opt, value)
         if t == "binary_expression":
             left = node.child_by_field_name("left")
@@ -1994,8 +2021,9 @@ class Shell:
             rv = self._test_text(self.expand(right, unit, quoted=True)) if right is not None else ""
             return self.binary(op, lv, rv)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
-            value = self._test_text(self.expand(node, unit, quoted=True))
-            return None if value is None else int(value == "")
+            fields = self.expand(node, unit, quoted=True)
+            value = self._test_text(fields)
+            return self.emptiness("-z", _flatten(fields)) if value is None else int(value == "")
         return None
 
     def _test_text(self, fields: Fields) -> str | None:
@@ -2020,12 +2048,20 @@ class Shell:
                     return 1 if 1 in (a, b) else (None if None in (a, b) else 0)
                 return 0 if 0 in (a, b) else (None if None in (a, b) else 1)
         if len(texts) == 1:
-            return None if texts[0] is None else int(texts[0] == "")
+            return self.emptiness("-z", args[0].pieces) if texts[0] is None else int(texts[0] == "")
         if len(texts) == 2:
+            if texts[1] is None and texts[0] in ("-z", "-n"):
+                return self.emptiness(texts[0], args[1].pieces)
             return self.unary(texts[0] or "", texts[1])
         if len(texts) == 3:
             return self.binary(texts[1] or "", texts[0], texts[2])
         return None
+
+    @staticmethod
+    def emptiness(op: str, pieces) -> int | None:
+        """`-z`/`-n` of a value whose text is unknown but whose emptiness may be known."""
+        empty = _is_empty(pieces)
+        return None if empty is None else int(empty != (op == "-z"))
 
     @staticmethod
     def unary(op: str, value: str | None) -> int | None:

@@ -35,6 +35,9 @@ class Piece:
     source: SourceFile | None = field(default=None, compare=False, repr=False)
     # the variable whose `${NAME:-default}` supplied this text: a value the environment may override
     default_of: str | None = None
+    # unknown text that is known not to be empty (a variable Slurm always sets, such as $SLURM_JOB_ID):
+    # `[ -z "$X" ]` is false and `${X:+...}` takes its word, though the value itself stays unknown
+    nonempty: bool = False
 
     @property
     def known(self) -> bool:

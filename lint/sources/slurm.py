@@ -408,13 +408,29 @@ def _known(v: Value | None) -> bool:
     return v is not None and v.known
 
 
+# Set in every batch job whatever its options (sbatch(1), OUTPUT ENVIRONMENT VARIABLES, SchedMD/slurm
+# doc/man/man1/sbatch.1), to values known only when it runs. The per-task ones (SLURM_PROCID, SLURM_NODEID,
+# SLURM_LOCALID) are set in the batch script too (it runs as a single copy on the first node) and differ
+# per task under srun, so they stay unknown as well: set, not empty, value unknown.
+RUN_TIME_VARIABLES = ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_SUBMIT_DIR",
+                      "SLURM_SUBMIT_HOST", "SLURM_CLUSTER_NAME", "SLURMD_NODENAME", "SLURM_CPUS_ON_NODE",
+                      "SLURM_JOB_CPUS_PER_NODE", "SLURM_TASK_PID", "SLURM_GTIDS", "SLURM_PROCID", "SLURM_NODEID",
+                      "SLURM_LOCALID")
+
+
+def _run_time(name: str) -> Var:
+    return Var(name, (Piece(None, None, "unresolved", reason=f"${name} is set by Slurm when the job runs; "
+                            "its value is only known then", name=name, nonempty=True),), None, True)
+
+
 def implied_env(job: SlurmJob | None) -> dict[str, Var]:
-    """The SLURM_* variables sbatch(1) sets in the batch step from the job's options, where their values follow
-    from the options alone. Per-task variables (SLURM_PROCID, SLURM_NODEID, SLURM_LOCALID) and the node list
-    exist only at run time and stay unset."""
+    """The SLURM_* variables sbatch(1) sets in the batch step: from the job's options where their values follow
+    from the options alone, and as set-but-unknown (RUN_TIME_VARIABLES) where only the running job knows them.
+    A batch script's `if [ -z "$SLURM_JOB_ID" ]` (not inside a job) is therefore the branch not taken."""
     env: dict[str, Var] = {}
     if job is None:
         return env
+    env.update((name, _run_time(name)) for name in RUN_TIME_VARIABLES)
     if _known(job.nodes):
         for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
             env[name] = _var(name, job.nodes)

@@ -5,7 +5,7 @@ import pytest
 
 from plint.shell.model import Piece, Word, unknown
 from plint.source import SourceFile
-from plint.sources.slurm import apply_options, implied_env, parse_options, read_directives
+from plint.sources.slurm import RUN_TIME_VARIABLES, apply_options, implied_env, parse_options, read_directives
 
 
 def job(text: str):
@@ -121,19 +121,35 @@ def test_getopt_rules():
 def test_implied_environment():
     j = job("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH -c 6\n")
     env = implied_env(j)
-    values = {k: v.value[0].text for k, v in env.items()}
+    values = {k: v.value[0].text for k, v in env.items() if k not in RUN_TIME_VARIABLES}
     assert values == {"SLURM_JOB_NUM_NODES": "4", "SLURM_NNODES": "4", "SLURM_NTASKS": "32", "SLURM_NPROCS": "32",
                       "SLURM_NTASKS_PER_NODE": "8", "SLURM_TASKS_PER_NODE": "8(x4)", "SLURM_GPUS_ON_NODE": "8",
                       "SLURM_GPUS_PER_NODE": "8", "SLURM_CPUS_PER_TASK": "6"}
-    assert all(v.value[0].origin == "derived" and v.exported for v in env.values())
+    assert all(v.value[0].origin == "derived" and v.exported for k, v in env.items() if k not in RUN_TIME_VARIABLES)
     assert env["SLURM_NNODES"].value[0].span.line == 1
 
 
 def test_implied_environment_only_what_slurm_sets():
     values = implied_env(job("#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n"))
-    assert set(values) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_GPUS_ON_NODE"}  # no task count asked
-    assert implied_env(job("#SBATCH --nodes=2-4\n")) == {}
-    assert "SLURM_PROCID" not in implied_env(job("#SBATCH -N 1 -n 8\n"))
+    assert set(values) - set(RUN_TIME_VARIABLES) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES",
+                                                     "SLURM_GPUS_ON_NODE"}  # no task count asked
+    assert set(implied_env(job("#SBATCH --nodes=2-4\n"))) == set(RUN_TIME_VARIABLES)
+    # This once asserted SLURM_PROCID unset in a batch script; sbatch(1) "OUTPUT ENVIRONMENT VARIABLES"
+    # lists it (with SLURM_JOB_ID, SLURM_NODEID, ...) as set in every batch job, to a value plint cannot know.
+    procid = implied_env(job("#SBATCH -N 1 -n 8\n"))["SLURM_PROCID"].value[0]
+    assert not procid.known and procid.nonempty
+
+
+def test_run_time_variables_decide_slurm_branches(tmp_path):
+    from plint.shell.evaluator import EvalOptions, evaluate
+
+    env = implied_env(job("#SBATCH --nodes=2\n"))
+    script = ('if [ -z "$SLURM_JOB_ID" ]; then salloc -N 4 bash run.sh; exit; fi\n'
+              'if [[ -n $SLURM_JOBID ]]; then N=$SLURM_NNODES; else N=1; fi\n'
+              'R=${SLURM_PROCID:+rank}\nsrun echo "$N"\n')
+    result = evaluate(SourceFile(str(tmp_path / "job.sh"), script), EvalOptions(env=env))
+    assert [c.name for c in result.commands] == ["srun"]
+    assert result.variables["N"].value[0].text == "2" and result.variables["R"].value[0].text == "rank"
 
 
 def test_command_line_options_override_the_file():
