@@ -177,10 +177,19 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         launch = _launch(chain, job, lookup, gpu, releases)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
+        reading.problems.extend(p for p in _slots(chain) if p not in reading.problems)
         layout = build_layout(launch)
         layout.extras["release"] = launch.release
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
+
+
+def _slots(chain) -> list[Problem]:
+    """The template slots (`<PATH TO DATASET>`) a launch's commands hold, each an unfilled value."""
+    from plint.shell.placeholders import slot_problems
+
+    commands = [call.command for call in chain.calls] + ([chain.command] if chain.command is not None else [])
+    return slot_problems(w for c in commands for w in c.words)
 
 
 def _slurm_job(source: SourceFile):

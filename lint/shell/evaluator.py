@@ -18,6 +18,7 @@ from plint.shell import arith
 from plint.shell.arguments import (COUNT_NOT_GIVEN, NOT_GIVEN, getopts_step, is_argument_name,
                                     only_about_arguments, parameter_not_given)
 from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401  (re-exported)
+from plint.shell.placeholders import slot_pieces, slot_spans
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
 from plint.shell.unit import Unit
@@ -237,15 +238,18 @@ class Shell:
     def run_file(self, source: SourceFile) -> None:
         from plint.shell.parse import parse, recover, syntax_problems
 
-        unit = Unit.for_file(source)
+        slots = slot_spans(source.data)
+        # a template slot (`<PATH TO DATASET>`) is one unknown value, never a redirection
+        unit = Unit.from_pieces(slot_pieces(source, slots), source) if slots else Unit.for_file(source)
         unit.tree = parse(unit.data)
-        problems = syntax_problems(source, unit.tree)
+        problems = syntax_problems(source, unit.tree, unit.data)
         if problems:
             # Read what bash would accept: the lines it rejects are blanked (offsets kept) and the
-            # rest parsed again, so a placeholder such as `CKPT=<Specify path>` does not swallow
-            # the launch on the next line.
-            unit.data, problems = recover(source, problems)
+            # rest parsed again, so a line bash rejects does not swallow the launch after it.
+            unit.data, problems = recover(source, problems, unit.data)
             unit.tree = parse(unit.data)
+        elif slots:  # bash still refuses the file as written (`X=<Specify path>`): PL001 says so
+            problems = syntax_problems(source, parse(source.data))
         self.result.problems.extend(problems)
         key = os.path.abspath(source.path)
         self.active_files.add(key)

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 from plint.shell.model import Piece, Problem, Var, Word
+from plint.shell.placeholders import is_placeholder
 from plint.source import SourceFile
 from plint.values import Value, from_word
 
@@ -197,6 +198,9 @@ def _count(word: Word, what: str) -> Value:
         return value
     text = value.value.strip()
     m = re.fullmatch(r"(\d+)([kKmM]?)", text)
+    if not m and is_placeholder(text):
+        return Value(None, value.span, "unresolved", f"{what}={text}, a placeholder the author left to fill in "
+                                                     "(an unfilled template slot), is not a count")
     if not m:
         return Value(None, value.span, "unresolved", f"{what} {text!r} is not a count plint can read")
     scale = {"": 1, "k": 1024, "m": 1048576}[m.group(2).lower()]
@@ -434,6 +438,10 @@ def implied_env(job: SlurmJob | None) -> dict[str, Var]:
     if _known(job.nodes):
         for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
             env[name] = _var(name, job.nodes)
+    elif job.nodes is not None and job.nodes.origin == "unresolved":  # given, but unknown (a slot, a range)
+        for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+            env[name] = Var(name, (Piece(None, job.nodes.span, "unresolved", reason=job.nodes.note, name=name,
+                                         nonempty=True),), None, True, job.nodes.span)
     # SLURM_NTASKS: --ntasks, or the task count when an --ntasks-per-* option is given
     ntasks = job.ntasks if _known(job.ntasks) else None
     if ntasks is None and _known(job.nodes) and _known(job.ntasks_per_node):

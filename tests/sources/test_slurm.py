@@ -133,7 +133,9 @@ def test_implied_environment_only_what_slurm_sets():
     values = implied_env(job("#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n"))
     assert set(values) - set(RUN_TIME_VARIABLES) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES",
                                                      "SLURM_GPUS_ON_NODE"}  # no task count asked
-    assert set(implied_env(job("#SBATCH --nodes=2-4\n"))) == set(RUN_TIME_VARIABLES)
+    ranged = implied_env(job("#SBATCH --nodes=2-4\n"))  # given but picked at run time: set, value unknown
+    assert set(ranged) == set(RUN_TIME_VARIABLES) | {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
+    assert "is a range" in ranged["SLURM_NNODES"].value[0].reason
     # This once asserted SLURM_PROCID unset in a batch script; sbatch(1) "OUTPUT ENVIRONMENT VARIABLES"
     # lists it (with SLURM_JOB_ID, SLURM_NODEID, ...) as set in every batch job, to a value plint cannot know.
     procid = implied_env(job("#SBATCH -N 1 -n 8\n"))["SLURM_PROCID"].value[0]
