@@ -153,7 +153,6 @@ def _is_template(source: SourceFile, problem: Problem) -> bool:
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str]) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
-    from plint.sources.launchers import find_launches
 
     job = _slurm_job(source)
     seeded = _slurm_env(job)
@@ -171,17 +170,53 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
-    lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
-    chains = find_launches(result, job, lookup.source)
-    for chain in chains:
+    for chain, lookup in _launch_chains(source, options, result, job, os.path.dirname(path) or "."):
         launch = _launch(chain, job, lookup, gpu, releases)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         reading.problems.extend(p for p in _slots(chain) if p not in reading.problems)
         layout = build_layout(launch)
+        if lookup.result is not None and lookup.result.chosen:  # one way through a branch that chose it
+            layout.conditions = tuple(dict.fromkeys(lookup.result.chosen + list(layout.conditions)))
         layout.extras["release"] = launch.release
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
+
+
+def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: str) -> list[tuple]:
+    """Each launch with the file lookup of the reading it came from: the script's own reading, and where
+    an undecided branch hides a launch (`eval "$full_cmd"`, shell/choices.py) one reading per way
+    through it, the way bash takes with no arguments first; a launch read twice is kept once."""
+    from plint.shell.choices import forced_readings, hidden_choices, reading_key
+    from plint.shell.evaluator import evaluate
+    from plint.sources.launchers import find_launches
+
+    readings = [result]
+    hidden = hidden_choices(result)
+    if hidden:
+        def variant(**changes):
+            fields = dict(env=options.env, positional=options.positional, child_env=options.child_env,
+                          assume=options.assume)
+            return EvalOptions(**{**fields, **changes})
+
+        from plint.shell.evaluator import EvalOptions
+
+        alternatives = [variant(choices=forced) for forced in forced_readings(hidden)]
+        if options.positional is None and all(c.on_arguments for c in hidden):
+            alternatives.insert(0, variant(positional=[]))  # what bash does when run with no arguments
+        readings = [evaluate(source, o) for o in alternatives] + readings
+        if len(readings) > 1 and alternatives[0].positional == []:
+            readings[0].chosen.append("the script is run with no arguments")
+    out, seen = [], set()
+    for one in readings:
+        lookup = FileLookup(one, base)
+        for chain in find_launches(one, job, lookup.source):
+            command = chain.command
+            key = reading_key(command.words, command.site) if command is not None else id(chain)
+            if key not in seen:
+                seen.add(key)
+                out.append((chain, lookup))
+    return out
 
 
 def _slots(chain) -> list[Problem]:

@@ -18,6 +18,7 @@ from plint.shell import arith
 from plint.shell.arguments import (COUNT_NOT_GIVEN, NOT_GIVEN, getopts_step, is_argument_name,
                                     only_about_arguments, parameter_not_given)
 from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401  (re-exported)
+from plint.shell.choices import Choice
 from plint.shell.placeholders import slot_pieces, slot_spans
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
@@ -43,6 +44,9 @@ class EvalOptions:
     # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):
     # [tool.plint.assume] / --assume. Unlike env, they replace an unknown assignment.
     assume: dict[str, str] = field(default_factory=dict)
+    # Undecided branches to take one way (choice key -> index of the alternative): how plint reads each
+    # launch a branch chooses (shell/choices.py); every other undecided branch still merges.
+    choices: dict = field(default_factory=dict)
 
 
 class _Exit(Exception):
@@ -1689,9 +1693,23 @@ class Shell:
         return f"{text}{where}{what}"
 
     def branches(self, alternatives: list[tuple[str | tuple[str, ...], Callable[[], object]]],
-                 cond_text: str) -> None:
+                 cond_text: str, choice: Choice | None = None) -> None:
         """Run each alternative from the same state and merge: variables that differ become unknown.
-        A label (or several) says when the alternative runs; it goes into Command.conditions."""
+        A label (or several) says when the alternative runs; it goes into Command.conditions. An
+        if/case `choice` the options force runs one alternative only, as bash would."""
+        if choice is not None:
+            forced = self.options.choices.get(choice.key)
+            if forced is not None and forced < len(alternatives):
+                label, run = alternatives[forced]
+                labels = (label,) if isinstance(label, str) else label
+                self.conditions.extend(labels)
+                self.result.chosen.extend(labels)
+                try:
+                    run()
+                finally:
+                    del self.conditions[len(self.conditions) - len(labels):]
+                return
+            self.result.choices.setdefault(choice.key, choice)
         start = self.snapshot()
         ends: list[_State] = []
         stopped: list[type] = []  # how alternatives that left early left (exit, return)
@@ -1713,11 +1731,11 @@ class Shell:
         if not ends:
             self.restore(start)
             raise _Exit()
-        self.merge(ends, cond_text)
+        self.merge(ends, cond_text, choice.key if choice is not None else None)
         if len(stopped) == len(alternatives):  # every way through leaves: so does the statement
             raise _Return() if _Return in stopped else _Exit()
 
-    def merge(self, ends: list[_State], cond_text: str) -> None:
+    def merge(self, ends: list[_State], cond_text: str, key=None) -> None:
         merged = dict(ends[0].vars)
         names = set().union(*(e.vars.keys() for e in ends))
         for name in names:
@@ -1736,8 +1754,10 @@ class Shell:
                     alts.append(t)
             exported = any(v is not None and v.exported for v in values)
             span = next((v.span for v in values if v is not None), None)
-            merged[name] = Var(name, (unknown(f"${name} depends on {cond_text}", name, span,
-                                              dict.fromkeys(alts)),), None, exported, span)
+            piece = unknown(f"${name} depends on {cond_text}", name, span, dict.fromkeys(alts))
+            if key is not None:
+                self.result.merged_from[id(piece)] = (piece, key)
+            merged[name] = Var(name, (piece,), None, exported, span)
         self.vars = merged
         self.functions = {k: v for e in ends for k, v in e.functions.items()}
         self.positional = ends[0].positional
@@ -1786,6 +1806,7 @@ class Shell:
         pending: list[tuple[tuple[str, ...], Callable[[], object]]] = []
         falses: list[str] = []  # "if X (line 3) is false" for each unknown condition passed
         first_unknown = None
+        reasons: list[str] = []  # why the undecided conditions are unknown
         for cond_nodes, body, kind in arms:
             if kind == "else":
                 if not pending:
@@ -1801,6 +1822,7 @@ class Shell:
                 pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
                 break
             if status is None:
+                reasons.extend(self.unknown_reasons or ["?"])
                 if first_unknown is None:
                     first_unknown = cond_text
                     if self.unknown_reasons:
@@ -1810,8 +1832,10 @@ class Shell:
         else:
             if pending:
                 pending.append((tuple(falses), lambda: None))
-        if pending:
-            self.branches(pending, first_unknown or "a condition")
+        if pending:  # the last alternative is what runs when every undecided condition is false
+            self.branches(pending, first_unknown or "a condition",
+                          Choice.of(unit.span(node.start_byte, node.end_byte), first_unknown or "",
+                                    len(pending), len(pending) - 1, only_about_arguments(reasons)))
         return None
 
     def case_statement(self, node, unit: Unit) -> int | None:
@@ -1852,7 +1876,11 @@ class Shell:
                       for shown, b in alternatives]
         if not any(shown.split("|").count("*") for shown, _ in alternatives):
             arms.append((f"{label} matches no pattern", lambda: None))
-        self.branches(arms, label + (f", which is unknown: {why}" if why else ""))
+        fallback = next((i for i, (shown, _) in enumerate(alternatives) if "*" in shown.split("|")), len(arms) - 1)
+        reasons = [p.reason or "?" for p in value_pieces if not p.known]
+        self.branches(arms, label + (f", which is unknown: {why}" if why else ""),
+                      Choice.of(unit.span(node.start_byte, node.end_byte), label, len(arms), fallback,
+                                only_about_arguments(reasons)))
         return None
 
     def and_or(self, node, unit: Unit) -> int | None:

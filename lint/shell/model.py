@@ -267,6 +267,11 @@ class ShellResult:
     variables: dict[str, Var] = field(default_factory=dict)  # the state at the end
     problems: list[Problem] = field(default_factory=list)
     files_read: list[str] = field(default_factory=list)  # sourced and run files, resolved paths
+    # Undecided branches (if/elif/case) by key, and the unknown pieces their merge made (id -> (piece,
+    # key)): a command these pieces hide (`eval "$full_cmd"`) is read once per branch (shell/choices.py).
+    choices: dict = field(default_factory=dict)
+    merged_from: dict = field(default_factory=dict)
+    chosen: list[str] = field(default_factory=list)  # when the forced ways through run (a reading per way)
 
     def commands_named(self, names: Sequence[str]) -> list[Command]:
         return [c for c in self.commands if c.name and c.name.rsplit("/", 1)[-1] in names]

@@ -1,0 +1,87 @@
+"""Launches a branch chooses: each way through an undecided if/case is a launch candidate.
+
+    if [ "$1" = pretrain ]; then full_cmd="torchrun ... pretrain_gpt.py ..."
+    elif [ "$1" = finetune ]; then full_cmd="torchrun ... finetune.py ..."
+    else full_cmd="..."; fi
+    eval "$full_cmd"
+
+Merging the arms (what the evaluator does with an undecided branch) leaves `$full_cmd` unknown, and the
+eval runs nothing plint can read. When such a merge hides a command (an `eval` of it, or a command named
+by it), the script is read again once per arm with that branch forced (EvalOptions.choices), so every
+reachable launch is read whole. The first candidate is what bash does with no arguments (for a branch on
+the script's arguments), else the else / `*` arm; the other arms follow in the order written.
+"""
+
+from __future__ import annotations
+
+from itertools import product
+
+from plint.record import record
+from plint.shell.arguments import is_argument_name
+
+TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+if TYPE_CHECKING:
+    from plint.shell.model import ShellResult, Word
+    from plint.source import Span
+
+MAX_READINGS = 12  # readings of one script in all (a product of several choices is cut there)
+
+
+@record(frozen=True)
+class Choice:
+    key: tuple  # where the if/case statement is written: the same in every reading of the script
+    label: str
+    count: int  # how many ways through (the last of an if is "every condition false")
+    fallback: int  # the else / `*` / no-match alternative
+    on_arguments: bool  # undecided only because the script's arguments are not given
+
+    @classmethod
+    def of(cls, span: Span | None, label: str, count: int, fallback: int, on_arguments: bool) -> "Choice":
+        key = (span.path, span.start, span.end) if span is not None else (label,)
+        return cls(key, label, count, fallback, on_arguments)
+
+    def order(self) -> list[int]:
+        """The alternatives, the fallback first."""
+        return [self.fallback] + [i for i in range(self.count) if i != self.fallback]
+
+
+def hidden_choices(result: ShellResult) -> list[Choice]:
+    """The undecided branches whose merge hides a command: an `eval` of a merged value, or a command
+    whose name is one."""
+    found: dict[tuple, Choice] = {}
+    for command in result.commands:
+        if not command.words:
+            continue
+        words = command.words[1:] if command.name == "eval" else command.words[:1]
+        for word in words:
+            for piece in word.pieces:
+                hit = result.merged_from.get(id(piece)) if not piece.known else None
+                if hit is not None and hit[0] is piece and hit[1] in result.choices:
+                    found.setdefault(hit[1], result.choices[hit[1]])
+    return list(found.values())
+
+
+def forced_readings(choices: list[Choice]) -> list[dict[tuple, int]]:
+    """The `EvalOptions.choices` of each reading: every combination of the hidden choices' alternatives,
+    fallbacks first, at most MAX_READINGS."""
+    orders = [[(c.key, i) for i in c.order()] for c in choices]
+    out: list[dict[tuple, int]] = []
+    for combination in product(*orders):
+        out.append(dict(combination))
+        if len(out) >= MAX_READINGS:
+            break
+    return out
+
+
+def reading_key(words: list[Word], site: Span | None) -> tuple:
+    """What makes two readings of a launch the same launch: where it is written and its words, the
+    script's arguments counted as not given (so the reading with no arguments and the reading that
+    forces the same arm agree)."""
+    texts = []
+    for word in words:
+        text = "".join(p.text if p.known else "" if is_argument_name(p.name) else f"\x00{p.name}"
+                       for p in word.pieces)
+        if text:
+            texts.append(text)
+    where = (site.path, site.start, site.end) if site is not None else None
+    return where, tuple(texts)
