@@ -2055,7 +2055,7 @@ class Shell:
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
             fields = self.expand(node, unit, quoted=True)
             value = self._test_text(fields)
-            return self.emptiness("-z", _flatten(fields)) if value is None else int(value == "")
+            return self.emptiness("-n", _flatten(fields)) if value is None else int(value == "")
         return None
 
     def _test_text(self, fields: Fields) -> str | None:
@@ -2080,7 +2080,7 @@ class Shell:
                     return 1 if 1 in (a, b) else (None if None in (a, b) else 0)
                 return 0 if 0 in (a, b) else (None if None in (a, b) else 1)
         if len(texts) == 1:
-            return self.emptiness("-z", args[0].pieces) if texts[0] is None else int(texts[0] == "")
+            return self.emptiness("-n", args[0].pieces) if texts[0] is None else int(texts[0] == "")
         if len(texts) == 2:
             if texts[1] is None and texts[0] in ("-z", "-n"):
                 return self.emptiness(texts[0], args[1].pieces)

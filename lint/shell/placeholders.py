@@ -46,9 +46,20 @@ def is_placeholder(text: str | None) -> bool:
     return text is not None and bool(_WORDY.match(text.strip()))
 
 
+# a line that edits text (`sed -i "s/<TP>/$TP/" tmpl.json`): there `<TP>` is the marker a template holds
+_EDITOR = re.compile(rb"(?:^|[\s;|&(`])(?:sed|perl|awk|grep|envsubst)\s")
+
+
 def slot_spans(data: bytes) -> list[tuple[int, int]]:
-    """Byte ranges of the `<...>` slots in a script."""
-    return [m.span() for m in _SLOT.finditer(data)] if b"<" in data else []
+    """Byte ranges of the `<...>` slots in a script, leaving out markers a text editor looks for."""
+    if b"<" not in data:
+        return []
+    out = []
+    for m in _SLOT.finditer(data):
+        line = data[data.rfind(b"\n", 0, m.start()) + 1:m.start()]
+        if not _EDITOR.search(line):
+            out.append(m.span())
+    return out
 
 
 def slot_pieces(source: SourceFile, spans: list[tuple[int, int]]) -> list[Piece]:

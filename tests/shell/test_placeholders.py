@@ -21,6 +21,8 @@ def words_of(result, name):
     (b"[[ $a < $b ]] && [[ $c > $d ]]\n", []),
     (b"X=$(<file)\n", []),
     (b"(( i<n && n>0 ))\n", []),
+    (b'sed -i "s/<TP>/$TP/g" ds.json\n', []),  # a template's marker, looked for by sed
+    (b"cat tmpl | sed 's|<DATA>|/d|' > out\n", []),
 ])
 def test_slot_spans(text, slots):
     assert [text[s:e] for s, e in slot_spans(text)] == slots

@@ -3,7 +3,7 @@
 
 import pytest
 
-from plint.shell.model import Piece, Word, unknown
+from plint.shell.model import Piece, Var, Word, unknown
 from plint.source import SourceFile
 from plint.sources.slurm import RUN_TIME_VARIABLES, apply_options, implied_env, parse_options, read_directives
 
@@ -166,3 +166,30 @@ def test_unknown_command_line_values_stay_unresolved():
     n = Word((Piece("--nodes="), unknown("$NNODES has no value", "NNODES")))
     j = apply_options(job("#SBATCH --nodes=1\n"), [n, Word.of("job.sh")])
     assert j.nodes.value is None and "NNODES" in j.nodes.note
+
+
+def test_sbatch_heredoc_directives_are_read_expanded(tmp_path):
+    from plint.read import read_path
+
+    body = ("srun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 pretrain_gpt.py "
+            "--micro-batch-size 1 --global-batch-size 64 --num-layers 2 --hidden-size 64 --num-attention-heads 4\n")
+    for delimiter, nodes in (("EOF", 3), ("'EOF'", None)):  # quoted: Slurm sees `$N`, not a count
+        path = tmp_path / f"submit{nodes}.sh"
+        path.write_text(f"N=3\nsbatch <<{delimiter}\n#!/bin/bash\n#SBATCH --nodes=$N\n#SBATCH --gpus-per-node=8\n"
+                        f"{body.replace('$SLURM', chr(92) + '$SLURM') if delimiter == 'EOF' else body}EOF\n")
+        (layout,) = read_path(path).layouts
+        assert layout.fields["cluster.nnodes"].value == nodes
+        if nodes:
+            assert layout.fields["cluster.nnodes"].span.line == 4
+
+
+def test_set_but_unknown_values_decide_emptiness_tests(tmp_path):
+    from plint.shell.evaluator import EvalOptions, evaluate
+
+    env = {"S": Var("S", (Piece(None, None, "unresolved", reason="set by Slurm", name="S", nonempty=True),), None,
+                    True)}
+    script = ('[ -n "$S" ] && A=set\n[[ $S ]] && B=set\ntest -z "$S" || C=set\nD=${S:+yes}\n'
+              'if [ -z "${S}" ]; then E=empty; else E=full; fi\n')
+    result = evaluate(SourceFile(str(tmp_path / "x.sh"), script), EvalOptions(env=env))
+    texts = {k: result.variables[k].value[0].text for k in "ABCDE"}
+    assert texts == {"A": "set", "B": "set", "C": "set", "D": "yes", "E": "full"}
