@@ -57,9 +57,15 @@ def slot_spans(data: bytes) -> list[tuple[int, int]]:
     out = []
     for m in _SLOT.finditer(data):
         line = data[data.rfind(b"\n", 0, m.start()) + 1:m.start()]
-        if not _EDITOR.search(line):
+        if _described(m.group(1)) and not _EDITOR.search(line):
             out.append(m.span())
     return out
+
+
+def _described(body: bytes) -> bool:
+    """A description of what goes there (`<PATH TO DATASET>`, `<some dir>`, `<path_to_ckpt>`, `<N>`), not
+    a one-word lower-case token a tokenizer uses (`--special-tokens "<image>" "<img>"`)."""
+    return any(c in body for c in b" _-./") or any(65 <= c <= 90 for c in body)
 
 
 def slot_pieces(source: SourceFile, spans: list[tuple[int, int]]) -> list[Piece]:

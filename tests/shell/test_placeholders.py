@@ -23,6 +23,8 @@ def words_of(result, name):
     (b"(( i<n && n>0 ))\n", []),
     (b'sed -i "s/<TP>/$TP/g" ds.json\n', []),  # a template's marker, looked for by sed
     (b"cat tmpl | sed 's|<DATA>|/d|' > out\n", []),
+    (b'T="--special-tokens <image> <img> </img>"\n', []),  # tokens, not slots
+    (b'W="<some dir>"\nI=<path_to_image>\n', [b"<some dir>", b"<path_to_image>"]),
 ])
 def test_slot_spans(text, slots):
     assert [text[s:e] for s, e in slot_spans(text)] == slots
