@@ -188,18 +188,23 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
     an undecided branch hides a launch (`eval "$full_cmd"`, shell/choices.py) one reading per way
     through it, the way bash takes with no arguments first; a launch read twice is kept once."""
     from plint.shell.choices import forced_readings, hidden_choices, reading_key
-    from plint.shell.evaluator import evaluate
+    from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources.launchers import find_launches
 
+    if result.argument_loops and not find_launches(result, job, FileLookup(result, base).source):
+        # run with no arguments the script stops before its launch (`[ -z "$MODEL" ] && exit 1` after an
+        # option loop): read it with the loop undecided, so the launch is read and what the options
+        # set stays unresolved
+        options = EvalOptions(env=options.env, positional=options.positional, child_env=options.child_env,
+                              assume=options.assume, no_arguments=False)
+        result = evaluate(source, options)
     readings = [result]
     hidden = hidden_choices(result)
     if hidden:
         def variant(**changes):
             fields = dict(env=options.env, positional=options.positional, child_env=options.child_env,
-                          assume=options.assume)
+                          assume=options.assume, no_arguments=options.no_arguments)
             return EvalOptions(**{**fields, **changes})
-
-        from plint.shell.evaluator import EvalOptions
 
         alternatives = [variant(choices=forced) for forced in forced_readings(hidden)]
         if options.positional is None and all(c.on_arguments for c in hidden):

@@ -46,14 +46,14 @@ class Choice:
 
 
 def hidden_choices(result: ShellResult) -> list[Choice]:
-    """The undecided branches whose merge hides a command: an `eval` of a merged value, or a command
-    whose name is one."""
+    """The undecided branches whose merge hides which command runs: a command whose name is a merged
+    value (`$LAUNCHER ...`, or the first word of `eval "$full_cmd"` parsed again). A merged value among
+    the arguments of a known command hides values only, which stay unresolved in one reading."""
     found: dict[tuple, Choice] = {}
     for command in result.commands:
         if not command.words:
             continue
-        words = command.words[1:] if command.name == "eval" else command.words[:1]
-        for word in words:
+        for word in command.words[:1]:
             for piece in word.pieces:
                 hit = result.merged_from.get(id(piece)) if not piece.known else None
                 if hit is not None and hit[0] is piece and hit[1] in result.choices:

@@ -47,6 +47,9 @@ class EvalOptions:
     # Undecided branches to take one way (choice key -> index of the alternative): how plint reads each
     # launch a branch chooses (shell/choices.py); every other undecided branch still merges.
     choices: dict = field(default_factory=dict)
+    # A loop over the script's arguments runs no time when none are given (as bash does); False merges
+    # it as undecided instead, for a script that exits without arguments (read.py reads it both ways).
+    no_arguments: bool = True
 
 
 class _Exit(Exception):
@@ -1197,6 +1200,13 @@ class Shell:
                                   (unknown(f"${name} is computed from unknown values", name, site),), None,
                                   self.vars[name].exported if name in self.vars else False, site)
 
+    def no_arguments(self) -> bool:
+        """Whether to read the script as run with no arguments at a loop over them (none given)."""
+        if self.positional is not None or not self.options.no_arguments:
+            return False
+        self.result.argument_loops = True
+        return True
+
     def getopts(self, args: list[Word]) -> int | None:
         """`getopts OPTSTRING NAME [ARGS]` over the script's (or the function's) arguments; with none
         given it ends at once, so `while getopts ...` runs no time, as with no arguments."""
@@ -1205,8 +1215,10 @@ class Shell:
             return None
         if len(texts) > 2:
             words = args[2:]
-        elif self.positional is None:
+        elif self.no_arguments():
             return 1
+        elif self.positional is None:
+            return None
         else:
             words = list(self.positional)
         optind = arith.evaluate(_var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
@@ -1940,10 +1952,11 @@ class Shell:
         values = [c for c in node.children if node.field_name_for_child(list(node.children).index(c)) == "value"]
         if values:
             items = self.words(values, unit)
-            if self.positional is None and all(_unknown_arguments(w) for w in items):
+            if self.no_arguments() and all(_unknown_arguments(w) for w in items):
                 items = []  # `for a in "$@"` with no arguments given: the body never runs
         else:
-            items = list(self.positional) if self.positional is not None else []
+            items = list(self.positional) if self.positional is not None else [] if self.no_arguments() else [
+                Word((unknown(NOT_GIVEN, "@"),))]
         if any(not w.known for w in items) or len(items) > MAX_LOOP:
             def once():
                 self.vars[name] = Var(name, (unknown(f"${name} is the variable of a loop over values "
@@ -1997,7 +2010,7 @@ class Shell:
             runs = None if status is None else (status == 0) != until
             if runs is False:
                 return 0
-            if runs is None and self.positional is None and only_about_arguments(self.unknown_reasons):
+            if runs is None and self.no_arguments() and only_about_arguments(self.unknown_reasons):
                 return 0  # a loop over the script's arguments (`while [[ $# -gt 0 ]]`): none are given
             if runs is None:
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))

@@ -272,6 +272,7 @@ class ShellResult:
     choices: dict = field(default_factory=dict)
     merged_from: dict = field(default_factory=dict)
     chosen: list[str] = field(default_factory=list)  # when the forced ways through run (a reading per way)
+    argument_loops: bool = False  # a loop over the script's arguments ran no time (none were given)
 
     def commands_named(self, names: Sequence[str]) -> list[Command]:
         return [c for c in self.commands if c.name and c.name.rsplit("/", 1)[-1] in names]

@@ -99,3 +99,21 @@ def test_only_about_arguments():
     assert only_about_arguments(["positional parameter $1 is not given"])
     assert not only_about_arguments(["positional parameter $1 is not given", "$X is not set"])
     assert not only_about_arguments([])
+
+
+def test_script_that_exits_without_arguments_is_read_with_the_loop_undecided(tmp_path):
+    from plint.read import read_path
+
+    path = tmp_path / "launch.sh"
+    path.write_text('MODEL=""\nGPUS=8\nwhile [[ $# -gt 0 ]]; do case $1 in --model) MODEL=$2; shift 2 ;; '
+                    '--gpus) GPUS=$2; shift 2 ;; *) shift ;; esac; done\n'
+                    'if [ -z "$MODEL" ]; then echo "--model is required"; exit 1; fi\n'
+                    'torchrun --nproc_per_node $GPUS train.py --model $MODEL\n')
+    (layout,) = read_path(path).layouts  # with no arguments bash exits; the launch is still read
+    assert layout.fields["cluster.gpus_per_node"].value is None  # an option may set it
+
+
+def test_no_arguments_option_off_merges_the_loop(run):
+    r = run(LOOP, no_arguments=False)
+    assert text(r, "TP") is None and not r.argument_loops
+    assert run(LOOP).argument_loops
