@@ -213,14 +213,16 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
         if len(readings) > 1 and alternatives[0].positional == []:
             readings[0].chosen.append("the script is run with no arguments")
     out, seen = [], set()
-    for one in readings:
+    for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
+        keys = set()
         for chain in find_launches(one, job, lookup.source):
             command = chain.command
             key = reading_key(command.words, command.site) if command is not None else id(chain)
+            keys.add(key)
             if key not in seen:
-                seen.add(key)
                 out.append((chain, lookup))
+        seen |= keys
     return out
 
 

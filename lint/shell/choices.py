@@ -17,7 +17,6 @@ from __future__ import annotations
 from itertools import product
 
 from plint.record import record
-from plint.shell.arguments import is_argument_name
 
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -74,14 +73,9 @@ def forced_readings(choices: list[Choice]) -> list[dict[tuple, int]]:
 
 
 def reading_key(words: list[Word], site: Span | None) -> tuple:
-    """What makes two readings of a launch the same launch: where it is written and its words, the
-    script's arguments counted as not given (so the reading with no arguments and the reading that
-    forces the same arm agree)."""
-    texts = []
-    for word in words:
-        text = "".join(p.text if p.known else "" if is_argument_name(p.name) else f"\x00{p.name}"
-                       for p in word.pieces)
-        if text:
-            texts.append(text)
-    where = (site.path, site.start, site.end) if site is not None else None
-    return where, tuple(texts)
+    """What makes two readings of a launch the same launch: where the command is written and where its
+    name was (the arm of the branch that wrote `full_cmd="torchrun ..."` or `LAUNCHER=deepspeed`).
+    Values that differ between the readings (the script's arguments, another branch left undecided in
+    one of them) do not make it another launch."""
+    name = words[0].value_span if words else None
+    return tuple((s.path, s.start, s.end) if s is not None else None for s in (site, name))

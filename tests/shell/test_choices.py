@@ -3,7 +3,6 @@
 from plint.read import read_path
 from plint.shell.choices import forced_readings, hidden_choices, reading_key
 from plint.shell.evaluator import EvalOptions
-from plint.shell.model import Piece, Word, unknown
 
 MODEL = ("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
          "--global-batch-size 64 --bf16")
@@ -74,12 +73,25 @@ def test_a_merge_that_hides_nothing_is_not_a_choice(run):
     assert hidden_choices(r) == []
 
 
-def test_reading_key_counts_arguments_as_not_given():
-    given = Word((Piece("/ckpt/", None),))
-    missing = Word((Piece("/ckpt/", None), unknown("positional parameter $1 is not given", "1")))
-    assert reading_key([Word.of("torchrun"), given], None) == reading_key([Word.of("torchrun"), missing], None)
-    other = Word((unknown("$X is not set", "X"),))
-    assert reading_key([other], None) != reading_key([Word.of("")], None)
+def test_reading_key_is_where_the_command_and_its_name_are_written(run):
+    script = 'if [ "$1" = a ]; then L="torchrun --nproc_per_node 4"; else L="torchrun --nproc_per_node 8"; fi\n' \
+             '$L x.py --save /ckpt/$1\n'
+    (choice,) = hidden_choices(run(script))
+    keys = []
+    for forced in (0, 1):
+        (cmd,) = [c for c in run(script, choices={choice.key: forced}).commands if c.name == "torchrun"]
+        keys.append(reading_key(cmd.words, cmd.site))
+    (cmd,) = [c for c in run(script, positional=[]).commands if c.name == "torchrun"]
+    assert keys[0] != keys[1] and reading_key(cmd.words, cmd.site) == keys[1]  # no arguments: the else arm
+
+
+def test_two_branches_on_the_same_argument_give_one_layout_per_launch(tmp_path):
+    path = tmp_path / "launch.sh"
+    path.write_text('if [ "$1" = convert ]; then CFG=empty.json; else CFG=ds.json; fi\n'
+                    'if [ "$1" = convert ]; then task="deepspeed convert.py"; else task="deepspeed pretrain_gpt.py"; fi\n'
+                    f'full_cmd="$task --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}"\neval "$full_cmd"\n')
+    reading = read_path(path)
+    assert [str(layout.fields["entrypoint"].value) for layout in reading.layouts] == ["pretrain_gpt.py", "convert.py"]
 
 
 def test_options_default_to_no_choice():
