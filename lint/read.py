@@ -187,7 +187,7 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
     """Each launch with the file lookup of the reading it came from: the script's own reading, and where
     an undecided branch hides a launch (`eval "$full_cmd"`, shell/choices.py) one reading per way
     through it, the way bash takes with no arguments first; a launch read twice is kept once."""
-    from plint.shell.choices import forced_readings, hidden_choices, reading_key
+    from plint.shell.choices import forced_readings, hidden_choices, same_launch
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources.launchers import find_launches
 
@@ -212,17 +212,12 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
         readings = [evaluate(source, o) for o in alternatives] + readings
         if len(readings) > 1 and alternatives[0].positional == []:
             readings[0].chosen.append("the script is run with no arguments")
-    out, seen = [], set()
+    out: list[tuple] = []
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
-        keys = set()
-        for chain in find_launches(one, job, lookup.source):
-            command = chain.command
-            key = reading_key(command.words, command.site) if command is not None else id(chain)
-            keys.add(key)
-            if key not in seen:
-                out.append((chain, lookup))
-        seen |= keys
+        earlier = [chain.command for chain, _ in out if chain.command is not None]
+        out.extend((chain, lookup) for chain in find_launches(one, job, lookup.source)
+                   if chain.command is None or not any(same_launch(c, chain.command) for c in earlier))
     return out
 
 

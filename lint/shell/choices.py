@@ -17,10 +17,11 @@ from __future__ import annotations
 from itertools import product
 
 from plint.record import record
+from plint.shell.arguments import is_argument_name
 
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
-    from plint.shell.model import ShellResult, Word
+    from plint.shell.model import Command, ShellResult, Word
     from plint.source import Span
 
 MAX_READINGS = 12  # readings of one script in all (a product of several choices is cut there)
@@ -72,10 +73,23 @@ def forced_readings(choices: list[Choice]) -> list[dict[tuple, int]]:
     return out
 
 
-def reading_key(words: list[Word], site: Span | None) -> tuple:
-    """What makes two readings of a launch the same launch: where the command is written and where its
-    name was (the arm of the branch that wrote `full_cmd="torchrun ..."` or `LAUNCHER=deepspeed`).
-    Values that differ between the readings (the script's arguments, another branch left undecided in
-    one of them) do not make it another launch."""
-    name = words[0].value_span if words else None
-    return tuple((s.path, s.start, s.end) if s is not None else None for s in (site, name))
+def same_launch(a: Command, b: Command) -> bool:
+    """Whether two readings read the same launch: the command written at the same place, and each word
+    written at the same place, where both readings know it. A word one reading cannot know (the
+    script's arguments, another branch it left undecided) matches anything; an argument word that is
+    gone in the other reading (`$1` expands to nothing when no arguments are given) is left out."""
+    if _where(a.site) != _where(b.site):
+        return False
+    words_a, words_b = _comparable(a.words), _comparable(b.words)
+    if len(words_a) != len(words_b):
+        return False
+    return all(not x.known or not y.known or _where(x.value_span) == _where(y.value_span)
+               for x, y in zip(words_a, words_b))
+
+
+def _comparable(words: list[Word]) -> list[Word]:
+    return [w for w in words if not all(not p.known and is_argument_name(p.name) for p in w.pieces)]
+
+
+def _where(span: Span | None) -> tuple | None:
+    return (span.path, span.start, span.end) if span is not None else None

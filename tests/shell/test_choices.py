@@ -1,7 +1,7 @@
 """A launch a branch chooses (`eval "$full_cmd"`, `$LAUNCHER ...`) is read once per way through it."""
 
 from plint.read import read_path
-from plint.shell.choices import forced_readings, hidden_choices, reading_key
+from plint.shell.choices import forced_readings, hidden_choices, same_launch
 from plint.shell.evaluator import EvalOptions
 
 MODEL = ("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
@@ -73,16 +73,15 @@ def test_a_merge_that_hides_nothing_is_not_a_choice(run):
     assert hidden_choices(r) == []
 
 
-def test_reading_key_is_where_the_command_and_its_name_are_written(run):
+def test_same_launch_is_the_same_command_with_words_written_at_the_same_place(run):
     script = 'if [ "$1" = a ]; then L="torchrun --nproc_per_node 4"; else L="torchrun --nproc_per_node 8"; fi\n' \
-             '$L x.py --save /ckpt/$1\n'
+             '$L x.py --save /ckpt/$1 $1\n'
     (choice,) = hidden_choices(run(script))
-    keys = []
-    for forced in (0, 1):
-        (cmd,) = [c for c in run(script, choices={choice.key: forced}).commands if c.name == "torchrun"]
-        keys.append(reading_key(cmd.words, cmd.site))
-    (cmd,) = [c for c in run(script, positional=[]).commands if c.name == "torchrun"]
-    assert keys[0] != keys[1] and reading_key(cmd.words, cmd.site) == keys[1]  # no arguments: the else arm
+    forced = [next(c for c in run(script, choices={choice.key: i}).commands if c.name == "torchrun")
+              for i in (0, 1)]
+    no_arguments = next(c for c in run(script, positional=[]).commands if c.name == "torchrun")
+    assert not same_launch(forced[0], forced[1])
+    assert same_launch(no_arguments, forced[1]) and not same_launch(no_arguments, forced[0])
 
 
 def test_two_branches_on_the_same_argument_give_one_layout_per_launch(tmp_path):
