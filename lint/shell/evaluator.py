@@ -1952,7 +1952,7 @@ class Shell:
         values = [c for c in node.children if node.field_name_for_child(list(node.children).index(c)) == "value"]
         if values:
             items = self.words(values, unit)
-            if self.no_arguments() and all(_unknown_arguments(w) for w in items):
+            if items and all(_unknown_arguments(w) for w in items) and self.no_arguments():
                 items = []  # `for a in "$@"` with no arguments given: the body never runs
         else:
             items = list(self.positional) if self.positional is not None else [] if self.no_arguments() else [
@@ -2010,7 +2010,7 @@ class Shell:
             runs = None if status is None else (status == 0) != until
             if runs is False:
                 return 0
-            if runs is None and self.no_arguments() and only_about_arguments(self.unknown_reasons):
+            if runs is None and only_about_arguments(self.unknown_reasons) and self.no_arguments():
                 return 0  # a loop over the script's arguments (`while [[ $# -gt 0 ]]`): none are given
             if runs is None:
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
