@@ -212,7 +212,6 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str],
                 trainer_source: str | None = None) -> None:
     from plint.shell.evaluator import EvalOptions, evaluate
-    from plint.sources.launchers import find_launches
 
     job = _slurm_job(source)
     seeded = _slurm_env(job)
@@ -230,28 +229,84 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
-    lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
-    chains = find_launches(result, job, lookup.source)
+    base = os.path.dirname(path) or "."  # Path(path).parent
+    chains = _launch_chains(source, options, result, job, base)
+    lookups: list[FileLookup] = []
     if not chains:
         from plint.sources.unlaunched import unused_launches
 
-        read = [lookup.source(p) for p in result.files_read]
+        lookups.append(FileLookup(result, base))
+        read = [lookups[0].source(p) for p in result.files_read]
         reading.unused_launches = unused_launches([source] + [f for f in read if f is not None], result)
-    for chain in chains:
+    for chain, lookup in chains:
+        if lookup not in lookups:
+            lookups.append(lookup)
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
+        reading.problems.extend(p for p in _slots(chain) if p not in reading.problems)
         layout = build_layout(launch)
+        if lookup.result is not None and lookup.result.chosen:  # one way through a branch that chose it
+            layout.conditions = tuple(dict.fromkeys(lookup.result.chosen + list(layout.conditions)))
         layout.extras["release"] = launch.release
         layout.extras["catalog"] = launch.catalog
         reading.problems.extend(layout.extras.pop("problems", []))
         reading.layouts.append(layout)
-    reading.problems.extend(lookup.problems)
     # a file outside the root that no layout value names as the reason it is unknown (an accelerate
     # config whose counts the command line gives anyway) is still said once
     notes = [v.note for layout in reading.layouts for v in layout.fields.values() if v.note]
-    reading.problems.extend(Problem("unresolved", why, None) for name, why in lookup.refused.items()
-                            if not any(name in note and OUTSIDE_NOTE in note for note in notes))
+    for lookup in lookups:
+        reading.problems.extend(p for p in lookup.problems if p not in reading.problems)
+        refused = [Problem("unresolved", why, None) for name, why in lookup.refused.items()
+                   if not any(name in note and OUTSIDE_NOTE in note for note in notes)]
+        reading.problems.extend(p for p in refused if p not in reading.problems)
+
+
+def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: str) -> list[tuple]:
+    """Each launch with the file lookup of the reading it came from: the script's own reading, and where
+    an undecided branch hides a launch (`eval "$full_cmd"`, shell/choices.py) one reading per way
+    through it, the way bash takes with no arguments first; a launch read twice is kept once."""
+    from plint.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch
+    from plint.shell.evaluator import EvalOptions, evaluate
+    from plint.sources.launchers import find_launches
+
+    if result.argument_loops and not find_launches(result, job, FileLookup(result, base).source):
+        # run with no arguments the script stops before its launch (`[ -z "$MODEL" ] && exit 1` after an
+        # option loop): read it with the loop undecided, so the launch is read and what the options
+        # set stays unresolved
+        options = EvalOptions(env=options.env, positional=options.positional, child_env=options.child_env,
+                              assume=options.assume, no_arguments=False)
+        result = evaluate(source, options)
+    readings = [result]
+    hidden = hidden_choices(result)
+    if hidden:
+        def variant(**changes):
+            fields = dict(env=options.env, positional=options.positional, child_env=options.child_env,
+                          assume=options.assume, no_arguments=options.no_arguments)
+            return EvalOptions(**{**fields, **changes})
+
+        alternatives = [variant(choices=forced) for forced in forced_readings(hidden)]
+        if options.positional is None and all(c.on_arguments for c in hidden):
+            alternatives.insert(0, variant(positional=[]))  # what bash does when run with no arguments
+        readings = [evaluate(source, o) for o in alternatives] + readings
+        if len(readings) > 1 and alternatives[0].positional == []:
+            readings[0].chosen.append("the script is run with no arguments")
+    out: list[tuple] = []
+    for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
+        lookup = FileLookup(one, base)
+        earlier = [chain.command for chain, _ in out if chain.command is not None]
+        out.extend((chain, lookup) for chain in find_launches(one, job, lookup.source)
+                   if chain.command is None or not (any(same_launch(c, chain.command) for c in earlier)
+                                                    or chosen_elsewhere(chain.command, earlier, one.merged_from)))
+    return out
+
+
+def _slots(chain) -> list[Problem]:
+    """The template slots (`<PATH TO DATASET>`) a launch's commands hold, each an unfilled value."""
+    from plint.shell.placeholders import slot_problems
+
+    commands = [call.command for call in chain.calls] + ([chain.command] if chain.command is not None else [])
+    return slot_problems(w for c in commands for w in c.words)
 
 
 def _slurm_job(source: SourceFile):

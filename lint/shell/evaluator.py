@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     from typing import Callable
 
 from plint.shell import arith
+from plint.shell.arguments import (COUNT_NOT_GIVEN, NOT_GIVEN, getopts_step, is_argument_name,
+                                    only_about_arguments, parameter_not_given)
 from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401  (re-exported)
+from plint.shell.choices import Choice
+from plint.shell.placeholders import slot_pieces, slot_spans
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
 from plint.shell.unit import Unit
@@ -41,6 +45,12 @@ class EvalOptions:
     # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):
     # [tool.plint.assume] / --assume. Unlike env, they replace an unknown assignment.
     assume: dict[str, str] = field(default_factory=dict)
+    # Undecided branches to take one way (choice key -> index of the alternative): how plint reads each
+    # launch a branch chooses (shell/choices.py); every other undecided branch still merges.
+    choices: dict = field(default_factory=dict)
+    # A loop over the script's arguments runs no time when none are given (as bash does); False merges
+    # it as undecided instead, for a script that exits without arguments (read.py reads it both ways).
+    no_arguments: bool = True
 
 
 class _Exit(Exception):
@@ -161,6 +171,14 @@ def _text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
     return "".join(p.text for p in pieces)  # type: ignore[misc]
 
 
+def _is_empty(pieces) -> bool | None:
+    """Whether expanded text is empty: known from known text, or from an unknown piece that is known
+    not to be empty (Piece.nonempty); None when it cannot be told."""
+    if any(p.text or p.nonempty for p in pieces):
+        return False
+    return True if all(p.known for p in pieces) else None
+
+
 def _var_text(var: Var | None) -> str | None:
     if var is None:
         return ""
@@ -235,6 +253,25 @@ def _alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
     return texts
 
 
+def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
+    """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
+    expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
+    expansion keeps the lines as they were (lines, and so line numbers, stay those of the script)."""
+    shown = "".join(p.text if p.known else "${%s}" % (p.name or "?") for p in content.pieces)
+    raw_lines = raw.split(b"\n")
+    new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
+    if len(raw_lines) != len(new_lines):
+        return raw
+    return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old
+                       for old, new in zip(raw_lines, new_lines))
+
+
+def _unknown_arguments(word: Word) -> bool:
+    """A word that is only the script's arguments, which plint was not given (`"$@"`)."""
+    return bool(word.pieces) and all(not p.known and is_argument_name(p.name) and p.name != "#"
+                                     and not p.name.isdigit() for p in word.pieces)
+
+
 @record
 class _State:
     vars: dict[str, Var]
@@ -265,20 +302,24 @@ class Shell:
         self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
         self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
         self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
+        self.getopts_at, self.getopts_offset = 0, 0  # where in a word of grouped flags getopts stands
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
         from plint.shell.parse import parse, recover, syntax_problems
 
-        unit = Unit.for_file(source)
+        slots = slot_spans(source.data)
+        # a template slot (`<PATH TO DATASET>`) is one unknown value, never a redirection
+        unit = Unit.from_pieces(slot_pieces(source, slots), source) if slots else Unit.for_file(source)
         unit.tree = parse(unit.data)
-        problems = syntax_problems(source, unit.tree)
+        problems = syntax_problems(source, unit.tree, unit.data)
         if problems:
             # Read what bash would accept: the lines it rejects are blanked (offsets kept) and the
-            # rest parsed again, so a placeholder such as `CKPT=<Specify path>` does not swallow
-            # the launch on the next line.
-            unit.data, problems = recover(source, problems)
+            # rest parsed again, so a line bash rejects does not swallow the launch after it.
+            unit.data, problems = recover(source, problems, unit.data)
             unit.tree = parse(unit.data)
+        elif slots:  # bash still refuses the file as written (`X=<Specify path>`): PL001 says so
+            problems = syntax_problems(source, parse(source.data))
         self.result.problems.extend(problems)
         key = os.path.abspath(source.path)
         self.active_files.add(key)
@@ -751,18 +792,18 @@ class Shell:
 
     def unset_piece(self, name: str, span) -> Piece:
         if name.isdigit():
-            return unknown(f"positional parameter ${name} is not given", name, span)
+            return unknown(parameter_not_given(name), name, span)
         return unknown(f"${name} is not set in the script and has no default", name, span)
 
     def resolve(self, name: str, index: str | None, span, quoted: bool):
         """(pieces or None when unset/unknown-unset, is_set, list of words for @/* or None)."""
         if name in ("@", "*"):
             if self.positional is None:
-                return [unknown("the script's positional parameters are not given", name, span)], True, None
+                return [unknown(NOT_GIVEN, name, span)], True, None
             return None, True, [list(w.pieces) for w in self.positional]
         if name == "#":
             if self.positional is None:
-                return [unknown("the number of positional parameters is not given", name, span)], True, None
+                return [unknown(COUNT_NOT_GIVEN, name, span)], True, None
             return [Piece(str(len(self.positional)), None, "derived")], True, None
         if name.isdigit():
             if name == "0":
@@ -833,6 +874,8 @@ class Shell:
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
+            if unknown_value and _is_empty(value) is False:
+                return opnd()  # set and known not to be empty (a merged value may be unset): the word is used
             if unknown_value:  # nothing, or the operand: both are its alternatives
                 alts = ["<unset>"] + _alternative_texts(_flatten(opnd()))
                 return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
@@ -946,10 +989,13 @@ class Shell:
         inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
         return self.arith_text(inner_start, inner_end, unit, span)
 
-    def arith_text(self, start: int, end: int, unit: Unit, span) -> Piece:
-        """$((...)): expand $-parameters inside first (as bash does), then evaluate."""
+    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None) -> Piece:
+        """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
+        given, collects why the $-parameters inside are unknown."""
         expr, hidden = self.expand_inline(start, end, unit)
         if expr is None:
+            if reasons is not None:
+                reasons.extend(p.reason for p in hidden if p.reason)
             why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
             first = next((p.name for p in hidden if p.name), None)
             return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
@@ -983,10 +1029,11 @@ class Shell:
         """`(( expr ))`: true when the value is not zero; assignments inside take effect."""
         start = node.children[0].end_byte
         end = node.children[-1].start_byte if node.children[-1].type == "))" else node.end_byte
-        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte))
+        inside: list[str] = []
+        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
         if not piece.known:
-            if piece.reason:
-                self.unknown_reasons.append(piece.reason)
+            if inside or piece.reason:
+                self.unknown_reasons.extend(inside or [piece.reason])
             return None
         return 1 if piece.text in ("", "0") else 0
 
@@ -1171,6 +1218,8 @@ class Shell:
             if self.positional is not None:
                 self.positional = self.positional[n:]
             return 0
+        if base == "getopts":
+            return self.getopts(args)
         if base in ("true", ":"):
             return 0
         if base == "false":
@@ -1235,10 +1284,46 @@ class Shell:
                                   (unknown(f"${name} is computed from unknown values", name, site),), None,
                                   self.vars[name].exported if name in self.vars else False, site)
 
+    def no_arguments(self) -> bool:
+        """Whether to read the script as run with no arguments at a loop over them (none given)."""
+        if self.positional is not None or not self.options.no_arguments:
+            return False
+        self.result.argument_loops = True
+        return True
+
+    def getopts(self, args: list[Word]) -> int | None:
+        """`getopts OPTSTRING NAME [ARGS]` over the script's (or the function's) arguments; with none
+        given it ends at once, so `while getopts ...` runs no time, as with no arguments."""
+        texts = [w.text for w in args]
+        if len(texts) < 2 or texts[0] is None or not texts[1] or not texts[1].isidentifier():
+            return None
+        if len(texts) > 2:
+            words = args[2:]
+        elif self.no_arguments():
+            return 1
+        elif self.positional is None:
+            return None
+        else:
+            words = list(self.positional)
+        optind = arith.evaluate(_var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
+        offset = self.getopts_offset if optind == self.getopts_at else 0
+        step = getopts_step(texts[0], [w.text for w in words], optind, offset)
+        if step.status is None:
+            return None
+        self.getopts_at, self.getopts_offset = step.optind, step.offset
+        self.vars[texts[1]] = Var(texts[1], (Piece(step.name or "?", None, "derived"),))
+        self.vars["OPTIND"] = Var("OPTIND", (Piece(str(step.optind), None, "derived"),))
+        if step.optarg is not None:  # a whole word (`-t 2`) keeps where it was written
+            whole = words[step.optind - 2] if 0 <= step.optind - 2 < len(words) else None
+            self.vars["OPTARG"] = Var("OPTARG", whole.pieces if whole is not None and whole.text == step.optarg
+                                      else (Piece(step.optarg, None, "derived"),))
+        return step.status
+
     def call(self, name: str, args: list[Word]) -> int | None:
         body, unit = self.functions[name]
         saved_positional = self.positional
-        self.positional = args
+        if not (self.positional is None and len(args) == 1 and _unknown_arguments(args[0])):
+            self.positional = args  # `main "$@"` with no arguments given keeps them not given
         self.locals.append({})
         self.depth += 1
         try:
@@ -1412,7 +1497,8 @@ class Shell:
         def blank(b: bytes) -> bytes:
             return bytes(10 if c == 10 else 32 for c in b)
 
-        text = (blank(data[:lo]) + data[lo:hi] + blank(data[hi:])).decode("utf-8", "surrogateescape")
+        text = (blank(data[:lo]) + _expanded_directives(data[lo:hi], content) + blank(data[hi:])
+                ).decode("utf-8", "surrogateescape")
         return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
@@ -1752,9 +1838,23 @@ class Shell:
         return f"{text}{where}{what}"
 
     def branches(self, alternatives: list[tuple[str | tuple[str, ...], Callable[[], object]]],
-                 cond_text: str) -> None:
+                 cond_text: str, choice: Choice | None = None) -> None:
         """Run each alternative from the same state and merge: variables that differ become unknown.
-        A label (or several) says when the alternative runs; it goes into Command.conditions."""
+        A label (or several) says when the alternative runs; it goes into Command.conditions. An
+        if/case `choice` the options force runs one alternative only, as bash would."""
+        if choice is not None:
+            forced = self.options.choices.get(choice.key)
+            if forced is not None and forced < len(alternatives):
+                label, run = alternatives[forced]
+                labels = (label,) if isinstance(label, str) else label
+                self.conditions.extend(labels)
+                self.result.chosen.extend(labels)
+                try:
+                    run()
+                finally:
+                    del self.conditions[len(self.conditions) - len(labels):]
+                return
+            self.result.choices.setdefault(choice.key, choice)
         start = self.snapshot()
         ends: list[_State] = []
         stopped: list[type] = []  # how alternatives that left early left (exit, return)
@@ -1776,11 +1876,11 @@ class Shell:
         if not ends:
             self.restore(start)
             raise _Exit()
-        self.merge(ends, cond_text)
+        self.merge(ends, cond_text, choice.key if choice is not None else None)
         if len(stopped) == len(alternatives):  # every way through leaves: so does the statement
             raise _Return() if _Return in stopped else _Exit()
 
-    def merge(self, ends: list[_State], cond_text: str) -> None:
+    def merge(self, ends: list[_State], cond_text: str, key=None) -> None:
         merged = dict(ends[0].vars)
         names = set().union(*(e.vars.keys() for e in ends))
         for name in names:
@@ -1796,7 +1896,10 @@ class Shell:
             if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
                 tails = [_alternative_texts(_joined(v.items[len(items):])) for v in values]  # type: ignore[union-attr]
                 alts = dict.fromkeys(t for ts in tails for t in ts)
-                merged[name] = Var(name, (), items + ((unknown(reason, name, span, alts),),), exported, span)
+                piece = unknown(reason, name, span, alts)
+                if key is not None:  # a launch chosen by this branch is read again once per arm (shell.choices)
+                    self.result.merged_from[id(piece)] = (piece, key)
+                merged[name] = Var(name, (), items + ((piece,),), exported, span)
                 continue
             # A string every branch starts alike (`OPTS="$OPTS --fp16"` in an `if`) keeps that start: only
             # the tail the branches disagree on is unknown, and its alternatives are the tails.
@@ -1815,8 +1918,10 @@ class Shell:
                     alts.append(t if t is not None else "<unknown>")
                 else:
                     alts.extend(_alternative_texts(v.value[len(head):]))
-            merged[name] = Var(name, head + (unknown(reason, name, span, dict.fromkeys(alts)),), None, exported,
-                               span)
+            piece = unknown(reason, name, span, dict.fromkeys(alts))
+            if key is not None:
+                self.result.merged_from[id(piece)] = (piece, key)
+            merged[name] = Var(name, head + (piece,), None, exported, span)
         self.vars = merged
         self.functions = {k: v for e in ends for k, v in e.functions.items()}
         self.positional = ends[0].positional
@@ -1865,6 +1970,7 @@ class Shell:
         pending: list[tuple[tuple[str, ...], Callable[[], object]]] = []
         falses: list[str] = []  # "if X (line 3) is false" for each unknown condition passed
         first_unknown = None
+        reasons: list[str] = []  # why the undecided conditions are unknown
         for cond_nodes, body, kind in arms:
             if kind == "else":
                 if not pending:
@@ -1880,6 +1986,7 @@ class Shell:
                 pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
                 break
             if status is None:
+                reasons.extend(self.unknown_reasons or ["?"])
                 if first_unknown is None:
                     first_unknown = cond_text
                     if self.unknown_reasons:
@@ -1889,8 +1996,10 @@ class Shell:
         else:
             if pending:
                 pending.append((tuple(falses), lambda: None))
-        if pending:
-            self.branches(pending, first_unknown or "a condition")
+        if pending:  # the last alternative is what runs when every undecided condition is false
+            self.branches(pending, first_unknown or "a condition",
+                          Choice.of(unit.span(node.start_byte, node.end_byte), first_unknown or "",
+                                    len(pending), len(pending) - 1, only_about_arguments(reasons)))
         return None
 
     def case_statement(self, node, unit: Unit) -> int | None:
@@ -1931,7 +2040,11 @@ class Shell:
                       for shown, b in alternatives]
         if not any(shown.split("|").count("*") for shown, _ in alternatives):
             arms.append((f"{label} matches no pattern", lambda: None))
-        self.branches(arms, label + (f", which is unknown: {why}" if why else ""))
+        fallback = next((i for i, (shown, _) in enumerate(alternatives) if "*" in shown.split("|")), len(arms) - 1)
+        reasons = [p.reason or "?" for p in value_pieces if not p.known]
+        self.branches(arms, label + (f", which is unknown: {why}" if why else ""),
+                      Choice.of(unit.span(node.start_byte, node.end_byte), label, len(arms), fallback,
+                                only_about_arguments(reasons)))
         return None
 
     def and_or(self, node, unit: Unit) -> int | None:
@@ -1991,9 +2104,11 @@ class Shell:
         values = [c for c in node.children if node.field_name_for_child(list(node.children).index(c)) == "value"]
         if values:
             items = self.words(values, unit)
+            if items and all(_unknown_arguments(w) for w in items) and self.no_arguments():
+                items = []  # `for a in "$@"` with no arguments given: the body never runs
         else:
-            items = list(self.positional) if self.positional is not None else [
-                Word((unknown("the script's positional parameters are not given", "@"),))]
+            items = list(self.positional) if self.positional is not None else [] if self.no_arguments() else [
+                Word((unknown(NOT_GIVEN, "@"),))]
         if any(not w.known for w in items) or len(items) > MAX_LOOP:
             def once():
                 self.vars[name] = Var(name, (unknown(f"${name} is the variable of a loop over values "
@@ -2047,6 +2162,8 @@ class Shell:
             runs = None if status is None else (status == 0) != until
             if runs is False:
                 return 0
+            if runs is None and only_about_arguments(self.unknown_reasons) and self.no_arguments():
+                return 0  # a loop over the script's arguments (`while [[ $# -gt 0 ]]`): none are given
             if runs is None:
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
                 self.branches([(f"{label} runs its body", lambda: self.run_loop_body(body, unit)),
@@ -2079,7 +2196,10 @@ class Shell:
                 s = self.test_expr(node.named_children[-1], unit)
                 return None if s is None else int(s == 0)
             operand = node.named_children[-1]
-            value = self._test_text(self.expand(operand, unit, quoted=True))
+            fields = self.expand(operand, unit, quoted=True)
+            value = self._test_text(fields)
+            if value is None and opt in ("-z", "-n"):
+                return self.emptiness(opt, _flatten(fields))
             return self.unary(opt, value)
         if t == "binary_expression":
             left = node.child_by_field_name("left")
@@ -2098,8 +2218,9 @@ class Shell:
             rv = self._test_text(self.expand(right, unit, quoted=True)) if right is not None else ""
             return self.binary(op, lv, rv)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
-            value = self._test_text(self.expand(node, unit, quoted=True))
-            return None if value is None else int(value == "")
+            fields = self.expand(node, unit, quoted=True)
+            value = self._test_text(fields)
+            return self.emptiness("-n", _flatten(fields)) if value is None else int(value == "")
         return None
 
     def _test_text(self, fields: Fields) -> str | None:
@@ -2124,12 +2245,20 @@ class Shell:
                     return 1 if 1 in (a, b) else (None if None in (a, b) else 0)
                 return 0 if 0 in (a, b) else (None if None in (a, b) else 1)
         if len(texts) == 1:
-            return None if texts[0] is None else int(texts[0] == "")
+            return self.emptiness("-n", args[0].pieces) if texts[0] is None else int(texts[0] == "")
         if len(texts) == 2:
+            if texts[1] is None and texts[0] in ("-z", "-n"):
+                return self.emptiness(texts[0], args[1].pieces)
             return self.unary(texts[0] or "", texts[1])
         if len(texts) == 3:
             return self.binary(texts[1] or "", texts[0], texts[2])
         return None
+
+    @staticmethod
+    def emptiness(op: str, pieces) -> int | None:
+        """`-z`/`-n` of a value whose text is unknown but whose emptiness may be known."""
+        empty = _is_empty(pieces)
+        return None if empty is None else int(empty != (op == "-z"))
 
     @staticmethod
     def unary(op: str, value: str | None) -> int | None:

@@ -35,6 +35,9 @@ class Piece:
     source: SourceFile | None = field(default=None, compare=False, repr=False)
     # the variable whose `${NAME:-default}` supplied this text: a value the environment may override
     default_of: str | None = None
+    # unknown text that is known not to be empty (a variable Slurm always sets, such as $SLURM_JOB_ID):
+    # `[ -z "$X" ]` is false and `${X:+...}` takes its word, though the value itself stays unknown
+    nonempty: bool = False
 
     @property
     def known(self) -> bool:
@@ -264,6 +267,12 @@ class ShellResult:
     variables: dict[str, Var] = field(default_factory=dict)  # the state at the end
     problems: list[Problem] = field(default_factory=list)
     files_read: list[str] = field(default_factory=list)  # sourced and run files, resolved paths
+    # Undecided branches (if/elif/case) by key, and the unknown pieces their merge made (id -> (piece,
+    # key)): a command these pieces hide (`eval "$full_cmd"`) is read once per branch (shell/choices.py).
+    choices: dict = field(default_factory=dict)
+    merged_from: dict = field(default_factory=dict)
+    chosen: list[str] = field(default_factory=list)  # when the forced ways through run (a reading per way)
+    argument_loops: bool = False  # a loop over the script's arguments ran no time (none were given)
 
     def commands_named(self, names: Sequence[str]) -> list[Command]:
         return [c for c in self.commands if c.name and c.name.rsplit("/", 1)[-1] in names]

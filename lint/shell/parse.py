@@ -76,24 +76,30 @@ def has_error(tree) -> bool:
 _BASH_LINE = r"line (\d+): (.*)"
 
 
-def syntax_problems(source: SourceFile, tree) -> list[Problem]:
-    """Problems for a script bash rejects; nothing when bash accepts it or is not installed."""
+def syntax_problems(source: SourceFile, tree, data: bytes | None = None) -> list[Problem]:
+    """Problems for a script bash rejects; nothing when bash accepts it or is not installed. `data` is
+    the text as plint parses it (template slots stood in for), line for line the source's."""
     if not has_error(tree):
         return []
-    return _bash_check(source, source.data)
+    return _bash_check(source, source.data if data is None else data)
 
 
-def recover(source: SourceFile, problems: list[Problem], rounds: int = 8) -> tuple[bytes, list[Problem]]:
-    """Blank each line bash rejects (keeping every byte offset) until bash accepts the rest."""
-    data = bytearray(source.data)
+def recover(source: SourceFile, problems: list[Problem], data: bytes | None = None,
+            rounds: int = 8) -> tuple[bytes, list[Problem]]:
+    """Blank each line bash rejects (keeping every byte offset of `data`, the source by default, whose
+    lines are the source's) until bash accepts the rest."""
+    data = bytearray(source.data if data is None else data)
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
     found = list(problems)
     for _ in range(rounds):
         lines = {p.span.line for p in problems if p.span is not None}
         if not lines:
             break
         for line in lines:
-            start = source._line_starts[line - 1]
-            end = source._line_starts[line] - 1 if line < len(source._line_starts) else len(data)
+            if line > len(starts):
+                continue
+            start = starts[line - 1]
+            end = starts[line] - 1 if line < len(starts) else len(data)
             data[start:end] = b" " * (end - start)
         problems = _bash_check(source, bytes(data))
         known = {p.span.line for p in found if p.span is not None}

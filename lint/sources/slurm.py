@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 from plint.shell.model import Piece, Problem, Var, Word
+from plint.shell.placeholders import is_placeholder
 from plint.source import SourceFile
 from plint.values import Value, from_word
 
@@ -197,6 +198,9 @@ def _count(word: Word, what: str) -> Value:
         return value
     text = value.value.strip()
     m = re.fullmatch(r"(\d+)([kKmM]?)", text)
+    if not m and is_placeholder(text):
+        return Value(None, value.span, "unresolved", f"{what}={text}, a placeholder the author left to fill in "
+                                                     "(an unfilled template slot), is not a count")
     if not m:
         return Value(None, value.span, "unresolved", f"{what} {text!r} is not a count plint can read")
     scale = {"": 1, "k": 1024, "m": 1048576}[m.group(2).lower()]
@@ -408,16 +412,36 @@ def _known(v: Value | None) -> bool:
     return v is not None and v.known
 
 
+# Set in every batch job whatever its options (sbatch(1), OUTPUT ENVIRONMENT VARIABLES, SchedMD/slurm
+# doc/man/man1/sbatch.1), to values known only when it runs. The per-task ones (SLURM_PROCID, SLURM_NODEID,
+# SLURM_LOCALID) are set in the batch script too (it runs as a single copy on the first node) and differ
+# per task under srun, so they stay unknown as well: set, not empty, value unknown.
+RUN_TIME_VARIABLES = ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_SUBMIT_DIR",
+                      "SLURM_SUBMIT_HOST", "SLURM_CLUSTER_NAME", "SLURMD_NODENAME", "SLURM_CPUS_ON_NODE",
+                      "SLURM_JOB_CPUS_PER_NODE", "SLURM_TASK_PID", "SLURM_GTIDS", "SLURM_PROCID", "SLURM_NODEID",
+                      "SLURM_LOCALID")
+
+
+def _run_time(name: str) -> Var:
+    return Var(name, (Piece(None, None, "unresolved", reason=f"${name} is set by Slurm when the job runs; "
+                            "its value is only known then", name=name, nonempty=True),), None, True)
+
+
 def implied_env(job: SlurmJob | None) -> dict[str, Var]:
-    """The SLURM_* variables sbatch(1) sets in the batch step from the job's options, where their values follow
-    from the options alone. Per-task variables (SLURM_PROCID, SLURM_NODEID, SLURM_LOCALID) and the node list
-    exist only at run time and stay unset."""
+    """The SLURM_* variables sbatch(1) sets in the batch step: from the job's options where their values follow
+    from the options alone, and as set-but-unknown (RUN_TIME_VARIABLES) where only the running job knows them.
+    A batch script's `if [ -z "$SLURM_JOB_ID" ]` (not inside a job) is therefore the branch not taken."""
     env: dict[str, Var] = {}
     if job is None:
         return env
+    env.update((name, _run_time(name)) for name in RUN_TIME_VARIABLES)
     if _known(job.nodes):
         for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
             env[name] = _var(name, job.nodes)
+    elif job.nodes is not None and job.nodes.origin == "unresolved":  # given, but unknown (a slot, a range)
+        for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
+            env[name] = Var(name, (Piece(None, job.nodes.span, "unresolved", reason=job.nodes.note, name=name,
+                                         nonempty=True),), None, True, job.nodes.span)
     # SLURM_NTASKS: --ntasks, or the task count when an --ntasks-per-* option is given
     ntasks = job.ntasks if _known(job.ntasks) else None
     if ntasks is None and _known(job.nodes) and _known(job.ntasks_per_node):

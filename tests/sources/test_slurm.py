@@ -3,9 +3,9 @@
 
 import pytest
 
-from plint.shell.model import Piece, Word, unknown
+from plint.shell.model import Piece, Var, Word, unknown
 from plint.source import SourceFile
-from plint.sources.slurm import apply_options, implied_env, parse_options, read_directives
+from plint.sources.slurm import RUN_TIME_VARIABLES, apply_options, implied_env, parse_options, read_directives
 
 
 def job(text: str):
@@ -121,19 +121,37 @@ def test_getopt_rules():
 def test_implied_environment():
     j = job("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH -c 6\n")
     env = implied_env(j)
-    values = {k: v.value[0].text for k, v in env.items()}
+    values = {k: v.value[0].text for k, v in env.items() if k not in RUN_TIME_VARIABLES}
     assert values == {"SLURM_JOB_NUM_NODES": "4", "SLURM_NNODES": "4", "SLURM_NTASKS": "32", "SLURM_NPROCS": "32",
                       "SLURM_NTASKS_PER_NODE": "8", "SLURM_TASKS_PER_NODE": "8(x4)", "SLURM_GPUS_ON_NODE": "8",
                       "SLURM_GPUS_PER_NODE": "8", "SLURM_CPUS_PER_TASK": "6"}
-    assert all(v.value[0].origin == "derived" and v.exported for v in env.values())
+    assert all(v.value[0].origin == "derived" and v.exported for k, v in env.items() if k not in RUN_TIME_VARIABLES)
     assert env["SLURM_NNODES"].value[0].span.line == 1
 
 
 def test_implied_environment_only_what_slurm_sets():
     values = implied_env(job("#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n"))
-    assert set(values) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES", "SLURM_GPUS_ON_NODE"}  # no task count asked
-    assert implied_env(job("#SBATCH --nodes=2-4\n")) == {}
-    assert "SLURM_PROCID" not in implied_env(job("#SBATCH -N 1 -n 8\n"))
+    assert set(values) - set(RUN_TIME_VARIABLES) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES",
+                                                     "SLURM_GPUS_ON_NODE"}  # no task count asked
+    ranged = implied_env(job("#SBATCH --nodes=2-4\n"))  # given but picked at run time: set, value unknown
+    assert set(ranged) == set(RUN_TIME_VARIABLES) | {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
+    assert "is a range" in ranged["SLURM_NNODES"].value[0].reason
+    # This once asserted SLURM_PROCID unset in a batch script; sbatch(1) "OUTPUT ENVIRONMENT VARIABLES"
+    # lists it (with SLURM_JOB_ID, SLURM_NODEID, ...) as set in every batch job, to a value plint cannot know.
+    procid = implied_env(job("#SBATCH -N 1 -n 8\n"))["SLURM_PROCID"].value[0]
+    assert not procid.known and procid.nonempty
+
+
+def test_run_time_variables_decide_slurm_branches(tmp_path):
+    from plint.shell.evaluator import EvalOptions, evaluate
+
+    env = implied_env(job("#SBATCH --nodes=2\n"))
+    script = ('if [ -z "$SLURM_JOB_ID" ]; then salloc -N 4 bash run.sh; exit; fi\n'
+              'if [[ -n $SLURM_JOBID ]]; then N=$SLURM_NNODES; else N=1; fi\n'
+              'R=${SLURM_PROCID:+rank}\nsrun echo "$N"\n')
+    result = evaluate(SourceFile(str(tmp_path / "job.sh"), script), EvalOptions(env=env))
+    assert [c.name for c in result.commands] == ["srun"]
+    assert result.variables["N"].value[0].text == "2" and result.variables["R"].value[0].text == "rank"
 
 
 def test_command_line_options_override_the_file():
@@ -148,3 +166,30 @@ def test_unknown_command_line_values_stay_unresolved():
     n = Word((Piece("--nodes="), unknown("$NNODES has no value", "NNODES")))
     j = apply_options(job("#SBATCH --nodes=1\n"), [n, Word.of("job.sh")])
     assert j.nodes.value is None and "NNODES" in j.nodes.note
+
+
+def test_sbatch_heredoc_directives_are_read_expanded(tmp_path):
+    from plint.read import read_path
+
+    body = ("srun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 pretrain_gpt.py "
+            "--micro-batch-size 1 --global-batch-size 64 --num-layers 2 --hidden-size 64 --num-attention-heads 4\n")
+    for delimiter, nodes in (("EOF", 3), ("'EOF'", None)):  # quoted: Slurm sees `$N`, not a count
+        path = tmp_path / f"submit{nodes}.sh"
+        path.write_text(f"N=3\nsbatch <<{delimiter}\n#!/bin/bash\n#SBATCH --nodes=$N\n#SBATCH --gpus-per-node=8\n"
+                        f"{body.replace('$SLURM', chr(92) + '$SLURM') if delimiter == 'EOF' else body}EOF\n")
+        (layout,) = read_path(path).layouts
+        assert layout.fields["cluster.nnodes"].value == nodes
+        if nodes:
+            assert layout.fields["cluster.nnodes"].span.line == 4
+
+
+def test_set_but_unknown_values_decide_emptiness_tests(tmp_path):
+    from plint.shell.evaluator import EvalOptions, evaluate
+
+    env = {"S": Var("S", (Piece(None, None, "unresolved", reason="set by Slurm", name="S", nonempty=True),), None,
+                    True)}
+    script = ('[ -n "$S" ] && A=set\n[[ $S ]] && B=set\ntest -z "$S" || C=set\nD=${S:+yes}\n'
+              'if [ -z "${S}" ]; then E=empty; else E=full; fi\n')
+    result = evaluate(SourceFile(str(tmp_path / "x.sh"), script), EvalOptions(env=env))
+    texts = {k: result.variables[k].value[0].text for k in "ABCDE"}
+    assert texts == {"A": "set", "B": "set", "C": "set", "D": "yes", "E": "full"}

@@ -1,0 +1,119 @@
+"""Loops over the script's arguments: with none given they run no time; with `--env 1=...` they run."""
+
+import pytest
+
+from plint.shell.arguments import getopts_step, only_about_arguments
+from plint.shell.model import Word
+
+LOOP = """TP=2
+PP=1
+while [[ $# -gt 0 ]]; do
+    case $1 in
+        --tp) TP=$2; shift 2 ;;
+        --pp=*) PP=${1#*=}; shift ;;
+        *) shift ;;
+    esac
+done
+"""
+
+
+def text(result, name):
+    v = result.variables[name]
+    return None if any(not p.known for p in v.value) else "".join(p.text for p in v.value)
+
+
+def args(*texts):
+    return [Word.of(t, origin="env") for t in texts]
+
+
+def test_while_loop_over_no_arguments_keeps_the_values_before_it(run):
+    r = run(LOOP)
+    assert (text(r, "TP"), text(r, "PP")) == ("2", "1")
+    assert r.variables["TP"].value[0].origin == "literal"
+    assert not any(c.conditions for c in r.commands)
+
+
+def test_while_loop_runs_over_given_arguments(run):
+    r = run(LOOP, positional=args("--tp", "4", "--pp=2"))
+    assert (text(r, "TP"), text(r, "PP")) == ("4", "2")
+    assert r.variables["TP"].value[0].origin == "env"
+
+
+@pytest.mark.parametrize("loop", [
+    'for arg in "$@"; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done',
+    'for arg; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done',
+    'while [ -n "$1" ]; do TP=$1; shift; done',
+    'while (( $# )); do TP=$1; shift; done',
+    'while getopts "t:p:" opt; do case $opt in t) TP=$OPTARG ;; esac; done',
+])
+def test_other_argument_loops_run_no_time_without_arguments(run, loop):
+    r = run("TP=2\n" + loop + "\n")
+    assert text(r, "TP") == "2"
+
+
+def test_for_over_arguments_runs_when_given(run):
+    r = run('TP=2\nfor arg in "$@"; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done\n',
+            positional=args("--tp=8"))
+    assert text(r, "TP") == "8"
+
+
+def test_getopts_reads_given_arguments(run):
+    script = ('TP=2; PP=1; SP=0\nwhile getopts ":t:p:s" opt; do\n  case $opt in\n    t) TP=$OPTARG ;;\n'
+              '    p) PP=$OPTARG ;;\n    s) SP=1 ;;\n  esac\ndone\nshift $((OPTIND - 1))\n')
+    r = run(script, positional=args("-t", "4", "-sp2", "rest"))
+    assert (text(r, "TP"), text(r, "PP"), text(r, "SP")) == ("4", "2", "1")
+    assert r.variables["TP"].value[0].origin == "env"
+
+
+def test_function_given_unknown_arguments_keeps_them_not_given(run):
+    r = run('parse() {\n  while [[ $# -gt 0 ]]; do TP=$1; shift; done\n}\nTP=2\nparse "$@"\n')
+    assert text(r, "TP") == "2"
+
+
+def test_loop_on_other_unknowns_still_merges(run):
+    r = run("TP=2\nwhile [ -n \"$UNSET_THING\" ]; do TP=$1; shift; done\n")
+    assert text(r, "TP") is None
+
+
+def test_a_branch_on_an_argument_stays_undecided(run):
+    r = run('case "$1" in short) SEQ=4096 ;; long) SEQ=16384 ;; esac\n')
+    assert text(r, "SEQ") is None
+
+
+@pytest.mark.parametrize("optstring, words, optind, offset, expected", [
+    ("t:", ["-t", "4"], 1, 0, (0, "t", "4", 3, 0)),
+    ("t:", ["-t4"], 1, 0, (0, "t", "4", 2, 0)),
+    ("ab", ["-ab"], 1, 0, (0, "a", None, 1, 2)),
+    ("ab", ["-ab"], 1, 2, (0, "b", None, 2, 0)),
+    ("ab", ["--", "-a"], 1, 0, (1, "?", None, 2, 0)),
+    ("ab", ["file"], 1, 0, (1, "?", None, 1, 0)),
+    (":a", ["-x"], 1, 0, (0, "?", "x", 2, 0)),
+    ("t:", ["-t", None], 1, 0, (None, None, None, 1, 0)),
+])
+def test_getopts_step(optstring, words, optind, offset, expected):
+    step = getopts_step(optstring, words, optind, offset)
+    assert (step.status, step.name, step.optarg, step.optind, step.offset) == expected
+
+
+def test_only_about_arguments():
+    assert only_about_arguments(["positional parameter $1 is not given"])
+    assert not only_about_arguments(["positional parameter $1 is not given", "$X is not set"])
+    assert not only_about_arguments([])
+
+
+def test_script_that_exits_without_arguments_is_read_with_the_loop_undecided(tmp_path):
+    from plint.read import read_path
+
+    path = tmp_path / "launch.sh"
+    path.write_text('MODEL=""\nGPUS=8\nwhile [[ $# -gt 0 ]]; do case $1 in --model) MODEL=$2; shift 2 ;; '
+                    '--gpus) GPUS=$2; shift 2 ;; *) shift ;; esac; done\n'
+                    'if [ -z "$MODEL" ]; then echo "--model is required"; exit 1; fi\n'
+                    'torchrun --nproc_per_node $GPUS train.py --model $MODEL\n')
+    (layout,) = read_path(path).layouts  # with no arguments bash exits; the launch is still read
+    assert layout.fields["cluster.gpus_per_node"].value is None  # an option may set it
+
+
+def test_no_arguments_option_off_merges_the_loop(run):
+    r = run(LOOP, no_arguments=False)
+    assert text(r, "TP") is None and not r.argument_loops
+    assert run(LOOP).argument_loops
