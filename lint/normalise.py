@@ -115,6 +115,13 @@ def _megatron_parallel(launch: Launch, layout: Layout) -> None:
     tp = layout.get("parallel.tp") or one
     pp = layout.get("parallel.pp") or one
     cp = layout.get("parallel.cp") or one
+    sequence_parallel = layout.get("parallel.sequence_parallel")
+    if sequence_parallel is not None and sequence_parallel.value is True and tp.value == 1:
+        # validate_args turns it off at tp 1 ("Disabling sequence parallelism because tensor model parallelism
+        # is disabled"; megatron/training/arguments.py, and megatron/arguments.py of the forks): the layout
+        # says what runs; PL304 reads the flag itself (the trainer fact "sequence_parallel_flag")
+        layout.set("parallel.sequence_parallel", derived(
+            False, "--sequence-parallel is turned off by the trainer at tp 1", sequence_parallel.span))
     if launch.trainer.value == "megatron-deepspeed":
         sp = launch.facts.get("ds_sequence_parallel_size") or one
         layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{sp}) (world / tp*pp*ds_sequence_parallel)",

@@ -50,7 +50,7 @@ def sequence_parallel_off(ctx: RuleContext):
 def sequence_parallel_ignored(ctx: RuleContext):
     if not is_megatron(ctx):
         return
-    sp, tp = value(ctx, "parallel.sequence_parallel"), known(ctx, "parallel.tp")
+    sp, tp = ctx.fact("sequence_parallel_flag"), known(ctx, "parallel.tp")
     if sp is not None and sp.value is True and tp and tp[0] == 1:
         yield Finding("--sequence-parallel with tp 1 is silently turned off by Megatron", sp.span,
                       key="parallel.sequence_parallel")

@@ -336,6 +336,8 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
     r.setting("parallel.ep", ep_option, fallback=1)
     out["parallel.etp"] = _expert_tp(r, fork, tp)
     r.put("parallel.sequence_parallel", r.flag("--sequence-parallel") or r.default("--sequence-parallel", False))
+    if r.flag("--sequence-parallel") is not None:
+        r.put("sequence_parallel_flag", r.flag("--sequence-parallel"))  # as written, before tp 1 turns it off
     r.put("parallel.distributed_optimizer",
           r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False))
     if r.has("--use-tp-pp-dp-mapping"):
