@@ -1006,9 +1006,10 @@ class Shell:
                                   None, self.vars[name].exported if name in self.vars else False, span)
         if out.error:
             self.result.problems.append(Problem(
-                "shell-error", f"bash refuses $(({expr.strip()})): {out.error}; the expansion fails and a "
-                               "non-interactive shell exits here", span))
-            # bash never gets past this line; later findings about an empty value would only echo PL001
+                "shell-error", f"bash refuses $(({expr.strip()})): {out.error}; bash abandons the command it "
+                               "stands in (nothing on it is assigned or run; with set -e the script stops)",
+                span))
+            # the value is not there for later lines; findings about an empty value would only echo PL001
             return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
         if out.value is None:
             names = ", ".join(f"${n}" for n in out.unknown) or "a value"
