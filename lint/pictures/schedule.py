@@ -16,7 +16,8 @@ its stage is free and the block it waits for on the neighbouring stage has finis
 bidirectional schedule is not drawn as blocks (its bubble is printed from the cost model).
 
 The step's bubble that plint prints is always the cost model's bubble_fraction for the whole step;
-the drawing shows at most MAX_DRAWN micro-batches.
+the drawing shows at most MAX_DRAWN micro-batches (interleaved: two groups of pp, the trainer's unit),
+with the warm-up of the whole step.
 """
 
 from __future__ import annotations
@@ -77,20 +78,21 @@ def build(pp: int, num_microbatches: int, vpp: int | None = None, schedule: str 
     m = max(1, num_microbatches)
     bubble = bubble_fraction(pp, m, vpp, schedule)
     drawn = min(m, MAX_DRAWN)
-    if name == "interleaved":  # Megatron runs micro-batches in groups of pp per chunk
+    if name == "interleaved":  # Megatron runs micro-batches in groups of pp per chunk: draw two groups
+        drawn = min(m, max(MAX_DRAWN, 2 * pp))
         drawn = max(pp, drawn - drawn % pp) if m >= pp else drawn
-    blocks = _place(pp, drawn, v, name) if name in DRAWN and pp >= 1 else []
+    blocks = _place(pp, drawn, v, name, all_warmup=m == pp) if name in DRAWN and pp >= 1 else []
     return Schedule(name, pp, v, m, drawn, bubble, blocks, what_if)
 
 
-def _orders(pp: int, m: int, v: int, name: str) -> list[list[tuple[str, int, int]]]:
+def _orders(pp: int, m: int, v: int, name: str, all_warmup: bool) -> list[list[tuple[str, int, int]]]:
     """Per stage, the (kind, micro-batch, chunk) ops in issue order."""
     out = []
     for s in range(pp):
         if name == "gpipe":
             out.append([("F", i, 0) for i in range(m)] + [("B", i, 0) for i in range(m)])
         elif name == "interleaved":
-            out.append(_interleaved_order(pp, m, v, s))
+            out.append(_interleaved_order(pp, m, v, s, all_warmup))
         else:
             warm = min(pp - s - 1, m)
             ops = [("F", i, 0) for i in range(warm)]
@@ -101,7 +103,7 @@ def _orders(pp: int, m: int, v: int, name: str) -> list[list[tuple[str, int, int
     return out
 
 
-def _interleaved_order(pp: int, m: int, v: int, s: int) -> list[tuple[str, int, int]]:
+def _interleaved_order(pp: int, m: int, v: int, s: int, all_warmup: bool) -> list[tuple[str, int, int]]:
     total = m * v
 
     def fwd(k: int) -> tuple[str, int, int]:
@@ -110,7 +112,7 @@ def _interleaved_order(pp: int, m: int, v: int, s: int) -> list[tuple[str, int, 
     def bwd(k: int) -> tuple[str, int, int]:
         return ("B", (k // (pp * v)) * pp + k % pp, v - 1 - (k % (pp * v)) // pp)
 
-    warm = total if m == pp else min((pp - s - 1) * 2 + (v - 1) * pp, total)
+    warm = total if all_warmup else min((pp - s - 1) * 2 + (v - 1) * pp, total)
     ops = [fwd(k) for k in range(warm)]
     for k in range(total - warm):
         ops += [fwd(warm + k), bwd(k)]
@@ -118,10 +120,10 @@ def _interleaved_order(pp: int, m: int, v: int, s: int) -> list[tuple[str, int, 
     return ops
 
 
-def _place(pp: int, m: int, v: int, name: str) -> list[Block]:
+def _place(pp: int, m: int, v: int, name: str, all_warmup: bool = False) -> list[Block]:
     zero_bubble = name == "zb-h1"
     cost = {"F": 1.0 / v, "B": (1.0 if zero_bubble else 2.0) / v, "W": 1.0 / v}
-    orders = _orders(pp, m, v, name)
+    orders = _orders(pp, m, v, name, all_warmup)
     done: dict[tuple, float] = {}  # (kind, stage, micro-batch, chunk) -> end time
     free = [0.0] * pp
     cursor = [0] * pp
