@@ -31,6 +31,13 @@ class CommRow:
     time_s: float
     share: float
 
+    @property
+    def label(self) -> str:
+        """The group as the table names it: dp over dp x cp ranks reads "dp-cp"."""
+        return f"{'dp-cp' if self.axis == 'dp' and self.cp > 1 else self.axis}={self.size}"
+
+    cp: int = 1
+
 
 def comm_rows(inp, est, strides: dict) -> list[CommRow]:
     """Rows for every axis of size > 1; `strides` are the dense grid's (plint.ranks.Grid.strides)."""
@@ -50,7 +57,7 @@ def comm_rows(inp, est, strides: dict) -> list[CommRow]:
 
     def row(axis, size, collective, often, nbytes, where):
         t = est.time_s.get(axis, 0.0)
-        return CommRow(axis, size, collective, often, nbytes, where, t, t / step)
+        return CommRow(axis, size, collective, often, nbytes, where, t, t / step, cp)
 
     rows = []
     if tp > 1:

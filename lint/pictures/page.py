@@ -91,15 +91,16 @@ def _view(p) -> dict:
         for name, gib in bar.gib.items():
             parts.append({"name": name, "gib": f"{gib:.1f}", "x": x, "w": gib * scale, "fill": PART_FILLS[name]})
             x += gib * scale
-        bars.append({"label": bar.label, "y": y, "parts": parts, "end": x, "total": f"{bar.total:.1f}"})
+        bars.append({"label": bar.label, "y": y, "parts": parts, "end": x, "total": f"{bar.total:.1f}",
+                     "over": bar.total > p.usable_gib})
         y += 24
     memory_end = y
     legend = [{"name": k, "fill": v, "x": LEFT + i * 110} for i, (k, v) in enumerate(PART_FILLS.items())]
-    y += 50
+    y += 64
     comm = [["axis", "collective", "how often", "bytes/step/GPU", "link", "time", "share"]]
-    comm += [[f"{r.axis}={r.size}", r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
+    comm += [[r.label, r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
               f"{r.time_s * 1e3:,.1f} ms", f"{r.share:.1%}"] for r in p.comm]
-    comm_x = [10, 70, 290, 640, 760, 840, 930]
+    comm_x = [10, 96, 310, 660, 780, 860, 950]
     height = y + 16 * len(comm) + 20
     return {"width": max(width, 1000), "height": height, "title": f"{p.title} ({p.gpu})", "grid_header": grid_header(g),
             "nodes": nodes, "cell_w": CELL_W, "crossing_lines": lines, "crossing_y": crossing_y, "error": ERROR,

@@ -23,7 +23,7 @@ def schedule_title(schedule) -> str:
 
 def bubble_line(schedule) -> str:
     shown = "" if schedule.drawn_microbatches == schedule.num_microbatches else \
-        f"; drawn: the first {schedule.drawn_microbatches} micro-batches"
+        f"; drawn with {schedule.drawn_microbatches} micro-batches"
     return f"bubble {schedule.bubble:.1%} of the ideal step (cost model){shown}"
 
 
@@ -72,7 +72,7 @@ def render_text(p, color: bool = True) -> str:
     for col in ("axis", "collective", "how often", "bytes/step/GPU", "link", "time", "share of step"):
         table.add_column(col)
     for r in p.comm:
-        table.add_row(f"{r.axis}={r.size}", r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
+        table.add_row(r.label, r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
                       f"{r.time_s * 1e3:,.1f} ms", f"{r.share:.1%}")
     console.print()
     console.print(table if p.comm else "no communication: one GPU")

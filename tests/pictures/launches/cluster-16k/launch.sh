@@ -18,7 +18,7 @@ torchrun --nnodes $NNODES --nproc-per-node $GPUS_PER_NODE --node-rank 0 \
     --num-attention-heads 128 \
     --group-query-attention --num-query-groups 8 \
     --swiglu --untie-embeddings-and-output-weights \
-    --seq-length 16384 --max-position-embeddings 16384 \
+    --seq-length 8192 --max-position-embeddings 8192 \
     --micro-batch-size 1 --global-batch-size 2048 \
     --bf16 \
     --tokenizer-type GPT2BPETokenizer --vocab-file gpt2-vocab.json --merge-file gpt2-merges.txt \
