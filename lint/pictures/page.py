@@ -76,7 +76,7 @@ def _view(p) -> dict:
                  "label": f"{ {'F': 'forward', 'B': 'backward', 'W': 'weight gradient'}[b.kind] } of micro-batch "
                           f"{b.microbatch}" + (f", chunk {b.chunk}" if s.vpp > 1 else "")} for b in blocks]})
             y += 22
-        note = "" if s.blocks else f"{s.name} is not drawn block by block (see deepseek-ai/DualPipe)"
+        note = s.not_drawn
         schedule = {"title": schedule_title(s), "bubble_line": bubble_line(s), "rows": rows, "x0": LEFT,
                     "w": SCHED_W, "y": rows[0]["y"], "note": note, "note_y": y + 4}
         y += 24 if note else 10

@@ -51,6 +51,7 @@ class Schedule:
     bubble: float  # the cost model's bubble fraction (of the ideal step)
     blocks: list  # Block, empty when the schedule is not drawn
     what_if: bool = False  # another schedule than the launch's trainer runs
+    not_drawn: str = ""  # why there are no blocks
 
     @property
     def span(self) -> float:
@@ -81,8 +82,15 @@ def build(pp: int, num_microbatches: int, vpp: int | None = None, schedule: str 
     if name == "interleaved":  # Megatron runs micro-batches in groups of pp per chunk: draw two groups
         drawn = min(m, max(MAX_DRAWN, 2 * pp))
         drawn = max(pp, drawn - drawn % pp) if m >= pp else drawn
-    blocks = _place(pp, drawn, v, name, all_warmup=m == pp) if name in DRAWN and pp >= 1 else []
-    return Schedule(name, pp, v, m, drawn, bubble, blocks, what_if)
+    blocks, why = [], ""
+    if name not in DRAWN:
+        why = f"{name} is priced, not drawn block by block (its schedule: deepseek-ai/DualPipe)"
+    elif name == "interleaved" and m < pp:
+        # Megatron's interleaved schedule runs micro-batches in groups of pp per chunk
+        why = f"the interleaved schedule needs at least pp = {pp} micro-batches, the step has {m}"
+    else:
+        blocks = _place(pp, drawn, v, name, all_warmup=m == pp)
+    return Schedule(name, pp, v, m, drawn, bubble, blocks, what_if, why)
 
 
 def _orders(pp: int, m: int, v: int, name: str, all_warmup: bool) -> list[list[tuple[str, int, int]]]:

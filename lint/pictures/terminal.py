@@ -60,7 +60,7 @@ def render_text(p, color: bool = True) -> str:
             for line in schedule_lines(s):
                 console.print(escape(line))
         else:
-            console.print(f"{s.name} is not drawn block by block (see deepseek-ai/DualPipe); bubble above")
+            console.print(escape(s.not_drawn))
     console.print(f"\n[bold]Memory per GPU[/bold] against {p.usable_gib:.1f} GiB usable")
     for bar in p.memory:
         scale = BAR / max(p.usable_gib, bar.total)

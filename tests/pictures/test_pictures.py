@@ -234,3 +234,20 @@ def test_kinds_table_names_the_nvlink_kinds_of_the_rules():
     from plint.ranks import NVLINK_KINDS
 
     assert set(NVLINK_GROUPS) == set(NVLINK_KINDS)
+
+
+def test_an_interleaved_step_shorter_than_the_pipeline_is_said_not_drawn():
+    s = build(4, 2, 2, None)
+    assert s.blocks == [] and "at least pp = 4 micro-batches" in s.not_drawn
+
+
+@pytest.mark.parametrize("world", sorted(LAUNCHES))
+def test_svg_is_well_formed(world):
+    import xml.etree.ElementTree as ET
+
+    p = from_layout(_layout(world), str(world))
+    root = ET.fromstring(render_page(p, "svg"))
+    assert root.tag == "{http://www.w3.org/2000/svg}svg"
+    titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
+    assert any(t.startswith("rank 0, node 0 GPU 0") for t in titles)
+    assert any(t.startswith("stage 0: forward of micro-batch 0") for t in titles)
