@@ -23,6 +23,7 @@ class Pictures:
     comm: list  # CommRow
     step_time_s: float
     gpu: str
+    notes: tuple = ()  # what the cost model assumed (Estimate.notes)
 
 
 def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None) -> Pictures:
@@ -40,17 +41,20 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
                                what_if=schedule is not None)
     bars, usable = stage_bars(inp, est)
     return Pictures(title, grid, sched, bars, usable, comm_rows(inp, est, grid.dense.strides), est.step_time_s,
-                    est.gpu)
+                    est.gpu, tuple(est.notes))
 
 
 def from_layout(layout, title: str, schedule: str | None = None) -> Pictures | None:
     """The pictures of a checked layout; None when the cost model cannot cost it (shape or cluster unknown)."""
     from plint.dryrun import read_sizes
-    from plint.layout_estimate import cost_input, layout_estimate
+    from plint.layout_estimate import _uneven_stages, cost_input, layout_estimate
 
     inp, est = cost_input(layout), layout_estimate(layout)
     if inp is None or est is None:
         return None
+    uneven = _uneven_stages(layout, inp)
+    if uneven:  # the estimate costs every stage as the fullest: draw memory and traffic from the same input
+        inp = inp.replace(num_layers=uneven[0])
     return from_input(inp, est, title, read_sizes(layout).get("order"), schedule)
 
 

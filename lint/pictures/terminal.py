@@ -77,6 +77,8 @@ def render_text(p, color: bool = True) -> str:
     console.print()
     console.print(table if p.comm else "no communication: one GPU")
     console.print(f"step {p.step_time_s:.3f} s (cost model)")
+    for note in p.notes:
+        console.print(f"note: {escape(note)}")
     return buf.getvalue()
 
 

@@ -251,3 +251,12 @@ def test_svg_is_well_formed(world):
     titles = [t.text for t in root.iter("{http://www.w3.org/2000/svg}title")]
     assert any(t.startswith("rank 0, node 0 GPU 0") for t in titles)
     assert any(t.startswith("stage 0: forward of micro-batch 0") for t in titles)
+
+
+def test_uneven_stages_draw_the_estimate_s_memory():
+    (result,) = check_paths([FIXTURES / "uneven-pipeline-stages" / "launch.sh"])
+    layout = result.layouts[0]
+    est = layout_estimate(layout)
+    p = from_layout(layout, "uneven")
+    assert max(b.total for b in p.memory) == pytest.approx(est.memory_gib["total"])
+    assert any("uneven pipeline" in n for n in p.notes)
