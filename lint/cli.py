@@ -82,13 +82,15 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 @click.option("--nvlink-domain", type=click.IntRange(min=1), help="GPUs sharing NVLink [default: one node].")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Candidates to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option("--show", "show_n", type=click.IntRange(min=1), metavar="N",
+              help="Draw candidate N (1 = best) as `plint show` does.")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="As for check: a variable LAUNCH reads.")
 @click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
               help="As for check: a value LAUNCH sets at run time.")
 @click.option("--root", "root", metavar="DIR", type=click.Path(file_okay=False, exists=True),
               help="As for check: read files only under DIR.")
 def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-         fmt, env, assume, root) -> None:
+         fmt, show_n, env, assume, root) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
     from plint.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan, plan_around
     from plint.plan_report import render_json, render_text
@@ -116,6 +118,14 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
     except PlanError as exc:
         raise click.UsageError(str(exc)) from None
     click.echo(render_json(result) if fmt == "json" else render_text(result))
+    if show_n is not None:
+        if show_n > len(result.candidates):
+            raise click.UsageError(f"--show {show_n}: the plan has {len(result.candidates)} candidate(s)")
+        from plint.pictures import from_input
+
+        chosen = result.candidates[show_n - 1]
+        _emit_pictures([from_input(chosen.inp, chosen.estimate, f"{result.model_name}: candidate {show_n}")],
+                       "text", None)
 
 
 def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top, plan_around,
@@ -141,6 +151,67 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
                                  ("seq_length", seq_length), ("global_batch", global_batch),
                                  ("nvlink_domain", nvlink_domain)) if v is not None}
     return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top)
+
+
+@cli.command()
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--schedule", type=click.Choice(["zb-h1", "dualpipe", "gpipe"]),
+              help="Draw the same layout under another pipeline schedule (what-if: needs a trainer that runs it).")
+@click.option("--format", "fmt", type=click.Choice(["text", "html", "svg", "markdown"]), default="text",
+              show_default=True)
+@click.option("-o", "--output", type=click.Path(path_type=Path), help="Write to FILE instead of printing.")
+@click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="As for check: a variable PATH reads.")
+@click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
+              help="As for check: a value PATH sets at run time.")
+@click.option("--root", "root", metavar="DIR", type=click.Path(file_okay=False, exists=True),
+              help="As for check: read files only under DIR.")
+def show(path, schedule, fmt, output, env, assume, root) -> None:
+    """Draw a launch: device grid, pipeline schedule, memory per stage, communication per axis."""
+    from plint.check import check_paths
+    from plint.check_command import parse_pairs
+    from plint.pictures import from_layout
+
+    if not path.exists():
+        raise click.UsageError(f"no such file: {path}")
+    try:
+        results = check_paths([path], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
+                              root=str(root) if root else None)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    pictures = []
+    for result in results:
+        for layout in result.layouts:
+            try:
+                p = from_layout(layout, str(result.path), schedule)
+            except ValueError as exc:  # sizes Megatron refuses at start-up: `plint check` says which
+                raise click.UsageError(f"{result.path}: {exc}") from None
+            if p is not None:
+                pictures.append(p)
+    if not pictures:
+        missing = [u for r in results for layout in r.layouts for u in layout.unresolved()]
+        raise click.UsageError(f"{path}: no launch with a complete model shape and cluster to draw"
+                               + (f" ({'; '.join(missing[:3])}; give --env or --assume)" if missing else ""))
+    _emit_pictures(pictures, fmt, output)
+
+
+def _emit_pictures(pictures, fmt: str, output: Path | None) -> None:
+    from plint.pictures.markdown import pictures_markdown
+    from plint.pictures.page import render_page
+    from plint.pictures.terminal import render_text
+
+    if fmt in ("html", "svg"):
+        if len(pictures) > 1:
+            click.echo(f"{len(pictures)} launches: drawing the first", err=True)
+        text = render_page(pictures[0], fmt)
+    elif fmt == "markdown":
+        text = "\n".join(line for p in pictures for line in pictures_markdown(p))
+    else:
+        text = "\n".join(render_text(p, color=output is None and sys.stdout.isatty()) for p in pictures)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")
+        click.echo(f"wrote {output}", err=True)
 
 
 @cli.command()

@@ -22,6 +22,7 @@ def render(results) -> str:
            f"| {c['files']} | {c['error']} | {c['warning']} | {c['info']} |", ""]
     if c["suppressed"]:
         out += [f"{c['suppressed']} suppressed finding(s) not shown.", ""]
+    out += pictures(results)
     pairs = visible(results, errors_first=False)
     if not pairs:
         return "\n".join(out + ["No findings."]) + "\n"
@@ -45,6 +46,13 @@ def render(results) -> str:
         shown += len(diagnostics)
     out += rule_details(sorted({d.code for _, d in pairs}))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def pictures(results) -> list[str]:
+    """The device grid (and schedule) of the launches, from plint.pictures (issue 18)."""
+    from plint.pictures.markdown import layouts_markdown
+
+    return layouts_markdown(results)
 
 
 def rule_details(codes: list[str]) -> list[str]:

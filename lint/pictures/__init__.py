@@ -1,0 +1,61 @@
+"""`plint show`: the pictures of a layout (device grid, pipeline schedule, memory per stage,
+communication table), built from the facts plint already holds and drawn by a renderer
+(render_text: rich, render_page: SVG/HTML from templates/, text_grid: the compact grid for markdown)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from plint.pictures.communication import CommRow, comm_rows
+from plint.pictures.grid import DeviceGrid
+from plint.pictures.memory import StageMemory, stage_bars
+from plint.pictures.schedule import Schedule, build as build_schedule
+from plint.ranks import DEFAULT_ORDER
+
+
+@dataclass
+class Pictures:
+    title: str
+    grid: DeviceGrid
+    schedule: Schedule | None  # None when pp == 1
+    memory: list  # StageMemory
+    usable_gib: float
+    comm: list  # CommRow
+    step_time_s: float
+    gpu: str
+    notes: tuple = ()  # what the cost model assumed (Estimate.notes)
+
+
+def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None) -> Pictures:
+    """The pictures of a cost-model input and its estimate; `schedule` is a what-if schedule name."""
+    from plint.cost.estimate import _links
+    from plint.catalog.hardware import lookup_gpu
+
+    domain = _links(inp, lookup_gpu(inp.gpu)).domain
+    grid = DeviceGrid(inp.nnodes, inp.gpus_per_node, domain, inp.tp, inp.pp, inp.cp, inp.ep, inp.etp,
+                      order or DEFAULT_ORDER)
+    sched = None
+    if inp.pp > 1:
+        trainer = inp.options.pipeline_schedule
+        sched = build_schedule(inp.pp, est.num_microbatches, inp.vpp, schedule or trainer,
+                               what_if=schedule is not None)
+    bars, usable = stage_bars(inp, est)
+    return Pictures(title, grid, sched, bars, usable, comm_rows(inp, est, grid.dense.strides), est.step_time_s,
+                    est.gpu, tuple(est.notes))
+
+
+def from_layout(layout, title: str, schedule: str | None = None) -> Pictures | None:
+    """The pictures of a checked layout; None when the cost model cannot cost it (shape or cluster unknown)."""
+    from plint.dryrun import read_sizes
+    from plint.layout_estimate import _uneven_stages, cost_input, layout_estimate
+
+    inp, est = cost_input(layout), layout_estimate(layout)
+    if inp is None or est is None:
+        return None
+    uneven = _uneven_stages(layout, inp)
+    if uneven:  # the estimate costs every stage as the fullest: draw memory and traffic from the same input
+        inp = inp.replace(num_layers=uneven[0])
+    return from_input(inp, est, title, read_sizes(layout).get("order"), schedule)
+
+
+__all__ = ["CommRow", "Pictures", "StageMemory", "from_input", "from_layout"]
