@@ -51,6 +51,8 @@ def base_fingerprints(paths: list[str], rev: str, options) -> set[str] | None:
     top = toplevel(str(paths[0])) if paths else None
     if top is None:
         return None
+    if not hasattr(tarfile, "data_filter"):  # a Python before the extraction filters (3.10.12, 3.11.4)
+        return None
     archive = _git(["archive", "--format=tar", rev], top)
     if archive is None:
         return None
