@@ -204,3 +204,12 @@ def test_the_readme_workflow_passes_actionlint(tmp_path):
     done = subprocess.run([binary, "-no-color", str(folder / "plint.yml")], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_only_new_counts_every_finding_of_a_file_the_base_lacks(tmp_path):
+    repo, base = _git_repo(tmp_path)
+    (repo / "train" / "new.sh").write_text(BASE_LAUNCH)  # not in the base revision at all
+    done = subprocess.run([sys.executable, "-m", "plint", "check", "--format", "json", "--only-new-against", base,
+                           "train/new.sh"], cwd=repo, capture_output=True, text=True, timeout=120)
+    codes = {d["code"] for f in json.loads(done.stdout)["files"] for d in f["diagnostics"]}
+    assert {"PL303", "PL305", "PL601"} <= codes

@@ -183,3 +183,14 @@ def test_check_keeps_one_comment_across_runs_end_to_end(tmp_path, fake, env):
     assert [line.split()[0] for line in fake.log] == ["GET", "POST", "GET"]  # the second run: unchanged
     assert "PL002" in fake.comments[PR][0]["body"]
     assert "errors=" in outputs.read_text() and "warnings=" in outputs.read_text()
+
+
+def test_a_suggestion_cannot_be_closed_by_the_files_backticks(tmp_path):
+    path = tmp_path / "a.sh"
+    path.write_text("#!/bin/bash\nGBS=10 # ```` ends? \n")
+    start = path.read_bytes().index(b"10")
+    d = diagnostic("PL102", "error", "x", str(path), 2, 5,
+                   fix={"description": "@someone", "edits": [{"path": str(path), "start": start, "end": start + 2,
+                                                              "text": "16"}]})
+    body = pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path)))
+    assert "  `````suggestion\n  GBS=16 # ```` ends? \n  `````" in body and "@someone" not in body
