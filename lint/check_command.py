@@ -56,6 +56,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("--dry-run", "dry_run", kind="flag", default=False,
            help="Also build each layout's process groups as the trainer would (megatron-core on fake "
                 "process groups with the dryrun extra, else plint's analytic layout) and report them."),
+    Option("--pr-comment", "pr_comment", kind="flag", default=False,
+           help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date through "
+                "GitHub's REST API ($GITHUB_API_URL, $GITHUB_TOKEN, $GITHUB_REPOSITORY)."),
+    Option("--only-new-against", "only_new_against", metavar="REV",
+           help="Report only findings that the git revision REV's version of the files did not have."),
     Option("--fail-on", "fail_on", choices=FAIL_ON,
            help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on)."),
 )
@@ -151,20 +156,25 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
         baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
-        trainer_source: str | None = None, root: str | None = None) -> int:
+        trainer_source: str | None = None, root: str | None = None, pr_comment: bool = False,
+        only_new_against: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.check import check_paths
 
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
                             baseline, trainer_source, root)
     result = check_paths(list(paths), options)
+    if only_new_against:
+        from plint.only_new import keep_new
+
+        keep_new(result, list(paths), only_new_against, options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun import dry_run as build_groups
 
         for r in result.results:
             for layout in r.layouts:
                 layout.extras["dry_run"] = build_groups(layout)
-    if fmt in ("json", "sarif"):  # the machine formats carry each fix's edits (DESIGN.md)
+    if fmt in ("json", "sarif") or pr_comment:  # the machine formats carry each fix's edits (DESIGN.md)
         from plint.fix import attach_fixes
 
         attach_fixes(result)
@@ -186,6 +196,11 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+    if pr_comment:
+        from plint.sticky_comment import post, report
+
+        report(post(result.results))
+        sys.stdout.flush()
     fail_on = fail_on or result.fail_on or "error"
     if dry_run and fail_on != "never" and any(
             not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts):

@@ -49,7 +49,8 @@ def check(paths: tuple[Path, ...], **options) -> None:
 
 def _check_options_for_fix(command):
     """`fix` takes check's options except the output format and the baseline writer."""
-    return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run"))
+    return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run", "pr_comment",
+                                                "only_new_against"))
 
 
 @cli.command()

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 
-from plint.report.common import counts, printable, relative, visible
+from plint.report.common import counts, printable, relative, visible, where
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 KEEP = "\r\n"  # escaped as the runner's own syntax (escape_data); other control characters made visible
@@ -35,11 +35,17 @@ def annotation(d) -> str:
 
 
 def render(results) -> str:
+    """At most SHOWN_PER_KIND annotations of each kind (the runner drops the rest); the others as plain
+    log lines, a notice that says so, and the full report in the job summary."""
     pairs = visible(results, errors_first=True)
-    lines = [annotation(d) for _, d in pairs]
+    lines = []
     per_kind: dict[str, int] = {}
     for _, d in pairs:
         per_kind[d.severity] = per_kind.get(d.severity, 0) + 1
+        if per_kind[d.severity] <= SHOWN_PER_KIND:
+            lines.append(annotation(d))
+        else:
+            lines.append(f"plint: {printable(where(d))}: {d.severity} {d.code} ({d.name}): {printable(d.message)}")
     if any(n > SHOWN_PER_KIND for n in per_kind.values()):
         c = counts(results)
         lines.append("::notice title=plint::" + escape_data(
@@ -47,7 +53,23 @@ def render(results) -> str:
             f"GitHub shows only the first {SHOWN_PER_KIND} annotations of each kind: the step summary "
             "lists them all"))
     write_step_summary(results)
+    write_outputs(results)
     return "\n".join(lines) if lines else "plint: no findings"
+
+
+def write_outputs(results) -> None:
+    """`errors=N` and `warnings=N` for the step's outputs (the Action's), when $GITHUB_OUTPUT is set."""
+    path = os.environ.get("GITHUB_OUTPUT")
+    if not path:
+        return
+    c = counts(results)
+    try:
+        with open(path, "a", encoding="utf-8") as fh:
+            fh.write(f"errors={c['error']}\nwarnings={c['warning']}\n")
+    except OSError as exc:
+        import sys
+
+        sys.stderr.write(f"plint: cannot write GITHUB_OUTPUT ({path}): {exc}\n")
 
 
 def write_step_summary(results) -> None:

@@ -74,3 +74,16 @@ def test_cli_end_to_end_on_an_unresolved_launch(tmp_path, monkeypatch):
     assert line.startswith("::notice title=plint PL002 (unresolved-value),file=launch.sh,line=3,col=19,"
                            "endLine=3,endColumn=26::cluster.nnodes cannot be known statically")
     assert "**PL002**" in (tmp_path / "summary.md").read_text()
+
+
+def test_at_most_ten_annotations_of_each_kind_the_rest_in_the_log(monkeypatch, tmp_path):
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "out"))
+    many = [diagnostic("PL102", "error", f"error {i}", "a.sh", i, 1) for i in range(1, 13)]
+    many += [diagnostic("PL305", "warning", f"warning {i}", "a.sh", i, 1) for i in range(1, 14)]
+    lines = github.render([result("a.sh", *many)]).splitlines()
+    assert sum(line.startswith("::error ") for line in lines) == 10
+    assert sum(line.startswith("::warning ") for line in lines) == 10
+    assert sum(line.startswith("plint: a.sh:") for line in lines) == 5  # the rest, as plain log lines
+    assert lines[-1].startswith("::notice title=plint::25 findings (12 errors, 13 warnings")
+    assert (tmp_path / "out").read_text() == "errors=12\nwarnings=13\n"
