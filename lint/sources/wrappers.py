@@ -67,6 +67,9 @@ def python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, b
     while i < len(words):
         t = words[i].text
         if t is None:
+            if i + 1 < len(words) and (words[i + 1].text or "").endswith(".py"):
+                i += 1  # `python3 $OPTS train.py`: unknown interpreter options (or nothing) before the script
+                continue
             return words[i], i, False, False
         if t == "--":
             i += 1
@@ -193,6 +196,15 @@ def _skip_debugpy_run(words: list[Word], i: int) -> tuple[int, str | None]:
     return i, "script" if i < len(words) and (words[i].text or "").endswith(".py") else None
 
 
+def _script_before_launcher(words: list[Word], i: int, starts_launcher: Callable[[list[Word], int], bool]) -> bool:
+    """`./local_rank.sh python3 train.py`: a shell script handed a launch as its arguments (the rank-binding
+    helpers of MPI launches set per-rank variables, then run their arguments)."""
+    if i == 0:
+        return False  # the command itself: the shell runs a script named first as a child, read on its own
+    name = base(words[i])
+    return bool(name) and name.endswith(".sh") and i + 1 < len(words) and starts_launcher(words, i + 1)
+
+
 def unwrap_words(words: list[Word], i: int = 0,
                  starts_launcher: Callable[[list[Word], int], bool] | None = None) -> Unwrapped:
     """The words after the wrappers at words[i:]. An unknown word is read as a wrapper only when a launcher
@@ -202,7 +214,8 @@ def unwrap_words(words: list[Word], i: int = 0,
     while i < len(words):
         if starts_launcher is not None and starts_launcher(words, i):
             return Unwrapped(i, pending)
-        if not words[i].known and base(words[i]) is None and starts_launcher is not None:
+        if starts_launcher is not None and (not words[i].known and base(words[i]) is None
+                                            or _script_before_launcher(words, i, starts_launcher)):
             if not pending:
                 first_pending = i
             pending.append(words[i])
