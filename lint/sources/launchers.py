@@ -363,12 +363,14 @@ def _wrapped(call: LauncherCall, at: int) -> LauncherCall:
     scripts = [w for w in call.wrapped_by if w.known]
     unknown_words = [w for w in call.wrapped_by if not w.known]
     what = call.launcher if call.launcher != "python" else f"python {call.program.display() if call.program else ''}"
-    if scripts:  # `aprun -n 8 ./local_rank.sh python3 train.py`: the script is handed the command as arguments
-        shown = " ".join(f"`{w.display()}`" for w in scripts)
-        call.problems.append(Problem(
-            "unresolved", f"{shown} before {what.strip()} is a script plint does not follow: read as a wrapper "
-                          "that runs the command after it (what such a script usually does: set per-rank "
-                          "variables, then run its arguments)", scripts[0].site))
+    for w in scripts:  # `aprun -n 8 ./local_rank.sh python3 train.py`: the script is handed the command
+        if (w.text or "").endswith(".sh"):
+            what_it_is = ("a script plint does not follow: read as a wrapper that runs the command after it (what "
+                          "such a script usually does: set per-rank variables, then run its arguments)")
+        else:  # `launch python3 train.py` after `source <(curl ...)`
+            what_it_is = ("a command plint does not know (no function or program of that name is read; a file it "
+                          "could not read may define it): read as a wrapper that runs the command after it")
+        call.problems.append(Problem("unresolved", f"`{w.display()}` before {what.strip()} is {what_it_is}", w.site))
     if not unknown_words:
         return call
     shown = " ".join(f"`{w.display()}`" for w in unknown_words)

@@ -196,13 +196,28 @@ def _skip_debugpy_run(words: list[Word], i: int) -> tuple[int, str | None]:
     return i, "script" if i < len(words) and (words[i].text or "").endswith(".py") else None
 
 
+# commands that print, test or look up their arguments rather than run them: never a wrapper
+_NOT_RUNNING = frozenset({
+    "echo", "printf", "print", "log", "logger", "tee", "cat", "grep", "egrep", "fgrep", "which", "type", "hash",
+    "alias", "help", "man", "info", "whereis", "whatis", "ls", "test", "read", "declare", "local", "export",
+    "readonly", "set", "unset", "shift", "return", "exit", "source", ".", "eval", "trap", "cd", "pushd", "popd",
+    "wait", "kill", "sleep", "true", "false", ":", "pip", "pip3", "conda", "module", "ml", "mkdir", "rm", "cp", "mv",
+    "touch", "chmod", "ln", "sed", "awk", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "xargs", "basename",
+    "dirname", "realpath", "readlink", "date", "hostname", "nvidia-smi", "git", "wget", "curl", "ssh", "scp"})
+
+
 def _script_before_launcher(words: list[Word], i: int, starts_launcher: Callable[[list[Word], int], bool]) -> bool:
     """`./local_rank.sh python3 train.py`: a shell script handed a launch as its arguments (the rank-binding
-    helpers of MPI launches set per-rank variables, then run their arguments)."""
-    if i == 0:
-        return False  # the command itself: the shell runs a script named first as a child, read on its own
+    helpers of MPI launches set per-rank variables, then run their arguments); and `launch python3 train.py`
+    named first: a command plint does not know (a function of a file it could not read, `source <(curl ...)`)
+    in front of a python or launcher command it is handed."""
     name = base(words[i])
-    return bool(name) and name.endswith(".sh") and i + 1 < len(words) and starts_launcher(words, i + 1)
+    if not name or i + 1 >= len(words) or not starts_launcher(words, i + 1):
+        return False
+    if i == 0:  # the command itself: a script named first the shell runs as a child, read on its own
+        return "/" not in (words[i].text or "/") and "." not in name and name not in _NOT_RUNNING \
+            and name not in _WRAPPERS
+    return name.endswith(".sh")
 
 
 def unwrap_words(words: list[Word], i: int = 0,

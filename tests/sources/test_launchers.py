@@ -347,6 +347,22 @@ def test_a_script_that_is_the_program_is_not_a_wrapper():
     assert chains(cmd("mpirun -np 8 ./train.sh --epochs 3")) == []
 
 
+def test_a_command_plint_does_not_know_before_python_is_a_wrapper_and_said_so():
+    chain = one("launch python3 finetune.py --num-layers 2 --tensor-model-parallel-size 2")
+    assert (chain.launcher, chain.entrypoint.text, sizes(chain)) == (None, "finetune.py", (None, None, None))
+    assert any("`launch`" in p.message and "does not know" in p.message for p in chain.problems)
+
+
+@pytest.mark.parametrize("line", [
+    "echo python3 pretrain_gpt.py --num-layers 2",
+    "log python3 pretrain_gpt.py --num-layers 2",
+    "./setup.sh python3 pretrain_gpt.py --num-layers 2",  # named first: the shell runs it, read as a child
+    "nohup.out python3 pretrain_gpt.py --num-layers 2",
+])
+def test_commands_that_print_or_scripts_named_first_are_not_wrappers(line):
+    assert chains(cmd(line)) == []
+
+
 def test_unknown_interpreter_options_before_the_script():
     chain = one("python3 $PY_OPTS pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 2")
     assert chain.entrypoint.text == "pretrain_gpt.py"
