@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 from plint.shell.model import Command, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, Span
-from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
+from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS, TRAINING_LENGTH_FLAGS
 from plint.sources.wrappers import base as _base
 from plint.sources.wrappers import python_program as _python_program
 from plint.sources.wrappers import unwrap_words
@@ -148,6 +148,8 @@ _LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.lau
 TRAINING_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
                             "--gradient_accumulation_steps", "--zero-stage", "--zero_stage"}
                            | MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS)
+_DRIVER_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
+                           "--gradient_accumulation_steps"})
 TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
 
 
@@ -657,13 +659,19 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     if len(calls) > 1:
         return True  # python started by srun or mpirun
     args = [w.text or "" for w in inner.command.words[inner.program_index + 1:]]
-    flagged = any(a.split("=")[0] in TRAINING_FLAGS for a in args)
+    options = {a.split("=")[0] for a in args}
+    flagged = bool(options & TRAINING_FLAGS)
     if not program.known:
         return flagged
     name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
     if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):
         return False
-    return name.startswith(TRAINING_NAMES) or flagged
+    if name.startswith(TRAINING_NAMES):
+        return True
+    # one process started by no launcher, a script not named for training: Megatron's model and parallel flags
+    # alone are what its checkpoint tools take too (tools/merge_mp_partitions.py, checkpoint converters); a
+    # training run says how long it trains or that DeepSpeed drives it
+    return flagged and bool(options & (TRAINING_LENGTH_FLAGS | _DRIVER_FLAGS))
 
 
 def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None]) -> list[LaunchChain]:

@@ -363,6 +363,18 @@ def test_commands_that_print_or_scripts_named_first_are_not_wrappers(line):
     assert chains(cmd(line)) == []
 
 
+@pytest.mark.parametrize("line, launches", [
+    ("python tools/merge_mp_partitions.py --tensor-model-parallel-size 2 --num-layers 24", False),
+    ("python tools/checkpoint_util.py --micro-batch-size 1 --hidden-size 1024", False),
+    ("python my_run.py --num-layers 24 --train-iters 100", True),  # says how long it trains
+    ("python my_run.py --num-layers 24 --deepspeed", True),
+    ("python pretrain_gpt.py --num-layers 24", True),  # named for training
+    ("srun python tools/merge_mp_partitions.py --num-layers 24", True),  # a launcher starts it
+])
+def test_a_plain_python_tool_with_megatron_flags_is_not_a_training_launch(line, launches):
+    assert bool(chains(cmd(line))) is launches
+
+
 def test_unknown_interpreter_options_before_the_script():
     chain = one("python3 $PY_OPTS pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 2")
     assert chain.entrypoint.text == "pretrain_gpt.py"
