@@ -266,17 +266,26 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
     """Each launch with the file lookup of the reading it came from: the script's own reading, and where
     an undecided branch hides a launch (`eval "$full_cmd"`, shell/choices.py) one reading per way
     through it, the way bash takes with no arguments first; a launch read twice is kept once."""
+    from plint.shell.evaluator import EvalOptions, evaluate
+
+    out = _readings_launches(source, options, result, job, base)
+    if result.argument_loops and not out:
+        # run with no arguments the script stops before its launch (`[ -z "$MODEL" ] && exit 1` after an
+        # option loop), in every way through its undecided branches: read it with the loop undecided, so
+        # the launch is read and what the options set stays unresolved
+        options = EvalOptions(env=options.env, positional=options.positional, child_env=options.child_env,
+                              assume=options.assume, no_arguments=False)
+        out = _readings_launches(source, options, evaluate(source, options), job, base)
+    return out
+
+
+def _readings_launches(source: SourceFile, options, result: ShellResult, job, base: str) -> list[tuple]:
+    """The launches of one reading and, where an undecided branch hides a launch, of one reading per way
+    through it (the way bash takes with no arguments first); a launch read twice is kept once."""
     from plint.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources.launchers import find_launches
 
-    if result.argument_loops and not find_launches(result, job, FileLookup(result, base).source):
-        # run with no arguments the script stops before its launch (`[ -z "$MODEL" ] && exit 1` after an
-        # option loop): read it with the loop undecided, so the launch is read and what the options
-        # set stays unresolved
-        options = EvalOptions(env=options.env, positional=options.positional, child_env=options.child_env,
-                              assume=options.assume, no_arguments=False)
-        result = evaluate(source, options)
     readings = [result]
     hidden = hidden_choices(result)
     if hidden:

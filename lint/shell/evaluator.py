@@ -619,6 +619,9 @@ class Shell:
         if t == "simple_expansion" or t == "expansion":
             return self.parameter(node, unit, quoted)
         if t == "command_substitution":
+            piped = self.piped_text(node, unit)
+            if piped is not None:
+                return [[(p, not quoted) for p in piped]]
             return [[(self.substitution(node, unit), not quoted)]]
         if t == "arithmetic_expansion":
             return [[(self.arithmetic(node, unit), not quoted)]]
@@ -1074,6 +1077,38 @@ class Shell:
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
         return unknown(f"the output of {shown}, known only at run time", None, span)
+
+    def piped_text(self, node, unit: Unit) -> list[Piece] | None:
+        """The output of `$(echo "$CMD" | sed 's/  */ /g')`: a pipeline of text producers (echo, printf,
+        cat, sed, envsubst; `producer`) whose input plint knows piece by piece, unknown pieces kept as
+        they stand; bash drops the trailing newlines. None for anything else (then `substitution`)."""
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1 or body[0].type not in ("pipeline", "command"):
+            return None
+        stages = [c for c in body[0].named_children if c.type != "comment"] if body[0].type == "pipeline" \
+            else body
+        if len(stages) < 2 or any(st.type != "command" for st in stages):
+            return None  # one pure command alone is `pure`'s; a pipeline of several is read here
+        text: MappedText | None = None
+        for stage in stages:
+            prefix, rest = self._command_parts(stage)
+            if prefix:
+                return None
+            words = self.words(rest, unit)
+            text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
+            if text is None:
+                return None
+        pieces = list(text.pieces)
+        while pieces and pieces[-1].known and (pieces[-1].text or "").endswith("\n"):
+            last = pieces.pop()
+            kept = (last.text or "").rstrip("\n")
+            if kept:
+                pieces.append(last.sub(0, len(kept)))
+                break
+        if not pieces or (len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in
+                          (pieces[0].reason or "")):
+            return None
+        return pieces
 
     def pure(self, nodes, unit: Unit) -> str | None:
         """The output of a command substitution made only of pure commands (dirname, basename, pwd,

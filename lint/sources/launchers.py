@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 from plint.shell.model import Command, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, Span
-from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
+from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS, TRAINING_LENGTH_FLAGS
 from plint.sources.wrappers import base as _base
 from plint.sources.wrappers import python_program as _python_program
 from plint.sources.wrappers import unwrap_words
@@ -131,8 +131,16 @@ MPIRUN = _grammar(
     --ordered-output|-ordered-output --rr|-rr --help|-h""",
     "--mca|-mca --gmca|-gmca --genv|-genv --env|-env", abbrev=False)
 
+# Cray ALPS `aprun [options] executable [args]` (also the PALS aprun of HPE Cray EX): -n PEs in all, -N PEs per
+# node, -d CPUs per PE, -cc binding; the option list of "Run Applications Using the aprun Command" (HPE
+# a00114008en_us) and Cray S-2496 "Using the aprun Command"; `--cc` is the spelling the PALS aprun accepts too
+APRUN = _grammar(
+    """--pes|-n --pes-per-node|-N --cpus-per-pe|-d --cpu-binding|-cc|--cc --environment-override|-e
+    --memory-per-pe|-m -a -cp -D -L -l -j -F -p -r -R -S -sl -sn -t""",
+    "-b -B -C -q -ss -T --help --version", abbrev=False)
+
 SPAWNERS = ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
-SCHEDULERS = ("srun", "mpirun")
+SCHEDULERS = ("srun", "mpirun", "aprun")
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 # python -m MODULE that is a launcher
 _LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
@@ -140,13 +148,15 @@ _LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.lau
 TRAINING_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
                             "--gradient_accumulation_steps", "--zero-stage", "--zero_stage"}
                            | MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS)
+_DRIVER_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
+                           "--gradient_accumulation_steps"})
 TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
 
 
 # ---- what one command says ----------------------------------------------------------------------
 @record
 class LauncherCall:
-    launcher: str  # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | accelerate | python
+    launcher: str  # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | aprun | accelerate | python
     command: Command
     options: dict[str, list[Word]] = field(default_factory=dict)  # canonical option -> values (flag: [])
     nnodes: Value | None = None
@@ -165,7 +175,7 @@ class LauncherCall:
     opaque: list[Word] = field(default_factory=list)  # unknown words read as options: they may set anything
     unknown_options: list[Word] = field(default_factory=list)  # options the launcher's parser does not know
     problems: list[Problem] = field(default_factory=list)
-    wrapped_by: list[Word] = field(default_factory=list)  # unknown words before it, read as wrappers
+    wrapped_by: list[Word] = field(default_factory=list)  # unknown words (or unread scripts) before it: wrappers
 
     def option(self, *names: str) -> Word | None:
         for n in names:
@@ -282,7 +292,7 @@ def _scan(words: list[Word], start: int, grammar: Grammar) -> _Scan:
 
 
 # ---- parsing one launcher -----------------------------------------------------------------------
-_LAUNCHER_NAMES = frozenset({"torchrun", "deepspeed", "ds", "srun", "mpirun", "mpiexec", "orterun", "mpiexec.hydra",
+_LAUNCHER_NAMES = frozenset({"torchrun", "deepspeed", "ds", "srun", "mpirun", "mpiexec", "orterun", "mpiexec.hydra", "aprun",
                              "accelerate-launch"})
 
 
@@ -324,6 +334,11 @@ def _python(command: Command, program: Word | None, index: int, is_module: bool,
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
     if code:
         call.options["-c"] = []
+    skipped = [w for w in command.words[:max(index, 0)][-1:] if not w.known and program is not None and not is_module]
+    if skipped and skipped[0] is not program:  # python_program stepped over it to the script after it
+        call.problems.append(Problem(
+            "unresolved", f"`{skipped[0].display()}` between python and {program.display()} is unknown: read as "
+                          "interpreter options (or nothing, when it is empty)", skipped[0].site))
     return call
 
 
@@ -345,10 +360,23 @@ def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
 
 
 def _wrapped(call: LauncherCall, at: int) -> LauncherCall:
-    """Say that unknown words stand before the launcher, and what plint made of them."""
-    shown = " ".join(f"`{w.display()}`" for w in call.wrapped_by)
-    why = "; ".join(dict.fromkeys(p.reason for w in call.wrapped_by for p in w.unknowns if p.reason))
+    """Say that unknown words (or a script plint does not follow) stand before the launcher, and what plint
+    made of them."""
+    scripts = [w for w in call.wrapped_by if w.known]
+    unknown_words = [w for w in call.wrapped_by if not w.known]
     what = call.launcher if call.launcher != "python" else f"python {call.program.display() if call.program else ''}"
+    for w in scripts:  # `aprun -n 8 ./local_rank.sh python3 train.py`: the script is handed the command
+        if (w.text or "").endswith(".sh"):
+            what_it_is = ("a script plint does not follow: read as a wrapper that runs the command after it (what "
+                          "such a script usually does: set per-rank variables, then run its arguments)")
+        else:  # `launch python3 train.py` after `source <(curl ...)`
+            what_it_is = ("a command plint does not know (no function or program of that name is read; a file it "
+                          "could not read may define it): read as a wrapper that runs the command after it")
+        call.problems.append(Problem("unresolved", f"`{w.display()}` before {what.strip()} is {what_it_is}", w.site))
+    if not unknown_words:
+        return call
+    shown = " ".join(f"`{w.display()}`" for w in unknown_words)
+    why = "; ".join(dict.fromkeys(p.reason for w in unknown_words for p in w.unknowns if p.reason))
     if call.launcher == "python":
         effect = ("it may be a launcher (srun, mpirun, torchrun) that decides how many processes run, so the node "
                   "and process counts are unknown")
@@ -356,7 +384,7 @@ def _wrapped(call: LauncherCall, at: int) -> LauncherCall:
         effect = f"read as a wrapper in front of {call.launcher}, whose own options give the process counts"
     call.problems.append(Problem(
         "unresolved", f"{shown} before {what.strip()} is unknown" + (f" ({why})" if why else "") + f": {effect}",
-        call.wrapped_by[0].site))
+        unknown_words[0].site))
     return call
 
 
@@ -376,6 +404,8 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
         return _srun(command, i + 1)
     if name in ("mpirun", "mpiexec", "orterun", "mpiexec.hydra"):
         return _mpirun(command, i + 1)
+    if name == "aprun":
+        return _aprun(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return _accelerate(command, i + 2)
     if name == "accelerate-launch":
@@ -558,6 +588,16 @@ def _mpirun(command: Command, start: int) -> LauncherCall:
     return call
 
 
+def _aprun(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, APRUN)
+    call = _finish(LauncherCall("aprun", command, scan.options), scan)
+    for attr, name, what in (("tasks", "--pes", "aprun -n"), ("tasks_per_node", "--pes-per-node", "aprun -N")):
+        w = call.option(name)
+        if w is not None:
+            setattr(call, attr, from_word(w, parse_int, what))
+    return call
+
+
 def _accelerate(command: Command, start: int) -> LauncherCall:
     scan = _scan(command.words, start, ACCELERATE)
     call = _finish(LauncherCall("accelerate", command, scan.options), scan)
@@ -619,13 +659,19 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     if len(calls) > 1:
         return True  # python started by srun or mpirun
     args = [w.text or "" for w in inner.command.words[inner.program_index + 1:]]
-    flagged = any(a.split("=")[0] in TRAINING_FLAGS for a in args)
+    options = {a.split("=")[0] for a in args}
+    flagged = bool(options & TRAINING_FLAGS)
     if not program.known:
         return flagged
     name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
     if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):
         return False
-    return name.startswith(TRAINING_NAMES) or flagged
+    if name.startswith(TRAINING_NAMES):
+        return True
+    # one process started by no launcher, a script not named for training: Megatron's model and parallel flags
+    # alone are what its checkpoint tools take too (tools/merge_mp_partitions.py, checkpoint converters); a
+    # training run says how long it trains or that DeepSpeed drives it
+    return flagged and bool(options & (TRAINING_LENGTH_FLAGS | _DRIVER_FLAGS))
 
 
 def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None]) -> list[LaunchChain]:
@@ -684,8 +730,8 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
         return s.nnodes, s.nproc_per_node, s.world_size, s.launcher  # type: ignore[return-value]
     if schedulers:
         s = schedulers[-1]
-        if s.launcher == "mpirun":
-            return _mpirun_sizes(s) + ("mpirun",)
+        if s.launcher in ("mpirun", "aprun"):
+            return _mpirun_sizes(s) + (s.launcher,)
         return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
     unknown = [w for c in calls for w in c.wrapped_by]
@@ -699,17 +745,19 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
 
 
 def _mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
-    tasks = s.tasks or _hidden(s, "-np") or unresolved(
-        "mpirun without -np starts one rank per slot of its host list or allocation, known at run time")
-    per = s.tasks_per_node or _hidden(s, "-npernode")
+    """mpirun -np / -npernode, or aprun -n / -N (with neither -N, ALPS fills each node: the nodes decide)."""
+    np_, per_name = ("-n", "-N") if s.launcher == "aprun" else ("-np", "-npernode")
+    tasks = s.tasks or _hidden(s, np_) or unresolved(
+        f"{s.launcher} without {np_} starts one rank per slot of its host list or allocation, known at run time")
+    per = s.tasks_per_node or _hidden(s, per_name)
     if per is None:
         if tasks.known:
-            return unresolved("mpirun gives no ranks per node: the hosts' slots decide"), \
-                unresolved("mpirun gives no ranks per node: the hosts' slots decide"), tasks
+            return unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), \
+                unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), tasks
         return tasks, tasks, tasks
     if s.tasks is None and per.known:
-        return unresolved("mpirun without -np: the number of hosts decides"), per, tasks
-    nodes = _quotient(tasks, per, "nodes = {w} ranks / {n} per node (mpirun -np / -npernode)")
+        return unresolved(f"{s.launcher} without {np_}: the number of hosts decides"), per, tasks
+    nodes = _quotient(tasks, per, f"nodes = {{w}} ranks / {{n}} per node ({s.launcher} {np_} / {per_name})")
     return nodes, per, tasks
 
 

@@ -67,6 +67,9 @@ def python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, b
     while i < len(words):
         t = words[i].text
         if t is None:
+            if i + 1 < len(words) and (words[i + 1].text or "").endswith(".py"):
+                i += 1  # `python3 $OPTS train.py`: unknown interpreter options (or nothing) before the script
+                continue
             return words[i], i, False, False
         if t == "--":
             i += 1
@@ -193,6 +196,30 @@ def _skip_debugpy_run(words: list[Word], i: int) -> tuple[int, str | None]:
     return i, "script" if i < len(words) and (words[i].text or "").endswith(".py") else None
 
 
+# commands that print, test or look up their arguments rather than run them: never a wrapper
+_NOT_RUNNING = frozenset({
+    "echo", "printf", "print", "log", "logger", "tee", "cat", "grep", "egrep", "fgrep", "which", "type", "hash",
+    "alias", "help", "man", "info", "whereis", "whatis", "ls", "test", "read", "declare", "local", "export",
+    "readonly", "set", "unset", "shift", "return", "exit", "source", ".", "eval", "trap", "cd", "pushd", "popd",
+    "wait", "kill", "sleep", "true", "false", ":", "pip", "pip3", "conda", "module", "ml", "mkdir", "rm", "cp", "mv",
+    "touch", "chmod", "ln", "sed", "awk", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "xargs", "basename",
+    "dirname", "realpath", "readlink", "date", "hostname", "nvidia-smi", "git", "wget", "curl", "ssh", "scp"})
+
+
+def _script_before_launcher(words: list[Word], i: int, starts_launcher: Callable[[list[Word], int], bool]) -> bool:
+    """`./local_rank.sh python3 train.py`: a shell script handed a launch as its arguments (the rank-binding
+    helpers of MPI launches set per-rank variables, then run their arguments); and `launch python3 train.py`
+    named first: a command plint does not know (a function of a file it could not read, `source <(curl ...)`)
+    in front of a python or launcher command it is handed."""
+    name = base(words[i])
+    if not name or i + 1 >= len(words) or not starts_launcher(words, i + 1):
+        return False
+    if i == 0:  # the command itself: a script named first the shell runs as a child, read on its own
+        return "/" not in (words[i].text or "/") and "." not in name and name not in _NOT_RUNNING \
+            and name not in _WRAPPERS
+    return name.endswith(".sh")
+
+
 def unwrap_words(words: list[Word], i: int = 0,
                  starts_launcher: Callable[[list[Word], int], bool] | None = None) -> Unwrapped:
     """The words after the wrappers at words[i:]. An unknown word is read as a wrapper only when a launcher
@@ -202,7 +229,8 @@ def unwrap_words(words: list[Word], i: int = 0,
     while i < len(words):
         if starts_launcher is not None and starts_launcher(words, i):
             return Unwrapped(i, pending)
-        if not words[i].known and base(words[i]) is None and starts_launcher is not None:
+        if starts_launcher is not None and (not words[i].known and base(words[i]) is None
+                                            or _script_before_launcher(words, i, starts_launcher)):
             if not pending:
                 first_pending = i
             pending.append(words[i])

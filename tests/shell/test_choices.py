@@ -95,3 +95,40 @@ def test_two_branches_on_the_same_argument_give_one_layout_per_launch(tmp_path):
 
 def test_options_default_to_no_choice():
     assert EvalOptions().choices == {}
+
+
+LOOP_THEN_BRANCHED_STRING = f"""#!/bin/bash
+for opt in $*; do
+    if [[ $opt == --backend=* ]]; then backend=${{opt#*=}}
+    elif [[ $opt == --bind=* ]]; then bind=${{opt#*=}}; fi
+done
+BACKEND=${{backend:-plain}}
+if [[ "$BACKEND" == "plain" ]]; then
+    RUN="python pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}"
+elif [[ "$BACKEND" == "torchrun" ]]; then
+    RUN="torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --micro-batch-size 1 {MODEL}"
+else
+    exit 1
+fi
+if [[ $TRACE == "on" ]]; then
+    RUN+=" --profile"
+elif [[ $TRACE == "nsys" ]]; then
+    RUN="nsys profile $RUN"
+fi
+if [[ "$BACKEND" == "plain" ]]; then
+    $bind $LOCAL_RANK $RUN
+else
+    $RUN
+fi
+"""
+
+
+def test_a_branch_after_an_argument_loop_is_read_arm_by_arm_with_no_arguments(tmp_path):
+    # with no arguments the loop runs no time (BACKEND=plain); only the $TRACE branch (the environment's),
+    # whose arms start $RUN differently, hides the command: its arms are read before plint falls back to reading the loop undecided, where
+    # BACKEND, and so the whole command, would be unknown
+    path = tmp_path / "launch.sh"
+    path.write_text(LOOP_THEN_BRANCHED_STRING)
+    reading = read_path(path)
+    assert tps(reading)[0] == 2
+    assert reading.layouts[0].fields["launcher"].value is None

@@ -250,3 +250,27 @@ def test_slices_of_positional_parameters_and_arrays(run):
     r = run('A=(a "b c" d e)\nf() { cmd "${@:2}"; cmd ${@:1:2}; }\nf x "y z" w\ncmd "${A[@]:1:2}" ${A[@]: -1}\n')
     got = [[w.text for w in c.words[1:]] for c in r.commands if c.name == "cmd"]
     assert got == [["y z", "w"], ["x", "y", "z"], ["b c", "d", "e"]]
+
+
+# ---- a $(...) pipeline of text producers -------------------------------------------------------------
+
+def test_a_sed_pipeline_substitution_keeps_known_and_unknown_pieces(run):
+    r = run('CMD="  python   train.py --tp 2  --data ${DATA}  "\n'
+            "CMD=$(echo \"$CMD\" | sed -e 's/  */ /g')\n")
+    pieces = r.variables["CMD"].value
+    assert "".join(p.text if p.known else "<?>" for p in pieces) == " python train.py --tp 2 --data <?> "
+    unknown_piece = next(p for p in pieces if not p.known)
+    assert unknown_piece.name == "DATA"  # the unset variable, still named, not "the output of $(...)"
+    assert next(p for p in pieces if p.known and "2" in p.text).span.line == 1  # provenance of the literal
+
+
+def test_a_substitution_pipeline_drops_trailing_newlines(run):
+    r = run("A=$(printf '%s\\n' 'x y' | sed 's/y/z/')\n")
+    assert text(r, "A") == "x z"
+
+
+def test_a_pipeline_with_a_command_plint_cannot_run_stays_unknown(run):
+    r = run("A=$(echo 'a b' | awk '{print $1}')\nB=$(echo 'a b' | sed 's/[ab]/c/')\n")
+    assert text(r, "A") is None
+    assert text(r, "B") is None  # a bracket expression: sed's output is not evaluated
+    assert "output of" in r.variables["B"].value[0].reason

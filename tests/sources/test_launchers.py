@@ -317,6 +317,70 @@ def test_mpirun_without_a_rank_count_is_unresolved():
     assert one("mpirun python train.py").world_size.value is None
 
 
+# Cray ALPS / PALS aprun: -n PEs in all, -N per node, -d and --cc placement only (HPE aprun manual)
+@pytest.mark.parametrize("line, expected", [
+    ("aprun -n 16 -N 4 --cc depth -d 16 python3 train.py", (4, 4, 16)),
+    ("aprun -n 8 -N 8 -cc cpu -j 1 -e OMP_NUM_THREADS=4 python train.py", (1, 8, 8)),
+    ("aprun --pes 32 --pes-per-node 4 --cpus-per-pe 8 python train.py", (8, 4, 32)),
+])
+def test_aprun(line, expected):
+    chain = one(line)
+    assert (chain.launcher, sizes(chain)) == ("aprun", expected)
+    assert chain.entrypoint.text == "train.py"
+
+
+def test_aprun_without_pes_per_node_leaves_the_nodes_to_alps():
+    chain = one("aprun -n 16 python train.py")
+    assert sizes(chain) == (None, None, 16)
+    assert "aprun" in chain.nnodes.note
+
+
+def test_a_rank_script_before_python_is_read_as_a_wrapper_and_said_so():
+    chain = one("mpiexec -n 8 -ppn 4 ./set_affinity.sh python3 pretrain_gpt.py --num-layers 2")
+    assert ([c.launcher for c in chain.calls], sizes(chain)) == (["mpirun", "python"], (2, 4, 8))
+    assert chain.entrypoint.text == "pretrain_gpt.py"
+    assert any("set_affinity.sh" in p.message and "does not follow" in p.message for p in chain.problems)
+
+
+def test_a_script_that_is_the_program_is_not_a_wrapper():
+    # `mpirun -np 8 ./train.sh` runs a shell script: no python launch in this command
+    assert chains(cmd("mpirun -np 8 ./train.sh --epochs 3")) == []
+
+
+def test_a_command_plint_does_not_know_before_python_is_a_wrapper_and_said_so():
+    chain = one("launch python3 finetune.py --num-layers 2 --tensor-model-parallel-size 2")
+    assert (chain.launcher, chain.entrypoint.text, sizes(chain)) == (None, "finetune.py", (None, None, None))
+    assert any("`launch`" in p.message and "does not know" in p.message for p in chain.problems)
+
+
+@pytest.mark.parametrize("line", [
+    "echo python3 pretrain_gpt.py --num-layers 2",
+    "log python3 pretrain_gpt.py --num-layers 2",
+    "./setup.sh python3 pretrain_gpt.py --num-layers 2",  # named first: the shell runs it, read as a child
+    "nohup.out python3 pretrain_gpt.py --num-layers 2",
+])
+def test_commands_that_print_or_scripts_named_first_are_not_wrappers(line):
+    assert chains(cmd(line)) == []
+
+
+@pytest.mark.parametrize("line, launches", [
+    ("python tools/merge_mp_partitions.py --tensor-model-parallel-size 2 --num-layers 24", False),
+    ("python tools/checkpoint_util.py --micro-batch-size 1 --hidden-size 1024", False),
+    ("python my_run.py --num-layers 24 --train-iters 100", True),  # says how long it trains
+    ("python my_run.py --num-layers 24 --deepspeed", True),
+    ("python pretrain_gpt.py --num-layers 24", True),  # named for training
+    ("srun python tools/merge_mp_partitions.py --num-layers 24", True),  # a launcher starts it
+])
+def test_a_plain_python_tool_with_megatron_flags_is_not_a_training_launch(line, launches):
+    assert bool(chains(cmd(line))) is launches
+
+
+def test_unknown_interpreter_options_before_the_script():
+    chain = one("python3 $PY_OPTS pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 2")
+    assert chain.entrypoint.text == "pretrain_gpt.py"
+    assert any("PY_OPTS" in p.message and "interpreter options" in p.message for p in chain.problems)
+
+
 @pytest.mark.parametrize("line, expected", [
     ("accelerate launch --num_processes 16 --num_machines 2 --machine_rank 0 train.py", (2, 8, 16)),
     ("accelerate launch --num-processes=8 --multi-gpu train.py", (1, 8, 8)),
