@@ -230,6 +230,12 @@ def build_layout(launch: Launch) -> Layout:
             z = launch.ds_config.zero_stage
             if z is not None:
                 layout.set("parallel.zero_stage", z)
+        elif trainer == "megatron-deepspeed" and launch.facts.get("deepspeed.config") is not None:
+            # DeepSpeed runs the stage its config names; --zero-stage is only Megatron's own copy, so a
+            # config plint cannot read leaves the stage unknown
+            why = launch.facts["deepspeed.config"]
+            layout.set("parallel.zero_stage", unresolved(
+                f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span))
         if trainer == "megatron-deepspeed" and launch.ds_config is not None:
             _deepspeed_batch_check(launch, layout)
         _megatron_batch(layout)

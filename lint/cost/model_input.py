@@ -293,7 +293,7 @@ def _fact_int(layout: Layout, key: str) -> int | None:
 
 # Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
 _NEEDED = ("parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "batch.micro", "batch.global",
-           "precision", "recompute.granularity")
+           "precision", "recompute.granularity", "parallel.zero_stage")
 
 
 def _unknown(layout: Layout, key: str) -> bool:
