@@ -263,3 +263,24 @@ def test_fix_rewrites_the_json_for_the_launch(tmp_path):
     config = json.loads((_fixed("wrong-ds-json-other-world", tmp_path) / "ds_config.json").read_text())
     assert config["train_batch_size"] == 128 and config["gradient_accumulation_steps"] == 4
     assert config["optimizer"]["params"] == {"lr": 2e-5, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}
+
+
+# ---- PL111: an overlap flag whose requirement sits in an unknown part of the line ---------------------
+def _overlap_launch(tmp_path, extra: str) -> list[str]:
+    """Requirements in a variable set only when $DO / $SP (never set) say so, as real runner scripts do."""
+    text = ("#!/bin/bash\nif [ \"$DO\" = true ]; then do_options=\"--use-distributed-optimizer\"; fi\n"
+            "if [ \"$SP\" = true ]; then sp_options=\"--sequence-parallel\"; fi\n"
+            "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+            f"--overlap-grad-reduce {extra} {SHAPE}\n")
+    return messages(run(tmp_path, {"launch.sh": text, "pyproject.toml": '[tool.plint]\nmegatron = "0.15"\n'}),
+                    "PL111")
+
+
+def test_overlap_requirements_in_an_unknown_variable_are_not_errors(tmp_path):
+    assert _overlap_launch(tmp_path, "--tp-comm-overlap --overlap-param-gather ${do_options} ${sp_options}") == []
+
+
+def test_overlap_requirements_known_missing_are_errors(tmp_path):
+    got = _overlap_launch(tmp_path, "--tp-comm-overlap --overlap-param-gather")
+    assert sorted(got) == ["--overlap-param-gather requires --use-distributed-optimizer",
+                           "--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)"]
