@@ -914,8 +914,13 @@ def _srun_step(call: LauncherCall, job) -> None:
         if nodes is None and tasks is None and per is None:
             if in_job:
                 raise _Unknown("srun inside a job whose node count is not known from its options")
-            call.nodes = call.tasks = call.tasks_per_node = default(1, "srun with no -N/-n: one task on one node")
-            return
+            # srun(1): inside an allocation (sbatch/salloc) a step with no -N/-n takes the allocation's
+            # SLURM_NNODES/SLURM_NTASKS; a script with no #SBATCH directive gets its allocation from the
+            # command line that submits it, which the file does not show. One task is only srun's answer
+            # on a login node, which a multi-GPU launch script is not written for.
+            raise _Unknown("srun with no -N/-n runs as many tasks as the allocation it is started in, and no "
+                           "#SBATCH directive gives it (supply the sbatch/salloc options with --env "
+                           "SLURM_NNODES=<n> --env SLURM_NTASKS=<n>)")
         if nodes is not None and per is None and tasks is None:
             n = need(nodes)
             call.nodes, call.tasks = nodes, derived(n, f"srun starts one task per node: {n} tasks", nodes.span)

@@ -258,7 +258,9 @@ def test_srun_torchrun_chain():
     ("srun -N 2 --ntasks-per-node=8 python train.py", (2, 8, 16)),
     ("srun -N2 -n16 python train.py", (2, 8, 16)),
     ("srun --nodes=4 python train.py", (4, 1, 4)),  # one task per node by default
-    ("srun python train.py", (1, 1, 1)),
+    # was (1, 1, 1), srun's answer on a login node; a script's srun with no -N/-n and no #SBATCH takes the
+    # size of the allocation it is submitted into, which the file does not show (issue 12: NVIDIA nvlm)
+    ("srun python train.py", (None, None, None)),
     (("srun --mpi=pmix --cpus-per-task 8 --container-image nvcr.io/x:1 --container-mounts=/a:/a "
       "-N 2 --gpus-per-node 8 --ntasks-per-node 8 --export=ALL,A=1 python train.py"), (2, 8, 16)),
 ])
