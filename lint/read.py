@@ -229,6 +229,8 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
+    if job is not None:  # a template slot among the #SBATCH options (`#SBATCH <SLURM OPTIONS> --nodes=128`)
+        reading.problems.extend(p for p in job.problems if p.kind == "unresolved")
     base = os.path.dirname(path) or "."  # Path(path).parent
     chains = _launch_chains(source, options, result, job, base)
     lookups: list[FileLookup] = []
