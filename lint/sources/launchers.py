@@ -774,8 +774,8 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
     runner's /job/hostfile, whose existence only the launching machine knows."""
-    from plint.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, read_hostfile, resolve_resources,
-                                        unread_resources)
+    from plint.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, include_as_hostfile, read_hostfile,
+                                        resolve_resources, unread_resources)
 
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
@@ -825,6 +825,9 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
     elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
+    if unread is not None and texts["--include"] and not texts["--exclude"]:
+        hostfile = include_as_hostfile(texts["--include"], unread, span)
+        unread = None if hostfile is not None else unread
     if unread is not None:
         if selection:
             return unknown(f"deepspeed --include/--exclude select hosts of {unread}, which plint cannot read",

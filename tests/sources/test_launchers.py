@@ -219,9 +219,17 @@ def test_deepspeed_without_hostfile_assumes_one_node():
     assert chain.world_size.origin == "assumed" and chain.workers_per_node.origin == "literal"
     chain = one("deepspeed train.py")
     assert sizes(chain) == (1, None, None) and chain.nnodes.origin == "assumed"
-    # --include naming hosts: they are /job/hostfile's, which plint cannot read
-    chain = one("deepspeed --include worker-0:0,1 train.py")
+    # --include naming a host without slots takes all its slots in /job/hostfile, which plint cannot read
+    chain = one("deepspeed --include worker-0 train.py")
     assert sizes(chain) == (None, None, None) and "/job/hostfile" in chain.nnodes.note and chain.problems == []
+    # was (None, None, None) too: slots named on every host are the active resources whatever the file
+    # holds (runner.py parse_resource_filter keeps exactly them or stops), so they are known (issue 12)
+    chain = one("deepspeed --include worker-0:0,1 train.py")
+    assert sizes(chain) == (1, 2, 2) and chain.problems == []
+    chain = one("deepspeed --include worker-0:0,1,2,3@worker-1:0,1,2,3 train.py")
+    assert sizes(chain) == (2, 4, 8)
+    chain = one("deepspeed --include worker-0:0,1@worker-1 train.py")  # worker-1's slots are the file's
+    assert sizes(chain)[2] is None
 
 
 def test_deepspeed_program_master_and_visible_devices():
