@@ -8,6 +8,7 @@ from plint.diagnostics import Diagnostic
 from plint.layout import Layout
 from plint.read import FileReading, read_path
 from plint.root import confined, root_for
+from plint.shell.placeholders import is_slot_message
 from plint.source import path_is_dir
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
@@ -101,9 +102,16 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
 def _once_per_file(results: list[FileResult]) -> None:
     """A finding located in a file that is itself checked in this run (a broken DeepSpeed JSON named
     by a checked launch) is reported with that file only, not again with every launch that reaches it."""
-    own = {(d.code, d.path, d.line, d.col, d.message) for r in results for d in r.diagnostics if d.path == r.path}
+    own = {_where(d) for r in results for d in r.diagnostics if d.path == r.path}
     if not own:
         return
     for r in results:
-        r.diagnostics = [d for d in r.diagnostics
-                         if d.path == r.path or (d.code, d.path, d.line, d.col, d.message) not in own]
+        r.diagnostics = [d for d in r.diagnostics if d.path == r.path or _where(d) not in own]
+
+
+def _where(d: Diagnostic) -> tuple:
+    """What makes two findings one: a template slot is one finding wherever it is read from (a launch that
+    sources the file words it `$X is set from <...>`), any other finding also by its message."""
+    if d.code == "PL002" and is_slot_message(d.message):
+        return d.code, d.path, d.line, d.col
+    return d.code, d.path, d.line, d.col, d.message

@@ -7,8 +7,9 @@
   after the tensor-parallel size when the launch left it at the default.
 - PL102: the global batch moved to the nearest multiple of micro-batch x dp (ramp sizes: plint.startup_fixers).
 - PL107: of --fp16 and --bf16, the one the GPU cannot run well goes (bf16 stays where the GPU has it).
-- PL001: `300_000_000_000` in bash arithmetic loses its separators (safe); a template placeholder
-  `NAME=<Specify path>` is quoted so the script parses (unsafe: the value still needs filling in).
+- PL001: `300_000_000_000` in bash arithmetic loses its separators (safe).
+- PL002: a bare template slot `NAME=<Specify path>` is quoted so the script parses (unsafe: the value
+  still needs filling in).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 
 from plint.fixers import FixContext, _at, _trainer_args, _word_end, fixer, real_path
 from plint.rules.base import Edit, Fix
+from plint.shell.placeholders import is_slot_message
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -228,22 +230,27 @@ def fix_digit_separators(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return Fix("remove the digit separators bash arithmetic does not accept", tuple(edits)) if edits else None
 
 
-_PLACEHOLDER = re.compile(rb"^(\s*(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=)(<[^<>\n]*>)\s*$")
-
-
-@fixer("PL001", applicability="unsafe")
+@fixer("PL002", applicability="unsafe")
 def fix_placeholder(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    """`CHECKPOINT_PATH=<Specify path>` (a template placeholder): quoted, so bash parses the script."""
+    """A template slot written bare (`CHECKPOINT_PATH=<Specify path>`, `X=<path to file>/vocab.json`),
+    which bash reads as redirections: quoted, so bash parses the script (it still needs a real value)."""
     data = ctx.data(diag.path)
-    if data is None or "bash rejects this script" not in diag.message:
+    if data is None or not is_slot_message(diag.message) or diag.line is None or diag.col is None:
         return None
     lines = data.split(b"\n")
     if not 1 <= diag.line <= len(lines):
         return None
-    m = _PLACEHOLDER.match(lines[diag.line - 1])
-    if m is None:
+    text = lines[diag.line - 1].decode("utf-8", "surrogateescape")
+    before = text[:diag.col - 1]
+    m = _BARE_SLOT.match(text, diag.col - 1)
+    # bare: not inside quotes on its line (an even count of each quote before it), not already quoted
+    if m is None or before.count('"') % 2 or before.count("'") % 2:
         return None
-    start = sum(len(x) + 1 for x in lines[:diag.line - 1]) + m.start(2)
-    text = m.group(2).decode("utf-8", "surrogateescape")
-    return Fix(f"quote the placeholder {text} so bash parses the script (it still needs a real value)",
-               (Edit(diag.path, start, start + len(m.group(2)), f'"{text}"'),), "unsafe")
+    start = sum(len(x) + 1 for x in lines[:diag.line - 1]) + len(before.encode("utf-8", "surrogateescape"))
+    slot = m.group()
+    return Fix(f"quote the placeholder {slot} so bash parses the script (it still needs a real value)",
+               (Edit(diag.path, start, start + len(slot.encode("utf-8", "surrogateescape")), f'"{slot}"'),),
+               "unsafe")
+
+
+_BARE_SLOT = re.compile(r"<[^<>\n'\"]*>")

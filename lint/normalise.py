@@ -204,6 +204,11 @@ def _precision(launch: Launch, layout: Layout) -> None:
             if v is not None and v.value is True:
                 layout.set("precision", Value(name, v.span, v.origin, f"{cfg.path}: {name}.enabled"))
                 return
+    if layout.get("precision") is None and cfg is None and launch.trainer.value == "deepspeed":
+        # a DeepSpeed client script with no config the reader found builds its own (a dict passed to
+        # deepspeed.initialize): its bf16/fp16 sections, not an absent flag, decide the precision
+        layout.set("precision", unresolved("the precision is in the DeepSpeed config the training script builds "
+                                           "in Python (no --deepspeed_config file the reader found)"))
     if layout.get("precision") is None:
         layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
 

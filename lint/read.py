@@ -229,6 +229,8 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
+    if job is not None:  # a template slot among the #SBATCH options (`#SBATCH <SLURM OPTIONS> --nodes=128`)
+        reading.problems.extend(p for p in job.problems if p.kind == "unresolved")
     base = os.path.dirname(path) or "."  # Path(path).parent
     chains = _launch_chains(source, options, result, job, base)
     lookups: list[FileLookup] = []
@@ -244,7 +246,9 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
-        reading.problems.extend(p for p in _slots(chain) if p not in reading.problems)
+        for slot in _slots(chain):  # a launch's reading of a slot ($X is set from <...>) replaces the file's
+            reading.problems = [p for p in reading.problems if not (p.kind == slot.kind and p.span == slot.span)]
+            reading.problems.append(slot)
         layout = build_layout(launch)
         if lookup.result is not None and lookup.result.chosen:  # one way through a branch that chose it
             layout.conditions = tuple(dict.fromkeys(lookup.result.chosen + list(layout.conditions)))

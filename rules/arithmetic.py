@@ -558,7 +558,7 @@ def overlap_requirements(ctx: RuleContext):
     if gather is not None and gather.value:
         missing = []
         dist = value(ctx, "parallel.distributed_optimizer")
-        if dist is None or not dist.value:
+        if dist is not None and dist.value is False:  # None: an unknown part of the line may give it
             missing.append("--use-distributed-optimizer")
         if ctx.fact("overlap_grad_reduce") is None:
             missing.append("--overlap-grad-reduce")
@@ -568,7 +568,9 @@ def overlap_requirements(ctx: RuleContext):
     comm = ctx.fact("tp_comm_overlap")
     sp = value(ctx, "parallel.sequence_parallel")
     tp = value(ctx, "parallel.tp")
-    if comm is not None and comm.value and (sp is None or not sp.value or (tp is not None and tp.value == 1)):
+    # an unresolved sp or tp (value None) may satisfy the requirement: silent, as on every unknown
+    if comm is not None and comm.value and ((sp is not None and sp.value is False)
+                                            or (tp is not None and tp.value == 1)):
         yield Finding("--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)", comm.span,
                       key="tp_comm_overlap")
 

@@ -79,7 +79,8 @@ def _hint(note: str) -> str:
         good=Example({"launch.sh": "#!/bin/bash\nNNODES=${NNODES:-2}\n"
                                    "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
         fix="Not fixable: supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
-            "in the script (`${NNODES:-2}`).",
+            "in the script (`${NNODES:-2}`). A bare template slot (`CKPT=<Specify path>`, which bash reads as "
+            "redirections) is quoted under `--unsafe-fixes`, so bash parses the script; it still needs a value.",
     ),
     needs_layout=False,
 )

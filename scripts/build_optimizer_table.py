@@ -54,9 +54,14 @@ TYPES = {
                                       "offload": Built("ops/lion/cpu_lion.py", "DeepSpeedCPULion")}},
 }
 # built-in types whose constructor plint does not read: the mup package's MuAdam/MuAdamW/MuSGD (not a
-# DeepSpeed dependency) and Muon (DeepSpeed splits the params between Muon and an auxiliary Adam)
+# DeepSpeed dependency), Muon (DeepSpeed splits the params between Muon and an auxiliary Adam), and the
+# communication-compressed optimizers engine.py imports from runtime/fp16/onebit/ (1-bit Adam and LAMB,
+# 0/1 Adam: DEEPSPEED_OPTIMIZERS in runtime/config.py, which lower-cases "OneBitAdam")
 UNCHECKED = {"muadam": "mup.MuAdam", "muadamw": "mup.MuAdamW", "musgd": "mup.MuSGD",
-             "muon": "deepspeed MuonWithAuxAdam"}
+             "muon": "deepspeed MuonWithAuxAdam",
+             "onebitadam": "deepspeed.runtime.fp16.onebit.adam.OnebitAdam",
+             "onebitlamb": "deepspeed.runtime.fp16.onebit.lamb.OnebitLamb",
+             "zerooneadam": "deepspeed.runtime.fp16.onebit.zoadam.ZeroOneAdam"}
 # DeepSpeed refuses this key under any type before building (engine.py, _configure_basic_optimizer)
 REFUSED = {"max_grad_norm": "ValueError: 'max_grad_norm' is not supported as an optimizer parameter; "
                             "use the top-level gradient_clipping"}

@@ -507,3 +507,19 @@ def test_no_async_tp_flag_costs_time_only_where_the_release_reads_it(tmp_path, r
     plain, flagged = tp_time(""), tp_time(" --no-async-tensor-model-parallel-allreduce")
     assert plain > 0
     assert (flagged > 1.5 * plain) if honoured else (flagged == plain)
+
+
+@pytest.mark.parametrize(("flags", "grad_bytes"), [
+    ("", 4),  # bf16: validate_args turns on fp32 accumulation, so the DDP buffer is fp32
+    ("--grad-reduce-in-bf16", 2),
+    ("--use-precision-aware-optimizer --main-grads-dtype bf16", 2),  # fp32 accumulation stays off
+    ("--use-precision-aware-optimizer --main-grads-dtype fp32", 4),
+])
+def test_gradient_buffer_bytes_follow_the_main_grads_dtype(tmp_path, flags, grad_bytes):
+    from plint.cost import count_params
+    from plint.cost.memory import memory_bytes
+
+    result = _launch(tmp_path, f"--use-distributed-optimizer {flags}", **LLAMA_7B)
+    inp = cost_input(result.layouts[0])
+    mem = memory_bytes(inp, count_params(inp), 1)
+    assert mem["grads"] == pytest.approx(count_params(inp).total * grad_bytes)

@@ -181,7 +181,9 @@ def test_torch_adam_builds_torch_adam(tmp_path):
 def test_other_types_are_torch_optimizers_by_their_exact_name(tmp_path):
     (message,) = optimizer(tmp_path, {"type": "SGD", "params": {"lr": 0.1, "betas": [0.9, 0.99]}})
     assert "builds SGD" in message and "momentum" in message
-    (message,) = optimizer(tmp_path, {"type": "OneBitLamb", "params": {"lr": 1e-3}})
+    # was "OneBitLamb", which DeepSpeed builds (ONEBIT_LAMB_OPTIMIZER in DEEPSPEED_OPTIMIZERS, runtime/config.py;
+    # engine.py imports runtime/fp16/onebit/lamb.py): a name in neither table is "OneBitSGD"
+    (message,) = optimizer(tmp_path, {"type": "OneBitSGD", "params": {"lr": 1e-3}})
     assert "neither a DeepSpeed optimizer nor a class of torch.optim" in message
     (message,) = optimizer(tmp_path, {"type": "sgd", "params": {"lr": 0.1}})
     assert 'did you mean "SGD"' in message
@@ -219,8 +221,11 @@ def test_constructor_keywords_are_read_from_source():
 
 def test_the_table_covers_every_built_in_type():
     table = json.loads((ROOT / "schemas" / "deepspeed_optimizers.json").read_text())
+    # DEEPSPEED_OPTIMIZERS in deepspeed/runtime/config.py; the 1-bit types (onebitadam, onebitlamb,
+    # zerooneadam) were missing, which made PL508 refuse "OneBitAdam" (issue 12: bing_bert 1-bit Adam)
     assert set(table["types"]) | set(table["unchecked"]) == {
-        "adagrad", "adam", "adamw", "lamb", "muadam", "muadamw", "musgd", "lion", "muon"}
+        "adagrad", "adam", "adamw", "lamb", "muadam", "muadamw", "musgd", "lion", "muon",
+        "onebitadam", "onebitlamb", "zerooneadam"}
     for kind in table["types"].values():
         assert all(c in table["classes"] for c in kind["builds"].values())
     assert "momentum" not in table["classes"]["deepspeed.ops.adam.fused_adam.FusedAdam"]["params"]
@@ -263,3 +268,30 @@ def test_fix_rewrites_the_json_for_the_launch(tmp_path):
     config = json.loads((_fixed("wrong-ds-json-other-world", tmp_path) / "ds_config.json").read_text())
     assert config["train_batch_size"] == 128 and config["gradient_accumulation_steps"] == 4
     assert config["optimizer"]["params"] == {"lr": 2e-5, "betas": [0.9, 0.999], "eps": 1e-8, "weight_decay": 0.01}
+
+
+# ---- PL111: an overlap flag whose requirement sits in an unknown part of the line ---------------------
+def _overlap_launch(tmp_path, extra: str) -> list[str]:
+    """Requirements in a variable set only when $DO / $SP (never set) say so, as real runner scripts do."""
+    text = ("#!/bin/bash\nif [ \"$DO\" = true ]; then do_options=\"--use-distributed-optimizer\"; fi\n"
+            "if [ \"$SP\" = true ]; then sp_options=\"--sequence-parallel\"; fi\n"
+            "torchrun --nnodes 2 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+            f"--overlap-grad-reduce {extra} {SHAPE}\n")
+    return messages(run(tmp_path, {"launch.sh": text, "pyproject.toml": '[tool.plint]\nmegatron = "0.15"\n'}),
+                    "PL111")
+
+
+def test_overlap_requirements_in_an_unknown_variable_are_not_errors(tmp_path):
+    assert _overlap_launch(tmp_path, "--tp-comm-overlap --overlap-param-gather ${do_options} ${sp_options}") == []
+
+
+def test_overlap_requirements_known_missing_are_errors(tmp_path):
+    got = _overlap_launch(tmp_path, "--tp-comm-overlap --overlap-param-gather")
+    assert sorted(got) == ["--overlap-param-gather requires --use-distributed-optimizer",
+                           "--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)"]
+
+
+def test_one_bit_optimizers_are_deepspeed_built_ins(tmp_path):
+    config = {"train_batch_size": 64, "optimizer": {"type": "OneBitAdam", "params": {"lr": 4e-4, "freeze_step": 2000,
+                                                                                   "cuda_aware": False}}}
+    assert optimizer(tmp_path, config["optimizer"], train_batch_size=64) == []

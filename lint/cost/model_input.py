@@ -220,7 +220,7 @@ class ModelInput:
                            tp_comm_overlap=args.present("--tp-comm-overlap"),
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
-                           grad_reduce_bytes=2 if args.present("--grad-reduce-in-bf16") else None,
+                           grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
                            position_embedding=position)
         return cls(
             **shape,  # type: ignore[arg-type]
@@ -357,6 +357,17 @@ def _precision_aware_optimizer_bytes(precision: str, args: _TrainerFlags) -> flo
     main = args.text("--main-params-dtype") or "fp32"
     master = 2.0 if main == "fp16" or (main == "fp32" and precision in ("bf16", "fp8")) else 4.0
     return master + dtype("--exp-avg-dtype") + dtype("--exp-avg-sq-dtype")
+
+
+def _sixteen_bit_grads(args: _TrainerFlags) -> bool:
+    """Whether the bf16 gradient buffer stays 16-bit: --grad-reduce-in-bf16, or --main-grads-dtype bf16
+    (precision-aware optimizer), which keeps validate_args from turning on fp32 accumulation
+    (megatron/training/arguments.py: `elif not args.accumulate_allreduce_grads_in_fp32 and
+    args.main_grads_dtype == torch.float32`), so DDP's buffer takes the bf16 parameters' dtype
+    (grad_reduce_in_fp32 False, megatron/core/distributed/distributed_data_parallel.py)."""
+    return args.present("--grad-reduce-in-bf16") or (
+        (args.text("--main-grads-dtype") or "fp32").lower() in ("bf16", "fp16")
+        and not args.present("--accumulate-allreduce-grads-in-fp32"))
 
 
 def _probability(text: str | None, default: float) -> float:

@@ -20,7 +20,7 @@ from plint.shell.arguments import (COUNT_NOT_GIVEN, NOT_GIVEN, getopts_step, is_
                                     only_about_arguments, parameter_not_given)
 from plint.shell.files import lookup_file, path_key, resolve_path  # noqa: F401  (re-exported)
 from plint.shell.choices import Choice
-from plint.shell.placeholders import slot_pieces, slot_spans
+from plint.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.shell.model import (Command, MappedText, Piece, Problem, ShellResult, Var, VirtualFile,
                                Word, unknown)
 from plint.shell.unit import Unit
@@ -318,8 +318,10 @@ class Shell:
             # rest parsed again, so a line bash rejects does not swallow the launch after it.
             unit.data, problems = recover(source, problems, unit.data)
             unit.tree = parse(unit.data)
-        elif slots:  # bash still refuses the file as written (`X=<Specify path>`): PL001 says so
-            problems = syntax_problems(source, parse(source.data))
+        elif slots and syntax_problems(source, parse(source.data)):
+            # bash refuses the file as written only because of its slots (`X=<Specify path>`): each is a
+            # value left to fill in (PL002, issue 12 point 8), not a syntax error of the script
+            problems = slot_syntax_problems(source, slots)
         self.result.problems.extend(problems)
         key = os.path.abspath(source.path)
         self.active_files.add(key)

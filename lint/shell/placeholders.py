@@ -32,13 +32,25 @@ def slot_reason(text: str) -> str:
 
 
 def is_slot(piece: Piece) -> bool:
-    return not piece.known and (piece.reason or "").endswith(_SLOT_NOTE)
+    return not piece.known and is_slot_message(piece.reason or "")
+
+
+def is_slot_message(text: str) -> bool:
+    """A note or finding about a template slot (`... <Specify path>, a placeholder ...`)."""
+    return text.endswith(_SLOT_NOTE)
 
 
 def slot_problems(words: Iterable[Word]) -> list[Problem]:
     """One PL002 problem per slot a launch's words hold: the author must fill it in before it runs."""
     slots = {p.span: p for w in words for p in w.pieces if is_slot(p)}
     return [Problem("unresolved", p.reason or "", span) for span, p in slots.items()]
+
+
+def slot_syntax_problems(source: SourceFile, spans: list[tuple[int, int]]) -> list[Problem]:
+    """One PL002 problem per slot of a file bash refuses only because of its slots: each is a value the
+    author left to fill in, which a launch that uses it names again more precisely ($X is set from ...)."""
+    return [Problem("unresolved", slot_reason(source.data[start:end].decode("utf-8", "surrogateescape")),
+                    source.span(start, end)) for start, end in spans]
 
 
 def is_placeholder(text: str | None) -> bool:

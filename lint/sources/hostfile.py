@@ -93,6 +93,22 @@ def _node_configs(spec: str) -> dict[str, list[int]]:
     return out
 
 
+def include_as_hostfile(include: str | None, where: str, span: Span | None) -> Hostfile | None:
+    """An --include that names slots on every host (`worker-0:0,1@worker-1:0,1`) decides the active
+    resources whatever the unread hostfile holds: runner.py `parse_resource_filter` keeps exactly those
+    slots, or stops ('not found in hostfile'). A hostfile of just those hosts reads the same; None when a
+    host takes all its slots (`worker-0`), which only the real file knows."""
+    if not include:
+        return None
+    try:
+        nodes = _node_configs(include)
+    except _Refused:
+        return None
+    if not nodes or any(not slots for slots in nodes.values()):
+        return None
+    return Hostfile(where, [(host, max(slots) + 1, span) for host, slots in nodes.items()])  # type: ignore[misc]
+
+
 def _filter(pool: dict[str, list[int] | None], include: str, exclude: str) -> dict[str, list[int] | None]:
     """`parse_resource_filter` over {host: slot ids (None: unknown local GPU count)}."""
     if include and exclude:

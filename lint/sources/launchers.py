@@ -822,8 +822,8 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
     runner's /job/hostfile, whose existence only the launching machine knows."""
-    from plint.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, read_hostfile, resolve_resources,
-                                        unread_resources)
+    from plint.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, include_as_hostfile, read_hostfile,
+                                        resolve_resources, unread_resources)
 
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
@@ -873,6 +873,9 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
     elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
+    if unread is not None and texts["--include"] and not texts["--exclude"]:
+        hostfile = include_as_hostfile(texts["--include"], unread, span)
+        unread = None if hostfile is not None else unread
     if unread is not None:
         if selection:
             return unknown(f"deepspeed --include/--exclude select hosts of {unread}, which plint cannot read",
@@ -962,8 +965,13 @@ def _srun_step(call: LauncherCall, job) -> None:
         if nodes is None and tasks is None and per is None:
             if in_job:
                 raise _Unknown("srun inside a job whose node count is not known from its options")
-            call.nodes = call.tasks = call.tasks_per_node = default(1, "srun with no -N/-n: one task on one node")
-            return
+            # srun(1): inside an allocation (sbatch/salloc) a step with no -N/-n takes the allocation's
+            # SLURM_NNODES/SLURM_NTASKS; a script with no #SBATCH directive gets its allocation from the
+            # command line that submits it, which the file does not show. One task is only srun's answer
+            # on a login node, which a multi-GPU launch script is not written for.
+            raise _Unknown("srun with no -N/-n runs as many tasks as the allocation it is started in, and no "
+                           "#SBATCH directive gives it (supply the sbatch/salloc options with --env "
+                           "SLURM_NNODES=<n> --env SLURM_NTASKS=<n>)")
         if nodes is not None and per is None and tasks is None:
             n = need(nodes)
             call.nodes, call.tasks = nodes, derived(n, f"srun starts one task per node: {n} tasks", nodes.span)

@@ -16,6 +16,7 @@ import re
 from plint.catalog.flags import FlagCatalog, FlagSpec
 from plint.record import field, record
 from plint.shell.model import Word
+from plint.shell.placeholders import is_slot
 from plint.sources.arglist import argument_gap, gap_fact, overridable, unknown_value
 from plint.values import Value, default, derived, from_word, parse_int, unresolved
 
@@ -91,7 +92,10 @@ def _value_like(word: Word, catalog: FlagCatalog) -> bool | None:
     """True: a value; False: an option (or `--`); None: unknown text that could be either."""
     text = word.text
     if text is None:
-        return False if word.known_prefix().startswith("--") else None
+        if word.known_prefix().startswith("--"):
+            return False
+        # a template slot (`<PATH TO THE FIRST DATASET>`) is one value left to fill in, never options
+        return True if all(is_slot(p) for p in word.unknowns) else None
     return text != "--" and not _is_option(text, catalog)
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 from plint.shell.model import Piece, Problem, Var, Word
-from plint.shell.placeholders import is_placeholder
+from plint.shell.placeholders import is_placeholder, slot_reason, slot_spans
 from plint.source import SourceFile
 from plint.values import Value, from_word
 
@@ -354,6 +354,20 @@ def _directive_words(source: SourceFile, line_start: int, line: str, body_at: in
         words.append(Word((Piece("".join(chars), span, "literal", exact, source=source),), span))
 
 
+def _without_slots(source: SourceFile, line_start: int, line: str,
+                   words: list[Word]) -> tuple[list[Word], list[Problem]]:
+    """`#SBATCH <SLURM OPTIONS> --nodes=128`: a template slot stands for options the author left to fill
+    in (issue 12 point 8), not a word sbatch would reject; the options written after it are read."""
+    spans = [(line_start + a, line_start + b) for a, b in slot_spans(line.encode("utf-8", "surrogateescape"))]
+    if not spans:
+        return words, []
+    kept = [w for w in words if w.site is None or not any(a <= w.site.start and w.site.end <= b for a, b in spans)]
+    data = source.data
+    problems = [Problem("unresolved", slot_reason(data[a:b].decode("utf-8", "surrogateescape")) +
+                        "; the directive's other options are read as written", source.span(a, b)) for a, b in spans]
+    return kept, problems
+
+
 def read_directives(source: SourceFile) -> SlurmJob | None:
     """The job a batch script asks for; None when it has no `#SBATCH` line."""
     words: list[Word] = []
@@ -375,7 +389,9 @@ def read_directives(source: SourceFile) -> SlurmJob | None:
         if re.match(r"(?i)(hetjob|packjob)(\s|$)", body):
             break  # later components of a heterogeneous job: the launch runs in the first
         line_words, error = _directive_words(source, start, line, len(magic))
+        line_words, slots = _without_slots(source, start, line, line_words)
         words.extend(line_words)
+        problems.extend(slots)
         if error:
             problems.append(Problem("syntax", f"sbatch: {error}", source.span(start, offset)))
     if not found:

@@ -65,3 +65,31 @@ def test_slot_problems_one_per_slot(run):
 ])
 def test_is_placeholder(text, expected):
     assert is_placeholder(text) is expected
+
+
+def test_a_file_bash_refuses_only_for_its_slots_has_one_unfilled_value_per_slot(run):
+    # `export X=<...>` fails bash -n (a redirection into a newline); the slot is a value to fill in (issue 12)
+    r = run('export SLURM_PARTITION=<slurm partition>\nexport DATA=<path to data>\nNAME="<run name>"\n')
+    assert [p.kind for p in r.problems] == ["unresolved"] * 3
+    assert [p.span.line for p in r.problems] == [1, 2, 3]
+    assert all(p.message.startswith("<") and "unfilled template slot" in p.message for p in r.problems)
+
+
+def test_a_real_syntax_error_beside_a_slot_stays_a_syntax_error(run):
+    r = run("X=<Specify path>\nif true; then\n  echo $X\n")
+    assert "syntax" in [p.kind for p in r.problems]
+
+
+def test_a_slot_used_by_a_launch_is_named_once(tmp_path):
+    from plint.check import check_paths
+
+    config = tmp_path / "CONFIG.sh"
+    config.write_text("#!/bin/bash\nexport DATA=<path to data>\n")
+    launch = tmp_path / "launch.sh"
+    launch.write_text("#!/bin/bash\nsource CONFIG.sh\n"
+                      "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path $DATA --micro-batch-size 1\n")
+    results = check_paths([launch, config])
+    slots = [(r.path, d.path, d.line) for r in results for d in r.diagnostics if d.code == "PL002"
+             and "unfilled template slot" in d.message]
+    assert [s[1:] for s in slots] == [(str(config), 2)], slots
+    assert not [d for r in results for d in r.diagnostics if d.code == "PL001"]

@@ -81,7 +81,9 @@ def _evaluate_text(tmp_path, text: str, **options):
 
 @needs_bash
 def test_syntax_error_is_reported_where_bash_says_and_the_rest_is_read(run):
-    r = run("#!/bin/bash\nGPUS=8\nCHECKPOINT_PATH=<Specify path>\ntorchrun --nproc_per_node $GPUS pretrain_gpt.py --tp 2\n")
+    # was `CHECKPOINT_PATH=<Specify path>`: a template slot alone is now an unfilled value (PL002, issue 12
+    # point 8), so the syntax error here is a real one
+    r = run("#!/bin/bash\nGPUS=8\nCHECKPOINT_PATH=/ckpt)\ntorchrun --nproc_per_node $GPUS pretrain_gpt.py --tp 2\n")
     problems = [p for p in r.problems if p.kind == "syntax"]
     assert len(problems) == 1 and problems[0].span.line == 3
     assert "syntax error" in problems[0].message

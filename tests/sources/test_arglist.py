@@ -96,5 +96,11 @@ def test_plain_deepspeed_precision_behind_an_unknown_word(tmp_path):
     layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --per_device_train_batch_size 4 "
                                "$EXTRA\n")
     assert layout.value("precision") is None and "${EXTRA}" in layout.get("precision").note
+    # was ("fp32", "default"): with no DeepSpeed config the reader found, the script builds its own (a dict
+    # given to deepspeed.initialize), so its precision is the script's to decide, as its batch is (issue 12)
     layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --per_device_train_batch_size 4\n")
+    assert (layout.value("precision"), layout.get("precision").origin) == (None, "unresolved")
+    assert "builds in Python" in layout.get("precision").note
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4}')
+    layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n")
     assert (layout.value("precision"), layout.get("precision").origin) == ("fp32", "default")

@@ -219,9 +219,17 @@ def test_deepspeed_without_hostfile_assumes_one_node():
     assert chain.world_size.origin == "assumed" and chain.workers_per_node.origin == "literal"
     chain = one("deepspeed train.py")
     assert sizes(chain) == (1, None, None) and chain.nnodes.origin == "assumed"
-    # --include naming hosts: they are /job/hostfile's, which plint cannot read
-    chain = one("deepspeed --include worker-0:0,1 train.py")
+    # --include naming a host without slots takes all its slots in /job/hostfile, which plint cannot read
+    chain = one("deepspeed --include worker-0 train.py")
     assert sizes(chain) == (None, None, None) and "/job/hostfile" in chain.nnodes.note and chain.problems == []
+    # was (None, None, None) too: slots named on every host are the active resources whatever the file
+    # holds (runner.py parse_resource_filter keeps exactly them or stops), so they are known (issue 12)
+    chain = one("deepspeed --include worker-0:0,1 train.py")
+    assert sizes(chain) == (1, 2, 2) and chain.problems == []
+    chain = one("deepspeed --include worker-0:0,1,2,3@worker-1:0,1,2,3 train.py")
+    assert sizes(chain) == (2, 4, 8)
+    chain = one("deepspeed --include worker-0:0,1@worker-1 train.py")  # worker-1's slots are the file's
+    assert sizes(chain)[2] is None
 
 
 def test_deepspeed_program_master_and_visible_devices():
@@ -258,7 +266,9 @@ def test_srun_torchrun_chain():
     ("srun -N 2 --ntasks-per-node=8 python train.py", (2, 8, 16)),
     ("srun -N2 -n16 python train.py", (2, 8, 16)),
     ("srun --nodes=4 python train.py", (4, 1, 4)),  # one task per node by default
-    ("srun python train.py", (1, 1, 1)),
+    # was (1, 1, 1), srun's answer on a login node; a script's srun with no -N/-n and no #SBATCH takes the
+    # size of the allocation it is submitted into, which the file does not show (issue 12: NVIDIA nvlm)
+    ("srun python train.py", (None, None, None)),
     (("srun --mpi=pmix --cpus-per-task 8 --container-image nvcr.io/x:1 --container-mounts=/a:/a "
       "-N 2 --gpus-per-node 8 --ntasks-per-node 8 --export=ALL,A=1 python train.py"), (2, 8, 16)),
 ])

@@ -449,3 +449,21 @@ def test_presence_flags_behind_an_unknown_part():
     assert f["overlap_param_gather"].value is True
     assert (f["overlap_grad_reduce"].value, f["overlap_grad_reduce"].origin) == (None, "unresolved")
     assert "overlap_grad_reduce" not in facts("--overlap-param-gather")
+
+
+def test_template_slots_in_a_data_blend_are_values_not_options():
+    from plint.shell.placeholders import slot_reason
+
+    source = SourceFile("args.sh", "x")
+
+    def slot(text):
+        return Word((Piece(None, source.span(0, 1), "unresolved", reason=slot_reason(text)),), source.span(0, 1))
+
+    blend = [Word.of("--data-path"), Word.of("0.2"), slot("<PATH TO THE FIRST DATASET>"), Word.of("0.8"),
+             slot("<PATH TO THE SECOND DATASET>"), Word.of("--bf16")]
+    args = parse_trainer_args(blend, load_flag_catalog("0.19"))
+    assert args.opaque == [] and [u.option for u in args.uses] == ["--data-path", "--bf16"]
+    assert len(args.uses[0].values) == 4
+    # an unknown that is not a slot may hold further options: the list ends there, as before
+    args = parse("--data-path 0.2 $BLEND --bf16")
+    assert [w.display() for w in args.opaque] == ["${BLEND}"]

@@ -193,3 +193,13 @@ def test_set_but_unknown_values_decide_emptiness_tests(tmp_path):
     result = evaluate(SourceFile(str(tmp_path / "x.sh"), script), EvalOptions(env=env))
     texts = {k: result.variables[k].value[0].text for k in "ABCDE"}
     assert texts == {"A": "set", "B": "set", "C": "set", "D": "yes", "E": "full"}
+
+
+def test_a_template_slot_in_a_directive_leaves_the_options_after_it():
+    # `#SBATCH <SLURM OPTIONS> --nodes=128`: the slot is options to fill in (issue 12), not a word that
+    # ends the directive's options
+    j = job("#!/bin/bash\n#SBATCH <SLURM OPTIONS> --nodes=16 --exclusive --ntasks-per-node=8\n")
+    assert j.nodes.value == 16 and j.ntasks_per_node.value == 8
+    (slot,) = j.problems
+    assert slot.kind == "unresolved" and slot.message.startswith("<SLURM OPTIONS>, a placeholder")
+    assert (slot.span.line, slot.span.col) == (2, 9)
