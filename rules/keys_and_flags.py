@@ -190,14 +190,19 @@ def duplicate_flag(ctx: RuleContext):
     "PL506", "invalid-value", "error",
     "A flag value of the wrong type or outside the flag's choices.",
     RuleDocs(
-        what="Checks known values against the flag's type (int, float) and choices in the release's parser.",
+        what="Checks known values against the flag's type (int, float) and choices in the release's parser, "
+             "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them).",
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),
         fix="Not fixed automatically.",
     ),
+    needs_layout=False,
 )
 def invalid_value(ctx: RuleContext):
+    for problem in ctx.reading.problems:  # counts past plint's bounds (plint.bounds), found while reading
+        if problem.kind == "invalid-value":
+            yield Finding(problem.message, problem.span)
     args = _args(ctx)
     if args is None:
         return

@@ -1,0 +1,52 @@
+"""Budgets on what one check may compute, so a hostile or broken file costs seconds and megabytes.
+
+A value past a bound is never evaluated further: the reader makes it unresolved and says which bound
+(PL002), and a count no cluster has is also an invalid value (PL506). Numbers chosen far above any
+real launch: the largest published training clusters have ~100,000 GPUs, the deepest models ~200 layers.
+"""
+
+from __future__ import annotations
+
+MAX_GPUS = 1_000_000  # GPUs, nodes, slots, ranks, parallel sizes
+MAX_LAYERS = 100_000  # transformer layers: the cost model keeps a per-layer pattern
+MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, vocabulary)
+MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
+MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
+
+# layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
+GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.world_size", "cluster.nvlink_domain",
+                        "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.etp",
+                        "parallel.dp"})
+LAYER_FIELDS = frozenset({"model.num_layers", "recompute.num_layers"})
+UNBOUNDED = frozenset({"model.params", "cluster.gpu_memory_gib"})
+
+
+def limit_for(key: str) -> int | None:
+    """The largest value a layout field may hold (None: not a count)."""
+    if key in UNBOUNDED:
+        return None
+    if key in GPU_FIELDS:
+        return MAX_GPUS
+    if key in LAYER_FIELDS:
+        return MAX_LAYERS
+    if key.startswith(("batch.", "model.")):
+        return MAX_SIZE
+    return None
+
+
+def over_limit(key: str, value: object) -> str | None:
+    """Why a layout value is past its bound, or None when it is within it."""
+    limit = limit_for(key)
+    if limit is None or isinstance(value, bool) or not isinstance(value, int) or abs(value) <= limit:
+        return None
+    shown = str(value) if len(str(value)) <= 30 else f"a {len(str(value))}-digit number"
+    what = "GPUs: no cluster has that many" if limit == MAX_GPUS else "layers" if limit == MAX_LAYERS else ""
+    return f"{key} is {shown}, over plint's bound of {limit:,}{' ' + what if what else ''}; not evaluated"
+
+
+def count_problem(option: str, value: int) -> str | None:
+    """A launcher count (--num_gpus, --nproc_per_node, a hostfile's slots) no cluster has."""
+    if abs(value) <= MAX_GPUS:
+        return None
+    shown = str(value) if len(str(value)) <= 30 else f"a {len(str(value))}-digit number"
+    return f"{option} is {shown}: no cluster has that many GPUs (plint's bound is {MAX_GPUS:,}); not evaluated"
