@@ -12,6 +12,7 @@ MAX_LAYERS = 100_000  # transformer layers: the cost model keeps a per-layer pat
 MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, vocabulary)
 MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
 MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
+MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quote a file's text
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
 GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.world_size", "cluster.nvlink_domain",
@@ -50,3 +51,11 @@ def count_problem(option: str, value: int) -> str | None:
         return None
     shown = str(value) if len(str(value)) <= 30 else f"a {len(str(value))}-digit number"
     return f"{option} is {shown}: no cluster has that many GPUs (plint's bound is {MAX_GPUS:,}); not evaluated"
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Text for a message or note, shortened in the middle when a quoted value makes it long."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}...({len(text) - 2 * keep} characters)...{text[-keep:]}"

@@ -64,10 +64,12 @@ class Layout:
         self.fields[key] = value
 
     def unresolved(self) -> list[str]:
+        from plint.bounds import clip
+
         out = []
         for key, v in self.fields.items():
             if v.origin == "unresolved" and v.value is None:
-                out.append(f"{key}: {v.note or 'cannot be known statically'}")
+                out.append(clip(f"{key}: {v.note or 'cannot be known statically'}"))
         return out
 
     def to_json(self) -> dict:

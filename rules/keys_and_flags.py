@@ -77,6 +77,9 @@ def unknown_flags(ctx: RuleContext):
     args = _args(ctx)
     if args is None or ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS:
         return []
+    cached = ctx.layout.extras.get("unknown_flags")  # PL501 and its fixer ask once per finding
+    if cached is not None and cached[0] is args:
+        return cached[1]
     catalog = _catalog(ctx)
     out = []
     for use in args.uses:
@@ -89,6 +92,7 @@ def unknown_flags(ctx: RuleContext):
         near = closest(use.option, catalog.options(), cutoff=0.8)
         prefix = [o for o in catalog.options() if o.startswith(use.option)]
         out.append((use, near or (prefix[0] if len(prefix) == 1 else None)))
+    ctx.layout.extras["unknown_flags"] = (args, out)
     return out
 
 

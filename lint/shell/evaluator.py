@@ -26,7 +26,10 @@ MAX_LOOP = 64
 # the evaluator's share of plint.bounds: a value longer than this is unresolved, and the characters
 # built per file are counted so a loop that copies large values stops too
 MAX_PIECES = 4096  # pieces of one value (each is an object: `X="$X$X"` doubles them)
-MAX_WORK = 32 * 1024 * 1024  # characters (and pieces) built into values per file
+# pieces built into words and values per file, a character counting 1/64 of a piece: ~10-30 us each,
+# so a 4 MiB line of 2 million words stops here rather than after a minute
+MAX_WORK = 100_000
+MAX_COMMAND_WORDS = 50_000  # a command longer than this is not expanded (its nodes alone cost ~100 MB)
 MAX_DEPTH = 24
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
@@ -247,9 +250,9 @@ class Shell:
         True when the value itself is over the value budget (plint.bounds)."""
         from plint.bounds import MAX_VALUE_CHARS
 
-        self.work += chars + size
+        self.work += size + chars // 64
         if self.work > MAX_WORK:
-            raise _Budget(f"after building {MAX_WORK // (1024 * 1024)} MiB of values (a loop that grows them)")
+            raise _Budget(f"after building {MAX_WORK:,} words and values (plint's work budget per file)")
         return size > MAX_PIECES or chars > MAX_VALUE_CHARS
 
     @staticmethod
@@ -1061,6 +1064,9 @@ class Shell:
         left in self.last_output for the next stage of a pipeline or a redirection."""
         if output:
             self.last_output = None
+        if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
+            raise _Budget(f"at a command of {node.named_child_count:,} words (plint's bound is "
+                          f"{MAX_COMMAND_WORDS:,})")
         prefix, rest = self._command_parts(node)
         name_node = node.child_by_field_name("name")
         if name_node is None:
@@ -1477,7 +1483,10 @@ class Shell:
             if quoted:
                 pieces.extend(unit.pieces(s, e))
             else:
-                pieces.extend(self.expand_heredoc_line(s, e, unit))
+                line_pieces = self.expand_heredoc_line(s, e, unit)
+                if self.over_budget(len(line_pieces), 0) or len(pieces) > MAX_PIECES:
+                    return MappedText([self._too_big("a here-document", unit.span(node.start_byte, e))])
+                pieces.extend(line_pieces)
         kept = [p for p in pieces if p.text != "" or not p.known]
         if not quoted:  # a quoted body is the file's own text: no bigger than the file
             kept = list(self.capped(kept, "a here-document", unit.span(node.start_byte, node.end_byte)))
