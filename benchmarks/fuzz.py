@@ -398,6 +398,7 @@ class Summary:
     oversized: int = 0
     other: int = 0
     max_seconds: float = 0.0
+    slowest: str = ""
     max_rss_mb: float = 0.0
     max_output: int = 0
     failures: list[tuple[str, list[str]]] = field(default_factory=list)
@@ -406,7 +407,7 @@ class Summary:
         return [f"inputs {self.inputs}", f"tracebacks {self.tracebacks}", f"runs over the time limit {self.hangs}",
                 f"invalid JSON {self.invalid_json}", f"invalid SARIF {self.invalid_sarif}",
                 f"outputs over 1 MB {self.oversized}", f"other failures {self.other}",
-                f"max time {self.max_seconds:.2f} s", f"max worker RSS {self.max_rss_mb:.0f} MB",
+                f"max time {self.max_seconds:.2f} s ({self.slowest})", f"max worker RSS {self.max_rss_mb:.0f} MB",
                 f"max output {self.max_output} bytes"]
 
 
@@ -456,7 +457,8 @@ def fuzz(seed: int = 0, count: int = 150, start: int = 0, timeout: float = 10.0,
                     answer["problems"].append(f"hang: {answer['seconds']:.1f} s")
                 shutil.rmtree(case_dir, ignore_errors=True)
                 summary.inputs += 1
-                summary.max_seconds = max(summary.max_seconds, answer["seconds"])
+                if answer["seconds"] > summary.max_seconds:
+                    summary.max_seconds, summary.slowest = answer["seconds"], case.name
                 summary.max_rss_mb = max(summary.max_rss_mb, answer["maxrss_mb"])
                 summary.max_output = max([summary.max_output, *answer["sizes"].values()])
                 if answer["problems"]:
