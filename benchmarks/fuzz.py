@@ -8,8 +8,10 @@ Inputs are derived deterministically from the seed: byte, line and token mutatio
 fixtures/launches/, splices of two fixtures, inserted shell constructs (`$(`, `${`, heredoc markers,
 quotes, huge numbers, deep nesting, self-recursion, doubling assignments), generated launch scripts,
 DeepSpeed JSON and hostfiles. Each input is written to a fresh folder and checked in a worker
-subprocess (plint imported once) under a memory limit (RLIMIT_AS) and a per-input time limit; a worker
-that overruns is killed and replaced. An input fails on a traceback, a hang, output over 1 MB, JSON
+subprocess (plint imported once) under a memory limit (RLIMIT_AS) and a time limit per plint run (six
+per input: five check formats and fix --diff); a worker that overruns them all together is killed and
+replaced. An input fails on a traceback (or an exception plint caught and reported as an internal
+error), a run over the time limit, output over 1 MB, JSON
 that does not parse, SARIF that does not validate against schemas/sarif-schema-2.1.0.json, or a
 changed input file (check and fix --diff write nothing). Failing inputs are saved under --out
 (git-ignored) with what failed. `--hook module:function` adds an invariant: it is called in the worker
@@ -258,8 +260,13 @@ def _sarif_validator():
     return jsonschema.Draft4Validator(schema)
 
 
+INTERNAL = ("plint: internal error", "plint could not evaluate the rest of the script")
+
+
 def _capture(call) -> tuple[str, str | None]:
-    """stdout of call() and the traceback it raised, if any (SystemExit is an exit, not a crash)."""
+    """stdout of call() and the traceback it raised, if any (SystemExit is an exit, not a crash); an
+    exception plint caught and reported as an internal error (a rule skipped, an evaluator bug turned
+    into PL002) counts as a traceback too."""
     out, err = io.StringIO(), io.StringIO()
     tb = None
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -269,13 +276,17 @@ def _capture(call) -> tuple[str, str | None]:
             pass
         except BaseException:  # noqa: BLE001 - any escape is the finding
             tb = traceback.format_exc()
-    if tb is None and "Traceback (most recent call last)" in err.getvalue():
+    if tb is None and ("Traceback (most recent call last)" in err.getvalue() or INTERNAL[0] in err.getvalue()):
         tb = err.getvalue()
+    if tb is None and INTERNAL[1] in out.getvalue():
+        line = next(x for x in out.getvalue().splitlines() if INTERNAL[1] in x)
+        tb = f"swallowed exception: {line.strip()[:2000]}"
     return out.getvalue(), tb
 
 
 def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
-    """Run every format and fix --diff on one input; what went wrong, and sizes and times."""
+    """Run every format and fix --diff on one input; what went wrong, output sizes, and the longest
+    of the six runs (each is one `plint` command a user would type)."""
     from plint.check_command import run
     from plint.fix import run_fix
 
@@ -284,19 +295,20 @@ def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
     problems: list[str] = []
     outputs: dict[str, str] = {}
     sizes: dict[str, int] = {}
-    start = time.perf_counter()
+    seconds: dict[str, float] = {}
     cwd = os.getcwd()
     os.chdir(case_dir)  # the checked tree is the case folder
     try:
-        for fmt in FORMATS:
-            text, tb = _capture(lambda: run([path], fmt=fmt, isolated=True))
+        for fmt in FORMATS + ("fix",):
+            start = time.perf_counter()
+            if fmt == "fix":
+                text, tb = _capture(lambda: run_fix([path], diff=True, isolated=True))
+            else:
+                text, tb = _capture(lambda: run([path], fmt=fmt, isolated=True))
+            seconds[fmt] = time.perf_counter() - start
             outputs[fmt] = text
             if tb:
-                problems.append(f"traceback ({fmt}):\n{tb}")
-        text, tb = _capture(lambda: run_fix([path], diff=True, isolated=True))
-        outputs["fix"] = text
-        if tb:
-            problems.append(f"traceback (fix --diff):\n{tb}")
+                problems.append(f"traceback ({fmt if fmt != 'fix' else 'fix --diff'}):\n{tb}")
     finally:
         os.chdir(cwd)
     for fmt, text in outputs.items():
@@ -322,7 +334,7 @@ def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
                                            | {p for p in before if after.get(p) != before[p]})))
     for hook in hooks:
         problems.extend(hook(case_dir, path, outputs))
-    return {"problems": problems, "seconds": time.perf_counter() - start, "sizes": sizes,
+    return {"problems": problems, "seconds": max(seconds.values()), "sizes": sizes,
             "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
 
 
@@ -449,12 +461,13 @@ def fuzz(seed: int = 0, count: int = 150, start: int = 0, timeout: float = 10.0,
                 for name, data in case.files.items():
                     (case_dir / name).parent.mkdir(parents=True, exist_ok=True)
                     (case_dir / name).write_bytes(data)
-                answer = worker.run(case_dir, case.entry, timeout)
+                answer = worker.run(case_dir, case.entry, timeout * (len(FORMATS) + 1))
                 if answer is None:
-                    answer = {"problems": [f"hang: no answer within {timeout:g} s"], "seconds": timeout,
+                    answer = {"problems": [f"hang: no answer within {timeout * (len(FORMATS) + 1):g} s"],
+                              "seconds": timeout,
                               "sizes": {}, "maxrss_mb": 0}
                 elif answer["seconds"] > timeout:
-                    answer["problems"].append(f"hang: {answer['seconds']:.1f} s")
+                    answer["problems"].append(f"hang: one run took {answer['seconds']:.1f} s")
                 shutil.rmtree(case_dir, ignore_errors=True)
                 summary.inputs += 1
                 if answer["seconds"] > summary.max_seconds:
@@ -485,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="inputs are a function of the seed and their index")
     parser.add_argument("--count", type=int, default=150, help="inputs to run (10000 for the full run)")
     parser.add_argument("--start", type=int, default=0, help="first input index (resume a run)")
-    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per input before it is a hang")
+    parser.add_argument("--timeout", type=float, default=10.0, help="seconds per plint run before it is a hang")
     parser.add_argument("--memory-mb", type=int, default=1024, help="the worker's address-space limit")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where failing inputs are saved")
     parser.add_argument("--hook", action="append", default=[], help="module:function invariant run per input")

@@ -270,7 +270,7 @@ def _rename(ctx: FixContext, use, replacement: str, catalog) -> Fix | None:
     span = use.flag_word.value_span
     data = ctx.data(span.path) if span is not None else None
     # two words only where the flag is written bare: inside quotes they would stay one word
-    if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode() \
+    if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode("utf-8", "surrogateescape") \
             or _word_end(ctx, span) is None:
         return None
     return Fix(f"replace {use.option} with {replacement}", (Edit(span.path, span.start, span.end, replacement),))

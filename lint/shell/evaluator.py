@@ -1471,7 +1471,7 @@ class Shell:
             line_end = len(data) if nl < 0 else nl
             line = data[pos:line_end]
             check = line.lstrip(b"\t") if strip_tabs else line
-            if check.rstrip(b"\r") == delim.encode():
+            if check.rstrip(b"\r") == delim.encode("utf-8", "surrogateescape"):
                 break
             lines.append((pos, min(line_end + 1, len(data))))
             pos = line_end + 1
