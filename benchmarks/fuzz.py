@@ -14,7 +14,7 @@ replaced. An input fails on a traceback (or an exception plint caught and report
 error), a run over the time limit, output over 1 MB, JSON
 that does not parse, SARIF that does not validate against schemas/sarif-schema-2.1.0.json, or a
 changed input file (check and fix --diff write nothing). Failing inputs are saved under --out
-(git-ignored) with what failed. `--hook module:function` adds an invariant: it is called in the worker
+(git-ignored) with what failed. `--hook module:function` (or `file.py:function`) adds an invariant: it is called in the worker
 after each input as hook(case_dir, entry, outputs) and returns a list of problems (strings).
 """
 
@@ -339,9 +339,16 @@ def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
 
 
 def _load_hook(spec: str):
+    """`module:function`, or `path/to/file.py:function`."""
+    import importlib.util
     from importlib import import_module
 
-    module, _, name = spec.partition(":")
+    module, _, name = spec.rpartition(":")
+    if module.endswith(".py"):
+        loader_spec = importlib.util.spec_from_file_location(Path(module).stem, module)
+        loaded = importlib.util.module_from_spec(loader_spec)
+        loader_spec.loader.exec_module(loaded)
+        return getattr(loaded, name)
     return getattr(import_module(module), name)
 
 
@@ -501,7 +508,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per plint run before it is a hang")
     parser.add_argument("--memory-mb", type=int, default=1024, help="the worker's address-space limit")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where failing inputs are saved")
-    parser.add_argument("--hook", action="append", default=[], help="module:function invariant run per input")
+    parser.add_argument("--hook", action="append", default=[],
+                        help="module:function or file.py:function, an invariant run per input")
     parser.add_argument("--replay", type=Path, nargs="*", help="saved case folders to run again")
     parser.add_argument("--progress", type=int, default=0, help="print a summary line every N inputs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -36,21 +36,27 @@ def limit_for(key: str) -> int | None:
 
 
 def over_limit(key: str, value: object) -> str | None:
-    """Why a layout value is past its bound, or None when it is within it."""
+    """Why a layout value is past its bound, or None when it is within it (a negative size is PL506's
+    own "at least 1" check, not a budget)."""
     limit = limit_for(key)
-    if limit is None or isinstance(value, bool) or not isinstance(value, int) or abs(value) <= limit:
+    if limit is None or isinstance(value, bool) or not isinstance(value, int) or value <= limit:
         return None
-    shown = str(value) if len(str(value)) <= 30 else f"a {len(str(value))}-digit number"
-    what = "GPUs: no cluster has that many" if limit == MAX_GPUS else "layers" if limit == MAX_LAYERS else ""
-    return f"{key} is {shown}, over plint's bound of {limit:,}{' ' + what if what else ''}; not evaluated"
+    if limit == MAX_GPUS:
+        return f"{key} is {_shown(value)}: no cluster has that many GPUs (plint's bound is {limit:,}); not evaluated"
+    unit = " layers" if limit == MAX_LAYERS else ""
+    return f"{key} is {_shown(value)}, over plint's bound of {limit:,}{unit}; not evaluated"
+
+
+def _shown(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else f"a {len(text)}-digit number"
 
 
 def count_problem(option: str, value: int) -> str | None:
     """A launcher count (--num_gpus, --nproc_per_node, a hostfile's slots) no cluster has."""
-    if abs(value) <= MAX_GPUS:
+    if value <= MAX_GPUS:
         return None
-    shown = str(value) if len(str(value)) <= 30 else f"a {len(str(value))}-digit number"
-    return f"{option} is {shown}: no cluster has that many GPUs (plint's bound is {MAX_GPUS:,}); not evaluated"
+    return f"{option} is {_shown(value)}: no cluster has that many GPUs (plint's bound is {MAX_GPUS:,}); not evaluated"
 
 
 def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
