@@ -80,7 +80,10 @@ def unknown_flags(ctx: RuleContext):
     cached = ctx.layout.extras.get("unknown_flags")  # PL501 and its fixer ask once per finding
     if cached is not None and cached[0] is args:
         return cached[1]
+    from plint.bounds import MAX_SUGGESTIONS
+
     catalog = _catalog(ctx)
+    options = catalog.options()
     out = []
     for use in args.uses:
         if use.spec is not None or use.option in REMOVED or not use.option.startswith("--"):
@@ -89,8 +92,11 @@ def unknown_flags(ctx: RuleContext):
         if catalog.lookup(dashed) is not None:
             out.append((use, dashed))
             continue
-        near = closest(use.option, catalog.options(), cutoff=0.8)
-        prefix = [o for o in catalog.options() if o.startswith(use.option)]
+        if len(out) >= MAX_SUGGESTIONS:  # past the budget a flag is still unknown, without a suggestion
+            out.append((use, None))
+            continue
+        near = closest(use.option, options, cutoff=0.8)
+        prefix = [o for o in options if o.startswith(use.option)]
         out.append((use, near or (prefix[0] if len(prefix) == 1 else None)))
     ctx.layout.extras["unknown_flags"] = (args, out)
     return out
