@@ -12,6 +12,7 @@ MAX_LAYERS = 100_000  # transformer layers: the cost model keeps a per-layer pat
 MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, vocabulary)
 MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
 MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
+MAX_LAUNCHES = 32  # launches read per file (each is a layout, its rules and ~11 kB of JSON)
 MAX_FINDINGS_PER_RULE = 100  # findings one rule reports in one file; the rest are counted
 MAX_FINDINGS_PER_FILE = 500  # findings of all rules in one file (SARIF is ~1.2 kB a finding)
 MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 flag names: ~3 ms each)

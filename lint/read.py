@@ -152,6 +152,7 @@ def _is_template(source: SourceFile, problem: Problem) -> bool:
 
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str]) -> None:
+    from plint.bounds import MAX_LAUNCHES
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources.launchers import find_launches
 
@@ -173,6 +174,11 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     reading.problems.extend(result.problems)
     lookup = FileLookup(result, os.path.dirname(path) or ".")  # Path(path).parent
     chains = find_launches(result, job, lookup.source)
+    if len(chains) > MAX_LAUNCHES:  # a launch line repeated a thousand times: a bounded report
+        first = chains[MAX_LAUNCHES].calls[-1].command.site if chains[MAX_LAUNCHES].calls else None
+        reading.problems.append(Problem("unresolved", f"{len(chains) - MAX_LAUNCHES} more launches in this file "
+                                        f"are not read (plint reads at most {MAX_LAUNCHES} per file)", first))
+        chains = chains[:MAX_LAUNCHES]
     for chain in chains:
         launch = _launch(chain, job, lookup, gpu, releases)
         reading.launches.append(launch)

@@ -1,7 +1,8 @@
 """Budgets (issue 13 item 3): no input up to plint's 4 MiB file limit takes more than seconds, hundreds of
 megabytes or a megabyte of output, and none ends in a traceback. Each case runs `plint` as a process, so
-its time and peak memory are its own (os.wait4); the bounds asserted leave room for a loaded machine
-around the issue's target of 2 s and 300 MB."""
+its CPU time and peak memory are its own (os.wait4: CPU time, not wall time, so other work on the machine
+does not count); the bounds asserted leave room for slower machines around the issue's target of 2 s and
+300 MB."""
 
 from __future__ import annotations
 
@@ -11,27 +12,25 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import pytest
 
-SECONDS = 6.0  # the target is 2 s; the suite shares its cores
+SECONDS = 6.0  # CPU seconds; the target is 2 s on a laptop-class core
 MEGABYTES = 300
 OUTPUT = 1 << 20
 PLINT = [sys.executable, "-m", "plint"]
 
 
 def measure(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
-    """(exit status, stdout, stderr, seconds, peak RSS in MB) of one plint run."""
+    """(exit status, stdout, stderr, CPU seconds, peak RSS in MB) of one plint run."""
     with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        start = time.perf_counter()
         proc = subprocess.Popen(PLINT + args, cwd=cwd, stdout=out, stderr=err)
         stop = threading.Timer(120, proc.kill)  # a run far past its budget fails rather than stalls
         stop.start()
-        _, status, usage = os.wait4(proc.pid, 0)  # this child's own peak memory
+        _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak memory
         stop.cancel()
-        seconds = time.perf_counter() - start
+        seconds = usage.ru_utime + usage.ru_stime
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
@@ -116,7 +115,7 @@ def test_many_hosts_cost_a_count_each(tmp_path):
 ], ids=["slurm-nodes", "nproc", "layers"])
 def test_layout_counts_past_any_cluster_are_invalid(tmp_path, script):
     report = run_bounded(tmp_path, {"launch.sh" if not script.startswith("#!") else "job.slurm": script})
-    assert any(c == "PL506" and "over plint's bound" in m for c, m in codes(report))
+    assert any(c == "PL506" and "plint's bound" in m for c, m in codes(report))
 
 
 @pytest.mark.parametrize("count", [200, 20000])
@@ -170,3 +169,11 @@ def test_a_four_mib_input(tmp_path, kind):
     # A 4 MiB line of 2 million one-letter words: tree-sitter's own tree for it is ~400 MB before plint
     # looks at it (plint then stops at the command's word count); every other shape stays under 300 MB.
     run_bounded(tmp_path, files, megabytes=MEGABYTES if kind != "one-line" else 500)
+
+
+def test_a_launch_line_repeated_is_read_a_bounded_number_of_times(tmp_path):
+    """Found by the fuzzer (seed 1, case 3158): 414 copies of a launch line gave 414 layouts, 4.5 MB of JSON."""
+    line = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
+    report = run_bounded(tmp_path, {"launch.sh": line * 400})
+    assert len(report["files"][0]["layouts"]) == 32
+    assert any(c == "PL002" and "368 more launches" in m for c, m in codes(report))
