@@ -1,0 +1,38 @@
+"""Each failure the fuzzer found (benchmarks/fuzz.py, seeds 0 and 1), reduced to its cause and checked the
+fuzzer's way: every format and fix --diff, no traceback or internal error, JSON and SARIF valid, output
+under 1 MB, no input file written."""
+
+import pytest
+
+from fuzz_loader import load_fuzz
+
+fuzz = load_fuzz()
+VALIDATOR = fuzz._sarif_validator()
+LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
+
+CASES = {
+    # a sourced script with an undecodable byte on a line bash -n rejects: the span's encode raised
+    "undecodable-byte-in-a-bash-error": {"launch.sh": b"source conf.sh\n" + LAUNCH,
+                                         "conf.sh": b"X=$(echo \xe6\n"},
+    # an undecodable byte in a DeepSpeed key: the finding's fingerprint encode raised
+    "undecodable-byte-in-a-json-key": {"launch.sh": b"deepspeed pretrain_gpt.py --deepspeed_config ds.json\n",
+                                       "ds.json": b'{"train_batch_size": 8, "zero_\xbd": 1}'},
+    # an undecodable byte in a misspelled flag and in a heredoc delimiter
+    "undecodable-byte-in-a-flag": {"launch.sh": b"torchrun pretrain_gpt.py --hiden-siz\xff 4 --num-layers 2\n"},
+    "undecodable-byte-in-a-heredoc-delimiter": {"launch.sh": b"cat > x.json <<E\xffOF\n{}\nE\xffOF\n" + LAUNCH},
+    # 1,000 copies of a line bash rejects: 2.8 MB of SARIF before the report budget
+    "a-thousand-refused-lines": {"launch.sh": b"T=300_000_000_000\n" + b"S=$(( T / 2 ))\n" * 1000 + LAUNCH},
+    # 400 copies of a launch line: 400 layouts, 4.5 MB of JSON before the launch budget
+    "a-launch-line-repeated": {"launch.sh": LAUNCH * 400},
+    # positional arguments doubling in a self-recursive function
+    "arguments-doubling": {"launch.sh": b'f() { f "$@" "$@"; }\nf a\n' + LAUNCH},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fuzz_finding_stays_fixed(tmp_path, name):
+    for file, data in CASES[name].items():
+        (tmp_path / file).write_bytes(data)
+    answer = fuzz.check_case(tmp_path, "launch.sh", validator=VALIDATOR)
+    assert answer["problems"] == [], "\n".join(answer["problems"])[:4000]
+    assert max(answer["sizes"].values()) < fuzz.MAX_OUTPUT
