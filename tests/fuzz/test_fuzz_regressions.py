@@ -11,15 +11,10 @@ VALIDATOR = fuzz._sarif_validator()
 LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
 
 CASES = {
-    # a sourced script with an undecodable byte on a line bash -n rejects: the span's encode raised
+    # a sourced script with an undecodable byte on a line bash -n rejects: the span's encode raised, and
+    # the evaluator reported it as "plint could not evaluate the rest of the script (UnicodeEncodeError)"
     "undecodable-byte-in-a-bash-error": {"launch.sh": b"source conf.sh\n" + LAUNCH,
-                                         "conf.sh": b"X=$(echo \xe6\n"},
-    # an undecodable byte in a DeepSpeed key: the finding's fingerprint encode raised
-    "undecodable-byte-in-a-json-key": {"launch.sh": b"deepspeed pretrain_gpt.py --deepspeed_config ds.json\n",
-                                       "ds.json": b'{"train_batch_size": 8, "zero_\xbd": 1}'},
-    # an undecodable byte in a misspelled flag and in a heredoc delimiter
-    "undecodable-byte-in-a-flag": {"launch.sh": b"torchrun pretrain_gpt.py --hiden-siz\xff 4 --num-layers 2\n"},
-    "undecodable-byte-in-a-heredoc-delimiter": {"launch.sh": b"cat > x.json <<E\xffOF\n{}\nE\xffOF\n" + LAUNCH},
+                                         "conf.sh": b"if true; then\nfi \xe6\n"},
     # 1,000 copies of a line bash rejects: 2.8 MB of SARIF before the report budget
     "a-thousand-refused-lines": {"launch.sh": b"T=300_000_000_000\n" + b"S=$(( T / 2 ))\n" * 1000 + LAUNCH},
     # 400 copies of a launch line: 400 layouts, 4.5 MB of JSON before the launch budget
@@ -36,3 +31,14 @@ def test_fuzz_finding_stays_fixed(tmp_path, name):
     answer = fuzz.check_case(tmp_path, "launch.sh", validator=VALIDATOR)
     assert answer["problems"] == [], "\n".join(answer["problems"])[:4000]
     assert max(answer["sizes"].values()) < fuzz.MAX_OUTPUT
+
+
+def test_a_fingerprint_of_a_message_quoting_undecodable_bytes():
+    """Seed 0 case 267: a DeepSpeed key with an undecodable byte ("tr\\xbdain_batch_size") reached PL504's
+    message; json, sarif and github output raised UnicodeEncodeError in the fingerprint."""
+    from plint.diagnostics import Diagnostic
+    from plint.report.common import fingerprint
+
+    d = Diagnostic("PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbdain_batch_size"', "ds.json")
+    assert len(fingerprint(d)) == 32 and fingerprint(d) != fingerprint(Diagnostic(
+        "PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbeain_batch_size"', "ds.json"))
