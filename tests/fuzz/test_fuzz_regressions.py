@@ -19,6 +19,11 @@ CASES = {
     "a-thousand-refused-lines": {"launch.sh": b"T=300_000_000_000\n" + b"S=$(( T / 2 ))\n" * 1000 + LAUNCH},
     # 400 copies of a launch line: 400 layouts, 4.5 MB of JSON before the launch budget
     "a-launch-line-repeated": {"launch.sh": LAUNCH * 400},
+    # a list where DeepSpeed wants a number, times a huge micro batch: a MemoryError (Hypothesis found it)
+    "a-list-times-a-huge-batch": {"launch.sh": b"torchrun --nproc_per_node 8 pretrain_gpt.py --deepspeed "
+                                               b"--deepspeed_config ds.json --num-layers 2\n",
+                                  "ds.json": b'{"gradient_accumulation_steps": [[true], []], '
+                                             b'"train_micro_batch_size_per_gpu": 2755933772}'},
     # positional arguments doubling in a self-recursive function
     "arguments-doubling": {"launch.sh": b'f() { f "$@" "$@"; }\nf a\n' + LAUNCH},
 }
