@@ -236,7 +236,7 @@ def fix_placeholder(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if data is None or "bash rejects this script" not in diag.message:
         return None
     lines = data.split(b"\n")
-    if not 1 <= diag.line <= len(lines):
+    if diag.line is None or not 1 <= diag.line <= len(lines):  # bash named no line (found by Hypothesis)
         return None
     m = _PLACEHOLDER.match(lines[diag.line - 1])
     if m is None:
