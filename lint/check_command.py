@@ -174,10 +174,6 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         for r in result.results:
             for layout in r.layouts:
                 layout.extras["dry_run"] = build_groups(layout)
-    if fmt in ("json", "sarif") or pr_comment:  # the machine formats carry each fix's edits (DESIGN.md)
-        from plint.fix import attach_fixes
-
-        attach_fixes(result)
     if write_baseline:
         from pathlib import Path
 
@@ -186,6 +182,14 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         count = write(Path(write_baseline), result.results)
         sys.stderr.write(f"plint: wrote {count} finding(s) to {write_baseline}\n")
         return 0
+    from plint.engine import limit_report
+
+    for r in result.results:  # bounded output: the budget of findings a report prints per file
+        r.diagnostics = limit_report(r.diagnostics, r.path)
+    if fmt in ("json", "sarif") or pr_comment:  # the machine formats carry each fix's edits (DESIGN.md)
+        from plint.fix import attach_fixes
+
+        attach_fixes(result)
     if fmt == "text":
         from plint.report.text import render
 

@@ -31,6 +31,9 @@ class Diagnostic:
     @classmethod
     def at(cls, code: str, name: str, severity: str, message: str, span: Span | None,
            path: str) -> "Diagnostic":
+        from plint.bounds import clip
+
+        message = clip(message)  # a message quoting a 64 KiB value stays readable, and the output bounded
         if span is None:
             return cls(code, name, severity, message, path)
         return cls(code, name, severity, message, span.path, span.line, span.col,

@@ -37,6 +37,7 @@ from plint.ranks import (
 
 FULL_LISTS_UP_TO = 1024  # world sizes above this report the first SAMPLE_GROUPS groups of each kind
 SAMPLE_GROUPS = 16
+SAMPLE_RANKS = 64  # ranks listed per sampled group (a data-parallel group of a huge world is huge)
 RANK_WORK = 1 << 15  # visited ranks * world size: about 2.5 s of megatron-core group building
 MIN_RANKS = 16
 
@@ -211,13 +212,16 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
     if groups is not None:
         result["group_counts"] = {k: [len(v), len(v[0]) if v else 0] for k, v in groups.items()}
         if world > FULL_LISTS_UP_TO:
-            result["groups"] = {k: v[:SAMPLE_GROUPS] for k, v in groups.items()}
-            notes.append(f"world of {world}: the first {SAMPLE_GROUPS} groups of each kind are listed; "
-                         "group_counts has [groups, ranks per group]")
+            result["groups"] = {k: [g[:SAMPLE_RANKS] for g in v[:SAMPLE_GROUPS]] for k, v in groups.items()}
+            notes.append(f"world of {world}: the first {SAMPLE_GROUPS} groups of each kind are listed, each "
+                         f"with at most its first {SAMPLE_RANKS} ranks; group_counts has [groups, ranks per group]")
         else:
             result["groups"] = groups
         if domain:
             result["crossing"] = crossing(groups, domain, NVLINK_KINDS)
+            if world > FULL_LISTS_UP_TO:  # the report stays small: the example's first ranks
+                for c in result["crossing"]:
+                    c["example"] = c["example"][:SAMPLE_RANKS]
             for c in result["crossing"]:
                 if c["group"] == "tp":
                     problems.append(_problem(

@@ -379,3 +379,33 @@ class Engine:
         for result in results:
             if id(result) in touched:
                 result.diagnostics.sort(key=Diagnostic.sort_key)
+
+
+def limit_report(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
+    """The findings a report prints for one file (plint.bounds): the first MAX_FINDINGS_PER_RULE of each
+    rule, MAX_FINDINGS_PER_FILE in all, and per rule one finding counting the rest, so a file with
+    20,000 unknown flags prints kilobytes, not 30 MB of SARIF. `fix` and baselines see every finding."""
+    from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
+
+    if len(diagnostics) <= MAX_FINDINGS_PER_RULE:
+        return diagnostics
+    shown: dict[str, int] = {}
+    hidden: dict[str, list[Diagnostic]] = {}
+    out = []
+    for d in diagnostics:
+        if shown.get(d.code, 0) >= MAX_FINDINGS_PER_RULE or len(out) >= MAX_FINDINGS_PER_FILE:
+            hidden.setdefault(d.code, []).append(d)
+            continue
+        shown[d.code] = shown.get(d.code, 0) + 1
+        out.append(d)
+    rank = {"error": 0, "warning": 1, "info": 2}
+    for code, rest in hidden.items():
+        # the count keeps the worst severity of what it hides, so the exit status does not change
+        live = [d for d in rest if d.suppressed is None]
+        worst = min(live or rest, key=lambda d: rank.get(d.severity, 3))
+        note = Diagnostic.at(code, worst.name, worst.severity,
+                             f"{len(rest)} more {code} finding(s) in this file not shown (plint reports at most "
+                             f"{MAX_FINDINGS_PER_RULE} per rule and {MAX_FINDINGS_PER_FILE} per file)", None, path)
+        note.suppressed = None if live else worst.suppressed  # all of them suppressed: so is the count
+        out.append(note)
+    return out

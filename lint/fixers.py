@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+from functools import lru_cache
 
 from plint.record import field, record
 from plint.rules.base import Edit, Fix
@@ -172,7 +173,13 @@ def _trainer_args(ctx):
 def confident(word: str, suggestion: str, options) -> bool:
     """Whether a did-you-mean is the one clear candidate: very close (difflib ratio 0.85 or more)
     and clearly closer than the next one (by 0.08), so `--hiden-size` -> `--hidden-size` although
-    `--ffn-hidden-size` is close too, but not a word halfway between two options."""
+    `--ffn-hidden-size` is close too, but not a word halfway between two options. Asked once per
+    distinct word: fix re-checks the file after each pass."""
+    return _confident(word, suggestion, tuple(options))
+
+
+@lru_cache(maxsize=4096)
+def _confident(word: str, suggestion: str, options: tuple[str, ...]) -> bool:
     from difflib import SequenceMatcher
 
     def ratio(option: str) -> float:
@@ -180,8 +187,23 @@ def confident(word: str, suggestion: str, options) -> bool:
         return m.ratio() if m.quick_ratio() >= 0.5 else 0.0
 
     best = ratio(suggestion)
-    second = max((ratio(o) for o in options if o != suggestion), default=0.0)
-    return best >= 0.85 and second <= best - 0.08
+    if best < 0.85:
+        return False
+    # Is any other option within 0.08 of the best? difflib's cheap upper bounds (real_quick_ratio,
+    # quick_ratio) rule most options out without the full ratio: the same answer, ~10x faster.
+    threshold = best - 0.08
+    for option in options:
+        if option == suggestion:
+            continue
+        m = SequenceMatcher(None, word, option)
+        if m.real_quick_ratio() <= threshold:
+            continue
+        quick = m.quick_ratio()
+        if quick < 0.5 or quick <= threshold:
+            continue
+        if m.ratio() > threshold:
+            return False
+    return True
 
 
 def _confident_flag(use, suggestion: str, catalog) -> bool:
@@ -207,8 +229,15 @@ def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     for rctx in ctx.contexts():
         if rctx.layout is None:
             continue
-        for use, suggestion in unknown_flags(rctx):
-            if use.option != diag.key or not suggestion or not _at(use.flag_word.value_span, diag):
+        flags = unknown_flags(rctx)
+        index = rctx.layout.extras.get("unknown_flags_by_option")  # one pass, not one per finding
+        if index is None or index[0] is not flags:
+            by_option: dict[str, list] = {}
+            for use, suggestion in flags:
+                by_option.setdefault(use.option, []).append((use, suggestion))
+            index = rctx.layout.extras["unknown_flags_by_option"] = (flags, by_option)
+        for use, suggestion in index[1].get(diag.key, ()):
+            if not suggestion or not _at(use.flag_word.value_span, diag):
                 continue
             if not _confident_flag(use, suggestion, _catalog(rctx)):
                 return None
@@ -272,7 +301,7 @@ def _rename(ctx: FixContext, use, replacement: str, catalog) -> Fix | None:
     span = use.flag_word.value_span
     data = ctx.data(span.path) if span is not None else None
     # two words only where the flag is written bare: inside quotes they would stay one word
-    if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode() \
+    if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode("utf-8", "surrogateescape") \
             or _word_end(ctx, span) is None:
         return None
     return Fix(f"replace {use.option} with {replacement}", (Edit(span.path, span.start, span.end, replacement),))

@@ -50,14 +50,26 @@ class Layout:
         return None if v is None else v.value
 
     def set(self, key: str, value: Value | None) -> None:
-        if value is not None:
-            self.fields[key] = value
+        if value is None:
+            return
+        if value.value is not None:
+            from plint.bounds import over_limit
+
+            why = over_limit(key, value.value)
+            if why is not None:  # a count no launch has: unresolved (PL002) and invalid (PL506), never used
+                from plint.shell.model import Problem
+
+                self.extras.setdefault("problems", []).append(Problem("invalid-value", why, value.span))
+                value = Value(None, value.span, "unresolved", why)
+        self.fields[key] = value
 
     def unresolved(self) -> list[str]:
+        from plint.bounds import clip
+
         out = []
         for key, v in self.fields.items():
             if v.origin == "unresolved" and v.value is None:
-                out.append(f"{key}: {v.note or 'cannot be known statically'}")
+                out.append(clip(f"{key}: {v.note or 'cannot be known statically'}"))
         return out
 
     def to_json(self) -> dict:

@@ -63,7 +63,7 @@ def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
         # elsewhere when it came through a variable): step over the next word after the flag
         flag = use.flag_word.site
         data = ctx.data(flag.path) if flag is not None else None
-        if data is None or data[flag.start:flag.end] != use.option.encode():
+        if data is None or data[flag.start:flag.end] != use.option.encode("utf-8", "surrogateescape"):
             return None  # the flag's characters are not written out here
         end = _next_word_end(data, flag.end)
         return Edit(flag.path, end, end, f" {text}") if end is not None else None
@@ -184,7 +184,7 @@ def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         span = use.flag_word.value_span  # where the flag was written (an array element, a string)
         end = _word_end(ctx, span)
         data = ctx.data(span.path) if span is not None else None
-        if end is None or data is None or data[span.start:end] != drop.encode():
+        if end is None or data is None or data[span.start:end] != drop.encode("utf-8", "surrogateescape"):
             return None
         line_start = data.rfind(b"\n", 0, span.start) + 1
         line_end = data.find(b"\n", end)
@@ -238,7 +238,7 @@ def fix_placeholder(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if data is None or not is_slot_message(diag.message) or diag.line is None or diag.col is None:
         return None
     lines = data.split(b"\n")
-    if not 1 <= diag.line <= len(lines):
+    if diag.line is None or not 1 <= diag.line <= len(lines):  # bash named no line (found by Hypothesis)
         return None
     text = lines[diag.line - 1].decode("utf-8", "surrogateescape")
     before = text[:diag.col - 1]

@@ -211,6 +211,7 @@ def _inside_string(text: str, word: str) -> bool:
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str],
                 trainer_source: str | None = None) -> None:
+    from plint.bounds import MAX_LAUNCHES
     from plint.shell.evaluator import EvalOptions, evaluate
 
     job = _slurm_job(source)
@@ -233,6 +234,12 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         reading.problems.extend(p for p in job.problems if p.kind == "unresolved")
     base = os.path.dirname(path) or "."  # Path(path).parent
     chains = _launch_chains(source, options, result, job, base)
+    if len(chains) > MAX_LAUNCHES:  # a launch line repeated a thousand times: a bounded report
+        extra = chains[MAX_LAUNCHES][0]
+        first = extra.calls[-1].command.site if extra.calls else None
+        reading.problems.append(Problem("unresolved", f"{len(chains) - MAX_LAUNCHES} more launches in this file "
+                                        f"are not read (plint reads at most {MAX_LAUNCHES} per file)", first))
+        chains = chains[:MAX_LAUNCHES]
     lookups: list[FileLookup] = []
     if not chains:
         from plint.sources.unlaunched import unused_launches

@@ -36,7 +36,9 @@ class Value:
         else:
             out.update(path=None, line=None, col=None)
         if self.note:
-            out["note"] = self.note
+            from plint.bounds import clip
+
+            out["note"] = clip(self.note)
         return out
 
 

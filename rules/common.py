@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from plint.rules.base import Example, RuleContext
 from plint.values import Value
 
@@ -59,8 +61,14 @@ def gpt(extra: str = "", layers: int = 24, hidden: int = 2048, heads: int = 16, 
 
 
 def closest(word: str, options, cutoff: float = 0.6) -> str | None:
-    """The did-you-mean suggestion (difflib is imported only when a finding needs one)."""
-    from difflib import get_close_matches
+    """The did-you-mean suggestion, computed once per distinct word and option list: a file with N
+    unknown flags asks for each in every report and fix pass."""
+    return _closest(word, tuple(options), cutoff)
 
-    near = get_close_matches(word, list(options), n=1, cutoff=cutoff)
+
+@lru_cache(maxsize=4096)
+def _closest(word: str, options: tuple[str, ...], cutoff: float) -> str | None:
+    from difflib import get_close_matches  # imported only when a finding needs a suggestion
+
+    near = get_close_matches(word, options, n=1, cutoff=cutoff)
     return near[0] if near else None

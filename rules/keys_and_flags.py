@@ -95,7 +95,13 @@ def unknown_flags(ctx: RuleContext):
     entry_read = in_force is not None and in_force.entry_read
     if args is None or (ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS and not entry_read):
         return []
+    cached = ctx.layout.extras.get("unknown_flags")  # PL501 and its fixer ask once per finding
+    if cached is not None and cached[0] is args:
+        return cached[1]
+    from plint.bounds import MAX_SUGGESTIONS
+
     catalog = _catalog(ctx)
+    options = catalog.options()
     out = []
     for use in args.uses:
         if use.spec is not None or use.option in REMOVED or not use.option.startswith("--"):
@@ -104,9 +110,13 @@ def unknown_flags(ctx: RuleContext):
         if catalog.lookup(dashed) is not None:
             out.append((use, dashed))
             continue
-        near = closest(use.option, catalog.options(), cutoff=0.8)
-        prefix = [o for o in catalog.options() if o.startswith(use.option)]
+        if len(out) >= MAX_SUGGESTIONS:  # past the budget a flag is still unknown, without a suggestion
+            out.append((use, None))
+            continue
+        near = closest(use.option, options, cutoff=0.8)
+        prefix = [o for o in options if o.startswith(use.option)]
         out.append((use, near or (prefix[0] if len(prefix) == 1 else None)))
+    ctx.layout.extras["unknown_flags"] = (args, out)
     return out
 
 
@@ -216,14 +226,19 @@ def duplicate_flag(ctx: RuleContext):
     "PL506", "invalid-value", "error",
     "A flag value of the wrong type or outside the flag's choices.",
     RuleDocs(
-        what="Checks known values against the flag's type (int, float) and choices in the release's parser.",
+        what="Checks known values against the flag's type (int, float) and choices in the release's parser, "
+             "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them).",
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),
         fix="Not fixed automatically.",
     ),
+    needs_layout=False,
 )
 def invalid_value(ctx: RuleContext):
+    for problem in ctx.reading.problems:  # counts past plint's bounds (plint.bounds), found while reading
+        if problem.kind == "invalid-value":
+            yield Finding(problem.message, problem.span)
     args = _args(ctx)
     if args is None:
         return

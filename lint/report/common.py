@@ -15,7 +15,8 @@ def fingerprint(diagnostic) -> str:
 
     basis = diagnostic.key or re.sub(r"\d+", "#", diagnostic.message)
     path = diagnostic.path.replace("\\", "/")
-    return hashlib.sha256(f"{diagnostic.code}|{path}|{basis}".encode()).hexdigest()[:32]
+    # surrogateescape: a message may quote undecodable bytes of the file (a fuzzed JSON key)
+    return hashlib.sha256(f"{diagnostic.code}|{path}|{basis}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
 def docs_url(code: str) -> str:

@@ -163,15 +163,28 @@ def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col
             out.append([("blue", "...")])
             continue
         text = lines[n - 1]
-        display, offsets = _display(text)
         first = col - 1 if n == line else _indent(text)
         last = (end_col - 1 if end_col else len(text)) if n == end_line else len(text)
         first = max(0, min(first, len(text)))
         last = max(first, min(last, len(text)))
+        text, first, last = _window(text, first, last)
+        display, offsets = _display(text)
         start, stop = offsets[first], offsets[last]
         out.append([("blue", f"{n:>{gutter}} | "), ("", display)])
         out.append([("blue", bar + " "), ("bold red", " " * start + "^" * max(1, stop - start))])
     return out
+
+
+def _window(text: str, first: int, last: int, width: int = 240) -> tuple[str, int, int]:
+    """A long line cut to `width` characters around the span [first, last) (a 4 MiB one-line file
+    prints no megabytes), with the span's offsets in the cut text."""
+    if len(text) <= width:
+        return text, first, last
+    lo = max(0, first - width // 3)
+    hi = min(len(text), max(last, first + 1, lo + width // 2), lo + width)
+    head, tail = ("..." if lo else ""), ("..." if hi < len(text) else "")
+    shift = lo - len(head)
+    return head + text[lo:hi] + tail, first - shift, min(last, hi) - shift
 
 
 def _indent(text: str) -> int:

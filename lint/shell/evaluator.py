@@ -28,6 +28,13 @@ from plint.source import SourceFile, display_path, normal_path, path_is_file, re
 
 IFS = " \t\n"
 MAX_LOOP = 64
+# the evaluator's share of plint.bounds: a value longer than this is unresolved, and the characters
+# built per file are counted so a loop that copies large values stops too
+MAX_PIECES = 4096  # pieces of one value (each is an object: `X="$X$X"` doubles them)
+# pieces built into words and values per file, a character counting 1/64 of a piece: ~10-30 us each,
+# so a 4 MiB line of 2 million words stops here rather than after a minute
+MAX_WORK = 100_000
+MAX_COMMAND_WORDS = 50_000  # a command longer than this is not expanded (its nodes alone cost ~100 MB)
 MAX_DEPTH = 24
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
@@ -70,7 +77,7 @@ class _Continue(Exception):
 
 
 class _Budget(Exception):
-    pass
+    """Evaluation stopped: args[0] names the budget (steps, work)."""
 
 
 def _display(path: str) -> str:
@@ -290,6 +297,7 @@ class Shell:
         self.functions: dict[str, tuple] = {}
         self.readonly: set[str] = set()  # bash refuses to assign or unset these
         self.steps = 0
+        self.work = 0  # characters built into values (capped)
         self.depth = 0
         self.conditions: list[str] = []
         self.loops = 0
@@ -341,7 +349,41 @@ class Shell:
     def tick(self) -> None:
         self.steps += 1
         if self.steps > self.options.max_steps:
-            raise _Budget()
+            raise _Budget(f"after {self.options.max_steps} steps (a loop or recursion it cannot bound)")
+
+    def over_budget(self, size: int, chars: int) -> bool:
+        """Count a value of `size` pieces and `chars` characters against the file's work budget;
+        True when the value itself is over the value budget (plint.bounds)."""
+        from plint.bounds import MAX_VALUE_CHARS
+
+        self.work += size + chars // 64
+        if self.work > MAX_WORK:
+            raise _Budget(f"after building {MAX_WORK:,} words and values (plint's work budget per file)")
+        return size > MAX_PIECES or chars > MAX_VALUE_CHARS
+
+    @staticmethod
+    def _too_big(what: str, span) -> Piece:
+        from plint.bounds import MAX_VALUE_CHARS
+
+        return unknown(f"{what} is over plint's value budget ({MAX_VALUE_CHARS // 1024} KiB, {MAX_PIECES} parts): "
+                       "not evaluated", name=what.strip("${}[@]") or None, span=span)
+
+    def capped(self, pieces: tuple[Piece, ...] | list[Piece], what: str, span=None) -> tuple[Piece, ...]:
+        """A value as built, or one unknown piece saying so when it is over the value budget."""
+        size = len(pieces)
+        chars = size if size > MAX_PIECES else sum(len(p.text) for p in pieces if p.text is not None)
+        return (self._too_big(what, span),) if self.over_budget(size, chars) else tuple(pieces)
+
+    def capped_items(self, items: tuple[tuple[Piece, ...], ...], name: str, span) -> tuple[tuple[Piece, ...], ...]:
+        """An array as built, or one unknown element when it is over the value budget."""
+        from plint.bounds import MAX_ARRAY_ITEMS
+
+        size = sum(len(item) for item in items[:MAX_ARRAY_ITEMS + 1])
+        chars = sum(len(p.text) for item in items[:MAX_ARRAY_ITEMS + 1] for p in item if p.text is not None) \
+            if size <= MAX_PIECES else size
+        if len(items) > MAX_ARRAY_ITEMS or self.over_budget(size, chars):
+            return ((self._too_big(f"${{{name}[@]}}", span),),)
+        return items
 
     # ---- statements -------------------------------------------------------------------------------
     def block(self, nodes, unit: Unit) -> int | None:
@@ -414,7 +456,7 @@ class Shell:
                 # An unparsable region: run the statements tree-sitter recovered inside it.
                 return self.block(node.children, unit)
         except RecursionError:
-            raise _Budget() from None
+            raise _Budget("where the script nests deeper than plint follows") from None
         return None
 
     def unset(self, names: list[str]) -> None:
@@ -471,9 +513,10 @@ class Shell:
             if op == "+=" and old is not None:
                 base_items = old.items if old.is_array else ((old.value,) if old.value else ())
                 items = tuple(base_items) + items  # type: ignore[arg-type]
-            target[name] = Var(name, (), items, exported, span)
+            target[name] = Var(name, (), self.capped_items(items, name, span), exported, span)
             return
         value = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
+        value = self.capped(value, f"${name}", span)
         if index is not None:
             current = list(old.items) if old is not None and old.is_array else \
                 ([old.value] if old is not None and old.value else [])
@@ -481,13 +524,14 @@ class Shell:
                 current.append(value)
             else:
                 current[index] = value
-            target[name] = Var(name, (), tuple(current), exported, span)
+            target[name] = Var(name, (), self.capped_items(tuple(current), name, span), exported, span)
             return
         if op == "+=" and old is not None:
             if old.is_array:
-                target[name] = Var(name, (), tuple(old.items) + (value,), exported, span)  # type: ignore
+                target[name] = Var(name, (), self.capped_items(tuple(old.items) + (value,), name, span),  # type: ignore
+                                   exported, span)
                 return
-            value = tuple(old.value) + value
+            value = self.capped(tuple(old.value) + value, f"${name}", span)
         target[name] = Var(name, self.settle(name, value, span), None, exported, span)
 
     def integer(self, name: str) -> None:
@@ -571,7 +615,7 @@ class Shell:
                 value = w.after(len(name) + 1)
                 if keyword == "local" and self.locals:
                     self.locals[-1].setdefault(name, self.vars.get(name))
-                self.vars[name] = Var(name, value.pieces, None,
+                self.vars[name] = Var(name, self.capped(value.pieces, f"${name}", w.site), None,
                                       export or (name in self.vars and self.vars[name].exported), w.site)
             elif name in self.vars:
                 if export:
@@ -588,7 +632,7 @@ class Shell:
             for w in _split(self.expand(n, unit)):
                 # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
                 pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
-                out.append(Word(pieces, site))
+                out.append(Word(self.capped(pieces, "a word", site), site))
         return out
 
     def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
@@ -1181,6 +1225,9 @@ class Shell:
         left in self.last_output for the next stage of a pipeline or a redirection."""
         if output:
             self.last_output = None
+        if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
+            raise _Budget(f"at a command of {node.named_child_count:,} words (plint's bound is "
+                          f"{MAX_COMMAND_WORDS:,})")
         prefix, rest = self._command_parts(node)
         name_node = node.child_by_field_name("name")
         if name_node is None:
@@ -1635,15 +1682,17 @@ class Shell:
     def write(self, target: Word, content: MappedText, append: bool, unit: Unit, where) -> None:
         """Record a file the script writes; `where` is the writing node or its span."""
         key = str(self.resolve_path(target.text, unit)) if target.known else target.display()
-        if append and key in self.result.virtual_files:
-            content = MappedText(self.result.virtual_files[key].content.pieces + content.pieces)
         span = unit.span(where.start_byte, where.end_byte) if hasattr(where, "start_byte") else where
+        if append and key in self.result.virtual_files:
+            content = MappedText(list(self.capped(self.result.virtual_files[key].content.pieces + content.pieces,
+                                                  f"the file {key}", span)))
         self.result.virtual_files[key] = VirtualFile(key, content, span)
 
     def herestring(self, node, unit: Unit) -> MappedText:
         """`<<< WORD`: the expanded word (not split) and a newline."""
         pieces = [p for c in node.named_children for p in _flatten(self.expand(c, unit, quoted=True))]
-        return MappedText(pieces + [Piece("\n", None)])
+        return MappedText(list(self.capped(pieces, "a here-string", unit.span(node.start_byte, node.end_byte)))
+                          + [Piece("\n", None)])
 
     def heredoc(self, node, unit: Unit) -> MappedText:
         start_node = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -1665,7 +1714,7 @@ class Shell:
             line_end = len(data) if nl < 0 else nl
             line = data[pos:line_end]
             check = line.lstrip(b"\t") if strip_tabs else line
-            if check.rstrip(b"\r") == delim.encode():
+            if check.rstrip(b"\r") == delim.encode("utf-8", "surrogateescape"):
                 break
             lines.append((pos, min(line_end + 1, len(data))))
             pos = line_end + 1
@@ -1677,8 +1726,14 @@ class Shell:
             if quoted:
                 pieces.extend(unit.pieces(s, e))
             else:
-                pieces.extend(self.expand_heredoc_line(s, e, unit))
-        body = MappedText([p for p in pieces if p.text != "" or not p.known])
+                line_pieces = self.expand_heredoc_line(s, e, unit)
+                if self.over_budget(len(line_pieces), 0) or len(pieces) > MAX_PIECES:
+                    return MappedText([self._too_big("a here-document", unit.span(node.start_byte, e))])
+                pieces.extend(line_pieces)
+        kept = [p for p in pieces if p.text != "" or not p.known]
+        if not quoted:  # a quoted body is the file's own text: no bigger than the file
+            kept = list(self.capped(kept, "a here-document", unit.span(node.start_byte, node.end_byte)))
+        body = MappedText(kept)
         if lines:
             self.body_ranges[id(body)] = (lines[0][0], lines[-1][1])
         return body
@@ -2357,10 +2412,10 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
     shell = Shell(source, options)
     try:
         shell.run_file(source)
-    except _Budget:
+    except _Budget as budget:
         shell.result.problems.append(Problem(
-            "unresolved", f"plint stopped evaluating after {options.max_steps} steps (a loop or recursion "
-                          "it cannot bound); later values are not read"))
+            "unresolved", f"plint stopped evaluating {budget.args[0] if budget.args else ''}; later values are "
+                          "not read"))
     except (_Exit, _Return, _Break, _Continue):
         pass
     except RecursionError:

@@ -49,10 +49,13 @@ class Piece:
             return self
         span = self.span
         if self.exact and span is not None and self.source is not None:
-            prefix = self.text[:i].encode("utf-8", "surrogateescape")
-            body = self.text[i:j].encode("utf-8", "surrogateescape")
-            start = span.start + len(prefix)
-            span = self.source.span(start, start + len(body))
+            if getattr(self.source, "_ascii", False):  # a character is a byte: no encoding of the prefix
+                span = self.source.span(span.start + i, span.start + max(i, min(j, len(self.text))))
+            else:
+                prefix = self.text[:i].encode("utf-8", "surrogateescape")
+                body = self.text[i:j].encode("utf-8", "surrogateescape")
+                start = span.start + len(prefix)
+                span = self.source.span(start, start + len(body))
         return Piece(self.text[i:j], span, self.origin, self.exact, source=self.source,
                      default_of=self.default_of)
 

@@ -132,7 +132,8 @@ def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
         text = source.line_text(line)
         start = source._line_starts[line - 1] if line <= len(source._line_starts) else len(source.data)
         indent = len(text) - len(text.lstrip())
-        span = source.span(start + len(text[:indent].encode()), start + len(text.encode()))
+        span = source.span(start + len(text[:indent].encode("utf-8", "surrogateescape")),
+                           start + len(text.encode("utf-8", "surrogateescape")))  # undecodable bytes kept
         problems.append(Problem("syntax", "bash rejects this script: " + ": ".join(parts), span))
     if not problems:
         problems.append(Problem("syntax", "bash rejects this script: "

@@ -206,13 +206,28 @@ class _NeedsDp(Exception):
     """The next step needs the data-parallel size, which is unknown."""
 
 
+class _OverBudget(Exception):
+    """A product plint will not build: a list or string in the config repeated a huge number of times."""
+
+
+def _times(a: Any, b: Any) -> Any:
+    """a * b as DeepSpeed computes it, short of repeating a list or string past plint's value budget
+    (`[1] * 2755933772` was a MemoryError the fuzzer found)."""
+    from plint.bounds import MAX_VALUE_CHARS
+
+    for seq, n in ((a, b), (b, a)):
+        if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * abs(n) > MAX_VALUE_CHARS:
+            raise _OverBudget(f"{type(seq).__name__} times {n}")
+    return a * b
+
+
 def _derive(t: Any, m: Any, g: Any, w: Any) -> tuple[Any, Any, Any]:
     """DeepSpeed's derivation of the missing members of (train, micro, accum) (None = absent) for
     data-parallel size w, with the same operations in the same order."""
     def times_dp(x: Any) -> Any:
         if w is None:
             raise _NeedsDp()
-        return x * w
+        return _times(x, w)
 
     def over_dp(x: Any) -> Any:
         if w is None:
@@ -226,7 +241,7 @@ def _derive(t: Any, m: Any, g: Any, w: Any) -> tuple[Any, Any, Any]:
     if t is not None and g is not None:
         return t, over_dp(t) // g, g
     if m is not None and g is not None:
-        return times_dp(m * g), m, g
+        return times_dp(_times(m, g)), m, g
     if t is not None:
         return t, over_dp(t), 1
     if m is not None:
@@ -309,6 +324,9 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
         why = dp.note if dp is not None and dp.note else "it is unknown"
         return result({k: unresolved(f"{k} = {formulas[k][1]} needs the data-parallel size dp: {why}", anchor)
                        if k in formulas else v for k, v in given.items()})
+    except _OverBudget as exc:
+        why = f"not derived: a list or string in the batch would be repeated ({exc}), over plint's value budget"
+        return result({k: unresolved(why, anchor) if k in formulas else v for k, v in given.items()})
     except (TypeError, ZeroDivisionError, AssertionError) as exc:  # DeepSpeed stops before deriving
         why = f"DeepSpeed stops before deriving it: {type(exc).__name__}: {exc}"
         return result({k: unresolved(why, anchor) if k in formulas else v for k, v in given.items()},

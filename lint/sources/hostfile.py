@@ -13,10 +13,15 @@ from __future__ import annotations
 
 import re
 
+from plint.bounds import count_problem
 from plint.record import field, record
 from plint.shell.model import Problem
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, unresolved
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Sequence
 
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
 _TAIL = ", unable to proceed with launching"
@@ -33,6 +38,7 @@ def read_hostfile(source: SourceFile) -> Hostfile:
     """runner.py `_parse_hostfile`: hosts in file order, or the one error the runner raises."""
     out = Hostfile(source.path)
     offset = 0
+    seen: set[str] = set()  # a set: a 4 MiB hostfile has 200,000 lines
     for raw in source.text.splitlines(keepends=True):
         start = offset
         offset += len(raw.encode("utf-8", "surrogateescape"))
@@ -47,10 +53,16 @@ def read_hostfile(source: SourceFile) -> Hostfile:
             out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {line}{_TAIL}", span))
             return out
         host = m.group(1)
-        if any(h == host for h, _, _ in out.hosts):
+        if host in seen:
             out.problems.append(Problem("hostfile", f"Hostfile contains multiple entries for {host}{_TAIL}", span))
             return out
-        out.hosts.append((host, int(m.group(2)), span))
+        slots = int(m.group(2))
+        too_many = count_problem(f"{host} slots", slots)
+        if too_many is not None:  # never a list of 10**8 slot ids
+            out.problems.append(Problem("invalid-value", too_many, span))
+            return out
+        seen.add(host)
+        out.hosts.append((host, slots, span))
     if not out.hosts:
         out.problems.append(Problem("hostfile", f"Hostfile is empty or not formatted correctly{_TAIL}.",
                                     source.span(0, len(source.data))))
@@ -109,14 +121,13 @@ def include_as_hostfile(include: str | None, where: str, span: Span | None) -> H
     return Hostfile(where, [(host, max(slots) + 1, span) for host, slots in nodes.items()])  # type: ignore[misc]
 
 
-def _filter(pool: dict[str, list[int] | None], include: str, exclude: str) -> dict[str, list[int] | None]:
+def _filter(pool: dict[str, Sequence[int] | None], include: str, exclude: str) -> dict[str, Sequence[int] | None]:
     """`parse_resource_filter` over {host: slot ids (None: unknown local GPU count)}."""
     if include and exclude:
         raise _Refused("include_str and exclude_str are mutually exclusive.")
     if not include and not exclude:
         return pool
-    chosen: dict[str, list[int] | None] = {} if include else {h: (list(s) if s is not None else None)
-                                                             for h, s in pool.items()}
+    chosen: dict[str, Sequence[int] | None] = {} if include else dict(pool)  # ranges stay ranges
     for host, slots in _node_configs(include or exclude).items():
         if host not in pool:
             raise _Refused(f"Hostname '{host}' not found in hostfile")
@@ -147,7 +158,12 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
     try:
         if hostfile is not None and hostfile.problems:
             raise _Refused(hostfile.problems[0].message)
-        pool: dict[str, list[int] | None]
+        for option, count in (("--num_nodes", nodes), ("--num_gpus", gpus)):
+            too_many = count_problem(option, count)
+            if too_many is not None:
+                return Resources([], unresolved(too_many, span), unresolved(too_many, span),
+                                 unresolved(too_many, span), [Problem("invalid-value", too_many, span)])
+        pool: dict[str, Sequence[int] | None]  # slot ids: a range per host, never a list per GPU
         if hostfile is None and visible_devices and not (include or exclude or nodes > 1 or gpus > 0):
             include = f"localhost:{visible_devices}"  # the runner turns CUDA_VISIBLE_DEVICES into --include
             where = "CUDA_VISIBLE_DEVICES on the local node"
@@ -158,19 +174,20 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
             if nodes > 1:
                 raise _Refused("Num nodes is >1 but no extra nodes available via hostfile")
         else:
-            pool = {h: list(range(s)) for h, s, _ in hostfile.hosts}
+            pool = {h: range(s) for h, s, _ in hostfile.hosts}
         active = _filter(pool, include, exclude)
         if nodes > 0:
             active = dict(list(active.items())[:nodes])
         if gpus > 0:
-            active = {h: list(range(gpus)) for h in active}
+            active = {h: range(gpus) for h in active}
         if launcher == "slurm":
             _slurm_backend_check(active)
         if no_ssh and node_rank is not None and not 0 <= node_rank < len(active):
             raise _Refused("Launching training without ssh, but --node_rank is not set correctly.")
     except _Refused as refused:
         note = f"DeepSpeed refuses the resources: {refused.args[0]}"
-        problem = Problem("hostfile", refused.args[0], span if hostfile is None or not hostfile.problems
+        kind = hostfile.problems[0].kind if hostfile is not None and hostfile.problems else "hostfile"
+        problem = Problem(kind, refused.args[0], span if hostfile is None or not hostfile.problems
                           else hostfile.problems[0].span)
         return Resources([], unresolved(note, span), unresolved(note, span), unresolved(note, span), [problem])
     hosts = [(h, len(s) if s is not None else None) for h, s in active.items()]
@@ -180,13 +197,13 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
                      _per_node(hosts, where, span), [], multi)
 
 
-def _slurm_backend_check(active: dict[str, list[int] | None]) -> None:
+def _slurm_backend_check(active: dict[str, Sequence[int] | None]) -> None:
     """multinode_runner.py SlurmRunner.validate_active_resources (0.19.8)."""
     counts = set()
     for host, slots in active.items():
         if slots is None:
             continue
-        if slots != list(range(len(slots))):
+        if not all(s == i for i, s in enumerate(slots)):
             raise _Refused(f"slurm backend cannot select specific device ids, got {slots} on {host}. Filter whole "
                            "hosts, or keep the first N slots on every host.")
         counts.add(len(slots))
@@ -203,7 +220,7 @@ def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -
     if any(s is None for _, s in hosts):
         return unresolved(_LOCAL_GPUS, span)
     total = sum(s for _, s in hosts)  # type: ignore[misc]
-    parts = " + ".join(str(s) for _, s in hosts)
+    parts = " + ".join(str(s) for _, s in hosts) if len(hosts) <= 16 else f"{len(hosts)} hosts' "
     how = f"{parts} slots" if len(hosts) > 1 else f"{total} slot(s) on {hosts[0][0]}" if hosts else "no host"
     return derived(total, f"world size = {how} ({where})", span)
 

@@ -33,6 +33,9 @@ _BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env"
                      "nice", "ionice", "taskset", "chrt", "numactl", "nsys", "ncu", "uv", "conda", "mamba",
                      "micromamba", "poetry", "pipenv", "apptainer", "singularity", "docker", "enroot", "xargs"})
 _SHOWN = 80  # characters of a command quoted in a finding
+_WORDS = 256  # words of a command looked at
+# a file none of whose text names a launcher, Python or a training script is not parsed again at all
+_HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b")
 
 
 @record(frozen=True)
@@ -88,11 +91,15 @@ def _counts(words: list[str]) -> int | None:
 
 
 def _words(node, data: bytes) -> list[str]:
+    """The command's words as written, the first _WORDS of them: the launcher, a wrapper's options, the
+    interpreter and the training script all stand early (and a command of millions of words stays cheap)."""
     out = []
     for child in node.named_children:
         if child.type == "variable_assignment" or child.type.endswith("redirect") or child.type == "comment":
             continue
         out.append(data[child.start_byte:child.end_byte].decode("utf-8", "replace"))
+        if len(out) >= _WORDS:
+            break
     return out
 
 
@@ -166,6 +173,8 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
     main = sources[0] if sources else None
     for source in sources:
         data = source.data
+        if not _HINT.search(data):
+            continue
         root = parse(data).root_node
         called: set[str] | None = None
         for node in _commands(root):

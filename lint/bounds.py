@@ -1,0 +1,71 @@
+"""Budgets on what one check may compute, so a hostile or broken file costs seconds and megabytes.
+
+A value past a bound is never evaluated further: the reader makes it unresolved and says which bound
+(PL002), and a count no cluster has is also an invalid value (PL506). Numbers chosen far above any
+real launch: the largest published training clusters have ~100,000 GPUs, the deepest models ~200 layers.
+"""
+
+from __future__ import annotations
+
+MAX_GPUS = 1_000_000  # GPUs, nodes, slots, ranks, parallel sizes
+MAX_LAYERS = 100_000  # transformer layers: the cost model keeps a per-layer pattern
+MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, vocabulary)
+MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
+MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
+MAX_LAUNCHES = 32  # launches read per file (each is a layout, its rules and ~11 kB of JSON)
+MAX_FINDINGS_PER_RULE = 100  # findings one rule reports in one file; the rest are counted
+MAX_FINDINGS_PER_FILE = 500  # findings of all rules in one file (SARIF is ~1.2 kB a finding)
+MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 flag names: ~3 ms each)
+MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quote a file's text
+
+# layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
+GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.world_size", "cluster.nvlink_domain",
+                        "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.etp",
+                        "parallel.dp"})
+LAYER_FIELDS = frozenset({"model.num_layers", "recompute.num_layers"})
+UNBOUNDED = frozenset({"model.params", "cluster.gpu_memory_gib"})
+
+
+def limit_for(key: str) -> int | None:
+    """The largest value a layout field may hold (None: not a count)."""
+    if key in UNBOUNDED:
+        return None
+    if key in GPU_FIELDS:
+        return MAX_GPUS
+    if key in LAYER_FIELDS:
+        return MAX_LAYERS
+    if key.startswith(("batch.", "model.")):
+        return MAX_SIZE
+    return None
+
+
+def over_limit(key: str, value: object) -> str | None:
+    """Why a layout value is past its bound, or None when it is within it (a negative size is PL506's
+    own "at least 1" check, not a budget)."""
+    limit = limit_for(key)
+    if limit is None or isinstance(value, bool) or not isinstance(value, int) or value <= limit:
+        return None
+    if limit == MAX_GPUS:
+        return f"{key} is {_shown(value)}: no cluster has that many GPUs (plint's bound is {limit:,}); not evaluated"
+    unit = " layers" if limit == MAX_LAYERS else ""
+    return f"{key} is {_shown(value)}, over plint's bound of {limit:,}{unit}; not evaluated"
+
+
+def _shown(value: int) -> str:
+    text = str(value)
+    return text if len(text) <= 30 else f"a {len(text)}-digit number"
+
+
+def count_problem(option: str, value: int) -> str | None:
+    """A launcher count (--num_gpus, --nproc_per_node, a hostfile's slots) no cluster has."""
+    if value <= MAX_GPUS:
+        return None
+    return f"{option} is {_shown(value)}: no cluster has that many GPUs (plint's bound is {MAX_GPUS:,}); not evaluated"
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """Text for a message or note, shortened in the middle when a quoted value makes it long."""
+    if len(text) <= limit:
+        return text
+    keep = limit // 2
+    return f"{text[:keep]}...({len(text) - 2 * keep} characters)...{text[-keep:]}"

@@ -1,0 +1,49 @@
+"""Each failure the fuzzer found (benchmarks/fuzz.py, seeds 0 and 1), reduced to its cause and checked the
+fuzzer's way: every format and fix --diff, no traceback or internal error, JSON and SARIF valid, output
+under 1 MB, no input file written."""
+
+import pytest
+
+from fuzz_loader import load_fuzz
+
+fuzz = load_fuzz()
+VALIDATOR = fuzz._sarif_validator()
+LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
+
+CASES = {
+    # a sourced script with an undecodable byte on a line bash -n rejects: the span's encode raised, and
+    # the evaluator reported it as "plint could not evaluate the rest of the script (UnicodeEncodeError)"
+    "undecodable-byte-in-a-bash-error": {"launch.sh": b"source conf.sh\n" + LAUNCH,
+                                         "conf.sh": b"if true; then\nfi \xe6\n"},
+    # 1,000 copies of a line bash rejects: 2.8 MB of SARIF before the report budget
+    "a-thousand-refused-lines": {"launch.sh": b"T=300_000_000_000\n" + b"S=$(( T / 2 ))\n" * 1000 + LAUNCH},
+    # 400 copies of a launch line: 400 layouts, 4.5 MB of JSON before the launch budget
+    "a-launch-line-repeated": {"launch.sh": LAUNCH * 400},
+    # a list where DeepSpeed wants a number, times a huge micro batch: a MemoryError (Hypothesis found it)
+    "a-list-times-a-huge-batch": {"launch.sh": b"torchrun --nproc_per_node 8 pretrain_gpt.py --deepspeed "
+                                               b"--deepspeed_config ds.json --num-layers 2\n",
+                                  "ds.json": b'{"gradient_accumulation_steps": [[true], []], '
+                                             b'"train_micro_batch_size_per_gpu": 2755933772}'},
+    # positional arguments doubling in a self-recursive function
+    "arguments-doubling": {"launch.sh": b'f() { f "$@" "$@"; }\nf a\n' + LAUNCH},
+}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_fuzz_finding_stays_fixed(tmp_path, name):
+    for file, data in CASES[name].items():
+        (tmp_path / file).write_bytes(data)
+    answer = fuzz.check_case(tmp_path, "launch.sh", validator=VALIDATOR)
+    assert answer["problems"] == [], "\n".join(answer["problems"])[:4000]
+    assert max(answer["sizes"].values()) < fuzz.MAX_OUTPUT
+
+
+def test_a_fingerprint_of_a_message_quoting_undecodable_bytes():
+    """Seed 0 case 267: a DeepSpeed key with an undecodable byte ("tr\\xbdain_batch_size") reached PL504's
+    message; json, sarif and github output raised UnicodeEncodeError in the fingerprint."""
+    from plint.diagnostics import Diagnostic
+    from plint.report.common import fingerprint
+
+    d = Diagnostic("PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbdain_batch_size"', "ds.json")
+    assert len(fingerprint(d)) == 32 and fingerprint(d) != fingerprint(Diagnostic(
+        "PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbeain_batch_size"', "ds.json"))
