@@ -145,9 +145,9 @@ def _sharding(launch: Launch, layout: Layout) -> None:
         return
     zero = layout.get("parallel.zero_stage")
     dist_opt = layout.get("parallel.distributed_optimizer")
-    if zero is not None and launch.trainer.value != "megatron" and (
-            launch.ds_config is not None or launch.trainer.value == "deepspeed"):
-        # an unknown stage leaves the sharding null: PL002 names the stage itself, once
+    if zero is not None and launch.trainer.value != "megatron":
+        # the stage the cost model uses (the JSON's, else Megatron-DeepSpeed's --zero-stage); an unknown
+        # stage leaves the sharding null: PL002 names the stage itself, once
         if zero.known and zero.value in _ZERO_SHARDING:
             layout.set("parallel.sharding", derived(_ZERO_SHARDING[zero.value], f"ZeRO stage {zero.value}",
                                                     zero.span))
