@@ -107,11 +107,11 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     inp = _cost_input(layout)
     if inp is None:
         return None
-    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute and experts
+    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute, experts and sharding
     current_vpp = layout.value("parallel.vpp")
     candidates = [c for c in plan(inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None)).candidates
                   if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
-                  and c.inp.ep == inp.ep]
+                  and c.inp.ep == inp.ep and c.inp.sharding_level() == inp.sharding_level()]
     if not candidates:
         return None
     best = candidates[0]

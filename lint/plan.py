@@ -37,6 +37,7 @@ BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
 MAX_VPP = 8
+SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
 MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
               "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
               "moe_shared_expert_size", "swiglu", "normalization", "untie_embeddings", "add_bias_linear")
@@ -63,14 +64,15 @@ class Candidate:
         i, e = self.inp, self.estimate
         # a bubble PL301 would warn about counts first: of two near-equal layouts, take the one check passes
         bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > BUBBLE_WARNS
-        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, RECOMPUTE.index(i.recompute), -i.micro_batch)
+        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(), RECOMPUTE.index(i.recompute),
+                -i.micro_batch)
 
     def to_json(self) -> dict:
         i, dp = self.inp, self.inp.data_parallel()
         global_batch = i.global_batch or i.micro_batch * dp
         parallel = {"tp": i.tp, "pp": i.pp, "vpp": i.vpp, "cp": i.cp, "ep": i.ep, "etp": i.etp or i.tp, "dp": dp,
                     "sequence_parallel": i.sequence_parallel, "distributed_optimizer": i.distributed_optimizer,
-                    "zero_stage": i.zero_stage}
+                    "zero_stage": i.zero_stage, "sharding": SHARDING_NAMES[i.sharding_level()]}
         out = {"parallel": parallel,
                "batch": {"micro": i.micro_batch, "global": global_batch,
                          "grad_accum": global_batch // (i.micro_batch * dp),
@@ -204,6 +206,7 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     experts = base.num_experts or 0
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
+    own_sharding = base.sharding_level()
 
     for tp in _powers_of_two_dividing(domain):
         if heads % tp or groups % tp:  # PL104: heads and query groups split evenly over tp
@@ -230,17 +233,23 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                 # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
                 eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
                              if experts > 1 else [])
-                for vpp in vpps:
-                    for ep in eps:
-                        structure = base.replace(
-                            tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
-                            sequence_parallel=tp > 1,
-                            # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
-                            num_layers=per_stage * pp if first_last is not None else layers)
-                        found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
-                        for inp, est in found:
-                            fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
-                                                     est, first_last))
+                # sharding (the decision tree's second answer): the base's own (the distributed optimizer
+                # for a fresh plan); with dp > 1 and no pipeline also the gradients (Megatron-FSDP
+                # optim_grads, ZeRO-2) and the parameters (optim_grads_params, ZeRO-3), which DeepSpeed
+                # rejects beside its pipeline engine (deepspeed.md sec. 2.2)
+                shardings = [None] + [s for s in ("gradients", "parameters")
+                                      if pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
+                for vpp, ep, sharding in ((v, e, sh) for v in vpps for e in eps for sh in shardings):
+                    structure = base.replace(
+                        tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
+                        sequence_parallel=tp > 1, sharding=sharding or base.sharding,
+                        megatron_fsdp=base.megatron_fsdp if sharding is None else True,
+                        # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
+                        num_layers=per_stage * pp if first_last is not None else layers)
+                    found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
+                    for inp, est in found:
+                        fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
+                                                 est, first_last))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
     return result
@@ -340,7 +349,7 @@ def changes(current: Candidate, best: Candidate) -> list[str]:
     a, b = current.inp, best.inp
     out = []
     for attr, label in (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"),
-                        ("micro_batch", "micro batch"), ("recompute", "recompute"),
+                        ("micro_batch", "micro batch"), ("recompute", "recompute"), ("sharding", "sharding"),
                         ("distributed_optimizer", "distributed optimizer"), ("sequence_parallel", "sequence parallel")):
         old, new = getattr(a, attr), getattr(b, attr)
         if old != new:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from plint.plan import Candidate, Plan, changes
+from plint.plan import SHARDING_NAMES, Candidate, Plan, changes
 
-HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
+HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "sharding", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
           "why")
 
 
@@ -25,7 +25,8 @@ def render_json(result: Plan) -> str:
 def _row(rank: str, c: Candidate) -> tuple:
     i, e = c.inp, c.estimate
     pp = f"{i.pp}" + (f" (ends {c.first_last_layers})" if c.first_last_layers else "")
-    return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()), str(i.micro_batch),
+    return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()),
+            SHARDING_NAMES[i.sharding_level()], str(i.micro_batch),
             i.recompute or "-", f"{e.tokens_per_s_per_gpu:,.0f}", f"{100 * e.mfu:.1f}%",
             f"{e.memory_gib['total']:.1f}", f"{100 * e.bubble_fraction:.1f}%", c.why)
 
@@ -43,7 +44,7 @@ def render_text(result: Plan) -> str:
         rows.append(_row("now", result.current))
     widths = [max(len(r[k]) for r in rows) for k in range(len(HEADER) - 1)]
     for r in rows:
-        lines.append("  ".join(cell.rjust(w) if k not in (8,) else cell.ljust(w)
+        lines.append("  ".join(cell.rjust(w) if k not in (7, 9) else cell.ljust(w)
                                for k, (cell, w) in enumerate(zip(r[:-1], widths))) + "  " + r[-1])
     if result.current is not None:
         best, now = result.candidates[0], result.current
@@ -57,6 +58,8 @@ def render_text(result: Plan) -> str:
     if any(c.first_last_layers for c in result.candidates):
         lines.append("pp N (ends K): uneven pipeline, the first and last stages hold K layers "
                      "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers K)")
+    lines.append("sharding over dp: optimizer = the distributed optimizer; gradients, parameters = Megatron-FSDP "
+                 "optim_grads, optim_grads_params (ZeRO-2, ZeRO-3 with DeepSpeed)")
     lines.append("memory per GPU in GiB (usable: "
                  f"{result.candidates[0].estimate.memory_gib['usable']:.1f}); bubble as (pp-1)/(vpp*m) of the ideal step")
     lines += [f"note: {n}" for n in result.notes]

@@ -52,6 +52,9 @@ def _launch_text(c) -> str:
               "--overlap-grad-reduce --overlap-param-gather")
     if i.sequence_parallel:
         layout += " --sequence-parallel"
+    if i.megatron_fsdp:  # a sharded candidate runs on Megatron-FSDP, which needs its checkpoint format
+        strategy = {"gradients": "optim_grads", "parameters": "optim_grads_params"}[i.sharding]
+        layout += f" --use-megatron-fsdp --data-parallel-sharding-strategy {strategy} --ckpt-format fsdp_dtensor"
     if i.vpp:
         layout += f" --num-virtual-stages-per-pipeline-rank {i.vpp}"
     if c.first_last_layers:
@@ -171,3 +174,21 @@ def test_plan_around_a_launch_takes_env_values(tmp_path):
     assert refused.exit_code == 2 and "give --env or --assume" in refused.output
     doc = json.loads(_cli(str(launch), "--env", "NGPU=8", "--format", "json").output)
     assert doc["world_size"] == 8 and doc["current"]["parallel"]["dp"] == 8
+
+
+LLAMA2_13B = {"num_layers": 40, "hidden_size": 5120, "ffn_hidden_size": 13824, "num_attention_heads": 40,
+              "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
+              "untie_embeddings": True, "add_bias_linear": False}
+
+
+def test_sharding_is_an_axis_13b_on_8_a100_80gb_considers_zero3_dp8():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b")
+    data_parallel_only = [c for c in result.candidates if (c.inp.tp, c.inp.pp, c.inp.cp) == (1, 1, 1)]
+    # 13.0 B params: the distributed optimizer alone keeps 2 + 4 + 12/8 = 7.5 B per param = 91 GiB, which no
+    # recompute brings under 90% of 74.4; sharded gradients (2 + 4/8 + 12/8 = 4 B: 48 GiB) and the full
+    # shard ((2 + 4 + 12) / 8 = 2.25 B: 27 GiB) fit
+    shardings = {c.inp.sharding for c in data_parallel_only}
+    assert "parameters" in shardings and "optimizer" not in shardings and None not in shardings
+    assert all(c.estimate.fits for c in data_parallel_only)
+    # and the JSON and the table say which sharding each candidate runs
+    assert {c.to_json()["parallel"]["sharding"] for c in result.candidates} >= {"optimizer", "parameters"}
