@@ -95,6 +95,8 @@ class Plan:
     current: Any = None  # Candidate for the launch planned around, when there is one
     notes: list = field(default_factory=list)
     model: dict = field(default_factory=dict)  # the preset or file it was planned for (tokenizer, caveats)
+    tree: Any = None  # plan_tree.TreeWalk: the decision tree walked for this model and cluster
+    departures: list = field(default_factory=list)  # where #1 leaves the tree, and why
 
 
 # ---- inputs ---------------------------------------------------------------------------------------
@@ -252,6 +254,11 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                                                  est, first_last))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
+    from plint.plan_tree import departures, walk
+
+    result.tree = walk(base, domain)
+    if result.tree is not None and result.candidates:
+        result.departures = departures(result.tree, result.candidates[0])
     return result
 
 

@@ -19,6 +19,9 @@ def render_json(result: Plan) -> str:
            "considered": result.considered, "candidates": [c.to_json() for c in result.candidates]}
     if result.current is not None:
         doc["current"] = result.current.to_json()
+    if result.tree is not None:
+        doc["decision_tree"] = {"steps": result.tree.steps, "axes": result.tree.axes,
+                                "departures": result.departures}
     return json.dumps(doc, indent=2)
 
 
@@ -36,6 +39,9 @@ def render_text(result: Plan) -> str:
     lines = [f"plint plan: {result.model_name} on {b.nnodes} x {b.gpus_per_node} {b.gpu} ({b.world_size:,} GPUs), "
              f"sequence {b.seq_length:,}, global batch {b.global_batch:,}; {result.considered:,} layouts estimated, "
              f"{len(result.candidates)} shown"]
+    if result.tree is not None:
+        lines += [f"decision tree: {step}" for step in result.tree.steps]
+        lines += [f"#1 departs: {d}" if d != "#1 is the tree's answer" else d for d in result.departures]
     if not result.candidates:
         lines.append("no layout fits within 90% of usable memory: more GPUs, a shorter sequence or a smaller model")
         return "\n".join(lines)

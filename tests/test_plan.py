@@ -192,3 +192,21 @@ def test_sharding_is_an_axis_13b_on_8_a100_80gb_considers_zero3_dp8():
     assert all(c.estimate.fits for c in data_parallel_only)
     # and the JSON and the table say which sharding each candidate runs
     assert {c.to_json()["parallel"]["sharding"] for c in result.candidates} >= {"optimizer", "parameters"}
+
+
+def test_each_plan_walks_the_decision_tree_with_its_numbers():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b", top=3)
+    # Llama-2 13B: 40 x (4 x 5120^2 + 3 x 5120 x 13824 + 2 x 5120) + 2 x 32000 x 5120 + 5120 = 13,015,864,320
+    # parameters x 18 B (bf16 weights, fp32 grads, fp32 master + Adam) = 218.2 GiB > 80 x 0.93 - 2 = 72.4 GiB
+    first = result.tree.steps[0]
+    assert "218.2 GiB" in first and "72.4 GiB usable: shard it" in first and "27.3 GiB each" in first
+    assert result.tree.axes == {"sharding": "parameters", "tp": 1, "pp": 1, "cp": 1}
+    # #1 is tp 2 (faster by the cost model): the plan says so, with the figure
+    best = result.candidates[0]
+    if best.inp.tp != 1:
+        assert f"tensor parallel {best.inp.tp} where the tree asks 1" in result.departures[0]
+    text = CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2"]).output
+    assert "decision tree: one replica needs" in text
+    doc = json.loads(CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2",
+                                              "--format", "json"]).output)
+    assert doc["decision_tree"]["axes"]["sharding"] == "parameters" and doc["decision_tree"]["departures"]
