@@ -132,13 +132,14 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         if args is None or args.get("--decoder-first-pipeline-num-layers") is not None or \
                 args.get("--decoder-last-pipeline-num-layers") is not None:
             return None
-        k = best.first_last_layers
+        k, last = best.first_last_layers, best.last_layers or best.first_last_layers
         edit = _insert_after_tp(ctx, rctx, f"--decoder-first-pipeline-num-layers {k} "
-                                           f"--decoder-last-pipeline-num-layers {k}")
+                                           f"--decoder-last-pipeline-num-layers {last}")
         if edit is None:
             return None
         edits.append(edit)
-        changes.append(f"first and last pipeline stages of {k} layers")
+        changes.append(f"first and last pipeline stages of {k} layers" if k == last
+                       else f"first pipeline stage of {k} layers, last of {last}")
     if not edits:
         return None
     est = best.estimate

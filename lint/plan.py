@@ -51,7 +51,8 @@ class PlanError(ValueError):
 class Candidate:
     inp: Any  # ModelInput
     estimate: Any  # Estimate
-    first_last_layers: int | None = None  # uneven pipeline: layers of the first and of the last stage
+    first_last_layers: int | None = None  # uneven pipeline: layers of the first stage (and of the last,
+    last_layers: int | None = None  # unless this says otherwise)
     why: str = ""
 
     @property
@@ -82,7 +83,7 @@ class Candidate:
                "estimate": self.estimate.to_json(), "why": self.why}
         if self.first_last_layers is not None:
             out["pipeline"] = {"first_stage_layers": self.first_last_layers,
-                               "last_stage_layers": self.first_last_layers}
+                               "last_stage_layers": self.last_layers or self.first_last_layers}
         return out
 
 
@@ -178,16 +179,27 @@ def _powers_of_two_dividing(n: int) -> list[int]:
     return out
 
 
-def uneven_stages(layers: int, pp: int) -> int | None:
-    """Layers of the first and last stage when `layers` does not divide by `pp`: the largest k with
-    (layers - 2k) divisible by (pp - 2) and k no more than a middle stage holds; None when none exists."""
+def uneven_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, middle, last) stage layers when `layers` does not divide by `pp`: Megatron sets the first
+    and last stages independently (--decoder-first/last-pipeline-num-layers; TransformerConfig's uneven
+    PP check: each > 0, the rest split evenly over the pp - 2 middle stages). The smallest middle stage
+    m for which both ends fit in 1..m layers, the first stage taking the odd layer (the last holds the
+    output layer); None for pp < 3 or when no split exists."""
     if pp < 3:
         return None
-    for k in range(layers // pp, 0, -1):
-        rest = layers - 2 * k
-        if rest > 0 and rest % (pp - 2) == 0 and k <= rest // (pp - 2):
-            return k
+    for middle in range(-(-layers // pp), layers):
+        rest = layers - (pp - 2) * middle
+        if rest < 2:
+            return None
+        if rest <= 2 * middle:
+            return -(-rest // 2), middle, rest // 2
     return None
+
+
+def uneven_stages(layers: int, pp: int) -> int | None:
+    """Layers of the first and of the last stage when an uneven split gives both the same; else None."""
+    split = uneven_split(layers, pp)
+    return split[0] if split is not None and split[0] == split[2] else None
 
 
 def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
@@ -219,18 +231,19 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
             for pp in _divisors(world // (tp * cp)):
                 if pp > layers:
                     break
-                first_last = None
+                first_last = last = None
                 if layers % pp:  # PL103 unless the first and last stages take fewer layers
-                    first_last = uneven_stages(layers, pp)
-                    if first_last is None:
+                    split = uneven_split(layers, pp)
+                    if split is None:
                         continue
+                    first_last, _, last = split
                 dp = world // (tp * cp * pp)
                 if global_batch % dp:  # PL102: not even one micro-batch of 1 divides
                     continue
-                per_stage = layers // pp if first_last is None else (layers - 2 * first_last) // (pp - 2)
+                per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
                 # PL108: virtual stages need pp >= 2 and divide every stage's layers
                 vpps = [None] + ([v for v in range(2, MAX_VPP + 1)
-                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0)]
+                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0 == last % v)]
                                  if pp > 1 else [])
                 # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
                 eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
@@ -251,7 +264,7 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                     found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
                     for inp, est in found:
                         fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
-                                                 est, first_last))
+                                                 est, first_last, last))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
     from plint.plan_tree import departures, walk

@@ -27,7 +27,9 @@ def render_json(result: Plan) -> str:
 
 def _row(rank: str, c: Candidate) -> tuple:
     i, e = c.inp, c.estimate
-    pp = f"{i.pp}" + (f" (ends {c.first_last_layers})" if c.first_last_layers else "")
+    last = c.last_layers or c.first_last_layers
+    ends = f"{c.first_last_layers}" if last == c.first_last_layers else f"{c.first_last_layers}/{last}"
+    pp = f"{i.pp}" + (f" (ends {ends})" if c.first_last_layers else "")
     return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()),
             SHARDING_NAMES[i.sharding_level()], str(i.micro_batch),
             i.recompute or "-", f"{e.tokens_per_s_per_gpu:,.0f}", f"{100 * e.mfu:.1f}%",
@@ -62,8 +64,8 @@ def render_text(result: Plan) -> str:
         else:
             lines.append("against the launch: it is already the best layout predicted")
     if any(c.first_last_layers for c in result.candidates):
-        lines.append("pp N (ends K): uneven pipeline, the first and last stages hold K layers "
-                     "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers K)")
+        lines.append("pp N (ends K or K/J): uneven pipeline, the first stage holds K layers and the last K or J "
+                     "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers J)")
     lines.append("sharding over dp: optimizer = the distributed optimizer; gradients, parameters = Megatron-FSDP "
                  "optim_grads, optim_grads_params (ZeRO-2, ZeRO-3 with DeepSpeed)")
     lines.append("memory per GPU in GiB (usable: "

@@ -59,7 +59,7 @@ def _launch_text(c) -> str:
         layout += f" --num-virtual-stages-per-pipeline-rank {i.vpp}"
     if c.first_last_layers:
         layout += (f" --decoder-first-pipeline-num-layers {c.first_last_layers}"
-                   f" --decoder-last-pipeline-num-layers {c.first_last_layers}")
+                   f" --decoder-last-pipeline-num-layers {c.last_layers or c.first_last_layers}")
     if i.recompute == "selective":
         layout += " --recompute-activations"
     elif i.recompute == "full":
@@ -210,3 +210,23 @@ def test_each_plan_walks_the_decision_tree_with_its_numbers():
     doc = json.loads(CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2",
                                               "--format", "json"]).output)
     assert doc["decision_tree"]["axes"]["sharding"] == "parameters" and doc["decision_tree"]["departures"]
+
+
+@pytest.mark.parametrize("pp, split", [(4, (15, 16, 14)), (8, (7, 8, 6)), (16, (3, 4, 2))])
+def test_61_layers_split_with_first_and_last_stages_set_independently(pp, split):
+    # DeepSeek-V3's 61 layers: 61 - 2k is odd, so equal ends never split them over pp 4, 8, 16; Megatron
+    # takes the first and the last independently (TransformerConfig: each > 0, the rest even over pp - 2)
+    first, middle, last = split
+    assert first + (pp - 2) * middle + last == 61 and 0 < last <= first <= middle
+    from plint.plan import uneven_split
+    assert uneven_split(61, pp) == split
+
+
+def test_a_61_layer_model_gets_pipeline_candidates_with_their_own_ends():
+    model = {"num_layers": 61, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
+             "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
+             "untie_embeddings": True, "add_bias_linear": False}
+    result = plan(base_input(model, 2, 8, "h100-sxm", None, 64), "61-layers")
+    piped = [c for c in result.candidates if c.inp.pp == 4]
+    assert piped and all((c.first_last_layers, c.last_layers) == (15, 14) for c in piped)
+    assert piped[0].to_json()["pipeline"] == {"first_stage_layers": 15, "last_stage_layers": 14}
