@@ -42,7 +42,8 @@ def spec_from_candidate(model: dict, candidate: dict, cluster: dict, name: str, 
     return {"name": name, "model": {**MODEL_DEFAULTS, **model}, "cluster": dict(cluster),
             "parallel": dict(candidate["parallel"]), "batch": dict(candidate["batch"]),
             "recompute": dict(candidate["recompute"]), "pipeline": candidate.get("pipeline"),
-            "precision": precision, "estimate": candidate.get("estimate")}
+            "precision": precision, "estimate": candidate.get("estimate"),
+            "grad_reduce_in_bf16": bool(candidate.get("grad_reduce_in_bf16"))}
 
 
 def spec_from_layout(layout: dict, name: str) -> dict:
@@ -111,7 +112,8 @@ def _context(spec: dict, target: str) -> dict:
         summary += f"; Megatron-FSDP {p['fsdp_strategy']}"
     elif target == "deepspeed":
         summary += f"; ZeRO-{zero_stage}"
-    return {**spec, "parallel": p, "batch": batch, "zero_stage": zero_stage, "summary": summary}
+    return {**spec, "parallel": p, "batch": batch, "zero_stage": zero_stage, "summary": summary,
+            "grad_reduce_in_bf16": bool(spec.get("grad_reduce_in_bf16")) and target != "deepspeed"}
 
 
 def render(spec: dict, target: str) -> dict[str, str]:

@@ -111,7 +111,8 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     current_vpp = layout.value("parallel.vpp")
     candidates = [c for c in plan(inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None)).candidates
                   if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
-                  and c.inp.ep == inp.ep and c.inp.sharding_level() == inp.sharding_level()]
+                  and c.inp.ep == inp.ep and c.inp.sharding_level() == inp.sharding_level()
+                  and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes]
     if not candidates:
         return None
     best = candidates[0]

@@ -65,8 +65,8 @@ class Candidate:
         i, e = self.inp, self.estimate
         # a bubble PL301 would warn about counts first: of two near-equal layouts, take the one check passes
         bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > BUBBLE_WARNS
-        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(), RECOMPUTE.index(i.recompute),
-                -i.micro_batch)
+        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(),
+                i.options.grad_reduce_bytes == 2, RECOMPUTE.index(i.recompute), -i.micro_batch)
 
     def to_json(self) -> dict:
         i, dp = self.inp, self.inp.data_parallel()
@@ -80,6 +80,7 @@ class Candidate:
                          "num_microbatches": global_batch // (i.micro_batch * dp)},
                "recompute": {"granularity": i.recompute, "method": i.recompute_method,
                              "num_layers": i.recompute_num_layers},
+               "grad_reduce_in_bf16": i.options.grad_reduce_bytes == 2,
                "estimate": self.estimate.to_json(), "why": self.why}
         if self.first_last_layers is not None:
             out["pipeline"] = {"first_stage_layers": self.first_last_layers,
@@ -166,6 +167,13 @@ def base_input(model: dict, nodes: int, gpus_per_node: int, gpu: str, seq_length
 
 # ---- the search -----------------------------------------------------------------------------------
 
+def _with_grad_reduce(inp: ModelInput, reduce_bytes: int | None) -> ModelInput:
+    if inp.options.grad_reduce_bytes == reduce_bytes:
+        return inp
+    fields = {n: getattr(inp.options, n) for n in inp.options.__record_fields__}
+    return inp.replace(options=inp.options.__class__(**{**fields, "grad_reduce_bytes": reduce_bytes}))
+
+
 def _divisors(n: int) -> list[int]:
     small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
@@ -221,6 +229,10 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
     own_sharding = base.sharding_level()
+    # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
+    # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
+    reduces = [base.options.grad_reduce_bytes] + ([2] if base.options.grad_reduce_bytes != 2
+                                                   and base.precision in ("bf16", "fp8") else [])
 
     for tp in _powers_of_two_dividing(domain):
         if heads % tp or groups % tp:  # PL104: heads and query groups split evenly over tp
@@ -254,8 +266,9 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                 # rejects beside its pipeline engine (deepspeed.md sec. 2.2)
                 shardings = [None] + [s for s in ("gradients", "parameters")
                                       if pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
-                for vpp, ep, sharding in ((v, e, sh) for v in vpps for e in eps for sh in shardings):
-                    structure = base.replace(
+                for vpp, ep, sharding, reduce in ((v, e, sh, r) for v in vpps for e in eps for sh in shardings
+                                                  for r in reduces):
+                    structure = _with_grad_reduce(base, reduce).replace(
                         tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
                         sequence_parallel=tp > 1, sharding=sharding or base.sharding,
                         megatron_fsdp=base.megatron_fsdp if sharding is None else True,

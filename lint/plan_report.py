@@ -6,7 +6,7 @@ import json
 
 from plint.plan import SHARDING_NAMES, Candidate, Plan, changes
 
-HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "sharding", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
+HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "sharding", "reduce", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
           "why")
 
 
@@ -31,7 +31,8 @@ def _row(rank: str, c: Candidate) -> tuple:
     ends = f"{c.first_last_layers}" if last == c.first_last_layers else f"{c.first_last_layers}/{last}"
     pp = f"{i.pp}" + (f" (ends {ends})" if c.first_last_layers else "")
     return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()),
-            SHARDING_NAMES[i.sharding_level()], str(i.micro_batch),
+            SHARDING_NAMES[i.sharding_level()], "bf16" if i.options.grad_reduce_bytes == 2 else "fp32",
+            str(i.micro_batch),
             i.recompute or "-", f"{e.tokens_per_s_per_gpu:,.0f}", f"{100 * e.mfu:.1f}%",
             f"{e.memory_gib['total']:.1f}", f"{100 * e.bubble_fraction:.1f}%", c.why)
 
@@ -52,7 +53,7 @@ def render_text(result: Plan) -> str:
         rows.append(_row("now", result.current))
     widths = [max(len(r[k]) for r in rows) for k in range(len(HEADER) - 1)]
     for r in rows:
-        lines.append("  ".join(cell.rjust(w) if k not in (7, 9) else cell.ljust(w)
+        lines.append("  ".join(cell.rjust(w) if k not in (7, 8, 10) else cell.ljust(w)
                                for k, (cell, w) in enumerate(zip(r[:-1], widths))) + "  " + r[-1])
     if result.current is not None:
         best, now = result.candidates[0], result.current
@@ -67,7 +68,8 @@ def render_text(result: Plan) -> str:
         lines.append("pp N (ends K or K/J): uneven pipeline, the first stage holds K layers and the last K or J "
                      "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers J)")
     lines.append("sharding over dp: optimizer = the distributed optimizer; gradients, parameters = Megatron-FSDP "
-                 "optim_grads, optim_grads_params (ZeRO-2, ZeRO-3 with DeepSpeed)")
+                 "optim_grads, optim_grads_params (ZeRO-2, ZeRO-3 with DeepSpeed); reduce: the gradients' "
+                 "reduce dtype (bf16: --grad-reduce-in-bf16)")
     lines.append("memory per GPU in GiB (usable: "
                  f"{result.candidates[0].estimate.memory_gib['usable']:.1f}); bubble as (pp-1)/(vpp*m) of the ideal step")
     lines += [f"note: {n}" for n in result.notes]

@@ -52,6 +52,8 @@ def _launch_text(c) -> str:
               "--overlap-grad-reduce --overlap-param-gather")
     if i.sequence_parallel:
         layout += " --sequence-parallel"
+    if i.options.grad_reduce_bytes == 2:
+        layout += " --grad-reduce-in-bf16"
     if i.megatron_fsdp:  # a sharded candidate runs on Megatron-FSDP, which needs its checkpoint format
         strategy = {"gradients": "optim_grads", "parameters": "optim_grads_params"}[i.sharding]
         layout += f" --use-megatron-fsdp --data-parallel-sharding-strategy {strategy} --ckpt-format fsdp_dtensor"
@@ -230,3 +232,22 @@ def test_a_61_layer_model_gets_pipeline_candidates_with_their_own_ends():
     piped = [c for c in result.candidates if c.inp.pp == 4]
     assert piped and all((c.first_last_layers, c.last_layers) == (15, 14) for c in piped)
     assert piped[0].to_json()["pipeline"] == {"first_stage_layers": 15, "last_stage_layers": 14}
+
+
+def test_grad_reduce_in_bf16_is_weighed_and_written():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b")
+    by_layout = {}
+    for c in result.candidates:
+        key = (c.inp.tp, c.inp.pp, c.inp.vpp, c.inp.cp, c.inp.sharding_level(), c.inp.micro_batch, c.inp.recompute)
+        by_layout.setdefault(key, {})[c.inp.options.grad_reduce_bytes] = c
+    pairs = [v for v in by_layout.values() if set(v) == {None, 2}]
+    assert pairs
+    for pair in pairs:  # bf16 gradients hold no more memory than fp32 ones (2 B against 4 B per parameter)
+        assert pair[2].estimate.memory_gib["grads"] <= pair[None].estimate.memory_gib["grads"]
+    bf16 = next(c for c in result.candidates if c.inp.options.grad_reduce_bytes == 2)
+    assert bf16.to_json()["grad_reduce_in_bf16"] is True
+    from plint.generate import render, spec_from_candidate
+
+    spec = spec_from_candidate(LLAMA2_13B, bf16.to_json(), {"nnodes": 1, "gpus_per_node": 8, "gpu": "a100-sxm-80gb"},
+                               "bf16-reduce")
+    assert "--grad-reduce-in-bf16\n" in render(spec, "torchrun")["launch.sh"]
