@@ -27,6 +27,12 @@ MODEL_DEFAULTS = {"ffn_hidden_size": None, "num_query_groups": None, "kv_channel
                   "moe_first_dense_layers": 0}
 
 
+SHARDING = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding, in ZeRO's order
+# Megatron-FSDP's --data-parallel-sharding-strategy for what the distributed optimizer does not shard
+# (megatron/training/arguments.py choices)
+FSDP_STRATEGY = {"gradients": "optim_grads", "parameters": "optim_grads_params"}
+
+
 class GenerateError(ValueError):
     """The spec cannot be rendered for the target, or the rendered launch fails plint's own check."""
 
@@ -36,7 +42,8 @@ def spec_from_candidate(model: dict, candidate: dict, cluster: dict, name: str, 
     return {"name": name, "model": {**MODEL_DEFAULTS, **model}, "cluster": dict(cluster),
             "parallel": dict(candidate["parallel"]), "batch": dict(candidate["batch"]),
             "recompute": dict(candidate["recompute"]), "pipeline": candidate.get("pipeline"),
-            "precision": precision, "estimate": candidate.get("estimate")}
+            "precision": precision, "estimate": candidate.get("estimate"),
+            "grad_reduce_in_bf16": bool(candidate.get("grad_reduce_in_bf16"))}
 
 
 def spec_from_layout(layout: dict, name: str) -> dict:
@@ -77,7 +84,15 @@ def _context(spec: dict, target: str) -> dict:
     if b["global"] % (b["micro"] * dp):
         raise GenerateError(f"global batch {b['global']} is not a multiple of micro {b['micro']} x dp {dp}")
     batch = {**b, "grad_accum": b["global"] // (b["micro"] * dp)}
-    zero_stage = 1
+    sharding = p.get("sharding") or ("optimizer" if p.get("distributed_optimizer") else "none")
+    if sharding not in SHARDING:
+        raise GenerateError(f"parallel.sharding {sharding!r} is not one of {', '.join(SHARDING)}")
+    p = {**p, "sharding": sharding, "fsdp_strategy": FSDP_STRATEGY.get(sharding)}
+    # DeepSpeed: the ZeRO stage that shards as much (at least 1, the distributed optimizer's equal)
+    zero_stage = max(1, SHARDING.index(sharding))
+    if target == "deepspeed" and zero_stage >= 2 and p["pp"] > 1:
+        raise GenerateError(f"ZeRO stage {zero_stage} ({sharding} sharded) with pp {p['pp']}: DeepSpeed's "
+                            "pipeline engine takes ZeRO-1 only (PL309); plan with pp 1 or shard the optimizer only")
     if target == "deepspeed":
         why = [what for what, bad in (("context parallelism", p["cp"] > 1), ("virtual pipeline stages", p.get("vpp")),
                                       ("an uneven pipeline", spec.get("pipeline")),
@@ -93,7 +108,12 @@ def _context(spec: dict, target: str) -> dict:
     if est.get("tokens_per_s_per_gpu"):
         summary += (f"; predicted {est['tokens_per_s_per_gpu']:,.0f} tokens/s per GPU, "
                     f"MFU {100 * est['mfu']:.1f}%, {est['memory_gib']['total']:.1f} GiB per GPU")
-    return {**spec, "batch": batch, "zero_stage": zero_stage, "summary": summary}
+    if p["fsdp_strategy"] and target != "deepspeed":
+        summary += f"; Megatron-FSDP {p['fsdp_strategy']}"
+    elif target == "deepspeed":
+        summary += f"; ZeRO-{zero_stage}"
+    return {**spec, "parallel": p, "batch": batch, "zero_stage": zero_stage, "summary": summary,
+            "grad_reduce_in_bf16": bool(spec.get("grad_reduce_in_bf16")) and target != "deepspeed"}
 
 
 def render(spec: dict, target: str) -> dict[str, str]:
@@ -150,6 +170,8 @@ def layout_differences(layout: dict, spec: dict) -> list[str]:
                 "recompute.granularity": spec["recompute"].get("granularity")}
     if p.get("ep", 1) > 1:
         expected["parallel.ep"] = p["ep"]
+    if p.get("sharding") in SHARDING[1:]:  # "none" is written as ZeRO-1 for DeepSpeed: not compared
+        expected["parallel.sharding"] = p["sharding"]
     out = []
     for key, want in expected.items():
         section, field = key.split(".")

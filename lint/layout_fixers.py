@@ -109,11 +109,12 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     inp = _cost_input(layout)
     if inp is None:
         return None
-    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute and experts
+    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute, experts and sharding
     current_vpp = layout.value("parallel.vpp")
     candidates = [c for c in plan(inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None)).candidates
                   if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
-                  and c.inp.ep == inp.ep]
+                  and c.inp.ep == inp.ep and c.inp.sharding_level() == inp.sharding_level()
+                  and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes]
     if not candidates:
         return None
     best = candidates[0]
@@ -134,13 +135,14 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         if args is None or args.get("--decoder-first-pipeline-num-layers") is not None or \
                 args.get("--decoder-last-pipeline-num-layers") is not None:
             return None
-        k = best.first_last_layers
+        k, last = best.first_last_layers, best.last_layers or best.first_last_layers
         edit = _insert_after_tp(ctx, rctx, f"--decoder-first-pipeline-num-layers {k} "
-                                           f"--decoder-last-pipeline-num-layers {k}")
+                                           f"--decoder-last-pipeline-num-layers {last}")
         if edit is None:
             return None
         edits.append(edit)
-        changes.append(f"first and last pipeline stages of {k} layers")
+        changes.append(f"first and last pipeline stages of {k} layers" if k == last
+                       else f"first pipeline stage of {k} layers, last of {last}")
     if not edits:
         return None
     est = best.estimate

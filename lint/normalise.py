@@ -131,6 +131,34 @@ def _megatron_parallel(launch: Launch, layout: Layout) -> None:
                                            world, tp=tp, pp=pp, cp=cp))
 
 
+# ZeRO stage -> what it shards (DeepSpeed's zero_optimization.stage; Megatron-DeepSpeed's --zero-stage)
+_ZERO_SHARDING = {0: "none", 1: "optimizer", 2: "gradients", 3: "parameters"}
+
+
+def _sharding(launch: Launch, layout: Layout) -> None:
+    """parallel.sharding: what data parallelism shards. Read as written (Megatron-FSDP's strategy, HF's
+    --fsdp), else derived from the ZeRO stage or the distributed optimizer (which shards the optimizer
+    states: megatron-core's DistributedOptimizer)."""
+    written = launch.facts.get("parallel.sharding")
+    if written is not None:
+        layout.set("parallel.sharding", written)
+        return
+    zero = layout.get("parallel.zero_stage")
+    dist_opt = layout.get("parallel.distributed_optimizer")
+    if zero is not None and launch.trainer.value != "megatron":
+        # the stage the cost model uses (the JSON's, else Megatron-DeepSpeed's --zero-stage); an unknown
+        # stage leaves the sharding null: PL002 names the stage itself, once
+        if zero.known and zero.value in _ZERO_SHARDING:
+            layout.set("parallel.sharding", derived(_ZERO_SHARDING[zero.value], f"ZeRO stage {zero.value}",
+                                                    zero.span))
+        return
+    if dist_opt is not None and dist_opt.known:
+        layout.set("parallel.sharding", derived(
+            "optimizer" if dist_opt.value else "none",
+            "--use-distributed-optimizer" if dist_opt.value else "no distributed optimizer, no ZeRO",
+            dist_opt.span))
+
+
 def _megatron_batch(layout: Layout) -> None:
     dp = layout.get("parallel.dp")
     micro = layout.get("batch.micro") or default(1)
@@ -251,6 +279,7 @@ def build_layout(launch: Launch) -> Layout:
         _deepspeed_batch(launch, layout)
     else:
         _facts(launch, layout, ("model.", "recompute."))
+    _sharding(launch, layout)
     _precision(launch, layout)
     layout.extras["facts"] = launch.facts
     layout.extras["chain"] = chain

@@ -37,6 +37,7 @@ BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
 MAX_VPP = 8
+SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
 MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
               "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
               "moe_shared_expert_size", "swiglu", "normalization", "untie_embeddings", "add_bias_linear")
@@ -50,7 +51,8 @@ class PlanError(ValueError):
 class Candidate:
     inp: Any  # ModelInput
     estimate: Any  # Estimate
-    first_last_layers: int | None = None  # uneven pipeline: layers of the first and of the last stage
+    first_last_layers: int | None = None  # uneven pipeline: layers of the first stage (and of the last,
+    last_layers: int | None = None  # unless this says otherwise)
     why: str = ""
 
     @property
@@ -63,24 +65,26 @@ class Candidate:
         i, e = self.inp, self.estimate
         # a bubble PL301 would warn about counts first: of two near-equal layouts, take the one check passes
         bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > BUBBLE_WARNS
-        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, RECOMPUTE.index(i.recompute), -i.micro_batch)
+        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(),
+                i.options.grad_reduce_bytes == 2, RECOMPUTE.index(i.recompute), -i.micro_batch)
 
     def to_json(self) -> dict:
         i, dp = self.inp, self.inp.data_parallel()
         global_batch = i.global_batch or i.micro_batch * dp
         parallel = {"tp": i.tp, "pp": i.pp, "vpp": i.vpp, "cp": i.cp, "ep": i.ep, "etp": i.etp or i.tp, "dp": dp,
                     "sequence_parallel": i.sequence_parallel, "distributed_optimizer": i.distributed_optimizer,
-                    "zero_stage": i.zero_stage}
+                    "zero_stage": i.zero_stage, "sharding": SHARDING_NAMES[i.sharding_level()]}
         out = {"parallel": parallel,
                "batch": {"micro": i.micro_batch, "global": global_batch,
                          "grad_accum": global_batch // (i.micro_batch * dp),
                          "num_microbatches": global_batch // (i.micro_batch * dp)},
                "recompute": {"granularity": i.recompute, "method": i.recompute_method,
                              "num_layers": i.recompute_num_layers},
+               "grad_reduce_in_bf16": i.options.grad_reduce_bytes == 2,
                "estimate": self.estimate.to_json(), "why": self.why}
         if self.first_last_layers is not None:
             out["pipeline"] = {"first_stage_layers": self.first_last_layers,
-                               "last_stage_layers": self.first_last_layers}
+                               "last_stage_layers": self.last_layers or self.first_last_layers}
         return out
 
 
@@ -93,6 +97,8 @@ class Plan:
     current: Any = None  # Candidate for the launch planned around, when there is one
     notes: list = field(default_factory=list)
     model: dict = field(default_factory=dict)  # the preset or file it was planned for (tokenizer, caveats)
+    tree: Any = None  # plan_tree.TreeWalk: the decision tree walked for this model and cluster
+    departures: list = field(default_factory=list)  # where #1 leaves the tree, and why
 
 
 # ---- inputs ---------------------------------------------------------------------------------------
@@ -161,6 +167,13 @@ def base_input(model: dict, nodes: int, gpus_per_node: int, gpu: str, seq_length
 
 # ---- the search -----------------------------------------------------------------------------------
 
+def _with_grad_reduce(inp: ModelInput, reduce_bytes: int | None) -> ModelInput:
+    if inp.options.grad_reduce_bytes == reduce_bytes:
+        return inp
+    fields = {n: getattr(inp.options, n) for n in inp.options.__record_fields__}
+    return inp.replace(options=inp.options.__class__(**{**fields, "grad_reduce_bytes": reduce_bytes}))
+
+
 def _divisors(n: int) -> list[int]:
     small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
@@ -174,16 +187,27 @@ def _powers_of_two_dividing(n: int) -> list[int]:
     return out
 
 
-def uneven_stages(layers: int, pp: int) -> int | None:
-    """Layers of the first and last stage when `layers` does not divide by `pp`: the largest k with
-    (layers - 2k) divisible by (pp - 2) and k no more than a middle stage holds; None when none exists."""
+def uneven_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, middle, last) stage layers when `layers` does not divide by `pp`: Megatron sets the first
+    and last stages independently (--decoder-first/last-pipeline-num-layers; TransformerConfig's uneven
+    PP check: each > 0, the rest split evenly over the pp - 2 middle stages). The smallest middle stage
+    m for which both ends fit in 1..m layers, the first stage taking the odd layer (the last holds the
+    output layer); None for pp < 3 or when no split exists."""
     if pp < 3:
         return None
-    for k in range(layers // pp, 0, -1):
-        rest = layers - 2 * k
-        if rest > 0 and rest % (pp - 2) == 0 and k <= rest // (pp - 2):
-            return k
+    for middle in range(-(-layers // pp), layers):
+        rest = layers - (pp - 2) * middle
+        if rest < 2:
+            return None
+        if rest <= 2 * middle:
+            return -(-rest // 2), middle, rest // 2
     return None
+
+
+def uneven_stages(layers: int, pp: int) -> int | None:
+    """Layers of the first and of the last stage when an uneven split gives both the same; else None."""
+    split = uneven_split(layers, pp)
+    return split[0] if split is not None and split[0] == split[2] else None
 
 
 def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
@@ -204,6 +228,11 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     experts = base.num_experts or 0
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
+    own_sharding = base.sharding_level()
+    # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
+    # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
+    reduces = [base.options.grad_reduce_bytes] + ([2] if base.options.grad_reduce_bytes != 2
+                                                   and base.precision in ("bf16", "fp8") else [])
 
     for tp in _powers_of_two_dividing(domain):
         if heads % tp or groups % tp:  # PL104: heads and query groups split evenly over tp
@@ -214,35 +243,48 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
             for pp in _divisors(world // (tp * cp)):
                 if pp > layers:
                     break
-                first_last = None
+                first_last = last = None
                 if layers % pp:  # PL103 unless the first and last stages take fewer layers
-                    first_last = uneven_stages(layers, pp)
-                    if first_last is None:
+                    split = uneven_split(layers, pp)
+                    if split is None:
                         continue
+                    first_last, _, last = split
                 dp = world // (tp * cp * pp)
                 if global_batch % dp:  # PL102: not even one micro-batch of 1 divides
                     continue
-                per_stage = layers // pp if first_last is None else (layers - 2 * first_last) // (pp - 2)
+                per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
                 # PL108: virtual stages need pp >= 2 and divide every stage's layers
                 vpps = [None] + ([v for v in range(2, MAX_VPP + 1)
-                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0)]
+                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0 == last % v)]
                                  if pp > 1 else [])
                 # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
                 eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
                              if experts > 1 else [])
-                for vpp in vpps:
-                    for ep in eps:
-                        structure = base.replace(
-                            tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
-                            sequence_parallel=tp > 1,
-                            # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
-                            num_layers=per_stage * pp if first_last is not None else layers)
-                        found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
-                        for inp, est in found:
-                            fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
-                                                     est, first_last))
+                # sharding (the decision tree's second answer): the base's own (the distributed optimizer
+                # for a fresh plan); with dp > 1 and no pipeline also the gradients (Megatron-FSDP
+                # optim_grads, ZeRO-2) and the parameters (optim_grads_params, ZeRO-3), which DeepSpeed
+                # rejects beside its pipeline engine (deepspeed.md sec. 2.2)
+                shardings = [None] + [s for s in ("gradients", "parameters")
+                                      if pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
+                for vpp, ep, sharding, reduce in ((v, e, sh, r) for v in vpps for e in eps for sh in shardings
+                                                  for r in reduces):
+                    structure = _with_grad_reduce(base, reduce).replace(
+                        tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
+                        sequence_parallel=tp > 1, sharding=sharding or base.sharding,
+                        megatron_fsdp=base.megatron_fsdp if sharding is None else True,
+                        # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
+                        num_layers=per_stage * pp if first_last is not None else layers)
+                    found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
+                    for inp, est in found:
+                        fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
+                                                 est, first_last, last))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
+    from plint.plan_tree import departures, walk
+
+    result.tree = walk(base, domain)
+    if result.tree is not None and result.candidates:
+        result.departures = departures(result.tree, result.candidates[0])
     return result
 
 
@@ -340,7 +382,7 @@ def changes(current: Candidate, best: Candidate) -> list[str]:
     a, b = current.inp, best.inp
     out = []
     for attr, label in (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"),
-                        ("micro_batch", "micro batch"), ("recompute", "recompute"),
+                        ("micro_batch", "micro batch"), ("recompute", "recompute"), ("sharding", "sharding"),
                         ("distributed_optimizer", "distributed optimizer"), ("sequence_parallel", "sequence parallel")):
         old, new = getattr(a, attr), getattr(b, attr)
         if old != new:

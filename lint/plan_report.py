@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 
-from plint.plan import Candidate, Plan, changes
+from plint.plan import SHARDING_NAMES, Candidate, Plan, changes
 
-HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
+HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "sharding", "reduce", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
           "why")
 
 
@@ -19,13 +19,20 @@ def render_json(result: Plan) -> str:
            "considered": result.considered, "candidates": [c.to_json() for c in result.candidates]}
     if result.current is not None:
         doc["current"] = result.current.to_json()
+    if result.tree is not None:
+        doc["decision_tree"] = {"steps": result.tree.steps, "axes": result.tree.axes,
+                                "departures": result.departures}
     return json.dumps(doc, indent=2)
 
 
 def _row(rank: str, c: Candidate) -> tuple:
     i, e = c.inp, c.estimate
-    pp = f"{i.pp}" + (f" (ends {c.first_last_layers})" if c.first_last_layers else "")
-    return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()), str(i.micro_batch),
+    last = c.last_layers or c.first_last_layers
+    ends = f"{c.first_last_layers}" if last == c.first_last_layers else f"{c.first_last_layers}/{last}"
+    pp = f"{i.pp}" + (f" (ends {ends})" if c.first_last_layers else "")
+    return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()),
+            SHARDING_NAMES[i.sharding_level()], "bf16" if i.options.grad_reduce_bytes == 2 else "fp32",
+            str(i.micro_batch),
             i.recompute or "-", f"{e.tokens_per_s_per_gpu:,.0f}", f"{100 * e.mfu:.1f}%",
             f"{e.memory_gib['total']:.1f}", f"{100 * e.bubble_fraction:.1f}%", c.why)
 
@@ -35,6 +42,9 @@ def render_text(result: Plan) -> str:
     lines = [f"plint plan: {result.model_name} on {b.nnodes} x {b.gpus_per_node} {b.gpu} ({b.world_size:,} GPUs), "
              f"sequence {b.seq_length:,}, global batch {b.global_batch:,}; {result.considered:,} layouts estimated, "
              f"{len(result.candidates)} shown"]
+    if result.tree is not None:
+        lines += [f"decision tree: {step}" for step in result.tree.steps]
+        lines += [f"#1 departs: {d}" if d != "#1 is the tree's answer" else d for d in result.departures]
     if not result.candidates:
         lines.append("no layout fits within 90% of usable memory: more GPUs, a shorter sequence or a smaller model")
         return "\n".join(lines)
@@ -43,7 +53,7 @@ def render_text(result: Plan) -> str:
         rows.append(_row("now", result.current))
     widths = [max(len(r[k]) for r in rows) for k in range(len(HEADER) - 1)]
     for r in rows:
-        lines.append("  ".join(cell.rjust(w) if k not in (8,) else cell.ljust(w)
+        lines.append("  ".join(cell.rjust(w) if k not in (7, 8, 10) else cell.ljust(w)
                                for k, (cell, w) in enumerate(zip(r[:-1], widths))) + "  " + r[-1])
     if result.current is not None:
         best, now = result.candidates[0], result.current
@@ -55,8 +65,11 @@ def render_text(result: Plan) -> str:
         else:
             lines.append("against the launch: it is already the best layout predicted")
     if any(c.first_last_layers for c in result.candidates):
-        lines.append("pp N (ends K): uneven pipeline, the first and last stages hold K layers "
-                     "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers K)")
+        lines.append("pp N (ends K or K/J): uneven pipeline, the first stage holds K layers and the last K or J "
+                     "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers J)")
+    lines.append("sharding over dp: optimizer = the distributed optimizer; gradients, parameters = Megatron-FSDP "
+                 "optim_grads, optim_grads_params (ZeRO-2, ZeRO-3 with DeepSpeed); reduce: the gradients' "
+                 "reduce dtype (bf16: --grad-reduce-in-bf16)")
     lines.append("memory per GPU in GiB (usable: "
                  f"{result.candidates[0].estimate.memory_gib['usable']:.1f}); bubble as (pp-1)/(vpp*m) of the ideal step")
     lines += [f"note: {n}" for n in result.notes]

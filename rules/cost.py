@@ -203,7 +203,11 @@ def pipeline_bubble(ctx: RuleContext):
         return
     vpp = inp.vpp or 1
     hint = ""
-    if inp.vpp is None and inp.num_layers % (inp.pp * 2) == 0:
+    # advice PL108 would reject is no advice: the interleaved schedule needs pp >= 2 (3 without p2p
+    # overlap) and at least pp micro-batches per step
+    minimum_pp = 3 if inp.options.overlap_p2p_comm is False else 2
+    if inp.vpp is None and inp.num_layers % (inp.pp * 2) == 0 and inp.pp >= minimum_pp \
+            and est.num_microbatches >= inp.pp:
         variant = _variant(inp, vpp=2)
         if variant is not None and _fits(variant, ctx):
             hint = (f"; with 2 virtual stages per rank (--num-layers-per-virtual-pipeline-stage "

@@ -128,6 +128,15 @@ def test_pipeline_bubble_is_the_share_of_the_step(tmp_path):
     assert "--num-layers-per-virtual-pipeline-stage 2" in finding.message
 
 
+def test_pipeline_bubble_advises_no_virtual_stages_pl108_rejects(tmp_path):
+    # pp 8 with 4 micro-batches per step (global 4, dp 1): 1F1B's bubble is 7 / (4 + 7) of the step, but
+    # the interleaved schedule needs at least pp = 8 micro-batches (PL108): no "2 virtual stages" hint
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=4)
+    (finding,) = _findings(result, "PL301")
+    assert "4 micro-batches per step" in finding.message and "virtual" not in finding.message
+    assert not _findings(result, "PL108")
+
+
 def test_pipeline_bubble_quiet_with_many_microbatches(tmp_path):
     result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=512)
     assert not _findings(result, "PL301")

@@ -35,10 +35,13 @@ def layouts(draw, target):
     if target != "deepspeed" and pp > 1 and (24 // pp) % 2 == 0 and draw(st.booleans()):
         vpp = 2
     recompute = draw(st.sampled_from([None, "selective", "full"]))
+    # sharding beyond the optimizer without a pipeline (DeepSpeed's pipeline engine takes ZeRO-1 only)
+    sharding = draw(st.sampled_from(["optimizer", "gradients", "parameters"])) if pp == 1 and dp > 1 else "optimizer"
     return {"model": SMALL_MODEL, "architecture": ARCHITECTURE,
             "cluster": {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": "h100-sxm"},
             "parallel": {"tp": tp, "pp": pp, "vpp": vpp, "cp": cp, "ep": 1, "etp": tp, "dp": dp,
-                         "sequence_parallel": tp > 1, "distributed_optimizer": True, "zero_stage": None},
+                         "sequence_parallel": tp > 1, "distributed_optimizer": True, "zero_stage": None,
+                         "sharding": sharding},
             "batch": {"micro": micro, "global": micro * dp * steps},
             "recompute": {"granularity": recompute, "method": "uniform" if recompute == "full" else None,
                           "num_layers": 1 if recompute == "full" else None},
@@ -128,3 +131,32 @@ def test_usage_errors():
     assert out.exit_code == 2 and "give exactly one of --plan, --layout, or --model" in out.output
     out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--model", "llama3-8b"])
     assert out.exit_code == 2 and "--nodes is required" in out.output
+
+
+def _sharded_layout(pp: int = 1) -> dict:
+    return {"model": SMALL_MODEL, "architecture": ARCHITECTURE,
+            "cluster": {"nnodes": 2, "gpus_per_node": 8, "gpu": "h100-sxm"},
+            "parallel": {"tp": 1, "pp": pp, "cp": 1, "ep": 1, "dp": 16 // pp, "sequence_parallel": False,
+                         "distributed_optimizer": True, "sharding": "parameters"},
+            "batch": {"micro": 1, "global": 64}, "recompute": {"granularity": None}, "precision": "bf16"}
+
+
+def test_full_shard_is_written_as_megatron_fsdp_for_torchrun():
+    files = render(spec_from_layout(_sharded_layout(), "fsdp"), "torchrun")
+    text = files["launch.sh"]
+    # megatron/training/arguments.py: the strategy's name, the fsdp_dtensor checkpoint format it asserts, and
+    # no CUDA_DEVICE_MAX_CONNECTIONS=1 (it asserts that too)
+    for flag in ("--use-megatron-fsdp\n", "--data-parallel-sharding-strategy optim_grads_params\n",
+                 "--ckpt-format fsdp_dtensor\n", "--use-distributed-optimizer\n"):
+        assert flag in text, flag
+    assert "export CUDA_DEVICE_MAX_CONNECTIONS=1" not in text
+    assert verify(files, "torchrun", spec_from_layout(_sharded_layout(), "fsdp")) == []
+
+
+def test_full_shard_is_zero3_for_the_deepspeed_target():
+    files = render(spec_from_layout(_sharded_layout(), "zero3"), "deepspeed")
+    assert json.loads(files["ds_config.json"])["zero_optimization"]["stage"] == 3
+    assert "--zero-stage 3\n" in files["launch.sh"] and "--no-pipeline-parallel" in files["launch.sh"]
+    assert verify(files, "deepspeed", spec_from_layout(_sharded_layout(), "zero3")) == []
+    with pytest.raises(GenerateError, match="PL309"):  # ZeRO-3 beside DeepSpeed's pipeline engine
+        render(spec_from_layout(_sharded_layout(pp=2), "zero3"), "deepspeed")

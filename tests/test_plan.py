@@ -52,11 +52,16 @@ def _launch_text(c) -> str:
               "--overlap-grad-reduce --overlap-param-gather")
     if i.sequence_parallel:
         layout += " --sequence-parallel"
+    if i.options.grad_reduce_bytes == 2:
+        layout += " --grad-reduce-in-bf16"
+    if i.megatron_fsdp:  # a sharded candidate runs on Megatron-FSDP, which needs its checkpoint format
+        strategy = {"gradients": "optim_grads", "parameters": "optim_grads_params"}[i.sharding]
+        layout += f" --use-megatron-fsdp --data-parallel-sharding-strategy {strategy} --ckpt-format fsdp_dtensor"
     if i.vpp:
         layout += f" --num-virtual-stages-per-pipeline-rank {i.vpp}"
     if c.first_last_layers:
         layout += (f" --decoder-first-pipeline-num-layers {c.first_last_layers}"
-                   f" --decoder-last-pipeline-num-layers {c.first_last_layers}")
+                   f" --decoder-last-pipeline-num-layers {c.last_layers or c.first_last_layers}")
     if i.recompute == "selective":
         layout += " --recompute-activations"
     elif i.recompute == "full":
@@ -171,3 +176,78 @@ def test_plan_around_a_launch_takes_env_values(tmp_path):
     assert refused.exit_code == 2 and "give --env or --assume" in refused.output
     doc = json.loads(_cli(str(launch), "--env", "NGPU=8", "--format", "json").output)
     assert doc["world_size"] == 8 and doc["current"]["parallel"]["dp"] == 8
+
+
+LLAMA2_13B = {"num_layers": 40, "hidden_size": 5120, "ffn_hidden_size": 13824, "num_attention_heads": 40,
+              "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
+              "untie_embeddings": True, "add_bias_linear": False}
+
+
+def test_sharding_is_an_axis_13b_on_8_a100_80gb_considers_zero3_dp8():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b")
+    data_parallel_only = [c for c in result.candidates if (c.inp.tp, c.inp.pp, c.inp.cp) == (1, 1, 1)]
+    # 13.0 B params: the distributed optimizer alone keeps 2 + 4 + 12/8 = 7.5 B per param = 91 GiB, which no
+    # recompute brings under 90% of 74.4; sharded gradients (2 + 4/8 + 12/8 = 4 B: 48 GiB) and the full
+    # shard ((2 + 4 + 12) / 8 = 2.25 B: 27 GiB) fit
+    shardings = {c.inp.sharding for c in data_parallel_only}
+    assert "parameters" in shardings and "optimizer" not in shardings and None not in shardings
+    assert all(c.estimate.fits for c in data_parallel_only)
+    # and the JSON and the table say which sharding each candidate runs
+    assert {c.to_json()["parallel"]["sharding"] for c in result.candidates} >= {"optimizer", "parameters"}
+
+
+def test_each_plan_walks_the_decision_tree_with_its_numbers():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b", top=3)
+    # Llama-2 13B: 40 x (4 x 5120^2 + 3 x 5120 x 13824 + 2 x 5120) + 2 x 32000 x 5120 + 5120 = 13,015,864,320
+    # parameters x 18 B (bf16 weights, fp32 grads, fp32 master + Adam) = 218.2 GiB > 80 x 0.93 - 2 = 72.4 GiB
+    first = result.tree.steps[0]
+    assert "218.2 GiB" in first and "72.4 GiB usable: shard it" in first and "27.3 GiB each" in first
+    assert result.tree.axes == {"sharding": "parameters", "tp": 1, "pp": 1, "cp": 1}
+    # #1 is tp 2 (faster by the cost model): the plan says so, with the figure
+    best = result.candidates[0]
+    if best.inp.tp != 1:
+        assert f"tensor parallel {best.inp.tp} where the tree asks 1" in result.departures[0]
+    text = CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2"]).output
+    assert "decision tree: one replica needs" in text
+    doc = json.loads(CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2",
+                                              "--format", "json"]).output)
+    assert doc["decision_tree"]["axes"]["sharding"] == "parameters" and doc["decision_tree"]["departures"]
+
+
+@pytest.mark.parametrize("pp, split", [(4, (15, 16, 14)), (8, (7, 8, 6)), (16, (3, 4, 2))])
+def test_61_layers_split_with_first_and_last_stages_set_independently(pp, split):
+    # DeepSeek-V3's 61 layers: 61 - 2k is odd, so equal ends never split them over pp 4, 8, 16; Megatron
+    # takes the first and the last independently (TransformerConfig: each > 0, the rest even over pp - 2)
+    first, middle, last = split
+    assert first + (pp - 2) * middle + last == 61 and 0 < last <= first <= middle
+    from plint.plan import uneven_split
+    assert uneven_split(61, pp) == split
+
+
+def test_a_61_layer_model_gets_pipeline_candidates_with_their_own_ends():
+    model = {"num_layers": 61, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
+             "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
+             "untie_embeddings": True, "add_bias_linear": False}
+    result = plan(base_input(model, 2, 8, "h100-sxm", None, 64), "61-layers")
+    piped = [c for c in result.candidates if c.inp.pp == 4]
+    assert piped and all((c.first_last_layers, c.last_layers) == (15, 14) for c in piped)
+    assert piped[0].to_json()["pipeline"] == {"first_stage_layers": 15, "last_stage_layers": 14}
+
+
+def test_grad_reduce_in_bf16_is_weighed_and_written():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b")
+    by_layout = {}
+    for c in result.candidates:
+        key = (c.inp.tp, c.inp.pp, c.inp.vpp, c.inp.cp, c.inp.sharding_level(), c.inp.micro_batch, c.inp.recompute)
+        by_layout.setdefault(key, {})[c.inp.options.grad_reduce_bytes] = c
+    pairs = [v for v in by_layout.values() if set(v) == {None, 2}]
+    assert pairs
+    for pair in pairs:  # bf16 gradients hold no more memory than fp32 ones (2 B against 4 B per parameter)
+        assert pair[2].estimate.memory_gib["grads"] <= pair[None].estimate.memory_gib["grads"]
+    bf16 = next(c for c in result.candidates if c.inp.options.grad_reduce_bytes == 2)
+    assert bf16.to_json()["grad_reduce_in_bf16"] is True
+    from plint.generate import render, spec_from_candidate
+
+    spec = spec_from_candidate(LLAMA2_13B, bf16.to_json(), {"nnodes": 1, "gpus_per_node": 8, "gpu": "a100-sxm-80gb"},
+                               "bf16-reduce")
+    assert "--grad-reduce-in-bf16\n" in render(spec, "torchrun")["launch.sh"]

@@ -297,7 +297,8 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     dp = inp.data_parallel()
     dense_p, expert_p, largest = stage_params(inp, c, last=pp > 1)
     _, grad_b, _, zero = state_bytes(inp)
-    stage3 = (inp.zero_stage or 0) >= 3
+    level = inp.sharding_level()  # ZeRO's count of what is sharded: parallel.sharding, ZeRO, dist-opt
+    stage3 = level >= 3
     # DeepSpeed overlap_comm: on by default only at ZeRO-3 (FSDP always prefetches); at ZeRO-1/2, and
     # always in the PipelineEngine, the gradients are reduced after the last backward
     zero_overlap = o.zero_overlap_comm if o.zero_overlap_comm is not None else stage3
@@ -305,13 +306,16 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
     backward_window = 2 / 3 * (compute + recompute)
     dp_t = 0.0
-    if zero and stage3:
+    if stage3:
+        # the per-layer all-gather of 16-bit weights, and the reduce-scatter of the gradients in their
+        # reduce dtype (Megatron-FSDP: fp32 main grads unless --grad-reduce-in-bf16; ZeRO/FSDP: 16-bit)
         gather = all_gather(links, 2 * (dense_p + expert_p), dp, tp * cp)
+        rs_bytes = grad_b if inp.megatron_fsdp else 2
         # forward and backward gathers. FSDP's recompute runs inside the block's backward unshard;
         # DeepSpeed's per-sub-module hooks gather again for the recompute forward (fetch, release), then
         # for the backward: a third gather of the recomputed layers
         regather = recomputed if o.zero3_engine == "deepspeed" else 0.0
-        per_mb = (2 + regather) * gather + reduce_scatter(links, 2 * (dense_p + expert_p), dp, tp * cp)
+        per_mb = (2 + regather) * gather + reduce_scatter(links, rs_bytes * (dense_p + expert_p), dp, tp * cp)
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
         hidden = (compute + recompute) if zero_overlap else 0.0
         exposed = max(0.0, per_mb - hidden)
@@ -322,7 +326,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
             reduce_scatter(links, grad_b * expert_p, expert_dp, etp * inp.ep)
         params = all_gather(links, 2 * dense_p, group, stride) + \
             all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
-        if not (inp.distributed_optimizer or zero):
+        if level == 0:
             grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
         overlap_grads = o.overlap_grad_reduce or (zero and zero_overlap and pp == 1)
         overlap_params = o.overlap_param_gather or (zero and zero_overlap and pp == 1)
@@ -330,7 +334,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         p_exp = max(0.0, params - (compute + recompute) / 3) if overlap_params else params
         dp_t = g_exp + p_exp + kappa * (grads - g_exp + params - p_exp)
     # optimizer: memory-bound update of the local shard (~36 bytes per parameter moved)
-    if inp.distributed_optimizer or zero:
+    if level >= 1:
         local = dense_p / (dp * cp) + expert_p / expert_dp
     else:
         local = dense_p + expert_p

@@ -10,8 +10,10 @@ docs/user-guide/features/dist_optimizer.md table):
       --use-precision-aware-optimizer: the moments in their chosen dtypes and, for bf16 params with
       fp32 master params, 2 bytes of remainders: 2 + 4 + 4 = 10 with every dtype left at fp32.
   DeepSpeed ZeRO / FSDP: 2 + 2 + 12 (fp32 master, Adam) for 16-bit training; stage 1 shards the
-      optimizer over dp, stage 2 the grads too, stage 3 the weights too (plus two layers' gathered
-      weights in flight). DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
+      optimizer over dp, stage 2 the grads too, stage 3 the weights too, plus the largest module's gathered
+      16-bit weights and gradients (DeepSpeed's estimator, 4L: `gathered_bytes`); `parallel.sharding`
+      says which (FSDP full shard as stage 3, shard_grad_op as 2). Megatron-FSDP keeps Megatron's bytes
+      and shards them as its --data-parallel-sharding-strategy says, plus two un-sharded units. DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
       stage 1 with fp32 gradient accumulation; plint.deepspeed_engine) shards like stage 1 and keeps a
       gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp, or 2 + (2 + 4) + 12/dp
       with data_types.grad_accum_dtype fp32.
@@ -107,6 +109,36 @@ def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, fl
     return dense, experts, largest
 
 
+def largest_module_params(inp: ModelInput, c: ParamCounts) -> float:
+    """Parameters of the largest module holding parameters directly, per GPU: the word embedding or
+    output layer (V_pad*h/tp) or a layer's largest linear (the MLP's first, 2fh with SwiGLU)."""
+    tp = max(1, inp.tp)
+    h, f = inp.hidden_size, inp.ffn_hidden_size or 4 * inp.hidden_size
+    return max(c.embedding, c.output, (2 if inp.swiglu else 1) * f * h) / tp
+
+
+def gathered_bytes(inp: ModelInput, c: ParamCounts, largest_layer: float) -> tuple[float, float]:
+    """Bytes of un-sharded (weights, gradients) a GPU holds beside its shards.
+
+    DeepSpeed ZeRO-3 (and FSDP full shard, costed the same): the largest directly-parametered module's
+    16-bit weights and gradients, 4L: `estimate_zero3_model_states_mem_needs` in
+    deepspeed/runtime/zero/stage3.py (largest_layer_memory = 4 * largest_layer_params; deepspeed.md
+    sec. 4.1); for Llama that module is the embedding or the output layer, not a transformer layer.
+    Megatron-FSDP un-shards whole units (a transformer layer; the embedding and the output layer are
+    units of their own) and keeps at most two of them un-sharded at once, parameters and gradients
+    (docs/user-guide/features/megatron_fsdp.md, "Double Buffering"): the largest unit and a layer, with
+    16-bit weights at optim_grads_params and the gradient buffer from optim_grads on.
+    """
+    level = inp.sharding_level()
+    if not inp.megatron_fsdp:
+        module = largest_module_params(inp, c) if level >= 3 else 0.0
+        return 2.0 * module, 2.0 * module
+    _, g_b, _, _ = state_bytes(inp)
+    tp = max(1, inp.tp)
+    units = max(largest_layer, (c.embedding + c.position) / tp, c.output / tp) + largest_layer
+    return (2.0 * units if level >= 3 else 0.0), (g_b * units if level >= 2 else 0.0)
+
+
 def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float]:
     """(bytes kept per token for one layer with no recompute, bytes kept with full recompute)."""
     h, n, tp = inp.hidden_size, inp.num_attention_heads, max(1, inp.tp)
@@ -197,15 +229,29 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     dense, experts, largest = stage_params(inp, c, last and not only)
     weights = (dense + experts) * w_b
     grads = (dense + experts) * g_b
-    if zero:
-        # ZeRO partitions over the whole data-parallel group, which with DeepSpeed-Ulysses (costed as
+    level = inp.sharding_level()
+    if zero or (inp.sharding is not None and not inp.megatron_fsdp and level >= 2):
+        # ZeRO / FSDP partitions over the whole data-parallel group, which with DeepSpeed-Ulysses (costed as
         # cp) is the sequence-data-parallel group dp x sp (deepspeed/runtime/sequence_parallel/parallel_state_sp.py)
-        stage = inp.zero_stage or 0
-        optimizer = (dense + experts) * o_b / shard
-        if stage >= 2:
+        optimizer = (dense + experts) * o_b / shard if level >= 1 else (dense + experts) * o_b
+        if level >= 2:
             grads /= shard
-        if stage >= 3:
-            weights = weights / shard + 2 * largest * w_b  # two gathered layers in flight
+        if level >= 3:
+            gathered_w, gathered_g = gathered_bytes(inp, c, largest)
+            weights = weights / shard + gathered_w
+            grads += gathered_g
+    elif inp.megatron_fsdp:
+        # Megatron-FSDP keeps Megatron's states (bf16 weights, fp32 main grads unless
+        # --grad-reduce-in-bf16, fp32 master + Adam) and shards them over the dp x cp group (experts
+        # over the expert-data-parallel group) as its strategy says, plus the unsharded units in flight
+        optimizer = dense * o_b / shard + experts * o_b / expert_dp if level >= 1 else (dense + experts) * o_b
+        if level >= 2:
+            grads = dense * g_b / shard + experts * g_b / expert_dp
+        if level >= 3:
+            weights = dense * w_b / shard + experts * w_b / expert_dp
+        gathered_w, gathered_g = gathered_bytes(inp, c, largest)
+        weights += gathered_w
+        grads += gathered_g
     elif inp.distributed_optimizer:
         optimizer = dense * o_b / shard + experts * o_b / expert_dp
     else:

@@ -73,6 +73,9 @@ class Options:
 
 DEFAULT_OPTIONS = Options()
 
+# parallel.sharding's values in ZeRO's order: 1 optimizer states, 2 and gradients, 3 and parameters
+SHARDING_LEVELS = ("none", "optimizer", "gradients", "parameters")
+
 
 @record(frozen=True)
 class ModelInput:
@@ -113,6 +116,10 @@ class ModelInput:
     sequence_parallel: bool = False
     distributed_optimizer: bool = False
     zero_stage: int | None = None  # DeepSpeed ZeRO / FSDP (3 = fully sharded); None or 0: not sharded
+    # what data parallelism shards (layout parallel.sharding): "none" | "optimizer" | "gradients" |
+    # "parameters"; None: from zero_stage / distributed_optimizer (see sharding_level)
+    sharding: str | None = None
+    megatron_fsdp: bool = False  # --use-megatron-fsdp: Megatron's own states, sharded per `sharding`
     # DeepSpeed's BF16_Optimizer (when: plint.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
@@ -139,6 +146,15 @@ class ModelInput:
     @property
     def world_size(self) -> int:
         return self.nnodes * self.gpus_per_node
+
+    def sharding_level(self) -> int:
+        """0-3 as ZeRO counts: what data parallelism shards (parallel.sharding, else the ZeRO stage, else
+        the distributed optimizer's optimizer states)."""
+        # DeepSpeed's BF16_Optimizer shards the optimizer like ZeRO-1 even at stage 0
+        floor = 1 if self.ds_bf16_optimizer_accum_bytes is not None or self.distributed_optimizer else 0
+        if self.sharding in SHARDING_LEVELS:
+            return max(floor, SHARDING_LEVELS.index(self.sharding))
+        return max(floor, self.zero_stage or 0)
 
     def data_parallel(self) -> int:
         if self.dp:
@@ -250,6 +266,8 @@ class ModelInput:
             sequence_parallel=bool(v("parallel.sequence_parallel")),
             distributed_optimizer=bool(v("parallel.distributed_optimizer")),
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
+            sharding=v("parallel.sharding") if v("parallel.sharding") in SHARDING_LEVELS else None,
+            megatron_fsdp=args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"),
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),

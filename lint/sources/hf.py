@@ -94,6 +94,9 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
             if value is not None:  # HF: --deepspeed PATH (DeepSpeed's own --deepspeed is a switch)
                 _config(out, value, option)
                 consumed += following is not None
+        elif name == "fsdp" and value is not None:
+            out["parallel.sharding"] = _fsdp_sharding(value, option)
+            consumed += following is not None
         elif name in _BOOL_FIELDS:
             state = _bool_word(value)
             if inline is not None and state is None:  # --bf16=$X, or a value string_to_bool rejects
@@ -111,6 +114,22 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
     if incomplete is not None:
         out["arguments.incomplete"] = incomplete
     return out
+
+
+# TrainingArguments.fsdp: words of transformers' FSDPOption (trainer_utils.py): full_shard, shard_grad_op,
+# no_shard, hybrid_shard (full shard inside a node, replicas across), hybrid_shard_zero2, plus offload and
+# auto_wrap, which say nothing about the sharding
+_FSDP_SHARDING = {"full_shard": "parameters", "hybrid_shard": "parameters", "shard_grad_op": "gradients",
+                  "hybrid_shard_zero2": "gradients", "no_shard": "none"}
+
+
+def _fsdp_sharding(word: Word, option: str) -> Value:
+    if word.text is None:
+        return Value(None, word.value_span, "unresolved", f"{option} {word.display()}: its text is not known")
+    found = [_FSDP_SHARDING[w] for w in word.text.split() if w in _FSDP_SHARDING]
+    if not found:
+        return Value(None, word.value_span, "derived", f"{option} {word.text!r} names no sharding strategy")
+    return Value(found[0], word.value_span, word.origin, f"HF Trainer {option} {word.text}")
 
 
 def _config(out: dict[str, Value], word: Word, option: str) -> None:

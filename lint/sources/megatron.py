@@ -344,6 +344,7 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
         r.put("sequence_parallel_flag", r.flag("--sequence-parallel"))  # as written, before tp 1 turns it off
     r.put("parallel.distributed_optimizer",
           r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False))
+    _megatron_fsdp(r)
     if r.has("--use-tp-pp-dp-mapping"):
         r.put("parallel.use_tp_pp_dp_mapping", r.flag("--use-tp-pp-dp-mapping"))
     if fork:
@@ -356,6 +357,29 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
             "--no-pipeline-parallel", False))
         r.put("megatron_deepspeed.pp_partition_method", r.value("--pp-partition-method", text))
     return tp, pp
+
+
+# Megatron-FSDP's --data-parallel-sharding-strategy (megatron/training/arguments.py: choices no_shard, optim,
+# optim_grads, optim_grads_params, default optim_grads_params; docs/user-guide/features/megatron_fsdp.md: DDP,
+# ZeRO-1, ZeRO-2, ZeRO-3) as the layout's parallel.sharding
+FSDP_SHARDING = {"no_shard": "none", "optim": "optimizer", "optim_grads": "gradients",
+                 "optim_grads_params": "parameters"}
+
+
+def _megatron_fsdp(r: _Reader) -> None:
+    """--use-megatron-fsdp (0.14 on; --use-custom-fsdp in 0.12 and 0.13, an alias kept later) and its strategy."""
+    fsdp = r.flag("--use-megatron-fsdp", "--use-custom-fsdp")
+    if fsdp is None:
+        return
+    r.put("megatron_fsdp", fsdp)
+    strategy = r.setting("megatron_fsdp.strategy", "--data-parallel-sharding-strategy", text,
+                         fallback="optim_grads_params")
+    r.setting("megatron_fsdp.outer_strategy", "--outer-dp-sharding-strategy", text, fallback="no_shard")
+    if strategy.known and strategy.value in FSDP_SHARDING:
+        r.put("parallel.sharding", Value(FSDP_SHARDING[strategy.value], strategy.span, strategy.origin,
+                                         f"Megatron-FSDP --data-parallel-sharding-strategy {strategy.value}"))
+    else:
+        r.put("parallel.sharding", strategy)
 
 
 def _expert_tp(r: _Reader, fork: bool, tp: Value) -> Value:

@@ -69,3 +69,20 @@ def test_unknown_and_bad_values_never_raise():
     assert hf_facts([]) == {} and hf_facts(words("--per_device_train_batch_size")) == {}
     partial = Word((Piece("--gradient_accumulation_steps="), Piece(None, None, "unresolved", name="GAS")))
     assert hf_facts([partial])["batch.grad_accum"].origin == "unresolved"
+
+
+
+@pytest.mark.parametrize(("given", "sharding"), [("full_shard", "parameters"), ("shard_grad_op", "gradients"),
+                                                 ("hybrid_shard", "parameters"),
+                                                 ("hybrid_shard_zero2", "gradients"), ("no_shard", "none")])
+def test_fsdp_option_gives_the_sharding(given, sharding):
+    # transformers' FSDPOption words (trainer_utils.py): full_shard is ZeRO-3, shard_grad_op ZeRO-2
+    text = f"--fsdp {given} --bf16"
+    got = hf_facts(words(text))["parallel.sharding"]
+    assert (got.value, got.origin, got.span.col) == (sharding, "literal", len("--fsdp ") + 1)
+    assert hf_facts(words(text))["precision"].value == "bf16"  # --bf16 is not taken as --fsdp's value
+
+
+def test_fsdp_option_without_a_strategy_is_not_a_guess():
+    got = hf_facts(words("--fsdp auto_wrap"))["parallel.sharding"]
+    assert got.value is None and "names no sharding strategy" in got.note

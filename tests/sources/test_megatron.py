@@ -467,3 +467,28 @@ def test_template_slots_in_a_data_blend_are_values_not_options():
     # an unknown that is not a slot may hold further options: the list ends there, as before
     args = parse("--data-path 0.2 $BLEND --bf16")
     assert [w.display() for w in args.opaque] == ["${BLEND}"]
+
+
+@pytest.mark.parametrize(("strategy", "sharding"), [("no_shard", "none"), ("optim", "optimizer"),
+                                                    ("optim_grads", "gradients"),
+                                                    ("optim_grads_params", "parameters")])
+def test_megatron_fsdp_strategy_is_the_layouts_sharding(strategy, sharding):
+    # megatron/training/arguments.py: --data-parallel-sharding-strategy choices, read only with
+    # --use-megatron-fsdp (Megatron-FSDP's user guide: DDP, ZeRO-1, ZeRO-2, ZeRO-3)
+    text = f"--use-megatron-fsdp --data-parallel-sharding-strategy {strategy}"
+    got = facts(text)["parallel.sharding"]
+    assert (got.value, got.origin, got.span.col) == (sharding, "literal", text.index(strategy) + 1)
+
+
+def test_megatron_fsdp_without_a_strategy_takes_the_default_full_shard():
+    got = facts("--use-megatron-fsdp")
+    assert got["parallel.sharding"].value == "parameters"  # default='optim_grads_params'
+    assert got["megatron_fsdp.strategy"].origin == "default"
+    # 0.13 spells the switch --use-custom-fsdp, and its strategy defaulted to no_shard (core_v0.13.0's
+    # megatron/training/arguments.py; the flag table holds the release's own default)
+    assert facts("--use-custom-fsdp", release="0.13")["parallel.sharding"].value == "none"
+
+
+def test_no_megatron_fsdp_leaves_sharding_to_the_optimizer():
+    # the strategy alone does nothing without --use-megatron-fsdp: the layout derives it from the optimizer
+    assert "parallel.sharding" not in facts("--data-parallel-sharding-strategy optim")
