@@ -148,7 +148,7 @@ def _sharding(launch: Launch, layout: Layout) -> None:
     if zero is not None and launch.trainer.value != "megatron":
         # the stage the cost model uses (the JSON's, else Megatron-DeepSpeed's --zero-stage); an unknown
         # stage leaves the sharding null: PL002 names the stage itself, once
-        if zero.known and zero.value in _ZERO_SHARDING:
+        if zero.known and isinstance(zero.value, int) and zero.value in _ZERO_SHARDING:
             layout.set("parallel.sharding", derived(_ZERO_SHARDING[zero.value], f"ZeRO stage {zero.value}",
                                                     zero.span))
         return

@@ -9,7 +9,7 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 from __future__ import annotations
 
 from plint.rules.base import Finding, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, span, torchrun, trainer
+from plint.rules.common import gpt, is_megatron, span, torchrun, trainer, value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -143,6 +143,14 @@ def predicted_oom(ctx: RuleContext):
         return
     inp, est = estimated
     if est.memory_gib["total"] > est.memory_gib["usable"]:
+        gpu = value(ctx, "cluster.gpu")
+        if gpu is not None and gpu.origin == "assumed":
+            # the verdict rests on a GPU plint assumed (the launch names none): a warning until the GPU is
+            # named, since a larger part (H200, GH200, MI300X) may hold it
+            yield Finding(_memory_line(est) + _memory_remedy(ctx, inp, est) + f"; the GPU is assumed ({gpu.value}): "
+                          "name it with --gpu or [tool.plint] gpu for a verdict", _memory_span(ctx),
+                          key="estimate.memory", severity="warning")
+            return
         yield Finding(_memory_line(est) + _memory_remedy(ctx, inp, est), _memory_span(ctx), key="estimate.memory")
 
 

@@ -47,3 +47,14 @@ def test_a_fingerprint_of_a_message_quoting_undecodable_bytes():
     d = Diagnostic("PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbdain_batch_size"', "ds.json")
     assert len(fingerprint(d)) == 32 and fingerprint(d) != fingerprint(Diagnostic(
         "PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbeain_batch_size"', "ds.json"))
+
+
+def test_a_zero_stage_that_is_a_list_reads_as_no_sharding(tmp_path):
+    """Found by the Hypothesis property after the sharding field landed: `"zero_optimization": []` made the
+    stage a list, and the layout's sharding lookup raised TypeError (unhashable type)."""
+    from plint.check import check_paths
+
+    (tmp_path / "ds.json").write_text('{"train_batch_size": null, "zero_optimization": []}')
+    (tmp_path / "launch.sh").write_text("torchrun --nproc_per_node $GPUS pretrain_gpt.py --deepspeed_config ds.json\n")
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    assert result.layouts and result.layouts[0].value("parallel.sharding") is None
