@@ -128,7 +128,8 @@ def _memory_span(ctx: RuleContext):
              "in flight, and a runtime reserve (CUDA context, workspaces, NCCL buffers), against the HBM left "
              "after allocator fragmentation. Names the first simple change that would fit. Silent on fp8 "
              "launches, whose memory Transformer Engine moves both ways (fp8 weight copies kept across "
-             "micro-batches, fp8-saved activations) by amounts the model does not count; the estimate says so.",
+             "micro-batches, fp8-saved activations) by amounts the model does not count; the estimate says so. "
+             "A warning, not an error, when the launch names no GPU and plint assumed one.",
         why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
             "found again on every retry until the layout changes.",
         bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),
