@@ -238,7 +238,8 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         extra = chains[MAX_LAUNCHES][0]
         first = extra.calls[-1].command.site if extra.calls else None
         reading.problems.append(Problem("unresolved", f"{len(chains) - MAX_LAUNCHES} more launches in this file "
-                                        f"are not read (plint reads at most {MAX_LAUNCHES} per file)", first))
+                                        f"are not read (plint reads at most {MAX_LAUNCHES} per file; repeats "
+                                        "past that are not told apart)", first))
         chains = chains[:MAX_LAUNCHES]
     lookups: list[FileLookup] = []
     if not chains:
@@ -292,8 +293,10 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
 
 def _readings_launches(source: SourceFile, options, result: ShellResult, job, base: str) -> list[tuple]:
     """The launches of one reading and, where an undecided branch hides a launch, of one reading per way
-    through it (the way bash takes with no arguments first); a launch read twice is kept once."""
-    from plint.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch
+    through it (the way bash takes with no arguments first); a launch read twice is kept once (among the
+    first MAX_LAUNCHES: the rest are only counted, so a launch called a thousand times stays cheap)."""
+    from plint.bounds import MAX_LAUNCHES
+    from plint.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch, written_at
     from plint.shell.evaluator import EvalOptions, evaluate
     from plint.sources.launchers import find_launches
 
@@ -312,12 +315,24 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
         if len(readings) > 1 and alternatives[0].positional == []:
             readings[0].chosen.append("the script is run with no arguments")
     out: list[tuple] = []
+    by_place: dict = {}  # earlier readings' launches by where they are written: only those can be the same
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
-        earlier = [chain.command for chain, _ in out if chain.command is not None]
-        out.extend((chain, lookup) for chain in find_launches(one, job, lookup.source)
-                   if chain.command is None or not (any(same_launch(c, chain.command) for c in earlier)
-                                                    or chosen_elsewhere(chain.command, earlier, one.merged_from)))
+        mine = []
+        for chain in find_launches(one, job, lookup.source):
+            if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
+                mine.append(chain)
+                continue
+            if chain.command is not None:
+                earlier = by_place.get(written_at(chain.command), ())
+                if any(same_launch(c, chain.command) for c in earlier) \
+                        or chosen_elsewhere(chain.command, earlier, one.merged_from):
+                    continue
+            mine.append(chain)
+        out.extend((chain, lookup) for chain in mine)
+        for chain in mine:
+            if chain.command is not None:
+                by_place.setdefault(written_at(chain.command), []).append(chain.command)
     return out
 
 

@@ -177,3 +177,12 @@ def test_a_launch_line_repeated_is_read_a_bounded_number_of_times(tmp_path):
     report = run_bounded(tmp_path, {"launch.sh": line * 400})
     assert len(report["files"][0]["layouts"]) == 32
     assert any(c == "PL002" and "368 more launches" in m for c, m in codes(report))
+
+
+def test_a_branch_chosen_launch_called_many_times_stays_bounded(tmp_path):
+    """Found by the fuzzer (seed 2, case 386): a launch chosen by an if/elif and run by a function called
+    hundreds of times is read once per arm, and each reading held hundreds of copies of the launch, which
+    were compared pairwise (over 2 minutes). Past the launch bound the copies are only counted."""
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "launches" / "eval-branch-choice" / "launch.sh"
+    report = run_bounded(tmp_path, {"launch.sh": fixture.read_text() + "run_job\n" * 600})
+    assert len(report["files"][0]["layouts"]) == 32

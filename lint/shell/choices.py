@@ -97,6 +97,11 @@ def same_launch(a: Command, b: Command) -> bool:
                for x, y in zip(words_a, words_b))
 
 
+def written_at(command: Command):
+    """Where a command is written, the same in every reading of the script."""
+    return _where(command.site)
+
+
 def chosen_elsewhere(command: Command, forced: list[Command], merged_from: dict) -> bool:
     """Whether a launch of the undecided reading is one a forced reading read arm by arm: written at the
     same place, with a word that is a value the branch left undecided (`$L pretrain_gpt.py` after
