@@ -32,6 +32,7 @@ _LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch", "deeps
 _BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env", "stdbuf", "timeout",
                      "nice", "ionice", "taskset", "chrt", "numactl", "nsys", "ncu", "uv", "conda", "mamba",
                      "micromamba", "poetry", "pipenv", "apptainer", "singularity", "docker", "enroot", "xargs"})
+_SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun"})  # start ranks of whatever program follows
 _SHOWN = 80  # characters of a command quoted in a finding
 _WORDS = 256  # words of a command looked at
 # a file none of whose text names a launcher, Python or a training script is not parsed again at all
@@ -70,6 +71,8 @@ def _launch_word(words: list[str]) -> int | None:
         name = _base(word)
         if name in _LAUNCHERS and not after_python:
             return i
+        if name in _SCHEDULERS and i == 0 and _starts_a_program(words[1:]):
+            return i  # `mpirun -np 64 ... bash -c '... bash train.sh ...'`: the ranks run a script plint could not follow
         after_python = after_python or _is_python(name)
         if _is_python(name) and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
                                     for j in range(i + 1, min(i + 4, len(words) - 1))):
@@ -77,6 +80,19 @@ def _launch_word(words: list[str]) -> int | None:
         if name.endswith(".py") and name.startswith(TRAINING_NAMES) and flagged:
             return i
     return None
+
+
+def _starts_a_program(words: list[str]) -> bool:
+    """Whether a scheduler's words start a shell, a Python or a training script (`srun hostname` does not)."""
+    from plint.sources.launchers import TRAINING_NAMES
+
+    for word in words:
+        name = _base(word)
+        if name in ("bash", "sh") or _is_python(name):
+            return True
+        if name.endswith((".py", ".sh")) and name.startswith(TRAINING_NAMES):
+            return True
+    return False
 
 
 def _counts(words: list[str]) -> int | None:
