@@ -19,7 +19,8 @@ MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 fla
 MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quote a file's text
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
-GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.world_size", "cluster.nvlink_domain",
+GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.workers_per_node", "cluster.world_size",
+                        "cluster.nvlink_domain",
                         "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.etp",
                         "parallel.dp"})
 LAYER_FIELDS = frozenset({"model.num_layers", "recompute.num_layers"})

@@ -234,6 +234,10 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
         reading.problems.extend(p for p in job.problems if p.kind == "unresolved")
     base = os.path.dirname(path) or "."  # Path(path).parent
     chains = _launch_chains(source, options, result, job, base)
+    # a reading one way through a branch that ran out of its share of the budget says so, once
+    stopped = {p.message: p for chain, lookup in chains if lookup.result is not None and lookup.result is not result
+               for p in lookup.result.problems if p.message.startswith("plint stopped evaluating")}
+    reading.problems.extend(p for p in stopped.values() if p not in reading.problems)
     if len(chains) > MAX_LAUNCHES:  # a launch line repeated a thousand times: a bounded report
         extra = chains[MAX_LAUNCHES][0]
         first = extra.calls[-1].command.site if extra.calls else None
@@ -308,9 +312,13 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
                           assume=options.assume, no_arguments=options.no_arguments)
             return EvalOptions(**{**fields, **changes})
 
-        alternatives = [variant(choices=forced) for forced in forced_readings(hidden)]
+        # the readings one per arm share one more reading's budget (a file is read at most twice over)
+        count = len(forced_readings(hidden)) + 1
+        steps, work = (max(500, options.max_steps // count), max(5000, options.max_work // count))
+        alternatives = [variant(choices=forced, max_steps=steps, max_work=work) for forced in forced_readings(hidden)]
         if options.positional is None and all(c.on_arguments for c in hidden):
-            alternatives.insert(0, variant(positional=[]))  # what bash does when run with no arguments
+            # what bash does when run with no arguments
+            alternatives.insert(0, variant(positional=[], max_steps=steps, max_work=work))
         readings = [evaluate(source, o) for o in alternatives] + readings
         if len(readings) > 1 and alternatives[0].positional == []:
             readings[0].chosen.append("the script is run with no arguments")

@@ -10,6 +10,7 @@ from plint.pictures.communication import CommRow, comm_rows
 from plint.pictures.grid import DeviceGrid
 from plint.pictures.memory import StageMemory, stage_bars
 from plint.pictures.schedule import Schedule, build as build_schedule
+from plint.bounds import MAX_GPUS
 from plint.ranks import DEFAULT_ORDER
 
 
@@ -26,11 +27,18 @@ class Pictures:
     notes: tuple = ()  # what the cost model assumed (Estimate.notes)
 
 
+MAX_GPUS_PER_NODE = 256  # drawn cell by cell; the largest NVLink nodes hold 72
+
+
 def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None) -> Pictures:
     """The pictures of a cost-model input and its estimate; `schedule` is a what-if schedule name."""
     from plint.cost.estimate import _links
     from plint.catalog.hardware import lookup_gpu
 
+    if inp.gpus_per_node > MAX_GPUS_PER_NODE or inp.nnodes * inp.gpus_per_node > MAX_GPUS:
+        # a node is drawn cell by cell and no machine has this many GPUs: PL506 names the count
+        raise ValueError(f"{inp.nnodes:,} nodes of {inp.gpus_per_node:,} GPUs is past what plint draws "
+                         f"(at most {MAX_GPUS_PER_NODE} GPUs per node, {MAX_GPUS:,} in all)")
     domain = _links(inp, lookup_gpu(inp.gpu)).domain
     grid = DeviceGrid(inp.nnodes, inp.gpus_per_node, domain, inp.tp, inp.pp, inp.cp, inp.ep, inp.etp,
                       order or DEFAULT_ORDER)

@@ -49,6 +49,7 @@ class EvalOptions:
     read_file: Callable[[Path], SourceFile | None] | None = None
     child_env: Callable[[Command, SourceFile], dict[str, Var]] | None = None
     max_steps: int = 20000
+    max_work: int = MAX_WORK  # words and values built (see Shell.capped); extra readings of a file get less
     # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):
     # [tool.plint.assume] / --assume. Unlike env, they replace an unknown assignment.
     assume: dict[str, str] = field(default_factory=dict)
@@ -357,8 +358,9 @@ class Shell:
         from plint.bounds import MAX_VALUE_CHARS
 
         self.work += size + chars // 64
-        if self.work > MAX_WORK:
-            raise _Budget(f"after building {MAX_WORK:,} words and values (plint's work budget per file)")
+        if self.work > self.options.max_work:
+            raise _Budget(f"after building {self.options.max_work:,} words and values (plint's work budget per "
+                          "file)")
         return size > MAX_PIECES or chars > MAX_VALUE_CHARS
 
     @staticmethod
@@ -2424,4 +2426,5 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
         shell.result.problems.append(Problem(
             "unresolved", f"plint could not evaluate the rest of the script ({type(exc).__name__}: {exc})"))
     shell.result.variables = dict(shell.vars)
+    shell.result.spent = (shell.steps, shell.work)
     return shell.result

@@ -269,6 +269,7 @@ class ShellResult:
     virtual_files: dict[str, VirtualFile] = field(default_factory=dict)
     variables: dict[str, Var] = field(default_factory=dict)  # the state at the end
     problems: list[Problem] = field(default_factory=list)
+    spent: tuple[int, int] = (0, 0)  # (steps, work) the evaluation took: readings of one file share a budget
     files_read: list[str] = field(default_factory=list)  # sourced and run files, resolved paths
     # Undecided branches (if/elif/case) by key, and the unknown pieces their merge made (id -> (piece,
     # key)): a command these pieces hide (`eval "$full_cmd"`) is read once per branch (shell/choices.py).

@@ -58,3 +58,18 @@ def test_a_zero_stage_that_is_a_list_reads_as_no_sharding(tmp_path):
     (tmp_path / "launch.sh").write_text("torchrun --nproc_per_node $GPUS pretrain_gpt.py --deepspeed_config ds.json\n")
     (result,) = check_paths([tmp_path / "launch.sh"])
     assert result.layouts and result.layouts[0].value("parallel.sharding") is None
+
+
+def test_a_node_of_a_hundred_million_gpus_is_not_drawn(tmp_path):
+    """Found by the fuzzer (seed 2, case 6234): `torchrun --nproc_per_node 100000000` with a known model drew
+    the markdown report's device grid cell by cell (24 GB, 5 minutes). The pictures refuse such counts."""
+    from plint.check import check_paths
+    from plint.report.markdown import render
+
+    (tmp_path / "launch.sh").write_text(
+        "NNODES=2\ntorchrun --nproc_per_node 100000000 --nnodes $NNODES pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
+        "--num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 "
+        "--global-batch-size 1024 --bf16 --use-distributed-optimizer --train-iters 10\n")
+    run = check_paths([tmp_path / "launch.sh"])
+    text = render(run.results)
+    assert len(text) < 100_000 and "Device grid" not in text
