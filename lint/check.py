@@ -9,7 +9,7 @@ from plint.layout import Layout
 from plint.read import FileReading, read_path
 from plint.root import confined, root_for
 from plint.shell.placeholders import is_slot_message
-from plint.source import path_is_dir
+from plint.source import path_exists, path_is_dir, path_is_file
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
     from pathlib import Path
@@ -115,3 +115,42 @@ def _where(d: Diagnostic) -> tuple:
     if d.code == "PL002" and is_slot_message(d.message):
         return d.code, d.path, d.line, d.col
     return d.code, d.path, d.line, d.col, d.message
+
+
+class UsageError(ValueError):
+    """A command-line mistake: the click CLI reports it and exits 2."""
+
+
+def parse_pairs(values, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not (name.isidentifier() or name.isdigit()):
+            raise UsageError(f"{option}: expected NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+def codes(value: str | None) -> list[str] | None:
+    return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
+
+
+def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
+                  trainer_source=None, root=None):
+    """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
+    missing = [str(p) for p in paths if not path_exists(p)]
+    if missing:
+        raise UsageError("no such file or directory: " + ", ".join(missing))
+    if root is not None and not path_is_dir(root):
+        raise UsageError(f"--root: no such folder: {root}")
+    if config_file is not None and not path_is_file(config_file):
+        raise UsageError(f"--config: no such file: {config_file}")
+    if trainer_source is not None and not path_exists(trainer_source):
+        raise UsageError(f"--trainer-source: no such file or directory: {trainer_source}")
+    if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
+        from pathlib import Path
+    return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
+                        config_file=Path(config_file) if config_file else None, isolated=isolated,
+                        select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
+                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source,
+                        root=str(root) if root else None)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import sys
 
-from plint.source import path_exists, path_is_dir, path_is_file
+from plint.source import path_exists
 TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
 if TYPE_CHECKING:
     from pathlib import Path
@@ -66,24 +66,6 @@ OPTIONS: tuple[Option, ...] = (
 )
 
 
-class UsageError(ValueError):
-    """A command-line mistake: the click CLI reports it and exits 2."""
-
-
-def parse_pairs(values, option: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for item in values:
-        name, sep, value = item.partition("=")
-        if not sep or not name or not (name.isidentifier() or name.isdigit()):
-            raise UsageError(f"{option}: expected NAME=VALUE, got {item!r}")
-        out[name] = value
-    return out
-
-
-def codes(value: str | None) -> list[str] | None:
-    return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
-
-
 def parse_fast(argv: list[str]) -> dict | None:
     """Arguments of `plint check` when they are ordinary; None to let click handle (and explain) them."""
     by_flag = {o.flag: o for o in OPTIONS}
@@ -129,29 +111,6 @@ def parse_fast(argv: list[str]) -> dict | None:
     return values
 
 
-def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
-                  trainer_source=None, root=None):
-    """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
-    from plint.check import CheckOptions
-
-    missing = [str(p) for p in paths if not path_exists(p)]
-    if missing:
-        raise UsageError("no such file or directory: " + ", ".join(missing))
-    if root is not None and not path_is_dir(root):
-        raise UsageError(f"--root: no such folder: {root}")
-    if config_file is not None and not path_is_file(config_file):
-        raise UsageError(f"--config: no such file: {config_file}")
-    if trainer_source is not None and not path_exists(trainer_source):
-        raise UsageError(f"--trainer-source: no such file or directory: {trainer_source}")
-    if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
-        from pathlib import Path
-    return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
-                        config_file=Path(config_file) if config_file else None, isolated=isolated,
-                        select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source,
-                        root=str(root) if root else None)
-
-
 def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
         config_file: str | None = None, isolated: bool = False, select: str | None = None,
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
@@ -159,7 +118,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         trainer_source: str | None = None, root: str | None = None, pr_comment: bool = False,
         only_new_against: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
-    from plint.check import check_paths
+    from plint.check import check_options, check_paths
 
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
                             baseline, trainer_source, root)

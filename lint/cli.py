@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from plint import __version__
-from plint.check_command import OPTIONS, UsageError, run
+from plint.check_command import OPTIONS, run
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -133,7 +133,7 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
                  env=(), assume=(), root=None):
     """The model, cluster and batch of an existing launch, with any option given overriding it."""
     from plint.check import check_paths
-    from plint.check_command import parse_pairs
+    from plint.check import parse_pairs
     from plint.layout_estimate import cost_input
     from plint.plan import PlanError
 
@@ -169,7 +169,7 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
 def show(path, schedule, fmt, output, env, assume, root) -> None:
     """Draw a launch: device grid, pipeline schedule, memory per stage, communication per axis."""
     from plint.check import check_paths
-    from plint.check_command import parse_pairs
+    from plint.check import parse_pairs
     from plint.pictures import from_layout
 
     if not path.exists():
@@ -298,4 +298,4 @@ def main() -> None:
     cli(prog_name="plint")
 
 
-__all__ = ["cli", "main", "UsageError"]
+__all__ = ["cli", "main"]

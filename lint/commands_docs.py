@@ -81,7 +81,7 @@ def table(records) -> str:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def rules(fmt: str) -> None:
     """List every rule: code, name, severity, fix availability, summary."""
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     records = list(all_rules().values())
     if fmt == "json":
@@ -95,7 +95,7 @@ def rules(fmt: str) -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain(rule: str, fmt: str) -> None:
     """Explain a rule, by code (PL201) or name (tp-spans-nodes)."""
-    from plint.rules.base import all_rules, find_rule
+    from plint.rules.registry import all_rules, find_rule
 
     found = find_rule(rule)
     if found is None:

@@ -54,7 +54,7 @@ class Engine:
     @property
     def rules(self) -> dict:
         if self._rules is None:
-            from plint.rules.base import all_rules
+            from plint.rules.registry import all_rules
 
             self._rules = all_rules()
             for flag, selectors in (("--select", self.options.select), ("--ignore", self.options.ignore),

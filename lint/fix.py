@@ -395,7 +395,7 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
     code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
     changes). Takes the options of `plint check` (plint.check_command.OPTIONS) so that the click
     command can declare them from the same table. Raises UsageError (a ValueError) for bad input."""
-    from plint.check_command import UsageError, check_options
+    from plint.check import UsageError, check_options
     from plint.report.text import concise_line
 
     if fmt not in (None, "text"):

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 
-from plint.fixers import FixContext, _at, _trainer_args, _word_end, fixer, real_path
+from plint.fix_registry import FixContext, _at, _trainer_args, _word_end, fixer, real_path
 from plint.rules.base import Edit, Fix
 from plint.shell.placeholders import is_slot_message
 
@@ -54,7 +54,7 @@ def _replace_value(ctx: FixContext, value, new) -> Edit | None:
 
 def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
     """A flag added after the tensor-parallel size (or after the entry point when tp is not given)."""
-    from plint.fixers import TP_OPTIONS
+    from plint.fix_registry import TP_OPTIONS
 
     args = _trainer_args(rctx)
     use = args.get_any(*TP_OPTIONS) if args is not None else None

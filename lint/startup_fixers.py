@@ -8,7 +8,7 @@
 
 from __future__ import annotations
 
-from plint.fixers import FixContext, _ds_configs, _trainer_args, fixer, replace_in_span
+from plint.fix_registry import FixContext, _ds_configs, _trainer_args, fixer, replace_in_span
 from plint.layout_fixers import _layout_context
 from plint.rules.base import Edit, Fix
 
@@ -110,7 +110,7 @@ def fix_deepspeed_triple(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 @fixer("PL508", applicability="unsafe")
 def fix_optimizer_param(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    from plint.fixers import _at
+    from plint.fix_registry import _at
 
     key = (diag.key or "").rsplit(".", 1)[-1]
     if not (diag.key or "").startswith("optimizer.params."):

@@ -19,7 +19,7 @@ DEFAULT_FIXTURES = ROOT / "fixtures" / "rules"
 
 def generate(out: Path) -> list[Path]:
     from plint.commands_docs import page
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -41,7 +41,7 @@ def generate(out: Path) -> list[Path]:
 
 
 def generate_fixtures(out: Path) -> list[Path]:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     written = []
     for rule in all_rules().values():

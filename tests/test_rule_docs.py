@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 from plint.check import check_paths
 from plint.cli import cli
-from plint.rules.base import FAMILIES, SEVERITIES, all_rules
+from plint.rules.base import FAMILIES, SEVERITIES
+from plint.rules.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
 RULES = list(all_rules().values())

@@ -23,7 +23,7 @@ def render(results) -> str:
 
 
 def sarif_log(results) -> dict:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     rules = list(all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}

@@ -25,7 +25,7 @@ def result(path, *diagnostics: Diagnostic, unreadable: str | None = None) -> Fil
 
 def diagnostic(code: str, severity: str, message: str, path, line=None, col=None, end_line=None, end_col=None,
                **fields) -> Diagnostic:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     rule = all_rules().get(code)
     name = rule.name if rule is not None else "made-up-rule"

@@ -3,7 +3,7 @@
 from click.testing import CliRunner
 from plint.cli import cli
 from plint.report import markdown
-from plint.rules.base import find_rule
+from plint.rules.registry import find_rule
 from report_helpers import diagnostic, result, write_launch
 
 
