@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # typing is imported by type checkers only: it costs star
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from plint.shell.model import Word
+from plint.reading.shell.model import Word
 from plint.source import Span
 
 ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved")

@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # typing is imported by type checkers only: it costs star
 if TYPE_CHECKING:
     from typing import Any, Callable
     from plint.layout import Layout
-    from plint.read import FileReading
+    from plint.reading.read import FileReading
     from plint.source import Span
 
 SEVERITIES = ("error", "warning", "info")
@@ -70,7 +70,7 @@ class Finding:
 class RuleContext:
     reading: "FileReading"
     layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
-    settings: Any = None  # plint.config.Settings: thresholds, releases, cluster facts
+    settings: Any = None  # plint.checking.config.Settings: thresholds, releases, cluster facts
 
     def fact(self, key: str):
         """A trainer fact (Value) by layout-style key, e.g. "megatron_deepspeed.no_pipeline_parallel"."""

@@ -49,7 +49,7 @@ def _integration(ctx: RuleContext) -> bool | None:
 
 def _walk_strict(node, section_schema: dict, path: str):
     """(entry, path, reason) for unknown keys and "auto" values inside a pydantic section."""
-    from plint.sources.jsonpos import JObject, JScalar
+    from plint.reading.sources.jsonpos import JObject, JScalar
 
     if not isinstance(node, JObject):
         return
@@ -235,7 +235,7 @@ def optimizer_table() -> dict:
 def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | None:
     """The classes DeepSpeed may build for a built-in `kind`: one when the config decides it, both when
     the optimizer offload or params.torch_adam is unknown (engine.py _configure_basic_optimizer)."""
-    from plint.sources.jsonpos import JScalar
+    from plint.reading.sources.jsonpos import JScalar
 
     builds = table["types"][kind]["builds"]
     torch_adam = params.get("torch_adam")
@@ -279,7 +279,7 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | No
     fix_availability="sometimes",
 )
 def deepspeed_optimizer_param(ctx: RuleContext):
-    from plint.sources.jsonpos import JObject, JScalar
+    from plint.reading.sources.jsonpos import JObject, JScalar
 
     cfg = _config(ctx)
     if cfg is None or ctx.layout is not None and ctx.layout.value("trainer") == "megatron-deepspeed":

@@ -82,7 +82,7 @@ def distributed_optimizer_off(ctx: RuleContext):
     zero = value(ctx, "parallel.zero_stage")
     if zero is not None and zero.value:
         return
-    from plint.deepspeed_engine import bf16_optimizer_accum_bytes
+    from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes
 
     if bf16_optimizer_accum_bytes(ctx.layout) is not None:
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1

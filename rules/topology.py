@@ -104,7 +104,7 @@ def _cp_share(ctx: RuleContext) -> float | None:
     then the rule judges by topology alone. What the model leaves out (uneven stages, offloading) moves
     memory and the step, not the ring's exchange against the attention it hides under, so the share
     serves here even where the memory and time rules stay silent."""
-    from plint.layout_estimate import layout_estimate
+    from plint.cost.layout_estimate import layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings) if ctx.layout is not None else None
     if est is None or est.step_time_s <= 0:

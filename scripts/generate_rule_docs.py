@@ -18,7 +18,7 @@ DEFAULT_FIXTURES = ROOT / "fixtures" / "rules"
 
 
 def generate(out: Path) -> list[Path]:
-    from plint.commands_docs import page
+    from plint.cli.commands_docs import page
     from plint.rules.registry import all_rules
 
     out.mkdir(parents=True, exist_ok=True)

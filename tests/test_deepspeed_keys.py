@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from plint.check import check_paths
+from plint.checking.check import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -107,7 +107,7 @@ def test_the_graph_sees_the_imports():
     graph = import_graph()
     assert "plint.rules.base" in graph["plint.rules.registry"]
     assert "plint.rules.topology" in graph["plint.rules.registry"]
-    assert "plint.fix_registry" in graph["plint.layout_fixers"]
+    assert "plint.fixing.fix_registry" in graph["plint.fixing.layout_fixers"]
 
 
 def test_circles_are_found():
@@ -119,3 +119,9 @@ def test_no_import_circle():
     found = circles(import_graph())
     assert not found, "plint modules import one another in a circle: " + "; ".join(
         " <-> ".join(component) for component in found)
+
+
+def test_lint_holds_only_the_shared_types_and_the_entry():
+    """Every stage has its own folder; lint/ itself keeps the contract types every stage shares."""
+    top = sorted(p.name for p in (ROOT / "lint").glob("*.py"))
+    assert len(top) <= 12, top

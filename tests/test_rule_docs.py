@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from plint.check import check_paths
-from plint.cli import cli
+from plint.checking.check import check_paths
+from plint.cli.commands import cli
 from plint.rules.base import FAMILIES, SEVERITIES
 from plint.rules.registry import all_rules
 

@@ -39,7 +39,7 @@ def sarif_log(results) -> dict:
 
 
 def rule_descriptor(rule) -> dict:
-    from plint.commands_docs import page
+    from plint.cli.commands_docs import page
 
     return {
         "id": rule.code, "name": rule.name,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plint.check import FileResult
+from plint.checking.check import FileResult
 from plint.diagnostics import Diagnostic
-from plint.read import FileReading
+from plint.reading.read import FileReading
 
 # PL002: $NNODES has no value in the script, so the node count (and everything after it) is unknown.
 UNRESOLVED_LAUNCH = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"

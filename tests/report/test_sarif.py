@@ -8,7 +8,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from plint.cli import cli
+from plint.cli.commands import cli
 from plint.report import sarif
 from plint.rules.registry import all_rules
 from report_helpers import diagnostic, result, write_launch
