@@ -125,3 +125,10 @@ def test_lint_holds_only_the_shared_types_and_the_entry():
     """Every stage has its own folder; lint/ itself keeps the contract types every stage shares."""
     top = sorted(p.name for p in (ROOT / "lint").glob("*.py"))
     assert len(top) <= 12, top
+
+
+def test_no_module_over_800_lines():
+    """A module that grows past 800 lines holds more than one concern: split it along them."""
+    long = {name: n for name, path in modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800}
+    assert not long, long

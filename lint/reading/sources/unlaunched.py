@@ -50,7 +50,7 @@ def _base(text: str) -> str:
 
 
 def _is_python(name: str) -> bool:
-    from plint.reading.sources.launchers import is_python
+    from plint.reading.sources.launch_calls import is_python
 
     return is_python(name)
 
@@ -62,7 +62,7 @@ def _unknown(text: str) -> bool:
 def _launch_word(words: list[str]) -> int | None:
     """The index of the word that makes the command a training launch, or None. After a Python interpreter only
     a launcher module or a training script counts (`python -m pip install deepspeed` is no launch)."""
-    from plint.reading.sources.launchers import TRAINING_FLAGS, TRAINING_NAMES
+    from plint.reading.sources.launch_calls import TRAINING_FLAGS, TRAINING_NAMES
 
     flagged = any(w.split("=")[0] in TRAINING_FLAGS for w in words)
     after_python = False
