@@ -74,7 +74,6 @@ def world_size_indivisible(ctx: RuleContext):
             "increment onto multiples of micro-batch x dp, where they are written as literals.",
         references=("megatron/core/num_microbatches_calculator.py",),
     ),
-    fix_availability="sometimes",
 )
 def global_batch_indivisible(ctx: RuleContext):
     if not is_megatron(ctx):
@@ -337,7 +336,6 @@ def experts_indivisible(ctx: RuleContext):
             "launch's dp (it changes the batch); the Megatron-DeepSpeed cases are not fixed automatically.",
         references=("deepspeed/runtime/config.py _batch_assertion",),
     ),
-    fix_availability="sometimes",
 )
 def deepspeed_batch_mismatch(ctx: RuleContext):
     cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
@@ -636,7 +634,6 @@ def recompute_conflict(ctx: RuleContext):
         references=("megatron/training/arguments.py validate_args",
                     "megatron/core/num_microbatches_calculator.py _build_num_microbatches_calculator"),
     ),
-    fix_availability="sometimes",
 )
 def batch_schedule_conflict(ctx: RuleContext):
     from plint.rules.keys_and_flags import _catalog

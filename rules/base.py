@@ -90,7 +90,6 @@ class Rule:
     summary: str
     docs: RuleDocs
     check: Check = field(compare=False, repr=False)
-    fix_availability: str = "never"  # "never" | "sometimes" | "always"
     needs_layout: bool = True  # False: runs on files without a launch too (DeepSpeed JSON alone)
 
     @property
@@ -106,14 +105,14 @@ RULES: dict[str, Rule] = {}
 
 
 def register(code: str, name: str, severity: str, summary: str, docs: RuleDocs,
-             fix_availability: str = "never", needs_layout: bool = True) -> Callable[[Check], Check]:
+             needs_layout: bool = True) -> Callable[[Check], Check]:
     """Decorator: record a check function as a rule."""
     assert severity in SEVERITIES, severity
 
     def wrap(check: Check) -> Check:
         if code in RULES:
             raise ValueError(f"rule {code} registered twice")
-        RULES[code] = Rule(code, name, severity, summary, docs, check, fix_availability, needs_layout)
+        RULES[code] = Rule(code, name, severity, summary, docs, check, needs_layout)
         return check
 
     return wrap

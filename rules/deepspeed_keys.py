@@ -219,7 +219,6 @@ def deepspeed_unknown_key(ctx: RuleContext):
                       "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n'}),
         fix="Not fixed automatically.",
     ),
-    fix_availability="sometimes",
 )
 def deepspeed_auto_unresolved(ctx: RuleContext):
     cfg = _config(ctx)
@@ -315,7 +314,6 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | No
                     "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py"),
     ),
     needs_layout=False,
-    fix_availability="sometimes",
 )
 def deepspeed_optimizer_param(ctx: RuleContext):
     from plint.reading.sources.jsonpos import JObject, JScalar

@@ -22,7 +22,6 @@ CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism fo
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
         fix="`plint fix` adds --sequence-parallel after the tensor-parallel size (safe: same model, same numerics; Megatron-LM only).",
     ),
-    fix_availability="sometimes",
 )
 def sequence_parallel_off(ctx: RuleContext):
     if trainer(ctx) != "megatron":

@@ -19,6 +19,7 @@ DEFAULT_FIXTURES = ROOT / "fixtures" / "rules"
 
 def generate(out: Path) -> list[Path]:
     from plint.cli.commands_docs import page
+    from plint.fixing.fixers import availability
     from plint.rules.registry import all_rules
 
     out.mkdir(parents=True, exist_ok=True)
@@ -31,7 +32,7 @@ def generate(out: Path) -> list[Path]:
         written.append(path)
         summary = rule.summary.replace("|", "\\|")  # a table cell
         rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "
-                    f"| {rule.fix_availability} | {summary} |")
+                    f"| {availability(rule.code)} | {summary} |")
     index = out / "README.md"
     index.write_text("\n".join(rows) + "\n")
     written.append(index)

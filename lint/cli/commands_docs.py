@@ -13,9 +13,11 @@ WRAP = 88
 
 def record_json(rule) -> dict:
     """Every field of a rule record, for `--format json`."""
+    from plint.fixing.fixers import availability
+
     d = rule.docs
     return {"code": rule.code, "name": rule.name, "severity": rule.severity, "family": rule.family,
-            "summary": rule.summary, "fix_availability": rule.fix_availability,
+            "summary": rule.summary, "fix_availability": availability(rule.code),
             "needs_layout": rule.needs_layout, "docs_url": rule.docs_url,
             "what": d.what, "why": d.why, "fix": d.fix, "references": list(d.references),
             "bad_example": {"main": d.bad.main, "files": dict(d.bad.files)},
@@ -25,8 +27,10 @@ def record_json(rule) -> dict:
 def page(rule, markdown: bool = False) -> str:
     """A rule's documentation in ruff's order: title, what it checks, why, bad example, good example,
     fix, references, docs link."""
+    from plint.fixing.fixers import availability
+
     d = rule.docs
-    facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {rule.fix_availability}."
+    facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {availability(rule.code)}."
     sections = [("What it checks", [d.what]), ("Why it matters", [d.why]),
                 ("Bad example", _example(d.bad, markdown)), ("Good example", _example(d.good, markdown)),
                 ("Fix", [d.fix])]
@@ -70,8 +74,10 @@ def _wrap(paragraph: str) -> str:
 
 def table(records) -> str:
     """One row per rule: code, name, severity, fix availability, summary."""
+    from plint.fixing.fixers import availability
+
     rows = [("code", "name", "severity", "fix", "summary")]
-    rows += [(r.code, r.name, r.severity, r.fix_availability, r.summary) for r in records]
+    rows += [(r.code, r.name, r.severity, availability(r.code), r.summary) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
                      for row in rows)

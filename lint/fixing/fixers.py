@@ -54,6 +54,15 @@ def fix_for(diag: Diagnostic, ctx: FixContext, unsafe: bool = True) -> Fix | Non
     return None
 
 
+def availability(code: str) -> str:
+    """Whether plint can fix a rule's findings, from the fixers registered for it: "safe" (`plint fix`),
+    "unsafe" (only under --unsafe-fixes) or "never". A fixer still declines a case it is unsure of."""
+    fixers = FIXERS.get(code, ())
+    if any(f.applicability == "safe" for f in fixers):
+        return "safe"
+    return "unsafe" if fixers else "never"
+
+
 def fixable_codes(unsafe: bool = True) -> set[str]:
     return {code for code, fs in FIXERS.items() if any(unsafe or f.applicability == "safe" for f in fs)}
 

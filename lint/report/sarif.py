@@ -40,6 +40,7 @@ def sarif_log(results) -> dict:
 
 def rule_descriptor(rule) -> dict:
     from plint.cli.commands_docs import page
+    from plint.fixing.fixers import availability
 
     return {
         "id": rule.code, "name": rule.name,
@@ -48,7 +49,7 @@ def rule_descriptor(rule) -> dict:
         "help": {"text": f"{rule.docs.why}\n\nFix: {rule.docs.fix}", "markdown": page(rule, markdown=True)},
         "helpUri": rule.docs_url,
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
-        "properties": {"tags": [rule.family], "fixAvailability": rule.fix_availability},
+        "properties": {"tags": [rule.family], "fixAvailability": availability(rule.code)},
     }
 
 
