@@ -49,7 +49,10 @@ def _crosses(size: int, domain: int) -> bool:
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8).replace(
             "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 16")}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` moves the excess tensor parallelism to the pipeline.",
+        fix="Keep tensor parallelism inside a node. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
+            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/core/parallel_state.py RankGenerator",),
     ),
 )
