@@ -8,7 +8,7 @@ Values with `layout.get("parallel.tp")` and point at `value.span`.
 from __future__ import annotations
 
 from plint.record import field, record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from plint.rules.base import Finding, RuleContext, RuleDocs, register
 from plint.rules.common import gpt, is_megatron, span, torchrun, trainer
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
 

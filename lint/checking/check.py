@@ -10,7 +10,7 @@ from plint.reading.read import FileReading, read_path
 from plint.root import confined, root_for
 from plint.reading.shell.placeholders import is_slot_message
 from plint.source import path_exists, path_is_dir, path_is_file
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 

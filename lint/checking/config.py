@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import re
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any

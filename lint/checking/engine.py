@@ -15,7 +15,7 @@ from plint.source import path_is_file, read_bytes
 from plint.checking.config import Settings
 from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 

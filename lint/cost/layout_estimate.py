@@ -8,7 +8,7 @@ nothing for the cost model.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.checking.config import Settings
     from plint.cost import Estimate, ModelInput

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from plint.record import field, record
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.checking.check import CheckOptions, CheckRun
     from plint.diagnostics import Diagnostic

@@ -17,7 +17,7 @@ import os
 from plint.record import field, record
 from plint.rules.base import Edit, Fix
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -29,7 +29,7 @@ from plint.rules.base import Edit, Fix
 # Importing them registers the layout and arithmetic fixers and those of the start-up checks.
 from plint.fixing import layout_fixers, startup_fixers  # noqa: F401
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
     from plint.reading.read import FileReading

@@ -20,7 +20,7 @@ from plint.fixing.fix_registry import FixContext, _at, _trainer_args, _word_end,
 from plint.rules.base import Edit, Fix
 from plint.reading.shell.placeholders import is_slot_message
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
 

@@ -12,7 +12,7 @@ from plint.fixing.fix_registry import FixContext, _ds_configs, _trainer_args, fi
 from plint.fixing.layout_fixers import _layout_context
 from plint.rules.base import Edit, Fix
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
 

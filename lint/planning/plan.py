@@ -25,7 +25,7 @@ from pathlib import Path
 from plint.checking.config import THRESHOLDS
 from plint.record import field, record
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 

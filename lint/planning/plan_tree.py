@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from plint.record import record
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.cost import ModelInput
 

@@ -4,7 +4,7 @@ BF16_Optimizer shards; kept here, outside plint.cost, so a rule can ask without 
 
 from __future__ import annotations
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.layout import Layout
 

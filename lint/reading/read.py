@@ -16,7 +16,7 @@ from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, V
 from plint.source import SourceFile, display_path, normal_path, path_is_file, path_suffix, read_bytes
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT
 from plint.values import Value
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 

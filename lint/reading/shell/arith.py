@@ -16,7 +16,7 @@ refuse the expression; a refusal that depends on an unknown value leaves the res
 from __future__ import annotations
 
 from plint.record import field, record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Callable
 

@@ -20,7 +20,7 @@ from itertools import product
 from plint.record import record
 from plint.reading.shell.arguments import is_argument_name
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.reading.shell.model import Command, ShellResult, Word
     from plint.source import Span

@@ -14,7 +14,7 @@ from plint.reading.shell.fields import (Fields, _alternative_texts, _common_head
                                         _is_empty, _joined, _same, _text, _unknown_arguments, _var_text)
 from plint.reading.shell.state import MAX_LOOP, _Break, _Continue, _Exit, _Return, _State
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Callable
 

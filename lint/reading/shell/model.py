@@ -13,7 +13,7 @@ Origins: "literal" (written in a file, including `${V:-default}` defaults), "env
 from __future__ import annotations
 
 from plint.record import field, record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Iterable, Sequence
 

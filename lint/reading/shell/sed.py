@@ -11,7 +11,7 @@ The replacement keeps the provenance of the variables it came from.
 from __future__ import annotations
 
 import re
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Callable
 

@@ -9,7 +9,7 @@ from plint.reading.shell.model import Command, Var, Word
 from plint.record import field, record
 from plint.source import SourceFile, display_path, normal_path, path_is_file, read_bytes
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
     from typing import Callable

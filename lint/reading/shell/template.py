@@ -10,7 +10,7 @@ slot is filled from whatever environment the job runs in, which plint cannot kno
 from __future__ import annotations
 
 import re
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Callable
 

@@ -28,7 +28,7 @@ from plint.record import record
 from plint.reading.shell.model import Word
 from plint.values import Value, unresolved
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Callable, Iterable
 

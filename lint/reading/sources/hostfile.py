@@ -19,7 +19,7 @@ from plint.reading.shell.model import Problem
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, unresolved
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Sequence
 

@@ -8,7 +8,7 @@ from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
 from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _scan, _var_value
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 

@@ -34,7 +34,7 @@ from plint.reading.sources.launch_mpi import _aprun, _mpirun, _mpirun_sizes
 from plint.reading.sources.launch_srun import _srun, _srun_step
 from plint.reading.sources.launch_torchrun import _torchrun
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 

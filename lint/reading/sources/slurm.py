@@ -20,7 +20,7 @@ import re
 
 from plint.record import field, record
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 

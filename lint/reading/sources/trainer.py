@@ -19,7 +19,7 @@ import posixpath
 from plint.reading.shell.model import Word
 from plint.values import Value
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.reading.sources.entry_script import EntryScript
 
