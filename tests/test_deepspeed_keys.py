@@ -213,3 +213,21 @@ def test_the_schema_walk_finds_what_jsonschema_finds():
                 differ.append(data)
     assert unknown_seen > 50  # the mutations reach the strict sections
     assert not differ, differ[:3]
+
+
+@pytest.mark.parametrize("name", ["deepspeed", "click", "jsonschema", "tree-sitter-bash", "no-such-dist-plint"])
+def test_the_cheap_installed_check_never_misses_a_distribution(name):
+    """The release in force skips importing importlib.metadata when no distribution of the name can be
+    on sys.path; it must say "may be" for every name importlib.metadata finds."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from plint.catalog.deepspeed_release import _may_be_installed
+
+    try:
+        version(name)
+        found = True
+    except PackageNotFoundError:
+        found = False
+    assert _may_be_installed(name) or not found
+    if name == "click":
+        assert _may_be_installed(name)
