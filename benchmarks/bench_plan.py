@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import time
 
-from plint.plan import base_input, model_from_preset, plan
+from plint.planning.plan import base_input, model_from_preset, plan
 
 CASES = (("llama3-405b", 2048, 8192, 2048), ("llama3-70b", 128, 8192, 1024), ("mixtral-8x7b", 64, 4096, 2048),
          ("deepseek-v3", 256, 4096, 8192))

@@ -2,7 +2,7 @@
 
     python benchmarks/bench_ranks.py [--worlds 64,512,4096] [--runs N] [--megatron] [--ranks K]
 
-Analytic: every group of every kind (plint.ranks.KINDS) for each world, best and median of N runs.
+Analytic: every group of every kind (plint.dryrun.ranks.KINDS) for each world, best and median of N runs.
 --megatron (needs the dryrun extra): megatron-core's initialize_model_parallel on torch's fake process
 groups, initialised as one rank at a time as plint's dry run does; it times the first rank visit and
 extrapolates to the whole world, then (with --ranks K) times the dry run visiting K ranks.
@@ -26,7 +26,7 @@ def layout_for(world: int) -> dict:
 
 
 def bench_analytic(worlds: list[int], runs: int) -> None:
-    from plint.ranks import RankLayout
+    from plint.dryrun.ranks import RankLayout
 
     for world in worlds:
         sizes = layout_for(world)
@@ -40,7 +40,7 @@ def bench_analytic(worlds: list[int], runs: int) -> None:
 
 
 def bench_megatron(worlds: list[int], ranks: int | None) -> None:
-    from plint.dryrun import _megatron_core, _megatron_groups, dry_run
+    from plint.dryrun.groups import _megatron_core, _megatron_groups, dry_run
 
     start = time.perf_counter()
     mc = _megatron_core()

@@ -293,8 +293,8 @@ def _capture(call) -> tuple[str, str | None]:
 def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
     """Run every format and fix --diff on one input; what went wrong, output sizes, and the longest
     of the six runs (each is one `plint` command a user would type)."""
-    from plint.check_command import run
-    from plint.fix import run_fix
+    from plint.cli.check_command import run
+    from plint.fixing.fix import run_fix
 
     path = case_dir / entry
     before = {p: p.read_bytes() for p in case_dir.rglob("*") if p.is_file()}

@@ -1,5 +1,5 @@
 """The `plint` console entry: an ordinary `plint check ...` runs without importing click (see
-plint.check_command for why); every other command line goes to the click CLI."""
+plint.cli.check_command for why); every other command line goes to the click CLI."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ def main() -> None:
     gc.set_threshold(50_000, 10, 10)
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
-        from plint.check_command import parse_fast, run
+        from plint.cli.check_command import parse_fast, run
 
         parsed = parse_fast(argv[1:])
         if parsed is not None:
@@ -24,6 +24,6 @@ def main() -> None:
                 code = None  # let click report the usage error the same way it reports all others
             if code is not None:
                 sys.exit(code)
-    from plint.cli import main as click_main
+    from plint.cli.commands import main as click_main
 
     click_main()

@@ -8,7 +8,7 @@ Values with `layout.get("parallel.tp")` and point at `value.span`.
 from __future__ import annotations
 
 from plint.record import field, record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
@@ -57,7 +57,7 @@ class Layout:
 
             why = over_limit(key, value.value)
             if why is not None:  # a count no launch has: unresolved (PL002) and invalid (PL506), never used
-                from plint.shell.model import Problem
+                from plint.reading.shell.model import Problem
 
                 self.extras.setdefault("problems", []).append(Problem("invalid-value", why, value.span))
                 value = Value(None, value.span, "unresolved", why)
@@ -78,7 +78,7 @@ class Layout:
             out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}
         out["precision"] = self.value("precision")
         out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
-        estimated = self.extras.get("estimate")  # (input, Estimate) from plint.layout_estimate
+        estimated = self.extras.get("estimate")  # (input, Estimate) from plint.cost.layout_estimate
         out["estimate"] = estimated[1].to_json() if estimated and estimated[1] is not None else None
         if estimated and estimated[0] is not None:  # the switches layout.model does not carry (generate needs them)
             shape = estimated[0].shape()

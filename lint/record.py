@@ -10,7 +10,7 @@ and `__post_init__`.
 
 from __future__ import annotations
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
 

@@ -24,7 +24,7 @@ from plint.record import field, record
 
 OUTSIDE_NOTE = "outside the checked tree: not read"
 WIDEN_HINT = "widen the root with --root or [tool.plint] read-outside if you trust it"
-MAX_FILE_BYTES = 4 * 1024 * 1024  # plint.read.MAX_FILE_BYTES: no launch file is larger
+MAX_FILE_BYTES = 4 * 1024 * 1024  # plint.reading.read.MAX_FILE_BYTES: no launch file is larger
 
 
 class Refused(OSError):

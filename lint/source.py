@@ -11,7 +11,7 @@ import os
 import stat  # imported by os already
 
 from plint.record import field, record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 

@@ -8,11 +8,11 @@ tensor-parallel size, a DeepSpeed batch number. `value is None` means unknown; `
 from __future__ import annotations
 
 from plint.record import record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from plint.shell.model import Word
+from plint.reading.shell.model import Word
 from plint.source import Span
 
 ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved")

@@ -22,7 +22,10 @@ MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited i
             "when world % (etp*ep*pp) != 0. Either way the job dies at start-up.",
         bad=torchrun(gpt("--tensor-model-parallel-size 3", heads=24, hidden=2304)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=24, hidden=2304)),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` can pick a tp/pp that divides the world size.",
+        fix="Choose a tp/pp that divides the world size. `plint fix --unsafe-fixes` rewrites tp, pp and the "
+            "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
+            "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
+            "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/training/arguments.py validate_args", "megatron/core/parallel_state.py"),
     ),
 )
@@ -74,7 +77,6 @@ def world_size_indivisible(ctx: RuleContext):
             "increment onto multiples of micro-batch x dp, where they are written as literals.",
         references=("megatron/core/num_microbatches_calculator.py",),
     ),
-    fix_availability="sometimes",
 )
 def global_batch_indivisible(ctx: RuleContext):
     if not is_megatron(ctx):
@@ -221,7 +223,10 @@ def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
         bad=torchrun(gpt("--pipeline-model-parallel-size 4", layers=30)),
         good=torchrun(gpt("--pipeline-model-parallel-size 4\n--decoder-first-pipeline-num-layers 7\n"
                           "--decoder-last-pipeline-num-layers 7", layers=30)),
-        fix="Not fixed automatically: choose pp, or uneven first/last stage sizes.",
+        fix="Choose pp, or uneven first/last stage sizes. `plint fix --unsafe-fixes` rewrites tp, pp and the "
+            "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
+            "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
+            "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
@@ -261,7 +266,10 @@ def layers_indivisible(ctx: RuleContext):
             "tensor_model_parallel_size (T)'; every rank holds heads/tp whole heads.",
         bad=torchrun(gpt("--tensor-model-parallel-size 8 --sequence-parallel", heads=28, hidden=3584)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=28, hidden=3584)),
-        fix="Not fixed automatically: pick a tp that divides the head count.",
+        fix="Pick a tp that divides the head count. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
+            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/core/transformer/transformer_config.py __post_init__",),
     ),
 )
@@ -337,7 +345,6 @@ def experts_indivisible(ctx: RuleContext):
             "launch's dp (it changes the batch); the Megatron-DeepSpeed cases are not fixed automatically.",
         references=("deepspeed/runtime/config.py _batch_assertion",),
     ),
-    fix_availability="sometimes",
 )
 def deepspeed_batch_mismatch(ctx: RuleContext):
     cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
@@ -422,7 +429,9 @@ def _where_triple_agrees(cfg, t: int, m: int, g: int, dp: int) -> str:
             "a mismatch trains with the wrong master weights or fails in the loss scaler.",
         bad=torchrun(gpt("--fp16")),
         good=torchrun(gpt("")),
-        fix="Not fixed automatically: choose one precision.",
+        fix="Choose one precision. When the trainer's flags pass both --fp16 and --bf16, `plint fix "
+            "--unsafe-fixes` removes --fp16 where the GPU has bf16 units and --bf16 where it has none "
+            "(unsafe: numerics change).",
         references=("megatron/core/transformer/transformer_config.py",),
     ),
 )
@@ -636,7 +645,6 @@ def recompute_conflict(ctx: RuleContext):
         references=("megatron/training/arguments.py validate_args",
                     "megatron/core/num_microbatches_calculator.py _build_num_microbatches_calculator"),
     ),
-    fix_availability="sometimes",
 )
 def batch_schedule_conflict(ctx: RuleContext):
     from plint.rules.keys_and_flags import _catalog

@@ -8,12 +8,12 @@ files, never file syntax) and yields Findings that point at provenance spans.
 from __future__ import annotations
 
 from plint.record import field, record
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any, Callable
     from plint.layout import Layout
-    from plint.read import FileReading
+    from plint.reading.read import FileReading
     from plint.source import Span
 
 SEVERITIES = ("error", "warning", "info")
@@ -70,7 +70,7 @@ class Finding:
 class RuleContext:
     reading: "FileReading"
     layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
-    settings: Any = None  # plint.config.Settings: thresholds, releases, cluster facts
+    settings: Any = None  # plint.checking.config.Settings: thresholds, releases, cluster facts
 
     def fact(self, key: str):
         """A trainer fact (Value) by layout-style key, e.g. "megatron_deepspeed.no_pipeline_parallel"."""
@@ -90,7 +90,6 @@ class Rule:
     summary: str
     docs: RuleDocs
     check: Check = field(compare=False, repr=False)
-    fix_availability: str = "never"  # "never" | "sometimes" | "always"
     needs_layout: bool = True  # False: runs on files without a launch too (DeepSpeed JSON alone)
 
     @property
@@ -106,38 +105,14 @@ RULES: dict[str, Rule] = {}
 
 
 def register(code: str, name: str, severity: str, summary: str, docs: RuleDocs,
-             fix_availability: str = "never", needs_layout: bool = True) -> Callable[[Check], Check]:
+             needs_layout: bool = True) -> Callable[[Check], Check]:
     """Decorator: record a check function as a rule."""
     assert severity in SEVERITIES, severity
 
     def wrap(check: Check) -> Check:
         if code in RULES:
             raise ValueError(f"rule {code} registered twice")
-        RULES[code] = Rule(code, name, severity, summary, docs, check, fix_availability, needs_layout)
+        RULES[code] = Rule(code, name, severity, summary, docs, check, needs_layout)
         return check
 
     return wrap
-
-
-def all_rules() -> dict[str, Rule]:
-    """Every rule, importing the family modules on first use (importing one registers its rules)."""
-    from plint.rules import (  # noqa: F401
-        arithmetic,  # PL1xx: what the trainer rejects at start-up
-        cost,  # PL301, PL302, PL308, PL310, PL401, PL402: the rules on the cost model
-        deepspeed_keys,  # PL504, PL505, PL507, PL508: DeepSpeed config keys
-        efficiency,  # PL3xx
-        environment,  # PL6xx
-        inputs,  # PL0xx: what plint could not read or know
-        keys_and_flags,  # PL5xx: trainer flags
-        topology,  # PL2xx
-    )
-
-    return dict(sorted(RULES.items()))
-
-
-def find_rule(code_or_name: str) -> Rule | None:
-    rules = all_rules()
-    key = code_or_name.strip()
-    if key.upper() in rules:
-        return rules[key.upper()]
-    return next((r for r in rules.values() if r.name == key.lower()), None)

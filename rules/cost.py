@@ -1,6 +1,6 @@
 """PL301, PL302, PL308, PL310, PL401, PL402: the rules that stand on the cost model.
 
-Each reads the estimate the engine attached to the layout (plint.layout_estimate) and, where advice
+Each reads the estimate the engine attached to the layout (plint.cost.layout_estimate) and, where advice
 needs it, re-estimates a variant of the same launch. Every number in a message comes from the cost
 model. All stay silent when the launch uses something the model leaves out (multi-latent attention, a
 custom pipeline layout, offloading): a wrong "out of memory" costs more than a missed hint.
@@ -11,7 +11,7 @@ from __future__ import annotations
 from plint.rules.base import Finding, RuleContext, RuleDocs, register
 from plint.rules.common import gpt, is_megatron, span, torchrun, trainer, value
 
-TYPE_CHECKING = False
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
 
@@ -19,7 +19,7 @@ MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
 
 
 def _threshold(ctx: RuleContext, name: str) -> float:
-    from plint.config import THRESHOLDS
+    from plint.checking.config import THRESHOLDS
 
     thresholds = getattr(ctx.settings, "thresholds", None) or {}
     return float(thresholds.get(name, THRESHOLDS[name]))
@@ -29,7 +29,7 @@ def _estimated(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
     """(input, estimate) when the launch is fully modelled, else None (the rules stay silent)."""
     if ctx.layout is None:
         return None
-    from plint.layout_estimate import cost_input, layout_estimate
+    from plint.cost.layout_estimate import cost_input, layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings)
     if est is None or ctx.layout.extras.get("estimate_unmodelled"):

@@ -49,7 +49,7 @@ def _integration(ctx: RuleContext) -> bool | None:
 
 def _walk_strict(node, section_schema: dict, path: str):
     """(entry, path, reason) for unknown keys and "auto" values inside a pydantic section."""
-    from plint.sources.jsonpos import JObject, JScalar
+    from plint.reading.sources.jsonpos import JObject, JScalar
 
     if not isinstance(node, JObject):
         return
@@ -70,25 +70,64 @@ def _walk_strict(node, section_schema: dict, path: str):
                 yield from _walk_strict(e.value, nested, here)
 
 
-def _validated_unknowns(cfg) -> set[str]:
-    """Dotted paths of keys jsonschema rejects (additionalProperties) in the strict sections."""
-    import jsonschema
+# The few keywords schemas/deepspeed_config.schema.json uses (type, enum, properties,
+# additionalProperties, anyOf), validated as jsonschema's Draft 2020-12 validator does, without
+# importing jsonschema (~65 ms of start-up); tests/test_deepspeed_keys.py holds the two in step.
+_TYPES = {
+    "object": lambda v: isinstance(v, dict),
+    "array": lambda v: isinstance(v, list),
+    "string": lambda v: isinstance(v, str),
+    "boolean": lambda v: isinstance(v, bool),
+    "null": lambda v: v is None,
+    "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
+    or (isinstance(v, float) and v.is_integer()),
+}
+SCHEMA_KEYWORDS = {"type", "enum", "properties", "additionalProperties", "anyOf"}
 
+
+def _same(a, b) -> bool:
+    """JSON equality as jsonschema's enum compares: true is not 1, 1 is 1.0."""
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return a == b
+
+
+def schema_errors(value, schema: dict, path: tuple = ()):
+    """(path, unknown keys or None) per error that `value` has under `schema`; the errors inside a
+    failing anyOf follow it, as jsonschema's error.context does."""
+    kinds = schema.get("type")
+    if kinds is not None and not any(_TYPES[k](value) for k in ([kinds] if isinstance(kinds, str) else kinds)):
+        yield path, None
+    if "enum" in schema and not any(_same(value, option) for option in schema["enum"]):
+        yield path, None
+    if isinstance(value, dict):
+        props = schema.get("properties", {})
+        for key, sub in props.items():
+            if key in value:
+                yield from schema_errors(value[key], sub, (*path, key))
+        extra = [key for key in value if key not in props]
+        if schema.get("additionalProperties") is False and extra:
+            yield path, extra
+    if "anyOf" in schema:
+        branches = [list(schema_errors(value, branch, path)) for branch in schema["anyOf"]]
+        if all(branches):
+            yield path, None
+            for errors in branches:
+                yield from errors
+
+
+def _validated_unknowns(cfg) -> set[str]:
+    """Dotted paths of keys the schema rejects (additionalProperties) in the strict sections."""
     data = cfg.document.root.to_python()
     found = set()
-
-    def errors(items):
-        for error in items:
-            yield error
-            yield from errors(error.context or [])  # anyOf (an optional section) nests its errors
-
-    for error in errors(jsonschema.Draft202012Validator(schema()).iter_errors(data)):
-        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
-            allowed = set(error.schema.get("properties", {}))
-            base = ".".join(str(p) for p in error.absolute_path)
-            for key in error.instance:
-                if key not in allowed:
-                    found.add(f"{base}.{key}" if base else key)
+    for path, unknown in schema_errors(data, schema()):
+        base = ".".join(str(p) for p in path)
+        found.update(f"{base}.{key}" if base else key for key in unknown or ())
     return found
 
 
@@ -180,7 +219,6 @@ def deepspeed_unknown_key(ctx: RuleContext):
                       "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n'}),
         fix="Not fixed automatically.",
     ),
-    fix_availability="sometimes",
 )
 def deepspeed_auto_unresolved(ctx: RuleContext):
     cfg = _config(ctx)
@@ -235,7 +273,7 @@ def optimizer_table() -> dict:
 def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | None:
     """The classes DeepSpeed may build for a built-in `kind`: one when the config decides it, both when
     the optimizer offload or params.torch_adam is unknown (engine.py _configure_basic_optimizer)."""
-    from plint.sources.jsonpos import JScalar
+    from plint.reading.sources.jsonpos import JScalar
 
     builds = table["types"][kind]["builds"]
     torch_adam = params.get("torch_adam")
@@ -276,10 +314,9 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | No
                     "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py"),
     ),
     needs_layout=False,
-    fix_availability="sometimes",
 )
 def deepspeed_optimizer_param(ctx: RuleContext):
-    from plint.sources.jsonpos import JObject, JScalar
+    from plint.reading.sources.jsonpos import JObject, JScalar
 
     cfg = _config(ctx)
     if cfg is None or ctx.layout is not None and ctx.layout.value("trainer") == "megatron-deepspeed":

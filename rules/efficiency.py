@@ -22,7 +22,6 @@ CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism fo
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
         fix="`plint fix` adds --sequence-parallel after the tensor-parallel size (safe: same model, same numerics; Megatron-LM only).",
     ),
-    fix_availability="sometimes",
 )
 def sequence_parallel_off(ctx: RuleContext):
     if trainer(ctx) != "megatron":
@@ -82,7 +81,7 @@ def distributed_optimizer_off(ctx: RuleContext):
     zero = value(ctx, "parallel.zero_stage")
     if zero is not None and zero.value:
         return
-    from plint.deepspeed_engine import bf16_optimizer_accum_bytes
+    from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes
 
     if bf16_optimizer_accum_bytes(ctx.layout) is not None:
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1

@@ -57,7 +57,6 @@ def launch_env(ctx: RuleContext, name: str):
             "its indentation; where the launch shares its line with a case pattern or `then`/`do`, the export takes "
             "the launch's place and the launch moves to the next line, at the same column (safe).",
     ),
-    fix_availability="sometimes",
 )
 def cuda_device_max_connections(ctx: RuleContext):
     if trainer(ctx) != "megatron":

@@ -25,7 +25,9 @@ _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it)
                                   "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"}),
         good=Example({"launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300000000))\n"
                                    "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"}),
-        fix="Not fixable: the intended text is not known.",
+        fix="Mostly not fixable: the intended text is not known. Digit separators in bash arithmetic "
+            "(`$(( 300_000_000_000 / SEQ ))`, or a variable holding such a number) are removed by `plint fix` "
+            "(safe: bash reads no separators).",
         references=("bash(1), ARITHMETIC EVALUATION", "DESIGN.md, Reading shell"),
     ),
     needs_layout=False,
@@ -78,7 +80,7 @@ def _hint(note: str) -> str:
                                   "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
         good=Example({"launch.sh": "#!/bin/bash\nNNODES=${NNODES:-2}\n"
                                    "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
-        fix="Not fixable: supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
+        fix="Supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
             "in the script (`${NNODES:-2}`). A bare template slot (`CKPT=<Specify path>`, which bash reads as "
             "redirections) is quoted under `--unsafe-fixes`, so bash parses the script; it still needs a value.",
     ),

@@ -132,7 +132,6 @@ def unknown_flags(ctx: RuleContext):
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
         fix="`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe).",
     ),
-    fix_availability="sometimes",
 )
 def unknown_flag(ctx: RuleContext):
     from plint.catalog.forks import forks_defining
@@ -166,7 +165,6 @@ def unknown_flag(ctx: RuleContext):
         good=torchrun(gpt("--recompute-activations")),
         fix="`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe).",
     ),
-    fix_availability="sometimes",
 )
 def deprecated_flag(ctx: RuleContext):
     args = _args(ctx)

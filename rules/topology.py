@@ -49,7 +49,10 @@ def _crosses(size: int, domain: int) -> bool:
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8).replace(
             "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 16")}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` moves the excess tensor parallelism to the pipeline.",
+        fix="Keep tensor parallelism inside a node. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
+            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/core/parallel_state.py RankGenerator",),
     ),
 )
@@ -104,7 +107,7 @@ def _cp_share(ctx: RuleContext) -> float | None:
     then the rule judges by topology alone. What the model leaves out (uneven stages, offloading) moves
     memory and the step, not the ring's exchange against the attention it hides under, so the share
     serves here even where the memory and time rules stay silent."""
-    from plint.layout_estimate import layout_estimate
+    from plint.cost.layout_estimate import layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings) if ctx.layout is not None else None
     if est is None or est.step_time_s <= 0:

@@ -18,8 +18,9 @@ DEFAULT_FIXTURES = ROOT / "fixtures" / "rules"
 
 
 def generate(out: Path) -> list[Path]:
-    from plint.commands_docs import page
-    from plint.rules.base import all_rules
+    from plint.cli.commands_docs import page
+    from plint.fixing.fixers import availability
+    from plint.rules.registry import all_rules
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
@@ -31,7 +32,7 @@ def generate(out: Path) -> list[Path]:
         written.append(path)
         summary = rule.summary.replace("|", "\\|")  # a table cell
         rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "
-                    f"| {rule.fix_availability} | {summary} |")
+                    f"| {availability(rule.code)} | {summary} |")
     index = out / "README.md"
     index.write_text("\n".join(rows) + "\n")
     written.append(index)
@@ -41,7 +42,7 @@ def generate(out: Path) -> list[Path]:
 
 
 def generate_fixtures(out: Path) -> list[Path]:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     written = []
     for rule in all_rules().values():

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from plint.check_command import OPTIONS
+from plint.cli.check_command import OPTIONS
 
 REPO = Path(__file__).resolve().parent.parent
 ACTION = yaml.safe_load((REPO / "action.yml").read_text())

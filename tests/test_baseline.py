@@ -4,7 +4,7 @@ import json
 
 from click.testing import CliRunner
 
-from plint.cli import cli
+from plint.cli.commands import cli
 
 BAD = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3 --bf16\n"
 
@@ -64,7 +64,7 @@ def test_rewriting_keeps_accepted_findings_and_drops_directive_findings(tmp_path
 
 
 def test_key_without_a_layout_field_ignores_numbers():
-    from plint.baseline import key_of
+    from plint.checking.baseline import key_of
     from plint.diagnostics import Diagnostic
 
     a = Diagnostic("PL305", "x", "warning", "dp 4 without the optimizer: 18 bytes per parameter", "a.sh")
@@ -80,8 +80,8 @@ def test_a_malformed_baseline_is_a_usage_error(tmp_path):
 
 
 def test_the_engine_looks_for_the_default_name():
-    from plint.baseline import DEFAULT_NAME
-    from plint.engine import BASELINE_NAME
+    from plint.checking.baseline import DEFAULT_NAME
+    from plint.checking.engine import BASELINE_NAME
 
     assert BASELINE_NAME == DEFAULT_NAME
 

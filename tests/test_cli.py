@@ -6,7 +6,7 @@ import sys
 
 from click.testing import CliRunner
 
-from plint.cli import cli
+from plint.cli.commands import cli
 
 CONTRACT_LAYOUT_KEYS = {"launcher", "scheduler", "trainer", "entrypoint", "cluster", "parallel", "batch",
                         "model", "precision", "recompute", "estimate", "provenance", "unresolved"}
@@ -105,8 +105,8 @@ def test_fast_path_runs_check_without_click(tmp_path):
 
 
 def test_fast_path_and_click_agree_on_options(tmp_path):
-    from plint.check_command import OPTIONS, parse_fast
-    from plint.cli import check as click_check
+    from plint.cli.check_command import OPTIONS, parse_fast
+    from plint.cli.commands import check as click_check
 
     click_flags = {f for p in click_check.params for f in getattr(p, "opts", [])}
     assert {o.flag for o in OPTIONS} == click_flags - {"--help"} - {"paths"}

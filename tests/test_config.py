@@ -7,9 +7,9 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from plint.check import CheckOptions, check_paths
-from plint.cli import cli
-from plint.config import discover, load, settings_from
+from plint.checking.check import CheckOptions, check_paths
+from plint.cli.commands import cli
+from plint.checking.config import discover, load, settings_from
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMA = json.loads((ROOT / "schemas" / "config.schema.json").read_text())
@@ -176,7 +176,7 @@ def test_explicit_config_without_a_plint_table_is_an_error(tmp_path):
 
 
 def test_schema_thresholds_and_cluster_keys_follow_the_code():
-    from plint.config import CLUSTER_KEYS, KEYS, THRESHOLDS
+    from plint.checking.config import CLUSTER_KEYS, KEYS, THRESHOLDS
 
     assert set(SCHEMA["properties"]) == set(KEYS)
     assert set(SCHEMA["properties"]["thresholds"]["properties"]) == set(THRESHOLDS)

@@ -9,9 +9,9 @@ import json
 import re
 
 import pytest
-from plint.check import check_paths
+from plint.checking.check import check_paths
 from plint.cost import ModelInput, estimate
-from plint.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
+from plint.cost.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
 from plint.report.json_report import file_json
 from plint.report.text import render
 from plint.rules.common import gpt, torchrun

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from plint.check import check_paths
+from plint.checking.check import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -111,3 +111,123 @@ def test_an_assumed_deepspeed_release_only_warns_of_removed_blocks(tmp_path, mon
     found = _removed_and_renamed(tmp_path, None)
     removed = [f for f in found if "curriculum_learning" in f[2]]
     assert removed and removed[0][1] == "warning" and "assumed" in removed[0][2]
+
+
+# ---- the schema walk that replaces jsonschema at check time ----------------------------------------
+
+def _jsonschema_unknowns(data, schema) -> set[str]:
+    """What PL504 read from jsonschema before: additionalProperties errors, anyOf contexts included."""
+    import jsonschema
+
+    def errors(items):
+        for error in items:
+            yield error
+            yield from errors(error.context or [])
+
+    found = set()
+    for error in errors(jsonschema.Draft202012Validator(schema).iter_errors(data)):
+        if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+            allowed = set(error.schema.get("properties", {}))
+            base = ".".join(str(p) for p in error.absolute_path)
+            found.update(f"{base}.{key}" if base else key for key in error.instance if key not in allowed)
+    return found
+
+
+def _walk_unknowns(data, schema) -> set[str]:
+    from plint.rules.deepspeed_keys import schema_errors
+
+    found = set()
+    for path, unknown in schema_errors(data, schema):
+        base = ".".join(str(p) for p in path)
+        found.update(f"{base}.{key}" if base else key for key in unknown or ())
+    return found
+
+
+def test_the_schema_uses_only_the_keywords_the_walk_knows():
+    from plint.rules.deepspeed_keys import SCHEMA_KEYWORDS, schema
+
+    used = set()
+
+    def walk(node):
+        if isinstance(node, dict):
+            used.update(node)
+            for key, value in node.items():
+                for sub in (value.values() if key == "properties" else value if key == "anyOf" else ()):
+                    walk(sub)
+
+    walk(schema())
+    annotations = {"$schema", "title", "description", "default"}
+    assert {k for k in used if not k.startswith("x-")} - annotations <= SCHEMA_KEYWORDS
+
+
+def _deepspeed_configs():
+    configs = []
+    for path in sorted((ROOT / "fixtures").rglob("*.json")):
+        if path.name == "golden.json":
+            continue
+        try:
+            data = json.loads(path.read_text())
+        except (ValueError, UnicodeDecodeError):
+            continue
+        if isinstance(data, dict) and {"zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu",
+                                       "fp16", "bf16"} & set(data):
+            configs.append(data)
+    return configs
+
+
+def test_the_schema_walk_finds_what_jsonschema_finds():
+    """On every DeepSpeed config of the fixtures and seeded mutations of each (wrong types, "auto",
+    unknown keys at every depth), the walk reports exactly the unknown keys jsonschema reported."""
+    import copy
+    import random
+
+    from plint.rules.deepspeed_keys import schema
+
+    configs = _deepspeed_configs()
+    assert len(configs) >= 10
+    rng = random.Random(0)
+    values = [None, True, False, 0, 1, 1.0, 1.5, "auto", "x", [], {}, {"zz": 1}, [1]]
+    differ, unknown_seen = [], 0
+    for config in configs:
+        for i in range(40):
+            data = copy.deepcopy(config)
+            for _ in range(i and rng.randint(1, 4)):
+                objects = []
+
+                def collect(node):
+                    if isinstance(node, dict):
+                        objects.append(node)
+                        for value in list(node.values()):
+                            collect(value)
+
+                collect(data)
+                target = rng.choice(objects)
+                key = rng.choice(list(target) or ["stage"])
+                target[key] = copy.deepcopy(rng.choice(values))
+                if rng.random() < 0.5:
+                    target[rng.choice([key + "x", "bogus", "stage", "enabled", "device"])] = copy.deepcopy(
+                        rng.choice(values))
+            expected = _jsonschema_unknowns(data, schema())
+            unknown_seen += bool(expected)
+            if _walk_unknowns(data, schema()) != expected:
+                differ.append(data)
+    assert unknown_seen > 50  # the mutations reach the strict sections
+    assert not differ, differ[:3]
+
+
+@pytest.mark.parametrize("name", ["deepspeed", "click", "jsonschema", "tree-sitter-bash", "no-such-dist-plint"])
+def test_the_cheap_installed_check_never_misses_a_distribution(name):
+    """The release in force skips importing importlib.metadata when no distribution of the name can be
+    on sys.path; it must say "may be" for every name importlib.metadata finds."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from plint.catalog.deepspeed_release import _may_be_installed
+
+    try:
+        version(name)
+        found = True
+    except PackageNotFoundError:
+        found = False
+    assert _may_be_installed(name) or not found
+    if name == "click":
+        assert _may_be_installed(name)

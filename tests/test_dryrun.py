@@ -1,4 +1,4 @@
-"""plint.dryrun: the `"dry_run"` object of `plint check --dry-run` (DESIGN.md, "Command line").
+"""plint.dryrun.groups: the `"dry_run"` object of `plint check --dry-run` (DESIGN.md, "Command line").
 
 The analytic backend is tested everywhere; the megatron-core and DeepSpeed checks run where the
 optional `dryrun` extra (torch, megatron-core, deepspeed) is importable.
@@ -10,7 +10,7 @@ import sys
 
 import pytest
 from fixture_paths import ROOT
-from plint.dryrun import dry_run, ranks_to_visit, read_sizes, text_lines
+from plint.dryrun.groups import dry_run, ranks_to_visit, read_sizes, text_lines
 
 HAVE_MEGATRON = all(importlib.util.find_spec(m) is not None for m in ("torch", "megatron"))
 HAVE_DEEPSPEED = HAVE_MEGATRON and importlib.util.find_spec("deepspeed") is not None
@@ -78,7 +78,7 @@ def test_large_world_lists_a_sample():
 
 
 def test_layout_from_a_launch_file():
-    from plint.read import read_path
+    from plint.reading.read import read_path
 
     reading = read_path(ROOT / "fixtures" / "launches" / "mixtral-moe-ep" / "launch.sh")
     out = dry_run(reading.layouts[0], backend="analytic")
@@ -101,7 +101,7 @@ def test_ranks_to_visit():
 
 
 def test_analytic_dry_run_imports_no_torch():
-    code = ("import sys; from plint.dryrun import dry_run; "
+    code = ("import sys; from plint.dryrun.groups import dry_run; "
             "dry_run({'world_size': 64, 'tp': 8, 'gpus_per_node': 8}, backend='analytic'); "
             "print(sorted(m for m in ('torch', 'megatron', 'deepspeed') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from plint.check import CheckOptions, check_paths
-from plint.config import Settings
-from plint.engine import Engine
+from plint.checking.check import CheckOptions, check_paths
+from plint.checking.config import Settings
+from plint.checking.engine import Engine
 from plint.rules.base import RULES, Example, Finding, Rule, RuleDocs
 
 BAD = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --bf16\n"
@@ -61,7 +61,7 @@ def test_most_specific_severity_wins():
 
 
 def test_one_config_file_is_read_once_and_sets_fail_on(tmp_path, monkeypatch):
-    from plint import config
+    from plint.checking import config
 
     (tmp_path / ".git").mkdir()
     (tmp_path / ".plint.toml").write_text('fail-on = "info"\n')

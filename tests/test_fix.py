@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 from fixture_paths import ROOT
-from plint.check import check_paths
-from plint.fix import attach_fixes, fix_paths, run_fix
+from plint.checking.check import check_paths
+from plint.fixing.fix import attach_fixes, fix_paths, run_fix
 
 BASH = shutil.which("bash")
 LAUNCHES = sorted(p for p in (ROOT / "fixtures" / "launches").iterdir() if p.is_dir())
@@ -324,7 +324,7 @@ def test_attach_fixes_fills_the_fix_field(tmp_path):
 
 @pytest.mark.parametrize("folder", LAUNCHES, ids=[p.name for p in LAUNCHES])
 def test_fix_on_fixture_launches(folder, tmp_path):
-    from plint.fix import _errors
+    from plint.fixing.fix import _errors
 
     work = tmp_path / folder.name
     shutil.copytree(folder, work)  # never fix the fixtures themselves
@@ -342,7 +342,7 @@ def test_fix_on_fixture_launches(folder, tmp_path):
 def test_fix_command_and_json_fix_field(tmp_path):
     """`plint fix` on the command line, and the `fix` object of `plint check --format json` (DESIGN.md)."""
     from click.testing import CliRunner
-    from plint.cli import cli
+    from plint.cli.commands import cli
 
     launch = tmp_path / "launch.sh"
     launch.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from fixture_paths import fixture_dirs
-from plint.check import check_paths
+from plint.checking.check import check_paths
 from plint.report.json_report import file_json
 
 UPDATE = os.environ.get("PLINT_UPDATE_GOLDEN") == "1"

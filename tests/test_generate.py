@@ -9,8 +9,8 @@ import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plint.cli import cli
-from plint.generate import GenerateError, render, spec_from_layout, verify
+from plint.cli.commands import cli
+from plint.planning.generate import GenerateError, render, spec_from_layout, verify
 
 SMALL_MODEL = {"num_layers": 24, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
                "num_query_groups": 4, "seq_length": 4096, "vocab_size": 32000}

@@ -8,9 +8,9 @@ import json
 
 import pytest
 from click.testing import CliRunner
-from plint.check import check_paths
-from plint.cli import cli
-from plint.plan import NEAR_TIE, base_input, model_from_preset, plan, presets, rank, uneven_stages
+from plint.checking.check import check_paths
+from plint.cli.commands import cli
+from plint.planning.plan import NEAR_TIE, base_input, model_from_preset, plan, presets, rank, uneven_stages
 
 REQUIRED_PRESETS = ("llama3-8b", "llama3-70b", "llama3-405b", "gpt3-175b", "mixtral-8x7b", "deepseek-v3")
 
@@ -220,7 +220,7 @@ def test_61_layers_split_with_first_and_last_stages_set_independently(pp, split)
     # takes the first and the last independently (TransformerConfig: each > 0, the rest even over pp - 2)
     first, middle, last = split
     assert first + (pp - 2) * middle + last == 61 and 0 < last <= first <= middle
-    from plint.plan import uneven_split
+    from plint.planning.plan import uneven_split
     assert uneven_split(61, pp) == split
 
 
@@ -246,7 +246,7 @@ def test_grad_reduce_in_bf16_is_weighed_and_written():
         assert pair[2].estimate.memory_gib["grads"] <= pair[None].estimate.memory_gib["grads"]
     bf16 = next(c for c in result.candidates if c.inp.options.grad_reduce_bytes == 2)
     assert bf16.to_json()["grad_reduce_in_bf16"] is True
-    from plint.generate import render, spec_from_candidate
+    from plint.planning.generate import render, spec_from_candidate
 
     spec = spec_from_candidate(LLAMA2_13B, bf16.to_json(), {"nnodes": 1, "gpus_per_node": 8, "gpu": "a100-sxm-80gb"},
                                "bf16-reduce")

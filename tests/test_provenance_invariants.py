@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from fixture_paths import FIXTURES, ROOT
-from plint.read import read_path
+from plint.reading.read import read_path
 from plint.values import ORIGINS
 
 
@@ -57,7 +57,7 @@ def test_no_guess_passes_for_a_reading(path):
 
 
 def test_a_value_computed_from_an_assumption_is_an_assumption():
-    from plint.derive import product, quotient
+    from plint.reading.derive import product, quotient
     from plint.values import Value, derived
 
     world = Value(16, None, "assumed", "one node assumed")

@@ -1,4 +1,4 @@
-"""plint.ranks: Megatron's process groups computed without torch.
+"""plint.dryrun.ranks: Megatron's process groups computed without torch.
 
 The small cases are derived by hand from megatron-core's rank order (parallel_state.RankGenerator,
 order "tp-cp-ep-dp-pp": the leftmost axis has stride 1) and its docstring example; the property test
@@ -11,7 +11,7 @@ import re
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plint.ranks import (
+from plint.dryrun.ranks import (
     DENSE_KINDS,
     EXPERT_KINDS,
     KINDS,
@@ -153,7 +153,7 @@ HAVE_MEGATRON = all(importlib.util.find_spec(m) is not None for m in ("torch", "
 def test_analytic_groups_equal_megatron_core(t, order):
     """Every rank's groups, read back from megatron-core's initialize_model_parallel on torch's fake
     process groups, equal plint's (or both refuse the layout)."""
-    from plint.dryrun import _megatron_core, _megatron_groups
+    from plint.dryrun.groups import _megatron_core, _megatron_groups
 
     tp, pp, cp, dp, ep, etp = t
     world = tp * pp * cp * dp

@@ -6,8 +6,8 @@ from pathlib import Path
 import jsonschema
 from click.testing import CliRunner
 
-from plint.check import check_paths
-from plint.cli import cli
+from plint.checking.check import check_paths
+from plint.cli.commands import cli
 from plint.diagnostics import Diagnostic
 from plint.report import github, markdown, text
 

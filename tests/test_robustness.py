@@ -7,8 +7,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fixture_paths import FIXTURES
-from plint.check import check_paths
-from plint.cli import cli
+from plint.checking.check import check_paths
+from plint.cli.commands import cli
 
 SCRIPTS = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".sh", ".slurm", ".sbatch", ".json"))
 SHELL_ALPHABET = st.sampled_from(list("$(){}[]\"'`\\|&;<>=#!*?~-_ \n\t:+/%,.@0123456789abcxyzEOFTPN") +

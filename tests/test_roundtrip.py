@@ -3,7 +3,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plint.check import check_paths
+from plint.checking.check import check_paths
 
 FLAGS = {  # layout field -> Megatron flag
     "parallel.tp": "--tensor-model-parallel-size",

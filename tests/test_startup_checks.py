@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from plint.check import check_paths
+from plint.checking.check import check_paths
 
 ROOT = Path(__file__).resolve().parent.parent
 SHAPE = ("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
@@ -246,7 +246,7 @@ def test_the_table_matches_the_installed_packages():
 def _fixed(name, tmp_path):
     import shutil
 
-    from plint.fix import fix_paths
+    from plint.fixing.fix import fix_paths
 
     work = tmp_path / name
     shutil.copytree(ROOT / "fixtures" / "launches" / name, work)

@@ -5,8 +5,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plint.check import check_paths
-from plint.suppress import read_directives
+from plint.checking.check import check_paths
+from plint.checking.suppress import read_directives
 
 BAD_TP = "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n    --tensor-model-parallel-size 2 \\\n    --bf16\n"
 
@@ -64,7 +64,7 @@ def test_unused_directive_is_reported(tmp_path):
 def test_suppressed_findings_stay_in_json_and_do_not_fail(tmp_path):
     from click.testing import CliRunner
 
-    from plint.cli import cli
+    from plint.cli.commands import cli
 
     path = tmp_path / "launch.sh"
     path.write_text("# plint: disable=PL101\n" + BAD_TP.replace("2", "3"))

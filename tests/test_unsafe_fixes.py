@@ -6,8 +6,8 @@ import shutil
 import subprocess
 
 import pytest
-from plint.check import check_paths
-from plint.fix import fix_paths
+from plint.checking.check import check_paths
+from plint.fixing.fix import fix_paths
 
 from fixture_paths import ROOT
 from test_fix import assert_idempotent, bash_ok

@@ -33,12 +33,40 @@ def _parse(text: str) -> tuple[int, ...] | None:
 def deepspeed_in_force(configured: str | None, shipped: str) -> DeepSpeedInForce:
     if configured and _parse(configured):
         return DeepSpeedInForce(_parse(configured), f"DeepSpeed {configured} as configured", False)
-    from importlib.metadata import PackageNotFoundError, version
+    installed = None
+    if _may_be_installed("deepspeed"):
+        from importlib.metadata import PackageNotFoundError, version
 
-    try:
-        installed = version("deepspeed")
-    except PackageNotFoundError:
-        installed = None
+        try:
+            installed = version("deepspeed")
+        except PackageNotFoundError:
+            pass
     if installed and _parse(installed):
         return DeepSpeedInForce(_parse(installed), f"DeepSpeed {installed} (installed)", False)
     return DeepSpeedInForce(_parse(shipped) or (0,), f"DeepSpeed {shipped}, assumed", True)
+
+
+def _may_be_installed(name: str) -> bool:
+    """False only when no folder on sys.path holds a NAME-*.dist-info or .egg-info and no other finder
+    lists distributions: then importlib.metadata (about 10 ms to import on `plint check`) would find
+    none either. Anything else (a zip on sys.path, an unreadable folder) asks importlib.metadata."""
+    import os
+    import sys
+
+    if any(hasattr(finder, "find_distributions") and getattr(finder, "__name__", "") != "PathFinder"
+           for finder in sys.meta_path):
+        return True
+    prefix = name.lower().replace("-", "_")
+    for entry in sys.path:
+        folder = entry or "."
+        try:
+            names = os.listdir(folder)
+        except FileNotFoundError:
+            continue
+        except OSError:  # a zip file, a file, an unreadable folder
+            return True
+        for item in names:
+            low = item.lower().replace("-", "_")
+            if low.startswith(prefix) and low.endswith((".dist_info", ".egg_info", ".egg_link", ".egg")):
+                return True
+    return False

@@ -14,7 +14,7 @@ docs/user-guide/features/dist_optimizer.md table):
       16-bit weights and gradients (DeepSpeed's estimator, 4L: `gathered_bytes`); `parallel.sharding`
       says which (FSDP full shard as stage 3, shard_grad_op as 2). Megatron-FSDP keeps Megatron's bytes
       and shards them as its --data-parallel-sharding-strategy says, plus two un-sharded units. DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
-      stage 1 with fp32 gradient accumulation; plint.deepspeed_engine) shards like stage 1 and keeps a
+      stage 1 with fp32 gradient accumulation; plint.reading.deepspeed_engine) shards like stage 1 and keeps a
       gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp, or 2 + (2 + 4) + 12/dp
       with data_types.grad_accum_dtype fp32.
   With 16-bit gradients the optimizer step also makes an fp32 copy of its shard's gradients (4 bytes,

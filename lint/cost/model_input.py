@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from plint.record import field, record
 
-TYPE_CHECKING = False  # typing is imported by type checkers only: it costs start-up time
+from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
@@ -120,10 +120,10 @@ class ModelInput:
     # "parameters"; None: from zero_stage / distributed_optimizer (see sharding_level)
     sharding: str | None = None
     megatron_fsdp: bool = False  # --use-megatron-fsdp: Megatron's own states, sharded per `sharding`
-    # DeepSpeed's BF16_Optimizer (when: plint.deepspeed_engine) shards the fp32 master and Adam over dp
+    # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
-    deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.deepspeed_engine)
+    deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
     optimizer_bytes: float | None = None
@@ -221,7 +221,7 @@ class ModelInput:
         micro = _positive_int(v("batch.micro")) or 1
         global_batch = _positive_int(v("batch.global")) or micro * dp
         experts = _positive_int(v("model.num_experts"))
-        from plint.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
+        from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
 
         args = _TrainerFlags(layout)
         granularity = v("recompute.granularity")

@@ -11,7 +11,7 @@ from plint.pictures.grid import DeviceGrid
 from plint.pictures.memory import StageMemory, stage_bars
 from plint.pictures.schedule import Schedule, build as build_schedule
 from plint.bounds import MAX_GPUS
-from plint.ranks import DEFAULT_ORDER
+from plint.dryrun.ranks import DEFAULT_ORDER
 
 
 @dataclass
@@ -54,8 +54,8 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
 
 def from_layout(layout, title: str, schedule: str | None = None) -> Pictures | None:
     """The pictures of a checked layout; None when the cost model cannot cost it (shape or cluster unknown)."""
-    from plint.dryrun import read_sizes
-    from plint.layout_estimate import _uneven_stages, cost_input, layout_estimate
+    from plint.dryrun.groups import read_sizes
+    from plint.cost.layout_estimate import _uneven_stages, cost_input, layout_estimate
 
     inp, est = cost_input(layout), layout_estimate(layout)
     if inp is None or est is None:

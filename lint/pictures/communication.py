@@ -40,7 +40,7 @@ class CommRow:
 
 
 def comm_rows(inp, est, strides: dict) -> list[CommRow]:
-    """Rows for every axis of size > 1; `strides` are the dense grid's (plint.ranks.Grid.strides)."""
+    """Rows for every axis of size > 1; `strides` are the dense grid's (plint.dryrun.ranks.Grid.strides)."""
     gpu = lookup_gpu(inp.gpu)
     links = _links(inp, gpu)
     m = est.num_microbatches

@@ -1,9 +1,9 @@
 """The device grid: which GPU holds which rank and coordinates, and which groups leave NVLink.
 
-Everything is arithmetic on plint.ranks.Grid's strides (Megatron's rank order), so a cell costs O(1)
+Everything is arithmetic on plint.dryrun.ranks.Grid's strides (Megatron's rank order), so a cell costs O(1)
 and a 16,384-GPU cluster allocates only the cells it draws: nodes beyond FULL_NODES fold into a count.
 A group's ranks all lie between its lowest and highest rank, both members, so it crosses an NVLink
-domain of D consecutive ranks exactly when those two fall in different domains (plint.ranks.crosses
+domain of D consecutive ranks exactly when those two fall in different domains (plint.dryrun.ranks.crosses
 says the same of the listed group; tests compare the two).
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from itertools import product
 
-from plint.ranks import DEFAULT_ORDER, Grid
+from plint.dryrun.ranks import DEFAULT_ORDER, Grid
 
 FULL_NODES = 16  # clusters up to this many nodes are drawn whole
 FOLD_HEAD = 4  # a folded cluster shows its first nodes, "...", and its last node

@@ -56,7 +56,7 @@ def pictures(results) -> list[str]:
 
 
 def rule_details(codes: list[str]) -> list[str]:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     rules = all_rules()
     out = []

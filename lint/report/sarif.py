@@ -23,7 +23,7 @@ def render(results) -> str:
 
 
 def sarif_log(results) -> dict:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     rules = list(all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}
@@ -39,7 +39,8 @@ def sarif_log(results) -> dict:
 
 
 def rule_descriptor(rule) -> dict:
-    from plint.commands_docs import page
+    from plint.cli.commands_docs import page
+    from plint.fixing.fixers import availability
 
     return {
         "id": rule.code, "name": rule.name,
@@ -48,7 +49,7 @@ def rule_descriptor(rule) -> dict:
         "help": {"text": f"{rule.docs.why}\n\nFix: {rule.docs.fix}", "markdown": page(rule, markdown=True)},
         "helpUri": rule.docs_url,
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
-        "properties": {"tags": [rule.family], "fixAvailability": rule.fix_availability},
+        "properties": {"tags": [rule.family], "fixAvailability": availability(rule.code)},
     }
 
 

@@ -33,7 +33,7 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
         for layout in r.layouts:
             block = [[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)]
             if "dry_run" in layout.extras:  # `check --dry-run`
-                from plint.dryrun import text_lines
+                from plint.dryrun.groups import text_lines
 
                 block += [[("", line)] for line in text_lines(layout.extras["dry_run"])]
             blocks.append(block)

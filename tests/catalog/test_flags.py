@@ -157,7 +157,7 @@ def test_catalog_files_are_compact():
 
 
 def test_reading_flags_imports_nothing_heavy():
-    code = ("import sys, plint.catalog.flags, plint.sources.megatron, plint.sources.hf, plint.sources.trainer;"
+    code = ("import sys, plint.catalog.flags, plint.reading.sources.megatron, plint.reading.sources.hf, plint.reading.sources.trainer;"
             "plint.catalog.flags.load_flag_catalog('0.19');"
             "print(sorted(m for m in ('jsonschema', 'jinja2', 'torch', 'yaml', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -166,7 +166,7 @@ def test_reading_flags_imports_nothing_heavy():
 
 def test_an_enum_flag_value_is_checked_by_member_name(tmp_path):
     """Megatron-LM's own Llama-3 example passes --attention-backend fused: no PL506; a typo still is one."""
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
     from plint.rules.common import gpt, torchrun
 
     codes = {}
@@ -184,7 +184,7 @@ def test_an_enum_flag_value_is_checked_by_member_name(tmp_path):
 def test_choices_are_judged_for_the_core_entry_points_only(tmp_path):
     """Another entry point may widen a core flag's choices through extra_args_provider (Pai-Megatron-Patch appends
     to --optimizer's and --position-embedding-type's): only pretrain_gpt.py and its core siblings are judged on them."""
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
 
     found = {}
     for script in ("pretrain_gpt.py", "pretrain_mistral_patch.py"):

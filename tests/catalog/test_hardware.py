@@ -3,7 +3,7 @@
 import pytest
 
 from plint.catalog.hardware import gpu_names, lookup_gpu
-from plint.check import check_paths
+from plint.checking.check import check_paths
 
 REQUIRED = {"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h800", "h200", "b200",
             "gb200", "mi300x"}

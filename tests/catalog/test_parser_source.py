@@ -8,8 +8,8 @@ import textwrap
 from click.testing import CliRunner
 
 from plint.catalog.parser_source import build_document, find_parser
-from plint.check import check_paths
-from plint.cli import cli
+from plint.checking.check import check_paths
+from plint.cli.commands import cli
 
 PARSER = textwrap.dedent('''\
     import argparse

@@ -52,7 +52,7 @@ def test_a_fingerprint_of_a_message_quoting_undecodable_bytes():
 def test_a_zero_stage_that_is_a_list_reads_as_no_sharding(tmp_path):
     """Found by the Hypothesis property after the sharding field landed: `"zero_optimization": []` made the
     stage a list, and the layout's sharding lookup raised TypeError (unhashable type)."""
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
 
     (tmp_path / "ds.json").write_text('{"train_batch_size": null, "zero_optimization": []}')
     (tmp_path / "launch.sh").write_text("torchrun --nproc_per_node $GPUS pretrain_gpt.py --deepspeed_config ds.json\n")
@@ -63,7 +63,7 @@ def test_a_zero_stage_that_is_a_list_reads_as_no_sharding(tmp_path):
 def test_a_node_of_a_hundred_million_gpus_is_not_drawn(tmp_path):
     """Found by the fuzzer (seed 2, case 6234): `torchrun --nproc_per_node 100000000` with a known model drew
     the markdown report's device grid cell by cell (24 GB, 5 minutes). The pictures refuse such counts."""
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
     from plint.report.markdown import render
 
     (tmp_path / "launch.sh").write_text(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from plint.cli import cli
+from plint.cli.commands import cli
 
 SECRET = "PLINT_SECRET_5e2b"  # planted in every outside file: it must never be printed
 FORMATS = ("text", "json", "sarif", "github", "markdown")

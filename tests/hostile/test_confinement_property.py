@@ -42,8 +42,8 @@ def _tree(tmp_path):
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(st.sampled_from(USES), st.sampled_from(PATHS)), min_size=1, max_size=6))
 def test_generated_launches_never_leave_the_root(tmp_path, monkeypatch, steps):
-    from plint.check import check_paths
-    from plint.fix import attach_fixes
+    from plint.checking.check import check_paths
+    from plint.fixing.fix import attach_fixes
     from plint.report import github, json_report, markdown, sarif, text
 
     repo, outside = _tree(tmp_path)

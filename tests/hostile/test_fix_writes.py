@@ -77,7 +77,7 @@ def test_a_widened_root_is_written_only_where_it_is_read(tmp_path, monkeypatch):
 
 
 def test_unwritable_names_files_outside_every_root(tmp_path):
-    from plint.fix_writes import unwritable
+    from plint.fixing.fix_writes import unwritable
     from plint.root import Root
 
     repo, outside = make_tree(tmp_path, {"repo/launch.sh": "x\n", "outside/victim.sh": "y\n"})
@@ -102,7 +102,7 @@ def test_stale_temporary_files_of_a_killed_run_are_removed(tmp_path, monkeypatch
 
 
 def test_the_temporary_file_is_removed_when_writing_fails(tmp_path, monkeypatch):
-    from plint import fix_writes
+    from plint.fixing import fix_writes
 
     target = tmp_path / "launch.sh"
     target.write_text("old\n")

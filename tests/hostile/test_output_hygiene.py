@@ -76,7 +76,7 @@ def test_text_output_shows_control_characters_as_escapes(tmp_path, monkeypatch):
     assert "\\x1b" in outputs["text"]
     from click.testing import CliRunner
 
-    from plint.cli import cli
+    from plint.cli.commands import cli
 
     concise = CliRunner().invoke(cli, ["check", "--concise", "launch.sh"]).output
     assert "\x1b" not in concise and "\r" not in concise
@@ -92,7 +92,7 @@ def test_text_snippet_carets_stay_under_escaped_characters(tmp_path, monkeypatch
 
 
 def test_rich_markup_in_a_flag_is_not_interpreted(tmp_path, monkeypatch):
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
     from plint.report.text import render
 
     repo = _launch(tmp_path, monkeypatch, "--w[bold]x[/bold]", "--v[link=http://evil.example]y[/link]")

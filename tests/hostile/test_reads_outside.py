@@ -140,7 +140,7 @@ def test_a_path_named_on_the_command_line_is_checked_even_outside_the_root(tmp_p
 
 
 def test_root_is_recorded_in_the_reading(tmp_path):
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
 
     repo, _ = make_tree(tmp_path, {"repo/sub/launch.sh": "echo hi\n"})
     (result,) = check_paths([repo / "sub" / "launch.sh"])

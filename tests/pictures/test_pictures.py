@@ -1,6 +1,6 @@
 """The pictures' facts on launches of 8, 64 and 16,384 GPUs: every rank drawn once or counted in the
 fold, one schedule row per stage, the bubble printed equal to the cost model's, crossing groups marked
-exactly where plint.ranks says a group leaves the NVLink domain."""
+exactly where plint.dryrun.ranks says a group leaves the NVLink domain."""
 
 from __future__ import annotations
 
@@ -11,16 +11,16 @@ import pytest
 from click.testing import CliRunner
 
 from fixture_paths import FIXTURES
-from plint.check import check_paths
-from plint.cli import cli
-from plint.layout_estimate import layout_estimate
+from plint.checking.check import check_paths
+from plint.cli.commands import cli
+from plint.cost.layout_estimate import layout_estimate
 from plint.pictures import from_layout
 from plint.pictures.grid import NVLINK_GROUPS
 from plint.pictures.markdown import pictures_markdown
 from plint.pictures.page import render_page
 from plint.pictures.schedule import build
 from plint.pictures.terminal import render_text
-from plint.ranks import RankLayout, crossing
+from plint.dryrun.ranks import RankLayout, crossing
 
 HERE = Path(__file__).resolve().parent
 LAUNCHES = {
@@ -231,7 +231,7 @@ def test_check_markdown_report_carries_the_grid():
 
 
 def test_kinds_table_names_the_nvlink_kinds_of_the_rules():
-    from plint.ranks import NVLINK_KINDS
+    from plint.dryrun.ranks import NVLINK_KINDS
 
     assert set(NVLINK_GROUPS) == set(NVLINK_KINDS)
 

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from fixture_paths import FIXTURES
-from plint.cli import cli
+from plint.cli.commands import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from plint.check import FileResult
+from plint.checking.check import FileResult
 from plint.diagnostics import Diagnostic
-from plint.read import FileReading
+from plint.reading.read import FileReading
 
 # PL002: $NNODES has no value in the script, so the node count (and everything after it) is unknown.
 UNRESOLVED_LAUNCH = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
@@ -25,7 +25,7 @@ def result(path, *diagnostics: Diagnostic, unreadable: str | None = None) -> Fil
 
 def diagnostic(code: str, severity: str, message: str, path, line=None, col=None, end_line=None, end_col=None,
                **fields) -> Diagnostic:
-    from plint.rules.base import all_rules
+    from plint.rules.registry import all_rules
 
     rule = all_rules().get(code)
     name = rule.name if rule is not None else "made-up-rule"

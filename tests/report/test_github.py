@@ -2,7 +2,7 @@
 the runner would hide some, and the markdown report appended to $GITHUB_STEP_SUMMARY."""
 
 from click.testing import CliRunner
-from plint.cli import cli
+from plint.cli.commands import cli
 from plint.report import github
 from report_helpers import diagnostic, result, write_launch
 

@@ -4,7 +4,7 @@ fix.applicability and suppressed."""
 import json
 
 from click.testing import CliRunner
-from plint.cli import cli
+from plint.cli.commands import cli
 from plint.report import json_report
 from plint.report.common import fingerprint
 from report_helpers import diagnostic, result, write_launch

@@ -1,9 +1,9 @@
 """The markdown pull-request comment: marker, summary table, findings by file, rule details folded."""
 
 from click.testing import CliRunner
-from plint.cli import cli
+from plint.cli.commands import cli
 from plint.report import markdown
-from plint.rules.base import find_rule
+from plint.rules.registry import find_rule
 from report_helpers import diagnostic, result, write_launch
 
 

@@ -13,10 +13,10 @@ import time
 
 import pytest
 from fake_github import FakeGitHub
-from plint.github_api import Client
+from plint.github.github_api import Client
 from plint.report import pr_comment
 from plint.report.pr_comment import MARKER
-from plint.sticky_comment import is_ours, post, report
+from plint.github.sticky_comment import is_ours, post, report
 from report_helpers import diagnostic, result, write_launch
 
 SHA = "0123456789abcdef0123456789abcdef01234567"

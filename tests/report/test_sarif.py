@@ -8,9 +8,9 @@ from pathlib import Path
 import jsonschema
 import pytest
 from click.testing import CliRunner
-from plint.cli import cli
+from plint.cli.commands import cli
 from plint.report import sarif
-from plint.rules.base import all_rules
+from plint.rules.registry import all_rules
 from report_helpers import diagnostic, result, write_launch
 
 SCHEMA = json.loads((Path(__file__).resolve().parents[2] / "schemas" / "sarif-schema-2.1.0.json").read_text())

@@ -3,7 +3,7 @@ help with the fix, docs link, summary; --concise one-liners; suppressed findings
 only on a terminal."""
 
 from click.testing import CliRunner
-from plint.cli import cli
+from plint.cli.commands import cli
 from plint.report import text
 from report_helpers import diagnostic, result, write_launch
 

@@ -1,6 +1,6 @@
 import pytest
 
-from plint.shell.evaluator import EvalOptions, evaluate
+from plint.reading.shell.evaluator import EvalOptions, evaluate
 from plint.source import SourceFile
 
 

@@ -2,8 +2,8 @@
 
 import pytest
 
-from plint.shell.arguments import getopts_step, only_about_arguments
-from plint.shell.model import Word
+from plint.reading.shell.arguments import getopts_step, only_about_arguments
+from plint.reading.shell.model import Word
 
 LOOP = """TP=2
 PP=1
@@ -102,7 +102,7 @@ def test_only_about_arguments():
 
 
 def test_script_that_exits_without_arguments_is_read_with_the_loop_undecided(tmp_path):
-    from plint.read import read_path
+    from plint.reading.read import read_path
 
     path = tmp_path / "launch.sh"
     path.write_text('MODEL=""\nGPUS=8\nwhile [[ $# -gt 0 ]]; do case $1 in --model) MODEL=$2; shift 2 ;; '

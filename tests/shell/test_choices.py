@@ -1,8 +1,8 @@
 """A launch a branch chooses (`eval "$full_cmd"`, `$LAUNCHER ...`) is read once per way through it."""
 
-from plint.read import read_path
-from plint.shell.choices import forced_readings, hidden_choices, same_launch
-from plint.shell.evaluator import EvalOptions
+from plint.reading.read import read_path
+from plint.reading.shell.choices import forced_readings, hidden_choices, same_launch
+from plint.reading.shell.evaluator import EvalOptions
 
 MODEL = ("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
          "--global-batch-size 64 --bf16")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from shell_helpers import argv, var  # noqa: E402
-from plint.shell.model import Piece, Var, Word
+from plint.reading.shell.model import Piece, Var, Word
 
 
 def test_assignment_order_and_environment(run):

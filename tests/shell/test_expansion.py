@@ -1,6 +1,6 @@
 """Assignments, parameter expansion, quoting, word splitting, arrays and arithmetic, with provenance."""
 
-from plint.shell.model import Piece, Var
+from plint.reading.shell.model import Piece, Var
 
 
 def text(result, name):

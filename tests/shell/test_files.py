@@ -3,9 +3,9 @@
 import os
 import re
 
-from plint.shell.evaluator import EvalOptions, evaluate
-from plint.shell.files import lookup_file, resolve_path
-from plint.shell.model import MARKER, Piece, Var, Word, unknown
+from plint.reading.shell.evaluator import EvalOptions, evaluate
+from plint.reading.shell.files import lookup_file, resolve_path
+from plint.reading.shell.model import MARKER, Piece, Var, Word, unknown
 from plint.source import SourceFile
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from plint.shell.placeholders import is_placeholder, is_slot, slot_problems, slot_spans
+from plint.reading.shell.placeholders import is_placeholder, is_slot, slot_problems, slot_spans
 
 
 def words_of(result, name):
@@ -81,7 +81,7 @@ def test_a_real_syntax_error_beside_a_slot_stays_a_syntax_error(run):
 
 
 def test_a_slot_used_by_a_launch_is_named_once(tmp_path):
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
 
     config = tmp_path / "CONFIG.sh"
     config.write_text("#!/bin/bash\nexport DATA=<path to data>\n")

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from plint.shell.evaluator import EvalOptions, evaluate
-from plint.shell.parse import parse, syntax_problems
+from plint.reading.shell.evaluator import EvalOptions, evaluate
+from plint.reading.shell.parse import parse, syntax_problems
 from plint.source import SourceFile
 
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="bash -n confirms syntax errors")
@@ -116,7 +116,7 @@ def test_no_bash_no_check(monkeypatch):
 def test_four_byte_characters_after_a_brace_do_not_crash_the_parser(tmp_path):
     # tree-sitter-bash#337: `{` then a four-byte UTF-8 character could SIGSEGV; run it in a child
     # process so a crash fails this test instead of killing the test session
-    code = ("from plint.shell.evaluator import evaluate\nfrom plint.source import SourceFile\n"
+    code = ("from plint.reading.shell.evaluator import evaluate\nfrom plint.source import SourceFile\n"
             "for text in ['{\\U00031860', '{\\U000f0000}', 'echo {\\U0010ffff', 'A={\\U0001f600']:\n"
             "    for _ in range(30):\n"
             "        r = evaluate(SourceFile('x.sh', text))\n"

@@ -2,10 +2,10 @@
 
 import os
 
-from plint.check import check_paths
-from plint.shell.model import MappedText, Piece
-from plint.shell.sed import _regex
-from plint.shell.template import mark_unfilled
+from plint.checking.check import check_paths
+from plint.reading.shell.model import MappedText, Piece
+from plint.reading.shell.sed import _regex
+from plint.reading.shell.template import mark_unfilled
 
 TEMPLATE = '{"bs": ${GBS}, "mbs": $MBS, "stage": ${ZERO}}\n'
 

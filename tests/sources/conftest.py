@@ -1,10 +1,10 @@
 import pytest
 
-from plint.read import FileLookup
-from plint.shell.evaluator import EvalOptions, evaluate
+from plint.reading.read import FileLookup
+from plint.reading.shell.evaluator import EvalOptions, evaluate
 from plint.source import SourceFile
-from plint.sources import slurm
-from plint.sources.launchers import find_launches
+from plint.reading.sources import slurm
+from plint.reading.sources.launchers import find_launches
 
 
 @pytest.fixture

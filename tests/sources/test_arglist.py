@@ -1,8 +1,8 @@
 """Argument lists with unknown words: which options an unknown word could give, and what the readers make of it."""
 
-from plint.shell.model import Piece, Word
-from plint.sources.arglist import argument_gap, gap_fact, possible_options
-from plint.sources.hf import hf_facts
+from plint.reading.shell.model import Piece, Word
+from plint.reading.sources.arglist import argument_gap, gap_fact, possible_options
+from plint.reading.sources.hf import hf_facts
 
 
 def known(text: str) -> Word:
@@ -79,7 +79,7 @@ def test_script_arguments_and_positional_words_give_no_option():
 
 
 def _layout(tmp_path, text: str):
-    from plint.read import read_path
+    from plint.reading.read import read_path
 
     (tmp_path / "launch.sh").write_text(text)
     (layout,) = read_path(tmp_path / "launch.sh").layouts

@@ -4,9 +4,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plint.shell.model import MappedText, Piece, unknown
+from plint.reading.shell.model import MappedText, Piece, unknown
 from plint.source import SourceFile
-from plint.sources.deepspeed_config import derive_batch, read_deepspeed_config
+from plint.reading.sources.deepspeed_config import derive_batch, read_deepspeed_config
 from plint.values import Value
 
 

@@ -2,9 +2,9 @@
 
 import pytest
 
-from plint.shell.model import Piece, Word
+from plint.reading.shell.model import Piece, Word
 from plint.source import SourceFile
-from plint.sources.hf import hf_facts
+from plint.reading.sources.hf import hf_facts
 
 
 def words(text: str) -> list[Word]:

@@ -4,7 +4,7 @@ with its own error messages; where DeepSpeed is installed the results are compar
 import pytest
 
 from plint.source import SourceFile
-from plint.sources.hostfile import read_hostfile, resolve_resources
+from plint.reading.sources.hostfile import read_hostfile, resolve_resources
 
 TAIL = ", unable to proceed with launching"
 

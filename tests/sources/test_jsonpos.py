@@ -6,10 +6,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from plint.shell.evaluator import EvalOptions, evaluate
-from plint.shell.model import MappedText, Piece, unknown
+from plint.reading.shell.evaluator import EvalOptions, evaluate
+from plint.reading.shell.model import MappedText, Piece, unknown
 from plint.source import SourceFile
-from plint.sources.jsonpos import (
+from plint.reading.sources.jsonpos import (
     COMMENT,
     MISSING_COMMA,
     SINGLE_QUOTES,

@@ -7,10 +7,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from plint.shell.model import Command, Piece, ShellResult, Var, Word
+from plint.reading.shell.model import Command, Piece, ShellResult, Var, Word
 from plint.source import SourceFile
-from plint.sources.launchers import find_launches, parse_launcher, unwrap
-from plint.sources.slurm import read_directives
+from plint.reading.sources.launchers import find_launches, parse_launcher, unwrap
+from plint.reading.sources.slurm import read_directives
 
 
 # ---- building commands --------------------------------------------------------------------------

@@ -5,9 +5,9 @@ import re
 import pytest
 
 from plint.catalog.flags import load_flag_catalog
-from plint.shell.model import Piece, Word
+from plint.reading.shell.model import Piece, Word
 from plint.source import SourceFile
-from plint.sources.megatron import layout_stages, megatron_facts, parse_trainer_args
+from plint.reading.sources.megatron import layout_stages, megatron_facts, parse_trainer_args
 
 FORK = "megatron-deepspeed"
 
@@ -365,7 +365,7 @@ def test_legacy_checkpointing_is_not_a_recompute_conflict(tmp_path):
     """PL112's "full recompute needs --recompute-method and --recompute-num-layers" is about
     --recompute-granularity full; a v2.x --checkpoint-activations launch gets PL502 (the flag makes
     later releases exit), not a second error about flags its release never had."""
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
 
     launch = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --num-layers 24 "
               "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
@@ -452,7 +452,7 @@ def test_presence_flags_behind_an_unknown_part():
 
 
 def test_template_slots_in_a_data_blend_are_values_not_options():
-    from plint.shell.placeholders import slot_reason
+    from plint.reading.shell.placeholders import slot_reason
 
     source = SourceFile("args.sh", "x")
 

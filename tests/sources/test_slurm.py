@@ -3,9 +3,9 @@
 
 import pytest
 
-from plint.shell.model import Piece, Var, Word, unknown
+from plint.reading.shell.model import Piece, Var, Word, unknown
 from plint.source import SourceFile
-from plint.sources.slurm import RUN_TIME_VARIABLES, apply_options, implied_env, parse_options, read_directives
+from plint.reading.sources.slurm import RUN_TIME_VARIABLES, apply_options, implied_env, parse_options, read_directives
 
 
 def job(text: str):
@@ -143,7 +143,7 @@ def test_implied_environment_only_what_slurm_sets():
 
 
 def test_run_time_variables_decide_slurm_branches(tmp_path):
-    from plint.shell.evaluator import EvalOptions, evaluate
+    from plint.reading.shell.evaluator import EvalOptions, evaluate
 
     env = implied_env(job("#SBATCH --nodes=2\n"))
     script = ('if [ -z "$SLURM_JOB_ID" ]; then salloc -N 4 bash run.sh; exit; fi\n'
@@ -169,7 +169,7 @@ def test_unknown_command_line_values_stay_unresolved():
 
 
 def test_sbatch_heredoc_directives_are_read_expanded(tmp_path):
-    from plint.read import read_path
+    from plint.reading.read import read_path
 
     body = ("srun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 pretrain_gpt.py "
             "--micro-batch-size 1 --global-batch-size 64 --num-layers 2 --hidden-size 64 --num-attention-heads 4\n")
@@ -184,7 +184,7 @@ def test_sbatch_heredoc_directives_are_read_expanded(tmp_path):
 
 
 def test_set_but_unknown_values_decide_emptiness_tests(tmp_path):
-    from plint.shell.evaluator import EvalOptions, evaluate
+    from plint.reading.shell.evaluator import EvalOptions, evaluate
 
     env = {"S": Var("S", (Piece(None, None, "unresolved", reason="set by Slurm", name="S", nonempty=True),), None,
                     True)}

@@ -3,8 +3,8 @@
 import pytest
 
 from plint.catalog.flags import load_flag_catalog, releases
-from plint.shell.model import Piece, Word
-from plint.sources.trainer import BIGSCIENCE_FLAGS, FORK_FLAGS, detect_trainer, fork_release
+from plint.reading.shell.model import Piece, Word
+from plint.reading.sources.trainer import BIGSCIENCE_FLAGS, FORK_FLAGS, detect_trainer, fork_release
 
 
 def ws(text: str) -> list[Word]:
@@ -94,7 +94,7 @@ def test_any_entry_point_by_its_flags(entrypoint, launcher, args, trainer):
 
 
 def test_the_entry_script_and_its_repository_decide(tmp_path):
-    from plint.sources.entry_script import read_entry_script
+    from plint.reading.sources.entry_script import read_entry_script
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "scripts").mkdir()
@@ -137,7 +137,7 @@ def test_the_entry_script_and_its_repository_decide(tmp_path):
 
 
 def test_megatron_flag_sets_agree_with_the_catalog():
-    from plint.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
+    from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
 
     names = [r for r in releases()]
     for name in names + ["megatron-deepspeed", "bigscience"]:

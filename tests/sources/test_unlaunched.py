@@ -2,7 +2,7 @@
 
 import pytest
 
-from plint.read import read_path
+from plint.reading.read import read_path
 
 
 def unused(tmp_path, text: str):
@@ -50,7 +50,7 @@ def test_behind_an_unknown_word(tmp_path):
 
 
 def test_why_unused_names_the_variable():
-    from plint.sources.unlaunched import _why_unused
+    from plint.reading.sources.unlaunched import _why_unused
 
     why = _why_unused(["${LAUNCHER}", "pretrain_gpt.py", "--num-layers", "2"], 1)
     assert "${LAUNCHER}" in why and "--env LAUNCHER=..." in why
@@ -69,7 +69,7 @@ def test_a_file_with_a_launch_records_nothing(tmp_path):
 
 
 def test_pl005_names_each_command_then_counts_the_rest(tmp_path):
-    from plint.check import check_paths
+    from plint.checking.check import check_paths
 
     path = tmp_path / "launch.sh"
     path.write_text("#!/bin/bash\nexit 0\n" + "".join(f"{TRAIN} --seed {i}\n" for i in range(5)))

@@ -1,0 +1,1 @@
+"""Checking: the engine that runs the rules over a reading, with configuration, suppression and baselines."""

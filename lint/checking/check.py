@@ -1,0 +1,156 @@
+"""`plint check`: read each path, run the engine over what was read, collect the results."""
+
+from __future__ import annotations
+
+from plint.record import field, record
+
+from plint.diagnostics import Diagnostic
+from plint.layout import Layout
+from plint.reading.read import FileReading, read_path
+from plint.root import confined, root_for
+from plint.reading.shell.placeholders import is_slot_message
+from plint.source import path_exists, path_is_dir, path_is_file
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from pathlib import Path
+
+CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
+
+
+@record
+class CheckOptions:
+    env: dict[str, str] = field(default_factory=dict)
+    assume: dict[str, str] = field(default_factory=dict)
+    gpu: str | None = None
+    config_file: Path | None = None
+    isolated: bool = False
+    select: list[str] | None = None
+    extend_select: list[str] | None = None
+    ignore: list[str] | None = None
+    baseline: Path | None = None
+    trainer_source: str | None = None  # --trainer-source: a checkout whose parser judges the flags
+    root: str | None = None  # --root: the only folder files are read from (plint.root)
+
+
+@record
+class FileResult:
+    reading: FileReading
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def path(self) -> str:
+        return self.reading.path
+
+    @property
+    def layouts(self) -> list[Layout]:
+        return self.reading.layouts
+
+
+@record
+class CheckRun:
+    results: list[FileResult]
+    fail_on: str | None = None  # from configuration; the command line wins
+
+    def __iter__(self):
+        return iter(self.results)
+
+
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Directories expand to the launch-like files under them (hidden folders skipped); files are kept
+    as given (a str or a Path)."""
+    out: list[Path] = []
+    for p in paths:
+        if path_is_dir(p):
+            from pathlib import Path  # only for a folder: pathlib costs start-up time
+
+            p = Path(p)
+            for f in sorted(p.rglob("*")):
+                rel = f.relative_to(p).parts
+                if f.is_file() and f.suffix.lower() in CHECKED_SUFFIXES \
+                        and not any(part.startswith(".") for part in rel):
+                    out.append(f)
+        else:
+            out.append(p)
+    return out
+
+
+def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs) -> CheckRun:
+    """Check files; keyword arguments are a shorthand for CheckOptions fields (env=, gpu=)."""
+    from plint.checking.engine import Engine
+
+    options = options or CheckOptions(**kwargs)
+    engine = Engine(options)
+    results = []
+    for path in expand_paths(paths):
+        settings = engine.settings_for(path)
+        trainer_source = options.trainer_source or settings.trainer_source
+        root = root_for(path, options.root, settings,
+                        (options.trainer_source,) if options.trainer_source else ())
+        with confined(root):  # every file this check reads, it reads through the root
+            reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
+                                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                                releases=settings.releases, trainer_source=trainer_source)
+            reading.root = root
+            diagnostics = engine.diagnose(reading, settings)
+        diagnostics.sort(key=Diagnostic.sort_key)
+        results.append(FileResult(reading, diagnostics))
+    engine.finish(results)
+    _once_per_file(results)
+    return CheckRun(results, engine.fail_on)
+
+
+def _once_per_file(results: list[FileResult]) -> None:
+    """A finding located in a file that is itself checked in this run (a broken DeepSpeed JSON named
+    by a checked launch) is reported with that file only, not again with every launch that reaches it."""
+    own = {_where(d) for r in results for d in r.diagnostics if d.path == r.path}
+    if not own:
+        return
+    for r in results:
+        r.diagnostics = [d for d in r.diagnostics if d.path == r.path or _where(d) not in own]
+
+
+def _where(d: Diagnostic) -> tuple:
+    """What makes two findings one: a template slot is one finding wherever it is read from (a launch that
+    sources the file words it `$X is set from <...>`), any other finding also by its message."""
+    if d.code == "PL002" and is_slot_message(d.message):
+        return d.code, d.path, d.line, d.col
+    return d.code, d.path, d.line, d.col, d.message
+
+
+class UsageError(ValueError):
+    """A command-line mistake: the click CLI reports it and exits 2."""
+
+
+def parse_pairs(values, option: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in values:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not (name.isidentifier() or name.isdigit()):
+            raise UsageError(f"{option}: expected NAME=VALUE, got {item!r}")
+        out[name] = value
+    return out
+
+
+def codes(value: str | None) -> list[str] | None:
+    return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
+
+
+def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
+                  trainer_source=None, root=None):
+    """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
+    missing = [str(p) for p in paths if not path_exists(p)]
+    if missing:
+        raise UsageError("no such file or directory: " + ", ".join(missing))
+    if root is not None and not path_is_dir(root):
+        raise UsageError(f"--root: no such folder: {root}")
+    if config_file is not None and not path_is_file(config_file):
+        raise UsageError(f"--config: no such file: {config_file}")
+    if trainer_source is not None and not path_exists(trainer_source):
+        raise UsageError(f"--trainer-source: no such file or directory: {trainer_source}")
+    if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
+        from pathlib import Path
+    return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
+                        config_file=Path(config_file) if config_file else None, isolated=isolated,
+                        select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
+                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source,
+                        root=str(root) if root else None)

@@ -1,0 +1,238 @@
+"""Configuration: `[tool.plint]` in pyproject.toml or a `.plint.toml`, found by walking up from the
+checked file and stopping at the git root; the nearest file wins, with no merging (as ruff does).
+
+Validation is a few direct checks with clear messages (importing jsonschema would cost more than
+the whole check); schemas/config.schema.json documents the same shape and tests/test_config.py
+keeps the two in agreement. Rule selectors are checked against the rule catalog by the engine,
+which has it loaded anyway (plint.checking.engine.Engine.settings_for).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
+from plint.record import field, record
+from plint.source import normal_path, path_exists, path_is_dir, path_is_file, resolved_path
+
+# Every threshold a rule may read from settings.thresholds, with its default (fractions).
+THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
+SEVERITIES = ("error", "warning", "info", "off")
+FAIL_ON = ("error", "warning", "info", "never")
+CLUSTER_KEYS = ("nvlink-domain", "inter-node-bandwidth-gbps", "gpus-per-node")
+RELEASE_KEYS = ("megatron", "deepspeed")
+_NUMBER = (int, float)
+# key -> accepted Python type(s) after TOML decoding (bools excluded separately: bool is an int)
+KEYS: dict[str, Any] = {
+    "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "severity": dict,
+    "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
+    "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
+    "trainer-source": str,
+    "root": str, "read-outside": list,
+}
+_SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
+
+
+@record
+class Settings:
+    path: Path | None = None  # the config file, None when there is none
+    select: list[str] | None = None
+    extend_select: list[str] = field(default_factory=list)
+    ignore: list[str] = field(default_factory=list)
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    severity: dict[str, str] = field(default_factory=dict)
+    fail_on: str | None = None
+    thresholds: dict[str, float] = field(default_factory=lambda: dict(THRESHOLDS))
+    gpu: str | None = None
+    cluster: dict[str, Any] = field(default_factory=dict)  # nvlink-domain, inter-node bandwidth, gpus-per-node
+    assume: dict[str, str] = field(default_factory=dict)
+    releases: dict[str, str] = field(default_factory=dict)  # {"megatron": "0.16", "deepspeed": "0.19"}
+    baseline: str | None = None  # relative to the config file's folder
+    trainer_source: str | None = None  # a training-code checkout, relative to the config file's folder
+    # plint.root: the folder files are read from instead of the git work tree, and folders trusted
+    # besides it (absolute paths, resolved against the config file's folder)
+    root_dir: str | None = None
+    read_outside: list[str] = field(default_factory=list)
+
+    @property
+    def root(self) -> Path:
+        """The folder per-file-ignores globs and the baseline path are relative to."""
+        from pathlib import Path
+
+        return self.path.parent if self.path is not None else Path.cwd()
+
+    def selector_lists(self) -> list[tuple[str, list[str]]]:
+        """(config key, selectors) for every place the file names rules, for the engine to check."""
+        out = [("select", self.select or []), ("extend-select", self.extend_select), ("ignore", self.ignore)]
+        out += [(f"per-file-ignores.{glob}", codes) for glob, codes in self.per_file_ignores.items()]
+        out.append(("severity", list(self.severity)))
+        return out
+
+    def where(self, key: str) -> str:
+        """`path: [tool.plint] key` (or `path: key` for a .plint.toml), the prefix of a config error."""
+        table = "[tool.plint] " if self.path is not None and self.path.name == "pyproject.toml" else ""
+        return f"{self.path}: {table}{key}"
+
+
+def _toml(path: str | Path) -> dict:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        import tomli as tomllib  # type: ignore[no-redef]
+    try:
+        with open(path) as f:  # path.read_text()
+            return tomllib.loads(f.read())
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{path}: cannot read: {exc}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise ValueError(f"{path}: invalid TOML: {exc}") from None
+
+
+def table_of(path: str | Path) -> dict | None:
+    """The plint table of a config file, or None when a pyproject.toml has none."""
+    if os.path.basename(path) == "pyproject.toml":  # path.name
+        try:
+            with open(path, errors="replace") as f:  # path.read_text(errors="replace")
+                text = f.read()
+            # the TOML parser costs ~10 ms of start-up: skip it unless a plint table can be there
+            # ([tool.plint], dotted tool.plint.x keys, or `plint = {...}` under a bare [tool])
+            if "tool.plint" not in text and not ("[tool]" in text and "plint" in text):
+                return None
+        except OSError:
+            return None
+        table = _toml(path).get("tool", {}).get("plint")
+        return table if isinstance(table, dict) else None
+    return _toml(path)
+
+
+def discover(start: str | Path) -> Path | None:
+    """The nearest .plint.toml or pyproject.toml with [tool.plint], from start up to the git root."""
+    # with strings, as `start.is_dir()`, `start.parent`, `.resolve()`, `.parents` would: most runs
+    # find no file, and pathlib costs start-up time
+    start = normal_path(start)
+    candidate = resolved_path(start if path_is_dir(start) else os.path.dirname(start) or ".")
+    while True:
+        for name in (".plint.toml", "pyproject.toml"):
+            path = os.path.join(candidate, name)
+            if path_is_file(path) and (name == ".plint.toml" or table_of(path) is not None):
+                from pathlib import Path
+
+                return Path(path)
+        if path_exists(os.path.join(candidate, ".git")):  # a directory, or a file in a worktree or submodule
+            return None
+        parent = os.path.dirname(candidate)
+        if parent == candidate:
+            return None
+        candidate = parent
+
+
+def _did_you_mean(word: str, choices) -> str:
+    from difflib import get_close_matches
+
+    near = get_close_matches(word, list(choices), n=1)
+    return f"; did you mean {near[0]!r}?" if near else ""
+
+
+def _is(value, expected) -> bool:
+    return isinstance(value, expected) and not isinstance(value, bool)
+
+
+def settings_from(path: Path, table: dict) -> Settings:
+    """Settings from a decoded plint table; ValueError("path: [tool.plint] key: ...") when it is wrong."""
+    s = Settings(path=path)
+    if path.name == ".plint.toml" and "tool" in table and "plint" in (table.get("tool") or {}):
+        raise ValueError(f"{path}: a .plint.toml holds the settings at top level, without a [tool.plint] table")
+    for key, value in table.items():
+        if key not in KEYS:
+            raise ValueError(f"{s.where(repr(key))}: unknown key{_did_you_mean(key, KEYS)}")
+        expected = KEYS[key]
+        if not _is(value, expected):
+            kind = {list: "a list", dict: "a table", str: "a string", int: "an integer"}.get(expected, "a number")
+            raise ValueError(f"{s.where(key)}: expected {kind}, got {value!r}")
+    if "select" in table:
+        s.select = _selectors(s, "select", table["select"])
+    s.extend_select = _selectors(s, "extend-select", table.get("extend-select", []))
+    s.ignore = _selectors(s, "ignore", table.get("ignore", []))
+    s.per_file_ignores = {glob: _selectors(s, f"per-file-ignores.{glob}", codes)
+                          for glob, codes in table.get("per-file-ignores", {}).items()}
+    for key, level in table.get("severity", {}).items():
+        if level not in SEVERITIES:
+            raise ValueError(f"{s.where(f'severity.{key}')}: expected one of {', '.join(SEVERITIES)}, got {level!r}")
+        s.severity[key] = level
+    if "fail-on" in table:
+        if table["fail-on"] not in FAIL_ON:
+            raise ValueError(f"{s.where('fail-on')}: expected one of {', '.join(FAIL_ON)}, got {table['fail-on']!r}")
+        s.fail_on = table["fail-on"]
+    for key, value in table.get("thresholds", {}).items():
+        if key not in THRESHOLDS:
+            raise ValueError(f"{s.where(f'thresholds.{key}')}: unknown threshold{_did_you_mean(key, THRESHOLDS)} "
+                             f"(known: {', '.join(THRESHOLDS)})")
+        if not _is(value, _NUMBER) or value < 0:
+            raise ValueError(f"{s.where(f'thresholds.{key}')}: expected a number >= 0, got {value!r}")
+        s.thresholds[key] = float(value)
+    if "gpu" in table:
+        from plint.catalog.hardware import gpu_names, lookup_gpu
+
+        if lookup_gpu(table["gpu"]) is None:
+            raise ValueError(f"{s.where('gpu')}: unknown GPU {table['gpu']!r}{_did_you_mean(table['gpu'], gpu_names())}"
+                             f" (known: {', '.join(gpu_names())})")
+        s.gpu = table["gpu"]
+    for key in CLUSTER_KEYS:
+        if key in table:
+            if table[key] <= 0:
+                raise ValueError(f"{s.where(key)}: expected a positive number, got {table[key]!r}")
+            s.cluster[key] = table[key]
+    for name, value in table.get("assume", {}).items():
+        if not re.match(_SHELL_NAME, name):
+            raise ValueError(f"{s.where(f'assume.{name}')}: not a shell variable name")
+        if not _is(value, (str, int)):
+            raise ValueError(f"{s.where(f'assume.{name}')}: expected a string or an integer, got {value!r}")
+        s.assume[name] = str(value)
+    s.releases = {k: table[k] for k in RELEASE_KEYS if k in table}
+    if "megatron" in s.releases:
+        from plint.catalog.flags import releases
+
+        if s.releases["megatron"] not in releases():
+            raise ValueError(f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; "
+                             f"known: {', '.join(releases())}")
+    s.baseline = table.get("baseline")
+    if "trainer-source" in table:
+        import os
+
+        folder = os.path.dirname(os.path.abspath(str(path)))
+        s.trainer_source = os.path.normpath(os.path.join(folder, os.path.expanduser(table["trainer-source"])))
+    _root_keys(s, table)
+    return s
+
+
+def _root_keys(s: Settings, table: dict) -> None:
+    """`root` and `read-outside`: folders relative to the config file's folder."""
+    folder = os.path.dirname(os.path.abspath(s.path)) if s.path is not None else os.getcwd()
+    if "root" in table:
+        if not table["root"]:
+            raise ValueError(f"{s.where('root')}: expected a folder, got an empty string")
+        s.root_dir = os.path.join(folder, os.path.expanduser(table["root"]))
+    places = table.get("read-outside", [])
+    if not all(isinstance(p, str) and p for p in places):
+        raise ValueError(f"{s.where('read-outside')}: expected a list of folders, got {places!r}")
+    s.read_outside = [os.path.join(folder, os.path.expanduser(p)) for p in places]
+
+
+def _selectors(s: Settings, key: str, value) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError(f"{s.where(key)}: expected a list of rule codes, names or code prefixes, got {value!r}")
+    return [v.strip() for v in value]
+
+
+def load(path: Path | None) -> Settings:
+    """The settings of one config file (None: the defaults)."""
+    if path is None:
+        return Settings()
+    table = table_of(path)
+    if table is None and path.name == "pyproject.toml":
+        raise ValueError(f"{path}: no [tool.plint] table")
+    return settings_from(path, table or {})

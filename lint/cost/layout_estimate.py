@@ -1,0 +1,202 @@
+"""The cost model's verdict on a normalised layout, computed once per layout and kept on it.
+
+The bridge between the layout (what was read) and lint/cost (pure numbers): cluster facts from the
+configuration override the catalog here, so rules and reporters see one estimate. Nothing is
+imported from lint/cost until a layout has a complete model shape, so launches without one pay
+nothing for the cost model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.checking.config import Settings
+    from plint.cost import Estimate, ModelInput
+    from plint.layout import Layout
+
+_SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length",
+          "model.vocab_size")
+_ESTIMATED = "estimate"  # layout.extras key: (ModelInput | None, Estimate | None)
+
+
+def cost_input(layout: Layout, settings: Settings | None = None) -> ModelInput | None:
+    """The cost model's input for a layout, or None when the shape or the cluster is not known."""
+    cached = layout.extras.get(_ESTIMATED)
+    if cached is not None:
+        return cached[0]
+    return _compute(layout, settings)[0]
+
+
+def layout_estimate(layout: Layout, settings: Settings | None = None) -> Estimate | None:
+    """Memory, time, bubble and MFU of the layout's step; None when it cannot be estimated."""
+    cached = layout.extras.get(_ESTIMATED)
+    if cached is not None:
+        return cached[1]
+    return _compute(layout, settings)[1]
+
+
+# Vocabulary sizes of the tokenizers Megatron ships vocabulary files for (the files' token counts).
+TOKENIZER_VOCAB = {"GPT2BPETokenizer": 50257, "BertWordPieceLowerCase": 30522, "BertWordPieceCase": 28996}
+# Any other tokenizer decides the vocabulary at run time: 32,000 (Llama-2, Mistral) is the smallest of the
+# common LLM tokenizers, so the embedding and logits parts are a lower bound and never cause a false OOM.
+FALLBACK_VOCAB = 32000
+
+
+def _compute(layout: Layout, settings: Settings | None) -> tuple:
+    inp = est = None
+    if all(layout.value(k) is not None for k in _SHAPE if k != "model.vocab_size"):
+        from plint.cost import ModelInput, estimate
+
+        vocab, why = _assumed_vocab(layout)
+        inp = ModelInput.from_layout(layout, vocab_size=vocab)
+        if inp is not None and _padded_to(layout) is not None:
+            # the padded size is the table's size: pad no further than to a multiple of tp
+            inp = inp.replace(vocab_size=vocab, make_vocab_size_divisible_by=1)
+        if inp is not None and settings is not None:
+            inp = _with_cluster_settings(inp, settings)
+        uneven = _uneven_stages(layout, inp) if inp is not None else None
+        est = estimate(inp.replace(num_layers=uneven[0]) if uneven else inp) if inp is not None else None
+        if est is not None and uneven:
+            # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
+            from plint.cost import count_params
+
+            est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
+        if est is not None and why:
+            est = est.with_assumption(why)
+        if est is not None and layout.extras.get("gpu_ambiguity"):
+            est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
+        unmodelled = unmodelled_features(layout)
+        if est is not None and unmodelled:
+            est = est.with_assumption("not modelled: " + ", ".join(unmodelled) +
+                                      " (memory and time rules stay silent on this launch)")
+        memory_unmodelled = unmodelled_memory(inp) if inp is not None and not unmodelled else []
+        if est is not None and memory_unmodelled:
+            est = est.with_assumption("memory not modelled: " + "; ".join(memory_unmodelled) +
+                                      "; counted as for bf16, so the memory rules stay silent on this launch")
+        layout.extras["estimate_unmodelled"] = unmodelled
+        layout.extras["memory_unmodelled"] = memory_unmodelled
+    layout.extras[_ESTIMATED] = (inp, est)
+    return inp, est
+
+
+# Flags that change memory or time in ways the cost model does not represent. With any of them the
+# estimate is still reported, but no rule turns it into a verdict: a wrong "out of memory" on a
+# launch that runs costs users more than a missed hint.
+UNMODELLED_FLAGS = {
+    "--multi-latent-attention": "multi-latent attention",
+    "--pipeline-model-parallel-layout": "a custom pipeline layout",
+    "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
+    "--account-for-loss-in-pipeline-split": "uneven pipeline stages",
+    "--mtp-num-layers": "multi-token prediction layers",
+    "--cpu-offloading": "activation offloading",
+    "--optimizer-cpu-offload": "optimizer offloading",
+    "--fine-grained-activation-offloading": "activation offloading",
+    # an entry point's own model: examples/mimo/train.py builds it with --model-provider (vision and audio
+    # encoders around the language model the shape flags describe); examples/multimodal/multimodal_args.py's
+    # --freeze-LM / --freeze-ViT leave parts without gradients and optimizer states
+    "--model-provider": "a model built by the entry point's own model provider",
+    "--freeze-LM": "frozen parameters (no gradients or optimizer states for them)",
+    "--freeze-ViT": "frozen parameters (no gradients or optimizer states for them)",
+}
+
+
+def unmodelled_features(layout: Layout) -> list[str]:
+    """What the launch uses that the cost model leaves out, each named once."""
+    args = layout.extras.get("trainer_args")
+    get = getattr(args, "get", None)
+    found: list[str] = []
+    if get is not None:
+        for flag, what in UNMODELLED_FLAGS.items():
+            if get(flag) is not None and what not in found:
+                found.append(what)
+        modules = get("--recompute-modules")
+        if modules is not None and _recompute_modules(args) - {"core_attn"}:
+            found.append("selective recompute of modules other than core_attn")
+    ds = layout.extras.get("ds_config")
+    for part in ("offload_optimizer", "offload_param"):
+        device = getattr(getattr(ds, part, None), "value", None)
+        if device not in (None, "none"):
+            found.append(f"ZeRO {part.replace('_', ' ')} to {device}")
+    return found
+
+
+def unmodelled_memory(inp: ModelInput) -> list[str]:
+    """What moves the memory of a launch in ways the cost model does not count, while its time is
+    modelled. FP8 does both ways: Transformer Engine keeps an fp8 copy of each weight and of its
+    transpose across micro-batches (get_weight_workspace with the "weight" cache Megatron turns on
+    through is_first_microbatch; up to 2 more bytes per parameter), and saves the inputs of its fp8
+    GEMMs in fp8 (fewer bytes of activations), by amounts that vary between TE releases."""
+    return ["fp8, with Transformer Engine's fp8 weight copies and fp8-saved activations"] if inp.precision == "fp8" else []
+
+
+def _recompute_modules(args) -> set[str]:
+    """The words given to --recompute-modules (nargs='*')."""
+    use = args.get("--recompute-modules")
+    words = getattr(use, "values", None) or ([use.value] if getattr(use, "value", None) is not None else [])
+    return {w.text for w in words if getattr(w, "text", None)} or {"?"}
+
+
+# Hugging Face tokenizers recognised by name (--tokenizer-model / --tokenizer-name-or-path), with the
+# vocab_size of the model's published config.json. Checked in order: the first substring that matches wins.
+TOKENIZER_NAMES = (("llama-3", 128256), ("llama3", 128256), ("llama-2", 32000), ("llama2", 32000),
+                   ("mixtral", 32000), ("mistral-7b-v0.1", 32000), ("deepseek-v3", 129280), ("gpt2", 50257))
+
+
+def _flag_text(args, option: str) -> str | None:
+    return args.text(option) if args is not None else None
+
+
+def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
+    """(layers to cost, note) for --decoder-first/last-pipeline-num-layers: every stage costed as the
+    fullest one (the step waits for it, and its memory is the peak)."""
+    args = layout.extras.get("trainer_args")
+    texts = [_flag_text(args, f"--decoder-{end}-pipeline-num-layers") for end in ("first", "last")]
+    if all(t is None for t in texts) or inp.pp < 2:
+        return None
+    first, last = (int(t) if t is not None and t.isdigit() else None for t in texts)
+    given = [x for x in (first, last) if x is not None]
+    middle_stages = inp.pp - len(given)
+    rest = inp.num_layers - sum(given)
+    if any(t is not None and not t.isdigit() for t in texts) or rest < 0 or (middle_stages and rest % middle_stages):
+        return None
+    fullest = max([*given, rest // middle_stages if middle_stages else 0])
+    return fullest * inp.pp, (f"uneven pipeline ({first if first is not None else '-'} first, "
+                              f"{last if last is not None else '-'} last): costed as {inp.pp} stages of {fullest} layers")
+
+
+def _padded_to(layout: Layout) -> int | None:
+    """The bigscience fork's --pad-vocab-size-to: the padded vocabulary itself (its
+    _vocab_size_with_padding returns it as given, no further padding)."""
+    text = _flag_text(layout.extras.get("trainer_args"), "--pad-vocab-size-to")
+    return int(text) if text is not None and text.isdigit() and int(text) > 0 else None
+
+
+def _assumed_vocab(layout: Layout) -> tuple[int | None, str | None]:
+    """The vocabulary to estimate with when no --vocab-size is written, and why."""
+    padded = _padded_to(layout)
+    if padded is not None:
+        return padded, f"vocabulary padded to {padded:,} (--pad-vocab-size-to)"
+    if layout.value("model.vocab_size") is not None:
+        return None, None
+    args = layout.extras.get("trainer_args")
+    tokenizer = _flag_text(args, "--tokenizer-type")
+    if tokenizer in TOKENIZER_VOCAB:
+        return TOKENIZER_VOCAB[tokenizer], f"vocabulary {TOKENIZER_VOCAB[tokenizer]:,} ({tokenizer}'s vocabulary file)"
+    for option in ("--tokenizer-model", "--tokenizer-name-or-path", "--vocab-file"):
+        name = _flag_text(args, option) or ""
+        for key, size in TOKENIZER_NAMES:
+            if key in name.lower():
+                return size, f"vocabulary {size:,} (the tokenizer {option} names: {name.rsplit('/', 1)[-1]})"
+    return FALLBACK_VOCAB, (f"vocabulary unknown (set by the tokenizer at run time): {FALLBACK_VOCAB:,} assumed, "
+                            "the smallest common one, so embeddings and logits are a lower bound")
+
+
+def _with_cluster_settings(inp: ModelInput, settings: Settings) -> ModelInput:
+    """[tool.plint] cluster facts win over the catalog's typical build."""
+    cluster = settings.cluster or {}
+    changes = {}
+    if cluster.get("inter-node-bandwidth-gbps"):
+        changes["nic_gbps"] = float(cluster["inter-node-bandwidth-gbps"])
+    if cluster.get("nvlink-domain"):
+        changes["nvlink_domain"] = int(cluster["nvlink-domain"])
+    return inp.replace(**changes) if changes else inp

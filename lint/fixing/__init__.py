@@ -1,0 +1,1 @@
+"""Fixing: the fixer registry, the fixers, and `plint fix`, which applies their edits."""

@@ -1,0 +1,151 @@
+"""The fixer registry and the helpers every fixer shares (plint.fixing.fixers, plint.fixing.layout_fixers,
+plint.fixing.startup_fixers register into it; plint.fixing.fixers looks a diagnostic's fixer up).
+
+A fixer takes the Diagnostic and a FixContext and returns a Fix (plint.rules.base) or None; an unsafe
+one registers with `applicability="unsafe"` and runs only under `plint fix --unsafe-fixes`:
+
+    from plint.fixing.fix_registry import fixer
+
+    @fixer("PL305", applicability="unsafe")
+    def add_distributed_optimizer(diag, ctx): ...
+"""
+
+from __future__ import annotations
+
+import os
+
+from plint.record import field, record
+from plint.rules.base import Edit, Fix
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from plint.diagnostics import Diagnostic
+    from plint.reading.read import FileReading
+    from plint.source import Span
+
+
+@record(frozen=True)
+class Fixer:
+    code: str
+    function: Callable[[Diagnostic, FixContext], Fix | None]
+    applicability: str = "safe"  # "safe" | "unsafe"
+
+
+FIXERS: dict[str, list[Fixer]] = {}
+
+
+def fixer(code: str, applicability: str = "safe"):
+    """Decorator: register a fixer for a rule code (several may be registered; the first that
+    returns a Fix wins)."""
+    assert applicability in ("safe", "unsafe"), applicability
+
+    def wrap(function):
+        FIXERS.setdefault(code, []).append(Fixer(code, function, applicability))
+        return function
+
+    return wrap
+
+
+def real_path(path: str) -> str:
+    """The file a span's (display) path names, as a key for file contents."""
+    return os.path.realpath(os.path.abspath(path))
+
+
+@record
+class FixContext:
+    reading: FileReading
+    settings: object = None
+    # real path -> current bytes (what is being fixed, in memory); other files are read from disk
+    files: dict[str, bytes] = field(default_factory=dict)
+
+    def data(self, path: str) -> bytes | None:
+        key = real_path(path)
+        if key not in self.files:
+            from plint.root import read_regular
+
+            root = getattr(self.reading, "root", None)  # only where the check read (plint.root)
+            try:
+                self.files[key] = root.read(key) if root is not None else read_regular(key)
+            except (OSError, ValueError):
+                return None
+        return self.files[key]
+
+    def contexts(self):
+        """A RuleContext per layout of the reading (or one without a layout)."""
+        from plint.rules.base import RuleContext
+
+        return [RuleContext(self.reading, layout, self.settings) for layout in self.reading.layouts] or \
+            [RuleContext(self.reading, None, self.settings)]
+
+
+# ---- helpers ------------------------------------------------------------------------------------
+
+def _at(span: Span | None, diag: Diagnostic) -> bool:
+    """Whether a span is where the diagnostic points."""
+    return span is not None and span.line == diag.line and span.col == diag.col \
+        and real_path(span.path) == real_path(diag.path)
+
+
+def replace_in_span(ctx: FixContext, span: Span | None, old: str, new: str) -> Edit | None:
+    """An edit replacing `old` by `new` inside the characters of span: the whole span when it holds
+    exactly `old`, else the one occurrence of `old` in it (`"--x"` with its quotes); None when the
+    characters are not what the reader saw (an expansion, an escape) or `old` occurs twice."""
+    if span is None:
+        return None
+    data = ctx.data(span.path)
+    if data is None or span.end > len(data):
+        return None
+    raw = data[span.start:span.end]
+    want = old.encode("utf-8", "surrogateescape")
+    if raw == want:
+        return Edit(span.path, span.start, span.end, new)
+    if raw.count(want) != 1:
+        return None
+    i = raw.index(want)
+    # the occurrence must be a whole token (not `--x` inside `--x-y`)
+    before = raw[i - 1:i]
+    after = raw[i + len(want):i + len(want) + 1]
+    if (before and (before.isalnum() or before in b"-_")) or (after and (after.isalnum() or after in b"-_")):
+        return None
+    return Edit(span.path, span.start + i, span.start + i + len(want), new)
+
+
+_BOUNDARY_AFTER = frozenset(b" \t\r\n)\\;|&")
+_BOUNDARY_BEFORE = frozenset(b" \t\r\n(")
+
+
+def _word_end(ctx: FixContext, span: Span | None) -> int | None:
+    """The end of a word written in a command or an array at span, or None when span is not a
+    whole shell word there (inside a quoted string, part of a longer word)."""
+    if span is None:
+        return None
+    data = ctx.data(span.path)
+    if data is None or span.end > len(data) or span.start >= span.end:
+        return None
+    if span.start > 0 and data[span.start - 1] not in _BOUNDARY_BEFORE:
+        return None
+    if span.end < len(data) and data[span.end] not in _BOUNDARY_AFTER:
+        return None
+    return span.end
+
+
+def _trainer_args(ctx):
+    layout = ctx.layout
+    return layout.extras.get("trainer_args") if layout is not None else None
+
+
+
+TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")
+
+
+def _ds_configs(ctx: FixContext):
+    seen = []
+    for layout in ctx.reading.layouts:
+        cfg = layout.extras.get("ds_config")
+        if cfg is not None and all(cfg is not s for s in seen):
+            seen.append(cfg)
+    if getattr(ctx.reading, "ds_config", None) is not None:
+        seen.append(ctx.reading.ds_config)
+    return seen

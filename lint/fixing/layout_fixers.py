@@ -1,0 +1,258 @@
+"""Fixers that change what the launch computes or how it is laid out: they run only under
+`plint fix --unsafe-fixes`, except the digit-separator fix, which bash leaves no other reading of.
+
+- PL101, PL103, PL104, PL201: the planner's best layout for the launch's model, cluster and global
+  batch, among those that keep its context parallelism, virtual stages, recompute and experts (so the
+  edit is a few sizes, not a new launch); each size is edited where it was written, or its flag added
+  after the tensor-parallel size when the launch left it at the default.
+- PL102: the global batch moved to the nearest multiple of micro-batch x dp (ramp sizes: plint.fixing.startup_fixers).
+- PL107: of --fp16 and --bf16, the one the GPU cannot run well goes (bf16 stays where the GPU has it).
+- PL001: `300_000_000_000` in bash arithmetic loses its separators (safe).
+- PL002: a bare template slot `NAME=<Specify path>` is quoted so the script parses (unsafe: the value
+  still needs filling in).
+"""
+
+from __future__ import annotations
+
+import re
+
+from plint.fixing.fix_registry import FixContext, _at, _trainer_args, _word_end, fixer, real_path
+from plint.rules.base import Edit, Fix
+from plint.reading.shell.placeholders import is_slot_message
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.diagnostics import Diagnostic
+
+SIZES = (("parallel.tp", "--tensor-model-parallel-size", "tp"), ("parallel.pp", "--pipeline-model-parallel-size", "pp"),
+         ("batch.micro", "--micro-batch-size", "micro_batch"))
+
+
+def _layout_context(diag: Diagnostic, ctx: FixContext):
+    """The rule context of the layout the diagnostic is about (its key's value is where it points)."""
+    contexts = [c for c in ctx.contexts() if c.layout is not None]
+    for c in contexts:
+        v = c.layout.get(diag.key) if diag.key else None
+        if v is not None and _at(v.span, diag):
+            return c
+    return contexts[0] if len(contexts) == 1 else None
+
+
+def _replace_value(ctx: FixContext, value, new) -> Edit | None:
+    """Replace a value where it was written (the literal characters of its span)."""
+    span = value.span if value is not None else None
+    if span is None or value.origin not in ("literal", "env"):
+        return None
+    data = ctx.data(span.path)
+    if data is None:
+        return None
+    raw = data[span.start:span.end].decode("utf-8", "surrogateescape")
+    if raw.strip("'\"") != str(value.value):
+        return None  # not the literal itself (an expansion, arithmetic): not ours to rewrite
+    return Edit(span.path, span.start, span.end, raw.replace(str(value.value), str(new)))
+
+
+def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
+    """A flag added after the tensor-parallel size (or after the entry point when tp is not given)."""
+    from plint.fixing.fix_registry import TP_OPTIONS
+
+    args = _trainer_args(rctx)
+    use = args.get_any(*TP_OPTIONS) if args is not None else None
+    if use is not None and use.values and not use.inline_value:
+        # the value follows the flag where the flag is written (its own site may be an assignment
+        # elsewhere when it came through a variable): step over the next word after the flag
+        flag = use.flag_word.site
+        data = ctx.data(flag.path) if flag is not None else None
+        if data is None or data[flag.start:flag.end] != use.option.encode("utf-8", "surrogateescape"):
+            return None  # the flag's characters are not written out here
+        end = _next_word_end(data, flag.end)
+        return Edit(flag.path, end, end, f" {text}") if end is not None else None
+    entry = getattr(rctx.layout.extras.get("chain"), "entrypoint", None)
+    anchor = entry.site if entry is not None else None
+    end = _word_end(ctx, anchor)
+    return Edit(anchor.path, end, end, f" {text}") if end is not None else None
+
+
+def _next_word_end(data: bytes, pos: int) -> int | None:
+    """The end of the shell word after `pos` on the same line (spaces skipped), or None when a line
+    continuation, a quote or the end of the line comes first."""
+    while pos < len(data) and data[pos:pos + 1] in (b" ", b"\t"):
+        pos += 1
+    start = pos
+    while pos < len(data) and data[pos:pos + 1] not in (b" ", b"\t", b"\n", b'"', b"'", b"\\", b";", b"|", b"&", b")"):
+        pos += 1
+    return pos if pos > start else None
+
+
+def _cost_input(layout):
+    from plint.cost.layout_estimate import cost_input
+
+    inp = cost_input(layout)
+    if inp is not None:
+        return inp
+    from plint.cost import ModelInput
+
+    return ModelInput.from_layout(layout, vocab_size=32000, any_layout=True)
+
+
+@fixer("PL101", applicability="unsafe")
+@fixer("PL103", applicability="unsafe")
+@fixer("PL104", applicability="unsafe")
+@fixer("PL201", applicability="unsafe")
+def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.planning.plan import plan
+
+    rctx = _layout_context(diag, ctx)
+    if rctx is None or rctx.layout.value("trainer") != "megatron":
+        return None
+    layout = rctx.layout
+    inp = _cost_input(layout)
+    if inp is None:
+        return None
+    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute, experts and sharding
+    current_vpp = layout.value("parallel.vpp")
+    candidates = [c for c in plan(inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None)).candidates
+                  if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
+                  and c.inp.ep == inp.ep and c.inp.sharding_level() == inp.sharding_level()
+                  and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes]
+    if not candidates:
+        return None
+    best = candidates[0]
+    edits, changes = [], []
+    for key, flag, attr in SIZES:
+        old, new = layout.value(key), getattr(best.inp, attr)
+        if old == new:
+            continue
+        value = layout.get(key)
+        edit = _replace_value(ctx, value, new) if value is not None and value.origin != "default" else \
+            _insert_after_tp(ctx, rctx, f"{flag} {new}")
+        if edit is None:
+            return None
+        edits.append(edit)
+        changes.append(f"{key.split('.')[1]} {old} -> {new}")
+    args = _trainer_args(rctx)
+    if best.first_last_layers is not None:
+        if args is None or args.get("--decoder-first-pipeline-num-layers") is not None or \
+                args.get("--decoder-last-pipeline-num-layers") is not None:
+            return None
+        k, last = best.first_last_layers, best.last_layers or best.first_last_layers
+        edit = _insert_after_tp(ctx, rctx, f"--decoder-first-pipeline-num-layers {k} "
+                                           f"--decoder-last-pipeline-num-layers {last}")
+        if edit is None:
+            return None
+        edits.append(edit)
+        changes.append(f"first and last pipeline stages of {k} layers" if k == last
+                       else f"first pipeline stage of {k} layers, last of {last}")
+    if not edits:
+        return None
+    est = best.estimate
+    return Fix(f"the planner's best layout keeping global batch {best.inp.global_batch}: {', '.join(changes)} "
+               f"(predicted {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, {est.memory_gib['total']:.1f} GiB)",
+               tuple(edits), "unsafe")
+
+
+@fixer("PL102", applicability="unsafe")
+def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    if diag.key not in (None, "batch.global"):
+        return None  # a ramp or schedule size (plint.fixing.startup_fixers)
+    rctx = _layout_context(diag, ctx)
+    if rctx is None:
+        return None
+    layout = rctx.layout
+    glob, micro, dp = (layout.value(k) for k in ("batch.global", "batch.micro", "parallel.dp"))
+    if not all(isinstance(x, int) and x > 0 for x in (glob, micro, dp)):
+        return None
+    step = micro * dp
+    lower, upper = max(step, glob // step * step), (glob // step + 1) * step
+    new = lower if glob - lower <= upper - glob else upper
+    edit = _replace_value(ctx, layout.get("batch.global"), new)
+    if edit is None:
+        return None
+    return Fix(f"global batch {glob} -> {new}, the nearest multiple of micro-batch {micro} x dp {dp}", (edit,), "unsafe")
+
+
+@fixer("PL107", applicability="unsafe")
+def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.catalog.hardware import lookup_gpu
+
+    rctx = _layout_context(diag, ctx)
+    args = _trainer_args(rctx) if rctx is not None else None
+    if args is None or args.get("--fp16") is None or args.get("--bf16") is None:
+        return None
+    gpu = lookup_gpu(rctx.layout.value("cluster.gpu") or "h100-sxm")
+    drop = "--bf16" if gpu is not None and not gpu.bf16_tflops else "--fp16"
+    edits = []
+    for use in args.all(drop):
+        span = use.flag_word.value_span  # where the flag was written (an array element, a string)
+        end = _word_end(ctx, span)
+        data = ctx.data(span.path) if span is not None else None
+        if end is None or data is None or data[span.start:end] != drop.encode("utf-8", "surrogateescape"):
+            return None
+        line_start = data.rfind(b"\n", 0, span.start) + 1
+        line_end = data.find(b"\n", end)
+        line_end = len(data) if line_end == -1 else line_end
+        rest = data[line_start:span.start] + data[end:line_end]
+        if rest.strip(b" \t\\") == b"" and line_end < len(data):  # the flag alone on its line: drop the line
+            edits.append(Edit(span.path, line_start, line_end + 1, ""))
+            continue
+        start = span.start - 1 if span.start > 0 and data[span.start - 1:span.start] == b" " else span.start
+        edits.append(Edit(span.path, start, end, ""))
+    keep = "--fp16" if drop == "--bf16" else "--bf16"
+    return Fix(f"remove {drop}: {keep} is the precision {gpu.name if gpu else 'the GPU'} runs", tuple(edits),
+               "unsafe") if edits else None
+
+
+_SEPARATED = re.compile(rb"(?<![\w.])\d+(?:_\d+)+(?![\w.])")
+
+
+@fixer("PL001")
+def fix_digit_separators(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """`$(( 300_000_000_000 / SEQ ))` or a variable holding it: bash reads no digit separators."""
+    if "value too great for base" not in diag.message:
+        return None
+    shell = getattr(ctx.reading, "shell", None)
+    data = ctx.data(diag.path)
+    if shell is None or data is None:
+        return None
+    lines = data.split(b"\n")
+    edits = []
+    line_start = sum(len(x) + 1 for x in lines[:diag.line - 1])
+    line = lines[diag.line - 1]
+    for m in _SEPARATED.finditer(line):
+        edits.append(Edit(diag.path, line_start + m.start(), line_start + m.end(), m.group().decode().replace("_", "")))
+    for name in re.findall(rb"[A-Za-z_][A-Za-z0-9_]*", line):
+        var = shell.variables.get(name.decode())
+        for piece in (var.value if var is not None else ()):
+            span = piece.span
+            if piece.text and span is not None and re.fullmatch(r"\d+(?:_\d+)+", piece.text) and \
+                    real_path(span.path) == real_path(diag.path):
+                edit = Edit(span.path, span.start, span.end, piece.text.replace("_", ""))
+                if edit not in edits:
+                    edits.append(edit)
+    return Fix("remove the digit separators bash arithmetic does not accept", tuple(edits)) if edits else None
+
+
+@fixer("PL002", applicability="unsafe")
+def fix_placeholder(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """A template slot written bare (`CHECKPOINT_PATH=<Specify path>`, `X=<path to file>/vocab.json`),
+    which bash reads as redirections: quoted, so bash parses the script (it still needs a real value)."""
+    data = ctx.data(diag.path)
+    if data is None or not is_slot_message(diag.message) or diag.line is None or diag.col is None:
+        return None
+    lines = data.split(b"\n")
+    if diag.line is None or not 1 <= diag.line <= len(lines):  # bash named no line (found by Hypothesis)
+        return None
+    text = lines[diag.line - 1].decode("utf-8", "surrogateescape")
+    before = text[:diag.col - 1]
+    m = _BARE_SLOT.match(text, diag.col - 1)
+    # bare: not inside quotes on its line (an even count of each quote before it), not already quoted
+    if m is None or before.count('"') % 2 or before.count("'") % 2:
+        return None
+    start = sum(len(x) + 1 for x in lines[:diag.line - 1]) + len(before.encode("utf-8", "surrogateescape"))
+    slot = m.group()
+    return Fix(f"quote the placeholder {slot} so bash parses the script (it still needs a real value)",
+               (Edit(diag.path, start, start + len(slot.encode("utf-8", "surrogateescape")), f'"{slot}"'),),
+               "unsafe")
+
+
+_BARE_SLOT = re.compile(r"<[^<>\n'\"]*>")

@@ -1,0 +1,392 @@
+"""`plint plan`: every valid Megatron layout of a model on a cluster, scored by the cost model, ranked.
+
+The search: tensor parallelism inside the NVLink domain only (across it PL201 rejects the launch), then
+context parallelism (across nodes too: its ring is costed on the network, as PL202 warns), pipeline parallelism (uneven first and last stages when the layers do not divide),
+virtual stages, expert parallelism for MoE, data parallelism from what is left, the micro-batch and
+the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
+on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
+start-up checks (the PL1xx rules: heads and query groups divisible by tp, layers by pp*vpp, the global
+batch by micro*dp, the sequence by 2*cp, experts by ep) or does not fit within the memory headroom.
+
+Pruning keeps the search exhaustive: within one (tp, cp, pp, vpp, ep) structure memory only falls as
+recompute grows and the micro-batch shrinks, so a structure whose smallest-memory member (micro 1, full
+recompute) does not fit is skipped whole.
+
+Ranking: by predicted tokens/s per GPU; candidates within 2% of the best remaining one go in the order
+of the decision tree (less parallelism first: no context parallelism, then no pipeline, then smaller
+tp, then less recompute), since a difference that small is inside what the model can tell apart.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from plint.checking.config import THRESHOLDS
+from plint.record import field, record
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
+
+    from plint.cost import ModelInput
+
+NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
+HEADROOM = THRESHOLDS["memory-headroom"]  # a plan never proposes a layout PL402 would warn about
+BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
+MICRO_BATCHES = (1, 2, 4, 8)
+RECOMPUTE = (None, "selective", "full")
+MAX_VPP = 8
+SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
+MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
+              "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
+              "moe_shared_expert_size", "swiglu", "normalization", "untie_embeddings", "add_bias_linear")
+
+
+class PlanError(ValueError):
+    """Bad planner input (unknown preset, missing shape key): a usage error."""
+
+
+@record
+class Candidate:
+    inp: Any  # ModelInput
+    estimate: Any  # Estimate
+    first_last_layers: int | None = None  # uneven pipeline: layers of the first stage (and of the last,
+    last_layers: int | None = None  # unless this says otherwise)
+    why: str = ""
+
+    @property
+    def tokens(self) -> float:
+        return self.estimate.tokens_per_s_per_gpu
+
+    def complexity(self) -> tuple:
+        """Smaller is simpler, in the decision tree's order: context, pipeline, tensor, experts, recompute
+        (after whether PL301 would warn about its bubble)."""
+        i, e = self.inp, self.estimate
+        # a bubble PL301 would warn about counts first: of two near-equal layouts, take the one check passes
+        bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > BUBBLE_WARNS
+        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(),
+                i.options.grad_reduce_bytes == 2, RECOMPUTE.index(i.recompute), -i.micro_batch)
+
+    def to_json(self) -> dict:
+        i, dp = self.inp, self.inp.data_parallel()
+        global_batch = i.global_batch or i.micro_batch * dp
+        parallel = {"tp": i.tp, "pp": i.pp, "vpp": i.vpp, "cp": i.cp, "ep": i.ep, "etp": i.etp or i.tp, "dp": dp,
+                    "sequence_parallel": i.sequence_parallel, "distributed_optimizer": i.distributed_optimizer,
+                    "zero_stage": i.zero_stage, "sharding": SHARDING_NAMES[i.sharding_level()]}
+        out = {"parallel": parallel,
+               "batch": {"micro": i.micro_batch, "global": global_batch,
+                         "grad_accum": global_batch // (i.micro_batch * dp),
+                         "num_microbatches": global_batch // (i.micro_batch * dp)},
+               "recompute": {"granularity": i.recompute, "method": i.recompute_method,
+                             "num_layers": i.recompute_num_layers},
+               "grad_reduce_in_bf16": i.options.grad_reduce_bytes == 2,
+               "estimate": self.estimate.to_json(), "why": self.why}
+        if self.first_last_layers is not None:
+            out["pipeline"] = {"first_stage_layers": self.first_last_layers,
+                               "last_stage_layers": self.last_layers or self.first_last_layers}
+        return out
+
+
+@record
+class Plan:
+    model_name: str
+    base: Any  # ModelInput the candidates vary
+    candidates: list = field(default_factory=list)  # ranked, best first
+    considered: int = 0  # layouts estimated
+    current: Any = None  # Candidate for the launch planned around, when there is one
+    notes: list = field(default_factory=list)
+    model: dict = field(default_factory=dict)  # the preset or file it was planned for (tokenizer, caveats)
+    tree: Any = None  # plan_tree.TreeWalk: the decision tree walked for this model and cluster
+    departures: list = field(default_factory=list)  # where #1 leaves the tree, and why
+
+
+# ---- inputs ---------------------------------------------------------------------------------------
+
+def presets() -> dict[str, dict]:
+    import yaml
+
+    import plint.schemas  # the data folder, installed or in the tree
+
+    return yaml.safe_load((Path(plint.schemas.__file__).parent / "model_presets.yaml").read_text())
+
+
+def model_from_preset(name: str) -> dict:
+    known = presets()
+    if name not in known:
+        raise PlanError(f"unknown model preset {name!r}; known: {', '.join(known)}")
+    return dict(known[name])
+
+
+def model_from_file(path: Path) -> dict:
+    import yaml
+
+    try:
+        doc = yaml.safe_load(Path(path).read_text())
+    except (OSError, yaml.YAMLError) as exc:
+        raise PlanError(f"--model-file {path}: {exc}") from None
+    if not isinstance(doc, dict):
+        raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")
+    doc = doc.get("model", doc)
+    unknown = sorted(set(doc) - set(MODEL_KEYS) - {"source", "moe_first_dense_layers", "position_embedding",
+                                                   "params", "tokenizer", "approximate"})
+    if unknown:
+        raise PlanError(f"--model-file {path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(MODEL_KEYS)}")
+    return doc
+
+
+def base_input(model: dict, nodes: int, gpus_per_node: int, gpu: str, seq_length: int | None,
+               global_batch: int | None, nvlink_domain: int | None = None) -> ModelInput:
+    from plint.cost import ModelInput, Options
+
+    missing = [k for k in ("num_layers", "hidden_size", "num_attention_heads", "vocab_size") if not model.get(k)]
+    if missing:
+        raise PlanError(f"the model lacks {', '.join(missing)}")
+    seq = seq_length or model.get("seq_length")
+    if not seq:
+        raise PlanError("no sequence length: give --seq-length")
+    layers = int(model["num_layers"])
+    dense_first = int(model.get("moe_first_dense_layers") or 0)
+    freq: Any = tuple([0] * dense_first + [1] * (layers - dense_first)) if dense_first else 1
+    world = nodes * gpus_per_node
+    return ModelInput(
+        num_layers=layers, hidden_size=int(model["hidden_size"]),
+        num_attention_heads=int(model["num_attention_heads"]), seq_length=int(seq),
+        vocab_size=int(model["vocab_size"]), ffn_hidden_size=model.get("ffn_hidden_size"),
+        num_query_groups=model.get("num_query_groups"), kv_channels=model.get("kv_channels"),
+        swiglu=bool(model.get("swiglu", False)), untie_embeddings=bool(model.get("untie_embeddings", False)),
+        normalization=model.get("normalization", "LayerNorm"), add_bias_linear=bool(model.get("add_bias_linear", True)),
+        num_experts=model.get("num_experts"), moe_topk=int(model.get("moe_topk") or 2),
+        moe_ffn_hidden_size=model.get("moe_ffn_hidden_size"),
+        moe_shared_expert_size=int(model.get("moe_shared_expert_size") or 0), moe_layer_freq=freq,
+        global_batch=global_batch or world, gpu=gpu, nnodes=nodes, gpus_per_node=gpus_per_node,
+        nvlink_domain=nvlink_domain, sequence_parallel=False, distributed_optimizer=True,
+        options=Options(overlap_grad_reduce=True, overlap_param_gather=True,
+                        position_embedding=model.get("position_embedding")))
+
+
+# ---- the search -----------------------------------------------------------------------------------
+
+def _with_grad_reduce(inp: ModelInput, reduce_bytes: int | None) -> ModelInput:
+    if inp.options.grad_reduce_bytes == reduce_bytes:
+        return inp
+    fields = {n: getattr(inp.options, n) for n in inp.options.__record_fields__}
+    return inp.replace(options=inp.options.__class__(**{**fields, "grad_reduce_bytes": reduce_bytes}))
+
+
+def _divisors(n: int) -> list[int]:
+    small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def _powers_of_two_dividing(n: int) -> list[int]:
+    out, p = [], 1
+    while n % p == 0 and p <= n:
+        out.append(p)
+        p *= 2
+    return out
+
+
+def uneven_split(layers: int, pp: int) -> tuple[int, int, int] | None:
+    """(first, middle, last) stage layers when `layers` does not divide by `pp`: Megatron sets the first
+    and last stages independently (--decoder-first/last-pipeline-num-layers; TransformerConfig's uneven
+    PP check: each > 0, the rest split evenly over the pp - 2 middle stages). The smallest middle stage
+    m for which both ends fit in 1..m layers, the first stage taking the odd layer (the last holds the
+    output layer); None for pp < 3 or when no split exists."""
+    if pp < 3:
+        return None
+    for middle in range(-(-layers // pp), layers):
+        rest = layers - (pp - 2) * middle
+        if rest < 2:
+            return None
+        if rest <= 2 * middle:
+            return -(-rest // 2), middle, rest // 2
+    return None
+
+
+def uneven_stages(layers: int, pp: int) -> int | None:
+    """Layers of the first and of the last stage when an uneven split gives both the same; else None."""
+    split = uneven_split(layers, pp)
+    return split[0] if split is not None and split[0] == split[2] else None
+
+
+def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
+    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
+    from plint.cost import estimate
+    from plint.catalog.hardware import lookup_gpu
+
+    gpu = lookup_gpu(base.gpu)
+    if gpu is None:
+        raise PlanError(f"unknown GPU {base.gpu!r}")
+    world = base.world_size
+    layers, heads = base.num_layers, base.num_attention_heads
+    groups = base.num_query_groups or heads
+    global_batch = base.global_batch or world
+    # GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems
+    domain = base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
+                                    else min(gpu.scale_up_domain, base.gpus_per_node))
+    experts = base.num_experts or 0
+    result = Plan(model_name, base)
+    fitting: list[Candidate] = []
+    own_sharding = base.sharding_level()
+    # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
+    # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
+    reduces = [base.options.grad_reduce_bytes] + ([2] if base.options.grad_reduce_bytes != 2
+                                                   and base.precision in ("bf16", "fp8") else [])
+
+    for tp in _powers_of_two_dividing(domain):
+        if heads % tp or groups % tp:  # PL104: heads and query groups split evenly over tp
+            continue
+        for cp in _powers_of_two_dividing(world // tp):
+            if base.seq_length % (2 * cp) or (cp > 1 and base.seq_length // cp < 1024):
+                continue  # PL109: Megatron needs seq divisible by 2*cp (load-balanced causal chunks)
+            for pp in _divisors(world // (tp * cp)):
+                if pp > layers:
+                    break
+                first_last = last = None
+                if layers % pp:  # PL103 unless the first and last stages take fewer layers
+                    split = uneven_split(layers, pp)
+                    if split is None:
+                        continue
+                    first_last, _, last = split
+                dp = world // (tp * cp * pp)
+                if global_batch % dp:  # PL102: not even one micro-batch of 1 divides
+                    continue
+                per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
+                # PL108: virtual stages need pp >= 2 and divide every stage's layers
+                vpps = [None] + ([v for v in range(2, MAX_VPP + 1)
+                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0 == last % v)]
+                                 if pp > 1 else [])
+                # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
+                eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
+                             if experts > 1 else [])
+                # sharding (the decision tree's second answer): the base's own (the distributed optimizer
+                # for a fresh plan); with dp > 1 and no pipeline also the gradients (Megatron-FSDP
+                # optim_grads, ZeRO-2) and the parameters (optim_grads_params, ZeRO-3), which DeepSpeed
+                # rejects beside its pipeline engine (deepspeed.md sec. 2.2)
+                shardings = [None] + [s for s in ("gradients", "parameters")
+                                      if pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
+                for vpp, ep, sharding, reduce in ((v, e, sh, r) for v in vpps for e in eps for sh in shardings
+                                                  for r in reduces):
+                    structure = _with_grad_reduce(base, reduce).replace(
+                        tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
+                        sequence_parallel=tp > 1, sharding=sharding or base.sharding,
+                        megatron_fsdp=base.megatron_fsdp if sharding is None else True,
+                        # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
+                        num_layers=per_stage * pp if first_last is not None else layers)
+                    found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
+                    for inp, est in found:
+                        fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
+                                                 est, first_last, last))
+    result.candidates = rank(fitting)[:top] if top else rank(fitting)
+    explain(result.candidates)
+    from plint.planning.plan_tree import departures, walk
+
+    result.tree = walk(base, domain)
+    if result.tree is not None and result.candidates:
+        result.departures = departures(result.tree, result.candidates[0])
+    return result
+
+
+def _search_structure(structure: ModelInput, global_batch: int, dp: int, headroom: float, estimate,
+                      result: Plan) -> list[tuple]:
+    """The fitting (micro, recompute) members of one structure, smallest-memory member first."""
+    smallest = estimate(structure.replace(micro_batch=1, recompute="full", recompute_method="uniform",
+                                          recompute_num_layers=1))
+    result.considered += 1
+    if smallest is None or smallest.memory_gib["total"] > headroom * smallest.memory_gib["usable"]:
+        return []
+    out = []
+    for micro in MICRO_BATCHES:
+        if global_batch % (micro * dp):  # PL102
+            continue
+        if structure.vpp and global_batch // (micro * dp) < structure.pp:  # PL108: m >= pp when interleaved
+            continue
+        for recompute in RECOMPUTE:
+            inp = structure.replace(micro_batch=micro, recompute=recompute,
+                                    recompute_method="uniform" if recompute == "full" else None,
+                                    recompute_num_layers=1 if recompute == "full" else None)
+            est = smallest if (micro, recompute) == (1, "full") else estimate(inp)
+            if est is not smallest:
+                result.considered += 1
+            if est is not None and est.memory_gib["total"] <= headroom * est.memory_gib["usable"]:
+                out.append((inp, est))
+                break  # more recompute only costs time once this one fits
+    return out
+
+
+def rank(candidates: list[Candidate]) -> list[Candidate]:
+    """Best first: the fastest remaining, except that the simplest within NEAR_TIE of it goes first."""
+    remaining = sorted(candidates, key=lambda c: -c.tokens)
+    out: list[Candidate] = []
+    while remaining:
+        best = remaining[0].tokens
+        close = [c for c in remaining if c.tokens >= (1 - NEAR_TIE) * best]
+        pick = min(close, key=lambda c: (c.complexity(), -c.tokens))
+        out.append(pick)
+        remaining.remove(pick)
+    return out
+
+
+def explain(candidates: list[Candidate]) -> None:
+    """Say why each candidate stands where it does, against the first."""
+    if not candidates:
+        return
+    first = candidates[0]
+    fastest = max(candidates, key=lambda c: c.tokens)
+    if first is fastest:
+        first.why = "fastest predicted"
+    else:
+        first.why = (f"within {NEAR_TIE:.0%} of the fastest (#{candidates.index(fastest) + 1}) "
+                     f"with less parallelism")
+    for c in candidates[1:]:
+        c.why = why_behind(c, first)
+
+
+def why_behind(c: Candidate, first: Candidate) -> str:
+    gap = 1 - c.tokens / first.tokens if first.tokens else 0.0
+    if gap <= NEAR_TIE:
+        later = c.complexity() > first.complexity()
+        return f"within {NEAR_TIE:.0%} of #1" + (", after it in the decision tree's order" if later else "")
+    from plint.cost.estimate import TIME_PART_NAMES
+
+    # every candidate runs the same global batch, so step-time parts compare directly
+    a, b = c.estimate.time_s, first.estimate.time_s
+    parts = {k: a.get(k, 0.0) - b.get(k, 0.0) for k in set(a) | set(b)}
+    worst = max(parts, key=parts.get)
+    return f"{gap:.0%} slower than #1: more {TIME_PART_NAMES.get(worst, worst)}"
+
+
+def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:
+    """Plan for the model, cluster and global batch of an existing launch, and place that launch."""
+    from plint.cost import estimate
+
+    base = inp.replace(distributed_optimizer=True, options=inp.options.__class__(
+        **{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+           "overlap_grad_reduce": True, "overlap_param_gather": True}))
+    result = plan(base, model_name, top=None)
+    est = estimate(inp)
+    if est is not None:
+        current = Candidate(inp, est)
+        faster = sum(1 for c in result.candidates if c.tokens > current.tokens)
+        current.why = (f"would rank #{faster + 1} of {len(result.candidates)}" if current.estimate.fits
+                       else "does not fit in memory")
+        result.current = current
+    if top:
+        result.candidates = result.candidates[:top]
+    return result
+
+
+def changes(current: Candidate, best: Candidate) -> list[str]:
+    """What differs between the launch and a candidate, as flag-level changes."""
+    a, b = current.inp, best.inp
+    out = []
+    for attr, label in (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"),
+                        ("micro_batch", "micro batch"), ("recompute", "recompute"), ("sharding", "sharding"),
+                        ("distributed_optimizer", "distributed optimizer"), ("sequence_parallel", "sequence parallel")):
+        old, new = getattr(a, attr), getattr(b, attr)
+        if old != new:
+            out.append(f"{label} {old if old is not None else '-'} -> {new if new is not None else '-'}")
+    if a.data_parallel() != b.data_parallel():
+        out.append(f"dp {a.data_parallel()} -> {b.data_parallel()}")
+    return out

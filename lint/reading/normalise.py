@@ -1,0 +1,297 @@
+"""Launch -> Layout: combine what the launcher, Slurm, the trainer's flags and the DeepSpeed config say.
+
+Derived values follow the trainers (DESIGN.md): dp = world / (tp*pp*cp) for Megatron-LM,
+world / (tp*pp*ds_sp) for Megatron-DeepSpeed, the DeepSpeed batch triple as DeepSpeed derives it,
+global batch defaulting to micro*dp, num_microbatches = global / (micro*dp).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from plint.record import field, record
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
+
+from plint.reading.derive import product, quotient
+from plint.layout import Layout
+from plint.values import Value, default, derived, unresolved
+
+
+@record
+class Launch:
+    """One training launch found in a file, with everything read about it."""
+
+    chain: Any  # sources.launchers.LaunchChain
+    trainer: Value
+    facts: dict[str, Value] = field(default_factory=dict)  # trainer flags mapped to layout fields
+    trainer_args: Any = None  # sources.megatron.TrainerArgs
+    ds_config: Any = None  # sources.deepspeed_config.DeepSpeedConfig
+    slurm: Any = None  # sources.slurm.SlurmJob
+    gpu_override: str | None = None
+    release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
+    catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
+
+
+def _word_value(word, what: str) -> Value:
+    if word is None:
+        return Value(None, None, "derived", f"no {what}")
+    text = word.display()
+    if word.known or "/" not in text or "${" not in text.rsplit("/", 1)[-1]:
+        if word.known:
+            return Value(posixpath.basename(text) if "/" in text else text, word.value_span, "literal")
+        # `${MEGATRON}/pretrain_gpt.py`: the directory is unknown, the script's name is not
+        return derived(posixpath.basename(text) if "/" in text else text, f"the file name of {text}",
+                       word.value_span)
+    return Value(None, word.value_span, "unresolved", f"the entrypoint {text} cannot be known")
+
+
+def _cluster(launch: Launch, layout: Layout) -> None:
+    chain, job = launch.chain, launch.slurm
+    layout.set("cluster.nnodes", chain.nnodes)
+    layout.set("cluster.world_size", chain.world_size)
+    layout.set("cluster.workers_per_node", chain.workers_per_node)
+    gpus = None
+    if job is not None and job.gpus_per_node is not None and job.gpus_per_node.known:
+        gpus = job.gpus_per_node
+    layout.set("cluster.gpus_per_node", gpus if gpus is not None else chain.workers_per_node)
+    _gpu(launch, layout)
+
+
+def _gpu(launch: Launch, layout: Layout) -> None:
+    """cluster.gpu as a hardware-catalog name, its memory, and the NVLink domain the groups can use."""
+    from plint.catalog.hardware import ambiguous_parts, default_gpu, lookup_gpu
+
+    job = launch.slurm
+    written: Value | None = None
+    if launch.gpu_override:
+        written = Value(launch.gpu_override, None, "assumed", "--gpu / [tool.plint] gpu")
+    elif job is not None and job.gpu_type is not None and job.gpu_type.known:
+        written = job.gpu_type
+    spec = lookup_gpu(written.value) if written is not None else None
+    if written is None:
+        spec = default_gpu()
+        gpu = Value(spec.name, None, "assumed", f"the launch names no GPU type: plint assumes {spec.name} "
+                                                "(--gpu NAME or [tool.plint] gpu)")
+    elif spec is None:
+        gpu = Value(written.value, written.span, written.origin,
+                    f"{written.value!r} is not in plint's hardware catalog")
+    else:
+        note = None if spec.name == written.value else f"{written.value!r} is {spec.name} in the hardware catalog"
+        parts = ambiguous_parts(written.value)
+        if parts:
+            # judged as the larger part: a launch that fits it is not called out of memory
+            note = (f"{written.value!r} is sold as {' and '.join(parts)}: plint takes {spec.name}, the larger "
+                    f"(--gpu {parts[0]} or [tool.plint] gpu = \"{parts[0]}\" for the other)")
+            layout.extras["gpu_ambiguity"] = note
+        gpu = Value(spec.name, written.span, written.origin, note)
+    layout.set("cluster.gpu", gpu)
+    if spec is None:
+        return
+    layout.set("cluster.gpu_memory_gib", Value(spec.hbm_gib, gpu.span, "derived" if written is not None
+                                               else "assumed", f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})"))
+    per_node = layout.get("cluster.gpus_per_node")
+    named = written is not None  # named by the launch, --gpu or the config, not plint's default
+    if named and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
+        domain = Value(spec.scale_up_domain, gpu.span, "derived", f"{spec.name}: NVLink spans "
+                                                                   f"{spec.scale_up_domain} GPUs ({spec.source})")
+    elif per_node is not None and per_node.value:
+        domain = Value(min(per_node.value, spec.scale_up_domain) if named else per_node.value,
+                       per_node.span, "derived", "the GPUs of one node")
+    else:
+        domain = Value(None, None, "derived", "GPUs per node unknown")
+    layout.set("cluster.nvlink_domain", domain)
+
+
+def _facts(launch: Launch, layout: Layout, prefixes: tuple[str, ...]) -> None:
+    for key, value in launch.facts.items():
+        if key.startswith(prefixes) or key == "precision":
+            layout.set(key, value)
+
+
+def _megatron_parallel(launch: Launch, layout: Layout) -> None:
+    world = layout.get("cluster.world_size") or unresolved("no world size")
+    one = default(1)
+    tp = layout.get("parallel.tp") or one
+    pp = layout.get("parallel.pp") or one
+    cp = layout.get("parallel.cp") or one
+    sequence_parallel = layout.get("parallel.sequence_parallel")
+    if sequence_parallel is not None and sequence_parallel.value is True and tp.value == 1:
+        # validate_args turns it off at tp 1 ("Disabling sequence parallelism because tensor model parallelism
+        # is disabled"; megatron/training/arguments.py, and megatron/arguments.py of the forks): the layout
+        # says what runs; PL304 reads the flag itself (the trainer fact "sequence_parallel_flag")
+        layout.set("parallel.sequence_parallel", derived(
+            False, "--sequence-parallel is turned off by the trainer at tp 1", sequence_parallel.span))
+    if launch.trainer.value == "megatron-deepspeed":
+        sp = launch.facts.get("ds_sequence_parallel_size") or one
+        layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{sp}) (world / tp*pp*ds_sequence_parallel)",
+                                           world, tp=tp, pp=pp, sp=sp))
+    else:
+        layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{cp}) (world / tp*pp*cp)",
+                                           world, tp=tp, pp=pp, cp=cp))
+
+
+# ZeRO stage -> what it shards (DeepSpeed's zero_optimization.stage; Megatron-DeepSpeed's --zero-stage)
+_ZERO_SHARDING = {0: "none", 1: "optimizer", 2: "gradients", 3: "parameters"}
+
+
+def _sharding(launch: Launch, layout: Layout) -> None:
+    """parallel.sharding: what data parallelism shards. Read as written (Megatron-FSDP's strategy, HF's
+    --fsdp), else derived from the ZeRO stage or the distributed optimizer (which shards the optimizer
+    states: megatron-core's DistributedOptimizer)."""
+    written = launch.facts.get("parallel.sharding")
+    if written is not None:
+        layout.set("parallel.sharding", written)
+        return
+    zero = layout.get("parallel.zero_stage")
+    dist_opt = layout.get("parallel.distributed_optimizer")
+    if zero is not None and launch.trainer.value != "megatron":
+        # the stage the cost model uses (the JSON's, else Megatron-DeepSpeed's --zero-stage); an unknown
+        # stage leaves the sharding null: PL002 names the stage itself, once
+        if zero.known and isinstance(zero.value, int) and zero.value in _ZERO_SHARDING:
+            layout.set("parallel.sharding", derived(_ZERO_SHARDING[zero.value], f"ZeRO stage {zero.value}",
+                                                    zero.span))
+        return
+    if dist_opt is not None and dist_opt.known:
+        layout.set("parallel.sharding", derived(
+            "optimizer" if dist_opt.value else "none",
+            "--use-distributed-optimizer" if dist_opt.value else "no distributed optimizer, no ZeRO",
+            dist_opt.span))
+
+
+def _megatron_batch(layout: Layout) -> None:
+    dp = layout.get("parallel.dp")
+    micro = layout.get("batch.micro") or default(1)
+    layout.set("batch.micro", micro)
+    glob = layout.get("batch.global")
+    if glob is None or (glob.value is None and glob.origin == "default"):
+        glob = product("global = {micro}*{dp} (Megatron's default: one micro-batch per step)",
+                       micro=micro, dp=dp)
+        if glob.known:
+            glob = Value(glob.value, None, "default", glob.note)
+        layout.set("batch.global", glob)
+    m = quotient("num_microbatches = {n} / ({micro}*{dp})", glob, micro=micro, dp=dp)
+    layout.set("batch.num_microbatches", m)
+    layout.set("batch.grad_accum", m)
+
+
+def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
+    """Batch for DeepSpeed engines: the JSON's triple, with HF-Trainer flags filling "auto"."""
+    from plint.reading.sources.deepspeed_config import derive_batch
+
+    world = layout.get("cluster.world_size") or unresolved("no world size")
+    dp = world
+    cfg = launch.ds_config
+    if cfg is not None and getattr(cfg, "sequence_parallel_size", None) is not None \
+            and cfg.sequence_parallel_size.known:
+        dp = quotient("dp = {n} / {sp} (world / sequence_parallel_size)", world,
+                      sp=cfg.sequence_parallel_size)
+    layout.set("parallel.dp", dp if dp is not world else
+               Value(world.value, world.span, "derived" if world.known else world.origin,
+                     "dp = world size (no model parallelism)" if world.known else world.note))
+    micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
+    if cfg is not None:
+        batch = derive_batch(cfg, layout.get("parallel.dp"))
+        for key, v in (("batch.micro", batch.micro), ("batch.global", batch.global_),
+                       ("batch.grad_accum", batch.grad_accum)):
+            layout.set(key, v)
+        layout.extras.setdefault("problems", []).extend(getattr(batch, "problems", []))
+    # The HF Trainer / Accelerate fill "auto" from their own arguments.
+    for key, flag in (("batch.micro", micro), ("batch.grad_accum", gas)):
+        current = layout.get(key)
+        if flag is not None and (current is None or not current.known):
+            layout.set(key, flag)
+    if launch.trainer.value != "megatron-deepspeed":
+        g = layout.get("batch.global")
+        if g is None or not g.known:
+            # without a DeepSpeed config nor the script's batch flags the batch is the script's own default:
+            # unknown (never 1 presented as derived); an absent accumulation is 1, as DeepSpeed's default, only
+            # where a config says the rest
+            gas = layout.get("batch.grad_accum") or (default(1, "gradient_accumulation_steps defaults to 1")
+                                                     if cfg is not None else None)
+            layout.set("batch.global", product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
+                                               micro=layout.get("batch.micro") or _no_batch(launch),
+                                               gas=gas or _no_batch(launch), dp=layout.get("parallel.dp")))
+    layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
+
+
+def _no_batch(launch: Launch) -> Value:
+    gap = launch.facts.get("arguments.incomplete")
+    return gap if gap is not None else unresolved(
+        "the batch is not given: no DeepSpeed config, and no --per_device_train_batch_size / "
+        "--gradient_accumulation_steps the reader knows (the script's own defaults decide it)")
+
+
+def _precision(launch: Launch, layout: Layout) -> None:
+    if layout.get("precision") is not None and layout.value("precision") is not None:
+        return
+    cfg = launch.ds_config
+    if cfg is not None:
+        for name, attr in (("bf16", "bf16_enabled"), ("fp16", "fp16_enabled")):
+            v = getattr(cfg, attr, None)
+            if v is not None and v.value is True:
+                layout.set("precision", Value(name, v.span, v.origin, f"{cfg.path}: {name}.enabled"))
+                return
+    if layout.get("precision") is None and cfg is None and launch.trainer.value == "deepspeed":
+        # a DeepSpeed client script with no config the reader found builds its own (a dict passed to
+        # deepspeed.initialize): its bf16/fp16 sections, not an absent flag, decide the precision
+        layout.set("precision", unresolved("the precision is in the DeepSpeed config the training script builds "
+                                           "in Python (no --deepspeed_config file the reader found)"))
+    if layout.get("precision") is None:
+        layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
+
+
+def build_layout(launch: Launch) -> Layout:
+    chain = launch.chain
+    layout = Layout()
+    layout.site = chain.calls[-1].command.site if chain.calls else None
+    command = chain.calls[-1].command if chain.calls else None
+    layout.conditions = tuple(command.conditions) if command is not None else ()
+    launcher_span = chain.calls[-1].command.words[0].value_span if chain.calls else None
+    layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
+    in_slurm = launch.slurm is not None or any(c.launcher == "srun" for c in chain.calls)
+    layout.set("scheduler", derived("slurm" if in_slurm else None,
+                                    "#SBATCH directives or srun" if in_slurm else "no scheduler"))
+    layout.set("trainer", launch.trainer)
+    layout.set("entrypoint", _word_value(chain.entrypoint, "entrypoint"))
+    _cluster(launch, layout)
+    trainer = launch.trainer.value
+    if trainer in ("megatron", "megatron-deepspeed"):
+        _facts(launch, layout, ("parallel.", "batch.", "model.", "recompute."))
+        _megatron_parallel(launch, layout)
+        if trainer == "megatron-deepspeed" and launch.ds_config is not None:
+            z = launch.ds_config.zero_stage
+            if z is not None:
+                layout.set("parallel.zero_stage", z)
+        elif trainer == "megatron-deepspeed" and launch.facts.get("deepspeed.config") is not None:
+            # DeepSpeed runs the stage its config names; --zero-stage is only Megatron's own copy, so a
+            # config plint cannot read leaves the stage unknown
+            why = launch.facts["deepspeed.config"]
+            layout.set("parallel.zero_stage", unresolved(
+                f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span))
+        if trainer == "megatron-deepspeed" and launch.ds_config is not None:
+            _deepspeed_batch_check(launch, layout)
+        _megatron_batch(layout)
+    elif trainer == "deepspeed" or launch.ds_config is not None:
+        _facts(launch, layout, ("model.", "recompute."))
+        if launch.ds_config is not None:
+            layout.set("parallel.zero_stage", launch.ds_config.zero_stage)
+        _deepspeed_batch(launch, layout)
+    else:
+        _facts(launch, layout, ("model.", "recompute."))
+    _sharding(launch, layout)
+    _precision(launch, layout)
+    layout.extras["facts"] = launch.facts
+    layout.extras["chain"] = chain
+    layout.extras["ds_config"] = launch.ds_config
+    layout.extras["trainer_args"] = launch.trainer_args
+    layout.extras["slurm"] = launch.slurm
+    return layout
+
+
+def _deepspeed_batch_check(launch: Launch, layout: Layout) -> None:
+    """Megatron-DeepSpeed: the trainer's flags govern the batch; keep the JSON's view for rules."""
+    from plint.reading.sources.deepspeed_config import derive_batch
+
+    batch = derive_batch(launch.ds_config, layout.get("parallel.dp"))
+    layout.extras["ds_batch"] = batch

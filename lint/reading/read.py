@@ -1,0 +1,478 @@
+"""Read one file into launches and layouts: the parse -> Launch -> Layout part of the data flow.
+
+Shell files go through the static evaluator (seeded with the Slurm variables its #SBATCH lines imply
+and with --env), then the launcher, trainer and DeepSpeed readers; a DeepSpeed JSON given alone is
+read for its own sake (it has no launch, so no layout).
+"""
+
+from __future__ import annotations
+
+import os
+from plint.record import field, record
+
+from plint.layout import Layout
+from plint.reading.normalise import Launch, build_layout
+from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
+from plint.source import SourceFile, display_path, normal_path, path_is_file, path_suffix, read_bytes
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT
+from plint.values import Value
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from pathlib import Path
+
+SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
+MAX_FILE_BYTES = 4 * 1024 * 1024
+
+
+@record
+class FileReading:
+    path: str
+    kind: str  # "shell" | "json"
+    source: SourceFile | None = None
+    shell: ShellResult | None = None
+    launches: list[Launch] = field(default_factory=list)
+    layouts: list[Layout] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    unreadable: str | None = None  # why the file could not be read at all (PL001)
+    ds_config: object = None  # a DeepSpeed JSON read on its own
+    root: object = None  # plint.root.Root: where this check read files (reports read back only there)
+    # commands that plainly start training but yielded no launch (sources.unlaunched), for a file with none
+    unused_launches: list = field(default_factory=list)
+
+
+def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
+    try:
+        size = os.stat(path).st_size
+        if size > MAX_FILE_BYTES:
+            return None, f"file is too large to be a launch file ({size} bytes)"
+        raw = read_bytes(path)
+    except OSError as exc:  # plint.root.Refused too: outside the root, a FIFO, a device
+        return None, f"cannot read file: {exc.strerror or exc}"
+    except ValueError as exc:  # a NUL byte in the name
+        return None, f"cannot read file: {exc}"
+    if b"\x00" in raw[:8192]:
+        return None, "binary file (contains NUL bytes)"
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+    return SourceFile(display, text), None
+
+
+def file_kind(path: str | Path) -> str:
+    return "json" if path_suffix(path).lower() == ".json" else "shell"
+
+
+def env_vars(env: dict[str, str]) -> dict[str, Var]:
+    """--env NAME=VALUE as exported shell variables of origin "env"."""
+    return {name: Var(name, (Piece(value, None, "env"),), exported=True)
+            for name, value in env.items() if not name.isdigit()}
+
+
+def positional_words(env: dict[str, str]) -> list[Word] | None:
+    """--env 1=VALUE 2=VALUE seeds the script's positional parameters."""
+    numbered = {int(k): v for k, v in env.items() if k.isdigit() and int(k) > 0}
+    if not numbered:
+        return None
+    return [Word((Piece(numbered.get(i, ""), None, "env"),)) for i in range(1, max(numbered) + 1)]
+
+
+class FileLookup:
+    """Files a launch names, looked up the way the script would see them: virtual first, then disk."""
+
+    def __init__(self, result: ShellResult | None, base: str | Path):
+        self.result, self.base = result, base
+        self.cache: dict[str, SourceFile | None] = {}
+        self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
+        self.refused: dict[str, str] = {}  # name -> why: files named but outside the root (plint.root)
+
+    def unread(self, name: str) -> str | None:
+        """Why a named file is not read when the root refuses it (a note for the value), else None.
+        A file the script wrote from one outside the root is refused the same way."""
+        from plint.root import note_for
+
+        resolved = self._resolve(name)
+        if self.result is not None:
+            vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
+            if vf is not None:
+                return _unknown_whole(vf.content)
+        return note_for(resolved)
+
+    def _resolve(self, name: str) -> str:
+        path = name if os.path.isabs(name) else os.path.join(os.path.abspath(str(self.base)), name)
+        return os.path.normpath(path)
+
+    def mapped(self, name: str) -> tuple[str, MappedText | None]:
+        resolved = self._resolve(name)
+        if self.result is not None:
+            vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
+            if vf is not None:
+                return resolved, vf.content
+        source = self.source(name)
+        return resolved, MappedText.from_source(source) if source is not None else None
+
+    def source(self, name: str) -> SourceFile | None:
+        resolved = self._resolve(name)
+        if resolved in self.cache:
+            return self.cache[resolved]
+        found: SourceFile | None = None
+        if self.result is not None and resolved in self.result.virtual_files:
+            vf = self.result.virtual_files[resolved]
+            if _unknown_whole(vf.content) is None:
+                found = SourceFile(_display(vf.path), vf.content.render())
+        elif path_is_file(resolved):
+            found, _ = _load(resolved, _display(resolved))
+        why = self.unread(name) if found is None else None
+        if why is not None:
+            self.refused[name] = f"{name}: {why}; values from it are unknown ({WIDEN_HINT})"
+        self.cache[resolved] = found
+        return found
+
+
+def _unknown_whole(content: MappedText) -> str | None:
+    """The reason a written file is unknown through and through (copied from a file plint does not
+    read), else None."""
+    pieces = content.pieces
+    if pieces and all(not p.known for p in pieces):
+        return pieces[0].reason or "its content is not known"
+    return None
+
+
+def _display(path: str) -> str:
+    """Paths shown relative to the working directory when they lie under it."""
+    return display_path(path)
+
+
+def read_path(path: str | Path, env: dict[str, str] | None = None, gpu: str | None = None,
+              assume: dict[str, str] | None = None, releases: dict[str, str] | None = None,
+              trainer_source: str | None = None) -> FileReading:
+    path = normal_path(path)  # str(Path(path)): a string from here on
+    env = env or {}
+    display = _display(path)
+    kind = file_kind(path)
+    source, why = _load(path, display)
+    reading = FileReading(display, kind, source)
+    if source is None:
+        reading.unreadable = why
+        return reading
+    if kind == "json":
+        _read_json_alone(reading, source)
+        return reading
+    _read_shell(reading, source, path, env, gpu, assume or {}, releases or {}, trainer_source)
+    return reading
+
+
+def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
+    from plint.reading.sources.deepspeed_config import read_deepspeed_config
+
+    cfg = read_deepspeed_config(MappedText.from_source(source), source.path)
+    reading.ds_config = cfg
+    problems = list(getattr(cfg.document, "problems", []))
+    slots = _template_slots(source) if problems else None
+    if slots:
+        # a template a script fills (`sed "s/ZERO_STAGE/$Z/"`, `envsubst < t.json > ds.json`): invalid JSON
+        # by design until then; its values are read through the script that fills it
+        reading.problems.append(Problem(
+            "unresolved", f"{source.path} is a template: {', '.join(slots)} "
+            f"{'is' if len(slots) == 1 else 'are'} filled by the script that writes the real config; check "
+            "that script to read the values", problems[0].span))
+        return
+    reading.problems.extend(problems)
+
+
+# A slot a script fills: `${NAME}` / `$NAME` (envsubst, sed) or an ALL_CAPS placeholder (sed)
+_SLOT = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\b[A-Z][A-Z0-9_]{2,}\b"
+
+
+def _template_slots(source: SourceFile) -> list[str]:
+    """The slots of a JSON template, when every token that makes the JSON invalid is one: the text
+    parses once each slot stands for a number. Empty for JSON that is broken some other way."""
+    import json
+    import re
+
+    text = source.data.decode("utf-8", "replace")
+    slots = list(dict.fromkeys(re.findall(_SLOT, text)))
+    if not slots or {"TRUE", "FALSE", "NULL", "NAN"} & set(slots):
+        return []  # no slot, or a mistyped literal rather than one
+    try:
+        json.loads(re.sub(r",\s*([}\]])", r"\1", re.sub(_SLOT, "0", text)))  # hjson allows trailing commas
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than json's recursion allows
+        return []
+    return [s for s in slots if s.startswith("$") or not _inside_string(text, s)] if slots else []
+
+
+def _inside_string(text: str, word: str) -> bool:
+    """Whether every occurrence of an ALL_CAPS word lies inside a JSON string (a value, not a slot)."""
+    import re
+
+    return all(text.count('"', 0, m.start()) % 2 for m in re.finditer(rf"\b{word}\b", text))
+
+
+def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
+                gpu: str | None, assume: dict[str, str], releases: dict[str, str],
+                trainer_source: str | None = None) -> None:
+    from plint.bounds import MAX_LAUNCHES
+    from plint.reading.shell.evaluator import EvalOptions, evaluate
+
+    job = _slurm_job(source)
+    seeded = _slurm_env(job)
+    seeded.update(env_vars(env))  # --env wins over what #SBATCH implies: the user said so
+    for name, value in assume.items():  # an assumed variable the script never sets reads as seeded
+        seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
+
+    def child_env(command, child: SourceFile) -> dict[str, Var]:
+        from plint.reading.sources.slurm import apply_options
+
+        child_job = apply_options(_slurm_job(child), command.words[1:])
+        return _slurm_env(child_job)
+
+    options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume)
+    result = evaluate(source, options)
+    reading.shell = result
+    reading.problems.extend(result.problems)
+    if job is not None:  # a template slot among the #SBATCH options (`#SBATCH <SLURM OPTIONS> --nodes=128`)
+        reading.problems.extend(p for p in job.problems if p.kind == "unresolved")
+    base = os.path.dirname(path) or "."  # Path(path).parent
+    chains = _launch_chains(source, options, result, job, base)
+    # a reading one way through a branch that ran out of its share of the budget says so, once
+    stopped = {p.message: p for chain, lookup in chains if lookup.result is not None and lookup.result is not result
+               for p in lookup.result.problems if p.message.startswith("plint stopped evaluating")}
+    reading.problems.extend(p for p in stopped.values() if p not in reading.problems)
+    if len(chains) > MAX_LAUNCHES:  # a launch line repeated a thousand times: a bounded report
+        extra = chains[MAX_LAUNCHES][0]
+        first = extra.calls[-1].command.site if extra.calls else None
+        reading.problems.append(Problem("unresolved", f"{len(chains) - MAX_LAUNCHES} more launches in this file "
+                                        f"are not read (plint reads at most {MAX_LAUNCHES} per file; repeats "
+                                        "past that are not told apart)", first))
+        chains = chains[:MAX_LAUNCHES]
+    lookups: list[FileLookup] = []
+    if not chains:
+        from plint.reading.sources.unlaunched import unused_launches
+
+        lookups.append(FileLookup(result, base))
+        read = [lookups[0].source(p) for p in result.files_read]
+        reading.unused_launches = unused_launches([source] + [f for f in read if f is not None], result)
+    for chain, lookup in chains:
+        if lookup not in lookups:
+            lookups.append(lookup)
+        launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
+        reading.launches.append(launch)
+        reading.problems.extend(getattr(chain, "problems", []))
+        for slot in _slots(chain):  # a launch's reading of a slot ($X is set from <...>) replaces the file's
+            reading.problems = [p for p in reading.problems if not (p.kind == slot.kind and p.span == slot.span)]
+            reading.problems.append(slot)
+        layout = build_layout(launch)
+        if lookup.result is not None and lookup.result.chosen:  # one way through a branch that chose it
+            layout.conditions = tuple(dict.fromkeys(lookup.result.chosen + list(layout.conditions)))
+        layout.extras["release"] = launch.release
+        layout.extras["catalog"] = launch.catalog
+        reading.problems.extend(layout.extras.pop("problems", []))
+        reading.layouts.append(layout)
+    # a file outside the root that no layout value names as the reason it is unknown (an accelerate
+    # config whose counts the command line gives anyway) is still said once
+    notes = [v.note for layout in reading.layouts for v in layout.fields.values() if v.note]
+    for lookup in lookups:
+        reading.problems.extend(p for p in lookup.problems if p not in reading.problems)
+        refused = [Problem("unresolved", why, None) for name, why in lookup.refused.items()
+                   if not any(name in note and OUTSIDE_NOTE in note for note in notes)]
+        reading.problems.extend(p for p in refused if p not in reading.problems)
+
+
+def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: str) -> list[tuple]:
+    """Each launch with the file lookup of the reading it came from: the script's own reading, and where
+    an undecided branch hides a launch (`eval "$full_cmd"`, shell/choices.py) one reading per way
+    through it, the way bash takes with no arguments first; a launch read twice is kept once."""
+    from plint.reading.shell.evaluator import EvalOptions, evaluate
+
+    out = _readings_launches(source, options, result, job, base)
+    if result.argument_loops and not out:
+        # run with no arguments the script stops before its launch (`[ -z "$MODEL" ] && exit 1` after an
+        # option loop), in every way through its undecided branches: read it with the loop undecided, so
+        # the launch is read and what the options set stays unresolved
+        options = EvalOptions(env=options.env, positional=options.positional, child_env=options.child_env,
+                              assume=options.assume, no_arguments=False)
+        out = _readings_launches(source, options, evaluate(source, options), job, base)
+    return out
+
+
+def _readings_launches(source: SourceFile, options, result: ShellResult, job, base: str) -> list[tuple]:
+    """The launches of one reading and, where an undecided branch hides a launch, of one reading per way
+    through it (the way bash takes with no arguments first); a launch read twice is kept once (among the
+    first MAX_LAUNCHES: the rest are only counted, so a launch called a thousand times stays cheap)."""
+    from plint.bounds import MAX_LAUNCHES
+    from plint.reading.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch, written_at
+    from plint.reading.shell.evaluator import EvalOptions, evaluate
+    from plint.reading.sources.launchers import find_launches
+
+    readings = [result]
+    hidden = hidden_choices(result)
+    if hidden:
+        def variant(**changes):
+            fields = dict(env=options.env, positional=options.positional, child_env=options.child_env,
+                          assume=options.assume, no_arguments=options.no_arguments)
+            return EvalOptions(**{**fields, **changes})
+
+        # the readings one per arm share one more reading's budget (a file is read at most twice over)
+        count = len(forced_readings(hidden)) + 1
+        steps, work = (max(500, options.max_steps // count), max(5000, options.max_work // count))
+        alternatives = [variant(choices=forced, max_steps=steps, max_work=work) for forced in forced_readings(hidden)]
+        if options.positional is None and all(c.on_arguments for c in hidden):
+            # what bash does when run with no arguments
+            alternatives.insert(0, variant(positional=[], max_steps=steps, max_work=work))
+        readings = [evaluate(source, o) for o in alternatives] + readings
+        if len(readings) > 1 and alternatives[0].positional == []:
+            readings[0].chosen.append("the script is run with no arguments")
+    out: list[tuple] = []
+    by_place: dict = {}  # earlier readings' launches by where they are written: only those can be the same
+    for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
+        lookup = FileLookup(one, base)
+        mine = []
+        for chain in find_launches(one, job, lookup.source):
+            if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
+                mine.append(chain)
+                continue
+            if chain.command is not None:
+                earlier = by_place.get(written_at(chain.command), ())
+                if any(same_launch(c, chain.command) for c in earlier) \
+                        or chosen_elsewhere(chain.command, earlier, one.merged_from):
+                    continue
+            mine.append(chain)
+        out.extend((chain, lookup) for chain in mine)
+        for chain in mine:
+            if chain.command is not None:
+                by_place.setdefault(written_at(chain.command), []).append(chain.command)
+    return out
+
+
+def _slots(chain) -> list[Problem]:
+    """The template slots (`<PATH TO DATASET>`) a launch's commands hold, each an unfilled value."""
+    from plint.reading.shell.placeholders import slot_problems
+
+    commands = [call.command for call in chain.calls] + ([chain.command] if chain.command is not None else [])
+    return slot_problems(w for c in commands for w in c.words)
+
+
+def _slurm_job(source: SourceFile):
+    """The job the script's #SBATCH (or #SLURM) directives ask for; None without any, and then the
+    Slurm reader is not even imported (most launch scripts are not batch scripts)."""
+    if b"#SBATCH" not in source.data and b"#SLURM" not in source.data:
+        return None
+    from plint.reading.sources.slurm import read_directives
+
+    return read_directives(source)
+
+
+def _slurm_env(job) -> dict[str, Var]:
+    """The SLURM_* variables a job's directives imply inside it."""
+    if job is None:
+        return {}
+    from plint.reading.sources.slurm import implied_env
+
+    return implied_env(job)
+
+
+def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str],
+            launch_file: str | None = None, trainer_source: str | None = None) -> Launch:
+    from plint.catalog.in_force import catalog_in_force
+    from plint.reading.sources.entry_script import read_entry_script
+    from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
+    from plint.reading.sources.trainer import detect_trainer, fork_release
+
+    is_module = bool(chain.calls) and chain.calls[-1].is_module
+    program = chain.entrypoint.text if chain.entrypoint is not None else None
+    script = read_entry_script(program, is_module, launch_file) if launch_file else None
+    trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
+    launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
+    flavour = trainer.value
+    if flavour in ("megatron", "megatron-deepspeed"):
+        named = _named_release(releases.get("megatron"), flavour)
+        recognised = None
+        if named is None and flavour == "megatron-deepspeed":
+            fork = fork_release(chain.entrypoint, chain.trainer_args)
+            recognised = fork.value if fork is not None else None
+        entry = chain.entrypoint.display() if chain.entrypoint is not None else None
+        in_force = catalog_in_force(flavour, launch_file or ".", entry, named, trainer_source,
+                                    recognised=recognised)
+        catalog = in_force.catalog
+        launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
+        launch.catalog = in_force
+        args = parse_trainer_args(chain.trainer_args, catalog)
+        launch.trainer_args = args
+        launch.facts = megatron_facts(args, catalog, flavour)
+    else:
+        from plint.reading.sources.hf import hf_facts
+
+        launch.facts = hf_facts(chain.trainer_args)
+    config_path = launch.facts.get("deepspeed.config_path")
+    if config_path is not None:
+        launch.ds_config = _ds_config(config_path, lookup, launch)
+    return launch
+
+
+def _named_release(named: str | None, flavour: str) -> str | None:
+    """The configured release when it fits the trainer: a Megatron-LM release for Megatron-LM, a fork
+    name for Megatron-DeepSpeed (a Megatron-LM release says nothing about which fork runs)."""
+    from plint.catalog.flags import release_info
+
+    info = release_info(named) if named else None
+    return named if info is not None and info["flavour"] == flavour else None
+
+
+def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
+    from plint.reading.shell.template import mark_unfilled
+    from plint.reading.sources.deepspeed_config import read_deepspeed_config
+
+    word = launch.facts.get("deepspeed.config_word")
+    if not config_path.known and word is not None and lookup.result is not None:
+        # a path with an unknown part (`$DIR/ds.json`) still matches the file the script wrote to it
+        vf = lookup.result.virtual_files.get(word.value)
+        if vf is not None and _unknown_whole(vf.content) is None:
+            # the script wrote it: a template slot left in it stays unfilled
+            return _readable(read_deepspeed_config(mark_unfilled(vf.content, word.value), word.value), None,
+                             launch, lookup, config_path)
+        if vf is not None:
+            return _unread_config(launch, lookup, config_path,
+                                  f"the DeepSpeed config {word.value}: {_unknown_whole(vf.content)}")
+    if not config_path.known:
+        launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
+                                                 f"DeepSpeed config path: {config_path.note}")
+        return None
+    why = lookup.unread(str(config_path.value))
+    if why is not None:
+        return _unread_config(launch, lookup, config_path,
+                              f"the DeepSpeed config {config_path.value}: {why}; its keys are unknown ({WIDEN_HINT})")
+    resolved, text = lookup.mapped(str(config_path.value))
+    if text is None:
+        launch.facts["deepspeed.config"] = Value(
+            None, config_path.span, "unresolved",
+            f"the DeepSpeed config {config_path.value} is neither in the repository nor written by the script")
+        return None
+    written = lookup.result is not None and (resolved in lookup.result.virtual_files
+                                             or str(config_path.value) in lookup.result.virtual_files)
+    if written:
+        text = mark_unfilled(text, _display(resolved))  # the script wrote it: a slot left in it stays unfilled
+    return _readable(read_deepspeed_config(text, _display(resolved)),
+                     None if written else lookup.source(str(config_path.value)), launch, lookup, config_path)
+
+
+def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup, config_path: Value):
+    """The config, or None when DeepSpeed could not load it (not JSON, not an object): then its error
+    is the same PL001 as when the file is checked alone (one verdict per file), and no value of the
+    launch comes from it (a broken config sets no ZeRO stage). A `sed` template on disk is not broken
+    (see _read_json_alone)."""
+    broken = [p for p in cfg.problems if p.kind == "syntax"]
+    if not broken or (source is not None and _template_slots(source)):
+        return cfg
+    lookup.problems.extend(p for p in broken if p not in lookup.problems)
+    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
+                                             f"DeepSpeed cannot load its config: {broken[0].message}")
+    return None
+
+
+def _unread_config(launch: Launch, lookup: FileLookup, config_path: Value, note: str) -> None:
+    """A DeepSpeed config plint may not read (outside the root, or copied from there): unresolved, and
+    said once (PL002) even where the command line gives every value the config would."""
+    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved", note)
+    if not any(p.message == note for p in lookup.problems):
+        lookup.problems.append(Problem("unresolved", note, config_path.span))
+    return None

@@ -1,0 +1,287 @@
+"""The evaluator's simple commands: recording them, builtins, getopts, functions, nested commands
+(a mixin of plint.reading.shell.evaluator.Shell)."""
+
+from __future__ import annotations
+
+import os
+
+from plint.reading.shell import arith
+from plint.reading.shell.arguments import getopts_step
+from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unknown
+from plint.reading.shell.unit import Unit
+from plint.source import SourceFile
+from plint.reading.shell.fields import _unknown_arguments, _var_text
+from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, _Break,
+                                       _Budget, _Continue, _Exit, _Return)
+
+
+class Commands:
+
+    # ---- commands ---------------------------------------------------------------------------------
+    @staticmethod
+    def _command_parts(node):
+        prefix, rest, seen_name = [], [], False
+        for c in node.named_children:
+            if not seen_name and c.type in ("variable_assignment", "file_redirect") and \
+                    node.child_by_field_name("name") is not None:
+                prefix.append(c)
+                continue
+            if c.type == "command_name":
+                seen_name = True
+                rest.append(c.named_children[0] if c.named_children else c)
+                continue
+            if c.type in ("file_redirect", "herestring_redirect", "comment"):
+                continue
+            if seen_name:
+                rest.append(c)
+            else:
+                prefix.append(c)
+        return prefix, rest
+
+    def command(self, node, unit: Unit, stdin: MappedText | None = None, output: bool = False) -> int | None:
+        """Run a simple command. With `output`, what it writes to stdout (when plint can tell) is
+        left in self.last_output for the next stage of a pipeline or a redirection."""
+        if output:
+            self.last_output = None
+        if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
+            raise _Budget(f"at a command of {node.named_child_count:,} words (plint's bound is "
+                          f"{MAX_COMMAND_WORDS:,})")
+        prefix, rest = self._command_parts(node)
+        name_node = node.child_by_field_name("name")
+        if name_node is None:
+            for c in prefix:
+                if c.type == "variable_assignment":
+                    self.assign(c, unit)
+            return 0
+        # tree-sitter-bash sometimes glues a line of assignments onto the next line's command
+        if prefix and b"\n" in unit.data[prefix[-1].end_byte:name_node.start_byte].replace(b"\\\n", b""):
+            for c in prefix:
+                if c.type == "variable_assignment":
+                    self.assign(c, unit)
+            prefix = []
+        words = self.words(rest, unit)
+        if not words:  # `$EMPTY` alone: the assignments before it stay in the shell
+            for c in prefix:
+                if c.type == "variable_assignment":
+                    self.assign(c, unit)
+            return 0
+        assignments: dict[str, Var] = {}
+        for c in prefix:
+            if c.type == "variable_assignment":
+                self.assign(c, unit, env=assignments)
+        site = unit.span(node.start_byte, node.end_byte)
+        herestring = next((c for c in node.children if c.type == "herestring_redirect"), None)
+        if herestring is not None:
+            stdin = self.herestring(herestring, unit)
+        if output:
+            self.last_output = self.producer(words, unit, stdin, site, assignments)
+        return self.run(words, site, unit, assignments, stdin)
+
+    def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
+        parent, via = self.parents[-1] if self.parents else (None, None)
+        cmd = Command(words, site, dict(self.vars), assignments, parent, via, tuple(self.conditions),
+                      self.loops > 0)
+        self.result.commands.append(cmd)
+        return cmd
+
+    def run(self, words: list[Word], site, unit: Unit, assignments: dict[str, Var],
+            stdin: MappedText | None) -> int | None:
+        name = words[0].text
+        args = words[1:]
+        if name is None:
+            self.record(words, site, assignments)
+            return None
+        base = name.rsplit("/", 1)[-1]
+        if base in DECLARE:
+            self.declare_words(base, args)
+            return 0
+        if name in self.functions and self.depth < MAX_DEPTH:
+            self.record(words, site, assignments)
+            return self.call(name, args)
+        cmd = self.record(words, site, assignments)
+        texts = [w.text for w in args]
+        if base in ("source", "."):
+            if args:
+                self.source(args[0], args[1:], unit)
+            return 0
+        if base == "eval":
+            pieces: list[Piece] = []
+            for i, w in enumerate(args):
+                if i:
+                    pieces.append(Piece(" ", None))
+                pieces.extend(w.pieces)
+            self.second_parse(pieces, unit, cmd, "eval", fresh=False)
+            return None
+        if base == "set":
+            if "--" in texts:
+                self.positional = args[texts.index("--") + 1:]
+            return 0
+        if base == "shift":
+            n = int(texts[0]) if texts and texts[0] and texts[0].isdigit() else 1
+            if self.positional is not None:
+                self.positional = self.positional[n:]
+            return 0
+        if base == "getopts":
+            return self.getopts(args)
+        if base in ("true", ":"):
+            return 0
+        if base == "false":
+            return 1
+        if base == "exit":
+            raise _Exit()
+        if base == "return":
+            raise _Return()
+        if base == "break":
+            raise _Break()
+        if base == "continue":
+            raise _Continue()
+        if base in ("[", "test"):
+            return self.test_words(args[:-1] if base == "[" else args)
+        if base == "let":
+            for t in texts:
+                if t is not None:
+                    self.arith_text_plain(t, site)
+            return None
+        if base == "unset":
+            self.unset([t for t in texts if t is not None])
+            return 0
+        if base in ("sed", "cp", "mv"):
+            self.file_command(base, args, unit, site)
+        self.nested(words, cmd, unit, stdin)
+        return None
+
+    def file_command(self, name: str, args: list[Word], unit: Unit, site) -> None:
+        """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file."""
+        if name == "envsubst":
+            from plint.reading.shell.template import run_envsubst
+
+            def lookup(name: str) -> Var | None:
+                given = (prefix_env or {}).get(name)
+                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+
+            return run_envsubst(args, stdin, lookup)
+        if name == "sed":
+            if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
+                from plint.reading.shell.sed import run_sed
+
+                run_sed(args, None, lambda w: self.file_text(w, unit),
+                        lambda w, content: self.write(w, content, False, unit, site))
+            return
+        paths = [w for w in args if not (w.text or "").startswith("-")]
+        if len(paths) != 2:
+            return
+        content = self.file_text(paths[0], unit)
+        if content is None:
+            return
+        target = paths[1]
+        if target.known and (target.text.endswith("/") or os.path.isdir(self.resolve_path(target.text, unit))):
+            target = Word(target.pieces + (Piece(os.path.basename(paths[0].display()), None),), target.site)
+        self.write(target, content, False, unit, site)
+        if name == "mv" and paths[0].known:
+            self.result.virtual_files.pop(str(self.resolve_path(paths[0].text, unit)), None)
+
+    def arith_text_plain(self, text: str, site) -> None:
+        out = arith.evaluate(text, self.arith_lookup)
+        for name, value in out.assignments.items():
+            self.vars[name] = Var(name, (Piece(str(value), site, "derived"),) if value is not None else
+                                  (unknown(f"${name} is computed from unknown values", name, site),), None,
+                                  self.vars[name].exported if name in self.vars else False, site)
+
+    def no_arguments(self) -> bool:
+        """Whether to read the script as run with no arguments at a loop over them (none given)."""
+        if self.positional is not None or not self.options.no_arguments:
+            return False
+        self.result.argument_loops = True
+        return True
+
+    def getopts(self, args: list[Word]) -> int | None:
+        """`getopts OPTSTRING NAME [ARGS]` over the script's (or the function's) arguments; with none
+        given it ends at once, so `while getopts ...` runs no time, as with no arguments."""
+        texts = [w.text for w in args]
+        if len(texts) < 2 or texts[0] is None or not texts[1] or not texts[1].isidentifier():
+            return None
+        if len(texts) > 2:
+            words = args[2:]
+        elif self.no_arguments():
+            return 1
+        elif self.positional is None:
+            return None
+        else:
+            words = list(self.positional)
+        optind = arith.evaluate(_var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
+        offset = self.getopts_offset if optind == self.getopts_at else 0
+        step = getopts_step(texts[0], [w.text for w in words], optind, offset)
+        if step.status is None:
+            return None
+        self.getopts_at, self.getopts_offset = step.optind, step.offset
+        self.vars[texts[1]] = Var(texts[1], (Piece(step.name or "?", None, "derived"),))
+        self.vars["OPTIND"] = Var("OPTIND", (Piece(str(step.optind), None, "derived"),))
+        if step.optarg is not None:  # a whole word (`-t 2`) keeps where it was written
+            whole = words[step.optind - 2] if 0 <= step.optind - 2 < len(words) else None
+            self.vars["OPTARG"] = Var("OPTARG", whole.pieces if whole is not None and whole.text == step.optarg
+                                      else (Piece(step.optarg, None, "derived"),))
+        return step.status
+
+    def call(self, name: str, args: list[Word]) -> int | None:
+        body, unit = self.functions[name]
+        saved_positional = self.positional
+        if not (self.positional is None and len(args) == 1 and _unknown_arguments(args[0])):
+            self.positional = args  # `main "$@"` with no arguments given keeps them not given
+        self.locals.append({})
+        self.depth += 1
+        try:
+            return self.statement(body, unit)
+        except _Return:
+            return None
+        finally:
+            self.depth -= 1
+            for k, v in self.locals.pop().items():
+                if v is None:
+                    self.vars.pop(k, None)
+                else:
+                    self.vars[k] = v
+            self.positional = saved_positional
+
+    def nested(self, words: list[Word], cmd: Command, unit: Unit, stdin: MappedText | None = None) -> None:
+        """A shell started with a command string (`bash -c STR`, `srun ... sh -c STR`,
+        `sbatch --wrap STR`), a script file (`bash FILE`, `sbatch FILE`, `srun ... bash FILE`,
+        `./run.sh`) or a script on stdin (`sbatch <<EOF`, `bash -s <<EOF`)."""
+        texts = [w.text for w in words]
+        for i, t in enumerate(texts):
+            base = t.rsplit("/", 1)[-1] if t else None
+            if base in SHELLS:
+                j = i + 1
+                while j < len(texts) and texts[j] and texts[j].startswith("-") and texts[j] not in ("-c", "--"):
+                    j += 1
+                reads_stdin = "-s" in texts[i + 1:j] or j >= len(words)
+                if j < len(texts) and texts[j] == "--":
+                    j += 1
+                if j < len(texts) and texts[j] == "-c" and j + 1 < len(words):
+                    self.second_parse(list(words[j + 1].pieces), unit, cmd, "bash -c", fresh=True,
+                                      positional=words[j + 3:], arg0=words[j + 2] if j + 2 < len(words) else None)
+                elif reads_stdin and stdin is not None:
+                    self.stdin_script(stdin, words[j:], cmd, "bash FILE", unit)
+                elif j < len(words):
+                    self.child_script(words[j], words[j + 1:], cmd, "bash FILE", unit)
+                return
+            if base == "sbatch":
+                j = i + 1
+                while j < len(texts):
+                    t2 = texts[j] if texts[j] is not None else words[j].display()  # `--job-name=$X`
+                    if not t2.startswith("-"):
+                        break
+                    if t2 == "--wrap" and j + 1 < len(words) or t2.startswith("--wrap="):
+                        wrapped = words[j + 1] if t2 == "--wrap" else words[j].after(len("--wrap="))
+                        extra = self.options.child_env(cmd, SourceFile(unit.source.path, "")) \
+                            if self.options.child_env else {}
+                        self.second_parse(list(wrapped.pieces), unit, cmd, "sbatch", fresh=True,
+                                          positional=[], extra=extra)
+                        return
+                    j += 1 if "=" in t2 or t2 in SBATCH_FLAGS or not t2.startswith("-") else 2
+                if j < len(words):
+                    self.child_script(words[j], words[j + 1:], cmd, "sbatch", unit)
+                elif stdin is not None:
+                    self.stdin_script(stdin, [], cmd, "sbatch", unit)
+                return
+        if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
+            self.child_script(words[0], words[1:], cmd, "bash FILE", unit)

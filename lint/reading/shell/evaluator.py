@@ -1,0 +1,385 @@
+"""The static bash evaluator: walks tree-sitter-bash nodes the way bash would run them, without
+running anything, and records every simple command with fully expanded, provenance-carrying words.
+
+What cannot be known statically (a command substitution, a variable nobody sets, a branch on such a
+value) becomes an unknown Piece that says why; it is never guessed and never executed.
+"""
+
+from __future__ import annotations
+
+import os
+
+from plint.reading.shell import arith
+from plint.reading.shell.model import Command, MappedText, Piece, Problem, ShellResult, Var, Word, unknown
+from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
+from plint.reading.shell.unit import Unit
+from plint.source import SourceFile
+from plint.reading.shell.fields import _flatten, _split, _text
+from plint.reading.shell.state import (EvalOptions, MAX_PIECES, MAX_WORK, _Break, _Budget, _Continue, _Exit,
+                                       _Return, _State, _default_read, _path_reader)
+from plint.reading.shell.expansions import Expansions
+from plint.reading.shell.commands import Commands
+from plint.reading.shell.sourcing import Sourcing
+from plint.reading.shell.control import Control
+
+
+class Shell(Expansions, Commands, Sourcing, Control):
+    def __init__(self, source: SourceFile, options: EvalOptions, result: ShellResult | None = None):
+        self.options = options
+        self.read = _default_read if options.read_file is None else _path_reader(options.read_file)
+        self.result = result or ShellResult(source)
+        self.vars: dict[str, Var] = {k: Var(v.name, v.value, v.items, True, v.span)
+                                     for k, v in options.env.items()}
+        self.positional: list[Word] | None = options.positional
+        self.functions: dict[str, tuple] = {}
+        self.readonly: set[str] = set()  # bash refuses to assign or unset these
+        self.steps = 0
+        self.work = 0  # characters built into values (capped)
+        self.depth = 0
+        self.conditions: list[str] = []
+        self.loops = 0
+        self.parents: list[tuple[Command, str]] = []
+        self.active_files: set[str] = set()
+        self.locals: list[dict[str, Var | None]] = []
+        self.script_path = os.path.abspath(source.path)  # $0, as an absolute path
+        self.arg0: Word | None = None  # $0 given to `bash -c STR NAME ...`
+        self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
+        self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
+        self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
+        self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
+        self.getopts_at, self.getopts_offset = 0, 0  # where in a word of grouped flags getopts stands
+
+    # ---- entry points ----------------------------------------------------------------------------
+    def run_file(self, source: SourceFile) -> None:
+        from plint.reading.shell.parse import parse, recover, syntax_problems
+
+        slots = slot_spans(source.data)
+        # a template slot (`<PATH TO DATASET>`) is one unknown value, never a redirection
+        unit = Unit.from_pieces(slot_pieces(source, slots), source) if slots else Unit.for_file(source)
+        unit.tree = parse(unit.data)
+        problems = syntax_problems(source, unit.tree, unit.data)
+        if problems:
+            # Read what bash would accept: the lines it rejects are blanked (offsets kept) and the
+            # rest parsed again, so a line bash rejects does not swallow the launch after it.
+            unit.data, problems = recover(source, problems, unit.data)
+            unit.tree = parse(unit.data)
+        elif slots and syntax_problems(source, parse(source.data)):
+            # bash refuses the file as written only because of its slots (`X=<Specify path>`): each is a
+            # value left to fill in (PL002, issue 12 point 8), not a syntax error of the script
+            problems = slot_syntax_problems(source, slots)
+        self.result.problems.extend(problems)
+        key = os.path.abspath(source.path)
+        self.active_files.add(key)
+        outer, self.current_file = self.current_file, key
+        try:
+            self.block(unit.tree.root_node.children, unit)
+        finally:
+            self.active_files.discard(key)
+            self.current_file = outer
+
+    def run_unit(self, unit: Unit) -> None:
+        from plint.reading.shell.parse import parse
+
+        unit.tree = parse(unit.data)
+        self.block(unit.tree.root_node.children, unit)
+
+    def tick(self) -> None:
+        self.steps += 1
+        if self.steps > self.options.max_steps:
+            raise _Budget(f"after {self.options.max_steps} steps (a loop or recursion it cannot bound)")
+
+    def over_budget(self, size: int, chars: int) -> bool:
+        """Count a value of `size` pieces and `chars` characters against the file's work budget;
+        True when the value itself is over the value budget (plint.bounds)."""
+        from plint.bounds import MAX_VALUE_CHARS
+
+        self.work += size + chars // 64
+        if self.work > self.options.max_work:
+            raise _Budget(f"after building {self.options.max_work:,} words and values (plint's work budget per "
+                          "file)")
+        return size > MAX_PIECES or chars > MAX_VALUE_CHARS
+
+    @staticmethod
+    def _too_big(what: str, span) -> Piece:
+        from plint.bounds import MAX_VALUE_CHARS
+
+        return unknown(f"{what} is over plint's value budget ({MAX_VALUE_CHARS // 1024} KiB, {MAX_PIECES} parts): "
+                       "not evaluated", name=what.strip("${}[@]") or None, span=span)
+
+    def capped(self, pieces: tuple[Piece, ...] | list[Piece], what: str, span=None) -> tuple[Piece, ...]:
+        """A value as built, or one unknown piece saying so when it is over the value budget."""
+        size = len(pieces)
+        chars = size if size > MAX_PIECES else sum(len(p.text) for p in pieces if p.text is not None)
+        return (self._too_big(what, span),) if self.over_budget(size, chars) else tuple(pieces)
+
+    def capped_items(self, items: tuple[tuple[Piece, ...], ...], name: str, span) -> tuple[tuple[Piece, ...], ...]:
+        """An array as built, or one unknown element when it is over the value budget."""
+        from plint.bounds import MAX_ARRAY_ITEMS
+
+        size = sum(len(item) for item in items[:MAX_ARRAY_ITEMS + 1])
+        chars = sum(len(p.text) for item in items[:MAX_ARRAY_ITEMS + 1] for p in item if p.text is not None) \
+            if size <= MAX_PIECES else size
+        if len(items) > MAX_ARRAY_ITEMS or self.over_budget(size, chars):
+            return ((self._too_big(f"${{{name}[@]}}", span),),)
+        return items
+
+    # ---- statements -------------------------------------------------------------------------------
+    def block(self, nodes, unit: Unit) -> int | None:
+        status: int | None = 0
+        for node in nodes:
+            if node.is_named and node.type not in ("comment", "heredoc_body"):
+                status = self.statement(node, unit)
+        return status
+
+    def statement(self, node, unit: Unit) -> int | None:
+        """Run one statement; returns its exit status (0 true, 1 false, None unknown)."""
+        self.tick()
+        t = node.type
+        try:
+            if t == "command":
+                return self.command(node, unit)
+            if t == "variable_assignment":
+                self.assign(node, unit)
+                return 0
+            if t == "variable_assignments":
+                for c in node.named_children:
+                    self.assign(c, unit)
+                return 0
+            if t == "declaration_command":
+                return self.declaration(node, unit)
+            if t == "unset_command":
+                self.unset([unit.text(c.start_byte, c.end_byte) for c in node.named_children])
+                return 0
+            if t == "redirected_statement":
+                return self.redirected(node, unit)
+            if t == "pipeline":
+                return self.pipeline(node, unit)
+            if t == "list":
+                return self.and_or(node, unit)
+            if t == "compound_statement" and node.children and node.children[0].type == "((":
+                return self.arith_command(node, unit)
+            if t in ("compound_statement", "do_group"):
+                return self.block(node.children, unit)
+            if t == "subshell":
+                saved = self.snapshot()
+                try:
+                    return self.block(node.children, unit)
+                finally:
+                    self.restore(saved)
+            if t == "if_statement":
+                return self.if_statement(node, unit)
+            if t == "case_statement":
+                return self.case_statement(node, unit)
+            if t == "for_statement":
+                return self.for_statement(node, unit)
+            if t == "c_style_for_statement":
+                return self.c_for(node, unit)
+            if t == "while_statement":
+                return self.while_statement(node, unit)
+            if t == "function_definition":
+                name = node.child_by_field_name("name")
+                body = node.child_by_field_name("body")
+                if name is not None and body is not None:
+                    self.functions[unit.text(name.start_byte, name.end_byte)] = (body, unit)
+                return 0
+            if t == "negated_command":
+                inner = [c for c in node.named_children]
+                s = self.statement(inner[0], unit) if inner else 0
+                return None if s is None else int(s == 0)
+            if t == "test_command":
+                return self.test(node, unit)
+            if t == "arithmetic_expansion" or t == "compound_statement":
+                return None
+            if t == "ERROR":
+                # An unparsable region: run the statements tree-sitter recovered inside it.
+                return self.block(node.children, unit)
+        except RecursionError:
+            raise _Budget("where the script nests deeper than plint follows") from None
+        return None
+
+    def unset(self, names: list[str]) -> None:
+        """`unset [-v|-f] NAME...`: variables by default, functions with -f."""
+        functions = "-f" in names
+        for name in names:
+            if name.startswith("-") or "[" in name or name in self.readonly:  # one element: rare
+                continue
+            if functions:
+                self.functions.pop(name, None)
+            else:
+                self.vars.pop(name, None)
+
+    def snapshot(self) -> _State:
+        return _State(dict(self.vars), list(self.positional) if self.positional is not None else None,
+                      dict(self.functions))
+
+    def restore(self, state: _State) -> None:
+        self.vars = dict(state.vars)
+        self.positional = list(state.positional) if state.positional is not None else None
+        self.functions = dict(state.functions)
+
+    # ---- assignments ------------------------------------------------------------------------------
+    def assign(self, node, unit: Unit, local: bool = False, export: bool = False,
+               env: dict[str, Var] | None = None) -> None:
+        name_node = node.child_by_field_name("name")
+        value_node = node.child_by_field_name("value")
+        if name_node is None:
+            return
+        op = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
+        index = None
+        if name_node.type == "subscript":
+            base = name_node.child_by_field_name("name")
+            idx = name_node.child_by_field_name("index")
+            name = unit.text(base.start_byte, base.end_byte) if base is not None else ""
+            if idx is not None:
+                idx_text, _ = self.expand_inline(idx.start_byte, idx.end_byte, unit)
+                out = arith.evaluate(idx_text or "", self.arith_lookup) if idx_text is not None else None
+                index = out.value if out is not None else None
+                if index is None:
+                    index = -1
+        else:
+            name = unit.text(name_node.start_byte, name_node.end_byte)
+        if env is None and name in self.readonly:
+            return
+        span = unit.span(node.start_byte, node.end_byte)
+        target = env if env is not None else self.vars
+        old = target.get(name) if env is None else None
+        if local and self.locals:
+            self.locals[-1].setdefault(name, self.vars.get(name))
+        exported = export or (old.exported if old is not None else False)
+        if value_node is not None and value_node.type == "array":
+            items = self.array_items(value_node, unit)
+            if op == "+=" and old is not None:
+                base_items = old.items if old.is_array else ((old.value,) if old.value else ())
+                items = tuple(base_items) + items  # type: ignore[arg-type]
+            target[name] = Var(name, (), self.capped_items(items, name, span), exported, span)
+            return
+        value = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
+        value = self.capped(value, f"${name}", span)
+        if index is not None:
+            current = list(old.items) if old is not None and old.is_array else \
+                ([old.value] if old is not None and old.value else [])
+            if index < 0 or index >= len(current):
+                current.append(value)
+            else:
+                current[index] = value
+            target[name] = Var(name, (), self.capped_items(tuple(current), name, span), exported, span)
+            return
+        if op == "+=" and old is not None:
+            if old.is_array:
+                target[name] = Var(name, (), self.capped_items(tuple(old.items) + (value,), name, span),  # type: ignore
+                                   exported, span)
+                return
+            value = self.capped(tuple(old.value) + value, f"${name}", span)
+        target[name] = Var(name, self.settle(name, value, span), None, exported, span)
+
+    def integer(self, name: str) -> None:
+        """`declare -i N=2*4`: the value of an integer variable is evaluated as arithmetic."""
+        var = self.vars.get(name)
+        if var is None or var.is_array:
+            return
+        text = _text(var.value)
+        if text is None:
+            return
+        out = arith.evaluate(text, self.arith_lookup)
+        if out.value is not None:
+            piece = Piece(str(out.value), var.span, "derived")
+            if len(var.value) == 1 and var.value[0].text == piece.text:
+                piece = var.value[0]  # a plain number keeps its exact position
+            self.vars[name] = Var(name, (piece,), None, var.exported, var.span)
+
+    def settle(self, name: str, value: tuple[Piece, ...], span) -> tuple[Piece, ...]:
+        """An assigned value with unknown parts: the user's assumption if there is one; otherwise the
+        unknown pieces say which variable they feed, so a hint can name it."""
+        if all(p.known for p in value):
+            return value
+        if name in self.options.assume:
+            return (Piece(self.options.assume[name], None, "assumed"),)
+        return tuple(p if p.known or p.name else
+                     Piece(None, p.span, p.origin, reason=f"${name} is set from {p.reason}", name=name,
+                           alternatives=p.alternatives)
+                     for p in value)
+
+    def array_items(self, node, unit: Unit) -> tuple[tuple[Piece, ...], ...]:
+        items: list[tuple[Piece, ...]] = []
+        for c in node.named_children:
+            if c.type == "comment":
+                continue
+            for w in _split(self.expand(c, unit)):
+                items.append(tuple(w))
+        return tuple(items)
+
+    def declaration(self, node, unit: Unit) -> int:
+        keyword = node.children[0].type if node.children else "declare"
+        flags = ""
+        for c in node.named_children:
+            if c.type == "word" and unit.text(c.start_byte, c.end_byte).startswith(("-", "+")):
+                flags += unit.text(c.start_byte, c.end_byte)
+                continue
+            export = keyword == "export" or "x" in flags
+            if c.type == "variable_assignment":
+                self.assign(c, unit, local=keyword == "local" or (keyword in ("declare", "typeset")
+                                                                  and bool(self.locals)),
+                            export=export)
+                name_node = c.child_by_field_name("name")
+                if "i" in flags and name_node is not None:
+                    self.integer(unit.text(name_node.start_byte, name_node.end_byte))
+                if (keyword == "readonly" or "r" in flags) and name_node is not None:
+                    self.readonly.add(unit.text(name_node.start_byte, name_node.end_byte))
+            elif c.type == "variable_name":
+                name = unit.text(c.start_byte, c.end_byte)
+                if keyword == "local" and self.locals:
+                    self.locals[-1].setdefault(name, self.vars.get(name))
+                    self.vars[name] = Var(name, (), None, False, unit.span(c.start_byte, c.end_byte))
+                elif name in self.vars:
+                    if export:
+                        self.vars[name].exported = True
+                elif "a" in flags:
+                    self.vars[name] = Var(name, (), (), export, unit.span(c.start_byte, c.end_byte))
+        return 0
+
+    def declare_words(self, keyword: str, words: list[Word]) -> None:
+        """`export A=1 B` when tree-sitter parsed it as a plain command."""
+        flags = ""
+        for w in words:
+            text = w.display()
+            if text.startswith(("-", "+")) and "=" not in text:
+                flags += text
+                continue
+            export = keyword == "export" or "x" in flags
+            name, sep, _ = text.partition("=")
+            if not name.isidentifier():
+                continue
+            if sep:
+                value = w.after(len(name) + 1)
+                if keyword == "local" and self.locals:
+                    self.locals[-1].setdefault(name, self.vars.get(name))
+                self.vars[name] = Var(name, self.capped(value.pieces, f"${name}", w.site), None,
+                                      export or (name in self.vars and self.vars[name].exported), w.site)
+            elif name in self.vars:
+                if export:
+                    self.vars[name].exported = True
+            elif keyword == "local" and self.locals:
+                self.locals[-1].setdefault(name, None)
+                self.vars[name] = Var(name, (), None, False, w.site)
+
+
+def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellResult:
+    """Evaluate a script statically; never raises."""
+    options = options or EvalOptions()
+    shell = Shell(source, options)
+    try:
+        shell.run_file(source)
+    except _Budget as budget:
+        shell.result.problems.append(Problem(
+            "unresolved", f"plint stopped evaluating {budget.args[0] if budget.args else ''}; later values are "
+                          "not read"))
+    except (_Exit, _Return, _Break, _Continue):
+        pass
+    except RecursionError:
+        shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))
+    except Exception as exc:  # noqa: BLE001 - a reader never raises; the problem names what went wrong
+        shell.result.problems.append(Problem(
+            "unresolved", f"plint could not evaluate the rest of the script ({type(exc).__name__}: {exc})"))
+    shell.result.variables = dict(shell.vars)
+    shell.result.spent = (shell.steps, shell.work)
+    return shell.result

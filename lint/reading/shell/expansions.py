@@ -1,0 +1,592 @@
+"""The evaluator's expansions: words, parameters and their operators, arithmetic, command
+substitutions (a mixin of plint.reading.shell.evaluator.Shell)."""
+
+from __future__ import annotations
+
+import os
+
+from plint.reading.shell import arith
+from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
+from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
+from plint.reading.shell.unit import Unit
+from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_texts, _flatten, _is_empty, _join,
+                                        _split, _text, _var_text)
+from plint.reading.shell.state import EXPANSIONS, _Span
+
+
+class Expansions:
+
+    # ---- expansion --------------------------------------------------------------------------------
+    def words(self, nodes, unit: Unit) -> list[Word]:
+        out: list[Word] = []
+        for n in nodes:
+            site = unit.span(n.start_byte, n.end_byte)
+            for w in _split(self.expand(n, unit)):
+                # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
+                pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
+                out.append(Word(self.capped(pieces, "a word", site), site))
+        return out
+
+    def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
+        t = node.type
+        if t in ("word", "number", "extglob_pattern", "regex", "test_operator", "variable_name",
+                 "special_variable_name", "file_descriptor", "heredoc_start"):
+            return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
+        if t == "raw_string":
+            s, e = node.start_byte + 1, node.end_byte - 1
+            return [[(p, False) for p in unit.pieces(s, e)]] if e > s else [[(Piece("", None), False)]]
+        if t == "ansi_c_string":
+            raw = unit.text(node.start_byte + 2, node.end_byte - 1)
+            try:
+                text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
+            except (UnicodeDecodeError, UnicodeEncodeError):
+                text = raw
+            return [[(unit.piece(node.start_byte + 2, node.end_byte - 1, text), False)]]
+        if t in ("string", "translated_string"):
+            fields: Fields = [[(Piece("", None), False)]]
+            start = node.start_byte + (2 if t == "translated_string" else 1)
+            end = node.end_byte - 1
+            self._container(node, unit, start, end, fields, quoted=True)
+            if len(fields) == 1 and len(fields[0]) == 1 and self._only_all_elements(node, unit):
+                return []  # "${A[@]}" / "$@" with no elements: no word at all, not an empty one (bash)
+            return fields
+        if t == "concatenation":
+            fields = [[]]
+            self._container(node, unit, node.start_byte, node.end_byte, fields, quoted)
+            return fields
+        if t == "simple_expansion" or t == "expansion":
+            return self.parameter(node, unit, quoted)
+        if t == "command_substitution":
+            piped = self.piped_text(node, unit)
+            if piped is not None:
+                return [[(p, not quoted) for p in piped]]
+            return [[(self.substitution(node, unit), not quoted)]]
+        if t == "arithmetic_expansion":
+            return [[(self.arithmetic(node, unit), not quoted)]]
+        if t == "process_substitution":
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} is a process substitution",
+                              span=unit.span(node.start_byte, node.end_byte)), False)]]
+        if t == "brace_expression":
+            return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
+        # anything else: its text, verbatim
+        return [[(p, False) for p in unit.pieces(node.start_byte, node.end_byte)]]
+
+    @staticmethod
+    def _only_all_elements(node, unit: Unit) -> bool:
+        """A double-quoted string holding nothing but `${NAME[@]}` or `$@` expansions."""
+        inner = [c for c in node.children if c.type not in ('"', '$"')]
+        return bool(inner) and all(
+            c.type in ("simple_expansion", "expansion")
+            and _ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
+
+    @staticmethod
+    def _real_start(node) -> int:
+        """tree-sitter-bash sometimes starts an expansion node (and its `$` token) at the whitespace
+        before it; the expansion really starts at the `$`."""
+        if node.type in EXPANSIONS and node.children:
+            first = node.children[0]
+            token = first.text or b""
+            return first.end_byte - len(token.lstrip())
+        return node.start_byte
+
+    def _container(self, node, unit: Unit, start: int, end: int, fields: Fields, quoted: bool) -> None:
+        pos = start
+        for c in node.children:
+            if c.type in ('"', "$\"") and (c.start_byte == node.start_byte or c.end_byte == node.end_byte):
+                continue
+            cs = max(self._real_start(c), pos)
+            if cs > pos:
+                for p in self.literal(pos, min(cs, end), unit, quoted):
+                    fields[-1].append((p, False))
+            if c.type == "string_content":
+                for p in self.literal(max(c.start_byte, pos), c.end_byte, unit, True):
+                    fields[-1].append((p, False))
+            else:
+                _join(fields, self.expand(c, unit, quoted))
+            pos = max(pos, c.end_byte)
+        if pos < end:
+            for p in self.literal(pos, end, unit, quoted):
+                fields[-1].append((p, False))
+
+    def literal(self, start: int, end: int, unit: Unit, quoted: bool) -> list[Piece]:
+        """Literal text with quote removal: backslash escapes (all of them unquoted; only \\$ \\` \\" \\\\
+        and newline inside double quotes), keeping exact spans for unescaped runs."""
+        if end <= start:
+            return []
+        raw = unit.data[start:end]
+        if b"\\" not in raw:
+            return unit.pieces(start, end)
+        out: list[Piece] = []
+        run = start
+        i = start
+        while i < end:
+            if unit.data[i:i + 1] == b"\\" and i + 1 < end:
+                nxt = unit.data[i + 1:i + 2]
+                if not quoted or nxt in (b"$", b"`", b'"', b"\\", b"\n"):
+                    if i > run:
+                        out.extend(unit.pieces(run, i))
+                    if nxt != b"\n":
+                        # a multi-byte character after the backslash stays whole
+                        j = i + 2
+                        while j < end and (unit.data[j] & 0xC0) == 0x80:
+                            j += 1
+                        out.append(unit.piece(i + 1, j))
+                        i = j
+                    else:
+                        i += 2
+                    run = i
+                    continue
+                i += 2
+                continue
+            i += 1
+        if run < end:
+            out.extend(unit.pieces(run, end))
+        return out
+
+    # ---- parameters -------------------------------------------------------------------------------
+    def lookup(self, name: str) -> Var | None:
+        return self.vars.get(name)
+
+    def arith_lookup(self, name: str) -> str | None:
+        """A variable's text for arithmetic (`NAME` or `NAME[INDEX]`, the index already evaluated);
+        None when unknown, including a variable neither the script nor the environment sets."""
+        base, bracket, rest = name.partition("[")
+        var = self.vars.get(base)
+        if var is None:
+            return None
+        if not bracket:
+            return _var_text(var)
+        index = rest[:-1]
+        if not index.lstrip("-").isdigit():
+            return None
+        elements = var.items if var.is_array else ((var.value,) if var.value else ())
+        i = int(index)
+        return _text(elements[i]) if -len(elements) <= i < len(elements) else ""  # type: ignore[index]
+
+    def positional_word(self, index: int, span) -> list[Piece] | None:
+        if self.positional is None:
+            return None
+        if index - 1 < len(self.positional):
+            return list(self.positional[index - 1].pieces)
+        return []
+
+    def parameter(self, node, unit: Unit, quoted: bool) -> Fields:
+        """$X, ${X}, ${X:-d} and the other parameter expansions."""
+        span = unit.span(node.start_byte, node.end_byte)
+        children = [c for c in node.children if c.type not in ("$", "${", "}")]
+        prefix = None
+        if children and children[0].type in ("#", "!") and len(children) > 1:
+            prefix = children[0].type
+            children = children[1:]
+        if not children:
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be read", span=span),
+                      False)]]
+        target = children[0]
+        rest = children[1:]
+        name, index = unit.text(target.start_byte, target.end_byte), None
+        if target.type == "subscript":
+            base = target.child_by_field_name("name")
+            idx = target.child_by_field_name("index")
+            name = unit.text(base.start_byte, base.end_byte) if base is not None else name
+            index = unit.text(idx.start_byte, idx.end_byte) if idx is not None else "0"
+            if idx is not None and index not in ("@", "*"):
+                index, hidden = self.expand_inline(idx.start_byte, idx.end_byte, unit)
+                if index is None:
+                    why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason))
+                    return [[(unknown(f"the index of ${{{name}[...]}} is unknown" + (f": {why}" if why else ""),
+                                      name, span), False)]]
+        value, is_set, multi = self.resolve(name, index, span, quoted)
+        if prefix == "#":
+            if multi is not None:
+                return [[(Piece(str(len(multi)), None, "derived"), False)]]
+            if value is None and not is_set and not name.isdigit():
+                return [[(self.unset_piece(name, span), False)]]
+            t = _text(value) if value is not None else ""
+            p = Piece(str(len(t)), span, "derived") if t is not None else \
+                unknown(f"the length of ${name} is unknown", name, span)
+            return [[(p, not quoted)]]
+        if prefix == "!":
+            ref = _text(value) if value is not None else None
+            if ref and ref.isidentifier():
+                value, is_set, multi = self.resolve(ref, None, span, quoted)
+            else:
+                return [[(unknown(f"${{!{name}}} is an indirect reference plint cannot follow", name, span),
+                          not quoted)]]
+        if rest:
+            op_node = rest[0]
+            op = op_node.type if not op_node.is_named else None
+            operand = rest[1:]
+            if op is not None:
+                return self.operator(op, operand, name, value, is_set, multi, node, unit, quoted, span)
+        if multi is not None:
+            if quoted and index in ("@",) or (quoted and name == "@"):
+                return [[(p, False) for p in w] for w in multi] or [[]]
+            joined: Fields = [[]]
+            for i, w in enumerate(multi):
+                if i:
+                    joined[-1].append((Piece(" ", None), not quoted))
+                joined[-1].extend((p, not quoted) for p in w)
+            return joined
+        if value is None:
+            return [[(self.unset_piece(name, span), False)]]
+        return [[(p, not quoted) for p in value]]
+
+    def unset_piece(self, name: str, span) -> Piece:
+        if name.isdigit():
+            return unknown(parameter_not_given(name), name, span)
+        return unknown(f"${name} is not set in the script and has no default", name, span)
+
+    def resolve(self, name: str, index: str | None, span, quoted: bool):
+        """(pieces or None when unset/unknown-unset, is_set, list of words for @/* or None)."""
+        if name in ("@", "*"):
+            if self.positional is None:
+                return [unknown(NOT_GIVEN, name, span)], True, None
+            return None, True, [list(w.pieces) for w in self.positional]
+        if name == "#":
+            if self.positional is None:
+                return [unknown(COUNT_NOT_GIVEN, name, span)], True, None
+            return [Piece(str(len(self.positional)), None, "derived")], True, None
+        if name.isdigit():
+            if name == "0":
+                if self.arg0 is not None:
+                    return list(self.arg0.pieces), True, None
+                return [Piece(self.script_path, None, "derived")], True, None
+            pieces = self.positional_word(int(name), span)
+            if pieces is None:
+                return None, False, None
+            return pieces, int(name) <= len(self.positional or []), None
+        if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
+            return [unknown(f"${name} is only known at run time", name, span)], True, None
+        if name == "BASH_SOURCE" and name not in self.vars:
+            return [Piece(self.current_file, None, "derived")], True, None
+        var = self.vars.get(name)
+        if var is None:
+            return None, False, None
+        if var.is_array:
+            items = var.items or ()
+            if index in ("@", "*"):
+                return None, True, [list(i) for i in items]
+            if index is None:
+                return (list(items[0]) if items else []), True, None
+            out = arith.evaluate(index, self.arith_lookup)
+            if out.value is None:
+                return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
+            i = out.value
+            return (list(items[i]) if -len(items) <= i < len(items) else []), True, None
+        if index in ("@", "*"):
+            return None, True, [list(var.value)] if var.value else []
+        return list(var.value), True, None
+
+    def operator(self, op, operand, name, value, is_set, multi, node, unit, quoted, span) -> Fields:
+        if multi is not None and op == ":":
+            return self.slice_words(operand, name, multi, unit, quoted, span)
+        if multi is not None:
+            value = [p for w in multi for p in w]
+        operand_fields = None
+
+        def opnd() -> Fields:
+            nonlocal operand_fields
+            if operand_fields is None:
+                operand_fields = [[]]
+                if operand:
+                    s = operand[0].start_byte
+                    e = operand[-1].end_byte
+                    fake = _Span(operand, s, e)
+                    self._container(fake, unit, s, e, operand_fields, quoted)
+            return operand_fields
+
+        text = _text(value) if value is not None else None
+        empty = value is None or text == ""
+        unknown_value = value is not None and text is None
+        if op in (":-", "-", ":=", "=", ":?", "?"):
+            use_default = (not is_set) if op in ("-", "=", "?") else (not is_set or text == "")
+            if unknown_value and op.startswith(":"):
+                return [[(p, not quoted) for p in value]]
+            if not use_default:
+                return [[(p, not quoted) for p in value]]  # type: ignore[union-attr]
+            if op in ("?", ":?"):
+                return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span),
+                          False)]]
+            result = [[(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source,
+                              name) if p.known else p, s) for p, s in f] for f in opnd()]
+            if op in (":=", "="):
+                self.vars[name] = Var(name, _flatten(result), None,
+                                      self.vars[name].exported if name in self.vars else False, span)
+            return [[(p, s and not quoted) for p, s in f] for f in result]
+        if op in (":+", "+"):
+            use = is_set and (op == "+" or not empty)
+            if unknown_value and _is_empty(value) is False:
+                return opnd()  # set and known not to be empty (a merged value may be unset): the word is used
+            if unknown_value:  # nothing, or the operand: both are its alternatives
+                alts = ["<unset>"] + _alternative_texts(_flatten(opnd()))
+                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
+                                  dict.fromkeys(alts)), False)]]
+            return opnd() if use else [[]]
+        if unknown_value or text is None:
+            if value is None and not is_set and name.isdigit() and self.positional is not None:
+                text = ""
+            elif value is None and not is_set:
+                return [[(self.unset_piece(name, span), False)]]
+            else:
+                return [[(unknown(f"${name} is unknown", name, span), not quoted)]]
+        pattern = _text(_flatten(opnd())) if operand else ""
+        result = self.string_op(op, text, pattern, operand, unit, quoted)
+        if result is None:
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
+                              name, span), not quoted)]]
+        return [[(Piece(result, span, "derived"), not quoted)]]
+
+    def slice_words(self, operand, name, multi, unit, quoted, span) -> Fields:
+        """`${@:2}`, `${A[@]:1:3}`: a slice of the words, each kept whole when quoted."""
+        nums = [c for c in operand if c.type != ":"]
+        bounds = [self.expand_inline(n.start_byte, n.end_byte, unit)[0] for n in nums[:2]]
+        values = [arith.evaluate(b, self.arith_lookup).value if b is not None else None for b in bounds]
+        if not values or None in values:
+            return [[(unknown(f"a slice of ${name} with unknown bounds", name, span), False)]]
+        start = values[0]
+        if name in ("@", "*"):  # positional slices count from $0
+            if start == 0:
+                multi = [[Piece(self.script_path, None, "derived")]] + list(multi)
+            else:
+                start -= 1
+        if start < 0:
+            start += len(multi)
+        chosen = multi[max(start, 0):]
+        if len(values) > 1:
+            length = values[1]
+            chosen = chosen[:length]  # a negative length stops that many words before the end
+        if quoted and name != "*":
+            return [[(p, False) for p in w] for w in chosen] or [[]]
+        joined: Fields = [[]]
+        for i, w in enumerate(chosen):
+            if i:
+                joined[-1].append((Piece(" ", None), not quoted))
+            joined[-1].extend((p, not quoted) for p in w)
+        return joined
+
+    def string_op(self, op, text, pattern, operand, unit, quoted) -> str | None:
+        import fnmatch
+
+        if pattern is None:
+            return None
+
+        def match(s: str) -> bool:
+            return fnmatch.fnmatchcase(s, pattern)
+
+        if op in ("#", "##"):
+            rng = range(len(text) + 1) if op == "#" else range(len(text), -1, -1)
+            for i in rng:
+                if match(text[:i]):
+                    return text[i:]
+            return text
+        if op in ("%", "%%"):
+            rng = range(len(text), -1, -1) if op == "%" else range(len(text) + 1)
+            for i in rng:
+                if match(text[i:]):
+                    return text[:i]
+            return text
+        if op in (",,", "^^", ",", "^"):
+            if op == ",,":
+                return text.lower()
+            if op == "^^":
+                return text.upper()
+            return (text[:1].lower() if op == "," else text[:1].upper()) + text[1:]
+        if op in ("/", "//", "/#", "/%"):
+            parts = [c for c in operand if c.type not in ("/",)]
+            pat = _text(_flatten(self.expand(parts[0], unit, True))) if parts else ""
+            rep = _text(_flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
+            if pat is None or rep is None or any(ch in pat for ch in "*?["):
+                if pat and not any(ch in pat for ch in "*?[") and rep is not None:
+                    pass
+                else:
+                    return None
+            if not pat:
+                return text
+            if op == "//":
+                return text.replace(pat, rep)
+            if op == "/#":
+                return rep + text[len(pat):] if text.startswith(pat) else text
+            if op == "/%":
+                return text[:-len(pat)] + rep if text.endswith(pat) else text
+            return text.replace(pat, rep, 1)
+        if op == ":":
+            nums = [c for c in operand if c.type not in (":",)]
+            try:
+                off = arith.evaluate(unit.text(nums[0].start_byte, nums[0].end_byte), self.arith_lookup).value
+                length = arith.evaluate(unit.text(nums[1].start_byte, nums[1].end_byte),
+                                        self.arith_lookup).value if len(nums) > 1 else None
+            except IndexError:
+                return None
+            if off is None or (len(nums) > 1 and length is None):
+                return None
+            s = text[off:] if off >= 0 else text[len(text) + off:]
+            return s if length is None else s[:length]  # negative: that many before the end
+        return None
+
+    # ---- substitutions ----------------------------------------------------------------------------
+    def arithmetic(self, node, unit: Unit) -> Piece:
+        span = unit.span(node.start_byte, node.end_byte)
+        inner_start = node.children[0].end_byte if node.children else node.start_byte
+        inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
+        return self.arith_text(inner_start, inner_end, unit, span)
+
+    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None) -> Piece:
+        """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
+        given, collects why the $-parameters inside are unknown."""
+        expr, hidden = self.expand_inline(start, end, unit)
+        if expr is None:
+            if reasons is not None:
+                reasons.extend(p.reason for p in hidden if p.reason)
+            why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
+            first = next((p.name for p in hidden if p.name), None)
+            return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
+        out = arith.evaluate(expr, self.arith_lookup)
+        for name, value in out.assignments.items():
+            self.vars[name] = Var(name, (Piece(str(value), span, "derived"),) if value is not None else
+                                  (unknown(f"${name} is assigned in arithmetic from unknown values", name, span),),
+                                  None, self.vars[name].exported if name in self.vars else False, span)
+        if out.error:
+            self.result.problems.append(Problem(
+                "shell-error", f"bash refuses $(({expr.strip()})): {out.error}; bash abandons the command it "
+                               "stands in (nothing on it is assigned or run; with set -e the script stops)",
+                span))
+            # the value is not there for later lines; findings about an empty value would only echo PL001
+            return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
+        if out.value is None:
+            names = ", ".join(f"${n}" for n in out.unknown) or "a value"
+            reasons = []
+            for n in out.unknown:
+                v = self.vars.get(n)
+                if v is not None:
+                    reasons += [p.reason for p in v.value if not p.known and p.reason]
+                else:
+                    reasons.append(f"${n} is not set in the script and has no default")
+            why = "; ".join(dict.fromkeys(reasons))
+            return unknown(f"$(({expr.strip()})) needs {names}" + (f" ({why})" if why else ""),
+                           out.unknown[0] if out.unknown else None, span,
+                           self._alternatives(expr, out.unknown))
+        return Piece(str(out.value), span, "derived")
+
+    def arith_command(self, node, unit: Unit) -> int | None:
+        """`(( expr ))`: true when the value is not zero; assignments inside take effect."""
+        start = node.children[0].end_byte
+        end = node.children[-1].start_byte if node.children[-1].type == "))" else node.end_byte
+        inside: list[str] = []
+        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
+        if not piece.known:
+            if inside or piece.reason:
+                self.unknown_reasons.extend(inside or [piece.reason])
+            return None
+        return 1 if piece.text in ("", "0") else 0
+
+    def _alternatives(self, expr: str, names: list[str]) -> list[str]:
+        """The results for each alternative value of the one unknown variable, when a branch gave it
+        a few (`NODES` is 1 or 2, so `$((8*NODES))` is 8 or 16)."""
+        if len(names) != 1 or names[0] not in self.vars:
+            return []
+        pieces = self.vars[names[0]].value
+        if len(pieces) != 1:  # a kept head with an unknown tail: the tails alone are no values
+            return []
+        options = [a for p in pieces if not p.known for a in p.alternatives]
+        out = []
+        for option in options:
+            value = arith.evaluate(expr, lambda n, v=option: v if n == names[0] else self.arith_lookup(n)).value
+            if value is not None:
+                out.append(str(value))
+        return out
+
+    def expand_inline(self, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:
+        """The text of bytes [start, end) of an arithmetic expression or array index with $X, ${X...},
+        $(( )) and $( ) replaced by their values (bash expands those before evaluating); None when
+        one of them is unknown, with the unknown pieces saying why."""
+        raw = unit.data[start:end]
+        if b"$" not in raw and b"`" not in raw and not unit.unknowns:
+            return unit.text(start, end), []
+        pieces = self.expand_heredoc_line(start, end, unit, escapes=False)
+        return _text(pieces), [p for p in pieces if not p.known]
+
+    def substitution(self, node, unit: Unit) -> Piece:
+        span = unit.span(node.start_byte, node.end_byte)
+        shown = " ".join(unit.text(node.start_byte, node.end_byte).split())
+        if len(shown) > 60:
+            shown = shown[:57] + "...)"
+        body = [c for c in node.named_children]
+        value = self.pure(body, unit)
+        if value is not None:
+            return Piece(value.rstrip("\n"), span, "derived")
+        return unknown(f"the output of {shown}, known only at run time", None, span)
+
+    def piped_text(self, node, unit: Unit) -> list[Piece] | None:
+        """The output of `$(echo "$CMD" | sed 's/  */ /g')`: a pipeline of text producers (echo, printf,
+        cat, sed, envsubst; `producer`) whose input plint knows piece by piece, unknown pieces kept as
+        they stand; bash drops the trailing newlines. None for anything else (then `substitution`)."""
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1 or body[0].type not in ("pipeline", "command"):
+            return None
+        stages = [c for c in body[0].named_children if c.type != "comment"] if body[0].type == "pipeline" \
+            else body
+        if len(stages) < 2 or any(st.type != "command" for st in stages):
+            return None  # one pure command alone is `pure`'s; a pipeline of several is read here
+        text: MappedText | None = None
+        for stage in stages:
+            prefix, rest = self._command_parts(stage)
+            if prefix:
+                return None
+            words = self.words(rest, unit)
+            text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
+            if text is None:
+                return None
+        pieces = list(text.pieces)
+        while pieces and pieces[-1].known and (pieces[-1].text or "").endswith("\n"):
+            last = pieces.pop()
+            kept = (last.text or "").rstrip("\n")
+            if kept:
+                pieces.append(last.sub(0, len(kept)))
+                break
+        if not pieces or (len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in
+                          (pieces[0].reason or "")):
+            return None
+        return pieces
+
+    def pure(self, nodes, unit: Unit) -> str | None:
+        """The output of a command substitution made only of pure commands (dirname, basename, pwd,
+        cd, echo, printf, realpath); None for anything else."""
+        cwd = os.path.dirname(os.path.abspath(self.script_path))
+        out = None
+        for n in nodes:
+            if n.type == "list":
+                parts = [c for c in n.named_children]
+                result = self.pure(parts, unit)
+                if result is None:
+                    return None
+                out = result
+                continue
+            if n.type != "command":
+                return None
+            words = self.words(self._command_parts(n)[1], unit)
+            texts = [w.text for w in words]
+            if not texts or any(t is None for t in texts):
+                return None
+            cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
+            if cmd == "cd":
+                target = args[0] if args else cwd
+                cwd = os.path.normpath(os.path.join(cwd, target))
+                out = ""
+            elif cmd == "pwd":
+                out = cwd
+            elif cmd == "dirname" and args:
+                out = os.path.dirname(args[0].rstrip("/")) or "."
+            elif cmd == "basename" and args:
+                base = os.path.basename(args[0].rstrip("/"))
+                if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
+                    base = base[: -len(args[1])]
+                out = base
+            elif cmd in ("realpath", "readlink") and args:
+                out = os.path.normpath(os.path.join(cwd, args[0]))
+            elif cmd == "echo":
+                out = " ".join(texts[1:]).replace("-n ", "", 1) if texts[1:2] == ["-n"] else " ".join(texts[1:])
+            elif cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
+                out = "".join(texts[2:])
+            else:
+                return None
+        return out

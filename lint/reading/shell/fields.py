@@ -1,0 +1,170 @@
+"""Fields: splitting and joining expanded words, and the alternatives a value may take."""
+
+from __future__ import annotations
+
+import re
+
+from plint.reading.shell.arguments import is_argument_name
+from plint.reading.shell.model import MappedText, Piece, Var, Word
+from plint.reading.shell.state import IFS
+
+
+# ---- fields: the words of an expansion before splitting ------------------------------------------
+# A field is a list of (piece, splittable); an expansion yields a list of fields ("$@" yields many).
+
+Fields = list[list[tuple[Piece, bool]]]
+
+_ALL_ELEMENTS = re.compile(r"\$(@|\{@\}|\{[A-Za-z_][A-Za-z0-9_]*\[@\]\})")
+
+def _join(a: Fields, b: Fields) -> Fields:
+    if not b:
+        return a
+    a[-1].extend(b[0])
+    a.extend(b[1:])
+    return a
+
+def _blank_edge(piece: Piece, end: int) -> bool:
+    """An unknown piece each of whose alternatives is empty or starts (end 0) / ends (end -1) with IFS."""
+    alts = piece.alternatives
+    return bool(alts) and all(a in ("", "<unset>") or a[end] in IFS for a in alts)
+
+def _split(fields: Fields) -> list[list[Piece]]:
+    """Word splitting on IFS whitespace, keeping per-character provenance."""
+    words: list[list[Piece]] = []
+    for f in fields:
+        current: list[Piece] = []
+        keep = False
+        for piece, splittable in f:
+            if not splittable or not piece.known:
+                if splittable and _blank_edge(piece, 0) and current:
+                    words.append(current)  # `$OPTS` whose unknown tail is " --fp16" or "": a word of its own
+                    current = []
+                current.append(piece)
+                keep = True
+                if splittable and _blank_edge(piece, -1):
+                    words.append(current)
+                    current, keep = [], False
+                continue
+            text = piece.text or ""
+            i = 0
+            while i < len(text):
+                if text[i] in IFS:
+                    if current and (keep or any(p.text for p in current)):
+                        words.append(current)
+                    current, keep = [], False
+                    while i < len(text) and text[i] in IFS:
+                        i += 1
+                    continue
+                j = i
+                while j < len(text) and text[j] not in IFS:
+                    j += 1
+                current.append(piece if i == 0 and j == len(text) else piece.sub(i, j))
+                keep = True
+                i = j
+        if current or keep:
+            words.append(current)
+    return words
+
+def _flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
+    out: list[Piece] = []
+    for i, f in enumerate(fields):
+        if i:
+            out.append(Piece(sep, None, "literal"))
+        out.extend(p for p, _ in f)
+    return tuple(p for p in out if p.text != "" or not p.known)
+
+def _text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
+    if any(not p.known for p in pieces):
+        return None
+    return "".join(p.text for p in pieces)  # type: ignore[misc]
+
+def _is_empty(pieces) -> bool | None:
+    """Whether expanded text is empty: known from known text, or from an unknown piece that is known
+    not to be empty (Piece.nonempty); None when it cannot be told."""
+    if any(p.text or p.nonempty for p in pieces):
+        return False
+    return True if all(p.known for p in pieces) else None
+
+def _var_text(var: Var | None) -> str | None:
+    if var is None:
+        return ""
+    if var.is_array:
+        return _text([p for item in var.items[:1] for p in item])  # type: ignore[index]
+    return _text(var.value)
+
+def _same(a: Var | None, b: Var | None) -> bool:
+    """Whether two branches left a variable alike (same pieces, unknown ones included)."""
+    if a is b:
+        return True
+    if a is None or b is None:
+        return False
+    if a.is_array != b.is_array:
+        return False
+    if a.value == b.value and a.items == b.items:
+        return True
+    if a.is_array:
+        ta, tb = [_text(i) for i in a.items], [_text(i) for i in b.items]  # type: ignore[union-attr]
+        return ta == tb and None not in ta
+    ta = _text(a.value)
+    return ta is not None and ta == _text(b.value)
+
+_MAX_ALTERNATIVES = 16
+
+def _common_head(values: list[Var | None]) -> tuple[Piece, ...]:
+    """The pieces every branch's (scalar, set) value starts with."""
+    if any(v is None or v.is_array for v in values):
+        return ()
+    head: list[Piece] = []
+    for pieces in zip(*(v.value for v in values)):  # type: ignore[union-attr]
+        if not pieces[0].known or any(p != pieces[0] for p in pieces[1:]):
+            break
+        head.append(pieces[0])
+    return tuple(head)
+
+def _common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
+    """The known items every branch's array starts with; None unless every branch left an array."""
+    if any(v is None or not v.is_array for v in values):
+        return None
+    head: list[tuple[Piece, ...]] = []
+    for items in zip(*(v.items for v in values)):  # type: ignore[union-attr]
+        if any(it != items[0] for it in items[1:]) or not all(p.known for p in items[0]):
+            break
+        head.append(items[0])
+    return tuple(head)
+
+def _joined(items) -> tuple[Piece, ...]:
+    """Array items as one text, a blank between items."""
+    out: list[Piece] = []
+    for i, item in enumerate(items):
+        if i:
+            out.append(Piece(" "))
+        out.extend(item)
+    return tuple(out)
+
+def _alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
+    """Every text a value can have: known pieces as written, an unknown piece as each of its alternatives
+    (or as ${NAME} when it has none: a value whose text is unknown, but that stands where it stands)."""
+    texts = [""]
+    for p in pieces:
+        choices = (p.text,) if p.known else p.alternatives or ("${%s}" % p.name if p.name else "<unknown>",)
+        texts = [t + c for t in texts for c in choices]  # type: ignore[operator]
+        if len(texts) > _MAX_ALTERNATIVES:
+            return ["<unknown>"]
+    return texts
+
+def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
+    """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
+    expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
+    expansion keeps the lines as they were (lines, and so line numbers, stay those of the script)."""
+    shown = "".join(p.text if p.known else "${%s}" % (p.name or "?") for p in content.pieces)
+    raw_lines = raw.split(b"\n")
+    new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
+    if len(raw_lines) != len(new_lines):
+        return raw
+    return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old
+                       for old, new in zip(raw_lines, new_lines))
+
+def _unknown_arguments(word: Word) -> bool:
+    """A word that is only the script's arguments, which plint was not given (`"$@"`)."""
+    return bool(word.pieces) and all(not p.known and is_argument_name(p.name) and p.name != "#"
+                                     and not p.name.isdigit() for p in word.pieces)

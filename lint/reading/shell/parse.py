@@ -1,0 +1,141 @@
+"""tree-sitter-bash, loaded once and lazily, and the `bash -n` check that confirms a syntax error.
+
+A tree-sitter ERROR node alone is not a syntax error (about 5% of valid scripts have one), so an
+error is only reported when bash itself rejects the script.
+"""
+
+from __future__ import annotations
+
+import re
+
+from plint.reading.shell.model import Problem
+from plint.source import SourceFile
+
+_PARSER = None
+
+
+def _binding(package: str):
+    """A package's compiled `_binding` module, loaded without running the package's __init__:
+    tree_sitter's imports typing and tree_sitter_bash's importlib.resources, together about as
+    long as Python's own start-up, for nothing plint uses. None when it cannot be found."""
+    import os
+
+    try:  # what importlib.machinery re-exports, without importing importlib and warnings (~1 ms)
+        from _frozen_importlib import ModuleSpec
+        from _frozen_importlib_external import ExtensionFileLoader, PathFinder
+    except ImportError:  # not CPython
+        from importlib.machinery import ExtensionFileLoader, ModuleSpec, PathFinder
+
+    spec = PathFinder.find_spec(package)
+    for folder in (spec.submodule_search_locations or []) if spec is not None else []:
+        try:
+            names = os.listdir(folder)
+        except OSError:
+            continue
+        for name in names:
+            if name.startswith("_binding") and name.endswith((".so", ".pyd")):
+                loader = ExtensionFileLoader(f"{package}._binding", os.path.join(folder, name))
+                try:
+                    module = loader.create_module(ModuleSpec(loader.name, loader, origin=loader.path))
+                    loader.exec_module(module)
+                except (ImportError, OSError):
+                    return None
+                return module
+    return None
+
+
+def parser():
+    global _PARSER
+    if _PARSER is None:
+        core, bash = _binding("tree_sitter"), _binding("tree_sitter_bash")
+        if core is None or bash is None:  # an unusual installation: the packages' own imports
+            import tree_sitter as core
+            import tree_sitter_bash as bash
+        _PARSER = core.Parser(core.Language(bash.language()))
+    return _PARSER
+
+
+# tree-sitter-bash 0.25 can crash the process (SIGSEGV) on `{` followed by a four-byte UTF-8
+# character (upstream issue tree-sitter/tree-sitter-bash#337). Such characters (emoji, rare CJK) are
+# never shell syntax, so the parser gets same-length stand-ins; the script's own bytes are unchanged.
+_FOUR_BYTE = rb"[\xf0-\xf7][\x80-\xbf]{0,3}"  # patterns compiled on use (re caches them): rarely needed
+_STAND_IN = {1: b".", 2: "\u00e9".encode(), 3: "\u00e9.".encode(), 4: "\u00e9\u00e9".encode()}
+
+
+def parse(data: bytes):
+    """A tree-sitter-bash tree of `data`; byte offsets are those of `data`."""
+    if not data.isascii() and max(data) >= 0xF0:  # any(b >= 0xF0 for b in data), without a loop
+        data = re.sub(_FOUR_BYTE, lambda m: _STAND_IN[len(m.group())], data)
+    return parser().parse(data)
+
+
+def has_error(tree) -> bool:
+    return tree.root_node.has_error
+
+
+_BASH_LINE = r"line (\d+): (.*)"
+
+
+def syntax_problems(source: SourceFile, tree, data: bytes | None = None) -> list[Problem]:
+    """Problems for a script bash rejects; nothing when bash accepts it or is not installed. `data` is
+    the text as plint parses it (template slots stood in for), line for line the source's."""
+    if not has_error(tree):
+        return []
+    return _bash_check(source, source.data if data is None else data)
+
+
+def recover(source: SourceFile, problems: list[Problem], data: bytes | None = None,
+            rounds: int = 8) -> tuple[bytes, list[Problem]]:
+    """Blank each line bash rejects (keeping every byte offset of `data`, the source by default, whose
+    lines are the source's) until bash accepts the rest."""
+    data = bytearray(source.data if data is None else data)
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+    found = list(problems)
+    for _ in range(rounds):
+        lines = {p.span.line for p in problems if p.span is not None}
+        if not lines:
+            break
+        for line in lines:
+            if line > len(starts):
+                continue
+            start = starts[line - 1]
+            end = starts[line] - 1 if line < len(starts) else len(data)
+            data[start:end] = b" " * (end - start)
+        problems = _bash_check(source, bytes(data))
+        known = {p.span.line for p in found if p.span is not None}
+        problems = [p for p in problems if p.span is not None and p.span.line not in known]
+        found.extend(problems)
+    return bytes(data), found
+
+
+def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
+    import shutil
+    import subprocess
+
+    bash = shutil.which("bash")
+    if bash is None:
+        return []
+    try:
+        proc = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=5, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    if proc.returncode == 0:
+        return []
+    problems = []
+    messages: dict[int, list[str]] = {}
+    for raw in proc.stderr.decode("utf-8", "replace").splitlines():
+        m = re.search(_BASH_LINE, raw)
+        if m:
+            messages.setdefault(int(m.group(1)), []).append(m.group(2))
+    # bash prints the error, then the offending text, both for the same line: one problem per line
+    for line, parts in messages.items():
+        text = source.line_text(line)
+        start = source._line_starts[line - 1] if line <= len(source._line_starts) else len(source.data)
+        indent = len(text) - len(text.lstrip())
+        span = source.span(start + len(text[:indent].encode("utf-8", "surrogateescape")),
+                           start + len(text.encode("utf-8", "surrogateescape")))  # undecodable bytes kept
+        problems.append(Problem("syntax", "bash rejects this script: " + ": ".join(parts), span))
+    if not problems:
+        problems.append(Problem("syntax", "bash rejects this script: "
+                                + proc.stderr.decode("utf-8", "replace").strip()[:200]))
+    return problems[:3]

@@ -1,0 +1,452 @@
+"""The evaluator's files: sourced scripts, child shells, redirections, heredocs and herestrings,
+and the files a pipeline writes (a mixin of plint.reading.shell.evaluator.Shell)."""
+
+from __future__ import annotations
+
+import os
+
+from plint.reading.shell.files import path_key
+from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
+from plint.reading.shell.unit import Unit
+from plint.source import SourceFile
+from plint.reading.shell.fields import _expanded_directives, _flatten
+from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Continue, _Exit, _Return
+
+
+class Sourcing:
+
+    def resolve_path(self, text: str, unit: Unit) -> str:
+        """A path named by the file being run, against that file's directory (see files.path_key)."""
+        return path_key(os.path.dirname(os.path.abspath(unit.source.path)), text)
+
+    def load(self, word: Word, unit: Unit) -> SourceFile | None:
+        text = word.text
+        if text is None:
+            return None
+        path = self.resolve_path(text, unit)
+        virtual = self.result.virtual_files.get(str(path))
+        if virtual is not None:
+            return SourceFile(str(path), virtual.content.render())
+        return self.read(path)
+
+    def unread(self, word: Word, unit: Unit) -> str | None:
+        """Why an existing file the script names is not read (outside the root: plint.root), else None."""
+        from plint.root import note_for
+
+        return note_for(self.resolve_path(word.text, unit)) if word.known else None
+
+    def source(self, word: Word, args: list[Word], unit: Unit) -> None:
+        src = self.load(word, unit)
+        why = self.unread(word, unit) if src is None else None
+        if why is not None:
+            from plint.root import WIDEN_HINT
+
+            self.result.problems.append(Problem(
+                "unresolved", f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
+                word.site))
+            return
+        if src is None:
+            # A relative path names a file of the project, which may set launch values; an absolute
+            # one outside it (a venv's activate, /etc/profile) is environment setup, not reported.
+            if not word.known or not os.path.isabs(word.text or ""):
+                self.result.problems.append(Problem(
+                    "unresolved", f"cannot read sourced file {word.display()}: values it sets are unknown",
+                    word.site))
+            return
+        key = os.path.abspath(src.path)
+        if key in self.active_files or self.depth >= MAX_DEPTH:
+            return
+        self.result.files_read.append(key)
+        saved = self.positional
+        if args:
+            self.positional = args
+        self.depth += 1
+        try:
+            self.run_file(src)
+        except _Return:
+            pass
+        finally:
+            self.depth -= 1
+            if args:
+                self.positional = saved
+
+    def child_shell(self, extra: dict[str, Var] | None = None) :
+        env = {k: v for k, v in self.vars.items() if v.exported}
+        env.update(extra or {})
+        child = type(self)(self.result.source, EvalOptions(env=env, read_file=self.options.read_file,
+                                                      child_env=self.options.child_env,
+                                                      max_steps=self.options.max_steps,
+                                                      assume=self.options.assume), self.result)
+        child.steps = self.steps
+        child.depth = self.depth + 1
+        child.conditions = list(self.conditions)
+        child.loops = self.loops
+        child.parents = list(self.parents)
+        child.active_files = set(self.active_files)
+        child.script_path = self.script_path
+        return child
+
+    def second_parse(self, pieces: list[Piece], unit: Unit, cmd: Command, via: str, fresh: bool,
+                     positional: list[Word] | None = None, extra: dict[str, Var] | None = None,
+                     arg0: Word | None = None) -> None:
+        if self.depth >= MAX_DEPTH:
+            return
+        sub = Unit.from_pieces(pieces, unit.source)
+        shell = self.child_shell(extra) if fresh else self
+        if fresh:
+            shell.positional = positional
+            shell.arg0 = arg0
+        shell.parents.append((cmd, via))
+        shell.depth += 1
+        try:
+            shell.run_unit(sub)
+        except (_Exit, _Return, _Break, _Continue):
+            pass
+        finally:
+            shell.depth -= 1
+            shell.parents.pop()
+            if fresh:
+                self.steps = shell.steps
+
+    def stdin_script(self, content: MappedText, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+        """A script read from stdin (a heredoc): its commands run in a fresh shell, their spans
+        pointing into the heredoc body where it is verbatim."""
+        if self.depth >= MAX_DEPTH:
+            return
+        extra = self.options.child_env(cmd, self._body_source(content, unit, self.body_ranges.get(id(content)))) \
+            if via == "sbatch" and self.options.child_env else {}
+        self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
+
+    @staticmethod
+    def _body_source(content: MappedText, unit: Unit, body: tuple[int, int] | None) -> SourceFile:
+        """The heredoc body as a file for readers of `#SBATCH` lines: the script's own text with
+        everything outside the body blanked, so lines and columns stay those of the script."""
+        source = unit.source
+        if body is None or unit.data is not source.data:
+            return SourceFile(source.path, content.render())
+        lo, hi = body
+        data = source.data
+        def blank(b: bytes) -> bytes:
+            return bytes(10 if c == 10 else 32 for c in b)
+
+        text = (blank(data[:lo]) + _expanded_directives(data[lo:hi], content) + blank(data[hi:])
+                ).decode("utf-8", "surrogateescape")
+        return SourceFile(source.path, text)
+
+    def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+        src = self.load(word, unit)
+        why = self.unread(word, unit) if src is None else None
+        if why is not None:
+            from plint.root import WIDEN_HINT
+
+            self.result.problems.append(Problem(
+                "unresolved", f"script {word.display()} ({via}): {why}; the commands it runs are unknown "
+                              f"({WIDEN_HINT})", word.site))
+            return
+        if src is None or self.depth >= MAX_DEPTH:
+            return
+        key = os.path.abspath(src.path)
+        if key in self.active_files:
+            return
+        extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
+        shell = self.child_shell(extra)
+        shell.positional = args
+        shell.script_path = os.path.abspath(src.path)
+        shell.parents.append((cmd, via))
+        self.result.files_read.append(key)
+        try:
+            shell.run_file(src)
+        except (_Exit, _Return, _Break, _Continue):
+            pass
+        finally:
+            self.steps = shell.steps
+
+    # ---- redirections, heredocs, pipelines --------------------------------------------------------
+    def redirected(self, node, unit: Unit, stdin: MappedText | None = None) -> int | None:
+        body = node.child_by_field_name("body")
+        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect",
+                                                            "herestring_redirect")]
+        heredoc = None
+        out_target, append = None, False
+        for r in redirects:
+            if r.type == "heredoc_redirect":
+                heredoc = self.heredoc(r, unit)
+                for c in r.children:
+                    if c.type == "file_redirect":
+                        out_target, append = self._file_target(c, unit)
+            elif r.type == "file_redirect":
+                source = self._file_source(r, unit)
+                if source is not None:  # `envsubst < template.json`: the file is the command's stdin
+                    heredoc = self.file_text(source, unit)
+                    continue
+                target, app = self._file_target(r, unit)
+                if target is not None:
+                    out_target, append = target, app
+            elif r.type == "herestring_redirect":
+                heredoc = self.herestring(r, unit)
+        self.last_output = None
+        if body is None:
+            return 0
+        if body.type == "pipeline":
+            status = self.pipeline(body, unit)
+            if out_target is not None and self.last_output is not None:
+                self.write(out_target, self.last_output, append, unit, node)
+                self.last_output = None
+            return status
+        if body.type != "command":
+            status = self.statement(body, unit)
+            self.last_output = None
+            return status
+        status = self.command(body, unit, stdin=heredoc if heredoc is not None else stdin, output=True)
+        if out_target is not None:
+            if self.last_output is not None:
+                self.write(out_target, self.last_output, append, unit, node)
+            self.last_output = None  # it went to the file
+        return status
+
+    def _file_source(self, node, unit: Unit) -> Word | None:
+        """The file of a `< FILE` input redirection, when its name is known."""
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        if op != "<" or dest is None or node.child_by_field_name("descriptor") is not None:
+            return None
+        words = self.words([dest], unit)
+        return words[0] if words and words[0].known else None
+
+    def _file_target(self, node, unit: Unit) -> tuple[Word | None, bool]:
+        op = next((c.type for c in node.children if not c.is_named), ">")
+        dest = node.child_by_field_name("destination")
+        descriptor = node.child_by_field_name("descriptor")
+        if descriptor is not None and unit.text(descriptor.start_byte, descriptor.end_byte) != "1":
+            return None, False
+        if op not in (">", ">>", ">|", "&>", "&>>") or dest is None:
+            return None, False
+        words = self.words([dest], unit)
+        if not words or words[0].text in ("/dev/null", "/dev/stderr", "/dev/stdout"):
+            return None, False
+        return words[0], op in (">>", "&>>")
+
+    def write(self, target: Word, content: MappedText, append: bool, unit: Unit, where) -> None:
+        """Record a file the script writes; `where` is the writing node or its span."""
+        key = str(self.resolve_path(target.text, unit)) if target.known else target.display()
+        span = unit.span(where.start_byte, where.end_byte) if hasattr(where, "start_byte") else where
+        if append and key in self.result.virtual_files:
+            content = MappedText(list(self.capped(self.result.virtual_files[key].content.pieces + content.pieces,
+                                                  f"the file {key}", span)))
+        self.result.virtual_files[key] = VirtualFile(key, content, span)
+
+    def herestring(self, node, unit: Unit) -> MappedText:
+        """`<<< WORD`: the expanded word (not split) and a newline."""
+        pieces = [p for c in node.named_children for p in _flatten(self.expand(c, unit, quoted=True))]
+        return MappedText(list(self.capped(pieces, "a here-string", unit.span(node.start_byte, node.end_byte)))
+                          + [Piece("\n", None)])
+
+    def heredoc(self, node, unit: Unit) -> MappedText:
+        start_node = next((c for c in node.children if c.type == "heredoc_start"), None)
+        strip_tabs = any(c.type == "<<-" for c in node.children)
+        delim = unit.text(start_node.start_byte, start_node.end_byte) if start_node is not None else "EOF"
+        quoted = any(q in delim for q in ("'", '"', "\\"))
+        delim = delim.replace("'", "").replace('"', "").replace("\\", "")
+        # The body starts on the line after the redirect; find it in the raw bytes (tree-sitter's
+        # heredoc_body is unreliable with $((...)) inside, upstream issue #325).
+        data = unit.data
+        body_start = data.find(b"\n", node.start_byte)
+        if body_start < 0:
+            return MappedText([])
+        body_start += 1
+        pos = body_start
+        lines: list[tuple[int, int]] = []
+        while pos < len(data):
+            nl = data.find(b"\n", pos)
+            line_end = len(data) if nl < 0 else nl
+            line = data[pos:line_end]
+            check = line.lstrip(b"\t") if strip_tabs else line
+            if check.rstrip(b"\r") == delim.encode("utf-8", "surrogateescape"):
+                break
+            lines.append((pos, min(line_end + 1, len(data))))
+            pos = line_end + 1
+        pieces: list[Piece] = []
+        for s, e in lines:
+            if strip_tabs:
+                while s < e and data[s:s + 1] == b"\t":
+                    s += 1
+            if quoted:
+                pieces.extend(unit.pieces(s, e))
+            else:
+                line_pieces = self.expand_heredoc_line(s, e, unit)
+                if self.over_budget(len(line_pieces), 0) or len(pieces) > MAX_PIECES:
+                    return MappedText([self._too_big("a here-document", unit.span(node.start_byte, e))])
+                pieces.extend(line_pieces)
+        kept = [p for p in pieces if p.text != "" or not p.known]
+        if not quoted:  # a quoted body is the file's own text: no bigger than the file
+            kept = list(self.capped(kept, "a here-document", unit.span(node.start_byte, node.end_byte)))
+        body = MappedText(kept)
+        if lines:
+            self.body_ranges[id(body)] = (lines[0][0], lines[-1][1])
+        return body
+
+    def expand_heredoc_line(self, start: int, end: int, unit: Unit, escapes: bool = True) -> list[Piece]:
+        """One line of an unquoted heredoc: parameter, command and arithmetic expansion; \\$ \\` \\\\."""
+        data = unit.data
+        out: list[Piece] = []
+        run = start
+        i = start
+        while i < end:
+            ch = data[i:i + 1]
+            if escapes and ch == b"\\" and i + 1 < end and data[i + 1:i + 2] in (b"$", b"`", b"\\", b"\n"):
+                if i > run:
+                    out.extend(unit.pieces(run, i))
+                if data[i + 1:i + 2] != b"\n":
+                    out.append(unit.piece(i + 1, i + 2))
+                i += 2
+                run = i
+                continue
+            if ch == b"$" and i + 1 < end:
+                j = self._expansion_end(data, i, end)
+                if j > i + 1:
+                    if i > run:
+                        out.extend(unit.pieces(run, i))
+                    out.extend(self.expand_snippet(i, j, unit))
+                    i = j
+                    run = i
+                    continue
+            if ch == b"`":
+                j = data.find(b"`", i + 1, end)
+                if j > 0:
+                    if i > run:
+                        out.extend(unit.pieces(run, i))
+                    out.append(unknown(f"{unit.text(i, j + 1)} is computed at run time", None,
+                                       unit.span(i, j + 1)))
+                    i = j + 1
+                    run = i
+                    continue
+            i += 1
+        if run < end:
+            out.extend(unit.pieces(run, end))
+        return out
+
+    @staticmethod
+    def _expansion_end(data: bytes, i: int, end: int) -> int:
+        nxt = data[i + 1:i + 2]
+        if nxt in (b"{", b"("):
+            close = b"}" if nxt == b"{" else b")"
+            depth, j = 0, i + 1
+            while j < end:
+                c = data[j:j + 1]
+                if c == nxt:
+                    depth += 1
+                elif c == close:
+                    depth -= 1
+                    if depth == 0:
+                        return j + 1
+                j += 1
+            return i
+        j = i + 1
+        if j < end and (data[j:j + 1].isalpha() or data[j:j + 1] == b"_"):
+            while j < end and (data[j:j + 1].isalnum() or data[j:j + 1] == b"_"):
+                j += 1
+            return j
+        if j < end and data[j:j + 1] in b"0123456789@*#?$!":
+            return j + 1
+        return i
+
+    def expand_snippet(self, start: int, end: int, unit: Unit) -> list[Piece]:
+        """An expansion found in heredoc text, parsed on its own with its real position kept."""
+        text = unit.data[start:end]
+        span = unit.span(start, end)
+        if text.startswith(b"$((") and text.endswith(b"))"):
+            return [self.arith_text(start + 3, end - 2, unit, span)]
+        from plint.reading.shell.parse import parse
+
+        prefix = b"X="
+        data = prefix + text
+        seg_piece = unit.piece(start, end)
+        sub = Unit(data, [(0, len(prefix), Piece("X=", None)), (len(prefix), len(data), seg_piece)],
+                   unit.source, unit.unknowns)
+        tree = parse(data)
+        stack = [tree.root_node]
+        while stack:
+            n = stack.pop()
+            if n.type == "variable_assignment":
+                value = n.child_by_field_name("value")
+                if value is None:
+                    break
+                return list(_flatten(self.expand(value, sub, quoted=True)))
+            stack.extend(reversed(n.children))
+        return [seg_piece]
+
+    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node,
+                 prefix_env: dict[str, Var] | None = None) -> MappedText | None:
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst);
+        `node` is the command or its span, for the files it writes; `prefix_env` the `NAME=value`
+        words before the command, which bash exports to it alone."""
+        if not words or words[0].text is None:
+            return None
+        name = words[0].text.rsplit("/", 1)[-1]
+        args = words[1:]
+        if name in ("cat", "tee"):
+            files = [w for w in args if not (w.text or "").startswith("-")]
+            if name == "cat" and files:
+                contents = [self.file_text(w, unit) for w in files]
+                if any(c is None for c in contents):
+                    return None
+                return MappedText([p for c in contents for p in c.pieces])  # type: ignore[union-attr]
+            if name == "tee" and stdin is not None:
+                for w in files:
+                    if w.known:
+                        self.write(w, stdin, False, unit, node)
+            return stdin
+        if name == "echo":
+            flags = []
+            while args and args[0].text in ("-n", "-e", "-E", "-ne", "-en"):
+                flags.append(args[0].text)
+                args = args[1:]
+            pieces: list[Piece] = []
+            for i, w in enumerate(args):
+                if i:
+                    pieces.append(Piece(" ", None))
+                pieces.extend(w.pieces)
+            if not any("n" in f for f in flags):
+                pieces.append(Piece("\n", None))
+            return MappedText(pieces)
+        if name == "printf" and args:
+            fmt = args[0].text
+            if fmt in ("%s", "%s\n", "%s\\n") and len(args) > 1:
+                pieces = [p for w in args[1:] for p in w.pieces]
+                if fmt != "%s":
+                    pieces.append(Piece("\n", None))
+                return MappedText(pieces)
+            if fmt is not None and "%" not in fmt and len(args) == 1:
+                return MappedText(list(args[0].pieces))
+            return None
+        if name == "envsubst":
+            from plint.reading.shell.template import run_envsubst
+
+            def lookup(name: str) -> Var | None:
+                given = (prefix_env or {}).get(name)
+                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+
+            return run_envsubst(args, stdin, lookup)
+        if name == "sed":
+            if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
+                return None  # edits its file in place (file_command), writes nothing to stdout
+            from plint.reading.shell.sed import run_sed
+
+            return run_sed(args, stdin, lambda w: self.file_text(w, unit),
+                           lambda w, content: self.write(w, content, False, unit, node))
+        return None
+
+    def file_text(self, word: Word, unit: Unit) -> MappedText | None:
+        if not word.known:
+            vf = self.result.virtual_files.get(word.display())
+            return vf.content if vf is not None else None
+        path = self.resolve_path(word.text, unit)  # type: ignore[arg-type]
+        vf = self.result.virtual_files.get(str(path))
+        if vf is not None:
+            return vf.content
+        src = self.read(path)
+        if src is None and self.unread(word, unit) is not None:  # its content is unknown, not absent
+            from plint.root import OUTSIDE_NOTE
+
+            return MappedText([unknown(f"written from {word.display()}, {OUTSIDE_NOTE}", span=word.site)])
+        return MappedText.from_source(src) if src is not None else None

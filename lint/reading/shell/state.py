@@ -1,0 +1,111 @@
+"""What every part of the static bash evaluator shares: its options, its limits, the signals that
+carry control flow (exit, return, break, continue, budget), and how it reads files."""
+
+from __future__ import annotations
+
+import os
+
+from plint.reading.shell.model import Command, Var, Word
+from plint.record import field, record
+from plint.source import SourceFile, display_path, normal_path, path_is_file, read_bytes
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Callable
+
+
+IFS = " \t\n"
+
+MAX_LOOP = 64
+
+# the evaluator's share of plint.bounds: a value longer than this is unresolved, and the characters
+# built per file are counted so a loop that copies large values stops too
+MAX_PIECES = 4096  # pieces of one value (each is an object: `X="$X$X"` doubles them)
+
+# pieces built into words and values per file, a character counting 1/64 of a piece: ~10-30 us each,
+# so a 4 MiB line of 2 million words stops here rather than after a minute
+MAX_WORK = 100_000
+
+MAX_COMMAND_WORDS = 50_000  # a command longer than this is not expanded (its nodes alone cost ~100 MB)
+
+MAX_DEPTH = 24
+
+SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+
+DECLARE = {"export", "declare", "typeset", "local", "readonly"}
+
+EXPANSIONS = {"expansion", "simple_expansion", "command_substitution", "arithmetic_expansion",
+              "process_substitution"}
+
+@record
+class EvalOptions:
+    env: dict[str, Var] = field(default_factory=dict)
+    positional: list[Word] | None = None
+    read_file: Callable[[Path], SourceFile | None] | None = None
+    child_env: Callable[[Command, SourceFile], dict[str, Var]] | None = None
+    max_steps: int = 20000
+    max_work: int = MAX_WORK  # words and values built (see Shell.capped); extra readings of a file get less
+    # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):
+    # [tool.plint.assume] / --assume. Unlike env, they replace an unknown assignment.
+    assume: dict[str, str] = field(default_factory=dict)
+    # Undecided branches to take one way (choice key -> index of the alternative): how plint reads each
+    # launch a branch chooses (shell/choices.py); every other undecided branch still merges.
+    choices: dict = field(default_factory=dict)
+    # A loop over the script's arguments runs no time when none are given (as bash does); False merges
+    # it as undecided instead, for a script that exits without arguments (read.py reads it both ways).
+    no_arguments: bool = True
+
+class _Exit(Exception):
+    pass
+
+class _Return(Exception):
+    pass
+
+class _Break(Exception):
+    pass
+
+class _Continue(Exception):
+    pass
+
+class _Budget(Exception):
+    """Evaluation stopped: args[0] names the budget (steps, work)."""
+
+def _display(path: str) -> str:
+    """A path as diagnostics show it: relative to the working directory when under it."""
+    try:
+        return display_path(path)
+    except OSError:
+        return normal_path(path)
+
+def _default_read(path: str) -> SourceFile | None:
+    try:
+        if not path_is_file(path) or os.stat(path).st_size > 4 * 1024 * 1024:
+            return None
+        return SourceFile(_display(path), read_bytes(path).decode("utf-8", "surrogateescape"))
+    except OSError:
+        return None
+
+def _path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
+    """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path."""
+    from pathlib import Path  # only with a custom reader: pathlib costs start-up time
+
+    return lambda path: read_file(Path(path))
+
+@record
+class _State:
+    vars: dict[str, Var]
+    positional: list[Word] | None
+    functions: dict
+
+class _Span:
+    """A fake node covering a run of sibling nodes (the operand of ${X:-...})."""
+
+    def __init__(self, children, start: int, end: int):
+        self.children = children
+        self.start_byte = start
+        self.end_byte = end
+
+SBATCH_FLAGS = {"--exclusive", "--wait", "-W", "--parsable", "--hold", "-H", "--requeue", "--no-requeue",
+                "--test-only", "--overcommit", "-O", "--contiguous", "--spread-job", "--use-min-nodes",
+                "--quiet", "-Q", "--verbose", "-v", "--ignore-pbs"}

@@ -1,0 +1,153 @@
+"""HF-Trainer style arguments of plain DeepSpeed scripts: per-device batch, accumulation, precision,
+sequence length and the DeepSpeed config path.
+
+There is no parser table to check against (each script declares its own), so this is an
+argparse-like scan for the names the HF Trainer (TrainingArguments via HfArgumentParser) and
+DeepSpeed's own `add_config_arguments` use. HfArgumentParser accepts each field as `--name` and
+`--name-with-dashes`; its bool fields take an optional value (`--bf16`, `--bf16 True`,
+`--bf16=false`). The HF Trainer's `--deepspeed` takes a config path, while DeepSpeed's (and
+Megatron-DeepSpeed's) `--deepspeed` is a plain switch next to `--deepspeed_config PATH`.
+"""
+
+from __future__ import annotations
+
+from plint.reading.shell.model import Word
+from plint.reading.sources.arglist import ArgumentGap, argument_gap, gap_fact, unknown_value
+from plint.values import Value, from_word, parse_int
+
+# HfArgumentParser's string_to_bool (case-insensitive)
+_TRUE = frozenset({"yes", "true", "t", "y", "1"})
+_FALSE = frozenset({"no", "false", "f", "n", "0"})
+
+_INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
+               "gradient_accumulation_steps": "batch.grad_accum",
+               "max_seq_length": "model.seq_length",  # TRL's SFTConfig and many scripts
+               "model_max_length": "model.seq_length",  # the common fine-tuning scripts' ModelArguments
+               "block_size": "model.seq_length",  # the HF examples' run_clm.py
+               "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
+               "max_steps": "train_iters"}
+_PATH_FIELDS = ("deepspeed_config", "deepscale_config")  # DeepSpeed's add_config_arguments
+_BOOL_FIELDS = ("bf16", "fp16")
+
+
+def _field(option: str) -> str | None:
+    """The dataclass field an option names (`--per-device-train-batch-size` -> per_device_train_batch_size)."""
+    if not option.startswith("--") or len(option) < 3:
+        return None
+    return option[2:].replace("-", "_")
+
+
+def _is_option(word: Word) -> bool:
+    text = word.text
+    if text is None:
+        return word.pieces[0].known and (word.pieces[0].text or "").startswith("--")
+    return text.startswith("-") and text != "-" and not text.lstrip("-").replace(".", "", 1).isdigit()
+
+
+def _value_of_option(words: list[Word], i: int) -> bool:
+    """Whether words[i] stands where the option before it takes its value (`--output_dir "$OUT"`): the
+    scripts' own parsers are unknown, so any option written without `=` is taken to want one, except the
+    precision switches, which are read as bare switches."""
+    if i == 0:
+        return False
+    before = words[i - 1].text
+    return before is not None and before.startswith("--") and "=" not in before and \
+        _field(before) not in _BOOL_FIELDS
+
+
+def _bool_word(word: Word | None) -> bool | None:
+    text = word.text if word is not None else None
+    if text is None:
+        return None
+    lowered = text.lower()
+    return True if lowered in _TRUE else False if lowered in _FALSE else None
+
+
+def hf_facts(words: list[Word]) -> dict[str, Value]:
+    out: dict[str, Value] = {}
+    precision: dict[str, Value] = {}  # the last setting of each of --bf16 / --fp16
+    unknown: list[Word] = []  # words of unknown text that are no option's value: any flag may hide in them
+    i = 0
+    while i < len(words):
+        w = words[i]
+        written = w.known_prefix()
+        option = written.split("=", 1)[0]
+        name = _field(option)
+        if name is None or (w.text is None and "=" not in written):
+            if w.text is None and not _value_of_option(words, i):
+                unknown.append(w)
+            i += 1
+            continue
+        inline = w.after(len(option) + 1) if "=" in written else None
+        following = words[i + 1] if inline is None and i + 1 < len(words) and not _is_option(words[i + 1]) \
+            else None
+        value = inline or following
+        consumed = 1
+        if name in _INT_FIELDS and value is not None:
+            out[_INT_FIELDS[name]] = from_word(value, parse_int, option)
+            consumed += following is not None
+        elif name in _PATH_FIELDS and value is not None:
+            _config(out, value, option)
+            consumed += following is not None
+        elif name == "deepspeed":
+            out["deepspeed.enabled"] = Value(True, w.value_span, w.origin, option)
+            if value is not None:  # HF: --deepspeed PATH (DeepSpeed's own --deepspeed is a switch)
+                _config(out, value, option)
+                consumed += following is not None
+        elif name == "fsdp" and value is not None:
+            out["parallel.sharding"] = _fsdp_sharding(value, option)
+            consumed += following is not None
+        elif name in _BOOL_FIELDS:
+            state = _bool_word(value)
+            if inline is not None and state is None:  # --bf16=$X, or a value string_to_bool rejects
+                precision[name] = Value(None, inline.value_span, "unresolved" if not inline.known else "derived",
+                                        f"{option}={inline.display()} is not a boolean")
+            elif state is None:  # a bare switch: the next word is not a boolean, so it is not its value
+                precision[name] = Value(True, w.value_span, w.origin, option)
+            else:
+                precision[name] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
+                consumed += following is not None
+        i += consumed
+    gap = argument_gap(unknown)
+    _precision(out, precision, gap)
+    incomplete = gap_fact(gap)
+    if incomplete is not None:
+        out["arguments.incomplete"] = incomplete
+    return out
+
+
+# TrainingArguments.fsdp: words of transformers' FSDPOption (trainer_utils.py): full_shard, shard_grad_op,
+# no_shard, hybrid_shard (full shard inside a node, replicas across), hybrid_shard_zero2, plus offload and
+# auto_wrap, which say nothing about the sharding
+_FSDP_SHARDING = {"full_shard": "parameters", "hybrid_shard": "parameters", "shard_grad_op": "gradients",
+                  "hybrid_shard_zero2": "gradients", "no_shard": "none"}
+
+
+def _fsdp_sharding(word: Word, option: str) -> Value:
+    if word.text is None:
+        return Value(None, word.value_span, "unresolved", f"{option} {word.display()}: its text is not known")
+    found = [_FSDP_SHARDING[w] for w in word.text.split() if w in _FSDP_SHARDING]
+    if not found:
+        return Value(None, word.value_span, "derived", f"{option} {word.text!r} names no sharding strategy")
+    return Value(found[0], word.value_span, word.origin, f"HF Trainer {option} {word.text}")
+
+
+def _config(out: dict[str, Value], word: Word, option: str) -> None:
+    out["deepspeed.config_path"] = from_word(word, str, option)
+    out["deepspeed.config_word"] = Value(word.display(), word.value_span)
+
+
+def _precision(out: dict[str, Value], given: dict[str, Value], gap: ArgumentGap | None) -> None:
+    on = {name: v for name, v in given.items() if v.value is True}
+    unknown = [v for v in given.values() if v.value is None]
+    if len(on) == 2:
+        out["precision"] = Value(None, on["fp16"].span, "derived", "both --fp16 and --bf16 are given")
+    elif on:
+        (name, v), = on.items()
+        out["precision"] = Value(name, v.span, v.origin, v.note)
+    elif unknown:
+        out["precision"] = unknown[0]
+    else:  # no precision flag among the known words: an unknown part may hold one
+        part = gap.could_give(lambda option: _field(option) in _BOOL_FIELDS) if gap is not None else None
+        if part is not None:
+            out["precision"] = unknown_value(part)

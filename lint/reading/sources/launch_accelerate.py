@@ -1,0 +1,107 @@
+"""`accelerate launch`: its options, the sizes they give, and its YAML config file."""
+
+from __future__ import annotations
+
+import re
+
+from plint.reading.shell.model import Command
+from plint.source import SourceFile, Span
+from plint.values import Value, default, from_word, parse_int, unresolved
+from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _product, _quotient, _scan
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+ACCELERATE = _grammar(
+    """--config_file --mixed_precision --num_processes --num_machines --num_cpu_threads_per_process --dynamo_backend
+    --dynamo_mode --gpu_ids --machine_rank --main_process_ip --main_process_port --tee|-t --log_dir --role
+    --rdzv_backend --rdzv_conf --max_restarts --monitor_interval --vm --env --main_training_function
+    --deepspeed_config_file --zero_stage --offload_optimizer_device --offload_param_device
+    --offload_optimizer_nvme_path --offload_param_nvme_path --gradient_accumulation_steps --gradient_clipping
+    --zero3_init_flag --zero3_save_16bit_model --deepspeed_hostfile --deepspeed_exclusion_filter
+    --deepspeed_inclusion_filter --deepspeed_multinode_launcher --deepspeed_moe_layer_cls_names --fsdp_version
+    --fsdp_offload_params --fsdp_min_num_params --fsdp_sharding_strategy --fsdp_reshard_after_forward
+    --fsdp_auto_wrap_policy --fsdp_transformer_layer_cls_to_wrap --fsdp_backward_prefetch --fsdp_state_dict_type
+    --fsdp_forward_prefetch --fsdp_use_orig_params --fsdp_cpu_ram_efficient_loading --fsdp_sync_module_states
+    --fsdp_activation_checkpointing --fsdp_activation_checkpointing_offload --megatron_lm_tp_degree
+    --megatron_lm_use_custom_fsdp --megatron_lm_no_load_optim --megatron_lm_eod_mask_loss
+    --megatron_lm_overlap_cpu_optimizer_d2h_h2d --megatron_lm_no_save_optim --megatron_lm_optimizer_cpu_offload
+    --megatron_lm_use_precision_aware_optimizer --megatron_lm_decoder_last_pipeline_num_layers
+    --megatron_lm_pp_degree --megatron_lm_num_micro_batches --megatron_lm_sequence_parallelism
+    --megatron_lm_recompute_activations --megatron_lm_use_distributed_optimizer --megatron_lm_gradient_clipping
+    --megatron_lm_recompute_granularity --megatron_lm_recompute_method --megatron_lm_recompute_num_layers
+    --megatron_lm_attention_backend --megatron_lm_expert_model_parallel_size --megatron_lm_context_parallel_size
+    --megatron_lm_attention_dropout --megatron_lm_hidden_dropout --megatron_lm_attention_softmax_in_fp32
+    --megatron_lm_expert_tensor_parallel_size --megatron_lm_calculate_per_token_loss
+    --megatron_lm_use_rotary_position_embeddings --fp8_backend --fp8_margin --fp8_interval --fp8_format
+    --fp8_amax_history_len --fp8_amax_compute_algo --fp8_override_linear_precision --fp8_opt_level
+    --fp8_enable_fsdp_float8_all_gather --fp8_pad_inner_dim --aws_access_key_id --aws_secret_access_key
+    --mpirun_hostfile --parallelism_config_dp_replicate_size --parallelism_config_dp_shard_size
+    --parallelism_config_tp_size --parallelism_config_cp_size --parallelism_config_cp_backend
+    --parallelism_config_cp_comm_strategy --parallelism_config_sp_size --parallelism_config_sp_backend
+    --parallelism_config_sp_seq_length --parallelism_config_sp_seq_length_is_variable
+    --parallelism_config_sp_attn_implementation""",
+    """--quiet|-q --cpu --multi_gpu --tpu --enable_cpu_affinity --dynamo_use_fullgraph --dynamo_use_dynamic
+    --dynamo_use_regional_compilation --use_deepspeed --use_fsdp --use_parallelism_config --use_megatron_lm
+    --same_network --module|-m --no_python --tpu_cluster --no_tpu_cluster --tpu_use_sudo --downcast_bf16
+    --fp8_use_autocast_during_eval --debug --help|-h""",
+    abbrev=False, aliases="underscore")
+
+
+def _accelerate(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, ACCELERATE)
+    call = _finish(LauncherCall("accelerate", command, scan.options), scan)
+    call.is_module = call.flag("--module")
+    for attr, name in (("tasks", "--num_processes"), ("nodes", "--num_machines"), ("node_rank", "--machine_rank"),
+                       ("master_port", "--main_process_port")):
+        w = call.option(name)
+        if w is not None:
+            setattr(call, attr, from_word(w, parse_int, name))
+    ip = call.option("--main_process_ip")
+    call.master_addr = from_word(ip, str, "--main_process_ip") if ip is not None else None
+    return call
+
+
+def _accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
+    nodes = s.nodes or _hidden(s, "--num_machines") or default(1, "accelerate --num_machines defaults to 1")
+    total = s.tasks or _hidden(s, "--num_processes") or unresolved(
+        "accelerate launch without --num_processes takes it from its config file or counts the local GPUs at "
+        "run time")
+    per = _quotient(total, nodes, "workers per node = {w} // {n} (accelerate --num_processes // --num_machines)",
+                    floor=True)
+    world = _product(nodes, per, "world size = {a} machines * {b} workers")
+    return nodes, per, world
+
+
+def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile | None]) -> None:
+    """Counts from `--config_file` (accelerate's YAML) that the command line does not give."""
+    path = call.option("--config_file")
+    if path is None or path.text is None or (call.tasks is not None and call.nodes is not None):
+        return
+    source = read_file(path.text)
+    if source is None:
+        return
+    import yaml
+
+    try:
+        data = yaml.safe_load(source.text)
+    except yaml.YAMLError:  # a config plint cannot parse leaves the counts unresolved
+        return
+    if not isinstance(data, dict):
+        return
+    span = source.span(0, len(source.data))
+    for attr, key in (("tasks", "num_processes"), ("nodes", "num_machines"), ("node_rank", "machine_rank")):
+        if getattr(call, attr) is None and isinstance(data.get(key), int):
+            setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, "literal"))
+    if call.master_addr is None and isinstance(data.get("main_process_ip"), str):
+        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span)
+
+
+def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
+    m = re.search(rf"(?m)^{re.escape(key)}:\s*(\S+)", source.text)
+    if not m:
+        return None
+    start = len(source.text[:m.start(1)].encode("utf-8", "surrogateescape"))
+    return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))

@@ -1,0 +1,149 @@
+"""The `deepspeed` launcher: its options, and the nodes and GPUs its hostfile, --include/--exclude
+and CUDA_VISIBLE_DEVICES give it."""
+
+from __future__ import annotations
+
+from plint.reading.shell.model import Command, Problem, ShellResult
+from plint.source import SourceFile, Span
+from plint.values import Value, derived, from_word, parse_int, unresolved
+from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _scan, _var_value
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+DEEPSPEED = _grammar(
+    """--hostfile|-H --include|-i --exclude|-e --num_nodes --num_gpus|--num_accelerators --master_port --master_addr
+    --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port
+    --venv_script --log_level""",
+    """--module --no_python --no_local_rank --no_ssh --no_ssh_check --force_multi --save_pid --bind_cores_to_rank
+    --quiet|-q --help|-h""")
+
+
+def _deepspeed(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, DEEPSPEED)
+    call = _finish(LauncherCall("deepspeed", command, scan.options), scan)
+    call.is_module = call.flag("--module")
+    hostfile = call.option("--hostfile")
+    call.hostfile = from_word(hostfile, str, "--hostfile") if hostfile is not None else None
+    addr = call.option("--master_addr")
+    call.master_addr = from_word(addr, str, "--master_addr") if addr is not None else None
+    rank = call.option("--node_rank")
+    call.node_rank = from_word(rank, parse_int, "--node_rank") if rank is not None else None
+    port = call.option("--master_port")
+    call.master_port = from_word(port, parse_int, "--master_port") if port is not None else None
+    return call
+
+
+def _outside(result: ShellResult | None, name: str) -> str | None:
+    """plint.root's note when the file a launch names (against the script's folder) lies outside the
+    root of the check, else None."""
+    if result is None:
+        return None
+    import os
+
+    from plint.root import WIDEN_HINT, note_for
+
+    note = note_for(os.path.join(os.path.dirname(os.path.abspath(result.source.path)), name))
+    return f"{note} ({WIDEN_HINT})" if note is not None else None
+
+
+def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
+                         problems: list[Problem], result: ShellResult | None = None) -> None:
+    """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
+    hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
+    runner's /job/hostfile, whose existence only the launching machine knows."""
+    from plint.reading.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, include_as_hostfile, read_hostfile,
+                                        resolve_resources, unread_resources)
+
+    def unknown(note: str, span: Span | None) -> None:
+        call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
+
+    hidden = _hidden(call, "--hostfile/--num_gpus")
+    if hidden is not None:
+        return unknown(hidden.note or "", hidden.span)
+    texts: dict[str, str | None] = {}
+    numbers: dict[str, int | None] = {}
+    sizes: dict[str, Value | None] = {}  # --num_nodes / --num_gpus, known or not
+    for name in ("--include", "--exclude", "--num_nodes", "--num_gpus", "--launcher", "--node_rank"):
+        w = call.option(name)
+        v = from_word(w, parse_int, f"deepspeed {name}") if w is not None else None
+        if name in ("--num_nodes", "--num_gpus"):
+            sizes[name] = v
+            if v is not None and not v.known:
+                continue  # the size it sets is unknown; the rest of the resources may still be read
+        elif w is not None and not w.known:
+            return unknown(f"deepspeed {name}: {v.note}", w.value_span)
+        texts[name] = w.text if w is not None else None
+        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None:
+            if not v.known:
+                return unknown(f"deepspeed {name} {w.text!r} is not a number", w.value_span)
+            numbers[name] = v.value
+    selection = texts["--include"] or texts["--exclude"]
+    # provenance: the hostfile named, else --num_gpus, else the launcher word
+    chosen = call.option("--hostfile") or call.option("--num_gpus")
+    span = chosen.value_span if chosen is not None else call.command.words[0].site
+    hostfile = None
+    unread: str | None = None  # the hostfile the runner reads when plint cannot
+    if call.hostfile is not None:
+        word = call.option("--hostfile")
+        if not call.hostfile.known:
+            # a path with unknown parts still names the file the script wrote under that name (the
+            # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
+            written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
+            src = SourceFile(written.path, written.content.render()) if written is not None else None
+            unread = f"the hostfile {word.display() if word is not None else ''} ({call.hostfile.note})"
+        else:
+            src = read_file(call.hostfile.value)
+            outside = _outside(result, call.hostfile.value) if src is None else None
+            unread = (f"the hostfile {call.hostfile.value} ({outside})" if outside is not None else
+                      f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)")
+        if src is not None:
+            hostfile, unread = read_hostfile(src), None
+    elif (numbers.get("--num_nodes") or 0) > 1 or (sizes["--num_nodes"] is not None and not sizes["--num_nodes"].known):
+        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
+    elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
+        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
+    if unread is not None and texts["--include"] and not texts["--exclude"]:
+        hostfile = include_as_hostfile(texts["--include"], unread, span)
+        unread = None if hostfile is not None else unread
+    if unread is not None:
+        if selection:
+            return unknown(f"deepspeed --include/--exclude select hosts of {unread}, which plint cannot read",
+                           call.hostfile.span if call.hostfile is not None else span)
+        res = unread_resources(unread, sizes["--num_nodes"], sizes["--num_gpus"], span)
+    else:
+        res = resolve_resources(hostfile, texts["--include"], texts["--exclude"], numbers.get("--num_nodes"),
+                                numbers.get("--num_gpus"), span, visible_devices=_visible_devices(call.command),
+                                launcher=(texts["--launcher"] or "").lower() or None, no_ssh=call.flag("--no_ssh"),
+                                node_rank=numbers.get("--node_rank"))
+        if hostfile is None and numbers.get("--num_nodes") == 1:  # one node, whichever file the runner reads
+            w = call.option("--num_nodes")
+            res.nnodes = Value(1, w.value_span, w.origin, "deepspeed --num_nodes 1: one node") \
+                if res.nnodes.known else res.nnodes
+        elif hostfile is None:
+            res = assume_local_node(res)
+        nodes = sizes["--num_nodes"]
+        if nodes is not None and not nodes.known:  # `--num_nodes=$NODES` over a hostfile plint reads
+            res.nnodes = nodes
+            res.world_size = unresolved(f"needs --num_nodes: {nodes.note}", nodes.span)
+    problems.extend(res.problems)
+    call.world_size, call.nnodes, call.nproc_per_node = res.world_size, res.nnodes, res.gpus_per_node
+    gpus = call.option("--num_gpus")
+    if gpus is not None and res.gpus_per_node.known:  # point at the option that set it
+        n = res.gpus_per_node.value
+        call.nproc_per_node = Value(n, gpus.value_span, gpus.origin,
+                                    f"deepspeed --num_gpus {n}: slots 0..{n - 1} on every host")
+    if call.master_addr is None and res.multi_node and res.hosts_and_slots:
+        first = res.hosts_and_slots[0][0]
+        call.master_addr = derived(first, f"no --master_addr: DeepSpeed asks the first host ({first}) for its "
+                                          "address", call.hostfile.span if call.hostfile else None)
+
+
+def _visible_devices(command: Command) -> str | None:
+    var = command.assignments.get("CUDA_VISIBLE_DEVICES") or command.env.get("CUDA_VISIBLE_DEVICES")
+    if var is None or ("CUDA_VISIBLE_DEVICES" not in command.assignments and not var.exported):
+        return None
+    value = _var_value(var, str, "CUDA_VISIBLE_DEVICES")
+    return value.value if value.known else None

@@ -1,0 +1,86 @@
+"""mpirun/mpiexec/orterun and aprun: their options and the sizes they give."""
+
+from __future__ import annotations
+
+import re
+
+from plint.reading.shell.model import Command
+from plint.values import Value, derived, from_word, parse_int, unresolved
+from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _quotient, _scan
+
+
+# Open MPI names work with one dash or two; Hydra (MPICH, Intel MPI) names take one
+MPIRUN = _grammar(
+    """--np|-np|-n|--n|-c --npernode|-npernode|-N|-ppn|--ppn --npersocket|-npersocket --map-by|-map-by
+    --rank-by|-rank-by --bind-to|-bind-to --host|-host|-H|-hosts|--hosts|-hostlist
+    --hostfile|-hostfile|--machinefile|-machinefile|-f --default-hostfile --rankfile|-rankfile|-rf --x|-x --wdir|-wdir|--wd|-wd --path|-path
+    --prefix|-prefix --cpus-per-proc|-cpus-per-proc --cpus-per-rank|-cpus-per-rank --cpu-list|-cpu-list
+    --cpu-set|-cpu-set --ppr --timeout|-timeout --output-filename|-output-filename --stdin|-stdin --personality
+    --launch-agent|-launch-agent --am|-am --tune|-tune --xml-file --report-pid --report-uri --hnp --xterm
+    --max-vm-size --ompi-server --debugger --report-events --max-restarts --genvlist|-genvlist --envlist|-envlist
+    --launcher|-launcher --bootstrap|-bootstrap --iface|-iface --profile|-profile""",
+    """--verbose|-v --quiet|-q --version|-V --tag-output|-tag-output --timestamp-output|-timestamp-output
+    --merge-stderr-to-stdout --display-map|-display-map --display-allocation --report-bindings|-report-bindings
+    --oversubscribe|-oversubscribe --nooversubscribe|-nooversubscribe --nolocal|-nolocal --pernode|-pernode
+    --bynode|-bynode --byslot|-byslot --bycore|-bycore --bind-to-core|-bind-to-core --bind-to-socket
+    --use-hwthread-cpus|-use-hwthread-cpus --allow-run-as-root|-allow-run-as-root --noprefix --novm
+    --do-not-resolve --show-progress --enable-recovery --disable-recovery --continuous --debug --tv
+    --genvall|-genvall --genvnone|-genvnone --envall|-envall --envnone|-envnone --prepend-rank|-prepend-rank|-l
+    --ordered-output|-ordered-output --rr|-rr --help|-h""",
+    "--mca|-mca --gmca|-gmca --genv|-genv --env|-env", abbrev=False)
+
+
+# Cray ALPS `aprun [options] executable [args]` (also the PALS aprun of HPE Cray EX): -n PEs in all, -N PEs per
+# node, -d CPUs per PE, -cc binding; the option list of "Run Applications Using the aprun Command" (HPE
+# a00114008en_us) and Cray S-2496 "Using the aprun Command"; `--cc` is the spelling the PALS aprun accepts too
+APRUN = _grammar(
+    """--pes|-n --pes-per-node|-N --cpus-per-pe|-d --cpu-binding|-cc|--cc --environment-override|-e
+    --memory-per-pe|-m -a -cp -D -L -l -j -F -p -r -R -S -sl -sn -t""",
+    "-b -B -C -q -ss -T --help --version", abbrev=False)
+
+
+def _mpirun(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, MPIRUN)
+    call = _finish(LauncherCall("mpirun", command, scan.options), scan)
+    np_word = call.option("--np")
+    call.tasks = from_word(np_word, parse_int, "mpirun -np") if np_word is not None else None
+    per = call.option("--npernode")
+    if per is not None:
+        call.tasks_per_node = from_word(per, parse_int, "mpirun -npernode")
+    for option in ("--map-by", "--ppr"):  # `--map-by ppr:8:node` / `--ppr 8:node`
+        w = call.option(option)
+        if call.tasks_per_node is None and w is not None and w.known:
+            m = re.match(r"(?:ppr:)?(\d+):node", w.text or "")
+            if m and (option == "--ppr" or (w.text or "").startswith("ppr:")):
+                at = (w.text or "").index(m.group(1))
+                call.tasks_per_node = Value(int(m.group(1)), w.slice(at, at + len(m.group(1))).value_span, w.origin)
+    if call.flag("--pernode") and call.tasks_per_node is None:
+        call.tasks_per_node = derived(1, "mpirun -pernode: one process per node", call.command.site)
+    return call
+
+
+def _aprun(command: Command, start: int) -> LauncherCall:
+    scan = _scan(command.words, start, APRUN)
+    call = _finish(LauncherCall("aprun", command, scan.options), scan)
+    for attr, name, what in (("tasks", "--pes", "aprun -n"), ("tasks_per_node", "--pes-per-node", "aprun -N")):
+        w = call.option(name)
+        if w is not None:
+            setattr(call, attr, from_word(w, parse_int, what))
+    return call
+
+
+def _mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
+    """mpirun -np / -npernode, or aprun -n / -N (with neither -N, ALPS fills each node: the nodes decide)."""
+    np_, per_name = ("-n", "-N") if s.launcher == "aprun" else ("-np", "-npernode")
+    tasks = s.tasks or _hidden(s, np_) or unresolved(
+        f"{s.launcher} without {np_} starts one rank per slot of its host list or allocation, known at run time")
+    per = s.tasks_per_node or _hidden(s, per_name)
+    if per is None:
+        if tasks.known:
+            return unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), \
+                unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), tasks
+        return tasks, tasks, tasks
+    if s.tasks is None and per.known:
+        return unresolved(f"{s.launcher} without {np_}: the number of hosts decides"), per, tasks
+    nodes = _quotient(tasks, per, f"nodes = {{w}} ranks / {{n}} per node ({s.launcher} {np_} / {per_name})")
+    return nodes, per, tasks

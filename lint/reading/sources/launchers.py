@@ -1,0 +1,279 @@
+"""What launcher commands mean: torchrun, the legacy torch.distributed.launch, the deepspeed launcher, srun,
+mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (their grammars in
+`plint.reading.sources.wrappers`), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
+
+Option grammars come from the launchers' own parsers:
+- torchrun: torch 2.13 `torch/distributed/run.py::get_args_parser` (argparse; every dashed multi-word option
+  also has an underscore spelling; options with `action=env` default to `PET_<DEST>` from the environment,
+  `torch/distributed/argparse_util.py`); `torch/distributed/launch.py::parse_args` adds `--use-env`;
+- deepspeed: DeepSpeed 0.19.8 `deepspeed/launcher/runner.py::parse_args` (argparse; options end at the user
+  script, everything after it belongs to the script), resources in `plint.reading.sources.hostfile`;
+- srun: Slurm's option table, in `plint.reading.sources.slurm` (getopt_long, stops at the program);
+- mpirun: Open MPI 4.1 `orte/mca/schizo/ompi/schizo_ompi.c` (long names with one or two dashes, `--mca K V`)
+  and MPICH/Intel Hydra `ui/mpich/utils.c` (`-ppn`, `-genv K V`);
+- accelerate: accelerate 1.15 `commands/launch.py::launch_command_parser` (argparse, allow_abbrev=False;
+  `commands/utils.py` accepts `-` for `_` in every option); `utils/launch.py::prepare_multi_gpu_env` starts
+  num_processes // num_machines workers per machine.
+Each chain yields nodes, workers per node and world size as Values whose note says how they were found.
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from plint.reading.shell.model import Command, Problem, ShellResult, Word
+from plint.reading.sources.trainer import TRAINING_LENGTH_FLAGS
+from plint.reading.sources.wrappers import base as _base, python_program as _python_program, unwrap_words
+from plint.source import SourceFile
+from plint.values import Value, derived, unresolved
+from plint.reading.sources.launch_accelerate import _accelerate, _accelerate_config, _accelerate_sizes
+from plint.reading.sources.launch_calls import (LaunchChain, LauncherCall, SCHEDULERS, SPAWNERS, TRAINING_FLAGS,
+                                                TRAINING_NAMES, _DRIVER_FLAGS, _LAUNCHER_MODULES, is_python)
+from plint.reading.sources.launch_deepspeed import _deepspeed, _deepspeed_resources
+from plint.reading.sources.launch_mpi import _aprun, _mpirun, _mpirun_sizes
+from plint.reading.sources.launch_srun import _srun, _srun_step
+from plint.reading.sources.launch_torchrun import _torchrun
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+
+# ---- parsing one launcher -----------------------------------------------------------------------
+_LAUNCHER_NAMES = frozenset({"torchrun", "deepspeed", "ds", "srun", "mpirun", "mpiexec", "orterun", "mpiexec.hydra", "aprun",
+                             "accelerate-launch"})
+
+
+def _starts_launcher(words: list[Word], i: int) -> bool:
+    """words[i] starts a launcher or a python interpreter: what an unknown word before it may wrap."""
+    name = _base(words[i])
+    if name in _LAUNCHER_NAMES or is_python(name):
+        return True
+    if name == "accelerate":
+        return i + 1 < len(words) and words[i + 1].text == "launch"
+    return not words[i].known and _interpreter_of_launcher(words, i)
+
+
+def unwrap(words: list[Word], i: int = 0) -> int:
+    """Index of the launcher after the wrappers (nohup, env A=1, numactl, containers, `uv run`, `nsys profile`)
+    and the unknown words standing before it, or of the first word that is neither."""
+    return unwrap_words(words, i, _starts_launcher).index
+
+
+def _interpreter_of_launcher(words: list[Word], i: int) -> bool:
+    """`$PYTHON -m torch.distributed.run`: an unknown word that python options and a launcher module follow."""
+    if i + 1 >= len(words) or not (words[i + 1].text or "").startswith("-"):
+        return False
+    program, _, is_module, _ = _python_program(words, i + 1)
+    return is_module and program is not None and program.text in _LAUNCHER_MODULES
+
+
+def _python(command: Command, program: Word | None, index: int, is_module: bool, code: bool = False,
+            skip: int = 0) -> LauncherCall:
+    """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`); `skip` words
+    after the module never reach it."""
+    kind = _LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
+    if kind == "deepspeed":
+        return _deepspeed(command, index + 1 + skip)
+    if kind == "accelerate":
+        return _accelerate(command, index + 1 + skip)
+    if kind is not None:
+        return _torchrun(command, index + 1 + skip, kind)
+    call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
+    if code:
+        call.options["-c"] = []
+    skipped = [w for w in command.words[:max(index, 0)][-1:] if not w.known and program is not None and not is_module]
+    if skipped and skipped[0] is not program:  # python_program stepped over it to the script after it
+        call.problems.append(Problem(
+            "unresolved", f"`{skipped[0].display()}` between python and {program.display()} is unknown: read as "
+                          "interpreter options (or nothing, when it is empty)", skipped[0].site))
+    return call
+
+
+def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
+    """The launcher at command.words[start:] after wrappers, or a python program; None for anything else."""
+    words = command.words
+    unwrapped = unwrap_words(words, start, _starts_launcher)
+    call = _launcher_at(command, unwrapped.index, unwrapped.runs_python)
+    if call is None and unwrapped.index + 1 < len(words) and not words[unwrapped.index].known \
+            and (words[unwrapped.index + 1].text or "").endswith(".py"):
+        # `$LAUNCHER pretrain_gpt.py ...`: a python script started by something plint cannot know
+        call = LauncherCall("python", command, program=words[unwrapped.index + 1],
+                            program_index=unwrapped.index + 1, wrapped_by=[words[unwrapped.index]])
+        return _wrapped(call, unwrapped.index)
+    if call is not None and unwrapped.unknown:
+        call.wrapped_by = unwrapped.unknown
+        return _wrapped(call, unwrapped.index)
+    return call
+
+
+def _wrapped(call: LauncherCall, at: int) -> LauncherCall:
+    """Say that unknown words (or a script plint does not follow) stand before the launcher, and what plint
+    made of them."""
+    scripts = [w for w in call.wrapped_by if w.known]
+    unknown_words = [w for w in call.wrapped_by if not w.known]
+    what = call.launcher if call.launcher != "python" else f"python {call.program.display() if call.program else ''}"
+    for w in scripts:  # `aprun -n 8 ./local_rank.sh python3 train.py`: the script is handed the command
+        if (w.text or "").endswith(".sh"):
+            what_it_is = ("a script plint does not follow: read as a wrapper that runs the command after it (what "
+                          "such a script usually does: set per-rank variables, then run its arguments)")
+        else:  # `launch python3 train.py` after `source <(curl ...)`
+            what_it_is = ("a command plint does not know (no function or program of that name is read; a file it "
+                          "could not read may define it): read as a wrapper that runs the command after it")
+        call.problems.append(Problem("unresolved", f"`{w.display()}` before {what.strip()} is {what_it_is}", w.site))
+    if not unknown_words:
+        return call
+    shown = " ".join(f"`{w.display()}`" for w in unknown_words)
+    why = "; ".join(dict.fromkeys(p.reason for w in unknown_words for p in w.unknowns if p.reason))
+    if call.launcher == "python":
+        effect = ("it may be a launcher (srun, mpirun, torchrun) that decides how many processes run, so the node "
+                  "and process counts are unknown")
+    else:
+        effect = f"read as a wrapper in front of {call.launcher}, whose own options give the process counts"
+    call.problems.append(Problem(
+        "unresolved", f"{shown} before {what.strip()} is unknown" + (f" ({why})" if why else "") + f": {effect}",
+        unknown_words[0].site))
+    return call
+
+
+def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> LauncherCall | None:
+    words = command.words
+    if i >= len(words):
+        return None
+    if runs_python is not None:  # `uv run -m torch.distributed.run ...`, `uv run train.py`
+        dropped = runs_python == "module, -- dropped" and i + 1 < len(words) and words[i + 1].text == "--"
+        return _python(command, words[i], i, runs_python != "script", skip=1 if dropped else 0)
+    name = _base(words[i])
+    if name == "torchrun":
+        return _torchrun(command, i + 1, "torchrun")
+    if name in ("deepspeed", "ds"):
+        return _deepspeed(command, i + 1)
+    if name == "srun":
+        return _srun(command, i + 1)
+    if name in ("mpirun", "mpiexec", "orterun", "mpiexec.hydra"):
+        return _mpirun(command, i + 1)
+    if name == "aprun":
+        return _aprun(command, i + 1)
+    if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
+        return _accelerate(command, i + 2)
+    if name == "accelerate-launch":
+        return _accelerate(command, i + 1)
+    if is_python(name) or (not words[i].known and _interpreter_of_launcher(words, i)):
+        program, index, is_module, code = _python_program(words, i + 1)
+        return _python(command, program, index, is_module, code)
+    return None
+
+
+# ---- chains -------------------------------------------------------------------------------------
+def _chain_calls(command: Command) -> list[LauncherCall]:
+    """The launchers of one command, outermost first: `srun torchrun x.py` -> [srun, torchrun]."""
+    calls: list[LauncherCall] = []
+    start = 0
+    while start < len(command.words):
+        call = parse_launcher(command, start)
+        if call is None:
+            break
+        calls.append(call)
+        if call.launcher == "python" or call.program is None or call.program_index < 0:
+            break
+        inner = _base(call.program)
+        no_python = call.flag("--no-python", "--no_python")
+        if call.launcher in SCHEDULERS or (no_python and (is_python(inner) or inner in ("torchrun", "deepspeed"))):
+            start = call.program_index
+            continue
+        break
+    return calls
+
+
+def _parent_calls(command: Command) -> list[LauncherCall]:
+    """Launchers of the commands that ran this one as a string or a script (`srun bash -c "..."`)."""
+    out: list[LauncherCall] = []
+    parent = command.parent
+    while parent is not None:
+        out = [c for c in _chain_calls(parent) if c.launcher != "python"] + out
+        parent = parent.parent
+    return out
+
+
+def _is_launch(calls: list[LauncherCall]) -> bool:
+    inner = calls[-1]
+    if inner.flag("-c") or (inner.program is None and inner.launcher == "python"):
+        return False
+    if inner.launcher in SPAWNERS:
+        return inner.program is not None
+    if inner.launcher in SCHEDULERS:
+        # a script run directly (`srun ./train.py`) is a launch; a shell or a binary is not: the commands a
+        # shell runs are read on their own, with this one as their parent
+        return inner.program is not None and (_base(inner.program) or "").endswith(".py")
+    program = inner.program
+    if program is None:
+        return False
+    if len(calls) > 1:
+        return True  # python started by srun or mpirun
+    args = [w.text or "" for w in inner.command.words[inner.program_index + 1:]]
+    options = {a.split("=")[0] for a in args}
+    flagged = bool(options & TRAINING_FLAGS)
+    if not program.known:
+        return flagged
+    name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
+    if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):
+        return False
+    if name.startswith(TRAINING_NAMES):
+        return True
+    # one process started by no launcher, a script not named for training: Megatron's model and parallel flags
+    # alone are what its checkpoint tools take too (tools/merge_mp_partitions.py, checkpoint converters); a
+    # training run says how long it trains or that DeepSpeed drives it
+    return flagged and bool(options & (TRAINING_LENGTH_FLAGS | _DRIVER_FLAGS))
+
+
+def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None]) -> list[LaunchChain]:
+    """One chain per training launch, in execution order."""
+    chains: list[LaunchChain] = []
+    for command in result.commands:
+        own = _chain_calls(command)
+        if not own:
+            continue
+        calls = _parent_calls(command) + own
+        if not _is_launch(calls):
+            continue
+        problems = [p for c in calls for p in c.problems]
+        for c in calls:
+            if c.launcher == "deepspeed":
+                _deepspeed_resources(c, read_file, problems, result)
+            elif c.launcher == "srun":
+                _srun_step(c, job)
+            elif c.launcher == "accelerate":
+                _accelerate_config(c, read_file)
+        nodes, per, world, launcher = _resolve(calls)
+        inner = calls[-1]
+        args = command.words[inner.program_index + 1:] if inner.program_index >= 0 else []
+        node_rank = next((c.node_rank for c in reversed(calls) if c.node_rank is not None), None)
+        master = next((c.master_addr for c in reversed(calls) if c.master_addr is not None), None)
+        chains.append(LaunchChain(calls, launcher, inner.program, list(args), nodes, per, world, node_rank, master,
+                                  problems, command))
+    return chains
+
+
+def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None]:
+    """(nnodes, workers per node, world size, DESIGN's `launcher`)."""
+    spawners = [c for c in calls if c.launcher in SPAWNERS]
+    schedulers = [c for c in calls if c.launcher in SCHEDULERS]
+    if spawners:
+        s = spawners[-1]
+        if s.launcher == "accelerate":
+            return _accelerate_sizes(s) + ("accelerate",)
+        return s.nnodes, s.nproc_per_node, s.world_size, s.launcher  # type: ignore[return-value]
+    if schedulers:
+        s = schedulers[-1]
+        if s.launcher in ("mpirun", "aprun"):
+            return _mpirun_sizes(s) + (s.launcher,)
+        return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
+    site = calls[-1].command.words[0].site if calls[-1].command.words else None
+    unknown = [w for c in calls for w in c.wrapped_by]
+    if unknown:  # `${SRUN_EXEC} python3 train.py`: the unknown word may be the launcher
+        note = (f"`{unknown[0].display()}` before the program is unknown and may be a launcher that starts several "
+                "processes")
+        return unresolved(note, unknown[0].site), unresolved(note, unknown[0].site), \
+            unresolved(note, unknown[0].site), None
+    one = "a single process: the program is started without a launcher"
+    return derived(1, one, site), derived(1, one, site), derived(1, one, site), None

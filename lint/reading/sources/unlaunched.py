@@ -1,0 +1,223 @@
+"""Commands that plainly start training but became no launch: where each stands and why plint did not use it.
+
+Facts only: rule PL005 turns them into a finding when a file yields no launch at all, so a script whose
+launcher sits in a function nobody calls, behind a wrapper plint cannot see through, in a branch plint
+found dead or after an `exit` is never reported clean without a word.
+
+A command counts when, as written (before expansion), it runs a launcher (torchrun, deepspeed, accelerate
+launch, `python -m torch.distributed.run|launch`, `python -m deepspeed.launcher.runner`), or a Python training
+entry point (`pretrain_*.py`, `finetune*.py`, `train*.py`, ...) with a trainer flag, either directly, through
+a known wrapper or scheduler (nohup, srun, ...) or behind a word plint cannot know (`$LAUNCHER torchrun`).
+Words of echo, printf and the like, comments and strings never count: the command must start with one of
+those, not merely mention them.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from plint.record import record
+from plint.source import SourceFile, Span
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+    from plint.reading.shell.model import ShellResult
+
+_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
+_LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch", "deepspeed.launcher.runner",
+                     "accelerate.commands.launch")
+# words that may stand before the launcher (schedulers, process wrappers, containers, environment managers)
+_BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env", "stdbuf", "timeout",
+                     "nice", "ionice", "taskset", "chrt", "numactl", "nsys", "ncu", "uv", "conda", "mamba",
+                     "micromamba", "poetry", "pipenv", "apptainer", "singularity", "docker", "enroot", "xargs"})
+_SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun"})  # start ranks of whatever program follows
+_SHOWN = 80  # characters of a command quoted in a finding
+_WORDS = 256  # words of a command looked at
+# a file none of whose text names a launcher, Python or a training script is not parsed again at all
+_HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b")
+
+
+@record(frozen=True)
+class UnusedLaunch:
+    span: Span
+    command: str  # as written, shortened
+    why: str
+
+
+def _base(text: str) -> str:
+    return posixpath.basename(text.strip("\"'"))
+
+
+def _is_python(name: str) -> bool:
+    from plint.reading.sources.launch_calls import is_python
+
+    return is_python(name)
+
+
+def _unknown(text: str) -> bool:
+    return text.lstrip("\"'").startswith("$")
+
+
+def _launch_word(words: list[str]) -> int | None:
+    """The index of the word that makes the command a training launch, or None. After a Python interpreter only
+    a launcher module or a training script counts (`python -m pip install deepspeed` is no launch)."""
+    from plint.reading.sources.launch_calls import TRAINING_FLAGS, TRAINING_NAMES
+
+    flagged = any(w.split("=")[0] in TRAINING_FLAGS for w in words)
+    after_python = False
+    for i, word in enumerate(words):
+        name = _base(word)
+        if name in _LAUNCHERS and not after_python:
+            return i
+        if name in _SCHEDULERS and i == 0 and _starts_a_program(words[1:]):
+            return i  # `mpirun -np 64 ... bash -c '... bash train.sh ...'`: the ranks run a script plint could not follow
+        after_python = after_python or _is_python(name)
+        if _is_python(name) and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
+                                    for j in range(i + 1, min(i + 4, len(words) - 1))):
+            return i
+        if name.endswith(".py") and name.startswith(TRAINING_NAMES) and flagged:
+            return i
+    return None
+
+
+def _starts_a_program(words: list[str]) -> bool:
+    """Whether a scheduler's words start a shell, a Python or a training script (`srun hostname` does not)."""
+    from plint.reading.sources.launchers import TRAINING_NAMES
+
+    for word in words:
+        name = _base(word)
+        if name in ("bash", "sh") or _is_python(name):
+            return True
+        if name.endswith((".py", ".sh")) and name.startswith(TRAINING_NAMES):
+            return True
+    return False
+
+
+def _counts(words: list[str]) -> int | None:
+    """The launch word's index when the command starts with it, a Python, a known wrapper or an unknown word."""
+    at = _launch_word(words)
+    if at is None:
+        return None
+    first = words[0]
+    if at == 0 or _unknown(first) or _is_python(_base(first)) or _base(first) in _BEFORE:
+        return at
+    return None
+
+
+def _words(node, data: bytes) -> list[str]:
+    """The command's words as written, the first _WORDS of them: the launcher, a wrapper's options, the
+    interpreter and the training script all stand early (and a command of millions of words stays cheap)."""
+    out = []
+    for child in node.named_children:
+        if child.type == "variable_assignment" or child.type.endswith("redirect") or child.type == "comment":
+            continue
+        out.append(data[child.start_byte:child.end_byte].decode("utf-8", "replace"))
+        if len(out) >= _WORDS:
+            break
+    return out
+
+
+def _commands(node, kinds=("command",)):
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if n.type in kinds:
+            yield n
+        stack.extend(reversed(n.named_children))
+
+
+def _held(node, data: bytes) -> tuple[str, list[str]] | None:
+    """`CMD="deepspeed train.py ..."`: the variable and the words of a command string assigned to it."""
+    name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
+    if name is None or value is None or value.type not in ("string", "raw_string", "concatenation", "word"):
+        return None
+    text = data[value.start_byte:value.end_byte].decode("utf-8", "replace").strip("\"'")
+    words = text.replace("\\\n", " ").split()
+    return data[name.start_byte:name.end_byte].decode("utf-8", "replace"), words
+
+
+def _called_names(root, data: bytes) -> set[str]:
+    return {_words(c, data)[0] for c in _commands(root) if _words(c, data)}
+
+
+def _why_not_reached(node, source: SourceFile, data: bytes, called: set[str], root) -> str:
+    parent = node.parent
+    while parent is not None:
+        if parent.type == "function_definition":
+            name_node = parent.child_by_field_name("name")
+            name = data[name_node.start_byte:name_node.end_byte].decode() if name_node is not None else "?"
+            if name not in called:
+                return f"it is inside function {name}, which the script never calls"
+            return f"it is inside function {name}, and plint reached no call of it"
+        if parent.type in ("if_statement", "elif_clause", "else_clause", "case_item", "while_statement",
+                           "for_statement", "c_style_for_statement", "list"):
+            where = source.span(parent.start_byte, parent.end_byte)
+            head = data[parent.start_byte:parent.end_byte].decode("utf-8", "replace").split("\n")[0][:60]
+            return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
+        parent = parent.parent
+    for top in root.named_children:
+        if top.end_byte > node.start_byte:
+            break
+        words = _words(top, data) if top.type == "command" else []
+        if words and words[0] == "exit":
+            return f"the script exits before it (`exit` at line {source.span(top.start_byte, top.end_byte).line})"
+    return "plint did not reach it when reading the script"
+
+
+def _why_unused(words: list[str], at: int) -> str:
+    first = words[0]
+    if _unknown(first):
+        name = re.match(r"[\"']?\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", first)
+        supply = f"--env {name.group(1)}=..." if name else "--env NAME=VALUE"
+        return (f"it starts with {first}, which plint cannot know (a launcher or wrapper held in a variable: "
+                f"supply it with {supply})")
+    if at > 0 and not _is_python(_base(first)):
+        return f"plint could not find the launch behind `{first}`"
+    return "plint could not read a launch from it (its program or options are unknown)"
+
+
+def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[UnusedLaunch]:
+    """Training commands in the given files (the checked one first) that yielded no launch, in file order; then
+    command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
+    from plint.reading.shell.parse import parse
+
+    ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
+    out: list[UnusedLaunch] = []
+    sources = list(sources)
+    main = sources[0] if sources else None
+    for source in sources:
+        data = source.data
+        if not _HINT.search(data):
+            continue
+        root = parse(data).root_node
+        called: set[str] | None = None
+        for node in _commands(root):
+            words = _words(node, data)
+            at = _counts(words) if words else None
+            if at is None:
+                continue
+            span = source.span(node.start_byte, node.end_byte)
+            text = " ".join(" ".join(words).replace("\\\n", " ").split())
+            text = text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+            if (span.path, span.start) in ran:
+                why = _why_unused(words, at)
+            else:
+                called = _called_names(root, data) if called is None else called
+                why = _why_not_reached(node, source, data, called, root)
+            out.append(UnusedLaunch(span, text, why))
+        if source is not main:  # a string in a sourced file is no evidence that this file launches training
+            continue
+        for node in _commands(root, ("variable_assignment",)):
+            held = _held(node, data)
+            if held is None or not held[1] or _counts(held[1]) is None:
+                continue
+            name, words = held
+            span = source.span(node.start_byte, node.end_byte)
+            text = " ".join(words)
+            text = text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+            out.append(UnusedLaunch(span, text, f"it is a command string held in ${name}, and plint could not "
+                                                "follow it to a command that runs it (eval of a value it cannot "
+                                                "know, or never run)"))
+    return out

@@ -1,0 +1,134 @@
+"""The shape of the house (DESIGN.md "The house"): plint's modules import one another one way, down the
+flow (reading -> checking -> reports), never in a circle.
+
+The import graph is built statically (ast, nothing imported) from every module under lint/ (package
+plint) and rules/ (plint.rules). An edge is any import of another plint module: at module level, under
+`if TYPE_CHECKING:`, and inside functions too. A function-level import still ties the two modules
+together (each needs the other to work), so deferring an import does not excuse a circle; it is only
+a way to defer a start-up cost.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from fixture_paths import ROOT
+
+PACKAGES = {"plint": ROOT / "lint", "plint.rules": ROOT / "rules"}  # pyproject.toml's package-dir
+
+
+def modules() -> dict[str, Path]:
+    """Module name -> file, for every module of plint."""
+    out: dict[str, Path] = {}
+    for package, folder in PACKAGES.items():
+        for path in sorted(folder.rglob("*.py")):
+            parts = list(path.relative_to(folder).with_suffix("").parts)
+            if parts[-1] == "__init__":
+                parts = parts[:-1]
+            out[".".join([package, *parts])] = path
+    return out
+
+
+def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
+    """The plint modules that a module imports, wherever in the file the import stands."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    targets: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            candidates = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = ".".join(package.split(".")[: len(package.split(".")) - node.level + 1])
+                base = f"{base}.{node.module}" if node.module else base
+            else:
+                base = node.module or ""
+            # `from plint.x import y` imports the module plint.x.y when there is one, else plint.x
+            candidates = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
+                          for alias in node.names]
+        else:
+            continue
+        for target in candidates:
+            while target and target not in known:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                targets.add(target)
+    return targets
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for start in sorted(graph):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph[child]))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def import_graph() -> dict[str, set[str]]:
+    known = modules()
+    return {name: imported(name, path, known) for name, path in known.items()}
+
+
+def test_the_graph_sees_the_imports():
+    graph = import_graph()
+    assert "plint.rules.base" in graph["plint.rules.registry"]
+    assert "plint.rules.topology" in graph["plint.rules.registry"]
+    assert "plint.fixing.fix_registry" in graph["plint.fixing.layout_fixers"]
+
+
+def test_circles_are_found():
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle():
+    found = circles(import_graph())
+    assert not found, "plint modules import one another in a circle: " + "; ".join(
+        " <-> ".join(component) for component in found)
+
+
+def test_lint_holds_only_the_shared_types_and_the_entry():
+    """Every stage has its own folder; lint/ itself keeps the contract types every stage shares."""
+    top = sorted(p.name for p in (ROOT / "lint").glob("*.py"))
+    assert len(top) <= 12, top
+
+
+def test_no_module_over_800_lines():
+    """A module that grows past 800 lines holds more than one concern: split it along them."""
+    long = {name: n for name, path in modules().items()
+            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800}
+    assert not long, long
