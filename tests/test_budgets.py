@@ -19,13 +19,27 @@ import pytest
 SECONDS = 6.0  # CPU seconds; the target is 2 s on a laptop-class core
 MEGABYTES = 300
 OUTPUT = 1 << 20
-PLINT = [sys.executable, "-m", "plint"]
+# plint run by a wrapper that records its own peak memory: Linux carries a parent's peak RSS over fork and exec
+# into the child's ru_maxrss, so a test process that imported torch (the dry-run tests) would make every
+# child look 700 MB large; VmHWM in /proc/self/status is the new program's own high-water mark.
+_PEAK = ("import atexit, os, runpy, sys\n"
+         "def peak():\n"
+         "    with open('/proc/self/status') as f:\n"
+         "        kb = next((line.split()[1] for line in f if line.startswith('VmHWM:')), '0')\n"
+         "    with open(os.environ['PLINT_TEST_PEAK_FILE'], 'w') as out:\n"
+         "        out.write(kb)\n"
+         "atexit.register(peak)\n"
+         "sys.argv = ['plint', *sys.argv[1:]]\n"
+         "runpy.run_module('plint', run_name='__main__')\n")
+PLINT = [sys.executable, "-c", _PEAK]
 
 
 def measure(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
     """(exit status, stdout, stderr, CPU seconds, peak RSS in MB) of one plint run."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        proc = subprocess.Popen(PLINT + args, cwd=cwd, stdout=out, stderr=err)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
+        proc = subprocess.Popen(PLINT + args, cwd=cwd, stdout=out, stderr=err,
+                                env={**os.environ, "PLINT_TEST_PEAK_FILE": peak.name})
         stop = threading.Timer(120, proc.kill)  # a run far past its budget fails rather than stalls
         stop.start()
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak memory
@@ -34,8 +48,11 @@ def measure(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
         proc.returncode = os.waitstatus_to_exitcode(status)
         out.seek(0)
         err.seek(0)
+        recorded = peak.read().strip()
+        # where /proc is missing the wrapper records nothing: fall back to ru_maxrss (an upper bound)
+        kilobytes = int(recorded) if recorded.isdigit() and int(recorded) else usage.ru_maxrss
         return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                seconds, usage.ru_maxrss / 1024)
+                seconds, kilobytes / 1024)
 
 
 def run_bounded(tmp_path: Path, files: dict[str, str | bytes], *args: str, fmt: str = "json",
