@@ -5,6 +5,24 @@ from __future__ import annotations
 from plint.values import Value
 
 
+def _whole(value) -> bool:
+    """A value arithmetic can use: an integer, or a float or text that is one (`"8"`, `8.0` from JSON)."""
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return True
+    if isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, str) and value.strip().lstrip("-").isdigit()
+
+
+def _not_a_number(values: dict[str, Value]) -> Value | None:
+    """An unresolved Value naming the inputs that are no whole number (a JSON list or object where a size
+    belongs), or None when every input is one."""
+    bad = [f"{k} {v.value!r}" for k, v in values.items() if not _whole(v.value)]
+    return Value(None, None, "unresolved", f"not a whole number: {', '.join(bad)}") if bad else None
+
+
 def _names(values: dict[str, Value]) -> str:
     return ", ".join(f"{k} ({v.note})" if v.note else k for k, v in values.items() if not v.known)
 
@@ -21,6 +39,9 @@ def product(note: str, **factors: Value) -> Value:
     """The product of known factors (origin derived); unresolved naming each unknown factor."""
     if any(not v.known for v in factors.values()):
         return Value(None, None, "unresolved", f"needs {_names(factors)}")
+    bad = _not_a_number(factors)
+    if bad is not None:
+        return bad
     result = 1
     for v in factors.values():
         result *= int(v.value)
@@ -36,6 +57,9 @@ def quotient(note: str, numerator: Value, **divisors: Value) -> Value:
     parts = {"numerator": numerator, **divisors}
     if any(not v.known for v in parts.values()):
         return Value(None, None, "unresolved", f"needs {_names(parts)}")
+    bad = _not_a_number(parts)
+    if bad is not None:
+        return bad
     denominator = 1
     for v in divisors.values():
         denominator *= int(v.value)

@@ -73,3 +73,14 @@ def test_a_node_of_a_hundred_million_gpus_is_not_drawn(tmp_path):
     run = check_paths([tmp_path / "launch.sh"])
     text = render(run.results)
     assert len(text) < 100_000 and "Device grid" not in text
+
+
+def test_a_deepspeed_size_that_is_an_object_is_no_number(tmp_path):
+    """Found by the fuzzer (seed 3, case 897): `"sequence_parallel_size": {}` in the DeepSpeed JSON reached
+    the dp arithmetic as a dict (TypeError). Arithmetic takes whole numbers only; anything else is unresolved."""
+    from plint.checking.check import check_paths
+
+    (tmp_path / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 1, "sequence_parallel_size": {}}')
+    (tmp_path / "launch.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds_config.json\n")
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    assert result.layouts and result.layouts[0].value("parallel.dp") is None
