@@ -151,15 +151,8 @@ class Commands:
         return None
 
     def file_command(self, name: str, args: list[Word], unit: Unit, site) -> None:
-        """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file."""
-        if name == "envsubst":
-            from plint.reading.shell.template import run_envsubst
-
-            def lookup(name: str) -> Var | None:
-                given = (prefix_env or {}).get(name)
-                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
-
-            return run_envsubst(args, stdin, lookup)
+        """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file
+        (envsubst writes only to stdout: Shell.producer reads it)."""
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 from plint.reading.shell.sed import run_sed
