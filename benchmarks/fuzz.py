@@ -509,8 +509,8 @@ def load_saved(folder: Path) -> Case:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0, help="inputs are a function of the seed and their index")
-    parser.add_argument("--count", type=int, default=150, help="inputs to run (10000 for the full run)")
-    parser.add_argument("--start", type=int, default=0, help="first input index (resume a run)")
+    parser.add_argument("--count", type=int, default=150, help="run inputs up to this index, START..COUNT-1 (10000 for the full run)")
+    parser.add_argument("--start", type=int, default=0, help="first input index: resume a run, or split one (--start 5000 --count 10000 is its second half)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per plint run before it is a hang")
     parser.add_argument("--memory-mb", type=int, default=1024, help="the worker's address-space limit")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where failing inputs are saved")

@@ -94,13 +94,17 @@ class SourceFile:
 _OVERLAY: dict[str, bytes] = {}
 
 
+def overlaid(path: str | Path) -> bytes | None:
+    """The in-memory bytes standing for the file at path (reading_from), or None."""
+    return _OVERLAY.get(os.path.realpath(os.path.abspath(path))) if _OVERLAY else None
+
+
 def read_bytes(path: str | Path) -> bytes:
     """A file's bytes, through the root of the check in force (plint.root: nothing outside it, only
     regular files); OSError (plint.root.Refused among them) when it cannot or may not be read."""
-    if _OVERLAY:
-        data = _OVERLAY.get(os.path.realpath(os.path.abspath(path)))
-        if data is not None:
-            return data
+    data = overlaid(path)
+    if data is not None:
+        return data
     from plint.root import read
 
     return read(path)

@@ -109,7 +109,7 @@ def test_fast_path_and_click_agree_on_options(tmp_path):
     from plint.cli.commands import check as click_check
 
     click_flags = {f for p in click_check.params for f in getattr(p, "opts", [])}
-    assert {o.flag for o in OPTIONS} == click_flags - {"--help"} - {"paths"}
+    assert {o.flag for o in OPTIONS} | {o.short for o in OPTIONS if o.short} == click_flags - {"--help"} - {"paths"}
     script = tmp_path / "a.sh"
     script.write_text("echo\n")
     parsed = parse_fast(["--format=json", "--env", "A=1", "--env", "B=2", "--concise", str(script)])
@@ -117,3 +117,7 @@ def test_fast_path_and_click_agree_on_options(tmp_path):
     assert parse_fast(["--format", "xml", str(script)]) is None  # click explains bad choices
     assert parse_fast(["--unknown", str(script)]) is None
     assert parse_fast([str(tmp_path / "missing.sh")]) is None
+    short = parse_fast(["-q", "--color=never", str(script)])
+    assert short["quiet"] is True and short["color"] == "never" and short["verbose"] is False
+    assert parse_fast(["-", "--stdin-filename", "x.sh"])["paths"] == ["-"]
+    assert parse_fast(["--stdin-filename", "x.sh"])["paths"] == ["-"]  # ruff: the name alone reads stdin

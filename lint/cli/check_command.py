@@ -19,19 +19,34 @@ if TYPE_CHECKING:
 
 FORMATS = ("text", "json", "sarif", "github", "markdown")
 FAIL_ON = ("error", "warning", "info", "never")
+COLOR = ("auto", "always", "never")
+STDIN = "-"
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 class Option:
     def __init__(self, flag: str, dest: str, kind: str = "value", choices: tuple[str, ...] | None = None,
-                 default: Any = None, metavar: str | None = None, help: str = ""):  # noqa: A002
+                 default: Any = None, metavar: str | None = None, help: str = "",  # noqa: A002
+                 short: str | None = None):
         self.flag, self.dest, self.kind, self.choices = flag, dest, kind, choices
-        self.default, self.metavar, self.help = default, metavar, help
+        self.default, self.metavar, self.help, self.short = default, metavar, help, short
 
 
 OPTIONS: tuple[Option, ...] = (
     Option("--format", "fmt", choices=FORMATS, default="text", help="Output format."),
     Option("--concise", "concise", kind="flag", default=False, help="Text format: one line per finding."),
+    Option("--quiet", "quiet", kind="flag", default=False, short="-q",
+           help="Text format: the findings only; nothing at all for a clean file."),
+    Option("--verbose", "verbose", kind="flag", default=False, short="-v",
+           help="Text format: every file's layout, memory and step estimate, findings or not."),
+    Option("--statistics", "statistics", kind="flag", default=False,
+           help="Text format: a count per rule instead of each finding."),
+    Option("--color", "color", choices=COLOR, default="auto",
+           help="Colour the text output: auto (a terminal, unless NO_COLOR is set or TERM=dumb; "
+                "FORCE_COLOR forces it), always or never."),
+    Option("--stdin-filename", "stdin_filename", metavar="NAME",
+           help="Read the launch from standard input (the path `-`) as if it were the file NAME: config, "
+                "per-file ignores and relative references resolve as for NAME."),
     Option("--env", "env", kind="multi", default=(), metavar="NAME=VALUE",
            help="Seed a variable the script reads from its environment (digits name a positional parameter)."),
     Option("--assume", "assume", kind="multi", default=(), metavar="NAME=VALUE",
@@ -68,7 +83,7 @@ OPTIONS: tuple[Option, ...] = (
 
 def parse_fast(argv: list[str]) -> dict | None:
     """Arguments of `plint check` when they are ordinary; None to let click handle (and explain) them."""
-    by_flag = {o.flag: o for o in OPTIONS}
+    by_flag = {**{o.flag: o for o in OPTIONS}, **{o.short: o for o in OPTIONS if o.short}}
     values: dict[str, Any] = {o.dest: (list(o.default) if o.kind == "multi" else o.default) for o in OPTIONS}
     paths: list[str] = []
     i = 0
@@ -105,7 +120,9 @@ def parse_fast(argv: list[str]) -> dict | None:
             values[opt.dest].append(value)
         else:
             values[opt.dest] = value
-    if not paths or any(not path_exists(p) for p in paths):
+    if not paths and values["stdin_filename"] is not None:
+        paths = [STDIN]  # like ruff: --stdin-filename alone reads standard input
+    if not paths or any(p != STDIN and not path_exists(p) for p in paths):
         return None
     values["paths"] = paths  # strings: the check path does not import pathlib (plint.source)
     return values
@@ -116,13 +133,25 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
         baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
         trainer_source: str | None = None, root: str | None = None, pr_comment: bool = False,
-        only_new_against: str | None = None) -> int:
+        only_new_against: str | None = None, quiet: bool = False, verbose: bool = False,
+        statistics: bool = False, color: str = "auto", stdin_filename: str | None = None) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
-    from plint.checking.check import check_options, check_paths
+    from plint.checking.check import UsageError, check_options, check_paths
 
-    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore,
-                            baseline, trainer_source, root)
-    result = check_paths(list(paths), options)
+    if quiet and verbose:
+        raise UsageError("--quiet and --verbose: give one")
+    if statistics and fmt != "text":
+        raise UsageError("--statistics: counts are a text report (--format text)")
+    paths, stdin = standard_input(list(paths), stdin_filename)
+    options = check_options([p for p in paths if stdin is None or p != stdin[0]], env, assume, gpu, config_file,
+                            isolated, select, extend_select, ignore, baseline, trainer_source, root)
+    if stdin is not None:
+        from plint.source import reading_from
+
+        with reading_from({stdin[1]: stdin[2]}):
+            result = check_paths(list(paths), options)
+    else:
+        result = check_paths(list(paths), options)
     if only_new_against:
         from plint.github.only_new import keep_new
 
@@ -145,19 +174,30 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
     for r in result.results:  # bounded output: the budget of findings a report prints per file
         r.diagnostics = limit_report(r.diagnostics, r.path)
-    if fmt in ("json", "sarif") or pr_comment:  # the machine formats carry each fix's edits (DESIGN.md)
+    # every format says which findings `plint fix` fixes: the machine formats carry each fix's edits
+    # (DESIGN.md), the text report marks them and counts them in its closing line
+    if any(d.suppressed is None for r in result.results for d in r.diagnostics):
         from plint.fixing.fix import attach_fixes
 
-        attach_fixes(result)
+        if stdin is not None:
+            with reading_from({stdin[1]: stdin[2]}):
+                attach_fixes(result)
+        else:
+            attach_fixes(result)
     if fmt == "text":
+        from plint.report.color import use_color
         from plint.report.text import render
 
-        text = render(result.results, concise=concise)
+        findings = any(d.suppressed is None for r in result.results for d in r.diagnostics)
+        coloured = use_color(color) if findings or color == "always" else False  # a clean report is plain
+        text = render(result.results, concise=concise, color=coloured,
+                      detail="quiet" if quiet else "verbose" if verbose else "default", statistics=statistics)
     else:
         from importlib import import_module
 
         text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
-    sys.stdout.write(text + "\n")
+    if text:
+        sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if pr_comment:
         from plint.github.sticky_comment import post, report
@@ -173,3 +213,30 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
             for r in result.results for d in r.diagnostics):
         return 1
     return 0
+
+
+def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple[str, str, bytes] | None]:
+    """The paths with `-` standing for standard input replaced by the name it is checked as (NAME of
+    --stdin-filename, else `-`), and (that name, its real path, the bytes read), or None without `-`.
+    At most one byte more than a launch file may have is read: the reader then says it is too large."""
+    from plint.checking.check import UsageError
+
+    named = [p for p in paths if str(p) == STDIN]
+    if not paths and stdin_filename is not None:
+        named, paths = [STDIN], [STDIN]
+    if not named:
+        if stdin_filename is not None:
+            raise UsageError("--stdin-filename names standard input: give `-` as the path to check")
+        return paths, None
+    if len(named) > 1:
+        raise UsageError("`-` (standard input) given more than once")
+    import os
+
+    from plint.root import MAX_FILE_BYTES
+
+    name = stdin_filename if stdin_filename is not None else STDIN
+    if not name or os.path.isdir(name):
+        raise UsageError(f"--stdin-filename: {name!r} is a folder, not a file name" if name
+                         else "--stdin-filename: empty name")
+    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+    return [name if str(p) == STDIN else p for p in paths], (name, os.path.realpath(os.path.abspath(name)), data)

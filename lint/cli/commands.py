@@ -23,13 +23,14 @@ def cli() -> None:
 
 def _with_check_options(command, skip: tuple[str, ...] = ()):
     for opt in reversed([o for o in OPTIONS if o.dest not in skip]):
+        names = (opt.flag, opt.short) if opt.short else (opt.flag,)
         if opt.kind == "flag":
-            command = click.option(opt.flag, opt.dest, is_flag=True, help=opt.help)(command)
+            command = click.option(*names, opt.dest, is_flag=True, help=opt.help)(command)
         elif opt.kind == "multi":
-            command = click.option(opt.flag, opt.dest, multiple=True, metavar=opt.metavar,
+            command = click.option(*names, opt.dest, multiple=True, metavar=opt.metavar,
                                    help=opt.help)(command)
         else:
-            command = click.option(opt.flag, opt.dest, default=opt.default, metavar=opt.metavar,
+            command = click.option(*names, opt.dest, default=opt.default, metavar=opt.metavar,
                                    type=click.Choice(opt.choices) if opt.choices else None,
                                    show_default=opt.default is not None, help=opt.help)(command)
     return command
@@ -50,7 +51,7 @@ def check(paths: tuple[Path, ...], **options) -> None:
 def _check_options_for_fix(command):
     """`fix` takes check's options except the output format and the baseline writer."""
     return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run", "pr_comment",
-                                                "only_new_against"))
+                                                "only_new_against", "verbose", "statistics", "stdin_filename"))
 
 
 @cli.command()

@@ -390,12 +390,15 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
             gpu: str | None = None, config_file: str | None = None, isolated: bool = False,
             select: str | None = None, extend_select: str | None = None, ignore: str | None = None,
             fail_on: str | None = None, baseline: str | None = None, fmt: str = "text", concise: bool = True,
-            write_baseline: str | None = None, trainer_source: str | None = None, root: str | None = None) -> int:
+            write_baseline: str | None = None, trainer_source: str | None = None, root: str | None = None,
+            quiet: bool = False, color: str = "auto") -> int:
     """`plint fix`: fix, print the diff or the remaining findings (concise) and a summary; the exit
     code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
     changes). Takes the options of `plint check` (plint.cli.check_command.OPTIONS) so that the click
-    command can declare them from the same table. Raises UsageError (a ValueError) for bad input."""
+    command can declare them from the same table. Raises UsageError (a ValueError) for bad input.
+    `quiet`: no summary line; `color`: the diff coloured (plint.report.color.use_color)."""
     from plint.checking.check import UsageError, check_options
+    from plint.report.color import use_color
     from plint.report.text import concise_line
 
     if fmt not in (None, "text"):
@@ -405,21 +408,62 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
                             trainer_source, root)
     result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
+    hidden = 0 if unsafe_fixes else hidden_fixes(result)
+    summary = result.summary() + (f" ({hidden} hidden fix{'es' if hidden > 1 else ''} can be enabled with "
+                                  "`plint fix --unsafe-fixes`)" if hidden else "")
     for why in result.reverted:
         sys.stderr.write(f"plint: {why}\n")
     if diff:
-        sys.stdout.write("".join(c.diff() for c in result.changes))
+        sys.stdout.write(diff_text(result.changes, use_color(color)))
         sys.stdout.flush()
-        sys.stderr.write(f"plint: {result.summary()}\n")
+        if not quiet:
+            sys.stderr.write(f"plint: {summary}\n")
         return 1 if result.changes else 0
     from plint.report.common import visible
 
     lines = [concise_line(d) for _, d in visible(result.remaining.results, errors_first=False)] \
         if result.remaining is not None else []
-    sys.stdout.write("".join(f"{line}\n" for line in lines) + result.summary() + "\n")
+    sys.stdout.write("".join(f"{line}\n" for line in lines) + ("" if quiet else summary + "\n"))
     sys.stdout.flush()
     level = fail_on or (result.remaining.fail_on if result.remaining is not None else None) or "error"
     if level != "never" and any(SEVERITY_RANK[d.severity] >= SEVERITY_RANK[level]
                                 for d in result.remaining_diagnostics):
         return 1
     return 0
+
+
+def hidden_fixes(result: FixRun) -> int:
+    """Findings left after a safe fix that `--unsafe-fixes` would fix (ruff's "hidden fixes"), judged
+    on the fixed text (in memory under --diff)."""
+    if result.remaining is None or not result.remaining_diagnostics:
+        return 0
+    with overlay({c.real: c.after for c in result.changes}):
+        attach_fixes(result.remaining, unsafe=True)
+    return sum(1 for d in result.remaining_diagnostics if d.fix and d.fix.get("applicability") == "unsafe")
+
+
+DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def diff_text(changes: list[FileChange], color: bool) -> str:
+    """The unified diffs of the changes, each line ending in a newline (the summary never runs into
+    the last one). For a terminal, coloured as git colours diffs and with the file's control characters
+    shown as escapes (report.common.printable); piped, exactly what `patch` applies."""
+    text = "".join(c.diff() for c in changes)
+    if not text or not (color or sys.stdout.isatty()):
+        return text
+    from plint.report.common import printable
+
+    lines = [printable(line, keep="\t") for line in text.splitlines()]
+    if not color:
+        return "".join(f"{line}\n" for line in lines)
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(force_terminal=True, color_system="standard", no_color=False, highlight=False,
+                      soft_wrap=True, emoji=False, markup=False)
+    with console.capture() as capture:
+        for line in lines:
+            style = next((style for prefix, style in DIFF_STYLES if line.startswith(prefix)), None)
+            console.print(Text(line, style=style or ""))
+    return capture.get()

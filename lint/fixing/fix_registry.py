@@ -64,6 +64,12 @@ class FixContext:
         key = real_path(path)
         if key not in self.files:
             from plint.root import read_regular
+            from plint.source import overlaid
+
+            memory = overlaid(key)  # standard input checked as a file (`plint check -`)
+            if memory is not None:
+                self.files[key] = memory
+                return memory
 
             root = getattr(self.reading, "root", None)  # only where the check read (plint.root)
             try:

@@ -13,7 +13,7 @@ from plint.record import field, record
 from plint.layout import Layout
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
-from plint.source import SourceFile, display_path, normal_path, path_is_file, path_suffix, read_bytes
+from plint.source import SourceFile, display_path, normal_path, overlaid, path_is_file, path_suffix, read_bytes
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT
 from plint.values import Value
 from typing import TYPE_CHECKING
@@ -42,7 +42,8 @@ class FileReading:
 
 def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
     try:
-        size = os.stat(path).st_size
+        memory = overlaid(path)  # standard input read as a file (`plint check -`), a file being fixed
+        size = len(memory) if memory is not None else os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             return None, f"file is too large to be a launch file ({size} bytes)"
         raw = read_bytes(path)

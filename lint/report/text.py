@@ -1,15 +1,13 @@
 """Terminal output, shaped like ruff's full format: per finding a `PL201 [error] tp-spans-nodes` header,
 `--> path:line:col`, the numbered source lines of the span with `^` under exactly its characters, the
 message (it carries the numbers), `help:` with the fix and its diff, and the docs link; a summary line
-closes. `--concise` gives one `path:line:col: CODE [severity] message` line per finding (problem matchers).
+closes, with what `plint fix` would fix. A fixable finding carries ruff's `[*]` after its severity.
+`--concise` gives one `path:line:col: CODE [severity] [*] message` line per finding (problem matchers).
 
-Suppressed findings are only counted. Colour (rich, imported only then) only on a terminal without
-NO_COLOR, so pre-commit and CI logs stay plain and deterministic."""
+Suppressed findings are only counted. Colour (rich, imported only then) as plint.report.color decides:
+a terminal by default, so pre-commit and CI logs stay plain and deterministic unless FORCE_COLOR."""
 
 from __future__ import annotations
-
-import os
-import sys
 
 from plint.report.common import counts, docs_url, fix_of, printable, visible, where
 
@@ -21,15 +19,23 @@ HEADER_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cya
 Line = list
 
 
-def render(results, concise: bool = False, color: bool | None = None) -> str:
-    """The report for `plint check --format text`; `color=None` decides from the terminal."""
-    closing = summary_line(results)
+def render(results, concise: bool = False, color: bool | None = None, detail: str = "default",
+           statistics: bool = False) -> str:
+    """The report for `plint check --format text`; `color=None` decides from the terminal. `detail`:
+    "quiet" (the findings alone: nothing for a clean run), "default" (the layout and estimate of a file
+    when a finding concerns them or when only one file is checked) or "verbose" (every file's)."""
+    quiet = detail == "quiet"
+    closing = [] if quiet else closing_lines(results)
     pairs = visible(results, errors_first=False)
+    if statistics:
+        return "\n".join(statistics_lines(pairs) + closing)
     if concise:
-        return "\n".join([concise_line(d) for _, d in pairs] + [closing])
+        return "\n".join([concise_line(d) for _, d in pairs] + closing)
     sources = _Sources()
     blocks: list[list[Line]] = []
     for r in results:
+        if not shows_layout(r, detail, len(results)):
+            continue
         for layout in r.layouts:
             block = [[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)]
             if "dry_run" in layout.extras:  # `check --dry-run`
@@ -40,24 +46,93 @@ def render(results, concise: bool = False, color: bool | None = None) -> str:
     for r, d in pairs:  # snippets are read back only from where the check read (plint.root)
         sources.root = getattr(r.reading, "root", None)
         blocks.append(finding_lines(d, sources))
-    blocks.append([[("bold", closing)]])
+    if closing:
+        blocks.append([[("bold", closing[0])]] + [[("green", line)] for line in closing[1:]])
     if color is None:
-        color = bool(pairs) and sys.stdout.isatty() and not os.environ.get("NO_COLOR")
+        from plint.report.color import use_color
+
+        color = bool(pairs) and use_color("auto")
     blocks = [[[(style, printable(text)) for style, text in line] for line in block] for block in blocks]
     return _coloured(blocks) if color else "\n\n".join(
         "\n".join("".join(text for _, text in line) for line in block) for block in blocks)
 
 
+# Families whose findings are about the layout and its estimate (arithmetic, topology, efficiency,
+# memory): with several files, a file's layout block is shown only beside one of these.
+LAYOUT_FAMILIES = ("PL1", "PL2", "PL3", "PL4")
+
+
+def shows_layout(result, detail: str, files: int) -> bool:
+    if detail != "default":
+        return detail == "verbose"
+    return files == 1 or any(d.suppressed is None and d.code.startswith(LAYOUT_FAMILIES)
+                             for d in result.diagnostics)
+
+
+FIXABLE_MARK = "[*]"
+
+
+def fix_mark(d) -> str:
+    """` [*]` after the severity of a finding `plint fix` fixes (ruff's mark); unsafe fixes are named in
+    the help line and counted in the closing line, as ruff does."""
+    fix = fix_of(d)
+    return f" {FIXABLE_MARK}" if fix is not None and fix["applicability"] == "safe" else ""
+
+
 def concise_line(d) -> str:
     """One line per finding; control characters from the files shown as escapes, never sent to the
     terminal (report.common.printable)."""
-    return printable(f"{where(d)}: {d.code} [{d.severity}] {d.message}")
+    return printable(f"{where(d)}: {d.code} [{d.severity}]{fix_mark(d)} {d.message}")
 
 
 def summary_line(results) -> str:
     c = counts(results)
     text = f"{c['files']} file(s) checked: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info"
     return text + (f", {c['suppressed']} suppressed" if c["suppressed"] else "")
+
+
+def fixable_counts(results) -> tuple[int, int]:
+    """Visible findings with a safe fix, and those whose only fix is unsafe."""
+    safe = unsafe = 0
+    for _, d in visible(results, errors_first=False):
+        fix = fix_of(d)
+        if fix is not None:
+            if fix["applicability"] == "safe":
+                safe += 1
+            else:
+                unsafe += 1
+    return safe, unsafe
+
+
+def fixable_line(safe: int, unsafe: int) -> str | None:
+    """ruff's closing hint, in plint's commands: what `plint fix` would fix, and what more
+    `--unsafe-fixes` would."""
+    if safe and unsafe:
+        return f"{FIXABLE_MARK} {safe} fixable with `plint fix`, {unsafe} more with `plint fix --unsafe-fixes`"
+    if safe:
+        return f"{FIXABLE_MARK} {safe} fixable with `plint fix`"
+    if unsafe:
+        return f"{unsafe} fixable with `plint fix --unsafe-fixes`"
+    return None
+
+
+def closing_lines(results) -> list[str]:
+    hint = fixable_line(*fixable_counts(results))
+    return [summary_line(results)] + ([hint] if hint else [])
+
+
+def statistics_lines(pairs) -> list[str]:
+    """`--statistics`: per rule, how many findings, whether `plint fix` fixes them, and the rule's name;
+    most frequent first (ruff's table)."""
+    rows: dict[str, list] = {}
+    for _, d in pairs:
+        row = rows.setdefault(d.code, [0, d.name, d.severity, False])
+        row[0] += 1
+        row[3] = row[3] or bool(fix_mark(d))
+    ordered = sorted(rows.items(), key=lambda item: (-item[1][0], item[0]))
+    width = max((len(str(row[0])) for _, row in ordered), default=1)
+    return [f"{count:>{width}}\t{code}\t{FIXABLE_MARK if fixed else '   '} [{severity}] {name}"
+            for code, (count, name, severity, fixed) in ordered]
 
 
 def layout_line(layout) -> str:
@@ -128,22 +203,23 @@ def _q(value) -> str:
 
 
 def finding_lines(d, sources: _Sources) -> list[Line]:
-    out: list[Line] = [[(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}] {d.name}")],
+    out: list[Line] = [[(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}]{fix_mark(d)} {d.name}")],
                        [("blue", "  --> "), ("", where(d))]]
     if d.line:
         out += snippet(sources.lines(d.path), d.line, d.col or 1, d.end_line or d.line,
-                       d.end_col if d.end_line else None)
+                       d.end_col if d.end_line else None, HEADER_STYLE.get(d.severity, "bold"))
     out.append([("", f"  = {d.message}")])
     fix = fix_of(d)
     if fix is not None:
-        unsafe = " (unsafe fix)" if fix["applicability"] != "safe" else ""
+        unsafe = " (unsafe fix: `plint fix --unsafe-fixes`)" if fix["applicability"] != "safe" else ""
         out.append([("green", f"  help: {fix['description']}{unsafe}")])
         out += [[(style, f"    {text}")] for style, text in fix_diff(fix["edits"], sources)]
     out.append([("dim", f"  docs: {docs_url(d.code)}")])
     return out
 
 
-def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col: int | None) -> list[Line]:
+def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col: int | None,
+            caret_style: str = "bold red") -> list[Line]:
     """Numbered source lines of a span with carets under its characters; nothing when the file cannot
     be read back (a virtual file, a deleted file)."""
     if not lines or not 0 < line <= len(lines):
@@ -171,7 +247,7 @@ def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col
         display, offsets = _display(text)
         start, stop = offsets[first], offsets[last]
         out.append([("blue", f"{n:>{gutter}} | "), ("", display)])
-        out.append([("blue", bar + " "), ("bold red", " " * start + "^" * max(1, stop - start))])
+        out.append([("blue", bar + " "), (caret_style, " " * start + "^" * max(1, stop - start))])
     return out
 
 
@@ -268,7 +344,10 @@ def _coloured(blocks: list[list[Line]]) -> str:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(force_terminal=True, highlight=False, soft_wrap=True, emoji=False, markup=False)
+    # colour has been decided (--color, plint.report.color.use_color): the 16 standard colours
+    # whatever TERM says, so `--color always` colours a CI log too
+    console = Console(force_terminal=True, color_system="standard", no_color=False, highlight=False,
+                      soft_wrap=True, emoji=False, markup=False)
     with console.capture() as capture:
         for i, block in enumerate(blocks):
             if i:

@@ -56,7 +56,8 @@ def test_help_line_and_diff_when_a_fix_exists(tmp_path):
            "edits": [{"path": str(path), "start": start, "end": start + 4, "text": "1008"}]}
     d = diagnostic("PL102", "error", "global batch 1000 ...", path, 1, 30, 1, 34, fix=fix)
     lines = text.render([result(path, d)], color=False).splitlines()
-    assert "  help: use 1008, the nearest valid global batch (unsafe fix)" in lines
+    # the help line names the command that applies an unsafe fix (issue 16)
+    assert "  help: use 1008, the nearest valid global batch (unsafe fix: `plint fix --unsafe-fixes`)" in lines
     assert "    - torchrun --global-batch-size 1000 x.py" in lines
     assert "    + torchrun --global-batch-size 1008 x.py" in lines
 

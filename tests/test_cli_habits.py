@@ -1,0 +1,257 @@
+"""The habits people bring from ruff and shellcheck, through the real console script (issue 16): fixable
+findings marked and counted, --quiet/--verbose/--statistics, standard input with --stdin-filename,
+--color with NO_COLOR/FORCE_COLOR/TERM, and the exit codes kept."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PLINT = Path(sys.executable).with_name("plint")
+pytestmark = pytest.mark.skipif(not PLINT.exists(), reason="the plint console script is not installed")
+
+# tp 2 without CUDA_DEVICE_MAX_CONNECTIONS (PL601, safe fix), without --sequence-parallel (PL303, safe
+# fix), and tp*pp = 6 not dividing the 8 GPUs (PL101, an unsafe layout fix)
+BROKEN = ("#!/bin/bash\n"
+          "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --tensor-model-parallel-size 2 "
+          "--pipeline-model-parallel-size 3 --num-layers 30 --hidden-size 4096 --num-attention-heads 32 "
+          "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 "
+          "--bf16 --vocab-size 32000\n")
+# one GPU, nothing to say
+CLEAN = ("#!/bin/bash\n"
+         "torchrun --nproc_per_node 1 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
+         "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 "
+         "--vocab-size 32000 --bf16\n")
+ESC = "\x1b["
+
+
+def plint(args: list[str], cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None,
+          merged: bool = False) -> subprocess.CompletedProcess:
+    """The installed `plint` in a clean colour environment (no NO_COLOR/FORCE_COLOR from the caller)."""
+    base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    base["TERM"] = "xterm-256color"
+    return subprocess.run([str(PLINT), *args], cwd=cwd, input=stdin if stdin is not None else b"",
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+                          env={**base, **(env or {})}, timeout=120)
+
+
+def text(proc) -> str:
+    return proc.stdout.decode()
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    (tmp_path / ".git").mkdir()  # the root of the checked files
+    (tmp_path / "broken.sh").write_text(BROKEN)
+    (tmp_path / "clean.sh").write_text(CLEAN)
+    return tmp_path
+
+
+# ---- 1. fixable findings marked, counted, and what --unsafe-fixes hides --------------------------
+
+def test_text_report_marks_fixable_findings_and_counts_them(tree):
+    proc = plint(["check", "broken.sh"], tree)
+    out = text(proc)
+    assert proc.returncode == 1
+    assert "PL601 [warning] [*] cuda-device-max-connections" in out
+    assert "PL303 [warning] [*] sequence-parallel-off" in out
+    assert "PL101 [error] world-size-indivisible" in out  # its only fix is unsafe: no mark
+    assert "(unsafe fix: `plint fix --unsafe-fixes`)" in out
+    assert out.rstrip().splitlines()[-1] == "[*] 2 fixable with `plint fix`, 1 more with `plint fix --unsafe-fixes`"
+    concise = text(plint(["check", "--concise", "broken.sh"], tree)).splitlines()
+    assert concise[0].startswith("broken.sh:2:1: PL601 [warning] [*] tp 2 needs")
+    assert any(line.startswith("broken.sh:2:") and " PL101 [error] world size 8" in line for line in concise)
+
+
+def test_a_clean_file_has_no_fixable_line(tree):
+    proc = plint(["check", "clean.sh"], tree)
+    assert proc.returncode == 0
+    assert "fixable" not in text(proc)
+
+
+def test_fix_diff_names_the_hidden_unsafe_fix_and_ends_its_diff_with_a_newline(tree):
+    (tree / "broken.sh").write_text(BROKEN.rstrip("\n"))  # no final newline: the diff still ends in one
+    proc = plint(["fix", "--diff", "broken.sh"], tree, merged=True)
+    assert proc.returncode == 1
+    lines = text(proc).splitlines()
+    assert lines[-2] == "\\ No newline at end of file"
+    assert lines[-1] == ("plint: would fix 2 finding(s) in 1 file(s), 1 remaining "
+                         "(1 hidden fix can be enabled with `plint fix --unsafe-fixes`)")
+    unsafe = plint(["fix", "--diff", "--unsafe-fixes", "broken.sh"], tree)
+    assert "hidden fix" not in unsafe.stderr.decode()
+    assert (tree / "broken.sh").read_text() == BROKEN.rstrip("\n")  # --diff writes nothing
+
+
+def test_fix_diff_is_coloured_only_when_asked_or_on_a_terminal(tree):
+    plain = plint(["fix", "--diff", "broken.sh"], tree)
+    assert ESC not in text(plain)
+    coloured = text(plint(["fix", "--diff", "--color", "always", "broken.sh"], tree))
+    assert "\x1b[32m+export CUDA_DEVICE_MAX_CONNECTIONS=1" in coloured  # green additions
+    assert re.search(r"\x1b\[31m-torchrun", coloured)  # red removals
+    # the same diff under the colour
+    assert re.sub(r"\x1b\[[0-9;]*m", "", coloured) == text(plain)
+
+
+def test_rules_and_explain_say_fixed_rules_are_fixed():
+    from plint.fixing.fixers import fixable_codes
+
+    listing = subprocess.run([str(PLINT), "rules"], capture_output=True, text=True, timeout=60).stdout
+    for code in ("PL101", "PL102", "PL103", "PL104", "PL107", "PL201", "PL504"):
+        assert code in fixable_codes(), code
+        line = next(line for line in listing.splitlines() if line.startswith(code))
+        assert "never" not in line, line
+        explained = subprocess.run([str(PLINT), "explain", code], capture_output=True, text=True, timeout=60).stdout
+        assert "Not fixed automatically" not in explained, code
+
+
+# ---- 2. --quiet, default, --verbose, --statistics ------------------------------------------------
+
+def test_quiet_prints_nothing_for_a_clean_file_and_only_findings_otherwise(tree):
+    clean = plint(["check", "-q", "clean.sh"], tree)
+    assert clean.returncode == 0 and clean.stdout == b""
+    broken = plint(["check", "--quiet", "broken.sh"], tree)
+    out = text(broken)
+    assert broken.returncode == 1
+    assert out.startswith("PL601 [warning] [*]")
+    assert "launcher=" not in out and "memory/GPU" not in out and "file(s) checked" not in out
+    assert plint(["check", "-q", "--concise", "clean.sh"], tree).stdout == b""
+
+
+def test_default_shows_a_layout_only_beside_findings_about_it_when_several_files_are_checked(tree):
+    one = text(plint(["check", "clean.sh"], tree))
+    assert one.startswith("clean.sh: launcher=torchrun")  # one file: its layout and estimate
+    assert "memory/GPU" in one
+    both = text(plint(["check", "broken.sh", "clean.sh"], tree))
+    assert "broken.sh: launcher=torchrun" in both  # PL101 concerns its layout
+    assert "clean.sh: launcher=" not in both  # nothing to say: only counted
+    assert both.rstrip().splitlines()[-2] == "2 file(s) checked: 1 error(s), 2 warning(s), 0 info"
+    verbose = text(plint(["check", "-v", "broken.sh", "clean.sh"], tree))
+    assert "broken.sh: launcher=torchrun" in verbose and "clean.sh: launcher=torchrun" in verbose
+
+
+def test_quiet_and_verbose_together_is_a_usage_error(tree):
+    proc = plint(["check", "-q", "-v", "clean.sh"], tree)
+    assert proc.returncode == 2
+    assert "--quiet and --verbose" in proc.stderr.decode()
+
+
+def test_statistics_counts_findings_per_rule(tree):
+    (tree / "broken2.sh").write_text(BROKEN)
+    proc = plint(["check", "--statistics", "broken.sh", "broken2.sh"], tree)
+    assert proc.returncode == 1
+    lines = text(proc).splitlines()
+    assert lines[:3] == ["2\tPL101\t    [error] world-size-indivisible",
+                         "2\tPL303\t[*] [warning] sequence-parallel-off",
+                         "2\tPL601\t[*] [warning] cuda-device-max-connections"]
+    assert lines[3] == "2 file(s) checked: 2 error(s), 4 warning(s), 0 info"
+    assert "--> " not in text(proc)  # counts instead of the findings
+    wrong = plint(["check", "--statistics", "--format", "json", "broken.sh"], tree)
+    assert wrong.returncode == 2
+
+
+# ---- 3. standard input ---------------------------------------------------------------------------
+
+def test_check_reads_standard_input_as_dash(tree):
+    piped = plint(["check", "--concise", "-"], tree, stdin=BROKEN.encode())
+    named = plint(["check", "--concise", "broken.sh"], tree)
+    assert piped.returncode == named.returncode == 1
+    assert text(piped) == text(named).replace("broken.sh:", "-:")
+    assert plint(["check", "-"], tree, stdin=CLEAN.encode()).returncode == 0
+
+
+def test_stdin_filename_resolves_relative_files_as_for_that_name(tree):
+    sub = tree / "jobs"
+    sub.mkdir()
+    (sub / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stgae": 1}}\n')
+    launch = ("#!/bin/bash\n"
+              "deepspeed --num_gpus 8 pretrain_gpt.py --tensor-model-parallel-size 1 --num-layers 2 "
+              "--hidden-size 256 --num-attention-heads 4 --seq-length 512 --max-position-embeddings 512 "
+              "--micro-batch-size 2 --global-batch-size 64 --vocab-size 1024 --bf16 "
+              "--deepspeed --deepspeed_config ds.json\n")
+    proc = plint(["check", "--concise", "--stdin-filename", "jobs/new.sh", "-"], tree, stdin=launch.encode())
+    out = text(proc)
+    # ds.json beside jobs/new.sh is read (and its misspelt key found), as for the file itself
+    assert 'jobs/ds.json:1:' in out and 'PL504 [error]' in out and '"stage"' in out
+    assert proc.returncode == 1
+    elsewhere = plint(["check", "--concise", "--stdin-filename", "new.sh", "-"], tree, stdin=launch.encode())
+    assert "PL504" not in text(elsewhere) and "ds.json is neither in the repository" in text(elsewhere)
+    # the name alone (no `-`) reads standard input too, as ruff does
+    alone = plint(["check", "--concise", "--stdin-filename", "jobs/new.sh"], tree, stdin=launch.encode())
+    assert text(alone) == out
+
+
+def test_stdin_per_file_ignores_follow_the_name(tree):
+    (tree / ".plint.toml").write_text('per-file-ignores = { "legacy/*.sh" = ["PL601"] }\n')
+    (tree / "legacy").mkdir()
+    as_legacy = text(plint(["check", "--concise", "--stdin-filename", "legacy/old.sh", "-"], tree,
+                           stdin=BROKEN.encode()))
+    as_new = text(plint(["check", "--concise", "--stdin-filename", "new.sh", "-"], tree, stdin=BROKEN.encode()))
+    assert "PL601" not in as_legacy and "legacy/old.sh:2:" in as_legacy
+    assert "new.sh:2:1: PL601" in as_new
+
+
+def test_stdin_filename_without_dash_among_paths_is_a_usage_error(tree):
+    proc = plint(["check", "--stdin-filename", "x.sh", "clean.sh"], tree)
+    assert proc.returncode == 2 and "give `-`" in proc.stderr.decode()
+
+
+# ---- 4. colour -----------------------------------------------------------------------------------
+
+def test_color_never_always_and_the_environment(tree):
+    assert ESC not in text(plint(["check", "broken.sh"], tree))  # a pipe: plain
+    assert ESC not in text(plint(["check", "--color", "never", "broken.sh"], tree, env={"FORCE_COLOR": "1"}))
+    assert ESC in text(plint(["check", "--color", "always", "broken.sh"], tree, env={"NO_COLOR": "1"}))
+    assert ESC in text(plint(["check", "broken.sh"], tree, env={"FORCE_COLOR": "1"}))  # CI logs
+    assert ESC not in text(plint(["check", "broken.sh"], tree, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}))
+    assert ESC not in text(plint(["check", "broken.sh"], tree, env={"FORCE_COLOR": "1", "TERM": "dumb"}))
+    assert ESC in text(plint(["check", "--color", "always", "broken.sh"], tree, env={"TERM": "dumb"}))
+
+
+def test_color_auto_on_a_terminal(tree):
+    pty = pytest.importorskip("pty")
+    main, secondary = pty.openpty()
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
+    env["TERM"] = "xterm-256color"
+    proc = subprocess.Popen([str(PLINT), "check", "broken.sh"], cwd=tree, stdout=secondary, stderr=secondary,
+                            stdin=subprocess.DEVNULL, env=env)
+    os.close(secondary)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:  # the terminal closed with the process
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    proc.wait(timeout=120)
+    os.close(main)
+    assert ESC in b"".join(chunks).decode()
+
+
+def test_severities_have_distinct_colours(tree):
+    out = text(plint(["check", "--color", "always", "broken.sh"], tree))
+    header = {m.group(2): m.group(1) for m in re.finditer(r"\x1b\[([0-9;]+)m(PL\d+) \[", out)}
+    assert header["PL101"] != header["PL601"]  # error red, warning yellow
+    carets = re.findall(r"\x1b\[([0-9;]+)m *\^+", out)
+    assert len(set(carets)) == 2, carets  # the carets follow the severity too
+    info = "#!/bin/bash\ntorchrun --nproc_per_node 8 x.py $EXTRA_ARGS\n"  # PL002: info
+    (tree / "info.sh").write_text(info)
+    info_out = text(plint(["check", "--color", "always", "info.sh"], tree))
+    info_header = re.search(r"\x1b\[([0-9;]+)m(PL\d+) \[info\]", info_out)
+    assert info_header and info_header.group(1) not in set(header.values())
+
+
+# ---- 7. exit codes -------------------------------------------------------------------------------
+
+def test_exit_codes_unchanged(tree):
+    assert plint(["check", "clean.sh"], tree).returncode == 0
+    assert plint(["check", "-q", "broken.sh"], tree).returncode == 1
+    assert plint(["check", "--fail-on", "never", "-q", "broken.sh"], tree).returncode == 0
+    assert plint(["check", "--color", "sometimes", "clean.sh"], tree).returncode == 2
+    assert plint(["check", "missing.sh"], tree).returncode == 2
