@@ -12,6 +12,8 @@ Origins: "literal" (written in a file, including `${V:-default}` defaults), "env
 
 from __future__ import annotations
 
+import bisect
+
 from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -47,17 +49,20 @@ class Piece:
         """Characters [i, j) of this piece, with a narrowed span when the mapping is exact."""
         if self.text is None:
             return self
-        span = self.span
-        if self.exact and span is not None and self.source is not None:
-            if getattr(self.source, "_ascii", False):  # a character is a byte: no encoding of the prefix
-                span = self.source.span(span.start + i, span.start + max(i, min(j, len(self.text))))
-            else:
-                prefix = self.text[:i].encode("utf-8", "surrogateescape")
-                body = self.text[i:j].encode("utf-8", "surrogateescape")
-                start = span.start + len(prefix)
-                span = self.source.span(start, start + len(body))
-        return Piece(self.text[i:j], span, self.origin, self.exact, source=self.source,
+        return Piece(self.text[i:j], self.sub_span(i, j), self.origin, self.exact, source=self.source,
                      default_of=self.default_of)
+
+    def sub_span(self, i: int, j: int) -> Span | None:
+        """The span of characters [i, j) of a known piece: narrowed when the mapping is exact."""
+        span = self.span
+        if self.exact and span is not None and self.source is not None and self.text is not None:
+            if getattr(self.source, "_ascii", False):  # a character is a byte: no encoding of the prefix
+                return self.source.span(span.start + i, span.start + max(i, min(j, len(self.text))))
+            prefix = self.text[:i].encode("utf-8", "surrogateescape")
+            body = self.text[i:j].encode("utf-8", "surrogateescape")
+            start = span.start + len(prefix)
+            return self.source.span(start, start + len(body))
+        return span
 
 
 def unknown(reason: str, name: str | None = None, span: Span | None = None,
@@ -165,20 +170,29 @@ class MappedText:
         return "".join(p.text if p.known else f"{MARKER}{i}{MARKER}"
                        for i, p in enumerate(self.pieces))
 
-    def _layout(self) -> list[tuple[int, int, int]]:
-        out, pos = [], 0
+    def _layout(self) -> tuple[list[int], list[int]]:
+        """Where each piece starts and ends in the rendering; kept until a piece is added (a JSON
+        reader locates every key and value: 200,000 of them in a 4 MiB config)."""
+        cached = self.__dict__.get("_layout_cache")
+        if cached is not None and cached[0] == len(self.pieces):
+            return cached[1]
+        starts, ends, pos = [], [], 0
         for i, p in enumerate(self.pieces):
             n = len(p.text) if p.known else len(f"{MARKER}{i}{MARKER}")
-            out.append((pos, pos + n, i))
+            starts.append(pos)
             pos += n
-        return out
+            ends.append(pos)
+        self.__dict__["_layout_cache"] = (len(self.pieces), (starts, ends))
+        return starts, ends
 
     def piece_at(self, offset: int) -> tuple[Piece, int] | None:
-        """The piece covering rendered offset, and the offset inside it."""
-        for lo, hi, i in self._layout():
-            if lo <= offset < hi:
-                return self.pieces[i], offset - lo
-        return None
+        """The piece covering rendered offset, and the offset inside it. Pieces are contiguous: the
+        last one starting at or before offset holds it, unless it is empty or offset is past the end."""
+        starts, ends = self._layout()
+        i = bisect.bisect_right(starts, offset) - 1
+        if i < 0 or offset >= ends[i]:
+            return None
+        return self.pieces[i], offset - starts[i]
 
     def locate(self, start: int, end: int) -> Span | None:
         """Best source span for rendered characters [start, end)."""
@@ -188,7 +202,7 @@ class MappedText:
         piece, inner = hit
         if piece.known and piece.exact:
             stop = min(len(piece.text), inner + max(end - start, 0))  # type: ignore[arg-type]
-            return piece.sub(inner, stop).span
+            return piece.sub_span(inner, stop)
         return piece.span
 
     def unknown_piece(self, index: int) -> Piece:
