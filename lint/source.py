@@ -7,13 +7,14 @@ A SourceFile converts between the two once, so every layer above speaks in Spans
 from __future__ import annotations
 
 import bisect
+import errno
 import os
-import stat  # imported by os already
+from pathlib import Path
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from pathlib import Path
+    from typing import Callable
 
 
 @record(frozen=True)
@@ -59,8 +60,6 @@ class SourceFile:
 
     @property
     def directory(self) -> Path:
-        from pathlib import Path
-
         return Path(self.path).parent
 
     def position(self, byte_offset: int) -> tuple[int, int]:
@@ -125,101 +124,28 @@ class reading_from:
             _OVERLAY.pop(key, None)
 
 
-# Paths as strings: `plint check` does not import pathlib (with urllib.parse and ipaddress behind it,
-# about half of Python's own start-up). These give what the pathlib expressions in their docstrings
-# give, on POSIX; elsewhere they are those expressions.
-
-def normal_path(path: str | os.PathLike) -> str:
-    """str(Path(path)): repeated slashes, `.` parts and a trailing slash dropped."""
-    path = os.fspath(path)
-    if os.name != "posix":
-        from pathlib import Path
-
-        return str(Path(path))
-    root = "//" if path[:2] == "//" and path[:3] != "///" else ("/" if path[:1] == "/" else "")
-    return root + "/".join(p for p in path.split("/") if p and p != ".") or "."
+# pathlib's exists(), is_file() and is_dir() answer False where a path cannot be there (ENOENT, ENOTDIR,
+# EBADF, ELOOP, a NUL byte) and raise on any other error (Python 3.11 pathlib._ignore_error). A launch
+# may also name a path longer than the file system allows or one behind a folder plint may not search:
+# for plint such a file is not there, a finding and never a traceback (tests/hostile/test_special_files.py).
+_NOT_THERE = (errno.ENAMETOOLONG, errno.EACCES)
 
 
-def _stat(path: str | os.PathLike):
-    """os.stat(path) as Path(path).exists() / is_file() / is_dir() use it: None where they say False."""
+def probe(test: Callable[[], bool]) -> bool:
+    """test(), one of Path(p).exists, .is_file or .is_dir; also False where the path is too long or not
+    searchable: `probe(Path(p).is_file)`."""
     try:
-        return os.stat(normal_path(path))
+        return test()
     except OSError as exc:
-        import errno  # built in: free
-
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP, errno.ENAMETOOLONG,
-                         errno.EACCES):
-            return None
+        if exc.errno in _NOT_THERE:
+            return False
         raise
-    except ValueError:
-        return None
-
-
-def path_exists(path: str | os.PathLike) -> bool:
-    """Path(path).exists()."""
-    if os.name != "posix":
-        from pathlib import Path
-
-        return Path(path).exists()
-    return _stat(path) is not None
-
-
-def path_is_file(path: str | os.PathLike) -> bool:
-    """Path(path).is_file()."""
-    if os.name != "posix":
-        from pathlib import Path
-
-        return Path(path).is_file()
-    st = _stat(path)
-    return st is not None and stat.S_ISREG(st.st_mode)
-
-
-def path_is_dir(path: str | os.PathLike) -> bool:
-    """Path(path).is_dir()."""
-    if os.name != "posix":
-        from pathlib import Path
-
-        return Path(path).is_dir()
-    st = _stat(path)
-    return st is not None and stat.S_ISDIR(st.st_mode)
-
-
-def path_suffix(path: str | os.PathLike) -> str:
-    """Path(path).suffix."""
-    name = os.path.basename(normal_path(path))
-    i = name.rfind(".")
-    return name[i:] if 0 < i < len(name) - 1 else ""
-
-
-def resolved_path(path: str | os.PathLike) -> str:
-    """str(Path(path).resolve())."""
-    real = os.path.realpath(normal_path(path))
-    if os.name == "posix":
-        try:
-            os.stat(real)
-            return real
-        except OSError as exc:
-            import errno  # built in: free
-
-            if exc.errno != errno.ELOOP:
-                return real
-    from pathlib import Path  # pathlib raises its own error for a symlink loop
-
-    return str(Path(path).resolve())
 
 
 def display_path(path: str | os.PathLike) -> str:
-    """str(Path(path).resolve().relative_to(Path.cwd().resolve())) when the file lies under the working
-    directory, else str(Path(path)): how reports name a checked file."""
-    if os.name != "posix":
-        from pathlib import Path
-
-        try:
-            return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-        except ValueError:
-            return str(Path(path))
-    real, cwd = resolved_path(path), resolved_path(os.getcwd())
-    if real == cwd:
-        return "."
-    prefix = cwd if cwd.endswith("/") else cwd + "/"
-    return real[len(prefix):] if real.startswith(prefix) else normal_path(path)
+    """How reports name a checked file: relative to the working directory when it lies under it (both
+    resolved), else as given."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(Path(path))

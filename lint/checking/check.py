@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from plint.record import field, record
 
 from plint.diagnostics import Diagnostic
@@ -9,10 +11,7 @@ from plint.layout import Layout
 from plint.reading.read import FileReading, read_path
 from plint.root import confined, root_for
 from plint.reading.shell.placeholders import is_slot_message
-from plint.source import path_exists, path_is_dir, path_is_file
-from typing import TYPE_CHECKING
-if TYPE_CHECKING:
-    from pathlib import Path
+from plint.source import probe
 
 CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
 
@@ -60,12 +59,10 @@ def expand_paths(paths: list[Path]) -> list[Path]:
     as given (a str or a Path)."""
     out: list[Path] = []
     for p in paths:
-        if path_is_dir(p):
-            from pathlib import Path  # only for a folder: pathlib costs start-up time
-
-            p = Path(p)
-            for f in sorted(p.rglob("*")):
-                rel = f.relative_to(p).parts
+        folder = Path(p)
+        if probe(folder.is_dir):
+            for f in sorted(folder.rglob("*")):
+                rel = f.relative_to(folder).parts
                 if f.is_file() and f.suffix.lower() in CHECKED_SUFFIXES \
                         and not any(part.startswith(".") for part in rel):
                     out.append(f)
@@ -138,17 +135,15 @@ def codes(value: str | None) -> list[str] | None:
 def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
                   trainer_source=None, root=None):
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
-    missing = [str(p) for p in paths if not path_exists(p)]
+    missing = [str(p) for p in paths if not probe(Path(p).exists)]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
-    if root is not None and not path_is_dir(root):
+    if root is not None and not probe(Path(root).is_dir):
         raise UsageError(f"--root: no such folder: {root}")
-    if config_file is not None and not path_is_file(config_file):
+    if config_file is not None and not probe(Path(config_file).is_file):
         raise UsageError(f"--config: no such file: {config_file}")
-    if trainer_source is not None and not path_exists(trainer_source):
+    if trainer_source is not None and not probe(Path(trainer_source).exists):
         raise UsageError(f"--trainer-source: no such file or directory: {trainer_source}")
-    if config_file or baseline:  # pathlib only when a file is named: it costs start-up time
-        from pathlib import Path
     return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                         config_file=Path(config_file) if config_file else None, isolated=isolated,
                         select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
 from plint.record import field, record
-from plint.source import normal_path, path_exists, path_is_dir, path_is_file, resolved_path
+from plint.source import probe
 
 # Every threshold a rule may read from settings.thresholds, with its default (fractions).
 THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
@@ -61,8 +61,6 @@ class Settings:
     @property
     def root(self) -> Path:
         """The folder per-file-ignores globs and the baseline path are relative to."""
-        from pathlib import Path
-
         return self.path.parent if self.path is not None else Path.cwd()
 
     def selector_lists(self) -> list[tuple[str, list[str]]]:
@@ -84,8 +82,7 @@ def _toml(path: str | Path) -> dict:
     except ModuleNotFoundError:  # Python 3.10
         import tomli as tomllib  # type: ignore[no-redef]
     try:
-        with open(path) as f:  # path.read_text()
-            return tomllib.loads(f.read())
+        return tomllib.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
@@ -94,10 +91,9 @@ def _toml(path: str | Path) -> dict:
 
 def table_of(path: str | Path) -> dict | None:
     """The plint table of a config file, or None when a pyproject.toml has none."""
-    if os.path.basename(path) == "pyproject.toml":  # path.name
+    if Path(path).name == "pyproject.toml":
         try:
-            with open(path, errors="replace") as f:  # path.read_text(errors="replace")
-                text = f.read()
+            text = Path(path).read_text(errors="replace")
             # the TOML parser costs ~10 ms of start-up: skip it unless a plint table can be there
             # ([tool.plint], dotted tool.plint.x keys, or `plint = {...}` under a bare [tool])
             if "tool.plint" not in text and not ("[tool]" in text and "plint" in text):
@@ -111,23 +107,16 @@ def table_of(path: str | Path) -> dict | None:
 
 def discover(start: str | Path) -> Path | None:
     """The nearest .plint.toml or pyproject.toml with [tool.plint], from start up to the git root."""
-    # with strings, as `start.is_dir()`, `start.parent`, `.resolve()`, `.parents` would: most runs
-    # find no file, and pathlib costs start-up time
-    start = normal_path(start)
-    candidate = resolved_path(start if path_is_dir(start) else os.path.dirname(start) or ".")
-    while True:
+    start = Path(start)
+    folder = (start if probe(start.is_dir) else start.parent).resolve()
+    for candidate in (folder, *folder.parents):
         for name in (".plint.toml", "pyproject.toml"):
-            path = os.path.join(candidate, name)
-            if path_is_file(path) and (name == ".plint.toml" or table_of(path) is not None):
-                from pathlib import Path
-
-                return Path(path)
-        if path_exists(os.path.join(candidate, ".git")):  # a directory, or a file in a worktree or submodule
+            path = candidate / name
+            if probe(path.is_file) and (name == ".plint.toml" or table_of(path) is not None):
+                return path
+        if probe((candidate / ".git").exists):  # a directory, or a file in a worktree or submodule
             return None
-        parent = os.path.dirname(candidate)
-        if parent == candidate:
-            return None
-        candidate = parent
+    return None
 
 
 def _did_you_mean(word: str, choices) -> str:

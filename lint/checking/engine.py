@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 
-from plint.source import path_is_file, read_bytes
+from plint.source import probe, read_bytes
 from plint.checking.config import Settings
 from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
-from typing import TYPE_CHECKING
-if TYPE_CHECKING:
-    from pathlib import Path
 
 BASELINE_NAME = ".plint-baseline"  # plint.checking.baseline.DEFAULT_NAME, not imported when there is no baseline
 EXACT = 1000  # the specificity of a code or a name; a prefix counts its length
@@ -43,11 +41,11 @@ class Engine:
         self.options = options
         self.fail_on: str | None = None  # the first configuration's fail-on
         self._rules: dict | None = None
-        self._config_of_folder: dict[str, Path | None] = {}  # absolute folder -> its config file
+        self._config_of_folder: dict[Path, Path | None] = {}  # absolute folder -> its config file
         self._settings: dict[Path | None, Settings] = {}
         self._directives: dict[str, list] = {}  # absolute path -> directives, read once per run
         self._first_reader: dict[str, str] = {}  # absolute path of a sourced file -> the checked file
-        self._baselines: dict[str | None, object] = {}  # absolute baseline path (None: none) -> Baseline
+        self._baselines: dict[Path | None, object] = {}  # absolute baseline path (None: none) -> Baseline
 
     # -- configuration -------------------------------------------------------------------------
 
@@ -91,11 +89,9 @@ class Engine:
         if getattr(self.options, "isolated", False):
             where = None
         elif getattr(self.options, "config_file", None) is not None:
-            from pathlib import Path  # only with --config: pathlib costs start-up time
-
             where = Path(self.options.config_file)
         else:
-            folder = os.path.dirname(os.path.abspath(path))  # Path(os.path.abspath(path)).parent
+            folder = Path(os.path.abspath(path)).parent
             if folder not in self._config_of_folder:
                 self._config_of_folder[folder] = config.discover(folder)
             where = self._config_of_folder[folder]
@@ -311,26 +307,22 @@ class Engine:
         beside the config file or in the working directory (none with --isolated); None when none."""
         explicit = getattr(self.options, "baseline", None)
         if explicit:
-            if not path_is_file(explicit):
+            if not probe(Path(explicit).is_file):
                 raise ValueError(f"--baseline: no such file: {explicit}")
-            found = explicit
+            found = Path(explicit)
         elif getattr(self.options, "isolated", False):
             found = None  # --isolated reads no file it was not given
-        else:  # settings.root / ..., Path.cwd() / ...: as strings, pathlib costs start-up time
-            root = (os.path.dirname(settings.path) or ".") if settings.path is not None else os.getcwd()
-            candidates = [os.path.join(root, settings.baseline or BASELINE_NAME),
-                          os.path.join(os.getcwd(), BASELINE_NAME)]
-            found = next((c for c in candidates if path_is_file(c)), None)
-        key = os.path.abspath(found) if found is not None else None
+        else:
+            candidates = [settings.root / (settings.baseline or BASELINE_NAME), Path.cwd() / BASELINE_NAME]
+            found = next((c for c in candidates if probe(c.is_file)), None)
+        key = Path(os.path.abspath(found)) if found is not None else None
         if key not in self._baselines:
             if key is None:
                 self._baselines[key] = None
             else:
-                from pathlib import Path
-
                 from plint.checking.baseline import Baseline  # only when there is one: most runs have none
 
-                self._baselines[key] = Baseline.read(Path(key))
+                self._baselines[key] = Baseline.read(key)
         return self._baselines[key]
 
     def _stale_entries(self, result, reported: set) -> list[Diagnostic]:

@@ -10,11 +10,11 @@ else (help, a bad option, a missing path, other commands) goes to the click CLI,
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-from plint.source import path_exists
+from plint.source import probe
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Any
 
 FORMATS = ("text", "json", "sarif", "github", "markdown")
@@ -122,9 +122,9 @@ def parse_fast(argv: list[str]) -> dict | None:
             values[opt.dest] = value
     if not paths and values["stdin_filename"] is not None:
         paths = [STDIN]  # like ruff: --stdin-filename alone reads standard input
-    if not paths or any(p != STDIN and not path_exists(p) for p in paths):
+    if not paths or any(p != STDIN and not probe(Path(p).exists) for p in paths):
         return None
-    values["paths"] = paths  # strings: the check path does not import pathlib (plint.source)
+    values["paths"] = paths
     return values
 
 
@@ -163,8 +163,6 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
             for layout in r.layouts:
                 layout.extras["dry_run"] = build_groups(layout)
     if write_baseline:
-        from pathlib import Path
-
         from plint.checking.baseline import write_baseline as write
 
         count = write(Path(write_baseline), result.results)

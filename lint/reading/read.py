@@ -8,17 +8,16 @@ read for its own sake (it has no launch, so no layout).
 from __future__ import annotations
 
 import os
+from pathlib import Path
+
 from plint.record import field, record
 
 from plint.layout import Layout
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
-from plint.source import SourceFile, display_path, normal_path, overlaid, path_is_file, path_suffix, read_bytes
+from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT
 from plint.values import Value
-from typing import TYPE_CHECKING
-if TYPE_CHECKING:
-    from pathlib import Path
 
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -61,7 +60,7 @@ def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
 
 
 def file_kind(path: str | Path) -> str:
-    return "json" if path_suffix(path).lower() == ".json" else "shell"
+    return "json" if Path(path).suffix.lower() == ".json" else "shell"
 
 
 def env_vars(env: dict[str, str]) -> dict[str, Var]:
@@ -121,7 +120,7 @@ class FileLookup:
             vf = self.result.virtual_files[resolved]
             if _unknown_whole(vf.content) is None:
                 found = SourceFile(_display(vf.path), vf.content.render())
-        elif path_is_file(resolved):
+        elif probe(Path(resolved).is_file):
             found, _ = _load(resolved, _display(resolved))
         why = self.unread(name) if found is None else None
         if why is not None:
@@ -147,7 +146,7 @@ def _display(path: str) -> str:
 def read_path(path: str | Path, env: dict[str, str] | None = None, gpu: str | None = None,
               assume: dict[str, str] | None = None, releases: dict[str, str] | None = None,
               trainer_source: str | None = None) -> FileReading:
-    path = normal_path(path)  # str(Path(path)): a string from here on
+    path = str(Path(path))  # a string from here on
     env = env or {}
     display = _display(path)
     kind = file_kind(path)

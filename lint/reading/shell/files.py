@@ -9,9 +9,10 @@ layers look files up through `resolve_path` / `lookup_file` so both sides agree 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from plint.reading.shell.model import MappedText, ShellResult, Word
-from plint.source import SourceFile, normal_path, path_is_file
+from plint.source import SourceFile
 
 
 def path_key(directory: str, text: str) -> str:
@@ -46,9 +47,9 @@ def lookup_file(result: ShellResult, word: Word | str) -> MappedText | None:
     virtual = result.virtual_files.get(key)
     if virtual is not None:
         return virtual.content
-    path = normal_path(key)  # str(Path(key)): pathlib costs start-up time
+    path = Path(key)
     try:
-        if not path_is_file(path):
+        if not path.is_file():
             return None
         return MappedText.from_source(SourceFile.read(path))
     except OSError:

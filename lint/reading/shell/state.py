@@ -3,15 +3,14 @@ carry control flow (exit, return, break, continue, budget), and how it reads fil
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
 
 from plint.reading.shell.model import Command, Var, Word
 from plint.record import field, record
-from plint.source import SourceFile, display_path, normal_path, path_is_file, read_bytes
+from plint.source import SourceFile, display_path, read_bytes
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from pathlib import Path
     from typing import Callable
 
 
@@ -76,11 +75,12 @@ def _display(path: str) -> str:
     try:
         return display_path(path)
     except OSError:
-        return normal_path(path)
+        return str(Path(path))
 
 def _default_read(path: str) -> SourceFile | None:
+    file = Path(path)
     try:
-        if not path_is_file(path) or os.stat(path).st_size > 4 * 1024 * 1024:
+        if not file.is_file() or file.stat().st_size > 4 * 1024 * 1024:
             return None
         return SourceFile(_display(path), read_bytes(path).decode("utf-8", "surrogateescape"))
     except OSError:
@@ -88,8 +88,6 @@ def _default_read(path: str) -> SourceFile | None:
 
 def _path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
     """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path."""
-    from pathlib import Path  # only with a custom reader: pathlib costs start-up time
-
     return lambda path: read_file(Path(path))
 
 @record

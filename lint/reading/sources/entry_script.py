@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+from pathlib import Path
 
 from plint.record import record
-from plint.source import path_is_dir, path_is_file, read_bytes
+from plint.source import probe, read_bytes
 
 _MAX_BYTES = 512 * 1024  # an entry script is small; more is not one
 _MAX_LEVELS = 8  # folders walked up from the script towards the root
@@ -80,12 +81,12 @@ def _checkout(folder: str, root: str) -> tuple[str | None, str | None]:
         if not _inside(here, root):
             break
         package = os.path.join(here, "megatron")
-        if path_is_dir(package) and _inside(package, root):
+        if probe(Path(package).is_dir) and _inside(package, root):
             where = os.path.relpath(package, root)
             pipe = os.path.join(package, "model", "gpt_model.py")
-            if path_is_dir(os.path.join(here, "examples_deepspeed")):
+            if probe(Path(here, "examples_deepspeed").is_dir):
                 return "megatron-deepspeed", f"{where}/ lies beside examples_deepspeed/ (Megatron-DeepSpeed)"
-            if path_is_file(pipe) and _inside(pipe, root) and b"GPTModelPipe" in _head(pipe):
+            if probe(Path(pipe).is_file) and _inside(pipe, root) and b"GPTModelPipe" in _head(pipe):
                 return "megatron-deepspeed", f"{where}/model/gpt_model.py defines GPTModelPipe (Megatron-DeepSpeed)"
             return "megatron", f"the repository holds the megatron package ({where}/)"
         parent = os.path.dirname(here)
@@ -120,7 +121,7 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
             if here == root or not _inside(here, root):
                 break
             here = os.path.dirname(here)
-        script = next((c for c in candidates if _inside(c, root) and path_is_file(c)), None)
+        script = next((c for c in candidates if _inside(c, root) and probe(Path(c).is_file)), None)
     modules: frozenset[str] = frozenset()
     trains = False
     if script is not None:
