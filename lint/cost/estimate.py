@@ -151,7 +151,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     h, n, s = inp.hidden_size, inp.num_attention_heads, inp.seq_length
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
-    f = inp.ffn_hidden_size or 4 * h
+    f = inp.ffn_width()
     tp, cp, pp, v = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp), inp.vpp or 1
     b = inp.micro_batch
     sp = tp if inp.sequence_parallel else 1

@@ -113,7 +113,7 @@ def largest_module_params(inp: ModelInput, c: ParamCounts) -> float:
     """Parameters of the largest module holding parameters directly, per GPU: the word embedding or
     output layer (V_pad*h/tp) or a layer's largest linear (the MLP's first, 2fh with SwiGLU)."""
     tp = max(1, inp.tp)
-    h, f = inp.hidden_size, inp.ffn_hidden_size or 4 * inp.hidden_size
+    h, f = inp.hidden_size, inp.ffn_width()
     return max(c.embedding, c.output, (2 if inp.swiglu else 1) * f * h) / tp
 
 
@@ -164,7 +164,7 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         keep += k * (2.0 * h * etp + mlp_factor * fm) / tp
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
-        keep += mlp_factor * (inp.ffn_hidden_size or 4 * h) / tp
+        keep += mlp_factor * inp.ffn_width() / tp
     return keep, 2.0 * h / sp
 
 

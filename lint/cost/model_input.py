@@ -73,6 +73,12 @@ class Options:
 
 DEFAULT_OPTIONS = Options()
 
+
+def default_ffn_hidden_size(hidden_size: int, swiglu: bool) -> int:
+    """Megatron's --ffn-hidden-size when none is given (validate_args in megatron/training/arguments.py):
+    4h, or for SwiGLU's two input projections int(4h * 2/3 / 64) * 64, about as many parameters."""
+    return int((4 * hidden_size * 2 / 3) / 64) * 64 if swiglu else 4 * hidden_size
+
 # parallel.sharding's values in ZeRO's order: 1 optimizer states, 2 and gradients, 3 and parameters
 SHARDING_LEVELS = ("none", "optimizer", "gradients", "parameters")
 
@@ -85,7 +91,7 @@ class ModelInput:
     num_attention_heads: int
     seq_length: int
     vocab_size: int
-    ffn_hidden_size: int | None = None  # None: 4h (Megatron's default without --swiglu)
+    ffn_hidden_size: int | None = None  # None: Megatron's default (ffn_width)
     num_query_groups: int | None = None  # None: = heads (no GQA)
     kv_channels: int | None = None  # None: h / heads
     swiglu: bool = False
@@ -155,6 +161,11 @@ class ModelInput:
         if self.sharding in SHARDING_LEVELS:
             return max(floor, SHARDING_LEVELS.index(self.sharding))
         return max(floor, self.zero_stage or 0)
+
+    def ffn_width(self) -> int:
+        """--ffn-hidden-size, or Megatron's default when it is not given: 4h, or with --swiglu 2/3 of that
+        rounded down to a multiple of 64 (validate_args, megatron/training/arguments.py)."""
+        return self.ffn_hidden_size or default_ffn_hidden_size(self.hidden_size, self.swiglu)
 
     def data_parallel(self) -> int:
         if self.dp:
