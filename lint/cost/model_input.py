@@ -126,6 +126,12 @@ class ModelInput:
     # "parameters"; None: from zero_stage / distributed_optimizer (see sharding_level)
     sharding: str | None = None
     megatron_fsdp: bool = False  # --use-megatron-fsdp: Megatron's own states, sharded per `sharding`
+    # hybrid sharding (layout parallel.dp_outer): the sharded states are split over an inner group of
+    # dp*cp/dp_outer ranks and replicated over dp_outer such groups (Megatron --num-distributed-optimizer-
+    # instances, HF --fsdp hybrid_shard); 1: over the whole data-parallel group
+    dp_outer: int = 1
+    # Megatron-FSDP --outer-dp-sharding-strategy optim: the optimizer states sharded over the outer group too
+    outer_optimizer_sharded: bool = False
     # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
@@ -166,6 +172,22 @@ class ModelInput:
         """--ffn-hidden-size, or Megatron's default when it is not given: 4h, or with --swiglu 2/3 of that
         rounded down to a multiple of 64 (validate_args, megatron/training/arguments.py)."""
         return self.ffn_hidden_size or default_ffn_hidden_size(self.hidden_size, self.swiglu)
+
+    def shard_group(self) -> int:
+        """Ranks one copy of the sharded states is split over: the dp x cp group (the distributed optimizer
+        and Megatron-FSDP build their buffers on it; DeepSpeed's sequence-data-parallel group under Ulysses),
+        or under hybrid sharding its inner part of dp*cp/dp_outer consecutive ranks (megatron/core/
+        parallel_state.py: the intra-partial data-parallel group)."""
+        full = self.data_parallel() * max(1, self.cp)
+        outer = max(1, self.dp_outer)
+        return full // outer if outer > 1 and full % outer == 0 else full
+
+    def expert_shard_group(self) -> int:
+        """The expert-data-parallel group world / (pp*ep*etp), or its inner part under hybrid sharding
+        (parallel_state.py: intra_partial_expert_data_parallel_size = expert dp / instances)."""
+        full = max(1, self.world_size // max(1, self.pp * self.ep * (self.etp or self.tp)))
+        outer = max(1, self.dp_outer)
+        return full // outer if outer > 1 and full % outer == 0 else full
 
     def data_parallel(self) -> int:
         if self.dp:
@@ -279,6 +301,10 @@ class ModelInput:
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
             sharding=v("parallel.sharding") if v("parallel.sharding") in SHARDING_LEVELS else None,
             megatron_fsdp=args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"),
+            dp_outer=_positive_int(v("parallel.dp_outer")) or 1,
+            # effective only under Megatron-FSDP's hybrid sharding (megatron/training/arguments.py help)
+            outer_optimizer_sharded=(args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"))
+            and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
