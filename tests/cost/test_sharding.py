@@ -190,3 +190,25 @@ def test_hybrid_sharding_is_read_from_megatron_and_hf_launches(tmp_path):
     hf = layout("torchrun --nnodes 2 --nproc_per_node 8 --node_rank 0 --master_addr n0 train.py "
                 "--output_dir out --fsdp 'hybrid_shard auto_wrap' --bf16\n").get("parallel.dp_outer")
     assert (hf.value, hf.origin) == (2, "derived") and "one replica per node" in hf.note
+
+
+def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
+    from plint.checking.check import check_paths
+
+    def findings(instances: int):
+        path = tmp_path / "launch.sh"
+        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                        "torchrun --nnodes 3 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+                        "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
+                        f"--num-distributed-optimizer-instances {instances} --num-layers 24 --hidden-size 2048 "
+                        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+                        "--micro-batch-size 1 --global-batch-size 240 --bf16\n")
+        (result,) = check_paths([path])
+        return [d for d in result.diagnostics if d.code == "PL101"]
+
+    # 24 GPUs / tp 2 = dp 12: 3 instances of 4 ranks divide it, 8 do not (megatron/core/parallel_state.py
+    # asserts dp*cp % instances == 0)
+    assert findings(3) == []
+    (bad,) = findings(8)
+    assert bad.key == "parallel.dp_outer" and "dp*cp = 12 is not divisible by --num-distributed-optimizer-instances 8" \
+        in bad.message
