@@ -212,3 +212,15 @@ def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
     (bad,) = findings(8)
     assert bad.key == "parallel.dp_outer" and "dp*cp = 12 is not divisible by --num-distributed-optimizer-instances 8" \
         in bad.message
+
+
+def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
+    from plint.planning.plan import plan
+
+    # 32 GPUs, 4 distributed-optimizer instances: every candidate's dp*cp is a multiple of 4, and its
+    # optimizer is costed over dp*cp/4 ranks
+    candidates = plan(LLAMA3_8B_32.replace(dp_outer=4, tp=1, pp=1)).candidates
+    assert candidates
+    for c in candidates:
+        group = c.inp.data_parallel() * c.inp.cp
+        assert group % 4 == 0 and c.inp.shard_group() == group // 4
