@@ -336,7 +336,11 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         # DeepSpeed's per-sub-module hooks gather again for the recompute forward (fetch, release), then
         # for the backward: a third gather of the recomputed layers
         regather = recomputed if o.zero3_engine == "deepspeed" else 0.0
-        per_mb = (2 + regather) * gather + reduce_scatter(links, rs_bytes * (dense_p + expert_p), inner, tp * cp)
+        # ZeRO++ hpZ: the gathers after the forward one read the secondary copy, inside its k ranks
+        later = all_gather(links, 2 * (dense_p + expert_p), inp.hpz_partition, tp * cp) \
+            if 1 < inp.hpz_partition < inner else gather
+        per_mb = gather + (1 + regather) * later + \
+            reduce_scatter(links, rs_bytes * (dense_p + expert_p), inner, tp * cp)
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
         hidden = (compute + recompute) if zero_overlap else 0.0
         exposed = max(0.0, per_mb - hidden)

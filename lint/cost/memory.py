@@ -16,7 +16,8 @@ docs/user-guide/features/dist_optimizer.md table):
       and shards them as its --data-parallel-sharding-strategy says, plus two un-sharded units. Hybrid
       sharding (parallel.dp_outer: Megatron --num-distributed-optimizer-instances, HF hybrid_shard) shards
       each of these over the inner group of dp*cp/dp_outer ranks only and keeps dp_outer replicas (Megatron-
-      FSDP's --outer-dp-sharding-strategy optim shards the optimizer over the outer group as well). DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
+      FSDP's --outer-dp-sharding-strategy optim shards the optimizer over the outer group as well). DeepSpeed's
+      ZeRO++ hpZ is not that: its states stay over all of dp, plus a 16-bit weight copy split over k ranks. DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
       stage 1 with fp32 gradient accumulation; plint.reading.deepspeed_engine) shards like stage 1 and keeps a
       gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp, or 2 + (2 + 4) + 12/dp
       with data_types.grad_accum_dtype fp32.
@@ -244,6 +245,8 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             gathered_w, gathered_g = gathered_bytes(inp, c, largest)
             weights = weights / shard + gathered_w
             grads += gathered_g
+            if inp.hpz_partition > 1:  # ZeRO++ hpZ's secondary copy (partition_parameters.py _partition_param_sec)
+                weights += (dense + experts) * w_b / inp.hpz_partition
     elif inp.megatron_fsdp:
         # Megatron-FSDP keeps Megatron's states (bf16 weights, fp32 main grads unless
         # --grad-reduce-in-bf16, fp32 master + Adam) and shards them over the dp x cp group (experts

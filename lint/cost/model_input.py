@@ -132,6 +132,10 @@ class ModelInput:
     dp_outer: int = 1
     # Megatron-FSDP --outer-dp-sharding-strategy optim: the optimizer states sharded over the outer group too
     outer_optimizer_sharded: bool = False
+    # DeepSpeed ZeRO++ hpZ (zero_optimization.zero_hpz_partition_size, stage 3): not hybrid sharding, the states
+    # stay split over all of dp; each rank also keeps a secondary 16-bit copy of the weights split over k
+    # consecutive ranks, from which the gathers after the first forward one are served. 1: off
+    hpz_partition: int = 1
     # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
@@ -302,6 +306,7 @@ class ModelInput:
             sharding=v("parallel.sharding") if v("parallel.sharding") in SHARDING_LEVELS else None,
             megatron_fsdp=args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"),
             dp_outer=_positive_int(v("parallel.dp_outer")) or 1,
+            hpz_partition=_hpz_partition(layout, tp * pp * cp, world),
             # effective only under Megatron-FSDP's hybrid sharding (megatron/training/arguments.py help)
             outer_optimizer_sharded=(args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"))
             and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
@@ -339,6 +344,18 @@ def _release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
     release = getattr(layout, "extras", {}).get("release")
     return release[0] if release else None
+
+
+def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
+    """ZeRO++ hpZ's group: zero_hpz_partition_size (deepspeed/runtime/zero/config.py, default 1), read at
+    stage 3 only (partition_parameters.py), as min(k, world) consecutive global ranks
+    (deepspeed/utils/groups.py _create_zero_param_parallel_group). Costed for pure data parallelism only:
+    with tp, pp or cp those consecutive ranks are not one data-parallel group's members."""
+    ds = getattr(layout, "extras", {}).get("ds_config")
+    if ds is None or layout.value("parallel.zero_stage") != 3 or model_parallel != 1:
+        return 1
+    k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
+    return min(k, world) if k and world % min(k, world) == 0 else 1
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:

@@ -224,3 +224,33 @@ def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
     for c in candidates:
         group = c.inp.data_parallel() * c.inp.cp
         assert group % 4 == 0 and c.inp.shard_group() == group // 4
+
+
+def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_path):
+    # deepspeed/runtime/zero/partition_parameters.py: with zero_hpz_partition_size k the states stay split
+    # over all of dp (ds_tensor) and each rank adds a secondary 16-bit copy split over k consecutive ranks
+    # (ds_secondary_tensor, tensor_size // k); deepspeed/utils/groups.py builds those groups of min(k, world)
+    from plint.checking.check import check_paths
+    from plint.cost.layout_estimate import cost_input
+
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4, '
+                                      '"bf16": {"enabled": true}, '
+                                      '"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}')
+    (tmp_path / "hostfile").write_text("node-0 slots=8\nnode-1 slots=8\n")
+    (tmp_path / "launch.sh").write_text(
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        "deepspeed --num_nodes 2 --num_gpus 8 --hostfile hostfile pretrain_gpt.py --deepspeed --deepspeed_config "
+        "ds.json --zero-stage 3 --no-pipeline-parallel --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+        "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+        "--vocab-size 32000\n")
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    inp = cost_input(result.layouts[0])
+    assert (inp.hpz_partition, inp.zero_stage, inp.data_parallel(), inp.dp_outer) == (8, 3, 16, 1)
+    # Llama-2 7B on 16 GPUs: 16-bit weights over 16 ranks, the largest module gathered (2L), and the hpZ copy
+    # over 8: 2P/16 + 2L + 2P/8
+    hpz = LLAMA2_7B.replace(nnodes=2, hpz_partition=8)
+    c = count_params(hpz)
+    assert memory_bytes(hpz, c, 4)["weights"] == pytest.approx(2 * P_7B / 16 + 2 * L_7B + 2 * P_7B / 8)
+    assert memory_bytes(hpz, c, 4)["optimizer"] == pytest.approx(12 * P_7B / 16)  # still over all 16
+    # the backward gathers stay inside a node: less data-parallel time than plain ZeRO-3 on the two nodes
+    assert estimate(hpz).time_s["dp"] < estimate(hpz.replace(hpz_partition=1)).time_s["dp"]
