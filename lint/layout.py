@@ -18,7 +18,7 @@ from plint.values import Value
 SECTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("nnodes", "gpus_per_node", "world_size", "gpu", "gpu_memory_gib", "nvlink_domain"),
     "parallel": ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel",
-                 "distributed_optimizer", "zero_stage", "sharding"),
+                 "distributed_optimizer", "zero_stage", "sharding", "dp_outer"),
     "batch": ("micro", "global", "grad_accum", "num_microbatches"),
     "model": ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
               "num_query_groups", "seq_length", "vocab_size", "num_experts", "moe_topk", "params"),

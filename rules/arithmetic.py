@@ -16,10 +16,12 @@ MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited i
     "The world size does not divide into the model-parallel group sizes.",
     RuleDocs(
         what="Checks that the world size is divisible by tp*pp*cp (Megatron-DeepSpeed: tp*pp*ds_sp) and, "
-             "with experts, by etp*ep*pp, where etp defaults to tp.",
+             "with experts, by etp*ep*pp, where etp defaults to tp; and that dp*cp divides into the "
+             "--num-distributed-optimizer-instances of hybrid sharding (parallel.dp_outer).",
         why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
             "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
-            "when world % (etp*ep*pp) != 0. Either way the job dies at start-up.",
+            "when world % (etp*ep*pp) != 0; initialize_model_parallel asserts dp*cp is a multiple of the "
+            "distributed optimizer instances. Either way the job dies at start-up.",
         bad=torchrun(gpt("--tensor-model-parallel-size 3", heads=24, hidden=2304)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=24, hidden=2304)),
         fix="Choose a tp/pp that divides the world size. `plint fix --unsafe-fixes` rewrites tp, pp and the "
@@ -48,6 +50,14 @@ def world_size_indivisible(ctx: RuleContext):
                       f"{MEGATRON_ASSERT}", span(ctx, "parallel.tp", "parallel.pp", "cluster.world_size"),
                       key="parallel.tp")
         return
+    outer = value(ctx, "parallel.dp_outer")
+    if model and outer is not None and isinstance(outer.value, int) and outer.value > 1 and \
+            (world // model * third) % outer.value:
+        # megatron/core/parallel_state.py: "Data parallel size should be divisible by partial DistOpt shard factor"
+        group = world // model * third
+        yield Finding(f"dp*{label} = {group} is not divisible by --num-distributed-optimizer-instances "
+                      f"{outer.value}: each instance shards over an equal part of it; {MEGATRON_ASSERT}",
+                      span(ctx, "parallel.dp_outer"), key="parallel.dp_outer")
     experts = known(ctx, "parallel.ep", "parallel.etp")
     if experts is None or experts[0] <= 1 and experts[1] == tp:
         return

@@ -160,3 +160,60 @@ def test_full_shard_is_zero3_for_the_deepspeed_target():
     assert verify(files, "deepspeed", spec_from_layout(_sharded_layout(), "zero3")) == []
     with pytest.raises(GenerateError, match="PL309"):  # ZeRO-3 beside DeepSpeed's pipeline engine
         render(spec_from_layout(_sharded_layout(pp=2), "zero3"), "deepspeed")
+
+
+GPT2_MEDIUM = {"num_layers": 24, "hidden_size": 1024, "num_attention_heads": 16, "num_query_groups": 4,
+               "ffn_hidden_size": 4096, "seq_length": 1024, "vocab_size": 50257}
+
+
+def _generate_checked(model: dict, target: str, tmp_path) -> tuple[str, dict]:
+    """(launch text, the layout `plint check` reads from it) for `generate --model-file`."""
+    import yaml
+
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
+    out = CliRunner().invoke(cli, ["generate", "--target", target, "--model-file", str(tmp_path / "model.yaml"),
+                                   "--nodes", "1", "-o", str(tmp_path / "out")])
+    assert out.exit_code == 0, out.output
+    main = tmp_path / "out" / {"torchrun": "launch.sh", "slurm": "launch.sbatch", "deepspeed": "launch.sh"}[target]
+    checked = CliRunner().invoke(cli, ["check", "--format", "json", str(main)],
+                                 env={"DATA_PATH": "/data/x", "TOKENIZER_MODEL": "/tok"})
+    return main.read_text(), json.loads(checked.output)["files"][0]["layout"]
+
+
+@pytest.mark.parametrize("target", ["torchrun", "slurm", "deepspeed"])
+def test_the_model_files_shape_reaches_the_launch_unchanged(target, tmp_path):
+    # a GPT-2 vocabulary (50,257) with grouped-query attention: every value as the file gives it, none of
+    # plint's stand-ins (32,000 for an unknown vocabulary, heads for the key-value heads, 4h for the MLP)
+    text, layout = _generate_checked(GPT2_MEDIUM, target, tmp_path)
+    for flag in ("--vocab-size 50257\n", "--num-attention-heads 16\n", "--ffn-hidden-size 4096\n",
+                 "--seq-length 1024\n"):
+        assert flag in text, flag
+    assert ("--num-key-value-heads 4\n" if target == "deepspeed" else "--num-query-groups 4\n") in text
+    assert "--vocab-size 50257 is the input's" in text and "must hold 50,257 tokens" in text
+    assert "Megatron's default" not in text  # the file leaves nothing to a default
+    model = layout["model"]
+    assert (model["vocab_size"], model["num_attention_heads"], model["num_query_groups"], model["ffn_hidden_size"],
+            model["seq_length"]) == (50257, 16, 4, 4096, 1024)
+    assert layout["provenance"]["model.vocab_size"]["origin"] == "literal"
+
+
+def test_what_the_model_file_leaves_out_is_a_default_said_to_be_one(tmp_path):
+    # SwiGLU without --ffn-hidden-size: Megatron's validate_args takes int(4 x 1024 x 2/3 / 64) x 64 =
+    # int(2730.67 / 64) x 64 = 42 x 64 = 2688; no key-value heads: one per attention head (16)
+    model = {k: v for k, v in GPT2_MEDIUM.items() if k not in ("ffn_hidden_size", "num_query_groups")}
+    text, layout = _generate_checked({**model, "swiglu": True}, "torchrun", tmp_path)
+    assert "--ffn-hidden-size 2688\n" in text and "#   --ffn-hidden-size 2688: Megatron's default" in text
+    assert "--num-query-groups" not in text.replace("no --num-query-groups", "")
+    assert "#   no --num-query-groups: Megatron's default, each of the 16 heads" in text
+    assert "--vocab-size 50257\n" in text  # what the file does say is kept
+    assert (layout["model"]["ffn_hidden_size"], layout["model"]["num_query_groups"]) == (2688, 16)
+
+
+def test_the_cost_model_takes_megatrons_swiglu_width_when_none_is_given():
+    from plint.cost import ModelInput
+
+    # 4 x 4096 x 2/3 = 10,922.67; / 64 = 170.67, down to 170; x 64 = 10,880 (Megatron's validate_args)
+    swiglu = ModelInput(num_layers=2, hidden_size=4096, num_attention_heads=32, seq_length=4096, vocab_size=32000,
+                        swiglu=True)
+    assert swiglu.ffn_width() == 10880
+    assert swiglu.replace(swiglu=False).ffn_width() == 16384 and swiglu.replace(ffn_hidden_size=14336).ffn_width() == 14336

@@ -69,6 +69,70 @@ def test_world_size_fixed_from_the_plan_where_the_sizes_are_written(tmp_path):
     assert "# was 4; node-04 is drained" in after  # comments kept
 
 
+def test_layout_fix_completes_the_layout_its_sizes_need(tmp_path):
+    before, after = _fixed_text("wrong-world-shrunk-unsharded", tmp_path)
+    # 1.3B (24 x 12 x 2048^2 + 50,304 x 2048 = 1.31e9 parameters) on 8 GPUs: 6 + 12/8 = 7.5 bytes per
+    # parameter with the distributed optimizer is 9.2 GiB, so one replica fits a GPU and the plan drops
+    # model parallelism: tp 1 x pp 1, dp 8. dp 8 needs the distributed optimizer (PL305) and its
+    # overlaps (PL306); tp 1 turns sequence parallelism off (PL304): all come in the same fix
+    assert "TP=4\nPP=4\n" in before and "TP=1\nPP=1\n" in after
+    assert "--use-distributed-optimizer" not in before and "--sequence-parallel" in before
+    assert "--tensor-model-parallel-size $TP --use-distributed-optimizer --overlap-grad-reduce " \
+           "--overlap-param-gather \\\n" in after
+    assert "--sequence-parallel" not in after
+    assert after.count("\n") == before.count("\n") - 1  # --sequence-parallel stood alone on its line
+    main = tmp_path / "wrong-world-shrunk-unsharded" / "launch.sh"
+    (result,) = check_paths([main])
+    (layout,) = result.layouts
+    assert layout.value("parallel.dp") == 8 and layout.value("parallel.distributed_optimizer") is True
+    assert [d.code for d in result.diagnostics if d.suppressed is None] == []
+    if BASH:
+        assert bash_ok(main)
+
+
+LAYOUT_CODES = {"PL101", "PL103", "PL104", "PL201"}  # fixed by the planner's layout (layout_fixers.py)
+
+
+def _findings(path):
+    from plint.report.common import fingerprint
+
+    (result,) = check_paths([path])
+    return [(fingerprint(d), d.code, d.severity) for d in result.diagnostics if d.suppressed is None]
+
+
+def _layout_fixed():
+    """(fixture, findings before, findings after, fixed launch) for every fixture the layout fix changes."""
+    import tempfile
+    from pathlib import Path
+
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for folder in LAUNCHES:
+            work = Path(tmp) / folder.name
+            shutil.copytree(folder, work)
+            main = work / _main(folder)
+            before = _findings(main)
+            if not {code for _, code, _ in before} & LAYOUT_CODES:
+                continue
+            result = fix_paths([main], unsafe=True)
+            if {f.code for f in result.fixed} & LAYOUT_CODES:
+                out.append((folder.name, before, _findings(main), bash_ok(main) if BASH else True))
+    return out
+
+
+def test_layout_fixes_leave_no_new_error_and_no_unsharded_dp():
+    # every layout plint writes into a launch passes plint's own rules: no error the launch did not have
+    # (the sizes' own PL1xx/PL2xx errors are gone) and no PL305 (dp > 1 left without the distributed optimizer)
+    fixed = _layout_fixed()
+    assert {"wrong-world-indivisible", "wrong-tp-across-nodes", "wrong-world-shrunk-unsharded"} <= \
+        {name for name, *_ in fixed}
+    for name, before, after, bash_accepts in fixed:
+        old_errors = {key for key, _, severity in before if severity == "error"}
+        assert [code for key, code, severity in after if severity == "error" and key not in old_errors] == [], name
+        assert not {code for _, code, _ in after} & (LAYOUT_CODES | {"PL305"}), (name, after)
+        assert bash_accepts, name
+
+
 def test_global_batch_moves_to_the_nearest_multiple(tmp_path):
     before, after = _fixed_text("wrong-global-batch", tmp_path)
     # micro 2 x dp 24 = 48: 1000 lies between 960 (40 away) and 1008 (8 away)

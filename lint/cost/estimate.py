@@ -48,6 +48,7 @@ from plint.catalog.hardware import GPU, link_latencies_s, lookup_gpu
 from plint.cost.comm import (
     Links,
     all_gather,
+    all_reduce,
     all_to_all,
     point_to_point,
     reduce_scatter,
@@ -151,7 +152,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     h, n, s = inp.hidden_size, inp.num_attention_heads, inp.seq_length
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
-    f = inp.ffn_hidden_size or 4 * h
+    f = inp.ffn_width()
     tp, cp, pp, v = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp), inp.vpp or 1
     b = inp.micro_batch
     sp = tp if inp.sequence_parallel else 1
@@ -305,29 +306,57 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
     etp = inp.etp or tp
     expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
     backward_window = 2 / 3 * (compute + recompute)
+    # hybrid sharding: gathers and reduce-scatters stay in the inner group (consecutive ranks of the dp x cp
+    # group, stride tp); once per step the reduced gradient shard is all-reduced over the dp_outer replicas,
+    # ranks an inner group apart (param_and_grad_buffer.py; Megatron-FSDP on the last micro-batch, megatron_fsdp.py).
+    # With the optimizer sharded over the outer group too, that is a reduce-scatter and, after the step,
+    # an all-gather of the 16-bit shard.
+    outer = max(1, inp.dp_outer) if level >= 1 else 1
+    shard, expert_shard = inp.shard_group(), inp.expert_shard_group()
+    outer = outer if shard * outer == dp * cp else 1  # (hybrid sharding that does not divide is costed as none)
+
+    def across_replicas(shard_bytes: float, expert_shard_bytes: float) -> float:
+        if outer == 1:
+            return 0.0
+        reduce = reduce_scatter if inp.outer_optimizer_sharded else all_reduce
+        t = reduce(links, shard_bytes, outer, tp * shard) + reduce(links, expert_shard_bytes, outer,
+                                                                    etp * inp.ep * expert_shard)
+        if inp.outer_optimizer_sharded:
+            t += all_gather(links, 2 * (dense_p / shard + expert_p / expert_shard), outer, tp * shard)
+        return t
+
     dp_t = 0.0
     if stage3:
         # the per-layer all-gather of 16-bit weights, and the reduce-scatter of the gradients in their
         # reduce dtype (Megatron-FSDP: fp32 main grads unless --grad-reduce-in-bf16; ZeRO/FSDP: 16-bit)
-        gather = all_gather(links, 2 * (dense_p + expert_p), dp, tp * cp)
+        inner = max(1, dp // outer)
+        gather = all_gather(links, 2 * (dense_p + expert_p), inner, tp * cp)
         rs_bytes = grad_b if inp.megatron_fsdp else 2
         # forward and backward gathers. FSDP's recompute runs inside the block's backward unshard;
         # DeepSpeed's per-sub-module hooks gather again for the recompute forward (fetch, release), then
         # for the backward: a third gather of the recomputed layers
         regather = recomputed if o.zero3_engine == "deepspeed" else 0.0
-        per_mb = (2 + regather) * gather + reduce_scatter(links, rs_bytes * (dense_p + expert_p), dp, tp * cp)
+        # ZeRO++ hpZ: the gathers after the forward one read the secondary copy, inside its k ranks
+        later = all_gather(links, 2 * (dense_p + expert_p), inp.hpz_partition, tp * cp) \
+            if 1 < inp.hpz_partition < inner else gather
+        per_mb = gather + (1 + regather) * later + \
+            reduce_scatter(links, rs_bytes * (dense_p + expert_p), inner, tp * cp)
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
         hidden = (compute + recompute) if zero_overlap else 0.0
         exposed = max(0.0, per_mb - hidden)
-        dp_t = m * (exposed + kappa * (per_mb - exposed) + first_layer)
+        dp_t = m * (exposed + kappa * (per_mb - exposed) + first_layer) + \
+            across_replicas(rs_bytes * dense_p / shard, rs_bytes * expert_p / expert_shard)
     else:
         group, stride = dp * cp, tp
+        if outer > 1:
+            group, expert_dp = shard, expert_shard
         grads = reduce_scatter(links, grad_b * dense_p, group, stride) + \
             reduce_scatter(links, grad_b * expert_p, expert_dp, etp * inp.ep)
         params = all_gather(links, 2 * dense_p, group, stride) + \
             all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
         if level == 0:
             grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
+        grads += across_replicas(grad_b * dense_p / shard, grad_b * expert_p / expert_shard)
         overlap_grads = o.overlap_grad_reduce or (zero and zero_overlap and pp == 1)
         overlap_params = o.overlap_param_gather or (zero and zero_overlap and pp == 1)
         g_exp = max(0.0, grads - backward_window) if overlap_grads else grads
@@ -335,7 +364,9 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         dp_t = g_exp + p_exp + kappa * (grads - g_exp + params - p_exp)
     # optimizer: memory-bound update of the local shard (~36 bytes per parameter moved)
     if level >= 1:
-        local = dense_p / (dp * cp) + expert_p / expert_dp
+        split = outer if inp.outer_optimizer_sharded else 1  # the optimizer's shard: the inner group's, or smaller
+        local = dense_p / (shard * split) + expert_p / (expert_shard * split) if outer > 1 else \
+            dense_p / (dp * cp) + expert_p / expert_dp
     else:
         local = dense_p + expert_p
     optimizer = 36 * local / hbm

@@ -13,7 +13,11 @@ docs/user-guide/features/dist_optimizer.md table):
       optimizer over dp, stage 2 the grads too, stage 3 the weights too, plus the largest module's gathered
       16-bit weights and gradients (DeepSpeed's estimator, 4L: `gathered_bytes`); `parallel.sharding`
       says which (FSDP full shard as stage 3, shard_grad_op as 2). Megatron-FSDP keeps Megatron's bytes
-      and shards them as its --data-parallel-sharding-strategy says, plus two un-sharded units. DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
+      and shards them as its --data-parallel-sharding-strategy says, plus two un-sharded units. Hybrid
+      sharding (parallel.dp_outer: Megatron --num-distributed-optimizer-instances, HF hybrid_shard) shards
+      each of these over the inner group of dp*cp/dp_outer ranks only and keeps dp_outer replicas (Megatron-
+      FSDP's --outer-dp-sharding-strategy optim shards the optimizer over the outer group as well). DeepSpeed's
+      ZeRO++ hpZ is not that: its states stay over all of dp, plus a 16-bit weight copy split over k ranks. DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
       stage 1 with fp32 gradient accumulation; plint.reading.deepspeed_engine) shards like stage 1 and keeps a
       gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp, or 2 + (2 + 4) + 12/dp
       with data_types.grad_accum_dtype fp32.
@@ -113,7 +117,7 @@ def largest_module_params(inp: ModelInput, c: ParamCounts) -> float:
     """Parameters of the largest module holding parameters directly, per GPU: the word embedding or
     output layer (V_pad*h/tp) or a layer's largest linear (the MLP's first, 2fh with SwiGLU)."""
     tp = max(1, inp.tp)
-    h, f = inp.hidden_size, inp.ffn_hidden_size or 4 * inp.hidden_size
+    h, f = inp.hidden_size, inp.ffn_width()
     return max(c.embedding, c.output, (2 if inp.swiglu else 1) * f * h) / tp
 
 
@@ -164,7 +168,7 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         keep += k * (2.0 * h * etp + mlp_factor * fm) / tp
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
-        keep += mlp_factor * (inp.ffn_hidden_size or 4 * h) / tp
+        keep += mlp_factor * inp.ffn_width() / tp
     return keep, 2.0 * h / sp
 
 
@@ -217,10 +221,11 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     pipeline stage; with pp == 1 both are the one stage (pass last=False)."""
     w_b, g_b, o_b, zero = state_bytes(inp)
     pp, tp = max(1, inp.pp), max(1, inp.tp)
-    dp = inp.data_parallel()
-    shard = dp * max(1, inp.cp)  # the distributed optimizer shards over the dp x cp group
-    etp = inp.etp or tp
-    expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
+    # the dp x cp group the states are sharded over (its inner part under hybrid sharding), the expert-data-
+    # parallel group for the experts', and the optimizer's (the whole group at --outer-dp-sharding-strategy optim)
+    shard, expert_dp = inp.shard_group(), inp.expert_shard_group()
+    outer = max(1, inp.dp_outer) if inp.outer_optimizer_sharded else 1
+    opt_shard, opt_expert_dp = shard * outer, expert_dp * outer
     tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
     sp = tp if inp.sequence_parallel else 1
     only = pp == 1
@@ -240,11 +245,13 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             gathered_w, gathered_g = gathered_bytes(inp, c, largest)
             weights = weights / shard + gathered_w
             grads += gathered_g
+            if inp.hpz_partition > 1:  # ZeRO++ hpZ's secondary copy (partition_parameters.py _partition_param_sec)
+                weights += (dense + experts) * w_b / inp.hpz_partition
     elif inp.megatron_fsdp:
         # Megatron-FSDP keeps Megatron's states (bf16 weights, fp32 main grads unless
         # --grad-reduce-in-bf16, fp32 master + Adam) and shards them over the dp x cp group (experts
         # over the expert-data-parallel group) as its strategy says, plus the unsharded units in flight
-        optimizer = dense * o_b / shard + experts * o_b / expert_dp if level >= 1 else (dense + experts) * o_b
+        optimizer = dense * o_b / opt_shard + experts * o_b / opt_expert_dp if level >= 1 else (dense + experts) * o_b
         if level >= 2:
             grads = dense * g_b / shard + experts * g_b / expert_dp
         if level >= 3:

@@ -73,6 +73,12 @@ class Options:
 
 DEFAULT_OPTIONS = Options()
 
+
+def default_ffn_hidden_size(hidden_size: int, swiglu: bool) -> int:
+    """Megatron's --ffn-hidden-size when none is given (validate_args in megatron/training/arguments.py):
+    4h, or for SwiGLU's two input projections int(4h * 2/3 / 64) * 64, about as many parameters."""
+    return int((4 * hidden_size * 2 / 3) / 64) * 64 if swiglu else 4 * hidden_size
+
 # parallel.sharding's values in ZeRO's order: 1 optimizer states, 2 and gradients, 3 and parameters
 SHARDING_LEVELS = ("none", "optimizer", "gradients", "parameters")
 
@@ -85,7 +91,7 @@ class ModelInput:
     num_attention_heads: int
     seq_length: int
     vocab_size: int
-    ffn_hidden_size: int | None = None  # None: 4h (Megatron's default without --swiglu)
+    ffn_hidden_size: int | None = None  # None: Megatron's default (ffn_width)
     num_query_groups: int | None = None  # None: = heads (no GQA)
     kv_channels: int | None = None  # None: h / heads
     swiglu: bool = False
@@ -120,6 +126,16 @@ class ModelInput:
     # "parameters"; None: from zero_stage / distributed_optimizer (see sharding_level)
     sharding: str | None = None
     megatron_fsdp: bool = False  # --use-megatron-fsdp: Megatron's own states, sharded per `sharding`
+    # hybrid sharding (layout parallel.dp_outer): the sharded states are split over an inner group of
+    # dp*cp/dp_outer ranks and replicated over dp_outer such groups (Megatron --num-distributed-optimizer-
+    # instances, HF --fsdp hybrid_shard); 1: over the whole data-parallel group
+    dp_outer: int = 1
+    # Megatron-FSDP --outer-dp-sharding-strategy optim: the optimizer states sharded over the outer group too
+    outer_optimizer_sharded: bool = False
+    # DeepSpeed ZeRO++ hpZ (zero_optimization.zero_hpz_partition_size, stage 3): not hybrid sharding, the states
+    # stay split over all of dp; each rank also keeps a secondary 16-bit copy of the weights split over k
+    # consecutive ranks, from which the gathers after the first forward one are served. 1: off
+    hpz_partition: int = 1
     # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
@@ -155,6 +171,27 @@ class ModelInput:
         if self.sharding in SHARDING_LEVELS:
             return max(floor, SHARDING_LEVELS.index(self.sharding))
         return max(floor, self.zero_stage or 0)
+
+    def ffn_width(self) -> int:
+        """--ffn-hidden-size, or Megatron's default when it is not given: 4h, or with --swiglu 2/3 of that
+        rounded down to a multiple of 64 (validate_args, megatron/training/arguments.py)."""
+        return self.ffn_hidden_size or default_ffn_hidden_size(self.hidden_size, self.swiglu)
+
+    def shard_group(self) -> int:
+        """Ranks one copy of the sharded states is split over: the dp x cp group (the distributed optimizer
+        and Megatron-FSDP build their buffers on it; DeepSpeed's sequence-data-parallel group under Ulysses),
+        or under hybrid sharding its inner part of dp*cp/dp_outer consecutive ranks (megatron/core/
+        parallel_state.py: the intra-partial data-parallel group)."""
+        full = self.data_parallel() * max(1, self.cp)
+        outer = max(1, self.dp_outer)
+        return full // outer if outer > 1 and full % outer == 0 else full
+
+    def expert_shard_group(self) -> int:
+        """The expert-data-parallel group world / (pp*ep*etp), or its inner part under hybrid sharding
+        (parallel_state.py: intra_partial_expert_data_parallel_size = expert dp / instances)."""
+        full = max(1, self.world_size // max(1, self.pp * self.ep * (self.etp or self.tp)))
+        outer = max(1, self.dp_outer)
+        return full // outer if outer > 1 and full % outer == 0 else full
 
     def data_parallel(self) -> int:
         if self.dp:
@@ -268,6 +305,11 @@ class ModelInput:
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
             sharding=v("parallel.sharding") if v("parallel.sharding") in SHARDING_LEVELS else None,
             megatron_fsdp=args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"),
+            dp_outer=_positive_int(v("parallel.dp_outer")) or 1,
+            hpz_partition=_hpz_partition(layout, tp * pp * cp, world),
+            # effective only under Megatron-FSDP's hybrid sharding (megatron/training/arguments.py help)
+            outer_optimizer_sharded=(args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"))
+            and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
@@ -302,6 +344,18 @@ def _release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
     release = getattr(layout, "extras", {}).get("release")
     return release[0] if release else None
+
+
+def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
+    """ZeRO++ hpZ's group: zero_hpz_partition_size (deepspeed/runtime/zero/config.py, default 1), read at
+    stage 3 only (partition_parameters.py), as min(k, world) consecutive global ranks
+    (deepspeed/utils/groups.py _create_zero_param_parallel_group). Costed for pure data parallelism only:
+    with tp, pp or cp those consecutive ranks are not one data-parallel group's members."""
+    ds = getattr(layout, "extras", {}).get("ds_config")
+    if ds is None or layout.value("parallel.zero_stage") != 3 or model_parallel != 1:
+        return 1
+    k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
+    return min(k, world) if k and world % min(k, world) == 0 else 1
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:

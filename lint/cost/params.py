@@ -87,7 +87,7 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
     h, n = inp.hidden_size, inp.num_attention_heads
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
-    f = inp.ffn_hidden_size or 4 * h
+    f = inp.ffn_width()
     per_elem = 2 if inp.normalization.lower() == "layernorm" else 1  # weight (+ bias for LayerNorm)
     norm = per_elem * h
     bias = inp.add_bias_linear

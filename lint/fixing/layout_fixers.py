@@ -4,7 +4,9 @@
 - PL101, PL103, PL104, PL201: the planner's best layout for the launch's model, cluster and global
   batch, among those that keep its context parallelism, virtual stages, recompute and experts (so the
   edit is a few sizes, not a new launch); each size is edited where it was written, or its flag added
-  after the tensor-parallel size when the launch left it at the default.
+  after the tensor-parallel size when the launch left it at the default. What the new sizes make the
+  rules ask for comes in the same fix: the distributed optimizer and its overlaps at dp > 1 (PL305,
+  PL306), no --sequence-parallel at tp 1 (PL304).
 - PL102: the global batch moved to the nearest multiple of micro-batch x dp (ramp sizes: plint.fixing.startup_fixers).
 - PL107: of --fp16 and --bf16, the one the GPU cannot run well goes (bf16 stays where the GPU has it).
 - PL001: `300_000_000_000` in bash arithmetic loses its separators (safe).
@@ -26,6 +28,9 @@ if TYPE_CHECKING:
 
 SIZES = (("parallel.tp", "--tensor-model-parallel-size", "tp"), ("parallel.pp", "--pipeline-model-parallel-size", "pp"),
          ("batch.micro", "--micro-batch-size", "micro_batch"))
+# the distributed optimizer's overlaps (Megatron: --overlap-param-gather needs --overlap-grad-reduce), as
+# plint's planner assumes them for every layout it proposes
+OVERLAPS = (("--overlap-grad-reduce", "overlap_grad_reduce"), ("--overlap-param-gather", "overlap_param_gather"))
 
 
 def _layout_context(diag: Diagnostic, ctx: FixContext):
@@ -109,16 +114,28 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     inp = _cost_input(layout)
     if inp is None:
         return None
-    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute, experts and sharding
+    # keep what the launch chose beyond the sizes: its cp, virtual stages, recompute, experts and sharding,
+    # except that a launch sharding nothing is planned with the distributed optimizer and its two overlaps,
+    # which the fix adds when the new layout has dp > 1 (else PL305 and PL306 speak about the fixed file)
     current_vpp = layout.value("parallel.vpp")
-    candidates = [c for c in plan(inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None)).candidates
+    args = _trainer_args(rctx)
+    add_dist_opt = inp.sharding_level() == 0 and not inp.megatron_fsdp
+    base = inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None, distributed_optimizer=inp.distributed_optimizer or add_dist_opt)
+    missing_overlaps = [flag for flag, name in OVERLAPS if not getattr(inp.options, name)] \
+        if base.distributed_optimizer else []
+    if missing_overlaps:
+        base = base.replace(options=inp.options.__class__(**{
+            **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+            **{name: True for _, name in OVERLAPS}}))
+    candidates = [c for c in plan(base).candidates
                   if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
-                  and c.inp.ep == inp.ep and c.inp.sharding_level() == inp.sharding_level()
-                  and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes]
+                  and c.inp.ep == inp.ep and c.inp.sharding_level() == base.sharding_level()
+                  and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes
+                  and c.inp.data_parallel() * c.inp.cp % max(1, inp.dp_outer) == 0]  # PL101's hybrid sharding
     if not candidates:
         return None
     best = candidates[0]
-    edits, changes = [], []
+    edits, changes, added = [], [], []
     for key, flag, attr in SIZES:
         old, new = layout.value(key), getattr(best.inp, attr)
         if old == new:
@@ -130,21 +147,35 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             return None
         edits.append(edit)
         changes.append(f"{key.split('.')[1]} {old} -> {new}")
-    args = _trainer_args(rctx)
     if best.first_last_layers is not None:
         if args is None or args.get("--decoder-first-pipeline-num-layers") is not None or \
                 args.get("--decoder-last-pipeline-num-layers") is not None:
             return None
         k, last = best.first_last_layers, best.last_layers or best.first_last_layers
-        edit = _insert_after_tp(ctx, rctx, f"--decoder-first-pipeline-num-layers {k} "
-                                           f"--decoder-last-pipeline-num-layers {last}")
+        added.append(f"--decoder-first-pipeline-num-layers {k} --decoder-last-pipeline-num-layers {last}")
+        changes.append(f"first and last pipeline stages of {k} layers" if k == last
+                       else f"first pipeline stage of {k} layers, last of {last}")
+    if not edits and not added:
+        return None
+    # the rest of the layout follows the sizes, so that the fixed file passes the rules the new sizes bring in
+    dp = best.inp.data_parallel()
+    # PL305: dp > 1 sharding nothing; PL306: the distributed optimizer's communication exposed
+    sharding_flags = (["--use-distributed-optimizer"] if add_dist_opt else []) + missing_overlaps if dp > 1 else []
+    if sharding_flags:
+        added.extend(sharding_flags)
+        changes.append(f"{' '.join(sharding_flags)} for dp {dp}")
+    sp = layout.value("parallel.sequence_parallel")
+    if sp and best.inp.tp == 1:  # PL304: Megatron drops sequence parallelism at tp 1
+        # written some other way (a value, a config) it stays: PL304 then names it, the sizes still get fixed
+        removal = _remove_flag(ctx, args, "--sequence-parallel") if args is not None else None
+        if removal is not None:
+            edits.extend(removal)
+            changes.append("no sequence parallelism at tp 1")
+    if added:
+        edit = _insert_after_tp(ctx, rctx, " ".join(added))
         if edit is None:
             return None
         edits.append(edit)
-        changes.append(f"first and last pipeline stages of {k} layers" if k == last
-                       else f"first pipeline stage of {k} layers, last of {last}")
-    if not edits:
-        return None
     est = best.estimate
     return Fix(f"the planner's best layout keeping global batch {best.inp.global_batch}: {', '.join(changes)} "
                f"(predicted {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, {est.memory_gib['total']:.1f} GiB)",
@@ -181,12 +212,23 @@ def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     gpu = lookup_gpu(rctx.layout.value("cluster.gpu") or "h100-sxm")
     drop = "--bf16" if gpu is not None and not gpu.bf16_tflops else "--fp16"
+    edits = _remove_flag(ctx, args, drop)
+    if edits is None:
+        return None
+    keep = "--fp16" if drop == "--bf16" else "--bf16"
+    return Fix(f"remove {drop}: {keep} is the precision {gpu.name if gpu else 'the GPU'} runs", tuple(edits),
+               "unsafe")
+
+
+def _remove_flag(ctx: FixContext, args, flag: str) -> list[Edit] | None:
+    """Edits removing every use of a bare flag where it is written (its line when it stands alone on
+    it); None when one of them is not written out as the flag's own word."""
     edits = []
-    for use in args.all(drop):
+    for use in args.all(flag):
         span = use.flag_word.value_span  # where the flag was written (an array element, a string)
         end = _word_end(ctx, span)
         data = ctx.data(span.path) if span is not None else None
-        if end is None or data is None or data[span.start:end] != drop.encode("utf-8", "surrogateescape"):
+        if end is None or data is None or data[span.start:end] != flag.encode("utf-8", "surrogateescape"):
             return None
         line_start = data.rfind(b"\n", 0, span.start) + 1
         line_end = data.find(b"\n", end)
@@ -197,9 +239,7 @@ def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             continue
         start = span.start - 1 if span.start > 0 and data[span.start - 1:span.start] == b" " else span.start
         edits.append(Edit(span.path, start, end, ""))
-    keep = "--fp16" if drop == "--bf16" else "--bf16"
-    return Fix(f"remove {drop}: {keep} is the precision {gpu.name if gpu else 'the GPU'} runs", tuple(edits),
-               "unsafe") if edits else None
+    return edits or None
 
 
 _SEPARATED = re.compile(rb"(?<![\w.])\d+(?:_\d+)+(?![\w.])")

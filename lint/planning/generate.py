@@ -76,9 +76,35 @@ def spec_from_layout(layout: dict, name: str) -> dict:
             "precision": precision, "estimate": layout.get("estimate")}
 
 
+def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
+    """The model shape to write, every value the input gives kept as given, and the comment lines that
+    say what the input left to a default (the generated launch writes the default out, so that what
+    Megatron runs and what plint reads back are the same numbers)."""
+    from plint.cost.model_input import default_ffn_hidden_size
+
+    model, notes = {"vocab_size": None, **model}, []
+    if not model.get("ffn_hidden_size"):
+        model["ffn_hidden_size"] = default_ffn_hidden_size(model["hidden_size"], bool(model.get("swiglu")))
+        rule = "4 x hidden x 2/3, down to a multiple of 64 (SwiGLU)" if model.get("swiglu") else "4 x hidden"
+        notes.append(f"  --ffn-hidden-size {model['ffn_hidden_size']}: Megatron's default, {rule} "
+                     "(megatron/training/arguments.py)")
+    if not model.get("num_query_groups"):
+        notes.append(f"  no --num-query-groups: Megatron's default, each of the {model['num_attention_heads']} "
+                     "heads has its own key-value head")
+    vocab = model.get("vocab_size")
+    # megatron/core/tokenizers/utils/build_tokenizer.py reads --vocab-size for the Null and TikToken
+    # tokenizers only; the Hugging Face tokenizer brings its own vocabulary
+    notes.append(f"--vocab-size {vocab} is the input's; the Hugging Face tokenizer takes the vocabulary of "
+                 f"TOKENIZER_MODEL, which must hold {vocab:,} tokens" if vocab else
+                 "no --vocab-size: the input names no vocabulary; the tokenizer sets it at run time")
+    return model, notes
+
+
 def _context(spec: dict, target: str) -> dict:
     if spec["model"].get("approximate"):
         raise GenerateError(f"{spec['name']}: {spec['model']['approximate']}")
+    model, model_notes = model_with_defaults(spec["model"])
+    spec = {**spec, "model": model, "model_notes": model_notes}
     p, b = spec["parallel"], spec["batch"]
     dp = p["dp"]
     if b["global"] % (b["micro"] * dp):
@@ -167,7 +193,13 @@ def layout_differences(layout: dict, spec: dict) -> list[str]:
                 "parallel.cp": p["cp"], "parallel.vpp": p.get("vpp"), "batch.micro": spec["batch"]["micro"],
                 "batch.global": spec["batch"]["global"], "model.num_layers": spec["model"]["num_layers"],
                 "model.hidden_size": spec["model"]["hidden_size"], "model.seq_length": spec["model"]["seq_length"],
+                "model.num_attention_heads": spec["model"]["num_attention_heads"],
                 "recompute.granularity": spec["recompute"].get("granularity")}
+    # the model's shape as the input gives it (a default fills only what it leaves out: model_with_defaults)
+    model, _ = model_with_defaults(spec["model"])
+    for key in ("vocab_size", "ffn_hidden_size", "num_query_groups"):
+        if model.get(key):
+            expected[f"model.{key}"] = model[key]
     if p.get("ep", 1) > 1:
         expected["parallel.ep"] = p["ep"]
     if p.get("sharding") in SHARDING[1:]:  # "none" is written as ZeRO-1 for DeepSpeed: not compared

@@ -252,6 +252,8 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                 dp = world // (tp * cp * pp)
                 if global_batch % dp:  # PL102: not even one micro-batch of 1 divides
                     continue
+                if dp * cp % max(1, base.dp_outer):  # PL101: hybrid sharding's instances divide dp*cp
+                    continue
                 per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
                 # PL108: virtual stages need pp >= 2 and divide every stage's layers
                 vpps = [None] + ([v for v in range(2, MAX_VPP + 1)

@@ -138,7 +138,37 @@ _ZERO_SHARDING = {0: "none", 1: "optimizer", 2: "gradients", 3: "parameters"}
 def _sharding(launch: Launch, layout: Layout) -> None:
     """parallel.sharding: what data parallelism shards. Read as written (Megatron-FSDP's strategy, HF's
     --fsdp), else derived from the ZeRO stage or the distributed optimizer (which shards the optimizer
-    states: megatron-core's DistributedOptimizer)."""
+    states: megatron-core's DistributedOptimizer). Then parallel.dp_outer (_dp_outer)."""
+    _what_is_sharded(launch, layout)
+    _dp_outer(launch, layout)
+
+
+def _dp_outer(launch: Launch, layout: Layout) -> None:
+    """parallel.dp_outer: over how many replicas hybrid sharding keeps the sharded states (each sharded over
+    dp*cp/dp_outer ranks). As written (Megatron's --num-distributed-optimizer-instances), one replica per
+    node for HF's --fsdp hybrid_shard (torch FSDP's HYBRID_SHARD without a device mesh shards inside a
+    node: _init_intra_node_process_group in torch/distributed/fsdp/_init_utils.py), else 1 once something
+    is sharded; null when nothing is or what is sharded is not known."""
+    written = launch.facts.get("parallel.dp_outer")
+    if written is not None:
+        layout.set("parallel.dp_outer", written)
+        return
+    sharding = layout.get("parallel.sharding")
+    if sharding is None or not sharding.known or sharding.value == "none":
+        return
+    hybrid = launch.facts.get("fsdp.hybrid_shard")
+    if hybrid is not None:
+        nodes = layout.get("cluster.nnodes")
+        layout.set("parallel.dp_outer", Value(nodes.value, hybrid.span, "derived", f"{hybrid.note}: one replica "
+                                              "per node, sharded over its GPUs") if nodes is not None and nodes.known
+                   else unresolved(f"{hybrid.note}: one replica per node, and the node count is not known",
+                                   hybrid.span))
+        return
+    layout.set("parallel.dp_outer", default(1, "no hybrid sharding: the states are sharded over the whole "
+                                               "data-parallel group"))
+
+
+def _what_is_sharded(launch: Launch, layout: Layout) -> None:
     written = launch.facts.get("parallel.sharding")
     if written is not None:
         layout.set("parallel.sharding", written)

@@ -93,3 +93,164 @@ def test_full_shard_all_gathers_every_micro_batch():
     fsdp = LLAMA3_8B.replace(distributed_optimizer=True, megatron_fsdp=True, sharding="parameters")
     dist_opt = LLAMA3_8B.replace(distributed_optimizer=True)
     assert estimate(fsdp).time_s["dp"] > estimate(dist_opt).time_s["dp"]
+
+
+# ---- hybrid sharding (parallel.dp_outer) -----------------------------------------------------------------
+# Megatron's --num-distributed-optimizer-instances N splits the dp x cp group into N consecutive inner groups
+# (megatron/core/parallel_state.py: intra-partial data-parallel groups of dp*cp/N ranks); the distributed
+# optimizer shards over the inner group, reduce-scatters the gradients there and all-reduces the shard across
+# the N instances (megatron/core/distributed/param_and_grad_buffer.py); Megatron-FSDP runs HSDP on the same
+# groups (megatron/core/distributed/fsdp/mcore_fsdp_adapter.py, enable_hsdp = N > 1).
+
+LLAMA3_8B_32 = LLAMA3_8B.replace(nnodes=4, distributed_optimizer=True)  # 4 nodes x 8: dp 32
+
+
+def _links(inp):
+    from plint.catalog.hardware import lookup_gpu
+    from plint.cost.estimate import _links as links
+
+    return links(inp, lookup_gpu(inp.gpu))
+
+
+def test_hybrid_distributed_optimizer_shards_over_the_inner_group_only():
+    flat, hybrid = LLAMA3_8B_32, LLAMA3_8B_32.replace(dp_outer=4)
+    assert (flat.shard_group(), hybrid.shard_group()) == (32, 8)
+    c = count_params(flat)
+    # 12 bytes of fp32 master + Adam per parameter over 8 ranks instead of 32: 11.22 GiB instead of 2.80
+    assert memory_bytes(hybrid, c, 4)["optimizer"] == pytest.approx(12 * P_8B / 8)
+    assert memory_bytes(flat, c, 4)["optimizer"] == pytest.approx(12 * P_8B / 32)
+    assert round(12 * P_8B / 8 / GIB, 2) == 11.22 and round(12 * P_8B / 32 / GIB, 2) == 2.80
+    # the weights (2 B) and fp32 gradients (4 B) stay whole under the distributed optimizer either way
+    assert memory_bytes(hybrid, c, 4)["weights"] == memory_bytes(flat, c, 4)["weights"] == 2 * P_8B
+
+
+def test_hybrid_distributed_optimizer_communicates_inside_the_inner_group():
+    # no overlap flags: the DP time is all exposed. Inner groups of 8 consecutive ranks (tp 1) are one node
+    # each: the reduce-scatter of the 4-byte gradients and the all-gather of the 2-byte weights run over
+    # NVLink, ring steps 7/8 of the buffer; once per step the 1/8 shard of the gradients is all-reduced over
+    # the 4 instances, one per node, 8 ranks apart: twice a ring's 3/4 of it over each GPU's NIC
+    hybrid = LLAMA3_8B_32.replace(dp_outer=4)
+    links = _links(hybrid)
+    nv, net = links.nvlink_bw, links.net_bw
+    inner = 7 / 8 * 4 * P_8B / nv + 7 * links.alpha_nv + 7 / 8 * 2 * P_8B / nv + 7 * links.alpha_nv
+    outer = 2 * (3 / 4 * 4 * P_8B / 8 / net + 3 * links.alpha_net)
+    assert estimate(hybrid).time_s["dp"] == pytest.approx(inner + outer)
+    # the flat group of 32 spans the 4 nodes in both collectives: a network share of 3/4 of 1/8 of each buffer
+    flat = estimate(LLAMA3_8B_32).time_s["dp"]
+    assert flat == pytest.approx(inner + 3 / 4 * (4 + 2) * P_8B / 8 / net + 2 * 3 * links.alpha_net)
+    # the optimizer step updates a shard 4x as large
+    assert estimate(hybrid).time_s["optimizer"] == pytest.approx(4 * estimate(LLAMA3_8B_32).time_s["optimizer"])
+
+
+def test_hybrid_megatron_fsdp_full_shard_over_one_node_replicated_over_two():
+    # Megatron-FSDP optim_grads_params with 2 instances on 2 nodes: every state sharded over the 8 GPUs of a
+    # node, the per-layer gathers and reduce-scatters as on one node alone, plus one all-reduce per step of
+    # the fp32 gradient shard (4P/8 bytes) across the 2 replicas (megatron_fsdp.py: the outer-group reduce on
+    # the last micro-batch)
+    fsdp = dict(distributed_optimizer=True, megatron_fsdp=True, sharding="parameters")
+    hsdp = LLAMA3_8B.replace(dp_outer=2, **fsdp)  # 16 GPUs, global 128: m = 8
+    one_node = LLAMA3_8B.replace(nnodes=1, global_batch=64, **fsdp)  # 8 GPUs, global 64: m = 8
+    c = count_params(hsdp)
+    mem = memory_bytes(hsdp, c, 8)
+    units = EMBEDDING + LAYER  # the two un-sharded units, as in the flat case above
+    assert mem["weights"] == pytest.approx(2 * P_8B / 8 + 2 * units)
+    assert mem["grads"] == pytest.approx(4 * P_8B / 8 + 4 * units)
+    assert mem["optimizer"] == pytest.approx(12 * P_8B / 8)
+    links = _links(hsdp)
+    across = 2 * (1 / 2 * 4 * P_8B / 8 / links.net_bw + links.alpha_net)
+    assert estimate(hsdp).time_s["dp"] == pytest.approx(estimate(one_node).time_s["dp"] + across)
+    # --outer-dp-sharding-strategy optim: the optimizer over all 16, the gradient shard reduce-scattered (half
+    # the all-reduce) and the updated 16-bit shard all-gathered across the replicas
+    outer_optim = hsdp.replace(outer_optimizer_sharded=True)
+    assert memory_bytes(outer_optim, c, 8)["optimizer"] == pytest.approx(12 * P_8B / 16)
+    across = (1 / 2 * 4 * P_8B / 8 / links.net_bw + links.alpha_net) + \
+        (1 / 2 * 2 * P_8B / 8 / links.net_bw + links.alpha_net)
+    assert estimate(outer_optim).time_s["dp"] == pytest.approx(estimate(one_node).time_s["dp"] + across)
+
+
+def test_hybrid_sharding_is_read_from_megatron_and_hf_launches(tmp_path):
+    from plint.checking.check import check_paths
+
+    def layout(text: str):
+        path = tmp_path / "launch.sh"
+        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n" + text)
+        (result,) = check_paths([path])
+        return result.layouts[0]
+
+    common = ("torchrun --nnodes 4 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+              "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+              "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 256 --bf16 ")
+    hybrid = layout(common + "--use-distributed-optimizer --num-distributed-optimizer-instances 4\n")
+    got = hybrid.get("parallel.dp_outer")
+    assert (got.value, got.origin, got.span.line) == (4, "literal", 3)
+    flat = layout(common + "--use-distributed-optimizer\n").get("parallel.dp_outer")
+    assert (flat.value, flat.origin) == (1, "default")
+    assert layout(common + "\n").get("parallel.dp_outer") is None  # nothing sharded, nothing replicated
+    # HF --fsdp hybrid_shard: torch FSDP's HYBRID_SHARD shards inside a node and replicates across the 2 nodes
+    hf = layout("torchrun --nnodes 2 --nproc_per_node 8 --node_rank 0 --master_addr n0 train.py "
+                "--output_dir out --fsdp 'hybrid_shard auto_wrap' --bf16\n").get("parallel.dp_outer")
+    assert (hf.value, hf.origin) == (2, "derived") and "one replica per node" in hf.note
+
+
+def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
+    from plint.checking.check import check_paths
+
+    def findings(instances: int):
+        path = tmp_path / "launch.sh"
+        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                        "torchrun --nnodes 3 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+                        "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
+                        f"--num-distributed-optimizer-instances {instances} --num-layers 24 --hidden-size 2048 "
+                        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+                        "--micro-batch-size 1 --global-batch-size 240 --bf16\n")
+        (result,) = check_paths([path])
+        return [d for d in result.diagnostics if d.code == "PL101"]
+
+    # 24 GPUs / tp 2 = dp 12: 3 instances of 4 ranks divide it, 8 do not (megatron/core/parallel_state.py
+    # asserts dp*cp % instances == 0)
+    assert findings(3) == []
+    (bad,) = findings(8)
+    assert bad.key == "parallel.dp_outer" and "dp*cp = 12 is not divisible by --num-distributed-optimizer-instances 8" \
+        in bad.message
+
+
+def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
+    from plint.planning.plan import plan
+
+    # 32 GPUs, 4 distributed-optimizer instances: every candidate's dp*cp is a multiple of 4, and its
+    # optimizer is costed over dp*cp/4 ranks
+    candidates = plan(LLAMA3_8B_32.replace(dp_outer=4, tp=1, pp=1)).candidates
+    assert candidates
+    for c in candidates:
+        group = c.inp.data_parallel() * c.inp.cp
+        assert group % 4 == 0 and c.inp.shard_group() == group // 4
+
+
+def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_path):
+    # deepspeed/runtime/zero/partition_parameters.py: with zero_hpz_partition_size k the states stay split
+    # over all of dp (ds_tensor) and each rank adds a secondary 16-bit copy split over k consecutive ranks
+    # (ds_secondary_tensor, tensor_size // k); deepspeed/utils/groups.py builds those groups of min(k, world)
+    from plint.checking.check import check_paths
+    from plint.cost.layout_estimate import cost_input
+
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4, '
+                                      '"bf16": {"enabled": true}, '
+                                      '"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}')
+    (tmp_path / "hostfile").write_text("node-0 slots=8\nnode-1 slots=8\n")
+    (tmp_path / "launch.sh").write_text(
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        "deepspeed --num_nodes 2 --num_gpus 8 --hostfile hostfile pretrain_gpt.py --deepspeed --deepspeed_config "
+        "ds.json --zero-stage 3 --no-pipeline-parallel --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+        "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 "
+        "--vocab-size 32000\n")
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    inp = cost_input(result.layouts[0])
+    assert (inp.hpz_partition, inp.zero_stage, inp.data_parallel(), inp.dp_outer) == (8, 3, 16, 1)
+    # Llama-2 7B on 16 GPUs: 16-bit weights over 16 ranks, the largest module gathered (2L), and the hpZ copy
+    # over 8: 2P/16 + 2L + 2P/8
+    hpz = LLAMA2_7B.replace(nnodes=2, hpz_partition=8)
+    c = count_params(hpz)
+    assert memory_bytes(hpz, c, 4)["weights"] == pytest.approx(2 * P_7B / 16 + 2 * L_7B + 2 * P_7B / 8)
+    assert memory_bytes(hpz, c, 4)["optimizer"] == pytest.approx(12 * P_7B / 16)  # still over all 16
+    # the backward gathers stay inside a node: less data-parallel time than plain ZeRO-3 on the two nodes
+    assert estimate(hpz).time_s["dp"] < estimate(hpz.replace(hpz_partition=1)).time_s["dp"]

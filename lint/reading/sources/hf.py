@@ -96,6 +96,9 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 consumed += following is not None
         elif name == "fsdp" and value is not None:
             out["parallel.sharding"] = _fsdp_sharding(value, option)
+            if value.text is not None and {"hybrid_shard", "hybrid_shard_zero2"} & set(value.text.split()):
+                # replicas across nodes, each sharded inside one (plint.reading.normalise._dp_outer)
+                out["fsdp.hybrid_shard"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")
             consumed += following is not None
         elif name in _BOOL_FIELDS:
             state = _bool_word(value)

@@ -345,6 +345,11 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
     r.put("parallel.distributed_optimizer",
           r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False))
     _megatron_fsdp(r)
+    if not fork:
+        # hybrid sharding: the distributed optimizer's (and Megatron-FSDP's) states sharded over dp*cp/N
+        # consecutive ranks and replicated N times (megatron/core/parallel_state.py: the intra-partial
+        # data-parallel groups; megatron/core/distributed/fsdp/mcore_fsdp_adapter.py: HSDP when N > 1)
+        r.put("parallel.dp_outer", r.value("--num-distributed-optimizer-instances"))
     if r.has("--use-tp-pp-dp-mapping"):
         r.put("parallel.use_tp_pp_dp_mapping", r.flag("--use-tp-pp-dp-mapping"))
     if fork:
