@@ -210,24 +210,29 @@ def uneven_stages(layers: int, pp: int) -> int | None:
     return split[0] if split is not None and split[0] == split[2] else None
 
 
-def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
-    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
-    from plint.cost import estimate
-    from plint.catalog.hardware import lookup_gpu
+def nvlink_domain(base: ModelInput, gpu) -> int:
+    """GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems."""
+    return base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
+                                  else min(gpu.scale_up_domain, base.gpus_per_node))
 
-    gpu = lookup_gpu(base.gpu)
-    if gpu is None:
-        raise PlanError(f"unknown GPU {base.gpu!r}")
+
+@record
+class Structure:
+    """One point of the search space: the (tp, cp, pp, vpp, ep, sharding, gradient-reduce) choice, as the
+    base with those set, before the micro-batch and recompute are chosen."""
+    inp: Any  # ModelInput; an uneven pipeline is costed by its fullest stages (pp of them at the middle size)
+    dp: int
+    first_last_layers: int | None = None
+    last_layers: int | None = None
+
+
+def structures(base: ModelInput, domain: int):
+    """Every structure the planner considers for `base`'s model, batch and cluster (the search space)."""
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
     global_batch = base.global_batch or world
-    # GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems
-    domain = base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
-                                    else min(gpu.scale_up_domain, base.gpus_per_node))
     experts = base.num_experts or 0
-    result = Plan(model_name, base)
-    fitting: list[Candidate] = []
     own_sharding = base.sharding_level()
     # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
     # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
@@ -272,12 +277,27 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                         tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
                         sequence_parallel=tp > 1, sharding=sharding or base.sharding,
                         megatron_fsdp=base.megatron_fsdp if sharding is None else True,
-                        # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
                         num_layers=per_stage * pp if first_last is not None else layers)
-                    found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
-                    for inp, est in found:
-                        fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
-                                                 est, first_last, last))
+                    yield Structure(structure, dp, first_last, last)
+
+
+def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
+    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
+    from plint.cost import estimate
+    from plint.catalog.hardware import lookup_gpu
+
+    gpu = lookup_gpu(base.gpu)
+    if gpu is None:
+        raise PlanError(f"unknown GPU {base.gpu!r}")
+    layers = base.num_layers
+    global_batch = base.global_batch or base.world_size
+    domain = nvlink_domain(base, gpu)
+    result = Plan(model_name, base)
+    fitting: list[Candidate] = []
+    for s in structures(base, domain):
+        for inp, est in _search_structure(s.inp, global_batch, s.dp, headroom, estimate, result):
+            fitting.append(Candidate(inp.replace(num_layers=layers) if s.first_last_layers else inp,
+                                     est, s.first_last_layers, s.last_layers))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
     from plint.planning.plan_tree import departures, walk
