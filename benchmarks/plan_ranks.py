@@ -50,7 +50,7 @@ import argparse
 import json
 import sys
 from collections import Counter
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import yaml
@@ -60,8 +60,7 @@ from calibrate import DEFAULT_DATA, _recompute, to_input  # noqa: E402  the one 
 
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
-from plint.planning.plan import (HEADROOM, MAX_VPP, SHARDING_NAMES, nvlink_domain, plan,  # noqa: E402
-                                 structures, why_behind)
+from plint.planning.plan import HEADROOM, nvlink_domain, plan, structures, why_behind  # noqa: E402
 
 TOPS = (1, 3, 10)
 AXES = ("tp", "cp", "pp", "dp", "vpp", "ep", "etp", "sharding")  # in the planner's loop order
@@ -72,7 +71,7 @@ SEARCH_RULE = {
     "cp": "powers of two with seq divisible by 2*cp and at least 1024 tokens per rank",
     "pp": "divisors of GPUs/(tp*cp) up to the layers, even or uneven first/last stages, dp dividing the batch",
     "dp": "GPUs/(tp*cp*pp)",
-    "vpp": f"2..{MAX_VPP} dividing each stage's layers",
+    "vpp": "divisors of each stage's layers",
     "ep": "divisors of the experts dividing tp*cp*dp",
     "etp": "the planner fixes the expert tensor parallel size at 1",
     "sharding": "gradient or parameter sharding only without a pipeline (pp 1) and with dp > 1",
@@ -107,7 +106,7 @@ class Row:
     published_tokens: float | None = None  # the cost model's tokens/s per GPU for the published run
     first_tokens: float | None = None
     matched: str = ""
-    behind: list = field(default_factory=list)  # the step-time part the match loses most on, by ranks
+    over_headroom: str = ""  # the cost model puts the published run over the planner's memory headroom
 
 
 def axis_values(inp: ModelInput) -> dict:
@@ -227,8 +226,7 @@ def rank_run(run: dict) -> tuple[Row | None, str | None]:
         return None, f"{world} GPUs are no whole number of {inp.gpus_per_node}-GPU nodes"
     if stated.cp is not None and stated.tp * stated.pp * stated.cp * stated.dp != world:
         return None, f"tp*pp*cp*dp = {stated.tp * stated.pp * stated.cp * stated.dp}, not the {world} GPUs"
-    published = {**{k: v for k, v in asdict(stated).items() if v is not None}}
-    row = Row(run["id"], bool(inp.num_experts), describe(published))
+    row = Row(run["id"], bool(inp.num_experts), describe({k: v for k, v in asdict(stated).items() if v is not None}))
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
     base = planning_base(inp)
@@ -242,18 +240,17 @@ def rank_run(run: dict) -> tuple[Row | None, str | None]:
     row.rank = next((n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp)), None)
     row.rank_with_micro_recompute = next((n for n, c in enumerate(cands, 1)
                                           if not mismatches(stated, c.inp, full_axes)), None)
+    over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
+    if over:
+        row.over_headroom = (f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
+                             f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable")
     if row.rank is None:
         row.why = outside_search(stated, base)
-    elif est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]:
-        row.why = (f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
-                   f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable: the plan adds recompute or "
-                   "parallelism")
     else:
-        match = cands[row.rank - 1]
-        values = axis_values(match.inp)
+        values = axis_values(cands[row.rank - 1].inp)
         row.matched = f"micro {values['micro']}, recompute {values['recompute']}"
         if row.rank > 1:
-            row.why = "; ".join(filter(None, (row.why, why_behind(match, cands[0]))))
+            row.why = why_behind(cands[row.rank - 1], cands[0])
     return row, None
 
 
@@ -271,6 +268,8 @@ def reasons(rows: list[Row]) -> Counter:
     """Why published layouts are not #1: the step-time part named by why_behind, or the exclusion."""
     tally: Counter = Counter()
     for r in rows:
+        if r.over_headroom:
+            tally["the published run is predicted over the planner's memory headroom"] += 1
         if r.rank == 1:
             continue
         if r.rank is None:
@@ -307,13 +306,16 @@ def main(argv: list[str]) -> int:
     for r in sorted(result["rows"], key=lambda r: (r["moe"], r["id"])):
         rank = f"#{r['rank']}" if r["rank"] else "not among"
         exact = f"#{r['rank_with_micro_recompute']}" if r["rank_with_micro_recompute"] else "-"
+        matched = f"; the match has {r['matched']}" if r["matched"] else ""
         print(f"{r['id']:38} {'MoE' if r['moe'] else 'dense':5} {rank:>9} of {r['candidates']:<5} "
-              f"(with micro/recompute {exact})  published: {r['published']}")
-        print(f"{'':44}#1: {r['first']}" + (f"  ({r['first_tokens']:,.0f} vs {r['published_tokens']:,.0f} "
-                                             f"tokens/s/GPU predicted for the published run)"
-                                             if r["first_tokens"] and r["published_tokens"] else ""))
-        if r["why"]:
-            print(f"{'':44}{r['why']}")
+              f"(with micro/recompute {exact}{matched})")
+        print(f"{'':44}published: {r['published']}" + (f", predicted {r['published_tokens']:,.0f} tokens/s/GPU"
+                                                        if r["published_tokens"] else ""))
+        print(f"{'':44}#1:        {r['first']}" + (f", predicted {r['first_tokens']:,.0f} tokens/s/GPU"
+                                                    if r["first_tokens"] else ""))
+        for note in (r["over_headroom"], r["why"]):
+            if note:
+                print(f"{'':44}{note}")
     for s in result["skipped"]:
         print(f"not planned: {s['id']}: {s['why']}")
     print()

@@ -36,7 +36,6 @@ HEADROOM = THRESHOLDS["memory-headroom"]  # a plan never proposes a layout PL402
 BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
-MAX_VPP = 8
 SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
 MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
               "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
@@ -258,9 +257,11 @@ def structures(base: ModelInput, domain: int):
                 if global_batch % dp:  # PL102: not even one micro-batch of 1 divides
                     continue
                 per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
-                # PL108: virtual stages need pp >= 2 and divide every stage's layers
-                vpps = [None] + ([v for v in range(2, MAX_VPP + 1)
-                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0 == last % v)]
+                # PL108: virtual stages need pp >= 2 and divide every stage's layers; Megatron sets no other
+                # bound (megatron/training/arguments.py, validate_args: layers per stage divisible by layers
+                # per virtual stage), down to one layer per virtual stage as NeMo's GPT-3 175B recipe runs
+                vpps = [None] + ([v for v in _divisors(per_stage)
+                                  if v > 1 and (first_last is None or first_last % v == 0 == last % v)]
                                  if pp > 1 else [])
                 # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
                 eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
