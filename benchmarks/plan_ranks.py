@@ -41,7 +41,10 @@ state no layout, or whose layout or model cannot be expressed (no GPU count, no 
 that is no whole number of sequences, a layout that does not multiply to the GPU count), are listed
 with the reason.
 
-    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--json]
+With --own-sharding the planner starts from the run's own sharding instead of the distributed
+optimizer (a run of 2019-21 had none to turn on): what it would rank with the tools the run had.
+
+    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--own-sharding] [--json]
 """
 
 from __future__ import annotations
@@ -167,14 +170,16 @@ def unplannable(run: dict) -> str | None:
     return None
 
 
-def planning_base(inp: ModelInput) -> ModelInput:
-    """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's."""
+def planning_base(inp: ModelInput, own_sharding: bool = False) -> ModelInput:
+    """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's; with
+    `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline)."""
     options = inp.options.__class__(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
                                        "overlap_grad_reduce": True, "overlap_param_gather": True})
+    sharding = {} if own_sharding else {"distributed_optimizer": True, "zero_stage": None, "sharding": None,
+                                        "megatron_fsdp": False}
     return inp.replace(tp=1, pp=1, vpp=None, cp=1, ep=1, etp=None, dp=None, sequence_parallel=False,
-                       distributed_optimizer=True, zero_stage=None, sharding=None, megatron_fsdp=False,
                        micro_batch=1, recompute=None, recompute_method=None, recompute_num_layers=None,
-                       options=options)
+                       options=options, **sharding)
 
 
 def outside_search(stated: Stated, base: ModelInput) -> str:
@@ -212,7 +217,7 @@ def outside_search(stated: Stated, base: ModelInput) -> str:
     return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
 
 
-def rank_run(run: dict) -> tuple[Row | None, str | None]:
+def rank_run(run: dict, own_sharding: bool = False) -> tuple[Row | None, str | None]:
     """The run's row, or None and why it cannot be planned."""
     why = unplannable(run)
     if why:
@@ -229,7 +234,7 @@ def rank_run(run: dict) -> tuple[Row | None, str | None]:
     row = Row(run["id"], bool(inp.num_experts), describe({k: v for k, v in asdict(stated).items() if v is not None}))
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
-    base = planning_base(inp)
+    base = planning_base(inp, own_sharding)
     result = plan(base, run["id"])
     cands = result.candidates
     row.candidates = len(cands)
@@ -281,11 +286,11 @@ def reasons(rows: list[Row]) -> Counter:
     return tally
 
 
-def run_all(path: Path) -> dict:
+def run_all(path: Path, own_sharding: bool = False) -> dict:
     runs = yaml.safe_load(path.read_text())
     rows, skipped = [], []
     for run in runs:
-        row, why = rank_run(run)
+        row, why = rank_run(run, own_sharding)
         if row is None:
             skipped.append({"id": run["id"], "why": why})
         else:
@@ -298,8 +303,10 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="published runs (YAML)")
     parser.add_argument("--json", action="store_true", help="rows, skipped runs and the summary as JSON")
+    parser.add_argument("--own-sharding", action="store_true",
+                        help="plan from each run's own sharding (no distributed optimizer for a run without one)")
     args = parser.parse_args(argv)
-    result = run_all(args.data)
+    result = run_all(args.data, args.own_sharding)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

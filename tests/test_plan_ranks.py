@@ -127,3 +127,11 @@ def test_summary_counts_top_k_per_kind():
     assert s["dense"] == {"runs": 3, "not_among_candidates": 0, "top": {"1": 1, "3": 2, "10": 2},
                           "top_with_micro_recompute": {"1": 0, "3": 0, "10": 0}}
     assert s["moe"]["top"] == {"1": 0, "3": 1, "10": 1} and s["moe"]["not_among_candidates"] == 1
+
+
+def test_the_plan_starts_from_a_fresh_layout_or_from_the_runs_own_sharding():
+    inp, _ = plan_ranks.to_input(entry(tp=4, pp=2, cp=1, zero_stage=0, micro_batch_size=4, recompute="full"))
+    fresh = plan_ranks.planning_base(inp)
+    assert (fresh.tp, fresh.pp, fresh.micro_batch, fresh.recompute, fresh.sharding_level()) == (1, 1, 1, None, 1)
+    assert fresh.options.overlap_grad_reduce and fresh.seq_length == inp.seq_length
+    assert plan_ranks.planning_base(inp, own_sharding=True).sharding_level() == 0
