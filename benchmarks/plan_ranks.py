@@ -26,8 +26,8 @@ choices (precision, flash attention by era, the framework's overlaps, the NIC ba
     the distributed optimizer on (it costs no speed and saves memory), and the 2019-21 runs predate it:
     telling them apart would count a software era as a layout difference. Compared when the entry states
     zero_stage, distributed_optimizer or fsdp, or its framework decides it (Bridge: distributed optimizer).
-Not part of the layout: sequence parallelism (the planner pairs it with tp > 1, as Megatron requires
-for MoE and every recipe does), gradient reduce precision, and the micro-batch size and recompute:
+Not part of the layout: sequence parallelism (the planner turns it on with every tp > 1), gradient
+reduce precision, and the micro-batch size and recompute:
 for each structure the planner keeps, per micro-batch, only the least recompute that fits, so a run's
 recompute (often chosen for another memory budget, or before selective recompute existed) is not a
 candidate by construction. The rank that also asks for the stated micro-batch and recompute is
@@ -326,7 +326,8 @@ def main(argv: list[str]) -> int:
     for s in result["skipped"]:
         print(f"not planned: {s['id']}: {s['why']}")
     print()
-    print(f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10}   with micro/recompute: top-1/3/10")
+    print(f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10}   "
+          "with micro/recompute: top-1/3/10")
     for label in ("dense", "moe"):
         s = result["summary"][label]
         t, e = s["top"], s["top_with_micro_recompute"]
