@@ -251,3 +251,16 @@ def test_grad_reduce_in_bf16_is_weighed_and_written():
     spec = spec_from_candidate(LLAMA2_13B, bf16.to_json(), {"nnodes": 1, "gpus_per_node": 8, "gpu": "a100-sxm-80gb"},
                                "bf16-reduce")
     assert "--grad-reduce-in-bf16\n" in render(spec, "torchrun")["launch.sh"]
+
+
+def test_virtual_stages_go_down_to_one_layer_per_stage():
+    # Megatron bounds vpp only by the layers of a stage dividing over it (arguments.py, validate_args);
+    # NeMo's GPT-3 175B recipe runs 96 layers as pp 8 with vpp 12, one layer per virtual stage
+    from plint.catalog.hardware import lookup_gpu
+    from plint.planning.plan import nvlink_domain, structures
+
+    base = base_input(model_from_preset("gpt3-175b"), 16, 8, "h100-sxm", 2048, 256)
+    found = [s.inp for s in structures(base, nvlink_domain(base, lookup_gpu(base.gpu)))]
+    pp8 = {s.vpp for s in found if (s.tp, s.pp, s.cp) == (4, 8, 1)}
+    assert pp8 == {None, 2, 3, 4, 6, 12}  # every divisor of 96 / 8 = 12 above 1
+    assert all(s.num_layers // s.pp % s.vpp == 0 for s in found if s.vpp)

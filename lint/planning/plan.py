@@ -36,7 +36,6 @@ HEADROOM = THRESHOLDS["memory-headroom"]  # a plan never proposes a layout PL402
 BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
-MAX_VPP = 8
 SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
 MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
               "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
@@ -210,24 +209,29 @@ def uneven_stages(layers: int, pp: int) -> int | None:
     return split[0] if split is not None and split[0] == split[2] else None
 
 
-def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
-    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
-    from plint.cost import estimate
-    from plint.catalog.hardware import lookup_gpu
+def nvlink_domain(base: ModelInput, gpu) -> int:
+    """GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems."""
+    return base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
+                                  else min(gpu.scale_up_domain, base.gpus_per_node))
 
-    gpu = lookup_gpu(base.gpu)
-    if gpu is None:
-        raise PlanError(f"unknown GPU {base.gpu!r}")
+
+@record
+class Structure:
+    """One point of the search space: the (tp, cp, pp, vpp, ep, sharding, gradient-reduce) choice, as the
+    base with those set, before the micro-batch and recompute are chosen."""
+    inp: Any  # ModelInput; an uneven pipeline is costed by its fullest stages (pp of them at the middle size)
+    dp: int
+    first_last_layers: int | None = None
+    last_layers: int | None = None
+
+
+def structures(base: ModelInput, domain: int):
+    """Every structure the planner considers for `base`'s model, batch and cluster (the search space)."""
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
     global_batch = base.global_batch or world
-    # GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems
-    domain = base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
-                                    else min(gpu.scale_up_domain, base.gpus_per_node))
     experts = base.num_experts or 0
-    result = Plan(model_name, base)
-    fitting: list[Candidate] = []
     own_sharding = base.sharding_level()
     # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
     # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
@@ -255,9 +259,11 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                 if dp * cp % max(1, base.dp_outer):  # PL101: hybrid sharding's instances divide dp*cp
                     continue
                 per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
-                # PL108: virtual stages need pp >= 2 and divide every stage's layers
-                vpps = [None] + ([v for v in range(2, MAX_VPP + 1)
-                                  if per_stage % v == 0 and (first_last is None or first_last % v == 0 == last % v)]
+                # PL108: virtual stages need pp >= 2 and divide every stage's layers; Megatron sets no other
+                # bound (megatron/training/arguments.py, validate_args: layers per stage divisible by layers
+                # per virtual stage), down to one layer per virtual stage as NeMo's GPT-3 175B recipe runs
+                vpps = [None] + ([v for v in _divisors(per_stage)
+                                  if v > 1 and (first_last is None or first_last % v == 0 == last % v)]
                                  if pp > 1 else [])
                 # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
                 eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
@@ -274,12 +280,27 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
                         tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
                         sequence_parallel=tp > 1, sharding=sharding or base.sharding,
                         megatron_fsdp=base.megatron_fsdp if sharding is None else True,
-                        # an uneven pipeline is costed by its fullest stages: pp of them at the middle size
                         num_layers=per_stage * pp if first_last is not None else layers)
-                    found = _search_structure(structure, global_batch, dp, headroom, estimate, result)
-                    for inp, est in found:
-                        fitting.append(Candidate(inp.replace(num_layers=layers) if first_last else inp,
-                                                 est, first_last, last))
+                    yield Structure(structure, dp, first_last, last)
+
+
+def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
+    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
+    from plint.cost import estimate
+    from plint.catalog.hardware import lookup_gpu
+
+    gpu = lookup_gpu(base.gpu)
+    if gpu is None:
+        raise PlanError(f"unknown GPU {base.gpu!r}")
+    layers = base.num_layers
+    global_batch = base.global_batch or base.world_size
+    domain = nvlink_domain(base, gpu)
+    result = Plan(model_name, base)
+    fitting: list[Candidate] = []
+    for s in structures(base, domain):
+        for inp, est in _search_structure(s.inp, global_batch, s.dp, headroom, estimate, result):
+            fitting.append(Candidate(inp.replace(num_layers=layers) if s.first_last_layers else inp,
+                                     est, s.first_last_layers, s.last_layers))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
     from plint.planning.plan_tree import departures, walk

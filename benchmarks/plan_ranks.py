@@ -1,0 +1,343 @@
+"""Where published training layouts rank among `plint plan`'s candidates.
+
+For every run of shared/data/published_runs_calibration.yaml (or the file given) that states a layout,
+this plans the run's model on the run's cluster (GPU kind and count, GPUs per node, network per GPU),
+global batch, sequence length and precision with plint's planner (plint.planning.plan.plan, what
+`plint plan` runs) and reports the rank of the published layout among the ranked candidates, then the
+top-1 / top-3 / top-10 counts for dense and MoE runs apart.
+
+The run is read by calibrate.py's conversion (to_input: the same facts the cost-model calibration
+reads). The planner starts from that input with every layout choice reset to what a fresh `plint plan`
+starts from (tp = pp = cp = ep = 1, the distributed optimizer, overlapped gradient reduce and parameter
+gather, micro-batch 1, no recompute), so that it chooses the layout itself; the run's facts that are not
+choices (precision, flash attention by era, the framework's overlaps, the NIC bandwidth) stay.
+
+"The same layout": a candidate is the published layout when it agrees on every axis the run states:
+  - tp and pp (every run with a layout states both);
+  - cp and dp (a run stating one of them fixes the other: tp * pp * cp * dp is the GPU count);
+  - vpp (virtual pipeline stages; none and 1 are the same) when the entry states it, or when calibrate's
+    conversion reads it from the notes ("PP with interleaving"); an entry that leaves it null with
+    pp > 1 may have interleaved or not, so it is not compared;
+  - ep and, for MoE runs, the expert tensor parallel size (etp) when stated, or when the conversion
+    reads it from the framework (Megatron-Bridge's MoE recipes set etp 1);
+  - sharding, by what data parallelism shards: ZeRO-0/1 and the distributed optimizer are one class
+    ("optimizer at most"), ZeRO-2 / gradients another, ZeRO-3 / FSDP full or hybrid sharding / parameters
+    a third. No sharding and the distributed optimizer are one class because the planner always turns
+    the distributed optimizer on (it costs no speed and saves memory), and the 2019-21 runs predate it:
+    telling them apart would count a software era as a layout difference. Compared when the entry states
+    zero_stage, distributed_optimizer or fsdp, or its framework decides it (Bridge: distributed optimizer).
+Not part of the layout: sequence parallelism (the planner turns it on with every tp > 1), gradient
+reduce precision, and the micro-batch size and recompute:
+for each structure the planner keeps, per micro-batch, only the least recompute that fits, so a run's
+recompute (often chosen for another memory budget, or before selective recompute existed) is not a
+candidate by construction. The rank that also asks for the stated micro-batch and recompute is
+reported beside ("with micro/recompute").
+
+A rank is the 1-based position of the best-ranked candidate that is the same layout. When none is,
+the reason is given: the axis whose published value the planner's search space (plan.structures)
+does not hold, with the values it searches; or, inside the search space, that the cost model predicts
+it does not fit in the planner's memory headroom even at micro-batch 1 with full recompute. Runs that
+state no layout, or whose layout or model cannot be expressed (no GPU count, no global batch, a batch
+that is no whole number of sequences, a layout that does not multiply to the GPU count), are listed
+with the reason.
+
+With --own-sharding the planner starts from the run's own sharding instead of the distributed
+optimizer (a run of 2019-21 had none to turn on): what it would rank with the tools the run had.
+
+    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--own-sharding] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections import Counter
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import yaml
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate import DEFAULT_DATA, _recompute, to_input  # noqa: E402  the one conversion of an entry
+
+from plint.catalog.hardware import lookup_gpu  # noqa: E402
+from plint.cost import ModelInput, estimate  # noqa: E402
+from plint.planning.plan import HEADROOM, nvlink_domain, plan, structures, why_behind  # noqa: E402
+
+TOPS = (1, 3, 10)
+AXES = ("tp", "cp", "pp", "dp", "vpp", "ep", "etp", "sharding")  # in the planner's loop order
+SHARDING_CLASSES = ("optimizer at most", "optimizer at most", "gradients", "parameters")  # by ZeRO level
+# what each axis's search is limited to (plint.planning.plan.structures), for the reason a layout is outside
+SEARCH_RULE = {
+    "tp": "powers of two inside the NVLink domain dividing the heads and query groups",
+    "cp": "powers of two with seq divisible by 2*cp and at least 1024 tokens per rank",
+    "pp": "divisors of GPUs/(tp*cp) up to the layers, even or uneven first/last stages, dp dividing the batch",
+    "dp": "GPUs/(tp*cp*pp)",
+    "vpp": "divisors of each stage's layers",
+    "ep": "divisors of the experts dividing tp*cp*dp",
+    "etp": "the planner fixes the expert tensor parallel size at 1",
+    "sharding": "gradient or parameter sharding only without a pipeline (pp 1) and with dp > 1",
+}
+
+
+@dataclass
+class Stated:
+    """The published layout: each axis's value, None where the entry does not state it."""
+    tp: int
+    pp: int
+    cp: int | None = None
+    dp: int | None = None
+    vpp: int | None = None  # 1 for a stated "no interleaving"
+    ep: int | None = None
+    etp: int | None = None
+    sharding: str | None = None  # one of SHARDING_CLASSES
+    micro: int | None = None
+    recompute: str | None = None  # "none" | "selective" | "full"
+
+
+@dataclass
+class Row:
+    id: str
+    moe: bool
+    published: str
+    candidates: int = 0
+    rank: int | None = None  # same layout (the axes above)
+    rank_with_micro_recompute: int | None = None
+    why: str = ""  # why not among the candidates, or why the matched one is behind #1
+    first: str = ""
+    published_tokens: float | None = None  # the cost model's tokens/s per GPU for the published run
+    first_tokens: float | None = None
+    matched: str = ""
+    over_headroom: str = ""  # the cost model puts the published run over the planner's memory headroom
+
+
+def axis_values(inp: ModelInput) -> dict:
+    """A planner input's value on each axis, in the terms of Stated."""
+    return {"tp": inp.tp, "cp": inp.cp, "pp": inp.pp, "dp": inp.data_parallel(), "vpp": inp.vpp or 1,
+            "ep": inp.ep, "etp": inp.etp or inp.tp, "sharding": SHARDING_CLASSES[inp.sharding_level()],
+            "micro": inp.micro_batch, "recompute": inp.recompute or "none"}
+
+
+def stated_layout(run: dict, inp: ModelInput) -> Stated:
+    """What the entry states of its layout; `inp` is calibrate's conversion of the same entry."""
+    layout, world = run["layout"], run["cluster"]["total_gpus"]
+    tp, pp = layout["tp"], layout["pp"]
+    cp, dp = layout.get("cp"), layout.get("dp")
+    if cp is None and dp is not None:
+        cp = world // (tp * pp * dp)
+    if dp is None and cp is not None:
+        dp = world // (tp * pp * cp)
+    vpp = layout.get("vpp") or inp.vpp  # the conversion reads "PP with interleaving" from the notes
+    if layout.get("vpp") is not None or pp == 1:
+        vpp = vpp or 1
+    moe = bool(inp.num_experts)
+    etp = (layout.get("expert_tp") or inp.etp) if moe else None
+    states_sharding = any(layout.get(k) is not None for k in ("zero_stage", "distributed_optimizer", "fsdp")) \
+        or inp.distributed_optimizer
+    recompute = layout.get("recompute")
+    return Stated(tp=tp, pp=pp, cp=cp, dp=dp, vpp=vpp, ep=layout.get("ep"), etp=etp,
+                  sharding=SHARDING_CLASSES[inp.sharding_level()] if states_sharding else None,
+                  micro=layout.get("micro_batch_size"),
+                  recompute=None if recompute is None else (_recompute(recompute) or "none"))
+
+
+def mismatches(stated: Stated, inp: ModelInput, axes=AXES) -> list[str]:
+    """The stated axes on which a planner input differs from the published layout."""
+    values = axis_values(inp)
+    return [a for a in axes if getattr(stated, a) is not None and getattr(stated, a) != values[a]]
+
+
+def describe(values: dict) -> str:
+    vpp = f" vpp {values['vpp']}" if values.get("vpp") not in (None, 1) else ""
+    ep = f" ep {values['ep']} etp {values['etp']}" if values.get("ep") not in (None, 1) else ""
+    cp = f" cp {values['cp']}" if values.get("cp") not in (None, 1) else ""
+    dp = "?" if values.get("dp") is None else values["dp"]
+    shard = f" [{values['sharding']}]" if values.get("sharding") else ""
+    return f"tp {values['tp']} pp {values['pp']}{vpp}{cp}{ep} dp {dp}{shard}"
+
+
+def unplannable(run: dict) -> str | None:
+    """Why the run cannot be planned as published, before converting it; None when it can."""
+    layout, cluster = run["layout"], run["cluster"]
+    if layout.get("tp") is None or layout.get("pp") is None:
+        return "states no layout (tp/pp)"
+    if not cluster.get("total_gpus"):
+        return "states no GPU count"
+    tokens, seq = layout.get("global_batch_tokens"), (run["model"] or {}).get("seq_length")
+    if not layout.get("global_batch_seqs") and tokens and seq and tokens % seq:
+        return f"global batch {tokens:,} tokens is not a whole number of {seq}-token sequences"
+    return None
+
+
+def planning_base(inp: ModelInput, own_sharding: bool = False) -> ModelInput:
+    """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's; with
+    `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline)."""
+    options = inp.options.__class__(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                                       "overlap_grad_reduce": True, "overlap_param_gather": True})
+    sharding = {} if own_sharding else {"distributed_optimizer": True, "zero_stage": None, "sharding": None,
+                                        "megatron_fsdp": False}
+    return inp.replace(tp=1, pp=1, vpp=None, cp=1, ep=1, etp=None, dp=None, sequence_parallel=False,
+                       micro_batch=1, recompute=None, recompute_method=None, recompute_num_layers=None,
+                       options=options, **sharding)
+
+
+def outside_search(stated: Stated, base: ModelInput) -> str:
+    """Why no candidate is the published layout: the first axis (in the planner's loop order) whose
+    published value no structure agreeing on the earlier axes has, or the predicted memory."""
+    gpu = lookup_gpu(base.gpu)
+    remaining = [s.inp for s in structures(base, nvlink_domain(base, gpu))]
+    for axis in AXES:
+        want = getattr(stated, axis)
+        if want is None:
+            continue
+        agree = [i for i in remaining if not mismatches(stated, i, (axis,))]
+        if not agree:
+            searched = sorted({axis_values(i)[axis] for i in remaining}, key=str)
+            shown = ", ".join(map(str, searched[:12])) + (", ..." if len(searched) > 12 else "")
+            why = (f"search space excludes {axis} {want} ({SEARCH_RULE[axis]}); "
+                   f"with the axes before it as published, it searches {axis} {shown or 'nothing'}")
+            if axis == "vpp" and base.num_layers % (stated.pp * want):
+                # Megatron places such a split with --account-for-embedding/loss-in-pipeline-split or
+                # --pipeline-model-parallel-layout (megatron/training/arguments.py; schemas/megatron_flags/ has the
+                # first two from 0.12, the layout from 0.13), which plan does not search
+                why += (f"; {base.num_layers} layers do not divide over pp*vpp = {stated.pp * want}: the run needs "
+                        "a pipeline split that counts the embedding and loss as layers, or a custom layout")
+            return why
+        remaining = agree
+    smallest = None
+    for inp in remaining:
+        est = estimate(inp.replace(micro_batch=1, recompute="full", recompute_method="uniform",
+                                   recompute_num_layers=1))
+        if est is not None and (smallest is None or est.memory_gib["total"] < smallest.memory_gib["total"]):
+            smallest = est
+    if smallest is not None and smallest.memory_gib["total"] > HEADROOM * smallest.memory_gib["usable"]:
+        return (f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch 1 with full "
+                f"recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable")
+    return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
+
+
+def rank_run(run: dict, own_sharding: bool = False) -> tuple[Row | None, str | None]:
+    """The run's row, or None and why it cannot be planned."""
+    why = unplannable(run)
+    if why:
+        return None, why
+    inp, why = to_input(run)
+    if inp is None:
+        return None, why
+    stated = stated_layout(run, inp)
+    world = run["cluster"]["total_gpus"]
+    if inp.world_size != world:
+        return None, f"{world} GPUs are no whole number of {inp.gpus_per_node}-GPU nodes"
+    if stated.cp is not None and stated.tp * stated.pp * stated.cp * stated.dp != world:
+        return None, f"tp*pp*cp*dp = {stated.tp * stated.pp * stated.cp * stated.dp}, not the {world} GPUs"
+    row = Row(run["id"], bool(inp.num_experts), describe({k: v for k, v in asdict(stated).items() if v is not None}))
+    est = estimate(inp)
+    row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
+    base = planning_base(inp, own_sharding)
+    result = plan(base, run["id"])
+    cands = result.candidates
+    row.candidates = len(cands)
+    if cands:
+        row.first = describe(axis_values(cands[0].inp))
+        row.first_tokens = cands[0].tokens
+    full_axes = AXES + ("micro", "recompute")
+    row.rank = next((n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp)), None)
+    row.rank_with_micro_recompute = next((n for n, c in enumerate(cands, 1)
+                                          if not mismatches(stated, c.inp, full_axes)), None)
+    over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
+    if over:
+        row.over_headroom = (f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
+                             f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable")
+    if row.rank is None:
+        row.why = outside_search(stated, base)
+    else:
+        values = axis_values(cands[row.rank - 1].inp)
+        row.matched = f"micro {values['micro']}, recompute {values['recompute']}"
+        if row.rank > 1:
+            row.why = why_behind(cands[row.rank - 1], cands[0])
+    return row, None
+
+
+def summary(rows: list[Row]) -> dict:
+    out = {}
+    for label, sel in (("dense", [r for r in rows if not r.moe]), ("moe", [r for r in rows if r.moe])):
+        out[label] = {"runs": len(sel), "not_among_candidates": sum(r.rank is None for r in sel)}
+        for key, attr in (("top", "rank"), ("top_with_micro_recompute", "rank_with_micro_recompute")):
+            out[label][key] = {str(k): sum(1 for r in sel if getattr(r, attr) is not None and getattr(r, attr) <= k)
+                               for k in TOPS}
+    return out
+
+
+def reasons(rows: list[Row]) -> Counter:
+    """Why published layouts are not #1: the step-time part named by why_behind, or the exclusion."""
+    tally: Counter = Counter()
+    for r in rows:
+        if r.over_headroom:
+            tally["the published run is predicted over the planner's memory headroom"] += 1
+        if r.rank == 1:
+            continue
+        if r.rank is None:
+            tally[r.why.split(" (")[0].split(":")[0]] += 1
+        elif "more " in r.why:
+            tally["slower than #1: more " + r.why.split("more ", 1)[1]] += 1
+        else:
+            tally["within 2% of #1, after it in the decision tree's order"] += 1
+    return tally
+
+
+def run_all(path: Path, own_sharding: bool = False) -> dict:
+    runs = yaml.safe_load(path.read_text())
+    rows, skipped = [], []
+    for run in runs:
+        row, why = rank_run(run, own_sharding)
+        if row is None:
+            skipped.append({"id": run["id"], "why": why})
+        else:
+            rows.append(row)
+    return {"rows": [asdict(r) for r in rows], "skipped": skipped, "summary": summary(rows),
+            "reasons": dict(reasons(rows).most_common())}
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="published runs (YAML)")
+    parser.add_argument("--json", action="store_true", help="rows, skipped runs and the summary as JSON")
+    parser.add_argument("--own-sharding", action="store_true",
+                        help="plan from each run's own sharding (no distributed optimizer for a run without one)")
+    args = parser.parse_args(argv)
+    result = run_all(args.data, args.own_sharding)
+    if args.json:
+        print(json.dumps(result, indent=1))
+        return 0
+    for r in sorted(result["rows"], key=lambda r: (r["moe"], r["id"])):
+        rank = f"#{r['rank']}" if r["rank"] else "not among"
+        exact = f"#{r['rank_with_micro_recompute']}" if r["rank_with_micro_recompute"] else "-"
+        matched = f"; the match has {r['matched']}" if r["matched"] else ""
+        print(f"{r['id']:38} {'MoE' if r['moe'] else 'dense':5} {rank:>9} of {r['candidates']:<5} "
+              f"(with micro/recompute {exact}{matched})")
+        print(f"{'':44}published: {r['published']}" + (f", predicted {r['published_tokens']:,.0f} tokens/s/GPU"
+                                                        if r["published_tokens"] else ""))
+        print(f"{'':44}#1:        {r['first']}" + (f", predicted {r['first_tokens']:,.0f} tokens/s/GPU"
+                                                    if r["first_tokens"] else ""))
+        for note in (r["over_headroom"], r["why"]):
+            if note:
+                print(f"{'':44}{note}")
+    for s in result["skipped"]:
+        print(f"not planned: {s['id']}: {s['why']}")
+    print()
+    print(f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10}   "
+          "with micro/recompute: top-1/3/10")
+    for label in ("dense", "moe"):
+        s = result["summary"][label]
+        t, e = s["top"], s["top_with_micro_recompute"]
+        print(f"{label:6} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10}"
+              f"   {e['1']}/{e['3']}/{e['10']}")
+    print("\nwhy the published layout is not #1:")
+    for why, n in result["reasons"].items():
+        print(f"  {n:3}  {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

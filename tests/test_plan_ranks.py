@@ -1,0 +1,137 @@
+"""benchmarks/plan_ranks.py: what counts as the published layout, and where it ranks, on hand-made entries."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from tests.test_corpus_script import _load
+
+plan_ranks = _load("plan_ranks")
+
+
+def entry(**layout) -> dict:
+    """A calibration entry in the data file's shape: a 1.3B dense model on 2 x 8 H100."""
+    base_layout = {"tp": 2, "pp": 2, "vpp": None, "dp": None, "cp": None, "ep": None, "expert_tp": None,
+                   "zero_stage": None, "distributed_optimizer": None, "fsdp": None, "sequence_parallel": None,
+                   "recompute": None, "micro_batch_size": None, "global_batch_seqs": 64, "global_batch_tokens": None}
+    return {"id": "hand_made", "year": 2024, "framework": "Megatron-LM", "precision": "bf16",
+            "model": {"family": "Llama-style", "num_layers": 24, "hidden_size": 2048, "ffn_hidden_size": 5504,
+                      "num_attention_heads": 16, "num_kv_heads": 16, "vocab_size": 32000, "seq_length": 2048,
+                      "moe": None},
+            "cluster": {"gpu": "H100-SXM5-80GB", "total_gpus": 16, "gpus_per_node": 8,
+                        "inter_node_gbps_per_gpu": 400},
+            "layout": {**base_layout, **layout}}
+
+
+def stated(run: dict):
+    inp, why = plan_ranks.to_input(run)
+    assert inp is not None, why
+    return plan_ranks.stated_layout(run, inp), inp
+
+
+def test_unstated_axes_are_not_compared():
+    s, inp = stated(entry())
+    # neither cp nor dp stated: both free; vpp null with pp 2 may be interleaved or not
+    assert (s.tp, s.pp, s.cp, s.dp, s.vpp, s.sharding, s.micro, s.recompute) == (2, 2, None, None, None, None, None,
+                                                                                     None)
+    for vpp in (None, 2, 3):
+        assert plan_ranks.mismatches(s, inp.replace(vpp=vpp, cp=2, dp=2)) == []
+    assert plan_ranks.mismatches(s, inp.replace(tp=4)) == ["tp"]
+
+
+def test_one_of_cp_and_dp_fixes_the_other():
+    s, _ = stated(entry(dp=4))
+    assert (s.cp, s.dp) == (1, 4)
+    s, _ = stated(entry(cp=2))
+    assert (s.cp, s.dp) == (2, 2)
+
+
+def test_sharding_classes_no_sharding_and_the_distributed_optimizer_alike():
+    s, inp = stated(entry(zero_stage=0, distributed_optimizer=False, cp=1))
+    assert s.sharding == "optimizer at most"
+    assert plan_ranks.mismatches(s, inp.replace(distributed_optimizer=True)) == []
+    fsdp = inp.replace(distributed_optimizer=True, sharding="parameters", megatron_fsdp=True)
+    assert plan_ranks.mismatches(s, fsdp) == ["sharding"]
+    s3, _ = stated(entry(tp=1, pp=1, fsdp="FULL_SHARD (ZeRO-3)"))
+    assert s3.sharding == "parameters"
+    assert plan_ranks.mismatches(s3, fsdp.replace(tp=1, pp=1)) == []
+
+
+def test_stated_no_interleaving_and_recompute_are_read():
+    s, inp = stated(entry(vpp=1, recompute="none", micro_batch_size=2))
+    assert (s.vpp, s.recompute, s.micro) == (1, "none", 2)
+    assert plan_ranks.mismatches(s, inp.replace(vpp=3)) == ["vpp"]
+    # micro-batch and recompute are outside "the same layout", compared only when asked for
+    other = inp.replace(micro_batch=1, recompute="full")
+    assert plan_ranks.mismatches(s, other) == []
+    assert plan_ranks.mismatches(s, other, plan_ranks.AXES + ("micro", "recompute")) == ["micro", "recompute"]
+
+
+def _planned(run: dict):
+    inp, _ = plan_ranks.to_input(run)
+    return plan_ranks.plan(plan_ranks.planning_base(inp)).candidates
+
+
+@pytest.mark.parametrize("position", [1, 6])
+def test_a_candidate_written_as_the_published_layout_ranks_at_its_first_occurrence(position):
+    run = entry()
+    chosen = _planned(run)[position - 1].inp
+    run["layout"].update(tp=chosen.tp, pp=chosen.pp, cp=chosen.cp, dp=chosen.data_parallel(),
+                         vpp=chosen.vpp or 1, distributed_optimizer=True)
+    row, why = plan_ranks.rank_run(run)
+    assert why is None
+    assert 1 <= row.rank <= position
+    same = _planned(run)[row.rank - 1].inp
+    assert (same.tp, same.pp, same.cp, same.vpp) == (chosen.tp, chosen.pp, chosen.cp, chosen.vpp)
+    assert row.first and row.candidates > position
+
+
+def test_a_layout_outside_the_search_names_the_axis():
+    row, _ = plan_ranks.rank_run(entry(tp=16, pp=1, dp=1))  # tp across the two nodes
+    assert row.rank is None
+    assert row.why.startswith("search space excludes tp 16") and "tp 1, 2, 4, 8" in row.why
+    row, _ = plan_ranks.rank_run(entry(pp=2, dp=4, zero_stage=3))  # ZeRO-3 beside a pipeline
+    assert row.rank is None and row.why.startswith("search space excludes sharding parameters")
+
+
+def test_a_layout_that_cannot_fit_says_so():
+    run = entry(tp=1, pp=1, dp=16, cp=1)
+    run["model"].update(num_layers=96, hidden_size=12288, ffn_hidden_size=49152, num_attention_heads=96,
+                        num_kv_heads=96)  # 175B on one GPU's worth of model parallelism
+    row, _ = plan_ranks.rank_run(run)
+    assert row.rank is None and row.why.startswith("predicted not to fit")
+
+
+@pytest.mark.parametrize("change, reason", [
+    ({"layout": {"tp": None}}, "states no layout"),
+    ({"cluster": {"total_gpus": None}}, "states no GPU count"),
+    ({"layout": {"global_batch_seqs": None, "global_batch_tokens": 2_000_000}}, "not a whole number"),
+    ({"layout": {"global_batch_seqs": None}}, "no global batch"),
+    ({"layout": {"dp": 3, "cp": 1}}, "not the 16 GPUs"),
+])
+def test_runs_that_cannot_be_planned_say_why(change, reason):
+    run = copy.deepcopy(entry())
+    for section, values in change.items():
+        run[section].update(values)
+    row, why = plan_ranks.rank_run(run)
+    assert row is None and reason in why
+
+
+def test_summary_counts_top_k_per_kind():
+    rows = [plan_ranks.Row("a", False, "", rank=1), plan_ranks.Row("b", False, "", rank=3),
+            plan_ranks.Row("c", False, "", rank=11), plan_ranks.Row("d", True, "", rank=None),
+            plan_ranks.Row("e", True, "", rank=2, rank_with_micro_recompute=2)]
+    s = plan_ranks.summary(rows)
+    assert s["dense"] == {"runs": 3, "not_among_candidates": 0, "top": {"1": 1, "3": 2, "10": 2},
+                          "top_with_micro_recompute": {"1": 0, "3": 0, "10": 0}}
+    assert s["moe"]["top"] == {"1": 0, "3": 1, "10": 1} and s["moe"]["not_among_candidates"] == 1
+
+
+def test_the_plan_starts_from_a_fresh_layout_or_from_the_runs_own_sharding():
+    inp, _ = plan_ranks.to_input(entry(tp=4, pp=2, cp=1, zero_stage=0, micro_batch_size=4, recompute="full"))
+    fresh = plan_ranks.planning_base(inp)
+    assert (fresh.tp, fresh.pp, fresh.micro_batch, fresh.recompute, fresh.sharding_level()) == (1, 1, 1, None, 1)
+    assert fresh.options.overlap_grad_reduce and fresh.seq_length == inp.seq_length
+    assert plan_ranks.planning_base(inp, own_sharding=True).sharding_level() == 0
