@@ -159,6 +159,8 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
     sys.stdout.write(text + "\n")
     sys.stdout.flush()
+    for note in result.notes:  # not findings: stderr, so that no report format changes
+        sys.stderr.write(f"plint: {note}\n")
     if pr_comment:
         from plint.github.sticky_comment import post, report
 

@@ -15,8 +15,18 @@ from plint import __version__
 from plint.cli.check_command import OPTIONS, run
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from plint.cli.version import version_text
+
+    click.echo(version_text(__version__))
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="plint")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and the Megatron-LM and DeepSpeed releases the catalogs know, and exit.")
 def cli() -> None:
     """Lint the launch files of Megatron-LM and DeepSpeed training runs."""
 
