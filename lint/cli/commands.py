@@ -161,6 +161,8 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
     changes = {k: v for k, v in (("nnodes", nodes), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
                                  ("seq_length", seq_length), ("global_batch", global_batch),
                                  ("nvlink_domain", nvlink_domain)) if v is not None}
+    if nodes is not None or gpus_per_node is not None:
+        changes["dp"] = None  # the launch's layout on the new cluster: dp follows the world, tp/pp/cp stay
     return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top)
 
 

@@ -222,9 +222,7 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
     global_batch = base.global_batch or world
-    # GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems
-    domain = base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
-                                    else min(gpu.scale_up_domain, base.gpus_per_node))
+    domain = nvlink_domain(base, gpu)
     experts = base.num_experts or 0
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
@@ -286,6 +284,12 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     if result.tree is not None and result.candidates:
         result.departures = departures(result.tree, result.candidates[0])
     return result
+
+
+def nvlink_domain(base: ModelInput, gpu) -> int:
+    """GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems."""
+    return base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
+                                  else min(gpu.scale_up_domain, base.gpus_per_node))
 
 
 def _search_structure(structure: ModelInput, global_batch: int, dp: int, headroom: float, estimate,
@@ -367,10 +371,11 @@ def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Pla
     result = plan(base, model_name, top=None)
     est = estimate(inp)
     if est is not None:
+        from plint.catalog.hardware import lookup_gpu
+        from plint.planning.placement import place
+
         current = Candidate(inp, est)
-        faster = sum(1 for c in result.candidates if c.tokens > current.tokens)
-        current.why = (f"would rank #{faster + 1} of {len(result.candidates)}" if current.estimate.fits
-                       else "does not fit in memory")
+        current.why = place(current, result, nvlink_domain(base, lookup_gpu(base.gpu)), HEADROOM)
         result.current = current
     if top:
         result.candidates = result.candidates[:top]
