@@ -4,13 +4,15 @@ checked file and stopping at the git root; the nearest file wins, with no mergin
 A `.plint.toml` (or any file given to --config that is not a pyproject.toml) holds the settings at top
 level, or under `[tool.plint]` as a pyproject.toml does, so the README's block can be pasted into either
 file. One form per file: settings at top level beside a `[tool.plint]` table, or a `[tool]` table
-with no `plint` in it, is an error that says so (ruff reads ruff.toml at top level only; plint takes
-both because the pyproject form is what people copy).
+with no `plint` in it, is an error that says so. (ruff reads a ruff.toml at top level only and
+refuses `[tool.ruff]` there, astral-sh/ruff issue 4725; plint takes both, since the pyproject form is
+the one people copy from a README.)
 
 Validation is a few direct checks with clear messages (importing jsonschema would cost more than
-the whole check); schemas/config.schema.json documents the same shape and tests/test_config.py
-keeps the two in agreement. Rule selectors are checked against the rule catalog by the engine,
-which has it loaded anyway (plint.checking.engine.Engine.settings_for).
+the whole check); schemas/config.schema.json documents the same shape (a file in either form, and
+#/$defs/settings for the table alone) and tests/test_config.py keeps the two in agreement. Rule
+selectors are checked against the rule catalog by the engine, which has it loaded anyway
+(plint.checking.engine.Engine.settings_for).
 """
 
 from __future__ import annotations

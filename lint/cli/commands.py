@@ -103,7 +103,8 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
          fmt, show_n, env, assume, root) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
-    from plint.planning.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan, plan_around
+    from plint.planning.placement import plan_around
+    from plint.planning.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan
     from plint.planning.plan_report import render_json, render_text
 
     try:

@@ -1,4 +1,5 @@
-"""Where the launch `plint plan LAUNCH` plans around stands among the plan's candidates (the `now` row).
+"""`plint plan LAUNCH`: a plan for an existing launch's model, cluster and batch, and where that launch
+stands among the plan's candidates (the `now` row).
 
 A launch's own layout need not be a candidate: the search proposes only layouts that pass the trainer's
 start-up checks, fit within the memory headroom, and use the lightest recompute that fits, and an
@@ -12,7 +13,28 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.cost import ModelInput
-    from plint.planning.plan import Candidate, Plan
+
+from plint.planning.plan import HEADROOM, MAX_VPP, MICRO_BATCHES, Candidate, Plan, changes, nvlink_domain, plan, \
+    uneven_split
+
+
+def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:
+    """Plan for the model, cluster and global batch of an existing launch, and place that launch."""
+    from plint.catalog.hardware import lookup_gpu
+    from plint.cost import estimate
+
+    base = inp.replace(distributed_optimizer=True, options=inp.options.__class__(
+        **{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+           "overlap_grad_reduce": True, "overlap_param_gather": True}))
+    result = plan(base, model_name, top=None)
+    est = estimate(inp)
+    if est is not None:
+        current = Candidate(inp, est)
+        current.why = place(current, result, nvlink_domain(base, lookup_gpu(base.gpu)), HEADROOM)
+        result.current = current
+    if top:
+        result.candidates = result.candidates[:top]
+    return result
 
 
 def layout_key(inp: ModelInput) -> tuple:
@@ -23,8 +45,6 @@ def layout_key(inp: ModelInput) -> tuple:
 
 def place(current: Candidate, result: Plan, domain: int, headroom: float) -> str:
     """The `why` of the launch's row: its rank when its layout is a candidate, else why it is not one."""
-    from plint.planning.plan import changes
-
     if not current.estimate.fits:
         return "does not fit in memory"
     n = len(result.candidates)
@@ -47,8 +67,6 @@ def place(current: Candidate, result: Plan, domain: int, headroom: float) -> str
 def outside_search(current: Candidate, result: Plan, domain: int, headroom: float) -> list[str]:
     """Why the plan's search (plint.planning.plan.plan, whose filters these follow) did not propose the
     launch's layout: the start-up checks it fails, the sizes the search does not try, its memory."""
-    from plint.planning.plan import MAX_VPP, MICRO_BATCHES, uneven_split
-
     inp, base = current.inp, result.base
     tp, pp, cp, ep, micro = inp.tp, inp.pp, inp.cp, inp.ep, inp.micro_batch
     vpp = inp.vpp if (inp.vpp or 1) > 1 else None
