@@ -248,6 +248,16 @@ def test_the_readme_configuration_block_is_valid_in_both_files(tmp_path):
         (tmp_path / name).unlink()
 
 
+
+def test_the_readme_names_the_schema_editors_read():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    directive = re.search(r"^#:schema (\S+)$", readme, re.M).group(1)
+    assert directive == SCHEMA["$id"] and directive.endswith("/schemas/config.schema.json")
+    assert "config.schema.json#/$defs/settings" in readme and "$defs" in SCHEMA and "settings" in SCHEMA["$defs"]
+
+
 def test_per_file_ignores_reach_findings_inside_the_json_a_script_reads(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / "conf").mkdir()
