@@ -11,8 +11,6 @@ from functools import lru_cache
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 from plint.rules.common import closest
 
-DS_MARKERS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-              "zero_optimization", "fp16", "bf16", "optimizer", "zero_allow_untested_optimizer"}
 STAGE3_ONLY = ("stage3_", "offload_param", "zero_hpz_partition_size", "zero_quantized_weights",
                "zero_quantized_nontrainable_weights", "sub_group_size", "prefetch_bucket_size",
                "param_persistence_threshold", "max_live_parameters", "max_reuse_distance",
@@ -31,10 +29,11 @@ def _config(ctx: RuleContext):
     if ctx.layout is not None:
         return ctx.layout.extras.get("ds_config")
     cfg = getattr(ctx.reading, "ds_config", None)
-    root = getattr(cfg, "document", None) and cfg.document.root
-    if cfg is None or root is None or not hasattr(root, "keys") or not (set(root.keys()) & DS_MARKERS):
+    if cfg is None:
         return None
-    return cfg
+    from plint.reading.sources.deepspeed_config import is_deepspeed_document  # loaded: cfg was read with it
+
+    return cfg if is_deepspeed_document(cfg.document.root) else None
 
 
 def _integration(ctx: RuleContext) -> bool | None:

@@ -5,6 +5,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    import tomli as tomllib
 from click.testing import CliRunner
 
 from plint.checking.check import CheckOptions, check_paths
@@ -71,7 +76,11 @@ def test_selection_severity_and_per_file_ignores(tmp_path):
     ('assume = {NNODES = [2]}\n', "assume.NNODES: expected a string or an integer"),
     ('fail-on = "sometimes"\n', "fail-on: expected one of error, warning, info, never"),
     ('megatron = "0.99"\n', "unknown release '0.99'"),
-    ('[tool.plint]\nselect = ["PL1"]\n', "without a [tool.plint] table"),
+    # a .plint.toml takes [tool.plint] too (issue 16: the README's block pasted into it was refused); what
+    # stays an error is mixing the two forms, or a [tool] table with no plint in it
+    ('fail-on = "warning"\n[tool.plint]\nselect = ["PL1"]\n', "settings both at top level ('fail-on') and under"),
+    ('[tool.ruff]\nline-length = 100\n', "no [tool.plint] table ([tool] holds [tool.ruff])"),
+    ('[tool.plint]\nselec = ["PL1"]\n', ": [tool.plint] 'selec': unknown key; did you mean 'select'?"),
     ('select = [\n', "invalid TOML"),
 ])
 def test_bad_config_is_a_usage_error_with_a_clear_message(tmp_path, text, message):
@@ -95,6 +104,7 @@ def test_bad_config_is_a_usage_error_with_a_clear_message(tmp_path, text, messag
 ])
 def test_hand_checks_agree_with_the_schema(tmp_path, table):
     schema_ok = jsonschema.Draft202012Validator(SCHEMA).is_valid(table)
+    assert jsonschema.Draft202012Validator(SCHEMA).is_valid({"tool": {"plint": table}}) == schema_ok
     try:
         settings_from(tmp_path / ".plint.toml", table)
         light_ok = True
@@ -175,12 +185,77 @@ def test_explicit_config_without_a_plint_table_is_an_error(tmp_path):
     assert result.exit_code == 2 and "no [tool.plint] table" in result.output
 
 
-def test_schema_thresholds_and_cluster_keys_follow_the_code():
-    from plint.checking.config import CLUSTER_KEYS, KEYS, THRESHOLDS
+SETTINGS = SCHEMA["$defs"]["settings"]
+# the schema's type for each Python type the loader accepts (plint.checking.config.KEYS)
+JSON_TYPE = {list: "array", dict: "object", str: "string", int: "integer", (int, float): "number"}
 
-    assert set(SCHEMA["properties"]) == set(KEYS)
-    assert set(SCHEMA["properties"]["thresholds"]["properties"]) == set(THRESHOLDS)
+
+def _schema_type(prop: dict) -> str:
+    prop = SCHEMA["$defs"][prop["$ref"].rsplit("/", 1)[1]] if "$ref" in prop else prop
+    if "enum" in prop:
+        assert {type(v) for v in prop["enum"]} == {str}
+        return "string"
+    return prop["type"]
+
+
+def test_the_schema_and_the_loader_accept_the_same_keys_with_the_same_types():
+    from plint.checking.config import CLUSTER_KEYS, FAIL_ON, KEYS, SEVERITIES, THRESHOLDS
+
+    assert set(SETTINGS["properties"]) == set(KEYS)
+    assert {key: _schema_type(SETTINGS["properties"][key]) for key in KEYS} == \
+        {key: JSON_TYPE[expected] for key, expected in KEYS.items()}
+    assert set(SETTINGS["properties"]["thresholds"]["properties"]) == set(THRESHOLDS)
+    assert {p["type"] for p in SETTINGS["properties"]["thresholds"]["properties"].values()} == {"number"}
+    assert SETTINGS["properties"]["fail-on"]["enum"] == list(FAIL_ON)
+    assert SETTINGS["properties"]["severity"]["additionalProperties"]["enum"] == list(SEVERITIES)
     assert set(CLUSTER_KEYS) <= set(KEYS)
+
+
+@pytest.mark.parametrize("text", [
+    'select = ["PL1"]\n',
+    '[tool.plint]\nselect = ["PL1"]\n',
+    '[tool.plint]\nselect = ["PL1"]\n[tool.ruff]\nline-length = 100\n',  # other tools beside plint: left alone
+    "",
+    'select = ["PL1"]\n[tool.plint]\nignore = ["PL2"]\n',  # both forms
+    '[tool.ruff]\nline-length = 100\n',  # [tool] without plint
+    'tool = 3\n',
+    '[tool]\nplint = "PL1"\n',
+    '[project]\nname = "x"\n[tool.plint]\nselect = ["PL1"]\n',  # a pyproject under another name: one form only
+])
+def test_a_whole_file_is_valid_for_the_schema_exactly_when_plint_loads_it(tmp_path, text):
+    (tmp_path / ".plint.toml").write_text(text)
+    schema_ok = jsonschema.Draft202012Validator(SCHEMA).is_valid(tomllib.loads(text))
+    try:
+        load(tmp_path / ".plint.toml")
+        loaded = True
+    except ValueError:
+        loaded = False
+    assert schema_ok == loaded
+
+
+def test_the_readme_configuration_block_is_valid_in_both_files(tmp_path):
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    block = re.search(r"## Configuration and suppression.*?```toml\n(.*?)```", readme, re.S).group(1)
+    assert block.startswith("[tool.plint]\n")
+    assert jsonschema.Draft202012Validator(SCHEMA).is_valid(tomllib.loads(block))
+    (tmp_path / ".git").mkdir()
+    for name in ("pyproject.toml", ".plint.toml"):
+        (tmp_path / name).write_text(block)
+        settings = load(tmp_path / name)
+        assert settings.select and settings.fail_on == "warning", name
+        (tmp_path / name).unlink()
+
+
+
+def test_the_readme_names_the_schema_editors_read():
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    directive = re.search(r"^#:schema (\S+)$", readme, re.M).group(1)
+    assert directive == SCHEMA["$id"] and directive.endswith("/schemas/config.schema.json")
+    assert "config.schema.json#/$defs/settings" in readme and "$defs" in SCHEMA and "settings" in SCHEMA["$defs"]
 
 
 def test_per_file_ignores_reach_findings_inside_the_json_a_script_reads(tmp_path):

@@ -5,6 +5,7 @@ through `plint check` without one error (the planner's constraints agree with th
 """
 
 import json
+import re
 
 import pytest
 from click.testing import CliRunner
@@ -264,3 +265,30 @@ def test_virtual_stages_go_down_to_one_layer_per_stage():
     pp8 = {s.vpp for s in found if (s.tp, s.pp, s.cp) == (4, 8, 1)}
     assert pp8 == {None, 2, 3, 4, 6, 12}  # every divisor of 96 / 8 = 12 above 1
     assert all(s.num_layers // s.pp % s.vpp == 0 for s in found if s.vpp)
+def test_plan_around_names_why_a_launch_is_no_candidate():
+    """Issue 16: a launch whose own layout the search never proposes is not ranked "#N+1 of N"; the row
+    names what keeps it out (placement.outside_search follows the search's own filters)."""
+    from plint.planning.placement import plan_around
+
+    base = base_input(model_from_preset("llama3-8b"), 2, 8, "h100-sxm", 8192, 256)
+    best = plan(base, "llama3-8b").candidates[0].inp
+    own = plan_around(best, "llama3-8b")
+    assert own.current.why == f"would rank #1 of {len(own.candidates)}"
+    full = {"recompute": "full", "recompute_method": "uniform", "recompute_num_layers": 1}
+    cases = {
+        # micro 3: the search tries 1, 2, 4, 8; 256 is not a multiple of 3 x dp either
+        best.replace(micro_batch=3, **full): [
+            "micro-batch 3: the plan tries 1, 2, 4, 8",
+            f"global batch 256 is not divisible by micro-batch 3 x dp {best.data_parallel()} (PL102)"],
+        # tp 16 on 8-GPU nodes: outside the NVLink domain
+        best.replace(tp=16, pp=1, cp=1, vpp=None, dp=1, micro_batch=1): [
+            "tp 16 spans more than the NVLink domain of 8 GPUs (PL201)",
+            "32 attention heads and 8 query groups do not both divide by tp 16 (PL104)"],
+    }
+    for inp, reasons in cases.items():
+        result = plan_around(inp, "llama3-8b")
+        why = result.current.why
+        assert why.startswith(f"not among the {len(result.candidates)} candidates (")
+        assert all(reason in why for reason in reasons), why
+        assert why.endswith(("faster than all of them", "slower than all of them")) or \
+            re.search(r"between #(\d+) and #(\d+)$", why), why

@@ -104,3 +104,30 @@ def test_hook_environment_stays_light():
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert not [d for d in dependencies if d.split(">")[0].split("=")[0].strip() in ("torch", "deepspeed",
                                                                                      "megatron-core")]
+
+
+def test_the_readme_snippet_works_after_autoupdate(tmp_path, hook_repo, pre_commit_home):
+    """The README's pre-commit block, pointed at a copy of this tree: `pre-commit autoupdate` replaces its
+    COMMIT placeholder with the newest commit (the repository has no tags), and the hook then runs."""
+    import re
+
+    readme = (ROOT / "README.md").read_text()
+    snippet = re.search(r"## pre-commit\n\n```yaml\n(.*?)```", readme, re.S).group(1)
+    assert "rev: COMMIT" in snippet and "v0.1.0" not in snippet
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    config = "repos:\n" + "".join(f"  {line}\n" for line in snippet.splitlines())
+    (repo / ".pre-commit-config.yaml").write_text(config.replace("https://github.com/plint-dev/plint", str(hook_repo)))
+    (repo / "launch.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+                                    "--tensor-model-parallel-size 3 --bf16\n")
+    git(repo, "add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
+    update = subprocess.run([PRE_COMMIT, "autoupdate"], cwd=repo, capture_output=True, text=True, timeout=600,
+                            env=env, check=False)
+    assert update.returncode == 0, update.stdout + update.stderr
+    head = git(hook_repo, "rev-parse", "HEAD").strip()
+    assert f"rev: {head}" in (repo / ".pre-commit-config.yaml").read_text()
+    proc = subprocess.run([PRE_COMMIT, "run", "plint", "--files", "launch.sh"], cwd=repo, capture_output=True,
+                          text=True, timeout=600, env=env, check=False)
+    assert proc.returncode == 1 and "PL101" in proc.stdout, proc.stdout + proc.stderr

@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from plint.record import field, record
 
 from plint.diagnostics import Diagnostic
 from plint.layout import Layout
-from plint.reading.read import FileReading, read_path
+from plint.reading.read import MAX_FILE_BYTES, FileReading, file_kind, read_path
 from plint.root import confined, root_for
 from plint.reading.shell.placeholders import is_slot_message
-from plint.source import probe
+from plint.source import probe, read_bytes
 
 CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
 
@@ -49,15 +50,16 @@ class FileResult:
 class CheckRun:
     results: list[FileResult]
     fail_on: str | None = None  # from configuration; the command line wins
+    # what the run says besides findings, one line each for stderr (a named JSON that is no DeepSpeed config)
+    notes: list[str] = field(default_factory=list)
 
     def __iter__(self):
         return iter(self.results)
 
 
-def expand_paths(paths: list[Path]) -> list[Path]:
-    """Directories expand to the launch-like files under them (hidden folders skipped); files are kept
-    as given (a str or a Path)."""
-    out: list[Path] = []
+def _expand(paths: list[Path]) -> list[tuple[Path, bool]]:
+    """(file, found by a folder walk) for every file to check, in order."""
+    out: list[tuple[Path, bool]] = []
     for p in paths:
         folder = Path(p)
         if probe(folder.is_dir):
@@ -65,35 +67,94 @@ def expand_paths(paths: list[Path]) -> list[Path]:
                 rel = f.relative_to(folder).parts
                 if f.is_file() and f.suffix.lower() in CHECKED_SUFFIXES \
                         and not any(part.startswith(".") for part in rel):
-                    out.append(f)
+                    out.append((f, True))
         else:
-            out.append(p)
+            out.append((p, False))
     return out
 
 
+def expand_paths(paths: list[Path]) -> list[Path]:
+    """Directories expand to the launch-like files under them (hidden folders skipped); files are kept
+    as given (a str or a Path)."""
+    return [path for path, _ in _expand(paths)]
+
+
 def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs) -> CheckRun:
-    """Check files; keyword arguments are a shorthand for CheckOptions fields (env=, gpu=)."""
+    """Check files; keyword arguments are a shorthand for CheckOptions fields (env=, gpu=).
+
+    A folder walk checks a JSON file only when it is a DeepSpeed config (plint.reading.sources.
+    deepspeed_config.looks_like_deepspeed) or a launch of this run reads it: a fixture's golden output,
+    a tokenizer's vocabulary or a package.json is not a launch file, and counting it as checked says
+    something false. A JSON file named on the command line is always read; one that is no DeepSpeed
+    config gets a note saying nothing in it was checked."""
     from plint.checking.engine import Engine
 
     options = options or CheckOptions(**kwargs)
     engine = Engine(options)
-    results = []
-    for path in expand_paths(paths):
-        settings = engine.settings_for(path)
-        trainer_source = options.trainer_source or settings.trainer_source
-        root = root_for(path, options.root, settings,
-                        (options.trainer_source,) if options.trainer_source else ())
-        with confined(root):  # every file this check reads, it reads through the root
-            reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
-                                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
-                                releases=settings.releases, trainer_source=trainer_source)
-            reading.root = root
-            diagnostics = engine.diagnose(reading, settings)
-        diagnostics.sort(key=Diagnostic.sort_key)
-        results.append(FileResult(reading, diagnostics))
-    engine.finish(results)
-    _once_per_file(results)
-    return CheckRun(results, engine.fail_on)
+    run = CheckRun([])
+    checked: list[tuple[int, FileResult]] = []
+    aside: list[tuple[int, Path]] = []  # walked JSON files that are no DeepSpeed config
+    for index, (path, walked) in enumerate(_expand(paths)):
+        result = _check_file(path, engine, options, skip_unless_deepspeed=walked and file_kind(path) == "json")
+        if result is None:
+            aside.append((index, path))
+            continue
+        checked.append((index, result))
+        if not walked and result.reading.kind == "json":
+            run.notes += _not_deepspeed_note(result.reading)
+    if aside:
+        read = {os.path.realpath(cfg.path) for _, r in checked for layout in r.layouts
+                if (cfg := layout.extras.get("ds_config")) is not None}
+        checked += [(index, _check_file(path, engine, options)) for index, path in aside
+                    if os.path.realpath(path) in read]
+        checked.sort(key=lambda pair: pair[0])
+    run.results = [result for _, result in checked]
+    engine.finish(run.results)
+    _once_per_file(run.results)
+    run.fail_on = engine.fail_on
+    return run
+
+
+def _check_file(path: Path, engine, options: CheckOptions, skip_unless_deepspeed: bool = False) -> FileResult | None:
+    """Read one file and diagnose it; None when skip_unless_deepspeed and it is no DeepSpeed config."""
+    settings = engine.settings_for(path)
+    trainer_source = options.trainer_source or settings.trainer_source
+    root = root_for(path, options.root, settings,
+                    (options.trainer_source,) if options.trainer_source else ())
+    with confined(root):  # every file this check reads, it reads through the root
+        if skip_unless_deepspeed and not _deepspeed_file(path):
+            return None
+        reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
+                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                            releases=settings.releases, trainer_source=trainer_source)
+        reading.root = root
+        diagnostics = engine.diagnose(reading, settings)
+    diagnostics.sort(key=Diagnostic.sort_key)
+    return FileResult(reading, diagnostics)
+
+
+def _deepspeed_file(path: Path) -> bool:
+    """Whether a JSON file a folder walk found is a DeepSpeed config. A file that cannot be read here
+    (outside the root, too large, not UTF-8) counts as one: the reader then reports why (PL001)."""
+    from plint.reading.sources.deepspeed_config import looks_like_deepspeed
+
+    try:
+        if os.stat(path).st_size > MAX_FILE_BYTES:
+            return True
+        return looks_like_deepspeed(read_bytes(path).decode("utf-8"))
+    except (OSError, ValueError):  # ValueError: UnicodeDecodeError, a NUL byte in the name
+        return True
+
+
+def _not_deepspeed_note(reading: FileReading) -> list[str]:
+    """The note for a JSON file read whole and clean that has no DeepSpeed marker at top level."""
+    from plint.reading.sources.deepspeed_config import DS_MARKERS, is_deepspeed_document
+
+    cfg = reading.ds_config
+    if reading.unreadable is not None or reading.problems or cfg is None or is_deepspeed_document(cfg.document.root):
+        return []
+    return [f"{reading.path}: not a DeepSpeed config (none of {', '.join(sorted(DS_MARKERS))} at its top "
+            "level): nothing in it was checked"]
 
 
 def _once_per_file(results: list[FileResult]) -> None:

@@ -1,10 +1,18 @@
 """Configuration: `[tool.plint]` in pyproject.toml or a `.plint.toml`, found by walking up from the
 checked file and stopping at the git root; the nearest file wins, with no merging (as ruff does).
 
+A `.plint.toml` (or any file given to --config that is not a pyproject.toml) holds the settings at top
+level, or under `[tool.plint]` as a pyproject.toml does, so the README's block can be pasted into either
+file. One form per file: settings at top level beside a `[tool.plint]` table, or a `[tool]` table
+with no `plint` in it, is an error that says so. (ruff reads a ruff.toml at top level only and
+refuses `[tool.ruff]` there, astral-sh/ruff issue 4725; plint takes both, since the pyproject form is
+the one people copy from a README.)
+
 Validation is a few direct checks with clear messages (importing jsonschema would cost more than
-the whole check); schemas/config.schema.json documents the same shape and tests/test_config.py
-keeps the two in agreement. Rule selectors are checked against the rule catalog by the engine,
-which has it loaded anyway (plint.checking.engine.Engine.settings_for).
+the whole check); schemas/config.schema.json documents the same shape (a file in either form, and
+#/$defs/settings for the table alone) and tests/test_config.py keeps the two in agreement. Rule
+selectors are checked against the rule catalog by the engine, which has it loaded anyway
+(plint.checking.engine.Engine.settings_for).
 """
 
 from __future__ import annotations
@@ -57,6 +65,7 @@ class Settings:
     # besides it (absolute paths, resolved against the config file's folder)
     root_dir: str | None = None
     read_outside: list[str] = field(default_factory=list)
+    in_tool_table: bool = False  # read from a [tool.plint] table (messages name it)
 
     @property
     def root(self) -> Path:
@@ -71,9 +80,8 @@ class Settings:
         return out
 
     def where(self, key: str) -> str:
-        """`path: [tool.plint] key` (or `path: key` for a .plint.toml), the prefix of a config error."""
-        table = "[tool.plint] " if self.path is not None and self.path.name == "pyproject.toml" else ""
-        return f"{self.path}: {table}{key}"
+        """`path: [tool.plint] key` (or `path: key` for settings at top level), the prefix of a config error."""
+        return f"{self.path}: {'[tool.plint] ' if self.in_tool_table else ''}{key}"
 
 
 def _toml(path: str | Path) -> dict:
@@ -90,19 +98,40 @@ def _toml(path: str | Path) -> dict:
 
 
 def table_of(path: str | Path) -> dict | None:
-    """The plint table of a config file, or None when a pyproject.toml has none."""
-    if Path(path).name == "pyproject.toml":
-        try:
-            text = Path(path).read_text(errors="replace")
-            # the TOML parser costs ~10 ms of start-up: skip it unless a plint table can be there
-            # ([tool.plint], dotted tool.plint.x keys, or `plint = {...}` under a bare [tool])
-            if "tool.plint" not in text and not ("[tool]" in text and "plint" in text):
-                return None
-        except OSError:
+    """The plint table of a pyproject.toml, or None when it has none."""
+    try:
+        text = Path(path).read_text(errors="replace")
+        # the TOML parser costs ~10 ms of start-up: skip it unless a plint table can be there
+        # ([tool.plint], dotted tool.plint.x keys, or `plint = {...}` under a bare [tool])
+        if "tool.plint" not in text and not ("[tool]" in text and "plint" in text):
             return None
-        table = _toml(path).get("tool", {}).get("plint")
-        return table if isinstance(table, dict) else None
-    return _toml(path)
+    except OSError:
+        return None
+    tool = _toml(path).get("tool")
+    table = tool.get("plint") if isinstance(tool, dict) else None
+    return table if isinstance(table, dict) else None
+
+
+def plint_table(path: str | Path, document: dict) -> tuple[dict, bool]:
+    """The settings of a .plint.toml or --config file and whether they sat under [tool.plint]:
+    the document itself, or its [tool.plint] table; ValueError when the file mixes the two forms."""
+    if "tool" not in document:
+        return document, False
+    tool = document["tool"]
+    if not isinstance(tool, dict) or not isinstance(tool.get("plint"), dict):
+        if not isinstance(tool, dict):
+            held = f"'tool' is {tool!r}"
+        elif "plint" in tool:
+            held = f"[tool.plint] is {tool['plint']!r}, not a table"
+        else:
+            held = f"[tool] holds {', '.join(f'[tool.{name}]' for name in tool) or 'nothing'}"
+        raise ValueError(f"{path}: no [tool.plint] table ({held}); write plint's settings at top level or "
+                         "under [tool.plint]")
+    beside = [key for key in document if key != "tool"]
+    if beside:
+        raise ValueError(f"{path}: settings both at top level ({', '.join(map(repr, beside))}) and under "
+                         "[tool.plint]: keep one form (top level, or all under [tool.plint])")
+    return tool["plint"], True
 
 
 def discover(start: str | Path) -> Path | None:
@@ -130,11 +159,10 @@ def _is(value, expected) -> bool:
     return isinstance(value, expected) and not isinstance(value, bool)
 
 
-def settings_from(path: Path, table: dict) -> Settings:
-    """Settings from a decoded plint table; ValueError("path: [tool.plint] key: ...") when it is wrong."""
-    s = Settings(path=path)
-    if path.name == ".plint.toml" and "tool" in table and "plint" in (table.get("tool") or {}):
-        raise ValueError(f"{path}: a .plint.toml holds the settings at top level, without a [tool.plint] table")
+def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) -> Settings:
+    """Settings from a decoded plint table; ValueError("path: [tool.plint] key: ...") when it is wrong.
+    in_tool_table: whether the table was [tool.plint] (default: when the file is a pyproject.toml)."""
+    s = Settings(path=path, in_tool_table=path.name == "pyproject.toml" if in_tool_table is None else in_tool_table)
     for key, value in table.items():
         if key not in KEYS:
             raise ValueError(f"{s.where(repr(key))}: unknown key{_did_you_mean(key, KEYS)}")
@@ -221,7 +249,10 @@ def load(path: Path | None) -> Settings:
     """The settings of one config file (None: the defaults)."""
     if path is None:
         return Settings()
-    table = table_of(path)
-    if table is None and path.name == "pyproject.toml":
-        raise ValueError(f"{path}: no [tool.plint] table")
-    return settings_from(path, table or {})
+    if path.name == "pyproject.toml":
+        table = table_of(path)
+        if table is None:
+            raise ValueError(f"{path}: no [tool.plint] table")
+        return settings_from(path, table, in_tool_table=True)
+    table, in_tool_table = plint_table(path, _toml(path))
+    return settings_from(path, table, in_tool_table)

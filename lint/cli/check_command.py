@@ -197,6 +197,8 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if text:
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
+    for note in [] if quiet else result.notes:  # not findings: stderr, so that no report format changes
+        sys.stderr.write(f"plint: {note}\n")
     if pr_comment:
         from plint.github.sticky_comment import post, report
 

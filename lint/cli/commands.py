@@ -15,8 +15,18 @@ from plint import __version__
 from plint.cli.check_command import OPTIONS, run
 
 
+def _print_version(ctx: click.Context, _param, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    from plint.cli.version import version_text
+
+    click.echo(version_text(__version__))
+    ctx.exit()
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="plint")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and the Megatron-LM and DeepSpeed releases the catalogs know, and exit.")
 def cli() -> None:
     """Lint the launch files of Megatron-LM and DeepSpeed training runs."""
 
@@ -94,7 +104,8 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
          fmt, show_n, env, assume, root) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
-    from plint.planning.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan, plan_around
+    from plint.planning.placement import plan_around
+    from plint.planning.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan
     from plint.planning.plan_report import render_json, render_text
 
     try:
@@ -152,6 +163,8 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
     changes = {k: v for k, v in (("nnodes", nodes), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
                                  ("seq_length", seq_length), ("global_batch", global_batch),
                                  ("nvlink_domain", nvlink_domain)) if v is not None}
+    if nodes is not None or gpus_per_node is not None:
+        changes["dp"] = None  # the launch's layout on the new cluster: dp follows the world, tp/pp/cp stay
     return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top)
 
 

@@ -380,26 +380,6 @@ def why_behind(c: Candidate, first: Candidate) -> str:
     return f"{gap:.0%} slower than #1: more {TIME_PART_NAMES.get(worst, worst)}"
 
 
-def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:
-    """Plan for the model, cluster and global batch of an existing launch, and place that launch."""
-    from plint.cost import estimate
-
-    base = inp.replace(distributed_optimizer=True, options=inp.options.__class__(
-        **{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
-           "overlap_grad_reduce": True, "overlap_param_gather": True}))
-    result = plan(base, model_name, top=None)
-    est = estimate(inp)
-    if est is not None:
-        current = Candidate(inp, est)
-        faster = sum(1 for c in result.candidates if c.tokens > current.tokens)
-        current.why = (f"would rank #{faster + 1} of {len(result.candidates)}" if current.estimate.fits
-                       else "does not fit in memory")
-        result.current = current
-    if top:
-        result.candidates = result.candidates[:top]
-    return result
-
-
 def changes(current: Candidate, best: Candidate) -> list[str]:
     """What differs between the launch and a candidate, as flag-level changes."""
     a, b = current.inp, best.inp

@@ -28,6 +28,29 @@ MICRO_BATCH = "train_micro_batch_size_per_gpu"
 GRAD_ACCUM = "gradient_accumulation_steps"
 AUTO_NOTE = ('"auto": an integration (HF Trainer, Accelerate) fills it in from its own arguments; '
              "plain DeepSpeed does not")
+# Top-level keys that make a JSON file a DeepSpeed config when it is read on its own (named on the
+# command line, or found by a folder walk): the batch keys and the sections nearly every config sets.
+DS_MARKERS = frozenset({TRAIN_BATCH, MICRO_BATCH, GRAD_ACCUM, "zero_optimization", "fp16", "bf16", "optimizer",
+                        "zero_allow_untested_optimizer"})
+
+
+def is_deepspeed_document(root: Any) -> bool:
+    """Whether a parsed JSON document (plint.reading.sources.jsonpos) has a DeepSpeed marker at top level."""
+    return isinstance(root, JObject) and not DS_MARKERS.isdisjoint(root.keys())
+
+
+def looks_like_deepspeed(text: str) -> bool:
+    """Whether JSON text is a DeepSpeed config, decided cheaply (the stdlib parser, no positions): a marker
+    among its top-level keys; for text json cannot parse (a template a script fills, hjson's comments or
+    trailing commas, a broken file), a marker written as a key anywhere, so that the reader reports it."""
+    import json
+    import re
+
+    try:
+        doc = json.loads(text)
+    except (ValueError, RecursionError):
+        return re.search(r'"(?:%s)"\s*:' % "|".join(sorted(DS_MARKERS)), text) is not None
+    return isinstance(doc, dict) and not DS_MARKERS.isdisjoint(doc)
 
 
 @record
