@@ -198,6 +198,8 @@ def test_stdin_per_file_ignores_follow_the_name(tree):
 def test_stdin_filename_without_dash_among_paths_is_a_usage_error(tree):
     proc = plint(["check", "--stdin-filename", "x.sh", "clean.sh"], tree)
     assert proc.returncode == 2 and "give `-`" in proc.stderr.decode()
+    fix = plint(["fix", "-"], tree, stdin=BROKEN.encode())  # fix edits files: standard input is refused
+    assert fix.returncode == 2 and "standard input) is for plint check" in fix.stderr.decode()
 
 
 # ---- 4. colour -----------------------------------------------------------------------------------

@@ -405,6 +405,8 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
         raise UsageError("--format: plint fix prints text only (use plint check for other formats)")
     if write_baseline:
         raise UsageError("--write-baseline: use plint check --write-baseline")
+    if any(str(p) == "-" for p in paths):
+        raise UsageError("plint fix edits files in place: `-` (standard input) is for plint check")
     options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
                             trainer_source, root)
     result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
