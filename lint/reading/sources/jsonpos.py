@@ -158,12 +158,20 @@ class _Reader:
             n = len(piece.text) if piece.known else len(f"{MARKER}{index}{MARKER}")  # type: ignore[arg-type]
             self.ranges.append((pos, pos + n, piece))
             pos += n
+        # A plain ASCII file read as it is (one exact piece): a rendered offset is a byte offset of that
+        # file, so spans come straight from it (a 4 MiB config has 400,000 of them)
+        only = mapped.pieces[0] if len(mapped.pieces) == 1 else None
+        self.file = only.source if only is not None and only.known and only.exact and only.span is not None \
+            and getattr(only.source, "_ascii", False) else None
+        self.base = only.span.start if self.file is not None else 0
 
     # ---- positions and provenance -----------------------------------------------------------------
     def span(self, start: int, end: int) -> Span | None:
         if not self.text:
             return self.mapped.pieces[0].span if self.mapped.pieces else None
         start = max(0, min(start, len(self.text) - 1))
+        if self.file is not None:  # what MappedText.locate gives for one exact piece, without the walk
+            return self.file.span(self.base + start, self.base + min(len(self.text), max(end, start + 1)))
         return self.mapped.locate(start, max(end, start + 1))
 
     def pieces_in(self, start: int, end: int) -> list[Piece]:
