@@ -69,7 +69,9 @@ def sequence_parallel_ignored(ctx: RuleContext):
             "is 18 vs 7.5 bytes, for the same step time.",
         bad=torchrun(gpt("")),
         good=torchrun(gpt("--use-distributed-optimizer")),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` adds --use-distributed-optimizer (checkpoints change format).",
+        fix="`plint fix --unsafe-fixes` adds --use-distributed-optimizer with --overlap-grad-reduce and "
+            "--overlap-param-gather after the tensor-parallel size (unsafe: checkpoints change format). Under "
+            "--deepspeed, set ZeRO stage 1 in the DeepSpeed config.",
     ),
 )
 def distributed_optimizer_off(ctx: RuleContext):

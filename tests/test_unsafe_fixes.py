@@ -165,3 +165,28 @@ def test_placeholder_is_quoted_so_bash_parses(tmp_path):
     before, after = _fixed_text("placeholder-invalid-bash", tmp_path)
     assert "CHECKPOINT_PATH=<Specify path>" in before and 'CHECKPOINT_PATH="<Specify path>"' in after
     assert subprocess.run([BASH, "-n", "-c", after], capture_output=True).returncode == 0
+
+
+def test_pl305_unsafe_fix_adds_the_distributed_optimizer_with_its_overlaps(tmp_path):
+    """dp 4 (8 GPUs, tp 2) sharding nothing: 18 bytes per parameter where 6 + 12/4 = 9 would do. The unsafe
+    fix adds the distributed optimizer and both overlaps after the tp size, so neither PL305 nor PL306 (the
+    overlaps off) speaks about the fixed file; the safe pass leaves it alone (checkpoints change format)."""
+    launch = tmp_path / "launch.sh"
+    launch.write_text(
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parallel "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 --vocab-size 32000 --bf16\n")
+    (before,) = check_paths([launch])
+    pl305 = [d for d in before.diagnostics if d.code == "PL305"]
+    assert pl305 and "18 bytes per parameter instead of 6 + 12/4 = 9.0" in pl305[0].message
+    fix_paths([launch])  # safe fixes only
+    assert "--use-distributed-optimizer" not in launch.read_text()
+    result = fix_paths([launch], unsafe=True)
+    assert any(f.code == "PL305" for f in result.fixed)
+    assert "--tensor-model-parallel-size 2 --use-distributed-optimizer --overlap-grad-reduce " \
+           "--overlap-param-gather --sequence-parallel" in launch.read_text()
+    (after,) = check_paths([launch])
+    assert not {"PL305", "PL306", "PL111"} & {d.code for d in after.diagnostics}
+    assert after.layouts[0].value("parallel.distributed_optimizer") is True
+    assert bash_ok(launch)

@@ -182,6 +182,26 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
                tuple(edits), "unsafe")
 
 
+@fixer("PL305", applicability="unsafe")
+def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """--use-distributed-optimizer with its two overlaps (so that PL306 has nothing to say about the fixed
+    file), after the tensor-parallel size. Unsafe: the checkpoints change format. Megatron-LM only: under
+    --deepspeed the remedy is ZeRO stage 1 in the DeepSpeed config."""
+    rctx = _layout_context(diag, ctx)
+    if rctx is None or rctx.layout.value("trainer") != "megatron":
+        return None
+    args = _trainer_args(rctx)
+    dp = rctx.layout.value("parallel.dp")
+    if args is None or args.get("--use-distributed-optimizer") is not None or not isinstance(dp, int):
+        return None
+    flags = ["--use-distributed-optimizer", *(flag for flag, _ in OVERLAPS if args.get(flag) is None)]
+    edit = _insert_after_tp(ctx, rctx, " ".join(flags))
+    if edit is None:
+        return None
+    return Fix(f"add {' '.join(flags)}: the optimizer state sharded over dp {dp} (checkpoints change format)",
+               (edit,), "unsafe")
+
+
 @fixer("PL102", applicability="unsafe")
 def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if diag.key not in (None, "batch.global"):
