@@ -292,3 +292,9 @@ def test_plan_around_names_why_a_launch_is_no_candidate():
         assert all(reason in why for reason in reasons), why
         assert why.endswith(("faster than all of them", "slower than all of them")) or \
             re.search(r"between #(\d+) and #(\d+)$", why), why
+
+
+def test_plan_on_four_gpu_nodes_keeps_tensor_parallelism_inside_the_node():
+    # nodes of 4 A100s: NVLink joins the node's 4, not the baseboard's 8, so tp 8 would span nodes (PL201)
+    result = plan(base_input(model_from_preset("llama3-8b"), 4, 4, "a100-80gb", 4096, 64), "llama3-8b")
+    assert result.candidates and max(c.inp.tp for c in result.candidates) <= 4

@@ -38,6 +38,20 @@ class GPU:
     def source_of(self, number: str) -> str:
         return dict(self.sources).get(number, self.source)
 
+    @property
+    def rack_scale(self) -> bool:
+        """Whether its NVLink domain joins several nodes (GB200 NVL72: 72 GPUs over trays of 4). The largest
+        NVLink baseboard (HGX, DGX) holds 8 GPUs: a domain that large or smaller ends at its node."""
+        return self.scale_up_domain > BASEBOARD_GPUS
+
+    def nvlink_domain(self, gpus_per_node: int) -> int:
+        """The GPUs one NVLink domain joins on nodes of `gpus_per_node`: the rack's for a rack-scale part,
+        else at most the node's (a 4-GPU node of HGX-class parts joins 4, not the baseboard's 8)."""
+        return self.scale_up_domain if self.rack_scale else min(self.scale_up_domain, gpus_per_node)
+
+
+BASEBOARD_GPUS = 8
+
 
 @lru_cache(maxsize=1)
 def _catalog() -> dict:

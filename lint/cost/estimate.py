@@ -138,8 +138,7 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
 
 
 def _links(inp: ModelInput, gpu: GPU) -> Links:
-    domain = inp.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > inp.gpus_per_node
-                                   else min(gpu.scale_up_domain, inp.gpus_per_node))
+    domain = inp.nvlink_domain or gpu.nvlink_domain(inp.gpus_per_node)
     a_nv, a_net = link_latencies_s()
     o = inp.options
     return Links(domain, gpu.nvlink_gbps / 2 * 1e9 * o.nvlink_efficiency, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9 * o.network_efficiency,

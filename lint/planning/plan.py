@@ -211,8 +211,7 @@ def uneven_stages(layers: int, pp: int) -> int | None:
 
 def nvlink_domain(base: ModelInput, gpu) -> int:
     """GPUs sharing NVLink: the configured domain, else one node, or a whole rack on NVL72-class systems."""
-    return base.nvlink_domain or (gpu.scale_up_domain if gpu.scale_up_domain > base.gpus_per_node
-                                  else min(gpu.scale_up_domain, base.gpus_per_node))
+    return base.nvlink_domain or gpu.nvlink_domain(base.gpus_per_node)
 
 
 @record

@@ -58,6 +58,22 @@ def _cluster(launch: Launch, layout: Layout) -> None:
     _gpu(launch, layout)
 
 
+def _gpu_feature(constraint: Value) -> Value | None:
+    """The GPU a --constraint expression names among its node features (`a100-80gb`, `gpu&h100`), when
+    exactly one feature is a hardware-catalog GPU; None otherwise. A site's features are its own words
+    (NERSC's `gpu`, `hbm80g`): only a catalog name is read as a GPU."""
+    import re
+
+    from plint.catalog.hardware import lookup_gpu
+
+    names = {f for f in re.split(r"[&|,\[\]()*\s]+", str(constraint.value)) if f and lookup_gpu(f) is not None}
+    if len(names) != 1:
+        return None
+    (name,) = names
+    return Value(name.lower(), constraint.span, constraint.origin,
+                 None if name == constraint.value else f"the node feature {name!r} of --constraint {constraint.value!r}")
+
+
 def _gpu(launch: Launch, layout: Layout) -> None:
     """cluster.gpu as a hardware-catalog name, its memory, and the NVLink domain the groups can use."""
     from plint.catalog.hardware import ambiguous_parts, default_gpu, lookup_gpu
@@ -68,11 +84,15 @@ def _gpu(launch: Launch, layout: Layout) -> None:
         written = Value(launch.gpu_override, None, "assumed", "--gpu / [tool.plint] gpu")
     elif job is not None and job.gpu_type is not None and job.gpu_type.known:
         written = job.gpu_type
+    features = None  # --constraint naming node features of which none is a GPU plint knows (`-C gpu`)
+    if written is not None and job is not None and job.gpu_type_is_feature and written is job.gpu_type:
+        written, features = _gpu_feature(written), written.value
     spec = lookup_gpu(written.value) if written is not None else None
     if written is None:
         spec = default_gpu()
-        gpu = Value(spec.name, None, "assumed", f"the launch names no GPU type: plint assumes {spec.name} "
-                                                "(--gpu NAME or [tool.plint] gpu)")
+        named = (f"--constraint {features!r} names node features, none a GPU in plint's hardware catalog"
+                 if features is not None else "the launch names no GPU type")
+        gpu = Value(spec.name, None, "assumed", f"{named}: plint assumes {spec.name} (--gpu NAME or [tool.plint] gpu)")
     elif spec is None:
         gpu = Value(written.value, written.span, written.origin,
                     f"{written.value!r} is not in plint's hardware catalog")
@@ -92,7 +112,7 @@ def _gpu(launch: Launch, layout: Layout) -> None:
                                                else "assumed", f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})"))
     per_node = layout.get("cluster.gpus_per_node")
     named = written is not None  # named by the launch, --gpu or the config, not plint's default
-    if named and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
+    if named and spec.rack_scale and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
         domain = Value(spec.scale_up_domain, gpu.span, "derived", f"{spec.name}: NVLink spans "
                                                                    f"{spec.scale_up_domain} GPUs ({spec.source})")
     elif per_node is not None and per_node.value:

@@ -66,3 +66,15 @@ def test_names_sold_in_two_memory_sizes_resolve_to_the_larger():
         if not name.startswith("_"):
             assert [lookup_gpu(p).name for p in parts] == parts  # each part is a catalog GPU
             assert lookup_gpu(name).hbm_gib == max(lookup_gpu(p).hbm_gib for p in parts)
+
+
+def test_nvlink_domain_ends_at_the_node_unless_the_part_is_rack_scale():
+    """An HGX/DGX baseboard joins 8 GPUs; a node holding 4 of them (NERSC Perlmutter, ALCF Polaris) joins 4.
+    GB200 NVL72 joins 72 GPUs over compute trays of 4: its domain spans nodes."""
+    from plint.catalog.hardware import lookup_gpu
+
+    assert lookup_gpu("a100-80gb").nvlink_domain(4) == 4
+    assert lookup_gpu("h100-sxm").nvlink_domain(8) == 8
+    assert lookup_gpu("h100-pcie").nvlink_domain(8) == 2  # NVLink bridges join pairs
+    assert lookup_gpu("gb200").nvlink_domain(4) == 72
+    assert not lookup_gpu("h100-sxm").rack_scale and lookup_gpu("gb200").rack_scale

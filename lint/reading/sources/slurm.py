@@ -176,6 +176,7 @@ class SlurmJob:
     gpus_per_node: Value | None = None
     gpus: Value | None = None
     gpu_type: Value | None = None
+    gpu_type_is_feature: bool = False  # gpu_type is --constraint's text: node features, maybe no GPU name
     constraint: Value | None = None
     exclusive: Value | None = None
     cpus_per_task: Value | None = None
@@ -307,6 +308,7 @@ def _settle(job: SlurmJob) -> SlurmJob:
             if kind is not None:
                 type_from_gpus = _type_value(kind)
     out.gpu_type = type_from_gpus or type_from_constraint
+    out.gpu_type_is_feature = type_from_gpus is None and type_from_constraint is not None
     return out
 
 
