@@ -202,6 +202,16 @@ def test_stdin_filename_without_dash_among_paths_is_a_usage_error(tree):
     assert fix.returncode == 2 and "standard input) is for plint check" in fix.stderr.decode()
 
 
+def test_stdin_filename_through_a_symlink_loop_is_a_usage_error(tree):
+    # the name need not exist, but the reader resolves it: a loop is said, never a traceback (review)
+    (tree / "loop-a").symlink_to("loop-b")
+    (tree / "loop-b").symlink_to("loop-a")
+    for name in ("loop-a", "loop-a/new.sh"):
+        proc = plint(["check", "--concise", "--stdin-filename", name, "-"], tree, stdin=BROKEN.encode())
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "Traceback" not in err and "cannot be resolved" in err
+
+
 # ---- 4. colour -----------------------------------------------------------------------------------
 
 def test_color_never_always_and_the_environment(tree):

@@ -238,5 +238,9 @@ def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple
     if not name or os.path.isdir(name):
         raise UsageError(f"--stdin-filename: {name!r} is a folder, not a file name" if name
                          else "--stdin-filename: empty name")
+    try:  # the name need not exist, but the reader resolves it (pathlib refuses a symlink loop)
+        Path(name).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UsageError(f"--stdin-filename: {name!r} cannot be resolved ({exc})") from None
     data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
     return [name if str(p) == STDIN else p for p in paths], (name, os.path.realpath(os.path.abspath(name)), data)
