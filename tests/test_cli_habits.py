@@ -212,6 +212,15 @@ def test_stdin_filename_through_a_symlink_loop_is_a_usage_error(tree):
         assert proc.returncode == 2 and "Traceback" not in err and "cannot be resolved" in err
 
 
+def test_stdin_filename_alone_keeps_its_usage_error(tree):
+    # a usage error falls back to click, which once asked for PATHS instead of saying what is wrong (review)
+    proc = plint(["check", "--stdin-filename", "x.sh", "-q", "-v"], tree, stdin=BROKEN.encode())
+    assert proc.returncode == 2 and "--quiet and --verbose" in proc.stderr.decode()
+    bare = plint(["check"], tree)
+    assert bare.returncode == 2 and "Missing argument 'PATHS...'" in bare.stderr.decode()
+    assert "plint check [OPTIONS] PATHS..." in text(plint(["check", "--help"], tree))
+
+
 # ---- 4. colour -----------------------------------------------------------------------------------
 
 def test_color_never_always_and_the_environment(tree):

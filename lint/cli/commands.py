@@ -47,10 +47,13 @@ def _with_check_options(command, skip: tuple[str, ...] = ()):
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+# not required by click: `--stdin-filename NAME` alone stands for `-` (as in the fast path, check_command)
+@click.argument("paths", nargs=-1, required=False, metavar="PATHS...", type=click.Path(path_type=Path))
 @_with_check_options
 def check(paths: tuple[Path, ...], **options) -> None:
     """Read launch files and report what is wrong with them."""
+    if not paths and options.get("stdin_filename") is None:
+        raise click.UsageError("Missing argument 'PATHS...'.")
     try:
         code = run(list(paths), **options)
     except ValueError as exc:  # UsageError, or a bad rule selector
