@@ -154,6 +154,15 @@ def test_statistics_counts_findings_per_rule(tree):
     assert wrong.returncode == 2
 
 
+def test_note_on_a_named_json_shows_control_characters_as_escapes(tree):
+    # the note names the file: a name carrying a terminal escape must not reach the terminal (review)
+    name = "vocab\x1b[2J.json"
+    (tree / name).write_text('{"hello": 1}\n')
+    proc = plint(["check", name], tree)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and "\x1b" not in err and "vocab\\x1b[2J.json: not a DeepSpeed config" in err
+
+
 # ---- 3. standard input ---------------------------------------------------------------------------
 
 def test_check_reads_standard_input_as_dash(tree):

@@ -197,8 +197,10 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if text:
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
-    for note in [] if quiet else result.notes:  # not findings: stderr, so that no report format changes
-        sys.stderr.write(f"plint: {note}\n")
+    if result.notes and not quiet:  # not findings: stderr, so that no report format changes
+        from plint.report.common import printable  # a note names a file: its control characters as escapes
+
+        sys.stderr.write("".join(f"plint: {printable(note)}\n" for note in result.notes))
     if pr_comment:
         from plint.github.sticky_comment import post, report
 
