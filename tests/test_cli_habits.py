@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -85,6 +86,23 @@ def test_fix_diff_names_the_hidden_unsafe_fix_and_ends_its_diff_with_a_newline(t
     unsafe = plint(["fix", "--diff", "--unsafe-fixes", "broken.sh"], tree)
     assert "hidden fix" not in unsafe.stderr.decode()
     assert (tree / "broken.sh").read_text() == BROKEN.rstrip("\n")  # --diff writes nothing
+
+
+def test_fix_diff_of_a_file_with_a_form_feed_applies_with_patch(tree):
+    # diff and patch end a line at a newline only; str.splitlines also broke it at the form feed and put
+    # `\ No newline at end of file` inside the diff (review)
+    original = "#!/bin/bash\n# page\x0cbreak\n" + BROKEN.splitlines(keepends=True)[1]
+    (tree / "broken.sh").write_text(original)
+    diff = plint(["fix", "--diff", "broken.sh"], tree).stdout
+    assert b"No newline" not in diff
+    target = tree / "copy.sh"
+    target.write_text(original)
+    patch = shutil.which("patch")
+    if patch is None:
+        pytest.skip("no patch program")
+    subprocess.run([patch, "-s", str(target)], input=diff, check=True, timeout=60)
+    plint(["fix", "broken.sh"], tree)
+    assert target.read_bytes() == (tree / "broken.sh").read_bytes() != original.encode()
 
 
 def test_fix_diff_is_coloured_only_when_asked_or_on_a_terminal(tree):
