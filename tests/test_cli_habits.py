@@ -222,6 +222,15 @@ def test_stdin_per_file_ignores_follow_the_name(tree):
     assert "new.sh:2:1: PL601" in as_new
 
 
+def test_a_fast_path_error_rerun_through_click_checks_the_same_standard_input(tree):
+    # a name that a strict UTF-8 stdout cannot print makes the fast path fail; the console entry then
+    # runs the check again through click, which once read a drained stdin and passed the launch (review)
+    name = os.fsdecode(b"caf\xe9.sh")
+    proc = plint(["check", "--concise", "--stdin-filename", name, "-"], tree, stdin=BROKEN.encode(),
+                 env={"PYTHONIOENCODING": "utf-8:strict"})
+    assert proc.returncode != 0 and "0 error(s)" not in text(proc)
+
+
 def test_stdin_filename_without_dash_among_paths_is_a_usage_error(tree):
     proc = plint(["check", "--stdin-filename", "x.sh", "clean.sh"], tree)
     assert proc.returncode == 2 and "give `-`" in proc.stderr.decode()

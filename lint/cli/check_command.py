@@ -217,6 +217,12 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     return 0
 
 
+# Standard input as read, once per process: after a ValueError the console entry runs the check again
+# through click (plint.entry), and that run must check the same bytes, not a drained stream (which
+# checks as an empty, clean file: exit 0 for a broken launch).
+_stdin_read: bytes | None = None
+
+
 def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple[str, str, bytes] | None]:
     """The paths with `-` standing for standard input replaced by the name it is checked as (NAME of
     --stdin-filename, else `-`), and (that name, its real path, the bytes read), or None without `-`.
@@ -244,5 +250,8 @@ def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple
         Path(name).resolve()
     except (OSError, RuntimeError) as exc:
         raise UsageError(f"--stdin-filename: {name!r} cannot be resolved ({exc})") from None
-    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+    global _stdin_read
+    if _stdin_read is None:
+        _stdin_read = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+    data = _stdin_read
     return [name if str(p) == STDIN else p for p in paths], (name, os.path.realpath(os.path.abspath(name)), data)
