@@ -212,6 +212,17 @@ def test_stdin_filename_resolves_relative_files_as_for_that_name(tree):
     assert text(alone) == out
 
 
+def test_stdin_snippets_and_fix_diffs_show_standard_input_not_the_file_on_disk(tree):
+    # an editor sends its unsaved buffer under the file's name: the report quotes the buffer (review)
+    (tree / "edited.sh").write_text("#!/bin/bash\n# the version on disk\necho hello\n")
+    proc = plint(["check", "--stdin-filename", "edited.sh", "-"], tree, stdin=BROKEN.encode())
+    out = text(proc)
+    assert "version on disk" not in out
+    assert "2 | torchrun --nproc_per_node 8" in out and "    + export CUDA_DEVICE_MAX_CONNECTIONS=1" in out
+    missing = text(plint(["check", "--stdin-filename", "new/launch.sh", "-"], tree, stdin=BROKEN.encode()))
+    assert "2 | torchrun --nproc_per_node 8" in missing  # a name not on disk still gets its snippets
+
+
 def test_stdin_per_file_ignores_follow_the_name(tree):
     (tree / ".plint.toml").write_text('per-file-ignores = { "legacy/*.sh" = ["PL601"] }\n')
     (tree / "legacy").mkdir()

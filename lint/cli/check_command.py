@@ -145,12 +145,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     paths, stdin = standard_input(list(paths), stdin_filename)
     options = check_options([p for p in paths if stdin is None or p != stdin[0]], env, assume, gpu, config_file,
                             isolated, select, extend_select, ignore, baseline, trainer_source, root)
-    if stdin is not None:
-        from plint.source import reading_from
-
-        with reading_from({stdin[1]: stdin[2]}):
-            result = check_paths(list(paths), options)
-    else:
+    with _read_as_file(stdin):
         result = check_paths(list(paths), options)
     if only_new_against:
         from plint.github.only_new import keep_new
@@ -177,10 +172,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if any(d.suppressed is None for r in result.results for d in r.diagnostics):
         from plint.fixing.fix import attach_fixes
 
-        if stdin is not None:
-            with reading_from({stdin[1]: stdin[2]}):
-                attach_fixes(result)
-        else:
+        with _read_as_file(stdin):
             attach_fixes(result)
     if fmt == "text":
         from plint.report.color import use_color
@@ -188,8 +180,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         findings = any(d.suppressed is None for r in result.results for d in r.diagnostics)
         coloured = use_color(color) if findings or color == "always" else False  # a clean report is plain
-        text = render(result.results, concise=concise, color=coloured,
-                      detail="quiet" if quiet else "verbose" if verbose else "default", statistics=statistics)
+        with _read_as_file(stdin):  # snippets and fix diffs show what was checked, not the file on disk
+            text = render(result.results, concise=concise, color=coloured,
+                          detail="quiet" if quiet else "verbose" if verbose else "default", statistics=statistics)
     else:
         from importlib import import_module
 
@@ -215,6 +208,17 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
             for r in result.results for d in r.diagnostics):
         return 1
     return 0
+
+
+def _read_as_file(stdin: tuple[str, str, bytes] | None):
+    """While checking and reporting: standard input's bytes stand for the file it is checked as."""
+    if stdin is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from plint.source import reading_from
+
+    return reading_from({stdin[1]: stdin[2]})
 
 
 # Standard input as read, once per process: after a ValueError the console entry runs the check again
