@@ -214,6 +214,29 @@ def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
         in bad.message
 
 
+def test_hybrid_sharding_that_does_not_divide_the_expert_data_parallel_group_is_a_start_up_error(tmp_path):
+    from plint.checking.check import check_paths
+
+    def findings(ep: int):
+        path = tmp_path / "launch.sh"
+        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                        "torchrun --nnodes 2 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+                        "--use-distributed-optimizer --num-distributed-optimizer-instances 4 "
+                        f"--num-experts 8 --expert-model-parallel-size {ep} --moe-router-topk 2 --num-layers 24 "
+                        "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+                        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 256 --bf16\n")
+        (result,) = check_paths([path])
+        return [d for d in result.diagnostics if d.code == "PL101"]
+
+    # 16 GPUs: dp 16 divides by 4 instances; the expert-data-parallel size 16/ep must as well
+    # (megatron/core/parallel_state.py: "Expert data parallel size should be divisible by partial DistOpt
+    # shard factor"): ep 2 leaves 8, ep 8 leaves 2 (review)
+    assert findings(2) == []
+    (bad,) = findings(8)
+    assert bad.key == "parallel.dp_outer" and "world/(etp*ep*pp) = 16/8 = 2 is not divisible by " \
+        "--num-distributed-optimizer-instances 4" in bad.message
+
+
 def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
     from plint.planning.plan import plan
 
