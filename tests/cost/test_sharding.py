@@ -192,19 +192,23 @@ def test_hybrid_sharding_is_read_from_megatron_and_hf_launches(tmp_path):
     assert (hf.value, hf.origin) == (2, "derived") and "one replica per node" in hf.note
 
 
-def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
+def _pl101(tmp_path, nodes: int, flags: str) -> list:
+    """PL101's findings on a Megatron launch over nodes x 8 GPUs with these flags."""
     from plint.checking.check import check_paths
 
+    path = tmp_path / "launch.sh"
+    path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                    f"torchrun --nnodes {nodes} --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+                    f"{flags} --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+                    "--max-position-embeddings 2048 --micro-batch-size 1 --bf16\n")
+    (result,) = check_paths([path])
+    return [d for d in result.diagnostics if d.code == "PL101"]
+
+
+def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
     def findings(instances: int):
-        path = tmp_path / "launch.sh"
-        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                        "torchrun --nnodes 3 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
-                        "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
-                        f"--num-distributed-optimizer-instances {instances} --num-layers 24 --hidden-size 2048 "
-                        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
-                        "--micro-batch-size 1 --global-batch-size 240 --bf16\n")
-        (result,) = check_paths([path])
-        return [d for d in result.diagnostics if d.code == "PL101"]
+        return _pl101(tmp_path, 3, "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
+                                   f"--num-distributed-optimizer-instances {instances} --global-batch-size 240")
 
     # 24 GPUs / tp 2 = dp 12: 3 instances of 4 ranks divide it, 8 do not (megatron/core/parallel_state.py
     # asserts dp*cp % instances == 0)
@@ -215,18 +219,9 @@ def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
 
 
 def test_hybrid_sharding_that_does_not_divide_the_expert_data_parallel_group_is_a_start_up_error(tmp_path):
-    from plint.checking.check import check_paths
-
     def findings(ep: int):
-        path = tmp_path / "launch.sh"
-        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                        "torchrun --nnodes 2 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
-                        "--use-distributed-optimizer --num-distributed-optimizer-instances 4 "
-                        f"--num-experts 8 --expert-model-parallel-size {ep} --moe-router-topk 2 --num-layers 24 "
-                        "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-                        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 256 --bf16\n")
-        (result,) = check_paths([path])
-        return [d for d in result.diagnostics if d.code == "PL101"]
+        return _pl101(tmp_path, 2, "--use-distributed-optimizer --num-distributed-optimizer-instances 4 --num-experts 8 "
+                                   f"--expert-model-parallel-size {ep} --moe-router-topk 2 --global-batch-size 256")
 
     # 16 GPUs: dp 16 divides by 4 instances; the expert-data-parallel size 16/ep must as well
     # (megatron/core/parallel_state.py: "Expert data parallel size should be divisible by partial DistOpt
