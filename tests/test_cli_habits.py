@@ -105,6 +105,13 @@ def test_fix_diff_of_a_file_with_a_form_feed_applies_with_patch(tree):
     assert target.read_bytes() == (tree / "broken.sh").read_bytes() != original.encode()
 
 
+def test_fix_help_says_what_quiet_does_for_fix(tree):
+    # check's help ("nothing at all for a clean file") is not what -q does for fix: it drops the summary (review)
+    out = " ".join(text(plint(["fix", "--help"], tree)).split())
+    assert "-q, --quiet No summary line" in out and "nothing at all for a clean file" not in out
+    assert "nothing at all for a clean file" in " ".join(text(plint(["check", "--help"], tree)).split())
+
+
 def test_fix_diff_is_coloured_only_when_asked_or_on_a_terminal(tree):
     plain = plint(["fix", "--diff", "broken.sh"], tree)
     assert ESC not in text(plain)
