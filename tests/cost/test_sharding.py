@@ -244,6 +244,18 @@ def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
         assert group % 4 == 0 and c.inp.shard_group() == group // 4
 
 
+def test_a_plan_no_layout_of_which_the_instances_divide_says_so_not_memory():
+    from plint.planning.plan import plan
+    from plint.planning.plan_report import render_text
+
+    # 3 nodes x 8 = 24 GPUs with 16 instances: no dp*cp is a multiple of 16; nothing was estimated, so
+    # "no layout fits within 90% of usable memory" would be false (review)
+    result = plan(LLAMA3_8B.replace(nnodes=3, dp_outer=16, distributed_optimizer=True, global_batch=96))
+    assert result.candidates == [] and result.considered == 0
+    last = render_text(result).splitlines()[-1]
+    assert "memory" not in last and "--num-distributed-optimizer-instances 16" in last and "PL101" in last
+
+
 def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_path):
     # deepspeed/runtime/zero/partition_parameters.py: with zero_hpz_partition_size k the states stay split
     # over all of dp (ds_tensor) and each rank adds a secondary 16-bit copy split over k consecutive ranks
