@@ -16,8 +16,9 @@ MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited i
     "The world size does not divide into the model-parallel group sizes.",
     RuleDocs(
         what="Checks that the world size is divisible by tp*pp*cp (Megatron-DeepSpeed: tp*pp*ds_sp) and, "
-             "with experts, by etp*ep*pp, where etp defaults to tp; and that dp*cp divides into the "
-             "--num-distributed-optimizer-instances of hybrid sharding (parallel.dp_outer).",
+             "with experts, by etp*ep*pp, where etp defaults to tp; and that dp*cp and the expert-data-parallel "
+             "size world/(etp*ep*pp) are multiples of the --num-distributed-optimizer-instances of hybrid "
+             "sharding (parallel.dp_outer).",
         why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
             "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
             "when world % (etp*ep*pp) != 0; initialize_model_parallel asserts dp*cp is a multiple of the "
@@ -51,13 +52,14 @@ def world_size_indivisible(ctx: RuleContext):
                       key="parallel.tp")
         return
     outer = value(ctx, "parallel.dp_outer")
-    if model and outer is not None and isinstance(outer.value, int) and outer.value > 1 and \
-            (world // model * third) % outer.value:
+    instances = outer.value if outer is not None and isinstance(outer.value, int) and outer.value > 1 else 1
+    if model and instances > 1 and (world // model * third) % instances:
         # megatron/core/parallel_state.py: "Data parallel size should be divisible by partial DistOpt shard factor"
         group = world // model * third
         yield Finding(f"dp*{label} = {group} is not divisible by --num-distributed-optimizer-instances "
-                      f"{outer.value}: each instance shards over an equal part of it; {MEGATRON_ASSERT}",
+                      f"{instances}: each instance shards over an equal part of it; {MEGATRON_ASSERT}",
                       span(ctx, "parallel.dp_outer"), key="parallel.dp_outer")
+        instances = 1  # said once: the expert group's own check below would repeat it
     experts = known(ctx, "parallel.ep", "parallel.etp")
     if experts is None or experts[0] <= 1 and experts[1] == tp:
         return
@@ -67,6 +69,13 @@ def world_size_indivisible(ctx: RuleContext):
         yield Finding(f"world size {world} is not divisible by etp*ep*pp = {etp}*{ep}*{pp} = {grid} (the expert "
                       "grid; etp defaults to tp when --expert-tensor-parallel-size is not given)",
                       span(ctx, "parallel.ep", "parallel.etp"), key="parallel.ep")
+    elif grid and instances > 1 and (world // grid) % instances:
+        # megatron/core/parallel_state.py asserts the expert-data-parallel size divides by the instances too
+        # ("Expert data parallel size should be divisible by partial DistOpt shard factor")
+        yield Finding(f"the expert-data-parallel size world/(etp*ep*pp) = {world}/{grid} = {world // grid} is not "
+                      f"divisible by --num-distributed-optimizer-instances {instances}: the experts' states are "
+                      f"sharded over an equal part of it per instance; {MEGATRON_ASSERT}",
+                      span(ctx, "parallel.dp_outer"), key="parallel.dp_outer")
 
 
 @register(

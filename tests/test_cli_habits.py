@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -87,6 +88,30 @@ def test_fix_diff_names_the_hidden_unsafe_fix_and_ends_its_diff_with_a_newline(t
     assert (tree / "broken.sh").read_text() == BROKEN.rstrip("\n")  # --diff writes nothing
 
 
+def test_fix_diff_of_a_file_with_a_form_feed_applies_with_patch(tree):
+    # diff and patch end a line at a newline only; str.splitlines also broke it at the form feed and put
+    # `\ No newline at end of file` inside the diff (review)
+    original = "#!/bin/bash\n# page\x0cbreak\n" + BROKEN.splitlines(keepends=True)[1]
+    (tree / "broken.sh").write_text(original)
+    diff = plint(["fix", "--diff", "broken.sh"], tree).stdout
+    assert b"No newline" not in diff
+    target = tree / "copy.sh"
+    target.write_text(original)
+    patch = shutil.which("patch")
+    if patch is None:
+        pytest.skip("no patch program")
+    subprocess.run([patch, "-s", str(target)], input=diff, check=True, timeout=60)
+    plint(["fix", "broken.sh"], tree)
+    assert target.read_bytes() == (tree / "broken.sh").read_bytes() != original.encode()
+
+
+def test_fix_help_says_what_quiet_does_for_fix(tree):
+    # check's help ("nothing at all for a clean file") is not what -q does for fix: it drops the summary (review)
+    out = " ".join(text(plint(["fix", "--help"], tree)).split())
+    assert "-q, --quiet No summary line" in out and "nothing at all for a clean file" not in out
+    assert "nothing at all for a clean file" in " ".join(text(plint(["check", "--help"], tree)).split())
+
+
 def test_fix_diff_is_coloured_only_when_asked_or_on_a_terminal(tree):
     plain = plint(["fix", "--diff", "broken.sh"], tree)
     assert ESC not in text(plain)
@@ -154,6 +179,15 @@ def test_statistics_counts_findings_per_rule(tree):
     assert wrong.returncode == 2
 
 
+def test_note_on_a_named_json_shows_control_characters_as_escapes(tree):
+    # the note names the file: a name carrying a terminal escape must not reach the terminal (review)
+    name = "vocab\x1b[2J.json"
+    (tree / name).write_text('{"hello": 1}\n')
+    proc = plint(["check", name], tree)
+    err = proc.stderr.decode()
+    assert proc.returncode == 0 and "\x1b" not in err and "vocab\\x1b[2J.json: not a DeepSpeed config" in err
+
+
 # ---- 3. standard input ---------------------------------------------------------------------------
 
 def test_check_reads_standard_input_as_dash(tree):
@@ -185,6 +219,17 @@ def test_stdin_filename_resolves_relative_files_as_for_that_name(tree):
     assert text(alone) == out
 
 
+def test_stdin_snippets_and_fix_diffs_show_standard_input_not_the_file_on_disk(tree):
+    # an editor sends its unsaved buffer under the file's name: the report quotes the buffer (review)
+    (tree / "edited.sh").write_text("#!/bin/bash\n# the version on disk\necho hello\n")
+    proc = plint(["check", "--stdin-filename", "edited.sh", "-"], tree, stdin=BROKEN.encode())
+    out = text(proc)
+    assert "version on disk" not in out
+    assert "2 | torchrun --nproc_per_node 8" in out and "    + export CUDA_DEVICE_MAX_CONNECTIONS=1" in out
+    missing = text(plint(["check", "--stdin-filename", "new/launch.sh", "-"], tree, stdin=BROKEN.encode()))
+    assert "2 | torchrun --nproc_per_node 8" in missing  # a name not on disk still gets its snippets
+
+
 def test_stdin_per_file_ignores_follow_the_name(tree):
     (tree / ".plint.toml").write_text('per-file-ignores = { "legacy/*.sh" = ["PL601"] }\n')
     (tree / "legacy").mkdir()
@@ -195,11 +240,39 @@ def test_stdin_per_file_ignores_follow_the_name(tree):
     assert "new.sh:2:1: PL601" in as_new
 
 
+def test_a_fast_path_error_rerun_through_click_checks_the_same_standard_input(tree):
+    # a name that a strict UTF-8 stdout cannot print makes the fast path fail; the console entry then
+    # runs the check again through click, which once read a drained stdin and passed the launch (review)
+    name = os.fsdecode(b"caf\xe9.sh")
+    proc = plint(["check", "--concise", "--stdin-filename", name, "-"], tree, stdin=BROKEN.encode(),
+                 env={"PYTHONIOENCODING": "utf-8:strict"})
+    assert proc.returncode != 0 and "0 error(s)" not in text(proc)
+
+
 def test_stdin_filename_without_dash_among_paths_is_a_usage_error(tree):
     proc = plint(["check", "--stdin-filename", "x.sh", "clean.sh"], tree)
     assert proc.returncode == 2 and "give `-`" in proc.stderr.decode()
     fix = plint(["fix", "-"], tree, stdin=BROKEN.encode())  # fix edits files: standard input is refused
     assert fix.returncode == 2 and "standard input) is for plint check" in fix.stderr.decode()
+
+
+def test_stdin_filename_through_a_symlink_loop_is_a_usage_error(tree):
+    # the name need not exist, but the reader resolves it: a loop is said, never a traceback (review)
+    (tree / "loop-a").symlink_to("loop-b")
+    (tree / "loop-b").symlink_to("loop-a")
+    for name in ("loop-a", "loop-a/new.sh"):
+        proc = plint(["check", "--concise", "--stdin-filename", name, "-"], tree, stdin=BROKEN.encode())
+        err = proc.stderr.decode()
+        assert proc.returncode == 2 and "Traceback" not in err and "cannot be resolved" in err
+
+
+def test_stdin_filename_alone_keeps_its_usage_error(tree):
+    # a usage error falls back to click, which once asked for PATHS instead of saying what is wrong (review)
+    proc = plint(["check", "--stdin-filename", "x.sh", "-q", "-v"], tree, stdin=BROKEN.encode())
+    assert proc.returncode == 2 and "--quiet and --verbose" in proc.stderr.decode()
+    bare = plint(["check"], tree)
+    assert bare.returncode == 2 and "Missing argument 'PATHS...'" in bare.stderr.decode()
+    assert "plint check [OPTIONS] PATHS..." in text(plint(["check", "--help"], tree))
 
 
 # ---- 4. colour -----------------------------------------------------------------------------------

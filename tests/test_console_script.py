@@ -189,6 +189,17 @@ def test_a_folder_walk_counts_only_deepspeed_configs(folder):
     assert "3 file(s) checked" in text.stdout and "golden" not in text.stdout + text.stderr
 
 
+def test_a_folder_walk_skips_a_tokenizer_json_larger_than_a_launch_file(folder):
+    # a Hugging Face tokenizer.json is several MiB: no DeepSpeed config, no PL001 "too large" (review)
+    from plint.reading.read import MAX_FILE_BYTES
+
+    vocab = {f"token{i}": i for i in range(MAX_FILE_BYTES // 12)}
+    (folder / "tokenizer.json").write_text(json.dumps({"model": {"type": "BPE", "vocab": vocab}}))
+    assert (folder / "tokenizer.json").stat().st_size > MAX_FILE_BYTES
+    proc = run_plint("check", "--format", "json", ".", cwd=folder)
+    assert [f["path"] for f in json.loads(proc.stdout)["files"]] == ["ds.json", "launch.sh", "template.json"]
+
+
 def test_a_folder_walk_keeps_a_json_a_launch_reads(repo):
     (repo / "ds.json").write_text('{"steps_per_print": 10, "wall_clock_breakdown": false}\n')  # no marker key
     (repo / "launch.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n")

@@ -284,6 +284,9 @@ def test_plan_around_names_why_a_launch_is_no_candidate():
         best.replace(tp=16, pp=1, cp=1, vpp=None, dp=1, micro_batch=1): [
             "tp 16 spans more than the NVLink domain of 8 GPUs (PL201)",
             "32 attention heads and 8 query groups do not both divide by tp 16 (PL104)"],
+        # 4 distributed-optimizer instances: tp 8 leaves dp 2, which is no multiple of them (review)
+        best.replace(tp=8, pp=1, cp=1, vpp=None, dp=2, micro_batch=1, dp_outer=4, sequence_parallel=True): [
+            "dp 2 x cp 1 = 2 is not a multiple of its 4 distributed-optimizer instances (PL101)"],
     }
     for inp, reasons in cases.items():
         result = plan_around(inp, "llama3-8b")

@@ -134,13 +134,15 @@ def _check_file(path: Path, engine, options: CheckOptions, skip_unless_deepspeed
 
 
 def _deepspeed_file(path: Path) -> bool:
-    """Whether a JSON file a folder walk found is a DeepSpeed config. A file that cannot be read here
-    (outside the root, too large, not UTF-8) counts as one: the reader then reports why (PL001)."""
+    """Whether a JSON file a folder walk found is a DeepSpeed config. One larger than a launch file may be
+    is not (a Hugging Face tokenizer.json is several MiB; a launch that reads it still gets it checked).
+    A file that cannot be read here otherwise (outside the root, not UTF-8) counts as one: the reader then
+    reports why (PL001)."""
     from plint.reading.sources.deepspeed_config import looks_like_deepspeed
 
     try:
         if os.stat(path).st_size > MAX_FILE_BYTES:
-            return True
+            return False
         return looks_like_deepspeed(read_bytes(path).decode("utf-8"))
     except (OSError, ValueError):  # ValueError: UnicodeDecodeError, a NUL byte in the name
         return True

@@ -145,12 +145,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     paths, stdin = standard_input(list(paths), stdin_filename)
     options = check_options([p for p in paths if stdin is None or p != stdin[0]], env, assume, gpu, config_file,
                             isolated, select, extend_select, ignore, baseline, trainer_source, root)
-    if stdin is not None:
-        from plint.source import reading_from
-
-        with reading_from({stdin[1]: stdin[2]}):
-            result = check_paths(list(paths), options)
-    else:
+    with _read_as_file(stdin):
         result = check_paths(list(paths), options)
     if only_new_against:
         from plint.github.only_new import keep_new
@@ -177,10 +172,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if any(d.suppressed is None for r in result.results for d in r.diagnostics):
         from plint.fixing.fix import attach_fixes
 
-        if stdin is not None:
-            with reading_from({stdin[1]: stdin[2]}):
-                attach_fixes(result)
-        else:
+        with _read_as_file(stdin):
             attach_fixes(result)
     if fmt == "text":
         from plint.report.color import use_color
@@ -188,8 +180,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         findings = any(d.suppressed is None for r in result.results for d in r.diagnostics)
         coloured = use_color(color) if findings or color == "always" else False  # a clean report is plain
-        text = render(result.results, concise=concise, color=coloured,
-                      detail="quiet" if quiet else "verbose" if verbose else "default", statistics=statistics)
+        with _read_as_file(stdin):  # snippets and fix diffs show what was checked, not the file on disk
+            text = render(result.results, concise=concise, color=coloured,
+                          detail="quiet" if quiet else "verbose" if verbose else "default", statistics=statistics)
     else:
         from importlib import import_module
 
@@ -197,8 +190,10 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if text:
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
-    for note in [] if quiet else result.notes:  # not findings: stderr, so that no report format changes
-        sys.stderr.write(f"plint: {note}\n")
+    if result.notes and not quiet:  # not findings: stderr, so that no report format changes
+        from plint.report.common import printable  # a note names a file: its control characters as escapes
+
+        sys.stderr.write("".join(f"plint: {printable(note)}\n" for note in result.notes))
     if pr_comment:
         from plint.github.sticky_comment import post, report
 
@@ -213,6 +208,23 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
             for r in result.results for d in r.diagnostics):
         return 1
     return 0
+
+
+def _read_as_file(stdin: tuple[str, str, bytes] | None):
+    """While checking and reporting: standard input's bytes stand for the file it is checked as."""
+    if stdin is None:
+        from contextlib import nullcontext
+
+        return nullcontext()
+    from plint.source import reading_from
+
+    return reading_from({stdin[1]: stdin[2]})
+
+
+# Standard input as read, once per process: after a ValueError the console entry runs the check again
+# through click (plint.entry), and that run must check the same bytes, not a drained stream (which
+# checks as an empty, clean file: exit 0 for a broken launch).
+_stdin_read: bytes | None = None
 
 
 def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple[str, str, bytes] | None]:
@@ -238,5 +250,12 @@ def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple
     if not name or os.path.isdir(name):
         raise UsageError(f"--stdin-filename: {name!r} is a folder, not a file name" if name
                          else "--stdin-filename: empty name")
-    data = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+    try:  # the name need not exist, but the reader resolves it (pathlib refuses a symlink loop)
+        Path(name).resolve()
+    except (OSError, RuntimeError) as exc:
+        raise UsageError(f"--stdin-filename: {name!r} cannot be resolved ({exc})") from None
+    global _stdin_read
+    if _stdin_read is None:
+        _stdin_read = sys.stdin.buffer.read(MAX_FILE_BYTES + 1) if sys.stdin is not None else b""
+    data = _stdin_read
     return [name if str(p) == STDIN else p for p in paths], (name, os.path.realpath(os.path.abspath(name)), data)

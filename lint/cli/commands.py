@@ -31,11 +31,13 @@ def cli() -> None:
     """Lint the launch files of Megatron-LM and DeepSpeed training runs."""
 
 
-def _with_check_options(command, skip: tuple[str, ...] = ()):
+def _with_check_options(command, skip: tuple[str, ...] = (), helps: dict[str, str] | None = None):
+    """check's options (plint.cli.check_command.OPTIONS) on a click command, less `skip`; `helps` replaces
+    the help of an option whose meaning differs for that command."""
     for opt in reversed([o for o in OPTIONS if o.dest not in skip]):
         names = (opt.flag, opt.short) if opt.short else (opt.flag,)
         if opt.kind == "flag":
-            command = click.option(*names, opt.dest, is_flag=True, help=opt.help)(command)
+            command = click.option(*names, opt.dest, is_flag=True, help=(helps or {}).get(opt.dest, opt.help))(command)
         elif opt.kind == "multi":
             command = click.option(*names, opt.dest, multiple=True, metavar=opt.metavar,
                                    help=opt.help)(command)
@@ -47,10 +49,13 @@ def _with_check_options(command, skip: tuple[str, ...] = ()):
 
 
 @cli.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
+# not required by click: `--stdin-filename NAME` alone stands for `-` (as in the fast path, check_command)
+@click.argument("paths", nargs=-1, required=False, metavar="PATHS...", type=click.Path(path_type=Path))
 @_with_check_options
 def check(paths: tuple[Path, ...], **options) -> None:
     """Read launch files and report what is wrong with them."""
+    if not paths and options.get("stdin_filename") is None:
+        raise click.UsageError("Missing argument 'PATHS...'.")
     try:
         code = run(list(paths), **options)
     except ValueError as exc:  # UsageError, or a bad rule selector
@@ -61,7 +66,8 @@ def check(paths: tuple[Path, ...], **options) -> None:
 def _check_options_for_fix(command):
     """`fix` takes check's options except the output format and the baseline writer."""
     return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run", "pr_comment",
-                                                "only_new_against", "verbose", "statistics", "stdin_filename"))
+                                                "only_new_against", "verbose", "statistics", "stdin_filename"),
+                               helps={"quiet": "No summary line: the findings left (or the diff) only."})
 
 
 @cli.command()

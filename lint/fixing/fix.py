@@ -29,6 +29,14 @@ SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", "")
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
+def _lines(data: bytes) -> list[str]:
+    """The lines of a file as diff and patch count them: ended by a newline only. (str.splitlines also
+    breaks at a form feed, a lone CR, U+0085 or U+2028, which would put `\\ No newline at end of file`
+    in the middle of a diff that `patch` then refuses.)"""
+    *lines, last = data.decode("utf-8", "surrogateescape").split("\n")
+    return [line + "\n" for line in lines] + ([last] if last else [])
+
+
 @record
 class FileChange:
     path: str  # as reports show it
@@ -39,8 +47,7 @@ class FileChange:
     def diff(self) -> str:
         import difflib
 
-        old = self.before.decode("utf-8", "surrogateescape").splitlines(keepends=True)
-        new = self.after.decode("utf-8", "surrogateescape").splitlines(keepends=True)
+        old, new = _lines(self.before), _lines(self.after)
         lines = difflib.unified_diff(old, new, fromfile=self.path, tofile=self.path)
         return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
                        for line in lines)
@@ -456,7 +463,7 @@ def diff_text(changes: list[FileChange], color: bool) -> str:
         return text
     from plint.report.common import printable
 
-    lines = [printable(line, keep="\t") for line in text.splitlines()]
+    lines = [printable(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
     if not color:
         return "".join(f"{line}\n" for line in lines)
     from rich.console import Console

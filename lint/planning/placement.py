@@ -78,6 +78,10 @@ def outside_search(current: Candidate, result: Plan, domain: int, headroom: floa
     out = []
     if tp * pp * cp * dp != world:
         out.append(f"tp {tp} x pp {pp} x cp {cp} x dp {dp} = {tp * pp * cp * dp} GPUs on a cluster of {world}")
+    instances = max(1, base.dp_outer)
+    if instances > 1 and (dp * cp) % instances:
+        out.append(f"dp {dp} x cp {cp} = {dp * cp} is not a multiple of its {instances} distributed-optimizer "
+                   "instances (PL101)")
     if tp > domain:
         out.append(f"tp {tp} spans more than the NVLink domain of {domain} GPUs (PL201)")
     elif tp & (tp - 1) or domain % tp:

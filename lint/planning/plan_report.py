@@ -37,6 +37,18 @@ def _row(rank: str, c: Candidate) -> tuple:
             f"{e.memory_gib['total']:.1f}", f"{100 * e.bubble_fraction:.1f}%", c.why)
 
 
+def _no_candidate(result: Plan) -> str:
+    """Why the plan is empty: nothing fits in memory, or (nothing estimated) no layout of the search space
+    passes the start-up checks on this cluster, such as hybrid sharding's instances dividing dp*cp."""
+    if result.considered:
+        return "no layout fits within 90% of usable memory: more GPUs, a shorter sequence or a smaller model"
+    b = result.base
+    instances = (f"; with --num-distributed-optimizer-instances {b.dp_outer}, dp*cp must be a multiple of "
+                 f"{b.dp_outer} (PL101)" if (b.dp_outer or 1) > 1 else "")
+    return (f"no layout passes the trainer's start-up checks on {b.world_size:,} GPUs with global batch "
+            f"{b.global_batch or b.world_size:,}{instances}")
+
+
 def render_text(result: Plan) -> str:
     b = result.base
     lines = [f"plint plan: {result.model_name} on {b.nnodes} x {b.gpus_per_node} {b.gpu} ({b.world_size:,} GPUs), "
@@ -46,7 +58,7 @@ def render_text(result: Plan) -> str:
         lines += [f"decision tree: {step}" for step in result.tree.steps]
         lines += [f"#1 departs: {d}" if d != "#1 is the tree's answer" else d for d in result.departures]
     if not result.candidates:
-        lines.append("no layout fits within 90% of usable memory: more GPUs, a shorter sequence or a smaller model")
+        lines.append(_no_candidate(result))
         return "\n".join(lines)
     rows = [HEADER] + [_row(str(n), c) for n, c in enumerate(result.candidates, 1)]
     if result.current is not None:

@@ -324,9 +324,12 @@ class _Sources:
         key = (self.root, path)
         if key not in self._data:
             from plint.root import read_regular
+            from plint.source import overlaid
 
+            memory = overlaid(path)  # standard input checked as this file (`plint check -`)
             try:
-                self._data[key] = self.root.read(path) if self.root is not None else read_regular(path)
+                self._data[key] = memory if memory is not None else \
+                    self.root.read(path) if self.root is not None else read_regular(path)
             except (OSError, ValueError):
                 self._data[key] = None
         return self._data[key]

@@ -192,19 +192,23 @@ def test_hybrid_sharding_is_read_from_megatron_and_hf_launches(tmp_path):
     assert (hf.value, hf.origin) == (2, "derived") and "one replica per node" in hf.note
 
 
-def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
+def _pl101(tmp_path, nodes: int, flags: str) -> list:
+    """PL101's findings on a Megatron launch over nodes x 8 GPUs with these flags."""
     from plint.checking.check import check_paths
 
+    path = tmp_path / "launch.sh"
+    path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                    f"torchrun --nnodes {nodes} --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+                    f"{flags} --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+                    "--max-position-embeddings 2048 --micro-batch-size 1 --bf16\n")
+    (result,) = check_paths([path])
+    return [d for d in result.diagnostics if d.code == "PL101"]
+
+
+def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
     def findings(instances: int):
-        path = tmp_path / "launch.sh"
-        path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                        "torchrun --nnodes 3 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
-                        "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
-                        f"--num-distributed-optimizer-instances {instances} --num-layers 24 --hidden-size 2048 "
-                        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
-                        "--micro-batch-size 1 --global-batch-size 240 --bf16\n")
-        (result,) = check_paths([path])
-        return [d for d in result.diagnostics if d.code == "PL101"]
+        return _pl101(tmp_path, 3, "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
+                                   f"--num-distributed-optimizer-instances {instances} --global-batch-size 240")
 
     # 24 GPUs / tp 2 = dp 12: 3 instances of 4 ranks divide it, 8 do not (megatron/core/parallel_state.py
     # asserts dp*cp % instances == 0)
@@ -212,6 +216,20 @@ def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
     (bad,) = findings(8)
     assert bad.key == "parallel.dp_outer" and "dp*cp = 12 is not divisible by --num-distributed-optimizer-instances 8" \
         in bad.message
+
+
+def test_hybrid_sharding_that_does_not_divide_the_expert_data_parallel_group_is_a_start_up_error(tmp_path):
+    def findings(ep: int):
+        return _pl101(tmp_path, 2, "--use-distributed-optimizer --num-distributed-optimizer-instances 4 --num-experts 8 "
+                                   f"--expert-model-parallel-size {ep} --moe-router-topk 2 --global-batch-size 256")
+
+    # 16 GPUs: dp 16 divides by 4 instances; the expert-data-parallel size 16/ep must as well
+    # (megatron/core/parallel_state.py: "Expert data parallel size should be divisible by partial DistOpt
+    # shard factor"): ep 2 leaves 8, ep 8 leaves 2 (review)
+    assert findings(2) == []
+    (bad,) = findings(8)
+    assert bad.key == "parallel.dp_outer" and "world/(etp*ep*pp) = 16/8 = 2 is not divisible by " \
+        "--num-distributed-optimizer-instances 4" in bad.message
 
 
 def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
@@ -224,6 +242,18 @@ def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
     for c in candidates:
         group = c.inp.data_parallel() * c.inp.cp
         assert group % 4 == 0 and c.inp.shard_group() == group // 4
+
+
+def test_a_plan_no_layout_of_which_the_instances_divide_says_so_not_memory():
+    from plint.planning.plan import plan
+    from plint.planning.plan_report import render_text
+
+    # 3 nodes x 8 = 24 GPUs with 16 instances: no dp*cp is a multiple of 16; nothing was estimated, so
+    # "no layout fits within 90% of usable memory" would be false (review)
+    result = plan(LLAMA3_8B.replace(nnodes=3, dp_outer=16, distributed_optimizer=True, global_batch=96))
+    assert result.candidates == [] and result.considered == 0
+    last = render_text(result).splitlines()[-1]
+    assert "memory" not in last and "--num-distributed-optimizer-instances 16" in last and "PL101" in last
 
 
 def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_path):
