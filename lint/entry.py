@@ -12,6 +12,11 @@ def main() -> None:
     # the cyclic collector makes ~20 passes over one file, a few ms, and finds next to nothing. It
     # still runs, 70x less often, so a long run over many files keeps its memory in check.
     gc.set_threshold(50_000, 10, 10)
+    # A file name that is not UTF-8 (kept by Python as lone surrogates) prints as \udcXX escapes instead
+    # of stopping a strict UTF-8 stream with an encoding error after the check
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="backslashreplace")
     argv = sys.argv[1:]
     if argv[:1] == ["check"]:
         from plint.cli.check_command import parse_fast, run

@@ -330,3 +330,13 @@ def test_exit_codes_unchanged(tree):
     assert plint(["check", "--fail-on", "never", "-q", "broken.sh"], tree).returncode == 0
     assert plint(["check", "--color", "sometimes", "clean.sh"], tree).returncode == 2
     assert plint(["check", "missing.sh"], tree).returncode == 2
+
+
+def test_a_file_name_that_is_not_utf8_prints_escaped_under_a_strict_utf8_stream(tree):
+    name = b"caf\xe9.sh"
+    with open(os.path.join(os.fsencode(tree), name), "wb") as f:
+        f.write(BROKEN.encode())
+    proc = subprocess.run([os.fsencode(PLINT), b"check", b"--concise", name], cwd=tree, capture_output=True,
+                          env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, timeout=120)
+    assert proc.returncode == 1, proc.stderr  # the findings, not an encoding error (exit 2)
+    assert b"caf\\udce9.sh:2:1: PL601" in proc.stdout

@@ -301,3 +301,15 @@ def test_plan_on_four_gpu_nodes_keeps_tensor_parallelism_inside_the_node():
     # nodes of 4 A100s: NVLink joins the node's 4, not the baseboard's 8, so tp 8 would span nodes (PL201)
     result = plan(base_input(model_from_preset("llama3-8b"), 4, 4, "a100-80gb", 4096, 64), "llama3-8b")
     assert result.candidates and max(c.inp.tp for c in result.candidates) <= 4
+
+
+def test_hybrid_sharding_plans_only_layouts_whose_expert_data_parallel_size_the_instances_divide():
+    # megatron/core/parallel_state.py asserts both dp*cp and world/(etp*ep*pp) are multiples of
+    # --num-distributed-optimizer-instances: Mixtral on 64 GPUs with 4 instances keeps ep*pp <= 16
+    base = base_input(model_from_preset("mixtral-8x7b"), 8, 8, "h100-sxm", 4096, 256)
+    base = base.replace(distributed_optimizer=True, dp_outer=4)
+    candidates = plan(base, "mixtral-8x7b").candidates
+    assert candidates
+    for c in candidates:
+        assert c.inp.data_parallel() * c.inp.cp % 4 == 0
+        assert c.inp.world_size // (c.inp.pp * c.inp.ep * (c.inp.etp or c.inp.tp)) % 4 == 0, c.inp

@@ -267,6 +267,9 @@ def structures(base: ModelInput, domain: int):
                 # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
                 eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
                              if experts > 1 else [])
+                # PL101: under hybrid sharding the expert-data-parallel size world/(etp*ep*pp), etp 1 here,
+                # is a multiple of the instances too (megatron/core/parallel_state.py asserts it)
+                eps = [e for e in eps if e == 1 or world // (e * pp) % max(1, base.dp_outer) == 0]
                 # sharding (the decision tree's second answer): the base's own (the distributed optimizer
                 # for a fresh plan); with dp > 1 and no pipeline also the gradients (Megatron-FSDP
                 # optim_grads, ZeRO-2) and the parameters (optim_grads_params, ZeRO-3), which DeepSpeed
