@@ -340,3 +340,10 @@ def test_a_file_name_that_is_not_utf8_prints_escaped_under_a_strict_utf8_stream(
                           env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, timeout=120)
     assert proc.returncode == 1, proc.stderr  # the findings, not an encoding error (exit 2)
     assert b"caf\\udce9.sh:2:1: PL601" in proc.stdout
+
+
+def test_standard_input_over_the_size_limit_says_so_without_a_made_up_size(tree):
+    proc = plint(["check", "--concise", "-"], tree, stdin=b"#" * (5 * 1024 * 1024))
+    out = text(proc)
+    assert proc.returncode == 1 and "PL001" in out
+    assert "too large to be a launch file (over 4194304 bytes)" in out

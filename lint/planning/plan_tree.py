@@ -34,7 +34,11 @@ def walk(base: ModelInput, domain: int) -> TreeWalk | None:
     gpu = lookup_gpu(base.gpu)
     if gpu is None:
         return None
-    usable = gpu.hbm_gib * (1 - base.options.fragmentation) - base.options.runtime_reserve_gib
+    # what the estimate calls usable (HBM less fragmentation), less the runtime's own reserve, which the
+    # estimate counts as "other": the tree compares model state and activations alone with what is left
+    whole = gpu.hbm_gib * (1 - base.options.fragmentation)
+    usable = whole - base.options.runtime_reserve_gib
+    room = f"{usable:.1f} GiB usable ({whole:.1f} less the runtime's {base.options.runtime_reserve_gib:.1f})"
     world, node = base.world_size, base.gpus_per_node
     one = base.replace(tp=1, pp=1, cp=1, vpp=None, ep=1, dp=1, micro_batch=1, recompute=None,
                        distributed_optimizer=False, sharding="none", megatron_fsdp=False, zero_stage=None)
@@ -47,13 +51,13 @@ def walk(base: ModelInput, domain: int) -> TreeWalk | None:
     per_param = states * GIB / c.total
     if states + acts <= usable:
         steps.append(f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
-                     f"{per_param:.0f} B) and {acts:.1f} GiB of activations, within {usable:.1f} GiB usable: "
+                     f"{per_param:.0f} B) and {acts:.1f} GiB of activations, within {room}: "
                      "data parallelism")
         return TreeWalk(steps, axes)
     axes["sharding"] = "parameters"
     sharded = states / world
     steps.append(f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
-                 f"{per_param:.0f} B) > {usable:.1f} GiB usable: shard it (ZeRO-3 / FSDP over {world} GPUs: "
+                 f"{per_param:.0f} B) > {room}: shard it (ZeRO-3 / FSDP over {world} GPUs: "
                  f"{sharded:.1f} GiB each)")
     largest = max(c.embedding, c.output, c.dense_layer_tp + c.dense_layer_rep,
                   c.moe_layer_tp + c.moe_layer_rep + c.experts_per_layer) * 2 / GIB

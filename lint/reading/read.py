@@ -44,7 +44,9 @@ def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
         memory = overlaid(path)  # standard input read as a file (`plint check -`), a file being fixed
         size = len(memory) if memory is not None else os.stat(path).st_size
         if size > MAX_FILE_BYTES:
-            return None, f"file is too large to be a launch file ({size} bytes)"
+            # standard input is read only to one byte past the limit: its size is not known, only that
+            return None, ("file is too large to be a launch file "
+                          + (f"({size} bytes)" if memory is None else f"(over {MAX_FILE_BYTES} bytes)"))
         raw = read_bytes(path)
     except OSError as exc:  # plint.root.Refused too: outside the root, a FIFO, a device
         return None, f"cannot read file: {exc.strerror or exc}"
