@@ -466,13 +466,7 @@ def diff_text(changes: list[FileChange], color: bool) -> str:
     lines = [printable(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
     if not color:
         return "".join(f"{line}\n" for line in lines)
-    from rich.console import Console
-    from rich.text import Text
+    from plint.report.color import paint
 
-    console = Console(force_terminal=True, color_system="standard", no_color=False, highlight=False,
-                      soft_wrap=True, emoji=False, markup=False)
-    with console.capture() as capture:
-        for line in lines:
-            style = next((style for prefix, style in DIFF_STYLES if line.startswith(prefix)), None)
-            console.print(Text(line, style=style or ""))
-    return capture.get()
+    return paint([[(next((style for prefix, style in DIFF_STYLES if line.startswith(prefix)), ""), line)]
+                  for line in lines])

@@ -116,7 +116,7 @@ def _gpu(launch: Launch, layout: Layout) -> None:
         domain = Value(spec.scale_up_domain, gpu.span, "derived", f"{spec.name}: NVLink spans "
                                                                    f"{spec.scale_up_domain} GPUs ({spec.source})")
     elif per_node is not None and per_node.value:
-        domain = Value(min(per_node.value, spec.scale_up_domain) if named else per_node.value,
+        domain = Value(spec.nvlink_domain(per_node.value) if named else per_node.value,
                        per_node.span, "derived", "the GPUs of one node")
     else:
         domain = Value(None, None, "derived", "GPUs per node unknown")

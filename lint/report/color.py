@@ -26,3 +26,21 @@ def use_color(choice: str, stream=None) -> bool:
 
     console = Console(file=stream)
     return console.color_system is not None and not console.no_color
+
+
+def paint(lines: list[list[tuple[str, str]]]) -> str:
+    """Lines of (style, text) segments as ANSI-coloured text, each line ending in a newline. Colour has
+    been decided (use_color): the 16 standard colours whatever TERM says, so `--color always` colours a
+    CI log too; nothing in the text is read as markup or emoji."""
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(force_terminal=True, color_system="standard", no_color=False, highlight=False,
+                      soft_wrap=True, emoji=False, markup=False)
+    with console.capture() as capture:
+        for line in lines:
+            text = Text()
+            for style, segment in line:
+                text.append(segment, style=style or None)
+            console.print(text)
+    return capture.get()

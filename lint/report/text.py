@@ -344,20 +344,9 @@ class _Sources:
 
 
 def _coloured(blocks: list[list[Line]]) -> str:
-    from rich.console import Console
-    from rich.text import Text
+    from plint.report.color import paint
 
-    # colour has been decided (--color, plint.report.color.use_color): the 16 standard colours
-    # whatever TERM says, so `--color always` colours a CI log too
-    console = Console(force_terminal=True, color_system="standard", no_color=False, highlight=False,
-                      soft_wrap=True, emoji=False, markup=False)
-    with console.capture() as capture:
-        for i, block in enumerate(blocks):
-            if i:
-                console.print()
-            for line in block:
-                text = Text()
-                for style, segment in line:
-                    text.append(segment, style=style or None)
-                console.print(text)
-    return capture.get().rstrip("\n")
+    lines: list[Line] = []
+    for i, block in enumerate(blocks):
+        lines += ([[]] if i else []) + block  # a blank line between blocks
+    return paint(lines).rstrip("\n")
