@@ -6,7 +6,7 @@ shared/reference/megatron.md §2 and deepspeed.md §2; each rule cites the check
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
+from plint.rules.common import gpt, is_megatron, known, release_at_least, span, torchrun, trainer, value
 
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"
 
@@ -570,8 +570,9 @@ def position_embeddings_short(ctx: RuleContext):
     "PL111", "overlap-requirements", "error",
     "Communication overlap flags without what they require.",
     RuleDocs(
-        what="--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce; "
-             "--tp-comm-overlap needs sequence parallelism (so tp > 1).",
+        what="--overlap-param-gather needs the distributed optimizer (or, from 0.14, Megatron-FSDP; from 0.17, "
+             "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
+             "(so tp > 1).",
         why="validate_args asserts both (PR #646); the job stops before the first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
@@ -586,7 +587,8 @@ def overlap_requirements(ctx: RuleContext):
     if gather is not None and gather.value:
         missing = []
         dist = value(ctx, "parallel.distributed_optimizer")
-        if dist is not None and dist.value is False:  # None: an unknown part of the line may give it
+        # None: an unknown part of the line may give it
+        if dist is not None and dist.value is False and not _gathers_without_distributed_optimizer(ctx):
             missing.append("--use-distributed-optimizer")
         if ctx.fact("overlap_grad_reduce") is None:
             missing.append("--overlap-grad-reduce")
@@ -601,6 +603,21 @@ def overlap_requirements(ctx: RuleContext):
                                             or (tp is not None and tp.value == 1)):
         yield Finding("--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)", comm.span,
                       key="tp_comm_overlap")
+
+
+def _gathers_without_distributed_optimizer(ctx: RuleContext) -> bool:
+    """Whether the release's validate_args takes --overlap-param-gather without the distributed optimizer:
+    with Megatron-FSDP from 0.14 (the release that named --use-megatron-fsdp; 0.12 and 0.13's
+    --use-custom-fsdp required the distributed optimizer) and with `--optimizer dist_muon` from 0.17
+    (megatron/training/arguments.py validate_args: '--overlap-param-gather only supported with distributed
+    optimizer, megatron fsdp, or dist_muon')."""
+    args = ctx.layout.extras.get("trainer_args")
+    if args is None:
+        return False
+    fsdp = args.get("use_megatron_fsdp")  # by dest: a spelling the release in force knows
+    if fsdp is not None and fsdp.spec is not None:
+        return True
+    return args.text("--optimizer") == "dist_muon" and release_at_least(ctx, "0.17") is not False
 
 
 @register(

@@ -86,9 +86,16 @@ def _release_has(ctx: RuleContext, flag: str) -> bool:
 
 def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
     """The first simple change that the cost model says fits, as a message tail; '' when none does."""
+    from plint.cost.model_input import SHARDING_LEVELS
+
     dp = inp.data_parallel()
     candidates = []
-    if dp > 1 and not inp.distributed_optimizer and not inp.zero_stage and is_megatron(ctx):
+    if dp > 1 and inp.megatron_fsdp and is_megatron(ctx):
+        # Megatron-FSDP shards by its strategy; v1 turns the distributed optimizer on by itself, v2 rejects it
+        candidates.extend((f"--data-parallel-sharding-strategy {strategy}", {"sharding": sharding})
+                          for strategy, sharding in (("optim", "optimizer"), ("optim_grads_params", "parameters"))
+                          if SHARDING_LEVELS.index(sharding) > inp.sharding_level())
+    elif dp > 1 and inp.sharding_level() == 0 and is_megatron(ctx):
         candidates.append(("--use-distributed-optimizer", {"distributed_optimizer": True}))
     if inp.tp > 1 and not inp.sequence_parallel and trainer(ctx) == "megatron":
         candidates.append(("--sequence-parallel", {"sequence_parallel": True}))

@@ -83,6 +83,12 @@ def distributed_optimizer_off(ctx: RuleContext):
     zero = value(ctx, "parallel.zero_stage")
     if zero is not None and zero.value:
         return
+    if ctx.fact("torch_fsdp2") is not None:
+        return  # torch FSDP2 shards the optimizer state itself (and Megatron forbids the distributed optimizer)
+    fsdp = ctx.fact("megatron_fsdp")
+    if fsdp is not None and fsdp.value:
+        yield from _megatron_fsdp_unsharded(ctx, dp[0], fsdp.span)
+        return
     from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes
 
     if bf16_optimizer_accum_bytes(ctx.layout) is not None:
@@ -100,13 +106,34 @@ def distributed_optimizer_off(ctx: RuleContext):
                       "\"zero_optimization\": {\"stage\": 1} in the DeepSpeed config)",
                       span(ctx, "parallel.zero_stage", "parallel.distributed_optimizer"), key="parallel.zero_stage")
         return
-    # Megatron's distributed-optimizer table: bf16 keeps 2 + 4 + 12 bytes per parameter (6 + 12/d sharded),
-    # fp16 2 + 2 + 16 (4 + 16/d), fp32 4 + 4 + 8 (8 + 8/d)
-    full, kept, sharded = {"fp16": (20, 4, 16), "fp32": (16, 8, 8)}.get(
-        precision.value if precision is not None else None, (18, 6, 12))
+    full, kept, sharded = _optimizer_bytes(precision)
     yield Finding(f"dp {dp[0]} without --use-distributed-optimizer: every rank keeps the full optimizer state "
                   f"({full} bytes per parameter instead of {kept} + {sharded}/{dp[0]} = {kept + sharded / dp[0]:.1f})",
                   span(ctx, "parallel.distributed_optimizer"), key="parallel.distributed_optimizer")
+
+
+def _optimizer_bytes(precision) -> tuple[int, int, int]:
+    """(bytes per parameter unsharded, kept per rank, sharded over dp) of Megatron's states. Megatron's
+    distributed-optimizer table: bf16 keeps 2 + 4 + 12 bytes per parameter (6 + 12/d sharded), fp16 2 + 2 + 16
+    (4 + 16/d), fp32 4 + 4 + 8 (8 + 8/d)."""
+    return {"fp16": (20, 4, 16), "fp32": (16, 8, 8)}.get(precision.value if precision is not None else None,
+                                                          (18, 6, 12))
+
+
+def _megatron_fsdp_unsharded(ctx: RuleContext, dp: int, flag_span):
+    """Megatron-FSDP shards Megatron's states as its --data-parallel-sharding-strategy says (default
+    optim_grads_params); only `no_shard` (plain data parallelism) leaves the optimizer state whole. Adding
+    --use-distributed-optimizer is no remedy there: Megatron-FSDP v1 turns it on itself and v2 rejects it
+    (megatron/training/arguments.py validate_args, 0.18 on). The strategy's default is the release's own:
+    no_shard up to 0.17, optim_grads_params from 0.18 (the flag catalogs)."""
+    strategy = ctx.fact("megatron_fsdp.strategy")
+    if strategy is None or strategy.value != "no_shard":
+        return
+    full, kept, sharded = _optimizer_bytes(value(ctx, "precision"))
+    yield Finding(f"Megatron-FSDP with --data-parallel-sharding-strategy no_shard at dp {dp}: every rank keeps the "
+                  f"full optimizer state ({full} bytes per parameter instead of {kept} + {sharded}/{dp} = "
+                  f"{kept + sharded / dp:.1f} with --data-parallel-sharding-strategy optim)",
+                  strategy.span or flag_span, key="megatron_fsdp.strategy")
 
 
 @register(

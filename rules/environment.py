@@ -70,7 +70,12 @@ def cuda_device_max_connections(ctx: RuleContext):
     if gpu is not None and gpu.value and str(gpu.value).lower().startswith(BLACKWELL):
         return
     args = ctx.layout.extras.get("trainer_args")
-    fsdp = args is not None and (args.get("--use-megatron-fsdp") or args.get("--use-torch-fsdp2"))
+    # every release asserts CUDA_DEVICE_MAX_CONNECTIONS != "1" under torch FSDP2 and Megatron-FSDP
+    # (--use-custom-fsdp in 0.12 and 0.13): megatron/training/arguments.py validate_args, 'FSDP always requires
+    # CUDA_DEVICE_MAX_CONNECTIONS value large than one' / 'FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or
+    # unset' (0.18 on); with tp or cp > 1 beside FSDP it only warns, so an unset variable is right there
+    fsdp = args is not None and any(args.get(dest) for dest in ("use_megatron_fsdp", "use_custom_fsdp",
+                                                                 "use_torch_fsdp2"))
     setting = launch_env(ctx, "CUDA_DEVICE_MAX_CONNECTIONS")
     if fsdp:
         if setting is not None and setting[0] == "1":

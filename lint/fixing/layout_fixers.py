@@ -189,6 +189,8 @@ def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """--use-distributed-optimizer with its two overlaps (so that PL306 has nothing to say about the fixed
     file), after the tensor-parallel size. Unsafe: the checkpoints change format. Megatron-LM only: under
     --deepspeed the remedy is ZeRO stage 1 in the DeepSpeed config."""
+    if diag.key != "parallel.distributed_optimizer":
+        return None  # under --deepspeed (ZeRO 1 in the JSON) or Megatron-FSDP (its sharding strategy)
     rctx = _layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "megatron":
         return None

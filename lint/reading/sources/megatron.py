@@ -345,6 +345,7 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
     r.put("parallel.distributed_optimizer",
           r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False))
     _megatron_fsdp(r)
+    _torch_fsdp2(r)
     if not fork:
         # hybrid sharding: the distributed optimizer's (and Megatron-FSDP's) states sharded over dp*cp/N
         # consecutive ranks and replicated N times (megatron/core/parallel_state.py: the intra-partial
@@ -365,8 +366,8 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
 
 
 # Megatron-FSDP's --data-parallel-sharding-strategy (megatron/training/arguments.py: choices no_shard, optim,
-# optim_grads, optim_grads_params, default optim_grads_params; docs/user-guide/features/megatron_fsdp.md: DDP,
-# ZeRO-1, ZeRO-2, ZeRO-3) as the layout's parallel.sharding
+# optim_grads, optim_grads_params; default no_shard up to 0.17, optim_grads_params from 0.18;
+# docs/user-guide/features/megatron_fsdp.md: DDP, ZeRO-1, ZeRO-2, ZeRO-3) as the layout's parallel.sharding
 FSDP_SHARDING = {"no_shard": "none", "optim": "optimizer", "optim_grads": "gradients",
                  "optim_grads_params": "parameters"}
 
@@ -385,6 +386,20 @@ def _megatron_fsdp(r: _Reader) -> None:
                                          f"Megatron-FSDP --data-parallel-sharding-strategy {strategy.value}"))
     else:
         r.put("parallel.sharding", strategy)
+
+
+def _torch_fsdp2(r: _Reader) -> None:
+    """--use-torch-fsdp2 (0.10 on): torch's fully_shard wraps every layer and the model
+    (megatron/core/distributed/torch_fully_sharded_data_parallel.py, TorchFullyShardedDataParallel.__init__), so
+    parameters, gradients and optimizer states are sharded over the data-parallel group; validate_args forbids
+    the distributed optimizer beside it ("--use-torch-fsdp2 is not supported with MCore's distributed optimizer")."""
+    fsdp2 = r.flag("--use-torch-fsdp2")
+    if fsdp2 is None:
+        return
+    r.put("torch_fsdp2", fsdp2)
+    r.put("parallel.sharding", Value("parameters", fsdp2.span, "derived",
+                                     "--use-torch-fsdp2: torch FSDP2 shards parameters, gradients and optimizer "
+                                     "states"))
 
 
 def _expert_tp(r: _Reader, fork: bool, tp: Value) -> Value:
