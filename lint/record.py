@@ -6,6 +6,12 @@ which alone cost more than Python's own start-up. `@record` builds the same `__i
 `__eq__` (and `__hash__` with `frozen=True`) from closures instead. Supported: annotated fields with
 defaults, `field(default=..., default_factory=..., init=..., repr=..., compare=...)`, `frozen=True`
 and `__post_init__`.
+
+Measured (benchmarks/bench_check.py, 25 paired runs twice each, on a loaded 2-core machine): `plint check` on
+the Megatron fixture took a median 263-280 ms with `record` as a thin wrapper of `dataclasses.dataclass`
+against 72-94 ms with this one (bare Python 24-64 ms), far more than the 5 ms a start-up trick must save.
+`@dataclass_transform` (PEP 681, type checkers only) lets mypy and pyright read each record as a dataclass:
+mypy on the package went from 1,575 errors to 545.
 """
 
 from __future__ import annotations
@@ -13,6 +19,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
+
+    from typing_extensions import dataclass_transform  # PEP 681: type checkers read @record as a dataclass
+else:
+    def dataclass_transform(**_: object):
+        return lambda decorator: decorator
 
 _MISSING = object()
 
@@ -35,6 +46,7 @@ class FrozenInstanceError(AttributeError):
     pass
 
 
+@dataclass_transform(field_specifiers=(field,))
 def record(cls: type | None = None, *, frozen: bool = False):
     def wrap(cls: type) -> type:
         names = [n for n in cls.__dict__.get("__annotations__", {}) if not n.startswith("__")]
