@@ -6,7 +6,7 @@ shared/reference/megatron.md §2 and deepspeed.md §2; each rule cites the check
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, known, release_at_least, span, torchrun, trainer, value
+from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
 
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"
 
@@ -611,6 +611,8 @@ def _gathers_without_distributed_optimizer(ctx: RuleContext) -> bool:
     --use-custom-fsdp required the distributed optimizer) and with `--optimizer dist_muon` from 0.17
     (megatron/training/arguments.py validate_args: '--overlap-param-gather only supported with distributed
     optimizer, megatron fsdp, or dist_muon')."""
+    from plint.rules.keys_and_flags import release_at_least
+
     args = ctx.layout.extras.get("trainer_args")
     if args is None:
         return False

@@ -44,19 +44,6 @@ def is_megatron(ctx: RuleContext) -> bool:
     return trainer(ctx) in ("megatron", "megatron-deepspeed")
 
 
-def release_at_least(ctx: RuleContext, oldest: str) -> bool | None:
-    """Whether the Megatron-LM release whose checks the launch meets is `oldest` ("0.17") or newer; None for a
-    fork's catalog, whose releases are not in that order."""
-    from plint.catalog.flags import releases
-    from plint.rules.keys_and_flags import _catalog
-
-    order = [r for r in releases() if r[0].isdigit() or r == "main"]
-    release = _catalog(ctx).release
-    if release not in order or oldest not in order:
-        return None
-    return order.index(release) >= order.index(oldest)
-
-
 def torchrun(args: str, nproc: int = 8, prefix: str = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n",
              launcher: str = "") -> Example:
     """A one-file Megatron launch for rule docs."""

@@ -80,6 +80,18 @@ def _catalog(ctx: RuleContext):
     return load_flag_catalog(release[0] if release else default_release(trainer(ctx)))
 
 
+def release_at_least(ctx: RuleContext, oldest: str) -> bool | None:
+    """Whether the Megatron-LM release whose checks the launch meets is `oldest` ("0.17") or newer; None for a
+    fork's catalog, whose releases are not in that order."""
+    from plint.catalog.flags import releases
+
+    order = [r for r in releases() if r[0].isdigit() or r == "main"]
+    release = _catalog(ctx).release
+    if release not in order or oldest not in order:
+        return None
+    return order.index(release) >= order.index(oldest)
+
+
 def judged_by(ctx: RuleContext) -> str:
     """How a PL50x message names the parser that judged it."""
     from plint.catalog.flags import release_label
