@@ -11,7 +11,7 @@ import os
 import pytest
 import yaml
 
-from fixture_paths import fixture_dirs
+from fixture_paths import ROOT, fixture_dirs
 from plint.checking.check import check_paths
 from plint.report.json_report import file_json
 
@@ -25,7 +25,9 @@ def _expected(folder):
 
 def _result(folder):
     expected = _expected(folder)
-    (result,) = check_paths([folder / expected["main"]], env=expected.get("env") or {})
+    # the repository's root named, as a git checkout would find it: an sdist or `git archive` copy has no
+    # work tree, and the root would then be the current folder (notes quote paths relative to the root)
+    (result,) = check_paths([folder / expected["main"]], env=expected.get("env") or {}, root=str(ROOT))
     return expected, file_json(result)
 
 
@@ -83,3 +85,16 @@ def test_hand_derived_facts(folder):
         assert code in codes, f"{code} expected among {codes}"
     if "diagnostics" in expected and not expected["diagnostics"]:
         assert not codes, codes
+
+
+def test_goldens_need_no_git(tmp_path):
+    """A copy without .git (an sdist, `git archive`) reads a fixture as the checkout does when the root is
+    named: the entry script's repository is placed relative to that root, not to the launch's folder."""
+    import shutil
+
+    folder = next(d for d in DIRS if d.name == "entry-mds-fork-repo")
+    copy = tmp_path / "fixtures" / "launches" / folder.name
+    shutil.copytree(folder, copy)
+    (result,) = check_paths([copy / "launch.sh"], root=str(tmp_path))
+    note = file_json(result)["layout"]["provenance"]["trainer"]["note"]
+    assert "fixtures/launches/entry-mds-fork-repo/megatron/model/gpt_model.py defines GPTModelPipe" in note

@@ -15,6 +15,7 @@ import re
 from pathlib import Path
 
 from plint.record import record
+from plint.root import current, work_tree
 from plint.source import probe, read_bytes
 
 _MAX_BYTES = 512 * 1024  # an entry script is small; more is not one
@@ -43,17 +44,17 @@ class EntryScript:
 
 
 def tree_root(launch_file: str) -> str:
-    """The checked tree of a launch file: its git work tree, else its folder."""
-    folder = os.path.dirname(os.path.realpath(launch_file)) or "."
-    here = folder
-    for _ in range(64):
-        if os.path.exists(os.path.join(here, ".git")):
-            return here
-        parent = os.path.dirname(here)
-        if parent == here:
-            break
-        here = parent
-    return folder
+    """The checked tree of a launch file: the place of the root in force that holds it (plint.root), else
+    its git work tree, else its folder. The same tree with or without git (an sdist, a `git archive` copy)
+    when the root is named."""
+    real = os.path.realpath(launch_file)
+    root = current()
+    if root is not None:
+        place = next((p for p in root.places if _inside(real, p)), None)
+        if place is not None:
+            return place
+    folder = os.path.dirname(real) or "."
+    return work_tree(folder) or folder
 
 
 def _inside(path: str, root: str) -> bool:
