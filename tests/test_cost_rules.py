@@ -115,31 +115,83 @@ def test_headroom_threshold_comes_from_the_configuration(tmp_path):
     assert not _findings(result, "PL402")
 
 
-def test_pipeline_bubble_is_the_share_of_the_step(tmp_path):
+def _bubble_alternative(layout):
+    """The alternative PL301 must name, found independently through plint.planning.alternatives."""
+    from plint.planning.alternatives import faster_pipeline
+
+    inp, est = cost_input(layout), layout_estimate(layout)
+    fits = lambda e: e.memory_gib["total"] <= 0.9 * e.memory_gib["usable"]  # noqa: E731 (the default headroom)
+    return faster_pipeline(inp, est, fits, 0.05, estimate)
+
+
+def test_pipeline_bubble_names_a_faster_layout_of_the_same_launch(tmp_path):
     result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16)
     (finding,) = _findings(result, "PL301")
-    est = layout_estimate(result.layouts[0])
+    (layout,) = result.layouts
+    est = layout_estimate(layout)
     share = est.time_s["bubble"] / est.step_time_s
     # 1F1B with pp 8 and 16 micro-batches: (8-1) idle stage-times of (16 + 8 - 1), 30.4% of the step when
     # nothing else takes time; data-parallel and optimizer time make the share a little smaller
     assert share == pytest.approx(7 / 23, rel=0.1)
     assert f"pipeline bubble {100 * share:.1f}% of the step" in finding.message
     assert "pp 8, 16 micro-batches per step" in finding.message
-    assert "--num-layers-per-virtual-pipeline-stage 2" in finding.message
+    new, variant = _bubble_alternative(layout)
+    # the same GPUs, batch, model and tensor parallelism; interleaved, so at least pp micro-batches per step
+    assert (new.tp, new.world_size, new.global_batch) == (1, 8, 16) and new.pp >= 2
+    assert new.num_layers % (new.pp * (new.vpp or 1)) == 0 and 16 // (new.micro_batch * new.data_parallel()) >= new.pp
+    named = f"pp {new.pp}" if new.pp != 8 else ""
+    assert named in finding.message and (f"vpp {new.vpp}" in finding.message) == bool(new.vpp)
+    gain = 1 - variant.step_time_s / est.step_time_s
+    assert gain > 0.05 and f"step predicted {100 * gain:.1f}% shorter" in finding.message
+    assert f"bubble {100 * variant.time_s['bubble'] / variant.step_time_s:.1f}%" in finding.message
 
 
 def test_pipeline_bubble_advises_no_virtual_stages_pl108_rejects(tmp_path):
-    # pp 8 with 4 micro-batches per step (global 4, dp 1): 1F1B's bubble is 7 / (4 + 7) of the step, but
-    # the interleaved schedule needs at least pp = 8 micro-batches (PL108): no "2 virtual stages" hint
+    # pp 8 with 4 micro-batches per step (global 4, dp 1): the interleaved schedule needs at least pp
+    # micro-batches (PL108), so the alternative PL301 names has none; a smaller pipeline is what is left
     result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=4)
     (finding,) = _findings(result, "PL301")
-    assert "4 micro-batches per step" in finding.message and "virtual" not in finding.message
+    assert "4 micro-batches per step" in finding.message and "vpp" not in finding.message
+    new, _ = _bubble_alternative(result.layouts[0])
+    assert new.vpp is None and f"pp {new.pp} instead" in finding.message
     assert not _findings(result, "PL108")
 
 
 def test_pipeline_bubble_quiet_with_many_microbatches(tmp_path):
     result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=512)
     assert not _findings(result, "PL301")
+
+
+def test_pipeline_bubble_quiet_when_no_layout_of_the_launch_does_better(tmp_path):
+    # 35 layers on pp 5 over 5 GPUs, 2 micro-batches of 1 per step: no smaller micro-batch, no other pipeline
+    # size of at least 2 dividing both the layers and the GPUs, no virtual stages (2 micro-batches < pp 5):
+    # nothing better to name, so PL301 stays quiet about a bubble of over half the step
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 5", nproc=5, layers=35, glob=2)
+    (layout,) = result.layouts
+    assert _bubble_alternative(layout) is None
+    est = layout_estimate(layout)
+    assert est.time_s["bubble"] / est.step_time_s > 0.5  # a large bubble, and nothing better: quiet
+    assert not _findings(result, "PL301")
+
+
+def test_pipeline_bubble_absolute_threshold_is_an_option(tmp_path):
+    (tmp_path / ".plint.toml").write_text("[thresholds]\nbubble = 0.10\n")
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 5", nproc=5, layers=35, glob=2)
+    (finding,) = _findings(result, "PL301")
+    assert "above the configured 10%" in finding.message and "no layout of the same launch" in finding.message
+
+
+def test_pipeline_bubble_fix_writes_the_alternative(tmp_path):
+    from plint.fixing.fix import fix_paths
+
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16)
+    new, _ = _bubble_alternative(result.layouts[0])
+    fix_paths([tmp_path / "launch.sh"], unsafe=True)
+    (fixed,) = check_paths([tmp_path / "launch.sh"])
+    (layout,) = fixed.layouts
+    assert (layout.value("parallel.pp"), layout.value("parallel.vpp"), layout.value("batch.micro")) == (
+        new.pp, new.vpp, new.micro_batch)
+    assert not _findings(fixed, "PL301")
 
 
 def test_needless_tensor_parallelism(tmp_path):

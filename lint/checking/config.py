@@ -27,8 +27,9 @@ if TYPE_CHECKING:
 from plint.record import field, record
 from plint.source import probe
 
-# Every threshold a rule may read from settings.thresholds, with its default (fractions).
-THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
+# Every threshold a rule may read from settings.thresholds, with its default (fractions). PL301's absolute
+# bubble limit is off (None) unless configured: by default it warns only when it names a better layout.
+THRESHOLDS: dict[str, float | None] = {"bubble": None, "memory-headroom": 0.90, "mfu": 0.35}
 SEVERITIES = ("error", "warning", "info", "off")
 FAIL_ON = ("error", "warning", "info", "never")
 CLUSTER_KEYS = ("nvlink-domain", "inter-node-bandwidth-gbps", "gpus-per-node")
@@ -54,7 +55,7 @@ class Settings:
     per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
     severity: dict[str, str] = field(default_factory=dict)
     fail_on: str | None = None
-    thresholds: dict[str, float] = field(default_factory=lambda: dict(THRESHOLDS))
+    thresholds: dict[str, float | None] = field(default_factory=lambda: dict(THRESHOLDS))
     gpu: str | None = None
     cluster: dict[str, Any] = field(default_factory=dict)  # nvlink-domain, inter-node bandwidth, gpus-per-node
     assume: dict[str, str] = field(default_factory=dict)

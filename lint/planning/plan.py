@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
 HEADROOM = THRESHOLDS["memory-headroom"]  # a plan never proposes a layout PL402 would warn about
-BUBBLE_WARNS = THRESHOLDS["bubble"]  # PL301's default
+LARGE_BUBBLE = 0.10  # a bubble over a tenth of the step: of two near-equal layouts, the one without it first
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
 SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
@@ -60,10 +60,10 @@ class Candidate:
 
     def complexity(self) -> tuple:
         """Smaller is simpler, in the decision tree's order: context, pipeline, tensor, experts, recompute
-        (after whether PL301 would warn about its bubble)."""
+        (after whether its bubble is large)."""
         i, e = self.inp, self.estimate
-        # a bubble PL301 would warn about counts first: of two near-equal layouts, take the one check passes
-        bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > BUBBLE_WARNS
+        # a large bubble counts first: of two near-equal layouts, take the one that idles less
+        bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > LARGE_BUBBLE
         return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(),
                 i.options.grad_reduce_bytes == 2, RECOMPUTE.index(i.recompute), -i.micro_batch)
 

@@ -1,0 +1,81 @@
+"""PL301's unsafe fix: the pipeline size, virtual stages per rank and micro-batch that the finding names
+(plint.rules.cost.bubble_alternative, the same search), each edited where it was written or added after
+the tensor-parallel size. Unsafe: checkpoints change layout, and the step's numerics (the micro-batch)."""
+
+from __future__ import annotations
+
+from plint.fixing.fix_registry import FixContext, _at, _trainer_args, fixer
+from plint.fixing.layout_fixers import _insert_after_tp, _replace_value
+from plint.rules.base import Edit, Fix
+from plint.reading.sources.megatron import integer
+from plint.values import from_word
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.cost import ModelInput
+    from plint.diagnostics import Diagnostic
+
+PIPELINE_SIZES = (("parallel.pp", "--pipeline-model-parallel-size", "pp"), ("batch.micro", "--micro-batch-size",
+                                                                          "micro_batch"))
+CHUNK = "--num-layers-per-virtual-pipeline-stage"  # every Megatron-LM release has it
+STAGES = "--num-virtual-stages-per-pipeline-rank"
+# spellings the fix does not rewrite: a pipeline layout or an uneven split sets the stages its own way
+OTHER_SPLITS = ("--pipeline-model-parallel-layout", "--decoder-first-pipeline-num-layers",
+                "--decoder-last-pipeline-num-layers", "--account-for-embedding-in-pipeline-split",
+                "--account-for-loss-in-pipeline-split", "--hybrid-layer-pattern")
+
+
+def _context_of(diag: Diagnostic, ctx: FixContext):
+    """The rule context of the launch whose pipeline size the finding points at."""
+    contexts = [c for c in ctx.contexts() if c.layout is not None]
+    for c in contexts:
+        v = c.layout.get("parallel.pp")
+        if v is not None and _at(v.span, diag):
+            return c
+    return contexts[0] if len(contexts) == 1 else None
+
+
+@fixer("PL301", applicability="unsafe")
+def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.cost.layout_estimate import cost_input, layout_estimate
+    from plint.rules.cost import bubble_alternative, describe_pipeline
+
+    rctx = _context_of(diag, ctx)
+    if rctx is None or rctx.layout.value("trainer") != "megatron":
+        return None
+    inp, est = cost_input(rctx.layout, rctx.settings), layout_estimate(rctx.layout, rctx.settings)
+    better = bubble_alternative(rctx, inp, est) if inp is not None and est is not None else None
+    if better is None:
+        return None
+    new = better[0]
+    edits = []
+    for key, flag, attr in PIPELINE_SIZES:
+        value, target = rctx.layout.get(key), getattr(new, attr)
+        if rctx.layout.value(key) == target:
+            continue
+        edit = _replace_value(ctx, value, target) if value is not None and value.origin != "default" else \
+            _insert_after_tp(ctx, rctx, f"{flag} {target}")
+        if edit is None:
+            return None
+        edits.append(edit)
+    if (new.vpp or 1) != (inp.vpp or 1):
+        edit = _virtual_stages(ctx, rctx, new)
+        if edit is None:
+            return None
+        edits.append(edit)
+    return Fix(f"{describe_pipeline(new, inp)}, as PL301 names it (checkpoints change layout)", tuple(edits),
+               "unsafe")
+
+
+def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
+    """The virtual stages per rank of `new` (> 1), written with the spelling the launch uses, or added as
+    layers per virtual stage; None where the launch sets its stages another way or goes back to one."""
+    args = _trainer_args(rctx)
+    if args is None or not new.vpp or new.vpp <= 1 or any(args.get(o) is not None for o in OTHER_SPLITS):
+        return None
+    chunk = new.num_layers // (new.pp * new.vpp)
+    for option, target in ((STAGES, new.vpp), (CHUNK, chunk)):
+        use = args.get(option)
+        if use is not None:
+            return _replace_value(ctx, from_word(use.values[0], integer, option), target) if use.values else None
+    return _insert_after_tp(ctx, rctx, f"{CHUNK} {chunk}")
