@@ -224,20 +224,15 @@ def pipeline_bubble(ctx: RuleContext):
         return
     inp, est = estimated
     share = _bubble_share(est)
-    margin = NEEDLESS_MIN_GAIN_MOE if inp.num_experts else NEEDLESS_MIN_GAIN
-    if inp.pp <= 1 or share <= margin:
+    if inp.pp <= 1 or share <= _margin(inp):
         return  # no alternative can win more than the bubble it removes
     head = (f"pipeline bubble {_pct(share)} of the step: pp {inp.pp}"
             f"{f', vpp {inp.vpp}' if (inp.vpp or 1) > 1 else ''}, {est.num_microbatches} micro-batches per step")
     better = bubble_alternative(ctx, inp, est)
     if better is not None:
         alternative, variant = better
-        gain = 1 - variant.step_time_s / est.step_time_s
         yield Finding(f"{head}; {describe_pipeline(alternative, inp)} instead: bubble {_pct(_bubble_share(variant))}, "
-                      f"step predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs "
-                      f"{_seconds(est.step_time_s)}; gains under {margin:.0%} are inside the cost model's error), "
-                      f"{_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB",
-                      span(ctx, "parallel.pp"), key="estimate.bubble_fraction")
+                      f"{gain_text(variant, est, inp)}", span(ctx, "parallel.pp"), key="estimate.bubble_fraction")
         return
     limit = (getattr(ctx.settings, "thresholds", None) or {}).get("bubble")
     if limit is not None and share > float(limit):
@@ -246,14 +241,42 @@ def pipeline_bubble(ctx: RuleContext):
                       span(ctx, "parallel.pp"), key="estimate.bubble_fraction")
 
 
+def _margin(inp: ModelInput) -> float:
+    return NEEDLESS_MIN_GAIN_MOE if inp.num_experts else NEEDLESS_MIN_GAIN
+
+
 def bubble_alternative(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tuple[ModelInput, Estimate] | None:
     """The pipeline layout of the same launch that PL301 names (and its fix writes), or None."""
     from plint.cost import estimate
     from plint.planning.alternatives import faster_pipeline
 
-    margin = NEEDLESS_MIN_GAIN_MOE if inp.num_experts else NEEDLESS_MIN_GAIN
     # virtual pipeline stages: Megatron-LM's interleaved schedule; the Megatron-DeepSpeed forks have none
-    return faster_pipeline(inp, est, lambda e: _fits(e, ctx), margin, estimate, interleaving=trainer(ctx) == "megatron")
+    return faster_pipeline(inp, est, lambda e: _fits(e, ctx), _margin(inp), estimate,
+                           interleaving=trainer(ctx) == "megatron")
+
+
+def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[ModelInput, Estimate, Estimate] | None:
+    """(alternative, its estimate, the launch's) for PL202 (axis "cp") and PL203 ("ep"): a smaller size of
+    that axis whose group fits in the NVLink domain, named only when the cost model predicts it faster by
+    more than its margin, mostly through that axis' communication; None without an estimate or such a layout."""
+    from plint.cost import estimate
+    from plint.planning.alternatives import context_layouts, expert_layouts, faster
+
+    estimated = _estimated(ctx)
+    if estimated is None:
+        return None
+    inp, est = estimated
+    candidates = context_layouts(inp, domain) if axis == "cp" else expert_layouts(inp, domain)
+    better = faster(inp, est, candidates, axis, lambda e: _fits(e, ctx), _margin(inp), estimate)
+    return (*better, est) if better is not None else None
+
+
+def gain_text(variant: Estimate, est: Estimate, inp: ModelInput) -> str:
+    """`step predicted 8.2% shorter (3.10 s vs 3.38 s; ...), 43.5 of 74.4 GiB`: what an alternative buys."""
+    gain = 1 - variant.step_time_s / est.step_time_s
+    return (f"step predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs {_seconds(est.step_time_s)}; "
+            f"gains under {_margin(inp):.0%} are inside the cost model's error), "
+            f"{_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB")
 
 
 def describe_pipeline(new: ModelInput, old: ModelInput) -> str:
@@ -334,7 +357,7 @@ def needless_parallelism(ctx: RuleContext):
             continue
         simpler = _without_axis(inp, axis)
         variant = _variant(simpler) if simpler is not None else None
-        margin = NEEDLESS_MIN_GAIN_MOE if inp.num_experts else NEEDLESS_MIN_GAIN
+        margin = _margin(inp)
         if variant is None or not _fits(variant, ctx) or variant.step_time_s > (1 - margin) * est.step_time_s:
             continue
         gain = 1 - variant.step_time_s / est.step_time_s
@@ -456,7 +479,7 @@ def _faster_micro_batch(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tup
             break  # activations grow with the micro-batch: no larger one fits either
         if best is None or variant.step_time_s < best[1].step_time_s:
             best = (micro, variant)
-    margin = NEEDLESS_MIN_GAIN_MOE if inp.num_experts else NEEDLESS_MIN_GAIN
+    margin = _margin(inp)
     if best is None or best[1].step_time_s > (1 - margin) * est.step_time_s:
         return None
     return best

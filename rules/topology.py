@@ -17,7 +17,7 @@ SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tas
                  "--micro-batch-size 1 --global-batch-size 64 --bf16\n"
 
 
-def _domain(ctx: RuleContext) -> int | None:
+def domain_of(ctx: RuleContext) -> int | None:
     """GPUs that share NVLink: [tool.plint] nvlink-domain when given (72 on a GB200 NVL72 rack), else
     the GPUs of one node."""
     configured = (ctx.settings.cluster.get("nvlink-domain") if ctx.settings is not None else None)
@@ -59,85 +59,100 @@ def _crosses(size: int, domain: int) -> bool:
 def tp_spans_nodes(ctx: RuleContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
-    domain, tp = _domain(ctx), known(ctx, "parallel.tp")
+    domain, tp = domain_of(ctx), known(ctx, "parallel.tp")
     if domain and tp and tp[0] > 1 and _crosses(tp[0], domain):
         yield Finding(f"tp {tp[0]} does not fit in the {domain} GPUs of a node: each tensor-parallel group "
                       "spans nodes and all-reduces every layer's activations over the network",
                       span(ctx, "parallel.tp"), key="parallel.tp")
 
 
+ALTERNATIVE_DOC = ("It speaks only when it can name a concrete alternative of the same launch: the same GPUs, "
+                   "global batch, model, sharding and recompute, a smaller {axis} size whose group fits in the "
+                   "NVLink domain (the GPUs freed given to {given}), that passes the start-up checks, fits "
+                   "within the memory headroom and whose step the cost model predicts shorter by more than it "
+                   "can tell apart (5%; 10% for MoE models), at least half of it in the {what}. The message "
+                   "names it with the predicted step and memory. Crossing nodes with no better layout (a large "
+                   "MoE model whose experts fit only over many nodes) is what the run costs, and plint stays "
+                   "quiet.")
+
+
 @register(
     "PL202", "cp-spans-nodes", "warning",
-    "The tensor x context parallel group crosses the NVLink domain.",
+    "The tensor x context parallel group crosses the NVLink domain, and a smaller cp does better.",
     RuleDocs(
         what="Checks that tp*cp divides the GPUs per node in a multi-node launch (cp ranks follow tp ranks "
-             "in Megatron's order). When the cost model can estimate the launch, it stays quiet where the "
-             "estimate puts context-parallel communication under 5% of the step: the ring's exchange then "
-             "hides under the attention it feeds (NVIDIA's Llama-3.1 405B recipes run tp 8 x cp 2 this way).",
+             "in Megatron's order). " + ALTERNATIVE_DOC.format(axis="context-parallel", given="data parallelism",
+                                                                what="context-parallel exchange"),
         why="The context-parallel ring exchanges key/value blocks every layer; across nodes it rides the "
-            "slower network and is hard to overlap with attention compute for short chunks.",
+            "slower network and is hard to overlap with attention compute for short chunks. Where the "
+            "exchange hides under the attention it feeds (NVIDIA's Llama-3.1 405B recipes run tp 8 x cp 2 "
+            "across two nodes), no smaller cp is faster and the rule is quiet.",
         bad=torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel",
                          seq=32768, glob=32), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 2 --sequence-parallel",
                           seq=32768, glob=32), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
-        fix="Not fixed automatically.",
+        fix="`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the "
+            "data-parallel size and checkpoints change).",
     ),
 )
 def cp_spans_nodes(ctx: RuleContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
-    domain, sizes = _domain(ctx), known(ctx, "parallel.tp", "parallel.cp")
-    if domain and sizes and sizes[1] > 1 and not _crosses(sizes[0], domain) and _crosses(sizes[0] * sizes[1], domain):
-        share = _cp_share(ctx)
-        if share is not None and share < CP_EXPOSED_SHARE:
-            return
-        cost = f", its communication predicted at {100 * share:.1f}% of the step" if share is not None else ""
-        yield Finding(f"tp*cp = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
-                      f"of a node: the context-parallel ring crosses nodes{cost}", span(ctx, "parallel.cp"),
-                      key="parallel.cp")
+    domain, sizes = domain_of(ctx), known(ctx, "parallel.tp", "parallel.cp")
+    if not (domain and sizes and sizes[1] > 1 and not _crosses(sizes[0], domain)
+            and _crosses(sizes[0] * sizes[1], domain)):
+        return
+    yield from _with_alternative(
+        ctx, "cp", domain, f"tp*cp = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
+                           "of a node: the context-parallel ring crosses nodes",
+        lambda new: f"cp {new.cp} and dp {new.data_parallel()} instead keep it inside a node")
 
 
-# Below this share of the step, context-parallel traffic across nodes is not worth a warning (the cost
-# model's resolution between layouts, as PL302's margin).
-CP_EXPOSED_SHARE = 0.05
+def _with_alternative(ctx: RuleContext, axis: str, domain: int, head: str, instead):
+    """PL202's and PL203's finding: the group that crosses nodes, its share of the step and the smaller size
+    that does better (plint.rules.cost.spanning_alternative); nothing when there is none."""
+    from plint.rules.cost import gain_text, spanning_alternative
 
-
-def _cp_share(ctx: RuleContext) -> float | None:
-    """Context-parallel communication as a share of the predicted step; None without an estimate, and
-    then the rule judges by topology alone. What the model leaves out (uneven stages, offloading) moves
-    memory and the step, not the ring's exchange against the attention it hides under, so the share
-    serves here even where the memory and time rules stay silent."""
-    from plint.cost.layout_estimate import layout_estimate
-
-    est = layout_estimate(ctx.layout, ctx.settings) if ctx.layout is not None else None
-    if est is None or est.step_time_s <= 0:
-        return None
-    return est.time_s.get("cp", 0.0) / est.step_time_s
+    better = spanning_alternative(ctx, axis, domain)
+    if better is None:
+        return
+    new, variant, est = better
+    share = 100 * est.time_s.get(axis, 0.0) / est.step_time_s
+    yield Finding(f"{head} ({share:.1f}% of the step); {instead(new)}: {gain_text(variant, est, new)}",
+                  span(ctx, f"parallel.{axis}"), key=f"parallel.{axis}")
 
 
 @register(
     "PL203", "ep-spans-nodes", "warning",
-    "The expert all-to-all group crosses the NVLink domain.",
+    "The expert all-to-all group crosses the NVLink domain, and a smaller ep does better.",
     RuleDocs(
-        what="Checks that etp*ep divides the GPUs per node in a multi-node launch.",
+        what="Checks that etp*ep divides the GPUs per node in a multi-node launch. "
+             + ALTERNATIVE_DOC.format(axis="expert-parallel", given="more experts on each GPU",
+                                      what="expert all-to-all"),
         why="Every MoE layer sends each token to its top-k experts and back (two all-to-alls per layer); "
             "Megatron's MoE guide: 'Ensure EP x TP fits within a single node ... prefer PP over expanding "
-            "TP/EP across nodes.'",
-        bad=torchrun(gpt("--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 2", glob=32),
-                     launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
-        good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 2", glob=32),
-                      launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
-        fix="Not fixed automatically.",
+            "TP/EP across nodes.' Large MoE models (DeepSeek-V3, Mixtral 8x22B at scale) train with ep across "
+            "nodes because their experts fit nowhere else: there the rule finds no better layout.",
+        bad=torchrun(gpt("--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
+                         "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=4096,
+                         glob=64), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
+                          "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=4096,
+                          glob=64), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        fix="`plint fix --unsafe-fixes` writes the expert-parallel size the message names (unsafe: checkpoints "
+            "change).",
     ),
 )
 def ep_spans_nodes(ctx: RuleContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
-    domain, sizes = _domain(ctx), known(ctx, "parallel.etp", "parallel.ep")
-    if domain and sizes and sizes[1] > 1 and _crosses(sizes[0] * sizes[1], domain):
-        yield Finding(f"etp*ep = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
-                      "of a node: the expert all-to-all crosses nodes every MoE layer", span(ctx, "parallel.ep"),
-                      key="parallel.ep")
+    domain, sizes = domain_of(ctx), known(ctx, "parallel.etp", "parallel.ep")
+    if not (domain and sizes and sizes[1] > 1 and _crosses(sizes[0] * sizes[1], domain)):
+        return
+    yield from _with_alternative(
+        ctx, "ep", domain, f"etp*ep = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
+                           "of a node: the expert all-to-all crosses nodes every MoE layer",
+        lambda new: f"ep {new.ep} instead keeps it inside a node")
 
 
 def _calls(ctx: RuleContext):

@@ -446,17 +446,24 @@ def test_low_mfu_micro_batch_advice_divides_the_batch(tmp_path):
 TWO_NODES = "torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"
 
 
-def test_cp_across_nodes_warns_with_the_cost_it_predicts(tmp_path):
+def test_cp_across_nodes_names_the_smaller_cp_that_does_better(tmp_path):
     """tp 4 x cp 4 on two 8-GPU nodes, MHA at 32k: the ring's K/V blocks outweigh the attention they
-    feed, and the estimate's share of the step is in the message."""
+    feed; tp 4 x cp 2 (dp 2) stays in a node, fits, and is predicted faster: the message names it, with
+    the estimate's share of the step and the gain."""
+    from plint.planning.alternatives import context_layouts
+
     files = torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel",
                          seq=32768, glob=32), launcher=TWO_NODES).files
     result = _check(tmp_path, files)
     (finding,) = _findings(result, "PL202")
-    est = layout_estimate(result.layouts[0])
+    inp, est = cost_input(result.layouts[0]), layout_estimate(result.layouts[0])
     share = est.time_s["cp"] / est.step_time_s
-    assert share >= 0.05
-    assert finding.message.endswith(f"its communication predicted at {100 * share:.1f}% of the step")
+    (smaller,) = context_layouts(inp, 8)  # cp 2 is the only size of at least 2 that fits with tp 4 in a node
+    variant = estimate(smaller)
+    gain = 1 - variant.step_time_s / est.step_time_s
+    assert (smaller.cp, smaller.data_parallel()) == (2, 2) and gain > 0.05
+    assert f"the context-parallel ring crosses nodes ({100 * share:.1f}% of the step)" in finding.message
+    assert f"cp 2 and dp 2 instead keep it inside a node: step predicted {100 * gain:.1f}% shorter" in finding.message
 
 
 def test_cp_across_nodes_is_quiet_when_the_ring_hides_under_attention(tmp_path):

@@ -27,7 +27,7 @@ from plint.fixing.fix_registry import (FIXERS, TP_OPTIONS, FixContext, _at, _ds_
                                  real_path, replace_in_span)
 from plint.rules.base import Edit, Fix
 # Importing them registers the layout and arithmetic fixers and those of the start-up checks.
-from plint.fixing import layout_fixers, pipeline_fixer, startup_fixers  # noqa: F401
+from plint.fixing import alternative_fixers, layout_fixers, startup_fixers  # noqa: F401
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:

@@ -78,6 +78,31 @@ def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
     return Edit(anchor.path, end, end, f" {text}") if end is not None else None
 
 
+def size_edit(ctx: FixContext, rctx, key: str, flag: str, new) -> Edit | None:
+    """A layout size set to `new`: edited where it was written, or its flag added after the tensor-parallel
+    size when the launch left it at the default."""
+    value = rctx.layout.get(key)
+    if value is not None and value.origin != "default":
+        return _replace_value(ctx, value, new)
+    return _insert_after_tp(ctx, rctx, f"{flag} {new}")
+
+
+def size_edits(ctx: FixContext, rctx, sizes, new) -> tuple[list[Edit], list[tuple]] | None:
+    """Edits setting each (key, flag, attribute) of `sizes` that differs to its value in `new` (a ModelInput),
+    with the (key, old, new) of each; None when one of them cannot be written."""
+    edits, changed = [], []
+    for key, flag, attr in sizes:
+        old, target = rctx.layout.value(key), getattr(new, attr)
+        if old == target:
+            continue
+        edit = size_edit(ctx, rctx, key, flag, target)
+        if edit is None:
+            return None
+        edits.append(edit)
+        changed.append((key, old, target))
+    return edits, changed
+
+
 def _next_word_end(data: bytes, pos: int) -> int | None:
     """The end of the shell word after `pos` on the same line (spaces skipped), or None when a line
     continuation, a quote or the end of the line comes first."""
@@ -137,18 +162,12 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if not candidates:
         return None
     best = candidates[0]
-    edits, changes, added = [], [], []
-    for key, flag, attr in SIZES:
-        old, new = layout.value(key), getattr(best.inp, attr)
-        if old == new:
-            continue
-        value = layout.get(key)
-        edit = _replace_value(ctx, value, new) if value is not None and value.origin != "default" else \
-            _insert_after_tp(ctx, rctx, f"{flag} {new}")
-        if edit is None:
-            return None
-        edits.append(edit)
-        changes.append(f"{key.split('.')[1]} {old} -> {new}")
+    written = size_edits(ctx, rctx, SIZES, best.inp)
+    if written is None:
+        return None
+    edits, changed = written
+    changes = [f"{key.split('.')[1]} {old} -> {new}" for key, old, new in changed]
+    added = []
     if best.first_last_layers is not None:
         if args is None or args.get("--decoder-first-pipeline-num-layers") is not None or \
                 args.get("--decoder-last-pipeline-num-layers") is not None:

@@ -1,49 +1,55 @@
-"""Concrete alternatives to a launch's layout, for advice that must name a better one (PL301).
+"""Concrete alternatives to a launch's layout, for advice that must name a better one (PL202, PL203, PL301).
 
 An alternative keeps everything the launch's authors chose for reasons plint cannot see (the GPUs, the
-global batch, the model, tensor, context and expert parallelism, sharding, recompute, precision) and
-changes only how the model is pipelined: the pipeline size, the virtual stages per rank and the
-micro-batch (no larger than the launch's). Each alternative passes the start-up checks those sizes meet in Megatron-LM
-(megatron/training/arguments.py validate_args): layers divide over pp x vpp (PL103, PL108), the global
-batch over micro-batch x dp (PL102), the interleaved schedule has at least pp micro-batches per step
-(PL108), and the experts' GPUs divide (PL105).
+global batch, the model, sharding, recompute, precision) and changes only the sizes one rule speaks of:
+the pipeline (its size, virtual stages per rank and micro-batch) for the bubble, the context-parallel size
+for a ring that crosses nodes, the expert-parallel size for an all-to-all that crosses nodes. Each one
+passes the start-up checks its sizes meet in Megatron-LM (megatron/training/arguments.py validate_args and
+parallel_state): layers divide over pp x vpp (PL103, PL108), the global batch over micro-batch x dp (PL102),
+the interleaved schedule has at least pp micro-batches per step (PL108), the experts and their GPUs divide
+over ep (PL105), the sequence over 2 x cp (PL109).
+
+An alternative is advice only when it fits (the caller's memory test), the cost model predicts its step
+shorter by more than the share it cannot tell apart, and at least half of the time saved is the part of the
+step the rule is about (else the advice is about something else).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from plint.planning.plan import MICRO_BATCHES, _divisors
+from plint.planning.plan import MICRO_BATCHES, _divisors, _powers_of_two_dividing
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
 
+Alternative = tuple["ModelInput", "Estimate"]
 
-def bubble_share(est: Estimate) -> float:
-    """The idle pipeline time as a share of the whole step."""
-    return est.time_s.get("bubble", 0.0) / est.step_time_s if est.step_time_s > 0 else 0.0
+
+def _global_batch(inp: ModelInput) -> int:
+    return inp.global_batch or inp.micro_batch * inp.data_parallel()
 
 
 def pipeline_layouts(inp: ModelInput, interleaving: bool = True) -> Iterator[ModelInput]:
-    """Every (pp, vpp, micro-batch) of the launch's GPUs, batch and other sizes that Megatron accepts, the
-    launch's own included, that still pipelines (pp >= 2: dropping the pipeline is PL302's advice) with a
-    micro-batch no larger than the launch's (a larger one lengthens every fill and drain: a gain from it
-    comes from larger GEMMs, PL310's advice, not from the bubble). `interleaving`: whether the trainer has
-    virtual pipeline stages (Megatron-LM; the Megatron-DeepSpeed forks do not)."""
+    """Every (pp, vpp, micro-batch) of the launch's GPUs, batch and other sizes that Megatron accepts,
+    that still pipelines (pp >= 2: dropping the pipeline is PL302's advice) with a micro-batch no larger than
+    the launch's (a larger one lengthens every fill and drain: a gain from it comes from larger GEMMs, PL310's
+    advice, not from the bubble). `interleaving`: whether the trainer has virtual pipeline stages
+    (Megatron-LM; the Megatron-DeepSpeed forks do not)."""
     world, layers = inp.world_size, inp.num_layers
     group = max(1, inp.tp) * max(1, inp.cp)
-    global_batch = inp.global_batch or inp.micro_batch * inp.data_parallel()
+    global_batch = _global_batch(inp)
     if world % group:
         return
+    # PL108: interleaving needs pp >= 2, or 3 without p2p overlap (parallel_state, schedules.py)
+    minimum_pp = 3 if inp.options.overlap_p2p_comm is False else 2
     for pp in _divisors(world // group):
         if pp < 2 or pp > layers or layers % pp:
             continue
         dp = world // (group * pp)
         if inp.ep > 1 and (group * dp) % inp.ep:  # PL105: ep divides one stage's GPUs
             continue
-        # PL108: interleaving needs pp >= 2, or 3 without p2p overlap (parallel_state, schedules.py)
-        minimum_pp = 3 if inp.options.overlap_p2p_comm is False else 2
         vpps = [None] + ([v for v in _divisors(layers // pp) if v > 1] if interleaving and pp >= minimum_pp else [])
         for vpp in vpps:
             for micro in sorted({*MICRO_BATCHES, inp.micro_batch}):
@@ -54,26 +60,58 @@ def pipeline_layouts(inp: ModelInput, interleaving: bool = True) -> Iterator[Mod
                 yield inp.replace(pp=pp, vpp=vpp, dp=dp, micro_batch=micro)
 
 
-def faster_pipeline(inp: ModelInput, est: Estimate, fits: Callable[[Estimate], bool], min_gain: float,
-                    estimate: Callable[[ModelInput], Estimate | None],
-                    interleaving: bool = True) -> tuple[ModelInput, Estimate] | None:
-    """The fastest pipeline layout of the launch that fits (`fits`), whose step is predicted shorter by more
-    than `min_gain` (the share of the step the cost model cannot tell apart) and which owes at least half of
-    that gain to a smaller bubble (else the advice is about something else); None when there is none."""
-    best: tuple[ModelInput, Estimate] | None = None
-    current = (inp.pp, inp.vpp or 1, inp.micro_batch)
-    idle = est.time_s.get("bubble", 0.0)
-    for candidate in pipeline_layouts(inp, interleaving):
-        if (candidate.pp, candidate.vpp or 1, candidate.micro_batch) == current:
+def context_layouts(inp: ModelInput, domain: int) -> Iterator[ModelInput]:
+    """Smaller context-parallel sizes (of at least 2: dropping the axis is PL302's advice) whose tp x cp group
+    fits in the NVLink domain, the GPUs freed given to data parallelism (PL109: the sequence splits into
+    2 x cp chunks; PL102: the batch still divides)."""
+    tp = max(1, inp.tp)
+    for cp in _powers_of_two_dividing(inp.cp):
+        if cp < 2 or cp >= inp.cp or tp * cp > domain or domain % (tp * cp) or inp.seq_length % (2 * cp):
             continue
+        dp = inp.world_size // (tp * max(1, inp.pp) * cp)
+        if _global_batch(inp) % (inp.micro_batch * dp):
+            continue
+        yield inp.replace(cp=cp, dp=dp)
+
+
+def expert_layouts(inp: ModelInput, domain: int) -> Iterator[ModelInput]:
+    """Smaller expert-parallel sizes (of at least 2: dropping the axis is PL302's advice) whose etp x ep
+    group fits in the NVLink domain (PL105: they divide the experts and one stage's GPUs); the experts per
+    GPU grow, the dense layout stays."""
+    etp = inp.etp or max(1, inp.tp)
+    stage = inp.world_size // max(1, inp.pp)
+    for ep in _divisors(inp.num_experts or 1):
+        if ep < 2 or ep >= inp.ep or etp * ep > domain or domain % (etp * ep) or stage % (etp * ep):
+            continue
+        yield inp.replace(ep=ep)
+
+
+def faster(inp: ModelInput, est: Estimate, candidates: Iterable[ModelInput], part: str,
+           fits: Callable[[Estimate], bool], min_gain: float,
+           estimate: Callable[[ModelInput], Estimate | None]) -> Alternative | None:
+    """The fastest candidate that fits, whose step is predicted shorter than the launch's by more than
+    `min_gain` (a share of the step) and which owes at least half of the time saved to `part` of the step
+    (a key of Estimate.time_s: "bubble", "cp", "ep"); None when there is none."""
+    best: Alternative | None = None
+    spent = est.time_s.get(part, 0.0)
+    for candidate in candidates:
         variant = estimate(candidate)
         if variant is None or not fits(variant):
             continue
         saved = est.step_time_s - variant.step_time_s
-        if saved <= 0 or idle - variant.time_s.get("bubble", 0.0) < saved / 2:
+        if saved <= 0 or spent - variant.time_s.get(part, 0.0) < saved / 2:
             continue
         if best is None or variant.step_time_s < best[1].step_time_s:
             best = (candidate, variant)
     if best is None or best[1].step_time_s > (1 - min_gain) * est.step_time_s:
         return None
     return best
+
+
+def faster_pipeline(inp: ModelInput, est: Estimate, fits: Callable[[Estimate], bool], min_gain: float,
+                    estimate: Callable[[ModelInput], Estimate | None],
+                    interleaving: bool = True) -> Alternative | None:
+    """The pipeline layout of the launch (another pp, vpp or smaller micro-batch) that PL301 names."""
+    current = (inp.pp, inp.vpp or 1, inp.micro_batch)
+    candidates = (c for c in pipeline_layouts(inp, interleaving) if (c.pp, c.vpp or 1, c.micro_batch) != current)
+    return faster(inp, est, candidates, "bubble", fits, min_gain, estimate)

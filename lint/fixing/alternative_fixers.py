@@ -1,11 +1,12 @@
-"""PL301's unsafe fix: the pipeline size, virtual stages per rank and micro-batch that the finding names
-(plint.rules.cost.bubble_alternative, the same search), each edited where it was written or added after
-the tensor-parallel size. Unsafe: checkpoints change layout, and the step's numerics (the micro-batch)."""
+"""The unsafe fixes of the advice that names a better layout of the same launch (plint.planning.alternatives,
+found again by the rule's own search): PL301's pipeline size, virtual stages per rank and micro-batch, PL202's
+context-parallel size, PL203's expert-parallel size, each edited where it was written or added after the
+tensor-parallel size. Unsafe: checkpoints change layout (and, with the micro-batch, the step's numerics)."""
 
 from __future__ import annotations
 
 from plint.fixing.fix_registry import FixContext, _at, _trainer_args, fixer
-from plint.fixing.layout_fixers import _insert_after_tp, _replace_value
+from plint.fixing.layout_fixers import _insert_after_tp, _layout_context, _replace_value, size_edits
 from plint.rules.base import Edit, Fix
 from plint.reading.sources.megatron import integer
 from plint.values import from_word
@@ -15,8 +16,8 @@ if TYPE_CHECKING:
     from plint.cost import ModelInput
     from plint.diagnostics import Diagnostic
 
-PIPELINE_SIZES = (("parallel.pp", "--pipeline-model-parallel-size", "pp"), ("batch.micro", "--micro-batch-size",
-                                                                          "micro_batch"))
+SIZES = (("parallel.pp", "--pipeline-model-parallel-size", "pp"), ("batch.micro", "--micro-batch-size", "micro_batch"),
+         ("parallel.cp", "--context-parallel-size", "cp"), ("parallel.ep", "--expert-model-parallel-size", "ep"))
 CHUNK = "--num-layers-per-virtual-pipeline-stage"  # every Megatron-LM release has it
 STAGES = "--num-virtual-stages-per-pipeline-rank"
 # spellings the fix does not rewrite: a pipeline layout or an uneven split sets the stages its own way
@@ -38,33 +39,47 @@ def _context_of(diag: Diagnostic, ctx: FixContext):
 @fixer("PL301", applicability="unsafe")
 def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.cost.layout_estimate import cost_input, layout_estimate
-    from plint.rules.cost import bubble_alternative, describe_pipeline
+    from plint.rules.cost import bubble_alternative
 
     rctx = _context_of(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "megatron":
         return None
     inp, est = cost_input(rctx.layout, rctx.settings), layout_estimate(rctx.layout, rctx.settings)
     better = bubble_alternative(rctx, inp, est) if inp is not None and est is not None else None
+    return _write(ctx, rctx, inp, better[0], "PL301") if better is not None else None
+
+
+@fixer("PL202", applicability="unsafe")
+@fixer("PL203", applicability="unsafe")
+def write_spanning_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    from plint.cost.layout_estimate import cost_input
+    from plint.rules.cost import spanning_alternative
+    from plint.rules.topology import domain_of
+
+    rctx = _layout_context(diag, ctx)
+    domain = domain_of(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
+    better = spanning_alternative(rctx, "cp" if diag.code == "PL202" else "ep", domain) if domain else None
     if better is None:
         return None
-    new = better[0]
-    edits = []
-    for key, flag, attr in PIPELINE_SIZES:
-        value, target = rctx.layout.get(key), getattr(new, attr)
-        if rctx.layout.value(key) == target:
-            continue
-        edit = _replace_value(ctx, value, target) if value is not None and value.origin != "default" else \
-            _insert_after_tp(ctx, rctx, f"{flag} {target}")
-        if edit is None:
-            return None
-        edits.append(edit)
+    return _write(ctx, rctx, cost_input(rctx.layout, rctx.settings), better[0], diag.code)
+
+
+def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -> Fix | None:
+    """Edits for every size of `new` that differs from the launch's; None when one cannot be written."""
+    from plint.rules.cost import describe_pipeline
+
+    written = size_edits(ctx, rctx, SIZES, new)
+    if written is None:
+        return None
+    edits, changed = written
+    changes = [f"{key.split('.')[1]} {target}" for key, _, target in changed]
     if (new.vpp or 1) != (inp.vpp or 1):
         edit = _virtual_stages(ctx, rctx, new)
         if edit is None:
             return None
         edits.append(edit)
-    return Fix(f"{describe_pipeline(new, inp)}, as PL301 names it (checkpoints change layout)", tuple(edits),
-               "unsafe")
+    what = describe_pipeline(new, inp) if code == "PL301" else ", ".join(changes)
+    return Fix(f"{what}, as {code} names it (checkpoints change layout)", tuple(edits), "unsafe") if edits else None
 
 
 def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
