@@ -1,0 +1,137 @@
+"""Write the published production runs of the calibration data as Megatron-LM launches, under fixtures/good/.
+
+    python scripts/write_good_launches.py [path/to/published_runs_calibration.yaml]
+
+Each run that states a layout becomes fixtures/good/<id>/launch.sh (a multi-node torchrun launch of
+pretrain_gpt.py with the run's model shape, layout, batch, precision and recompute, read the way
+benchmarks/calibrate.py reads them for the cost model) and a .plint.toml naming its GPU and network, as a
+team would configure plint for its cluster. The values are the published ones; the files are ours. A run
+the calibration reader cannot turn into a layout (no GPU count, no TP/PP, no batch) is left out and listed.
+These launches ran: tests/test_good_launches.py holds that none draws a warning or an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+
+from calibrate import DEFAULT_DATA, to_input  # noqa: E402
+
+OUT = ROOT / "fixtures" / "good"
+
+
+def _flags(inp) -> list[str]:
+    """The trainer flags of one run, a line each."""
+    model = [f"--num-layers {inp.num_layers} --hidden-size {inp.hidden_size} "
+             f"--num-attention-heads {inp.num_attention_heads}"]
+    if inp.ffn_hidden_size:
+        model.append(f"--ffn-hidden-size {inp.ffn_hidden_size}")
+    if inp.num_query_groups and inp.num_query_groups != inp.num_attention_heads:
+        model.append(f"--group-query-attention --num-query-groups {inp.num_query_groups}")
+    if inp.kv_channels:
+        model.append(f"--kv-channels {inp.kv_channels}")
+    if inp.swiglu:
+        model.append("--swiglu --normalization RMSNorm --disable-bias-linear")
+    rope = inp.options.position_embedding == "rope"
+    model.append(f"--seq-length {inp.seq_length} --max-position-embeddings {inp.seq_length}"
+                 + (" --position-embedding-type rope" if rope else ""))
+    model.append(f"--tokenizer-type NullTokenizer --vocab-size {inp.vocab_size}")
+    if inp.num_experts:
+        moe = f"--num-experts {inp.num_experts} --moe-router-topk {inp.moe_topk}"
+        if inp.moe_ffn_hidden_size:
+            moe += f" --moe-ffn-hidden-size {inp.moe_ffn_hidden_size}"
+        if inp.moe_shared_expert_size:
+            moe += f" --moe-shared-expert-intermediate-size {inp.moe_shared_expert_size}"
+        if isinstance(inp.moe_layer_freq, tuple):
+            moe += f" --moe-layer-freq \"[{','.join(map(str, inp.moe_layer_freq))}]\""
+        model.append(moe + " --moe-grouped-gemm --moe-token-dispatcher-type alltoall")
+    layout = [f"--tensor-model-parallel-size {inp.tp} --pipeline-model-parallel-size {inp.pp}"]
+    if inp.vpp:
+        layout.append(f"--num-layers-per-virtual-pipeline-stage {inp.num_layers // (inp.pp * inp.vpp)}")
+    if inp.cp > 1:
+        layout.append(f"--context-parallel-size {inp.cp}")
+    if inp.ep > 1:
+        layout.append(f"--expert-model-parallel-size {inp.ep}"
+                      + (f" --expert-tensor-parallel-size {inp.etp}" if inp.etp else ""))
+    if inp.tp > 1:  # Megatron-LM pairs sequence parallelism with tensor parallelism since 2022
+        layout.append("--sequence-parallel" + (" --tp-comm-overlap" if inp.options.tp_comm_overlap else ""))
+    if _fully_sharded(inp):  # ZeRO-3 / FSDP full sharding: Megatron-FSDP's optim_grads_params
+        layout.append("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+                      "--ckpt-format fsdp_dtensor --overlap-grad-reduce --overlap-param-gather")
+    else:
+        layout.append("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")
+    if inp.options.grad_reduce_bytes == 2:
+        layout.append("--grad-reduce-in-bf16")
+    batch = [f"--micro-batch-size {inp.micro_batch} --global-batch-size {inp.global_batch}"]
+    precision = {"bf16": "--bf16", "fp16": "--fp16", "fp8": "--bf16 --fp8-format hybrid"}[inp.precision]
+    if inp.precision == "fp8":
+        precision += f" --fp8-recipe {inp.options.fp8_recipe}"
+    batch.append(precision)
+    if inp.recompute == "selective":
+        batch.append("--recompute-activations")
+    elif inp.recompute == "full":
+        batch.append("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
+    return model + layout + batch
+
+
+def _fully_sharded(inp) -> bool:
+    return inp.zero_stage == 3 or inp.sharding == "parameters"
+
+
+def unwritable(run: dict, inp) -> str | None:
+    """Why a run cannot be written as a launch that states only published facts, or None."""
+    if inp.num_layers % inp.pp:
+        return f"{inp.num_layers} layers over pp {inp.pp}: the uneven split the run used is not published"
+    tokens, seq = run["layout"].get("global_batch_tokens"), inp.seq_length
+    if not run["layout"].get("global_batch_seqs") and tokens and tokens % seq:
+        return f"a global batch of {tokens:,} tokens is no whole number of {seq}-token sequences"
+    return None
+
+
+def launch(run: dict, inp) -> str:
+    lines = "\n".join(f"    {line} \\" for line in _flags(inp))
+    source = " ".join(str(run.get("source", "")).split())
+    return (f"#!/bin/bash\n# {run['name']}\n# Published layout: {source[:200]}\n"
+            f"# Written as a Megatron-LM launch by scripts/write_good_launches.py (values from the publication).\n"
+            "set -euo pipefail\n"
+            # Megatron-FSDP asserts the variable is not 1; tensor and context parallelism want it at 1
+            + ("" if _fully_sharded(inp) else "export CUDA_DEVICE_MAX_CONNECTIONS=1\n") + "\n"
+            f"torchrun --nnodes {inp.nnodes} --nproc_per_node {inp.gpus_per_node} --node_rank \"$SLURM_NODEID\" "
+            "--rdzv_backend c10d --rdzv_endpoint \"$MASTER_ADDR:29500\" \\\n"
+            f"    pretrain_gpt.py \\\n{lines}\n    --train-iters 100000 --lr 1.0e-4\n")
+
+
+def config(inp) -> str:
+    out = f'gpu = "{inp.gpu}"\nassume = {{ SLURM_NODEID = 0, MASTER_ADDR = "node0" }}\n'
+    if inp.nic_gbps:
+        out += f"inter-node-bandwidth-gbps = {inp.nic_gbps:g}\n"
+    return out
+
+
+def main(argv: list[str]) -> int:
+    data = Path(argv[0]) if argv else DEFAULT_DATA
+    runs = yaml.safe_load(data.read_text())
+    OUT.mkdir(parents=True, exist_ok=True)
+    skipped = []
+    for run in runs:
+        inp, why = to_input(run)
+        why = why if inp is None else unwritable(run, inp)
+        if why:
+            skipped.append(f"{run['id']}: {why}")
+            continue
+        folder = OUT / run["id"]
+        folder.mkdir(exist_ok=True)
+        (folder / "launch.sh").write_text(launch(run, inp))
+        (folder / ".plint.toml").write_text(config(inp))
+    print(f"wrote {len(runs) - len(skipped)} launches to {OUT.relative_to(ROOT)}; left out:")
+    print("\n".join(f"  {s}" for s in skipped))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
