@@ -7,6 +7,8 @@ from functools import lru_cache
 from plint.rules.base import Example, RuleContext
 from plint.values import Value
 
+CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
+
 
 def value(ctx: RuleContext, key: str) -> Value | None:
     """A layout field, or a trainer fact when the layout has no such field."""

@@ -9,7 +9,7 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 from __future__ import annotations
 
 from plint.rules.base import Finding, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, span, torchrun, trainer, value
+from plint.rules.common import CP_USEFUL_FROM, gpt, is_megatron, span, torchrun, trainer, value
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -259,15 +259,34 @@ def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[Mode
     """(alternative, its estimate, the launch's) for PL202 (axis "cp") and PL203 ("ep"): a smaller size of
     that axis whose group fits in the NVLink domain, named only when the cost model predicts it faster by
     more than its margin, mostly through that axis' communication; None without an estimate or such a layout."""
-    from plint.cost import estimate
-    from plint.planning.alternatives import context_layouts, expert_layouts, faster
+    from plint.planning.alternatives import context_layouts, expert_layouts
 
     estimated = _estimated(ctx)
     if estimated is None:
         return None
     inp, est = estimated
     candidates = context_layouts(inp, domain) if axis == "cp" else expert_layouts(inp, domain)
-    better = faster(inp, est, candidates, axis, lambda e: _fits(e, ctx), _margin(inp), estimate)
+    return _named(ctx, inp, est, candidates, axis)
+
+
+def context_alternative(ctx: RuleContext) -> tuple[ModelInput, Estimate, Estimate] | None:
+    """PL307's: a smaller context-parallel size (1 included) that does better, through the ring or through
+    the longer chunks' more efficient attention and GEMMs (the reason short chunks cost)."""
+    from plint.planning.alternatives import context_layouts
+
+    estimated = _estimated(ctx)
+    if estimated is None:
+        return None
+    inp, est = estimated
+    return _named(ctx, inp, est, context_layouts(inp, smallest=1), None)
+
+
+def _named(ctx: RuleContext, inp: ModelInput, est: Estimate, candidates, part: str | None):
+    """(alternative, its estimate, the launch's) for the best of `candidates` (plint.planning.alternatives)."""
+    from plint.cost import estimate
+    from plint.planning.alternatives import faster
+
+    better = faster(inp, est, candidates, part, lambda e: _fits(e, ctx), _margin(inp), estimate)
     return (*better, est) if better is not None else None
 
 
@@ -342,31 +361,43 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
                          glob=256)),
         good=torchrun(gpt("--use-distributed-optimizer", glob=256)),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` rewrites the sizes (checkpoints "
-            "change layout).",
+        fix="`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
+            "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout).",
     ),
 )
 def needless_parallelism(ctx: RuleContext):
+    found = needless_axis(ctx)
+    if found is None:
+        return
+    axis, size, simpler, variant, est = found
+    key, name = _AXES[axis]
+    gain = 1 - variant.step_time_s / est.step_time_s
+    given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
+    yield Finding(f"{name} parallelism {axis} {size} is not needed: with {axis} 1{given} "
+                  f"the launch fits ({_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB) "
+                  f"and the step is predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs "
+                  f"{_seconds(est.step_time_s)})", span(ctx, key), key=key)
+
+
+def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Estimate] | None:
+    """PL302's advice (and its fix's): the first model-parallel axis, in the order tp, pp, cp, ep, whose
+    removal (its GPUs given to data parallelism; experts replicated) fits and is predicted faster by more
+    than the margin, as (axis, its size, the simpler launch, its estimate, the launch's); one axis at a
+    time, as the next advice depends on the layout after this one."""
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None:
-        return
+        return None
     inp, est = estimated
-    for axis, (key, name) in _AXES.items():
+    for axis in _AXES:
         size = getattr(inp, axis)
-        if size <= 1:
-            continue
+        if size <= 1 or (axis == "cp" and inp.seq_length < CP_USEFUL_FROM):
+            continue  # context parallelism on short sequences: PL307 names its alternative
         simpler = _without_axis(inp, axis)
         variant = _variant(simpler) if simpler is not None else None
-        margin = _margin(inp)
-        if variant is None or not _fits(variant, ctx) or variant.step_time_s > (1 - margin) * est.step_time_s:
+        if variant is None or not _fits(variant, ctx) or variant.step_time_s > (1 - _margin(inp)) * est.step_time_s:
             continue
-        gain = 1 - variant.step_time_s / est.step_time_s
-        given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
-        yield Finding(f"{name} parallelism {axis} {size} is not needed: with {axis} 1{given} the launch fits "
-                      f"({_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB) and "
-                      f"the step is predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs "
-                      f"{_seconds(est.step_time_s)})", span(ctx, key), key=key)
-        return  # one axis at a time: the next advice depends on the layout after this one
+        return axis, size, simpler, variant, est
+    return None
 
 
 @register(
@@ -374,15 +405,16 @@ def needless_parallelism(ctx: RuleContext):
     "Full activation recompute where selective recompute fits in memory.",
     RuleDocs(
         what="With --recompute-granularity full, re-estimates the launch with selective recompute (the "
-             "attention core only) and reports when that fits within the memory headroom.",
+             "attention core only) and reports when that fits within the memory headroom and the step is "
+             "predicted shorter by more than the cost model can tell apart (5%; 10% for MoE models).",
         why="Full recompute runs every layer's forward twice: about a third more compute per step. Selective "
             "recompute keeps most of the memory saving (Korthikanti et al. 2022: the attention scores are "
             "the large part) for a few percent.",
         bad=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
                          "--use-distributed-optimizer")),
         good=torchrun(gpt("--recompute-activations --use-distributed-optimizer")),
-        fix="Not fixed automatically yet; planned: `plint fix` replaces the recompute flags with "
-            "--recompute-activations (safe: same numerics).",
+        fix="`plint fix --unsafe-fixes` replaces the recompute flags with --recompute-activations (same numerics; "
+            "unsafe because the memory it needs is the estimate's).",
     ),
 )
 def full_recompute_unneeded(ctx: RuleContext):
@@ -396,6 +428,8 @@ def full_recompute_unneeded(ctx: RuleContext):
     if variant is None or not _fits(variant, ctx):
         return
     gain = 1 - variant.step_time_s / est.step_time_s
+    if gain <= _margin(inp):
+        return  # a gain the cost model cannot tell from noise is no reason to trade memory headroom
     yield Finding(f"full recompute where selective fits: with --recompute-activations the launch needs "
                   f"{_gib(variant.memory_gib['total'])} of {_gib(variant.memory_gib['usable'])} GiB and the step "
                   f"is predicted {_pct(gain)} shorter ({_seconds(variant.step_time_s)} vs {_seconds(est.step_time_s)})",
@@ -404,21 +438,22 @@ def full_recompute_unneeded(ctx: RuleContext):
 
 @register(
     "PL310", "low-mfu", "info",
-    "The predicted model FLOPs utilisation is below the threshold.",
+    "The predicted MFU is low, and a larger micro-batch does better.",
     RuleDocs(
-        what="Reports when the predicted MFU (model FLOPs as Megatron counts them, over the step time and the "
-             "GPUs' dense bf16 peak) is below the threshold (default 35%), with the largest part of the step "
-             "that is not model compute. When model compute alone takes over 90% of the step, the low MFU "
-             "comes from the model's own shape (GEMMs too small to run near peak, attention, element-wise "
-             "work): the rule then reports only if a larger micro-batch (one that divides the batch and fits "
-             "within the memory headroom) is predicted at least 5% faster (10% for MoE), and names it.",
-        why="Well-tuned large runs reach 35-55% MFU; below that, the step's time usually goes to a pipeline "
-            "bubble, communication on a slow link, or GEMMs too small to run near peak.",
-        bad=torchrun(gpt("--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
-                         layers=12, hidden=768, heads=12, seq=1024, micro=1, glob=64)),
+        what="Below the MFU threshold (default 35%; model FLOPs as Megatron counts them, over the step time and "
+             "the GPUs' dense bf16 peak), looks for a larger micro-batch (one that divides the per-rank batch) "
+             "that fits within the memory headroom and whose step the cost model predicts shorter by more than "
+             "it can tell apart (5%; 10% for MoE models), and names it. Without one it is quiet: what else "
+             "keeps the MFU low (a bubble, communication on a slow link) is for the rules that can name a "
+             "better layout for it (PL301, PL302, PL202, PL203, PL307).",
+        why="Well-tuned large runs reach 35-55% MFU. The micro-batch is the rows of every GEMM: GEMMs too small "
+            "to run near peak keep a small model's MFU low whatever the layout.",
+        bad=torchrun(gpt("--use-distributed-optimizer", layers=12, hidden=768, heads=12, seq=1024, micro=1,
+                         glob=512)),
         good=torchrun(gpt("--use-distributed-optimizer", layers=32, hidden=4096, heads=32, seq=4096, micro=1,
                           glob=256)),
-        fix="Not fixable: the message names where the time goes.",
+        fix="`plint fix --unsafe-fixes` writes the micro-batch the message names, where the launch alone states "
+            "it (unsafe: the step's numerics and memory change).",
     ),
 )
 def low_mfu(ctx: RuleContext):
@@ -426,22 +461,10 @@ def low_mfu(ctx: RuleContext):
     if estimated is None:
         return
     inp, est = estimated
-    from plint.cost.estimate import TIME_PART_NAMES
-
     limit = _threshold(ctx, "mfu")
     if est.mfu >= limit or est.step_time_s <= 0:
         return
     step = est.step_time_s
-    parts = {k: v for k, v in est.time_s.items() if k != "compute" and v > 0}
-    head = f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU"
-    if sum(parts.values()) >= LAYOUT_SHARE * step:
-        worst = max(parts, key=parts.get)
-        yield Finding(f"{head}; the largest part besides compute is {TIME_PART_NAMES.get(worst, worst)}, "
-                      f"{_pct(parts[worst] / step)} of the {_seconds(step)} step",
-                      span(ctx, "parallel.tp", "parallel.pp", "batch.micro"), key="estimate.mfu")
-        return
-    # Model compute is nearly the whole step: the model's shape sets the MFU, and of the launch only the
-    # micro-batch (the rows of every GEMM) moves it. Silent when no larger one is predicted clearly faster.
     larger = _faster_micro_batch(ctx, inp, est)
     if larger is None:
         return
@@ -451,16 +474,21 @@ def low_mfu(ctx: RuleContext):
     stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
     also = (f" and \"train_micro_batch_size_per_gpu\": {micro} in {cfg.path}"
             if stated is not None and stated != "auto" else "")
-    yield Finding(f"{head}; model compute takes {_pct(est.time_s['compute'] / step)} of the step, and with "
+    yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
+                  f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step, and with "
                   f"--micro-batch-size {micro}{also} (larger GEMMs) the launch fits ({_gib(variant.memory_gib['total'])} "
                   f"of {_gib(variant.memory_gib['usable'])} GiB) and the step is predicted "
                   f"{_pct(1 - variant.step_time_s / step)} shorter ({_seconds(variant.step_time_s)} vs "
                   f"{_seconds(step)})", span(ctx, "batch.micro"), key="estimate.mfu")
 
 
-# PL310 names where the time goes only when the parts of the step outside model compute (communication,
-# bubble, recompute, optimizer) add up to this share: below it, no change of layout buys back much.
-LAYOUT_SHARE = 0.10
+def faster_micro_batch(ctx: RuleContext) -> int | None:
+    """PL310's micro-batch (for its fix), or None."""
+    estimated = _estimated(ctx) if is_megatron(ctx) else None
+    if estimated is None or estimated[1].mfu >= _threshold(ctx, "mfu"):
+        return None
+    larger = _faster_micro_batch(ctx, *estimated)
+    return larger[0] if larger is not None else None
 
 
 def _faster_micro_batch(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tuple[int, Estimate] | None:

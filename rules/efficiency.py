@@ -4,9 +4,8 @@ the same launch with one flag changed; and ZeRO with a DeepSpeed pipeline, which
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
+from plint.rules.common import CP_USEFUL_FROM, gpt, is_megatron, known, span, torchrun, trainer, value
 
-CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
 
 
 @register(
@@ -164,25 +163,38 @@ def overlap_off(ctx: RuleContext):
 
 @register(
     "PL307", "context-parallel-short-sequence", "warning",
-    "Context parallelism for a sequence too short to need it.",
+    "Context parallelism for a sequence too short to need it: a smaller cp does better.",
     RuleDocs(
-        what=f"Checks cp > 1 with sequences shorter than {CP_USEFUL_FROM} tokens.",
+        what=f"Checks cp > 1 with sequences shorter than {CP_USEFUL_FROM} tokens, and speaks only when it can "
+             "name a concrete alternative of the same launch: a smaller context-parallel size (1 included), the "
+             "GPUs freed given to data parallelism, that passes the start-up checks (PL102, PL109), fits within "
+             "the memory headroom and whose step the cost model predicts shorter by more than it can tell "
+             "apart (5%; 10% for MoE models), at least half of it in the context-parallel exchange. The message "
+             "names it with the predicted step and memory; without one the rule is quiet.",
         why="Each context-parallel rank works on seq/(2*cp)-token chunks; short chunks make the attention "
             "kernels and the ring exchange latency-bound, so cp costs more than the data parallelism it "
             "replaces (Megatron's MoE guide recommends CP from 8K tokens).",
         bad=torchrun(gpt("--context-parallel-size 2", seq=2048)),
         good=torchrun(gpt("--context-parallel-size 2", seq=16384)),
-        fix="Not fixed automatically yet; planned: `plint fix --unsafe-fixes` gives the cp factor to data parallelism.",
+        fix="`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the data-"
+            "parallel size and checkpoints change).",
     ),
 )
 def context_parallel_short(ctx: RuleContext):
     if not is_megatron(ctx):
         return
     sizes = known(ctx, "parallel.cp", "model.seq_length")
-    if sizes and sizes[0] > 1 and sizes[1] < CP_USEFUL_FROM:
-        yield Finding(f"cp {sizes[0]} on {sizes[1]}-token sequences ({sizes[1] // (2 * sizes[0])}-token chunks): "
-                      "data parallelism would do the same work with less communication",
-                      span(ctx, "parallel.cp"), key="parallel.cp")
+    if not (sizes and sizes[0] > 1 and sizes[1] < CP_USEFUL_FROM):
+        return
+    from plint.rules.cost import context_alternative, gain_text
+
+    better = context_alternative(ctx)
+    if better is None:
+        return
+    new, variant, est = better
+    yield Finding(f"cp {sizes[0]} on {sizes[1]}-token sequences ({sizes[1] // (2 * sizes[0])}-token chunks): "
+                  f"cp {new.cp} and dp {new.data_parallel()} instead: {gain_text(variant, est, new)}",
+                  span(ctx, "parallel.cp"), key="parallel.cp")
 
 
 @register(

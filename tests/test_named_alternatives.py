@@ -64,18 +64,60 @@ def test_context_parallel_ring_hidden_under_attention_is_quiet(tmp_path):
 
 def test_fix_writes_the_named_expert_and_context_sizes(tmp_path):
     cases = {
-        "ep": (f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 "
-               f"{OPTIMIZER}", dict(seq=4096, glob=64), "PL203", "parallel.ep"),
-        "cp": (f"--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel {OPTIMIZER}",
-               dict(seq=32768, glob=32), "PL202", "parallel.cp"),
+        "PL203": (f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 "
+                  f"{OPTIMIZER}", dict(seq=4096, glob=64), "ep"),
+        "PL202": (f"--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel {OPTIMIZER}",
+                  dict(seq=32768, glob=32), "cp"),
+        "PL307": (f"--context-parallel-size 2 {OPTIMIZER}", dict(seq=2048), "cp"),  # short chunks: cp 1 named
     }
-    for name, (extra, shape, code, key) in cases.items():
-        folder = tmp_path / name
+    for code, (extra, shape, name) in cases.items():
+        key = f"parallel.{name}"
+        folder = tmp_path / code
         folder.mkdir()
         before = _check(folder, extra, **shape)
         (finding,) = _findings(before, code)
         named = int(finding.message.split(" instead")[0].rsplit(f"{name} ", 1)[1].split()[0])
-        fix_paths([folder / "launch.sh"], unsafe=True)
+        fix_paths([folder / "launch.sh"], unsafe=True, ignore=["PL302"])  # PL302's fix drops the axis: its own test
         (after,) = check_paths([folder / "launch.sh"])
-        assert after.layouts[0].value(key) == named, name
-        assert not _findings(after, code), name
+        assert after.layouts[0].value(key) == named, code
+        assert not _findings(after, code), code
+
+
+def test_needless_axis_fix_sets_it_to_one_with_what_only_it_allows(tmp_path):
+    # tp 2 with sequence parallelism and TP comm overlap on a 1.3B model: PL302 finds tp 1 faster; the fix
+    # writes tp 1 and drops --sequence-parallel (PL304) and --tp-comm-overlap (PL111) with it
+    result = _check(tmp_path, f"--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap {OPTIMIZER}",
+                    glob=256)
+    (finding,) = _findings(result, "PL302")
+    assert finding.message.startswith("tensor parallelism tp 2 is not needed")
+    fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL302"])
+    text = (tmp_path / "launch.sh").read_text()
+    assert "--tensor-model-parallel-size 1" in text and "--sequence-parallel" not in text
+    assert "--tp-comm-overlap" not in text
+    (after,) = check_paths([tmp_path / "launch.sh"])
+    assert not {"PL302", "PL304", "PL111"} & {d.code for d in after.diagnostics}
+
+
+def test_full_recompute_fix_writes_selective_recompute(tmp_path):
+    result = _check(tmp_path, f"--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
+                              f"{OPTIMIZER}")
+    assert _findings(result, "PL308")
+    fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL308"])
+    text = (tmp_path / "launch.sh").read_text()
+    assert "--recompute-activations" in text and "--recompute-granularity" not in text
+    assert "--recompute-method" not in text and "--recompute-num-layers" not in text
+    (after,) = check_paths([tmp_path / "launch.sh"])
+    assert after.layouts[0].value("recompute.granularity") == "selective"
+    assert not _findings(after, "PL308") and not _findings(after, "PL112")
+
+
+def test_low_mfu_fix_writes_the_larger_micro_batch(tmp_path):
+    # GPT-2 small at micro-batch 1 of a 64-sequence per-rank batch: GEMMs too small to run near peak
+    result = _check(tmp_path, "--use-distributed-optimizer", layers=12, hidden=768, heads=12, seq=1024, glob=512)
+    (finding,) = _findings(result, "PL310")
+    named = int(finding.message.split("--micro-batch-size ")[1].split()[0])
+    assert named > 1 and 64 % named == 0
+    fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL310"])
+    (after,) = check_paths([tmp_path / "launch.sh"])
+    assert after.layouts[0].value("batch.micro") == named
+    assert not _findings(after, "PL310")

@@ -1,12 +1,12 @@
 """The unsafe fixes of the advice that names a better layout of the same launch (plint.planning.alternatives,
 found again by the rule's own search): PL301's pipeline size, virtual stages per rank and micro-batch, PL202's
-context-parallel size, PL203's expert-parallel size, each edited where it was written or added after the
+and PL307's context-parallel size, PL203's expert-parallel size, each edited where it was written or added after the
 tensor-parallel size. Unsafe: checkpoints change layout (and, with the micro-batch, the step's numerics)."""
 
 from __future__ import annotations
 
 from plint.fixing.fix_registry import FixContext, _at, _trainer_args, fixer
-from plint.fixing.layout_fixers import _insert_after_tp, _layout_context, _replace_value, size_edits
+from plint.fixing.layout_fixers import _insert_after_tp, _layout_context, _remove_flag, _replace_value, size_edits
 from plint.rules.base import Edit, Fix
 from plint.reading.sources.megatron import integer
 from plint.values import from_word
@@ -26,11 +26,11 @@ OTHER_SPLITS = ("--pipeline-model-parallel-layout", "--decoder-first-pipeline-nu
                 "--account-for-loss-in-pipeline-split", "--hybrid-layer-pattern")
 
 
-def _context_of(diag: Diagnostic, ctx: FixContext):
-    """The rule context of the launch whose pipeline size the finding points at."""
+def _context_of(diag: Diagnostic, ctx: FixContext, key: str = "parallel.pp"):
+    """The rule context of the launch whose `key` the finding points at (its own key is an estimate's)."""
     contexts = [c for c in ctx.contexts() if c.layout is not None]
     for c in contexts:
-        v = c.layout.get("parallel.pp")
+        v = c.layout.get(key)
         if v is not None and _at(v.span, diag):
             return c
     return contexts[0] if len(contexts) == 1 else None
@@ -51,14 +51,20 @@ def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 @fixer("PL202", applicability="unsafe")
 @fixer("PL203", applicability="unsafe")
-def write_spanning_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+@fixer("PL307", applicability="unsafe")
+def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.cost.layout_estimate import cost_input
-    from plint.rules.cost import spanning_alternative
+    from plint.rules.cost import context_alternative, spanning_alternative
     from plint.rules.topology import domain_of
 
     rctx = _layout_context(diag, ctx)
-    domain = domain_of(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
-    better = spanning_alternative(rctx, "cp" if diag.code == "PL202" else "ep", domain) if domain else None
+    if rctx is None or rctx.layout.value("trainer") != "megatron":
+        return None
+    if diag.code == "PL307":
+        better = context_alternative(rctx)
+    else:
+        domain = domain_of(rctx)
+        better = spanning_alternative(rctx, "cp" if diag.code == "PL202" else "ep", domain) if domain else None
     if better is None:
         return None
     return _write(ctx, rctx, cost_input(rctx.layout, rctx.settings), better[0], diag.code)
@@ -94,3 +100,77 @@ def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
         if use is not None:
             return _replace_value(ctx, from_word(use.values[0], integer, option), target) if use.values else None
     return _insert_after_tp(ctx, rctx, f"{CHUNK} {chunk}")
+
+
+# PL302 drops one axis; what only that axis allows goes with it (PL304: no sequence parallelism at tp 1;
+# PL111: --tp-comm-overlap needs sequence parallelism)
+WITH_TP = ("--sequence-parallel", "--tp-comm-overlap")
+AXIS_FLAGS = {"tp": ("parallel.tp", "--tensor-model-parallel-size"), "pp": ("parallel.pp",
+              "--pipeline-model-parallel-size"), "cp": ("parallel.cp", "--context-parallel-size"),
+              "ep": ("parallel.ep", "--expert-model-parallel-size")}
+
+
+@fixer("PL302", applicability="unsafe")
+def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """The axis PL302 names set to 1 (plint.rules.cost.needless_axis, the same search)."""
+    from plint.rules.cost import needless_axis
+
+    rctx = _layout_context(diag, ctx)
+    found = needless_axis(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
+    if found is None:
+        return None
+    axis, size, simpler, _, _ = found
+    args = _trainer_args(rctx)
+    if args is None or (axis == "pp" and (simpler.vpp or any(args.get(o) is not None for o in (CHUNK, STAGES)))):
+        return None  # virtual stages go with the pipeline: their flag and value are not ours to drop
+    key, flag = AXIS_FLAGS[axis]
+    written = size_edits(ctx, rctx, ((key, flag, axis),), simpler)
+    if written is None:
+        return None
+    edits = list(written[0])
+    companions = [flag for flag in WITH_TP if axis == "tp" and args.get(flag) is not None]
+    if companions:
+        removal = _remove_flag(ctx, args, *companions)
+        if removal is None:
+            return None
+        edits.extend(removal)
+    given = f", dp {simpler.data_parallel()}" if axis != "ep" else ", experts replicated"
+    return Fix(f"{axis} {size} -> 1{given}, as PL302 names it (checkpoints change layout)", tuple(edits), "unsafe")
+
+
+RECOMPUTE_FULL = ("--recompute-granularity", "--recompute-method", "--recompute-num-layers")
+
+
+@fixer("PL308", applicability="unsafe")
+def selective_recompute(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """Full recompute replaced by --recompute-activations (selective), as PL308 finds it fits. Unsafe: the
+    memory it needs is the cost model's estimate."""
+    rctx = _layout_context(diag, ctx)
+    args = _trainer_args(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
+    if args is None or args.get("--recompute-activations") is not None:
+        return None
+    edits = _remove_flag(ctx, args, *RECOMPUTE_FULL)
+    added = _insert_after_tp(ctx, rctx, "--recompute-activations")
+    if added is None or edits is None:
+        return None
+    return Fix("full recompute -> --recompute-activations (selective), which the estimate says fits",
+               (*edits, added), "unsafe")
+
+
+@fixer("PL310", applicability="unsafe")
+def larger_micro_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """The micro-batch PL310 names (plint.rules.cost.faster_micro_batch), where the launch alone states it:
+    a DeepSpeed config's own micro-batch would have to change with it."""
+    from plint.cost.layout_estimate import cost_input
+    from plint.rules.cost import faster_micro_batch
+
+    rctx = _context_of(diag, ctx, "batch.micro")
+    if rctx is None or rctx.layout.value("trainer") != "megatron" or rctx.layout.extras.get("ds_config") is not None:
+        return None
+    micro = faster_micro_batch(rctx)
+    inp = cost_input(rctx.layout, rctx.settings) if micro is not None else None
+    written = size_edits(ctx, rctx, (SIZES[1],), inp.replace(micro_batch=micro)) if inp is not None else None
+    if not written or not written[0]:
+        return None
+    return Fix(f"micro-batch {rctx.layout.value('batch.micro')} -> {micro}, as PL310 names it", tuple(written[0]),
+               "unsafe")

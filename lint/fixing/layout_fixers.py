@@ -263,26 +263,51 @@ def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
                "unsafe")
 
 
-def _remove_flag(ctx: FixContext, args, flag: str) -> list[Edit] | None:
-    """Edits removing every use of a bare flag where it is written (its line when it stands alone on
-    it); None when one of them is not written out as the flag's own word."""
+def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
+    """Edits removing every use of the flags where they are written, with the values written right after
+    each on the same line (the whole line when nothing else stands on it); None when one of them is not
+    written out as the flag's own words."""
+    cuts: dict[tuple[str, int], list[tuple[int, int]]] = {}  # (file, line start) -> (start, end) of each use
+    for flag in flags:
+        for use in args.all(flag):
+            span = use.flag_word.value_span  # where the flag was written (an array element, a string)
+            end = _word_end(ctx, span)
+            data = ctx.data(span.path) if span is not None else None
+            if end is None or data is None or data[span.start:end] != flag.encode("utf-8", "surrogateescape"):
+                return None
+            end = _values_end(ctx, data, span.path, use, end)
+            if end is None:
+                return None
+            cuts.setdefault((span.path, data.rfind(b"\n", 0, span.start) + 1), []).append((span.start, end))
     edits = []
-    for use in args.all(flag):
-        span = use.flag_word.value_span  # where the flag was written (an array element, a string)
-        end = _word_end(ctx, span)
-        data = ctx.data(span.path) if span is not None else None
-        if end is None or data is None or data[span.start:end] != flag.encode("utf-8", "surrogateescape"):
-            return None
-        line_start = data.rfind(b"\n", 0, span.start) + 1
-        line_end = data.find(b"\n", end)
+    for (path, line_start), spans in cuts.items():
+        data = ctx.data(path)
+        line_end = data.find(b"\n", line_start)
         line_end = len(data) if line_end == -1 else line_end
-        rest = data[line_start:span.start] + data[end:line_end]
-        if rest.strip(b" \t\\") == b"" and line_end < len(data):  # the flag alone on its line: drop the line
-            edits.append(Edit(span.path, line_start, line_end + 1, ""))
+        rest, at = b"", line_start
+        for start, end in sorted(spans):
+            rest, at = rest + data[at:start], end
+        if (rest + data[at:line_end]).strip(b" \t\\") == b"" and line_end < len(data):
+            edits.append(Edit(path, line_start, line_end + 1, ""))  # nothing else on the line: drop it
             continue
-        start = span.start - 1 if span.start > 0 and data[span.start - 1:span.start] == b" " else span.start
-        edits.append(Edit(span.path, start, end, ""))
+        for start, end in spans:
+            start = start - 1 if start > 0 and data[start - 1:start] == b" " else start
+            edits.append(Edit(path, start, end, ""))
     return edits or None
+
+
+def _values_end(ctx: FixContext, data: bytes, path: str, use, end: int) -> int | None:
+    """The end of the use's last value when each is a whole word following the flag on its line (blanks
+    between); `end` itself for a bare flag; None otherwise (`--x=v`, a value from elsewhere)."""
+    if use.inline_value:
+        return None
+    for word in use.values:
+        span = word.value_span
+        value_end = _word_end(ctx, span) if span is not None and span.path == path else None
+        if value_end is None or span.start < end or data[end:span.start].strip(b" \t") != b"":
+            return None
+        end = value_end
+    return end
 
 
 _SEPARATED = re.compile(rb"(?<![\w.])\d+(?:_\d+)+(?![\w.])")

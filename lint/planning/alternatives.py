@@ -60,13 +60,16 @@ def pipeline_layouts(inp: ModelInput, interleaving: bool = True) -> Iterator[Mod
                 yield inp.replace(pp=pp, vpp=vpp, dp=dp, micro_batch=micro)
 
 
-def context_layouts(inp: ModelInput, domain: int) -> Iterator[ModelInput]:
-    """Smaller context-parallel sizes (of at least 2: dropping the axis is PL302's advice) whose tp x cp group
-    fits in the NVLink domain, the GPUs freed given to data parallelism (PL109: the sequence splits into
-    2 x cp chunks; PL102: the batch still divides)."""
+def context_layouts(inp: ModelInput, domain: int | None = None, smallest: int = 2) -> Iterator[ModelInput]:
+    """Smaller context-parallel sizes, down to `smallest` (2 for PL202: dropping the axis is PL302's advice;
+    1 for PL307) and, with a `domain`, only those whose tp x cp group fits in the NVLink domain; the GPUs
+    freed go to data parallelism (PL109: the sequence splits into 2 x cp chunks; PL102: the batch still
+    divides)."""
     tp = max(1, inp.tp)
     for cp in _powers_of_two_dividing(inp.cp):
-        if cp < 2 or cp >= inp.cp or tp * cp > domain or domain % (tp * cp) or inp.seq_length % (2 * cp):
+        if cp < smallest or cp >= inp.cp or inp.seq_length % (2 * cp):
+            continue
+        if domain is not None and (tp * cp > domain or domain % (tp * cp)):
             continue
         dp = inp.world_size // (tp * max(1, inp.pp) * cp)
         if _global_batch(inp) % (inp.micro_batch * dp):
@@ -86,20 +89,20 @@ def expert_layouts(inp: ModelInput, domain: int) -> Iterator[ModelInput]:
         yield inp.replace(ep=ep)
 
 
-def faster(inp: ModelInput, est: Estimate, candidates: Iterable[ModelInput], part: str,
+def faster(inp: ModelInput, est: Estimate, candidates: Iterable[ModelInput], part: str | None,
            fits: Callable[[Estimate], bool], min_gain: float,
            estimate: Callable[[ModelInput], Estimate | None]) -> Alternative | None:
     """The fastest candidate that fits, whose step is predicted shorter than the launch's by more than
     `min_gain` (a share of the step) and which owes at least half of the time saved to `part` of the step
-    (a key of Estimate.time_s: "bubble", "cp", "ep"); None when there is none."""
+    (a key of Estimate.time_s: "bubble", "cp", "ep"; None: wherever it comes from); None when there is none."""
     best: Alternative | None = None
-    spent = est.time_s.get(part, 0.0)
+    spent = est.time_s.get(part, 0.0) if part else 0.0
     for candidate in candidates:
         variant = estimate(candidate)
         if variant is None or not fits(variant):
             continue
         saved = est.step_time_s - variant.step_time_s
-        if saved <= 0 or spent - variant.time_s.get(part, 0.0) < saved / 2:
+        if saved <= 0 or (part and spent - variant.time_s.get(part, 0.0) < saved / 2):
             continue
         if best is None or variant.step_time_s < best[1].step_time_s:
             best = (candidate, variant)
