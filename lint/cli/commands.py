@@ -46,7 +46,7 @@ def _with_check_options(command, skip: tuple[str, ...] = (), helps: dict[str, st
     """check's options (plint.cli.check_command.OPTIONS) on a click command, less `skip`; `helps` replaces
     the help of an option whose meaning differs for that command."""
     for opt in reversed([o for o in OPTIONS if o.dest not in skip]):
-        names = (opt.flag, opt.short) if opt.short else (opt.flag,)
+        names = opt.names
         if opt.kind == "flag":
             command = click.option(*names, opt.dest, is_flag=True, help=(helps or {}).get(opt.dest, opt.help))(command)
         elif opt.kind == "multi":
@@ -61,12 +61,19 @@ def _with_check_options(command, skip: tuple[str, ...] = (), helps: dict[str, st
 
 @cli.command()
 # not required by click: `--stdin-filename NAME` alone stands for `-` (as in the fast path, check_command)
-@click.argument("paths", nargs=-1, required=False, metavar="PATHS...", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=False, metavar="[PATHS]...", type=click.Path(path_type=Path))
 @_with_check_options
 def check(paths: tuple[Path, ...], **options) -> None:
-    """Read launch files and report what is wrong with them."""
+    """Read launch files and report what is wrong with them (no PATHS: the working directory; `-`: standard
+    input, read as JSON when it holds a JSON document, else as a shell script).
+
+    \b
+    Exit codes: 0 nothing at or above the failing severity (--fail-on, default error; always 0 with
+    --exit-zero); 1 findings at or above it (or, with --dry-run, process groups the trainer would
+    refuse); 2 a usage error, a bad configuration, or a path that does not exist. A file plint cannot
+    read is a finding (PL001), not an exit code of its own."""
     if not paths and options.get("stdin_filename") is None:
-        raise click.UsageError("Missing argument 'PATHS...'.")
+        paths = (Path("."),)  # as ruff: no path checks the working directory
     try:
         code = run(list(paths), **options)
     except ValueError as exc:  # UsageError, or a bad rule selector
@@ -77,7 +84,8 @@ def check(paths: tuple[Path, ...], **options) -> None:
 def _check_options_for_fix(command):
     """`fix` takes check's options except the output format and the baseline writer."""
     return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run", "pr_comment",
-                                                "only_new_against", "verbose", "statistics", "stdin_filename"),
+                                                "only_new_against", "verbose", "statistics", "stdin_filename",
+                                                "fix", "unsafe_fixes", "severity", "exit_zero", "show_settings"),
                                helps={"quiet": "No summary line: the findings left (or the diff) only."})
 
 
