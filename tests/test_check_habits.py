@@ -161,6 +161,8 @@ def test_check_help_documents_the_exit_codes(tree):
     assert "1 findings at or above it" in text and "2 a usage error" in text
     for option in ("--output-format", "--fix", "--unsafe-fixes", "-S, --severity", "--exit-zero", "--show-settings"):
         assert option in text
+    top = " ".join(out(plint(["--help"], tree)).split())
+    assert "Exit codes: 0 clean" in top and "1 findings" in top and "2 a usage error" in top
 
 
 # ---- GitLab code quality -------------------------------------------------------------------------------

@@ -218,9 +218,9 @@ class Engine:
                     text = read_bytes(abs_path).decode("utf-8", "surrogateescape")
                 except OSError:
                     text = ""
-            from plint.checking.suppress import has_directives, read_directives
+            if may_hold_directives(text):
+                from plint.checking.suppress import read_directives
 
-            if has_directives(text):
                 self._directives[abs_path] = read_directives(abs_path, text)
             else:
                 self._directives[abs_path] = []  # most files: no directive, no tree to walk
@@ -377,6 +377,12 @@ class Engine:
         for result in results:
             if id(result) in touched:
                 result.diagnostics.sort(key=Diagnostic.sort_key)
+
+
+def may_hold_directives(text: str) -> bool:
+    """Whether a file may hold a `# plint:` directive or a `# noqa`: most files have neither, and then
+    neither the suppression module is imported nor a tree walked."""
+    return "plint" in text or "noqa" in text.lower()
 
 
 def where_is(d, diag: Diagnostic) -> bool:

@@ -130,11 +130,6 @@ def _comments(node, found: list) -> None:
             stack.extend(n.children)
 
 
-def has_directives(text: str) -> bool:
-    """Whether a file may hold a directive (or a `# noqa`): most files have none and need no tree walk."""
-    return "plint" in text or "noqa" in text.lower()
-
-
 def _noqa_codes(body: str) -> tuple[str, ...] | None:
     """The plint codes a `# noqa` comment names (() for a bare `# noqa`); None when it is no `# noqa`
     or names only other tools' codes (`# noqa: E501` is for them)."""
@@ -147,9 +142,8 @@ def _noqa_codes(body: str) -> tuple[str, ...] | None:
 
 
 def read_directives(path: str, text: str) -> list[Directive]:
-    """The directives of one shell file, each with the lines it covers."""
-    if not has_directives(text):
-        return []
+    """The directives of one shell file, each with the lines it covers (the engine calls it only for a
+    file that may hold one: plint.checking.engine.may_hold_directives)."""
     from plint.reading.shell.parse import parse
 
     data = text.encode("utf-8", "surrogateescape")

@@ -28,7 +28,12 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and the Megatron-LM and DeepSpeed releases the catalogs know, and exit.")
 def cli() -> None:
-    """Lint the launch files of Megatron-LM and DeepSpeed training runs."""
+    """Lint the launch files of Megatron-LM and DeepSpeed training runs.
+
+    \b
+    Exit codes: 0 clean (nothing at or above the failing severity); 1 findings (check, fix), or changes
+    fix --diff would make; 2 a usage error (an unknown option, --gpu or rule code), a bad configuration,
+    or a path that does not exist."""
 
 
 def _known_gpu(_ctx, _param, value: str | None) -> str | None:
