@@ -199,7 +199,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
     for r in result.results:  # bounded output: the budget of findings a report prints per file
         r.diagnostics = limit_report(r.diagnostics, r.path)
-        if severity is not None:  # shellcheck's -S: below the level, neither shown nor counted
+        # shellcheck's -S: below the level, neither shown nor counted (ShellCheck's checkScript in
+        # src/ShellCheck/Checker.hs drops comments above csMinSeverity before any formatter or exit status)
+        if severity is not None:
             r.diagnostics = [d for d in r.diagnostics if SEVERITY_RANK[d.severity] >= SEVERITY_RANK[severity]]
     # every format says which findings `plint fix` fixes: the machine formats carry each fix's edits
     # (DESIGN.md), the text report marks them and counts them in its closing line
