@@ -68,7 +68,7 @@ class Layout:
 
         out = []
         for key, v in self.fields.items():
-            if v.origin == "unresolved" and v.value is None:
+            if v.origin in ("unresolved", "missing") and v.value is None:
                 out.append(clip(f"{key}: {v.note or 'cannot be known statically'}"))
         return out
 

@@ -15,7 +15,9 @@ if TYPE_CHECKING:
 from plint.reading.shell.model import Word
 from plint.source import Span
 
-ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved")
+# "missing": the launch leaves out a value the trainer has no default for (Megatron's --seq-length): null,
+# listed in the layout's `unresolved`, never labelled "default" as if the trainer supplied one
+ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved", "missing")
 
 
 @record(frozen=True)

@@ -166,7 +166,9 @@ _UNUSED_SHOWN = 3  # findings for the first unused training commands; the rest a
     "A `# plint: disable=...` directive that suppresses nothing.",
     RuleDocs(
         what="Reports suppression directives (inline or file-wide) that cover no finding, so stale ones are "
-             "noticed and removed once the launch is fixed.",
+             "noticed and removed once the launch is fixed; and a `# noqa` comment (flake8's and ruff's "
+             "directive, which plint does not read) that names a plint code or sits on a finding, with the "
+             "`# plint: disable=` directive to write instead.",
         why="A stale directive keeps hiding the next real finding on the same statement.",
         bad=Example({"launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
                                   "# plint: disable=PL201 -- TP across nodes is intended here\n"

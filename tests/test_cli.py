@@ -109,7 +109,7 @@ def test_fast_path_and_click_agree_on_options(tmp_path):
     from plint.cli.commands import check as click_check
 
     click_flags = {f for p in click_check.params for f in getattr(p, "opts", [])}
-    assert {o.flag for o in OPTIONS} | {o.short for o in OPTIONS if o.short} == click_flags - {"--help"} - {"paths"}
+    assert {name for o in OPTIONS for name in o.names} == click_flags - {"--help"} - {"paths"}  # aliases too
     script = tmp_path / "a.sh"
     script.write_text("echo\n")
     parsed = parse_fast(["--format=json", "--env", "A=1", "--env", "B=2", "--concise", str(script)])

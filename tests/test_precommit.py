@@ -85,6 +85,28 @@ def test_hook_passes_a_good_launch(tmp_path, hook_repo, pre_commit_home):
             "--overlap-grad-reduce --overlap-param-gather --bf16\n")
     proc = try_repo(tmp_path, hook_repo, pre_commit_home, "launch.sh", good)
     assert proc.returncode == 0, proc.stdout + proc.stderr
+    # the hook runs `plint check -q`: a clean commit prints no layout line, no estimate bars, no summary
+    hook_output = proc.stdout.split("- hook id: plint")[-1]
+    assert "launcher=" not in hook_output and "memory/GPU" not in hook_output, hook_output
+    assert "file(s) checked" not in hook_output, hook_output
+
+
+def test_hook_prints_findings_without_layout_bars(tmp_path, hook_repo, pre_commit_home):
+    bad = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3 --bf16\n"
+    proc = try_repo(tmp_path, hook_repo, pre_commit_home, "train.sh", bad)
+    assert proc.returncode == 1 and "PL101" in proc.stdout, proc.stdout + proc.stderr
+    assert "launcher=" not in proc.stdout and "memory/GPU" not in proc.stdout
+
+
+def test_readme_lists_the_fixing_hook_before_the_checking_hook():
+    """pre-commit runs hooks in the order listed: fix first, then report what is left."""
+    import re
+
+    import yaml
+
+    snippet = re.search(r"## pre-commit\n\n```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
+    (repo,) = yaml.safe_load(snippet)
+    assert [hook["id"] for hook in repo["hooks"]] == ["plint-fix", "plint"]
 
 
 def test_hook_skips_json_that_is_no_deepspeed_config(tmp_path, hook_repo, pre_commit_home):

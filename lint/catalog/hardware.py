@@ -101,6 +101,19 @@ def ambiguous_parts(name: str | None) -> list[str] | None:
     return parts if isinstance(parts, list) else None  # "_why" explains the table, it is no GPU name
 
 
+def unknown_gpu(name: str) -> str | None:
+    """Why `name` names no GPU of the catalog, with the nearest spelling it knows; None when it names one.
+    One check for every way a GPU is named (--gpu of each command, [tool.plint] gpu), so a typo
+    (`h100sxm`) is a usage error everywhere instead of an estimate that silently goes missing."""
+    if lookup_gpu(name) is not None:
+        return None
+    from difflib import get_close_matches
+
+    near = get_close_matches(_key(name), list(_index()), n=1, cutoff=0.6)
+    hint = f"; did you mean {_index()[near[0]]!r}?" if near else ""
+    return f"unknown GPU {name!r}{hint} (known: {', '.join(gpu_names())})"
+
+
 def default_gpu() -> GPU:
     return lookup_gpu(_catalog()["default"])  # type: ignore[return-value]
 

@@ -207,6 +207,12 @@ def check_options(paths, env, assume, gpu, config_file, isolated, select, extend
         raise UsageError(f"--config: no such file: {config_file}")
     if trainer_source is not None and not probe(Path(trainer_source).exists):
         raise UsageError(f"--trainer-source: no such file or directory: {trainer_source}")
+    if gpu is not None:
+        from plint.catalog.hardware import unknown_gpu
+
+        problem = unknown_gpu(gpu)
+        if problem is not None:
+            raise UsageError(f"--gpu: {problem}")
     return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
                         config_file=Path(config_file) if config_file else None, isolated=isolated,
                         select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),

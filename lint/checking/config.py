@@ -193,11 +193,11 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
             raise ValueError(f"{s.where(f'thresholds.{key}')}: expected a number >= 0, got {value!r}")
         s.thresholds[key] = float(value)
     if "gpu" in table:
-        from plint.catalog.hardware import gpu_names, lookup_gpu
+        from plint.catalog.hardware import unknown_gpu
 
-        if lookup_gpu(table["gpu"]) is None:
-            raise ValueError(f"{s.where('gpu')}: unknown GPU {table['gpu']!r}{_did_you_mean(table['gpu'], gpu_names())}"
-                             f" (known: {', '.join(gpu_names())})")
+        problem = unknown_gpu(table["gpu"]) if isinstance(table["gpu"], str) else None
+        if problem is not None:
+            raise ValueError(f"{s.where('gpu')}: {problem}")
         s.gpu = table["gpu"]
     for key in CLUSTER_KEYS:
         if key in table:

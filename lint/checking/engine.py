@@ -218,7 +218,7 @@ class Engine:
                     text = read_bytes(abs_path).decode("utf-8", "surrogateescape")
                 except OSError:
                     text = ""
-            if "plint" in text:
+            if may_hold_directives(text):
                 from plint.checking.suppress import read_directives
 
                 self._directives[abs_path] = read_directives(abs_path, text)
@@ -249,6 +249,10 @@ class Engine:
                     d.used.add(selector)
                     diag.suppressed = {"kind": "inSource", "justification": d.reason or "plint: disable"}
                     break
+        for d in directives:  # a `# noqa` over a finding left standing: PL004 says what to write instead
+            if d.noqa:
+                d.under.update(diag.code for diag in diagnostics if diag.suppressed is None and diag.line
+                               and where_is(d, diag) and (not d.selectors or diag.code in d.selectors))
 
     def _unused_directives(self, abs_path: str) -> list[Diagnostic]:
         """PL004 for the directives of one file that suppressed nothing in this run. A directive
@@ -284,6 +288,8 @@ class Engine:
         selectors naming `rule` (PL004), the last pass looks at those alone."""
         if d.problem is not None:
             return None if last_pass else f"{d.problem}; it suppresses nothing"
+        if d.noqa:
+            return None if last_pass else noqa_hint(d)
         about_self = {s for s in d.selectors if s.upper() == rule.code or s.lower() == rule.name}
         judged = [s for s in d.selectors if (s in about_self) == last_pass]
         unknown = [s for s in judged if not any(specificity(r, s) == EXACT for r in self.rules.values())]
@@ -371,6 +377,28 @@ class Engine:
         for result in results:
             if id(result) in touched:
                 result.diagnostics.sort(key=Diagnostic.sort_key)
+
+
+def may_hold_directives(text: str) -> bool:
+    """Whether a file may hold a `# plint:` directive or a `# noqa`: most files have neither, and then
+    neither the suppression module is imported nor a tree walked."""
+    return "plint" in text or "noqa" in text.lower()
+
+
+def where_is(d, diag: Diagnostic) -> bool:
+    """Whether a finding lies on the lines a directive covers, in its own file."""
+    return os.path.abspath(diag.path) == d.path and d.first <= diag.line <= d.last
+
+
+def noqa_hint(d) -> str | None:
+    """PL004's words for a `# noqa` comment: plint does not read it, and the directive it reads instead.
+    A bare `# noqa` that sits on no finding is another tool's business: nothing to say."""
+    codes = list(d.selectors) or sorted(d.under)
+    if not codes:
+        return None
+    written = f"# noqa: {', '.join(d.selectors)}" if d.selectors else "# noqa"
+    return (f"`{written}` is flake8's and ruff's directive: plint does not read it, and it suppresses nothing; "
+            f"plint's is `# plint: disable={','.join(codes)} -- reason`")
 
 
 def limit_report(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:

@@ -13,7 +13,9 @@ covers findings in the JSON files its statement names or writes (`--deepspeed_co
 heredoc body or a string is never taken for a directive.
 
 Each directive records which of its selectors suppressed something; the engine reports the rest
-(PL004), and directives it cannot read at all.
+(PL004), and directives it cannot read at all. A `# noqa` or `# noqa: PL201` comment (flake8's and ruff's
+habit) is read too, never to suppress: PL004 says that plint's directive is `# plint: disable=PL201`,
+when it names a plint code or sits on a finding.
 """
 
 from __future__ import annotations
@@ -29,6 +31,9 @@ DIRECTIVE = re.compile(r"#\s*plint\s*:\s*(?P<kind>[A-Za-z-]+)\s*(?:=\s*(?P<rest>
 SELECTORS = re.compile(r"\s*(?P<list>[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?:\s*,\s*[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*)*)"
                        r"\s*,?\s*(?:--)?\s*(?P<reason>.*)$")
 KINDS = ("disable", "disable-file")
+# flake8's and ruff's `# noqa` / `# noqa: E501,PL201`: the codes it names, of which plint's are PL + digits
+NOQA = re.compile(r"#\s*noqa\b(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
+PLINT_CODE = re.compile(r"PL[0-9]{3}\Z", re.IGNORECASE)
 JSON_NAME = re.compile(r"([\w.@+-]+\.json)\b")  # a file name, whatever folder precedes it
 # statements a trailing directive on their last line covers whole; anything else: the line alone
 _STATEMENTS = {"command", "redirected_statement", "variable_assignment", "declaration_command", "pipeline", "list",
@@ -51,6 +56,8 @@ class Directive:
     names_files: tuple[str, ...] = ()  # basenames of the JSON files the covered text names
     problem: str | None = None  # why the comment is no directive plint can apply
     used: set = field(default_factory=set, compare=False)  # selectors that suppressed something
+    noqa: bool = False  # another linter's `# noqa`: it suppresses nothing, PL004 names plint's directive
+    under: set = field(default_factory=set, compare=False)  # codes of findings a bare `# noqa` sits on
 
     def matching_selector(self, code: str, name: str) -> str | None:
         return next((s for s in self.selectors if s.upper() == code or s.lower() == name), None)
@@ -58,7 +65,7 @@ class Directive:
 
 def covers(d: Directive, path: str, line: int | None, code: str, name: str) -> str | None:
     """The selector of d that covers a finding of rule code/name at path:line, or None."""
-    if d.problem is not None:
+    if d.problem is not None or d.noqa:
         return None
     selector = d.matching_selector(code, name)
     if selector is None:
@@ -123,10 +130,20 @@ def _comments(node, found: list) -> None:
             stack.extend(n.children)
 
 
+def _noqa_codes(body: str) -> tuple[str, ...] | None:
+    """The plint codes a `# noqa` comment names (() for a bare `# noqa`); None when it is no `# noqa`
+    or names only other tools' codes (`# noqa: E501` is for them)."""
+    m = NOQA.search(body)
+    if m is None:
+        return None
+    named = re.split(r"[\s,]+", m.group("codes") or "")
+    ours = tuple(c.upper() for c in named if PLINT_CODE.match(c))
+    return ours if ours or not m.group("codes") else None
+
+
 def read_directives(path: str, text: str) -> list[Directive]:
-    """The directives of one shell file, each with the lines it covers."""
-    if "plint" not in text:
-        return []
+    """The directives of one shell file, each with the lines it covers (the engine calls it only for a
+    file that may hold one: plint.checking.engine.may_hold_directives)."""
     from plint.reading.shell.parse import parse
 
     data = text.encode("utf-8", "surrogateescape")
@@ -137,14 +154,19 @@ def read_directives(path: str, text: str) -> list[Directive]:
     for node in sorted(comments, key=lambda n: n.start_byte):
         body = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
         start = MARK.search(body)
-        if start is None:
+        noqa = _noqa_codes(body) if start is None else None
+        if start is None and noqa is None:
             continue
         line = node.start_point[0] + 1
         source_line = lines[line - 1] if line <= len(lines) else body
         col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1:node.start_byte].decode("utf-8", "surrogateescape"))
-        kind, selectors, reason, problem = parse_comment(body)
+        if noqa is not None:
+            kind, selectors, reason, problem = "disable", noqa, "", None
+            start = NOQA.search(body)
+        else:
+            kind, selectors, reason, problem = parse_comment(body)
         d = Directive(path, line, col + start.start() + 1, len(source_line) + 1, selectors, reason,
-                      kind == "disable-file", problem=problem)
+                      kind == "disable-file", problem=problem, noqa=noqa is not None)
         found.append(d)
         if problem is not None:
             continue

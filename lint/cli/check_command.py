@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-FORMATS = ("text", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "markdown", "gitlab", "junit", "rdjson")
 FAIL_ON = ("error", "warning", "info", "never")
+SEVERITIES = ("error", "warning", "info")
 COLOR = ("auto", "always", "never")
 STDIN = "-"
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
@@ -27,13 +28,31 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 class Option:
     def __init__(self, flag: str, dest: str, kind: str = "value", choices: tuple[str, ...] | None = None,
                  default: Any = None, metavar: str | None = None, help: str = "",  # noqa: A002
-                 short: str | None = None):
+                 short: str | None = None, aliases: tuple[str, ...] = ()):
         self.flag, self.dest, self.kind, self.choices = flag, dest, kind, choices
         self.default, self.metavar, self.help, self.short = default, metavar, help, short
+        self.aliases = aliases  # other spellings of the same option (ruff's --output-format for --format)
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.flag, *self.aliases, *((self.short,) if self.short else ()))
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--format", "fmt", choices=FORMATS, default="text", help="Output format."),
+    Option("--format", "fmt", choices=FORMATS, default="text", aliases=("--output-format",),
+           help="Output format (--output-format is the same option, as ruff names it): gitlab is GitLab's code "
+                "quality report, junit JUnit XML, rdjson reviewdog's diagnostic format."),
+    Option("--fix", "fix", kind="flag", default=False,
+           help="Apply the safe fixes first, as `plint fix` does (files are rewritten), then report what is left."),
+    Option("--unsafe-fixes", "unsafe_fixes", kind="flag", default=False,
+           help="With --fix: also apply the unsafe fixes (layout changes), as `plint fix --unsafe-fixes`."),
+    Option("--severity", "severity", choices=SEVERITIES, short="-S",
+           help="Show only findings at or above this severity. As with shellcheck's -S, the findings it hides "
+                "do not count for the exit code either."),
+    Option("--exit-zero", "exit_zero", kind="flag", default=False,
+           help="Exit 0 even when there are findings (2 still means a usage error)."),
+    Option("--show-settings", "show_settings", kind="flag", default=False,
+           help="Print the config file found for the first path and the settings in force, and exit."),
     Option("--concise", "concise", kind="flag", default=False, help="Text format: one line per finding."),
     Option("--quiet", "quiet", kind="flag", default=False, short="-q",
            help="Text format: the findings only; nothing at all for a clean file."),
@@ -83,7 +102,7 @@ OPTIONS: tuple[Option, ...] = (
 
 def parse_fast(argv: list[str]) -> dict | None:
     """Arguments of `plint check` when they are ordinary; None to let click handle (and explain) them."""
-    by_flag = {**{o.flag: o for o in OPTIONS}, **{o.short: o for o in OPTIONS if o.short}}
+    by_flag = {name: o for o in OPTIONS for name in o.names}
     values: dict[str, Any] = {o.dest: (list(o.default) if o.kind == "multi" else o.default) for o in OPTIONS}
     paths: list[str] = []
     i = 0
@@ -120,8 +139,8 @@ def parse_fast(argv: list[str]) -> dict | None:
             values[opt.dest].append(value)
         else:
             values[opt.dest] = value
-    if not paths and values["stdin_filename"] is not None:
-        paths = [STDIN]  # like ruff: --stdin-filename alone reads standard input
+    if not paths:  # like ruff: --stdin-filename alone reads standard input, no path at all checks `.`
+        paths = [STDIN] if values["stdin_filename"] is not None else ["."]
     if not paths or any(p != STDIN and not probe(Path(p).exists) for p in paths):
         return None
     values["paths"] = paths
@@ -134,7 +153,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
         trainer_source: str | None = None, root: str | None = None, pr_comment: bool = False,
         only_new_against: str | None = None, quiet: bool = False, verbose: bool = False,
-        statistics: bool = False, color: str = "auto", stdin_filename: str | None = None) -> int:
+        statistics: bool = False, color: str = "auto", stdin_filename: str | None = None, fix: bool = False,
+        unsafe_fixes: bool = False, severity: str | None = None, exit_zero: bool = False,
+        show_settings: bool = False) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.checking.check import UsageError, check_options, check_paths
 
@@ -142,9 +163,20 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         raise UsageError("--quiet and --verbose: give one")
     if statistics and fmt != "text":
         raise UsageError("--statistics: counts are a text report (--format text)")
+    if unsafe_fixes and not fix:
+        raise UsageError("--unsafe-fixes applies fixes only with --fix (or use `plint fix --unsafe-fixes`)")
+    if fix and (write_baseline or any(str(p) == STDIN for p in paths) or (not paths and stdin_filename)):
+        raise UsageError("--fix rewrites files in place: not with `-` (standard input) or --write-baseline")
     paths, stdin = standard_input(list(paths), stdin_filename)
     options = check_options([p for p in paths if stdin is None or p != stdin[0]], env, assume, gpu, config_file,
                             isolated, select, extend_select, ignore, baseline, trainer_source, root)
+    if show_settings:
+        from plint.report.settings import render as render_settings
+
+        sys.stdout.write(render_settings(paths[0] if paths else ".", options, fail_on) + "\n")
+        return 0
+    if fix:
+        _fix_first(list(paths), options, unsafe_fixes, quiet)
     with _read_as_file(stdin):
         result = check_paths(list(paths), options)
     if only_new_against:
@@ -167,6 +199,10 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
     for r in result.results:  # bounded output: the budget of findings a report prints per file
         r.diagnostics = limit_report(r.diagnostics, r.path)
+        # shellcheck's -S: below the level, neither shown nor counted (ShellCheck's checkScript in
+        # src/ShellCheck/Checker.hs drops comments above csMinSeverity before any formatter or exit status)
+        if severity is not None:
+            r.diagnostics = [d for d in r.diagnostics if SEVERITY_RANK[d.severity] >= SEVERITY_RANK[severity]]
     # every format says which findings `plint fix` fixes: the machine formats carry each fix's edits
     # (DESIGN.md), the text report marks them and counts them in its closing line
     if any(d.suppressed is None for r in result.results for d in r.diagnostics):
@@ -186,7 +222,8 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     else:
         from importlib import import_module
 
-        text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
+        with _read_as_file(stdin):  # rdjson reads the lines back for byte columns
+            text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
     if text:
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
@@ -199,7 +236,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         report(post(result.results))
         sys.stdout.flush()
-    fail_on = fail_on or result.fail_on or "error"
+    fail_on = "never" if exit_zero else fail_on or result.fail_on or "error"
     if dry_run and fail_on != "never" and any(
             not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts):
         return 1
@@ -208,6 +245,21 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
             for r in result.results for d in r.diagnostics):
         return 1
     return 0
+
+
+def _fix_first(paths: list, options, unsafe: bool, quiet: bool) -> None:
+    """`check --fix`: what `plint fix` does, before the check that reports what is left; what it did
+    goes to stderr (ruff's summary), so the report on stdout keeps its format."""
+    from plint.fixing.fix import fix_paths
+
+    done = fix_paths([Path(p) for p in paths], unsafe=unsafe, options=options)
+    lines = [f"plint: {why}" for why in done.reverted]
+    if not quiet and done.fixed:
+        lines.append(f"plint: fixed {len(done.fixed)} finding(s) in {len(done.changes)} file(s)")
+    if lines:
+        from plint.report.common import printable
+
+        sys.stderr.write("".join(f"{printable(line)}\n" for line in lines))
 
 
 def _read_as_file(stdin: tuple[str, str, bytes] | None):

@@ -28,14 +28,30 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
 @click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
               help="Show the version and the Megatron-LM and DeepSpeed releases the catalogs know, and exit.")
 def cli() -> None:
-    """Lint the launch files of Megatron-LM and DeepSpeed training runs."""
+    """Lint the launch files of Megatron-LM and DeepSpeed training runs.
+
+    \b
+    Exit codes: 0 clean (nothing at or above the failing severity); 1 findings (check, fix), or changes
+    fix --diff would make; 2 a usage error (an unknown option, --gpu or rule code), a bad configuration,
+    or a path that does not exist."""
+
+
+def _known_gpu(_ctx, _param, value: str | None) -> str | None:
+    """--gpu of plan, generate and show: a name of the hardware catalog, else a usage error with the
+    nearest name (check and fix judge theirs with the same plint.catalog.hardware.unknown_gpu)."""
+    from plint.catalog.hardware import unknown_gpu
+
+    problem = unknown_gpu(value) if value is not None else None
+    if problem is not None:
+        raise click.BadParameter(problem)
+    return value
 
 
 def _with_check_options(command, skip: tuple[str, ...] = (), helps: dict[str, str] | None = None):
     """check's options (plint.cli.check_command.OPTIONS) on a click command, less `skip`; `helps` replaces
     the help of an option whose meaning differs for that command."""
     for opt in reversed([o for o in OPTIONS if o.dest not in skip]):
-        names = (opt.flag, opt.short) if opt.short else (opt.flag,)
+        names = opt.names
         if opt.kind == "flag":
             command = click.option(*names, opt.dest, is_flag=True, help=(helps or {}).get(opt.dest, opt.help))(command)
         elif opt.kind == "multi":
@@ -50,12 +66,19 @@ def _with_check_options(command, skip: tuple[str, ...] = (), helps: dict[str, st
 
 @cli.command()
 # not required by click: `--stdin-filename NAME` alone stands for `-` (as in the fast path, check_command)
-@click.argument("paths", nargs=-1, required=False, metavar="PATHS...", type=click.Path(path_type=Path))
+@click.argument("paths", nargs=-1, required=False, metavar="[PATHS]...", type=click.Path(path_type=Path))
 @_with_check_options
 def check(paths: tuple[Path, ...], **options) -> None:
-    """Read launch files and report what is wrong with them."""
+    """Read launch files and report what is wrong with them (no PATHS: the working directory; `-`: standard
+    input, read as JSON when it holds a JSON document, else as a shell script).
+
+    \b
+    Exit codes: 0 nothing at or above the failing severity (--fail-on, default error; always 0 with
+    --exit-zero); 1 findings at or above it (or, with --dry-run, process groups the trainer would
+    refuse); 2 a usage error, a bad configuration, or a path that does not exist. A file plint cannot
+    read is a finding (PL001), not an exit code of its own."""
     if not paths and options.get("stdin_filename") is None:
-        raise click.UsageError("Missing argument 'PATHS...'.")
+        paths = (Path("."),)  # as ruff: no path checks the working directory
     try:
         code = run(list(paths), **options)
     except ValueError as exc:  # UsageError, or a bad rule selector
@@ -66,7 +89,8 @@ def check(paths: tuple[Path, ...], **options) -> None:
 def _check_options_for_fix(command):
     """`fix` takes check's options except the output format and the baseline writer."""
     return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run", "pr_comment",
-                                                "only_new_against", "verbose", "statistics", "stdin_filename"),
+                                                "only_new_against", "verbose", "statistics", "stdin_filename",
+                                                "fix", "unsafe_fixes", "severity", "exit_zero", "show_settings"),
                                helps={"quiet": "No summary line: the findings left (or the diff) only."})
 
 
@@ -94,7 +118,7 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 @click.option("--model-file", type=click.Path(path_type=Path), help="YAML with the keys of layout.model.")
 @click.option("--nodes", type=click.IntRange(min=1), help="Nodes in the job.")
 @click.option("--gpus-per-node", type=click.IntRange(min=1), default=None, help="GPUs per node [default: 8].")
-@click.option("--gpu", metavar="NAME", help="GPU of the hardware catalog [default: h100-sxm].")
+@click.option("--gpu", metavar="NAME", callback=_known_gpu, help="GPU of the hardware catalog [default: h100-sxm].")
 @click.option("--seq-length", type=click.IntRange(min=1), help="Sequence length [default: the model's].")
 @click.option("--global-batch", type=click.IntRange(min=1), help="Global batch in sequences [default: one per GPU].")
 @click.option("--nvlink-domain", type=click.IntRange(min=1), help="GPUs sharing NVLink [default: one node].")
@@ -162,9 +186,7 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
     inputs = [cost_input(layout) for layout in result.layouts]
     inputs = [i for i in inputs if i is not None]
     if not inputs:
-        missing = [u for layout in result.layouts for u in layout.unresolved()]
-        raise PlanError(f"{launch}: no launch with a complete model shape and cluster to plan around"
-                        + (f" ({'; '.join(missing[:3])}; give --env or --assume)" if missing else ""))
+        raise PlanError(_incomplete(launch, result.layouts, "plan around"))
     inp = inputs[0]
     changes = {k: v for k, v in (("nnodes", nodes), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
                                  ("seq_length", seq_length), ("global_batch", global_batch),
@@ -186,7 +208,8 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
               help="As for check: a value PATH sets at run time.")
 @click.option("--root", "root", metavar="DIR", type=click.Path(file_okay=False, exists=True),
               help="As for check: read files only under DIR.")
-def show(path, schedule, fmt, output, env, assume, root) -> None:
+@click.option("--gpu", metavar="NAME", callback=_known_gpu, help="As for check: the GPU the job runs on.")
+def show(path, schedule, fmt, output, env, assume, root, gpu) -> None:
     """Draw a launch: device grid, pipeline schedule, memory per stage, communication per axis."""
     from plint.checking.check import check_paths
     from plint.checking.check import parse_pairs
@@ -196,7 +219,7 @@ def show(path, schedule, fmt, output, env, assume, root) -> None:
         raise click.UsageError(f"no such file: {path}")
     try:
         results = check_paths([path], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
-                              root=str(root) if root else None)
+                              root=str(root) if root else None, gpu=gpu)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
     pictures = []
@@ -209,10 +232,21 @@ def show(path, schedule, fmt, output, env, assume, root) -> None:
             if p is not None:
                 pictures.append(p)
     if not pictures:
-        missing = [u for r in results for layout in r.layouts for u in layout.unresolved()]
-        raise click.UsageError(f"{path}: no launch with a complete model shape and cluster to draw"
-                               + (f" ({'; '.join(missing[:3])}; give --env or --assume)" if missing else ""))
+        raise click.UsageError(_incomplete(path, [layout for r in results for layout in r.layouts], "draw"))
     _emit_pictures(pictures, fmt, output)
+
+
+def _incomplete(path, layouts, purpose: str) -> str:
+    """Why no launch of `path` can be costed: the fields each lacks and why (the gaps `plint check` prints
+    under its layout line), or that the file holds no launch at all."""
+    from plint.cost.layout_estimate import estimate_gaps
+
+    if not layouts:
+        return f"{path}: no training launch found to {purpose}"
+    gaps = list(dict.fromkeys(gap for layout in layouts for gap in estimate_gaps(layout)))
+    return (f"{path}: no launch with a complete model shape and cluster to {purpose}"
+            + (f": {'; '.join(gaps[:4])} (give the flags, or give --env or --assume for a value the script reads)"
+               if gaps else ""))
 
 
 def _emit_pictures(pictures, fmt: str, output: Path | None) -> None:
@@ -248,7 +282,8 @@ def _emit_pictures(pictures, fmt: str, output: Path | None) -> None:
 @click.option("--model-file", type=click.Path(path_type=Path), help="YAML with the keys of layout.model.")
 @click.option("--nodes", type=click.IntRange(min=1))
 @click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--gpu", metavar="NAME", default="h100-sxm", show_default=True)
+@click.option("--gpu", metavar="NAME", default="h100-sxm", show_default=True, callback=_known_gpu,
+              help="GPU of the hardware catalog.")
 @click.option("--seq-length", type=click.IntRange(min=1))
 @click.option("--global-batch", type=click.IntRange(min=1))
 @click.option("--name", help="Run name (job name, checkpoint folder) [default: the model's].")

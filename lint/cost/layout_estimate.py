@@ -35,6 +35,26 @@ def layout_estimate(layout: Layout, settings: Settings | None = None) -> Estimat
     return _compute(layout, settings)[1]
 
 
+def estimate_gaps(layout: Layout) -> list[str]:
+    """Why the layout has no memory and step estimate, `fields: why` per reason; [] when it has one.
+    Only reports call this (it imports the cost model): a launch that has an estimate pays nothing."""
+    if layout_estimate(layout) is not None:
+        return []
+    from plint.cost.model_input import why_no_input
+
+    gaps = why_no_input(layout)
+    gpu = layout.get("cluster.gpu")
+    if not gaps and gpu is not None and gpu.value is not None:
+        from plint.catalog.hardware import lookup_gpu
+
+        if lookup_gpu(gpu.value) is None:
+            gaps.append(("cluster.gpu", gpu.note or f"{gpu.value!r} is not in the hardware catalog"))
+    by_why: dict[str, list[str]] = {}  # fields missing for one reason are named together
+    for key, why in gaps:
+        by_why.setdefault(why, []).append(key)
+    return [f"{', '.join(keys)}: {why}" for why, keys in by_why.items()]
+
+
 # Vocabulary sizes of the tokenizers Megatron ships vocabulary files for (the files' token counts).
 TOKENIZER_VOCAB = {"GPT2BPETokenizer": 50257, "BertWordPieceLowerCase": 30522, "BertWordPieceCase": 28996}
 # Any other tokenizer decides the vocabulary at run time: 32,000 (Llama-2, Mistral) is the smallest of the

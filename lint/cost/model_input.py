@@ -363,6 +363,37 @@ def _fact_int(layout: Layout, key: str) -> int | None:
     return _positive_int(getattr(fact, "value", None))
 
 
+def why_no_input(layout: Layout) -> list[tuple[str, str]]:
+    """Why ModelInput.from_layout gives no input for `layout`: each field it lacks as (key, why) (the
+    same conditions, in the same order), so a report can say which field to give instead of dropping
+    the memory and step estimate without a word."""
+    v = layout.value
+    out: list[tuple[str, str]] = []
+    for key in ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length"):
+        out += _gap(layout, key, "not read from the launch (the entry point or a config file sets it)")
+    world = _positive_int(v("cluster.world_size"))
+    if world is None and not (_positive_int(v("cluster.gpus_per_node")) and _positive_int(v("cluster.nnodes"))):
+        out += _gap(layout, "cluster.world_size", "the number of GPUs is not known")
+    out += [(key, layout.get(key).note or "cannot be known statically") for key in _NEEDED if _unknown(layout, key)]
+    if not out and world is not None:
+        tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+        if world % (tp * pp * cp):
+            out.append(("parallel", f"tp*pp*cp = {tp * pp * cp} does not divide the {world} GPUs (PL101)"))
+    return out
+
+
+def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
+    """[(key, why)] when the field holds no positive whole number; [] when it does."""
+    value = layout.get(key)
+    if value is None:
+        return [(key, absent)]
+    if _positive_int(value.value) is not None:
+        return []
+    if value.value is None:
+        return [(key, value.note or "cannot be known statically")]
+    return [(key, f"{value.value!r} is not a positive whole number")]
+
+
 # Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
 _NEEDED = ("parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "batch.micro", "batch.global",
            "precision", "recompute.granularity", "parallel.zero_stage")

@@ -289,11 +289,11 @@ def structures(base: ModelInput, domain: int):
 def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
     """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
     from plint.cost import estimate
-    from plint.catalog.hardware import lookup_gpu
+    from plint.catalog.hardware import lookup_gpu, unknown_gpu
 
     gpu = lookup_gpu(base.gpu)
     if gpu is None:
-        raise PlanError(f"unknown GPU {base.gpu!r}")
+        raise PlanError(unknown_gpu(str(base.gpu)) or f"unknown GPU {base.gpu!r}")
     layers = base.num_layers
     global_batch = base.global_batch or base.world_size
     domain = nvlink_domain(base, gpu)

@@ -62,7 +62,24 @@ def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
 
 
 def file_kind(path: str | Path) -> str:
-    return "json" if Path(path).suffix.lower() == ".json" else "shell"
+    """"json" or "shell" by the name; standard input without a name (`plint check -`) by what it holds."""
+    if Path(path).suffix.lower() == ".json":
+        return "json"
+    if str(path) == "-":
+        from plint.source import overlaid
+
+        data = overlaid(path)
+        if data is not None and _looks_like_json(data):
+            return "json"
+    return "shell"
+
+
+def _looks_like_json(data: bytes) -> bool:
+    """A JSON object (what a DeepSpeed config is): `{`, then a key or `}`. A shell script may open with a
+    brace group, but its `{` is followed by a command (`{ echo`), never by `"` or `}`; `[` opens a test
+    (`[ -f x ]`, `[[ ... ]]`) as often as an array, so it is read as shell."""
+    text = data.lstrip(b"\xef\xbb\xbf \t\r\n")
+    return text[:1] == b"{" and text[1:].lstrip(b" \t\r\n")[:1] in (b'"', b"}")
 
 
 def env_vars(env: dict[str, str]) -> dict[str, Var]:

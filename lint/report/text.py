@@ -164,7 +164,10 @@ def estimate_lines(layout) -> list[Line]:
     cached = layout.extras.get("estimate")
     est = cached[1] if cached else None
     if est is None:
-        return []
+        from plint.cost.layout_estimate import estimate_gaps
+
+        gaps = estimate_gaps(layout)
+        return [[("dim", f"  no memory or step estimate: {'; '.join(gaps)}")]] if gaps else []
     mem = est.memory_gib
     memory_parts = [(k, mem[k]) for k in MEMORY_PARTS if mem.get(k, 0) > 0.05]
     time_parts = [(k, v) for k, v in ((k, est.time_s.get(k, 0.0)) for k in TIME_PARTS) if v > 0.0005 * est.step_time_s]
@@ -175,9 +178,30 @@ def estimate_lines(layout) -> list[Line]:
     peak = " of the bf16 peak" if layout.value("precision") == "fp8" else ""
     time = (f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%{peak}, "
             f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs))
-    lines = [[("red" if over else "dim", memory)], [("dim", time)]]
+    lines = [[("dim", gpu_line(layout))], [("red" if over else "dim", memory)], [("dim", time)]]
     lines += [[("dim", f"  ({note})")] for note in est.notes]
     return lines
+
+
+def gpu_line(layout) -> str:
+    """The GPU whose memory and peak the estimate assumes, and where that GPU came from: read from the
+    launch, given (--gpu or the config), or plint's assumption with why."""
+    from plint.catalog.hardware import lookup_gpu
+
+    gpu = layout.get("cluster.gpu")
+    spec = lookup_gpu(gpu.value) if gpu is not None else None
+    if spec is None:
+        return "  GPU        unknown"
+    figures = f"{spec.name}, {spec.hbm_gib:g} GiB, {spec.peak_tflops('bf16'):g} TFLOP/s dense bf16"
+    memory = layout.get("cluster.gpu_memory_gib")
+    note = f" ({gpu.note})" if gpu.note else ""
+    if memory is not None and memory.origin == "assumed":  # no GPU named anywhere: plint's default
+        return f"  GPU        {figures}: assumed, {gpu.note}"
+    if gpu.span is not None:
+        return f"  GPU        {figures}: {gpu.span.path}:{gpu.span.line}{note}"
+    if gpu.origin == "assumed":
+        return f"  GPU        {figures}: given by --gpu or [tool.plint] gpu{note}"
+    return f"  GPU        {figures}{note}"
 
 
 def _bar(parts, full: float) -> str:

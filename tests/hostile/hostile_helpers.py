@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from plint.cli.commands import cli
 
 SECRET = "PLINT_SECRET_5e2b"  # planted in every outside file: it must never be printed
-FORMATS = ("text", "json", "sarif", "github", "markdown")
+FORMATS = ("text", "json", "sarif", "github", "markdown", "gitlab", "junit", "rdjson")
 TRAINER = ("pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
            "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8")
 

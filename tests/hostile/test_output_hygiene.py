@@ -71,7 +71,7 @@ def test_code_spans_cannot_be_broken_out_of():
 def test_text_output_shows_control_characters_as_escapes(tmp_path, monkeypatch):
     _launch(tmp_path, monkeypatch, CONTROL, NEWLINE)
     outputs = all_formats(["launch.sh"])
-    for fmt in ("text", "github", "markdown"):
+    for fmt in ("text", "github", "markdown", "junit"):
         assert not re.search("[\x00-\x08\x0b-\x1f\x7f\u202e]", outputs[fmt]), (fmt, outputs[fmt])
     assert "\\x1b" in outputs["text"]
     from click.testing import CliRunner
@@ -115,3 +115,8 @@ def test_json_and_sarif_stay_valid(tmp_path, monkeypatch):
     outputs = all_formats(["launch.sh"])
     json.loads(outputs["json"])
     json.loads(outputs["sarif"])
+    json.loads(outputs["gitlab"])
+    json.loads(outputs["rdjson"])
+    import xml.etree.ElementTree as ET
+
+    ET.fromstring(outputs["junit"])

@@ -560,10 +560,10 @@ def _model(r: _Reader, fork: bool) -> None:
     heads = r.value("--num-attention-heads")
     for key, option, v in (("model.hidden_size", "--hidden-size", hidden),
                            ("model.num_attention_heads", "--num-attention-heads", heads)):
-        out[key] = v if v is not None else r.absent(None, f"{option} not given (the trainer requires it)",
+        out[key] = v if v is not None else r.absent(None, f"{option} not given (the trainer requires it)", "missing",
                                                     options=(option,))
     if "model.num_layers" not in out:
-        out["model.num_layers"] = r.absent(None, "--num-layers not given (the trainer requires it)",
+        out["model.num_layers"] = r.absent(None, "--num-layers not given (the trainer requires it)", "missing",
                                            options=("--num-layers", "--hybrid-layer-pattern"))
     swiglu = r.flag("--swiglu")
     r.put("model.swiglu", swiglu)
@@ -586,8 +586,10 @@ def _model(r: _Reader, fork: bool) -> None:
                                                 options=("--ffn-hidden-size", "--hidden-size"))
     _query_groups(r, heads)
     seq = r.value("--seq-length") or r.value("--encoder-seq-length")
-    out["model.seq_length"] = seq if seq is not None else r.absent(None, "--seq-length not given",
-                                                                   options=("--seq-length", "--encoder-seq-length"))
+    # validate_args (megatron/training/arguments.py) asserts --encoder-seq-length when --seq-length is absent
+    out["model.seq_length"] = seq if seq is not None else r.absent(
+        None, "--seq-length not given, nor --encoder-seq-length (the trainer requires one)", "missing",
+        options=("--seq-length", "--encoder-seq-length"))
     vocab = r.value("--vocab-size")
     out["model.vocab_size"] = vocab if vocab is not None else r.absent(
         None, "--vocab-size not given: the tokenizer sets it at run time", options=("--vocab-size",))
