@@ -144,8 +144,13 @@ def probe(test: Callable[[], bool]) -> bool:
 
 def display_path(path: str | os.PathLike) -> str:
     """How reports name a checked file: relative to the working directory when it lies under it (both
-    resolved), else as given."""
+    resolved), else as given. A dangling symlink or a symlink loop is named by its own name."""
+    given = Path(path)
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(Path(path))
+        try:
+            real = given.resolve(strict=True)
+        except (OSError, RuntimeError):  # not there, or a loop (pathlib raises RuntimeError before 3.13)
+            real = given.parent.resolve() / given.name
+        return str(real.relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
+        return str(given)

@@ -9,6 +9,7 @@ import os
 import re
 from pathlib import Path
 
+from plint.checking.config import UsageError
 from plint.record import field, record
 
 DEFAULT_NAME = ".plint-baseline"
@@ -47,14 +48,14 @@ def read_baseline(path: Path) -> set[tuple[str, str, str]]:
     try:
         text = Path(path).read_text()
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read the baseline: {exc}") from None
+        raise UsageError(f"{path}: cannot read the baseline: {exc}") from None
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         parts = line.split()
         if len(parts) != 3:
-            raise ValueError(f"{path}:{number}: bad baseline line {line!r}: expected `path code key`")
+            raise UsageError(f"{path}:{number}: bad baseline line {line!r}: expected `path code key`")
         out.add((parts[0], parts[1], parts[2]))
     return out
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from plint import __version__
+from plint.checking.config import UsageError
 from plint.cli.check_command import OPTIONS, run
 
 
@@ -58,7 +59,7 @@ def check(paths: tuple[Path, ...], **options) -> None:
         raise click.UsageError("Missing argument 'PATHS...'.")
     try:
         code = run(list(paths), **options)
-    except ValueError as exc:  # UsageError, or a bad rule selector
+    except UsageError as exc:  # an option, a config, a rule selector: never what a checked file holds
         raise click.UsageError(str(exc)) from None
     sys.exit(code)
 
@@ -82,7 +83,7 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 
     try:
         code = run_fix(list(paths), unsafe_fixes=unsafe_fixes, diff=diff, **options)
-    except ValueError as exc:
+    except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     sys.exit(code)
 
@@ -197,7 +198,7 @@ def show(path, schedule, fmt, output, env, assume, root) -> None:
     try:
         results = check_paths([path], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
                               root=str(root) if root else None)
-    except ValueError as exc:
+    except UsageError as exc:
         raise click.UsageError(str(exc)) from None
     pictures = []
     for result in results:
