@@ -205,7 +205,9 @@ class Engine:
         except Exception as exc:  # noqa: BLE001
             if os.environ.get("PLINT_STRICT") == "1":
                 raise
-            print(f"plint: internal error in rule {rule.code} on {ctx.reading.path}: {exc!r} "
+            from plint.report.escape import log  # the path and the exception may quote the file
+
+            print(f"plint: internal error in rule {rule.code} on {log(ctx.reading.path)}: {log(repr(exc))} "
                   "(the rule is skipped; please report it)", file=sys.stderr)
             return []
 

@@ -420,8 +420,10 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
     hidden = 0 if unsafe_fixes else hidden_fixes(result)
     summary = result.summary() + (f" ({hidden} hidden fix{'es' if hidden > 1 else ''} can be enabled with "
                                   "`plint fix --unsafe-fixes`)" if hidden else "")
-    for why in result.reverted:
-        sys.stderr.write(f"plint: {why}\n")
+    from plint.report.escape import log
+
+    for why in result.reverted:  # names files and quotes findings
+        sys.stderr.write(f"plint: {log(why)}\n")
     if diff:
         sys.stdout.write(diff_text(result.changes, use_color(color)))
         sys.stdout.flush()
@@ -461,9 +463,9 @@ def diff_text(changes: list[FileChange], color: bool) -> str:
     text = "".join(c.diff() for c in changes)
     if not text or not (color or sys.stdout.isatty()):
         return text
-    from plint.report.common import printable
+    from plint.report.escape import log
 
-    lines = [printable(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
+    lines = [log(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
     if not color:
         return "".join(f"{line}\n" for line in lines)
     from plint.report.color import paint

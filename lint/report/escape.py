@@ -12,7 +12,7 @@ its own syntax, and text from a file must never form any of it:
   `##[stop-commands]`, `##[error]`. Both are broken with a backslash.
 - `workflow_data`, `workflow_property`: the message and the `key=value` properties of a workflow
   command (`::error file=...::message`), escaped as the runner unescapes them (`_escapeDataMappings`:
-  `%`, CR, LF; `_escapePropertyMappings`: also `:` and `,`), and inert as `log`.
+  `%`, CR, LF; `_escapePropertyMappings`: also `:` and `,`); the message inert as `log` too.
 - `terminal`: text for rich's console markup (`[bold]...`), inert as `log`.
 - `html`: every value the HTML page and the SVG of `plint show` print (jinja2's `finalize`; its
   autoescape does the markup).
@@ -60,14 +60,21 @@ def log(text: str, keep: str = "") -> str:
     return inert(printable(text, keep))
 
 
+def _runner_escaped(text: str) -> str:
+    return printable(text, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
 def workflow_data(text: str) -> str:
     """The message part of a workflow command; plint's own text too (`%` must be escaped)."""
-    return inert(printable(text, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
+    return inert(_runner_escaped(text))
 
 
 def workflow_property(text: str) -> str:
-    """A `key=value` property of a workflow command: additionally `:` and `,`, which end the value."""
-    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+    """A `key=value` property of a workflow command: additionally `:` and `,`, which end the value.
+    `##[` stays (a `file=` must name the file): the runner tries TryParse (`##[`) only on a line that
+    TryParseV2 did not take (ActionCommandManager.TryProcessCommand), and it takes every `::error ...::`
+    line plint writes, the data escaped so that nothing ends it early."""
+    return _runner_escaped(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def terminal(text: str) -> str:
