@@ -324,13 +324,10 @@ class _Sources:
     def data(self, path: str) -> bytes | None:
         key = (self.root, path)
         if key not in self._data:
-            from plint.root import read_regular
-            from plint.source import overlaid
+            from plint.source import read_through
 
-            memory = overlaid(path)  # standard input checked as this file (`plint check -`)
-            try:
-                self._data[key] = memory if memory is not None else \
-                    self.root.read(path) if self.root is not None else read_regular(path)
+            try:  # standard input checked as this file (`plint check -`) reads as its bytes
+                self._data[key] = read_through(self.root, path)
             except (OSError, ValueError):
                 self._data[key] = None
         return self._data[key]
