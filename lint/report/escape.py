@@ -9,7 +9,8 @@ its own syntax, and text from a file must never form any of it:
   github format). The GitHub Actions runner reads a log line as a command when, after leading blanks,
   it starts with `::` (ActionCommand.TryParseV2 of actions/runner, src/Runner.Common/ActionCommand.cs),
   and anywhere it holds `##[` (ActionCommand.TryParse: `message.IndexOf("##[")`): `##[add-mask]`,
-  `##[stop-commands]`, `##[error]`. Both are broken with a backslash.
+  `##[stop-commands]`, `##[error]`. Both are broken with a backslash. `log_lines` does it line by
+  line for plint's own multi-line text (a plan, a usage error quoting a config or a launch).
 - `workflow_data`, `workflow_property`: the message and the `key=value` properties of a workflow
   command (`::error file=...::message`), escaped as the runner unescapes them (`_escapeDataMappings`:
   `%`, CR, LF; `_escapePropertyMappings`: also `:` and `,`); the message inert as `log` too.
@@ -62,6 +63,12 @@ def log(text: str, keep: str = "") -> str:
 
 def _runner_escaped(text: str) -> str:
     return printable(text, keep="\r\n").replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def log_lines(text: str) -> str:
+    """Lines of plint's own (a plan, a usage error) that may quote files: each line escaped as `log`,
+    the line breaks kept."""
+    return "\n".join(log(line) for line in text.split("\n"))
 
 
 def workflow_data(text: str) -> str:

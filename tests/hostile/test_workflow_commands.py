@@ -119,3 +119,23 @@ def test_each_channel_escaper_is_inert():
         assert not any(c in workflow_property(text) for c in ",:\n\r")
     assert log("a\ud800b") == "a\\ud800b" and log("\x1b[31m") == "\\x1b[31m"
     assert terminal("[bold]x[/bold]") == "\\[bold]x\\[/bold]"
+
+
+def test_a_usage_error_quoting_a_config_or_a_launch_forms_no_command(tmp_path):
+    """A pull request may carry its own [tool.plint] (a bad value is a usage error that quotes it), and
+    show/plan name the unknown values of a launch they cannot draw: stderr escapes both."""
+    repo, _ = make_tree(tmp_path, {"repo/pyproject.toml": '[tool.plint]\ngpu = "##[add-mask]g"\n',
+                                   "repo/l.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py "
+                                                "--num-layers \"$X\"  # ##[stop-commands]t\n"})
+    done = run_plint("check", "--format", "github", "l.sh", cwd=repo)
+    assert done.returncode == 2 and "##\\[add-mask]g" in done.stderr, done.stderr
+    assert_only_plints_commands(done.stderr)
+    for command in ("show", "plan"):
+        done = run_plint(command, "--env", "X=##[add-mask]e", "l.sh", cwd=repo)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert_only_plints_commands(done.stdout + "\n" + done.stderr)
+    (repo / "pyproject.toml").unlink()  # the launch's own unknown values, named by show and plan
+    for command in ("show", "plan"):
+        done = run_plint(command, "--env", "X=##[add-mask]e", "l.sh", cwd=repo)
+        assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+        assert_only_plints_commands(done.stdout + "\n" + done.stderr)
