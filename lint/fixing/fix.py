@@ -459,9 +459,15 @@ DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"),
 def diff_text(changes: list[FileChange], color: bool) -> str:
     """The unified diffs of the changes, each line ending in a newline (the summary never runs into
     the last one). For a terminal, coloured as git colours diffs and with the file's control characters
-    shown as escapes (report.common.printable); piped, exactly what `patch` applies."""
+    shown as escapes (report.common.printable); piped, exactly what `patch` applies, but in a GitHub
+    Actions step (GITHUB_ACTIONS=true, set by the runner), where the log is read for workflow commands
+    and the diff quotes a pull request's lines: there no line of it forms one (report.escape.inert)."""
     text = "".join(c.diff() for c in changes)
     if not text or not (color or sys.stdout.isatty()):
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            from plint.report.escape import inert
+
+            return "".join(inert(line) for line in text.splitlines(keepends=True))
         return text
     from plint.report.escape import log
 

@@ -96,11 +96,14 @@ def test_no_other_format_forms_a_command_on_stdout_or_stderr(forged_tree, fmt):
 
 
 def test_fix_and_show_write_no_command(forged_tree):
-    for args in (["fix", "--diff", "l00.sh"], ["fix", "l00.sh"], ["show", "l00.sh"]):
-        done = run_plint(*args, cwd=forged_tree)
+    (forged_tree / "l00.sh").write_text(" ::error::lead\n" + (forged_tree / "l00.sh").read_text())
+    for args in (["fix", "--diff", "--unsafe-fixes", "l00.sh"], ["fix", "l00.sh"], ["show", "l00.sh"]):
+        done = run_plint(*args, cwd=forged_tree, env={"GITHUB_ACTIONS": "true"})
         assert "Traceback" not in done.stderr, (args, done.stderr)
         assert_only_plints_commands(done.stdout)
         assert_only_plints_commands(done.stderr)
+    piped = run_plint("fix", "--diff", "--unsafe-fixes", "l00.sh", cwd=forged_tree, env={"GITHUB_ACTIONS": ""})
+    assert "'##[add-mask]hidden'" in piped.stdout  # elsewhere exactly what `patch` applies
 
 
 def test_the_runner_model_sees_what_it_should():
