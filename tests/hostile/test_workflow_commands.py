@@ -122,6 +122,10 @@ def test_each_channel_escaper_is_inert():
         assert not any(c in workflow_property(text) for c in ",:\n\r")
     assert log("a\ud800b") == "a\\ud800b" and log("\x1b[31m") == "\\x1b[31m"
     assert terminal("[bold]x[/bold]") == "\\[bold]x\\[/bold]"
+    from plint.report.escape import html, json_text
+
+    assert html("a\x1b<b>") == "a\\x1b<b>" and html(3) == 3  # jinja2's autoescape then does the markup
+    assert json_text('{"k": "##[x\ud800"}') == '{"k": "##\\u005bx\\ud800"}'
 
 
 def test_a_usage_error_quoting_a_config_or_a_launch_forms_no_command(tmp_path):
