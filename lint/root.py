@@ -175,7 +175,6 @@ def read(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
     return root.read(path, limit) if root is not None else read_regular(path, limit)
 
 
-
 def note_for(path: str | os.PathLike) -> str | None:
     """OUTSIDE_NOTE when the root in force refuses an existing file at path, else None: readers say
     why a value is unknown without hinting at files that are not there."""
