@@ -133,3 +133,11 @@ def test_a_bug_met_on_one_file_is_pl001_for_that_file(tmp_path, monkeypatch):
     bad, other = check.check_paths(["bad.sh", "other.sh"]).results
     assert [d.message for d in bad.diagnostics] == ["plint failed on this file (ValueError: forced); please report it"]
     assert "PL101" in [d.code for d in other.diagnostics]
+
+
+def test_a_lone_surrogate_key_goes_into_a_baseline_and_back(tmp_path):
+    repo, _ = make_tree(tmp_path, {"repo/ds.json": '{"train_batch_size": 8, "\\ud800": 1}'})
+    written = run_plint("check", "--write-baseline", "base.txt", "ds.json", cwd=repo)
+    assert written.returncode == 0 and "Traceback" not in written.stderr, written.stderr
+    accepted = run_plint("check", "--baseline", "base.txt", "ds.json", cwd=repo)
+    assert accepted.returncode == 0 and "1 suppressed" in accepted.stdout, accepted.stdout + accepted.stderr
