@@ -251,7 +251,17 @@ def _selectors(s: Settings, key: str, value) -> list[str]:
 
 
 def load(path: Path | None) -> Settings:
-    """The settings of one config file (None: the defaults)."""
+    """The settings of one config file (None: the defaults). Whatever is wrong with a config file is a
+    UsageError: the config is part of how plint was called (a ValueError a validator raises included)."""
+    try:
+        return _load(path)
+    except UsageError:
+        raise
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _load(path: Path | None) -> Settings:
     if path is None:
         return Settings()
     if path.name == "pyproject.toml":
