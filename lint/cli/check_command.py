@@ -9,6 +9,7 @@ else (help, a bad option, a missing path, other commands) goes to the click CLI,
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -141,7 +142,7 @@ def parse_fast(argv: list[str]) -> dict | None:
             values[opt.dest] = value
     if not paths:  # like ruff: --stdin-filename alone reads standard input, no path at all checks `.`
         paths = [STDIN] if values["stdin_filename"] is not None else ["."]
-    if not paths or any(p != STDIN and not probe(Path(p).exists) for p in paths):
+    if not paths or any(p != STDIN and not probe(lambda: os.path.lexists(p)) for p in paths):
         return None
     values["paths"] = paths
     return values
@@ -228,9 +229,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if result.notes and not quiet:  # not findings: stderr, so that no report format changes
-        from plint.report.common import printable  # a note names a file: its control characters as escapes
+        from plint.report.escape import log  # a note names a file and may quote it
 
-        sys.stderr.write("".join(f"plint: {printable(note)}\n" for note in result.notes))
+        sys.stderr.write("".join(f"plint: {log(note)}\n" for note in result.notes))
     if pr_comment:
         from plint.github.sticky_comment import post, report
 

@@ -94,4 +94,6 @@ def report(outcome: Outcome) -> None:
         sys.stdout.write(f"::warning title=plint comment::{escape_data(outcome.detail)}\n")
     else:
         text = f"{outcome.action} comment {outcome.comment_id}" if outcome.comment_id else outcome.detail
-        sys.stderr.write(f"plint: pull-request comment: {text}\n")
+        from plint.report.escape import log
+
+        sys.stderr.write(f"plint: pull-request comment: {log(text)}\n")

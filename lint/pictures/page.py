@@ -22,9 +22,10 @@ def _env():
     import jinja2
 
     import plint.templates
+    from plint.report.escape import html
 
     return jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(plint.templates.__file__).parent)),
-                              autoescape=True, undefined=jinja2.StrictUndefined)
+                              autoescape=True, undefined=jinja2.StrictUndefined, finalize=html)
 
 
 def render_page(p, fmt: str = "html") -> str:

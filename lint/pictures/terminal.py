@@ -29,11 +29,12 @@ def bubble_line(schedule) -> str:
 
 def render_text(p, color: bool = True) -> str:
     from rich.console import Console
-    from rich.markup import escape
+    from plint.report.escape import terminal as escape
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=color, no_color=not color, width=240, highlight=False)
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=240, highlight=False,
+                      emoji=False)  # `:smile:` in a file name stays text
     g = p.grid
     console.print(f"[bold]{escape(p.title)}[/bold]  ({escape(p.gpu)})")
     console.print(f"\n[bold]Device grid[/bold]: {grid_header(g)}")
