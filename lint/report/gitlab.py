@@ -12,6 +12,7 @@ import hashlib
 import json
 
 from plint.report.common import fingerprint, printable, relative, visible
+from plint.report.escape import json_text
 
 # GitLab's scale is info, minor, major, critical, blocker: plint's error blocks no merge by itself
 # (the exit code does), so it is `major`, as ruff reports its findings
@@ -37,4 +38,4 @@ def render(results) -> str:
         base = fingerprint(d)
         issues.append(issue(d, seen.get(base, 0)))
         seen[base] = seen.get(base, 0) + 1
-    return json.dumps(issues, indent=2)
+    return json_text(json.dumps(issues, indent=2))

@@ -9,6 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from plint.report.common import printable, relative, visible, where
+from plint.report.escape import RUNNER_COMMAND
 
 
 def _text(value: str) -> str:
@@ -36,4 +37,6 @@ def render(results) -> str:
             failure = ET.SubElement(case, "failure", message=_text(d.message), type=d.severity)
             failure.text = _text(f"{where(d)}: {d.code} [{d.severity}] {d.message}")
     ET.indent(root)
-    return '<?xml version="1.0" encoding="UTF-8"?>\n' + ET.tostring(root, encoding="unicode")
+    # `##[` anywhere in a log line is a workflow command to the Actions runner; `&#91;` is the same `[` to XML
+    document = ET.tostring(root, encoding="unicode").replace(RUNNER_COMMAND, "##&#91;")
+    return '<?xml version="1.0" encoding="UTF-8"?>\n' + document

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 
 from plint.report.common import docs_url, fix_of, printable, relative, visible
+from plint.report.escape import json_text
 
 SEVERITY = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 SOURCE = {"name": "plint", "url": "https://github.com/plint-dev/plint"}
@@ -22,7 +23,7 @@ def render(results) -> str:
     for r, d in visible(results, errors_first=False):
         sources.root = getattr(r.reading, "root", None)
         diagnostics.append(diagnostic(d, sources))
-    return json.dumps({"source": SOURCE, "diagnostics": diagnostics}, indent=2)
+    return json_text(json.dumps({"source": SOURCE, "diagnostics": diagnostics}, indent=2))
 
 
 def diagnostic(d, sources) -> dict:
