@@ -11,25 +11,36 @@ from plint.report.common import counts, docs_url, printable, visible, where
 
 MARKER = "<!-- plint -->"
 ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
-MAX_CHARS = 60_000  # a GitHub comment holds 65,536 characters; the rest is left to the JSON report
+LIMIT = 65_536  # GitHub's limit on a comment body (and the job summary's page), in characters
+RESERVE = 200  # kept for the "more findings" note
+MAX_SHARE = LIMIT // 4  # the pictures and the rule details each take at most this much; findings come first
 
 
 def render(results) -> str:
+    """The report, never over LIMIT characters with everything counted: the head, the pictures, as many
+    files' findings as fit, the rule details."""
     c = counts(results)
     sha = os.environ.get("GITHUB_SHA", "")
-    out = [MARKER, f"## plint{f' ({sha[:7]})' if sha else ''}", "",
-           "| files | errors | warnings | info |", "|---:|---:|---:|---:|",
-           f"| {c['files']} | {c['error']} | {c['warning']} | {c['info']} |", ""]
+    head = [MARKER, f"## plint{f' ({sha[:7]})' if sha else ''}", "",
+            "| files | errors | warnings | info |", "|---:|---:|---:|---:|",
+            f"| {c['files']} | {c['error']} | {c['warning']} | {c['info']} |", ""]
     if c["suppressed"]:
-        out += [f"{c['suppressed']} suppressed finding(s) not shown.", ""]
-    out += pictures(results)
+        head += [f"{c['suppressed']} suppressed finding(s) not shown.", ""]
+    drawn = _within(pictures(results), "the pictures", "plint show")
     pairs = visible(results, errors_first=False)
     if not pairs:
-        return "\n".join(out + ["No findings."]) + "\n"
+        return "\n".join(head + drawn + ["No findings."]) + "\n"
+    details = _within(rule_details(sorted({d.code for _, d in pairs})), "the rule details", "plint rules")
+    budget = LIMIT - RESERVE - size_of(head) - size_of(drawn) - size_of(details)
+    return "\n".join(head + drawn + _findings(pairs, budget) + details).rstrip("\n") + "\n"
+
+
+def _findings(pairs, budget: int) -> list[str]:
+    """Findings grouped by file, whole files only, as many as `budget` characters hold."""
     by_file: dict[str, list] = {}
     for _, d in pairs:
         by_file.setdefault(d.path, []).append(d)
-    size = sum(len(line) + 1 for line in out)
+    out: list[str] = []
     shown = 0
     for path, diagnostics in by_file.items():
         block = [f"### {code_span(path)}", ""]
@@ -37,15 +48,23 @@ def render(results) -> str:
             block.append(f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}) at "
                          f"{code_span(where(d))}: {_inline(d.message)}")
         block.append("")
-        cost = sum(len(line) + 1 for line in block)
-        if size + cost > MAX_CHARS:
-            out += [f"… and {len(pairs) - shown} more finding(s): see `plint check --format json`.", ""]
-            break
+        if size_of(out) + size_of(block) > budget:
+            return out + [f"… and {len(pairs) - shown} more finding(s): see `plint check --format json`.", ""]
         out += block
-        size += cost
         shown += len(diagnostics)
-    out += rule_details(sorted({d.code for _, d in pairs}))
-    return "\n".join(out).rstrip("\n") + "\n"
+    return out
+
+
+def _within(lines: list[str], what: str, command: str) -> list[str]:
+    """`lines`, or a one-line note when they would take more than MAX_SHARE of the comment."""
+    if size_of(lines) <= MAX_SHARE:
+        return lines
+    return [f"({what} are left out to keep this under GitHub's {LIMIT:,} characters: see `{command}`)", ""]
+
+
+def size_of(lines: list[str]) -> int:
+    """Characters of `lines` joined by newlines, with the last newline."""
+    return sum(len(line) + 1 for line in lines)
 
 
 def pictures(results) -> list[str]:
@@ -64,7 +83,7 @@ def rule_details(codes: list[str]) -> list[str]:
         rule = rules.get(code)
         if rule is None:
             continue
-        out += [f"<details><summary>{code} {rule.name}: {_docs(rule.summary)}</summary>", "",
+        out += [f"<details><summary>{code} {rule.name}: {in_html(rule.summary)}</summary>", "",
                 _docs(rule.docs.why), "", f"**Fix:** {_docs(rule.docs.fix)}", "",
                 f"[Documentation]({docs_url(code)})", "", "</details>", ""]
     return out
@@ -82,26 +101,41 @@ def _docs(text: str) -> str:
 def _inline(text: str) -> str:
     """File-derived text as one line of markdown that renders as written: its backtick-delimited parts
     as code spans (literal), everything else escaped (see `escape`)."""
+    return _spans(text, code_span)
+
+
+def in_html(text: str) -> str:
+    """Text for a place where markdown is not parsed, inside a raw HTML block such as `<summary>`
+    (CommonMark's HTML blocks, GFM too): backslash escapes and code spans would show as typed there,
+    so its backtick-delimited parts become `<code>` elements and the rest `escape`'s entities, which
+    markdown and HTML both decode."""
+    return _spans(text, lambda p: f"<code>{escape(' '.join(printable(p).split()))}</code>")
+
+
+def _spans(text: str, code) -> str:
     parts = " ".join(printable(text).split()).split("`")
     if len(parts) % 2 == 0:  # an unpaired backtick: no code spans
         parts = ["`".join(parts)]
-    return "".join((code_span(p) if p.strip() else "") if i % 2 else escape(p) for i, p in enumerate(parts))
+    return "".join((code(p) if p.strip() else "") if i % 2 else escape(p) for i, p in enumerate(parts))
 
 
-# Markdown and HTML syntax, escaped with a backslash (CommonMark: any ASCII punctuation) or as an entity.
+# Markdown and HTML syntax, written as numeric character references: CommonMark decodes them to text that
+# never acts as syntax, and so does HTML, so one escaping serves markdown text and raw HTML blocks alike
+# (a backslash escape shows as typed inside `<summary>`, where markdown is not parsed).
 _SYNTAX = re.compile(r"[\\`*_\[\]~|<>&]")
-_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
-# What GitHub links or notifies on its own: mentions (@name, @org/team), URLs (http://, www.), emails
-# (a@b.c), issue references (#12). A zero-width space breaks each; it renders as nothing.
+# What GitHub links or notifies on its own, even in text decoded from references: mentions (@name,
+# @org/team), URLs (http://, www.), emails (a@b.c), issue references (#12). A zero-width space breaks
+# each; it renders as nothing.
+_NAMED_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
 _AUTOLINK = re.compile(r"@(?=[A-Za-z0-9_-])|:(?=//)|(?i:www)(?=\.)|#(?=\d)")
 ZWSP = "\u200b"
 
 
 def escape(text: str) -> str:
-    """Plain text that markdown shows as written: no emphasis, link, image, HTML tag, table cell,
-    mention, autolink or issue reference can come out of it."""
-    text = _SYNTAX.sub(lambda m: _ENTITY.get(m.group(), "\\" + m.group()), text)
-    return _AUTOLINK.sub(lambda m: m.group() + ZWSP, text)
+    """Plain text that markdown (inline or inside an HTML block) shows as written: no emphasis, link,
+    image, HTML tag, table cell, mention, autolink or issue reference can come out of it."""
+    text = _AUTOLINK.sub(lambda m: m.group() + ZWSP, printable(text))
+    return _SYNTAX.sub(lambda m: _NAMED_ENTITY.get(m.group(), f"&#{ord(m.group())};"), text)
 
 
 def code_span(text: str) -> str:
