@@ -7,6 +7,11 @@ from __future__ import annotations
 from plint.pictures.grid import FOLD_HEAD, DeviceGrid
 
 
+CONTINUED = "~"  # a TP group that goes on to the next node's line (or comes from the previous one)
+GRID_KEY = f"cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group ({CONTINUED} = continued on the next node), " \
+           "! = group leaves NVLink"
+
+
 def cell_text(cell) -> str:
     c = cell.coords
     return f"{cell.rank}:{c['tp']}.{c['cp']}.{c['ep']}.{c['dp']}.{c['pp']}{'!' if cell.crossing else ''}"
@@ -17,10 +22,11 @@ def node_line(grid: DeviceGrid, node: int, width: int) -> list[tuple[str, object
     pieces: list[tuple[str, object]] = [(f"node {node:>{width}} ", None)]
     cells = grid.node_cells(node)
     for i, cell in enumerate(cells):
-        pieces.append(("[" if cell.tp_group_start else " ", None))
+        low, high = grid.tp_bounds(cell.rank)
+        pieces.append((("[" if cell.rank == low else CONTINUED) if cell.tp_group_start else " ", None))
         pieces.append((cell_text(cell), cell))
         if i + 1 == len(cells) or cells[i + 1].tp_group_start:
-            pieces.append(("]", None))
+            pieces.append(("]" if cell.rank == high or i + 1 < len(cells) else CONTINUED, None))
     return pieces
 
 
@@ -43,7 +49,7 @@ def crossing_lines(grid: DeviceGrid) -> list[str]:
 
 def grid_lines(grid: DeviceGrid) -> list[str]:
     width = len(str(grid.nodes - 1))
-    lines = [grid_header(grid), "cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group, ! = group leaves NVLink"]
+    lines = [grid_header(grid), GRID_KEY]
     for node in grid.shown_nodes():
         lines.append(fold_line(grid) if node is None else "".join(t for t, _ in node_line(grid, node, width)))
     return lines + crossing_lines(grid)
