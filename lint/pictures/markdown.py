@@ -41,20 +41,20 @@ def gantt_lines(s) -> list[str]:
     return out
 
 
-def layouts_markdown(results) -> list[str]:
-    """The pictures of each file's layouts that the cost model can cost (first MAX_LAYOUTS)."""
+def layouts_markdown(results) -> list[list[str]]:
+    """The pictures of each file's layouts that the cost model can cost (first MAX_LAYOUTS), one list
+    of lines per launch."""
     from plint.pictures import from_layout
 
-    out, shown = [], 0
+    out: list[list[str]] = []
     for result in results:
         for layout in getattr(result, "layouts", []):
-            if shown >= MAX_LAYOUTS:
+            if len(out) >= MAX_LAYOUTS:
                 return out
             try:
                 p = from_layout(layout, str(result.path))
             except ValueError:  # sizes Megatron would refuse: the rules already say so
                 p = None
             if p is not None:
-                out += pictures_markdown(p)
-                shown += 1
+                out.append(pictures_markdown(p))
     return out

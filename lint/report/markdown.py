@@ -26,11 +26,11 @@ def render(results) -> str:
             f"| {c['files']} | {c['error']} | {c['warning']} | {c['info']} |", ""]
     if c["suppressed"]:
         head += [f"{c['suppressed']} suppressed finding(s) not shown.", ""]
-    drawn = _within(pictures(results), "the pictures", "plint show")
+    drawn = _within(picture_blocks(results), "launch(es) not drawn", "plint show")
     pairs = visible(results, errors_first=False)
     if not pairs:
         return "\n".join(head + drawn + ["No findings."]) + "\n"
-    details = _within(rule_details(sorted({d.code for _, d in pairs})), "the rule details", "plint rules")
+    details = _within(rule_blocks(sorted({d.code for _, d in pairs})), "rule(s) not explained", "plint explain CODE")
     budget = LIMIT - RESERVE - size_of(head) - size_of(drawn) - size_of(details)
     return "\n".join(head + drawn + _findings(pairs, budget) + details).rstrip("\n") + "\n"
 
@@ -55,11 +55,15 @@ def _findings(pairs, budget: int) -> list[str]:
     return out
 
 
-def _within(lines: list[str], what: str, command: str) -> list[str]:
-    """`lines`, or a one-line note when they would take more than MAX_SHARE of the comment."""
-    if size_of(lines) <= MAX_SHARE:
-        return lines
-    return [f"({what} are left out to keep this under GitHub's {LIMIT:,} characters: see `{command}`)", ""]
+def _within(blocks: list[list[str]], what: str, command: str) -> list[str]:
+    """As many whole blocks as MAX_SHARE characters hold, and a line counting those left out."""
+    out: list[str] = []
+    for i, block in enumerate(blocks):
+        if size_of(out) + size_of(block) > MAX_SHARE - RESERVE:
+            return out + [f"({len(blocks) - i} {what} here, to stay within GitHub's {LIMIT:,} characters: "
+                          f"see `{command}`)", ""]
+        out += block
+    return out
 
 
 def size_of(lines: list[str]) -> int:
@@ -67,26 +71,25 @@ def size_of(lines: list[str]) -> int:
     return sum(len(line) + 1 for line in lines)
 
 
-def pictures(results) -> list[str]:
-    """The device grid (and schedule) of the launches, from plint.pictures (issue 18)."""
+def picture_blocks(results) -> list[list[str]]:
+    """The device grid (and schedule) of each launch, from plint.pictures (issue 18)."""
     from plint.pictures.markdown import layouts_markdown
 
     return layouts_markdown(results)
 
 
 def rule_details(codes: list[str]) -> list[str]:
+    return [line for block in rule_blocks(codes) for line in block]
+
+
+def rule_blocks(codes: list[str]) -> list[list[str]]:
+    """Per rule, a folded block with why it matters and how to fix it."""
     from plint.rules.registry import all_rules
 
     rules = all_rules()
-    out = []
-    for code in codes:
-        rule = rules.get(code)
-        if rule is None:
-            continue
-        out += [f"<details><summary>{code} {rule.name}: {in_html(rule.summary)}</summary>", "",
-                _docs(rule.docs.why), "", f"**Fix:** {_docs(rule.docs.fix)}", "",
-                f"[Documentation]({docs_url(code)})", "", "</details>", ""]
-    return out
+    return [[f"<details><summary>{code} {rules[code].name}: {in_html(rules[code].summary)}</summary>", "",
+             _docs(rules[code].docs.why), "", f"**Fix:** {_docs(rules[code].docs.fix)}", "",
+             f"[Documentation]({docs_url(code)})", "", "</details>", ""] for code in codes if code in rules]
 
 
 def _docs(text: str) -> str:
