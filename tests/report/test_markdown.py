@@ -66,6 +66,8 @@ def test_the_report_stays_within_githubs_limit_with_everything_counted():
     body = markdown.render([result(d.path, d) for d in many])
     assert len(body) <= markdown.LIMIT, len(body)
     assert "more finding(s)" in body and body.count("<details>") == body.count("</details>")
+    explained = body.count("<details>")
+    assert 0 < explained < len(codes) and f"({len(codes) - explained} rule(s) not explained here" in body
     assert body.count("```") % 2 == 0
 
 
