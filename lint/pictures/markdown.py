@@ -12,7 +12,7 @@ MAX_GANTT_BLOCKS = 160
 
 
 def pictures_markdown(p) -> list[str]:
-    from plint.report.markdown import escape
+    from plint.report.markdown_escape import escape
 
     out = [f"<details><summary>Device grid: {p.grid.world:,} GPUs ({escape(p.title)})</summary>", "", "```text",
            *grid_lines(p.grid), "```"]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from plint.pictures.terminal import bubble_line, human_bytes, schedule_title
 from plint.report.common import printable
-from plint.pictures.text_grid import crossing_lines, fold_line, grid_header
+from plint.pictures.text_grid import EXPOSED_NOTE, crossing_lines, fold_line, grid_header, speed_line
 
 STAGE_FILLS = ("#8ecae6", "#b7e4c7", "#ffe8a3", "#e0c3fc", "#a9c5f5", "#c7f0ec", "#f5d0a9", "#d8e2dc")
 ERROR = "#d62828"
@@ -20,8 +20,6 @@ IDLE = "#d9d9d9"
 SEVERITY_FILLS = {"error": ERROR, "warning": "#b5651d", "info": "#1d4e89"}
 MAX_FINDINGS = 12  # the page lists this many of the file's findings; `plint check` has them all
 FINDING_CHARS = 140  # a finding's line on the page (its tooltip has the whole message)
-EXPOSED_NOTE = ("exposed time: what the step waits for on each axis after overlap (cost model), not how long "
-                "its transfers take")
 CELL_W, ROW_H, LEFT = 74, 40, 80
 SCHED_W, MEM_W = 900, 600
 
@@ -111,19 +109,12 @@ def _view(p) -> dict:
             "comm": comm, "comm_x": comm_x, "comm_y": y, "comm_note": EXPOSED_NOTE, "step": f"{p.step_time_s:.3f}"}
 
 
-def speed_line(p) -> str:
-    """The cost model's verdict a reviewer looks for first: step time, MFU and tokens per second."""
-    return (f"step {p.step_time_s:.3f} s, MFU {100 * p.mfu:.1f}% of the bf16 peak, "
-            f"{p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({p.grid.world * p.tokens_per_s_per_gpu:,.0f} in all) "
-            "(cost model)")
-
-
 def tp_outlines(g, node_y: dict) -> list[dict]:
     """One outline per drawn TP group, as one polygon even where the group wraps from one node's row to the
     next (a group of 16 on 8-GPU nodes is one group across two rows, not two); red when it leaves NVLink.
     A group is a run of consecutive ranks when tp is the innermost axis (Megatron's orders put it first);
     otherwise its ranks interleave with others' and no outline is drawn (the cells' tp coordinate says it)."""
-    if g.dense.strides["tp"] != 1 or g.tp < 1:
+    if g.dense.strides["tp"] != 1:
         return []
     n = g.gpus_per_node
     out = []

@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 
 from plint.report.common import printable
-from plint.pictures.text_grid import CONTINUED, crossing_lines, fold_line, grid_header, node_line, schedule_lines
+from plint.pictures.text_grid import (CONTINUED, EXPOSED_NOTE, crossing_lines, fold_line, grid_header, node_line,
+                                      schedule_lines, speed_line)
 
 STAGE_COLOURS = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_yellow")
 ERROR = "bold red"
@@ -39,8 +40,6 @@ def render_text(p, color: bool = True) -> str:
     console = Console(file=buf, force_terminal=color, no_color=not color, width=240, highlight=False)
     g = p.grid
     console.print(f"[bold]{escape(p.title)}[/bold]  ({escape(p.gpu)})")
-    from plint.pictures.page import speed_line
-
     console.print(speed_line(p))
     for f in p.findings:
         style = ERROR if f.severity == "error" else "yellow" if f.severity == "warning" else "cyan"
@@ -88,8 +87,6 @@ def render_text(p, color: bool = True) -> str:
     console.print()
     console.print(table if p.comm else "no communication: one GPU")
     if p.comm:
-        from plint.pictures.page import EXPOSED_NOTE
-
         console.print(EXPOSED_NOTE)
     console.print(f"step {p.step_time_s:.3f} s (cost model)")
     for note in p.notes:

@@ -1,15 +1,24 @@
 """The device grid and the schedule as plain text (markdown code blocks, and the rows the terminal
 renderer colours): one line per node, each GPU `rank:tp.cp.ep.dp.pp`, TP groups in brackets, a `!`
-after a GPU whose NVLink-bound group leaves its NVLink domain."""
+after a GPU whose NVLink-bound group leaves its NVLink domain; and the lines every renderer prints
+alike (the speed line, the exposed-time note)."""
 
 from __future__ import annotations
 
 from plint.pictures.grid import FOLD_HEAD, DeviceGrid
 
-
 CONTINUED = "~"  # a TP group that goes on to the next node's line (or comes from the previous one)
 GRID_KEY = f"cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group ({CONTINUED} = continued on the next node), " \
            "! = group leaves NVLink"
+EXPOSED_NOTE = ("exposed time: what the step waits for on each axis after overlap (cost model), not how long "
+                "its transfers take")
+
+
+def speed_line(p) -> str:
+    """The cost model's verdict a reviewer looks for first: step time, MFU and tokens per second."""
+    return (f"step {p.step_time_s:.3f} s, MFU {100 * p.mfu:.1f}% of the bf16 peak, "
+            f"{p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({p.grid.world * p.tokens_per_s_per_gpu:,.0f} in all) "
+            "(cost model)")
 
 
 def cell_text(cell) -> str:

@@ -5,9 +5,10 @@ collapsed `<details>` block with why it matters and how to fix it."""
 from __future__ import annotations
 
 import os
-import re
 
-from plint.report.common import counts, docs_url, printable, visible, where
+from plint.report.common import counts, docs_url, visible, where
+# the escaping every markdown writer uses (re-exported: pr_comment and the review import it from here)
+from plint.report.markdown_escape import ZWSP, _inline, code_span, escape, in_html  # noqa: F401
 
 MARKER = "<!-- plint -->"
 ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
@@ -99,53 +100,3 @@ def _docs(text: str) -> str:
     if len(parts) % 2 == 0:  # an unpaired backtick: no code spans
         parts = ["\\`".join(parts)]
     return "`".join(p if i % 2 else p.replace("<", "&lt;").replace(">", "&gt;") for i, p in enumerate(parts))
-
-
-def _inline(text: str) -> str:
-    """File-derived text as one line of markdown that renders as written: its backtick-delimited parts
-    as code spans (literal), everything else escaped (see `escape`)."""
-    return _spans(text, code_span)
-
-
-def in_html(text: str) -> str:
-    """Text for a place where markdown is not parsed, inside a raw HTML block such as `<summary>`
-    (CommonMark's HTML blocks, GFM too): backslash escapes and code spans would show as typed there,
-    so its backtick-delimited parts become `<code>` elements and the rest `escape`'s entities, which
-    markdown and HTML both decode."""
-    return _spans(text, lambda p: f"<code>{escape(' '.join(printable(p).split()))}</code>")
-
-
-def _spans(text: str, code) -> str:
-    parts = " ".join(printable(text).split()).split("`")
-    if len(parts) % 2 == 0:  # an unpaired backtick: no code spans
-        parts = ["`".join(parts)]
-    return "".join((code(p) if p.strip() else "") if i % 2 else escape(p) for i, p in enumerate(parts))
-
-
-# Markdown and HTML syntax, written as numeric character references: CommonMark decodes them to text that
-# never acts as syntax, and so does HTML, so one escaping serves markdown text and raw HTML blocks alike
-# (a backslash escape shows as typed inside `<summary>`, where markdown is not parsed).
-_SYNTAX = re.compile(r"[\\`*_\[\]~|<>&]")
-# What GitHub links or notifies on its own, even in text decoded from references: mentions (@name,
-# @org/team), URLs (http://, www.), emails (a@b.c), issue references (#12). A zero-width space breaks
-# each; it renders as nothing.
-_NAMED_ENTITY = {"<": "&lt;", ">": "&gt;", "&": "&amp;"}
-_AUTOLINK = re.compile(r"@(?=[A-Za-z0-9_-])|:(?=//)|(?i:www)(?=\.)|#(?=\d)")
-ZWSP = "\u200b"
-
-
-def escape(text: str) -> str:
-    """Plain text that markdown (inline or inside an HTML block) shows as written: no emphasis, link,
-    image, HTML tag, table cell, mention, autolink or issue reference can come out of it."""
-    text = _AUTOLINK.sub(lambda m: m.group() + ZWSP, printable(text))
-    return _SYNTAX.sub(lambda m: _NAMED_ENTITY.get(m.group(), f"&#{ord(m.group())};"), text)
-
-
-def code_span(text: str) -> str:
-    """text as one code span (literal: no markdown, HTML, mention or link inside) that it cannot end
-    early: the fence is one backtick longer than its longest run of backticks."""
-    text = " ".join(printable(text).split())
-    runs = [len(r) for r in re.findall(r"`+", text)]
-    fence = "`" * (max(runs, default=0) + 1)
-    pad = " " if text[:1] in ("`", " ") or text[-1:] in ("`", " ") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
