@@ -92,7 +92,8 @@ OPTIONS: tuple[Option, ...] = (
            help="Also build each layout's process groups as the trainer would (megatron-core on fake "
                 "process groups with the dryrun extra, else plint's analytic layout) and report them."),
     Option("--pr-comment", "pr_comment", kind="flag", default=False,
-           help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date through "
+           help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date, and post "
+                "new findings on the lines it changes as one review with one-click suggestions, through "
                 "GitHub's REST API ($GITHUB_API_URL, $GITHUB_TOKEN, $GITHUB_REPOSITORY)."),
     Option("--only-new-against", "only_new_against", metavar="REV",
            help="Report only findings that the git revision REV's version of the files did not have."),
@@ -233,9 +234,11 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         sys.stderr.write("".join(f"plint: {log(note)}\n" for note in result.notes))
     if pr_comment:
+        from plint.github.review import post_review
         from plint.github.sticky_comment import post, report
 
         report(post(result.results))
+        report(post_review(result.results))
         sys.stdout.flush()
     fail_on = "never" if exit_zero else fail_on or result.fail_on or "error"
     if dry_run and fail_on != "never" and any(

@@ -239,7 +239,7 @@ def show(path, schedule, fmt, output, env, assume, root, gpu) -> None:
     for result in results:
         for layout in result.layouts:
             try:
-                p = from_layout(layout, str(result.path), schedule)
+                p = from_layout(layout, str(result.path), schedule, findings=result.diagnostics)
             except ValueError as exc:  # sizes Megatron refuses at start-up: `plint check` says which
                 raise LogUsageError(f"{result.path}: {exc}") from None
             if p is not None:
