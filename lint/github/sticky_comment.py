@@ -97,5 +97,4 @@ def report(outcome: Outcome) -> None:
         text = f"{outcome.action} {outcome.what} {outcome.comment_id}" if outcome.comment_id else outcome.detail
         from plint.report.escape import log
 
-        sys.stderr.write(f"plint: pull-request {outcome.what}: {log(text)}
-")
+        sys.stderr.write(f"plint: pull-request {outcome.what}: {log(text)}\n")
