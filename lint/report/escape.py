@@ -94,6 +94,8 @@ def terminal(text: str) -> str:
 def html(value):
     """A value printed into HTML or SVG: jinja2's `finalize` of the pictures' templates, whose
     autoescape then escapes `<`, `&` and quotes; a string's control characters become visible first."""
+    if hasattr(value, "__html__"):  # markup already made safe (the SVG a page embeds): not file text
+        return value
     return printable(value) if isinstance(value, str) else value
 
 
