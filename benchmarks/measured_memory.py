@@ -245,11 +245,14 @@ def rows_of(mirror: Path) -> list[tuple[Row, str]]:
         folder = config_path.parent
         family, case = folder.parent.name, folder.name
         try:
-            args = model_args(yaml.safe_load(config_path.read_text()) or {})
+            config = yaml.safe_load(config_path.read_text()) or {}
         except yaml.YAMLError:
             continue
+        args = model_args(config)
         if not args or any(option in args for option in NOT_TRAINING):
             continue
+        # release tests ran on several nodes: a release case no recipe names has no known size
+        unknown_size = case not in sizes and "release" in str(config.get("TEST_TYPE", ""))
         nodes, gpus = sizes.get(case, (1, 8))
         vocab, _ = tokenizer_vocab(args)
         text = launch_text(family, args, nodes, gpus, vocab)
@@ -265,7 +268,7 @@ def rows_of(mirror: Path) -> list[tuple[Row, str]]:
                     continue
                 peak, steady, seconds = numbers
                 row = Row(f"{family}/{case}", environment, platform, gpu, nodes, gpus, peak, steady, seconds,
-                          features(args))
+                          features(args), missed="release test: its node count is in no recipe" if unknown_size else None)
                 out.append((row, text))
     return out
 
@@ -281,6 +284,8 @@ def estimate_row(row: Row, text: str, scratch: Path) -> None:
     from plint.cost.layout_estimate import layout_estimate
     from plint.reading.read import read_path
 
+    if row.missed:
+        return
     script = scratch / "launch.sh"
     script.write_text(text)
     reading = read_path(script, gpu=row.gpu)
@@ -294,13 +299,15 @@ def estimate_row(row: Row, text: str, scratch: Path) -> None:
         return
     unmodelled = [n for n in est.notes if "not modelled" in n]
     mem = est.memory_gib
-    stage = mem.get("allocator_peak_last", mem.get("allocator_peak"))  # the last rank logs
-    if stage is None:
-        stage = sum(mem[k] for k in ("weights", "grads", "optimizer", "activations"))
-    row.estimated_peak = stage * GIB
-    row.estimated_stage = "last" if "allocator_peak_last" in mem else mem.get("allocator_peak_stage", "most loaded")
-    steady = mem.get("allocator_steady_last", mem.get("allocator_steady"))
-    row.estimated_steady = (steady if steady is not None else sum(mem[k] for k in ("weights", "grads", "optimizer"))) * GIB
+    # the last rank logs: the last stage's figures where stages differ
+    figures = (mem.get("stages") or {}).get("last") or mem
+    if "allocator_peak" in figures:
+        row.estimated_peak = figures["allocator_peak"] * GIB
+        row.estimated_steady = figures["allocator_steady"] * GIB
+        row.estimated_stage = "last" if "stages" in mem else mem.get("allocator_peak_stage")
+    else:  # plint before allocator_peak: its four parts
+        row.estimated_peak = sum(mem[k] for k in ("weights", "grads", "optimizer", "activations")) * GIB
+        row.estimated_steady = sum(mem[k] for k in ("weights", "grads", "optimizer")) * GIB
     row.estimated_step_s = est.step_time_s
     if unmodelled:
         row.missed = unmodelled[0]
@@ -368,6 +375,14 @@ def print_table(rows: list[Row], show_rows: bool, out=sys.stdout) -> None:
               f"{_pct(s.median_signed)} | {_pct(s.steady_median_abs)} |", file=out)
 
 
+def band_table(rows: list[Row]) -> str:
+    """plint.cost.error_band's two tables, from these rows (paste them there after a model change)."""
+    summaries = [s for s in groups(rows) if s.p90_abs is not None]
+    p90 = ",\n".join(f'    "{s.group}": {s.p90_abs:.3f}' for s in summaries)
+    counts = ", ".join(f'"{s.group}": {s.covered}' for s in summaries)
+    return f"MEASURED_PEAK_ERROR_P90 = {{\n{p90},\n}}\nROWS_PER_GROUP = {{{counts}}}"
+
+
 def manifest(rows: list[Row], commit: str | None) -> dict:
     """The facts kept in the repository: which rows, and what Megatron measured on them."""
     keep = ("case", "environment", "platform", "gpu", "nodes", "gpus_per_node", "measured_peak", "measured_steady",
@@ -383,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rows", action="store_true", help="print every row, not only the summary")
     parser.add_argument("--json", action="store_true", help="rows and summary as JSON")
     parser.add_argument("--write-manifest", action="store_true", help=f"write {MANIFEST.relative_to(HERE.parent)}")
+    parser.add_argument("--band-table", action="store_true", help="print plint.cost.error_band's tables")
     parser.add_argument("--case", help="only cases whose name contains this")
     ns = parser.parse_args(argv)
     if not (ns.mirror / CASES).is_dir():
@@ -397,7 +413,9 @@ def main(argv: list[str] | None = None) -> int:
         commit = ns.commit or ((ns.mirror / "COMMIT").read_text().strip() if (ns.mirror / "COMMIT").is_file() else None)
         MANIFEST.parent.mkdir(exist_ok=True)
         MANIFEST.write_text(json.dumps(manifest(rows, commit), indent=1) + "\n")
-    if ns.json:
+    if ns.band_table:
+        print(band_table(rows))
+    elif ns.json:
         print(json.dumps({"rows": [dict(asdict(r), peak_error=r.peak_error, steady_error=r.steady_error) for r in rows],
                           "groups": [asdict(s) for s in groups(rows)]}, indent=1))
     else:

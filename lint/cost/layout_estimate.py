@@ -97,7 +97,17 @@ UNMODELLED_FLAGS = {
     "--model-provider": "a model built by the entry point's own model provider",
     "--freeze-LM": "frozen parameters (no gradients or optimizer states for them)",
     "--freeze-ViT": "frozen parameters (no gradients or optimizer states for them)",
+    # Mamba layers (megatron/core/models/mamba, pretrain_mamba.py): their states and activations are not a
+    # transformer layer's
+    "--hybrid-override-pattern": "Mamba layers (a hybrid model)",
+    "--hybrid-layer-pattern": "Mamba layers (a hybrid model)",
+    "--is-hybrid-model": "Mamba layers (a hybrid model)",
 }
+# Entry points that build something other than the transformer the shape flags describe: Mamba stacks
+# (pretrain_mamba.py builds MambaModel, all Mamba layers unless a pattern says otherwise) and vision-language
+# models (a vision encoder and projector beside the language model)
+UNMODELLED_ENTRYPOINTS = {"pretrain_mamba.py": "Mamba layers (a hybrid model)", "pretrain_hybrid.py": "Mamba layers (a hybrid model)",
+                          "pretrain_vlm.py": "a vision encoder (a vision-language model)"}
 
 
 def unmodelled_features(layout: Layout) -> list[str]:
@@ -109,6 +119,9 @@ def unmodelled_features(layout: Layout) -> list[str]:
         for flag, what in UNMODELLED_FLAGS.items():
             if get(flag) is not None and what not in found:
                 found.append(what)
+        entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
+        if entry in UNMODELLED_ENTRYPOINTS and UNMODELLED_ENTRYPOINTS[entry] not in found:
+            found.append(UNMODELLED_ENTRYPOINTS[entry])
         modules = get("--recompute-modules")
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
@@ -122,11 +135,10 @@ def unmodelled_features(layout: Layout) -> list[str]:
 
 def unmodelled_memory(inp: ModelInput) -> list[str]:
     """What moves the memory of a launch in ways the cost model does not count, while its time is
-    modelled. FP8 does both ways: Transformer Engine keeps an fp8 copy of each weight and of its
-    transpose across micro-batches (get_weight_workspace with the "weight" cache Megatron turns on
-    through is_first_microbatch; up to 2 more bytes per parameter), and saves the inputs of its fp8
-    GEMMs in fp8 (fewer bytes of activations), by amounts that vary between TE releases."""
-    return ["fp8, with Transformer Engine's fp8 weight copies and fp8-saved activations"] if inp.precision == "fp8" else []
+    modelled: nothing at present. FP8 is counted: Transformer Engine's cached fp8 weights and transposes
+    (memory.fp8_weight_cache_bytes, none with --fp8-param-gather) and its fp8-saved GEMM inputs
+    (memory.activation_bytes_per_token)."""
+    return []
 
 
 def _recompute_modules(args) -> set[str]:

@@ -161,6 +161,14 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         # recompute exists to drop exactly these
         keep += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     mlp_factor = 6 if inp.swiglu else 4
+    if inp.precision == "fp8":
+        # Transformer Engine saves its fp8 GEMMs' inputs in fp8 for the backward (transformer_engine/pytorch/
+        # module/linear.py, layernorm_linear.py, layernorm_mlp.py: the quantized input is what ctx keeps):
+        # the norms' outputs feeding QKV and fc1 (1 B instead of 2: -2h/sp) and fc2's input, the activation
+        # output (1 B instead of 2: -f); the projection's fp8 input is kept beside the bf16 attention
+        # output the attention core saves for its own backward (+nd)
+        keep += -2.0 * h / sp + n * d / tp
+        mlp_factor -= 1
     if moe:
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
         k = min(inp.moe_topk, inp.num_experts or 1)
@@ -232,7 +240,7 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     holds_output = last or only
 
     dense, experts, largest = stage_params(inp, c, last and not only)
-    weights = (dense + experts) * w_b
+    weights = (dense + experts) * w_b + fp8_weight_cache_bytes(inp, c, inp.num_layers / pp)
     grads = (dense + experts) * g_b
     level = inp.sharding_level()
     if zero or (inp.sharding is not None and not inp.megatron_fsdp and level >= 2):
@@ -288,15 +296,101 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         # --hidden-dropout), /tp with sequence parallel
         acts += tokens * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
     if holds_output:
-        # the final norm's input and the output layer's input (2 B each, /tp with SP) and the fp32
-        # logits the vocab-parallel cross-entropy keeps for its backward: one micro-batch, except
-        # under GPipe, whose last stage runs every forward before the first backward
+        # the final norm's input and the output layer's input (2 B each, /tp with SP) and the logits at
+        # the loss (loss_logit_bytes): one micro-batch, except under GPipe, whose last stage runs every
+        # forward before the first backward and keeps what the loss saved for each earlier one
         gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
         outputs = max(1, num_microbatches) if gpipe else 1
-        acts += outputs * tokens * (4.0 * inp.hidden_size / sp + 4.0 * c.vocab_padded / tp)
+        at_loss, saved = loss_logit_bytes(inp)
+        acts += outputs * tokens * 4.0 * inp.hidden_size / sp
+        acts += tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+    if inp.options.attention_score_buffer:
+        acts += attention_score_buffer_bytes(inp)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}
+
+
+# Bytes per GEMM weight of Transformer Engine's fp8 weight cache per recipe: an fp8 copy for the forward and
+# its transpose for the backward's data gradient (1 + 1) with per-tensor scaling (delayed, tensorwise);
+# mxfp8 adds an 8-bit scale per 32 values to each (1/32 + 1/32); blockwise one fp32 scale per 128x128 block
+# of the weight (negligible).
+FP8_WEIGHT_CACHE_BYTES = {"delayed": 2.0, "tensorwise": 2.0, "mxfp8": 2.0 + 2.0 / 32, "blockwise": 2.0}
+
+
+def fp8_weight_cache_bytes(inp: ModelInput, c: ParamCounts, stage_layers: float) -> float:
+    """Transformer Engine's fp8 copies of the layers' GEMM weights (the tensor-parallel part of each layer and the
+    experts), kept across the micro-batches of a step and between steps: Megatron passes is_first_microbatch,
+    and TE's modules cache the quantized weight and its transpose in their _fp8_workspaces (transformer_engine/
+    pytorch/module/base.py get_weight_workspace with cache_name "weight"). The output layer and the embedding are
+    Megatron's own layers and stay 16-bit. With --fp8-param-gather the weights are built as TE's fp8 tensors
+    (fp8_model_init in megatron/core/transformer/transformer_block.py's TE spec): the fp8 data and its transpose
+    (1 + 1 B) take the place of the 16-bit weight (2 B) counted with the weights, and nothing is cached."""
+    if inp.precision != "fp8" or inp.options.fp8_param_gather:
+        return 0.0
+    tp = max(1, inp.tp)
+    share = stage_layers / max(1, inp.num_layers)
+    dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
+    etp = inp.etp or tp
+    gemm = dense_layers * c.dense_layer_tp / tp + moe_layers * (c.moe_layer_tp / tp + c.experts_per_layer / max(1, inp.ep * etp))
+    return gemm * FP8_WEIGHT_CACHE_BYTES.get(inp.options.fp8_recipe, 2.0)
+
+
+def loss_logit_bytes(inp: ModelInput) -> tuple[float, float]:
+    """(bytes per logit at the loss's peak, bytes per logit kept for the backward) on the output stage.
+
+    Megatron's GPTModel (megatron/core/models/gpt/gpt_model.py, compute_language_model_loss) still holds the
+    output layer's 16-bit logits (2 B) while the loss runs, and only drops them when the forward returns:
+      native  tensor_parallel.vocab_parallel_cross_entropy (megatron/core/tensor_parallel/cross_entropy.py,
+              VocabParallelCrossEntropy.calculate_logits_max) makes an fp32 copy (4 B) and takes exp and
+              the softmax in place on it: 2 + 4 at the peak, the fp32 softmax (4 B) saved. The backward
+              turns that softmax into the gradient in place and casts it to 16 bits: 4 + 2 again.
+      fused   --cross-entropy-loss-fusion (megatron/core/fusions/fused_cross_entropy.py) runs the same steps as
+              functions compiled by jit_fuser (torch.compile from torch 2.2, megatron/core/jit.py), whose
+              outputs are new tensors: the fp32 copy and the fp32 exp_logits both live, 2 + 4 + 4; 4 saved.
+      te      --cross-entropy-fusion-impl te: Transformer Engine's parallel_cross_entropy writes the gradient
+              into the 16-bit logits in its forward (transformer_engine/pytorch/cross_entropy.py) and keeps
+              them: 2, and 2 saved.
+    fp32 training (no 16-bit logits): 4 B logits, the copy is the same tensor."""
+    if inp.precision == "fp32":
+        return 4.0, 4.0
+    kind = inp.options.cross_entropy
+    if kind == "te":
+        return 2.0, 2.0
+    return (10.0 if kind == "fused" else 6.0), 4.0
+
+
+def attention_score_buffer_bytes(inp: ModelInput) -> float:
+    """Megatron's own DotProductAttention (--transformer-impl local, --attention-backend local) multiplies
+    Q by K into a buffer taken from the global memory buffer (parallel_state.get_global_memory_buffer()
+    .get_tensor((b*np, sq, sk)), megatron/core/transformer/dot_product_attention.py forward), which is
+    allocated once and kept for the run: 2 B per score of one micro-batch's heads on this GPU."""
+    heads = inp.num_attention_heads / max(1, inp.tp)
+    return 2.0 * inp.micro_batch * heads * inp.seq_length * inp.seq_length / max(1, inp.cp)
+
+
+# cuBLAS's recommended workspace: 4 MiB before Hopper, 32 MiB from Hopper on (cuBLAS documentation,
+# cublasSetWorkspace); Transformer Engine allocates one of that size as a torch tensor for its GEMMs
+# (transformer_engine/pytorch/module/base.py get_cublas_workspace_size_bytes: 32 MiB at compute
+# capability >= 9, else 4 MiB), so it counts in torch.cuda.max_memory_allocated().
+CUBLAS_WORKSPACE_BYTES = {"hopper+": 32 * 2**20, "older": 4 * 2**20}
+
+
+def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
+    """Transformer Engine's cuBLAS workspace inside the caching allocator (none without Transformer Engine)."""
+    if not inp.options.transformer_engine:
+        return 0.0
+    return float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"])
+
+
+def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:
+    """weights, grads, optimizer, activations (bytes) per stage: {"only": ...} without a pipeline, else
+    {"first": ..., "last": ...} (the first holds the embedding and the most micro-batches in flight, the
+    last the output layer and the loss)."""
+    if inp.pp <= 1:
+        return {"only": stage_memory(inp, c, num_microbatches, last=False)}
+    return {"first": stage_memory(inp, c, num_microbatches, last=False),
+            "last": stage_memory(inp, c, num_microbatches, last=True)}
 
 
 def memory_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, float]:

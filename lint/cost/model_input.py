@@ -21,6 +21,16 @@ if TYPE_CHECKING:
 class Options:
     # ---- switches a launch sets (Megatron defaults: shared/reference/megatron.md sec. 1.1) ----
     flash_attention: bool = True  # Megatron-Core/TE default; False for 2019-2022 era runs (s^2 softmax kept)
+    # and for --transformer-impl local or --attention-backend unfused|local (no flash or fused kernel)
+    # Megatron's own DotProductAttention keeps a Q.K^T buffer for the run (--transformer-impl local, --attention-backend local)
+    attention_score_buffer: bool = False
+    # Transformer Engine runs the layers (--transformer-impl transformer_engine, megatron-core's default)
+    transformer_engine: bool = True
+    # the loss: "native" (vocab_parallel_cross_entropy), "fused" (--cross-entropy-loss-fusion), "te"
+    # (--cross-entropy-fusion-impl te with the fusion); see memory.loss_logit_bytes
+    cross_entropy: str = "native"
+    # --fp8-param-gather: the weights themselves kept in fp8 (memory not modelled: layout_estimate.unmodelled_memory)
+    fp8_param_gather: bool = False
     overlap_grad_reduce: bool = False  # --overlap-grad-reduce (default False)
     overlap_param_gather: bool = False  # --overlap-param-gather (default False)
     tp_comm_overlap: bool = False  # --tp-comm-overlap (default False; needs sequence parallel)
@@ -274,7 +284,7 @@ class ModelInput:
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
-                           position_embedding=position)
+                           position_embedding=position, **_attention_and_loss(layout, args))
         return cls(
             **shape,  # type: ignore[arg-type]
             ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
@@ -323,6 +333,29 @@ class ModelInput:
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
             options=opts,
         )
+
+
+def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
+    """Options the attention implementation and the loss set, for Megatron launches (megatron/core/
+    transformer/transformer_config.py: transformer_impl 'transformer_engine' and attention_backend auto by
+    default; megatron/core/model_parallel_config.py: cross_entropy_loss_fusion False, cross_entropy_fusion_impl
+    'native'). --transformer-impl local builds megatron-core's DotProductAttention, which has no flash path;
+    --attention-backend unfused or local picks the unfused core under Transformer Engine too."""
+    if layout.value("trainer") not in ("megatron", None) or args.args is None:
+        return {}
+    impl = (args.text("--transformer-impl") or "transformer_engine").lower()
+    backend = (args.text("--attention-backend") or "auto").lower()
+    local = impl == "local"
+    fusion = args.present("--cross-entropy-loss-fusion")
+    loss = ("te" if (args.text("--cross-entropy-fusion-impl") or "native") == "te" else "fused") if fusion else "native"
+    switches = {"flash_attention": not (local or backend in ("unfused", "local")),
+                "attention_score_buffer": local or backend == "local",
+                "transformer_engine": not local, "cross_entropy": loss,
+                "fp8_param_gather": args.present("--fp8-param-gather")}
+    recipe = (args.text("--fp8-recipe") or "").lower()
+    if recipe in ("delayed", "tensorwise", "mxfp8", "blockwise"):
+        switches["fp8_recipe"] = recipe
+    return switches
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:

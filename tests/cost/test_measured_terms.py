@@ -1,0 +1,102 @@
+"""The memory terms issue 23 added, each against a number worked out by hand: the logits at the loss per
+cross-entropy variant, unfused attention (read from the launch, and Megatron's persistent score buffer),
+the cuBLAS workspace inside the allocator, fp8's weight cache and fp8-saved inputs, and the error band."""
+
+import pytest
+from plint.cost import ModelInput, Options, count_params, estimate
+from plint.cost.error_band import MEASURED_PEAK_ERROR_P90, MIN_ROWS, ROWS_PER_GROUP, error_band, memory_features
+from plint.cost.memory import (
+    activation_bytes_per_token,
+    attention_score_buffer_bytes,
+    fp8_weight_cache_bytes,
+    loss_logit_bytes,
+    stage_memory,
+    workspace_bytes,
+)
+from tests.cost.test_memory import SMALL  # h=1024, 4 layers, 16 heads (d=64), f=4h, V=50304, b=2, s=1024, 8 GPUs
+
+TOKENS = 2048
+LAYER_FLASH = 34_880  # per token and layer: 10h + 8h + 4n + 4f (test_memory.test_small_gpt_activations)
+MIB = 2**20
+
+
+@pytest.mark.parametrize("kind, at_loss, saved", [("native", 6.0, 4.0), ("fused", 10.0, 4.0), ("te", 2.0, 2.0)])
+def test_logits_at_the_loss_per_cross_entropy_variant(kind, at_loss, saved):
+    inp = SMALL.replace(options=Options(cross_entropy=kind))
+    assert loss_logit_bytes(inp) == (at_loss, saved)
+    # the one stage: 4 layers, embedding mask h, output inputs 4h, then the logits of the one micro-batch
+    acts = stage_memory(inp, count_params(inp), 8, last=False)["activations"]
+    assert acts == TOKENS * (4 * LAYER_FLASH + 1024 + 4 * 1024 + at_loss * 50304)
+    # native: 2048 x (139,520 + 5,120 + 301,824) = 914,358,272; fused adds 4 x 50,304 per token
+    if kind == "fused":
+        assert acts == 914_358_272 + TOKENS * 4 * 50304 == 1_326_448_640
+
+
+def test_fp32_training_logits_are_their_own_copy():
+    assert loss_logit_bytes(SMALL.replace(precision="fp32")) == (4.0, 4.0)
+
+
+def test_unfused_attention_keeps_the_scores():
+    """Without flash: softmax output 2 B + dropout mask 1 B + dropout output 2 B per score, 5 n s per token
+    and layer instead of flash's 4n log-sum-exp: 5 x 16 x 1024 = 81,920."""
+    unfused = SMALL.replace(options=Options(flash_attention=False))
+    full, _ = activation_bytes_per_token(unfused, False)
+    assert full == LAYER_FLASH - 4 * 16 + 5 * 16 * 1024 == 116_736
+
+
+def test_megatron_local_attention_score_buffer():
+    """Megatron's DotProductAttention takes a (b*n/tp, s, s) 16-bit buffer: 2 x 2 x 16 x 1024 x 1024 = 64 MiB,
+    half at tp 2; it is in the stage's activations and in no other stage part."""
+    local = SMALL.replace(options=Options(flash_attention=False, attention_score_buffer=True, transformer_engine=False))
+    assert attention_score_buffer_bytes(local) == 2 * 2 * 16 * 1024 * 1024 == 64 * MIB
+    assert attention_score_buffer_bytes(local.replace(tp=2)) == 32 * MIB
+    plain = SMALL.replace(options=Options(flash_attention=False, transformer_engine=False))
+    c = count_params(SMALL)
+    assert (stage_memory(local, c, 8, False)["activations"] - stage_memory(plain, c, 8, False)["activations"]) == 64 * MIB
+
+
+def test_cublas_workspace_inside_the_allocator():
+    """Transformer Engine's workspace: 32 MiB from Hopper on, 4 MiB before; none without TE. The estimate
+    counts it in the allocator peak and the total."""
+    assert workspace_bytes(SMALL, hopper_or_later=True) == 32 * MIB
+    assert workspace_bytes(SMALL, hopper_or_later=False) == 4 * MIB
+    assert workspace_bytes(SMALL.replace(options=Options(transformer_engine=False)), True) == 0.0
+    h100 = estimate(SMALL).memory_gib
+    a100 = estimate(SMALL.replace(gpu="a100-80gb")).memory_gib
+    assert h100["workspace"] == 32 / 1024 and a100["workspace"] == 4 / 1024
+    parts = h100["weights"] + h100["grads"] + h100["optimizer"] + h100["activations"]
+    assert h100["allocator_peak"] == pytest.approx(parts + 32 / 1024)
+    assert h100["total"] == pytest.approx(h100["allocator_peak"] + h100["other"])
+
+
+def test_fp8_weight_cache_and_saved_inputs():
+    """fp8 (delayed scaling): an fp8 copy and transpose of every layer GEMM weight, 2 B x 4 x (12h^2 + 7h) of
+    the tensor-parallel part of each layer (QKV 3h^2+3h, proj h^2, fc1 4h^2+4h, fc2 4h^2; the row-parallel
+    layers' biases are replicated); per token and layer the norms' outputs into QKV and fc1 and fc2's input are saved in fp8
+    (-2h - f) and the projection's fp8 input beside the attention output (+nd): 34,880 - 2,048 - 4,096 + 1,024."""
+    fp8 = SMALL.replace(precision="fp8")
+    c = count_params(fp8)
+    assert c.dense_layer_tp == 12 * 1024**2 + 7 * 1024
+    assert fp8_weight_cache_bytes(fp8, c, 4) == 2 * 4 * (12 * 1024**2 + 7 * 1024) == 100_720_640
+    assert fp8_weight_cache_bytes(fp8.replace(tp=2), c, 4) == 100_720_640 / 2
+    mxfp8 = fp8.replace(options=Options(fp8_recipe="mxfp8"))
+    assert fp8_weight_cache_bytes(mxfp8, c, 4) == pytest.approx((2 + 2 / 32) * 4 * (12 * 1024**2 + 7 * 1024))
+    gathered = fp8.replace(options=Options(fp8_param_gather=True))
+    assert fp8_weight_cache_bytes(gathered, c, 4) == 0.0
+    full, _ = activation_bytes_per_token(fp8, False)
+    assert full == LAYER_FLASH - 2 * 1024 - 4096 + 16 * 64 == 29_760
+    bf16 = stage_memory(SMALL, c, 8, False)
+    assert stage_memory(fp8, c, 8, False)["weights"] - bf16["weights"] == 100_720_640
+
+
+def test_error_band_is_the_largest_measured_error_of_the_features_used():
+    assert memory_features(SMALL) == []
+    assert error_band(SMALL) == MEASURED_PEAK_ERROR_P90["all"]
+    tp_pp = SMALL.replace(tp=2, pp=2, options=Options(flash_attention=False))
+    assert memory_features(tp_pp) == ["tp", "pp", "unfused attention"]
+    assert error_band(tp_pp) == max(MEASURED_PEAK_ERROR_P90[f] for f in ("tp", "pp", "unfused attention"))
+    # a group measured on too few rows says nothing of its own: the whole set's figure stands
+    thin = [f for f, n in ROWS_PER_GROUP.items() if n < MIN_ROWS and f in MEASURED_PEAK_ERROR_P90]
+    assert "fsdp" in thin
+    assert error_band(SMALL.replace(megatron_fsdp=True, sharding="optimizer")) == MEASURED_PEAK_ERROR_P90["all"]
+    assert 0 < estimate(tp_pp).memory_gib["error_band"] == error_band(tp_pp)
