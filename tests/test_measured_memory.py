@@ -127,6 +127,13 @@ def test_attention_and_loss_are_read_from_the_launch(tmp_path, flags, flash, buf
         (flash, buffer, te, loss)
 
 
+def test_wgrad_deferral_is_read(tmp_path):
+    assert cost_input(_read(tmp_path, "")).options.wgrad_deferral_limit is None
+    deferred = _read(tmp_path, "--defer-embedding-wgrad-compute --wgrad-deferral-limit 2")
+    assert cost_input(deferred).options.wgrad_deferral_limit == 2
+    assert cost_input(_read(tmp_path, "--defer-embedding-wgrad-compute")).options.wgrad_deferral_limit == 0
+
+
 def test_fp8_recipe_and_param_gather_are_read(tmp_path):
     opts = cost_input(_read(tmp_path, "--fp8-format hybrid --fp8-recipe mxfp8 --fp8-param-gather")).options
     assert (opts.fp8_recipe, opts.fp8_param_gather) == ("mxfp8", True)

@@ -304,6 +304,7 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         at_loss, saved = loss_logit_bytes(inp)
         acts += outputs * tokens * 4.0 * inp.hidden_size / sp
         acts += tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+        acts += deferred_wgrad_bytes(inp, c, num_microbatches)
     if inp.options.attention_score_buffer:
         acts += attention_score_buffer_bytes(inp)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
@@ -346,8 +347,10 @@ def loss_logit_bytes(inp: ModelInput) -> tuple[float, float]:
               the softmax in place on it: 2 + 4 at the peak, the fp32 softmax (4 B) saved. The backward
               turns that softmax into the gradient in place and casts it to 16 bits: 4 + 2 again.
       fused   --cross-entropy-loss-fusion (megatron/core/fusions/fused_cross_entropy.py) runs the same steps as
-              functions compiled by jit_fuser (torch.compile from torch 2.2, megatron/core/jit.py), whose
-              outputs are new tensors: the fp32 copy and the fp32 exp_logits both live, 2 + 4 + 4; 4 saved.
+              three functions compiled by jit_fuser (torch.compile from torch 2.2, megatron/core/jit.py), each
+              returning a new tensor that the forward's local names keep until it returns: the fp32 copy
+              (calculate_logits_max), exp_logits (calculate_predicted_logits) and the softmax
+              (calculate_cross_entropy_loss): 2 + 4 + 4 + 4 at the peak; the softmax (4) saved.
       te      --cross-entropy-fusion-impl te: Transformer Engine's parallel_cross_entropy writes the gradient
               into the 16-bit logits in its forward (transformer_engine/pytorch/cross_entropy.py) and keeps
               them: 2, and 2 saved.
@@ -357,7 +360,24 @@ def loss_logit_bytes(inp: ModelInput) -> tuple[float, float]:
     kind = inp.options.cross_entropy
     if kind == "te":
         return 2.0, 2.0
-    return (10.0 if kind == "fused" else 6.0), 4.0
+    return (14.0 if kind == "fused" else 6.0), 4.0
+
+
+def deferred_wgrad_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> float:
+    """--defer-embedding-wgrad-compute: the output layer appends its input (2h per token, /tp with SP) to
+    embedding_activation_buffer in each forward and its 16-bit logit gradient (2V/tp) to grad_output_buffer in each
+    backward, up to --wgrad-deferral-limit micro-batches (0: all), and computes the weight gradient from them after
+    the last one (megatron/core/tensor_parallel/layers.py ColumnParallelLinear.forward and
+    LinearWithGradAccumulationAndAsyncCommunication.backward). At the last micro-batch's loss the earlier ones'
+    are held: min(m - 1, limit)."""
+    limit = inp.options.wgrad_deferral_limit
+    if limit is None:
+        return 0.0
+    m = max(1, num_microbatches)
+    held = m - 1 if limit == 0 else min(m - 1, limit)
+    sp = max(1, inp.tp) if inp.sequence_parallel else 1
+    tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
+    return held * tokens * (2.0 * inp.hidden_size / sp + 2.0 * c.vocab_padded / max(1, inp.tp))
 
 
 def attention_score_buffer_bytes(inp: ModelInput) -> float:

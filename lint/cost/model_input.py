@@ -29,6 +29,9 @@ class Options:
     # the loss: "native" (vocab_parallel_cross_entropy), "fused" (--cross-entropy-loss-fusion), "te"
     # (--cross-entropy-fusion-impl te with the fusion); see memory.loss_logit_bytes
     cross_entropy: str = "native"
+    # --defer-embedding-wgrad-compute: micro-batches whose output-layer input and logit gradient are kept for the
+    # deferred weight gradient (--wgrad-deferral-limit, 0: all of them); None: not deferred
+    wgrad_deferral_limit: int | None = None
     # --fp8-param-gather: the weights themselves kept in fp8 (memory not modelled: layout_estimate.unmodelled_memory)
     fp8_param_gather: bool = False
     overlap_grad_reduce: bool = False  # --overlap-grad-reduce (default False)
@@ -352,6 +355,9 @@ def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
                 "attention_score_buffer": local or backend == "local",
                 "transformer_engine": not local, "cross_entropy": loss,
                 "fp8_param_gather": args.present("--fp8-param-gather")}
+    if args.present("--defer-embedding-wgrad-compute"):
+        limit = args.text("--wgrad-deferral-limit") or "0"
+        switches["wgrad_deferral_limit"] = int(limit) if limit.isdigit() else 0
     recipe = (args.text("--fp8-recipe") or "").lower()
     if recipe in ("delayed", "tensorwise", "mxfp8", "blockwise"):
         switches["fp8_recipe"] = recipe

@@ -8,6 +8,7 @@ from plint.cost.error_band import MEASURED_PEAK_ERROR_P90, MIN_ROWS, ROWS_PER_GR
 from plint.cost.memory import (
     activation_bytes_per_token,
     attention_score_buffer_bytes,
+    deferred_wgrad_bytes,
     fp8_weight_cache_bytes,
     loss_logit_bytes,
     stage_memory,
@@ -20,16 +21,16 @@ LAYER_FLASH = 34_880  # per token and layer: 10h + 8h + 4n + 4f (test_memory.tes
 MIB = 2**20
 
 
-@pytest.mark.parametrize("kind, at_loss, saved", [("native", 6.0, 4.0), ("fused", 10.0, 4.0), ("te", 2.0, 2.0)])
+@pytest.mark.parametrize("kind, at_loss, saved", [("native", 6.0, 4.0), ("fused", 14.0, 4.0), ("te", 2.0, 2.0)])
 def test_logits_at_the_loss_per_cross_entropy_variant(kind, at_loss, saved):
     inp = SMALL.replace(options=Options(cross_entropy=kind))
     assert loss_logit_bytes(inp) == (at_loss, saved)
     # the one stage: 4 layers, embedding mask h, output inputs 4h, then the logits of the one micro-batch
     acts = stage_memory(inp, count_params(inp), 8, last=False)["activations"]
     assert acts == TOKENS * (4 * LAYER_FLASH + 1024 + 4 * 1024 + at_loss * 50304)
-    # native: 2048 x (139,520 + 5,120 + 301,824) = 914,358,272; fused adds 4 x 50,304 per token
+    # native: 2048 x (139,520 + 5,120 + 301,824) = 914,358,272; fused adds 8 x 50,304 per token
     if kind == "fused":
-        assert acts == 914_358_272 + TOKENS * 4 * 50304 == 1_326_448_640
+        assert acts == 914_358_272 + TOKENS * 8 * 50304 == 1_738_539_008
 
 
 def test_fp32_training_logits_are_their_own_copy():
@@ -100,3 +101,16 @@ def test_error_band_is_the_largest_measured_error_of_the_features_used():
     assert "fsdp" in thin
     assert error_band(SMALL.replace(megatron_fsdp=True, sharding="optimizer")) == MEASURED_PEAK_ERROR_P90["all"]
     assert 0 < estimate(tp_pp).memory_gib["error_band"] == error_band(tp_pp)
+
+
+def test_deferred_embedding_wgrad_keeps_inputs_and_logit_gradients():
+    """--defer-embedding-wgrad-compute --wgrad-deferral-limit 2 with 8 micro-batches: at the last one's loss
+    the output layer holds 2 earlier micro-batches' input (2h) and 16-bit logit gradient (2V/tp):
+    2 x 2048 x (2,048 + 100,608) = 420,478,976 bytes; all 7 earlier ones at limit 0; none with one micro-batch."""
+    c = count_params(SMALL)
+    limited = SMALL.replace(options=Options(wgrad_deferral_limit=2))
+    assert deferred_wgrad_bytes(limited, c, 8) == 2 * TOKENS * (2 * 1024 + 2 * 50304) == 420_478_976
+    assert deferred_wgrad_bytes(SMALL.replace(options=Options(wgrad_deferral_limit=0)), c, 8) == 7 * TOKENS * 102_656
+    assert deferred_wgrad_bytes(limited, c, 1) == 0.0 and deferred_wgrad_bytes(SMALL, c, 8) == 0.0
+    assert (stage_memory(limited, c, 8, False)["activations"] - stage_memory(SMALL, c, 8, False)["activations"]
+            == 420_478_976)
