@@ -336,6 +336,7 @@ class Summary:
     p90_abs: float | None
     median_signed: float | None
     steady_median_abs: float | None
+    time_median_abs: float | None  # the step time against iteration-time, for issue 24's use
 
 
 def summarise(group: str, rows: list[Row]) -> Summary:
@@ -343,9 +344,11 @@ def summarise(group: str, rows: list[Row]) -> Summary:
     errors = [abs(r.peak_error) for r in covered]
     signed = [r.peak_error for r in covered]
     steady = [abs(r.steady_error) for r in covered if r.steady_error is not None]
+    times = [abs(r.estimated_step_s / r.iteration_time_s - 1) for r in covered
+             if r.estimated_step_s and r.iteration_time_s]
     return Summary(group, len(rows), len(covered), statistics.median(errors) if errors else None,
                    percentile(errors, 0.9) if errors else None, statistics.median(signed) if signed else None,
-                   statistics.median(steady) if steady else None)
+                   statistics.median(steady) if steady else None, statistics.median(times) if times else None)
 
 
 def groups(rows: list[Row]) -> list[Summary]:
@@ -368,11 +371,12 @@ def print_table(rows: list[Row], show_rows: bool, out=sys.stdout) -> None:
                   f"{(r.iteration_time_s or float('nan')):7.3f} {(r.estimated_step_s or float('nan')):7.3f}  "
                   f"{r.missed or ''}"[:400], file=out)
         print(file=out)
-    print("| group | rows | covered | peak error, median | p90 | median signed | steady error, median |", file=out)
-    print("|---|---:|---:|---:|---:|---:|---:|", file=out)
+    print("| group | rows | covered | peak error, median | p90 | median signed | steady error, median "
+          "| step time error, median |", file=out)
+    print("|---|---:|---:|---:|---:|---:|---:|---:|", file=out)
     for s in groups(rows):
         print(f"| {s.group} | {s.rows} | {s.covered} | {_pct(s.median_abs)} | {_pct(s.p90_abs)} | "
-              f"{_pct(s.median_signed)} | {_pct(s.steady_median_abs)} |", file=out)
+              f"{_pct(s.median_signed)} | {_pct(s.steady_median_abs)} | {_pct(s.time_median_abs)} |", file=out)
 
 
 def band_table(rows: list[Row]) -> str:
