@@ -381,10 +381,10 @@ def print_table(rows: list[Row], show_rows: bool, out=sys.stdout) -> None:
 
 def band_table(rows: list[Row]) -> str:
     """plint.cost.error_band's two tables, from these rows (paste them there after a model change)."""
-    summaries = [s for s in groups(rows) if s.p90_abs is not None]
-    p90 = ",\n".join(f'    "{s.group}": {s.p90_abs:.3f}' for s in summaries)
+    summaries = [s for s in groups(rows) if s.median_abs is not None]
+    medians = ",\n".join(f'    "{s.group}": {s.median_abs:.3f}' for s in summaries)
     counts = ", ".join(f'"{s.group}": {s.covered}' for s in summaries)
-    return f"MEASURED_PEAK_ERROR_P90 = {{\n{p90},\n}}\nROWS_PER_GROUP = {{{counts}}}"
+    return f"MEASURED_PEAK_ERROR = {{\n{medians},\n}}\nROWS_PER_GROUP = {{{counts}}}"
 
 
 def manifest(rows: list[Row], commit: str | None) -> dict:

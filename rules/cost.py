@@ -135,13 +135,12 @@ def _memory_span(ctx: RuleContext):
     "PL401", "predicted-oom", "error",
     "The estimated peak memory per GPU exceeds the usable memory.",
     RuleDocs(
-        what="Estimates the peak memory of the busiest GPU (the first pipeline stage): weights, gradients and "
-             "optimizer states by precision and sharding, activations for the micro-batches the schedule keeps "
-             "in flight, and a runtime reserve (CUDA context, workspaces, NCCL buffers), against the HBM left "
-             "after allocator fragmentation. Names the first simple change that would fit. Silent on fp8 "
-             "launches, whose memory Transformer Engine moves both ways (fp8 weight copies kept across "
-             "micro-batches, fp8-saved activations) by amounts the model does not count; the estimate says so. "
-             "An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
+        what="Estimates the peak memory of the busiest GPU (the pipeline stage with the larger peak: the first "
+             "holds the most micro-batches in flight, the last the logits at the loss): weights, gradients and "
+             "optimizer states by precision and sharding (fp8: Transformer Engine's cached fp8 weights too), "
+             "activations for the micro-batches the schedule keeps in flight, the workspaces allocated through "
+             "PyTorch, and a runtime reserve (CUDA context, NCCL buffers), against the HBM left after allocator "
+             "fragmentation. Names the first simple change that would fit. An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
              "error_band: how far such estimates fall from what Megatron-LM's functional tests measure, per "
              "feature) is over; PL402 below that. A warning, not an error, when the launch names no GPU and plint "
              "assumed one.",

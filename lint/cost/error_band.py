@@ -1,10 +1,13 @@
 """How far the memory estimate is from what Megatron-LM measures, per feature a launch uses.
 
-`MEASURED_PEAK_ERROR_P90` is the 90th percentile of |allocator_peak / mem-max-allocated-bytes - 1| over the
-rows of Megatron-LM's functional tests that use each feature, as `benchmarks/measured_memory.py --band-table`
+`MEASURED_PEAK_ERROR` is the median of |allocator_peak / mem-max-allocated-bytes - 1| over the rows of
+Megatron-LM's functional tests that use each feature, as `benchmarks/measured_memory.py --band-table`
 prints it (the rows and their measured bytes: benchmarks/memory/manifest.json). It is calibration data, not
 a per-run constant: one figure per feature group, the same for every launch. A launch's band is the largest
 figure of the groups it is in (the whole set's where it is in none, or where a group has too few rows).
+The median, not a high percentile: the tail is mostly rows whose container did what the launch cannot say
+(an older Transformer Engine falling back to unfused attention), and a band that wide would warn on
+launches that run (docs/cost-model.md gives both figures per group).
 """
 
 from __future__ import annotations
@@ -14,19 +17,19 @@ if TYPE_CHECKING:
     from plint.cost.model_input import ModelInput
 
 # Megatron-LM d98e8a64 (functional tests, golden values dev/lts x dgx_a100/dgx_h100), covered rows only
-MEASURED_PEAK_ERROR_P90 = {
-    "all": 0.138,
-    "cp": 0.107,
-    "distributed optimizer": 0.210,
-    "ep/moe": 0.273,
-    "fp16": 0.137,
-    "fp8": 0.198,
-    "fsdp": 0.289,
-    "pp": 0.124,
-    "recompute": 0.064,
-    "tp": 0.137,
-    "unfused attention": 0.113,
-    "vpp": 0.098,
+MEASURED_PEAK_ERROR = {
+    "all": 0.054,
+    "cp": 0.048,
+    "distributed optimizer": 0.056,
+    "ep/moe": 0.103,
+    "fp16": 0.055,
+    "fp8": 0.183,
+    "fsdp": 0.137,
+    "pp": 0.048,
+    "recompute": 0.004,
+    "tp": 0.065,
+    "unfused attention": 0.048,
+    "vpp": 0.036,
 }
 # groups with fewer covered rows than this fall back to the whole set's figure
 MIN_ROWS = 10
@@ -49,6 +52,6 @@ def memory_features(inp: ModelInput) -> list[str]:
 
 def error_band(inp: ModelInput) -> float:
     """The relative error (0.04 for +-4%) the memory estimate of this launch carries."""
-    measured = [MEASURED_PEAK_ERROR_P90[f] for f in memory_features(inp)
-                if f in MEASURED_PEAK_ERROR_P90 and ROWS_PER_GROUP.get(f, 0) >= MIN_ROWS]
-    return max(measured) if measured else MEASURED_PEAK_ERROR_P90["all"]
+    measured = [MEASURED_PEAK_ERROR[f] for f in memory_features(inp)
+                if f in MEASURED_PEAK_ERROR and ROWS_PER_GROUP.get(f, 0) >= MIN_ROWS]
+    return max(measured) if measured else MEASURED_PEAK_ERROR["all"]

@@ -4,7 +4,7 @@ the cuBLAS workspace inside the allocator, fp8's weight cache and fp8-saved inpu
 
 import pytest
 from plint.cost import ModelInput, Options, count_params, estimate
-from plint.cost.error_band import MEASURED_PEAK_ERROR_P90, MIN_ROWS, ROWS_PER_GROUP, error_band, memory_features
+from plint.cost.error_band import MEASURED_PEAK_ERROR, MIN_ROWS, ROWS_PER_GROUP, error_band, memory_features
 from plint.cost.memory import (
     activation_bytes_per_token,
     attention_score_buffer_bytes,
@@ -92,14 +92,14 @@ def test_fp8_weight_cache_and_saved_inputs():
 
 def test_error_band_is_the_largest_measured_error_of_the_features_used():
     assert memory_features(SMALL) == []
-    assert error_band(SMALL) == MEASURED_PEAK_ERROR_P90["all"]
+    assert error_band(SMALL) == MEASURED_PEAK_ERROR["all"]
     tp_pp = SMALL.replace(tp=2, pp=2, options=Options(flash_attention=False))
     assert memory_features(tp_pp) == ["tp", "pp", "unfused attention"]
-    assert error_band(tp_pp) == max(MEASURED_PEAK_ERROR_P90[f] for f in ("tp", "pp", "unfused attention"))
+    assert error_band(tp_pp) == max(MEASURED_PEAK_ERROR[f] for f in ("tp", "pp", "unfused attention"))
     # a group measured on too few rows says nothing of its own: the whole set's figure stands
-    thin = [f for f, n in ROWS_PER_GROUP.items() if n < MIN_ROWS and f in MEASURED_PEAK_ERROR_P90]
+    thin = [f for f, n in ROWS_PER_GROUP.items() if n < MIN_ROWS and f in MEASURED_PEAK_ERROR]
     assert "fsdp" in thin
-    assert error_band(SMALL.replace(megatron_fsdp=True, sharding="optimizer")) == MEASURED_PEAK_ERROR_P90["all"]
+    assert error_band(SMALL.replace(megatron_fsdp=True, sharding="optimizer")) == MEASURED_PEAK_ERROR["all"]
     assert 0 < estimate(tp_pp).memory_gib["error_band"] == error_band(tp_pp)
 
 
