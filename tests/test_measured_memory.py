@@ -134,6 +134,11 @@ def test_wgrad_deferral_is_read(tmp_path):
     assert cost_input(_read(tmp_path, "--defer-embedding-wgrad-compute")).options.wgrad_deferral_limit == 0
 
 
+def test_swiglu_fusion_switch_is_read(tmp_path):
+    assert cost_input(_read(tmp_path, "--swiglu")).options.bias_swiglu_fusion
+    assert not cost_input(_read(tmp_path, "--swiglu --no-bias-swiglu-fusion")).options.bias_swiglu_fusion
+
+
 def test_fp8_recipe_and_param_gather_are_read(tmp_path):
     opts = cost_input(_read(tmp_path, "--fp8-format hybrid --fp8-recipe mxfp8 --fp8-param-gather")).options
     assert (opts.fp8_recipe, opts.fp8_param_gather) == ("mxfp8", True)

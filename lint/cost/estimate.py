@@ -55,7 +55,7 @@ from plint.cost.comm import (
     reduce_scatter,
 )
 from plint.cost.flops import flops_per_step
-from plint.cost.memory import GIB, stage_memories, stage_params, state_bytes, workspace_bytes
+from plint.cost.memory import GIB, stage_memories, stage_params, stage_steady_bytes, state_bytes, workspace_bytes
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, count_params
 from plint.cost.schedule import bubble_fraction, schedule_name
@@ -138,7 +138,7 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
 def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
     """The `estimate.memory_gib` figures: the most loaded stage's parts, the allocator peak (what
     torch.cuda.max_memory_allocated() reports on that stage's GPUs: its states, activations and the
-    workspaces allocated through PyTorch), per stage where stages differ, and the total the device must hold
+    run-long buffers allocated through PyTorch, memory.workspace_bytes), per stage where stages differ, and the total the device must hold
     (the allocator peak + the runtime reserve outside the allocator: CUDA context, NCCL buffers)."""
     stages = stage_memories(inp, c, m)
     # cuBLAS's workspace grows from Hopper on; every catalog GPU with fp8 tensor cores from NVIDIA is Hopper or later
@@ -153,11 +153,12 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
     memory["allocator_peak"] = peaks[stage]
     memory["allocator_peak_stage"] = stage
     memory["error_band"] = error_band(inp)
-    memory["allocator_steady"] = sum(stages[stage][k] for k in ("weights", "grads", "optimizer")) / GIB
+    # what stays allocated between steps: the states and the run-long buffers
+    steady = {name: (stage_steady_bytes(inp, c, name == "last") + workspace) / GIB for name in stages}
+    memory["allocator_steady"] = steady[stage]
     if len(stages) > 1:
-        memory["stages"] = {name: {"allocator_peak": peaks[name],
-                                   "allocator_steady": sum(parts[k] for k in ("weights", "grads", "optimizer")) / GIB}
-                            for name, parts in stages.items()}
+        memory["stages"] = {name: {"allocator_peak": peaks[name], "allocator_steady": steady[name]}
+                            for name in stages}
     return memory
 
 

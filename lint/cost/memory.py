@@ -173,11 +173,24 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
         k = min(inp.moe_topk, inp.num_experts or 1)
         etp = inp.etp or tp
-        keep += k * (2.0 * h * etp + mlp_factor * fm) / tp
+        keep += k * (2.0 * h * etp + (mlp_factor + routed_probs_product_bytes(inp)) * fm) / tp
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
         keep += mlp_factor * inp.ffn_width() / tp
     return keep, 2.0 * h / sp
+
+
+def routed_probs_product_bytes(inp: ModelInput) -> float:
+    """Bytes per routed token copy and expert-MLP unit kept beyond the dense MLP's for the router's
+    probabilities, which the experts multiply into the activation's output (megatron/core/transformer/moe/
+    experts.py, TEGroupedMLP.forward bias_act_func; SequentialMLP's MLP the same way through per_token_scale):
+    without a fused kernel the product's backward keeps the activation's output (2 B) besides the product that
+    fc2 keeps. Gated (SwiGLU) experts run weighted_bias_swiglu_impl, which keeps only its input, unless
+    --no-bias-swiglu-fusion: then the GLU's two halves' product and the activation are kept too (2 + 2 B).
+    Non-gated activations have no fused weighted kernel in TEGroupedMLP (it rejects them)."""
+    if not inp.swiglu:
+        return 2.0
+    return 4.0 if not inp.options.bias_swiglu_fusion else 0.0
 
 
 def embedding_microbatches(inp: ModelInput, num_microbatches: int) -> int:
@@ -227,6 +240,19 @@ def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> flo
 def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> dict[str, float]:
     """weights, grads, optimizer, activations (bytes) of one GPU of the first (last=False) or last
     pipeline stage; with pp == 1 both are the one stage (pass last=False)."""
+    return _stage_parts(inp, c, num_microbatches, last)[0]
+
+
+def stage_steady_bytes(inp: ModelInput, c: ParamCounts, last: bool) -> float:
+    """What the stage's GPU holds between steps, when Megatron logs mem-allocated-bytes (training_log, after
+    the optimizer step): the weights, gradient buffers and optimizer states, and the step's fp32 gradient
+    copies, which the optimizer leaves on its main parameters' .grad until the next step's zero_grad."""
+    parts, step_copy = _stage_parts(inp, c, 1, last)
+    return parts["weights"] + parts["grads"] + parts["optimizer"] - max(0.0, step_copy - parts["activations"]) + step_copy
+
+
+def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> tuple[dict[str, float], float]:
+    """stage_memory's parts and the step's fp32 gradient copy (bytes)."""
     w_b, g_b, o_b, zero = state_bytes(inp)
     pp, tp = max(1, inp.pp), max(1, inp.tp)
     # the dp x cp group the states are sharded over (its inner part under hybrid sharding), the expert-data-
@@ -305,11 +331,9 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         acts += outputs * tokens * 4.0 * inp.hidden_size / sp
         acts += tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
         acts += deferred_wgrad_bytes(inp, c, num_microbatches)
-    if inp.options.attention_score_buffer:
-        acts += attention_score_buffer_bytes(inp)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
-    return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}
+    return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}, step_copy
 
 
 # Bytes per GEMM weight of Transformer Engine's fp8 weight cache per recipe: an fp8 copy for the forward and
@@ -397,10 +421,10 @@ CUBLAS_WORKSPACE_BYTES = {"hopper+": 32 * 2**20, "older": 4 * 2**20}
 
 
 def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
-    """Transformer Engine's cuBLAS workspace inside the caching allocator (none without Transformer Engine)."""
-    if not inp.options.transformer_engine:
-        return 0.0
-    return float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"])
+    """Buffers inside the caching allocator that live for the whole run, beside the states: Transformer
+    Engine's cuBLAS workspace, and Megatron's own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
+    te = float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]) if inp.options.transformer_engine else 0.0
+    return te + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0)
 
 
 def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:

@@ -32,6 +32,8 @@ class Options:
     # --defer-embedding-wgrad-compute: micro-batches whose output-layer input and logit gradient are kept for the
     # deferred weight gradient (--wgrad-deferral-limit, 0: all of them); None: not deferred
     wgrad_deferral_limit: int | None = None
+    # the fused SwiGLU kernels (--no-bias-swiglu-fusion turns them off; memory.routed_probs_product_bytes)
+    bias_swiglu_fusion: bool = True
     # --fp8-param-gather: the weights themselves kept in fp8 (memory not modelled: layout_estimate.unmodelled_memory)
     fp8_param_gather: bool = False
     overlap_grad_reduce: bool = False  # --overlap-grad-reduce (default False)
@@ -354,7 +356,8 @@ def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
     switches = {"flash_attention": not (local or backend in ("unfused", "local")),
                 "attention_score_buffer": local or backend == "local",
                 "transformer_engine": not local, "cross_entropy": loss,
-                "fp8_param_gather": args.present("--fp8-param-gather")}
+                "fp8_param_gather": args.present("--fp8-param-gather"),
+                "bias_swiglu_fusion": not args.present("--no-bias-swiglu-fusion")}
     if args.present("--defer-embedding-wgrad-compute"):
         limit = args.text("--wgrad-deferral-limit") or "0"
         switches["wgrad_deferral_limit"] = int(limit) if limit.isdigit() else 0

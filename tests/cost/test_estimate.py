@@ -38,7 +38,8 @@ def test_identities():
     parts = ("weights", "grads", "optimizer", "activations", "workspace", "other")
     assert mem["total"] == pytest.approx(sum(mem[k] for k in parts))
     assert mem["allocator_peak"] == pytest.approx(mem["total"] - mem["other"])
-    assert mem["allocator_steady"] == pytest.approx(mem["weights"] + mem["grads"] + mem["optimizer"])
+    # between steps: the states and the run-long buffers (bf16 with fp32 gradients: no step copy)
+    assert mem["allocator_steady"] == pytest.approx(mem["weights"] + mem["grads"] + mem["optimizer"] + mem["workspace"])
     assert mem["allocator_peak"] == pytest.approx(mem["stages"][mem["allocator_peak_stage"]]["allocator_peak"])
     assert 0 < e.mfu < 1
 

@@ -12,6 +12,7 @@ from plint.cost.memory import (
     fp8_weight_cache_bytes,
     loss_logit_bytes,
     stage_memory,
+    stage_steady_bytes,
     workspace_bytes,
 )
 from tests.cost.test_memory import SMALL  # h=1024, 4 layers, 16 heads (d=64), f=4h, V=50304, b=2, s=1024, 8 GPUs
@@ -47,13 +48,27 @@ def test_unfused_attention_keeps_the_scores():
 
 def test_megatron_local_attention_score_buffer():
     """Megatron's DotProductAttention takes a (b*n/tp, s, s) 16-bit buffer: 2 x 2 x 16 x 1024 x 1024 = 64 MiB,
-    half at tp 2; it is in the stage's activations and in no other stage part."""
+    half at tp 2. It lives for the run: a workspace, in the allocator's peak and in its steady figure."""
     local = SMALL.replace(options=Options(flash_attention=False, attention_score_buffer=True, transformer_engine=False))
     assert attention_score_buffer_bytes(local) == 2 * 2 * 16 * 1024 * 1024 == 64 * MIB
     assert attention_score_buffer_bytes(local.replace(tp=2)) == 32 * MIB
+    assert workspace_bytes(local, hopper_or_later=True) == 64 * MIB  # no Transformer Engine workspace
     plain = SMALL.replace(options=Options(flash_attention=False, transformer_engine=False))
-    c = count_params(SMALL)
-    assert (stage_memory(local, c, 8, False)["activations"] - stage_memory(plain, c, 8, False)["activations"]) == 64 * MIB
+    with_buffer, without = estimate(local).memory_gib, estimate(plain).memory_gib
+    assert with_buffer["allocator_peak"] - without["allocator_peak"] == pytest.approx(64 / 1024)
+    assert with_buffer["allocator_steady"] - without["allocator_steady"] == pytest.approx(64 / 1024)
+
+
+def test_steady_figure_keeps_the_fp16_step_copy():
+    """Megatron logs mem-allocated-bytes after the optimizer step, before the next zero_grad drops the fp32
+    gradient copies the fp16 step made: 18 B + 4 B per parameter (2 weights, 2 fp16 grads, 12 fp32 master and
+    Adam, 4 the copy) = 20 x 102,946,816 bytes, plus the 32 MiB workspace on an H100."""
+    fp16 = SMALL.replace(precision="fp16")
+    c = count_params(fp16)
+    assert stage_steady_bytes(fp16, c, last=False) == 20 * c.total == 20 * 102_946_816
+    assert estimate(fp16).memory_gib["allocator_steady"] == pytest.approx((20 * c.total + 32 * MIB) / 2**30)
+    # bf16 with fp32 gradient buffers makes no copy: 18 B
+    assert stage_steady_bytes(SMALL, c, last=False) == 18 * c.total
 
 
 def test_cublas_workspace_inside_the_allocator():
@@ -114,3 +129,23 @@ def test_deferred_embedding_wgrad_keeps_inputs_and_logit_gradients():
     assert deferred_wgrad_bytes(limited, c, 1) == 0.0 and deferred_wgrad_bytes(SMALL, c, 8) == 0.0
     assert (stage_memory(limited, c, 8, False)["activations"] - stage_memory(SMALL, c, 8, False)["activations"]
             == 420_478_976)
+
+
+def test_routed_experts_keep_the_probability_product():
+    """MoE, h=512, 8 experts of f_m=2048, top-2, tp 2 with SP, etp 1, no bias, MHA of 8 heads (d=64).
+    Per token of the micro-batch and MoE layer, /tp: the dense part 8h/tp (norm inputs and MLP input, SP) +
+    2 masks h/tp + Q,K,V,O 8h + 4n, then per routed copy k x (2h dispatched input + f_m x (2 fc1 output
+    + 2 activation output + 2 the probability product fc2 keeps)) and the router's fp32 logits 4E/tp (SP).
+    GELU experts keep the activation's output for the product's backward (experts.py bias_act_func);
+    fused SwiGLU experts keep only the fused kernel's input, unless --no-bias-swiglu-fusion."""
+    moe = ModelInput(num_layers=2, hidden_size=512, num_attention_heads=8, seq_length=1024, vocab_size=50304,
+                     num_experts=8, moe_topk=2, moe_ffn_hidden_size=2048, tp=2, ep=4, etp=1, sequence_parallel=True,
+                     add_bias_linear=False, nnodes=1, gpus_per_node=8)
+    keep, _ = activation_bytes_per_token(moe, True)
+    dense_part = (8 + 2) * 512 / 2 + (8 * 512 + 4 * 8) / 2
+    routed = 2 * (2 * 512 + (4 + 2) * 2048) / 2
+    assert keep == dense_part + routed + 4 * 8 / 2 == 4_624 + 13_312 + 16
+    glu = moe.replace(swiglu=True)
+    fused, _ = activation_bytes_per_token(glu, True)
+    unfused, _ = activation_bytes_per_token(glu.replace(options=Options(bias_swiglu_fusion=False)), True)
+    assert unfused - fused == 2 * 4 * 2048 / 2  # k copies x 4 B per f_m unit, /tp
