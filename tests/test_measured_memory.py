@@ -134,6 +134,22 @@ def test_wgrad_deferral_is_read(tmp_path):
     assert cost_input(_read(tmp_path, "--defer-embedding-wgrad-compute")).options.wgrad_deferral_limit == 0
 
 
+def test_microbatch_group_and_uneven_end_stages_are_read(tmp_path):
+    assert cost_input(_read(tmp_path, "")).options.microbatch_group is None
+    grouped = _read(tmp_path, "--microbatch-group-size-per-virtual-pipeline-stage 5")
+    assert cost_input(grouped).options.microbatch_group == 5
+    script = tmp_path / "uneven.sh"
+    script.write_text("torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 12 --hidden-size 1024 "
+                      "--num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 --vocab-size 50257 "
+                      "--micro-batch-size 2 --global-batch-size 16 --pipeline-model-parallel-size 4 "
+                      "--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 2\n")
+    est = layout_estimate(read_path(script).layouts[0])
+    assert any("time costed as 4 stages of 4 layers" in note for note in est.notes)
+    # the last stage holds 2 layers, the first 2 layers x 4 micro-batches in flight: the first is the peak
+    assert est.memory_gib["allocator_peak_stage"] == "first"
+    assert est.memory_gib["stages"]["last"]["allocator_steady"] < est.memory_gib["stages"]["first"]["allocator_steady"]
+
+
 def test_swiglu_fusion_switch_is_read(tmp_path):
     assert cost_input(_read(tmp_path, "--swiglu")).options.bias_swiglu_fusion
     assert not cost_input(_read(tmp_path, "--swiglu --no-bias-swiglu-fusion")).options.bias_swiglu_fusion

@@ -55,7 +55,8 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if inp is not None and settings is not None:
             inp = _with_cluster_settings(inp, settings)
         uneven = _uneven_stages(layout, inp) if inp is not None else None
-        est = estimate(inp.replace(num_layers=uneven[0]) if uneven else inp) if inp is not None else None
+        est = estimate(inp.replace(num_layers=uneven[0], first_stage_layers=uneven[2], last_stage_layers=uneven[3])
+                       if uneven else inp) if inp is not None else None
         if est is not None and uneven:
             # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
             from plint.cost import count_params
@@ -158,9 +159,10 @@ def _flag_text(args, option: str) -> str | None:
     return args.text(option) if args is not None else None
 
 
-def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
-    """(layers to cost, note) for --decoder-first/last-pipeline-num-layers: every stage costed as the
-    fullest one (the step waits for it, and its memory is the peak)."""
+def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str, int | None, int | None] | None:
+    """(layers to cost, note, first stage's layers, last stage's layers) for --decoder-first/last-pipeline-
+    num-layers: the step's time costed as if every stage were the fullest one (the step waits for it); the
+    memory of the first and last stages with their own layers."""
     args = layout.extras.get("trainer_args")
     texts = [_flag_text(args, f"--decoder-{end}-pipeline-num-layers") for end in ("first", "last")]
     if all(t is None for t in texts) or inp.pp < 2:
@@ -172,8 +174,10 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
     if any(t is not None and not t.isdigit() for t in texts) or rest < 0 or (middle_stages and rest % middle_stages):
         return None
     fullest = max([*given, rest // middle_stages if middle_stages else 0])
+    even = rest // middle_stages if middle_stages else fullest
     return fullest * inp.pp, (f"uneven pipeline ({first if first is not None else '-'} first, "
-                              f"{last if last is not None else '-'} last): costed as {inp.pp} stages of {fullest} layers")
+                              f"{last if last is not None else '-'} last): time costed as {inp.pp} stages of "
+                              f"{fullest} layers"), (first if first is not None else even), (last if last is not None else even)
 
 
 def _padded_to(layout: Layout) -> int | None:

@@ -95,10 +95,18 @@ def step_grad_copy_bytes(inp: ModelInput) -> float:
     return 4.0 if w == 2.0 and (zero or grad < 4) else 0.0
 
 
+def stage_layers(inp: ModelInput, last: bool) -> float:
+    """Layers of the first or last pipeline stage: --decoder-first/last-pipeline-num-layers where the launch
+    sets them (ModelInput.first_stage_layers / last_stage_layers), else an even share."""
+    pp = max(1, inp.pp)
+    given = inp.last_stage_layers if last else inp.first_stage_layers
+    return float(given) if pp > 1 and given is not None else inp.num_layers / pp
+
+
 def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, float, float]:
     """(dense params, expert params, largest layer's params) one GPU of the first or last stage holds."""
     pp, tp = max(1, inp.pp), max(1, inp.tp)
-    share = 1.0 / pp
+    share = stage_layers(inp, last) / max(1, inp.num_layers)
     dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
     dense = dense_layers * (c.dense_layer_tp / tp + c.dense_layer_rep) + moe_layers * (c.moe_layer_tp / tp + c.moe_layer_rep)
     etp = inp.etp or tp
@@ -215,23 +223,31 @@ def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> flo
     """Layer-activation sets (one layer, one micro-batch) the first or last stage keeps at its peak.
 
     Megatron's schedules: 1F1B and interleaved as schedule.layers_in_flight for the first stage; the
-    last rank runs (v-1)*pp warm-up chunk-forwards and the one whose backward comes next. Other
+    last rank runs (v-1)*g warm-up chunk-forwards (g: --microbatch-group-size-per-virtual-pipeline-stage,
+    default pp) and the one whose backward comes next. Other
     schedules (Options.pipeline_schedule; planners.md sec. 8): GPipe keeps all m micro-batches on
     every stage; ZB-H1 and ZB-V peak like 1F1B; ZB-H2 keeps up to 2pp-1 micro-batches on the first
     stage; DualPipe/DualPipeV pp+1 (their README's activation column, in one stage's units).
     """
+    pp = max(1, inp.pp)
+    if pp == 1:
+        return float(inp.num_layers)
+    # the schedule's micro-batches in flight times this stage's layers (an uneven stage scales the even share)
+    return _even_layers_in_flight(inp, num_microbatches, last) * stage_layers(inp, last) / (inp.num_layers / pp)
+
+
+def _even_layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:
     pp, m = max(1, inp.pp), max(1, num_microbatches)
     L = inp.num_layers
-    if pp == 1:
-        return float(L)
     name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
     if name == "gpipe":
         return m * L / pp
     if name in ("1f1b", "interleaved", "zb-h1", "zb-v") or last:
+        group = inp.options.microbatch_group or pp
         if last:
             v = (inp.vpp or 1) if name == "interleaved" else 1
-            return min((v - 1) * pp + 1, m * v) * L / (pp * v)
-        return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None)
+            return min((v - 1) * group + 1, m * v) * L / (pp * v)
+        return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None, group)
     if name == "zb-h2":
         return min(2 * pp - 1, m) * L / pp
     return min(pp + 1, m) * L / pp  # dualpipe, dualpipev
@@ -266,7 +282,7 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     holds_output = last or only
 
     dense, experts, largest = stage_params(inp, c, last and not only)
-    weights = (dense + experts) * w_b + fp8_weight_cache_bytes(inp, c, inp.num_layers / pp)
+    weights = (dense + experts) * w_b + fp8_weight_cache_bytes(inp, c, stage_layers(inp, last and not only))
     grads = (dense + experts) * g_b
     level = inp.sharding_level()
     if zero or (inp.sharding is not None and not inp.megatron_fsdp and level >= 2):
@@ -305,7 +321,7 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         moe_full, _ = activation_bytes_per_token(inp, True)
         full = (1 - moe_share) * full + moe_share * moe_full
     v = inp.vpp or 1
-    chunk_layers = inp.num_layers / (pp * v)
+    chunk_layers = stage_layers(inp, last and not only) / v
     if inp.recompute == "full":
         r = inp.recompute_num_layers or 1
         if inp.recompute_method == "block":

@@ -32,6 +32,9 @@ class Options:
     # --defer-embedding-wgrad-compute: micro-batches whose output-layer input and logit gradient are kept for the
     # deferred weight gradient (--wgrad-deferral-limit, 0: all of them); None: not deferred
     wgrad_deferral_limit: int | None = None
+    # --microbatch-group-size-per-virtual-pipeline-stage: micro-batches per group of the interleaved schedule
+    # (None: Megatron's default, pp)
+    microbatch_group: int | None = None
     # the fused SwiGLU kernels (--no-bias-swiglu-fusion turns them off; memory.routed_probs_product_bytes)
     bias_swiglu_fusion: bool = True
     # --fp8-param-gather: the weights themselves kept in fp8 (memory not modelled: layout_estimate.unmodelled_memory)
@@ -151,6 +154,9 @@ class ModelInput:
     # stay split over all of dp; each rank also keeps a secondary 16-bit copy of the weights split over k
     # consecutive ranks, from which the gathers after the first forward one are served. 1: off
     hpz_partition: int = 1
+    # --decoder-first/last-pipeline-num-layers: the end stages' own layer counts (None: an even share)
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
     # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
@@ -361,6 +367,9 @@ def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
     if args.present("--defer-embedding-wgrad-compute"):
         limit = args.text("--wgrad-deferral-limit") or "0"
         switches["wgrad_deferral_limit"] = int(limit) if limit.isdigit() else 0
+    group = args.text("--microbatch-group-size-per-virtual-pipeline-stage")
+    if group is not None and group.isdigit() and int(group) > 0:
+        switches["microbatch_group"] = int(group)
     recipe = (args.text("--fp8-recipe") or "").lower()
     if recipe in ("delayed", "tensorwise", "mxfp8", "blockwise"):
         switches["fp8_recipe"] = recipe

@@ -149,3 +149,35 @@ def test_routed_experts_keep_the_probability_product():
     fused, _ = activation_bytes_per_token(glu, True)
     unfused, _ = activation_bytes_per_token(glu.replace(options=Options(bias_swiglu_fusion=False)), True)
     assert unfused - fused == 2 * 4 * 2048 / 2  # k copies x 4 B per f_m unit, /tp
+
+
+def test_microbatch_group_size_of_the_interleaved_schedule():
+    """pp 4, 12 layers in v = 3 chunks of 1, m = 5, --microbatch-group-size-per-virtual-pipeline-stage 5:
+    the last rank warms up with (v-1) x 5 = 10 chunk-forwards and runs one more before its first backward:
+    11 one-layer chunks in flight, where the default group (pp = 4) gives (v-1) x 4 + 1 = 9. The first rank:
+    (pp-1) x 2 + (v-1) x 5 + 1 = 17 chunks against 15 (with m = 8; m = 5 caps both at m x v = 15)."""
+    inp = SMALL.replace(num_layers=12, pp=4, vpp=3, global_batch=20, micro_batch=2, nnodes=1, gpus_per_node=8)
+    c = count_params(inp)
+    grouped = inp.replace(options=Options(microbatch_group=5))
+    per_layer = TOKENS * LAYER_FLASH
+    last_default = stage_memory(inp, c, 5, last=True)["activations"]
+    last_grouped = stage_memory(grouped, c, 5, last=True)["activations"]
+    assert last_grouped - last_default == 2 * per_layer
+    first_default = stage_memory(inp, c, 8, last=False)["activations"]
+    first_grouped = stage_memory(grouped, c, 8, last=False)["activations"]
+    assert first_grouped - first_default == 2 * per_layer
+    assert stage_memory(grouped, c, 5, last=False)["activations"] == stage_memory(inp, c, 5, last=False)["activations"]
+
+
+def test_uneven_end_stages_hold_their_own_layers():
+    """--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 2 of 12 on pp 4: the last stage
+    holds 2 layers' weights and 1F1B's one micro-batch of 2 layers, not the fullest stage's 4."""
+    even = SMALL.replace(num_layers=16, pp=4, nnodes=1, gpus_per_node=8)
+    uneven = even.replace(first_stage_layers=2, last_stage_layers=2)
+    c = count_params(even)
+    layer = c.dense_layer_tp + c.dense_layer_rep
+    e_last, u_last = stage_memory(even, c, 8, last=True), stage_memory(uneven, c, 8, last=True)
+    assert e_last["weights"] - u_last["weights"] == 2 * 2 * layer  # 4 - 2 layers of bf16 weights
+    assert e_last["activations"] - u_last["activations"] == 2 * TOKENS * LAYER_FLASH  # 1 micro-batch x 2 layers
+    e_first, u_first = stage_memory(even, c, 8, last=False), stage_memory(uneven, c, 8, last=False)
+    assert e_first["activations"] - u_first["activations"] == 4 * 2 * TOKENS * LAYER_FLASH  # pp = 4 micro-batches
