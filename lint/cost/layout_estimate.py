@@ -55,8 +55,7 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if inp is not None and settings is not None:
             inp = _with_cluster_settings(inp, settings)
         uneven = _uneven_stages(layout, inp) if inp is not None else None
-        est = estimate(inp.replace(num_layers=uneven[0], first_stage_layers=uneven[2], last_stage_layers=uneven[3])
-                       if uneven else inp) if inp is not None else None
+        est = estimate(uneven_input(inp, uneven) if uneven else inp) if inp is not None else None
         if est is not None and uneven:
             # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
             from plint.cost import count_params
@@ -178,6 +177,12 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str, int | Non
     return fullest * inp.pp, (f"uneven pipeline ({first if first is not None else '-'} first, "
                               f"{last if last is not None else '-'} last): time costed as {inp.pp} stages of "
                               f"{fullest} layers"), (first if first is not None else even), (last if last is not None else even)
+
+
+def uneven_input(inp: ModelInput, uneven: tuple[int, str, int | None, int | None]) -> ModelInput:
+    """The input an uneven pipeline is costed with (_uneven_stages): the time by the fullest stage, the end
+    stages' memory by their own layers."""
+    return inp.replace(num_layers=uneven[0], first_stage_layers=uneven[2], last_stage_layers=uneven[3])
 
 
 def _padded_to(layout: Layout) -> int | None:
