@@ -25,14 +25,17 @@ def _threshold(ctx: RuleContext, name: str) -> float:
     return float(thresholds.get(name, THRESHOLDS[name]))
 
 
-def _estimated(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
-    """(input, estimate) when the launch is fully modelled, else None (the rules stay silent)."""
+def _estimated(ctx: RuleContext, memory_only: bool = False) -> tuple[ModelInput, Estimate] | None:
+    """(input, estimate) when the launch is fully modelled, else None (the rules stay silent). A rule that
+    judges memory alone still gets it where only the time is not modelled (CPU offload)."""
     if ctx.layout is None:
         return None
     from plint.cost.layout_estimate import cost_input, layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings)
     if est is None or ctx.layout.extras.get("estimate_unmodelled"):
+        return None
+    if not memory_only and ctx.layout.extras.get("time_unmodelled"):
         return None
     return cost_input(ctx.layout, ctx.settings), est
 
@@ -123,7 +126,7 @@ def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
 
 def _memory_modelled(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
     """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
-    estimated = _estimated(ctx)
+    estimated = _estimated(ctx, memory_only=True)
     return None if estimated is None or ctx.layout.extras.get("memory_unmodelled") else estimated
 
 

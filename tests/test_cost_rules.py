@@ -574,3 +574,23 @@ def test_gradient_buffer_bytes_follow_the_main_grads_dtype(tmp_path, flags, grad
     inp = cost_input(result.layouts[0])
     mem = memory_bytes(inp, count_params(inp), 1)
     assert mem["grads"] == pytest.approx(count_params(inp).total * grad_bytes)
+
+
+def test_cpu_offload_gets_a_memory_verdict_and_host_memory_but_no_time_rules(tmp_path):
+    """(issue 23) ZeRO-2 with the optimizer on the CPU: the GPU keeps the 16-bit weights (DeepSpeed's estimator:
+    2P), the host memory per node is P x max(4 x 8, 16) x 1.5; the step's time (a CPU optimizer step, host
+    transfers) is not modelled, so the time rules stay silent and the estimate says so."""
+    ds = ('{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, '
+          '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}')
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 2 "
+              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --vocab-size 50304 "
+              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
+    est = layout_estimate(result.layouts[0])
+    p = est.params
+    assert est.memory_gib["optimizer"] == 0.0
+    assert est.memory_gib["weights"] + est.memory_gib["grads"] == pytest.approx(2 * p / 2**30)
+    assert est.host_memory_gib == pytest.approx(p * 32 * 1.5 / 2**30)
+    assert file_json(result)["layout"]["estimate"]["host_memory_gib"] == round(est.host_memory_gib, 2)
+    assert any(n.startswith("time not modelled: ZeRO optimizer offload to cpu") for n in est.notes)
+    assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310")]

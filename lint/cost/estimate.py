@@ -45,7 +45,6 @@ fp16 where the GPU has no bf16), whatever the training precision.
 from __future__ import annotations
 
 from plint.catalog.hardware import GPU, link_latencies_s, lookup_gpu
-from plint.cost.error_band import error_band
 from plint.cost.comm import (
     Links,
     all_gather,
@@ -54,8 +53,17 @@ from plint.cost.comm import (
     point_to_point,
     reduce_scatter,
 )
+from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
-from plint.cost.memory import GIB, stage_memories, stage_params, stage_steady_bytes, state_bytes, workspace_bytes
+from plint.cost.memory import (
+    GIB,
+    host_memory_bytes,
+    stage_memories,
+    stage_params,
+    stage_steady_bytes,
+    state_bytes,
+    workspace_bytes,
+)
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, count_params
 from plint.cost.schedule import bubble_fraction, schedule_name
@@ -82,6 +90,7 @@ class Estimate:
     time_s: dict  # per-step breakdown: compute, recompute, tp, cp, ep, pp, bubble, dp, optimizer
     gpu: str
     notes: tuple = ()
+    host_memory_gib: float | None = None  # per node, for the states DeepSpeed offloads to the CPU
 
     def with_assumption(self, note: str) -> Estimate:
         """The same estimate, saying what it assumed about its input."""
@@ -110,6 +119,7 @@ class Estimate:
             "params": self.params,
             "time_s": {k: round(v, 4) for k, v in self.time_s.items()},
             "notes": list(self.notes),
+            **({"host_memory_gib": round(self.host_memory_gib, 2)} if self.host_memory_gib is not None else {}),
         }
 
 
@@ -131,8 +141,10 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
     tokens = global_batch * inp.seq_length
     peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
     mfu = flops_per_step(inp, "megatron", c) / (step * world * peak) if step > 0 and peak > 0 else 0.0
+    host = host_memory_bytes(inp, c)
     return Estimate(memory, bubble_fraction(inp.pp, m, inp.vpp, opts.pipeline_schedule), step, mfu,
-                    tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name)
+                    tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name,
+                    host_memory_gib=host / GIB if host is not None else None)
 
 
 def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:

@@ -73,8 +73,13 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if est is not None and memory_unmodelled:
             est = est.with_assumption("memory not modelled: " + "; ".join(memory_unmodelled) +
                                       "; counted as for bf16, so the memory rules stay silent on this launch")
+        time_unmodelled = unmodelled_time(inp) if inp is not None and not unmodelled else []
+        if est is not None and time_unmodelled:
+            est = est.with_assumption("time not modelled: " + "; ".join(time_unmodelled) +
+                                      "; the time rules stay silent on this launch")
         layout.extras["estimate_unmodelled"] = unmodelled
         layout.extras["memory_unmodelled"] = memory_unmodelled
+        layout.extras["time_unmodelled"] = time_unmodelled
     layout.extras[_ESTIMATED] = (inp, est)
     return inp, est
 
@@ -126,9 +131,12 @@ def unmodelled_features(layout: Layout) -> list[str]:
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
     ds = layout.extras.get("ds_config")
+    zero = layout.value("parallel.zero_stage")
     for part in ("offload_optimizer", "offload_param"):
         device = getattr(getattr(ds, part, None), "value", None)
-        if device not in (None, "none"):
+        # CPU offload is costed as DeepSpeed's estimators count it (memory._offloaded, host_memory_bytes) where
+        # ZeRO runs; NVMe, an unknown device, and offload without ZeRO are not
+        if device not in (None, "none") and not (device == "cpu" and isinstance(zero, int) and zero > 0):
             found.append(f"ZeRO {part.replace('_', ' ')} to {device}")
     return found
 
@@ -139,6 +147,17 @@ def unmodelled_memory(inp: ModelInput) -> list[str]:
     (memory.fp8_weight_cache_bytes, none with --fp8-param-gather) and its fp8-saved GEMM inputs
     (memory.activation_bytes_per_token)."""
     return []
+
+
+def unmodelled_time(inp: ModelInput) -> list[str]:
+    """What moves the step time of a launch in ways the cost model does not count, while its memory is
+    modelled: DeepSpeed's CPU offload (the optimizer step on the CPU, the gradients and parameters over PCIe)."""
+    found = []
+    if inp.offload_optimizer:
+        found.append("ZeRO optimizer offload to cpu (the CPU step and the host transfers)")
+    if inp.offload_param:
+        found.append("ZeRO parameter offload to cpu")
+    return found
 
 
 def _recompute_modules(args) -> set[str]:

@@ -297,6 +297,8 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             grads += gathered_g
             if inp.hpz_partition > 1:  # ZeRO++ hpZ's secondary copy (partition_parameters.py _partition_param_sec)
                 weights += (dense + experts) * w_b / inp.hpz_partition
+        weights, grads, optimizer = _offloaded(inp, weights, grads, optimizer, gathered_bytes(inp, c, largest)
+                                               if level >= 3 else (0.0, 0.0))
     elif inp.megatron_fsdp:
         # Megatron-FSDP keeps Megatron's states (bf16 weights, fp32 main grads unless
         # --grad-reduce-in-bf16, fp32 master + Adam) and shards them over the dp x cp group (experts
@@ -313,7 +315,8 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         optimizer = dense * o_b / shard + experts * o_b / expert_dp
     else:
         optimizer = (dense + experts) * o_b
-    step_copy = optimizer * step_grad_copy_bytes(inp) / o_b  # sharded as the optimizer is
+    # sharded as the optimizer is; none on the GPU when the optimizer steps on the CPU
+    step_copy = 0.0 if inp.offload_optimizer else optimizer * step_grad_copy_bytes(inp) / o_b
 
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     full, ckpt = activation_bytes_per_token(inp, False)
@@ -441,6 +444,45 @@ def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
     Engine's cuBLAS workspace, and Megatron's own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
     te = float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]) if inp.options.transformer_engine else 0.0
     return te + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0)
+
+
+def _offloaded(inp: ModelInput, weights: float, grads: float, optimizer: float,
+               gathered: tuple[float, float]) -> tuple[float, float, float]:
+    """DeepSpeed ZeRO with its states in host memory (zero_optimization.offload_optimizer / offload_param
+    device cpu), as DeepSpeed's own estimators count the GPU (deepspeed/runtime/zero/stage_1_and_2.py
+    estimate_zero2_model_states_mem_needs: 2P with the optimizer offloaded; stage3.py
+    estimate_zero3_model_states_mem_needs: 4L + 2P/N with the optimizer offloaded, 4L with the parameters too;
+    shared/reference/deepspeed.md sec. 4.1): the optimizer states and the gradient partitions live on the CPU,
+    the GPU keeps the 16-bit weights (their partition at stage 3, none of them with offload_param) and the
+    gathered module's weights and gradients."""
+    if not inp.offload_optimizer:
+        return weights, grads, optimizer
+    gathered_w, gathered_g = gathered
+    if inp.offload_param and (inp.zero_stage or 0) >= 3:
+        return gathered_w, gathered_g, 0.0
+    return weights, gathered_g, 0.0
+
+
+def host_memory_bytes(inp: ModelInput, c: ParamCounts) -> float | None:
+    """Host memory per node for the model states DeepSpeed offloads, by DeepSpeed's estimators (shared/reference/
+    deepspeed.md sec. 4.1, additional_buffer_factor f = 1.5): ZeRO-1/2 with the optimizer offloaded,
+    P * max(4 * gpus per node, 16 / nodes) * f (estimate_zero2_model_states_mem_needs writes max(4N, 16), N all
+    GPUs: the same on one node; per node, each of its processes loads an fp32 copy and the 16 B of fp32 master,
+    gradients and Adam are split over the nodes); ZeRO-3, parameters initialised partitioned (zero.Init, as
+    Hugging Face and Megatron-DeepSpeed do at stage 3): 16 P / nodes * f with the optimizer offloaded, 18 P / nodes
+    * f with the parameters too (estimate_zero3_model_states_mem_needs, zero_init). None without CPU offload."""
+    if not inp.offload_optimizer or not inp.zero_stage:
+        return None
+    nodes, per_node, f = max(1, inp.nnodes), max(1, inp.gpus_per_node), HOST_BUFFER_FACTOR
+    model_parallel = max(1, inp.tp * inp.pp)  # each model-parallel rank offloads its own shard of the model
+    p = c.total / model_parallel
+    if inp.zero_stage >= 3:
+        return p * (18.0 if inp.offload_param else 16.0) / nodes * f
+    return p * max(4.0 * per_node, 16.0 / nodes) * f
+
+
+# DeepSpeed's estimators' additional_buffer_factor: room for the host-side buffers beside the states
+HOST_BUFFER_FACTOR = 1.5
 
 
 def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:

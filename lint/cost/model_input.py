@@ -160,6 +160,9 @@ class ModelInput:
     # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
+    # DeepSpeed ZeRO's states in host memory: zero_optimization.offload_optimizer / offload_param device "cpu"
+    offload_optimizer: bool = False
+    offload_param: bool = False
     deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
@@ -333,6 +336,8 @@ class ModelInput:
             and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
+            offload_optimizer=_offloaded_to_cpu(layout, "offload_optimizer"),
+            offload_param=_offloaded_to_cpu(layout, "offload_param"),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
@@ -407,6 +412,13 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
         return 1
     k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
     return min(k, world) if k and world % min(k, world) == 0 else 1
+
+
+def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
+    """Whether the launch's DeepSpeed config puts zero_optimization.<part> on the CPU (deprecated booleans
+    included: plint.reading.sources.deepspeed_config)."""
+    ds = getattr(layout, "extras", {}).get("ds_config")
+    return getattr(getattr(ds, part, None), "value", None) == "cpu"
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:
