@@ -25,14 +25,17 @@ def _threshold(ctx: RuleContext, name: str) -> float:
     return float(thresholds.get(name, THRESHOLDS[name]))
 
 
-def _estimated(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
-    """(input, estimate) when the launch is fully modelled, else None (the rules stay silent)."""
+def _estimated(ctx: RuleContext, memory_only: bool = False) -> tuple[ModelInput, Estimate] | None:
+    """(input, estimate) when the launch is fully modelled, else None (the rules stay silent). A rule that
+    judges memory alone still gets it where only the time is not modelled (CPU offload)."""
     if ctx.layout is None:
         return None
     from plint.cost.layout_estimate import cost_input, layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings)
     if est is None or ctx.layout.extras.get("estimate_unmodelled"):
+        return None
+    if not memory_only and ctx.layout.extras.get("time_unmodelled"):
         return None
     return cost_input(ctx.layout, ctx.settings), est
 
@@ -44,12 +47,24 @@ def _variant(inp: ModelInput, **changes) -> Estimate | None:
 
 
 def _fits(est: Estimate, ctx: RuleContext) -> bool:
-    """Within the headroom threshold: advice must not lead into a PL402 warning. Where memory is not
-    modelled (fp8), the layout must fit with room for Transformer Engine's fp8 weight copies too (an fp8
-    copy and its transpose: as many bytes per parameter as the bf16 weights the estimate counts)."""
+    """Within the headroom threshold and, the high end of the estimate's measured error band included, within
+    usable memory: advice must not lead into a PL402 warning."""
     mem = est.memory_gib
-    extra = mem["weights"] if ctx.layout is not None and ctx.layout.extras.get("memory_unmodelled") else 0.0
-    return mem["total"] + extra <= _threshold(ctx, "memory-headroom") * mem["usable"]
+    return mem["total"] <= _threshold(ctx, "memory-headroom") * mem["usable"] and _band(est)[1] <= mem["usable"]
+
+
+def _band(est: Estimate) -> tuple[float, float]:
+    """(low, high) GiB of the estimate's total within its measured error band (estimate.memory_gib.error_band,
+    applied to the allocator peak; the runtime reserve outside the allocator is not part of the error)."""
+    mem = est.memory_gib
+    spread = mem.get("error_band", 0.0) * mem.get("allocator_peak", mem["total"])
+    return mem["total"] - spread, mem["total"] + spread
+
+
+def _band_text(est: Estimate) -> str:
+    low, high = _band(est)
+    return (f"; {_gib(low)} to {_gib(high)} GiB within the +-{100 * est.memory_gib.get('error_band', 0.0):.0f}% "
+            "these estimates measure against Megatron-LM")
 
 
 def _gib(x: float) -> str:
@@ -118,7 +133,7 @@ def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
 
 def _memory_modelled(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
     """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
-    estimated = _estimated(ctx)
+    estimated = _estimated(ctx, memory_only=True)
     return None if estimated is None or ctx.layout.extras.get("memory_unmodelled") else estimated
 
 
@@ -130,13 +145,15 @@ def _memory_span(ctx: RuleContext):
     "PL401", "predicted-oom", "error",
     "The estimated peak memory per GPU exceeds the usable memory.",
     RuleDocs(
-        what="Estimates the peak memory of the busiest GPU (the first pipeline stage): weights, gradients and "
-             "optimizer states by precision and sharding, activations for the micro-batches the schedule keeps "
-             "in flight, and a runtime reserve (CUDA context, workspaces, NCCL buffers), against the HBM left "
-             "after allocator fragmentation. Names the first simple change that would fit. Silent on fp8 "
-             "launches, whose memory Transformer Engine moves both ways (fp8 weight copies kept across "
-             "micro-batches, fp8-saved activations) by amounts the model does not count; the estimate says so. "
-             "A warning, not an error, when the launch names no GPU and plint assumed one.",
+        what="Estimates the peak memory of the busiest GPU (the pipeline stage with the larger peak: the first "
+             "holds the most micro-batches in flight, the last the logits at the loss): weights, gradients and "
+             "optimizer states by precision and sharding (fp8: Transformer Engine's cached fp8 weights too), "
+             "activations for the micro-batches the schedule keeps in flight, the workspaces allocated through "
+             "PyTorch, and a runtime reserve (CUDA context, NCCL buffers), against the HBM left after allocator "
+             "fragmentation. Names the first simple change that would fit. An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
+             "error_band: how far such estimates fall from what Megatron-LM's functional tests measure, per "
+             "feature) is over; PL402 below that. A warning, not an error, when the launch names no GPU and plint "
+             "assumed one.",
         why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
             "found again on every retry until the layout changes.",
         bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),
@@ -150,24 +167,27 @@ def predicted_oom(ctx: RuleContext):
     if estimated is None:
         return
     inp, est = estimated
-    if est.memory_gib["total"] > est.memory_gib["usable"]:
+    # an error only when even the low end of the measured error band is over (PL402 warns below that)
+    if _band(est)[0] > est.memory_gib["usable"]:
         gpu = value(ctx, "cluster.gpu")
         if gpu is not None and gpu.origin == "assumed":
             # the verdict rests on a GPU plint assumed (the launch names none): a warning until the GPU is
             # named, since a larger part (H200, GH200, MI300X) may hold it
-            yield Finding(_memory_line(est) + _memory_remedy(ctx, inp, est) + f"; the GPU is assumed ({gpu.value}): "
+            yield Finding(_memory_line(est) + _band_text(est) + _memory_remedy(ctx, inp, est) + f"; the GPU is assumed ({gpu.value}): "
                           "name it with --gpu or [tool.plint] gpu for a verdict", _memory_span(ctx),
                           key="estimate.memory", severity="warning")
             return
-        yield Finding(_memory_line(est) + _memory_remedy(ctx, inp, est), _memory_span(ctx), key="estimate.memory")
+        yield Finding(_memory_line(est) + _band_text(est) + _memory_remedy(ctx, inp, est), _memory_span(ctx),
+                      key="estimate.memory")
 
 
 @register(
     "PL402", "memory-headroom", "warning",
     "The estimated peak memory per GPU is close to the usable memory.",
     RuleDocs(
-        what="Warns when the memory estimate of PL401 is above the headroom threshold (default 90%) of the "
-             "usable memory but not above it.",
+        what="Warns when the high end of the memory estimate's measured error band (estimate.memory_gib."
+             "error_band) reaches the usable memory, or the estimate is above the headroom threshold (default "
+             "90%) of it, while the low end of the band still fits (else PL401).",
         why="Memory estimates carry a few percent of error, and a run's peak moves with the data (the longest "
             "packed sequence, the MoE routing of one batch): a launch at 95% of usable memory fails some days.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", layers=34, hidden=4096, heads=32,
@@ -183,8 +203,13 @@ def memory_headroom(ctx: RuleContext):
         return
     inp, est = estimated
     mem, limit = est.memory_gib, _threshold(ctx, "memory-headroom")
-    if limit * mem["usable"] < mem["total"] <= mem["usable"]:
-        yield Finding(f"{_memory_line(est)}; above {limit:.0%} of usable{_memory_remedy(ctx, inp, est)}",
+    low, high = _band(est)
+    if low > mem["usable"]:
+        return  # PL401's
+    if high > mem["usable"] or mem["total"] > limit * mem["usable"]:
+        where = (f"the high end of its band is over usable memory" if high > mem["usable"]
+                 else f"above {limit:.0%} of usable")
+        yield Finding(f"{_memory_line(est)}{_band_text(est)}: {where}{_memory_remedy(ctx, inp, est)}",
                       _memory_span(ctx), key="estimate.memory")
 
 

@@ -11,6 +11,7 @@ import re
 import pytest
 from plint.checking.check import check_paths
 from plint.cost import ModelInput, estimate
+from plint.cost.error_band import MEASURED_PEAK_ERROR
 from plint.cost.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
 from plint.report.json_report import file_json
 from plint.report.text import render
@@ -40,7 +41,8 @@ def test_estimate_is_in_the_layout_json_with_the_contract_fields(tmp_path):
     assert set(est["memory_gib"]) >= {"weights", "grads", "optimizer", "activations", "other", "total", "usable"}
     for key in ("bubble_fraction", "step_time_s", "mfu", "tokens_per_s_per_gpu"):
         assert isinstance(est[key], float) and est[key] >= 0
-    parts = sum(est["memory_gib"][k] for k in ("weights", "grads", "optimizer", "activations", "other"))
+    # (issue 23: the workspaces allocated through PyTorch are a part of their own, inside the allocator peak)
+    parts = sum(est["memory_gib"][k] for k in ("weights", "grads", "optimizer", "activations", "workspace", "other"))
     assert parts == pytest.approx(est["memory_gib"]["total"], abs=0.05)
     # tokens/s per GPU is the global batch's tokens over the step and the GPUs: 64 * 4096 / (step * 8)
     assert est["tokens_per_s_per_gpu"] == pytest.approx(64 * 4096 / (est["step_time_s"] * 8), rel=1e-3)
@@ -94,8 +96,28 @@ def test_oom_remedy_is_one_that_fits(tmp_path):
     assert "; with --use-distributed-optimizer it would need" in finding.message
     inp = cost_input(result.layouts[0]).replace(distributed_optimizer=True)
     fixed = estimate(inp)
-    assert f"would need {fixed.memory_gib['total']:.1f} GiB" in finding.message
-    assert fixed.memory_gib["total"] <= 0.9 * fixed.memory_gib["usable"]
+    mem = fixed.memory_gib
+    assert f"would need {mem['total']:.1f} GiB" in finding.message
+    assert mem["total"] <= 0.9 * mem["usable"]
+    # (issue 23) and the high end of the remedy's own error band fits
+    assert mem["total"] + mem["error_band"] * mem["allocator_peak"] <= mem["usable"]
+
+
+@pytest.mark.parametrize("layers, code", [(33, "PL402"), (34, "PL401")])
+def test_predicted_oom_needs_the_low_end_of_the_band_over(tmp_path, layers, code):
+    """(issue 23) Over usable memory, but is the low end of the measured error band too? 33 layers: 77.5 GiB
+    predicted of 74.4, 72.6 at the low end of tp's +-6.5% (the harness's median for tp when written): a
+    warning, PL402. 34 layers: 79.7, 74.6 at the low end: PL401. Both messages give the band."""
+    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=layers,
+                     hidden=4096, heads=32, seq=4096)
+    mem = layout_estimate(result.layouts[0]).memory_gib
+    low = mem["total"] - mem["error_band"] * mem["allocator_peak"]
+    high = mem["total"] + mem["error_band"] * mem["allocator_peak"]
+    assert mem["error_band"] == MEASURED_PEAK_ERROR["tp"] and mem["total"] > mem["usable"]
+    assert (low > mem["usable"]) == (code == "PL401")
+    (finding,) = [d for d in result.diagnostics if d.code in ("PL401", "PL402")]
+    assert finding.code == code
+    assert f"{low:.1f} to {high:.1f} GiB within the +-{100 * mem['error_band']:.0f}%" in finding.message
 
 
 def test_memory_headroom_band(tmp_path):
@@ -107,12 +129,21 @@ def test_memory_headroom_band(tmp_path):
 
 
 def test_headroom_threshold_comes_from_the_configuration(tmp_path):
-    (tmp_path / ".plint.toml").write_text("[thresholds]\nmemory-headroom = 0.99\n")
-    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=34, hidden=4096,
-                     heads=32, seq=4096)
-    est = layout_estimate(result.layouts[0])
-    assert est.memory_gib["total"] < 0.99 * est.memory_gib["usable"]
-    assert not _findings(result, "PL402")
+    """20 layers: 42.9 GiB predicted, about 49 at the high end of its band: no warning by default; a headroom
+    threshold of 50% (42.9 > 37.2) from the configuration makes one. (issue 23: at 0.99 the high end of
+    the band now warns by itself, so the threshold is tested where only it decides.)"""
+    quiet = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=20, hidden=4096,
+                    heads=32, seq=4096)
+    est = layout_estimate(quiet.layouts[0])
+    mem = est.memory_gib
+    assert 0.5 * mem["usable"] < mem["total"] and mem["total"] + mem["error_band"] * mem["allocator_peak"] < 0.9 * mem["usable"]
+    assert not _findings(quiet, "PL402")
+    (tmp_path / "tight").mkdir()
+    (tmp_path / "tight" / ".plint.toml").write_text("[thresholds]\nmemory-headroom = 0.5\n")
+    tight = _launch(tmp_path / "tight", "--tensor-model-parallel-size 2 --sequence-parallel", layers=20,
+                    hidden=4096, heads=32, seq=4096)
+    (finding,) = _findings(tight, "PL402")
+    assert "above 50% of usable" in finding.message
 
 
 def _bubble_alternative(layout):
@@ -483,35 +514,46 @@ def test_cp_across_nodes_is_quiet_when_the_ring_hides_under_attention(tmp_path):
     assert not _findings(result, "PL202")
 
 
-def test_memory_rules_stay_silent_on_fp8_and_say_why(tmp_path):
-    """The same 7B launch that PL401 flags in bf16 (test above) gets no memory verdict in fp8: TE's fp8
-    weight copies and fp8-saved activations move its memory both ways. Time is still estimated."""
+def test_fp8_launches_get_a_memory_verdict(tmp_path):
+    """(issue 23: fp8 was 'memory not modelled' and silent) The 7B launch that PL401 flags in bf16 gets a
+    verdict in fp8 too: Transformer Engine's cached fp8 weights and transposes (2 B per GEMM weight) are
+    counted, and with --fp8-param-gather, where the fp8 weight replaces the 16-bit one, they are not."""
     bf16 = _launch(tmp_path, "--tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
     assert _findings(bf16, "PL401")
     (tmp_path / "fp8").mkdir()
-    fp8 = _launch(tmp_path / "fp8", "--tensor-model-parallel-size 1 --fp8-format hybrid", micro=4, **LLAMA_7B)
+    fp8 = _launch(tmp_path / "fp8", "--tensor-model-parallel-size 1 --fp8-format hybrid", micro=4,
+                  **LLAMA_7B)
     est = file_json(fp8)["layout"]["estimate"]
-    assert est["memory_gib"]["total"] > est["memory_gib"]["usable"] and est["step_time_s"] > 0
-    assert any(note.startswith("memory not modelled: fp8") for note in est["notes"])
-    assert not _findings(fp8, "PL401") and not _findings(fp8, "PL402")
+    assert not any("not modelled" in note for note in est["notes"])
+    assert _findings(fp8, "PL401")
+    # 32 layers x (12h^2 + 7h) GEMM weights and column-parallel biases of 2 B each beside the 16-bit weights
+    gemm = 32 * (12 * 4096 * 4096 + 7 * 4096)
+    bf16_mem, fp8_mem = layout_estimate(bf16.layouts[0]).memory_gib, layout_estimate(fp8.layouts[0]).memory_gib
+    assert (fp8_mem["weights"] - bf16_mem["weights"]) * 2**30 == pytest.approx(2 * gemm, rel=1e-3)
+    (tmp_path / "gather").mkdir()
+    gather = _launch(tmp_path / "gather", "--tensor-model-parallel-size 1 --fp8-format hybrid --fp8-param-gather "
+                     "--use-distributed-optimizer", micro=4, **LLAMA_7B)
+    plain = _launch(tmp_path / "gather", "--tensor-model-parallel-size 1 --use-distributed-optimizer",
+                    micro=4, **LLAMA_7B)
+    assert layout_estimate(gather.layouts[0]).memory_gib["weights"] == layout_estimate(plain.layouts[0]).memory_gib["weights"]
 
 
 def test_advice_on_fp8_leaves_room_for_te_weight_copies(tmp_path):
-    """Llama-3-8B-like, tp 2: in bf16, PL302 says tp 1 fits (61.7 of 74.4 GiB, under the 90% headroom of
-    67.0). In fp8, Transformer Engine adds an fp8 copy and transpose of every weight (as many bytes as the
-    15 GiB of bf16 weights at tp 1), so the advice must not claim tp 1 fits."""
+    """Llama-3-8B-like with 28 layers, tp 2: in bf16, PL302 says tp 1 fits (56.6 of 74.4 GiB, under the 90%
+    headroom of 67.0). In fp8, Transformer Engine's cached fp8 weights and transposes (2 B per GEMM weight)
+    make tp 1 67.9 GiB: the advice must not claim tp 1 fits."""
     shape = ("--sequence-parallel --use-distributed-optimizer --ffn-hidden-size 14336 --group-query-attention "
              "--num-query-groups 8 --swiglu --untie-embeddings-and-output-weights --vocab-size 128256 "
              "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
-    bf16 = _launch(tmp_path, f"--tensor-model-parallel-size 2 {shape}", glob=256, **LLAMA_7B)
+    model = dict(LLAMA_7B, layers=28)
+    bf16 = _launch(tmp_path, f"--tensor-model-parallel-size 2 {shape}", glob=256, **model)
     (advice,) = _findings(bf16, "PL302")
     assert "with tp 1 and dp 8 the launch fits" in advice.message
     (tmp_path / "fp8").mkdir()
-    fp8 = _launch(tmp_path / "fp8", f"--tensor-model-parallel-size 2 {shape} --fp8-format hybrid", glob=256,
-                  **LLAMA_7B)
+    fp8 = _launch(tmp_path / "fp8", f"--tensor-model-parallel-size 2 {shape} --fp8-format hybrid", glob=256, **model)
     inp = cost_input(fp8.layouts[0])
-    tp1 = estimate(inp.replace(tp=1, dp=8, sequence_parallel=False))
-    assert tp1.memory_gib["total"] <= 0.9 * tp1.memory_gib["usable"] < tp1.memory_gib["total"] + tp1.memory_gib["weights"]
+    tp1 = estimate(inp.replace(tp=1, dp=8, sequence_parallel=False)).memory_gib
+    assert 0.9 * tp1["usable"] < tp1["total"] <= tp1["usable"]
     assert not _findings(fp8, "PL302")
 
 
@@ -594,3 +636,23 @@ def test_gradient_buffer_bytes_follow_the_main_grads_dtype(tmp_path, flags, grad
     inp = cost_input(result.layouts[0])
     mem = memory_bytes(inp, count_params(inp), 1)
     assert mem["grads"] == pytest.approx(count_params(inp).total * grad_bytes)
+
+
+def test_cpu_offload_gets_a_memory_verdict_and_host_memory_but_no_time_rules(tmp_path):
+    """(issue 23) ZeRO-2 with the optimizer on the CPU: the GPU keeps the 16-bit weights (DeepSpeed's estimator:
+    2P), the host memory per node is P x max(4 x 8, 16) x 1.5; the step's time (a CPU optimizer step, host
+    transfers) is not modelled, so the time rules stay silent and the estimate says so."""
+    ds = ('{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, '
+          '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}')
+    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 2 "
+              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --vocab-size 50304 "
+              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
+    est = layout_estimate(result.layouts[0])
+    p = est.params
+    assert est.memory_gib["optimizer"] == 0.0
+    assert est.memory_gib["weights"] + est.memory_gib["grads"] == pytest.approx(2 * p / 2**30)
+    assert est.host_memory_gib == pytest.approx(p * 32 * 1.5 / 2**30)
+    assert file_json(result)["layout"]["estimate"]["host_memory_gib"] == round(est.host_memory_gib, 2)
+    assert any(n.startswith("time not modelled: ZeRO optimizer offload to cpu") for n in est.notes)
+    assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310")]

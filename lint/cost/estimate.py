@@ -53,8 +53,17 @@ from plint.cost.comm import (
     point_to_point,
     reduce_scatter,
 )
+from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
-from plint.cost.memory import GIB, memory_bytes, stage_params, state_bytes
+from plint.cost.memory import (
+    GIB,
+    host_memory_bytes,
+    stage_memories,
+    stage_params,
+    stage_steady_bytes,
+    state_bytes,
+    workspace_bytes,
+)
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, count_params
 from plint.cost.schedule import bubble_fraction, schedule_name
@@ -69,7 +78,9 @@ TIME_PART_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "tensor
 
 @record(frozen=True)
 class Estimate:
-    memory_gib: dict  # weights, grads, optimizer, activations, other, total, usable
+    # weights, grads, optimizer, activations, workspace, other, total, usable, allocator_peak (+ its stage),
+    # allocator_steady, stages (per pipeline stage where they differ), error_band
+    memory_gib: dict
     bubble_fraction: float
     step_time_s: float
     mfu: float
@@ -79,6 +90,7 @@ class Estimate:
     time_s: dict  # per-step breakdown: compute, recompute, tp, cp, ep, pp, bubble, dp, optimizer
     gpu: str
     notes: tuple = ()
+    host_memory_gib: float | None = None  # per node, for the states DeepSpeed offloads to the CPU
 
     def with_assumption(self, note: str) -> Estimate:
         """The same estimate, saying what it assumed about its input."""
@@ -99,7 +111,7 @@ class Estimate:
     def to_json(self) -> dict:
         """The `layout.estimate` object of DESIGN.md (plus the time breakdown and parameter count)."""
         return {
-            "memory_gib": {k: round(v, 2) for k, v in self.memory_gib.items()},
+            "memory_gib": _rounded(self.memory_gib),
             "bubble_fraction": round(self.bubble_fraction, 4),
             "step_time_s": round(self.step_time_s, 4),
             "mfu": round(self.mfu, 4),
@@ -107,6 +119,7 @@ class Estimate:
             "params": self.params,
             "time_s": {k: round(v, 4) for k, v in self.time_s.items()},
             "notes": list(self.notes),
+            **({"host_memory_gib": round(self.host_memory_gib, 2)} if self.host_memory_gib is not None else {}),
         }
 
 
@@ -119,13 +132,8 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
     dp = inp.data_parallel()
     global_batch = inp.global_batch or inp.micro_batch * dp
     m = max(1, global_batch // max(1, inp.micro_batch * dp))
-    mem = memory_bytes(inp, c, m)
     opts = inp.options
-    other = opts.runtime_reserve_gib
-    memory = {k: v / GIB for k, v in mem.items()}
-    memory["other"] = other
-    memory["total"] = sum(memory.values())
-    memory["usable"] = gpu.hbm_gib * (1 - opts.fragmentation)
+    memory = _memory_gib(inp, c, m, gpu)
 
     times = _step_times(inp, c, gpu, m)
     step = sum(times.values())
@@ -133,8 +141,46 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
     tokens = global_batch * inp.seq_length
     peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
     mfu = flops_per_step(inp, "megatron", c) / (step * world * peak) if step > 0 and peak > 0 else 0.0
+    host = host_memory_bytes(inp, c)
     return Estimate(memory, bubble_fraction(inp.pp, m, inp.vpp, opts.pipeline_schedule), step, mfu,
-                    tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name)
+                    tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name,
+                    host_memory_gib=host / GIB if host is not None else None)
+
+
+def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
+    """The `estimate.memory_gib` figures: the most loaded stage's parts, the allocator peak (what
+    torch.cuda.max_memory_allocated() reports on that stage's GPUs: its states, activations and the
+    run-long buffers allocated through PyTorch, memory.workspace_bytes), per stage where stages differ, and the total the device must hold
+    (the allocator peak + the runtime reserve outside the allocator: CUDA context, NCCL buffers)."""
+    stages = stage_memories(inp, c, m)
+    # cuBLAS's workspace grows from Hopper on; every catalog GPU with fp8 tensor cores from NVIDIA is Hopper or later
+    workspace = workspace_bytes(inp, bool(gpu.fp8_tflops))
+    peaks = {name: (sum(parts.values()) + workspace) / GIB for name, parts in stages.items()}
+    stage = max(peaks, key=lambda name: peaks[name])  # first on a tie: the first stage holds the embedding
+    memory = {k: v / GIB for k, v in stages[stage].items()}
+    memory["workspace"] = workspace / GIB
+    memory["other"] = inp.options.runtime_reserve_gib
+    memory["total"] = sum(memory.values())
+    memory["usable"] = gpu.hbm_gib * (1 - inp.options.fragmentation)
+    memory["allocator_peak"] = peaks[stage]
+    memory["allocator_peak_stage"] = stage
+    memory["error_band"] = error_band(inp)
+    # what stays allocated between steps: the states and the run-long buffers
+    steady = {name: (stage_steady_bytes(inp, c, name == "last") + workspace) / GIB for name in stages}
+    memory["allocator_steady"] = steady[stage]
+    if len(stages) > 1:
+        memory["stages"] = {name: {"allocator_peak": peaks[name], "allocator_steady": steady[name]}
+                            for name in stages}
+    return memory
+
+
+def _rounded(value):
+    """GiB figures to 2 decimals, through the per-stage table; words as they are."""
+    if isinstance(value, float):
+        return round(value, 2)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
 
 
 def _links(inp: ModelInput, gpu: GPU) -> Links:

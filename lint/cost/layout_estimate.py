@@ -75,7 +75,7 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if inp is not None and settings is not None:
             inp = _with_cluster_settings(inp, settings)
         uneven = _uneven_stages(layout, inp) if inp is not None else None
-        est = estimate(inp.replace(num_layers=uneven[0]) if uneven else inp) if inp is not None else None
+        est = estimate(uneven_input(inp, uneven) if uneven else inp) if inp is not None else None
         if est is not None and uneven:
             # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
             from plint.cost import count_params
@@ -93,8 +93,13 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if est is not None and memory_unmodelled:
             est = est.with_assumption("memory not modelled: " + "; ".join(memory_unmodelled) +
                                       "; counted as for bf16, so the memory rules stay silent on this launch")
+        time_unmodelled = unmodelled_time(inp) if inp is not None and not unmodelled else []
+        if est is not None and time_unmodelled:
+            est = est.with_assumption("time not modelled: " + "; ".join(time_unmodelled) +
+                                      "; the time rules stay silent on this launch")
         layout.extras["estimate_unmodelled"] = unmodelled
         layout.extras["memory_unmodelled"] = memory_unmodelled
+        layout.extras["time_unmodelled"] = time_unmodelled
     layout.extras[_ESTIMATED] = (inp, est)
     return inp, est
 
@@ -117,7 +122,17 @@ UNMODELLED_FLAGS = {
     "--model-provider": "a model built by the entry point's own model provider",
     "--freeze-LM": "frozen parameters (no gradients or optimizer states for them)",
     "--freeze-ViT": "frozen parameters (no gradients or optimizer states for them)",
+    # Mamba layers (megatron/core/models/mamba, pretrain_mamba.py): their states and activations are not a
+    # transformer layer's
+    "--hybrid-override-pattern": "Mamba layers (a hybrid model)",
+    "--hybrid-layer-pattern": "Mamba layers (a hybrid model)",
+    "--is-hybrid-model": "Mamba layers (a hybrid model)",
 }
+# Entry points that build something other than the transformer the shape flags describe: Mamba stacks
+# (pretrain_mamba.py builds MambaModel, all Mamba layers unless a pattern says otherwise) and vision-language
+# models (a vision encoder and projector beside the language model)
+UNMODELLED_ENTRYPOINTS = {"pretrain_mamba.py": "Mamba layers (a hybrid model)", "pretrain_hybrid.py": "Mamba layers (a hybrid model)",
+                          "pretrain_vlm.py": "a vision encoder (a vision-language model)"}
 
 
 def unmodelled_features(layout: Layout) -> list[str]:
@@ -129,24 +144,40 @@ def unmodelled_features(layout: Layout) -> list[str]:
         for flag, what in UNMODELLED_FLAGS.items():
             if get(flag) is not None and what not in found:
                 found.append(what)
+        entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
+        if entry in UNMODELLED_ENTRYPOINTS and UNMODELLED_ENTRYPOINTS[entry] not in found:
+            found.append(UNMODELLED_ENTRYPOINTS[entry])
         modules = get("--recompute-modules")
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
     ds = layout.extras.get("ds_config")
+    zero = layout.value("parallel.zero_stage")
     for part in ("offload_optimizer", "offload_param"):
         device = getattr(getattr(ds, part, None), "value", None)
-        if device not in (None, "none"):
+        # CPU offload is costed as DeepSpeed's estimators count it (memory._offloaded, host_memory_bytes) where
+        # ZeRO runs; NVMe, an unknown device, and offload without ZeRO are not
+        if device not in (None, "none") and not (device == "cpu" and isinstance(zero, int) and zero > 0):
             found.append(f"ZeRO {part.replace('_', ' ')} to {device}")
     return found
 
 
 def unmodelled_memory(inp: ModelInput) -> list[str]:
     """What moves the memory of a launch in ways the cost model does not count, while its time is
-    modelled. FP8 does both ways: Transformer Engine keeps an fp8 copy of each weight and of its
-    transpose across micro-batches (get_weight_workspace with the "weight" cache Megatron turns on
-    through is_first_microbatch; up to 2 more bytes per parameter), and saves the inputs of its fp8
-    GEMMs in fp8 (fewer bytes of activations), by amounts that vary between TE releases."""
-    return ["fp8, with Transformer Engine's fp8 weight copies and fp8-saved activations"] if inp.precision == "fp8" else []
+    modelled: nothing at present. FP8 is counted: Transformer Engine's cached fp8 weights and transposes
+    (memory.fp8_weight_cache_bytes, none with --fp8-param-gather) and its fp8-saved GEMM inputs
+    (memory.activation_bytes_per_token)."""
+    return []
+
+
+def unmodelled_time(inp: ModelInput) -> list[str]:
+    """What moves the step time of a launch in ways the cost model does not count, while its memory is
+    modelled: DeepSpeed's CPU offload (the optimizer step on the CPU, the gradients and parameters over PCIe)."""
+    found = []
+    if inp.offload_optimizer:
+        found.append("ZeRO optimizer offload to cpu (the CPU step and the host transfers)")
+    if inp.offload_param:
+        found.append("ZeRO parameter offload to cpu")
+    return found
 
 
 def _recompute_modules(args) -> set[str]:
@@ -166,9 +197,10 @@ def _flag_text(args, option: str) -> str | None:
     return args.text(option) if args is not None else None
 
 
-def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
-    """(layers to cost, note) for --decoder-first/last-pipeline-num-layers: every stage costed as the
-    fullest one (the step waits for it, and its memory is the peak)."""
+def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str, int | None, int | None] | None:
+    """(layers to cost, note, first stage's layers, last stage's layers) for --decoder-first/last-pipeline-
+    num-layers: the step's time costed as if every stage were the fullest one (the step waits for it); the
+    memory of the first and last stages with their own layers."""
     args = layout.extras.get("trainer_args")
     texts = [_flag_text(args, f"--decoder-{end}-pipeline-num-layers") for end in ("first", "last")]
     if all(t is None for t in texts) or inp.pp < 2:
@@ -180,8 +212,16 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str] | None:
     if any(t is not None and not t.isdigit() for t in texts) or rest < 0 or (middle_stages and rest % middle_stages):
         return None
     fullest = max([*given, rest // middle_stages if middle_stages else 0])
+    even = rest // middle_stages if middle_stages else fullest
     return fullest * inp.pp, (f"uneven pipeline ({first if first is not None else '-'} first, "
-                              f"{last if last is not None else '-'} last): costed as {inp.pp} stages of {fullest} layers")
+                              f"{last if last is not None else '-'} last): time costed as {inp.pp} stages of "
+                              f"{fullest} layers"), (first if first is not None else even), (last if last is not None else even)
+
+
+def uneven_input(inp: ModelInput, uneven: tuple[int, str, int | None, int | None]) -> ModelInput:
+    """The input an uneven pipeline is costed with (_uneven_stages): the time by the fullest stage, the end
+    stages' memory by their own layers."""
+    return inp.replace(num_layers=uneven[0], first_stage_layers=uneven[2], last_stage_layers=uneven[3])
 
 
 def _padded_to(layout: Layout) -> int | None:

@@ -95,10 +95,18 @@ def step_grad_copy_bytes(inp: ModelInput) -> float:
     return 4.0 if w == 2.0 and (zero or grad < 4) else 0.0
 
 
+def stage_layers(inp: ModelInput, last: bool) -> float:
+    """Layers of the first or last pipeline stage: --decoder-first/last-pipeline-num-layers where the launch
+    sets them (ModelInput.first_stage_layers / last_stage_layers), else an even share."""
+    pp = max(1, inp.pp)
+    given = inp.last_stage_layers if last else inp.first_stage_layers
+    return float(given) if pp > 1 and given is not None else inp.num_layers / pp
+
+
 def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, float, float]:
     """(dense params, expert params, largest layer's params) one GPU of the first or last stage holds."""
     pp, tp = max(1, inp.pp), max(1, inp.tp)
-    share = 1.0 / pp
+    share = stage_layers(inp, last) / max(1, inp.num_layers)
     dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
     dense = dense_layers * (c.dense_layer_tp / tp + c.dense_layer_rep) + moe_layers * (c.moe_layer_tp / tp + c.moe_layer_rep)
     etp = inp.etp or tp
@@ -161,15 +169,36 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         # recompute exists to drop exactly these
         keep += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     mlp_factor = 6 if inp.swiglu else 4
+    if inp.precision == "fp8":
+        # Transformer Engine saves its fp8 GEMMs' inputs in fp8 for the backward (transformer_engine/pytorch/
+        # module/linear.py, layernorm_linear.py, layernorm_mlp.py: the quantized input is what ctx keeps):
+        # the norms' outputs feeding QKV and fc1 (1 B instead of 2: -2h/sp) and fc2's input, the activation
+        # output (1 B instead of 2: -f); the projection's fp8 input is kept beside the bf16 attention
+        # output the attention core saves for its own backward (+nd)
+        keep += -2.0 * h / sp + n * d / tp
+        mlp_factor -= 1
     if moe:
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
         k = min(inp.moe_topk, inp.num_experts or 1)
         etp = inp.etp or tp
-        keep += k * (2.0 * h * etp + mlp_factor * fm) / tp
+        keep += k * (2.0 * h * etp + (mlp_factor + routed_probs_product_bytes(inp)) * fm) / tp
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
         keep += mlp_factor * inp.ffn_width() / tp
     return keep, 2.0 * h / sp
+
+
+def routed_probs_product_bytes(inp: ModelInput) -> float:
+    """Bytes per routed token copy and expert-MLP unit kept beyond the dense MLP's for the router's
+    probabilities, which the experts multiply into the activation's output (megatron/core/transformer/moe/
+    experts.py, TEGroupedMLP.forward bias_act_func; SequentialMLP's MLP the same way through per_token_scale):
+    without a fused kernel the product's backward keeps the activation's output (2 B) besides the product that
+    fc2 keeps. Gated (SwiGLU) experts run weighted_bias_swiglu_impl, which keeps only its input, unless
+    --no-bias-swiglu-fusion: then the GLU's two halves' product and the activation are kept too (2 + 2 B).
+    Non-gated activations have no fused weighted kernel in TEGroupedMLP (it rejects them)."""
+    if not inp.swiglu:
+        return 2.0
+    return 4.0 if not inp.options.bias_swiglu_fusion else 0.0
 
 
 def embedding_microbatches(inp: ModelInput, num_microbatches: int) -> int:
@@ -194,23 +223,31 @@ def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> flo
     """Layer-activation sets (one layer, one micro-batch) the first or last stage keeps at its peak.
 
     Megatron's schedules: 1F1B and interleaved as schedule.layers_in_flight for the first stage; the
-    last rank runs (v-1)*pp warm-up chunk-forwards and the one whose backward comes next. Other
+    last rank runs (v-1)*g warm-up chunk-forwards (g: --microbatch-group-size-per-virtual-pipeline-stage,
+    default pp) and the one whose backward comes next. Other
     schedules (Options.pipeline_schedule; planners.md sec. 8): GPipe keeps all m micro-batches on
     every stage; ZB-H1 and ZB-V peak like 1F1B; ZB-H2 keeps up to 2pp-1 micro-batches on the first
     stage; DualPipe/DualPipeV pp+1 (their README's activation column, in one stage's units).
     """
+    pp = max(1, inp.pp)
+    if pp == 1:
+        return float(inp.num_layers)
+    # the schedule's micro-batches in flight times this stage's layers (an uneven stage scales the even share)
+    return _even_layers_in_flight(inp, num_microbatches, last) * stage_layers(inp, last) / (inp.num_layers / pp)
+
+
+def _even_layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:
     pp, m = max(1, inp.pp), max(1, num_microbatches)
     L = inp.num_layers
-    if pp == 1:
-        return float(L)
     name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
     if name == "gpipe":
         return m * L / pp
     if name in ("1f1b", "interleaved", "zb-h1", "zb-v") or last:
+        group = inp.options.microbatch_group or pp
         if last:
             v = (inp.vpp or 1) if name == "interleaved" else 1
-            return min((v - 1) * pp + 1, m * v) * L / (pp * v)
-        return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None)
+            return min((v - 1) * group + 1, m * v) * L / (pp * v)
+        return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None, group)
     if name == "zb-h2":
         return min(2 * pp - 1, m) * L / pp
     return min(pp + 1, m) * L / pp  # dualpipe, dualpipev
@@ -219,6 +256,19 @@ def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> flo
 def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> dict[str, float]:
     """weights, grads, optimizer, activations (bytes) of one GPU of the first (last=False) or last
     pipeline stage; with pp == 1 both are the one stage (pass last=False)."""
+    return _stage_parts(inp, c, num_microbatches, last)[0]
+
+
+def stage_steady_bytes(inp: ModelInput, c: ParamCounts, last: bool) -> float:
+    """What the stage's GPU holds between steps, when Megatron logs mem-allocated-bytes (training_log, after
+    the optimizer step): the weights, gradient buffers and optimizer states, and the step's fp32 gradient
+    copies, which the optimizer leaves on its main parameters' .grad until the next step's zero_grad."""
+    parts, step_copy = _stage_parts(inp, c, 1, last)
+    return parts["weights"] + parts["grads"] + parts["optimizer"] - max(0.0, step_copy - parts["activations"]) + step_copy
+
+
+def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> tuple[dict[str, float], float]:
+    """stage_memory's parts and the step's fp32 gradient copy (bytes)."""
     w_b, g_b, o_b, zero = state_bytes(inp)
     pp, tp = max(1, inp.pp), max(1, inp.tp)
     # the dp x cp group the states are sharded over (its inner part under hybrid sharding), the expert-data-
@@ -232,7 +282,7 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     holds_output = last or only
 
     dense, experts, largest = stage_params(inp, c, last and not only)
-    weights = (dense + experts) * w_b
+    weights = (dense + experts) * w_b + fp8_weight_cache_bytes(inp, c, stage_layers(inp, last and not only))
     grads = (dense + experts) * g_b
     level = inp.sharding_level()
     if zero or (inp.sharding is not None and not inp.megatron_fsdp and level >= 2):
@@ -247,6 +297,8 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             grads += gathered_g
             if inp.hpz_partition > 1:  # ZeRO++ hpZ's secondary copy (partition_parameters.py _partition_param_sec)
                 weights += (dense + experts) * w_b / inp.hpz_partition
+        weights, grads, optimizer = _offloaded(inp, weights, grads, optimizer, gathered_bytes(inp, c, largest)
+                                               if level >= 3 else (0.0, 0.0))
     elif inp.megatron_fsdp:
         # Megatron-FSDP keeps Megatron's states (bf16 weights, fp32 main grads unless
         # --grad-reduce-in-bf16, fp32 master + Adam) and shards them over the dp x cp group (experts
@@ -263,7 +315,8 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         optimizer = dense * o_b / shard + experts * o_b / expert_dp
     else:
         optimizer = (dense + experts) * o_b
-    step_copy = optimizer * step_grad_copy_bytes(inp) / o_b  # sharded as the optimizer is
+    # sharded as the optimizer is; none on the GPU when the optimizer steps on the CPU
+    step_copy = 0.0 if inp.offload_optimizer else optimizer * step_grad_copy_bytes(inp) / o_b
 
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     full, ckpt = activation_bytes_per_token(inp, False)
@@ -271,7 +324,7 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         moe_full, _ = activation_bytes_per_token(inp, True)
         full = (1 - moe_share) * full + moe_share * moe_full
     v = inp.vpp or 1
-    chunk_layers = inp.num_layers / (pp * v)
+    chunk_layers = stage_layers(inp, last and not only) / v
     if inp.recompute == "full":
         r = inp.recompute_num_layers or 1
         if inp.recompute_method == "block":
@@ -288,15 +341,158 @@ def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         # --hidden-dropout), /tp with sequence parallel
         acts += tokens * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
     if holds_output:
-        # the final norm's input and the output layer's input (2 B each, /tp with SP) and the fp32
-        # logits the vocab-parallel cross-entropy keeps for its backward: one micro-batch, except
-        # under GPipe, whose last stage runs every forward before the first backward
+        # the final norm's input and the output layer's input (2 B each, /tp with SP) and the logits at
+        # the loss (loss_logit_bytes): one micro-batch, except under GPipe, whose last stage runs every
+        # forward before the first backward and keeps what the loss saved for each earlier one
         gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
         outputs = max(1, num_microbatches) if gpipe else 1
-        acts += outputs * tokens * (4.0 * inp.hidden_size / sp + 4.0 * c.vocab_padded / tp)
+        at_loss, saved = loss_logit_bytes(inp)
+        acts += outputs * tokens * 4.0 * inp.hidden_size / sp
+        acts += tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+        acts += deferred_wgrad_bytes(inp, c, num_microbatches)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
-    return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}
+    return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}, step_copy
+
+
+# Bytes per GEMM weight of Transformer Engine's fp8 weight cache per recipe: an fp8 copy for the forward and
+# its transpose for the backward's data gradient (1 + 1) with per-tensor scaling (delayed, tensorwise);
+# mxfp8 adds an 8-bit scale per 32 values to each (1/32 + 1/32); blockwise one fp32 scale per 128x128 block
+# of the weight (negligible).
+FP8_WEIGHT_CACHE_BYTES = {"delayed": 2.0, "tensorwise": 2.0, "mxfp8": 2.0 + 2.0 / 32, "blockwise": 2.0}
+
+
+def fp8_weight_cache_bytes(inp: ModelInput, c: ParamCounts, stage_layers: float) -> float:
+    """Transformer Engine's fp8 copies of the layers' GEMM weights (the tensor-parallel part of each layer and the
+    experts), kept across the micro-batches of a step and between steps: Megatron passes is_first_microbatch,
+    and TE's modules cache the quantized weight and its transpose in their _fp8_workspaces (transformer_engine/
+    pytorch/module/base.py get_weight_workspace with cache_name "weight"). The output layer and the embedding are
+    Megatron's own layers and stay 16-bit. With --fp8-param-gather the weights are built as TE's fp8 tensors
+    (fp8_model_init in megatron/core/transformer/transformer_block.py's TE spec): the fp8 data and its transpose
+    (1 + 1 B) take the place of the 16-bit weight (2 B) counted with the weights, and nothing is cached."""
+    if inp.precision != "fp8" or inp.options.fp8_param_gather:
+        return 0.0
+    tp = max(1, inp.tp)
+    share = stage_layers / max(1, inp.num_layers)
+    dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
+    etp = inp.etp or tp
+    gemm = dense_layers * c.dense_layer_tp / tp + moe_layers * (c.moe_layer_tp / tp + c.experts_per_layer / max(1, inp.ep * etp))
+    return gemm * FP8_WEIGHT_CACHE_BYTES.get(inp.options.fp8_recipe, 2.0)
+
+
+def loss_logit_bytes(inp: ModelInput) -> tuple[float, float]:
+    """(bytes per logit at the loss's peak, bytes per logit kept for the backward) on the output stage.
+
+    Megatron's GPTModel (megatron/core/models/gpt/gpt_model.py, compute_language_model_loss) still holds the
+    output layer's 16-bit logits (2 B) while the loss runs, and only drops them when the forward returns:
+      native  tensor_parallel.vocab_parallel_cross_entropy (megatron/core/tensor_parallel/cross_entropy.py,
+              VocabParallelCrossEntropy.calculate_logits_max) makes an fp32 copy (4 B) and takes exp and
+              the softmax in place on it: 2 + 4 at the peak, the fp32 softmax (4 B) saved. The backward
+              turns that softmax into the gradient in place and casts it to 16 bits: 4 + 2 again.
+      fused   --cross-entropy-loss-fusion (megatron/core/fusions/fused_cross_entropy.py) runs the same steps as
+              three functions compiled by jit_fuser (torch.compile from torch 2.2, megatron/core/jit.py), each
+              returning a new tensor that the forward's local names keep until it returns: the fp32 copy
+              (calculate_logits_max), exp_logits (calculate_predicted_logits) and the softmax
+              (calculate_cross_entropy_loss): 2 + 4 + 4 + 4 at the peak; the softmax (4) saved.
+      te      --cross-entropy-fusion-impl te: Transformer Engine's parallel_cross_entropy writes the gradient
+              into the 16-bit logits in its forward (transformer_engine/pytorch/cross_entropy.py) and keeps
+              them: 2, and 2 saved.
+    fp32 training (no 16-bit logits): 4 B logits, the copy is the same tensor."""
+    if inp.precision == "fp32":
+        return 4.0, 4.0
+    kind = inp.options.cross_entropy
+    if kind == "te":
+        return 2.0, 2.0
+    return (14.0 if kind == "fused" else 6.0), 4.0
+
+
+def deferred_wgrad_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> float:
+    """--defer-embedding-wgrad-compute: the output layer appends its input (2h per token, /tp with SP) to
+    embedding_activation_buffer in each forward and its 16-bit logit gradient (2V/tp) to grad_output_buffer in each
+    backward, up to --wgrad-deferral-limit micro-batches (0: all), and computes the weight gradient from them after
+    the last one (megatron/core/tensor_parallel/layers.py ColumnParallelLinear.forward and
+    LinearWithGradAccumulationAndAsyncCommunication.backward). At the last micro-batch's loss the earlier ones'
+    are held: min(m - 1, limit)."""
+    limit = inp.options.wgrad_deferral_limit
+    if limit is None:
+        return 0.0
+    m = max(1, num_microbatches)
+    held = m - 1 if limit == 0 else min(m - 1, limit)
+    sp = max(1, inp.tp) if inp.sequence_parallel else 1
+    tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
+    return held * tokens * (2.0 * inp.hidden_size / sp + 2.0 * c.vocab_padded / max(1, inp.tp))
+
+
+def attention_score_buffer_bytes(inp: ModelInput) -> float:
+    """Megatron's own DotProductAttention (--transformer-impl local, --attention-backend local) multiplies
+    Q by K into a buffer taken from the global memory buffer (parallel_state.get_global_memory_buffer()
+    .get_tensor((b*np, sq, sk)), megatron/core/transformer/dot_product_attention.py forward), which is
+    allocated once and kept for the run: 2 B per score of one micro-batch's heads on this GPU."""
+    heads = inp.num_attention_heads / max(1, inp.tp)
+    return 2.0 * inp.micro_batch * heads * inp.seq_length * inp.seq_length / max(1, inp.cp)
+
+
+# cuBLAS's recommended workspace: 4 MiB before Hopper, 32 MiB from Hopper on (cuBLAS documentation,
+# cublasSetWorkspace); Transformer Engine allocates one of that size as a torch tensor for its GEMMs
+# (transformer_engine/pytorch/module/base.py get_cublas_workspace_size_bytes: 32 MiB at compute
+# capability >= 9, else 4 MiB), so it counts in torch.cuda.max_memory_allocated().
+CUBLAS_WORKSPACE_BYTES = {"hopper+": 32 * 2**20, "older": 4 * 2**20}
+
+
+def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
+    """Buffers inside the caching allocator that live for the whole run, beside the states: Transformer
+    Engine's cuBLAS workspace, and Megatron's own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
+    te = float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]) if inp.options.transformer_engine else 0.0
+    return te + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0)
+
+
+def _offloaded(inp: ModelInput, weights: float, grads: float, optimizer: float,
+               gathered: tuple[float, float]) -> tuple[float, float, float]:
+    """DeepSpeed ZeRO with its states in host memory (zero_optimization.offload_optimizer / offload_param
+    device cpu), as DeepSpeed's own estimators count the GPU (deepspeed/runtime/zero/stage_1_and_2.py
+    estimate_zero2_model_states_mem_needs: 2P with the optimizer offloaded; stage3.py
+    estimate_zero3_model_states_mem_needs: 4L + 2P/N with the optimizer offloaded, 4L with the parameters too;
+    shared/reference/deepspeed.md sec. 4.1): the optimizer states and the gradient partitions live on the CPU,
+    the GPU keeps the 16-bit weights (their partition at stage 3, none of them with offload_param) and the
+    gathered module's weights and gradients."""
+    if not inp.offload_optimizer:
+        return weights, grads, optimizer
+    gathered_w, gathered_g = gathered
+    if inp.offload_param and (inp.zero_stage or 0) >= 3:
+        return gathered_w, gathered_g, 0.0
+    return weights, gathered_g, 0.0
+
+
+def host_memory_bytes(inp: ModelInput, c: ParamCounts) -> float | None:
+    """Host memory per node for the model states DeepSpeed offloads, by DeepSpeed's estimators (shared/reference/
+    deepspeed.md sec. 4.1, additional_buffer_factor f = 1.5): ZeRO-1/2 with the optimizer offloaded,
+    P * max(4 * gpus per node, 16 / nodes) * f (estimate_zero2_model_states_mem_needs writes max(4N, 16), N all
+    GPUs: the same on one node; per node, each of its processes loads an fp32 copy and the 16 B of fp32 master,
+    gradients and Adam are split over the nodes); ZeRO-3, parameters initialised partitioned (zero.Init, as
+    Hugging Face and Megatron-DeepSpeed do at stage 3): 16 P / nodes * f with the optimizer offloaded, 18 P / nodes
+    * f with the parameters too (estimate_zero3_model_states_mem_needs, zero_init). None without CPU offload."""
+    if not inp.offload_optimizer or not inp.zero_stage:
+        return None
+    nodes, per_node, f = max(1, inp.nnodes), max(1, inp.gpus_per_node), HOST_BUFFER_FACTOR
+    model_parallel = max(1, inp.tp * inp.pp)  # each model-parallel rank offloads its own shard of the model
+    p = c.total / model_parallel
+    if inp.zero_stage >= 3:
+        return p * (18.0 if inp.offload_param else 16.0) / nodes * f
+    return p * max(4.0 * per_node, 16.0 / nodes) * f
+
+
+# DeepSpeed's estimators' additional_buffer_factor: room for the host-side buffers beside the states
+HOST_BUFFER_FACTOR = 1.5
+
+
+def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:
+    """weights, grads, optimizer, activations (bytes) per stage: {"only": ...} without a pipeline, else
+    {"first": ..., "last": ...} (the first holds the embedding and the most micro-batches in flight, the
+    last the output layer and the loss)."""
+    if inp.pp <= 1:
+        return {"only": stage_memory(inp, c, num_microbatches, last=False)}
+    return {"first": stage_memory(inp, c, num_microbatches, last=False),
+            "last": stage_memory(inp, c, num_microbatches, last=True)}
 
 
 def memory_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, float]:

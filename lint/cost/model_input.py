@@ -21,6 +21,24 @@ if TYPE_CHECKING:
 class Options:
     # ---- switches a launch sets (Megatron defaults: shared/reference/megatron.md sec. 1.1) ----
     flash_attention: bool = True  # Megatron-Core/TE default; False for 2019-2022 era runs (s^2 softmax kept)
+    # and for --transformer-impl local or --attention-backend unfused|local (no flash or fused kernel)
+    # Megatron's own DotProductAttention keeps a Q.K^T buffer for the run (--transformer-impl local, --attention-backend local)
+    attention_score_buffer: bool = False
+    # Transformer Engine runs the layers (--transformer-impl transformer_engine, megatron-core's default)
+    transformer_engine: bool = True
+    # the loss: "native" (vocab_parallel_cross_entropy), "fused" (--cross-entropy-loss-fusion), "te"
+    # (--cross-entropy-fusion-impl te with the fusion); see memory.loss_logit_bytes
+    cross_entropy: str = "native"
+    # --defer-embedding-wgrad-compute: micro-batches whose output-layer input and logit gradient are kept for the
+    # deferred weight gradient (--wgrad-deferral-limit, 0: all of them); None: not deferred
+    wgrad_deferral_limit: int | None = None
+    # --microbatch-group-size-per-virtual-pipeline-stage: micro-batches per group of the interleaved schedule
+    # (None: Megatron's default, pp)
+    microbatch_group: int | None = None
+    # the fused SwiGLU kernels (--no-bias-swiglu-fusion turns them off; memory.routed_probs_product_bytes)
+    bias_swiglu_fusion: bool = True
+    # --fp8-param-gather: the weights themselves kept in fp8 (memory not modelled: layout_estimate.unmodelled_memory)
+    fp8_param_gather: bool = False
     overlap_grad_reduce: bool = False  # --overlap-grad-reduce (default False)
     overlap_param_gather: bool = False  # --overlap-param-gather (default False)
     tp_comm_overlap: bool = False  # --tp-comm-overlap (default False; needs sequence parallel)
@@ -136,9 +154,15 @@ class ModelInput:
     # stay split over all of dp; each rank also keeps a secondary 16-bit copy of the weights split over k
     # consecutive ranks, from which the gathers after the first forward one are served. 1: off
     hpz_partition: int = 1
+    # --decoder-first/last-pipeline-num-layers: the end stages' own layer counts (None: an even share)
+    first_stage_layers: int | None = None
+    last_stage_layers: int | None = None
     # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
+    # DeepSpeed ZeRO's states in host memory: zero_optimization.offload_optimizer / offload_param device "cpu"
+    offload_optimizer: bool = False
+    offload_param: bool = False
     deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
@@ -274,7 +298,7 @@ class ModelInput:
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
-                           position_embedding=position)
+                           position_embedding=position, **_attention_and_loss(layout, args))
         return cls(
             **shape,  # type: ignore[arg-type]
             ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
@@ -312,6 +336,8 @@ class ModelInput:
             and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
+            offload_optimizer=_offloaded_to_cpu(layout, "offload_optimizer"),
+            offload_param=_offloaded_to_cpu(layout, "offload_param"),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
@@ -323,6 +349,36 @@ class ModelInput:
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
             options=opts,
         )
+
+
+def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
+    """Options the attention implementation and the loss set, for Megatron launches (megatron/core/
+    transformer/transformer_config.py: transformer_impl 'transformer_engine' and attention_backend auto by
+    default; megatron/core/model_parallel_config.py: cross_entropy_loss_fusion False, cross_entropy_fusion_impl
+    'native'). --transformer-impl local builds megatron-core's DotProductAttention, which has no flash path;
+    --attention-backend unfused or local picks the unfused core under Transformer Engine too."""
+    if layout.value("trainer") not in ("megatron", None) or args.args is None:
+        return {}
+    impl = (args.text("--transformer-impl") or "transformer_engine").lower()
+    backend = (args.text("--attention-backend") or "auto").lower()
+    local = impl == "local"
+    fusion = args.present("--cross-entropy-loss-fusion")
+    loss = ("te" if (args.text("--cross-entropy-fusion-impl") or "native") == "te" else "fused") if fusion else "native"
+    switches = {"flash_attention": not (local or backend in ("unfused", "local")),
+                "attention_score_buffer": local or backend == "local",
+                "transformer_engine": not local, "cross_entropy": loss,
+                "fp8_param_gather": args.present("--fp8-param-gather"),
+                "bias_swiglu_fusion": not args.present("--no-bias-swiglu-fusion")}
+    if args.present("--defer-embedding-wgrad-compute"):
+        limit = args.text("--wgrad-deferral-limit") or "0"
+        switches["wgrad_deferral_limit"] = int(limit) if limit.isdigit() else 0
+    group = args.text("--microbatch-group-size-per-virtual-pipeline-stage")
+    if group is not None and group.isdigit() and int(group) > 0:
+        switches["microbatch_group"] = int(group)
+    recipe = (args.text("--fp8-recipe") or "").lower()
+    if recipe in ("delayed", "tensorwise", "mxfp8", "blockwise"):
+        switches["fp8_recipe"] = recipe
+    return switches
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
@@ -356,6 +412,13 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
         return 1
     k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
     return min(k, world) if k and world % min(k, world) == 0 else 1
+
+
+def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
+    """Whether the launch's DeepSpeed config puts zero_optimization.<part> on the CPU (deprecated booleans
+    included: plint.reading.sources.deepspeed_config)."""
+    ds = getattr(layout, "extras", {}).get("ds_config")
+    return getattr(getattr(ds, part, None), "value", None) == "cpu"
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:

@@ -72,14 +72,17 @@ def bubble_share_of_total(pp: int, num_microbatches: int, vpp: int | None = None
     return b / (1 + b)
 
 
-def layers_in_flight(num_layers: int, pp: int, num_microbatches: int, vpp: int | None = None) -> float:
+def layers_in_flight(num_layers: int, pp: int, num_microbatches: int, vpp: int | None = None,
+                     group: int | None = None) -> float:
     """Layer-activations (in units of one layer for one micro-batch) the first stage holds at its peak.
 
     1F1B: stage 0 runs min(pp, m) forwards before its first backward, each over L/pp layers, so it
     holds min(pp, m) * L/pp (= L when m >= pp, independent of pp).
-    Interleaved (v chunks of L/(pp*v) layers): Megatron's warm-up on rank 0 is (pp-1)*2 + (v-1)*pp
-    chunk-forwards, plus the one in progress: (pp*v + pp - 1) chunks = L*(1 + (pp-1)/(pp*v)) layers,
-    the factor of megatron.md sec. 4.2; capped by the m*v chunk-forwards a step has.
+    Interleaved (v chunks of L/(pp*v) layers): Megatron's warm-up on rank 0 is (pp-1)*2 + (v-1)*g
+    chunk-forwards, g = --microbatch-group-size-per-virtual-pipeline-stage (default pp;
+    get_pp_rank_microbatches in megatron/core/pipeline_parallel/schedules.py), plus the one in progress:
+    with g = pp, (pp*v + pp - 1) chunks = L*(1 + (pp-1)/(pp*v)) layers, the factor of megatron.md
+    sec. 4.2; capped by the m*v chunk-forwards a step has.
     """
     if num_layers <= 0:
         return 0.0
@@ -89,5 +92,5 @@ def layers_in_flight(num_layers: int, pp: int, num_microbatches: int, vpp: int |
     v = vpp or 1
     if v == 1:
         return min(pp, m) * num_layers / pp
-    chunks = min((pp - 1) * 2 + (v - 1) * pp + 1, m * v)
+    chunks = min((pp - 1) * 2 + (v - 1) * (group or pp) + 1, m * v)
     return chunks * num_layers / (pp * v)

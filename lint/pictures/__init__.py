@@ -73,14 +73,14 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
 def from_layout(layout, title: str, schedule: str | None = None, findings=()) -> Pictures | None:
     """The pictures of a checked layout; None when the cost model cannot cost it (shape or cluster unknown)."""
     from plint.dryrun.groups import read_sizes
-    from plint.cost.layout_estimate import _uneven_stages, cost_input, layout_estimate
+    from plint.cost.layout_estimate import _uneven_stages, cost_input, layout_estimate, uneven_input
 
     inp, est = cost_input(layout), layout_estimate(layout)
     if inp is None or est is None:
         return None
     uneven = _uneven_stages(layout, inp)
-    if uneven:  # the estimate costs every stage as the fullest: draw memory and traffic from the same input
-        inp = inp.replace(num_layers=uneven[0])
+    if uneven:  # draw memory and traffic from the input the estimate costed
+        inp = uneven_input(inp, uneven)
     return from_input(inp, est, title, read_sizes(layout).get("order"), schedule, findings)
 
 

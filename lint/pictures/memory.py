@@ -25,7 +25,9 @@ class StageMemory:
 def stage_bars(inp, est) -> tuple[list[StageMemory], float]:
     """(the first and last stage's memory, usable GiB)."""
     c = count_params(inp)
-    other = est.memory_gib.get("other", 0.0)
+    # everything outside the states and activations: the runtime reserve and the run-long buffers inside the
+    # allocator (cuBLAS workspace, Megatron's attention buffer), the same for every stage
+    other = est.memory_gib.get("other", 0.0) + est.memory_gib.get("workspace", 0.0)
 
     def bar(label: str, last: bool) -> StageMemory:
         parts = {k: v / GIB for k, v in stage_memory(inp, c, est.num_microbatches, last=last).items()}

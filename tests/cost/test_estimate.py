@@ -15,7 +15,13 @@ LLAMA3_70B = ModelInput(num_layers=80, hidden_size=8192, num_attention_heads=64,
 
 def test_json_matches_the_layout_contract():
     out = estimate(LLAMA3_70B).to_json()
-    assert set(out["memory_gib"]) == {"weights", "grads", "optimizer", "activations", "other", "total", "usable"}
+    # the contract's fields, plus (issue 23) the allocator's peak and steady figures, the workspaces
+    # counted inside the allocator, the stage the peak is on and the per-stage figures (pp 4 here)
+    assert set(out["memory_gib"]) == {"weights", "grads", "optimizer", "activations", "other", "total", "usable",
+                                      "workspace", "allocator_peak", "allocator_peak_stage", "allocator_steady",
+                                      "stages", "error_band"}
+    assert set(out["memory_gib"]["stages"]) == {"first", "last"}
+    assert out["memory_gib"]["allocator_peak_stage"] in ("first", "last")
     for key in ("bubble_fraction", "step_time_s", "mfu", "tokens_per_s_per_gpu"):
         assert isinstance(out[key], float)
 
@@ -28,7 +34,13 @@ def test_identities():
     assert e.tokens_per_s_per_gpu == pytest.approx(4096 * 8192 / e.step_time_s / world)
     assert e.step_time_s == pytest.approx(sum(e.time_s.values()))
     mem = e.memory_gib
-    assert mem["total"] == pytest.approx(sum(v for k, v in mem.items() if k not in ("total", "usable")))
+    # (issue 23: the parts now include the workspaces; the allocator's figures are the parts inside it)
+    parts = ("weights", "grads", "optimizer", "activations", "workspace", "other")
+    assert mem["total"] == pytest.approx(sum(mem[k] for k in parts))
+    assert mem["allocator_peak"] == pytest.approx(mem["total"] - mem["other"])
+    # between steps: the states and the run-long buffers (bf16 with fp32 gradients: no step copy)
+    assert mem["allocator_steady"] == pytest.approx(mem["weights"] + mem["grads"] + mem["optimizer"] + mem["workspace"])
+    assert mem["allocator_peak"] == pytest.approx(mem["stages"][mem["allocator_peak_stage"]]["allocator_peak"])
     assert 0 < e.mfu < 1
 
 

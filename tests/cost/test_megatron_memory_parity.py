@@ -185,25 +185,27 @@ def test_gqa_swiglu_one_stage_branch_a():
     # Llama shapes, tp = 2, SP + selective, pp = 1. Per token and layer Megatron has (18h + 4f)/tp,
     # which assumes n*d = h, g = n and a single fc1 output; plint has 10h + 4nd + 4gd + 4n + 6f.
     # Difference per layer: (4nd + 4gd - 8h + 4n + 2f)/tp = (4*4096 + 4*1024 - 8*4096 + 128 + 28672)/2.
-    # Output terms agree (4h + 4V per token, / tp); the embedding differs by Megatron's 8 bytes of ids.
+    # Output terms: Megatron 4h + 4V per token (/ tp), plint 4h + 6V (the 16-bit logits beside the loss's
+    # fp32 copy, issue 23); the embedding differs by Megatron's 8 bytes of ids.
     inp = LLAMA.replace(sequence_parallel=True, recompute="selective")
     s, b, L, tp = 8192, 1, 32, 2
     per_layer = (4 * 4096 + 4 * 1024 - 8 * 4096 + 4 * 32 + 2 * 14336) / tp
     assert per_layer == 8256
-    diff = s * b * (L * per_layer - 8 / tp)
+    V = 128256
+    diff = s * b * (L * per_layer - 8 / tp + 2 * V / tp)
     assert _plint_acts(inp, 1) - _megatron_activations(inp, 1) == pytest.approx(diff, rel=1e-9)
 
 
 def test_branch_b_without_sequence_parallel():
     # tp = 2, no SP, no recompute, MHA f = 4h (GPT-3 shapes, 4 layers, pp = 1). Megatron: per layer
     # sbh(10 + 24/tp), + 8sb ids + sbh mask + 2(sbV/tp + sbh) output, x1.05 for temporaries. plint: the
-    # same layer terms + 4n/tp, no ids, fp32 logits 4V/tp (Megatron counts 2 bytes) and 4h for the
+    # same layer terms + 4n/tp, no ids, 16-bit logits and their fp32 copy 6V/tp (Megatron 2 bytes) and 4h for the
     # final norm's and output layer's inputs (Megatron 2h); no 1.05.
     inp = GPT3.replace(num_layers=4, tp=2, pp=1, sequence_parallel=False, recompute=None, nnodes=1)
     s, b, h, n, L, tp, V = 2048, 1, 12288, 96, 4, 2, 51200
     assert padded_vocab(51200, 2) == V
     without_overhead = _megatron_activations(inp, 1) / 1.05
-    diff = s * b * (L * 4 * n / tp - 8 + 2 * V / tp + 2 * h)
+    diff = s * b * (L * 4 * n / tp - 8 + 4 * V / tp + 2 * h)
     assert _plint_acts(inp, 1) - without_overhead == pytest.approx(diff, rel=1e-9)
 
 
@@ -214,7 +216,7 @@ def test_branch_b_with_sequence_parallel_but_no_selective_recompute():
     s, b, h, n, L, tp, V = 2048, 1, 12288, 96, 4, 4, 51200
     without_overhead = _megatron_activations(inp, 1) / 1.05
     diff = s * b * (L * (4 * n / tp - 10 * h * (1 - 1 / tp)) - 8 - h * (1 - 1 / tp)
-                    + 2 * V / tp + 4 * h / tp - 2 * h)
+                    + 4 * V / tp + 4 * h / tp - 2 * h)
     assert _plint_acts(inp, 1) - without_overhead == pytest.approx(diff, rel=1e-9)
 
 

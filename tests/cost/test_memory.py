@@ -54,14 +54,14 @@ def test_bytes_per_parameter_by_precision():
 
 
 def test_the_step_gradient_copy_counts_where_it_outgrows_the_activations():
-    """64 tokens per micro-batch: activations 64 x 345,856 = 22,134,784 bytes (per token as in
+    """64 tokens per micro-batch: activations 64 x 446,464 = 28,573,696 bytes (per token as in
     test_small_gpt_activations), less than the fp16 step's fp32 gradient copy, 4 x 102,946,816 =
     411,787,264: the peak is the step, states + copy."""
     short = SMALL.replace(seq_length=64, max_position_embeddings=64, micro_batch=1, precision="fp16")
     c = count_params(short)
     assert c.total == P_SMALL - 960 * 1024  # 64 learned positions instead of 1024
     mem = memory_bytes(short, c, 1)
-    assert mem["activations"] == 64 * 345_856 == 22_134_784
+    assert mem["activations"] == 64 * 446_464 == 28_573_696
     assert mem["optimizer"] + mem["activations"] == 12 * c.total + 4 * c.total
     # bf16 with fp32 gradient buffers makes no copy (.float() of an fp32 tensor is the tensor itself)
     bf16 = memory_bytes(short.replace(precision="bf16"), c, 1)
@@ -79,10 +79,11 @@ def test_small_gpt_activations():
     # per token and layer (tp=1, no SP, flash): 10h + Q,K,V,O 4nd+4gd = 8h + lse 4n + MLP 4f
     per_token_layer = 10 * 1024 + 8 * 1024 + 4 * 16 + 4 * 4096
     assert per_token_layer == 34_880
-    # + embedding dropout mask h, final-norm and output-layer inputs 2h + 2h, fp32 logits 4V
-    per_token = 4 * per_token_layer + 1024 + 4 * 1024 + 4 * 50304
-    assert per_token == 139_520 + 1024 + 4096 + 201_216 == 345_856
-    assert memory_bytes(SMALL, count_params(SMALL), 8)["activations"] == 2048 * per_token == 708_313_088
+    # + embedding dropout mask h, final-norm and output-layer inputs 2h + 2h, and at the loss the 16-bit
+    # logits 2V beside the cross-entropy's fp32 copy 4V (issue 23: the 16-bit logits were not counted)
+    per_token = 4 * per_token_layer + 1024 + 4 * 1024 + 6 * 50304
+    assert per_token == 139_520 + 1024 + 4096 + 301_824 == 446_464
+    assert memory_bytes(SMALL, count_params(SMALL), 8)["activations"] == 2048 * per_token == 914_358_272
 
 
 def test_no_dropout_masks_at_dropout_zero():
@@ -90,7 +91,7 @@ def test_no_dropout_masks_at_dropout_zero():
     residual dropouts nor the embedding dropout keep a 1-byte mask: 34,880 - 2 x 1024 per token and
     layer, and the embedding's h per token goes."""
     no_dropout = SMALL.replace(hidden_dropout=0.0)
-    per_token = 4 * (34_880 - 2 * 1024) + 4 * 1024 + 4 * 50304
+    per_token = 4 * (34_880 - 2 * 1024) + 4 * 1024 + 6 * 50304
     assert memory_bytes(no_dropout, count_params(SMALL), 8)["activations"] == 2048 * per_token
     # without flash attention the core keeps 5 bytes per score, 2 at attention dropout 0
     unfused = SMALL.replace(options=Options(flash_attention=False))
@@ -103,9 +104,9 @@ def test_no_dropout_masks_at_dropout_zero():
 def test_full_recompute_keeps_layer_inputs_and_one_layer():
     full = SMALL.replace(recompute="full", recompute_method="uniform", recompute_num_layers=1)
     # 4 layer inputs of 2h + one layer rebuilt (34,880) + the same embedding/output terms as above
-    per_token = 4 * 2 * 1024 + 34_880 + 1024 + 4096 + 4 * 50304
-    assert per_token == 249_408
-    assert memory_bytes(full, count_params(full), 8)["activations"] == 2048 * per_token == 510_787_584
+    per_token = 4 * 2 * 1024 + 34_880 + 1024 + 4096 + 6 * 50304
+    assert per_token == 350_016
+    assert memory_bytes(full, count_params(full), 8)["activations"] == 2048 * per_token == 716_832_768
 
 
 def test_gqa_swiglu_sequence_parallel_layer_by_hand():
@@ -146,12 +147,12 @@ def test_first_and_last_stage_and_interleaving():
     # first: 1F1B keeps pp=4 micro-batches of 4 layers = 16 layer-sets, + 4 embedding masks
     assert first["activations"] == 2048 * (16 * per_layer + 4 * 1024)
     # last: one micro-batch of 4 layers + the output terms
-    assert last["activations"] == 2048 * (4 * per_layer + 4 * 1024 + 4 * 50304)
+    assert last["activations"] == 2048 * (4 * per_layer + 4 * 1024 + 6 * 50304)
     inter = inp.replace(vpp=2)
     # interleaved rank 0: (pp-1)*2 + (v-1)*pp + 1 = 6 + 4 + 1 = 11 chunks of 2 layers = 22, 8 masks
     assert stage_memory(inter, c, 8, last=False)["activations"] == 2048 * (22 * per_layer + 8 * 1024)
     # interleaved last rank: (v-1)*pp + 1 = 5 chunks of 2 layers
-    assert stage_memory(inter, c, 8, last=True)["activations"] == 2048 * (10 * per_layer + 4 * 1024 + 4 * 50304)
+    assert stage_memory(inter, c, 8, last=True)["activations"] == 2048 * (10 * per_layer + 4 * 1024 + 6 * 50304)
 
 
 def test_experts_shard_over_ep_times_etp_and_expert_data_parallel():
@@ -215,5 +216,6 @@ def test_first_stage_micro_batches_in_flight_by_schedule(schedule, micro_batches
 def test_gpipe_last_stage_keeps_every_micro_batch():
     inp = SMALL.replace(num_layers=16, pp=4, nnodes=2, options=Options(pipeline_schedule="gpipe"))
     last = stage_memory(inp, count_params(inp), 8, last=True)
-    # all 8 forwards before the first backward: 8 x (4 layers + final-norm/output inputs + fp32 logits)
-    assert last["activations"] == 2048 * 8 * (4 * 34_880 + 4 * 1024 + 4 * 50304)
+    # all 8 forwards before the first backward: 8 x (4 layers + final-norm/output inputs), the fp32 softmax
+    # (4V) the loss saved for the 7 earlier ones and the 8th's loss peak (6V: its 16-bit logits + fp32 copy)
+    assert last["activations"] == 2048 * (8 * (4 * 34_880 + 4 * 1024) + (7 * 4 + 6) * 50304)

@@ -284,3 +284,30 @@ def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_p
     assert memory_bytes(hpz, c, 4)["optimizer"] == pytest.approx(12 * P_7B / 16)  # still over all 16
     # the backward gathers stay inside a node: less data-parallel time than plain ZeRO-3 on the two nodes
     assert estimate(hpz).time_s["dp"] < estimate(hpz.replace(hpz_partition=1)).time_s["dp"]
+
+
+@pytest.mark.parametrize("stage, offload_param, gpu_bytes, host_bytes, gpu_gib, host_gib", [
+    # ZeRO-2, optimizer offloaded: GPU 2P, CPU P max(4N, 16) f
+    (2, False, 2 * P_7B, P_7B * 32 * 1.5, 12.55, 301.30),
+    # ZeRO-3, optimizer offloaded: GPU 4L + 2P/N, CPU 16P f (zero_init)
+    (3, False, 4 * L_7B + 2 * P_7B / 8, 16 * P_7B * 1.5, 2.06, 150.65),
+    # ZeRO-3, parameters too: GPU 4L, CPU 18P f (zero_init)
+    (3, True, 4 * L_7B, 18 * P_7B * 1.5, 0.49, 169.48),
+])
+def test_cpu_offload_against_deepspeeds_estimators(stage, offload_param, gpu_bytes, host_bytes, gpu_gib, host_gib):
+    """(issue 23) DeepSpeed's estimators (deepspeed.md sec. 4.1: one node of 8, additional_buffer_factor 1.5) on
+    Llama-2 7B: the model states plint keeps on the GPU and the host memory it reports per node are the
+    estimators' figures, and within 0.1% of the outputs deepspeed.md records for its 6.74 B example; with the
+    optimizer on the CPU no fp32 gradient copy is made on the GPU."""
+    from plint.cost.memory import host_memory_bytes
+
+    inp = LLAMA2_7B.replace(zero_stage=stage, offload_optimizer=True, offload_param=offload_param)
+    c = count_params(inp)
+    mem = memory_bytes(inp, c, 4)
+    assert mem["optimizer"] == 0.0
+    assert mem["weights"] + mem["grads"] == pytest.approx(gpu_bytes)
+    assert host_memory_bytes(inp, c) == pytest.approx(host_bytes)
+    assert (mem["weights"] + mem["grads"]) / GIB == pytest.approx(gpu_gib, rel=1e-3, abs=0.005)
+    assert host_bytes / GIB == pytest.approx(host_gib, rel=1e-3)
+    assert estimate(inp).host_memory_gib == pytest.approx(host_memory_bytes(inp, c) / GIB)
+    assert host_memory_bytes(LLAMA2_7B, c) is None and estimate(LLAMA2_7B).host_memory_gib is None

@@ -1,0 +1,57 @@
+"""How far the memory estimate is from what Megatron-LM measures, per feature a launch uses.
+
+`MEASURED_PEAK_ERROR` is the median of |allocator_peak / mem-max-allocated-bytes - 1| over the rows of
+Megatron-LM's functional tests that use each feature, as `benchmarks/measured_memory.py --band-table`
+prints it (the rows and their measured bytes: benchmarks/memory/manifest.json). It is calibration data, not
+a per-run constant: one figure per feature group, the same for every launch. A launch's band is the largest
+figure of the groups it is in (the whole set's where it is in none, or where a group has too few rows).
+The median, not a high percentile: the tail is mostly rows whose container did what the launch cannot say
+(an older Transformer Engine falling back to unfused attention), and a band that wide would warn on
+launches that run (docs/cost-model.md gives both figures per group).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.cost.model_input import ModelInput
+
+# Megatron-LM d98e8a64 (functional tests, golden values dev/lts x dgx_a100/dgx_h100), covered rows only
+MEASURED_PEAK_ERROR = {
+    "all": 0.048,
+    "cp": 0.048,
+    "distributed optimizer": 0.050,
+    "ep/moe": 0.065,
+    "fp16": 0.055,
+    "fp8": 0.183,
+    "fsdp": 0.051,
+    "pp": 0.046,
+    "recompute": 0.004,
+    "tp": 0.056,
+    "unfused attention": 0.036,
+    "vpp": 0.032,
+}
+# groups with fewer covered rows than this fall back to the whole set's figure
+MIN_ROWS = 10
+ROWS_PER_GROUP = {"all": 312, "cp": 46, "distributed optimizer": 93, "ep/moe": 62, "fp16": 17, "fp8": 2, "fsdp": 5, "pp": 205, "recompute": 5, "tp": 174, "unfused attention": 135, "vpp": 45}
+
+
+def memory_features(inp: ModelInput) -> list[str]:
+    """The feature groups of the harness a launch is in (benchmarks/measured_memory.py features())."""
+    found = []
+    checks = (("tp", inp.tp > 1), ("pp", inp.pp > 1), ("vpp", bool(inp.vpp and inp.vpp > 1)), ("cp", inp.cp > 1),
+              ("ep/moe", bool(inp.num_experts)), ("distributed optimizer", inp.distributed_optimizer),
+              ("recompute", inp.recompute is not None), ("fp8", inp.precision == "fp8"),
+              ("fp16", inp.precision == "fp16"), ("fsdp", inp.megatron_fsdp),
+              ("unfused attention", not inp.options.flash_attention))
+    for name, used in checks:
+        if used:
+            found.append(name)
+    return found
+
+
+def error_band(inp: ModelInput) -> float:
+    """The relative error (0.04 for +-4%) the memory estimate of this launch carries."""
+    measured = [MEASURED_PEAK_ERROR[f] for f in memory_features(inp)
+                if f in MEASURED_PEAK_ERROR and ROWS_PER_GROUP.get(f, 0) >= MIN_ROWS]
+    return max(measured) if measured else MEASURED_PEAK_ERROR["all"]
