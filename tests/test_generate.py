@@ -382,3 +382,20 @@ def test_a_tokenizer_name_a_shell_would_expand_is_not_written(tmp_path):
     assert "pwned" not in text
     assert "TOKENIZER_MODEL=${TOKENIZER_MODEL:?set TOKENIZER_MODEL to a Hugging Face tokenizer name or path " \
            "(50,257 tokens)}" in text
+
+
+def test_a_checked_launchs_training_shape_reaches_the_generated_launch(tmp_path):
+    """`generate --layout` of the Llama 3 8B fixture keeps what it sets beyond the shape (layout.architecture:
+    rotary base, RoPE scaling, dropouts) instead of writing Megatron's defaults (10,000 and 0.1)."""
+    checked = CliRunner().invoke(cli, ["check", "--format", "json", "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    (tmp_path / "check.json").write_text(checked.output)
+    architecture = json.loads(checked.output)["files"][0]["layout"]["architecture"]
+    assert (architecture["rotary_base"], architecture["rope_scaling"], architecture["hidden_dropout"]) == \
+        (500000, {"type": "llama3"}, 0.0)
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"),
+                                   "--stdout"])
+    assert out.exit_code == 0, out.output
+    args = _model_args(out.output)
+    assert args["--rotary-base"] == "500000" and "--use-rope-scaling" in args and "--rope-scaling-factor" not in args
+    assert (args["--attention-dropout"], args["--hidden-dropout"]) == ("0.0", "0.0")
+    assert "no --norm-epsilon: the default of Megatron-LM 0.19, 1e-05" in out.output  # the launch sets none

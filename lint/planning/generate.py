@@ -136,7 +136,8 @@ def _training_shape_notes(model: dict) -> list[str]:
 
 
 def _rope_scaling(model: dict, target: str) -> float | None:
-    """The factor to write for the model's RoPE scaling, or a GenerateError when the trainer cannot express it."""
+    """The factor to write for the model's RoPE scaling (None: none given, or no scaling), or a GenerateError
+    when the trainer cannot express the scaling."""
     scaling = model.get("rope_scaling")
     if not scaling:
         return None
@@ -148,7 +149,7 @@ def _rope_scaling(model: dict, target: str) -> float | None:
     if target == "deepspeed":
         raise GenerateError("the deepspeed target (Megatron-DeepSpeed) has no RoPE scaling flag, and the model "
                             "uses Llama 3.1's: use --target torchrun or slurm")
-    return float(scaling["factor"])
+    return float(scaling["factor"]) if scaling.get("factor") is not None else None  # None: the flag's default
 
 
 def _tokenizer_hint(model: dict) -> str:
