@@ -387,7 +387,8 @@ def test_a_tokenizer_name_a_shell_would_expand_is_not_written(tmp_path):
 def test_a_checked_launchs_training_shape_reaches_the_generated_launch(tmp_path):
     """`generate --layout` of the Llama 3 8B fixture keeps what it sets beyond the shape (layout.architecture:
     rotary base, RoPE scaling, dropouts) instead of writing Megatron's defaults (10,000 and 0.1)."""
-    checked = CliRunner().invoke(cli, ["check", "--format", "json", "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    checked = CliRunner().invoke(cli, ["check", "--format", "json",
+                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
     (tmp_path / "check.json").write_text(checked.output)
     architecture = json.loads(checked.output)["files"][0]["layout"]["architecture"]
     assert (architecture["rotary_base"], architecture["rope_scaling"], architecture["hidden_dropout"]) == \
