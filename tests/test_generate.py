@@ -400,3 +400,10 @@ def test_a_checked_launchs_training_shape_reaches_the_generated_launch(tmp_path)
     assert args["--rotary-base"] == "500000" and "--use-rope-scaling" in args and "--rope-scaling-factor" not in args
     assert (args["--attention-dropout"], args["--hidden-dropout"]) == ("0.0", "0.0")
     assert "no --norm-epsilon: the default of Megatron-LM 0.19, 1e-05" in out.output  # the launch sets none
+
+
+def test_the_deepspeed_target_names_the_forks_flags_and_defaults(tmp_path):
+    model = {k: v for k, v in GPT2_MEDIUM.items() if k not in ("norm_epsilon", "attention_dropout", "hidden_dropout")}
+    text, _ = _generate_checked({**model, "position_embedding": "rope"}, "deepspeed", tmp_path)
+    for flag, default in (("--rotary-position-embeddings-theta", "10000"), ("--layernorm-epsilon", "1e-05")):
+        assert f"#   no {flag}: the default of Megatron-DeepSpeed (deepspeedai), {default}" in text

@@ -32,6 +32,7 @@ MODEL_DEFAULTS = {"ffn_hidden_size": None, "num_query_groups": None, "kv_channel
 # --hidden-dropout); left out, the flag's default of the release in force applies and the launch says so.
 TRAINING_SHAPE = {"rotary_base": "rotary_base", "norm_epsilon": "layernorm_epsilon",
                   "attention_dropout": "attention_dropout", "hidden_dropout": "hidden_dropout"}
+FORK_DESTS = {"rotary_base": "rope_theta"}  # Megatron-DeepSpeed's --rotary-position-embeddings-theta
 # Megatron-LM's one RoPE scaling (--use-rope-scaling, --rope-scaling-factor) is Llama 3.1's, with these fixed:
 # megatron/core/models/common/embeddings/rotary_pos_embedding.py, RotaryEmbedding._apply_scaling
 MEGATRON_ROPE_SCALING = {"low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
@@ -88,7 +89,7 @@ def spec_from_layout(layout: dict, name: str) -> dict:
             "precision": precision, "estimate": layout.get("estimate")}
 
 
-def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
+def model_with_defaults(model: dict, fork: bool = False) -> tuple[dict, list[str]]:
     """The model shape to write, every value the input gives kept as given, and the comment lines that
     say what the input left to a default (the generated launch writes the default out, so that what
     Megatron runs and what plint reads back are the same numbers)."""
@@ -103,7 +104,7 @@ def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
     if not model.get("num_query_groups"):
         notes.append(f"  no --num-query-groups: Megatron's default, each of the {model['num_attention_heads']} "
                      "heads has its own key-value head")
-    notes += _training_shape_notes(model)
+    notes += _training_shape_notes(model, fork)
     vocab = model.get("vocab_size")
     # megatron/core/tokenizers/utils/build_tokenizer.py reads --vocab-size for the Null and TikToken
     # tokenizers only; the Hugging Face tokenizer brings its own vocabulary
@@ -113,7 +114,7 @@ def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
     return model, notes
 
 
-def _training_shape_notes(model: dict) -> list[str]:
+def _training_shape_notes(model: dict, fork: bool) -> list[str]:
     """Fill the position table to the sequence (Megatron asserts max_position_embeddings >= seq_length in
     validate_args), and name each training-shape value the input leaves to the trainer's default."""
     from plint.catalog.flags import latest_release, load_flag_catalog, release_label
@@ -125,11 +126,11 @@ def _training_shape_notes(model: dict) -> list[str]:
         if positions is not None:
             notes.append(f"  --max-position-embeddings {seq}: the sequence; the published model has {positions:,} "
                          "positions, and Megatron requires at least the sequence length")
-    release = latest_release()
+    release = latest_release("megatron-deepspeed" if fork else "megatron")
     catalog = load_flag_catalog(release)
     for key, dest in TRAINING_SHAPE.items():
         if model.get(key) is None and (key != "rotary_base" or model.get("position_embedding") == "rope"):
-            spec = catalog.by_dest(dest)
+            spec = catalog.by_dest(FORK_DESTS.get(key, dest) if fork else dest)
             notes.append(f"  no {spec.flags[-1]}: the default of {release_label(release)}, {spec.default} "
                          "(the input names none)")
     return notes
@@ -165,7 +166,7 @@ def _tokenizer_hint(model: dict) -> str:
 def _context(spec: dict, target: str) -> dict:
     if spec["model"].get("approximate"):
         raise GenerateError(f"{spec['name']}: {spec['model']['approximate']}")
-    model, model_notes = model_with_defaults(spec["model"])
+    model, model_notes = model_with_defaults(spec["model"], fork=target == "deepspeed")
     model["rope_scaling_factor"] = _rope_scaling(model, target)
     spec = {**spec, "model": model, "model_notes": model_notes, "tokenizer_hint": _tokenizer_hint(model)}
     p, b = spec["parallel"], spec["batch"]
