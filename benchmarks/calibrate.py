@@ -1,6 +1,6 @@
 """Calibrate plint's cost model against published training runs.
 
-Runs the estimator over shared/data/published_runs_calibration.yaml (or the file given) and prints,
+Runs the estimator over benchmarks/data/published_runs_calibration.yaml (or the file given) and prints,
 per run, predicted vs published tokens/s per GPU and the error, then the mean absolute percentage
 error (MAPE) for dense and MoE runs apart. There are no per-run constants: every run uses the same
 physical settings (Options defaults and the hardware catalog). What each run states is read as a fact:
@@ -33,7 +33,8 @@ import yaml
 from plint.catalog.hardware import lookup_gpu
 from plint.cost import ModelInput, Options, estimate, flops_per_token
 
-DEFAULT_DATA = Path("/work/shared/data/published_runs_calibration.yaml")
+# the published runs, one entry per run with its source (facts only: shape, cluster, layout, throughput)
+DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "published_runs_calibration.yaml"
 
 
 def _gpu(text: str) -> str | None:

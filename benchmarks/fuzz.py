@@ -1,6 +1,6 @@
 """Fuzz `plint check` (every format) and `plint fix --diff` with mutated fixtures and generated launches.
 
-    python benchmarks/fuzz.py --count 10000 --seed 1          # the full run (README "Fuzzing")
+    python benchmarks/fuzz.py --count 10000 --seed 1          # the full run (docs/safety.md, "Budgets and fuzzing")
     python benchmarks/fuzz.py --count 150 --seed 0            # the slice the test suite runs
     python benchmarks/fuzz.py --replay benchmarks/fuzz-out/case-00042   # one saved reproducer again
 

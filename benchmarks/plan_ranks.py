@@ -1,6 +1,6 @@
 """Where published training layouts rank among `plint plan`'s candidates.
 
-For every run of shared/data/published_runs_calibration.yaml (or the file given) that states a layout,
+For every run of benchmarks/data/published_runs_calibration.yaml (or the file given) that states a layout,
 this plans the run's model on the run's cluster (GPU kind and count, GPUs per node, network per GPU),
 global batch, sequence length and precision with plint's planner (plint.planning.plan.plan, what
 `plint plan` runs) and reports the rank of the published layout among the ranked candidates, then the

@@ -15,6 +15,23 @@ if TYPE_CHECKING:
 from plint.values import Value
 
 # Field order of the JSON contract; every field appears (null when unknown).
+# layout.architecture keys a launch may set beyond the shape -> the dests of the flags that set them
+# (megatron/training/arguments.py: --rotary-base, --norm-epsilon, --attention-dropout, --hidden-dropout;
+# Megatron-DeepSpeed: --rotary-position-embeddings-theta, dest rope_theta, and --layernorm-epsilon)
+LAUNCH_SHAPE_DESTS = {"rotary_base": ("rotary_base", "rope_theta"), "norm_epsilon": ("layernorm_epsilon",),
+                      "attention_dropout": ("attention_dropout",), "hidden_dropout": ("hidden_dropout",)}
+
+
+def _number(text: str | None) -> int | float | None:
+    """A flag's literal number as the trainer's parser reads it (int when integral), or None."""
+    try:
+        number = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return int(number) if number is not None and number.is_integer() and "." not in text and "e" not in text.lower() \
+        else number
+
+
 SECTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("nnodes", "gpus_per_node", "world_size", "gpu", "gpu_memory_gib", "nvlink_domain"),
     "parallel": ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel",
@@ -72,6 +89,20 @@ class Layout:
                 out.append(clip(f"{key}: {v.note or 'cannot be known statically'}"))
         return out
 
+    def _launch_shape(self, args) -> dict[str, Any]:
+        """What the launch sets beyond the model's shape, when it sets it (so that `plint generate --layout`
+        writes the same model): the flags' dests in Megatron-LM and Megatron-DeepSpeed (rope_theta)."""
+        out: dict[str, Any] = {}
+        for key, dests in LAUNCH_SHAPE_DESTS.items():
+            text = next((t for t in (args.text(d) for d in dests) if t is not None), None) if args else None
+            number = _number(text)
+            if number is not None:
+                out[key] = number
+        if args is not None and args.get("use_rope_scaling") is not None:
+            factor = _number(args.text("rope_scaling_factor"))  # absent: the flag's default applies
+            out["rope_scaling"] = {"type": "llama3", **({"factor": factor} if factor is not None else {})}
+        return out
+
     def to_json(self) -> dict:
         out: dict[str, Any] = {k: self.value(k) for k in TOP_LEVEL}
         for section in ("cluster", "parallel", "batch", "model"):
@@ -85,6 +116,7 @@ class Layout:
             arch = {k: v for k, v in shape.items() if k not in SECTIONS["model"]}
             args = self.extras.get("trainer_args")
             arch["tokenizer"] = args.text("--tokenizer-model") if args is not None else None
+            arch.update(self._launch_shape(args))
             out["architecture"] = arch
         out["provenance"] = {k: v.provenance() for k, v in self.fields.items()}
         out["unresolved"] = self.unresolved()

@@ -28,7 +28,7 @@ _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it)
         fix="Mostly not fixable: the intended text is not known. Digit separators in bash arithmetic "
             "(`$(( 300_000_000_000 / SEQ ))`, or a variable holding such a number) are removed by `plint fix` "
             "(safe: bash reads no separators).",
-        references=("bash(1), ARITHMETIC EVALUATION", "DESIGN.md, Reading shell"),
+        references=("bash(1), ARITHMETIC EVALUATION", "docs/reading.md, What plint reads, statically"),
     ),
     needs_layout=False,
 )
@@ -72,7 +72,7 @@ def _hint(note: str) -> str:
         what="Names a layout value plint could not know without running the job: a variable with no "
              "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
              "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown, a file "
-             "outside the checked tree (plint does not read it: README, What plint reads and writes). "
+             "outside the checked tree (plint does not read it: docs/safety.md, What plint reads and writes). "
              "The message names the variable and how to supply it.",
         why="Rules that need the value (world size, data parallelism, batch arithmetic) stay silent "
             "rather than guess; supplying the value lets them run.",
@@ -140,7 +140,7 @@ def unresolved_value(ctx: RuleContext):
                                    "run_training\n"}),
         fix="Not fixable: the finding says what kept the launch from being read; supply the unknown variable "
             "with `--env NAME=VALUE`, or check the function, branch or `exit` it names.",
-        references=("DESIGN.md, Reading shell",),
+        references=("docs/reading.md, What plint reads, statically",),
     ),
     needs_layout=False,
 )

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from doc_snippets import workflow_snippets
 from plint.cli.check_command import OPTIONS
 
 REPO = Path(__file__).resolve().parent.parent
@@ -188,25 +189,21 @@ def test_the_actions_shell_passes_actionlint(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
 
 
-def _readme_workflow() -> str:
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("## GitHub Action"):]
-    return re.search(r"```yaml\n(# \.github/workflows/plint\.yml\n.*?)```", section, re.S).group(1)
-
-
-def test_the_readme_workflow_uses_the_actions_inputs_and_minimal_permissions():
-    workflow = yaml.safe_load(_readme_workflow())
+@pytest.mark.parametrize("snippet", workflow_snippets())
+def test_the_documented_workflow_uses_the_actions_inputs_and_minimal_permissions(snippet):
+    workflow = yaml.safe_load(snippet)
     (job,) = workflow["jobs"].values()
     assert job["permissions"] == {"contents": "read", "pull-requests": "write", "security-events": "write"}
     step = next(s for s in job["steps"] if s.get("uses", "").startswith("plint-dev/plint@"))
     assert set(step["with"]) <= set(ACTION["inputs"])
 
 
-def test_the_readme_workflow_passes_actionlint(tmp_path):
+@pytest.mark.parametrize("snippet", workflow_snippets())
+def test_the_documented_workflow_passes_actionlint(tmp_path, snippet):
     binary = _actionlint()
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
-    (folder / "plint.yml").write_text(_readme_workflow())
+    (folder / "plint.yml").write_text(snippet)
     done = subprocess.run([*binary, "-no-color", str(folder / "plint.yml")], capture_output=True, text=True,
                           timeout=120, cwd=tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr

@@ -233,11 +233,11 @@ def test_a_whole_file_is_valid_for_the_schema_exactly_when_plint_loads_it(tmp_pa
     assert schema_ok == loaded
 
 
-def test_the_readme_configuration_block_is_valid_in_both_files(tmp_path):
+def test_the_documented_configuration_block_is_valid_in_both_files(tmp_path):
     import re
 
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"## Configuration and suppression.*?```toml\n(.*?)```", readme, re.S).group(1)
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    block = re.search(r"# Configuration and suppression.*?```toml\n(.*?)```", page, re.S).group(1)
     assert block.startswith("[tool.plint]\n")
     assert jsonschema.Draft202012Validator(SCHEMA).is_valid(tomllib.loads(block))
     (tmp_path / ".git").mkdir()
@@ -249,13 +249,13 @@ def test_the_readme_configuration_block_is_valid_in_both_files(tmp_path):
 
 
 
-def test_the_readme_names_the_schema_editors_read():
+def test_the_docs_name_the_schema_editors_read():
     import re
 
-    readme = (ROOT / "README.md").read_text()
-    directive = re.search(r"^#:schema (\S+)$", readme, re.M).group(1)
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    directive = re.search(r"^#:schema (\S+)$", page, re.M).group(1)
     assert directive == SCHEMA["$id"] and directive.endswith("/schemas/config.schema.json")
-    assert "config.schema.json#/$defs/settings" in readme and "$defs" in SCHEMA and "settings" in SCHEMA["$defs"]
+    assert "config.schema.json#/$defs/settings" in page and "$defs" in SCHEMA and "settings" in SCHEMA["$defs"]
 
 
 def test_per_file_ignores_reach_findings_inside_the_json_a_script_reads(tmp_path):

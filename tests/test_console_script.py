@@ -46,9 +46,9 @@ def test_config_option_takes_either_form(repo, text):
     assert _codes(proc) == {"PL305", "PL601"}
 
 
-def test_the_readme_block_pasted_into_a_plint_toml_is_read(repo):
-    readme = (ROOT / "README.md").read_text()
-    block = re.search(r"## Configuration and suppression.*?```toml\n(.*?)```", readme, re.S).group(1)
+def test_the_documented_block_pasted_into_a_plint_toml_is_read(repo):
+    page = (ROOT / "docs" / "configuration.md").read_text()
+    block = re.search(r"# Configuration and suppression.*?```toml\n(.*?)```", page, re.S).group(1)
     (repo / ".plint.toml").write_text(block)
     proc = run_plint("check", "launch.sh", cwd=repo)
     # the block selects PL1, PL2 and sequence-parallel-off (PL303) and fails on warnings
@@ -88,8 +88,8 @@ def test_a_check_never_imports_jsonschema(repo):
 def test_completion_scripts_come_from_the_documented_variable(shell, marker):
     proc = run_plint(env={"_PLINT_COMPLETE": f"{shell}_source"})
     assert proc.returncode == 0 and marker in proc.stdout, proc.stdout + proc.stderr
-    readme = (ROOT / "README.md").read_text()
-    assert f"_PLINT_COMPLETE={shell}_source plint" in readme
+    page = (ROOT / "docs" / "checking.md").read_text()
+    assert f"_PLINT_COMPLETE={shell}_source plint" in page
 
 
 @pytest.mark.parametrize("words, cword, expected", [

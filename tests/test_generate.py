@@ -7,6 +7,7 @@ import subprocess
 
 import pytest
 from click.testing import CliRunner
+from fixture_paths import ROOT
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from plint.cli.commands import cli
@@ -163,7 +164,8 @@ def test_full_shard_is_zero3_for_the_deepspeed_target():
 
 
 GPT2_MEDIUM = {"num_layers": 24, "hidden_size": 1024, "num_attention_heads": 16, "num_query_groups": 4,
-               "ffn_hidden_size": 4096, "seq_length": 1024, "vocab_size": 50257}
+               "ffn_hidden_size": 4096, "seq_length": 1024, "vocab_size": 50257, "norm_epsilon": 1.0e-5,
+               "attention_dropout": 0.1, "hidden_dropout": 0.1}
 
 
 def _generate_checked(model: dict, target: str, tmp_path) -> tuple[str, dict]:
@@ -190,7 +192,7 @@ def test_the_model_files_shape_reaches_the_launch_unchanged(target, tmp_path):
         assert flag in text, flag
     assert ("--num-key-value-heads 4\n" if target == "deepspeed" else "--num-query-groups 4\n") in text
     assert "--vocab-size 50257 is the input's" in text and "must hold 50,257 tokens" in text
-    assert "Megatron's default" not in text  # the file leaves nothing to a default
+    assert "Megatron's default" not in text and "the default of" not in text  # the file leaves nothing to a default
     model = layout["model"]
     assert (model["vocab_size"], model["num_attention_heads"], model["num_query_groups"], model["ffn_hidden_size"],
             model["seq_length"]) == (50257, 16, 4, 4096, 1024)
@@ -217,3 +219,191 @@ def test_the_cost_model_takes_megatrons_swiglu_width_when_none_is_given():
                         swiglu=True)
     assert swiglu.ffn_width() == 10880
     assert swiglu.replace(swiglu=False).ffn_width() == 16384 and swiglu.replace(ffn_hidden_size=14336).ffn_width() == 14336
+
+
+# ---- issue 29: `generate --model NAME` writes the model it names ----------------------------------------
+
+# the published config.json's keys (or GPT-2's, for GPT-3) -> the preset's
+CONFIG_TO_PRESET = {"num_hidden_layers": "num_layers", "hidden_size": "hidden_size",
+                    "intermediate_size": "ffn_hidden_size", "num_attention_heads": "num_attention_heads",
+                    "num_key_value_heads": "num_query_groups", "vocab_size": "vocab_size",
+                    "max_position_embeddings": "max_position_embeddings", "rope_theta": "rotary_base",
+                    "rms_norm_eps": "norm_epsilon", "layer_norm_epsilon": "norm_epsilon",
+                    "attention_dropout": "attention_dropout", "attn_pdrop": "attention_dropout",
+                    "resid_pdrop": "hidden_dropout", "num_local_experts": "num_experts",
+                    "n_routed_experts": "num_experts", "num_experts_per_tok": "moe_topk"}
+# every preset names these; a rotary base where positions are rotary
+TRAINING_SHAPE_KEYS = ("norm_epsilon", "attention_dropout", "hidden_dropout", "max_position_embeddings",
+                       "untie_embeddings", "vocab_size", "tokenizer")
+# preset -> (nodes, global batch) that plan quickly to a layout each target can write
+GENERATED = {"llama3-8b": (2, 256), "llama3-70b": (8, 512), "llama3-405b": (64, 512), "gpt3-175b": (64, 1536),
+             "mixtral-8x7b": (8, 512)}
+
+
+def _published() -> dict:
+    import yaml
+
+    return yaml.safe_load((ROOT / "tests" / "data" / "published_model_configs.yaml").read_text())
+
+
+def _presets() -> dict:
+    from plint.planning.plan import presets
+
+    return presets()
+
+
+def test_every_preset_has_a_published_config():
+    assert set(_presets()) == set(_published())
+    assert all(entry["source"] and entry["read_in"] for entry in _published().values())
+
+
+@pytest.mark.parametrize("name", sorted(_presets()))
+def test_each_preset_carries_its_published_config(name):
+    preset, published = _presets()[name], _published()[name]
+    for key in TRAINING_SHAPE_KEYS + (("rotary_base",) if preset.get("position_embedding") == "rope" else ()):
+        assert preset.get(key) is not None, f"{name} does not name {key}"
+    config = published["config"]
+    for config_key, value in {**config, **published.get("implied", {})}.items():
+        if config_key in ("tie_word_embeddings", "rope_scaling"):
+            continue
+        assert preset[CONFIG_TO_PRESET.get(config_key, config_key)] == value, (name, config_key)
+    assert preset["untie_embeddings"] is (not config["tie_word_embeddings"])
+    scaling = config.get("rope_scaling")
+    if scaling:  # the config's rope_type is the preset's type
+        assert {("type" if k == "rope_type" else k): v for k, v in scaling.items()} == preset["rope_scaling"]
+    else:
+        assert not preset.get("rope_scaling")
+    assert preset["seq_length"] <= preset["max_position_embeddings"]
+
+
+def _model_args(text: str) -> dict[str, str | None]:
+    """MODEL_ARGS of a generated launch: flag -> its value (None for a switch)."""
+    import re
+
+    body = re.search(r"^MODEL_ARGS=\((.*?)^\)", text, re.S | re.M).group(1).split()
+    args: dict[str, str | None] = {}
+    for i, word in enumerate(body):
+        if word.startswith("--"):
+            following = body[i + 1] if i + 1 < len(body) else "--"
+            args[word] = None if following.startswith("--") else following
+    return args
+
+
+def _flag_catalog(target: str):
+    from plint.catalog.flags import latest_release, load_flag_catalog
+
+    return load_flag_catalog(latest_release("megatron-deepspeed" if target == "deepspeed" else "megatron"))
+
+
+def _generated(target: str, name: str) -> str:
+    nodes, batch = GENERATED[name]
+    out = CliRunner().invoke(cli, ["generate", "--target", target, "--model", name, "--nodes", str(nodes),
+                                   "--global-batch", str(batch), "--stdout"])
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+@pytest.mark.parametrize("target", ["torchrun", "slurm", "deepspeed"])
+@pytest.mark.parametrize("name", sorted(GENERATED))
+def test_the_generated_launch_writes_every_value_of_the_preset(target, name):
+    """Before issue 29 `--model llama3-70b` left out the rotary base (Megatron's 10,000 applied where Llama 3
+    uses 500,000) and the zero dropouts. Every flag is the one the release in force defines (its catalog)."""
+    preset = _presets()[name]
+    if target == "deepspeed" and (preset.get("num_experts") or preset.get("rope_scaling")):
+        return  # Megatron-DeepSpeed cannot express it: test_the_deepspeed_target_refuses_rope_scaling
+    args = _model_args(_generated(target, name))
+    catalog = _flag_catalog(target)
+    assert [flag for flag in args if catalog.lookup(flag) is None] == []
+    fork = target == "deepspeed"
+    expected = {"--max-position-embeddings": preset["max_position_embeddings"],
+                "--layernorm-epsilon" if fork else "--norm-epsilon": preset["norm_epsilon"],
+                "--attention-dropout": preset["attention_dropout"], "--hidden-dropout": preset["hidden_dropout"],
+                "--vocab-size": preset["vocab_size"]}
+    if preset.get("rotary_base"):
+        expected["--rotary-position-embeddings-theta" if fork else "--rotary-base"] = preset["rotary_base"]
+    for flag, value in expected.items():
+        assert args.get(flag) is not None and float(args[flag]) == value, (flag, args.get(flag), value)
+    assert ("--untie-embeddings-and-output-weights" in args) is preset["untie_embeddings"]
+    if preset.get("rope_scaling"):
+        assert "--use-rope-scaling" in args and float(args["--rope-scaling-factor"]) == preset["rope_scaling"]["factor"]
+    else:
+        assert "--use-rope-scaling" not in args
+
+
+def test_the_deepspeed_target_refuses_rope_scaling():
+    out = CliRunner().invoke(cli, ["generate", "--target", "deepspeed", "--model", "llama3-405b", "--nodes", "64",
+                                   "--global-batch", "512", "--stdout"])
+    assert out.exit_code == 2 and "has no RoPE scaling flag" in out.output
+
+
+def test_a_rope_scaling_megatron_cannot_express_is_refused(tmp_path):
+    import yaml
+
+    model = {**GPT2_MEDIUM, "position_embedding": "rope", "rope_scaling": {"type": "yarn", "factor": 40}}
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--model-file", str(tmp_path / "model.yaml"),
+                                   "--nodes", "1", "--stdout"])
+    assert out.exit_code == 2 and "Llama 3.1's" in out.output, out.output
+
+
+def test_what_the_model_file_leaves_of_the_training_shape_is_named_with_the_releases_default(tmp_path):
+    model = {k: v for k, v in GPT2_MEDIUM.items() if k not in ("norm_epsilon", "attention_dropout", "hidden_dropout")}
+    text, _ = _generate_checked({**model, "position_embedding": "rope"}, "torchrun", tmp_path)
+    for flag, default in (("--rotary-base", "10000"), ("--norm-epsilon", "1e-05"), ("--attention-dropout", "0.1"),
+                          ("--hidden-dropout", "0.1")):
+        assert f"#   no {flag}: the default of Megatron-LM 0.19, {default} (the input names none)" in text
+        assert flag not in _model_args(text)
+
+
+def test_a_sequence_beyond_the_published_positions_raises_the_position_table(tmp_path):
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--model", "llama3-8b", "--nodes", "2",
+                                   "--global-batch", "256", "--seq-length", "16384", "--stdout"])
+    assert out.exit_code == 0, out.output
+    assert _model_args(out.output)["--max-position-embeddings"] == "16384"  # Megatron asserts >= seq_length
+    assert "--max-position-embeddings 16384: the sequence; the published model has 8,192 positions" in out.output
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_the_tokenizer_is_required_when_the_launch_runs(tmp_path):
+    """The README promises `${TOKENIZER_MODEL:?...}`: before issue 29 a preset's tokenizer name was a silent
+    default. Run with DATA_PATH but no TOKENIZER_MODEL, the script stops at that line, naming the preset's."""
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--model", "llama3-8b", "--nodes", "1",
+                                   "--global-batch", "128", "-o", str(tmp_path)])
+    assert out.exit_code == 0, out.output
+    done = subprocess.run(["bash", str(tmp_path / "launch.sh")], capture_output=True, text=True, timeout=60,
+                          env={"PATH": "/usr/bin:/bin", "DATA_PATH": "/data/x"}, cwd=tmp_path)
+    assert done.returncode != 0
+    assert "TOKENIZER_MODEL: set TOKENIZER_MODEL to the tokenizer of meta-llama/Meta-Llama-3-8B (128,256 tokens)" \
+        in done.stderr, done.stderr
+
+
+def test_a_tokenizer_name_a_shell_would_expand_is_not_written(tmp_path):
+    text, _ = _generate_checked({**GPT2_MEDIUM, "tokenizer": "gpt2$(touch pwned)"}, "torchrun", tmp_path)
+    assert "pwned" not in text
+    assert "TOKENIZER_MODEL=${TOKENIZER_MODEL:?set TOKENIZER_MODEL to a Hugging Face tokenizer name or path " \
+           "(50,257 tokens)}" in text
+
+
+def test_a_checked_launchs_training_shape_reaches_the_generated_launch(tmp_path):
+    """`generate --layout` of the Llama 3 8B fixture keeps what it sets beyond the shape (layout.architecture:
+    rotary base, RoPE scaling, dropouts) instead of writing Megatron's defaults (10,000 and 0.1)."""
+    checked = CliRunner().invoke(cli, ["check", "--format", "json",
+                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    (tmp_path / "check.json").write_text(checked.output)
+    architecture = json.loads(checked.output)["files"][0]["layout"]["architecture"]
+    assert (architecture["rotary_base"], architecture["rope_scaling"], architecture["hidden_dropout"]) == \
+        (500000, {"type": "llama3"}, 0.0)
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"),
+                                   "--stdout"])
+    assert out.exit_code == 0, out.output
+    args = _model_args(out.output)
+    assert args["--rotary-base"] == "500000" and "--use-rope-scaling" in args and "--rope-scaling-factor" not in args
+    assert (args["--attention-dropout"], args["--hidden-dropout"]) == ("0.0", "0.0")
+    assert "no --norm-epsilon: the default of Megatron-LM 0.19, 1e-05" in out.output  # the launch sets none
+
+
+def test_the_deepspeed_target_names_the_forks_flags_and_defaults(tmp_path):
+    model = {k: v for k, v in GPT2_MEDIUM.items() if k not in ("norm_epsilon", "attention_dropout", "hidden_dropout")}
+    text, _ = _generate_checked({**model, "position_embedding": "rope"}, "deepspeed", tmp_path)
+    for flag, default in (("--rotary-position-embeddings-theta", "10000"), ("--layernorm-epsilon", "1e-05")):
+        assert f"#   no {flag}: the default of Megatron-DeepSpeed (deepspeedai), {default}" in text

@@ -14,6 +14,7 @@ from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
+from doc_snippets import RELEASE_TAG, precommit_snippets
 
 ROOT = Path(__file__).resolve().parent.parent
 PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
@@ -128,28 +129,48 @@ def test_hook_environment_stays_light():
                                                                                      "megatron-core")]
 
 
-def test_the_readme_snippet_works_after_autoupdate(tmp_path, hook_repo, pre_commit_home):
-    """The README's pre-commit block, pointed at a copy of this tree: `pre-commit autoupdate` replaces its
-    COMMIT placeholder with the newest commit (the repository has no tags), and the hook then runs."""
-    import re
+@pytest.fixture(scope="module")
+def released_hook_repo(hook_repo) -> Path:
+    """The copy of this tree as it would be published: its one commit tagged with the release the snippets name."""
+    if not git(hook_repo, "tag", "--list", RELEASE_TAG).strip():
+        git(hook_repo, "tag", RELEASE_TAG)
+    return hook_repo
 
-    readme = (ROOT / "README.md").read_text()
-    snippet = re.search(r"## pre-commit\n\n```yaml\n(.*?)```", readme, re.S).group(1)
-    assert "rev: COMMIT" in snippet and "v0.1.0" not in snippet
+
+@pytest.mark.parametrize("snippet", precommit_snippets())
+def test_the_documented_snippet_works_as_pasted(tmp_path, released_hook_repo, pre_commit_home, snippet):
+    """The README's and docs' pre-commit block, pasted as the whole .pre-commit-config.yaml (only the URL
+    pointed at a copy of this tree), runs as it is: its rev is a tag of the repository (before issue 29 it
+    was a COMMIT placeholder that failed with `pathspec 'COMMIT'` until `pre-commit autoupdate`)."""
     repo = tmp_path / "user-repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    config = "repos:\n" + "".join(f"  {line}\n" for line in snippet.splitlines())
-    (repo / ".pre-commit-config.yaml").write_text(config.replace("https://github.com/plint-dev/plint", str(hook_repo)))
+    (repo / ".pre-commit-config.yaml").write_text(snippet.replace("https://github.com/plint-dev/plint",
+                                                                  str(released_hook_repo)))
     (repo / "launch.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
                                     "--tensor-model-parallel-size 3 --bf16\n")
     git(repo, "add", "-A")
     env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
-    update = subprocess.run([PRE_COMMIT, "autoupdate"], cwd=repo, capture_output=True, text=True, timeout=600,
-                            env=env, check=False)
-    assert update.returncode == 0, update.stdout + update.stderr
-    head = git(hook_repo, "rev-parse", "HEAD").strip()
-    assert f"rev: {head}" in (repo / ".pre-commit-config.yaml").read_text()
     proc = subprocess.run([PRE_COMMIT, "run", "plint", "--files", "launch.sh"], cwd=repo, capture_output=True,
                           text=True, timeout=600, env=env, check=False)
     assert proc.returncode == 1 and "PL101" in proc.stdout, proc.stdout + proc.stderr
+
+
+def test_autoupdate_moves_the_snippet_to_a_newer_release(tmp_path, released_hook_repo, pre_commit_home):
+    """What the docs say `pre-commit autoupdate` does: rev moves to the newest tag of the hook repository."""
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", str(released_hook_repo), str(upstream))
+    (upstream / "CHANGELOG.md").write_text("# Changelog\n\n## [99.0.0] - 2099-01-01\n")
+    git(upstream, "commit", "-q", "-am", "a later release")
+    git(upstream, "tag", "v99.0.0")
+    repo = tmp_path / "user-repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    (repo / ".pre-commit-config.yaml").write_text(precommit_snippets()[0].replace("https://github.com/plint-dev/plint",
+                                                                         str(upstream)))
+    env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
+    update = subprocess.run([PRE_COMMIT, "autoupdate"], cwd=repo, capture_output=True, text=True, timeout=600,
+                            env=env, check=False)
+    assert update.returncode == 0, update.stdout + update.stderr
+    config = (repo / ".pre-commit-config.yaml").read_text()
+    assert "rev: v99.0.0" in config and f"rev: {RELEASE_TAG}" not in config

@@ -2,7 +2,7 @@
 checked file and stopping at the git root; the nearest file wins, with no merging (as ruff does).
 
 A `.plint.toml` (or any file given to --config that is not a pyproject.toml) holds the settings at top
-level, or under `[tool.plint]` as a pyproject.toml does, so the README's block can be pasted into either
+level, or under `[tool.plint]` as a pyproject.toml does, so the block of docs/configuration.md can be pasted into either
 file. One form per file: settings at top level beside a `[tool.plint]` table, or a `[tool]` table
 with no `plint` in it, is an error that says so. (ruff reads a ruff.toml at top level only and
 refuses `[tool.ruff]` there, astral-sh/ruff issue 4725; plint takes both, since the pyproject form is

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import tempfile
 from pathlib import Path
 
@@ -24,7 +25,19 @@ MAIN_FILE = {target: files[0][1] for target, files in TARGETS.items()}
 MODEL_DEFAULTS = {"ffn_hidden_size": None, "num_query_groups": None, "kv_channels": None, "tokenizer": None, "swiglu": False, "normalization": "LayerNorm",
                   "untie_embeddings": False, "add_bias_linear": True, "position_embedding": None,
                   "num_experts": None, "moe_topk": 2, "moe_ffn_hidden_size": None, "moe_shared_expert_size": 0,
-                  "moe_first_dense_layers": 0}
+                  "moe_first_dense_layers": 0, "rotary_base": None, "rope_scaling": None, "norm_epsilon": None,
+                  "attention_dropout": None, "hidden_dropout": None, "max_position_embeddings": None}
+# What a launch needs beyond the shape to train the model it names, each with the dest of the Megatron-LM flag
+# that sets it (megatron/training/arguments.py: --rotary-base, --norm-epsilon, --attention-dropout,
+# --hidden-dropout); left out, the flag's default of the release in force applies and the launch says so.
+TRAINING_SHAPE = {"rotary_base": "rotary_base", "norm_epsilon": "layernorm_epsilon",
+                  "attention_dropout": "attention_dropout", "hidden_dropout": "hidden_dropout"}
+FORK_DESTS = {"rotary_base": "rope_theta"}  # Megatron-DeepSpeed's --rotary-position-embeddings-theta
+# Megatron-LM's one RoPE scaling (--use-rope-scaling, --rope-scaling-factor) is Llama 3.1's, with these fixed:
+# megatron/core/models/common/embeddings/rotary_pos_embedding.py, RotaryEmbedding._apply_scaling
+MEGATRON_ROPE_SCALING = {"low_freq_factor": 1.0, "high_freq_factor": 4.0, "original_max_position_embeddings": 8192}
+# a tokenizer name written into the generated script's hint: nothing a shell would expand
+SAFE_TOKENIZER = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/-]*")
 
 
 SHARDING = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding, in ZeRO's order
@@ -76,7 +89,7 @@ def spec_from_layout(layout: dict, name: str) -> dict:
             "precision": precision, "estimate": layout.get("estimate")}
 
 
-def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
+def model_with_defaults(model: dict, fork: bool = False) -> tuple[dict, list[str]]:
     """The model shape to write, every value the input gives kept as given, and the comment lines that
     say what the input left to a default (the generated launch writes the default out, so that what
     Megatron runs and what plint reads back are the same numbers)."""
@@ -91,6 +104,7 @@ def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
     if not model.get("num_query_groups"):
         notes.append(f"  no --num-query-groups: Megatron's default, each of the {model['num_attention_heads']} "
                      "heads has its own key-value head")
+    notes += _training_shape_notes(model, fork)
     vocab = model.get("vocab_size")
     # megatron/core/tokenizers/utils/build_tokenizer.py reads --vocab-size for the Null and TikToken
     # tokenizers only; the Hugging Face tokenizer brings its own vocabulary
@@ -100,11 +114,61 @@ def model_with_defaults(model: dict) -> tuple[dict, list[str]]:
     return model, notes
 
 
+def _training_shape_notes(model: dict, fork: bool) -> list[str]:
+    """Fill the position table to the sequence (Megatron asserts max_position_embeddings >= seq_length in
+    validate_args), and name each training-shape value the input leaves to the trainer's default."""
+    from plint.catalog.flags import latest_release, load_flag_catalog, release_label
+
+    notes = []
+    seq, positions = model["seq_length"], model.get("max_position_embeddings")
+    if positions is None or positions < seq:
+        model["max_position_embeddings"] = seq
+        if positions is not None:
+            notes.append(f"  --max-position-embeddings {seq}: the sequence; the published model has {positions:,} "
+                         "positions, and Megatron requires at least the sequence length")
+    release = latest_release("megatron-deepspeed" if fork else "megatron")
+    catalog = load_flag_catalog(release)
+    for key, dest in TRAINING_SHAPE.items():
+        if model.get(key) is None and (key != "rotary_base" or model.get("position_embedding") == "rope"):
+            spec = catalog.by_dest(FORK_DESTS.get(key, dest) if fork else dest)
+            notes.append(f"  no {spec.flags[-1]}: the default of {release_label(release)}, {spec.default} "
+                         "(the input names none)")
+    return notes
+
+
+def _rope_scaling(model: dict, target: str) -> float | None:
+    """The factor to write for the model's RoPE scaling (None: none given, or no scaling), or a GenerateError
+    when the trainer cannot express the scaling."""
+    scaling = model.get("rope_scaling")
+    if not scaling:
+        return None
+    kind = scaling.get("type", "llama3")
+    fixed = {k: scaling.get(k, v) for k, v in MEGATRON_ROPE_SCALING.items()}
+    if kind != "llama3" or fixed != MEGATRON_ROPE_SCALING:
+        raise GenerateError(f"RoPE scaling {scaling}: Megatron-LM's --use-rope-scaling is Llama 3.1's (low/high "
+                            "frequency factors 1 and 4 over 8192 positions) and plint writes no other")
+    if target == "deepspeed":
+        raise GenerateError("the deepspeed target (Megatron-DeepSpeed) has no RoPE scaling flag, and the model "
+                            "uses Llama 3.1's: use --target torchrun or slurm")
+    return float(scaling["factor"]) if scaling.get("factor") is not None else None  # None: the flag's default
+
+
+def _tokenizer_hint(model: dict) -> str:
+    """What the generated script asks TOKENIZER_MODEL to be (a required variable: the tokenizer fixes the
+    vocabulary, which the model's shape depends on)."""
+    name, vocab = model.get("tokenizer"), model.get("vocab_size")
+    size = f" ({vocab:,} tokens)" if vocab else ""
+    if name and SAFE_TOKENIZER.fullmatch(name):
+        return f"the tokenizer of {name}{size}: its Hugging Face name or a local path"
+    return f"a Hugging Face tokenizer name or path{size}"
+
+
 def _context(spec: dict, target: str) -> dict:
     if spec["model"].get("approximate"):
         raise GenerateError(f"{spec['name']}: {spec['model']['approximate']}")
-    model, model_notes = model_with_defaults(spec["model"])
-    spec = {**spec, "model": model, "model_notes": model_notes}
+    model, model_notes = model_with_defaults(spec["model"], fork=target == "deepspeed")
+    model["rope_scaling_factor"] = _rope_scaling(model, target)
+    spec = {**spec, "model": model, "model_notes": model_notes, "tokenizer_hint": _tokenizer_hint(model)}
     p, b = spec["parallel"], spec["batch"]
     dp = p["dp"]
     if b["global"] % (b["micro"] * dp):
@@ -169,7 +233,7 @@ def verify(files: dict[str, str], target: str, spec: dict) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="plint-generate-") as scratch:
         for name, text in files.items():
             (Path(scratch) / name).write_text(text)
-        env = {"DATA_PATH": "/data/corpus_text_document", "NODE_RANK": "0",
+        env = {"DATA_PATH": "/data/corpus_text_document", "TOKENIZER_MODEL": "/tokenizer", "NODE_RANK": "0",
                "MASTER_ADDR": "node-00", "SLURM_NNODES": str(spec["cluster"]["nnodes"]), "SLURM_JOB_ID": "1",
                "SLURM_JOB_NODELIST": "node-[00-99]"}
         (result,) = check_paths([Path(scratch) / MAIN_FILE[target]], env=env, isolated=True)

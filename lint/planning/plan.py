@@ -40,6 +40,10 @@ SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sh
 MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
               "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
               "moe_shared_expert_size", "swiglu", "normalization", "untie_embeddings", "add_bias_linear")
+# what a launch of the model needs beyond its shape (rotary base and scaling, epsilon, dropouts, position table):
+# the cost model ignores these, `plint generate` writes them (planning/generate.py TRAINING_SHAPE)
+LAUNCH_KEYS = ("rotary_base", "rope_scaling", "norm_epsilon", "attention_dropout", "hidden_dropout",
+               "max_position_embeddings")
 
 
 class PlanError(ValueError):
@@ -129,10 +133,11 @@ def model_from_file(path: Path) -> dict:
     if not isinstance(doc, dict):
         raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")
     doc = doc.get("model", doc)
-    unknown = sorted(set(doc) - set(MODEL_KEYS) - {"source", "moe_first_dense_layers", "position_embedding",
-                                                   "params", "tokenizer", "approximate"})
+    unknown = sorted(set(doc) - set(MODEL_KEYS) - set(LAUNCH_KEYS) - {
+        "source", "moe_first_dense_layers", "position_embedding", "params", "tokenizer", "approximate"})
     if unknown:
-        raise PlanError(f"--model-file {path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(MODEL_KEYS)}")
+        raise PlanError(f"--model-file {path}: unknown key(s) {', '.join(unknown)}; known: "
+                        f"{', '.join(MODEL_KEYS + LAUNCH_KEYS)}")
     return doc
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from plint.planning.plan import SHARDING_NAMES, Candidate, Plan, changes
+from plint.planning.plan import LAUNCH_KEYS, SHARDING_NAMES, Candidate, Plan, changes
 
 HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "sharding", "reduce", "micro", "recompute", "tokens/s/GPU", "MFU", "GiB", "bubble",
           "why")
@@ -12,7 +12,8 @@ HEADER = ("#", "tp", "pp", "vpp", "cp", "ep", "dp", "sharding", "reduce", "micro
 
 def render_json(result: Plan) -> str:
     b = result.base
-    shape = {**b.shape(), **{k: result.model[k] for k in ("tokenizer", "approximate") if k in result.model}}
+    carried = ("tokenizer", "approximate", *LAUNCH_KEYS)  # what generate writes that the cost model ignores
+    shape = {**b.shape(), **{k: result.model[k] for k in carried if k in result.model}}
     doc = {"model": result.model_name, "model_shape": shape, "world_size": b.world_size, "gpu": b.gpu,
            "nnodes": b.nnodes, "gpus_per_node": b.gpus_per_node, "precision": b.precision,
            "seq_length": b.seq_length, "global_batch": b.global_batch,

@@ -31,7 +31,7 @@ def test_peaks_by_precision():
     assert v100.peak_tflops("bf16") == v100.fp16_tflops  # Volta has no bf16: fp16 tensor cores
 
 
-DATA = Path("/work/shared/data/published_runs_calibration.yaml")
+DATA = Path(__file__).parents[2] / "benchmarks" / "data" / "published_runs_calibration.yaml"
 
 
 @pytest.mark.skipif(not DATA.exists(), reason="calibration data not available")

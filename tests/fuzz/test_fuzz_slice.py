@@ -1,6 +1,6 @@
 """A small deterministic slice of benchmarks/fuzz.py: 150 mutated and generated inputs, each checked in
 every format and with fix --diff in a worker process under the fuzzer's time and memory limits. The
-10,000-input run is `python benchmarks/fuzz.py --count 10000 --seed 1` (README "Fuzzing")."""
+10,000-input run is `python benchmarks/fuzz.py --count 10000 --seed 1` (docs/safety.md, "Budgets and fuzzing")."""
 
 from pathlib import Path
 
