@@ -105,9 +105,11 @@ def test_readme_lists_the_fixing_hook_before_the_checking_hook():
 
     import yaml
 
-    snippet = re.search(r"## pre-commit\n\n```yaml\n(.*?)```", (ROOT / "README.md").read_text(), re.S).group(1)
-    (repo,) = yaml.safe_load(snippet)
-    assert [hook["id"] for hook in repo["hooks"]] == ["plint-fix", "plint"]
+    for page in (ROOT / "README.md", ROOT / "docs" / "pre-commit.md"):
+        section = re.search(r"^#+ pre-commit\n(.*?)(?=^#+ |\Z)", page.read_text(), re.S | re.M).group(1)
+        snippet = yaml.safe_load(re.search(r"```yaml\n(.*?)```", section, re.S).group(1))
+        (repo,) = snippet["repos"] if isinstance(snippet, dict) else snippet
+        assert [hook["id"] for hook in repo["hooks"]] == ["plint-fix", "plint"], page
 
 
 def test_hook_skips_json_that_is_no_deepspeed_config(tmp_path, hook_repo, pre_commit_home):
