@@ -38,8 +38,8 @@ def _config(ctx: RuleContext):
 
 def _integration(ctx: RuleContext) -> bool | None:
     """True when an integration (HF Trainer, Accelerate) fills "auto" values; None when unknown."""
-    if ctx.layout is None:
-        return None
+    if ctx.layout is None or ctx.layout.extras.get("config_alone"):
+        return None  # a config checked on its own: whatever runs it may fill "auto", or not
     if ctx.layout.value("launcher") == "accelerate":
         return True
     facts = ctx.layout.extras.get("facts", {})
