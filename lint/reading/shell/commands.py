@@ -137,6 +137,8 @@ class Commands:
             raise _Continue()
         if base in ("[", "test"):
             return self.test_words(args[:-1] if base == "[" else args)
+        if base in ("read", "mapfile", "readarray") or (base == "printf" and texts[:1] == ["-v"]):
+            return self.text_builtin(base, args, site, stdin)
         if base == "let":
             for t in texts:
                 if t is not None:
@@ -149,6 +151,37 @@ class Commands:
             self.file_command(base, args, unit, site)
         self.nested(words, cmd, unit, stdin)
         return None
+
+    def text_builtin(self, base: str, args: list[Word], site, stdin: MappedText | None) -> int | None:
+        """`read`, `mapfile`/`readarray` and `printf -v` (shell/builtins.py): the variables they set."""
+        from plint.reading.shell.builtins import mapfile_values, printf_value, read_values
+
+        def keep(name: str, value: tuple = (), items: tuple | None = None) -> None:
+            exported = self.vars[name].exported if name in self.vars else False
+            self.vars[name] = Var(name, value, items, exported, site)
+
+        if base == "printf":
+            given = printf_value(args, site)
+            if given is None:
+                return None
+            keep(*given)
+            return 0
+        if base == "read":
+            read = read_values(args, stdin, site)
+            if read is None:
+                return None
+            values, status = read
+            for name, value in values.items():
+                if name.endswith("[]"):
+                    keep(name[:-2], (), value)
+                else:
+                    keep(name, value)
+            return status
+        mapped = mapfile_values(args, stdin, site)
+        if mapped is None:
+            return None
+        keep(mapped[0], (), mapped[1])
+        return 0
 
     def file_command(self, name: str, args: list[Word], unit: Unit, site) -> None:
         """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file
