@@ -309,5 +309,27 @@ class Commands:
                 elif stdin is not None:
                     self.stdin_script(stdin, [], cmd, "sbatch", unit)
                 return
-        if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
-            self.child_script(words[0], words[1:], cmd, "bash FILE", unit)
+        script = _script_run_by_path(texts)
+        if script is not None:
+            self.child_script(words[script], words[script + 1:], cmd, "bash FILE", unit)
+
+
+_INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
+
+
+def _script_run_by_path(texts: list[str | None]) -> int | None:
+    """Where a shell script is run by its path: `./run.sh ARGS`, or after a launcher's options
+    (`srun -N 2 ./scripts/entry.sh ARGS`, a site's container entry script). A name with a slash is run
+    as a file (bash(1), COMMAND EXECUTION); the words after it are its arguments, "$@" inside. Not past
+    a program that takes the rest as its own arguments (python, torchrun...)."""
+    for i, t in enumerate(texts):
+        if t is None:
+            continue  # an option's value plint cannot know (`--container-mounts "$PWD:/ws"`)
+        base = t.rsplit("/", 1)[-1]
+        if base.startswith(_INTERPRETERS) or base.endswith(".py"):
+            return None
+        if t.endswith(".sh") and not t.startswith("-") and "/" in t:
+            after = (texts[i + 1] or "").rsplit("/", 1)[-1] if i + 1 < len(texts) else ""
+            # `./bind_gpu.sh python3 train.py`: a per-rank wrapper of a program, read as a wrapper
+            return None if i > 0 and after.startswith(_INTERPRETERS) else i
+    return None
