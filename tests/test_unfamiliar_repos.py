@@ -50,3 +50,61 @@ def test_a_config_alone_gets_no_auto_warnings(tmp_path):
     assert got["layout"]["parallel"]["zero_stage"] == 3
     assert got["layout"]["precision"] is None
     assert [d["code"] for d in got["diagnostics"]] == []
+
+
+GPT = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 24 "
+       "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+       "--micro-batch-size 2 --global-batch-size 64 --train-iters 1000 --bf16 ")
+
+
+def _finding(got: dict, code: str) -> dict:
+    return next(d for d in got["diagnostics"] if d["code"] == code)
+
+
+def test_a_choice_a_fork_defines_warns_and_names_the_fork(tmp_path):
+    got = _check(tmp_path, "launch.sh", GPT + "--tokenizer-type TokenizerFromFile\n")
+    found = _finding(got, "PL506")
+    assert found["severity"] == "warning" and "bigcode-project/Megatron-LM accepts it" in found["message"]
+
+
+def test_a_choice_no_fork_defines_stays_an_error(tmp_path):
+    got = _check(tmp_path, "launch.sh", GPT + "--tokenizer-type TokenizerFromNowhere\n")
+    assert _finding(got, "PL506")["severity"] == "error"
+
+
+def _fixed(tmp_path, extra: str) -> str:
+    from plint.fixing.fix import fix_paths
+
+    path = tmp_path / "launch.sh"
+    path.write_text(GPT + extra + "\n")
+    fix_paths([path])
+    return path.read_text()
+
+
+def test_a_misspelt_flag_is_renamed_under_an_assumed_release(tmp_path):
+    fixed = _fixed(tmp_path, "--lr-decay-styl cosine")
+    assert "--lr-decay-style cosine" in fixed and "--lr-decay-styl " not in fixed
+
+
+def test_a_fork_flag_is_not_renamed_under_an_assumed_release(tmp_path):
+    # Pai-Megatron-Patch's own --rotary-scale-factor is close to core --rotary-scaling-factor: no typo
+    assert "--rotary-scale-factor 4" in _fixed(tmp_path, "--rotary-scale-factor 4")
+
+
+def test_comment_keys_at_the_top_of_a_deepspeed_config_are_no_error(tmp_path):
+    got = _check(tmp_path, "ds.json", '{"_comment": "ZeRO-2 for 8 GPUs", "comment": "tuned on A100", "//": "x",\n'
+                 ' "train_batch_size": 64, "train_micro_batch_size_per_gpu": 4,\n'
+                 ' "zero_optimization": {"stage": 2, "_comment": "overlap on"}, "bf16": {"enabled": true}}\n')
+    found = [(d["code"], d["message"]) for d in got["diagnostics"]]
+    # inside zero_optimization (pydantic, extra="forbid") a comment key is still rejected
+    assert found == [("PL504", next(m for c, m in found if "zero_optimization._comment" in m))]
+
+
+def test_a_fork_pipeline_split_flag_turns_the_layer_check_into_a_warning(tmp_path):
+    shape = GPT.replace("--num-layers 24", "--num-layers 30").replace(
+        "--tensor-model-parallel-size 2", "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4")
+    plain = _check(tmp_path / "plain", "launch.sh", shape + "\n")
+    assert _finding(plain, "PL103")["severity"] == "error"
+    forked = _check(tmp_path / "fork", "launch.sh", shape + "--pipeline-layers-split 7,8,8,7\n")
+    found = _finding(forked, "PL103")
+    assert found["severity"] == "warning" and "--pipeline-layers-split" in found["message"]
