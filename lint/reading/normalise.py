@@ -337,6 +337,10 @@ def build_layout(launch: Launch) -> Layout:
         _facts(launch, layout, ("model.", "recompute."))
         if launch.ds_config is not None:
             layout.set("parallel.zero_stage", launch.ds_config.zero_stage)
+        elif launch.facts.get("deepspeed.config") is not None:  # named, but not read: its reason
+            why = launch.facts["deepspeed.config"]
+            layout.set("parallel.zero_stage", unresolved(f"the ZeRO stage is the DeepSpeed config's: {why.note}",
+                                                         why.span))
         _deepspeed_batch(launch, layout)
     else:
         _facts(launch, layout, ("model.", "recompute."))
