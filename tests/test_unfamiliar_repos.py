@@ -108,3 +108,17 @@ def test_a_fork_pipeline_split_flag_turns_the_layer_check_into_a_warning(tmp_pat
     forked = _check(tmp_path / "fork", "launch.sh", shape + "--pipeline-layers-split 7,8,8,7\n")
     found = _finding(forked, "PL103")
     assert found["severity"] == "warning" and "--pipeline-layers-split" in found["message"]
+
+
+def test_an_entry_script_above_the_launch_is_found_outside_git(tmp_path, monkeypatch):
+    # a checkout without .git (a release tarball): the working directory is the checked tree, so the entry
+    # script one folder above the launch is read and makes it Megatron-DeepSpeed (it was 'deepspeed')
+    (tmp_path / "pretrain_gpt2.py").write_text("from megatron import get_args\nfrom megatron.training import "
+                                               "pretrain\n\nif __name__ == '__main__':\n    pretrain()\n")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "launch.sh").write_text(
+        "deepspeed --num_nodes 1 --num_gpus 1 pretrain_gpt2.py --model-parallel-size 1 --num-layers 24 "
+        "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --batch-size 4 --fp16 --deepspeed\n")
+    monkeypatch.chdir(tmp_path)
+    (result,) = check_paths([Path("examples/launch.sh")])
+    assert file_json(result)["layout"]["trainer"] == "megatron-deepspeed"

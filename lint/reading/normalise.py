@@ -266,10 +266,11 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
 
 
 def _hf_batch(launch: Launch) -> bool:
-    """Whether a launch without DeepSpeed shows the HF Trainer's data-parallel batch flags
-    (--per_device_train_batch_size): then dp is the world (DDP or FSDP, no model parallelism) and the
-    batch is micro * accumulation * dp, as TrainingArguments computes it (train_batch_size * world)."""
-    return "batch.micro" in launch.facts
+    """Whether a launch without DeepSpeed is plain data parallelism: the HF Trainer's batch flags
+    (--per_device_train_batch_size), an entry script that builds the HF Trainer, or accelerate without
+    Megatron-LM. Then dp is the world (DDP or FSDP, no model parallelism) and the batch is
+    micro * accumulation * dp, as TrainingArguments computes it (train_batch_size * world)."""
+    return "batch.micro" in launch.facts or "data_parallel" in launch.facts
 
 
 def _no_batch(launch: Launch) -> Value:

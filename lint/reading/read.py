@@ -459,6 +459,8 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
 
         launch.facts = hf_facts(chain.trainer_args)
         _accelerate_settings(launch)
+        if script is not None and script.hf_trainer:
+            launch.facts["data_parallel"] = Value(True, None, "derived", f"{script.path} builds the HF Trainer")
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)

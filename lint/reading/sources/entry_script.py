@@ -22,6 +22,8 @@ _MAX_LEVELS = 8  # folders walked up from the script towards the root
 # `import a, b as c` / `from a.b import c` at the start of a line (indented ones too: imports inside a main())
 # a call of Megatron's training loop: megatron.training.pretrain, tasks' finetune (tasks/finetune_utils.py)
 _TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
+# the HF Trainer built in the script (transformers' Trainer/TrainingArguments, TRL's trainers): data parallel
+_HF_TRAINER = re.compile(rb"\b(?:Trainer|TrainingArguments|SFTTrainer|SFTConfig|Seq2SeqTrainer)\s*\(")
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -32,6 +34,7 @@ class EntryScript:
     tree: str | None  # "megatron-deepspeed" | "megatron" | None: the Megatron checkout it lies in
     tree_note: str | None = None
     trains: bool = False  # it calls Megatron's training loop (pretrain(...), finetune(...))
+    hf_trainer: bool = False  # it imports transformers (or trl) and builds an HF Trainer
 
     @property
     def imports_megatron(self) -> bool:
@@ -53,7 +56,13 @@ def tree_root(launch_file: str) -> str:
         if parent == here:
             break
         here = parent
-    return folder
+    # outside git: the checked root's folder that holds the file (plint.root: the working directory when it
+    # holds the file), so a script beside or above the launch is found there too
+    from plint.root import current
+
+    root = current()
+    places = [place for place in (root.places if root is not None else ()) if _inside(folder, place)]
+    return max(places, key=len) if places else folder
 
 
 def _inside(path: str, root: str) -> bool:
@@ -123,12 +132,13 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
             here = os.path.dirname(here)
         script = next((c for c in candidates if _inside(c, root) and probe(Path(c).is_file)), None)
     modules: frozenset[str] = frozenset()
-    trains = False
+    trains = hf_trainer = False
     if script is not None:
         raw = _head(script)[:_MAX_BYTES]
         modules = _imports(raw.decode("utf-8", "replace"))
         trains = _TRAINS.search(raw) is not None
+        hf_trainer = bool(modules & {"transformers", "trl"}) and _HF_TRAINER.search(raw) is not None
     tree, note = _checkout(os.path.dirname(script) if script else base, root)
     if script is None and tree is None:
         return None
-    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains)
+    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains, hf_trainer)

@@ -120,6 +120,12 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
     (accelerate/utils/dataclasses.py, DeepSpeedPlugin.deepspeed_config_process and set_mixed_precision)."""
     out: dict[str, Value] = {}
     source, data = getattr(call, "config", None) or (None, {})
+    model_parallel = [o for o in call.options if o.startswith(("--megatron_lm", "--use_megatron_lm",
+                                                               "--parallelism_config_tp", "--parallelism_config_cp"))]
+    if not model_parallel and str(data.get("distributed_type", "")).upper() != "MEGATRON_LM":
+        # DDP, FSDP and DeepSpeed all replicate the model's data path over every process: dp is the world
+        out["data_parallel"] = Value(True, None, "derived", "accelerate launch without Megatron-LM or tensor/"
+                                     "context parallelism runs one data-parallel worker per process")
     ds_yaml = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
     if call.flag("--use_deepspeed") or call.option("--deepspeed_config_file") is not None:
         word = call.option("--use_deepspeed", "--deepspeed_config_file")
