@@ -88,6 +88,7 @@ class FileLookup:
         self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
         self.refused: dict[str, str] = {}  # name -> why: files named but outside the root (plint.root)
         self.assumed: dict[str, str] = {}  # name -> the folder above the script it was found from (a guess)
+        self.climbing: set[str] = set()  # config names also looked up above the script (see _run_from)
 
     def unread(self, name: str) -> str | None:
         """Why a named file is not read when the root refuses it (a note for the value), else None.
@@ -105,7 +106,7 @@ class FileLookup:
         if os.path.isabs(name):
             return os.path.normpath(name)
         beside = os.path.normpath(os.path.join(os.path.abspath(str(self.base)), name))
-        if self._written(beside, name) or probe(Path(beside).exists):
+        if name not in self.climbing or self._written(beside, name) or probe(Path(beside).exists):
             return beside
         folder = self._run_from(name)
         return os.path.normpath(os.path.join(folder, name)) if folder is not None else beside
@@ -145,6 +146,12 @@ class FileLookup:
             return None
         return (f"{name} is not beside the script; read from {_display(folder) or '.'}, assumed to be where the "
                 "script is run from (as its README or caller would run it)")
+
+    def config(self, name: str) -> tuple[SourceFile | None, str | None]:
+        """A config file a launcher names (accelerate's --config_file), also looked up in the folders above
+        the script, with the note saying so when it was found there."""
+        self.climbing.add(name)
+        return self.source(name), self.assumed_note(name)
 
     def mapped(self, name: str) -> tuple[str, MappedText | None]:
         resolved = self._resolve(name)
@@ -382,7 +389,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
         mine = []
-        for chain in find_launches(one, job, lookup.source):
+        for chain in find_launches(one, job, lookup.source, lookup.config):
             if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
                 mine.append(chain)
                 continue
@@ -510,6 +517,7 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
     if not config_path.known:  # said once (PL002): a named config is never lost without a word
         return _unread_config(launch, lookup, config_path,
                               f"the DeepSpeed config path is unknown ({config_path.note}): its keys are unknown")
+    lookup.climbing.add(str(config_path.value))  # a DeepSpeed config is looked up where the script is run from too
     why = lookup.unread(str(config_path.value))
     if why is not None:
         return _unread_config(launch, lookup, config_path,

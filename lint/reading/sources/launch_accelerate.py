@@ -75,14 +75,16 @@ def _accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
     return nodes, per, world
 
 
-def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile | None]) -> None:
-    """Counts from `--config_file` (accelerate's YAML) that the command line does not give."""
+def _accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]) -> None:
+    """Counts from `--config_file` (accelerate's YAML) that the command line does not give; origin
+    "assumed" with the note when the file was found where the script is assumed to run from."""
     path = call.option("--config_file")
     if path is None or path.text is None:
         return
-    source = read_file(path.text)
+    source, assumed = read_config(path.text)
     if source is None:
         return
+    origin = "assumed" if assumed else "literal"
     import yaml
 
     try:
@@ -93,11 +95,13 @@ def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile
         return
     span = source.span(0, len(source.data))
     call.config = (source, data)
+    call.config_note = assumed
     for attr, key in (("tasks", "num_processes"), ("nodes", "num_machines"), ("node_rank", "machine_rank")):
         if getattr(call, attr) is None and isinstance(data.get(key), int):
-            setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, "literal"))
+            setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, origin, assumed))
     if call.master_addr is None and isinstance(data.get("main_process_ip"), str):
-        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span)
+        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span, origin,
+                                 assumed)
 
 
 def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
@@ -142,8 +146,9 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
     if precision is not None:
         out["precision"] = from_word(precision, lambda t: _MIXED_PRECISION[t], "--mixed_precision")
     elif source is not None and str(data.get("mixed_precision")) in _MIXED_PRECISION:
-        out["precision"] = Value(_MIXED_PRECISION[str(data["mixed_precision"])],
-                                 _yaml_key_span(source, "mixed_precision"), "literal", f"{source.path}: mixed_precision")
+        note = getattr(call, "config_note", None)
+        out["precision"] = Value(_MIXED_PRECISION[str(data["mixed_precision"])], _yaml_key_span(source, "mixed_precision"),
+                                 "assumed" if note else "literal", note or f"{source.path}: mixed_precision")
     accumulation = call.option("--gradient_accumulation_steps")
     if accumulation is not None:
         out["batch.grad_accum"] = from_word(accumulation, parse_int, "--gradient_accumulation_steps")

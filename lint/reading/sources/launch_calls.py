@@ -93,6 +93,7 @@ class LauncherCall:
     problems: list[Problem] = field(default_factory=list)
     wrapped_by: list[Word] = field(default_factory=list)  # unknown words (or unread scripts) before it: wrappers
     config: Any = None  # accelerate: (SourceFile, dict) of its --config_file YAML, once read
+    config_note: str | None = None  # why that file's values are assumed (found above the script), else None
 
     def option(self, *names: str) -> Word | None:
         for n in names:
