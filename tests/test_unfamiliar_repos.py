@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from plint.checking.check import check_paths
 from plint.report.json_report import file_json
 
@@ -122,3 +124,26 @@ def test_an_entry_script_above_the_launch_is_found_outside_git(tmp_path, monkeyp
     monkeypatch.chdir(tmp_path)
     (result,) = check_paths([Path("examples/launch.sh")])
     assert file_json(result)["layout"]["trainer"] == "megatron-deepspeed"
+
+
+ARGS = ("pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
+        "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --bf16")
+
+
+@pytest.mark.parametrize("files", [
+    # a wrapper function of the script that ends in the launcher with "$@" (read before issue 26 too)
+    {"launch.sh": 'run() {\n  export NCCL_DEBUG=WARN\n  srun --nodes 2 --ntasks-per-node 8 python "$@"\n}\nrun ' + ARGS + "\n"},
+    # a site launcher that takes the command as a string (read before issue 26 too)
+    {"launch.sh": 'bash scripts/launcher.sh "python ' + ARGS + '"\n',
+     "scripts/launcher.sh": 'CMD="$1"\nsrun --nodes 2 --ntasks-per-node 8 bash -c "$CMD"\n'},
+    # a wrapper script run by its path, ending in exec python "$@" (was not followed: PL005)
+    {"launch.sh": "srun --nodes 2 --ntasks-per-node 8 scripts/run_python.sh " + ARGS + "\n",
+     "scripts/run_python.sh": 'export NCCL_DEBUG=WARN\nexec python -u "$@"\n'},
+], ids=["function", "command-string", "script-by-path"])
+def test_the_arguments_are_followed_into_the_repository(tmp_path, files):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("#!/bin/bash\n" + text)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    layout = file_json(result)["layout"]
+    assert (layout["cluster"]["world_size"], layout["parallel"]["tp"], layout["parallel"]["dp"]) == (16, 4, 4)
