@@ -11,6 +11,9 @@ says nothing about it).
 
     python benchmarks/corpus.py --mirror /work/corpus/mirror [--labels DIR] [--show-errors] [--json OUT]
 
+A label may name its ``family`` (hf-trainer, rlhf, multimodal, moe, megatron-fork, hpc-slurm,
+deepspeed-json): the totals are then also given per family.
+
 Scoring rules (the scorer is ``score_file``; the README says why):
 - a field labelled ``null`` is right only where plint's value is null too (a default is a guess);
 - a file labelled ``launches: false`` is right (one point) where plint's layout is null;
@@ -58,6 +61,7 @@ class FileLabel:
     fields: dict[str, Any] = field(default_factory=dict)
     layouts: int | None = None
     notes: str = ""
+    family: str = ""  # what kind of launch (hf-trainer, rlhf, hpc-slurm...): scores are also given per family
 
     @property
     def folder(self) -> str:
@@ -90,6 +94,7 @@ class FileScore:
     silent: bool = False
     layouts_label: int | None = None
     layouts_plint: int | None = None
+    family: str = ""
 
 
 def load_labels(labels_dir: Path) -> list[FileLabel]:
@@ -105,6 +110,7 @@ def load_labels(labels_dir: Path) -> list[FileLabel]:
             labels.append(FileLabel(
                 repo=repo, path=str(entry["path"]), launches=bool(entry.get("launches", True)),
                 fields=fields, layouts=entry.get("layouts"), notes=str(entry.get("notes") or ""),
+                family=str(entry.get("family") or ""),
             ))
     return labels
 
@@ -154,7 +160,7 @@ def _show(value: Any) -> str:
 
 def score_file(label: FileLabel, run: PlintRun) -> FileScore:
     """Compare plint's first layout for one file with its label."""
-    score = FileScore(label.repo, label.path, layouts_label=label.layouts)
+    score = FileScore(label.repo, label.path, layouts_label=label.layouts, family=label.family)
     total = len(label.fields) if label.launches else 1
     score.total = total
     if run.crashed:
@@ -201,7 +207,8 @@ def score_corpus(labels: list[FileLabel], mirror: Path, timeout: float = TIMEOUT
     for label in labels:
         repo_dir = mirror / label.folder
         if not (repo_dir / label.path).is_file():
-            score = FileScore(label.repo, label.path, total=len(label.fields) if label.launches else 1)
+            score = FileScore(label.repo, label.path, total=len(label.fields) if label.launches else 1,
+                              family=label.family)
             score.crash = f"missing from the mirror: {repo_dir / label.path} (run corpus_mirror.py)"
             score.mismatches.append(score.crash)
             scores.append(score)
@@ -235,7 +242,22 @@ def render(scores: list[FileScore], show_crash_output: bool = False) -> str:
     lines.extend(f"    {s.repo}:{s.path}: {e}" for s, e in errors)
     lines.append(f"silent files (launch, no layout, no {NO_LAUNCH_CODE}): {len(silent)}")
     lines.extend(f"    {s.repo}:{s.path}" for s in silent)
+    lines.extend(render_families(scores))
     return "\n".join(lines)
+
+
+def render_families(scores: list[FileScore]) -> list[str]:
+    """Fields right per family, for labels that name one (nothing where none does)."""
+    families = sorted({s.family for s in scores if s.family})
+    if not families:
+        return []
+    lines = ["per family (files, fields right):"]
+    for family in families:
+        members = [s for s in scores if s.family == family]
+        right, total = sum(s.right for s in members), sum(s.total for s in members)
+        pct = 100.0 * right / total if total else 0.0
+        lines.append(f"    {family}: {len(members)} files, {right}/{total} ({pct:.1f}%)")
+    return lines
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -66,6 +66,34 @@ def find_git_dir(snapshot: Path) -> Path | None:
     return None
 
 
+def missing_blobs(git_dir: Path, commit: str) -> list[str] | None:
+    """The paths of ``commit`` whose blobs the snapshot lacks (it keeps no file of 4 MiB or more);
+    None where the commit's tree cannot be listed."""
+    listing = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", commit],
+                             capture_output=True, check=False)
+    if listing.returncode != 0:
+        return None
+    blobs: list[tuple[str, str]] = []
+    for entry in listing.stdout.split(b"\0"):
+        meta, _, name = entry.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == b"blob":
+            blobs.append((parts[2].decode(), name.decode(errors="surrogateescape")))
+    check = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
+                           input="".join(sha + "\n" for sha, _ in blobs).encode(),
+                           capture_output=True, check=False)
+    answers = check.stdout.decode().splitlines()
+    return [name for (_, name), answer in zip(blobs, answers) if answer.endswith(" missing")]
+
+
+def archive_tree(git_dir: Path, commit: str, out: Path, excluded: list[str]) -> subprocess.CompletedProcess:
+    pathspecs = [f":(exclude,literal){name}" for name in excluded]
+    with out.open("wb") as sink:
+        return subprocess.run(["git", f"--git-dir={git_dir}", "archive", commit, "--", ".", *pathspecs]
+                              if pathspecs else ["git", f"--git-dir={git_dir}", "archive", commit],
+                              stdout=sink, stderr=subprocess.PIPE, check=False)
+
+
 def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
     """Extract one tree; returns a one-line status."""
     dest = mirror / want.folder
@@ -77,11 +105,12 @@ def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
         return f"no snapshot under {snapshots / want.folder} (fetch github:{want.repo} first)"
     with tempfile.TemporaryDirectory(dir=mirror) as tmp:
         archive = Path(tmp) / "tree.tar"
-        with archive.open("wb") as out:
-            done = subprocess.run(
-                ["git", f"--git-dir={git_dir}", "archive", want.commit],
-                stdout=out, stderr=subprocess.PIPE, text=False, check=False,
-            )
+        # A snapshot lacks files of 4 MiB and more (images, data sets), and git archive stops at the
+        # first missing blob: leave those paths out (none is a launch file or a config it reads).
+        missing = missing_blobs(git_dir, want.commit)
+        if missing is None:
+            return f"cannot list {want.commit} in {git_dir}"
+        done = archive_tree(git_dir, want.commit, archive, missing)
         if done.returncode != 0:
             return f"git archive failed: {done.stderr.decode(errors='replace').strip()}"
         staging = Path(tmp) / "tree"

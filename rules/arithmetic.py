@@ -5,6 +5,8 @@ shared/reference/megatron.md §2 and deepspeed.md §2; each rule cites the check
 
 from __future__ import annotations
 
+import re
+
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
 
@@ -228,6 +230,18 @@ def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
     return total, " + ".join(parts)
 
 
+# Flag names that speak of how the pipeline is split (a fork's `--pipeline-layers-split 7,8,8,7`,
+# bigscience's `--pp-partition-method`): one the release in force does not define may change the split
+_SPLIT_WORDS = re.compile(r"pipeline|partition|layers[-_]per|stage[-_]layers|num[-_]layers[-_]in")
+
+
+def _unmodelled_split_flags(ctx: RuleContext) -> list[str]:
+    args = ctx.layout.extras.get("trainer_args")
+    if args is None:
+        return []
+    return sorted({use.option for use in args.uses if use.spec is None and _SPLIT_WORDS.search(use.option)})
+
+
 @register(
     "PL103", "layers-indivisible", "error",
     "The layers do not split evenly over the pipeline stages.",
@@ -235,7 +249,8 @@ def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
         what="Checks num_layers (+1 each with --account-for-embedding/loss-in-pipeline-split) % pp == 0, and "
              "% (pp * layers-per-virtual-stage) with --num-layers-per-virtual-pipeline-stage, unless uneven "
              "first/last stages or a pipeline layout are given. Megatron-DeepSpeed's PipelineModule partitions "
-             "by parameters and is not checked.",
+             "by parameters and is not checked. A pipeline-split flag the release does not define (a fork's "
+             "own) makes it a warning.",
         why="Megatron asserts 'Number of layers should be divisible by the pipeline-model-parallel size' "
             "(unconditionally since core 0.10); releases up to 0.9 silently built floor(L/pp) layers per stage "
             "(https://github.com/NVIDIA/Megatron-LM/issues/1304 and https://github.com/NVIDIA/Megatron-LM/issues/468), "
@@ -263,6 +278,14 @@ def layers_indivisible(ctx: RuleContext):
     (n, how), (p,) = total, pp
     if n % p:
         counted = f"{how} = {n} layers" if how != str(n) else f"{n} layers"
+        own = _unmodelled_split_flags(ctx)
+        if own:
+            from plint.rules.keys_and_flags import judged_by
+  # a fork's own pipeline split may lay the stages out unevenly: the check is a guess there
+            yield Finding(f"{counted} do not divide by pp {p}, unless {', '.join(own)} (a flag {judged_by(ctx)} "
+                          "does not define, a fork's own pipeline split) lays the stages out unevenly",
+                          span(ctx, "model.num_layers", "parallel.pp"), key="model.num_layers", severity="warning")
+            return
         yield Finding(f"{counted} do not divide by pp {p}; give uneven stages "
                       "(--decoder-first/last-pipeline-num-layers) or another pp",
                       span(ctx, "model.num_layers", "parallel.pp"), key="model.num_layers")

@@ -38,8 +38,8 @@ def _config(ctx: RuleContext):
 
 def _integration(ctx: RuleContext) -> bool | None:
     """True when an integration (HF Trainer, Accelerate) fills "auto" values; None when unknown."""
-    if ctx.layout is None:
-        return None
+    if ctx.layout is None or ctx.layout.extras.get("config_alone"):
+        return None  # a config checked on its own: whatever runs it may fill "auto", or not
     if ctx.layout.value("launcher") == "accelerate":
         return True
     facts = ctx.layout.extras.get("facts", {})
@@ -130,6 +130,14 @@ def _validated_unknowns(cfg) -> set[str]:
     return found
 
 
+def _comment_key(key: str) -> bool:
+    """A key written as a comment (JSON has none): "comment", "_comment", "//", "#note", "_notes"... Only at
+    the top level, which DeepSpeed reads with dict.get; inside a pydantic section (zero_optimization) it is
+    still rejected (extra="forbid")."""
+    bare = key.strip().lower()
+    return bare.startswith(("_", "//", "#")) or bare.rstrip("s") in ("comment", "note", "description", "remark")
+
+
 # Keys DeepSpeed renamed, which older guides (the HF ZeRO-Infinity example among them) still write:
 # aio.thread_count is read as aio.intra_op_parallelism now (deepspeed/runtime/swap_tensor/constants.py)
 RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
@@ -140,7 +148,7 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
     "A DeepSpeed config key that DeepSpeed silently ignores or rejects.",
     RuleDocs(
         what="Checks DeepSpeed config keys against the schema built from the installed DeepSpeed: an unknown "
-             "top-level key (silently ignored), a removed block (rejected since 0.19.8), an unknown key inside "
+             "top-level key (silently ignored; a comment key such as \"_comment\" or \"//\" is left alone), a removed block (rejected since 0.19.8), an unknown key inside "
              "a pydantic section such as zero_optimization (rejected), and \"auto\" inside a pydantic section "
              "when no integration fills it (silently dropped, so the field takes its default).",
         why="`\"zero_optimisation\": {\"stage\": 3}` is accepted and ZeRO stays at stage 0: the model that "
@@ -174,6 +182,8 @@ def deepspeed_unknown_key(ctx: RuleContext):
             yield Finding(f"{cfg.path}: \"{e.key}\" was removed from DeepSpeed; {in_force.label} "
                           f"rejects the config (DeepSpeedConfigError){why}", e.key_span, key=e.key,
                           severity="warning" if in_force.assumed else None)
+        elif e.key not in known and _comment_key(e.key):
+            continue  # a note for readers: DeepSpeed reads the top level with dict.get, so it is ignored by design
         elif e.key not in known:
             near = closest(e.key, known)
             yield Finding(f"{cfg.path}: DeepSpeed silently ignores the unknown key \"{e.key}\""

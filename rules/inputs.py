@@ -93,8 +93,8 @@ def unresolved_value(ctx: RuleContext):
             if problem.kind == "unresolved":
                 yield Finding(problem.message, problem.span)
     layout = ctx.layout
-    if layout is None:
-        return
+    if layout is None or layout.extras.get("config_alone"):
+        return  # a DeepSpeed config alone: the launch that runs it decides the rest, nothing is missing
     unknown = {k: v for k, v in layout.fields.items() if v.origin == "unresolved" and v.value is None}
     dependents = [k for k, v in unknown.items() if (v.note or "").startswith("needs ")]
     # One finding per cause: fields unknown for the same reason at the same place are reported together.

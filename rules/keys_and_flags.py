@@ -232,12 +232,22 @@ def duplicate_flag(ctx: RuleContext):
         seen[key] = (values, use)
 
 
+def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
+    """The forks whose parser accepts `value` for `option`, where the release in force was only assumed."""
+    from plint.catalog.forks import forks_accepting
+
+    in_force = _in_force(ctx)
+    return forks_accepting(option, value) if in_force is not None and in_force.assumed else []
+
+
 @register(
     "PL506", "invalid-value", "error",
     "A flag value of the wrong type or outside the flag's choices.",
     RuleDocs(
         what="Checks known values against the flag's type (int, float) and choices in the release's parser, "
-             "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them).",
+             "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them). "
+             "Where the release was only assumed and a known fork accepts the value (bigcode's "
+             "--tokenizer-type TokenizerFromFile), it warns and names the fork.",
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),
@@ -283,5 +293,11 @@ def invalid_value(ctx: RuleContext):
             if spec.choices is not None and text not in spec.choices \
                     and (ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS or (in_force and in_force.entry_read)):
                 near = closest(text, spec.choices)
-                yield Finding(f"{use.option} {text!r} is not one of {', '.join(spec.choices)} in {judged_by(ctx)}"
-                              + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)
+                message = f"{use.option} {text!r} is not one of {', '.join(spec.choices)} in {judged_by(ctx)}"
+                forks = _forks_accepting(ctx, use.option, text)
+                if forks:  # the release was only assumed, and a fork's parser accepts it: a guess, so it warns
+                    yield Finding(f"{message} (no argument parser in this tree, no megatron = \"<release>\" "
+                                  f"configured); {', '.join(forks)} accept{'s' if len(forks) == 1 else ''} it",
+                                  word.value_span, key=use.option, severity="warning")
+                    continue
+                yield Finding(message + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)

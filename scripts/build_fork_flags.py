@@ -7,7 +7,8 @@ defines, read statically from its public source (plint.catalog.parser_source; fa
 
 A fork is a checkout holding megatron/arguments.py (or megatron/training/arguments.py), or a parser file
 itself (a patch package's extra arguments). plint uses the lists to name the forks that define a flag its
-assumed release does not know (PL501 as a warning).
+assumed release does not know (PL501 as a warning), and the choices to name those that accept a value it
+does not (PL506 as a warning).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from plint.catalog.parser_source import ParserSource, _collect, _Collected, _par
 OUT = Path(__file__).resolve().parent.parent / "schemas" / "megatron_fork_flags.json"
 
 
-def fork_flags(place: Path) -> tuple[str, list[str]]:
+def fork_flags(place: Path) -> tuple[str, list[str], dict[str, list[str]]]:
     if place.is_file():
         parser = ParserSource(place.parent.parent, place)  # its file named from the package folder up
     else:
@@ -35,7 +36,9 @@ def fork_flags(place: Path) -> tuple[str, list[str]]:
     collected = _Collected()
     _collect(module, collected)
     flags = sorted({o for row in collected.actions for o in row[0] if o.startswith("--")})
-    return parser.path.relative_to(parser.tree).as_posix(), flags
+    # the choices a fork's parser gives an option (row[6]): a value the core release lacks may be its own
+    choices = {o: list(row[6]) for row in collected.actions if row[6] for o in row[0] if o.startswith("--")}
+    return parser.path.relative_to(parser.tree).as_posix(), flags, dict(sorted(choices.items()))
 
 
 def main() -> None:
@@ -47,8 +50,9 @@ def main() -> None:
     for spec in args.fork:
         name, _, rest = spec.partition("=")
         where, _, commit = rest.partition("@")
-        file, flags = fork_flags(Path(where))
-        doc[name] = {"repo": f"https://github.com/{name}", "commit": commit or None, "file": file, "flags": flags}
+        file, flags, choices = fork_flags(Path(where))
+        doc[name] = {"repo": f"https://github.com/{name}", "commit": commit or None, "file": file, "flags": flags,
+                     "choices": choices}
         print(f"{name}: {len(flags)} options from {file}")
     args.out.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", "utf-8")  # one line, as the catalogs
 

@@ -132,3 +132,47 @@ def test_a_launch_read_in_a_non_launching_file_is_wrong() -> None:
     assert (score.right, score.total) == (0, 1)
     assert score.mismatches == ['launches: label false, plint reads a launch (launcher null, entrypoint "tools/merge.py")']
     assert corpus.score_file(label, _run(None)).right == 1
+
+
+def test_scores_are_also_given_per_family() -> None:
+    scores = [corpus.FileScore("a/b", "x.sh", right=3, total=4, family="rlhf"),
+              corpus.FileScore("a/b", "y.sh", right=2, total=2, family="rlhf"),
+              corpus.FileScore("c/d", "z.json", right=0, total=5, family="deepspeed-json")]
+    text = corpus.render(scores)
+    assert "    rlhf: 2 files, 5/6 (83.3%)" in text and "    deepspeed-json: 1 files, 0/5 (0.0%)" in text
+    assert "per family" not in corpus.render([corpus.FileScore("a/b", "x.sh", right=1, total=1)])
+
+
+def test_a_label_names_its_family(tmp_path: Path) -> None:
+    (tmp_path / "a+b.yaml").write_text("repo: a/b\ncommit: x\nfiles:\n  - path: x.sh\n    family: moe\n"
+                                       "    fields: {launcher: torchrun}\n")
+    assert [label.family for label in corpus.load_labels(tmp_path)] == ["moe"]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_mirror_extracts_a_snapshot_that_lacks_a_large_file(tmp_path: Path) -> None:
+    import subprocess
+
+    mirror_tool = _load("corpus_mirror")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "launch.sh").write_text("torchrun train.py\n")
+    (work / "big.bin").write_text("pretend this is 5 MiB\n")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(work), *args], capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    commit = git("rev-parse", "HEAD").strip()
+    big = git("rev-parse", "HEAD:big.bin").strip()
+    (work / ".git" / "objects" / big[:2] / big[2:]).unlink()  # what a snapshot leaves out
+    snapshots = tmp_path / "snapshots" / "a+b"
+    snapshots.mkdir(parents=True)
+    (work / ".git").rename(snapshots / "repo")
+    (tmp_path / "mirror").mkdir()  # as main() makes it
+    status = mirror_tool.extract(mirror_tool.Wanted("a/b", commit), tmp_path / "snapshots", tmp_path / "mirror")
+    assert status == "extracted"
+    assert (tmp_path / "mirror" / "a+b" / "launch.sh").read_text() == "torchrun train.py\n"
+    assert not (tmp_path / "mirror" / "a+b" / "big.bin").exists()

@@ -121,6 +121,16 @@ def _confident_flag(use, suggestion: str, catalog) -> bool:
     return len(use.values) == 1 and (spec.nargs in (None, 1) or use.inline_value)
 
 
+def _a_fork_flag(rctx, option: str) -> bool:
+    """Whether the release was only assumed and a known fork defines the flag (Pai-Megatron-Patch's
+    --rotary-scale-factor is no typo of --rotary-scaling-factor): then renaming it would break the fork's run."""
+    from plint.catalog.forks import forks_defining
+    from plint.rules.keys_and_flags import _in_force
+
+    in_force = _in_force(rctx)
+    return in_force is not None and in_force.assumed and bool(forks_defining(option))
+
+
 @fixer("PL501")
 def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.rules.keys_and_flags import _catalog, unknown_flags
@@ -138,7 +148,7 @@ def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         for use, suggestion in index[1].get(diag.key, ()):
             if not suggestion or not _at(use.flag_word.value_span, diag):
                 continue
-            if not _confident_flag(use, suggestion, _catalog(rctx)):
+            if not _confident_flag(use, suggestion, _catalog(rctx)) or _a_fork_flag(rctx, use.option):
                 return None
             edit = replace_in_span(ctx, use.flag_word.value_span, use.option, suggestion)
             return Fix(f"replace {use.option} with {suggestion}", (edit,)) if edit else None

@@ -265,6 +265,14 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
 
 
+def _hf_batch(launch: Launch) -> bool:
+    """Whether a launch without DeepSpeed is plain data parallelism: the HF Trainer's batch flags
+    (--per_device_train_batch_size), an entry script that builds the HF Trainer, or accelerate without
+    Megatron-LM. Then dp is the world (DDP or FSDP, no model parallelism) and the batch is
+    micro * accumulation * dp, as TrainingArguments computes it (train_batch_size * world)."""
+    return "batch.micro" in launch.facts or "data_parallel" in launch.facts
+
+
 def _no_batch(launch: Launch) -> Value:
     gap = launch.facts.get("arguments.incomplete")
     return gap if gap is not None else unresolved(
@@ -287,6 +295,10 @@ def _precision(launch: Launch, layout: Layout) -> None:
         # deepspeed.initialize): its bf16/fp16 sections, not an absent flag, decide the precision
         layout.set("precision", unresolved("the precision is in the DeepSpeed config the training script builds "
                                            "in Python (no --deepspeed_config file the reader found)"))
+    if layout.get("precision") is None and launch.trainer.value == "unknown":
+        # a script plint does not know has its own defaults: an absent flag says nothing about them
+        layout.set("precision", unresolved("no --bf16/--fp16 among the flags of a script plint does not know: its "
+                                           "own default decides the precision"))
     if layout.get("precision") is None:
         layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
 
@@ -326,9 +338,15 @@ def build_layout(launch: Launch) -> Layout:
         _facts(launch, layout, ("model.", "recompute."))
         if launch.ds_config is not None:
             layout.set("parallel.zero_stage", launch.ds_config.zero_stage)
+        elif launch.facts.get("deepspeed.config") is not None:  # named, but not read: its reason
+            why = launch.facts["deepspeed.config"]
+            layout.set("parallel.zero_stage", unresolved(f"the ZeRO stage is the DeepSpeed config's: {why.note}",
+                                                         why.span))
         _deepspeed_batch(launch, layout)
     else:
         _facts(launch, layout, ("model.", "recompute."))
+        if _hf_batch(launch):
+            _deepspeed_batch(launch, layout)
     _sharding(launch, layout)
     _precision(launch, layout)
     layout.extras["facts"] = launch.facts
@@ -345,3 +363,29 @@ def _deepspeed_batch_check(launch: Launch, layout: Layout) -> None:
 
     batch = derive_batch(launch.ds_config, layout.get("parallel.dp"))
     layout.extras["ds_batch"] = batch
+
+
+def build_config_layout(cfg) -> Layout:
+    """A DeepSpeed config checked on its own: the layout of what it states (ZeRO stage, offload, the batch
+    triple as far as it goes without a world size, precision), with no launcher and no cluster. Its values
+    are the config's; what an integration fills ("auto") or the world size decides stays unknown."""
+    launch = Launch(chain=None, trainer=derived("deepspeed", f"{cfg.path} is a DeepSpeed config"), ds_config=cfg)
+    layout = Layout()
+    layout.set("launcher", Value(None, None, "derived", f"{cfg.path} is a DeepSpeed config read on its own: no launch"))
+    layout.set("trainer", launch.trainer)
+    layout.set("cluster.world_size", unresolved(f"{cfg.path} alone does not say how many GPUs run it"))
+    layout.set("parallel.zero_stage", cfg.zero_stage)
+    _deepspeed_batch(launch, layout)
+    _sharding(launch, layout)
+    auto = [v for v in (cfg.bf16_enabled, cfg.fp16_enabled) if v is not None and v.value == "auto"]
+    if auto and not any(v is not None and v.value is True for v in (cfg.bf16_enabled, cfg.fp16_enabled)):
+        layout.set("precision", unresolved(f'{cfg.path}: {AUTO_PRECISION}', auto[0].span))
+    _precision(launch, layout)
+    layout.extras["facts"] = launch.facts
+    layout.extras["ds_config"] = cfg
+    layout.extras["config_alone"] = True  # rules: no launch says whether an integration fills "auto"
+    return layout
+
+
+AUTO_PRECISION = ('"enabled": "auto": the integration that runs it (HF Trainer, Accelerate) fills it from its own '
+                  "arguments")

@@ -104,6 +104,8 @@ class FileLookup:
         self.cache: dict[str, SourceFile | None] = {}
         self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
         self.refused: dict[str, str] = {}  # name -> why: files named but outside the root (plint.root)
+        self.assumed: dict[str, str] = {}  # name -> the folder above the script it was found from (a guess)
+        self.climbing: set[str] = set()  # config names also looked up above the script (see _run_from)
 
     def unread(self, name: str) -> str | None:
         """Why a named file is not read when the root refuses it (a note for the value), else None.
@@ -118,8 +120,55 @@ class FileLookup:
         return note_for(resolved)
 
     def _resolve(self, name: str) -> str:
-        path = name if os.path.isabs(name) else os.path.join(os.path.abspath(str(self.base)), name)
-        return os.path.normpath(path)
+        if os.path.isabs(name):
+            return os.path.normpath(name)
+        beside = os.path.normpath(os.path.join(os.path.abspath(str(self.base)), name))
+        if name not in self.climbing or self._written(beside, name) or probe(Path(beside).exists):
+            return beside
+        folder = self._run_from(name)
+        return os.path.normpath(os.path.join(folder, name)) if folder is not None else beside
+
+    def _written(self, resolved: str, name: str) -> bool:
+        files = self.result.virtual_files if self.result is not None else {}
+        return resolved in files or name in files
+
+    def _run_from(self, name: str) -> str | None:
+        """The folder above the script a relative name is found from, nearest first, inside the checked
+        tree: a script is often run from the repository root or a project folder (`bash scripts/x.sh`,
+        as READMEs say), not from its own folder. Remembered in `assumed`: the values read through it are
+        a guess about where the user runs the script."""
+        if name in self.assumed:
+            return self.assumed[name]
+        from plint.root import current, work_tree
+
+        root = current()
+        top = work_tree(str(self.base)) if root is None else None
+        folder = os.path.abspath(str(self.base))
+        while True:
+            parent = os.path.dirname(folder)
+            if parent == folder:
+                return None
+            folder = parent
+            inside = root.contains(folder) if root is not None else (top is not None and _within(folder, top))
+            if not inside:
+                return None
+            if probe(Path(folder, name).is_file):
+                self.assumed[name] = folder
+                return folder
+
+    def assumed_note(self, name: str) -> str | None:
+        """How a relative name was found when not beside the script, else None."""
+        folder = self.assumed.get(name)
+        if folder is None:
+            return None
+        return (f"{name} is not beside the script; read from {_display(folder) or '.'}, assumed to be where the "
+                "script is run from (as its README or caller would run it)")
+
+    def config(self, name: str) -> tuple[SourceFile | None, str | None]:
+        """A config file a launcher names (accelerate's --config_file), also looked up in the folders above
+        the script, with the note saying so when it was found there."""
+        self.climbing.add(name)
+        return self.source(name), self.assumed_note(name)
 
     def mapped(self, name: str) -> tuple[str, MappedText | None]:
         resolved = self._resolve(name)
@@ -146,6 +195,10 @@ class FileLookup:
             self.refused[name] = f"{name}: {why}; values from it are unknown ({WIDEN_HINT})"
         self.cache[resolved] = found
         return found
+
+
+def _within(path: str, folder: str) -> bool:
+    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _unknown_whole(content: MappedText) -> str | None:
@@ -197,6 +250,13 @@ def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
             "that script to read the values", problems[0].span))
         return
     reading.problems.extend(problems)
+    from plint.reading.normalise import build_config_layout
+    from plint.reading.sources.deepspeed_config import is_deepspeed_document
+
+    if not any(p.kind == "syntax" for p in problems) and is_deepspeed_document(cfg.document.root):
+        layout = build_config_layout(cfg)  # what the config states, its rules run on it (no launcher)
+        reading.problems.extend(layout.extras.pop("problems", []))
+        reading.layouts.append(layout)
 
 
 # A slot a script fills: `${NAME}` / `$NAME` (envsubst, sed) or an ALL_CAPS placeholder (sed)
@@ -346,7 +406,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
         mine = []
-        for chain in find_launches(one, job, lookup.source):
+        for chain in find_launches(one, job, lookup.source, lookup.config):
             if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
                 mine.append(chain)
                 continue
@@ -422,10 +482,29 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
         from plint.reading.sources.hf import hf_facts
 
         launch.facts = hf_facts(chain.trainer_args)
+        _accelerate_settings(launch)
+        if script is not None and script.hf_trainer:
+            launch.facts["data_parallel"] = Value(True, None, "derived", f"{script.path} builds the HF Trainer")
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
     return launch
+
+
+def _accelerate_settings(launch: Launch) -> None:
+    """What `accelerate launch` gives the script beyond the process counts (DeepSpeed, its config, precision,
+    accumulation): the script's own flags win where both say."""
+    from plint.reading.sources.launch_accelerate import accelerate_facts
+
+    for call in launch.chain.calls:
+        if call.launcher != "accelerate":
+            continue
+        for key, value in accelerate_facts(call).items():
+            launch.facts.setdefault(key, value)
+        enabled = launch.facts.get("deepspeed.enabled")
+        if enabled is not None and enabled.value is True and launch.trainer.value == "unknown":
+            launch.trainer = Value("deepspeed", launch.trainer.span, "derived", f"{enabled.note}, and no Megatron "
+                                   "entry point")
 
 
 def _named_release(named: str | None, flavour: str) -> str | None:
@@ -452,26 +531,36 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
         if vf is not None:
             return _unread_config(launch, lookup, config_path,
                                   f"the DeepSpeed config {word.value}: {_unknown_whole(vf.content)}")
-    if not config_path.known:
-        launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
-                                                 f"DeepSpeed config path: {config_path.note}")
-        return None
+    if not config_path.known:  # said once (PL002): a named config is never lost without a word
+        return _unread_config(launch, lookup, config_path,
+                              f"the DeepSpeed config path is unknown ({config_path.note}): its keys are unknown")
+    lookup.climbing.add(str(config_path.value))  # a DeepSpeed config is looked up where the script is run from too
     why = lookup.unread(str(config_path.value))
     if why is not None:
         return _unread_config(launch, lookup, config_path,
                               f"the DeepSpeed config {config_path.value}: {why}; its keys are unknown ({WIDEN_HINT})")
     resolved, text = lookup.mapped(str(config_path.value))
     if text is None:
-        launch.facts["deepspeed.config"] = Value(
-            None, config_path.span, "unresolved",
-            f"the DeepSpeed config {config_path.value} is neither in the repository nor written by the script")
-        return None
+        return _unread_config(launch, lookup, config_path,
+                              f"the DeepSpeed config {config_path.value} is neither in the repository (beside the "
+                              "script or in a folder above it) nor written by the script: its keys are unknown")
     written = lookup.result is not None and (resolved in lookup.result.virtual_files
                                              or str(config_path.value) in lookup.result.virtual_files)
     if written:
         text = mark_unfilled(text, _display(resolved))  # the script wrote it: a slot left in it stays unfilled
-    return _readable(read_deepspeed_config(text, _display(resolved)),
-                     None if written else lookup.source(str(config_path.value)), launch, lookup, config_path)
+    cfg = _readable(read_deepspeed_config(text, _display(resolved)),
+                    None if written else lookup.source(str(config_path.value)), launch, lookup, config_path)
+    note = lookup.assumed_note(str(config_path.value))
+    return _assumed_config(cfg, note) if cfg is not None and note is not None else cfg
+
+
+def _assumed_config(cfg, note: str):
+    """The config's values as assumptions: the file was found where the script is assumed to run from."""
+    for name, value in list(vars(cfg).items()):
+        if isinstance(value, Value) and value.known:
+            setattr(cfg, name, Value(value.value, value.span, "assumed",
+                                     note if not value.note else f"{note}; {value.note}"))
+    return cfg
 
 
 def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup, config_path: Value):

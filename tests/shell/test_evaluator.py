@@ -84,7 +84,8 @@ def test_if_elif_case_known(run):
             'case "$M" in llama|mistral) B=x ;; gpt) B=y ;; *) B=z ;; esac\n'
             '[ -z "$T" ] && T=4 || T=5\n')
     assert var(r, "A") == "2" and var(r, "B") == "y"
-    assert r.variables["T"].value[0].text is None  # $T is unknown, so the && / || branch is too
+    # the guard sets the $T it tests: a default, as ${T:-4} would be, with no environment (issue 26)
+    assert r.variables["T"].value[0].text == "4"
 
 
 def test_unknown_condition_merges_and_names_alternatives(run):

@@ -138,6 +138,8 @@ class Commands:
             raise _Continue()
         if base in ("[", "test"):
             return self.test_words(args[:-1] if base == "[" else args)
+        if base in ("read", "mapfile", "readarray") or (base == "printf" and texts[:1] == ["-v"]):
+            return self.text_builtin(base, args, site, stdin)
         if base == "let":
             for t in texts:
                 if t is not None:
@@ -150,6 +152,37 @@ class Commands:
             self.file_command(base, args, unit, site)
         self.nested(words, cmd, unit, stdin)
         return None
+
+    def text_builtin(self, base: str, args: list[Word], site, stdin: MappedText | None) -> int | None:
+        """`read`, `mapfile`/`readarray` and `printf -v` (shell/builtins.py): the variables they set."""
+        from plint.reading.shell.builtins import mapfile_values, printf_value, read_values
+
+        def keep(name: str, value: tuple = (), items: tuple | None = None) -> None:
+            exported = self.vars[name].exported if name in self.vars else False
+            self.vars[name] = Var(name, value, items, exported, site)
+
+        if base == "printf":
+            given = printf_value(args, site)
+            if given is None:
+                return None
+            keep(*given)
+            return 0
+        if base == "read":
+            read = read_values(args, stdin, site)
+            if read is None:
+                return None
+            values, status = read
+            for name, value in values.items():
+                if name.endswith("[]"):
+                    keep(name[:-2], (), value)
+                else:
+                    keep(name, value)
+            return status
+        mapped = mapfile_values(args, stdin, site)
+        if mapped is None:
+            return None
+        keep(mapped[0], (), mapped[1])
+        return 0
 
     def file_command(self, name: str, args: list[Word], unit: Unit, site) -> None:
         """Commands that change files a later command reads: `sed -i` and `cp`/`mv` of a written file
@@ -277,8 +310,30 @@ class Commands:
                 elif stdin is not None:
                     self.stdin_script(stdin, [], cmd, "sbatch", unit)
                 return
-        if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
-            self.child_script(words[0], words[1:], cmd, "bash FILE", unit)
+        script = _script_run_by_path(texts)
+        if script is not None:
+            self.child_script(words[script], words[script + 1:], cmd, "bash FILE", unit)
+
+
+_INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
+
+
+def _script_run_by_path(texts: list[str | None]) -> int | None:
+    """Where a shell script is run by its path: `./run.sh ARGS`, or after a launcher's options
+    (`srun -N 2 ./scripts/entry.sh ARGS`, a site's container entry script). A name with a slash is run
+    as a file (bash(1), COMMAND EXECUTION); the words after it are its arguments, "$@" inside. Not past
+    a program that takes the rest as its own arguments (python, torchrun...)."""
+    for i, t in enumerate(texts):
+        if t is None:
+            continue  # an option's value plint cannot know (`--container-mounts "$PWD:/ws"`)
+        base = t.rsplit("/", 1)[-1]
+        if base.startswith(_INTERPRETERS) or base.endswith(".py"):
+            return None
+        if t.endswith(".sh") and not t.startswith("-") and "/" in t:
+            after = (texts[i + 1] or "").rsplit("/", 1)[-1] if i + 1 < len(texts) else ""
+            # `./bind_gpu.sh python3 train.py`: a per-rank wrapper of a program, read as a wrapper
+            return None if i > 0 and after.startswith(_INTERPRETERS) else i
+    return None
 
 
 def _shift_count(text: str | None) -> int:

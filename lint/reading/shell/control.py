@@ -4,6 +4,7 @@ and test expressions (a mixin of plint.reading.shell.evaluator.Shell)."""
 from __future__ import annotations
 
 import re
+from contextlib import contextmanager
 
 from plint.reading.shell import arith
 from plint.reading.shell.arguments import NOT_GIVEN, only_about_arguments
@@ -188,7 +189,8 @@ class Control:
                 pending.append((tuple(falses), lambda b=body: self.block(b, unit)))
                 break
             self.unknown_reasons = []
-            status = self.condition(cond_nodes, unit)
+            with self.guarding(self._assigned(body, unit)):
+                status = self.condition(cond_nodes, unit)
             cond_text = f"{kind} " + (self.describe(cond_nodes[0], unit) if cond_nodes else "condition")
             if status == 0 and not pending:
                 return self.block(body, unit)
@@ -260,7 +262,8 @@ class Control:
     def and_or(self, node, unit: Unit) -> int | None:
         children = [c for c in node.children if c.type != "comment"]
         self.unknown_reasons = []
-        status = self.statement(children[0], unit) if children else 0
+        with self.guarding(self._assigned(children[2:3], unit)):
+            status = self.statement(children[0], unit) if children else 0
         i = 1
         while i + 1 < len(children):
             op, right = children[i].type, children[i + 1]
@@ -280,6 +283,44 @@ class Control:
             if (op == "&&" and status == 0) or (op == "||" and status != 0):
                 status = self.statement(right, unit)
         return status
+
+    @contextmanager
+    def guarding(self, names: frozenset[str]):
+        """While a condition is tested whose branch assigns `names`: a test of one of them that is unset
+        in the script reads it as empty, as bash does with no environment, so that `[ -z "$X" ] && X=d`
+        and `if [ -z "$X" ]; then X=d; fi` are defaults like ${X:-d} (the environment may override them,
+        as it may ${X:-d})."""
+        before = self.guarded
+        self.guarded = before | names
+        try:
+            yield
+        finally:
+            self.guarded = before
+
+    @staticmethod
+    def _assigned(nodes, unit: Unit) -> frozenset[str]:
+        """The variables a branch body assigns (NAME=..., export/declare NAME=...), nested functions aside."""
+        names: set[str] = set()
+        stack = list(nodes)
+        seen = 0
+        while stack and seen < 400:  # a branch is short; a huge one is not a default's guard
+            n = stack.pop()
+            seen += 1
+            if n.type == "function_definition":
+                continue
+            if n.type == "variable_assignment":
+                name = n.child_by_field_name("name")
+                if name is not None:
+                    names.add(unit.text(name.start_byte, name.end_byte).split("[", 1)[0])
+            stack.extend(n.named_children)
+        return frozenset(names)
+
+    def _unset_guarded(self, pieces) -> bool:
+        """Whether the tested text is only variables a guard assigns that the script has not set."""
+        unknowns = [p for p in pieces if not p.known]
+        return bool(unknowns) and all(p.text == "" for p in pieces if p.known) and all(
+            p.name in self.guarded and p.name not in self.vars and (p.reason or "").startswith(f"${p.name} is not set")
+            for p in unknowns)
 
     @staticmethod
     def _is_test(node, unit: Unit) -> bool:
@@ -392,7 +433,29 @@ class Control:
         inner = [c for c in node.named_children]
         if not inner:
             return 1
+        if node.children and node.children[0].type == "[":
+            # `[` is the test builtin: its arguments are words after expansion and splitting, and -a/-o
+            # bind as test(1) says; the grammar's tree of `[ a = b -o c = d ]` nests them wrongly
+            return self.test_words(self._bracket_words(inner, unit))
         return self.test_expr(inner[0], unit)
+
+    _WORD_NODES = frozenset({"string", "word", "simple_expansion", "expansion", "concatenation", "raw_string",
+                             "number", "command_substitution", "arithmetic_expansion", "ansi_c_string",
+                             "translated_string", "regex", "extglob_pattern"})
+
+    def _bracket_words(self, nodes, unit: Unit) -> list[Word]:
+        """The words between `[` and `]` in order: operands expanded and split, operators as written."""
+        out: list[Word] = []
+        stack = list(reversed(nodes))
+        while stack:
+            n = stack.pop()
+            if n.type in self._WORD_NODES:
+                out.extend(self.words([n], unit))
+            elif n.type == "test_operator" or not n.is_named or not n.children:
+                out.append(Word.of(unit.text(n.start_byte, n.end_byte), unit.span(n.start_byte, n.end_byte)))
+            else:
+                stack.extend(reversed(n.children))
+        return out
 
     def test_expr(self, node, unit: Unit) -> int | None:
         t = node.type
@@ -424,9 +487,14 @@ class Control:
                 if a is None or b is None:
                     return None
                 return b
+            negated = left is not None and left.type == "unary_expression" and left.children \
+                and unit.text(left.children[0].start_byte, left.children[0].end_byte) == "!"
+            if negated:  # `[[ ! $M == x ]]`: the grammar binds `!` to $M alone; bash negates the comparison
+                left = left.named_children[-1]
             lv = self._test_text(self.expand(left, unit, quoted=True)) if left is not None else ""
             rv = self._test_text(self.expand(right, unit, quoted=True)) if right is not None else ""
-            return self.binary(op, lv, rv)
+            status = self.binary(op, lv, rv)
+            return status if not negated or status is None else int(status == 0)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
             fields = self.expand(node, unit, quoted=True)
             value = self._test_text(fields)
@@ -464,10 +532,10 @@ class Control:
             return self.binary(texts[1] or "", texts[0], texts[2])
         return None
 
-    @staticmethod
-    def emptiness(op: str, pieces) -> int | None:
+    def emptiness(self, op: str, pieces) -> int | None:
         """`-z`/`-n` of a value whose text is unknown but whose emptiness may be known."""
-        empty = _is_empty(pieces)
+        pieces = list(pieces)
+        empty = True if self._unset_guarded(pieces) else _is_empty(pieces)
         return None if empty is None else int(empty != (op == "-z"))
 
     @staticmethod

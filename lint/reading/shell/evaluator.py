@@ -45,6 +45,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.arg0: Word | None = None  # $0 given to `bash -c STR NAME ...`
         self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
         self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
+        self.guarded: frozenset[str] = frozenset()  # variables the branch of the condition being tested assigns
         self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
         self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
         self.getopts_at, self.getopts_offset = 0, 0  # where in a word of grouped flags getopts stands

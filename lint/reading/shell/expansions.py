@@ -58,7 +58,7 @@ class Expansions:
         if t == "simple_expansion" or t == "expansion":
             return self.parameter(node, unit, quoted)
         if t == "command_substitution":
-            piped = self.piped_text(node, unit)
+            piped = self.heredoc_text(node, unit) or self.piped_text(node, unit)
             if piped is not None:
                 return [[(p, not quoted) for p in piped]]
             return [[(self.substitution(node, unit), not quoted)]]
@@ -518,6 +518,21 @@ class Expansions:
             return Piece(value.rstrip("\n"), span, "derived")
         return unknown(f"the output of {shown}, known only at run time", None, span)
 
+    def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
+        """The output of `$(cat <<EOF ... EOF)`: the heredoc's text, its trailing newlines dropped as
+        bash drops them; None for anything else."""
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1 or body[0].type != "redirected_statement":
+            return None
+        command = body[0].child_by_field_name("body")
+        redirects = [c for c in body[0].children if c.type == "heredoc_redirect"]
+        if command is None or command.type != "command" or len(redirects) != 1:
+            return None
+        words = self.words(self._command_parts(command)[1], unit)
+        if [w.text for w in words] != ["cat"] or any(c.type == "file_redirect" for c in redirects[0].children):
+            return None
+        return _without_trailing_newlines(list(self.heredoc(redirects[0], unit).pieces)) or None
+
     def piped_text(self, node, unit: Unit) -> list[Piece] | None:
         """The output of `$(echo "$CMD" | sed 's/  */ /g')`: a pipeline of text producers (echo, printf,
         cat, sed, envsubst; `producer`) whose input plint knows piece by piece, unknown pieces kept as
@@ -538,13 +553,7 @@ class Expansions:
             text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
             if text is None:
                 return None
-        pieces = list(text.pieces)
-        while pieces and pieces[-1].known and (pieces[-1].text or "").endswith("\n"):
-            last = pieces.pop()
-            kept = (last.text or "").rstrip("\n")
-            if kept:
-                pieces.append(last.sub(0, len(kept)))
-                break
+        pieces = _without_trailing_newlines(list(text.pieces))
         if not pieces or (len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in
                           (pieces[0].reason or "")):
             return None
@@ -592,3 +601,14 @@ class Expansions:
             else:
                 return None
         return out
+
+
+def _without_trailing_newlines(pieces: list[Piece]) -> list[Piece]:
+    """What a command substitution keeps of its output: bash drops the trailing newlines."""
+    while pieces and pieces[-1].known and (pieces[-1].text or "").endswith("\n"):
+        last = pieces.pop()
+        kept = (last.text or "").rstrip("\n")
+        if kept:
+            pieces.append(last.sub(0, len(kept)))
+            break
+    return pieces

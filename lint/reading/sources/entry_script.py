@@ -23,6 +23,8 @@ _MAX_LEVELS = 8  # folders walked up from the script towards the root
 # `import a, b as c` / `from a.b import c` at the start of a line (indented ones too: imports inside a main())
 # a call of Megatron's training loop: megatron.training.pretrain, tasks' finetune (tasks/finetune_utils.py)
 _TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
+# the HF Trainer built in the script (transformers' Trainer/TrainingArguments, TRL's trainers): data parallel
+_HF_TRAINER = re.compile(rb"\b(?:Trainer|TrainingArguments|SFTTrainer|SFTConfig|Seq2SeqTrainer)\s*\(")
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -33,6 +35,7 @@ class EntryScript:
     tree: str | None  # "megatron-deepspeed" | "megatron" | None: the Megatron checkout it lies in
     tree_note: str | None = None
     trains: bool = False  # it calls Megatron's training loop (pretrain(...), finetune(...))
+    hf_trainer: bool = False  # it imports transformers (or trl) and builds an HF Trainer
 
     @property
     def imports_megatron(self) -> bool:
@@ -50,9 +53,9 @@ def tree_root(launch_file: str) -> str:
     real = os.path.realpath(launch_file)
     root = current()
     if root is not None:
-        place = next((p for p in root.places if _inside(real, p)), None)
-        if place is not None:
-            return place
+        places = [p for p in root.places if _inside(real, p)]
+        if places:
+            return max(places, key=len)  # the innermost place that holds it
     folder = os.path.dirname(real) or "."
     return work_tree(folder) or folder
 
@@ -124,12 +127,13 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
             here = os.path.dirname(here)
         script = next((c for c in candidates if _inside(c, root) and probe(Path(c).is_file)), None)
     modules: frozenset[str] = frozenset()
-    trains = False
+    trains = hf_trainer = False
     if script is not None:
         raw = _head(script)[:_MAX_BYTES]
         modules = _imports(raw.decode("utf-8", "replace"))
         trains = _TRAINS.search(raw) is not None
+        hf_trainer = bool(modules & {"transformers", "trl"}) and _HF_TRAINER.search(raw) is not None
     tree, note = _checkout(os.path.dirname(script) if script else base, root)
     if script is None and tree is None:
         return None
-    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains)
+    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains, hf_trainer)

@@ -75,14 +75,16 @@ def _accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
     return nodes, per, world
 
 
-def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile | None]) -> None:
-    """Counts from `--config_file` (accelerate's YAML) that the command line does not give."""
+def _accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]) -> None:
+    """Counts from `--config_file` (accelerate's YAML) that the command line does not give; origin
+    "assumed" with the note when the file was found where the script is assumed to run from."""
     path = call.option("--config_file")
-    if path is None or path.text is None or (call.tasks is not None and call.nodes is not None):
+    if path is None or path.text is None:
         return
-    source = read_file(path.text)
+    source, assumed = read_config(path.text)
     if source is None:
         return
+    origin = "assumed" if assumed else "literal"
     import yaml
 
     try:
@@ -92,11 +94,14 @@ def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile
     if not isinstance(data, dict):
         return
     span = source.span(0, len(source.data))
+    call.config = (source, data)
+    call.config_note = assumed
     for attr, key in (("tasks", "num_processes"), ("nodes", "num_machines"), ("node_rank", "machine_rank")):
         if getattr(call, attr) is None and isinstance(data.get(key), int):
-            setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, "literal"))
+            setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, origin, assumed))
     if call.master_addr is None and isinstance(data.get("main_process_ip"), str):
-        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span)
+        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span, origin,
+                                 assumed)
 
 
 def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
@@ -105,3 +110,49 @@ def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
         return None
     start = len(source.text[:m.start(1)].encode("utf-8", "surrogateescape"))
     return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))
+
+
+# accelerate's --mixed_precision choices (accelerate/commands/launch.py, launch_command_parser) in the layout's
+# vocabulary: "no" keeps fp32
+_MIXED_PRECISION = {"no": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
+
+
+def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
+    """What `accelerate launch` tells the trainer: DeepSpeed (--use_deepspeed, --deepspeed_config_file, or
+    `distributed_type: DEEPSPEED` in its YAML), the DeepSpeed config, the precision and the accumulation.
+    accelerate's DeepSpeedPlugin fills the config's "auto" precision and accumulation from these
+    (accelerate/utils/dataclasses.py, DeepSpeedPlugin.deepspeed_config_process and set_mixed_precision)."""
+    out: dict[str, Value] = {}
+    source, data = getattr(call, "config", None) or (None, {})
+    model_parallel = [o for o in call.options if o.startswith(("--megatron_lm", "--use_megatron_lm",
+                                                               "--parallelism_config_tp", "--parallelism_config_cp"))]
+    if not model_parallel and str(data.get("distributed_type", "")).upper() != "MEGATRON_LM":
+        # DDP, FSDP and DeepSpeed all replicate the model's data path over every process: dp is the world
+        out["data_parallel"] = Value(True, None, "derived", "accelerate launch without Megatron-LM or tensor/"
+                                     "context parallelism runs one data-parallel worker per process")
+    ds_yaml = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    if call.flag("--use_deepspeed") or call.option("--deepspeed_config_file") is not None:
+        word = call.option("--use_deepspeed", "--deepspeed_config_file")
+        out["deepspeed.enabled"] = Value(True, word.value_span if word is not None else None, "literal",
+                                         "accelerate launch --use_deepspeed")
+    elif str(data.get("distributed_type", "")).upper() == "DEEPSPEED" and source is not None:
+        out["deepspeed.enabled"] = Value(True, _yaml_key_span(source, "distributed_type"), "literal",
+                                         f"{source.path}: distributed_type: DEEPSPEED")
+    config = call.option("--deepspeed_config_file")
+    if config is not None:
+        out["deepspeed.config_path"] = from_word(config, str, "--deepspeed_config_file")
+        out["deepspeed.config_word"] = Value(config.display(), config.value_span)
+    precision = call.option("--mixed_precision")
+    if precision is not None:
+        out["precision"] = from_word(precision, lambda t: _MIXED_PRECISION[t], "--mixed_precision")
+    elif source is not None and str(data.get("mixed_precision")) in _MIXED_PRECISION:
+        note = getattr(call, "config_note", None)
+        out["precision"] = Value(_MIXED_PRECISION[str(data["mixed_precision"])], _yaml_key_span(source, "mixed_precision"),
+                                 "assumed" if note else "literal", note or f"{source.path}: mixed_precision")
+    accumulation = call.option("--gradient_accumulation_steps")
+    if accumulation is not None:
+        out["batch.grad_accum"] = from_word(accumulation, parse_int, "--gradient_accumulation_steps")
+    elif isinstance(ds_yaml.get("gradient_accumulation_steps"), int) and source is not None:
+        out["batch.grad_accum"] = Value(ds_yaml["gradient_accumulation_steps"], None, "literal",
+                                        f"{source.path}: deepspeed_config.gradient_accumulation_steps")
+    return out

@@ -11,6 +11,10 @@ from plint.reading.sources.wrappers import base as _base
 from plint.record import field, record
 from plint.values import Value, derived, from_word, parse_int, unresolved
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
+
 
 # ---- option grammars ----------------------------------------------------------------------------
 @record
@@ -88,6 +92,8 @@ class LauncherCall:
     unknown_options: list[Word] = field(default_factory=list)  # options the launcher's parser does not know
     problems: list[Problem] = field(default_factory=list)
     wrapped_by: list[Word] = field(default_factory=list)  # unknown words (or unread scripts) before it: wrappers
+    config: Any = None  # accelerate: (SourceFile, dict) of its --config_file YAML, once read
+    config_note: str | None = None  # why that file's values are assumed (found above the script), else None
 
     def option(self, *names: str) -> Word | None:
         for n in names:

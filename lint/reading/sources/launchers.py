@@ -226,8 +226,10 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     return flagged and bool(options & (TRAINING_LENGTH_FLAGS | _DRIVER_FLAGS))
 
 
-def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None]) -> list[LaunchChain]:
-    """One chain per training launch, in execution order."""
+def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None],
+                  read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None) -> list[LaunchChain]:
+    """One chain per training launch, in execution order. `read_config` reads a launcher's config file
+    (accelerate's --config_file) where the script is run from too, with a note when that is a guess."""
     chains: list[LaunchChain] = []
     for command in result.commands:
         own = _chain_calls(command)
@@ -243,7 +245,7 @@ def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFil
             elif c.launcher == "srun":
                 _srun_step(c, job)
             elif c.launcher == "accelerate":
-                _accelerate_config(c, read_file)
+                _accelerate_config(c, read_config or (lambda name: (read_file(name), None)))
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
         args = command.words[inner.program_index + 1:] if inner.program_index >= 0 else []

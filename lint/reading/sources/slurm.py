@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-from plint.reading.shell.model import Piece, Problem, Var, Word
+from plint.reading.shell.model import Piece, Problem, Var, Word, unknown
 from plint.reading.shell.placeholders import is_placeholder, slot_reason, slot_spans
 from plint.source import SourceFile
 from plint.values import NumberTooLong, Value, from_word, parse_int
@@ -359,15 +359,30 @@ def _directive_words(source: SourceFile, line_start: int, line: str, body_at: in
         words.append(Word((Piece("".join(chars), span, "literal", exact, source=source),), span))
 
 
+_BRACE_SLOT = re.compile(rb"\{ +[A-Za-z][\w -]*? +\}")
+
+
 def _without_slots(source: SourceFile, line_start: int, line: str,
                    words: list[Word]) -> tuple[list[Word], list[Problem]]:
     """`#SBATCH <SLURM OPTIONS> --nodes=128`: a template slot stands for options the author left to fill
     in (issue 12 point 8), not a word sbatch would reject; the options written after it are read."""
-    spans = [(line_start + a, line_start + b) for a, b in slot_spans(line.encode("utf-8", "surrogateescape"))]
+    encoded = line.encode("utf-8", "surrogateescape")
+    spans = [(line_start + a, line_start + b) for a, b in slot_spans(encoded)]
+    # `#SBATCH -p { partition }` (OpenRLHF's examples): a brace slot is an option's value left to fill in
+    # (sbatch itself refuses the stray words until then): one unknown value, so the next option stays one
+    values = [(line_start + m.start(), line_start + m.end()) for m in _BRACE_SLOT.finditer(encoded)]
+    spans += values
     if not spans:
         return words, []
-    kept = [w for w in words if w.site is None or not any(a <= w.site.start and w.site.end <= b for a, b in spans)]
     data = source.data
+    kept: list[Word] = []
+    for w in words:
+        inside = next(((a, b) for a, b in spans if w.site is not None and a <= w.site.start and w.site.end <= b), None)
+        if inside is None:
+            kept.append(w)
+        elif inside in values and w.site.start == inside[0]:
+            text = data[inside[0]:inside[1]].decode("utf-8", "surrogateescape")
+            kept.append(Word((unknown(slot_reason(text), None, source.span(*inside)),), source.span(*inside)))
     problems = [Problem("unresolved", slot_reason(data[a:b].decode("utf-8", "surrogateescape")) +
                         "; the directive's other options are read as written", source.span(a, b)) for a, b in spans]
     return kept, problems
