@@ -265,7 +265,7 @@ class ModelInput:
         precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
         zero = v("parallel.zero_stage")
         position = args.text("--position-embedding-type") or ("rope" if args.present(
-            "--use-rotary-position-embeddings") else None)
+            "--use-rotary-position-embeddings") else None) or v("model.position_embedding")
         opts = options or DEFAULT_OPTIONS
         if options is None:
             opts = Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
@@ -283,18 +283,21 @@ class ModelInput:
             swiglu=bool(v("model.swiglu")),
             untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
             # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
-            normalization="RMSNorm" if (args.text("--normalization") or "").lower() == "rmsnorm" else "LayerNorm",
-            add_bias_linear=not args.present("--disable-bias-linear"),
-            add_qkv_bias=args.present("--add-qkv-bias"),
+            normalization="RMSNorm" if (args.text("--normalization") or v("model.normalization") or "").lower()
+            == "rmsnorm" else "LayerNorm",
+            # a Hugging Face model's own switches (plint.catalog.models) where no Megatron flag says
+            add_bias_linear=not args.present("--disable-bias-linear") and v("model.add_bias_linear") is not False,
+            add_qkv_bias=args.present("--add-qkv-bias") or v("model.add_qkv_bias") is True,
             qk_layernorm=args.present("--qk-layernorm"),
-            hidden_dropout=_probability(args.text("--hidden-dropout"), 0.1),
-            attention_dropout=_probability(args.text("--attention-dropout"), 0.1),
+            hidden_dropout=_probability(args.text("--hidden-dropout"), _number(v("model.hidden_dropout"), 0.1)),
+            attention_dropout=_probability(args.text("--attention-dropout"), _number(v("model.attention_dropout"), 0.1)),
             max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
             make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
             num_experts=experts if experts and experts > 1 else None,
             moe_topk=_positive_int(v("model.moe_topk")) or 2,
             moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
-            moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size")) or 0,
+            moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
+            or _positive_int(v("model.moe_shared_expert_size")) or 0,
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
@@ -440,6 +443,10 @@ def _sixteen_bit_grads(args: _TrainerFlags) -> bool:
     return args.present("--grad-reduce-in-bf16") or (
         (args.text("--main-grads-dtype") or "fp32").lower() in ("bf16", "fp16")
         and not args.present("--accumulate-allreduce-grads-in-fp32"))
+
+
+def _number(x: Any, default: float) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
 
 
 def _probability(text: str | None, default: float) -> float:

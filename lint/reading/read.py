@@ -403,8 +403,11 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
         launch.facts = megatron_facts(args, catalog, flavour)
     else:
         from plint.reading.sources.hf import hf_facts
+        from plint.reading.sources.model_shape import model_facts
 
         launch.facts = hf_facts(chain.trainer_args)
+        # the shape of the model it names (its config.json in the tree, [tool.plint] model, plint's catalog)
+        launch.facts.update(model_facts(launch.facts.get("model.name"), launch_file))
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
