@@ -46,6 +46,41 @@ def _integration(ctx: RuleContext) -> bool | None:
     return ctx.layout.value("trainer") == "deepspeed" and "batch.micro" in facts
 
 
+# The "auto" values the HF Trainer replaces, by dotted path: HfTrainerDeepSpeedConfig.trainer_config_process and
+# trainer_config_finalize (transformers/integrations/deepspeed.py) call fill_match / fill_only on exactly these;
+# any other "auto" reaches DeepSpeed as the string "auto".
+HF_TRAINER_FILLS = frozenset({
+    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size", "gradient_clipping",
+    "optimizer.params.lr", "optimizer.params.betas", "optimizer.params.eps", "optimizer.params.weight_decay",
+    "scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr", "scheduler.params.total_num_steps",
+    "scheduler.params.warmup_num_steps", "fp16.enabled", "amp.enabled", "amp.opt_level", "bf16.enabled",
+    "zero_optimization.reduce_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+    "zero_optimization.stage3_param_persistence_threshold"})
+
+
+def _hf_trainer(ctx: RuleContext) -> bool:
+    """Whether the launch passes the HF Trainer's own arguments (the integration that fills "auto")."""
+    facts = ctx.layout.extras.get("facts", {}) if ctx.layout is not None else {}
+    return "batch.micro" in facts or "batch.grad_accum" in facts
+
+
+def _auto_the_trainer_leaves(cfg):
+    from plint.reading.sources.jsonpos import JObject, JScalar
+
+    def walk(node, prefix: str):
+        for e in node.entries:
+            path = f"{prefix}{e.key}"
+            if isinstance(e.value, JObject):
+                yield from walk(e.value, path + ".")
+            elif isinstance(e.value, JScalar) and e.value.value == "auto" and path not in HF_TRAINER_FILLS:
+                yield Finding(f"{cfg.path}: \"{path}\" is \"auto\", which the HF Trainer does not fill (it fills "
+                              "the batch sizes, clipping, the optimizer's and scheduler's parameters, fp16/bf16 and "
+                              "the hidden-size-based bucket sizes): DeepSpeed receives the string \"auto\"",
+                              e.value.span, key=path)
+
+    yield from walk(cfg.document.root, "")
+
+
 def _walk_strict(node, section_schema: dict, path: str):
     """(entry, path, reason) for unknown keys and "auto" values inside a pydantic section."""
     from plint.reading.sources.jsonpos import JObject, JScalar
@@ -221,7 +256,13 @@ def deepspeed_unknown_key(ctx: RuleContext):
 )
 def deepspeed_auto_unresolved(ctx: RuleContext):
     cfg = _config(ctx)
-    if cfg is None or _integration(ctx) is not False or not hasattr(cfg.document.root, "entries"):
+    if cfg is None or not hasattr(cfg.document.root, "entries"):
+        return
+    if _integration(ctx) is True:
+        if _hf_trainer(ctx):
+            yield from _auto_the_trainer_leaves(cfg)
+        return
+    if _integration(ctx) is not False:
         return
     strict = {k for k, v in schema()["properties"].items() if v.get("type") == "object"}
     for e in cfg.document.root.entries:

@@ -54,6 +54,7 @@ from plint.cost.comm import (
     reduce_scatter,
 )
 from plint.cost.flops import flops_per_step
+from plint.cost.adapters import adapter_memory
 from plint.cost.memory import GIB, memory_bytes, stage_params, state_bytes
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, count_params
@@ -119,7 +120,7 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
     dp = inp.data_parallel()
     global_batch = inp.global_batch or inp.micro_batch * dp
     m = max(1, global_batch // max(1, inp.micro_batch * dp))
-    mem = memory_bytes(inp, c, m)
+    mem = adapter_memory(inp, c, memory_bytes(inp, c, m))  # LoRA: only the adapters' states (cost.adapters)
     opts = inp.options
     other = opts.runtime_reserve_gib
     memory = {k: v / GIB for k, v in mem.items()}

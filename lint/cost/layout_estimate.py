@@ -63,6 +63,10 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
         if est is not None and why:
             est = est.with_assumption(why)
+        if est is not None and inp.lora_rank:
+            from plint.cost.adapters import adapter_note
+
+            est = est.with_assumption(adapter_note(inp))
         if est is not None and layout.extras.get("gpu_ambiguity"):
             est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
         unmodelled = unmodelled_features(layout)
@@ -112,6 +116,12 @@ def unmodelled_features(layout: Layout) -> list[str]:
         modules = get("--recompute-modules")
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
+    facts = layout.extras.get("facts", {})
+    if "fsdp.offload" in facts:
+        found.append("FSDP CPU offload of parameters and gradients")
+    for part in ("offload_optimizer_device", "offload_param_device"):  # accelerate's own DeepSpeed config
+        if f"accelerate.{part}" in facts:
+            found.append(f"ZeRO {part[:-7].replace('_', ' ')} to {facts[f'accelerate.{part}'].value}")
     ds = layout.extras.get("ds_config")
     for part in ("offload_optimizer", "offload_param"):
         device = getattr(getattr(ds, part, None), "value", None)

@@ -140,6 +140,9 @@ class ModelInput:
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
     deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
+    # LoRA (plint.cost.adapters): adapters of this rank train, the base weights are frozen; None: full fine-tuning
+    lora_rank: int | None = None
+    frozen_weight_bits: int | None = None  # QLoRA: the frozen linear weights quantized to 4 or 8 bits; None: 16-bit
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
     optimizer_bytes: float | None = None
@@ -315,6 +318,8 @@ class ModelInput:
             and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
+            lora_rank=_lora_rank(layout),
+            frozen_weight_bits=_frozen_bits(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
@@ -359,6 +364,25 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
         return 1
     k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
     return min(k, world) if k and world % min(k, world) == 0 else 1
+
+
+# PEFT's LoraConfig.r default, for a launch that turns LoRA on without a rank
+DEFAULT_LORA_RANK = 8
+
+
+def _lora_rank(layout: Layout) -> int | None:
+    """The LoRA rank when the launch trains adapters only (finetune.lora, read by plint.reading.sources.hf)."""
+    facts = getattr(layout, "extras", {}).get("facts", {})
+    lora = facts.get("finetune.lora")
+    if lora is None or lora.value is not True:
+        return None
+    return _fact_int(layout, "finetune.lora_rank") or DEFAULT_LORA_RANK
+
+
+def _frozen_bits(layout: Layout) -> int | None:
+    """4 or 8 when bitsandbytes quantizes the frozen weights (--bits 4, --load_in_4bit); 16 and more is none."""
+    bits = _fact_int(layout, "finetune.bits")
+    return bits if bits in (4, 8) else None
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:

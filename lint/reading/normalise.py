@@ -326,9 +326,15 @@ def build_layout(launch: Launch) -> Layout:
         _facts(launch, layout, ("model.", "recompute."))
         if launch.ds_config is not None:
             layout.set("parallel.zero_stage", launch.ds_config.zero_stage)
+        elif "parallel.zero_stage" in launch.facts:  # the config the script builds in Python
+            layout.set("parallel.zero_stage", launch.facts["parallel.zero_stage"])
         _deepspeed_batch(launch, layout)
     else:
-        _facts(launch, layout, ("model.", "recompute."))
+        _facts(launch, layout, ("model.", "recompute.", "parallel.zero_stage"))
+        if "batch.micro" in launch.facts or "batch.grad_accum" in launch.facts:
+            # the HF Trainer under torchrun or accelerate without DeepSpeed (DDP, FSDP): data parallel over the
+            # world, its batch from --per_device_train_batch_size and --gradient_accumulation_steps
+            _deepspeed_batch(launch, layout)
     _sharding(launch, layout)
     _precision(launch, layout)
     layout.extras["facts"] = launch.facts

@@ -406,12 +406,44 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
         from plint.reading.sources.model_shape import model_facts
 
         launch.facts = hf_facts(chain.trainer_args)
+        for call in chain.calls:  # what accelerate launch sets (DeepSpeed, FSDP, precision); the script's own win
+            if call.launcher == "accelerate":
+                from plint.reading.sources.launch_accelerate import accelerate_facts
+
+                for key, value in accelerate_facts(call).items():
+                    launch.facts.setdefault(key, value)
         # the shape of the model it names (its config.json in the tree, [tool.plint] model, plint's catalog)
         launch.facts.update(model_facts(launch.facts.get("model.name"), launch_file))
+        if script is not None and script.path is not None and launch_file is not None:
+            _script_config(launch, script.path, launch_file)
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
     return launch
+
+
+def _script_config(launch: Launch, script: str, launch_file: str) -> None:
+    """The DeepSpeed config the entry script builds in Python (when the command line names no JSON), and a
+    PipelineModule it builds (plint.reading.sources.script_ds_config)."""
+    from plint.reading.sources.entry_script import tree_root
+    from plint.reading.sources.script_ds_config import pipeline_module, script_ds_config
+
+    root = tree_root(launch_file)
+    path = os.path.join(root, script)
+    pipe = pipeline_module(path, root)
+    if pipe is not None:
+        launch.facts["deepspeed.pipeline_module"] = pipe
+    if launch.facts.get("deepspeed.config_path") is not None:
+        return
+    built = script_ds_config(path, root, launch.chain.trainer_args)
+    if built is None:
+        return
+    for key, value in built.facts.items():  # what DeepSpeed runs is the config; the batch flags may agree
+        if key in ("parallel.zero_stage", "precision", "deepspeed.config_path") or key.startswith("offload."):
+            launch.facts[key] = value
+        else:
+            launch.facts.setdefault(key, value)
+    launch.facts["deepspeed.script_config"] = Value(built.where, None, "derived", f"the config {built.where} receives")
 
 
 def _named_release(named: str | None, flavour: str) -> str | None:

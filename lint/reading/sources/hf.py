@@ -24,6 +24,8 @@ _INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
                "max_seq_length": "model.seq_length",  # TRL's SFTConfig and many scripts
                "model_max_length": "model.seq_length",  # the common fine-tuning scripts' ModelArguments
                "block_size": "model.seq_length",  # the HF examples' run_clm.py
+               "cutoff_len": "model.seq_length",  # LLaMA-Factory's DataArguments
+               "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
                "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
                "max_steps": "train_iters",
                # LoRA rank: PEFT's LoraConfig.r as the common scripts expose it (LLaVA, FastChat, TRL's
@@ -119,6 +121,8 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 consumed += following is not None
         elif name == "fsdp" and value is not None:
             out["parallel.sharding"] = _fsdp_sharding(value, option)
+            if value.text is not None and "offload" in value.text.split():  # FSDP's CPUOffload of params and grads
+                out["fsdp.offload"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")
             if value.text is not None and {"hybrid_shard", "hybrid_shard_zero2"} & set(value.text.split()):
                 # replicas across nodes, each sharded inside one (plint.reading.normalise._dp_outer)
                 out["fsdp.hybrid_shard"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")

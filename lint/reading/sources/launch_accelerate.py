@@ -76,9 +76,10 @@ def _accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
 
 
 def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile | None]) -> None:
-    """Counts from `--config_file` (accelerate's YAML) that the command line does not give."""
+    """Counts from `--config_file` (accelerate's YAML) that the command line does not give; the YAML is kept on
+    the call for accelerate_facts."""
     path = call.option("--config_file")
-    if path is None or path.text is None or (call.tasks is not None and call.nodes is not None):
+    if path is None or path.text is None:
         return
     source = read_file(path.text)
     if source is None:
@@ -91,6 +92,7 @@ def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile
         return
     if not isinstance(data, dict):
         return
+    call.config, call.config_source = data, source
     span = source.span(0, len(source.data))
     for attr, key in (("tasks", "num_processes"), ("nodes", "num_machines"), ("node_rank", "machine_rank")):
         if getattr(call, attr) is None and isinstance(data.get(key), int):
@@ -99,9 +101,77 @@ def _accelerate_config(call: LauncherCall, read_file: Callable[[str], SourceFile
         call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span)
 
 
-def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
-    m = re.search(rf"(?m)^{re.escape(key)}:\s*(\S+)", source.text)
+def _yaml_key_span(source: SourceFile, key: str, nested: bool = False) -> Span | None:
+    m = re.search(rf"(?m)^{'[ ]+' if nested else ''}{re.escape(key)}:\s*(\S+)", source.text)
     if not m:
         return None
     start = len(source.text[:m.start(1)].encode("utf-8", "surrogateescape"))
     return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))
+
+
+# accelerate's FSDP sharding strategies (accelerate/utils/constants.py FSDP_SHARDING_STRATEGY, also accepted as
+# their 1-based numbers) -> parallel.sharding
+_FSDP_STRATEGY = {"FULL_SHARD": "parameters", "SHARD_GRAD_OP": "gradients", "NO_SHARD": "none",
+                  "HYBRID_SHARD": "parameters", "HYBRID_SHARD_ZERO2": "gradients", "1": "parameters",
+                  "2": "gradients", "3": "none", "4": "parameters", "5": "gradients"}
+# --mixed_precision / mixed_precision: no | fp16 | bf16 | fp8
+_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "no": "fp32"}
+
+
+def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
+    """What `accelerate launch` sets for the run beyond its process counts, from its command line, else its
+    --config_file: whether DeepSpeed runs and with which config file or ZeRO stage and offload (accelerate builds
+    the DeepSpeed config from them: DeepSpeedPlugin), FSDP's sharding and offload, mixed precision, and the
+    accumulation DeepSpeed uses (accelerate launch's options, accelerate 1.x commands/launch.py)."""
+    out: dict[str, Value] = {}
+    data, source = call.config, call.config_source
+    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
+    kind = str(data.get("distributed_type", "")).upper()
+
+    def given(option: str, table: dict, key: str, top: bool = False) -> Value | None:
+        word = call.option(option)
+        if word is not None:
+            return from_word(word, str, option)
+        if key in table and table[key] is not None and source is not None:
+            return Value(str(table[key]), _yaml_key_span(source, key, nested=not top), "literal",
+                         f"{source.path}: {key}")
+        return None
+
+    deepspeed = call.flag("--use_deepspeed") or kind == "DEEPSPEED"
+    if deepspeed:
+        path = given("--deepspeed_config_file", ds, "deepspeed_config_file")
+        if path is not None:
+            out["deepspeed.config_path"] = path
+            out["deepspeed.config_word"] = Value(path.value, path.span)
+        stage = given("--zero_stage", ds, "zero_stage")
+        if stage is not None and path is None:
+            out["parallel.zero_stage"] = _as_int(stage)
+        for option, key in (("--offload_optimizer_device", "offload_optimizer_device"),
+                            ("--offload_param_device", "offload_param_device")):
+            device = given(option, ds, key)
+            if device is not None and path is None and device.value not in (None, "none"):
+                out[f"accelerate.{key}"] = device
+        accum = given("--gradient_accumulation_steps", ds, "gradient_accumulation_steps")
+        if accum is not None and path is None:
+            out["batch.grad_accum"] = _as_int(accum)
+    if call.flag("--use_fsdp") or kind == "FSDP":
+        strategy = given("--fsdp_sharding_strategy", fsdp, "fsdp_sharding_strategy")
+        if strategy is not None and str(strategy.value).upper() in _FSDP_STRATEGY:
+            out["parallel.sharding"] = Value(_FSDP_STRATEGY[str(strategy.value).upper()], strategy.span,
+                                             strategy.origin, f"accelerate FSDP {strategy.value}")
+        offload = given("--fsdp_offload_params", fsdp, "fsdp_offload_params")
+        if offload is not None and str(offload.value).lower() == "true":
+            out["fsdp.offload"] = offload
+    precision = given("--mixed_precision", data, "mixed_precision", top=True)
+    if precision is not None and str(precision.value).lower() in _PRECISION:
+        out["precision"] = Value(_PRECISION[str(precision.value).lower()], precision.span, precision.origin,
+                                 precision.note or "--mixed_precision")
+    return out
+
+
+def _as_int(v: Value) -> Value:
+    try:
+        return Value(int(str(v.value)), v.span, v.origin, v.note)
+    except ValueError:
+        return Value(None, v.span, "unresolved", f"{v.note or 'accelerate'}: {v.value!r} is not a number")
