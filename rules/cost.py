@@ -101,12 +101,10 @@ def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
         candidates.append(("--sequence-parallel", {"sequence_parallel": True}))
     if inp.recompute is None:
         candidates.append(("--recompute-activations (selective)", {"recompute": "selective"}))
-    if inp.recompute != "full":
-        candidates.append(("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1",
-                           {"recompute": "full", "recompute_method": "uniform", "recompute_num_layers": 1}))
-    if inp.micro_batch > 1:
-        micro = inp.micro_batch // 2
-        candidates.append((f"--micro-batch-size {micro}", {"micro_batch": micro}))
+    candidates += _recompute_or_smaller_micro(
+        inp, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "--micro-batch-size")
+    if not is_megatron(ctx) and "batch.micro" in ctx.layout.extras.get("facts", {}):
+        candidates = _trainer_remedies(ctx, inp)  # an HF Trainer launch: its own arguments, not Megatron's
     for what, changes in candidates:
         if is_megatron(ctx) and what.startswith("--") and not _release_has(ctx, what.split()[0]):
             continue
@@ -114,6 +112,25 @@ def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
         if variant is not None and _fits(variant, ctx):
             return f"; with {what} it would need {_gib(variant.memory_gib['total'])} GiB"
     return ""
+
+
+def _trainer_remedies(ctx: RuleContext, inp: ModelInput) -> list[tuple[str, dict]]:
+    """The changes an HF Trainer launch makes with its own arguments and its DeepSpeed config."""
+    candidates = []
+    if trainer(ctx) == "deepspeed" and inp.data_parallel() > 1 and inp.sharding_level() < 3:
+        candidates.append(("ZeRO stage 3 (zero_optimization.stage)", {"zero_stage": 3, "sharding": "parameters"}))
+    return candidates + _recompute_or_smaller_micro(inp, "--gradient_checkpointing True",
+                                                    "--per_device_train_batch_size")
+
+
+def _recompute_or_smaller_micro(inp: ModelInput, recompute: str, micro_flag: str) -> list[tuple[str, dict]]:
+    """Full recompute of every layer, then half the micro-batch, as the launch's trainer spells them."""
+    out = []
+    if inp.recompute != "full":
+        out.append((recompute, {"recompute": "full", "recompute_method": "uniform", "recompute_num_layers": 1}))
+    if inp.micro_batch > 1:
+        out.append((f"{micro_flag} {inp.micro_batch // 2}", {"micro_batch": inp.micro_batch // 2}))
+    return out
 
 
 def _memory_modelled(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:

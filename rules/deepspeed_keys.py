@@ -244,7 +244,10 @@ def deepspeed_unknown_key(ctx: RuleContext):
     "\"auto\" values that no integration fills in.",
     RuleDocs(
         what="Checks \"auto\" values in a DeepSpeed config used by a launch with no HF Trainer or Accelerate "
-             "integration (Megatron-DeepSpeed, a plain deepspeed script).",
+             "integration (Megatron-DeepSpeed, a plain deepspeed script), and, with the HF Trainer, \"auto\" values "
+             "outside the keys it fills (batch sizes, clipping, the optimizer's and scheduler's parameters, "
+             "fp16/bf16, the hidden-size-based ZeRO bucket sizes: HfTrainerDeepSpeedConfig in "
+             "transformers/integrations/deepspeed.py).",
         why="Only the HF Trainer and Accelerate replace \"auto\"; DeepSpeed itself fails on \"auto\" batch "
             "sizes ('>' not supported between instances of 'str' and 'int') and drops it in pydantic sections.",
         bad=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
@@ -417,3 +420,50 @@ def deepspeed_optimizer_param(ctx: RuleContext):
             yield Finding(f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed passes {e.key} to {shown} itself "
                           f"(TypeError: got multiple values for keyword argument '{e.key}' at start-up)",
                           e.key_span, key=f"optimizer.params.{e.key}")
+
+
+@register(
+    "PL509", "deepspeed-trainer-sized-steps", "warning",
+    "A scheduler step count written in the DeepSpeed config where the HF Trainer computes it.",
+    RuleDocs(
+        what="With the HF Trainer, checks scheduler.params.total_num_steps and warmup_num_steps written as numbers: "
+             "the Trainer sizes them itself (num_training_steps, get_warmup_steps) and requires a written value to "
+             "equal its own. An error when --max_steps (or --warmup_steps) says the value differs, a warning when "
+             "the Trainer's count depends on the dataset.",
+        why="transformers' HfTrainerDeepSpeedConfig.trainer_config_finalize fills these keys with fill_match: a "
+            "value that is not \"auto\" and differs is a mismatch, and the Trainer raises 'Please correct the "
+            "following DeepSpeed config values that mismatch TrainingArguments values' once the model is loaded.",
+        bad=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
+                                  "--max_steps 2000\n",
+                     "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+                                '"params": {"total_num_steps": 1000, "warmup_num_steps": "auto"}}}\n'}),
+        good=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
+                                   "--max_steps 2000\n",
+                      "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+                                 '"params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}}}\n'}),
+        fix="Not fixed automatically: write \"auto\".",
+        references=("transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize",),
+    ),
+)
+def deepspeed_trainer_sized_steps(ctx: RuleContext):
+    cfg = _config(ctx)
+    if cfg is None or _integration(ctx) is not True or not _hf_trainer(ctx):
+        return
+    facts = ctx.layout.extras.get("facts", {})
+    for key, fact, flag in (("total_num_steps", "train_iters", "--max_steps"),
+                            ("warmup_num_steps", "train_warmup_steps", "--warmup_steps")):
+        written = cfg.value("scheduler", "params", key)
+        if written is None or isinstance(written.value, bool) or not isinstance(written.value, (int, float)):
+            continue
+        trainer_value = facts.get(fact)
+        given = trainer_value.value if trainer_value is not None else None
+        if isinstance(given, int) and given > 0:
+            if given == written.value:
+                continue
+            yield Finding(f"{cfg.path}: scheduler.params.{key} is {written.value:g} but the HF Trainer computes "
+                          f"{given} ({flag} {given}) and raises on the mismatch; write \"auto\"", written.span,
+                          key=f"scheduler.params.{key}", severity="error")
+        else:
+            yield Finding(f"{cfg.path}: scheduler.params.{key} is {written.value:g}, a count the HF Trainer computes "
+                          f"from the dataset (no {flag}) and requires to match: it raises unless they are equal; "
+                          "write \"auto\"", written.span, key=f"scheduler.params.{key}")

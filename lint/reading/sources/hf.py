@@ -28,6 +28,7 @@ _INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
                "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
                "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
                "max_steps": "train_iters",
+               "warmup_steps": "train_warmup_steps",  # TrainingArguments.warmup_steps
                # LoRA rank: PEFT's LoraConfig.r as the common scripts expose it (LLaVA, FastChat, TRL's
                # ModelConfig --lora_r; LLaMA-Factory --lora_rank; DeepSpeed-Chat --lora_dim, LoRA when > 0)
                "lora_r": "finetune.lora_rank", "lora_rank": "finetune.lora_rank", "lora_dim": "finetune.lora_dim",
