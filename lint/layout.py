@@ -80,6 +80,9 @@ class Layout:
         out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
         estimated = self.extras.get("estimate")  # (input, Estimate) from plint.cost.layout_estimate
         out["estimate"] = estimated[1].to_json() if estimated and estimated[1] is not None else None
+        host = self.extras.get("host_memory")  # plint.cost.layout_estimate.host_memory: ZeRO CPU offload
+        if out["estimate"] is not None and host is not None:
+            out["estimate"]["host_memory_gib"] = round(host["gib"], 1)
         if estimated and estimated[0] is not None:  # the switches layout.model does not carry (generate needs them)
             shape = estimated[0].shape()
             arch = {k: v for k, v in shape.items() if k not in SECTIONS["model"]}

@@ -77,6 +77,8 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if est is not None and memory_unmodelled:
             est = est.with_assumption("memory not modelled: " + "; ".join(memory_unmodelled) +
                                       "; counted as for bf16, so the memory rules stay silent on this launch")
+        if inp is not None:
+            layout.extras["host_memory"] = host_memory(layout, inp, settings)
         layout.extras["estimate_unmodelled"] = unmodelled
         layout.extras["memory_unmodelled"] = memory_unmodelled
     layout.extras[_ESTIMATED] = (inp, est)
@@ -210,3 +212,42 @@ def _with_cluster_settings(inp: ModelInput, settings: Settings) -> ModelInput:
     if cluster.get("nvlink-domain"):
         changes["nvlink_domain"] = int(cluster["nvlink-domain"])
     return inp.replace(**changes) if changes else inp
+
+
+def _offloaded(layout: Layout) -> tuple[str | None, str | None]:
+    """(optimizer, parameter) offload devices: the DeepSpeed JSON's, the config the script builds, accelerate's."""
+    facts = layout.extras.get("facts", {})
+    ds = layout.extras.get("ds_config")
+    found = []
+    for part in ("offload_optimizer", "offload_param"):
+        value = getattr(getattr(ds, part, None), "value", None) if ds is not None else None
+        for key in (f"offload.{part}", f"accelerate.{part}_device"):
+            if value in (None, "none") and key in facts:
+                value = facts[key].value
+        found.append(str(value) if value not in (None, "none") else None)
+    return found[0], found[1]
+
+
+def host_memory(layout: Layout, inp: ModelInput, settings: Settings | None) -> dict | None:
+    """CPU memory per node for ZeRO CPU offload (plint.cost.host_memory) and the node's RAM when known."""
+    from plint.cost import count_params
+    from plint.cost.host_memory import GIB, offload_host_bytes, slurm_mem_gib
+    from plint.values import Value
+
+    optimizer, params = _offloaded(layout)
+    if optimizer != "cpu" or inp.lora_rank or inp.zero_stage is None:
+        return None
+    needed = offload_host_bytes(count_params(inp).total, inp.zero_stage, True, params == "cpu",
+                                inp.gpus_per_node, inp.nnodes)
+    if needed is None:
+        return None
+    ram = None
+    configured = getattr(settings, "host_memory_gib", None)
+    job = layout.extras.get("slurm")
+    mem = getattr(job, "options", {}).get("mem") if job is not None else None
+    if configured:
+        ram = Value(float(configured), None, "literal", "[tool.plint] host-memory")
+    elif mem is not None and mem.value is not None and slurm_mem_gib(str(mem.value)) is not None:
+        ram = Value(slurm_mem_gib(str(mem.value)), mem.span, mem.origin, f"sbatch --mem={mem.value}")
+    what = f"ZeRO-{inp.zero_stage} offload of the optimizer{' and parameters' if params == 'cpu' else ''} to the CPU"
+    return {"gib": needed / GIB, "ram": ram, "what": what}

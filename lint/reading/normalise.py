@@ -240,6 +240,9 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
                Value(world.value, world.span, "derived" if world.known else world.origin,
                      "dp = world size (no model parallelism)" if world.known else world.note))
     micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
+    if gas is None and micro is not None and launch.facts.get("arguments.incomplete") is None:
+        # the HF Trainer's arguments without --gradient_accumulation_steps: TrainingArguments' default, 1
+        gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
     if cfg is not None:
         batch = derive_batch(cfg, layout.get("parallel.dp"))
         for key, v in (("batch.micro", batch.micro), ("batch.global", batch.global_),
