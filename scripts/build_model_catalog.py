@@ -46,6 +46,8 @@ def build() -> dict:
             raise SystemExit(f"{path}: the config gives no layers, width or heads")
         for pattern in facts["names"]:
             re.compile(pattern)
+            if "_" in pattern or pattern != pattern.lower():  # names are matched lower-cased, `_` read as `-`
+                raise SystemExit(f"{path}: the name pattern {pattern!r} must be lower case without `_`")
         models.append({"name": facts["name"], "family": facts["family"], "hub": facts["hub"],
                        "names": facts["names"], "shape": shape, "source": _source(facts["source"]),
                        **({"note": facts["note"]} if facts.get("note") else {})})

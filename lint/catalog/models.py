@@ -23,8 +23,9 @@ from plint.record import record
 # InternLM and Qwen-1): a gated MLP (two input projections: SwiGLU, or GeGLU for Gemma), RMSNorm, linear biases
 _GATED = frozenset({"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
                     "gemma3_text", "internlm", "internlm2", "baichuan", "chatglm", "deepseek", "deepseek_v2",
-                    "deepseek_v3", "olmo", "olmo2", "phi3", "cohere", "minicpm", "yi"})
-_RMSNORM = _GATED - {"olmo"} | {"t5"}  # T5LayerNorm scales without a mean or a bias; OLMo-1's norm has no weights
+                    "deepseek_v3", "olmo", "olmo2", "phi3", "cohere", "minicpm", "yi", "stablelm"})
+# T5LayerNorm scales without a mean or a bias; OLMo-1's norm has no weights; StableLM keeps nn.LayerNorm
+_RMSNORM = (_GATED - {"olmo", "stablelm", "cohere"}) | {"t5"}
 _LEARNED_POSITIONS = frozenset({"gpt2", "opt", "gpt_bigcode"})  # an nn.Embedding of max positions
 _ALIBI = frozenset({"bloom", "mpt"})
 _BIASED = frozenset({"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2"})  # every linear
@@ -97,6 +98,8 @@ def shape_from_config(config: dict) -> dict | None:
     if encoder_decoder:  # T5: the encoder's layers and the decoder's (num_decoder_layers defaults to num_layers)
         layers += _int(config.get("num_decoder_layers")) or layers
     ffn = _int(_first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size"))
+    if kind == "qwen" and ffn:  # Qwen-1's QWenMLP: w1 and w2 are intermediate_size // 2 wide each (modeling_qwen.py)
+        ffn //= 2
     shape: dict[str, Any] = {
         "num_layers": layers, "hidden_size": hidden, "num_attention_heads": heads,
         "num_query_groups": _query_groups(config, kind, heads),

@@ -434,9 +434,11 @@ def _script_config(launch: Launch, script: str, launch_file: str) -> None:
     if pipe is not None:
         launch.facts["deepspeed.pipeline_module"] = pipe
     if launch.facts.get("deepspeed.config_path") is not None:
+        _script_defaults(launch, path, root)
         return
     built = script_ds_config(path, root, launch.chain.trainer_args)
     if built is None:
+        _script_defaults(launch, path, root)
         return
     for key, value in built.facts.items():  # what DeepSpeed runs is the config; the batch flags may agree
         if key in ("parallel.zero_stage", "precision", "deepspeed.config_path") or key.startswith("offload."):
@@ -444,6 +446,24 @@ def _script_config(launch: Launch, script: str, launch_file: str) -> None:
         else:
             launch.facts.setdefault(key, value)
     launch.facts["deepspeed.script_config"] = Value(built.where, None, "derived", f"the config {built.where} receives")
+    _script_defaults(launch, path, root)
+
+
+def _script_defaults(launch: Launch, path: str, root: str) -> None:
+    """Batch and sequence length the launch leaves to the entry script: the defaults it declares."""
+    from plint.reading.sources.hf import SCRIPT_DEFAULT_FIELDS
+    from plint.reading.sources.script_ds_config import script_defaults
+
+    if launch.facts.get("arguments.incomplete") is not None:
+        return  # an unknown part of the command line may set them
+    defaults = None
+    for name, key in SCRIPT_DEFAULT_FIELDS.items():
+        if key in launch.facts:
+            continue
+        defaults = script_defaults(path, root) if defaults is None else defaults
+        found = defaults.get(name)
+        if found is not None and isinstance(found.value, int) and not isinstance(found.value, bool) and found.value > 0:
+            launch.facts[key] = found
 
 
 def _named_release(named: str | None, flavour: str) -> str | None:

@@ -96,3 +96,23 @@ def test_pipeline_module_built_in_the_script(tmp_path):
     """)
     found = pipeline_module(script, str(tmp_path))
     assert found is not None and found.span.line == 5
+
+
+def test_the_scripts_own_defaults(tmp_path):
+    from plint.reading.sources.script_ds_config import script_defaults
+
+    script = write(tmp_path, "train.py", """
+        import argparse
+        from dataclasses import dataclass, field
+
+        @dataclass
+        class TrainingArguments:
+            model_max_length: int = field(default=512, metadata={"help": "Maximum sequence length."})
+            cache_dir: str = None
+
+        parser = argparse.ArgumentParser()
+        parser.add_argument("--per_device_train_batch_size", type=int, default=16)
+    """)
+    found = script_defaults(script, str(tmp_path))
+    assert found["model_max_length"].value == 512 and found["model_max_length"].origin == "default"
+    assert found["per_device_train_batch_size"].value == 16 and "cache_dir" not in found

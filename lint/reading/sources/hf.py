@@ -36,6 +36,9 @@ _INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
                "bits": "finetune.bits", "quantization_bit": "finetune.bits",
                # DeepSpeed-Chat's --zero_stage: the stage of the config its script builds (get_train_ds_config)
                "zero_stage": "deepspeed.script_zero_stage"}
+# the fields whose default the entry script declares stand when the launch does not give them
+SCRIPT_DEFAULT_FIELDS = {name: key for name, key in _INT_FIELDS.items()
+                         if key in ("batch.micro", "batch.grad_accum", "model.seq_length")}
 _PATH_FIELDS = ("deepspeed_config", "deepscale_config")  # DeepSpeed's add_config_arguments
 _BOOL_FIELDS = ("bf16", "fp16")
 # switches of TrainingArguments and of the common fine-tuning scripts' own dataclasses, each a bool field

@@ -537,3 +537,33 @@ def _config_facts(config: dict, facts: dict, where: str) -> None:
         found = _get(config, key)
         if found is not None and isinstance(found.value, int) and not isinstance(found.value, bool):
             facts[fact] = Value(found.value, found.span, found.origin, f"{key} of the config {where} receives")
+
+
+def script_defaults(script: str, root: str) -> dict[str, Value]:
+    """The defaults the entry script declares for its own options, by field name: argparse's
+    `add_argument("--max_seq_len", default=512)` and the dataclass fields HfArgumentParser turns into options
+    (`model_max_length: int = field(default=512)`). Literal defaults only."""
+    module = _load(script, root)
+    if module is None:
+        return {}
+    out: dict[str, Value] = {}
+    evaluator = _Evaluator(module, root, [])
+    for name, (found, _, _) in evaluator.defaults.items():
+        if found.value not in (None, UNKNOWN):
+            out[name] = Value(found.value, found.span, "default", f"{module.source.path}: --{name} defaults to "
+                                                                   f"{found.value!r}")
+    for node in ast.walk(module.tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        for stmt in node.body:
+            if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None):
+                continue
+            value = stmt.value
+            if isinstance(value, ast.Call) and _call_name(value) == "field":
+                value = next((k.value for k in value.keywords if k.arg == "default"), None)
+            literal = _literal(value) if value is not None else UNKNOWN
+            if literal is not UNKNOWN and literal is not None:
+                out.setdefault(stmt.target.id, Value(literal, module.span(value), "default",
+                                                     f"{module.source.path}: {node.name}.{stmt.target.id} defaults "
+                                                     f"to {literal!r}"))
+    return out
