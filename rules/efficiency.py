@@ -206,7 +206,8 @@ def context_parallel_short(ctx: RuleContext):
                                    "--deepspeed --deepspeed_config ds.json --zero-stage 2 --no-pipeline-parallel\n",
                       "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, '
                                  '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n'}),
-        fix="Not fixed automatically yet; planned: `plint fix` adds --no-pipeline-parallel when pp is 1.",
+        fix="`plint fix --unsafe-fixes` sets the DeepSpeed JSON's stage to 1 when the entry script builds the "
+            "PipelineModule itself; for Megatron-DeepSpeed not yet (planned: --no-pipeline-parallel when pp is 1).",
     ),
 )
 def zero_with_pipeline(ctx: RuleContext):
