@@ -116,3 +116,14 @@ def test_the_scripts_own_defaults(tmp_path):
     found = script_defaults(script, str(tmp_path))
     assert found["model_max_length"].value == 512 and found["model_max_length"].origin == "default"
     assert found["per_device_train_batch_size"].value == 16 and "cache_dir" not in found
+
+
+def test_the_older_bfloat16_section(tmp_path):
+    script = write(tmp_path, "train.py", """
+        import deepspeed
+        def main():
+            cfg = {"zero_optimization": {"stage": 2}, "bfloat16": {"enabled": True}}
+            deepspeed.initialize(model=None, config=cfg)
+    """)
+    facts = script_ds_config(script, str(tmp_path), argv("")).facts
+    assert facts["precision"].value == "bf16" and facts["parallel.zero_stage"].value == 2

@@ -516,10 +516,13 @@ def _config_facts(config: dict, facts: dict, where: str) -> None:
     stage = _get(config, "zero_optimization", "stage")
     facts["parallel.zero_stage"] = _value(stage, f"zero_optimization.stage of the config {where} receives") \
         if stage is not None else Value(0, None, "default", f"the config {where} receives has no ZeRO stage: 0")
-    for name in ("bf16", "fp16"):
-        enabled = _get(config, name, "enabled")
+    # "bfloat16" is DeepSpeed's older name of the bf16 section, still read (BFLOAT16_OLD,
+    # deepspeed/runtime/precision_config.py get_bfloat16_config); DeepSpeed-Chat's ds_utils writes it
+    for name, section in (("bf16", "bf16"), ("bf16", "bfloat16"), ("fp16", "fp16")):
+        enabled = _get(config, section, "enabled")
         if enabled is not None and enabled.value is True:
-            facts["precision"] = Value(name, enabled.span, enabled.origin, f"{name}.enabled of the config {where} receives")
+            facts["precision"] = Value(name, enabled.span, enabled.origin,
+                                       f"{section}.enabled of the config {where} receives")
             break
         if enabled is not None and enabled.value is UNKNOWN:
             facts["precision"] = _value(enabled, f"{name}.enabled of the config {where} receives")
