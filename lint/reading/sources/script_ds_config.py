@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import os
+from functools import lru_cache
 from typing import Any
 
 from plint.reading.shell.model import Word
@@ -89,11 +90,23 @@ class _Module:
 
 
 def _load(path: str, root: str) -> _Module | None:
-    from plint.source import probe, read_bytes
+    """The module at path, parsed once per file version (the launch's facts read it up to three times)."""
+    from plint.source import probe
     from pathlib import Path
 
     if not probe(Path(path).is_file):
         return None
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return None
+    return _parsed(path, root, stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=64)
+def _parsed(path: str, root: str, size: int, mtime: int) -> _Module | None:
+    from plint.source import read_bytes
+
     try:
         data = read_bytes(path)
         if len(data) > _MAX_BYTES:
