@@ -46,6 +46,41 @@ def _integration(ctx: RuleContext) -> bool | None:
     return ctx.layout.value("trainer") == "deepspeed" and "batch.micro" in facts
 
 
+# The "auto" values the HF Trainer replaces, by dotted path: HfTrainerDeepSpeedConfig.trainer_config_process and
+# trainer_config_finalize (transformers/integrations/deepspeed.py) call fill_match / fill_only on exactly these;
+# any other "auto" reaches DeepSpeed as the string "auto".
+HF_TRAINER_FILLS = frozenset({
+    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size", "gradient_clipping",
+    "optimizer.params.lr", "optimizer.params.betas", "optimizer.params.eps", "optimizer.params.weight_decay",
+    "scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr", "scheduler.params.total_num_steps",
+    "scheduler.params.warmup_num_steps", "fp16.enabled", "amp.enabled", "amp.opt_level", "bf16.enabled",
+    "zero_optimization.reduce_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
+    "zero_optimization.stage3_param_persistence_threshold"})
+
+
+def _hf_trainer(ctx: RuleContext) -> bool:
+    """Whether the launch passes the HF Trainer's own arguments (the integration that fills "auto")."""
+    facts = ctx.layout.extras.get("facts", {}) if ctx.layout is not None else {}
+    return "batch.micro" in facts or "batch.grad_accum" in facts
+
+
+def _auto_the_trainer_leaves(cfg):
+    from plint.reading.sources.jsonpos import JObject, JScalar
+
+    def walk(node, prefix: str):
+        for e in node.entries:
+            path = f"{prefix}{e.key}"
+            if isinstance(e.value, JObject):
+                yield from walk(e.value, path + ".")
+            elif isinstance(e.value, JScalar) and e.value.value == "auto" and path not in HF_TRAINER_FILLS:
+                yield Finding(f"{cfg.path}: \"{path}\" is \"auto\", which the HF Trainer does not fill (it fills "
+                              "the batch sizes, clipping, the optimizer's and scheduler's parameters, fp16/bf16 and "
+                              "the hidden-size-based bucket sizes): DeepSpeed receives the string \"auto\"",
+                              e.value.span, key=path)
+
+    yield from walk(cfg.document.root, "")
+
+
 def _walk_strict(node, section_schema: dict, path: str):
     """(entry, path, reason) for unknown keys and "auto" values inside a pydantic section."""
     from plint.reading.sources.jsonpos import JObject, JScalar
@@ -219,7 +254,10 @@ def deepspeed_unknown_key(ctx: RuleContext):
     "\"auto\" values that no integration fills in.",
     RuleDocs(
         what="Checks \"auto\" values in a DeepSpeed config used by a launch with no HF Trainer or Accelerate "
-             "integration (Megatron-DeepSpeed, a plain deepspeed script).",
+             "integration (Megatron-DeepSpeed, a plain deepspeed script), and, with the HF Trainer, \"auto\" values "
+             "outside the keys it fills (batch sizes, clipping, the optimizer's and scheduler's parameters, "
+             "fp16/bf16, the hidden-size-based ZeRO bucket sizes: HfTrainerDeepSpeedConfig in "
+             "transformers/integrations/deepspeed.py).",
         why="Only the HF Trainer and Accelerate replace \"auto\"; DeepSpeed itself fails on \"auto\" batch "
             "sizes ('>' not supported between instances of 'str' and 'int') and drops it in pydantic sections.",
         bad=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
@@ -231,7 +269,13 @@ def deepspeed_unknown_key(ctx: RuleContext):
 )
 def deepspeed_auto_unresolved(ctx: RuleContext):
     cfg = _config(ctx)
-    if cfg is None or _integration(ctx) is not False or not hasattr(cfg.document.root, "entries"):
+    if cfg is None or not hasattr(cfg.document.root, "entries"):
+        return
+    if _integration(ctx) is True:
+        if _hf_trainer(ctx):
+            yield from _auto_the_trainer_leaves(cfg)
+        return
+    if _integration(ctx) is not False:
         return
     strict = {k for k, v in schema()["properties"].items() if v.get("type") == "object"}
     for e in cfg.document.root.entries:
@@ -386,3 +430,50 @@ def deepspeed_optimizer_param(ctx: RuleContext):
             yield Finding(f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed passes {e.key} to {shown} itself "
                           f"(TypeError: got multiple values for keyword argument '{e.key}' at start-up)",
                           e.key_span, key=f"optimizer.params.{e.key}")
+
+
+@register(
+    "PL509", "deepspeed-trainer-sized-steps", "warning",
+    "A scheduler step count written in the DeepSpeed config where the HF Trainer computes it.",
+    RuleDocs(
+        what="With the HF Trainer, checks scheduler.params.total_num_steps and warmup_num_steps written as numbers: "
+             "the Trainer sizes them itself (num_training_steps, get_warmup_steps) and requires a written value to "
+             "equal its own. An error when --max_steps (or --warmup_steps) says the value differs, a warning when "
+             "the Trainer's count depends on the dataset.",
+        why="transformers' HfTrainerDeepSpeedConfig.trainer_config_finalize fills these keys with fill_match: a "
+            "value that is not \"auto\" and differs is a mismatch, and the Trainer raises 'Please correct the "
+            "following DeepSpeed config values that mismatch TrainingArguments values' once the model is loaded.",
+        bad=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
+                                  "--max_steps 2000\n",
+                     "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+                                '"params": {"total_num_steps": 1000, "warmup_num_steps": "auto"}}}\n'}),
+        good=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
+                                   "--max_steps 2000\n",
+                      "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+                                 '"params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}}}\n'}),
+        fix="Not fixed automatically: write \"auto\".",
+        references=("transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize",),
+    ),
+)
+def deepspeed_trainer_sized_steps(ctx: RuleContext):
+    cfg = _config(ctx)
+    if cfg is None or _integration(ctx) is not True or not _hf_trainer(ctx):
+        return
+    facts = ctx.layout.extras.get("facts", {})
+    for key, fact, flag in (("total_num_steps", "train_iters", "--max_steps"),
+                            ("warmup_num_steps", "train_warmup_steps", "--warmup_steps")):
+        written = cfg.value("scheduler", "params", key)
+        if written is None or isinstance(written.value, bool) or not isinstance(written.value, (int, float)):
+            continue
+        trainer_value = facts.get(fact)
+        given = trainer_value.value if trainer_value is not None else None
+        if isinstance(given, int) and given > 0:
+            if given == written.value:
+                continue
+            yield Finding(f"{cfg.path}: scheduler.params.{key} is {written.value:g} but the HF Trainer computes "
+                          f"{given} ({flag} {given}) and raises on the mismatch; write \"auto\"", written.span,
+                          key=f"scheduler.params.{key}", severity="error")
+        else:
+            yield Finding(f"{cfg.path}: scheduler.params.{key} is {written.value:g}, a count the HF Trainer computes "
+                          f"from the dataset (no {flag}) and requires to match: it raises unless they are equal; "
+                          "write \"auto\"", written.span, key=f"scheduler.params.{key}")

@@ -202,7 +202,8 @@ def context_parallel_short(ctx: RuleContext):
     "ZeRO stage 2 or 3 with a DeepSpeed pipeline module.",
     RuleDocs(
         what="Megatron-DeepSpeed builds a DeepSpeed PipelineModule whenever --deepspeed is set without "
-             "--no-pipeline-parallel, even at pp 1; checks that the ZeRO stage is then below 2.",
+             "--no-pipeline-parallel, even at pp 1, and other scripts build one themselves (read with ast); "
+             "checks that the ZeRO stage is then below 2.",
         why="DeepSpeed refuses it: 'ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism' "
             "(Megatron-DeepSpeed#474, DeepSpeed#3589).",
         bad=Example({"launch.sh": "deepspeed --num_gpus 8 pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
@@ -217,11 +218,18 @@ def context_parallel_short(ctx: RuleContext):
                                    "--deepspeed --deepspeed_config ds.json --zero-stage 2 --no-pipeline-parallel\n",
                       "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 1, '
                                  '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n'}),
-        fix="Not fixed automatically yet; planned: `plint fix` adds --no-pipeline-parallel when pp is 1.",
+        fix="`plint fix --unsafe-fixes` sets the DeepSpeed JSON's stage to 1 when the entry script builds the "
+            "PipelineModule itself; for Megatron-DeepSpeed not yet (planned: --no-pipeline-parallel when pp is 1).",
     ),
 )
 def zero_with_pipeline(ctx: RuleContext):
+    pipe = ctx.fact("deepspeed.pipeline_module")  # a PipelineModule the entry script builds (script_ds_config)
     if trainer(ctx) != "megatron-deepspeed":
+        zero = value(ctx, "parallel.zero_stage")
+        if pipe is not None and zero is not None and isinstance(zero.value, int) and zero.value >= 2:
+            yield Finding(f"ZeRO stage {zero.value} with a DeepSpeed pipeline module ({pipe.note}, line "
+                          f"{pipe.span.line if pipe.span else '?'}): DeepSpeed rejects ZeRO-2/3 with pipeline "
+                          "parallelism", zero.span, key="parallel.zero_stage")
         return
     zero = value(ctx, "parallel.zero_stage")
     npp = ctx.fact("megatron_deepspeed.no_pipeline_parallel")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plint.rules.base import Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 from plint.rules.common import gpt, known, span, torchrun, trainer, value
 
 BLACKWELL = ("b200", "gb200", "b100", "gb300", "b300")
@@ -121,3 +121,59 @@ def nccl_crippled(ctx: RuleContext):
         if setting is not None and setting[0] == bad:
             yield Finding(f"{name}={bad} in a {nodes[0]}-node run: NCCL falls back to slower transports",
                           setting[1] or span(ctx), key=f"env.{name}")
+
+
+@register(
+    "PL603", "cuda-visible-devices-ignored", "warning",
+    "CUDA_VISIBLE_DEVICES set for the deepspeed launcher, which ignores it beside --include/--exclude/--num_gpus.",
+    RuleDocs(
+        what="Checks a `deepspeed` launch on the local node (no --hostfile) that exports CUDA_VISIBLE_DEVICES and "
+             "also selects GPUs with --num_gpus or --include localhost:..., when the two name different GPUs.",
+        why="DeepSpeed's runner only turns CUDA_VISIBLE_DEVICES into `--include localhost:<devices>` when none of "
+            "those options is given; otherwise it prints that it ignores it, deletes it from the environment, and "
+            "starts the ranks on GPUs 0..n-1: the GPUs the script meant to leave free are used, the chosen ones "
+            "may sit idle (deepspeed/launcher/runner.py main: 'Detected CUDA_VISIBLE_DEVICES=... but ignoring it "
+            "because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used').",
+        bad=Example({"launch.sh": "export CUDA_VISIBLE_DEVICES=4,5,6,7\ndeepspeed --num_gpus 4 train.py "
+                                  "--deepspeed_config ds.json\n",
+                     "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n'}),
+        good=Example({"launch.sh": "deepspeed --include localhost:4,5,6,7 train.py --deepspeed_config ds.json\n",
+                      "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n'}),
+        fix="Not fixed automatically: write the devices as `--include localhost:<devices>` instead.",
+        references=("deepspeed/launcher/runner.py main",),
+    ),
+)
+def cuda_visible_devices_ignored(ctx: RuleContext):
+    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    call = next((c for c in getattr(chain, "calls", []) if c.launcher == "deepspeed"), None)
+    if call is None or call.option("--hostfile") is not None:
+        return
+    devices = launch_env(ctx, "CUDA_VISIBLE_DEVICES")
+    if devices is None or not devices[0]:
+        return  # unset, empty, or unknown: nothing to compare
+    listed = [d.strip() for d in devices[0].split(",")]
+    chosen = _launcher_devices(call)
+    if chosen is None or chosen[1] == listed:
+        return  # the launcher picks the very GPUs the variable lists (CUDA_VISIBLE_DEVICES=0,1,2,3 --num_gpus 4)
+    option, picked = chosen
+    yield Finding(f"CUDA_VISIBLE_DEVICES={devices[0]} is ignored by the deepspeed launcher because of {option}: it "
+                  f"deletes the variable and starts the ranks on GPUs {','.join(picked)}; give the devices as "
+                  f"--include localhost:{devices[0]} instead", devices[1] or call.command.words[0].value_span,
+                  key="CUDA_VISIBLE_DEVICES")
+
+
+def _launcher_devices(call) -> tuple[str, list[str]] | None:
+    """(the option, the local GPUs it selects) for --num_gpus N (0..N-1) or --include localhost:a,b; None when
+    neither, or not known."""
+    include = call.option("--include")
+    if include is not None:
+        text = include.text or ""
+        host, _, slots = text.partition(":")
+        if host in ("localhost", "127.0.0.1") and slots and "@" not in text:
+            return f"--include {text}", [s.strip() for s in slots.split(",")]
+        return None
+    gpus = call.option("--num_gpus")
+    if gpus is not None and gpus.text is not None and gpus.text.isdigit() and int(gpus.text) > 0 \
+            and call.option("--exclude") is None:
+        return f"--num_gpus {gpus.text}", [str(i) for i in range(int(gpus.text))]
+    return None

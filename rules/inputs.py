@@ -52,6 +52,8 @@ def _hint(note: str) -> str:
     if len(roots) > 1 and "; and on " in note:
         return "supply them with " + " ".join(f"--env {name}=<value>" for name in roots)
     names = list(dict.fromkeys(re.findall(_VAR, note)))[-1:]
+    if "[tool.plint] model" in note:  # a model's shape: the note already says how to give it
+        return ""
     if not names:
         return "write the value in the script"
     name = names[0]
@@ -108,7 +110,8 @@ def unresolved_value(ctx: RuleContext):
         message = f"{', '.join(keys)} cannot be known statically: {note}"
         if dependents and len(causes) == 1:
             message += f" (nor can {', '.join(dependents)})"
-        yield Finding(f"{message}; {_hint(note or '')}", span, key=keys[0])
+        hint = _hint(note or "")
+        yield Finding(f"{message}; {hint}" if hint else message, span, key=keys[0])
 
 
 @register(

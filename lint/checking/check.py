@@ -122,7 +122,9 @@ def _check_file(path: Path, engine, options: CheckOptions, skip_unless_deepspeed
     trainer_source = options.trainer_source or settings.trainer_source
     root = root_for(path, options.root, settings,
                     (options.trainer_source,) if options.trainer_source else ())
-    with confined(root):  # every file this check reads, it reads through the root
+    from plint.reading.sources.model_shape import configured_model
+
+    with confined(root), configured_model(settings.model):  # every file this check reads, through the root
         if skip_unless_deepspeed and not _deepspeed_file(path):
             return None
         try:

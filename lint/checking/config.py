@@ -46,6 +46,8 @@ KEYS: dict[str, Any] = {
     "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
     "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
     "trainer-source": str,
+    "model": str,  # the model fine-tuning launches train: a hub name, or a config.json (or its folder)
+    "host-memory": _NUMBER,  # GiB of CPU memory per node (ZeRO CPU offload is checked against it)
     "root": str, "read-outside": list,
 }
 _SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
@@ -72,6 +74,8 @@ class Settings:
     root_dir: str | None = None
     read_outside: list[str] = field(default_factory=list)
     in_tool_table: bool = False  # read from a [tool.plint] table (messages name it)
+    model: str | None = None  # a catalog name, or the absolute path of a config.json or its folder
+    host_memory_gib: float | None = None  # [tool.plint] host-memory: CPU memory per node
 
     @property
     def root(self) -> Path:
@@ -229,7 +233,24 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
         folder = os.path.dirname(os.path.abspath(str(path)))
         s.trainer_source = os.path.normpath(os.path.join(folder, os.path.expanduser(table["trainer-source"])))
     _root_keys(s, table)
+    s.model = _model_key(s, table.get("model"))
+    if "host-memory" in table:
+        if table["host-memory"] <= 0:
+            raise ValueError(f"{s.where('host-memory')}: expected a positive number of GiB, got {table['host-memory']!r}")
+        s.host_memory_gib = float(table["host-memory"])
     return s
+
+
+def _model_key(s: Settings, model: str | None) -> str | None:
+    """`model`: a path (to a config.json or the folder holding one) relative to the config file's folder when
+    one is there, else a name for plint's model catalog."""
+    if model is None:
+        return None
+    if not model.strip():
+        raise ValueError(f"{s.where('model')}: expected a model name or a path, got an empty string")
+    folder = os.path.dirname(os.path.abspath(s.path)) if s.path is not None else os.getcwd()
+    path = os.path.join(folder, os.path.expanduser(model))
+    return path if os.path.exists(path) else model
 
 
 def _root_keys(s: Settings, table: dict) -> None:

@@ -55,6 +55,7 @@ from plint.cost.comm import (
 )
 from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
+from plint.cost.adapters import adapter_memory
 from plint.cost.memory import (
     GIB,
     host_memory_bytes,
@@ -152,7 +153,8 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
     torch.cuda.max_memory_allocated() reports on that stage's GPUs: its states, activations and the
     run-long buffers allocated through PyTorch, memory.workspace_bytes), per stage where stages differ, and the total the device must hold
     (the allocator peak + the runtime reserve outside the allocator: CUDA context, NCCL buffers)."""
-    stages = stage_memories(inp, c, m)
+    # LoRA: only the adapters' gradients and optimizer states (cost.adapters), stage by stage
+    stages = {name: adapter_memory(inp, c, parts) for name, parts in stage_memories(inp, c, m).items()}
     # cuBLAS's workspace grows from Hopper on; every catalog GPU with fp8 tensor cores from NVIDIA is Hopper or later
     workspace = workspace_bytes(inp, bool(gpu.fp8_tflops))
     peaks = {name: (sum(parts.values()) + workspace) / GIB for name, parts in stages.items()}

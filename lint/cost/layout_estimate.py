@@ -83,6 +83,10 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
         if est is not None and why:
             est = est.with_assumption(why)
+        if est is not None and inp.lora_rank:
+            from plint.cost.adapters import adapter_note
+
+            est = est.with_assumption(adapter_note(inp))
         if est is not None and layout.extras.get("gpu_ambiguity"):
             est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
         unmodelled = unmodelled_features(layout)
@@ -97,6 +101,8 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         if est is not None and time_unmodelled:
             est = est.with_assumption("time not modelled: " + "; ".join(time_unmodelled) +
                                       "; the time rules stay silent on this launch")
+        if inp is not None:
+            layout.extras["host_memory"] = host_memory(layout, inp, settings, est)
         layout.extras["estimate_unmodelled"] = unmodelled
         layout.extras["memory_unmodelled"] = memory_unmodelled
         layout.extras["time_unmodelled"] = time_unmodelled
@@ -150,6 +156,12 @@ def unmodelled_features(layout: Layout) -> list[str]:
         modules = get("--recompute-modules")
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
+    facts = layout.extras.get("facts", {})
+    if "fsdp.offload" in facts:
+        found.append("FSDP CPU offload of parameters and gradients")
+    for part in ("offload_optimizer_device", "offload_param_device"):  # accelerate's own DeepSpeed config
+        if f"accelerate.{part}" in facts:
+            found.append(f"ZeRO {part[:-7].replace('_', ' ')} to {facts[f'accelerate.{part}'].value}")
     ds = layout.extras.get("ds_config")
     zero = layout.value("parallel.zero_stage")
     for part in ("offload_optimizer", "offload_param"):
@@ -260,3 +272,38 @@ def _with_cluster_settings(inp: ModelInput, settings: Settings) -> ModelInput:
     if cluster.get("nvlink-domain"):
         changes["nvlink_domain"] = int(cluster["nvlink-domain"])
     return inp.replace(**changes) if changes else inp
+
+
+def _offloaded(layout: Layout) -> tuple[str | None, str | None]:
+    """(optimizer, parameter) offload devices: the DeepSpeed JSON's, the config the script builds, accelerate's."""
+    facts = layout.extras.get("facts", {})
+    ds = layout.extras.get("ds_config")
+    found = []
+    for part in ("offload_optimizer", "offload_param"):
+        value = getattr(getattr(ds, part, None), "value", None) if ds is not None else None
+        for key in (f"offload.{part}", f"accelerate.{part}_device"):
+            if value in (None, "none") and key in facts:
+                value = facts[key].value
+        found.append(str(value) if value not in (None, "none") else None)
+    return found[0], found[1]
+
+
+def host_memory(layout: Layout, inp: ModelInput, settings: Settings | None, est: Estimate | None) -> dict | None:
+    """CPU memory per node for ZeRO CPU offload (the estimate's host_memory_gib, by DeepSpeed's estimators:
+    plint.cost.host_memory) and the node's RAM when known."""
+    from plint.cost.host_memory import slurm_mem_gib
+    from plint.values import Value
+
+    optimizer, params = _offloaded(layout)
+    if optimizer != "cpu" or inp.lora_rank or est is None or est.host_memory_gib is None:
+        return None
+    ram = None
+    configured = getattr(settings, "host_memory_gib", None)
+    job = layout.extras.get("slurm")
+    mem = getattr(job, "options", {}).get("mem") if job is not None else None
+    if configured:
+        ram = Value(float(configured), None, "literal", "[tool.plint] host-memory")
+    elif mem is not None and mem.value is not None and slurm_mem_gib(str(mem.value)) is not None:
+        ram = Value(slurm_mem_gib(str(mem.value)), mem.span, mem.origin, f"sbatch --mem={mem.value}")
+    what = f"ZeRO-{inp.zero_stage} offload of the optimizer{' and parameters' if params == 'cpu' else ''} to the CPU"
+    return {"gib": est.host_memory_gib, "ram": ram, "what": what}

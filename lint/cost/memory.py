@@ -464,25 +464,19 @@ def _offloaded(inp: ModelInput, weights: float, grads: float, optimizer: float,
 
 
 def host_memory_bytes(inp: ModelInput, c: ParamCounts) -> float | None:
-    """Host memory per node for the model states DeepSpeed offloads, by DeepSpeed's estimators (shared/reference/
-    deepspeed.md sec. 4.1, additional_buffer_factor f = 1.5): ZeRO-1/2 with the optimizer offloaded,
-    P * max(4 * gpus per node, 16 / nodes) * f (estimate_zero2_model_states_mem_needs writes max(4N, 16), N all
-    GPUs: the same on one node; per node, each of its processes loads an fp32 copy and the 16 B of fp32 master,
-    gradients and Adam are split over the nodes); ZeRO-3, parameters initialised partitioned (zero.Init, as
-    Hugging Face and Megatron-DeepSpeed do at stage 3): 16 P / nodes * f with the optimizer offloaded, 18 P / nodes
-    * f with the parameters too (estimate_zero3_model_states_mem_needs, zero_init). None without CPU offload."""
+    """Host memory per node for the model states DeepSpeed offloads, by DeepSpeed's own estimators as they are
+    (plint.cost.host_memory: estimate_zero2_model_states_mem_needs, estimate_zero3_model_states_mem_needs with
+    zero.Init, as Hugging Face and Megatron-DeepSpeed build ZeRO-3 models), applied to the parameters of one
+    model-parallel rank (each offloads its own shard of the model). None without CPU offload."""
+    from plint.cost.host_memory import offload_host_bytes
+
     if not inp.offload_optimizer or not inp.zero_stage:
         return None
-    nodes, per_node, f = max(1, inp.nnodes), max(1, inp.gpus_per_node), HOST_BUFFER_FACTOR
-    model_parallel = max(1, inp.tp * inp.pp)  # each model-parallel rank offloads its own shard of the model
-    p = c.total / model_parallel
-    if inp.zero_stage >= 3:
-        return p * (18.0 if inp.offload_param else 16.0) / nodes * f
-    return p * max(4.0 * per_node, 16.0 / nodes) * f
+    model_parallel = max(1, inp.tp * inp.pp)
+    return offload_host_bytes(c.total / model_parallel, inp.zero_stage, True, inp.offload_param,
+                              max(1, inp.gpus_per_node), max(1, inp.nnodes))
 
 
-# DeepSpeed's estimators' additional_buffer_factor: room for the host-side buffers beside the states
-HOST_BUFFER_FACTOR = 1.5
 
 
 def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:

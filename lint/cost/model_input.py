@@ -164,6 +164,9 @@ class ModelInput:
     offload_optimizer: bool = False
     offload_param: bool = False
     deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
+    # LoRA (plint.cost.adapters): adapters of this rank train, the base weights are frozen; None: full fine-tuning
+    lora_rank: int | None = None
+    frozen_weight_bits: int | None = None  # QLoRA: the frozen linear weights quantized to 4 or 8 bits; None: 16-bit
     # Megatron's optimizer state per parameter (master params + Adam's two moments); None: 12 (fp32).
     # --use-precision-aware-optimizer sets it from --main-params-dtype / --exp-avg(-sq)-dtype
     optimizer_bytes: float | None = None
@@ -289,7 +292,7 @@ class ModelInput:
         precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
         zero = v("parallel.zero_stage")
         position = args.text("--position-embedding-type") or ("rope" if args.present(
-            "--use-rotary-position-embeddings") else None)
+            "--use-rotary-position-embeddings") else None) or v("model.position_embedding")
         opts = options or DEFAULT_OPTIONS
         if options is None:
             opts = Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
@@ -307,18 +310,21 @@ class ModelInput:
             swiglu=bool(v("model.swiglu")),
             untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
             # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
-            normalization="RMSNorm" if (args.text("--normalization") or "").lower() == "rmsnorm" else "LayerNorm",
-            add_bias_linear=not args.present("--disable-bias-linear"),
-            add_qkv_bias=args.present("--add-qkv-bias"),
+            normalization="RMSNorm" if (args.text("--normalization") or v("model.normalization") or "").lower()
+            == "rmsnorm" else "LayerNorm",
+            # a Hugging Face model's own switches (plint.catalog.models) where no Megatron flag says
+            add_bias_linear=not args.present("--disable-bias-linear") and v("model.add_bias_linear") is not False,
+            add_qkv_bias=args.present("--add-qkv-bias") or v("model.add_qkv_bias") is True,
             qk_layernorm=args.present("--qk-layernorm"),
-            hidden_dropout=_probability(args.text("--hidden-dropout"), 0.1),
-            attention_dropout=_probability(args.text("--attention-dropout"), 0.1),
+            hidden_dropout=_probability(args.text("--hidden-dropout"), _number(v("model.hidden_dropout"), 0.1)),
+            attention_dropout=_probability(args.text("--attention-dropout"), _number(v("model.attention_dropout"), 0.1)),
             max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
             make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
             num_experts=experts if experts and experts > 1 else None,
             moe_topk=_positive_int(v("model.moe_topk")) or 2,
             moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
-            moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size")) or 0,
+            moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
+            or _positive_int(v("model.moe_shared_expert_size")) or 0,
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
@@ -338,6 +344,8 @@ class ModelInput:
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
             offload_optimizer=_offloaded_to_cpu(layout, "offload_optimizer"),
             offload_param=_offloaded_to_cpu(layout, "offload_param"),
+            lora_rank=_lora_rank(layout),
+            frozen_weight_bits=_frozen_bits(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro, global_batch=global_batch,
             precision=precision,
@@ -419,6 +427,25 @@ def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
     included: plint.reading.sources.deepspeed_config)."""
     ds = getattr(layout, "extras", {}).get("ds_config")
     return getattr(getattr(ds, part, None), "value", None) == "cpu"
+
+
+# PEFT's LoraConfig.r default, for a launch that turns LoRA on without a rank
+DEFAULT_LORA_RANK = 8
+
+
+def _lora_rank(layout: Layout) -> int | None:
+    """The LoRA rank when the launch trains adapters only (finetune.lora, read by plint.reading.sources.hf)."""
+    facts = getattr(layout, "extras", {}).get("facts", {})
+    lora = facts.get("finetune.lora")
+    if lora is None or lora.value is not True:
+        return None
+    return _fact_int(layout, "finetune.lora_rank") or DEFAULT_LORA_RANK
+
+
+def _frozen_bits(layout: Layout) -> int | None:
+    """4 or 8 when bitsandbytes quantizes the frozen weights (--bits 4, --load_in_4bit); 16 and more is none."""
+    bits = _fact_int(layout, "finetune.bits")
+    return bits if bits in (4, 8) else None
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:
@@ -534,6 +561,10 @@ def _sixteen_bit_grads(args: _TrainerFlags) -> bool:
     return args.present("--grad-reduce-in-bf16") or (
         (args.text("--main-grads-dtype") or "fp32").lower() in ("bf16", "fp16")
         and not args.present("--accumulate-allreduce-grads-in-fp32"))
+
+
+def _number(x: Any, default: float) -> float:
+    return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
 
 
 def _probability(text: str | None, default: float) -> float:

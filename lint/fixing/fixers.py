@@ -372,3 +372,24 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return None
 
 
+
+
+# ---- PL309: ZeRO-2/3 under a PipelineModule the script builds -------------------------------------
+
+@fixer("PL309", applicability="unsafe")
+def fix_zero_stage_for_pipeline(diag: Diagnostic, ctx: FixContext) -> Fix | None:
+    """The stage written in the DeepSpeed JSON becomes 1, the highest DeepSpeed's PipelineEngine accepts
+    (it asserts zero_optimization_stage() < gradients). Only for a PipelineModule the entry script builds:
+    Megatron-DeepSpeed's own remedy is --no-pipeline-parallel, the author's call."""
+    for rctx in ctx.contexts():
+        layout = rctx.layout
+        if layout is None or layout.value("trainer") == "megatron-deepspeed" or \
+                rctx.fact("deepspeed.pipeline_module") is None:
+            continue
+        zero = layout.get("parallel.zero_stage")
+        if zero is None or zero.span is None or not _at(zero.span, diag) or not zero.span.path.endswith(".json"):
+            continue
+        edit = replace_in_span(ctx, zero.span, str(zero.value), "1")
+        return Fix("set zero_optimization.stage to 1, the highest stage the pipeline engine accepts", (edit,)) \
+            if edit else None
+    return None

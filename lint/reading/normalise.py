@@ -240,6 +240,9 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
                Value(world.value, world.span, "derived" if world.known else world.origin,
                      "dp = world size (no model parallelism)" if world.known else world.note))
     micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
+    if gas is None and micro is not None and launch.facts.get("arguments.incomplete") is None:
+        # the HF Trainer's arguments without --gradient_accumulation_steps: TrainingArguments' default, 1
+        gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
     if cfg is not None:
         batch = derive_batch(cfg, layout.get("parallel.dp"))
         for key, v in (("batch.micro", batch.micro), ("batch.global", batch.global_),
@@ -338,14 +341,16 @@ def build_layout(launch: Launch) -> Layout:
         _facts(launch, layout, ("model.", "recompute."))
         if launch.ds_config is not None:
             layout.set("parallel.zero_stage", launch.ds_config.zero_stage)
+        elif "parallel.zero_stage" in launch.facts:  # the config the script builds in Python
+            layout.set("parallel.zero_stage", launch.facts["parallel.zero_stage"])
         elif launch.facts.get("deepspeed.config") is not None:  # named, but not read: its reason
             why = launch.facts["deepspeed.config"]
             layout.set("parallel.zero_stage", unresolved(f"the ZeRO stage is the DeepSpeed config's: {why.note}",
                                                          why.span))
         _deepspeed_batch(launch, layout)
     else:
-        _facts(launch, layout, ("model.", "recompute."))
-        if _hf_batch(launch):
+        _facts(launch, layout, ("model.", "recompute.", "parallel.zero_stage"))
+        if _hf_batch(launch) or "batch.grad_accum" in launch.facts:
             _deepspeed_batch(launch, layout)
     _sharding(launch, layout)
     _precision(launch, layout)

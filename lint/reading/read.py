@@ -480,11 +480,16 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
         launch.facts = megatron_facts(args, catalog, flavour)
     else:
         from plint.reading.sources.hf import hf_facts
+        from plint.reading.sources.model_shape import model_facts
 
         launch.facts = hf_facts(chain.trainer_args)
         _accelerate_settings(launch)
         if script is not None and script.hf_trainer:
             launch.facts["data_parallel"] = Value(True, None, "derived", f"{script.path} builds the HF Trainer")
+        # the shape of the model it names (its config.json in the tree, [tool.plint] model, plint's catalog)
+        launch.facts.update(model_facts(launch.facts.get("model.name"), launch_file))
+        if script is not None and script.path is not None and launch_file is not None:
+            _script_config(launch, script.path, launch_file)
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
@@ -505,6 +510,50 @@ def _accelerate_settings(launch: Launch) -> None:
         if enabled is not None and enabled.value is True and launch.trainer.value == "unknown":
             launch.trainer = Value("deepspeed", launch.trainer.span, "derived", f"{enabled.note}, and no Megatron "
                                    "entry point")
+
+
+def _script_config(launch: Launch, script: str, launch_file: str) -> None:
+    """The DeepSpeed config the entry script builds in Python (when the command line names no JSON), and a
+    PipelineModule it builds (plint.reading.sources.script_ds_config)."""
+    from plint.reading.sources.entry_script import tree_root
+    from plint.reading.sources.script_ds_config import pipeline_module, script_ds_config
+
+    root = tree_root(launch_file)
+    path = os.path.join(root, script)
+    pipe = pipeline_module(path, root)
+    if pipe is not None:
+        launch.facts["deepspeed.pipeline_module"] = pipe
+    if launch.facts.get("deepspeed.config_path") is not None:
+        _script_defaults(launch, path, root)
+        return
+    built = script_ds_config(path, root, launch.chain.trainer_args)
+    if built is None:
+        _script_defaults(launch, path, root)
+        return
+    for key, value in built.facts.items():  # what DeepSpeed runs is the config; the batch flags may agree
+        if key in ("parallel.zero_stage", "precision", "deepspeed.config_path") or key.startswith("offload."):
+            launch.facts[key] = value
+        else:
+            launch.facts.setdefault(key, value)
+    launch.facts["deepspeed.script_config"] = Value(built.where, None, "derived", f"the config {built.where} receives")
+    _script_defaults(launch, path, root)
+
+
+def _script_defaults(launch: Launch, path: str, root: str) -> None:
+    """Batch and sequence length the launch leaves to the entry script: the defaults it declares."""
+    from plint.reading.sources.hf import SCRIPT_DEFAULT_FIELDS
+    from plint.reading.sources.script_ds_config import script_defaults
+
+    if launch.facts.get("arguments.incomplete") is not None:
+        return  # an unknown part of the command line may set them
+    defaults = None
+    for name, key in SCRIPT_DEFAULT_FIELDS.items():
+        if key in launch.facts:
+            continue
+        defaults = script_defaults(path, root) if defaults is None else defaults
+        found = defaults.get(name)
+        if found is not None and isinstance(found.value, int) and not isinstance(found.value, bool) and found.value > 0:
+            launch.facts[key] = found
 
 
 def _named_release(named: str | None, flavour: str) -> str | None:

@@ -24,10 +24,33 @@ _INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
                "max_seq_length": "model.seq_length",  # TRL's SFTConfig and many scripts
                "model_max_length": "model.seq_length",  # the common fine-tuning scripts' ModelArguments
                "block_size": "model.seq_length",  # the HF examples' run_clm.py
+               "cutoff_len": "model.seq_length",  # LLaMA-Factory's DataArguments
+               "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
                "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
-               "max_steps": "train_iters"}
+               "max_steps": "train_iters",
+               "warmup_steps": "train_warmup_steps",  # TrainingArguments.warmup_steps
+               # LoRA rank: PEFT's LoraConfig.r as the common scripts expose it (LLaVA, FastChat, TRL's
+               # ModelConfig --lora_r; LLaMA-Factory --lora_rank; DeepSpeed-Chat --lora_dim, LoRA when > 0)
+               "lora_r": "finetune.lora_rank", "lora_rank": "finetune.lora_rank", "lora_dim": "finetune.lora_dim",
+               # quantized frozen weights: LLaVA's --bits 4|8 (16 = none), LLaMA-Factory's --quantization_bit
+               "bits": "finetune.bits", "quantization_bit": "finetune.bits",
+               # DeepSpeed-Chat's --zero_stage: the stage of the config its script builds (get_train_ds_config)
+               "zero_stage": "deepspeed.script_zero_stage"}
+# the fields whose default the entry script declares stand when the launch does not give them
+SCRIPT_DEFAULT_FIELDS = {name: key for name, key in _INT_FIELDS.items()
+                         if key in ("batch.micro", "batch.grad_accum", "model.seq_length")}
 _PATH_FIELDS = ("deepspeed_config", "deepscale_config")  # DeepSpeed's add_config_arguments
 _BOOL_FIELDS = ("bf16", "fp16")
+# switches of TrainingArguments and of the common fine-tuning scripts' own dataclasses, each a bool field
+# (HfArgumentParser: `--name`, `--name True`): TrainingArguments.gradient_checkpointing; LLaVA's --lora_enable;
+# TRL's ModelConfig --use_peft, --load_in_4bit, --load_in_8bit; FastChat's and others' --use_lora;
+# DeepSpeed-Chat's --gradient_checkpointing and --offload (store_true)
+_SWITCH_FIELDS = ("gradient_checkpointing", "lora_enable", "use_peft", "use_lora", "load_in_4bit", "load_in_8bit",
+                  "offload")
+# the model a script fine-tunes (TRL, LLaVA, FastChat, LLaMA-Factory, the HF examples: --model_name_or_path;
+# DeepSpeed-Chat's step 3: --actor_model_name_or_path); the first one given names it
+_NAME_FIELDS = ("model_name_or_path", "actor_model_name_or_path", "pretrained_model_name_or_path", "base_model",
+                "model_name", "model_path")
 
 
 def _field(option: str) -> str | None:
@@ -52,7 +75,7 @@ def _value_of_option(words: list[Word], i: int) -> bool:
         return False
     before = words[i - 1].text
     return before is not None and before.startswith("--") and "=" not in before and \
-        _field(before) not in _BOOL_FIELDS
+        _field(before) not in _BOOL_FIELDS + _SWITCH_FIELDS
 
 
 def _bool_word(word: Word | None) -> bool | None:
@@ -89,6 +112,12 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
         elif name in _PATH_FIELDS and value is not None:
             _config(out, value, option)
             consumed += following is not None
+        elif name in _NAME_FIELDS and value is not None:
+            out.setdefault("model.name", from_word(value, str, option))
+            consumed += following is not None
+        elif name == "finetuning_type" and value is not None:  # LLaMA-Factory: lora | freeze | full
+            out["finetune.method"] = from_word(value, str, option)
+            consumed += following is not None
         elif name == "deepspeed":
             out["deepspeed.enabled"] = Value(True, w.value_span, w.origin, option)
             if value is not None:  # HF: --deepspeed PATH (DeepSpeed's own --deepspeed is a switch)
@@ -96,10 +125,22 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 consumed += following is not None
         elif name == "fsdp" and value is not None:
             out["parallel.sharding"] = _fsdp_sharding(value, option)
+            if value.text is not None and "offload" in value.text.split():  # FSDP's CPUOffload of params and grads
+                out["fsdp.offload"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")
             if value.text is not None and {"hybrid_shard", "hybrid_shard_zero2"} & set(value.text.split()):
                 # replicas across nodes, each sharded inside one (plint.reading.normalise._dp_outer)
                 out["fsdp.hybrid_shard"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")
             consumed += following is not None
+        elif name in _SWITCH_FIELDS:
+            state = _bool_word(value)
+            if inline is not None:  # --x=true, or --x=$Y (unknown)
+                out[f"switch.{name}"] = Value(state, inline.value_span, inline.origin if state is not None
+                                              else "unresolved", f"{option}={inline.display()}")
+            elif state is None:  # a bare switch
+                out[f"switch.{name}"] = Value(True, w.value_span, w.origin, option)
+            else:
+                out[f"switch.{name}"] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
+                consumed += following is not None
         elif name in _BOOL_FIELDS:
             state = _bool_word(value)
             if inline is not None and state is None:  # --bf16=$X, or a value string_to_bool rejects
@@ -112,6 +153,8 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 consumed += following is not None
         i += consumed
     gap = argument_gap(unknown)
+    _recompute(out)
+    _adapters(out)
     _precision(out, precision, gap)
     incomplete = gap_fact(gap)
     if incomplete is not None:
@@ -133,6 +176,38 @@ def _fsdp_sharding(word: Word, option: str) -> Value:
     if not found:
         return Value(None, word.value_span, "derived", f"{option} {word.text!r} names no sharding strategy")
     return Value(found[0], word.value_span, word.origin, f"HF Trainer {option} {word.text}")
+
+
+def _recompute(out: dict[str, Value]) -> None:
+    """--gradient_checkpointing: transformers checkpoints each decoder layer (gradient_checkpointing_enable wraps
+    every layer's forward in torch.utils.checkpoint), keeping its input and recomputing it in the backward:
+    Megatron's full recompute, uniform, one layer per checkpoint."""
+    switch = out.get("switch.gradient_checkpointing")
+    if switch is None or switch.value is not True:
+        return
+    out["recompute.granularity"] = Value("full", switch.span, switch.origin, f"{switch.note}: every layer recomputed")
+    out["recompute.method"] = Value("uniform", switch.span, "derived", switch.note)
+    out["recompute.num_layers"] = Value(1, switch.span, "derived", f"{switch.note}: one layer per checkpoint")
+
+
+def _adapters(out: dict[str, Value]) -> None:
+    """finetune.lora (only the adapters train: PEFT freezes the base weights) and finetune.bits (the frozen
+    weights quantized by bitsandbytes: 4 or 8; LLaVA's --bits 16 is none)."""
+    switches = [out[f"switch.{n}"] for n in ("lora_enable", "use_peft", "use_lora") if f"switch.{n}" in out]
+    method = out.get("finetune.method")
+    on = next((v for v in switches if v.value is True), None)
+    if on is None and method is not None and method.value == "lora":
+        on = method
+    dim = out.get("finetune.lora_dim")  # DeepSpeed-Chat: LoRA exactly when --lora_dim > 0 (its default is 0)
+    if dim is not None and isinstance(dim.value, int) and dim.value > 0:
+        on = on or dim
+        out.setdefault("finetune.lora_rank", dim)
+    if on is not None:
+        out["finetune.lora"] = Value(True, on.span, on.origin, on.note)
+    for name, bits in (("load_in_4bit", 4), ("load_in_8bit", 8)):
+        switch = out.get(f"switch.{name}")
+        if switch is not None and switch.value is True and "finetune.bits" not in out:
+            out["finetune.bits"] = Value(bits, switch.span, switch.origin, switch.note)
 
 
 def _config(out: dict[str, Value], word: Word, option: str) -> None:

@@ -94,8 +94,7 @@ def _accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[So
     if not isinstance(data, dict):
         return
     span = source.span(0, len(source.data))
-    call.config = (source, data)
-    call.config_note = assumed
+    call.config, call.config_source, call.config_note = data, source, assumed
     for attr, key in (("tasks", "num_processes"), ("nodes", "num_machines"), ("node_rank", "machine_rank")):
         if getattr(call, attr) is None and isinstance(data.get(key), int):
             setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, origin, assumed))
@@ -104,55 +103,90 @@ def _accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[So
                                  assumed)
 
 
-def _yaml_key_span(source: SourceFile, key: str) -> Span | None:
-    m = re.search(rf"(?m)^{re.escape(key)}:\s*(\S+)", source.text)
+def _yaml_key_span(source: SourceFile, key: str, nested: bool = False) -> Span | None:
+    m = re.search(rf"(?m)^{'[ ]+' if nested else ''}{re.escape(key)}:\s*(\S+)", source.text)
     if not m:
         return None
     start = len(source.text[:m.start(1)].encode("utf-8", "surrogateescape"))
     return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))
 
 
-# accelerate's --mixed_precision choices (accelerate/commands/launch.py, launch_command_parser) in the layout's
-# vocabulary: "no" keeps fp32
-_MIXED_PRECISION = {"no": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8"}
+# accelerate's FSDP sharding strategies (accelerate/utils/constants.py FSDP_SHARDING_STRATEGY, also accepted as
+# their 1-based numbers) -> parallel.sharding
+_FSDP_STRATEGY = {"FULL_SHARD": "parameters", "SHARD_GRAD_OP": "gradients", "NO_SHARD": "none",
+                  "HYBRID_SHARD": "parameters", "HYBRID_SHARD_ZERO2": "gradients", "1": "parameters",
+                  "2": "gradients", "3": "none", "4": "parameters", "5": "gradients"}
+# --mixed_precision / mixed_precision: no | fp16 | bf16 | fp8
+_PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "no": "fp32"}
 
 
 def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
-    """What `accelerate launch` tells the trainer: DeepSpeed (--use_deepspeed, --deepspeed_config_file, or
-    `distributed_type: DEEPSPEED` in its YAML), the DeepSpeed config, the precision and the accumulation.
-    accelerate's DeepSpeedPlugin fills the config's "auto" precision and accumulation from these
-    (accelerate/utils/dataclasses.py, DeepSpeedPlugin.deepspeed_config_process and set_mixed_precision)."""
+    """What `accelerate launch` sets for the run beyond its process counts, from its command line, else its
+    --config_file: whether DeepSpeed runs and with which config file or ZeRO stage and offload (accelerate builds
+    the DeepSpeed config from them: DeepSpeedPlugin), FSDP's sharding and offload, mixed precision, and the
+    accumulation DeepSpeed uses (accelerate launch's options, accelerate 1.x commands/launch.py)."""
     out: dict[str, Value] = {}
-    source, data = getattr(call, "config", None) or (None, {})
+    data, source = call.config, call.config_source
+    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
+    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
+    kind = str(data.get("distributed_type", "")).upper()
+
+    note = call.config_note  # the YAML was found where the script is assumed to run from: its values are assumed
+
+    def given(option: str, table: dict, key: str, top: bool = False) -> Value | None:
+        word = call.option(option)
+        if word is not None:
+            return from_word(word, str, option)
+        if key in table and table[key] is not None and source is not None:
+            return Value(str(table[key]), _yaml_key_span(source, key, nested=not top), "assumed" if note else "literal",
+                         note or f"{source.path}: {key}")
+        return None
+
     model_parallel = [o for o in call.options if o.startswith(("--megatron_lm", "--use_megatron_lm",
                                                                "--parallelism_config_tp", "--parallelism_config_cp"))]
-    if not model_parallel and str(data.get("distributed_type", "")).upper() != "MEGATRON_LM":
+    if not model_parallel and kind != "MEGATRON_LM":
         # DDP, FSDP and DeepSpeed all replicate the model's data path over every process: dp is the world
         out["data_parallel"] = Value(True, None, "derived", "accelerate launch without Megatron-LM or tensor/"
                                      "context parallelism runs one data-parallel worker per process")
-    ds_yaml = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
-    if call.flag("--use_deepspeed") or call.option("--deepspeed_config_file") is not None:
+    deepspeed = call.flag("--use_deepspeed") or call.option("--deepspeed_config_file") is not None \
+        or kind == "DEEPSPEED"
+    if deepspeed:
         word = call.option("--use_deepspeed", "--deepspeed_config_file")
         out["deepspeed.enabled"] = Value(True, word.value_span if word is not None else None, "literal",
-                                         "accelerate launch --use_deepspeed")
-    elif str(data.get("distributed_type", "")).upper() == "DEEPSPEED" and source is not None:
-        out["deepspeed.enabled"] = Value(True, _yaml_key_span(source, "distributed_type"), "literal",
-                                         f"{source.path}: distributed_type: DEEPSPEED")
-    config = call.option("--deepspeed_config_file")
-    if config is not None:
-        out["deepspeed.config_path"] = from_word(config, str, "--deepspeed_config_file")
-        out["deepspeed.config_word"] = Value(config.display(), config.value_span)
-    precision = call.option("--mixed_precision")
-    if precision is not None:
-        out["precision"] = from_word(precision, lambda t: _MIXED_PRECISION[t], "--mixed_precision")
-    elif source is not None and str(data.get("mixed_precision")) in _MIXED_PRECISION:
-        note = getattr(call, "config_note", None)
-        out["precision"] = Value(_MIXED_PRECISION[str(data["mixed_precision"])], _yaml_key_span(source, "mixed_precision"),
-                                 "assumed" if note else "literal", note or f"{source.path}: mixed_precision")
-    accumulation = call.option("--gradient_accumulation_steps")
-    if accumulation is not None:
-        out["batch.grad_accum"] = from_word(accumulation, parse_int, "--gradient_accumulation_steps")
-    elif isinstance(ds_yaml.get("gradient_accumulation_steps"), int) and source is not None:
-        out["batch.grad_accum"] = Value(ds_yaml["gradient_accumulation_steps"], None, "literal",
-                                        f"{source.path}: deepspeed_config.gradient_accumulation_steps")
+                                         "accelerate launch --use_deepspeed" if word is not None
+                                         else "accelerate's config: distributed_type: DEEPSPEED")
+        path = given("--deepspeed_config_file", ds, "deepspeed_config_file")
+        if path is not None:
+            out["deepspeed.config_path"] = path
+            out["deepspeed.config_word"] = Value(path.value, path.span)
+        stage = given("--zero_stage", ds, "zero_stage")
+        if stage is not None and path is None:
+            out["parallel.zero_stage"] = _as_int(stage)
+        for option, key in (("--offload_optimizer_device", "offload_optimizer_device"),
+                            ("--offload_param_device", "offload_param_device")):
+            device = given(option, ds, key)
+            if device is not None and path is None and device.value not in (None, "none"):
+                out[f"accelerate.{key}"] = device
+        accum = given("--gradient_accumulation_steps", ds, "gradient_accumulation_steps")
+        if accum is not None and path is None:
+            out["batch.grad_accum"] = _as_int(accum)
+    if call.flag("--use_fsdp") or kind == "FSDP":
+        strategy = given("--fsdp_sharding_strategy", fsdp, "fsdp_sharding_strategy")
+        if strategy is not None and str(strategy.value).upper() in _FSDP_STRATEGY:
+            out["parallel.sharding"] = Value(_FSDP_STRATEGY[str(strategy.value).upper()], strategy.span,
+                                             strategy.origin, f"accelerate FSDP {strategy.value}")
+        offload = given("--fsdp_offload_params", fsdp, "fsdp_offload_params")
+        if offload is not None and str(offload.value).lower() == "true":
+            out["fsdp.offload"] = offload
+    precision = given("--mixed_precision", data, "mixed_precision", top=True)
+    if precision is not None and str(precision.value).lower() in _PRECISION:
+        out["precision"] = Value(_PRECISION[str(precision.value).lower()], precision.span, precision.origin,
+                                 precision.note or "--mixed_precision")
     return out
+
+
+def _as_int(v: Value) -> Value:
+    try:
+        return Value(int(str(v.value)), v.span, v.origin, v.note)
+    except ValueError:
+        return Value(None, v.span, "unresolved", f"{v.note or 'accelerate'}: {v.value!r} is not a number")

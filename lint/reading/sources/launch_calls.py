@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Command, Problem, Var, Word
+from plint.source import SourceFile
 from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
 from plint.reading.sources.wrappers import base as _base
 from plint.record import field, record
@@ -92,7 +93,8 @@ class LauncherCall:
     unknown_options: list[Word] = field(default_factory=list)  # options the launcher's parser does not know
     problems: list[Problem] = field(default_factory=list)
     wrapped_by: list[Word] = field(default_factory=list)  # unknown words (or unread scripts) before it: wrappers
-    config: Any = None  # accelerate: (SourceFile, dict) of its --config_file YAML, once read
+    config: dict = field(default_factory=dict)  # accelerate: its --config_file YAML, when read
+    config_source: SourceFile | None = None
     config_note: str | None = None  # why that file's values are assumed (found above the script), else None
 
     def option(self, *names: str) -> Word | None:

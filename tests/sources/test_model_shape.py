@@ -1,0 +1,57 @@
+"""The model a fine-tuning launch trains: its config.json in the tree, [tool.plint] model, the catalog, PL002."""
+
+import json
+
+from plint.checking.check import check_paths
+
+LAUNCH = ("deepspeed --num_gpus 8 train.py --model_name_or_path {model} --deepspeed ds.json "
+          "--per_device_train_batch_size 4 --gradient_accumulation_steps 4 --bf16 True --model_max_length 2048\n")
+DS = {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
+      "zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}
+SMALL = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 12,
+         "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000}
+
+
+def _check(tmp_path, model: str, config: str | None = None):
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    (tmp_path / "ds.json").write_text(json.dumps(DS))
+    (tmp_path / "launch.sh").write_text(LAUNCH.format(model=model))
+    if config is not None:
+        (tmp_path / ".plint.toml").write_text(config)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    return result
+
+
+def test_a_catalog_name_gives_the_shape_and_the_estimate(tmp_path):
+    result = _check(tmp_path, "meta-llama/Llama-3.1-8B-Instruct")
+    layout = result.layouts[0]
+    assert (layout.value("model.num_layers"), layout.value("model.num_query_groups")) == (32, 8)
+    assert "llama-3.1-8b" in layout.get("model.hidden_size").note
+    assert layout.get("model.hidden_size").span.line == 1  # points at the name
+    from plint.cost.layout_estimate import layout_estimate
+
+    assert layout_estimate(layout) is not None
+
+
+def test_a_config_json_in_the_tree_wins_over_the_catalog(tmp_path):
+    folder = tmp_path / "checkpoints" / "llama-2-7b-pruned"  # the name says Llama-2-7B; its config does not
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(SMALL))
+    layout = _check(tmp_path, "./checkpoints/llama-2-7b-pruned").layouts[0]
+    assert (layout.value("model.num_layers"), layout.value("model.hidden_size")) == (12, 1024)
+    assert "config.json" in layout.get("model.num_layers").note
+
+
+def test_configured_model_wins(tmp_path):
+    (tmp_path / "shape.json").write_text(json.dumps(SMALL))
+    layout = _check(tmp_path, "my-org/house-model", 'model = "shape.json"\n').layouts[0]
+    assert layout.value("model.num_layers") == 12
+    layout = _check(tmp_path, "my-org/house-model", 'model = "Qwen/Qwen2.5-7B"\n').layouts[0]
+    assert layout.value("model.num_layers") == 28
+
+
+def test_an_unknown_name_is_pl002_with_how_to_supply_the_shape(tmp_path):
+    result = _check(tmp_path, "my-org/house-model")
+    (finding,) = [d for d in result.diagnostics if d.code == "PL002" and "house-model" in d.message]
+    assert "[tool.plint] model" in finding.message and "config.json" in finding.message
+    assert result.layouts[0].value("model.num_layers") is None
