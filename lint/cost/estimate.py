@@ -169,6 +169,9 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
     memory["error_band"] = error_band(inp)
     # what stays allocated between steps: the states and the run-long buffers
     steady = {name: (stage_steady_bytes(inp, c, name == "last") + workspace) / GIB for name in stages}
+    if inp.lora_rank:  # LoRA: the adapters' states only (cost.adapters); the fp32 gradient copies are theirs too
+        steady = {name: (sum(parts[k] for k in ("weights", "grads", "optimizer")) + workspace) / GIB
+                  for name, parts in stages.items()}
     memory["allocator_steady"] = steady[stage]
     if len(stages) > 1:
         memory["stages"] = {name: {"allocator_peak": peaks[name], "allocator_steady": steady[name]}
