@@ -166,3 +166,15 @@ def display_path(path: str | os.PathLike) -> str:
         return str(real.relative_to(Path.cwd().resolve()))
     except (ValueError, OSError, RuntimeError):
         return str(given)
+
+
+def parse_python(data: bytes | str, filename: str = "<unknown>"):
+    """A Python file's syntax tree (ast.Module), without its compile warnings: an invalid escape such as `"\\d"`
+    warns with the file's own line, which would reach stderr unescaped (and, in a CI log, could carry a
+    workflow command). SyntaxError and the like still raise."""
+    import ast
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(data, filename=filename)

@@ -116,9 +116,10 @@ def _local_imports(script: Path, tree: Path) -> list[Path]:
 def _parse(path: Path) -> ast.Module | None:
     """A Python file read through the root in force (plint.root: nothing outside the checked tree)."""
     from plint.root import read
+    from plint.source import parse_python
 
     try:
-        return ast.parse(read(path, _MAX_SOURCE_BYTES), filename=str(path))
+        return parse_python(read(path, _MAX_SOURCE_BYTES), filename=str(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 

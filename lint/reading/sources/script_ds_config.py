@@ -20,7 +20,7 @@ from typing import Any
 
 from plint.reading.shell.model import Word
 from plint.record import record
-from plint.source import SourceFile, Span
+from plint.source import SourceFile, Span, parse_python
 from plint.values import Value
 
 _MAX_BYTES = 512 * 1024
@@ -73,7 +73,7 @@ class _Module:
     def __init__(self, path: str, display: str, data: bytes):
         self.path = path
         self.source = SourceFile(display, data.decode("utf-8", "surrogateescape"))
-        self.tree = ast.parse(data)
+        self.tree = parse_python(data, display)
         starts, offset = [0], 0
         for line in data.split(b"\n"):
             offset += len(line) + 1
