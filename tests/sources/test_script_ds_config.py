@@ -127,3 +127,20 @@ def test_the_older_bfloat16_section(tmp_path):
     """)
     facts = script_ds_config(script, str(tmp_path), argv("")).facts
     assert facts["precision"].value == "bf16" and facts["parallel.zero_stage"].value == 2
+
+
+def test_a_section_named_at_run_time_leaves_the_precision_and_stage_unknown(tmp_path):
+    # HelloDeepSpeed's train_bert_ds.py: `ds_config = {dtype: {"enabled": True}, ...}` with dtype a parameter
+    # plint cannot evaluate: any section may be that key, so no "fp32" or "stage 0" default is claimed
+    script = write(tmp_path, "train.py", """
+        import deepspeed
+
+        def train(model, dtype):
+            ds_config = {"train_micro_batch_size_per_gpu": 8, dtype: {"enabled": True}}
+            deepspeed.initialize(model=model, config=ds_config)
+    """)
+    found = script_ds_config(script, str(tmp_path), argv("--x 1"))
+    assert found is not None
+    assert found.facts["precision"].value is None and found.facts["precision"].origin == "unresolved"
+    assert found.facts["parallel.zero_stage"].value is None
+    assert found.facts["batch.micro"].value == 8

@@ -36,6 +36,8 @@ class _Unknown:
 
 
 UNKNOWN = _Unknown()
+# the key a dict carries when some of its keys are known only at run time (no Python string can be it)
+OPEN_KEYS = "\0keys known at run time"
 
 
 class _Opened:
@@ -253,10 +255,14 @@ class _Evaluator:
                     merged = self.expr(v, env, module, depth).value
                     if isinstance(merged, dict):
                         out.update(merged)
+                    else:
+                        out[OPEN_KEYS] = Found(True, span)
                     continue
                 key = self.expr(k, env, module, depth).value
                 if isinstance(key, str):
                     out[key] = self.expr(v, env, module, depth)
+                else:  # a key computed at run time (`{dtype: {...}}`): any section may be it
+                    out[OPEN_KEYS] = Found(True, span)
             return Found(out, span)
         if isinstance(node, (ast.List, ast.Tuple)):
             return Found([self.expr(e, env, module, depth) for e in node.elts], span)
@@ -526,9 +532,14 @@ def _value(found: Found, note: str) -> Value:
 
 def _config_facts(config: dict, facts: dict, where: str) -> None:
     """Layout facts from the evaluated config dict (the keys DeepSpeed reads: deepspeed/runtime/config.py)."""
+    open_keys = OPEN_KEYS in config  # a section named at run time may be any of those below: no default then
+    unknown = Value(None, None, "unresolved", f"the config {where} receives has keys known only at run time")
     stage = _get(config, "zero_optimization", "stage")
-    facts["parallel.zero_stage"] = _value(stage, f"zero_optimization.stage of the config {where} receives") \
-        if stage is not None else Value(0, None, "default", f"the config {where} receives has no ZeRO stage: 0")
+    if stage is not None:
+        facts["parallel.zero_stage"] = _value(stage, f"zero_optimization.stage of the config {where} receives")
+    else:
+        facts["parallel.zero_stage"] = unknown if open_keys else \
+            Value(0, None, "default", f"the config {where} receives has no ZeRO stage: 0")
     # "bfloat16" is DeepSpeed's older name of the bf16 section, still read (BFLOAT16_OLD,
     # deepspeed/runtime/precision_config.py get_bfloat16_config); DeepSpeed-Chat's ds_utils writes it
     for name, section in (("bf16", "bf16"), ("bf16", "bfloat16"), ("fp16", "fp16")):
@@ -540,7 +551,9 @@ def _config_facts(config: dict, facts: dict, where: str) -> None:
         if enabled is not None and enabled.value is UNKNOWN:
             facts["precision"] = _value(enabled, f"{name}.enabled of the config {where} receives")
     else:
-        if "precision" not in facts and not any(k in config for k in ("bf16", "fp16", "bfloat16", "amp")):
+        if "precision" not in facts and open_keys:
+            facts["precision"] = unknown
+        elif "precision" not in facts and not any(k in config for k in ("bf16", "fp16", "bfloat16", "amp")):
             facts["precision"] = Value("fp32", None, "default", f"the config {where} receives enables no bf16/fp16")
     for part in ("offload_optimizer", "offload_param"):
         device = _get(config, "zero_optimization", part, "device") or _get(config, "zero_optimization", part)
