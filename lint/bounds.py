@@ -17,6 +17,14 @@ MAX_FINDINGS_PER_RULE = 100  # findings one rule reports in one file; the rest a
 MAX_FINDINGS_PER_FILE = 500  # findings of all rules in one file (SARIF is ~1.2 kB a finding)
 MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 flag names: ~3 ms each)
 MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quote a file's text
+# One shell file's syntax (issue 30): tree-sitter's own time grows with its tokens (~8 us per unbalanced `${`,
+# 16 s for 4 MiB of them) and every walk of its tree costs ~2 us a node, so a file with more expansions and
+# brackets, or more syntax nodes, than these is not evaluated. A 4 MiB script of plain lines has ~700,000 nodes;
+# real launch scripts have a few thousand of either.
+MAX_SHELL_OPENERS = 100_000  # `$`, quotes, `{` and `(` in one file, counted before it is parsed
+MAX_SHELL_NODES = 1_000_000  # syntax nodes of one file's tree
+MAX_JSON_VALUES = 100_000  # values of one JSON document (a DeepSpeed config has a few hundred); ~1 s to read
+MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))`): real scripts nest a few
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
 GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.workers_per_node", "cluster.world_size",

@@ -127,11 +127,14 @@ def read_directives(path: str, text: str) -> list[Directive]:
     """The directives of one shell file, each with the lines it covers."""
     if "plint" not in text:
         return []
-    from plint.reading.shell.parse import parse
+    from plint.reading.shell.parse import TooComplex, parse
 
     data = text.encode("utf-8", "surrogateescape")
     comments: list = []
-    _comments(parse(data).root_node, comments)
+    try:
+        _comments(parse(data).root_node, comments)
+    except TooComplex:  # not evaluated (PL002), so nothing of it to suppress
+        return []
     lines = text.split("\n")  # as tree-sitter counts lines (splitlines would also split at \r, \f, ...)
     found: list[Directive] = []
     for node in sorted(comments, key=lambda n: n.start_byte):

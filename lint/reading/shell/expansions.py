@@ -11,7 +11,12 @@ from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unk
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_texts, _flatten, _is_empty, _join,
                                         _split, _text, _var_text)
-from plint.reading.shell.state import EXPANSIONS, _Span
+from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, _Budget, _Span
+from plint.bounds import MAX_NESTING
+
+# array indexes read from their nodes; any other (rare) shape is expanded from its text
+_INDEX_NODES = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "word",
+                          "number", "string", "concatenation"})
 
 
 class Expansions:
@@ -28,6 +33,20 @@ class Expansions:
         return out
 
     def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
+        if node.type not in EXPANSIONS:
+            return self._expand(node, unit, quoted)
+        # an expansion inside an expansion: each level costs a Python call chain, so the depth is a budget
+        # that says where it ran out (a RecursionError would say nothing, after ~200 levels of work)
+        self.nesting += 1
+        try:
+            if self.nesting > MAX_NESTING:
+                raise _Budget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
+                              unit.span(node.start_byte, node.start_byte + 1))
+            return self._expand(node, unit, quoted)
+        finally:
+            self.nesting -= 1
+
+    def _expand(self, node, unit: Unit, quoted: bool) -> Fields:
         t = node.type
         if t in ("word", "number", "extglob_pattern", "regex", "test_operator", "variable_name",
                  "special_variable_name", "file_descriptor", "heredoc_start"):
@@ -90,6 +109,11 @@ class Expansions:
         return node.start_byte
 
     def _container(self, node, unit: Unit, start: int, end: int, fields: Fields, quoted: bool) -> None:
+        parts = node.child_count if hasattr(node, "child_count") else len(node.children)  # a node or a _Span
+        if parts > MAX_PIECES:  # a word of more parts than a value may hold: not built only to be dropped
+            self.over_budget(MAX_PIECES, 0)
+            fields[-1].append((self._too_big("a word", unit.span(start, end)), False))
+            return
         pos = start
         for c in node.children:
             if c.type in ('"', "$\"") and (c.start_byte == node.start_byte or c.end_byte == node.end_byte):
@@ -190,7 +214,7 @@ class Expansions:
             name = unit.text(base.start_byte, base.end_byte) if base is not None else name
             index = unit.text(idx.start_byte, idx.end_byte) if idx is not None else "0"
             if idx is not None and index not in ("@", "*"):
-                index, hidden = self.expand_inline(idx.start_byte, idx.end_byte, unit)
+                index, hidden = self.expand_index(idx, unit)
                 if index is None:
                     why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason))
                     return [[(unknown(f"the index of ${{{name}[...]}} is unknown" + (f": {why}" if why else ""),
@@ -503,6 +527,14 @@ class Expansions:
         if b"$" not in raw and b"`" not in raw and not unit.unknowns:
             return unit.text(start, end), []
         pieces = self.expand_heredoc_line(start, end, unit, escapes=False)
+        return _text(pieces), [p for p in pieces if not p.known]
+
+    def expand_index(self, node, unit: Unit) -> tuple[str | None, list[Piece]]:
+        """An array index (`${A[$i]}`, `${A[${B[1]}]}`) as expand_inline gives it, from the nodes tree-sitter
+        already parsed: re-parsing the index's text would parse a nested index once per level."""
+        if node.type not in _INDEX_NODES:
+            return self.expand_inline(node.start_byte, node.end_byte, unit)
+        pieces = _flatten(self.expand(node, unit, quoted=True))
         return _text(pieces), [p for p in pieces if not p.known]
 
     def substitution(self, node, unit: Unit) -> Piece:

@@ -10,7 +10,7 @@ from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, 
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import _expanded_directives, _flatten
-from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Continue, _Exit, _Return
+from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Budget, _Continue, _Exit, _Return
 
 
 class Sourcing:
@@ -79,6 +79,7 @@ class Sourcing:
                                                       assume=self.options.assume), self.result)
         child.steps = self.steps
         child.depth = self.depth + 1
+        child.nesting = self.nesting
         child.conditions = list(self.conditions)
         child.loops = self.loops
         child.parents = list(self.parents)
@@ -356,14 +357,17 @@ class Sourcing:
         span = unit.span(start, end)
         if text.startswith(b"$((") and text.endswith(b"))"):
             return [self.arith_text(start + 3, end - 2, unit, span)]
-        from plint.reading.shell.parse import parse
+        from plint.reading.shell.parse import TooComplex, parse
 
         prefix = b"X="
         data = prefix + text
         seg_piece = unit.piece(start, end)
         sub = Unit(data, [(0, len(prefix), Piece("X=", None)), (len(prefix), len(data), seg_piece)],
                    unit.source, unit.unknowns)
-        tree = parse(data)
+        try:
+            tree = parse(data)
+        except TooComplex as exc:
+            raise _Budget(f"where an expansion is too complex ({exc.args[0]})") from None
         stack = [tree.root_node]
         while stack:
             n = stack.pop()

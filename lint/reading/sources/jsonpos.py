@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+from plint.bounds import MAX_JSON_VALUES
 from plint.reading.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import Span
 
@@ -31,6 +32,8 @@ _WORD_END = frozenset(" \t\r\n,:{}[]\"'#/")  # characters that end a bare word (
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 MAX_NESTING = 200
+_BLANKS = re.compile(r"[ \t\r\n]*")
+_SEPARATORS = (",", ":", "[", "{")  # one per value past the first, about: what a document's size is counted in
 
 # what each leniency is; all are accepted by DeepSpeed's hjson loader and refused by json.load
 COMMENT = "a comment (DeepSpeed's hjson loader skips it; json.load refuses it)"
@@ -185,11 +188,13 @@ class _Reader:
         """Skip blanks and comments; True when a line ended on the way (hjson's comma)."""
         t, newline = self.text, False
         while self.i < len(t):
+            blanks = _BLANKS.match(t, self.i).end()  # at C speed: a 4 MiB config is mostly blanks and values
+            newline |= "\n" in t[self.i:blanks]
+            self.i = blanks
+            if self.i >= len(t):
+                break
             c = t[self.i]
-            if c in " \t\r\n":
-                newline |= c == "\n"
-                self.i += 1
-            elif c == "#" or t.startswith("//", self.i):
+            if c == "#" or t.startswith("//", self.i):
                 end = t.find("\n", self.i)
                 self.lenient(COMMENT, self.i, self.i + (2 if c == "/" else 1))
                 self.i = len(t) if end < 0 else end
@@ -460,6 +465,12 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
     and the tree holds what was read before it."""
     reader = _Reader(text)
     doc = JsonDocument(path, None)
+    past = _past_budget(reader.text)
+    if past is not None:  # a node and a span per value: ~10 us each, so a huge document is not read
+        doc.problems.append(Problem("unresolved", f"too complex: not evaluated ({path} has more than "
+                                    f"{MAX_JSON_VALUES:,} values, past plint's budget for one document)",
+                                    reader.span(past, past + 1)))
+        return doc
 
     def keep_root(node: Any) -> None:
         doc.root = node
@@ -480,3 +491,17 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
     doc.leniencies = reader.leniencies
     doc.duplicates = reader.duplicates
     return doc
+
+
+def _past_budget(text: str) -> int | None:
+    """Where a document goes past MAX_JSON_VALUES values (counted by their separators, at C speed), or None."""
+    if sum(text.count(c) for c in _SEPARATORS) <= MAX_JSON_VALUES:
+        return None
+    seen = 0
+    for start in range(0, len(text), 1 << 16):
+        chunk = text[start:start + (1 << 16)]
+        here = sum(chunk.count(c) for c in _SEPARATORS)
+        if seen + here > MAX_JSON_VALUES:
+            return start + [m.start() for m in re.finditer(r"[,:\[{]", chunk)][MAX_JSON_VALUES - seen]
+        seen += here
+    return None

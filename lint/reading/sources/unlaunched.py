@@ -35,6 +35,8 @@ _BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env"
 _SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun"})  # start ranks of whatever program follows
 _SHOWN = 80  # characters of a command quoted in a finding
 _WORDS = 256  # words of a command looked at
+_WORD_BYTES = 1024  # bytes of a word looked at: a launcher's, interpreter's or script's path is shorter, and a
+# word holding nested commands (`$($($(...)))`) would otherwise be copied once per level (quadratic)
 # a file none of whose text names a launcher, Python or a training script is not parsed again at all
 _HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b")
 
@@ -113,7 +115,8 @@ def _words(node, data: bytes) -> list[str]:
     for child in node.named_children:
         if child.type == "variable_assignment" or child.type.endswith("redirect") or child.type == "comment":
             continue
-        out.append(data[child.start_byte:child.end_byte].decode("utf-8", "replace"))
+        out.append(data[child.start_byte:min(child.end_byte, child.start_byte + _WORD_BYTES)].decode("utf-8",
+                                                                                                  "replace"))
         if len(out) >= _WORDS:
             break
     return out
@@ -154,7 +157,8 @@ def _why_not_reached(node, source: SourceFile, data: bytes, called: set[str], ro
         if parent.type in ("if_statement", "elif_clause", "else_clause", "case_item", "while_statement",
                            "for_statement", "c_style_for_statement", "list"):
             where = source.span(parent.start_byte, parent.end_byte)
-            head = data[parent.start_byte:parent.end_byte].decode("utf-8", "replace").split("\n")[0][:60]
+            head = data[parent.start_byte:min(parent.end_byte, parent.start_byte + 256)].decode(
+                "utf-8", "replace").split("\n")[0][:60]
             return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
         parent = parent.parent
     for top in root.named_children:
@@ -181,7 +185,7 @@ def _why_unused(words: list[str], at: int) -> str:
 def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[UnusedLaunch]:
     """Training commands in the given files (the checked one first) that yielded no launch, in file order; then
     command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
-    from plint.reading.shell.parse import parse
+    from plint.reading.shell.parse import TooComplex, parse
 
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
     out: list[UnusedLaunch] = []
@@ -191,7 +195,10 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
         data = source.data
         if not _HINT.search(data):
             continue
-        root = parse(data).root_node
+        try:
+            root = parse(data).root_node
+        except TooComplex:  # the evaluator said so (PL002): no launch scan of a file past the syntax budget
+            continue
         called: set[str] | None = None
         for node in _commands(root):
             words = _words(node, data)
