@@ -13,6 +13,8 @@ MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, voc
 MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
 MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
 MAX_LAUNCHES = 32  # launches read per file (each is a layout, its rules and ~11 kB of JSON)
+MAX_UNUSED_LAUNCHES = 1000  # training commands plint did not use that one file's scan lists (~45 us each; PL005
+# shows three and counts the rest)
 MAX_FINDINGS_PER_RULE = 100  # findings one rule reports in one file; the rest are counted
 MAX_FINDINGS_PER_FILE = 500  # findings of all rules in one file (SARIF is ~1.2 kB a finding)
 MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 flag names: ~3 ms each)
@@ -23,7 +25,7 @@ MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quo
 # real launch scripts have a few thousand of either.
 MAX_SHELL_OPENERS = 100_000  # `$`, quotes, `{` and `(` in one file, counted before it is parsed
 MAX_SHELL_NODES = 1_000_000  # syntax nodes of one file's tree
-MAX_JSON_VALUES = 100_000  # values of one JSON document (a DeepSpeed config has a few hundred); ~1 s to read
+MAX_JSON_VALUES = 50_000  # values of one JSON document (a DeepSpeed config has a few hundred): ~0.5 s to read
 MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))`): real scripts nest a few
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts

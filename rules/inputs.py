@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from plint.bounds import MAX_UNUSED_LAUNCHES
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 
 _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it): only for findings
@@ -154,6 +155,8 @@ def no_launch_found(ctx: RuleContext):
     more = len(reading.unused_launches) - _UNUSED_SHOWN
     if more > 0:
         last = reading.unused_launches[_UNUSED_SHOWN]
+        if len(reading.unused_launches) >= MAX_UNUSED_LAUNCHES:  # the scan stopped there (plint.bounds)
+            more = f"at least {more}"
         yield Finding(f"no training launch found: {more} more training command(s) not used, the next at line "
                       f"{last.span.line}: {last.why}", last.span, key="launch")
 

@@ -20,6 +20,7 @@ SECONDS = 2.0  # CPU seconds of the plint process
 MEGABYTES = 300
 FOUR_MIB = 4 * 1024 * 1024 - 4096
 LAUNCH = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $X\n"
+UNREACHED = "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4\n"
 DS_LAUNCH = "deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json\n"
 
 
@@ -62,11 +63,17 @@ SHELL = {
     "dollar-braces-100000": "X=" + "${" * 100_000 + "\n" + LAUNCH,
     "dollar-braces-4MiB": "X=" + "${" * (FOUR_MIB // 2 - 100) + "\n" + LAUNCH,
     "braces-4MiB": "X=" + "{" * (FOUR_MIB - 200) + "\n" + LAUNCH,
+    # the launch scan of commands plint never reached: once per file, not once per launch (found while fixing)
+    "unreached-launches-20000": "exit 0\n" + UNREACHED * 20_000,
+    "unreached-launches-4MiB": "exit 0\n" + UNREACHED * (FOUR_MIB // len(UNREACHED)),
+    "nested-unreached-launches-5000": "exit 0\n" + "{ " + "{ ".join([UNREACHED] * 5000) + "}\n" * 5000,
+    "nested-unreached-launches-4MiB": "exit 0\n" + "{ " + "{ ".join([UNREACHED] * (FOUR_MIB // 64)) + "}\n" * (FOUR_MIB // 64),
 }
 
-# read to the end without a budget: 99,000 words of one command, and braces bash rejects (PL001; plint reads
-# what bash would)
-WITHIN_BUDGETS = {"dollar-x-words-99000", "braces-100000", "brace-lines-100000"}
+# read to the end without a budget: 99,000 words of one command, braces bash rejects (PL001; plint reads
+# what bash would), and launches after an `exit` (PL005 for each)
+WITHIN_BUDGETS = {"dollar-x-words-99000", "braces-100000", "brace-lines-100000", "unreached-launches-20000",
+                  "unreached-launches-4MiB", "nested-unreached-launches-5000", "nested-unreached-launches-4MiB"}
 
 
 def check(tmp_path, files: dict[str, str], entry: str) -> dict:
@@ -103,7 +110,7 @@ def test_a_deepspeed_json_with_one_long_array(tmp_path, size):
 
 
 def test_a_long_array_under_the_budget_is_read(tmp_path):
-    items = ", ".join("1" for _ in range(90_000))
+    items = ", ".join("1" for _ in range(40_000))
     report = check(tmp_path, {"launch.sh": DS_LAUNCH,
                               "ds.json": '{"train_micro_batch_size_per_gpu": 2, "x": [' + items + "]}"}, "launch.sh")
     assert not too_complex(report)

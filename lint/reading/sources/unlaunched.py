@@ -131,6 +131,23 @@ def _commands(node, kinds=("command",)):
         stack.extend(reversed(n.named_children))
 
 
+_BRANCHES = frozenset({"if_statement", "elif_clause", "else_clause", "case_item", "while_statement", "for_statement",
+                       "c_style_for_statement", "list"})
+
+
+def _commands_within(root):
+    """Each command with the innermost function or branch around it (None at the top level), in file order:
+    carried down the walk, since tree-sitter finds a node's parent from the root (a walk up from each of
+    thousands of nested launches took minutes)."""
+    stack = [(root, None)]
+    while stack:
+        n, within = stack.pop()
+        if n.type == "command":
+            yield n, within
+        inner = n if n.type == "function_definition" or n.type in _BRANCHES else within
+        stack.extend((c, inner) for c in reversed(n.named_children))
+
+
 def _held(node, data: bytes) -> tuple[str, list[str]] | None:
     """`CMD="deepspeed train.py ..."`: the variable and the words of a command string assigned to it."""
     name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
@@ -142,31 +159,32 @@ def _held(node, data: bytes) -> tuple[str, list[str]] | None:
 
 
 def _called_names(root, data: bytes) -> set[str]:
-    return {_words(c, data)[0] for c in _commands(root) if _words(c, data)}
+    return {words[0] for c in _commands(root) if (words := _words(c, data))}
 
 
-def _why_not_reached(node, source: SourceFile, data: bytes, called: set[str], root) -> str:
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "function_definition":
-            name_node = parent.child_by_field_name("name")
-            name = data[name_node.start_byte:name_node.end_byte].decode() if name_node is not None else "?"
-            if name not in called:
-                return f"it is inside function {name}, which the script never calls"
-            return f"it is inside function {name}, and plint reached no call of it"
-        if parent.type in ("if_statement", "elif_clause", "else_clause", "case_item", "while_statement",
-                           "for_statement", "c_style_for_statement", "list"):
-            where = source.span(parent.start_byte, parent.end_byte)
-            head = data[parent.start_byte:min(parent.end_byte, parent.start_byte + 256)].decode(
-                "utf-8", "replace").split("\n")[0][:60]
-            return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
-        parent = parent.parent
+def _first_exit(root, data: bytes):
+    """The first top-level `exit` command, or None: found once per file (looking for it again for each
+    launch after it was quadratic in a file of many unreached launches)."""
     for top in root.named_children:
-        if top.end_byte > node.start_byte:
-            break
-        words = _words(top, data) if top.type == "command" else []
-        if words and words[0] == "exit":
-            return f"the script exits before it (`exit` at line {source.span(top.start_byte, top.end_byte).line})"
+        if top.type == "command" and _words(top, data)[:1] == ["exit"]:
+            return top
+    return None
+
+
+def _why_not_reached(node, within, source: SourceFile, data: bytes, called: set[str], first_exit) -> str:
+    if within is not None and within.type == "function_definition":
+        name_node = within.child_by_field_name("name")
+        name = data[name_node.start_byte:name_node.end_byte].decode() if name_node is not None else "?"
+        if name not in called:
+            return f"it is inside function {name}, which the script never calls"
+        return f"it is inside function {name}, and plint reached no call of it"
+    if within is not None:
+        where = source.span(within.start_byte, within.end_byte)
+        head = data[within.start_byte:min(within.end_byte, within.start_byte + 256)].decode(
+            "utf-8", "replace").split("\n")[0][:60]
+        return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
+    if first_exit is not None and first_exit.end_byte <= node.start_byte:
+        return f"the script exits before it (`exit` at line {source.span(first_exit.start_byte, first_exit.end_byte).line})"
     return "plint did not reach it when reading the script"
 
 
@@ -185,6 +203,7 @@ def _why_unused(words: list[str], at: int) -> str:
 def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[UnusedLaunch]:
     """Training commands in the given files (the checked one first) that yielded no launch, in file order; then
     command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
+    from plint.bounds import MAX_UNUSED_LAUNCHES
     from plint.reading.shell.parse import TooComplex, parse
 
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
@@ -200,7 +219,8 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
         except TooComplex:  # the evaluator said so (PL002): no launch scan of a file past the syntax budget
             continue
         called: set[str] | None = None
-        for node in _commands(root):
+        first_exit = None
+        for node, within in _commands_within(root):
             words = _words(node, data)
             at = _counts(words) if words else None
             if at is None:
@@ -211,9 +231,12 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             if (span.path, span.start) in ran:
                 why = _why_unused(words, at)
             else:
-                called = _called_names(root, data) if called is None else called
-                why = _why_not_reached(node, source, data, called, root)
+                if called is None:
+                    called, first_exit = _called_names(root, data), _first_exit(root, data)
+                why = _why_not_reached(node, within, source, data, called, first_exit)
             out.append(UnusedLaunch(span, text, why))
+            if len(out) >= MAX_UNUSED_LAUNCHES:  # a bounded scan: PL005 says "at least" past it
+                return out
         if source is not main:  # a string in a sourced file is no evidence that this file launches training
             continue
         for node in _commands(root, ("variable_assignment",)):
