@@ -20,10 +20,11 @@ MAX_FINDINGS_PER_FILE = 500  # findings of all rules in one file (SARIF is ~1.2 
 MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 flag names: ~3 ms each)
 MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quote a file's text
 # One shell file's syntax (issue 30): tree-sitter's own time grows with its tokens (~8 us per unbalanced `${`,
-# 16 s for 4 MiB of them) and every walk of its tree costs ~2 us a node, so a file with more expansions and
-# brackets, or more syntax nodes, than these is not evaluated. A 4 MiB script of plain lines has ~700,000 nodes;
-# real launch scripts have a few thousand of either.
+# 16 s for 4 MiB of them), its tree holds ~250 bytes a node (4 MiB of `if true; then` nested: 285 MB) and every
+# walk of it costs ~2 us a node, so a file with more expansions and brackets, words and statements, or syntax
+# nodes than these is not evaluated. Real launch scripts have a few thousand of each.
 MAX_SHELL_OPENERS = 100_000  # `$`, quotes, `{` and `(` in one file, counted before it is parsed
+MAX_SHELL_BLANKS = 500_000  # blanks, newlines and `;` in one file (its words and statements), counted the same way
 MAX_SHELL_NODES = 1_000_000  # syntax nodes of one file's tree
 MAX_JSON_VALUES = 50_000  # values of one JSON document (a DeepSpeed config has a few hundred): ~0.5 s to read
 MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))`): real scripts nest a few

@@ -63,6 +63,10 @@ SHELL = {
     "dollar-braces-100000": "X=" + "${" * 100_000 + "\n" + LAUNCH,
     "dollar-braces-4MiB": "X=" + "${" * (FOUR_MIB // 2 - 100) + "\n" + LAUNCH,
     "braces-4MiB": "X=" + "{" * (FOUR_MIB - 200) + "\n" + LAUNCH,
+    "nested-ifs-4MiB": "X=" + "if true; then\n" * (FOUR_MIB // 18) + "X=1\n" + "fi\n" * (FOUR_MIB // 18) + LAUNCH,
+    "flat-ifs-4MiB": "if true; then X=1; fi\n" * (FOUR_MIB // 22) + LAUNCH,
+    "words-4MiB": "echo " + "x " * (FOUR_MIB // 2 - 100) + "\n" + LAUNCH,
+    "held-command-string-4MiB": "X='torchrun " + "a " * (FOUR_MIB // 2 - 100) + "'\n" + LAUNCH,
     # the launch scan of commands plint never reached: once per file, not once per launch (found while fixing)
     "unreached-launches-20000": "exit 0\n" + UNREACHED * 20_000,
     "unreached-launches-4MiB": "exit 0\n" + UNREACHED * (FOUR_MIB // len(UNREACHED)),

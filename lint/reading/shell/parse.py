@@ -13,6 +13,7 @@ from plint.source import SourceFile
 
 _PARSER = None
 _OPENERS = (b"$", b"`", b"{", b"(", b"'", b'"')
+_BLANKS = (b" ", b"\t", b"\n", b";")
 _CHUNK = 1 << 16
 _RECENT: dict[bytes, object] = {}  # the last trees parsed: a file is parsed by the evaluator, the launch scan
 _KEPT = 2  # and the suppression comments in turn, once is enough
@@ -89,20 +90,25 @@ def parse(data: bytes):
 
 
 def _check_openers(data: bytes) -> None:
-    """TooComplex when `data` holds more than MAX_SHELL_OPENERS expansion, quote and bracket characters; counted
-    a chunk at a time at C speed, so only the chunk where the count goes past is searched."""
-    from plint.bounds import MAX_SHELL_OPENERS
+    """TooComplex when `data` holds more than MAX_SHELL_OPENERS expansion, quote and bracket characters, or
+    more than MAX_SHELL_BLANKS blanks, newlines and semicolons (about its words and statements: tree-sitter's
+    tree costs ~250 bytes a node); counted at C speed, then only the chunk where a count goes past is searched."""
+    from plint.bounds import MAX_SHELL_BLANKS, MAX_SHELL_OPENERS
 
-    if sum(data.count(o) for o in _OPENERS) <= MAX_SHELL_OPENERS:
+    _check_count(data, _OPENERS, rb"[$`{('\"]", MAX_SHELL_OPENERS, "`$`, quotes, braces and parentheses")
+    _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS, "blanks, newlines and semicolons (words and statements)")
+
+
+def _check_count(data: bytes, chars: tuple[bytes, ...], pattern: bytes, budget: int, what: str) -> None:
+    if sum(data.count(c) for c in chars) <= budget:
         return
     seen = 0
     for start in range(0, len(data), _CHUNK):
         chunk = data[start:start + _CHUNK]
-        here = sum(chunk.count(o) for o in _OPENERS)
-        if seen + here > MAX_SHELL_OPENERS:
-            at = [m.start() for m in re.finditer(rb"[$`{('\"]", chunk)][MAX_SHELL_OPENERS - seen]
-            raise TooComplex(f"it has more than {MAX_SHELL_OPENERS:,} `$`, quotes, braces and parentheses",
-                             start + at)
+        here = sum(chunk.count(c) for c in chars)
+        if seen + here > budget:
+            at = [m.start() for m in re.finditer(pattern, chunk)][budget - seen]
+            raise TooComplex(f"it has more than {budget:,} {what}", start + at)
         seen += here
 
 

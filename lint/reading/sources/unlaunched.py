@@ -35,6 +35,7 @@ _BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env"
 _SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun"})  # start ranks of whatever program follows
 _SHOWN = 80  # characters of a command quoted in a finding
 _WORDS = 256  # words of a command looked at
+_HELD_BYTES = 16 * 1024  # bytes of a value assigned to a variable looked at for a command string
 _WORD_BYTES = 1024  # bytes of a word looked at: a launcher's, interpreter's or script's path is shorter, and a
 # word holding nested commands (`$($($(...)))`) would otherwise be copied once per level (quadratic)
 # a file none of whose text names a launcher, Python or a training script is not parsed again at all
@@ -75,8 +76,9 @@ def _launch_word(words: list[str]) -> int | None:
             return i
         if name in _SCHEDULERS and i == 0 and _starts_a_program(words[1:]):
             return i  # `mpirun -np 64 ... bash -c '... bash train.sh ...'`: the ranks run a script plint could not follow
-        after_python = after_python or _is_python(name)
-        if _is_python(name) and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
+        python = _is_python(name)
+        after_python = after_python or python
+        if python and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
                                     for j in range(i + 1, min(i + 4, len(words) - 1))):
             return i
         if name.endswith(".py") and name.startswith(TRAINING_NAMES) and flagged:
@@ -108,7 +110,15 @@ def _counts(words: list[str]) -> int | None:
     return None
 
 
-def _words(node, data: bytes) -> list[str]:
+def _may_count(first: str) -> bool:
+    """Whether a command starting with this word can count (see _counts), judged before its other words are
+    read: most commands of a file start with something else."""
+    name = _base(first)
+    return (_unknown(first) or name in _LAUNCHERS or name in _SCHEDULERS or name in _BEFORE or name.endswith(".py")
+            or _is_python(name))
+
+
+def _words(node, data: bytes, limit: int = _WORDS) -> list[str]:
     """The command's words as written, the first _WORDS of them: the launcher, a wrapper's options, the
     interpreter and the training script all stand early (and a command of millions of words stays cheap)."""
     out = []
@@ -117,7 +127,7 @@ def _words(node, data: bytes) -> list[str]:
             continue
         out.append(data[child.start_byte:min(child.end_byte, child.start_byte + _WORD_BYTES)].decode("utf-8",
                                                                                                   "replace"))
-        if len(out) >= _WORDS:
+        if len(out) >= limit:
             break
     return out
 
@@ -153,20 +163,21 @@ def _held(node, data: bytes) -> tuple[str, list[str]] | None:
     name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
     if name is None or value is None or value.type not in ("string", "raw_string", "concatenation", "word"):
         return None
-    text = data[value.start_byte:value.end_byte].decode("utf-8", "replace").strip("\"'")
-    words = text.replace("\\\n", " ").split()
+    # its first _HELD_BYTES: a command string is that short, and a value of megabytes split whole was seconds
+    text = data[value.start_byte:min(value.end_byte, value.start_byte + _HELD_BYTES)].decode("utf-8", "replace")
+    words = text.strip("\"'").replace("\\\n", " ").split()[:_WORDS]
     return data[name.start_byte:name.end_byte].decode("utf-8", "replace"), words
 
 
 def _called_names(root, data: bytes) -> set[str]:
-    return {words[0] for c in _commands(root) if (words := _words(c, data))}
+    return {words[0] for c in _commands(root) if (words := _words(c, data, 1))}
 
 
 def _first_exit(root, data: bytes):
     """The first top-level `exit` command, or None: found once per file (looking for it again for each
     launch after it was quadratic in a file of many unreached launches)."""
     for top in root.named_children:
-        if top.type == "command" and _words(top, data)[:1] == ["exit"]:
+        if top.type == "command" and _words(top, data, 1) == ["exit"]:
             return top
     return None
 
@@ -221,7 +232,8 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
         called: set[str] | None = None
         first_exit = None
         for node, within in _commands_within(root):
-            words = _words(node, data)
+            first = _words(node, data, 1)
+            words = _words(node, data) if first and _may_count(first[0]) else None
             at = _counts(words) if words else None
             if at is None:
                 continue
@@ -241,7 +253,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             continue
         for node in _commands(root, ("variable_assignment",)):
             held = _held(node, data)
-            if held is None or not held[1] or _counts(held[1]) is None:
+            if held is None or not held[1] or not _may_count(held[1][0]) or _counts(held[1]) is None:
                 continue
             name, words = held
             span = source.span(node.start_byte, node.end_byte)
