@@ -73,8 +73,9 @@ def _hint(note: str) -> str:
         what="Names a layout value plint could not know without running the job: a variable with no "
              "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
              "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown, a file "
-             "outside the checked tree (plint does not read it: README, What plint reads and writes). "
-             "The message names the variable and how to supply it.",
+             "outside the checked tree (plint does not read it: README, What plint reads and writes), a file "
+             "past one of plint's budgets (\"too complex: not evaluated\", at the line and column where it ran "
+             "out: README, Budgets and fuzzing). The message names the variable and how to supply it.",
         why="Rules that need the value (world size, data parallelism, batch arithmetic) stay silent "
             "rather than guess; supplying the value lets them run.",
         bad=Example({"launch.sh": "#!/bin/bash\n"
