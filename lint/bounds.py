@@ -28,6 +28,7 @@ MAX_SHELL_BLANKS = 500_000  # blanks, newlines and `;` in one file (its words an
 MAX_SHELL_NODES = 1_000_000  # syntax nodes of one file's tree
 MAX_JSON_VALUES = 50_000  # values of one JSON document (a DeepSpeed config has a few hundred): ~0.5 s to read
 MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))`): real scripts nest a few
+MAX_REPARSED_NESTING = 10  # of them, those in a heredoc's text, which each level parses again (O(size) a level)
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
 GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.workers_per_node", "cluster.world_size",

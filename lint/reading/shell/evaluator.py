@@ -37,6 +37,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.work = 0  # characters built into values (capped)
         self.depth = 0
         self.nesting = 0  # expansions inside expansions (plint.bounds.MAX_NESTING)
+        self.reparsed = 0  # of them, those whose text is parsed again (MAX_REPARSED_NESTING)
         self.conditions: list[str] = []
         self.loops = 0
         self.parents: list[tuple[Command, str]] = []

@@ -452,12 +452,34 @@ class Expansions:
         span = unit.span(node.start_byte, node.end_byte)
         inner_start = node.children[0].end_byte if node.children else node.start_byte
         inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
-        return self.arith_text(inner_start, inner_end, unit, span)
+        # from the nodes tree-sitter parsed, as array indexes are; a region it could not parse, from its text
+        inline = None if node.has_error else self.expand_between(node, inner_start, inner_end, unit)
+        return self.arith_text(inner_start, inner_end, unit, span, inline=inline)
 
-    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None) -> Piece:
+    def expand_between(self, node, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:
+        """expand_inline of bytes [start, end) inside node, each expansion in it taken from its node (re-parsing
+        the text would parse a nested `$((...))` once per level)."""
+        parts, hidden, pos = [], [], start
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if child.end_byte <= start or child.start_byte >= end:
+                continue
+            if child.type not in EXPANSIONS:
+                stack.extend(reversed(child.children))
+                continue
+            pieces = _flatten(self.expand(child, unit, quoted=True))
+            parts += [unit.text(pos, child.start_byte), _text(pieces) or ""]
+            hidden += [p for p in pieces if not p.known]
+            pos = child.end_byte
+        parts.append(unit.text(pos, end))
+        return (None if hidden else "".join(parts)), hidden
+
+    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None,
+                   inline: tuple[str | None, list[Piece]] | None = None) -> Piece:
         """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
-        given, collects why the $-parameters inside are unknown."""
-        expr, hidden = self.expand_inline(start, end, unit)
+        given, collects why the $-parameters inside are unknown; `inline`, the expansion when done already."""
+        expr, hidden = self.expand_inline(start, end, unit) if inline is None else inline
         if expr is None:
             if reasons is not None:
                 reasons.extend(p.reason for p in hidden if p.reason)
