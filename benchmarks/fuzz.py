@@ -762,7 +762,10 @@ def plant_outside(tmp: Path) -> None:
 
 
 def write_case(case: Case, folder: Path) -> None:
+    """The case's files and symlinks (a symlink wins over a file of its name a later mutation added)."""
     for name, data in case.files.items():
+        if name in case.links:
+            continue
         (folder / name).parent.mkdir(parents=True, exist_ok=True)
         (folder / name).write_bytes(data)
     for name, target in case.links.items():
