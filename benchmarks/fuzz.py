@@ -5,15 +5,21 @@
     python benchmarks/fuzz.py --replay benchmarks/fuzz-out/case-00042   # one saved reproducer again
 
 Inputs are derived deterministically from the seed: byte, line and token mutations of the files under
-fixtures/launches/, splices of two fixtures, inserted shell constructs (`$(`, `${`, heredoc markers,
-quotes, huge numbers, deep nesting, self-recursion, doubling assignments), generated launch scripts,
-DeepSpeed JSON and hostfiles. Each input is written to a fresh folder and checked in a worker
+fixtures/launches/ and fixtures/rules/, splices of two fixtures, inserted shell constructs (`$(`, `${`,
+heredoc markers, quotes, huge numbers, deep nesting, self-recursion, doubling assignments), generated
+launch scripts, DeepSpeed JSON and hostfiles; and structure-aware mutations of those real files (issue
+30): nesting and long words at up to plint's 4 MiB limit, unbalanced quotes, heredocs, numbers past
+Python's 4,300-digit limit, JSON escapes (`\ud800`), symlinks (dangling, loops, out of the root, named
+on the command line too) and file names and text with markup (`@x <img ...> #1`, `::error::`, `##[...]`). Each input is written to a fresh folder and checked in a worker
 subprocess (plint imported once) under a memory limit (RLIMIT_AS) and a time limit per plint run (six
 per input: five check formats and fix --diff); a worker that overruns them all together is killed and
 replaced. An input fails on a traceback (or an exception plint caught and reported as an internal
 error), a run over the time limit, output over 1 MB, JSON
 that does not parse, SARIF that does not validate against schemas/sarif-schema-2.1.0.json, or a
-changed input file (check and fix --diff write nothing). Failing inputs are saved under --out
+changed input file (check and fix --diff write nothing); and (issue 30) a run over 2 CPU seconds or
+300 MB (the worker's peak, reset per input), exit 2 (the fuzzer calls plint correctly, so a 2 is content's
+doing), the canary secret planted outside the checked root in any output, or a workflow command or
+markdown markup from file text unescaped in the github or markdown output. Failing inputs are saved under --out
 (git-ignored) with what failed. `--hook module:function` (or `file.py:function`) adds an invariant: it is called in the worker
 after each input as hook(case_dir, entry, outputs) and returns a list of problems (strings).
 """
@@ -26,6 +32,7 @@ import io
 import json
 import os
 import random
+import re
 import resource
 import select
 import shutil
@@ -39,11 +46,22 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures" / "launches"
+RULE_FIXTURES = ROOT / "fixtures" / "rules"  # each rule's good/ and bad/ launches
 DEFAULT_OUT = ROOT / "benchmarks" / "fuzz-out"
 FORMATS = ("text", "json", "sarif", "github", "markdown")
 MAX_OUTPUT = 1 << 20  # bytes, per format
 MAX_INPUT = 4 << 20  # plint's own file limit
-ENTRY_NAMES = ("launch.sh", "job.slurm")
+ENTRY_NAMES = ("launch.sh", "job.slurm", "job.sbatch")
+MAX_CPU_SECONDS = 2.0  # per plint run (issue 30): CPU time, user + system, so a loaded machine does not count
+MAX_RSS_MB = 300  # the worker's peak resident memory over one input, reset before it (/proc/self/clear_refs)
+CANARY = "plint-fuzz-canary-5e1f0c"  # the secret planted outside the checked root: no output may hold it
+OUTSIDE = "outside"  # the folder beside each case's folder that holds it (`../outside/secret.txt`)
+# markup a file's text or name may carry; each must come out inert (issue 30 items 4 and 5)
+MENTION, ISSUE_REF, IMAGE = "@plintfuzzer", "#4242", "<img src=x onerror=1>"
+WORKFLOW = ("::error::plintfuzz", "##[stop-commands]plintfuzz", "::add-mask::plintfuzz")
+MARKUP = (MENTION, ISSUE_REF, IMAGE, *WORKFLOW, f"{MENTION} {IMAGE} {ISSUE_REF}")
+MARKUP_NAMES = (f"{MENTION} {IMAGE} {ISSUE_REF}.sh", "::error::plintfuzz.sh", "##[stop-commands]plintfuzz.sh",
+                "%0A::error::plintfuzz.sh", "x\n::error::plintfuzz.sh")
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
@@ -52,14 +70,20 @@ ENTRY_NAMES = ("launch.sh", "job.slurm")
 class Case:
     name: str
     files: dict[str, bytes]
-    entry: str  # the file checked, a key of files
+    entry: str  # the file checked, a key of files (or of links)
     how: str  # the mutations applied, for the report
+    links: dict[str, str] = field(default_factory=dict)  # symlink -> its target as written
+    also: tuple[str, ...] = ()  # more paths named on the command line
 
 
 def load_fixtures() -> list[dict[str, bytes]]:
-    """Each fixture folder's launch files (expected.yaml and golden.json are plint's answers, not input)."""
+    """Each fixture folder's launch files (expected.yaml and golden.json are plint's answers, not input):
+    the realistic launches, then each rule's good and bad examples."""
     out = []
-    for folder in sorted(p for p in FIXTURES.iterdir() if p.is_dir()):
+    folders = sorted(p for p in FIXTURES.iterdir() if p.is_dir())
+    if RULE_FIXTURES.is_dir():
+        folders += sorted(p for p in RULE_FIXTURES.glob("*/*") if p.is_dir())
+    for folder in folders:
         files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
                  if p.is_file() and p.name not in ("expected.yaml", "golden.json")}
         if any(n in files for n in ENTRY_NAMES):
@@ -250,10 +274,198 @@ def make_case(rng: random.Random, index: int, fixtures: list[dict[str, bytes]]) 
     return Case(f"case-{index:05d}", base, entry, "+".join(hows))
 
 
-def cases(seed: int, count: int, start: int = 0):
+# ---- structure-aware mutations of real files (issue 30) -------------------------------------------
+# each takes the case and a random source, changes the case, and returns what it did
+
+NESTS = (("${a[", "1", "]}"), ("$(", "echo 1", ")"), ('"$(', "echo 1", ')"'), ("${Y:-", "1", "}"), ("$((", "1", "))"),
+         ("{ ", "true;", " }"), ("${", "", ""), ("{", "", ""), ("(", "echo", ")"), ("if true; then\n", "X=1\n", "fi\n"),
+         ("f() { ", "", ""), ("[[ ", "", ""))
+LONG_UNITS = ("'a'", "$x", '"x"', "a", "$x ", "\\ ", "${x}", "$(echo 1)", "x=1 ")
+ESCAPES = ("\\ud800", "\\udfff", "\\ud800\\u0041", "\\u0000", "\\x41", "\\uZZZZ", "\\")
+
+
+def _lines_of(data: bytes) -> list[bytes]:
+    return data.splitlines(keepends=True) or [b""]
+
+
+def _insert_line(rng: random.Random, data: bytes, line: bytes) -> bytes:
+    lines = _lines_of(data)
+    lines.insert(rng.randint(0, len(lines)), line if line.endswith(b"\n") else line + b"\n")
+    return b"".join(lines)
+
+
+def _sized(rng: random.Random, unit: int) -> int:
+    """A repeat count: mostly small, sometimes the issue's sizes or up to plint's 4 MiB limit (each of those
+    costs the six runs seconds of parsing)."""
+    count = rng.choices((10, 100, 1000, 20_000, 50_000, 100_000, 500_000, MAX_INPUT), (30, 30, 20, 8, 4, 4, 2, 2))[0]
+    return min(count, (MAX_INPUT - 4096) // unit)
+
+
+def _nest(rng: random.Random, case: Case) -> str:
+    opener, inner, closer = rng.choice(NESTS)
+    n = _sized(rng, len(opener) + len(closer) + 1)
+    unbalanced = rng.random() < 0.2
+    text = "X=" + opener * n + inner + ("" if unbalanced else closer * n)
+    case.files[case.entry] = _insert_line(rng, case.files[case.entry], text.encode())[:MAX_INPUT]
+    return f"nest({opener.strip()!r}x{n}{',open' if unbalanced else ''})"
+
+
+def _long_word(rng: random.Random, case: Case) -> str:
+    unit = rng.choice(LONG_UNITS)
+    n = _sized(rng, len(unit))
+    head = rng.choice(("X=", "echo ", "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers "))
+    case.files[case.entry] = _insert_line(rng, case.files[case.entry], (head + unit * n).encode())[:MAX_INPUT]
+    return f"long({unit!r}x{n})"
+
+
+def _quotes(rng: random.Random, case: Case) -> str:
+    data = bytearray(case.files[case.entry])
+    mark = rng.choice((b'"', b"'", b"`", b"$'", b'$"', b"\\", b"$'\\ud800'", b"$'\\x00'"))
+    for _ in range(rng.randint(1, 3)):
+        data[rng.randint(0, len(data)):0] = mark
+    case.files[case.entry] = bytes(data)
+    return f"quotes({mark.decode()!r})"
+
+
+def _heredoc(rng: random.Random, case: Case) -> str:
+    lines = _lines_of(case.files[case.entry])
+    i = rng.randrange(len(lines))
+    j = rng.randint(i, len(lines))
+    marker = rng.choice(("EOF", "'EOF'", "-EOF", '"X"'))
+    end = marker.strip("'\"-")
+    kind = rng.randrange(3)
+    if kind == 0:  # some lines become a file the script writes
+        lines[i:j] = [f"cat > gen.json <<{marker}\n".encode(), *lines[i:j], f"{end}\n".encode()]
+    elif kind == 1:  # never closed: the rest of the file is its body
+        lines.insert(i, f"cat <<{marker}\n".encode())
+    else:  # a body of many expansions
+        lines.insert(i, f"cat > ds.json <<{marker}\n".encode() + b'{"train_batch_size": $GBS, "x": "$X"}\n' * _sized(rng, 40)
+                     + f"{end}\n".encode())
+    case.files[case.entry] = b"".join(lines)[:MAX_INPUT]
+    return f"heredoc({kind},{marker})"
+
+
+def _number(rng: random.Random, case: Case) -> str:
+    import re
+
+    digits = "9" * rng.choice((4301, 5000, 100_000))
+    target = rng.choice(sorted(case.files))
+    data, count = re.subn(rb"\b[0-9]+\b", digits.encode(), case.files[target], count=rng.randint(1, 3))
+    if not count or rng.random() < 0.3:  # where Python's int() refuses: Slurm, hostfile and launcher counts
+        target = rng.choice(("sbatch", "hostfile", "launcher"))
+        if target == "sbatch":
+            data = b"#!/bin/bash\n#SBATCH --nodes=" + digits.encode() + b"\n" + case.files[case.entry]
+            target = case.entry
+        elif target == "hostfile":
+            case.files["hostfile"] = f"w1 slots={digits}\n".encode()
+            data = _insert_line(rng, case.files[case.entry], b"deepspeed --hostfile hostfile pretrain_gpt.py")
+            target = case.entry
+        else:
+            data = _insert_line(rng, case.files[case.entry], f"torchrun --nproc_per_node {digits} pretrain_gpt.py".encode())
+            target = case.entry
+    case.files[target] = data[:MAX_INPUT]
+    return f"number({len(digits)} digits in {target})"
+
+
+def _escape(rng: random.Random, case: Case) -> str:
+    esc = rng.choice(ESCAPES)
+    configs = [k for k in case.files if k.endswith(".json")]
+    if not configs:
+        case.files["ds.json"] = b'{"train_batch_size": 8}'
+        case.files[case.entry] = _insert_line(rng, case.files[case.entry],
+                                              b"deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json")
+        configs = ["ds.json"]
+    target = rng.choice(configs)
+    where = rng.choice(("key", "value"))
+    member = f'"tr{esc}ain_batch_size": 1, ' if where == "key" else f'"optimizer": {{"type": "{esc}"}}, '
+    data = case.files[target]
+    brace = data.find(b"{")
+    case.files[target] = data[:brace + 1] + member.encode() + data[brace + 1:] if brace >= 0 else member.encode()
+    if rng.random() < 0.5:
+        case.also += (target,)
+    return f"escape({esc} in a {where} of {target})"
+
+
+def _symlink(rng: random.Random, case: Case) -> str:
+    kind = rng.choice(("dangling", "loop", "outside-file", "outside-json", "outside-folder", "outside-entry"))
+    if kind == "dangling":
+        case.links["gone.sh"] = "does-not-exist.sh"
+        named = "gone.sh"
+    elif kind == "loop":
+        case.links.update({"loop.sh": "loop2.sh", "loop2.sh": "loop.sh"})
+        named = "loop.sh"
+    elif kind == "outside-file":
+        case.links["env.sh"] = f"../{OUTSIDE}/secret.sh"
+        case.files[case.entry] = b"source ./env.sh\n" + case.files[case.entry]
+        named = "env.sh"
+    elif kind == "outside-json":
+        case.links["ds.json"] = f"../{OUTSIDE}/secret.json"
+        case.files.pop("ds.json", None)
+        case.files[case.entry] = _insert_line(rng, case.files[case.entry],
+                                              b"deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json")
+        named = "ds.json"
+    elif kind == "outside-folder":
+        case.links["sub"] = f"../{OUTSIDE}"
+        case.files[case.entry] = b"source sub/secret.sh\n" + case.files[case.entry]
+        named = "sub/secret.sh"
+    else:
+        case.links["linked.sh"] = f"../{OUTSIDE}/secret.sh"
+        named = "linked.sh"
+    if rng.random() < 0.7:
+        case.also += (named,)
+    return f"symlink({kind})"
+
+
+def _markup(rng: random.Random, case: Case) -> str:
+    text = rng.choice(MARKUP)
+    kind = rng.randrange(5)
+    if kind == 0:  # the checked file's own name
+        name = rng.choice(MARKUP_NAMES)
+        case.files[name] = case.files.pop(case.entry)
+        case.entry = name
+        return f"markup(name {name!r})"
+    if kind == 1:  # a second file, named on the command line
+        name = rng.choice(MARKUP_NAMES)
+        case.files[name] = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-paralel-size 2\n"
+        case.also += (name,)
+        return f"markup(second file {name!r})"
+    line = (f"# {text}", f"X='{text}'", f"torchrun --nproc_per_node 8 pretrain_gpt.py --{text} 1 --num-layers '{text}'",
+            f"source './{text}.sh'", f"deepspeed --deepspeed_config '{text}.json' train.py")[kind]
+    case.files[case.entry] = _insert_line(rng, case.files[case.entry], line.encode())
+    configs = [k for k in case.files if k.endswith(".json")]
+    if configs and rng.random() < 0.5:  # and a DeepSpeed key of its config
+        target = rng.choice(configs)
+        data = case.files[target]
+        brace = data.find(b"{")
+        if brace >= 0:
+            case.files[target] = data[:brace + 1] + json.dumps(text).encode() + b": 1, " + data[brace + 1:]
+    return f"markup({text!r} as {('', '', 'a flag', 'a sourced file', 'a config')[kind] or 'text'})"
+
+
+STRUCTURED = (_nest, _long_word, _quotes, _heredoc, _number, _escape, _symlink, _markup)
+
+
+def make_structured_case(rng: random.Random, index: int, fixtures: list[dict[str, bytes]]) -> Case:
+    """A real launch (the fixtures) with one to three structure-aware mutations."""
+    files = dict(rng.choice(fixtures))
+    case = Case(f"case-{index:05d}", files, next(n for n in ENTRY_NAMES if n in files), "")
+    case.how = "structure:" + "+".join(rng.choice(STRUCTURED)(rng, case) for _ in range(rng.randint(1, 3)))
+    return case
+
+
+STRUCTURED_SHARE = 0.4  # of all inputs; the others are made the older ways (an input's own random stream)
+
+
+def cases(seed: int, count: int, start: int = 0, structured: float = STRUCTURED_SHARE):
+    """Inputs start..count-1 of a seed; `structured` is the share of structure-aware mutations (0: the
+    fuzzer's inputs before issue 30, 1: only those)."""
     fixtures = load_fixtures()
     for i in range(start, count):
-        yield make_case(random.Random(f"{seed}:{i}"), i, fixtures)
+        rng = random.Random(f"{seed}:{i}:structure")
+        if rng.random() < structured:
+            yield make_structured_case(rng, i, fixtures)
+        else:
+            yield make_case(random.Random(f"{seed}:{i}"), i, fixtures)
 
 
 # ---- the worker: plint in-process, one input at a time ---------------------------------------------
@@ -269,17 +481,21 @@ def _sarif_validator():
 INTERNAL = ("plint: internal error", "plint could not evaluate the rest of the script")
 
 
-def _capture(call) -> tuple[str, str | None]:
-    """stdout of call() and the traceback it raised, if any (SystemExit is an exit, not a crash); an
-    exception plint caught and reported as an internal error (a rule skipped, an evaluator bug turned
-    into PL002) counts as a traceback too."""
+def _capture(call) -> tuple[str, str, str | None, int | None]:
+    """stdout, stderr, the traceback and the exit status of call(): its return value, a SystemExit's code,
+    or 2 for the usage error plint raises (exit 2 is for how plint is called; the fuzzer always calls it
+    right, so a 2 is the content's doing). An exception plint caught and reported as an internal error (a
+    rule skipped, an evaluator bug turned into PL002) counts as a traceback too."""
     out, err = io.StringIO(), io.StringIO()
-    tb = None
+    tb, code = None, None
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            call()
-        except SystemExit:
-            pass
+            code = call()
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except ValueError as exc:  # UsageError, or any ValueError: the console entry makes both a usage error
+            code = 2
+            err.write(f"plint: usage error ({type(exc).__name__}): {exc}\n")
         except BaseException:  # noqa: BLE001 - any escape is the finding
             tb = traceback.format_exc()
     if tb is None and ("Traceback (most recent call last)" in err.getvalue() or INTERNAL[0] in err.getvalue()):
@@ -287,40 +503,115 @@ def _capture(call) -> tuple[str, str | None]:
     if tb is None and INTERNAL[1] in out.getvalue():
         line = next(x for x in out.getvalue().splitlines() if INTERNAL[1] in x)
         tb = f"swallowed exception: {line.strip()[:2000]}"
-    return out.getvalue(), tb
+    return out.getvalue(), err.getvalue(), tb, code
 
 
-def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
-    """Run every format and fix --diff on one input; what went wrong, output sizes, and the longest
-    of the six runs (each is one `plint` command a user would type)."""
+def _cpu_seconds() -> float:
+    """CPU time of this process and the children it waited for (bash -n), user + system."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _reset_peak_rss() -> bool:
+    """Start a new high-water mark of resident memory (Linux: 5 > /proc/self/clear_refs); False where not."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def _peak_rss_mb(reset: bool) -> float:
+    if reset:
+        with open("/proc/self/status") as f:
+            kb = next((line.split()[1] for line in f if line.startswith("VmHWM:")), None)
+        if kb is not None:
+            return int(kb) / 1024
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+# the workflow commands plint's reports write: an annotation with its properties (`file=...,line=3`), each
+# value escaped (`:` and `,` as %3A and %2C), so no text of a file can end the properties early
+_COMMAND = re.compile(r"::(error|warning|notice) [A-Za-z]+=[^:,]+(?:,[A-Za-z]+=[^:,]+)*::")
+_CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # markdown code: GitHub links and mentions nothing in it
+_MARKUP_CHECKS = ((re.compile(r"<img", re.I), "a raw <img"),
+                  (re.compile(r"(?<![\w\\/`])" + re.escape(MENTION)), f"a raw {MENTION} (a mention)"),
+                  (re.compile(r"(?<![\w\\/&`])" + re.escape(ISSUE_REF) + r"(?!\d)"), f"a raw {ISSUE_REF} (a link)"))
+
+
+def workflow_problems(text: str) -> list[str]:
+    """Workflow commands plint did not write: the runner reads `::cmd::` at a line's start (after blanks)
+    and `##[cmd]` anywhere in a line, splitting lines at \\r and \\n."""
+    found = []
+    for line in re.split(r"\r\n|\r|\n", text):
+        if "##[" in line:
+            found.append(f"`##[` in {line[:300]!r}")
+        head = line.lstrip()
+        if head.startswith("::"):
+            if _COMMAND.match(head) is None:
+                found.append(f"a workflow command plint did not write: {line[:300]!r}")
+    return found
+
+
+def markup_problems(text: str) -> list[str]:
+    """Markdown that links, mentions or embeds what a file's text or name wrote (outside code spans)."""
+    bare = _CODE.sub("", text)
+    found = []
+    for pattern, what in _MARKUP_CHECKS:
+        m = pattern.search(bare)
+        if m is not None:
+            found.append(f"{what}: {bare[max(0, m.start() - 120):m.end() + 120]!r}")
+    return found
+
+
+def check_case(case_dir: Path, entry: str, hooks=(), validator=None, also: tuple[str, ...] = ()) -> dict:
+    """Run every format and fix --diff on one input, the case folder as the checked root; what went wrong,
+    output sizes, the most CPU time one of the six runs took (each is one `plint` command a user would
+    type) and the peak memory over them."""
     from plint.cli.check_command import run
     from plint.fixing.fix import run_fix
 
-    path = case_dir / entry
-    before = {p: p.read_bytes() for p in case_dir.rglob("*") if p.is_file()}
+    paths = [case_dir / entry, *(case_dir / a for a in also)]
+    before = _snapshot(case_dir)
     problems: list[str] = []
     outputs: dict[str, str] = {}
+    errors: dict[str, str] = {}
     sizes: dict[str, int] = {}
     seconds: dict[str, float] = {}
+    reset = _reset_peak_rss()
     cwd = os.getcwd()
     os.chdir(case_dir)  # the checked tree is the case folder
     try:
         for fmt in FORMATS + ("fix",):
-            start = time.perf_counter()
+            start = _cpu_seconds()
             if fmt == "fix":
-                text, tb = _capture(lambda: run_fix([path], diff=True, isolated=True))
+                text, err, tb, code = _capture(lambda: run_fix(paths, diff=True, isolated=True, root=str(case_dir)))
             else:
-                text, tb = _capture(lambda: run([path], fmt=fmt, isolated=True))
-            seconds[fmt] = time.perf_counter() - start
-            outputs[fmt] = text
+                text, err, tb, code = _capture(lambda: run(paths, fmt=fmt, isolated=True, root=str(case_dir)))
+            seconds[fmt] = _cpu_seconds() - start
+            outputs[fmt], errors[fmt] = text, err
+            name = fmt if fmt != "fix" else "fix --diff"
             if tb:
-                problems.append(f"traceback ({fmt if fmt != 'fix' else 'fix --diff'}):\n{tb}")
+                problems.append(f"traceback ({name}):\n{tb}")
+            elif code == 2:
+                problems.append(f"exit 2 from content ({name}): {err.strip()[-1000:]}")
+            if seconds[fmt] > MAX_CPU_SECONDS:
+                problems.append(f"slow: {name} took {seconds[fmt]:.2f} CPU s (the bound is {MAX_CPU_SECONDS:g})")
     finally:
         os.chdir(cwd)
+    rss = _peak_rss_mb(reset)
+    if rss > MAX_RSS_MB:
+        problems.append(f"memory: the six runs peaked at {rss:.0f} MB (the bound is {MAX_RSS_MB})")
     for fmt, text in outputs.items():
-        sizes[fmt] = len(text.encode("utf-8", "surrogateescape"))
+        sizes[fmt] = len(text.encode("utf-8", "backslashreplace"))  # as plint's console entry writes it
         if sizes[fmt] > MAX_OUTPUT:
             problems.append(f"output over 1 MB ({fmt}: {sizes[fmt]} bytes)")
+        if CANARY in text or CANARY in errors[fmt]:
+            problems.append(f"outside read ({fmt}): the secret planted outside the root is in the output")
+    for fmt in ("github", "markdown"):
+        problems.extend(f"unescaped ({fmt}): {p}" for p in workflow_problems(outputs[fmt] + "\n" + errors[fmt]))
+    problems.extend(f"unescaped (markdown): {p}" for p in markup_problems(outputs["markdown"]))
     for fmt in ("json", "sarif"):
         if not outputs.get(fmt):
             continue
@@ -330,18 +621,22 @@ def check_case(case_dir: Path, entry: str, hooks=(), validator=None) -> dict:
             problems.append(f"invalid JSON ({fmt}): {exc}")
             continue
         if fmt == "sarif" and validator is not None:
-            errors = [e.message for e in validator.iter_errors(doc)][:3]
-            if errors:
-                problems.append("invalid SARIF: " + "; ".join(errors))
-    after = {p: p.read_bytes() for p in case_dir.rglob("*") if p.is_file()}
+            errors_found = [e.message for e in validator.iter_errors(doc)][:3]
+            if errors_found:
+                problems.append("invalid SARIF: " + "; ".join(errors_found))
+    after = _snapshot(case_dir)
     if after != before:
         problems.append("an input file was written or removed: "
                         + ", ".join(sorted(str(p.relative_to(case_dir)) for p in set(before) ^ set(after)
                                            | {p for p in before if after.get(p) != before[p]})))
     for hook in hooks:
-        problems.extend(hook(case_dir, path, outputs))
-    return {"problems": problems, "seconds": max(seconds.values()), "sizes": sizes,
-            "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        problems.extend(hook(case_dir, paths[0], outputs))
+    return {"problems": problems, "seconds": max(seconds.values()), "sizes": sizes, "maxrss_mb": rss}
+
+
+def _snapshot(folder: Path) -> dict[Path, bytes]:
+    """The case's own files (symlinks are the case's too, but what they point at is not)."""
+    return {p: p.read_bytes() for p in folder.rglob("*") if not p.is_symlink() and p.is_file()}
 
 
 def _load_hook(spec: str):
@@ -369,7 +664,7 @@ def worker_main(memory_mb: int, hooks: list[str]) -> None:
     for line in sys.stdin:
         job = json.loads(line)
         try:
-            answer = check_case(Path(job["dir"]), job["entry"], loaded, validator)
+            answer = check_case(Path(job["dir"]), job["entry"], loaded, validator, tuple(job.get("also", ())))
         except BaseException:  # noqa: BLE001 - the harness itself failed on this input (MemoryError...)
             answer = {"problems": ["harness error:\n" + traceback.format_exc()], "seconds": 0, "sizes": {},
                       "maxrss_mb": 0}
@@ -388,12 +683,12 @@ class Worker:
         self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                                      stderr=subprocess.DEVNULL, cwd=ROOT)
 
-    def run(self, case_dir: Path, entry: str, timeout: float) -> dict | None:
+    def run(self, case_dir: Path, entry: str, timeout: float, also: tuple[str, ...] = ()) -> dict | None:
         """The worker's answer, or None on a hang (the worker is then killed)."""
         if self.proc is None or self.proc.poll() is not None:
             self.start()
         assert self.proc is not None and self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(json.dumps({"dir": str(case_dir), "entry": entry}) + "\n")
+        self.proc.stdin.write(json.dumps({"dir": str(case_dir), "entry": entry, "also": list(also)}) + "\n")
         self.proc.stdin.flush()
         ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
         line = self.proc.stdout.readline() if ready else ""
@@ -418,6 +713,11 @@ class Summary:
     inputs: int = 0
     tracebacks: int = 0
     hangs: int = 0
+    slow: int = 0  # runs over MAX_CPU_SECONDS
+    memory: int = 0  # inputs over MAX_RSS_MB
+    exit2: int = 0  # exit 2 from content
+    outside: int = 0  # the canary from outside the root in an output
+    unescaped: int = 0  # workflow commands or markdown markup from file text
     invalid_json: int = 0
     invalid_sarif: int = 0
     oversized: int = 0
@@ -429,52 +729,71 @@ class Summary:
     failures: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        return [f"inputs {self.inputs}", f"tracebacks {self.tracebacks}", f"runs over the time limit {self.hangs}",
+        return [f"inputs {self.inputs}", f"tracebacks {self.tracebacks}",
+                f"runs over {MAX_CPU_SECONDS:g} CPU s {self.slow}", f"inputs over {MAX_RSS_MB} MB {self.memory}",
+                f"exit 2 from content {self.exit2}", f"outside reads {self.outside}",
+                f"unescaped outputs {self.unescaped}", f"hangs {self.hangs}",
                 f"invalid JSON {self.invalid_json}", f"invalid SARIF {self.invalid_sarif}",
                 f"outputs over 1 MB {self.oversized}", f"other failures {self.other}",
-                f"max time {self.max_seconds:.2f} s ({self.slowest})", f"max worker RSS {self.max_rss_mb:.0f} MB",
-                f"max output {self.max_output} bytes"]
+                f"max CPU time of one run {self.max_seconds:.2f} s ({self.slowest})",
+                f"max RSS {self.max_rss_mb:.0f} MB", f"max output {self.max_output} bytes"]
+
+
+_KINDS = (("traceback", "tracebacks"), ("harness error", "tracebacks"), ("hang", "hangs"), ("slow", "slow"),
+          ("memory", "memory"), ("exit 2", "exit2"), ("outside read", "outside"), ("unescaped", "unescaped"),
+          ("invalid JSON", "invalid_json"), ("invalid SARIF", "invalid_sarif"), ("output over", "oversized"))
 
 
 def _count(summary: Summary, problems: list[str]) -> None:
     for p in problems:
-        if p.startswith("traceback") or p.startswith("harness error"):
-            summary.tracebacks += 1
-        elif p.startswith("hang"):
-            summary.hangs += 1
-        elif p.startswith("invalid JSON"):
-            summary.invalid_json += 1
-        elif p.startswith("invalid SARIF"):
-            summary.invalid_sarif += 1
-        elif p.startswith("output over"):
-            summary.oversized += 1
-        else:
-            summary.other += 1
+        kind = next((name for prefix, name in _KINDS if p.startswith(prefix)), "other")
+        setattr(summary, kind, getattr(summary, kind) + 1)
+
+
+def plant_outside(tmp: Path) -> None:
+    """The secret beside the case folders, outside each checked root: a script, a DeepSpeed config and a
+    folder a symlink may reach; its canary must never show in an output."""
+    outside = tmp / OUTSIDE
+    outside.mkdir(exist_ok=True)
+    (outside / "secret.sh").write_text(f"# {CANARY}\nexport SECRET={CANARY}\n"
+                                       f"torchrun --nproc_per_node 8 pretrain_gpt.py --{CANARY} 1\n")
+    (outside / "secret.json").write_text(json.dumps({"train_batch_size": 8, CANARY: CANARY}))
+    (outside / "secret.txt").write_text(CANARY + "\n")
+
+
+def write_case(case: Case, folder: Path) -> None:
+    """The case's files and symlinks (a symlink wins over a file of its name a later mutation added)."""
+    for name, data in case.files.items():
+        if name in case.links:
+            continue
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    for name, target in case.links.items():
+        folder.mkdir(parents=True, exist_ok=True)
+        os.symlink(target, folder / name)
 
 
 def save(out: Path, case: Case, problems: list[str]) -> Path:
     folder = out / case.name
     shutil.rmtree(folder, ignore_errors=True)
-    for name, data in case.files.items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_bytes(data)
-    (folder / "FAILURE.txt").write_text(f"entry: {case.entry}\nmutations: {case.how}\n\n" + "\n\n".join(problems))
+    write_case(case, folder)
+    (folder / "FAILURE.txt").write_text(f"entry: {case.entry!r}\nalso: {list(case.also)!r}\nmutations: {case.how}"
+                                        "\n\n" + "\n\n".join(problems))
     return folder
 
 
 def fuzz(seed: int = 0, count: int = 150, start: int = 0, timeout: float = 10.0, memory_mb: int = 1024,
          out: Path | None = DEFAULT_OUT, hooks: tuple[str, ...] = (), progress=None,
-         replay: list[Case] | None = None) -> Summary:
+         replay: list[Case] | None = None, structured: float = STRUCTURED_SHARE) -> Summary:
     summary = Summary()
     worker = Worker(memory_mb, list(hooks))
     try:
         with tempfile.TemporaryDirectory(prefix="plint-fuzz-") as tmp:
-            for case in (replay if replay is not None else cases(seed, count, start)):
+            plant_outside(Path(tmp))
+            for case in (replay if replay is not None else cases(seed, count, start, structured)):
                 case_dir = Path(tmp) / case.name
-                for name, data in case.files.items():
-                    (case_dir / name).parent.mkdir(parents=True, exist_ok=True)
-                    (case_dir / name).write_bytes(data)
-                answer = worker.run(case_dir, case.entry, timeout * (len(FORMATS) + 1))
+                write_case(case, case_dir)
+                answer = worker.run(case_dir, case.entry, timeout * (len(FORMATS) + 1), case.also)
                 if answer is None:
                     answer = {"problems": [f"hang: no answer within {timeout * (len(FORMATS) + 1):g} s"],
                               "seconds": timeout,
@@ -500,10 +819,17 @@ def fuzz(seed: int = 0, count: int = 150, start: int = 0, timeout: float = 10.0,
 
 
 def load_saved(folder: Path) -> Case:
-    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-             if p.is_file() and p.name != "FAILURE.txt"}
-    entry = next(n for n in ENTRY_NAMES if n in files)
-    return Case(folder.name, files, entry, "replay")
+    import ast
+
+    kept = [p for p in sorted(folder.rglob("*")) if p.name != "FAILURE.txt"]
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in kept if not p.is_symlink() and p.is_file()}
+    links = {p.relative_to(folder).as_posix(): os.readlink(p) for p in kept if p.is_symlink()}
+    head = dict(line.split(": ", 1) for line in (folder / "FAILURE.txt").read_text().split("\n\n")[0].splitlines()
+                if ": " in line) if (folder / "FAILURE.txt").exists() else {}
+    entry = ast.literal_eval(head["entry"]) if head.get("entry", "").startswith(("'", '"')) else \
+        next(n for n in ENTRY_NAMES if n in files)
+    also = tuple(ast.literal_eval(head["also"])) if "also" in head else ()
+    return Case(folder.name, files, entry, "replay", links, also)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -511,6 +837,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=0, help="inputs are a function of the seed and their index")
     parser.add_argument("--count", type=int, default=150, help="run inputs up to this index, START..COUNT-1 (10000 for the full run)")
     parser.add_argument("--start", type=int, default=0, help="first input index: resume a run, or split one (--start 5000 --count 10000 is its second half)")
+    parser.add_argument("--structured", type=float, default=STRUCTURED_SHARE,
+                        help="share of structure-aware mutations of real files (0 to 1)")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per plint run before it is a hang")
     parser.add_argument("--memory-mb", type=int, default=1024, help="the worker's address-space limit")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where failing inputs are saved")
@@ -532,7 +860,7 @@ def main(argv: list[str] | None = None) -> int:
 
     replay = [load_saved(p) for p in args.replay] if args.replay else None
     summary = fuzz(args.seed, args.count, args.start, args.timeout, args.memory_mb, args.out, tuple(args.hook),
-                   progress, replay)
+                   progress, replay, args.structured)
     print("\n".join(summary.lines()))
     return 1 if summary.failures else 0
 

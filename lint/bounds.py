@@ -13,10 +13,22 @@ MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, voc
 MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
 MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
 MAX_LAUNCHES = 32  # launches read per file (each is a layout, its rules and ~11 kB of JSON)
+MAX_UNUSED_LAUNCHES = 1000  # training commands plint did not use that one file's scan lists (~45 us each; PL005
+# shows three and counts the rest)
 MAX_FINDINGS_PER_RULE = 100  # findings one rule reports in one file; the rest are counted
 MAX_FINDINGS_PER_FILE = 500  # findings of all rules in one file (SARIF is ~1.2 kB a finding)
 MAX_SUGGESTIONS = 200  # did-you-mean searches per file (difflib over ~1,000 flag names: ~3 ms each)
 MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quote a file's text
+# One shell file's syntax (issue 30): tree-sitter's own time grows with its tokens (~8 us per unbalanced `${`,
+# 16 s for 4 MiB of them), its tree holds ~250 bytes a node (4 MiB of `if true; then` nested: 285 MB) and every
+# walk of it costs ~2 us a node, so a file with more expansions and brackets, words and statements, or syntax
+# nodes than these is not evaluated. Real launch scripts have a few thousand of each.
+MAX_SHELL_OPENERS = 100_000  # `$`, quotes, `{` and `(` in one file, counted before it is parsed
+MAX_SHELL_BLANKS = 500_000  # blanks, newlines and `;` in one file (its words and statements), counted the same way
+MAX_SHELL_NODES = 1_000_000  # syntax nodes of one file's tree
+MAX_JSON_VALUES = 50_000  # values of one JSON document (a DeepSpeed config has a few hundred): ~0.5 s to read
+MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))`): real scripts nest a few
+MAX_REPARSED_NESTING = 10  # of them, those in a heredoc's text, which each level parses again (O(size) a level)
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
 GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.workers_per_node", "cluster.world_size",

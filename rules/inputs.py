@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+from plint.bounds import MAX_UNUSED_LAUNCHES
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
 
 _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it): only for findings
@@ -74,8 +75,9 @@ def _hint(note: str) -> str:
         what="Names a layout value plint could not know without running the job: a variable with no "
              "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
              "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown, a file "
-             "outside the checked tree (plint does not read it: docs/safety.md, What plint reads and writes). "
-             "The message names the variable and how to supply it.",
+             "outside the checked tree (plint does not read it: docs/safety.md, What plint reads and writes), a file "
+             "past one of plint's budgets (\"too complex: not evaluated\", at the line and column where it ran "
+             "out: docs/safety.md, Budgets and fuzzing). The message names the variable and how to supply it.",
         why="Rules that need the value (world size, data parallelism, batch arithmetic) stay silent "
             "rather than guess; supplying the value lets them run.",
         bad=Example({"launch.sh": "#!/bin/bash\n"
@@ -157,6 +159,8 @@ def no_launch_found(ctx: RuleContext):
     more = len(reading.unused_launches) - _UNUSED_SHOWN
     if more > 0:
         last = reading.unused_launches[_UNUSED_SHOWN]
+        if len(reading.unused_launches) >= MAX_UNUSED_LAUNCHES:  # the scan stopped there (plint.bounds)
+            more = f"at least {more}"
         yield Finding(f"no training launch found: {more} more training command(s) not used, the next at line "
                       f"{last.span.line}: {last.why}", last.span, key="launch")
 

@@ -144,11 +144,14 @@ def _noqa_codes(body: str) -> tuple[str, ...] | None:
 def read_directives(path: str, text: str) -> list[Directive]:
     """The directives of one shell file, each with the lines it covers (the engine calls it only for a
     file that may hold one: plint.checking.engine.may_hold_directives)."""
-    from plint.reading.shell.parse import parse
+    from plint.reading.shell.parse import TooComplex, parse
 
     data = text.encode("utf-8", "surrogateescape")
     comments: list = []
-    _comments(parse(data).root_node, comments)
+    try:
+        _comments(parse(data).root_node, comments)
+    except TooComplex:  # not evaluated (PL002), so nothing of it to suppress
+        return []
     lines = text.split("\n")  # as tree-sitter counts lines (splitlines would also split at \r, \f, ...)
     found: list[Directive] = []
     for node in sorted(comments, key=lambda n: n.start_byte):

@@ -618,11 +618,14 @@ def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup
     launch comes from it (a broken config sets no ZeRO stage). A `sed` template on disk is not broken
     (see _read_json_alone)."""
     broken = [p for p in cfg.problems if p.kind == "syntax"]
-    if not broken or (source is not None and _template_slots(source)):
-        return cfg
+    too_big = [p for p in cfg.problems if p.kind == "unresolved"]  # past plint's budget: not read (PL002)
+    if too_big or not broken or (source is not None and _template_slots(source)):
+        if not too_big:
+            return cfg
+        broken = too_big
     lookup.problems.extend(p for p in broken if p not in lookup.problems)
-    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved",
-                                             f"DeepSpeed cannot load its config: {broken[0].message}")
+    why = "plint did not read its config" if too_big else "DeepSpeed cannot load its config"
+    launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved", f"{why}: {broken[0].message}")
     return None
 
 

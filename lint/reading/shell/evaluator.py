@@ -36,6 +36,8 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.steps = 0
         self.work = 0  # characters built into values (capped)
         self.depth = 0
+        self.nesting = 0  # expansions inside expansions (plint.bounds.MAX_NESTING)
+        self.reparsed = 0  # of them, those whose text is parsed again (MAX_REPARSED_NESTING)
         self.conditions: list[str] = []
         self.loops = 0
         self.parents: list[tuple[Command, str]] = []
@@ -52,11 +54,30 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
-        from plint.reading.shell.parse import parse, recover, syntax_problems
+        from plint.reading.shell.parse import TooComplex, too_complex_message
 
         slots = slot_spans(source.data)
         # a template slot (`<PATH TO DATASET>`) is one unknown value, never a redirection
         unit = Unit.from_pieces(slot_pieces(source, slots), source) if slots else Unit.for_file(source)
+        try:
+            self._parse_file(source, unit, slots)
+        except TooComplex as exc:  # past the syntax budget: the file is not evaluated, and PL002 says where
+            why, at = exc.args
+            self.result.problems.append(Problem("unresolved", too_complex_message(why), unit.span(at, at + 1)))
+            return
+        key = os.path.abspath(source.path)
+        self.active_files.add(key)
+        outer, self.current_file = self.current_file, key
+        try:
+            self.block(unit.tree.root_node.children, unit)
+        finally:
+            self.active_files.discard(key)
+            self.current_file = outer
+
+    def _parse_file(self, source: SourceFile, unit: Unit, slots) -> None:
+        """unit.tree, and the file's syntax problems (PL001) in the result."""
+        from plint.reading.shell.parse import parse, recover, syntax_problems
+
         unit.tree = parse(unit.data)
         problems = syntax_problems(source, unit.tree, unit.data)
         if problems:
@@ -69,19 +90,14 @@ class Shell(Expansions, Commands, Sourcing, Control):
             # value left to fill in (PL002, issue 12 point 8), not a syntax error of the script
             problems = slot_syntax_problems(source, slots)
         self.result.problems.extend(problems)
-        key = os.path.abspath(source.path)
-        self.active_files.add(key)
-        outer, self.current_file = self.current_file, key
-        try:
-            self.block(unit.tree.root_node.children, unit)
-        finally:
-            self.active_files.discard(key)
-            self.current_file = outer
 
     def run_unit(self, unit: Unit) -> None:
-        from plint.reading.shell.parse import parse
+        from plint.reading.shell.parse import TooComplex, parse
 
-        unit.tree = parse(unit.data)
+        try:
+            unit.tree = parse(unit.data)
+        except TooComplex as exc:
+            raise _Budget(f"where a string it runs is too complex ({exc.args[0]})") from None
         self.block(unit.tree.root_node.children, unit)
 
     def tick(self) -> None:
@@ -195,7 +211,8 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 # An unparsable region: run the statements tree-sitter recovered inside it.
                 return self.block(node.children, unit)
         except RecursionError:
-            raise _Budget("where the script nests deeper than plint follows") from None
+            raise _Budget("where the script nests deeper than plint follows (too complex: not evaluated)",
+                          unit.span(node.start_byte, node.start_byte + 1)) from None
         return None
 
     def unset(self, names: list[str]) -> None:
@@ -373,7 +390,7 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
     except _Budget as budget:
         shell.result.problems.append(Problem(
             "unresolved", f"plint stopped evaluating {budget.args[0] if budget.args else ''}; later values are "
-                          "not read"))
+                          "not read", budget.args[1] if len(budget.args) > 1 else None))
     except (_Exit, _Return, _Break, _Continue):
         pass
     except RecursionError:

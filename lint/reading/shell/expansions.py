@@ -12,7 +12,12 @@ from plint.reading.shell.unit import Unit
 from plint.numbers import parse_index
 from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_texts, _flatten, _is_empty, _join,
                                         _split, _text, _var_text)
-from plint.reading.shell.state import EXPANSIONS, _Span
+from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, _Budget, _Span
+from plint.bounds import MAX_NESTING
+
+# array indexes read from their nodes; any other (rare) shape is expanded from its text
+_INDEX_NODES = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "word",
+                          "number", "string", "concatenation"})
 
 
 class Expansions:
@@ -29,6 +34,20 @@ class Expansions:
         return out
 
     def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
+        if node.type not in EXPANSIONS:
+            return self._expand(node, unit, quoted)
+        # an expansion inside an expansion: each level costs a Python call chain, so the depth is a budget
+        # that says where it ran out (a RecursionError would say nothing, after ~200 levels of work)
+        self.nesting += 1
+        try:
+            if self.nesting > MAX_NESTING:
+                raise _Budget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
+                              unit.span(node.start_byte, node.start_byte + 1))
+            return self._expand(node, unit, quoted)
+        finally:
+            self.nesting -= 1
+
+    def _expand(self, node, unit: Unit, quoted: bool) -> Fields:
         t = node.type
         if t in ("word", "number", "extglob_pattern", "regex", "test_operator", "variable_name",
                  "special_variable_name", "file_descriptor", "heredoc_start"):
@@ -91,6 +110,11 @@ class Expansions:
         return node.start_byte
 
     def _container(self, node, unit: Unit, start: int, end: int, fields: Fields, quoted: bool) -> None:
+        parts = node.child_count if hasattr(node, "child_count") else len(node.children)  # a node or a _Span
+        if parts > MAX_PIECES:  # a word of more parts than a value may hold: not built only to be dropped
+            self.over_budget(MAX_PIECES, 0)
+            fields[-1].append((self._too_big("a word", unit.span(start, end)), False))
+            return
         pos = start
         for c in node.children:
             if c.type in ('"', "$\"") and (c.start_byte == node.start_byte or c.end_byte == node.end_byte):
@@ -191,7 +215,7 @@ class Expansions:
             name = unit.text(base.start_byte, base.end_byte) if base is not None else name
             index = unit.text(idx.start_byte, idx.end_byte) if idx is not None else "0"
             if idx is not None and index not in ("@", "*"):
-                index, hidden = self.expand_inline(idx.start_byte, idx.end_byte, unit)
+                index, hidden = self.expand_index(idx, unit)
                 if index is None:
                     why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason))
                     return [[(unknown(f"the index of ${{{name}[...]}} is unknown" + (f": {why}" if why else ""),
@@ -430,12 +454,34 @@ class Expansions:
         span = unit.span(node.start_byte, node.end_byte)
         inner_start = node.children[0].end_byte if node.children else node.start_byte
         inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
-        return self.arith_text(inner_start, inner_end, unit, span)
+        # from the nodes tree-sitter parsed, as array indexes are; a region it could not parse, from its text
+        inline = None if node.has_error else self.expand_between(node, inner_start, inner_end, unit)
+        return self.arith_text(inner_start, inner_end, unit, span, inline=inline)
 
-    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None) -> Piece:
+    def expand_between(self, node, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:
+        """expand_inline of bytes [start, end) inside node, each expansion in it taken from its node (re-parsing
+        the text would parse a nested `$((...))` once per level)."""
+        parts, hidden, pos = [], [], start
+        stack = list(reversed(node.children))
+        while stack:
+            child = stack.pop()
+            if child.end_byte <= start or child.start_byte >= end:
+                continue
+            if child.type not in EXPANSIONS:
+                stack.extend(reversed(child.children))
+                continue
+            pieces = _flatten(self.expand(child, unit, quoted=True))
+            parts += [unit.text(pos, child.start_byte), _text(pieces) or ""]
+            hidden += [p for p in pieces if not p.known]
+            pos = child.end_byte
+        parts.append(unit.text(pos, end))
+        return (None if hidden else "".join(parts)), hidden
+
+    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None,
+                   inline: tuple[str | None, list[Piece]] | None = None) -> Piece:
         """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
-        given, collects why the $-parameters inside are unknown."""
-        expr, hidden = self.expand_inline(start, end, unit)
+        given, collects why the $-parameters inside are unknown; `inline`, the expansion when done already."""
+        expr, hidden = self.expand_inline(start, end, unit) if inline is None else inline
         if expr is None:
             if reasons is not None:
                 reasons.extend(p.reason for p in hidden if p.reason)
@@ -505,6 +551,14 @@ class Expansions:
         if b"$" not in raw and b"`" not in raw and not unit.unknowns:
             return unit.text(start, end), []
         pieces = self.expand_heredoc_line(start, end, unit, escapes=False)
+        return _text(pieces), [p for p in pieces if not p.known]
+
+    def expand_index(self, node, unit: Unit) -> tuple[str | None, list[Piece]]:
+        """An array index (`${A[$i]}`, `${A[${B[1]}]}`) as expand_inline gives it, from the nodes tree-sitter
+        already parsed: re-parsing the index's text would parse a nested index once per level."""
+        if node.type not in _INDEX_NODES:
+            return self.expand_inline(node.start_byte, node.end_byte, unit)
+        pieces = _flatten(self.expand(node, unit, quoted=True))
         return _text(pieces), [p for p in pieces if not p.known]
 
     def substitution(self, node, unit: Unit) -> Piece:

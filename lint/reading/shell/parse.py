@@ -12,6 +12,15 @@ from plint.reading.shell.model import Problem
 from plint.source import SourceFile
 
 _PARSER = None
+_OPENERS = (b"$", b"`", b"{", b"(", b"'", b'"')
+_BLANKS = (b" ", b"\t", b"\n", b";")
+_CHUNK = 1 << 16
+_RECENT: dict[bytes, object] = {}  # the last trees parsed: a file is parsed by the evaluator, the launch scan
+_KEPT = 2  # and the suppression comments in turn, once is enough
+
+
+class TooComplex(Exception):
+    """A text past plint's syntax budget (plint.bounds): args are (why, byte offset where it went past)."""
 
 
 def _binding(package: str):
@@ -63,10 +72,59 @@ _STAND_IN = {1: b".", 2: "\u00e9".encode(), 3: "\u00e9.".encode(), 4: "\u00e9\u0
 
 
 def parse(data: bytes):
-    """A tree-sitter-bash tree of `data`; byte offsets are those of `data`."""
+    """A tree-sitter-bash tree of `data`; byte offsets are those of `data`. Raises TooComplex past the
+    syntax budget, before tree-sitter spends seconds on it or plint walks millions of nodes."""
+    tree = _RECENT.get(data)
+    if tree is not None:
+        return tree
+    _check_openers(data)
+    text = data
     if not data.isascii() and max(data) >= 0xF0:  # any(b >= 0xF0 for b in data), without a loop
-        data = re.sub(_FOUR_BYTE, lambda m: _STAND_IN[len(m.group())], data)
-    return parser().parse(data)
+        text = re.sub(_FOUR_BYTE, lambda m: _STAND_IN[len(m.group())], data)
+    tree = parser().parse(text)
+    _check_nodes(tree)
+    while len(_RECENT) >= _KEPT:
+        del _RECENT[next(iter(_RECENT))]
+    _RECENT[data] = tree
+    return tree
+
+
+def _check_openers(data: bytes) -> None:
+    """TooComplex when `data` holds more than MAX_SHELL_OPENERS expansion, quote and bracket characters, or
+    more than MAX_SHELL_BLANKS blanks, newlines and semicolons (about its words and statements: tree-sitter's
+    tree costs ~250 bytes a node); counted at C speed, then only the chunk where a count goes past is searched."""
+    from plint.bounds import MAX_SHELL_BLANKS, MAX_SHELL_OPENERS
+
+    _check_count(data, _OPENERS, rb"[$`{('\"]", MAX_SHELL_OPENERS, "`$`, quotes, braces and parentheses")
+    _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS, "blanks, newlines and semicolons (words and statements)")
+
+
+def _check_count(data: bytes, chars: tuple[bytes, ...], pattern: bytes, budget: int, what: str) -> None:
+    if sum(data.count(c) for c in chars) <= budget:
+        return
+    seen = 0
+    for start in range(0, len(data), _CHUNK):
+        chunk = data[start:start + _CHUNK]
+        here = sum(chunk.count(c) for c in chars)
+        if seen + here > budget:
+            at = [m.start() for m in re.finditer(pattern, chunk)][budget - seen]
+            raise TooComplex(f"it has more than {budget:,} {what}", start + at)
+        seen += here
+
+
+def _check_nodes(tree) -> None:
+    from plint.bounds import MAX_SHELL_NODES
+
+    if tree.root_node.descendant_count <= MAX_SHELL_NODES:
+        return
+    cursor = tree.walk()
+    cursor.goto_descendant(MAX_SHELL_NODES)  # in source order: where the budget ran out
+    raise TooComplex(f"it parses into more than {MAX_SHELL_NODES:,} syntax nodes", cursor.node.start_byte)
+
+
+def too_complex_message(why: str) -> str:
+    """PL002's message for a text past the syntax budget."""
+    return f"too complex: not evaluated ({why}, past plint's budget for one file; values it sets are unknown)"
 
 
 def has_error(tree) -> bool:
@@ -119,7 +177,7 @@ def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
         proc = subprocess.run([bash, "-n"], input=data, capture_output=True, timeout=5, check=False)
     except (OSError, subprocess.SubprocessError):
         return []
-    if proc.returncode == 0:
+    if proc.returncode <= 0:  # accepted, or bash itself crashed (it segfaults on ~100,000 nested `${`): no verdict
         return []
     problems = []
     messages: dict[int, list[str]] = {}

@@ -10,7 +10,7 @@ from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, 
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import _expanded_directives, _flatten
-from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Continue, _Exit, _Return
+from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Budget, _Continue, _Exit, _Return
 
 
 class Sourcing:
@@ -79,6 +79,7 @@ class Sourcing:
                                                       assume=self.options.assume), self.result)
         child.steps = self.steps
         child.depth = self.depth + 1
+        child.nesting, child.reparsed = self.nesting, self.reparsed
         child.conditions = list(self.conditions)
         child.loops = self.loops
         child.parents = list(self.parents)
@@ -331,15 +332,16 @@ class Sourcing:
         if nxt in (b"{", b"("):
             close = b"}" if nxt == b"{" else b")"
             depth, j = 0, i + 1
-            while j < end:
-                c = data[j:j + 1]
-                if c == nxt:
-                    depth += 1
-                elif c == close:
-                    depth -= 1
-                    if depth == 0:
-                        return j + 1
-                j += 1
+            closing = data.find(close, j, end)
+            while closing >= 0:  # from bracket to bracket (bytes.find), not byte by byte
+                opening = data.find(nxt, j, closing)
+                if opening >= 0:
+                    depth, j = depth + 1, opening + 1
+                    continue
+                depth, j = depth - 1, closing + 1
+                if depth == 0:
+                    return j
+                closing = data.find(close, j, end)
             return i
         j = i + 1
         if j < end and (data[j:j + 1].isalpha() or data[j:j + 1] == b"_"):
@@ -351,19 +353,37 @@ class Sourcing:
         return i
 
     def expand_snippet(self, start: int, end: int, unit: Unit) -> list[Piece]:
-        """An expansion found in heredoc text, parsed on its own with its real position kept."""
+        """An expansion found in heredoc text, parsed on its own with its real position kept; one level of
+        nesting of the budget (plint.bounds.MAX_NESTING), as each level parses the text inside it again."""
+        from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
+
+        self.nesting += 1
+        self.reparsed += 1
+        try:
+            if self.reparsed > MAX_REPARSED_NESTING or self.nesting > MAX_NESTING:
+                raise _Budget(f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
+                              "text parsed again (too complex: not evaluated)", unit.span(start, start + 1))
+            return self._expand_snippet(start, end, unit)
+        finally:
+            self.nesting -= 1
+            self.reparsed -= 1
+
+    def _expand_snippet(self, start: int, end: int, unit: Unit) -> list[Piece]:
         text = unit.data[start:end]
         span = unit.span(start, end)
         if text.startswith(b"$((") and text.endswith(b"))"):
             return [self.arith_text(start + 3, end - 2, unit, span)]
-        from plint.reading.shell.parse import parse
+        from plint.reading.shell.parse import TooComplex, parse
 
         prefix = b"X="
         data = prefix + text
         seg_piece = unit.piece(start, end)
         sub = Unit(data, [(0, len(prefix), Piece("X=", None)), (len(prefix), len(data), seg_piece)],
                    unit.source, unit.unknowns)
-        tree = parse(data)
+        try:
+            tree = parse(data)
+        except TooComplex as exc:
+            raise _Budget(f"where an expansion is too complex ({exc.args[0]})") from None
         stack = [tree.root_node]
         while stack:
             n = stack.pop()

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+from plint.bounds import MAX_JSON_VALUES
 from plint.reading.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import Span
 
@@ -31,6 +32,7 @@ _WORD_END = frozenset(" \t\r\n,:{}[]\"'#/")  # characters that end a bare word (
 _HEX = frozenset("0123456789abcdefABCDEF")
 _ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
 MAX_NESTING = 200
+_BLANKS = re.compile(r"[ \t\r\n]*")
 
 # what each leniency is; all are accepted by DeepSpeed's hjson loader and refused by json.load
 COMMENT = "a comment (DeepSpeed's hjson loader skips it; json.load refuses it)"
@@ -143,12 +145,17 @@ class _Broken(Exception):
         self.offset = offset
 
 
+class _TooComplex(_Broken):
+    """Past MAX_JSON_VALUES: reading stops where the budget ran out."""
+
+
 class _Reader:
     def __init__(self, mapped: MappedText):
         self.mapped = mapped
         self.text = mapped.render()
         self.i = 0
         self.depth = 0
+        self.values = 0  # read so far (MAX_JSON_VALUES)
         self.leniencies: list[tuple[str, Span | None]] = []
         self.duplicates: list[tuple[str, Span | None]] = []
         self.comma_at = 0  # where the last comma was: a trailing one is reported there
@@ -185,11 +192,13 @@ class _Reader:
         """Skip blanks and comments; True when a line ended on the way (hjson's comma)."""
         t, newline = self.text, False
         while self.i < len(t):
+            blanks = _BLANKS.match(t, self.i).end()  # at C speed: a 4 MiB config is mostly blanks and values
+            newline |= "\n" in t[self.i:blanks]
+            self.i = blanks
+            if self.i >= len(t):
+                break
             c = t[self.i]
-            if c in " \t\r\n":
-                newline |= c == "\n"
-                self.i += 1
-            elif c == "#" or t.startswith("//", self.i):
+            if c == "#" or t.startswith("//", self.i):
                 end = t.find("\n", self.i)
                 self.lenient(COMMENT, self.i, self.i + (2 if c == "/" else 1))
                 self.i = len(t) if end < 0 else end
@@ -212,6 +221,9 @@ class _Reader:
         self.skip()
         if self.i >= len(self.text):
             raise _Broken("Expecting value", self.i)
+        self.values += 1
+        if self.values > MAX_JSON_VALUES:
+            raise _TooComplex("too many values", self.i)
         c = self.text[self.i]
         if c in "{[":
             self.depth += 1
@@ -463,7 +475,6 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
     and the tree holds what was read before it."""
     reader = _Reader(text)
     doc = JsonDocument(path, None)
-
     def keep_root(node: Any) -> None:
         doc.root = node
 
@@ -475,6 +486,11 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
         reader.skip()
         if reader.i < len(reader.text):
             raise _Broken("Extra data", reader.i)
+    except _TooComplex as exc:  # a node and a span per value: ~10 us each, so a huge document is not read on
+        doc.root = None         # (what was read before stays unused: half a config is no config)
+        doc.problems.append(Problem("unresolved", f"too complex: not evaluated ({path} has more than "
+                                    f"{MAX_JSON_VALUES:,} values, past plint's budget for one document)",
+                                    reader.span(exc.offset, exc.offset + 1)))
     except _Broken as exc:
         doc.problems.append(Problem("syntax", f"invalid JSON in {path}: {exc}",
                                     reader.span(exc.offset, exc.offset + 1)))
@@ -483,3 +499,4 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
     doc.leniencies = reader.leniencies
     doc.duplicates = reader.duplicates
     return doc
+

@@ -35,6 +35,9 @@ _BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env"
 _SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun"})  # start ranks of whatever program follows
 _SHOWN = 80  # characters of a command quoted in a finding
 _WORDS = 256  # words of a command looked at
+_HELD_BYTES = 16 * 1024  # bytes of a value assigned to a variable looked at for a command string
+_WORD_BYTES = 1024  # bytes of a word looked at: a launcher's, interpreter's or script's path is shorter, and a
+# word holding nested commands (`$($($(...)))`) would otherwise be copied once per level (quadratic)
 # a file none of whose text names a launcher, Python or a training script is not parsed again at all
 _HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b")
 
@@ -73,8 +76,9 @@ def _launch_word(words: list[str]) -> int | None:
             return i
         if name in _SCHEDULERS and i == 0 and _starts_a_program(words[1:]):
             return i  # `mpirun -np 64 ... bash -c '... bash train.sh ...'`: the ranks run a script plint could not follow
-        after_python = after_python or _is_python(name)
-        if _is_python(name) and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
+        python = _is_python(name)
+        after_python = after_python or python
+        if python and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
                                     for j in range(i + 1, min(i + 4, len(words) - 1))):
             return i
         if name.endswith(".py") and name.startswith(TRAINING_NAMES) and flagged:
@@ -106,15 +110,24 @@ def _counts(words: list[str]) -> int | None:
     return None
 
 
-def _words(node, data: bytes) -> list[str]:
+def _may_count(first: str) -> bool:
+    """Whether a command starting with this word can count (see _counts), judged before its other words are
+    read: most commands of a file start with something else."""
+    name = _base(first)
+    return (_unknown(first) or name in _LAUNCHERS or name in _SCHEDULERS or name in _BEFORE or name.endswith(".py")
+            or _is_python(name))
+
+
+def _words(node, data: bytes, limit: int = _WORDS) -> list[str]:
     """The command's words as written, the first _WORDS of them: the launcher, a wrapper's options, the
     interpreter and the training script all stand early (and a command of millions of words stays cheap)."""
     out = []
     for child in node.named_children:
         if child.type == "variable_assignment" or child.type.endswith("redirect") or child.type == "comment":
             continue
-        out.append(data[child.start_byte:child.end_byte].decode("utf-8", "replace"))
-        if len(out) >= _WORDS:
+        out.append(data[child.start_byte:min(child.end_byte, child.start_byte + _WORD_BYTES)].decode("utf-8",
+                                                                                                  "replace"))
+        if len(out) >= limit:
             break
     return out
 
@@ -128,41 +141,61 @@ def _commands(node, kinds=("command",)):
         stack.extend(reversed(n.named_children))
 
 
+_BRANCHES = frozenset({"if_statement", "elif_clause", "else_clause", "case_item", "while_statement", "for_statement",
+                       "c_style_for_statement", "list"})
+
+
+def _commands_within(root):
+    """Each command with the innermost function or branch around it (None at the top level), in file order:
+    carried down the walk, since tree-sitter finds a node's parent from the root (a walk up from each of
+    thousands of nested launches took minutes)."""
+    stack = [(root, None)]
+    while stack:
+        n, within = stack.pop()
+        if n.type == "command":
+            yield n, within
+        inner = n if n.type == "function_definition" or n.type in _BRANCHES else within
+        stack.extend((c, inner) for c in reversed(n.named_children))
+
+
 def _held(node, data: bytes) -> tuple[str, list[str]] | None:
     """`CMD="deepspeed train.py ..."`: the variable and the words of a command string assigned to it."""
     name, value = node.child_by_field_name("name"), node.child_by_field_name("value")
     if name is None or value is None or value.type not in ("string", "raw_string", "concatenation", "word"):
         return None
-    text = data[value.start_byte:value.end_byte].decode("utf-8", "replace").strip("\"'")
-    words = text.replace("\\\n", " ").split()
+    # its first _HELD_BYTES: a command string is that short, and a value of megabytes split whole was seconds
+    text = data[value.start_byte:min(value.end_byte, value.start_byte + _HELD_BYTES)].decode("utf-8", "replace")
+    words = text.strip("\"'").replace("\\\n", " ").split()[:_WORDS]
     return data[name.start_byte:name.end_byte].decode("utf-8", "replace"), words
 
 
 def _called_names(root, data: bytes) -> set[str]:
-    return {_words(c, data)[0] for c in _commands(root) if _words(c, data)}
+    return {words[0] for c in _commands(root) if (words := _words(c, data, 1))}
 
 
-def _why_not_reached(node, source: SourceFile, data: bytes, called: set[str], root) -> str:
-    parent = node.parent
-    while parent is not None:
-        if parent.type == "function_definition":
-            name_node = parent.child_by_field_name("name")
-            name = data[name_node.start_byte:name_node.end_byte].decode() if name_node is not None else "?"
-            if name not in called:
-                return f"it is inside function {name}, which the script never calls"
-            return f"it is inside function {name}, and plint reached no call of it"
-        if parent.type in ("if_statement", "elif_clause", "else_clause", "case_item", "while_statement",
-                           "for_statement", "c_style_for_statement", "list"):
-            where = source.span(parent.start_byte, parent.end_byte)
-            head = data[parent.start_byte:parent.end_byte].decode("utf-8", "replace").split("\n")[0][:60]
-            return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
-        parent = parent.parent
+def _first_exit(root, data: bytes):
+    """The first top-level `exit` command, or None: found once per file (looking for it again for each
+    launch after it was quadratic in a file of many unreached launches)."""
     for top in root.named_children:
-        if top.end_byte > node.start_byte:
-            break
-        words = _words(top, data) if top.type == "command" else []
-        if words and words[0] == "exit":
-            return f"the script exits before it (`exit` at line {source.span(top.start_byte, top.end_byte).line})"
+        if top.type == "command" and _words(top, data, 1) == ["exit"]:
+            return top
+    return None
+
+
+def _why_not_reached(node, within, source: SourceFile, data: bytes, called: set[str], first_exit) -> str:
+    if within is not None and within.type == "function_definition":
+        name_node = within.child_by_field_name("name")
+        name = data[name_node.start_byte:name_node.end_byte].decode() if name_node is not None else "?"
+        if name not in called:
+            return f"it is inside function {name}, which the script never calls"
+        return f"it is inside function {name}, and plint reached no call of it"
+    if within is not None:
+        where = source.span(within.start_byte, within.end_byte)
+        head = data[within.start_byte:min(within.end_byte, within.start_byte + 256)].decode(
+            "utf-8", "replace").split("\n")[0][:60]
+        return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
+    if first_exit is not None and first_exit.end_byte <= node.start_byte:
+        return f"the script exits before it (`exit` at line {source.span(first_exit.start_byte, first_exit.end_byte).line})"
     return "plint did not reach it when reading the script"
 
 
@@ -181,7 +214,8 @@ def _why_unused(words: list[str], at: int) -> str:
 def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[UnusedLaunch]:
     """Training commands in the given files (the checked one first) that yielded no launch, in file order; then
     command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
-    from plint.reading.shell.parse import parse
+    from plint.bounds import MAX_UNUSED_LAUNCHES
+    from plint.reading.shell.parse import TooComplex, parse
 
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
     out: list[UnusedLaunch] = []
@@ -191,10 +225,15 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
         data = source.data
         if not _HINT.search(data):
             continue
-        root = parse(data).root_node
+        try:
+            root = parse(data).root_node
+        except TooComplex:  # the evaluator said so (PL002): no launch scan of a file past the syntax budget
+            continue
         called: set[str] | None = None
-        for node in _commands(root):
-            words = _words(node, data)
+        first_exit = None
+        for node, within in _commands_within(root):
+            first = _words(node, data, 1)
+            words = _words(node, data) if first and _may_count(first[0]) else None
             at = _counts(words) if words else None
             if at is None:
                 continue
@@ -204,14 +243,17 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             if (span.path, span.start) in ran:
                 why = _why_unused(words, at)
             else:
-                called = _called_names(root, data) if called is None else called
-                why = _why_not_reached(node, source, data, called, root)
+                if called is None:
+                    called, first_exit = _called_names(root, data), _first_exit(root, data)
+                why = _why_not_reached(node, within, source, data, called, first_exit)
             out.append(UnusedLaunch(span, text, why))
+            if len(out) >= MAX_UNUSED_LAUNCHES:  # a bounded scan: PL005 says "at least" past it
+                return out
         if source is not main:  # a string in a sourced file is no evidence that this file launches training
             continue
         for node in _commands(root, ("variable_assignment",)):
             held = _held(node, data)
-            if held is None or not held[1] or _counts(held[1]) is None:
+            if held is None or not held[1] or not _may_count(held[1][0]) or _counts(held[1]) is None:
                 continue
             name, words = held
             span = source.span(node.start_byte, node.end_byte)
