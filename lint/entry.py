@@ -23,9 +23,11 @@ def main() -> None:
 
         parsed = parse_fast(argv[1:])
         if parsed is not None:
+            from plint.checking.config import UsageError
+
             try:
                 code = run(parsed.pop("paths"), **parsed)
-            except ValueError:
+            except UsageError:
                 code = None  # let click report the usage error the same way it reports all others
             if code is not None:
                 sys.exit(code)

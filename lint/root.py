@@ -45,9 +45,13 @@ class Root:
         return real in self.named or any(_under(real, place) for place in self.places)
 
     def read(self, path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
+        self.refuse_outside(path)
+        return read_regular(os.path.realpath(path), limit)
+
+    def refuse_outside(self, path: str | os.PathLike) -> None:
+        """Refused when path, resolved, lies outside the root."""
         if not self.contains(path):
             raise Refused(errno.EACCES, OUTSIDE_NOTE, os.fspath(path))
-        return read_regular(os.path.realpath(path), limit)
 
 
 def _under(real: str, place: str) -> bool:
@@ -85,11 +89,12 @@ def read_regular(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
 
 def work_tree(folder: str) -> str | None:
     """The nearest folder from `folder` upwards holding `.git` (a folder, or a file in a worktree or
-    submodule), as a real path; None outside git."""
-    candidate = os.path.realpath(folder)
+    submodule), as a real path; None outside git. The walk follows the path as written, not where its
+    symlinks lead: `sub/x.sh` with `sub -> /elsewhere` belongs to the tree that holds `sub`."""
+    candidate = os.path.normpath(os.path.abspath(folder))
     while True:
         if os.path.lexists(os.path.join(candidate, ".git")):
-            return candidate
+            return os.path.realpath(candidate)
         parent = os.path.dirname(candidate)
         if parent == candidate:
             return None
@@ -97,14 +102,15 @@ def work_tree(folder: str) -> str | None:
 
 
 def default_place(path: str | os.PathLike) -> str:
-    """The root of a checked file when nothing names one (see the module docstring)."""
-    path = os.path.abspath(path)
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    """The root of a checked file when nothing names one (see the module docstring), found from the path
+    as written: a symlinked folder on the way never moves the root to where it leads."""
+    path = os.path.normpath(os.path.abspath(path))
+    folder = path if os.path.isdir(path) and not os.path.islink(path) else os.path.dirname(path)
     tree = work_tree(folder)
     if tree is not None:
         return tree
-    cwd, real_folder = os.path.realpath(os.getcwd()), os.path.realpath(folder)
-    return cwd if _under(real_folder, cwd) else real_folder
+    cwd = os.path.abspath(os.getcwd())
+    return os.path.realpath(cwd if _under(folder, cwd) else folder)
 
 
 def root_for(path: str | os.PathLike, option: str | os.PathLike | None = None, settings=None,
@@ -127,6 +133,13 @@ def root_for(path: str | os.PathLike, option: str | os.PathLike | None = None, s
     # inside the root: a pull request may add `ds.json -> /etc/...` to the files a CI job names
     named = frozenset({real}) if real == os.path.normpath(os.path.abspath(path)) else frozenset()
     return Root(places, named)
+
+
+def read_named(path: str | os.PathLike) -> bytes:
+    """A file the command line names outside a check (`generate --layout`, `--plan`, `--model-file`),
+    judged as a checked file is: read wherever it is unless a symlink leads there, else only inside its
+    root; only a regular file of at most MAX_FILE_BYTES (a FIFO would block)."""
+    return root_for(path).read(path)
 
 
 # ---- the root in force ----------------------------------------------------------------------------

@@ -100,13 +100,25 @@ def overlaid(path: str | Path) -> bytes | None:
 
 def read_bytes(path: str | Path) -> bytes:
     """A file's bytes, through the root of the check in force (plint.root: nothing outside it, only
-    regular files); OSError (plint.root.Refused among them) when it cannot or may not be read."""
+    regular files); OSError (plint.root.Refused among them) when it cannot or may not be read. The
+    in-memory bytes of a file (`plint fix`, standard input) are judged by the same root: `fix` loads
+    every file it was named, a symlink leading outside among them."""
+    from plint.root import current
+
+    return read_through(current(), path)
+
+
+def read_through(root, path: str | Path) -> bytes:
+    """A file's bytes as the check of `root` (a plint.root.Root) sees them: the in-memory bytes standing
+    for it, else the disk, either only where the root holds it; any regular file without a root."""
+    from plint.root import read_regular
+
+    if root is not None:
+        root.refuse_outside(path)
     data = overlaid(path)
     if data is not None:
         return data
-    from plint.root import read
-
-    return read(path)
+    return read_regular(os.path.realpath(path)) if root is not None else read_regular(path)
 
 
 class reading_from:
@@ -144,8 +156,13 @@ def probe(test: Callable[[], bool]) -> bool:
 
 def display_path(path: str | os.PathLike) -> str:
     """How reports name a checked file: relative to the working directory when it lies under it (both
-    resolved), else as given."""
+    resolved), else as given. A dangling symlink or a symlink loop is named by its own name."""
+    given = Path(path)
     try:
-        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
-        return str(Path(path))
+        try:
+            real = given.resolve(strict=True)
+        except (OSError, RuntimeError):  # not there, or a loop (pathlib raises RuntimeError before 3.13)
+            real = given.parent.resolve() / given.name
+        return str(real.relative_to(Path.cwd().resolve()))
+    except (ValueError, OSError, RuntimeError):
+        return str(given)

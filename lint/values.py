@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 from plint.reading.shell.model import Word
 from plint.source import Span
+from plint.numbers import NumberTooLong, parse_int  # noqa: F401 (parse_int: the readers' converter)
 
 ORIGINS = ("literal", "default", "env", "derived", "assumed", "unresolved")
 
@@ -68,10 +69,9 @@ def from_word(word: Word, convert: Callable[[str], Any] = str, what: str = "valu
     text = word.text or ""
     try:
         return Value(convert(text), span, word.origin)
+    except NumberTooLong as exc:
+        return Value(None, span, "unresolved", f"{what} is {exc}")
     except (ValueError, TypeError):
         return Value(None, span, "unresolved", f"{what} {text!r} is not a valid {convert.__name__}")
 
 
-def parse_int(text: str) -> int:
-    """An integer the way Python's argparse `int` reads it (so '0x10' is rejected, ' 8' is not)."""
-    return int(text.strip(), 10)

@@ -238,7 +238,8 @@ def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
              "by parameters and is not checked.",
         why="Megatron asserts 'Number of layers should be divisible by the pipeline-model-parallel size' "
             "(unconditionally since core 0.10); releases up to 0.9 silently built floor(L/pp) layers per stage "
-            "(issues #1304, #468), training a smaller model than asked for.",
+            "(https://github.com/NVIDIA/Megatron-LM/issues/1304 and https://github.com/NVIDIA/Megatron-LM/issues/468), "
+            "training a smaller model than asked for.",
         bad=torchrun(gpt("--pipeline-model-parallel-size 4", layers=30)),
         good=torchrun(gpt("--pipeline-model-parallel-size 4\n--decoder-first-pipeline-num-layers 7\n"
                           "--decoder-last-pipeline-num-layers 7", layers=30)),
@@ -572,7 +573,8 @@ def position_embeddings_short(ctx: RuleContext):
     RuleDocs(
         what="--overlap-param-gather needs the distributed optimizer and --overlap-grad-reduce; "
              "--tp-comm-overlap needs sequence parallelism (so tp > 1).",
-        why="validate_args asserts both (PR #646); the job stops before the first step.",
+        why="validate_args asserts both (https://github.com/NVIDIA/Megatron-LM/pull/646); the job stops before "
+            "the first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
         fix="Not fixed automatically.",
@@ -612,7 +614,8 @@ def overlap_requirements(ctx: RuleContext):
              "overrides --recompute-granularity full.",
         why="validate_args: 'recompute method is not yet supported for selective recomputing granularity'; "
             "TransformerConfig raises for full recompute without a method or layer count. The silent "
-            "override trades the memory full recompute would save for nothing (issue #1487).",
+            "override trades the memory full recompute would save for nothing "
+            "(https://github.com/NVIDIA/Megatron-LM/issues/1487).",
         bad=torchrun(gpt("--recompute-activations --recompute-method uniform")),
         good=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")),
         fix="Not fixed automatically.",

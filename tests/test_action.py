@@ -219,3 +219,35 @@ def test_only_new_counts_every_finding_of_a_file_the_base_lacks(tmp_path):
                            "train/new.sh"], cwd=repo, capture_output=True, text=True, timeout=120)
     codes = {d["code"] for f in json.loads(done.stdout)["files"] for d in f["diagnostics"]}
     assert {"PL303", "PL305", "PL601"} <= codes
+
+
+def test_a_pull_request_adding_a_dangling_link_and_odd_names_still_gets_its_check(tmp_path):
+    """The changed files of a pull request include a dangling `x.sh` symlink, a file whose name holds a
+    newline and a workflow command, and a symlink to a secret outside the workspace: the step reports
+    each (PL001) and checks the rest, never exit 2 (a usage error) nor the secret's text (issue 30)."""
+    repo, base = _git_repo(tmp_path)
+    (tmp_path / "secret.sh").write_text("PLINT_SECRET_ACTION=1\n")
+    (repo / "x.sh").symlink_to("nowhere.sh")
+    (repo / "leak.sh").symlink_to(tmp_path / "secret.sh")
+    (repo / "odd\n::error::name.sh").write_text(HEAD_LAUNCH)
+    git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
+    subprocess.run([*git, "add", "-A"], cwd=repo, check=True, timeout=30)
+    subprocess.run([*git, "commit", "-qm", "hostile"], cwd=repo, check=True, timeout=30)
+    env = {**os.environ, "GITHUB_WORKSPACE": str(repo), "GITHUB_OUTPUT": str(tmp_path / "github_output"),
+           "INPUT_PATHS": "", "INPUT_FAIL_ON": "error", "INPUT_COMMENT": "false", "INPUT_ONLY_NEW": "false",
+           "INPUT_SARIF": "", "GITHUB_TOKEN": "", "BASE_SHA": base,
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-eo", "pipefail", "-c", CHECK_STEP["run"]], env=env, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 1, done.stdout + done.stderr
+    errors = [line for line in done.stdout.splitlines() if line.startswith("::error")]
+    assert any("file=x.sh" in e and "PL001" in e for e in errors), errors
+    assert any("file=leak.sh" in e and "outside the checked tree" in e for e in errors), errors
+    assert any("file=odd%0A%3A%3Aerror%3A%3Aname.sh" in e and "PL102" in e for e in errors), errors
+    assert any("file=train/launch.sh" in e for e in errors), errors
+    logged = done.stdout + done.stderr + (tmp_path / "summary.md").read_text()
+    assert "PLINT_SECRET_ACTION" not in logged
+    own = tuple(f"::{kind} title=plint" for kind in ("error", "warning", "notice"))
+    assert not any(line.lstrip().startswith("::") and not line.startswith(own)
+                   for line in (done.stdout + done.stderr).splitlines())

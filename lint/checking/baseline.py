@@ -9,12 +9,16 @@ import os
 import re
 from pathlib import Path
 
+from plint.checking.config import UsageError
 from plint.record import field, record
 
 DEFAULT_NAME = ".plint-baseline"
 HEADER = ("# plint baseline: one accepted finding per line, `path code key` (no line numbers; paths relative\n"
           "# to this file). Written by `plint check --write-baseline FILE`; delete lines as findings get fixed.\n")
-UNBASELINED = ("PL004",)  # a stale directive or entry is to be deleted, not accepted
+UNBASELINED = ("PL004",)
+# a key may hold a lone surrogate (a JSON key's "\\ud800" escape, a file name that is not UTF-8): written
+# and read back as the same character
+SURROGATES = "surrogatepass"  # a stale directive or entry is to be deleted, not accepted
 
 
 def key_of(diagnostic) -> str:
@@ -38,23 +42,24 @@ def write_baseline(path: Path, results) -> int:
     folder = Path(path).parent
     entries = sorted({entry(d, folder) for r in results for d in r.diagnostics
                       if d.code not in UNBASELINED and (d.suppressed is None or d.suppressed.get("kind") == "external")})
-    Path(path).write_text(HEADER + "".join(f"{p} {c} {k}\n" for p, c, k in entries))
+    Path(path).write_text(HEADER + "".join(f"{p} {c} {k}\n" for p, c, k in entries), encoding="utf-8",
+                          errors=SURROGATES)
     return len(entries)
 
 
 def read_baseline(path: Path) -> set[tuple[str, str, str]]:
     out = set()
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8", errors=SURROGATES)
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read the baseline: {exc}") from None
+        raise UsageError(f"{path}: cannot read the baseline: {exc}") from None
     for number, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line or line.startswith("#"):
             continue
         parts = line.split()
         if len(parts) != 3:
-            raise ValueError(f"{path}:{number}: bad baseline line {line!r}: expected `path code key`")
+            raise UsageError(f"{path}:{number}: bad baseline line {line!r}: expected `path code key`")
         out.add((parts[0], parts[1], parts[2]))
     return out
 

@@ -11,6 +11,7 @@ from plint.diagnostics import Diagnostic
 from plint.layout import Layout
 from plint.reading.read import MAX_FILE_BYTES, FileReading, file_kind, read_path
 from plint.root import confined, root_for
+from plint.checking.config import UsageError
 from plint.reading.shell.placeholders import is_slot_message
 from plint.source import probe, read_bytes
 
@@ -124,13 +125,32 @@ def _check_file(path: Path, engine, options: CheckOptions, skip_unless_deepspeed
     with confined(root):  # every file this check reads, it reads through the root
         if skip_unless_deepspeed and not _deepspeed_file(path):
             return None
-        reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
-                            assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
-                            releases=settings.releases, trainer_source=trainer_source)
-        reading.root = root
-        diagnostics = engine.diagnose(reading, settings)
+        try:
+            reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
+                                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                                releases=settings.releases, trainer_source=trainer_source)
+            reading.root = root
+            diagnostics = engine.diagnose(reading, settings)
+        except Exception as exc:  # noqa: BLE001 (a bug met on one file: the others are still checked)
+            if os.environ.get("PLINT_STRICT") == "1":  # the tests see the bug itself, as in the engine
+                raise
+            reading, diagnostics = _failed(path, root, exc), None
+        if diagnostics is None:
+            diagnostics = engine.diagnose(reading, settings)
     diagnostics.sort(key=Diagnostic.sort_key)
     return FileResult(reading, diagnostics)
+
+
+def _failed(path: Path, root, exc: Exception) -> FileReading:
+    """The reading of a file plint failed on (a bug of plint, never the file's fault): PL001 with what
+    failed, as flake8's E902 and pylint's astroid-error do, so that what a file holds never becomes
+    a traceback or the exit code of a usage error, and the other files named are still checked."""
+    from plint.source import display_path
+
+    reading = FileReading(display_path(str(path)), file_kind(path))
+    reading.unreadable = f"plint failed on this file ({type(exc).__name__}: {exc}); please report it"
+    reading.root = root
+    return reading
 
 
 def _deepspeed_file(path: Path) -> bool:
@@ -177,10 +197,6 @@ def _where(d: Diagnostic) -> tuple:
     return d.code, d.path, d.line, d.col, d.message
 
 
-class UsageError(ValueError):
-    """A command-line mistake: the click CLI reports it and exits 2."""
-
-
 def parse_pairs(values, option: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in values:
@@ -198,7 +214,8 @@ def codes(value: str | None) -> list[str] | None:
 def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
                   trainer_source=None, root=None):
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
-    missing = [str(p) for p in paths if not probe(Path(p).exists)]
+    # a dangling symlink or a symlink loop is there (lexists): the check says it cannot be read (PL001)
+    missing = [str(p) for p in paths if not probe(lambda: os.path.lexists(p))]
     if missing:
         raise UsageError("no such file or directory: " + ", ".join(missing))
     if root is not None and not probe(Path(root).is_dir):

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 from plint.record import field, record
 from plint.source import probe
 
+
+class UsageError(ValueError):
+    """A mistake in how plint was called (an option, a config file): the CLI reports it and exits 2.
+    Nothing in a checked file raises it: what a file holds is a finding."""
+
 # Every threshold a rule may read from settings.thresholds, with its default (fractions).
 THRESHOLDS = {"bubble": 0.10, "memory-headroom": 0.90, "mfu": 0.35}
 SEVERITIES = ("error", "warning", "info", "off")
@@ -92,9 +97,9 @@ def _toml(path: str | Path) -> dict:
     try:
         return tomllib.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{path}: cannot read: {exc}") from None
+        raise UsageError(f"{path}: cannot read: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ValueError(f"{path}: invalid TOML: {exc}") from None
+        raise UsageError(f"{path}: invalid TOML: {exc}") from None
 
 
 def table_of(path: str | Path) -> dict | None:
@@ -125,11 +130,11 @@ def plint_table(path: str | Path, document: dict) -> tuple[dict, bool]:
             held = f"[tool.plint] is {tool['plint']!r}, not a table"
         else:
             held = f"[tool] holds {', '.join(f'[tool.{name}]' for name in tool) or 'nothing'}"
-        raise ValueError(f"{path}: no [tool.plint] table ({held}); write plint's settings at top level or "
+        raise UsageError(f"{path}: no [tool.plint] table ({held}); write plint's settings at top level or "
                          "under [tool.plint]")
     beside = [key for key in document if key != "tool"]
     if beside:
-        raise ValueError(f"{path}: settings both at top level ({', '.join(map(repr, beside))}) and under "
+        raise UsageError(f"{path}: settings both at top level ({', '.join(map(repr, beside))}) and under "
                          "[tool.plint]: keep one form (top level, or all under [tool.plint])")
     return tool["plint"], True
 
@@ -165,11 +170,11 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
     s = Settings(path=path, in_tool_table=path.name == "pyproject.toml" if in_tool_table is None else in_tool_table)
     for key, value in table.items():
         if key not in KEYS:
-            raise ValueError(f"{s.where(repr(key))}: unknown key{_did_you_mean(key, KEYS)}")
+            raise UsageError(f"{s.where(repr(key))}: unknown key{_did_you_mean(key, KEYS)}")
         expected = KEYS[key]
         if not _is(value, expected):
             kind = {list: "a list", dict: "a table", str: "a string", int: "an integer"}.get(expected, "a number")
-            raise ValueError(f"{s.where(key)}: expected {kind}, got {value!r}")
+            raise UsageError(f"{s.where(key)}: expected {kind}, got {value!r}")
     if "select" in table:
         s.select = _selectors(s, "select", table["select"])
     s.extend_select = _selectors(s, "extend-select", table.get("extend-select", []))
@@ -178,43 +183,43 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
                           for glob, codes in table.get("per-file-ignores", {}).items()}
     for key, level in table.get("severity", {}).items():
         if level not in SEVERITIES:
-            raise ValueError(f"{s.where(f'severity.{key}')}: expected one of {', '.join(SEVERITIES)}, got {level!r}")
+            raise UsageError(f"{s.where(f'severity.{key}')}: expected one of {', '.join(SEVERITIES)}, got {level!r}")
         s.severity[key] = level
     if "fail-on" in table:
         if table["fail-on"] not in FAIL_ON:
-            raise ValueError(f"{s.where('fail-on')}: expected one of {', '.join(FAIL_ON)}, got {table['fail-on']!r}")
+            raise UsageError(f"{s.where('fail-on')}: expected one of {', '.join(FAIL_ON)}, got {table['fail-on']!r}")
         s.fail_on = table["fail-on"]
     for key, value in table.get("thresholds", {}).items():
         if key not in THRESHOLDS:
-            raise ValueError(f"{s.where(f'thresholds.{key}')}: unknown threshold{_did_you_mean(key, THRESHOLDS)} "
+            raise UsageError(f"{s.where(f'thresholds.{key}')}: unknown threshold{_did_you_mean(key, THRESHOLDS)} "
                              f"(known: {', '.join(THRESHOLDS)})")
         if not _is(value, _NUMBER) or value < 0:
-            raise ValueError(f"{s.where(f'thresholds.{key}')}: expected a number >= 0, got {value!r}")
+            raise UsageError(f"{s.where(f'thresholds.{key}')}: expected a number >= 0, got {value!r}")
         s.thresholds[key] = float(value)
     if "gpu" in table:
         from plint.catalog.hardware import gpu_names, lookup_gpu
 
         if lookup_gpu(table["gpu"]) is None:
-            raise ValueError(f"{s.where('gpu')}: unknown GPU {table['gpu']!r}{_did_you_mean(table['gpu'], gpu_names())}"
+            raise UsageError(f"{s.where('gpu')}: unknown GPU {table['gpu']!r}{_did_you_mean(table['gpu'], gpu_names())}"
                              f" (known: {', '.join(gpu_names())})")
         s.gpu = table["gpu"]
     for key in CLUSTER_KEYS:
         if key in table:
             if table[key] <= 0:
-                raise ValueError(f"{s.where(key)}: expected a positive number, got {table[key]!r}")
+                raise UsageError(f"{s.where(key)}: expected a positive number, got {table[key]!r}")
             s.cluster[key] = table[key]
     for name, value in table.get("assume", {}).items():
         if not re.match(_SHELL_NAME, name):
-            raise ValueError(f"{s.where(f'assume.{name}')}: not a shell variable name")
+            raise UsageError(f"{s.where(f'assume.{name}')}: not a shell variable name")
         if not _is(value, (str, int)):
-            raise ValueError(f"{s.where(f'assume.{name}')}: expected a string or an integer, got {value!r}")
+            raise UsageError(f"{s.where(f'assume.{name}')}: expected a string or an integer, got {value!r}")
         s.assume[name] = str(value)
     s.releases = {k: table[k] for k in RELEASE_KEYS if k in table}
     if "megatron" in s.releases:
         from plint.catalog.flags import releases
 
         if s.releases["megatron"] not in releases():
-            raise ValueError(f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; "
+            raise UsageError(f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; "
                              f"known: {', '.join(releases())}")
     s.baseline = table.get("baseline")
     if "trainer-source" in table:
@@ -231,28 +236,38 @@ def _root_keys(s: Settings, table: dict) -> None:
     folder = os.path.dirname(os.path.abspath(s.path)) if s.path is not None else os.getcwd()
     if "root" in table:
         if not table["root"]:
-            raise ValueError(f"{s.where('root')}: expected a folder, got an empty string")
+            raise UsageError(f"{s.where('root')}: expected a folder, got an empty string")
         s.root_dir = os.path.join(folder, os.path.expanduser(table["root"]))
     places = table.get("read-outside", [])
     if not all(isinstance(p, str) and p for p in places):
-        raise ValueError(f"{s.where('read-outside')}: expected a list of folders, got {places!r}")
+        raise UsageError(f"{s.where('read-outside')}: expected a list of folders, got {places!r}")
     s.read_outside = [os.path.join(folder, os.path.expanduser(p)) for p in places]
 
 
 def _selectors(s: Settings, key: str, value) -> list[str]:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError(f"{s.where(key)}: expected a list of rule codes, names or code prefixes, got {value!r}")
+        raise UsageError(f"{s.where(key)}: expected a list of rule codes, names or code prefixes, got {value!r}")
     return [v.strip() for v in value]
 
 
 def load(path: Path | None) -> Settings:
-    """The settings of one config file (None: the defaults)."""
+    """The settings of one config file (None: the defaults). Whatever is wrong with a config file is a
+    UsageError: the config is part of how plint was called (a ValueError a validator raises included)."""
+    try:
+        return _load(path)
+    except UsageError:
+        raise
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _load(path: Path | None) -> Settings:
     if path is None:
         return Settings()
     if path.name == "pyproject.toml":
         table = table_of(path)
         if table is None:
-            raise ValueError(f"{path}: no [tool.plint] table")
+            raise UsageError(f"{path}: no [tool.plint] table")
         return settings_from(path, table, in_tool_table=True)
     table, in_tool_table = plint_table(path, _toml(path))
     return settings_from(path, table, in_tool_table)

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from plint.source import probe, read_bytes
-from plint.checking.config import Settings
+from plint.checking.config import Settings, UsageError
 from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
 
@@ -64,7 +64,7 @@ class Engine:
         for selector in selectors:
             if not any(specificity(r, selector) for r in self._rules.values()):
                 near = self.suggest(selector)
-                raise ValueError(f"{where}: unknown rule selector {selector!r}"
+                raise UsageError(f"{where}: unknown rule selector {selector!r}"
                                  + (f"; did you mean {near!r}?" if near else "")
                                  + " (a code like PL303, a name like sequence-parallel-off, or a prefix like PL3)")
 
@@ -205,7 +205,9 @@ class Engine:
         except Exception as exc:  # noqa: BLE001
             if os.environ.get("PLINT_STRICT") == "1":
                 raise
-            print(f"plint: internal error in rule {rule.code} on {ctx.reading.path}: {exc!r} "
+            from plint.report.escape import log  # the path and the exception may quote the file
+
+            print(f"plint: internal error in rule {rule.code} on {log(ctx.reading.path)}: {log(repr(exc))} "
                   "(the rule is skipped; please report it)", file=sys.stderr)
             return []
 
@@ -308,7 +310,7 @@ class Engine:
         explicit = getattr(self.options, "baseline", None)
         if explicit:
             if not probe(Path(explicit).is_file):
-                raise ValueError(f"--baseline: no such file: {explicit}")
+                raise UsageError(f"--baseline: no such file: {explicit}")
             found = Path(explicit)
         elif getattr(self.options, "isolated", False):
             found = None  # --isolated reads no file it was not given

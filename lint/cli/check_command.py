@@ -9,6 +9,7 @@ else (help, a bad option, a missing path, other commands) goes to the click CLI,
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -72,7 +73,8 @@ OPTIONS: tuple[Option, ...] = (
            help="Also build each layout's process groups as the trainer would (megatron-core on fake "
                 "process groups with the dryrun extra, else plint's analytic layout) and report them."),
     Option("--pr-comment", "pr_comment", kind="flag", default=False,
-           help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date through "
+           help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date, and post "
+                "new findings on the lines it changes as one review with one-click suggestions, through "
                 "GitHub's REST API ($GITHUB_API_URL, $GITHUB_TOKEN, $GITHUB_REPOSITORY)."),
     Option("--only-new-against", "only_new_against", metavar="REV",
            help="Report only findings that the git revision REV's version of the files did not have."),
@@ -122,7 +124,7 @@ def parse_fast(argv: list[str]) -> dict | None:
             values[opt.dest] = value
     if not paths and values["stdin_filename"] is not None:
         paths = [STDIN]  # like ruff: --stdin-filename alone reads standard input
-    if not paths or any(p != STDIN and not probe(Path(p).exists) for p in paths):
+    if not paths or any(p != STDIN and not probe(lambda: os.path.lexists(p)) for p in paths):
         return None
     values["paths"] = paths
     return values
@@ -191,13 +193,15 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if result.notes and not quiet:  # not findings: stderr, so that no report format changes
-        from plint.report.common import printable  # a note names a file: its control characters as escapes
+        from plint.report.escape import log  # a note names a file and may quote it
 
-        sys.stderr.write("".join(f"plint: {printable(note)}\n" for note in result.notes))
+        sys.stderr.write("".join(f"plint: {log(note)}\n" for note in result.notes))
     if pr_comment:
+        from plint.github.review import post_review
         from plint.github.sticky_comment import post, report
 
         report(post(result.results))
+        report(post_review(result.results))
         sys.stdout.flush()
     fail_on = fail_on or result.fail_on or "error"
     if dry_run and fail_on != "never" and any(

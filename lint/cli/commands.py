@@ -12,7 +12,18 @@ from pathlib import Path
 import click
 
 from plint import __version__
+from plint.checking.config import UsageError
 from plint.cli.check_command import OPTIONS, run
+
+
+class LogUsageError(click.UsageError):
+    """A usage error whose message may quote a file (a config value, a launch's unknown values): each
+    line shown through the log escaper, so it forms no workflow command on stderr (plint.report.escape)."""
+
+    def __init__(self, message: str, ctx: click.Context | None = None) -> None:
+        from plint.report.escape import log_lines
+
+        super().__init__(log_lines(message), ctx)
 
 
 def _print_version(ctx: click.Context, _param, value: bool) -> None:
@@ -58,8 +69,8 @@ def check(paths: tuple[Path, ...], **options) -> None:
         raise click.UsageError("Missing argument 'PATHS...'.")
     try:
         code = run(list(paths), **options)
-    except ValueError as exc:  # UsageError, or a bad rule selector
-        raise click.UsageError(str(exc)) from None
+    except UsageError as exc:  # an option, a config, a rule selector: never what a checked file holds
+        raise LogUsageError(str(exc)) from None
     sys.exit(code)
 
 
@@ -82,8 +93,8 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 
     try:
         code = run_fix(list(paths), unsafe_fixes=unsafe_fixes, diff=diff, **options)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    except UsageError as exc:
+        raise LogUsageError(str(exc)) from None
     sys.exit(code)
 
 
@@ -134,9 +145,11 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
                 result.notes.append(f"{preset}: {model['source']}")
             if model.get("approximate"):
                 result.notes.append(f"approximate: {model['approximate']}")
-    except PlanError as exc:
-        raise click.UsageError(str(exc)) from None
-    click.echo(render_json(result) if fmt == "json" else render_text(result))
+    except (PlanError, UsageError) as exc:  # UsageError: the launch's configuration
+        raise LogUsageError(str(exc)) from None
+    from plint.report.escape import log_lines
+
+    click.echo(render_json(result) if fmt == "json" else log_lines(render_text(result)))
     if show_n is not None:
         if show_n > len(result.candidates):
             raise click.UsageError(f"--show {show_n}: the plan has {len(result.candidates)} candidate(s)")
@@ -193,24 +206,24 @@ def show(path, schedule, fmt, output, env, assume, root) -> None:
     from plint.pictures import from_layout
 
     if not path.exists():
-        raise click.UsageError(f"no such file: {path}")
+        raise LogUsageError(f"no such file: {path}")
     try:
         results = check_paths([path], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
                               root=str(root) if root else None)
-    except ValueError as exc:
-        raise click.UsageError(str(exc)) from None
+    except UsageError as exc:
+        raise LogUsageError(str(exc)) from None
     pictures = []
     for result in results:
         for layout in result.layouts:
             try:
-                p = from_layout(layout, str(result.path), schedule)
+                p = from_layout(layout, str(result.path), schedule, findings=result.diagnostics)
             except ValueError as exc:  # sizes Megatron refuses at start-up: `plint check` says which
-                raise click.UsageError(f"{result.path}: {exc}") from None
+                raise LogUsageError(f"{result.path}: {exc}") from None
             if p is not None:
                 pictures.append(p)
     if not pictures:
         missing = [u for r in results for layout in r.layouts for u in layout.unresolved()]
-        raise click.UsageError(f"{path}: no launch with a complete model shape and cluster to draw"
+        raise LogUsageError(f"{path}: no launch with a complete model shape and cluster to draw"
                                + (f" ({'; '.join(missing[:3])}; give --env or --assume)" if missing else ""))
     _emit_pictures(pictures, fmt, output)
 
@@ -277,7 +290,7 @@ def generate(target, plan_file, candidate, layout_file, preset, model_file, node
             raise GenerateError("the generated launch does not check cleanly, nothing written:\n  "
                                 + "\n  ".join(problems))
     except (GenerateError, PlanError) as exc:
-        raise click.UsageError(str(exc)) from None
+        raise LogUsageError(str(exc)) from None
     if to_stdout:
         for file_name, text in files.items():
             click.echo(f"==> {file_name} <==\n{text}")
@@ -285,7 +298,7 @@ def generate(target, plan_file, candidate, layout_file, preset, model_file, node
     try:
         written = write(files, target, out_dir, force)
     except GenerateError as exc:
-        raise click.UsageError(str(exc)) from None
+        raise LogUsageError(str(exc)) from None
     for path in written:
         click.echo(f"wrote {path}")
 

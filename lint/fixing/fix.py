@@ -420,8 +420,10 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
     hidden = 0 if unsafe_fixes else hidden_fixes(result)
     summary = result.summary() + (f" ({hidden} hidden fix{'es' if hidden > 1 else ''} can be enabled with "
                                   "`plint fix --unsafe-fixes`)" if hidden else "")
-    for why in result.reverted:
-        sys.stderr.write(f"plint: {why}\n")
+    from plint.report.escape import log
+
+    for why in result.reverted:  # names files and quotes findings
+        sys.stderr.write(f"plint: {log(why)}\n")
     if diff:
         sys.stdout.write(diff_text(result.changes, use_color(color)))
         sys.stdout.flush()
@@ -457,13 +459,19 @@ DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"),
 def diff_text(changes: list[FileChange], color: bool) -> str:
     """The unified diffs of the changes, each line ending in a newline (the summary never runs into
     the last one). For a terminal, coloured as git colours diffs and with the file's control characters
-    shown as escapes (report.common.printable); piped, exactly what `patch` applies."""
+    shown as escapes (report.common.printable); piped, exactly what `patch` applies, but in a GitHub
+    Actions step (GITHUB_ACTIONS=true, set by the runner), where the log is read for workflow commands
+    and the diff quotes a pull request's lines: there no line of it forms one (report.escape.inert)."""
     text = "".join(c.diff() for c in changes)
     if not text or not (color or sys.stdout.isatty()):
-        return text
-    from plint.report.common import printable
+        if os.environ.get("GITHUB_ACTIONS") == "true":
+            from plint.report.escape import inert
 
-    lines = [printable(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
+            return "".join(inert(line) for line in text.splitlines(keepends=True))
+        return text
+    from plint.report.escape import log
+
+    lines = [log(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
     if not color:
         return "".join(f"{line}\n" for line in lines)
     from plint.report.color import paint

@@ -63,17 +63,10 @@ class FixContext:
     def data(self, path: str) -> bytes | None:
         key = real_path(path)
         if key not in self.files:
-            from plint.root import read_regular
-            from plint.source import overlaid
+            from plint.source import read_through
 
-            memory = overlaid(key)  # standard input checked as a file (`plint check -`)
-            if memory is not None:
-                self.files[key] = memory
-                return memory
-
-            root = getattr(self.reading, "root", None)  # only where the check read (plint.root)
-            try:
-                self.files[key] = root.read(key) if root is not None else read_regular(key)
+            try:  # only where the check read (plint.root); standard input as the file it is checked as
+                self.files[key] = read_through(getattr(self.reading, "root", None), key)
             except (OSError, ValueError):
                 return None
         return self.files[key]

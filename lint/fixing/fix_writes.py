@@ -20,7 +20,8 @@ def unwritable(run, paths, changed: list[str]) -> dict[str, str]:
     named_links, named = set(), set()
     for p in expand_paths(list(paths)):
         real = os.path.realpath(os.path.abspath(p))
-        (named_links if os.path.islink(p) else named).add(real)
+        # a symlinked folder on the way counts as a link, as plint.root.root_for judges a named file
+        (named if real == os.path.normpath(os.path.abspath(p)) else named_links).add(real)
     roots = [r.reading.root for r in run.results if getattr(r.reading, "root", None) is not None]
     out = {}
     for real in changed:

@@ -24,6 +24,7 @@ class Outcome:
     action: str  # "created", "updated", "unchanged", "skipped", "failed"
     detail: str = ""
     comment_id: int | None = None
+    what: str = "comment"  # "comment" (the sticky summary) or "review" (plint.github.review)
 
 
 def pull_request(env) -> tuple[int, str] | None:
@@ -91,7 +92,9 @@ def report(outcome: Outcome) -> None:
     from plint.report.github import escape_data
 
     if outcome.action == "failed":
-        sys.stdout.write(f"::warning title=plint comment::{escape_data(outcome.detail)}\n")
+        sys.stdout.write(f"::warning title=plint {outcome.what}::{escape_data(outcome.detail)}\n")
     else:
-        text = f"{outcome.action} comment {outcome.comment_id}" if outcome.comment_id else outcome.detail
-        sys.stderr.write(f"plint: pull-request comment: {text}\n")
+        text = f"{outcome.action} {outcome.what} {outcome.comment_id}" if outcome.comment_id else outcome.detail
+        from plint.report.escape import log
+
+        sys.stderr.write(f"plint: pull-request {outcome.what}: {log(text)}\n")

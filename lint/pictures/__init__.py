@@ -25,13 +25,30 @@ class Pictures:
     step_time_s: float
     gpu: str
     notes: tuple = ()  # what the cost model assumed (Estimate.notes)
+    mfu: float = 0.0  # the cost model's model FLOPs utilisation (of the bf16 peak)
+    tokens_per_s_per_gpu: float = 0.0
+    findings: tuple = ()  # Finding: what `plint check` says of the file, on the page a reviewer reads
+
+
+@dataclass(frozen=True)
+class Finding:
+    code: str
+    severity: str
+    line: int | None
+    message: str
+
+    @classmethod
+    def of(cls, d) -> "Finding":
+        return cls(d.code, d.severity, d.line, d.message)
 
 
 MAX_GPUS_PER_NODE = 256  # drawn cell by cell; the largest NVLink nodes hold 72
 
 
-def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None) -> Pictures:
-    """The pictures of a cost-model input and its estimate; `schedule` is a what-if schedule name."""
+def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None,
+               findings=()) -> Pictures:
+    """The pictures of a cost-model input and its estimate; `schedule` is a what-if schedule name;
+    `findings` the file's diagnostics (the unsuppressed ones are drawn)."""
     from plint.cost.estimate import _links
     from plint.catalog.hardware import lookup_gpu
 
@@ -49,10 +66,11 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
                                what_if=schedule is not None)
     bars, usable = stage_bars(inp, est)
     return Pictures(title, grid, sched, bars, usable, comm_rows(inp, est, grid.dense.strides), est.step_time_s,
-                    est.gpu, tuple(est.notes))
+                    est.gpu, tuple(est.notes), est.mfu, est.tokens_per_s_per_gpu,
+                    tuple(Finding.of(d) for d in findings if d.suppressed is None))
 
 
-def from_layout(layout, title: str, schedule: str | None = None) -> Pictures | None:
+def from_layout(layout, title: str, schedule: str | None = None, findings=()) -> Pictures | None:
     """The pictures of a checked layout; None when the cost model cannot cost it (shape or cluster unknown)."""
     from plint.dryrun.groups import read_sizes
     from plint.cost.layout_estimate import _uneven_stages, cost_input, layout_estimate
@@ -63,7 +81,7 @@ def from_layout(layout, title: str, schedule: str | None = None) -> Pictures | N
     uneven = _uneven_stages(layout, inp)
     if uneven:  # the estimate costs every stage as the fullest: draw memory and traffic from the same input
         inp = inp.replace(num_layers=uneven[0])
-    return from_input(inp, est, title, read_sizes(layout).get("order"), schedule)
+    return from_input(inp, est, title, read_sizes(layout).get("order"), schedule, findings)
 
 
-__all__ = ["CommRow", "Pictures", "StageMemory", "from_input", "from_layout"]
+__all__ = ["CommRow", "Finding", "Pictures", "StageMemory", "from_input", "from_layout"]

@@ -98,6 +98,10 @@ class DeviceGrid:
         low = rank - sum(((rank // g.strides[a]) % g.sizes[a]) * g.strides[a] for a in axes)
         return low, low + sum((g.sizes[a] - 1) * g.strides[a] for a in axes)
 
+    def tp_bounds(self, rank: int) -> tuple[int, int]:
+        """The lowest and highest rank of the TP group holding `rank`."""
+        return self._bounds("tp", rank)
+
     def group_size(self, kind: str) -> int:
         grid_name, axes = NVLINK_GROUPS[kind]
         g = self.dense if grid_name == "dense" else self.expert

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import io
 
-from plint.pictures.text_grid import crossing_lines, fold_line, grid_header, node_line, schedule_lines
+from plint.report.common import printable
+from plint.pictures.text_grid import (CONTINUED, EXPOSED_NOTE, crossing_lines, fold_line, grid_header, node_line,
+                                      schedule_lines, speed_line)
 
 STAGE_COLOURS = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_yellow")
 ERROR = "bold red"
 PART_COLOURS = {"weights": "blue", "grads": "cyan", "optimizer": "magenta", "activations": "yellow", "other": "white"}
+# one glyph per part as well as a colour: piped (no colour) the bars and the legend still tell them apart
+PART_GLYPHS = {"weights": "█", "grads": "▓", "optimizer": "▒", "activations": "░", "other": "·"}
 BAR = 60
 
 
@@ -29,16 +33,22 @@ def bubble_line(schedule) -> str:
 
 def render_text(p, color: bool = True) -> str:
     from rich.console import Console
-    from rich.markup import escape
+    from plint.report.escape import terminal as escape
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=color, no_color=not color, width=240, highlight=False)
+    console = Console(file=buf, force_terminal=color, no_color=not color, width=240, highlight=False,
+                      emoji=False)  # `:smile:` in a file name stays text
     g = p.grid
     console.print(f"[bold]{escape(p.title)}[/bold]  ({escape(p.gpu)})")
+    console.print(speed_line(p))
+    for f in p.findings:
+        style = ERROR if f.severity == "error" else "yellow" if f.severity == "warning" else "cyan"
+        where = f" line {f.line}" if f.line else ""
+        console.print(f"[{style}]{f.code} {f.severity}{where}[/{style}]: {escape(printable(f.message))}")
     console.print(f"\n[bold]Device grid[/bold]: {grid_header(g)}")
-    console.print("cell = rank:tp.cp.ep.dp.pp, colour = pipeline stage, [ ] = one TP group, "
-                  f"[{ERROR}]red ![/{ERROR}] = group leaves NVLink")
+    console.print(f"cell = rank:tp.cp.ep.dp.pp, colour = pipeline stage, [ ] = one TP group ({CONTINUED} = continued "
+                  f"on the next node), [{ERROR}]red ![/{ERROR}] = group leaves NVLink")
     width = len(str(g.nodes - 1))
     for node in g.shown_nodes():
         if node is None:
@@ -64,18 +74,21 @@ def render_text(p, color: bool = True) -> str:
     console.print(f"\n[bold]Memory per GPU[/bold] against {p.usable_gib:.1f} GiB usable")
     for bar in p.memory:
         scale = BAR / max(p.usable_gib, bar.total)
-        cells = "".join(f"[{PART_COLOURS[k]}]{'█' * round(v * scale)}[/{PART_COLOURS[k]}]" for k, v in bar.gib.items())
+        cells = "".join(f"[{PART_COLOURS[k]}]{PART_GLYPHS[k] * round(v * scale)}[/{PART_COLOURS[k]}]"
+                        for k, v in bar.gib.items())
         over = f" [{ERROR}]over[/{ERROR}]" if bar.total > p.usable_gib else ""
         console.print(f"{bar.label:<18} {cells} {bar.total:.1f} GiB{over}")
-    console.print("  " + "  ".join(f"[{c}]█[/{c}] {k}" for k, c in PART_COLOURS.items()))
+    console.print("  " + "  ".join(f"[{c}]{PART_GLYPHS[k]}[/{c}] {k}" for k, c in PART_COLOURS.items()))
     table = Table(title="Communication per step", title_justify="left")
-    for col in ("axis", "collective", "how often", "bytes/step/GPU", "link", "time", "share of step"):
+    for col in ("axis", "collective", "how often", "bytes/step/GPU", "link", "exposed time", "share of step"):
         table.add_column(col)
     for r in p.comm:
         table.add_row(r.label, r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
                       f"{r.time_s * 1e3:,.1f} ms", f"{r.share:.1%}")
     console.print()
     console.print(table if p.comm else "no communication: one GPU")
+    if p.comm:
+        console.print(EXPOSED_NOTE)
     console.print(f"step {p.step_time_s:.3f} s (cost model)")
     for note in p.notes:
         console.print(f"note: {escape(note)}")

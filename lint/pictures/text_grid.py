@@ -1,10 +1,24 @@
 """The device grid and the schedule as plain text (markdown code blocks, and the rows the terminal
 renderer colours): one line per node, each GPU `rank:tp.cp.ep.dp.pp`, TP groups in brackets, a `!`
-after a GPU whose NVLink-bound group leaves its NVLink domain."""
+after a GPU whose NVLink-bound group leaves its NVLink domain; and the lines every renderer prints
+alike (the speed line, the exposed-time note)."""
 
 from __future__ import annotations
 
 from plint.pictures.grid import FOLD_HEAD, DeviceGrid
+
+CONTINUED = "~"  # a TP group that goes on to the next node's line (or comes from the previous one)
+GRID_KEY = f"cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group ({CONTINUED} = continued on the next node), " \
+           "! = group leaves NVLink"
+EXPOSED_NOTE = ("exposed time: what the step waits for on each axis after overlap (cost model), not how long "
+                "its transfers take")
+
+
+def speed_line(p) -> str:
+    """The cost model's verdict a reviewer looks for first: step time, MFU and tokens per second."""
+    return (f"step {p.step_time_s:.3f} s, MFU {100 * p.mfu:.1f}% of the bf16 peak, "
+            f"{p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({p.grid.world * p.tokens_per_s_per_gpu:,.0f} in all) "
+            "(cost model)")
 
 
 def cell_text(cell) -> str:
@@ -17,10 +31,11 @@ def node_line(grid: DeviceGrid, node: int, width: int) -> list[tuple[str, object
     pieces: list[tuple[str, object]] = [(f"node {node:>{width}} ", None)]
     cells = grid.node_cells(node)
     for i, cell in enumerate(cells):
-        pieces.append(("[" if cell.tp_group_start else " ", None))
+        low, high = grid.tp_bounds(cell.rank)
+        pieces.append((("[" if cell.rank == low else CONTINUED) if cell.tp_group_start else " ", None))
         pieces.append((cell_text(cell), cell))
         if i + 1 == len(cells) or cells[i + 1].tp_group_start:
-            pieces.append(("]", None))
+            pieces.append(("]" if cell.rank == high or i + 1 < len(cells) else CONTINUED, None))
     return pieces
 
 
@@ -43,7 +58,7 @@ def crossing_lines(grid: DeviceGrid) -> list[str]:
 
 def grid_lines(grid: DeviceGrid) -> list[str]:
     width = len(str(grid.nodes - 1))
-    lines = [grid_header(grid), "cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group, ! = group leaves NVLink"]
+    lines = [grid_header(grid), GRID_KEY]
     for node in grid.shown_nodes():
         lines.append(fold_line(grid) if node is None else "".join(t for t, _ in node_line(grid, node, width)))
     return lines + crossing_lines(grid)

@@ -234,8 +234,10 @@ def write(files: dict[str, str], target: str, out_dir: Path, force: bool = False
 
 def load_spec(path: Path, candidate: int, name: str | None) -> dict:
     """A spec from a plan JSON (its candidate N, 1-based) or a check JSON / bare layout JSON."""
+    from plint.root import read_named
+
     try:
-        doc = json.loads(Path(path).read_text())
+        doc = json.loads(read_named(path))
     except (OSError, ValueError) as exc:
         raise GenerateError(f"{path}: {exc}") from None
     if isinstance(doc, dict) and "candidates" in doc:

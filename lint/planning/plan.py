@@ -120,9 +120,11 @@ def model_from_preset(name: str) -> dict:
 def model_from_file(path: Path) -> dict:
     import yaml
 
+    from plint.root import read_named
+
     try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as exc:
+        doc = yaml.safe_load(read_named(path).decode("utf-8"))
+    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise PlanError(f"--model-file {path}: {exc}") from None
     if not isinstance(doc, dict):
         raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")

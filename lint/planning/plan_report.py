@@ -22,7 +22,9 @@ def render_json(result: Plan) -> str:
     if result.tree is not None:
         doc["decision_tree"] = {"steps": result.tree.steps, "axes": result.tree.axes,
                                 "departures": result.departures}
-    return json.dumps(doc, indent=2)
+    from plint.report.escape import json_text
+
+    return json_text(json.dumps(doc, indent=2))
 
 
 def _row(rank: str, c: Candidate) -> tuple:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import re
 
+from plint.report.escape import printable  # noqa: F401 (the base escaper: plint.report.escape)
+
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
@@ -15,8 +17,16 @@ def fingerprint(diagnostic) -> str:
 
     basis = diagnostic.key or re.sub(r"\d+", "#", diagnostic.message)
     path = diagnostic.path.replace("\\", "/")
-    # surrogateescape: a message may quote undecodable bytes of the file (a fuzzed JSON key)
-    return hashlib.sha256(f"{diagnostic.code}|{path}|{basis}".encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return hashlib.sha256(_utf8(f"{diagnostic.code}|{path}|{basis}")).hexdigest()[:32]
+
+
+def _utf8(text: str) -> bytes:
+    """surrogateescape: a message may quote undecodable bytes of the file; surrogatepass: or a lone
+    surrogate a JSON escape wrote (`"\\ud800"`), which surrogateescape cannot encode."""
+    try:
+        return text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass")
 
 
 def docs_url(code: str) -> str:
@@ -38,20 +48,6 @@ def relative(path: str) -> str:
     return path.replace(os.sep, "/")
 
 
-# C0 controls but tab, DEL, C1 controls, and the bidirectional overrides that reorder what a terminal
-# or a browser shows ("trojan source"): file-derived text shows them as escapes, never as themselves.
-_CONTROL = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\x1b": "\\x1b"}
-
-
-def printable(text: str, keep: str = "") -> str:
-    """text with control characters as visible escapes (ESC as `\\x1b`, CR as `\\r`); those in `keep`
-    stay. Idempotent: an escape contains no control character."""
-    if text.isprintable() or not _CONTROL.search(text):
-        return text
-    return _CONTROL.sub(lambda m: m.group() if m.group() in keep else
-                        _NAMED.get(m.group(), f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100
-                                   else f"\\u{ord(m.group()):04x}"), text)
 
 
 def where(d) -> str:

@@ -7,31 +7,23 @@ from __future__ import annotations
 
 import os
 
-from plint.report.common import counts, printable, relative, visible, where
+from plint.report.common import counts, relative, visible, where
+from plint.report.escape import log, workflow_data, workflow_property
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
-KEEP = "\r\n"  # escaped as the runner's own syntax (escape_data); other control characters made visible
 SHOWN_PER_KIND = 10  # annotations of one kind a step shows (reviewdog #411)
-
-
-def escape_data(text: str) -> str:
-    """The message part: `%`, CR and LF are the runner's own syntax."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """A `key=value` property: additionally `:` and `,`, which end the value."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+escape_data = workflow_data  # the names other modules import
+escape_property = workflow_property
 
 
 def annotation(d) -> str:
     props = [f"title={escape_property(f'plint {d.code} ({d.name})')}",
-             f"file={escape_property(printable(relative(d.path), keep=KEEP))}"]
+             f"file={escape_property(relative(d.path))}"]
     if d.line:
         props += [f"line={d.line}", f"col={d.col or 1}"]
         if d.end_line:
             props += [f"endLine={d.end_line}", f"endColumn={d.end_col or 1}"]
-    return f"::{COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(printable(d.message, keep=KEEP))}"
+    return f"::{COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(d.message)}"
 
 
 def render(results) -> str:
@@ -45,7 +37,7 @@ def render(results) -> str:
         if per_kind[d.severity] <= SHOWN_PER_KIND:
             lines.append(annotation(d))
         else:
-            lines.append(f"plint: {printable(where(d))}: {d.severity} {d.code} ({d.name}): {printable(d.message)}")
+            lines.append(overflow_line(d))
     if any(n > SHOWN_PER_KIND for n in per_kind.values()):
         c = counts(results)
         lines.append("::notice title=plint::" + escape_data(
@@ -55,6 +47,11 @@ def render(results) -> str:
     write_step_summary(results)
     write_outputs(results)
     return "\n".join(lines) if lines else "plint: no findings"
+
+
+def overflow_line(d) -> str:
+    """A finding past the annotations the runner shows: a plain log line, as inert as an annotation."""
+    return f"plint: {log(where(d))}: {d.severity} {d.code} ({d.name}): {log(d.message)}"
 
 
 def write_outputs(results) -> None:
@@ -79,7 +76,8 @@ def write_step_summary(results) -> None:
     from plint.report.markdown import render as markdown
 
     try:
-        with open(path, "a", encoding="utf-8") as fh:
+        # backslashreplace: a lone surrogate (a JSON escape) the markdown quotes cannot stop the summary
+        with open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(markdown(results) + "\n")
     except OSError as exc:  # a summary we cannot write must not hide the annotations
         import sys

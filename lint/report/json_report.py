@@ -51,4 +51,6 @@ def summary(results) -> dict[str, int]:
 def render(results) -> str:
     doc = {"plint_version": __version__, "files": [file_json(r) for r in results],
            "summary": summary(results)}
-    return json.dumps(doc, indent=2)
+    from plint.report.escape import json_text
+
+    return json_text(json.dumps(doc, indent=2))

@@ -19,7 +19,9 @@ PARSE_ERROR = "PL001"  # findings about reading itself, echoed as tool execution
 
 
 def render(results) -> str:
-    return json.dumps(sarif_log(results), indent=2)
+    from plint.report.escape import json_text
+
+    return json_text(json.dumps(sarif_log(results), indent=2))
 
 
 def sarif_log(results) -> dict:

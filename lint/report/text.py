@@ -10,6 +10,7 @@ a terminal by default, so pre-commit and CI logs stay plain and deterministic un
 from __future__ import annotations
 
 from plint.report.common import counts, docs_url, fix_of, printable, visible, where
+from plint.report.escape import log
 
 MAX_SNIPPET_LINES = 3  # a longer span (a whole command) shows its first and last lines around an ellipsis
 TAB_WIDTH = 4
@@ -52,7 +53,7 @@ def render(results, concise: bool = False, color: bool | None = None, detail: st
         from plint.report.color import use_color
 
         color = bool(pairs) and use_color("auto")
-    blocks = [[[(style, printable(text)) for style, text in line] for line in block] for block in blocks]
+    blocks = [[[(style, log(text)) for style, text in line] for line in block] for block in blocks]
     return _coloured(blocks) if color else "\n\n".join(
         "\n".join("".join(text for _, text in line) for line in block) for block in blocks)
 
@@ -82,7 +83,7 @@ def fix_mark(d) -> str:
 def concise_line(d) -> str:
     """One line per finding; control characters from the files shown as escapes, never sent to the
     terminal (report.common.printable)."""
-    return printable(f"{where(d)}: {d.code} [{d.severity}]{fix_mark(d)} {d.message}")
+    return log(f"{where(d)}: {d.code} [{d.severity}]{fix_mark(d)} {d.message}")
 
 
 def summary_line(results) -> str:
@@ -323,13 +324,10 @@ class _Sources:
     def data(self, path: str) -> bytes | None:
         key = (self.root, path)
         if key not in self._data:
-            from plint.root import read_regular
-            from plint.source import overlaid
+            from plint.source import read_through
 
-            memory = overlaid(path)  # standard input checked as this file (`plint check -`)
-            try:
-                self._data[key] = memory if memory is not None else \
-                    self.root.read(path) if self.root is not None else read_regular(path)
+            try:  # standard input checked as this file (`plint check -`) reads as its bytes
+                self._data[key] = read_through(self.root, path)
             except (OSError, ValueError):
                 self._data[key] = None
         return self._data[key]

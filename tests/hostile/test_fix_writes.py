@@ -46,7 +46,9 @@ def test_fix_refuses_a_named_file_that_is_a_symlink_to_outside(tmp_path, monkeyp
     monkeypatch.chdir(repo)
     result = _fix(["--unsafe-fixes", "launch.sh"])
     assert outside_snapshot(outside) == before
-    assert "symlink" in result.output  # it says why it wrote nothing (on stderr, mixed in by the runner)
+    # it says why it fixed nothing: the file is not even read, as check does not read it (issue 30)
+    assert "launch.sh: PL001 [error] cannot read file: outside the checked tree" in result.output
+    assert "PLINT_SECRET" not in result.output
 
 
 def test_fix_refuses_a_symlink_inside_the_root_too(tmp_path, monkeypatch):

@@ -260,3 +260,100 @@ def test_uneven_stages_draw_the_estimate_s_memory():
     p = from_layout(layout, "uneven")
     assert max(b.total for b in p.memory) == pytest.approx(est.memory_gib["total"])
     assert any("uneven pipeline" in n for n in p.notes)
+
+
+# ---- issue 29, item 6: the pictures a reviewer reads at a glance ----------------------------------------
+CROSS_NODE = HERE / "launches" / "cross-node-128" / "launch.sh"  # tp16 on 8-GPU nodes, pp4 vpp2
+
+
+def _cross_node():
+    (result,) = check_paths([CROSS_NODE])
+    return result, from_layout(result.layouts[0], "128", findings=result.diagnostics)
+
+
+def _polygon_rows(points: str) -> set[float]:
+    return {float(p.split(",")[1]) for p in points.split()}
+
+
+def test_a_tp_group_spanning_two_nodes_is_one_outline():
+    """Before, each node's row had its own outline: a TP group of 16 on 8-GPU nodes looked like two
+    groups. Now one polygon per group, around both rows, red (it leaves NVLink); the text grid marks
+    the group as continued (~) rather than closing it at the node's edge."""
+    _, p = _cross_node()
+    svg = render_page(p, "svg")
+    outlines = re.findall(r'<polygon class="tp-group" data-first-rank="(\d+)" points="([^"]+)"[^>]*stroke="([^"]+)"', svg)
+    assert [int(low) for low, _, _ in outlines] == list(range(0, 128, 16))
+    node_rows = sorted({float(y) for y in re.findall(r'<text x="10" y="([\d.]+)">node \d+</text>', svg)})
+    for _, points, stroke in outlines:
+        ys = _polygon_rows(points)
+        assert max(ys) - min(ys) > 1.5 * (node_rows[1] - node_rows[0])  # two rows tall
+        assert stroke == "#d62828"
+    lines = "\n".join(pictures_markdown(p))
+    assert re.search(r"node +0 \[0:.*7:7\.0\.0\.0\.0!~\n", lines) and re.search(r"node +1 ~8:8\.", lines)
+
+
+def test_one_node_groups_keep_one_outline_each():
+    p = from_layout(_layout(8), "8")  # tp4 on one node: two groups, black
+    outlines = re.findall(r'<polygon class="tp-group"[^>]*stroke="([^"]+)"', render_page(p, "svg"))
+    assert outlines == ["#222", "#222"]
+
+
+def test_the_schedule_has_a_legend_and_micro_batch_numbers():
+    p = from_layout(_layout(8), "8")  # 1F1B, 16 micro-batches
+    svg = render_page(p, "svg")
+    for entry in ("F forward", "B backward", "idle (bubble)", "number in a block = its micro-batch"):
+        assert entry in svg
+    numbers = re.findall(r'text-anchor="middle">(\d+)</text>', svg)
+    assert {int(n) for n in numbers} == set(range(16))  # every micro-batch labelled at least once
+
+
+def test_an_interleaved_schedule_draws_one_row_per_chunk():
+    """vpp 2: each stage has a row per model chunk (c0, c1), so chunks no longer blur into stripes."""
+    _, p = _cross_node()
+    svg = render_page(p, "svg")
+    for stage in re.findall(r'<g class="stage" data-stage="\d+">.*?</g>', svg, re.S):
+        rows = re.findall(r'<text x="\d+" y="[\d.]+" font-size="8">(c\d)</text>', stage)
+        assert rows == ["c0", "c1"]
+        idle_rows = re.findall(r'<rect x="80" y="([\d.]+)"[^>]*fill="#d9d9d9"', stage)
+        assert len(set(idle_rows)) == 2
+        for y, title in re.findall(r'<rect class="block" x="[\d.]+" y="([\d.]+)"[^>]*><title>[^<]*chunk (\d)', stage):
+            assert float(y) == float(idle_rows[int(title)])
+    assert "c0-c1 = model chunk (virtual stage), one row each" in svg
+
+
+def test_the_page_carries_the_findings_and_the_speed():
+    result, p = _cross_node()
+    est = layout_estimate(result.layouts[0])
+    svg = render_page(p, "svg")
+    assert f"MFU {100 * est.mfu:.1f}% of the bf16 peak, {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU" in svg
+    codes = re.findall(r'<text class="finding"[^>]*><title>[^<]*</title>(PL\d{3}) (\w+)', svg)
+    assert ("PL201", "error") in codes and len(codes) == len([d for d in result.diagnostics if d.suppressed is None])
+    text = render_text(p, color=False)
+    assert "PL201 error line 6: tp 16 does not fit" in text and f"MFU {100 * est.mfu:.1f}%" in text
+
+
+def test_the_page_escapes_a_finding_s_file_text():
+    from plint.pictures import Finding
+
+    _, p = _cross_node()
+    p.findings = (Finding("PL002", "info", 3, "$X=<script>alert(1)</script> is unknown"),)
+    svg = render_page(p, "svg")
+    assert "<script>" not in svg and "&lt;script&gt;" in svg
+
+
+def test_communication_time_is_labelled_exposed():
+    _, p = _cross_node()
+    svg, text = render_page(p, "svg"), render_text(p, color=False)
+    for out in (svg, text):
+        assert "exposed time" in out and "after overlap" in out
+    assert not re.search(r">time<", svg)
+
+
+def test_piped_memory_bars_use_one_glyph_per_part():
+    _, p = _cross_node()
+    text = render_text(p, color=False)
+    legend = next(line for line in text.splitlines() if "weights" in line and "other" in line)
+    glyphs = re.findall(r"(\S) (weights|grads|optimizer|activations|other)", legend)
+    assert len({g for g, _ in glyphs}) == 5, legend
+    bar = next(line for line in text.splitlines() if line.startswith("stage 0 (first)"))
+    assert len({c for c in bar if c in {g for g, _ in glyphs}}) >= 4, bar

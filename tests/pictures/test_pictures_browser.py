@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from fixture_paths import FIXTURES
+from fixture_paths import FIXTURES, ROOT
 from plint.cli.commands import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -47,3 +47,35 @@ def test_page_renders_in_headless_chromium(tmp_path):
         # (checked: a page calling console.error and an undefined function logs two such lines)
         assert ":CONSOLE" not in log and "Uncaught" not in log, log
         assert "net::ERR" not in log, log  # nothing fetched
+
+
+PAGES = {8: FIXTURES / "nsys-profile-torchrun" / "launch.sh",
+         128: ROOT / "tests" / "pictures" / "launches" / "cross-node-128" / "launch.sh",
+         16384: ROOT / "tests" / "pictures" / "launches" / "cluster-16k" / "launch.sh"}
+
+
+@pytest.mark.parametrize("world", sorted(PAGES))
+def test_each_size_renders_with_its_legend_findings_and_outlines(tmp_path, world):
+    """Issue 29: the page at 8, 128 and 16,384 GPUs as Chromium builds it: the schedule's legend, the speed
+    line, the findings, one TP outline per drawn group (the 128-GPU run's tp16 groups span two nodes:
+    one polygon each), and a screenshot the size of the page, with no console error."""
+    page = tmp_path / "show.html"
+    out = CliRunner().invoke(cli, ["show", str(PAGES[world]), "--format", "html", "-o", str(page)])
+    assert out.exit_code == 0, out.output
+    dom = _chromium(tmp_path, "--dump-dom", page.as_uri())
+    assert dom.returncode == 0, dom.stderr
+    for text in ("F forward", "B backward", "idle (bubble)", "tokens/s per GPU", "exposed time", "Findings"):
+        assert text in dom.stdout, text
+    outlines = re.findall(r'<polygon class="tp-group" data-first-rank="(\d+)"', dom.stdout)
+    tp = {8: 4, 128: 16, 16384: 8}[world]
+    drawn = len(set(int(r) for r in re.findall(r'data-rank="(\d+)"', dom.stdout)))
+    assert len(outlines) == drawn // tp
+    height = int(float(re.search(r'<svg[^>]* height="([\d.]+)"', dom.stdout).group(1)))
+    shot = tmp_path / f"show-{world}.png"
+    run = _chromium(tmp_path, f"--screenshot={shot}", f"--window-size=1100,{height + 40}", "--hide-scrollbars",
+                    page.as_uri())
+    assert run.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    width, tall = int.from_bytes(shot.read_bytes()[16:20], "big"), int.from_bytes(shot.read_bytes()[20:24], "big")
+    assert (width, tall) == (1100, height + 40)  # the PNG header's size: the whole page was drawn
+    for log in (dom.stderr, run.stderr):
+        assert ":CONSOLE" not in log and "Uncaught" not in log, log

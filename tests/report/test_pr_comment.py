@@ -156,7 +156,9 @@ def test_file_text_cannot_mention_or_link(tmp_path):
     assert "@admin" not in body and "http://evil" not in body and "<img" not in body
 
 
-def test_a_single_line_fix_is_a_suggestion(tmp_path):
+def test_a_single_line_fix_is_a_folded_diff(tmp_path):
+    """Issue 29 moved the one-click ```suggestion to the review (an issue comment gets no "Commit
+    suggestion" button); the summary comment shows the line before and after."""
     path = tmp_path / "a.sh"
     path.write_text("#!/bin/bash\nGBS=10\n")
     start = path.read_bytes().index(b"10")
@@ -164,7 +166,7 @@ def test_a_single_line_fix_is_a_suggestion(tmp_path):
                    fix={"description": "round it", "edits": [{"path": str(path), "start": start,
                                                               "end": start + 2, "text": "16"}]})
     body = pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path)))
-    assert "```suggestion\n  GBS=16\n  ```" in body
+    assert "```diff\n  -GBS=10\n  +GBS=16\n  ```" in body and "suggestion" not in body
 
 
 def test_check_keeps_one_comment_across_runs_end_to_end(tmp_path, fake, env):
@@ -180,7 +182,8 @@ def test_check_keeps_one_comment_across_runs_end_to_end(tmp_path, fake, env):
         assert done.returncode in (0, 1), done.stderr
         assert "::" in done.stdout and "pull-request comment" in done.stderr
     assert len(fake.comments[PR]) == 1
-    assert [line.split()[0] for line in fake.log] == ["GET", "POST", "GET"]  # the second run: unchanged
+    comment_calls = [line.split()[0] for line in fake.log if "/issues/" in line]
+    assert comment_calls == ["GET", "POST", "GET"]  # the second run: unchanged
     assert "PL002" in fake.comments[PR][0]["body"]
     assert "errors=" in outputs.read_text() and "warnings=" in outputs.read_text()
 
@@ -193,4 +196,75 @@ def test_a_suggestion_cannot_be_closed_by_the_files_backticks(tmp_path):
                    fix={"description": "@someone", "edits": [{"path": str(path), "start": start, "end": start + 2,
                                                               "text": "16"}]})
     body = pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path)))
-    assert "  `````suggestion\n  GBS=16 # ```` ends? \n  `````" in body and "@someone" not in body
+    assert "  `````diff\n  -GBS=10 # ```` ends? \n  +GBS=16 # ```` ends? \n  `````" in body
+    assert "@someone" not in body
+
+
+def _rendered(body: str) -> str:
+    """The comment as GitHub's renderer would turn it into HTML (CommonMark with raw HTML, GFM tables)."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(body)
+
+
+def _texts(html: str, tag: str) -> list[str]:
+    """The text content of every `tag` element, entities decoded, inner tags dropped."""
+    from html.parser import HTMLParser
+
+    class Collect(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.depth, self.found = 0, []
+
+        def handle_starttag(self, name, attrs):
+            if name == tag:
+                self.depth += 1
+                self.found.append("")
+
+        def handle_endtag(self, name):
+            if name == tag:
+                self.depth -= 1
+
+        def handle_data(self, data):
+            if self.depth:
+                self.found[-1] += data
+
+    parser = Collect()
+    parser.feed(html)
+    return parser.found
+
+
+def test_a_fix_summary_renders_without_literal_escapes(tmp_path):
+    """Issue 29: `<summary>` is raw HTML, where markdown is not parsed: `gradient\\_accumulation` showed its
+    backslashes. The rendered summary reads as the fix's description, its code span as <code>."""
+    path = tmp_path / "ds.json"
+    path.write_text('{"gradient_accumulation_steps": 3}\n')
+    start = path.read_bytes().index(b"3")
+    d = diagnostic("PL102", "error", "x", str(path), 1, 35, fix={
+        "description": "set gradient_accumulation_steps to 4 (*dp* x `micro_batch`) <b>", "edits": [
+            {"path": str(path), "start": start, "end": start + 1, "text": "4"}]})
+    html = _rendered(pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path))))
+    summaries = _texts(html, "summary")
+    assert "fix: set gradient_accumulation_steps to 4 (*dp* x micro_batch) <b>" in summaries, summaries
+    assert "micro_batch" in _texts(html, "code") and "<b>" not in html
+    rule_summary = next(s for s in summaries if s.startswith("PL102"))
+    assert "\\" not in rule_summary and "`" not in rule_summary
+
+
+def test_memory_bars_keep_their_proportions(tmp_path):
+    """Issue 29: in a code span the spaces that pad a bar to its width collapsed (and the line wrapped):
+    each bar now sits in a code block, as wide as the text report draws it."""
+    from plint.checking.check import check_paths
+    from plint.report.text import BAR_WIDTH
+
+    launch = tmp_path / "a.sh"
+    launch.write_text("#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+                      "--micro-batch-size 1 --global-batch-size 8 --num-layers 4 --hidden-size 512 "
+                      "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --bf16\n")
+    run = check_paths([launch])
+    html = _rendered(pr_comment.render(run.results, pr_comment.Context(workspace=str(tmp_path))))
+    bars = [line for block in _texts(html, "pre") for line in block.splitlines() if "[" in line]
+    assert [b.split()[0] for b in bars] == ["memory/GPU", "step"]
+    for bar in bars:
+        drawn = bar[bar.index("["):bar.index("]") + 1]
+        assert len(drawn) == BAR_WIDTH + 2, bar

@@ -10,6 +10,7 @@ from plint.reading.shell.arguments import getopts_step
 from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
+from plint.numbers import parse_index
 from plint.reading.shell.fields import _unknown_arguments, _var_text
 from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, _Break,
                                        _Budget, _Continue, _Exit, _Return)
@@ -117,7 +118,7 @@ class Commands:
                 self.positional = args[texts.index("--") + 1:]
             return 0
         if base == "shift":
-            n = int(texts[0]) if texts and texts[0] and texts[0].isdigit() else 1
+            n = _shift_count(texts[0] if texts else None)
             if self.positional is not None:
                 self.positional = self.positional[n:]
             return 0
@@ -278,3 +279,8 @@ class Commands:
                 return
         if texts and texts[0] and texts[0].endswith(".sh") and texts[0].startswith(("./", "/", "../")):
             self.child_script(words[0], words[1:], cmd, "bash FILE", unit)
+
+
+def _shift_count(text: str | None) -> int:
+    """`shift N`: N positional parameters (1 without N)."""
+    return parse_index(text) if text and text.isdigit() else 1

@@ -9,6 +9,7 @@ from plint.reading.shell import arith
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
 from plint.reading.shell.unit import Unit
+from plint.numbers import parse_index
 from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_texts, _flatten, _is_empty, _join,
                                         _split, _text, _var_text)
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, _Budget, _Span
@@ -275,10 +276,11 @@ class Expansions:
                 if self.arg0 is not None:
                     return list(self.arg0.pieces), True, None
                 return [Piece(self.script_path, None, "derived")], True, None
-            pieces = self.positional_word(int(name), span)
+            index = parse_index(name)
+            pieces = self.positional_word(index, span)
             if pieces is None:
                 return None, False, None
-            return pieces, int(name) <= len(self.positional or []), None
+            return pieces, index <= len(self.positional or []), None
         if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:

@@ -17,7 +17,7 @@ from plint.bounds import count_problem
 from plint.record import field, record
 from plint.reading.shell.model import Problem
 from plint.source import SourceFile, Span
-from plint.values import Value, derived, unresolved
+from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -56,7 +56,11 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         if host in seen:
             out.problems.append(Problem("hostfile", f"Hostfile contains multiple entries for {host}{_TAIL}", span))
             return out
-        slots = int(m.group(2))
+        try:
+            slots = parse_int(m.group(2))
+        except NumberTooLong as exc:
+            out.problems.append(Problem("invalid-value", f"{host} slots is {exc}", span))
+            return out
         too_many = count_problem(f"{host} slots", slots)
         if too_many is not None:  # never a list of 10**8 slot ids
             out.problems.append(Problem("invalid-value", too_many, span))
@@ -96,7 +100,9 @@ def _node_configs(spec: str) -> dict[str, list[int]]:
             slots = []
             for s in slots_text.split(","):
                 try:
-                    slots.append(int(s))
+                    slots.append(parse_int(s))
+                except NumberTooLong as exc:
+                    raise _Refused(f"slot {exc}") from None
                 except ValueError:
                     raise _Refused(f"invalid literal for int() with base 10: {s!r}") from None
         else:

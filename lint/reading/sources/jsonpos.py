@@ -254,7 +254,10 @@ class _Reader:
         match = _NUMBER.match(word)
         if match is None:
             raise _Broken("Expecting value", start)
-        number = float(word) if match.group(1) or match.group(2) else int(word)
+        try:
+            number = float(word) if match.group(1) or match.group(2) else int(word)
+        except ValueError as exc:  # past 4,300 digits json.load itself refuses an integer
+            raise _Broken(f"Integer too long ({len(word)} characters): {str(exc).split(';')[0]}", start) from None
         return self.scalar(number, start)
 
     def scalar(self, value: Any, start: int) -> JScalar:

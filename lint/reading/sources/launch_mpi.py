@@ -53,7 +53,7 @@ def _mpirun(command: Command, start: int) -> LauncherCall:
             m = re.match(r"(?:ppr:)?(\d+):node", w.text or "")
             if m and (option == "--ppr" or (w.text or "").startswith("ppr:")):
                 at = (w.text or "").index(m.group(1))
-                call.tasks_per_node = Value(int(m.group(1)), w.slice(at, at + len(m.group(1))).value_span, w.origin)
+                call.tasks_per_node = from_word(w.slice(at, at + len(m.group(1))), parse_int, f"{option} ppr")
     if call.flag("--pernode") and call.tasks_per_node is None:
         call.tasks_per_node = derived(1, "mpirun -pernode: one process per node", call.command.site)
     return call

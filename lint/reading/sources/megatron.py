@@ -172,7 +172,7 @@ _MAX_LAYOUT = 1_000_000  # characters after unrolling: more is certainly a typo
 
 def _unroll(pattern: str, text: str) -> str:
     def repeat(m: re.Match) -> str:
-        count = int(m.group(2))
+        count = parse_int(m.group(2))  # NumberTooLong is a ValueError: the layout is then invalid
         if count * len(m.group(1)) > _MAX_LAYOUT:
             raise ValueError("layout too long")
         return m.group(1) * count

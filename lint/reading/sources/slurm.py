@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 from plint.reading.shell.model import Piece, Problem, Var, Word
 from plint.reading.shell.placeholders import is_placeholder, slot_reason, slot_spans
 from plint.source import SourceFile
-from plint.values import Value, from_word
+from plint.values import NumberTooLong, Value, from_word, parse_int
 
 # name[/short][= required value | ? optional value | nothing: a flag], from slurm_opt.c
 _COMMON = """
@@ -205,7 +205,10 @@ def _count(word: Word, what: str) -> Value:
     if not m:
         return Value(None, value.span, "unresolved", f"{what} {text!r} is not a count plint can read")
     scale = {"": 1, "k": 1024, "m": 1048576}[m.group(2).lower()]
-    return Value(int(m.group(1)) * scale, value.span, value.origin)
+    try:
+        return Value(parse_int(m.group(1)) * scale, value.span, value.origin)
+    except NumberTooLong as exc:
+        return Value(None, value.span, "unresolved", f"{what} is {exc}")
 
 
 def node_count(word: Word) -> Value:
