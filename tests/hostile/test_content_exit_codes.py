@@ -66,7 +66,8 @@ def test_a_lone_surrogate_escape_in_a_deepspeed_key_is_reported_in_every_format(
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert "PL504" in done.stdout and "PL101" in done.stdout
-    assert "\\ud800" in done.stdout  # shown as its escape
+    # shown as its escape (markdown writes the backslash as &#92;, plint.report.markdown_escape: it renders as \)
+    assert ("&#92;ud800" if fmt == "markdown" else "\\ud800") in done.stdout
     if fmt in ("json", "sarif"):
         document = json.loads(done.stdout)  # valid JSON, and the key is the same string again
         assert "\ud800" in json.dumps(document, ensure_ascii=False)
