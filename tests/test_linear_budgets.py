@@ -69,6 +69,9 @@ SHELL = {
     "heredoc-arithmetic-20000-deep": "cat > out.txt <<EOF\n" + "$((" * 20_000 + "1" + "))" * 20_000 + "\nEOF\n" + LAUNCH,
     "heredoc-arithmetic-4MiB": "cat > out.txt <<EOF\n" + "$((" * (FOUR_MIB // 5) + "1" + "))" * (FOUR_MIB // 5)
                                + "\nEOF\n" + LAUNCH,
+    # one statement of many assignments (found by the fuzzer, seed 1 input 180: 2.3 s)
+    "assignments-100000": "X=" + "x=1 " * 100_000 + "\n" + LAUNCH,
+    "assignments-4MiB": "X=" + "x=1 " * (FOUR_MIB // 4 - 100) + "\n" + LAUNCH,
     "nested-ifs-4MiB": "X=" + "if true; then\n" * (FOUR_MIB // 18) + "X=1\n" + "fi\n" * (FOUR_MIB // 18) + LAUNCH,
     "flat-ifs-4MiB": "if true; then X=1; fi\n" * (FOUR_MIB // 22) + LAUNCH,
     "words-4MiB": "echo " + "x " * (FOUR_MIB // 2 - 100) + "\n" + LAUNCH,
