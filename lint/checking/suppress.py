@@ -29,7 +29,9 @@ DIRECTIVE = re.compile(r"#\s*plint\s*:\s*(?P<kind>[A-Za-z-]+)\s*(?:=\s*(?P<rest>
 SELECTORS = re.compile(r"\s*(?P<list>[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?:\s*,\s*[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*)*)"
                        r"\s*,?\s*(?:--)?\s*(?P<reason>.*)$")
 KINDS = ("disable", "disable-file")
-JSON_NAME = re.compile(r"([\w.@+-]+\.json)\b")  # a file name, whatever folder precedes it
+# a file name, whatever folder precedes it; matched only from the start of a run of name characters, so a
+# 100,000-digit word is scanned once, not once per character (quadratic: a minute; found by issue 30's fuzzer)
+JSON_NAME = re.compile(r"(?<![\w.@+-])([\w.@+-]+\.json)\b")
 # statements a trailing directive on their last line covers whole; anything else: the line alone
 _STATEMENTS = {"command", "redirected_statement", "variable_assignment", "declaration_command", "pipeline", "list",
                "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
