@@ -339,8 +339,8 @@ def _heredoc(rng: random.Random, case: Case) -> str:
     elif kind == 1:  # never closed: the rest of the file is its body
         lines.insert(i, f"cat <<{marker}\n".encode())
     else:  # a body of many expansions
-        lines.insert(i, f"cat > ds.json <<{marker}\n".encode() + b'{"train_batch_size": $GBS, "x": "$X"}\n' * _sized(rng, 40)
-                     + f"{end}\n".encode())
+        body = b'{"train_batch_size": $GBS, "x": "$X"}\n' * _sized(rng, 40)
+        lines.insert(i, f"cat > ds.json <<{marker}\n".encode() + body + f"{end}\n".encode())
     case.files[case.entry] = b"".join(lines)[:MAX_INPUT]
     return f"heredoc({kind},{marker})"
 
@@ -361,7 +361,8 @@ def _number(rng: random.Random, case: Case) -> str:
             data = _insert_line(rng, case.files[case.entry], b"deepspeed --hostfile hostfile pretrain_gpt.py")
             target = case.entry
         else:
-            data = _insert_line(rng, case.files[case.entry], f"torchrun --nproc_per_node {digits} pretrain_gpt.py".encode())
+            data = _insert_line(rng, case.files[case.entry],
+                                f"torchrun --nproc_per_node {digits} pretrain_gpt.py".encode())
             target = case.entry
     case.files[target] = data[:MAX_INPUT]
     return f"number({len(digits)} digits in {target})"

@@ -24,8 +24,8 @@ MAX_MESSAGE_CHARS = 2000  # a diagnostic message or a value's note: they may quo
 # walk of it costs ~2 us a node, so a file with more expansions and brackets, words and statements, or syntax
 # nodes than these is not evaluated. Real launch scripts have a few thousand of each.
 MAX_SHELL_OPENERS = 100_000  # `$`, quotes, `{` and `(` in one file, counted before it is parsed
-MAX_SHELL_BLANKS = 500_000  # blanks, newlines and `;` in one file (its words and statements), counted the same way
-MAX_SHELL_NODES = 1_000_000  # syntax nodes of one file's tree
+MAX_SHELL_BLANKS = 150_000  # blanks, newlines and `;` in one file (its words and statements), counted the same way
+MAX_SHELL_NODES = 500_000  # syntax nodes of one file's tree
 MAX_JSON_VALUES = 50_000  # values of one JSON document (a DeepSpeed config has a few hundred): ~0.5 s to read
 MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))`): real scripts nest a few
 MAX_REPARSED_NESTING = 10  # of them, those in a heredoc's text, which each level parses again (O(size) a level)

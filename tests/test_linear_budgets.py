@@ -69,6 +69,12 @@ SHELL = {
     "heredoc-arithmetic-20000-deep": "cat > out.txt <<EOF\n" + "$((" * 20_000 + "1" + "))" * 20_000 + "\nEOF\n" + LAUNCH,
     "heredoc-arithmetic-4MiB": "cat > out.txt <<EOF\n" + "$((" * (FOUR_MIB // 5) + "1" + "))" * (FOUR_MIB // 5)
                                + "\nEOF\n" + LAUNCH,
+    # one statement of many assignments (found by the fuzzer, seed 1 input 180: 2.3 s)
+    "assignments-100000": "X=" + "x=1 " * 100_000 + "\n" + LAUNCH,
+    "assignments-4MiB": "X=" + "x=1 " * (FOUR_MIB // 4 - 100) + "\n" + LAUNCH,
+    # a suppression directive over a statement with a long word: its JSON names were searched quadratically
+    "directive-over-a-long-word": "# plint: disable=PL501 -- intended\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+                                  "--num-layers " + "9" * 1_000_000 + "\n",
     "nested-ifs-4MiB": "X=" + "if true; then\n" * (FOUR_MIB // 18) + "X=1\n" + "fi\n" * (FOUR_MIB // 18) + LAUNCH,
     "flat-ifs-4MiB": "if true; then X=1; fi\n" * (FOUR_MIB // 22) + LAUNCH,
     "words-4MiB": "echo " + "x " * (FOUR_MIB // 2 - 100) + "\n" + LAUNCH,
@@ -83,7 +89,7 @@ SHELL = {
 # read to the end without a budget: 99,000 words of one command, braces bash rejects (PL001; plint reads
 # what bash would), launches after an `exit` (PL005 for each), and arithmetic 20,000 deep (its value unknown:
 # plint's arithmetic gives up past Python's recursion, with the reason)
-WITHIN_BUDGETS = {"arithmetic-20000-deep", "dollar-x-words-99000", "braces-100000", "brace-lines-100000", "unreached-launches-20000",
+WITHIN_BUDGETS = {"arithmetic-20000-deep", "directive-over-a-long-word", "dollar-x-words-99000", "braces-100000", "brace-lines-100000", "unreached-launches-20000",
                   "unreached-launches-4MiB", "nested-unreached-launches-5000", "nested-unreached-launches-4MiB"}
 
 

@@ -34,7 +34,9 @@ KINDS = ("disable", "disable-file")
 # flake8's and ruff's `# noqa` / `# noqa: E501,PL201`: the codes it names, of which plint's are PL + digits
 NOQA = re.compile(r"#\s*noqa\b(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
 PLINT_CODE = re.compile(r"PL[0-9]{3}\Z", re.IGNORECASE)
-JSON_NAME = re.compile(r"([\w.@+-]+\.json)\b")  # a file name, whatever folder precedes it
+# a file name, whatever folder precedes it; matched only from the start of a run of name characters, so a
+# 100,000-digit word is scanned once, not once per character (quadratic: a minute; found by issue 30's fuzzer)
+JSON_NAME = re.compile(r"(?<![\w.@+-])([\w.@+-]+\.json)\b")
 # statements a trailing directive on their last line covers whole; anything else: the line alone
 _STATEMENTS = {"command", "redirected_statement", "variable_assignment", "declaration_command", "pipeline", "list",
                "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",

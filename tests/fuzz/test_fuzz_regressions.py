@@ -24,6 +24,10 @@ CASES = {
                                                b"--deepspeed_config ds.json --num-layers 2\n",
                                   "ds.json": b'{"gradient_accumulation_steps": [[true], []], '
                                              b'"train_micro_batch_size_per_gpu": 2755933772}'},
+    # `$'\ud800'` made a lone surrogate that stopped the evaluator at its next encode (issue 30's fuzzer, seed 1
+    # input 2852); bash writes the surrogate's three UTF-8 bytes
+    "a-surrogate-escape-in-an-ansi-c-string": {
+        "launch.sh": b"CMD=\"torchrun --nproc_per_node 8 pretra$'\\ud800'in_gpt.py\"\neval \"$CMD\"\nY=$'\\udfff'\n" + LAUNCH},
     # positional arguments doubling in a self-recursive function
     "arguments-doubling": {"launch.sh": b'f() { f "$@" "$@"; }\nf a\n' + LAUNCH},
 }

@@ -46,7 +46,8 @@ class Commands:
             self.last_output = None
         if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
             raise _Budget(f"at a command of {node.named_child_count:,} words (plint's bound is "
-                          f"{MAX_COMMAND_WORDS:,})")
+                          f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
+                          unit.span(node.start_byte, node.start_byte + 1))
         prefix, rest = self._command_parts(node)
         name_node = node.child_by_field_name("name")
         if name_node is None:

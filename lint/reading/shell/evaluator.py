@@ -15,8 +15,8 @@ from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_synta
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import _flatten, _split, _text
-from plint.reading.shell.state import (EvalOptions, MAX_PIECES, MAX_WORK, _Break, _Budget, _Continue, _Exit,
-                                       _Return, _State, _default_read, _path_reader)
+from plint.reading.shell.state import (EvalOptions, MAX_COMMAND_WORDS, MAX_PIECES, MAX_WORK, _Break, _Budget,
+                                       _Continue, _Exit, _Return, _State, _default_read, _path_reader)
 from plint.reading.shell.expansions import Expansions
 from plint.reading.shell.commands import Commands
 from plint.reading.shell.sourcing import Sourcing
@@ -159,6 +159,10 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 self.assign(node, unit)
                 return 0
             if t == "variable_assignments":
+                if node.named_child_count > MAX_COMMAND_WORDS:  # `A=1 B=2 ...` of a 4 MiB line: as a command's words
+                    raise _Budget(f"at {node.named_child_count:,} assignments in one statement (plint's bound is "
+                                  f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
+                                  unit.span(node.start_byte, node.start_byte + 1))
                 for c in node.named_children:
                     self.assign(c, unit)
                 return 0

@@ -4,6 +4,7 @@ substitutions (a mixin of plint.reading.shell.evaluator.Shell)."""
 from __future__ import annotations
 
 import os
+import re
 
 from plint.reading.shell import arith
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
@@ -14,6 +15,14 @@ from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_text
                                         _split, _text, _var_text)
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, _Budget, _Span
 from plint.bounds import MAX_NESTING
+
+# surrogates a `\u` escape can make, less U+DC80..U+DCFF: those are how plint holds a file's undecodable bytes
+_SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")
+
+
+def _as_bash_writes_it(match) -> str:
+    return match.group().encode("utf-8", "surrogatepass").decode("utf-8", "surrogateescape")
+
 
 # array indexes read from their nodes; any other (rare) shape is expanded from its text
 _INDEX_NODES = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "word",
@@ -61,6 +70,9 @@ class Expansions:
                 text = raw.encode("latin-1", "backslashreplace").decode("unicode_escape")
             except (UnicodeDecodeError, UnicodeEncodeError):
                 text = raw
+            # `$'\ud800'`: bash writes a surrogate's three UTF-8 bytes (ED A0 80), which plint keeps as it keeps
+            # any undecodable byte; a lone surrogate left in the text stopped every later encode (found by the fuzzer)
+            text = _SURROGATE.sub(_as_bash_writes_it, text)
             return [[(unit.piece(node.start_byte + 2, node.end_byte - 1, text), False)]]
         if t in ("string", "translated_string"):
             fields: Fields = [[(Piece("", None), False)]]

@@ -17,6 +17,7 @@ _BLANKS = (b" ", b"\t", b"\n", b";")
 _CHUNK = 1 << 16
 _RECENT: dict[bytes, object] = {}  # the last trees parsed: a file is parsed by the evaluator, the launch scan
 _KEPT = 2  # and the suppression comments in turn, once is enough
+_KEPT_FROM = 4096  # bytes: smaller texts are not kept
 
 
 class TooComplex(Exception):
@@ -83,9 +84,10 @@ def parse(data: bytes):
         text = re.sub(_FOUR_BYTE, lambda m: _STAND_IN[len(m.group())], data)
     tree = parser().parse(text)
     _check_nodes(tree)
-    while len(_RECENT) >= _KEPT:
-        del _RECENT[next(iter(_RECENT))]
-    _RECENT[data] = tree
+    if len(data) >= _KEPT_FROM:  # a snippet (a heredoc's `$(...)`, an eval'd string) is cheap to parse again
+        while len(_RECENT) >= _KEPT:  # and must not push a file's tree out
+            del _RECENT[next(iter(_RECENT))]
+        _RECENT[data] = tree
     return tree
 
 
@@ -96,7 +98,8 @@ def _check_openers(data: bytes) -> None:
     from plint.bounds import MAX_SHELL_BLANKS, MAX_SHELL_OPENERS
 
     _check_count(data, _OPENERS, rb"[$`{('\"]", MAX_SHELL_OPENERS, "`$`, quotes, braces and parentheses")
-    _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS, "blanks, newlines and semicolons (words and statements)")
+    _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS,
+                 "blanks, newlines and semicolons (words and statements)")
 
 
 def _check_count(data: bytes, chars: tuple[bytes, ...], pattern: bytes, budget: int, what: str) -> None:

@@ -195,7 +195,8 @@ def _why_not_reached(node, within, source: SourceFile, data: bytes, called: set[
             "utf-8", "replace").split("\n")[0][:60]
         return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
     if first_exit is not None and first_exit.end_byte <= node.start_byte:
-        return f"the script exits before it (`exit` at line {source.span(first_exit.start_byte, first_exit.end_byte).line})"
+        line = source.span(first_exit.start_byte, first_exit.end_byte).line
+        return f"the script exits before it (`exit` at line {line})"
     return "plint did not reach it when reading the script"
 
 
