@@ -78,7 +78,8 @@ def workflow_data(text: str) -> str:
 
 def workflow_property(text: str) -> str:
     """A `key=value` property of a workflow command: additionally `:` and `,`, which end the value.
-    `##[` stays (a `file=` must name the file): the runner tries TryParse (`##[`) only on a line that
+    A path holding `##[` is not written here at all (plint.report.github.annotation names it in the message),
+    though the runner would try TryParse (`##[`) only on a line that
     TryParseV2 did not take (ActionCommandManager.TryProcessCommand), and it takes every `::error ...::`
     line plint writes, the data escaped so that nothing ends it early."""
     return _runner_escaped(text).replace(":", "%3A").replace(",", "%2C")

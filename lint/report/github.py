@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 
 from plint.report.common import counts, relative, visible, where
-from plint.report.escape import log, workflow_data, workflow_property
+from plint.report.escape import RUNNER_COMMAND, log, workflow_data, workflow_property
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 SHOWN_PER_KIND = 10  # annotations of one kind a step shows (reviewdog #411)
@@ -17,8 +17,15 @@ escape_property = workflow_property
 
 
 def annotation(d) -> str:
-    props = [f"title={escape_property(f'plint {d.code} ({d.name})')}",
-             f"file={escape_property(relative(d.path))}"]
+    path = relative(d.path)
+    props = [f"title={escape_property(f'plint {d.code} ({d.name})')}"]
+    message = d.message
+    if RUNNER_COMMAND in path:
+        # the runner reads this line as `::` first, so `##[` in `file=` is inert today; a path that holds it is
+        # still left out of the properties and named, escaped, in the message (an annotation not on the file)
+        message = f"{path}:{d.line or 1}: {message}"
+        return f"::{COMMAND.get(d.severity, 'warning')} {','.join(props)}::{escape_data(message)}"
+    props.append(f"file={escape_property(path)}")
     if d.line:
         props += [f"line={d.line}", f"col={d.col or 1}"]
         if d.end_line:

@@ -8,7 +8,7 @@ import os
 
 from plint.report.common import counts, docs_url, visible, where
 # the escaping every markdown writer uses (re-exported: pr_comment and the review import it from here)
-from plint.report.markdown_escape import ZWSP, _inline, code_span, escape, in_html  # noqa: F401
+from plint.report.markdown_escape import ZWSP, _inline, code_span, escape, in_html, inert  # noqa: F401
 
 MARKER = "<!-- plint -->"
 ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
@@ -30,10 +30,12 @@ def render(results) -> str:
     drawn = _within(picture_blocks(results), "launch(es) not drawn", "plint show")
     pairs = visible(results, errors_first=False)
     if not pairs:
-        return "\n".join(head + drawn + ["No findings."]) + "\n"
+        return inert("\n".join(head + drawn + ["No findings."]) + "\n")
     details = _within(rule_blocks(sorted({d.code for _, d in pairs})), "rule(s) not explained", "plint explain CODE")
     budget = LIMIT - RESERVE - size_of(head) - size_of(drawn) - size_of(details)
-    return "\n".join(head + drawn + _findings(pairs, budget) + details).rstrip("\n") + "\n"
+    text = inert("\n".join(head + drawn + _findings(pairs, budget) + details).rstrip("\n") + "\n")
+    # the zero-width spaces `inert` adds are counted too (a file full of `##[` could need thousands)
+    return text if len(text) <= LIMIT else text[:LIMIT - 200] + "\n\n… cut at GitHub's comment limit.\n"
 
 
 def _findings(pairs, budget: int) -> list[str]:

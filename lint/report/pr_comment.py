@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from plint.report.common import counts, fix_of, printable, visible
-from plint.report.markdown import ICON, _inline, code_span, in_html, rule_details, size_of
+from plint.report.markdown import ICON, _inline, code_span, in_html, inert, rule_details, size_of
 
 MARKER = "<!-- plint:sticky-comment -->"  # first line of our comment; the markdown report's is `<!-- plint -->`
 LIMIT = 65_536  # GitHub's limit on a comment body, in characters
@@ -62,7 +62,7 @@ def render(results, ctx: Context | None = None) -> str:
             + (f" ({c['suppressed']} suppressed)" if c["suppressed"] else ""), ""]
     tail = _footer(ctx)
     if not pairs:
-        return "\n".join(head + ["✅ All clear: no findings.", ""] + tail) + "\n"
+        return inert("\n".join(head + ["✅ All clear: no findings.", ""] + tail) + "\n")
     budget = LIMIT - RESERVE - size_of(head) - size_of(tail)
     body: list[str] = []
     shown = 0
@@ -77,7 +77,7 @@ def render(results, ctx: Context | None = None) -> str:
     details = rule_details(sorted({d.code for _, d in pairs}))
     if size_of(body) + size_of(details) <= budget:
         body += details
-    text = "\n".join(head + body + tail) + "\n"
+    text = inert("\n".join(head + body + tail) + "\n")
     return text if len(text) <= LIMIT else text[:LIMIT - 200] + "\n\n… cut at GitHub's comment limit.\n"
 
 

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -80,8 +82,9 @@ def test_the_github_format_forms_no_command_from_file_text(forged_tree, tmp_path
     assert_only_plints_commands(done.stdout)
     assert_only_plints_commands(done.stderr)
     assert "##\\[add-mask]hidden" in done.stdout  # the text is shown, broken
-    # the annotation of the file in the folder named like a command still names that file
-    assert "file=##[error]d/%3A%3Aerror%3A%3Af.sh" in done.stdout
+    # the file in the folder named like a command is named in the annotation's message, escaped, not in its
+    # file= property (inert whatever order the runner's parsers try: issue 30's fuzzer flagged `file=##[`)
+    assert "::##\\[error]d/::error::f.sh:1: " in done.stdout and "file=##[" not in done.stdout
 
 
 @pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "github"])
@@ -146,3 +149,18 @@ def test_a_usage_error_quoting_a_config_or_a_launch_forms_no_command(tmp_path):
         done = run_plint(command, "--env", "X=##[add-mask]e", "l.sh", cwd=repo)
         assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
         assert_only_plints_commands(done.stdout + "\n" + done.stderr)
+
+
+def test_a_file_named_with_a_runner_command_forms_none_in_github_or_markdown(tmp_path):
+    """Issue 30's fuzzer: a file named `##[stop-commands]x.sh` came out raw in the annotation's `file=` and in
+    the markdown report's code spans (a step that prints `--format markdown` puts it in the log)."""
+    from plint.report.escape import RUNNER_COMMAND
+
+    name = "##[stop-commands]x.sh"
+    (tmp_path / name).write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3\n")
+    plint = Path(sys.executable).with_name("plint")
+    for fmt in ("github", "markdown"):
+        done = subprocess.run([str(plint), "check", "--format", fmt, "--root", ".", name], cwd=tmp_path,
+                              capture_output=True, text=True, timeout=120)
+        assert "PL101" in done.stdout, fmt
+        assert RUNNER_COMMAND not in done.stdout + done.stderr, fmt
