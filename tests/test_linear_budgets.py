@@ -145,3 +145,16 @@ def test_shallow_subscripts_are_still_evaluated(tmp_path):
     script = "A=(1 2 4)\nB=(0 2)\nX=${A[${B[1]}]}\n" + LAUNCH
     report = check(tmp_path, {"launch.sh": script}, "launch.sh")
     assert report["files"][0]["layout"]["parallel"]["tp"] == 4
+
+
+def test_fix_diff_of_a_long_word_stays_within_the_budget(tmp_path):
+    """Issue 30's fuzzer: `plint fix --diff` on a 3 MiB one-word script took 2.6 CPU s, most of it two `bash -n`
+    runs that check the fix (bash parses a long word slowly); past 1 MiB the fix is judged by the parse plint
+    has already made."""
+    launch = ("#!/bin/bash\nX=" + "a" * (3 << 20) + "\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+              "--tensor-model-parallel-size 2\n")
+    (tmp_path / "launch.sh").write_text(launch)
+    rc, out, err, seconds, rss = measure(["fix", "--diff", "--isolated", "launch.sh"], tmp_path)
+    assert rc in (0, 1), err
+    assert "+torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parallel" in out
+    assert seconds < SECONDS and rss < MEGABYTES, (seconds, rss)
