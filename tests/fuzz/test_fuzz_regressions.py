@@ -4,10 +4,9 @@ under 1 MB, no input file written."""
 
 import pytest
 
-from fuzz_loader import load_fuzz
+from fuzz_loader import check_in_worker, load_fuzz
 
 fuzz = load_fuzz()
-VALIDATOR = fuzz._sarif_validator()
 LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
 
 CASES = {
@@ -37,7 +36,7 @@ CASES = {
 def test_fuzz_finding_stays_fixed(tmp_path, name):
     for file, data in CASES[name].items():
         (tmp_path / file).write_bytes(data)
-    answer = fuzz.check_case(tmp_path, "launch.sh", validator=VALIDATOR)
+    answer = check_in_worker(tmp_path, "launch.sh")
     assert answer["problems"] == [], "\n".join(answer["problems"])[:4000]
     assert max(answer["sizes"].values()) < fuzz.MAX_OUTPUT
 

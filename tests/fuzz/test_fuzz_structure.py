@@ -4,7 +4,7 @@ The 10,000-input run is in the README ("Budgets and fuzzing")."""
 
 import pytest
 
-from fuzz_loader import load_fuzz
+from fuzz_loader import check_in_worker, load_fuzz
 
 fuzz = load_fuzz()
 LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
@@ -58,7 +58,7 @@ def test_the_markup_check_lets_escaped_markup_through(text):
 def test_the_canary_check_finds_the_secret_in_an_output(tmp_path):
     """The harness itself: a secret that is inside the root (so plint may print it) is seen in the output."""
     (tmp_path / "launch.sh").write_text(f"torchrun --nproc_per_node 8 pretrain_gpt.py --{fuzz.CANARY} 1\n")
-    answer = fuzz.check_case(tmp_path, "launch.sh")
+    answer = check_in_worker(tmp_path, "launch.sh")
     assert any(p.startswith("outside read") for p in answer["problems"])
     assert answer["seconds"] > 0 and answer["maxrss_mb"] > 0
 
