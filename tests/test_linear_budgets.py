@@ -84,6 +84,10 @@ SHELL = {
     "unreached-launches-4MiB": "exit 0\n" + UNREACHED * (FOUR_MIB // len(UNREACHED)),
     "nested-unreached-launches-5000": "exit 0\n" + "{ " + "{ ".join([UNREACHED] * 5000) + "}\n" * 5000,
     "nested-unreached-launches-4MiB": "exit 0\n" + "{ " + "{ ".join([UNREACHED] * (FOUR_MIB // 64)) + "}\n" * (FOUR_MIB // 64),
+    # 20,000 unclosed function bodies in an argument list: tree-sitter's error recovery is quadratic in their
+    # depth (9 s; the fuzzer's seed 1 input 8228), so more than 1,000 open at once is too complex
+    "unclosed-function-bodies-20000": "torchrun --nproc_per_node 8 train.py \\\n    --bf16 True \\\nX="
+                                      + "f() { " * 20_000 + "\n" + LAUNCH,
 }
 
 # read to the end without a budget: 99,000 words of one command, braces bash rejects (PL001; plint reads

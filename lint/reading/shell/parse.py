@@ -100,6 +100,23 @@ def _check_openers(data: bytes) -> None:
     _check_count(data, _OPENERS, rb"[$`{('\"]", MAX_SHELL_OPENERS, "`$`, quotes, braces and parentheses")
     _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS,
                  "blanks, newlines and semicolons (words and statements)")
+    _check_depth(data)
+
+
+def _check_depth(data: bytes) -> None:
+    """TooComplex where more than MAX_SHELL_DEPTH braces and parentheses are open at once (a closer with none
+    open is not counted against the next ones). Scanned only in a file with that many openers, and over at most
+    2 x MAX_SHELL_OPENERS brackets: more closers than that are too complex on their own."""
+    from plint.bounds import MAX_SHELL_DEPTH, MAX_SHELL_OPENERS
+
+    if data.count(b"{") + data.count(b"(") <= MAX_SHELL_DEPTH:
+        return
+    _check_count(data, (b"}", b")"), rb"[})]", MAX_SHELL_OPENERS, "closing braces and parentheses")
+    depth = 0
+    for m in re.finditer(rb"[{}()]", data):
+        depth = depth + 1 if m.group() in (b"{", b"(") else max(0, depth - 1)
+        if depth > MAX_SHELL_DEPTH:
+            raise TooComplex(f"more than {MAX_SHELL_DEPTH:,} braces and parentheses are open at once", m.start())
 
 
 def _check_count(data: bytes, chars: tuple[bytes, ...], pattern: bytes, budget: int, what: str) -> None:
