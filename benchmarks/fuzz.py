@@ -681,8 +681,10 @@ class Worker:
         self.proc: subprocess.Popen | None = None
 
     def start(self) -> None:
+        # plint's own time and memory: fix's dry run without megatron-core's torch start-up (plint.fixing.fix)
+        env = {**os.environ, "PLINT_DRY_RUN_BACKEND": "analytic"}
         self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     stderr=subprocess.DEVNULL, cwd=ROOT)
+                                     stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
 
     def run(self, case_dir: Path, entry: str, timeout: float, also: tuple[str, ...] = ()) -> dict | None:
         """The worker's answer, or None on a hang (the worker is then killed)."""

@@ -369,12 +369,16 @@ def _dry_run_problems(run, changed: list[str]) -> dict[str, set[str]]:
     analytic layout without it)."""
     from plint.dryrun.groups import dry_run
 
+    # megatron-core's groups cost torch's start-up (about 2 s and 300 MB): PLINT_DRY_RUN_BACKEND=analytic keeps
+    # to plint's own layout, as the fuzzer and the budget tests do to measure plint alone
+    backend = os.environ.get("PLINT_DRY_RUN_BACKEND", "auto")
+    backend = backend if backend in ("auto", "analytic", "megatron-core") else "auto"
     out: dict[str, set[str]] = {}
     for r in run.results:
         real = os.path.realpath(os.path.abspath(r.path))
         if real in changed:
             for layout in r.layouts:
-                out.setdefault(real, set()).update(p["message"] for p in dry_run(layout)["problems"])
+                out.setdefault(real, set()).update(p["message"] for p in dry_run(layout, backend=backend)["problems"])
     return out
 
 
