@@ -43,6 +43,16 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
     "mcore_h100_weak_119b_1536gpu": {"layers_per_virtual_stage": 1},
     "mcore_h100_weak_314b_3072gpu": {"layers_per_virtual_stage": 1},
 }
+# Trainer flags a run's published recipe sets that the calibration data does not record, one line each.
+PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
+    # NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py:
+    # GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (GBS 1280, EP 8) inherits recompute_modules
+    # ["layernorm", "moe_act"] from B200_BF16_V1
+    "bridge_gptoss_120b_b200_64gpu_bf16": "--recompute-granularity selective --recompute-modules layernorm moe_act",
+    # NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_1_405b.yaml (the config
+    # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0
+    "dgxc_llama31_405b_576gpu": "--hidden-dropout 0 --attention-dropout 0",
+}
 
 
 def with_published_script(run_id: str, inp):
@@ -125,7 +135,8 @@ def unwritable(run: dict, inp) -> str | None:
 
 
 def launch(run: dict, inp) -> str:
-    lines = "\n".join(f"    {line} \\" for line in _flags(inp))
+    recipe = [PUBLISHED_RECIPE_FLAGS[run["id"]]] if run["id"] in PUBLISHED_RECIPE_FLAGS else []
+    lines = "\n".join(f"    {line} \\" for line in _flags(inp) + recipe)
     source = " ".join(str(run.get("source", "")).split())
     return (f"#!/bin/bash\n# {run['name']}\n# Published layout: {source[:200]}\n"
             f"# Written as a Megatron-LM launch by scripts/write_good_launches.py (values from the publication).\n"
