@@ -52,6 +52,11 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_1_405b.yaml (the config
     # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0
     "dgxc_llama31_405b_576gpu": "--hidden-dropout 0 --attention-dropout 0",
+    # mosaicml/llm-foundry llmfoundry/models/mpt/configuration_mpt.py: MPTConfig's resid_pdrop and emb_pdrop
+    # default to 0.0, as attn_config's attn_pdrop (llmfoundry/models/layers/blocks.py attn_config_defaults),
+    # and scripts/train/yamls/pretrain/mpt-7b.yaml sets none of them
+    "llmfoundry_mpt_a100_7b_8gpu": "--hidden-dropout 0 --attention-dropout 0",
+    "llmfoundry_mpt_h100_7b_512gpu": "--hidden-dropout 0 --attention-dropout 0",
 }
 
 
