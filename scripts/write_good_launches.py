@@ -35,6 +35,11 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
     "megatron_sc21_gpt_39p1b_512gpu": {"micro_batch": 4},
     "megatron_sc21_gpt_76p1b_1024gpu": {"micro_batch": 2, "layers_per_virtual_stage": 5},
     "megatron_sc21_gpt_310p1b_1920gpu": {"micro_batch": 1, "layers_per_virtual_stage": 3},
+    # SC21 Table 2 states the model-parallel size and micro-batch 1, not the schedule; the authors' scripts
+    # for the same model at the same tp x pp interleave it: the 530B row of run_table_1.sh (tp 8, pp 35) with
+    # 1 layer per virtual stage, and run_figure_12.sh's interleaved 175B (tp 8, pp 12) with 2
+    "megatron_sc21_t2_ptd_530b_2240gpu": {"micro_batch": 1, "layers_per_virtual_stage": 1},
+    "megatron_sc21_t2_ptd_175b_1536gpu": {"micro_batch": 1, "layers_per_virtual_stage": 2},
     # The Megatron-Core r0.8.0 README's weak-scaling runs overlap "pipeline-parallel communication (enabled by
     # default)" with computation, which that release does only with the interleaved schedule (validate_args
     # in megatron/training/arguments.py sets overlap_p2p_comm False without virtual stages). The chunk count
