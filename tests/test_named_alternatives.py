@@ -3,12 +3,16 @@ test_cost_rules.py): each alternative is searched by plint.planning.alternatives
 faster by more than the cost model's margin, mostly through the communication the rule is about, and the
 unsafe fix writes it."""
 
+import re
+
+import pytest
 from plint.checking.check import check_paths
 from plint.cost import estimate
 from plint.cost.layout_estimate import cost_input, layout_estimate
 from plint.fixing.fix import fix_paths
 from plint.planning.alternatives import context_layouts, expert_layouts
 from plint.rules.common import gpt, torchrun
+from plint.rules.registry import all_rules
 
 TWO_NODES = "torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"
 OPTIMIZER = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
@@ -121,3 +125,53 @@ def test_low_mfu_fix_writes_the_larger_micro_batch(tmp_path):
     (after,) = check_paths([tmp_path / "launch.sh"])
     assert after.layouts[0].value("batch.micro") == named
     assert not _findings(after, "PL310")
+
+
+# ---- issue 25: every efficiency rule's firing example names its alternative with the gain and the band ----
+
+EFFICIENCY_RULES = {  # code -> the layout fields its alternative changes (what its unsafe fix must write)
+    "PL202": ("parallel.cp", "parallel.dp"), "PL203": ("parallel.ep",),
+    "PL301": ("parallel.pp", "parallel.vpp", "batch.micro"), "PL302": ("parallel.tp", "parallel.pp", "parallel.cp",
+                                                                       "parallel.ep", "parallel.dp"),
+    "PL307": ("parallel.cp", "parallel.dp"), "PL308": ("recompute.granularity",), "PL310": ("batch.micro",),
+}
+
+
+def _example_check(rule, folder):
+    for name, text in rule.docs.bad.files.items():
+        (folder / name).write_text(text)
+    (result,) = check_paths([folder / rule.docs.bad.main])
+    return result
+
+
+def _sizes(result, fields):
+    return {f: result.layouts[0].value(f) for f in fields}
+
+
+@pytest.mark.parametrize("code", sorted(EFFICIENCY_RULES))
+def test_efficiency_advice_names_the_alternative_with_gain_and_band_and_the_fix_writes_it(code, tmp_path):
+    """(issue 25) The rule's firing example (its docs' bad launch) names an alternative ('... instead'), the
+    predicted gain with its uncertainty, which exceeds it, and the alternative's memory with its measured
+    band, whose high end fits; `plint fix --unsafe-fixes` writes that alternative, after which the rule is
+    quiet. Failed before: PL302, PL308 and PL310 gave neither uncertainty, PL301 no memory band."""
+    rule = all_rules()[code]
+    before = _example_check(rule, tmp_path)
+    (finding,) = _findings(before, code)
+    message = finding.message
+    assert " instead" in message, message
+    gain = re.search(r"step predicted (\d+\.\d)% shorter \+- (\d+)% \(", message)
+    assert gain and float(gain[1]) > float(gain[2]), message  # faster by more than the estimate's own error
+    band = re.search(r"(\d+\.\d) of (\d+\.\d) GiB \((\d+\.\d) to (\d+\.\d) within its \+-\d+% band\)", message)
+    assert band, message
+    total, usable, low, high = map(float, band.groups())
+    assert low <= total <= high <= usable, message
+    fields = EFFICIENCY_RULES[code]
+    fix_paths([tmp_path / rule.docs.bad.main], unsafe=True, select=[code])
+    (after,) = check_paths([tmp_path / rule.docs.bad.main])
+    assert not _findings(after, code), code
+    assert _sizes(after, fields) != _sizes(before, fields), code
+    # the launch the fix wrote is the alternative named: its predicted step and memory are the message's
+    named_step = float(re.search(r"shorter \+- \d+% \(([\d.]+) s vs", message)[1])
+    fixed = layout_estimate(after.layouts[0])
+    assert fixed.step_time_s == pytest.approx(named_step, rel=0.006), code
+    assert round(fixed.memory_gib["total"], 1) == total, code
