@@ -5,13 +5,15 @@
 Each run that states a layout becomes fixtures/good/<id>/launch.sh (a multi-node torchrun launch of
 pretrain_gpt.py with the run's model shape, layout, batch, precision and recompute, read the way
 benchmarks/calibrate.py reads them for the cost model) and a .plint.toml naming its GPU and network, as a
-team would configure plint for its cluster. The values are the published ones; the files are ours. A run
+team would configure plint for its cluster; a Megatron-DeepSpeed run is written as one, with its ds_config.json.
+The values are the published ones; the files are ours. A run
 the calibration reader cannot turn into a layout (no GPU count, no TP/PP, no batch) is left out and listed.
 These launches ran: tests/test_good_launches.py holds that none draws a warning or an error.
 """
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -23,6 +25,7 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from calibrate import DEFAULT_DATA, to_input  # noqa: E402
 
 OUT = ROOT / "fixtures" / "good"
+DS_CONFIG = "ds_config.json"
 
 # What a run's own publication states beyond the table the calibration data reads: the
 # micro-batch and the layers per virtual pipeline stage of the SC21 Table 1 rows are in NVIDIA/Megatron-LM
@@ -76,8 +79,8 @@ def with_published_script(run_id: str, inp):
     return inp.replace(**changes)
 
 
-def _flags(inp) -> list[str]:
-    """The trainer flags of one run, a line each."""
+def _flags(inp, deepspeed: bool = False) -> list[str]:
+    """The trainer flags of one run, a line each; `deepspeed`: a Megatron-DeepSpeed launch (megatron_deepspeed)."""
     model = [f"--num-layers {inp.num_layers} --hidden-size {inp.hidden_size} "
              f"--num-attention-heads {inp.num_attention_heads}"]
     if inp.ffn_hidden_size:
@@ -109,9 +112,11 @@ def _flags(inp) -> list[str]:
     if inp.ep > 1:
         layout.append(f"--expert-model-parallel-size {inp.ep}"
                       + (f" --expert-tensor-parallel-size {inp.etp}" if inp.etp else ""))
-    if inp.tp > 1:  # Megatron-LM pairs sequence parallelism with tensor parallelism since 2022
+    if inp.tp > 1 and not deepspeed:  # Megatron-LM pairs sequence parallelism with tensor parallelism since 2022
         layout.append("--sequence-parallel" + (" --tp-comm-overlap" if inp.options.tp_comm_overlap else ""))
-    if _fully_sharded(inp):  # ZeRO-3 / FSDP full sharding: Megatron-FSDP's optim_grads_params
+    if deepspeed:  # DeepSpeed runs the optimizer, at the run's ZeRO stage (ds_config.json, deepspeed_config)
+        layout.append(f"--deepspeed --deepspeed_config {DS_CONFIG} --zero-stage {inp.zero_stage or 0}")
+    elif _fully_sharded(inp):  # ZeRO-3 / FSDP full sharding: Megatron-FSDP's optim_grads_params
         layout.append("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
                       "--ckpt-format fsdp_dtensor --overlap-grad-reduce --overlap-param-gather")
     else:
@@ -130,6 +135,20 @@ def _flags(inp) -> list[str]:
     return model + layout + batch
 
 
+def megatron_deepspeed(run: dict) -> bool:
+    """A run of Megatron-DeepSpeed (MT-NLG), written as one: DeepSpeed's pipeline engine has only the 1F1B
+    schedule, so a Megatron-LM launch of it would claim virtual stages the run could not use."""
+    return run.get("framework") == "Megatron-DeepSpeed"
+
+
+def deepspeed_config(inp) -> str:
+    """The DeepSpeed JSON of a Megatron-DeepSpeed run: its batch, ZeRO stage and precision."""
+    precision = {"bf16": "bf16", "fp16": "fp16"}[inp.precision]
+    return json.dumps({"train_batch_size": inp.global_batch, "train_micro_batch_size_per_gpu": inp.micro_batch,
+                       "gradient_clipping": 1.0, "zero_optimization": {"stage": inp.zero_stage or 0},
+                       precision: {"enabled": True}}, indent=2) + "\n"
+
+
 def _fully_sharded(inp) -> bool:
     return inp.zero_stage == 3 or inp.sharding == "parameters"
 
@@ -146,7 +165,7 @@ def unwritable(run: dict, inp) -> str | None:
 
 def launch(run: dict, inp) -> str:
     recipe = [PUBLISHED_RECIPE_FLAGS[run["id"]]] if run["id"] in PUBLISHED_RECIPE_FLAGS else []
-    lines = "\n".join(f"    {line} \\" for line in _flags(inp) + recipe)
+    lines = "\n".join(f"    {line} \\" for line in _flags(inp, megatron_deepspeed(run)) + recipe)
     source = " ".join(str(run.get("source", "")).split())
     return (f"#!/bin/bash\n# {run['name']}\n# Published layout: {source[:200]}\n"
             f"# Written as a Megatron-LM launch by scripts/write_good_launches.py (values from the publication).\n"
@@ -181,6 +200,8 @@ def main(argv: list[str]) -> int:
         folder.mkdir(exist_ok=True)
         (folder / "launch.sh").write_text(launch(run, inp))
         (folder / ".plint.toml").write_text(config(inp))
+        if megatron_deepspeed(run):
+            (folder / DS_CONFIG).write_text(deepspeed_config(inp))
     print(f"wrote {len(runs) - len(skipped)} launches to {OUT.relative_to(ROOT)}; left out:")
     print("\n".join(f"  {s}" for s in skipped))
     return 0

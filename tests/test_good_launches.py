@@ -1,4 +1,5 @@
-"""fixtures/good: published production runs written as Megatron-LM launches (scripts/write_good_launches.py).
+"""fixtures/good: published production runs written as Megatron-LM launches (Megatron-DeepSpeed for MT-NLG,
+which ran it; scripts/write_good_launches.py).
 These layouts ran, so the trainer accepted them: no start-up check, nor any other rule, may call one an
 error, and (issue 25) none a warning: efficiency advice names a better layout of the same launch only when the
 cost model predicts it faster by more than its own error, and the memory rules speak only outside the
@@ -23,7 +24,9 @@ def test_there_are_good_launches():
 def test_a_launch_that_ran_draws_no_error(folder):
     (result,) = check_paths([folder / "launch.sh"])  # its .plint.toml names the GPU and the network
     (layout,) = result.layouts
-    assert layout.value("trainer") == "megatron" and layout.value("cluster.gpu") is not None
+    # written as a Megatron-LM launch, or as a Megatron-DeepSpeed one (with its DeepSpeed JSON) for a run of it
+    trainer = "megatron-deepspeed" if (folder / "ds_config.json").exists() else "megatron"
+    assert layout.value("trainer") == trainer and layout.value("cluster.gpu") is not None
     errors = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity == "error"]
     assert not errors
 
@@ -36,8 +39,6 @@ STILL_WARNED = {
     "megatron_sc21_gpt_39p1b_512gpu": "the run kept pp 2 without interleaving and without a distributed optimizer; "
                                       "written with one, plint predicts pp 1 (7.6%) and vpp 12 (6.8%) faster "
                                       "by more than its 5% margin (PL302, PL301)",
-    "mtnlg_530b_3360gpu": "a Megatron-DeepSpeed run (no interleaved schedule) written as a Megatron-LM launch, for "
-                          "which plint names pp 21 vpp 5 (PL301)",
 }
 
 
