@@ -505,7 +505,9 @@ def full_recompute_unneeded(ctx: RuleContext):
              "the GPUs' dense bf16 peak), looks for a larger micro-batch (one that divides the per-rank batch) "
              "that fits in memory (the high end of its measured error band included) and whose step the cost "
              "model predicts shorter by more than it can tell apart (5%; 10% for MoE models), and names it ("
-             + FIGURES + "). Without one it is quiet: what else "
+             + FIGURES + ") with where the saving comes from: larger GEMMs, or the part of the step that "
+             "shrinks most (data-parallel communication that a longer last backward hides, or that ZeRO-3 "
+             "repeats for every micro-batch). Without one it is quiet: what else "
              "keeps the MFU low (a bubble, communication on a slow link) is for the rules that can name a "
              "better layout for it (PL301, PL302, PL202, PL203, PL307).",
         why="Well-tuned large runs reach 35-55% MFU. The micro-batch is the rows of every GEMM: GEMMs too small "
@@ -538,8 +540,24 @@ def low_mfu(ctx: RuleContext):
             if stated is not None and stated != "auto" else "")
     yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
                   f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step; --micro-batch-size "
-                  f"{micro}{also} (larger GEMMs) instead: {gain_text(variant, est, inp)}",
+                  f"{micro}{also} ({_saving_source(est, variant)}) instead: {gain_text(variant, est, inp)}",
                   span(ctx, "batch.micro"), key="estimate.mfu")
+
+
+def _saving_source(est: Estimate, variant: Estimate) -> str:
+    """Where a larger micro-batch's predicted saving comes from, in the cost model's own parts: `larger GEMMs`
+    when most of it is compute (and recompute), else the part that shrinks most with its times, e.g. with the
+    data-parallel exchange overlapped only under the last micro-batch's backward, or ZeRO-3 gathering the
+    parameters once per micro-batch: `mostly data-parallel communication, 0.193 s -> 0.05 s`."""
+    from plint.cost.estimate import TIME_PART_NAMES
+
+    saved = {part: est.time_s[part] - variant.time_s.get(part, 0.0) for part in est.time_s}
+    gemms = saved.get("compute", 0.0) + saved.get("recompute", 0.0)
+    part = max(saved, key=saved.get)
+    if part in ("compute", "recompute") or gemms >= saved[part]:
+        return "larger GEMMs"
+    return (f"mostly {TIME_PART_NAMES.get(part, part)}, {_seconds(est.time_s[part])} -> "
+            f"{_seconds(variant.time_s.get(part, 0.0))}")
 
 
 def faster_micro_batch(ctx: RuleContext) -> int | None:

@@ -38,6 +38,9 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
     "megatron_sc21_gpt_39p1b_512gpu": {"micro_batch": 4},
     "megatron_sc21_gpt_76p1b_1024gpu": {"micro_batch": 2, "layers_per_virtual_stage": 5},
     "megatron_sc21_gpt_310p1b_1920gpu": {"micro_batch": 1, "layers_per_virtual_stage": 3},
+    # Megatron-LM as the 2019 paper ran it (NVIDIA/Megatron-LM abe36e2e5f, 2019-07, arguments.py) has a
+    # per-rank --batch-size and no gradient accumulation: the 512-sequence batch over dp 64 is 8 per step
+    "megatron2019_8p3b_512v100": {"micro_batch": 8},
     # SC21 Table 2 states the model-parallel size and micro-batch 1, not the schedule; the authors' scripts
     # for the same model at the same tp x pp interleave it: the 530B row of run_table_1.sh (tp 8, pp 35) with
     # 1 layer per virtual stage, and run_figure_12.sh's interleaved 175B (tp 8, pp 12) with 2
