@@ -137,7 +137,8 @@ def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
             continue
         variant = _variant(inp, **changes)
         if variant is not None and _fits(variant, ctx):
-            return f"; with {what} it would need {_gib(variant.memory_gib['total'])} GiB"
+            low, high = _band(variant)
+            return f"; with {what} it would need {_gib(variant.memory_gib['total'])} GiB ({_gib(low)} to {_gib(high)})"
     return ""
 
 
@@ -155,9 +156,18 @@ def _recompute_or_smaller_micro(inp: ModelInput, recompute: str, micro_flag: str
     out = []
     if inp.recompute != "full":
         out.append((recompute, {"recompute": "full", "recompute_method": "uniform", "recompute_num_layers": 1}))
-    if inp.micro_batch > 1:
-        out.append((f"{micro_flag} {inp.micro_batch // 2}", {"micro_batch": inp.micro_batch // 2}))
+    smaller = _smaller_micro_batch(inp)
+    if smaller is not None:
+        out.append((f"{micro_flag} {smaller}", {"micro_batch": smaller}))
     return out
+
+
+def _smaller_micro_batch(inp: ModelInput) -> int | None:
+    """The largest micro-batch up to half the launch's with which the global batch still divides over micro-batch
+    x dp (PL102: Megatron's start-up check), or None."""
+    dp = inp.data_parallel()
+    global_batch = inp.global_batch or inp.micro_batch * dp
+    return next((m for m in range(inp.micro_batch // 2, 0, -1) if global_batch % (m * dp) == 0), None)
 
 
 def _memory_modelled(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:

@@ -192,3 +192,23 @@ def test_low_mfu_says_where_the_larger_micro_batch_saves(tmp_path):
     assert max(saved, key=saved.get) == "dp" and saved["dp"] > saved["compute"] + saved["recompute"]
     assert "--micro-batch-size 4 (mostly data-parallel communication, " in finding.message
     assert "larger GEMMs" not in finding.message
+
+
+def test_memory_remedy_gives_its_band_and_keeps_the_batch_whole(tmp_path):
+    """(issue 25, item 2) PL401/PL402 say what would fit with its own band, and a smaller micro-batch they
+    name still divides the global batch (PL102): micro-batch 5 of a 40-sequence batch on dp 8 halves to 2,
+    which does not divide it (40 / (2 x 8)); 1 does. Failed before: the remedy was micro-batch // 2 and
+    gave no band."""
+    from plint.rules.cost import _smaller_micro_batch
+
+    result = _check(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=36, hidden=4096,
+                    heads=32, seq=4096)
+    (finding,) = _findings(result, "PL401")
+    fixed = estimate(cost_input(result.layouts[0]).replace(distributed_optimizer=True)).memory_gib
+    spread = fixed["error_band"] * fixed["allocator_peak"]
+    assert (f"with --use-distributed-optimizer it would need {fixed['total']:.1f} GiB "
+            f"({fixed['total'] - spread:.1f} to {fixed['total'] + spread:.1f})") in finding.message
+    inp = cost_input(result.layouts[0])
+    assert _smaller_micro_batch(inp.replace(micro_batch=5, global_batch=40, dp=8)) == 1
+    assert _smaller_micro_batch(inp.replace(micro_batch=6, global_batch=48, dp=8)) == 3
+    assert _smaller_micro_batch(inp.replace(micro_batch=1, global_batch=8, dp=8)) is None
