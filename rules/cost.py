@@ -274,7 +274,8 @@ def memory_headroom(ctx: RuleContext):
              "step and memory (" + FIGURES + "). A bubble with no better layout (a 175B model "
              "that needs its 16 stages) is what the run costs, and plint stays quiet. Teams that want an "
              "absolute limit set `thresholds.bubble` (off by default): above it the rule also warns when no "
-             "alternative is found.",
+             "alternative is found. Where dropping the pipeline altogether is faster still, PL302 names that "
+             "and this rule is quiet: one alternative per pipeline.",
         why="With pp 8 and 16 micro-batches per step, 1F1B idles every GPU for 7 of 23 stage-times: 30% of the "
             "step. More micro-batches per step (a smaller micro-batch), fewer stages or virtual pipeline stages "
             "shrink it, when memory allows.",
@@ -297,6 +298,9 @@ def pipeline_bubble(ctx: RuleContext):
     head = (f"pipeline bubble {_pct(share)} of the step: pp {inp.pp}"
             f"{f', vpp {inp.vpp}' if (inp.vpp or 1) > 1 else ''}, {est.num_microbatches} micro-batches per step")
     better = bubble_alternative(ctx, inp, est)
+    dropped = needless_axis(ctx) if better is not None else None
+    if dropped is not None and dropped[0] == "pp":
+        return  # no pipeline at all does better still: PL302 names it (one alternative per launch's pipeline)
     if better is not None:
         alternative, variant = better
         yield Finding(f"{head}; {describe_pipeline(alternative, inp)} instead: bubble {_pct(share)} -> "
@@ -429,7 +433,9 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
              "that axis set to 1 and its GPUs given to data parallelism (for experts: replicated), and warns "
              "when that layout fits in memory (the high end of its measured error band included) and its step "
              "is predicted more than 5% shorter (10% for MoE models; smaller differences are inside what the "
-             "model can tell apart), naming it with the predicted step and memory (" + FIGURES + ").",
+             "model can tell apart), naming it with the predicted step and memory (" + FIGURES + "). The "
+             "pipeline is left to PL301 where a layout it names (another pp, vpp or micro-batch) is faster "
+             "than none.",
         why="Every axis costs communication and complexity: use the least parallelism that fits. A 1.3B model "
             "with tp 2 on 8 GPUs splits GEMMs that already run below peak and all-gathers activations on "
             "every layer, to save memory it does not need.",
@@ -468,8 +474,17 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
         variant = _variant(simpler) if simpler is not None else None
         if variant is None or not _fits(variant, ctx) or variant.step_time_s > (1 - _margin(inp)) * est.step_time_s:
             continue
+        if axis == "pp" and _pipelined_faster(ctx, inp, est, variant):
+            continue  # a better pipeline beats none: PL301 names it, so the two never advise opposite edits
         return axis, size, simpler, variant, est
     return None
+
+
+def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipelined: Estimate) -> bool:
+    """Whether PL301's layout of the launch (another pp, vpp or micro-batch) is predicted faster than dropping
+    the pipeline: then that is the advice, and PL302 leaves the pipeline axis to it."""
+    better = bubble_alternative(ctx, inp, est)
+    return better is not None and better[1].step_time_s < unpipelined.step_time_s
 
 
 @register(

@@ -212,3 +212,35 @@ def test_memory_remedy_gives_its_band_and_keeps_the_batch_whole(tmp_path):
     assert _smaller_micro_batch(inp.replace(micro_batch=5, global_batch=40, dp=8)) == 1
     assert _smaller_micro_batch(inp.replace(micro_batch=6, global_batch=48, dp=8)) == 3
     assert _smaller_micro_batch(inp.replace(micro_batch=1, global_batch=8, dp=8)) is None
+
+
+def test_pipeline_advice_is_one_alternative(tmp_path):
+    """(issue 25) PL301 and PL302 never name opposite edits of one pipeline (their unsafe fixes together would
+    write virtual stages at pp 1, PL108): SC21's 39B run written with a distributed optimizer (fixtures/good)
+    could interleave (vpp 12) or drop its pipeline (pp 1, dp 64); the faster, pp 1, is named, by PL302 alone,
+    and the unsafe fix leaves a launch without errors. Failed before: both warned, and `plint fix
+    --unsafe-fixes` refused every fix of the pass."""
+    import shutil
+
+    from fixture_paths import ROOT
+
+    from plint.planning.alternatives import faster_pipeline
+
+    source = ROOT / "fixtures" / "good" / "megatron_sc21_gpt_39p1b_512gpu"
+    for name in ("launch.sh", ".plint.toml"):
+        shutil.copy(source / name, tmp_path / name)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    inp, est = cost_input(result.layouts[0]), layout_estimate(result.layouts[0])
+    unpipelined = estimate(inp.replace(pp=1, vpp=None, dp=inp.data_parallel() * inp.pp))
+    assert unpipelined.step_time_s < 0.95 * est.step_time_s
+    band_fits = lambda e: e.memory_gib["total"] + e.memory_gib["error_band"] * e.memory_gib["allocator_peak"] \
+        <= e.memory_gib["usable"]  # noqa: E731
+    interleaved = faster_pipeline(inp, est, band_fits, 0.05, estimate)
+    assert interleaved is not None and interleaved[0].vpp  # PL301 had an alternative too, a slower one
+    assert unpipelined.step_time_s < interleaved[1].step_time_s
+    assert _findings(result, "PL302") and not _findings(result, "PL301")
+    run = fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL301", "PL302"])
+    assert not run.reverted
+    (after,) = check_paths([tmp_path / "launch.sh"])
+    assert after.layouts[0].value("parallel.pp") == 1
+    assert not [d for d in after.diagnostics if d.severity == "error"]
