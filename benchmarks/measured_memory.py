@@ -237,6 +237,28 @@ def features(args: dict[str, object]) -> list[str]:
     return found or ["plain"]
 
 
+def _size(args: dict[str, object], option: str) -> int:
+    try:
+        return max(1, int(args.get(option) or 1))
+    except (TypeError, ValueError):
+        return 1
+
+
+def size_free_memory(args: dict[str, object]) -> bool:
+    """Whether a GPU's memory is the same at every node count: nothing sharded over data parallelism (no
+    distributed optimizer, no FSDP) and no pipeline, whose micro-batches in flight depend on the count
+    (global batch / (micro batch x dp))."""
+    sharded = any(args.get(o) not in (None, False) for o in ("--use-distributed-optimizer", "--use-megatron-fsdp",
+                                                            "--use-custom-fsdp", "--num-experts"))
+    return not sharded and _size(args, "--pipeline-model-parallel-size") == 1
+
+
+def smallest_nodes(args: dict[str, object], gpus: int) -> int:
+    """Nodes of `gpus` GPUs the smallest launch of the case's model-parallel layout takes."""
+    model_parallel = _size(args, "--tensor-model-parallel-size") * _size(args, "--context-parallel-size")
+    return max(1, -(-model_parallel // gpus))
+
+
 def rows_of(mirror: Path) -> list[tuple[Row, str]]:
     """Every (row, launch text) of the training tests with a measured peak."""
     sizes = recipe_sizes(mirror)
@@ -251,9 +273,14 @@ def rows_of(mirror: Path) -> list[tuple[Row, str]]:
         args = model_args(config)
         if not args or any(option in args for option in NOT_TRAINING):
             continue
-        # release tests ran on several nodes: a release case no recipe names has no known size
+        # release tests ran on several nodes: a release case no recipe names has no known size (their recipes were
+        # tests/functional_tests/local_recipes, a submodule of NVIDIA's own, added in Megatron-LM 3230340fcc and
+        # removed in c14d9874d2; the release model_config.yaml files name no node count). Where the memory does not
+        # depend on the node count, the smallest launch of the layout stands in for it (size_free_memory).
         unknown_size = case not in sizes and "release" in str(config.get("TEST_TYPE", ""))
         nodes, gpus = sizes.get(case, (1, 8))
+        if unknown_size and size_free_memory(args):
+            nodes, unknown_size = smallest_nodes(args, gpus), False
         vocab, _ = tokenizer_vocab(args)
         text = launch_text(family, args, nodes, gpus, vocab)
         for environment in ENVIRONMENTS:

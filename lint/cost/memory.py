@@ -115,7 +115,7 @@ def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, fl
     if first:
         dense += c.embedding / tp + c.position
     if last or pp == 1:
-        dense += c.final_norm + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
+        dense += c.final_norm + c.output_bias / tp + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
     largest = max(c.dense_layer_tp / tp + c.dense_layer_rep,
                   c.moe_layer_tp / tp + c.moe_layer_rep + (c.experts_per_layer / max(1, inp.ep * etp) if c.num_moe else 0))
     return dense, experts, largest
@@ -186,6 +186,39 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     else:
         keep += mlp_factor * inp.ffn_width() / tp
     return keep, 2.0 * h / sp
+
+
+def decoder_tokens_share(inp: ModelInput) -> float:
+    """Decoder tokens per encoder token: --decoder-seq-length / --encoder-seq-length for T5, else 1."""
+    if not inp.encoder_decoder:
+        return 1.0
+    return (inp.decoder_seq_length or inp.seq_length) / max(1, inp.seq_length)
+
+
+def encoder_decoder_layer_bytes(inp: ModelInput, encoder_full: float, encoder_ckpt: float) -> tuple[float, float]:
+    """(bytes kept with no recompute, with full recompute) of one encoder layer and one decoder layer of T5, per
+    encoder token (seq_length is --encoder-seq-length).
+
+    The decoder layer (megatron/core/models/T5/t5_spec.py decoder_model_with_transformer_engine_default_spec) is a
+    GPT layer over the decoder's s_d tokens (activation_bytes_per_token with s_d as the sequence) plus a
+    cross-attention (megatron/core/transformer/transformer_layer.py forward; attention.py CrossAttention), per
+    decoder token: pre_cross_attn_layernorm's input and linear_q's input (2h each, /tp with SP), the residual
+    dropout's mask (h), Q and the attention output (2nd each, /tp), and the core's statistics (4n/tp with flash
+    attention) or, unfused, its s_d x s_e scores as activation_bytes_per_token counts them; per encoder token, the
+    K and V linear_kv makes of the encoder's output in every decoder layer (2gd each, /tp)."""
+    h, n, tp = inp.hidden_size, inp.num_attention_heads, max(1, inp.tp)
+    d = inp.kv_channels or h // n
+    g = inp.num_query_groups or n
+    sp = tp if inp.sequence_parallel else 1
+    share = decoder_tokens_share(inp)
+    decoder_full, decoder_ckpt = activation_bytes_per_token(inp.replace(seq_length=round(inp.seq_length * share)), False)
+    cross = (4.0 + (1.0 if inp.hidden_dropout > 0 else 0.0)) * h / sp + 4.0 * n * d / tp
+    if inp.options.flash_attention:
+        cross += 4.0 * n / tp
+    elif inp.recompute != "selective":
+        cross += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
+    full = encoder_full + share * (decoder_full + cross) + 4.0 * g * d / tp
+    return full, encoder_ckpt + share * decoder_ckpt
 
 
 def routed_probs_product_bytes(inp: ModelInput) -> float:
@@ -323,6 +356,10 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     if c.num_moe:
         moe_full, _ = activation_bytes_per_token(inp, True)
         full = (1 - moe_share) * full + moe_share * moe_full
+    if inp.encoder_decoder:
+        full, ckpt = encoder_decoder_layer_bytes(inp, full, ckpt)
+    # tokens of the decoder, which the embedding also runs and the output layer and the loss see (T5)
+    out_tokens = tokens * decoder_tokens_share(inp)
     v = inp.vpp or 1
     chunk_layers = stage_layers(inp, last and not only) / v
     if inp.recompute == "full":
@@ -339,7 +376,8 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     if (not last or only) and inp.hidden_dropout > 0:
         # the embedding output's dropout mask (1 B per element; Megatron's embedding dropout is
         # --hidden-dropout), /tp with sequence parallel
-        acts += tokens * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
+        embedded = tokens + (out_tokens if inp.encoder_decoder else 0.0)
+        acts += embedded * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
     if holds_output:
         # the final norm's input and the output layer's input (2 B each, /tp with SP) and the logits at
         # the loss (loss_logit_bytes): one micro-batch, except under GPipe, whose last stage runs every
@@ -347,8 +385,12 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
         outputs = max(1, num_microbatches) if gpipe else 1
         at_loss, saved = loss_logit_bytes(inp)
-        acts += outputs * tokens * 4.0 * inp.hidden_size / sp
-        acts += tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+        acts += outputs * out_tokens * 4.0 * inp.hidden_size / sp
+        acts += out_tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+        if inp.encoder_decoder:
+            # the encoder's final norm: its input and its output, the encoder_hidden_states every decoder layer's
+            # cross-attention linear_kv keeps as its input (one tensor, saved by reference)
+            acts += tokens * 4.0 * inp.hidden_size / sp
         acts += deferred_wgrad_bytes(inp, c, num_microbatches)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)

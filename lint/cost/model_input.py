@@ -129,6 +129,11 @@ class ModelInput:
     moe_ffn_hidden_size: int | None = None  # None: ffn_hidden_size
     moe_shared_expert_size: int = 0  # --moe-shared-expert-intermediate-size (all shared experts together)
     moe_layer_freq: int | tuple[int, ...] = 1  # an int k: layer i is MoE when i % k == 0; or a 0/1 pattern
+    # encoder-decoder (T5: examples/t5/pretrain_t5.py builds megatron/core/models/T5/t5_model.py's T5Model): an
+    # encoder of num_layers layers over seq_length (--encoder-seq-length) tokens and a decoder of as many layers
+    # (its config is the trainer's num_layers) over decoder_seq_length tokens, each with a cross-attention
+    encoder_decoder: bool = False
+    decoder_seq_length: int | None = None  # --decoder-seq-length; None: seq_length
     # parallel layout
     tp: int = 1
     pp: int = 1
@@ -326,6 +331,8 @@ class ModelInput:
             moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
             or _positive_int(v("model.moe_shared_expert_size")) or 0,
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
+            encoder_decoder=_encoder_decoder(layout),
+            decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
             ep=_positive_int(v("parallel.ep")) or 1,
@@ -387,6 +394,16 @@ def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
     if recipe in ("delayed", "tensorwise", "mxfp8", "blockwise"):
         switches["fp8_recipe"] = recipe
     return switches
+
+
+# Entry points that build Megatron's T5Model (the root one until megatron-core 0.13, examples/t5/ after)
+ENCODER_DECODER_ENTRY_POINTS = ("pretrain_t5.py",)
+
+
+def _encoder_decoder(layout: Layout) -> bool:
+    """Whether the launch trains an encoder-decoder (T5) model: its entry point builds T5Model."""
+    entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
+    return entry in ENCODER_DECODER_ENTRY_POINTS or layout.value("model.encoder_decoder") is True
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:

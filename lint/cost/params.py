@@ -43,6 +43,7 @@ class ParamCounts:
         "num_dense",
         "num_moe",
         "output",
+        "output_bias",
         "position",
         "total",
         "vocab_padded",
@@ -105,8 +106,20 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
     learned = position == "learned_absolute" or (position is None and inp.max_position_embeddings is not None)
     c.position = (inp.max_position_embeddings or inp.seq_length) * h if learned else 0
     c.output = c.embedding if inp.untie_embeddings else 0
+    c.output_bias = 0
     c.final_norm = norm
     c.dense_layer_tp, c.dense_layer_rep = attn_tp + mlp_tp, attn_rep + mlp_rep
+    if inp.encoder_decoder:
+        # T5 (megatron/core/models/T5/t5_model.py T5Model.__init__): a "layer" here is an encoder layer and a
+        # decoder layer, the decoder's with a pre-cross-attention norm and a cross-attention (t5_spec.py: linear_q,
+        # linear_kv, linear_proj; megatron/core/transformer/attention.py CrossAttention: q n*d wide, kv 2*g*d);
+        # the encoder and the decoder block each end in a final norm; the tied output layer (T5LMHead) keeps a
+        # column-parallel bias of V_pad (bias=share_embeddings_and_output_weights)
+        cross_tp = h * n * d + h * 2 * g * d + n * d * h + ((n * d + 2 * g * d) if bias else 0)
+        cross_rep = (h if bias else 0) + norm
+        c.dense_layer_tp, c.dense_layer_rep = 2 * c.dense_layer_tp + cross_tp, 2 * c.dense_layer_rep + cross_rep
+        c.final_norm = 2 * norm
+        c.output_bias = 0 if inp.untie_embeddings else c.vocab_padded
     c.dense_layer = c.dense_layer_tp + c.dense_layer_rep
 
     flags = moe_layer_flags(inp)
@@ -128,7 +141,7 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
         c.moe_layer_tp = c.moe_layer_rep = 0
     c.moe_layer = c.moe_layer_tp + c.moe_layer_rep
     blocks = c.num_dense * c.dense_layer + c.num_moe * c.moe_layer
-    outer = c.embedding + c.position + c.output + c.final_norm
+    outer = c.embedding + c.position + c.output + c.output_bias + c.final_norm
     c.total = blocks + c.num_moe * c.experts_per_layer + outer
     c.active = blocks + c.num_moe * c.active_experts_per_layer + outer
     return c

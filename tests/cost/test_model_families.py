@@ -1,0 +1,69 @@
+"""Memory terms of model families beyond the GPT decoder (issue 23), each against a number worked out by hand:
+T5's encoder-decoder (cross-attention parameters and activations, the decoder's own sequence)."""
+
+import pytest
+from plint.cost import ModelInput, Options, count_params
+from plint.cost.memory import encoder_decoder_layer_bytes, activation_bytes_per_token, stage_memory
+
+# h=64, 4 heads of d=16 (no GQA), f=256, two layers, encoder 32 tokens, decoder 8, V=1000 (padded to 1024)
+T5_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
+                      ffn_hidden_size=256, max_position_embeddings=32, encoder_decoder=True, decoder_seq_length=8,
+                      gpus_per_node=1)
+
+
+def test_t5_layer_pair_parameters():
+    """A GPT layer here: attention 64x192 + 64x64 + 192 (QKV bias) = 16,576 sharded, 64 (proj bias) + 2 x 128
+    (two LayerNorms) = 320 replicated; MLP 64x256 + 256x64 + 256 = 33,024 sharded, 64 replicated.
+    The decoder's cross-attention: q 64x64, kv 64x128, proj 64x64, biases 64 + 128 = 16,576 sharded, proj bias
+    64 + the pre-cross-attention LayerNorm 128 = 192 replicated. An encoder and a decoder layer:
+    2 x 49,600 + 16,576 = 115,776 sharded, 2 x 384 + 192 = 960 replicated."""
+    c = count_params(T5_SMALL)
+    assert (c.dense_layer_tp, c.dense_layer_rep) == (115_776, 960)
+    assert c.final_norm == 2 * 128  # the encoder's and the decoder's final LayerNorm
+    assert c.output_bias == 1024  # T5LMHead's bias over the padded vocabulary (tied output layer)
+    # embedding 1024 x 64, learned positions 32 x 64
+    assert c.total == 2 * 116_736 + 65_536 + 2048 + 1024 + 256 == 302_336
+
+
+def test_t5_activations_per_encoder_token_flash():
+    """Per encoder token: the encoder layer 2,192 (10h + 8nd + 4n + 4f); the decoder's, a quarter as many tokens,
+    2,192 + the cross-attention's 5h + 4nd + 4n = 592; K and V of every encoder token: 4gd = 256.
+    2,192 + 0.25 x 2,784 + 256 = 3,144. Full recompute keeps each layer's inputs: 2h x (1 + 0.25) = 160."""
+    full, ckpt = activation_bytes_per_token(T5_SMALL, False)
+    assert full == 2192
+    assert encoder_decoder_layer_bytes(T5_SMALL, full, ckpt) == (3144, 160)
+
+
+def test_t5_activations_unfused_attention_scale_with_each_sequence():
+    """Unfused attention keeps 5 B per score: the encoder's 32 keys (5 x 4 x 32 = 640 per token), the decoder's
+    own 8 (160) and its cross-attention's 32 (640): 2,816 + 0.25 x (2,336 + 1,216) + 256 = 3,960."""
+    unfused = T5_SMALL.replace(options=Options(flash_attention=False))
+    full, ckpt = activation_bytes_per_token(unfused, False)
+    assert full == 2816
+    assert encoder_decoder_layer_bytes(unfused, full, ckpt)[0] == 3960
+
+
+def test_t5_stage_activations_use_the_decoder_tokens_for_the_loss():
+    """One micro-batch of 32 encoder and 8 decoder tokens: two layer pairs (2 x 3,144 x 32 = 201,216), the
+    embedding's dropout mask over both sequences (40 x 64 = 2,560), the decoder's final norm and output-layer
+    inputs (8 x 4 x 64 = 2,048), its logits at the loss (8 x 1,024 x 6 = 49,152) and the encoder's final norm's
+    input and output (32 x 4 x 64 = 8,192): 263,168 bytes."""
+    acts = stage_memory(T5_SMALL, count_params(T5_SMALL), 1, last=False)["activations"]
+    assert acts == pytest.approx(201_216 + 2_560 + 2_048 + 49_152 + 8_192) == 263_168
+
+
+def test_t5_launch_is_read_as_an_encoder_decoder(tmp_path):
+    """examples/t5/pretrain_t5.py with --encoder-num-layers and no --num-layers: validate_args takes the encoder's
+    count as num_layers; the decoder's sequence comes from --decoder-seq-length. Before: no estimate at all."""
+    from plint.cost.layout_estimate import cost_input
+    from plint.reading.read import read_path
+
+    script = tmp_path / "t5.sh"
+    script.write_text("torchrun --nproc-per-node 8 examples/t5/pretrain_t5.py --encoder-num-layers 12 "
+                      "--decoder-num-layers 12 --hidden-size 768 --num-attention-heads 12 --encoder-seq-length 512 "
+                      "--decoder-seq-length 128 --max-position-embeddings 512 --micro-batch-size 4 "
+                      "--global-batch-size 32 --vocab-size 29184 --bf16\n")
+    layout = read_path(script, gpu="h100-sxm").layouts[0]
+    assert layout.value("model.num_layers") == 12
+    inp = cost_input(layout)
+    assert inp is not None and inp.encoder_decoder and (inp.seq_length, inp.decoder_seq_length) == (512, 128)
