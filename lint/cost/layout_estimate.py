@@ -153,6 +153,8 @@ def unmodelled_features(layout: Layout) -> list[str]:
         entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
         if entry in UNMODELLED_ENTRYPOINTS and UNMODELLED_ENTRYPOINTS[entry] not in found:
             found.append(UNMODELLED_ENTRYPOINTS[entry])
+        if HYBRID in found and _hybrid_costed(entry, args):
+            found.remove(HYBRID)  # a pattern of Mamba, attention and MLP layers: plint.cost.memory costs each
         modules = get("--recompute-modules")
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
@@ -173,6 +175,24 @@ def unmodelled_features(layout: Layout) -> list[str]:
     return found
 
 
+HYBRID = "Mamba layers (a hybrid model)"
+
+
+def _hybrid_costed(entry: str, args) -> bool:
+    """Whether the launch's entry point builds a hybrid stack from a pattern with only layers the cost model knows
+    (plint.cost.params.hybrid_modelled); --is-hybrid-model without a pattern allocates the layers by ratios, which
+    plint does not follow."""
+    from plint.cost.model_input import HYBRID_ENTRY_POINTS
+    from plint.cost.params import HYBRID_MODELLED_SYMBOLS
+
+    if entry not in HYBRID_ENTRY_POINTS:
+        return False
+
+    text = _flag_text(args, "--hybrid-layer-pattern") or _flag_text(args, "--hybrid-override-pattern")
+    symbols = set((text or "").strip("'\"").split("/")[0].replace("|", ""))
+    return bool(symbols) and symbols <= HYBRID_MODELLED_SYMBOLS
+
+
 def unmodelled_memory(inp: ModelInput) -> list[str]:
     """What moves the memory of a launch in ways the cost model does not count, while its time is
     modelled: nothing at present. FP8 is counted: Transformer Engine's cached fp8 weights and transposes
@@ -185,6 +205,10 @@ def unmodelled_time(inp: ModelInput) -> list[str]:
     """What moves the step time of a launch in ways the cost model does not count, while its memory is
     modelled: DeepSpeed's CPU offload (the optimizer step on the CPU, the gradients and parameters over PCIe)."""
     found = []
+    if inp.hybrid_pattern:
+        found.append("the Mamba layers' time (a hybrid model)")
+    if inp.encoder_decoder:
+        found.append("the encoder-decoder's time (T5: its decoder and cross-attention)")
     if inp.offload_optimizer:
         found.append("ZeRO optimizer offload to cpu (the CPU step and the host transfers)")
     if inp.offload_param:

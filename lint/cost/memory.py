@@ -55,7 +55,7 @@ every difference from Megatron's own theoretical formula.
 from __future__ import annotations
 
 from plint.cost.model_input import ModelInput
-from plint.cost.params import ParamCounts
+from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims
 from plint.cost.schedule import layers_in_flight, schedule_name
 
 GIB = float(1 << 30)
@@ -186,6 +186,42 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     else:
         keep += mlp_factor * inp.ffn_width() / tp
     return keep, 2.0 * h / sp
+
+
+def mlp_part_bytes(inp: ModelInput) -> float:
+    """Bytes per token the MLP half of a dense layer keeps (activation_bytes_per_token's MLP terms): the pre-MLP norm's
+    input and fc1's input (2h each, fc1's 1 B in fp8; /tp with SP), the residual dropout's mask, and the MLP's
+    4f (6f SwiGLU; one f less in fp8) over tp."""
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    fp8 = inp.precision == "fp8"
+    norms = (3.0 if fp8 else 4.0) + (1.0 if inp.hidden_dropout > 0 else 0.0)
+    factor = (6 if inp.swiglu else 4) - (1 if fp8 else 0)
+    return norms * h / sp + factor * inp.ffn_width() / tp
+
+
+def mamba_layer_bytes(inp: ModelInput) -> float:
+    """Bytes per token one Mamba layer keeps for its backward (megatron/core/ssm/mamba_mixer.py MambaMixer.forward and
+    _ssm_training, the memory-efficient path): in_proj's fused norm keeps its input and in_proj its normed input (2h
+    each, /tp with SP); mamba_split_conv1d_scan_combined (mamba_ssm/ops/triton/ssd_combined.py
+    MambaSplitConv1dScanCombinedFn) saves its zxBCdt input, the contiguous copy _ssm_training makes (2 B x (2 d_inner +
+    2 groups x state + heads)), and the SSM's un-gated output out_x (2 d_inner), and recomputes the convolution and
+    the scan; the gated RMSNorm keeps its input and out_proj its input (2 d_inner each); all of the mixer's over tp;
+    the residual dropout's mask (h)."""
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    d_inner, heads, groups, state = mamba_dims(inp)
+    mask = 1.0 if inp.hidden_dropout > 0 else 0.0
+    return (4.0 + mask) * h / sp + (2.0 * (2 * d_inner + 2 * groups * state + heads) + 6.0 * d_inner) / tp
+
+
+def hybrid_layer_bytes(inp: ModelInput, dense_full: float) -> float:
+    """Bytes per token kept per layer of a hybrid stack, averaged over its pattern: a Mamba layer (mamba_layer_bytes),
+    an attention layer (a dense layer without its MLP half) or an MLP layer (the MLP half, mlp_part_bytes)."""
+    mlp = mlp_part_bytes(inp)
+    per_symbol = {"M": mamba_layer_bytes(inp), "*": dense_full - mlp, "-": mlp}
+    pattern = inp.hybrid_pattern or ""
+    return sum(per_symbol[x] for x in pattern) / max(1, len(pattern))
 
 
 def decoder_tokens_share(inp: ModelInput) -> float:
@@ -358,6 +394,8 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         full = (1 - moe_share) * full + moe_share * moe_full
     if inp.encoder_decoder:
         full, ckpt = encoder_decoder_layer_bytes(inp, full, ckpt)
+    if hybrid_modelled(inp):
+        full = hybrid_layer_bytes(inp, full)
     # tokens of the decoder, which the embedding also runs and the output layer and the loss see (T5)
     out_tokens = tokens * decoder_tokens_share(inp)
     v = inp.vpp or 1

@@ -134,6 +134,16 @@ class ModelInput:
     # (its config is the trainer's num_layers) over decoder_seq_length tokens, each with a cross-attention
     encoder_decoder: bool = False
     decoder_seq_length: int | None = None  # --decoder-seq-length; None: seq_length
+    # a hybrid stack (pretrain_hybrid.py / pretrain_mamba.py; megatron/core/models/hybrid/hybrid_layer_allocation.py):
+    # one symbol per layer, from --hybrid-layer-pattern (or --hybrid-override-pattern), pipeline bars and what
+    # follows the first '/' (the MTP part) left out: M Mamba, * attention, - MLP, E MoE; None: a transformer
+    hybrid_pattern: str | None = None
+    # the Mamba mixer's shape (megatron/training/arguments.py defaults: --mamba-state-dim 128, --mamba-head-dim 64,
+    # --mamba-num-groups 8, --mamba-num-heads None: d_inner / head dim, megatron/core/ssm/mamba_mixer.py)
+    mamba_state_dim: int = 128
+    mamba_head_dim: int = 64
+    mamba_num_groups: int = 8
+    mamba_num_heads: int | None = None
     # parallel layout
     tp: int = 1
     pp: int = 1
@@ -333,6 +343,11 @@ class ModelInput:
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
             encoder_decoder=_encoder_decoder(layout),
             decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
+            hybrid_pattern=_hybrid_pattern(layout, args),
+            mamba_state_dim=_positive_int(args.text("--mamba-state-dim")) or 128,
+            mamba_head_dim=_positive_int(args.text("--mamba-head-dim")) or 64,
+            mamba_num_groups=_positive_int(args.text("--mamba-num-groups")) or 8,
+            mamba_num_heads=_positive_int(args.text("--mamba-num-heads")),
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
             ep=_positive_int(v("parallel.ep")) or 1,
@@ -404,6 +419,21 @@ def _encoder_decoder(layout: Layout) -> bool:
     """Whether the launch trains an encoder-decoder (T5) model: its entry point builds T5Model."""
     entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
     return entry in ENCODER_DECODER_ENTRY_POINTS or layout.value("model.encoder_decoder") is True
+
+
+# Entry points that build the hybrid stack from the pattern (pretrain_hybrid.py: hybrid_builders.py HybridModel;
+# pretrain_mamba.py its earlier name); pretrain_gpt.py builds a GPTModel and has no use for one
+HYBRID_ENTRY_POINTS = ("pretrain_hybrid.py", "pretrain_mamba.py")
+
+
+def _hybrid_pattern(layout: Layout, args: _TrainerFlags) -> str | None:
+    """The hybrid stack's layer symbols (ModelInput.hybrid_pattern), or None without a pattern or a hybrid entry point."""
+    if str(layout.value("entrypoint") or "").rsplit("/", 1)[-1] not in HYBRID_ENTRY_POINTS:
+        return None
+    text = args.text("--hybrid-layer-pattern") or args.text("--hybrid-override-pattern")
+    if not text:
+        return None
+    return text.strip().strip("'\"").split("/")[0].replace("|", "") or None
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:

@@ -80,6 +80,45 @@ def _mlp(h: int, width: int, gated: bool, bias: bool) -> tuple[int, int, int]:
     return sharded, replicated, sharded + replicated
 
 
+HYBRID_MODELLED_SYMBOLS = frozenset("M*-")  # Mamba, attention and MLP layers; MoE ('E') and others are not costed
+
+
+def hybrid_modelled(inp: ModelInput) -> bool:
+    """Whether the input is a hybrid stack whose every layer the cost model knows (HYBRID_MODELLED_SYMBOLS)."""
+    return bool(inp.hybrid_pattern) and set(inp.hybrid_pattern) <= HYBRID_MODELLED_SYMBOLS
+
+
+def mamba_dims(inp: ModelInput) -> tuple[int, int, int, int]:
+    """(d_inner, heads, groups, state dim) of the Mamba mixer (megatron/core/ssm/mamba_mixer.py MambaMixer.__init__:
+    d_inner = expand (2) x h, or heads x head dim when --mamba-num-heads is given; heads = d_inner / head dim)."""
+    heads = inp.mamba_num_heads
+    d_inner = heads * inp.mamba_head_dim if heads else 2 * inp.hidden_size
+    return d_inner, heads or d_inner // inp.mamba_head_dim, inp.mamba_num_groups, inp.mamba_state_dim
+
+
+def mamba_layer_params(inp: ModelInput, norm: int) -> tuple[int, int]:
+    """(TP-sharded, replicated) parameters of one Mamba layer (hybrid_layer_specs.py hybrid_stack_spec: MambaLayer whose
+    mixer's in_proj is a TELayerNormColumnParallelLinear). MambaMixer (bias=False): in_proj h x (2 d_inner + 2 groups
+    x state + heads) for z, x, B, C and dt; conv1d over d_inner + 2 groups x state channels, kernel 4 (d_conv) plus
+    a bias; dt_bias, A_log and D one per head; the gated RMSNorm's d_inner weights; out_proj d_inner x h. All of
+    it is split over TP (heads and groups divide by tp); the fused input norm is replicated."""
+    h = inp.hidden_size
+    d_inner, heads, groups, state = mamba_dims(inp)
+    conv_channels = d_inner + 2 * groups * state
+    sharded = h * (2 * d_inner + 2 * groups * state + heads) + conv_channels * (4 + 1) + 3 * heads + d_inner + d_inner * h
+    return sharded, norm
+
+
+def _hybrid_layer_means(inp: ModelInput, attention: tuple[int, int], mlp: tuple[int, int], norm: int) -> tuple[float, float]:
+    """(TP-sharded, replicated) parameters per layer of the hybrid stack, averaged over its pattern: an attention
+    layer is a TransformerLayer with the self-attention alone and its fused input norm, an MLP layer (MLPLayer) the
+    MLP alone with its fused norm."""
+    per_symbol = {"M": mamba_layer_params(inp, norm), "*": attention, "-": mlp}
+    pattern = inp.hybrid_pattern or ""
+    layers = max(1, len(pattern))
+    return (sum(per_symbol[x][0] for x in pattern) / layers, sum(per_symbol[x][1] for x in pattern) / layers)
+
+
 def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCounts:
     """Parameters of the model `inp` describes. `qk_layernorm` (--qk-layernorm) defaults to the
     input's field of that name when it has one, else False."""
@@ -122,6 +161,10 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
         c.output_bias = 0 if inp.untie_embeddings else c.vocab_padded
     c.dense_layer = c.dense_layer_tp + c.dense_layer_rep
 
+    if hybrid_modelled(inp):
+        c.dense_layer_tp, c.dense_layer_rep = _hybrid_layer_means(inp, (attn_tp, attn_rep - norm), (mlp_tp, mlp_rep + norm),
+                                                                  norm)
+        c.dense_layer = c.dense_layer_tp + c.dense_layer_rep
     flags = moe_layer_flags(inp)
     c.num_moe = sum(flags)
     c.num_dense = inp.num_layers - c.num_moe

@@ -1,9 +1,17 @@
 """Memory terms of model families beyond the GPT decoder (issue 23), each against a number worked out by hand:
-T5's encoder-decoder (cross-attention parameters and activations, the decoder's own sequence)."""
+T5's encoder-decoder (cross-attention parameters and activations, the decoder's own sequence) and the hybrid
+stack's Mamba, attention and MLP layers."""
 
 import pytest
 from plint.cost import ModelInput, Options, count_params
-from plint.cost.memory import encoder_decoder_layer_bytes, activation_bytes_per_token, stage_memory
+from plint.cost.memory import (
+    activation_bytes_per_token,
+    encoder_decoder_layer_bytes,
+    hybrid_layer_bytes,
+    mamba_layer_bytes,
+    stage_memory,
+)
+from plint.cost.params import mamba_dims, mamba_layer_params
 
 # h=64, 4 heads of d=16 (no GQA), f=256, two layers, encoder 32 tokens, decoder 8, V=1000 (padded to 1024)
 T5_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
@@ -67,3 +75,55 @@ def test_t5_launch_is_read_as_an_encoder_decoder(tmp_path):
     assert layout.value("model.num_layers") == 12
     inp = cost_input(layout)
     assert inp is not None and inp.encoder_decoder and (inp.seq_length, inp.decoder_seq_length) == (512, 128)
+
+
+# h=64, 4 heads of 16, f=256; a Mamba layer (head dim 16, 2 groups, state 8: d_inner 128, 8 heads), an attention
+# layer and an MLP layer
+HYBRID_SMALL = ModelInput(num_layers=3, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
+                          ffn_hidden_size=256, hybrid_pattern="M*-", mamba_head_dim=16, mamba_num_groups=2,
+                          mamba_state_dim=8, gpus_per_node=1)
+
+
+def test_mamba_layer_parameters():
+    """in_proj 64 x (2 x 128 + 2 x 2 x 8 + 8) = 18,944; conv1d 160 channels x (4 + 1) = 800; dt_bias, A_log, D
+    3 x 8 = 24; the gated norm 128; out_proj 128 x 64 = 8,192: 28,088 split over TP; the fused LayerNorm 128."""
+    assert mamba_dims(HYBRID_SMALL) == (128, 8, 2, 8)
+    assert mamba_layer_params(HYBRID_SMALL, 128) == (28_088, 128)
+
+
+def test_hybrid_stack_parameters_average_the_pattern():
+    """Mamba 28,088 + attention 16,576 + MLP 33,024 = 77,688 sharded over three layers; replicated: 128 + (64
+    proj bias + 128 norm) + (64 fc2 bias + 128 norm) = 512."""
+    c = count_params(HYBRID_SMALL)
+    assert c.dense_layer_tp * 3 == pytest.approx(77_688)
+    assert c.dense_layer_rep * 3 == pytest.approx(512)
+    assert c.total == pytest.approx(77_688 + 512 + 1024 * 64 + 2 * 64)  # + embedding (V padded to 1024) + final norm
+
+
+def test_hybrid_layer_activations():
+    """Mamba per token: norm and in_proj inputs 4h + mask h = 320, zxBCdt 2 x 296 = 592, out_x, the norm's and
+    out_proj's inputs 6 x 128 = 768: 1,680. Attention layer: the dense layer's 2,192 less the MLP half (5h + 4f =
+    1,344): 848. Mean over M, *, -: (1,680 + 848 + 1,344) / 3 = 3,872 / 3."""
+    assert mamba_layer_bytes(HYBRID_SMALL) == 1680
+    dense, _ = activation_bytes_per_token(HYBRID_SMALL, False)
+    assert dense == 2192
+    assert hybrid_layer_bytes(HYBRID_SMALL, dense) == pytest.approx(3872 / 3)
+
+
+def test_hybrid_launch_is_costed_when_its_pattern_is_known(tmp_path):
+    """A pattern of Mamba, attention and MLP layers loses the 'not modelled' note for memory (the time keeps one);
+    one with MoE layers ('E') keeps it. Before: every hybrid launch was 'not modelled'."""
+    from plint.cost.layout_estimate import layout_estimate
+    from plint.reading.read import read_path
+
+    def notes(pattern: str) -> list[str]:
+        script = tmp_path / "hybrid.sh"
+        script.write_text("torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 "
+                          f"--hybrid-layer-pattern '{pattern}' --seq-length 1024 --max-position-embeddings 1024 "
+                          "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50304 --bf16\n")
+        est = layout_estimate(read_path(script, gpu="h100-sxm").layouts[0])
+        assert est is not None
+        return [n for n in est.notes if "not modelled" in n]
+
+    assert [n.split(":")[0] for n in notes("M-M*-M-")] == ["time not modelled"]
+    assert any(n.startswith("not modelled: Mamba layers") for n in notes("MEM*EM"))
