@@ -114,7 +114,6 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
 # estimate is still reported, but no rule turns it into a verdict: a wrong "out of memory" on a
 # launch that runs costs users more than a missed hint.
 UNMODELLED_FLAGS = {
-    "--multi-latent-attention": "multi-latent attention",
     "--pipeline-model-parallel-layout": "a custom pipeline layout",
     "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
     "--account-for-loss-in-pipeline-split": "uneven pipeline stages",

@@ -160,7 +160,7 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     # norm inputs and QKV/MLP inputs (4 x 2h) and the two residual dropouts' masks (2 x 1 B), which a
     # dropout of 0 does not keep: F.dropout(x, p=0) returns x itself, fused or not
     masks = 2.0 if inp.hidden_dropout > 0 else 0.0
-    keep = (8.0 + masks) * h / sp + (4 * n * d + 4 * g * d) / tp
+    keep = (8.0 + masks) * h / sp + (mla_attention_bytes(inp) if inp.multi_latent_attention else (4 * n * d + 4 * g * d) / tp)
     if inp.options.flash_attention:
         keep += 4.0 * n / tp  # fp32 log-sum-exp per head and token
     elif inp.recompute != "selective":
@@ -175,7 +175,7 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         # the norms' outputs feeding QKV and fc1 (1 B instead of 2: -2h/sp) and fc2's input, the activation
         # output (1 B instead of 2: -f); the projection's fp8 input is kept beside the bf16 attention
         # output the attention core saves for its own backward (+nd)
-        keep += -2.0 * h / sp + n * d / tp
+        keep += -2.0 * h / sp + n * (inp.v_head_dim if inp.multi_latent_attention else d) / tp
         mlp_factor -= 1
     if moe:
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
@@ -255,6 +255,20 @@ def encoder_decoder_layer_bytes(inp: ModelInput, encoder_full: float, encoder_ck
         cross += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     full = encoder_full + share * (decoder_full + cross) + 4.0 * g * d / tp
     return full, encoder_ckpt + share * decoder_ckpt
+
+
+def mla_attention_bytes(inp: ModelInput) -> float:
+    """Bytes per token multi-latent attention keeps beyond its norm's input and the down projections' input (which
+    the dense layer's 4h counts as it counts QKV's): the latents the up projections keep as inputs, q_lora_rank and
+    kv_lora_rank wide (2 B each, /tp with SP; twice that with --qk-layernorm, whose fused norm keeps its input and its
+    output), and what the core attention keeps, the contiguous query and key, n(qk + rope) each, the value, n v, and
+    the output linear_proj keeps, n v (2 B each, /tp) (megatron/core/transformer/multi_latent_attention.py
+    MLASelfAttention.get_query_key_value_tensors: query, key and value made contiguous after the rope)."""
+    tp = max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    n, q_head = inp.num_attention_heads, inp.qk_head_dim + inp.qk_pos_emb_head_dim
+    latents = (inp.q_lora_rank or 0) + inp.kv_lora_rank
+    return (4.0 if inp.qk_layernorm else 2.0) * latents / sp + (4.0 * n * q_head + 4.0 * n * inp.v_head_dim) / tp
 
 
 def routed_probs_product_bytes(inp: ModelInput) -> float:

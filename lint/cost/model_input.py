@@ -134,6 +134,16 @@ class ModelInput:
     # (its config is the trainer's num_layers) over decoder_seq_length tokens, each with a cross-attention
     encoder_decoder: bool = False
     decoder_seq_length: int | None = None  # --decoder-seq-length; None: seq_length
+    # multi-latent attention (--multi-latent-attention; megatron/core/transformer/multi_latent_attention.py
+    # MLASelfAttention): low-rank query and key-value projections; the ranks and head widths as the parser's
+    # defaults (megatron/training/arguments.py: --q-lora-rank None, --kv-lora-rank 32, --qk-head-dim 128,
+    # --qk-pos-emb-head-dim 64, --v-head-dim 128)
+    multi_latent_attention: bool = False
+    q_lora_rank: int | None = None
+    kv_lora_rank: int = 32
+    qk_head_dim: int = 128
+    qk_pos_emb_head_dim: int = 64
+    v_head_dim: int = 128
     # a hybrid stack (pretrain_hybrid.py / pretrain_mamba.py; megatron/core/models/hybrid/hybrid_layer_allocation.py):
     # one symbol per layer, from --hybrid-layer-pattern (or --hybrid-override-pattern), pipeline bars and what
     # follows the first '/' (the MTP part) left out: M Mamba, * attention, - MLP, E MoE; None: a transformer
@@ -343,6 +353,12 @@ class ModelInput:
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
             encoder_decoder=_encoder_decoder(layout),
             decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
+            multi_latent_attention=args.present("--multi-latent-attention"),
+            q_lora_rank=_positive_int(args.text("--q-lora-rank")),
+            kv_lora_rank=_positive_int(args.text("--kv-lora-rank")) or 32,
+            qk_head_dim=_positive_int(args.text("--qk-head-dim")) or 128,
+            qk_pos_emb_head_dim=_positive_int(args.text("--qk-pos-emb-head-dim")) or 64,
+            v_head_dim=_positive_int(args.text("--v-head-dim")) or 128,
             hybrid_pattern=_hybrid_pattern(layout, args),
             mamba_state_dim=_positive_int(args.text("--mamba-state-dim")) or 128,
             mamba_head_dim=_positive_int(args.text("--mamba-head-dim")) or 64,

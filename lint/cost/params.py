@@ -119,6 +119,24 @@ def _hybrid_layer_means(inp: ModelInput, attention: tuple[int, int], mlp: tuple[
     return (sum(per_symbol[x][0] for x in pattern) / layers, sum(per_symbol[x][1] for x in pattern) / layers)
 
 
+def mla_params(inp: ModelInput, per_elem: int) -> tuple[int, int]:
+    """(TP-sharded, replicated) parameters of multi-latent attention's projections (megatron/core/transformer/
+    multi_latent_attention.py MLASelfAttention.__init__; megatron/core/models/gpt/gpt_layer_specs.py: the down
+    projections are TELinear, duplicated on every TP rank; the up projections column-parallel, with the q/kv
+    layernorm fused in under --qk-layernorm and IdentityOp without; all without bias): linear_q_down_proj h x q_lora_rank
+    and linear_q_up_proj q_lora_rank x n(qk + rope) (or linear_q_proj h x n(qk + rope) without a q rank),
+    linear_kv_down_proj h x (kv_lora_rank + rope), linear_kv_up_proj kv_lora_rank x n(qk + v), linear_proj n v x h.
+    The projection's bias and the layer's norms are the caller's."""
+    h, n = inp.hidden_size, inp.num_attention_heads
+    q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
+    rq, rkv = inp.q_lora_rank, inp.kv_lora_rank
+    sharded = (rq or h) * n * q_head + rkv * n * (inp.qk_head_dim + inp.v_head_dim) + n * inp.v_head_dim * h
+    replicated = (h * rq if rq else 0) + h * (rkv + inp.qk_pos_emb_head_dim)
+    if inp.qk_layernorm:
+        replicated += per_elem * ((rq or 0) + rkv)
+    return sharded, replicated
+
+
 def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCounts:
     """Parameters of the model `inp` describes. `qk_layernorm` (--qk-layernorm) defaults to the
     input's field of that name when it has one, else False."""
@@ -136,6 +154,9 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
     attn_rep = (h if bias else 0) + 2 * norm  # projection bias and the two norms of the layer
     if qk_layernorm:
         attn_rep += 2 * per_elem * d  # q and k norms over one head (replicated across TP)
+    if inp.multi_latent_attention:
+        attn_tp, attn_rep = mla_params(inp, norm // h)
+        attn_rep += (h if bias else 0) + 2 * norm
     mlp_tp, mlp_rep, _ = _mlp(h, f, inp.swiglu, bias)
 
     c = ParamCounts()

@@ -1,6 +1,6 @@
 """Memory terms of model families beyond the GPT decoder (issue 23), each against a number worked out by hand:
 T5's encoder-decoder (cross-attention parameters and activations, the decoder's own sequence) and the hybrid
-stack's Mamba, attention and MLP layers."""
+stack's Mamba, attention and MLP layers; multi-latent attention."""
 
 import pytest
 from plint.cost import ModelInput, Options, count_params
@@ -9,9 +9,19 @@ from plint.cost.memory import (
     encoder_decoder_layer_bytes,
     hybrid_layer_bytes,
     mamba_layer_bytes,
+    mla_attention_bytes,
     stage_memory,
 )
-from plint.cost.params import mamba_dims, mamba_layer_params
+from plint.cost.layout_estimate import cost_input, layout_estimate
+from plint.cost.params import mamba_dims, mamba_layer_params, mla_params
+from plint.reading.read import read_path
+
+def _layout(tmp_path, launch: str):
+    """The layout plint reads from a one-line launch."""
+    script = tmp_path / "launch.sh"
+    script.write_text(launch)
+    return read_path(script, gpu="h100-sxm").layouts[0]
+
 
 # h=64, 4 heads of d=16 (no GQA), f=256, two layers, encoder 32 tokens, decoder 8, V=1000 (padded to 1024)
 T5_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
@@ -63,15 +73,10 @@ def test_t5_stage_activations_use_the_decoder_tokens_for_the_loss():
 def test_t5_launch_is_read_as_an_encoder_decoder(tmp_path):
     """examples/t5/pretrain_t5.py with --encoder-num-layers and no --num-layers: validate_args takes the encoder's
     count as num_layers; the decoder's sequence comes from --decoder-seq-length. Before: no estimate at all."""
-    from plint.cost.layout_estimate import cost_input
-    from plint.reading.read import read_path
-
-    script = tmp_path / "t5.sh"
-    script.write_text("torchrun --nproc-per-node 8 examples/t5/pretrain_t5.py --encoder-num-layers 12 "
+    layout = _layout(tmp_path, "torchrun --nproc-per-node 8 examples/t5/pretrain_t5.py --encoder-num-layers 12 "
                       "--decoder-num-layers 12 --hidden-size 768 --num-attention-heads 12 --encoder-seq-length 512 "
                       "--decoder-seq-length 128 --max-position-embeddings 512 --micro-batch-size 4 "
-                      "--global-batch-size 32 --vocab-size 29184 --bf16\n")
-    layout = read_path(script, gpu="h100-sxm").layouts[0]
+                               "--global-batch-size 32 --vocab-size 29184 --bf16\n")
     assert layout.value("model.num_layers") == 12
     inp = cost_input(layout)
     assert inp is not None and inp.encoder_decoder and (inp.seq_length, inp.decoder_seq_length) == (512, 128)
@@ -113,17 +118,51 @@ def test_hybrid_layer_activations():
 def test_hybrid_launch_is_costed_when_its_pattern_is_known(tmp_path):
     """A pattern of Mamba, attention and MLP layers loses the 'not modelled' note for memory (the time keeps one);
     one with MoE layers ('E') keeps it. Before: every hybrid launch was 'not modelled'."""
-    from plint.cost.layout_estimate import layout_estimate
-    from plint.reading.read import read_path
-
     def notes(pattern: str) -> list[str]:
-        script = tmp_path / "hybrid.sh"
-        script.write_text("torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 "
+        layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 "
                           f"--hybrid-layer-pattern '{pattern}' --seq-length 1024 --max-position-embeddings 1024 "
-                          "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50304 --bf16\n")
-        est = layout_estimate(read_path(script, gpu="h100-sxm").layouts[0])
+                                   "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50304 --bf16\n")
+        est = layout_estimate(layout)
         assert est is not None
         return [n for n in est.notes if "not modelled" in n]
 
     assert [n.split(":")[0] for n in notes("M-M*-M-")] == ["time not modelled"]
     assert any(n.startswith("not modelled: Mamba layers") for n in notes("MEM*EM"))
+
+
+# h=64, 4 heads, f=256; MLA with q rank 32, kv rank 16, qk head 8, rope head 4, v head 8
+MLA_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
+                       ffn_hidden_size=256, multi_latent_attention=True, q_lora_rank=32, kv_lora_rank=16,
+                       qk_head_dim=8, qk_pos_emb_head_dim=4, v_head_dim=8, gpus_per_node=1)
+
+
+def test_mla_parameters():
+    """Split over TP: q_up 32 x 4 x (8 + 4) = 1,536, kv_up 16 x 4 x (8 + 8) = 1,024, linear_proj 4 x 8 x 64 = 2,048:
+    4,608. On every TP rank: q_down 64 x 32 = 2,048, kv_down 64 x (16 + 4) = 1,280: 3,328; with --qk-layernorm the
+    fused LayerNorms over the two latents, 2 x (32 + 16) = 96 more. The layer adds the projection's bias (64) and
+    its two LayerNorms (256)."""
+    assert mla_params(MLA_SMALL, 2) == (4608, 3328)
+    assert mla_params(MLA_SMALL.replace(qk_layernorm=True), 2) == (4608, 3424)
+    c = count_params(MLA_SMALL)
+    assert (c.dense_layer_tp, c.dense_layer_rep) == (4608 + 33_024, 3328 + 64 + 256 + 64)
+
+
+def test_mla_activations():
+    """Per token: the latents 2 x (32 + 16) = 96, contiguous query and key 2 x 2 x 4 x 12 = 192, value and the
+    output 2 x 2 x 4 x 8 = 128: 416 (with --qk-layernorm the latents twice: 512). The layer: 10h + 416 + 4n + 4f
+    = 640 + 416 + 16 + 1,024 = 2,096."""
+    assert mla_attention_bytes(MLA_SMALL) == 416
+    assert mla_attention_bytes(MLA_SMALL.replace(qk_layernorm=True)) == 512
+    assert activation_bytes_per_token(MLA_SMALL, False)[0] == 2096
+
+
+def test_mla_launch_is_costed(tmp_path):
+    """--multi-latent-attention and its ranks are read, and the launch no longer says 'not modelled'."""
+    layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
+                      "--num-attention-heads 8 --multi-latent-attention --q-lora-rank 192 --kv-lora-rank 64 "
+                      "--qk-head-dim 16 --qk-pos-emb-head-dim 8 --v-head-dim 16 --seq-length 1024 "
+                      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+                               "--vocab-size 50257 --bf16\n")
+    inp = cost_input(layout)
+    assert inp.multi_latent_attention and (inp.q_lora_rank, inp.kv_lora_rank, inp.v_head_dim) == (192, 64, 16)
+    assert not [n for n in layout_estimate(layout).notes if "not modelled" in n]
