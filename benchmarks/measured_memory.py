@@ -181,8 +181,12 @@ def _dropped(option: str) -> bool:
     return option.startswith(DROPPED_PREFIXES)
 
 
-def launch_text(family: str, args: dict[str, object], nodes: int, gpus: int, vocab: int | None) -> str:
-    """A torchrun launch of the case: the arguments that shape memory or time, the vocabulary given."""
+def launch_text(family: str, args: dict[str, object], nodes: int, gpus: int, vocab: int | None,
+                env: dict[str, object] | None = None) -> str:
+    """A torchrun launch of the case: the arguments that shape memory or time, the vocabulary given, after the
+    environment variables the case's ENV_VARS set (PyTorch reads CUBLAS_WORKSPACE_CONFIG among them)."""
+    exports = [f"export {k}={shlex.quote(str(v))}" for k, v in (env or {}).items()
+               if str(k).isidentifier() and "$" not in str(v)]
     lines: list[str] = []
     for option, value in args.items():
         if _dropped(option) or option == "--vocab-size" or value is False or value is None:
@@ -197,7 +201,8 @@ def launch_text(family: str, args: dict[str, object], nodes: int, gpus: int, voc
     if vocab is not None:
         lines.append(f"--vocab-size {vocab}")
     entry = ENTRY_POINTS.get(family, "pretrain_gpt.py")
-    return " \\\n    ".join([f"#!/bin/bash\ntorchrun --nnodes {nodes} --nproc-per-node {gpus} {entry}", *lines]) + "\n"
+    head = "\n".join(["#!/bin/bash", *exports, f"torchrun --nnodes {nodes} --nproc-per-node {gpus} {entry}"])
+    return " \\\n    ".join([head, *lines]) + "\n"
 
 
 def features(args: dict[str, object]) -> list[str]:
@@ -283,7 +288,7 @@ def rows_of(mirror: Path) -> list[tuple[Row, str]]:
         if unknown_size and size_free_memory(args):
             nodes, unknown_size = smallest_nodes(args, gpus), False
         vocab, _ = tokenizer_vocab(args)
-        text = launch_text(family, args, nodes, gpus, vocab)
+        text = launch_text(family, args, nodes, gpus, vocab, config.get("ENV_VARS") or {})
         for environment in ENVIRONMENTS:
             for platform, gpu in PLATFORMS.items():
                 path = folder / f"golden_values_{environment}_{platform}.json"

@@ -72,7 +72,9 @@ def test_a_case_becomes_rows_and_a_launch(mirror):
     assert (row.measured_peak, row.measured_steady, row.iteration_time_s) == (1000.0, 120.0, 0.3)
     assert (row.nodes, row.gpus_per_node) == (1, 8)  # no recipe names it: one node of 8
     assert row.features == ["tp", "pp", "unfused attention"]
-    assert text.startswith("#!/bin/bash\ntorchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py")
+    # the case's ENV_VARS are exported before the launch (issue 23: PyTorch reads CUBLAS_WORKSPACE_CONFIG)
+    assert text.startswith("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                           "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py")
     for kept in ("--transformer-impl local", "--data-parallel-sharding-strategy optim",
                  "--recompute-modules core_attn", "--bf16", "--vocab-size 50257"):
         assert kept in text

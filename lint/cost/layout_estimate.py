@@ -154,6 +154,10 @@ def unmodelled_features(layout: Layout) -> list[str]:
             found.append(UNMODELLED_ENTRYPOINTS[entry])
         if HYBRID in found and _hybrid_costed(entry, args):
             found.remove(HYBRID)  # a pattern of Mamba, attention and MLP layers: plint.cost.memory costs each
+        if _cuda_graphs(args):
+            # captured graphs keep static inputs, outputs and a private pool of the captured activations for the run
+            # (megatron/core/transformer/cuda_graphs.py; TE's make_graphed_callables), which plint does not count
+            found.append("CUDA graphs")
         modules = get("--recompute-modules")
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
@@ -213,6 +217,14 @@ def unmodelled_time(inp: ModelInput) -> list[str]:
     if inp.offload_param:
         found.append("ZeRO parameter offload to cpu")
     return found
+
+
+def _cuda_graphs(args) -> bool:
+    """Whether the launch captures CUDA graphs: --cuda-graph-impl local|transformer_engine (choices: none, local,
+    transformer_engine), or the older --enable-cuda-graph / --external-cuda-graph switches."""
+    impl = _flag_text(args, "--cuda-graph-impl")
+    return (impl is not None and impl.lower() != "none") or any(
+        args.get(flag) is not None for flag in ("--enable-cuda-graph", "--external-cuda-graph"))
 
 
 def _recompute_modules(args) -> set[str]:

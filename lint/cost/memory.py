@@ -535,9 +535,31 @@ CUBLAS_WORKSPACE_BYTES = {"hopper+": 32 * 2**20, "older": 4 * 2**20}
 
 def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
     """Buffers inside the caching allocator that live for the whole run, beside the states: Transformer
-    Engine's cuBLAS workspace, and Megatron's own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
+    Engine's cuBLAS workspace, PyTorch's own cuBLAS workspaces (torch_cublas_workspace_bytes), and Megatron's
+    own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
     te = float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]) if inp.options.transformer_engine else 0.0
-    return te + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0)
+    return (te + torch_cublas_workspace_bytes(inp, hopper_or_later)
+            + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0))
+
+
+# PyTorch's cuBLAS workspace per handle and stream when CUBLAS_WORKSPACE_CONFIG is not set (aten/src/ATen/cuda/
+# CublasHandlePool.cpp parseChosenWorkspaceSize: ":4096:8", 32 MiB, on Hopper and Blackwell (compute capability
+# 9 to 12), else ":4096:2:16:8", 8 MiB + 128 KiB); cuBLASLt shares it (getCUDABlasLtWorkspace, unified by default)
+TORCH_CUBLAS_WORKSPACE_BYTES = {"hopper+": 4096 * 1024 * 8, "older": 4096 * 1024 * 2 + 16 * 1024 * 8}
+# Handles that take one: the forward's, on the Python thread, and the backward's, on autograd's device thread
+# (DeviceThreadHandlePool reserves a handle per thread; getNewWorkspace allocates one per handle and stream)
+TORCH_CUBLAS_HANDLES = 2
+
+
+def torch_cublas_workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
+    """PyTorch's cuBLAS workspaces, which getNewWorkspace takes from the caching allocator (so they count in
+    torch.cuda.memory_allocated()) for each cuBLAS handle and stream that runs a GEMM through PyTorch (Megatron's own
+    linears, the output layer among them): TORCH_CUBLAS_HANDLES of the size CUBLAS_WORKSPACE_CONFIG sets
+    (Options.torch_cublas_workspace), else PyTorch's default for the GPU."""
+    size = inp.options.torch_cublas_workspace
+    if size is None:
+        size = TORCH_CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]
+    return float(TORCH_CUBLAS_HANDLES * size)
 
 
 def _offloaded(inp: ModelInput, weights: float, grads: float, optimizer: float,

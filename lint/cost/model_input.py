@@ -50,6 +50,9 @@ class Options:
     # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
     pipeline_schedule: str | None = None
     moe_a2a_overlap: bool = False  # --overlap-moe-expert-parallel-comm (Bridge moe_a2a_overlap; default False)
+    # PyTorch's cuBLAS workspace per handle in bytes, from the launch's CUBLAS_WORKSPACE_CONFIG (":SIZE:COUNT" pairs,
+    # SIZE in KiB); None: PyTorch's default for the GPU (memory.torch_cublas_workspace_bytes)
+    torch_cublas_workspace: int | None = None
     fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
     # DeepSpeed overlap_comm / FSDP prefetch. None: the frameworks' defaults, on at ZeRO-3 (DeepSpeed turns
     # overlap_comm on only at stage 3, deepspeed.md sec. 2.6; FSDP always prefetches) and off at 1-2
@@ -326,7 +329,9 @@ class ModelInput:
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
-                           position_embedding=position, **_attention_and_loss(layout, args))
+                           position_embedding=position,
+                           torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
+                           **_attention_and_loss(layout, args))
         return cls(
             **shape,  # type: ignore[arg-type]
             ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
@@ -450,6 +455,33 @@ def _hybrid_pattern(layout: Layout, args: _TrainerFlags) -> str | None:
     if not text:
         return None
     return text.strip().strip("'\"").split("/")[0].replace("|", "") or None
+
+
+def cublas_workspace_config(text: str | None) -> int | None:
+    """Bytes per cuBLAS handle that CUBLAS_WORKSPACE_CONFIG asks PyTorch for: the sum of SIZE KiB x COUNT over its
+    ":SIZE:COUNT" pairs (aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize); None when unset or
+    unparseable (PyTorch then takes its default)."""
+    import re
+
+    pairs = re.findall(r":([0-9]+):([0-9]+)", text or "")
+    return sum(int(size) * 1024 * int(count) for size, count in pairs) if pairs else None
+
+
+def _launch_env(layout: Layout, name: str) -> str | None:
+    """The text of an environment variable the launch command sees (exported before it, or set on it), when known."""
+    chain = getattr(layout, "extras", {}).get("chain")
+    command = getattr(chain, "command", None)
+    found = None
+    while command is not None:  # innermost first: the first setting found wins
+        var = command.assignments.get(name) or (command.env.get(name) if command.env.get(name) is not None
+                                                and command.env[name].exported else None)
+        if var is not None:
+            found = var
+            break
+        command = command.parent
+    if found is None or not all(part.known for part in found.value):
+        return None
+    return "".join(part.text for part in found.value)
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
