@@ -117,7 +117,6 @@ UNMODELLED_FLAGS = {
     "--pipeline-model-parallel-layout": "a custom pipeline layout",
     "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
     "--account-for-loss-in-pipeline-split": "uneven pipeline stages",
-    "--mtp-num-layers": "multi-token prediction layers",
     "--cpu-offloading": "activation offloading",
     "--optimizer-cpu-offload": "optimizer offloading",
     "--fine-grained-activation-offloading": "activation offloading",

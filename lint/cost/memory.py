@@ -55,7 +55,7 @@ every difference from Megatron's own theoretical formula.
 from __future__ import annotations
 
 from plint.cost.model_input import ModelInput
-from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims
+from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims, moe_layer_flags
 from plint.cost.schedule import layers_in_flight, schedule_name
 
 GIB = float(1 << 30)
@@ -115,6 +115,10 @@ def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, fl
     if first:
         dense += c.embedding / tp + c.position
     if last or pp == 1:
+        # the multi-token prediction layers sit on the last stage (multi_token_prediction.py get_mtp_num_layers_to_build)
+        k = inp.mtp_num_layers
+        dense += k * (c.mtp_dense[0] / tp + c.mtp_dense[1])
+        experts += k * c.mtp_experts / max(1, inp.ep * (inp.etp or tp))
         dense += c.final_norm + c.output_bias / tp + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
     largest = max(c.dense_layer_tp / tp + c.dense_layer_rep,
                   c.moe_layer_tp / tp + c.moe_layer_rep + (c.experts_per_layer / max(1, inp.ep * etp) if c.num_moe else 0))
@@ -222,6 +226,21 @@ def hybrid_layer_bytes(inp: ModelInput, dense_full: float) -> float:
     per_symbol = {"M": mamba_layer_bytes(inp), "*": dense_full - mlp, "-": mlp}
     pattern = inp.hybrid_pattern or ""
     return sum(per_symbol[x] for x in pattern) / max(1, len(pattern))
+
+
+def mtp_layer_bytes(inp: ModelInput, c: ParamCounts, saved_logit_bytes: float) -> float:
+    """Bytes per token one multi-token prediction layer keeps at the loss's peak (megatron/core/transformer/
+    multi_token_prediction.py MultiTokenPredictionLayer.forward and process_mtp_loss, which runs before the main
+    loss): enorm's input, the embedding of the shifted tokens (2h) and its dropout mask (h), eh_proj's input, the
+    concatenated normed halves (4h), the layer's own activations (a MoE layer where the decoder's last layer is
+    one), final_layernorm's input and the output layer's input (4h), all h-wide terms /tp with SP, and the loss's
+    saved logits (saved_logit_bytes per logit, V/tp)."""
+    tp = max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    moe = bool(c.num_moe and moe_layer_flags(inp)[-1])
+    layer, _ = activation_bytes_per_token(inp, moe)
+    mask = 1.0 if inp.hidden_dropout > 0 else 0.0
+    return (10.0 + mask) * inp.hidden_size / sp + layer + saved_logit_bytes * c.vocab_padded / tp
 
 
 def decoder_tokens_share(inp: ModelInput) -> float:
@@ -444,6 +463,7 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             # cross-attention linear_kv keeps as its input (one tensor, saved by reference)
             acts += tokens * 4.0 * inp.hidden_size / sp
         acts += deferred_wgrad_bytes(inp, c, num_microbatches)
+        acts += out_tokens * inp.mtp_num_layers * mtp_layer_bytes(inp, c, saved)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}, step_copy

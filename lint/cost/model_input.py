@@ -147,6 +147,9 @@ class ModelInput:
     qk_head_dim: int = 128
     qk_pos_emb_head_dim: int = 64
     v_head_dim: int = 128
+    # --mtp-num-layers: multi-token prediction layers on the last pipeline stage (megatron/core/transformer/
+    # multi_token_prediction.py MultiTokenPredictionBlock); 0: none
+    mtp_num_layers: int = 0
     # a hybrid stack (pretrain_hybrid.py / pretrain_mamba.py; megatron/core/models/hybrid/hybrid_layer_allocation.py):
     # one symbol per layer, from --hybrid-layer-pattern (or --hybrid-override-pattern), pipeline bars and what
     # follows the first '/' (the MTP part) left out: M Mamba, * attention, - MLP, E MoE; None: a transformer
@@ -358,6 +361,7 @@ class ModelInput:
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
             encoder_decoder=_encoder_decoder(layout),
             decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
+            mtp_num_layers=_positive_int(v("model.mtp_num_layers")) or 0,
             multi_latent_attention=args.present("--multi-latent-attention"),
             q_lora_rank=_positive_int(args.text("--q-lora-rank")),
             kv_lora_rank=_positive_int(args.text("--kv-lora-rank")) or 32,

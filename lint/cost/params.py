@@ -40,6 +40,8 @@ class ParamCounts:
         "moe_layer",
         "moe_layer_rep",
         "moe_layer_tp",
+        "mtp_dense",
+        "mtp_experts",
         "num_dense",
         "num_moe",
         "output",
@@ -137,6 +139,20 @@ def mla_params(inp: ModelInput, per_elem: int) -> tuple[int, int]:
     return sharded, replicated
 
 
+def mtp_layer_params(inp: ModelInput, c: ParamCounts, moe_flags: list[bool], norm: int) -> tuple[tuple[int, int], int]:
+    """((TP-sharded, replicated), routed experts) parameters of one multi-token prediction layer (megatron/core/
+    transformer/multi_token_prediction.py MultiTokenPredictionLayer.__init__: enorm, hnorm and final_layernorm, eh_proj
+    a column-parallel 2h x h without bias, and a transformer layer of the decoder's last layer's spec,
+    gpt_layer_specs.py get_gpt_mtp_block_spec_for_backend: spec.layer_specs[-1]); the embedding and the output
+    layer are the model's own."""
+    if not inp.mtp_num_layers:
+        return (0, 0), 0
+    h = inp.hidden_size
+    moe = bool(moe_flags and moe_flags[-1])
+    layer = (c.moe_layer_tp, c.moe_layer_rep) if moe else (c.dense_layer_tp, c.dense_layer_rep)
+    return (2 * h * h + layer[0], 3 * norm + layer[1]), (c.experts_per_layer if moe else 0)
+
+
 def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCounts:
     """Parameters of the model `inp` describes. `qk_layernorm` (--qk-layernorm) defaults to the
     input's field of that name when it has one, else False."""
@@ -204,8 +220,10 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
         c.experts_per_layer = c.active_experts_per_layer = 0
         c.moe_layer_tp = c.moe_layer_rep = 0
     c.moe_layer = c.moe_layer_tp + c.moe_layer_rep
+    c.mtp_dense, c.mtp_experts = mtp_layer_params(inp, c, flags, norm)
     blocks = c.num_dense * c.dense_layer + c.num_moe * c.moe_layer
     outer = c.embedding + c.position + c.output + c.output_bias + c.final_norm
-    c.total = blocks + c.num_moe * c.experts_per_layer + outer
-    c.active = blocks + c.num_moe * c.active_experts_per_layer + outer
+    mtp = inp.mtp_num_layers * (c.mtp_dense[0] + c.mtp_dense[1] + c.mtp_experts)
+    c.total = blocks + c.num_moe * c.experts_per_layer + outer + mtp
+    c.active = blocks + c.num_moe * c.active_experts_per_layer + outer + mtp
     return c

@@ -1,6 +1,6 @@
 """Memory terms of model families beyond the GPT decoder (issue 23), each against a number worked out by hand:
 T5's encoder-decoder (cross-attention parameters and activations, the decoder's own sequence) and the hybrid
-stack's Mamba, attention and MLP layers; multi-latent attention."""
+stack's Mamba, attention and MLP layers; multi-latent attention; multi-token prediction layers."""
 
 import pytest
 from plint.cost import ModelInput, Options, count_params
@@ -10,6 +10,7 @@ from plint.cost.memory import (
     hybrid_layer_bytes,
     mamba_layer_bytes,
     mla_attention_bytes,
+    mtp_layer_bytes,
     stage_memory,
 )
 from plint.cost.layout_estimate import cost_input, layout_estimate
@@ -166,3 +167,19 @@ def test_mla_launch_is_costed(tmp_path):
     inp = cost_input(layout)
     assert inp.multi_latent_attention and (inp.q_lora_rank, inp.kv_lora_rank, inp.v_head_dim) == (192, 64, 16)
     assert not [n for n in layout_estimate(layout).notes if "not modelled" in n]
+
+
+def test_mtp_layer_parameters_and_activations():
+    """One MTP layer beside a dense model (h=64, 4 heads, f=256, V padded to 1,024): eh_proj 2 x 64 x 64 = 8,192 and
+    the layer's 49,600 split over TP; enorm, hnorm and final_layernorm 3 x 128 and the layer's 384 replicated. Per
+    token at the loss: enorm's input 2h, the embedding's mask h, eh_proj's input 4h, the final norm's and output
+    layer's inputs 4h (11h = 704), the layer's 2,192, and the MTP loss's saved fp32 softmax 4 x 1,024: 6,992."""
+    mtp = T5_SMALL.replace(encoder_decoder=False, decoder_seq_length=None, mtp_num_layers=1)
+    c = count_params(mtp)
+    assert c.mtp_dense == (8192 + 49_600, 3 * 128 + 384) and c.mtp_experts == 0
+    assert c.total == count_params(mtp.replace(mtp_num_layers=0)).total + 57_792 + 768
+    assert mtp_layer_bytes(mtp, c, 4.0) == 704 + 2192 + 4096 == 6992
+    # the one stage holds it: 32 tokens more of it than without
+    with_mtp = stage_memory(mtp, c, 1, last=False)["activations"]
+    assert with_mtp - stage_memory(mtp.replace(mtp_num_layers=0), count_params(mtp.replace(mtp_num_layers=0)), 1,
+                                   last=False)["activations"] == 32 * 6992
