@@ -75,9 +75,9 @@ def test_t5_launch_is_read_as_an_encoder_decoder(tmp_path):
     """examples/t5/pretrain_t5.py with --encoder-num-layers and no --num-layers: validate_args takes the encoder's
     count as num_layers; the decoder's sequence comes from --decoder-seq-length. Before: no estimate at all."""
     layout = _layout(tmp_path, "torchrun --nproc-per-node 8 examples/t5/pretrain_t5.py --encoder-num-layers 12 "
-                      "--decoder-num-layers 12 --hidden-size 768 --num-attention-heads 12 --encoder-seq-length 512 "
-                      "--decoder-seq-length 128 --max-position-embeddings 512 --micro-batch-size 4 "
-                               "--global-batch-size 32 --vocab-size 29184 --bf16\n")
+                               "--decoder-num-layers 12 --hidden-size 768 --num-attention-heads 12 "
+                               "--encoder-seq-length 512 --decoder-seq-length 128 --max-position-embeddings 512 "
+                               "--micro-batch-size 4 --global-batch-size 32 --vocab-size 29184 --bf16\n")
     assert layout.value("model.num_layers") == 12
     inp = cost_input(layout)
     assert inp is not None and inp.encoder_decoder and (inp.seq_length, inp.decoder_seq_length) == (512, 128)
@@ -120,9 +120,10 @@ def test_hybrid_launch_is_costed_when_its_pattern_is_known(tmp_path):
     """A pattern of Mamba, attention and MLP layers loses the 'not modelled' note for memory (the time keeps one);
     one with MoE layers ('E') keeps it. Before: every hybrid launch was 'not modelled'."""
     def notes(pattern: str) -> list[str]:
-        layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 --num-attention-heads 16 "
-                          f"--hybrid-layer-pattern '{pattern}' --seq-length 1024 --max-position-embeddings 1024 "
-                                   "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50304 --bf16\n")
+        layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 "
+                                   f"--num-attention-heads 16 --hybrid-layer-pattern '{pattern}' --seq-length 1024 "
+                                   "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+                                   "--vocab-size 50304 --bf16\n")
         est = layout_estimate(layout)
         assert est is not None
         return [n for n in est.notes if "not modelled" in n]
@@ -160,9 +161,9 @@ def test_mla_activations():
 def test_mla_launch_is_costed(tmp_path):
     """--multi-latent-attention and its ranks are read, and the launch no longer says 'not modelled'."""
     layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
-                      "--num-attention-heads 8 --multi-latent-attention --q-lora-rank 192 --kv-lora-rank 64 "
-                      "--qk-head-dim 16 --qk-pos-emb-head-dim 8 --v-head-dim 16 --seq-length 1024 "
-                      "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+                               "--num-attention-heads 8 --multi-latent-attention --q-lora-rank 192 --kv-lora-rank 64 "
+                               "--qk-head-dim 16 --qk-pos-emb-head-dim 8 --v-head-dim 16 --seq-length 1024 "
+                               "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
                                "--vocab-size 50257 --bf16\n")
     inp = cost_input(layout)
     assert inp.multi_latent_attention and (inp.q_lora_rank, inp.kv_lora_rank, inp.v_head_dim) == (192, 64, 16)
