@@ -49,7 +49,7 @@ CASES = Path("tests/functional_tests/test_cases")
 PLATFORMS = {"dgx_a100": "a100-80gb", "dgx_h100": "h100-sxm"}
 ENVIRONMENTS = ("dev", "lts")
 ENTRY_POINTS = {"gpt": "pretrain_gpt.py", "moe": "pretrain_gpt.py", "mixtral": "pretrain_gpt.py",
-                "bert": "pretrain_bert.py", "t5": "examples/t5/pretrain_t5.py", "hybrid": "pretrain_hybrid.py",
+                "bert": "examples/bert/pretrain_bert.py", "t5": "examples/t5/pretrain_t5.py", "hybrid": "pretrain_hybrid.py",
                 "mimo": "examples/mimo/train.py", "multimodal-llava": "pretrain_vlm.py"}
 
 # Arguments that move neither memory nor time (or name files): dropped from the launch.
@@ -150,8 +150,13 @@ def model_args(config: dict) -> dict[str, object]:
 
 # Vocabulary sizes of the tokenizers the functional tests name (what tokenizer.vocab_size returns before
 # Megatron pads it: megatron/core/tokenizers/utils/build_tokenizer.py vocab_size_with_padding)
-def tokenizer_vocab(args: dict[str, object]) -> tuple[int | None, str]:
-    kind = str(args.get("--tokenizer-type") or "")
+# --tokenizer-type an entry point sets when the launch does not (parse_and_validate_args(args_defaults=...)):
+# examples/bert/pretrain_bert.py main
+DEFAULT_TOKENIZERS = {"bert": "BertWordPieceLowerCase"}
+
+
+def tokenizer_vocab(args: dict[str, object], default_kind: str = "") -> tuple[int | None, str]:
+    kind = str(args.get("--tokenizer-type") or default_kind)
     model = str(args.get("--tokenizer-model") or "")
     given = args.get("--vocab-size")
     if kind == "NullTokenizer" and given:
@@ -287,7 +292,7 @@ def rows_of(mirror: Path) -> list[tuple[Row, str]]:
         nodes, gpus = sizes.get(case, (1, 8))
         if unknown_size and size_free_memory(args):
             nodes, unknown_size = smallest_nodes(args, gpus), False
-        vocab, _ = tokenizer_vocab(args)
+        vocab, _ = tokenizer_vocab(args, DEFAULT_TOKENIZERS.get(family, ""))
         text = launch_text(family, args, nodes, gpus, vocab, config.get("ENV_VARS") or {})
         for environment in ENVIRONMENTS:
             for platform, gpu in PLATFORMS.items():

@@ -99,6 +99,8 @@ def test_vocabularies_of_the_tokenizers():
     assert harness.tokenizer_vocab({"--tokenizer-type": "NullTokenizer", "--vocab-size": 8192})[0] == 8192
     assert harness.tokenizer_vocab({"--tokenizer-type": "BertWordPieceCase"})[0] == 29096
     assert harness.tokenizer_vocab({"--vocab-file": "x/vocab.json"})[0] == 50257
+    # examples/bert/pretrain_bert.py defaults --tokenizer-type to BertWordPieceLowerCase (was read as GPT-2's)
+    assert harness.tokenizer_vocab({"--vocab-file": "x/vocab.txt"}, harness.DEFAULT_TOKENIZERS["bert"])[0] == 30522
     assert harness.tokenizer_vocab({"--tokenizer-type": "HuggingFaceTokenizer", "--tokenizer-model": "me/mine"})[0] is None
 
 
