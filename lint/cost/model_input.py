@@ -441,9 +441,11 @@ ENCODER_DECODER_ENTRY_POINTS = ("pretrain_t5.py",)
 
 
 def _encoder_decoder(layout: Layout) -> bool:
-    """Whether the launch trains an encoder-decoder (T5) model: its entry point builds T5Model."""
+    """Whether the launch trains Megatron's encoder-decoder (T5) model: its entry point builds T5Model. (A Hugging Face
+    T5 read from config.json counts its encoder's and decoder's layers together in model.num_layers, and is costed as
+    that many layers.)"""
     entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
-    return entry in ENCODER_DECODER_ENTRY_POINTS or layout.value("model.encoder_decoder") is True
+    return entry in ENCODER_DECODER_ENTRY_POINTS
 
 
 # Entry points that build the hybrid stack from the pattern (pretrain_hybrid.py: hybrid_builders.py HybridModel;
