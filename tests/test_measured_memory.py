@@ -173,3 +173,22 @@ def test_mamba_and_vision_entry_points_are_not_modelled(tmp_path):
     assert any("not modelled: Mamba layers" in note for note in layout_estimate(layout).notes)
     hybrid = _read(tmp_path, "--hybrid-override-pattern M*M*")
     assert unmodelled_features(hybrid) == ["Mamba layers (a hybrid model)"]
+
+
+def test_release_cases_whose_memory_is_size_free_are_estimated():
+    """(issue 23) A release case no recipe sizes is estimated at its smallest launch only when a GPU's memory does not
+    depend on the node count: no data-parallel sharding, no experts (their groups follow the world size), no pipeline
+    (its micro-batches in flight follow global batch / dp)."""
+    t5 = {"--tensor-model-parallel-size": 4, "--pipeline-model-parallel-size": 1}
+    assert harness.size_free_memory(t5) and harness.smallest_nodes(t5, 8) == 1
+    assert harness.smallest_nodes({"--tensor-model-parallel-size": 8, "--context-parallel-size": 2}, 8) == 2
+    assert not harness.size_free_memory({**t5, "--use-distributed-optimizer": True})
+    assert not harness.size_free_memory({**t5, "--pipeline-model-parallel-size": 2})
+    assert not harness.size_free_memory({**t5, "--num-experts": 8})
+
+
+@pytest.mark.parametrize("flags, graphs", [("--cuda-graph-impl transformer_engine", True),
+                                           ("--cuda-graph-impl none", False), ("--enable-cuda-graph", True), ("", False)])
+def test_cuda_graphs_are_not_modelled(tmp_path, flags, graphs):
+    """(issue 23) Captured CUDA graphs keep static buffers and a private pool plint does not count."""
+    assert ("CUDA graphs" in unmodelled_features(_read(tmp_path, flags))) == graphs
