@@ -50,6 +50,11 @@ keeps, for one micro-batch (all m under GPipe), the final norm's and output laye
 with SP) and the fp32 logits (4*V/tp per token). The larger of first and last stage is reported. The runtime reserve (CUDA context, workspaces, NCCL buffers) is
 Options.runtime_reserve_gib, added by estimate.py; tests/cost/test_megatron_memory_parity.py lists
 every difference from Megatron's own theoretical formula.
+Model families beyond the GPT decoder, each in its own function: T5's encoder-decoder
+(encoder_decoder_layer_bytes: a layer pair per encoder token, the decoder over --decoder-seq-length), Mamba hybrids
+(hybrid_layer_bytes: Mamba, attention-only and MLP-only layers averaged over the pattern), multi-latent attention
+(mla_attention_bytes) and multi-token prediction layers on the last stage (mtp_layer_bytes). Run-long buffers in the
+allocator: workspace_bytes (Transformer Engine's and PyTorch's cuBLAS workspaces, Megatron's own Q.K^T buffer).
 """
 
 from __future__ import annotations
