@@ -200,6 +200,10 @@ def launch_text(family: str, args: dict[str, object], nodes: int, gpus: int, voc
             lines.append(option)
             continue
         text = [str(v) for v in (value if isinstance(value, list) else [value])]
+        if len(text) == 1 and len(text[0]) > 2 and text[0].startswith("[") and text[0].endswith("]"):
+            # a string in brackets is passed as its words (tests/functional_tests/shell_test_utils/_run_training.sh:
+            # "value is wrapped in [ ]", the brackets stripped and the value left unquoted)
+            text = text[0][1:-1].split()
         if any("$" in t for t in text):
             continue  # a path or a name the CI fills in
         lines.append(shlex.join([option, *text]))

@@ -40,6 +40,7 @@ MODEL_ARGS:
   --split: 949,50,1
   --data-parallel-sharding-strategy: optim
   --recompute-modules: [core_attn]
+  --spec: "[megatron.core.models.gpt.gpt_layer_specs some_spec]"
 """
 GOLDEN = {"mem-allocated-bytes": {"start_step": 1, "end_step": 3, "step_interval": 1,
                                   "values": {"1": 100.0, "2": 120.0, "3": 120.0}},
@@ -76,7 +77,9 @@ def test_a_case_becomes_rows_and_a_launch(mirror):
     assert text.startswith("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
                            "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py")
     for kept in ("--transformer-impl local", "--data-parallel-sharding-strategy optim",
-                 "--recompute-modules core_attn", "--bf16", "--vocab-size 50257"):
+                 "--recompute-modules core_attn", "--bf16", "--vocab-size 50257",
+                 # a string in brackets goes as its words, as the functional tests' _run_training.sh passes it
+                 "--spec megatron.core.models.gpt.gpt_layer_specs some_spec"):
         assert kept in text
     for dropped in ("--fp16", "--save", "--data-path", "--vocab-file", "--log-interval", "--tensorboard-dir", "--split"):
         assert dropped + " " not in text and not text.rstrip().endswith(dropped)

@@ -158,8 +158,12 @@ def unmodelled_features(layout: Layout) -> list[str]:
             # (megatron/core/transformer/cuda_graphs.py; TE's make_graphed_callables), which plint does not count
             found.append("CUDA graphs")
         modules = get("--recompute-modules")
-        if modules is not None and _recompute_modules(args) - {"core_attn"}:
-            found.append("selective recompute of modules other than core_attn")
+        if modules is not None:
+            from plint.cost.memory import COSTED_RECOMPUTE_MODULES
+
+            if _recompute_modules(args) - COSTED_RECOMPUTE_MODULES:
+                found.append("selective recompute of modules plint does not cost (" +
+                             ", ".join(sorted(_recompute_modules(args) - COSTED_RECOMPUTE_MODULES)) + ")")
     facts = layout.extras.get("facts", {})
     if "fsdp.offload" in facts:
         found.append("FSDP CPU offload of parameters and gradients")

@@ -172,10 +172,10 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     keep = (8.0 + masks) * h / sp + (mla_attention_bytes(inp) if inp.multi_latent_attention else (4 * n * d + 4 * g * d) / tp)
     if inp.options.flash_attention:
         keep += 4.0 * n / tp  # fp32 log-sum-exp per head and token
-    elif inp.recompute != "selective":
+    elif "core_attn" not in recomputed_modules(inp):
         # the unfused core keeps softmax output (2 B), its dropout mask (1 B) and dropout output (2 B)
         # per score (with attention dropout 0, the output is the softmax output: 2 B); selective
-        # recompute exists to drop exactly these
+        # recompute of core_attn exists to drop exactly these
         keep += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     mlp_factor = 6 if inp.swiglu else 4
     if inp.precision == "fp8":
@@ -194,7 +194,63 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
         keep += mlp_factor * inp.ffn_width() / tp
-    return keep, 2.0 * h / sp
+    return keep - selective_module_savings(inp, moe, mlp_factor), 2.0 * h / sp
+
+
+# --recompute-modules the cost model knows (megatron/core/transformer/transformer_config.py recompute_modules); the
+# others (gdn_norm_out, gdp_in_proj, gdp_qkv, mhc) leave the launch 'not modelled'
+COSTED_RECOMPUTE_MODULES = frozenset({"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"})
+
+
+def recomputed_modules(inp: ModelInput) -> frozenset[str]:
+    """The modules selective recompute recomputes: --recompute-modules, core_attn alone by default
+    (TransformerConfig.__post_init__); none without --recompute-granularity selective."""
+    return frozenset(inp.recompute_modules) if inp.recompute == "selective" else frozenset()
+
+
+def selective_module_savings(inp: ModelInput, moe: bool, mlp_factor: int) -> float:
+    """Bytes per token and layer that --recompute-modules frees beyond core_attn (activation_bytes_per_token's terms;
+    megatron/core/transformer/transformer_layer.py and moe/moe_layer.py: "mlp", "moe" and "shared_experts" checkpoint
+    the module and keep its input, which the layer keeps anyway; "moe_act", "layernorm" and "mla_up_proj" discard
+    their outputs after the forward and recompute them before the backward, CheckpointWithoutOutput):
+      mlp             a dense layer's fc1 input (2h, 1 B in fp8; /tp with SP) and the MLP's mlp_factor x f
+      moe             a MoE layer's routed copies, shared experts and router logits: all of the MoE additions
+      moe_act         the experts' activation output and the probability product, per routed copy
+      shared_experts  the shared experts' mlp_factor x f_s
+      layernorm       the outputs of the norms that are modules of their own: a MoE layer's pre_mlp_layernorm and
+                      multi-latent attention's input_layernorm (2h each, /tp with SP; fused norms have none)
+      mla_up_proj     multi-latent attention's query, key and value (the up projections' and rope's outputs)
+    The one module rebuilt at a time during the backward is transient and not counted."""
+    mods = recomputed_modules(inp)
+    if not mods - {"core_attn"}:
+        return 0.0
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    saved = 0.0
+    if not moe and "mlp" in mods:
+        saved += (1.0 if inp.precision == "fp8" else 2.0) * h / sp + mlp_factor * inp.ffn_width() / tp
+    if moe:
+        fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
+        k = min(inp.moe_topk, inp.num_experts or 1)
+        shared = mlp_factor * inp.moe_shared_expert_size / tp
+        if "moe" in mods:
+            etp = inp.etp or tp
+            saved += k * (2.0 * h * etp + (mlp_factor + routed_probs_product_bytes(inp)) * fm) / tp
+            saved += shared + 4.0 * (inp.num_experts or 0) / sp
+        else:
+            if "moe_act" in mods:
+                saved += k * (2.0 + routed_probs_product_bytes(inp)) * fm / tp
+            if "shared_experts" in mods:
+                saved += shared
+        if "layernorm" in mods:
+            saved += (1.0 if inp.precision == "fp8" else 2.0) * h / sp
+    if inp.multi_latent_attention:
+        if "layernorm" in mods:
+            saved += (1.0 if inp.precision == "fp8" else 2.0) * h / sp
+        if "mla_up_proj" in mods:
+            q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
+            saved += (4.0 * inp.num_attention_heads * q_head + 2.0 * inp.num_attention_heads * inp.v_head_dim) / tp
+    return saved
 
 
 def mlp_part_bytes(inp: ModelInput) -> float:
@@ -275,7 +331,7 @@ def encoder_decoder_layer_bytes(inp: ModelInput, encoder_full: float, encoder_ck
     cross = (4.0 + (1.0 if inp.hidden_dropout > 0 else 0.0)) * h / sp + 4.0 * n * d / tp
     if inp.options.flash_attention:
         cross += 4.0 * n / tp
-    elif inp.recompute != "selective":
+    elif "core_attn" not in recomputed_modules(inp):
         cross += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     full = encoder_full + share * (decoder_full + cross) + 4.0 * g * d / tp
     return full, encoder_ckpt + share * decoder_ckpt

@@ -209,6 +209,8 @@ class ModelInput:
     recompute: str | None = None  # None | "selective" | "full"
     recompute_method: str | None = None  # "uniform" | "block"
     recompute_num_layers: int | None = None
+    # --recompute-modules under selective granularity (TransformerConfig.recompute_modules; default core_attn alone)
+    recompute_modules: tuple[str, ...] = ("core_attn",)
     # cluster
     gpu: str = "h100-sxm"
     nnodes: int = 1
@@ -399,6 +401,7 @@ class ModelInput:
             recompute=granularity if granularity in ("full", "selective") else None,
             recompute_method=v("recompute.method") if v("recompute.method") in ("uniform", "block") else None,
             recompute_num_layers=_positive_int(v("recompute.num_layers")),
+            recompute_modules=_recompute_modules(args),
             gpu=gpu or v("cluster.gpu") or "h100-sxm",
             nnodes=nnodes, gpus_per_node=per_node,
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
@@ -488,6 +491,13 @@ def _launch_env(layout: Layout, name: str) -> str | None:
     if found is None or not all(part.known for part in found.value):
         return None
     return "".join(part.text for part in found.value)
+
+
+def _recompute_modules(args: _TrainerFlags) -> tuple[str, ...]:
+    """The words of --recompute-modules (nargs '*'), or Megatron's default, core_attn alone."""
+    use = args.args.get("--recompute-modules") if args.args is not None else None
+    words = tuple(w.text for w in (getattr(use, "values", None) or ()) if getattr(w, "text", None))
+    return words or ("core_attn",)
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:

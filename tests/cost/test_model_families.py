@@ -1,6 +1,7 @@
 """Memory terms of model families beyond the GPT decoder (issue 23), each against a number worked out by hand:
 T5's encoder-decoder (cross-attention parameters and activations, the decoder's own sequence) and the hybrid
-stack's Mamba, attention and MLP layers; multi-latent attention; multi-token prediction layers."""
+stack's Mamba, attention and MLP layers; multi-latent attention; multi-token prediction layers; what
+--recompute-modules frees."""
 
 import pytest
 from plint.cost import ModelInput, Options, count_params
@@ -11,6 +12,7 @@ from plint.cost.memory import (
     mamba_layer_bytes,
     mla_attention_bytes,
     mtp_layer_bytes,
+    selective_module_savings,
     stage_memory,
 )
 from plint.cost.layout_estimate import cost_input, layout_estimate
@@ -184,3 +186,48 @@ def test_mtp_layer_parameters_and_activations():
     with_mtp = stage_memory(mtp, c, 1, last=False)["activations"]
     assert with_mtp - stage_memory(mtp.replace(mtp_num_layers=0), count_params(mtp.replace(mtp_num_layers=0)), 1,
                                    last=False)["activations"] == 32 * 6992
+
+
+DENSE_SMALL = T5_SMALL.replace(encoder_decoder=False, decoder_seq_length=None)
+
+
+def test_recompute_modules_of_a_dense_layer():
+    """Selective recompute of "mlp" keeps the MLP's input only: fc1's input 2h = 128 and the MLP's 4f = 1,024 go,
+    2,192 - 1,152 = 1,040. Without "core_attn" in the list the unfused scores stay (5 x 4 x 32 = 640 per token):
+    2,816 - 1,152 = 1,664; with it 1,024."""
+    mlp = DENSE_SMALL.replace(recompute="selective", recompute_modules=("core_attn", "mlp"))
+    assert selective_module_savings(mlp, False, 4) == 1152
+    assert activation_bytes_per_token(mlp, False)[0] == 1040
+    unfused = mlp.replace(options=Options(flash_attention=False))
+    assert activation_bytes_per_token(unfused.replace(recompute_modules=("mlp",)), False)[0] == 1664
+    assert activation_bytes_per_token(unfused, False)[0] == 1024
+    assert selective_module_savings(mlp.replace(recompute=None), False, 4) == 0.0  # only under selective granularity
+
+
+def test_recompute_modules_of_moe_and_mla_layers():
+    """MoE (4 experts of 128, top-2, GELU): "moe_act" drops the activation output and the probability product per
+    routed copy, 2 x (2 + 2) x 128 = 1,024; "layernorm" the pre-MLP norm's output, 2h = 128; "moe" all the routed
+    copies (2 x (2h + 6 x 128) = 1,792) and the router's fp32 logits (4 x 4 = 16). MLA (MLA_SMALL): "mla_up_proj"
+    drops query and key, 2 x 2 x 4 x 12 = 192, and the value, 2 x 4 x 8 = 64; "layernorm" the input norm's output,
+    128."""
+    moe = DENSE_SMALL.replace(num_experts=4, moe_topk=2, moe_ffn_hidden_size=128, recompute="selective")
+    assert selective_module_savings(moe.replace(recompute_modules=("moe_act",)), True, 4) == 1024
+    assert selective_module_savings(moe.replace(recompute_modules=("moe_act", "layernorm")), True, 4) == 1152
+    assert selective_module_savings(moe.replace(recompute_modules=("moe",)), True, 4) == 1792 + 16
+    mla = MLA_SMALL.replace(recompute="selective")
+    assert selective_module_savings(mla.replace(recompute_modules=("mla_up_proj",)), False, 4) == 256
+    assert selective_module_savings(mla.replace(recompute_modules=("layernorm",)), False, 4) == 128
+
+
+def test_recompute_modules_are_read_and_unknown_ones_stay_unmodelled(tmp_path):
+    from plint.cost.layout_estimate import unmodelled_features
+
+    def launch(modules: str):
+        return _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
+                                 "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 "
+                                 "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50257 --bf16 "
+                                 f"--recompute-granularity selective --recompute-modules {modules}\n")
+
+    known = launch("mlp moe_act")
+    assert cost_input(known).recompute_modules == ("mlp", "moe_act") and not unmodelled_features(known)
+    assert unmodelled_features(launch("core_attn mhc")) == ["selective recompute of modules plint does not cost (mhc)"]
