@@ -61,8 +61,13 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # ["layernorm", "moe_act"] from B200_BF16_V1
     "bridge_gptoss_120b_b200_64gpu_bf16": "--recompute-granularity selective --recompute-modules layernorm moe_act",
     # NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_1_405b.yaml (the config
-    # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0
-    "dgxc_llama31_405b_576gpu": "--hidden-dropout 0 --attention-dropout 0",
+    # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0;
+    # NVIDIA/dgxc-benchmarking v25.01.1 (e6afea3) llama3.1/llama3.1_405b.yaml and _70b.yaml, and
+    # nemo_megatron/gpt3_175b_hydra.yaml: optim distributed_fused_adam with grad_sync_dtype bf16, the
+    # gradients kept and reduced in bf16 (Megatron-LM's --grad-reduce-in-bf16)
+    "dgxc_llama31_405b_576gpu": "--hidden-dropout 0 --attention-dropout 0 --grad-reduce-in-bf16",
+    "dgxc_llama31_70b_2048gpu": "--hidden-dropout 0 --attention-dropout 0 --grad-reduce-in-bf16",
+    "dgxc_gpt3_175b_128gpu": "--grad-reduce-in-bf16",
     # mosaicml/llm-foundry llmfoundry/models/mpt/configuration_mpt.py: MPTConfig's resid_pdrop and emb_pdrop
     # default to 0.0, as attn_config's attn_pdrop (llmfoundry/models/layers/blocks.py attn_config_defaults),
     # and scripts/train/yamls/pretrain/mpt-7b.yaml sets none of them

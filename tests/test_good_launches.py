@@ -34,8 +34,6 @@ def test_a_launch_that_ran_draws_no_error(folder):
 # Launches that still draw a warning, with the cause found (issue 25 asks for none): strict, so a fix of the
 # cause turns the entry into a failure until it is removed here and in fixtures/good/README.md.
 STILL_WARNED = {
-    "dgxc_llama31_405b_576gpu": "memory estimate: 78.8 GiB predicted (74.5 at the low end of its band) of 74.4 "
-                                "usable, yet NVIDIA ran the recipe on 80 GB H100s (PL401)",
     "megatron_sc21_gpt_39p1b_512gpu": "the run kept pp 2 without a distributed optimizer; written with one, plint "
                                       "predicts pp 1 faster by 7.6%, more than its 5% margin (PL302)",
 }
