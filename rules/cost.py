@@ -208,10 +208,11 @@ def predicted_oom(ctx: RuleContext):
     inp, est = estimated
     # an error only when even the low end of the measured error band is over (PL402 warns below that)
     if _band(est)[0] > est.memory_gib["usable"]:
-        gpu = value(ctx, "cluster.gpu")
-        if gpu is not None and gpu.origin == "assumed":
-            # the verdict rests on a GPU plint assumed (the launch names none): a warning until the GPU is
-            # named, since a larger part (H200, GH200, MI300X) may hold it
+        gpu, memory = value(ctx, "cluster.gpu"), value(ctx, "cluster.gpu_memory_gib")
+        if gpu is not None and memory is not None and memory.origin == "assumed":
+            # the verdict rests on a GPU plint assumed (neither the launch nor --gpu / [tool.plint] gpu names
+            # one; reading/normalise.py marks its memory assumed then): a warning until the GPU is named,
+            # since a larger part (H200, GH200, MI300X) may hold it
             yield Finding(_memory_line(est) + _band_text(est) + _memory_remedy(ctx, inp, est) + f"; the GPU is assumed ({gpu.value}): "
                           "name it with --gpu or [tool.plint] gpu for a verdict", _memory_span(ctx),
                           key="estimate.memory", severity="warning")
