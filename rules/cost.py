@@ -453,8 +453,8 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
             "recompute keeps most of the memory saving (Korthikanti et al. 2022: the attention scores are "
             "the large part) for a few percent.",
         bad=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                         "--use-distributed-optimizer")),
-        good=torchrun(gpt("--recompute-activations --use-distributed-optimizer")),
+                         "--use-distributed-optimizer", hidden=4096, heads=32)),
+        good=torchrun(gpt("--recompute-activations --use-distributed-optimizer", hidden=4096, heads=32)),
         fix="`plint fix --unsafe-fixes` replaces the recompute flags with --recompute-activations (same numerics; "
             "unsafe because the memory it needs is the estimate's).",
     ),

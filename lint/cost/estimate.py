@@ -74,7 +74,8 @@ from plint.record import record
 # What each part of Estimate.time_s is, in words (messages and tables name them this way).
 TIME_PART_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
                    "cp": "context-parallel communication", "ep": "expert all-to-all", "pp": "pipeline sends",
-                   "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step"}
+                   "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step",
+                   "overhead": "fixed per-iteration costs"}
 
 
 @record(frozen=True)
@@ -509,10 +510,24 @@ def _optimizer_time(k: _Kernels, c: ParamCounts) -> float:
     return 36 * local / k.hbm
 
 
+def host_microbatch_s(inp: ModelInput, c: ParamCounts, gpu: GPU) -> float:
+    """The least time one micro-batch takes on a pipeline stage however small its layers: the host's
+    dispatch of their forward and backward (Options.host_*_s, scaled by GPU.host_overhead_factor)."""
+    o = inp.options
+    layers = inp.num_layers / max(1, inp.pp)
+    per_layer = o.host_layer_s + (o.host_cp_layer_s if inp.cp > 1 else 0.0)
+    moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
+    if inp.ep > 1:
+        per_layer += moe_share * o.host_moe_layer_s
+    return gpu.host_overhead_factor * (o.host_microbatch_s + layers * per_layer)
+
+
 def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:
     """The step's time by cost term (TIME_PART_NAMES), seconds."""
     k = _kernels(inp, gpu)
     mb = _stage_microbatch(k, c)
+    # a micro-batch whose GPU work is shorter than the host's dispatch of it waits for the host
+    mb["overhead"] = max(0.0, host_microbatch_s(inp, c, gpu) - sum(mb.values()))
     per_microbatch = sum(mb.values())  # the last stage: the slowest
     busy = mb["compute"] + mb["recompute"]
     # the schedule's idle time: bubble_fraction (of the ideal m micro-batches) x m x one micro-batch
@@ -527,4 +542,5 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         "bubble": bubble,
         "dp": _data_parallel(k, c, m, busy),
         "optimizer": _optimizer_time(k, c),
+        "overhead": m * mb["overhead"] + gpu.host_overhead_factor * inp.options.host_step_s,
     }

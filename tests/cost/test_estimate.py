@@ -298,3 +298,39 @@ def test_which_releases_run_the_backward_tp_collectives_asynchronously(release, 
     from plint.cost.model_input import _async_tp_backward
 
     assert _async_tp_backward(release, _Flags(*flags)) is asynchronous
+
+
+# ---- fixed costs of an iteration (issue 24; Options.host_*_s fitted by benchmarks/fit_step_overhead.py) ----
+TINY = ModelInput(num_layers=4, hidden_size=256, num_attention_heads=4, seq_length=128, vocab_size=1024,
+                  micro_batch=1, global_batch=16, pp=2, gpu="a100-80gb", precision="bf16")
+
+
+def test_a_tiny_models_micro_batch_waits_on_the_hosts_dispatch_of_its_layers():
+    from plint.catalog.hardware import lookup_gpu
+    from plint.cost.estimate import host_microbatch_s
+    from plint.cost.params import count_params
+
+    o = Options()
+    a100, h100 = lookup_gpu("a100-80gb"), lookup_gpu("h100-sxm")
+    c = count_params(TINY)
+    # 2 layers per stage on DGX A100: 0.4 ms + 2 x 5.3 ms = 11.0 ms; DGX H100's host at 0.75 of it: 8.25 ms
+    assert host_microbatch_s(TINY, c, a100) == pytest.approx(o.host_microbatch_s + 2 * o.host_layer_s)
+    assert host_microbatch_s(TINY, c, a100) == pytest.approx(0.0110)
+    assert host_microbatch_s(TINY, c, h100) == pytest.approx(0.75 * 0.0110)
+    # CP adds its ring's per-layer cost: 0.4 + 2 x (5.3 + 1.0) = 13.0 ms
+    assert host_microbatch_s(TINY.replace(cp=2), c, a100) == pytest.approx(0.0130)
+    est = estimate(TINY)
+    m = est.num_microbatches  # 16 / (1 x dp 4) = 4
+    gpu_microbatch = sum(est.time_s[k] for k in ("compute", "recompute", "tp", "cp", "ep", "pp")) / m
+    assert gpu_microbatch < 0.0110  # the tiny layers' kernels take far less than their dispatch
+    # each of the 4 micro-batches waits for the host, and the iteration's fixed 53.4 ms comes once
+    assert est.time_s["overhead"] == pytest.approx(m * (0.0110 - gpu_microbatch) + 0.0534, rel=1e-6)
+    # the 1F1B bubble (pp - 1)/m = 1/4 of 4 micro-batches of 11.0 ms each
+    assert est.time_s["bubble"] == pytest.approx(0.0110, rel=1e-6)
+    assert est.step_time_s == pytest.approx(sum(est.time_s.values()))
+
+
+def test_a_large_models_layers_hide_the_hosts_dispatch():
+    est = estimate(LLAMA3_70B)
+    # every micro-batch's GPU time exceeds 80/pp layers x 5.3 ms: only the per-iteration cost remains
+    assert est.time_s["overhead"] == pytest.approx(0.75 * Options().host_step_s)
