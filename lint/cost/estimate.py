@@ -53,6 +53,7 @@ from plint.cost.comm import (
     point_to_point,
     reduce_scatter,
 )
+from plint.cost.collectives import nvlink_curve
 from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
 from plint.cost.adapters import adapter_memory
@@ -193,8 +194,10 @@ def _links(inp: ModelInput, gpu: GPU) -> Links:
     domain = inp.nvlink_domain or gpu.nvlink_domain(inp.gpus_per_node)
     a_nv, a_net = link_latencies_s()
     o = inp.options
-    return Links(domain, gpu.nvlink_gbps / 2 * 1e9 * o.nvlink_efficiency, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9 * o.network_efficiency,
-                 a_nv, a_net, inp.world_size)
+    nvlink, nic = gpu.nvlink_gbps / 2 * 1e9, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9
+    curve = nvlink_curve(gpu.name) if o.measured_collectives else None
+    measured = (nvlink, curve) if curve is not None else None
+    return Links(domain, nvlink * o.nvlink_efficiency, nic * o.network_efficiency, a_nv, a_net, inp.world_size, measured)
 
 
 @record(frozen=True)

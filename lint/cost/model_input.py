@@ -83,6 +83,9 @@ class Options:
     overlap_slowdown: float = 0.2
     # InfiniBand/RoCE NICs deliver ~85-90% of line rate to NCCL (Calculon ships 0.9).
     network_efficiency: float = 0.85
+    # Ring collectives by measured busbw and message size (schemas/collectives.json, plint.cost.collectives)
+    # where the GPU has a measured curve, in place of the two efficiencies above and the per-step latency
+    measured_collectives: bool = True
     # ---- fixed costs of an iteration (issue 24): what a step costs however small its model ----
     # Fitted on Megatron-LM's functional tests' iteration times only (benchmarks/fit_step_overhead.py;
     # README "Accuracy"), in seconds on a DGX A100's host (GPU.host_overhead_factor scales them to
@@ -91,12 +94,12 @@ class Options:
     # minimum duration): one micro-batch costs max(GPU time, host_microbatch_s + layers x per-layer
     # costs). Large models hide it: the host runs ahead of the GPU.
     host_layer_s: float = 5.3e-3  # one transformer layer's forward + backward
-    host_moe_layer_s: float = 5.6e-3  # more per MoE layer with EP: router, permutation, token-count sync
-    host_cp_layer_s: float = 1.0e-3  # more per layer with CP: the ring attention's per-step kernels and p2p
-    host_microbatch_s: float = 0.4e-3  # embedding, loss, batch fetch and the schedule's p2p set-up
+    host_moe_layer_s: float = 5.7e-3  # more per MoE layer with EP: router, permutation, token-count sync
+    host_cp_layer_s: float = 1.1e-3  # more per layer with CP: the ring attention's per-step kernels and p2p
+    host_microbatch_s: float = 1.4e-3  # embedding, loss, batch fetch and the schedule's p2p set-up
     # once per iteration, never hidden: optimizer and gradient-norm launches (multi-tensor kernels
     # over every parameter tensor), the loss and norm reductions read back to the host, timers
-    host_step_s: float = 53.4e-3
+    host_step_s: float = 49.5e-3
     # Memory: CUDA context + cuBLAS/TE workspaces (~1 GiB) and NCCL buffers for the groups (~1 GiB).
     runtime_reserve_gib: float = 2.0
     # The caching allocator cannot hand out all of HBM: fragmentation (Megatron-LM #188) takes ~5-10%.
