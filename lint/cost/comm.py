@@ -74,17 +74,19 @@ def all_reduce(links: Links, full_bytes: float, size: int, stride: int) -> float
     return 2 * reduce_scatter(links, full_bytes, size, stride)
 
 
-def all_to_all(links: Links, send_bytes: float, size: int, stride: int) -> float:
-    """Each rank sends `send_bytes` spread evenly over the group; NVLink and NIC shares run concurrently."""
+def all_to_all(links: Links, send_bytes: float, size: int, stride: int, network_bytes: float | None = None) -> float:
+    """Each rank sends `send_bytes` spread evenly over the group; NVLink and NIC shares run concurrently.
+    `network_bytes`: what crosses the NIC when the dispatcher sends less than the even share over it
+    (DeepEP/HybridEP send a token once per remote node and forward it over NVLink there)."""
     if size <= 1 or send_bytes <= 0:
         return 0.0
     local, _ = links.span(size, stride)
+    across = send_bytes * (size - local) / size if network_bytes is None else network_bytes
+    inter = across / links.net_bw if size > local else 0.0
     if links.nvlink_curve is not None:  # NCCL's all-to-all over NVSwitch: the measured efficiency at its size
         intra = send_bytes * (local - 1) / size / (links.nvlink_spec * links.nvlink_curve(send_bytes))
-        inter = send_bytes * (size - local) / size / links.net_bw
         return max(intra, inter) + (local - 1) * links.nvlink_curve.alpha + (links.alpha_net if size > local else 0.0)
     intra = send_bytes * (local - 1) / size / links.nvlink_bw
-    inter = send_bytes * (size - local) / size / links.net_bw
     return max(intra, inter) + (local - 1) * links.alpha_nv + (links.alpha_net if size > local else 0.0)
 
 

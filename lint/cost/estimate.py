@@ -22,7 +22,8 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
   fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass).
   CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
                the attention core.
-  EP           dispatch + combine all-to-all of k*h*2 bytes per token forward and backward, exposed.
+  EP           dispatch + combine of the MoE token dispatcher forward and backward (_token_dispatch: the
+               allgather, alltoall or flex dispatcher's bytes), exposed unless overlapped (below).
   PP           one send of the stage's output forward and one backward per micro-batch and chunk;
                exposed unless p2p overlap is on (Megatron turns it on with VPP). DeepSpeed's
                PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
@@ -325,15 +326,40 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
     etp = inp.etp or tp
     ep = max(1, inp.ep)
     local = max(1.0, experts / ep)
-    slots = tokens * topk * etp / tp  # routed token copies this GPU's experts process
+    # routed token copies this GPU's experts process: the busiest EP rank's, which the others wait for
+    imbalance = inp.options.moe_load_imbalance if ep > 1 else 1.0
+    slots = tokens * topk * etp / tp * imbalance
     mlp = k.gemm(slots / local, fm * gate / etp, h, local) + k.gemm(slots / local, h, fm / etp, local)
     fs = inp.moe_shared_expert_size
     if fs:
         mlp += k.gemm(tokens, fs * gate / tp, h) + k.gemm(tokens, h, fs / tp)
     mlp += k.gemm(tokens / k.sp, experts, h)
     act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * topk * h / tp) / k.hbm  # activation + permutes
-    ep_fwd = 2 * all_to_all(k.links, tokens * topk * h * 2 / tp, ep, etp)
-    return mlp, act, ep_fwd
+    return mlp, act, 2 * imbalance * _token_dispatch(k, tokens / tp, topk, ep, etp)
+
+
+def _token_dispatch(k: _Kernels, tokens: float, topk: int, ep: int, etp: int) -> float:
+    """One direction (dispatch, or combine) of the MoE token dispatcher over the EP group, seconds, for
+    Options.moe_dispatcher (Megatron's --moe-token-dispatcher-type; megatron/core/transformer/moe/
+    token_dispatcher.py): `tokens` of h bf16 values on this rank, each routed to `topk` experts.
+      allgather  MoEAllGatherTokenDispatcher gathers every EP rank's tokens (and reduce-scatters the
+                 combine): (ep - 1) x tokens x h x 2 bytes in, whatever the routing
+      alltoall   MoEAlltoAllTokenDispatcher sends each routed copy to its expert's rank: tokens x topk
+                 x h x 2 bytes, (ep - 1)/ep of it to other ranks
+      flex       DeepEP / HybridEP (MoEFlexTokenDispatcher): as alltoall inside the NVLink domain, but a
+                 token crosses the network once per remote node that holds any of its experts and is
+                 forwarded over NVLink there (DeepEP README, 'normal kernels with NVLink and RDMA
+                 forwarding'): with experts spread evenly over N nodes, N - 1 remote nodes each
+                 chosen with probability 1 - (1 - 1/N)^topk."""
+    nbytes = tokens * k.inp.hidden_size * 2
+    dispatcher = k.inp.options.moe_dispatcher
+    if dispatcher == "allgather":
+        return all_gather(k.links, ep * nbytes, ep, etp)
+    if dispatcher == "flex":
+        _, nodes = k.links.span(ep, etp)
+        remote = (nodes - 1) * (1 - (1 - 1 / nodes) ** topk) if nodes > 1 else 0.0
+        return all_to_all(k.links, nbytes * topk, ep, etp, network_bytes=nbytes * remote)
+    return all_to_all(k.links, nbytes * topk, ep, etp)
 
 
 def _cp_time(k: _Kernels, core_fwd: float) -> float:

@@ -50,6 +50,13 @@ class Options:
     # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
     pipeline_schedule: str | None = None
     moe_a2a_overlap: bool = False  # --overlap-moe-expert-parallel-comm (Bridge moe_a2a_overlap; default False)
+    # --moe-token-dispatcher-type: allgather (Megatron's default; from_layout gives it to launches that name
+    # none) | alltoall | flex (DeepEP / HybridEP); the cost model's own default is alltoall
+    moe_dispatcher: str = "alltoall"
+    # Routed tokens on the busiest expert-parallel rank over the mean (EP > 1): its expert GEMMs and the
+    # all-to-all it receives set the MoE layer's time. Fitted on the calibration set's four MoE runs
+    # (benchmarks/calibrate.py --fit-moe-imbalance; auxiliary-loss or bias balancing keeps it near 1)
+    moe_load_imbalance: float = 1.12
     fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
     # DeepSpeed overlap_comm / FSDP prefetch. None: the frameworks' defaults, on at ZeRO-3 (DeepSpeed turns
     # overlap_comm on only at stage 3, deepspeed.md sec. 2.6; FSDP always prefetches) and off at 1-2
@@ -318,6 +325,8 @@ class ModelInput:
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
+                           moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
+                           moe_dispatcher=_moe_dispatcher(args),
                            position_embedding=position, **_attention_and_loss(layout, args))
         return cls(
             **shape,  # type: ignore[arg-type]
@@ -591,6 +600,15 @@ def _probability(text: str | None, default: float) -> float:
     except ValueError:
         return default
     return value if 0.0 <= value <= 1.0 else default
+
+
+def _moe_dispatcher(args: _TrainerFlags) -> str:
+    """--moe-token-dispatcher-type, Megatron's default (allgather, megatron/training/arguments.py) when the
+    launch names none; --moe-enable-deepep (deprecated) means flex."""
+    if args.present("--moe-enable-deepep"):
+        return "flex"
+    named = (args.text("--moe-token-dispatcher-type") or "allgather").strip().lower()
+    return named if named in ("allgather", "alltoall", "flex") else "alltoall"
 
 
 class _TrainerFlags:
