@@ -516,9 +516,13 @@ def low_mfu(ctx: RuleContext):
     stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
     also = (f" and \"train_micro_batch_size_per_gpu\": {micro} in {cfg.path}"
             if stated is not None and stated != "auto" else "")
+    # what the larger micro-batch buys: larger GEMMs, or (layers too small to outlast the host's dispatch of
+    # them, cost.estimate.host_microbatch_s) fewer micro-batches to dispatch
+    fewer = est.time_s.get("overhead", 0.0) - variant.time_s.get("overhead", 0.0)
+    why = "fewer micro-batches for the host to dispatch" if fewer > (step - variant.step_time_s) / 2 else "larger GEMMs"
     yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
                   f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step, and with "
-                  f"--micro-batch-size {micro}{also} (larger GEMMs) the launch fits ({_gib(variant.memory_gib['total'])} "
+                  f"--micro-batch-size {micro}{also} ({why}) the launch fits ({_gib(variant.memory_gib['total'])} "
                   f"of {_gib(variant.memory_gib['usable'])} GiB) and the step is predicted "
                   f"{_pct(1 - variant.step_time_s / step)} shorter ({_seconds(variant.step_time_s)} vs "
                   f"{_seconds(step)})", span(ctx, "batch.micro"), key="estimate.mfu")

@@ -472,7 +472,8 @@ def test_low_mfu_micro_batch_advice_names_the_deepspeed_config_too(tmp_path):
     (finding,) = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL310")
     micro = re.search(r"--micro-batch-size (\d+)", finding.message).group(1)
     assert f'--micro-batch-size {micro} and "train_micro_batch_size_per_gpu": {micro} in ' in finding.message
-    assert "ds.json (larger GEMMs)" in finding.message
+    # GPT-2 small's 512-row micro-batches wait on the host's dispatch of their layers: fewer of them is the gain
+    assert "ds.json (fewer micro-batches for the host to dispatch)" in finding.message
 
 
 def test_low_mfu_micro_batch_advice_divides_the_batch(tmp_path):
