@@ -38,7 +38,11 @@ overlap hides it behind one micro-batch's backward; DeepSpeed overlaps by defaul
 ZeRO-3/FSDP gathers the parameters forward and backward and reduce-scatters the gradients every
 micro-batch, hidden behind that micro-batch's compute but for the first layer's share; DeepSpeed's
 per-sub-module hooks gather a third time for a full recompute, FSDP's per-block unshard does not) + the
-optimizer step (memory-bound, ~36 bytes per local parameter).
+optimizer step (memory-bound, ~36 bytes per local parameter) + the fixed costs of an iteration: a
+micro-batch on a stage lasts at least the host's dispatch of its layers (host_microbatch_s; large layers
+hide it) and each iteration adds Options.host_step_s (fitted on Megatron-LM's functional tests,
+benchmarks/fit_step_overhead.py). Collectives inside an NVLink domain take their efficiency and latency
+by message size from measured sweeps where the GPU has one (cost.collectives, schemas/collectives.json).
 MFU = Megatron >= 0.12 model FLOPs (causal attention halved) / (step x GPUs x dense bf16 peak;
 fp16 where the GPU has no bf16), whatever the training precision.
 """
