@@ -19,7 +19,7 @@ GLM count the recompute forward; the Megatron-Core r0.8 README and Korthikanti c
 attention without recompute). Runs without a layout, batch or stated FLOP definition are listed as
 skipped with the reason.
 
-    python benchmarks/calibrate.py [path/to/published_runs_calibration.yaml] [--json]
+    python benchmarks/calibrate.py [path/to/published_runs_calibration.yaml] [--json] [--fit-moe-imbalance]
 """
 
 from __future__ import annotations
@@ -132,6 +132,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     # Megatron-Bridge's MoE recipes set expert_tensor_parallel_size=1 (scripts/performance/configs:
     # the Qwen3, GPT-OSS and DeepSeek-V3 workload bases); Megatron's own default is ETP = TP
     etp = layout.get("expert_tp") or (1 if "bridge" in framework and moe.get("num_experts") else None)
+    dispatcher, a2a_overlap = _bridge_moe_recipe(framework, model, cluster)
     # fp8 with current (per-tensor dynamic) scaling: Bridge "fp8 (current scaling)", torchao Float8
     prec_text = f"{run.get('precision')} {run.get('framework')}".lower()
     fp8_recipe = "tensorwise" if ("current scaling" in prec_text or "torchao" in prec_text) else "delayed"
@@ -151,6 +152,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
                       # Megatron-Bridge's performance configs reduce gradients in bf16
                       # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
                       grad_reduce_bytes=2 if "bridge" in framework else None,
+                      moe_dispatcher=dispatcher, moe_a2a_overlap=a2a_overlap,
                       position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None)
     inp = ModelInput(
         num_layers=model["num_layers"], hidden_size=h, num_attention_heads=model["num_attention_heads"],
@@ -170,6 +172,24 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         gpu=gpu, nnodes=max(1, world // per_node), gpus_per_node=per_node, nvlink_domain=per_node,
         nic_gbps=cluster.get("inter_node_gbps_per_gpu"), options=options)
     return inp, ""
+
+
+# Megatron-Bridge's H100 MoE recipes (scripts/performance/configs/: deepseek/deepseek_workload_base_configs.py
+# DEEPSEEK_V3_PRETRAIN_CONFIG_H100_V1, moe_flex_dispatcher_backend="hybridep", moe_a2a_overlap=False;
+# qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type=
+# "alltoall", moe_a2a_overlap=True): (model family word, GPU) -> (dispatcher, all-to-all overlap)
+BRIDGE_MOE_RECIPES = {("deepseek", "h100"): ("flex", False), ("qwen3", "h100"): ("alltoall", True)}
+
+
+def _bridge_moe_recipe(framework: str, model: dict, cluster: dict) -> tuple[str, bool]:
+    """The token dispatcher and all-to-all overlap a Megatron-Bridge MoE run's recipe sets; alltoall without
+    overlap (the dispatcher Bridge's and NeMo's MoE recipes name) otherwise."""
+    family, gpu = (model.get("family") or "").lower(), (cluster.get("gpu") or "").lower()
+    if "bridge" in framework and (model.get("moe") or {}).get("num_experts"):
+        for (word, part), recipe in BRIDGE_MOE_RECIPES.items():
+            if word in family and part in gpu:
+                return recipe
+    return "alltoall", False
 
 
 def published_tokens_per_s(run: dict, inp: ModelInput) -> tuple[float | None, str]:
@@ -192,7 +212,8 @@ def published_tokens_per_s(run: dict, inp: ModelInput) -> tuple[float | None, st
     return tflops * 1e12 / per_token, "TFLOP/s / definition"
 
 
-def calibrate(path: Path) -> dict:
+def calibrate(path: Path, options: dict | None = None) -> dict:
+    """Every run's prediction and error; `options` replaces those Options fields in every run (a fit)."""
     runs = yaml.safe_load(path.read_text())
     rows, skipped = [], []
     for run in runs:
@@ -204,6 +225,9 @@ def calibrate(path: Path) -> dict:
         if published is None:
             skipped.append((run["id"], how))
             continue
+        if options:
+            inp = inp.replace(options=Options(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                                                 **options}))
         est = estimate(inp)
         err = (est.tokens_per_s_per_gpu - published) / published
         rows.append({"id": run["id"], "moe": bool(inp.num_experts), "gpu": inp.gpu, "published": published,
@@ -229,8 +253,20 @@ def _read_by_plint(run: dict) -> bool:
     return any(name in framework for name in ("megatron", "nemo", "bridge", "deepspeed"))
 
 
+def fit_moe_imbalance(path: Path) -> tuple[float, float]:
+    """(Options.moe_load_imbalance, MoE MAPE): the busiest EP rank's routed-token share over the mean, 1.00 to
+    1.50 by 0.01, that minimises the MoE runs' mean absolute error (its only effect is on MoE runs with EP > 1)."""
+    scored = [(calibrate(path, {"moe_load_imbalance": 1 + i / 100})["mape_moe"], 1 + i / 100) for i in range(51)]
+    mape, factor = min(scored)
+    return factor, mape
+
+
 def main(argv: list[str]) -> int:
     path = Path(next((a for a in argv if not a.startswith("--")), DEFAULT_DATA))
+    if "--fit-moe-imbalance" in argv:
+        factor, mape = fit_moe_imbalance(path)
+        print(f"moe_load_imbalance {factor:.2f}: MAPE MoE {mape:.1f}%")
+        return 0
     result = calibrate(path)
     if "--json" in argv:
         print(json.dumps(result, indent=1))

@@ -500,8 +500,8 @@ def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipeli
             "recompute keeps most of the memory saving (Korthikanti et al. 2022: the attention scores are "
             "the large part) for a few percent.",
         bad=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                         "--use-distributed-optimizer")),
-        good=torchrun(gpt("--recompute-activations --use-distributed-optimizer")),
+                         "--use-distributed-optimizer", hidden=4096, heads=32)),
+        good=torchrun(gpt("--recompute-activations --use-distributed-optimizer", hidden=4096, heads=32)),
         fix="`plint fix --unsafe-fixes` replaces the recompute flags with --recompute-activations (same numerics; "
             "unsafe because the memory it needs is the estimate's).",
     ),
@@ -582,6 +582,8 @@ def _saving_source(est: Estimate, variant: Estimate) -> str:
     part = max(saved, key=saved.get)
     if part in ("compute", "recompute") or gemms >= saved[part]:
         return "larger GEMMs"
+    if part == "overhead":  # layers too small to outlast the host's dispatch of them (estimate.host_microbatch_s)
+        return "fewer micro-batches for the host to dispatch"
     return (f"mostly {TIME_PART_NAMES.get(part, part)}, {_seconds(est.time_s[part])} -> "
             f"{_seconds(variant.time_s.get(part, 0.0))}")
 

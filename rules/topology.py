@@ -134,10 +134,10 @@ def _with_alternative(ctx: RuleContext, axis: str, domain: int, head: str, inste
             "TP/EP across nodes.' Large MoE models (DeepSeek-V3, Mixtral 8x22B at scale) train with ep across "
             "nodes because their experts fit nowhere else: there the rule finds no better layout.",
         bad=torchrun(gpt("--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
-                         "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=4096,
+                         "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=8192,
                          glob=64), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
         good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
-                          "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=4096,
+                          "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=8192,
                           glob=64), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
         fix="`plint fix --unsafe-fixes` writes the expert-parallel size the message names (unsafe: checkpoints "
             "change).",

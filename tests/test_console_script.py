@@ -151,8 +151,13 @@ def test_plan_never_ranks_a_launch_past_the_last_candidate(fixture, options):
     doc = json.loads(proc.stdout)
     why = doc["current"]["why"]
     assert all(k <= n for k, n in _rank_claims(why)), why
-    assert re.match(r"not among the \d+ candidates \(global batch 8 is not divisible by micro-batch", why), why
-    assert why.endswith("slower than all of them"), why
+    found = re.match(r"not among the (\d+) candidates \(global batch 8 is not divisible by micro-batch", why)
+    assert found, why
+    # its place: after every candidate, or between two of them, never past the last (the iteration's fixed
+    # costs, Options.host_*_s, make some pipelined layouts of this 8-sequence step slower than the launch)
+    between = re.search(r"between #(\d+) and #(\d+)$", why)
+    assert why.endswith("slower than all of them") or (
+        between and int(between.group(1)) + 1 == int(between.group(2)) <= int(found.group(1))), why
 
 
 def test_plan_with_more_nodes_keeps_the_launch_layout_and_lets_dp_follow():

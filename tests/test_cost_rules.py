@@ -164,13 +164,14 @@ def _bubble_alternative(layout):
 
 
 def test_pipeline_bubble_names_a_faster_layout_of_the_same_launch(tmp_path):
-    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16)
+    # (layers whose GPU time outlasts the host's dispatch, so the iteration's fixed costs stay small)
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16, hidden=4096, heads=32)
     (finding,) = _findings(result, "PL301")
     (layout,) = result.layouts
     est = layout_estimate(layout)
     share = est.time_s["bubble"] / est.step_time_s
     # 1F1B with pp 8 and 16 micro-batches: (8-1) idle stage-times of (16 + 8 - 1), 30.4% of the step when
-    # nothing else takes time; data-parallel and optimizer time make the share a little smaller
+    # nothing else takes time; data-parallel, optimizer and fixed per-iteration time make the share a little smaller
     assert share == pytest.approx(7 / 23, rel=0.1)
     assert f"pipeline bubble {100 * share:.1f}% of the step" in finding.message
     assert "pp 8, 16 micro-batches per step" in finding.message
@@ -224,7 +225,9 @@ def test_pipeline_bubble_absolute_threshold_is_an_option(tmp_path):
 def test_pipeline_bubble_fix_writes_the_alternative(tmp_path):
     from plint.fixing.fix import fix_paths
 
-    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16)
+    # layers wide enough that their GPU time exceeds the host's dispatch of them (Options.host_layer_s):
+    # on narrower ones a larger micro-batch (PL310) also shortens the step and the fix pass applies it too
+    result = _launch(tmp_path, "--pipeline-model-parallel-size 8", layers=32, glob=16, hidden=4096, heads=32)
     new, _ = _bubble_alternative(result.layouts[0])
     fix_paths([tmp_path / "launch.sh"], unsafe=True)
     (fixed,) = check_paths([tmp_path / "launch.sh"])
@@ -258,8 +261,9 @@ def test_needless_parallelism_quiet_when_the_simpler_layout_does_not_fit(tmp_pat
 
 
 def test_full_recompute_where_selective_fits(tmp_path):
+    # layers wide enough that their GPU time, not the host's dispatch of them (Options.host_layer_s), is the step
     result = _launch(tmp_path, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                               "--use-distributed-optimizer")
+                               "--use-distributed-optimizer", hidden=4096, heads=32)
     (finding,) = _findings(result, "PL308")
     inp = cost_input(result.layouts[0])
     selective = estimate(inp.replace(recompute="selective", recompute_method=None, recompute_num_layers=None))
@@ -411,8 +415,9 @@ def test_pl305_under_deepspeed_follows_the_optimizer_deepspeed_builds(tmp_path, 
 def test_low_mfu_from_communication_is_left_to_the_rule_that_names_a_layout(tmp_path):
     # GPT-2 small at tp 8: the MFU is low because tensor-parallel communication takes the step, which PL310
     # no longer only describes: PL302 names the layout without it, and PL310 speaks only of a micro-batch
+    # (4 x 4,096-token micro-batches: enough for the collectives to outlast the host's dispatch of the layers)
     result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
-                     layers=12, hidden=768, heads=12, seq=1024)
+                     layers=12, hidden=768, heads=12, seq=4096, micro=4, glob=256)
     est = layout_estimate(result.layouts[0])
     assert est.mfu < 0.35 and est.time_s["tp"] > 0.1 * est.step_time_s
     (needless,) = _findings(result, "PL302")
@@ -421,6 +426,7 @@ def test_low_mfu_from_communication_is_left_to_the_rule_that_names_a_layout(tmp_
 
 
 SMALL_GPT = dict(layers=12, hidden=768, heads=12)  # GPT-2 small: GEMMs far below peak at any layout
+WIDE_FEW_LAYERS = dict(layers=4, hidden=8192, heads=64)  # 512-row GEMMs below peak, yet longer than the host's dispatch
 OVERLAPPED_DP = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
 
 
@@ -434,9 +440,10 @@ def test_dropout_probabilities_reach_the_cost_model(tmp_path):
 
 
 def test_low_mfu_stays_quiet_when_model_compute_is_the_step(tmp_path):
-    """A GPT-2-small data-parallel launch with 16k-row GEMMs: its MFU is low by the model's shape alone,
-    and neither the layout nor a larger micro-batch buys back enough to say anything."""
-    result = _launch(tmp_path, OVERLAPPED_DP, seq=2048, micro=8, glob=256, **SMALL_GPT)
+    """A GPT-2-small data-parallel launch with 32k-row GEMMs: its MFU is low by the model's shape alone,
+    and neither the layout nor a larger micro-batch buys back enough to say anything. (Four micro-batches
+    per step, each outlasting the host's dispatch of it: the iteration's fixed costs stay a small part.)"""
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=4096, micro=8, glob=1024, **SMALL_GPT)
     est = layout_estimate(result.layouts[0])
     assert est.mfu < 0.35  # below the threshold: the rule looked
     assert est.time_s["compute"] > 0.9 * est.step_time_s
@@ -445,8 +452,11 @@ def test_low_mfu_stays_quiet_when_model_compute_is_the_step(tmp_path):
 
 def test_low_mfu_names_the_larger_micro_batch_when_compute_is_the_step(tmp_path):
     """512-row GEMMs (micro-batch 1, seq 512): the fastest micro-batch that divides the 32 sequences per
-    rank and fits is named, with the cost model's numbers for it."""
-    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=256, **SMALL_GPT)
+    rank and fits is named, with the cost model's numbers for it. Layers of h = 8192, so that even 512 rows
+    outlast the host's dispatch of the layer (Options.host_layer_s; GPT-2 small's would wait on the host);
+    their MFU (42%) is below a threshold of 50%."""
+    (tmp_path / ".plint.toml").write_text("[thresholds]\nmfu = 0.5\n")
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=256, **WIDE_FEW_LAYERS)
     (finding,) = _findings(result, "PL310")
     inp = cost_input(result.layouts[0])
     est = estimate(inp)
@@ -472,14 +482,16 @@ def test_low_mfu_micro_batch_advice_names_the_deepspeed_config_too(tmp_path):
     (finding,) = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL310")
     micro = re.search(r"--micro-batch-size (\d+)", finding.message).group(1)
     assert f'--micro-batch-size {micro} and "train_micro_batch_size_per_gpu": {micro} in ' in finding.message
-    assert "ds.json (larger GEMMs)" in finding.message
+    # GPT-2 small's 512-row micro-batches wait on the host's dispatch of their layers: fewer of them is the gain
+    assert "ds.json (fewer micro-batches for the host to dispatch)" in finding.message
 
 
 def test_low_mfu_micro_batch_advice_divides_the_batch(tmp_path):
     """Global 96 on dp 8: 12 sequences per rank, so Megatron accepts micro-batches 2, 3, 4, 6 and 12.
     One of 11 would process 11 of the 12 sequences per step, so its estimate is shorter still: advice
     that did not check divisibility would name it."""
-    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=96, **SMALL_GPT)
+    (tmp_path / ".plint.toml").write_text("[thresholds]\nmfu = 0.5\n")  # GPU-bound layers, as above
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=96, **WIDE_FEW_LAYERS)
     (finding,) = _findings(result, "PL310")
     inp = cost_input(result.layouts[0])
     steps = {m: estimate(inp.replace(micro_batch=m)).step_time_s for m in (2, 3, 4, 6, 11, 12)}

@@ -33,7 +33,7 @@ def test_expert_all_to_all_across_nodes_names_a_smaller_ep(tmp_path):
     # 16 small experts (top-4, width 512) over ep 16 on two nodes: the all-to-all is most of the step; the
     # smaller sizes whose group fits in a node are 2, 4 and 8, and the message names the fastest
     result = _check(tmp_path, f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 "
-                              f"--moe-ffn-hidden-size 512 {OPTIMIZER}", seq=4096, glob=64)
+                              f"--moe-ffn-hidden-size 512 {OPTIMIZER}", seq=8192, glob=64)
     (finding,) = _findings(result, "PL203")
     inp, est = cost_input(result.layouts[0]), layout_estimate(result.layouts[0])
     options = {c.ep: estimate(c) for c in expert_layouts(inp, 8)}
@@ -69,7 +69,7 @@ def test_context_parallel_ring_hidden_under_attention_is_quiet(tmp_path):
 def test_fix_writes_the_named_expert_and_context_sizes(tmp_path):
     cases = {
         "PL203": (f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 "
-                  f"{OPTIMIZER}", dict(seq=4096, glob=64), "ep"),
+                  f"{OPTIMIZER}", dict(seq=8192, glob=64), "ep"),
         "PL202": (f"--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel {OPTIMIZER}",
                   dict(seq=32768, glob=32), "cp"),
         "PL307": (f"--context-parallel-size 2 {OPTIMIZER}", dict(seq=2048), "cp"),  # short chunks: cp 1 named
@@ -81,7 +81,9 @@ def test_fix_writes_the_named_expert_and_context_sizes(tmp_path):
         before = _check(folder, extra, **shape)
         (finding,) = _findings(before, code)
         named = int(finding.message.split(" instead")[0].rsplit(f"{name} ", 1)[1].split()[0])
-        fix_paths([folder / "launch.sh"], unsafe=True, ignore=["PL302"])  # PL302's fix drops the axis: its own test
+        # PL302's fix drops the axis: its own test; PL310's larger micro-batch (these small layers wait on the
+        # host's dispatch, Options.host_layer_s) edits the same lines: its own tests
+        fix_paths([folder / "launch.sh"], unsafe=True, ignore=["PL302", "PL310"])
         (after,) = check_paths([folder / "launch.sh"])
         assert after.layouts[0].value(key) == named, code
         assert not _findings(after, code), code
@@ -104,7 +106,7 @@ def test_needless_axis_fix_sets_it_to_one_with_what_only_it_allows(tmp_path):
 
 def test_full_recompute_fix_writes_selective_recompute(tmp_path):
     result = _check(tmp_path, f"--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                              f"{OPTIMIZER}")
+                              f"{OPTIMIZER}", hidden=4096, heads=32)  # GPU-bound layers, as in test_cost_rules
     assert _findings(result, "PL308")
     fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL308"])
     text = (tmp_path / "launch.sh").read_text()

@@ -50,12 +50,12 @@ def test_unsafe_fixes_leave_no_error(folder, tmp_path):
     assert_idempotent(main, unsafe=True)
 
 
-def _fixed_text(folder_name, tmp_path):
+def _fixed_text(folder_name, tmp_path, **options):
     work = tmp_path / folder_name
     shutil.copytree(ROOT / "fixtures" / "launches" / folder_name, work)
     main = work / _main(work)
     before = main.read_text()
-    fix_paths([main], unsafe=True)
+    fix_paths([main], unsafe=True, **options)
     return before, main.read_text()
 
 
@@ -162,7 +162,9 @@ def test_safe_mode_leaves_layout_alone(tmp_path):
 
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 def test_placeholder_is_quoted_so_bash_parses(tmp_path):
-    before, after = _fixed_text("placeholder-invalid-bash", tmp_path)
+    # (PL310's larger micro-batch, on this host-bound 345M model, and PL302's dp 4 are fine alone and refused
+    # together, and the fixer then keeps none of that pass: PL310 is left to its own tests)
+    before, after = _fixed_text("placeholder-invalid-bash", tmp_path, ignore=["PL310"])
     assert "CHECKPOINT_PATH=<Specify path>" in before and 'CHECKPOINT_PATH="<Specify path>"' in after
     assert subprocess.run([BASH, "-n", "-c", after], capture_output=True).returncode == 0
 

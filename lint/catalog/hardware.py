@@ -24,6 +24,9 @@ class GPU:
     source: str
     gemm_efficiency: float = 0.8  # fraction of the dense peak a large, well-shaped GEMM sustains
     attention_efficiency: float = 0.5  # fraction fused attention sustains (fwd+bwd, causal FLOPs)
+    # the fixed costs of an iteration (Options.host_*_s, fitted on DGX A100) on the host that drives this
+    # GPU, as a share of a DGX A100's: DGX H100's functional tests' fixed costs fit at 0.74 of it
+    host_overhead_factor: float = 1.0
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (number, source)
 
     def peak_tflops(self, precision: str | None = "bf16") -> float:
@@ -81,6 +84,7 @@ def _build(canonical: str) -> GPU:
     return GPU(canonical, spec["bf16_tflops"], spec["fp16_tflops"], spec["fp8_tflops"], spec["hbm_gib"],
                spec["hbm_tbps"], spec["nvlink_gbps"], spec["scale_up_domain"], spec["nic_gbps"], spec["source"],
                spec.get("gemm_efficiency", 0.8), spec.get("attention_efficiency", 0.5),
+               spec.get("host_overhead_factor", 1.0),
                tuple(sorted(spec.get("sources", {}).items())))
 
 

@@ -22,7 +22,8 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
   fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass).
   CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
                the attention core.
-  EP           dispatch + combine all-to-all of k*h*2 bytes per token forward and backward, exposed.
+  EP           dispatch + combine of the MoE token dispatcher forward and backward (_token_dispatch: the
+               allgather, alltoall or flex dispatcher's bytes), exposed unless overlapped (below).
   PP           one send of the stage's output forward and one backward per micro-batch and chunk;
                exposed unless p2p overlap is on (Megatron turns it on with VPP). DeepSpeed's
                PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
@@ -37,7 +38,11 @@ overlap hides it behind one micro-batch's backward; DeepSpeed overlaps by defaul
 ZeRO-3/FSDP gathers the parameters forward and backward and reduce-scatters the gradients every
 micro-batch, hidden behind that micro-batch's compute but for the first layer's share; DeepSpeed's
 per-sub-module hooks gather a third time for a full recompute, FSDP's per-block unshard does not) + the
-optimizer step (memory-bound, ~36 bytes per local parameter).
+optimizer step (memory-bound, ~36 bytes per local parameter) + the fixed costs of an iteration: a
+micro-batch on a stage lasts at least the host's dispatch of its layers (host_microbatch_s; large layers
+hide it) and each iteration adds Options.host_step_s (fitted on Megatron-LM's functional tests,
+benchmarks/fit_step_overhead.py). Collectives inside an NVLink domain take their efficiency and latency
+by message size from measured sweeps where the GPU has one (cost.collectives, schemas/collectives.json).
 MFU = Megatron >= 0.12 model FLOPs (causal attention halved) / (step x GPUs x dense bf16 peak;
 fp16 where the GPU has no bf16), whatever the training precision.
 """
@@ -53,6 +58,7 @@ from plint.cost.comm import (
     point_to_point,
     reduce_scatter,
 )
+from plint.cost.collectives import nvlink_curve
 from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
 from plint.cost.adapters import adapter_memory
@@ -74,7 +80,8 @@ from plint.record import record
 # What each part of Estimate.time_s is, in words (messages and tables name them this way).
 TIME_PART_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
                    "cp": "context-parallel communication", "ep": "expert all-to-all", "pp": "pipeline sends",
-                   "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step"}
+                   "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step",
+                   "overhead": "fixed per-iteration costs"}
 
 
 @record(frozen=True)
@@ -192,43 +199,79 @@ def _links(inp: ModelInput, gpu: GPU) -> Links:
     domain = inp.nvlink_domain or gpu.nvlink_domain(inp.gpus_per_node)
     a_nv, a_net = link_latencies_s()
     o = inp.options
-    return Links(domain, gpu.nvlink_gbps / 2 * 1e9 * o.nvlink_efficiency, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9 * o.network_efficiency,
-                 a_nv, a_net, inp.world_size)
+    nvlink, nic = gpu.nvlink_gbps / 2 * 1e9, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9
+    curve = nvlink_curve(gpu.name) if o.measured_collectives else None
+    measured = (nvlink, curve) if curve is not None else None
+    return Links(domain, nvlink * o.nvlink_efficiency, nic * o.network_efficiency, a_nv, a_net, inp.world_size, measured)
 
 
-def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:
+@record(frozen=True)
+class _Kernels:
+    """One GPU's kernel rates and a layout's per-GPU shapes: what every time term below reads."""
+    inp: ModelInput
+    links: Links
+    tokens: float  # rows of every GEMM on this GPU: b*s/cp
+    sp: int  # TP when sequence parallel, else 1 (the divisor of the element-wise work)
+    gemm_peak: float
+    attn_peak: float
+    attn_eff: float  # GPU.attention_efficiency
+    cap: float
+    ramp: float
+    hbm: float  # bytes/s element-wise kernels reach
+    gate: int  # 2 with a gated (SwiGLU) MLP
+    kappa: float  # Options.overlap_slowdown
+
+    def gemm(self, rows: float, cols: float, inner: float, count: float = 1.0) -> float:
+        """Forward time of `count` GEMMs (rows x inner) @ (inner x cols)."""
+        if rows <= 0 or cols <= 0 or inner <= 0:
+            return 0.0
+        eff = self.cap / (1 + self.ramp / rows + self.ramp / cols + self.ramp / inner)
+        return count * 2 * rows * cols * inner / (self.gemm_peak * eff)
+
+    def hidden(self, comm: float, window: float) -> float:
+        """Time `comm` costs when it runs under `window` of compute: the excess in the open, the rest
+        at Options.overlap_slowdown of itself."""
+        exposed = max(0.0, comm - window)
+        return exposed + self.kappa * (comm - exposed)
+
+
+def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
     o = inp.options
-    links = _links(inp, gpu)
+    cp, tp = max(1, inp.cp), max(1, inp.tp)
+    gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
+    return _Kernels(inp, _links(inp, gpu), inp.micro_batch * inp.seq_length / cp,
+                    tp if inp.sequence_parallel else 1, gemm_peak,
+                    (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12, gpu.attention_efficiency,
+                    gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0), o.gemm_ramp,
+                    gpu.hbm_tbps * 1e12 * o.hbm_efficiency, 2 if inp.swiglu else 1, o.overlap_slowdown)
+
+
+@record(frozen=True)
+class _DenseLayer:
+    """One dense layer's forward on one GPU, seconds."""
+    qkv: float  # the QKV projection (column-parallel)
+    fc1: float  # the MLP's first projection (column-parallel)
+    projections: float  # QKV + attention output projection
+    mlp: float
+    core: float  # attention core (QK^T, softmax, AV)
+    elementwise: float  # norms, residuals, rotary, fp8 casts
+    activation: float  # the MLP's activation function
+
+
+def _dense_layer(k: _Kernels) -> _DenseLayer:
+    inp, o = k.inp, k.inp.options
     h, n, s = inp.hidden_size, inp.num_attention_heads, inp.seq_length
     d = inp.kv_channels or h // n
     g = inp.num_query_groups or n
     f = inp.ffn_width()
-    tp, cp, pp, v = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp), inp.vpp or 1
-    b = inp.micro_batch
-    sp = tp if inp.sequence_parallel else 1
-    tokens = b * s / cp  # rows of every GEMM on this GPU
-    gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
-    attn_peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
-    cap, ramp = gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0), o.gemm_ramp
-    hbm = gpu.hbm_tbps * 1e12 * o.hbm_efficiency
-    gate = 2 if inp.swiglu else 1
-
-    def gemm(rows: float, cols: float, inner: float, count: float = 1.0) -> float:
-        """Forward time of `count` GEMMs (rows x inner) @ (inner x cols)."""
-        if rows <= 0 or cols <= 0 or inner <= 0:
-            return 0.0
-        eff = cap / (1 + ramp / rows + ramp / cols + ramp / inner)
-        return count * 2 * rows * cols * inner / (gemm_peak * eff)
-
-    # ---- one dense layer, forward ----
-    attn_proj = gemm(tokens, (n + 2 * g) * d / tp, h) + gemm(tokens, h, n * d / tp)
-    dense_mlp = gemm(tokens, f * gate / tp, h) + gemm(tokens, h, f / tp)
+    tp, cp, b, gate, tokens = max(1, inp.tp), max(1, inp.cp), inp.micro_batch, k.gate, k.tokens
+    qkv = k.gemm(tokens, (n + 2 * g) * d / tp, h)
+    fc1 = k.gemm(tokens, f * gate / tp, h)
     causal = 0.5 if o.flash_attention else 1.0  # unfused attention computes the masked half too
-    core_fwd = 4 * b * s * (s / cp) * d * (n / tp) * causal / (attn_peak * gpu.attention_efficiency)
+    core = 4 * b * s * (s / cp) * d * (n / tp) * causal / (k.attn_peak * k.attn_eff)
     if not o.flash_attention:
-        core_fwd += 11 * b * (n / tp) * s * (s / cp) / hbm
-    act_elems = (2 + gate) * f / tp
-    elementwise = 2 * tokens * (11 * h / sp + 2 * (n + g) * d / tp) / hbm  # norms, residuals, rotary
+        core += 11 * b * (n / tp) * s * (s / cp) / k.hbm
+    elementwise = 2 * tokens * (11 * h / k.sp + 2 * (n + g) * d / tp) / k.hbm  # norms, residuals, rotary
     if inp.precision == "fp8":
         # every GEMM operand is cast (read 2 B, write 1 B) and transposed (1 B) for the backward:
         # the inputs forward and the output gradients backward, ~4 B per element; per forward third
@@ -237,133 +280,194 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         # per element before the cast (TE Float8CurrentScaling, torchao dynamic float8); delayed scaling
         # takes last step's amax from the history instead
         per_elem = 6 if o.fp8_recipe in ("tensorwise", "current") else 4
-        elementwise += per_elem * tokens * operands / hbm / 3
-    tp_unit = all_gather(links, 2 * tokens * h, tp, 1) if tp > 1 else 0.0  # one AG or RS of b*s*h
-    tp_fwd = 4 * tp_unit
-    kappa = o.overlap_slowdown
-    if tp_fwd and o.tp_comm_overlap:
-        exposed = max(tp_fwd - (attn_proj + dense_mlp), tp_fwd / tp)
-        tp_fwd = exposed + kappa * (tp_fwd - exposed)
-        tp_bwd = tp_fwd
-    elif tp_unit and o.tp_async_backward:
-        # Megatron's column-parallel backward (megatron-core tensor_parallel/layers.py, on since Sept
-        # 2021; TransformerEngine's Linear and LayerNormLinear alike) launches its collectives
-        # asynchronously: with SP the input all-gather for the weight gradient runs
-        # under the input-gradient GEMM and the gradient's reduce-scatter under the weight-gradient
-        # GEMM; without SP the gradient's all-reduce (two units) runs under the weight-gradient GEMM.
-        # The row-parallel backward all-gathers its output gradient in the open with SP and has no
-        # collective without it. Per layer the QKV and first MLP projections are column-parallel (an
-        # MoE layer is costed as the dense one); a GEMM's dgrad and wgrad each last as long as its forward.
-        tp_bwd = 2 * tp_unit if sp > 1 else 0.0
-        under_dgrad_wgrad = (tp_unit, tp_unit) if sp > 1 else (0.0, 2 * tp_unit)
-        for gemm_t in (gemm(tokens, (n + 2 * g) * d / tp, h), gemm(tokens, f * gate / tp, h)):
-            for comm in under_dgrad_wgrad:
-                hidden = min(comm, gemm_t)
-                tp_bwd += comm - hidden + kappa * hidden
-    else:
-        tp_bwd = tp_fwd  # Megatron before Sept 2021 and forks without it: four collectives, in the open
+        elementwise += per_elem * tokens * operands / k.hbm / 3
+    activation = 2 * tokens * (2 + gate) * f / tp / k.hbm
+    return _DenseLayer(qkv, fc1, qkv + k.gemm(tokens, h, n * d / tp), fc1 + k.gemm(tokens, h, f / tp),
+                       core, elementwise, activation)
 
-    # ---- one MoE layer, forward: projections + shared expert + routed experts + router ----
-    moe_mlp = ep_fwd = moe_act = 0.0
-    if c.num_moe:
-        experts = inp.num_experts or 1
-        fm = inp.moe_ffn_hidden_size or f
-        k = min(inp.moe_topk, experts)
-        etp = inp.etp or tp
-        ep = max(1, inp.ep)
-        local = max(1.0, experts / ep)
-        slots = tokens * k * etp / tp  # routed token copies this GPU's experts process
-        moe_mlp = gemm(slots / local, fm * gate / etp, h, local) + gemm(slots / local, h, fm / etp, local)
-        fs = inp.moe_shared_expert_size
-        if fs:
-            moe_mlp += gemm(tokens, fs * gate / tp, h) + gemm(tokens, h, fs / tp)
-        moe_mlp += gemm(tokens / sp, experts, h)
-        moe_act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * k * h / tp) / hbm  # activation + permutes
-        ep_fwd = 2 * all_to_all(links, tokens * k * h * 2 / tp, ep, etp)
 
-    def layer_fwd(moe: bool) -> tuple[float, float, float]:
-        """(compute, TP comm, EP comm) of one layer's forward."""
-        if moe:
-            return attn_proj + moe_mlp + core_fwd + elementwise + moe_act, tp_fwd, ep_fwd
-        return attn_proj + dense_mlp + core_fwd + elementwise + 2 * tokens * act_elems / hbm, tp_fwd, 0.0
+def _tp_times(k: _Kernels, layer: _DenseLayer) -> tuple[float, float]:
+    """(forward, backward) tensor-parallel communication of one layer, seconds."""
+    inp, o = k.inp, k.inp.options
+    tp = max(1, inp.tp)
+    if tp == 1:
+        return 0.0, 0.0
+    unit = all_gather(k.links, 2 * k.tokens * inp.hidden_size, tp, 1)  # one AG or RS of b*s*h
+    fwd = 4 * unit
+    if o.tp_comm_overlap:
+        exposed = max(fwd - (layer.projections + layer.mlp), fwd / tp)
+        fwd = exposed + k.kappa * (fwd - exposed)
+        return fwd, fwd
+    if not o.tp_async_backward:
+        return fwd, fwd  # Megatron before Sept 2021 and forks without it: four collectives, in the open
+    # Megatron's column-parallel backward (megatron-core tensor_parallel/layers.py, on since Sept
+    # 2021; TransformerEngine's Linear and LayerNormLinear alike) launches its collectives
+    # asynchronously: with SP the input all-gather for the weight gradient runs
+    # under the input-gradient GEMM and the gradient's reduce-scatter under the weight-gradient
+    # GEMM; without SP the gradient's all-reduce (two units) runs under the weight-gradient GEMM.
+    # The row-parallel backward all-gathers its output gradient in the open with SP and has no
+    # collective without it. Per layer the QKV and first MLP projections are column-parallel (an
+    # MoE layer is costed as the dense one); a GEMM's dgrad and wgrad each last as long as its forward.
+    sp = k.sp > 1
+    bwd = 2 * unit if sp else 0.0
+    under_dgrad_wgrad = (unit, unit) if sp else (0.0, 2 * unit)
+    for gemm_t in (layer.qkv, layer.fc1):
+        for comm in under_dgrad_wgrad:
+            hidden = min(comm, gemm_t)
+            bwd += comm - hidden + k.kappa * hidden
+    return fwd, bwd
 
-    # CP ring: K and V of the local chunk, (cp-1) steps, hidden behind the attention core
-    cp_fwd = 0.0
-    if cp > 1:
-        kv = 2 * b * (s / cp) * g * d / tp * 2
-        ring = (cp - 1) * point_to_point(links, kv, not links.on_nvlink(cp, tp))
-        cp_fwd = max(0.0, ring - core_fwd)
-        cp_fwd += kappa * (ring - cp_fwd)
 
-    # ---- a stage: its layers (dense and MoE in proportion) plus the output layer on the last ----
-    stage_layers = inp.num_layers / pp
+def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
+    """(expert MLPs + shared expert + router, activation and permutes, EP all-to-all) of one MoE
+    layer's forward, seconds."""
+    inp = k.inp
+    tp, gate, tokens = max(1, inp.tp), k.gate, k.tokens
+    h = inp.hidden_size
+    experts = inp.num_experts or 1
+    fm = inp.moe_ffn_hidden_size or inp.ffn_width()
+    topk = min(inp.moe_topk, experts)
+    etp = inp.etp or tp
+    ep = max(1, inp.ep)
+    local = max(1.0, experts / ep)
+    # routed token copies this GPU's experts process: the busiest EP rank's, which the others wait for
+    imbalance = inp.options.moe_load_imbalance if ep > 1 else 1.0
+    slots = tokens * topk * etp / tp * imbalance
+    mlp = k.gemm(slots / local, fm * gate / etp, h, local) + k.gemm(slots / local, h, fm / etp, local)
+    fs = inp.moe_shared_expert_size
+    if fs:
+        mlp += k.gemm(tokens, fs * gate / tp, h) + k.gemm(tokens, h, fs / tp)
+    mlp += k.gemm(tokens / k.sp, experts, h)
+    act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * topk * h / tp) / k.hbm  # activation + permutes
+    return mlp, act, 2 * imbalance * _token_dispatch(k, tokens / tp, topk, ep, etp)
+
+
+def _token_dispatch(k: _Kernels, tokens: float, topk: int, ep: int, etp: int) -> float:
+    """One direction (dispatch, or combine) of the MoE token dispatcher over the EP group, seconds, for
+    Options.moe_dispatcher (Megatron's --moe-token-dispatcher-type; megatron/core/transformer/moe/
+    token_dispatcher.py): `tokens` of h bf16 values on this rank, each routed to `topk` experts.
+      allgather  MoEAllGatherTokenDispatcher gathers every EP rank's tokens (and reduce-scatters the
+                 combine): (ep - 1) x tokens x h x 2 bytes in, whatever the routing
+      alltoall   MoEAlltoAllTokenDispatcher sends each routed copy to its expert's rank: tokens x topk
+                 x h x 2 bytes, (ep - 1)/ep of it to other ranks
+      flex       DeepEP / HybridEP (MoEFlexTokenDispatcher): as alltoall inside the NVLink domain, but a
+                 token crosses the network once per remote node that holds any of its experts and is
+                 forwarded over NVLink there (DeepEP README, 'normal kernels with NVLink and RDMA
+                 forwarding'): with experts spread evenly over N nodes, N - 1 remote nodes each
+                 chosen with probability 1 - (1 - 1/N)^topk."""
+    nbytes = tokens * k.inp.hidden_size * 2
+    dispatcher = k.inp.options.moe_dispatcher
+    if dispatcher == "allgather":
+        return all_gather(k.links, ep * nbytes, ep, etp)
+    if dispatcher == "flex":
+        _, nodes = k.links.span(ep, etp)
+        remote = (nodes - 1) * (1 - (1 - 1 / nodes) ** topk) if nodes > 1 else 0.0
+        return all_to_all(k.links, nbytes * topk, ep, etp, network_bytes=nbytes * remote)
+    return all_to_all(k.links, nbytes * topk, ep, etp)
+
+
+def _cp_time(k: _Kernels, core_fwd: float) -> float:
+    """CP ring of one layer's forward: K and V of the local chunk, (cp-1) steps, hidden behind the
+    attention core."""
+    inp = k.inp
+    cp, tp = max(1, inp.cp), max(1, inp.tp)
+    if cp == 1:
+        return 0.0
+    d = inp.kv_channels or inp.hidden_size // inp.num_attention_heads
+    g = inp.num_query_groups or inp.num_attention_heads
+    kv = 2 * inp.micro_batch * (inp.seq_length / cp) * g * d / tp * 2
+    ring = (cp - 1) * point_to_point(k.links, kv, not k.links.on_nvlink(cp, tp))
+    return k.hidden(ring, core_fwd)
+
+
+def _recompute_share(inp: ModelInput, stage_layers: float) -> float:
+    """Share of a stage's layers replayed in full by the recompute."""
+    if inp.recompute != "full":
+        return 0.0
+    if inp.recompute_method == "block" and inp.recompute_num_layers:
+        return min(1.0, inp.recompute_num_layers * (inp.vpp or 1) / stage_layers)
+    return 1.0
+
+
+def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
+    """One micro-batch on the last (slowest) pipeline stage: its layers, dense and MoE in proportion,
+    plus the output layer, by cost term (seconds)."""
+    inp = k.inp
+    layer = _dense_layer(k)
+    tp_fwd, tp_bwd = _tp_times(k, layer)
+    moe_mlp, moe_act, ep_fwd = _moe_layer(k) if c.num_moe else (0.0, 0.0, 0.0)
+    cp_fwd = _cp_time(k, layer.core)
+    shared = layer.projections + layer.core + layer.elementwise
+    stage_layers = inp.num_layers / max(1, inp.pp)
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
-    compute = tp_t = ep_t = cp_t = recompute = 0.0
-    for moe, share in ((False, 1 - moe_share), (True, moe_share)):
-        comp, tpc, epc = layer_fwd(moe)
+    t = dict.fromkeys(("compute", "recompute", "tp", "ep", "cp"), 0.0)
+    for comp, epc, share in ((shared + layer.mlp + layer.activation, 0.0, 1 - moe_share),
+                             (shared + moe_mlp + moe_act, ep_fwd, moe_share)):
         n_layers = share * stage_layers
-        compute += n_layers * 3 * comp  # forward + 2x backward
-        tp_t += n_layers * (tpc + tp_bwd)
-        ep_t += n_layers * 2 * epc
-        cp_t += n_layers * 3 * cp_fwd
+        t["compute"] += n_layers * 3 * comp  # forward + 2x backward
+        t["tp"] += n_layers * (tp_fwd + tp_bwd)
+        t["ep"] += n_layers * 2 * epc
+        t["cp"] += n_layers * 3 * cp_fwd
         if inp.recompute == "full":
-            recompute += n_layers * (comp + tpc + epc)
+            t["recompute"] += n_layers * (comp + tp_fwd + epc)
         elif inp.recompute == "selective":
-            recompute += n_layers * core_fwd
-    recomputed = 1.0 if inp.recompute == "full" else 0.0  # share of the stage's layers replayed in full
-    if inp.recompute == "full" and inp.recompute_method == "block" and inp.recompute_num_layers:
-        recomputed = min(1.0, inp.recompute_num_layers * v / stage_layers)
-        recompute *= recomputed
-    vocab = c.vocab_padded
-    head = 3 * gemm(tokens, vocab / tp, h) + 24 * tokens * vocab / tp / hbm  # + fp32 cross-entropy passes
-    # PP: the stage's output (b*s*h/cp, /tp with SP) forward and its gradient backward, per chunk
-    pp_t = 0.0
-    # DeepSpeed's PipelineEngine: every Megatron-DeepSpeed launch with --deepspeed and PP (its GPTModelPipe),
-    # and ZeRO-1/2 with PP > 1 elsewhere (it rejects ZeRO-2/3 with PP, deepspeed.md sec. 2.2; ZeRO-3 with
-    # PP is FSDP, e.g. torchtitan, whose schedules batch their p2p like Megatron)
-    ds_pipe = inp.deepspeed_pipeline_engine or (state_bytes(inp)[3] and (inp.zero_stage or 0) < 3)
-    if pp > 1:
-        overlap = inp.options.overlap_p2p_comm if inp.options.overlap_p2p_comm is not None else (v > 1)
-        across = not links.on_nvlink(pp, tp * cp * inp.data_parallel())
-        # Megatron pairs each send with the opposite receive (send_forward_recv_backward: one batched
-        # isend/irecv), so a micro-batch costs one transfer forward and one backward. DeepSpeed ZeRO with
-        # PP > 1 means DeepSpeed's PipelineEngine (Megatron has no ZeRO stages), whose schedule runs
-        # SendActivation, RecvActivation, SendGrad and RecvGrad as separate blocking p2p.send/p2p.recv
-        # instructions (deepspeed/runtime/pipe/engine.py): four transfers, none overlapped.
-        transfers = 4 if ds_pipe else 2
-        pp_t = transfers * v * point_to_point(links, 2 * tokens * h / sp, across)
-        if overlap and not ds_pipe:
-            pp_t *= kappa
-    schedule = schedule_name(o.pipeline_schedule, inp.vpp) if pp > 1 else "1f1b"
-    if schedule in ("dualpipe", "dualpipev") or o.moe_a2a_overlap:
+            t["recompute"] += n_layers * layer.core
+    t["recompute"] *= _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
+    vocab, h = c.vocab_padded, inp.hidden_size
+    tp = max(1, inp.tp)
+    t["head"] = 3 * k.gemm(k.tokens, vocab / tp, h) + 24 * k.tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
+    t["pp"] = _pp_time(k)
+    schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
+    if schedule in ("dualpipe", "dualpipev") or inp.options.moe_a2a_overlap:
         # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3
         # sec. 3.2.1; Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches the same way)
-        exposed = max(0.0, ep_t - (compute + recompute))
-        ep_t = exposed + kappa * (ep_t - exposed)
-    per_microbatch = compute + recompute + tp_t + ep_t + cp_t + pp_t + head  # the last stage: the slowest
-    # the schedule's idle time: bubble_fraction (of the ideal m micro-batches) x m x one micro-batch
-    bubble = bubble_fraction(pp, m, inp.vpp, o.pipeline_schedule) * m * per_microbatch
+        t["ep"] = k.hidden(t["ep"], t["compute"] + t["recompute"])
+    return t
 
-    # ---- data parallel: gradients and parameters once per step (ZeRO-3: every micro-batch) ----
+
+def _deepspeed_pipeline(inp: ModelInput) -> bool:
+    """DeepSpeed's PipelineEngine: every Megatron-DeepSpeed launch with --deepspeed and PP (its GPTModelPipe),
+    and ZeRO-1/2 with PP > 1 elsewhere (it rejects ZeRO-2/3 with PP, deepspeed.md sec. 2.2; ZeRO-3 with
+    PP is FSDP, e.g. torchtitan, whose schedules batch their p2p like Megatron)."""
+    return bool(inp.deepspeed_pipeline_engine or (state_bytes(inp)[3] and (inp.zero_stage or 0) < 3))
+
+
+def _pp_time(k: _Kernels) -> float:
+    """PP sends of one micro-batch: the stage's output (b*s*h/cp, /tp with SP) forward and its gradient
+    backward, per chunk."""
+    inp = k.inp
+    pp, tp, cp, v = max(1, inp.pp), max(1, inp.tp), max(1, inp.cp), inp.vpp or 1
+    if pp == 1:
+        return 0.0
+    ds_pipe = _deepspeed_pipeline(inp)
+    overlap = inp.options.overlap_p2p_comm if inp.options.overlap_p2p_comm is not None else (v > 1)
+    across = not k.links.on_nvlink(pp, tp * cp * inp.data_parallel())
+    # Megatron pairs each send with the opposite receive (send_forward_recv_backward: one batched
+    # isend/irecv), so a micro-batch costs one transfer forward and one backward. DeepSpeed ZeRO with
+    # PP > 1 means DeepSpeed's PipelineEngine (Megatron has no ZeRO stages), whose schedule runs
+    # SendActivation, RecvActivation, SendGrad and RecvGrad as separate blocking p2p.send/p2p.recv
+    # instructions (deepspeed/runtime/pipe/engine.py): four transfers, none overlapped.
+    transfers = 4 if ds_pipe else 2
+    t = transfers * v * point_to_point(k.links, 2 * k.tokens * inp.hidden_size / k.sp, across)
+    return t * k.kappa if overlap and not ds_pipe else t
+
+
+def _data_parallel(k: _Kernels, c: ParamCounts, m: int, busy: float) -> float:
+    """Data-parallel traffic of a step: gradients and parameters once per step (ZeRO-3: every
+    micro-batch), the part `busy` (one micro-batch's compute + recompute) cannot hide."""
+    inp, o, links = k.inp, k.inp.options, k.links
+    tp, cp, pp = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp)
     dp = inp.data_parallel()
     dense_p, expert_p, largest = stage_params(inp, c, last=pp > 1)
     _, grad_b, _, zero = state_bytes(inp)
     level = inp.sharding_level()  # ZeRO's count of what is sharded: parallel.sharding, ZeRO, dist-opt
-    stage3 = level >= 3
     # DeepSpeed overlap_comm: on by default only at ZeRO-3 (FSDP always prefetches); at ZeRO-1/2, and
     # always in the PipelineEngine, the gradients are reduced after the last backward
-    zero_overlap = o.zero_overlap_comm if o.zero_overlap_comm is not None else stage3
+    zero_overlap = o.zero_overlap_comm if o.zero_overlap_comm is not None else level >= 3
     etp = inp.etp or tp
     expert_dp = max(1, inp.world_size // max(1, pp * inp.ep * etp))
-    backward_window = 2 / 3 * (compute + recompute)
-    # hybrid sharding: gathers and reduce-scatters stay in the inner group (consecutive ranks of the dp x cp
-    # group, stride tp); once per step the reduced gradient shard is all-reduced over the dp_outer replicas,
-    # ranks an inner group apart (param_and_grad_buffer.py; Megatron-FSDP on the last micro-batch, megatron_fsdp.py).
-    # With the optimizer sharded over the outer group too, that is a reduce-scatter and, after the step,
-    # an all-gather of the 16-bit shard.
-    outer = max(1, inp.dp_outer) if level >= 1 else 1
+    outer = _outer_replicas(inp)
     shard, expert_shard = inp.shard_group(), inp.expert_shard_group()
-    outer = outer if shard * outer == dp * cp else 1  # (hybrid sharding that does not divide is costed as none)
 
     def across_replicas(shard_bytes: float, expert_shard_bytes: float) -> float:
         if outer == 1:
@@ -375,8 +479,7 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
             t += all_gather(links, 2 * (dense_p / shard + expert_p / expert_shard), outer, tp * shard)
         return t
 
-    dp_t = 0.0
-    if stage3:
+    if level >= 3:
         # the per-layer all-gather of 16-bit weights, and the reduce-scatter of the gradients in their
         # reduce dtype (Megatron-FSDP: fp32 main grads unless --grad-reduce-in-bf16; ZeRO/FSDP: 16-bit)
         inner = max(1, dp // outer)
@@ -385,49 +488,92 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         # forward and backward gathers. FSDP's recompute runs inside the block's backward unshard;
         # DeepSpeed's per-sub-module hooks gather again for the recompute forward (fetch, release), then
         # for the backward: a third gather of the recomputed layers
-        regather = recomputed if o.zero3_engine == "deepspeed" else 0.0
+        regather = _recompute_share(inp, inp.num_layers / pp) if o.zero3_engine == "deepspeed" else 0.0
         # ZeRO++ hpZ: the gathers after the forward one read the secondary copy, inside its k ranks
         later = all_gather(links, 2 * (dense_p + expert_p), inp.hpz_partition, tp * cp) \
             if 1 < inp.hpz_partition < inner else gather
         per_mb = gather + (1 + regather) * later + \
             reduce_scatter(links, rs_bytes * (dense_p + expert_p), inner, tp * cp)
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
-        hidden = (compute + recompute) if zero_overlap else 0.0
-        exposed = max(0.0, per_mb - hidden)
-        dp_t = m * (exposed + kappa * (per_mb - exposed) + first_layer) + \
+        exposed = max(0.0, per_mb - (busy if zero_overlap else 0.0))
+        return m * (exposed + k.kappa * (per_mb - exposed) + first_layer) + \
             across_replicas(rs_bytes * dense_p / shard, rs_bytes * expert_p / expert_shard)
-    else:
-        group, stride = dp * cp, tp
-        if outer > 1:
-            group, expert_dp = shard, expert_shard
-        grads = reduce_scatter(links, grad_b * dense_p, group, stride) + \
-            reduce_scatter(links, grad_b * expert_p, expert_dp, etp * inp.ep)
-        params = all_gather(links, 2 * dense_p, group, stride) + \
-            all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
-        if level == 0:
-            grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
-        grads += across_replicas(grad_b * dense_p / shard, grad_b * expert_p / expert_shard)
-        overlap_grads = o.overlap_grad_reduce or (zero and zero_overlap and pp == 1)
-        overlap_params = o.overlap_param_gather or (zero and zero_overlap and pp == 1)
-        g_exp = max(0.0, grads - backward_window) if overlap_grads else grads
-        p_exp = max(0.0, params - (compute + recompute) / 3) if overlap_params else params
-        dp_t = g_exp + p_exp + kappa * (grads - g_exp + params - p_exp)
-    # optimizer: memory-bound update of the local shard (~36 bytes per parameter moved)
-    if level >= 1:
-        split = outer if inp.outer_optimizer_sharded else 1  # the optimizer's shard: the inner group's, or smaller
-        local = dense_p / (shard * split) + expert_p / (expert_shard * split) if outer > 1 else \
-            dense_p / (dp * cp) + expert_p / expert_dp
-    else:
+    group, stride = dp * cp, tp
+    if outer > 1:
+        group, expert_dp = shard, expert_shard
+    grads = reduce_scatter(links, grad_b * dense_p, group, stride) + \
+        reduce_scatter(links, grad_b * expert_p, expert_dp, etp * inp.ep)
+    params = all_gather(links, 2 * dense_p, group, stride) + \
+        all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
+    if level == 0:
+        grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
+    grads += across_replicas(grad_b * dense_p / shard, grad_b * expert_p / expert_shard)
+    overlap_grads = o.overlap_grad_reduce or (zero and zero_overlap and pp == 1)
+    overlap_params = o.overlap_param_gather or (zero and zero_overlap and pp == 1)
+    g_exp = max(0.0, grads - 2 / 3 * busy) if overlap_grads else grads  # under one backward
+    p_exp = max(0.0, params - busy / 3) if overlap_params else params  # under one forward
+    return g_exp + p_exp + k.kappa * (grads - g_exp + params - p_exp)
+
+
+def _outer_replicas(inp: ModelInput) -> int:
+    """Hybrid sharding's dp_outer: gathers and reduce-scatters stay in the inner group (consecutive
+    ranks of the dp x cp group, stride tp); once per step the reduced gradient shard is all-reduced over
+    the dp_outer replicas, ranks an inner group apart (param_and_grad_buffer.py; Megatron-FSDP on the
+    last micro-batch, megatron_fsdp.py). With the optimizer sharded over the outer group too, that is a
+    reduce-scatter and, after the step, an all-gather of the 16-bit shard. 1 without it (and for a
+    hybrid sharding that does not divide the group)."""
+    outer = max(1, inp.dp_outer) if inp.sharding_level() >= 1 else 1
+    return outer if inp.shard_group() * outer == inp.data_parallel() * max(1, inp.cp) else 1
+
+
+def _optimizer_time(k: _Kernels, c: ParamCounts) -> float:
+    """The optimizer step: memory-bound update of the local shard (~36 bytes per parameter moved)."""
+    inp = k.inp
+    dense_p, expert_p, _ = stage_params(inp, c, last=inp.pp > 1)
+    outer = _outer_replicas(inp)
+    if inp.sharding_level() < 1:
         local = dense_p + expert_p
-    optimizer = 36 * local / hbm
+    elif outer > 1:
+        split = outer if inp.outer_optimizer_sharded else 1  # the optimizer's shard: the inner group's, or smaller
+        local = dense_p / (inp.shard_group() * split) + expert_p / (inp.expert_shard_group() * split)
+    else:
+        etp = inp.etp or max(1, inp.tp)
+        expert_dp = max(1, inp.world_size // max(1, max(1, inp.pp) * inp.ep * etp))
+        local = dense_p / (inp.data_parallel() * max(1, inp.cp)) + expert_p / expert_dp
+    return 36 * local / k.hbm
+
+
+def host_microbatch_s(inp: ModelInput, c: ParamCounts, gpu: GPU) -> float:
+    """The least time one micro-batch takes on a pipeline stage however small its layers: the host's
+    dispatch of their forward and backward (Options.host_*_s, scaled by GPU.host_overhead_factor)."""
+    o = inp.options
+    layers = inp.num_layers / max(1, inp.pp)
+    per_layer = o.host_layer_s + (o.host_cp_layer_s if inp.cp > 1 else 0.0)
+    moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
+    if inp.ep > 1:
+        per_layer += moe_share * o.host_moe_layer_s
+    return gpu.host_overhead_factor * (o.host_microbatch_s + layers * per_layer)
+
+
+def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:
+    """The step's time by cost term (TIME_PART_NAMES), seconds."""
+    k = _kernels(inp, gpu)
+    mb = _stage_microbatch(k, c)
+    # a micro-batch whose GPU work is shorter than the host's dispatch of it waits for the host
+    mb["overhead"] = max(0.0, host_microbatch_s(inp, c, gpu) - sum(mb.values()))
+    per_microbatch = sum(mb.values())  # the last stage: the slowest
+    busy = mb["compute"] + mb["recompute"]
+    # the schedule's idle time: bubble_fraction (of the ideal m micro-batches) x m x one micro-batch
+    bubble = bubble_fraction(inp.pp, m, inp.vpp, inp.options.pipeline_schedule) * m * per_microbatch
     return {  # per-micro-batch terms summed over the step's m micro-batches, then the per-step ones
-        "compute": m * (compute + head),
-        "recompute": m * recompute,
-        "tp": m * tp_t,
-        "cp": m * cp_t,
-        "ep": m * ep_t,
-        "pp": m * pp_t,
+        "compute": m * (mb["compute"] + mb["head"]),
+        "recompute": m * mb["recompute"],
+        "tp": m * mb["tp"],
+        "cp": m * mb["cp"],
+        "ep": m * mb["ep"],
+        "pp": m * mb["pp"],
         "bubble": bubble,
-        "dp": dp_t,
-        "optimizer": optimizer,
+        "dp": _data_parallel(k, c, m, busy),
+        "optimizer": _optimizer_time(k, c),
+        "overhead": m * mb["overhead"] + gpu.host_overhead_factor * inp.options.host_step_s,
     }

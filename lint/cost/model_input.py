@@ -53,6 +53,13 @@ class Options:
     # PyTorch's cuBLAS workspace per handle in bytes, from the launch's CUBLAS_WORKSPACE_CONFIG (":SIZE:COUNT" pairs,
     # SIZE in KiB); None: PyTorch's default for the GPU (memory.torch_cublas_workspace_bytes)
     torch_cublas_workspace: int | None = None
+    # --moe-token-dispatcher-type: allgather (Megatron's default; from_layout gives it to launches that name
+    # none) | alltoall | flex (DeepEP / HybridEP); the cost model's own default is alltoall
+    moe_dispatcher: str = "alltoall"
+    # Routed tokens on the busiest expert-parallel rank over the mean (EP > 1): its expert GEMMs and the
+    # all-to-all it receives set the MoE layer's time. Fitted on the calibration set's four MoE runs
+    # (benchmarks/calibrate.py --fit-moe-imbalance; auxiliary-loss or bias balancing keeps it near 1)
+    moe_load_imbalance: float = 1.12
     fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
     # DeepSpeed overlap_comm / FSDP prefetch. None: the frameworks' defaults, on at ZeRO-3 (DeepSpeed turns
     # overlap_comm on only at stage 3, deepspeed.md sec. 2.6; FSDP always prefetches) and off at 1-2
@@ -86,6 +93,23 @@ class Options:
     overlap_slowdown: float = 0.2
     # InfiniBand/RoCE NICs deliver ~85-90% of line rate to NCCL (Calculon ships 0.9).
     network_efficiency: float = 0.85
+    # Ring collectives by measured busbw and message size (schemas/collectives.json, plint.cost.collectives)
+    # where the GPU has a measured curve, in place of the two efficiencies above and the per-step latency
+    measured_collectives: bool = True
+    # ---- fixed costs of an iteration (issue 24): what a step costs however small its model ----
+    # Fitted on Megatron-LM's functional tests' iteration times only (benchmarks/fit_step_overhead.py;
+    # README "Accuracy"), in seconds on a DGX A100's host (GPU.host_overhead_factor scales them to
+    # other hosts). A micro-batch's work on a stage cannot take less than its layers' host dispatch
+    # (Python, autograd and the kernel launches of a layer's forward and backward, each kernel's
+    # minimum duration): one micro-batch costs max(GPU time, host_microbatch_s + layers x per-layer
+    # costs). Large models hide it: the host runs ahead of the GPU.
+    host_layer_s: float = 5.3e-3  # one transformer layer's forward + backward
+    host_moe_layer_s: float = 5.7e-3  # more per MoE layer with EP: router, permutation, token-count sync
+    host_cp_layer_s: float = 1.1e-3  # more per layer with CP: the ring attention's per-step kernels and p2p
+    host_microbatch_s: float = 1.4e-3  # embedding, loss, batch fetch and the schedule's p2p set-up
+    # once per iteration, never hidden: optimizer and gradient-norm launches (multi-tensor kernels
+    # over every parameter tensor), the loss and norm reductions read back to the host, timers
+    host_step_s: float = 49.5e-3
     # Memory: CUDA context + cuBLAS/TE workspaces (~1 GiB) and NCCL buffers for the groups (~1 GiB).
     runtime_reserve_gib: float = 2.0
     # The caching allocator cannot hand out all of HBM: fragmentation (Megatron-LM #188) takes ~5-10%.
@@ -334,6 +358,8 @@ class ModelInput:
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
+                           moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
+                           moe_dispatcher=_moe_dispatcher(args),
                            position_embedding=position,
                            torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
                            **_attention_and_loss(layout, args))
@@ -685,6 +711,15 @@ def _probability(text: str | None, default: float) -> float:
     except ValueError:
         return default
     return value if 0.0 <= value <= 1.0 else default
+
+
+def _moe_dispatcher(args: _TrainerFlags) -> str:
+    """--moe-token-dispatcher-type, Megatron's default (allgather, megatron/training/arguments.py) when the
+    launch names none; --moe-enable-deepep (deprecated) means flex."""
+    if args.present("--moe-enable-deepep"):
+        return "flex"
+    named = (args.text("--moe-token-dispatcher-type") or "allgather").strip().lower()
+    return named if named in ("allgather", "alltoall", "flex") else "alltoall"
 
 
 class _TrainerFlags:

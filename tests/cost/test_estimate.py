@@ -6,6 +6,7 @@ from plint.cost.comm import Links, all_reduce, reduce_scatter
 from plint.layout import Layout
 from plint.values import Value
 
+ALPHA_BETA = Options(measured_collectives=False)  # links at fixed efficiencies and per-step latencies
 LLAMA3_70B = ModelInput(num_layers=80, hidden_size=8192, num_attention_heads=64, num_query_groups=8, seq_length=8192,
                         vocab_size=128256, ffn_hidden_size=28672, swiglu=True, untie_embeddings=True,
                         normalization="RMSNorm", add_bias_linear=False, tp=4, pp=4, vpp=5, cp=2,
@@ -151,13 +152,16 @@ def test_megatron_backward_hides_tensor_parallel_collectives_under_its_gemms():
     #   with SP: 2 output-gradient all-gathers in the open + (all-gather + reduce-scatter) under the
     #            input- and weight-gradient GEMMs of the 2 column-parallel layers -> 2 + 0.8 = 2.8
     #   before Sept 2021 (--no-async-tensor-model-parallel-allreduce): 4 in the open
+    # (the alpha-beta link model, as for a GPU without measured collectives; tests/cost/test_collectives.py
+    # covers the measured curves)
     layer = ModelInput(num_layers=1, hidden_size=4096, num_attention_heads=32, seq_length=2048, vocab_size=32000,
-                       tp=2, micro_batch=1, global_batch=4, gpu="h100-sxm", nnodes=1, gpus_per_node=8)
+                       tp=2, micro_batch=1, global_batch=4, gpu="h100-sxm", nnodes=1, gpus_per_node=8,
+                       options=ALPHA_BETA)
     unit = 0.5 * 16_777_216 / 360e9 + 3e-6
     for sp, backward in ((False, 0.8), (True, 2.8)):
         shape = layer.replace(sequence_parallel=sp)
         assert estimate(shape).time_s["tp"] == pytest.approx((4 + backward) * unit)
-        legacy = estimate(shape.replace(options=Options(tp_async_backward=False)))
+        legacy = estimate(shape.replace(options=Options(tp_async_backward=False, measured_collectives=False)))
         assert legacy.time_s["tp"] == pytest.approx(8 * unit)
 
 
@@ -216,10 +220,10 @@ def test_deepspeed_pipeline_engine_sends_four_blocking_transfers():
 def test_zero_1_and_2_reduce_after_the_backward_unless_overlap_comm():
     # DeepSpeed turns overlap_comm on by default only at ZeRO-3: at stage 1 the gradient reduce-scatter
     # and the parameter all-gather (2 B each per local parameter) follow the last backward in full
-    single = GPT_16.replace(pp=1, zero_stage=1)
+    single = GPT_16.replace(pp=1, zero_stage=1, options=ALPHA_BETA)  # the alpha-beta link model, as above
     default = estimate(single)
-    explicit_off = estimate(single.replace(options=Options(zero_overlap_comm=False)))
-    on = estimate(single.replace(options=Options(zero_overlap_comm=True)))
+    explicit_off = estimate(single.replace(options=Options(zero_overlap_comm=False, measured_collectives=False)))
+    on = estimate(single.replace(options=Options(zero_overlap_comm=True, measured_collectives=False)))
     assert default.time_s["dp"] == pytest.approx(explicit_off.time_s["dp"])
     assert on.time_s["dp"] < default.time_s["dp"]
     # 2 domains of 8: NVLink part 7/8 * B / (900/2 * 0.8 = 360e9) + 7 * 3 us, network part
@@ -248,9 +252,9 @@ def test_zero3_without_overlap_exposes_every_micro_batch_gather():
     # ZeRO-3 on 16 GPUs (2 nodes of 8), pp = 1, micro-batch 4: m = 128 / (4 * 16) = 2 micro-batches,
     # each gathering the 2 B parameters forward and backward and reduce-scattering 2 B gradients over
     # the 16 ranks (less traffic than one micro-batch's compute, so the default hides all of it)
-    z3 = GPT_16.replace(pp=1, zero_stage=3, micro_batch=4, global_batch=128)
+    z3 = GPT_16.replace(pp=1, zero_stage=3, micro_batch=4, global_batch=128, options=ALPHA_BETA)  # (as above)
     hidden = estimate(z3)  # default: prefetch hides it, costing overlap_slowdown (0.2) of itself
-    serial = estimate(z3.replace(options=Options(zero_overlap_comm=False)))
+    serial = estimate(z3.replace(options=Options(zero_overlap_comm=False, measured_collectives=False)))
 
     def ring(b):  # 7/8 over NVLink (360e9 B/s, 3 us a step), 1/2 of B/8 over the NIC (42.5e9 B/s, 8 us)
         return 7 / 8 * b / 360e9 + 7 * 3e-6 + 1 / 2 * (b / 8) / 42.5e9 + 8e-6
@@ -298,3 +302,39 @@ def test_which_releases_run_the_backward_tp_collectives_asynchronously(release, 
     from plint.cost.model_input import _async_tp_backward
 
     assert _async_tp_backward(release, _Flags(*flags)) is asynchronous
+
+
+# ---- fixed costs of an iteration (issue 24; Options.host_*_s fitted by benchmarks/fit_step_overhead.py) ----
+TINY = ModelInput(num_layers=4, hidden_size=256, num_attention_heads=4, seq_length=128, vocab_size=1024,
+                  micro_batch=1, global_batch=16, pp=2, gpu="a100-80gb", precision="bf16")
+
+
+def test_a_tiny_models_micro_batch_waits_on_the_hosts_dispatch_of_its_layers():
+    from plint.catalog.hardware import lookup_gpu
+    from plint.cost.estimate import host_microbatch_s
+    from plint.cost.params import count_params
+
+    o = Options()
+    a100, h100 = lookup_gpu("a100-80gb"), lookup_gpu("h100-sxm")
+    c = count_params(TINY)
+    # 2 layers per stage on DGX A100: 1.4 ms + 2 x 5.3 ms = 12.0 ms; DGX H100's host at 0.74 of it: 8.88 ms
+    assert host_microbatch_s(TINY, c, a100) == pytest.approx(o.host_microbatch_s + 2 * o.host_layer_s)
+    assert host_microbatch_s(TINY, c, a100) == pytest.approx(0.0120)
+    assert host_microbatch_s(TINY, c, h100) == pytest.approx(0.00888)
+    # CP adds its ring's per-layer cost: 1.4 + 2 x (5.3 + 1.1) = 14.2 ms
+    assert host_microbatch_s(TINY.replace(cp=2), c, a100) == pytest.approx(0.0142)
+    est = estimate(TINY)
+    m = est.num_microbatches  # 16 / (1 x dp 4) = 4
+    gpu_microbatch = sum(est.time_s[k] for k in ("compute", "recompute", "tp", "cp", "ep", "pp")) / m
+    assert gpu_microbatch < 0.0120  # the tiny layers' kernels take far less than their dispatch
+    # each of the 4 micro-batches waits for the host, and the iteration's fixed 49.5 ms comes once
+    assert est.time_s["overhead"] == pytest.approx(m * (0.0120 - gpu_microbatch) + 0.0495, rel=1e-6)
+    # the 1F1B bubble (pp - 1)/m = 1/4 of 4 micro-batches of 12.0 ms each
+    assert est.time_s["bubble"] == pytest.approx(0.0120, rel=1e-6)
+    assert est.step_time_s == pytest.approx(sum(est.time_s.values()))
+
+
+def test_a_large_models_layers_hide_the_hosts_dispatch():
+    est = estimate(LLAMA3_70B)
+    # every micro-batch's GPU time exceeds 80/pp layers x 5.3 ms: only the per-iteration cost remains
+    assert est.time_s["overhead"] == pytest.approx(0.74 * Options().host_step_s)

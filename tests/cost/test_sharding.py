@@ -3,7 +3,7 @@ ZeRO-3 estimator (estimate_zero3_model_states_mem_needs in deepspeed/runtime/zer
 sec. 4.1: no offload, GPU = 4L + 18P/N, L the largest module's parameters)."""
 
 import pytest
-from plint.cost import ModelInput, count_params
+from plint.cost import ModelInput, Options, count_params
 from plint.cost.estimate import estimate
 from plint.cost.memory import memory_bytes
 
@@ -129,14 +129,16 @@ def test_hybrid_distributed_optimizer_communicates_inside_the_inner_group():
     # each: the reduce-scatter of the 4-byte gradients and the all-gather of the 2-byte weights run over
     # NVLink, ring steps 7/8 of the buffer; once per step the 1/8 shard of the gradients is all-reduced over
     # the 4 instances, one per node, 8 ranks apart: twice a ring's 3/4 of it over each GPU's NIC
-    hybrid = LLAMA3_8B_32.replace(dp_outer=4)
+    # (the alpha-beta link model, as for a GPU without measured collectives: tests/cost/test_collectives.py)
+    alpha_beta = Options(measured_collectives=False)
+    hybrid = LLAMA3_8B_32.replace(dp_outer=4, options=alpha_beta)
     links = _links(hybrid)
     nv, net = links.nvlink_bw, links.net_bw
     inner = 7 / 8 * 4 * P_8B / nv + 7 * links.alpha_nv + 7 / 8 * 2 * P_8B / nv + 7 * links.alpha_nv
     outer = 2 * (3 / 4 * 4 * P_8B / 8 / net + 3 * links.alpha_net)
     assert estimate(hybrid).time_s["dp"] == pytest.approx(inner + outer)
     # the flat group of 32 spans the 4 nodes in both collectives: a network share of 3/4 of 1/8 of each buffer
-    flat = estimate(LLAMA3_8B_32).time_s["dp"]
+    flat = estimate(LLAMA3_8B_32.replace(options=alpha_beta)).time_s["dp"]
     assert flat == pytest.approx(inner + 3 / 4 * (4 + 2) * P_8B / 8 / net + 2 * 3 * links.alpha_net)
     # the optimizer step updates a shard 4x as large
     assert estimate(hybrid).time_s["optimizer"] == pytest.approx(4 * estimate(LLAMA3_8B_32).time_s["optimizer"])

@@ -1,0 +1,79 @@
+"""MoE as it runs (issue 24 item 3): the token dispatcher's bytes (allgather, alltoall, flex), the busiest
+expert-parallel rank (Options.moe_load_imbalance), and the launch flags that choose them; hand-worked."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from plint.catalog.hardware import lookup_gpu
+from plint.checking.check import check_paths
+from plint.cost import ModelInput, Options
+from plint.cost.comm import Links, all_gather, all_to_all
+from plint.cost.layout_estimate import cost_input
+from plint.rules.common import gpt, torchrun
+
+estimate_module = sys.modules["plint.cost.estimate"]  # plint.cost.estimate the name is the function
+
+MOE = ModelInput(num_layers=4, hidden_size=4096, num_attention_heads=32, seq_length=4096, vocab_size=32000,
+                 swiglu=True, num_experts=64, moe_topk=8, moe_ffn_hidden_size=1024, ep=16, etp=1,
+                 micro_batch=1, global_batch=64, gpu="h100-sxm", nnodes=2, gpus_per_node=8)
+TOKEN_BYTES = 4096 * 4096 * 2  # one micro-batch's tokens of h = 4096 in bf16
+
+
+def _kernels(**options):
+    inp = MOE.replace(options=Options(measured_collectives=False, **options))
+    return estimate_module._kernels(inp, lookup_gpu("h100-sxm"))
+
+
+def test_all_to_all_sends_only_the_network_bytes_it_is_given_across_nodes():
+    links = Links(8, 100e9, 10e9, 0.0, 0.0, 16)
+    # 16 MB over 16 ranks on 2 nodes: 7/16 over NVLink (70 us), 8/16 over the NIC (800 us); the longer counts
+    assert all_to_all(links, 16e6, 16, 1) == pytest.approx(8e6 / 10e9)
+    # DeepEP-style forwarding: 2 MB cross the NIC (200 us), the NVLink share is unchanged
+    assert all_to_all(links, 16e6, 16, 1, network_bytes=2e6) == pytest.approx(2e6 / 10e9)
+
+
+def test_the_three_dispatchers_move_their_own_bytes():
+    k = _kernels()
+    links = k.links
+    # alltoall: each of the 4096 tokens to its 8 experts' ranks, 8 x 32 MiB spread over 16 ranks on 2 nodes
+    alltoall = estimate_module._token_dispatch(k, 4096, 8, 16, 1)
+    assert alltoall == pytest.approx(all_to_all(links, 8 * TOKEN_BYTES, 16, 1))
+    # allgather: every rank's 32 MiB gathered by all 16, whatever the routing
+    allgather = estimate_module._token_dispatch(_kernels(moe_dispatcher="allgather"), 4096, 8, 16, 1)
+    assert allgather == pytest.approx(all_gather(links, 16 * TOKEN_BYTES, 16, 1))
+    # flex: a token crosses to the other node once if any of its 8 experts is there: 1 - (1/2)^8 = 0.99609
+    flex = estimate_module._token_dispatch(_kernels(moe_dispatcher="flex"), 4096, 8, 16, 1)
+    assert flex == pytest.approx(all_to_all(links, 8 * TOKEN_BYTES, 16, 1, network_bytes=0.99609375 * TOKEN_BYTES))
+    # the network share alone is 4 copies for alltoall (8 x 8/16) against 0.996 for flex
+    net = links.net_bw
+    assert alltoall - links.alpha_net - 7 * links.alpha_nv == pytest.approx(4 * TOKEN_BYTES / net)
+    assert flex - links.alpha_net == pytest.approx(max(0.99609375 * TOKEN_BYTES / net,
+                                                       8 * TOKEN_BYTES * 7 / 16 / links.nvlink_bw) + 7 * links.alpha_nv)
+
+
+def test_the_busiest_expert_rank_sets_the_moe_layer():
+    base = estimate_module._moe_layer(_kernels(moe_load_imbalance=1.0))
+    busy = estimate_module._moe_layer(_kernels(moe_load_imbalance=1.12))
+    assert busy[2] == pytest.approx(1.12 * base[2])  # its all-to-all receives 12% more
+    assert busy[0] > base[0] and busy[1] > base[1]  # and its expert GEMMs and permutes process 12% more rows
+    # without expert parallelism every GPU holds every expert: no rank waits for another
+    one = MOE.replace(ep=1, nnodes=1, global_batch=32)
+    kernels = [estimate_module._kernels(one.replace(options=Options(moe_load_imbalance=f)), lookup_gpu("h100-sxm"))
+               for f in (1.0, 1.12)]
+    assert estimate_module._moe_layer(kernels[0]) == estimate_module._moe_layer(kernels[1])
+
+
+@pytest.mark.parametrize("flags, dispatcher, overlap", [
+    ("", "allgather", False),  # Megatron's default (megatron/training/arguments.py)
+    ("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm", "alltoall", True),
+    ("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", "flex", False),
+])
+def test_the_launch_chooses_the_dispatcher_and_its_overlap(tmp_path, flags, dispatcher, overlap):
+    extra = f"--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 {flags}".strip()
+    for name, text in torchrun(gpt(extra)).files.items():
+        (tmp_path / name).write_text(text)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    options = cost_input(result.layouts[0]).options
+    assert (options.moe_dispatcher, options.moe_a2a_overlap) == (dispatcher, overlap)
