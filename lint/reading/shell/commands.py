@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from plint.reading.shell import arith
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
 from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
@@ -16,7 +17,7 @@ from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SB
                                        _Budget, _Continue, _Exit, _Return)
 
 
-class Commands:
+class Commands(ShellCore):
 
     # ---- commands ---------------------------------------------------------------------------------
     @staticmethod

@@ -7,6 +7,7 @@ import re
 from contextlib import contextmanager
 
 from plint.reading.shell import arith
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import NOT_GIVEN, only_about_arguments
 from plint.reading.shell.choices import Choice
 from plint.reading.shell.model import MappedText, Var, Word, unknown
@@ -20,7 +21,7 @@ if TYPE_CHECKING:
     from typing import Callable
 
 
-class Control:
+class Control(ShellCore):
 
     def pipeline(self, node, unit: Unit) -> int | None:
         stages = [c for c in node.named_children if c.type != "comment"]

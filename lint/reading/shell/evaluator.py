@@ -24,33 +24,34 @@ from plint.reading.shell.control import Control
 
 
 class Shell(Expansions, Commands, Sourcing, Control):
+    """The evaluator: its state is declared, with a comment for each part, in core.ShellCore."""
+
     def __init__(self, source: SourceFile, options: EvalOptions, result: ShellResult | None = None):
         self.options = options
         self.read = _default_read if options.read_file is None else _path_reader(options.read_file)
         self.result = result or ShellResult(source)
-        self.vars: dict[str, Var] = {k: Var(v.name, v.value, v.items, True, v.span)
-                                     for k, v in options.env.items()}
-        self.positional: list[Word] | None = options.positional
-        self.functions: dict[str, tuple] = {}
-        self.readonly: set[str] = set()  # bash refuses to assign or unset these
+        self.vars = {k: Var(v.name, v.value, v.items, True, v.span) for k, v in options.env.items()}
+        self.positional = options.positional
+        self.functions = {}
+        self.readonly = set()
         self.steps = 0
-        self.work = 0  # characters built into values (capped)
+        self.work = 0
         self.depth = 0
-        self.nesting = 0  # expansions inside expansions (plint.bounds.MAX_NESTING)
-        self.reparsed = 0  # of them, those whose text is parsed again (MAX_REPARSED_NESTING)
-        self.conditions: list[str] = []
+        self.nesting = 0
+        self.reparsed = 0
+        self.conditions = []
         self.loops = 0
-        self.parents: list[tuple[Command, str]] = []
-        self.active_files: set[str] = set()
-        self.locals: list[dict[str, Var | None]] = []
-        self.script_path = os.path.abspath(source.path)  # $0, as an absolute path
-        self.arg0: Word | None = None  # $0 given to `bash -c STR NAME ...`
-        self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
-        self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
-        self.guarded: frozenset[str] = frozenset()  # variables the branch of the condition being tested assigns
-        self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
-        self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
-        self.getopts_at, self.getopts_offset = 0, 0  # where in a word of grouped flags getopts stands
+        self.parents = []
+        self.active_files = set()
+        self.locals = []
+        self.script_path = os.path.abspath(source.path)
+        self.arg0 = None
+        self.current_file = self.script_path
+        self.unknown_reasons = []
+        self.guarded = frozenset()
+        self.last_output = None
+        self.body_ranges = {}
+        self.getopts_at, self.getopts_offset = 0, 0
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:

@@ -7,6 +7,7 @@ import os
 import re
 
 from plint.reading.shell import arith
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
 from plint.reading.shell.unit import Unit
@@ -29,7 +30,7 @@ _INDEX_NODES = frozenset({"simple_expansion", "expansion", "command_substitution
                           "number", "string", "concatenation"})
 
 
-class Expansions:
+class Expansions(ShellCore):
 
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:

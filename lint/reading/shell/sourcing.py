@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
@@ -13,7 +14,7 @@ from plint.reading.shell.fields import _expanded_directives, _flatten
 from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Budget, _Continue, _Exit, _Return
 
 
-class Sourcing:
+class Sourcing(ShellCore):
 
     def resolve_path(self, text: str, unit: Unit) -> str:
         """A path named by the file being run, against that file's directory (see files.path_key)."""
