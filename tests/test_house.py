@@ -132,3 +132,77 @@ def test_no_module_over_800_lines():
     long = {name: n for name, path in modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800}
     assert not long, long
+
+
+# ---- the flow: which stage may import which ------------------------------------------------------
+
+CONTRACT = {"layout", "values", "diagnostics", "source", "root", "bounds", "record", "numbers"}
+LATER_THAN_READING = {"checking", "cost", "planning", "fixing", "dryrun", "pictures", "report", "cli", "github",
+                      "rules"}
+
+# What a stage must not import (DESIGN.md "The house"): readers know nothing of rules or what follows
+# them, rules nothing of file syntax or outputs, reporters take finished results, only the entry
+# reaches the commands.
+FORBIDDEN = {
+    "contract": {"catalog", "reading"} | LATER_THAN_READING,
+    "reading": LATER_THAN_READING,
+    "rules": {"reading", "report", "pictures", "fixing", "cli", "github", "dryrun"},
+    "report": {"cli", "fixing", "dryrun", "planning", "github"},
+    "checking": {"report", "cli", "fixing", "planning", "github", "pictures", "dryrun"},
+    "fixing": {"cli", "report", "pictures", "github"},
+    "pictures": {"cli", "fixing", "github", "planning"},
+    "planning": {"cli", "fixing", "github"},
+    "cost": {"cli", "report", "fixing", "pictures", "github", "planning", "dryrun"},
+    "dryrun": {"cli", "report", "fixing", "pictures", "github", "planning"},
+    "github": {"cli", "fixing", "planning", "dryrun"},
+}
+
+# Imports against the flow that stand today, each to be taken out (not added to): the module, what it
+# imports, and why it is still there.
+AGAINST_THE_FLOW = {
+    ("plint.layout", "plint.reading.shell.model"): "a Value's provenance names the shell's Word type",
+    ("plint.values", "plint.reading.shell.model"): "a Value's provenance names the shell's Word type",
+    ("plint.rules.base", "plint.reading.read"): "the rule context carries the FileReading",
+    ("plint.rules.deepspeed_keys", "plint.reading.sources.deepspeed_config"): "the DeepSpeed config as read",
+    ("plint.rules.deepspeed_keys", "plint.reading.sources.jsonpos"): "the JSON reader's node classes",
+    ("plint.rules.efficiency", "plint.reading.deepspeed_engine"): "the DeepSpeed engine's defaults",
+    ("plint.report.sarif", "plint.cli.commands_docs"): "a rule's help page",
+    ("plint.report.sarif", "plint.fixing.fixers"): "fix availability from the fixer registry",
+    ("plint.checking.engine", "plint.report.escape"): "escaping file-derived text in messages",
+    ("plint.fixing.fix", "plint.report.color"): "plint fix renders its own report",
+    ("plint.fixing.fix", "plint.report.common"): "plint fix renders its own report",
+    ("plint.fixing.fix", "plint.report.escape"): "plint fix renders its own report",
+    ("plint.fixing.fix", "plint.report.text"): "plint fix renders its own report",
+}
+
+
+def stage(module: str) -> str:
+    """A module's stage: its folder under plint, "contract" for the shared types in lint/ itself."""
+    parts = module.split(".")
+    if len(parts) == 1 or parts[1] in {"entry", "__main__"}:
+        return "entry"
+    if parts[1] in CONTRACT:
+        return "contract"
+    return parts[1]
+
+
+def against_the_flow(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    return {(name, target) for name, targets in graph.items() for target in targets
+            if stage(target) in FORBIDDEN.get(stage(name), set())}
+
+
+def test_stages_are_read_from_the_module_names():
+    assert stage("plint.layout") == "contract"
+    assert stage("plint.reading.shell.evaluator") == "reading"
+    assert stage("plint.rules.topology") == "rules"
+    assert stage("plint") == stage("plint.entry") == "entry"
+    assert against_the_flow({"plint.report.text": {"plint.cli.commands", "plint.report.common"}}) == {
+        ("plint.report.text", "plint.cli.commands")}
+
+
+def test_imports_run_down_the_flow():
+    found = against_the_flow(import_graph())
+    new = sorted(found - set(AGAINST_THE_FLOW))
+    assert not new, "imports against the flow (DESIGN.md, The house): " + "; ".join(f"{a} -> {b}" for a, b in new)
+    gone = sorted(set(AGAINST_THE_FLOW) - found)
+    assert not gone, "no longer imported, take them off AGAINST_THE_FLOW: " + "; ".join(f"{a} -> {b}" for a, b in gone)

@@ -482,20 +482,3 @@ def _transformer_config_problems(mc, facts, sizes, notes) -> list[dict]:
         text = " ".join(str(exc).split())
         return [_problem("rejected", "megatron-core", f"TransformerConfig: {type(exc).__name__}: {text}")]
     return []
-
-
-# ---- text output ----------------------------------------------------------------------------------
-
-def text_lines(result: dict) -> list[str]:
-    """The dry run for `plint check --dry-run`'s text report: a summary line, then one per problem."""
-    counts = result.get("group_counts") or {}
-    shown = ", ".join(f"{k} {n}x{size}" for k, (n, size) in counts.items()
-                      if k in ("tp", "pp", "dp", "cp", "ep") and size > 1)
-    cover = result.get("coverage")
-    checked = f", {cover['ranks']} of {cover['of']} ranks built" if cover else ""
-    verdict = "ok" if result.get("ok") else f"{len(result.get('problems') or [])} problem(s)"
-    lines = [f"dry run ({result.get('backend')}, world {result.get('world_size')}{checked}): {verdict}"
-             + (f"; groups {shown}" if shown else "")]
-    lines += [f"  {p['kind']} ({p['source']}): {p['message']}" for p in result.get("problems") or []]
-    lines += [f"  note: {n}" for n in result.get("notes") or [] if "analytic rank layout only" in n]
-    return lines

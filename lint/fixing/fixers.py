@@ -32,7 +32,6 @@ from plint.fixing import alternative_fixers, layout_fixers, startup_fixers  # no
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
-    from plint.reading.read import FileReading
 
 
 def fix_for(diag: Diagnostic, ctx: FixContext, unsafe: bool = True) -> Fix | None:

@@ -58,7 +58,10 @@ def where(d) -> str:
 def visible(results, errors_first: bool = True):
     """(result, diagnostic) pairs that are not suppressed; errors first, or in file order."""
     pairs = [(r, d) for r in results for d in r.diagnostics if d.suppressed is None]
-    position = (lambda p: (p[1].path, p[1].line or 0, p[1].col or 0, p[1].code))
+
+    def position(p):
+        return p[1].path, p[1].line or 0, p[1].col or 0, p[1].code
+
     if errors_first:
         return sorted(pairs, key=lambda p: (SEVERITY_ORDER.get(p[1].severity, 3), *position(p)))
     return sorted(pairs, key=position)

@@ -40,9 +40,7 @@ def render(results, concise: bool = False, color: bool | None = None, detail: st
         for layout in r.layouts:
             block = [[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)]
             if "dry_run" in layout.extras:  # `check --dry-run`
-                from plint.dryrun.groups import text_lines
-
-                block += [[("", line)] for line in text_lines(layout.extras["dry_run"])]
+                block += [[("", line)] for line in dry_run_lines(layout.extras["dry_run"])]
             blocks.append(block)
     for r, d in pairs:  # snippets are read back only from where the check read (plint.root)
         sources.root = getattr(r.reading, "root", None)
@@ -372,3 +370,19 @@ def _coloured(blocks: list[list[Line]]) -> str:
     for i, block in enumerate(blocks):
         lines += ([[]] if i else []) + block  # a blank line between blocks
     return paint(lines).rstrip("\n")
+
+
+def dry_run_lines(result: dict) -> list[str]:
+    """The finished dry run (plint.dryrun.groups.dry_run's result) in `plint check --dry-run`'s text
+    report: a summary line, then one per problem."""
+    counts = result.get("group_counts") or {}
+    shown = ", ".join(f"{k} {n}x{size}" for k, (n, size) in counts.items()
+                      if k in ("tp", "pp", "dp", "cp", "ep") and size > 1)
+    cover = result.get("coverage")
+    checked = f", {cover['ranks']} of {cover['of']} ranks built" if cover else ""
+    verdict = "ok" if result.get("ok") else f"{len(result.get('problems') or [])} problem(s)"
+    lines = [f"dry run ({result.get('backend')}, world {result.get('world_size')}{checked}): {verdict}"
+             + (f"; groups {shown}" if shown else "")]
+    lines += [f"  {p['kind']} ({p['source']}): {p['message']}" for p in result.get("problems") or []]
+    lines += [f"  note: {n}" for n in result.get("notes") or [] if "analytic rank layout only" in n]
+    return lines

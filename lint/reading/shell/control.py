@@ -3,7 +3,6 @@ and test expressions (a mixin of plint.reading.shell.evaluator.Shell)."""
 
 from __future__ import annotations
 
-import re
 from contextlib import contextmanager
 
 from plint.reading.shell import arith

@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 
 from plint.reading.shell import arith
-from plint.reading.shell.model import Command, MappedText, Piece, Problem, ShellResult, Var, Word, unknown
+from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word, unknown
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import _flatten, _split, _text
-from plint.reading.shell.state import (EvalOptions, MAX_COMMAND_WORDS, MAX_PIECES, MAX_WORK, _Break, _Budget,
+from plint.reading.shell.state import (EvalOptions, MAX_COMMAND_WORDS, MAX_PIECES, _Break, _Budget,
                                        _Continue, _Exit, _Return, _State, _default_read, _path_reader)
 from plint.reading.shell.expansions import Expansions
 from plint.reading.shell.commands import Commands

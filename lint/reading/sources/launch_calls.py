@@ -14,7 +14,7 @@ from plint.values import Value, derived, from_word, parse_int, unresolved
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 
 # ---- option grammars ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from plint.record import field, record
 from plint.reading.shell.model import Word
 from plint.reading.shell.placeholders import is_slot
 from plint.reading.sources.arglist import argument_gap, gap_fact, overridable, unknown_value
-from plint.values import Value, default, derived, from_word, parse_int, unresolved
+from plint.values import Value, derived, from_word, parse_int, unresolved
 
 # argparse's negative-number test on Python 3.11-3.13 (Lib/argparse.py `_negative_number_matcher`):
 # "-1", "-0.5", "-.5" are values; "-1e-5" is not, so `--x -1e-5` fails with "expected one
