@@ -2,16 +2,17 @@
 
 mypy finds a module by its path, but plint's package name maps onto folders of other names (pyproject's
 [tool.setuptools] package-dir: plint -> lint/, plint.rules -> rules/, ...). The script builds that package
-as a tree of symbolic links in a temporary folder, runs mypy on it with pyproject's [tool.mypy], and
+as a tree of symbolic links in .mypy_cache/ (a fixed place, as mypy's cache records each module's path), runs
+mypy on it with pyproject's [tool.mypy], and
 prints mypy's report with the repository's own paths (lint/..., rules/...).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 try:
@@ -39,18 +40,20 @@ def link_tree(top: Path, packages: dict[str, Path]) -> dict[str, str]:
             if entry.name == "__pycache__" or (target / entry.name).exists():
                 continue
             (target / entry.name).symlink_to(entry)
-        shown[f"{target}{os.sep}"] = f"{folder.relative_to(ROOT)}{os.sep}"
+        for shown_as in (target, target.relative_to(ROOT)):  # mypy prints paths under its working folder relative
+            shown[f"{shown_as}{os.sep}"] = f"{folder.relative_to(ROOT)}{os.sep}"
     return shown
 
 
 def main(argv: list[str]) -> int:
-    packages = package_dirs()
-    with tempfile.TemporaryDirectory(prefix="plint-typecheck-") as tmp:
-        shown = link_tree(Path(tmp), packages)
-        run = subprocess.run(
-            [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"),
-             "--cache-dir", str(ROOT / ".mypy_cache"), *argv, str(Path(tmp, "plint"))],
-            cwd=ROOT, capture_output=True, text=True)
+    cache = ROOT / ".mypy_cache"
+    tree = cache / "plint-tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    shown = link_tree(tree, package_dirs())
+    run = subprocess.run(
+        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache),
+         *argv, str(tree / "plint")],
+        cwd=ROOT, capture_output=True, text=True)
     # the longest link folder first, so that plint/rules/ is shown as rules/, not lint/rules/
     order = sorted(shown, key=len, reverse=True)
     for line in (run.stdout + run.stderr).splitlines():
