@@ -202,12 +202,13 @@ class Commands(ShellCore):
         content = self.file_text(paths[0], unit)
         if content is None:
             return
-        target = paths[1]
-        if target.known and (target.text.endswith("/") or os.path.isdir(self.resolve_path(target.text, unit))):
+        target, text = paths[1], paths[1].text
+        if text is not None and (text.endswith("/") or os.path.isdir(self.resolve_path(text, unit))):
             target = Word(target.pieces + (Piece(os.path.basename(paths[0].display()), None),), target.site)
         self.write(target, content, False, unit, site)
-        if name == "mv" and paths[0].known:
-            self.result.virtual_files.pop(str(self.resolve_path(paths[0].text, unit)), None)
+        moved = paths[0].text
+        if name == "mv" and moved is not None:
+            self.result.virtual_files.pop(str(self.resolve_path(moved, unit)), None)
 
     def arith_text_plain(self, text: str, site) -> None:
         out = arith.evaluate(text, self.arith_lookup)
@@ -280,7 +281,7 @@ class Commands(ShellCore):
             base = t.rsplit("/", 1)[-1] if t else None
             if base in SHELLS:
                 j = i + 1
-                while j < len(texts) and texts[j] and texts[j].startswith("-") and texts[j] not in ("-c", "--"):
+                while j < len(texts) and (texts[j] or "").startswith("-") and texts[j] not in ("-c", "--"):
                     j += 1
                 reads_stdin = "-s" in texts[i + 1:j] or j >= len(words)
                 if j < len(texts) and texts[j] == "--":
@@ -296,7 +297,9 @@ class Commands(ShellCore):
             if base == "sbatch":
                 j = i + 1
                 while j < len(texts):
-                    t2 = texts[j] if texts[j] is not None else words[j].display()  # `--job-name=$X`
+                    t2 = texts[j]
+                    if t2 is None:  # `--job-name=$X`
+                        t2 = words[j].display()
                     if not t2.startswith("-"):
                         break
                     if t2 == "--wrap" and j + 1 < len(words) or t2.startswith("--wrap="):

@@ -4,6 +4,7 @@ and test expressions (a mixin of plint.reading.shell.evaluator.Shell)."""
 from __future__ import annotations
 
 from contextlib import contextmanager
+from functools import partial
 
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
@@ -17,7 +18,7 @@ from plint.reading.shell.state import MAX_LOOP, _Break, _Continue, _Exit, _Retur
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, Sequence
 
 
 class Control(ShellCore):
@@ -48,7 +49,7 @@ class Control(ShellCore):
         where = f" (line {span.line})" if span is not None else ""
         return f"{text}{where}{what}"
 
-    def branches(self, alternatives: list[tuple[str | tuple[str, ...], Callable[[], object]]],
+    def branches(self, alternatives: Sequence[tuple[str | tuple[str, ...], Callable[[], object]]],
                  cond_text: str, choice: Choice | None = None) -> None:
         """Run each alternative from the same state and merge: variables that differ become unknown.
         A label (or several) says when the alternative runs; it goes into Command.conditions. An
@@ -105,9 +106,8 @@ class Control(ShellCore):
             reason = f"${name} depends on {cond_text}"
             items = _common_items(values)
             if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
-                tails = [_alternative_texts(_joined(v.items[len(items):])) for v in values]  # type: ignore[union-attr]
-                alts = dict.fromkeys(t for ts in tails for t in ts)
-                piece = unknown(reason, name, span, alts)
+                tails = [_alternative_texts(_joined((v.items or ())[len(items):])) for v in values if v is not None]
+                piece = unknown(reason, name, span, dict.fromkeys(t for ts in tails for t in ts))
                 if key is not None:  # a launch chosen by this branch is read again once per arm (shell.choices)
                     self.result.merged_from[id(piece)] = (piece, key)
                 merged[name] = Var(name, (), items + ((piece,),), exported, span)
@@ -162,7 +162,9 @@ class Control(ShellCore):
         arms: list[tuple[list, list, str]] = [(cond_nodes, body, "if")]
         for cl in clauses:
             if cl.type == "elif_clause":
-                cn, bd, st = [], [], "cond"
+                cn: list = []
+                bd: list = []
+                st = "cond"
                 for c in cl.children:
                     if c.type == "then":
                         st = "body"
@@ -186,7 +188,7 @@ class Control(ShellCore):
             if kind == "else":
                 if not pending:
                     return self.block(body, unit)
-                pending.append((tuple(falses), lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses), partial(self.block, body, unit)))
                 break
             self.unknown_reasons = []
             with self.guarding(self._assigned(body, unit)):
@@ -195,7 +197,7 @@ class Control(ShellCore):
             if status == 0 and not pending:
                 return self.block(body, unit)
             if status == 0:
-                pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses) + (f"{cond_text} is true",), partial(self.block, body, unit)))
                 break
             if status is None:
                 reasons.extend(self.unknown_reasons or ["?"])
@@ -203,7 +205,7 @@ class Control(ShellCore):
                     first_unknown = cond_text
                     if self.unknown_reasons:
                         first_unknown += ", which is unknown: " + "; ".join(dict.fromkeys(self.unknown_reasons))
-                pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses) + (f"{cond_text} is true",), partial(self.block, body, unit)))
                 falses.append(f"{cond_text} is false")
         else:
             if pending:
@@ -222,7 +224,7 @@ class Control(ShellCore):
         items = [c for c in node.named_children if c.type == "case_item"]
         import fnmatch
 
-        alternatives = []
+        alternatives: list[tuple[str, list]] = []
         for item in items:
             patterns, body = [], []
             seen_paren = False
@@ -237,8 +239,9 @@ class Control(ShellCore):
                     body.append(c)
             texts = [_text(_flatten(self.expand(p, unit, quoted=True))) for p in patterns]
             shown = "|".join(t if t is not None else "?" for t in texts)
-            if word is not None and all(t is not None for t in texts):
-                if any(fnmatch.fnmatchcase(word, t) for t in texts):  # type: ignore[arg-type]
+            known = [t for t in texts if t is not None]
+            if word is not None and len(known) == len(texts):
+                if any(fnmatch.fnmatchcase(word, t) for t in known):
                     if alternatives:
                         alternatives.append((shown, body))
                         break
@@ -275,7 +278,7 @@ class Control(ShellCore):
                 if op == "||":
                     yes, no = no, yes
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
-                self.branches([(f"{label} {yes}", lambda r=right: self.statement(r, unit)),
+                self.branches([(f"{label} {yes}", partial(self.statement, right, unit)),
                                (f"{label} {no}", lambda: None)],
                               label + (f", which is unknown: {why}" if why else ""))
                 status = None

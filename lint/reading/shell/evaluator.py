@@ -279,7 +279,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         value = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
         value = self.capped(value, f"${name}", span)
         if index is not None:
-            current = list(old.items) if old is not None and old.is_array else \
+            current = list(old.items) if old is not None and old.items is not None else \
                 ([old.value] if old is not None and old.value else [])
             if index < 0 or index >= len(current):
                 current.append(value)

@@ -197,9 +197,9 @@ class Expansions(ShellCore):
         index = rest[:-1]
         if not index.lstrip("-").isdigit():
             return None
-        elements = var.items if var.is_array else ((var.value,) if var.value else ())
+        elements = var.items if var.items is not None else ((var.value,) if var.value else ())
         i = int(index)
-        return _text(elements[i]) if -len(elements) <= i < len(elements) else ""  # type: ignore[index]
+        return _text(elements[i]) if -len(elements) <= i < len(elements) else ""
 
     def positional_word(self, index: int, span) -> list[Piece] | None:
         if self.positional is None:
@@ -289,11 +289,11 @@ class Expansions(ShellCore):
                 if self.arg0 is not None:
                     return list(self.arg0.pieces), True, None
                 return [Piece(self.script_path, None, "derived")], True, None
-            index = parse_index(name)
-            pieces = self.positional_word(index, span)
+            position = parse_index(name)
+            pieces = self.positional_word(position, span)
             if pieces is None:
                 return None, False, None
-            return pieces, index <= len(self.positional or []), None
+            return pieces, position <= len(self.positional or []), None
         if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
@@ -321,7 +321,7 @@ class Expansions(ShellCore):
             return self.slice_words(operand, name, multi, unit, quoted, span)
         if multi is not None:
             value = [p for w in multi for p in w]
-        operand_fields = None
+        operand_fields: Fields | None = None
 
         def opnd() -> Fields:
             nonlocal operand_fields
@@ -342,7 +342,7 @@ class Expansions(ShellCore):
             if unknown_value and op.startswith(":"):
                 return [[(p, not quoted) for p in value]]
             if not use_default:
-                return [[(p, not quoted) for p in value]]  # type: ignore[union-attr]
+                return [[(p, not quoted) for p in value]]
             if op in ("?", ":?"):
                 return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span),
                           False)]]
@@ -369,18 +369,19 @@ class Expansions(ShellCore):
             else:
                 return [[(unknown(f"${name} is unknown", name, span), not quoted)]]
         pattern = _text(_flatten(opnd())) if operand else ""
-        result = self.string_op(op, text, pattern, operand, unit, quoted)
-        if result is None:
+        changed = self.string_op(op, text, pattern, operand, unit, quoted)
+        if changed is None:
             return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
                               name, span), not quoted)]]
-        return [[(Piece(result, span, "derived"), not quoted)]]
+        return [[(Piece(changed, span, "derived"), not quoted)]]
 
     def slice_words(self, operand, name, multi, unit, quoted, span) -> Fields:
         """`${@:2}`, `${A[@]:1:3}`: a slice of the words, each kept whole when quoted."""
         nums = [c for c in operand if c.type != ":"]
         bounds = [self.expand_inline(n.start_byte, n.end_byte, unit)[0] for n in nums[:2]]
-        values = [arith.evaluate(b, self.arith_lookup).value if b is not None else None for b in bounds]
-        if not values or None in values:
+        evaluated = [arith.evaluate(b, self.arith_lookup).value if b is not None else None for b in bounds]
+        values = [v for v in evaluated if v is not None]
+        if not values or len(values) != len(evaluated):
             return [[(unknown(f"a slice of ${name} with unknown bounds", name, span), False)]]
         start = values[0]
         if name in ("@", "*"):  # positional slices count from $0
@@ -536,7 +537,7 @@ class Expansions(ShellCore):
         piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
         if not piece.known:
             if inside or piece.reason:
-                self.unknown_reasons.extend(inside or [piece.reason])
+                self.unknown_reasons.extend(inside or [piece.reason or ""])
             return None
         return 1 if piece.text in ("", "0") else 0
 
@@ -551,7 +552,10 @@ class Expansions(ShellCore):
         options = [a for p in pieces if not p.known for a in p.alternatives]
         out = []
         for option in options:
-            value = arith.evaluate(expr, lambda n, v=option: v if n == names[0] else self.arith_lookup(n)).value
+            def lookup(n: str, v: str = option) -> str | None:
+                return v if n == names[0] else self.arith_lookup(n)
+
+            value = arith.evaluate(expr, lookup).value
             if value is not None:
                 out.append(str(value))
         return out
@@ -620,6 +624,8 @@ class Expansions(ShellCore):
             text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
             if text is None:
                 return None
+        if text is None:
+            return None
         pieces = _without_trailing_newlines(list(text.pieces))
         if not pieces or (len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in
                           (pieces[0].reason or "")):
@@ -642,8 +648,9 @@ class Expansions(ShellCore):
             if n.type != "command":
                 return None
             words = self.words(self._command_parts(n)[1], unit)
-            texts = [w.text for w in words]
-            if not texts or any(t is None for t in texts):
+            maybe_texts = [w.text for w in words]
+            texts = [t for t in maybe_texts if t is not None]
+            if not texts or len(texts) != len(maybe_texts):
                 return None
             cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
             if cmd == "cd":

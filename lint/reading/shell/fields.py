@@ -103,10 +103,10 @@ def _same(a: Var | None, b: Var | None) -> bool:
     if a.value == b.value and a.items == b.items:
         return True
     if a.is_array:
-        ta, tb = [_text(i) for i in a.items], [_text(i) for i in b.items]  # type: ignore[union-attr]
-        return ta == tb and None not in ta
-    ta = _text(a.value)
-    return ta is not None and ta == _text(b.value)
+        items_a, items_b = [_text(i) for i in a.items or ()], [_text(i) for i in b.items or ()]
+        return items_a == items_b and None not in items_a
+    text_a = _text(a.value)
+    return text_a is not None and text_a == _text(b.value)
 
 _MAX_ALTERNATIVES = 16
 
@@ -123,10 +123,11 @@ def _common_head(values: list[Var | None]) -> tuple[Piece, ...]:
 
 def _common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
     """The known items every branch's array starts with; None unless every branch left an array."""
-    if any(v is None or not v.is_array for v in values):
+    arrays = [v.items for v in values if v is not None and v.is_array and v.items is not None]
+    if len(arrays) != len(values):
         return None
     head: list[tuple[Piece, ...]] = []
-    for items in zip(*(v.items for v in values)):  # type: ignore[union-attr]
+    for items in zip(*arrays):
         if any(it != items[0] for it in items[1:]) or not all(p.known for p in items[0]):
             break
         head.append(items[0])
@@ -156,7 +157,7 @@ def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
     """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
     expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
     expansion keeps the lines as they were (lines, and so line numbers, stay those of the script)."""
-    shown = "".join(p.text if p.known else "${%s}" % (p.name or "?") for p in content.pieces)
+    shown = "".join(p.text if p.text is not None else "${%s}" % (p.name or "?") for p in content.pieces)
     raw_lines = raw.split(b"\n")
     new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
     if len(raw_lines) != len(new_lines):
@@ -166,5 +167,5 @@ def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
 
 def _unknown_arguments(word: Word) -> bool:
     """A word that is only the script's arguments, which plint was not given (`"$@"`)."""
-    return bool(word.pieces) and all(not p.known and is_argument_name(p.name) and p.name != "#"
-                                     and not p.name.isdigit() for p in word.pieces)
+    return bool(word.pieces) and all(p.text is None and p.name is not None and is_argument_name(p.name)
+                                     and p.name != "#" and not p.name.isdigit() for p in word.pieces)

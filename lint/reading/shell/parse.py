@@ -166,8 +166,8 @@ def recover(source: SourceFile, problems: list[Problem], data: bytes | None = No
             rounds: int = 8) -> tuple[bytes, list[Problem]]:
     """Blank each line bash rejects (keeping every byte offset of `data`, the source by default, whose
     lines are the source's) until bash accepts the rest."""
-    data = bytearray(source.data if data is None else data)
-    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+    blanked = bytearray(source.data if data is None else data)
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", blanked)]
     found = list(problems)
     for _ in range(rounds):
         lines = {p.span.line for p in problems if p.span is not None}
@@ -177,13 +177,13 @@ def recover(source: SourceFile, problems: list[Problem], data: bytes | None = No
             if line > len(starts):
                 continue
             start = starts[line - 1]
-            end = starts[line] - 1 if line < len(starts) else len(data)
-            data[start:end] = b" " * (end - start)
-        problems = _bash_check(source, bytes(data))
+            end = starts[line] - 1 if line < len(starts) else len(blanked)
+            blanked[start:end] = b" " * (end - start)
+        problems = _bash_check(source, bytes(blanked))
         known = {p.span.line for p in found if p.span is not None}
         problems = [p for p in problems if p.span is not None and p.span.line not in known]
         found.extend(problems)
-    return bytes(data), found
+    return bytes(blanked), found
 
 
 def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:

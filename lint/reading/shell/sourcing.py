@@ -34,7 +34,8 @@ class Sourcing(ShellCore):
         """Why an existing file the script names is not read (outside the root: plint.root), else None."""
         from plint.root import note_for
 
-        return note_for(self.resolve_path(word.text, unit)) if word.known else None
+        text = word.text
+        return note_for(self.resolve_path(text, unit)) if text is not None else None
 
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
         src = self.load(word, unit)
@@ -230,7 +231,8 @@ class Sourcing(ShellCore):
 
     def write(self, target: Word, content: MappedText, append: bool, unit: Unit, where) -> None:
         """Record a file the script writes; `where` is the writing node or its span."""
-        key = str(self.resolve_path(target.text, unit)) if target.known else target.display()
+        text = target.text
+        key = str(self.resolve_path(text, unit)) if text is not None else target.display()
         span = unit.span(where.start_byte, where.end_byte) if hasattr(where, "start_byte") else where
         if append and key in self.result.virtual_files:
             content = MappedText(list(self.capped(self.result.virtual_files[key].content.pieces + content.pieces,
