@@ -24,12 +24,13 @@ LAUNCH_SHAPE_DESTS = {"rotary_base": ("rotary_base", "rope_theta"), "norm_epsilo
 
 def _number(text: str | None) -> int | float | None:
     """A flag's literal number as the trainer's parser reads it (int when integral), or None."""
+    if text is None:
+        return None
     try:
-        number = float(text) if text is not None else None
+        number = float(text)
     except ValueError:
         return None
-    return int(number) if number is not None and number.is_integer() and "." not in text and "e" not in text.lower() \
-        else number
+    return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
 
 
 SECTIONS: dict[str, tuple[str, ...]] = {

@@ -107,10 +107,11 @@ def record(cls: type | None = None, *, frozen: bool = False):
                 return NotImplemented
             return all(getattr(self, n) == getattr(other, n) for n in compared)
 
-        cls.__init__ = __init__
-        cls.__repr__ = __repr__
-        cls.__eq__ = __eq__
-        cls.__record_fields__ = tuple(names)
+        # setattr: the class is built here, which type checkers read from @dataclass_transform instead
+        setattr(cls, "__init__", __init__)
+        setattr(cls, "__repr__", __repr__)
+        setattr(cls, "__eq__", __eq__)
+        setattr(cls, "__record_fields__", tuple(names))
         if frozen:
             def __setattr__(self, name: str, value: Any) -> None:
                 raise FrozenInstanceError(f"cannot assign to field {name!r}")
@@ -118,10 +119,10 @@ def record(cls: type | None = None, *, frozen: bool = False):
             def __hash__(self) -> int:
                 return hash(tuple(getattr(self, n) for n in compared))
 
-            cls.__setattr__ = __setattr__
-            cls.__hash__ = __hash__
+            setattr(cls, "__setattr__", __setattr__)
+            setattr(cls, "__hash__", __hash__)
         else:
-            cls.__hash__ = None
+            setattr(cls, "__hash__", None)
         return cls
 
     return wrap if cls is None else wrap(cls)

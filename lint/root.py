@@ -127,12 +127,12 @@ def root_for(path: str | os.PathLike, option: str | os.PathLike | None = None, s
         if getattr(settings, "trainer_source", None):
             places.append(settings.trainer_source)
     places += list(named_places)
-    places = tuple(dict.fromkeys(os.path.realpath(p) for p in places))
+    unique = tuple(dict.fromkeys(os.path.realpath(p) for p in places))
     real = os.path.realpath(path)
     # the file itself is read wherever the user named it, but not when a symlink leads there from
     # inside the root: a pull request may add `ds.json -> /etc/...` to the files a CI job names
     named = frozenset({real}) if real == os.path.normpath(os.path.abspath(path)) else frozenset()
-    return Root(places, named)
+    return Root(unique, named)
 
 
 def read_named(path: str | os.PathLike) -> bytes:

@@ -19,6 +19,10 @@ from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT
 from plint.values import Value
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.reading.sources.launch_calls import LaunchChain
+
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 MAX_FILE_BYTES = 4 * 1024 * 1024
 
@@ -405,7 +409,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     by_place: dict = {}  # earlier readings' launches by where they are written: only those can be the same
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
-        mine = []
+        mine: list[LaunchChain] = []
         for chain in find_launches(one, job, lookup.source, lookup.config):
             if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
                 mine.append(chain)

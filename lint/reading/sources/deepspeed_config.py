@@ -100,7 +100,8 @@ class DerivedBatch:
 def _fact(node: Any, where: str, absent: Any = None, whole_number: bool = False) -> Value:
     """A Value for the node at `where`; absent and JSON null (dict.get's None) give `absent`."""
     if node is None or isinstance(node, JScalar) and node.value is None:
-        note = f"{where} is null, which DeepSpeed reads as not set" if node is not None else f"{where} is not set"
+        note: str | None = f"{where} is null, which DeepSpeed reads as not set" if node is not None \
+            else f"{where} is not set"
         return Value(absent, node.span if node is not None else None, "default", note)
     if isinstance(node, JUnknown):
         piece = node.piece

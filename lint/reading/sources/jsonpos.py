@@ -170,7 +170,7 @@ class _Reader:
         only = mapped.pieces[0] if len(mapped.pieces) == 1 else None
         self.file = only.source if only is not None and only.known and only.exact and only.span is not None \
             and getattr(only.source, "_ascii", False) else None
-        self.base = only.span.start if self.file is not None else 0
+        self.base = only.span.start if self.file is not None and only is not None and only.span is not None else 0
 
     # ---- positions and provenance -----------------------------------------------------------------
     def span(self, start: int, end: int) -> Span | None:
@@ -192,7 +192,7 @@ class _Reader:
         """Skip blanks and comments; True when a line ended on the way (hjson's comma)."""
         t, newline = self.text, False
         while self.i < len(t):
-            blanks = _BLANKS.match(t, self.i).end()  # at C speed: a 4 MiB config is mostly blanks and values
+            blanks = _BLANKS.match(t, self.i).end()  # type: ignore[union-attr]  # it matches "" too; at C speed: a 4 MiB config is mostly blanks and values
             newline |= "\n" in t[self.i:blanks]
             self.i = blanks
             if self.i >= len(t):
@@ -397,8 +397,10 @@ class _Reader:
             if not t.startswith(":", self.i):
                 raise _Broken("Expecting ':' delimiter", self.i)
             self.i += 1
-            kind = self.value(lambda v, k=key, at=key_span, piece=key_piece:
-                              node.entries.append(JEntry(k, at, v, piece)))
+            def add(v, k=key, at=key_span, piece=key_piece):
+                node.entries.append(JEntry(k, at, v, piece))
+
+            kind = self.value(add)
             after_comma = self.separator("}", kind)
 
     def items(self, sink: Callable[[Any], None]) -> None:

@@ -127,8 +127,10 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
     accumulation DeepSpeed uses (accelerate launch's options, accelerate 1.x commands/launch.py)."""
     out: dict[str, Value] = {}
     data, source = call.config, call.config_source
-    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
-    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
+    ds = data.get("deepspeed_config")
+    ds = ds if isinstance(ds, dict) else {}
+    fsdp = data.get("fsdp_config")
+    fsdp = fsdp if isinstance(fsdp, dict) else {}
     kind = str(data.get("distributed_type", "")).upper()
 
     note = call.config_note  # the YAML was found where the script is assumed to run from: its values are assumed

@@ -123,7 +123,7 @@ class LaunchChain:
 
 
 def is_python(name: str | None) -> bool:
-    return bool(name) and _PYTHON.match(name) is not None
+    return name is not None and _PYTHON.match(name) is not None
 
 
 def _looks_like_program(word: Word) -> bool:
@@ -164,7 +164,7 @@ def _scan(words: list[Word], start: int, grammar: Grammar) -> _Scan:
         w = words[i]
         t = w.text
         if t is None:
-            head = w.pieces[0].text if w.pieces and w.pieces[0].known else ""
+            head = (w.pieces[0].text if w.pieces else None) or ""
             hit = _lookup(head.partition("=")[0], grammar) if head.startswith("-") and "=" in head else None
             if hit is not None:  # `--nnodes=$N`: a known option whose value is unknown
                 out.options.setdefault(hit[0], []).append(w.after(head.index("=") + 1))

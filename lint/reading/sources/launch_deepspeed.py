@@ -73,10 +73,10 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
             sizes[name] = v
             if v is not None and not v.known:
                 continue  # the size it sets is unknown; the rest of the resources may still be read
-        elif w is not None and not w.known:
+        elif w is not None and v is not None and not w.known:
             return unknown(f"deepspeed {name}: {v.note}", w.value_span)
         texts[name] = w.text if w is not None else None
-        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None:
+        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None and v is not None:
             if not v.known:
                 return unknown(f"deepspeed {name} {w.text!r} is not a number", w.value_span)
             numbers[name] = v.value
@@ -120,6 +120,7 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
                                 node_rank=numbers.get("--node_rank"))
         if hostfile is None and numbers.get("--num_nodes") == 1:  # one node, whichever file the runner reads
             w = call.option("--num_nodes")
+            assert w is not None  # its number was read above
             res.nnodes = Value(1, w.value_span, w.origin, "deepspeed --num_nodes 1: one node") \
                 if res.nnodes.known else res.nnodes
         elif hostfile is None:

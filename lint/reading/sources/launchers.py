@@ -83,7 +83,7 @@ def _python(command: Command, program: Word | None, index: int, is_module: bool,
     if code:
         call.options["-c"] = []
     skipped = [w for w in command.words[:max(index, 0)][-1:] if not w.known and program is not None and not is_module]
-    if skipped and skipped[0] is not program:  # python_program stepped over it to the script after it
+    if skipped and program is not None and skipped[0] is not program:  # python_program stepped over it to the script after it
         call.problems.append(Problem(
             "unresolved", f"`{skipped[0].display()}` between python and {program.display()} is unknown: read as "
                           "interpreter options (or nothing, when it is empty)", skipped[0].site))

@@ -689,10 +689,12 @@ def _legacy_checkpointing(r: _Reader) -> bool:
         return False
     out = r.out
     given = method if method is not None else r.use("--checkpoint-activations")
+    assert given is not None  # the flag was found above
     out["recompute.granularity"] = Value("full", given.flag_word.value_span, given.flag_word.origin,
                                          f"{given.option}: full recompute, as Megatron-LM v2.x reads it")
     method_word = method.values[0] if method is not None and method.values else None
-    out["recompute.method"] = from_word(method_word, text, method.option) if method_word is not None else \
+    out["recompute.method"] = from_word(method_word, text, method.option) \
+        if method is not None and method_word is not None else \
         Value("uniform", given.flag_word.value_span, "derived", "--checkpoint-activations: uniform chunks")
     for option in ("--activations-checkpoint-num-layers", "--checkpoint-num-layers"):
         use = r.use(option, known_only=False)

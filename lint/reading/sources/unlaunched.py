@@ -236,7 +236,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             first = _words(node, data, 1)
             words = _words(node, data) if first and _may_count(first[0]) else None
             at = _counts(words) if words else None
-            if at is None:
+            if at is None or words is None:
                 continue
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(" ".join(words).replace("\\\n", " ").split())
