@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import closest
 
 STAGE3_ONLY = ("stage3_", "offload_param", "zero_hpz_partition_size", "zero_quantized_weights",
@@ -158,7 +158,7 @@ def schema_errors(value, schema: dict, path: tuple = ()):
 def _validated_unknowns(cfg) -> set[str]:
     """Dotted paths of keys the schema rejects (additionalProperties) in the strict sections."""
     data = cfg.document.root.to_python()
-    found = set()
+    found: set[str] = set()
     for path, unknown in schema_errors(data, schema()):
         base = ".".join(str(p) for p in path)
         found.update(f"{base}.{key}" if base else key for key in unknown or ())
@@ -267,7 +267,7 @@ def deepspeed_unknown_key(ctx: RuleContext):
         fix="Not fixed automatically.",
     ),
 )
-def deepspeed_auto_unresolved(ctx: RuleContext):
+def deepspeed_auto_unresolved(ctx: LaunchContext):
     cfg = _config(ctx)
     if cfg is None or not hasattr(cfg.document.root, "entries"):
         return
@@ -323,7 +323,7 @@ def optimizer_table() -> dict:
     return read_json("deepspeed_optimizers.json")
 
 
-def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | None:
+def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str]:
     """The classes DeepSpeed may build for a built-in `kind`: one when the config decides it, both when
     the optimizer offload or params.torch_adam is unknown (engine.py _configure_basic_optimizer)."""
     from plint.reading.sources.jsonpos import JScalar
@@ -455,7 +455,7 @@ def deepspeed_optimizer_param(ctx: RuleContext):
         references=("transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize",),
     ),
 )
-def deepspeed_trainer_sized_steps(ctx: RuleContext):
+def deepspeed_trainer_sized_steps(ctx: LaunchContext):
     cfg = _config(ctx)
     if cfg is None or _integration(ctx) is not True or not _hf_trainer(ctx):
         return

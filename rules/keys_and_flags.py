@@ -6,8 +6,12 @@ Deprecations and removals are those of shared/reference/megatron.md §1.9.
 from __future__ import annotations
 
 
-from plint.rules.base import Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import closest, gpt, torchrun, trainer
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
 
 # flag -> (replacement or None, what the trainer does with it). Still accepted by the parser.
 DEPRECATED = {
@@ -76,11 +80,11 @@ def _catalog(ctx: RuleContext):
     in_force = _in_force(ctx)
     if in_force is not None:
         return in_force.catalog
-    release = ctx.layout.extras.get("release")
-    return load_flag_catalog(release[0] if release else default_release(trainer(ctx)))
+    release = ctx.layout.extras.get("release") if ctx.layout is not None else None
+    return load_flag_catalog(release[0] if release else default_release(trainer(ctx) or "megatron"))
 
 
-def release_at_least(ctx: RuleContext, oldest: str) -> bool | None:
+def release_at_least(ctx: LaunchContext, oldest: str) -> bool | None:
     """Whether the Megatron-LM release whose checks the launch meets is `oldest` ("0.17") or newer; None for a
     fork's catalog, whose releases are not in that order."""
     from plint.catalog.flags import releases
@@ -100,7 +104,7 @@ def judged_by(ctx: RuleContext) -> str:
     return in_force.label if in_force is not None else release_label(_catalog(ctx).release)
 
 
-def unknown_flags(ctx: RuleContext):
+def unknown_flags(ctx: LaunchContext):
     """(use, suggestion) for every flag the parser of the release in force would reject."""
     args = _args(ctx)
     in_force = _in_force(ctx)
@@ -145,7 +149,7 @@ def unknown_flags(ctx: RuleContext):
         fix="`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe).",
     ),
 )
-def unknown_flag(ctx: RuleContext):
+def unknown_flag(ctx: LaunchContext):
     from plint.catalog.forks import forks_defining
 
     in_force = _in_force(ctx)
@@ -178,7 +182,7 @@ def unknown_flag(ctx: RuleContext):
         fix="`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe).",
     ),
 )
-def deprecated_flag(ctx: RuleContext):
+def deprecated_flag(ctx: LaunchContext):
     args = _args(ctx)
     if args is None:
         return
@@ -214,15 +218,16 @@ def deprecated_flag(ctx: RuleContext):
         fix="Not fixed automatically: which value was meant is the author's call.",
     ),
 )
-def duplicate_flag(ctx: RuleContext):
+def duplicate_flag(ctx: LaunchContext):
     args = _args(ctx)
     if args is None:
         return
-    seen: dict[str, object] = {}
+    seen: dict[str, tuple[tuple[str, ...], Any]] = {}  # key -> (values, the flag use that gave them)
     for use in args.uses:
         key = use.spec.dest if use.spec is not None and use.spec.dest else use.option
-        values = tuple(w.text for w in use.values)
-        if None in values:
+        texts = [w.text for w in use.values]
+        values = tuple(t for t in texts if t is not None)
+        if len(values) != len(texts):
             continue
         if key in seen and seen[key][0] != values:
             first, first_use = seen[key]
@@ -260,7 +265,7 @@ def invalid_value(ctx: RuleContext):
         if problem.kind == "invalid-value":
             yield Finding(problem.message, problem.span)
     args = _args(ctx)
-    if args is None:
+    if args is None or ctx.layout is None:  # _args is None without a layout
         return
     for use in args.uses:
         spec = use.spec
