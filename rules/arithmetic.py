@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register
 from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
 
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"
