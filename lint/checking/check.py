@@ -106,8 +106,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
     if aside:
         read = {os.path.realpath(cfg.path) for _, r in checked for layout in r.layouts
                 if (cfg := layout.extras.get("ds_config")) is not None}
-        checked += [(index, _check_file(path, engine, options)) for index, path in aside
-                    if os.path.realpath(path) in read]
+        checked += [(index, result) for index, path in aside
+                    if os.path.realpath(path) in read and (result := _check_file(path, engine, options)) is not None]
         checked.sort(key=lambda pair: pair[0])
     run.results = [result for _, result in checked]
     engine.finish(run.results)

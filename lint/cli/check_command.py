@@ -184,7 +184,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if only_new_against:
         from plint.github.only_new import keep_new
 
-        keep_new(result, list(paths), only_new_against, options)
+        keep_new(result, [str(p) for p in paths], only_new_against, options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun.groups import dry_run as build_groups
 

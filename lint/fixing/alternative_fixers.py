@@ -46,7 +46,7 @@ def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     inp, est = cost_input(rctx.layout, rctx.settings), layout_estimate(rctx.layout, rctx.settings)
     better = bubble_alternative(rctx, inp, est) if inp is not None and est is not None else None
-    return _write(ctx, rctx, inp, better[0], "PL301") if better is not None else None
+    return _write(ctx, rctx, inp, better[0], "PL301") if better is not None and inp is not None else None
 
 
 @fixer("PL202", applicability="unsafe")
@@ -65,9 +65,10 @@ def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     else:
         domain = domain_of(rctx)
         better = spanning_alternative(rctx, "cp" if diag.code == "PL202" else "ep", domain) if domain else None
-    if better is None:
+    inp = cost_input(rctx.layout, rctx.settings) if better is not None else None
+    if better is None or inp is None:
         return None
-    return _write(ctx, rctx, cost_input(rctx.layout, rctx.settings), better[0], diag.code)
+    return _write(ctx, rctx, inp, better[0], diag.code)
 
 
 def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -> Fix | None:

@@ -200,7 +200,9 @@ def _candidates(run, files: dict[str, bytes], unsafe: bool, refused: set) -> lis
     from plint.fixing.fixers import FixContext, fix_for, fixable_codes
 
     codes = fixable_codes(unsafe)
-    out, taken, seen = [], [], set()
+    out: list[tuple] = []
+    taken: list[tuple] = []
+    seen: set = set()
     for result in run.results:
         ctx = None
         for d in result.diagnostics:
@@ -331,7 +333,8 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
             if not kept:
                 continue
             new_files = _apply(files, [f for _, f in kept])
-            new_run, problems = _validate(before, originals, new_files, paths, options, bash_ok)
+            new_run, problems = (None, ["an edit lies outside its file"]) if new_files is None else \
+                _validate(before, originals, new_files, paths, options, bash_ok)
             if problems:  # fine alone, not together: keep none of this pass
                 for d, fix in kept:
                     refused.update((_key(fix), _ident(d)))
@@ -339,6 +342,7 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
                                         + "; ".join(problems[:3]))
                 continue
             candidates = kept
+        assert new_files is not None and new_run is not None  # no problems: the edits applied and were checked
         files, run = new_files, new_run
         out.fixed.extend(AppliedFix(d.code, d.path, d.line, d.message, f) for d, f in candidates)
     out.remaining = run

@@ -140,7 +140,7 @@ TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")
 
 
 def _ds_configs(ctx: FixContext):
-    seen = []
+    seen: list = []
     for layout in ctx.reading.layouts:
         cfg = layout.extras.get("ds_config")
         if cfg is not None and all(cfg is not s for s in seen):

@@ -350,7 +350,7 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     for cfg in _ds_configs(ctx):
         node = getattr(cfg.document, "root", None)
         for part in parts[:-1]:
-            node = node.get(part) if hasattr(node, "get") and hasattr(node, "entries") else None
+            node = node.get(part) if node is not None and hasattr(node, "get") and hasattr(node, "entries") else None
         if node is None or not hasattr(node, "entries"):
             continue
         entry = next((e for e in node.entries if e.key == parts[-1] and _at(e.key_span, diag)), None)
@@ -358,7 +358,8 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         if entry is None or section is None:
             continue
         known = section.get("properties", {})
-        if renamed in known:  # a key DeepSpeed renamed: the new name, however far its spelling
+        suggestion: str | None
+        if renamed is not None and renamed in known:  # a key DeepSpeed renamed: the new name, however far its spelling
             suggestion = renamed
         else:
             suggestion = closest(entry.key, known)  # what the rule suggests

@@ -75,7 +75,7 @@ def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
     entry = getattr(rctx.layout.extras.get("chain"), "entrypoint", None)
     anchor = entry.site if entry is not None else None
     end = _word_end(ctx, anchor)
-    return Edit(anchor.path, end, end, f" {text}") if end is not None else None
+    return Edit(anchor.path, end, end, f" {text}") if anchor is not None and end is not None else None
 
 
 def size_edit(ctx: FixContext, rctx, key: str, flag: str, new) -> Edit | None:
@@ -282,6 +282,8 @@ def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
     edits = []
     for (path, line_start), spans in cuts.items():
         data = ctx.data(path)
+        if data is None:  # read above, for each cut
+            return None
         line_end = data.find(b"\n", line_start)
         line_end = len(data) if line_end == -1 else line_end
         rest, at = b"", line_start
@@ -290,9 +292,9 @@ def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
         if (rest + data[at:line_end]).strip(b" \t\\") == b"" and line_end < len(data):
             edits.append(Edit(path, line_start, line_end + 1, ""))  # nothing else on the line: drop it
             continue
-        for start, end in spans:
-            start = start - 1 if start > 0 and data[start - 1:start] == b" " else start
-            edits.append(Edit(path, start, end, ""))
+        for cut_start, cut_end in spans:
+            cut_start = cut_start - 1 if cut_start > 0 and data[cut_start - 1:cut_start] == b" " else cut_start
+            edits.append(Edit(path, cut_start, cut_end, ""))
     return edits or None
 
 
@@ -320,7 +322,7 @@ def fix_digit_separators(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     shell = getattr(ctx.reading, "shell", None)
     data = ctx.data(diag.path)
-    if shell is None or data is None:
+    if shell is None or data is None or diag.line is None:
         return None
     lines = data.split(b"\n")
     edits = []

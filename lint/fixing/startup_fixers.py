@@ -117,7 +117,7 @@ def fix_optimizer_param(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     for cfg in _ds_configs(ctx):
         optimizer = cfg.document.root.get("optimizer") if hasattr(cfg.document.root, "get") else None
-        params = optimizer.get("params") if hasattr(optimizer, "get") else None
+        params = optimizer.get("params") if optimizer is not None and hasattr(optimizer, "get") else None
         entries = getattr(params, "entries", [])
         entry = next((e for e in entries if e.key == key and _at(e.key_span, diag)), None)
         if entry is None or entry.key_span is None or getattr(entry.value, "span", None) is None:

@@ -21,6 +21,7 @@ from plint.values import Value
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
+    from plint.reading.sources.deepspeed_config import DeepSpeedConfig
     from plint.reading.sources.launch_calls import LaunchChain
 
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
@@ -37,7 +38,7 @@ class FileReading:
     layouts: list[Layout] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     unreadable: str | None = None  # why the file could not be read at all (PL001)
-    ds_config: object = None  # a DeepSpeed JSON read on its own
+    ds_config: DeepSpeedConfig | None = None  # a DeepSpeed JSON read on its own
     root: object = None  # plint.root.Root: where this check read files (reports read back only there)
     # commands that plainly start training but yielded no launch (sources.unlaunched), for a file with none
     unused_launches: list = field(default_factory=list)

@@ -128,10 +128,11 @@ def invocation(results, index: dict[str, int]) -> dict:
         for d in r.diagnostics:
             if d.code != PARSE_ERROR:
                 continue
-            note = {"level": LEVEL[d.severity], "message": {"text": d.message}, "locations": [location(d)],
-                    "associatedRule": {"id": d.code}}
+            rule: dict[str, object] = {"id": d.code}
             if d.code in index:
-                note["associatedRule"]["index"] = index[d.code]
+                rule["index"] = index[d.code]
+            note = {"level": LEVEL[d.severity], "message": {"text": d.message}, "locations": [location(d)],
+                    "associatedRule": rule}
             notifications.append(note)
     return {"executionSuccessful": not any(r.reading.unreadable for r in results),
             "toolExecutionNotifications": notifications}

@@ -12,6 +12,10 @@ from __future__ import annotations
 from plint.report.common import counts, docs_url, fix_of, printable, visible, where
 from plint.report.escape import log
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Callable
+
 MAX_SNIPPET_LINES = 3  # a longer span (a whole command) shows its first and last lines around an ellipsis
 TAB_WIDTH = 4
 HEADER_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cyan"}
@@ -216,7 +220,7 @@ def _secs(x: float) -> str:
     return f"{x:.2f}" if x >= 1 else f"{x:.3g}"
 
 
-def _legend(parts, fmt: str) -> str:
+def _legend(parts, fmt: Callable[[float], str]) -> str:
     return "  ".join(f"{_SHADES[i % len(_SHADES)]} {TIME_LABELS.get(name, name)} {fmt(value)}"
                      for i, (name, value) in enumerate(parts))
 
@@ -251,7 +255,7 @@ def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col
         end_line -= 1
         end_col = None
     end_line = max(line, min(end_line, len(lines)))
-    numbers = list(range(line, end_line + 1))
+    numbers: list[int | None] = list(range(line, end_line + 1))
     if len(numbers) > MAX_SNIPPET_LINES:
         numbers = [numbers[0], None, numbers[-1]]
     gutter = len(str(end_line))
