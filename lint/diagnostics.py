@@ -39,7 +39,7 @@ class Diagnostic:
         return cls(code, name, severity, message, span.path, span.line, span.col,
                    span.end_line, span.end_col)
 
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line or 0, self.col or 0, self.code)
 
     def to_json(self) -> dict[str, Any]:

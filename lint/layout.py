@@ -90,7 +90,7 @@ class Layout:
                 out.append(clip(f"{key}: {v.note or 'cannot be known statically'}"))
         return out
 
-    def _launch_shape(self, args) -> dict[str, Any]:
+    def _launch_shape(self, args: Any) -> dict[str, Any]:
         """What the launch sets beyond the model's shape, when it sets it (so that `plint generate --layout`
         writes the same model): the flags' dests in Megatron-LM and Megatron-DeepSpeed (rope_theta)."""
         out: dict[str, Any] = {}
@@ -104,7 +104,7 @@ class Layout:
             out["rope_scaling"] = {"type": "llama3", **({"factor": factor} if factor is not None else {})}
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: self.value(k) for k in TOP_LEVEL}
         for section in ("cluster", "parallel", "batch", "model"):
             out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}

@@ -47,7 +47,7 @@ class FrozenInstanceError(AttributeError):
 
 
 @dataclass_transform(field_specifiers=(field,))
-def record(cls: type | None = None, *, frozen: bool = False):
+def record(cls: type | None = None, *, frozen: bool = False) -> Any:
     def wrap(cls: type) -> type:
         names = [n for n in cls.__dict__.get("__annotations__", {}) if not n.startswith("__")]
         specs: dict[str, _Field] = {}
@@ -74,7 +74,7 @@ def record(cls: type | None = None, *, frozen: bool = False):
         # the class keeps them elsewhere: __slots__, or a descriptor of the same name
         direct = not hasattr(cls, "__slots__") and not any(hasattr(getattr(cls, n, None), "__set__") for n in names)
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             if len(args) > count:
                 raise TypeError(f"{cls.__name__}() takes {count} arguments, {len(args)} given")
             # straight into the instance dict where nothing intercepts attribute writes; else collect
@@ -98,11 +98,11 @@ def record(cls: type | None = None, *, frozen: bool = False):
             if post_init is not None:
                 post_init(self)
 
-        def __repr__(self) -> str:
+        def __repr__(self: Any) -> str:
             inner = ", ".join(f"{n}={getattr(self, n, _MISSING)!r}" for n in shown)
             return f"{cls.__name__}({inner})"
 
-        def __eq__(self, other: Any) -> bool:
+        def __eq__(self: Any, other: Any) -> bool:
             if other.__class__ is not self.__class__:
                 return NotImplemented
             return all(getattr(self, n) == getattr(other, n) for n in compared)
@@ -113,10 +113,10 @@ def record(cls: type | None = None, *, frozen: bool = False):
         setattr(cls, "__eq__", __eq__)
         setattr(cls, "__record_fields__", tuple(names))
         if frozen:
-            def __setattr__(self, name: str, value: Any) -> None:
+            def __setattr__(self: Any, name: str, value: Any) -> None:
                 raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-            def __hash__(self) -> int:
+            def __hash__(self: Any) -> int:
                 return hash(tuple(getattr(self, n) for n in compared))
 
             setattr(cls, "__setattr__", __setattr__)
