@@ -40,7 +40,8 @@ def link_tree(top: Path, packages: dict[str, Path]) -> dict[str, str]:
             if entry.name == "__pycache__" or (target / entry.name).exists():
                 continue
             (target / entry.name).symlink_to(entry)
-        for shown_as in (target, target.relative_to(ROOT)):  # mypy prints paths under its working folder relative
+        # mypy prints the paths under its working folder (the repository) relative to it
+        for shown_as in (target, os.path.relpath(target, ROOT)):
             shown[f"{shown_as}{os.sep}"] = f"{folder.relative_to(ROOT)}{os.sep}"
     return shown
 
