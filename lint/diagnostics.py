@@ -8,6 +8,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from plint.source import Span
+from plint.bounds import clip
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -31,8 +32,6 @@ class Diagnostic:
     @classmethod
     def at(cls, code: str, name: str, severity: str, message: str, span: Span | None,
            path: str) -> "Diagnostic":
-        from plint.bounds import clip
-
         message = clip(message)  # a message quoting a 64 KiB value stays readable, and the output bounded
         if span is None:
             return cls(code, name, severity, message, path)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from plint.values import Value
+from plint.bounds import clip, over_limit
 
 # Field order of the JSON contract; every field appears (null when unknown).
 # layout.architecture keys a launch may set beyond the shape -> the dests of the flags that set them
@@ -71,8 +72,6 @@ class Layout:
         if value is None:
             return
         if value.value is not None:
-            from plint.bounds import over_limit
-
             why = over_limit(key, value.value)
             if why is not None:  # a count no launch has: unresolved (PL002) and invalid (PL506), never used
                 from plint.reading.shell.model import Problem
@@ -82,8 +81,6 @@ class Layout:
         self.fields[key] = value
 
     def unresolved(self) -> list[str]:
-        from plint.bounds import clip
-
         out = []
         for key, v in self.fields.items():
             if v.origin in ("unresolved", "missing") and v.value is None:

@@ -12,6 +12,7 @@ import os
 from pathlib import Path
 
 from plint.record import field, record
+from plint.root import current, read_regular
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     import ast
@@ -106,7 +107,6 @@ def read_bytes(path: str | Path) -> bytes:
     regular files); OSError (plint.root.Refused among them) when it cannot or may not be read. The
     in-memory bytes of a file (`plint fix`, standard input) are judged by the same root: `fix` loads
     every file it was named, a symlink leading outside among them."""
-    from plint.root import current
 
     return read_through(current(), path)
 
@@ -114,7 +114,6 @@ def read_bytes(path: str | Path) -> bytes:
 def read_through(root: Root | None, path: str | Path) -> bytes:
     """A file's bytes as the check of `root` (a plint.root.Root) sees them: the in-memory bytes standing
     for it, else the disk, either only where the root holds it; any regular file without a root."""
-    from plint.root import read_regular
 
     if root is not None:
         root.refuse_outside(path)

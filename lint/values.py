@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 from plint.reading.shell.model import Word
 from plint.source import Span
 from plint.numbers import NumberTooLong as NumberTooLong, parse_int as parse_int  # re-exported: the readers' converter
+from plint.bounds import clip
 
 # "missing": the launch leaves out a value the trainer has no default for (Megatron's --seq-length): null,
 # listed in the layout's `unresolved`, never labelled "default" as if the trainer supplied one
@@ -39,8 +40,6 @@ class Value:
         else:
             out.update(path=None, line=None, col=None)
         if self.note:
-            from plint.bounds import clip
-
             out["note"] = clip(self.note)
         return out
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import closest, gpt, torchrun, trainer
+from plint.bounds import MAX_SUGGESTIONS
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -114,7 +115,6 @@ def unknown_flags(ctx: LaunchContext):
     cached = ctx.layout.extras.get("unknown_flags")  # PL501 and its fixer ask once per finding
     if cached is not None and cached[0] is args:
         return cached[1]
-    from plint.bounds import MAX_SUGGESTIONS
 
     catalog = _catalog(ctx)
     options = catalog.options()

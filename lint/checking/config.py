@@ -229,8 +229,6 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
                              f"known: {', '.join(releases())}")
     s.baseline = table.get("baseline")
     if "trainer-source" in table:
-        import os
-
         folder = os.path.dirname(os.path.abspath(str(path)))
         s.trainer_source = os.path.normpath(os.path.join(folder, os.path.expanduser(table["trainer-source"])))
     _root_keys(s, table)

@@ -16,6 +16,7 @@ from plint.source import probe, read_bytes
 from plint.checking.config import Settings, UsageError
 from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
+from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -411,7 +412,6 @@ def limit_report(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
     """The findings a report prints for one file (plint.bounds): the first MAX_FINDINGS_PER_RULE of each
     rule, MAX_FINDINGS_PER_FILE in all, and per rule one finding counting the rest, so a file with
     20,000 unknown flags prints kilobytes, not 30 MB of SARIF. `fix` and baselines see every finding."""
-    from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
 
     if len(diagnostics) <= MAX_FINDINGS_PER_RULE:
         return diagnostics

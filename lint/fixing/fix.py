@@ -17,6 +17,8 @@ import sys
 from pathlib import Path
 
 from plint.record import field, record
+from plint.root import read_regular
+from plint.source import reading_from
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -88,7 +90,6 @@ class FixRun:
 
 def overlay(files: dict[str, bytes]):
     """While active, the files in `files` (real path -> bytes) read as their in-memory text."""
-    from plint.source import reading_from
 
     return reading_from(files)
 
@@ -242,8 +243,6 @@ def _ident(d) -> tuple:
 
 def _load_files(paths: list[Path]) -> dict[str, bytes]:
     from plint.checking.check import expand_paths
-
-    from plint.root import read_regular
 
     out = {}
     for p in expand_paths(paths):

@@ -16,6 +16,7 @@ import os
 
 from plint.record import field, record
 from plint.rules.base import Edit, Fix
+from plint.source import read_through
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -63,8 +64,6 @@ class FixContext:
     def data(self, path: str) -> bytes | None:
         key = real_path(path)
         if key not in self.files:
-            from plint.source import read_through
-
             try:  # only where the check read (plint.root); standard input as the file it is checked as
                 self.files[key] = read_through(getattr(self.reading, "root", None), key)
             except (OSError, ValueError):

@@ -8,6 +8,7 @@ global batch defaulting to micro*dp, num_microbatches = global / (micro*dp).
 from __future__ import annotations
 
 import posixpath
+import re
 from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -62,7 +63,6 @@ def _gpu_feature(constraint: Value) -> Value | None:
     """The GPU a --constraint expression names among its node features (`a100-80gb`, `gpu&h100`), when
     exactly one feature is a hardware-catalog GPU; None otherwise. A site's features are its own words
     (NERSC's `gpu`, `hbm80g`): only a catalog name is read as a GPU."""
-    import re
 
     from plint.catalog.hardware import lookup_gpu
 

@@ -16,6 +16,7 @@ from urllib.parse import quote
 
 from plint.report.common import counts, fix_of, printable, visible
 from plint.report.markdown import ICON, _inline, code_span, in_html, inert, rule_details, size_of
+from plint.root import Root
 
 MARKER = "<!-- plint:sticky-comment -->"  # first line of our comment; the markdown report's is `<!-- plint -->`
 LIMIT = 65_536  # GitHub's limit on a comment body, in characters
@@ -133,7 +134,6 @@ def line_fix(d, ctx: Context) -> LineFix | None:
     if not fix or len(fix["edits"]) != 1:
         return None
     edit = fix["edits"][0]
-    from plint.root import Root
 
     try:
         data = Root((os.path.realpath(ctx.workspace or os.getcwd()),)).read(edit["path"])

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from plint import __version__
 from plint.report.common import fingerprint, fix_of, relative
+from plint.source import SourceFile
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/plint-dev/plint"
@@ -114,8 +115,6 @@ def sarif_fix(fix: dict) -> dict:
 
 
 def _source(path: str):
-    from plint.source import SourceFile
-
     try:
         return SourceFile.read(path)
     except OSError:

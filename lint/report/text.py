@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from plint.report.common import counts, docs_url, fix_of, printable, visible, where
 from plint.report.escape import log
+from plint.source import read_through
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -350,8 +351,6 @@ class _Sources:
     def data(self, path: str) -> bytes | None:
         key = (self.root, path)
         if key not in self._data:
-            from plint.source import read_through
-
             try:  # standard input checked as this file (`plint check -`) reads as its bytes
                 self._data[key] = read_through(self.root, path)
             except (OSError, ValueError):

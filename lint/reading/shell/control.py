@@ -3,6 +3,7 @@ and test expressions (a mixin of plint.reading.shell.evaluator.Shell)."""
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from functools import partial
 
@@ -571,7 +572,6 @@ class Control(ShellCore):
         if op in ("<", ">"):
             return int(not (a < b if op == "<" else a > b))
         if op == "=~":  # POSIX extended regular expressions read as Python's: close for simple ones
-            import re
 
             try:
                 return int(re.search(b, a) is None)

@@ -21,6 +21,7 @@ from plint.reading.shell.expansions import Expansions
 from plint.reading.shell.commands import Commands
 from plint.reading.shell.sourcing import Sourcing
 from plint.reading.shell.control import Control
+from plint.bounds import MAX_ARRAY_ITEMS, MAX_VALUE_CHARS
 
 
 class Shell(Expansions, Commands, Sourcing, Control):
@@ -109,7 +110,6 @@ class Shell(Expansions, Commands, Sourcing, Control):
     def over_budget(self, size: int, chars: int) -> bool:
         """Count a value of `size` pieces and `chars` characters against the file's work budget;
         True when the value itself is over the value budget (plint.bounds)."""
-        from plint.bounds import MAX_VALUE_CHARS
 
         self.work += size + chars // 64
         if self.work > self.options.max_work:
@@ -119,8 +119,6 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
     @staticmethod
     def _too_big(what: str, span) -> Piece:
-        from plint.bounds import MAX_VALUE_CHARS
-
         return unknown(f"{what} is over plint's value budget ({MAX_VALUE_CHARS // 1024} KiB, {MAX_PIECES} parts): "
                        "not evaluated", name=what.strip("${}[@]") or None, span=span)
 
@@ -132,7 +130,6 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
     def capped_items(self, items: tuple[tuple[Piece, ...], ...], name: str, span) -> tuple[tuple[Piece, ...], ...]:
         """An array as built, or one unknown element when it is over the value budget."""
-        from plint.bounds import MAX_ARRAY_ITEMS
 
         size = sum(len(item) for item in items[:MAX_ARRAY_ITEMS + 1])
         chars = sum(len(p.text) for item in items[:MAX_ARRAY_ITEMS + 1] for p in item if p.text is not None) \

@@ -12,6 +12,8 @@ from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import _expanded_directives, _flatten
 from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Budget, _Continue, _Exit, _Return
+from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, note_for
 
 
 class Sourcing(ShellCore):
@@ -32,7 +34,6 @@ class Sourcing(ShellCore):
 
     def unread(self, word: Word, unit: Unit) -> str | None:
         """Why an existing file the script names is not read (outside the root: plint.root), else None."""
-        from plint.root import note_for
 
         text = word.text
         return note_for(self.resolve_path(text, unit)) if text is not None else None
@@ -41,8 +42,6 @@ class Sourcing(ShellCore):
         src = self.load(word, unit)
         why = self.unread(word, unit) if src is None else None
         if why is not None:
-            from plint.root import WIDEN_HINT
-
             self.result.problems.append(Problem(
                 "unresolved", f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
                 word.site))
@@ -140,8 +139,6 @@ class Sourcing(ShellCore):
         src = self.load(word, unit)
         why = self.unread(word, unit) if src is None else None
         if why is not None:
-            from plint.root import WIDEN_HINT
-
             self.result.problems.append(Problem(
                 "unresolved", f"script {word.display()} ({via}): {why}; the commands it runs are unknown "
                               f"({WIDEN_HINT})", word.site))
@@ -358,7 +355,6 @@ class Sourcing(ShellCore):
     def expand_snippet(self, start: int, end: int, unit: Unit) -> list[Piece]:
         """An expansion found in heredoc text, parsed on its own with its real position kept; one level of
         nesting of the budget (plint.bounds.MAX_NESTING), as each level parses the text inside it again."""
-        from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 
         self.nesting += 1
         self.reparsed += 1
@@ -469,7 +465,6 @@ class Sourcing(ShellCore):
             return vf.content
         src = self.read(path)
         if src is None and self.unread(word, unit) is not None:  # its content is unknown, not absent
-            from plint.root import OUTSIDE_NOTE
 
             return MappedText([unknown(f"written from {word.display()}, {OUTSIDE_NOTE}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None

@@ -14,6 +14,8 @@ DeepSpeed's refusals come out as DeepSpeed's own.
 
 from __future__ import annotations
 
+import re
+
 from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -22,6 +24,7 @@ if TYPE_CHECKING:
 from plint.reading.shell.model import MappedText, Problem
 from plint.reading.sources.jsonpos import JObject, JScalar, JsonDocument, JUnknown, parse_json
 from plint.values import Value, default, unresolved
+from plint.bounds import MAX_VALUE_CHARS
 
 TRAIN_BATCH = "train_batch_size"
 MICRO_BATCH = "train_micro_batch_size_per_gpu"
@@ -44,7 +47,6 @@ def looks_like_deepspeed(text: str) -> bool:
     among its top-level keys; for text json cannot parse (a template a script fills, hjson's comments or
     trailing commas, a broken file), a marker written as a key anywhere, so that the reader reports it."""
     import json
-    import re
 
     try:
         doc = json.loads(text)
@@ -237,7 +239,6 @@ class _OverBudget(Exception):
 def _times(a: Any, b: Any) -> Any:
     """a * b as DeepSpeed computes it, short of repeating a list or string past plint's value budget
     (`[1] * 2755933772` was a MemoryError the fuzzer found)."""
-    from plint.bounds import MAX_VALUE_CHARS
 
     for seq, n in ((a, b), (b, a)):
         if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * abs(n) > MAX_VALUE_CHARS:

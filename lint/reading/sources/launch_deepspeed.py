@@ -3,10 +3,13 @@ and CUDA_VISIBLE_DEVICES give it."""
 
 from __future__ import annotations
 
+import os
+
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
 from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _scan, _var_value
+from plint.root import WIDEN_HINT, note_for
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -41,9 +44,6 @@ def _outside(result: ShellResult | None, name: str) -> str | None:
     root of the check, else None."""
     if result is None:
         return None
-    import os
-
-    from plint.root import WIDEN_HINT, note_for
 
     note = note_for(os.path.join(os.path.dirname(os.path.abspath(result.source.path)), name))
     return f"{note} ({WIDEN_HINT})" if note is not None else None
