@@ -166,7 +166,6 @@ AGAINST_THE_FLOW = {
     ("plint.rules.deepspeed_keys", "plint.reading.sources.deepspeed_config"): "the DeepSpeed config as read",
     ("plint.rules.deepspeed_keys", "plint.reading.sources.jsonpos"): "the JSON reader's node classes",
     ("plint.rules.efficiency", "plint.reading.deepspeed_engine"): "the DeepSpeed engine's defaults",
-    ("plint.report.sarif", "plint.cli.commands_docs"): "a rule's help page",
     ("plint.report.sarif", "plint.fixing.fixers"): "fix availability from the fixer registry",
     ("plint.checking.engine", "plint.report.escape"): "escaping file-derived text in messages",
     ("plint.fixing.fix", "plint.report.color"): "plint fix renders its own report",
