@@ -168,10 +168,6 @@ AGAINST_THE_FLOW = {
     ("plint.rules.efficiency", "plint.reading.deepspeed_engine"): "the DeepSpeed engine's defaults",
     ("plint.report.sarif", "plint.fixing.fixers"): "fix availability from the fixer registry",
     ("plint.checking.engine", "plint.report.escape"): "escaping file-derived text in messages",
-    ("plint.fixing.fix", "plint.report.color"): "plint fix renders its own report",
-    ("plint.fixing.fix", "plint.report.common"): "plint fix renders its own report",
-    ("plint.fixing.fix", "plint.report.escape"): "plint fix renders its own report",
-    ("plint.fixing.fix", "plint.report.text"): "plint fix renders its own report",
 }
 
 
