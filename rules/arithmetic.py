@@ -127,11 +127,11 @@ def _int_words(use) -> list[int] | None:
 def _runs_ramp(ctx: LaunchContext) -> bool:
     """Whether the release in force builds the ramp-up calculator: Megatron-LM core 0.18 replaced it by
     --step-batch-size-schedule and ignores --rampup-batch-size (PL502 says so); the forks keep it."""
-    from plint.rules.keys_and_flags import SINCE, _catalog
+    from plint.rules.keys_and_flags import SINCE, flag_catalog
 
     if trainer(ctx) != "megatron":
         return True
-    release, since = _catalog(ctx).release, SINCE["--rampup-batch-size"][0]
+    release, since = flag_catalog(ctx).release, SINCE["--rampup-batch-size"][0]
     return release[0].isdigit() and tuple(map(int, release.split("."))) < tuple(map(int, since.split(".")))
 
 
@@ -713,13 +713,13 @@ def recompute_conflict(ctx: LaunchContext):
     ),
 )
 def batch_schedule_conflict(ctx: LaunchContext):
-    from plint.rules.keys_and_flags import _catalog
+    from plint.rules.keys_and_flags import flag_catalog
 
     if trainer(ctx) != "megatron":
         return
     args = ctx.layout.extras.get("trainer_args")
     schedule = args.get("--step-batch-size-schedule") if args is not None else None
-    if args is None or schedule is None or _catalog(ctx).lookup("--step-batch-size-schedule") is None:
+    if args is None or schedule is None or flag_catalog(ctx).lookup("--step-batch-size-schedule") is None:
         return  # a release without the flag rejects it outright (PL501)
     for flag, where in (("--global-batch-size", "validate_args"),
                         ("--decrease-batch-size-if-needed", "the micro-batch calculator")):

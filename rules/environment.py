@@ -61,9 +61,9 @@ def launch_env(ctx: RuleContext, name: str):
 def cuda_device_max_connections(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    from plint.rules.keys_and_flags import _catalog
+    from plint.rules.keys_and_flags import flag_catalog
 
-    environment = _catalog(ctx).environment
+    environment = flag_catalog(ctx).environment
     if environment is not None and "CUDA_DEVICE_MAX_CONNECTIONS" not in environment:
         return  # the parser in force (read from its source) checks no such thing
     gpu = value(ctx, "cluster.gpu")

@@ -70,19 +70,22 @@ def _args(ctx: RuleContext):
     return ctx.layout.extras.get("trainer_args")
 
 
-def _in_force(ctx: RuleContext):
+def catalog_in_force_of(ctx: RuleContext):
     """The parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce), or None."""
     return ctx.layout.extras.get("catalog") if ctx.layout is not None else None
 
 
-def _catalog(ctx: RuleContext):
+def flag_catalog(ctx: RuleContext):
     from plint.catalog.flags import default_release, load_flag_catalog
 
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     if in_force is not None:
         return in_force.catalog
     release = ctx.layout.extras.get("release") if ctx.layout is not None else None
     return load_flag_catalog(release[0] if release else default_release(trainer(ctx) or "megatron"))
+
+
+_catalog = flag_catalog  # its former name, which rules/cost.py (another branch's now) still imports
 
 
 def release_at_least(ctx: LaunchContext, oldest: str) -> bool | None:
@@ -91,7 +94,7 @@ def release_at_least(ctx: LaunchContext, oldest: str) -> bool | None:
     from plint.catalog.flags import releases
 
     order = [r for r in releases() if r[0].isdigit() or r == "main"]
-    release = _catalog(ctx).release
+    release = flag_catalog(ctx).release
     if release not in order or oldest not in order:
         return None
     return order.index(release) >= order.index(oldest)
@@ -101,14 +104,14 @@ def judged_by(ctx: RuleContext) -> str:
     """How a PL50x message names the parser that judged it."""
     from plint.catalog.flags import release_label
 
-    in_force = _in_force(ctx)
-    return in_force.label if in_force is not None else release_label(_catalog(ctx).release)
+    in_force = catalog_in_force_of(ctx)
+    return in_force.label if in_force is not None else release_label(flag_catalog(ctx).release)
 
 
 def unknown_flags(ctx: LaunchContext):
     """(use, suggestion) for every flag the parser of the release in force would reject."""
     args = _args(ctx)
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     entry_read = in_force is not None and in_force.entry_read
     if args is None or (ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS and not entry_read):
         return []
@@ -116,7 +119,7 @@ def unknown_flags(ctx: LaunchContext):
     if cached is not None and cached[0] is args:
         return cached[1]
 
-    catalog = _catalog(ctx)
+    catalog = flag_catalog(ctx)
     options = catalog.options()
     out = []
     for use in args.uses:
@@ -152,7 +155,7 @@ def unknown_flags(ctx: LaunchContext):
 def unknown_flag(ctx: LaunchContext):
     from plint.catalog.forks import forks_defining
 
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     assumed = in_force is not None and in_force.assumed
     for use, suggestion in unknown_flags(ctx):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
@@ -186,7 +189,7 @@ def deprecated_flag(ctx: LaunchContext):
     args = _args(ctx)
     if args is None:
         return
-    release = _catalog(ctx).release
+    release = flag_catalog(ctx).release
     for use in args.uses:
         if trainer(ctx) == "megatron-deepspeed" and use.spec is not None:
             continue  # the forks keep their own (older) flags on purpose
@@ -241,7 +244,7 @@ def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
     """The forks whose parser accepts `value` for `option`, where the release in force was only assumed."""
     from plint.catalog.forks import forks_accepting
 
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     return forks_accepting(option, value) if in_force is not None and in_force.assumed else []
 
 
@@ -294,7 +297,7 @@ def invalid_value(ctx: RuleContext):
             # megatron_patch/arguments.py appends "hybridadam" to --optimizer and "none" to
             # --position-embedding-type), so only the core scripts' parsers, or a parser read together with the
             # entry script's own arguments, are known well enough to judge
-            in_force = _in_force(ctx)
+            in_force = catalog_in_force_of(ctx)
             if spec.choices is not None and text not in spec.choices \
                     and (ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS or (in_force and in_force.entry_read)):
                 near = closest(text, spec.choices)

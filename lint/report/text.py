@@ -37,7 +37,7 @@ def render(results, concise: bool = False, color: bool | None = None, detail: st
         return "\n".join(statistics_lines(pairs) + closing)
     if concise:
         return "\n".join([concise_line(d) for _, d in pairs] + closing)
-    sources = _Sources()
+    sources = SourceLines()
     blocks: list[list[Line]] = []
     for r in results:
         if not shows_layout(r, detail, len(results)):
@@ -230,7 +230,7 @@ def _q(value) -> str:
     return "?" if value is None else str(value)
 
 
-def finding_lines(d, sources: _Sources) -> list[Line]:
+def finding_lines(d, sources: SourceLines) -> list[Line]:
     out: list[Line] = [[(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}]{fix_mark(d)} {d.name}")],
                        [("blue", "  --> "), ("", where(d))]]
     if d.line:
@@ -321,7 +321,7 @@ def _display(text: str) -> tuple[str, list[int]]:
     return "".join(cells), offsets
 
 
-def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
+def fix_diff(edits: list[dict], sources: SourceLines) -> list[tuple[str, str]]:
     """`- old` / `+ new` lines for each edit (edits are byte ranges of the file they name)."""
     out: list[tuple[str, str]] = []
     for edit in edits:
@@ -340,7 +340,7 @@ def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
     return out
 
 
-class _Sources:
+class SourceLines:
     """Files read back from disk once each, for snippets and diffs: through the root of the check
     that reported them (`root`, plint.root), so nothing outside it is ever shown."""
 

@@ -12,9 +12,9 @@ from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unk
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.numbers import parse_index
-from plint.reading.shell.fields import _unknown_arguments, _var_text
-from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, _Break,
-                                       _Budget, _Continue, _Exit, _Return)
+from plint.reading.shell.fields import unknown_arguments, var_text
+from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, ShellBreak,
+                                       OverBudget, ShellContinue, ShellExit, ShellReturn)
 
 
 class Commands(ShellCore):
@@ -46,7 +46,7 @@ class Commands(ShellCore):
         if output:
             self.last_output = None
         if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
-            raise _Budget(f"at a command of {node.named_child_count:,} words (plint's bound is "
+            raise OverBudget(f"at a command of {node.named_child_count:,} words (plint's bound is "
                           f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
                           unit.span(node.start_byte, node.start_byte + 1))
         prefix, rest = self._command_parts(node)
@@ -131,13 +131,13 @@ class Commands(ShellCore):
         if base == "false":
             return 1
         if base == "exit":
-            raise _Exit()
+            raise ShellExit()
         if base == "return":
-            raise _Return()
+            raise ShellReturn()
         if base == "break":
-            raise _Break()
+            raise ShellBreak()
         if base == "continue":
-            raise _Continue()
+            raise ShellContinue()
         if base in ("[", "test"):
             return self.test_words(args[:-1] if base == "[" else args)
         if base in ("read", "mapfile", "readarray") or (base == "printf" and texts[:1] == ["-v"]):
@@ -238,7 +238,7 @@ class Commands(ShellCore):
             return None
         else:
             words = list(self.positional)
-        optind = arith.evaluate(_var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
+        optind = arith.evaluate(var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
         offset = self.getopts_offset if optind == self.getopts_at else 0
         step = getopts_step(texts[0], [w.text for w in words], optind, offset)
         if step.status is None:
@@ -255,13 +255,13 @@ class Commands(ShellCore):
     def call(self, name: str, args: list[Word]) -> int | None:
         body, unit = self.functions[name]
         saved_positional = self.positional
-        if not (self.positional is None and len(args) == 1 and _unknown_arguments(args[0])):
+        if not (self.positional is None and len(args) == 1 and unknown_arguments(args[0])):
             self.positional = args  # `main "$@"` with no arguments given keeps them not given
         self.locals.append({})
         self.depth += 1
         try:
             return self.statement(body, unit)
-        except _Return:
+        except ShellReturn:
             return None
         finally:
             self.depth -= 1

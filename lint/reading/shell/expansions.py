@@ -12,9 +12,9 @@ from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.numbers import parse_index
-from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_texts, _flatten, _is_empty, _join,
-                                        _split, _text, _var_text)
-from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, _Budget, _Span
+from plint.reading.shell.fields import (Fields, ALL_ELEMENTS, alternative_texts, flatten, is_empty, join_fields,
+                                        split_fields, pieces_text, var_text)
+from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING
 
 # surrogates a `\u` escape can make, less U+DC80..U+DCFF: those are how plint holds a file's undecodable bytes
@@ -37,7 +37,7 @@ class Expansions(ShellCore):
         out: list[Word] = []
         for n in nodes:
             site = unit.span(n.start_byte, n.end_byte)
-            for w in _split(self.expand(n, unit)):
+            for w in split_fields(self.expand(n, unit)):
                 # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
                 pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
                 out.append(Word(self.capped(pieces, "a word", site), site))
@@ -51,7 +51,7 @@ class Expansions(ShellCore):
         self.nesting += 1
         try:
             if self.nesting > MAX_NESTING:
-                raise _Budget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
+                raise OverBudget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
                               unit.span(node.start_byte, node.start_byte + 1))
             return self._expand(node, unit, quoted)
         finally:
@@ -110,7 +110,7 @@ class Expansions(ShellCore):
         inner = [c for c in node.children if c.type not in ('"', '$"')]
         return bool(inner) and all(
             c.type in ("simple_expansion", "expansion")
-            and _ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
+            and ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
 
     @staticmethod
     def _real_start(node) -> int:
@@ -123,7 +123,7 @@ class Expansions(ShellCore):
         return node.start_byte
 
     def _container(self, node, unit: Unit, start: int, end: int, fields: Fields, quoted: bool) -> None:
-        parts = node.child_count if hasattr(node, "child_count") else len(node.children)  # a node or a _Span
+        parts = node.child_count if hasattr(node, "child_count") else len(node.children)  # a node or a SpanNode
         if parts > MAX_PIECES:  # a word of more parts than a value may hold: not built only to be dropped
             self.over_budget(MAX_PIECES, 0)
             fields[-1].append((self._too_big("a word", unit.span(start, end)), False))
@@ -140,7 +140,7 @@ class Expansions(ShellCore):
                 for p in self.literal(max(c.start_byte, pos), c.end_byte, unit, True):
                     fields[-1].append((p, False))
             else:
-                _join(fields, self.expand(c, unit, quoted))
+                join_fields(fields, self.expand(c, unit, quoted))
             pos = max(pos, c.end_byte)
         if pos < end:
             for p in self.literal(pos, end, unit, quoted):
@@ -193,13 +193,13 @@ class Expansions(ShellCore):
         if var is None:
             return None
         if not bracket:
-            return _var_text(var)
+            return var_text(var)
         index = rest[:-1]
         if not index.lstrip("-").isdigit():
             return None
         elements = var.items if var.items is not None else ((var.value,) if var.value else ())
         i = int(index)
-        return _text(elements[i]) if -len(elements) <= i < len(elements) else ""
+        return pieces_text(elements[i]) if -len(elements) <= i < len(elements) else ""
 
     def positional_word(self, index: int, span) -> list[Piece] | None:
         if self.positional is None:
@@ -239,12 +239,12 @@ class Expansions(ShellCore):
                 return [[(Piece(str(len(multi)), None, "derived"), False)]]
             if value is None and not is_set and not name.isdigit():
                 return [[(self.unset_piece(name, span), False)]]
-            t = _text(value) if value is not None else ""
+            t = pieces_text(value) if value is not None else ""
             p = Piece(str(len(t)), span, "derived") if t is not None else \
                 unknown(f"the length of ${name} is unknown", name, span)
             return [[(p, not quoted)]]
         if prefix == "!":
-            ref = _text(value) if value is not None else None
+            ref = pieces_text(value) if value is not None else None
             if ref and ref.isidentifier():
                 value, is_set, multi = self.resolve(ref, None, span, quoted)
             else:
@@ -330,11 +330,11 @@ class Expansions(ShellCore):
                 if operand:
                     s = operand[0].start_byte
                     e = operand[-1].end_byte
-                    fake = _Span(operand, s, e)
+                    fake = SpanNode(operand, s, e)
                     self._container(fake, unit, s, e, operand_fields, quoted)
             return operand_fields
 
-        text = _text(value) if value is not None else None
+        text = pieces_text(value) if value is not None else None
         empty = value is None or text == ""
         unknown_value = value is not None and text is None
         if op in (":-", "-", ":=", "=", ":?", "?"):
@@ -349,15 +349,15 @@ class Expansions(ShellCore):
             result = [[(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source,
                               name) if p.known else p, s) for p, s in f] for f in opnd()]
             if op in (":=", "="):
-                self.vars[name] = Var(name, _flatten(result), None,
+                self.vars[name] = Var(name, flatten(result), None,
                                       self.vars[name].exported if name in self.vars else False, span)
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
-            if unknown_value and _is_empty(value) is False:
+            if unknown_value and is_empty(value) is False:
                 return opnd()  # set and known not to be empty (a merged value may be unset): the word is used
             if unknown_value:  # nothing, or the operand: both are its alternatives
-                alts = ["<unset>"] + _alternative_texts(_flatten(opnd()))
+                alts = ["<unset>"] + alternative_texts(flatten(opnd()))
                 return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
                                   dict.fromkeys(alts)), False)]]
             return opnd() if use else [[]]
@@ -368,7 +368,7 @@ class Expansions(ShellCore):
                 return [[(self.unset_piece(name, span), False)]]
             else:
                 return [[(unknown(f"${name} is unknown", name, span), not quoted)]]
-        pattern = _text(_flatten(opnd())) if operand else ""
+        pattern = pieces_text(flatten(opnd())) if operand else ""
         changed = self.string_op(op, text, pattern, operand, unit, quoted)
         if changed is None:
             return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
@@ -433,8 +433,8 @@ class Expansions(ShellCore):
             return (text[:1].lower() if op == "," else text[:1].upper()) + text[1:]
         if op in ("/", "//", "/#", "/%"):
             parts = [c for c in operand if c.type not in ("/",)]
-            pat = _text(_flatten(self.expand(parts[0], unit, True))) if parts else ""
-            rep = _text(_flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
+            pat = pieces_text(flatten(self.expand(parts[0], unit, True))) if parts else ""
+            rep = pieces_text(flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
             if pat is None or rep is None or any(ch in pat for ch in "*?["):
                 if pat and not any(ch in pat for ch in "*?[") and rep is not None:
                     pass
@@ -484,8 +484,8 @@ class Expansions(ShellCore):
             if child.type not in EXPANSIONS:
                 stack.extend(reversed(child.children))
                 continue
-            pieces = _flatten(self.expand(child, unit, quoted=True))
-            parts += [unit.text(pos, child.start_byte), _text(pieces) or ""]
+            pieces = flatten(self.expand(child, unit, quoted=True))
+            parts += [unit.text(pos, child.start_byte), pieces_text(pieces) or ""]
             hidden += [p for p in pieces if not p.known]
             pos = child.end_byte
         parts.append(unit.text(pos, end))
@@ -568,15 +568,15 @@ class Expansions(ShellCore):
         if b"$" not in raw and b"`" not in raw and not unit.unknowns:
             return unit.text(start, end), []
         pieces = self.expand_heredoc_line(start, end, unit, escapes=False)
-        return _text(pieces), [p for p in pieces if not p.known]
+        return pieces_text(pieces), [p for p in pieces if not p.known]
 
     def expand_index(self, node, unit: Unit) -> tuple[str | None, list[Piece]]:
         """An array index (`${A[$i]}`, `${A[${B[1]}]}`) as expand_inline gives it, from the nodes tree-sitter
         already parsed: re-parsing the index's text would parse a nested index once per level."""
         if node.type not in _INDEX_NODES:
             return self.expand_inline(node.start_byte, node.end_byte, unit)
-        pieces = _flatten(self.expand(node, unit, quoted=True))
-        return _text(pieces), [p for p in pieces if not p.known]
+        pieces = flatten(self.expand(node, unit, quoted=True))
+        return pieces_text(pieces), [p for p in pieces if not p.known]
 
     def substitution(self, node, unit: Unit) -> Piece:
         span = unit.span(node.start_byte, node.end_byte)

@@ -10,8 +10,8 @@ from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.reading.shell.fields import _expanded_directives, _flatten
-from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Budget, _Continue, _Exit, _Return
+from plint.reading.shell.fields import expanded_directives, flatten
+from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, ShellBreak, OverBudget, ShellContinue, ShellExit, ShellReturn
 from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT, note_for
 
@@ -64,7 +64,7 @@ class Sourcing(ShellCore):
         self.depth += 1
         try:
             self.run_file(src)
-        except _Return:
+        except ShellReturn:
             pass
         finally:
             self.depth -= 1
@@ -102,7 +102,7 @@ class Sourcing(ShellCore):
         shell.depth += 1
         try:
             shell.run_unit(sub)
-        except (_Exit, _Return, _Break, _Continue):
+        except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
             pass
         finally:
             shell.depth -= 1
@@ -131,7 +131,7 @@ class Sourcing(ShellCore):
         def blank(b: bytes) -> bytes:
             return bytes(10 if c == 10 else 32 for c in b)
 
-        text = (blank(data[:lo]) + _expanded_directives(data[lo:hi], content) + blank(data[hi:])
+        text = (blank(data[:lo]) + expanded_directives(data[lo:hi], content) + blank(data[hi:])
                 ).decode("utf-8", "surrogateescape")
         return SourceFile(source.path, text)
 
@@ -156,7 +156,7 @@ class Sourcing(ShellCore):
         self.result.files_read.append(key)
         try:
             shell.run_file(src)
-        except (_Exit, _Return, _Break, _Continue):
+        except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
             pass
         finally:
             self.steps = shell.steps
@@ -238,7 +238,7 @@ class Sourcing(ShellCore):
 
     def herestring(self, node, unit: Unit) -> MappedText:
         """`<<< WORD`: the expanded word (not split) and a newline."""
-        pieces = [p for c in node.named_children for p in _flatten(self.expand(c, unit, quoted=True))]
+        pieces = [p for c in node.named_children for p in flatten(self.expand(c, unit, quoted=True))]
         return MappedText(list(self.capped(pieces, "a here-string", unit.span(node.start_byte, node.end_byte)))
                           + [Piece("\n", None)])
 
@@ -360,7 +360,7 @@ class Sourcing(ShellCore):
         self.reparsed += 1
         try:
             if self.reparsed > MAX_REPARSED_NESTING or self.nesting > MAX_NESTING:
-                raise _Budget(f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
+                raise OverBudget(f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
                               "text parsed again (too complex: not evaluated)", unit.span(start, start + 1))
             return self._expand_snippet(start, end, unit)
         finally:
@@ -382,7 +382,7 @@ class Sourcing(ShellCore):
         try:
             tree = parse(data)
         except TooComplex as exc:
-            raise _Budget(f"where an expansion is too complex ({exc.args[0]})") from None
+            raise OverBudget(f"where an expansion is too complex ({exc.args[0]})") from None
         stack = [tree.root_node]
         while stack:
             n = stack.pop()
@@ -390,7 +390,7 @@ class Sourcing(ShellCore):
                 value = n.child_by_field_name("value")
                 if value is None:
                     break
-                return list(_flatten(self.expand(value, sub, quoted=True)))
+                return list(flatten(self.expand(value, sub, quoted=True)))
             stack.extend(reversed(n.children))
         return [seg_piece]
 

@@ -8,7 +8,7 @@ import os
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _scan, _var_value
+from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, scan_options, var_value
 from plint.root import WIDEN_HINT, note_for
 
 from typing import TYPE_CHECKING
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-DEEPSPEED = _grammar(
+DEEPSPEED = grammar_of(
     """--hostfile|-H --include|-i --exclude|-e --num_nodes --num_gpus|--num_accelerators --master_port --master_addr
     --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port
     --venv_script --log_level""",
@@ -24,9 +24,9 @@ DEEPSPEED = _grammar(
     --quiet|-q --help|-h""")
 
 
-def _deepspeed(command: Command, start: int) -> LauncherCall:
-    scan = _scan(command.words, start, DEEPSPEED)
-    call = _finish(LauncherCall("deepspeed", command, scan.options), scan)
+def deepspeed_call(command: Command, start: int) -> LauncherCall:
+    scan = scan_options(command.words, start, DEEPSPEED)
+    call = finish_call(LauncherCall("deepspeed", command, scan.options), scan)
     call.is_module = call.flag("--module")
     hostfile = call.option("--hostfile")
     call.hostfile = from_word(hostfile, str, "--hostfile") if hostfile is not None else None
@@ -49,7 +49,7 @@ def _outside(result: ShellResult | None, name: str) -> str | None:
     return f"{note} ({WIDEN_HINT})" if note is not None else None
 
 
-def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
+def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
                          problems: list[Problem], result: ShellResult | None = None) -> None:
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
@@ -60,7 +60,7 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
 
-    hidden = _hidden(call, "--hostfile/--num_gpus")
+    hidden = hidden_by_unknown(call, "--hostfile/--num_gpus")
     if hidden is not None:
         return unknown(hidden.note or "", hidden.span)
     texts: dict[str, str | None] = {}
@@ -146,5 +146,5 @@ def _visible_devices(command: Command) -> str | None:
     var = command.assignments.get("CUDA_VISIBLE_DEVICES") or command.env.get("CUDA_VISIBLE_DEVICES")
     if var is None or ("CUDA_VISIBLE_DEVICES" not in command.assignments and not var.exported):
         return None
-    value = _var_value(var, str, "CUDA_VISIBLE_DEVICES")
+    value = var_value(var, str, "CUDA_VISIBLE_DEVICES")
     return value.value if value.known else None
