@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from typing import Any
 
 from plint.reading.shell.model import MappedText, Problem
-from plint.reading.sources.jsonpos import JObject, JScalar, JsonDocument, JUnknown, parse_json
+from plint.keytree import JObject, JScalar, JsonDocument, JUnknown
+from plint.reading.sources.jsonpos import parse_json
 from plint.values import Value, default, unresolved
 from plint.bounds import MAX_VALUE_CHARS
 
@@ -72,6 +73,11 @@ class DeepSpeedConfig:
     pipeline_stages: Value  # pipeline.stages; default "auto"
     optimizer_type: Value  # optimizer.type; None when DeepSpeed builds none (a client optimizer is used)
     overlap_comm: Value  # zero_optimization.overlap_comm; default: on at stage 3 only
+
+    @property
+    def has_deepspeed_marker(self) -> bool:
+        """Whether a DeepSpeed marker is among its top-level keys (a JSON file checked on its own is one)."""
+        return is_deepspeed_document(self.document.root)
 
     @property
     def problems(self) -> list[Problem]:
