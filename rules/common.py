@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from plint.rules.base import Example, LaunchContext, RuleContext
+from plint.rules.base import Example, RuleContext
 from plint.values import Value
 
 CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
@@ -18,7 +18,7 @@ def value(ctx: RuleContext, key: str) -> Value | None:
     return v if v is not None else ctx.fact(key)
 
 
-def known(ctx: LaunchContext, *keys: str) -> list | None:
+def known(ctx: RuleContext, *keys: str) -> list | None:
     """The values of all keys when every one is known, else None (rules stay silent on unknowns)."""
     out = []
     for k in keys:
@@ -42,7 +42,7 @@ def trainer(ctx: RuleContext) -> str | None:
     return ctx.layout.value("trainer") if ctx.layout is not None else None
 
 
-def is_megatron(ctx: LaunchContext) -> bool:
+def is_megatron(ctx: RuleContext) -> bool:
     return trainer(ctx) in ("megatron", "megatron-deepspeed")
 
 
