@@ -8,6 +8,10 @@ from plint.rules.base import Example, RuleContext
 from plint.values import Value
 
 CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
+# How an efficiency rule's message gives the figures of the alternative it names (plint.rules.cost.gain_text)
+FIGURES = ("each figure with its uncertainty: 'step predicted 12.6% shorter +- 5% (3.17 s vs 3.62 s)', the "
+           "step time of the same global batch with the margin the gain had to pass, and the memory it needs "
+           "with its measured error band, '39.9 of 74.4 GiB (37.8 to 42.0 within its +-6% band)'")
 
 
 def value(ctx: RuleContext, key: str) -> Value | None:

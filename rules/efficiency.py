@@ -4,7 +4,7 @@ the same launch with one flag changed; and ZeRO with a DeepSpeed pipeline, which
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
-from plint.rules.common import CP_USEFUL_FROM, gpt, is_megatron, known, span, torchrun, trainer, value
+from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, known, span, torchrun, trainer, value
 
 
 
@@ -167,10 +167,10 @@ def overlap_off(ctx: RuleContext):
     RuleDocs(
         what=f"Checks cp > 1 with sequences shorter than {CP_USEFUL_FROM} tokens, and speaks only when it can "
              "name a concrete alternative of the same launch: a smaller context-parallel size (1 included), the "
-             "GPUs freed given to data parallelism, that passes the start-up checks (PL102, PL109), fits within "
-             "the memory headroom and whose step the cost model predicts shorter by more than it can tell "
-             "apart (5%; 10% for MoE models), at least half of it in the context-parallel exchange. The message "
-             "names it with the predicted step and memory; without one the rule is quiet.",
+             "GPUs freed given to data parallelism, that passes the start-up checks (PL102, PL109), fits in "
+             "memory (the high end of its measured error band included) and whose step the cost model predicts "
+             "shorter by more than it can tell apart (5%; 10% for MoE models), at least half of it in the "
+             "context-parallel exchange. The message names it (" + FIGURES + "); without one the rule is quiet.",
         why="Each context-parallel rank works on seq/(2*cp)-token chunks; short chunks make the attention "
             "kernels and the ring exchange latency-bound, so cp costs more than the data parallelism it "
             "replaces (Megatron's MoE guide recommends CP from 8K tokens).",

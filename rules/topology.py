@@ -7,7 +7,7 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, known, span, torchrun, value
+from plint.rules.common import FIGURES, gpt, is_megatron, known, span, torchrun, value
 
 SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n" \
                  "export CUDA_DEVICE_MAX_CONNECTIONS=1\n" \
@@ -69,11 +69,11 @@ def tp_spans_nodes(ctx: LaunchContext):
 ALTERNATIVE_DOC = ("It speaks only when it can name a concrete alternative of the same launch: the same GPUs, "
                    "global batch, model, sharding and recompute, a smaller {axis} size whose group fits in the "
                    "NVLink domain (the GPUs freed given to {given}), that passes the start-up checks, fits "
-                   "within the memory headroom and whose step the cost model predicts shorter by more than it "
-                   "can tell apart (5%; 10% for MoE models), at least half of it in the {what}. The message "
-                   "names it with the predicted step and memory. Crossing nodes with no better layout (a large "
-                   "MoE model whose experts fit only over many nodes) is what the run costs, and plint stays "
-                   "quiet.")
+                   "in memory (the high end of its measured error band included) and whose step the cost model "
+                   "predicts shorter by more than it can tell apart (5%; 10% for MoE models), at least half of it "
+                   "in the {what}. The message names it (" + FIGURES + "). Crossing nodes with no better "
+                   "layout (a large MoE model whose experts fit only over many nodes) is what the run costs, and "
+                   "plint stays quiet.")
 
 
 @register(

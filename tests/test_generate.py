@@ -407,3 +407,48 @@ def test_the_deepspeed_target_names_the_forks_flags_and_defaults(tmp_path):
     text, _ = _generate_checked({**model, "position_embedding": "rope"}, "deepspeed", tmp_path)
     for flag, default in (("--rotary-position-embeddings-theta", "10000"), ("--layernorm-epsilon", "1e-05")):
         assert f"#   no {flag}: the default of Megatron-DeepSpeed (deepspeedai), {default}" in text
+
+
+def _checked_layout() -> dict:
+    checked = CliRunner().invoke(cli, ["check", "--format", "json",
+                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    return json.loads(checked.output)["files"][0]["layout"]
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("cluster", "gpu", "h100-sxm\ntouch pwned"),
+    ("recompute", "method", "uniform $(touch pwned)"),
+    ("parallel", "sharding", "optimizer;touch pwned"),
+])
+def test_a_layout_text_a_shell_would_run_is_refused(tmp_path, section, key, value):
+    """`generate --layout` takes a JSON file, perhaps a pull request's: text from it that a shell would run
+    (a newline ends the comment it is written into; $(...) and ; run commands) is refused, not written."""
+    layout = _checked_layout()
+    layout[section][key] = value
+    (tmp_path / "l.json").write_text(json.dumps(layout))
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"),
+                                   "-o", str(tmp_path / "out")])
+    assert out.exit_code == 2, out.output
+    assert f"{section}.{key}" in out.output and "Traceback" not in out.output
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(("section", "key", "value"), [
+    ("parallel", "tp", "2 $(id)"), ("batch", "micro", 1.5), ("parallel", "pp", True), ("batch", "global", "64"),
+    ("model", "hidden_size", "4096"), ("architecture", "kv_channels", [128]),
+])
+def test_a_layout_count_that_is_not_a_whole_number_is_refused(tmp_path, section, key, value):
+    layout = _checked_layout()
+    layout[section][key] = value
+    (tmp_path / "l.json").write_text(json.dumps(layout))
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"),
+                                   "--stdout"])
+    assert out.exit_code == 2, out.output
+    assert f"{section}.{key}" in out.output and "Traceback" not in out.output
+
+
+def test_a_name_a_shell_would_run_is_refused(tmp_path):
+    (tmp_path / "l.json").write_text(json.dumps(_checked_layout()))
+    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--layout", str(tmp_path / "l.json"),
+                                   "--name", "run\n#SBATCH --wrap=id", "--stdout"])
+    assert out.exit_code == 2 and "name is" in out.output, out.output

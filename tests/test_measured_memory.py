@@ -40,6 +40,7 @@ MODEL_ARGS:
   --split: 949,50,1
   --data-parallel-sharding-strategy: optim
   --recompute-modules: [core_attn]
+  --spec: "[megatron.core.models.gpt.gpt_layer_specs some_spec]"
 """
 GOLDEN = {"mem-allocated-bytes": {"start_step": 1, "end_step": 3, "step_interval": 1,
                                   "values": {"1": 100.0, "2": 120.0, "3": 120.0}},
@@ -72,9 +73,13 @@ def test_a_case_becomes_rows_and_a_launch(mirror):
     assert (row.measured_peak, row.measured_steady, row.iteration_time_s) == (1000.0, 120.0, 0.3)
     assert (row.nodes, row.gpus_per_node) == (1, 8)  # no recipe names it: one node of 8
     assert row.features == ["tp", "pp", "unfused attention"]
-    assert text.startswith("#!/bin/bash\ntorchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py")
+    # the case's ENV_VARS are exported before the launch (issue 23: PyTorch reads CUBLAS_WORKSPACE_CONFIG)
+    assert text.startswith("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                           "torchrun --nnodes 1 --nproc-per-node 8 pretrain_gpt.py")
     for kept in ("--transformer-impl local", "--data-parallel-sharding-strategy optim",
-                 "--recompute-modules core_attn", "--bf16", "--vocab-size 50257"):
+                 "--recompute-modules core_attn", "--bf16", "--vocab-size 50257",
+                 # a string in brackets goes as its words, as the functional tests' _run_training.sh passes it
+                 "--spec megatron.core.models.gpt.gpt_layer_specs some_spec"):
         assert kept in text
     for dropped in ("--fp16", "--save", "--data-path", "--vocab-file", "--log-interval", "--tensorboard-dir", "--split"):
         assert dropped + " " not in text and not text.rstrip().endswith(dropped)
@@ -97,6 +102,8 @@ def test_vocabularies_of_the_tokenizers():
     assert harness.tokenizer_vocab({"--tokenizer-type": "NullTokenizer", "--vocab-size": 8192})[0] == 8192
     assert harness.tokenizer_vocab({"--tokenizer-type": "BertWordPieceCase"})[0] == 29096
     assert harness.tokenizer_vocab({"--vocab-file": "x/vocab.json"})[0] == 50257
+    # examples/bert/pretrain_bert.py defaults --tokenizer-type to BertWordPieceLowerCase (was read as GPT-2's)
+    assert harness.tokenizer_vocab({"--vocab-file": "x/vocab.txt"}, harness.DEFAULT_TOKENIZERS["bert"])[0] == 30522
     assert harness.tokenizer_vocab({"--tokenizer-type": "HuggingFaceTokenizer", "--tokenizer-model": "me/mine"})[0] is None
 
 
@@ -169,3 +176,22 @@ def test_mamba_and_vision_entry_points_are_not_modelled(tmp_path):
     assert any("not modelled: Mamba layers" in note for note in layout_estimate(layout).notes)
     hybrid = _read(tmp_path, "--hybrid-override-pattern M*M*")
     assert unmodelled_features(hybrid) == ["Mamba layers (a hybrid model)"]
+
+
+def test_release_cases_whose_memory_is_size_free_are_estimated():
+    """(issue 23) A release case no recipe sizes is estimated at its smallest launch only when a GPU's memory does not
+    depend on the node count: no data-parallel sharding, no experts (their groups follow the world size), no pipeline
+    (its micro-batches in flight follow global batch / dp)."""
+    t5 = {"--tensor-model-parallel-size": 4, "--pipeline-model-parallel-size": 1}
+    assert harness.size_free_memory(t5) and harness.smallest_nodes(t5, 8) == 1
+    assert harness.smallest_nodes({"--tensor-model-parallel-size": 8, "--context-parallel-size": 2}, 8) == 2
+    assert not harness.size_free_memory({**t5, "--use-distributed-optimizer": True})
+    assert not harness.size_free_memory({**t5, "--pipeline-model-parallel-size": 2})
+    assert not harness.size_free_memory({**t5, "--num-experts": 8})
+
+
+@pytest.mark.parametrize("flags, graphs", [("--cuda-graph-impl transformer_engine", True),
+                                           ("--cuda-graph-impl none", False), ("--enable-cuda-graph", True), ("", False)])
+def test_cuda_graphs_are_not_modelled(tmp_path, flags, graphs):
+    """(issue 23) Captured CUDA graphs keep static buffers and a private pool plint does not count."""
+    assert ("CUDA graphs" in unmodelled_features(_read(tmp_path, flags))) == graphs

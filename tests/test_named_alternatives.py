@@ -3,12 +3,16 @@ test_cost_rules.py): each alternative is searched by plint.planning.alternatives
 faster by more than the cost model's margin, mostly through the communication the rule is about, and the
 unsafe fix writes it."""
 
+import re
+
+import pytest
 from plint.checking.check import check_paths
 from plint.cost import estimate
 from plint.cost.layout_estimate import cost_input, layout_estimate
 from plint.fixing.fix import fix_paths
 from plint.planning.alternatives import context_layouts, expert_layouts
 from plint.rules.common import gpt, torchrun
+from plint.rules.registry import all_rules
 
 TWO_NODES = "torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"
 OPTIMIZER = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
@@ -121,3 +125,122 @@ def test_low_mfu_fix_writes_the_larger_micro_batch(tmp_path):
     (after,) = check_paths([tmp_path / "launch.sh"])
     assert after.layouts[0].value("batch.micro") == named
     assert not _findings(after, "PL310")
+
+
+# ---- issue 25: every efficiency rule's firing example names its alternative with the gain and the band ----
+
+EFFICIENCY_RULES = {  # code -> the layout fields its alternative changes (what its unsafe fix must write)
+    "PL202": ("parallel.cp", "parallel.dp"), "PL203": ("parallel.ep",),
+    "PL301": ("parallel.pp", "parallel.vpp", "batch.micro"), "PL302": ("parallel.tp", "parallel.pp", "parallel.cp",
+                                                                       "parallel.ep", "parallel.dp"),
+    "PL307": ("parallel.cp", "parallel.dp"), "PL308": ("recompute.granularity",), "PL310": ("batch.micro",),
+}
+
+
+def _example_check(rule, folder):
+    for name, text in rule.docs.bad.files.items():
+        (folder / name).write_text(text)
+    (result,) = check_paths([folder / rule.docs.bad.main])
+    return result
+
+
+def _sizes(result, fields):
+    return {f: result.layouts[0].value(f) for f in fields}
+
+
+@pytest.mark.parametrize("code", sorted(EFFICIENCY_RULES))
+def test_efficiency_advice_names_the_alternative_with_gain_and_band_and_the_fix_writes_it(code, tmp_path):
+    """(issue 25) The rule's firing example (its docs' bad launch) names an alternative ('... instead'), the
+    predicted gain with its uncertainty, which exceeds it, and the alternative's memory with its measured
+    band, whose high end fits; `plint fix --unsafe-fixes` writes that alternative, after which the rule is
+    quiet. Failed before: PL302, PL308 and PL310 gave neither uncertainty, PL301 no memory band."""
+    rule = all_rules()[code]
+    before = _example_check(rule, tmp_path)
+    (finding,) = _findings(before, code)
+    message = finding.message
+    assert " instead" in message, message
+    gain = re.search(r"step predicted (\d+\.\d)% shorter \+- (\d+)% \(", message)
+    assert gain and float(gain[1]) > float(gain[2]), message  # faster by more than the estimate's own error
+    band = re.search(r"(\d+\.\d) of (\d+\.\d) GiB \((\d+\.\d) to (\d+\.\d) within its \+-\d+% band\)", message)
+    assert band, message
+    total, usable, low, high = map(float, band.groups())
+    assert low <= total <= high <= usable, message
+    fields = EFFICIENCY_RULES[code]
+    fix_paths([tmp_path / rule.docs.bad.main], unsafe=True, select=[code])
+    (after,) = check_paths([tmp_path / rule.docs.bad.main])
+    assert not _findings(after, code), code
+    assert _sizes(after, fields) != _sizes(before, fields), code
+    # the launch the fix wrote is the alternative named: its predicted step and memory are the message's
+    named_step = float(re.search(r"shorter \+- \d+% \(([\d.]+) s vs", message)[1])
+    fixed = layout_estimate(after.layouts[0])
+    assert fixed.step_time_s == pytest.approx(named_step, rel=0.006), code
+    assert round(fixed.memory_gib["total"], 1) == total, code
+
+
+def test_low_mfu_says_where_the_larger_micro_batch_saves(tmp_path):
+    """(issue 25) The advice explains its gain with the cost model's own parts. Nemotron-4 15B on 2304 H100s
+    (fixtures/good): 4 sequences per rank at micro-batch 1; micro-batch 4 saves mostly data-parallel
+    communication (the reduce-scatter hides only under the last micro-batch's backward), not GEMM time, so
+    the message says that instead of 'larger GEMMs'. Failed before: it said 'larger GEMMs' whatever saved."""
+    from fixture_paths import ROOT
+
+    (result,) = check_paths([ROOT / "fixtures" / "good" / "nemotron4_15b_2304gpu" / "launch.sh"])
+    (finding,) = _findings(result, "PL310")
+    est = layout_estimate(result.layouts[0])
+    variant = estimate(cost_input(result.layouts[0]).replace(micro_batch=4))
+    saved = {part: est.time_s[part] - variant.time_s[part] for part in est.time_s}
+    assert max(saved, key=saved.get) == "dp" and saved["dp"] > saved["compute"] + saved["recompute"]
+    assert "--micro-batch-size 4 (mostly data-parallel communication, " in finding.message
+    assert "larger GEMMs" not in finding.message
+
+
+def test_memory_remedy_gives_its_band_and_keeps_the_batch_whole(tmp_path):
+    """(issue 25, item 2) PL401/PL402 say what would fit with its own band, and a smaller micro-batch they
+    name still divides the global batch (PL102): micro-batch 5 of a 40-sequence batch on dp 8 halves to 2,
+    which does not divide it (40 / (2 x 8)); 1 does. Failed before: the remedy was micro-batch // 2 and
+    gave no band."""
+    from plint.rules.cost import _smaller_micro_batch
+
+    result = _check(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=36, hidden=4096,
+                    heads=32, seq=4096)
+    (finding,) = _findings(result, "PL401")
+    fixed = estimate(cost_input(result.layouts[0]).replace(distributed_optimizer=True)).memory_gib
+    spread = fixed["error_band"] * fixed["allocator_peak"]
+    assert (f"with --use-distributed-optimizer it would need {fixed['total']:.1f} GiB "
+            f"({fixed['total'] - spread:.1f} to {fixed['total'] + spread:.1f})") in finding.message
+    inp = cost_input(result.layouts[0])
+    assert _smaller_micro_batch(inp.replace(micro_batch=5, global_batch=40, dp=8)) == 1
+    assert _smaller_micro_batch(inp.replace(micro_batch=6, global_batch=48, dp=8)) == 3
+    assert _smaller_micro_batch(inp.replace(micro_batch=1, global_batch=8, dp=8)) is None
+
+
+def test_pipeline_advice_is_one_alternative(tmp_path):
+    """(issue 25) PL301 and PL302 never name opposite edits of one pipeline (their unsafe fixes together would
+    write virtual stages at pp 1, PL108): SC21's 39B run written with a distributed optimizer (fixtures/good)
+    could interleave (vpp 12) or drop its pipeline (pp 1, dp 64); the faster, pp 1, is named, by PL302 alone,
+    and the unsafe fix leaves a launch without errors. Failed before: both warned, and `plint fix
+    --unsafe-fixes` refused every fix of the pass."""
+    import shutil
+
+    from fixture_paths import ROOT
+
+    from plint.planning.alternatives import faster_pipeline
+
+    source = ROOT / "fixtures" / "good" / "megatron_sc21_gpt_39p1b_512gpu"
+    for name in ("launch.sh", ".plint.toml"):
+        shutil.copy(source / name, tmp_path / name)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    inp, est = cost_input(result.layouts[0]), layout_estimate(result.layouts[0])
+    unpipelined = estimate(inp.replace(pp=1, vpp=None, dp=inp.data_parallel() * inp.pp))
+    assert unpipelined.step_time_s < 0.95 * est.step_time_s
+    band_fits = lambda e: e.memory_gib["total"] + e.memory_gib["error_band"] * e.memory_gib["allocator_peak"] \
+        <= e.memory_gib["usable"]  # noqa: E731
+    interleaved = faster_pipeline(inp, est, band_fits, 0.05, estimate)
+    assert interleaved is not None and interleaved[0].vpp  # PL301 had an alternative too, a slower one
+    assert unpipelined.step_time_s < interleaved[1].step_time_s
+    assert _findings(result, "PL302") and not _findings(result, "PL301")
+    run = fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL301", "PL302"])
+    assert not run.reverted
+    (after,) = check_paths([tmp_path / "launch.sh"])
+    assert after.layouts[0].value("parallel.pp") == 1
+    assert not [d for d in after.diagnostics if d.severity == "error"]

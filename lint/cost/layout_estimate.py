@@ -114,11 +114,9 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
 # estimate is still reported, but no rule turns it into a verdict: a wrong "out of memory" on a
 # launch that runs costs users more than a missed hint.
 UNMODELLED_FLAGS = {
-    "--multi-latent-attention": "multi-latent attention",
     "--pipeline-model-parallel-layout": "a custom pipeline layout",
     "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
     "--account-for-loss-in-pipeline-split": "uneven pipeline stages",
-    "--mtp-num-layers": "multi-token prediction layers",
     "--cpu-offloading": "activation offloading",
     "--optimizer-cpu-offload": "optimizer offloading",
     "--fine-grained-activation-offloading": "activation offloading",
@@ -153,9 +151,19 @@ def unmodelled_features(layout: Layout) -> list[str]:
         entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
         if entry in UNMODELLED_ENTRYPOINTS and UNMODELLED_ENTRYPOINTS[entry] not in found:
             found.append(UNMODELLED_ENTRYPOINTS[entry])
+        if HYBRID in found and _hybrid_costed(entry, args):
+            found.remove(HYBRID)  # a pattern of Mamba, attention and MLP layers: plint.cost.memory costs each
+        if _cuda_graphs(args):
+            # captured graphs keep static inputs, outputs and a private pool of the captured activations for the run
+            # (megatron/core/transformer/cuda_graphs.py; TE's make_graphed_callables), which plint does not count
+            found.append("CUDA graphs")
         modules = get("--recompute-modules")
-        if modules is not None and _recompute_modules(args) - {"core_attn"}:
-            found.append("selective recompute of modules other than core_attn")
+        if modules is not None:
+            from plint.cost.memory import COSTED_RECOMPUTE_MODULES
+
+            if _recompute_modules(args) - COSTED_RECOMPUTE_MODULES:
+                found.append("selective recompute of modules plint does not cost (" +
+                             ", ".join(sorted(_recompute_modules(args) - COSTED_RECOMPUTE_MODULES)) + ")")
     facts = layout.extras.get("facts", {})
     if "fsdp.offload" in facts:
         found.append("FSDP CPU offload of parameters and gradients")
@@ -173,6 +181,24 @@ def unmodelled_features(layout: Layout) -> list[str]:
     return found
 
 
+HYBRID = "Mamba layers (a hybrid model)"
+
+
+def _hybrid_costed(entry: str, args) -> bool:
+    """Whether the launch's entry point builds a hybrid stack from a pattern with only layers the cost model knows
+    (plint.cost.params.hybrid_modelled); --is-hybrid-model without a pattern allocates the layers by ratios, which
+    plint does not follow."""
+    from plint.cost.model_input import HYBRID_ENTRY_POINTS
+    from plint.cost.params import HYBRID_MODELLED_SYMBOLS
+
+    if entry not in HYBRID_ENTRY_POINTS:
+        return False
+
+    text = _flag_text(args, "--hybrid-layer-pattern") or _flag_text(args, "--hybrid-override-pattern")
+    symbols = set((text or "").strip("'\"").split("/")[0].replace("|", ""))
+    return bool(symbols) and symbols <= HYBRID_MODELLED_SYMBOLS
+
+
 def unmodelled_memory(inp: ModelInput) -> list[str]:
     """What moves the memory of a launch in ways the cost model does not count, while its time is
     modelled: nothing at present. FP8 is counted: Transformer Engine's cached fp8 weights and transposes
@@ -185,11 +211,23 @@ def unmodelled_time(inp: ModelInput) -> list[str]:
     """What moves the step time of a launch in ways the cost model does not count, while its memory is
     modelled: DeepSpeed's CPU offload (the optimizer step on the CPU, the gradients and parameters over PCIe)."""
     found = []
+    if inp.hybrid_pattern:
+        found.append("the Mamba layers' time (a hybrid model)")
+    if inp.encoder_decoder:
+        found.append("the encoder-decoder's time (T5: its decoder and cross-attention)")
     if inp.offload_optimizer:
         found.append("ZeRO optimizer offload to cpu (the CPU step and the host transfers)")
     if inp.offload_param:
         found.append("ZeRO parameter offload to cpu")
     return found
+
+
+def _cuda_graphs(args) -> bool:
+    """Whether the launch captures CUDA graphs: --cuda-graph-impl local|transformer_engine (choices: none, local,
+    transformer_engine), or the older --enable-cuda-graph / --external-cuda-graph switches."""
+    impl = _flag_text(args, "--cuda-graph-impl")
+    return (impl is not None and impl.lower() != "none") or any(
+        args.get(flag) is not None for flag in ("--enable-cuda-graph", "--external-cuda-graph"))
 
 
 def _recompute_modules(args) -> set[str]:

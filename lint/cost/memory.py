@@ -50,12 +50,17 @@ keeps, for one micro-batch (all m under GPipe), the final norm's and output laye
 with SP) and the fp32 logits (4*V/tp per token). The larger of first and last stage is reported. The runtime reserve (CUDA context, workspaces, NCCL buffers) is
 Options.runtime_reserve_gib, added by estimate.py; tests/cost/test_megatron_memory_parity.py lists
 every difference from Megatron's own theoretical formula.
+Model families beyond the GPT decoder, each in its own function: T5's encoder-decoder
+(encoder_decoder_layer_bytes: a layer pair per encoder token, the decoder over --decoder-seq-length), Mamba hybrids
+(hybrid_layer_bytes: Mamba, attention-only and MLP-only layers averaged over the pattern), multi-latent attention
+(mla_attention_bytes) and multi-token prediction layers on the last stage (mtp_layer_bytes). Run-long buffers in the
+allocator: workspace_bytes (Transformer Engine's and PyTorch's cuBLAS workspaces, Megatron's own Q.K^T buffer).
 """
 
 from __future__ import annotations
 
 from plint.cost.model_input import ModelInput
-from plint.cost.params import ParamCounts
+from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims, moe_layer_flags
 from plint.cost.schedule import layers_in_flight, schedule_name
 
 GIB = float(1 << 30)
@@ -115,7 +120,11 @@ def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, fl
     if first:
         dense += c.embedding / tp + c.position
     if last or pp == 1:
-        dense += c.final_norm + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
+        # the multi-token prediction layers sit on the last stage (multi_token_prediction.py get_mtp_num_layers_to_build)
+        k = inp.mtp_num_layers
+        dense += k * (c.mtp_dense[0] / tp + c.mtp_dense[1])
+        experts += k * c.mtp_experts / max(1, inp.ep * (inp.etp or tp))
+        dense += c.final_norm + c.output_bias / tp + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
     largest = max(c.dense_layer_tp / tp + c.dense_layer_rep,
                   c.moe_layer_tp / tp + c.moe_layer_rep + (c.experts_per_layer / max(1, inp.ep * etp) if c.num_moe else 0))
     return dense, experts, largest
@@ -160,13 +169,13 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     # norm inputs and QKV/MLP inputs (4 x 2h) and the two residual dropouts' masks (2 x 1 B), which a
     # dropout of 0 does not keep: F.dropout(x, p=0) returns x itself, fused or not
     masks = 2.0 if inp.hidden_dropout > 0 else 0.0
-    keep = (8.0 + masks) * h / sp + (4 * n * d + 4 * g * d) / tp
+    keep = (8.0 + masks) * h / sp + (mla_attention_bytes(inp) if inp.multi_latent_attention else (4 * n * d + 4 * g * d) / tp)
     if inp.options.flash_attention:
         keep += 4.0 * n / tp  # fp32 log-sum-exp per head and token
-    elif inp.recompute != "selective":
+    elif "core_attn" not in recomputed_modules(inp):
         # the unfused core keeps softmax output (2 B), its dropout mask (1 B) and dropout output (2 B)
         # per score (with attention dropout 0, the output is the softmax output: 2 B); selective
-        # recompute exists to drop exactly these
+        # recompute of core_attn exists to drop exactly these
         keep += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
     mlp_factor = 6 if inp.swiglu else 4
     if inp.precision == "fp8":
@@ -175,7 +184,7 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         # the norms' outputs feeding QKV and fc1 (1 B instead of 2: -2h/sp) and fc2's input, the activation
         # output (1 B instead of 2: -f); the projection's fp8 input is kept beside the bf16 attention
         # output the attention core saves for its own backward (+nd)
-        keep += -2.0 * h / sp + n * d / tp
+        keep += -2.0 * h / sp + n * (inp.v_head_dim if inp.multi_latent_attention else d) / tp
         mlp_factor -= 1
     if moe:
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
@@ -185,7 +194,161 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
         keep += mlp_factor * inp.ffn_width() / tp
-    return keep, 2.0 * h / sp
+    return keep - selective_module_savings(inp, moe, mlp_factor), 2.0 * h / sp
+
+
+# --recompute-modules the cost model knows (megatron/core/transformer/transformer_config.py recompute_modules); the
+# others (gdn_norm_out, gdp_in_proj, gdp_qkv, mhc) leave the launch 'not modelled'
+COSTED_RECOMPUTE_MODULES = frozenset({"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"})
+
+
+def recomputed_modules(inp: ModelInput) -> frozenset[str]:
+    """The modules selective recompute recomputes: --recompute-modules, core_attn alone by default
+    (TransformerConfig.__post_init__); none without --recompute-granularity selective."""
+    return frozenset(inp.recompute_modules) if inp.recompute == "selective" else frozenset()
+
+
+def selective_module_savings(inp: ModelInput, moe: bool, mlp_factor: int) -> float:
+    """Bytes per token and layer that --recompute-modules frees beyond core_attn (activation_bytes_per_token's terms;
+    megatron/core/transformer/transformer_layer.py and moe/moe_layer.py: "mlp", "moe" and "shared_experts" checkpoint
+    the module and keep its input, which the layer keeps anyway; "moe_act", "layernorm" and "mla_up_proj" discard
+    their outputs after the forward and recompute them before the backward, CheckpointWithoutOutput):
+      mlp             a dense layer's fc1 input (2h, 1 B in fp8; /tp with SP) and the MLP's mlp_factor x f
+      moe             a MoE layer's routed copies, shared experts and router logits: all of the MoE additions
+      moe_act         the experts' activation output and the probability product, per routed copy
+      shared_experts  the shared experts' mlp_factor x f_s
+      layernorm       the outputs of the norms that are modules of their own: a MoE layer's pre_mlp_layernorm and
+                      multi-latent attention's input_layernorm (2h each, /tp with SP; fused norms have none)
+      mla_up_proj     multi-latent attention's query, key and value (the up projections' and rope's outputs)
+    The one module rebuilt at a time during the backward is transient and not counted."""
+    mods = recomputed_modules(inp)
+    if not mods - {"core_attn"}:
+        return 0.0
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    saved = 0.0
+    if not moe and "mlp" in mods:
+        saved += (1.0 if inp.precision == "fp8" else 2.0) * h / sp + mlp_factor * inp.ffn_width() / tp
+    if moe:
+        fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
+        k = min(inp.moe_topk, inp.num_experts or 1)
+        shared = mlp_factor * inp.moe_shared_expert_size / tp
+        if "moe" in mods:
+            etp = inp.etp or tp
+            saved += k * (2.0 * h * etp + (mlp_factor + routed_probs_product_bytes(inp)) * fm) / tp
+            saved += shared + 4.0 * (inp.num_experts or 0) / sp
+        else:
+            if "moe_act" in mods:
+                saved += k * (2.0 + routed_probs_product_bytes(inp)) * fm / tp
+            if "shared_experts" in mods:
+                saved += shared
+        if "layernorm" in mods:
+            saved += (1.0 if inp.precision == "fp8" else 2.0) * h / sp
+    if inp.multi_latent_attention:
+        if "layernorm" in mods:
+            saved += (1.0 if inp.precision == "fp8" else 2.0) * h / sp
+        if "mla_up_proj" in mods:
+            q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
+            saved += (4.0 * inp.num_attention_heads * q_head + 2.0 * inp.num_attention_heads * inp.v_head_dim) / tp
+    return saved
+
+
+def mlp_part_bytes(inp: ModelInput) -> float:
+    """Bytes per token the MLP half of a dense layer keeps (activation_bytes_per_token's MLP terms): the pre-MLP norm's
+    input and fc1's input (2h each, fc1's 1 B in fp8; /tp with SP), the residual dropout's mask, and the MLP's
+    4f (6f SwiGLU; one f less in fp8) over tp."""
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    fp8 = inp.precision == "fp8"
+    norms = (3.0 if fp8 else 4.0) + (1.0 if inp.hidden_dropout > 0 else 0.0)
+    factor = (6 if inp.swiglu else 4) - (1 if fp8 else 0)
+    return norms * h / sp + factor * inp.ffn_width() / tp
+
+
+def mamba_layer_bytes(inp: ModelInput) -> float:
+    """Bytes per token one Mamba layer keeps for its backward (megatron/core/ssm/mamba_mixer.py MambaMixer.forward and
+    _ssm_training, the memory-efficient path): in_proj's fused norm keeps its input and in_proj its normed input (2h
+    each, /tp with SP); mamba_split_conv1d_scan_combined (mamba_ssm/ops/triton/ssd_combined.py
+    MambaSplitConv1dScanCombinedFn) saves its zxBCdt input, the contiguous copy _ssm_training makes (2 B x (2 d_inner +
+    2 groups x state + heads)), and the SSM's un-gated output out_x (2 d_inner), and recomputes the convolution and
+    the scan; the gated RMSNorm keeps its input and out_proj its input (2 d_inner each); all of the mixer's over tp;
+    the residual dropout's mask (h)."""
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    d_inner, heads, groups, state = mamba_dims(inp)
+    mask = 1.0 if inp.hidden_dropout > 0 else 0.0
+    return (4.0 + mask) * h / sp + (2.0 * (2 * d_inner + 2 * groups * state + heads) + 6.0 * d_inner) / tp
+
+
+def hybrid_layer_bytes(inp: ModelInput, dense_full: float) -> float:
+    """Bytes per token kept per layer of a hybrid stack, averaged over its pattern: a Mamba layer (mamba_layer_bytes),
+    an attention layer (a dense layer without its MLP half) or an MLP layer (the MLP half, mlp_part_bytes)."""
+    mlp = mlp_part_bytes(inp)
+    per_symbol = {"M": mamba_layer_bytes(inp), "*": dense_full - mlp, "-": mlp}
+    pattern = inp.hybrid_pattern or ""
+    return sum(per_symbol[x] for x in pattern) / max(1, len(pattern))
+
+
+def mtp_layer_bytes(inp: ModelInput, c: ParamCounts, saved_logit_bytes: float) -> float:
+    """Bytes per token one multi-token prediction layer keeps at the loss's peak (megatron/core/transformer/
+    multi_token_prediction.py MultiTokenPredictionLayer.forward and process_mtp_loss, which runs before the main
+    loss): enorm's input, the embedding of the shifted tokens (2h) and its dropout mask (h), eh_proj's input, the
+    concatenated normed halves (4h), the layer's own activations (a MoE layer where the decoder's last layer is
+    one), final_layernorm's input and the output layer's input (4h), all h-wide terms /tp with SP, and the loss's
+    saved logits (saved_logit_bytes per logit, V/tp)."""
+    tp = max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    moe = bool(c.num_moe and moe_layer_flags(inp)[-1])
+    layer, _ = activation_bytes_per_token(inp, moe)
+    mask = 1.0 if inp.hidden_dropout > 0 else 0.0
+    return (10.0 + mask) * inp.hidden_size / sp + layer + saved_logit_bytes * c.vocab_padded / tp
+
+
+def decoder_tokens_share(inp: ModelInput) -> float:
+    """Decoder tokens per encoder token: --decoder-seq-length / --encoder-seq-length for T5, else 1."""
+    if not inp.encoder_decoder:
+        return 1.0
+    return (inp.decoder_seq_length or inp.seq_length) / max(1, inp.seq_length)
+
+
+def encoder_decoder_layer_bytes(inp: ModelInput, encoder_full: float, encoder_ckpt: float) -> tuple[float, float]:
+    """(bytes kept with no recompute, with full recompute) of one encoder layer and one decoder layer of T5, per
+    encoder token (seq_length is --encoder-seq-length).
+
+    The decoder layer (megatron/core/models/T5/t5_spec.py decoder_model_with_transformer_engine_default_spec) is a
+    GPT layer over the decoder's s_d tokens (activation_bytes_per_token with s_d as the sequence) plus a
+    cross-attention (megatron/core/transformer/transformer_layer.py forward; attention.py CrossAttention), per
+    decoder token: pre_cross_attn_layernorm's input and linear_q's input (2h each, /tp with SP), the residual
+    dropout's mask (h), Q and the attention output (2nd each, /tp), and the core's statistics (4n/tp with flash
+    attention) or, unfused, its s_d x s_e scores as activation_bytes_per_token counts them; per encoder token, the
+    K and V linear_kv makes of the encoder's output in every decoder layer (2gd each, /tp)."""
+    h, n, tp = inp.hidden_size, inp.num_attention_heads, max(1, inp.tp)
+    d = inp.kv_channels or h // n
+    g = inp.num_query_groups or n
+    sp = tp if inp.sequence_parallel else 1
+    share = decoder_tokens_share(inp)
+    decoder_full, decoder_ckpt = activation_bytes_per_token(inp.replace(seq_length=round(inp.seq_length * share)), False)
+    cross = (4.0 + (1.0 if inp.hidden_dropout > 0 else 0.0)) * h / sp + 4.0 * n * d / tp
+    if inp.options.flash_attention:
+        cross += 4.0 * n / tp
+    elif "core_attn" not in recomputed_modules(inp):
+        cross += (5.0 if inp.attention_dropout > 0 else 2.0) * n * inp.seq_length / tp
+    full = encoder_full + share * (decoder_full + cross) + 4.0 * g * d / tp
+    return full, encoder_ckpt + share * decoder_ckpt
+
+
+def mla_attention_bytes(inp: ModelInput) -> float:
+    """Bytes per token multi-latent attention keeps beyond its norm's input and the down projections' input (which
+    the dense layer's 4h counts as it counts QKV's): the latents the up projections keep as inputs, q_lora_rank and
+    kv_lora_rank wide (2 B each, /tp with SP; twice that with --qk-layernorm, whose fused norm keeps its input and its
+    output), and what the core attention keeps, the contiguous query and key, n(qk + rope) each, the value, n v, and
+    the output linear_proj keeps, n v (2 B each, /tp) (megatron/core/transformer/multi_latent_attention.py
+    MLASelfAttention.get_query_key_value_tensors: query, key and value made contiguous after the rope)."""
+    tp = max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    n, q_head = inp.num_attention_heads, inp.qk_head_dim + inp.qk_pos_emb_head_dim
+    latents = (inp.q_lora_rank or 0) + inp.kv_lora_rank
+    return (4.0 if inp.qk_layernorm else 2.0) * latents / sp + (4.0 * n * q_head + 4.0 * n * inp.v_head_dim) / tp
 
 
 def routed_probs_product_bytes(inp: ModelInput) -> float:
@@ -323,6 +486,12 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     if c.num_moe:
         moe_full, _ = activation_bytes_per_token(inp, True)
         full = (1 - moe_share) * full + moe_share * moe_full
+    if inp.encoder_decoder:
+        full, ckpt = encoder_decoder_layer_bytes(inp, full, ckpt)
+    if hybrid_modelled(inp):
+        full = hybrid_layer_bytes(inp, full)
+    # tokens of the decoder, which the embedding also runs and the output layer and the loss see (T5)
+    out_tokens = tokens * decoder_tokens_share(inp)
     v = inp.vpp or 1
     chunk_layers = stage_layers(inp, last and not only) / v
     if inp.recompute == "full":
@@ -339,7 +508,8 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     if (not last or only) and inp.hidden_dropout > 0:
         # the embedding output's dropout mask (1 B per element; Megatron's embedding dropout is
         # --hidden-dropout), /tp with sequence parallel
-        acts += tokens * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
+        embedded = tokens + (out_tokens if inp.encoder_decoder else 0.0)
+        acts += embedded * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
     if holds_output:
         # the final norm's input and the output layer's input (2 B each, /tp with SP) and the logits at
         # the loss (loss_logit_bytes): one micro-batch, except under GPipe, whose last stage runs every
@@ -347,9 +517,14 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
         gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
         outputs = max(1, num_microbatches) if gpipe else 1
         at_loss, saved = loss_logit_bytes(inp)
-        acts += outputs * tokens * 4.0 * inp.hidden_size / sp
-        acts += tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+        acts += outputs * out_tokens * 4.0 * inp.hidden_size / sp
+        acts += out_tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+        if inp.encoder_decoder:
+            # the encoder's final norm: its input and its output, the encoder_hidden_states every decoder layer's
+            # cross-attention linear_kv keeps as its input (one tensor, saved by reference)
+            acts += tokens * 4.0 * inp.hidden_size / sp
         acts += deferred_wgrad_bytes(inp, c, num_microbatches)
+        acts += out_tokens * inp.mtp_num_layers * mtp_layer_bytes(inp, c, saved)
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}, step_copy
@@ -441,9 +616,31 @@ CUBLAS_WORKSPACE_BYTES = {"hopper+": 32 * 2**20, "older": 4 * 2**20}
 
 def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
     """Buffers inside the caching allocator that live for the whole run, beside the states: Transformer
-    Engine's cuBLAS workspace, and Megatron's own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
+    Engine's cuBLAS workspace, PyTorch's own cuBLAS workspaces (torch_cublas_workspace_bytes), and Megatron's
+    own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
     te = float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]) if inp.options.transformer_engine else 0.0
-    return te + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0)
+    return (te + torch_cublas_workspace_bytes(inp, hopper_or_later)
+            + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0))
+
+
+# PyTorch's cuBLAS workspace per handle and stream when CUBLAS_WORKSPACE_CONFIG is not set (aten/src/ATen/cuda/
+# CublasHandlePool.cpp parseChosenWorkspaceSize: ":4096:8", 32 MiB, on Hopper and Blackwell (compute capability
+# 9 to 12), else ":4096:2:16:8", 8 MiB + 128 KiB); cuBLASLt shares it (getCUDABlasLtWorkspace, unified by default)
+TORCH_CUBLAS_WORKSPACE_BYTES = {"hopper+": 4096 * 1024 * 8, "older": 4096 * 1024 * 2 + 16 * 1024 * 8}
+# Handles that take one: the forward's, on the Python thread, and the backward's, on autograd's device thread
+# (DeviceThreadHandlePool reserves a handle per thread; getNewWorkspace allocates one per handle and stream)
+TORCH_CUBLAS_HANDLES = 2
+
+
+def torch_cublas_workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
+    """PyTorch's cuBLAS workspaces, which getNewWorkspace takes from the caching allocator (so they count in
+    torch.cuda.memory_allocated()) for each cuBLAS handle and stream that runs a GEMM through PyTorch (Megatron's own
+    linears, the output layer among them): TORCH_CUBLAS_HANDLES of the size CUBLAS_WORKSPACE_CONFIG sets
+    (Options.torch_cublas_workspace), else PyTorch's default for the GPU."""
+    size = inp.options.torch_cublas_workspace
+    if size is None:
+        size = TORCH_CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]
+    return float(TORCH_CUBLAS_HANDLES * size)
 
 
 def _offloaded(inp: ModelInput, weights: float, grads: float, optimizer: float,

@@ -50,6 +50,9 @@ class Options:
     # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
     pipeline_schedule: str | None = None
     moe_a2a_overlap: bool = False  # --overlap-moe-expert-parallel-comm (Bridge moe_a2a_overlap; default False)
+    # PyTorch's cuBLAS workspace per handle in bytes, from the launch's CUBLAS_WORKSPACE_CONFIG (":SIZE:COUNT" pairs,
+    # SIZE in KiB); None: PyTorch's default for the GPU (memory.torch_cublas_workspace_bytes)
+    torch_cublas_workspace: int | None = None
     fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
     # DeepSpeed overlap_comm / FSDP prefetch. None: the frameworks' defaults, on at ZeRO-3 (DeepSpeed turns
     # overlap_comm on only at stage 3, deepspeed.md sec. 2.6; FSDP always prefetches) and off at 1-2
@@ -129,6 +132,34 @@ class ModelInput:
     moe_ffn_hidden_size: int | None = None  # None: ffn_hidden_size
     moe_shared_expert_size: int = 0  # --moe-shared-expert-intermediate-size (all shared experts together)
     moe_layer_freq: int | tuple[int, ...] = 1  # an int k: layer i is MoE when i % k == 0; or a 0/1 pattern
+    # encoder-decoder (T5: examples/t5/pretrain_t5.py builds megatron/core/models/T5/t5_model.py's T5Model): an
+    # encoder of num_layers layers over seq_length (--encoder-seq-length) tokens and a decoder of as many layers
+    # (its config is the trainer's num_layers) over decoder_seq_length tokens, each with a cross-attention
+    encoder_decoder: bool = False
+    decoder_seq_length: int | None = None  # --decoder-seq-length; None: seq_length
+    # multi-latent attention (--multi-latent-attention; megatron/core/transformer/multi_latent_attention.py
+    # MLASelfAttention): low-rank query and key-value projections; the ranks and head widths as the parser's
+    # defaults (megatron/training/arguments.py: --q-lora-rank None, --kv-lora-rank 32, --qk-head-dim 128,
+    # --qk-pos-emb-head-dim 64, --v-head-dim 128)
+    multi_latent_attention: bool = False
+    q_lora_rank: int | None = None
+    kv_lora_rank: int = 32
+    qk_head_dim: int = 128
+    qk_pos_emb_head_dim: int = 64
+    v_head_dim: int = 128
+    # --mtp-num-layers: multi-token prediction layers on the last pipeline stage (megatron/core/transformer/
+    # multi_token_prediction.py MultiTokenPredictionBlock); 0: none
+    mtp_num_layers: int = 0
+    # a hybrid stack (pretrain_hybrid.py / pretrain_mamba.py; megatron/core/models/hybrid/hybrid_layer_allocation.py):
+    # one symbol per layer, from --hybrid-layer-pattern (or --hybrid-override-pattern), pipeline bars and what
+    # follows the first '/' (the MTP part) left out: M Mamba, * attention, - MLP, E MoE; None: a transformer
+    hybrid_pattern: str | None = None
+    # the Mamba mixer's shape (megatron/training/arguments.py defaults: --mamba-state-dim 128, --mamba-head-dim 64,
+    # --mamba-num-groups 8, --mamba-num-heads None: d_inner / head dim, megatron/core/ssm/mamba_mixer.py)
+    mamba_state_dim: int = 128
+    mamba_head_dim: int = 64
+    mamba_num_groups: int = 8
+    mamba_num_heads: int | None = None
     # parallel layout
     tp: int = 1
     pp: int = 1
@@ -178,6 +209,8 @@ class ModelInput:
     recompute: str | None = None  # None | "selective" | "full"
     recompute_method: str | None = None  # "uniform" | "block"
     recompute_num_layers: int | None = None
+    # --recompute-modules under selective granularity (TransformerConfig.recompute_modules; default core_attn alone)
+    recompute_modules: tuple[str, ...] = ("core_attn",)
     # cluster
     gpu: str = "h100-sxm"
     nnodes: int = 1
@@ -301,7 +334,9 @@ class ModelInput:
                            tp_async_backward=_async_tp_backward(_release(layout), args),
                            overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
                            grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
-                           position_embedding=position, **_attention_and_loss(layout, args))
+                           position_embedding=position,
+                           torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
+                           **_attention_and_loss(layout, args))
         return cls(
             **shape,  # type: ignore[arg-type]
             ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
@@ -326,6 +361,20 @@ class ModelInput:
             moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
             or _positive_int(v("model.moe_shared_expert_size")) or 0,
             moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
+            encoder_decoder=_encoder_decoder(layout),
+            decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
+            mtp_num_layers=_positive_int(v("model.mtp_num_layers")) or 0,
+            multi_latent_attention=args.present("--multi-latent-attention"),
+            q_lora_rank=_positive_int(args.text("--q-lora-rank")),
+            kv_lora_rank=_positive_int(args.text("--kv-lora-rank")) or 32,
+            qk_head_dim=_positive_int(args.text("--qk-head-dim")) or 128,
+            qk_pos_emb_head_dim=_positive_int(args.text("--qk-pos-emb-head-dim")) or 64,
+            v_head_dim=_positive_int(args.text("--v-head-dim")) or 128,
+            hybrid_pattern=_hybrid_pattern(layout, args),
+            mamba_state_dim=_positive_int(args.text("--mamba-state-dim")) or 128,
+            mamba_head_dim=_positive_int(args.text("--mamba-head-dim")) or 64,
+            mamba_num_groups=_positive_int(args.text("--mamba-num-groups")) or 8,
+            mamba_num_heads=_positive_int(args.text("--mamba-num-heads")),
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
             ep=_positive_int(v("parallel.ep")) or 1,
@@ -352,6 +401,7 @@ class ModelInput:
             recompute=granularity if granularity in ("full", "selective") else None,
             recompute_method=v("recompute.method") if v("recompute.method") in ("uniform", "block") else None,
             recompute_num_layers=_positive_int(v("recompute.num_layers")),
+            recompute_modules=_recompute_modules(args),
             gpu=gpu or v("cluster.gpu") or "h100-sxm",
             nnodes=nnodes, gpus_per_node=per_node,
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
@@ -387,6 +437,67 @@ def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
     if recipe in ("delayed", "tensorwise", "mxfp8", "blockwise"):
         switches["fp8_recipe"] = recipe
     return switches
+
+
+# Entry points that build Megatron's T5Model (the root one until megatron-core 0.13, examples/t5/ after)
+ENCODER_DECODER_ENTRY_POINTS = ("pretrain_t5.py",)
+
+
+def _encoder_decoder(layout: Layout) -> bool:
+    """Whether the launch trains Megatron's encoder-decoder (T5) model: its entry point builds T5Model. (A Hugging Face
+    T5 read from config.json counts its encoder's and decoder's layers together in model.num_layers, and is costed as
+    that many layers.)"""
+    entry = str(layout.value("entrypoint") or "").rsplit("/", 1)[-1]
+    return entry in ENCODER_DECODER_ENTRY_POINTS
+
+
+# Entry points that build the hybrid stack from the pattern (pretrain_hybrid.py: hybrid_builders.py HybridModel;
+# pretrain_mamba.py its earlier name); pretrain_gpt.py builds a GPTModel and has no use for one
+HYBRID_ENTRY_POINTS = ("pretrain_hybrid.py", "pretrain_mamba.py")
+
+
+def _hybrid_pattern(layout: Layout, args: _TrainerFlags) -> str | None:
+    """The hybrid stack's layer symbols (ModelInput.hybrid_pattern), or None without a pattern or a hybrid entry point."""
+    if str(layout.value("entrypoint") or "").rsplit("/", 1)[-1] not in HYBRID_ENTRY_POINTS:
+        return None
+    text = args.text("--hybrid-layer-pattern") or args.text("--hybrid-override-pattern")
+    if not text:
+        return None
+    return text.strip().strip("'\"").split("/")[0].replace("|", "") or None
+
+
+def cublas_workspace_config(text: str | None) -> int | None:
+    """Bytes per cuBLAS handle that CUBLAS_WORKSPACE_CONFIG asks PyTorch for: the sum of SIZE KiB x COUNT over its
+    ":SIZE:COUNT" pairs (aten/src/ATen/cuda/CublasHandlePool.cpp parseChosenWorkspaceSize); None when unset or
+    unparseable (PyTorch then takes its default)."""
+    import re
+
+    pairs = re.findall(r":([0-9]+):([0-9]+)", text or "")
+    return sum(int(size) * 1024 * int(count) for size, count in pairs) if pairs else None
+
+
+def _launch_env(layout: Layout, name: str) -> str | None:
+    """The text of an environment variable the launch command sees (exported before it, or set on it), when known."""
+    chain = getattr(layout, "extras", {}).get("chain")
+    command = getattr(chain, "command", None)
+    found = None
+    while command is not None:  # innermost first: the first setting found wins
+        var = command.assignments.get(name) or (command.env.get(name) if command.env.get(name) is not None
+                                                and command.env[name].exported else None)
+        if var is not None:
+            found = var
+            break
+        command = command.parent
+    if found is None or not all(part.known for part in found.value):
+        return None
+    return "".join(part.text for part in found.value)
+
+
+def _recompute_modules(args: _TrainerFlags) -> tuple[str, ...]:
+    """The words of --recompute-modules (nargs '*'), or Megatron's default, core_attn alone."""
+    use = args.args.get("--recompute-modules") if args.args is not None else None
+    words = tuple(w.text for w in (getattr(use, "values", None) or ()) if getattr(w, "text", None))
+    return words or ("core_attn",)
 
 
 def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:

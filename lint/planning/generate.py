@@ -61,6 +61,7 @@ def spec_from_candidate(model: dict, candidate: dict, cluster: dict, name: str, 
 
 def spec_from_layout(layout: dict, name: str) -> dict:
     """A spec from a layout object of `plint check --format json` (files[i].layout)."""
+    _check(layout, ("model", "architecture", "cluster", "parallel", "batch", "recompute"))
     if not layout.get("architecture"):
         raise GenerateError("the layout has no `architecture` (norm, activation, bias, position embedding, tying): "
                             "give the output of `plint check --format json` on a launch with a complete model shape")
@@ -163,7 +164,17 @@ def _tokenizer_hint(model: dict) -> str:
     return f"a Hugging Face tokenizer name or path{size}"
 
 
+def _check(doc: dict, sections: tuple[str, ...]) -> None:
+    from plint.planning.spec_values import SpecValueError, check_values
+
+    try:
+        check_values(doc, sections)
+    except SpecValueError as exc:
+        raise GenerateError(str(exc)) from None
+
+
 def _context(spec: dict, target: str) -> dict:
+    _check(spec, ("name", "model", "cluster", "parallel", "batch", "recompute", "pipeline"))
     if spec["model"].get("approximate"):
         raise GenerateError(f"{spec['name']}: {spec['model']['approximate']}")
     model, model_notes = model_with_defaults(spec["model"], fork=target == "deepspeed")

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
-from plint.checking.config import THRESHOLDS
 from plint.record import field, record
 
 from typing import TYPE_CHECKING
@@ -32,7 +31,9 @@ if TYPE_CHECKING:
     from plint.cost import ModelInput
 
 NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
-HEADROOM = THRESHOLDS["memory-headroom"]  # a plan never proposes a layout PL402 would warn about
+# a plan keeps 10% of usable memory spare, below where PL402 warns (the high end of the error band, or a
+# configured thresholds.memory-headroom)
+HEADROOM = 0.90
 LARGE_BUBBLE = 0.10  # a bubble over a tenth of the step: of two near-equal layouts, the one without it first
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")

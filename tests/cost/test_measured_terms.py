@@ -52,7 +52,8 @@ def test_megatron_local_attention_score_buffer():
     local = SMALL.replace(options=Options(flash_attention=False, attention_score_buffer=True, transformer_engine=False))
     assert attention_score_buffer_bytes(local) == 2 * 2 * 16 * 1024 * 1024 == 64 * MIB
     assert attention_score_buffer_bytes(local.replace(tp=2)) == 32 * MIB
-    assert workspace_bytes(local, hopper_or_later=True) == 64 * MIB  # no Transformer Engine workspace
+    # no Transformer Engine workspace; PyTorch's two cuBLAS workspaces (test_torch_cublas_workspaces)
+    assert workspace_bytes(local, hopper_or_later=True) == 64 * MIB + 2 * 32 * MIB
     plain = SMALL.replace(options=Options(flash_attention=False, transformer_engine=False))
     with_buffer, without = estimate(local).memory_gib, estimate(plain).memory_gib
     assert with_buffer["allocator_peak"] - without["allocator_peak"] == pytest.approx(64 / 1024)
@@ -62,26 +63,29 @@ def test_megatron_local_attention_score_buffer():
 def test_steady_figure_keeps_the_fp16_step_copy():
     """Megatron logs mem-allocated-bytes after the optimizer step, before the next zero_grad drops the fp32
     gradient copies the fp16 step made: 18 B + 4 B per parameter (2 weights, 2 fp16 grads, 12 fp32 master and
-    Adam, 4 the copy) = 20 x 102,946,816 bytes, plus the 32 MiB workspace on an H100."""
+    Adam, 4 the copy) = 20 x 102,946,816 bytes, plus the workspaces on an H100: Transformer Engine's 32 MiB and
+    PyTorch's two cuBLAS workspaces of 32 MiB."""
     fp16 = SMALL.replace(precision="fp16")
     c = count_params(fp16)
     assert stage_steady_bytes(fp16, c, last=False) == 20 * c.total == 20 * 102_946_816
-    assert estimate(fp16).memory_gib["allocator_steady"] == pytest.approx((20 * c.total + 32 * MIB) / 2**30)
+    assert estimate(fp16).memory_gib["allocator_steady"] == pytest.approx((20 * c.total + 96 * MIB) / 2**30)
     # bf16 with fp32 gradient buffers makes no copy: 18 B
     assert stage_steady_bytes(SMALL, c, last=False) == 18 * c.total
 
 
 def test_cublas_workspace_inside_the_allocator():
-    """Transformer Engine's workspace: 32 MiB from Hopper on, 4 MiB before; none without TE. The estimate
-    counts it in the allocator peak and the total."""
-    assert workspace_bytes(SMALL, hopper_or_later=True) == 32 * MIB
-    assert workspace_bytes(SMALL, hopper_or_later=False) == 4 * MIB
-    assert workspace_bytes(SMALL.replace(options=Options(transformer_engine=False)), True) == 0.0
+    """Transformer Engine's workspace: 32 MiB from Hopper on, 4 MiB before; none without TE. Beside it PyTorch's two
+    cuBLAS workspaces (test_torch_cublas_workspaces): 2 x 32 MiB from Hopper on, 2 x 8.125 MiB before. The estimate
+    counts them in the allocator peak and the total."""
+    torch_h100, torch_a100 = 64 * MIB, 2 * (8 * MIB + 128 * 1024)
+    assert workspace_bytes(SMALL, hopper_or_later=True) == 32 * MIB + torch_h100
+    assert workspace_bytes(SMALL, hopper_or_later=False) == 4 * MIB + torch_a100
+    assert workspace_bytes(SMALL.replace(options=Options(transformer_engine=False)), True) == torch_h100
     h100 = estimate(SMALL).memory_gib
     a100 = estimate(SMALL.replace(gpu="a100-80gb")).memory_gib
-    assert h100["workspace"] == 32 / 1024 and a100["workspace"] == 4 / 1024
+    assert h100["workspace"] == 96 / 1024 and a100["workspace"] == pytest.approx((4 + 16.25) / 1024)
     parts = h100["weights"] + h100["grads"] + h100["optimizer"] + h100["activations"]
-    assert h100["allocator_peak"] == pytest.approx(parts + 32 / 1024)
+    assert h100["allocator_peak"] == pytest.approx(parts + 96 / 1024)
     assert h100["total"] == pytest.approx(h100["allocator_peak"] + h100["other"])
 
 
@@ -181,3 +185,27 @@ def test_uneven_end_stages_hold_their_own_layers():
     assert e_last["activations"] - u_last["activations"] == 2 * TOKENS * LAYER_FLASH  # 1 micro-batch x 2 layers
     e_first, u_first = stage_memory(even, c, 8, last=False), stage_memory(uneven, c, 8, last=False)
     assert e_first["activations"] - u_first["activations"] == 4 * 2 * TOKENS * LAYER_FLASH  # pp = 4 micro-batches
+
+
+def test_torch_cublas_workspaces(tmp_path):
+    """PyTorch takes a cuBLAS workspace from its caching allocator per handle and stream, for the forward's thread
+    and autograd's backward thread: CUBLAS_WORKSPACE_CONFIG=:4096:8 asks 4,096 KiB x 8 = 32 MiB each (64 MiB),
+    ':4096:2:16:8' 8 MiB + 128 KiB each; unset, 32 MiB from Hopper on and 8.125 MiB before. The launch's export is
+    read. Before: none of it was counted."""
+    from plint.cost.memory import torch_cublas_workspace_bytes
+    from plint.cost.model_input import cublas_workspace_config
+    from plint.cost.layout_estimate import cost_input
+    from plint.reading.read import read_path
+
+    assert cublas_workspace_config(":4096:8") == 32 * MIB
+    assert cublas_workspace_config(":4096:2:16:8") == 8 * MIB + 128 * 1024
+    assert cublas_workspace_config("garbage") is None
+    assert torch_cublas_workspace_bytes(SMALL, True) == 64 * MIB
+    assert torch_cublas_workspace_bytes(SMALL, False) == 2 * (8 * MIB + 128 * 1024)
+    script = tmp_path / "launch.sh"
+    script.write_text("export CUBLAS_WORKSPACE_CONFIG=:16:8\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 "
+                      "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 "
+                      "--micro-batch-size 2 --global-batch-size 16 --vocab-size 50257 --bf16\n")
+    inp = cost_input(read_path(script).layouts[0])
+    assert inp.options.torch_cublas_workspace == 16 * 1024 * 8
+    assert torch_cublas_workspace_bytes(inp, True) == 2 * 128 * 1024

@@ -434,6 +434,12 @@ def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
     layers = r.value("--num-layers")
     if layers is not None:
         out["model.num_layers"] = layers
+    elif (encoder := r.value("--encoder-num-layers")) is not None and encoder.known:
+        # validate_args (megatron/training/arguments.py) sets num_layers to --encoder-num-layers when
+        # --num-layers is absent; T5's decoder is built from that config too (examples/t5/pretrain_t5.py
+        # model_provider: only encoder_config.num_layers is set apart)
+        out["model.num_layers"] = derived(encoder.value, "--num-layers not given: validate_args takes "
+                                          "--encoder-num-layers", encoder.span)
     chunk = r.value("--num-layers-per-virtual-pipeline-stage")
     stages = r.value("--num-virtual-stages-per-pipeline-rank")
     layout = r.value("--pipeline-model-parallel-layout", text)
