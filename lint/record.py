@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import dataclass_transform  # PEP 681: type checkers read @record as a dataclass
 else:
-    def dataclass_transform(**_: object):
+    def dataclass_transform(**_: object) -> Any:
         return lambda decorator: decorator
 
 _MISSING = object()
@@ -32,7 +32,7 @@ class _Field:
     __slots__ = ("default", "default_factory", "init", "repr", "compare")
 
     def __init__(self, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None,
-                 init: bool = True, repr: bool = True, compare: bool = True):  # noqa: A002
+                 init: bool = True, repr: bool = True, compare: bool = True) -> None:  # noqa: A002
         self.default, self.default_factory = default, default_factory
         self.init, self.repr, self.compare = init, repr, compare
 

@@ -160,7 +160,7 @@ def current() -> Root | None:
 class confined:
     """`with confined(root):` every read of plint goes through root."""
 
-    def __init__(self, root: Root | None):
+    def __init__(self, root: Root | None) -> None:
         self.root = root
 
     def __enter__(self) -> Root | None:

@@ -126,7 +126,7 @@ def read_through(root: Root | None, path: str | Path) -> bytes:
 class reading_from:
     """`with reading_from({real_path: bytes}):` files read as the given bytes."""
 
-    def __init__(self, files: dict[str, bytes]):
+    def __init__(self, files: dict[str, bytes]) -> None:
         self.files = files
 
     def __enter__(self) -> reading_from:
