@@ -571,7 +571,7 @@ def check_case(case_dir: Path, entry: str, hooks=(), validator=None, also: tuple
     output sizes, the most CPU time one of the six runs took (each is one `plint` command a user would
     type) and the peak memory over them."""
     from plint.cli.check_command import run
-    from plint.fixing.fix import run_fix
+    from plint.cli.fix_command import run_fix
 
     paths = [case_dir / entry, *(case_dir / a for a in also)]
     before = _snapshot(case_dir)

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from plint.values import Value
+from plint.bounds import clip, over_limit
 
 # Field order of the JSON contract; every field appears (null when unknown).
 # layout.architecture keys a launch may set beyond the shape -> the dests of the flags that set them
@@ -24,12 +25,13 @@ LAUNCH_SHAPE_DESTS = {"rotary_base": ("rotary_base", "rope_theta"), "norm_epsilo
 
 def _number(text: str | None) -> int | float | None:
     """A flag's literal number as the trainer's parser reads it (int when integral), or None."""
+    if text is None:
+        return None
     try:
-        number = float(text) if text is not None else None
+        number = float(text)
     except ValueError:
         return None
-    return int(number) if number is not None and number.is_integer() and "." not in text and "e" not in text.lower() \
-        else number
+    return int(number) if number.is_integer() and "." not in text and "e" not in text.lower() else number
 
 
 SECTIONS: dict[str, tuple[str, ...]] = {
@@ -70,8 +72,6 @@ class Layout:
         if value is None:
             return
         if value.value is not None:
-            from plint.bounds import over_limit
-
             why = over_limit(key, value.value)
             if why is not None:  # a count no launch has: unresolved (PL002) and invalid (PL506), never used
                 from plint.reading.shell.model import Problem
@@ -81,15 +81,13 @@ class Layout:
         self.fields[key] = value
 
     def unresolved(self) -> list[str]:
-        from plint.bounds import clip
-
         out = []
         for key, v in self.fields.items():
             if v.origin in ("unresolved", "missing") and v.value is None:
                 out.append(clip(f"{key}: {v.note or 'cannot be known statically'}"))
         return out
 
-    def _launch_shape(self, args) -> dict[str, Any]:
+    def _launch_shape(self, args: Any) -> dict[str, Any]:
         """What the launch sets beyond the model's shape, when it sets it (so that `plint generate --layout`
         writes the same model): the flags' dests in Megatron-LM and Megatron-DeepSpeed (rope_theta)."""
         out: dict[str, Any] = {}
@@ -103,7 +101,7 @@ class Layout:
             out["rope_scaling"] = {"type": "llama3", **({"factor": factor} if factor is not None else {})}
         return out
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {k: self.value(k) for k in TOP_LEVEL}
         for section in ("cluster", "parallel", "batch", "model"):
             out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import dataclass_transform  # PEP 681: type checkers read @record as a dataclass
 else:
-    def dataclass_transform(**_: object):
+    def dataclass_transform(**_: object) -> Any:
         return lambda decorator: decorator
 
 _MISSING = object()
@@ -32,7 +32,7 @@ class _Field:
     __slots__ = ("default", "default_factory", "init", "repr", "compare")
 
     def __init__(self, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None,
-                 init: bool = True, repr: bool = True, compare: bool = True):  # noqa: A002
+                 init: bool = True, repr: bool = True, compare: bool = True) -> None:  # noqa: A002
         self.default, self.default_factory = default, default_factory
         self.init, self.repr, self.compare = init, repr, compare
 
@@ -47,7 +47,7 @@ class FrozenInstanceError(AttributeError):
 
 
 @dataclass_transform(field_specifiers=(field,))
-def record(cls: type | None = None, *, frozen: bool = False):
+def record(cls: type | None = None, *, frozen: bool = False) -> Any:
     def wrap(cls: type) -> type:
         names = [n for n in cls.__dict__.get("__annotations__", {}) if not n.startswith("__")]
         specs: dict[str, _Field] = {}
@@ -74,7 +74,7 @@ def record(cls: type | None = None, *, frozen: bool = False):
         # the class keeps them elsewhere: __slots__, or a descriptor of the same name
         direct = not hasattr(cls, "__slots__") and not any(hasattr(getattr(cls, n, None), "__set__") for n in names)
 
-        def __init__(self, *args: Any, **kwargs: Any) -> None:
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             if len(args) > count:
                 raise TypeError(f"{cls.__name__}() takes {count} arguments, {len(args)} given")
             # straight into the instance dict where nothing intercepts attribute writes; else collect
@@ -98,30 +98,31 @@ def record(cls: type | None = None, *, frozen: bool = False):
             if post_init is not None:
                 post_init(self)
 
-        def __repr__(self) -> str:
+        def __repr__(self: Any) -> str:
             inner = ", ".join(f"{n}={getattr(self, n, _MISSING)!r}" for n in shown)
             return f"{cls.__name__}({inner})"
 
-        def __eq__(self, other: Any) -> bool:
+        def __eq__(self: Any, other: Any) -> bool:
             if other.__class__ is not self.__class__:
                 return NotImplemented
             return all(getattr(self, n) == getattr(other, n) for n in compared)
 
-        cls.__init__ = __init__
-        cls.__repr__ = __repr__
-        cls.__eq__ = __eq__
-        cls.__record_fields__ = tuple(names)
+        # setattr: the class is built here, which type checkers read from @dataclass_transform instead
+        setattr(cls, "__init__", __init__)
+        setattr(cls, "__repr__", __repr__)
+        setattr(cls, "__eq__", __eq__)
+        setattr(cls, "__record_fields__", tuple(names))
         if frozen:
-            def __setattr__(self, name: str, value: Any) -> None:
+            def __setattr__(self: Any, name: str, value: Any) -> None:
                 raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
-            def __hash__(self) -> int:
+            def __hash__(self: Any) -> int:
                 return hash(tuple(getattr(self, n) for n in compared))
 
-            cls.__setattr__ = __setattr__
-            cls.__hash__ = __hash__
+            setattr(cls, "__setattr__", __setattr__)
+            setattr(cls, "__hash__", __hash__)
         else:
-            cls.__hash__ = None
+            setattr(cls, "__hash__", None)
         return cls
 
     return wrap if cls is None else wrap(cls)

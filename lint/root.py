@@ -22,6 +22,10 @@ import stat
 
 from plint.record import field, record
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
+
 OUTSIDE_NOTE = "outside the checked tree: not read"
 WIDEN_HINT = "widen the root with --root or [tool.plint] read-outside if you trust it"
 MAX_FILE_BYTES = 4 * 1024 * 1024  # plint.reading.read.MAX_FILE_BYTES: no launch file is larger
@@ -34,9 +38,9 @@ class Refused(OSError):
 @record(frozen=True)
 class Root:
     places: tuple[str, ...]  # real paths of the folders files may be read from
-    named: frozenset = field(default_factory=frozenset)  # real paths of files named on the command line
+    named: frozenset[str] = field(default_factory=frozenset)  # real paths of files named on the command line
 
-    def contains(self, path: str | os.PathLike) -> bool:
+    def contains(self, path: str | os.PathLike[str]) -> bool:
         """Whether path, resolved, lies in one of the places (or is a named file)."""
         try:
             real = os.path.realpath(path)
@@ -44,11 +48,11 @@ class Root:
             return False
         return real in self.named or any(_under(real, place) for place in self.places)
 
-    def read(self, path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
+    def read(self, path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
         self.refuse_outside(path)
         return read_regular(os.path.realpath(path), limit)
 
-    def refuse_outside(self, path: str | os.PathLike) -> None:
+    def refuse_outside(self, path: str | os.PathLike[str]) -> None:
         """Refused when path, resolved, lies outside the root."""
         if not self.contains(path):
             raise Refused(errno.EACCES, OUTSIDE_NOTE, os.fspath(path))
@@ -58,7 +62,7 @@ def _under(real: str, place: str) -> bool:
     return real == place or real.startswith(place if place.endswith(os.sep) else place + os.sep)
 
 
-def read_regular(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_regular(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of a regular file of at most `limit` bytes; Refused for anything else (judged by
     stat before the file is opened: opening a FIFO blocks, opening a device can do things)."""
     st = os.stat(path)
@@ -101,7 +105,7 @@ def work_tree(folder: str) -> str | None:
         candidate = parent
 
 
-def default_place(path: str | os.PathLike) -> str:
+def default_place(path: str | os.PathLike[str]) -> str:
     """The root of a checked file when nothing names one (see the module docstring), found from the path
     as written: a symlinked folder on the way never moves the root to where it leads."""
     path = os.path.normpath(os.path.abspath(path))
@@ -113,7 +117,7 @@ def default_place(path: str | os.PathLike) -> str:
     return os.path.realpath(cwd if _under(folder, cwd) else folder)
 
 
-def root_for(path: str | os.PathLike, option: str | os.PathLike | None = None, settings=None,
+def root_for(path: str | os.PathLike[str], option: str | os.PathLike[str] | None = None, settings: Any = None,
              named_places: tuple[str, ...] = ()) -> Root:
     """The root of one checked file: `--root` alone when given (the configuration cannot widen it
     then: a pull request may carry its own config), else the config's `root` or the default, plus
@@ -127,15 +131,15 @@ def root_for(path: str | os.PathLike, option: str | os.PathLike | None = None, s
         if getattr(settings, "trainer_source", None):
             places.append(settings.trainer_source)
     places += list(named_places)
-    places = tuple(dict.fromkeys(os.path.realpath(p) for p in places))
+    unique = tuple(dict.fromkeys(os.path.realpath(p) for p in places))
     real = os.path.realpath(path)
     # the file itself is read wherever the user named it, but not when a symlink leads there from
     # inside the root: a pull request may add `ds.json -> /etc/...` to the files a CI job names
     named = frozenset({real}) if real == os.path.normpath(os.path.abspath(path)) else frozenset()
-    return Root(places, named)
+    return Root(unique, named)
 
 
-def read_named(path: str | os.PathLike) -> bytes:
+def read_named(path: str | os.PathLike[str]) -> bytes:
     """A file the command line names outside a check (`generate --layout`, `--plan`, `--model-file`),
     judged as a checked file is: read wherever it is unless a symlink leads there, else only inside its
     root; only a regular file of at most MAX_FILE_BYTES (a FIFO would block)."""
@@ -156,7 +160,7 @@ def current() -> Root | None:
 class confined:
     """`with confined(root):` every read of plint goes through root."""
 
-    def __init__(self, root: Root | None):
+    def __init__(self, root: Root | None) -> None:
         self.root = root
 
     def __enter__(self) -> Root | None:
@@ -164,18 +168,18 @@ class confined:
             _ACTIVE.append(self.root)
         return self.root
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         if self.root is not None:
             _ACTIVE.pop()
 
 
-def read(path: str | os.PathLike, limit: int = MAX_FILE_BYTES) -> bytes:
+def read(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
     """A file's bytes through the root in force (any regular file when none is)."""
     root = current()
     return root.read(path, limit) if root is not None else read_regular(path, limit)
 
 
-def note_for(path: str | os.PathLike) -> str | None:
+def note_for(path: str | os.PathLike[str]) -> str | None:
     """OUTSIDE_NOTE when the root in force refuses an existing file at path, else None: readers say
     why a value is unknown without hinting at files that are not there."""
     root = current()

@@ -12,9 +12,13 @@ import os
 from pathlib import Path
 
 from plint.record import field, record
+from plint.root import current, read_regular
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Callable
+    import ast
+    from typing import Any, Callable
+
+    from plint.root import Root
 
 
 @record(frozen=True)
@@ -29,7 +33,7 @@ class Span:
     end_line: int
     end_col: int
 
-    def as_dict(self) -> dict:
+    def as_dict(self) -> dict[str, Any]:
         return {"path": self.path, "line": self.line, "col": self.col,
                 "end_line": self.end_line, "end_col": self.end_col}
 
@@ -103,15 +107,13 @@ def read_bytes(path: str | Path) -> bytes:
     regular files); OSError (plint.root.Refused among them) when it cannot or may not be read. The
     in-memory bytes of a file (`plint fix`, standard input) are judged by the same root: `fix` loads
     every file it was named, a symlink leading outside among them."""
-    from plint.root import current
 
     return read_through(current(), path)
 
 
-def read_through(root, path: str | Path) -> bytes:
+def read_through(root: Root | None, path: str | Path) -> bytes:
     """A file's bytes as the check of `root` (a plint.root.Root) sees them: the in-memory bytes standing
     for it, else the disk, either only where the root holds it; any regular file without a root."""
-    from plint.root import read_regular
 
     if root is not None:
         root.refuse_outside(path)
@@ -124,14 +126,14 @@ def read_through(root, path: str | Path) -> bytes:
 class reading_from:
     """`with reading_from({real_path: bytes}):` files read as the given bytes."""
 
-    def __init__(self, files: dict[str, bytes]):
+    def __init__(self, files: dict[str, bytes]) -> None:
         self.files = files
 
-    def __enter__(self):
+    def __enter__(self) -> reading_from:
         _OVERLAY.update(self.files)
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         for key in self.files:
             _OVERLAY.pop(key, None)
 
@@ -154,7 +156,7 @@ def probe(test: Callable[[], bool]) -> bool:
         raise
 
 
-def display_path(path: str | os.PathLike) -> str:
+def display_path(path: str | os.PathLike[str]) -> str:
     """How reports name a checked file: relative to the working directory when it lies under it (both
     resolved), else as given. A dangling symlink or a symlink loop is named by its own name."""
     given = Path(path)
@@ -168,7 +170,7 @@ def display_path(path: str | os.PathLike) -> str:
         return str(given)
 
 
-def parse_python(data: bytes | str, filename: str = "<unknown>"):
+def parse_python(data: bytes | str, filename: str = "<unknown>") -> ast.Module:
     """A Python file's syntax tree (ast.Module), without its compile warnings: an invalid escape such as `"\\d"`
     warns with the file's own line, which would reach stderr unescaped (and, in a CI log, could carry a
     workflow command). SyntaxError and the like still raise."""

@@ -14,7 +14,8 @@ if TYPE_CHECKING:
 
 from plint.reading.shell.model import Word
 from plint.source import Span
-from plint.numbers import NumberTooLong, parse_int  # noqa: F401 (parse_int: the readers' converter)
+from plint.numbers import NumberTooLong as NumberTooLong, parse_int as parse_int  # re-exported: the readers' converter
+from plint.bounds import clip
 
 # "missing": the launch leaves out a value the trainer has no default for (Megatron's --seq-length): null,
 # listed in the layout's `unresolved`, never labelled "default" as if the trainer supplied one
@@ -32,15 +33,13 @@ class Value:
     def known(self) -> bool:
         return self.value is not None
 
-    def provenance(self) -> dict:
+    def provenance(self) -> dict[str, Any]:
         out: dict[str, Any] = {"origin": self.origin}
         if self.span is not None:
             out.update(path=self.span.path, line=self.span.line, col=self.span.col)
         else:
             out.update(path=None, line=None, col=None)
         if self.note:
-            from plint.bounds import clip
-
             out["note"] = clip(self.note)
         return out
 

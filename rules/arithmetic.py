@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register
 from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
 
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"
@@ -34,7 +34,7 @@ MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited i
         references=("megatron/training/arguments.py validate_args", "megatron/core/parallel_state.py"),
     ),
 )
-def world_size_indivisible(ctx: RuleContext):
+def world_size_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     sizes = known(ctx, "cluster.world_size", "parallel.tp", "parallel.pp")
@@ -99,12 +99,12 @@ def world_size_indivisible(ctx: RuleContext):
         references=("megatron/core/num_microbatches_calculator.py",),
     ),
 )
-def global_batch_indivisible(ctx: RuleContext):
+def global_batch_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     glob = value(ctx, "batch.global")
     sizes = known(ctx, "batch.global", "batch.micro", "parallel.dp")
-    if sizes is None:
+    if sizes is None or glob is None:
         return
     g, m, dp = sizes
     if m * dp and g % (m * dp) and glob.origin != "default":
@@ -124,18 +124,18 @@ def _int_words(use) -> list[int] | None:
         return None
 
 
-def _runs_ramp(ctx: RuleContext) -> bool:
+def _runs_ramp(ctx: LaunchContext) -> bool:
     """Whether the release in force builds the ramp-up calculator: Megatron-LM core 0.18 replaced it by
     --step-batch-size-schedule and ignores --rampup-batch-size (PL502 says so); the forks keep it."""
-    from plint.rules.keys_and_flags import SINCE, _catalog
+    from plint.rules.keys_and_flags import SINCE, flag_catalog
 
     if trainer(ctx) != "megatron":
         return True
-    release, since = _catalog(ctx).release, SINCE["--rampup-batch-size"][0]
+    release, since = flag_catalog(ctx).release, SINCE["--rampup-batch-size"][0]
     return release[0].isdigit() and tuple(map(int, release.split("."))) < tuple(map(int, since.split(".")))
 
 
-def _ramp_indivisible(ctx: RuleContext, g: int, m: int, dp: int):
+def _ramp_indivisible(ctx: LaunchContext, g: int, m: int, dp: int):
     """--rampup-batch-size START INCREMENT SAMPLES, as RampupBatchsizeNumMicroBatchesCalculator checks it
     (megatron/core/num_microbatches_calculator.py up to core 0.17; megatron/microbatches.py in v2.x and
     the Megatron-DeepSpeed forks): at construction START > 0, INCREMENT > 0, SAMPLES >= 0, GLOBAL - START
@@ -144,7 +144,7 @@ def _ramp_indivisible(ctx: RuleContext, g: int, m: int, dp: int):
     step, START + k*INCREMENT when the ramp reaches it. --decrease-batch-size-if-needed rounds down instead."""
     args = ctx.layout.extras.get("trainer_args")
     use = args.get("--rampup-batch-size") if args is not None else None
-    if use is None or len(use.values) != 3 or not _runs_ramp(ctx):
+    if args is None or use is None or len(use.values) != 3 or not _runs_ramp(ctx):
         return
     numbers = _int_words(use)
     if numbers is None:
@@ -202,7 +202,7 @@ def _schedule_sizes(text: str) -> list[int] | None:
     return sizes or None
 
 
-def _schedule_indivisible(ctx: RuleContext, m: int, dp: int):
+def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
     """Each batch size of --step-batch-size-schedule must divide by micro * dp when training reaches it
     (StepBatchsizeNumMicroBatchesCalculator.update with consistency_check, Megatron-LM core 0.18 on)."""
     args = ctx.layout.extras.get("trainer_args")
@@ -218,7 +218,7 @@ def _schedule_indivisible(ctx: RuleContext, m: int, dp: int):
                       use.value.value_span, key="batch.schedule")
 
 
-def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
+def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
     layers = value(ctx, "model.num_layers")
     if layers is None or layers.value is None:
         return None
@@ -235,7 +235,7 @@ def _layers_total(ctx: RuleContext) -> tuple[int, str] | None:
 _SPLIT_WORDS = re.compile(r"pipeline|partition|layers[-_]per|stage[-_]layers|num[-_]layers[-_]in")
 
 
-def _unmodelled_split_flags(ctx: RuleContext) -> list[str]:
+def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
     args = ctx.layout.extras.get("trainer_args")
     if args is None:
         return []
@@ -265,7 +265,7 @@ def _unmodelled_split_flags(ctx: RuleContext) -> list[str]:
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
-def layers_indivisible(ctx: RuleContext):
+def layers_indivisible(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
     if any(value(ctx, k) is not None for k in ("parallel.uneven_first", "parallel.uneven_last",
@@ -316,7 +316,7 @@ def layers_indivisible(ctx: RuleContext):
         references=("megatron/core/transformer/transformer_config.py __post_init__",),
     ),
 )
-def heads_indivisible(ctx: RuleContext):
+def heads_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     sizes = known(ctx, "model.num_attention_heads", "parallel.tp")
@@ -352,7 +352,7 @@ def heads_indivisible(ctx: RuleContext):
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
-def experts_indivisible(ctx: RuleContext):
+def experts_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     ep = value(ctx, "parallel.ep")
@@ -389,7 +389,7 @@ def experts_indivisible(ctx: RuleContext):
         references=("deepspeed/runtime/config.py _batch_assertion",),
     ),
 )
-def deepspeed_batch_mismatch(ctx: RuleContext):
+def deepspeed_batch_mismatch(ctx: LaunchContext):
     cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
     if cfg is None:
         return
@@ -397,8 +397,9 @@ def deepspeed_batch_mismatch(ctx: RuleContext):
     t, m = cfg.train_batch_size, cfg.train_micro_batch_size_per_gpu
     if trainer(ctx) == "deepspeed":
         batch = (value(ctx, "batch.global"), value(ctx, "batch.micro"), value(ctx, "batch.grad_accum"))
-        if dp is not None and dp.value and all(v is not None and isinstance(v.value, int) for v in batch):
-            tb, mb, ga = (v.value for v in batch)
+        ints = [v.value for v in batch if v is not None and isinstance(v.value, int)]
+        if dp is not None and dp.value and len(ints) == len(batch):
+            tb, mb, ga = ints
             if tb != mb * ga * dp.value:
                 yield Finding(f"train_batch_size {tb} != micro {mb} * grad_accum {ga} * dp {dp.value} = "
                               f"{mb * ga * dp.value}: DeepSpeed stops with 'Check batch related parameters'; "
@@ -478,7 +479,7 @@ def _where_triple_agrees(cfg, t: int, m: int, g: int, dp: int) -> str:
         references=("megatron/core/transformer/transformer_config.py",),
     ),
 )
-def precision_conflict(ctx: RuleContext):
+def precision_conflict(ctx: LaunchContext):
     precision = value(ctx, "precision")
     if is_megatron(ctx) and precision is not None and precision.value is None \
             and "both" in (precision.note or ""):
@@ -515,7 +516,7 @@ def precision_conflict(ctx: RuleContext):
         references=("megatron/core/pipeline_parallel/schedules.py",),
     ),
 )
-def interleave_invalid(ctx: RuleContext):
+def interleave_invalid(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
     spellings = ctx.fact("parallel.vpp_spellings")
@@ -537,9 +538,10 @@ def interleave_invalid(ctx: RuleContext):
                       + f"; pp is {p}", vpp.span or span(ctx, "parallel.pp"), key="parallel.vpp")
         return
     m = known(ctx, "batch.num_microbatches")
-    if m is not None and m[0] < p:
+    glob = value(ctx, "batch.global")
+    if m is not None and m[0] < p and glob is not None:  # num_microbatches is derived from the global batch
         yield Finding(f"{m[0]} micro-batches per step is fewer than pp {p}: the interleaved schedule needs at "
-                      f"least pp micro-batches (global {value(ctx, 'batch.global').value} / (micro * dp))",
+                      f"least pp micro-batches (global {glob.value} / (micro * dp))",
                       span(ctx, "batch.global", "parallel.vpp"), key="batch.num_microbatches")
 
 
@@ -556,7 +558,7 @@ def interleave_invalid(ctx: RuleContext):
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
-def sequence_indivisible(ctx: RuleContext):
+def sequence_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     sizes = known(ctx, "parallel.cp", "model.seq_length")
@@ -581,7 +583,7 @@ def sequence_indivisible(ctx: RuleContext):
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
-def position_embeddings_short(ctx: RuleContext):
+def position_embeddings_short(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     sizes = known(ctx, "model.max_position_embeddings", "model.seq_length")
@@ -605,7 +607,7 @@ def position_embeddings_short(ctx: RuleContext):
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
-def overlap_requirements(ctx: RuleContext):
+def overlap_requirements(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
     gather = ctx.fact("overlap_param_gather")  # unresolved: an unknown part of the line may give it
@@ -630,7 +632,7 @@ def overlap_requirements(ctx: RuleContext):
                       key="tp_comm_overlap")
 
 
-def _gathers_without_distributed_optimizer(ctx: RuleContext) -> bool:
+def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
     """Whether the release's validate_args takes --overlap-param-gather without the distributed optimizer:
     with Megatron-FSDP from 0.14 (the release that named --use-megatron-fsdp; 0.12 and 0.13's
     --use-custom-fsdp required the distributed optimizer) and with `--optimizer dist_muon` from 0.17
@@ -664,7 +666,7 @@ def _gathers_without_distributed_optimizer(ctx: RuleContext) -> bool:
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
-def recompute_conflict(ctx: RuleContext):
+def recompute_conflict(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
     args = ctx.layout.extras.get("trainer_args")
@@ -710,14 +712,14 @@ def recompute_conflict(ctx: RuleContext):
                     "megatron/core/num_microbatches_calculator.py _build_num_microbatches_calculator"),
     ),
 )
-def batch_schedule_conflict(ctx: RuleContext):
-    from plint.rules.keys_and_flags import _catalog
+def batch_schedule_conflict(ctx: LaunchContext):
+    from plint.rules.keys_and_flags import flag_catalog
 
     if trainer(ctx) != "megatron":
         return
     args = ctx.layout.extras.get("trainer_args")
     schedule = args.get("--step-batch-size-schedule") if args is not None else None
-    if schedule is None or _catalog(ctx).lookup("--step-batch-size-schedule") is None:
+    if args is None or schedule is None or flag_catalog(ctx).lookup("--step-batch-size-schedule") is None:
         return  # a release without the flag rejects it outright (PL501)
     for flag, where in (("--global-batch-size", "validate_args"),
                         ("--decrease-batch-size-if-needed", "the micro-batch calculator")):

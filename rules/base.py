@@ -11,7 +11,7 @@ from plint.record import field, record
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterable, TypeAlias
     from plint.layout import Layout
     from plint.reading.read import FileReading
     from plint.source import Span
@@ -79,7 +79,17 @@ class RuleContext:
         return self.layout.extras.get("facts", {}).get(key)
 
 
-Check = "Callable[[RuleContext], Iterable[Finding]]"  # for annotations only
+if TYPE_CHECKING:
+    class LaunchContext(RuleContext):
+        """What a rule that needs a launch (Rule.needs_layout, the default) is given: the engine runs it
+        only on a layout (checking.engine), so its layout is never None. The same object at run time."""
+
+        layout: Layout
+
+    # a rule's check: given a RuleContext, or a LaunchContext when it needs a layout
+    Check: TypeAlias = Callable[[Any], Iterable[Finding]]
+else:
+    LaunchContext = RuleContext
 
 
 @record(frozen=True)

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import closest
+from plint.keytree import JObject, JScalar
 
 STAGE3_ONLY = ("stage3_", "offload_param", "zero_hpz_partition_size", "zero_quantized_weights",
                "zero_quantized_nontrainable_weights", "sub_group_size", "prefetch_bucket_size",
@@ -31,9 +32,7 @@ def _config(ctx: RuleContext):
     cfg = getattr(ctx.reading, "ds_config", None)
     if cfg is None:
         return None
-    from plint.reading.sources.deepspeed_config import is_deepspeed_document  # loaded: cfg was read with it
-
-    return cfg if is_deepspeed_document(cfg.document.root) else None
+    return cfg if cfg.has_deepspeed_marker else None
 
 
 def _integration(ctx: RuleContext) -> bool | None:
@@ -65,8 +64,6 @@ def _hf_trainer(ctx: RuleContext) -> bool:
 
 
 def _auto_the_trainer_leaves(cfg):
-    from plint.reading.sources.jsonpos import JObject, JScalar
-
     def walk(node, prefix: str):
         for e in node.entries:
             path = f"{prefix}{e.key}"
@@ -83,7 +80,6 @@ def _auto_the_trainer_leaves(cfg):
 
 def _walk_strict(node, section_schema: dict, path: str):
     """(entry, path, reason) for unknown keys and "auto" values inside a pydantic section."""
-    from plint.reading.sources.jsonpos import JObject, JScalar
 
     if not isinstance(node, JObject):
         return
@@ -158,7 +154,7 @@ def schema_errors(value, schema: dict, path: tuple = ()):
 def _validated_unknowns(cfg) -> set[str]:
     """Dotted paths of keys the schema rejects (additionalProperties) in the strict sections."""
     data = cfg.document.root.to_python()
-    found = set()
+    found: set[str] = set()
     for path, unknown in schema_errors(data, schema()):
         base = ".".join(str(p) for p in path)
         found.update(f"{base}.{key}" if base else key for key in unknown or ())
@@ -267,7 +263,7 @@ def deepspeed_unknown_key(ctx: RuleContext):
         fix="Not fixed automatically.",
     ),
 )
-def deepspeed_auto_unresolved(ctx: RuleContext):
+def deepspeed_auto_unresolved(ctx: LaunchContext):
     cfg = _config(ctx)
     if cfg is None or not hasattr(cfg.document.root, "entries"):
         return
@@ -323,10 +319,9 @@ def optimizer_table() -> dict:
     return read_json("deepspeed_optimizers.json")
 
 
-def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | None:
+def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str]:
     """The classes DeepSpeed may build for a built-in `kind`: one when the config decides it, both when
     the optimizer offload or params.torch_adam is unknown (engine.py _configure_basic_optimizer)."""
-    from plint.reading.sources.jsonpos import JScalar
 
     builds = table["types"][kind]["builds"]
     torch_adam = params.get("torch_adam")
@@ -369,8 +364,6 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str] | No
     needs_layout=False,
 )
 def deepspeed_optimizer_param(ctx: RuleContext):
-    from plint.reading.sources.jsonpos import JObject, JScalar
-
     cfg = _config(ctx)
     if cfg is None or ctx.layout is not None and ctx.layout.value("trainer") == "megatron-deepspeed":
         # Megatron-DeepSpeed hands deepspeed.initialize its own optimizer (optimizer=get_megatron_optimizer(...),
@@ -455,7 +448,7 @@ def deepspeed_optimizer_param(ctx: RuleContext):
         references=("transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize",),
     ),
 )
-def deepspeed_trainer_sized_steps(ctx: RuleContext):
+def deepspeed_trainer_sized_steps(ctx: LaunchContext):
     cfg = _config(ctx)
     if cfg is None or _integration(ctx) is not True or not _hf_trainer(ctx):
         return

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import gpt, known, span, torchrun, trainer, value
 
 BLACKWELL = ("b200", "gb200", "b100", "gb300", "b300")
@@ -58,12 +58,12 @@ def launch_env(ctx: RuleContext, name: str):
             "the launch's place and the launch moves to the next line, at the same column (safe).",
     ),
 )
-def cuda_device_max_connections(ctx: RuleContext):
+def cuda_device_max_connections(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    from plint.rules.keys_and_flags import _catalog
+    from plint.rules.keys_and_flags import flag_catalog
 
-    environment = _catalog(ctx).environment
+    environment = flag_catalog(ctx).environment
     if environment is not None and "CUDA_DEVICE_MAX_CONNECTIONS" not in environment:
         return  # the parser in force (read from its source) checks no such thing
     gpu = value(ctx, "cluster.gpu")
@@ -112,7 +112,7 @@ def cuda_device_max_connections(ctx: RuleContext):
         fix="Not fixed automatically: remove the variable if it is not needed on this cluster.",
     ),
 )
-def nccl_crippled(ctx: RuleContext):
+def nccl_crippled(ctx: LaunchContext):
     nodes = known(ctx, "cluster.nnodes")
     if not nodes or nodes[0] <= 1:
         return
@@ -143,7 +143,7 @@ def nccl_crippled(ctx: RuleContext):
         references=("deepspeed/launcher/runner.py main",),
     ),
 )
-def cuda_visible_devices_ignored(ctx: RuleContext):
+def cuda_visible_devices_ignored(ctx: LaunchContext):
     chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
     call = next((c for c in getattr(chain, "calls", []) if c.launcher == "deepspeed"), None)
     if call is None or call.option("--hostfile") is not None:

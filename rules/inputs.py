@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from plint.bounds import MAX_UNUSED_LAUNCHES
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 
 _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it): only for findings
 
@@ -159,9 +159,8 @@ def no_launch_found(ctx: RuleContext):
     more = len(reading.unused_launches) - _UNUSED_SHOWN
     if more > 0:
         last = reading.unused_launches[_UNUSED_SHOWN]
-        if len(reading.unused_launches) >= MAX_UNUSED_LAUNCHES:  # the scan stopped there (plint.bounds)
-            more = f"at least {more}"
-        yield Finding(f"no training launch found: {more} more training command(s) not used, the next at line "
+        shown = f"at least {more}" if len(reading.unused_launches) >= MAX_UNUSED_LAUNCHES else more  # plint.bounds
+        yield Finding(f"no training launch found: {shown} more training command(s) not used, the next at line "
                       f"{last.span.line}: {last.why}", last.span, key="launch")
 
 
@@ -207,7 +206,7 @@ def unused_directive(ctx: RuleContext):
         fix="Not fixable: add `megatron = \"0.16\"` (your release) to [tool.plint].",
     ),
 )
-def assumed_version(ctx: RuleContext):
+def assumed_version(ctx: LaunchContext):
     from plint.rules.keys_and_flags import REMOVED, unknown_flags
 
     release = ctx.layout.extras.get("release") if ctx.layout is not None else None

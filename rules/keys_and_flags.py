@@ -6,8 +6,13 @@ Deprecations and removals are those of shared/reference/megatron.md §1.9.
 from __future__ import annotations
 
 
-from plint.rules.base import Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import closest, gpt, torchrun, trainer
+from plint.bounds import MAX_SUGGESTIONS
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
 
 # flag -> (replacement or None, what the trainer does with it). Still accepted by the parser.
 DEPRECATED = {
@@ -65,28 +70,31 @@ def _args(ctx: RuleContext):
     return ctx.layout.extras.get("trainer_args")
 
 
-def _in_force(ctx: RuleContext):
+def catalog_in_force_of(ctx: RuleContext):
     """The parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce), or None."""
     return ctx.layout.extras.get("catalog") if ctx.layout is not None else None
 
 
-def _catalog(ctx: RuleContext):
+def flag_catalog(ctx: RuleContext):
     from plint.catalog.flags import default_release, load_flag_catalog
 
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     if in_force is not None:
         return in_force.catalog
-    release = ctx.layout.extras.get("release")
-    return load_flag_catalog(release[0] if release else default_release(trainer(ctx)))
+    release = ctx.layout.extras.get("release") if ctx.layout is not None else None
+    return load_flag_catalog(release[0] if release else default_release(trainer(ctx) or "megatron"))
 
 
-def release_at_least(ctx: RuleContext, oldest: str) -> bool | None:
+_catalog = flag_catalog  # its former name, which rules/cost.py (another branch's now) still imports
+
+
+def release_at_least(ctx: LaunchContext, oldest: str) -> bool | None:
     """Whether the Megatron-LM release whose checks the launch meets is `oldest` ("0.17") or newer; None for a
     fork's catalog, whose releases are not in that order."""
     from plint.catalog.flags import releases
 
     order = [r for r in releases() if r[0].isdigit() or r == "main"]
-    release = _catalog(ctx).release
+    release = flag_catalog(ctx).release
     if release not in order or oldest not in order:
         return None
     return order.index(release) >= order.index(oldest)
@@ -96,23 +104,22 @@ def judged_by(ctx: RuleContext) -> str:
     """How a PL50x message names the parser that judged it."""
     from plint.catalog.flags import release_label
 
-    in_force = _in_force(ctx)
-    return in_force.label if in_force is not None else release_label(_catalog(ctx).release)
+    in_force = catalog_in_force_of(ctx)
+    return in_force.label if in_force is not None else release_label(flag_catalog(ctx).release)
 
 
-def unknown_flags(ctx: RuleContext):
+def unknown_flags(ctx: LaunchContext):
     """(use, suggestion) for every flag the parser of the release in force would reject."""
     args = _args(ctx)
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     entry_read = in_force is not None and in_force.entry_read
     if args is None or (ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS and not entry_read):
         return []
     cached = ctx.layout.extras.get("unknown_flags")  # PL501 and its fixer ask once per finding
     if cached is not None and cached[0] is args:
         return cached[1]
-    from plint.bounds import MAX_SUGGESTIONS
 
-    catalog = _catalog(ctx)
+    catalog = flag_catalog(ctx)
     options = catalog.options()
     out = []
     for use in args.uses:
@@ -145,10 +152,10 @@ def unknown_flags(ctx: RuleContext):
         fix="`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe).",
     ),
 )
-def unknown_flag(ctx: RuleContext):
+def unknown_flag(ctx: LaunchContext):
     from plint.catalog.forks import forks_defining
 
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     assumed = in_force is not None and in_force.assumed
     for use, suggestion in unknown_flags(ctx):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
@@ -178,11 +185,11 @@ def unknown_flag(ctx: RuleContext):
         fix="`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe).",
     ),
 )
-def deprecated_flag(ctx: RuleContext):
+def deprecated_flag(ctx: LaunchContext):
     args = _args(ctx)
     if args is None:
         return
-    release = _catalog(ctx).release
+    release = flag_catalog(ctx).release
     for use in args.uses:
         if trainer(ctx) == "megatron-deepspeed" and use.spec is not None:
             continue  # the forks keep their own (older) flags on purpose
@@ -214,15 +221,16 @@ def deprecated_flag(ctx: RuleContext):
         fix="Not fixed automatically: which value was meant is the author's call.",
     ),
 )
-def duplicate_flag(ctx: RuleContext):
+def duplicate_flag(ctx: LaunchContext):
     args = _args(ctx)
     if args is None:
         return
-    seen: dict[str, object] = {}
+    seen: dict[str, tuple[tuple[str, ...], Any]] = {}  # key -> (values, the flag use that gave them)
     for use in args.uses:
         key = use.spec.dest if use.spec is not None and use.spec.dest else use.option
-        values = tuple(w.text for w in use.values)
-        if None in values:
+        texts = [w.text for w in use.values]
+        values = tuple(t for t in texts if t is not None)
+        if len(values) != len(texts):
             continue
         if key in seen and seen[key][0] != values:
             first, first_use = seen[key]
@@ -236,7 +244,7 @@ def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
     """The forks whose parser accepts `value` for `option`, where the release in force was only assumed."""
     from plint.catalog.forks import forks_accepting
 
-    in_force = _in_force(ctx)
+    in_force = catalog_in_force_of(ctx)
     return forks_accepting(option, value) if in_force is not None and in_force.assumed else []
 
 
@@ -260,7 +268,7 @@ def invalid_value(ctx: RuleContext):
         if problem.kind == "invalid-value":
             yield Finding(problem.message, problem.span)
     args = _args(ctx)
-    if args is None:
+    if args is None or ctx.layout is None:  # _args is None without a layout
         return
     for use in args.uses:
         spec = use.spec
@@ -289,7 +297,7 @@ def invalid_value(ctx: RuleContext):
             # megatron_patch/arguments.py appends "hybridadam" to --optimizer and "none" to
             # --position-embedding-type), so only the core scripts' parsers, or a parser read together with the
             # entry script's own arguments, are known well enough to judge
-            in_force = _in_force(ctx)
+            in_force = catalog_in_force_of(ctx)
             if spec.choices is not None and text not in spec.choices \
                     and (ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS or (in_force and in_force.entry_read)):
                 near = closest(text, spec.choices)

@@ -6,7 +6,7 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import FIGURES, gpt, is_megatron, known, span, torchrun, value
 
 SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n" \
@@ -17,7 +17,7 @@ SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tas
                  "--micro-batch-size 1 --global-batch-size 64 --bf16\n"
 
 
-def domain_of(ctx: RuleContext) -> int | None:
+def domain_of(ctx: LaunchContext) -> int | None:
     """GPUs that share NVLink: [tool.plint] nvlink-domain when given (72 on a GB200 NVL72 rack), else
     the GPUs of one node."""
     configured = (ctx.settings.cluster.get("nvlink-domain") if ctx.settings is not None else None)
@@ -27,7 +27,7 @@ def domain_of(ctx: RuleContext) -> int | None:
     return per[0] if per else None
 
 
-def _multi_node(ctx: RuleContext) -> bool:
+def _multi_node(ctx: LaunchContext) -> bool:
     nodes = known(ctx, "cluster.nnodes")
     return bool(nodes and nodes[0] > 1)
 
@@ -56,7 +56,7 @@ def _crosses(size: int, domain: int) -> bool:
         references=("megatron/core/parallel_state.py RankGenerator",),
     ),
 )
-def tp_spans_nodes(ctx: RuleContext):
+def tp_spans_nodes(ctx: LaunchContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
     domain, tp = domain_of(ctx), known(ctx, "parallel.tp")
@@ -95,7 +95,7 @@ ALTERNATIVE_DOC = ("It speaks only when it can name a concrete alternative of th
             "data-parallel size and checkpoints change).",
     ),
 )
-def cp_spans_nodes(ctx: RuleContext):
+def cp_spans_nodes(ctx: LaunchContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
     domain, sizes = domain_of(ctx), known(ctx, "parallel.tp", "parallel.cp")
@@ -108,7 +108,7 @@ def cp_spans_nodes(ctx: RuleContext):
         lambda new: f"cp {new.cp} and dp {new.data_parallel()} instead keep it inside a node")
 
 
-def _with_alternative(ctx: RuleContext, axis: str, domain: int, head: str, instead):
+def _with_alternative(ctx: LaunchContext, axis: str, domain: int, head: str, instead):
     """PL202's and PL203's finding: the group that crosses nodes, its share of the step and the smaller size
     that does better (plint.rules.cost.spanning_alternative); nothing when there is none."""
     from plint.rules.cost import gain_text, spanning_alternative
@@ -143,7 +143,7 @@ def _with_alternative(ctx: RuleContext, axis: str, domain: int, head: str, inste
             "change).",
     ),
 )
-def ep_spans_nodes(ctx: RuleContext):
+def ep_spans_nodes(ctx: LaunchContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
     domain, sizes = domain_of(ctx), known(ctx, "parallel.etp", "parallel.ep")
@@ -173,7 +173,7 @@ def _calls(ctx: RuleContext):
         fix="Not fixed automatically: use one task per node for a launcher.",
     ),
 )
-def srun_double_launch(ctx: RuleContext):
+def srun_double_launch(ctx: LaunchContext):
     calls = _calls(ctx)
     kinds = [c.launcher for c in calls]
     if "srun" not in kinds or not any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed",
@@ -211,7 +211,7 @@ def _allocated(ctx: RuleContext):
         fix="Not fixed automatically.",
     ),
 )
-def nproc_exceeds_gpus(ctx: RuleContext):
+def nproc_exceeds_gpus(ctx: LaunchContext):
     gpus, workers = _allocated(ctx), value(ctx, "cluster.workers_per_node")
     if gpus is not None and workers is not None and workers.value and workers.value > gpus.value:
         yield Finding(f"{workers.value} workers per node but the job allocates {gpus.value} GPUs per node",
@@ -231,7 +231,7 @@ def nproc_exceeds_gpus(ctx: RuleContext):
         fix="Not fixed automatically.",
     ),
 )
-def gpus_left_idle(ctx: RuleContext):
+def gpus_left_idle(ctx: LaunchContext):
     gpus, workers = _allocated(ctx), value(ctx, "cluster.workers_per_node")
     if gpus is not None and workers is not None and workers.value and workers.value < gpus.value:
         yield Finding(f"{workers.value} workers per node leave {gpus.value - workers.value} of the "
@@ -254,12 +254,12 @@ LOCAL = ("localhost", "127.0.0.1", "::1")
         fix="Not fixed automatically: the head node's address is known only to the cluster.",
     ),
 )
-def master_addr_localhost(ctx: RuleContext):
+def master_addr_localhost(ctx: LaunchContext):
     if not _multi_node(ctx):
         return
     chain = ctx.layout.extras.get("chain")
     addr = chain.master_addr if chain is not None else None
-    if addr is None or addr.value not in LOCAL:
+    if chain is None or addr is None or addr.value not in LOCAL:
         return
     for call in chain.calls:
         for name in ("--master-addr", "--rdzv-endpoint", "--master_addr"):
@@ -267,6 +267,7 @@ def master_addr_localhost(ctx: RuleContext):
             if word is not None and any(p.default_of for p in word.pieces):
                 return  # `${MASTER_ADDR:-localhost}`: the job's environment sets the real address
     nodes = value(ctx, "cluster.nnodes")
+    assert nodes is not None  # _multi_node read it
     yield Finding(f"{nodes.value} nodes rendezvous at {addr.value}: every node waits for itself", addr.span,
                   key="cluster.master_addr")
 
@@ -327,7 +328,7 @@ SRUN_RANK_ENV = ("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELI
             "to RANK/WORLD_SIZE in the task.",
     ),
 )
-def rank_env_missing(ctx: RuleContext):
+def rank_env_missing(ctx: LaunchContext):
     from plint.rules.environment import launch_env
 
     if ctx.layout.value("trainer") != "megatron":

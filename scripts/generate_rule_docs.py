@@ -18,8 +18,8 @@ DEFAULT_FIXTURES = ROOT / "fixtures" / "rules"
 
 
 def generate(out: Path) -> list[Path]:
-    from plint.cli.commands_docs import page
     from plint.fixing.fixers import availability
+    from plint.report.rule_page import page
     from plint.rules.registry import all_rules
 
     out.mkdir(parents=True, exist_ok=True)
@@ -28,7 +28,7 @@ def generate(out: Path) -> list[Path]:
             "| code | name | family | severity | fix | summary |", "|---|---|---|---|---|---|"]
     for rule in all_rules().values():
         path = out / f"{rule.code}.md"
-        path.write_text(page(rule, markdown=True))
+        path.write_text(page(rule, availability(rule.code), markdown=True))
         written.append(path)
         summary = rule.summary.replace("|", "\\|")  # a table cell
         rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "

@@ -10,7 +10,8 @@ import sys
 
 import pytest
 from fixture_paths import ROOT
-from plint.dryrun.groups import dry_run, ranks_to_visit, read_sizes, text_lines
+from plint.dryrun.groups import dry_run, ranks_to_visit, read_sizes
+from plint.report.text import dry_run_lines
 
 HAVE_MEGATRON = all(importlib.util.find_spec(m) is not None for m in ("torch", "megatron"))
 HAVE_DEEPSPEED = HAVE_MEGATRON and importlib.util.find_spec("deepspeed") is not None
@@ -84,11 +85,11 @@ def test_layout_from_a_launch_file():
     out = dry_run(reading.layouts[0], backend="analytic")
     assert out["world_size"] == 32 and out["ok"], out["problems"]
     assert out["group_counts"]["ep"] == [4, 8] and out["group_counts"]["pp"] == [8, 4]
-    assert text_lines(out)[0].startswith("dry run (analytic, world 32): ok")
+    assert dry_run_lines(out)[0].startswith("dry run (analytic, world 32): ok")
 
 
 def test_text_lines_name_each_problem():
-    lines = text_lines(dry_run({"world_size": 12, "tp": 8, "gpus_per_node": 8}, backend="analytic"))
+    lines = dry_run_lines(dry_run({"world_size": 12, "tp": 8, "gpus_per_node": 8}, backend="analytic"))
     assert lines[0] == "dry run (analytic, world 12): 1 problem(s)"
     assert lines[1].startswith("  rejected (plint): ")
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 from fixture_paths import ROOT
 from plint.checking.check import check_paths
-from plint.fixing.fix import attach_fixes, fix_paths, run_fix
+from plint.cli.fix_command import run_fix
+from plint.fixing.fix import attach_fixes, fix_paths
 
 BASH = shutil.which("bash")
 LAUNCHES = sorted(p for p in (ROOT / "fixtures" / "launches").iterdir() if p.is_dir())

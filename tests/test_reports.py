@@ -72,7 +72,7 @@ def test_markdown_comment_and_clean_run(tmp_path):
 def test_text_shows_the_source_line_and_a_caret_under_the_span():
     out = text.render(check_paths([BAD]).results)
     lines = out.splitlines()
-    i = next(n for n, l in enumerate(lines) if l.startswith("9 | "))
+    i = next(n for n, line in enumerate(lines) if line.startswith("9 | "))
     assert "--global-batch-size 1000" in lines[i]
     caret = lines[i + 1]
     assert caret.index("^") == lines[i].index("1000") and caret.count("^") == 4

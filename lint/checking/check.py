@@ -13,7 +13,7 @@ from plint.reading.read import MAX_FILE_BYTES, FileReading, file_kind, read_path
 from plint.root import confined, root_for
 from plint.checking.config import UsageError
 from plint.reading.shell.placeholders import is_slot_message
-from plint.source import probe, read_bytes
+from plint.source import display_path, probe, read_bytes
 
 CHECKED_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", ".json")
 
@@ -106,8 +106,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
     if aside:
         read = {os.path.realpath(cfg.path) for _, r in checked for layout in r.layouts
                 if (cfg := layout.extras.get("ds_config")) is not None}
-        checked += [(index, _check_file(path, engine, options)) for index, path in aside
-                    if os.path.realpath(path) in read]
+        checked += [(index, result) for index, path in aside
+                    if os.path.realpath(path) in read and (result := _check_file(path, engine, options)) is not None]
         checked.sort(key=lambda pair: pair[0])
     run.results = [result for _, result in checked]
     engine.finish(run.results)
@@ -147,7 +147,6 @@ def _failed(path: Path, root, exc: Exception) -> FileReading:
     """The reading of a file plint failed on (a bug of plint, never the file's fault): PL001 with what
     failed, as flake8's E902 and pylint's astroid-error do, so that what a file holds never becomes
     a traceback or the exit code of a usage error, and the other files named are still checked."""
-    from plint.source import display_path
 
     reading = FileReading(display_path(str(path)), file_kind(path))
     reading.unreadable = f"plint failed on this file ({type(exc).__name__}: {exc}); please report it"

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -96,10 +97,10 @@ class Settings:
 
 
 def _toml(path: str | Path) -> dict:
-    try:
+    if sys.version_info >= (3, 11):
         import tomllib
-    except ModuleNotFoundError:  # Python 3.10
-        import tomli as tomllib  # type: ignore[no-redef]
+    else:  # Python 3.10
+        import tomli as tomllib
     try:
         return tomllib.loads(Path(path).read_text())
     except (OSError, UnicodeDecodeError) as exc:
@@ -229,8 +230,6 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
                              f"known: {', '.join(releases())}")
     s.baseline = table.get("baseline")
     if "trainer-source" in table:
-        import os
-
         folder = os.path.dirname(os.path.abspath(str(path)))
         s.trainer_source = os.path.normpath(os.path.join(folder, os.path.expanduser(table["trainer-source"])))
     _root_keys(s, table)

@@ -16,6 +16,11 @@ from plint.source import probe, read_bytes
 from plint.checking.config import Settings, UsageError
 from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
+from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.checking.baseline import Baseline
 
 BASELINE_NAME = ".plint-baseline"  # plint.checking.baseline.DEFAULT_NAME, not imported when there is no baseline
 EXACT = 1000  # the specificity of a code or a name; a prefix counts its length
@@ -40,18 +45,18 @@ class Engine:
     def __init__(self, options) -> None:
         self.options = options
         self.fail_on: str | None = None  # the first configuration's fail-on
-        self._rules: dict | None = None
+        self._rules: dict = {}  # code -> Rule, once loaded
         self._config_of_folder: dict[Path, Path | None] = {}  # absolute folder -> its config file
         self._settings: dict[Path | None, Settings] = {}
         self._directives: dict[str, list] = {}  # absolute path -> directives, read once per run
         self._first_reader: dict[str, str] = {}  # absolute path of a sourced file -> the checked file
-        self._baselines: dict[Path | None, object] = {}  # absolute baseline path (None: none) -> Baseline
+        self._baselines: dict[Path | None, Baseline | None] = {}  # absolute baseline path (None: none) -> Baseline
 
     # -- configuration -------------------------------------------------------------------------
 
     @property
     def rules(self) -> dict:
-        if self._rules is None:
+        if not self._rules:
             from plint.rules.registry import all_rules
 
             self._rules = all_rules()
@@ -407,13 +412,12 @@ def limit_report(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
     """The findings a report prints for one file (plint.bounds): the first MAX_FINDINGS_PER_RULE of each
     rule, MAX_FINDINGS_PER_FILE in all, and per rule one finding counting the rest, so a file with
     20,000 unknown flags prints kilobytes, not 30 MB of SARIF. `fix` and baselines see every finding."""
-    from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
 
     if len(diagnostics) <= MAX_FINDINGS_PER_RULE:
         return diagnostics
     shown: dict[str, int] = {}
     hidden: dict[str, list[Diagnostic]] = {}
-    out = []
+    out: list[Diagnostic] = []
     for d in diagnostics:
         if shown.get(d.code, 0) >= MAX_FINDINGS_PER_RULE or len(out) >= MAX_FINDINGS_PER_FILE:
             hidden.setdefault(d.code, []).append(d)

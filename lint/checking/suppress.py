@@ -165,11 +165,14 @@ def read_directives(path: str, text: str) -> list[Directive]:
         line = node.start_point[0] + 1
         source_line = lines[line - 1] if line <= len(lines) else body
         col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1:node.start_byte].decode("utf-8", "surrogateescape"))
+        kind: str | None
+        problem: str | None
         if noqa is not None:
             kind, selectors, reason, problem = "disable", noqa, "", None
             start = NOQA.search(body)
         else:
             kind, selectors, reason, problem = parse_comment(body)
+        assert start is not None  # MARK found plint's directive, or NOQA the `# noqa` _noqa_codes read
         d = Directive(path, line, col + start.start() + 1, len(source_line) + 1, selectors, reason,
                       kind == "disable-file", problem=problem, noqa=noqa is not None)
         found.append(d)

@@ -13,7 +13,8 @@ import os
 import sys
 from pathlib import Path
 
-from plint.source import probe
+from plint.source import probe, reading_from
+from plint.root import MAX_FILE_BYTES
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
@@ -184,7 +185,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
     if only_new_against:
         from plint.github.only_new import keep_new
 
-        keep_new(result, list(paths), only_new_against, options)
+        keep_new(result, [str(p) for p in paths], only_new_against, options)
     if dry_run:  # torch, megatron-core and deepspeed are imported only here
         from plint.dryrun.groups import dry_run as build_groups
 
@@ -272,7 +273,6 @@ def _read_as_file(stdin: tuple[str, str, bytes] | None):
         from contextlib import nullcontext
 
         return nullcontext()
-    from plint.source import reading_from
 
     return reading_from({stdin[1]: stdin[2]})
 
@@ -298,9 +298,6 @@ def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple
         return paths, None
     if len(named) > 1:
         raise UsageError("`-` (standard input) given more than once")
-    import os
-
-    from plint.root import MAX_FILE_BYTES
 
     name = stdin_filename if stdin_filename is not None else STDIN
     if not name or os.path.isdir(name):

@@ -113,7 +113,7 @@ def _check_options_for_fix(command):
 @_check_options_for_fix
 def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> None:
     """Apply fixes in place: byte-range edits of the original text, comments and formatting kept."""
-    from plint.fixing.fix import run_fix
+    from plint.cli.fix_command import run_fix
 
     try:
         code = run_fix(list(paths), unsafe_fixes=unsafe_fixes, diff=diff, **options)

@@ -8,7 +8,7 @@ import json
 
 import click
 
-WRAP = 88
+from plint.report.rule_page import page
 
 
 def record_json(rule) -> dict:
@@ -22,54 +22,6 @@ def record_json(rule) -> dict:
             "what": d.what, "why": d.why, "fix": d.fix, "references": list(d.references),
             "bad_example": {"main": d.bad.main, "files": dict(d.bad.files)},
             "good_example": {"main": d.good.main, "files": dict(d.good.files)}}
-
-
-def page(rule, markdown: bool = False) -> str:
-    """A rule's documentation in ruff's order: title, what it checks, why, bad example, good example,
-    fix, references, docs link."""
-    from plint.fixing.fixers import availability
-
-    d = rule.docs
-    facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {availability(rule.code)}."
-    sections = [("What it checks", [d.what]), ("Why it matters", [d.why]),
-                ("Bad example", _example(d.bad, markdown)), ("Good example", _example(d.good, markdown)),
-                ("Fix", [d.fix])]
-    if d.references:
-        sections.append(("References", ["\n".join(f"- {r}" for r in d.references)]))
-    if markdown:
-        out = [f"# {rule.code} {rule.name}", "", rule.summary, "", facts, ""]
-        for title, blocks in sections:
-            out += [f"## {title}", ""] + [line for block in blocks for line in (block, "")]
-        return "\n".join(out).rstrip() + "\n"
-    title = f"{rule.code} {rule.name}"
-    out = [title, "=" * len(title), "", _wrap(rule.summary), "", facts, ""]
-    for heading, blocks in sections:
-        out += [heading, "-" * len(heading), ""]
-        for block in blocks:
-            out += [block if block.startswith(("  ", "- ")) else _wrap(block), ""]
-    out.append(f"Docs: {rule.docs_url}")
-    return "\n".join(out) + "\n"
-
-
-def _example(example, markdown: bool) -> list[str]:
-    blocks = []
-    for name, text in example.files.items():
-        label = f"`{name}`" if markdown else name
-        if len(example.files) > 1 and name == example.main:
-            label += " (the file plint checks)"
-        body = text.rstrip("\n")
-        if markdown:
-            fence = "json" if name.endswith(".json") else "toml" if name.endswith(".toml") else "bash"
-            blocks += [f"{label}:", f"```{fence}\n{body}\n```"]
-        else:
-            blocks.append(f"  {label}:\n" + "\n".join(f"    {line}" for line in body.splitlines()))
-    return blocks
-
-
-def _wrap(paragraph: str) -> str:
-    import textwrap
-
-    return textwrap.fill(paragraph, WRAP, break_long_words=False, break_on_hyphens=False)
 
 
 def table(records) -> str:
@@ -109,7 +61,9 @@ def explain(rule: str, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(record_json(found), indent=2))
     else:
-        click.echo(page(found), nl=False)
+        from plint.fixing.fixers import availability
+
+        click.echo(page(found, availability(found.code)), nl=False)
 
 
 def did_you_mean(word: str, rules: dict) -> str:

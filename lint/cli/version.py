@@ -19,7 +19,7 @@ def version_text(version: str) -> str:
     from plint.catalog.flags import release_info, releases
     from plint.schemas import read_json
 
-    known = [release_info(r) for r in releases()]  # Megatron-LM oldest first, then the forks
+    known = [info for r in releases() if (info := release_info(r)) is not None]  # Megatron-LM oldest first, then forks
     megatron = ", ".join(_pinned(info) for info in known if info["flavour"] == "megatron")
     forks = ", ".join(f"{info['repo'].rsplit('/', 2)[-2]} {_pinned(info)}"  # the fork's GitHub owner
                       for info in known if info["flavour"] == "megatron-deepspeed")

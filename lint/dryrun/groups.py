@@ -35,6 +35,10 @@ from plint.dryrun.ranks import (
     crossing,
 )
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
+
 FULL_LISTS_UP_TO = 1024  # world sizes above this report the first SAMPLE_GROUPS groups of each kind
 SAMPLE_GROUPS = 16
 SAMPLE_RANKS = 64  # ranks listed per sampled group (a data-parallel group of a huge world is huge)
@@ -185,7 +189,7 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
     try:
         analytic = RankLayout(world, sizes["tp"], sizes["pp"], sizes["cp"], sizes["ep"], sizes["etp"], order)
     except LayoutError as exc:
-        analytic_error = str(exc)
+        analytic_error: str | None = str(exc)
     else:
         analytic_error = None
 
@@ -204,7 +208,7 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
             groups = built["groups"] if built["complete"] else None
         else:
             problems.extend(built["mismatches"])
-            if built["complete"] and not built["mismatches"]:
+            if built["complete"] and not built["mismatches"] and groups is not None:  # analytic built them
                 groups = {k: built["groups"].get(k, groups[k]) for k in groups}
     elif analytic_error is not None:
         problems.append(_problem("rejected", "plint", f"megatron-core would refuse it: {analytic_error}"))
@@ -288,7 +292,7 @@ def ranks_to_visit(world: int, max_ranks: int | None = None) -> list[int]:
 
 def _megatron_groups(mc, world, sizes, order, analytic, max_ranks) -> dict:
     dist, ps, fake_store = mc["dist"], mc["ps"], mc["FakeStore"]
-    out = {"groups": {}, "complete": False, "error": None, "mismatches": [], "coverage": None}
+    out: dict[str, Any] = {"groups": {}, "complete": False, "error": None, "mismatches": [], "coverage": None}
     if dist.is_initialized():
         out["error"] = "torch.distributed is already initialised in this process: the dry run needs it free"
         return out
@@ -482,20 +486,3 @@ def _transformer_config_problems(mc, facts, sizes, notes) -> list[dict]:
         text = " ".join(str(exc).split())
         return [_problem("rejected", "megatron-core", f"TransformerConfig: {type(exc).__name__}: {text}")]
     return []
-
-
-# ---- text output ----------------------------------------------------------------------------------
-
-def text_lines(result: dict) -> list[str]:
-    """The dry run for `plint check --dry-run`'s text report: a summary line, then one per problem."""
-    counts = result.get("group_counts") or {}
-    shown = ", ".join(f"{k} {n}x{size}" for k, (n, size) in counts.items()
-                      if k in ("tp", "pp", "dp", "cp", "ep") and size > 1)
-    cover = result.get("coverage")
-    checked = f", {cover['ranks']} of {cover['of']} ranks built" if cover else ""
-    verdict = "ok" if result.get("ok") else f"{len(result.get('problems') or [])} problem(s)"
-    lines = [f"dry run ({result.get('backend')}, world {result.get('world_size')}{checked}): {verdict}"
-             + (f"; groups {shown}" if shown else "")]
-    lines += [f"  {p['kind']} ({p['source']}): {p['message']}" for p in result.get("problems") or []]
-    lines += [f"  note: {n}" for n in result.get("notes") or [] if "analytic rank layout only" in n]
-    return lines

@@ -176,12 +176,13 @@ class RankLayout:
         # Groups of one grid kind partition the world: index them once per kind.
         index = self._cache.get("#" + kind)
         if index is None:
-            index = [None] * self.world_size  # type: ignore[list-item]
+            slots: list[list[int] | None] = [None] * self.world_size
             for g in self.groups(kind):
                 for r in g:
-                    index[r] = g  # type: ignore[call-overload]
-            self._cache["#" + kind] = index  # type: ignore[assignment]
-        return index[rank]  # type: ignore[return-value]
+                    slots[r] = g
+            index = [g if g is not None else [] for g in slots]  # a grid kind's groups cover every rank
+            self._cache["#" + kind] = index
+        return index[rank]
 
 
 def rank_groups(world_size: int, tp: int = 1, pp: int = 1, cp: int = 1, ep: int = 1,

@@ -5,8 +5,8 @@ tensor-parallel size. Unsafe: checkpoints change layout (and, with the micro-bat
 
 from __future__ import annotations
 
-from plint.fixing.fix_registry import FixContext, _at, _trainer_args, fixer
-from plint.fixing.layout_fixers import _insert_after_tp, _layout_context, _remove_flag, _replace_value, size_edits
+from plint.fixing.fix_registry import FixContext, points_at, trainer_args_of, fixer
+from plint.fixing.layout_fixers import insert_after_tp, layout_context, remove_flag, replace_value, size_edits
 from plint.rules.base import Edit, Fix
 from plint.reading.sources.megatron import integer
 from plint.values import from_word
@@ -31,7 +31,7 @@ def _context_of(diag: Diagnostic, ctx: FixContext, key: str = "parallel.pp"):
     contexts = [c for c in ctx.contexts() if c.layout is not None]
     for c in contexts:
         v = c.layout.get(key)
-        if v is not None and _at(v.span, diag):
+        if v is not None and points_at(v.span, diag):
             return c
     return contexts[0] if len(contexts) == 1 else None
 
@@ -46,7 +46,7 @@ def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     inp, est = cost_input(rctx.layout, rctx.settings), layout_estimate(rctx.layout, rctx.settings)
     better = bubble_alternative(rctx, inp, est) if inp is not None and est is not None else None
-    return _write(ctx, rctx, inp, better[0], "PL301") if better is not None else None
+    return _write(ctx, rctx, inp, better[0], "PL301") if better is not None and inp is not None else None
 
 
 @fixer("PL202", applicability="unsafe")
@@ -57,7 +57,7 @@ def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.rules.cost import context_alternative, spanning_alternative
     from plint.rules.topology import domain_of
 
-    rctx = _layout_context(diag, ctx)
+    rctx = layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "megatron":
         return None
     if diag.code == "PL307":
@@ -65,9 +65,10 @@ def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     else:
         domain = domain_of(rctx)
         better = spanning_alternative(rctx, "cp" if diag.code == "PL202" else "ep", domain) if domain else None
-    if better is None:
+    inp = cost_input(rctx.layout, rctx.settings) if better is not None else None
+    if better is None or inp is None:
         return None
-    return _write(ctx, rctx, cost_input(rctx.layout, rctx.settings), better[0], diag.code)
+    return _write(ctx, rctx, inp, better[0], diag.code)
 
 
 def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -> Fix | None:
@@ -91,15 +92,15 @@ def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -
 def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
     """The virtual stages per rank of `new` (> 1), written with the spelling the launch uses, or added as
     layers per virtual stage; None where the launch sets its stages another way or goes back to one."""
-    args = _trainer_args(rctx)
+    args = trainer_args_of(rctx)
     if args is None or not new.vpp or new.vpp <= 1 or any(args.get(o) is not None for o in OTHER_SPLITS):
         return None
     chunk = new.num_layers // (new.pp * new.vpp)
     for option, target in ((STAGES, new.vpp), (CHUNK, chunk)):
         use = args.get(option)
         if use is not None:
-            return _replace_value(ctx, from_word(use.values[0], integer, option), target) if use.values else None
-    return _insert_after_tp(ctx, rctx, f"{CHUNK} {chunk}")
+            return replace_value(ctx, from_word(use.values[0], integer, option), target) if use.values else None
+    return insert_after_tp(ctx, rctx, f"{CHUNK} {chunk}")
 
 
 # PL302 drops one axis; what only that axis allows goes with it (PL304: no sequence parallelism at tp 1;
@@ -115,12 +116,12 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """The axis PL302 names set to 1 (plint.rules.cost.needless_axis, the same search)."""
     from plint.rules.cost import needless_axis
 
-    rctx = _layout_context(diag, ctx)
+    rctx = layout_context(diag, ctx)
     found = needless_axis(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
     if found is None:
         return None
     axis, size, simpler, _, _ = found
-    args = _trainer_args(rctx)
+    args = trainer_args_of(rctx)
     if args is None or (axis == "pp" and (simpler.vpp or any(args.get(o) is not None for o in (CHUNK, STAGES)))):
         return None  # virtual stages go with the pipeline: their flag and value are not ours to drop
     key, flag = AXIS_FLAGS[axis]
@@ -130,7 +131,7 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     edits = list(written[0])
     companions = [flag for flag in WITH_TP if axis == "tp" and args.get(flag) is not None]
     if companions:
-        removal = _remove_flag(ctx, args, *companions)
+        removal = remove_flag(ctx, args, *companions)
         if removal is None:
             return None
         edits.extend(removal)
@@ -145,12 +146,12 @@ RECOMPUTE_FULL = ("--recompute-granularity", "--recompute-method", "--recompute-
 def selective_recompute(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """Full recompute replaced by --recompute-activations (selective), as PL308 finds it fits. Unsafe: the
     memory it needs is the cost model's estimate."""
-    rctx = _layout_context(diag, ctx)
-    args = _trainer_args(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
+    rctx = layout_context(diag, ctx)
+    args = trainer_args_of(rctx) if rctx is not None and rctx.layout.value("trainer") == "megatron" else None
     if args is None or args.get("--recompute-activations") is not None:
         return None
-    edits = _remove_flag(ctx, args, *RECOMPUTE_FULL)
-    added = _insert_after_tp(ctx, rctx, "--recompute-activations")
+    edits = remove_flag(ctx, args, *RECOMPUTE_FULL)
+    added = insert_after_tp(ctx, rctx, "--recompute-activations")
     if added is None or edits is None:
         return None
     return Fix("full recompute -> --recompute-activations (selective), which the estimate says fits",

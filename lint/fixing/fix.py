@@ -13,10 +13,12 @@ instead and writes nothing. Safe fixes only, unless `unsafe=True`.
 from __future__ import annotations
 
 import os
-import sys
 from pathlib import Path
 
+from plint.diagnostics import fingerprint, fix_json
 from plint.record import field, record
+from plint.root import read_regular
+from plint.source import reading_from
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -26,7 +28,6 @@ if TYPE_CHECKING:
 
 MAX_PASSES = 5
 SHELL_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch", "")
-SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 def _lines(data: bytes) -> list[str]:
@@ -88,7 +89,6 @@ class FixRun:
 
 def overlay(files: dict[str, bytes]):
     """While active, the files in `files` (real path -> bytes) read as their in-memory text."""
-    from plint.source import reading_from
 
     return reading_from(files)
 
@@ -102,8 +102,6 @@ def _check(paths: list[Path], options, files: dict[str, bytes]):
 
 def _errors(run) -> dict[str, int]:
     """Unsuppressed error-level findings by fingerprint (rule, path, key: no line numbers)."""
-    from plint.report.common import fingerprint
-
     out: dict[str, int] = {}
     for r in run.results:
         for d in r.diagnostics:
@@ -114,8 +112,6 @@ def _errors(run) -> dict[str, int]:
 
 
 def _new_errors(before: dict[str, int], after_run) -> list[str]:
-    from plint.report.common import fingerprint
-
     after = _errors(after_run)
     new = {k for k, n in after.items() if n > before.get(k, 0)}
     return [f"{d.path}:{d.line}: {d.code} {d.message}" for r in after_run.results for d in r.diagnostics
@@ -200,7 +196,9 @@ def _candidates(run, files: dict[str, bytes], unsafe: bool, refused: set) -> lis
     from plint.fixing.fixers import FixContext, fix_for, fixable_codes
 
     codes = fixable_codes(unsafe)
-    out, taken, seen = [], [], set()
+    out: list[tuple] = []
+    taken: list[tuple] = []
+    seen: set = set()
     for result in run.results:
         ctx = None
         for d in result.diagnostics:
@@ -240,8 +238,6 @@ def _ident(d) -> tuple:
 
 def _load_files(paths: list[Path]) -> dict[str, bytes]:
     from plint.checking.check import expand_paths
-
-    from plint.root import read_regular
 
     out = {}
     for p in expand_paths(paths):
@@ -331,7 +327,8 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
             if not kept:
                 continue
             new_files = _apply(files, [f for _, f in kept])
-            new_run, problems = _validate(before, originals, new_files, paths, options, bash_ok)
+            new_run, problems = (None, ["an edit lies outside its file"]) if new_files is None else \
+                _validate(before, originals, new_files, paths, options, bash_ok)
             if problems:  # fine alone, not together: keep none of this pass
                 for d, fix in kept:
                     refused.update((_key(fix), _ident(d)))
@@ -339,6 +336,7 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
                                         + "; ".join(problems[:3]))
                 continue
             candidates = kept
+        assert new_files is not None and new_run is not None  # no problems: the edits applied and were checked
         files, run = new_files, new_run
         out.fixed.extend(AppliedFix(d.code, d.path, d.line, d.message, f) for d, f in candidates)
     out.remaining = run
@@ -399,7 +397,6 @@ def attach_fixes(run, unsafe: bool = True) -> None:
     """Fill Diagnostic.fix ({description, applicability, edits}) for every diagnostic a fixer fixes
     (for `plint check --format json|sarif` and the text report's help: diff)."""
     from plint.fixing.fixers import FixContext, fix_for, fixable_codes
-    from plint.report.common import fix_json
 
     codes = fixable_codes(unsafe)
     for result in run.results:
@@ -415,56 +412,6 @@ def attach_fixes(run, unsafe: bool = True) -> None:
 
 # ---- the command ---------------------------------------------------------------------------------
 
-def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, env=(), assume=(),
-            gpu: str | None = None, config_file: str | None = None, isolated: bool = False,
-            select: str | None = None, extend_select: str | None = None, ignore: str | None = None,
-            fail_on: str | None = None, baseline: str | None = None, fmt: str = "text", concise: bool = True,
-            write_baseline: str | None = None, trainer_source: str | None = None, root: str | None = None,
-            quiet: bool = False, color: str = "auto") -> int:
-    """`plint fix`: fix, print the diff or the remaining findings (concise) and a summary; the exit
-    code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
-    changes). Takes the options of `plint check` (plint.cli.check_command.OPTIONS) so that the click
-    command can declare them from the same table. Raises UsageError (a ValueError) for bad input.
-    `quiet`: no summary line; `color`: the diff coloured (plint.report.color.use_color)."""
-    from plint.checking.check import UsageError, check_options
-    from plint.report.color import use_color
-    from plint.report.text import concise_line
-
-    if fmt not in (None, "text"):
-        raise UsageError("--format: plint fix prints text only (use plint check for other formats)")
-    if write_baseline:
-        raise UsageError("--write-baseline: use plint check --write-baseline")
-    if any(str(p) == "-" for p in paths):
-        raise UsageError("plint fix edits files in place: `-` (standard input) is for plint check")
-    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
-                            trainer_source, root)
-    result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
-    hidden = 0 if unsafe_fixes else hidden_fixes(result)
-    summary = result.summary() + (f" ({hidden} hidden fix{'es' if hidden > 1 else ''} can be enabled with "
-                                  "`plint fix --unsafe-fixes`)" if hidden else "")
-    from plint.report.escape import log
-
-    for why in result.reverted:  # names files and quotes findings
-        sys.stderr.write(f"plint: {log(why)}\n")
-    if diff:
-        sys.stdout.write(diff_text(result.changes, use_color(color)))
-        sys.stdout.flush()
-        if not quiet:
-            sys.stderr.write(f"plint: {summary}\n")
-        return 1 if result.changes else 0
-    from plint.report.common import visible
-
-    lines = [concise_line(d) for _, d in visible(result.remaining.results, errors_first=False)] \
-        if result.remaining is not None else []
-    sys.stdout.write("".join(f"{line}\n" for line in lines) + ("" if quiet else summary + "\n"))
-    sys.stdout.flush()
-    level = fail_on or (result.remaining.fail_on if result.remaining is not None else None) or "error"
-    if level != "never" and any(SEVERITY_RANK[d.severity] >= SEVERITY_RANK[level]
-                                for d in result.remaining_diagnostics):
-        return 1
-    return 0
-
-
 def hidden_fixes(result: FixRun) -> int:
     """Findings left after a safe fix that `--unsafe-fixes` would fix (ruff's "hidden fixes"), judged
     on the fixed text (in memory under --diff)."""
@@ -473,30 +420,3 @@ def hidden_fixes(result: FixRun) -> int:
     with overlay({c.real: c.after for c in result.changes}):
         attach_fixes(result.remaining, unsafe=True)
     return sum(1 for d in result.remaining_diagnostics if d.fix and d.fix.get("applicability") == "unsafe")
-
-
-DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
-
-
-def diff_text(changes: list[FileChange], color: bool) -> str:
-    """The unified diffs of the changes, each line ending in a newline (the summary never runs into
-    the last one). For a terminal, coloured as git colours diffs and with the file's control characters
-    shown as escapes (report.common.printable); piped, exactly what `patch` applies, but in a GitHub
-    Actions step (GITHUB_ACTIONS=true, set by the runner), where the log is read for workflow commands
-    and the diff quotes a pull request's lines: there no line of it forms one (report.escape.inert)."""
-    text = "".join(c.diff() for c in changes)
-    if not text or not (color or sys.stdout.isatty()):
-        if os.environ.get("GITHUB_ACTIONS") == "true":
-            from plint.report.escape import inert
-
-            return "".join(inert(line) for line in text.splitlines(keepends=True))
-        return text
-    from plint.report.escape import log
-
-    lines = [log(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
-    if not color:
-        return "".join(f"{line}\n" for line in lines)
-    from plint.report.color import paint
-
-    return paint([[(next((style for prefix, style in DIFF_STYLES if line.startswith(prefix)), ""), line)]
-                  for line in lines])

@@ -16,6 +16,7 @@ import os
 
 from plint.record import field, record
 from plint.rules.base import Edit, Fix
+from plint.source import read_through
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -63,8 +64,6 @@ class FixContext:
     def data(self, path: str) -> bytes | None:
         key = real_path(path)
         if key not in self.files:
-            from plint.source import read_through
-
             try:  # only where the check read (plint.root); standard input as the file it is checked as
                 self.files[key] = read_through(getattr(self.reading, "root", None), key)
             except (OSError, ValueError):
@@ -81,7 +80,7 @@ class FixContext:
 
 # ---- helpers ------------------------------------------------------------------------------------
 
-def _at(span: Span | None, diag: Diagnostic) -> bool:
+def points_at(span: Span | None, diag: Diagnostic) -> bool:
     """Whether a span is where the diagnostic points."""
     return span is not None and span.line == diag.line and span.col == diag.col \
         and real_path(span.path) == real_path(diag.path)
@@ -115,7 +114,7 @@ _BOUNDARY_AFTER = frozenset(b" \t\r\n)\\;|&")
 _BOUNDARY_BEFORE = frozenset(b" \t\r\n(")
 
 
-def _word_end(ctx: FixContext, span: Span | None) -> int | None:
+def word_end(ctx: FixContext, span: Span | None) -> int | None:
     """The end of a word written in a command or an array at span, or None when span is not a
     whole shell word there (inside a quoted string, part of a longer word)."""
     if span is None:
@@ -130,7 +129,7 @@ def _word_end(ctx: FixContext, span: Span | None) -> int | None:
     return span.end
 
 
-def _trainer_args(ctx):
+def trainer_args_of(ctx):
     layout = ctx.layout
     return layout.extras.get("trainer_args") if layout is not None else None
 
@@ -139,8 +138,8 @@ def _trainer_args(ctx):
 TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")
 
 
-def _ds_configs(ctx: FixContext):
-    seen = []
+def ds_configs(ctx: FixContext):
+    seen: list = []
     for layout in ctx.reading.layouts:
         cfg = layout.extras.get("ds_config")
         if cfg is not None and all(cfg is not s for s in seen):

@@ -17,7 +17,8 @@ def unwritable(run, paths, changed: list[str]) -> dict[str, str]:
     """Why each changed file (a real path) must not be written, for those that must not."""
     from plint.checking.check import expand_paths
 
-    named_links, named = set(), set()
+    named_links: set[str] = set()
+    named: set[str] = set()
     for p in expand_paths(list(paths)):
         real = os.path.realpath(os.path.abspath(p))
         # a symlinked folder on the way counts as a link, as plint.root.root_for judges a named file

@@ -23,7 +23,7 @@ import os
 import re
 from functools import lru_cache
 
-from plint.fixing.fix_registry import (FIXERS, TP_OPTIONS, FixContext, _at, _ds_configs, _trainer_args, _word_end, fixer,
+from plint.fixing.fix_registry import (FIXERS, TP_OPTIONS, FixContext, points_at, ds_configs, trainer_args_of, word_end, fixer,
                                  real_path, replace_in_span)
 from plint.rules.base import Edit, Fix
 # Importing them registers the layout and arithmetic fixers and those of the start-up checks.
@@ -32,7 +32,6 @@ from plint.fixing import alternative_fixers, layout_fixers, startup_fixers  # no
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
-    from plint.reading.read import FileReading
 
 
 def fix_for(diag: Diagnostic, ctx: FixContext, unsafe: bool = True) -> Fix | None:
@@ -125,15 +124,15 @@ def _a_fork_flag(rctx, option: str) -> bool:
     """Whether the release was only assumed and a known fork defines the flag (Pai-Megatron-Patch's
     --rotary-scale-factor is no typo of --rotary-scaling-factor): then renaming it would break the fork's run."""
     from plint.catalog.forks import forks_defining
-    from plint.rules.keys_and_flags import _in_force
+    from plint.rules.keys_and_flags import catalog_in_force_of
 
-    in_force = _in_force(rctx)
+    in_force = catalog_in_force_of(rctx)
     return in_force is not None and in_force.assumed and bool(forks_defining(option))
 
 
 @fixer("PL501")
 def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    from plint.rules.keys_and_flags import _catalog, unknown_flags
+    from plint.rules.keys_and_flags import flag_catalog, unknown_flags
 
     for rctx in ctx.contexts():
         if rctx.layout is None:
@@ -146,9 +145,9 @@ def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
                 by_option.setdefault(use.option, []).append((use, suggestion))
             index = rctx.layout.extras["unknown_flags_by_option"] = (flags, by_option)
         for use, suggestion in index[1].get(diag.key, ()):
-            if not suggestion or not _at(use.flag_word.value_span, diag):
+            if not suggestion or not points_at(use.flag_word.value_span, diag):
                 continue
-            if not _confident_flag(use, suggestion, _catalog(rctx)) or _a_fork_flag(rctx, use.option):
+            if not _confident_flag(use, suggestion, flag_catalog(rctx)) or _a_fork_flag(rctx, use.option):
                 return None
             edit = replace_in_span(ctx, use.flag_word.value_span, use.option, suggestion)
             return Fix(f"replace {use.option} with {suggestion}", (edit,)) if edit else None
@@ -163,14 +162,14 @@ _FLAG_AND_CHOICE = re.compile(r"(--[A-Za-z0-9][A-Za-z0-9-]*) ([A-Za-z0-9_.-]+)\Z
 
 @fixer("PL502")
 def fix_deprecated_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    from plint.rules.keys_and_flags import DEPRECATED, REMOVED, SINCE, _catalog
+    from plint.rules.keys_and_flags import DEPRECATED, REMOVED, SINCE, flag_catalog
 
     for rctx in ctx.contexts():
-        args = _trainer_args(rctx)
+        args = trainer_args_of(rctx)
         if args is None:
             continue
         for use in args.uses:
-            if use.option != diag.key or not _at(use.flag_word.value_span, diag):
+            if use.option != diag.key or not points_at(use.flag_word.value_span, diag):
                 continue
             entry = REMOVED.get(use.option) or DEPRECATED.get(use.option)
             replacement = entry[0] if entry else (SINCE[use.option][1] if use.option in SINCE else None)
@@ -178,7 +177,7 @@ def fix_deprecated_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
                 return None
             if args.all(replacement.split()[0]):
                 return None  # the new flag is given too: which value was meant is the author's call
-            return _rename(ctx, use, replacement, _catalog(rctx))
+            return _rename(ctx, use, replacement, flag_catalog(rctx))
     return None
 
 
@@ -211,7 +210,7 @@ def _rename(ctx: FixContext, use, replacement: str, catalog) -> Fix | None:
     data = ctx.data(span.path) if span is not None else None
     # two words only where the flag is written bare: inside quotes they would stay one word
     if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode("utf-8", "surrogateescape") \
-            or _word_end(ctx, span) is None:
+            or word_end(ctx, span) is None:
         return None
     return Fix(f"replace {use.option} with {replacement}", (Edit(span.path, span.start, span.end, replacement),))
 
@@ -230,9 +229,9 @@ def fix_sequence_parallel(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         tp = layout.get("parallel.tp")
         if tp is None or not isinstance(tp.value, int) or tp.value <= 1 or layout.value("parallel.sequence_parallel"):
             continue
-        if not (_at(tp.span, diag) or _at(layout.site, diag)):
+        if not (points_at(tp.span, diag) or points_at(layout.site, diag)):
             continue
-        args = _trainer_args(rctx)
+        args = trainer_args_of(rctx)
         use = args.get_any(*TP_OPTIONS) if args is not None else None
         if use is None or len(use.values) != 1:
             continue
@@ -244,7 +243,7 @@ def fix_sequence_parallel(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         if any(s is None for s in sites) or len({real_path(s.path) for s in sites}) != 1:
             continue
         anchor = use.values[0].site if use.inline_value else max(sites, key=lambda s: s.end)
-        end = _word_end(ctx, anchor)
+        end = word_end(ctx, anchor)
         if end is not None:
             edit = Edit(anchor.path, end, end, " --sequence-parallel")
             if edit not in edits:
@@ -279,7 +278,7 @@ def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
     for rctx in ctx.contexts():
         layout = rctx.layout
-        if layout is None or layout.value("trainer") != "megatron" or not _at(layout.site, diag):
+        if layout is None or layout.value("trainer") != "megatron" or not points_at(layout.site, diag):
             continue
         if launch_env(rctx, "CUDA_DEVICE_MAX_CONNECTIONS") is not None:
             continue  # set to something else: which value was meant is not ours to say
@@ -348,18 +347,19 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if not diag.key or ("did you mean" not in diag.message and renamed is None):
         return None
     parts = diag.key.split(".")
-    for cfg in _ds_configs(ctx):
+    for cfg in ds_configs(ctx):
         node = getattr(cfg.document, "root", None)
         for part in parts[:-1]:
-            node = node.get(part) if hasattr(node, "get") and hasattr(node, "entries") else None
+            node = node.get(part) if node is not None and hasattr(node, "get") and hasattr(node, "entries") else None
         if node is None or not hasattr(node, "entries"):
             continue
-        entry = next((e for e in node.entries if e.key == parts[-1] and _at(e.key_span, diag)), None)
+        entry = next((e for e in node.entries if e.key == parts[-1] and points_at(e.key_span, diag)), None)
         section = _schema_section(parts[:-1])
         if entry is None or section is None:
             continue
         known = section.get("properties", {})
-        if renamed in known:  # a key DeepSpeed renamed: the new name, however far its spelling
+        suggestion: str | None
+        if renamed is not None and renamed in known:  # a key DeepSpeed renamed: the new name, however far its spelling
             suggestion = renamed
         else:
             suggestion = closest(entry.key, known)  # what the rule suggests
@@ -387,7 +387,7 @@ def fix_zero_stage_for_pipeline(diag: Diagnostic, ctx: FixContext) -> Fix | None
                 rctx.fact("deepspeed.pipeline_module") is None:
             continue
         zero = layout.get("parallel.zero_stage")
-        if zero is None or zero.span is None or not _at(zero.span, diag) or not zero.span.path.endswith(".json"):
+        if zero is None or zero.span is None or not points_at(zero.span, diag) or not zero.span.path.endswith(".json"):
             continue
         edit = replace_in_span(ctx, zero.span, str(zero.value), "1")
         return Fix("set zero_optimization.stage to 1, the highest stage the pipeline engine accepts", (edit,)) \

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-from plint.fixing.fix_registry import FixContext, _at, _trainer_args, _word_end, fixer, real_path
+from plint.fixing.fix_registry import FixContext, points_at, trainer_args_of, word_end, fixer, real_path
 from plint.rules.base import Edit, Fix
 from plint.reading.shell.placeholders import is_slot_message
 
@@ -33,17 +33,17 @@ SIZES = (("parallel.tp", "--tensor-model-parallel-size", "tp"), ("parallel.pp", 
 OVERLAPS = (("--overlap-grad-reduce", "overlap_grad_reduce"), ("--overlap-param-gather", "overlap_param_gather"))
 
 
-def _layout_context(diag: Diagnostic, ctx: FixContext):
+def layout_context(diag: Diagnostic, ctx: FixContext):
     """The rule context of the layout the diagnostic is about (its key's value is where it points)."""
     contexts = [c for c in ctx.contexts() if c.layout is not None]
     for c in contexts:
         v = c.layout.get(diag.key) if diag.key else None
-        if v is not None and _at(v.span, diag):
+        if v is not None and points_at(v.span, diag):
             return c
     return contexts[0] if len(contexts) == 1 else None
 
 
-def _replace_value(ctx: FixContext, value, new) -> Edit | None:
+def replace_value(ctx: FixContext, value, new) -> Edit | None:
     """Replace a value where it was written (the literal characters of its span)."""
     span = value.span if value is not None else None
     if span is None or value.origin not in ("literal", "env"):
@@ -57,11 +57,11 @@ def _replace_value(ctx: FixContext, value, new) -> Edit | None:
     return Edit(span.path, span.start, span.end, raw.replace(str(value.value), str(new)))
 
 
-def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
+def insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
     """A flag added after the tensor-parallel size (or after the entry point when tp is not given)."""
     from plint.fixing.fix_registry import TP_OPTIONS
 
-    args = _trainer_args(rctx)
+    args = trainer_args_of(rctx)
     use = args.get_any(*TP_OPTIONS) if args is not None else None
     if use is not None and use.values and not use.inline_value:
         # the value follows the flag where the flag is written (its own site may be an assignment
@@ -74,8 +74,8 @@ def _insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
         return Edit(flag.path, end, end, f" {text}") if end is not None else None
     entry = getattr(rctx.layout.extras.get("chain"), "entrypoint", None)
     anchor = entry.site if entry is not None else None
-    end = _word_end(ctx, anchor)
-    return Edit(anchor.path, end, end, f" {text}") if end is not None else None
+    end = word_end(ctx, anchor)
+    return Edit(anchor.path, end, end, f" {text}") if anchor is not None and end is not None else None
 
 
 def size_edit(ctx: FixContext, rctx, key: str, flag: str, new) -> Edit | None:
@@ -83,8 +83,8 @@ def size_edit(ctx: FixContext, rctx, key: str, flag: str, new) -> Edit | None:
     size when the launch left it at the default."""
     value = rctx.layout.get(key)
     if value is not None and value.origin != "default":
-        return _replace_value(ctx, value, new)
-    return _insert_after_tp(ctx, rctx, f"{flag} {new}")
+        return replace_value(ctx, value, new)
+    return insert_after_tp(ctx, rctx, f"{flag} {new}")
 
 
 def size_edits(ctx: FixContext, rctx, sizes, new) -> tuple[list[Edit], list[tuple]] | None:
@@ -132,7 +132,7 @@ def _cost_input(layout):
 def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.planning.plan import plan
 
-    rctx = _layout_context(diag, ctx)
+    rctx = layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "megatron":
         return None
     layout = rctx.layout
@@ -143,7 +143,7 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     # except that a launch sharding nothing is planned with the distributed optimizer and its two overlaps,
     # which the fix adds when the new layout has dp > 1 (else PL305 and PL306 speak about the fixed file)
     current_vpp = layout.value("parallel.vpp")
-    args = _trainer_args(rctx)
+    args = trainer_args_of(rctx)
     add_dist_opt = inp.sharding_level() == 0 and not inp.megatron_fsdp
     base = inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None, distributed_optimizer=inp.distributed_optimizer or add_dist_opt)
     missing_overlaps = [flag for flag, name in OVERLAPS if not getattr(inp.options, name)] \
@@ -188,12 +188,12 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     sp = layout.value("parallel.sequence_parallel")
     if sp and best.inp.tp == 1:  # PL304: Megatron drops sequence parallelism at tp 1
         # written some other way (a value, a config) it stays: PL304 then names it, the sizes still get fixed
-        removal = _remove_flag(ctx, args, "--sequence-parallel") if args is not None else None
+        removal = remove_flag(ctx, args, "--sequence-parallel") if args is not None else None
         if removal is not None:
             edits.extend(removal)
             changes.append("no sequence parallelism at tp 1")
     if added:
-        edit = _insert_after_tp(ctx, rctx, " ".join(added))
+        edit = insert_after_tp(ctx, rctx, " ".join(added))
         if edit is None:
             return None
         edits.append(edit)
@@ -210,15 +210,15 @@ def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     --deepspeed the remedy is ZeRO stage 1 in the DeepSpeed config."""
     if diag.key != "parallel.distributed_optimizer":
         return None  # under --deepspeed (ZeRO 1 in the JSON) or Megatron-FSDP (its sharding strategy)
-    rctx = _layout_context(diag, ctx)
+    rctx = layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "megatron":
         return None
-    args = _trainer_args(rctx)
+    args = trainer_args_of(rctx)
     dp = rctx.layout.value("parallel.dp")
     if args is None or args.get("--use-distributed-optimizer") is not None or not isinstance(dp, int):
         return None
     flags = ["--use-distributed-optimizer", *(flag for flag, _ in OVERLAPS if args.get(flag) is None)]
-    edit = _insert_after_tp(ctx, rctx, " ".join(flags))
+    edit = insert_after_tp(ctx, rctx, " ".join(flags))
     if edit is None:
         return None
     return Fix(f"add {' '.join(flags)}: the optimizer state sharded over dp {dp} (checkpoints change format)",
@@ -229,7 +229,7 @@ def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if diag.key not in (None, "batch.global"):
         return None  # a ramp or schedule size (plint.fixing.startup_fixers)
-    rctx = _layout_context(diag, ctx)
+    rctx = layout_context(diag, ctx)
     if rctx is None:
         return None
     layout = rctx.layout
@@ -239,7 +239,7 @@ def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     step = micro * dp
     lower, upper = max(step, glob // step * step), (glob // step + 1) * step
     new = lower if glob - lower <= upper - glob else upper
-    edit = _replace_value(ctx, layout.get("batch.global"), new)
+    edit = replace_value(ctx, layout.get("batch.global"), new)
     if edit is None:
         return None
     return Fix(f"global batch {glob} -> {new}, the nearest multiple of micro-batch {micro} x dp {dp}", (edit,), "unsafe")
@@ -249,13 +249,13 @@ def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.catalog.hardware import lookup_gpu
 
-    rctx = _layout_context(diag, ctx)
-    args = _trainer_args(rctx) if rctx is not None else None
+    rctx = layout_context(diag, ctx)
+    args = trainer_args_of(rctx) if rctx is not None else None
     if args is None or args.get("--fp16") is None or args.get("--bf16") is None:
         return None
     gpu = lookup_gpu(rctx.layout.value("cluster.gpu") or "h100-sxm")
     drop = "--bf16" if gpu is not None and not gpu.bf16_tflops else "--fp16"
-    edits = _remove_flag(ctx, args, drop)
+    edits = remove_flag(ctx, args, drop)
     if edits is None:
         return None
     keep = "--fp16" if drop == "--bf16" else "--bf16"
@@ -263,7 +263,7 @@ def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
                "unsafe")
 
 
-def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
+def remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
     """Edits removing every use of the flags where they are written, with the values written right after
     each on the same line (the whole line when nothing else stands on it); None when one of them is not
     written out as the flag's own words."""
@@ -271,7 +271,7 @@ def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
     for flag in flags:
         for use in args.all(flag):
             span = use.flag_word.value_span  # where the flag was written (an array element, a string)
-            end = _word_end(ctx, span)
+            end = word_end(ctx, span)
             data = ctx.data(span.path) if span is not None else None
             if end is None or data is None or data[span.start:end] != flag.encode("utf-8", "surrogateescape"):
                 return None
@@ -282,6 +282,8 @@ def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
     edits = []
     for (path, line_start), spans in cuts.items():
         data = ctx.data(path)
+        if data is None:  # read above, for each cut
+            return None
         line_end = data.find(b"\n", line_start)
         line_end = len(data) if line_end == -1 else line_end
         rest, at = b"", line_start
@@ -290,9 +292,9 @@ def _remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
         if (rest + data[at:line_end]).strip(b" \t\\") == b"" and line_end < len(data):
             edits.append(Edit(path, line_start, line_end + 1, ""))  # nothing else on the line: drop it
             continue
-        for start, end in spans:
-            start = start - 1 if start > 0 and data[start - 1:start] == b" " else start
-            edits.append(Edit(path, start, end, ""))
+        for cut_start, cut_end in spans:
+            cut_start = cut_start - 1 if cut_start > 0 and data[cut_start - 1:cut_start] == b" " else cut_start
+            edits.append(Edit(path, cut_start, cut_end, ""))
     return edits or None
 
 
@@ -303,7 +305,7 @@ def _values_end(ctx: FixContext, data: bytes, path: str, use, end: int) -> int |
         return None
     for word in use.values:
         span = word.value_span
-        value_end = _word_end(ctx, span) if span is not None and span.path == path else None
+        value_end = word_end(ctx, span) if span is not None and span.path == path else None
         if value_end is None or span.start < end or data[end:span.start].strip(b" \t") != b"":
             return None
         end = value_end
@@ -320,7 +322,7 @@ def fix_digit_separators(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     shell = getattr(ctx.reading, "shell", None)
     data = ctx.data(diag.path)
-    if shell is None or data is None:
+    if shell is None or data is None or diag.line is None:
         return None
     lines = data.split(b"\n")
     edits = []

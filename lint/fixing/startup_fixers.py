@@ -8,8 +8,8 @@
 
 from __future__ import annotations
 
-from plint.fixing.fix_registry import FixContext, _ds_configs, _trainer_args, fixer, replace_in_span
-from plint.fixing.layout_fixers import _layout_context
+from plint.fixing.fix_registry import FixContext, ds_configs, trainer_args_of, fixer, replace_in_span
+from plint.fixing.layout_fixers import layout_context
 from plint.rules.base import Edit, Fix
 
 from typing import TYPE_CHECKING
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 def fix_ramp(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if diag.key != "batch.rampup":
         return None
-    rctx = _layout_context(diag, ctx)
-    args = _trainer_args(rctx) if rctx is not None else None
+    rctx = layout_context(diag, ctx)
+    args = trainer_args_of(rctx) if rctx is not None else None
     use = args.get("--rampup-batch-size") if args is not None else None
     sizes = [rctx.layout.value(k) for k in ("batch.global", "batch.micro", "parallel.dp")] if use else []
     if use is None or len(use.values) != 3 or not all(isinstance(x, int) and x > 0 for x in sizes):
@@ -72,8 +72,8 @@ def _drop_words(ctx: FixContext, first, last) -> Edit | None:
 
 @fixer("PL113", applicability="unsafe")
 def fix_schedule_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    rctx = _layout_context(diag, ctx)
-    args = _trainer_args(rctx) if rctx is not None else None
+    rctx = layout_context(diag, ctx)
+    args = trainer_args_of(rctx) if rctx is not None else None
     if args is None:
         return None
     for flag in ("--global-batch-size", "--decrease-batch-size-if-needed"):
@@ -92,7 +92,7 @@ def fix_schedule_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 @fixer("PL106", applicability="unsafe")
 def fix_deepspeed_triple(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    rctx = _layout_context(diag, ctx)
+    rctx = layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "deepspeed":
         return None
     cfg = rctx.layout.extras.get("ds_config")
@@ -110,16 +110,16 @@ def fix_deepspeed_triple(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 @fixer("PL508", applicability="unsafe")
 def fix_optimizer_param(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    from plint.fixing.fix_registry import _at
+    from plint.fixing.fix_registry import points_at
 
     key = (diag.key or "").rsplit(".", 1)[-1]
     if not (diag.key or "").startswith("optimizer.params."):
         return None
-    for cfg in _ds_configs(ctx):
+    for cfg in ds_configs(ctx):
         optimizer = cfg.document.root.get("optimizer") if hasattr(cfg.document.root, "get") else None
-        params = optimizer.get("params") if hasattr(optimizer, "get") else None
+        params = optimizer.get("params") if optimizer is not None and hasattr(optimizer, "get") else None
         entries = getattr(params, "entries", [])
-        entry = next((e for e in entries if e.key == key and _at(e.key_span, diag)), None)
+        entry = next((e for e in entries if e.key == key and points_at(e.key_span, diag)), None)
         if entry is None or entry.key_span is None or getattr(entry.value, "span", None) is None:
             continue
         edit = _drop_entry(ctx, entry.key_span, entry.value.span)

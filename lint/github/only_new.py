@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tarfile
 import tempfile
+from pathlib import Path
 from copy import copy
 from types import SimpleNamespace
 
@@ -39,7 +40,7 @@ def toplevel(path: str) -> str | None:
     return os.path.realpath(out.decode().strip()) if out else None
 
 
-def _key(d, top: str):
+def _key(d, top: str | None):
     rel = os.path.relpath(os.path.realpath(d.path), top).replace(os.sep, "/")
     return fingerprint(SimpleNamespace(code=d.code, path=rel, key=d.key, message=d.message))
 
@@ -73,7 +74,7 @@ def base_fingerprints(paths: list[str], rev: str, options) -> set[str] | None:
             return set()
         base_options = copy(options)
         base_options.root = tree  # the base tree is all the base check may read
-        base = check_paths(base_paths, base_options)
+        base = check_paths([Path(p) for p in base_paths], base_options)
         return {_key(d, tree) for r in base.results for d in r.diagnostics}
 
 

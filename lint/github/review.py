@@ -23,7 +23,7 @@ from types import SimpleNamespace
 from plint.github.github_api import Client, GitHubError
 from plint.github.sticky_comment import Outcome, pull_request
 from plint.report.common import fingerprint, visible
-from plint.report.markdown import ICON, _inline
+from plint.report.markdown import ICON, inline_markdown
 from plint.report.pr_comment import Context, line_fix
 
 MAX_COMMENTS = 50  # inline comments in one review: a bound, the sticky comment lists every finding
@@ -88,10 +88,10 @@ def review_comments(results, ctx: Context, changed: dict[str, set[int]], posted:
 
 def comment_body(d, key: str, fix) -> str:
     out = [_MARKER.format(key), f"{ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}): "
-           f"{_inline(d.message)}"]
+           f"{inline_markdown(d.message)}"]
     if fix is not None:
         fence = fix.fence()
-        out += ["", f"Fix: {_inline(fix.description)}", "", f"{fence}suggestion", fix.new, fence]
+        out += ["", f"Fix: {inline_markdown(fix.description)}", "", f"{fence}suggestion", fix.new, fence]
     return "\n".join(out) + "\n"
 
 

@@ -39,7 +39,8 @@ def pull_request(env) -> tuple[int, str] | None:
         return None
     pr = event.get("pull_request") if isinstance(event, dict) else None
     if isinstance(pr, dict) and isinstance(pr.get("number"), int):
-        head = pr.get("head") if isinstance(pr.get("head"), dict) else {}
+        head = pr.get("head")
+        head = head if isinstance(head, dict) else {}
         return pr["number"], str(head.get("sha") or "")
     issue = event.get("issue") if isinstance(event, dict) else None
     if isinstance(issue, dict) and isinstance(issue.get("number"), int) and issue.get("pull_request"):

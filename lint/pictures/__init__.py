@@ -56,7 +56,10 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
         # a node is drawn cell by cell and no machine has this many GPUs: PL506 names the count
         raise ValueError(f"{inp.nnodes:,} nodes of {inp.gpus_per_node:,} GPUs is past what plint draws "
                          f"(at most {MAX_GPUS_PER_NODE} GPUs per node, {MAX_GPUS:,} in all)")
-    domain = _links(inp, lookup_gpu(inp.gpu)).domain
+    gpu = lookup_gpu(inp.gpu)
+    if gpu is None:
+        raise ValueError(f"no GPU named {inp.gpu!r} in the hardware catalog")
+    domain = _links(inp, gpu).domain
     grid = DeviceGrid(inp.nnodes, inp.gpus_per_node, domain, inp.tp, inp.pp, inp.cp, inp.ep, inp.etp,
                       order or DEFAULT_ORDER)
     sched = None

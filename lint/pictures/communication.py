@@ -42,6 +42,8 @@ class CommRow:
 def comm_rows(inp, est, strides: dict) -> list[CommRow]:
     """Rows for every axis of size > 1; `strides` are the dense grid's (plint.dryrun.ranks.Grid.strides)."""
     gpu = lookup_gpu(inp.gpu)
+    if gpu is None:
+        raise ValueError(f"no GPU named {inp.gpu!r} in the hardware catalog")
     links = _links(inp, gpu)
     m = est.num_microbatches
     tp, cp, pp, v = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp), inp.vpp or 1
@@ -80,10 +82,10 @@ def comm_rows(inp, est, strides: dict) -> list[CommRow]:
                         f"4 per MoE layer per micro-batch ({count:,.0f})", count * tokens * k * h * 2 / tp,
                         link(inp.ep, etp)))
     if pp > 1:
-        sp = tp if inp.sequence_parallel else 1
+        split = tp if inp.sequence_parallel else 1  # sequence parallelism splits the activations sent
         count = 2 * v * m
         rows.append(row("pp", pp, "send/recv (point to point)", f"2 per micro-batch and chunk ({count:,})",
-                        count * 2 * tokens * h / sp, link(pp, strides["pp"])))
+                        count * 2 * tokens * h / split, link(pp, strides["pp"])))
     if dp * cp > 1:
         dense, experts, _ = stage_params(inp, c, last=pp > 1)
         _, grad_b, _, zero = state_bytes(inp)

@@ -46,7 +46,7 @@ def render_page(p, fmt: str = "html") -> str:
 
 def _view(p) -> dict:
     g = p.grid
-    y = 40
+    y: float = 40
     findings = []
     for i, f in enumerate(p.findings[:MAX_FINDINGS]):
         text = f"{f.code} {f.severity}" + (f" line {f.line}" if f.line else "") + f": {printable(f.message)}"
@@ -180,8 +180,8 @@ def _schedule_view(s, y: float) -> tuple[dict | None, float]:
         stages.append({"stage": stage, "y": rows[0]["y"], "rows": rows})
         y += 4 if v > 1 else 0
     kinds = [k for k in BLOCK_NAMES if any(b.kind == k for b in s.blocks)]
-    legend = [{"fill": BLOCK_FILLS[k], "name": f"{k} {BLOCK_NAMES[k]}"} for k in kinds] + \
-        [{"fill": IDLE, "name": "idle (bubble)"}]
+    legend: list[dict[str, object]] = [{"fill": BLOCK_FILLS[k], "name": f"{k} {BLOCK_NAMES[k]}"} for k in kinds]
+    legend.append({"fill": IDLE, "name": "idle (bubble)"})
     for i, item in enumerate(legend):
         item["x"] = LEFT + i * 150
     legend_y = y + 4

@@ -5,7 +5,7 @@ alike (the speed line, the exposed-time note)."""
 
 from __future__ import annotations
 
-from plint.pictures.grid import FOLD_HEAD, DeviceGrid
+from plint.pictures.grid import FOLD_HEAD, Cell, DeviceGrid
 
 CONTINUED = "~"  # a TP group that goes on to the next node's line (or comes from the previous one)
 GRID_KEY = f"cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group ({CONTINUED} = continued on the next node), " \
@@ -26,9 +26,9 @@ def cell_text(cell) -> str:
     return f"{cell.rank}:{c['tp']}.{c['cp']}.{c['ep']}.{c['dp']}.{c['pp']}{'!' if cell.crossing else ''}"
 
 
-def node_line(grid: DeviceGrid, node: int, width: int) -> list[tuple[str, object]]:
+def node_line(grid: DeviceGrid, node: int, width: int) -> list[tuple[str, Cell | None]]:
     """(text, cell or None) pieces of one node's line; brackets open and close each TP group."""
-    pieces: list[tuple[str, object]] = [(f"node {node:>{width}} ", None)]
+    pieces: list[tuple[str, Cell | None]] = [(f"node {node:>{width}} ", None)]
     cells = grid.node_cells(node)
     for i, cell in enumerate(cells):
         low, high = grid.tp_bounds(cell.rank)

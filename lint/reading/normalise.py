@@ -8,6 +8,7 @@ global batch defaulting to micro*dp, num_microbatches = global / (micro*dp).
 from __future__ import annotations
 
 import posixpath
+import re
 from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -62,7 +63,6 @@ def _gpu_feature(constraint: Value) -> Value | None:
     """The GPU a --constraint expression names among its node features (`a100-80gb`, `gpu&h100`), when
     exactly one feature is a hardware-catalog GPU; None otherwise. A site's features are its own words
     (NERSC's `gpu`, `hbm80g`): only a catalog name is read as a GPU."""
-    import re
 
     from plint.catalog.hardware import lookup_gpu
 
@@ -86,7 +86,8 @@ def _gpu(launch: Launch, layout: Layout) -> None:
         written = job.gpu_type
     features = None  # --constraint naming node features of which none is a GPU plint knows (`-C gpu`)
     if written is not None and job is not None and job.gpu_type_is_feature and written is job.gpu_type:
-        written, features = _gpu_feature(written), written.value
+        features = written.value
+        written = _gpu_feature(written)
     spec = lookup_gpu(written.value) if written is not None else None
     if written is None:
         spec = default_gpu()
@@ -111,12 +112,12 @@ def _gpu(launch: Launch, layout: Layout) -> None:
     layout.set("cluster.gpu_memory_gib", Value(spec.hbm_gib, gpu.span, "derived" if written is not None
                                                else "assumed", f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})"))
     per_node = layout.get("cluster.gpus_per_node")
-    named = written is not None  # named by the launch, --gpu or the config, not plint's default
-    if named and spec.rack_scale and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
+    gpu_named = written is not None  # named by the launch, --gpu or the config, not plint's default
+    if gpu_named and spec.rack_scale and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
         domain = Value(spec.scale_up_domain, gpu.span, "derived", f"{spec.name}: NVLink spans "
                                                                    f"{spec.scale_up_domain} GPUs ({spec.source})")
     elif per_node is not None and per_node.value:
-        domain = Value(spec.nvlink_domain(per_node.value) if named else per_node.value,
+        domain = Value(spec.nvlink_domain(per_node.value) if gpu_named else per_node.value,
                        per_node.span, "derived", "the GPUs of one node")
     else:
         domain = Value(None, None, "derived", "GPUs per node unknown")
@@ -209,8 +210,15 @@ def _what_is_sharded(launch: Launch, layout: Layout) -> None:
             dist_opt.span))
 
 
-def _megatron_batch(layout: Layout) -> None:
+def _dp(layout: Layout) -> Value:
+    """The data-parallel size, which the batch is derived from: set with the parallel sizes before it."""
     dp = layout.get("parallel.dp")
+    assert dp is not None
+    return dp
+
+
+def _megatron_batch(layout: Layout) -> None:
+    dp = _dp(layout)
     micro = layout.get("batch.micro") or default(1)
     layout.set("batch.micro", micro)
     glob = layout.get("batch.global")
@@ -264,7 +272,7 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
                                                      if cfg is not None else None)
             layout.set("batch.global", product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
                                                micro=layout.get("batch.micro") or _no_batch(launch),
-                                               gas=gas or _no_batch(launch), dp=layout.get("parallel.dp")))
+                                               gas=gas or _no_batch(launch), dp=_dp(layout)))
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
 
 

@@ -8,6 +8,7 @@ read for its own sake (it has no launch, so no layout).
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from plint.record import field, record
@@ -16,8 +17,14 @@ from plint.layout import Layout
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, note_for, work_tree
 from plint.values import Value
+from plint.bounds import MAX_LAUNCHES
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from plint.reading.sources.deepspeed_config import DeepSpeedConfig
+    from plint.reading.sources.launch_calls import LaunchChain
 
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 MAX_FILE_BYTES = 4 * 1024 * 1024
@@ -33,7 +40,7 @@ class FileReading:
     layouts: list[Layout] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     unreadable: str | None = None  # why the file could not be read at all (PL001)
-    ds_config: object = None  # a DeepSpeed JSON read on its own
+    ds_config: DeepSpeedConfig | None = None  # a DeepSpeed JSON read on its own
     root: object = None  # plint.root.Root: where this check read files (reports read back only there)
     # commands that plainly start training but yielded no launch (sources.unlaunched), for a file with none
     unused_launches: list = field(default_factory=list)
@@ -66,8 +73,6 @@ def file_kind(path: str | Path) -> str:
     if Path(path).suffix.lower() == ".json":
         return "json"
     if str(path) == "-":
-        from plint.source import overlaid
-
         data = overlaid(path)
         if data is not None and _looks_like_json(data):
             return "json"
@@ -110,7 +115,6 @@ class FileLookup:
     def unread(self, name: str) -> str | None:
         """Why a named file is not read when the root refuses it (a note for the value), else None.
         A file the script wrote from one outside the root is refused the same way."""
-        from plint.root import note_for
 
         resolved = self._resolve(name)
         if self.result is not None:
@@ -139,7 +143,6 @@ class FileLookup:
         a guess about where the user runs the script."""
         if name in self.assumed:
             return self.assumed[name]
-        from plint.root import current, work_tree
 
         root = current()
         top = work_tree(str(self.base)) if root is None else None
@@ -267,7 +270,6 @@ def _template_slots(source: SourceFile) -> list[str]:
     """The slots of a JSON template, when every token that makes the JSON invalid is one: the text
     parses once each slot stands for a number. Empty for JSON that is broken some other way."""
     import json
-    import re
 
     text = source.data.decode("utf-8", "replace")
     slots = list(dict.fromkeys(re.findall(_SLOT, text)))
@@ -282,7 +284,6 @@ def _template_slots(source: SourceFile) -> list[str]:
 
 def _inside_string(text: str, word: str) -> bool:
     """Whether every occurrence of an ALL_CAPS word lies inside a JSON string (a value, not a slot)."""
-    import re
 
     return all(text.count('"', 0, m.start()) % 2 for m in re.finditer(rf"\b{word}\b", text))
 
@@ -290,7 +291,6 @@ def _inside_string(text: str, word: str) -> bool:
 def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
                 gpu: str | None, assume: dict[str, str], releases: dict[str, str],
                 trainer_source: str | None = None) -> None:
-    from plint.bounds import MAX_LAUNCHES
     from plint.reading.shell.evaluator import EvalOptions, evaluate
 
     job = _slurm_job(source)
@@ -378,7 +378,6 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     """The launches of one reading and, where an undecided branch hides a launch, of one reading per way
     through it (the way bash takes with no arguments first); a launch read twice is kept once (among the
     first MAX_LAUNCHES: the rest are only counted, so a launch called a thousand times stays cheap)."""
-    from plint.bounds import MAX_LAUNCHES
     from plint.reading.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch, written_at
     from plint.reading.shell.evaluator import EvalOptions, evaluate
     from plint.reading.sources.launchers import find_launches
@@ -405,7 +404,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     by_place: dict = {}  # earlier readings' launches by where they are written: only those can be the same
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
-        mine = []
+        mine: list[LaunchChain] = []
         for chain in find_launches(one, job, lookup.source, lookup.config):
             if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
                 mine.append(chain)

@@ -3,30 +3,11 @@
 from __future__ import annotations
 
 import os
-import re
 
+from plint.diagnostics import fingerprint as fingerprint, fix_json as fix_json  # the reporters' too
 from plint.report.escape import printable  # noqa: F401 (the base escaper: plint.report.escape)
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
-
-
-def fingerprint(diagnostic) -> str:
-    """Stable across edits that move lines: rule, path and the layout key (or the message without
-    digits, so a changed number does not make a new finding). Never the line number."""
-    import hashlib  # only reporters that print fingerprints pay for it
-
-    basis = diagnostic.key or re.sub(r"\d+", "#", diagnostic.message)
-    path = diagnostic.path.replace("\\", "/")
-    return hashlib.sha256(_utf8(f"{diagnostic.code}|{path}|{basis}")).hexdigest()[:32]
-
-
-def _utf8(text: str) -> bytes:
-    """surrogateescape: a message may quote undecodable bytes of the file; surrogatepass: or a lone
-    surrogate a JSON escape wrote (`"\\ud800"`), which surrogateescape cannot encode."""
-    try:
-        return text.encode("utf-8", "surrogateescape")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass")
 
 
 def docs_url(code: str) -> str:
@@ -58,7 +39,10 @@ def where(d) -> str:
 def visible(results, errors_first: bool = True):
     """(result, diagnostic) pairs that are not suppressed; errors first, or in file order."""
     pairs = [(r, d) for r in results for d in r.diagnostics if d.suppressed is None]
-    position = (lambda p: (p[1].path, p[1].line or 0, p[1].col or 0, p[1].code))
+
+    def position(p):
+        return p[1].path, p[1].line or 0, p[1].col or 0, p[1].code
+
     if errors_first:
         return sorted(pairs, key=lambda p: (SEVERITY_ORDER.get(p[1].severity, 3), *position(p)))
     return sorted(pairs, key=position)
@@ -71,12 +55,6 @@ def counts(results) -> dict[str, int]:
         for d in r.diagnostics:
             out["suppressed" if d.suppressed is not None else d.severity] += 1
     return out
-
-
-def fix_json(fix) -> dict:
-    """A rule's Fix (plint.rules.base.Fix) as the Diagnostic.fix dict every reporter reads."""
-    return {"description": fix.description, "applicability": fix.applicability,
-            "edits": [{"path": e.path, "start": e.start, "end": e.end, "text": e.text} for e in fix.edits]}
 
 
 def fix_of(d) -> dict | None:

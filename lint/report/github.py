@@ -6,6 +6,7 @@ appended to $GITHUB_STEP_SUMMARY when it is set."""
 from __future__ import annotations
 
 import os
+import sys
 
 from plint.report.common import counts, relative, visible, where
 from plint.report.escape import RUNNER_COMMAND, log, workflow_data, workflow_property
@@ -71,8 +72,6 @@ def write_outputs(results) -> None:
         with open(path, "a", encoding="utf-8") as fh:
             fh.write(f"errors={c['error']}\nwarnings={c['warning']}\n")
     except OSError as exc:
-        import sys
-
         sys.stderr.write(f"plint: cannot write GITHUB_OUTPUT ({path}): {exc}\n")
 
 
@@ -87,6 +86,4 @@ def write_step_summary(results) -> None:
         with open(path, "a", encoding="utf-8", errors="backslashreplace") as fh:
             fh.write(markdown(results) + "\n")
     except OSError as exc:  # a summary we cannot write must not hide the annotations
-        import sys
-
         sys.stderr.write(f"plint: cannot write GITHUB_STEP_SUMMARY ({path}): {exc}\n")

@@ -8,7 +8,7 @@ import os
 
 from plint.report.common import counts, docs_url, visible, where
 # the escaping every markdown writer uses (re-exported: pr_comment and the review import it from here)
-from plint.report.markdown_escape import ZWSP, _inline, code_span, escape, in_html, inert  # noqa: F401
+from plint.report.markdown_escape import ZWSP, inline_markdown, code_span, escape, in_html, inert  # noqa: F401
 
 MARKER = "<!-- plint -->"
 ICON = {"error": "❌", "warning": "⚠️", "info": "ℹ️"}
@@ -49,7 +49,7 @@ def _findings(pairs, budget: int) -> list[str]:
         block = [f"### {code_span(path)}", ""]
         for d in diagnostics:
             block.append(f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}) at "
-                         f"{code_span(where(d))}: {_inline(d.message)}")
+                         f"{code_span(where(d))}: {inline_markdown(d.message)}")
         block.append("")
         if size_of(out) + size_of(block) > budget:
             return out + [f"… and {len(pairs) - shown} more finding(s): see `plint check --format json`.", ""]

@@ -10,7 +10,7 @@ import re
 from plint.report.common import printable
 
 
-def _inline(text: str) -> str:
+def inline_markdown(text: str) -> str:
     """File-derived text as one line of markdown that renders as written: its backtick-delimited parts
     as code spans (literal), everything else escaped (see `escape`)."""
     return _spans(text, code_span)

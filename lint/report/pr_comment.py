@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from plint.report.common import counts, fix_of, printable, visible
-from plint.report.markdown import ICON, _inline, code_span, in_html, inert, rule_details, size_of
+from plint.report.markdown import ICON, inline_markdown, code_span, in_html, inert, rule_details, size_of
+from plint.root import Root
 
 MARKER = "<!-- plint:sticky-comment -->"  # first line of our comment; the markdown report's is `<!-- plint -->`
 LIMIT = 65_536  # GitHub's limit on a comment body, in characters
@@ -97,7 +98,7 @@ def _file_block(r, ctx: Context) -> list[str]:
         where = code_span(f"{ctx.rel(d.path)}:{d.line}" if d.line else ctx.rel(d.path))
         url = ctx.line_url(d.path, d.line)
         out.append(f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` at {f'[{where}]({url})' if url else where}: "
-                   f"{_inline(d.message)}")
+                   f"{inline_markdown(d.message)}")
         out += _suggestion(d, ctx)
     return out + [""]
 
@@ -133,7 +134,6 @@ def line_fix(d, ctx: Context) -> LineFix | None:
     if not fix or len(fix["edits"]) != 1:
         return None
     edit = fix["edits"][0]
-    from plint.root import Root
 
     try:
         data = Root((os.path.realpath(ctx.workspace or os.getcwd()),)).read(edit["path"])

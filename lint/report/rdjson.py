@@ -16,9 +16,9 @@ SOURCE = {"name": "plint", "url": "https://github.com/plint-dev/plint"}
 
 
 def render(results) -> str:
-    from plint.report.text import _Sources  # files read back through the root of the check, once each
+    from plint.report.text import SourceLines  # files read back through the root of the check, once each
 
-    sources = _Sources()
+    sources = SourceLines()
     diagnostics = []
     for r, d in visible(results, errors_first=False):
         sources.root = getattr(r.reading, "root", None)

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from plint import __version__
 from plint.report.common import fingerprint, fix_of, relative
+from plint.source import SourceFile
 
 SCHEMA_URI = "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"
 INFORMATION_URI = "https://github.com/plint-dev/plint"
@@ -41,17 +42,18 @@ def sarif_log(results) -> dict:
 
 
 def rule_descriptor(rule) -> dict:
-    from plint.cli.commands_docs import page
     from plint.fixing.fixers import availability
+    from plint.report.rule_page import page
 
+    fix = availability(rule.code)
     return {
         "id": rule.code, "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.docs.what},
-        "help": {"text": f"{rule.docs.why}\n\nFix: {rule.docs.fix}", "markdown": page(rule, markdown=True)},
+        "help": {"text": f"{rule.docs.why}\n\nFix: {rule.docs.fix}", "markdown": page(rule, fix, markdown=True)},
         "helpUri": rule.docs_url,
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
-        "properties": {"tags": [rule.family], "fixAvailability": availability(rule.code)},
+        "properties": {"tags": [rule.family], "fixAvailability": fix},
     }
 
 
@@ -114,8 +116,6 @@ def sarif_fix(fix: dict) -> dict:
 
 
 def _source(path: str):
-    from plint.source import SourceFile
-
     try:
         return SourceFile.read(path)
     except OSError:
@@ -128,10 +128,11 @@ def invocation(results, index: dict[str, int]) -> dict:
         for d in r.diagnostics:
             if d.code != PARSE_ERROR:
                 continue
-            note = {"level": LEVEL[d.severity], "message": {"text": d.message}, "locations": [location(d)],
-                    "associatedRule": {"id": d.code}}
+            rule: dict[str, object] = {"id": d.code}
             if d.code in index:
-                note["associatedRule"]["index"] = index[d.code]
+                rule["index"] = index[d.code]
+            note = {"level": LEVEL[d.severity], "message": {"text": d.message}, "locations": [location(d)],
+                    "associatedRule": rule}
             notifications.append(note)
     return {"executionSuccessful": not any(r.reading.unreadable for r in results),
             "toolExecutionNotifications": notifications}

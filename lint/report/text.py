@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from plint.report.common import counts, docs_url, fix_of, printable, visible, where
 from plint.report.escape import log
+from plint.source import read_through
+
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Callable
 
 MAX_SNIPPET_LINES = 3  # a longer span (a whole command) shows its first and last lines around an ellipsis
 TAB_WIDTH = 4
@@ -32,7 +37,7 @@ def render(results, concise: bool = False, color: bool | None = None, detail: st
         return "\n".join(statistics_lines(pairs) + closing)
     if concise:
         return "\n".join([concise_line(d) for _, d in pairs] + closing)
-    sources = _Sources()
+    sources = SourceLines()
     blocks: list[list[Line]] = []
     for r in results:
         if not shows_layout(r, detail, len(results)):
@@ -40,9 +45,7 @@ def render(results, concise: bool = False, color: bool | None = None, detail: st
         for layout in r.layouts:
             block = [[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)]
             if "dry_run" in layout.extras:  # `check --dry-run`
-                from plint.dryrun.groups import text_lines
-
-                block += [[("", line)] for line in text_lines(layout.extras["dry_run"])]
+                block += [[("", line)] for line in dry_run_lines(layout.extras["dry_run"])]
             blocks.append(block)
     for r, d in pairs:  # snippets are read back only from where the check read (plint.root)
         sources.root = getattr(r.reading, "root", None)
@@ -218,7 +221,7 @@ def _secs(x: float) -> str:
     return f"{x:.2f}" if x >= 1 else f"{x:.3g}"
 
 
-def _legend(parts, fmt: str) -> str:
+def _legend(parts, fmt: Callable[[float], str]) -> str:
     return "  ".join(f"{_SHADES[i % len(_SHADES)]} {TIME_LABELS.get(name, name)} {fmt(value)}"
                      for i, (name, value) in enumerate(parts))
 
@@ -227,7 +230,7 @@ def _q(value) -> str:
     return "?" if value is None else str(value)
 
 
-def finding_lines(d, sources: _Sources) -> list[Line]:
+def finding_lines(d, sources: SourceLines) -> list[Line]:
     out: list[Line] = [[(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}]{fix_mark(d)} {d.name}")],
                        [("blue", "  --> "), ("", where(d))]]
     if d.line:
@@ -253,7 +256,7 @@ def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col
         end_line -= 1
         end_col = None
     end_line = max(line, min(end_line, len(lines)))
-    numbers = list(range(line, end_line + 1))
+    numbers: list[int | None] = list(range(line, end_line + 1))
     if len(numbers) > MAX_SNIPPET_LINES:
         numbers = [numbers[0], None, numbers[-1]]
     gutter = len(str(end_line))
@@ -318,7 +321,7 @@ def _display(text: str) -> tuple[str, list[int]]:
     return "".join(cells), offsets
 
 
-def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
+def fix_diff(edits: list[dict], sources: SourceLines) -> list[tuple[str, str]]:
     """`- old` / `+ new` lines for each edit (edits are byte ranges of the file they name)."""
     out: list[tuple[str, str]] = []
     for edit in edits:
@@ -337,7 +340,7 @@ def fix_diff(edits: list[dict], sources: _Sources) -> list[tuple[str, str]]:
     return out
 
 
-class _Sources:
+class SourceLines:
     """Files read back from disk once each, for snippets and diffs: through the root of the check
     that reported them (`root`, plint.root), so nothing outside it is ever shown."""
 
@@ -348,8 +351,6 @@ class _Sources:
     def data(self, path: str) -> bytes | None:
         key = (self.root, path)
         if key not in self._data:
-            from plint.source import read_through
-
             try:  # standard input checked as this file (`plint check -`) reads as its bytes
                 self._data[key] = read_through(self.root, path)
             except (OSError, ValueError):
@@ -372,3 +373,19 @@ def _coloured(blocks: list[list[Line]]) -> str:
     for i, block in enumerate(blocks):
         lines += ([[]] if i else []) + block  # a blank line between blocks
     return paint(lines).rstrip("\n")
+
+
+def dry_run_lines(result: dict) -> list[str]:
+    """The finished dry run (plint.dryrun.groups.dry_run's result) in `plint check --dry-run`'s text
+    report: a summary line, then one per problem."""
+    counts = result.get("group_counts") or {}
+    shown = ", ".join(f"{k} {n}x{size}" for k, (n, size) in counts.items()
+                      if k in ("tp", "pp", "dp", "cp", "ep") and size > 1)
+    cover = result.get("coverage")
+    checked = f", {cover['ranks']} of {cover['of']} ranks built" if cover else ""
+    verdict = "ok" if result.get("ok") else f"{len(result.get('problems') or [])} problem(s)"
+    lines = [f"dry run ({result.get('backend')}, world {result.get('world_size')}{checked}): {verdict}"
+             + (f"; groups {shown}" if shown else "")]
+    lines += [f"  {p['kind']} ({p['source']}): {p['message']}" for p in result.get("problems") or []]
+    lines += [f"  note: {n}" for n in result.get("notes") or [] if "analytic rank layout only" in n]
+    return lines

@@ -10,7 +10,7 @@ import re
 from markdown_it import MarkdownIt
 
 from hostile_helpers import TRAINER, all_formats, make_tree
-from plint.report.markdown import _inline, code_span
+from plint.report.markdown import inline_markdown, code_span
 
 INJECTION = ("--x[x](http://evil.example)-@someone-**b**-<img src=x onerror=alert(1)>-www.evil.example-#12-"
              "a@evil.example-<!-- c -->-~~s~~-|t|")
@@ -65,7 +65,7 @@ def test_code_spans_cannot_be_broken_out_of():
         tokens = list(_inline_tokens(MarkdownIt("commonmark").parse(span)))
         codes = [t for t in tokens if t.type == "code_inline"]
         assert len(codes) == 1 and codes[0].content == text, (text, span, tokens)
-    assert _inline("`a` and `b`").count("`") == 4  # plint's own code spans stay code spans
+    assert inline_markdown("`a` and `b`").count("`") == 4  # plint's own code spans stay code spans
 
 
 def test_text_output_shows_control_characters_as_escapes(tmp_path, monkeypatch):

@@ -263,7 +263,7 @@ class _Expression:
         name = self.lvalue
         if name is None:
             raise self.error("attempted assignment to non-variable")
-        op = self.tok_value if self.tok == "op=" else None
+        op = str(self.tok_value) if self.tok == "op=" else None
         self.advance()
         rhs = self.assignment()
         if op is None:
@@ -313,7 +313,7 @@ class _Expression:
 
     def binary(self, min_precedence: int) -> int | None:
         left = self.power()
-        while self.tok in _PRECEDENCE and _PRECEDENCE[self.tok] >= min_precedence:  # type: ignore[index]
+        while self.tok in _PRECEDENCE and _PRECEDENCE[self.tok] >= min_precedence:
             op = str(self.tok)
             after_op = self.pos
             outer = self.mode
@@ -408,10 +408,11 @@ class _Expression:
             self.lvalue = None
             return value
         if tok == "num":
-            value = self.tok_value
+            number = self.tok_value
+            assert isinstance(number, int)  # the tokenizer gives a "num" its value
             self.advance()
             self.lvalue = None
-            return value  # type: ignore[return-value]
+            return number
         if tok == "name":
             name, start = str(self.tok_value), self.tok_start or 0
             self.advance()

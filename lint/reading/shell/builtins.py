@@ -124,7 +124,7 @@ def read_values(args: list[Word], stdin: MappedText | None, site) -> tuple[dict[
     array = opts.get("a")
     if stdin is None:
         missing = (unknown(NO_STDIN, None, site),)
-        out = {(t or "REPLY"): missing for t in targets or ["REPLY"]}
+        out: dict[str, tuple] = {(t or "REPLY"): missing for t in targets or ["REPLY"]}
         if array is not None and array.text:
             out[array.text + "[]"] = (missing,)
         return out, None
@@ -142,7 +142,7 @@ def read_values(args: list[Word], stdin: MappedText | None, site) -> tuple[dict[
     if not targets:  # REPLY keeps the line whole, whitespace included
         return {"REPLY": tuple(line)}, status
     fields = _fields(line)
-    out: dict[str, tuple] = {}
+    out = {}
     for k, name in enumerate(targets):
         if k == len(targets) - 1:
             rest = _strip(line) if k == 0 else [p for f in fields[k:] for p in (*f, Piece(" ", None))][:-1]
@@ -222,7 +222,7 @@ def printf_value(args: list[Word], site) -> tuple[str, tuple[Piece, ...]] | None
             pieces.append(unknown(f"printf -v {name}: {arg.display()} is not known", name, site))
             continue
         try:
-            number = float(arg.text or 0) if conv in "fgeE" else int(arg.text or 0, 0) if conv != "s" else arg.text
+            number = float(arg.text or 0) if conv in "fgeE" else int(arg.text or "0", 0) if conv != "s" else arg.text
             spec = f"%{flags}{width}{'.' + precision if precision else ''}{'d' if conv in 'iu' else conv}"
             pieces.append(Piece(spec % number, site, "derived"))
         except (ValueError, TypeError):

@@ -6,17 +6,18 @@ from __future__ import annotations
 import os
 
 from plint.reading.shell import arith
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
 from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.numbers import parse_index
-from plint.reading.shell.fields import _unknown_arguments, _var_text
-from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, _Break,
-                                       _Budget, _Continue, _Exit, _Return)
+from plint.reading.shell.fields import unknown_arguments, var_text
+from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, ShellBreak,
+                                       OverBudget, ShellContinue, ShellExit, ShellReturn)
 
 
-class Commands:
+class Commands(ShellCore):
 
     # ---- commands ---------------------------------------------------------------------------------
     @staticmethod
@@ -45,7 +46,7 @@ class Commands:
         if output:
             self.last_output = None
         if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
-            raise _Budget(f"at a command of {node.named_child_count:,} words (plint's bound is "
+            raise OverBudget(f"at a command of {node.named_child_count:,} words (plint's bound is "
                           f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
                           unit.span(node.start_byte, node.start_byte + 1))
         prefix, rest = self._command_parts(node)
@@ -130,13 +131,13 @@ class Commands:
         if base == "false":
             return 1
         if base == "exit":
-            raise _Exit()
+            raise ShellExit()
         if base == "return":
-            raise _Return()
+            raise ShellReturn()
         if base == "break":
-            raise _Break()
+            raise ShellBreak()
         if base == "continue":
-            raise _Continue()
+            raise ShellContinue()
         if base in ("[", "test"):
             return self.test_words(args[:-1] if base == "[" else args)
         if base in ("read", "mapfile", "readarray") or (base == "printf" and texts[:1] == ["-v"]):
@@ -201,12 +202,13 @@ class Commands:
         content = self.file_text(paths[0], unit)
         if content is None:
             return
-        target = paths[1]
-        if target.known and (target.text.endswith("/") or os.path.isdir(self.resolve_path(target.text, unit))):
+        target, text = paths[1], paths[1].text
+        if text is not None and (text.endswith("/") or os.path.isdir(self.resolve_path(text, unit))):
             target = Word(target.pieces + (Piece(os.path.basename(paths[0].display()), None),), target.site)
         self.write(target, content, False, unit, site)
-        if name == "mv" and paths[0].known:
-            self.result.virtual_files.pop(str(self.resolve_path(paths[0].text, unit)), None)
+        moved = paths[0].text
+        if name == "mv" and moved is not None:
+            self.result.virtual_files.pop(str(self.resolve_path(moved, unit)), None)
 
     def arith_text_plain(self, text: str, site) -> None:
         out = arith.evaluate(text, self.arith_lookup)
@@ -236,7 +238,7 @@ class Commands:
             return None
         else:
             words = list(self.positional)
-        optind = arith.evaluate(_var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
+        optind = arith.evaluate(var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
         offset = self.getopts_offset if optind == self.getopts_at else 0
         step = getopts_step(texts[0], [w.text for w in words], optind, offset)
         if step.status is None:
@@ -253,13 +255,13 @@ class Commands:
     def call(self, name: str, args: list[Word]) -> int | None:
         body, unit = self.functions[name]
         saved_positional = self.positional
-        if not (self.positional is None and len(args) == 1 and _unknown_arguments(args[0])):
+        if not (self.positional is None and len(args) == 1 and unknown_arguments(args[0])):
             self.positional = args  # `main "$@"` with no arguments given keeps them not given
         self.locals.append({})
         self.depth += 1
         try:
             return self.statement(body, unit)
-        except _Return:
+        except ShellReturn:
             return None
         finally:
             self.depth -= 1
@@ -279,7 +281,7 @@ class Commands:
             base = t.rsplit("/", 1)[-1] if t else None
             if base in SHELLS:
                 j = i + 1
-                while j < len(texts) and texts[j] and texts[j].startswith("-") and texts[j] not in ("-c", "--"):
+                while j < len(texts) and (texts[j] or "").startswith("-") and texts[j] not in ("-c", "--"):
                     j += 1
                 reads_stdin = "-s" in texts[i + 1:j] or j >= len(words)
                 if j < len(texts) and texts[j] == "--":
@@ -295,7 +297,9 @@ class Commands:
             if base == "sbatch":
                 j = i + 1
                 while j < len(texts):
-                    t2 = texts[j] if texts[j] is not None else words[j].display()  # `--job-name=$X`
+                    t2 = texts[j]
+                    if t2 is None:  # `--job-name=$X`
+                        t2 = words[j].display()
                     if not t2.startswith("-"):
                         break
                     if t2 == "--wrap" and j + 1 < len(words) or t2.startswith("--wrap="):

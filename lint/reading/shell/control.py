@@ -5,22 +5,24 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
+from functools import partial
 
 from plint.reading.shell import arith
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import NOT_GIVEN, only_about_arguments
 from plint.reading.shell.choices import Choice
 from plint.reading.shell.model import MappedText, Var, Word, unknown
 from plint.reading.shell.unit import Unit
-from plint.reading.shell.fields import (Fields, _alternative_texts, _common_head, _common_items, _flatten,
-                                        _is_empty, _joined, _same, _text, _unknown_arguments, _var_text)
-from plint.reading.shell.state import MAX_LOOP, _Break, _Continue, _Exit, _Return, _State
+from plint.reading.shell.fields import (Fields, alternative_texts, common_head, common_items, flatten,
+                                        is_empty, joined_items, same_var, pieces_text, unknown_arguments, var_text)
+from plint.reading.shell.state import MAX_LOOP, ShellBreak, ShellContinue, ShellExit, ShellReturn, ShellState
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Callable, Sequence
 
 
-class Control:
+class Control(ShellCore):
 
     def pipeline(self, node, unit: Unit) -> int | None:
         stages = [c for c in node.named_children if c.type != "comment"]
@@ -48,7 +50,7 @@ class Control:
         where = f" (line {span.line})" if span is not None else ""
         return f"{text}{where}{what}"
 
-    def branches(self, alternatives: list[tuple[str | tuple[str, ...], Callable[[], object]]],
+    def branches(self, alternatives: Sequence[tuple[str | tuple[str, ...], Callable[[], object]]],
                  cond_text: str, choice: Choice | None = None) -> None:
         """Run each alternative from the same state and merge: variables that differ become unknown.
         A label (or several) says when the alternative runs; it goes into Command.conditions. An
@@ -67,7 +69,7 @@ class Control:
                 return
             self.result.choices.setdefault(choice.key, choice)
         start = self.snapshot()
-        ends: list[_State] = []
+        ends: list[ShellState] = []
         stopped: list[type] = []  # how alternatives that left early left (exit, return)
         for label, run in alternatives:
             self.restore(start)
@@ -76,45 +78,44 @@ class Control:
             try:
                 run()
                 ends.append(self.snapshot())
-            except (_Exit, _Return) as leave:
+            except (ShellExit, ShellReturn) as leave:
                 stopped.append(type(leave))
-                if isinstance(leave, _Return):
+                if isinstance(leave, ShellReturn):
                     ends.append(self.snapshot())
-            except (_Break, _Continue):
+            except (ShellBreak, ShellContinue):
                 ends.append(self.snapshot())
             finally:
                 del self.conditions[len(self.conditions) - len(labels):]
         if not ends:
             self.restore(start)
-            raise _Exit()
+            raise ShellExit()
         self.merge(ends, cond_text, choice.key if choice is not None else None)
         if len(stopped) == len(alternatives):  # every way through leaves: so does the statement
-            raise _Return() if _Return in stopped else _Exit()
+            raise ShellReturn() if ShellReturn in stopped else ShellExit()
 
-    def merge(self, ends: list[_State], cond_text: str, key=None) -> None:
+    def merge(self, ends: list[ShellState], cond_text: str, key=None) -> None:
         merged = dict(ends[0].vars)
         names = set().union(*(e.vars.keys() for e in ends))
         for name in names:
             values = [e.vars.get(name) for e in ends]
-            if all(_same(values[0], v) for v in values[1:]):
+            if all(same_var(values[0], v) for v in values[1:]):
                 if values[0] is not None:
                     merged[name] = values[0]
                 continue
             exported = any(v is not None and v.exported for v in values)
             span = next((v.span for v in values if v is not None), None)
             reason = f"${name} depends on {cond_text}"
-            items = _common_items(values)
+            items = common_items(values)
             if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
-                tails = [_alternative_texts(_joined(v.items[len(items):])) for v in values]  # type: ignore[union-attr]
-                alts = dict.fromkeys(t for ts in tails for t in ts)
-                piece = unknown(reason, name, span, alts)
+                tails = [alternative_texts(joined_items((v.items or ())[len(items):])) for v in values if v is not None]
+                piece = unknown(reason, name, span, dict.fromkeys(t for ts in tails for t in ts))
                 if key is not None:  # a launch chosen by this branch is read again once per arm (shell.choices)
                     self.result.merged_from[id(piece)] = (piece, key)
                 merged[name] = Var(name, (), items + ((piece,),), exported, span)
                 continue
             # A string every branch starts alike (`OPTS="$OPTS --fp16"` in an `if`) keeps that start: only
             # the tail the branches disagree on is unknown, and its alternatives are the tails.
-            head = _common_head(values)
+            head = common_head(values)
             # an earlier merge of the same tail stays named: each condition it depends on is a way to supply it
             lead = f"${name} depends on "
             earlier = [p.reason[len(lead):] for v in values if v is not None and not v.is_array
@@ -125,10 +126,10 @@ class Control:
                 if v is None:
                     alts.append("<unset>")
                 elif v.is_array:
-                    t = _var_text(v)
+                    t = var_text(v)
                     alts.append(t if t is not None else "<unknown>")
                 else:
-                    alts.extend(_alternative_texts(v.value[len(head):]))
+                    alts.extend(alternative_texts(v.value[len(head):]))
             piece = unknown(reason, name, span, dict.fromkeys(alts))
             if key is not None:
                 self.result.merged_from[id(piece)] = (piece, key)
@@ -162,7 +163,9 @@ class Control:
         arms: list[tuple[list, list, str]] = [(cond_nodes, body, "if")]
         for cl in clauses:
             if cl.type == "elif_clause":
-                cn, bd, st = [], [], "cond"
+                cn: list = []
+                bd: list = []
+                st = "cond"
                 for c in cl.children:
                     if c.type == "then":
                         st = "body"
@@ -186,7 +189,7 @@ class Control:
             if kind == "else":
                 if not pending:
                     return self.block(body, unit)
-                pending.append((tuple(falses), lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses), partial(self.block, body, unit)))
                 break
             self.unknown_reasons = []
             with self.guarding(self._assigned(body, unit)):
@@ -195,7 +198,7 @@ class Control:
             if status == 0 and not pending:
                 return self.block(body, unit)
             if status == 0:
-                pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses) + (f"{cond_text} is true",), partial(self.block, body, unit)))
                 break
             if status is None:
                 reasons.extend(self.unknown_reasons or ["?"])
@@ -203,7 +206,7 @@ class Control:
                     first_unknown = cond_text
                     if self.unknown_reasons:
                         first_unknown += ", which is unknown: " + "; ".join(dict.fromkeys(self.unknown_reasons))
-                pending.append((tuple(falses) + (f"{cond_text} is true",), lambda b=body: self.block(b, unit)))
+                pending.append((tuple(falses) + (f"{cond_text} is true",), partial(self.block, body, unit)))
                 falses.append(f"{cond_text} is false")
         else:
             if pending:
@@ -216,13 +219,13 @@ class Control:
 
     def case_statement(self, node, unit: Unit) -> int | None:
         value_node = node.child_by_field_name("value")
-        value_pieces = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
-        word = _text(value_pieces)
+        value_pieces = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
+        word = pieces_text(value_pieces)
         why = "; ".join(dict.fromkeys(p.reason for p in value_pieces if not p.known and p.reason))
         items = [c for c in node.named_children if c.type == "case_item"]
         import fnmatch
 
-        alternatives = []
+        alternatives: list[tuple[str, list]] = []
         for item in items:
             patterns, body = [], []
             seen_paren = False
@@ -235,10 +238,11 @@ class Control:
                         patterns.append(c)
                 elif c.is_named and c.type != "comment":
                     body.append(c)
-            texts = [_text(_flatten(self.expand(p, unit, quoted=True))) for p in patterns]
+            texts = [pieces_text(flatten(self.expand(p, unit, quoted=True))) for p in patterns]
             shown = "|".join(t if t is not None else "?" for t in texts)
-            if word is not None and all(t is not None for t in texts):
-                if any(fnmatch.fnmatchcase(word, t) for t in texts):  # type: ignore[arg-type]
+            known = [t for t in texts if t is not None]
+            if word is not None and len(known) == len(texts):
+                if any(fnmatch.fnmatchcase(word, t) for t in known):
                     if alternatives:
                         alternatives.append((shown, body))
                         break
@@ -275,7 +279,7 @@ class Control:
                 if op == "||":
                     yes, no = no, yes
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
-                self.branches([(f"{label} {yes}", lambda r=right: self.statement(r, unit)),
+                self.branches([(f"{label} {yes}", partial(self.statement, right, unit)),
                                (f"{label} {no}", lambda: None)],
                               label + (f", which is unknown: {why}" if why else ""))
                 status = None
@@ -338,9 +342,9 @@ class Control:
         self.loops += 1
         try:
             self.statement(body, unit)
-        except _Break:
+        except ShellBreak:
             return False
-        except _Continue:
+        except ShellContinue:
             pass
         finally:
             self.loops -= 1
@@ -355,7 +359,7 @@ class Control:
         values = [c for c in node.children if node.field_name_for_child(list(node.children).index(c)) == "value"]
         if values:
             items = self.words(values, unit)
-            if items and all(_unknown_arguments(w) for w in items) and self.no_arguments():
+            if items and all(unknown_arguments(w) for w in items) and self.no_arguments():
                 items = []  # `for a in "$@"` with no arguments given: the body never runs
         else:
             items = list(self.positional) if self.positional is not None else [] if self.no_arguments() else [
@@ -424,7 +428,7 @@ class Control:
             before = dict(self.vars)
             if not self.run_loop_body(body, unit):
                 return 0
-            if before.keys() == self.vars.keys() and all(_same(v, self.vars[k]) for k, v in before.items()):
+            if before.keys() == self.vars.keys() and all(same_var(v, self.vars[k]) for k, v in before.items()):
                 return None  # the next iteration would repeat this one
         return None
 
@@ -472,7 +476,7 @@ class Control:
             fields = self.expand(operand, unit, quoted=True)
             value = self._test_text(fields)
             if value is None and opt in ("-z", "-n"):
-                return self.emptiness(opt, _flatten(fields))
+                return self.emptiness(opt, flatten(fields))
             return self.unary(opt, value)
         if t == "binary_expression":
             left = node.child_by_field_name("left")
@@ -498,13 +502,13 @@ class Control:
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
             fields = self.expand(node, unit, quoted=True)
             value = self._test_text(fields)
-            return self.emptiness("-n", _flatten(fields)) if value is None else int(value == "")
+            return self.emptiness("-n", flatten(fields)) if value is None else int(value == "")
         return None
 
     def _test_text(self, fields: Fields) -> str | None:
-        pieces = _flatten(fields)
+        pieces = flatten(fields)
         self.unknown_reasons.extend(p.reason for p in pieces if not p.known and p.reason)
-        return _text(pieces)
+        return pieces_text(pieces)
 
     def test_words(self, args: list[Word]) -> int | None:
         for w in args:
@@ -535,7 +539,7 @@ class Control:
     def emptiness(self, op: str, pieces) -> int | None:
         """`-z`/`-n` of a value whose text is unknown but whose emptiness may be known."""
         pieces = list(pieces)
-        empty = True if self._unset_guarded(pieces) else _is_empty(pieces)
+        empty = True if self._unset_guarded(pieces) else is_empty(pieces)
         return None if empty is None else int(empty != (op == "-z"))
 
     @staticmethod
@@ -568,7 +572,6 @@ class Control:
         if op in ("<", ">"):
             return int(not (a < b if op == "<" else a > b))
         if op == "=~":  # POSIX extended regular expressions read as Python's: close for simple ones
-            import re
 
             try:
                 return int(re.search(b, a) is None)

@@ -10,47 +10,49 @@ from __future__ import annotations
 import os
 
 from plint.reading.shell import arith
-from plint.reading.shell.model import Command, MappedText, Piece, Problem, ShellResult, Var, Word, unknown
+from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word, unknown
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.reading.shell.fields import _flatten, _split, _text
-from plint.reading.shell.state import (EvalOptions, MAX_COMMAND_WORDS, MAX_PIECES, MAX_WORK, _Break, _Budget,
-                                       _Continue, _Exit, _Return, _State, _default_read, _path_reader)
+from plint.reading.shell.fields import flatten, split_fields, pieces_text
+from plint.reading.shell.state import (EvalOptions, MAX_COMMAND_WORDS, MAX_PIECES, ShellBreak, OverBudget,
+                                       ShellContinue, ShellExit, ShellReturn, ShellState, default_read, path_reader)
 from plint.reading.shell.expansions import Expansions
 from plint.reading.shell.commands import Commands
 from plint.reading.shell.sourcing import Sourcing
 from plint.reading.shell.control import Control
+from plint.bounds import MAX_ARRAY_ITEMS, MAX_VALUE_CHARS
 
 
 class Shell(Expansions, Commands, Sourcing, Control):
+    """The evaluator: its state is declared, with a comment for each part, in core.ShellCore."""
+
     def __init__(self, source: SourceFile, options: EvalOptions, result: ShellResult | None = None):
         self.options = options
-        self.read = _default_read if options.read_file is None else _path_reader(options.read_file)
+        self.read = default_read if options.read_file is None else path_reader(options.read_file)
         self.result = result or ShellResult(source)
-        self.vars: dict[str, Var] = {k: Var(v.name, v.value, v.items, True, v.span)
-                                     for k, v in options.env.items()}
-        self.positional: list[Word] | None = options.positional
-        self.functions: dict[str, tuple] = {}
-        self.readonly: set[str] = set()  # bash refuses to assign or unset these
+        self.vars = {k: Var(v.name, v.value, v.items, True, v.span) for k, v in options.env.items()}
+        self.positional = options.positional
+        self.functions = {}
+        self.readonly = set()
         self.steps = 0
-        self.work = 0  # characters built into values (capped)
+        self.work = 0
         self.depth = 0
-        self.nesting = 0  # expansions inside expansions (plint.bounds.MAX_NESTING)
-        self.reparsed = 0  # of them, those whose text is parsed again (MAX_REPARSED_NESTING)
-        self.conditions: list[str] = []
+        self.nesting = 0
+        self.reparsed = 0
+        self.conditions = []
         self.loops = 0
-        self.parents: list[tuple[Command, str]] = []
-        self.active_files: set[str] = set()
-        self.locals: list[dict[str, Var | None]] = []
-        self.script_path = os.path.abspath(source.path)  # $0, as an absolute path
-        self.arg0: Word | None = None  # $0 given to `bash -c STR NAME ...`
-        self.current_file = self.script_path  # ${BASH_SOURCE[0]}: the file being run or sourced
-        self.unknown_reasons: list[str] = []  # why the condition being evaluated is unknown
-        self.guarded: frozenset[str] = frozenset()  # variables the branch of the condition being tested assigns
-        self.last_output: MappedText | None = None  # what the last pipeline wrote to stdout
-        self.body_ranges: dict[int, tuple[int, int]] = {}  # id(heredoc text) -> its bytes in the unit
-        self.getopts_at, self.getopts_offset = 0, 0  # where in a word of grouped flags getopts stands
+        self.parents = []
+        self.active_files = set()
+        self.locals = []
+        self.script_path = os.path.abspath(source.path)
+        self.arg0 = None
+        self.current_file = self.script_path
+        self.unknown_reasons = []
+        self.guarded = frozenset()
+        self.last_output = None
+        self.body_ranges = {}
+        self.getopts_at, self.getopts_offset = 0, 0
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
@@ -97,29 +99,26 @@ class Shell(Expansions, Commands, Sourcing, Control):
         try:
             unit.tree = parse(unit.data)
         except TooComplex as exc:
-            raise _Budget(f"where a string it runs is too complex ({exc.args[0]})") from None
+            raise OverBudget(f"where a string it runs is too complex ({exc.args[0]})") from None
         self.block(unit.tree.root_node.children, unit)
 
     def tick(self) -> None:
         self.steps += 1
         if self.steps > self.options.max_steps:
-            raise _Budget(f"after {self.options.max_steps} steps (a loop or recursion it cannot bound)")
+            raise OverBudget(f"after {self.options.max_steps} steps (a loop or recursion it cannot bound)")
 
     def over_budget(self, size: int, chars: int) -> bool:
         """Count a value of `size` pieces and `chars` characters against the file's work budget;
         True when the value itself is over the value budget (plint.bounds)."""
-        from plint.bounds import MAX_VALUE_CHARS
 
         self.work += size + chars // 64
         if self.work > self.options.max_work:
-            raise _Budget(f"after building {self.options.max_work:,} words and values (plint's work budget per "
+            raise OverBudget(f"after building {self.options.max_work:,} words and values (plint's work budget per "
                           "file)")
         return size > MAX_PIECES or chars > MAX_VALUE_CHARS
 
     @staticmethod
     def _too_big(what: str, span) -> Piece:
-        from plint.bounds import MAX_VALUE_CHARS
-
         return unknown(f"{what} is over plint's value budget ({MAX_VALUE_CHARS // 1024} KiB, {MAX_PIECES} parts): "
                        "not evaluated", name=what.strip("${}[@]") or None, span=span)
 
@@ -131,7 +130,6 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
     def capped_items(self, items: tuple[tuple[Piece, ...], ...], name: str, span) -> tuple[tuple[Piece, ...], ...]:
         """An array as built, or one unknown element when it is over the value budget."""
-        from plint.bounds import MAX_ARRAY_ITEMS
 
         size = sum(len(item) for item in items[:MAX_ARRAY_ITEMS + 1])
         chars = sum(len(p.text) for item in items[:MAX_ARRAY_ITEMS + 1] for p in item if p.text is not None) \
@@ -160,7 +158,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 return 0
             if t == "variable_assignments":
                 if node.named_child_count > MAX_COMMAND_WORDS:  # `A=1 B=2 ...` of a 4 MiB line: as a command's words
-                    raise _Budget(f"at {node.named_child_count:,} assignments in one statement (plint's bound is "
+                    raise OverBudget(f"at {node.named_child_count:,} assignments in one statement (plint's bound is "
                                   f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
                                   unit.span(node.start_byte, node.start_byte + 1))
                 for c in node.named_children:
@@ -215,7 +213,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 # An unparsable region: run the statements tree-sitter recovered inside it.
                 return self.block(node.children, unit)
         except RecursionError:
-            raise _Budget("where the script nests deeper than plint follows (too complex: not evaluated)",
+            raise OverBudget("where the script nests deeper than plint follows (too complex: not evaluated)",
                           unit.span(node.start_byte, node.start_byte + 1)) from None
         return None
 
@@ -230,11 +228,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
             else:
                 self.vars.pop(name, None)
 
-    def snapshot(self) -> _State:
-        return _State(dict(self.vars), list(self.positional) if self.positional is not None else None,
+    def snapshot(self) -> ShellState:
+        return ShellState(dict(self.vars), list(self.positional) if self.positional is not None else None,
                       dict(self.functions))
 
-    def restore(self, state: _State) -> None:
+    def restore(self, state: ShellState) -> None:
         self.vars = dict(state.vars)
         self.positional = list(state.positional) if state.positional is not None else None
         self.functions = dict(state.functions)
@@ -275,10 +273,10 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 items = tuple(base_items) + items  # type: ignore[arg-type]
             target[name] = Var(name, (), self.capped_items(items, name, span), exported, span)
             return
-        value = _flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
+        value = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
         value = self.capped(value, f"${name}", span)
         if index is not None:
-            current = list(old.items) if old is not None and old.is_array else \
+            current = list(old.items) if old is not None and old.items is not None else \
                 ([old.value] if old is not None and old.value else [])
             if index < 0 or index >= len(current):
                 current.append(value)
@@ -299,7 +297,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         var = self.vars.get(name)
         if var is None or var.is_array:
             return
-        text = _text(var.value)
+        text = pieces_text(var.value)
         if text is None:
             return
         out = arith.evaluate(text, self.arith_lookup)
@@ -326,7 +324,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         for c in node.named_children:
             if c.type == "comment":
                 continue
-            for w in _split(self.expand(c, unit)):
+            for w in split_fields(self.expand(c, unit)):
                 items.append(tuple(w))
         return tuple(items)
 
@@ -391,11 +389,11 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
     shell = Shell(source, options)
     try:
         shell.run_file(source)
-    except _Budget as budget:
+    except OverBudget as budget:
         shell.result.problems.append(Problem(
             "unresolved", f"plint stopped evaluating {budget.args[0] if budget.args else ''}; later values are "
                           "not read", budget.args[1] if len(budget.args) > 1 else None))
-    except (_Exit, _Return, _Break, _Continue):
+    except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
         pass
     except RecursionError:
         shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))

@@ -7,13 +7,14 @@ import os
 import re
 
 from plint.reading.shell import arith
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.numbers import parse_index
-from plint.reading.shell.fields import (Fields, _ALL_ELEMENTS, _alternative_texts, _flatten, _is_empty, _join,
-                                        _split, _text, _var_text)
-from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, _Budget, _Span
+from plint.reading.shell.fields import (Fields, ALL_ELEMENTS, alternative_texts, flatten, is_empty, join_fields,
+                                        split_fields, pieces_text, var_text)
+from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING
 
 # surrogates a `\u` escape can make, less U+DC80..U+DCFF: those are how plint holds a file's undecodable bytes
@@ -29,14 +30,14 @@ _INDEX_NODES = frozenset({"simple_expansion", "expansion", "command_substitution
                           "number", "string", "concatenation"})
 
 
-class Expansions:
+class Expansions(ShellCore):
 
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:
         out: list[Word] = []
         for n in nodes:
             site = unit.span(n.start_byte, n.end_byte)
-            for w in _split(self.expand(n, unit)):
+            for w in split_fields(self.expand(n, unit)):
                 # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
                 pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
                 out.append(Word(self.capped(pieces, "a word", site), site))
@@ -50,7 +51,7 @@ class Expansions:
         self.nesting += 1
         try:
             if self.nesting > MAX_NESTING:
-                raise _Budget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
+                raise OverBudget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
                               unit.span(node.start_byte, node.start_byte + 1))
             return self._expand(node, unit, quoted)
         finally:
@@ -109,7 +110,7 @@ class Expansions:
         inner = [c for c in node.children if c.type not in ('"', '$"')]
         return bool(inner) and all(
             c.type in ("simple_expansion", "expansion")
-            and _ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
+            and ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
 
     @staticmethod
     def _real_start(node) -> int:
@@ -122,7 +123,7 @@ class Expansions:
         return node.start_byte
 
     def _container(self, node, unit: Unit, start: int, end: int, fields: Fields, quoted: bool) -> None:
-        parts = node.child_count if hasattr(node, "child_count") else len(node.children)  # a node or a _Span
+        parts = node.child_count if hasattr(node, "child_count") else len(node.children)  # a node or a SpanNode
         if parts > MAX_PIECES:  # a word of more parts than a value may hold: not built only to be dropped
             self.over_budget(MAX_PIECES, 0)
             fields[-1].append((self._too_big("a word", unit.span(start, end)), False))
@@ -139,7 +140,7 @@ class Expansions:
                 for p in self.literal(max(c.start_byte, pos), c.end_byte, unit, True):
                     fields[-1].append((p, False))
             else:
-                _join(fields, self.expand(c, unit, quoted))
+                join_fields(fields, self.expand(c, unit, quoted))
             pos = max(pos, c.end_byte)
         if pos < end:
             for p in self.literal(pos, end, unit, quoted):
@@ -192,13 +193,13 @@ class Expansions:
         if var is None:
             return None
         if not bracket:
-            return _var_text(var)
+            return var_text(var)
         index = rest[:-1]
         if not index.lstrip("-").isdigit():
             return None
-        elements = var.items if var.is_array else ((var.value,) if var.value else ())
+        elements = var.items if var.items is not None else ((var.value,) if var.value else ())
         i = int(index)
-        return _text(elements[i]) if -len(elements) <= i < len(elements) else ""  # type: ignore[index]
+        return pieces_text(elements[i]) if -len(elements) <= i < len(elements) else ""
 
     def positional_word(self, index: int, span) -> list[Piece] | None:
         if self.positional is None:
@@ -238,12 +239,12 @@ class Expansions:
                 return [[(Piece(str(len(multi)), None, "derived"), False)]]
             if value is None and not is_set and not name.isdigit():
                 return [[(self.unset_piece(name, span), False)]]
-            t = _text(value) if value is not None else ""
+            t = pieces_text(value) if value is not None else ""
             p = Piece(str(len(t)), span, "derived") if t is not None else \
                 unknown(f"the length of ${name} is unknown", name, span)
             return [[(p, not quoted)]]
         if prefix == "!":
-            ref = _text(value) if value is not None else None
+            ref = pieces_text(value) if value is not None else None
             if ref and ref.isidentifier():
                 value, is_set, multi = self.resolve(ref, None, span, quoted)
             else:
@@ -288,11 +289,11 @@ class Expansions:
                 if self.arg0 is not None:
                     return list(self.arg0.pieces), True, None
                 return [Piece(self.script_path, None, "derived")], True, None
-            index = parse_index(name)
-            pieces = self.positional_word(index, span)
+            position = parse_index(name)
+            pieces = self.positional_word(position, span)
             if pieces is None:
                 return None, False, None
-            return pieces, index <= len(self.positional or []), None
+            return pieces, position <= len(self.positional or []), None
         if name in ("?", "$", "!", "-", "RANDOM", "SECONDS", "LINENO", "BASHPID", "PPID"):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
@@ -320,7 +321,7 @@ class Expansions:
             return self.slice_words(operand, name, multi, unit, quoted, span)
         if multi is not None:
             value = [p for w in multi for p in w]
-        operand_fields = None
+        operand_fields: Fields | None = None
 
         def opnd() -> Fields:
             nonlocal operand_fields
@@ -329,11 +330,11 @@ class Expansions:
                 if operand:
                     s = operand[0].start_byte
                     e = operand[-1].end_byte
-                    fake = _Span(operand, s, e)
+                    fake = SpanNode(operand, s, e)
                     self._container(fake, unit, s, e, operand_fields, quoted)
             return operand_fields
 
-        text = _text(value) if value is not None else None
+        text = pieces_text(value) if value is not None else None
         empty = value is None or text == ""
         unknown_value = value is not None and text is None
         if op in (":-", "-", ":=", "=", ":?", "?"):
@@ -341,22 +342,22 @@ class Expansions:
             if unknown_value and op.startswith(":"):
                 return [[(p, not quoted) for p in value]]
             if not use_default:
-                return [[(p, not quoted) for p in value]]  # type: ignore[union-attr]
+                return [[(p, not quoted) for p in value]]
             if op in ("?", ":?"):
                 return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span),
                           False)]]
             result = [[(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source,
                               name) if p.known else p, s) for p, s in f] for f in opnd()]
             if op in (":=", "="):
-                self.vars[name] = Var(name, _flatten(result), None,
+                self.vars[name] = Var(name, flatten(result), None,
                                       self.vars[name].exported if name in self.vars else False, span)
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
-            if unknown_value and _is_empty(value) is False:
+            if unknown_value and is_empty(value) is False:
                 return opnd()  # set and known not to be empty (a merged value may be unset): the word is used
             if unknown_value:  # nothing, or the operand: both are its alternatives
-                alts = ["<unset>"] + _alternative_texts(_flatten(opnd()))
+                alts = ["<unset>"] + alternative_texts(flatten(opnd()))
                 return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
                                   dict.fromkeys(alts)), False)]]
             return opnd() if use else [[]]
@@ -367,19 +368,20 @@ class Expansions:
                 return [[(self.unset_piece(name, span), False)]]
             else:
                 return [[(unknown(f"${name} is unknown", name, span), not quoted)]]
-        pattern = _text(_flatten(opnd())) if operand else ""
-        result = self.string_op(op, text, pattern, operand, unit, quoted)
-        if result is None:
+        pattern = pieces_text(flatten(opnd())) if operand else ""
+        changed = self.string_op(op, text, pattern, operand, unit, quoted)
+        if changed is None:
             return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
                               name, span), not quoted)]]
-        return [[(Piece(result, span, "derived"), not quoted)]]
+        return [[(Piece(changed, span, "derived"), not quoted)]]
 
     def slice_words(self, operand, name, multi, unit, quoted, span) -> Fields:
         """`${@:2}`, `${A[@]:1:3}`: a slice of the words, each kept whole when quoted."""
         nums = [c for c in operand if c.type != ":"]
         bounds = [self.expand_inline(n.start_byte, n.end_byte, unit)[0] for n in nums[:2]]
-        values = [arith.evaluate(b, self.arith_lookup).value if b is not None else None for b in bounds]
-        if not values or None in values:
+        evaluated = [arith.evaluate(b, self.arith_lookup).value if b is not None else None for b in bounds]
+        values = [v for v in evaluated if v is not None]
+        if not values or len(values) != len(evaluated):
             return [[(unknown(f"a slice of ${name} with unknown bounds", name, span), False)]]
         start = values[0]
         if name in ("@", "*"):  # positional slices count from $0
@@ -431,8 +433,8 @@ class Expansions:
             return (text[:1].lower() if op == "," else text[:1].upper()) + text[1:]
         if op in ("/", "//", "/#", "/%"):
             parts = [c for c in operand if c.type not in ("/",)]
-            pat = _text(_flatten(self.expand(parts[0], unit, True))) if parts else ""
-            rep = _text(_flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
+            pat = pieces_text(flatten(self.expand(parts[0], unit, True))) if parts else ""
+            rep = pieces_text(flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
             if pat is None or rep is None or any(ch in pat for ch in "*?["):
                 if pat and not any(ch in pat for ch in "*?[") and rep is not None:
                     pass
@@ -482,8 +484,8 @@ class Expansions:
             if child.type not in EXPANSIONS:
                 stack.extend(reversed(child.children))
                 continue
-            pieces = _flatten(self.expand(child, unit, quoted=True))
-            parts += [unit.text(pos, child.start_byte), _text(pieces) or ""]
+            pieces = flatten(self.expand(child, unit, quoted=True))
+            parts += [unit.text(pos, child.start_byte), pieces_text(pieces) or ""]
             hidden += [p for p in pieces if not p.known]
             pos = child.end_byte
         parts.append(unit.text(pos, end))
@@ -535,7 +537,7 @@ class Expansions:
         piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
         if not piece.known:
             if inside or piece.reason:
-                self.unknown_reasons.extend(inside or [piece.reason])
+                self.unknown_reasons.extend(inside or [piece.reason or ""])
             return None
         return 1 if piece.text in ("", "0") else 0
 
@@ -550,7 +552,10 @@ class Expansions:
         options = [a for p in pieces if not p.known for a in p.alternatives]
         out = []
         for option in options:
-            value = arith.evaluate(expr, lambda n, v=option: v if n == names[0] else self.arith_lookup(n)).value
+            def lookup(n: str, v: str = option) -> str | None:
+                return v if n == names[0] else self.arith_lookup(n)
+
+            value = arith.evaluate(expr, lookup).value
             if value is not None:
                 out.append(str(value))
         return out
@@ -563,15 +568,15 @@ class Expansions:
         if b"$" not in raw and b"`" not in raw and not unit.unknowns:
             return unit.text(start, end), []
         pieces = self.expand_heredoc_line(start, end, unit, escapes=False)
-        return _text(pieces), [p for p in pieces if not p.known]
+        return pieces_text(pieces), [p for p in pieces if not p.known]
 
     def expand_index(self, node, unit: Unit) -> tuple[str | None, list[Piece]]:
         """An array index (`${A[$i]}`, `${A[${B[1]}]}`) as expand_inline gives it, from the nodes tree-sitter
         already parsed: re-parsing the index's text would parse a nested index once per level."""
         if node.type not in _INDEX_NODES:
             return self.expand_inline(node.start_byte, node.end_byte, unit)
-        pieces = _flatten(self.expand(node, unit, quoted=True))
-        return _text(pieces), [p for p in pieces if not p.known]
+        pieces = flatten(self.expand(node, unit, quoted=True))
+        return pieces_text(pieces), [p for p in pieces if not p.known]
 
     def substitution(self, node, unit: Unit) -> Piece:
         span = unit.span(node.start_byte, node.end_byte)
@@ -619,6 +624,8 @@ class Expansions:
             text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
             if text is None:
                 return None
+        if text is None:
+            return None
         pieces = _without_trailing_newlines(list(text.pieces))
         if not pieces or (len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in
                           (pieces[0].reason or "")):
@@ -641,8 +648,9 @@ class Expansions:
             if n.type != "command":
                 return None
             words = self.words(self._command_parts(n)[1], unit)
-            texts = [w.text for w in words]
-            if not texts or any(t is None for t in texts):
+            maybe_texts = [w.text for w in words]
+            texts = [t for t in maybe_texts if t is not None]
+            if not texts or len(texts) != len(maybe_texts):
                 return None
             cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
             if cmd == "cd":

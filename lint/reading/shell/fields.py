@@ -14,9 +14,9 @@ from plint.reading.shell.state import IFS
 
 Fields = list[list[tuple[Piece, bool]]]
 
-_ALL_ELEMENTS = re.compile(r"\$(@|\{@\}|\{[A-Za-z_][A-Za-z0-9_]*\[@\]\})")
+ALL_ELEMENTS = re.compile(r"\$(@|\{@\}|\{[A-Za-z_][A-Za-z0-9_]*\[@\]\})")
 
-def _join(a: Fields, b: Fields) -> Fields:
+def join_fields(a: Fields, b: Fields) -> Fields:
     if not b:
         return a
     a[-1].extend(b[0])
@@ -28,7 +28,7 @@ def _blank_edge(piece: Piece, end: int) -> bool:
     alts = piece.alternatives
     return bool(alts) and all(a in ("", "<unset>") or a[end] in IFS for a in alts)
 
-def _split(fields: Fields) -> list[list[Piece]]:
+def split_fields(fields: Fields) -> list[list[Piece]]:
     """Word splitting on IFS whitespace, keeping per-character provenance."""
     words: list[list[Piece]] = []
     for f in fields:
@@ -65,7 +65,7 @@ def _split(fields: Fields) -> list[list[Piece]]:
             words.append(current)
     return words
 
-def _flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
+def flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
     out: list[Piece] = []
     for i, f in enumerate(fields):
         if i:
@@ -73,26 +73,26 @@ def _flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
         out.extend(p for p, _ in f)
     return tuple(p for p in out if p.text != "" or not p.known)
 
-def _text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
+def pieces_text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
     if any(not p.known for p in pieces):
         return None
     return "".join(p.text for p in pieces)  # type: ignore[misc]
 
-def _is_empty(pieces) -> bool | None:
+def is_empty(pieces) -> bool | None:
     """Whether expanded text is empty: known from known text, or from an unknown piece that is known
     not to be empty (Piece.nonempty); None when it cannot be told."""
     if any(p.text or p.nonempty for p in pieces):
         return False
     return True if all(p.known for p in pieces) else None
 
-def _var_text(var: Var | None) -> str | None:
+def var_text(var: Var | None) -> str | None:
     if var is None:
         return ""
     if var.is_array:
-        return _text([p for item in var.items[:1] for p in item])  # type: ignore[index]
-    return _text(var.value)
+        return pieces_text([p for item in var.items[:1] for p in item])  # type: ignore[index]
+    return pieces_text(var.value)
 
-def _same(a: Var | None, b: Var | None) -> bool:
+def same_var(a: Var | None, b: Var | None) -> bool:
     """Whether two branches left a variable alike (same pieces, unknown ones included)."""
     if a is b:
         return True
@@ -103,14 +103,14 @@ def _same(a: Var | None, b: Var | None) -> bool:
     if a.value == b.value and a.items == b.items:
         return True
     if a.is_array:
-        ta, tb = [_text(i) for i in a.items], [_text(i) for i in b.items]  # type: ignore[union-attr]
-        return ta == tb and None not in ta
-    ta = _text(a.value)
-    return ta is not None and ta == _text(b.value)
+        items_a, items_b = [pieces_text(i) for i in a.items or ()], [pieces_text(i) for i in b.items or ()]
+        return items_a == items_b and None not in items_a
+    text_a = pieces_text(a.value)
+    return text_a is not None and text_a == pieces_text(b.value)
 
 _MAX_ALTERNATIVES = 16
 
-def _common_head(values: list[Var | None]) -> tuple[Piece, ...]:
+def common_head(values: list[Var | None]) -> tuple[Piece, ...]:
     """The pieces every branch's (scalar, set) value starts with."""
     if any(v is None or v.is_array for v in values):
         return ()
@@ -121,18 +121,19 @@ def _common_head(values: list[Var | None]) -> tuple[Piece, ...]:
         head.append(pieces[0])
     return tuple(head)
 
-def _common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
+def common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
     """The known items every branch's array starts with; None unless every branch left an array."""
-    if any(v is None or not v.is_array for v in values):
+    arrays = [v.items for v in values if v is not None and v.is_array and v.items is not None]
+    if len(arrays) != len(values):
         return None
     head: list[tuple[Piece, ...]] = []
-    for items in zip(*(v.items for v in values)):  # type: ignore[union-attr]
+    for items in zip(*arrays):
         if any(it != items[0] for it in items[1:]) or not all(p.known for p in items[0]):
             break
         head.append(items[0])
     return tuple(head)
 
-def _joined(items) -> tuple[Piece, ...]:
+def joined_items(items) -> tuple[Piece, ...]:
     """Array items as one text, a blank between items."""
     out: list[Piece] = []
     for i, item in enumerate(items):
@@ -141,7 +142,7 @@ def _joined(items) -> tuple[Piece, ...]:
         out.extend(item)
     return tuple(out)
 
-def _alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
+def alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
     """Every text a value can have: known pieces as written, an unknown piece as each of its alternatives
     (or as ${NAME} when it has none: a value whose text is unknown, but that stands where it stands)."""
     texts = [""]
@@ -152,11 +153,11 @@ def _alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
             return ["<unknown>"]
     return texts
 
-def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
+def expanded_directives(raw: bytes, content: MappedText) -> bytes:
     """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
     expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
     expansion keeps the lines as they were (lines, and so line numbers, stay those of the script)."""
-    shown = "".join(p.text if p.known else "${%s}" % (p.name or "?") for p in content.pieces)
+    shown = "".join(p.text if p.text is not None else "${%s}" % (p.name or "?") for p in content.pieces)
     raw_lines = raw.split(b"\n")
     new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
     if len(raw_lines) != len(new_lines):
@@ -164,7 +165,7 @@ def _expanded_directives(raw: bytes, content: MappedText) -> bytes:
     return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old
                        for old, new in zip(raw_lines, new_lines))
 
-def _unknown_arguments(word: Word) -> bool:
+def unknown_arguments(word: Word) -> bool:
     """A word that is only the script's arguments, which plint was not given (`"$@"`)."""
-    return bool(word.pieces) and all(not p.known and is_argument_name(p.name) and p.name != "#"
-                                     and not p.name.isdigit() for p in word.pieces)
+    return bool(word.pieces) and all(p.text is None and p.name is not None and is_argument_name(p.name)
+                                     and p.name != "#" and not p.name.isdigit() for p in word.pieces)

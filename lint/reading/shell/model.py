@@ -93,14 +93,14 @@ class Word:
 
     def display(self) -> str:
         """The word as far as it is known, unknown parts shown as ${NAME} or <?>."""
-        return "".join(p.text if p.known else "${%s}" % p.name if p.name else "<?>"
+        return "".join(p.text if p.text is not None else "${%s}" % p.name if p.name else "<?>"
                        for p in self.pieces)
 
     def known_prefix(self) -> str:
         """The text up to the first unknown piece (`--x=` of `--x=$V`)."""
         out = []
         for p in self.pieces:
-            if not p.known:
+            if p.text is None:
                 break
             out.append(p.text)
         return "".join(out)
@@ -130,7 +130,7 @@ class Word:
         the prefix must lie in known text."""
         out, pos = [], 0
         for p in self.pieces:
-            length = len(p.text) if p.known else 0
+            length = len(p.text) if p.text is not None else 0
             if pos >= n:
                 out.append(p)
             elif p.known and pos + length > n:
@@ -167,7 +167,7 @@ class MappedText:
     pieces: list[Piece]
 
     def render(self) -> str:
-        return "".join(p.text if p.known else f"{MARKER}{i}{MARKER}"
+        return "".join(p.text if p.text is not None else f"{MARKER}{i}{MARKER}"
                        for i, p in enumerate(self.pieces))
 
     def _layout(self) -> tuple[list[int], list[int]]:
@@ -178,7 +178,7 @@ class MappedText:
             return cached[1]
         starts, ends, pos = [], [], 0
         for i, p in enumerate(self.pieces):
-            n = len(p.text) if p.known else len(f"{MARKER}{i}{MARKER}")
+            n = len(p.text) if p.text is not None else len(f"{MARKER}{i}{MARKER}")
             starts.append(pos)
             pos += n
             ends.append(pos)

@@ -6,10 +6,12 @@ error is only reported when bash itself rejects the script.
 
 from __future__ import annotations
 
+import os
 import re
 
 from plint.reading.shell.model import Problem
 from plint.source import SourceFile
+from plint.bounds import MAX_SHELL_BLANKS, MAX_SHELL_DEPTH, MAX_SHELL_NODES, MAX_SHELL_OPENERS
 
 _PARSER = None
 _OPENERS = (b"$", b"`", b"{", b"(", b"'", b'"')
@@ -28,7 +30,6 @@ def _binding(package: str):
     """A package's compiled `_binding` module, loaded without running the package's __init__:
     tree_sitter's imports typing and tree_sitter_bash's importlib.resources, together about as
     long as Python's own start-up, for nothing plint uses. None when it cannot be found."""
-    import os
 
     try:  # what importlib.machinery re-exports, without importing importlib and warnings (~1 ms)
         from _frozen_importlib import ModuleSpec
@@ -95,7 +96,6 @@ def _check_openers(data: bytes) -> None:
     """TooComplex when `data` holds more than MAX_SHELL_OPENERS expansion, quote and bracket characters, or
     more than MAX_SHELL_BLANKS blanks, newlines and semicolons (about its words and statements: tree-sitter's
     tree costs ~250 bytes a node); counted at C speed, then only the chunk where a count goes past is searched."""
-    from plint.bounds import MAX_SHELL_BLANKS, MAX_SHELL_OPENERS
 
     _check_count(data, _OPENERS, rb"[$`{('\"]", MAX_SHELL_OPENERS, "`$`, quotes, braces and parentheses")
     _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS,
@@ -107,7 +107,6 @@ def _check_depth(data: bytes) -> None:
     """TooComplex where more than MAX_SHELL_DEPTH braces and parentheses are open at once (a closer with none
     open is not counted against the next ones). Scanned only in a file with that many openers, and over at most
     2 x MAX_SHELL_OPENERS brackets: more closers than that are too complex on their own."""
-    from plint.bounds import MAX_SHELL_DEPTH, MAX_SHELL_OPENERS
 
     if data.count(b"{") + data.count(b"(") <= MAX_SHELL_DEPTH:
         return
@@ -133,8 +132,6 @@ def _check_count(data: bytes, chars: tuple[bytes, ...], pattern: bytes, budget: 
 
 
 def _check_nodes(tree) -> None:
-    from plint.bounds import MAX_SHELL_NODES
-
     if tree.root_node.descendant_count <= MAX_SHELL_NODES:
         return
     cursor = tree.walk()
@@ -166,8 +163,8 @@ def recover(source: SourceFile, problems: list[Problem], data: bytes | None = No
             rounds: int = 8) -> tuple[bytes, list[Problem]]:
     """Blank each line bash rejects (keeping every byte offset of `data`, the source by default, whose
     lines are the source's) until bash accepts the rest."""
-    data = bytearray(source.data if data is None else data)
-    starts = [0] + [m.end() for m in re.finditer(rb"\n", data)]
+    blanked = bytearray(source.data if data is None else data)
+    starts = [0] + [m.end() for m in re.finditer(rb"\n", blanked)]
     found = list(problems)
     for _ in range(rounds):
         lines = {p.span.line for p in problems if p.span is not None}
@@ -177,13 +174,13 @@ def recover(source: SourceFile, problems: list[Problem], data: bytes | None = No
             if line > len(starts):
                 continue
             start = starts[line - 1]
-            end = starts[line] - 1 if line < len(starts) else len(data)
-            data[start:end] = b" " * (end - start)
-        problems = _bash_check(source, bytes(data))
+            end = starts[line] - 1 if line < len(starts) else len(blanked)
+            blanked[start:end] = b" " * (end - start)
+        problems = _bash_check(source, bytes(blanked))
         known = {p.span.line for p in found if p.span is not None}
         problems = [p for p in problems if p.span is not None and p.span.line not in known]
         found.extend(problems)
-    return bytes(data), found
+    return bytes(blanked), found
 
 
 def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:

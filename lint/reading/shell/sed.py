@@ -130,7 +130,7 @@ def _substitute(content: MappedText, rx: re.Pattern, replacement: list[Piece], g
     layout = []
     offset = 0
     for idx, p in enumerate(content.pieces):
-        length = len(p.text) if p.known else len(f"{MARKER}{idx}{MARKER}")
+        length = len(p.text) if p.text is not None else len(f"{MARKER}{idx}{MARKER}")
         layout.append((offset, offset + length, p))
         offset += length
 

@@ -5,15 +5,18 @@ from __future__ import annotations
 
 import os
 
+from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.reading.shell.fields import _expanded_directives, _flatten
-from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, _Break, _Budget, _Continue, _Exit, _Return
+from plint.reading.shell.fields import expanded_directives, flatten
+from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, ShellBreak, OverBudget, ShellContinue, ShellExit, ShellReturn
+from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, note_for
 
 
-class Sourcing:
+class Sourcing(ShellCore):
 
     def resolve_path(self, text: str, unit: Unit) -> str:
         """A path named by the file being run, against that file's directory (see files.path_key)."""
@@ -31,16 +34,14 @@ class Sourcing:
 
     def unread(self, word: Word, unit: Unit) -> str | None:
         """Why an existing file the script names is not read (outside the root: plint.root), else None."""
-        from plint.root import note_for
 
-        return note_for(self.resolve_path(word.text, unit)) if word.known else None
+        text = word.text
+        return note_for(self.resolve_path(text, unit)) if text is not None else None
 
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
         src = self.load(word, unit)
         why = self.unread(word, unit) if src is None else None
         if why is not None:
-            from plint.root import WIDEN_HINT
-
             self.result.problems.append(Problem(
                 "unresolved", f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
                 word.site))
@@ -63,7 +64,7 @@ class Sourcing:
         self.depth += 1
         try:
             self.run_file(src)
-        except _Return:
+        except ShellReturn:
             pass
         finally:
             self.depth -= 1
@@ -101,7 +102,7 @@ class Sourcing:
         shell.depth += 1
         try:
             shell.run_unit(sub)
-        except (_Exit, _Return, _Break, _Continue):
+        except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
             pass
         finally:
             shell.depth -= 1
@@ -130,7 +131,7 @@ class Sourcing:
         def blank(b: bytes) -> bytes:
             return bytes(10 if c == 10 else 32 for c in b)
 
-        text = (blank(data[:lo]) + _expanded_directives(data[lo:hi], content) + blank(data[hi:])
+        text = (blank(data[:lo]) + expanded_directives(data[lo:hi], content) + blank(data[hi:])
                 ).decode("utf-8", "surrogateescape")
         return SourceFile(source.path, text)
 
@@ -138,8 +139,6 @@ class Sourcing:
         src = self.load(word, unit)
         why = self.unread(word, unit) if src is None else None
         if why is not None:
-            from plint.root import WIDEN_HINT
-
             self.result.problems.append(Problem(
                 "unresolved", f"script {word.display()} ({via}): {why}; the commands it runs are unknown "
                               f"({WIDEN_HINT})", word.site))
@@ -157,7 +156,7 @@ class Sourcing:
         self.result.files_read.append(key)
         try:
             shell.run_file(src)
-        except (_Exit, _Return, _Break, _Continue):
+        except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
             pass
         finally:
             self.steps = shell.steps
@@ -229,7 +228,8 @@ class Sourcing:
 
     def write(self, target: Word, content: MappedText, append: bool, unit: Unit, where) -> None:
         """Record a file the script writes; `where` is the writing node or its span."""
-        key = str(self.resolve_path(target.text, unit)) if target.known else target.display()
+        text = target.text
+        key = str(self.resolve_path(text, unit)) if text is not None else target.display()
         span = unit.span(where.start_byte, where.end_byte) if hasattr(where, "start_byte") else where
         if append and key in self.result.virtual_files:
             content = MappedText(list(self.capped(self.result.virtual_files[key].content.pieces + content.pieces,
@@ -238,7 +238,7 @@ class Sourcing:
 
     def herestring(self, node, unit: Unit) -> MappedText:
         """`<<< WORD`: the expanded word (not split) and a newline."""
-        pieces = [p for c in node.named_children for p in _flatten(self.expand(c, unit, quoted=True))]
+        pieces = [p for c in node.named_children for p in flatten(self.expand(c, unit, quoted=True))]
         return MappedText(list(self.capped(pieces, "a here-string", unit.span(node.start_byte, node.end_byte)))
                           + [Piece("\n", None)])
 
@@ -355,13 +355,12 @@ class Sourcing:
     def expand_snippet(self, start: int, end: int, unit: Unit) -> list[Piece]:
         """An expansion found in heredoc text, parsed on its own with its real position kept; one level of
         nesting of the budget (plint.bounds.MAX_NESTING), as each level parses the text inside it again."""
-        from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 
         self.nesting += 1
         self.reparsed += 1
         try:
             if self.reparsed > MAX_REPARSED_NESTING or self.nesting > MAX_NESTING:
-                raise _Budget(f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
+                raise OverBudget(f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
                               "text parsed again (too complex: not evaluated)", unit.span(start, start + 1))
             return self._expand_snippet(start, end, unit)
         finally:
@@ -383,7 +382,7 @@ class Sourcing:
         try:
             tree = parse(data)
         except TooComplex as exc:
-            raise _Budget(f"where an expansion is too complex ({exc.args[0]})") from None
+            raise OverBudget(f"where an expansion is too complex ({exc.args[0]})") from None
         stack = [tree.root_node]
         while stack:
             n = stack.pop()
@@ -391,7 +390,7 @@ class Sourcing:
                 value = n.child_by_field_name("value")
                 if value is None:
                     break
-                return list(_flatten(self.expand(value, sub, quoted=True)))
+                return list(flatten(self.expand(value, sub, quoted=True)))
             stack.extend(reversed(n.children))
         return [seg_piece]
 
@@ -466,7 +465,6 @@ class Sourcing:
             return vf.content
         src = self.read(path)
         if src is None and self.unread(word, unit) is not None:  # its content is unknown, not absent
-            from plint.root import OUTSIDE_NOTE
 
             return MappedText([unknown(f"written from {word.display()}, {OUTSIDE_NOTE}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None

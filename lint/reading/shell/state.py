@@ -55,19 +55,19 @@ class EvalOptions:
     # it as undecided instead, for a script that exits without arguments (read.py reads it both ways).
     no_arguments: bool = True
 
-class _Exit(Exception):
+class ShellExit(Exception):
     pass
 
-class _Return(Exception):
+class ShellReturn(Exception):
     pass
 
-class _Break(Exception):
+class ShellBreak(Exception):
     pass
 
-class _Continue(Exception):
+class ShellContinue(Exception):
     pass
 
-class _Budget(Exception):
+class OverBudget(Exception):
     """Evaluation stopped: args[0] names the budget (steps, work)."""
 
 def _display(path: str) -> str:
@@ -77,7 +77,7 @@ def _display(path: str) -> str:
     except OSError:
         return str(Path(path))
 
-def _default_read(path: str) -> SourceFile | None:
+def default_read(path: str) -> SourceFile | None:
     file = Path(path)
     try:
         if not file.is_file() or file.stat().st_size > 4 * 1024 * 1024:
@@ -86,17 +86,17 @@ def _default_read(path: str) -> SourceFile | None:
     except OSError:
         return None
 
-def _path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
+def path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
     """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path."""
     return lambda path: read_file(Path(path))
 
 @record
-class _State:
+class ShellState:
     vars: dict[str, Var]
     positional: list[Word] | None
     functions: dict
 
-class _Span:
+class SpanNode:
     """A fake node covering a run of sibling nodes (the operand of ${X:-...})."""
 
     def __init__(self, children, start: int, end: int):

@@ -45,9 +45,10 @@ def run_envsubst(args: list[Word], stdin: MappedText | None,
     """What `envsubst [SHELL-FORMAT] < template` writes; None when plint does not evaluate the call."""
     if stdin is None or any((w.text or "-").startswith("-") for w in args) or len(args) > 1:
         return None  # --variables / --help print something else; a second operand is an error
-    if args and not args[0].known:
+    operand = args[0].text if args else None
+    if args and operand is None:
         return None
-    named = {a or b for a, b in SLOT.findall(args[0].text)} if args else None
+    named = {a or b for a, b in SLOT.findall(operand)} if operand is not None else None
 
     def fill(name: str, slot: Piece) -> list[Piece] | None:
         if named is not None and name not in named:

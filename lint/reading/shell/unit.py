@@ -14,6 +14,10 @@ import re
 from plint.reading.shell.model import Piece
 from plint.source import SourceFile, Span
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import Any
+
 PLACEHOLDER = "__plint_unknown_{}__"
 _PLACEHOLDER_RE = rb"__plint_unknown_(\d+)__"  # compiled on use (re caches it): few units have unknowns
 
@@ -26,7 +30,7 @@ class Unit:
         self._starts = [s for s, _, _ in segments]
         self.source = source  # the file this unit belongs to (for $0, relative paths)
         self.unknowns = unknowns or []
-        self.tree = None
+        self.tree: Any = None  # the tree-sitter tree of `data`, once parsed
 
     @classmethod
     def for_file(cls, source: SourceFile) -> "Unit":
@@ -43,7 +47,10 @@ class Unit:
 
     @classmethod
     def from_pieces(cls, pieces: list[Piece], source: SourceFile) -> "Unit":
-        chunks, segments, unknowns, pos = [], [], [], 0
+        chunks: list[bytes] = []
+        segments: list[tuple[int, int, Piece]] = []
+        unknowns: list[Piece] = []
+        pos = 0
         for p in pieces:
             if p.known:
                 raw = p.text.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]

@@ -40,9 +40,9 @@ _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 def _texts(word: Word) -> list[str] | None:
     """Every text the word can have, or None when some part has no known alternatives."""
-    choices = []
+    choices: list[tuple[str, ...]] = []
     for p in word.pieces:
-        if p.known:
+        if p.text is not None:
             choices.append((p.text,))
         elif p.alternatives:
             choices.append(tuple("" if a == "<unset>" else a for a in p.alternatives))

@@ -14,14 +14,18 @@ DeepSpeed's refusals come out as DeepSpeed's own.
 
 from __future__ import annotations
 
+import re
+
 from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
 from plint.reading.shell.model import MappedText, Problem
-from plint.reading.sources.jsonpos import JObject, JScalar, JsonDocument, JUnknown, parse_json
+from plint.keytree import JObject, JScalar, JsonDocument, JUnknown
+from plint.reading.sources.jsonpos import parse_json
 from plint.values import Value, default, unresolved
+from plint.bounds import MAX_VALUE_CHARS
 
 TRAIN_BATCH = "train_batch_size"
 MICRO_BATCH = "train_micro_batch_size_per_gpu"
@@ -44,7 +48,6 @@ def looks_like_deepspeed(text: str) -> bool:
     among its top-level keys; for text json cannot parse (a template a script fills, hjson's comments or
     trailing commas, a broken file), a marker written as a key anywhere, so that the reader reports it."""
     import json
-    import re
 
     try:
         doc = json.loads(text)
@@ -70,6 +73,11 @@ class DeepSpeedConfig:
     pipeline_stages: Value  # pipeline.stages; default "auto"
     optimizer_type: Value  # optimizer.type; None when DeepSpeed builds none (a client optimizer is used)
     overlap_comm: Value  # zero_optimization.overlap_comm; default: on at stage 3 only
+
+    @property
+    def has_deepspeed_marker(self) -> bool:
+        """Whether a DeepSpeed marker is among its top-level keys (a JSON file checked on its own is one)."""
+        return is_deepspeed_document(self.document.root)
 
     @property
     def problems(self) -> list[Problem]:
@@ -100,7 +108,8 @@ class DerivedBatch:
 def _fact(node: Any, where: str, absent: Any = None, whole_number: bool = False) -> Value:
     """A Value for the node at `where`; absent and JSON null (dict.get's None) give `absent`."""
     if node is None or isinstance(node, JScalar) and node.value is None:
-        note = f"{where} is null, which DeepSpeed reads as not set" if node is not None else f"{where} is not set"
+        note: str | None = f"{where} is null, which DeepSpeed reads as not set" if node is not None \
+            else f"{where} is not set"
         return Value(absent, node.span if node is not None else None, "default", note)
     if isinstance(node, JUnknown):
         piece = node.piece
@@ -236,7 +245,6 @@ class _OverBudget(Exception):
 def _times(a: Any, b: Any) -> Any:
     """a * b as DeepSpeed computes it, short of repeating a list or string past plint's value budget
     (`[1] * 2755933772` was a MemoryError the fuzzer found)."""
-    from plint.bounds import MAX_VALUE_CHARS
 
     for seq, n in ((a, b), (b, a)):
         if isinstance(seq, (str, list, tuple)) and isinstance(n, int) and len(seq) * abs(n) > MAX_VALUE_CHARS:

@@ -139,6 +139,7 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
             elif state is None:  # a bare switch
                 out[f"switch.{name}"] = Value(True, w.value_span, w.origin, option)
             else:
+                assert value is not None  # a boolean was read from it
                 out[f"switch.{name}"] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
                 consumed += following is not None
         elif name in _BOOL_FIELDS:
@@ -149,6 +150,7 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
             elif state is None:  # a bare switch: the next word is not a boolean, so it is not its value
                 precision[name] = Value(True, w.value_span, w.origin, option)
             else:
+                assert value is not None  # a boolean was read from it
                 precision[name] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
                 consumed += following is not None
         i += consumed

@@ -145,7 +145,8 @@ def _filter(pool: dict[str, Sequence[int] | None], include: str, exclude: str) -
             if include:
                 chosen[host] = slots
             else:
-                chosen[host] = None if chosen[host] is None else [s for s in chosen[host] if s not in slots]
+                current = chosen[host]
+                chosen[host] = None if current is None else [s for s in current if s not in slots]
         else:
             chosen[host] = available if include else []
     return {h: chosen[h] for h in pool if h in chosen and chosen[h] != []}
@@ -237,7 +238,8 @@ def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None
         return unresolved(_LOCAL_GPUS, span)
     if len(counts) == 1:
         return derived(counts.pop(), f"slots per host ({where})", span)
-    return Value(None, span, "derived", f"hosts use different slot counts {sorted(counts)} ({where})")
+    shown = sorted(c for c in counts if c is not None)
+    return Value(None, span, "derived", f"hosts use different slot counts {shown} ({where})")
 
 
 # ---- a hostfile plint cannot read --------------------------------------------------------------------

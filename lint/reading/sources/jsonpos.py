@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import re
 
-from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
 
 from plint.bounds import MAX_JSON_VALUES
+from plint.keytree import JArray, JEntry, JObject, JScalar, JsonDocument, JUnknown
 from plint.reading.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import Span
 
@@ -40,103 +40,6 @@ TRAILING_COMMA = "a trailing comma (DeepSpeed's hjson loader accepts it; json.lo
 MISSING_COMMA = "no comma between two members (DeepSpeed's hjson loader accepts it; json.load refuses it)"
 UNQUOTED_KEY = "a key without quotes (DeepSpeed's hjson loader accepts it; json.load refuses it)"
 SINGLE_QUOTES = "a string in single quotes (DeepSpeed's hjson loader accepts it; json.load refuses it)"
-
-
-@record
-class JScalar:
-    value: Any  # str, int, float, bool or None (JSON null)
-    span: Span | None
-    origin: str = "literal"  # the shell origin of the characters: literal, env, derived, assumed
-    default_of: str | None = None  # the variable whose `${NAME:-default}` wrote it, when one did
-
-    def to_python(self) -> Any:
-        return self.value
-
-
-@record
-class JUnknown:
-    """A value the shell cannot know statically, wholly or in part."""
-
-    piece: Piece  # the (first) unknown piece: its reason, name and alternatives
-    span: Span | None
-    shown: str = ""  # the value as far as known, unknown parts as ${NAME} (`"$DIR/x"` -> `${DIR}/x`)
-
-    def to_python(self) -> Any:
-        return None
-
-
-@record
-class JArray:
-    items: list
-    span: Span | None
-
-    def to_python(self) -> Any:
-        return [item.to_python() for item in self.items]
-
-
-@record
-class JEntry:
-    key: str  # unknown parts shown as ${NAME}
-    key_span: Span | None
-    value: Any  # a node
-    key_piece: Piece | None = None  # set when the key itself is partly unknown
-
-
-@record
-class JObject:
-    entries: list[JEntry]
-    span: Span | None
-    # unknown shell text standing where members belong (`{ $EXTRA_KEYS "a": 1 }`)
-    unknown_members: list[JUnknown] = field(default_factory=list)
-
-    def entry(self, key: str) -> JEntry | None:
-        """The entry for key; the last of duplicates, as json.load keeps it."""
-        found = None
-        for e in self.entries:
-            if e.key == key:
-                found = e
-        return found
-
-    def get(self, key: str) -> Any:
-        e = self.entry(key)
-        return None if e is None else e.value
-
-    def find(self, *keys: str) -> Any:
-        """The node at a path of keys (`find("zero_optimization", "stage")`), None when absent."""
-        node: Any = self
-        for key in keys:
-            if not isinstance(node, JObject):
-                return None
-            node = node.get(key)
-        return node
-
-    def keys(self) -> list[str]:
-        return [e.key for e in self.entries]
-
-    def to_python(self) -> Any:
-        return {e.key: e.value.to_python() for e in self.entries}
-
-
-JNode = "JScalar | JUnknown | JArray | JObject"  # for annotations only
-
-
-@record
-class JsonDocument:
-    path: str
-    root: Any  # a node, or None when nothing could be read
-    problems: list[Problem] = field(default_factory=list)  # what neither json nor hjson accepts
-    leniencies: list[tuple[str, Span | None]] = field(default_factory=list)  # hjson yes, json.load no
-    duplicates: list[tuple[str, Span | None]] = field(default_factory=list)  # (key, the repeat's span)
-
-    @property
-    def json_load_accepts(self) -> bool:
-        """Would Python's json.load read it (Megatron-DeepSpeed's way)? Duplicates it lets through."""
-        return not self.problems and not self.leniencies
-
-    @property
-    def deepspeed_accepts(self) -> bool:
-        """Would DeepSpeed's hjson loader read it? It refuses duplicate keys."""
-        return not self.problems and not self.duplicates
 
 
 class _Broken(Exception):
@@ -170,7 +73,7 @@ class _Reader:
         only = mapped.pieces[0] if len(mapped.pieces) == 1 else None
         self.file = only.source if only is not None and only.known and only.exact and only.span is not None \
             and getattr(only.source, "_ascii", False) else None
-        self.base = only.span.start if self.file is not None else 0
+        self.base = only.span.start if self.file is not None and only is not None and only.span is not None else 0
 
     # ---- positions and provenance -----------------------------------------------------------------
     def span(self, start: int, end: int) -> Span | None:
@@ -192,7 +95,7 @@ class _Reader:
         """Skip blanks and comments; True when a line ended on the way (hjson's comma)."""
         t, newline = self.text, False
         while self.i < len(t):
-            blanks = _BLANKS.match(t, self.i).end()  # at C speed: a 4 MiB config is mostly blanks and values
+            blanks = _BLANKS.match(t, self.i).end()  # type: ignore[union-attr]  # it matches "" too; at C speed: a 4 MiB config is mostly blanks and values
             newline |= "\n" in t[self.i:blanks]
             self.i = blanks
             if self.i >= len(t):
@@ -397,8 +300,10 @@ class _Reader:
             if not t.startswith(":", self.i):
                 raise _Broken("Expecting ':' delimiter", self.i)
             self.i += 1
-            kind = self.value(lambda v, k=key, at=key_span, piece=key_piece:
-                              node.entries.append(JEntry(k, at, v, piece)))
+            def add(v, k=key, at=key_span, piece=key_piece):
+                node.entries.append(JEntry(k, at, v, piece))
+
+            kind = self.value(add)
             after_comma = self.separator("}", kind)
 
     def items(self, sink: Callable[[Any], None]) -> None:

@@ -7,14 +7,14 @@ import re
 from plint.reading.shell.model import Command
 from plint.source import SourceFile, Span
 from plint.values import Value, default, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _product, _quotient, _scan
+from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, product_of, quotient_of, scan_options
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-ACCELERATE = _grammar(
+ACCELERATE = grammar_of(
     """--config_file --mixed_precision --num_processes --num_machines --num_cpu_threads_per_process --dynamo_backend
     --dynamo_mode --gpu_ids --machine_rank --main_process_ip --main_process_port --tee|-t --log_dir --role
     --rdzv_backend --rdzv_conf --max_restarts --monitor_interval --vm --env --main_training_function
@@ -50,9 +50,9 @@ ACCELERATE = _grammar(
     abbrev=False, aliases="underscore")
 
 
-def _accelerate(command: Command, start: int) -> LauncherCall:
-    scan = _scan(command.words, start, ACCELERATE)
-    call = _finish(LauncherCall("accelerate", command, scan.options), scan)
+def accelerate_call(command: Command, start: int) -> LauncherCall:
+    scan = scan_options(command.words, start, ACCELERATE)
+    call = finish_call(LauncherCall("accelerate", command, scan.options), scan)
     call.is_module = call.flag("--module")
     for attr, name in (("tasks", "--num_processes"), ("nodes", "--num_machines"), ("node_rank", "--machine_rank"),
                        ("master_port", "--main_process_port")):
@@ -64,18 +64,18 @@ def _accelerate(command: Command, start: int) -> LauncherCall:
     return call
 
 
-def _accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
-    nodes = s.nodes or _hidden(s, "--num_machines") or default(1, "accelerate --num_machines defaults to 1")
-    total = s.tasks or _hidden(s, "--num_processes") or unresolved(
+def accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
+    nodes = s.nodes or hidden_by_unknown(s, "--num_machines") or default(1, "accelerate --num_machines defaults to 1")
+    total = s.tasks or hidden_by_unknown(s, "--num_processes") or unresolved(
         "accelerate launch without --num_processes takes it from its config file or counts the local GPUs at "
         "run time")
-    per = _quotient(total, nodes, "workers per node = {w} // {n} (accelerate --num_processes // --num_machines)",
+    per = quotient_of(total, nodes, "workers per node = {w} // {n} (accelerate --num_processes // --num_machines)",
                     floor=True)
-    world = _product(nodes, per, "world size = {a} machines * {b} workers")
+    world = product_of(nodes, per, "world size = {a} machines * {b} workers")
     return nodes, per, world
 
 
-def _accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]) -> None:
+def read_accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]) -> None:
     """Counts from `--config_file` (accelerate's YAML) that the command line does not give; origin
     "assumed" with the note when the file was found where the script is assumed to run from."""
     path = call.option("--config_file")
@@ -127,8 +127,10 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
     accumulation DeepSpeed uses (accelerate launch's options, accelerate 1.x commands/launch.py)."""
     out: dict[str, Value] = {}
     data, source = call.config, call.config_source
-    ds = data.get("deepspeed_config") if isinstance(data.get("deepspeed_config"), dict) else {}
-    fsdp = data.get("fsdp_config") if isinstance(data.get("fsdp_config"), dict) else {}
+    ds = data.get("deepspeed_config")
+    ds = ds if isinstance(ds, dict) else {}
+    fsdp = data.get("fsdp_config")
+    fsdp = fsdp if isinstance(fsdp, dict) else {}
     kind = str(data.get("distributed_type", "")).upper()
 
     note = call.config_note  # the YAML was found where the script is assumed to run from: its values are assumed

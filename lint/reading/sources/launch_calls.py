@@ -14,7 +14,7 @@ from plint.values import Value, derived, from_word, parse_int, unresolved
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from typing import Any
+    pass
 
 
 # ---- option grammars ----------------------------------------------------------------------------
@@ -26,7 +26,7 @@ class Grammar:
     abbrev: bool  # argparse's allow_abbrev: a unique prefix of a long option is accepted
 
 
-def _grammar(values: str, flags: str, pairs: str = "", abbrev: bool = True, aliases: str = "") -> Grammar:
+def grammar_of(values: str, flags: str, pairs: str = "", abbrev: bool = True, aliases: str = "") -> Grammar:
     """Spec strings: space-separated options, `|` between spellings of one (the first is canonical).
     `aliases` "dash" adds `--a_b` for each `--a-b`; "underscore" adds `--a-b` for each `--a_b`."""
     def table(spec: str) -> dict[str, str]:
@@ -54,7 +54,7 @@ _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 
 
 # python -m MODULE that is a launcher
-_LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
+LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
                      "deepspeed.launcher.runner": "deepspeed", "accelerate.commands.launch": "accelerate"}
 
 
@@ -63,7 +63,7 @@ TRAINING_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-co
                            | MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS)
 
 
-_DRIVER_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
+DRIVER_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
                            "--gradient_accumulation_steps"})
 
 
@@ -123,10 +123,10 @@ class LaunchChain:
 
 
 def is_python(name: str | None) -> bool:
-    return bool(name) and _PYTHON.match(name) is not None
+    return name is not None and _PYTHON.match(name) is not None
 
 
-def _looks_like_program(word: Word) -> bool:
+def looks_like_program(word: Word) -> bool:
     name = _base(word)
     if not name or name.startswith("-"):
         return False
@@ -136,7 +136,7 @@ def _looks_like_program(word: Word) -> bool:
 
 # ---- argparse-like scanning ---------------------------------------------------------------------
 @record
-class _Scan:
+class OptionScan:
     options: dict[str, list[Word]]
     stop: int  # the program's index (len(words) if none)
     opaque: list[Word]
@@ -156,19 +156,19 @@ def _lookup(name: str, grammar: Grammar) -> tuple[str, str] | None:
     return None
 
 
-def _scan(words: list[Word], start: int, grammar: Grammar) -> _Scan:
+def scan_options(words: list[Word], start: int, grammar: Grammar) -> OptionScan:
     """Options from words[start:] up to the first word that is not one: the program."""
-    out = _Scan({}, len(words), [], [])
+    out = OptionScan({}, len(words), [], [])
     i = start
     while i < len(words):
         w = words[i]
         t = w.text
         if t is None:
-            head = w.pieces[0].text if w.pieces and w.pieces[0].known else ""
+            head = (w.pieces[0].text if w.pieces else None) or ""
             hit = _lookup(head.partition("=")[0], grammar) if head.startswith("-") and "=" in head else None
             if hit is not None:  # `--nnodes=$N`: a known option whose value is unknown
                 out.options.setdefault(hit[0], []).append(w.after(head.index("=") + 1))
-            elif any(_looks_like_program(later) for later in words[i + 1:]):
+            elif any(looks_like_program(later) for later in words[i + 1:]):
                 out.opaque.append(w)  # `$DISTRIBUTED_ARGS train.py`: options plint cannot see
             else:
                 out.stop = i  # could be the program itself
@@ -211,7 +211,7 @@ def _scan(words: list[Word], start: int, grammar: Grammar) -> _Scan:
     return out
 
 
-def _finish(call: LauncherCall, scan: _Scan) -> LauncherCall:
+def finish_call(call: LauncherCall, scan: OptionScan) -> LauncherCall:
     words = call.command.words
     call.opaque, call.unknown_options = scan.opaque, scan.unknown
     if scan.stop < len(words):
@@ -228,7 +228,7 @@ def _finish(call: LauncherCall, scan: _Scan) -> LauncherCall:
     return call
 
 
-def _hidden(call: LauncherCall, option: str) -> Value | None:
+def hidden_by_unknown(call: LauncherCall, option: str) -> Value | None:
     """Unresolved when unknown option words could be setting `option`."""
     if not call.opaque:
         return None
@@ -243,14 +243,14 @@ def _env_option(call: LauncherCall, dest: str) -> Value | None:
     var = call.command.assignments.get(name) or call.command.env.get(name)
     if var is None or (name not in call.command.assignments and not var.exported):
         return None
-    return _var_value(var, str, name)
+    return var_value(var, str, name)
 
 
-def _var_value(var: Var, convert, what: str) -> Value:
+def var_value(var: Var, convert, what: str) -> Value:
     return from_word(Word(var.value, var.span), convert, what)
 
 
-def _given(call: LauncherCall, option: str, dest: str) -> Value | None:
+def given_text(call: LauncherCall, option: str, dest: str) -> Value | None:
     """An option's value as text: from the command line, else (torchrun) from `PET_<DEST>`."""
     w = call.option(option)
     if w is not None:
@@ -258,7 +258,7 @@ def _given(call: LauncherCall, option: str, dest: str) -> Value | None:
     return _env_option(call, dest)
 
 
-def _as_int(value: Value, what: str) -> Value:
+def as_int(value: Value, what: str) -> Value:
     if not value.known:
         return value
     try:
@@ -267,7 +267,7 @@ def _as_int(value: Value, what: str) -> Value:
         return unresolved(f"{what} {value.value!r} is not a number", value.span)
 
 
-def _min_max_nodes(value: Value) -> Value:
+def min_max_nodes(value: Value) -> Value:
     """run.py parse_min_max_nnodes: `N` or `MIN:MAX`; elastic ranges are decided at run time."""
     if not value.known:
         return value
@@ -282,14 +282,14 @@ def _min_max_nodes(value: Value) -> Value:
 
 
 # ---- resolution ---------------------------------------------------------------------------------
-def _product(a: Value | None, b: Value | None, note: str) -> Value:
+def product_of(a: Value | None, b: Value | None, note: str) -> Value:
     if a is None or b is None or not a.known or not b.known:
         missing = [v.note for v in (a, b) if v is not None and not v.known and v.note]
         return unresolved("needs " + "; ".join(missing) if missing else "a factor is unknown")
     return derived(a.value * b.value, note.format(a=a.value, b=b.value), b.span or a.span)
 
 
-def _quotient(w: Value, n: Value, note: str, floor: bool = False) -> Value:
+def quotient_of(w: Value, n: Value, note: str, floor: bool = False) -> Value:
     if not w.known or not n.known:
         missing = [v.note for v in (w, n) if not v.known and v.note]
         return unresolved("needs " + "; ".join(missing) if missing else "a count is unknown")

@@ -3,17 +3,20 @@ and CUDA_VISIBLE_DEVICES give it."""
 
 from __future__ import annotations
 
+import os
+
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _scan, _var_value
+from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, scan_options, var_value
+from plint.root import WIDEN_HINT, note_for
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
-DEEPSPEED = _grammar(
+DEEPSPEED = grammar_of(
     """--hostfile|-H --include|-i --exclude|-e --num_nodes --num_gpus|--num_accelerators --master_port --master_addr
     --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port
     --venv_script --log_level""",
@@ -21,9 +24,9 @@ DEEPSPEED = _grammar(
     --quiet|-q --help|-h""")
 
 
-def _deepspeed(command: Command, start: int) -> LauncherCall:
-    scan = _scan(command.words, start, DEEPSPEED)
-    call = _finish(LauncherCall("deepspeed", command, scan.options), scan)
+def deepspeed_call(command: Command, start: int) -> LauncherCall:
+    scan = scan_options(command.words, start, DEEPSPEED)
+    call = finish_call(LauncherCall("deepspeed", command, scan.options), scan)
     call.is_module = call.flag("--module")
     hostfile = call.option("--hostfile")
     call.hostfile = from_word(hostfile, str, "--hostfile") if hostfile is not None else None
@@ -41,15 +44,12 @@ def _outside(result: ShellResult | None, name: str) -> str | None:
     root of the check, else None."""
     if result is None:
         return None
-    import os
-
-    from plint.root import WIDEN_HINT, note_for
 
     note = note_for(os.path.join(os.path.dirname(os.path.abspath(result.source.path)), name))
     return f"{note} ({WIDEN_HINT})" if note is not None else None
 
 
-def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
+def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
                          problems: list[Problem], result: ShellResult | None = None) -> None:
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
@@ -60,7 +60,7 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
 
-    hidden = _hidden(call, "--hostfile/--num_gpus")
+    hidden = hidden_by_unknown(call, "--hostfile/--num_gpus")
     if hidden is not None:
         return unknown(hidden.note or "", hidden.span)
     texts: dict[str, str | None] = {}
@@ -73,10 +73,10 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
             sizes[name] = v
             if v is not None and not v.known:
                 continue  # the size it sets is unknown; the rest of the resources may still be read
-        elif w is not None and not w.known:
+        elif w is not None and v is not None and not w.known:
             return unknown(f"deepspeed {name}: {v.note}", w.value_span)
         texts[name] = w.text if w is not None else None
-        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None:
+        if name in ("--num_nodes", "--num_gpus", "--node_rank") and w is not None and v is not None:
             if not v.known:
                 return unknown(f"deepspeed {name} {w.text!r} is not a number", w.value_span)
             numbers[name] = v.value
@@ -120,6 +120,7 @@ def _deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFi
                                 node_rank=numbers.get("--node_rank"))
         if hostfile is None and numbers.get("--num_nodes") == 1:  # one node, whichever file the runner reads
             w = call.option("--num_nodes")
+            assert w is not None  # its number was read above
             res.nnodes = Value(1, w.value_span, w.origin, "deepspeed --num_nodes 1: one node") \
                 if res.nnodes.known else res.nnodes
         elif hostfile is None:
@@ -145,5 +146,5 @@ def _visible_devices(command: Command) -> str | None:
     var = command.assignments.get("CUDA_VISIBLE_DEVICES") or command.env.get("CUDA_VISIBLE_DEVICES")
     if var is None or ("CUDA_VISIBLE_DEVICES" not in command.assignments and not var.exported):
         return None
-    value = _var_value(var, str, "CUDA_VISIBLE_DEVICES")
+    value = var_value(var, str, "CUDA_VISIBLE_DEVICES")
     return value.value if value.known else None

@@ -6,11 +6,11 @@ import re
 
 from plint.reading.shell.model import Command
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, _finish, _grammar, _hidden, _quotient, _scan
+from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, quotient_of, scan_options
 
 
 # Open MPI names work with one dash or two; Hydra (MPICH, Intel MPI) names take one
-MPIRUN = _grammar(
+MPIRUN = grammar_of(
     """--np|-np|-n|--n|-c --npernode|-npernode|-N|-ppn|--ppn --npersocket|-npersocket --map-by|-map-by
     --rank-by|-rank-by --bind-to|-bind-to --host|-host|-H|-hosts|--hosts|-hostlist
     --hostfile|-hostfile|--machinefile|-machinefile|-f --default-hostfile --rankfile|-rankfile|-rf --x|-x --wdir|-wdir|--wd|-wd --path|-path
@@ -33,15 +33,15 @@ MPIRUN = _grammar(
 # Cray ALPS `aprun [options] executable [args]` (also the PALS aprun of HPE Cray EX): -n PEs in all, -N PEs per
 # node, -d CPUs per PE, -cc binding; the option list of "Run Applications Using the aprun Command" (HPE
 # a00114008en_us) and Cray S-2496 "Using the aprun Command"; `--cc` is the spelling the PALS aprun accepts too
-APRUN = _grammar(
+APRUN = grammar_of(
     """--pes|-n --pes-per-node|-N --cpus-per-pe|-d --cpu-binding|-cc|--cc --environment-override|-e
     --memory-per-pe|-m -a -cp -D -L -l -j -F -p -r -R -S -sl -sn -t""",
     "-b -B -C -q -ss -T --help --version", abbrev=False)
 
 
-def _mpirun(command: Command, start: int) -> LauncherCall:
-    scan = _scan(command.words, start, MPIRUN)
-    call = _finish(LauncherCall("mpirun", command, scan.options), scan)
+def mpirun_call(command: Command, start: int) -> LauncherCall:
+    scan = scan_options(command.words, start, MPIRUN)
+    call = finish_call(LauncherCall("mpirun", command, scan.options), scan)
     np_word = call.option("--np")
     call.tasks = from_word(np_word, parse_int, "mpirun -np") if np_word is not None else None
     per = call.option("--npernode")
@@ -59,9 +59,9 @@ def _mpirun(command: Command, start: int) -> LauncherCall:
     return call
 
 
-def _aprun(command: Command, start: int) -> LauncherCall:
-    scan = _scan(command.words, start, APRUN)
-    call = _finish(LauncherCall("aprun", command, scan.options), scan)
+def aprun_call(command: Command, start: int) -> LauncherCall:
+    scan = scan_options(command.words, start, APRUN)
+    call = finish_call(LauncherCall("aprun", command, scan.options), scan)
     for attr, name, what in (("tasks", "--pes", "aprun -n"), ("tasks_per_node", "--pes-per-node", "aprun -N")):
         w = call.option(name)
         if w is not None:
@@ -69,12 +69,12 @@ def _aprun(command: Command, start: int) -> LauncherCall:
     return call
 
 
-def _mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
+def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
     """mpirun -np / -npernode, or aprun -n / -N (with neither -N, ALPS fills each node: the nodes decide)."""
     np_, per_name = ("-n", "-N") if s.launcher == "aprun" else ("-np", "-npernode")
-    tasks = s.tasks or _hidden(s, np_) or unresolved(
+    tasks = s.tasks or hidden_by_unknown(s, np_) or unresolved(
         f"{s.launcher} without {np_} starts one rank per slot of its host list or allocation, known at run time")
-    per = s.tasks_per_node or _hidden(s, per_name)
+    per = s.tasks_per_node or hidden_by_unknown(s, per_name)
     if per is None:
         if tasks.known:
             return unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), \
@@ -82,5 +82,5 @@ def _mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
         return tasks, tasks, tasks
     if s.tasks is None and per.known:
         return unresolved(f"{s.launcher} without {np_}: the number of hosts decides"), per, tasks
-    nodes = _quotient(tasks, per, f"nodes = {{w}} ranks / {{n}} per node ({s.launcher} {np_} / {per_name})")
+    nodes = quotient_of(tasks, per, f"nodes = {{w}} ranks / {{n}} per node ({s.launcher} {np_} / {per_name})")
     return nodes, per, tasks

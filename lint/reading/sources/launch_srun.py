@@ -4,19 +4,19 @@ from __future__ import annotations
 
 from plint.reading.shell.model import Command, Problem
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import (LauncherCall, _Scan, _finish, _hidden, _looks_like_program,
-                                                _quotient, _var_value)
+from plint.reading.sources.launch_calls import (LauncherCall, OptionScan, finish_call, hidden_by_unknown, looks_like_program,
+                                                quotient_of, var_value)
 
 
-def _srun(command: Command, start: int) -> LauncherCall:
+def srun_call(command: Command, start: int) -> LauncherCall:
     from plint.reading.sources.slurm import node_count, parse_options
 
     words = command.words[start:]
-    parsed = parse_options(words, "srun", opaque=lambda i: any(_looks_like_program(w) for w in words[i + 1:]))
-    scan = _Scan({}, start + parsed.stop, parsed.opaque, parsed.unknown)
+    parsed = parse_options(words, "srun", opaque=lambda i: any(looks_like_program(w) for w in words[i + 1:]))
+    scan = OptionScan({}, start + parsed.stop, parsed.opaque, parsed.unknown)
     for opt in parsed.options:
         scan.options.setdefault("--" + opt.name, []).extend([opt.value] if opt.value is not None else [])
-    call = _finish(LauncherCall("srun", command, scan.options), scan)
+    call = finish_call(LauncherCall("srun", command, scan.options), scan)
     nodes = call.option("--nodes")
     call.nodes = node_count(nodes) if nodes is not None else None
     for attr, name in (("tasks", "--ntasks"), ("tasks_per_node", "--ntasks-per-node")):
@@ -37,18 +37,18 @@ def _job_env_value(command: Command, job, names: tuple[str, ...]) -> Value | Non
     for name in names:
         var = command.env.get(name)
         if var is not None and var.exported:
-            return _var_value(var, parse_int, name)
+            return var_value(var, parse_int, name)
     if job is not None:
         from plint.reading.sources.slurm import implied_env
 
         env = implied_env(job)
         for name in names:
             if name in env:
-                return _var_value(env[name], parse_int, name)
+                return var_value(env[name], parse_int, name)
     return None
 
 
-def _srun_step(call: LauncherCall, job) -> None:
+def read_srun_step(call: LauncherCall, job) -> None:
     """Nodes, tasks and tasks per node of an srun step, following srun's `_opt_verify` (src/srun/opt.c): the
     command line overrides SLURM_JOB_NUM_NODES/SLURM_NTASKS/SLURM_NTASKS_PER_NODE from the job; with nodes and
     no task count it starts one task per node; a --ntasks-per-node that contradicts an inherited task count
@@ -58,7 +58,7 @@ def _srun_step(call: LauncherCall, job) -> None:
     env_nodes = _job_env_value(env, job, ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"))
     env_tasks = _job_env_value(env, job, ("SLURM_NTASKS", "SLURM_NPROCS"))
     env_per = _job_env_value(env, job, ("SLURM_NTASKS_PER_NODE",))
-    hidden = _hidden(call, "--nodes/--ntasks")
+    hidden = hidden_by_unknown(call, "--nodes/--ntasks")
     nodes, tasks, per = cli_nodes or env_nodes, cli_tasks or env_tasks, cli_per or env_per
     nodes_by_env, tasks_by_env = cli_nodes is None and env_nodes is not None, cli_tasks is None and env_tasks is not None
     in_job = env_nodes is not None or env_tasks is not None or job is not None
@@ -107,7 +107,7 @@ def _srun_step(call: LauncherCall, job) -> None:
                            "tasks over nodes at run time")
         call.nodes, call.tasks = nodes, tasks
         if per is None:
-            per = _quotient(tasks, nodes, "tasks per node = {w} tasks / {n} nodes (srun)")  # type: ignore[arg-type]
+            per = quotient_of(tasks, nodes, "tasks per node = {w} tasks / {n} nodes (srun)")  # type: ignore[arg-type]
         call.tasks_per_node = per
     except _Unknown as why:
         note = f"srun step size unknown: {why.args[0]}"

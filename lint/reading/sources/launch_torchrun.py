@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from plint.reading.shell.model import Command
 from plint.values import Value, default, derived, from_word, unresolved
-from plint.reading.sources.launch_calls import (LauncherCall, _as_int, _finish, _given, _grammar, _hidden,
-                                                _min_max_nodes, _product, _scan)
+from plint.reading.sources.launch_calls import (LauncherCall, as_int, finish_call, given_text, grammar_of, hidden_by_unknown,
+                                                min_max_nodes, product_of, scan_options)
 
 
 _TORCHRUN_VALUES = """--nnodes --nproc-per-node --rdzv-backend --rdzv-endpoint --rdzv-id --rdzv-conf --max-restarts
@@ -18,39 +18,39 @@ _TORCHRUN_VALUES = """--nnodes --nproc-per-node --rdzv-backend --rdzv-endpoint -
 _TORCHRUN_FLAGS = "--standalone --module|-m --no-python --run-path --virtual-local-rank"
 
 
-TORCHRUN = _grammar(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --help|-h", aliases="dash")
+TORCHRUN = grammar_of(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --help|-h", aliases="dash")
 
 
-TORCH_LAUNCH = _grammar(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --use-env --help|-h", aliases="dash")
+TORCH_LAUNCH = grammar_of(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --use-env --help|-h", aliases="dash")
 
 
-def _torchrun(command: Command, start: int, kind: str) -> LauncherCall:
-    scan = _scan(command.words, start, TORCHRUN if kind == "torchrun" else TORCH_LAUNCH)
-    call = _finish(LauncherCall(kind, command, scan.options), scan)
+def torchrun_call(command: Command, start: int, kind: str) -> LauncherCall:
+    scan = scan_options(command.words, start, TORCHRUN if kind == "torchrun" else TORCH_LAUNCH)
+    call = finish_call(LauncherCall(kind, command, scan.options), scan)
     call.is_module = call.flag("--module")
     where = command.words[start - 1].site if start >= 1 else None
 
-    nnodes = _given(call, "--nnodes", "nnodes")
+    nnodes = given_text(call, "--nnodes", "nnodes")
     if nnodes is not None:
-        call.nnodes = _min_max_nodes(nnodes)
+        call.nnodes = min_max_nodes(nnodes)
     elif call.flag("--standalone"):
         call.nnodes = derived(1, "--standalone: a single-node rendezvous on localhost", where)
     else:
-        call.nnodes = _hidden(call, "--nnodes") or default(1, f"{kind} --nnodes defaults to 1:1")
-    nproc = _given(call, "--nproc-per-node", "nproc_per_node")
+        call.nnodes = hidden_by_unknown(call, "--nnodes") or default(1, f"{kind} --nnodes defaults to 1:1")
+    nproc = given_text(call, "--nproc-per-node", "nproc_per_node")
     if nproc is None:
-        call.nproc_per_node = _hidden(call, "--nproc-per-node") or default(1, f"{kind} --nproc-per-node defaults to 1")
+        call.nproc_per_node = hidden_by_unknown(call, "--nproc-per-node") or default(1, f"{kind} --nproc-per-node defaults to 1")
     elif nproc.known and nproc.value in ("gpu", "auto", "cpu", "xpu"):
         call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.value} counts the node's devices at run time",
                                          nproc.span)
     else:
-        call.nproc_per_node = _as_int(nproc, "--nproc-per-node")
-    call.world_size = _product(call.nnodes, call.nproc_per_node,
+        call.nproc_per_node = as_int(nproc, "--nproc-per-node")
+    call.world_size = product_of(call.nnodes, call.nproc_per_node,
                                f"world size = {{a}} nodes * {{b}} workers ({kind} --nnodes * --nproc-per-node)")
-    rank = _given(call, "--node-rank", "node_rank")
-    call.node_rank = _as_int(rank, "--node-rank") if rank is not None else None
-    port = _given(call, "--master-port", "master_port")
-    call.master_port = _as_int(port, "--master-port") if port is not None else None
+    rank = given_text(call, "--node-rank", "node_rank")
+    call.node_rank = as_int(rank, "--node-rank") if rank is not None else None
+    port = given_text(call, "--master-port", "master_port")
+    call.master_port = as_int(port, "--master-port") if port is not None else None
     call.master_addr = _rendezvous_host(call)
     return call
 

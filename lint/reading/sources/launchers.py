@@ -26,13 +26,13 @@ from plint.reading.sources.trainer import TRAINING_LENGTH_FLAGS
 from plint.reading.sources.wrappers import base as _base, python_program as _python_program, unwrap_words
 from plint.source import SourceFile
 from plint.values import Value, derived, unresolved
-from plint.reading.sources.launch_accelerate import _accelerate, _accelerate_config, _accelerate_sizes
+from plint.reading.sources.launch_accelerate import accelerate_call, read_accelerate_config, accelerate_sizes
 from plint.reading.sources.launch_calls import (LaunchChain, LauncherCall, SCHEDULERS, SPAWNERS, TRAINING_FLAGS,
-                                                TRAINING_NAMES, _DRIVER_FLAGS, _LAUNCHER_MODULES, is_python)
-from plint.reading.sources.launch_deepspeed import _deepspeed, _deepspeed_resources
-from plint.reading.sources.launch_mpi import _aprun, _mpirun, _mpirun_sizes
-from plint.reading.sources.launch_srun import _srun, _srun_step
-from plint.reading.sources.launch_torchrun import _torchrun
+                                                TRAINING_NAMES, DRIVER_FLAGS, LAUNCHER_MODULES, is_python)
+from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources
+from plint.reading.sources.launch_mpi import aprun_call, mpirun_call, mpirun_sizes
+from plint.reading.sources.launch_srun import srun_call, read_srun_step
+from plint.reading.sources.launch_torchrun import torchrun_call
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -40,14 +40,28 @@ if TYPE_CHECKING:
 
 
 # ---- parsing one launcher -----------------------------------------------------------------------
-_LAUNCHER_NAMES = frozenset({"torchrun", "deepspeed", "ds", "srun", "mpirun", "mpiexec", "orterun", "mpiexec.hydra", "aprun",
-                             "accelerate-launch"})
+
+def _torchrun_command(command: Command, start: int) -> LauncherCall:
+    return torchrun_call(command, start, "torchrun")
+
+
+# The one table of launchers: the command that starts each -> how its options are read (from the word after
+# it). A new launcher is a module beside these (launch_<name>.py) and a row here; one run as a python module
+# (`python -m torch.distributed.run`) is a row of launch_calls.LAUNCHER_MODULES too.
+LAUNCHERS: dict[str, Callable[[Command, int], LauncherCall]] = {
+    "torchrun": _torchrun_command,
+    "deepspeed": deepspeed_call, "ds": deepspeed_call,
+    "srun": srun_call,
+    "mpirun": mpirun_call, "mpiexec": mpirun_call, "orterun": mpirun_call, "mpiexec.hydra": mpirun_call,
+    "aprun": aprun_call,
+    "accelerate-launch": accelerate_call,  # `accelerate launch` (two words) is read in _launcher_at
+}
 
 
 def _starts_launcher(words: list[Word], i: int) -> bool:
     """words[i] starts a launcher or a python interpreter: what an unknown word before it may wrap."""
     name = _base(words[i])
-    if name in _LAUNCHER_NAMES or is_python(name):
+    if name in LAUNCHERS or is_python(name):
         return True
     if name == "accelerate":
         return i + 1 < len(words) and words[i + 1].text == "launch"
@@ -65,25 +79,25 @@ def _interpreter_of_launcher(words: list[Word], i: int) -> bool:
     if i + 1 >= len(words) or not (words[i + 1].text or "").startswith("-"):
         return False
     program, _, is_module, _ = _python_program(words, i + 1)
-    return is_module and program is not None and program.text in _LAUNCHER_MODULES
+    return is_module and program is not None and program.text in LAUNCHER_MODULES
 
 
 def _python(command: Command, program: Word | None, index: int, is_module: bool, code: bool = False,
             skip: int = 0) -> LauncherCall:
     """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`); `skip` words
     after the module never reach it."""
-    kind = _LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
+    kind = LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
     if kind == "deepspeed":
-        return _deepspeed(command, index + 1 + skip)
+        return deepspeed_call(command, index + 1 + skip)
     if kind == "accelerate":
-        return _accelerate(command, index + 1 + skip)
+        return accelerate_call(command, index + 1 + skip)
     if kind is not None:
-        return _torchrun(command, index + 1 + skip, kind)
+        return torchrun_call(command, index + 1 + skip, kind)
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
     if code:
         call.options["-c"] = []
     skipped = [w for w in command.words[:max(index, 0)][-1:] if not w.known and program is not None and not is_module]
-    if skipped and skipped[0] is not program:  # python_program stepped over it to the script after it
+    if skipped and program is not None and skipped[0] is not program:  # python_program stepped over it to the script after it
         call.problems.append(Problem(
             "unresolved", f"`{skipped[0].display()}` between python and {program.display()} is unknown: read as "
                           "interpreter options (or nothing, when it is empty)", skipped[0].site))
@@ -144,20 +158,11 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
         dropped = runs_python == "module, -- dropped" and i + 1 < len(words) and words[i + 1].text == "--"
         return _python(command, words[i], i, runs_python != "script", skip=1 if dropped else 0)
     name = _base(words[i])
-    if name == "torchrun":
-        return _torchrun(command, i + 1, "torchrun")
-    if name in ("deepspeed", "ds"):
-        return _deepspeed(command, i + 1)
-    if name == "srun":
-        return _srun(command, i + 1)
-    if name in ("mpirun", "mpiexec", "orterun", "mpiexec.hydra"):
-        return _mpirun(command, i + 1)
-    if name == "aprun":
-        return _aprun(command, i + 1)
+    parse = LAUNCHERS.get(name) if name is not None else None
+    if parse is not None:
+        return parse(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
-        return _accelerate(command, i + 2)
-    if name == "accelerate-launch":
-        return _accelerate(command, i + 1)
+        return accelerate_call(command, i + 2)
     if is_python(name) or (not words[i].known and _interpreter_of_launcher(words, i)):
         program, index, is_module, code = _python_program(words, i + 1)
         return _python(command, program, index, is_module, code)
@@ -223,7 +228,7 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     # one process started by no launcher, a script not named for training: Megatron's model and parallel flags
     # alone are what its checkpoint tools take too (tools/merge_mp_partitions.py, checkpoint converters); a
     # training run says how long it trains or that DeepSpeed drives it
-    return flagged and bool(options & (TRAINING_LENGTH_FLAGS | _DRIVER_FLAGS))
+    return flagged and bool(options & (TRAINING_LENGTH_FLAGS | DRIVER_FLAGS))
 
 
 def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None],
@@ -241,11 +246,11 @@ def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFil
         problems = [p for c in calls for p in c.problems]
         for c in calls:
             if c.launcher == "deepspeed":
-                _deepspeed_resources(c, read_file, problems, result)
+                read_deepspeed_resources(c, read_file, problems, result)
             elif c.launcher == "srun":
-                _srun_step(c, job)
+                read_srun_step(c, job)
             elif c.launcher == "accelerate":
-                _accelerate_config(c, read_config or (lambda name: (read_file(name), None)))
+                read_accelerate_config(c, read_config or (lambda name: (read_file(name), None)))
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
         args = command.words[inner.program_index + 1:] if inner.program_index >= 0 else []
@@ -263,12 +268,12 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
     if spawners:
         s = spawners[-1]
         if s.launcher == "accelerate":
-            return _accelerate_sizes(s) + ("accelerate",)
+            return accelerate_sizes(s) + ("accelerate",)
         return s.nnodes, s.nproc_per_node, s.world_size, s.launcher  # type: ignore[return-value]
     if schedulers:
         s = schedulers[-1]
         if s.launcher in ("mpirun", "aprun"):
-            return _mpirun_sizes(s) + (s.launcher,)
+            return mpirun_sizes(s) + (s.launcher,)
         return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
     unknown = [w for c in calls for w in c.wrapped_by]

@@ -18,7 +18,7 @@ from plint.record import field, record
 from plint.reading.shell.model import Word
 from plint.reading.shell.placeholders import is_slot
 from plint.reading.sources.arglist import argument_gap, gap_fact, overridable, unknown_value
-from plint.values import Value, default, derived, from_word, parse_int, unresolved
+from plint.values import Value, derived, from_word, parse_int, unresolved
 
 # argparse's negative-number test on Python 3.11-3.13 (Lib/argparse.py `_negative_number_matcher`):
 # "-1", "-0.5", "-.5" are values; "-1e-5" is not, so `--x -1e-5` fails with "expected one
@@ -695,10 +695,12 @@ def _legacy_checkpointing(r: _Reader) -> bool:
         return False
     out = r.out
     given = method if method is not None else r.use("--checkpoint-activations")
+    assert given is not None  # the flag was found above
     out["recompute.granularity"] = Value("full", given.flag_word.value_span, given.flag_word.origin,
                                          f"{given.option}: full recompute, as Megatron-LM v2.x reads it")
     method_word = method.values[0] if method is not None and method.values else None
-    out["recompute.method"] = from_word(method_word, text, method.option) if method_word is not None else \
+    out["recompute.method"] = from_word(method_word, text, method.option) \
+        if method is not None and method_word is not None else \
         Value("uniform", given.flag_word.value_span, "derived", "--checkpoint-activations: uniform chunks")
     for option in ("--activations-checkpoint-num-layers", "--checkpoint-num-layers"):
         use = r.use(option, known_only=False)

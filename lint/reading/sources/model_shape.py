@@ -13,9 +13,11 @@ import json
 import os
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from plint.values import Value, unresolved
+from plint.source import probe, read_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,8 +41,6 @@ def configured_model(model: str | None) -> Iterator[None]:
 
 def _config_json(path: str) -> dict | None:
     """A config.json (or the one in a folder) read through the root; None when absent, outside or not JSON."""
-    from plint.source import probe, read_bytes
-    from pathlib import Path
 
     candidate = os.path.join(path, "config.json") if probe(Path(path).is_dir) else path
     if not candidate.endswith(".json") or not probe(Path(candidate).is_file):

@@ -23,6 +23,7 @@ from plint.record import field, record
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeGuard
 
 from plint.reading.shell.model import Piece, Problem, Var, Word, unknown
 from plint.reading.shell.placeholders import is_placeholder, slot_reason, slot_spans
@@ -100,7 +101,7 @@ def parse_options(words: list[Word], command: str, opaque: Callable[[int], bool]
         word = words[i]
         text = word.text
         if text is None:
-            head = word.pieces[0].text if word.pieces and word.pieces[0].known else ""
+            head = (word.pieces[0].text if word.pieces else None) or ""
             if head.startswith("-") and "=" in head:  # `--nodes=$N`: the option is known, its value is not
                 name = _long_name(head[2:].partition("=")[0], arity) if head.startswith("--") else None
                 if name is not None:
@@ -303,13 +304,13 @@ def _settle(job: SlurmJob) -> SlurmJob:
             if not value.known:
                 out.gpus_per_node = from_word(value, str, "--gres")
                 continue
-            asks, kind, count = _gres_gpus(value)
+            asks, gpu_kind, gpu_count = _gres_gpus(value)
             if not asks:
                 continue
-            out.gpus_per_node = _count(count, "--gres gpu count") if count is not None else \
+            out.gpus_per_node = _count(gpu_count, "--gres gpu count") if gpu_count is not None else \
                 Value(1, value.value_span, value.origin, "--gres=gpu without a count asks for one GPU per node")
-            if kind is not None:
-                type_from_gpus = _type_value(kind)
+            if gpu_kind is not None:
+                type_from_gpus = _type_value(gpu_kind)
     out.gpu_type = type_from_gpus or type_from_constraint
     out.gpu_type_is_feature = type_from_gpus is None and type_from_constraint is not None
     return out
@@ -380,7 +381,7 @@ def _without_slots(source: SourceFile, line_start: int, line: str,
         inside = next(((a, b) for a, b in spans if w.site is not None and a <= w.site.start and w.site.end <= b), None)
         if inside is None:
             kept.append(w)
-        elif inside in values and w.site.start == inside[0]:
+        elif inside in values and w.site is not None and w.site.start == inside[0]:
             text = data[inside[0]:inside[1]].decode("utf-8", "surrogateescape")
             kept.append(Word((unknown(slot_reason(text), None, source.span(*inside)),), source.span(*inside)))
     problems = [Problem("unresolved", slot_reason(data[a:b].decode("utf-8", "surrogateescape")) +
@@ -444,7 +445,7 @@ def _var(name: str, value: Value, text: str | None = None) -> Var:
                True, value.span)
 
 
-def _known(v: Value | None) -> bool:
+def _known(v: Value | None) -> TypeGuard[Value]:
     return v is not None and v.known
 
 

@@ -128,7 +128,7 @@ def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: li
                "the deepspeed launcher runs it" if launcher == "deepspeed" else
                f"{fork_flags[0]} (a Megatron-DeepSpeed flag)" if fork_flags else
                f"{script.path} imports deepspeed" if script is not None and script.imports_deepspeed else
-               script.tree_note if tree == "megatron-deepspeed" else None)
+               script.tree_note if script is not None and tree == "megatron-deepspeed" else None)
         if why is not None:
             return Value("megatron-deepspeed", site, "derived", f"Megatron entry point {megatron}; {why}")
         return Value("megatron", site, "derived", f"Megatron-LM entry point {megatron}")

@@ -19,6 +19,7 @@ import re
 
 from plint.record import record
 from plint.source import SourceFile, Span
+from plint.bounds import MAX_UNUSED_LAUNCHES
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -215,7 +216,6 @@ def _why_unused(words: list[str], at: int) -> str:
 def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[UnusedLaunch]:
     """Training commands in the given files (the checked one first) that yielded no launch, in file order; then
     command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
-    from plint.bounds import MAX_UNUSED_LAUNCHES
     from plint.reading.shell.parse import TooComplex, parse
 
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
@@ -236,7 +236,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             first = _words(node, data, 1)
             words = _words(node, data) if first and _may_count(first[0]) else None
             at = _counts(words) if words else None
-            if at is None:
+            if at is None or words is None:
                 continue
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(" ".join(words).replace("\\\n", " ").split())

@@ -113,7 +113,7 @@ def base(word: Word | None) -> str | None:
     if text is None:
         tail = []
         for piece in reversed(word.pieces):
-            if not piece.known:
+            if piece.text is None:
                 break
             tail.append(piece.text)
         text = "".join(reversed(tail))
