@@ -10,7 +10,7 @@ import re
 
 import pytest
 from plint.checking.check import check_paths
-from plint.cost import ModelInput, estimate
+from plint.cost import estimate
 from plint.cost.error_band import MEASURED_PEAK_ERROR
 from plint.cost.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
 from plint.report.json_report import file_json
@@ -267,7 +267,7 @@ def test_full_recompute_where_selective_fits(tmp_path):
     (finding,) = _findings(result, "PL308")
     inp = cost_input(result.layouts[0])
     selective = estimate(inp.replace(recompute="selective", recompute_method=None, recompute_num_layers=None))
-    assert f"--recompute-activations instead: step predicted" in finding.message
+    assert "--recompute-activations instead: step predicted" in finding.message
     assert f"{selective.memory_gib['total']:.1f} of {selective.memory_gib['usable']:.1f} GiB (" in finding.message
     assert selective.step_time_s < layout_estimate(result.layouts[0]).step_time_s
 
