@@ -145,6 +145,7 @@ class CatalogModel:
     shape: dict
     source: str  # where the config.json's facts were read
     pattern: str  # the name pattern that matched
+    read_as: str | None = None  # the name matched when it is not the given one (a size folder inside its family's)
 
 
 @lru_cache(maxsize=1)
@@ -169,9 +170,34 @@ def normal_name(name: str) -> str:
     return re.sub(r"[_\s]+", "-", name.strip().lower())
 
 
+# a folder named after the size alone (`7B`), as transformers' convert_llama_weights_to_hf.py writes one per
+# --model_size into --output_dir; the words of the folder around it that name no model
+_BARE_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)?[bm]")
+_FOLDER_WORDS = frozenset({"hf", "model", "models", "weights", "checkpoints", "ckpt", "ckpts", "pretrained"})
+
+
+def sized_folder_name(text: str) -> str | None:
+    """`../hf_llama2_models/7B` -> `llama2-7b`: a size folder read with the name of the folder holding it, or None."""
+    parts = [part for part in normal_name(text).split("/") if part not in ("", ".", "..")]
+    if len(parts) < 2 or not _BARE_SIZE.fullmatch(parts[-1]):
+        return None
+    family = [word for word in parts[-2].split("-") if word and word not in _FOLDER_WORDS]
+    return "-".join([*family, parts[-1]]) if family else None
+
+
 def lookup_model(name: str) -> CatalogModel | None:
-    """The catalog entry a model name or path names, or None."""
-    text = normal_name(name)
+    """The catalog entry a model name or path names (or, failing that, its size folder read with its family's
+    folder), or None."""
+    found = _best_match(normal_name(name))
+    if found is not None:
+        return found
+    read_as = sized_folder_name(name)
+    found = _best_match(read_as) if read_as else None
+    return CatalogModel(found.name, found.hub, found.shape, found.source, found.pattern, read_as) if found else None
+
+
+def _best_match(text: str) -> CatalogModel | None:
+    """The entry whose longest name pattern is found in a normalised name."""
     best: tuple[int, str, dict] | None = None
     for regex, pattern, entry in _patterns():
         m = regex.search(text)

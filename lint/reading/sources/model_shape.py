@@ -106,7 +106,8 @@ def model_facts(name: Value | None, launch_file: str | None) -> dict[str, Value]
             return _facts(shape, name.span, "literal", f"{local[1]}: the model's config.json")
     found = lookup_model(text)
     if found is not None:
-        return _facts(found.shape, name.span, "derived",
-                      f"{text}: the {found.name} architecture (plint's model catalog: {found.hub}'s config.json)")
+        read = f" (a size folder in its family's, read as {found.read_as})" if found.read_as else ""
+        return _facts(found.shape, name.span, "derived", f"{text}{read}: the {found.name} architecture "
+                                                         f"(plint's model catalog: {found.hub}'s config.json)")
     return {"model.num_layers": unresolved(f"the model {text!r} is not in plint's model catalog; {SUPPLY_HINT}",
                                            name.span)}
