@@ -146,6 +146,7 @@ class CatalogModel:
     source: str  # where the config.json's facts were read
     pattern: str  # the name pattern that matched
     read_as: str | None = None  # the name matched when it is not the given one (a size folder inside its family's)
+    unmodelled: str | None = None  # what the model holds beside the shape (a vision-language model's encoders)
 
 
 @lru_cache(maxsize=1)
@@ -193,7 +194,8 @@ def lookup_model(name: str) -> CatalogModel | None:
         return found
     read_as = sized_folder_name(name)
     found = _best_match(read_as) if read_as else None
-    return CatalogModel(found.name, found.hub, found.shape, found.source, found.pattern, read_as) if found else None
+    return CatalogModel(found.name, found.hub, found.shape, found.source, found.pattern, read_as,
+                        found.unmodelled) if found else None
 
 
 def _best_match(text: str) -> CatalogModel | None:
@@ -206,7 +208,8 @@ def _best_match(text: str) -> CatalogModel | None:
     if best is None:
         return None
     _, pattern, entry = best
-    return CatalogModel(entry["name"], entry["hub"], entry["shape"], entry["source"], pattern)
+    return CatalogModel(entry["name"], entry["hub"], entry["shape"], entry["source"], pattern,
+                        unmodelled=entry.get("unmodelled"))
 
 
 def catalog_names() -> list[str]:

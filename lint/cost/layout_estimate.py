@@ -157,6 +157,8 @@ def unmodelled_features(layout: Layout) -> list[str]:
         if modules is not None and _recompute_modules(args) - {"core_attn"}:
             found.append("selective recompute of modules other than core_attn")
     facts = layout.extras.get("facts", {})
+    if "catalog.unmodelled" in facts:  # a vision-language model's encoders beside its language model
+        found.append(facts["catalog.unmodelled"].value)
     if "fsdp.offload" in facts:
         found.append("FSDP CPU offload of parameters and gradients")
     for part in ("offload_optimizer_device", "offload_param_device"):  # accelerate's own DeepSpeed config

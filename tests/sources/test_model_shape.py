@@ -55,3 +55,14 @@ def test_an_unknown_name_is_pl002_with_how_to_supply_the_shape(tmp_path):
     (finding,) = [d for d in result.diagnostics if d.code == "PL002" and "house-model" in d.message]
     assert "[tool.plint] model" in finding.message and "config.json" in finding.message
     assert result.layouts[0].value("model.num_layers") is None
+
+
+def test_a_vision_language_model_counts_its_language_model_and_names_the_rest(tmp_path):
+    """MiniCPM-o 2.6: Qwen2.5-7B's shape from the catalog; its encoders are named as not modelled."""
+    from plint.cost.layout_estimate import layout_estimate, unmodelled_features
+
+    layout = _check(tmp_path, "openbmb/MiniCPM-o-2_6").layouts[0]
+    assert (layout.value("model.num_layers"), layout.value("model.hidden_size")) == (28, 3584)
+    assert any("SigLip-400M" in what for what in unmodelled_features(layout))
+    estimate = layout_estimate(layout)
+    assert estimate is not None and any("not modelled" in n and "Whisper" in n for n in estimate.notes)

@@ -44,9 +44,10 @@ _BOOL_FIELDS = ("bf16", "fp16")
 # switches of TrainingArguments and of the common fine-tuning scripts' own dataclasses, each a bool field
 # (HfArgumentParser: `--name`, `--name True`): TrainingArguments.gradient_checkpointing; LLaVA's --lora_enable;
 # TRL's ModelConfig --use_peft, --load_in_4bit, --load_in_8bit; FastChat's and others' --use_lora;
-# DeepSpeed-Chat's --gradient_checkpointing and --offload (store_true)
+# DeepSpeed-Chat's --gradient_checkpointing and --offload (store_true); InternVL's ModelArguments.grad_checkpoint
+# (internvl_chat/internvl/train/internvl_chat_finetune.py: model.language_model._set_gradient_checkpointing())
 _SWITCH_FIELDS = ("gradient_checkpointing", "lora_enable", "use_peft", "use_lora", "load_in_4bit", "load_in_8bit",
-                  "offload")
+                  "offload", "grad_checkpoint")
 # the model a script fine-tunes (TRL, LLaVA, FastChat, LLaMA-Factory, the HF examples: --model_name_or_path;
 # DeepSpeed-Chat's step 3: --actor_model_name_or_path); the first one given names it
 _NAME_FIELDS = ("model_name_or_path", "actor_model_name_or_path", "pretrained_model_name_or_path", "base_model",
@@ -182,7 +183,7 @@ def _recompute(out: dict[str, Value]) -> None:
     """--gradient_checkpointing: transformers checkpoints each decoder layer (gradient_checkpointing_enable wraps
     every layer's forward in torch.utils.checkpoint), keeping its input and recomputing it in the backward:
     Megatron's full recompute, uniform, one layer per checkpoint."""
-    switch = out.get("switch.gradient_checkpointing")
+    switch = out.get("switch.gradient_checkpointing") or out.get("switch.grad_checkpoint")
     if switch is None or switch.value is not True:
         return
     out["recompute.granularity"] = Value("full", switch.span, switch.origin, f"{switch.note}: every layer recomputed")

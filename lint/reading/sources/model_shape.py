@@ -107,7 +107,11 @@ def model_facts(name: Value | None, launch_file: str | None) -> dict[str, Value]
     found = lookup_model(text)
     if found is not None:
         read = f" (a size folder in its family's, read as {found.read_as})" if found.read_as else ""
-        return _facts(found.shape, name.span, "derived", f"{text}{read}: the {found.name} architecture "
-                                                         f"(plint's model catalog: {found.hub}'s config.json)")
+        facts = _facts(found.shape, name.span, "derived", f"{text}{read}: the {found.name} architecture "
+                                                          f"(plint's model catalog: {found.hub}'s config.json)")
+        if found.unmodelled:  # the cost model counts the language model only (plint.cost.layout_estimate)
+            facts["catalog.unmodelled"] = Value(found.unmodelled, name.span, "derived", f"{found.hub} (plint's "
+                                                                                        "model catalog)")
+        return facts
     return {"model.num_layers": unresolved(f"the model {text!r} is not in plint's model catalog; {SUPPLY_HINT}",
                                            name.span)}
