@@ -28,7 +28,8 @@ _GATED = frozenset({"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe",
 _RMSNORM = (_GATED - {"olmo", "stablelm", "cohere"}) | {"t5"}
 _LEARNED_POSITIONS = frozenset({"gpt2", "opt", "gpt_bigcode"})  # an nn.Embedding of max positions
 _ALIBI = frozenset({"bloom", "mpt"})
-_BIASED = frozenset({"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2"})  # every linear
+_BIASED = frozenset({"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2",
+                     "chatglm-6b-v1"})  # every linear
 _QKV_BIAS = frozenset({"qwen", "qwen2", "qwen2_moe", "chatglm", "internlm"})  # biases on q, k, v only
 # configuration-class defaults of tie_word_embeddings where a config leaves it out (PretrainedConfig: True)
 _UNTIED_BY_DEFAULT = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gpt_neox",
@@ -53,6 +54,11 @@ def _int(x: Any) -> int | None:
 
 def model_type(config: dict) -> str | None:
     kind = config.get("model_type")
+    if kind == "chatglm" and "inner_hidden_size" in config:
+        # ChatGLM-6B's first version (its remote modeling_chatglm.py): a GELU MLP of inner_hidden_size (GLU's
+        # dense_h_to_4h and dense_4h_to_h), LayerNorm, biases on every linear, lm_head tied to the embedding
+        # (PretrainedConfig's tie_word_embeddings default): not the gated, RMSNorm ChatGLM2/3 that share its type
+        return "chatglm-6b-v1"
     if isinstance(kind, str):
         return kind
     archs = config.get("architectures") or []
@@ -97,7 +103,8 @@ def shape_from_config(config: dict) -> dict | None:
     encoder_decoder = kind == "t5"
     if encoder_decoder:  # T5: the encoder's layers and the decoder's (num_decoder_layers defaults to num_layers)
         layers += _int(config.get("num_decoder_layers")) or layers
-    ffn = _int(_first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size"))
+    ffn = _int(_first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size",
+                      "inner_hidden_size"))
     if kind == "qwen" and ffn:  # Qwen-1's QWenMLP: w1 and w2 are intermediate_size // 2 wide each (modeling_qwen.py)
         ffn //= 2
     shape: dict[str, Any] = {

@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[2]
     ("allenai/tulu-2-dpo-70b", "llama-2-70b"),
     ("LLM360/Amber", "amber-7b"),
     ("LLM360/AmberChat", "amber-7b"),
+    ("THUDM/chatglm-6b", "chatglm-6b"),
+    ("THUDM/chatglm2-6b", "chatglm3-6b"),  # ChatGLM2 and 3 share a shape, not the first version's
 ])
 def test_names_find_their_architecture(name, entry):
     found = lookup_model(name)
@@ -112,3 +114,6 @@ def test_catalog_parameters_match_the_published_counts():
     assert params("mistralai/Mistral-7B-v0.1") == 7_241_732_096  # the safetensors' total
     assert params("meta-llama/Llama-3.1-8B") == 8_030_261_248
     assert params("LLM360/Amber") == 6_738_415_616  # LLaMA-7B's count: the README's 6.7B
+    # ChatGLM-6B (first version): 28 x (LayerNorms, biased qkv and dense, GELU MLP 4096 -> 16384 -> 4096) and
+    # the embedding once (lm_head tied): the module tree's count, the published 6.2B
+    assert params("THUDM/chatglm-6b") == 6_173_286_400

@@ -97,3 +97,12 @@ def test_gradient_checkpointing_switches_give_full_recompute(text):
 
 def test_grad_checkpoint_false_recomputes_nothing():
     assert "recompute.granularity" not in hf_facts(words("train.py --grad_checkpoint False"))
+
+
+def test_source_and_target_lengths_give_the_sequence():
+    """ChatGLM-6B's ptuning/main.py pads each example to --max_source_length + --max_target_length."""
+    facts = hf_facts(words("main.py --max_source_length 64 --max_target_length 128"))
+    assert facts["model.seq_length"].value == 192 and facts["model.seq_length"].origin == "derived"
+    given = hf_facts(words("main.py --max_source_length 64 --max_target_length 128 --max_seq_length 512"))
+    assert given["model.seq_length"].value == 512  # a sequence length the launch gives stands
+    assert "model.seq_length" not in hf_facts(words("main.py --max_source_length 64"))

@@ -26,6 +26,8 @@ _INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
                "block_size": "model.seq_length",  # the HF examples' run_clm.py
                "cutoff_len": "model.seq_length",  # LLaMA-Factory's DataArguments
                "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
+               # ChatGLM-6B's ptuning/main.py: a prompt and a response, padded to their sum (seq2seq_length)
+               "max_source_length": "seq2seq.source_length", "max_target_length": "seq2seq.target_length",
                "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
                "max_steps": "train_iters",
                "warmup_steps": "train_warmup_steps",  # TrainingArguments.warmup_steps
@@ -156,6 +158,7 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
     gap = argument_gap(unknown)
     _recompute(out)
     _adapters(out)
+    _source_and_target_length(out)
     _precision(out, precision, gap)
     incomplete = gap_fact(gap)
     if incomplete is not None:
@@ -189,6 +192,19 @@ def _recompute(out: dict[str, Value]) -> None:
     out["recompute.granularity"] = Value("full", switch.span, switch.origin, f"{switch.note}: every layer recomputed")
     out["recompute.method"] = Value("uniform", switch.span, "derived", switch.note)
     out["recompute.num_layers"] = Value(1, switch.span, "derived", f"{switch.note}: one layer per checkpoint")
+
+
+def _source_and_target_length(out: dict[str, Value]) -> None:
+    """--max_source_length and --max_target_length where no sequence length is given: ChatGLM-6B's
+    ptuning/main.py (preprocess_function_train) pads every training example to max_source_length +
+    max_target_length."""
+    source, target = out.get("seq2seq.source_length"), out.get("seq2seq.target_length")
+    if "model.seq_length" in out or source is None or target is None:
+        return
+    if isinstance(source.value, int) and isinstance(target.value, int):
+        out["model.seq_length"] = Value(source.value + target.value, source.span, "derived",
+                                        f"{source.value} + {target.value} (--max_source_length + --max_target_length: "
+                                        "each example padded to both)")
 
 
 def _adapters(out: dict[str, Value]) -> None:
