@@ -12,10 +12,10 @@ DeepSpeed raises; the first one ends resolution, as the exception does.
 from __future__ import annotations
 
 import re
-from contextlib import contextmanager
 from contextvars import ContextVar
 
 from plint.bounds import count_problem
+from plint.reading.scoped import scoped
 from plint.record import field, record
 from plint.reading.shell.model import Problem
 from plint.source import SourceFile, Span
@@ -23,7 +23,7 @@ from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
     from typing import Sequence
 
 # [tool.plint] gpus-per-node of the check under way (plint.checking.check sets it around each file's reading):
@@ -32,13 +32,8 @@ _CONFIGURED_GPUS_PER_NODE: ContextVar[int | None] = ContextVar("plint_configured
 GPUS_PER_NODE_SETTING = "[tool.plint] gpus-per-node"
 
 
-@contextmanager
-def configured_gpus_per_node(count: int | None) -> Iterator[None]:
-    token = _CONFIGURED_GPUS_PER_NODE.set(count)
-    try:
-        yield
-    finally:
-        _CONFIGURED_GPUS_PER_NODE.reset(token)
+def configured_gpus_per_node(count: int | None) -> AbstractContextManager[None]:
+    return scoped(_CONFIGURED_GPUS_PER_NODE, count)
 
 
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")

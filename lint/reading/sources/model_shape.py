@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
+from plint.reading.scoped import scoped
 from plint.values import Value, unresolved
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
 
 # [tool.plint] model of the check under way (plint.checking.check sets it around each file's reading)
 _CONFIGURED: ContextVar[str | None] = ContextVar("plint_configured_model", default=None)
@@ -28,13 +28,8 @@ SUPPLY_HINT = ('give its shape with [tool.plint] model = "<hub name>" or "<path 
                "or keep its config.json in the checked tree")
 
 
-@contextmanager
-def configured_model(model: str | None) -> Iterator[None]:
-    token = _CONFIGURED.set(model)
-    try:
-        yield
-    finally:
-        _CONFIGURED.reset(token)
+def configured_model(model: str | None) -> AbstractContextManager[None]:
+    return scoped(_CONFIGURED, model)
 
 
 def _config_json(path: str) -> dict | None:
