@@ -90,8 +90,14 @@ def measure(files: list[tuple[Path, str | None]]) -> list[tuple[Path, str]]:
             continue
         for layout in layouts:
             est = layout_estimate(layout)
-            rows.append((file, "estimate" if est is not None else why_missing(layout)))
+            outcome = "estimate" if est is not None else why_missing(layout)
+            rows.append((file, outcome if model_known(layout) or outcome == "model shape unknown"
+                         else f"{outcome}; model shape unknown"))
     return rows
+
+
+def model_known(layout) -> bool:
+    return all(layout.value(key) is not None for key in NEEDED if key.startswith("model.") and key != "model.seq_length")
 
 
 def main() -> None:
@@ -115,6 +121,9 @@ def main() -> None:
     present = counts["estimate"]
     print(f"{len({f for f, _ in rows})} files, {len(launches)} launches read: estimate present for {present} "
           f"({100 * present / max(1, len(launches)):.0f}%)")
+    shape_unknown = sum(1 for o in launches if "model shape unknown" in o)
+    print(f"  model shape known for {len(launches) - shape_unknown} "
+          f"({100 * (len(launches) - shape_unknown) / max(1, len(launches)):.0f}%)")
     for outcome, n in counts.most_common():
         if outcome != "estimate":
             print(f"  {n:4}  {outcome}")
