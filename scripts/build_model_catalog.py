@@ -6,7 +6,9 @@ Each scripts/model_facts/<name>.yaml holds the keys of one model's public config
 they were read (a repository, commit and path that vendor the file, or the paper that publishes the numbers), and
 the name patterns that find it (`llama-?2-7b`, `vicuna-7b-v1\\.5`: regular expressions over a lower-cased name whose
 `_` and spaces read as `-`). The shape is computed here with plint.catalog.models.shape_from_config, the same
-function that reads a config.json found in a checked tree, so the catalog and a local config agree. `--check`
+function that reads a config.json found in a checked tree, so the catalog and a local config agree. A
+vision-language model names its language model's data file (`language_model: qwen2.5-7b`) for its shape and says
+what else it holds (`unmodelled:`, the encoders beside it), which the cost model does not count. `--check`
 exits 1 when the committed catalog differs from what the facts build.
 """
 
@@ -41,6 +43,8 @@ def build() -> dict:
     models = []
     for path in sorted(FACTS.glob("*.yaml")):
         facts = yaml.safe_load(path.read_text())
+        if "language_model" in facts:  # a vision-language model: its language model's shape, the rest named
+            facts["config"] = yaml.safe_load((FACTS / f"{facts['language_model']}.yaml").read_text())["config"]
         shape = shape_from_config(facts["config"])
         if shape is None:
             raise SystemExit(f"{path}: the config gives no layers, width or heads")
@@ -50,7 +54,8 @@ def build() -> dict:
                 raise SystemExit(f"{path}: the name pattern {pattern!r} must be lower case without `_`")
         models.append({"name": facts["name"], "family": facts["family"], "hub": facts["hub"],
                        "names": facts["names"], "shape": shape, "source": _source(facts["source"]),
-                       **({"note": facts["note"]} if facts.get("note") else {})})
+                       **({"note": facts["note"]} if facts.get("note") else {}),
+                       **({"unmodelled": facts["unmodelled"]} if facts.get("unmodelled") else {})})
     return {"about": "Built by scripts/build_model_catalog.py from scripts/model_facts/*.yaml; do not edit.",
             "models": models}
 

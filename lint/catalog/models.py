@@ -28,7 +28,8 @@ _GATED = frozenset({"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe",
 _RMSNORM = (_GATED - {"olmo", "stablelm", "cohere"}) | {"t5"}
 _LEARNED_POSITIONS = frozenset({"gpt2", "opt", "gpt_bigcode"})  # an nn.Embedding of max positions
 _ALIBI = frozenset({"bloom", "mpt"})
-_BIASED = frozenset({"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2"})  # every linear
+_BIASED = frozenset({"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2",
+                     "chatglm-6b-v1"})  # every linear
 _QKV_BIAS = frozenset({"qwen", "qwen2", "qwen2_moe", "chatglm", "internlm"})  # biases on q, k, v only
 # configuration-class defaults of tie_word_embeddings where a config leaves it out (PretrainedConfig: True)
 _UNTIED_BY_DEFAULT = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gpt_neox",
@@ -53,6 +54,11 @@ def _int(x: Any) -> int | None:
 
 def model_type(config: dict) -> str | None:
     kind = config.get("model_type")
+    if kind == "chatglm" and "inner_hidden_size" in config:
+        # ChatGLM-6B's first version (its remote modeling_chatglm.py): a GELU MLP of inner_hidden_size (GLU's
+        # dense_h_to_4h and dense_4h_to_h), LayerNorm, biases on every linear, lm_head tied to the embedding
+        # (PretrainedConfig's tie_word_embeddings default): not the gated, RMSNorm ChatGLM2/3 that share its type
+        return "chatglm-6b-v1"
     if isinstance(kind, str):
         return kind
     archs = config.get("architectures") or []
@@ -97,7 +103,8 @@ def shape_from_config(config: dict) -> dict | None:
     encoder_decoder = kind == "t5"
     if encoder_decoder:  # T5: the encoder's layers and the decoder's (num_decoder_layers defaults to num_layers)
         layers += _int(config.get("num_decoder_layers")) or layers
-    ffn = _int(_first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size"))
+    ffn = _int(_first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size",
+                      "inner_hidden_size"))
     if kind == "qwen" and ffn:  # Qwen-1's QWenMLP: w1 and w2 are intermediate_size // 2 wide each (modeling_qwen.py)
         ffn //= 2
     shape: dict[str, Any] = {
@@ -145,6 +152,8 @@ class CatalogModel:
     shape: dict
     source: str  # where the config.json's facts were read
     pattern: str  # the name pattern that matched
+    read_as: str | None = None  # the name matched when it is not the given one (a size folder inside its family's)
+    unmodelled: str | None = None  # what the model holds beside the shape (a vision-language model's encoders)
 
 
 @lru_cache(maxsize=1)
@@ -169,9 +178,35 @@ def normal_name(name: str) -> str:
     return re.sub(r"[_\s]+", "-", name.strip().lower())
 
 
+# a folder named after the size alone (`7B`), as transformers' convert_llama_weights_to_hf.py writes one per
+# --model_size into --output_dir; the words of the folder around it that name no model
+_BARE_SIZE = re.compile(r"[0-9]+(?:\.[0-9]+)?[bm]")
+_FOLDER_WORDS = frozenset({"hf", "model", "models", "weights", "checkpoints", "ckpt", "ckpts", "pretrained"})
+
+
+def sized_folder_name(text: str) -> str | None:
+    """`../hf_llama2_models/7B` -> `llama2-7b`: a size folder read with the name of the folder holding it, or None."""
+    parts = [part for part in normal_name(text).split("/") if part not in ("", ".", "..")]
+    if len(parts) < 2 or not _BARE_SIZE.fullmatch(parts[-1]):
+        return None
+    family = [word for word in parts[-2].split("-") if word and word not in _FOLDER_WORDS]
+    return "-".join([*family, parts[-1]]) if family else None
+
+
 def lookup_model(name: str) -> CatalogModel | None:
-    """The catalog entry a model name or path names, or None."""
-    text = normal_name(name)
+    """The catalog entry a model name or path names (or, failing that, its size folder read with its family's
+    folder), or None."""
+    found = _best_match(normal_name(name))
+    if found is not None:
+        return found
+    read_as = sized_folder_name(name)
+    found = _best_match(read_as) if read_as else None
+    return CatalogModel(found.name, found.hub, found.shape, found.source, found.pattern, read_as,
+                        found.unmodelled) if found else None
+
+
+def _best_match(text: str) -> CatalogModel | None:
+    """The entry whose longest name pattern is found in a normalised name."""
     best: tuple[int, str, dict] | None = None
     for regex, pattern, entry in _patterns():
         m = regex.search(text)
@@ -180,7 +215,8 @@ def lookup_model(name: str) -> CatalogModel | None:
     if best is None:
         return None
     _, pattern, entry = best
-    return CatalogModel(entry["name"], entry["hub"], entry["shape"], entry["source"], pattern)
+    return CatalogModel(entry["name"], entry["hub"], entry["shape"], entry["source"], pattern,
+                        unmodelled=entry.get("unmodelled"))
 
 
 def catalog_names() -> list[str]:

@@ -165,6 +165,8 @@ def unmodelled_features(layout: Layout) -> list[str]:
                 found.append("selective recompute of modules plint does not cost (" +
                              ", ".join(sorted(_recompute_modules(args) - COSTED_RECOMPUTE_MODULES)) + ")")
     facts = layout.extras.get("facts", {})
+    if "catalog.unmodelled" in facts:  # a vision-language model's encoders beside its language model
+        found.append(facts["catalog.unmodelled"].value)
     if "fsdp.offload" in facts:
         found.append("FSDP CPU offload of parameters and gradients")
     for part in ("offload_optimizer_device", "offload_param_device"):  # accelerate's own DeepSpeed config

@@ -25,6 +25,12 @@ ROOT = Path(__file__).resolve().parents[2]
     ("gpt2-xl", "gpt2-xl"),
     ("mistralai/Mixtral-8x7B-Instruct-v0.1", "mixtral-8x7b"),
     ("./checkpoints/llama_2_7b_chat_sft", "llama-2-7b"),
+    ("allenai/tulu-2-7b", "llama-2-7b"),  # Tulu 2: Llama 2 fine-tuned
+    ("allenai/tulu-2-dpo-70b", "llama-2-70b"),
+    ("LLM360/Amber", "amber-7b"),
+    ("LLM360/AmberChat", "amber-7b"),
+    ("THUDM/chatglm-6b", "chatglm-6b"),
+    ("THUDM/chatglm2-6b", "chatglm3-6b"),  # ChatGLM2 and 3 share a shape, not the first version's
 ])
 def test_names_find_their_architecture(name, entry):
     found = lookup_model(name)
@@ -34,6 +40,20 @@ def test_names_find_their_architecture(name, entry):
 @pytest.mark.parametrize("name", ["my-org/secret-model", "llama-2-70", "opt-1.3", "gpt-4"])
 def test_unknown_names_find_nothing(name):
     assert lookup_model(name) is None
+
+
+@pytest.mark.parametrize("path, entry, read_as", [
+    ("../hf_llama2_models/7B", "llama-2-7b", "llama2-7b"),  # open-instruct's finetune_with_accelerate.sh
+    ("/nfs/hf_llama_models/13B", "llama-13b", "llama-13b"),  # convert_llama_weights_to_hf.py's --output_dir
+])
+def test_a_size_folder_is_read_with_its_family_folder(path, entry, read_as):
+    found = lookup_model(path)
+    assert found is not None and (found.name, found.read_as) == (entry, read_as)
+
+
+@pytest.mark.parametrize("path", ["./checkpoints/7B", "models/13b", "7B", "../hf_models/7B"])
+def test_a_size_folder_without_a_family_finds_nothing(path):
+    assert lookup_model(path) is None
 
 
 def test_sizes_are_not_read_inside_longer_sizes():
@@ -93,3 +113,7 @@ def test_catalog_parameters_match_the_published_counts():
 
     assert params("mistralai/Mistral-7B-v0.1") == 7_241_732_096  # the safetensors' total
     assert params("meta-llama/Llama-3.1-8B") == 8_030_261_248
+    assert params("LLM360/Amber") == 6_738_415_616  # LLaMA-7B's count: the README's 6.7B
+    # ChatGLM-6B (first version): 28 x (LayerNorms, biased qkv and dense, GELU MLP 4096 -> 16384 -> 4096) and
+    # the embedding once (lm_head tied): the module tree's count, the published 6.2B
+    assert params("THUDM/chatglm-6b") == 6_173_286_400

@@ -86,3 +86,23 @@ def test_fsdp_option_gives_the_sharding(given, sharding):
 def test_fsdp_option_without_a_strategy_is_not_a_guess():
     got = hf_facts(words("--fsdp auto_wrap"))["parallel.sharding"]
     assert got.value is None and "names no sharding strategy" in got.note
+
+
+@pytest.mark.parametrize("text", ["--gradient_checkpointing True", "--grad_checkpoint True", "--grad_checkpoint"])
+def test_gradient_checkpointing_switches_give_full_recompute(text):
+    """TrainingArguments.gradient_checkpointing and InternVL's ModelArguments.grad_checkpoint: every layer."""
+    facts = hf_facts(words(f"train.py {text} --bf16 True"))
+    assert (facts["recompute.granularity"].value, facts["recompute.num_layers"].value) == ("full", 1)
+
+
+def test_grad_checkpoint_false_recomputes_nothing():
+    assert "recompute.granularity" not in hf_facts(words("train.py --grad_checkpoint False"))
+
+
+def test_source_and_target_lengths_give_the_sequence():
+    """ChatGLM-6B's ptuning/main.py pads each example to --max_source_length + --max_target_length."""
+    facts = hf_facts(words("main.py --max_source_length 64 --max_target_length 128"))
+    assert facts["model.seq_length"].value == 192 and facts["model.seq_length"].origin == "derived"
+    given = hf_facts(words("main.py --max_source_length 64 --max_target_length 128 --max_seq_length 512"))
+    assert given["model.seq_length"].value == 512  # a sequence length the launch gives stands
+    assert "model.seq_length" not in hf_facts(words("main.py --max_source_length 64"))

@@ -55,3 +55,33 @@ def test_an_unknown_name_is_pl002_with_how_to_supply_the_shape(tmp_path):
     (finding,) = [d for d in result.diagnostics if d.code == "PL002" and "house-model" in d.message]
     assert "[tool.plint] model" in finding.message and "config.json" in finding.message
     assert result.layouts[0].value("model.num_layers") is None
+
+
+def test_a_vision_language_model_counts_its_language_model_and_names_the_rest(tmp_path):
+    """MiniCPM-o 2.6: Qwen2.5-7B's shape from the catalog; its encoders are named as not modelled."""
+    from plint.cost.layout_estimate import layout_estimate, unmodelled_features
+
+    layout = _check(tmp_path, "openbmb/MiniCPM-o-2_6").layouts[0]
+    assert (layout.value("model.num_layers"), layout.value("model.hidden_size")) == (28, 3584)
+    assert any("SigLip-400M" in what for what in unmodelled_features(layout))
+    estimate = layout_estimate(layout)
+    assert estimate is not None and any("not modelled" in n and "Whisper" in n for n in estimate.notes)
+
+
+def test_gpus_per_node_setting_gives_every_gpu_of_the_launching_node(tmp_path):
+    """deepspeed with no hostfile, --num_gpus or --include runs on every GPU of the node: [tool.plint]
+    gpus-per-node states how many, and the launch gets its world size and estimate."""
+    from plint.cost.layout_estimate import layout_estimate
+
+    bare = LAUNCH.replace("--num_gpus 8 ", "").format(model="meta-llama/Llama-3.1-8B")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "ds.json").write_text(json.dumps(DS))
+    (tmp_path / "launch.sh").write_text(bare)
+    ((layout,),) = [r.layouts for r in check_paths([tmp_path / "launch.sh"])]
+    assert layout.value("cluster.world_size") is None
+    assert "gpus-per-node" in layout.get("cluster.world_size").note
+    (tmp_path / ".plint.toml").write_text("gpus-per-node = 4\n")
+    ((layout,),) = [r.layouts for r in check_paths([tmp_path / "launch.sh"])]
+    world = layout.get("cluster.world_size")
+    assert (world.value, layout.value("parallel.dp")) == (4, 4) and "[tool.plint] gpus-per-node" in world.note
+    assert layout_estimate(layout) is not None

@@ -26,6 +26,8 @@ _INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
                "block_size": "model.seq_length",  # the HF examples' run_clm.py
                "cutoff_len": "model.seq_length",  # LLaMA-Factory's DataArguments
                "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
+               # ChatGLM-6B's ptuning/main.py: a prompt and a response, padded to their sum (seq2seq_length)
+               "max_source_length": "seq2seq.source_length", "max_target_length": "seq2seq.target_length",
                "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
                "max_steps": "train_iters",
                "warmup_steps": "train_warmup_steps",  # TrainingArguments.warmup_steps
@@ -44,9 +46,10 @@ _BOOL_FIELDS = ("bf16", "fp16")
 # switches of TrainingArguments and of the common fine-tuning scripts' own dataclasses, each a bool field
 # (HfArgumentParser: `--name`, `--name True`): TrainingArguments.gradient_checkpointing; LLaVA's --lora_enable;
 # TRL's ModelConfig --use_peft, --load_in_4bit, --load_in_8bit; FastChat's and others' --use_lora;
-# DeepSpeed-Chat's --gradient_checkpointing and --offload (store_true)
+# DeepSpeed-Chat's --gradient_checkpointing and --offload (store_true); InternVL's ModelArguments.grad_checkpoint
+# (internvl_chat/internvl/train/internvl_chat_finetune.py: model.language_model._set_gradient_checkpointing())
 _SWITCH_FIELDS = ("gradient_checkpointing", "lora_enable", "use_peft", "use_lora", "load_in_4bit", "load_in_8bit",
-                  "offload")
+                  "offload", "grad_checkpoint")
 # the model a script fine-tunes (TRL, LLaVA, FastChat, LLaMA-Factory, the HF examples: --model_name_or_path;
 # DeepSpeed-Chat's step 3: --actor_model_name_or_path); the first one given names it
 _NAME_FIELDS = ("model_name_or_path", "actor_model_name_or_path", "pretrained_model_name_or_path", "base_model",
@@ -157,6 +160,7 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
     gap = argument_gap(unknown)
     _recompute(out)
     _adapters(out)
+    _source_and_target_length(out)
     _precision(out, precision, gap)
     incomplete = gap_fact(gap)
     if incomplete is not None:
@@ -184,12 +188,25 @@ def _recompute(out: dict[str, Value]) -> None:
     """--gradient_checkpointing: transformers checkpoints each decoder layer (gradient_checkpointing_enable wraps
     every layer's forward in torch.utils.checkpoint), keeping its input and recomputing it in the backward:
     Megatron's full recompute, uniform, one layer per checkpoint."""
-    switch = out.get("switch.gradient_checkpointing")
+    switch = out.get("switch.gradient_checkpointing") or out.get("switch.grad_checkpoint")
     if switch is None or switch.value is not True:
         return
     out["recompute.granularity"] = Value("full", switch.span, switch.origin, f"{switch.note}: every layer recomputed")
     out["recompute.method"] = Value("uniform", switch.span, "derived", switch.note)
     out["recompute.num_layers"] = Value(1, switch.span, "derived", f"{switch.note}: one layer per checkpoint")
+
+
+def _source_and_target_length(out: dict[str, Value]) -> None:
+    """--max_source_length and --max_target_length where no sequence length is given: ChatGLM-6B's
+    ptuning/main.py (preprocess_function_train) pads every training example to max_source_length +
+    max_target_length."""
+    source, target = out.get("seq2seq.source_length"), out.get("seq2seq.target_length")
+    if "model.seq_length" in out or source is None or target is None:
+        return
+    if isinstance(source.value, int) and isinstance(target.value, int):
+        out["model.seq_length"] = Value(source.value + target.value, source.span, "derived",
+                                        f"{source.value} + {target.value} (--max_source_length + --max_target_length: "
+                                        "each example padded to both)")
 
 
 def _adapters(out: dict[str, Value]) -> None:

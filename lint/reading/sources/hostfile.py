@@ -12,8 +12,10 @@ DeepSpeed raises; the first one ends resolution, as the exception does.
 from __future__ import annotations
 
 import re
+from contextvars import ContextVar
 
 from plint.bounds import count_problem
+from plint.reading.scoped import scoped
 from plint.record import field, record
 from plint.reading.shell.model import Problem
 from plint.source import SourceFile, Span
@@ -21,7 +23,18 @@ from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
     from typing import Sequence
+
+# [tool.plint] gpus-per-node of the check under way (plint.checking.check sets it around each file's reading):
+# the GPUs of the launching node, which DeepSpeed counts at run time when nothing on the command line does
+_CONFIGURED_GPUS_PER_NODE: ContextVar[int | None] = ContextVar("plint_configured_gpus_per_node", default=None)
+GPUS_PER_NODE_SETTING = "[tool.plint] gpus-per-node"
+
+
+def configured_gpus_per_node(count: int | None) -> AbstractContextManager[None]:
+    return scoped(_CONFIGURED_GPUS_PER_NODE, count)
+
 
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
 _TAIL = ", unable to proceed with launching"
@@ -177,7 +190,12 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
         if (nodes >= 0 or gpus >= 0) and (include or exclude):
             raise _Refused("Cannot specify num_nodes/gpus with include/exclude")
         if hostfile is None:
-            pool = {"localhost": None}  # every local GPU: device_count() at run time
+            # every local GPU: device_count() at run time, which the configuration may state where nothing
+            # narrows it (CUDA_VISIBLE_DEVICES, --include/--exclude, --num_gpus keep their own reading)
+            local = None if include or exclude or gpus > 0 else _CONFIGURED_GPUS_PER_NODE.get()
+            pool = {"localhost": range(local) if local else None}
+            if local:
+                where += f" with {local} GPUs ({GPUS_PER_NODE_SETTING})"
             if nodes > 1:
                 raise _Refused("Num nodes is >1 but no extra nodes available via hostfile")
         else:
@@ -220,7 +238,7 @@ def _slurm_backend_check(active: dict[str, Sequence[int] | None]) -> None:
 
 
 _LOCAL_GPUS = ("no --hostfile (nor /job/hostfile) and no --num_gpus/--include: DeepSpeed uses every GPU of the "
-               "launching node, known only at run time")
+               f"launching node, known only at run time ({GPUS_PER_NODE_SETTING} = N states it)")
 
 
 def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import json
 import os
-from contextlib import contextmanager
 from contextvars import ContextVar
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plint.reading.scoped import scoped
 from plint.values import Value, unresolved
 from plint.source import probe, read_bytes
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
 
 # [tool.plint] model of the check under way (plint.checking.check sets it around each file's reading)
 _CONFIGURED: ContextVar[str | None] = ContextVar("plint_configured_model", default=None)
@@ -30,13 +30,8 @@ SUPPLY_HINT = ('give its shape with [tool.plint] model = "<hub name>" or "<path 
                "or keep its config.json in the checked tree")
 
 
-@contextmanager
-def configured_model(model: str | None) -> Iterator[None]:
-    token = _CONFIGURED.set(model)
-    try:
-        yield
-    finally:
-        _CONFIGURED.reset(token)
+def configured_model(model: str | None) -> AbstractContextManager[None]:
+    return scoped(_CONFIGURED, model)
 
 
 def _config_json(path: str) -> dict | None:
@@ -106,7 +101,12 @@ def model_facts(name: Value | None, launch_file: str | None) -> dict[str, Value]
             return _facts(shape, name.span, "literal", f"{local[1]}: the model's config.json")
     found = lookup_model(text)
     if found is not None:
-        return _facts(found.shape, name.span, "derived",
-                      f"{text}: the {found.name} architecture (plint's model catalog: {found.hub}'s config.json)")
+        read = f" (a size folder in its family's, read as {found.read_as})" if found.read_as else ""
+        facts = _facts(found.shape, name.span, "derived", f"{text}{read}: the {found.name} architecture "
+                                                          f"(plint's model catalog: {found.hub}'s config.json)")
+        if found.unmodelled:  # the cost model counts the language model only (plint.cost.layout_estimate)
+            facts["catalog.unmodelled"] = Value(found.unmodelled, name.span, "derived", f"{found.hub} (plint's "
+                                                                                        "model catalog)")
+        return facts
     return {"model.num_layers": unresolved(f"the model {text!r} is not in plint's model catalog; {SUPPLY_HINT}",
                                            name.span)}
