@@ -11,7 +11,9 @@ than h/heads ("heads of dim 64"), "PP with interleaving"
 without a chunk count (one layer per virtual stage when the layers divide evenly, as NeMo's
 Nemotron-4 340B recipe does), fp8 with current scaling (Bridge "current scaling", torchao Float8);
 Megatron-Bridge runs get what all of its performance recipes set: ETP = 1 for MoE when no expert TP
-is stated, gradients reduced in bf16.
+is stated, gradients reduced in bf16. What a run's own publication states beyond the data (its authors'
+scripts' micro-batch and virtual stages, its recipe's flags) comes from benchmarks/published_supplements.py,
+the same facts scripts/write_good_launches.py writes into the run's launch under fixtures/good.
 
 Published throughput is the entry's tokens/s per GPU, else tokens per step / step time / GPUs, else
 its TFLOP/s per GPU divided by the FLOPs per token of the definition the entry states (SC21 and
@@ -32,6 +34,9 @@ from pathlib import Path
 import yaml
 from plint.catalog.hardware import lookup_gpu
 from plint.cost import ModelInput, Options, estimate, flops_per_token
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from published_supplements import with_publication  # noqa: E402  what the runs' publications state beyond the data
 
 # the published runs, one entry per run with its source (facts only: shape, cluster, layout, throughput)
 DEFAULT_DATA = Path(__file__).resolve().parent / "data" / "published_runs_calibration.yaml"
@@ -148,6 +153,10 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
                       # Megatron-LM made the backward's TP collectives asynchronous in Sept 2021, after
                       # the SC21 runs; the 2021-22 DeepSpeed-era codes (MT-NLG, GLM) are read as without it
                       tp_async_backward=run.get("year", 2024) >= 2023,
+                      # Megatron-LM's interleaved schedule first overlapped its p2p sends with compute in 23.06
+                      # (--overlap-p2p-communication, opt-in; megatron/arguments.py, absent from 23.04): runs
+                      # before 2023 sent each chunk's activations as a blocking batched p2p
+                      overlap_p2p_comm=False if run.get("year", 2024) < 2023 else None,
                       overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap), fp8_recipe=fp8_recipe,
                       # Megatron-Bridge's performance configs reduce gradients in bf16
                       # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
@@ -221,6 +230,7 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
         if inp is None:
             skipped.append((run["id"], why))
             continue
+        inp = with_publication(run["id"], inp)  # as published: its scripts' values, its recipe's flags
         published, how = published_tokens_per_s(run, inp)
         if published is None:
             skipped.append((run["id"], how))

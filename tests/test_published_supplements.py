@@ -1,0 +1,78 @@
+"""benchmarks/published_supplements.py: what a run's publication states beyond the calibration data is one set of
+facts, which the calibration predicts with and the run's launch under fixtures/good states, so plint reading the
+launch and the calibration see the same run."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+
+from fixture_paths import ROOT
+from plint.checking.check import check_paths
+from plint.cost import ModelInput
+from tests.test_corpus_script import _load
+
+calibrate = _load("calibrate")
+supplements = _load("published_supplements")
+
+RUNS = {run["id"]: run for run in yaml.safe_load(calibrate.DEFAULT_DATA.read_text())}
+SUPPLEMENTED = sorted(set(supplements.PUBLISHED_SCRIPT_VALUES) | set(supplements.PUBLISHED_RECIPE_FLAGS))
+WRITTEN = [run_id for run_id in SUPPLEMENTED if (ROOT / "fixtures" / "good" / run_id / "launch.sh").exists()]
+
+
+def facts(inp: ModelInput) -> dict:
+    """The fields the supplements set."""
+    return {"micro_batch": inp.micro_batch, "vpp": inp.vpp, "hidden_dropout": inp.hidden_dropout,
+            "attention_dropout": inp.attention_dropout, "recompute": inp.recompute,
+            "recompute_modules": inp.recompute_modules if inp.recompute == "selective" else None,
+            "grad_reduce_bytes": inp.options.grad_reduce_bytes}
+
+
+def test_every_supplemented_run_is_in_the_calibration_data():
+    assert set(SUPPLEMENTED) <= set(RUNS)
+    assert len(WRITTEN) >= 12
+
+
+@pytest.mark.parametrize("run_id", WRITTEN)
+def test_the_calibration_and_the_fixture_launch_state_the_same_run(run_id):
+    inp, why = calibrate.to_input(RUNS[run_id])
+    assert inp is not None, why
+    predicted = supplements.with_publication(run_id, inp)
+    (result,) = check_paths([ROOT / "fixtures" / "good" / run_id / "launch.sh"])
+    (layout,) = result.layouts
+    read = ModelInput.from_layout(layout)
+    assert read is not None
+    assert facts(read) == facts(predicted)
+
+
+def test_recipe_flags_change_the_calibration_input():
+    """Before the shared module the calibration ignored the recipes: dropout 0.1, fp32 gradients, no recompute."""
+    inp, _ = calibrate.to_input(RUNS["dgxc_llama31_405b_576gpu"])
+    assert (inp.hidden_dropout, inp.options.grad_reduce_bytes) == (0.1, None)
+    out = supplements.with_publication("dgxc_llama31_405b_576gpu", inp)
+    assert (out.hidden_dropout, out.attention_dropout, out.options.grad_reduce_bytes) == (0.0, 0.0, 2)
+    gptoss = supplements.with_publication("bridge_gptoss_120b_b200_64gpu_bf16",
+                                          calibrate.to_input(RUNS["bridge_gptoss_120b_b200_64gpu_bf16"])[0])
+    assert (gptoss.recompute, gptoss.recompute_modules) == ("selective", ("layernorm", "moe_act"))
+
+
+def test_script_values_set_micro_batch_and_virtual_stages():
+    inp, _ = calibrate.to_input(RUNS["megatron_sc21_gpt_76p1b_1024gpu"])
+    out = supplements.with_publication("megatron_sc21_gpt_76p1b_1024gpu", inp)
+    # 60 layers over pp 4 at 5 layers per virtual stage: 3 chunks per stage
+    assert (out.micro_batch, out.vpp) == (2, inp.num_layers // (inp.pp * 5))
+
+
+def test_a_recipe_flag_not_understood_is_an_error(monkeypatch):
+    monkeypatch.setitem(supplements.PUBLISHED_RECIPE_FLAGS, "x", "--hidden-dropout 0 --no-such-flag")
+    inp, _ = calibrate.to_input(RUNS["dgxc_gpt3_175b_128gpu"])
+    with pytest.raises(ValueError, match="no-such-flag"):
+        supplements.with_recipe_flags("x", inp)
+
+
+def test_the_calibration_predicts_the_runs_as_published():
+    rows = {row["id"]: row for row in calibrate.calibrate(calibrate.DEFAULT_DATA)["rows"]}
+    run_id = "megatron_sc21_gpt_7p5b_128gpu"
+    inp, _ = calibrate.to_input(RUNS[run_id])
+    assert rows[run_id]["predicted"] != pytest.approx(
+        calibrate.estimate(inp).tokens_per_s_per_gpu, rel=1e-6)  # micro-batch 16 of run_table_1.sh, not 1
