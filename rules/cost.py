@@ -234,10 +234,10 @@ def predicted_oom(ctx: RuleContext):
              "fits.",
         why="Memory estimates carry a few percent of error, and a run's peak moves with the data (the longest "
             "packed sequence, the MoE routing of one batch): a launch at 95% of usable memory fails some days.",
-        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", layers=35, hidden=4096, heads=32,
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", layers=36, hidden=4096, heads=32,
                          seq=4096)),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
-                          layers=35, hidden=4096, heads=32, seq=4096)),
+                          layers=36, hidden=4096, heads=32, seq=4096)),
         fix="Not fixed automatically: `plint plan` proposes layouts with headroom.",
     ),
 )
