@@ -114,6 +114,7 @@ class Options:
     runtime_reserve_gib: float = 2.0
     # The caching allocator cannot hand out all of HBM: fragmentation (Megatron-LM #188) takes ~5-10%.
     fragmentation: float = 0.07
+    __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
 
 DEFAULT_OPTIONS = Options()
