@@ -8,7 +8,7 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, span, torchrun, trainer, value
 
 from typing import TYPE_CHECKING
@@ -27,6 +27,12 @@ def _threshold(ctx: RuleContext, name: str) -> float | None:
     return None if limit is None else float(limit)
 
 
+def _mfu_threshold(ctx: RuleContext) -> float:
+    limit = _threshold(ctx, "mfu")
+    assert limit is not None  # it has a default, and a configuration can set it only to a number
+    return limit
+
+
 def _estimated(ctx: RuleContext, memory_only: bool = False) -> tuple[ModelInput, Estimate] | None:
     """(input, estimate) when the launch is fully modelled, else None (the rules stay silent). A rule that
     judges memory alone still gets it where only the time is not modelled (CPU offload)."""
@@ -39,7 +45,9 @@ def _estimated(ctx: RuleContext, memory_only: bool = False) -> tuple[ModelInput,
         return None
     if not memory_only and ctx.layout.extras.get("time_unmodelled"):
         return None
-    return cost_input(ctx.layout, ctx.settings), est
+    inp = cost_input(ctx.layout, ctx.settings)
+    assert inp is not None  # the estimate was made of this very input
+    return inp, est
 
 
 def _variant(inp: ModelInput, **changes) -> Estimate | None:
@@ -111,12 +119,12 @@ def _release_has(ctx: RuleContext, flag: str) -> bool:
 
 # ---- memory -------------------------------------------------------------------------------------
 
-def _memory_remedy(ctx: RuleContext, inp: ModelInput, est: Estimate) -> str:
+def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     """The first simple change that the cost model says fits, as a message tail; '' when none does."""
     from plint.cost.model_input import SHARDING_LEVELS
 
     dp = inp.data_parallel()
-    candidates = []
+    candidates: list[tuple[str, dict]] = []
     if dp > 1 and inp.megatron_fsdp and is_megatron(ctx):
         # Megatron-FSDP shards by its strategy; v1 turns the distributed optimizer on by itself, v2 rejects it
         candidates.extend((f"--data-parallel-sharding-strategy {strategy}", {"sharding": sharding})
@@ -170,7 +178,7 @@ def _smaller_micro_batch(inp: ModelInput) -> int | None:
     return next((m for m in range(inp.micro_batch // 2, 0, -1) if global_batch % (m * dp) == 0), None)
 
 
-def _memory_modelled(ctx: RuleContext) -> tuple[ModelInput, Estimate] | None:
+def _memory_modelled(ctx: LaunchContext) -> tuple[ModelInput, Estimate] | None:
     """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
     estimated = _estimated(ctx, memory_only=True)
     return None if estimated is None or ctx.layout.extras.get("memory_unmodelled") else estimated
@@ -201,7 +209,7 @@ def _memory_span(ctx: RuleContext):
         fix="Not fixed automatically: `plint plan` proposes layouts that fit.",
     ),
 )
-def predicted_oom(ctx: RuleContext):
+def predicted_oom(ctx: LaunchContext):
     estimated = _memory_modelled(ctx)
     if estimated is None:
         return
@@ -241,7 +249,7 @@ def predicted_oom(ctx: RuleContext):
         fix="Not fixed automatically: `plint plan` proposes layouts with headroom.",
     ),
 )
-def memory_headroom(ctx: RuleContext):
+def memory_headroom(ctx: LaunchContext):
     estimated = _memory_modelled(ctx)
     if estimated is None:
         return
@@ -473,7 +481,8 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
             continue  # context parallelism on short sequences: PL307 names its alternative
         simpler = _without_axis(inp, axis)
         variant = _variant(simpler) if simpler is not None else None
-        if variant is None or not _fits(variant, ctx) or variant.step_time_s > (1 - _margin(inp)) * est.step_time_s:
+        if simpler is None or variant is None or not _fits(variant, ctx) \
+                or variant.step_time_s > (1 - _margin(inp)) * est.step_time_s:
             continue
         if axis == "pp" and _pipelined_faster(ctx, inp, est, variant):
             continue  # a better pipeline beats none: PL301 names it, so the two never advise opposite edits
@@ -546,12 +555,12 @@ def full_recompute_unneeded(ctx: RuleContext):
             "it (unsafe: the step's numerics and memory change).",
     ),
 )
-def low_mfu(ctx: RuleContext):
+def low_mfu(ctx: LaunchContext):
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None:
         return
     inp, est = estimated
-    limit = _threshold(ctx, "mfu")
+    limit = _mfu_threshold(ctx)
     if est.mfu >= limit or est.step_time_s <= 0:
         return
     step = est.step_time_s
@@ -563,7 +572,7 @@ def low_mfu(ctx: RuleContext):
     cfg = ctx.layout.extras.get("ds_config")
     stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
     also = (f" and \"train_micro_batch_size_per_gpu\": {micro} in {cfg.path}"
-            if stated is not None and stated != "auto" else "")
+            if cfg is not None and stated is not None and stated != "auto" else "")
     yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
                   f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step; --micro-batch-size "
                   f"{micro}{also} ({_saving_source(est, variant)}) instead: {gain_text(variant, est, inp)}",
@@ -579,7 +588,7 @@ def _saving_source(est: Estimate, variant: Estimate) -> str:
 
     saved = {part: est.time_s[part] - variant.time_s.get(part, 0.0) for part in est.time_s}
     gemms = saved.get("compute", 0.0) + saved.get("recompute", 0.0)
-    part = max(saved, key=saved.get)
+    part = max(saved, key=lambda name: saved[name])
     if part in ("compute", "recompute") or gemms >= saved[part]:
         return "larger GEMMs"
     if part == "overhead":  # layers too small to outlast the host's dispatch of them (estimate.host_microbatch_s)
@@ -591,7 +600,7 @@ def _saving_source(est: Estimate, variant: Estimate) -> str:
 def faster_micro_batch(ctx: RuleContext) -> int | None:
     """PL310's micro-batch (for its fix), or None."""
     estimated = _estimated(ctx) if is_megatron(ctx) else None
-    if estimated is None or estimated[1].mfu >= _threshold(ctx, "mfu"):
+    if estimated is None or estimated[1].mfu >= _mfu_threshold(ctx):
         return None
     larger = _faster_micro_batch(ctx, *estimated)
     return larger[0] if larger is not None else None

@@ -3,7 +3,7 @@ the same launch with one flag changed; and ZeRO with a DeepSpeed pipeline, which
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, known, span, torchrun, trainer, value
 
 
@@ -73,7 +73,7 @@ def sequence_parallel_ignored(ctx: RuleContext):
             "--deepspeed, set ZeRO stage 1 in the DeepSpeed config.",
     ),
 )
-def distributed_optimizer_off(ctx: RuleContext):
+def distributed_optimizer_off(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     dp, dist = known(ctx, "parallel.dp"), value(ctx, "parallel.distributed_optimizer")
@@ -115,8 +115,9 @@ def _optimizer_bytes(precision) -> tuple[int, int, int]:
     """(bytes per parameter unsharded, kept per rank, sharded over dp) of Megatron's states. Megatron's
     distributed-optimizer table: bf16 keeps 2 + 4 + 12 bytes per parameter (6 + 12/d sharded), fp16 2 + 2 + 16
     (4 + 16/d), fp32 4 + 4 + 8 (8 + 8/d)."""
-    return {"fp16": (20, 4, 16), "fp32": (16, 8, 8)}.get(precision.value if precision is not None else None,
-                                                          (18, 6, 12))
+    if precision is None:
+        return 18, 6, 12
+    return {"fp16": (20, 4, 16), "fp32": (16, 8, 8)}.get(precision.value, (18, 6, 12))
 
 
 def _megatron_fsdp_unsharded(ctx: RuleContext, dp: int, flag_span):

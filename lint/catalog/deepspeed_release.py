@@ -31,8 +31,8 @@ def _parse(text: str) -> tuple[int, ...] | None:
 
 
 def deepspeed_in_force(configured: str | None, shipped: str) -> DeepSpeedInForce:
-    if configured and _parse(configured):
-        return DeepSpeedInForce(_parse(configured), f"DeepSpeed {configured} as configured", False)
+    if configured and (version_configured := _parse(configured)):
+        return DeepSpeedInForce(version_configured, f"DeepSpeed {configured} as configured", False)
     installed = None
     if _may_be_installed("deepspeed"):
         from importlib.metadata import PackageNotFoundError, version
@@ -41,8 +41,8 @@ def deepspeed_in_force(configured: str | None, shipped: str) -> DeepSpeedInForce
             installed = version("deepspeed")
         except PackageNotFoundError:
             pass
-    if installed and _parse(installed):
-        return DeepSpeedInForce(_parse(installed), f"DeepSpeed {installed} (installed)", False)
+    if installed and (version_installed := _parse(installed)):
+        return DeepSpeedInForce(version_installed, f"DeepSpeed {installed} (installed)", False)
     return DeepSpeedInForce(_parse(shipped) or (0,), f"DeepSpeed {shipped}, assumed", True)
 
 

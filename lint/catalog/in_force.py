@@ -13,11 +13,15 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plint.catalog.flags import FlagCatalog
 
 
 @dataclass
 class CatalogInForce:
-    catalog: object  # plint.catalog.flags.FlagCatalog
+    catalog: FlagCatalog
     assumed: bool  # no parser found and no release configured: the newest shipped release was assumed
     label: str  # how messages name it: "the parser in megatron/arguments.py of this repository", ...
     note: str | None = None  # a parser that was found but could not be read, and what was used instead

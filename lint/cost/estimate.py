@@ -76,6 +76,10 @@ from plint.cost.params import ParamCounts, count_params
 from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
 
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    from typing import ClassVar
+
 
 # What each part of Estimate.time_s is, in words (messages and tables name them this way).
 TIME_PART_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
@@ -93,12 +97,13 @@ class Estimate:
     step_time_s: float
     mfu: float
     tokens_per_s_per_gpu: float
-    params: int
+    params: float  # an average over the pattern of a hybrid stack is not a whole number
     num_microbatches: int
     time_s: dict  # per-step breakdown: compute, recompute, tp, cp, ep, pp, bubble, dp, optimizer
     gpu: str
     notes: tuple = ()
     host_memory_gib: float | None = None  # per node, for the states DeepSpeed offloads to the CPU
+    __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
     def with_assumption(self, note: str) -> Estimate:
         """The same estimate, saying what it assumed about its input."""
@@ -106,7 +111,7 @@ class Estimate:
         values["notes"] = (*self.notes, note)
         return Estimate(**values)
 
-    def with_params(self, params: int) -> Estimate:
+    def with_params(self, params: float) -> Estimate:
         """The same estimate reporting another parameter count (a layout costed by its fullest stage)."""
         values = {name: getattr(self, name) for name in self.__record_fields__}
         values["params"] = params
@@ -166,7 +171,8 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
     workspace = workspace_bytes(inp, bool(gpu.fp8_tflops))
     peaks = {name: (sum(parts.values()) + workspace) / GIB for name, parts in stages.items()}
     stage = max(peaks, key=lambda name: peaks[name])  # first on a tie: the first stage holds the embedding
-    memory = {k: v / GIB for k, v in stages[stage].items()}
+    # GiB figures, then the peak's stage by name and the per-stage table (the untyped dict of Estimate.memory_gib)
+    memory: dict = {k: v / GIB for k, v in stages[stage].items()}
     memory["workspace"] = workspace / GIB
     memory["other"] = inp.options.runtime_reserve_gib
     memory["total"] = sum(memory.values())

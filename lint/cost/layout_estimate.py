@@ -76,17 +76,19 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             inp = _with_cluster_settings(inp, settings)
         uneven = _uneven_stages(layout, inp) if inp is not None else None
         est = estimate(uneven_input(inp, uneven) if uneven else inp) if inp is not None else None
-        if est is not None and uneven:
+        if est is not None and inp is not None and uneven:
             # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
             from plint.cost import count_params
 
             est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
         if est is not None and why:
             est = est.with_assumption(why)
-        if est is not None and inp.lora_rank:
+        if est is not None and inp is not None and inp.lora_rank:
             from plint.cost.adapters import adapter_note
 
-            est = est.with_assumption(adapter_note(inp))
+            note = adapter_note(inp)
+            assert note is not None  # adapter_note describes every input with a LoRA rank
+            est = est.with_assumption(note)
         if est is not None and layout.extras.get("gpu_ambiguity"):
             est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
         unmodelled = unmodelled_features(layout)

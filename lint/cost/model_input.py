@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from plint.record import field, record
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
     from plint.layout import Layout
 
@@ -114,6 +114,7 @@ class Options:
     runtime_reserve_gib: float = 2.0
     # The caching allocator cannot hand out all of HBM: fragmentation (Megatron-LM #188) takes ~5-10%.
     fragmentation: float = 0.07
+    __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
 
 DEFAULT_OPTIONS = Options()
@@ -242,6 +243,7 @@ class ModelInput:
     nvlink_domain: int | None = None  # GPUs sharing NVLink; None: min(catalog domain, gpus_per_node) or NVL72
     nic_gbps: float | None = None  # network Gb/s per GPU when the cluster differs from the catalog's typical build
     options: Options = field(default=DEFAULT_OPTIONS)
+    __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
     @property
     def world_size(self) -> int:
@@ -310,97 +312,29 @@ class ModelInput:
         sizes or the cluster are not known (the estimate would be a guess). `vocab_size` stands in
         when the layout has none (the tokenizer decides it at run time)."""
         v = layout.value
-        shape = {k: _positive_int(v(f"model.{k}")) for k in
-                 ("num_layers", "hidden_size", "num_attention_heads", "seq_length", "vocab_size")}
-        if shape["vocab_size"] is None:
-            shape["vocab_size"] = vocab_size
-        if any(x is None for x in shape.values()):
-            return None
-        world = _positive_int(v("cluster.world_size"))
-        per_node = _positive_int(v("cluster.gpus_per_node")) or _positive_int(v("cluster.workers_per_node"))
-        nnodes = _positive_int(v("cluster.nnodes"))
-        if world is None and per_node and nnodes:
-            world = per_node * nnodes
-        if world is None:
+        shape = _model_shape(layout, vocab_size)
+        cluster = _cluster_size(layout)
+        if shape is None or cluster is None:
             return None
         if not any_layout and any(_unknown(layout, k) for k in _NEEDED):
             return None  # a field the launch sets but plint cannot know: an estimate would rest on a guess
-        if not per_node or world % per_node:
-            per_node = min(world, 8)
-        nnodes = max(1, world // per_node)
-        tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
-        ulysses = _fact_int(layout, "ds_sequence_parallel_size")
-        if cp == 1 and ulysses and ulysses > 1:
-            # DeepSpeed-Ulysses splits the sequence like context parallelism (s/sp tokens per GPU, ZeRO
-            # sharded over dp*sp); its all-to-all is costed as CP's exchange, close in volume.
-            cp = ulysses
-        if world % (tp * pp * cp):
-            if not any_layout:
-                return None
-            tp = pp = cp = 1  # the model, cluster and batch still serve a planner looking for a valid layout
+        world, per_node, nnodes = cluster
+        parallel = _parallel_sizes(layout, world, any_layout)
+        if parallel is None:
+            return None
+        tp, pp, cp = parallel
         dp = (None if any_layout else _positive_int(v("parallel.dp"))) or world // (tp * pp * cp)
         micro = _positive_int(v("batch.micro")) or 1
         global_batch = _positive_int(v("batch.global")) or micro * dp
-        experts = _positive_int(v("model.num_experts"))
         from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
 
         args = _TrainerFlags(layout)
         granularity = v("recompute.granularity")
         precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
         zero = v("parallel.zero_stage")
-        position = args.text("--position-embedding-type") or ("rope" if args.present(
-            "--use-rotary-position-embeddings") else None) or v("model.position_embedding")
-        opts = options or DEFAULT_OPTIONS
-        if options is None:
-            opts = Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
-                           overlap_param_gather=args.present("--overlap-param-gather"),
-                           tp_comm_overlap=args.present("--tp-comm-overlap"),
-                           tp_async_backward=_async_tp_backward(_release(layout), args),
-                           overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
-                           grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
-                           moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
-                           moe_dispatcher=_moe_dispatcher(args),
-                           position_embedding=position,
-                           torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
-                           **_attention_and_loss(layout, args))
         return cls(
-            **shape,  # type: ignore[arg-type]
-            ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
-            num_query_groups=_positive_int(v("model.num_query_groups")),
-            kv_channels=_positive_int(v("model.kv_channels")),
-            swiglu=bool(v("model.swiglu")),
-            untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
-            # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
-            normalization="RMSNorm" if (args.text("--normalization") or v("model.normalization") or "").lower()
-            == "rmsnorm" else "LayerNorm",
-            # a Hugging Face model's own switches (plint.catalog.models) where no Megatron flag says
-            add_bias_linear=not args.present("--disable-bias-linear") and v("model.add_bias_linear") is not False,
-            add_qkv_bias=args.present("--add-qkv-bias") or v("model.add_qkv_bias") is True,
-            qk_layernorm=args.present("--qk-layernorm"),
-            hidden_dropout=_probability(args.text("--hidden-dropout"), _number(v("model.hidden_dropout"), 0.1)),
-            attention_dropout=_probability(args.text("--attention-dropout"), _number(v("model.attention_dropout"), 0.1)),
-            max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
-            make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
-            num_experts=experts if experts and experts > 1 else None,
-            moe_topk=_positive_int(v("model.moe_topk")) or 2,
-            moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
-            moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
-            or _positive_int(v("model.moe_shared_expert_size")) or 0,
-            moe_layer_freq=_moe_layers(layout, args, shape["num_layers"]) if experts and experts > 1 else 1,
-            encoder_decoder=_encoder_decoder(layout),
-            decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
-            mtp_num_layers=_positive_int(v("model.mtp_num_layers")) or 0,
-            multi_latent_attention=args.present("--multi-latent-attention"),
-            q_lora_rank=_positive_int(args.text("--q-lora-rank")),
-            kv_lora_rank=_positive_int(args.text("--kv-lora-rank")) or 32,
-            qk_head_dim=_positive_int(args.text("--qk-head-dim")) or 128,
-            qk_pos_emb_head_dim=_positive_int(args.text("--qk-pos-emb-head-dim")) or 64,
-            v_head_dim=_positive_int(args.text("--v-head-dim")) or 128,
-            hybrid_pattern=_hybrid_pattern(layout, args),
-            mamba_state_dim=_positive_int(args.text("--mamba-state-dim")) or 128,
-            mamba_head_dim=_positive_int(args.text("--mamba-head-dim")) or 64,
-            mamba_num_groups=_positive_int(args.text("--mamba-num-groups")) or 8,
-            mamba_num_heads=_positive_int(args.text("--mamba-num-heads")),
+            **shape,
+            **_architecture(layout, args, shape["num_layers"]),
             tp=tp, pp=pp, cp=cp, dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
             ep=_positive_int(v("parallel.ep")) or 1,
@@ -431,8 +365,125 @@ class ModelInput:
             gpu=gpu or v("cluster.gpu") or "h100-sxm",
             nnodes=nnodes, gpus_per_node=per_node,
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
-            options=opts,
+            options=_launch_options(layout, args) if options is None else options,
         )
+
+
+class _Shape(TypedDict):
+    """The model shape from_layout cannot do without."""
+
+    num_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    seq_length: int
+    vocab_size: int
+
+
+def _model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
+    """The layout's model shape; `vocab_size` stands in for a vocabulary it does not give; None when a size is missing."""
+    v = layout.value
+    layers, hidden, heads, seq = (_positive_int(v(f"model.{k}"))
+                                  for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length"))
+    vocab = _positive_int(v("model.vocab_size"))
+    if vocab is None:
+        vocab = vocab_size
+    if layers is None or hidden is None or heads is None or seq is None or vocab is None:
+        return None
+    return _Shape(num_layers=layers, hidden_size=hidden, num_attention_heads=heads, seq_length=seq, vocab_size=vocab)
+
+
+def _cluster_size(layout: Layout) -> tuple[int, int, int] | None:
+    """(world size, GPUs per node, nodes); None when the number of GPUs is not known. A node size that does not
+    divide the world is taken as 8 GPUs (or the world when smaller)."""
+    v = layout.value
+    world = _positive_int(v("cluster.world_size"))
+    per_node = _positive_int(v("cluster.gpus_per_node")) or _positive_int(v("cluster.workers_per_node"))
+    nnodes = _positive_int(v("cluster.nnodes"))
+    if world is None and per_node and nnodes:
+        world = per_node * nnodes
+    if world is None:
+        return None
+    if not per_node or world % per_node:
+        per_node = min(world, 8)
+    return world, per_node, max(1, world // per_node)
+
+
+def _parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, int, int] | None:
+    """(tp, pp, cp); None when they do not divide the world, unless `any_layout` (then all 1)."""
+    v = layout.value
+    tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+    ulysses = _fact_int(layout, "ds_sequence_parallel_size")
+    if cp == 1 and ulysses and ulysses > 1:
+        # DeepSpeed-Ulysses splits the sequence like context parallelism (s/sp tokens per GPU, ZeRO
+        # sharded over dp*sp); its all-to-all is costed as CP's exchange, close in volume.
+        cp = ulysses
+    if world % (tp * pp * cp):
+        if not any_layout:
+            return None
+        tp = pp = cp = 1  # the model, cluster and batch still serve a planner looking for a valid layout
+    return tp, pp, cp
+
+
+def _launch_options(layout: Layout, args: _TrainerFlags) -> Options:
+    """The cost model's switches the launch's flags set."""
+    position = args.text("--position-embedding-type") or ("rope" if args.present(
+        "--use-rotary-position-embeddings") else None) or layout.value("model.position_embedding")
+    return Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
+                   overlap_param_gather=args.present("--overlap-param-gather"),
+                   tp_comm_overlap=args.present("--tp-comm-overlap"),
+                   tp_async_backward=_async_tp_backward(_release(layout), args),
+                   overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
+                   grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
+                   moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
+                   moe_dispatcher=_moe_dispatcher(args),
+                   position_embedding=position,
+                   torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
+                   **_attention_and_loss(layout, args))
+
+
+def _architecture(layout: Layout, args: _TrainerFlags, num_layers: int) -> dict[str, Any]:
+    """ModelInput's fields of the model's architecture beyond its shape: widths, biases, norms, experts, multi-latent
+    attention and the hybrid stack."""
+    v = layout.value
+    experts = _positive_int(v("model.num_experts"))
+    return dict(
+        ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
+        num_query_groups=_positive_int(v("model.num_query_groups")),
+        kv_channels=_positive_int(v("model.kv_channels")),
+        swiglu=bool(v("model.swiglu")),
+        untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
+        # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
+        normalization="RMSNorm" if (args.text("--normalization") or v("model.normalization") or "").lower()
+        == "rmsnorm" else "LayerNorm",
+        # a Hugging Face model's own switches (plint.catalog.models) where no Megatron flag says
+        add_bias_linear=not args.present("--disable-bias-linear") and v("model.add_bias_linear") is not False,
+        add_qkv_bias=args.present("--add-qkv-bias") or v("model.add_qkv_bias") is True,
+        qk_layernorm=args.present("--qk-layernorm"),
+        hidden_dropout=_probability(args.text("--hidden-dropout"), _number(v("model.hidden_dropout"), 0.1)),
+        attention_dropout=_probability(args.text("--attention-dropout"), _number(v("model.attention_dropout"), 0.1)),
+        max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
+        make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
+        num_experts=experts if experts and experts > 1 else None,
+        moe_topk=_positive_int(v("model.moe_topk")) or 2,
+        moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
+        moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
+        or _positive_int(v("model.moe_shared_expert_size")) or 0,
+        moe_layer_freq=_moe_layers(layout, args, num_layers) if experts and experts > 1 else 1,
+        encoder_decoder=_encoder_decoder(layout),
+        decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
+        mtp_num_layers=_positive_int(v("model.mtp_num_layers")) or 0,
+        multi_latent_attention=args.present("--multi-latent-attention"),
+        q_lora_rank=_positive_int(args.text("--q-lora-rank")),
+        kv_lora_rank=_positive_int(args.text("--kv-lora-rank")) or 32,
+        qk_head_dim=_positive_int(args.text("--qk-head-dim")) or 128,
+        qk_pos_emb_head_dim=_positive_int(args.text("--qk-pos-emb-head-dim")) or 64,
+        v_head_dim=_positive_int(args.text("--v-head-dim")) or 128,
+        hybrid_pattern=_hybrid_pattern(layout, args),
+        mamba_state_dim=_positive_int(args.text("--mamba-state-dim")) or 128,
+        mamba_head_dim=_positive_int(args.text("--mamba-head-dim")) or 64,
+        mamba_num_groups=_positive_int(args.text("--mamba-num-groups")) or 8,
+        mamba_num_heads=_positive_int(args.text("--mamba-num-heads")),
+    )
 
 
 def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
@@ -601,7 +652,10 @@ def why_no_input(layout: Layout) -> list[tuple[str, str]]:
     world = _positive_int(v("cluster.world_size"))
     if world is None and not (_positive_int(v("cluster.gpus_per_node")) and _positive_int(v("cluster.nnodes"))):
         out += _gap(layout, "cluster.world_size", "the number of GPUs is not known")
-    out += [(key, layout.get(key).note or "cannot be known statically") for key in _NEEDED if _unknown(layout, key)]
+    for key in _NEEDED:
+        value = layout.get(key)
+        if value is not None and _unknown(layout, key):
+            out.append((key, value.note or "cannot be known statically"))
     if not out and world is not None:
         tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
         if world % (tp * pp * cp):

@@ -51,6 +51,29 @@ class ParamCounts:
         "vocab_padded",
     )
 
+    # the attributes, declared for type checkers (__slots__ alone declares no type); count_params sets them all.
+    # The dense layer is an average over the pattern of a hybrid stack, hence a float.
+    active: float
+    active_experts_per_layer: int
+    dense_layer: float
+    dense_layer_rep: float
+    dense_layer_tp: float
+    embedding: int
+    experts_per_layer: int
+    final_norm: int
+    moe_layer: int
+    moe_layer_rep: int
+    moe_layer_tp: int
+    mtp_dense: tuple[float, float]
+    mtp_experts: int
+    num_dense: int
+    num_moe: int
+    output: int
+    output_bias: int
+    position: int
+    total: float
+    vocab_padded: int
+
     def __repr__(self) -> str:
         return "ParamCounts(" + ", ".join(f"{k}={getattr(self, k)}" for k in self.__slots__) + ")"
 
@@ -87,7 +110,10 @@ HYBRID_MODELLED_SYMBOLS = frozenset("M*-")  # Mamba, attention and MLP layers; M
 
 def hybrid_modelled(inp: ModelInput) -> bool:
     """Whether the input is a hybrid stack whose every layer the cost model knows (HYBRID_MODELLED_SYMBOLS)."""
-    return bool(inp.hybrid_pattern) and set(inp.hybrid_pattern) <= HYBRID_MODELLED_SYMBOLS
+    pattern = inp.hybrid_pattern
+    if not pattern:
+        return False
+    return set(pattern) <= HYBRID_MODELLED_SYMBOLS
 
 
 def mamba_dims(inp: ModelInput) -> tuple[int, int, int, int]:
@@ -139,7 +165,7 @@ def mla_params(inp: ModelInput, per_elem: int) -> tuple[int, int]:
     return sharded, replicated
 
 
-def mtp_layer_params(inp: ModelInput, c: ParamCounts, moe_flags: list[bool], norm: int) -> tuple[tuple[int, int], int]:
+def mtp_layer_params(inp: ModelInput, c: ParamCounts, moe_flags: list[bool], norm: int) -> tuple[tuple[float, float], int]:
     """((TP-sharded, replicated), routed experts) parameters of one multi-token prediction layer (megatron/core/
     transformer/multi_token_prediction.py MultiTokenPredictionLayer.__init__: enorm, hnorm and final_layernorm, eh_proj
     a column-parallel 2h x h without bias, and a transformer layer of the decoder's last layer's spec,

@@ -132,6 +132,7 @@ def _training_shape_notes(model: dict, fork: bool) -> list[str]:
     for key, dest in TRAINING_SHAPE.items():
         if model.get(key) is None and (key != "rotary_base" or model.get("position_embedding") == "rope"):
             spec = catalog.by_dest(FORK_DESTS.get(key, dest) if fork else dest)
+            assert spec is not None  # every release plint ships defines the training-shape flags
             notes.append(f"  no {spec.flags[-1]}: the default of {release_label(release)}, {spec.default} "
                          "(the input names none)")
     return notes

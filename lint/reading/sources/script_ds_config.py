@@ -84,10 +84,12 @@ class _Module:
         self.functions = {n.name: n for n in self.tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
     def span(self, node: ast.AST) -> Span | None:
-        if not hasattr(node, "lineno") or getattr(node, "end_lineno", None) is None:
+        # positions, where the node has them (expressions, statements, keywords, arguments; not a module)
+        line, end_line = getattr(node, "lineno", None), getattr(node, "end_lineno", None)
+        if line is None or end_line is None:
             return None
-        start = self._starts[node.lineno - 1] + node.col_offset
-        end = self._starts[node.end_lineno - 1] + node.end_col_offset
+        start = self._starts[line - 1] + getattr(node, "col_offset", 0)
+        end = self._starts[end_line - 1] + getattr(node, "end_col_offset", 0)
         return self.source.span(start, end)
 
 
@@ -138,25 +140,28 @@ class _Evaluator:
     # ---- the command line and argparse's defaults ----
     def _argparse_defaults(self, module: _Module) -> dict[str, tuple[Found, bool, Any]]:
         """--name -> (default, is a store_true/false switch, type) of every add_argument in the module."""
-        out = {}
+        out: dict[str, tuple[Found, bool, str | None]] = {}
         for node in ast.walk(module.tree):
             if not (isinstance(node, ast.Call) and _call_name(node) == "add_argument"):
                 continue
             names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             kw = {k.arg: k.value for k in node.keywords if k.arg}
             action = kw.get("action")
-            switch = isinstance(action, ast.Constant) and action.value in ("store_true", "store_false")
+            action_name = action.value if isinstance(action, ast.Constant) else None
+            switch = action_name in ("store_true", "store_false")
             if "default" in kw:
                 default = Found(_literal(kw["default"]), module.span(kw["default"]), "default")
             elif switch:
-                default = Found(action.value == "store_false", module.span(node), "default")
+                default = Found(action_name == "store_false", module.span(node), "default")
             else:
                 default = Found(None, module.span(node), "default")  # argparse's default is None
             kind = kw.get("type")
             for name in names:
                 if name.startswith("--"):
                     dest = kw.get("dest")
-                    key = dest.value if isinstance(dest, ast.Constant) else name[2:].replace("-", "_")
+                    # argparse sets the dest as an attribute: a name (a str)
+                    key = dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) \
+                        else name[2:].replace("-", "_")
                     out[key] = (default, switch, kind.id if isinstance(kind, ast.Name) else None)
         return out
 
@@ -352,14 +357,14 @@ class _Evaluator:
             self.json_path = path
         return Found(UNKNOWN, module.span(arg))
 
-    def _bind(self, func: ast.FunctionDef, call: ast.Call, env: dict, module: _Module, depth: int,
+    def _bind(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, env: dict, module: _Module, depth: int,
               where: _Module) -> dict:
         params = func.args.posonlyargs + func.args.args
         defaults = dict(zip([p.arg for p in params[len(params) - len(func.args.defaults):]], func.args.defaults))
         defaults.update({p.arg: d for p, d in zip(func.args.kwonlyargs, func.args.kw_defaults) if d is not None})
         local: dict[str, Found] = {}
-        for p, d in defaults.items():
-            local[p] = self.expr(d, {}, where, depth)
+        for param, d in defaults.items():
+            local[param] = self.expr(d, {}, where, depth)
         for p, a in zip(params, call.args):
             local[p.arg] = self.expr(a, env, module, depth)
         for k in call.keywords:
@@ -369,7 +374,7 @@ class _Evaluator:
             local.setdefault(p.arg, Found(UNKNOWN))
         return local
 
-    def _function(self, name: str, module: _Module) -> tuple[ast.FunctionDef, _Module] | None:
+    def _function(self, name: str, module: _Module) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef, _Module] | None:
         if name in module.functions:
             return module.functions[name], module
         for node in module.tree.body:  # from pkg.mod import name
@@ -449,18 +454,18 @@ _RECEIVERS = {"initialize": ("config", "config_params"), "TrainingArguments": ("
 
 def _receiver(tree: ast.AST) -> tuple[ast.Call, ast.AST] | None:
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and _call_name(node) in _RECEIVERS:
-            if _call_name(node) == "initialize" and not (isinstance(node.func, ast.Attribute)
+        if isinstance(node, ast.Call) and (name := _call_name(node)) in _RECEIVERS:
+            if name == "initialize" and not (isinstance(node.func, ast.Attribute)
                                                        and isinstance(node.func.value, ast.Name)
                                                        and node.func.value.id == "deepspeed"):
                 continue
             for k in node.keywords:
-                if k.arg in _RECEIVERS[_call_name(node)]:
+                if k.arg in _RECEIVERS[name]:
                     return node, k.value
     return None
 
 
-def _enclosing(tree: ast.Module, node: ast.AST) -> ast.AST:
+def _enclosing(tree: ast.Module, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Module:
     for candidate in ast.walk(tree):
         if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 any(n is node for n in ast.walk(candidate)) and \
@@ -587,10 +592,12 @@ def script_defaults(script: str, root: str) -> dict[str, Value]:
         for stmt in node.body:
             if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name) and stmt.value is not None):
                 continue
-            value = stmt.value
+            value: ast.expr | None = stmt.value
             if isinstance(value, ast.Call) and _call_name(value) == "field":
                 value = next((k.value for k in value.keywords if k.arg == "default"), None)
-            literal = _literal(value) if value is not None else UNKNOWN
+            if value is None:
+                continue  # field() without a default
+            literal = _literal(value)
             if literal is not UNKNOWN and literal is not None:
                 out.setdefault(stmt.target.id, Value(literal, module.span(value), "default",
                                                      f"{module.source.path}: {node.name}.{stmt.target.id} defaults "
