@@ -66,6 +66,7 @@ from plint.cost.memory import (
     workspace_bytes,
 )
 from plint.cost.model_input import ModelInput
+from plint.cost.pipeline_stages import slowest_rank
 from plint.cost.params import ParamCounts, count_params
 from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
@@ -340,7 +341,13 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         # sec. 3.2.1; Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches the same way)
         exposed = max(0.0, ep_t - (compute + recompute))
         ep_t = exposed + kappa * (ep_t - exposed)
-    per_microbatch = compute + recompute + tp_t + ep_t + cp_t + pp_t + head  # the last stage: the slowest
+    # the rank the step waits for: the last (it runs the head) of an even split, else the slowest by its own
+    # layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
+    scale, with_head = slowest_rank(inp.pipeline_stage_layers if pp > 1 else None, stage_layers,
+                                    compute + recompute + tp_t + ep_t + cp_t, head)
+    compute, recompute, tp_t, ep_t, cp_t = (x * scale for x in (compute, recompute, tp_t, ep_t, cp_t))
+    head = head if with_head else 0.0
+    per_microbatch = compute + recompute + tp_t + ep_t + cp_t + pp_t + head  # the slowest rank
     # the schedule's idle time: bubble_fraction (of the ideal m micro-batches) x m x one micro-batch
     bubble = bubble_fraction(pp, m, inp.vpp, o.pipeline_schedule) * m * per_microbatch
 
