@@ -281,6 +281,11 @@ def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, 
         moe_mlp += gemm(tokens / sp, experts, h)
         moe_act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * k * h / tp) / hbm  # activation + permutes
         ep_fwd = 2 * all_to_all(links, tokens * k * h * 2 / tp, ep, etp)
+        if etp > 1:
+            # the all-to-all dispatcher all-gathers the tokens it received over the expert-TP group, and the
+            # combine reduce-scatters them back (megatron/core/transformer/moe/token_dispatcher.py, core_v0.19:
+            # MoEAlltoAllTokenDispatcher.dispatch_postprocess / combine_preprocess, group expt_tp)
+            ep_fwd += 2 * all_gather(links, etp * tokens * k * h * 2 / tp, etp, 1)
 
     def layer_fwd(moe: bool) -> tuple[float, float, float]:
         """(compute, TP comm, EP comm) of one layer's forward."""
