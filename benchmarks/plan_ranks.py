@@ -33,7 +33,9 @@ recompute (often chosen for another memory budget, or before selective recompute
 candidate by construction. The rank that also asks for the stated micro-batch and recompute is
 reported beside ("with micro/recompute").
 
-A rank is the 1-based position of the best-ranked candidate that is the same layout. When none is,
+A rank is the 1-based position, among the distinct layouts of the ranked candidates (each layout counted
+once, at its best-ranked micro-batch, recompute and gradient-reduce dtype, which are not layout axes), of
+the first that is the same layout; "with micro/recompute" counts every candidate. When none is,
 the reason is given: the axis whose published value the planner's search space (plan.structures)
 does not hold, with the values it searches; or, inside the search space, that the cost model predicts
 it does not fit in the planner's memory headroom even at micro-batch 1 with full recompute. Runs that
@@ -299,6 +301,24 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
     return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
 
 
+def layout_key(c) -> tuple:
+    """What makes a candidate's layout: the parallel sizes, the sharding and the pipeline split."""
+    i = c.inp
+    return (i.tp, i.pp, i.vpp or 1, i.cp, i.ep, i.etp or i.tp, i.data_parallel(), i.sharding_level(),
+            c.first_last_layers, c.last_layers, c.pipeline_layout)
+
+
+def layout_rank(cands: list, same) -> int | None:
+    """The 1-based rank, among the distinct layouts in the candidates' order, of the first candidate `same`
+    accepts; None when none does."""
+    seen: set = set()
+    for c in cands:
+        seen.add(layout_key(c))
+        if same(c):
+            return len(seen)
+    return None
+
+
 def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple[Row | None, str | None]:
     """The run's row, or None and why it cannot be planned."""
     why = unplannable(run)
@@ -327,7 +347,8 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
         row.first = describe(axis_values(cands[0].inp))
         row.first_tokens = cands[0].tokens
     full_axes = AXES + ("micro", "recompute")
-    row.rank = next((n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp)), None)
+    row.rank = layout_rank(cands, lambda c: not mismatches(stated, c.inp))
+    match = next((c for c in cands if not mismatches(stated, c.inp)), None)
     row.rank_with_micro_recompute = next((n for n, c in enumerate(cands, 1)
                                           if not mismatches(stated, c.inp, full_axes)), None)
     over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
@@ -335,8 +356,8 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
         row.over_headroom = (f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
                              f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable")
     published = est
-    if row.rank is not None and (est is None or cands[row.rank - 1].tokens > est.tokens_per_s_per_gpu):
-        published = cands[row.rank - 1].estimate  # the published layout at its best unstated choices
+    if match is not None and (est is None or match.tokens > est.tokens_per_s_per_gpu):
+        published = match.estimate  # the published layout at its best unstated choices
     if cands and published is not None and published.tokens_per_s_per_gpu:
         row.claim = cands[0].tokens / published.tokens_per_s_per_gpu - 1
         if row.claim > CLAIM_MARGIN:
@@ -348,10 +369,10 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     if row.rank is None:
         row.why = outside_search(stated, base, kwargs.get("more_sharding", True), kwargs)
     else:
-        values = axis_values(cands[row.rank - 1].inp)
+        values = axis_values(match.inp)
         row.matched = f"micro {values['micro']}, recompute {values['recompute']}"
         if row.rank > 1:
-            row.why = why_behind(cands[row.rank - 1], cands[0])
+            row.why = why_behind(match, cands[0])
     return row, None
 
 

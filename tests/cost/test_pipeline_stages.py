@@ -80,3 +80,13 @@ def test_an_uneven_pipeline_is_costed_by_its_own_ranks():
     assert own.step_time_s < as_if_32.step_time_s  # the last rank runs 7 layers and the head, not 8
     # the middle ranks' 8 layers: at least the 8-layer even stage without the head
     assert own.step_time_s > estimate(base.replace(num_layers=28)).step_time_s
+
+
+def test_expert_tensor_parallelism_pays_the_dispatchers_gather():
+    """Issue 24 (the planner now searches etp): with etp > 1 the all-to-all dispatcher all-gathers the tokens
+    it received over the expert-TP group and reduce-scatters them in the combine (Megatron core_v0.19
+    token_dispatcher.py); with ep 1 there is no all-to-all, so before this the expert communication was 0."""
+    moe = {**LLAMA_LIKE, "num_experts": 8, "moe_topk": 2, "moe_ffn_hidden_size": 2048}
+    base = base_input(moe, 1, 8, "h100-sxm", None, 64).replace(tp=2, ep=1, micro_batch=1, sequence_parallel=True)
+    assert estimate(base.replace(etp=1)).time_s["ep"] == 0.0
+    assert estimate(base.replace(etp=2)).time_s["ep"] > 0.0
