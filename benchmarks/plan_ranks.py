@@ -91,7 +91,7 @@ SEARCH_RULE = {
     "dp": "GPUs/(tp*cp*pp)",
     "vpp": "divisors of each stage's layers, or up to 8 with a balanced pipeline layout where the layers do not divide",
     "ep": "divisors of the experts dividing tp*cp*dp",
-    "etp": "powers of two inside the NVLink domain with ep*etp dividing tp*cp*dp",
+    "etp": "1 or tp, with ep*etp dividing tp*cp*dp",
     "sharding": "gradient or parameter sharding only without a pipeline (pp 1) and with dp > 1, and only beyond "
                 "the run's own when not held",
 }

@@ -326,14 +326,13 @@ MOE_SMALL = {"num_layers": 8, "hidden_size": 1024, "ffn_hidden_size": 2816, "num
 
 
 def test_the_planner_searches_the_expert_tensor_parallel_size():
-    """Issue 24: etp is searched (powers of two in the NVLink domain, ep*etp dividing tp*cp*dp); before, the
-    planner fixed it at 1."""
+    """Issue 24: etp is searched (1 or tp, ep*etp dividing tp*cp*dp); before, the planner fixed it at 1."""
     from plint.planning.plan import structures
 
     base = base_input(MOE_SMALL, 1, 8, "h100-sxm", None, 64)
-    etps = {(s.inp.ep, s.inp.etp) for s in structures(base, 8) if s.inp.ep > 1}
-    assert (2, 2) in etps and (2, 4) in etps and (8, 1) in etps
-    assert all(ep * etp <= 8 for ep, etp in etps)
+    found = {(s.inp.tp, s.inp.ep, s.inp.etp) for s in structures(base, 8) if s.inp.ep > 1}
+    assert (2, 2, 2) in found and (4, 2, 4) in found and (4, 2, 1) in found and (1, 8, 1) in found
+    assert all(etp in (1, tp) and ep * etp <= 8 for tp, ep, etp in found)
 
 
 def test_layers_that_do_not_divide_get_a_pipeline_layout_with_virtual_stages():

@@ -298,11 +298,11 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
                 if dp * cp % max(1, base.dp_outer):  # PL101: hybrid sharding's instances divide dp*cp
                     continue
                 # PL105: experts divide over ep; ep x etp divides the GPUs of one pipeline stage (megatron/core/
-                # parallel_state.py: the expert group etp x ep x edp spans tp x cp x dp); etp: powers of two inside
-                # the NVLink domain dividing the expert FFN (the planner's tp rule, for the experts' GEMMs)
+                # parallel_state.py: the expert group etp x ep x edp spans tp x cp x dp); etp 1 (Megatron-Bridge's
+                # MoE recipes) or tp (Megatron's default for --expert-tensor-parallel-size), dividing the expert FFN
                 moe_ffn = base.moe_ffn_hidden_size or base.ffn_hidden_size or 4 * base.hidden_size
                 expert_layouts = [(1, None)] + ([(e, t) for e in divisors(experts) if e > 1
-                                                 for t in powers_of_two_dividing(domain)
+                                                 for t in sorted({1, tp})
                                                  if (tp * cp * dp) % (e * t) == 0 and moe_ffn % t == 0]
                                                 if experts > 1 else [])
                 # PL101: under hybrid sharding the expert-data-parallel size world/(etp*ep*pp) is a multiple of
