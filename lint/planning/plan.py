@@ -2,7 +2,8 @@
 
 The search: tensor parallelism inside the NVLink domain only (across it PL201 rejects the launch), then
 context parallelism (across nodes too: its ring is costed on the network, as PL202 warns), pipeline parallelism (uneven first and last stages when the layers do not divide),
-virtual stages, expert parallelism for MoE, data parallelism from what is left, the micro-batch and
+virtual stages (where the layers do not divide over them, a balanced --pipeline-model-parallel-layout),
+expert parallelism for MoE with an expert tensor parallel size of 1 or tp, data parallelism from what is left, the micro-batch and
 the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
 on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
 start-up checks (the PL1xx rules: heads and query groups divisible by tp, layers by pp*vpp, the global
