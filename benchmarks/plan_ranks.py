@@ -33,7 +33,9 @@ recompute (often chosen for another memory budget, or before selective recompute
 candidate by construction. The rank that also asks for the stated micro-batch and recompute is
 reported beside ("with micro/recompute").
 
-A rank is the 1-based position of the best-ranked candidate that is the same layout. When none is,
+A rank is the 1-based position, among the distinct layouts of the ranked candidates (each layout counted
+once, at its best-ranked micro-batch, recompute and gradient-reduce dtype, which are not layout axes), of
+the first that is the same layout; "with micro/recompute" counts every candidate. When none is,
 the reason is given: the axis whose published value the planner's search space (plan.structures)
 does not hold, with the values it searches; or, inside the search space, that the cost model predicts
 it does not fit in the planner's memory headroom even at micro-batch 1 with full recompute. Runs that
@@ -41,10 +43,21 @@ state no layout, or whose layout or model cannot be expressed (no GPU count, no 
 that is no whole number of sequences, a layout that does not multiply to the GPU count), are listed
 with the reason.
 
-With --own-sharding the planner starts from the run's own sharding instead of the distributed
-optimizer (a run of 2019-21 had none to turn on): what it would rank with the tools the run had.
+What the planner holds fixed (issue 24): by default it chooses the layout with the run's own non-layout
+choices, so that a claim to beat the published layout is a claim about the layout: the precision, the
+attention kernel and the overlaps the run's framework and era had (calibrate.to_input), its sharding (no
+distributed optimizer for a run that had none, and no gradient or parameter sharding it did not use), its
+micro-batch and its recompute where the entry states them (searched where it does not). With --free the
+planner starts as a fresh `plint plan` does instead (the distributed optimizer and every overlap on, micro-
+batch and recompute searched, more sharding allowed). --own-sharding (with --free) keeps only the sharding.
 
-    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--own-sharding] [--json]
+The claim: how much faster plint predicts its own first choice than the published layout, both under the
+same held choices; the published layout is costed at its best unstated choices (its best candidate when it
+is among them, else as the entry states it). A claim over CLAIM_MARGIN names the step-time parts the
+published layout pays and the first choice does not (the costs the experts paid that plint's choice avoids);
+whether each is right or a defect of the cost model is said in the README's plan_ranks section.
+
+    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--free [--own-sharding]] [--json]
 """
 
 from __future__ import annotations
@@ -59,13 +72,15 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibrate import DEFAULT_DATA, _recompute, to_input  # noqa: E402  the one conversion of an entry
+from calibrate import DEFAULT_DATA, _recompute, published_tokens_per_s, to_input  # noqa: E402  the one conversion
 
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
+from plint.cost.estimate import TIME_PART_NAMES  # noqa: E402
 from plint.planning.plan import HEADROOM, nvlink_domain, plan, structures, why_behind  # noqa: E402
 
 TOPS = (1, 3, 10)
+CLAIM_MARGIN = 0.10  # a first choice predicted faster than the published layout by more than this is explained
 AXES = ("tp", "cp", "pp", "dp", "vpp", "ep", "etp", "sharding")  # in the planner's loop order
 SHARDING_CLASSES = ("optimizer at most", "optimizer at most", "gradients", "parameters")  # by ZeRO level
 # what each axis's search is limited to (plint.planning.plan.structures), for the reason a layout is outside
@@ -74,10 +89,11 @@ SEARCH_RULE = {
     "cp": "powers of two with seq divisible by 2*cp and at least 1024 tokens per rank",
     "pp": "divisors of GPUs/(tp*cp) up to the layers, even or uneven first/last stages, dp dividing the batch",
     "dp": "GPUs/(tp*cp*pp)",
-    "vpp": "divisors of each stage's layers",
+    "vpp": "divisors of each stage's layers, or up to 8 with a balanced pipeline layout where the layers do not divide",
     "ep": "divisors of the experts dividing tp*cp*dp",
-    "etp": "the planner fixes the expert tensor parallel size at 1",
-    "sharding": "gradient or parameter sharding only without a pipeline (pp 1) and with dp > 1",
+    "etp": "1 or tp, with ep*etp dividing tp*cp*dp",
+    "sharding": "gradient or parameter sharding only without a pipeline (pp 1) and with dp > 1, and only beyond "
+                "the run's own when not held",
 }
 
 
@@ -110,6 +126,10 @@ class Row:
     first_tokens: float | None = None
     matched: str = ""
     over_headroom: str = ""  # the cost model puts the published run over the planner's memory headroom
+    claim: float | None = None  # first choice's predicted tokens/s over the published layout's, minus 1
+    measured_tokens: float | None = None  # the run's published tokens/s per GPU (calibrate.published_tokens_per_s)
+    avoids: str = ""  # for a claim over CLAIM_MARGIN: the step-time parts the published layout pays more of
+    held: str = ""  # what the planner held at the run's own
 
 
 def axis_values(inp: ModelInput) -> dict:
@@ -170,23 +190,84 @@ def unplannable(run: dict) -> str | None:
     return None
 
 
-def planning_base(inp: ModelInput, own_sharding: bool = False) -> ModelInput:
+def planning_base(inp: ModelInput, own_sharding: bool = False, hold: bool = False) -> ModelInput:
     """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's; with
-    `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline)."""
-    options = inp.options.__class__(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
-                                       "overlap_grad_reduce": True, "overlap_param_gather": True})
-    sharding = {} if own_sharding else {"distributed_optimizer": True, "zero_stage": None, "sharding": None,
-                                        "megatron_fsdp": False}
+    `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline); with
+    `hold` also the run's own overlaps (what its framework turned on)."""
+    options = inp.options if hold else inp.options.__class__(**{
+        **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+        "overlap_grad_reduce": True, "overlap_param_gather": True})
+    sharding = {} if own_sharding or hold else {"distributed_optimizer": True, "zero_stage": None, "sharding": None,
+                                                "megatron_fsdp": False}
     return inp.replace(tp=1, pp=1, vpp=None, cp=1, ep=1, etp=None, dp=None, sequence_parallel=False,
                        micro_batch=1, recompute=None, recompute_method=None, recompute_num_layers=None,
+                       pipeline_stage_layers=None, first_stage_layers=None, last_stage_layers=None,
                        options=options, **sharding)
 
 
-def outside_search(stated: Stated, base: ModelInput) -> str:
+# What the run's trainer could lay out, by the release that added it (the entry's year stands for the trainer's
+# release). Megatron-LM: pipeline parallelism from v2.0 (Jan 2021; v1.0's megatron/arguments.py has only
+# --model-parallel-size); uneven pipeline splits (--decoder-first/last-pipeline-num-layers and an expert tensor
+# parallel size apart from tp, --expert-tensor-parallel-size: core 0.10, Nov 2024; layouts: core 0.13) from
+# 2025 on. DeepSpeed's PipelineModule (deepspeed/runtime/pipe/module.py, partition_method) and torchtitan split
+# any layer count, so they keep uneven splits. Every trainer: context parallelism from 2024 (Megatron-Core 0.4,
+# Dec 2023, --context-parallel-size; DeepSpeed-Ulysses and torchtitan's CP later).
+MEGATRON_ONLY = ("megatron", "nemo")
+
+
+def _megatron_pipeline(framework: str) -> bool:
+    """Megatron's own pipeline (not DeepSpeed's PipelineModule beside Megatron-DeepSpeed)."""
+    return any(w in framework for w in MEGATRON_ONLY) and "deepspeed" not in framework
+
+
+ERA = (("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
+       ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
+       ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
+       ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)))
+
+
+def era_filter(year: int | None, framework: str = "megatron-lm"):
+    """(a keep(structure) predicate for plan(), the features it withholds) for a run of `year` and `framework`."""
+    framework = framework.lower()
+    withheld = [(what, test) for what, first_year, applies, test in ERA
+                if year is not None and year < first_year and applies(framework)]
+    return (lambda s: all(test(s) for _, test in withheld)), [what for what, _ in withheld]
+
+
+def held_choices(stated: Stated, inp: ModelInput, year: int | None = None,
+                 framework: str = "megatron-lm") -> tuple[dict, str]:
+    """plan()'s keyword arguments that hold the run's own non-layout choices, and what they hold, in words."""
+    keep, withheld = era_filter(year, framework)
+    kwargs: dict = {"more_sharding": False, "keep": keep}
+    words = [f"precision {inp.precision}", "flash attention" if inp.options.flash_attention else "no flash attention",
+             "its overlaps", f"sharding {SHARDING_CLASSES[inp.sharding_level()]}"]
+    if withheld:
+        words.append(f"no {', no '.join(withheld)} (not in a {year} trainer)")
+    if stated.micro is not None:
+        kwargs["micro_batches"] = (stated.micro,)
+        words.append(f"micro {stated.micro}")
+    if stated.recompute is not None:
+        kwargs["recomputes"] = ((inp.recompute, inp.recompute_method or ("uniform" if inp.recompute == "full" else None),
+                                 inp.recompute_num_layers or (1 if inp.recompute == "full" else None)),)
+        words.append(f"recompute {stated.recompute}")
+    return kwargs, ", ".join(words)
+
+
+def avoided_costs(published, first) -> str:
+    """The step-time parts the published layout pays more of than the first choice, largest first, each as
+    seconds per step and share of the published step (every candidate runs the same global batch)."""
+    a, b = published.time_s, first.time_s
+    more = sorted(((a.get(k, 0.0) - b.get(k, 0.0), k) for k in set(a) | set(b)), reverse=True)
+    step = published.step_time_s or 1.0
+    parts = [f"{TIME_PART_NAMES.get(k, k)} +{d:.2f} s ({d / step:.0%})" for d, k in more if d > 0.02 * step][:3]
+    return "the published layout pays more " + "; ".join(parts) if parts else ""
+
+
+def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True, held: dict | None = None) -> str:
     """Why no candidate is the published layout: the first axis (in the planner's loop order) whose
     published value no structure agreeing on the earlier axes has, or the predicted memory."""
     gpu = lookup_gpu(base.gpu)
-    remaining = [s.inp for s in structures(base, nvlink_domain(base, gpu))]
+    remaining = [s.inp for s in structures(base, nvlink_domain(base, gpu), more_sharding)]
     for axis in AXES:
         want = getattr(stated, axis)
         if want is None:
@@ -205,19 +286,40 @@ def outside_search(stated: Stated, base: ModelInput) -> str:
                         "a pipeline split that counts the embedding and loss as layers, or a custom layout")
             return why
         remaining = agree
+    held = held or {}
+    micro = held.get("micro_batches", (1,))[0]  # the run's own where held, else the least memory
+    recompute, method, count = held.get("recomputes", (("full", "uniform", 1),))[0]
     smallest = None
     for inp in remaining:
-        est = estimate(inp.replace(micro_batch=1, recompute="full", recompute_method="uniform",
-                                   recompute_num_layers=1))
+        est = estimate(inp.replace(micro_batch=micro, recompute=recompute, recompute_method=method,
+                                   recompute_num_layers=count))
         if est is not None and (smallest is None or est.memory_gib["total"] < smallest.memory_gib["total"]):
             smallest = est
     if smallest is not None and smallest.memory_gib["total"] > HEADROOM * smallest.memory_gib["usable"]:
-        return (f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch 1 with full "
-                f"recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable")
+        return (f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch {micro} with "
+                f"{recompute or 'no'} recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable")
     return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
 
 
-def rank_run(run: dict, own_sharding: bool = False) -> tuple[Row | None, str | None]:
+def layout_key(c) -> tuple:
+    """What makes a candidate's layout: the parallel sizes, the sharding and the pipeline split."""
+    i = c.inp
+    return (i.tp, i.pp, i.vpp or 1, i.cp, i.ep, i.etp or i.tp, i.data_parallel(), i.sharding_level(),
+            c.first_last_layers, c.last_layers, c.pipeline_layout)
+
+
+def layout_rank(cands: list, same) -> int | None:
+    """The 1-based rank, among the distinct layouts in the candidates' order, of the first candidate `same`
+    accepts; None when none does."""
+    seen: set = set()
+    for c in cands:
+        seen.add(layout_key(c))
+        if same(c):
+            return len(seen)
+    return None
+
+
+def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple[Row | None, str | None]:
     """The run's row, or None and why it cannot be planned."""
     why = unplannable(run)
     if why:
@@ -234,35 +336,52 @@ def rank_run(run: dict, own_sharding: bool = False) -> tuple[Row | None, str | N
     row = Row(run["id"], bool(inp.num_experts), describe({k: v for k, v in asdict(stated).items() if v is not None}))
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
-    base = planning_base(inp, own_sharding)
-    result = plan(base, run["id"])
+    row.measured_tokens = published_tokens_per_s(run, inp)[0] if run.get("result") else None
+    base = planning_base(inp, own_sharding, hold=not free)
+    kwargs, row.held = ({}, "nothing (a fresh plan)") if free else held_choices(stated, inp, run.get("year"),
+                                                                              run.get("framework") or "")
+    result = plan(base, run["id"], **kwargs)
     cands = result.candidates
     row.candidates = len(cands)
     if cands:
         row.first = describe(axis_values(cands[0].inp))
         row.first_tokens = cands[0].tokens
     full_axes = AXES + ("micro", "recompute")
-    row.rank = next((n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp)), None)
+    row.rank = layout_rank(cands, lambda c: not mismatches(stated, c.inp))
+    match = next((c for c in cands if not mismatches(stated, c.inp)), None)
     row.rank_with_micro_recompute = next((n for n, c in enumerate(cands, 1)
                                           if not mismatches(stated, c.inp, full_axes)), None)
     over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
     if over:
         row.over_headroom = (f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
                              f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable")
+    published = est
+    if match is not None and (est is None or match.tokens > est.tokens_per_s_per_gpu):
+        published = match.estimate  # the published layout at its best unstated choices
+    if cands and published is not None and published.tokens_per_s_per_gpu:
+        row.claim = cands[0].tokens / published.tokens_per_s_per_gpu - 1
+        if row.claim > CLAIM_MARGIN:
+            row.avoids = avoided_costs(published, cands[0].estimate)
+            if row.measured_tokens and row.published_tokens:
+                # the measurement says whether the cost the published layout pays is priced right
+                row.avoids += (f"; the cost model predicts the published run at "
+                               f"{row.published_tokens / row.measured_tokens:.0%} of its measured speed")
     if row.rank is None:
-        row.why = outside_search(stated, base)
+        row.why = outside_search(stated, base, kwargs.get("more_sharding", True), kwargs)
     else:
-        values = axis_values(cands[row.rank - 1].inp)
+        values = axis_values(match.inp)
         row.matched = f"micro {values['micro']}, recompute {values['recompute']}"
         if row.rank > 1:
-            row.why = why_behind(cands[row.rank - 1], cands[0])
+            row.why = why_behind(match, cands[0])
     return row, None
 
 
 def summary(rows: list[Row]) -> dict:
     out = {}
-    for label, sel in (("dense", [r for r in rows if not r.moe]), ("moe", [r for r in rows if r.moe])):
-        out[label] = {"runs": len(sel), "not_among_candidates": sum(r.rank is None for r in sel)}
+    for label, sel in (("dense", [r for r in rows if not r.moe]), ("moe", [r for r in rows if r.moe]),
+                       ("all", rows)):
+        out[label] = {"runs": len(sel), "not_among_candidates": sum(r.rank is None for r in sel),
+                      "claim_within_margin": sum(r.claim is not None and r.claim <= CLAIM_MARGIN for r in sel)}
         for key, attr in (("top", "rank"), ("top_with_micro_recompute", "rank_with_micro_recompute")):
             out[label][key] = {str(k): sum(1 for r in sel if getattr(r, attr) is not None and getattr(r, attr) <= k)
                                for k in TOPS}
@@ -286,11 +405,11 @@ def reasons(rows: list[Row]) -> Counter:
     return tally
 
 
-def run_all(path: Path, own_sharding: bool = False) -> dict:
+def run_all(path: Path, own_sharding: bool = False, free: bool = False) -> dict:
     runs = yaml.safe_load(path.read_text())
     rows, skipped = [], []
     for run in runs:
-        row, why = rank_run(run, own_sharding)
+        row, why = rank_run(run, own_sharding, free)
         if row is None:
             skipped.append({"id": run["id"], "why": why})
         else:
@@ -303,10 +422,12 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="published runs (YAML)")
     parser.add_argument("--json", action="store_true", help="rows, skipped runs and the summary as JSON")
+    parser.add_argument("--free", action="store_true",
+                        help="plan as a fresh `plint plan` does, not holding the run's own non-layout choices")
     parser.add_argument("--own-sharding", action="store_true",
-                        help="plan from each run's own sharding (no distributed optimizer for a run without one)")
+                        help="with --free: plan from each run's own sharding (no distributed optimizer for a run without one)")
     args = parser.parse_args(argv)
-    result = run_all(args.data, args.own_sharding)
+    result = run_all(args.data, args.own_sharding, args.free)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0
@@ -320,19 +441,23 @@ def main(argv: list[str]) -> int:
                                                         if r["published_tokens"] else ""))
         print(f"{'':44}#1:        {r['first']}" + (f", predicted {r['first_tokens']:,.0f} tokens/s/GPU"
                                                     if r["first_tokens"] else ""))
+        if r["claim"] is not None:
+            print(f"{'':44}plint's #1 predicted {100 * r['claim']:+.0f}% against the published layout"
+                  + (f": {r['avoids']}" if r["avoids"] else ""))
+        print(f"{'':44}held at the run's own: {r['held']}")
         for note in (r["over_headroom"], r["why"]):
             if note:
                 print(f"{'':44}{note}")
     for s in result["skipped"]:
         print(f"not planned: {s['id']}: {s['why']}")
     print()
-    print(f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10}   "
-          "with micro/recompute: top-1/3/10")
-    for label in ("dense", "moe"):
+    print(f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10} "
+          f"{'#1 <=10% faster':>16}   with micro/recompute: top-1/3/10")
+    for label in ("dense", "moe", "all"):
         s = result["summary"][label]
         t, e = s["top"], s["top_with_micro_recompute"]
-        print(f"{label:6} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10}"
-              f"   {e['1']}/{e['3']}/{e['10']}")
+        print(f"{label:6} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10} "
+              f"{s['claim_within_margin']:>16}   {e['1']}/{e['3']}/{e['10']}")
     print("\nwhy the published layout is not #1:")
     for why, n in result["reasons"].items():
         print(f"  {n:3}  {why}")

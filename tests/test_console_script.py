@@ -137,8 +137,10 @@ def test_plan_says_a_launch_that_fails_a_start_up_check_is_no_candidate():
     proc = run_plint("plan", str(FIXTURES / "wrong-global-batch" / "launch.sh"))
     assert proc.returncode == 0, proc.stderr
     now = next(line for line in proc.stdout.splitlines() if line.startswith("now"))
+    # issue 24: the uneven pipeline layouts the planner now searches put a few candidates ahead of the launch
+    # (pp 12 with a --pipeline-model-parallel-layout, +1%); before, it was faster than all of them
     assert re.search(r"not among the \d+ candidates \(global batch 1000 is not divisible by micro-batch 2 x dp 24 "
-                     r"\(PL102\)\): faster than all of them$", now), now
+                     r"\(PL102\)\): (faster than all of them|between #\d+ and #\d+)$", now), now
 
 
 @pytest.mark.parametrize("fixture, options", [

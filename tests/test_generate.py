@@ -452,3 +452,31 @@ def test_a_name_a_shell_would_run_is_refused(tmp_path):
     out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--layout", str(tmp_path / "l.json"),
                                    "--name", "run\n#SBATCH --wrap=id", "--stdout"])
     assert out.exit_code == 2 and "name is" in out.output, out.output
+
+
+def test_a_planned_pipeline_layout_is_written_and_checks_clean(tmp_path):
+    """Issue 24: 61 layers do not divide over pp 2 x vpp 5; the plan's candidate spreads them with
+    --pipeline-model-parallel-layout, the generated launch writes that flag (not --num-virtual-stages-per-
+    pipeline-rank, which Megatron refuses beside it) and checks clean, the layout read back as vpp 5."""
+    (tmp_path / "m.yaml").write_text(
+        "model: {num_layers: 61, hidden_size: 4096, ffn_hidden_size: 11008, num_attention_heads: 32, "
+        "seq_length: 4096, vocab_size: 32000, swiglu: true, normalization: RMSNorm, untie_embeddings: true, "
+        "add_bias_linear: false, tokenizer: meta-llama/Llama-2-7b-hf}\n")
+    plan = CliRunner().invoke(cli, ["plan", "--model-file", str(tmp_path / "m.yaml"), "--nodes", "4",
+                                    "--global-batch", "256", "--format", "json"])
+    assert plan.exit_code == 0, plan.output
+    (tmp_path / "plan.json").write_text(plan.output)
+    candidates = json.loads(plan.output)["candidates"]
+    n, laid = next((n, c) for n, c in enumerate(candidates, 1) if (c.get("pipeline") or {}).get("layout"))
+    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--plan", str(tmp_path / "plan.json"),
+                                   "--candidate", str(n), "-o", str(tmp_path / "run")])
+    assert out.exit_code == 0, out.output
+    text = (tmp_path / "run" / "launch.sh").read_text()
+    assert f'--pipeline-model-parallel-layout "{laid["pipeline"]["layout"]}"' in text
+    assert "--num-virtual-stages-per-pipeline-rank" not in text
+    checked = CliRunner().invoke(cli, ["check", str(tmp_path / "run" / "launch.sh"), "--format", "json"])
+    report = json.loads(checked.output)
+    layout = report["files"][0]["layout"]
+    assert layout["parallel"]["vpp"] == laid["parallel"]["vpp"]
+    assert not any("not modelled" in n for n in layout["estimate"]["notes"])
+    assert not [d for d in report["files"][0]["diagnostics"] if d["severity"] == "error"]

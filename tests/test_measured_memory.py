@@ -151,7 +151,8 @@ def test_microbatch_group_and_uneven_end_stages_are_read(tmp_path):
                       "--micro-batch-size 2 --global-batch-size 16 --pipeline-model-parallel-size 4 "
                       "--decoder-first-pipeline-num-layers 2 --decoder-last-pipeline-num-layers 2\n")
     est = layout_estimate(read_path(script).layouts[0])
-    assert any("time costed as 4 stages of 4 layers" in note for note in est.notes)
+    # issue 24: costed rank by rank (the note names the split), no longer as 4 stages of the fullest's 4 layers
+    assert any("layers per rank 2, 4, 4, 2" in note for note in est.notes)
     # the last stage holds 2 layers, the first 2 layers x 4 micro-batches in flight: the first is the peak
     assert est.memory_gib["allocator_peak_stage"] == "first"
     assert est.memory_gib["stages"]["last"]["allocator_steady"] < est.memory_gib["stages"]["first"]["allocator_steady"]

@@ -230,9 +230,13 @@ def test_a_61_layer_model_gets_pipeline_candidates_with_their_own_ends():
              "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
              "untie_embeddings": True, "add_bias_linear": False}
     result = plan(base_input(model, 2, 8, "h100-sxm", None, 64), "61-layers")
-    piped = [c for c in result.candidates if c.inp.pp == 4]
+    # pp 4 splits either by the first and last stages' flags or, from issue 24, by a pipeline layout that
+    # spreads the layers with the embedding and loss over the virtual stages
+    piped = [c for c in result.candidates if c.inp.pp == 4 and c.pipeline_layout is None]
     assert piped and all((c.first_last_layers, c.last_layers) == (15, 14) for c in piped)
     assert piped[0].to_json()["pipeline"] == {"first_stage_layers": 15, "last_stage_layers": 14}
+    laid_out = [c for c in result.candidates if c.inp.pp == 4 and c.pipeline_layout is not None]
+    assert laid_out and all(c.inp.vpp and sum(c.inp.pipeline_stage_layers) == 61 for c in laid_out)
 
 
 def test_grad_reduce_in_bf16_is_weighed_and_written():
@@ -313,3 +317,37 @@ def test_hybrid_sharding_plans_only_layouts_whose_expert_data_parallel_size_the_
     for c in candidates:
         assert c.inp.data_parallel() * c.inp.cp % 4 == 0
         assert c.inp.world_size // (c.inp.pp * c.inp.ep * (c.inp.etp or c.inp.tp)) % 4 == 0, c.inp
+
+
+MOE_SMALL = {"num_layers": 8, "hidden_size": 1024, "ffn_hidden_size": 2816, "num_attention_heads": 16,
+             "seq_length": 2048, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
+             "untie_embeddings": True, "add_bias_linear": False, "num_experts": 8, "moe_topk": 2,
+             "moe_ffn_hidden_size": 1408}
+
+
+def test_the_planner_searches_the_expert_tensor_parallel_size():
+    """Issue 24: etp is searched (1 or tp, ep*etp dividing tp*cp*dp); before, the planner fixed it at 1."""
+    from plint.planning.plan import structures
+
+    base = base_input(MOE_SMALL, 1, 8, "h100-sxm", None, 64)
+    found = {(s.inp.tp, s.inp.ep, s.inp.etp) for s in structures(base, 8) if s.inp.ep > 1}
+    assert (2, 2, 2) in found and (4, 2, 4) in found and (4, 2, 1) in found and (1, 8, 1) in found
+    assert all(etp in (1, tp) and ep * etp <= 8 for tp, ep, etp in found)
+
+
+def test_layers_that_do_not_divide_get_a_pipeline_layout_with_virtual_stages():
+    """Issue 24: 94 layers (Qwen3-235B) on pp 8 with vpp 4 need the embedding and loss counted as layers or a
+    layout; the planner offers a balanced --pipeline-model-parallel-layout (fail before: vpp 1 only)."""
+    from plint.planning.plan import pipeline_splits
+
+    splits = {(v, layout): ranks for v, _, _, layout, ranks in pipeline_splits(94, 8) if layout}
+    four = [(layout, ranks) for (v, layout), ranks in splits.items() if v == 4]
+    assert four and sum(four[0][1]) == 94 and max(four[0][1]) - min(four[0][1]) <= 1
+    assert four[0][0] == "Ett|(ttt|)*30ttL"  # 96 slots, 3 a virtual stage: what the account-for flags split
+
+
+def test_a_held_micro_batch_and_recompute_are_the_only_ones_tried():
+    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b", micro_batches=(2,),
+                  recomputes=(("full", "uniform", 1),), more_sharding=False)
+    assert result.candidates and {(c.inp.micro_batch, c.inp.recompute) for c in result.candidates} == {(2, "full")}
+    assert all(c.inp.sharding_level() <= 1 for c in result.candidates)

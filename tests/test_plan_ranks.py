@@ -92,7 +92,9 @@ def test_a_layout_outside_the_search_names_the_axis():
     row, _ = plan_ranks.rank_run(entry(tp=16, pp=1, dp=1))  # tp across the two nodes
     assert row.rank is None
     assert row.why.startswith("search space excludes tp 16") and "tp 1, 2, 4, 8" in row.why
-    row, _ = plan_ranks.rank_run(entry(pp=2, dp=4, zero_stage=3))  # ZeRO-3 beside a pipeline
+    # ZeRO-3 beside a pipeline: outside a fresh plan's search (--free); holding the run's own sharding
+    # (issue 24's default) plans with it, as torchtitan runs FSDP with PP
+    row, _ = plan_ranks.rank_run(entry(pp=2, dp=4, zero_stage=3), free=True)
     assert row.rank is None and row.why.startswith("search space excludes sharding parameters")
 
 
@@ -124,8 +126,9 @@ def test_summary_counts_top_k_per_kind():
             plan_ranks.Row("c", False, "", rank=11), plan_ranks.Row("d", True, "", rank=None),
             plan_ranks.Row("e", True, "", rank=2, rank_with_micro_recompute=2)]
     s = plan_ranks.summary(rows)
-    assert s["dense"] == {"runs": 3, "not_among_candidates": 0, "top": {"1": 1, "3": 2, "10": 2},
-                          "top_with_micro_recompute": {"1": 0, "3": 0, "10": 0}}
+    # issue 24: the count of runs whose first choice is claimed no more than CLAIM_MARGIN faster (none here)
+    assert s["dense"] == {"runs": 3, "not_among_candidates": 0, "claim_within_margin": 0,
+                          "top": {"1": 1, "3": 2, "10": 2}, "top_with_micro_recompute": {"1": 0, "3": 0, "10": 0}}
     assert s["moe"]["top"] == {"1": 0, "3": 1, "10": 1} and s["moe"]["not_among_candidates"] == 1
 
 
@@ -135,3 +138,26 @@ def test_the_plan_starts_from_a_fresh_layout_or_from_the_runs_own_sharding():
     assert (fresh.tp, fresh.pp, fresh.micro_batch, fresh.recompute, fresh.sharding_level()) == (1, 1, 1, None, 1)
     assert fresh.options.overlap_grad_reduce and fresh.seq_length == inp.seq_length
     assert plan_ranks.planning_base(inp, own_sharding=True).sharding_level() == 0
+
+
+def test_the_plan_holds_the_runs_stated_micro_batch_recompute_and_overlaps():
+    """Issue 24: a claim to beat the published layout is about the layout; the run's stated micro-batch and
+    recompute, its sharding and its overlaps are held (fail before: the planner searched them all)."""
+    run = entry(tp=2, pp=1, cp=1, micro_batch_size=2, recompute="full")
+    inp, _ = plan_ranks.to_input(run)
+    s = plan_ranks.stated_layout(run, inp)
+    kwargs, words = plan_ranks.held_choices(s, inp, 2024)
+    assert kwargs["micro_batches"] == (2,) and kwargs["recomputes"] == (("full", "uniform", 1),)
+    assert "micro 2" in words and "recompute full" in words
+    held = plan_ranks.planning_base(inp, hold=True)
+    assert held.options == inp.options and held.sharding_level() == inp.sharding_level()
+    row, _ = plan_ranks.rank_run(run)
+    assert row.held == words and row.claim is not None and row.rank is not None
+
+
+def test_a_run_of_2019_is_planned_without_what_its_trainer_lacked():
+    keep, withheld = plan_ranks.era_filter(2019)
+    assert withheld == ["pp > 1", "cp > 1", "uneven pipeline splits", "expert tp apart from tp"]
+    row, _ = plan_ranks.rank_run({**entry(tp=2, pp=1, cp=1), "year": 2019})
+    assert "no pp > 1" in row.held and " pp 1 " in f" {row.first} "
+    assert plan_ranks.era_filter(2025)[1] == []

@@ -62,10 +62,12 @@ def _fixed_text(folder_name, tmp_path, **options):
 def test_world_size_fixed_from_the_plan_where_the_sizes_are_written(tmp_path):
     before, after = _fixed_text("wrong-world-indivisible", tmp_path)
     # 24 GPUs: tp 8 x pp 2 does not divide; the plan keeps global batch 1024 and the model (80 layers):
-    # tp 4 x pp 6 with first and last stages of 12 layers (12 + 4*14 + 12 = 80), dp 1
-    assert "TP=8\nPP=2\n" in before and "TP=4\nPP=6\n" in after
-    assert "--tensor-model-parallel-size $TP --decoder-first-pipeline-num-layers 12 " \
-           "--decoder-last-pipeline-num-layers 12 --pipeline-model-parallel-size $PP" in after
+    # tp 2 x pp 12 with first and last stages of 5 layers (5 + 10*7 + 5 = 80), dp 1. Issue 24 costs an uneven
+    # pipeline by its slowest rank (7 layers here), no longer as 12 stages of 7 (84 layers), so this split now
+    # beats the tp 4 x pp 6 (12 + 4*14 + 12) the fix wrote before
+    assert "TP=8\nPP=2\n" in before and "TP=2\nPP=12\n" in after
+    assert "--tensor-model-parallel-size $TP --decoder-first-pipeline-num-layers 5 " \
+           "--decoder-last-pipeline-num-layers 5 --pipeline-model-parallel-size $PP" in after
     assert "# was 4; node-04 is drained" in after  # comments kept
 
 

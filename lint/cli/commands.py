@@ -348,7 +348,8 @@ def _best_spec(target, preset, model_file, nodes, gpus_per_node, gpu, seq_length
     base = base_input(model, nodes, gpus_per_node, gpu, seq_length, global_batch)
     result = run_plan(base, preset or model_file.stem)
     usable = [c for c in result.candidates if target != "deepspeed" or
-              (c.inp.cp == 1 and not c.inp.vpp and not c.first_last_layers and not c.inp.num_experts)]
+              (c.inp.cp == 1 and not c.inp.vpp and not c.first_last_layers and not c.pipeline_layout
+               and not c.inp.num_experts)]
     if not usable:
         raise PlanError(f"no layout of {preset or model_file} fits on {nodes} x {gpus_per_node} {gpu}"
                         + (" that Megatron-DeepSpeed can express" if target == "deepspeed" else ""))

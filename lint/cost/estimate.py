@@ -73,6 +73,7 @@ from plint.cost.memory import (
 )
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, count_params
+from plint.cost.pipeline_stages import slowest_rank
 from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
 
@@ -345,7 +346,13 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
         mlp += k.gemm(tokens, fs * gate / tp, h) + k.gemm(tokens, h, fs / tp)
     mlp += k.gemm(tokens / k.sp, experts, h)
     act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * topk * h / tp) / k.hbm  # activation + permutes
-    return mlp, act, 2 * imbalance * _token_dispatch(k, tokens / tp, topk, ep, etp)
+    dispatch = _token_dispatch(k, tokens / tp, topk, ep, etp)
+    if etp > 1:
+        # the all-to-all dispatcher all-gathers the tokens it received over the expert-TP group, and the
+        # combine reduce-scatters them back (megatron/core/transformer/moe/token_dispatcher.py, core_v0.19:
+        # MoEAlltoAllTokenDispatcher.dispatch_postprocess / combine_preprocess, group expt_tp)
+        dispatch += all_gather(k.links, etp * tokens * topk * h * 2 / tp, etp, 1)
+    return mlp, act, 2 * imbalance * dispatch
 
 
 def _token_dispatch(k: _Kernels, tokens: float, topk: int, ep: int, etp: int) -> float:
@@ -428,6 +435,14 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
         # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3
         # sec. 3.2.1; Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches the same way)
         t["ep"] = k.hidden(t["ep"], t["compute"] + t["recompute"])
+    # the rank the step waits for: the last (it runs the head) of an even split, else the slowest by its own
+    # layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
+    layer_parts = ("compute", "recompute", "tp", "ep", "cp")
+    scale, with_head = slowest_rank(inp.pipeline_stage_layers if inp.pp > 1 else None, stage_layers,
+                                    sum(t[p] for p in layer_parts), t["head"])
+    for part in layer_parts:
+        t[part] *= scale
+    t["head"] = t["head"] if with_head else 0.0
     return t
 
 

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.checking.config import Settings
     from plint.cost import Estimate, ModelInput
+    from plint.cost.pipeline_stages import Partition
     from plint.layout import Layout
 
 _SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length",
@@ -77,10 +78,7 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
         uneven = _uneven_stages(layout, inp) if inp is not None else None
         est = estimate(uneven_input(inp, uneven) if uneven else inp) if inp is not None else None
         if est is not None and inp is not None and uneven:
-            # costed by the fullest stage, as if every stage held as many layers; the parameters stay the model's
-            from plint.cost import count_params
-
-            est = est.with_assumption(uneven[1]).with_params(count_params(inp).total)
+            est = est.with_assumption(uneven[1])
         if est is not None and why:
             est = est.with_assumption(why)
         if est is not None and inp is not None and inp.lora_rank:
@@ -116,9 +114,8 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
 # estimate is still reported, but no rule turns it into a verdict: a wrong "out of memory" on a
 # launch that runs costs users more than a missed hint.
 UNMODELLED_FLAGS = {
-    "--pipeline-model-parallel-layout": "a custom pipeline layout",
-    "--account-for-embedding-in-pipeline-split": "uneven pipeline stages",
-    "--account-for-loss-in-pipeline-split": "uneven pipeline stages",
+    # uneven pipelines (--decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-
+    # split, --pipeline-model-parallel-layout) are costed rank by rank: plint.cost.pipeline_stages
     "--cpu-offloading": "activation offloading",
     "--optimizer-cpu-offload": "optimizer offloading",
     "--fine-grained-activation-offloading": "activation offloading",
@@ -251,31 +248,44 @@ def _flag_text(args, option: str) -> str | None:
     return args.text(option) if args is not None else None
 
 
-def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[int, str, int | None, int | None] | None:
-    """(layers to cost, note, first stage's layers, last stage's layers) for --decoder-first/last-pipeline-
-    num-layers: the step's time costed as if every stage were the fullest one (the step waits for it); the
-    memory of the first and last stages with their own layers."""
-    args = layout.extras.get("trainer_args")
-    texts = [_flag_text(args, f"--decoder-{end}-pipeline-num-layers") for end in ("first", "last")]
-    if all(t is None for t in texts) or inp.pp < 2:
+def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | None:
+    """Megatron's partition of the layers over the pipeline ranks when the launch makes it uneven
+    (--decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split,
+    --pipeline-model-parallel-layout; plint.cost.pipeline_stages), with the note the estimate carries;
+    None for an even split or one Megatron rejects at start-up (the PL1xx rules report that)."""
+    from plint.cost import pipeline_stages as stages
+
+    if inp.pp < 2:
         return None
-    first, last = (int(t) if t is not None and t.isdigit() else None for t in texts)
-    given = [x for x in (first, last) if x is not None]
-    middle_stages = inp.pp - len(given)
-    rest = inp.num_layers - sum(given)
-    if any(t is not None and not t.isdigit() for t in texts) or rest < 0 or (middle_stages and rest % middle_stages):
+    value = layout.value
+    first, last = value("parallel.uneven_first"), value("parallel.uneven_last")
+    text = value("parallel.pipeline_layout")
+    embedding, loss = bool(value("pipeline.account_for_embedding")), bool(value("pipeline.account_for_loss"))
+    if text is not None:
+        from plint.reading.sources.megatron import layout_stages
+
+        unrolled, _ = layout_stages(str(text))
+        split = stages.from_layout(unrolled, inp.pp, inp.num_layers, str(text)) if unrolled else None
+    elif first is not None or last is not None:
+        if not all(isinstance(n, int) for n in (first, last) if n is not None):
+            return None
+        split = stages.first_last(inp.num_layers, inp.pp, inp.vpp, first, last)
+    elif embedding or loss:
+        split = stages.account_for(inp.num_layers, inp.pp, inp.vpp, embedding, loss)
+    else:
         return None
-    fullest = max([*given, rest // middle_stages if middle_stages else 0])
-    even = rest // middle_stages if middle_stages else fullest
-    return fullest * inp.pp, (f"uneven pipeline ({first if first is not None else '-'} first, "
-                              f"{last if last is not None else '-'} last): time costed as {inp.pp} stages of "
-                              f"{fullest} layers"), (first if first is not None else even), (last if last is not None else even)
+    if not isinstance(split, stages.Partition) or split.is_even():
+        return None
+    ranks = split.per_rank()
+    shown = ranks if len(ranks) <= 8 else (*ranks[:3], "...", *ranks[-3:])
+    return split, (f"uneven pipeline ({split.how}): layers per rank {', '.join(map(str, shown))}; the step waits "
+                   f"for the slowest rank, memory is the first and last ranks' own")
 
 
-def uneven_input(inp: ModelInput, uneven: tuple[int, str, int | None, int | None]) -> ModelInput:
-    """The input an uneven pipeline is costed with (_uneven_stages): the time by the fullest stage, the end
-    stages' memory by their own layers."""
-    return inp.replace(num_layers=uneven[0], first_stage_layers=uneven[2], last_stage_layers=uneven[3])
+def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
+    """The input an uneven pipeline is costed with (_uneven_stages): each rank's own layers."""
+    ranks = uneven[0].per_rank()
+    return inp.replace(pipeline_stage_layers=ranks, first_stage_layers=ranks[0], last_stage_layers=ranks[-1])
 
 
 def _padded_to(layout: Layout) -> int | None:

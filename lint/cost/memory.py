@@ -101,9 +101,13 @@ def step_grad_copy_bytes(inp: ModelInput) -> float:
 
 
 def stage_layers(inp: ModelInput, last: bool) -> float:
-    """Layers of the first or last pipeline stage: --decoder-first/last-pipeline-num-layers where the launch
-    sets them (ModelInput.first_stage_layers / last_stage_layers), else an even share."""
+    """Layers of the first or last pipeline stage: the partition's (ModelInput.pipeline_stage_layers), else
+    --decoder-first/last-pipeline-num-layers where the launch sets them (ModelInput.first_stage_layers /
+    last_stage_layers), else an even share."""
     pp = max(1, inp.pp)
+    ranks = inp.pipeline_stage_layers
+    if pp > 1 and ranks and len(ranks) == pp:  # plint.cost.pipeline_stages: Megatron's own split
+        return float(ranks[-1] if last else ranks[0])
     given = inp.last_stage_layers if last else inp.first_stage_layers
     return float(given) if pp > 1 and given is not None else inp.num_layers / pp
 

@@ -154,7 +154,9 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             **{name: True for _, name in OVERLAPS}}))
     candidates = [c for c in plan(base).candidates
                   if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
-                  and c.inp.ep == inp.ep and c.inp.sharding_level() == base.sharding_level()
+                  and c.inp.ep == inp.ep and c.inp.etp in (None, 1)  # the expert tp this fix has always kept
+                  and c.pipeline_layout is None  # a planned layout string is not written by this fix
+                  and c.inp.sharding_level() == base.sharding_level()
                   and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes
                   and c.inp.data_parallel() * c.inp.cp % max(1, inp.dp_outer) == 0  # PL101's hybrid sharding,
                   and c.inp.world_size // max(1, c.inp.pp * c.inp.ep * (c.inp.etp or c.inp.tp))  # dense and expert

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from plint.planning.plan import MICRO_BATCHES, _divisors, _powers_of_two_dividing
+from plint.planning.plan import MICRO_BATCHES, divisors, powers_of_two_dividing
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
@@ -44,13 +44,13 @@ def pipeline_layouts(inp: ModelInput, interleaving: bool = True) -> Iterator[Mod
         return
     # PL108: interleaving needs pp >= 2, or 3 without p2p overlap (parallel_state, schedules.py)
     minimum_pp = 3 if inp.options.overlap_p2p_comm is False else 2
-    for pp in _divisors(world // group):
+    for pp in divisors(world // group):
         if pp < 2 or pp > layers or layers % pp:
             continue
         dp = world // (group * pp)
         if inp.ep > 1 and (group * dp) % inp.ep:  # PL105: ep divides one stage's GPUs
             continue
-        vpps = [None] + ([v for v in _divisors(layers // pp) if v > 1] if interleaving and pp >= minimum_pp else [])
+        vpps = [None] + ([v for v in divisors(layers // pp) if v > 1] if interleaving and pp >= minimum_pp else [])
         for vpp in vpps:
             for micro in sorted({*MICRO_BATCHES, inp.micro_batch}):
                 if micro > inp.micro_batch or global_batch % (micro * dp):
@@ -66,7 +66,7 @@ def context_layouts(inp: ModelInput, domain: int | None = None, smallest: int = 
     freed go to data parallelism (PL109: the sequence splits into 2 x cp chunks; PL102: the batch still
     divides)."""
     tp = max(1, inp.tp)
-    for cp in _powers_of_two_dividing(inp.cp):
+    for cp in powers_of_two_dividing(inp.cp):
         if cp < smallest or cp >= inp.cp or inp.seq_length % (2 * cp):
             continue
         if domain is not None and (tp * cp > domain or domain % (tp * cp)):
@@ -83,7 +83,7 @@ def expert_layouts(inp: ModelInput, domain: int) -> Iterator[ModelInput]:
     GPU grow, the dense layout stays."""
     etp = inp.etp or max(1, inp.tp)
     stage = inp.world_size // max(1, inp.pp)
-    for ep in _divisors(inp.num_experts or 1):
+    for ep in divisors(inp.num_experts or 1):
         if ep < 2 or ep >= inp.ep or etp * ep > domain or domain % (etp * ep) or stage % (etp * ep):
             continue
         yield inp.replace(ep=ep)

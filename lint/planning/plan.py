@@ -2,7 +2,8 @@
 
 The search: tensor parallelism inside the NVLink domain only (across it PL201 rejects the launch), then
 context parallelism (across nodes too: its ring is costed on the network, as PL202 warns), pipeline parallelism (uneven first and last stages when the layers do not divide),
-virtual stages, expert parallelism for MoE, data parallelism from what is left, the micro-batch and
+virtual stages (where the layers do not divide over them, a balanced --pipeline-model-parallel-layout),
+expert parallelism for MoE with an expert tensor parallel size of 1 or tp, data parallelism from what is left, the micro-batch and
 the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
 on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
 start-up checks (the PL1xx rules: heads and query groups divisible by tp, layers by pp*vpp, the global
@@ -34,9 +35,11 @@ NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
 # a plan keeps 10% of usable memory spare, below where PL402 warns (the high end of the error band, or a
 # configured thresholds.memory-headroom)
 HEADROOM = 0.90
+MAX_LAYOUT_VPP = 8  # virtual stages a planned --pipeline-model-parallel-layout is tried with (uneven layers)
 LARGE_BUBBLE = 0.10  # a bubble over a tenth of the step: of two near-equal layouts, the one without it first
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
+RECOMPUTE_CHOICES = ((None, None, None), ("selective", None, None), ("full", "uniform", 1))  # (granularity, method, layers)
 SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
 MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
               "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
@@ -58,6 +61,7 @@ class Candidate:
     first_last_layers: int | None = None  # uneven pipeline: layers of the first stage (and of the last,
     last_layers: int | None = None  # unless this says otherwise)
     why: str = ""
+    pipeline_layout: str | None = None  # --pipeline-model-parallel-layout where the layers do not divide otherwise
 
     @property
     def tokens(self) -> float:
@@ -69,7 +73,7 @@ class Candidate:
         i, e = self.inp, self.estimate
         # a large bubble counts first: of two near-equal layouts, take the one that idles less
         bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > LARGE_BUBBLE
-        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.sharding_level(),
+        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.etp or i.tp, i.sharding_level(),
                 i.options.grad_reduce_bytes == 2, RECOMPUTE.index(i.recompute), -i.micro_batch)
 
     def to_json(self) -> dict:
@@ -89,6 +93,8 @@ class Candidate:
         if self.first_last_layers is not None:
             out["pipeline"] = {"first_stage_layers": self.first_last_layers,
                                "last_stage_layers": self.last_layers or self.first_last_layers}
+        elif self.pipeline_layout is not None:
+            out["pipeline"] = {"layout": self.pipeline_layout, "stage_layers": list(i.pipeline_stage_layers or ())}
         return out
 
 
@@ -181,12 +187,12 @@ def _with_grad_reduce(inp: ModelInput, reduce_bytes: int | None) -> ModelInput:
     return inp.replace(options=inp.options.__class__(**{**fields, "grad_reduce_bytes": reduce_bytes}))
 
 
-def _divisors(n: int) -> list[int]:
+def divisors(n: int) -> list[int]:
     small = [d for d in range(1, int(math.isqrt(n)) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
 
 
-def _powers_of_two_dividing(n: int) -> list[int]:
+def powers_of_two_dividing(n: int) -> list[int]:
     out, p = [], 1
     while n % p == 0 and p <= n:
         out.append(p)
@@ -230,10 +236,44 @@ class Structure:
     dp: int
     first_last_layers: int | None = None
     last_layers: int | None = None
+    pipeline_layout: str | None = None
 
 
-def structures(base: ModelInput, domain: int):
-    """Every structure the planner considers for `base`'s model, batch and cluster (the search space)."""
+def pipeline_splits(layers: int, pp: int):
+    """(vpp, first, last, layout, per-rank layers) for every split of `layers` over `pp` ranks the planner
+    tries: even splits with every vpp dividing each rank's layers (PL108: megatron/training/arguments.py,
+    validate_args); where the layers do not divide, uneven first and last stages (uneven_split) with the vpp
+    dividing each of them, and a --pipeline-model-parallel-layout that spreads the layers, the embedding and
+    the loss evenly over pp*vpp virtual stages (plint.cost.pipeline_stages.balanced_layout; Megatron core
+    0.13+), for every vpp up to MAX_LAYOUT_VPP that leaves each virtual stage at least one slot."""
+    from plint.cost import pipeline_stages as ps
+
+    if pp == 1:
+        yield None, None, None, None, None
+        return
+    if layers % pp == 0:
+        for v in [None] + [v for v in divisors(layers // pp) if v > 1]:
+            yield v, None, None, None, None
+        return
+    split = uneven_split(layers, pp)
+    if split is not None:
+        first, middle, last = split
+        for v in [None] + [v for v in divisors(middle) if v > 1 and first % v == 0 == last % v]:
+            part = ps.first_last(layers, pp, v, first, last)
+            if isinstance(part, ps.Partition):
+                yield v, first, last, None, part.per_rank()
+    for v in range(1, MAX_LAYOUT_VPP + 1):
+        if split is not None and v == 1:
+            continue  # the first/last flags already split it without interleaving
+        text = ps.balanced_layout(layers, pp, v)
+        part = ps.from_layout(text.split("|"), pp, layers) if text else None
+        if isinstance(part, ps.Partition):
+            yield (v if v > 1 else None), None, None, ps.compact(text), part.per_rank()
+
+
+def structures(base: ModelInput, domain: int, more_sharding: bool = True):
+    """Every structure the planner considers for `base`'s model, batch and cluster (the search space);
+    without `more_sharding` data parallelism shards no more than the base does."""
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
@@ -245,72 +285,77 @@ def structures(base: ModelInput, domain: int):
     reduces = [base.options.grad_reduce_bytes] + ([2] if base.options.grad_reduce_bytes != 2
                                                    and base.precision in ("bf16", "fp8") else [])
 
-    for tp in _powers_of_two_dividing(domain):
+    for tp in powers_of_two_dividing(domain):
         if heads % tp or groups % tp:  # PL104: heads and query groups split evenly over tp
             continue
-        for cp in _powers_of_two_dividing(world // tp):
+        for cp in powers_of_two_dividing(world // tp):
             if base.seq_length % (2 * cp) or (cp > 1 and base.seq_length // cp < 1024):
                 continue  # PL109: Megatron needs seq divisible by 2*cp (load-balanced causal chunks)
-            for pp in _divisors(world // (tp * cp)):
+            for pp in divisors(world // (tp * cp)):
                 if pp > layers:
                     break
-                first_last = last = None
-                if layers % pp:  # PL103 unless the first and last stages take fewer layers
-                    split = uneven_split(layers, pp)
-                    if split is None:
-                        continue
-                    first_last, _, last = split
                 dp = world // (tp * cp * pp)
                 if global_batch % dp:  # PL102: not even one micro-batch of 1 divides
                     continue
                 if dp * cp % max(1, base.dp_outer):  # PL101: hybrid sharding's instances divide dp*cp
                     continue
-                per_stage = layers // pp if first_last is None else (layers - first_last - last) // (pp - 2)
-                # PL108: virtual stages need pp >= 2 and divide every stage's layers; Megatron sets no other
-                # bound (megatron/training/arguments.py, validate_args: layers per stage divisible by layers
-                # per virtual stage), down to one layer per virtual stage as NeMo's GPT-3 175B recipe runs
-                vpps = [None] + ([v for v in _divisors(per_stage)
-                                  if v > 1 and (first_last is None or first_last % v == 0 == last % v)]
-                                 if pp > 1 else [])
-                # PL105: experts divide over ep; ep divides the GPUs of one pipeline stage (etp 1)
-                eps = [1] + ([e for e in _divisors(experts) if e > 1 and (tp * cp * dp) % e == 0]
-                             if experts > 1 else [])
-                # PL101: under hybrid sharding the expert-data-parallel size world/(etp*ep*pp), etp 1 here,
-                # is a multiple of the instances too (megatron/core/parallel_state.py asserts it)
-                eps = [e for e in eps if e == 1 or world // (e * pp) % max(1, base.dp_outer) == 0]
+                # PL105: experts divide over ep; ep x etp divides the GPUs of one pipeline stage (megatron/core/
+                # parallel_state.py: the expert group etp x ep x edp spans tp x cp x dp); etp 1 (Megatron-Bridge's
+                # MoE recipes) or tp (Megatron's default for --expert-tensor-parallel-size), dividing the expert FFN
+                moe_ffn = base.moe_ffn_hidden_size or base.ffn_hidden_size or 4 * base.hidden_size
+                expert_layouts = [(1, None)] + ([(e, t) for e in divisors(experts) if e > 1
+                                                 for t in sorted({1, tp})
+                                                 if (tp * cp * dp) % (e * t) == 0 and moe_ffn % t == 0]
+                                                if experts > 1 else [])
+                # PL101: under hybrid sharding the expert-data-parallel size world/(etp*ep*pp) is a multiple of
+                # the instances too (megatron/core/parallel_state.py asserts it)
+                expert_layouts = [(e, t) for e, t in expert_layouts
+                                  if e == 1 or world // (e * (t or 1) * pp) % max(1, base.dp_outer) == 0]
                 # sharding (the decision tree's second answer): the base's own (the distributed optimizer
                 # for a fresh plan); with dp > 1 and no pipeline also the gradients (Megatron-FSDP
                 # optim_grads, ZeRO-2) and the parameters (optim_grads_params, ZeRO-3), which DeepSpeed
                 # rejects beside its pipeline engine (deepspeed.md sec. 2.2)
                 shardings = [None] + [s for s in ("gradients", "parameters")
-                                      if pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
-                for vpp, ep, sharding, reduce in ((v, e, sh, r) for v in vpps for e in eps for sh in shardings
-                                                  for r in reduces):
-                    structure = _with_grad_reduce(base, reduce).replace(
-                        tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=1 if experts > 1 else None, dp=dp,
-                        sequence_parallel=tp > 1, sharding=sharding or base.sharding,
-                        megatron_fsdp=base.megatron_fsdp if sharding is None else True,
-                        num_layers=per_stage * pp if first_last is not None else layers)
-                    yield Structure(structure, dp, first_last, last)
+                                      if more_sharding and pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
+                for vpp, first_last, last, layout, ranks in pipeline_splits(layers, pp):
+                    for (ep, etp), sharding, reduce in ((x, sh, r) for x in expert_layouts for sh in shardings
+                                                        for r in reduces):
+                        structure = _with_grad_reduce(base, reduce).replace(
+                            tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=etp if experts > 1 else None, dp=dp,
+                            sequence_parallel=tp > 1, sharding=sharding or base.sharding,
+                            megatron_fsdp=base.megatron_fsdp if sharding is None else True,
+                            pipeline_stage_layers=ranks,
+                            first_stage_layers=ranks[0] if ranks else None,
+                            last_stage_layers=ranks[-1] if ranks else None)
+                        yield Structure(structure, dp, first_last, last, layout)
 
 
-def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM) -> Plan:
-    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few."""
+def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM,
+         micro_batches: tuple[int, ...] = MICRO_BATCHES, recomputes: tuple | None = None,
+         more_sharding: bool = True, keep=None) -> Plan:
+    """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few. The micro-batch
+    and recompute are searched from `micro_batches` and `recomputes` ((granularity, method, num_layers) each;
+    None: none, selective, full uniform 1): a caller comparing with a launch can hold the launch's own, and
+    its sharding (`more_sharding` False: no more than the base's); `keep(structure)` False drops a structure
+    (what a trainer of another release cannot run)."""
     from plint.cost import estimate
     from plint.catalog.hardware import lookup_gpu, unknown_gpu
 
     gpu = lookup_gpu(base.gpu)
     if gpu is None:
         raise PlanError(unknown_gpu(str(base.gpu)) or f"unknown GPU {base.gpu!r}")
-    layers = base.num_layers
     global_batch = base.global_batch or base.world_size
     domain = nvlink_domain(base, gpu)
+    recomputes = recomputes or RECOMPUTE_CHOICES
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
-    for s in structures(base, domain):
-        for inp, est in _search_structure(s.inp, global_batch, s.dp, headroom, estimate, result):
-            fitting.append(Candidate(inp.replace(num_layers=layers) if s.first_last_layers else inp,
-                                     est, s.first_last_layers, s.last_layers))
+    for s in structures(base, domain, more_sharding):
+        if keep is not None and not keep(s):
+            continue
+        for inp, est in _search_structure(s.inp, global_batch, s.dp, headroom, estimate, result, micro_batches,
+                                          recomputes):
+            fitting.append(Candidate(inp, est, s.first_last_layers, s.last_layers,
+                                     pipeline_layout=s.pipeline_layout))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
     from plint.planning.plan_tree import departures, walk
@@ -322,7 +367,8 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
 
 
 def _search_structure(structure: ModelInput, global_batch: int, dp: int, headroom: float, estimate,
-                      result: Plan) -> list[tuple]:
+                      result: Plan, micro_batches: tuple[int, ...] = MICRO_BATCHES,
+                      recomputes: tuple = ()) -> list[tuple]:
     """The fitting (micro, recompute) members of one structure, smallest-memory member first."""
     smallest = estimate(structure.replace(micro_batch=1, recompute="full", recompute_method="uniform",
                                           recompute_num_layers=1))
@@ -330,16 +376,15 @@ def _search_structure(structure: ModelInput, global_batch: int, dp: int, headroo
     if smallest is None or smallest.memory_gib["total"] > headroom * smallest.memory_gib["usable"]:
         return []
     out = []
-    for micro in MICRO_BATCHES:
+    for micro in micro_batches:
         if global_batch % (micro * dp):  # PL102
             continue
         if structure.vpp and global_batch // (micro * dp) < structure.pp:  # PL108: m >= pp when interleaved
             continue
-        for recompute in RECOMPUTE:
-            inp = structure.replace(micro_batch=micro, recompute=recompute,
-                                    recompute_method="uniform" if recompute == "full" else None,
-                                    recompute_num_layers=1 if recompute == "full" else None)
-            est = smallest if (micro, recompute) == (1, "full") else estimate(inp)
+        for recompute, method, count in recomputes or RECOMPUTE_CHOICES:
+            inp = structure.replace(micro_batch=micro, recompute=recompute, recompute_method=method,
+                                    recompute_num_layers=count)
+            est = smallest if (micro, recompute, method, count) == (1, "full", "uniform", 1) else estimate(inp)
             if est is not smallest:
                 result.considered += 1
             if est is not None and est.memory_gib["total"] <= headroom * est.memory_gib["usable"]:

@@ -32,7 +32,7 @@ def _row(rank: str, c: Candidate) -> tuple:
     i, e = c.inp, c.estimate
     last = c.last_layers or c.first_last_layers
     ends = f"{c.first_last_layers}" if last == c.first_last_layers else f"{c.first_last_layers}/{last}"
-    pp = f"{i.pp}" + (f" (ends {ends})" if c.first_last_layers else "")
+    pp = f"{i.pp}" + (f" (ends {ends})" if c.first_last_layers else " (layout)" if c.pipeline_layout else "")
     return (rank, str(i.tp), pp, str(i.vpp or "-"), str(i.cp), str(i.ep), str(i.data_parallel()),
             SHARDING_NAMES[i.sharding_level()], "bf16" if i.options.grad_reduce_bytes == 2 else "fp32",
             str(i.micro_batch),
@@ -82,6 +82,12 @@ def render_text(result: Plan) -> str:
     if any(c.first_last_layers for c in result.candidates):
         lines.append("pp N (ends K or K/J): uneven pipeline, the first stage holds K layers and the last K or J "
                      "(--decoder-first-pipeline-num-layers K --decoder-last-pipeline-num-layers J)")
+    for c in result.candidates:
+        if c.pipeline_layout:  # the first laid-out candidate's string, as an example of the notation
+            lines.append(f"pp N (layout): the layers, embedding (E) and loss (L) spread over the virtual stages by "
+                         f"--pipeline-model-parallel-layout, e.g. {c.pipeline_layout} for pp {c.inp.pp}, vpp "
+                         f"{c.inp.vpp or 1}; `plint plan --format json` gives each candidate's")
+            break
     lines.append("sharding over dp: optimizer = the distributed optimizer; gradients, parameters = Megatron-FSDP "
                  "optim_grads, optim_grads_params (ZeRO-2, ZeRO-3 with DeepSpeed); reduce: the gradients' "
                  "reduce dtype (bf16: --grad-reduce-in-bf16)")
