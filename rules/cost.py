@@ -9,7 +9,7 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
-from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, span, torchrun, trainer, value
+from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, on_assumed_node, span, torchrun, trainer, value
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -202,6 +202,10 @@ def _memory_span(ctx: RuleContext):
     ),
 )
 def predicted_oom(ctx: RuleContext):
+    yield from on_assumed_node(ctx, _predicted_oom(ctx))
+
+
+def _predicted_oom(ctx: RuleContext):
     estimated = _memory_modelled(ctx)
     if estimated is None:
         return
