@@ -382,7 +382,9 @@ def experts_indivisible(ctx: LaunchContext):
              "the JSON's numbers agree, e.g. a JSON written for 8 GPUs launched on 16, and what to set for the "
              "launch's dp), and for "
              "Megatron-DeepSpeed that the JSON's train_batch_size / train_micro_batch_size_per_gpu equal "
-             "--global-batch-size / --micro-batch-size and gradient_clipping equals --clip-grad.",
+             "--global-batch-size / --micro-batch-size and gradient_clipping equals --clip-grad. On a launch that "
+             "uses every GPU of its node without saying how many, dp rests on the node size plint assumed: the "
+             "triple check is then a warning naming the assumption, with no fix (PL101 and PL102 likewise).",
         why="DeepSpeedConfig asserts 'train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step "
             "* world_size'; in Megatron-DeepSpeed the engine's accumulation steps decide how many micro-batches "
             "train_batch() pulls, so a JSON that disagrees with the flags trains a different batch than logged.",

@@ -192,7 +192,8 @@ def _memory_span(ctx: RuleContext):
              "fragmentation. Names the first simple change that would fit. An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
              "error_band: how far such estimates fall from what Megatron-LM's functional tests measure, per "
              "feature) is over; PL402 below that. A warning, not an error, when the launch names no GPU and plint "
-             "assumed one.",
+             "assumed one, or when it runs on every GPU of its node without saying how many and plint assumed the "
+             "node's size.",
         why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
             "found again on every retry until the layout changes.",
         bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),

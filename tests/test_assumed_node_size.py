@@ -62,6 +62,14 @@ def test_torchrun_nproc_per_node_gpu_gets_the_node_size_too(tmp_path):
     assert result.layout.value("cluster.world_size") == 8
 
 
+def test_configured_gpus_per_node_states_the_count_for_torchrun_gpu_too(tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[tool.plint]\ngpus-per-node = 4\n")
+    result = _check(tmp_path, {"train.sh": _finetune(launch="torchrun --nproc_per_node gpu"), "ds_z3.json": Z3})
+    per_node = result.layout.get("cluster.gpus_per_node")
+    assert (per_node.value, per_node.origin) == (4, "derived") and "gpus-per-node = 4" in per_node.note
+    assert result.layout.value("cluster.world_size") == 4
+
+
 def test_predicted_oom_on_an_assumed_node_is_a_warning_naming_it(tmp_path):
     # Llama-2-70B at ZeRO-1 on a named H100: the weights alone overflow 80 GB, whatever the node, but the
     # optimizer's share rests on the assumed dp: a warning, never an error

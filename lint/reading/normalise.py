@@ -140,18 +140,25 @@ def _counts_every_node_gpu(count: Value | None) -> bool:
 def _assume_node_size(layout: Layout, spec, gpu_assumed: bool) -> None:
     """A launch that uses every GPU of its node, with nothing stating how many: the GPUs of the usual node of
     its (named or assumed) GPU, from the hardware catalog, with origin "assumed" and a note naming how to state
-    the count, as for an unnamed GPU type. Parts sold in nodes of many sizes (no node_gpus) stay unknown."""
-    from plint.reading.sources.hostfile import GPUS_PER_NODE_SETTING
+    the count, as for an unnamed GPU type. Parts sold in nodes of many sizes (no node_gpus) stay unknown, and
+    [tool.plint] gpus-per-node, where set, is the count instead (for torchrun's `gpu` as for DeepSpeed's runner)."""
+    from plint.reading.sources.hostfile import GPUS_PER_NODE_SETTING, configured_count
 
     per_node = layout.get("cluster.gpus_per_node")
-    if spec.node_gpus is None or not _counts_every_node_gpu(per_node):
+    if not _counts_every_node_gpu(per_node):
         return
-    n = spec.node_gpus
-    gpu = f"{spec.name} node (the GPU is assumed too)" if gpu_assumed else f"{spec.name} node"
-    assumed = Value(n, per_node.span, "assumed",
-                    f"{per_node.note}; plint assumes {n}, the GPUs of an {gpu} ({spec.source_of('node_gpus')}): "
-                    f"state the count with {GPUS_PER_NODE_SETTING} = N, --assume/--env for a variable the script "
-                    "reads, or the launcher's own count (--num_gpus, --nproc-per-node)")
+    stated = configured_count()  # the deepspeed runner's reading applies it already; torchrun's `gpu` here
+    if stated is not None:
+        assumed = Value(stated, per_node.span, "derived", f"{per_node.note}: {GPUS_PER_NODE_SETTING} = {stated}")
+    elif spec.node_gpus is None:
+        return
+    else:
+        n = spec.node_gpus
+        gpu = f"{spec.name} node (the GPU is assumed too)" if gpu_assumed else f"{spec.name} node"
+        assumed = Value(n, per_node.span, "assumed",
+                        f"{per_node.note}; plint assumes {n}, the GPUs of an {gpu} ({spec.source_of('node_gpus')}): "
+                        f"state the count with {GPUS_PER_NODE_SETTING} = N, --assume/--env for a variable the "
+                        "script reads, or the launcher's own count (--num_gpus, --nproc-per-node)")
     layout.set("cluster.gpus_per_node", assumed)
     if _counts_every_node_gpu(layout.get("cluster.workers_per_node")):
         layout.set("cluster.workers_per_node", assumed)

@@ -36,6 +36,11 @@ def configured_gpus_per_node(count: int | None) -> AbstractContextManager[None]:
     return scoped(_CONFIGURED_GPUS_PER_NODE, count)
 
 
+def configured_count() -> int | None:
+    """[tool.plint] gpus-per-node of the check under way, None when not set."""
+    return _CONFIGURED_GPUS_PER_NODE.get()
+
+
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
 _TAIL = ", unable to proceed with launching"
 
