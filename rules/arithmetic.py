@@ -528,6 +528,10 @@ def precision_conflict(ctx: LaunchContext):
     ),
 )
 def interleave_invalid(ctx: LaunchContext):
+    yield from on_assumed_node(ctx, _interleave_invalid(ctx))
+
+
+def _interleave_invalid(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
     spellings = ctx.fact("parallel.vpp_spellings")

@@ -655,6 +655,10 @@ def _offload_job(mem: str) -> Example:
     ),
 )
 def predicted_host_oom(ctx: RuleContext):
+    yield from on_assumed_node(ctx, _predicted_host_oom(ctx))
+
+
+def _predicted_host_oom(ctx: RuleContext):
     if ctx.layout is None:
         return
     from plint.cost.host_memory import BUFFER_FACTOR

@@ -108,3 +108,16 @@ def test_the_same_mismatch_on_a_stated_node_stays_an_error(tmp_path):
                                "ds.json": three})
     assert [d.severity for d in result.diagnostics if d.code in ("PL106", "PL004") or d.severity == "error"]
     assert any(d.severity == "error" for d in result.diagnostics)
+
+
+def test_tp_across_the_assumed_node_is_a_warning(tmp_path):
+    # Megatron with torchrun --nproc_per_node gpu and tp 16: more than the assumed 8 GPUs of an H100 node
+    script = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nproc_per_node gpu pretrain_gpt.py "
+              "--tensor-model-parallel-size 16 --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+              "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 16 "
+              "--bf16\n")
+    result = _check(tmp_path, {"train.sh": script}, gpu="h100-sxm")
+    assert result.layout.get("cluster.gpus_per_node").origin == "assumed"
+    assert not [d for d in result.diagnostics if d.severity == "error"], \
+        [(d.code, d.message) for d in result.diagnostics if d.severity == "error"]
+    assert all("assumed (8)" in d.message for d in result.diagnostics if d.code in ("PL101", "PL201"))
