@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register
-from plint.rules.common import gpt, is_megatron, known, span, torchrun, trainer, value
+from plint.rules.common import gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
 
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"
 
@@ -35,6 +35,10 @@ MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited i
     ),
 )
 def world_size_indivisible(ctx: LaunchContext):
+    yield from on_assumed_node(ctx, _world_size_indivisible(ctx))
+
+
+def _world_size_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     sizes = known(ctx, "cluster.world_size", "parallel.tp", "parallel.pp")
@@ -100,6 +104,10 @@ def world_size_indivisible(ctx: LaunchContext):
     ),
 )
 def global_batch_indivisible(ctx: LaunchContext):
+    yield from on_assumed_node(ctx, _global_batch_indivisible(ctx))
+
+
+def _global_batch_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
     glob = value(ctx, "batch.global")
@@ -374,7 +382,9 @@ def experts_indivisible(ctx: LaunchContext):
              "the JSON's numbers agree, e.g. a JSON written for 8 GPUs launched on 16, and what to set for the "
              "launch's dp), and for "
              "Megatron-DeepSpeed that the JSON's train_batch_size / train_micro_batch_size_per_gpu equal "
-             "--global-batch-size / --micro-batch-size and gradient_clipping equals --clip-grad.",
+             "--global-batch-size / --micro-batch-size and gradient_clipping equals --clip-grad. On a launch that "
+             "uses every GPU of its node without saying how many, dp rests on the node size plint assumed: the "
+             "triple check is then a warning naming the assumption, with no fix (PL101 and PL102 likewise).",
         why="DeepSpeedConfig asserts 'train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step "
             "* world_size'; in Megatron-DeepSpeed the engine's accumulation steps decide how many micro-batches "
             "train_batch() pulls, so a JSON that disagrees with the flags trains a different batch than logged.",
@@ -400,10 +410,11 @@ def deepspeed_batch_mismatch(ctx: LaunchContext):
         ints = [v.value for v in batch if v is not None and isinstance(v.value, int)]
         if dp is not None and dp.value and len(ints) == len(batch):
             tb, mb, ga = ints
-            if tb != mb * ga * dp.value:
-                yield Finding(f"train_batch_size {tb} != micro {mb} * grad_accum {ga} * dp {dp.value} = "
-                              f"{mb * ga * dp.value}: DeepSpeed stops with 'Check batch related parameters'; "
-                              + _where_triple_agrees(cfg, tb, mb, ga, dp.value), t.span or m.span, key="batch.global")
+            if tb != mb * ga * dp.value:  # against an assumed node size: a warning (on_assumed_node)
+                yield from on_assumed_node(ctx, [Finding(
+                    f"train_batch_size {tb} != micro {mb} * grad_accum {ga} * dp {dp.value} = {mb * ga * dp.value}: "
+                    "DeepSpeed stops with 'Check batch related parameters'; "
+                    + _where_triple_agrees(cfg, tb, mb, ga, dp.value), t.span or m.span, key="batch.global")])
         return
     if trainer(ctx) != "megatron-deepspeed":
         return
@@ -517,6 +528,10 @@ def precision_conflict(ctx: LaunchContext):
     ),
 )
 def interleave_invalid(ctx: LaunchContext):
+    yield from on_assumed_node(ctx, _interleave_invalid(ctx))
+
+
+def _interleave_invalid(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
     spellings = ctx.fact("parallel.vpp_spellings")

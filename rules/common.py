@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from plint.rules.base import Example, RuleContext
+from typing import Iterable, Iterator
+
+from plint.rules.base import Example, Finding, RuleContext
 from plint.values import Value
 
 CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
@@ -40,6 +42,26 @@ def span(ctx: RuleContext, *keys: str):
         if v is not None and v.span is not None and v.origin != "default":
             return v.span
     return ctx.layout.site if ctx.layout is not None else None
+
+
+def assumed_node_size(ctx: RuleContext) -> str | None:
+    """The words a finding adds when it rests on GPUs per node plint assumed (a launch on every GPU of its node
+    that states no count: reading/normalise.py takes the catalog's node size, origin assumed); None otherwise."""
+    per_node = value(ctx, "cluster.gpus_per_node")
+    if per_node is None or per_node.value is None or per_node.origin != "assumed":
+        return None
+    return (f"; the GPUs per node are assumed ({per_node.value}): state them with [tool.plint] gpus-per-node or "
+            "the launcher's count for a verdict")
+
+
+def on_assumed_node(ctx: RuleContext, findings: Iterable[Finding]) -> Iterator[Finding]:
+    """A rule's findings, each a warning with the assumption named when the GPUs per node are plint's
+    assumption: a count guessed from the GPU's usual node never makes an error, the real node may differ; and
+    no fix is offered, since it would be computed from the guess."""
+    suffix = assumed_node_size(ctx)
+    for finding in findings:
+        yield finding if suffix is None else Finding(finding.message + suffix, finding.span, finding.key,
+                                                     None, "warning")
 
 
 def trainer(ctx: RuleContext) -> str | None:

@@ -9,7 +9,8 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
-from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, span, torchrun, trainer, value
+from plint.rules.common import (CP_USEFUL_FROM, FIGURES, gpt, is_megatron, on_assumed_node, span, torchrun,
+                                trainer, value)
 
 from typing import TYPE_CHECKING
 if TYPE_CHECKING:
@@ -200,7 +201,8 @@ def _memory_span(ctx: RuleContext):
              "fragmentation. Names the first simple change that would fit. An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
              "error_band: how far such estimates fall from what Megatron-LM's functional tests measure, per "
              "feature) is over; PL402 below that. A warning, not an error, when the launch names no GPU and plint "
-             "assumed one.",
+             "assumed one, or when it runs on every GPU of its node without saying how many and plint assumed the "
+             "node's size.",
         why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
             "found again on every retry until the layout changes.",
         bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),
@@ -210,6 +212,10 @@ def _memory_span(ctx: RuleContext):
     ),
 )
 def predicted_oom(ctx: LaunchContext):
+    yield from on_assumed_node(ctx, _predicted_oom(ctx))
+
+
+def _predicted_oom(ctx: LaunchContext):
     estimated = _memory_modelled(ctx)
     if estimated is None:
         return
@@ -659,6 +665,10 @@ def _offload_job(mem: str) -> Example:
     ),
 )
 def predicted_host_oom(ctx: RuleContext):
+    yield from on_assumed_node(ctx, _predicted_host_oom(ctx))
+
+
+def _predicted_host_oom(ctx: RuleContext):
     if ctx.layout is None:
         return
     from plint.cost.host_memory import BUFFER_FACTOR

@@ -7,7 +7,7 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 from __future__ import annotations
 
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
-from plint.rules.common import FIGURES, gpt, is_megatron, known, span, torchrun, value
+from plint.rules.common import FIGURES, gpt, is_megatron, known, on_assumed_node, span, torchrun, value
 
 SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n" \
                  "export CUDA_DEVICE_MAX_CONNECTIONS=1\n" \
@@ -57,6 +57,10 @@ def _crosses(size: int, domain: int) -> bool:
     ),
 )
 def tp_spans_nodes(ctx: LaunchContext):
+    yield from on_assumed_node(ctx, _tp_spans_nodes(ctx))
+
+
+def _tp_spans_nodes(ctx: LaunchContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
     domain, tp = domain_of(ctx), known(ctx, "parallel.tp")

@@ -27,6 +27,9 @@ class GPU:
     # the fixed costs of an iteration (Options.host_*_s, fitted on DGX A100) on the host that drives this
     # GPU, as a share of a DGX A100's: DGX H100's functional tests' fixed costs fit at 0.74 of it
     host_overhead_factor: float = 1.0
+    # the GPUs of the usual node built on this part (DGX/HGX: 8; a GB200 compute tray: 4); None where nodes of
+    # many sizes are sold (PCIe cards). Only assumed, and said so, for a launch that uses every GPU of its node
+    node_gpus: int | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (number, source)
 
     def peak_tflops(self, precision: str | None = "bf16") -> float:
@@ -84,7 +87,7 @@ def _build(canonical: str) -> GPU:
     return GPU(canonical, spec["bf16_tflops"], spec["fp16_tflops"], spec["fp8_tflops"], spec["hbm_gib"],
                spec["hbm_tbps"], spec["nvlink_gbps"], spec["scale_up_domain"], spec["nic_gbps"], spec["source"],
                spec.get("gemm_efficiency", 0.8), spec.get("attention_efficiency", 0.5),
-               spec.get("host_overhead_factor", 1.0),
+               spec.get("host_overhead_factor", 1.0), spec.get("node_gpus"),
                tuple(sorted(spec.get("sources", {}).items())))
 
 

@@ -111,6 +111,7 @@ def _gpu(launch: Launch, layout: Layout) -> None:
         return
     layout.set("cluster.gpu_memory_gib", Value(spec.hbm_gib, gpu.span, "derived" if written is not None
                                                else "assumed", f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})"))
+    _assume_node_size(layout, spec, gpu_assumed=written is None)
     per_node = layout.get("cluster.gpus_per_node")
     gpu_named = written is not None  # named by the launch, --gpu or the config, not plint's default
     if gpu_named and spec.rack_scale and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
@@ -118,10 +119,54 @@ def _gpu(launch: Launch, layout: Layout) -> None:
                                                                    f"{spec.scale_up_domain} GPUs ({spec.source})")
     elif per_node is not None and per_node.value:
         domain = Value(spec.nvlink_domain(per_node.value) if gpu_named else per_node.value,
-                       per_node.span, "derived", "the GPUs of one node")
+                       per_node.span, "assumed" if per_node.origin == "assumed" else "derived", "the GPUs of one node")
     else:
         domain = Value(None, None, "derived", "GPUs per node unknown")
     layout.set("cluster.nvlink_domain", domain)
+
+
+def _counts_every_node_gpu(count: Value | None) -> bool:
+    """Whether an unknown GPU count is "every GPU of the launching node", known only at run time: DeepSpeed's
+    runner with no hostfile nor --num_gpus/--include (runner.py main: device_count()), torchrun's
+    `--nproc-per-node gpu|auto`, or a variable set from `torch.cuda.device_count()`."""
+    from plint.reading.sources.hostfile import EVERY_LOCAL_GPU
+    from plint.reading.sources.launch_torchrun import COUNTS_NODE_DEVICES
+
+    if count is None or count.known or not count.note:
+        return False
+    return any(mark in count.note for mark in (EVERY_LOCAL_GPU, COUNTS_NODE_DEVICES, "cuda.device_count("))
+
+
+def _assume_node_size(layout: Layout, spec, gpu_assumed: bool) -> None:
+    """A launch that uses every GPU of its node, with nothing stating how many: the GPUs of the usual node of
+    its (named or assumed) GPU, from the hardware catalog, with origin "assumed" and a note naming how to state
+    the count, as for an unnamed GPU type. Parts sold in nodes of many sizes (no node_gpus) stay unknown, and
+    [tool.plint] gpus-per-node, where set, is the count instead (for torchrun's `gpu` as for DeepSpeed's runner)."""
+    from plint.reading.sources.hostfile import GPUS_PER_NODE_SETTING, configured_count
+
+    per_node = layout.get("cluster.gpus_per_node")
+    if not _counts_every_node_gpu(per_node):
+        return
+    stated = configured_count()  # the deepspeed runner's reading applies it already; torchrun's `gpu` here
+    if stated is not None:
+        assumed = Value(stated, per_node.span, "derived", f"{per_node.note}: {GPUS_PER_NODE_SETTING} = {stated}")
+    elif spec.node_gpus is None:
+        return
+    else:
+        n = spec.node_gpus
+        gpu = f"{spec.name} node (the GPU is assumed too)" if gpu_assumed else f"{spec.name} node"
+        assumed = Value(n, per_node.span, "assumed",
+                        f"{per_node.note}; plint assumes {n}, the GPUs of an {gpu} ({spec.source_of('node_gpus')}): "
+                        f"state the count with {GPUS_PER_NODE_SETTING} = N, --assume/--env for a variable the "
+                        "script reads, or the launcher's own count (--num_gpus, --nproc-per-node)")
+    layout.set("cluster.gpus_per_node", assumed)
+    if _counts_every_node_gpu(layout.get("cluster.workers_per_node")):
+        layout.set("cluster.workers_per_node", assumed)
+    world = layout.get("cluster.world_size")
+    if world is None or not world.known:
+        total = product("world size = {nodes} node(s) * {gpus} GPUs per node", nodes=layout.get("cluster.nnodes")
+                        or unresolved("no node count"), gpus=assumed)
+        layout.set("cluster.world_size", Value(total.value, per_node.span, total.origin, total.note))
 
 
 def _facts(launch: Launch, layout: Layout, prefixes: tuple[str, ...]) -> None:
@@ -245,14 +290,15 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
         dp = quotient("dp = {n} / {sp} (world / sequence_parallel_size)", world,
                       sp=cfg.sequence_parallel_size)
     layout.set("parallel.dp", dp if dp is not world else
-               Value(world.value, world.span, "derived" if world.known else world.origin,
-                     "dp = world size (no model parallelism)" if world.known else world.note))
+               Value(world.value, world.span, world.origin if world.origin == "assumed" or not world.known
+                     else "derived", "dp = world size (no model parallelism)" + (f"; {world.note}" if
+                     world.origin == "assumed" else "") if world.known else world.note))
     micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
     if gas is None and micro is not None and launch.facts.get("arguments.incomplete") is None:
         # the HF Trainer's arguments without --gradient_accumulation_steps: TrainingArguments' default, 1
         gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
     if cfg is not None:
-        batch = derive_batch(cfg, layout.get("parallel.dp"))
+        batch = _batch_on_assumed_node(cfg, layout) or derive_batch(cfg, layout.get("parallel.dp"))
         for key, v in (("batch.micro", batch.micro), ("batch.global", batch.global_),
                        ("batch.grad_accum", batch.grad_accum)):
             layout.set(key, v)
@@ -274,6 +320,22 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
                                                micro=layout.get("batch.micro") or _no_batch(launch),
                                                gas=gas or _no_batch(launch), dp=_dp(layout)))
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
+
+
+def _batch_on_assumed_node(cfg, layout: Layout):
+    """The JSON's batch triple when dp rests on GPUs per node plint assumed and DeepSpeed would stop at that dp:
+    derived without dp instead, so that what needs dp stays unknown (naming the guess) and no start-up stop is
+    reported from a guessed count; None when the node size is read or the triple holds at the assumed dp.
+    PL106 still warns where the JSON writes all three and they disagree with the assumed dp."""
+    from plint.reading.sources.deepspeed_config import derive_batch
+
+    per_node, dp = layout.get("cluster.gpus_per_node"), layout.get("parallel.dp")
+    if per_node is None or per_node.origin != "assumed" or dp is None or not dp.known:
+        return None
+    if not derive_batch(cfg, dp).problems:
+        return None
+    return derive_batch(cfg, unresolved(f"dp {dp.value} rests on the assumed GPUs per node, and the config's batch "
+                                        f"does not hold at it: the node's real count decides ({per_node.note})"))
 
 
 def _hf_batch(launch: Launch) -> bool:

@@ -143,7 +143,7 @@ def layout_line(layout) -> str:
     """One short line per launch: who launches what on how many GPUs, split how."""
     v = layout.value
     parts = [f"launcher={v('launcher') or '-'}", f"trainer={v('trainer')}",
-             f"nodes={_q(v('cluster.nnodes'))}", f"gpus/node={_q(v('cluster.gpus_per_node'))}",
+             f"nodes={_q(v('cluster.nnodes'))}", f"gpus/node={_q(v('cluster.gpus_per_node'))}{_assumed_mark(layout)}",
              f"world={_q(v('cluster.world_size'))}"]
     for axis in ("tp", "pp", "vpp", "cp", "ep", "dp"):
         value = v(f"parallel.{axis}")
@@ -183,6 +183,9 @@ def estimate_lines(layout) -> list[Line]:
     time = (f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%{peak}, "
             f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs))
     lines = [[("dim", gpu_line(layout))], [("red" if over else "dim", memory)], [("dim", time)]]
+    if _assumed_mark(layout):  # the estimate rests on a node size plint assumed: say so beside the GPU's
+        lines.insert(1, [("dim", f"  GPUs/node  {layout.value('cluster.gpus_per_node')}: assumed, "
+                                 f"{layout.get('cluster.gpus_per_node').note}")])
     lines += [[("dim", f"  ({note})")] for note in est.notes]
     return lines
 
@@ -224,6 +227,12 @@ def _secs(x: float) -> str:
 def _legend(parts, fmt: Callable[[float], str]) -> str:
     return "  ".join(f"{_SHADES[i % len(_SHADES)]} {TIME_LABELS.get(name, name)} {fmt(value)}"
                      for i, (name, value) in enumerate(parts))
+
+
+def _assumed_mark(layout) -> str:
+    """Marks a node size plint assumed (a launch on every GPU of its node, the count unstated) in the header."""
+    per_node = layout.get("cluster.gpus_per_node")
+    return " (assumed)" if per_node is not None and per_node.known and per_node.origin == "assumed" else ""
 
 
 def _q(value) -> str:

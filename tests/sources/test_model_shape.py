@@ -78,8 +78,10 @@ def test_gpus_per_node_setting_gives_every_gpu_of_the_launching_node(tmp_path):
     (tmp_path / "ds.json").write_text(json.dumps(DS))
     (tmp_path / "launch.sh").write_text(bare)
     ((layout,),) = [r.layouts for r in check_paths([tmp_path / "launch.sh"])]
-    assert layout.value("cluster.world_size") is None
-    assert "gpus-per-node" in layout.get("cluster.world_size").note
+    # without the setting plint assumes the node of the (assumed) GPU, and says so with how to state it
+    assumed = layout.get("cluster.world_size")
+    assert (assumed.value, assumed.origin) == (8, "assumed")
+    assert "gpus-per-node" in layout.get("cluster.gpus_per_node").note
     (tmp_path / ".plint.toml").write_text("gpus-per-node = 4\n")
     ((layout,),) = [r.layouts for r in check_paths([tmp_path / "launch.sh"])]
     world = layout.get("cluster.world_size")

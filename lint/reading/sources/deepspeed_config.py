@@ -369,8 +369,10 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
             on_values, in_words = formulas[key]
             shown = on_values.format(t=given[TRAIN_BATCH].value, m=given[MICRO_BATCH].value,
                                      g=given[GRAD_ACCUM].value, w=w)
-            values[key] = Value(numbers[key], anchor, "derived",
-                                f"{key} = {shown} ({in_words}, as DeepSpeed derives it)")
+            guessed = "{w}" in on_values and dp is not None and dp.origin == "assumed"  # from an assumed dp
+            values[key] = Value(numbers[key], anchor, "assumed" if guessed else "derived",
+                                f"{key} = {shown} ({in_words}, as DeepSpeed derives it)"
+                                + (f"; dp {w} assumed" if guessed else ""))
         else:
             values[key] = v
     problems = []

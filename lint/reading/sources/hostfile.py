@@ -36,6 +36,11 @@ def configured_gpus_per_node(count: int | None) -> AbstractContextManager[None]:
     return scoped(_CONFIGURED_GPUS_PER_NODE, count)
 
 
+def configured_count() -> int | None:
+    """[tool.plint] gpus-per-node of the check under way, None when not set."""
+    return _CONFIGURED_GPUS_PER_NODE.get()
+
+
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
 _TAIL = ", unable to proceed with launching"
 
@@ -237,8 +242,10 @@ def _slurm_backend_check(active: dict[str, Sequence[int] | None]) -> None:
                        f"{ {h: len(s) for h, s in active.items() if s is not None} }.")
 
 
-_LOCAL_GPUS = ("no --hostfile (nor /job/hostfile) and no --num_gpus/--include: DeepSpeed uses every GPU of the "
-               f"launching node, known only at run time ({GPUS_PER_NODE_SETTING} = N states it)")
+# the words that mark a count of "every GPU of the launching node" (normalise may assume the node's size)
+EVERY_LOCAL_GPU = "DeepSpeed uses every GPU of the launching node"
+_LOCAL_GPUS = (f"no --hostfile (nor /job/hostfile) and no --num_gpus/--include: {EVERY_LOCAL_GPU}, known only at "
+               f"run time ({GPUS_PER_NODE_SETTING} = N states it)")
 
 
 def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:

@@ -18,6 +18,9 @@ _TORCHRUN_VALUES = """--nnodes --nproc-per-node --rdzv-backend --rdzv-endpoint -
 _TORCHRUN_FLAGS = "--standalone --module|-m --no-python --run-path --virtual-local-rank"
 
 
+# the words that mark `--nproc-per-node gpu|auto`: one worker per device the node has (normalise may assume its size)
+COUNTS_NODE_DEVICES = "counts the node's devices at run time"
+
 TORCHRUN = grammar_of(_TORCHRUN_VALUES, _TORCHRUN_FLAGS + " --help|-h", aliases="dash")
 
 
@@ -41,7 +44,7 @@ def torchrun_call(command: Command, start: int, kind: str) -> LauncherCall:
     if nproc is None:
         call.nproc_per_node = hidden_by_unknown(call, "--nproc-per-node") or default(1, f"{kind} --nproc-per-node defaults to 1")
     elif nproc.known and nproc.value in ("gpu", "auto", "cpu", "xpu"):
-        call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.value} counts the node's devices at run time",
+        call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.value} {COUNTS_NODE_DEVICES}",
                                          nproc.span)
     else:
         call.nproc_per_node = as_int(nproc, "--nproc-per-node")
