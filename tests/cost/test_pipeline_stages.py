@@ -3,7 +3,6 @@
 Hand-worked numbers, each against Megatron-LM core_v0.19's get_num_layers_to_build
 (megatron/core/transformer/transformer_block.py) and TransformerConfig.__post_init__'s checks."""
 
-import pytest
 
 from plint.cost import estimate
 from plint.cost import pipeline_stages as ps
