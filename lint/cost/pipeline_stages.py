@@ -147,15 +147,17 @@ def balanced_layout(num_layers: int, pp: int, vpp: int | None) -> str | None:
 
 def compact(layout: str) -> str:
     """A layout written as Megatron's users write it: a run of n > 2 equal stages as '(stage|)*n'."""
-    stages, runs = layout.split("|"), []
-    for stage in stages:
-        if runs and runs[-1][0] == stage:
-            runs[-1][1] += 1
+    names: list[str] = []
+    counts: list[int] = []
+    for stage in layout.split("|"):
+        if names and names[-1] == stage:
+            counts[-1] += 1
         else:
-            runs.append([stage, 1])
+            names.append(stage)
+            counts.append(1)
     out = []
-    for k, (stage, count) in enumerate(runs):
-        final = k == len(runs) - 1  # no separator after the last stage
+    for k, (stage, count) in enumerate(zip(names, counts)):
+        final = k == len(names) - 1  # no separator after the last stage
         repeated = count - 1 if final else count
         if repeated > 2:
             out.append(f"({stage}|)*{repeated}" + (stage if final else ""))

@@ -266,9 +266,11 @@ def pipeline_splits(layers: int, pp: int):
         if split is not None and v == 1:
             continue  # the first/last flags already split it without interleaving
         text = ps.balanced_layout(layers, pp, v)
-        part = ps.from_layout(text.split("|"), pp, layers) if text else None
-        if isinstance(part, ps.Partition):
-            yield (v if v > 1 else None), None, None, ps.compact(text), part.per_rank()
+        if text is None:
+            continue
+        laid = ps.from_layout(text.split("|"), pp, layers)
+        if isinstance(laid, ps.Partition):
+            yield (v if v > 1 else None), None, None, ps.compact(text), laid.per_rank()
 
 
 def structures(base: ModelInput, domain: int, more_sharding: bool = True):
@@ -303,7 +305,7 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
                 # parallel_state.py: the expert group etp x ep x edp spans tp x cp x dp); etp 1 (Megatron-Bridge's
                 # MoE recipes) or tp (Megatron's default for --expert-tensor-parallel-size), dividing the expert FFN
                 moe_ffn = base.moe_ffn_hidden_size or base.ffn_hidden_size or 4 * base.hidden_size
-                expert_layouts = [(1, None)] + ([(e, t) for e in divisors(experts) if e > 1
+                expert_layouts: list[tuple[int, int | None]] = [(1, None)] + ([(e, t) for e in divisors(experts) if e > 1
                                                  for t in sorted({1, tp})
                                                  if (tp * cp * dp) % (e * t) == 0 and moe_ffn % t == 0]
                                                 if experts > 1 else [])
@@ -431,7 +433,7 @@ def why_behind(c: Candidate, first: Candidate) -> str:
     # every candidate runs the same global batch, so step-time parts compare directly
     a, b = c.estimate.time_s, first.estimate.time_s
     parts = {k: a.get(k, 0.0) - b.get(k, 0.0) for k in set(a) | set(b)}
-    worst = max(parts, key=parts.get)
+    worst = max(parts, key=lambda part: parts[part])
     return f"{gap:.0%} slower than #1: more {TIME_PART_NAMES.get(worst, worst)}"
 
 

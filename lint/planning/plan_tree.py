@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from plint.record import record
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from plint.cost import ModelInput
 
@@ -47,7 +47,7 @@ def walk(base: ModelInput, domain: int) -> TreeWalk | None:
     states = (replica["weights"] + replica["grads"] + replica["optimizer"]) / GIB
     acts = replica["activations"] / GIB
     steps: list[str] = []
-    axes = {"sharding": "none", "tp": 1, "pp": 1, "cp": 1}
+    axes: dict[str, Any] = {"sharding": "none", "tp": 1, "pp": 1, "cp": 1}
     per_param = states * GIB / c.total
     if states + acts <= usable:
         steps.append(f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
@@ -104,7 +104,7 @@ def departures(tree: TreeWalk, best) -> list[str]:
     if not out:
         return ["#1 is the tree's answer"]
     parts = {k: v for k, v in e.time_s.items() if k not in ("compute", "bubble", "optimizer")}
-    comm = max(parts, key=parts.get) if parts else None
+    comm = max(parts, key=lambda part: parts[part]) if parts else None
     reason = (f"it is the fastest layout that fits ({e.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
               f"{e.memory_gib['total']:.1f} GiB)")
     if comm and parts[comm] > 0:

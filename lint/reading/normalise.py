@@ -145,7 +145,7 @@ def _assume_node_size(layout: Layout, spec, gpu_assumed: bool) -> None:
     from plint.reading.sources.hostfile import GPUS_PER_NODE_SETTING, configured_count
 
     per_node = layout.get("cluster.gpus_per_node")
-    if not _counts_every_node_gpu(per_node):
+    if per_node is None or not _counts_every_node_gpu(per_node):
         return
     stated = configured_count()  # the deepspeed runner's reading applies it already; torchrun's `gpu` here
     if stated is not None:
