@@ -480,3 +480,12 @@ def test_a_planned_pipeline_layout_is_written_and_checks_clean(tmp_path):
     assert layout["parallel"]["vpp"] == laid["parallel"]["vpp"]
     assert not any("not modelled" in n for n in layout["estimate"]["notes"])
     assert not [d for d in report["files"][0]["diagnostics"] if d["severity"] == "error"]
+
+
+def test_a_pipeline_layout_a_shell_would_expand_is_refused():
+    """The planned layout string is written inside double quotes: Megatron's grammar passes, $(...) does not."""
+    from plint.planning.spec_values import SpecValueError, check_values
+
+    check_values({"pipeline": {"layout": "E|(t|)*126L"}}, ("pipeline",))
+    with pytest.raises(SpecValueError, match="pipeline.layout"):
+        check_values({"pipeline": {"layout": "E|$(touch pwned)|L"}}, ("pipeline",))

@@ -12,6 +12,10 @@ from collections.abc import Iterator
 
 # a word a shell takes literally, even unquoted: no blank, newline, quote, $, `, ;, &, |, <, >, glob or brace
 SAFE_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+:=@-]{0,127}")
+# a --pipeline-model-parallel-layout string, written inside double quotes: Megatron's grammar (stage letters,
+# counts, '|' between stages, '(...)*n' repeats, ',' in lists; megatron/core/transformer/
+# pipeline_parallel_layer_layout.py) and nothing a shell expands inside double quotes ($, `, \, ")
+LAYOUT_TEXT = re.compile(r"[A-Za-z0-9|()*,]{1,4096}")
 # keys whose value is a count (whole, at least 1 where given) wherever they appear
 COUNTS = frozenset({"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "dp_outer", "micro", "global", "grad_accum",
                     "num_microbatches", "nnodes", "gpus_per_node", "world_size", "nvlink_domain", "num_layers",
@@ -59,9 +63,14 @@ def _check_leaf(path: str, value: object, written: bool) -> None:
     elif key in NUMBERS:
         if type(value) not in (int, float):
             raise SpecValueError(f"{path} is {value!r}: a number is needed")
+    elif isinstance(value, str) and path == "pipeline.layout":
+        if not LAYOUT_TEXT.fullmatch(value):
+            raise SpecValueError(f"{path} is {value!r}: not a pipeline layout of Megatron's grammar")
     elif isinstance(value, str):
         if written and not SAFE_TEXT.fullmatch(value):
             raise SpecValueError(f"{path} is {value!r}: only letters, digits and . _ / + : = @ - are written into "
                                  "a launch (no blank, quote or character a shell would expand)")
+    elif isinstance(value, list) and all(type(item) is int and item >= 0 for item in value):
+        return  # per-stage counts (pipeline.stage_layers): numbers only
     elif written and not isinstance(value, (bool, int, float)):
         raise SpecValueError(f"{path} is {value!r}: not a value a launch can hold")
