@@ -345,23 +345,26 @@ def _encoder_decoder_pair(k: _Kernels, encoder: _LayerTime) -> _LayerTime:
                       encoder.core + layer.core + cross, encoder.cp + _cp_time(dec, layer.core))
 
 
+MAMBA_CHUNK = 128  # MambaMixer.__init__'s chunk_size (megatron/core/ssm/mamba_mixer.py, core_v0.19)
+
+
 def _mamba_layer(k: _Kernels) -> float:
     """Forward of one Mamba layer, seconds (megatron/core/ssm/mamba_mixer.py MambaMixer.forward, _ssm_training):
     in_proj (h -> 2 d_inner + 2 groups x state + heads, column-parallel, its input norm fused) and out_proj
-    (d_inner -> h, row-parallel) as GEMMs; the rest memory-bound passes over HBM. mamba_ssm's
-    mamba_split_conv1d_scan_combined (ssd_combined.py MambaSplitConv1dScanCombinedFn.forward) reads zxbcdt and writes
-    the conv1d's output (the x, B, C channels); _mamba_chunk_scan_combined_fwd reads x, B, C and dt and writes y
-    (d_inner), plus the per-chunk states (heads x head dim x state per chunk_size (256) tokens, fp32) written and
-    read again by the state passing and chunk scan; the gated RMSNorm reads y and z and writes its output."""
+    (d_inner -> h, row-parallel) as GEMMs; the rest memory-bound passes over HBM, 2 B per value. mamba_ssm's
+    mamba_split_conv1d_scan_combined (ssd_combined.py MambaSplitConv1dScanCombinedFn.forward): the conv1d reads
+    the x, B, C channels of zxBCdt and writes them convolved; the chunked scan (_mamba_chunk_scan_combined_fwd)
+    reads them and dt and writes y (d_inner), its fp32 chunk states (heads x head dim x state per MAMBA_CHUNK
+    tokens) written by chunk_state, read and rewritten by state_passing and read by chunk_scan; the gated RMSNorm
+    reads y and z and writes its output. The fused input norm (read, write) and the residual add (two reads, a
+    write) run over h."""
     inp = k.inp
     h, tp = inp.hidden_size, max(1, inp.tp)
     d_inner, heads, groups, state = mamba_dims(inp)
-    conv = d_inner + 2 * groups * state
+    conv = d_inner + 2 * groups * state  # the x, B, C channels
     gemms = k.gemm(k.tokens, (2 * d_inner + 2 * groups * state + heads) / tp, h) + k.gemm(k.tokens, h, d_inner / tp)
-    states = 3 * 4 * d_inner * state / 256  # written by chunk_state, read and rewritten by state passing, read by the scan
-    per_token = 2 * ((2 * d_inner + conv + heads) + conv + (conv + heads) + d_inner + 3 * d_inner) / tp + states / tp
-    norm_residual = 2 * 5 * h / k.sp  # the fused input norm (read, write) and the residual add
-    return gemms + k.tokens * (per_token + norm_residual) / k.hbm
+    scan = 2 * (3 * conv + heads + 4 * d_inner) + 4 * 4 * d_inner * state / MAMBA_CHUNK
+    return gemms + k.tokens * (scan / tp + 2 * 5 * h / k.sp) / k.hbm
 
 
 def _hybrid_layer_mean(k: _Kernels, layer: _DenseLayer, dense: _LayerTime) -> _LayerTime:
