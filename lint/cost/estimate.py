@@ -30,6 +30,10 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                instruction: four transfers per micro-batch, never overlapped.
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
                selective adds the attention core forward.
+  T5           per layer an encoder layer (s_e tokens) and a decoder layer (s_d) with its cross-attention
+               (_encoder_decoder_pair); the LM head over the decoder's tokens.
+  hybrid       the pattern's mean layer: Mamba (in_proj/out_proj GEMMs, the conv and chunked scan as bytes
+               over HBM), attention-only and MLP-only layers (_hybrid_layer_mean).
 Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
 (schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
 DualPipe and --overlap-moe-expert-parallel-comm run one micro-batch's EP all-to-all under another's
@@ -228,6 +232,7 @@ class _Kernels:
     hbm: float  # bytes/s element-wise kernels reach
     gate: int  # 2 with a gated (SwiGLU) MLP
     kappa: float  # Options.overlap_slowdown
+    __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
     def gemm(self, rows: float, cols: float, inner: float, count: float = 1.0) -> float:
         """Forward time of `count` GEMMs (rows x inner) @ (inner x cols)."""
