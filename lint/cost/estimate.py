@@ -30,6 +30,10 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                instruction: four transfers per micro-batch, never overlapped.
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
                selective adds the attention core forward.
+  T5           per layer an encoder layer (s_e tokens) and a decoder layer (s_d) with its cross-attention
+               (_encoder_decoder_pair); the LM head over the decoder's tokens.
+  hybrid       the pattern's mean layer: Mamba (in_proj/out_proj GEMMs, the conv and chunked scan as bytes
+               over HBM), attention-only and MLP-only layers (_hybrid_layer_mean).
 Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
 (schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
 DualPipe and --overlap-moe-expert-parallel-comm run one micro-batch's EP all-to-all under another's
@@ -64,6 +68,7 @@ from plint.cost.flops import flops_per_step
 from plint.cost.adapters import adapter_memory
 from plint.cost.memory import (
     GIB,
+    decoder_tokens_share,
     host_memory_bytes,
     stage_memories,
     stage_params,
@@ -72,7 +77,7 @@ from plint.cost.memory import (
     workspace_bytes,
 )
 from plint.cost.model_input import ModelInput
-from plint.cost.params import ParamCounts, count_params
+from plint.cost.params import ParamCounts, count_params, hybrid_modelled, mamba_dims
 from plint.cost.pipeline_stages import slowest_rank
 from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
@@ -227,6 +232,7 @@ class _Kernels:
     hbm: float  # bytes/s element-wise kernels reach
     gate: int  # 2 with a gated (SwiGLU) MLP
     kappa: float  # Options.overlap_slowdown
+    __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
     def gemm(self, rows: float, cols: float, inner: float, count: float = 1.0) -> float:
         """Forward time of `count` GEMMs (rows x inner) @ (inner x cols)."""
@@ -291,6 +297,94 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
     activation = 2 * tokens * (2 + gate) * f / tp / k.hbm
     return _DenseLayer(qkv, fc1, qkv + k.gemm(tokens, h, n * d / tp), fc1 + k.gemm(tokens, h, f / tp),
                        core, elementwise, activation)
+
+
+@record(frozen=True)
+class _LayerTime:
+    """One layer's forward on one GPU as the stage sums it, seconds: a dense layer, a T5 encoder-decoder layer
+    pair, or the mean layer of a hybrid stack's pattern."""
+    compute: float  # GEMMs, attention cores, element-wise passes
+    tp_fwd: float
+    tp_bwd: float
+    core: float  # the attention cores (what selective recompute replays)
+    cp: float  # the context-parallel ring, hidden behind the cores
+
+
+def _cross_attention(k: _Kernels, dec: _Kernels) -> float:
+    """Forward of one T5 decoder layer's cross-attention, seconds (megatron/core/transformer/attention.py
+    CrossAttention.get_query_key_value_tensors: linear_q over the decoder's tokens, n*d wide; linear_kv over the
+    encoder's output, 2*g*d wide; then the core and linear_proj like self-attention; transformer_layer.py forward:
+    pre_cross_attn_layernorm and a residual add around it). The core is not causal: every decoder token attends to
+    all s_e encoder tokens (t5_model.py passes the encoder-decoder padding mask, AttnMaskType.padding)."""
+    inp, o = k.inp, k.inp.options
+    h, n = inp.hidden_size, inp.num_attention_heads
+    d = inp.kv_channels or h // n
+    g = inp.num_query_groups or n
+    tp, cp = max(1, inp.tp), max(1, inp.cp)
+    s_e, s_d = inp.seq_length, dec.inp.seq_length
+    gemms = dec.gemm(dec.tokens, n * d / tp, h) + k.gemm(k.tokens, 2 * g * d / tp, h) + dec.gemm(dec.tokens, h, n * d / tp)
+    core = 4 * inp.micro_batch * s_d * (s_e / cp) * d * (n / tp) / (k.attn_peak * k.attn_eff)
+    if not o.flash_attention:
+        core += 11 * inp.micro_batch * (n / tp) * s_d * (s_e / cp) / k.hbm
+    # the norm (read, write), the residual add (two reads, a write) over h; Q and the output over n*d
+    elementwise = 2 * dec.tokens * (5 * h / k.sp + 2 * n * d / tp) / k.hbm
+    return gemms + core + elementwise
+
+
+def _encoder_decoder_pair(k: _Kernels, encoder: _LayerTime) -> _LayerTime:
+    """T5 (megatron/core/models/T5/t5_model.py T5Model.forward): per layer of num_layers, an encoder layer over the
+    encoder's s_e tokens (`encoder`, a GPT layer) and a decoder layer over the decoder's s_d tokens (t5_spec.py
+    decoder_model_with_transformer_engine_default_spec: self-attention, cross-attention, MLP). The cross-attention's
+    linear_q and linear_kv are column-parallel and linear_proj row-parallel: with TP half a self-attention layer's
+    collectives again, over the decoder's tokens."""
+    inp = k.inp
+    share = decoder_tokens_share(inp)
+    dec_inp = inp.replace(seq_length=round(inp.seq_length * share))
+    dec = _Kernels(**{**{name: getattr(k, name) for name in k.__record_fields__}, "inp": dec_inp,
+                      "tokens": k.tokens * share})
+    layer = _dense_layer(dec)
+    tp_fwd, tp_bwd = _tp_times(dec, layer)
+    cross = _cross_attention(k, dec)
+    decoder = layer.projections + layer.core + layer.elementwise + layer.mlp + layer.activation + cross
+    return _LayerTime(encoder.compute + decoder, encoder.tp_fwd + 1.5 * tp_fwd, encoder.tp_bwd + 1.5 * tp_bwd,
+                      encoder.core + layer.core + cross, encoder.cp + _cp_time(dec, layer.core))
+
+
+MAMBA_CHUNK = 128  # MambaMixer.__init__'s chunk_size (megatron/core/ssm/mamba_mixer.py, core_v0.19)
+
+
+def _mamba_layer(k: _Kernels) -> float:
+    """Forward of one Mamba layer, seconds (megatron/core/ssm/mamba_mixer.py MambaMixer.forward, _ssm_training):
+    in_proj (h -> 2 d_inner + 2 groups x state + heads, column-parallel, its input norm fused) and out_proj
+    (d_inner -> h, row-parallel) as GEMMs; the rest memory-bound passes over HBM, 2 B per value. mamba_ssm's
+    mamba_split_conv1d_scan_combined (ssd_combined.py MambaSplitConv1dScanCombinedFn.forward): the conv1d reads
+    the x, B, C channels of zxBCdt and writes them convolved; the chunked scan (_mamba_chunk_scan_combined_fwd)
+    reads them and dt and writes y (d_inner), its fp32 chunk states (heads x head dim x state per MAMBA_CHUNK
+    tokens) written by chunk_state, read and rewritten by state_passing and read by chunk_scan; the gated RMSNorm
+    reads y and z and writes its output. The fused input norm (read, write) and the residual add (two reads, a
+    write) run over h."""
+    inp = k.inp
+    h, tp = inp.hidden_size, max(1, inp.tp)
+    d_inner, heads, groups, state = mamba_dims(inp)
+    conv = d_inner + 2 * groups * state  # the x, B, C channels
+    gemms = k.gemm(k.tokens, (2 * d_inner + 2 * groups * state + heads) / tp, h) + k.gemm(k.tokens, h, d_inner / tp)
+    scan = 2 * (3 * conv + heads + 4 * d_inner) + 4 * 4 * d_inner * state / MAMBA_CHUNK
+    return gemms + k.tokens * (scan / tp + 2 * 5 * h / k.sp) / k.hbm
+
+
+def _hybrid_layer_mean(k: _Kernels, layer: _DenseLayer, dense: _LayerTime) -> _LayerTime:
+    """The mean layer of a hybrid stack's pattern (megatron/core/models/hybrid/hybrid_layer_specs.py): a Mamba layer
+    (_mamba_layer), an attention layer (a transformer layer with its self-attention alone) or an MLP layer (its MLP
+    alone), each with one column- and one row-parallel projection: half a dense layer's TP collectives, and the
+    CP ring only around attention."""
+    attn_elementwise = layer.elementwise / 2  # each half has its norm and residual add
+    per_symbol = {"M": (_mamba_layer(k), 0.0, 0.0),
+                  "*": (layer.projections + layer.core + attn_elementwise, layer.core, dense.cp),
+                  "-": (layer.mlp + layer.activation + layer.elementwise - attn_elementwise, 0.0, 0.0)}
+    pattern = k.inp.hybrid_pattern or ""
+    n = max(1, len(pattern))
+    compute, core, cp = (sum(per_symbol[x][i] for x in pattern) / n for i in range(3))
+    return _LayerTime(compute, dense.tp_fwd / 2, dense.tp_bwd / 2, core, cp)
 
 
 def _tp_times(k: _Kernels, layer: _DenseLayer) -> tuple[float, float]:
@@ -414,21 +508,28 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
     stage_layers = inp.num_layers / max(1, inp.pp)
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     t = dict.fromkeys(("compute", "recompute", "tp", "ep", "cp"), 0.0)
-    for comp, epc, share in ((shared + layer.mlp + layer.activation, 0.0, 1 - moe_share),
-                             (shared + moe_mlp + moe_act, ep_fwd, moe_share)):
+    dense = _LayerTime(shared + layer.mlp + layer.activation, tp_fwd, tp_bwd, layer.core, cp_fwd)
+    if inp.encoder_decoder:
+        dense = _encoder_decoder_pair(k, dense)
+    elif hybrid_modelled(inp):
+        dense = _hybrid_layer_mean(k, layer, dense)
+    moe = _LayerTime(shared + moe_mlp + moe_act, tp_fwd, tp_bwd, layer.core, cp_fwd)
+    for lt, epc, share in ((dense, 0.0, 1 - moe_share), (moe, ep_fwd, moe_share)):
         n_layers = share * stage_layers
-        t["compute"] += n_layers * 3 * comp  # forward + 2x backward
-        t["tp"] += n_layers * (tp_fwd + tp_bwd)
+        t["compute"] += n_layers * 3 * lt.compute  # forward + 2x backward
+        t["tp"] += n_layers * (lt.tp_fwd + lt.tp_bwd)
         t["ep"] += n_layers * 2 * epc
-        t["cp"] += n_layers * 3 * cp_fwd
+        t["cp"] += n_layers * 3 * lt.cp
         if inp.recompute == "full":
-            t["recompute"] += n_layers * (comp + tp_fwd + epc)
+            t["recompute"] += n_layers * (lt.compute + lt.tp_fwd + epc)
         elif inp.recompute == "selective":
-            t["recompute"] += n_layers * layer.core
+            t["recompute"] += n_layers * lt.core
     t["recompute"] *= _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
     vocab, h = c.vocab_padded, inp.hidden_size
     tp = max(1, inp.tp)
-    t["head"] = 3 * k.gemm(k.tokens, vocab / tp, h) + 24 * k.tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
+    # T5's LM head (T5LMHead) and loss run over the decoder's tokens alone
+    head_tokens = k.tokens * decoder_tokens_share(inp)
+    t["head"] = 3 * k.gemm(head_tokens, vocab / tp, h) + 24 * head_tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
     t["pp"] = _pp_time(k)
     schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
     if schedule in ("dualpipe", "dualpipev") or inp.options.moe_a2a_overlap:
@@ -568,12 +669,29 @@ def host_microbatch_s(inp: ModelInput, c: ParamCounts, gpu: GPU) -> float:
     """The least time one micro-batch takes on a pipeline stage however small its layers: the host's
     dispatch of their forward and backward (Options.host_*_s, scaled by GPU.host_overhead_factor)."""
     o = inp.options
-    layers = inp.num_layers / max(1, inp.pp)
+    # T5 dispatches an encoder and a decoder layer per layer of num_layers (t5_model.py T5Model: two TransformerBlocks)
+    layers = inp.num_layers / max(1, inp.pp) * (2 if inp.encoder_decoder else 1) * _hybrid_dispatch_share(inp)
     per_layer = o.host_layer_s + (o.host_cp_layer_s if inp.cp > 1 else 0.0)
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     if inp.ep > 1:
         per_layer += moe_share * o.host_moe_layer_s
     return gpu.host_overhead_factor * (o.host_microbatch_s + layers * per_layer)
+
+
+# A hybrid layer's host dispatch, in transformer layers (host_layer_s is fitted on layers of two sub-layers,
+# attention and MLP). megatron/core/models/hybrid/hybrid_layer_specs.py: an attention layer is a TransformerLayer
+# whose MLP is IdentityOp and an MLP layer an MLPLayer, one sub-layer each; a Mamba layer's mixer (mamba_mixer.py
+# MambaMixer.forward) launches the fused norm and in_proj, mamba_split_conv1d_scan_combined's conv1d and chunked
+# scan kernels (chunk cumsum, chunk state, state passing, chunk scan; more backward) and out_proj: a whole layer's.
+HYBRID_DISPATCH_LAYERS = {"M": 1.0, "*": 0.5, "-": 0.5}
+
+
+def _hybrid_dispatch_share(inp: ModelInput) -> float:
+    """A hybrid stack's mean host dispatch per layer in transformer layers (HYBRID_DISPATCH_LAYERS); 1 otherwise."""
+    if not hybrid_modelled(inp):
+        return 1.0
+    pattern = inp.hybrid_pattern or ""
+    return sum(HYBRID_DISPATCH_LAYERS[x] for x in pattern) / max(1, len(pattern))
 
 
 def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:

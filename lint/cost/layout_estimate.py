@@ -211,11 +211,7 @@ def unmodelled_memory(inp: ModelInput) -> list[str]:
 def unmodelled_time(inp: ModelInput) -> list[str]:
     """What moves the step time of a launch in ways the cost model does not count, while its memory is
     modelled: DeepSpeed's CPU offload (the optimizer step on the CPU, the gradients and parameters over PCIe)."""
-    found = []
-    if inp.hybrid_pattern:
-        found.append("the Mamba layers' time (a hybrid model)")
-    if inp.encoder_decoder:
-        found.append("the encoder-decoder's time (T5: its decoder and cross-attention)")
+    found = []  # T5's decoder and cross-attention and a hybrid stack's Mamba layers are costed (estimate.py)
     if inp.offload_optimizer:
         found.append("ZeRO optimizer offload to cpu (the CPU step and the host transfers)")
     if inp.offload_param:
