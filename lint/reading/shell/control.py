@@ -9,9 +9,9 @@ from functools import partial
 
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
-from plint.reading.shell.arguments import NOT_GIVEN, only_about_arguments
+from plint.reading.shell.arguments import NOT_GIVEN, only_about_arguments, parameter_not_given
 from plint.reading.shell.choices import Choice
-from plint.reading.shell.model import MappedText, Var, Word, unknown
+from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.fields import (Fields, alternative_texts, common_head, common_items, flatten,
                                         is_empty, joined_items, same_var, pieces_text, unknown_arguments, var_text)
@@ -320,11 +320,32 @@ class Control(ShellCore):
         return frozenset(names)
 
     def _unset_guarded(self, pieces) -> bool:
-        """Whether the tested text is only variables a guard assigns that the script has not set."""
+        """Whether the tested text is only variables a guard assigns that the script has not set, or that
+        hold only a positional parameter not given."""
         unknowns = [p for p in pieces if not p.known]
         return bool(unknowns) and all(p.text == "" for p in pieces if p.known) and all(
-            p.name in self.guarded and p.name not in self.vars and (p.reason or "").startswith(f"${p.name} is not set")
+            (p.name in self.guarded and p.name not in self.vars
+             and (p.reason or "").startswith(f"${p.name} is not set")) or self._argument_holder(p) is not None
             for p in unknowns)
+
+    def _argument_holder(self, piece: Piece) -> str | None:
+        """The guarded variable whose whole value is `piece`, a positional parameter not given (`X=$2`):
+        bash run with no arguments reads it empty, so `X=$2; [ -z "$X" ] && X=3` is `X=${2:-3}`."""
+        name = piece.name
+        if self.positional is not None or name is None or not name.isdigit() or name == "0" \
+                or piece.reason != parameter_not_given(name):
+            return None
+        return next((g for g in sorted(self.guarded) if g in self.vars and tuple(self.vars[g].value) == (piece,)),
+                    None)
+
+    def argument_default(self, name: str, old: Var | None, value: tuple) -> tuple:
+        """The value a guard assigns to a variable that held only a positional parameter not given:
+        that parameter's default, as `${2:-3}` gives it (an argument overrides it)."""
+        piece = self.argument_defaults.pop(name, None)
+        if piece is None or old is None or tuple(old.value) != (piece,):
+            return value
+        return tuple(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, piece.name)
+                     if p.known else p for p in value)
 
     @staticmethod
     def _is_test(node, unit: Unit) -> bool:
@@ -495,9 +516,12 @@ class Control(ShellCore):
                 and unit.text(left.children[0].start_byte, left.children[0].end_byte) == "!"
             if negated:  # `[[ ! $M == x ]]`: the grammar binds `!` to $M alone; bash negates the comparison
                 left = left.named_children[-1]
-            lv = self._test_text(self.expand(left, unit, quoted=True)) if left is not None else ""
-            rv = self._test_text(self.expand(right, unit, quoted=True)) if right is not None else ""
+            lf = self.expand(left, unit, quoted=True) if left is not None else [[]]
+            rf = self.expand(right, unit, quoted=True) if right is not None else [[]]
+            lv, rv = self._test_text(lf), self._test_text(rf)
             status = self.binary(op, lv, rv)
+            if status is None:
+                status = self.empty_comparison(op, flatten(lf), lv, flatten(rf), rv)
             return status if not negated or status is None else int(status == 0)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
             fields = self.expand(node, unit, quoted=True)
@@ -533,14 +557,33 @@ class Control(ShellCore):
                 return self.emptiness(texts[0], args[1].pieces)
             return self.unary(texts[0] or "", texts[1])
         if len(texts) == 3:
-            return self.binary(texts[1] or "", texts[0], texts[2])
+            status = self.binary(texts[1] or "", texts[0], texts[2])
+            if status is None:
+                status = self.empty_comparison(texts[1] or "", args[0].pieces, texts[0], args[2].pieces, texts[2])
+            return status
         return None
 
     def emptiness(self, op: str, pieces) -> int | None:
         """`-z`/`-n` of a value whose text is unknown but whose emptiness may be known."""
         pieces = list(pieces)
-        empty = True if self._unset_guarded(pieces) else is_empty(pieces)
+        guarded = self._unset_guarded(pieces)
+        for p in pieces if guarded else ():
+            holder = self._argument_holder(p)
+            if holder is not None:
+                self.argument_defaults[holder] = p
+        empty = True if guarded else is_empty(pieces)
         return None if empty is None else int(empty != (op == "-z"))
+
+    def empty_comparison(self, op: str, left, left_text: str | None, right, right_text: str | None) -> int | None:
+        """`[ "$X" == "" ]`, `[ "$X" = "" ]`, `[ "$X" != "" ]`: a comparison with the empty string is
+        `-z`/`-n` of the other side, whose emptiness may be known when its text is not."""
+        if op not in ("=", "==", "!="):
+            return None
+        if left_text is None and right_text == "":
+            return self.emptiness("-n" if op == "!=" else "-z", left)
+        if right_text is None and left_text == "":
+            return self.emptiness("-n" if op == "!=" else "-z", right)
+        return None
 
     @staticmethod
     def unary(op: str, value: str | None) -> int | None:

@@ -45,6 +45,7 @@ class ShellCore:
     current_file: str  # ${BASH_SOURCE[0]}: the file being run or sourced
     unknown_reasons: list[str]  # why the condition being evaluated is unknown
     guarded: frozenset[str]  # variables the branch of the condition being tested assigns
+    argument_defaults: dict[str, Piece]  # guarded variable -> the positional parameter not given it held
     last_output: MappedText | None  # what the last pipeline wrote to stdout
     body_ranges: dict[int, tuple[int, int]]  # id(heredoc text) -> its bytes in the unit
     getopts_at: int  # where in a word of grouped flags getopts stands

@@ -50,6 +50,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.current_file = self.script_path
         self.unknown_reasons = []
         self.guarded = frozenset()
+        self.argument_defaults = {}
         self.last_output = None
         self.body_ranges = {}
         self.getopts_at, self.getopts_offset = 0, 0
@@ -290,6 +291,8 @@ class Shell(Expansions, Commands, Sourcing, Control):
                                    exported, span)
                 return
             value = self.capped(tuple(old.value) + value, f"${name}", span)
+        if env is None and name in self.argument_defaults:
+            value = self.argument_default(name, old, value)
         target[name] = Var(name, self.settle(name, value, span), None, exported, span)
 
     def integer(self, name: str) -> None:

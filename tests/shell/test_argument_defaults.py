@@ -1,0 +1,71 @@
+"""`X=$2` then `if [ -z "$X" ]; then X=3; fi`: with no arguments given, X is the guard's value, the same
+default as `X=${2:-3}` (marked as a default an argument overrides); a condition on anything else stays
+undecided."""
+
+import pytest
+
+from plint.reading.shell.model import Word
+
+
+def piece(result, name):
+    (p,) = result.variables[name].value
+    return p
+
+
+@pytest.mark.parametrize("guard", [
+    'if [ -z "$STAGE" ]; then STAGE=3; fi',
+    'if [ "$STAGE" == "" ]; then\n    STAGE=3\nfi',
+    'if [ "$STAGE" = "" ]; then STAGE=3; fi',
+    'if [ "" = "$STAGE" ]; then STAGE=3; fi',
+    'if [[ -z $STAGE ]]; then STAGE=3; fi',
+    'if [[ $STAGE == "" ]]; then STAGE=3; fi',
+    'if test -z "$STAGE"; then STAGE=3; fi',
+    'test "$STAGE" = "" && STAGE=3',
+    '[ -z "$STAGE" ] && STAGE=3',
+])
+def test_guard_on_an_unset_positional_parameter_is_its_default(run, guard):
+    r = run(f"STAGE=$2\n{guard}\ncmd --zero_stage $STAGE\n")
+    braced = run("STAGE=${2:-3}\ncmd --zero_stage $STAGE\n")
+    got, expected = piece(r, "STAGE"), piece(braced, "STAGE")
+    assert (got.text, got.origin, got.default_of) == (expected.text, expected.origin, expected.default_of) \
+        == ("3", "literal", "2")
+    assert r.commands[-1].words[-1].text == "3" and not r.commands[-1].conditions
+
+
+def test_a_given_argument_overrides_the_guard(run):
+    r = run('STAGE=$2\nif [ "$STAGE" == "" ]; then STAGE=3; fi\n',
+            positional=[Word.of("out", origin="env"), Word.of("1", origin="env")])
+    assert (piece(r, "STAGE").text, piece(r, "STAGE").origin) == ("1", "env")
+
+
+def test_guard_on_a_value_beyond_the_parameter_keeps_it(run):
+    r = run('STAGE="x$2"\nif [ "$STAGE" == "" ]; then STAGE=3; fi\n')  # never empty: the guard is false
+    assert [p.text for p in r.variables["STAGE"].value] == ["x", None]
+
+
+def test_branch_that_assigns_something_else_stays_undecided(run):
+    r = run('STAGE=$2\nif [ "$STAGE" == "" ]; then Z=3; fi\n')
+    assert piece(r, "Z").text is None and set(piece(r, "Z").alternatives) == {"3", "<unset>"}
+
+
+def test_comparison_with_a_word_stays_undecided(run):
+    r = run('STAGE=$2\nif [ "$STAGE" == "2" ]; then STAGE=3; fi\n')
+    assert piece(r, "STAGE").text is None and set(piece(r, "STAGE").alternatives) == {"3", "${2}"}
+
+
+def test_condition_on_another_variable_stays_unknown(run):
+    r = run('STAGE=$2\nif [ -z "$OTHER" ]; then STAGE=3; fi\n')
+    p = piece(r, "STAGE")
+    assert p.text is None and set(p.alternatives) == {"3", "${2}"}
+
+
+def test_not_empty_comparison_keeps_the_unset_parameter(run):
+    r = run('STAGE=$2\nif [ "$STAGE" != "" ]; then STAGE=3; fi\n')
+    p = piece(r, "STAGE")
+    assert p.text is None and p.reason == "positional parameter $2 is not given"
+
+
+def test_empty_comparison_on_an_unset_variable_is_like_minus_z(run):
+    # the same as `[ -z "$NODES" ]` (issue 26): the guard's value stands, the environment may override it
+    r = run('if [ "$NODES" = "" ]; then NODES=4; fi\n')
+    assert piece(r, "NODES").text == "4"
