@@ -210,13 +210,18 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         sys.stderr.write("".join(f"plint: {log(note)}\n" for note in result.notes))
     if pr_comment:
-        from plint.github.review import post_review
-        from plint.github.sticky_comment import post, report
-
-        report(post(result.results))
-        report(post_review(result.results))
-        sys.stdout.flush()
+        _comment_on_the_pull_request(result)
     return _exit_code(result, "never" if exit_zero else fail_on or result.fail_on or "error", dry_run)
+
+
+def _comment_on_the_pull_request(result) -> None:
+    """--pr-comment: the sticky summary comment and the review with a comment on each finding's line."""
+    from plint.github.review import post_review
+    from plint.github.sticky_comment import post, report
+
+    report(post(result.results))
+    report(post_review(result.results))
+    sys.stdout.flush()
 
 
 def _refuse_clashing_options(paths: list[Path], fmt: str, quiet: bool, verbose: bool, statistics: bool, fix: bool,
