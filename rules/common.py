@@ -9,6 +9,7 @@ from typing import Iterable, Iterator
 from plint.rules.base import Example, Finding, RuleContext
 from plint.values import Value
 
+MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"  # PL1xx
 CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
 # How an efficiency rule's message gives the figures of the alternative it names (plint.rules.cost.gain_text)
 FIGURES = ("each figure with its uncertainty: 'step predicted 12.6% shorter +- 5% (3.17 s vs 3.62 s)', the "

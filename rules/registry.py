@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from plint.rules import (  # noqa: F401
     arithmetic,  # PL1xx: what the trainer rejects at start-up
+    batch_arithmetic,  # PL102, PL106, PL113: the batch sizes the trainer rejects
     cost,  # PL301, PL302, PL308, PL310, PL401, PL402: the rules on the cost model
     deepspeed_keys,  # PL504, PL505, PL507, PL508: DeepSpeed config keys
     efficiency,  # PL3xx
     environment,  # PL6xx
+    host_memory,  # PL403: the host memory of ZeRO's CPU offload
     inputs,  # PL0xx: what plint could not read or know
     keys_and_flags,  # PL5xx: trainer flags
     topology,  # PL2xx

@@ -227,7 +227,7 @@ FUNCTION_IMPORTS_ALLOWED = (
 # of the cost model, the planner, the catalogs and the script's DeepSpeed config are another branch's now.
 FUNCTION_IMPORTS_TO_MOVE = {
     "plint.catalog.deepspeed_release", "plint.catalog.in_force", "plint.catalog.parser_source",
-    "plint.cost.layout_estimate", "plint.cost.model_input", "plint.planning.generate", "plint.planning.plan",
+    "plint.cost.layout_estimate", "plint.planning.generate", "plint.planning.plan",
     "plint.reading.sources.script_ds_config",
 }
 

@@ -160,16 +160,10 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         unsafe_fixes: bool = False, severity: str | None = None, exit_zero: bool = False,
         show_settings: bool = False) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
-    from plint.checking.check import UsageError, check_options, check_paths
+    from plint.checking.check import check_options, check_paths
 
-    if quiet and verbose:
-        raise UsageError("--quiet and --verbose: give one")
-    if statistics and fmt != "text":
-        raise UsageError("--statistics: counts are a text report (--format text)")
-    if unsafe_fixes and not fix:
-        raise UsageError("--unsafe-fixes applies fixes only with --fix (or use `plint fix --unsafe-fixes`)")
-    if fix and (write_baseline or any(str(p) == STDIN for p in paths) or (not paths and stdin_filename)):
-        raise UsageError("--fix rewrites files in place: not with `-` (standard input) or --write-baseline")
+    _refuse_clashing_options(paths, fmt, quiet, verbose, statistics, fix, unsafe_fixes, write_baseline,
+                             stdin_filename)
     paths, stdin = standard_input(list(paths), stdin_filename)
     options = check_options([p for p in paths if stdin is None or p != stdin[0]], env, assume, gpu, config_file,
                             isolated, select, extend_select, ignore, baseline, trainer_source, root)
@@ -198,14 +192,7 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
         count = write(Path(write_baseline), result.results)
         sys.stderr.write(f"plint: wrote {count} finding(s) to {write_baseline}\n")
         return 0
-    from plint.checking.engine import limit_report
-
-    for r in result.results:  # bounded output: the budget of findings a report prints per file
-        r.diagnostics = limit_report(r.diagnostics, r.path)
-        # shellcheck's -S: below the level, neither shown nor counted (ShellCheck's checkScript in
-        # src/ShellCheck/Checker.hs drops comments above csMinSeverity before any formatter or exit status)
-        if severity is not None:
-            r.diagnostics = [d for d in r.diagnostics if SEVERITY_RANK[d.severity] >= SEVERITY_RANK[severity]]
+    _limit_findings(result, severity)
     # every format says which findings `plint fix` fixes: the machine formats carry each fix's edits
     # (DESIGN.md), the text report marks them and counts them in its closing line
     if any(d.suppressed is None for r in result.results for d in r.diagnostics):
@@ -213,20 +200,8 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         with _read_as_file(stdin):
             attach_fixes(result)
-    if fmt == "text":
-        from plint.report.color import use_color
-        from plint.report.text import render
-
-        findings = any(d.suppressed is None for r in result.results for d in r.diagnostics)
-        coloured = use_color(color) if findings or color == "always" else False  # a clean report is plain
-        with _read_as_file(stdin):  # snippets and fix diffs show what was checked, not the file on disk
-            text = render(result.results, concise=concise, color=coloured,
-                          detail="quiet" if quiet else "verbose" if verbose else "default", statistics=statistics)
-    else:
-        from importlib import import_module
-
-        with _read_as_file(stdin):  # rdjson reads the lines back for byte columns
-            text = import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
+    text = _render(result, fmt, stdin, concise, color, "quiet" if quiet else "verbose" if verbose else "default",
+                   statistics)
     if text:
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
@@ -235,13 +210,66 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         sys.stderr.write("".join(f"plint: {log(note)}\n" for note in result.notes))
     if pr_comment:
-        from plint.github.review import post_review
-        from plint.github.sticky_comment import post, report
+        _comment_on_the_pull_request(result)
+    return _exit_code(result, "never" if exit_zero else fail_on or result.fail_on or "error", dry_run)
 
-        report(post(result.results))
-        report(post_review(result.results))
-        sys.stdout.flush()
-    fail_on = "never" if exit_zero else fail_on or result.fail_on or "error"
+
+def _comment_on_the_pull_request(result) -> None:
+    """--pr-comment: the sticky summary comment and the review with a comment on each finding's line."""
+    from plint.github.review import post_review
+    from plint.github.sticky_comment import post, report
+
+    report(post(result.results))
+    report(post_review(result.results))
+    sys.stdout.flush()
+
+
+def _refuse_clashing_options(paths: list[Path], fmt: str, quiet: bool, verbose: bool, statistics: bool, fix: bool,
+                             unsafe_fixes: bool, write_baseline: str | None, stdin_filename: str | None) -> None:
+    """A UsageError for options that cannot go together."""
+    from plint.checking.check import UsageError
+
+    if quiet and verbose:
+        raise UsageError("--quiet and --verbose: give one")
+    if statistics and fmt != "text":
+        raise UsageError("--statistics: counts are a text report (--format text)")
+    if unsafe_fixes and not fix:
+        raise UsageError("--unsafe-fixes applies fixes only with --fix (or use `plint fix --unsafe-fixes`)")
+    if fix and (write_baseline or any(str(p) == STDIN for p in paths) or (not paths and stdin_filename)):
+        raise UsageError("--fix rewrites files in place: not with `-` (standard input) or --write-baseline")
+
+
+def _limit_findings(result, severity: str | None) -> None:
+    """Bounded output: the budget of findings a report prints per file; with --severity, none below it."""
+    from plint.checking.engine import limit_report
+
+    for r in result.results:
+        r.diagnostics = limit_report(r.diagnostics, r.path)
+        # shellcheck's -S: below the level, neither shown nor counted (ShellCheck's checkScript in
+        # src/ShellCheck/Checker.hs drops comments above csMinSeverity before any formatter or exit status)
+        if severity is not None:
+            r.diagnostics = [d for d in r.diagnostics if SEVERITY_RANK[d.severity] >= SEVERITY_RANK[severity]]
+
+
+def _render(result, fmt: str, stdin: tuple[str, str, bytes] | None, concise: bool, color: str, detail: str,
+            statistics: bool) -> str:
+    """The report in the format asked for."""
+    if fmt == "text":
+        from plint.report.color import use_color
+        from plint.report.text import render
+
+        findings = any(d.suppressed is None for r in result.results for d in r.diagnostics)
+        coloured = use_color(color) if findings or color == "always" else False  # a clean report is plain
+        with _read_as_file(stdin):  # snippets and fix diffs show what was checked, not the file on disk
+            return render(result.results, concise=concise, color=coloured, detail=detail, statistics=statistics)
+    from importlib import import_module
+
+    with _read_as_file(stdin):  # rdjson reads the lines back for byte columns
+        return import_module(f"plint.report.{'json_report' if fmt == 'json' else fmt}").render(result.results)
+
+
+def _exit_code(result, fail_on: str, dry_run: bool) -> int:
+    """1 when a dry run failed or a finding reaches --fail-on, else 0."""
     if dry_run and fail_on != "never" and any(
             not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts):
         return 1

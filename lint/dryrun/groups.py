@@ -168,18 +168,9 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
                     "group_counts": {}, "ok": False, "problems": problems, "crossing": [],
                     "nvlink_domain": domain, "coverage": None, "notes": notes}
 
-    mc = None
-    if backend in ("auto", "megatron-core"):
-        mc = _megatron_core()
-        if isinstance(mc, str):
-            if backend == "megatron-core":
-                raise RuntimeError(mc)
-            notes.append(f"{mc}: plint's analytic rank layout only (pip install 'plint[dryrun]')")
-            mc = None
-        else:
-            result["backend"] = f"megatron-core {mc['version']}"
-    elif backend != "analytic":
-        raise ValueError(f"unknown dry-run backend {backend!r}")
+    mc = _chosen_backend(backend, notes)
+    if mc is not None:
+        result["backend"] = f"megatron-core {mc['version']}"
 
     if world is None:
         problems.append(_problem("rejected", "plint", "world size unknown: the process groups cannot be built"))
@@ -214,32 +205,54 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
         problems.append(_problem("rejected", "plint", f"megatron-core would refuse it: {analytic_error}"))
 
     if groups is not None:
-        result["group_counts"] = {k: [len(v), len(v[0]) if v else 0] for k, v in groups.items()}
-        if world > FULL_LISTS_UP_TO:
-            result["groups"] = {k: [g[:SAMPLE_RANKS] for g in v[:SAMPLE_GROUPS]] for k, v in groups.items()}
-            notes.append(f"world of {world}: the first {SAMPLE_GROUPS} groups of each kind are listed, each "
-                         f"with at most its first {SAMPLE_RANKS} ranks; group_counts has [groups, ranks per group]")
-        else:
-            result["groups"] = groups
-        if domain:
-            result["crossing"] = crossing(groups, domain, NVLINK_KINDS)
-            if world > FULL_LISTS_UP_TO:  # the report stays small: the example's first ranks
-                for c in result["crossing"]:
-                    c["example"] = c["example"][:SAMPLE_RANKS]
-            for c in result["crossing"]:
-                if c["group"] == "tp":
-                    problems.append(_problem(
-                        "crosses-nvlink", "plint",
-                        f"{c['crossing']} of {c['of']} tensor-parallel groups of {c['size']} ranks leave the "
-                        f"NVLink domain of {domain} GPUs, e.g. {c['example']}"))
-        else:
-            notes.append("NVLink domain unknown (no nvlink_domain or gpus_per_node): crossings not checked")
+        _list_groups(result, groups, world, domain)
 
     if mc is not None:
         problems.extend(_deepspeed_problems(facts, world, sizes, notes))
         problems.extend(_transformer_config_problems(mc, facts, sizes, notes))
     result["ok"] = not problems
     return result
+
+
+def _chosen_backend(backend: str, notes: list[str]):
+    """megatron-core's modules for "auto" and "megatron-core" when importable, else None (analytic)."""
+    if backend in ("auto", "megatron-core"):
+        mc = _megatron_core()
+        if not isinstance(mc, str):
+            return mc
+        if backend == "megatron-core":
+            raise RuntimeError(mc)
+        notes.append(f"{mc}: plint's analytic rank layout only (pip install 'plint[dryrun]')")
+        return None
+    if backend != "analytic":
+        raise ValueError(f"unknown dry-run backend {backend!r}")
+    return None
+
+
+def _list_groups(result: dict, groups: dict, world: int, domain: int | None) -> None:
+    """The groups into the result (sampled in a large world), and the tensor-parallel groups that leave
+    the NVLink domain as problems."""
+    notes, problems = result["notes"], result["problems"]
+    result["group_counts"] = {k: [len(v), len(v[0]) if v else 0] for k, v in groups.items()}
+    if world > FULL_LISTS_UP_TO:
+        result["groups"] = {k: [g[:SAMPLE_RANKS] for g in v[:SAMPLE_GROUPS]] for k, v in groups.items()}
+        notes.append(f"world of {world}: the first {SAMPLE_GROUPS} groups of each kind are listed, each "
+                     f"with at most its first {SAMPLE_RANKS} ranks; group_counts has [groups, ranks per group]")
+    else:
+        result["groups"] = groups
+    if domain:
+        result["crossing"] = crossing(groups, domain, NVLINK_KINDS)
+        if world > FULL_LISTS_UP_TO:  # the report stays small: the example's first ranks
+            for c in result["crossing"]:
+                c["example"] = c["example"][:SAMPLE_RANKS]
+        for c in result["crossing"]:
+            if c["group"] == "tp":
+                problems.append(_problem(
+                    "crosses-nvlink", "plint",
+                    f"{c['crossing']} of {c['of']} tensor-parallel groups of {c['size']} ranks leave the "
+                    f"NVLink domain of {domain} GPUs, e.g. {c['example']}"))
+    else:
+        notes.append("NVLink domain unknown (no nvlink_domain or gpus_per_node): crossings not checked")
 
 
 def _problem(kind: str, source: str, message: str) -> dict:

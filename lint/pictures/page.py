@@ -47,31 +47,12 @@ def render_page(p, fmt: str = "html") -> str:
 def _view(p) -> dict:
     g = p.grid
     y: float = 40
-    findings = []
-    for i, f in enumerate(p.findings[:MAX_FINDINGS]):
-        text = f"{f.code} {f.severity}" + (f" line {f.line}" if f.line else "") + f": {printable(f.message)}"
-        findings.append({"full": text, "text": text if len(text) <= FINDING_CHARS else text[:FINDING_CHARS - 1] + "…",
-                         "fill": SEVERITY_FILLS.get(f.severity, "#333"), "y": y + 14 * (i + 1)})
+    findings = _findings_view(p, y)
     more = len(p.findings) - len(findings)
     if p.findings:
         y += 14 * (len(findings) + 1 + (more > 0)) + 16
     grid_y = y + 6
-    y = grid_y + 16
-    nodes, node_y = [], {}
-    for node in g.shown_nodes():
-        if node is None:
-            nodes.append({"fold": fold_line(g), "y": y})
-            y += 22
-            continue
-        node_y[node] = y
-        cells = []
-        for cell in g.node_cells(node):
-            x = LEFT + cell.local * CELL_W
-            cells.append({"rank": cell.rank, "local": cell.local, "coords": cell.coords, "crossing": cell.crossing,
-                          "x": x, "fill": STAGE_FILLS[cell.coords["pp"] % len(STAGE_FILLS)],
-                          "stroke": ERROR if cell.crossing else "#555"})
-        nodes.append({"node": node, "y": y, "cells": cells})
-        y += ROW_H
+    nodes, node_y, y = _nodes_view(g, grid_y + 16)
     outlines = tp_outlines(g, node_y)
     lines = crossing_lines(g)
     crossing_y = y + 12
@@ -83,15 +64,7 @@ def _view(p) -> dict:
     top = max([p.usable_gib] + [b.total for b in p.memory])
     scale = MEM_W / top if top else 0
     label_w = 130
-    bars = []
-    for bar in p.memory:
-        x, parts = LEFT + label_w - 80, []
-        for name, gib in bar.gib.items():
-            parts.append({"name": name, "gib": f"{gib:.1f}", "x": x, "w": gib * scale, "fill": PART_FILLS[name]})
-            x += gib * scale
-        bars.append({"label": bar.label, "y": y, "parts": parts, "end": x, "total": f"{bar.total:.1f}",
-                     "over": bar.total > p.usable_gib})
-        y += 24
+    bars, y = _memory_bars(p, y, LEFT + label_w - 80, scale)
     memory_end = y
     legend = [{"name": k, "fill": v, "x": LEFT + i * 110} for i, (k, v) in enumerate(PART_FILLS.items())]
     y += 64
@@ -108,6 +81,52 @@ def _view(p) -> dict:
             "schedule": schedule, "memory": bars, "memory_y": memory_y, "memory_end": memory_end,
             "usable": f"{p.usable_gib:.1f}", "usable_x": LEFT + label_w - 80 + p.usable_gib * scale, "legend": legend,
             "comm": comm, "comm_x": comm_x, "comm_y": y, "comm_note": EXPOSED_NOTE, "step": f"{p.step_time_s:.3f}"}
+
+
+def _findings_view(p, y: float) -> list[dict]:
+    """The findings listed above the grid (at most MAX_FINDINGS, each cut to FINDING_CHARS)."""
+    findings = []
+    for i, f in enumerate(p.findings[:MAX_FINDINGS]):
+        text = f"{f.code} {f.severity}" + (f" line {f.line}" if f.line else "") + f": {printable(f.message)}"
+        findings.append({"full": text, "text": text if len(text) <= FINDING_CHARS else text[:FINDING_CHARS - 1] + "…",
+                         "fill": SEVERITY_FILLS.get(f.severity, "#333"), "y": y + 14 * (i + 1)})
+    return findings
+
+
+def _nodes_view(g, y: float) -> tuple[list[dict], dict, float]:
+    """The grid's rows from `y` down: each node shown with its GPUs, or a fold line for nodes left out;
+    the rows, each node's y, and the y below them."""
+    nodes: list[dict] = []
+    node_y: dict = {}
+    for node in g.shown_nodes():
+        if node is None:
+            nodes.append({"fold": fold_line(g), "y": y})
+            y += 22
+            continue
+        node_y[node] = y
+        cells = []
+        for cell in g.node_cells(node):
+            x = LEFT + cell.local * CELL_W
+            cells.append({"rank": cell.rank, "local": cell.local, "coords": cell.coords, "crossing": cell.crossing,
+                          "x": x, "fill": STAGE_FILLS[cell.coords["pp"] % len(STAGE_FILLS)],
+                          "stroke": ERROR if cell.crossing else "#555"})
+        nodes.append({"node": node, "y": y, "cells": cells})
+        y += ROW_H
+    return nodes, node_y, y
+
+
+def _memory_bars(p, y: float, left: float, scale: float) -> tuple[list[dict], float]:
+    """One bar per memory estimate from `y` down, its parts side by side from `left`; the bars and the y below."""
+    bars = []
+    for bar in p.memory:
+        x, parts = left, []
+        for name, gib in bar.gib.items():
+            parts.append({"name": name, "gib": f"{gib:.1f}", "x": x, "w": gib * scale, "fill": PART_FILLS[name]})
+            x += gib * scale
+        bars.append({"label": bar.label, "y": y, "parts": parts, "end": x, "total": f"{bar.total:.1f}",
+                     "over": bar.total > p.usable_gib})
+        y += 24
+    return bars, y
 
 
 def tp_outlines(g, node_y: dict) -> list[dict]:

@@ -302,6 +302,25 @@ _FORMULAS = {  # (what is given) -> {derived key: (formula on values, formula in
 }
 
 
+def _derived_values(given: dict[str, Value], formulas: dict, numbers: dict, dp: Value | None,
+                    anchor: Any) -> dict[str, Value]:
+    """The triple with each member DeepSpeed derives set to its number, the formula it came from in its note."""
+    w = dp.value if dp is not None and dp.known else None
+    values = {}
+    for key, v in given.items():
+        if key in formulas:
+            on_values, in_words = formulas[key]
+            shown = on_values.format(t=given[TRAIN_BATCH].value, m=given[MICRO_BATCH].value,
+                                     g=given[GRAD_ACCUM].value, w=w)
+            guessed = "{w}" in on_values and dp is not None and dp.origin == "assumed"  # from an assumed dp
+            values[key] = Value(numbers[key], anchor, "assumed" if guessed else "derived",
+                                f"{key} = {shown} ({in_words}, as DeepSpeed derives it)"
+                                + (f"; dp {w} assumed" if guessed else ""))
+        else:
+            values[key] = v
+    return values
+
+
 def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
     """The triple (micro, global, grad_accum) as DeepSpeed derives it for data-parallel size dp."""
     given = {TRAIN_BATCH: cfg.train_batch_size, MICRO_BATCH: cfg.train_micro_batch_size_per_gpu,
@@ -362,19 +381,7 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
         why = f"DeepSpeed stops before deriving it: {type(exc).__name__}: {exc}"
         return result({k: unresolved(why, anchor) if k in formulas else v for k, v in given.items()},
                       [stop(f"{type(exc).__name__}: {exc}")])
-    numbers = {TRAIN_BATCH: t, MICRO_BATCH: m, GRAD_ACCUM: g}
-    values = {}
-    for key, v in given.items():
-        if key in formulas:
-            on_values, in_words = formulas[key]
-            shown = on_values.format(t=given[TRAIN_BATCH].value, m=given[MICRO_BATCH].value,
-                                     g=given[GRAD_ACCUM].value, w=w)
-            guessed = "{w}" in on_values and dp is not None and dp.origin == "assumed"  # from an assumed dp
-            values[key] = Value(numbers[key], anchor, "assumed" if guessed else "derived",
-                                f"{key} = {shown} ({in_words}, as DeepSpeed derives it)"
-                                + (f"; dp {w} assumed" if guessed else ""))
-        else:
-            values[key] = v
+    values = _derived_values(given, formulas, {TRAIN_BATCH: t, MICRO_BATCH: m, GRAD_ACCUM: g}, dp, anchor)
     problems = []
     try:
         _check(t, m, g, w)

@@ -54,8 +54,8 @@ def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], Sour
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
     runner's /job/hostfile, whose existence only the launching machine knows."""
-    from plint.reading.sources.hostfile import (DEFAULT_HOSTFILE, assume_local_node, include_as_hostfile, read_hostfile,
-                                        resolve_resources, unread_resources)
+    from plint.reading.sources.hostfile import (assume_local_node, include_as_hostfile, resolve_resources,
+                                                unread_resources)
 
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
@@ -84,27 +84,8 @@ def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], Sour
     # provenance: the hostfile named, else --num_gpus, else the launcher word
     chosen = call.option("--hostfile") or call.option("--num_gpus")
     span = chosen.value_span if chosen is not None else call.command.words[0].site
-    hostfile = None
-    unread: str | None = None  # the hostfile the runner reads when plint cannot
-    if call.hostfile is not None:
-        word = call.option("--hostfile")
-        if not call.hostfile.known:
-            # a path with unknown parts still names the file the script wrote under that name (the
-            # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
-            written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
-            src = SourceFile(written.path, written.content.render()) if written is not None else None
-            unread = f"the hostfile {word.display() if word is not None else ''} ({call.hostfile.note})"
-        else:
-            src = read_file(call.hostfile.value)
-            outside = _outside(result, call.hostfile.value) if src is None else None
-            unread = (f"the hostfile {call.hostfile.value} ({outside})" if outside is not None else
-                      f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)")
-        if src is not None:
-            hostfile, unread = read_hostfile(src), None
-    elif (numbers.get("--num_nodes") or 0) > 1 or (sizes["--num_nodes"] is not None and not sizes["--num_nodes"].known):
-        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
-    elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
-        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
+    hostfile, unread = _hostfile(call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"],
+                                 selection)
     if unread is not None and texts["--include"] and not texts["--exclude"]:
         hostfile = include_as_hostfile(texts["--include"], unread, span)
         unread = None if hostfile is not None else unread
@@ -130,6 +111,41 @@ def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], Sour
             res.nnodes = nodes
             res.world_size = unresolved(f"needs --num_nodes: {nodes.note}", nodes.span)
     problems.extend(res.problems)
+    _set_resources(call, res)
+
+
+def _hostfile(call: LauncherCall, read_file: Callable[[str], SourceFile | None], result: ShellResult | None,
+              num_nodes: int | None, nodes: Value | None, selection: str | None):
+    """(the hostfile read, None) or (None, the hostfile the runner reads when plint cannot, or None when the
+    runner reads none: one local node)."""
+    from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile
+
+    unread: str | None = None
+    if call.hostfile is not None:
+        word = call.option("--hostfile")
+        if not call.hostfile.known:
+            # a path with unknown parts still names the file the script wrote under that name (the
+            # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
+            written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
+            src = SourceFile(written.path, written.content.render()) if written is not None else None
+            unread = f"the hostfile {word.display() if word is not None else ''} ({call.hostfile.note})"
+        else:
+            src = read_file(call.hostfile.value)
+            outside = _outside(result, call.hostfile.value) if src is None else None
+            unread = (f"the hostfile {call.hostfile.value} ({outside})" if outside is not None else
+                      f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)")
+        if src is not None:
+            return read_hostfile(src), None
+    elif (num_nodes or 0) > 1 or (nodes is not None and not nodes.known):
+        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
+    elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
+        unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
+    return None, unread
+
+
+def _set_resources(call: LauncherCall, res) -> None:
+    """The call's world size, nodes and GPUs per node from the resources the runner computes, each pointing
+    at the option that set it; the master address DeepSpeed asks the first host for when none is given."""
     call.world_size, call.nnodes, call.nproc_per_node = res.world_size, res.nnodes, res.gpus_per_node
     gpus = call.option("--num_gpus")
     if gpus is not None and res.gpus_per_node.known:  # point at the option that set it
