@@ -39,8 +39,12 @@ def main() -> None:
     bare = [sys.executable, "-c", "pass"]
     # the console script users run (`python -m plint` would add runpy's import to the bill)
     script = Path(sys.executable).with_name("plint")
-    plint = [str(script) if script.exists() else sys.executable, *([] if script.exists() else ["-m", "plint"]),
-             "check", args.fixture]
+    plint = [
+        str(script) if script.exists() else sys.executable,
+        *([] if script.exists() else ["-m", "plint"]),
+        "check",
+        args.fixture,
+    ]
     if subprocess.run(plint, capture_output=True, env=env).returncode not in (0, 1):
         sys.exit(f"plint check failed on {args.fixture}")
     for cmd in (bare, plint):  # warm the file cache (and, with bytecode, write it)

@@ -11,8 +11,12 @@ import time
 
 from plint.planning.plan import base_input, model_from_preset, plan
 
-CASES = (("llama3-405b", 2048, 8192, 2048), ("llama3-70b", 128, 8192, 1024), ("mixtral-8x7b", 64, 4096, 2048),
-         ("deepseek-v3", 256, 4096, 8192))
+CASES = (
+    ("llama3-405b", 2048, 8192, 2048),
+    ("llama3-70b", 128, 8192, 1024),
+    ("mixtral-8x7b", 64, 4096, 2048),
+    ("deepseek-v3", 256, 4096, 8192),
+)
 
 
 def main(repeats: int = 3) -> None:
@@ -23,9 +27,12 @@ def main(repeats: int = 3) -> None:
             start = time.perf_counter()
             result = plan(base, preset, top=10)
             times.append(time.perf_counter() - start)
-        print(f"{preset:13} {nodes * 8:6,} GPUs  {min(times):6.3f} s  ({result.considered:,} layouts estimated, "
-              f"best {result.candidates[0].tokens:,.0f} tokens/s per GPU)" if result.candidates else
-              f"{preset:13} {nodes * 8:6,} GPUs  {min(times):6.3f} s  (nothing fits)")
+        print(
+            f"{preset:13} {nodes * 8:6,} GPUs  {min(times):6.3f} s  ({result.considered:,} layouts estimated, "
+            f"best {result.candidates[0].tokens:,.0f} tokens/s per GPU)"
+            if result.candidates
+            else f"{preset:13} {nodes * 8:6,} GPUs  {min(times):6.3f} s  (nothing fits)"
+        )
 
 
 if __name__ == "__main__":

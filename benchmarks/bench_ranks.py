@@ -35,8 +35,10 @@ def bench_analytic(worlds: list[int], runs: int) -> None:
             start = time.perf_counter()
             RankLayout(world, sizes["tp"], sizes["pp"], sizes["cp"], sizes["ep"], sizes["etp"]).all_groups()
             times.append(time.perf_counter() - start)
-        print(f"analytic  world {world:>6}: best {min(times) * 1e3:8.2f} ms, "
-              f"median {statistics.median(times) * 1e3:8.2f} ms ({runs} runs, all kinds)")
+        print(
+            f"analytic  world {world:>6}: best {min(times) * 1e3:8.2f} ms, "
+            f"median {statistics.median(times) * 1e3:8.2f} ms ({runs} runs, all kinds)"
+        )
 
 
 def bench_megatron(worlds: list[int], ranks: int | None) -> None:
@@ -57,8 +59,10 @@ def bench_megatron(worlds: list[int], ranks: int | None) -> None:
         if ranks is not None:
             start = time.perf_counter()
             out = dry_run(sizes, max_ranks=min(ranks, world))
-            print(f"          dry run visiting {out['coverage']['ranks']} ranks: {time.perf_counter() - start:.2f} s, "
-                  f"ok={out['ok']}")
+            print(
+                f"          dry run visiting {out['coverage']['ranks']} ranks: {time.perf_counter() - start:.2f} s, "
+                f"ok={out['ok']}"
+            )
 
 
 def main() -> None:

@@ -40,8 +40,10 @@ def main() -> None:
     args = parser.parse_args()
     for fmt in ("text", "html", "svg", "markdown"):
         times = time_show(args.path, fmt, args.runs)
-        print(f"plint show --format {fmt:<8} best {min(times):.3f} s  median {statistics.median(times):.3f} s "
-              f"({args.runs} runs)")
+        print(
+            f"plint show --format {fmt:<8} best {min(times):.3f} s  median {statistics.median(times):.3f} s "
+            f"({args.runs} runs)"
+        )
 
 
 if __name__ == "__main__":

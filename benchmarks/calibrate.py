@@ -102,15 +102,15 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     per_node = cluster.get("gpus_per_node") or 8
     seq = model["seq_length"]
     global_batch = layout.get("global_batch_seqs") or (
-        round(layout["global_batch_tokens"] / seq) if layout.get("global_batch_tokens") else None)
+        round(layout["global_batch_tokens"] / seq) if layout.get("global_batch_tokens") else None
+    )
     if not global_batch:
         return None, "no global batch"
     dp = layout.get("dp") or world // (tp * pp * cp)
     framework = (run.get("framework") or "").lower()
     text = " ".join(str(x) for x in (run.get("source"), layout.get("notes"), run.get("framework")))
     modern = any(w in framework for w in ("nemo", "bridge", "megatron-core", "torchtitan"))
-    tp_overlap = "tp comm overlap" in text.lower() or "async tp" in text.lower() or \
-        ("bridge" in framework and tp > 1)
+    tp_overlap = "tp comm overlap" in text.lower() or "async tp" in text.lower() or ("bridge" in framework and tp > 1)
     dp_overlap = "overlap" in text.lower() and "grad" in text.lower() or "bridge" in framework
     sp = layout.get("sequence_parallel")
     if sp is None:
@@ -120,8 +120,11 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     if zero is None and ("full_shard" in fsdp or "fsdp" in fsdp and "no" not in fsdp):
         zero = 3
     # a parameter all-gather ("param-gather", "param_sync") only exists with the distributed optimizer
-    dist_opt = bool(layout.get("distributed_optimizer")) or "bridge" in framework or \
-        bool(re.search(r"param[-_ ](gather|sync)", text))
+    dist_opt = (
+        bool(layout.get("distributed_optimizer"))
+        or "bridge" in framework
+        or bool(re.search(r"param[-_ ](gather|sync)", text))
+    )
     moe = model.get("moe") or {}
     h = model["hidden_size"]
     # a head size the entry states that differs from h/heads (gpt-oss: 64 heads of dim 64 at h = 2880)
@@ -131,8 +134,13 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     # evenly (Nemotron-4 340B: 96 layers / PP 12 -> 8, the NeMo nemotron4_340b recipe's
     # virtual_pipeline_parallelism=8); otherwise the count is unknown and 1F1B is assumed
     vpp = layout.get("vpp")
-    if not vpp and pp > 1 and "with interleaving" in str(layout.get("notes") or "").lower() and \
-            model["num_layers"] % pp == 0 and model["num_layers"] // pp > 1:
+    if (
+        not vpp
+        and pp > 1
+        and "with interleaving" in str(layout.get("notes") or "").lower()
+        and model["num_layers"] % pp == 0
+        and model["num_layers"] // pp > 1
+    ):
         vpp = model["num_layers"] // pp
     # Megatron-Bridge's MoE recipes set expert_tensor_parallel_size=1 (scripts/performance/configs:
     # the Qwen3, GPT-OSS and DeepSeek-V3 workload bases); Megatron's own default is ETP = TP
@@ -145,41 +153,66 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     # v0.5) gathered each module's parameters on demand, serialised with compute: on DeepSpeed 0.3.16
     # a 5B BERT's forward took 480 ms against 60 ms with ZeRO-2 on 8 x A100 (DeepSpeed#1174, June 2021)
     zero_overlap = False if zero == 3 and "deepspeed" in framework and run.get("year", 2024) <= 2021 else None
-    options = Options(flash_attention=run.get("year", 2024) >= 2023, zero_overlap_comm=zero_overlap,
-                      # DeepSpeed's per-sub-module hooks gather again for a recompute; FSDP (and, not
-                      # knowing better, other sharders such as SageMaker SMP) unshard a block once
-                      zero3_engine="deepspeed" if "deepspeed" in framework else "fsdp",
-                      tp_comm_overlap=bool(tp_overlap and sp),
-                      # Megatron-LM made the backward's TP collectives asynchronous in Sept 2021, after
-                      # the SC21 runs; the 2021-22 DeepSpeed-era codes (MT-NLG, GLM) are read as without it
-                      tp_async_backward=run.get("year", 2024) >= 2023,
-                      # Megatron-LM's interleaved schedule first overlapped its p2p sends with compute in 23.06
-                      # (--overlap-p2p-communication, opt-in; megatron/arguments.py, absent from 23.04): runs
-                      # before 2023 sent each chunk's activations as a blocking batched p2p
-                      overlap_p2p_comm=False if run.get("year", 2024) < 2023 else None,
-                      overlap_grad_reduce=bool(dp_overlap), overlap_param_gather=bool(dp_overlap), fp8_recipe=fp8_recipe,
-                      # Megatron-Bridge's performance configs reduce gradients in bf16
-                      # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
-                      grad_reduce_bytes=2 if "bridge" in framework else None,
-                      moe_dispatcher=dispatcher, moe_a2a_overlap=a2a_overlap,
-                      position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None)
+    options = Options(
+        flash_attention=run.get("year", 2024) >= 2023,
+        zero_overlap_comm=zero_overlap,
+        # DeepSpeed's per-sub-module hooks gather again for a recompute; FSDP (and, not
+        # knowing better, other sharders such as SageMaker SMP) unshard a block once
+        zero3_engine="deepspeed" if "deepspeed" in framework else "fsdp",
+        tp_comm_overlap=bool(tp_overlap and sp),
+        # Megatron-LM made the backward's TP collectives asynchronous in Sept 2021, after
+        # the SC21 runs; the 2021-22 DeepSpeed-era codes (MT-NLG, GLM) are read as without it
+        tp_async_backward=run.get("year", 2024) >= 2023,
+        # Megatron-LM's interleaved schedule first overlapped its p2p sends with compute in 23.06
+        # (--overlap-p2p-communication, opt-in; megatron/arguments.py, absent from 23.04): runs
+        # before 2023 sent each chunk's activations as a blocking batched p2p
+        overlap_p2p_comm=False if run.get("year", 2024) < 2023 else None,
+        overlap_grad_reduce=bool(dp_overlap),
+        overlap_param_gather=bool(dp_overlap),
+        fp8_recipe=fp8_recipe,
+        # Megatron-Bridge's performance configs reduce gradients in bf16
+        # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
+        grad_reduce_bytes=2 if "bridge" in framework else None,
+        moe_dispatcher=dispatcher,
+        moe_a2a_overlap=a2a_overlap,
+        position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None,
+    )
     inp = ModelInput(
-        num_layers=model["num_layers"], hidden_size=h, num_attention_heads=model["num_attention_heads"],
-        num_query_groups=model.get("num_kv_heads"), kv_channels=kv_channels, seq_length=seq,
+        num_layers=model["num_layers"],
+        hidden_size=h,
+        num_attention_heads=model["num_attention_heads"],
+        num_query_groups=model.get("num_kv_heads"),
+        kv_channels=kv_channels,
+        seq_length=seq,
         vocab_size=model["vocab_size"],
         ffn_hidden_size=model.get("ffn_hidden_size") or moe.get("expert_ffn_hidden_size"),
         swiglu=_gated(model.get("family") or "", model.get("ffn_hidden_size"), h),
-        num_experts=moe.get("num_experts"), moe_topk=moe.get("top_k") or 2,
+        num_experts=moe.get("num_experts"),
+        moe_topk=moe.get("top_k") or 2,
         moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),
         moe_shared_expert_size=(moe.get("shared_experts") or 0) * (moe.get("expert_ffn_hidden_size") or 0),
         moe_layer_freq=_moe_pattern(moe.get("moe_layer_pattern"), model["num_layers"]),
-        tp=tp, pp=pp, vpp=vpp if (vpp or 1) > 1 and pp > 1 else None, cp=cp,
-        ep=layout.get("ep") or 1, etp=etp, dp=dp,
-        sequence_parallel=bool(sp), distributed_optimizer=dist_opt, zero_stage=None if dist_opt else zero,
-        micro_batch=layout.get("micro_batch_size") or 1, global_batch=global_batch,
-        precision=_precision(run.get("precision"), gpu), recompute=_recompute(layout.get("recompute")),
-        gpu=gpu, nnodes=max(1, world // per_node), gpus_per_node=per_node, nvlink_domain=per_node,
-        nic_gbps=cluster.get("inter_node_gbps_per_gpu"), options=options)
+        tp=tp,
+        pp=pp,
+        vpp=vpp if (vpp or 1) > 1 and pp > 1 else None,
+        cp=cp,
+        ep=layout.get("ep") or 1,
+        etp=etp,
+        dp=dp,
+        sequence_parallel=bool(sp),
+        distributed_optimizer=dist_opt,
+        zero_stage=None if dist_opt else zero,
+        micro_batch=layout.get("micro_batch_size") or 1,
+        global_batch=global_batch,
+        precision=_precision(run.get("precision"), gpu),
+        recompute=_recompute(layout.get("recompute")),
+        gpu=gpu,
+        nnodes=max(1, world // per_node),
+        gpus_per_node=per_node,
+        nvlink_domain=per_node,
+        nic_gbps=cluster.get("inter_node_gbps_per_gpu"),
+        options=options,
+    )
     return inp, ""
 
 
@@ -236,23 +269,40 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
             skipped.append((run["id"], how))
             continue
         if options:
-            inp = inp.replace(options=Options(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
-                                                 **options}))
+            inp = inp.replace(
+                options=Options(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__}, **options})
+            )
         est = estimate(inp)
         err = (est.tokens_per_s_per_gpu - published) / published
-        rows.append({"id": run["id"], "moe": bool(inp.num_experts), "gpu": inp.gpu, "published": published,
-                     "how": how, "predicted": est.tokens_per_s_per_gpu, "error": err, "mfu": est.mfu,
-                     "confidence": run.get("confidence", {}).get("level"), "memory_gib": est.memory_gib["total"],
-                     "read_by_plint": _read_by_plint(run)})
+        rows.append(
+            {
+                "id": run["id"],
+                "moe": bool(inp.num_experts),
+                "gpu": inp.gpu,
+                "published": published,
+                "how": how,
+                "predicted": est.tokens_per_s_per_gpu,
+                "error": err,
+                "mfu": est.mfu,
+                "confidence": run.get("confidence", {}).get("level"),
+                "memory_gib": est.memory_gib["total"],
+                "read_by_plint": _read_by_plint(run),
+            }
+        )
 
     def mape(sel):
         return 100 * sum(abs(r["error"]) for r in sel) / len(sel) if sel else None
 
     dense = [r for r in rows if not r["moe"]]
     moe = [r for r in rows if r["moe"]]
-    return {"rows": rows, "skipped": skipped, "mape_dense": mape(dense), "mape_moe": mape(moe),
-            "mape_dense_high": mape([r for r in dense if r["confidence"] == "high"]),
-            "mape_dense_plint_trainers": mape([r for r in dense if r["read_by_plint"]])}
+    return {
+        "rows": rows,
+        "skipped": skipped,
+        "mape_dense": mape(dense),
+        "mape_moe": mape(moe),
+        "mape_dense_high": mape([r for r in dense if r["confidence"] == "high"]),
+        "mape_dense_plint_trainers": mape([r for r in dense if r["read_by_plint"]]),
+    }
 
 
 def _read_by_plint(run: dict) -> bool:
@@ -283,13 +333,18 @@ def main(argv: list[str]) -> int:
         return 0
     print(f"{'run':40} {'gpu':10} {'published':>10} {'predicted':>10} {'error':>8} {'MFU':>6}  source")
     for r in sorted(result["rows"], key=lambda r: (r["moe"], r["id"])):
-        print(f"{r['id']:40} {r['gpu']:10} {r['published']:10.1f} {r['predicted']:10.1f} "
-              f"{100 * r['error']:+7.1f}% {100 * r['mfu']:5.1f}%  {r['how']} ({r['confidence']})")
+        print(
+            f"{r['id']:40} {r['gpu']:10} {r['published']:10.1f} {r['predicted']:10.1f} "
+            f"{100 * r['error']:+7.1f}% {100 * r['mfu']:5.1f}%  {r['how']} ({r['confidence']})"
+        )
     for run_id, why in result["skipped"]:
         print(f"skipped {run_id}: {why}")
-    for key, label in (("mape_dense", "dense"), ("mape_dense_high", "dense, high confidence"),
-                       ("mape_dense_plint_trainers", "dense, trainers plint estimates (Megatron, DeepSpeed)"),
-                       ("mape_moe", "MoE")):
+    for key, label in (
+        ("mape_dense", "dense"),
+        ("mape_dense_high", "dense, high confidence"),
+        ("mape_dense_plint_trainers", "dense, trainers plint estimates (Megatron, DeepSpeed)"),
+        ("mape_moe", "MoE"),
+    ):
         value = result[key]
         print(f"MAPE {label}: {'n/a' if value is None else f'{value:.1f}%'}")
     return 0

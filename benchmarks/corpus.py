@@ -42,14 +42,33 @@ NO_LAUNCH_CODE = "PL005"  # "no-launch-found": the info finding that explains an
 
 # The layout fields a label may carry (dotted JSON names of files[0].layout).
 LABEL_FIELDS = (
-    "launcher", "scheduler", "trainer", "entrypoint",
-    "cluster.nnodes", "cluster.gpus_per_node", "cluster.world_size",
-    "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.dp",
-    "parallel.sequence_parallel", "parallel.distributed_optimizer", "parallel.zero_stage",
-    "batch.micro", "batch.global", "batch.grad_accum",
-    "model.num_layers", "model.hidden_size", "model.ffn_hidden_size", "model.num_attention_heads",
-    "model.num_query_groups", "model.seq_length",
-    "precision", "recompute.granularity",
+    "launcher",
+    "scheduler",
+    "trainer",
+    "entrypoint",
+    "cluster.nnodes",
+    "cluster.gpus_per_node",
+    "cluster.world_size",
+    "parallel.tp",
+    "parallel.pp",
+    "parallel.vpp",
+    "parallel.cp",
+    "parallel.ep",
+    "parallel.dp",
+    "parallel.sequence_parallel",
+    "parallel.distributed_optimizer",
+    "parallel.zero_stage",
+    "batch.micro",
+    "batch.global",
+    "batch.grad_accum",
+    "model.num_layers",
+    "model.hidden_size",
+    "model.ffn_hidden_size",
+    "model.num_attention_heads",
+    "model.num_query_groups",
+    "model.seq_length",
+    "precision",
+    "recompute.granularity",
 )
 
 
@@ -107,11 +126,17 @@ def load_labels(labels_dir: Path) -> list[FileLabel]:
             unknown = sorted(set(fields) - set(LABEL_FIELDS))
             if unknown:
                 raise ValueError(f"{path.name}: {entry['path']}: unknown label fields {unknown}")
-            labels.append(FileLabel(
-                repo=repo, path=str(entry["path"]), launches=bool(entry.get("launches", True)),
-                fields=fields, layouts=entry.get("layouts"), notes=str(entry.get("notes") or ""),
-                family=str(entry.get("family") or ""),
-            ))
+            labels.append(
+                FileLabel(
+                    repo=repo,
+                    path=str(entry["path"]),
+                    launches=bool(entry.get("launches", True)),
+                    fields=fields,
+                    layouts=entry.get("layouts"),
+                    notes=str(entry.get("notes") or ""),
+                    family=str(entry.get("family") or ""),
+                )
+            )
     return labels
 
 
@@ -121,7 +146,12 @@ def run_plint(repo_dir: Path, rel_path: str, timeout: float = TIMEOUT_S) -> Plin
     try:
         done = subprocess.run(
             [sys.executable, "-m", "plint", "check", "--format", "json", rel_path],
-            cwd=repo_dir, capture_output=True, text=True, timeout=timeout, env=env, check=False,
+            cwd=repo_dir,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=env,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return PlintRun(None, None, f"timed out after {timeout:g} s")
@@ -165,7 +195,8 @@ def score_file(label: FileLabel, run: PlintRun) -> FileScore:
     score.total = total
     if run.crashed:
         score.crash = (f"exit {run.returncode}" if run.returncode is not None else "timeout") + (
-            "" if run.report is not None else ", output is not JSON")
+            "" if run.report is not None else ", output is not JSON"
+        )
         score.crash_output = run.output
         score.mismatches.append(f"crash ({score.crash}): every field counts wrong")
         return score
@@ -183,7 +214,8 @@ def score_file(label: FileLabel, run: PlintRun) -> FileScore:
         else:
             score.mismatches.append(
                 f"launches: label false, plint reads a launch (launcher {_show(layout.get('launcher'))}, "
-                f"entrypoint {_show(layout.get('entrypoint'))})")
+                f"entrypoint {_show(layout.get('entrypoint'))})"
+            )
         return score
     if layout is None:
         score.silent = not any(d.get("code") == NO_LAUNCH_CODE for d in diagnostics)
@@ -207,8 +239,9 @@ def score_corpus(labels: list[FileLabel], mirror: Path, timeout: float = TIMEOUT
     for label in labels:
         repo_dir = mirror / label.folder
         if not (repo_dir / label.path).is_file():
-            score = FileScore(label.repo, label.path, total=len(label.fields) if label.launches else 1,
-                              family=label.family)
+            score = FileScore(
+                label.repo, label.path, total=len(label.fields) if label.launches else 1, family=label.family
+            )
             score.crash = f"missing from the mirror: {repo_dir / label.path} (run corpus_mirror.py)"
             score.mismatches.append(score.crash)
             scores.append(score)
@@ -231,9 +264,12 @@ def render(scores: list[FileScore], show_crash_output: bool = False) -> str:
     errors = [(s, e) for s in scores for e in s.errors]
     silent = [s for s in scores if s.silent]
     perfect = sum(1 for s in scores if s.right == s.total and not s.crash)
-    lines += ["", f"files: {len(scores)} ({perfect} fully right)",
-              f"fields right: {right}/{total} ({pct:.1f}%)",
-              f"tracebacks/timeouts/missing: {len(crashes)}"]
+    lines += [
+        "",
+        f"files: {len(scores)} ({perfect} fully right)",
+        f"fields right: {right}/{total} ({pct:.1f}%)",
+        f"tracebacks/timeouts/missing: {len(crashes)}",
+    ]
     for s in crashes:
         lines.append(f"    {s.repo}:{s.path}: {s.crash}")
         if show_crash_output and s.crash_output:
@@ -264,8 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", type=Path, required=True, help="folder corpus_mirror.py filled")
     parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
-    parser.add_argument("--show-errors", action="store_true",
-                        help="print the output (traceback) of crashed runs too; error findings are always listed")
+    parser.add_argument(
+        "--show-errors",
+        action="store_true",
+        help="print the output (traceback) of crashed runs too; error findings are always listed",
+    )
     parser.add_argument("--json", type=Path, help="also write every file's score as JSON here")
     parser.add_argument("--timeout", type=float, default=TIMEOUT_S)
     args = parser.parse_args(argv)

@@ -69,8 +69,9 @@ def find_git_dir(snapshot: Path) -> Path | None:
 def missing_blobs(git_dir: Path, commit: str) -> list[str] | None:
     """The paths of ``commit`` whose blobs the snapshot lacks (it keeps no file of 4 MiB or more);
     None where the commit's tree cannot be listed."""
-    listing = subprocess.run(["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", commit],
-                             capture_output=True, check=False)
+    listing = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "ls-tree", "-r", "-z", commit], capture_output=True, check=False
+    )
     if listing.returncode != 0:
         return None
     blobs: list[tuple[str, str]] = []
@@ -79,9 +80,12 @@ def missing_blobs(git_dir: Path, commit: str) -> list[str] | None:
         parts = meta.split()
         if len(parts) == 3 and parts[1] == b"blob":
             blobs.append((parts[2].decode(), name.decode(errors="surrogateescape")))
-    check = subprocess.run(["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
-                           input="".join(sha + "\n" for sha, _ in blobs).encode(),
-                           capture_output=True, check=False)
+    check = subprocess.run(
+        ["git", f"--git-dir={git_dir}", "cat-file", "--batch-check"],
+        input="".join(sha + "\n" for sha, _ in blobs).encode(),
+        capture_output=True,
+        check=False,
+    )
     answers = check.stdout.decode().splitlines()
     return [name for (_, name), answer in zip(blobs, answers) if answer.endswith(" missing")]
 
@@ -89,9 +93,14 @@ def missing_blobs(git_dir: Path, commit: str) -> list[str] | None:
 def archive_tree(git_dir: Path, commit: str, out: Path, excluded: list[str]) -> subprocess.CompletedProcess:
     pathspecs = [f":(exclude,literal){name}" for name in excluded]
     with out.open("wb") as sink:
-        return subprocess.run(["git", f"--git-dir={git_dir}", "archive", commit, "--", ".", *pathspecs]
-                              if pathspecs else ["git", f"--git-dir={git_dir}", "archive", commit],
-                              stdout=sink, stderr=subprocess.PIPE, check=False)
+        return subprocess.run(
+            ["git", f"--git-dir={git_dir}", "archive", commit, "--", ".", *pathspecs]
+            if pathspecs
+            else ["git", f"--git-dir={git_dir}", "archive", commit],
+            stdout=sink,
+            stderr=subprocess.PIPE,
+            check=False,
+        )
 
 
 def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
@@ -128,8 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=Path, default=DEFAULT_LABELS)
     parser.add_argument("--mirror", type=Path, default=DEFAULT_MIRROR)
-    parser.add_argument("--snapshots", type=Path, default=DEFAULT_SNAPSHOTS,
-                        help="where fetched bare snapshots live (default /work/.mirror)")
+    parser.add_argument(
+        "--snapshots",
+        type=Path,
+        default=DEFAULT_SNAPSHOTS,
+        help="where fetched bare snapshots live (default /work/.mirror)",
+    )
     args = parser.parse_args(argv)
     args.mirror.mkdir(parents=True, exist_ok=True)
     failed = 0

@@ -28,8 +28,17 @@ sys.path.insert(0, str(ROOT))
 NAMES_A_MODEL = re.compile(r"--(?:actor_)?model_name_or_path\b")
 SUFFIXES = (".sh", ".slurm", ".sbatch")
 # what an estimate needs, in the order a reason is given (plint.cost.layout_estimate._SHAPE and _NEEDED)
-NEEDED = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length",
-          "cluster.world_size", "batch.micro", "batch.global", "precision", "parallel.zero_stage")
+NEEDED = (
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_attention_heads",
+    "model.seq_length",
+    "cluster.world_size",
+    "batch.micro",
+    "batch.global",
+    "precision",
+    "parallel.zero_stage",
+)
 
 
 def launch_files(paths: list[str]) -> list[Path]:
@@ -91,20 +100,34 @@ def measure(files: list[tuple[Path, str | None]]) -> list[tuple[Path, str]]:
         for layout in layouts:
             est = layout_estimate(layout)
             outcome = "estimate" if est is not None else why_missing(layout)
-            rows.append((file, outcome if model_known(layout) or outcome == "model shape unknown"
-                         else f"{outcome}; model shape unknown"))
+            rows.append(
+                (
+                    file,
+                    outcome
+                    if model_known(layout) or outcome == "model shape unknown"
+                    else f"{outcome}; model shape unknown",
+                )
+            )
     return rows
 
 
 def model_known(layout) -> bool:
-    return all(layout.value(key) is not None for key in NEEDED if key.startswith("model.") and key != "model.seq_length")
+    return all(
+        layout.value(key) is not None for key in NEEDED if key.startswith("model.") and key != "model.seq_length"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*")
-    parser.add_argument("--corpus", nargs=2, action="append", default=[], metavar=("LABELS", "MIRROR"),
-                        help="the labelled launches of a corpus (repeatable)")
+    parser.add_argument(
+        "--corpus",
+        nargs=2,
+        action="append",
+        default=[],
+        metavar=("LABELS", "MIRROR"),
+        help="the labelled launches of a corpus (repeatable)",
+    )
     parser.add_argument("--root", help="the checked tree (default: each file's folder)")
     parser.add_argument("--show", action="store_true", help="one line per launch")
     args = parser.parse_args()
@@ -119,11 +142,15 @@ def main() -> None:
     counts = Counter(outcome for _, outcome in rows)
     launches = [o for o in counts.elements() if o not in ("no launch read",) and not o.startswith("crash")]
     present = counts["estimate"]
-    print(f"{len({f for f, _ in rows})} files, {len(launches)} launches read: estimate present for {present} "
-          f"({100 * present / max(1, len(launches)):.0f}%)")
+    print(
+        f"{len({f for f, _ in rows})} files, {len(launches)} launches read: estimate present for {present} "
+        f"({100 * present / max(1, len(launches)):.0f}%)"
+    )
     shape_unknown = sum(1 for o in launches if "model shape unknown" in o)
-    print(f"  model shape known for {len(launches) - shape_unknown} "
-          f"({100 * (len(launches) - shape_unknown) / max(1, len(launches)):.0f}%)")
+    print(
+        f"  model shape known for {len(launches) - shape_unknown} "
+        f"({100 * (len(launches) - shape_unknown) / max(1, len(launches)):.0f}%)"
+    )
     for outcome, n in counts.most_common():
         if outcome != "estimate":
             print(f"  {n:4}  {outcome}")

@@ -28,8 +28,14 @@ sys.path.insert(0, str(HERE))
 
 import measured_memory  # noqa: E402  (the functional tests' rows and launches)
 
-NAMES = ("host_step_s", "host_layer_s", "host_cp_layer_s", "host_moe_layer_s", "host_microbatch_s",
-         "host_overhead_factor (DGX H100)")
+NAMES = (
+    "host_step_s",
+    "host_layer_s",
+    "host_cp_layer_s",
+    "host_moe_layer_s",
+    "host_microbatch_s",
+    "host_overhead_factor (DGX H100)",
+)
 ZERO_HOST = dict(host_step_s=0.0, host_layer_s=0.0, host_cp_layer_s=0.0, host_moe_layer_s=0.0, host_microbatch_s=0.0)
 
 
@@ -58,12 +64,18 @@ def gpu_rows(mirror: Path) -> list[dict]:
             est = estimate(inp)
             c = count_params(inp)
             m, t = est.num_microbatches, est.time_s
-            rows.append({
-                "measured": row.iteration_time_s, "gpu_step": est.step_time_s, "hopper": row.gpu != "a100-80gb",
-                "gpu_microbatch": sum(t[k] for k in ("compute", "recompute", "tp", "cp", "ep", "pp")) / m,
-                "passes": m * (1 + bubble_fraction(inp.pp, m, inp.vpp, inp.options.pipeline_schedule)),
-                "layers": inp.num_layers / max(1, inp.pp), "cp": inp.cp > 1,
-                "moe": (c.num_moe / inp.num_layers if inp.num_layers else 0.0) if inp.ep > 1 else 0.0})
+            rows.append(
+                {
+                    "measured": row.iteration_time_s,
+                    "gpu_step": est.step_time_s,
+                    "hopper": row.gpu != "a100-80gb",
+                    "gpu_microbatch": sum(t[k] for k in ("compute", "recompute", "tp", "cp", "ep", "pp")) / m,
+                    "passes": m * (1 + bubble_fraction(inp.pp, m, inp.vpp, inp.options.pipeline_schedule)),
+                    "layers": inp.num_layers / max(1, inp.pp),
+                    "cp": inp.cp > 1,
+                    "moe": (c.num_moe / inp.num_layers if inp.num_layers else 0.0) if inp.ep > 1 else 0.0,
+                }
+            )
     return rows
 
 
@@ -116,14 +128,19 @@ def main(argv: list[str] | None = None) -> int:
     x = nelder_mead(lambda v: loss(rows, v), [0.03, 0.003, 0.001, 0.005, 0.001, 0.75])
     for name, value in zip(NAMES, x):
         print(f"{name:34} {value * 1e3:8.2f} ms" if name.endswith("_s") else f"{name:34} {value:8.3f}")
-    for label, sel in (("all", rows), ("DGX A100", [r for r in rows if not r["hopper"]]),
-                       ("DGX H100", [r for r in rows if r["hopper"]])):
+    for label, sel in (
+        ("all", rows),
+        ("DGX A100", [r for r in rows if not r["hopper"]]),
+        ("DGX H100", [r for r in rows if r["hopper"]]),
+    ):
         errors = [predicted(r, x) / r["measured"] - 1 for r in sel]
         before = [r["gpu_step"] / r["measured"] - 1 for r in sel]
-        print(f"{label:9} {len(sel):4} rows: |error| median {100 * statistics.median(map(abs, errors)):5.1f}% "
-              f"(signed {100 * statistics.median(errors):+5.1f}%, p90 "
-              f"{100 * measured_memory.percentile([abs(e) for e in errors], 0.9):5.1f}%); without fixed costs "
-              f"{100 * statistics.median(map(abs, before)):5.1f}%")
+        print(
+            f"{label:9} {len(sel):4} rows: |error| median {100 * statistics.median(map(abs, errors)):5.1f}% "
+            f"(signed {100 * statistics.median(errors):+5.1f}%, p90 "
+            f"{100 * measured_memory.percentile([abs(e) for e in errors], 0.9):5.1f}%); without fixed costs "
+            f"{100 * statistics.median(map(abs, before)):5.1f}%"
+        )
     return 0
 
 

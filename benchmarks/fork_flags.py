@@ -25,8 +25,14 @@ PLANT = re.compile(r"--num([-_])layers\b")  # a flag every Megatron launch passe
 
 
 def check(python: str, path: Path, cwd: Path) -> dict | None:
-    proc = subprocess.run([python, "-m", "plint", "check", "--format", "json", str(path)], cwd=cwd,
-                          capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [python, "-m", "plint", "check", "--format", "json", str(path)],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     try:
         return json.loads(proc.stdout)["files"][0]
     except (ValueError, KeyError, IndexError):
@@ -52,8 +58,10 @@ def measure(python: str, checkout: Path) -> dict:
             try:
                 planted += 1
                 found = check(python, copy, checkout) or {"diagnostics": []}
-                caught += any(d["code"] == "PL501" and re.search(r"--num[-_]layer\b(?!s)", d["message"])
-                              for d in found["diagnostics"])
+                caught += any(
+                    d["code"] == "PL501" and re.search(r"--num[-_]layer\b(?!s)", d["message"])
+                    for d in found["diagnostics"]
+                )
             finally:
                 copy.unlink()
     return {"files": len(files), "counts": dict(counts), "planted": planted, "caught": caught}
@@ -67,8 +75,10 @@ def main() -> None:
     for checkout in args.checkouts:
         m = measure(args.python, checkout)
         counts = ", ".join(f"{k}: {v}" for k, v in sorted(m["counts"].items())) or "none"
-        print(f"{checkout.name}: {m['files']} shell files; PL501/PL506 {counts}; "
-              f"planted typo caught in {m['caught']} of {m['planted']}")
+        print(
+            f"{checkout.name}: {m['files']} shell files; PL501/PL506 {counts}; "
+            f"planted typo caught in {m['caught']} of {m['planted']}"
+        )
 
 
 if __name__ == "__main__":

@@ -60,8 +60,13 @@ OUTSIDE = "outside"  # the folder beside each case's folder that holds it (`../o
 MENTION, ISSUE_REF, IMAGE = "@plintfuzzer", "#4242", "<img src=x onerror=1>"
 WORKFLOW = ("::error::plintfuzz", "##[stop-commands]plintfuzz", "::add-mask::plintfuzz")
 MARKUP = (MENTION, ISSUE_REF, IMAGE, *WORKFLOW, f"{MENTION} {IMAGE} {ISSUE_REF}")
-MARKUP_NAMES = (f"{MENTION} {IMAGE} {ISSUE_REF}.sh", "::error::plintfuzz.sh", "##[stop-commands]plintfuzz.sh",
-                "%0A::error::plintfuzz.sh", "x\n::error::plintfuzz.sh")
+MARKUP_NAMES = (
+    f"{MENTION} {IMAGE} {ISSUE_REF}.sh",
+    "::error::plintfuzz.sh",
+    "##[stop-commands]plintfuzz.sh",
+    "%0A::error::plintfuzz.sh",
+    "x\n::error::plintfuzz.sh",
+)
 
 # ---- inputs ---------------------------------------------------------------------------------------
 
@@ -84,45 +89,139 @@ def load_fixtures() -> list[dict[str, bytes]]:
     if RULE_FIXTURES.is_dir():
         folders += sorted(p for p in RULE_FIXTURES.glob("*/*") if p.is_dir())
     for folder in folders:
-        files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
-                 if p.is_file() and p.name not in ("expected.yaml", "golden.json")}
+        files = {
+            p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name not in ("expected.yaml", "golden.json")
+        }
         if any(n in files for n in ENTRY_NAMES):
             out.append(files)
     return out
 
 
-HUGE = ("99999999999999999999", "50000000", "100000000", "-1", "0", "9223372036854775808", "1e309", "nan",
-        "0x7fffffff", "1_000", "2**62", "$((2**62))", "$((1<<63))", "$((1/0))", "$((-9223372036854775807-1))")
-SHELL_BITS = ("$(", "${", "$((", "`", "\"", "'", "<<EOF\n", "<<'EOF'\n", "<<-X\n", "EOF\n", "\\\n", "${X:-",
-              "${X//a/b}", "${#X}", "${X:0:99999999}", "${!X}", "$@", "\"$@\"", "${A[@]}", "$((X))", ";;", "esac",
-              "fi", "done", "then", "do", "{", "}", "(", ")", "&&", "||", "|", ";", "&", "\x00", "\x1b[31m",
-              "\xff", "\u202e", "#SBATCH --nodes=", "--num_gpus ", "slots=", "source ", ". ./", "eval ", "bash -c ",
-              "export ", "declare -a A=(", "case $X in", "for i in", "while true; do", "if [ -n \"$X\" ]; then")
-LAUNCH_FLAGS = ("--nproc_per_node", "--nnodes", "--num_gpus", "--num_nodes", "--tensor-model-parallel-size",
-                "--pipeline-model-parallel-size", "--context-parallel-size", "--num-layers", "--hidden-size",
-                "--num-attention-heads", "--seq-length", "--max-position-embeddings", "--micro-batch-size",
-                "--global-batch-size", "--ffn-hidden-size", "--num-experts", "--expert-model-parallel-size",
-                "--deepspeed_config", "--hostfile", "--include", "--exclude", "--bf16", "--fp16",
-                "--sequence-parallel", "--use-distributed-optimizer", "--unknown-flag", "--tensor-model-paralel-size",
-                "--virtual-pipeline-model-parallel-size", "--num-query-groups", "--recompute-granularity")
+HUGE = (
+    "99999999999999999999",
+    "50000000",
+    "100000000",
+    "-1",
+    "0",
+    "9223372036854775808",
+    "1e309",
+    "nan",
+    "0x7fffffff",
+    "1_000",
+    "2**62",
+    "$((2**62))",
+    "$((1<<63))",
+    "$((1/0))",
+    "$((-9223372036854775807-1))",
+)
+SHELL_BITS = (
+    "$(",
+    "${",
+    "$((",
+    "`",
+    '"',
+    "'",
+    "<<EOF\n",
+    "<<'EOF'\n",
+    "<<-X\n",
+    "EOF\n",
+    "\\\n",
+    "${X:-",
+    "${X//a/b}",
+    "${#X}",
+    "${X:0:99999999}",
+    "${!X}",
+    "$@",
+    '"$@"',
+    "${A[@]}",
+    "$((X))",
+    ";;",
+    "esac",
+    "fi",
+    "done",
+    "then",
+    "do",
+    "{",
+    "}",
+    "(",
+    ")",
+    "&&",
+    "||",
+    "|",
+    ";",
+    "&",
+    "\x00",
+    "\x1b[31m",
+    "\xff",
+    "\u202e",
+    "#SBATCH --nodes=",
+    "--num_gpus ",
+    "slots=",
+    "source ",
+    ". ./",
+    "eval ",
+    "bash -c ",
+    "export ",
+    "declare -a A=(",
+    "case $X in",
+    "for i in",
+    "while true; do",
+    'if [ -n "$X" ]; then',
+)
+LAUNCH_FLAGS = (
+    "--nproc_per_node",
+    "--nnodes",
+    "--num_gpus",
+    "--num_nodes",
+    "--tensor-model-parallel-size",
+    "--pipeline-model-parallel-size",
+    "--context-parallel-size",
+    "--num-layers",
+    "--hidden-size",
+    "--num-attention-heads",
+    "--seq-length",
+    "--max-position-embeddings",
+    "--micro-batch-size",
+    "--global-batch-size",
+    "--ffn-hidden-size",
+    "--num-experts",
+    "--expert-model-parallel-size",
+    "--deepspeed_config",
+    "--hostfile",
+    "--include",
+    "--exclude",
+    "--bf16",
+    "--fp16",
+    "--sequence-parallel",
+    "--use-distributed-optimizer",
+    "--unknown-flag",
+    "--tensor-model-paralel-size",
+    "--virtual-pipeline-model-parallel-size",
+    "--num-query-groups",
+    "--recompute-granularity",
+)
 
 
 def _recursion(rng: random.Random) -> str:
     k = rng.choice((4, 24, 30, 200))
-    return rng.choice((
-        "X=ab\n" + 'X="$X$X"\n' * k,
-        "f() { X=\"$X$X\"; f; }\nX=ab\nf\n",
-        "f() { f \"$@\" \"$@\"; }\nf a\n",
-        "source \"$0\"\n",
-        ". \"${BASH_SOURCE[0]}\"\n",
-        "E='eval \"$E\"'\neval \"$E\"\n",
-        "A=(a)\n" + "A=(\"${A[@]}\" \"${A[@]}\")\n" * k,
-        "X=1\n" + "X=$((X*X+X))\n" * k,
-        "cat > gen.sh <<EOF\nsource gen.sh\nEOF\nsource gen.sh\n",
-        "while true; do X=\"$X.\"; done\n",
-        "for i in $(seq 1 100000000); do X=$i; done\n",
-        "H=\"$(printf 'x%.0s' {1..99999999})\"\n",
-    ))
+    return rng.choice(
+        (
+            "X=ab\n" + 'X="$X$X"\n' * k,
+            'f() { X="$X$X"; f; }\nX=ab\nf\n',
+            'f() { f "$@" "$@"; }\nf a\n',
+            'source "$0"\n',
+            '. "${BASH_SOURCE[0]}"\n',
+            'E=\'eval "$E"\'\neval "$E"\n',
+            "A=(a)\n" + 'A=("${A[@]}" "${A[@]}")\n' * k,
+            "X=1\n" + "X=$((X*X+X))\n" * k,
+            "cat > gen.sh <<EOF\nsource gen.sh\nEOF\nsource gen.sh\n",
+            'while true; do X="$X."; done\n',
+            "for i in $(seq 1 100000000); do X=$i; done\n",
+            "H=\"$(printf 'x%.0s' {1..99999999})\"\n",
+        )
+    )
 
 
 def _nesting(rng: random.Random) -> str:
@@ -138,7 +237,7 @@ def _nesting(rng: random.Random) -> str:
         return "if true; then\n" * k + "X=1\n" + "fi\n" * k
     if kind == 4:
         return "(" * k + "echo" + ")" * k + "\n"
-    return "X=\"" + "$(echo \"" * k + "1" + "\")" * k + "\"\n"
+    return 'X="' + '$(echo "' * k + "1" + '")' * k + '"\n'
 
 
 def _mutate_bytes(rng: random.Random, data: bytes) -> bytes:
@@ -151,7 +250,7 @@ def _mutate_bytes(rng: random.Random, data: bytes) -> bytes:
         elif op == 1:
             b[pos:pos] = bytes(rng.randrange(256) for _ in range(rng.randint(1, 4)))
         elif b:
-            del b[pos:pos + rng.randint(1, 16)]
+            del b[pos : pos + rng.randint(1, 16)]
     return bytes(b)
 
 
@@ -196,18 +295,44 @@ def _mutate_tokens(rng: random.Random, data: bytes) -> bytes:
 def gen_json(rng: random.Random, depth: int = 0) -> object:
     """A DeepSpeed-like config, sometimes wrong on purpose."""
     if depth > 3 or rng.random() < 0.3:
-        return rng.choice((1, 0, -1, 10 ** 20, 1.5, "auto", True, None, "x" * rng.choice((1, 100)), [], {}))
-    keys = ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps",
-            "zero_optimization", "stage", "bf16", "fp16", "enabled", "offload_optimizer", "device",
-            "sequence_parallel_size", "optimizer", "type", "params", "lr", "unknown_key", "stage3_prefetch_bucket_size")
+        return rng.choice((1, 0, -1, 10**20, 1.5, "auto", True, None, "x" * rng.choice((1, 100)), [], {}))
+    keys = (
+        "train_batch_size",
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "zero_optimization",
+        "stage",
+        "bf16",
+        "fp16",
+        "enabled",
+        "offload_optimizer",
+        "device",
+        "sequence_parallel_size",
+        "optimizer",
+        "type",
+        "params",
+        "lr",
+        "unknown_key",
+        "stage3_prefetch_bucket_size",
+    )
     return {rng.choice(keys): gen_json(rng, depth + 1) for _ in range(rng.randint(0, 6))}
 
 
 def _json_text(rng: random.Random) -> bytes:
     r = rng.random()
     if r < 0.1:
-        return rng.choice((b"", b"NaN", b"[1,2]", b"\xef\xbb\xbf{}", b"{" * 100000, b"[" * 100000 + b"]" * 100000,
-                           b'{"train_batch_size": 1e999}', b'{"a": 1, "a": 2}'))
+        return rng.choice(
+            (
+                b"",
+                b"NaN",
+                b"[1,2]",
+                b"\xef\xbb\xbf{}",
+                b"{" * 100000,
+                b"[" * 100000 + b"]" * 100000,
+                b'{"train_batch_size": 1e999}',
+                b'{"a": 1, "a": 2}',
+            )
+        )
     return json.dumps(gen_json(rng), allow_nan=True).encode()
 
 
@@ -222,18 +347,27 @@ def gen_script(rng: random.Random) -> tuple[bytes, dict[str, bytes]]:
         lines.append(f"{rng.choice('ABXY')}={value}")
     if rng.random() < 0.3:
         lines.append(_recursion(rng) if rng.random() < 0.5 else _nesting(rng))
-    launcher = rng.choice(("torchrun", "python -m torch.distributed.run", "deepspeed", "srun python",
-                           "deepspeed --hostfile hostfile", "accelerate launch"))
+    launcher = rng.choice(
+        (
+            "torchrun",
+            "python -m torch.distributed.run",
+            "deepspeed",
+            "srun python",
+            "deepspeed --hostfile hostfile",
+            "accelerate launch",
+        )
+    )
     args = []
     for _ in range(rng.randint(0, 12) if rng.random() < 0.9 else 300):
         flag = rng.choice(LAUNCH_FLAGS)
         if flag == "--unknown-flag":
-            flag += str(rng.randrange(10 ** 6))
+            flag += str(rng.randrange(10**6))
         args.append(f"{flag} {rng.choice(HUGE + ('1', '2', '8', '$A', '$X', 'ds.json', 'hostfile'))}")
     lines.append(f"{launcher} pretrain_gpt.py " + " ".join(args))
     extra["ds.json"] = _json_text(rng)
-    extra["hostfile"] = "\n".join(f"w{i} slots={rng.choice(HUGE + ('8',))}"
-                                  for i in range(rng.choice((1, 2, 1000)))).encode()
+    extra["hostfile"] = "\n".join(
+        f"w{i} slots={rng.choice(HUGE + ('8',))}" for i in range(rng.choice((1, 2, 1000)))
+    ).encode()
     return ("\n".join(lines) + "\n").encode(), extra
 
 
@@ -252,7 +386,7 @@ def make_case(rng: random.Random, index: int, fixtures: list[dict[str, bytes]]) 
         other = rng.choice(fixtures)
         other_entry = next(n for n in ENTRY_NAMES if n in other)
         a, b = base[entry], other[other_entry]
-        base[entry] = a[:rng.randint(0, len(a))] + b[rng.randint(0, len(b)):]
+        base[entry] = a[: rng.randint(0, len(a))] + b[rng.randint(0, len(b)) :]
         for k, v in other.items():
             base.setdefault(k, v)
         hows.append("splice")
@@ -277,9 +411,20 @@ def make_case(rng: random.Random, index: int, fixtures: list[dict[str, bytes]]) 
 # ---- structure-aware mutations of real files (issue 30) -------------------------------------------
 # each takes the case and a random source, changes the case, and returns what it did
 
-NESTS = (("${a[", "1", "]}"), ("$(", "echo 1", ")"), ('"$(', "echo 1", ')"'), ("${Y:-", "1", "}"), ("$((", "1", "))"),
-         ("{ ", "true;", " }"), ("${", "", ""), ("{", "", ""), ("(", "echo", ")"), ("if true; then\n", "X=1\n", "fi\n"),
-         ("f() { ", "", ""), ("[[ ", "", ""))
+NESTS = (
+    ("${a[", "1", "]}"),
+    ("$(", "echo 1", ")"),
+    ('"$(', "echo 1", ')"'),
+    ("${Y:-", "1", "}"),
+    ("$((", "1", "))"),
+    ("{ ", "true;", " }"),
+    ("${", "", ""),
+    ("{", "", ""),
+    ("(", "echo", ")"),
+    ("if true; then\n", "X=1\n", "fi\n"),
+    ("f() { ", "", ""),
+    ("[[ ", "", ""),
+)
 LONG_UNITS = ("'a'", "$x", '"x"', "a", "$x ", "\\ ", "${x}", "$(echo 1)", "x=1 ")
 ESCAPES = ("\\ud800", "\\udfff", "\\ud800\\u0041", "\\u0000", "\\x41", "\\uZZZZ", "\\")
 
@@ -322,7 +467,7 @@ def _quotes(rng: random.Random, case: Case) -> str:
     data = bytearray(case.files[case.entry])
     mark = rng.choice((b'"', b"'", b"`", b"$'", b'$"', b"\\", b"$'\\ud800'", b"$'\\x00'"))
     for _ in range(rng.randint(1, 3)):
-        data[rng.randint(0, len(data)):0] = mark
+        data[rng.randint(0, len(data)) : 0] = mark
     case.files[case.entry] = bytes(data)
     return f"quotes({mark.decode()!r})"
 
@@ -361,8 +506,9 @@ def _number(rng: random.Random, case: Case) -> str:
             data = _insert_line(rng, case.files[case.entry], b"deepspeed --hostfile hostfile pretrain_gpt.py")
             target = case.entry
         else:
-            data = _insert_line(rng, case.files[case.entry],
-                                f"torchrun --nproc_per_node {digits} pretrain_gpt.py".encode())
+            data = _insert_line(
+                rng, case.files[case.entry], f"torchrun --nproc_per_node {digits} pretrain_gpt.py".encode()
+            )
             target = case.entry
     case.files[target] = data[:MAX_INPUT]
     return f"number({len(digits)} digits in {target})"
@@ -373,15 +519,16 @@ def _escape(rng: random.Random, case: Case) -> str:
     configs = [k for k in case.files if k.endswith(".json")]
     if not configs:
         case.files["ds.json"] = b'{"train_batch_size": 8}'
-        case.files[case.entry] = _insert_line(rng, case.files[case.entry],
-                                              b"deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json")
+        case.files[case.entry] = _insert_line(
+            rng, case.files[case.entry], b"deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json"
+        )
         configs = ["ds.json"]
     target = rng.choice(configs)
     where = rng.choice(("key", "value"))
     member = f'"tr{esc}ain_batch_size": 1, ' if where == "key" else f'"optimizer": {{"type": "{esc}"}}, '
     data = case.files[target]
     brace = data.find(b"{")
-    case.files[target] = data[:brace + 1] + member.encode() + data[brace + 1:] if brace >= 0 else member.encode()
+    case.files[target] = data[: brace + 1] + member.encode() + data[brace + 1 :] if brace >= 0 else member.encode()
     if rng.random() < 0.5:
         case.also += (target,)
     return f"escape({esc} in a {where} of {target})"
@@ -402,8 +549,9 @@ def _symlink(rng: random.Random, case: Case) -> str:
     elif kind == "outside-json":
         case.links["ds.json"] = f"../{OUTSIDE}/secret.json"
         case.files.pop("ds.json", None)
-        case.files[case.entry] = _insert_line(rng, case.files[case.entry],
-                                              b"deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json")
+        case.files[case.entry] = _insert_line(
+            rng, case.files[case.entry], b"deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json"
+        )
         named = "ds.json"
     elif kind == "outside-folder":
         case.links["sub"] = f"../{OUTSIDE}"
@@ -430,8 +578,13 @@ def _markup(rng: random.Random, case: Case) -> str:
         case.files[name] = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-paralel-size 2\n"
         case.also += (name,)
         return f"markup(second file {name!r})"
-    line = (f"# {text}", f"X='{text}'", f"torchrun --nproc_per_node 8 pretrain_gpt.py --{text} 1 --num-layers '{text}'",
-            f"source './{text}.sh'", f"deepspeed --deepspeed_config '{text}.json' train.py")[kind]
+    line = (
+        f"# {text}",
+        f"X='{text}'",
+        f"torchrun --nproc_per_node 8 pretrain_gpt.py --{text} 1 --num-layers '{text}'",
+        f"source './{text}.sh'",
+        f"deepspeed --deepspeed_config '{text}.json' train.py",
+    )[kind]
     case.files[case.entry] = _insert_line(rng, case.files[case.entry], line.encode())
     configs = [k for k in case.files if k.endswith(".json")]
     if configs and rng.random() < 0.5:  # and a DeepSpeed key of its config
@@ -439,7 +592,7 @@ def _markup(rng: random.Random, case: Case) -> str:
         data = case.files[target]
         brace = data.find(b"{")
         if brace >= 0:
-            case.files[target] = data[:brace + 1] + json.dumps(text).encode() + b": 1, " + data[brace + 1:]
+            case.files[target] = data[: brace + 1] + json.dumps(text).encode() + b": 1, " + data[brace + 1 :]
     return f"markup({text!r} as {('', '', 'a flag', 'a sourced file', 'a config')[kind] or 'text'})"
 
 
@@ -536,9 +689,11 @@ def _peak_rss_mb(reset: bool) -> float:
 # value escaped (`:` and `,` as %3A and %2C), so no text of a file can end the properties early
 _COMMAND = re.compile(r"::(error|warning|notice) [A-Za-z]+=[^:,]+(?:,[A-Za-z]+=[^:,]+)*::")
 _CODE = re.compile(r"```.*?```|`[^`\n]*`", re.S)  # markdown code: GitHub links and mentions nothing in it
-_MARKUP_CHECKS = ((re.compile(r"<img", re.I), "a raw <img"),
-                  (re.compile(r"(?<![\w\\/`])" + re.escape(MENTION)), f"a raw {MENTION} (a mention)"),
-                  (re.compile(r"(?<![\w\\/&`])" + re.escape(ISSUE_REF) + r"(?!\d)"), f"a raw {ISSUE_REF} (a link)"))
+_MARKUP_CHECKS = (
+    (re.compile(r"<img", re.I), "a raw <img"),
+    (re.compile(r"(?<![\w\\/`])" + re.escape(MENTION)), f"a raw {MENTION} (a mention)"),
+    (re.compile(r"(?<![\w\\/&`])" + re.escape(ISSUE_REF) + r"(?!\d)"), f"a raw {ISSUE_REF} (a link)"),
+)
 
 
 def workflow_problems(text: str) -> list[str]:
@@ -562,7 +717,7 @@ def markup_problems(text: str) -> list[str]:
     for pattern, what in _MARKUP_CHECKS:
         m = pattern.search(bare)
         if m is not None:
-            found.append(f"{what}: {bare[max(0, m.start() - 120):m.end() + 120]!r}")
+            found.append(f"{what}: {bare[max(0, m.start() - 120) : m.end() + 120]!r}")
     return found
 
 
@@ -627,9 +782,15 @@ def check_case(case_dir: Path, entry: str, hooks=(), validator=None, also: tuple
                 problems.append("invalid SARIF: " + "; ".join(errors_found))
     after = _snapshot(case_dir)
     if after != before:
-        problems.append("an input file was written or removed: "
-                        + ", ".join(sorted(str(p.relative_to(case_dir)) for p in set(before) ^ set(after)
-                                           | {p for p in before if after.get(p) != before[p]})))
+        problems.append(
+            "an input file was written or removed: "
+            + ", ".join(
+                sorted(
+                    str(p.relative_to(case_dir))
+                    for p in set(before) ^ set(after) | {p for p in before if after.get(p) != before[p]}
+                )
+            )
+        )
     for hook in hooks:
         problems.extend(hook(case_dir, paths[0], outputs))
     return {"problems": problems, "seconds": max(seconds.values()), "sizes": sizes, "maxrss_mb": rss}
@@ -667,8 +828,12 @@ def worker_main(memory_mb: int, hooks: list[str]) -> None:
         try:
             answer = check_case(Path(job["dir"]), job["entry"], loaded, validator, tuple(job.get("also", ())))
         except BaseException:  # noqa: BLE001 - the harness itself failed on this input (MemoryError...)
-            answer = {"problems": ["harness error:\n" + traceback.format_exc()], "seconds": 0, "sizes": {},
-                      "maxrss_mb": 0}
+            answer = {
+                "problems": ["harness error:\n" + traceback.format_exc()],
+                "seconds": 0,
+                "sizes": {},
+                "maxrss_mb": 0,
+            }
         sys.__stdout__.write(json.dumps(answer) + "\n")
         sys.__stdout__.flush()
 
@@ -683,8 +848,15 @@ class Worker:
     def start(self) -> None:
         # plint's own time and memory: fix's dry run without megatron-core's torch start-up (plint.fixing.fix)
         env = {**os.environ, "PLINT_DRY_RUN_BACKEND": "analytic"}
-        self.proc = subprocess.Popen(self.args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                                     stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+        self.proc = subprocess.Popen(
+            self.args,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            stderr=subprocess.DEVNULL,
+            cwd=ROOT,
+            env=env,
+        )
 
     def run(self, case_dir: Path, entry: str, timeout: float, also: tuple[str, ...] = ()) -> dict | None:
         """The worker's answer, or None on a hang (the worker is then killed)."""
@@ -697,8 +869,16 @@ class Worker:
         line = self.proc.stdout.readline() if ready else ""
         if not line:
             self.stop()
-            return None if not ready else {"problems": ["worker died (killed by the memory limit?)"],
-                                           "seconds": 0, "sizes": {}, "maxrss_mb": 0}
+            return (
+                None
+                if not ready
+                else {
+                    "problems": ["worker died (killed by the memory limit?)"],
+                    "seconds": 0,
+                    "sizes": {},
+                    "maxrss_mb": 0,
+                }
+            )
         return json.loads(line)
 
     def stop(self) -> None:
@@ -732,19 +912,38 @@ class Summary:
     failures: list[tuple[str, list[str]]] = field(default_factory=list)
 
     def lines(self) -> list[str]:
-        return [f"inputs {self.inputs}", f"tracebacks {self.tracebacks}",
-                f"runs over {MAX_CPU_SECONDS:g} CPU s {self.slow}", f"inputs over {MAX_RSS_MB} MB {self.memory}",
-                f"exit 2 from content {self.exit2}", f"outside reads {self.outside}",
-                f"unescaped outputs {self.unescaped}", f"hangs {self.hangs}",
-                f"invalid JSON {self.invalid_json}", f"invalid SARIF {self.invalid_sarif}",
-                f"outputs over 1 MB {self.oversized}", f"other failures {self.other}",
-                f"max CPU time of one run {self.max_seconds:.2f} s ({self.slowest})",
-                f"max RSS {self.max_rss_mb:.0f} MB", f"max output {self.max_output} bytes"]
+        return [
+            f"inputs {self.inputs}",
+            f"tracebacks {self.tracebacks}",
+            f"runs over {MAX_CPU_SECONDS:g} CPU s {self.slow}",
+            f"inputs over {MAX_RSS_MB} MB {self.memory}",
+            f"exit 2 from content {self.exit2}",
+            f"outside reads {self.outside}",
+            f"unescaped outputs {self.unescaped}",
+            f"hangs {self.hangs}",
+            f"invalid JSON {self.invalid_json}",
+            f"invalid SARIF {self.invalid_sarif}",
+            f"outputs over 1 MB {self.oversized}",
+            f"other failures {self.other}",
+            f"max CPU time of one run {self.max_seconds:.2f} s ({self.slowest})",
+            f"max RSS {self.max_rss_mb:.0f} MB",
+            f"max output {self.max_output} bytes",
+        ]
 
 
-_KINDS = (("traceback", "tracebacks"), ("harness error", "tracebacks"), ("hang", "hangs"), ("slow", "slow"),
-          ("memory", "memory"), ("exit 2", "exit2"), ("outside read", "outside"), ("unescaped", "unescaped"),
-          ("invalid JSON", "invalid_json"), ("invalid SARIF", "invalid_sarif"), ("output over", "oversized"))
+_KINDS = (
+    ("traceback", "tracebacks"),
+    ("harness error", "tracebacks"),
+    ("hang", "hangs"),
+    ("slow", "slow"),
+    ("memory", "memory"),
+    ("exit 2", "exit2"),
+    ("outside read", "outside"),
+    ("unescaped", "unescaped"),
+    ("invalid JSON", "invalid_json"),
+    ("invalid SARIF", "invalid_sarif"),
+    ("output over", "oversized"),
+)
 
 
 def _count(summary: Summary, problems: list[str]) -> None:
@@ -758,8 +957,9 @@ def plant_outside(tmp: Path) -> None:
     folder a symlink may reach; its canary must never show in an output."""
     outside = tmp / OUTSIDE
     outside.mkdir(exist_ok=True)
-    (outside / "secret.sh").write_text(f"# {CANARY}\nexport SECRET={CANARY}\n"
-                                       f"torchrun --nproc_per_node 8 pretrain_gpt.py --{CANARY} 1\n")
+    (outside / "secret.sh").write_text(
+        f"# {CANARY}\nexport SECRET={CANARY}\ntorchrun --nproc_per_node 8 pretrain_gpt.py --{CANARY} 1\n"
+    )
     (outside / "secret.json").write_text(json.dumps({"train_batch_size": 8, CANARY: CANARY}))
     (outside / "secret.txt").write_text(CANARY + "\n")
 
@@ -780,27 +980,40 @@ def save(out: Path, case: Case, problems: list[str]) -> Path:
     folder = out / case.name
     shutil.rmtree(folder, ignore_errors=True)
     write_case(case, folder)
-    (folder / "FAILURE.txt").write_text(f"entry: {case.entry!r}\nalso: {list(case.also)!r}\nmutations: {case.how}"
-                                        "\n\n" + "\n\n".join(problems))
+    (folder / "FAILURE.txt").write_text(
+        f"entry: {case.entry!r}\nalso: {list(case.also)!r}\nmutations: {case.how}\n\n" + "\n\n".join(problems)
+    )
     return folder
 
 
-def fuzz(seed: int = 0, count: int = 150, start: int = 0, timeout: float = 10.0, memory_mb: int = 1024,
-         out: Path | None = DEFAULT_OUT, hooks: tuple[str, ...] = (), progress=None,
-         replay: list[Case] | None = None, structured: float = STRUCTURED_SHARE) -> Summary:
+def fuzz(
+    seed: int = 0,
+    count: int = 150,
+    start: int = 0,
+    timeout: float = 10.0,
+    memory_mb: int = 1024,
+    out: Path | None = DEFAULT_OUT,
+    hooks: tuple[str, ...] = (),
+    progress=None,
+    replay: list[Case] | None = None,
+    structured: float = STRUCTURED_SHARE,
+) -> Summary:
     summary = Summary()
     worker = Worker(memory_mb, list(hooks))
     try:
         with tempfile.TemporaryDirectory(prefix="plint-fuzz-") as tmp:
             plant_outside(Path(tmp))
-            for case in (replay if replay is not None else cases(seed, count, start, structured)):
+            for case in replay if replay is not None else cases(seed, count, start, structured):
                 case_dir = Path(tmp) / case.name
                 write_case(case, case_dir)
                 answer = worker.run(case_dir, case.entry, timeout * (len(FORMATS) + 1), case.also)
                 if answer is None:
-                    answer = {"problems": [f"hang: no answer within {timeout * (len(FORMATS) + 1):g} s"],
-                              "seconds": timeout,
-                              "sizes": {}, "maxrss_mb": 0}
+                    answer = {
+                        "problems": [f"hang: no answer within {timeout * (len(FORMATS) + 1):g} s"],
+                        "seconds": timeout,
+                        "sizes": {},
+                        "maxrss_mb": 0,
+                    }
                 elif answer["seconds"] > timeout:
                     answer["problems"].append(f"hang: one run took {answer['seconds']:.1f} s")
                 shutil.rmtree(case_dir, ignore_errors=True)
@@ -827,10 +1040,20 @@ def load_saved(folder: Path) -> Case:
     kept = [p for p in sorted(folder.rglob("*")) if p.name != "FAILURE.txt"]
     files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in kept if not p.is_symlink() and p.is_file()}
     links = {p.relative_to(folder).as_posix(): os.readlink(p) for p in kept if p.is_symlink()}
-    head = dict(line.split(": ", 1) for line in (folder / "FAILURE.txt").read_text().split("\n\n")[0].splitlines()
-                if ": " in line) if (folder / "FAILURE.txt").exists() else {}
-    entry = ast.literal_eval(head["entry"]) if head.get("entry", "").startswith(("'", '"')) else \
-        next(n for n in ENTRY_NAMES if n in files)
+    head = (
+        dict(
+            line.split(": ", 1)
+            for line in (folder / "FAILURE.txt").read_text().split("\n\n")[0].splitlines()
+            if ": " in line
+        )
+        if (folder / "FAILURE.txt").exists()
+        else {}
+    )
+    entry = (
+        ast.literal_eval(head["entry"])
+        if head.get("entry", "").startswith(("'", '"'))
+        else next(n for n in ENTRY_NAMES if n in files)
+    )
     also = tuple(ast.literal_eval(head["also"])) if "also" in head else ()
     return Case(folder.name, files, entry, "replay", links, also)
 
@@ -838,15 +1061,27 @@ def load_saved(folder: Path) -> Case:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=0, help="inputs are a function of the seed and their index")
-    parser.add_argument("--count", type=int, default=150, help="run inputs up to this index, START..COUNT-1 (10000 for the full run)")
-    parser.add_argument("--start", type=int, default=0, help="first input index: resume a run, or split one (--start 5000 --count 10000 is its second half)")
-    parser.add_argument("--structured", type=float, default=STRUCTURED_SHARE,
-                        help="share of structure-aware mutations of real files (0 to 1)")
+    parser.add_argument(
+        "--count", type=int, default=150, help="run inputs up to this index, START..COUNT-1 (10000 for the full run)"
+    )
+    parser.add_argument(
+        "--start",
+        type=int,
+        default=0,
+        help="first input index: resume a run, or split one (--start 5000 --count 10000 is its second half)",
+    )
+    parser.add_argument(
+        "--structured",
+        type=float,
+        default=STRUCTURED_SHARE,
+        help="share of structure-aware mutations of real files (0 to 1)",
+    )
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per plint run before it is a hang")
     parser.add_argument("--memory-mb", type=int, default=1024, help="the worker's address-space limit")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where failing inputs are saved")
-    parser.add_argument("--hook", action="append", default=[],
-                        help="module:function or file.py:function, an invariant run per input")
+    parser.add_argument(
+        "--hook", action="append", default=[], help="module:function or file.py:function, an invariant run per input"
+    )
     parser.add_argument("--replay", type=Path, nargs="*", help="saved case folders to run again")
     parser.add_argument("--progress", type=int, default=0, help="print a summary line every N inputs")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -862,8 +1097,18 @@ def main(argv: list[str] | None = None) -> int:
             print(f"[{time.strftime('%H:%M:%S')}] " + ", ".join(summary.lines()), flush=True)
 
     replay = [load_saved(p) for p in args.replay] if args.replay else None
-    summary = fuzz(args.seed, args.count, args.start, args.timeout, args.memory_mb, args.out, tuple(args.hook),
-                   progress, replay, args.structured)
+    summary = fuzz(
+        args.seed,
+        args.count,
+        args.start,
+        args.timeout,
+        args.memory_mb,
+        args.out,
+        tuple(args.hook),
+        progress,
+        replay,
+        args.structured,
+    )
     print("\n".join(summary.lines()))
     return 1 if summary.failures else 0
 

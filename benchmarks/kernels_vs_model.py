@@ -32,8 +32,14 @@ def _model(gpu_name: str, **shape):
     from plint.cost.estimate import _dense_layer, _kernels
 
     gpu = lookup_gpu(gpu_name)
-    inp = ModelInput(num_layers=1, vocab_size=32000, gpu=gpu.name, precision="bf16", micro_batch=1,
-                     **{"hidden_size": 4096, "num_attention_heads": 32, "seq_length": 4096, **shape})
+    inp = ModelInput(
+        num_layers=1,
+        vocab_size=32000,
+        gpu=gpu.name,
+        precision="bf16",
+        micro_batch=1,
+        **{"hidden_size": 4096, "num_attention_heads": 32, "seq_length": 4096, **shape},
+    )
     k = _kernels(inp, gpu)
     return k, _dense_layer(k)
 
@@ -51,8 +57,9 @@ def predictions(rows: list[dict], gpu: str) -> dict[str, list[tuple[float, float
             out.setdefault("moe-gemm, grouped", []).append((predicted, r["s_grouped"]))
         elif kind == "attn":
             hq, hk, d = r["hq"], r["hk"], r["d"]
-            _, layer = _model(gpu, hidden_size=hq * d, num_attention_heads=hq, num_query_groups=hk, kv_channels=d,
-                              seq_length=r["s"])
+            _, layer = _model(
+                gpu, hidden_size=hq * d, num_attention_heads=hq, num_query_groups=hk, kv_channels=d, seq_length=r["s"]
+            )
             out.setdefault("attention, forward", []).append((layer.core, r["s_f"]))
             out.setdefault("attention, forward+backward", []).append((3 * layer.core, r["s_fb"]))
     return out
@@ -72,8 +79,10 @@ def main(argv: list[str] | None = None) -> int:
         errors = sorted(p / m - 1 for p, m in pairs)
         absolute = sorted(abs(e) for e in errors)
         p90 = absolute[min(len(absolute) - 1, int(0.9 * len(absolute)))]
-        print(f"{kind:30} {len(pairs):5} {100 * statistics.median(absolute):14.1f}% {100 * p90:6.1f}% "
-              f"{100 * statistics.median(errors):+13.1f}%")
+        print(
+            f"{kind:30} {len(pairs):5} {100 * statistics.median(absolute):14.1f}% {100 * p90:6.1f}% "
+            f"{100 * statistics.median(errors):+13.1f}%"
+        )
     return 0
 
 

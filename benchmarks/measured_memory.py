@@ -48,24 +48,85 @@ CASES = Path("tests/functional_tests/test_cases")
 # golden-value files kept: the two environments (dev and lts containers) on the two DGX platforms
 PLATFORMS = {"dgx_a100": "a100-80gb", "dgx_h100": "h100-sxm"}
 ENVIRONMENTS = ("dev", "lts")
-ENTRY_POINTS = {"gpt": "pretrain_gpt.py", "moe": "pretrain_gpt.py", "mixtral": "pretrain_gpt.py",
-                "bert": "examples/bert/pretrain_bert.py", "t5": "examples/t5/pretrain_t5.py", "hybrid": "pretrain_hybrid.py",
-                "mimo": "examples/mimo/train.py", "multimodal-llava": "pretrain_vlm.py"}
+ENTRY_POINTS = {
+    "gpt": "pretrain_gpt.py",
+    "moe": "pretrain_gpt.py",
+    "mixtral": "pretrain_gpt.py",
+    "bert": "examples/bert/pretrain_bert.py",
+    "t5": "examples/t5/pretrain_t5.py",
+    "hybrid": "pretrain_hybrid.py",
+    "mimo": "examples/mimo/train.py",
+    "multimodal-llava": "pretrain_vlm.py",
+}
 
 # Arguments that move neither memory nor time (or name files): dropped from the launch.
-DROPPED_PREFIXES = ("--save", "--load", "--data-path", "--data-cache-path", "--dataloader-", "--dataset-provider", "--vocab-file", "--merge-file", "--tokenizer-", "--tiktoken-",
-                    "--tensorboard-", "--log-", "--wandb-", "--ckpt-", "--dist-ckpt-", "--async-", "--eval-",
-                    "--exit-", "--timing-", "--logging-", "--split", "--num-workers", "--use-checkpoint-",
-                    "--no-load-", "--auto-detect-ckpt-format", "--use-persistent-ckpt-worker", "--finetune",
-                    "--no-mmap-bin-files", "--mock-data", "--output-path", "--distributed-timeout-minutes",
-                    "--no-use-tokenizer-model-from-checkpoint-args", "--seed", "--init-method-std", "--lr",
-                    "--min-lr", "--decoupled-", "--adam-", "--weight-decay", "--clip-grad", "--deterministic-mode",
-                    "--check-weight-hash", "--straggler-", "--verify-integrity", "--test-mode", "--rerun-mode",
-                    "--override-opt_param-scheduler", "--no-check-for-nan", "--manual-gc", "--train-",
-                    "--skip-train", "--save-interval", "--exit-interval", "--fim-", "--per-split-data-args-path")
+DROPPED_PREFIXES = (
+    "--save",
+    "--load",
+    "--data-path",
+    "--data-cache-path",
+    "--dataloader-",
+    "--dataset-provider",
+    "--vocab-file",
+    "--merge-file",
+    "--tokenizer-",
+    "--tiktoken-",
+    "--tensorboard-",
+    "--log-",
+    "--wandb-",
+    "--ckpt-",
+    "--dist-ckpt-",
+    "--async-",
+    "--eval-",
+    "--exit-",
+    "--timing-",
+    "--logging-",
+    "--split",
+    "--num-workers",
+    "--use-checkpoint-",
+    "--no-load-",
+    "--auto-detect-ckpt-format",
+    "--use-persistent-ckpt-worker",
+    "--finetune",
+    "--no-mmap-bin-files",
+    "--mock-data",
+    "--output-path",
+    "--distributed-timeout-minutes",
+    "--no-use-tokenizer-model-from-checkpoint-args",
+    "--seed",
+    "--init-method-std",
+    "--lr",
+    "--min-lr",
+    "--decoupled-",
+    "--adam-",
+    "--weight-decay",
+    "--clip-grad",
+    "--deterministic-mode",
+    "--check-weight-hash",
+    "--straggler-",
+    "--verify-integrity",
+    "--test-mode",
+    "--rerun-mode",
+    "--override-opt_param-scheduler",
+    "--no-check-for-nan",
+    "--manual-gc",
+    "--train-",
+    "--skip-train",
+    "--save-interval",
+    "--exit-interval",
+    "--fim-",
+    "--per-split-data-args-path",
+)
 # Arguments of runs that are not one training run of the model the shape flags describe
-NOT_TRAINING = ("--perform-rl-step", "--inference-max-seq-length", "--prompts", "--prompt-file",
-                "--num-tokens-to-generate", "--incoming-requests-per-sec", "--incoming-requests-per-step")
+NOT_TRAINING = (
+    "--perform-rl-step",
+    "--inference-max-seq-length",
+    "--prompts",
+    "--prompt-file",
+    "--num-tokens-to-generate",
+    "--incoming-requests-per-sec",
+    "--incoming-requests-per-step",
+)
 
 
 @dataclass
@@ -100,6 +161,7 @@ class Row:
 # ---------------------------------------------------------------------------------------------------
 # reading the functional tests
 
+
 def _numbers(metric: dict | None) -> list[float]:
     """A golden-values metric's logged values, the NaNs (not measured at that step) left out."""
     values = (metric or {}).get("values") or {}
@@ -122,8 +184,11 @@ def measured(golden: dict) -> tuple[float, float | None, float | None] | None:
         return None
     steady = _numbers(golden.get("mem-allocated-bytes"))
     times = _numbers(golden.get("iteration-time"))
-    return (max(peaks), statistics.median(steady) if steady else None,
-            statistics.median(times[1:] or times) if times else None)
+    return (
+        max(peaks),
+        statistics.median(steady) if steady else None,
+        statistics.median(times[1:] or times) if times else None,
+    )
 
 
 def recipe_sizes(mirror: Path) -> dict[str, tuple[int, int]]:
@@ -186,12 +251,16 @@ def _dropped(option: str) -> bool:
     return option.startswith(DROPPED_PREFIXES)
 
 
-def launch_text(family: str, args: dict[str, object], nodes: int, gpus: int, vocab: int | None,
-                env: dict[str, object] | None = None) -> str:
+def launch_text(
+    family: str, args: dict[str, object], nodes: int, gpus: int, vocab: int | None, env: dict[str, object] | None = None
+) -> str:
     """A torchrun launch of the case: the arguments that shape memory or time, the vocabulary given, after the
     environment variables the case's ENV_VARS set (PyTorch reads CUBLAS_WORKSPACE_CONFIG among them)."""
-    exports = [f"export {k}={shlex.quote(str(v))}" for k, v in (env or {}).items()
-               if str(k).isidentifier() and "$" not in str(v)]
+    exports = [
+        f"export {k}={shlex.quote(str(v))}"
+        for k, v in (env or {}).items()
+        if str(k).isidentifier() and "$" not in str(v)
+    ]
     lines: list[str] = []
     for option, value in args.items():
         if _dropped(option) or option == "--vocab-size" or value is False or value is None:
@@ -216,6 +285,7 @@ def launch_text(family: str, args: dict[str, object], nodes: int, gpus: int, voc
 
 def features(args: dict[str, object]) -> list[str]:
     """The feature groups a case exercises (a row counts in every group it is in)."""
+
     def on(option: str) -> bool:
         return args.get(option) not in (None, False)
 
@@ -224,6 +294,7 @@ def features(args: dict[str, object]) -> list[str]:
             return int(args.get(option) or 1)
         except (TypeError, ValueError):
             return 1
+
     found = []
     if size("--tensor-model-parallel-size") > 1:
         found.append("tp")
@@ -263,8 +334,10 @@ def size_free_memory(args: dict[str, object]) -> bool:
     """Whether a GPU's memory is the same at every node count: nothing sharded over data parallelism (no
     distributed optimizer, no FSDP) and no pipeline, whose micro-batches in flight depend on the count
     (global batch / (micro batch x dp))."""
-    sharded = any(args.get(o) not in (None, False) for o in ("--use-distributed-optimizer", "--use-megatron-fsdp",
-                                                            "--use-custom-fsdp", "--num-experts"))
+    sharded = any(
+        args.get(o) not in (None, False)
+        for o in ("--use-distributed-optimizer", "--use-megatron-fsdp", "--use-custom-fsdp", "--num-experts")
+    )
     return not sharded and _size(args, "--pipeline-model-parallel-size") == 1
 
 
@@ -309,8 +382,19 @@ def rows_of(mirror: Path) -> list[tuple[Row, str]]:
                 if numbers is None:
                     continue
                 peak, steady, seconds = numbers
-                row = Row(f"{family}/{case}", environment, platform, gpu, nodes, gpus, peak, steady, seconds,
-                          features(args), missed="release test: its node count is in no recipe" if unknown_size else None)
+                row = Row(
+                    f"{family}/{case}",
+                    environment,
+                    platform,
+                    gpu,
+                    nodes,
+                    gpus,
+                    peak,
+                    steady,
+                    seconds,
+                    features(args),
+                    missed="release test: its node count is in no recipe" if unknown_size else None,
+                )
                 out.append((row, text))
     return out
 
@@ -336,8 +420,11 @@ def estimate_row(row: Row, text: str, scratch: Path) -> None:
         return
     est = layout_estimate(reading.layouts[0])
     if est is None:
-        row.missed = "no estimate (" + "; ".join(p.message for p in reading.problems[:2]) + ")" if reading.problems \
+        row.missed = (
+            "no estimate (" + "; ".join(p.message for p in reading.problems[:2]) + ")"
+            if reading.problems
             else "no estimate"
+        )
         return
     # a note that only the step time is not modelled leaves the memory estimate whole (issue 24's column)
     unmodelled = [n for n in est.notes if "not modelled" in n and not n.startswith("time not modelled")]
@@ -358,6 +445,7 @@ def estimate_row(row: Row, text: str, scratch: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------------
 # summarising
+
 
 def percentile(values: list[float], q: float) -> float:
     """The q-quantile by linear interpolation (statistics.quantiles' 'inclusive' method)."""
@@ -387,11 +475,19 @@ def summarise(group: str, rows: list[Row]) -> Summary:
     errors = [abs(r.peak_error) for r in covered]
     signed = [r.peak_error for r in covered]
     steady = [abs(r.steady_error) for r in covered if r.steady_error is not None]
-    times = [abs(r.estimated_step_s / r.iteration_time_s - 1) for r in covered
-             if r.estimated_step_s and r.iteration_time_s]
-    return Summary(group, len(rows), len(covered), statistics.median(errors) if errors else None,
-                   percentile(errors, 0.9) if errors else None, statistics.median(signed) if signed else None,
-                   statistics.median(steady) if steady else None, statistics.median(times) if times else None)
+    times = [
+        abs(r.estimated_step_s / r.iteration_time_s - 1) for r in covered if r.estimated_step_s and r.iteration_time_s
+    ]
+    return Summary(
+        group,
+        len(rows),
+        len(covered),
+        statistics.median(errors) if errors else None,
+        percentile(errors, 0.9) if errors else None,
+        statistics.median(signed) if signed else None,
+        statistics.median(steady) if steady else None,
+        statistics.median(times) if times else None,
+    )
 
 
 def groups(rows: list[Row]) -> list[Summary]:
@@ -405,21 +501,33 @@ def _pct(x: float | None) -> str:
 
 def print_table(rows: list[Row], show_rows: bool, out=sys.stdout) -> None:
     if show_rows:
-        print(f"{'case':72} {'env':3} {'gpu':9} {'measured':>9} {'plint':>9} {'error':>7} {'steady':>7} "
-              f"{'iter s':>7} {'plint s':>7}  note", file=out)
+        print(
+            f"{'case':72} {'env':3} {'gpu':9} {'measured':>9} {'plint':>9} {'error':>7} {'steady':>7} "
+            f"{'iter s':>7} {'plint s':>7}  note",
+            file=out,
+        )
         for r in rows:
             est = f"{r.estimated_peak / GIB:8.2f}G" if r.estimated_peak is not None else "       - "
-            print(f"{r.case[:72]:72} {r.environment:3} {r.gpu:9} {r.measured_peak / GIB:8.2f}G {est} "
-                  f"{_pct(r.peak_error):>7} {_pct(r.steady_error):>7} "
-                  f"{(r.iteration_time_s or float('nan')):7.3f} {(r.estimated_step_s or float('nan')):7.3f}  "
-                  f"{r.missed or ''}"[:400], file=out)
+            print(
+                f"{r.case[:72]:72} {r.environment:3} {r.gpu:9} {r.measured_peak / GIB:8.2f}G {est} "
+                f"{_pct(r.peak_error):>7} {_pct(r.steady_error):>7} "
+                f"{(r.iteration_time_s or float('nan')):7.3f} {(r.estimated_step_s or float('nan')):7.3f}  "
+                f"{r.missed or ''}"[:400],
+                file=out,
+            )
         print(file=out)
-    print("| group | rows | covered | peak error, median | p90 | median signed | steady error, median "
-          "| step time error, median |", file=out)
+    print(
+        "| group | rows | covered | peak error, median | p90 | median signed | steady error, median "
+        "| step time error, median |",
+        file=out,
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|", file=out)
     for s in groups(rows):
-        print(f"| {s.group} | {s.rows} | {s.covered} | {_pct(s.median_abs)} | {_pct(s.p90_abs)} | "
-              f"{_pct(s.median_signed)} | {_pct(s.steady_median_abs)} | {_pct(s.time_median_abs)} |", file=out)
+        print(
+            f"| {s.group} | {s.rows} | {s.covered} | {_pct(s.median_abs)} | {_pct(s.p90_abs)} | "
+            f"{_pct(s.median_signed)} | {_pct(s.steady_median_abs)} | {_pct(s.time_median_abs)} |",
+            file=out,
+        )
 
 
 def band_table(rows: list[Row]) -> str:
@@ -432,10 +540,22 @@ def band_table(rows: list[Row]) -> str:
 
 def manifest(rows: list[Row], commit: str | None) -> dict:
     """The facts kept in the repository: which rows, and what Megatron measured on them."""
-    keep = ("case", "environment", "platform", "gpu", "nodes", "gpus_per_node", "measured_peak", "measured_steady",
-            "iteration_time_s")
-    return {"source": "NVIDIA/Megatron-LM tests/functional_tests/test_cases (golden values)", "commit": commit,
-            "rows": [{k: asdict(r)[k] for k in keep} for r in rows]}
+    keep = (
+        "case",
+        "environment",
+        "platform",
+        "gpu",
+        "nodes",
+        "gpus_per_node",
+        "measured_peak",
+        "measured_steady",
+        "iteration_time_s",
+    )
+    return {
+        "source": "NVIDIA/Megatron-LM tests/functional_tests/test_cases (golden values)",
+        "commit": commit,
+        "rows": [{k: asdict(r)[k] for k in keep} for r in rows],
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -463,8 +583,15 @@ def main(argv: list[str] | None = None) -> int:
     if ns.band_table:
         print(band_table(rows))
     elif ns.json:
-        print(json.dumps({"rows": [dict(asdict(r), peak_error=r.peak_error, steady_error=r.steady_error) for r in rows],
-                          "groups": [asdict(s) for s in groups(rows)]}, indent=1))
+        print(
+            json.dumps(
+                {
+                    "rows": [dict(asdict(r), peak_error=r.peak_error, steady_error=r.steady_error) for r in rows],
+                    "groups": [asdict(s) for s in groups(rows)],
+                },
+                indent=1,
+            )
+        )
     else:
         print_table(rows, ns.rows)
     return 0

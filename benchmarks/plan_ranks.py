@@ -93,13 +93,14 @@ SEARCH_RULE = {
     "ep": "divisors of the experts dividing tp*cp*dp",
     "etp": "1 or tp, with ep*etp dividing tp*cp*dp",
     "sharding": "gradient or parameter sharding only without a pipeline (pp 1) and with dp > 1, and only beyond "
-                "the run's own when not held",
+    "the run's own when not held",
 }
 
 
 @dataclass
 class Stated:
     """The published layout: each axis's value, None where the entry does not state it."""
+
     tp: int
     pp: int
     cp: int | None = None
@@ -134,9 +135,18 @@ class Row:
 
 def axis_values(inp: ModelInput) -> dict:
     """A planner input's value on each axis, in the terms of Stated."""
-    return {"tp": inp.tp, "cp": inp.cp, "pp": inp.pp, "dp": inp.data_parallel(), "vpp": inp.vpp or 1,
-            "ep": inp.ep, "etp": inp.etp or inp.tp, "sharding": SHARDING_CLASSES[inp.sharding_level()],
-            "micro": inp.micro_batch, "recompute": inp.recompute or "none"}
+    return {
+        "tp": inp.tp,
+        "cp": inp.cp,
+        "pp": inp.pp,
+        "dp": inp.data_parallel(),
+        "vpp": inp.vpp or 1,
+        "ep": inp.ep,
+        "etp": inp.etp or inp.tp,
+        "sharding": SHARDING_CLASSES[inp.sharding_level()],
+        "micro": inp.micro_batch,
+        "recompute": inp.recompute or "none",
+    }
 
 
 def stated_layout(run: dict, inp: ModelInput) -> Stated:
@@ -153,13 +163,23 @@ def stated_layout(run: dict, inp: ModelInput) -> Stated:
         vpp = vpp or 1
     moe = bool(inp.num_experts)
     etp = (layout.get("expert_tp") or inp.etp) if moe else None
-    states_sharding = any(layout.get(k) is not None for k in ("zero_stage", "distributed_optimizer", "fsdp")) \
+    states_sharding = (
+        any(layout.get(k) is not None for k in ("zero_stage", "distributed_optimizer", "fsdp"))
         or inp.distributed_optimizer
+    )
     recompute = layout.get("recompute")
-    return Stated(tp=tp, pp=pp, cp=cp, dp=dp, vpp=vpp, ep=layout.get("ep"), etp=etp,
-                  sharding=SHARDING_CLASSES[inp.sharding_level()] if states_sharding else None,
-                  micro=layout.get("micro_batch_size"),
-                  recompute=None if recompute is None else (_recompute(recompute) or "none"))
+    return Stated(
+        tp=tp,
+        pp=pp,
+        cp=cp,
+        dp=dp,
+        vpp=vpp,
+        ep=layout.get("ep"),
+        etp=etp,
+        sharding=SHARDING_CLASSES[inp.sharding_level()] if states_sharding else None,
+        micro=layout.get("micro_batch_size"),
+        recompute=None if recompute is None else (_recompute(recompute) or "none"),
+    )
 
 
 def mismatches(stated: Stated, inp: ModelInput, axes=AXES) -> list[str]:
@@ -194,15 +214,41 @@ def planning_base(inp: ModelInput, own_sharding: bool = False, hold: bool = Fals
     """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's; with
     `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline); with
     `hold` also the run's own overlaps (what its framework turned on)."""
-    options = inp.options if hold else inp.options.__class__(**{
-        **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
-        "overlap_grad_reduce": True, "overlap_param_gather": True})
-    sharding = {} if own_sharding or hold else {"distributed_optimizer": True, "zero_stage": None, "sharding": None,
-                                                "megatron_fsdp": False}
-    return inp.replace(tp=1, pp=1, vpp=None, cp=1, ep=1, etp=None, dp=None, sequence_parallel=False,
-                       micro_batch=1, recompute=None, recompute_method=None, recompute_num_layers=None,
-                       pipeline_stage_layers=None, first_stage_layers=None, last_stage_layers=None,
-                       options=options, **sharding)
+    options = (
+        inp.options
+        if hold
+        else inp.options.__class__(
+            **{
+                **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                "overlap_grad_reduce": True,
+                "overlap_param_gather": True,
+            }
+        )
+    )
+    sharding = (
+        {}
+        if own_sharding or hold
+        else {"distributed_optimizer": True, "zero_stage": None, "sharding": None, "megatron_fsdp": False}
+    )
+    return inp.replace(
+        tp=1,
+        pp=1,
+        vpp=None,
+        cp=1,
+        ep=1,
+        etp=None,
+        dp=None,
+        sequence_parallel=False,
+        micro_batch=1,
+        recompute=None,
+        recompute_method=None,
+        recompute_num_layers=None,
+        pipeline_stage_layers=None,
+        first_stage_layers=None,
+        last_stage_layers=None,
+        options=options,
+        **sharding,
+    )
 
 
 # What the run's trainer could lay out, by the release that added it (the entry's year stands for the trainer's
@@ -220,35 +266,50 @@ def _megatron_pipeline(framework: str) -> bool:
     return any(w in framework for w in MEGATRON_ONLY) and "deepspeed" not in framework
 
 
-ERA = (("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
-       ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
-       ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
-       ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)))
+ERA = (
+    ("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
+    ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
+    ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
+    ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)),
+)
 
 
 def era_filter(year: int | None, framework: str = "megatron-lm"):
     """(a keep(structure) predicate for plan(), the features it withholds) for a run of `year` and `framework`."""
     framework = framework.lower()
-    withheld = [(what, test) for what, first_year, applies, test in ERA
-                if year is not None and year < first_year and applies(framework)]
+    withheld = [
+        (what, test)
+        for what, first_year, applies, test in ERA
+        if year is not None and year < first_year and applies(framework)
+    ]
     return (lambda s: all(test(s) for _, test in withheld)), [what for what, _ in withheld]
 
 
-def held_choices(stated: Stated, inp: ModelInput, year: int | None = None,
-                 framework: str = "megatron-lm") -> tuple[dict, str]:
+def held_choices(
+    stated: Stated, inp: ModelInput, year: int | None = None, framework: str = "megatron-lm"
+) -> tuple[dict, str]:
     """plan()'s keyword arguments that hold the run's own non-layout choices, and what they hold, in words."""
     keep, withheld = era_filter(year, framework)
     kwargs: dict = {"more_sharding": False, "keep": keep}
-    words = [f"precision {inp.precision}", "flash attention" if inp.options.flash_attention else "no flash attention",
-             "its overlaps", f"sharding {SHARDING_CLASSES[inp.sharding_level()]}"]
+    words = [
+        f"precision {inp.precision}",
+        "flash attention" if inp.options.flash_attention else "no flash attention",
+        "its overlaps",
+        f"sharding {SHARDING_CLASSES[inp.sharding_level()]}",
+    ]
     if withheld:
         words.append(f"no {', no '.join(withheld)} (not in a {year} trainer)")
     if stated.micro is not None:
         kwargs["micro_batches"] = (stated.micro,)
         words.append(f"micro {stated.micro}")
     if stated.recompute is not None:
-        kwargs["recomputes"] = ((inp.recompute, inp.recompute_method or ("uniform" if inp.recompute == "full" else None),
-                                 inp.recompute_num_layers or (1 if inp.recompute == "full" else None)),)
+        kwargs["recomputes"] = (
+            (
+                inp.recompute,
+                inp.recompute_method or ("uniform" if inp.recompute == "full" else None),
+                inp.recompute_num_layers or (1 if inp.recompute == "full" else None),
+            ),
+        )
         words.append(f"recompute {stated.recompute}")
     return kwargs, ", ".join(words)
 
@@ -276,14 +337,18 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
         if not agree:
             searched = sorted({axis_values(i)[axis] for i in remaining}, key=str)
             shown = ", ".join(map(str, searched[:12])) + (", ..." if len(searched) > 12 else "")
-            why = (f"search space excludes {axis} {want} ({SEARCH_RULE[axis]}); "
-                   f"with the axes before it as published, it searches {axis} {shown or 'nothing'}")
+            why = (
+                f"search space excludes {axis} {want} ({SEARCH_RULE[axis]}); "
+                f"with the axes before it as published, it searches {axis} {shown or 'nothing'}"
+            )
             if axis == "vpp" and base.num_layers % (stated.pp * want):
                 # Megatron places such a split with --account-for-embedding/loss-in-pipeline-split or
                 # --pipeline-model-parallel-layout (megatron/training/arguments.py; schemas/megatron_flags/ has the
                 # first two from 0.12, the layout from 0.13), which plan does not search
-                why += (f"; {base.num_layers} layers do not divide over pp*vpp = {stated.pp * want}: the run needs "
-                        "a pipeline split that counts the embedding and loss as layers, or a custom layout")
+                why += (
+                    f"; {base.num_layers} layers do not divide over pp*vpp = {stated.pp * want}: the run needs "
+                    "a pipeline split that counts the embedding and loss as layers, or a custom layout"
+                )
             return why
         remaining = agree
     held = held or {}
@@ -291,21 +356,35 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
     recompute, method, count = held.get("recomputes", (("full", "uniform", 1),))[0]
     smallest = None
     for inp in remaining:
-        est = estimate(inp.replace(micro_batch=micro, recompute=recompute, recompute_method=method,
-                                   recompute_num_layers=count))
+        est = estimate(
+            inp.replace(micro_batch=micro, recompute=recompute, recompute_method=method, recompute_num_layers=count)
+        )
         if est is not None and (smallest is None or est.memory_gib["total"] < smallest.memory_gib["total"]):
             smallest = est
     if smallest is not None and smallest.memory_gib["total"] > HEADROOM * smallest.memory_gib["usable"]:
-        return (f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch {micro} with "
-                f"{recompute or 'no'} recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable")
+        return (
+            f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch {micro} with "
+            f"{recompute or 'no'} recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable"
+        )
     return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
 
 
 def layout_key(c) -> tuple:
     """What makes a candidate's layout: the parallel sizes, the sharding and the pipeline split."""
     i = c.inp
-    return (i.tp, i.pp, i.vpp or 1, i.cp, i.ep, i.etp or i.tp, i.data_parallel(), i.sharding_level(),
-            c.first_last_layers, c.last_layers, c.pipeline_layout)
+    return (
+        i.tp,
+        i.pp,
+        i.vpp or 1,
+        i.cp,
+        i.ep,
+        i.etp or i.tp,
+        i.data_parallel(),
+        i.sharding_level(),
+        c.first_last_layers,
+        c.last_layers,
+        c.pipeline_layout,
+    )
 
 
 def layout_rank(cands: list, same) -> int | None:
@@ -338,8 +417,11 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
     row.measured_tokens = published_tokens_per_s(run, inp)[0] if run.get("result") else None
     base = planning_base(inp, own_sharding, hold=not free)
-    kwargs, row.held = ({}, "nothing (a fresh plan)") if free else held_choices(stated, inp, run.get("year"),
-                                                                              run.get("framework") or "")
+    kwargs, row.held = (
+        ({}, "nothing (a fresh plan)")
+        if free
+        else held_choices(stated, inp, run.get("year"), run.get("framework") or "")
+    )
     result = plan(base, run["id"], **kwargs)
     cands = result.candidates
     row.candidates = len(cands)
@@ -349,12 +431,15 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     full_axes = AXES + ("micro", "recompute")
     row.rank = layout_rank(cands, lambda c: not mismatches(stated, c.inp))
     match = next((c for c in cands if not mismatches(stated, c.inp)), None)
-    row.rank_with_micro_recompute = next((n for n, c in enumerate(cands, 1)
-                                          if not mismatches(stated, c.inp, full_axes)), None)
+    row.rank_with_micro_recompute = next(
+        (n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp, full_axes)), None
+    )
     over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
     if over:
-        row.over_headroom = (f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
-                             f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable")
+        row.over_headroom = (
+            f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
+            f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable"
+        )
     published = est
     if match is not None and (est is None or match.tokens > est.tokens_per_s_per_gpu):
         published = match.estimate  # the published layout at its best unstated choices
@@ -364,8 +449,10 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
             row.avoids = avoided_costs(published, cands[0].estimate)
             if row.measured_tokens and row.published_tokens:
                 # the measurement says whether the cost the published layout pays is priced right
-                row.avoids += (f"; the cost model predicts the published run at "
-                               f"{row.published_tokens / row.measured_tokens:.0%} of its measured speed")
+                row.avoids += (
+                    f"; the cost model predicts the published run at "
+                    f"{row.published_tokens / row.measured_tokens:.0%} of its measured speed"
+                )
     if row.rank is None:
         row.why = outside_search(stated, base, kwargs.get("more_sharding", True), kwargs)
     else:
@@ -378,13 +465,16 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
 
 def summary(rows: list[Row]) -> dict:
     out = {}
-    for label, sel in (("dense", [r for r in rows if not r.moe]), ("moe", [r for r in rows if r.moe]),
-                       ("all", rows)):
-        out[label] = {"runs": len(sel), "not_among_candidates": sum(r.rank is None for r in sel),
-                      "claim_within_margin": sum(r.claim is not None and r.claim <= CLAIM_MARGIN for r in sel)}
+    for label, sel in (("dense", [r for r in rows if not r.moe]), ("moe", [r for r in rows if r.moe]), ("all", rows)):
+        out[label] = {
+            "runs": len(sel),
+            "not_among_candidates": sum(r.rank is None for r in sel),
+            "claim_within_margin": sum(r.claim is not None and r.claim <= CLAIM_MARGIN for r in sel),
+        }
         for key, attr in (("top", "rank"), ("top_with_micro_recompute", "rank_with_micro_recompute")):
-            out[label][key] = {str(k): sum(1 for r in sel if getattr(r, attr) is not None and getattr(r, attr) <= k)
-                               for k in TOPS}
+            out[label][key] = {
+                str(k): sum(1 for r in sel if getattr(r, attr) is not None and getattr(r, attr) <= k) for k in TOPS
+            }
     return out
 
 
@@ -414,18 +504,28 @@ def run_all(path: Path, own_sharding: bool = False, free: bool = False) -> dict:
             skipped.append({"id": run["id"], "why": why})
         else:
             rows.append(row)
-    return {"rows": [asdict(r) for r in rows], "skipped": skipped, "summary": summary(rows),
-            "reasons": dict(reasons(rows).most_common())}
+    return {
+        "rows": [asdict(r) for r in rows],
+        "skipped": skipped,
+        "summary": summary(rows),
+        "reasons": dict(reasons(rows).most_common()),
+    }
 
 
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("data", nargs="?", type=Path, default=DEFAULT_DATA, help="published runs (YAML)")
     parser.add_argument("--json", action="store_true", help="rows, skipped runs and the summary as JSON")
-    parser.add_argument("--free", action="store_true",
-                        help="plan as a fresh `plint plan` does, not holding the run's own non-layout choices")
-    parser.add_argument("--own-sharding", action="store_true",
-                        help="with --free: plan from each run's own sharding (no distributed optimizer for a run without one)")
+    parser.add_argument(
+        "--free",
+        action="store_true",
+        help="plan as a fresh `plint plan` does, not holding the run's own non-layout choices",
+    )
+    parser.add_argument(
+        "--own-sharding",
+        action="store_true",
+        help="with --free: plan from each run's own sharding (no distributed optimizer for a run without one)",
+    )
     args = parser.parse_args(argv)
     result = run_all(args.data, args.own_sharding, args.free)
     if args.json:
@@ -435,15 +535,23 @@ def main(argv: list[str]) -> int:
         rank = f"#{r['rank']}" if r["rank"] else "not among"
         exact = f"#{r['rank_with_micro_recompute']}" if r["rank_with_micro_recompute"] else "-"
         matched = f"; the match has {r['matched']}" if r["matched"] else ""
-        print(f"{r['id']:38} {'MoE' if r['moe'] else 'dense':5} {rank:>9} of {r['candidates']:<5} "
-              f"(with micro/recompute {exact}{matched})")
-        print(f"{'':44}published: {r['published']}" + (f", predicted {r['published_tokens']:,.0f} tokens/s/GPU"
-                                                        if r["published_tokens"] else ""))
-        print(f"{'':44}#1:        {r['first']}" + (f", predicted {r['first_tokens']:,.0f} tokens/s/GPU"
-                                                    if r["first_tokens"] else ""))
+        print(
+            f"{r['id']:38} {'MoE' if r['moe'] else 'dense':5} {rank:>9} of {r['candidates']:<5} "
+            f"(with micro/recompute {exact}{matched})"
+        )
+        print(
+            f"{'':44}published: {r['published']}"
+            + (f", predicted {r['published_tokens']:,.0f} tokens/s/GPU" if r["published_tokens"] else "")
+        )
+        print(
+            f"{'':44}#1:        {r['first']}"
+            + (f", predicted {r['first_tokens']:,.0f} tokens/s/GPU" if r["first_tokens"] else "")
+        )
         if r["claim"] is not None:
-            print(f"{'':44}plint's #1 predicted {100 * r['claim']:+.0f}% against the published layout"
-                  + (f": {r['avoids']}" if r["avoids"] else ""))
+            print(
+                f"{'':44}plint's #1 predicted {100 * r['claim']:+.0f}% against the published layout"
+                + (f": {r['avoids']}" if r["avoids"] else "")
+            )
         print(f"{'':44}held at the run's own: {r['held']}")
         for note in (r["over_headroom"], r["why"]):
             if note:
@@ -451,13 +559,17 @@ def main(argv: list[str]) -> int:
     for s in result["skipped"]:
         print(f"not planned: {s['id']}: {s['why']}")
     print()
-    print(f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10} "
-          f"{'#1 <=10% faster':>16}   with micro/recompute: top-1/3/10")
+    print(
+        f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10} "
+        f"{'#1 <=10% faster':>16}   with micro/recompute: top-1/3/10"
+    )
     for label in ("dense", "moe", "all"):
         s = result["summary"][label]
         t, e = s["top"], s["top_with_micro_recompute"]
-        print(f"{label:6} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10} "
-              f"{s['claim_within_margin']:>16}   {e['1']}/{e['3']}/{e['10']}")
+        print(
+            f"{label:6} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10} "
+            f"{s['claim_within_margin']:>16}   {e['1']}/{e['3']}/{e['10']}"
+        )
     print("\nwhy the published layout is not #1:")
     for why, n in result["reasons"].items():
         print(f"  {n:3}  {why}")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 MAX_GPUS = 1_000_000  # GPUs, nodes, slots, ranks, parallel sizes
 MAX_LAYERS = 100_000  # transformer layers: the cost model keeps a per-layer pattern
-MAX_SIZE = 10 ** 12  # any other count (batch, hidden size, sequence length, vocabulary)
+MAX_SIZE = 10**12  # any other count (batch, hidden size, sequence length, vocabulary)
 MAX_VALUE_CHARS = 64 * 1024  # one evaluated shell value (a variable, a word, an array, a heredoc)
 MAX_ARRAY_ITEMS = 16 * 1024  # elements of one shell array
 MAX_LAUNCHES = 32  # launches read per file (each is a layout, its rules and ~11 kB of JSON)
@@ -34,10 +34,22 @@ MAX_NESTING = 100  # expansions inside expansions (`${a[${a[...]}]}`, `$($(...))
 MAX_REPARSED_NESTING = 10  # of them, those in a heredoc's text, which each level parses again (O(size) a level)
 
 # layout fields that count GPUs (DESIGN.md "The normalised layout"), and per-layer counts
-GPU_FIELDS = frozenset({"cluster.nnodes", "cluster.gpus_per_node", "cluster.workers_per_node", "cluster.world_size",
-                        "cluster.nvlink_domain",
-                        "parallel.tp", "parallel.pp", "parallel.vpp", "parallel.cp", "parallel.ep", "parallel.etp",
-                        "parallel.dp"})
+GPU_FIELDS = frozenset(
+    {
+        "cluster.nnodes",
+        "cluster.gpus_per_node",
+        "cluster.workers_per_node",
+        "cluster.world_size",
+        "cluster.nvlink_domain",
+        "parallel.tp",
+        "parallel.pp",
+        "parallel.vpp",
+        "parallel.cp",
+        "parallel.ep",
+        "parallel.etp",
+        "parallel.dp",
+    }
+)
 LAYER_FIELDS = frozenset({"model.num_layers", "recompute.num_layers"})
 UNBOUNDED = frozenset({"model.params", "cluster.gpu_memory_gib"})
 

@@ -6,6 +6,7 @@ import re
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -32,22 +33,30 @@ class Diagnostic:
     extra: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
-    def at(cls, code: str, name: str, severity: str, message: str, span: Span | None,
-           path: str) -> "Diagnostic":
+    def at(cls, code: str, name: str, severity: str, message: str, span: Span | None, path: str) -> "Diagnostic":
         message = clip(message)  # a message quoting a 64 KiB value stays readable, and the output bounded
         if span is None:
             return cls(code, name, severity, message, path)
-        return cls(code, name, severity, message, span.path, span.line, span.col,
-                   span.end_line, span.end_col)
+        return cls(code, name, severity, message, span.path, span.line, span.col, span.end_line, span.end_col)
 
     def sort_key(self) -> tuple[str, int, int, str]:
         return (self.path, self.line or 0, self.col or 0, self.code)
 
     def to_json(self) -> dict[str, Any]:
-        return {"code": self.code, "name": self.name, "severity": self.severity,
-                "message": self.message, "path": self.path, "line": self.line, "col": self.col,
-                "end_line": self.end_line, "end_col": self.end_col, "fix": self.fix,
-                "key": self.key, "suppressed": self.suppressed}
+        return {
+            "code": self.code,
+            "name": self.name,
+            "severity": self.severity,
+            "message": self.message,
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+            "fix": self.fix,
+            "key": self.key,
+            "suppressed": self.suppressed,
+        }
 
 
 def fingerprint(diagnostic: Any) -> str:
@@ -73,5 +82,8 @@ def _utf8(text: str) -> bytes:
 
 def fix_json(fix: Any) -> dict[str, Any]:
     """A rule's Fix (plint.rules.base.Fix) as the Diagnostic.fix dict every reporter reads."""
-    return {"description": fix.description, "applicability": fix.applicability,
-            "edits": [{"path": e.path, "start": e.start, "end": e.end, "text": e.text} for e in fix.edits]}
+    return {
+        "description": fix.description,
+        "applicability": fix.applicability,
+        "edits": [{"path": e.path, "start": e.start, "end": e.end, "text": e.text} for e in fix.edits],
+    }

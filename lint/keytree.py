@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 

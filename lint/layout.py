@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -19,8 +20,12 @@ from plint.bounds import clip, over_limit
 # layout.architecture keys a launch may set beyond the shape -> the dests of the flags that set them
 # (megatron/training/arguments.py: --rotary-base, --norm-epsilon, --attention-dropout, --hidden-dropout;
 # Megatron-DeepSpeed: --rotary-position-embeddings-theta, dest rope_theta, and --layernorm-epsilon)
-LAUNCH_SHAPE_DESTS = {"rotary_base": ("rotary_base", "rope_theta"), "norm_epsilon": ("layernorm_epsilon",),
-                      "attention_dropout": ("attention_dropout",), "hidden_dropout": ("hidden_dropout",)}
+LAUNCH_SHAPE_DESTS = {
+    "rotary_base": ("rotary_base", "rope_theta"),
+    "norm_epsilon": ("layernorm_epsilon",),
+    "attention_dropout": ("attention_dropout",),
+    "hidden_dropout": ("hidden_dropout",),
+}
 
 
 def _number(text: str | None) -> int | float | None:
@@ -36,11 +41,33 @@ def _number(text: str | None) -> int | float | None:
 
 SECTIONS: dict[str, tuple[str, ...]] = {
     "cluster": ("nnodes", "gpus_per_node", "world_size", "gpu", "gpu_memory_gib", "nvlink_domain"),
-    "parallel": ("tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel",
-                 "distributed_optimizer", "zero_stage", "sharding", "dp_outer"),
+    "parallel": (
+        "tp",
+        "pp",
+        "vpp",
+        "cp",
+        "ep",
+        "etp",
+        "dp",
+        "sequence_parallel",
+        "distributed_optimizer",
+        "zero_stage",
+        "sharding",
+        "dp_outer",
+    ),
     "batch": ("micro", "global", "grad_accum", "num_microbatches"),
-    "model": ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads",
-              "num_query_groups", "seq_length", "vocab_size", "num_experts", "moe_topk", "params"),
+    "model": (
+        "num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "num_attention_heads",
+        "num_query_groups",
+        "seq_length",
+        "vocab_size",
+        "num_experts",
+        "moe_topk",
+        "params",
+    ),
     "recompute": ("granularity", "method", "num_layers"),
 }
 TOP_LEVEL = ("launcher", "scheduler", "trainer", "entrypoint")

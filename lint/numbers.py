@@ -25,8 +25,10 @@ def parse_int(text: str, base: int = 10) -> int:
     text = text.strip()
     significant = text.lstrip("+-").replace("_", "").lstrip("0")
     if len(significant) > MAX_INT_DIGITS and significant.isdigit():
-        raise NumberTooLong(f"a {len(significant)}-digit number, longer than any count plint reads "
-                            f"(at most {MAX_INT_DIGITS} digits); not evaluated")
+        raise NumberTooLong(
+            f"a {len(significant)}-digit number, longer than any count plint reads "
+            f"(at most {MAX_INT_DIGITS} digits); not evaluated"
+        )
     return int(text, base)
 
 

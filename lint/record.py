@@ -17,13 +17,16 @@ mypy on the package went from 1,575 errors to 545.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any, Callable
 
     from typing_extensions import dataclass_transform  # PEP 681: type checkers read @record as a dataclass
 else:
+
     def dataclass_transform(**_: object) -> Any:
         return lambda decorator: decorator
+
 
 _MISSING = object()
 
@@ -31,14 +34,26 @@ _MISSING = object()
 class _Field:
     __slots__ = ("default", "default_factory", "init", "repr", "compare")
 
-    def __init__(self, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None,
-                 init: bool = True, repr: bool = True, compare: bool = True) -> None:  # noqa: A002
+    def __init__(
+        self,
+        default: Any = _MISSING,
+        default_factory: Callable[[], Any] | None = None,
+        init: bool = True,
+        repr: bool = True,
+        compare: bool = True,
+    ) -> None:  # noqa: A002
         self.default, self.default_factory = default, default_factory
         self.init, self.repr, self.compare = init, repr, compare
 
 
-def field(*, default: Any = _MISSING, default_factory: Callable[[], Any] | None = None, init: bool = True,
-          repr: bool = True, compare: bool = True) -> Any:  # noqa: A002
+def field(
+    *,
+    default: Any = _MISSING,
+    default_factory: Callable[[], Any] | None = None,
+    init: bool = True,
+    repr: bool = True,
+    compare: bool = True,
+) -> Any:  # noqa: A002
     return _Field(default, default_factory, init, repr, compare)
 
 
@@ -81,7 +96,7 @@ def record(cls: type | None = None, *, frozen: bool = False) -> Any:
             # the values and set them one by one (__slots__, or a descriptor of the same name)
             values = self.__dict__ if direct else {}
             values.update(zip(init_names, args))
-            for name, factory, default in argument_specs[len(args):]:
+            for name, factory, default in argument_specs[len(args) :]:
                 if kwargs and name in kwargs:
                     values[name] = kwargs.pop(name)
                 elif factory is not None:
@@ -113,6 +128,7 @@ def record(cls: type | None = None, *, frozen: bool = False) -> Any:
         setattr(cls, "__eq__", __eq__)
         setattr(cls, "__record_fields__", tuple(names))
         if frozen:
+
             def __setattr__(self: Any, name: str, value: Any) -> None:
                 raise FrozenInstanceError(f"cannot assign to field {name!r}")
 

@@ -23,6 +23,7 @@ import stat
 from plint.record import field, record
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -91,6 +92,7 @@ def read_regular(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> b
 
 # ---- finding the root ---------------------------------------------------------------------------
 
+
 def work_tree(folder: str) -> str | None:
     """The nearest folder from `folder` upwards holding `.git` (a folder, or a file in a worktree or
     submodule), as a real path; None outside git. The walk follows the path as written, not where its
@@ -117,8 +119,12 @@ def default_place(path: str | os.PathLike[str]) -> str:
     return os.path.realpath(cwd if _under(folder, cwd) else folder)
 
 
-def root_for(path: str | os.PathLike[str], option: str | os.PathLike[str] | None = None, settings: Any = None,
-             named_places: tuple[str, ...] = ()) -> Root:
+def root_for(
+    path: str | os.PathLike[str],
+    option: str | os.PathLike[str] | None = None,
+    settings: Any = None,
+    named_places: tuple[str, ...] = (),
+) -> Root:
     """The root of one checked file: `--root` alone when given (the configuration cannot widen it
     then: a pull request may carry its own config), else the config's `root` or the default, plus
     the config's `read-outside` and `trainer-source`. `named_places`: folders the command line names

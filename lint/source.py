@@ -14,6 +14,7 @@ from pathlib import Path
 from plint.record import field, record
 from plint.root import current, read_regular
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     import ast
     from typing import Any, Callable
@@ -34,8 +35,13 @@ class Span:
     end_col: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {"path": self.path, "line": self.line, "col": self.col,
-                "end_line": self.end_line, "end_col": self.end_col}
+        return {
+            "path": self.path,
+            "line": self.line,
+            "col": self.col,
+            "end_line": self.end_line,
+            "end_col": self.end_col,
+        }
 
 
 @record

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from plint.record import record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any, Callable
 
@@ -74,5 +75,3 @@ def from_word(word: Word, convert: Callable[[str], Any] = str, what: str = "valu
         return Value(None, span, "unresolved", f"{what} is {exc}")
     except (ValueError, TypeError):
         return Value(None, span, "unresolved", f"{what} {text!r} is not a valid {convert.__name__}")
-
-

@@ -13,23 +13,25 @@ from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assu
 
 
 @register(
-    "PL101", "world-size-indivisible", "error",
+    "PL101",
+    "world-size-indivisible",
+    "error",
     "The world size does not divide into the model-parallel group sizes.",
     RuleDocs(
         what="Checks that the world size is divisible by tp*pp*cp (Megatron-DeepSpeed: tp*pp*ds_sp) and, "
-             "with experts, by etp*ep*pp, where etp defaults to tp; and that dp*cp and the expert-data-parallel "
-             "size world/(etp*ep*pp) are multiples of the --num-distributed-optimizer-instances of hybrid "
-             "sharding (parallel.dp_outer).",
+        "with experts, by etp*ep*pp, where etp defaults to tp; and that dp*cp and the expert-data-parallel "
+        "size world/(etp*ep*pp) are multiples of the --num-distributed-optimizer-instances of hybrid "
+        "sharding (parallel.dp_outer).",
         why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
-            "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
-            "when world % (etp*ep*pp) != 0; initialize_model_parallel asserts dp*cp is a multiple of the "
-            "distributed optimizer instances. Either way the job dies at start-up.",
+        "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
+        "when world % (etp*ep*pp) != 0; initialize_model_parallel asserts dp*cp is a multiple of the "
+        "distributed optimizer instances. Either way the job dies at start-up.",
         bad=torchrun(gpt("--tensor-model-parallel-size 3", heads=24, hidden=2304)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=24, hidden=2304)),
         fix="Choose a tp/pp that divides the world size. `plint fix --unsafe-fixes` rewrites tp, pp and the "
-            "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
-            "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
-            "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
+        "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
+        "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/training/arguments.py validate_args", "megatron/core/parallel_state.py"),
     ),
 )
@@ -52,18 +54,23 @@ def _world_size_indivisible(ctx: LaunchContext):
         third, label = (cp.value if cp is not None and cp.value else 1), "cp"
     model = tp * pp * third
     if model and world % model:
-        yield Finding(f"world size {world} is not divisible by tp*pp*{label} = {tp}*{pp}*{third} = {model}; "
-                      f"{MEGATRON_ASSERT}", span(ctx, "parallel.tp", "parallel.pp", "cluster.world_size"),
-                      key="parallel.tp")
+        yield Finding(
+            f"world size {world} is not divisible by tp*pp*{label} = {tp}*{pp}*{third} = {model}; {MEGATRON_ASSERT}",
+            span(ctx, "parallel.tp", "parallel.pp", "cluster.world_size"),
+            key="parallel.tp",
+        )
         return
     outer = value(ctx, "parallel.dp_outer")
     instances = outer.value if outer is not None and isinstance(outer.value, int) and outer.value > 1 else 1
     if model and instances > 1 and (world // model * third) % instances:
         # megatron/core/parallel_state.py: "Data parallel size should be divisible by partial DistOpt shard factor"
         group = world // model * third
-        yield Finding(f"dp*{label} = {group} is not divisible by --num-distributed-optimizer-instances "
-                      f"{instances}: each instance shards over an equal part of it; {MEGATRON_ASSERT}",
-                      span(ctx, "parallel.dp_outer"), key="parallel.dp_outer")
+        yield Finding(
+            f"dp*{label} = {group} is not divisible by --num-distributed-optimizer-instances "
+            f"{instances}: each instance shards over an equal part of it; {MEGATRON_ASSERT}",
+            span(ctx, "parallel.dp_outer"),
+            key="parallel.dp_outer",
+        )
         instances = 1  # said once: the expert group's own check below would repeat it
     experts = known(ctx, "parallel.ep", "parallel.etp")
     if experts is None or experts[0] <= 1 and experts[1] == tp:
@@ -71,16 +78,22 @@ def _world_size_indivisible(ctx: LaunchContext):
     ep, etp = experts
     grid = etp * ep * pp
     if grid and world % grid:
-        yield Finding(f"world size {world} is not divisible by etp*ep*pp = {etp}*{ep}*{pp} = {grid} (the expert "
-                      "grid; etp defaults to tp when --expert-tensor-parallel-size is not given)",
-                      span(ctx, "parallel.ep", "parallel.etp"), key="parallel.ep")
+        yield Finding(
+            f"world size {world} is not divisible by etp*ep*pp = {etp}*{ep}*{pp} = {grid} (the expert "
+            "grid; etp defaults to tp when --expert-tensor-parallel-size is not given)",
+            span(ctx, "parallel.ep", "parallel.etp"),
+            key="parallel.ep",
+        )
     elif grid and instances > 1 and (world // grid) % instances:
         # megatron/core/parallel_state.py asserts the expert-data-parallel size divides by the instances too
         # ("Expert data parallel size should be divisible by partial DistOpt shard factor")
-        yield Finding(f"the expert-data-parallel size world/(etp*ep*pp) = {world}/{grid} = {world // grid} is not "
-                      f"divisible by --num-distributed-optimizer-instances {instances}: the experts' states are "
-                      f"sharded over an equal part of it per instance; {MEGATRON_ASSERT}",
-                      span(ctx, "parallel.dp_outer"), key="parallel.dp_outer")
+        yield Finding(
+            f"the expert-data-parallel size world/(etp*ep*pp) = {world}/{grid} = {world // grid} is not "
+            f"divisible by --num-distributed-optimizer-instances {instances}: the experts' states are "
+            f"sharded over an equal part of it per instance; {MEGATRON_ASSERT}",
+            span(ctx, "parallel.dp_outer"),
+            key="parallel.dp_outer",
+        )
 
 
 def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
@@ -108,33 +121,41 @@ def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
 
 
 @register(
-    "PL103", "layers-indivisible", "error",
+    "PL103",
+    "layers-indivisible",
+    "error",
     "The layers do not split evenly over the pipeline stages.",
     RuleDocs(
         what="Checks num_layers (+1 each with --account-for-embedding/loss-in-pipeline-split) % pp == 0, and "
-             "% (pp * layers-per-virtual-stage) with --num-layers-per-virtual-pipeline-stage, unless uneven "
-             "first/last stages or a pipeline layout are given. Megatron-DeepSpeed's PipelineModule partitions "
-             "by parameters and is not checked. A pipeline-split flag the release does not define (a fork's "
-             "own) makes it a warning.",
+        "% (pp * layers-per-virtual-stage) with --num-layers-per-virtual-pipeline-stage, unless uneven "
+        "first/last stages or a pipeline layout are given. Megatron-DeepSpeed's PipelineModule partitions "
+        "by parameters and is not checked. A pipeline-split flag the release does not define (a fork's "
+        "own) makes it a warning.",
         why="Megatron asserts 'Number of layers should be divisible by the pipeline-model-parallel size' "
-            "(unconditionally since core 0.10); releases up to 0.9 silently built floor(L/pp) layers per stage "
-            "(https://github.com/NVIDIA/Megatron-LM/issues/1304 and https://github.com/NVIDIA/Megatron-LM/issues/468), "
-            "training a smaller model than asked for.",
+        "(unconditionally since core 0.10); releases up to 0.9 silently built floor(L/pp) layers per stage "
+        "(https://github.com/NVIDIA/Megatron-LM/issues/1304 and https://github.com/NVIDIA/Megatron-LM/issues/468), "
+        "training a smaller model than asked for.",
         bad=torchrun(gpt("--pipeline-model-parallel-size 4", layers=30)),
-        good=torchrun(gpt("--pipeline-model-parallel-size 4\n--decoder-first-pipeline-num-layers 7\n"
-                          "--decoder-last-pipeline-num-layers 7", layers=30)),
+        good=torchrun(
+            gpt(
+                "--pipeline-model-parallel-size 4\n--decoder-first-pipeline-num-layers 7\n"
+                "--decoder-last-pipeline-num-layers 7",
+                layers=30,
+            )
+        ),
         fix="Choose pp, or uneven first/last stage sizes. `plint fix --unsafe-fixes` rewrites tp, pp and the "
-            "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
-            "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
-            "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
+        "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
+        "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
 def layers_indivisible(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    if any(value(ctx, k) is not None for k in ("parallel.uneven_first", "parallel.uneven_last",
-                                               "parallel.pipeline_layout")):
+    if any(
+        value(ctx, k) is not None for k in ("parallel.uneven_first", "parallel.uneven_last", "parallel.pipeline_layout")
+    ):
         return
     total = _layers_total(ctx)
     pp = known(ctx, "parallel.pp")
@@ -146,38 +167,59 @@ def layers_indivisible(ctx: LaunchContext):
         own = _unmodelled_split_flags(ctx)
         if own:
             from plint.rules.keys_and_flags import judged_by
-  # a fork's own pipeline split may lay the stages out unevenly: the check is a guess there
-            yield Finding(f"{counted} do not divide by pp {p}, unless {', '.join(own)} (a flag {judged_by(ctx)} "
-                          "does not define, a fork's own pipeline split) lays the stages out unevenly",
-                          span(ctx, "model.num_layers", "parallel.pp"), key="model.num_layers", severity="warning")
+
+            # a fork's own pipeline split may lay the stages out unevenly: the check is a guess there
+            yield Finding(
+                f"{counted} do not divide by pp {p}, unless {', '.join(own)} (a flag {judged_by(ctx)} "
+                "does not define, a fork's own pipeline split) lays the stages out unevenly",
+                span(ctx, "model.num_layers", "parallel.pp"),
+                key="model.num_layers",
+                severity="warning",
+            )
             return
-        yield Finding(f"{counted} do not divide by pp {p}; give uneven stages "
-                      "(--decoder-first/last-pipeline-num-layers) or another pp",
-                      span(ctx, "model.num_layers", "parallel.pp"), key="model.num_layers")
+        yield Finding(
+            f"{counted} do not divide by pp {p}; give uneven stages "
+            "(--decoder-first/last-pipeline-num-layers) or another pp",
+            span(ctx, "model.num_layers", "parallel.pp"),
+            key="model.num_layers",
+        )
         return
     chunk = value(ctx, "parallel.vpp")
     use = ctx.layout.extras.get("trainer_args")
     k_use = use.get("--num-layers-per-virtual-pipeline-stage") if use is not None else None
-    if k_use is not None and k_use.value is not None and k_use.value.known and chunk is not None \
-            and chunk.value is None and chunk.origin == "derived" and "do not split" in (chunk.note or ""):
-        yield Finding(f"{n} layers over pp {p} ({n // p} per stage) do not split into virtual chunks of "
-                      f"{k_use.value.text} layers", k_use.value.value_span, key="parallel.vpp")
+    if (
+        k_use is not None
+        and k_use.value is not None
+        and k_use.value.known
+        and chunk is not None
+        and chunk.value is None
+        and chunk.origin == "derived"
+        and "do not split" in (chunk.note or "")
+    ):
+        yield Finding(
+            f"{n} layers over pp {p} ({n // p} per stage) do not split into virtual chunks of "
+            f"{k_use.value.text} layers",
+            k_use.value.value_span,
+            key="parallel.vpp",
+        )
 
 
 @register(
-    "PL104", "heads-indivisible", "error",
+    "PL104",
+    "heads-indivisible",
+    "error",
     "Attention heads or query groups do not divide over tensor parallelism.",
     RuleDocs(
         what="Checks heads % tp == 0 and, with --group-query-attention, that the query groups are a "
-             "multiple of tp or (Megatron 0.16 and later) a divisor of it.",
+        "multiple of tp or (Megatron 0.16 and later) a divisor of it.",
         why="TransformerConfig raises 'num_attention_heads (N) must be a multiple of "
-            "tensor_model_parallel_size (T)'; every rank holds heads/tp whole heads.",
+        "tensor_model_parallel_size (T)'; every rank holds heads/tp whole heads.",
         bad=torchrun(gpt("--tensor-model-parallel-size 8 --sequence-parallel", heads=28, hidden=3584)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=28, hidden=3584)),
         fix="Pick a tp that divides the head count. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
-            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
-            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
-            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+        "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+        "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/core/transformer/transformer_config.py __post_init__",),
     ),
 )
@@ -189,8 +231,11 @@ def heads_indivisible(ctx: LaunchContext):
         return
     heads, tp = sizes
     if tp and heads % tp:
-        yield Finding(f"{heads} attention heads are not divisible by tp {tp}",
-                      span(ctx, "model.num_attention_heads", "parallel.tp"), key="model.num_attention_heads")
+        yield Finding(
+            f"{heads} attention heads are not divisible by tp {tp}",
+            span(ctx, "model.num_attention_heads", "parallel.tp"),
+            key="model.num_attention_heads",
+        )
         return
     if value(ctx, "model.group_query_attention") is None:
         return
@@ -199,18 +244,23 @@ def heads_indivisible(ctx: LaunchContext):
         return
     (g,) = groups
     if g % tp and tp % g:
-        yield Finding(f"{g} query groups are neither a multiple nor a divisor of tp {tp} (before Megatron "
-                      "0.16 they must be a multiple)", span(ctx, "model.num_query_groups"),
-                      key="model.num_query_groups")
+        yield Finding(
+            f"{g} query groups are neither a multiple nor a divisor of tp {tp} (before Megatron "
+            "0.16 they must be a multiple)",
+            span(ctx, "model.num_query_groups"),
+            key="model.num_query_groups",
+        )
 
 
 @register(
-    "PL105", "experts-indivisible", "error",
+    "PL105",
+    "experts-indivisible",
+    "error",
     "Expert parallelism without experts, or experts that do not divide over it.",
     RuleDocs(
         what="Checks that ep > 1 comes with --num-experts and that num_experts % ep == 0.",
         why="validate_args asserts 'Number of experts should be a multiple of expert model parallel_size'; "
-            "each expert-parallel rank holds num_experts/ep whole experts.",
+        "each expert-parallel rank holds num_experts/ep whole experts.",
         bad=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 12 --moe-router-topk 2")),
         good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 2")),
         fix="Not fixed automatically.",
@@ -227,31 +277,35 @@ def experts_indivisible(ctx: LaunchContext):
     if experts is None or (experts.value is None and experts.origin != "unresolved"):
         yield Finding(f"expert parallelism {ep.value} without --num-experts", ep.span, key="parallel.ep")
     elif experts.value and experts.value % ep.value:
-        yield Finding(f"{experts.value} experts are not divisible by ep {ep.value}",
-                      experts.span or ep.span, key="model.num_experts")
+        yield Finding(
+            f"{experts.value} experts are not divisible by ep {ep.value}",
+            experts.span or ep.span,
+            key="model.num_experts",
+        )
 
 
 @register(
-    "PL107", "precision-conflict", "error",
+    "PL107",
+    "precision-conflict",
+    "error",
     "Both fp16 and bf16, or the trainer's precision and the DeepSpeed JSON disagree.",
     RuleDocs(
         what="Checks that --fp16 and --bf16 are not both given, that a DeepSpeed JSON does not enable both "
-             "fp16 and bf16, and (Megatron-DeepSpeed) that the JSON's enabled section matches the flag.",
+        "fp16 and bf16, and (Megatron-DeepSpeed) that the JSON's enabled section matches the flag.",
         why="TransformerConfig: 'Only one of self.fp16 … and self.bf16 … should be True'. In "
-            "Megatron-DeepSpeed the model is cast by the flag while DeepSpeed's optimizer follows the JSON: "
-            "a mismatch trains with the wrong master weights or fails in the loss scaler.",
+        "Megatron-DeepSpeed the model is cast by the flag while DeepSpeed's optimizer follows the JSON: "
+        "a mismatch trains with the wrong master weights or fails in the loss scaler.",
         bad=torchrun(gpt("--fp16")),
         good=torchrun(gpt("")),
         fix="Choose one precision. When the trainer's flags pass both --fp16 and --bf16, `plint fix "
-            "--unsafe-fixes` removes --fp16 where the GPU has bf16 units and --bf16 where it has none "
-            "(unsafe: numerics change).",
+        "--unsafe-fixes` removes --fp16 where the GPU has bf16 units and --bf16 where it has none "
+        "(unsafe: numerics change).",
         references=("megatron/core/transformer/transformer_config.py",),
     ),
 )
 def precision_conflict(ctx: LaunchContext):
     precision = value(ctx, "precision")
-    if is_megatron(ctx) and precision is not None and precision.value is None \
-            and "both" in (precision.note or ""):
+    if is_megatron(ctx) and precision is not None and precision.value is None and "both" in (precision.note or ""):
         yield Finding("both --fp16 and --bf16 are given", precision.span, key="precision")
         return
     cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
@@ -265,20 +319,25 @@ def precision_conflict(ctx: LaunchContext):
         other = "bf16" if precision.value == "fp16" else "fp16"
         enabled = bf16 if other == "bf16" else fp16
         if enabled.value is True:
-            yield Finding(f"the trainer runs {precision.value} (--{precision.value}) but {cfg.path} enables "
-                          f"{other}", enabled.span, key="precision")
+            yield Finding(
+                f"the trainer runs {precision.value} (--{precision.value}) but {cfg.path} enables {other}",
+                enabled.span,
+                key="precision",
+            )
 
 
 @register(
-    "PL108", "interleave-invalid", "error",
+    "PL108",
+    "interleave-invalid",
+    "error",
     "A virtual pipeline the trainer rejects.",
     RuleDocs(
         what="Checks interleaved pipelines: more than one way of setting virtual stages, virtual stages with "
-             "pp < 2 (pp < 3 with --no-overlap-p2p-communication), and fewer micro-batches than pp.",
+        "pp < 2 (pp < 3 with --no-overlap-p2p-communication), and fewer micro-batches than pp.",
         why="validate_args allows only one of --num-layers-per-virtual-pipeline-stage, "
-            "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout; parallel_state "
-            "raises 'pipeline-model-parallel size should be greater than 1 with interleaved schedule'; the "
-            "schedule asserts the micro-batch group (default pp) fits into the micro-batches of a step.",
+        "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout; parallel_state "
+        "raises 'pipeline-model-parallel size should be greater than 1 with interleaved schedule'; the "
+        "schedule asserts the micro-batch group (default pp) fits into the micro-batches of a step.",
         bad=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=4)),
         good=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=16)),
         fix="Not fixed automatically.",
@@ -294,37 +353,52 @@ def _interleave_invalid(ctx: LaunchContext):
         return
     spellings = ctx.fact("parallel.vpp_spellings")
     if spellings is not None and spellings.value and spellings.value > 1:
-        yield Finding("virtual pipeline stages are set more than one way (--num-layers-per-virtual-pipeline-stage, "
-                      "--num-virtual-stages-per-pipeline-rank, --pipeline-model-parallel-layout): Megatron accepts one",
-                      span(ctx, "parallel.vpp"), key="parallel.vpp")
+        yield Finding(
+            "virtual pipeline stages are set more than one way (--num-layers-per-virtual-pipeline-stage, "
+            "--num-virtual-stages-per-pipeline-rank, --pipeline-model-parallel-layout): Megatron accepts one",
+            span(ctx, "parallel.vpp"),
+            key="parallel.vpp",
+        )
         return
     vpp = value(ctx, "parallel.vpp")
     pp = known(ctx, "parallel.pp")
     if vpp is None or not vpp.value or pp is None:
         return
     (p,) = pp
-    overlap_off = ctx.layout.extras.get("trainer_args") is not None and \
-        ctx.layout.extras["trainer_args"].get("--no-overlap-p2p-communication") is not None
+    overlap_off = (
+        ctx.layout.extras.get("trainer_args") is not None
+        and ctx.layout.extras["trainer_args"].get("--no-overlap-p2p-communication") is not None
+    )
     minimum = 3 if overlap_off else 2
     if p < minimum:
-        yield Finding(f"virtual pipeline stages need pp >= {minimum}" + (" without p2p overlap" if overlap_off else "")
-                      + f"; pp is {p}", vpp.span or span(ctx, "parallel.pp"), key="parallel.vpp")
+        yield Finding(
+            f"virtual pipeline stages need pp >= {minimum}"
+            + (" without p2p overlap" if overlap_off else "")
+            + f"; pp is {p}",
+            vpp.span or span(ctx, "parallel.pp"),
+            key="parallel.vpp",
+        )
         return
     m = known(ctx, "batch.num_microbatches")
     glob = value(ctx, "batch.global")
     if m is not None and m[0] < p and glob is not None:  # num_microbatches is derived from the global batch
-        yield Finding(f"{m[0]} micro-batches per step is fewer than pp {p}: the interleaved schedule needs at "
-                      f"least pp micro-batches (global {glob.value} / (micro * dp))",
-                      span(ctx, "batch.global", "parallel.vpp"), key="batch.num_microbatches")
+        yield Finding(
+            f"{m[0]} micro-batches per step is fewer than pp {p}: the interleaved schedule needs at "
+            f"least pp micro-batches (global {glob.value} / (micro * dp))",
+            span(ctx, "batch.global", "parallel.vpp"),
+            key="batch.num_microbatches",
+        )
 
 
 @register(
-    "PL109", "sequence-indivisible", "error",
+    "PL109",
+    "sequence-indivisible",
+    "error",
     "With context parallelism, the sequence does not split into 2*cp chunks.",
     RuleDocs(
         what="Checks seq_length % (2 * cp) == 0 when cp > 1.",
         why="Context parallelism splits each sequence into 2*cp chunks for load balancing under the causal "
-            "mask; validate_args asserts the sequence length divides.",
+        "mask; validate_args asserts the sequence length divides.",
         bad=torchrun(gpt("--context-parallel-size 4", seq=4100)),
         good=torchrun(gpt("--context-parallel-size 4", seq=4096)),
         fix="Not fixed automatically.",
@@ -339,18 +413,25 @@ def sequence_indivisible(ctx: LaunchContext):
         return
     cp, seq = sizes
     if seq % (2 * cp):
-        yield Finding(f"sequence length {seq} is not divisible by 2*cp = {2 * cp}",
-                      span(ctx, "model.seq_length"), key="model.seq_length")
+        yield Finding(
+            f"sequence length {seq} is not divisible by 2*cp = {2 * cp}",
+            span(ctx, "model.seq_length"),
+            key="model.seq_length",
+        )
 
 
 @register(
-    "PL110", "position-embeddings-short", "error",
+    "PL110",
+    "position-embeddings-short",
+    "error",
     "max_position_embeddings is shorter than the sequence.",
     RuleDocs(
         what="Checks --max-position-embeddings >= --seq-length (required even with RoPE).",
         why="validate_args asserts it: the position table must cover every position of a sequence.",
-        bad=torchrun("--num-layers 24 --hidden-size 2048 --num-attention-heads 16\n--seq-length 4096 "
-                     "--max-position-embeddings 2048\n--micro-batch-size 1 --global-batch-size 64 --bf16"),
+        bad=torchrun(
+            "--num-layers 24 --hidden-size 2048 --num-attention-heads 16\n--seq-length 4096 "
+            "--max-position-embeddings 2048\n--micro-batch-size 1 --global-batch-size 64 --bf16"
+        ),
         good=torchrun(gpt(seq=4096)),
         fix="Not fixed automatically.",
         references=("megatron/training/arguments.py validate_args",),
@@ -361,19 +442,24 @@ def position_embeddings_short(ctx: LaunchContext):
         return
     sizes = known(ctx, "model.max_position_embeddings", "model.seq_length")
     if sizes is not None and sizes[0] < sizes[1]:
-        yield Finding(f"--max-position-embeddings {sizes[0]} is shorter than --seq-length {sizes[1]}",
-                      span(ctx, "model.max_position_embeddings"), key="model.max_position_embeddings")
+        yield Finding(
+            f"--max-position-embeddings {sizes[0]} is shorter than --seq-length {sizes[1]}",
+            span(ctx, "model.max_position_embeddings"),
+            key="model.max_position_embeddings",
+        )
 
 
 @register(
-    "PL111", "overlap-requirements", "error",
+    "PL111",
+    "overlap-requirements",
+    "error",
     "Communication overlap flags without what they require.",
     RuleDocs(
         what="--overlap-param-gather needs the distributed optimizer (or, from 0.14, Megatron-FSDP; from 0.17, "
-             "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
-             "(so tp > 1).",
+        "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
+        "(so tp > 1).",
         why="validate_args asserts both (https://github.com/NVIDIA/Megatron-LM/pull/646); the job stops before "
-            "the first step.",
+        "the first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
         fix="Not fixed automatically.",
@@ -393,16 +479,23 @@ def overlap_requirements(ctx: LaunchContext):
         if ctx.fact("overlap_grad_reduce") is None:
             missing.append("--overlap-grad-reduce")
         if missing:
-            yield Finding(f"--overlap-param-gather requires {' and '.join(missing)}", gather.span,
-                          key="overlap_param_gather")
+            yield Finding(
+                f"--overlap-param-gather requires {' and '.join(missing)}", gather.span, key="overlap_param_gather"
+            )
     comm = ctx.fact("tp_comm_overlap")
     sp = value(ctx, "parallel.sequence_parallel")
     tp = value(ctx, "parallel.tp")
     # an unresolved sp or tp (value None) may satisfy the requirement: silent, as on every unknown
-    if comm is not None and comm.value and ((sp is not None and sp.value is False)
-                                            or (tp is not None and tp.value == 1)):
-        yield Finding("--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)", comm.span,
-                      key="tp_comm_overlap")
+    if (
+        comm is not None
+        and comm.value
+        and ((sp is not None and sp.value is False) or (tp is not None and tp.value == 1))
+    ):
+        yield Finding(
+            "--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)",
+            comm.span,
+            key="tp_comm_overlap",
+        )
 
 
 def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
@@ -423,16 +516,18 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
 
 
 @register(
-    "PL112", "recompute-conflict", "error",
+    "PL112",
+    "recompute-conflict",
+    "error",
     "Recompute flags the trainer rejects or silently overrides.",
     RuleDocs(
         what="Full recompute needs --recompute-method and --recompute-num-layers; selective recompute (or "
-             "--recompute-activations) excludes --recompute-method; --recompute-activations silently "
-             "overrides --recompute-granularity full.",
+        "--recompute-activations) excludes --recompute-method; --recompute-activations silently "
+        "overrides --recompute-granularity full.",
         why="validate_args: 'recompute method is not yet supported for selective recomputing granularity'; "
-            "TransformerConfig raises for full recompute without a method or layer count. The silent "
-            "override trades the memory full recompute would save for nothing "
-            "(https://github.com/NVIDIA/Megatron-LM/issues/1487).",
+        "TransformerConfig raises for full recompute without a method or layer count. The silent "
+        "override trades the memory full recompute would save for nothing "
+        "(https://github.com/NVIDIA/Megatron-LM/issues/1487).",
         bad=torchrun(gpt("--recompute-activations --recompute-method uniform")),
         good=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")),
         fix="Not fixed automatically.",
@@ -450,17 +545,32 @@ def recompute_conflict(ctx: LaunchContext):
     method = args.get("--recompute-method")
     layers = args.get("--recompute-num-layers")
     effective = value(ctx, "recompute.granularity")
-    if activations is not None and granularity is not None and granularity.value is not None \
-            and granularity.value.text == "full":
-        yield Finding("--recompute-activations overrides --recompute-granularity full with selective recompute",
-                      activations.flag_word.value_span, key="recompute.granularity")
+    if (
+        activations is not None
+        and granularity is not None
+        and granularity.value is not None
+        and granularity.value.text == "full"
+    ):
+        yield Finding(
+            "--recompute-activations overrides --recompute-granularity full with selective recompute",
+            activations.flag_word.value_span,
+            key="recompute.granularity",
+        )
     if effective is not None and effective.value == "selective" and method is not None:
-        yield Finding("--recompute-method is rejected with selective recompute", method.flag_word.value_span,
-                      key="recompute.method")
+        yield Finding(
+            "--recompute-method is rejected with selective recompute",
+            method.flag_word.value_span,
+            key="recompute.method",
+        )
     # full recompute asked with --recompute-granularity (v2.x's --checkpoint-activations spelling is
     # PL502's: those releases exit on it)
-    if effective is not None and effective.value == "full" and granularity is not None \
-            and (method is None or layers is None):
-        need = " and ".join(f for f, u in (("--recompute-method", method), ("--recompute-num-layers", layers))
-                            if u is None)
+    if (
+        effective is not None
+        and effective.value == "full"
+        and granularity is not None
+        and (method is None or layers is None)
+    ):
+        need = " and ".join(
+            f for f, u in (("--recompute-method", method), ("--recompute-num-layers", layers)) if u is None
+        )
         yield Finding(f"full recompute needs {need}", effective.span, key="recompute.granularity")

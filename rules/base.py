@@ -17,8 +17,15 @@ if TYPE_CHECKING:
     from plint.source import Span
 
 SEVERITIES = ("error", "warning", "info")
-FAMILIES = {"0": "inputs", "1": "arithmetic", "2": "topology", "3": "efficiency", "4": "memory",
-            "5": "keys-and-flags", "6": "environment"}
+FAMILIES = {
+    "0": "inputs",
+    "1": "arithmetic",
+    "2": "topology",
+    "3": "efficiency",
+    "4": "memory",
+    "5": "keys-and-flags",
+    "6": "environment",
+}
 DOCS_URL = "https://github.com/plint-dev/plint/blob/main/docs/rules/{code}.md"
 
 
@@ -80,6 +87,7 @@ class RuleContext:
 
 
 if TYPE_CHECKING:
+
     class LaunchContext(RuleContext):
         """What a rule that needs a launch (Rule.needs_layout, the default) is given: the engine runs it
         only on a layout (checking.engine), so its layout is never None. The same object at run time."""
@@ -114,8 +122,9 @@ class Rule:
 RULES: dict[str, Rule] = {}
 
 
-def register(code: str, name: str, severity: str, summary: str, docs: RuleDocs,
-             needs_layout: bool = True) -> Callable[[Check], Check]:
+def register(
+    code: str, name: str, severity: str, summary: str, docs: RuleDocs, needs_layout: bool = True
+) -> Callable[[Check], Check]:
     """Decorator: record a check function as a rule."""
     assert severity in SEVERITIES, severity
 

@@ -12,9 +12,11 @@ from plint.values import Value
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"  # PL1xx
 CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
 # How an efficiency rule's message gives the figures of the alternative it names (plint.rules.cost.gain_text)
-FIGURES = ("each figure with its uncertainty: 'step predicted 12.6% shorter +- 5% (3.17 s vs 3.62 s)', the "
-           "step time of the same global batch with the margin the gain had to pass, and the memory it needs "
-           "with its measured error band, '39.9 of 74.4 GiB (37.8 to 42.0 within its +-6% band)'")
+FIGURES = (
+    "each figure with its uncertainty: 'step predicted 12.6% shorter +- 5% (3.17 s vs 3.62 s)', the "
+    "step time of the same global batch with the margin the gain had to pass, and the memory it needs "
+    "with its measured error band, '39.9 of 74.4 GiB (37.8 to 42.0 within its +-6% band)'"
+)
 
 
 def value(ctx: RuleContext, key: str) -> Value | None:
@@ -51,8 +53,10 @@ def assumed_node_size(ctx: RuleContext) -> str | None:
     per_node = value(ctx, "cluster.gpus_per_node")
     if per_node is None or per_node.value is None or per_node.origin != "assumed":
         return None
-    return (f"; the GPUs per node are assumed ({per_node.value}): state them with [tool.plint] gpus-per-node or "
-            "the launcher's count for a verdict")
+    return (
+        f"; the GPUs per node are assumed ({per_node.value}): state them with [tool.plint] gpus-per-node or "
+        "the launcher's count for a verdict"
+    )
 
 
 def on_assumed_node(ctx: RuleContext, findings: Iterable[Finding]) -> Iterator[Finding]:
@@ -61,8 +65,9 @@ def on_assumed_node(ctx: RuleContext, findings: Iterable[Finding]) -> Iterator[F
     no fix is offered, since it would be computed from the guess."""
     suffix = assumed_node_size(ctx)
     for finding in findings:
-        yield finding if suffix is None else Finding(finding.message + suffix, finding.span, finding.key,
-                                                     None, "warning")
+        yield (
+            finding if suffix is None else Finding(finding.message + suffix, finding.span, finding.key, None, "warning")
+        )
 
 
 def trainer(ctx: RuleContext) -> str | None:
@@ -73,19 +78,36 @@ def is_megatron(ctx: RuleContext) -> bool:
     return trainer(ctx) in ("megatron", "megatron-deepspeed")
 
 
-def torchrun(args: str, nproc: int = 8, prefix: str = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n",
-             launcher: str = "") -> Example:
+def torchrun(
+    args: str, nproc: int = 8, prefix: str = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", launcher: str = ""
+) -> Example:
     """A one-file Megatron launch for rule docs."""
     launch = launcher or f"torchrun --nproc_per_node {nproc}"
-    return Example({"launch.sh": "#!/bin/bash\n" + prefix + f"{launch} pretrain_gpt.py \\\n    "
-                    + " \\\n    ".join(args.split("\n")) + "\n"})
+    return Example(
+        {
+            "launch.sh": "#!/bin/bash\n"
+            + prefix
+            + f"{launch} pretrain_gpt.py \\\n    "
+            + " \\\n    ".join(args.split("\n"))
+            + "\n"
+        }
+    )
 
 
-def gpt(extra: str = "", layers: int = 24, hidden: int = 2048, heads: int = 16, seq: int = 2048,
-        micro: int = 1, glob: int = 64) -> str:
-    shape = (f"--num-layers {layers} --hidden-size {hidden} --num-attention-heads {heads}\n"
-             f"--seq-length {seq} --max-position-embeddings {seq}\n"
-             f"--micro-batch-size {micro} --global-batch-size {glob} --bf16")
+def gpt(
+    extra: str = "",
+    layers: int = 24,
+    hidden: int = 2048,
+    heads: int = 16,
+    seq: int = 2048,
+    micro: int = 1,
+    glob: int = 64,
+) -> str:
+    shape = (
+        f"--num-layers {layers} --hidden-size {hidden} --num-attention-heads {heads}\n"
+        f"--seq-length {seq} --max-position-embeddings {seq}\n"
+        f"--micro-batch-size {micro} --global-batch-size {glob} --bf16"
+    )
     return (extra + "\n" + shape) if extra else shape
 
 

@@ -10,10 +10,20 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 from __future__ import annotations
 
 from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, register
-from plint.rules.common import (CP_USEFUL_FROM, FIGURES, gpt, is_megatron, on_assumed_node, span, torchrun,
-                                trainer, value)
+from plint.rules.common import (
+    CP_USEFUL_FROM,
+    FIGURES,
+    gpt,
+    is_megatron,
+    on_assumed_node,
+    span,
+    torchrun,
+    trainer,
+    value,
+)
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
 
@@ -85,8 +95,10 @@ def _band(est: Estimate) -> tuple[float, float]:
 
 def _band_text(est: Estimate) -> str:
     low, high = _band(est)
-    return (f"; {_gib(low)} to {_gib(high)} GiB within the +-{100 * est.memory_gib.get('error_band', 0.0):.0f}% "
-            "these estimates measure against Megatron-LM")
+    return (
+        f"; {_gib(low)} to {_gib(high)} GiB within the +-{100 * est.memory_gib.get('error_band', 0.0):.0f}% "
+        "these estimates measure against Megatron-LM"
+    )
 
 
 def _gib(x: float) -> str:
@@ -100,8 +112,10 @@ def _memory_parts(est: Estimate) -> str:
 
 def _memory_line(est: Estimate) -> str:
     mem = est.memory_gib
-    return (f"predicted {_gib(mem['total'])} GiB per GPU of {_gib(mem['usable'])} GiB usable "
-            f"({est.gpu}): {_memory_parts(est)}")
+    return (
+        f"predicted {_gib(mem['total'])} GiB per GPU of {_gib(mem['usable'])} GiB usable "
+        f"({est.gpu}): {_memory_parts(est)}"
+    )
 
 
 def _seconds(x: float) -> str:
@@ -121,6 +135,7 @@ def _release_has(ctx: RuleContext, flag: str) -> bool:
 
 # ---- memory -------------------------------------------------------------------------------------
 
+
 def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     """The first simple change that the cost model says fits, as a message tail; '' when none does."""
     from plint.cost.model_input import SHARDING_LEVELS
@@ -129,9 +144,11 @@ def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     candidates: list[tuple[str, dict]] = []
     if dp > 1 and inp.megatron_fsdp and is_megatron(ctx):
         # Megatron-FSDP shards by its strategy; v1 turns the distributed optimizer on by itself, v2 rejects it
-        candidates.extend((f"--data-parallel-sharding-strategy {strategy}", {"sharding": sharding})
-                          for strategy, sharding in (("optim", "optimizer"), ("optim_grads_params", "parameters"))
-                          if SHARDING_LEVELS.index(sharding) > inp.sharding_level())
+        candidates.extend(
+            (f"--data-parallel-sharding-strategy {strategy}", {"sharding": sharding})
+            for strategy, sharding in (("optim", "optimizer"), ("optim_grads_params", "parameters"))
+            if SHARDING_LEVELS.index(sharding) > inp.sharding_level()
+        )
     elif dp > 1 and inp.sharding_level() == 0 and is_megatron(ctx):
         candidates.append(("--use-distributed-optimizer", {"distributed_optimizer": True}))
     if inp.tp > 1 and not inp.sequence_parallel and trainer(ctx) == "megatron":
@@ -139,7 +156,8 @@ def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     if inp.recompute is None:
         candidates.append(("--recompute-activations (selective)", {"recompute": "selective"}))
     candidates += _recompute_or_smaller_micro(
-        inp, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "--micro-batch-size")
+        inp, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "--micro-batch-size"
+    )
     if not is_megatron(ctx) and "batch.micro" in ctx.layout.extras.get("facts", {}):
         candidates = _trainer_remedies(ctx, inp)  # an HF Trainer launch: its own arguments, not Megatron's
     for what, changes in candidates:
@@ -157,8 +175,9 @@ def _trainer_remedies(ctx: RuleContext, inp: ModelInput) -> list[tuple[str, dict
     candidates = []
     if trainer(ctx) == "deepspeed" and inp.data_parallel() > 1 and inp.sharding_level() < 3:
         candidates.append(("ZeRO stage 3 (zero_optimization.stage)", {"zero_stage": 3, "sharding": "parameters"}))
-    return candidates + _recompute_or_smaller_micro(inp, "--gradient_checkpointing True",
-                                                    "--per_device_train_batch_size")
+    return candidates + _recompute_or_smaller_micro(
+        inp, "--gradient_checkpointing True", "--per_device_train_batch_size"
+    )
 
 
 def _recompute_or_smaller_micro(inp: ModelInput, recompute: str, micro_flag: str) -> list[tuple[str, dict]]:
@@ -191,24 +210,35 @@ def _memory_span(ctx: RuleContext):
 
 
 @register(
-    "PL401", "predicted-oom", "error",
+    "PL401",
+    "predicted-oom",
+    "error",
     "The estimated peak memory per GPU exceeds the usable memory.",
     RuleDocs(
         what="Estimates the peak memory of the busiest GPU (the pipeline stage with the larger peak: the first "
-             "holds the most micro-batches in flight, the last the logits at the loss): weights, gradients and "
-             "optimizer states by precision and sharding (fp8: Transformer Engine's cached fp8 weights too), "
-             "activations for the micro-batches the schedule keeps in flight, the workspaces allocated through "
-             "PyTorch, and a runtime reserve (CUDA context, NCCL buffers), against the HBM left after allocator "
-             "fragmentation. Names the first simple change that would fit. An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
-             "error_band: how far such estimates fall from what Megatron-LM's functional tests measure, per "
-             "feature) is over; PL402 below that. A warning, not an error, when the launch names no GPU and plint "
-             "assumed one, or when it runs on every GPU of its node without saying how many and plint assumed the "
-             "node's size.",
+        "holds the most micro-batches in flight, the last the logits at the loss): weights, gradients and "
+        "optimizer states by precision and sharding (fp8: Transformer Engine's cached fp8 weights too), "
+        "activations for the micro-batches the schedule keeps in flight, the workspaces allocated through "
+        "PyTorch, and a runtime reserve (CUDA context, NCCL buffers), against the HBM left after allocator "
+        "fragmentation. Names the first simple change that would fit. An error only when even the low end of the estimate's measured error band (estimate.memory_gib."
+        "error_band: how far such estimates fall from what Megatron-LM's functional tests measure, per "
+        "feature) is over; PL402 below that. A warning, not an error, when the launch names no GPU and plint "
+        "assumed one, or when it runs on every GPU of its node without saying how many and plint assumed the "
+        "node's size.",
         why="An out-of-memory error comes minutes into a job that may have waited hours in the queue, and is "
-            "found again on every retry until the layout changes.",
+        "found again on every retry until the layout changes.",
         bad=torchrun(gpt("--tensor-model-parallel-size 1", layers=32, hidden=4096, heads=32, seq=4096, micro=4)),
-        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer\n"
-                          "--recompute-activations", layers=32, hidden=4096, heads=32, seq=4096, micro=1)),
+        good=torchrun(
+            gpt(
+                "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer\n"
+                "--recompute-activations",
+                layers=32,
+                hidden=4096,
+                heads=32,
+                seq=4096,
+                micro=1,
+            )
+        ),
         fix="Not fixed automatically: `plint plan` proposes layouts that fit.",
     ),
 )
@@ -228,31 +258,51 @@ def _predicted_oom(ctx: LaunchContext):
             # the verdict rests on a GPU plint assumed (neither the launch nor --gpu / [tool.plint] gpu names
             # one; reading/normalise.py marks its memory assumed then): a warning until the GPU is named,
             # since a larger part (H200, GH200, MI300X) may hold it
-            yield Finding(_memory_line(est) + _band_text(est) + _memory_remedy(ctx, inp, est) + f"; the GPU is assumed ({gpu.value}): "
-                          "name it with --gpu or [tool.plint] gpu for a verdict", _memory_span(ctx),
-                          key="estimate.memory", severity="warning")
+            yield Finding(
+                _memory_line(est)
+                + _band_text(est)
+                + _memory_remedy(ctx, inp, est)
+                + f"; the GPU is assumed ({gpu.value}): "
+                "name it with --gpu or [tool.plint] gpu for a verdict",
+                _memory_span(ctx),
+                key="estimate.memory",
+                severity="warning",
+            )
             return
-        yield Finding(_memory_line(est) + _band_text(est) + _memory_remedy(ctx, inp, est), _memory_span(ctx),
-                      key="estimate.memory")
+        yield Finding(
+            _memory_line(est) + _band_text(est) + _memory_remedy(ctx, inp, est),
+            _memory_span(ctx),
+            key="estimate.memory",
+        )
 
 
 @register(
-    "PL402", "memory-headroom", "warning",
+    "PL402",
+    "memory-headroom",
+    "warning",
     "The estimated peak memory per GPU is so close to the usable memory that its error band reaches it.",
     RuleDocs(
         what="Warns when the high end of the memory estimate's measured error band (estimate.memory_gib."
-             "error_band: how far such estimates fall from what Megatron-LM's functional tests measure) reaches "
-             "the usable memory while the low end still fits (else PL401): a launch whose whole band fits is "
-             "not warned about, however close to the limit. Teams that want spare memory beyond the band set "
-             "`thresholds.memory-headroom` (a share of usable memory; off by default): above it the rule warns "
-             "too. Names the first simple change (sharding, recompute, a smaller micro-batch) whose own band "
-             "fits.",
+        "error_band: how far such estimates fall from what Megatron-LM's functional tests measure) reaches "
+        "the usable memory while the low end still fits (else PL401): a launch whose whole band fits is "
+        "not warned about, however close to the limit. Teams that want spare memory beyond the band set "
+        "`thresholds.memory-headroom` (a share of usable memory; off by default): above it the rule warns "
+        "too. Names the first simple change (sharding, recompute, a smaller micro-batch) whose own band "
+        "fits.",
         why="Memory estimates carry a few percent of error, and a run's peak moves with the data (the longest "
-            "packed sequence, the MoE routing of one batch): a launch at 95% of usable memory fails some days.",
-        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", layers=36, hidden=4096, heads=32,
-                         seq=4096)),
-        good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
-                          layers=36, hidden=4096, heads=32, seq=4096)),
+        "packed sequence, the MoE routing of one batch): a launch at 95% of usable memory fails some days.",
+        bad=torchrun(
+            gpt("--tensor-model-parallel-size 2 --sequence-parallel", layers=36, hidden=4096, heads=32, seq=4096)
+        ),
+        good=torchrun(
+            gpt(
+                "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
+                layers=36,
+                hidden=4096,
+                heads=32,
+                seq=4096,
+            )
+        ),
         fix="Not fixed automatically: `plint plan` proposes layouts with headroom.",
     ),
 )
@@ -265,42 +315,50 @@ def memory_headroom(ctx: LaunchContext):
         return  # PL401's
     where = _memory_tight(est, ctx)
     if where is not None:
-        yield Finding(f"{_memory_line(est)}{_band_text(est)}: {where}{_memory_remedy(ctx, inp, est)}",
-                      _memory_span(ctx), key="estimate.memory")
+        yield Finding(
+            f"{_memory_line(est)}{_band_text(est)}: {where}{_memory_remedy(ctx, inp, est)}",
+            _memory_span(ctx),
+            key="estimate.memory",
+        )
 
 
 # ---- time ---------------------------------------------------------------------------------------
 
+
 @register(
-    "PL301", "pipeline-bubble", "warning",
+    "PL301",
+    "pipeline-bubble",
+    "warning",
     "The pipeline bubble is larger than a layout of the same launch needs.",
     RuleDocs(
         what="Estimates the idle share of each step that the pipeline schedule leaves at its start and end "
-             "((pp-1)/vpp stage-times of fill and drain against the micro-batches of one step), then looks for "
-             "a concrete alternative of the same launch: the same GPUs, global batch, model, tensor, context "
-             "and expert parallelism, sharding and recompute, with another pipeline size, number of virtual "
-             "stages per rank or micro-batch that passes the start-up checks (PL102, PL103, PL105, PL108), "
-             "fits in memory (the high end of its measured error band included), has a smaller bubble, owes "
-             "at least half of the time it saves to the bubble (plint.planning.alternatives.faster_pipeline: "
-             "every pp, vpp and micro-batch no larger than the launch's is estimated, the fastest kept) and "
-             "whose step the cost model predicts shorter by more than it can tell apart (5%; 10% for MoE "
-             "models: comparing two layouts of one model on one cluster cancels most of the model's error, "
-             "calibrated at 11% mean absolute error on dense runs and 24% on MoE runs of "
-             "benchmarks/calibrate.py). It warns only when it finds one, and names it with the predicted bubble, "
-             "step and memory (" + FIGURES + "). A bubble with no better layout (a 175B model "
-             "that needs its 16 stages) is what the run costs, and plint stays quiet. Teams that want an "
-             "absolute limit set `thresholds.bubble` (off by default): above it the rule also warns when no "
-             "alternative is found. Where dropping the pipeline altogether is faster still, PL302 names that "
-             "and this rule is quiet: one alternative per pipeline.",
+        "((pp-1)/vpp stage-times of fill and drain against the micro-batches of one step), then looks for "
+        "a concrete alternative of the same launch: the same GPUs, global batch, model, tensor, context "
+        "and expert parallelism, sharding and recompute, with another pipeline size, number of virtual "
+        "stages per rank or micro-batch that passes the start-up checks (PL102, PL103, PL105, PL108), "
+        "fits in memory (the high end of its measured error band included), has a smaller bubble, owes "
+        "at least half of the time it saves to the bubble (plint.planning.alternatives.faster_pipeline: "
+        "every pp, vpp and micro-batch no larger than the launch's is estimated, the fastest kept) and "
+        "whose step the cost model predicts shorter by more than it can tell apart (5%; 10% for MoE "
+        "models: comparing two layouts of one model on one cluster cancels most of the model's error, "
+        "calibrated at 11% mean absolute error on dense runs and 24% on MoE runs of "
+        "benchmarks/calibrate.py). It warns only when it finds one, and names it with the predicted bubble, "
+        "step and memory (" + FIGURES + "). A bubble with no better layout (a 175B model "
+        "that needs its 16 stages) is what the run costs, and plint stays quiet. Teams that want an "
+        "absolute limit set `thresholds.bubble` (off by default): above it the rule also warns when no "
+        "alternative is found. Where dropping the pipeline altogether is faster still, PL302 names that "
+        "and this rule is quiet: one alternative per pipeline.",
         why="With pp 8 and 16 micro-batches per step, 1F1B idles every GPU for 7 of 23 stage-times: 30% of the "
-            "step. More micro-batches per step (a smaller micro-batch), fewer stages or virtual pipeline stages "
-            "shrink it, when memory allows.",
-        bad=torchrun(gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32,
-                         glob=16), nproc=8),
-        good=torchrun(gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32,
-                          glob=256), nproc=8),
+        "step. More micro-batches per step (a smaller micro-batch), fewer stages or virtual pipeline stages "
+        "shrink it, when memory allows.",
+        bad=torchrun(
+            gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32, glob=16), nproc=8
+        ),
+        good=torchrun(
+            gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32, glob=256), nproc=8
+        ),
         fix="`plint fix --unsafe-fixes` writes the alternative the message names: the pipeline size, the "
-            "virtual stages and the micro-batch (unsafe: checkpoints change layout).",
+        "virtual stages and the micro-batch (unsafe: checkpoints change layout).",
     ),
 )
 def pipeline_bubble(ctx: RuleContext):
@@ -311,23 +369,31 @@ def pipeline_bubble(ctx: RuleContext):
     share = _bubble_share(est)
     if inp.pp <= 1 or share <= _margin(inp):
         return  # no alternative can win more than the bubble it removes
-    head = (f"pipeline bubble {_pct(share)} of the step: pp {inp.pp}"
-            f"{f', vpp {inp.vpp}' if (inp.vpp or 1) > 1 else ''}, {est.num_microbatches} micro-batches per step")
+    head = (
+        f"pipeline bubble {_pct(share)} of the step: pp {inp.pp}"
+        f"{f', vpp {inp.vpp}' if (inp.vpp or 1) > 1 else ''}, {est.num_microbatches} micro-batches per step"
+    )
     better = bubble_alternative(ctx, inp, est)
     dropped = needless_axis(ctx) if better is not None else None
     if dropped is not None and dropped[0] == "pp":
         return  # no pipeline at all does better still: PL302 names it (one alternative per launch's pipeline)
     if better is not None:
         alternative, variant = better
-        yield Finding(f"{head}; {describe_pipeline(alternative, inp)} instead: bubble {_pct(share)} -> "
-                      f"{_pct(_bubble_share(variant))}, {gain_text(variant, est, inp)}", span(ctx, "parallel.pp"),
-                      key="estimate.bubble_fraction")
+        yield Finding(
+            f"{head}; {describe_pipeline(alternative, inp)} instead: bubble {_pct(share)} -> "
+            f"{_pct(_bubble_share(variant))}, {gain_text(variant, est, inp)}",
+            span(ctx, "parallel.pp"),
+            key="estimate.bubble_fraction",
+        )
         return
     limit = (getattr(ctx.settings, "thresholds", None) or {}).get("bubble")
     if limit is not None and share > float(limit):
-        yield Finding(f"{head} (above the configured {float(limit):.0%}; no layout of the same launch with another "
-                      "pipeline size, virtual stages or micro-batch fits and is predicted faster)",
-                      span(ctx, "parallel.pp"), key="estimate.bubble_fraction")
+        yield Finding(
+            f"{head} (above the configured {float(limit):.0%}; no layout of the same launch with another "
+            "pipeline size, virtual stages or micro-batch fits and is predicted faster)",
+            span(ctx, "parallel.pp"),
+            key="estimate.bubble_fraction",
+        )
 
 
 def _margin(inp: ModelInput) -> float:
@@ -340,8 +406,9 @@ def bubble_alternative(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tupl
     from plint.planning.alternatives import faster_pipeline
 
     # virtual pipeline stages: Megatron-LM's interleaved schedule; the Megatron-DeepSpeed forks have none
-    return faster_pipeline(inp, est, lambda e: _fits(e, ctx), _margin(inp), estimate,
-                           interleaving=trainer(ctx) == "megatron")
+    return faster_pipeline(
+        inp, est, lambda e: _fits(e, ctx), _margin(inp), estimate, interleaving=trainer(ctx) == "megatron"
+    )
 
 
 def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[ModelInput, Estimate, Estimate] | None:
@@ -387,9 +454,11 @@ def gain_text(variant: Estimate, est: Estimate, inp: ModelInput) -> str:
     gain = 1 - variant.step_time_s / est.step_time_s
     low, high = _band(variant)
     mem = variant.memory_gib
-    return (f"step predicted {_pct(gain)} shorter +- {_margin(inp):.0%} ({_seconds(variant.step_time_s)} vs "
-            f"{_seconds(est.step_time_s)}), {_gib(mem['total'])} of {_gib(mem['usable'])} GiB ({_gib(low)} to "
-            f"{_gib(high)} within its +-{100 * mem.get('error_band', 0.0):.0f}% band)")
+    return (
+        f"step predicted {_pct(gain)} shorter +- {_margin(inp):.0%} ({_seconds(variant.step_time_s)} vs "
+        f"{_seconds(est.step_time_s)}), {_gib(mem['total'])} of {_gib(mem['usable'])} GiB ({_gib(low)} to "
+        f"{_gib(high)} within its +-{100 * mem.get('error_band', 0.0):.0f}% band)"
+    )
 
 
 def describe_pipeline(new: ModelInput, old: ModelInput) -> str:
@@ -409,14 +478,19 @@ NEEDLESS_MIN_GAIN = 0.05
 # MoE steps are predicted about twice as loosely (calibration MAPE 23.5% vs 11.4% dense): ask twice the margin.
 NEEDLESS_MIN_GAIN_MOE = 0.10
 
+
 def _bubble_share(est: Estimate) -> float:
     """The idle pipeline time as a share of the whole step (the estimate's bubble_fraction is relative
     to the ideal compute time, as Narayanan et al. define it: (pp-1)/(vpp*m))."""
     return est.time_s.get("bubble", 0.0) / est.step_time_s if est.step_time_s > 0 else 0.0
 
 
-_AXES = {"tp": ("parallel.tp", "tensor"), "pp": ("parallel.pp", "pipeline"), "cp": ("parallel.cp", "context"),
-         "ep": ("parallel.ep", "expert")}
+_AXES = {
+    "tp": ("parallel.tp", "tensor"),
+    "pp": ("parallel.pp", "pipeline"),
+    "cp": ("parallel.cp", "context"),
+    "ep": ("parallel.ep", "expert"),
+}
 
 
 def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
@@ -442,24 +516,25 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
 
 
 @register(
-    "PL302", "needless-parallelism", "warning",
+    "PL302",
+    "needless-parallelism",
+    "warning",
     "A model-parallel axis can be dropped: the simpler layout fits and is predicted faster.",
     RuleDocs(
         what="For each of tensor, pipeline, context and expert parallelism in use, re-estimates the launch with "
-             "that axis set to 1 and its GPUs given to data parallelism (for experts: replicated), and warns "
-             "when that layout fits in memory (the high end of its measured error band included) and its step "
-             "is predicted more than 5% shorter (10% for MoE models; smaller differences are inside what the "
-             "model can tell apart), naming it with the predicted step and memory (" + FIGURES + "). The "
-             "pipeline is left to PL301 where a layout it names (another pp, vpp or micro-batch) is faster "
-             "than none.",
+        "that axis set to 1 and its GPUs given to data parallelism (for experts: replicated), and warns "
+        "when that layout fits in memory (the high end of its measured error band included) and its step "
+        "is predicted more than 5% shorter (10% for MoE models; smaller differences are inside what the "
+        "model can tell apart), naming it with the predicted step and memory (" + FIGURES + "). The "
+        "pipeline is left to PL301 where a layout it names (another pp, vpp or micro-batch) is faster "
+        "than none.",
         why="Every axis costs communication and complexity: use the least parallelism that fits. A 1.3B model "
-            "with tp 2 on 8 GPUs splits GEMMs that already run below peak and all-gathers activations on "
-            "every layer, to save memory it does not need.",
-        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
-                         glob=256)),
+        "with tp 2 on 8 GPUs splits GEMMs that already run below peak and all-gathers activations on "
+        "every layer, to save memory it does not need.",
+        bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer", glob=256)),
         good=torchrun(gpt("--use-distributed-optimizer", glob=256)),
         fix="`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
-            "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout).",
+        "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout).",
     ),
 )
 def needless_parallelism(ctx: RuleContext):
@@ -469,8 +544,11 @@ def needless_parallelism(ctx: RuleContext):
     axis, size, simpler, variant, est = found
     key, name = _AXES[axis]
     given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
-    yield Finding(f"{name} parallelism {axis} {size} is not needed: {axis} 1{given} instead: "
-                  f"{gain_text(variant, est, simpler)}", span(ctx, key), key=key)
+    yield Finding(
+        f"{name} parallelism {axis} {size} is not needed: {axis} 1{given} instead: {gain_text(variant, est, simpler)}",
+        span(ctx, key),
+        key=key,
+    )
 
 
 def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Estimate] | None:
@@ -488,8 +566,12 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
             continue  # context parallelism on short sequences: PL307 names its alternative
         simpler = _without_axis(inp, axis)
         variant = _variant(simpler) if simpler is not None else None
-        if simpler is None or variant is None or not _fits(variant, ctx) \
-                or variant.step_time_s > (1 - _margin(inp)) * est.step_time_s:
+        if (
+            simpler is None
+            or variant is None
+            or not _fits(variant, ctx)
+            or variant.step_time_s > (1 - _margin(inp)) * est.step_time_s
+        ):
             continue
         if axis == "pp" and _pipelined_faster(ctx, inp, est, variant):
             continue  # a better pipeline beats none: PL301 names it, so the two never advise opposite edits
@@ -505,21 +587,29 @@ def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipeli
 
 
 @register(
-    "PL308", "full-recompute-unneeded", "info",
+    "PL308",
+    "full-recompute-unneeded",
+    "info",
     "Full activation recompute where selective recompute fits in memory.",
     RuleDocs(
         what="With --recompute-granularity full, re-estimates the launch with selective recompute (the "
-             "attention core only) and reports when that fits in memory (the high end of its measured error "
-             "band included) and the step is predicted shorter by more than the cost model can tell apart (5%; "
-             "10% for MoE models), with the predicted step and memory (" + FIGURES + ").",
+        "attention core only) and reports when that fits in memory (the high end of its measured error "
+        "band included) and the step is predicted shorter by more than the cost model can tell apart (5%; "
+        "10% for MoE models), with the predicted step and memory (" + FIGURES + ").",
         why="Full recompute runs every layer's forward twice: about a third more compute per step. Selective "
-            "recompute keeps most of the memory saving (Korthikanti et al. 2022: the attention scores are "
-            "the large part) for a few percent.",
-        bad=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                         "--use-distributed-optimizer", hidden=4096, heads=32)),
+        "recompute keeps most of the memory saving (Korthikanti et al. 2022: the attention scores are "
+        "the large part) for a few percent.",
+        bad=torchrun(
+            gpt(
+                "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
+                "--use-distributed-optimizer",
+                hidden=4096,
+                heads=32,
+            )
+        ),
         good=torchrun(gpt("--recompute-activations --use-distributed-optimizer", hidden=4096, heads=32)),
         fix="`plint fix --unsafe-fixes` replaces the recompute flags with --recompute-activations (same numerics; "
-            "unsafe because the memory it needs is the estimate's).",
+        "unsafe because the memory it needs is the estimate's).",
     ),
 )
 def full_recompute_unneeded(ctx: RuleContext):
@@ -535,31 +625,37 @@ def full_recompute_unneeded(ctx: RuleContext):
     gain = 1 - variant.step_time_s / est.step_time_s
     if gain <= _margin(inp):
         return  # a gain the cost model cannot tell from noise is no reason to trade memory headroom
-    yield Finding(f"full recompute where selective fits: --recompute-activations instead: "
-                  f"{gain_text(variant, est, inp)}", span(ctx, "recompute.granularity"), key="recompute.granularity")
+    yield Finding(
+        f"full recompute where selective fits: --recompute-activations instead: {gain_text(variant, est, inp)}",
+        span(ctx, "recompute.granularity"),
+        key="recompute.granularity",
+    )
 
 
 @register(
-    "PL310", "low-mfu", "info",
+    "PL310",
+    "low-mfu",
+    "info",
     "The predicted MFU is low, and a larger micro-batch does better.",
     RuleDocs(
         what="Below the MFU threshold (default 35%; model FLOPs as Megatron counts them, over the step time and "
-             "the GPUs' dense bf16 peak), looks for a larger micro-batch (one that divides the per-rank batch) "
-             "that fits in memory (the high end of its measured error band included) and whose step the cost "
-             "model predicts shorter by more than it can tell apart (5%; 10% for MoE models), and names it ("
-             + FIGURES + ") with where the saving comes from: larger GEMMs, or the part of the step that "
-             "shrinks most (data-parallel communication that a longer last backward hides, or that ZeRO-3 "
-             "repeats for every micro-batch). Without one it is quiet: what else "
-             "keeps the MFU low (a bubble, communication on a slow link) is for the rules that can name a "
-             "better layout for it (PL301, PL302, PL202, PL203, PL307).",
+        "the GPUs' dense bf16 peak), looks for a larger micro-batch (one that divides the per-rank batch) "
+        "that fits in memory (the high end of its measured error band included) and whose step the cost "
+        "model predicts shorter by more than it can tell apart (5%; 10% for MoE models), and names it ("
+        + FIGURES
+        + ") with where the saving comes from: larger GEMMs, or the part of the step that "
+        "shrinks most (data-parallel communication that a longer last backward hides, or that ZeRO-3 "
+        "repeats for every micro-batch). Without one it is quiet: what else "
+        "keeps the MFU low (a bubble, communication on a slow link) is for the rules that can name a "
+        "better layout for it (PL301, PL302, PL202, PL203, PL307).",
         why="Well-tuned large runs reach 35-55% MFU. The micro-batch is the rows of every GEMM: GEMMs too small "
-            "to run near peak keep a small model's MFU low whatever the layout.",
-        bad=torchrun(gpt("--use-distributed-optimizer", layers=12, hidden=768, heads=12, seq=1024, micro=1,
-                         glob=512)),
-        good=torchrun(gpt("--use-distributed-optimizer", layers=32, hidden=4096, heads=32, seq=4096, micro=1,
-                          glob=256)),
+        "to run near peak keep a small model's MFU low whatever the layout.",
+        bad=torchrun(gpt("--use-distributed-optimizer", layers=12, hidden=768, heads=12, seq=1024, micro=1, glob=512)),
+        good=torchrun(
+            gpt("--use-distributed-optimizer", layers=32, hidden=4096, heads=32, seq=4096, micro=1, glob=256)
+        ),
         fix="`plint fix --unsafe-fixes` writes the micro-batch the message names, where the launch alone states "
-            "it (unsafe: the step's numerics and memory change).",
+        "it (unsafe: the step's numerics and memory change).",
     ),
 )
 def low_mfu(ctx: LaunchContext):
@@ -578,12 +674,18 @@ def low_mfu(ctx: LaunchContext):
     # a DeepSpeed config that states the micro-batch must say the same (PL106 checks they agree)
     cfg = ctx.layout.extras.get("ds_config")
     stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
-    also = (f" and \"train_micro_batch_size_per_gpu\": {micro} in {cfg.path}"
-            if cfg is not None and stated is not None and stated != "auto" else "")
-    yield Finding(f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
-                  f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step; --micro-batch-size "
-                  f"{micro}{also} ({_saving_source(est, variant)}) instead: {gain_text(variant, est, inp)}",
-                  span(ctx, "batch.micro"), key="estimate.mfu")
+    also = (
+        f' and "train_micro_batch_size_per_gpu": {micro} in {cfg.path}'
+        if cfg is not None and stated is not None and stated != "auto"
+        else ""
+    )
+    yield Finding(
+        f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
+        f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step; --micro-batch-size "
+        f"{micro}{also} ({_saving_source(est, variant)}) instead: {gain_text(variant, est, inp)}",
+        span(ctx, "batch.micro"),
+        key="estimate.mfu",
+    )
 
 
 def _saving_source(est: Estimate, variant: Estimate) -> str:
@@ -600,8 +702,10 @@ def _saving_source(est: Estimate, variant: Estimate) -> str:
         return "larger GEMMs"
     if part == "overhead":  # layers too small to outlast the host's dispatch of them (estimate.host_microbatch_s)
         return "fewer micro-batches for the host to dispatch"
-    return (f"mostly {TIME_PART_NAMES.get(part, part)}, {_seconds(est.time_s[part])} -> "
-            f"{_seconds(variant.time_s.get(part, 0.0))}")
+    return (
+        f"mostly {TIME_PART_NAMES.get(part, part)}, {_seconds(est.time_s[part])} -> "
+        f"{_seconds(variant.time_s.get(part, 0.0))}"
+    )
 
 
 def faster_micro_batch(ctx: RuleContext) -> int | None:
@@ -622,8 +726,15 @@ def _faster_micro_batch(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tup
         return None
     per_rank = global_batch // dp
     best = None
-    for micro in sorted({d for i in range(1, int(per_rank ** 0.5) + 1) if per_rank % i == 0
-                         for d in (i, per_rank // i) if d > inp.micro_batch}):
+    for micro in sorted(
+        {
+            d
+            for i in range(1, int(per_rank**0.5) + 1)
+            if per_rank % i == 0
+            for d in (i, per_rank // i)
+            if d > inp.micro_batch
+        }
+    ):
         variant = _variant(inp, micro_batch=micro)
         if variant is None or not _fits(variant, ctx):
             break  # activations grow with the micro-batch: no larger one fits either

@@ -12,10 +12,19 @@ from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleD
 from plint.rules.common import closest
 from plint.keytree import JObject, JScalar
 
-STAGE3_ONLY = ("stage3_", "offload_param", "zero_hpz_partition_size", "zero_quantized_weights",
-               "zero_quantized_nontrainable_weights", "sub_group_size", "prefetch_bucket_size",
-               "param_persistence_threshold", "max_live_parameters", "max_reuse_distance",
-               "gather_16bit_weights_on_model_save")
+STAGE3_ONLY = (
+    "stage3_",
+    "offload_param",
+    "zero_hpz_partition_size",
+    "zero_quantized_weights",
+    "zero_quantized_nontrainable_weights",
+    "sub_group_size",
+    "prefetch_bucket_size",
+    "param_persistence_threshold",
+    "max_live_parameters",
+    "max_reuse_distance",
+    "gather_16bit_weights_on_model_save",
+)
 
 
 @lru_cache(maxsize=1)
@@ -48,13 +57,29 @@ def _integration(ctx: RuleContext) -> bool | None:
 # The "auto" values the HF Trainer replaces, by dotted path: HfTrainerDeepSpeedConfig.trainer_config_process and
 # trainer_config_finalize (transformers/integrations/deepspeed.py) call fill_match / fill_only on exactly these;
 # any other "auto" reaches DeepSpeed as the string "auto".
-HF_TRAINER_FILLS = frozenset({
-    "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size", "gradient_clipping",
-    "optimizer.params.lr", "optimizer.params.betas", "optimizer.params.eps", "optimizer.params.weight_decay",
-    "scheduler.params.warmup_min_lr", "scheduler.params.warmup_max_lr", "scheduler.params.total_num_steps",
-    "scheduler.params.warmup_num_steps", "fp16.enabled", "amp.enabled", "amp.opt_level", "bf16.enabled",
-    "zero_optimization.reduce_bucket_size", "zero_optimization.stage3_prefetch_bucket_size",
-    "zero_optimization.stage3_param_persistence_threshold"})
+HF_TRAINER_FILLS = frozenset(
+    {
+        "train_micro_batch_size_per_gpu",
+        "gradient_accumulation_steps",
+        "train_batch_size",
+        "gradient_clipping",
+        "optimizer.params.lr",
+        "optimizer.params.betas",
+        "optimizer.params.eps",
+        "optimizer.params.weight_decay",
+        "scheduler.params.warmup_min_lr",
+        "scheduler.params.warmup_max_lr",
+        "scheduler.params.total_num_steps",
+        "scheduler.params.warmup_num_steps",
+        "fp16.enabled",
+        "amp.enabled",
+        "amp.opt_level",
+        "bf16.enabled",
+        "zero_optimization.reduce_bucket_size",
+        "zero_optimization.stage3_prefetch_bucket_size",
+        "zero_optimization.stage3_param_persistence_threshold",
+    }
+)
 
 
 def _hf_trainer(ctx: RuleContext) -> bool:
@@ -70,10 +95,13 @@ def _auto_the_trainer_leaves(cfg):
             if isinstance(e.value, JObject):
                 yield from walk(e.value, path + ".")
             elif isinstance(e.value, JScalar) and e.value.value == "auto" and path not in HF_TRAINER_FILLS:
-                yield Finding(f"{cfg.path}: \"{path}\" is \"auto\", which the HF Trainer does not fill (it fills "
-                              "the batch sizes, clipping, the optimizer's and scheduler's parameters, fp16/bf16 and "
-                              "the hidden-size-based bucket sizes): DeepSpeed receives the string \"auto\"",
-                              e.value.span, key=path)
+                yield Finding(
+                    f'{cfg.path}: "{path}" is "auto", which the HF Trainer does not fill (it fills '
+                    "the batch sizes, clipping, the optimizer's and scheduler's parameters, fp16/bf16 and "
+                    'the hidden-size-based bucket sizes): DeepSpeed receives the string "auto"',
+                    e.value.span,
+                    key=path,
+                )
 
     yield from walk(cfg.document.root, "")
 
@@ -94,8 +122,11 @@ def _walk_strict(node, section_schema: dict, path: str):
             yield e, here, "auto", None
         sub = props[e.key]
         if sub.get("type") == "object" or "anyOf" in sub:
-            nested = sub if sub.get("type") == "object" else next(
-                (s for s in sub.get("anyOf", []) if s.get("type") == "object"), None)
+            nested = (
+                sub
+                if sub.get("type") == "object"
+                else next((s for s in sub.get("anyOf", []) if s.get("type") == "object"), None)
+            )
             if nested is not None:
                 yield from _walk_strict(e.value, nested, here)
 
@@ -110,8 +141,7 @@ _TYPES = {
     "boolean": lambda v: isinstance(v, bool),
     "null": lambda v: v is None,
     "number": lambda v: isinstance(v, (int, float)) and not isinstance(v, bool),
-    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool))
-    or (isinstance(v, float) and v.is_integer()),
+    "integer": lambda v: (isinstance(v, int) and not isinstance(v, bool)) or (isinstance(v, float) and v.is_integer()),
 }
 SCHEMA_KEYWORDS = {"type", "enum", "properties", "additionalProperties", "anyOf"}
 
@@ -175,16 +205,18 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
 
 
 @register(
-    "PL504", "deepspeed-unknown-key", "error",
+    "PL504",
+    "deepspeed-unknown-key",
+    "error",
     "A DeepSpeed config key that DeepSpeed silently ignores or rejects.",
     RuleDocs(
         what="Checks DeepSpeed config keys against the schema built from the installed DeepSpeed: an unknown "
-             "top-level key (silently ignored; a comment key such as \"_comment\" or \"//\" is left alone), a removed block (rejected since 0.19.8), an unknown key inside "
-             "a pydantic section such as zero_optimization (rejected), and \"auto\" inside a pydantic section "
-             "when no integration fills it (silently dropped, so the field takes its default).",
-        why="`\"zero_optimisation\": {\"stage\": 3}` is accepted and ZeRO stays at stage 0: the model that "
-            "was meant to be sharded over every GPU is replicated on each, and runs out of memory or "
-            "trains slower without any message.",
+        'top-level key (silently ignored; a comment key such as "_comment" or "//" is left alone), a removed block (rejected since 0.19.8), an unknown key inside '
+        'a pydantic section such as zero_optimization (rejected), and "auto" inside a pydantic section '
+        "when no integration fills it (silently dropped, so the field takes its default).",
+        why='`"zero_optimisation": {"stage": 3}` is accepted and ZeRO stays at stage 0: the model that '
+        "was meant to be sharded over every GPU is replicated on each, and runs out of memory or "
+        "trains slower without any message.",
         bad=Example({"ds.json": '{"train_batch_size": 32, "zero_optimisation": {"stage": 3}}\n'}, main="ds.json"),
         good=Example({"ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 3}}\n'}, main="ds.json"),
         fix="`plint fix` renames the key, in the JSON file or the heredoc that writes it, when one suggestion stands out and the object has no such key yet (safe).",
@@ -208,17 +240,28 @@ def deepspeed_unknown_key(ctx: RuleContext):
         if e.key in removed:
             if not in_force.at_least(REMOVED_BLOCKS_REJECTED_FROM):
                 continue  # the release in force still accepts the block
-            why = (" (set deepspeed = \"<release>\" in [tool.plint]: releases up to 0.19.5 accept it)"
-                   if in_force.assumed else "")
-            yield Finding(f"{cfg.path}: \"{e.key}\" was removed from DeepSpeed; {in_force.label} "
-                          f"rejects the config (DeepSpeedConfigError){why}", e.key_span, key=e.key,
-                          severity="warning" if in_force.assumed else None)
+            why = (
+                ' (set deepspeed = "<release>" in [tool.plint]: releases up to 0.19.5 accept it)'
+                if in_force.assumed
+                else ""
+            )
+            yield Finding(
+                f'{cfg.path}: "{e.key}" was removed from DeepSpeed; {in_force.label} '
+                f"rejects the config (DeepSpeedConfigError){why}",
+                e.key_span,
+                key=e.key,
+                severity="warning" if in_force.assumed else None,
+            )
         elif e.key not in known and _comment_key(e.key):
             continue  # a note for readers: DeepSpeed reads the top level with dict.get, so it is ignored by design
         elif e.key not in known:
             near = closest(e.key, known)
-            yield Finding(f"{cfg.path}: DeepSpeed silently ignores the unknown key \"{e.key}\""
-                          + (f"; did you mean \"{near}\"?" if near else ""), e.key_span, key=e.key)
+            yield Finding(
+                f'{cfg.path}: DeepSpeed silently ignores the unknown key "{e.key}"'
+                + (f'; did you mean "{near}"?' if near else ""),
+                e.key_span,
+                key=e.key,
+            )
         elif known[e.key].get("x-unknown-keys") == "ignored" and hasattr(e.value, "entries"):
             inner = known[e.key]["properties"]
             for entry in e.value.entries:
@@ -228,38 +271,58 @@ def deepspeed_unknown_key(ctx: RuleContext):
                         continue  # still the key's name in the release in force
                     renamed = RENAMED_KEYS.get(f"{e.key}.{entry.key}")
                     if renamed in inner:
-                        hint = f", which it renamed \"{renamed}\""
+                        hint = f', which it renamed "{renamed}"'
                     else:
                         near = closest(entry.key, inner)
-                        hint = f"; did you mean \"{near}\"?" if near else ""
-                    yield Finding(f"{cfg.path}: DeepSpeed silently ignores \"{e.key}.{entry.key}\"{hint}",
-                                  entry.key_span, key=f"{e.key}.{entry.key}")
+                        hint = f'; did you mean "{near}"?' if near else ""
+                    yield Finding(
+                        f'{cfg.path}: DeepSpeed silently ignores "{e.key}.{entry.key}"{hint}',
+                        entry.key_span,
+                        key=f"{e.key}.{entry.key}",
+                    )
         elif known[e.key].get("type") == "object":
             for entry, path, kind, near in _walk_strict(e.value, known[e.key], e.key):
                 if kind == "unknown" and path in rejected:
-                    yield Finding(f"{cfg.path}: DeepSpeed rejects \"{path}\" (Extra inputs are not permitted)"
-                                  + (f"; did you mean \"{near}\"?" if near else ""), entry.key_span, key=path)
+                    yield Finding(
+                        f'{cfg.path}: DeepSpeed rejects "{path}" (Extra inputs are not permitted)'
+                        + (f'; did you mean "{near}"?' if near else ""),
+                        entry.key_span,
+                        key=path,
+                    )
                 elif kind == "auto" and integration is False:
-                    yield Finding(f"{cfg.path}: \"{path}\": \"auto\" is dropped inside {e.key} and the field "
-                                  "takes its default: no integration fills it in this launch",
-                                  entry.value.span, key=path)
+                    yield Finding(
+                        f'{cfg.path}: "{path}": "auto" is dropped inside {e.key} and the field '
+                        "takes its default: no integration fills it in this launch",
+                        entry.value.span,
+                        key=path,
+                    )
 
 
 @register(
-    "PL505", "deepspeed-auto-unresolved", "warning",
-    "\"auto\" values that no integration fills in.",
+    "PL505",
+    "deepspeed-auto-unresolved",
+    "warning",
+    '"auto" values that no integration fills in.',
     RuleDocs(
-        what="Checks \"auto\" values in a DeepSpeed config used by a launch with no HF Trainer or Accelerate "
-             "integration (Megatron-DeepSpeed, a plain deepspeed script), and, with the HF Trainer, \"auto\" values "
-             "outside the keys it fills (batch sizes, clipping, the optimizer's and scheduler's parameters, "
-             "fp16/bf16, the hidden-size-based ZeRO bucket sizes: HfTrainerDeepSpeedConfig in "
-             "transformers/integrations/deepspeed.py).",
-        why="Only the HF Trainer and Accelerate replace \"auto\"; DeepSpeed itself fails on \"auto\" batch "
-            "sizes ('>' not supported between instances of 'str' and 'int') and drops it in pydantic sections.",
-        bad=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
-                     "ds.json": '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 4}\n'}),
-        good=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
-                      "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n'}),
+        what='Checks "auto" values in a DeepSpeed config used by a launch with no HF Trainer or Accelerate '
+        'integration (Megatron-DeepSpeed, a plain deepspeed script), and, with the HF Trainer, "auto" values '
+        "outside the keys it fills (batch sizes, clipping, the optimizer's and scheduler's parameters, "
+        "fp16/bf16, the hidden-size-based ZeRO bucket sizes: HfTrainerDeepSpeedConfig in "
+        "transformers/integrations/deepspeed.py).",
+        why='Only the HF Trainer and Accelerate replace "auto"; DeepSpeed itself fails on "auto" batch '
+        "sizes ('>' not supported between instances of 'str' and 'int') and drops it in pydantic sections.",
+        bad=Example(
+            {
+                "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
+                "ds.json": '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": 4}\n',
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n",
+                "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n',
+            }
+        ),
         fix="Not fixed automatically.",
     ),
 )
@@ -278,22 +341,38 @@ def deepspeed_auto_unresolved(ctx: LaunchContext):
         if e.key in strict:
             continue  # reported by PL504: dropped, not left unresolved
         if getattr(e.value, "value", None) == "auto":
-            yield Finding(f"{cfg.path}: \"{e.key}\" is \"auto\" but nothing in this launch fills it in "
-                          "(only the HF Trainer and Accelerate do)", e.value.span, key=e.key)
+            yield Finding(
+                f'{cfg.path}: "{e.key}" is "auto" but nothing in this launch fills it in '
+                "(only the HF Trainer and Accelerate do)",
+                e.value.span,
+                key=e.key,
+            )
 
 
 @register(
-    "PL507", "deepspeed-key-no-effect", "info",
+    "PL507",
+    "deepspeed-key-no-effect",
+    "info",
     "A ZeRO key that does nothing at the configured stage.",
     RuleDocs(
         what="Checks stage-3-only keys (stage3_*, offload_param, ZeRO++ hpZ and quantized weights) when "
-             "zero_optimization.stage is below 3.",
+        "zero_optimization.stage is below 3.",
         why="They are accepted and ignored: the parameter offload or prefetching the config seems to ask "
-            "for does not happen.",
-        bad=Example({"ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 2, '
-                                '"offload_param": {"device": "cpu"}}}\n'}, main="ds.json"),
-        good=Example({"ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 3, '
-                                 '"offload_param": {"device": "cpu"}}}\n'}, main="ds.json"),
+        "for does not happen.",
+        bad=Example(
+            {
+                "ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 2, '
+                '"offload_param": {"device": "cpu"}}}\n'
+            },
+            main="ds.json",
+        ),
+        good=Example(
+            {
+                "ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 3, '
+                '"offload_param": {"device": "cpu"}}}\n'
+            },
+            main="ds.json",
+        ),
         fix="Not fixed automatically.",
     ),
     needs_layout=False,
@@ -308,8 +387,11 @@ def deepspeed_key_no_effect(ctx: RuleContext):
         return
     for e in zero.entries:
         if e.key.startswith(STAGE3_ONLY):
-            yield Finding(f"{cfg.path}: zero_optimization.{e.key} has no effect at ZeRO stage {stage}",
-                          e.key_span, key=f"zero_optimization.{e.key}")
+            yield Finding(
+                f"{cfg.path}: zero_optimization.{e.key} has no effect at ZeRO stage {stage}",
+                e.key_span,
+                key=f"zero_optimization.{e.key}",
+            )
 
 
 @lru_cache(maxsize=1)
@@ -330,36 +412,55 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str]:
         return [builds["torch_adam"]]
     device = cfg.offload_optimizer
     offload = (device.value in ("cpu", "nvme")) if device.known and device.value != "auto" else None
-    out = [builds["offload"]] if offload and "offload" in builds else \
-        [builds["default"]] if offload is False or "offload" not in builds else [builds["default"], builds["offload"]]
+    out = (
+        [builds["offload"]]
+        if offload and "offload" in builds
+        else [builds["default"]]
+        if offload is False or "offload" not in builds
+        else [builds["default"], builds["offload"]]
+    )
     if flag is not False and flag is not True and "torch_adam" in builds:  # unknown (a variable, "auto")
         out.append(builds["torch_adam"])
     return out
 
 
 @register(
-    "PL508", "deepspeed-optimizer-param", "error",
+    "PL508",
+    "deepspeed-optimizer-param",
+    "error",
     "An optimizer parameter the optimizer DeepSpeed builds does not accept.",
     RuleDocs(
         what="Checks the keys under optimizer.params against the constructor of the class DeepSpeed builds for "
-             "optimizer.type (FusedAdam, DeepSpeedCPUAdam with optimizer offload, torch.optim.Adam/AdamW with "
-             "torch_adam, FusedLamb, FusedLion, torch.optim.Adagrad, or torch.optim.<type> for any other name), "
-             "the keys DeepSpeed takes out first (adam_w_mode, torch_adam, fp32_optimizer_states) excepted; "
-             "max_grad_norm under any type; and a type that is neither built in nor in torch.optim. The table "
-             "is schemas/deepspeed_optimizers.json, generated from the constructors' source by "
-             "scripts/build_optimizer_table.py.",
+        "optimizer.type (FusedAdam, DeepSpeedCPUAdam with optimizer offload, torch.optim.Adam/AdamW with "
+        "torch_adam, FusedLamb, FusedLion, torch.optim.Adagrad, or torch.optim.<type> for any other name), "
+        "the keys DeepSpeed takes out first (adam_w_mode, torch_adam, fp32_optimizer_states) excepted; "
+        "max_grad_norm under any type; and a type that is neither built in nor in torch.optim. The table "
+        "is schemas/deepspeed_optimizers.json, generated from the constructors' source by "
+        "scripts/build_optimizer_table.py.",
         why="DeepSpeed calls Class(params, **optimizer.params): a key the constructor does not take is a TypeError "
-            "('unexpected keyword argument') in deepspeed.initialize, after the job has waited in the queue and "
-            "loaded the model. max_grad_norm (an HF Trainer argument, often copied into the JSON) is refused "
-            "with a ValueError: clipping is the top-level gradient_clipping.",
-        bad=Example({"ds.json": '{"train_batch_size": 32, "optimizer": {"type": "Adam", "params": {"lr": 1e-4, '
-                                '"max_grad_norm": 1.0, "momentum": 0.9}}}\n'}, main="ds.json"),
-        good=Example({"ds.json": '{"train_batch_size": 32, "gradient_clipping": 1.0, "optimizer": {"type": "Adam", '
-                                 '"params": {"lr": 1e-4, "betas": [0.9, 0.95]}}}\n'}, main="ds.json"),
+        "('unexpected keyword argument') in deepspeed.initialize, after the job has waited in the queue and "
+        "loaded the model. max_grad_norm (an HF Trainer argument, often copied into the JSON) is refused "
+        "with a ValueError: clipping is the top-level gradient_clipping.",
+        bad=Example(
+            {
+                "ds.json": '{"train_batch_size": 32, "optimizer": {"type": "Adam", "params": {"lr": 1e-4, '
+                '"max_grad_norm": 1.0, "momentum": 0.9}}}\n'
+            },
+            main="ds.json",
+        ),
+        good=Example(
+            {
+                "ds.json": '{"train_batch_size": 32, "gradient_clipping": 1.0, "optimizer": {"type": "Adam", '
+                '"params": {"lr": 1e-4, "betas": [0.9, 0.95]}}}\n'
+            },
+            main="ds.json",
+        ),
         fix="`plint fix --unsafe-fixes` removes the refused key from optimizer.params (clipping then follows the "
-            "top-level gradient_clipping, 1.0 by default since DeepSpeed 0.19.3); an unknown type is not fixed.",
-        references=("deepspeed/runtime/engine.py _configure_basic_optimizer, _do_sanity_check",
-                    "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py"),
+        "top-level gradient_clipping, 1.0 by default since DeepSpeed 0.19.3); an unknown type is not fixed.",
+        references=(
+            "deepspeed/runtime/engine.py _configure_basic_optimizer, _do_sanity_check",
+            "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py",
+        ),
     ),
     needs_layout=False,
 )
@@ -382,8 +483,11 @@ def deepspeed_optimizer_param(ctx: RuleContext):
     if isinstance(params, JObject):
         for e in params.entries:
             if e.key in table["refused"]:
-                yield Finding(f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed stops at start-up with "
-                              f"{table['refused'][e.key]}", e.key_span, key=f"optimizer.params.{e.key}")
+                yield Finding(
+                    f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed stops at start-up with {table['refused'][e.key]}",
+                    e.key_span,
+                    key=f"optimizer.params.{e.key}",
+                )
     if name in table["unchecked"]:
         return
     if name in table["types"]:
@@ -401,50 +505,70 @@ def deepspeed_optimizer_param(ctx: RuleContext):
     else:
         options = list(table["types"]) + list(table["torch_optim"])
         near = next((o for o in options if o.lower() == kind.value.lower()), None) or closest(kind.value, options)
-        yield Finding(f"{cfg.path}: optimizer.type \"{kind.value}\" is neither a DeepSpeed optimizer nor a class of "
-                      f"torch.optim (DeepSpeed {table['x-deepspeed-version']}, torch {table['x-torch-version']}): "
-                      "DeepSpeed stops at start-up ('not a supported DeepSpeed Optimizer') unless the script passes "
-                      "its own optimizer" + (f"; did you mean \"{near}\"?" if near else ""),
-                      kind.span, key="optimizer.type")
+        yield Finding(
+            f'{cfg.path}: optimizer.type "{kind.value}" is neither a DeepSpeed optimizer nor a class of '
+            f"torch.optim (DeepSpeed {table['x-deepspeed-version']}, torch {table['x-torch-version']}): "
+            "DeepSpeed stops at start-up ('not a supported DeepSpeed Optimizer') unless the script passes "
+            "its own optimizer" + (f'; did you mean "{near}"?' if near else ""),
+            kind.span,
+            key="optimizer.type",
+        )
         return
     shown = " or ".join(c.rsplit(".", 1)[-1] for c in classes)
     for e in params.entries:
         if e.key in popped or e.key in table["refused"]:
             continue
         if all(e.key not in s["params"] and not s["var_keyword"] for s in signatures):
-            accepted = sorted(({p for s in signatures for p in s["params"]}
-                               - {p for s in signatures for p in s["supplied"]}) | popped)
+            accepted = sorted(
+                ({p for s in signatures for p in s["params"]} - {p for s in signatures for p in s["supplied"]}) | popped
+            )
             near = closest(e.key, accepted)
-            yield Finding(f"{cfg.path}: optimizer.params.{e.key}: \"{kind.value}\" builds {shown}, whose constructor "
-                          f"takes no {e.key} (TypeError: unexpected keyword argument at start-up); it takes "
-                          f"{', '.join(accepted)}" + (f"; did you mean \"{near}\"?" if near else ""),
-                          e.key_span, key=f"optimizer.params.{e.key}")
+            yield Finding(
+                f'{cfg.path}: optimizer.params.{e.key}: "{kind.value}" builds {shown}, whose constructor '
+                f"takes no {e.key} (TypeError: unexpected keyword argument at start-up); it takes "
+                f"{', '.join(accepted)}" + (f'; did you mean "{near}"?' if near else ""),
+                e.key_span,
+                key=f"optimizer.params.{e.key}",
+            )
         elif all(e.key in s["supplied"] for s in signatures):
-            yield Finding(f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed passes {e.key} to {shown} itself "
-                          f"(TypeError: got multiple values for keyword argument '{e.key}' at start-up)",
-                          e.key_span, key=f"optimizer.params.{e.key}")
+            yield Finding(
+                f"{cfg.path}: optimizer.params.{e.key}: DeepSpeed passes {e.key} to {shown} itself "
+                f"(TypeError: got multiple values for keyword argument '{e.key}' at start-up)",
+                e.key_span,
+                key=f"optimizer.params.{e.key}",
+            )
 
 
 @register(
-    "PL509", "deepspeed-trainer-sized-steps", "warning",
+    "PL509",
+    "deepspeed-trainer-sized-steps",
+    "warning",
     "A scheduler step count written in the DeepSpeed config where the HF Trainer computes it.",
     RuleDocs(
         what="With the HF Trainer, checks scheduler.params.total_num_steps and warmup_num_steps written as numbers: "
-             "the Trainer sizes them itself (num_training_steps, get_warmup_steps) and requires a written value to "
-             "equal its own. An error when --max_steps (or --warmup_steps) says the value differs, a warning when "
-             "the Trainer's count depends on the dataset.",
+        "the Trainer sizes them itself (num_training_steps, get_warmup_steps) and requires a written value to "
+        "equal its own. An error when --max_steps (or --warmup_steps) says the value differs, a warning when "
+        "the Trainer's count depends on the dataset.",
         why="transformers' HfTrainerDeepSpeedConfig.trainer_config_finalize fills these keys with fill_match: a "
-            "value that is not \"auto\" and differs is a mismatch, and the Trainer raises 'Please correct the "
-            "following DeepSpeed config values that mismatch TrainingArguments values' once the model is loaded.",
-        bad=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
-                                  "--max_steps 2000\n",
-                     "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
-                                '"params": {"total_num_steps": 1000, "warmup_num_steps": "auto"}}}\n'}),
-        good=Example({"launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
-                                   "--max_steps 2000\n",
-                      "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
-                                 '"params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}}}\n'}),
-        fix="Not fixed automatically: write \"auto\".",
+        'value that is not "auto" and differs is a mismatch, and the Trainer raises \'Please correct the '
+        "following DeepSpeed config values that mismatch TrainingArguments values' once the model is loaded.",
+        bad=Example(
+            {
+                "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
+                "--max_steps 2000\n",
+                "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+                '"params": {"total_num_steps": 1000, "warmup_num_steps": "auto"}}}\n',
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4 "
+                "--max_steps 2000\n",
+                "ds.json": '{"train_micro_batch_size_per_gpu": "auto", "scheduler": {"type": "WarmupDecayLR", '
+                '"params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}}}\n',
+            }
+        ),
+        fix='Not fixed automatically: write "auto".',
         references=("transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize",),
     ),
 )
@@ -453,8 +577,10 @@ def deepspeed_trainer_sized_steps(ctx: LaunchContext):
     if cfg is None or _integration(ctx) is not True or not _hf_trainer(ctx):
         return
     facts = ctx.layout.extras.get("facts", {})
-    for key, fact, flag in (("total_num_steps", "train_iters", "--max_steps"),
-                            ("warmup_num_steps", "train_warmup_steps", "--warmup_steps")):
+    for key, fact, flag in (
+        ("total_num_steps", "train_iters", "--max_steps"),
+        ("warmup_num_steps", "train_warmup_steps", "--warmup_steps"),
+    ):
         written = cfg.value("scheduler", "params", key)
         if written is None or isinstance(written.value, bool) or not isinstance(written.value, (int, float)):
             continue
@@ -463,10 +589,18 @@ def deepspeed_trainer_sized_steps(ctx: LaunchContext):
         if isinstance(given, int) and given > 0:
             if given == written.value:
                 continue
-            yield Finding(f"{cfg.path}: scheduler.params.{key} is {written.value:g} but the HF Trainer computes "
-                          f"{given} ({flag} {given}) and raises on the mismatch; write \"auto\"", written.span,
-                          key=f"scheduler.params.{key}", severity="error")
+            yield Finding(
+                f"{cfg.path}: scheduler.params.{key} is {written.value:g} but the HF Trainer computes "
+                f'{given} ({flag} {given}) and raises on the mismatch; write "auto"',
+                written.span,
+                key=f"scheduler.params.{key}",
+                severity="error",
+            )
         else:
-            yield Finding(f"{cfg.path}: scheduler.params.{key} is {written.value:g}, a count the HF Trainer computes "
-                          f"from the dataset (no {flag}) and requires to match: it raises unless they are equal; "
-                          "write \"auto\"", written.span, key=f"scheduler.params.{key}")
+            yield Finding(
+                f"{cfg.path}: scheduler.params.{key} is {written.value:g}, a count the HF Trainer computes "
+                f"from the dataset (no {flag}) and requires to match: it raises unless they are equal; "
+                'write "auto"',
+                written.span,
+                key=f"scheduler.params.{key}",
+            )

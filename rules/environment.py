@@ -29,7 +29,7 @@ def launch_env(ctx: RuleContext, name: str):
         for w in command.words:  # `env NAME=v cmd`, `mpirun -x NAME=v`, `srun --export=ALL,NAME=v`
             text = w.text or ""
             if text.startswith("--export="):
-                text = text[len("--export="):]
+                text = text[len("--export=") :]
             for item in text.split(","):
                 key, eq, rest = item.partition("=")
                 if eq and key == name:
@@ -43,19 +43,21 @@ def launch_env(ctx: RuleContext, name: str):
 
 
 @register(
-    "PL601", "cuda-device-max-connections", "warning",
+    "PL601",
+    "cuda-device-max-connections",
+    "warning",
     "Tensor or context parallelism without CUDA_DEVICE_MAX_CONNECTIONS=1 (or set to 1 with FSDP).",
     RuleDocs(
         what="With tp > 1 or cp > 1 on GPUs before Blackwell, Megatron-LM needs CUDA_DEVICE_MAX_CONNECTIONS=1 "
-             "in the workers' environment; with Megatron-FSDP or torch FSDP2 it must not be 1.",
+        "in the workers' environment; with Megatron-FSDP or torch FSDP2 it must not be 1.",
         why="validate_args asserts 'Using tensor model parallelism or context parallelism require setting "
-            "the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1': with several hardware queues the "
-            "communication kernels can be scheduled after the compute they should overlap.",
+        "the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1': with several hardware queues the "
+        "communication kernels can be scheduled after the compute they should overlap.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel"), prefix=""),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
         fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` on its own line before the launch statement, at "
-            "its indentation; where the launch shares its line with a case pattern or `then`/`do`, the export takes "
-            "the launch's place and the launch moves to the next line, at the same column (safe).",
+        "its indentation; where the launch shares its line with a case pattern or `then`/`do`, the export takes "
+        "the launch's place and the launch moves to the next line, at the same column (safe).",
     ),
 )
 def cuda_device_max_connections(ctx: LaunchContext):
@@ -74,13 +76,17 @@ def cuda_device_max_connections(ctx: LaunchContext):
     # (--use-custom-fsdp in 0.12 and 0.13): megatron/training/arguments.py validate_args, 'FSDP always requires
     # CUDA_DEVICE_MAX_CONNECTIONS value large than one' / 'FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or
     # unset' (0.18 on); with tp or cp > 1 beside FSDP it only warns, so an unset variable is right there
-    fsdp = args is not None and any(args.get(dest) for dest in ("use_megatron_fsdp", "use_custom_fsdp",
-                                                                 "use_torch_fsdp2"))
+    fsdp = args is not None and any(
+        args.get(dest) for dest in ("use_megatron_fsdp", "use_custom_fsdp", "use_torch_fsdp2")
+    )
     setting = launch_env(ctx, "CUDA_DEVICE_MAX_CONNECTIONS")
     if fsdp:
         if setting is not None and setting[0] == "1":
-            yield Finding("CUDA_DEVICE_MAX_CONNECTIONS=1 with FSDP: Megatron asserts it is not 1", setting[1],
-                          key="env.CUDA_DEVICE_MAX_CONNECTIONS")
+            yield Finding(
+                "CUDA_DEVICE_MAX_CONNECTIONS=1 with FSDP: Megatron asserts it is not 1",
+                setting[1],
+                key="env.CUDA_DEVICE_MAX_CONNECTIONS",
+            )
         return
     sizes = known(ctx, "parallel.tp", "parallel.cp")
     if not sizes or (sizes[0] <= 1 and sizes[1] <= 1):
@@ -88,27 +94,42 @@ def cuda_device_max_connections(ctx: LaunchContext):
     if args is not None and args.get("--overlap-moe-expert-parallel-comm"):
         return
     if setting is None:
-        yield Finding(f"tp {sizes[0]}" + (f" and cp {sizes[1]}" if sizes[1] > 1 else "")
-                      + " needs CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (Megatron asserts it on "
-                        "Ampere and Hopper); add `export CUDA_DEVICE_MAX_CONNECTIONS=1`",
-                      ctx.layout.site, key="env.CUDA_DEVICE_MAX_CONNECTIONS")
+        yield Finding(
+            f"tp {sizes[0]}"
+            + (f" and cp {sizes[1]}" if sizes[1] > 1 else "")
+            + " needs CUDA_DEVICE_MAX_CONNECTIONS=1 in the environment (Megatron asserts it on "
+            "Ampere and Hopper); add `export CUDA_DEVICE_MAX_CONNECTIONS=1`",
+            ctx.layout.site,
+            key="env.CUDA_DEVICE_MAX_CONNECTIONS",
+        )
     elif setting[0] is not None and setting[0] != "1":
-        yield Finding(f"CUDA_DEVICE_MAX_CONNECTIONS={setting[0]} with tp {sizes[0]}: Megatron asserts it is 1",
-                      setting[1], key="env.CUDA_DEVICE_MAX_CONNECTIONS")
+        yield Finding(
+            f"CUDA_DEVICE_MAX_CONNECTIONS={setting[0]} with tp {sizes[0]}: Megatron asserts it is 1",
+            setting[1],
+            key="env.CUDA_DEVICE_MAX_CONNECTIONS",
+        )
 
 
 @register(
-    "PL602", "nccl-crippled", "warning",
+    "PL602",
+    "nccl-crippled",
+    "warning",
     "NCCL transports switched off in a multi-node run.",
     RuleDocs(
         what="Checks multi-node launches that export NCCL_IB_DISABLE=1, NCCL_P2P_DISABLE=1 or NCCL_NET=Socket.",
         why="They send inter-node traffic over TCP sockets instead of InfiniBand/RoCE (a 400 Gb/s NIC "
-            "drops to a few GB/s) or intra-node traffic through host memory instead of NVLink; data-parallel "
-            "and pipeline communication then dominates the step. They are debugging switches that get left in.",
-        bad=torchrun(gpt(""), prefix="export NCCL_IB_DISABLE=1\n",
-                     launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
-        good=torchrun(gpt(""), prefix="export NCCL_DEBUG=WARN\n",
-                      launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
+        "drops to a few GB/s) or intra-node traffic through host memory instead of NVLink; data-parallel "
+        "and pipeline communication then dominates the step. They are debugging switches that get left in.",
+        bad=torchrun(
+            gpt(""),
+            prefix="export NCCL_IB_DISABLE=1\n",
+            launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001",
+        ),
+        good=torchrun(
+            gpt(""),
+            prefix="export NCCL_DEBUG=WARN\n",
+            launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001",
+        ),
         fix="Not fixed automatically: remove the variable if it is not needed on this cluster.",
     ),
 )
@@ -119,26 +140,39 @@ def nccl_crippled(ctx: LaunchContext):
     for name, bad in CRIPPLING.items():
         setting = launch_env(ctx, name)
         if setting is not None and setting[0] == bad:
-            yield Finding(f"{name}={bad} in a {nodes[0]}-node run: NCCL falls back to slower transports",
-                          setting[1] or span(ctx), key=f"env.{name}")
+            yield Finding(
+                f"{name}={bad} in a {nodes[0]}-node run: NCCL falls back to slower transports",
+                setting[1] or span(ctx),
+                key=f"env.{name}",
+            )
 
 
 @register(
-    "PL603", "cuda-visible-devices-ignored", "warning",
+    "PL603",
+    "cuda-visible-devices-ignored",
+    "warning",
     "CUDA_VISIBLE_DEVICES set for the deepspeed launcher, which ignores it beside --include/--exclude/--num_gpus.",
     RuleDocs(
         what="Checks a `deepspeed` launch on the local node (no --hostfile) that exports CUDA_VISIBLE_DEVICES and "
-             "also selects GPUs with --num_gpus or --include localhost:..., when the two name different GPUs.",
+        "also selects GPUs with --num_gpus or --include localhost:..., when the two name different GPUs.",
         why="DeepSpeed's runner only turns CUDA_VISIBLE_DEVICES into `--include localhost:<devices>` when none of "
-            "those options is given; otherwise it prints that it ignores it, deletes it from the environment, and "
-            "starts the ranks on GPUs 0..n-1: the GPUs the script meant to leave free are used, the chosen ones "
-            "may sit idle (deepspeed/launcher/runner.py main: 'Detected CUDA_VISIBLE_DEVICES=... but ignoring it "
-            "because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used').",
-        bad=Example({"launch.sh": "export CUDA_VISIBLE_DEVICES=4,5,6,7\ndeepspeed --num_gpus 4 train.py "
-                                  "--deepspeed_config ds.json\n",
-                     "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n'}),
-        good=Example({"launch.sh": "deepspeed --include localhost:4,5,6,7 train.py --deepspeed_config ds.json\n",
-                      "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n'}),
+        "those options is given; otherwise it prints that it ignores it, deletes it from the environment, and "
+        "starts the ranks on GPUs 0..n-1: the GPUs the script meant to leave free are used, the chosen ones "
+        "may sit idle (deepspeed/launcher/runner.py main: 'Detected CUDA_VISIBLE_DEVICES=... but ignoring it "
+        "because one or several of --include/--exclude/--num_gpus/--num_nodes cl args were used').",
+        bad=Example(
+            {
+                "launch.sh": "export CUDA_VISIBLE_DEVICES=4,5,6,7\ndeepspeed --num_gpus 4 train.py "
+                "--deepspeed_config ds.json\n",
+                "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n',
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "deepspeed --include localhost:4,5,6,7 train.py --deepspeed_config ds.json\n",
+                "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n',
+            }
+        ),
         fix="Not fixed automatically: write the devices as `--include localhost:<devices>` instead.",
         references=("deepspeed/launcher/runner.py main",),
     ),
@@ -156,10 +190,13 @@ def cuda_visible_devices_ignored(ctx: LaunchContext):
     if chosen is None or chosen[1] == listed:
         return  # the launcher picks the very GPUs the variable lists (CUDA_VISIBLE_DEVICES=0,1,2,3 --num_gpus 4)
     option, picked = chosen
-    yield Finding(f"CUDA_VISIBLE_DEVICES={devices[0]} is ignored by the deepspeed launcher because of {option}: it "
-                  f"deletes the variable and starts the ranks on GPUs {','.join(picked)}; give the devices as "
-                  f"--include localhost:{devices[0]} instead", devices[1] or call.command.words[0].value_span,
-                  key="CUDA_VISIBLE_DEVICES")
+    yield Finding(
+        f"CUDA_VISIBLE_DEVICES={devices[0]} is ignored by the deepspeed launcher because of {option}: it "
+        f"deletes the variable and starts the ranks on GPUs {','.join(picked)}; give the devices as "
+        f"--include localhost:{devices[0]} instead",
+        devices[1] or call.command.words[0].value_span,
+        key="CUDA_VISIBLE_DEVICES",
+    )
 
 
 def _launcher_devices(call) -> tuple[str, list[str]] | None:
@@ -173,7 +210,12 @@ def _launcher_devices(call) -> tuple[str, list[str]] | None:
             return f"--include {text}", [s.strip() for s in slots.split(",")]
         return None
     gpus = call.option("--num_gpus")
-    if gpus is not None and gpus.text is not None and gpus.text.isdigit() and int(gpus.text) > 0 \
-            and call.option("--exclude") is None:
+    if (
+        gpus is not None
+        and gpus.text is not None
+        and gpus.text.isdigit()
+        and int(gpus.text) > 0
+        and call.option("--exclude") is None
+    ):
         return f"--num_gpus {gpus.text}", [str(i) for i in range(int(gpus.text))]
     return None

@@ -11,24 +11,34 @@ _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it)
 
 
 @register(
-    "PL001", "parse-error", "error",
+    "PL001",
+    "parse-error",
+    "error",
     "A file cannot be read, or bash would refuse part of it.",
     RuleDocs(
         what="Reports a file plint cannot read at all (binary, not UTF-8, broken JSON) and a shell "
-             "script that bash itself rejects: a syntax error confirmed with `bash -n`, or an "
-             "arithmetic expansion bash refuses, such as `$((1_000_000))`. plint still reads what it can "
-             "of such a script.",
+        "script that bash itself rejects: a syntax error confirmed with `bash -n`, or an "
+        "arithmetic expansion bash refuses, such as `$((1_000_000))`. plint still reads what it can "
+        "of such a script.",
         why="A script with a syntax error stops where bash stops: the launch after it never runs, "
-            "after the job has already waited in the queue. Bash rejects `1_000_000` in `$(( ))` "
-            "(\"value too great for base\") and abandons the command it stands in: the variable is never "
-            "assigned or the launch line never runs (bash 5.2; with set -e the script stops there).",
-        bad=Example({"launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300_000_000))\n"
-                                  "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"}),
-        good=Example({"launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300000000))\n"
-                                   "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"}),
+        "after the job has already waited in the queue. Bash rejects `1_000_000` in `$(( ))` "
+        '("value too great for base") and abandons the command it stands in: the variable is never '
+        "assigned or the launch line never runs (bash 5.2; with set -e the script stops there).",
+        bad=Example(
+            {
+                "launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300_000_000))\n"
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300000000))\n"
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"
+            }
+        ),
         fix="Mostly not fixable: the intended text is not known. Digit separators in bash arithmetic "
-            "(`$(( 300_000_000_000 / SEQ ))`, or a variable holding such a number) are removed by `plint fix` "
-            "(safe: bash reads no separators).",
+        "(`$(( 300_000_000_000 / SEQ ))`, or a variable holding such a number) are removed by `plint fix` "
+        "(safe: bash reads no separators).",
         references=("bash(1), ARITHMETIC EVALUATION", "docs/reading.md, What plint reads, statically"),
     ),
     needs_layout=False,
@@ -69,24 +79,34 @@ def _hint(note: str) -> str:
 
 
 @register(
-    "PL002", "unresolved-value", "info",
+    "PL002",
+    "unresolved-value",
+    "info",
     "A value that rules need cannot be known statically.",
     RuleDocs(
         what="Names a layout value plint could not know without running the job: a variable with no "
-             "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
-             "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown, a file "
-             "outside the checked tree (plint does not read it: docs/safety.md, What plint reads and writes), a file "
-             "past one of plint's budgets (\"too complex: not evaluated\", at the line and column where it ran "
-             "out: docs/safety.md, Budgets and fuzzing). The message names the variable and how to supply it.",
+        "value in the script (`$SLURM_NNODES` without `#SBATCH --nodes`), a command substitution "
+        "(`$(nvidia-smi -L | wc -l)`), a positional parameter, a branch on something unknown, a file "
+        "outside the checked tree (plint does not read it: docs/safety.md, What plint reads and writes), a file "
+        'past one of plint\'s budgets ("too complex: not evaluated", at the line and column where it ran '
+        "out: docs/safety.md, Budgets and fuzzing). The message names the variable and how to supply it.",
         why="Rules that need the value (world size, data parallelism, batch arithmetic) stay silent "
-            "rather than guess; supplying the value lets them run.",
-        bad=Example({"launch.sh": "#!/bin/bash\n"
-                                  "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
-        good=Example({"launch.sh": "#!/bin/bash\nNNODES=${NNODES:-2}\n"
-                                   "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"}),
+        "rather than guess; supplying the value lets them run.",
+        bad=Example(
+            {
+                "launch.sh": "#!/bin/bash\n"
+                "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "#!/bin/bash\nNNODES=${NNODES:-2}\n"
+                "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"
+            }
+        ),
         fix="Supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
-            "in the script (`${NNODES:-2}`). A bare template slot (`CKPT=<Specify path>`, which bash reads as "
-            "redirections) is quoted under `--unsafe-fixes`, so bash parses the script; it still needs a value.",
+        "in the script (`${NNODES:-2}`). A bare template slot (`CKPT=<Specify path>`, which bash reads as "
+        "redirections) is quoted under `--unsafe-fixes`, so bash parses the script; it still needs a value.",
     ),
     needs_layout=False,
 )
@@ -117,34 +137,44 @@ def unresolved_value(ctx: RuleContext):
 
 
 @register(
-    "PL005", "no-launch-found", "info",
+    "PL005",
+    "no-launch-found",
+    "info",
     "A file plainly starts training, but plint found no launch in it.",
     RuleDocs(
         what="Reports a shell file with a command that starts training (torchrun, deepspeed, accelerate launch, "
-             "`python -m torch.distributed.run`, or a `pretrain_*.py` / `finetune*.py` / `train*.py` entry "
-             "point given trainer flags) from which plint read no launch, and says why: the command sits in a "
-             "function the script never calls, behind a wrapper or a variable plint cannot see through, in a "
-             "branch plint found dead, or after an `exit`. Commands only mentioned in comments or `echo` "
-             "strings do not count.",
+        "`python -m torch.distributed.run`, or a `pretrain_*.py` / `finetune*.py` / `train*.py` entry "
+        "point given trainer flags) from which plint read no launch, and says why: the command sits in a "
+        "function the script never calls, behind a wrapper or a variable plint cannot see through, in a "
+        "branch plint found dead, or after an `exit`. Commands only mentioned in comments or `echo` "
+        "strings do not count.",
         why="Without a launch there is no layout, so every other rule stays silent and the file would pass "
-            "as clean (\"0 error(s)\"): a verdict about nothing. Saying which command was skipped and why "
-            "tells the reader what plint could not check, and usually how to let it (`--env NAME=VALUE` for "
-            "a launcher held in a variable, calling the function, naming the branch's variable).",
-        bad=Example({"launch.sh": "#!/bin/bash\n"
-                                  "run_training() {\n"
-                                  "    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
-                                  "        --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 2048 \\\n"
-                                  "        --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --bf16\n"
-                                  "}\n"}),
-        good=Example({"launch.sh": "#!/bin/bash\n"
-                                   "run_training() {\n"
-                                   "    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
-                                   "        --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 2048 \\\n"
-                                   "        --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --bf16\n"
-                                   "}\n"
-                                   "run_training\n"}),
+        'as clean ("0 error(s)"): a verdict about nothing. Saying which command was skipped and why '
+        "tells the reader what plint could not check, and usually how to let it (`--env NAME=VALUE` for "
+        "a launcher held in a variable, calling the function, naming the branch's variable).",
+        bad=Example(
+            {
+                "launch.sh": "#!/bin/bash\n"
+                "run_training() {\n"
+                "    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+                "        --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 2048 \\\n"
+                "        --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --bf16\n"
+                "}\n"
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "#!/bin/bash\n"
+                "run_training() {\n"
+                "    torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+                "        --tensor-model-parallel-size 2 --num-layers 24 --hidden-size 2048 \\\n"
+                "        --num-attention-heads 16 --seq-length 2048 --micro-batch-size 1 --bf16\n"
+                "}\n"
+                "run_training\n"
+            }
+        ),
         fix="Not fixable: the finding says what kept the launch from being read; supply the unknown variable "
-            "with `--env NAME=VALUE`, or check the function, branch or `exit` it names.",
+        "with `--env NAME=VALUE`, or check the function, branch or `exit` it names.",
         references=("docs/reading.md, What plint reads, statically",),
     ),
     needs_layout=False,
@@ -154,36 +184,54 @@ def no_launch_found(ctx: RuleContext):
     if ctx.layout is not None or reading.layouts or reading.kind != "shell":
         return
     for unused in reading.unused_launches[:_UNUSED_SHOWN]:
-        yield Finding(f"no training launch found: `{unused.command}` (line {unused.span.line}) looks like a training "
-                      f"launch, but plint did not use it: {unused.why}", unused.span, key="launch")
+        yield Finding(
+            f"no training launch found: `{unused.command}` (line {unused.span.line}) looks like a training "
+            f"launch, but plint did not use it: {unused.why}",
+            unused.span,
+            key="launch",
+        )
     more = len(reading.unused_launches) - _UNUSED_SHOWN
     if more > 0:
         last = reading.unused_launches[_UNUSED_SHOWN]
         shown = f"at least {more}" if len(reading.unused_launches) >= MAX_UNUSED_LAUNCHES else more  # plint.bounds
-        yield Finding(f"no training launch found: {shown} more training command(s) not used, the next at line "
-                      f"{last.span.line}: {last.why}", last.span, key="launch")
+        yield Finding(
+            f"no training launch found: {shown} more training command(s) not used, the next at line "
+            f"{last.span.line}: {last.why}",
+            last.span,
+            key="launch",
+        )
 
 
 _UNUSED_SHOWN = 3  # findings for the first unused training commands; the rest are counted
 
 
 @register(
-    "PL004", "unused-directive", "info",
+    "PL004",
+    "unused-directive",
+    "info",
     "A `# plint: disable=...` directive that suppresses nothing.",
     RuleDocs(
         what="Reports suppression directives (inline or file-wide) that cover no finding, so stale ones are "
-             "noticed and removed once the launch is fixed; and a `# noqa` comment (flake8's and ruff's "
-             "directive, which plint does not read) that names a plint code or sits on a finding, with the "
-             "`# plint: disable=` directive to write instead.",
+        "noticed and removed once the launch is fixed; and a `# noqa` comment (flake8's and ruff's "
+        "directive, which plint does not read) that names a plint code or sits on a finding, with the "
+        "`# plint: disable=` directive to write instead.",
         why="A stale directive keeps hiding the next real finding on the same statement.",
-        bad=Example({"launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                                  "# plint: disable=PL201 -- TP across nodes is intended here\n"
-                                  "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
-                                  "--sequence-parallel --use-distributed-optimizer\n"}),
-        good=Example({"launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                                   "# plint: disable=distributed-optimizer-off -- memory is not the constraint\n"
-                                   "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
-                                   "--sequence-parallel\n"}),
+        bad=Example(
+            {
+                "launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                "# plint: disable=PL201 -- TP across nodes is intended here\n"
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+                "--sequence-parallel --use-distributed-optimizer\n"
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+                "# plint: disable=distributed-optimizer-off -- memory is not the constraint\n"
+                "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+                "--sequence-parallel\n"
+            }
+        ),
         fix="Not fixed automatically yet; planned: `plint fix` deletes the directive.",
     ),
     needs_layout=False,
@@ -194,16 +242,18 @@ def unused_directive(ctx: RuleContext):
 
 
 @register(
-    "PL003", "assumed-version", "info",
+    "PL003",
+    "assumed-version",
+    "info",
     "Flags were checked against an assumed trainer release.",
     RuleDocs(
         what="When the configuration names no Megatron-LM release and a flag is unknown to the newest release "
-             "plint knows, says which release the verdict assumed and how to name yours.",
+        "plint knows, says which release the verdict assumed and how to name yours.",
         why="Flags come and go between releases (Megatron-LM 0.8 had 327 option strings, 0.19 has 808): a flag "
-            "unknown to 0.19 may be right for the release the cluster runs.",
+        "unknown to 0.19 may be right for the release the cluster runs.",
         bad=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --local_rank 0 --bf16\n"}),
         good=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16\n"}),
-        fix="Not fixable: add `megatron = \"0.16\"` (your release) to [tool.plint].",
+        fix='Not fixable: add `megatron = "0.16"` (your release) to [tool.plint].',
     ),
 )
 def assumed_version(ctx: LaunchContext):
@@ -212,8 +262,11 @@ def assumed_version(ctx: LaunchContext):
     release = ctx.layout.extras.get("release") if ctx.layout is not None else None
     in_force = ctx.layout.extras.get("catalog") if ctx.layout is not None else None
     if in_force is not None and in_force.note:
-        yield Finding(f"{in_force.note}: flags were checked against {in_force.label}",
-                      getattr(ctx.layout.get("entrypoint"), "span", None), key="release")
+        yield Finding(
+            f"{in_force.note}: flags were checked against {in_force.label}",
+            getattr(ctx.layout.get("entrypoint"), "span", None),
+            key="release",
+        )
         return
     if not release or not release[1]:
         return
@@ -223,8 +276,15 @@ def assumed_version(ctx: LaunchContext):
     if flagged:
         from plint.catalog.flags import release_label
 
-        which = ("the fork plint assumes for a Megatron-DeepSpeed launch" if ctx.layout.value("trainer") == "megatron-deepspeed"
-                 else "the newest release plint knows")
-        yield Finding(f"flags were checked against {release_label(release[0])}, {which}, "
-                      "because the configuration names none; set megatron = \"<release>\" in [tool.plint] "
-                      "to check against yours", flagged[0].flag_word.value_span, key="release")
+        which = (
+            "the fork plint assumes for a Megatron-DeepSpeed launch"
+            if ctx.layout.value("trainer") == "megatron-deepspeed"
+            else "the newest release plint knows"
+        )
+        yield Finding(
+            f"flags were checked against {release_label(release[0])}, {which}, "
+            'because the configuration names none; set megatron = "<release>" in [tool.plint] '
+            "to check against yours",
+            flagged[0].flag_word.value_span,
+            key="release",
+        )

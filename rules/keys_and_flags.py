@@ -11,6 +11,7 @@ from plint.rules.common import closest, gpt, torchrun, trainer
 from plint.bounds import MAX_SUGGESTIONS
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -19,9 +20,10 @@ DEPRECATED = {
     "--batch-size": ("--micro-batch-size", "validate_args rejects it"),
     "--warmup": ("--lr-warmup-fraction or --lr-warmup-iters", "validate_args rejects it"),
     "--model-parallel-size": ("--tensor-model-parallel-size", "validate_args rejects it"),
-    "--checkpoint-activations": ("--recompute-activations (or --recompute-granularity full with "
-                                 "--recompute-method and --recompute-num-layers)",
-                                 "Megatron-LM prints a message and exits with status 0 before training"),
+    "--checkpoint-activations": (
+        "--recompute-activations (or --recompute-granularity full with --recompute-method and --recompute-num-layers)",
+        "Megatron-LM prints a message and exits with status 0 before training",
+    ),
     "--use-rotary-position-embeddings": ("--position-embedding-type rope", "it is silently mapped"),
     "--use-mcore-models": (None, "it is ignored (mcore models are the default)"),
     "--enable-cuda-graph": ("--cuda-graph-impl local", "it is rewritten with a message"),
@@ -55,11 +57,26 @@ REMOVED = {
 }
 # Sizes that must be 1 or more: argparse takes any int, and 0 or less ends in a division by zero or an
 # empty model deep inside initialisation.
-POSITIVE_DESTS = frozenset({
-    "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
-    "expert_model_parallel_size", "expert_tensor_parallel_size", "micro_batch_size", "global_batch_size",
-    "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "seq_length",
-    "max_position_embeddings", "num_experts", "moe_router_topk"})
+POSITIVE_DESTS = frozenset(
+    {
+        "tensor_model_parallel_size",
+        "pipeline_model_parallel_size",
+        "context_parallel_size",
+        "expert_model_parallel_size",
+        "expert_tensor_parallel_size",
+        "micro_batch_size",
+        "global_batch_size",
+        "num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "num_attention_heads",
+        "num_query_groups",
+        "seq_length",
+        "max_position_embeddings",
+        "num_experts",
+        "moe_router_topk",
+    }
+)
 # Entry points whose parser is exactly the core one (others add flags through extra_args_provider).
 CORE_ENTRYPOINTS = {"pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_mamba.py"}
 
@@ -140,13 +157,14 @@ def unknown_flags(ctx: LaunchContext):
 
 
 @register(
-    "PL501", "unknown-flag", "error",
+    "PL501",
+    "unknown-flag",
+    "error",
     "A flag the trainer's argument parser rejects.",
     RuleDocs(
         what="Checks every trainer flag against the parser of the release in force: Megatron-LM accepts no "
-             "abbreviations (allow_abbrev=False) and no underscore spellings; a close match is suggested.",
-        why="argparse stops the job with 'unrecognized arguments' (exit status 2) after it has waited in the "
-            "queue.",
+        "abbreviations (allow_abbrev=False) and no underscore spellings; a close match is suggested.",
+        why="argparse stops the job with 'unrecognized arguments' (exit status 2) after it has waited in the queue.",
         bad=torchrun(gpt("--tensor-model-parallel 2 --sequence-parallel")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
         fix="`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe).",
@@ -160,26 +178,33 @@ def unknown_flag(ctx: LaunchContext):
     for use, suggestion in unknown_flags(ctx):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
         if not assumed:
-            yield Finding(f"{use.option} is not a flag of {judged_by(ctx)}{hint}",
-                          use.flag_word.value_span, key=use.option)
+            yield Finding(
+                f"{use.option} is not a flag of {judged_by(ctx)}{hint}", use.flag_word.value_span, key=use.option
+            )
             continue
         # No parser in the tree and no release configured: the verdict rests on a guess, so it warns.
         forks = forks_defining(use.option)
         known = f"; {', '.join(forks)} define{'s' if len(forks) == 1 else ''} it" if forks else ""
-        yield Finding(f"{use.option} is not a flag of {judged_by(ctx)} (no argument parser in this tree, no "
-                      f"megatron = \"<release>\" configured){known}{hint}",
-                      use.flag_word.value_span, key=use.option, severity="warning")
+        yield Finding(
+            f"{use.option} is not a flag of {judged_by(ctx)} (no argument parser in this tree, no "
+            f'megatron = "<release>" configured){known}{hint}',
+            use.flag_word.value_span,
+            key=use.option,
+            severity="warning",
+        )
 
 
 @register(
-    "PL502", "deprecated-flag", "warning",
+    "PL502",
+    "deprecated-flag",
+    "warning",
     "A renamed, removed or silently ignored flag.",
     RuleDocs(
         what="Flags that Megatron-LM removed (the parser rejects them), still accepts but rejects in "
-             "validate_args, or accepts and ignores; each with its replacement and the release it changed in.",
+        "validate_args, or accepts and ignores; each with its replacement and the release it changed in.",
         why="A removed flag stops the job; an ignored one (--rampup-batch-size since 0.18, "
-            "--use-mcore-models) silently trains something else than the script says; --checkpoint-activations "
-            "makes Megatron-LM exit with status 0 before training, which schedulers report as success.",
+        "--use-mcore-models) silently trains something else than the script says; --checkpoint-activations "
+        "makes Megatron-LM exit with status 0 before training, which schedulers report as success.",
         bad=torchrun(gpt("--checkpoint-activations")),
         good=torchrun(gpt("--recompute-activations")),
         fix="`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe).",
@@ -195,27 +220,41 @@ def deprecated_flag(ctx: LaunchContext):
             continue  # the forks keep their own (older) flags on purpose
         if use.option in REMOVED and use.spec is None:
             new, last = REMOVED[use.option]
-            yield Finding(f"{use.option} was removed (last in {last})" + (f"; use {new}" if new else "")
-                          + f": {judged_by(ctx)} rejects it", use.flag_word.value_span, key=use.option)
+            yield Finding(
+                f"{use.option} was removed (last in {last})"
+                + (f"; use {new}" if new else "")
+                + f": {judged_by(ctx)} rejects it",
+                use.flag_word.value_span,
+                key=use.option,
+            )
         elif use.option in DEPRECATED and trainer(ctx) == "megatron":
             new, what = DEPRECATED[use.option]
-            yield Finding(f"{use.option} is deprecated: {what}" + (f"; use {new}" if new else ""),
-                          use.flag_word.value_span, key=use.option)
+            yield Finding(
+                f"{use.option} is deprecated: {what}" + (f"; use {new}" if new else ""),
+                use.flag_word.value_span,
+                key=use.option,
+            )
         elif use.option in SINCE and trainer(ctx) == "megatron":
             since, new, what = SINCE[use.option]
-            if tuple(map(int, release.split("."))) >= tuple(map(int, since.split("."))) if release[0].isdigit() \
-                    else True:
-                yield Finding(f"{use.option}: since Megatron {since} {what}; use {new}",
-                              use.flag_word.value_span, key=use.option)
+            if (
+                tuple(map(int, release.split("."))) >= tuple(map(int, since.split(".")))
+                if release[0].isdigit()
+                else True
+            ):
+                yield Finding(
+                    f"{use.option}: since Megatron {since} {what}; use {new}", use.flag_word.value_span, key=use.option
+                )
 
 
 @register(
-    "PL503", "duplicate-flag", "warning",
+    "PL503",
+    "duplicate-flag",
+    "warning",
     "A flag given twice with different values (the last one wins).",
     RuleDocs(
         what="Checks flags repeated with different values; repeats with the same value are fine.",
         why="argparse keeps the last value silently: the first one, often in a shared argument block, "
-            "does nothing and readers of the script believe it does.",
+        "does nothing and readers of the script believe it does.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel\n--tensor-model-parallel-size 4")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel\n--tensor-model-parallel-size 2")),
         fix="Not fixed automatically: which value was meant is the author's call.",
@@ -234,9 +273,12 @@ def duplicate_flag(ctx: LaunchContext):
             continue
         if key in seen and seen[key][0] != values:
             first, first_use = seen[key]
-            yield Finding(f"{use.option} is given as {' '.join(first) or '(flag)'} and again as "
-                          f"{' '.join(values) or '(flag)'}; the last one wins", first_use.flag_word.value_span,
-                          key=key)
+            yield Finding(
+                f"{use.option} is given as {' '.join(first) or '(flag)'} and again as "
+                f"{' '.join(values) or '(flag)'}; the last one wins",
+                first_use.flag_word.value_span,
+                key=key,
+            )
         seen[key] = (values, use)
 
 
@@ -249,13 +291,15 @@ def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
 
 
 @register(
-    "PL506", "invalid-value", "error",
+    "PL506",
+    "invalid-value",
+    "error",
     "A flag value of the wrong type or outside the flag's choices.",
     RuleDocs(
         what="Checks known values against the flag's type (int, float) and choices in the release's parser, "
-             "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them). "
-             "Where the release was only assumed and a known fork accepts the value (bigcode's "
-             "--tokenizer-type TokenizerFromFile), it warns and names the fork.",
+        "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them). "
+        "Where the release was only assumed and a known fork accepts the value (bigcode's "
+        "--tokenizer-type TokenizerFromFile), it warns and names the fork.",
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),
@@ -275,8 +319,11 @@ def invalid_value(ctx: RuleContext):
         if spec is None:
             continue
         if spec.takes_value and not use.values and spec.nargs in (None, 1, "+"):
-            yield Finding(f"{use.option} expects a value (argparse: 'expected one argument')",
-                          use.flag_word.value_span, key=use.option)
+            yield Finding(
+                f"{use.option} expects a value (argparse: 'expected one argument')",
+                use.flag_word.value_span,
+                key=use.option,
+            )
             continue
         for word in use.values:
             text = word.text
@@ -286,26 +333,41 @@ def invalid_value(ctx: RuleContext):
                 try:
                     number = (int if spec.type == "int" else float)(text)
                 except ValueError:
-                    yield Finding(f"{use.option} takes {'an' if spec.type == 'int' else 'a'} {spec.type} in "
-                                  f"{judged_by(ctx)}, got {text!r}", word.value_span, key=use.option)
+                    yield Finding(
+                        f"{use.option} takes {'an' if spec.type == 'int' else 'a'} {spec.type} in "
+                        f"{judged_by(ctx)}, got {text!r}",
+                        word.value_span,
+                        key=use.option,
+                    )
                     continue
                 if spec.dest in POSITIVE_DESTS and number < 1:
-                    yield Finding(f"{use.option} is {text}: a size must be at least 1 (Megatron divides by it or "
-                                  "builds that many of something)", word.value_span, key=use.option)
+                    yield Finding(
+                        f"{use.option} is {text}: a size must be at least 1 (Megatron divides by it or "
+                        "builds that many of something)",
+                        word.value_span,
+                        key=use.option,
+                    )
                     continue
             # other entry points may widen a core flag's choices through extra_args_provider (Pai-Megatron-Patch's
             # megatron_patch/arguments.py appends "hybridadam" to --optimizer and "none" to
             # --position-embedding-type), so only the core scripts' parsers, or a parser read together with the
             # entry script's own arguments, are known well enough to judge
             in_force = catalog_in_force_of(ctx)
-            if spec.choices is not None and text not in spec.choices \
-                    and (ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS or (in_force and in_force.entry_read)):
+            if (
+                spec.choices is not None
+                and text not in spec.choices
+                and (ctx.layout.value("entrypoint") in CORE_ENTRYPOINTS or (in_force and in_force.entry_read))
+            ):
                 near = closest(text, spec.choices)
                 message = f"{use.option} {text!r} is not one of {', '.join(spec.choices)} in {judged_by(ctx)}"
                 forks = _forks_accepting(ctx, use.option, text)
                 if forks:  # the release was only assumed, and a fork's parser accepts it: a guess, so it warns
-                    yield Finding(f"{message} (no argument parser in this tree, no megatron = \"<release>\" "
-                                  f"configured); {', '.join(forks)} accept{'s' if len(forks) == 1 else ''} it",
-                                  word.value_span, key=use.option, severity="warning")
+                    yield Finding(
+                        f'{message} (no argument parser in this tree, no megatron = "<release>" '
+                        f"configured); {', '.join(forks)} accept{'s' if len(forks) == 1 else ''} it",
+                        word.value_span,
+                        key=use.option,
+                        severity="warning",
+                    )
                     continue
                 yield Finding(message + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)

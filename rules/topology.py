@@ -9,18 +9,20 @@ from __future__ import annotations
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import FIGURES, gpt, is_megatron, known, on_assumed_node, span, torchrun, value
 
-SLURM_TORCHRUN = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n" \
-                 "export CUDA_DEVICE_MAX_CONNECTIONS=1\n" \
-                 "srun torchrun --nnodes 2 --nproc_per_node {nproc} --rdzv-endpoint node0:29500 pretrain_gpt.py " \
-                 "--tensor-model-parallel-size 8 --sequence-parallel --num-layers 24 --hidden-size 4096 " \
-                 "--num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048 " \
-                 "--micro-batch-size 1 --global-batch-size 64 --bf16\n"
+SLURM_TORCHRUN = (
+    "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n"
+    "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+    "srun torchrun --nnodes 2 --nproc_per_node {nproc} --rdzv-endpoint node0:29500 pretrain_gpt.py "
+    "--tensor-model-parallel-size 8 --sequence-parallel --num-layers 24 --hidden-size 4096 "
+    "--num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048 "
+    "--micro-batch-size 1 --global-batch-size 64 --bf16\n"
+)
 
 
 def domain_of(ctx: LaunchContext) -> int | None:
     """GPUs that share NVLink: [tool.plint] nvlink-domain when given (72 on a GB200 NVL72 rack), else
     the GPUs of one node."""
-    configured = (ctx.settings.cluster.get("nvlink-domain") if ctx.settings is not None else None)
+    configured = ctx.settings.cluster.get("nvlink-domain") if ctx.settings is not None else None
     if configured:
         return int(configured)
     per = known(ctx, "cluster.nvlink_domain") or known(ctx, "cluster.gpus_per_node")
@@ -37,22 +39,29 @@ def _crosses(size: int, domain: int) -> bool:
 
 
 @register(
-    "PL201", "tp-spans-nodes", "error",
+    "PL201",
+    "tp-spans-nodes",
+    "error",
     "A tensor-parallel group crosses the NVLink domain.",
     RuleDocs(
         what="Checks that tp divides the GPUs per node (the NVLink domain) in a multi-node launch, so every "
-             "tensor-parallel group sits on one node.",
+        "tensor-parallel group sits on one node.",
         why="Tensor parallelism all-reduces (or reduce-scatters and all-gathers) activations of "
-            "batch*sequence*hidden bytes twice per layer in forward and backward; over InfiniBand at 50 GB/s "
-            "per GPU instead of NVLink at 450 GB/s (H100) that traffic runs about 9x slower and dominates "
-            "the step.",
-        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8).replace(
-            "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 16")}),
+        "batch*sequence*hidden bytes twice per layer in forward and backward; over InfiniBand at 50 GB/s "
+        "per GPU instead of NVLink at 450 GB/s (H100) that traffic runs about 9x slower and dominates "
+        "the step.",
+        bad=Example(
+            {
+                "launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8).replace(
+                    "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 16"
+                )
+            }
+        ),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
         fix="Keep tensor parallelism inside a node. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
-            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
-            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
-            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+        "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+        "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
         references=("megatron/core/parallel_state.py RankGenerator",),
     ),
 )
@@ -65,51 +74,67 @@ def _tp_spans_nodes(ctx: LaunchContext):
         return
     domain, tp = domain_of(ctx), known(ctx, "parallel.tp")
     if domain and tp and tp[0] > 1 and _crosses(tp[0], domain):
-        yield Finding(f"tp {tp[0]} does not fit in the {domain} GPUs of a node: each tensor-parallel group "
-                      "spans nodes and all-reduces every layer's activations over the network",
-                      span(ctx, "parallel.tp"), key="parallel.tp")
+        yield Finding(
+            f"tp {tp[0]} does not fit in the {domain} GPUs of a node: each tensor-parallel group "
+            "spans nodes and all-reduces every layer's activations over the network",
+            span(ctx, "parallel.tp"),
+            key="parallel.tp",
+        )
 
 
-ALTERNATIVE_DOC = ("It speaks only when it can name a concrete alternative of the same launch: the same GPUs, "
-                   "global batch, model, sharding and recompute, a smaller {axis} size whose group fits in the "
-                   "NVLink domain (the GPUs freed given to {given}), that passes the start-up checks, fits "
-                   "in memory (the high end of its measured error band included) and whose step the cost model "
-                   "predicts shorter by more than it can tell apart (5%; 10% for MoE models), at least half of it "
-                   "in the {what}. The message names it (" + FIGURES + "). Crossing nodes with no better "
-                   "layout (a large MoE model whose experts fit only over many nodes) is what the run costs, and "
-                   "plint stays quiet.")
+ALTERNATIVE_DOC = (
+    "It speaks only when it can name a concrete alternative of the same launch: the same GPUs, "
+    "global batch, model, sharding and recompute, a smaller {axis} size whose group fits in the "
+    "NVLink domain (the GPUs freed given to {given}), that passes the start-up checks, fits "
+    "in memory (the high end of its measured error band included) and whose step the cost model "
+    "predicts shorter by more than it can tell apart (5%; 10% for MoE models), at least half of it "
+    "in the {what}. The message names it (" + FIGURES + "). Crossing nodes with no better "
+    "layout (a large MoE model whose experts fit only over many nodes) is what the run costs, and "
+    "plint stays quiet."
+)
 
 
 @register(
-    "PL202", "cp-spans-nodes", "warning",
+    "PL202",
+    "cp-spans-nodes",
+    "warning",
     "The tensor x context parallel group crosses the NVLink domain, and a smaller cp does better.",
     RuleDocs(
         what="Checks that tp*cp divides the GPUs per node in a multi-node launch (cp ranks follow tp ranks "
-             "in Megatron's order). " + ALTERNATIVE_DOC.format(axis="context-parallel", given="data parallelism",
-                                                                what="context-parallel exchange"),
+        "in Megatron's order). "
+        + ALTERNATIVE_DOC.format(axis="context-parallel", given="data parallelism", what="context-parallel exchange"),
         why="The context-parallel ring exchanges key/value blocks every layer; across nodes it rides the "
-            "slower network and is hard to overlap with attention compute for short chunks. Where the "
-            "exchange hides under the attention it feeds (NVIDIA's Llama-3.1 405B recipes run tp 8 x cp 2 "
-            "across two nodes), no smaller cp is faster and the rule is quiet.",
-        bad=torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel",
-                         seq=32768, glob=32), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
-        good=torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 2 --sequence-parallel",
-                          seq=32768, glob=32), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        "slower network and is hard to overlap with attention compute for short chunks. Where the "
+        "exchange hides under the attention it feeds (NVIDIA's Llama-3.1 405B recipes run tp 8 x cp 2 "
+        "across two nodes), no smaller cp is faster and the rule is quiet.",
+        bad=torchrun(
+            gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel", seq=32768, glob=32),
+            launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0",
+        ),
+        good=torchrun(
+            gpt("--tensor-model-parallel-size 4 --context-parallel-size 2 --sequence-parallel", seq=32768, glob=32),
+            launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0",
+        ),
         fix="`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the "
-            "data-parallel size and checkpoints change).",
+        "data-parallel size and checkpoints change).",
     ),
 )
 def cp_spans_nodes(ctx: LaunchContext):
     if not is_megatron(ctx) or not _multi_node(ctx):
         return
     domain, sizes = domain_of(ctx), known(ctx, "parallel.tp", "parallel.cp")
-    if not (domain and sizes and sizes[1] > 1 and not _crosses(sizes[0], domain)
-            and _crosses(sizes[0] * sizes[1], domain)):
+    if not (
+        domain and sizes and sizes[1] > 1 and not _crosses(sizes[0], domain) and _crosses(sizes[0] * sizes[1], domain)
+    ):
         return
     yield from _with_alternative(
-        ctx, "cp", domain, f"tp*cp = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
-                           "of a node: the context-parallel ring crosses nodes",
-        lambda new: f"cp {new.cp} and dp {new.data_parallel()} instead keep it inside a node")
+        ctx,
+        "cp",
+        domain,
+        f"tp*cp = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
+        "of a node: the context-parallel ring crosses nodes",
+        lambda new: f"cp {new.cp} and dp {new.data_parallel()} instead keep it inside a node",
+    )
 
 
 def _with_alternative(ctx: LaunchContext, axis: str, domain: int, head: str, instead):
@@ -122,29 +147,45 @@ def _with_alternative(ctx: LaunchContext, axis: str, domain: int, head: str, ins
         return
     new, variant, est = better
     share = 100 * est.time_s.get(axis, 0.0) / est.step_time_s
-    yield Finding(f"{head} ({share:.1f}% of the step); {instead(new)}: {gain_text(variant, est, new)}",
-                  span(ctx, f"parallel.{axis}"), key=f"parallel.{axis}")
+    yield Finding(
+        f"{head} ({share:.1f}% of the step); {instead(new)}: {gain_text(variant, est, new)}",
+        span(ctx, f"parallel.{axis}"),
+        key=f"parallel.{axis}",
+    )
 
 
 @register(
-    "PL203", "ep-spans-nodes", "warning",
+    "PL203",
+    "ep-spans-nodes",
+    "warning",
     "The expert all-to-all group crosses the NVLink domain, and a smaller ep does better.",
     RuleDocs(
         what="Checks that etp*ep divides the GPUs per node in a multi-node launch. "
-             + ALTERNATIVE_DOC.format(axis="expert-parallel", given="more experts on each GPU",
-                                      what="expert all-to-all"),
+        + ALTERNATIVE_DOC.format(axis="expert-parallel", given="more experts on each GPU", what="expert all-to-all"),
         why="Every MoE layer sends each token to its top-k experts and back (two all-to-alls per layer); "
-            "Megatron's MoE guide: 'Ensure EP x TP fits within a single node ... prefer PP over expanding "
-            "TP/EP across nodes.' Large MoE models (DeepSeek-V3, Mixtral 8x22B at scale) train with ep across "
-            "nodes because their experts fit nowhere else: there the rule finds no better layout.",
-        bad=torchrun(gpt("--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
-                         "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=8192,
-                         glob=64), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
-        good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
-                          "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather", seq=8192,
-                          glob=64), launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0"),
+        "Megatron's MoE guide: 'Ensure EP x TP fits within a single node ... prefer PP over expanding "
+        "TP/EP across nodes.' Large MoE models (DeepSeek-V3, Mixtral 8x22B at scale) train with ep across "
+        "nodes because their experts fit nowhere else: there the rule finds no better layout.",
+        bad=torchrun(
+            gpt(
+                "--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
+                "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
+                seq=8192,
+                glob=64,
+            ),
+            launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0",
+        ),
+        good=torchrun(
+            gpt(
+                "--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size "
+                "512\n--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather",
+                seq=8192,
+                glob=64,
+            ),
+            launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0",
+        ),
         fix="`plint fix --unsafe-fixes` writes the expert-parallel size the message names (unsafe: checkpoints "
-            "change).",
+        "change).",
     ),
 )
 def ep_spans_nodes(ctx: LaunchContext):
@@ -154,9 +195,13 @@ def ep_spans_nodes(ctx: LaunchContext):
     if not (domain and sizes and sizes[1] > 1 and _crosses(sizes[0] * sizes[1], domain)):
         return
     yield from _with_alternative(
-        ctx, "ep", domain, f"etp*ep = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
-                           "of a node: the expert all-to-all crosses nodes every MoE layer",
-        lambda new: f"ep {new.ep} instead keeps it inside a node")
+        ctx,
+        "ep",
+        domain,
+        f"etp*ep = {sizes[0]}*{sizes[1]} = {sizes[0] * sizes[1]} does not fit in the {domain} GPUs "
+        "of a node: the expert all-to-all crosses nodes every MoE layer",
+        lambda new: f"ep {new.ep} instead keeps it inside a node",
+    )
 
 
 def _calls(ctx: RuleContext):
@@ -165,13 +210,15 @@ def _calls(ctx: RuleContext):
 
 
 @register(
-    "PL204", "srun-double-launch", "error",
+    "PL204",
+    "srun-double-launch",
+    "error",
     "srun starts a launcher per GPU, and each launcher starts a worker per GPU.",
     RuleDocs(
         what="Checks srun (or a batch job's --ntasks-per-node) starting several tasks per node, each running "
-             "torchrun/deepspeed/accelerate that itself starts several workers.",
+        "torchrun/deepspeed/accelerate that itself starts several workers.",
         why="With 8 tasks per node each starting 8 workers, 64 processes fight over 8 GPUs: ranks collide on "
-            "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory.",
+        "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory.",
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=8, nproc=8)}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
         fix="Not fixed automatically: use one task per node for a launcher.",
@@ -180,8 +227,9 @@ def _calls(ctx: RuleContext):
 def srun_double_launch(ctx: LaunchContext):
     calls = _calls(ctx)
     kinds = [c.launcher for c in calls]
-    if "srun" not in kinds or not any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed",
-                                                           "accelerate")):
+    if "srun" not in kinds or not any(
+        k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
+    ):
         return
     srun = calls[kinds.index("srun")]
     job = ctx.layout.extras.get("slurm")
@@ -190,9 +238,12 @@ def srun_double_launch(ctx: LaunchContext):
         per_node = job.ntasks_per_node
     workers = known(ctx, "cluster.workers_per_node")
     if per_node is not None and per_node.value and per_node.value > 1 and workers and workers[0] > 1:
-        yield Finding(f"srun starts {per_node.value} tasks per node and each starts {workers[0]} workers: "
-                      f"{per_node.value * workers[0]} processes per node", per_node.span or srun.command.site,
-                      key="cluster.workers_per_node")
+        yield Finding(
+            f"srun starts {per_node.value} tasks per node and each starts {workers[0]} workers: "
+            f"{per_node.value * workers[0]} processes per node",
+            per_node.span or srun.command.site,
+            key="cluster.workers_per_node",
+        )
 
 
 def _allocated(ctx: RuleContext):
@@ -203,14 +254,21 @@ def _allocated(ctx: RuleContext):
 
 
 @register(
-    "PL205", "nproc-exceeds-gpus", "error",
+    "PL205",
+    "nproc-exceeds-gpus",
+    "error",
     "More workers per node than GPUs allocated.",
     RuleDocs(
         what="Compares the workers each node starts with the GPUs the Slurm job allocates per node.",
         why="Extra workers find no device: they fail with 'invalid device ordinal' or share a GPU and run "
-            "out of memory.",
-        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=16).replace(
-            "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 4")}),
+        "out of memory.",
+        bad=Example(
+            {
+                "launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=16).replace(
+                    "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 4"
+                )
+            }
+        ),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
         fix="Not fixed automatically.",
     ),
@@ -218,19 +276,29 @@ def _allocated(ctx: RuleContext):
 def nproc_exceeds_gpus(ctx: LaunchContext):
     gpus, workers = _allocated(ctx), value(ctx, "cluster.workers_per_node")
     if gpus is not None and workers is not None and workers.value and workers.value > gpus.value:
-        yield Finding(f"{workers.value} workers per node but the job allocates {gpus.value} GPUs per node",
-                      workers.span or span(ctx, "cluster.workers_per_node"), key="cluster.workers_per_node")
+        yield Finding(
+            f"{workers.value} workers per node but the job allocates {gpus.value} GPUs per node",
+            workers.span or span(ctx, "cluster.workers_per_node"),
+            key="cluster.workers_per_node",
+        )
 
 
 @register(
-    "PL206", "gpus-left-idle", "warning",
+    "PL206",
+    "gpus-left-idle",
+    "warning",
     "Fewer workers per node than GPUs allocated.",
     RuleDocs(
         what="Compares the workers each node starts with the GPUs the Slurm job allocates per node.",
         why="The idle GPUs are paid for and unused: with 4 workers on 8 allocated GPUs half the allocation "
-            "does nothing.",
-        bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=4).replace(
-            "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 4")}),
+        "does nothing.",
+        bad=Example(
+            {
+                "launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=4).replace(
+                    "--tensor-model-parallel-size 8", "--tensor-model-parallel-size 4"
+                )
+            }
+        ),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
         fix="Not fixed automatically.",
     ),
@@ -238,21 +306,27 @@ def nproc_exceeds_gpus(ctx: LaunchContext):
 def gpus_left_idle(ctx: LaunchContext):
     gpus, workers = _allocated(ctx), value(ctx, "cluster.workers_per_node")
     if gpus is not None and workers is not None and workers.value and workers.value < gpus.value:
-        yield Finding(f"{workers.value} workers per node leave {gpus.value - workers.value} of the "
-                      f"{gpus.value} allocated GPUs idle", workers.span or gpus.span, key="cluster.workers_per_node")
+        yield Finding(
+            f"{workers.value} workers per node leave {gpus.value - workers.value} of the "
+            f"{gpus.value} allocated GPUs idle",
+            workers.span or gpus.span,
+            key="cluster.workers_per_node",
+        )
 
 
 LOCAL = ("localhost", "127.0.0.1", "::1")
 
 
 @register(
-    "PL207", "master-addr-localhost", "error",
+    "PL207",
+    "master-addr-localhost",
+    "error",
     "Several nodes rendezvous at localhost.",
     RuleDocs(
         what="Checks multi-node launches whose --master_addr / --rdzv-endpoint is localhost or 127.0.0.1 as "
-             "written (a `${MASTER_ADDR:-localhost}` default that the environment overrides is not flagged).",
+        "written (a `${MASTER_ADDR:-localhost}` default that the environment overrides is not flagged).",
         why="Each node then waits for its own local rendezvous: the job hangs until the NCCL or rendezvous "
-            "timeout (10 minutes by default) and fails.",
+        "timeout (10 minutes by default) and fails.",
         bad=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr localhost"),
         good=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
         fix="Not fixed automatically: the head node's address is known only to the cluster.",
@@ -272,22 +346,35 @@ def master_addr_localhost(ctx: LaunchContext):
                 return  # `${MASTER_ADDR:-localhost}`: the job's environment sets the real address
     nodes = value(ctx, "cluster.nnodes")
     assert nodes is not None  # _multi_node read it
-    yield Finding(f"{nodes.value} nodes rendezvous at {addr.value}: every node waits for itself", addr.span,
-                  key="cluster.master_addr")
+    yield Finding(
+        f"{nodes.value} nodes rendezvous at {addr.value}: every node waits for itself",
+        addr.span,
+        key="cluster.master_addr",
+    )
 
 
 @register(
-    "PL208", "hostfile-mismatch", "error",
+    "PL208",
+    "hostfile-mismatch",
+    "error",
     "The deepspeed launcher's hostfile and its node/GPU options disagree or cannot be combined.",
     RuleDocs(
         what="Reports what DeepSpeed's runner rejects when it resolves resources: bad or duplicate hostfile "
-             "lines, --num_nodes/--num_gpus together with --include/--exclude, unknown hosts or slots, more "
-             "than one node without a hostfile.",
+        "lines, --num_nodes/--num_gpus together with --include/--exclude, unknown hosts or slots, more "
+        "than one node without a hostfile.",
         why="The runner raises before any rank starts, using DeepSpeed's own messages quoted here.",
-        bad=Example({"launch.sh": "deepspeed --hostfile hostfile --num_gpus 4 --include w0 train.py\n",
-                     "hostfile": "w0 slots=8\nw1 slots=8\n"}),
-        good=Example({"launch.sh": "deepspeed --hostfile hostfile --include w0:0,1,2,3 train.py\n",
-                      "hostfile": "w0 slots=8\nw1 slots=8\n"}),
+        bad=Example(
+            {
+                "launch.sh": "deepspeed --hostfile hostfile --num_gpus 4 --include w0 train.py\n",
+                "hostfile": "w0 slots=8\nw1 slots=8\n",
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "deepspeed --hostfile hostfile --include w0:0,1,2,3 train.py\n",
+                "hostfile": "w0 slots=8\nw1 slots=8\n",
+            }
+        ),
         fix="Not fixed automatically.",
         references=("deepspeed/launcher/runner.py",),
     ),
@@ -302,34 +389,46 @@ def hostfile_mismatch(ctx: RuleContext):
             yield Finding(problem.message, problem.span)
 
 
-SRUN_PYTHON = ("#!/bin/bash\n#SBATCH --nodes=2 --ntasks-per-node=8 --gpus-per-node=8\n{prefix}"
-               "srun {wrap}python pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel "
-               "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-               "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{end}\n")
-SRUN_RANK_ENV = ("export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1) MASTER_PORT=29500\n"
-                 "export CUDA_DEVICE_MAX_CONNECTIONS=1\n")
+SRUN_PYTHON = (
+    "#!/bin/bash\n#SBATCH --nodes=2 --ntasks-per-node=8 --gpus-per-node=8\n{prefix}"
+    "srun {wrap}python pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel "
+    "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+    "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{end}\n"
+)
+SRUN_RANK_ENV = (
+    "export MASTER_ADDR=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1) MASTER_PORT=29500\n"
+    "export CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+)
 
 
 @register(
-    "PL209", "rank-env-missing", "info",
+    "PL209",
+    "rank-env-missing",
+    "info",
     "srun or mpirun starts Megatron-LM directly, and nothing gives it RANK and WORLD_SIZE.",
     RuleDocs(
         what="Checks a Megatron-LM entry point started by srun or mpirun with no torchrun in between, where the "
-             "launch sets neither RANK nor WORLD_SIZE (nor passes them with `env`, `--export` or `-x`). Quiet "
-             "for srun with a pyxis container (--container-image/--container-name): enroot's "
-             "50-slurm-pytorch.sh hook exports RANK, WORLD_SIZE, LOCAL_RANK and MASTER_ADDR/PORT from Slurm's "
-             "variables in PyTorch images. Info only: a container entry point or sitecustomize may map them "
-             "where plint cannot see.",
+        "launch sets neither RANK nor WORLD_SIZE (nor passes them with `env`, `--export` or `-x`). Quiet "
+        "for srun with a pyxis container (--container-image/--container-name): enroot's "
+        "50-slurm-pytorch.sh hook exports RANK, WORLD_SIZE, LOCAL_RANK and MASTER_ADDR/PORT from Slurm's "
+        "variables in PyTorch images. Info only: a container entry point or sitecustomize may map them "
+        "where plint cannot see.",
         why="Megatron-LM takes its rank and world size from the RANK and WORLD_SIZE variables, defaulting to 0 "
-            "and 1 (training/arguments.py); srun sets SLURM_PROCID and SLURM_NTASKS instead and mpirun "
-            "OMPI_COMM_WORLD_*. Every task then believes it is rank 0 of 1, and the start-up check that the "
-            "world divides into the model-parallel sizes fails on all of them.",
+        "and 1 (training/arguments.py); srun sets SLURM_PROCID and SLURM_NTASKS instead and mpirun "
+        "OMPI_COMM_WORLD_*. Every task then believes it is rank 0 of 1, and the start-up check that the "
+        "world divides into the model-parallel sizes fails on all of them.",
         bad=Example({"launch.sh": SRUN_PYTHON.format(prefix="", wrap="", end="")}),
-        good=Example({"launch.sh": SRUN_PYTHON.format(
-            prefix=SRUN_RANK_ENV, end="'",
-            wrap="bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID ")}),
+        good=Example(
+            {
+                "launch.sh": SRUN_PYTHON.format(
+                    prefix=SRUN_RANK_ENV,
+                    end="'",
+                    wrap="bash -c 'RANK=$SLURM_PROCID WORLD_SIZE=$SLURM_NTASKS LOCAL_RANK=$SLURM_LOCALID ",
+                )
+            }
+        ),
         fix="Not fixed automatically: start torchrun with one task per node, or map SLURM_PROCID/SLURM_NTASKS "
-            "to RANK/WORLD_SIZE in the task.",
+        "to RANK/WORLD_SIZE in the task.",
     ),
 )
 def rank_env_missing(ctx: LaunchContext):
@@ -339,20 +438,23 @@ def rank_env_missing(ctx: LaunchContext):
         return  # the Megatron-DeepSpeed forks start through deepspeed.init_distributed, which discovers MPI
     kinds = [c.launcher for c in _calls(ctx)]
     starter = next((k for k in ("srun", "mpirun") if k in kinds), None)
-    if starter is None or any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed",
-                                                   "accelerate")):
+    if starter is None or any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")):
         return
     world = known(ctx, "cluster.world_size")
     if not world or world[0] <= 1:
         return
-    if starter == "srun" and any(c.launcher == "srun" and c.flag("--container-image", "--container-name")
-                                 for c in _calls(ctx)):
+    if starter == "srun" and any(
+        c.launcher == "srun" and c.flag("--container-image", "--container-name") for c in _calls(ctx)
+    ):
         return  # pyxis: enroot's 50-slurm-pytorch hook (which NVIDIA's recipes require) maps SLURM_* to RANK etc.
     missing = [name for name in ("RANK", "WORLD_SIZE") if launch_env(ctx, name) is None]
     if missing:
-        yield Finding(f"{starter} starts {world[0]} processes that run the trainer directly, but "
-                      f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set in the launch: "
-                      "Megatron-LM reads them (default rank 0 of 1), so unless the image maps "
-                      f"{'SLURM_PROCID/SLURM_NTASKS' if starter == 'srun' else 'OMPI_COMM_WORLD_RANK/SIZE'} to them, "
-                      "every process believes it is alone",
-                      ctx.layout.site, key="cluster.world_size")
+        yield Finding(
+            f"{starter} starts {world[0]} processes that run the trainer directly, but "
+            f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set in the launch: "
+            "Megatron-LM reads them (default rank 0 of 1), so unless the image maps "
+            f"{'SLURM_PROCID/SLURM_NTASKS' if starter == 'srun' else 'OMPI_COMM_WORLD_RANK/SIZE'} to them, "
+            "every process believes it is alone",
+            ctx.layout.site,
+            key="cluster.world_size",
+        )

@@ -35,15 +35,45 @@ STRICT = {  # top-level key -> pydantic model (module, class)
     "tensor_parallel": ("deepspeed.runtime.tensor_parallel.config", "TPTrainingConfig"),
 }
 LENIENT = [  # read with dict.get: unknown keys inside are ignored
-    "activation_checkpointing", "aio", "autotuning", "checkpoint", "communication_data_type",
-    "data_efficiency", "data_types", "dataloader_drop_last", "datastates_ckpt", "disable_allgather",
-    "disable_python_gc", "dump_state", "expert_parallel", "flops_profiler", "gradient_accumulation_steps",
-    "gradient_allreduce_op", "gradient_clipping", "gradient_predivide_factor", "log_level",
-    "managed_gradient_accumulation", "memory_breakdown", "optimizer", "pipeline", "prescale_gradients",
-    "scheduler", "seq_parallel_communication_data_type", "sequence_parallel_size", "steps_per_print",
-    "timers", "torch_autocast", "train_batch_size", "train_micro_batch_size_per_gpu",
-    "use_data_before_expert_parallelism", "vocabulary_size", "wall_clock_breakdown", "weight_quantization",
-    "zero_allow_untested_optimizer", "zero_force_ds_cpu_optimizer", "data_parallel_size",
+    "activation_checkpointing",
+    "aio",
+    "autotuning",
+    "checkpoint",
+    "communication_data_type",
+    "data_efficiency",
+    "data_types",
+    "dataloader_drop_last",
+    "datastates_ckpt",
+    "disable_allgather",
+    "disable_python_gc",
+    "dump_state",
+    "expert_parallel",
+    "flops_profiler",
+    "gradient_accumulation_steps",
+    "gradient_allreduce_op",
+    "gradient_clipping",
+    "gradient_predivide_factor",
+    "log_level",
+    "managed_gradient_accumulation",
+    "memory_breakdown",
+    "optimizer",
+    "pipeline",
+    "prescale_gradients",
+    "scheduler",
+    "seq_parallel_communication_data_type",
+    "sequence_parallel_size",
+    "steps_per_print",
+    "timers",
+    "torch_autocast",
+    "train_batch_size",
+    "train_micro_batch_size_per_gpu",
+    "use_data_before_expert_parallelism",
+    "vocabulary_size",
+    "wall_clock_breakdown",
+    "weight_quantization",
+    "zero_allow_untested_optimizer",
+    "zero_force_ds_cpu_optimizer",
+    "data_parallel_size",
 ]
 # sections read key by key with dict.get: their known keys are the string constants DeepSpeed reads
 # them with (module, constant-name prefix); any other key inside is silently ignored
@@ -52,8 +82,19 @@ LENIENT_SECTIONS = {
     "flops_profiler": ("deepspeed.profiling.constants", "FLOPS_PROFILER_"),
     "aio": ("deepspeed.runtime.swap_tensor.constants", "AIO_"),
 }
-REMOVED = ["amp", "compression_training", "curriculum_learning", "elasticity", "nebula", "quantize_training",
-           "sparse_gradients", "eigenvalue", "sparse_attention", "graph_harvesting", "progressive_layer_drop"]
+REMOVED = [
+    "amp",
+    "compression_training",
+    "curriculum_learning",
+    "elasticity",
+    "nebula",
+    "quantize_training",
+    "sparse_gradients",
+    "eigenvalue",
+    "sparse_attention",
+    "graph_harvesting",
+    "progressive_layer_drop",
+]
 
 
 def type_schema(annotation, seen: set) -> dict:
@@ -92,8 +133,12 @@ def model_schema(model, seen: set) -> dict:
         for key in {name, info.alias} - {None}:
             properties[key] = schema
     strict = model.model_config.get("extra") == "forbid"
-    return {"type": "object", "properties": dict(sorted(properties.items())),
-            "additionalProperties": not strict, "x-model": f"{model.__module__}.{model.__name__}"}
+    return {
+        "type": "object",
+        "properties": dict(sorted(properties.items())),
+        "additionalProperties": not strict,
+        "x-model": f"{model.__module__}.{model.__name__}",
+    }
 
 
 def build() -> dict:
@@ -110,10 +155,24 @@ def build() -> dict:
         properties[key] = model_schema(getattr(importlib.import_module(module), name), set())
     for key, (module, prefix) in LENIENT_SECTIONS.items():
         constants = vars(importlib.import_module(module))
-        keys = sorted({v for k, v in constants.items() if k.startswith(prefix) and not k.endswith("_FORMAT")
-                       and isinstance(v, str) and v != key and "\n" not in v})
-        properties[key] = {"type": "object", "properties": {k: {} for k in keys}, "additionalProperties": True,
-                           "x-unknown-keys": "ignored", "x-constants": f"{module}.{prefix}*"}
+        keys = sorted(
+            {
+                v
+                for k, v in constants.items()
+                if k.startswith(prefix)
+                and not k.endswith("_FORMAT")
+                and isinstance(v, str)
+                and v != key
+                and "\n" not in v
+            }
+        )
+        properties[key] = {
+            "type": "object",
+            "properties": {k: {} for k in keys},
+            "additionalProperties": True,
+            "x-unknown-keys": "ignored",
+            "x-constants": f"{module}.{prefix}*",
+        }
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "title": f"DeepSpeed config as DeepSpeed {deepspeed.__version__} reads it",

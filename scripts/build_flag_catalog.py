@@ -26,10 +26,17 @@ DEFAULT_SOURCE = ROOT.parent / "shared" / "data" / "megatron-flags"
 DEFAULT_OUT = ROOT / "schemas" / "megatron_flags"
 
 # argparse action class -> kind. BooleanOptionalAction gives `--x` (True) and `--no-x` (False).
-KINDS = {"_StoreAction": "store", "_StoreTrueAction": "store_true", "_StoreFalseAction": "store_false",
-         "_HelpAction": "help", "BooleanOptionalAction": "boolean_optional"}
-FORKS = {"deepspeedai-megatron-deepspeed": ("megatron-deepspeed", "megatron-deepspeed"),
-         "bigscience-megatron-deepspeed": ("bigscience", "megatron-deepspeed")}
+KINDS = {
+    "_StoreAction": "store",
+    "_StoreTrueAction": "store_true",
+    "_StoreFalseAction": "store_false",
+    "_HelpAction": "help",
+    "BooleanOptionalAction": "boolean_optional",
+}
+FORKS = {
+    "deepspeedai-megatron-deepspeed": ("megatron-deepspeed", "megatron-deepspeed"),
+    "bigscience-megatron-deepspeed": ("bigscience", "megatron-deepspeed"),
+}
 FIELDS = ["flags", "dest", "kind", "type", "default_repr", "default", "choices", "nargs"]
 BORROWED_FIELDS = FIELDS + ["shape_from", "inferred"]
 
@@ -74,8 +81,16 @@ def convert(record: dict) -> list:
     action = record.get("action")
     kind = KINDS.get(action, "other") if action else "unknown"
     _, value = literal(record.get("default"))
-    return [record["flags"], record.get("dest"), kind, record.get("type"), record.get("default"), value,
-            command_line_choices(record.get("choices"), record.get("type")), record.get("nargs")]
+    return [
+        record["flags"],
+        record.get("dest"),
+        kind,
+        record.get("type"),
+        record.get("default"),
+        value,
+        command_line_choices(record.get("choices"), record.get("type")),
+        record.get("nargs"),
+    ]
 
 
 def _read(source: Path) -> list[dict]:
@@ -132,17 +147,24 @@ def build(source: Path, out: Path) -> list[Path]:
     releases = _read(source)
     for r in releases:
         r["rows"] = [convert(rec) for rec in r["records"]] if not r["meta"].get("flags_only") else None
-    megatron_full = sorted((r for r in releases if r["flavour"] == "megatron" and r["rows"] is not None),
-                           key=lambda r: r["meta"].get("date") or "")
+    megatron_full = sorted(
+        (r for r in releases if r["flavour"] == "megatron" and r["rows"] is not None),
+        key=lambda r: r["meta"].get("date") or "",
+    )
     index: dict = {"releases": {}, "latest": {}}
     written = []
     for r in sorted(releases, key=lambda r: (r["flavour"], r["meta"].get("date") or "")):
         meta, flags_only = r["meta"], bool(r["meta"].get("flags_only"))
         rows = _borrow(r, megatron_full) if flags_only else r["rows"]
         doc = {
-            "release": r["name"], "flavour": r["flavour"], "repo": meta.get("repo"),
-            "ref": meta.get("ref") or meta.get("branch"), "commit": meta.get("commit"), "date": meta.get("date"),
-            "flags_only": flags_only, "allow_abbrev": bool(meta.get("allow_abbrev")),
+            "release": r["name"],
+            "flavour": r["flavour"],
+            "repo": meta.get("repo"),
+            "ref": meta.get("ref") or meta.get("branch"),
+            "commit": meta.get("commit"),
+            "date": meta.get("date"),
+            "flags_only": flags_only,
+            "allow_abbrev": bool(meta.get("allow_abbrev")),
             "extra_flags": meta.get("defined_in_source_but_absent_here", []),
             "fields": BORROWED_FIELDS if flags_only else FIELDS,
             "actions": rows,
@@ -150,19 +172,30 @@ def build(source: Path, out: Path) -> list[Path]:
         target = out / f"{r['name']}.json"
         target.write_text(json.dumps(doc, separators=(",", ":")) + "\n")
         written.append(target)
-        index["releases"][r["name"]] = {"file": target.name, "flavour": r["flavour"], "repo": doc["repo"],
-                                        "ref": doc["ref"], "commit": doc["commit"], "date": doc["date"],
-                                        "flags_only": flags_only}
-    numbered = sorted((n for n, info in index["releases"].items()
-                       if info["flavour"] == "megatron" and re.fullmatch(r"\d+\.\d+", n)),
-                      key=lambda n: tuple(map(int, n.split("."))))
-    forks = sorted((n for n, info in index["releases"].items() if info["flavour"] == "megatron-deepspeed"),
-                   key=lambda n: index["releases"][n]["date"] or "")
+        index["releases"][r["name"]] = {
+            "file": target.name,
+            "flavour": r["flavour"],
+            "repo": doc["repo"],
+            "ref": doc["ref"],
+            "commit": doc["commit"],
+            "date": doc["date"],
+            "flags_only": flags_only,
+        }
+    numbered = sorted(
+        (n for n, info in index["releases"].items() if info["flavour"] == "megatron" and re.fullmatch(r"\d+\.\d+", n)),
+        key=lambda n: tuple(map(int, n.split("."))),
+    )
+    forks = sorted(
+        (n for n, info in index["releases"].items() if info["flavour"] == "megatron-deepspeed"),
+        key=lambda n: index["releases"][n]["date"] or "",
+    )
     snapshots = [n for n, info in index["releases"].items() if info["flavour"] == "megatron" and n not in numbered]
     # "latest" is the newest tagged release (what users pin); "snapshot" an untagged development head
-    index["latest"] = {"megatron": numbered[-1] if numbered else None,
-                       "megatron-deepspeed": forks[-1] if forks else None,
-                       "snapshot": snapshots[0] if snapshots else None}
+    index["latest"] = {
+        "megatron": numbered[-1] if numbered else None,
+        "megatron-deepspeed": forks[-1] if forks else None,
+        "snapshot": snapshots[0] if snapshots else None,
+    }
     index["order"] = {"megatron": numbered + snapshots, "megatron-deepspeed": forks}
     index_path = out / "index.json"
     index_path.write_text(json.dumps(index, separators=(",", ":"), sort_keys=True) + "\n")

@@ -51,10 +51,17 @@ def main() -> None:
         name, _, rest = spec.partition("=")
         where, _, commit = rest.partition("@")
         file, flags, choices = fork_flags(Path(where))
-        doc[name] = {"repo": f"https://github.com/{name}", "commit": commit or None, "file": file, "flags": flags,
-                     "choices": choices}
+        doc[name] = {
+            "repo": f"https://github.com/{name}",
+            "commit": commit or None,
+            "file": file,
+            "flags": flags,
+            "choices": choices,
+        }
         print(f"{name}: {len(flags)} options from {file}")
-    args.out.write_text(json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", "utf-8")  # one line, as the catalogs
+    args.out.write_text(
+        json.dumps(doc, sort_keys=True, separators=(",", ":")) + "\n", "utf-8"
+    )  # one line, as the catalogs
 
 
 if __name__ == "__main__":

@@ -52,12 +52,22 @@ def build() -> dict:
             re.compile(pattern)
             if "_" in pattern or pattern != pattern.lower():  # names are matched lower-cased, `_` read as `-`
                 raise SystemExit(f"{path}: the name pattern {pattern!r} must be lower case without `_`")
-        models.append({"name": facts["name"], "family": facts["family"], "hub": facts["hub"],
-                       "names": facts["names"], "shape": shape, "source": _source(facts["source"]),
-                       **({"note": facts["note"]} if facts.get("note") else {}),
-                       **({"unmodelled": facts["unmodelled"]} if facts.get("unmodelled") else {})})
-    return {"about": "Built by scripts/build_model_catalog.py from scripts/model_facts/*.yaml; do not edit.",
-            "models": models}
+        models.append(
+            {
+                "name": facts["name"],
+                "family": facts["family"],
+                "hub": facts["hub"],
+                "names": facts["names"],
+                "shape": shape,
+                "source": _source(facts["source"]),
+                **({"note": facts["note"]} if facts.get("note") else {}),
+                **({"unmodelled": facts["unmodelled"]} if facts.get("unmodelled") else {}),
+            }
+        )
+    return {
+        "about": "Built by scripts/build_model_catalog.py from scripts/model_facts/*.yaml; do not edit.",
+        "models": models,
+    }
 
 
 def main() -> None:

@@ -43,28 +43,48 @@ TORCH = "torch"  # a class of torch.optim, by name
 # "default" without optimizer offload, "offload" with zero_optimization.offload_optimizer.device cpu|nvme,
 # "torch_adam" when params.torch_adam is true (Adam/AdamW only). Keys popped before the call are accepted.
 TYPES = {
-    "adam": {"popped": ["adam_w_mode", "torch_adam", "fp32_optimizer_states"],
-             "builds": {"default": FUSED_ADAM, "offload": CPU_ADAM, "torch_adam": (TORCH, "Adam", ("foreach",))}},
-    "adamw": {"popped": ["adam_w_mode", "torch_adam", "fp32_optimizer_states"],
-              "builds": {"default": FUSED_ADAM, "offload": CPU_ADAM, "torch_adam": (TORCH, "AdamW", ("foreach",))}},
-    "adagrad": {"popped": [], "builds": {"default": (TORCH, "Adagrad", ()),
-                                         "offload": Built("ops/adagrad/cpu_adagrad.py", "DeepSpeedCPUAdagrad")}},
+    "adam": {
+        "popped": ["adam_w_mode", "torch_adam", "fp32_optimizer_states"],
+        "builds": {"default": FUSED_ADAM, "offload": CPU_ADAM, "torch_adam": (TORCH, "Adam", ("foreach",))},
+    },
+    "adamw": {
+        "popped": ["adam_w_mode", "torch_adam", "fp32_optimizer_states"],
+        "builds": {"default": FUSED_ADAM, "offload": CPU_ADAM, "torch_adam": (TORCH, "AdamW", ("foreach",))},
+    },
+    "adagrad": {
+        "popped": [],
+        "builds": {
+            "default": (TORCH, "Adagrad", ()),
+            "offload": Built("ops/adagrad/cpu_adagrad.py", "DeepSpeedCPUAdagrad"),
+        },
+    },
     "lamb": {"popped": [], "builds": {"default": Built("ops/lamb/fused_lamb.py", "FusedLamb")}},
-    "lion": {"popped": [], "builds": {"default": Built("ops/lion/fused_lion.py", "FusedLion"),
-                                      "offload": Built("ops/lion/cpu_lion.py", "DeepSpeedCPULion")}},
+    "lion": {
+        "popped": [],
+        "builds": {
+            "default": Built("ops/lion/fused_lion.py", "FusedLion"),
+            "offload": Built("ops/lion/cpu_lion.py", "DeepSpeedCPULion"),
+        },
+    },
 }
 # built-in types whose constructor plint does not read: the mup package's MuAdam/MuAdamW/MuSGD (not a
 # DeepSpeed dependency), Muon (DeepSpeed splits the params between Muon and an auxiliary Adam), and the
 # communication-compressed optimizers engine.py imports from runtime/fp16/onebit/ (1-bit Adam and LAMB,
 # 0/1 Adam: DEEPSPEED_OPTIMIZERS in runtime/config.py, which lower-cases "OneBitAdam")
-UNCHECKED = {"muadam": "mup.MuAdam", "muadamw": "mup.MuAdamW", "musgd": "mup.MuSGD",
-             "muon": "deepspeed MuonWithAuxAdam",
-             "onebitadam": "deepspeed.runtime.fp16.onebit.adam.OnebitAdam",
-             "onebitlamb": "deepspeed.runtime.fp16.onebit.lamb.OnebitLamb",
-             "zerooneadam": "deepspeed.runtime.fp16.onebit.zoadam.ZeroOneAdam"}
+UNCHECKED = {
+    "muadam": "mup.MuAdam",
+    "muadamw": "mup.MuAdamW",
+    "musgd": "mup.MuSGD",
+    "muon": "deepspeed MuonWithAuxAdam",
+    "onebitadam": "deepspeed.runtime.fp16.onebit.adam.OnebitAdam",
+    "onebitlamb": "deepspeed.runtime.fp16.onebit.lamb.OnebitLamb",
+    "zerooneadam": "deepspeed.runtime.fp16.onebit.zoadam.ZeroOneAdam",
+}
 # DeepSpeed refuses this key under any type before building (engine.py, _configure_basic_optimizer)
-REFUSED = {"max_grad_norm": "ValueError: 'max_grad_norm' is not supported as an optimizer parameter; "
-                            "use the top-level gradient_clipping"}
+REFUSED = {
+    "max_grad_norm": "ValueError: 'max_grad_norm' is not supported as an optimizer parameter; "
+    "use the top-level gradient_clipping"
+}
 
 
 def constructor(source: str, name: str) -> dict | None:
@@ -76,8 +96,10 @@ def constructor(source: str, name: str) -> dict | None:
             if init is None:
                 return None
             positional = [a.arg for a in init.args.posonlyargs + init.args.args][2:]  # self, params
-            return {"params": positional + [a.arg for a in init.args.kwonlyargs],
-                    "var_keyword": init.args.kwarg is not None}
+            return {
+                "params": positional + [a.arg for a in init.args.kwonlyargs],
+                "var_keyword": init.args.kwarg is not None,
+            }
     return None
 
 
@@ -91,8 +113,9 @@ def package_dir(name: str, given: str | None) -> Path:
 
 
 def _version(ds: Path, torch: Path) -> tuple[str, str]:
-    ds_version = next((p.read_text().strip() for p in (ds / "version.txt", ds.parent / "version.txt")
-                       if p.is_file()), "unknown")
+    ds_version = next(
+        (p.read_text().strip() for p in (ds / "version.txt", ds.parent / "version.txt") if p.is_file()), "unknown"
+    )
     text = (torch / "version.py").read_text() if (torch / "version.py").is_file() else ""
     match = re.search(r"__version__\s*=\s*['\"]([^'\"]+)", text)
     return ds_version, match.group(1) if match else "unknown"
@@ -114,9 +137,9 @@ def torch_classes(optim: Path) -> dict[str, dict]:
 
 def build(ds: Path, torch: Path) -> dict:
     engine = (ds / "runtime" / "engine.py").read_text()
-    method = engine[engine.index("def _configure_basic_optimizer"):]
-    method = method[:method.index("\n    def ", 10)]
-    helper = engine[engine.index("def get_optimizer_configuration"):]
+    method = engine[engine.index("def _configure_basic_optimizer") :]
+    method = method[: method.index("\n    def ", 10)]
+    helper = engine[engine.index("def get_optimizer_configuration") :]
     torch_optim = torch_classes(torch / "optim")
     classes: dict[str, dict] = {}
     types = {}

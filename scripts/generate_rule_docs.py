@@ -24,15 +24,23 @@ def generate(out: Path) -> list[Path]:
 
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    rows = ["# plint rules", "", "Generated from the rule records by scripts/generate_rule_docs.py.", "",
-            "| code | name | family | severity | fix | summary |", "|---|---|---|---|---|---|"]
+    rows = [
+        "# plint rules",
+        "",
+        "Generated from the rule records by scripts/generate_rule_docs.py.",
+        "",
+        "| code | name | family | severity | fix | summary |",
+        "|---|---|---|---|---|---|",
+    ]
     for rule in all_rules().values():
         path = out / f"{rule.code}.md"
         path.write_text(page(rule, availability(rule.code), markdown=True))
         written.append(path)
         summary = rule.summary.replace("|", "\\|")  # a table cell
-        rows.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "
-                    f"| {availability(rule.code)} | {summary} |")
+        rows.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "
+            f"| {availability(rule.code)} | {summary} |"
+        )
     index = out / "README.md"
     index.write_text("\n".join(rows) + "\n")
     written.append(index)

@@ -52,9 +52,21 @@ def main(argv: list[str]) -> int:
     shutil.rmtree(tree, ignore_errors=True)
     shown = link_tree(tree, package_dirs())
     run = subprocess.run(
-        [sys.executable, "-m", "mypy", "--config-file", str(ROOT / "pyproject.toml"), "--cache-dir", str(cache),
-         *argv, str(tree / "plint")],
-        cwd=ROOT, capture_output=True, text=True)
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--config-file",
+            str(ROOT / "pyproject.toml"),
+            "--cache-dir",
+            str(cache),
+            *argv,
+            str(tree / "plint"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
     # the longest link folder first, so that plint/rules/ is shown as rules/, not lint/rules/
     order = sorted(shown, key=len, reverse=True)
     for line in (run.stdout + run.stderr).splitlines():

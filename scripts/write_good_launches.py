@@ -29,10 +29,12 @@ from published_supplements import recipe_flags, with_script_values  # noqa: E402
 OUT = ROOT / "fixtures" / "good"
 DS_CONFIG = "ds_config.json"
 
+
 def _flags(inp, deepspeed: bool = False) -> list[str]:
     """The trainer flags of one run, a line each; `deepspeed`: a Megatron-DeepSpeed launch (megatron_deepspeed)."""
-    model = [f"--num-layers {inp.num_layers} --hidden-size {inp.hidden_size} "
-             f"--num-attention-heads {inp.num_attention_heads}"]
+    model = [
+        f"--num-layers {inp.num_layers} --hidden-size {inp.hidden_size} --num-attention-heads {inp.num_attention_heads}"
+    ]
     if inp.ffn_hidden_size:
         model.append(f"--ffn-hidden-size {inp.ffn_hidden_size}")
     if inp.num_query_groups and inp.num_query_groups != inp.num_attention_heads:
@@ -42,8 +44,10 @@ def _flags(inp, deepspeed: bool = False) -> list[str]:
     if inp.swiglu:
         model.append("--swiglu --normalization RMSNorm --disable-bias-linear")
     rope = inp.options.position_embedding == "rope"
-    model.append(f"--seq-length {inp.seq_length} --max-position-embeddings {inp.seq_length}"
-                 + (" --position-embedding-type rope" if rope else ""))
+    model.append(
+        f"--seq-length {inp.seq_length} --max-position-embeddings {inp.seq_length}"
+        + (" --position-embedding-type rope" if rope else "")
+    )
     model.append(f"--tokenizer-type NullTokenizer --vocab-size {inp.vocab_size}")
     if inp.num_experts:
         moe = f"--num-experts {inp.num_experts} --moe-router-topk {inp.moe_topk}"
@@ -52,7 +56,7 @@ def _flags(inp, deepspeed: bool = False) -> list[str]:
         if inp.moe_shared_expert_size:
             moe += f" --moe-shared-expert-intermediate-size {inp.moe_shared_expert_size}"
         if isinstance(inp.moe_layer_freq, tuple):
-            moe += f" --moe-layer-freq \"[{','.join(map(str, inp.moe_layer_freq))}]\""
+            moe += f' --moe-layer-freq "[{",".join(map(str, inp.moe_layer_freq))}]"'
         model.append(moe + " --moe-grouped-gemm --moe-token-dispatcher-type alltoall")
     layout = [f"--tensor-model-parallel-size {inp.tp} --pipeline-model-parallel-size {inp.pp}"]
     if inp.vpp:
@@ -60,15 +64,18 @@ def _flags(inp, deepspeed: bool = False) -> list[str]:
     if inp.cp > 1:
         layout.append(f"--context-parallel-size {inp.cp}")
     if inp.ep > 1:
-        layout.append(f"--expert-model-parallel-size {inp.ep}"
-                      + (f" --expert-tensor-parallel-size {inp.etp}" if inp.etp else ""))
+        layout.append(
+            f"--expert-model-parallel-size {inp.ep}" + (f" --expert-tensor-parallel-size {inp.etp}" if inp.etp else "")
+        )
     if inp.tp > 1 and not deepspeed:  # Megatron-LM pairs sequence parallelism with tensor parallelism since 2022
         layout.append("--sequence-parallel" + (" --tp-comm-overlap" if inp.options.tp_comm_overlap else ""))
     if deepspeed:  # DeepSpeed runs the optimizer, at the run's ZeRO stage (ds_config.json, deepspeed_config)
         layout.append(f"--deepspeed --deepspeed_config {DS_CONFIG} --zero-stage {inp.zero_stage or 0}")
     elif _fully_sharded(inp):  # ZeRO-3 / FSDP full sharding: Megatron-FSDP's optim_grads_params
-        layout.append("--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
-                      "--ckpt-format fsdp_dtensor --overlap-grad-reduce --overlap-param-gather")
+        layout.append(
+            "--use-megatron-fsdp --data-parallel-sharding-strategy optim_grads_params "
+            "--ckpt-format fsdp_dtensor --overlap-grad-reduce --overlap-param-gather"
+        )
     else:
         layout.append("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")
     if inp.options.grad_reduce_bytes == 2:
@@ -94,9 +101,19 @@ def megatron_deepspeed(run: dict) -> bool:
 def deepspeed_config(inp) -> str:
     """The DeepSpeed JSON of a Megatron-DeepSpeed run: its batch, ZeRO stage and precision."""
     precision = {"bf16": "bf16", "fp16": "fp16"}[inp.precision]
-    return json.dumps({"train_batch_size": inp.global_batch, "train_micro_batch_size_per_gpu": inp.micro_batch,
-                       "gradient_clipping": 1.0, "zero_optimization": {"stage": inp.zero_stage or 0},
-                       precision: {"enabled": True}}, indent=2) + "\n"
+    return (
+        json.dumps(
+            {
+                "train_batch_size": inp.global_batch,
+                "train_micro_batch_size_per_gpu": inp.micro_batch,
+                "gradient_clipping": 1.0,
+                "zero_optimization": {"stage": inp.zero_stage or 0},
+                precision: {"enabled": True},
+            },
+            indent=2,
+        )
+        + "\n"
+    )
 
 
 def _fully_sharded(inp) -> bool:
@@ -117,14 +134,15 @@ def launch(run: dict, inp) -> str:
     recipe = [recipe_flags(run["id"])] if recipe_flags(run["id"]) else []
     lines = "\n".join(f"    {line} \\" for line in _flags(inp, megatron_deepspeed(run)) + recipe)
     source = " ".join(str(run.get("source", "")).split())
-    return (f"#!/bin/bash\n# {run['name']}\n# Published layout: {source[:200]}\n"
-            f"# Written as a Megatron-LM launch by scripts/write_good_launches.py (values from the publication).\n"
-            "set -euo pipefail\n"
-            # Megatron-FSDP asserts the variable is not 1; tensor and context parallelism want it at 1
-            + ("" if _fully_sharded(inp) else "export CUDA_DEVICE_MAX_CONNECTIONS=1\n") + "\n"
-            f"torchrun --nnodes {inp.nnodes} --nproc_per_node {inp.gpus_per_node} --node_rank \"$SLURM_NODEID\" "
-            "--rdzv_backend c10d --rdzv_endpoint \"$MASTER_ADDR:29500\" \\\n"
-            f"    pretrain_gpt.py \\\n{lines}\n    --train-iters 100000 --lr 1.0e-4\n")
+    return (
+        f"#!/bin/bash\n# {run['name']}\n# Published layout: {source[:200]}\n"
+        f"# Written as a Megatron-LM launch by scripts/write_good_launches.py (values from the publication).\n"
+        "set -euo pipefail\n" + ("" if _fully_sharded(inp) else "export CUDA_DEVICE_MAX_CONNECTIONS=1\n") + "\n"
+        # Megatron-FSDP asserts the variable is not 1; tensor and context parallelism want it at 1
+        f'torchrun --nnodes {inp.nnodes} --nproc_per_node {inp.gpus_per_node} --node_rank "$SLURM_NODEID" '
+        '--rdzv_backend c10d --rdzv_endpoint "$MASTER_ADDR:29500" \\\n'
+        f"    pretrain_gpt.py \\\n{lines}\n    --train-iters 100000 --lr 1.0e-4\n"
+    )
 
 
 def config(inp) -> str:

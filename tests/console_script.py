@@ -12,9 +12,17 @@ from pathlib import Path
 PLINT = Path(sys.executable).with_name("plint")
 
 
-def run_plint(*args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None,
-              timeout: float = 120) -> subprocess.CompletedProcess:
+def run_plint(
+    *args: str, cwd: str | Path | None = None, env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """`plint ARGS...` in cwd with the environment plus env; stdout and stderr as text."""
     assert PLINT.is_file(), f"no console script at {PLINT}: install plint into this environment (pip install -e .)"
-    return subprocess.run([str(PLINT), *args], cwd=cwd, env={**os.environ, **(env or {})}, capture_output=True,
-                          text=True, timeout=timeout, check=False)
+    return subprocess.run(
+        [str(PLINT), *args],
+        cwd=cwd,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )

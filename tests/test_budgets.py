@@ -22,25 +22,31 @@ OUTPUT = 1 << 20
 # plint run by a wrapper that records its own peak memory: Linux carries a parent's peak RSS over fork and exec
 # into the child's ru_maxrss, so a test process that imported torch (the dry-run tests) would make every
 # child look 700 MB large; VmHWM in /proc/self/status is the new program's own high-water mark.
-_PEAK = ("import atexit, os, runpy, sys\n"
-         "def peak():\n"
-         "    with open('/proc/self/status') as f:\n"
-         "        kb = next((line.split()[1] for line in f if line.startswith('VmHWM:')), '0')\n"
-         "    with open(os.environ['PLINT_TEST_PEAK_FILE'], 'w') as out:\n"
-         "        out.write(kb)\n"
-         "atexit.register(peak)\n"
-         "sys.argv = ['plint', *sys.argv[1:]]\n"
-         "runpy.run_module('plint', run_name='__main__')\n")
+_PEAK = (
+    "import atexit, os, runpy, sys\n"
+    "def peak():\n"
+    "    with open('/proc/self/status') as f:\n"
+    "        kb = next((line.split()[1] for line in f if line.startswith('VmHWM:')), '0')\n"
+    "    with open(os.environ['PLINT_TEST_PEAK_FILE'], 'w') as out:\n"
+    "        out.write(kb)\n"
+    "atexit.register(peak)\n"
+    "sys.argv = ['plint', *sys.argv[1:]]\n"
+    "runpy.run_module('plint', run_name='__main__')\n"
+)
 PLINT = [sys.executable, "-c", _PEAK]
 
 
 def measure(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
     """(exit status, stdout, stderr, CPU seconds, peak RSS in MB) of one plint run."""
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
-            tempfile.NamedTemporaryFile("r") as peak:
-        proc = subprocess.Popen(PLINT + args, cwd=cwd, stdout=out, stderr=err,
-                                # plint's own cost: fix's dry run without megatron-core's torch (plint.fixing.fix)
-                                env={**os.environ, "PLINT_TEST_PEAK_FILE": peak.name, "PLINT_DRY_RUN_BACKEND": "analytic"})
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, tempfile.NamedTemporaryFile("r") as peak:
+        proc = subprocess.Popen(
+            PLINT + args,
+            cwd=cwd,
+            stdout=out,
+            stderr=err,
+            # plint's own cost: fix's dry run without megatron-core's torch (plint.fixing.fix)
+            env={**os.environ, "PLINT_TEST_PEAK_FILE": peak.name, "PLINT_DRY_RUN_BACKEND": "analytic"},
+        )
         stop = threading.Timer(120, proc.kill)  # a run far past its budget fails rather than stalls
         stop.start()
         _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU time and peak memory
@@ -52,12 +58,18 @@ def measure(args: list[str], cwd: Path) -> tuple[int, str, str, float, float]:
         recorded = peak.read().strip()
         # where /proc is missing the wrapper records nothing: fall back to ru_maxrss (an upper bound)
         kilobytes = int(recorded) if recorded.isdigit() and int(recorded) else usage.ru_maxrss
-        return (proc.returncode, out.read().decode("utf-8", "replace"), err.read().decode("utf-8", "replace"),
-                seconds, kilobytes / 1024)
+        return (
+            proc.returncode,
+            out.read().decode("utf-8", "replace"),
+            err.read().decode("utf-8", "replace"),
+            seconds,
+            kilobytes / 1024,
+        )
 
 
-def run_bounded(tmp_path: Path, files: dict[str, str | bytes], *args: str, fmt: str = "json",
-                megabytes: float = MEGABYTES) -> dict | str:
+def run_bounded(
+    tmp_path: Path, files: dict[str, str | bytes], *args: str, fmt: str = "json", megabytes: float = MEGABYTES
+) -> dict | str:
     """Check files[first] in `fmt` (and fix --diff), asserting the budgets; the parsed JSON report."""
     for name, data in files.items():
         (tmp_path / name).write_bytes(data.encode() if isinstance(data, str) else data)
@@ -89,13 +101,17 @@ def test_doubling_inside_a_self_recursive_function(tmp_path):
     assert any(c == "PL002" and ("value budget" in m or "stopped evaluating" in m) for c, m in codes(report))
 
 
-@pytest.mark.parametrize("script", [
-    "A=(a)\n" + 'A=("${A[@]}" "${A[@]}")\n' * 30,  # arrays double too
-    "X=" + "y" * 60000 + "\n" + 'X="$X$X"\n' * 3,
-    "X=" + "y" * 60000 + "\n" + "cat > big.txt <<EOF\n" + "$X\n" * 200 + "EOF\n",  # an expanded heredoc
-    "X=abcdefgh\nfor i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do X=\"$X$X\"; done\n",
-    "X=ab\nwhile true; do X=\"$X$X\"; echo \"$X\" >> grow.txt; done\n",
-], ids=["array", "long-value", "heredoc", "for-loop", "append-loop"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "A=(a)\n" + 'A=("${A[@]}" "${A[@]}")\n' * 30,  # arrays double too
+        "X=" + "y" * 60000 + "\n" + 'X="$X$X"\n' * 3,
+        "X=" + "y" * 60000 + "\n" + "cat > big.txt <<EOF\n" + "$X\n" * 200 + "EOF\n",  # an expanded heredoc
+        'X=abcdefgh\nfor i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do X="$X$X"; done\n',
+        'X=ab\nwhile true; do X="$X$X"; echo "$X" >> grow.txt; done\n',
+    ],
+    ids=["array", "long-value", "heredoc", "for-loop", "append-loop"],
+)
 def test_growing_values_stay_bounded(tmp_path, script):
     run_bounded(tmp_path, {"launch.sh": script + LAUNCH})
 
@@ -111,8 +127,9 @@ def test_a_number_past_any_integer_is_invalid_not_a_traceback(tmp_path):
 
 
 def test_hostfile_slots_past_any_cluster(tmp_path):
-    report = run_bounded(tmp_path, {"launch.sh": "deepspeed --hostfile hostfile pretrain_gpt.py\n",
-                                    "hostfile": "w1 slots=100000000\n"})
+    report = run_bounded(
+        tmp_path, {"launch.sh": "deepspeed --hostfile hostfile pretrain_gpt.py\n", "hostfile": "w1 slots=100000000\n"}
+    )
     found = codes(report)
     assert any(c == "PL506" and "w1 slots is 100000000" in m for c, m in found)
 
@@ -123,14 +140,18 @@ def test_many_hosts_cost_a_count_each(tmp_path):
     assert any(c == "PL506" and "cluster.world_size" in m for c, m in codes(report))
 
 
-@pytest.mark.parametrize("script", [
-    "#!/bin/bash\n#SBATCH --nodes=50000000 --ntasks-per-node=8 --gpus-per-node=8\nsrun python pretrain_gpt.py "
-    "--tensor-model-parallel-size 2\n",
-    "torchrun --nproc_per_node 50000000 pretrain_gpt.py --num-layers 4\n",
-    "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 99999999999999 --hidden-size 256 "
-    "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 "
-    "--global-batch-size 99999999999999999999\n",
-], ids=["slurm-nodes", "nproc", "layers"])
+@pytest.mark.parametrize(
+    "script",
+    [
+        "#!/bin/bash\n#SBATCH --nodes=50000000 --ntasks-per-node=8 --gpus-per-node=8\nsrun python pretrain_gpt.py "
+        "--tensor-model-parallel-size 2\n",
+        "torchrun --nproc_per_node 50000000 pretrain_gpt.py --num-layers 4\n",
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 99999999999999 --hidden-size 256 "
+        "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 "
+        "--global-batch-size 99999999999999999999\n",
+    ],
+    ids=["slurm-nodes", "nproc", "layers"],
+)
 def test_layout_counts_past_any_cluster_are_invalid(tmp_path, script):
     report = run_bounded(tmp_path, {"launch.sh" if not script.startswith("#!") else "job.slurm": script})
     assert any(c == "PL506" and "plint's bound" in m for c, m in codes(report))
@@ -140,8 +161,7 @@ def test_layout_counts_past_any_cluster_are_invalid(tmp_path, script):
 @pytest.mark.parametrize("fmt", ["json", "sarif"])
 def test_many_unknown_flags_are_linear(tmp_path, fmt, count):
     flags = " ".join(f"--unknown-flag-{i} 1" for i in range(count))
-    report = run_bounded(tmp_path, {"launch.sh": f"torchrun --nproc_per_node 8 pretrain_gpt.py {flags}\n"},
-                         fmt=fmt)
+    report = run_bounded(tmp_path, {"launch.sh": f"torchrun --nproc_per_node 8 pretrain_gpt.py {flags}\n"}, fmt=fmt)
     if fmt == "json" and count > 100:  # the first 100 are reported, the rest counted
         found = codes(report)
         assert sum(1 for c, _ in found if c == "PL501") == 101
@@ -163,15 +183,19 @@ def test_fix_with_many_unknown_flags_is_linear(tmp_path):
     assert "+++ " in out  # the confident typos are still fixed
 
 
-@pytest.mark.parametrize("text", [
-    "X=" + "$(" * 10000 + "echo 1" + ")" * 10000 + "\n",
-    "X=$" + "(" * 10000 + "1" + ")" * 10000 + "\n",
-    "((" * 10000 + "\n",
-    "if true; then\n" * 3000 + "X=1\n" + "fi\n" * 3000,
-    "X=" + "${Y:-" * 5000 + "1" + "}" * 5000 + "\n",
-    "E='eval \"$E\"'\neval \"$E\"\n",
-    "source \"$0\"\n",
-], ids=["substitutions", "arithmetic", "bare-parens", "ifs", "defaults", "eval-of-eval", "source-self"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "X=" + "$(" * 10000 + "echo 1" + ")" * 10000 + "\n",
+        "X=$" + "(" * 10000 + "1" + ")" * 10000 + "\n",
+        "((" * 10000 + "\n",
+        "if true; then\n" * 3000 + "X=1\n" + "fi\n" * 3000,
+        "X=" + "${Y:-" * 5000 + "1" + "}" * 5000 + "\n",
+        'E=\'eval "$E"\'\neval "$E"\n',
+        'source "$0"\n',
+    ],
+    ids=["substitutions", "arithmetic", "bare-parens", "ifs", "defaults", "eval-of-eval", "source-self"],
+)
 def test_deep_nesting_is_a_diagnostic(tmp_path, text):
     run_bounded(tmp_path, {"launch.sh": text + LAUNCH}, fmt="text")
 
@@ -190,7 +214,7 @@ def test_a_four_mib_input(tmp_path, kind):
         files = {"launch.sh": "cat > ds.json <<EOF\n" + "$HOME line of text\n" * (FOUR_MIB // 19) + "EOF\n" + LAUNCH}
     else:
         items = ", ".join(f'"key_{i}": {i}' for i in range(FOUR_MIB // 20))
-        files = {"ds.json": "{" + items[:FOUR_MIB - 2] .rsplit(",", 1)[0] + "}"}
+        files = {"ds.json": "{" + items[: FOUR_MIB - 2].rsplit(",", 1)[0] + "}"}
     # A 4 MiB line of 2 million one-letter words made tree-sitter build a ~400 MB tree before plint looked at
     # it; since issue 30 its blanks are counted first (plint.bounds.MAX_SHELL_BLANKS) and every shape stays
     # under 300 MB.

@@ -35,6 +35,7 @@ def tree(tmp_path: Path) -> Path:
 
 # ---- --fix and --unsafe-fixes ----------------------------------------------------------------------
 
+
 def test_check_fix_applies_the_safe_fixes_then_reports_what_is_left(tree):
     proc = plint(["check", "--fix", "--concise", "broken.sh"], tree)
     fixed = (tree / "broken.sh").read_text()
@@ -60,6 +61,7 @@ def test_unsafe_fixes_without_fix_and_fix_on_standard_input_are_usage_errors(tre
 
 # ---- no path, --exit-zero, --output-format ---------------------------------------------------------
 
+
 def test_no_path_checks_the_working_directory(tree):
     proc = plint(["check", "--concise"], tree)
     assert proc.returncode == 1 and "broken.sh:2:" in out(proc) and "warns.sh:2:" in out(proc)
@@ -82,11 +84,15 @@ def test_output_format_is_another_name_for_format(tree):
 
 # ---- -S / --severity: a display filter whose hidden findings do not count, as shellcheck's -S ---------
 
+
 def test_severity_hides_findings_below_the_level(tree):
     errors = out(plint(["check", "-S", "error", "--concise", "broken.sh"], tree))
     assert "PL101 [error]" in errors and "[warning]" not in errors and "[info]" not in errors
-    assert errors.rstrip().splitlines()[-2 if "fixable" in errors else -1].startswith(
-        "1 file(s) checked: 1 error(s), 0 warning(s), 0 info")
+    assert (
+        errors.rstrip()
+        .splitlines()[-2 if "fixable" in errors else -1]
+        .startswith("1 file(s) checked: 1 error(s), 0 warning(s), 0 info")
+    )
     warnings = out(plint(["check", "--severity=warning", "--concise", "broken.sh"], tree))
     assert "[warning]" in warnings and "[info]" not in warnings
 
@@ -98,6 +104,7 @@ def test_findings_hidden_by_severity_do_not_fail_the_run(tree):
 
 
 # ---- --show-settings --------------------------------------------------------------------------------
+
 
 def test_show_settings_names_the_config_found_and_the_settings(tree):
     (tree / ".plint.toml").write_text('ignore = ["PL3"]\ngpu = "h200"\n')
@@ -116,6 +123,7 @@ def test_show_settings_says_when_no_config_is_read(tree):
 
 
 # ---- `# noqa`: not plint's directive, and PL004 says which is -----------------------------------------
+
 
 def noqa_findings(tree: Path, script: str) -> list[str]:
     (tree / "noqa.sh").write_text(script)
@@ -142,6 +150,7 @@ def test_a_noqa_for_other_tools_or_on_no_finding_is_left_alone(tree):
 
 # ---- standard input: JSON or shell by what it holds ----------------------------------------------------
 
+
 def test_a_deepspeed_json_piped_to_check_is_read_as_json(tree):
     proc = plint(["check", "--concise", "-"], tree, stdin=DS_JSON.encode())
     assert proc.returncode == 1 and "-:3:" in out(proc) and "PL504" in out(proc) and "overlap_comm" in out(proc)
@@ -154,6 +163,7 @@ def test_a_script_opening_with_a_brace_group_is_still_shell(tree):
 
 
 # ---- exit codes in --help ----------------------------------------------------------------------------
+
 
 def test_check_help_documents_the_exit_codes(tree):
     text = " ".join(out(plint(["check", "--help"], tree)).split())
@@ -178,10 +188,18 @@ GITLAB_SCHEMA = {
             "check_name": {"type": "string", "minLength": 1},
             "fingerprint": {"type": "string", "minLength": 1},
             "severity": {"enum": ["info", "minor", "major", "critical", "blocker"]},
-            "location": {"type": "object", "required": ["path", "lines"], "properties": {
-                "path": {"type": "string"},
-                "lines": {"type": "object", "required": ["begin"],
-                          "properties": {"begin": {"type": "integer", "minimum": 1}}}}},
+            "location": {
+                "type": "object",
+                "required": ["path", "lines"],
+                "properties": {
+                    "path": {"type": "string"},
+                    "lines": {
+                        "type": "object",
+                        "required": ["begin"],
+                        "properties": {"begin": {"type": "integer", "minimum": 1}},
+                    },
+                },
+            },
         },
     },
 }
@@ -189,8 +207,10 @@ GITLAB_SCHEMA = {
 
 def test_gitlab_code_quality_report(tree):
     # two identical unknown flags on two lines: two issues, two fingerprints (GitLab keeps one per fingerprint)
-    (tree / "twice.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node 1 pretrain_gpt.py --foo-bar 1\n"
-                                   "torchrun --nproc_per_node 1 pretrain_gpt.py --foo-bar 1\n")
+    (tree / "twice.sh").write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 1 pretrain_gpt.py --foo-bar 1\n"
+        "torchrun --nproc_per_node 1 pretrain_gpt.py --foo-bar 1\n"
+    )
     proc = plint(["check", "--format", "gitlab", "broken.sh", "twice.sh"], tree)
     issues = json.loads(out(proc))
     jsonschema.validate(issues, GITLAB_SCHEMA)
@@ -198,11 +218,13 @@ def test_gitlab_code_quality_report(tree):
     pl101 = next(i for i in issues if i["check_name"].startswith("PL101"))
     assert pl101["severity"] == "major" and pl101["location"] == {"path": "broken.sh", "lines": {"begin": 2}}
     assert len({i["fingerprint"] for i in issues}) == len(issues)
-    assert json.loads(out(plint(["check", "--format", "gitlab", "--isolated", "--select", "PL1", "warns.sh"],
-                                tree))) == []
+    assert (
+        json.loads(out(plint(["check", "--format", "gitlab", "--isolated", "--select", "PL1", "warns.sh"], tree))) == []
+    )
 
 
 # ---- JUnit XML -------------------------------------------------------------------------------------------
+
 
 def test_junit_xml_has_a_suite_per_file_and_a_failing_case_per_finding(tree):
     (tree / "clean.sh").write_text("#!/bin/bash\necho nothing to train\n")
@@ -232,30 +254,61 @@ def test_junit_escapes_file_derived_text(tree):
 
 # ---- reviewdog rdjson ---------------------------------------------------------------------------------
 
-POSITION = {"type": "object", "required": ["line"], "additionalProperties": False,
-            "properties": {"line": {"type": "integer", "minimum": 1}, "column": {"type": "integer", "minimum": 1}}}
-RANGE = {"type": "object", "required": ["start"], "additionalProperties": False,
-         "properties": {"start": POSITION, "end": POSITION}}
+POSITION = {
+    "type": "object",
+    "required": ["line"],
+    "additionalProperties": False,
+    "properties": {"line": {"type": "integer", "minimum": 1}, "column": {"type": "integer", "minimum": 1}},
+}
+RANGE = {
+    "type": "object",
+    "required": ["start"],
+    "additionalProperties": False,
+    "properties": {"start": POSITION, "end": POSITION},
+}
 # reviewdog's DiagnosticResult (proto/rdf/reviewdog.proto), with what reviewdog needs made required
 RDJSON_SCHEMA = {
-    "type": "object", "required": ["diagnostics"],
+    "type": "object",
+    "required": ["diagnostics"],
     "properties": {
-        "source": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"},
-                                                                         "url": {"type": "string"}}},
-        "diagnostics": {"type": "array", "items": {
-            "type": "object", "required": ["message", "location", "severity"], "additionalProperties": False,
-            "properties": {
-                "message": {"type": "string"},
-                "location": {"type": "object", "required": ["path"], "additionalProperties": False,
-                             "properties": {"path": {"type": "string"}, "range": RANGE}},
-                "severity": {"enum": ["UNKNOWN_SEVERITY", "ERROR", "WARNING", "INFO"]},
-                "source": {"type": "object", "required": ["name"]},
-                "code": {"type": "object", "required": ["value"],
-                         "properties": {"value": {"type": "string"}, "url": {"type": "string"}}},
-                "suggestions": {"type": "array", "items": {
-                    "type": "object", "required": ["range", "text"], "additionalProperties": False,
-                    "properties": {"range": RANGE, "text": {"type": "string"}}}},
-            }}},
+        "source": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string"}, "url": {"type": "string"}},
+        },
+        "diagnostics": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "required": ["message", "location", "severity"],
+                "additionalProperties": False,
+                "properties": {
+                    "message": {"type": "string"},
+                    "location": {
+                        "type": "object",
+                        "required": ["path"],
+                        "additionalProperties": False,
+                        "properties": {"path": {"type": "string"}, "range": RANGE},
+                    },
+                    "severity": {"enum": ["UNKNOWN_SEVERITY", "ERROR", "WARNING", "INFO"]},
+                    "source": {"type": "object", "required": ["name"]},
+                    "code": {
+                        "type": "object",
+                        "required": ["value"],
+                        "properties": {"value": {"type": "string"}, "url": {"type": "string"}},
+                    },
+                    "suggestions": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["range", "text"],
+                            "additionalProperties": False,
+                            "properties": {"range": RANGE, "text": {"type": "string"}},
+                        },
+                    },
+                },
+            },
+        },
     },
 }
 

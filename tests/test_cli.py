@@ -8,8 +8,21 @@ from click.testing import CliRunner
 
 from plint.cli.commands import cli
 
-CONTRACT_LAYOUT_KEYS = {"launcher", "scheduler", "trainer", "entrypoint", "cluster", "parallel", "batch",
-                        "model", "precision", "recompute", "estimate", "provenance", "unresolved"}
+CONTRACT_LAYOUT_KEYS = {
+    "launcher",
+    "scheduler",
+    "trainer",
+    "entrypoint",
+    "cluster",
+    "parallel",
+    "batch",
+    "model",
+    "precision",
+    "recompute",
+    "estimate",
+    "provenance",
+    "unresolved",
+}
 
 
 def run(*args):
@@ -61,13 +74,25 @@ def test_broken_json_is_pl001_with_position(tmp_path):
 
 def test_layout_json_has_every_contract_field(tmp_path):
     script = tmp_path / "train.sh"
-    script.write_text("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
-                      "--micro-batch-size 1 --global-batch-size 64\n")
+    script.write_text(
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+        "--micro-batch-size 1 --global-batch-size 64\n"
+    )
     result = run("check", "--format", "json", str(script))
     layout = json.loads(result.output)["files"][0]["layout"]
     assert CONTRACT_LAYOUT_KEYS <= set(layout)
-    assert set(layout["parallel"]) >= {"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "sequence_parallel",
-                                       "distributed_optimizer", "zero_stage"}
+    assert set(layout["parallel"]) >= {
+        "tp",
+        "pp",
+        "vpp",
+        "cp",
+        "ep",
+        "etp",
+        "dp",
+        "sequence_parallel",
+        "distributed_optimizer",
+        "zero_stage",
+    }
     assert layout["parallel"]["tp"] == 2 and layout["parallel"]["dp"] == 4
     assert layout["batch"]["num_microbatches"] == 16
     assert layout["provenance"]["parallel.tp"]["line"] == 1
@@ -97,9 +122,11 @@ def test_python_dash_m_entry_point(tmp_path):
 def test_fast_path_runs_check_without_click(tmp_path):
     script = tmp_path / "a.sh"
     script.write_text("torchrun --nproc_per_node 2 pretrain_gpt.py --tensor-model-parallel-size 2\n")
-    code = ("import sys, runpy; sys.argv = ['plint', 'check', '--format', 'json', %r]\n"
-            "try:\n    runpy.run_module('plint', run_name='__main__')\n"
-            "except SystemExit as e:\n    print('EXIT', e.code, 'click' in sys.modules)\n") % str(script)
+    code = (
+        "import sys, runpy; sys.argv = ['plint', 'check', '--format', 'json', %r]\n"
+        "try:\n    runpy.run_module('plint', run_name='__main__')\n"
+        "except SystemExit as e:\n    print('EXIT', e.code, 'click' in sys.modules)\n"
+    ) % str(script)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert proc.stdout.strip().endswith("EXIT 0 False"), proc.stdout + proc.stderr
 

@@ -18,27 +18,38 @@ pytestmark = pytest.mark.skipif(not PLINT.exists(), reason="the plint console sc
 
 # tp 2 without CUDA_DEVICE_MAX_CONNECTIONS (PL601, safe fix), without --sequence-parallel (PL303, safe
 # fix), and tp*pp = 6 not dividing the 8 GPUs (PL101, an unsafe layout fix)
-BROKEN = ("#!/bin/bash\n"
-          "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --tensor-model-parallel-size 2 "
-          "--pipeline-model-parallel-size 3 --num-layers 30 --hidden-size 4096 --num-attention-heads 32 "
-          "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 "
-          "--bf16 --vocab-size 32000\n")
+BROKEN = (
+    "#!/bin/bash\n"
+    "torchrun --nproc_per_node 8 --nnodes 1 pretrain_gpt.py --tensor-model-parallel-size 2 "
+    "--pipeline-model-parallel-size 3 --num-layers 30 --hidden-size 4096 --num-attention-heads 32 "
+    "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 "
+    "--bf16 --vocab-size 32000\n"
+)
 # one GPU, nothing to say
-CLEAN = ("#!/bin/bash\n"
-         "torchrun --nproc_per_node 1 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
-         "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 "
-         "--vocab-size 32000 --bf16\n")
+CLEAN = (
+    "#!/bin/bash\n"
+    "torchrun --nproc_per_node 1 pretrain_gpt.py --num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
+    "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 "
+    "--vocab-size 32000 --bf16\n"
+)
 ESC = "\x1b["
 
 
-def plint(args: list[str], cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None,
-          merged: bool = False) -> subprocess.CompletedProcess:
+def plint(
+    args: list[str], cwd: Path, stdin: bytes | None = None, env: dict[str, str] | None = None, merged: bool = False
+) -> subprocess.CompletedProcess:
     """The installed `plint` in a clean colour environment (no NO_COLOR/FORCE_COLOR from the caller)."""
     base = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
     base["TERM"] = "xterm-256color"
-    return subprocess.run([str(PLINT), *args], cwd=cwd, input=stdin if stdin is not None else b"",
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT if merged else subprocess.PIPE,
-                          env={**base, **(env or {})}, timeout=120)
+    return subprocess.run(
+        [str(PLINT), *args],
+        cwd=cwd,
+        input=stdin if stdin is not None else b"",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT if merged else subprocess.PIPE,
+        env={**base, **(env or {})},
+        timeout=120,
+    )
 
 
 def text(proc) -> str:
@@ -54,6 +65,7 @@ def tree(tmp_path: Path) -> Path:
 
 
 # ---- 1. fixable findings marked, counted, and what --unsafe-fixes hides --------------------------
+
 
 def test_text_report_marks_fixable_findings_and_counts_them(tree):
     proc = plint(["check", "broken.sh"], tree)
@@ -81,8 +93,10 @@ def test_fix_diff_names_the_hidden_unsafe_fix_and_ends_its_diff_with_a_newline(t
     assert proc.returncode == 1
     lines = text(proc).splitlines()
     assert lines[-2] == "\\ No newline at end of file"
-    assert lines[-1] == ("plint: would fix 2 finding(s) in 1 file(s), 1 remaining "
-                         "(1 hidden fix can be enabled with `plint fix --unsafe-fixes`)")
+    assert lines[-1] == (
+        "plint: would fix 2 finding(s) in 1 file(s), 1 remaining "
+        "(1 hidden fix can be enabled with `plint fix --unsafe-fixes`)"
+    )
     unsafe = plint(["fix", "--diff", "--unsafe-fixes", "broken.sh"], tree)
     assert "hidden fix" not in unsafe.stderr.decode()
     assert (tree / "broken.sh").read_text() == BROKEN.rstrip("\n")  # --diff writes nothing
@@ -136,6 +150,7 @@ def test_rules_and_explain_say_fixed_rules_are_fixed():
 
 # ---- 2. --quiet, default, --verbose, --statistics ------------------------------------------------
 
+
 def test_quiet_prints_nothing_for_a_clean_file_and_only_findings_otherwise(tree):
     clean = plint(["check", "-q", "clean.sh"], tree)
     assert clean.returncode == 0 and clean.stdout == b""
@@ -170,9 +185,11 @@ def test_statistics_counts_findings_per_rule(tree):
     proc = plint(["check", "--statistics", "broken.sh", "broken2.sh"], tree)
     assert proc.returncode == 1
     lines = text(proc).splitlines()
-    assert lines[:3] == ["2\tPL101\t    [error] world-size-indivisible",
-                         "2\tPL303\t[*] [warning] sequence-parallel-off",
-                         "2\tPL601\t[*] [warning] cuda-device-max-connections"]
+    assert lines[:3] == [
+        "2\tPL101\t    [error] world-size-indivisible",
+        "2\tPL303\t[*] [warning] sequence-parallel-off",
+        "2\tPL601\t[*] [warning] cuda-device-max-connections",
+    ]
     assert lines[3] == "2 file(s) checked: 2 error(s), 4 warning(s), 0 info"
     assert "--> " not in text(proc)  # counts instead of the findings
     wrong = plint(["check", "--statistics", "--format", "json", "broken.sh"], tree)
@@ -190,6 +207,7 @@ def test_note_on_a_named_json_shows_control_characters_as_escapes(tree):
 
 # ---- 3. standard input ---------------------------------------------------------------------------
 
+
 def test_check_reads_standard_input_as_dash(tree):
     piped = plint(["check", "--concise", "-"], tree, stdin=BROKEN.encode())
     named = plint(["check", "--concise", "broken.sh"], tree)
@@ -202,15 +220,17 @@ def test_stdin_filename_resolves_relative_files_as_for_that_name(tree):
     sub = tree / "jobs"
     sub.mkdir()
     (sub / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stgae": 1}}\n')
-    launch = ("#!/bin/bash\n"
-              "deepspeed --num_gpus 8 pretrain_gpt.py --tensor-model-parallel-size 1 --num-layers 2 "
-              "--hidden-size 256 --num-attention-heads 4 --seq-length 512 --max-position-embeddings 512 "
-              "--micro-batch-size 2 --global-batch-size 64 --vocab-size 1024 --bf16 "
-              "--deepspeed --deepspeed_config ds.json\n")
+    launch = (
+        "#!/bin/bash\n"
+        "deepspeed --num_gpus 8 pretrain_gpt.py --tensor-model-parallel-size 1 --num-layers 2 "
+        "--hidden-size 256 --num-attention-heads 4 --seq-length 512 --max-position-embeddings 512 "
+        "--micro-batch-size 2 --global-batch-size 64 --vocab-size 1024 --bf16 "
+        "--deepspeed --deepspeed_config ds.json\n"
+    )
     proc = plint(["check", "--concise", "--stdin-filename", "jobs/new.sh", "-"], tree, stdin=launch.encode())
     out = text(proc)
     # ds.json beside jobs/new.sh is read (and its misspelt key found), as for the file itself
-    assert 'jobs/ds.json:1:' in out and 'PL504 [error]' in out and '"stage"' in out
+    assert "jobs/ds.json:1:" in out and "PL504 [error]" in out and '"stage"' in out
     assert proc.returncode == 1
     elsewhere = plint(["check", "--concise", "--stdin-filename", "new.sh", "-"], tree, stdin=launch.encode())
     assert "PL504" not in text(elsewhere) and "ds.json is neither in the repository" in text(elsewhere)
@@ -233,8 +253,9 @@ def test_stdin_snippets_and_fix_diffs_show_standard_input_not_the_file_on_disk(t
 def test_stdin_per_file_ignores_follow_the_name(tree):
     (tree / ".plint.toml").write_text('per-file-ignores = { "legacy/*.sh" = ["PL601"] }\n')
     (tree / "legacy").mkdir()
-    as_legacy = text(plint(["check", "--concise", "--stdin-filename", "legacy/old.sh", "-"], tree,
-                           stdin=BROKEN.encode()))
+    as_legacy = text(
+        plint(["check", "--concise", "--stdin-filename", "legacy/old.sh", "-"], tree, stdin=BROKEN.encode())
+    )
     as_new = text(plint(["check", "--concise", "--stdin-filename", "new.sh", "-"], tree, stdin=BROKEN.encode()))
     assert "PL601" not in as_legacy and "legacy/old.sh:2:" in as_legacy
     assert "new.sh:2:1: PL601" in as_new
@@ -244,8 +265,12 @@ def test_a_fast_path_error_rerun_through_click_checks_the_same_standard_input(tr
     # a name that a strict UTF-8 stdout cannot print makes the fast path fail; the console entry then
     # runs the check again through click, which once read a drained stdin and passed the launch (review)
     name = os.fsdecode(b"caf\xe9.sh")
-    proc = plint(["check", "--concise", "--stdin-filename", name, "-"], tree, stdin=BROKEN.encode(),
-                 env={"PYTHONIOENCODING": "utf-8:strict"})
+    proc = plint(
+        ["check", "--concise", "--stdin-filename", name, "-"],
+        tree,
+        stdin=BROKEN.encode(),
+        env={"PYTHONIOENCODING": "utf-8:strict"},
+    )
     assert proc.returncode != 0 and "0 error(s)" not in text(proc)
 
 
@@ -278,6 +303,7 @@ def test_stdin_filename_alone_keeps_its_usage_error(tree):
 
 # ---- 4. colour -----------------------------------------------------------------------------------
 
+
 def test_color_never_always_and_the_environment(tree):
     assert ESC not in text(plint(["check", "broken.sh"], tree))  # a pipe: plain
     assert ESC not in text(plint(["check", "--color", "never", "broken.sh"], tree, env={"FORCE_COLOR": "1"}))
@@ -293,8 +319,14 @@ def test_color_auto_on_a_terminal(tree):
     main, secondary = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR", "TTY_COMPATIBLE")}
     env["TERM"] = "xterm-256color"
-    proc = subprocess.Popen([str(PLINT), "check", "broken.sh"], cwd=tree, stdout=secondary, stderr=secondary,
-                            stdin=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(
+        [str(PLINT), "check", "broken.sh"],
+        cwd=tree,
+        stdout=secondary,
+        stderr=secondary,
+        stdin=subprocess.DEVNULL,
+        env=env,
+    )
     os.close(secondary)
     chunks = []
     while True:
@@ -325,6 +357,7 @@ def test_severities_have_distinct_colours(tree):
 
 # ---- 7. exit codes -------------------------------------------------------------------------------
 
+
 def test_exit_codes_unchanged(tree):
     assert plint(["check", "clean.sh"], tree).returncode == 0
     assert plint(["check", "-q", "broken.sh"], tree).returncode == 1
@@ -337,8 +370,13 @@ def test_a_file_name_that_is_not_utf8_prints_escaped_under_a_strict_utf8_stream(
     name = b"caf\xe9.sh"
     with open(os.path.join(os.fsencode(tree), name), "wb") as f:
         f.write(BROKEN.encode())
-    proc = subprocess.run([os.fsencode(PLINT), b"check", b"--concise", name], cwd=tree, capture_output=True,
-                          env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"}, timeout=120)
+    proc = subprocess.run(
+        [os.fsencode(PLINT), b"check", b"--concise", name],
+        cwd=tree,
+        capture_output=True,
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
+        timeout=120,
+    )
     assert proc.returncode == 1, proc.stderr  # the findings, not an encoding error (exit 2)
     assert b"caf\\udce9.sh:2:1: PL601" in proc.stdout
 

@@ -53,36 +53,42 @@ def test_selection_severity_and_per_file_ignores(tmp_path):
     (tmp_path / "legacy" / "old.sh").write_text(BAD)
     (tmp_path / ".plint.toml").write_text(
         'select = ["PL3", "cuda-device-max-connections"]\nseverity = {PL303 = "error", "PL305" = "off"}\n'
-        '[per-file-ignores]\n"legacy/*" = ["PL303"]\n')
+        '[per-file-ignores]\n"legacy/*" = ["PL303"]\n'
+    )
     assert codes(tmp_path / "launch.sh") == {"PL303": "error", "PL601": "warning"}
     assert codes(tmp_path / "legacy" / "old.sh") == {"PL601": "warning"}
     assert codes(tmp_path / "launch.sh", select=["PL601"]) == {"PL601": "warning"}  # the command line wins
 
 
-@pytest.mark.parametrize("text, message", [
-    ('ignor = ["PL101"]\n', "'ignor': unknown key; did you mean 'ignore'?"),
-    ('ignore = ["PL1O1"]\n', "ignore: unknown rule selector 'PL1O1'; did you mean 'PL101'?"),
-    ('select = ["PL3", "sequence-paralel-off"]\n',
-     "select: unknown rule selector 'sequence-paralel-off'; did you mean 'sequence-parallel-off'?"),
-    ('[per-file-ignores]\n"old/*" = ["PL9"]\n', "per-file-ignores.old/*: unknown rule selector 'PL9'"),
-    ('severity = {PL101 = "fatal"}\n', "severity.PL101: expected one of error, warning, info, off"),
-    ('severity = {PL10l = "info"}\n', "severity: unknown rule selector 'PL10l'"),
-    ('ignore = "PL101"\n', "ignore: expected a list, got 'PL101'"),
-    ('thresholds = {bubbles = 0.2}\n', "thresholds.bubbles: unknown threshold; did you mean 'bubble'?"),
-    ('thresholds = {bubble = -1}\n', "thresholds.bubble: expected a number >= 0"),
-    ('gpus-per-node = 0\n', "gpus-per-node: expected a positive number"),
-    ('gpu = "h1OO"\n', "gpu: unknown GPU 'h1OO'"),
-    ('assume = {"NODES COUNT" = 2}\n', "assume.NODES COUNT: not a shell variable name"),
-    ('assume = {NNODES = [2]}\n', "assume.NNODES: expected a string or an integer"),
-    ('fail-on = "sometimes"\n', "fail-on: expected one of error, warning, info, never"),
-    ('megatron = "0.99"\n', "unknown release '0.99'"),
-    # a .plint.toml takes [tool.plint] too (issue 16: the README's block pasted into it was refused); what
-    # stays an error is mixing the two forms, or a [tool] table with no plint in it
-    ('fail-on = "warning"\n[tool.plint]\nselect = ["PL1"]\n', "settings both at top level ('fail-on') and under"),
-    ('[tool.ruff]\nline-length = 100\n', "no [tool.plint] table ([tool] holds [tool.ruff])"),
-    ('[tool.plint]\nselec = ["PL1"]\n', ": [tool.plint] 'selec': unknown key; did you mean 'select'?"),
-    ('select = [\n', "invalid TOML"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('ignor = ["PL101"]\n', "'ignor': unknown key; did you mean 'ignore'?"),
+        ('ignore = ["PL1O1"]\n', "ignore: unknown rule selector 'PL1O1'; did you mean 'PL101'?"),
+        (
+            'select = ["PL3", "sequence-paralel-off"]\n',
+            "select: unknown rule selector 'sequence-paralel-off'; did you mean 'sequence-parallel-off'?",
+        ),
+        ('[per-file-ignores]\n"old/*" = ["PL9"]\n', "per-file-ignores.old/*: unknown rule selector 'PL9'"),
+        ('severity = {PL101 = "fatal"}\n', "severity.PL101: expected one of error, warning, info, off"),
+        ('severity = {PL10l = "info"}\n', "severity: unknown rule selector 'PL10l'"),
+        ('ignore = "PL101"\n', "ignore: expected a list, got 'PL101'"),
+        ("thresholds = {bubbles = 0.2}\n", "thresholds.bubbles: unknown threshold; did you mean 'bubble'?"),
+        ("thresholds = {bubble = -1}\n", "thresholds.bubble: expected a number >= 0"),
+        ("gpus-per-node = 0\n", "gpus-per-node: expected a positive number"),
+        ('gpu = "h1OO"\n', "gpu: unknown GPU 'h1OO'"),
+        ('assume = {"NODES COUNT" = 2}\n', "assume.NODES COUNT: not a shell variable name"),
+        ("assume = {NNODES = [2]}\n", "assume.NNODES: expected a string or an integer"),
+        ('fail-on = "sometimes"\n', "fail-on: expected one of error, warning, info, never"),
+        ('megatron = "0.99"\n', "unknown release '0.99'"),
+        # a .plint.toml takes [tool.plint] too (issue 16: the README's block pasted into it was refused); what
+        # stays an error is mixing the two forms, or a [tool] table with no plint in it
+        ('fail-on = "warning"\n[tool.plint]\nselect = ["PL1"]\n', "settings both at top level ('fail-on') and under"),
+        ("[tool.ruff]\nline-length = 100\n", "no [tool.plint] table ([tool] holds [tool.ruff])"),
+        ('[tool.plint]\nselec = ["PL1"]\n', ": [tool.plint] 'selec': unknown key; did you mean 'select'?"),
+        ("select = [\n", "invalid TOML"),
+    ],
+)
 def test_bad_config_is_a_usage_error_with_a_clear_message(tmp_path, text, message):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".plint.toml").write_text(text)
@@ -91,17 +97,42 @@ def test_bad_config_is_a_usage_error_with_a_clear_message(tmp_path, text, messag
     assert result.exit_code == 2 and message in result.output, result.output
 
 
-@pytest.mark.parametrize("table", [
-    {"select": ["PL1"], "severity": {"PL201": "off"}, "assume": {"NNODES": 4, "HOST": "n0"}, "megatron": "0.16"},
-    {"thresholds": {"bubble": 0.2, "mfu": 0}, "fail-on": "warning", "per-file-ignores": {"a/*": ["PL303"]}},
-    {"gpu": "h100-sxm", "nvlink-domain": 72, "inter-node-bandwidth-gbps": 400, "gpus-per-node": 8,
-     "deepspeed": "0.19", "baseline": "ci/.plint-baseline", "extend-select": [], "ignore": ["PL0"]},
-    {"selec": ["PL1"]}, {"fail-on": "sometimes"}, {"gpus-per-node": "eight"}, {"gpus-per-node": True},
-    {"gpus-per-node": 0}, {"nvlink-domain": 8.5}, {"inter-node-bandwidth-gbps": 0}, {"thresholds": {"mfu": -0.1}},
-    {"thresholds": {"mfu": "high"}}, {"thresholds": {"bubbles": 0.1}}, {"severity": {"PL201": "fatal"}},
-    {"per-file-ignores": {"a/*": "PL303"}}, {"select": "PL1"}, {"ignore": [3]}, {"assume": {"N": [1]}},
-    {"assume": {"N": True}}, {"assume": {"1N": 1}}, {"megatron": 16}, {"baseline": None},
-])
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"select": ["PL1"], "severity": {"PL201": "off"}, "assume": {"NNODES": 4, "HOST": "n0"}, "megatron": "0.16"},
+        {"thresholds": {"bubble": 0.2, "mfu": 0}, "fail-on": "warning", "per-file-ignores": {"a/*": ["PL303"]}},
+        {
+            "gpu": "h100-sxm",
+            "nvlink-domain": 72,
+            "inter-node-bandwidth-gbps": 400,
+            "gpus-per-node": 8,
+            "deepspeed": "0.19",
+            "baseline": "ci/.plint-baseline",
+            "extend-select": [],
+            "ignore": ["PL0"],
+        },
+        {"selec": ["PL1"]},
+        {"fail-on": "sometimes"},
+        {"gpus-per-node": "eight"},
+        {"gpus-per-node": True},
+        {"gpus-per-node": 0},
+        {"nvlink-domain": 8.5},
+        {"inter-node-bandwidth-gbps": 0},
+        {"thresholds": {"mfu": -0.1}},
+        {"thresholds": {"mfu": "high"}},
+        {"thresholds": {"bubbles": 0.1}},
+        {"severity": {"PL201": "fatal"}},
+        {"per-file-ignores": {"a/*": "PL303"}},
+        {"select": "PL1"},
+        {"ignore": [3]},
+        {"assume": {"N": [1]}},
+        {"assume": {"N": True}},
+        {"assume": {"1N": 1}},
+        {"megatron": 16},
+        {"baseline": None},
+    ],
+)
 def test_hand_checks_agree_with_the_schema(tmp_path, table):
     schema_ok = jsonschema.Draft202012Validator(SCHEMA).is_valid(table)
     assert jsonschema.Draft202012Validator(SCHEMA).is_valid({"tool": {"plint": table}}) == schema_ok
@@ -128,8 +159,10 @@ def test_fail_on_assume_and_release_from_config(tmp_path):
 def test_nvlink_domain_from_config_widens_the_tensor_parallel_limit(tmp_path):
     (tmp_path / ".git").mkdir()
     launch = tmp_path / "launch.sh"
-    launch.write_text("export CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nnodes 2 --nproc_per_node 4 --master_addr n0 "
-                      "pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel --num-attention-heads 32\n")
+    launch.write_text(
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nnodes 2 --nproc_per_node 4 --master_addr n0 "
+        "pretrain_gpt.py --tensor-model-parallel-size 8 --sequence-parallel --num-attention-heads 32\n"
+    )
     assert "PL201" in codes(launch)
     (tmp_path / ".plint.toml").write_text("nvlink-domain = 72\n")
     assert "PL201" not in codes(launch)
@@ -161,7 +194,9 @@ def test_a_git_file_marks_the_root_too_and_config_discovery_is_per_file(tmp_path
 
 def test_command_line_selectors_are_checked_too(tmp_path):
     (tmp_path / "launch.sh").write_text(BAD)
-    result = CliRunner().invoke(cli, ["check", "--isolated", "--select", "PL3,tp-spans-node", str(tmp_path / "launch.sh")])
+    result = CliRunner().invoke(
+        cli, ["check", "--isolated", "--select", "PL3,tp-spans-node", str(tmp_path / "launch.sh")]
+    )
     assert result.exit_code == 2 and "--select: unknown rule selector 'tp-spans-node'" in result.output
 
 
@@ -172,8 +207,14 @@ def test_the_console_entry_reports_a_bad_config_as_a_usage_error(tmp_path):
     (tmp_path / ".git").mkdir()
     (tmp_path / ".plint.toml").write_text('severity = {PL303 = "loud"}\n')
     (tmp_path / "launch.sh").write_text(BAD)
-    proc = subprocess.run([sys.executable, "-c", "from plint.entry import main; main()", "check", "launch.sh"],
-                          cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", "from plint.entry import main; main()", "check", "launch.sh"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert proc.returncode == 2 and "severity.PL303: expected one of" in proc.stderr
     assert "Traceback" not in proc.stderr
 
@@ -181,7 +222,9 @@ def test_the_console_entry_reports_a_bad_config_as_a_usage_error(tmp_path):
 def test_explicit_config_without_a_plint_table_is_an_error(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "x"\n')
     (tmp_path / "launch.sh").write_text(BAD)
-    result = CliRunner().invoke(cli, ["check", "--config", str(tmp_path / "pyproject.toml"), str(tmp_path / "launch.sh")])
+    result = CliRunner().invoke(
+        cli, ["check", "--config", str(tmp_path / "pyproject.toml"), str(tmp_path / "launch.sh")]
+    )
     assert result.exit_code == 2 and "no [tool.plint] table" in result.output
 
 
@@ -202,8 +245,9 @@ def test_the_schema_and_the_loader_accept_the_same_keys_with_the_same_types():
     from plint.checking.config import CLUSTER_KEYS, FAIL_ON, KEYS, SEVERITIES, THRESHOLDS
 
     assert set(SETTINGS["properties"]) == set(KEYS)
-    assert {key: _schema_type(SETTINGS["properties"][key]) for key in KEYS} == \
-        {key: JSON_TYPE[expected] for key, expected in KEYS.items()}
+    assert {key: _schema_type(SETTINGS["properties"][key]) for key in KEYS} == {
+        key: JSON_TYPE[expected] for key, expected in KEYS.items()
+    }
     assert set(SETTINGS["properties"]["thresholds"]["properties"]) == set(THRESHOLDS)
     assert {p["type"] for p in SETTINGS["properties"]["thresholds"]["properties"].values()} == {"number"}
     assert SETTINGS["properties"]["fail-on"]["enum"] == list(FAIL_ON)
@@ -211,17 +255,20 @@ def test_the_schema_and_the_loader_accept_the_same_keys_with_the_same_types():
     assert set(CLUSTER_KEYS) <= set(KEYS)
 
 
-@pytest.mark.parametrize("text", [
-    'select = ["PL1"]\n',
-    '[tool.plint]\nselect = ["PL1"]\n',
-    '[tool.plint]\nselect = ["PL1"]\n[tool.ruff]\nline-length = 100\n',  # other tools beside plint: left alone
-    "",
-    'select = ["PL1"]\n[tool.plint]\nignore = ["PL2"]\n',  # both forms
-    '[tool.ruff]\nline-length = 100\n',  # [tool] without plint
-    'tool = 3\n',
-    '[tool]\nplint = "PL1"\n',
-    '[project]\nname = "x"\n[tool.plint]\nselect = ["PL1"]\n',  # a pyproject under another name: one form only
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'select = ["PL1"]\n',
+        '[tool.plint]\nselect = ["PL1"]\n',
+        '[tool.plint]\nselect = ["PL1"]\n[tool.ruff]\nline-length = 100\n',  # other tools beside plint: left alone
+        "",
+        'select = ["PL1"]\n[tool.plint]\nignore = ["PL2"]\n',  # both forms
+        "[tool.ruff]\nline-length = 100\n",  # [tool] without plint
+        "tool = 3\n",
+        '[tool]\nplint = "PL1"\n',
+        '[project]\nname = "x"\n[tool.plint]\nselect = ["PL1"]\n',  # a pyproject under another name: one form only
+    ],
+)
 def test_a_whole_file_is_valid_for_the_schema_exactly_when_plint_loads_it(tmp_path, text):
     (tmp_path / ".plint.toml").write_text(text)
     schema_ok = jsonschema.Draft202012Validator(SCHEMA).is_valid(tomllib.loads(text))
@@ -246,7 +293,6 @@ def test_the_documented_configuration_block_is_valid_in_both_files(tmp_path):
         settings = load(tmp_path / name)
         assert settings.select and settings.fail_on == "warning", name
         (tmp_path / name).unlink()
-
 
 
 def test_the_docs_name_the_schema_editors_read():

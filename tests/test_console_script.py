@@ -28,6 +28,7 @@ def _codes(proc) -> set[str]:
 
 # ---- configuration: top level or [tool.plint], in .plint.toml and in --config FILE ---------------------
 
+
 @pytest.mark.parametrize("text", ['ignore = ["PL303"]\n', '[tool.plint]\nignore = ["PL303"]\n'])
 def test_a_plint_toml_takes_either_form(repo, text):
     assert "PL303" in _codes(run_plint("check", "--format", "json", "launch.sh", cwd=repo))
@@ -37,8 +38,14 @@ def test_a_plint_toml_takes_either_form(repo, text):
     assert _codes(proc) == {"PL305", "PL601"}
 
 
-@pytest.mark.parametrize("text", ['ignore = ["PL303"]\n', '[tool.plint]\nignore = ["PL303"]\n',
-                                  '[tool.plint]\nignore = ["PL303"]\n\n[tool.ruff]\nline-length = 100\n'])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'ignore = ["PL303"]\n',
+        '[tool.plint]\nignore = ["PL303"]\n',
+        '[tool.plint]\nignore = ["PL303"]\n\n[tool.ruff]\nline-length = 100\n',
+    ],
+)
 def test_config_option_takes_either_form(repo, text):
     (repo / "ci.toml").write_text(text)
     proc = run_plint("check", "--format", "json", "--config", "ci.toml", "launch.sh", cwd=repo)
@@ -55,12 +62,17 @@ def test_the_documented_block_pasted_into_a_plint_toml_is_read(repo):
     assert proc.returncode == 1 and "PL303" in proc.stdout and "PL305" not in proc.stdout, proc.stdout + proc.stderr
 
 
-@pytest.mark.parametrize("text, message", [
-    ('fail-on = "warning"\n[tool.plint]\nignore = ["PL303"]\n',
-     "settings both at top level ('fail-on') and under [tool.plint]: keep one form"),
-    ('[tool.ruff]\nline-length = 100\n', "no [tool.plint] table ([tool] holds [tool.ruff])"),
-    ('[tool.plint]\nignor = ["PL303"]\n', "[tool.plint] 'ignor': unknown key; did you mean 'ignore'?"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            'fail-on = "warning"\n[tool.plint]\nignore = ["PL303"]\n',
+            "settings both at top level ('fail-on') and under [tool.plint]: keep one form",
+        ),
+        ("[tool.ruff]\nline-length = 100\n", "no [tool.plint] table ([tool] holds [tool.ruff])"),
+        ('[tool.plint]\nignor = ["PL303"]\n', "[tool.plint] 'ignor': unknown key; did you mean 'ignore'?"),
+    ],
+)
 @pytest.mark.parametrize("how", ["discovered", "--config"])
 def test_a_config_file_that_mixes_forms_is_a_usage_error(repo, text, message, how):
     name = ".plint.toml" if how == "discovered" else "ci.toml"
@@ -83,8 +95,15 @@ def test_a_check_never_imports_jsonschema(repo):
 
 # ---- shell completion and --version -------------------------------------------------------------------
 
-@pytest.mark.parametrize("shell, marker", [("bash", "complete -o nosort -F _plint_completion plint"),
-                                           ("zsh", "#compdef plint"), ("fish", "complete --no-files --command plint")])
+
+@pytest.mark.parametrize(
+    "shell, marker",
+    [
+        ("bash", "complete -o nosort -F _plint_completion plint"),
+        ("zsh", "#compdef plint"),
+        ("fish", "complete --no-files --command plint"),
+    ],
+)
 def test_completion_scripts_come_from_the_documented_variable(shell, marker):
     proc = run_plint(env={"_PLINT_COMPLETE": f"{shell}_source"})
     assert proc.returncode == 0 and marker in proc.stdout, proc.stdout + proc.stderr
@@ -92,11 +111,14 @@ def test_completion_scripts_come_from_the_documented_variable(shell, marker):
     assert f"_PLINT_COMPLETE={shell}_source plint" in page
 
 
-@pytest.mark.parametrize("words, cword, expected", [
-    ("plint ch", "1", "plain,check"),
-    ("plint check --fo", "2", "plain,--format"),
-    ("plint check --format s", "3", "plain,sarif"),
-])
+@pytest.mark.parametrize(
+    "words, cword, expected",
+    [
+        ("plint ch", "1", "plain,check"),
+        ("plint check --fo", "2", "plain,--format"),
+        ("plint check --format s", "3", "plain,sarif"),
+    ],
+)
 def test_completion_answers_through_the_console_script(words, cword, expected):
     proc = run_plint(env={"_PLINT_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": cword})
     assert proc.returncode == 0 and expected in proc.stdout.splitlines(), proc.stdout + proc.stderr
@@ -115,8 +137,10 @@ def test_version_names_the_catalog_releases():
         info = index["releases"][name]
         shown = info["ref"] if info["ref"] != "main" else info["commit"][:7]
         assert shown in proc.stdout, (name, proc.stdout)
-    assert f"DeepSpeed: config keys and optimizer table of {read_json('deepspeed_config.schema.json')['x-deepspeed-version']}" \
+    assert (
+        f"DeepSpeed: config keys and optimizer table of {read_json('deepspeed_config.schema.json')['x-deepspeed-version']}"
         in proc.stdout
+    )
 
 
 def test_version_reads_catalog_headers_only():
@@ -127,6 +151,7 @@ def test_version_reads_catalog_headers_only():
 
 
 # ---- plint plan: the launch's own place ---------------------------------------------------------------
+
 
 def _rank_claims(text: str) -> list[tuple[int, int]]:
     return [(int(k), int(n)) for k, n in re.findall(r"would rank #(\d+) of (\d+)", text)]
@@ -139,14 +164,20 @@ def test_plan_says_a_launch_that_fails_a_start_up_check_is_no_candidate():
     now = next(line for line in proc.stdout.splitlines() if line.startswith("now"))
     # issue 24: the uneven pipeline layouts the planner now searches put a few candidates ahead of the launch
     # (pp 12 with a --pipeline-model-parallel-layout, +1%); before, it was faster than all of them
-    assert re.search(r"not among the \d+ candidates \(global batch 1000 is not divisible by micro-batch 2 x dp 24 "
-                     r"\(PL102\)\): (faster than all of them|between #\d+ and #\d+)$", now), now
+    assert re.search(
+        r"not among the \d+ candidates \(global batch 1000 is not divisible by micro-batch 2 x dp 24 "
+        r"\(PL102\)\): (faster than all of them|between #\d+ and #\d+)$",
+        now,
+    ), now
 
 
-@pytest.mark.parametrize("fixture, options", [
-    ("bash-c-second-parse/job.slurm", ("--global-batch", "8")),  # micro 8 x dp 16 > 8: said "#309 of 308"
-    ("vpp-pipeline-layout/launch.sh", ("--global-batch", "8")),  # said "#136 of 135"
-])
+@pytest.mark.parametrize(
+    "fixture, options",
+    [
+        ("bash-c-second-parse/job.slurm", ("--global-batch", "8")),  # micro 8 x dp 16 > 8: said "#309 of 308"
+        ("vpp-pipeline-layout/launch.sh", ("--global-batch", "8")),  # said "#136 of 135"
+    ],
+)
 def test_plan_never_ranks_a_launch_past_the_last_candidate(fixture, options):
     proc = run_plint("plan", str(FIXTURES / fixture), *options, "--format", "json")
     assert proc.returncode == 0, proc.stderr
@@ -159,13 +190,15 @@ def test_plan_never_ranks_a_launch_past_the_last_candidate(fixture, options):
     # costs, Options.host_*_s, make some pipelined layouts of this 8-sequence step slower than the launch)
     between = re.search(r"between #(\d+) and #(\d+)$", why)
     assert why.endswith("slower than all of them") or (
-        between and int(between.group(1)) + 1 == int(between.group(2)) <= int(found.group(1))), why
+        between and int(between.group(1)) + 1 == int(between.group(2)) <= int(found.group(1))
+    ), why
 
 
 def test_plan_with_more_nodes_keeps_the_launch_layout_and_lets_dp_follow():
     # cp 4 x tp 2 on 2 nodes (dp 2); on 4 nodes the same layout has dp 4, a candidate the plan ranks
-    proc = run_plint("plan", str(FIXTURES / "context-parallel-long-seq" / "launch.sh"), "--nodes", "4",
-                     "--format", "json")
+    proc = run_plint(
+        "plan", str(FIXTURES / "context-parallel-long-seq" / "launch.sh"), "--nodes", "4", "--format", "json"
+    )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
     assert doc["current"]["parallel"]["dp"] == 4

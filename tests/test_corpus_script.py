@@ -106,7 +106,8 @@ def test_silent_and_explained_empty_readings() -> None:
     silent = corpus.score_file(_label(launcher="torchrun"), _run(None))
     assert silent.silent and (silent.right, silent.total) == (0, 1)
     explained = corpus.score_file(
-        _label(launcher="torchrun"), _run(None, {"code": "PL005", "severity": "info", "message": "m"}))
+        _label(launcher="torchrun"), _run(None, {"code": "PL005", "severity": "info", "message": "m"})
+    )
     assert not explained.silent and (explained.right, explained.total) == (0, 1)
 
 
@@ -130,22 +131,27 @@ def test_a_launch_read_in_a_non_launching_file_is_wrong() -> None:
     label = corpus.FileLabel(repo="acme/demo", path="merge.sh", launches=False)
     score = corpus.score_file(label, _run({"launcher": None, "entrypoint": "tools/merge.py"}))
     assert (score.right, score.total) == (0, 1)
-    assert score.mismatches == ['launches: label false, plint reads a launch (launcher null, entrypoint "tools/merge.py")']
+    assert score.mismatches == [
+        'launches: label false, plint reads a launch (launcher null, entrypoint "tools/merge.py")'
+    ]
     assert corpus.score_file(label, _run(None)).right == 1
 
 
 def test_scores_are_also_given_per_family() -> None:
-    scores = [corpus.FileScore("a/b", "x.sh", right=3, total=4, family="rlhf"),
-              corpus.FileScore("a/b", "y.sh", right=2, total=2, family="rlhf"),
-              corpus.FileScore("c/d", "z.json", right=0, total=5, family="deepspeed-json")]
+    scores = [
+        corpus.FileScore("a/b", "x.sh", right=3, total=4, family="rlhf"),
+        corpus.FileScore("a/b", "y.sh", right=2, total=2, family="rlhf"),
+        corpus.FileScore("c/d", "z.json", right=0, total=5, family="deepspeed-json"),
+    ]
     text = corpus.render(scores)
     assert "    rlhf: 2 files, 5/6 (83.3%)" in text and "    deepspeed-json: 1 files, 0/5 (0.0%)" in text
     assert "per family" not in corpus.render([corpus.FileScore("a/b", "x.sh", right=1, total=1)])
 
 
 def test_a_label_names_its_family(tmp_path: Path) -> None:
-    (tmp_path / "a+b.yaml").write_text("repo: a/b\ncommit: x\nfiles:\n  - path: x.sh\n    family: moe\n"
-                                       "    fields: {launcher: torchrun}\n")
+    (tmp_path / "a+b.yaml").write_text(
+        "repo: a/b\ncommit: x\nfiles:\n  - path: x.sh\n    family: moe\n    fields: {launcher: torchrun}\n"
+    )
     assert [label.family for label in corpus.load_labels(tmp_path)] == ["moe"]
 
 

@@ -51,8 +51,7 @@ def test_estimate_is_in_the_layout_json_with_the_contract_fields(tmp_path):
 
 
 def test_gpt2_tokenizer_vocabulary_is_known(tmp_path):
-    result = _launch(tmp_path, "--tokenizer-type GPT2BPETokenizer --vocab-file v.json --merge-file m.txt",
-                     **LLAMA_7B)
+    result = _launch(tmp_path, "--tokenizer-type GPT2BPETokenizer --vocab-file v.json --merge-file m.txt", **LLAMA_7B)
     (layout,) = result.layouts
     assert cost_input(layout).vocab_size == 50257
     assert any("GPT2BPETokenizer" in note for note in layout_estimate(layout).notes)
@@ -80,8 +79,9 @@ def test_predicted_oom_message_carries_the_estimate(tmp_path):
     (finding,) = _findings(result, "PL401")
     est = layout_estimate(result.layouts[0])
     assert est.memory_gib["total"] > est.memory_gib["usable"]
-    assert finding.message.startswith(f"predicted {est.memory_gib['total']:.1f} GiB per GPU of "
-                                      f"{est.memory_gib['usable']:.1f} GiB usable (h100-sxm)")
+    assert finding.message.startswith(
+        f"predicted {est.memory_gib['total']:.1f} GiB per GPU of {est.memory_gib['usable']:.1f} GiB usable (h100-sxm)"
+    )
     for part in ("weights", "grads", "optimizer", "activations"):
         assert f"{part} {est.memory_gib[part]:.1f}" in finding.message
     # the line and column of the micro-batch size, the knob most often turned
@@ -90,8 +90,15 @@ def test_predicted_oom_message_carries_the_estimate(tmp_path):
 
 
 def test_oom_remedy_is_one_that_fits(tmp_path):
-    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=36,
-                     hidden=4096, heads=32, seq=4096)
+    result = _launch(
+        tmp_path,
+        "--tensor-model-parallel-size 2 --sequence-parallel",
+        micro=2,
+        layers=36,
+        hidden=4096,
+        heads=32,
+        seq=4096,
+    )
     (finding,) = _findings(result, "PL401")
     assert "; with --use-distributed-optimizer it would need" in finding.message
     inp = cost_input(result.layouts[0]).replace(distributed_optimizer=True)
@@ -109,8 +116,15 @@ def test_predicted_oom_needs_the_low_end_of_the_band_over(tmp_path, layers, code
     predicted of 74.4, 73.5 at the low end of tp's +-2.5% (the harness's median for tp, after the memory terms of
     issue 23's second round; 33 and 34 layers when the band was +-6.5%): a warning, PL402. 33 layers: 77.5, 75.7 at
     the low end: PL401. Both messages give the band."""
-    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=layers,
-                     hidden=4096, heads=32, seq=4096)
+    result = _launch(
+        tmp_path,
+        "--tensor-model-parallel-size 2 --sequence-parallel",
+        micro=2,
+        layers=layers,
+        hidden=4096,
+        heads=32,
+        seq=4096,
+    )
     mem = layout_estimate(result.layouts[0]).memory_gib
     low = mem["total"] - mem["error_band"] * mem["allocator_peak"]
     high = mem["total"] + mem["error_band"] * mem["allocator_peak"]
@@ -127,8 +141,9 @@ def test_memory_headroom_band(tmp_path, layers, warned):
     of 74.4 (97%) and 74.0 at the high end of tp's +-2.5% band, is not warned about (it was, above the old
     default headroom of 90%); 36 layers, 74.2 GiB and 76.0 at the high end, is. (34 and 35 layers when the
     band was +-6.5%, before issue 23's second round of memory terms.)"""
-    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=layers, hidden=4096,
-                     heads=32, seq=4096)
+    result = _launch(
+        tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=layers, hidden=4096, heads=32, seq=4096
+    )
     mem = layout_estimate(result.layouts[0]).memory_gib
     high = mem["total"] + mem["error_band"] * mem["allocator_peak"]
     assert 0.9 * mem["usable"] < mem["total"] <= mem["usable"]
@@ -140,16 +155,26 @@ def test_headroom_threshold_comes_from_the_configuration(tmp_path):
     """20 layers: 42.9 GiB predicted, about 49 at the high end of its band: no warning by default; a headroom
     threshold of 50% (42.9 > 37.2) from the configuration makes one. (issue 23: at 0.99 the high end of
     the band now warns by itself, so the threshold is tested where only it decides.)"""
-    quiet = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=20, hidden=4096,
-                    heads=32, seq=4096)
+    quiet = _launch(
+        tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", layers=20, hidden=4096, heads=32, seq=4096
+    )
     est = layout_estimate(quiet.layouts[0])
     mem = est.memory_gib
-    assert 0.5 * mem["usable"] < mem["total"] and mem["total"] + mem["error_band"] * mem["allocator_peak"] < 0.9 * mem["usable"]
+    assert (
+        0.5 * mem["usable"] < mem["total"]
+        and mem["total"] + mem["error_band"] * mem["allocator_peak"] < 0.9 * mem["usable"]
+    )
     assert not _findings(quiet, "PL402")
     (tmp_path / "tight").mkdir()
     (tmp_path / "tight" / ".plint.toml").write_text("[thresholds]\nmemory-headroom = 0.5\n")
-    tight = _launch(tmp_path / "tight", "--tensor-model-parallel-size 2 --sequence-parallel", layers=20,
-                    hidden=4096, heads=32, seq=4096)
+    tight = _launch(
+        tmp_path / "tight",
+        "--tensor-model-parallel-size 2 --sequence-parallel",
+        layers=20,
+        hidden=4096,
+        heads=32,
+        seq=4096,
+    )
     (finding,) = _findings(tight, "PL402")
     assert "above 50% of usable" in finding.message
 
@@ -183,7 +208,9 @@ def test_pipeline_bubble_names_a_faster_layout_of_the_same_launch(tmp_path):
     assert named in finding.message and (f"vpp {new.vpp}" in finding.message) == bool(new.vpp)
     gain = 1 - variant.step_time_s / est.step_time_s
     assert gain > 0.05 and f"step predicted {100 * gain:.1f}% shorter" in finding.message
-    assert f"bubble {100 * share:.1f}% -> {100 * variant.time_s['bubble'] / variant.step_time_s:.1f}%" in finding.message
+    assert (
+        f"bubble {100 * share:.1f}% -> {100 * variant.time_s['bubble'] / variant.step_time_s:.1f}%" in finding.message
+    )
     assert "shorter +- 5% (" in finding.message  # (issue 25) the gain with its uncertainty
 
 
@@ -233,13 +260,17 @@ def test_pipeline_bubble_fix_writes_the_alternative(tmp_path):
     (fixed,) = check_paths([tmp_path / "launch.sh"])
     (layout,) = fixed.layouts
     assert (layout.value("parallel.pp"), layout.value("parallel.vpp"), layout.value("batch.micro")) == (
-        new.pp, new.vpp, new.micro_batch)
+        new.pp,
+        new.vpp,
+        new.micro_batch,
+    )
     assert not _findings(fixed, "PL301")
 
 
 def test_needless_tensor_parallelism(tmp_path):
-    result = _launch(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer",
-                     glob=256)
+    result = _launch(
+        tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer", glob=256
+    )
     (finding,) = _findings(result, "PL302")
     inp = cost_input(result.layouts[0])
     simpler = estimate(inp.replace(tp=1, dp=8, sequence_parallel=False, etp=None))
@@ -262,8 +293,12 @@ def test_needless_parallelism_quiet_when_the_simpler_layout_does_not_fit(tmp_pat
 
 def test_full_recompute_where_selective_fits(tmp_path):
     # layers wide enough that their GPU time, not the host's dispatch of them (Options.host_layer_s), is the step
-    result = _launch(tmp_path, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                               "--use-distributed-optimizer", hidden=4096, heads=32)
+    result = _launch(
+        tmp_path,
+        "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n--use-distributed-optimizer",
+        hidden=4096,
+        heads=32,
+    )
     (finding,) = _findings(result, "PL308")
     inp = cost_input(result.layouts[0])
     selective = estimate(inp.replace(recompute="selective", recompute_method=None, recompute_num_layers=None))
@@ -275,10 +310,12 @@ def test_full_recompute_where_selective_fits(tmp_path):
 def test_full_recompute_advice_needs_the_flag_in_the_release(tmp_path):
     """The bigscience fork has only --checkpoint-activations: no selective recompute to advise."""
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1}, "bf16": {"enabled": true}}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
-              "--zero-stage 1 --tokenizer-name-or-path bigscience/tokenizer --checkpoint-activations "
-              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
+        "--zero-stage 1 --tokenizer-name-or-path bigscience/tokenizer --checkpoint-activations "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n"
+    )
     result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
     (layout,) = result.layouts
     assert layout.extras["release"][0] == "bigscience"
@@ -291,11 +328,13 @@ def test_bigscience_pad_vocab_size_to_is_the_vocabulary(tmp_path):
     exactly that (megatron/tokenizer/tokenizer.py, _vocab_size_with_padding), no further. 251008 is a
     multiple of 128 but not of 128 x tp = 512, where Megatron's own padding would have gone on."""
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "bf16": {"enabled": true}}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
-              "--tensor-model-parallel-size 4 --tokenizer-type PretrainedFromHF "
-              "--tokenizer-name-or-path bigscience/tokenizer --pad-vocab-size-to 251008 --embed-layernorm "
-              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json "
+        "--tensor-model-parallel-size 4 --tokenizer-type PretrainedFromHF "
+        "--tokenizer-name-or-path bigscience/tokenizer --pad-vocab-size-to 251008 --embed-layernorm "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n"
+    )
     result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
     (layout,) = result.layouts
     inp = cost_input(layout)
@@ -305,19 +344,24 @@ def test_bigscience_pad_vocab_size_to_is_the_vocabulary(tmp_path):
     assert "vocabulary padded to 251,008 (--pad-vocab-size-to)" in layout_estimate(layout).notes
 
 
-@pytest.mark.parametrize(("ds_extra", "flags", "accum"), [
-    ("", "", 2.0),  # grad_accum_dtype unset: the model's dtype
-    (', "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),
-    ("", " --no-pipeline-parallel", None),  # no pipeline engine: DeepSpeed's plain bf16 wrapper
-    ('@1, "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),  # ZeRO-1 with fp32 accumulation
-    ("@1", "", None),  # ZeRO-1 with bf16 accumulation: DeepSpeed's ZeRO optimizer
-])
+@pytest.mark.parametrize(
+    ("ds_extra", "flags", "accum"),
+    [
+        ("", "", 2.0),  # grad_accum_dtype unset: the model's dtype
+        (', "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),
+        ("", " --no-pipeline-parallel", None),  # no pipeline engine: DeepSpeed's plain bf16 wrapper
+        ('@1, "data_types": {"grad_accum_dtype": "fp32"}', "", 4.0),  # ZeRO-1 with fp32 accumulation
+        ("@1", "", None),  # ZeRO-1 with bf16 accumulation: DeepSpeed's ZeRO optimizer
+    ],
+)
 def test_megatron_deepspeed_bf16_at_zero_0_runs_the_bf16_optimizer(tmp_path, ds_extra, flags, accum):
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "bf16": {"enabled": true}%s}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 0 "
-              "--pipeline-model-parallel-size 2 --tokenizer-type GPT2BPETokenizer --vocab-file v.json "
-              "--merge-file m.txt --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-              f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{flags}\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 0 "
+        "--pipeline-model-parallel-size 2 --tokenizer-type GPT2BPETokenizer --vocab-file v.json "
+        "--merge-file m.txt --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{flags}\n"
+    )
     if flags:
         launch = launch.replace("--pipeline-model-parallel-size 2 ", "")
     if ds_extra.startswith("@1"):  # ZeRO stage 1
@@ -329,13 +373,18 @@ def test_megatron_deepspeed_bf16_at_zero_0_runs_the_bf16_optimizer(tmp_path, ds_
     assert cost_input(layout).ds_bf16_optimizer_accum_bytes == accum
 
 
-@pytest.mark.parametrize(("flags", "state_bytes"), [
-    ("", None),  # 12: fp32 master params and moments
-    ("--use-precision-aware-optimizer", 2 + 4 + 4),  # bf16 params: fp32 masters kept as 16-bit remainders
-    ("--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16", 2 + 2 + 2),
-    ("--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype fp8 --exp-avg-sq-dtype fp16",
-     2 + 1 + 2),
-])
+@pytest.mark.parametrize(
+    ("flags", "state_bytes"),
+    [
+        ("", None),  # 12: fp32 master params and moments
+        ("--use-precision-aware-optimizer", 2 + 4 + 4),  # bf16 params: fp32 masters kept as 16-bit remainders
+        ("--use-precision-aware-optimizer --exp-avg-dtype bf16 --exp-avg-sq-dtype bf16", 2 + 2 + 2),
+        (
+            "--use-precision-aware-optimizer --main-params-dtype fp16 --exp-avg-dtype fp8 --exp-avg-sq-dtype fp16",
+            2 + 1 + 2,
+        ),
+    ],
+)
 def test_precision_aware_optimizer_state_bytes(tmp_path, flags, state_bytes):
     result = _launch(tmp_path, f"--use-distributed-optimizer {flags}", **LLAMA_7B)
     inp = cost_input(result.layouts[0])
@@ -351,26 +400,31 @@ def test_megatron_deepspeed_pipelines_run_deepspeeds_engine_at_zero_0_too(tmp_pa
     """fp16 at ZeRO 0 with pp 2: Megatron-DeepSpeed builds GPTModelPipe, so DeepSpeed's PipelineEngine
     sends and receives as four blocking transfers per micro-batch, twice Megatron's paired p2p."""
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 0 "
-              "--pipeline-model-parallel-size 2 --num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
-              "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 "
-              "--fp16\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 0 "
+        "--pipeline-model-parallel-size 2 --num-layers 24 --hidden-size 2048 --num-attention-heads 16 "
+        "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 "
+        "--fp16\n"
+    )
     inp = cost_input(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}).layouts[0])
     assert inp.deepspeed_pipeline_engine and inp.zero_stage == 0 and inp.ds_bf16_optimizer_accum_bytes is None
     engine, megatron = estimate(inp), estimate(inp.replace(deepspeed_pipeline_engine=False))
     assert engine.time_s["pp"] == pytest.approx(2 * megatron.time_s["pp"])
 
 
-@pytest.mark.parametrize(("interval", "moe_layers"), [("", 12), ("--expert-interval 1 ", 24),
-                                                     ("--expert-interval 3 ", 8)])
+@pytest.mark.parametrize(
+    ("interval", "moe_layers"), [("", 12), ("--expert-interval 1 ", 24), ("--expert-interval 3 ", 8)]
+)
 def test_megatron_deepspeed_moe_layers_follow_expert_interval(tmp_path, interval, moe_layers):
     """The deepspeedai fork puts experts where the 1-based layer number is a multiple of
     --expert-interval, 2 by default: the DeepSpeed-MoE 1.3B+MoE-128 recipe has 12 MoE layers of 24."""
     ds = '{"train_micro_batch_size_per_gpu": 4, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
-              f"--num-experts 128 {interval}--moe-expert-parallel-size 8 --num-layers 24 --hidden-size 2048 "
-              "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 "
-              "--global-batch-size 256 --fp16\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
+        f"--num-experts 128 {interval}--moe-expert-parallel-size 8 --num-layers 24 --hidden-size 2048 "
+        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 4 "
+        "--global-batch-size 256 --fp16\n"
+    )
     inp = cost_input(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}).layouts[0])
     from plint.cost import count_params
 
@@ -382,28 +436,40 @@ def test_pl305_under_deepspeed_names_zero_stage_1(tmp_path):
     """Megatron-DeepSpeed with --deepspeed in fp16 at ZeRO 0: DeepSpeed runs the optimizer, so the remedy
     is ZeRO-1 in its config (not --use-distributed-optimizer), with the ZeRO paper's bytes: 16 vs 4 + 12/8."""
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}, "fp16": {"enabled": true}}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
-              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --fp16\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --fp16\n"
+    )
     (finding,) = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL305")
-    assert finding.message == ('dp 8 at ZeRO stage 0: every rank keeps the full fp32 master weights and Adam moments '
-                               '(16 bytes per parameter instead of 4 + 12/8 = 5.5 with "zero_optimization": '
-                               '{"stage": 1} in the DeepSpeed config)')
+    assert finding.message == (
+        "dp 8 at ZeRO stage 0: every rank keeps the full fp32 master weights and Adam moments "
+        '(16 bytes per parameter instead of 4 + 12/8 = 5.5 with "zero_optimization": '
+        '{"stage": 1} in the DeepSpeed config)'
+    )
     assert finding.path.endswith("ds.json") and finding.key == "parallel.zero_stage"
 
 
-@pytest.mark.parametrize(("precision", "extra", "expected"), [
-    ("--bf16", "--pipeline-model-parallel-size 2", None),  # BF16_Optimizer shards it: exempt
-    ("--bf16", "--no-pipeline-parallel", "fp32 master weights and Adam moments (16 bytes per parameter "
-                                          "instead of 4 + 12/8 = 5.5"),  # DeepSpeed's plain bf16 wrapper
-    ("", "--no-pipeline-parallel", "Adam moments (16 bytes per parameter instead of 8 + 8/8 = 9.0"),  # fp32
-])
+@pytest.mark.parametrize(
+    ("precision", "extra", "expected"),
+    [
+        ("--bf16", "--pipeline-model-parallel-size 2", None),  # BF16_Optimizer shards it: exempt
+        (
+            "--bf16",
+            "--no-pipeline-parallel",
+            "fp32 master weights and Adam moments (16 bytes per parameter instead of 4 + 12/8 = 5.5",
+        ),  # DeepSpeed's plain bf16 wrapper
+        ("", "--no-pipeline-parallel", "Adam moments (16 bytes per parameter instead of 8 + 8/8 = 9.0"),  # fp32
+    ],
+)
 def test_pl305_under_deepspeed_follows_the_optimizer_deepspeed_builds(tmp_path, precision, extra, expected):
     dtype = {"--bf16": ', "bf16": {"enabled": true}', "": ""}[precision]
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 0}%s}' % dtype
-    launch = (f"deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json {extra} "
-              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-              f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 {precision}\n")
+    launch = (
+        f"deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json {extra} "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 {precision}\n"
+    )
     found = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL305")
     if expected is None:
         assert found == []
@@ -416,8 +482,16 @@ def test_low_mfu_from_communication_is_left_to_the_rule_that_names_a_layout(tmp_
     # GPT-2 small at tp 8: the MFU is low because tensor-parallel communication takes the step, which PL310
     # no longer only describes: PL302 names the layout without it, and PL310 speaks only of a micro-batch
     # (4 x 4,096-token micro-batches: enough for the collectives to outlast the host's dispatch of the layers)
-    result = _launch(tmp_path, "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
-                     layers=12, hidden=768, heads=12, seq=4096, micro=4, glob=256)
+    result = _launch(
+        tmp_path,
+        "--tensor-model-parallel-size 8 --sequence-parallel --use-distributed-optimizer",
+        layers=12,
+        hidden=768,
+        heads=12,
+        seq=4096,
+        micro=4,
+        glob=256,
+    )
     est = layout_estimate(result.layouts[0])
     assert est.mfu < 0.35 and est.time_s["tp"] > 0.1 * est.step_time_s
     (needless,) = _findings(result, "PL302")
@@ -476,9 +550,11 @@ def test_low_mfu_micro_batch_advice_names_the_deepspeed_config_too(tmp_path):
     """Megatron-DeepSpeed checks --micro-batch-size against train_micro_batch_size_per_gpu (PL106): the
     advice changes both, or following it would trade an info for an error."""
     ds = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 1}, "bf16": {"enabled": true}}'
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
-              "--num-layers 12 --hidden-size 768 --num-attention-heads 12 --seq-length 512 "
-              "--max-position-embeddings 512 --micro-batch-size 1 --global-batch-size 256 --bf16\n")
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --no-pipeline-parallel "
+        "--num-layers 12 --hidden-size 768 --num-attention-heads 12 --seq-length 512 "
+        "--max-position-embeddings 512 --micro-batch-size 1 --global-batch-size 256 --bf16\n"
+    )
     (finding,) = _findings(_check(tmp_path, {"launch.sh": launch, "ds.json": ds}), "PL310")
     micro = re.search(r"--micro-batch-size (\d+)", finding.message).group(1)
     assert f'--micro-batch-size {micro} and "train_micro_batch_size_per_gpu": {micro} in ' in finding.message
@@ -508,8 +584,10 @@ def test_cp_across_nodes_names_the_smaller_cp_that_does_better(tmp_path):
     the estimate's share of the step and the gain."""
     from plint.planning.alternatives import context_layouts
 
-    files = torchrun(gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel",
-                         seq=32768, glob=32), launcher=TWO_NODES).files
+    files = torchrun(
+        gpt("--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel", seq=32768, glob=32),
+        launcher=TWO_NODES,
+    ).files
     result = _check(tmp_path, files)
     (finding,) = _findings(result, "PL202")
     inp, est = cost_input(result.layouts[0]), layout_estimate(result.layouts[0])
@@ -525,10 +603,19 @@ def test_cp_across_nodes_names_the_smaller_cp_that_does_better(tmp_path):
 def test_cp_across_nodes_is_quiet_when_the_ring_hides_under_attention(tmp_path):
     """NVIDIA's Llama-3.1 405B layout crosses nodes with tp 8 x cp 2: with 8 KV groups a GPU's K/V block
     is small next to the attention over a 4k chunk, so the estimate puts CP traffic far under 5%."""
-    files = torchrun(gpt("--tensor-model-parallel-size 8 --context-parallel-size 2 --sequence-parallel "
-                         "--group-query-attention --num-query-groups 8 --swiglu --ffn-hidden-size 53248 "
-                         "--use-distributed-optimizer --recompute-activations",
-                         layers=8, hidden=16384, heads=128, seq=8192, glob=32), launcher=TWO_NODES).files
+    files = torchrun(
+        gpt(
+            "--tensor-model-parallel-size 8 --context-parallel-size 2 --sequence-parallel "
+            "--group-query-attention --num-query-groups 8 --swiglu --ffn-hidden-size 53248 "
+            "--use-distributed-optimizer --recompute-activations",
+            layers=8,
+            hidden=16384,
+            heads=128,
+            seq=8192,
+            glob=32,
+        ),
+        launcher=TWO_NODES,
+    ).files
     result = _check(tmp_path, files)
     est = layout_estimate(result.layouts[0])
     assert est.time_s["cp"] / est.step_time_s < 0.05
@@ -543,8 +630,7 @@ def test_fp8_launches_get_a_memory_verdict(tmp_path):
     bf16 = _launch(tmp_path, "--tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
     assert _findings(bf16, "PL401")
     (tmp_path / "fp8").mkdir()
-    fp8 = _launch(tmp_path / "fp8", "--tensor-model-parallel-size 1 --fp8-format hybrid", micro=4,
-                  **LLAMA_7B)
+    fp8 = _launch(tmp_path / "fp8", "--tensor-model-parallel-size 1 --fp8-format hybrid", micro=4, **LLAMA_7B)
     est = file_json(fp8)["layout"]["estimate"]
     assert not any("not modelled" in note for note in est["notes"])
     assert _findings(fp8, "PL401")
@@ -553,11 +639,19 @@ def test_fp8_launches_get_a_memory_verdict(tmp_path):
     bf16_mem, fp8_mem = layout_estimate(bf16.layouts[0]).memory_gib, layout_estimate(fp8.layouts[0]).memory_gib
     assert (fp8_mem["weights"] - bf16_mem["weights"]) * 2**30 == pytest.approx(2 * gemm, rel=1e-3)
     (tmp_path / "gather").mkdir()
-    gather = _launch(tmp_path / "gather", "--tensor-model-parallel-size 1 --fp8-format hybrid --fp8-param-gather "
-                     "--use-distributed-optimizer", micro=4, **LLAMA_7B)
-    plain = _launch(tmp_path / "gather", "--tensor-model-parallel-size 1 --use-distributed-optimizer",
-                    micro=4, **LLAMA_7B)
-    assert layout_estimate(gather.layouts[0]).memory_gib["weights"] == layout_estimate(plain.layouts[0]).memory_gib["weights"]
+    gather = _launch(
+        tmp_path / "gather",
+        "--tensor-model-parallel-size 1 --fp8-format hybrid --fp8-param-gather --use-distributed-optimizer",
+        micro=4,
+        **LLAMA_7B,
+    )
+    plain = _launch(
+        tmp_path / "gather", "--tensor-model-parallel-size 1 --use-distributed-optimizer", micro=4, **LLAMA_7B
+    )
+    assert (
+        layout_estimate(gather.layouts[0]).memory_gib["weights"]
+        == layout_estimate(plain.layouts[0]).memory_gib["weights"]
+    )
 
 
 def test_advice_on_fp8_leaves_room_for_te_weight_copies(tmp_path):
@@ -567,9 +661,11 @@ def test_advice_on_fp8_leaves_room_for_te_weight_copies(tmp_path):
     fitting is judged by the band, no longer by a 90% headroom; at 28 layers tp 1 in fp8, 67.9 GiB and
     71.2 at the band's high end, now fits, so the case moved to 30 layers; issue 23's measured fp8 band,
     +-1.8% instead of +-4.8%, lets 30 layers fit too (71.9, 73.2 at the high end), so it moved to 31.)"""
-    shape = ("--sequence-parallel --use-distributed-optimizer --ffn-hidden-size 14336 --group-query-attention "
-             "--num-query-groups 8 --swiglu --untie-embeddings-and-output-weights --vocab-size 128256 "
-             "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")
+    shape = (
+        "--sequence-parallel --use-distributed-optimizer --ffn-hidden-size 14336 --group-query-attention "
+        "--num-query-groups 8 --swiglu --untie-embeddings-and-output-weights --vocab-size 128256 "
+        "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
+    )
     model = dict(LLAMA_7B, layers=31)
     bf16 = _launch(tmp_path, f"--tensor-model-parallel-size 2 {shape}", glob=256, **model)
     (advice,) = _findings(bf16, "PL302")
@@ -592,10 +688,13 @@ def test_rules_stay_silent_on_what_the_model_leaves_out(tmp_path):
     assert not [d for d in result.diagnostics if d.code in ("PL301", "PL302", "PL308", "PL310", "PL401", "PL402")]
 
 
-@pytest.mark.parametrize("flag, why", [
-    ("--freeze-LM --freeze-ViT", "frozen parameters"),  # examples/multimodal: only the projector trains
-    ("--model-provider llava_vlm", "own model provider"),  # examples/mimo: encoders around the language model
-])
+@pytest.mark.parametrize(
+    "flag, why",
+    [
+        ("--freeze-LM --freeze-ViT", "frozen parameters"),  # examples/multimodal: only the projector trains
+        ("--model-provider llava_vlm", "own model provider"),  # examples/mimo: encoders around the language model
+    ],
+)
 def test_rules_stay_silent_on_a_model_the_flags_do_not_describe(tmp_path, flag, why):
     result = _launch(tmp_path, f"{flag} --tensor-model-parallel-size 1", micro=4, **LLAMA_7B)
     est = file_json(result)["layout"]["estimate"]
@@ -606,8 +705,9 @@ def test_rules_stay_silent_on_a_model_the_flags_do_not_describe(tmp_path, flag, 
 
 def test_cluster_bandwidth_from_the_configuration_changes_the_estimate(tmp_path):
     files = torchrun(gpt("--use-distributed-optimizer", **LLAMA_7B), nproc=8).files
-    files["launch.sh"] = files["launch.sh"].replace("torchrun --nproc_per_node 8",
-                                                    "torchrun --nnodes 4 --nproc_per_node 8")
+    files["launch.sh"] = files["launch.sh"].replace(
+        "torchrun --nproc_per_node 8", "torchrun --nnodes 4 --nproc_per_node 8"
+    )
     base = layout_estimate(_check(tmp_path, files, isolated=True).layouts[0])
     (tmp_path / ".plint.toml").write_text("inter-node-bandwidth-gbps = 25\n")
     slow = _check(tmp_path, files)
@@ -625,8 +725,9 @@ def test_json_estimate_round_trips(tmp_path):
 
 def test_vocabulary_from_the_tokenizer_name(tmp_path):
     # Meta-Llama-3's config.json: vocab_size 128256
-    result = _launch(tmp_path, "--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B",
-                     **LLAMA_7B)
+    result = _launch(
+        tmp_path, "--tokenizer-type HuggingFaceTokenizer --tokenizer-model meta-llama/Meta-Llama-3-8B", **LLAMA_7B
+    )
     (layout,) = result.layouts
     assert cost_input(layout).vocab_size == 128256
     assert any("Meta-Llama-3-8B" in note for note in layout_estimate(layout).notes)
@@ -648,12 +749,15 @@ def test_no_async_tp_flag_costs_time_only_where_the_release_reads_it(tmp_path, r
     assert (flagged > 1.5 * plain) if honoured else (flagged == plain)
 
 
-@pytest.mark.parametrize(("flags", "grad_bytes"), [
-    ("", 4),  # bf16: validate_args turns on fp32 accumulation, so the DDP buffer is fp32
-    ("--grad-reduce-in-bf16", 2),
-    ("--use-precision-aware-optimizer --main-grads-dtype bf16", 2),  # fp32 accumulation stays off
-    ("--use-precision-aware-optimizer --main-grads-dtype fp32", 4),
-])
+@pytest.mark.parametrize(
+    ("flags", "grad_bytes"),
+    [
+        ("", 4),  # bf16: validate_args turns on fp32 accumulation, so the DDP buffer is fp32
+        ("--grad-reduce-in-bf16", 2),
+        ("--use-precision-aware-optimizer --main-grads-dtype bf16", 2),  # fp32 accumulation stays off
+        ("--use-precision-aware-optimizer --main-grads-dtype fp32", 4),
+    ],
+)
 def test_gradient_buffer_bytes_follow_the_main_grads_dtype(tmp_path, flags, grad_bytes):
     from plint.cost import count_params
     from plint.cost.memory import memory_bytes
@@ -668,11 +772,15 @@ def test_cpu_offload_gets_a_memory_verdict_and_host_memory_but_no_time_rules(tmp
     """(issue 23) ZeRO-2 with the optimizer on the CPU: the GPU keeps the 16-bit weights (DeepSpeed's estimator:
     2P), the host memory per node is P x max(4 x 8, 16) x 1.5; the step's time (a CPU optimizer step, host
     transfers) is not modelled, so the time rules stay silent and the estimate says so."""
-    ds = ('{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, '
-          '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}')
-    launch = ("deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 2 "
-              "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --vocab-size 50304 "
-              "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    ds = (
+        '{"train_micro_batch_size_per_gpu": 1, "bf16": {"enabled": true}, '
+        '"zero_optimization": {"stage": 2, "offload_optimizer": {"device": "cpu"}}}'
+    )
+    launch = (
+        "deepspeed --num_gpus 8 pretrain_gpt.py --deepspeed --deepspeed_config ds.json --zero-stage 2 "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --vocab-size 50304 "
+        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n"
+    )
     result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
     est = layout_estimate(result.layouts[0])
     p = est.params

@@ -32,11 +32,14 @@ def unaccounted(result) -> list[str]:
             continue
         why = launch.facts.get("deepspeed.config")
         note = why.note if why is not None and why.value is None else None
-        said = note is not None and any(d.code in EXPLAINING and (note in d.message or d.message in note)
-                                        for d in result.diagnostics)
+        said = note is not None and any(
+            d.code in EXPLAINING and (note in d.message or d.message in note) for d in result.diagnostics
+        )
         if not said:
-            out.append(f"{result.path}: the DeepSpeed config {named.value or named.note!r} is neither read nor "
-                       f"explained (note: {note!r})")
+            out.append(
+                f"{result.path}: the DeepSpeed config {named.value or named.note!r} is neither read nor "
+                f"explained (note: {note!r})"
+            )
     return out
 
 
@@ -77,9 +80,10 @@ def test_the_fixtures_exercise_both_outcomes():
 
 def _corpus_cases():
     cases = []
-    for labels_dir, variable, default in ((corpus.DEFAULT_LABELS, "PLINT_CORPUS_MIRROR", "/work/corpus/mirror"),
-                                          (corpus.HERE / "corpus" / "labels2", "PLINT_CORPUS_MIRROR2",
-                                           "/work/corpus/mirror2")):
+    for labels_dir, variable, default in (
+        (corpus.DEFAULT_LABELS, "PLINT_CORPUS_MIRROR", "/work/corpus/mirror"),
+        (corpus.HERE / "corpus" / "labels2", "PLINT_CORPUS_MIRROR2", "/work/corpus/mirror2"),
+    ):
         mirror = Path(os.environ.get(variable, default))
         for label in corpus.load_labels(labels_dir):
             if label.launches:

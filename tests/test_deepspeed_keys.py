@@ -22,13 +22,19 @@ def codes(items):
 
 
 def test_unknown_removed_and_nested_keys(tmp_path):
-    cfg = ('{\n "train_batch_size": 32,\n "zero_optimisation": {"stage": 3},\n "curriculum_learning": {"enabled": false},\n'
-           ' "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memroy": true}}\n}\n')
+    cfg = (
+        '{\n "train_batch_size": 32,\n "zero_optimisation": {"stage": 3},\n "curriculum_learning": {"enabled": false},\n'
+        ' "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu", "pin_memroy": true}}\n}\n'
+    )
     out = findings(tmp_path, {"ds.json": cfg}, "ds.json")
     messages = [m for c, m, _ in out if c == "PL504"]
-    assert any('silently ignores the unknown key "zero_optimisation"; did you mean "zero_optimization"' in m for m in messages)
+    assert any(
+        'silently ignores the unknown key "zero_optimisation"; did you mean "zero_optimization"' in m for m in messages
+    )
     assert any('"curriculum_learning" was removed' in m for m in messages)
-    assert any('rejects "zero_optimization.offload_optimizer.pin_memroy"' in m and '"pin_memory"' in m for m in messages)
+    assert any(
+        'rejects "zero_optimization.offload_optimizer.pin_memroy"' in m and '"pin_memory"' in m for m in messages
+    )
     assert [line for c, _, line in out if c == "PL504"] == [3, 4, 5]
 
 
@@ -38,18 +44,29 @@ def test_json_that_is_not_a_deepspeed_config_is_left_alone(tmp_path):
 
 def test_auto_with_and_without_an_integration(tmp_path):
     cfg = '{"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto", "zero_optimization": {"stage": 2, "reduce_bucket_size": "auto"}}\n'
-    hf = findings(tmp_path, {"ds.json": cfg, "run.sh": "accelerate launch --num_processes 8 train.py "
-                                                      "--per_device_train_batch_size 4 --deepspeed ds.json\n"}, "run.sh")
+    hf = findings(
+        tmp_path,
+        {
+            "ds.json": cfg,
+            "run.sh": "accelerate launch --num_processes 8 train.py "
+            "--per_device_train_batch_size 4 --deepspeed ds.json\n",
+        },
+        "run.sh",
+    )
     assert "PL505" not in codes(hf) and "PL504" not in codes(hf)
-    bare = findings(tmp_path, {"ds.json": cfg, "run.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n"},
-                    "run.sh")
+    bare = findings(
+        tmp_path, {"ds.json": cfg, "run.sh": "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n"}, "run.sh"
+    )
     assert codes(bare).count("PL505") == 2
     assert any(c == "PL504" and "reduce_bucket_size" in m and "dropped" in m for c, m, _ in bare)
 
 
 def test_stage3_keys_at_stage_2(tmp_path):
-    out = findings(tmp_path, {"ds.json": '{"train_batch_size": 8, "zero_optimization": {"stage": 2, '
-                                         '"stage3_max_live_parameters": 1e9}}\n'}, "ds.json")
+    out = findings(
+        tmp_path,
+        {"ds.json": '{"train_batch_size": 8, "zero_optimization": {"stage": 2, "stage3_max_live_parameters": 1e9}}\n'},
+        "ds.json",
+    )
     assert ("PL507" in codes(out)) and "stage3_max_live_parameters" in out[codes(out).index("PL507")][1]
 
 
@@ -72,18 +89,21 @@ def test_typos_inside_leniently_read_sections(tmp_path):
     out = findings(tmp_path, {"ds.json": cfg}, "ds.json")
     messages = [m for c, m, _ in out if c == "PL504"]
     # renamed intra_op_parallelism in 0.16.4: the message says so rather than guess a spelling
-    assert any(m.endswith('silently ignores "aio.thread_count", which it renamed "intra_op_parallelism"')
-               for m in messages)
+    assert any(
+        m.endswith('silently ignores "aio.thread_count", which it renamed "intra_op_parallelism"') for m in messages
+    )
     # a key with no rename and nothing close gets no hint at all
     odd = findings(tmp_path, {"odd.json": '{"train_batch_size": 8, "aio": {"xyzzy": 1}}\n'}, "odd.json")
-    assert [m for c, m, _ in odd if c == "PL504"] == [f'{tmp_path / "odd.json"}: DeepSpeed silently ignores "aio.xyzzy"']
-    assert any('"activation_checkpointing.partition_activation"; did you mean "partition_activations"' in m
-               for m in messages)
+    assert [m for c, m, _ in odd if c == "PL504"] == [
+        f'{tmp_path / "odd.json"}: DeepSpeed silently ignores "aio.xyzzy"'
+    ]
+    assert any(
+        '"activation_checkpointing.partition_activation"; did you mean "partition_activations"' in m for m in messages
+    )
 
 
 def _removed_and_renamed(tmp_path, config_line):
-    cfg = ('{"train_batch_size": 32, "curriculum_learning": {"enabled": false},\n'
-           ' "aio": {"thread_count": 2}}\n')
+    cfg = '{"train_batch_size": 32, "curriculum_learning": {"enabled": false},\n "aio": {"thread_count": 2}}\n'
     if config_line:
         (tmp_path / ".plint.toml").write_text(config_line)
     (tmp_path / "ds.json").write_text(cfg)
@@ -114,6 +134,7 @@ def test_an_assumed_deepspeed_release_only_warns_of_removed_blocks(tmp_path, mon
 
 
 # ---- the schema walk that replaces jsonschema at check time ----------------------------------------
+
 
 def _jsonschema_unknowns(data, schema) -> set[str]:
     """What PL504 read from jsonschema before: additionalProperties errors, anyOf contexts included."""
@@ -152,7 +173,7 @@ def test_the_schema_uses_only_the_keywords_the_walk_knows():
         if isinstance(node, dict):
             used.update(node)
             for key, value in node.items():
-                for sub in (value.values() if key == "properties" else value if key == "anyOf" else ()):
+                for sub in value.values() if key == "properties" else value if key == "anyOf" else ():
                     walk(sub)
 
     walk(schema())
@@ -169,8 +190,13 @@ def _deepspeed_configs():
             data = json.loads(path.read_text())
         except (ValueError, UnicodeDecodeError):
             continue
-        if isinstance(data, dict) and {"zero_optimization", "train_batch_size", "train_micro_batch_size_per_gpu",
-                                       "fp16", "bf16"} & set(data):
+        if isinstance(data, dict) and {
+            "zero_optimization",
+            "train_batch_size",
+            "train_micro_batch_size_per_gpu",
+            "fp16",
+            "bf16",
+        } & set(data):
             configs.append(data)
     return configs
 
@@ -206,7 +232,8 @@ def test_the_schema_walk_finds_what_jsonschema_finds():
                 target[key] = copy.deepcopy(rng.choice(values))
                 if rng.random() < 0.5:
                     target[rng.choice([key + "x", "bogus", "stage", "enabled", "device"])] = copy.deepcopy(
-                        rng.choice(values))
+                        rng.choice(values)
+                    )
             expected = _jsonschema_unknowns(data, schema())
             unknown_seen += bool(expected)
             if _walk_unknowns(data, schema()) != expected:

@@ -21,19 +21,29 @@ PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 COPIED = ("fixtures", "benchmarks")  # what the commands read, copied so that fix and -o write only the copy
 # command -> (file that exercises it, text that file must hold: the command or its test)
 ELSEWHERE = {
-    "pip install . && plint check fixtures/launches/megatron-arrays-llama3-8b/launch.sh":
-        ("tests/test_doc_commands.py", "def test_the_quick_start_installs_and_checks"),
+    "pip install . && plint check fixtures/launches/megatron-arrays-llama3-8b/launch.sh": (
+        "tests/test_doc_commands.py",
+        "def test_the_quick_start_installs_and_checks",
+    ),
     "pip install -e '.[test]' && python -m pytest": (".ci/run", "pip install -q -e '.[test]' && python -m pytest"),
-    "python benchmarks/fuzz.py --count 10000 --seed 1 --progress 500":
-        ("tests/fuzz/test_fuzz_slice.py", "def test_a_slice_of_the_fuzzer_finds_nothing"),
+    "python benchmarks/fuzz.py --count 10000 --seed 1 --progress 500": (
+        "tests/fuzz/test_fuzz_slice.py",
+        "def test_a_slice_of_the_fuzzer_finds_nothing",
+    ),
     "python benchmarks/fuzz.py --replay benchmarks/fuzz-out/case-00042": ("tests/fuzz/test_fuzz_slice.py", "replay="),
     "python benchmarks/fuzz.py --hook my_checks.py:no_reads_outside": ("tests/fuzz/test_fuzz_slice.py", "hooks="),
-    'eval "$(_PLINT_COMPLETE=bash_source plint)"':
-        ("tests/test_console_script.py", "def test_completion_scripts_come_from_the_documented_variable"),
-    'eval "$(_PLINT_COMPLETE=zsh_source plint)"':
-        ("tests/test_console_script.py", "def test_completion_scripts_come_from_the_documented_variable"),
-    "_PLINT_COMPLETE=fish_source plint > ~/.config/fish/completions/plint.fish":
-        ("tests/test_console_script.py", "def test_completion_scripts_come_from_the_documented_variable"),
+    'eval "$(_PLINT_COMPLETE=bash_source plint)"': (
+        "tests/test_console_script.py",
+        "def test_completion_scripts_come_from_the_documented_variable",
+    ),
+    'eval "$(_PLINT_COMPLETE=zsh_source plint)"': (
+        "tests/test_console_script.py",
+        "def test_completion_scripts_come_from_the_documented_variable",
+    ),
+    "_PLINT_COMPLETE=fish_source plint > ~/.config/fish/completions/plint.fish": (
+        "tests/test_console_script.py",
+        "def test_completion_scripts_come_from_the_documented_variable",
+    ),
 }
 
 
@@ -69,11 +79,17 @@ def _workspace(tmp_path: Path) -> Path:
 
 
 def _run(command: str, cwd: Path, bin_dir: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(cwd),
-           "NO_COLOR": "1", "COLUMNS": "120"}
+    env = {
+        **os.environ,
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
+        "HOME": str(cwd),
+        "NO_COLOR": "1",
+        "COLUMNS": "120",
+    }
     env.pop("GITHUB_STEP_SUMMARY", None)
-    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
-                          check=False)
+    return subprocess.run(
+        ["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300, check=False
+    )
 
 
 def test_every_shown_command_is_exercised():
@@ -85,8 +101,11 @@ def test_every_shown_command_is_exercised():
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
-@pytest.mark.parametrize("page", [p for p in PAGES if any(c not in ELSEWHERE for c in shown_commands(p))],
-                         ids=lambda p: p.relative_to(ROOT).as_posix())
+@pytest.mark.parametrize(
+    "page",
+    [p for p in PAGES if any(c not in ELSEWHERE for c in shown_commands(p))],
+    ids=lambda p: p.relative_to(ROOT).as_posix(),
+)
 def test_the_commands_a_page_shows_run(page, tmp_path):
     bin_dir = _plint_bin()
     work = _workspace(tmp_path)
@@ -128,21 +147,50 @@ def test_the_quick_start_installs_and_checks(tmp_path):
     site = next(venv.glob("lib/python*/site-packages"))
     borrowed = [p for p in sys.path if p.endswith("site-packages")]  # their .pth files (an editable plint) are not read
     (site / "borrowed_dependencies.pth").write_text("\n".join(borrowed) + "\n")
-    done = subprocess.run([sys.executable, "-m", "pip", "--python", str(venv / "bin" / "python"), "install", "-q",
-                           "--no-deps", str(ROOT)], capture_output=True, text=True, timeout=600, check=False,
-                          cwd=tmp_path)
-    if done.returncode != 0 and re.search(r"No matching distribution|Could not find a version|connection", done.stderr,
-                                          re.I):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(venv / "bin" / "python"),
+            "install",
+            "-q",
+            "--no-deps",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        cwd=tmp_path,
+    )
+    if done.returncode != 0 and re.search(
+        r"No matching distribution|Could not find a version|connection", done.stderr, re.I
+    ):
         pytest.skip("pip cannot reach a package index for the build backend (setuptools)")
     assert done.returncode == 0, done.stderr
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("PYTHONPATH", None)
     words = check.split()
     assert words[0] == "plint"
-    checked = subprocess.run([str(venv / "bin" / "plint"), *words[1:]], cwd=ROOT, env=env, capture_output=True,
-                             text=True, timeout=120, check=False)
+    checked = subprocess.run(
+        [str(venv / "bin" / "plint"), *words[1:]],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert "launcher=torchrun trainer=megatron" in checked.stdout and "0 error(s)" in checked.stdout
-    where = subprocess.run([str(venv / "bin" / "python"), "-c", "import plint; print(plint.__file__)"], env=env,
-                           capture_output=True, text=True, timeout=60, check=False).stdout
+    where = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", "import plint; print(plint.__file__)"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    ).stdout
     assert where.startswith(str(site)), f"the check ran {where}, not the installed copy"

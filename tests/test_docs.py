@@ -43,8 +43,14 @@ def test_the_readme_lists_every_docs_page():
 
 def test_the_docs_site_builds_in_strict_mode(tmp_path):
     pytest.importorskip("mkdocs", reason="the docs extra is not installed: pip install -e '.[docs]'")
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     built = {p.relative_to(tmp_path / "site").as_posix() for p in (tmp_path / "site").rglob("index.html")}
     assert {"index.html", "checking/index.html", "rules/index.html", "rules/PL101/index.html"} <= built
@@ -64,8 +70,9 @@ def test_every_snippet_names_the_current_release_tag():
     revs = [repo["rev"] for snippet in precommit_snippets() for repo in yaml.safe_load(snippet)["repos"]]
     assert revs and set(revs) == {RELEASE_TAG}, revs
     assert action_refs() and set(action_refs()) == {RELEASE_TAG}, action_refs()
-    assert re.search(rf"^## \[{re.escape(project_version())}\] - \d{{4}}-\d{{2}}-\d{{2}}$",
-                     (ROOT / "CHANGELOG.md").read_text(), re.M), "CHANGELOG.md has no section for this version"
+    assert re.search(
+        rf"^## \[{re.escape(project_version())}\] - \d{{4}}-\d{{2}}-\d{{2}}$", (ROOT / "CHANGELOG.md").read_text(), re.M
+    ), "CHANGELOG.md has no section for this version"
 
 
 def _git(*args: str) -> subprocess.CompletedProcess:
@@ -81,8 +88,10 @@ def test_the_release_tag_resolves_in_the_repository():
     if not _git("tag", "--list").stdout.strip():
         pytest.skip(f"this clone has no tags at all (cloned without them?): {RELEASE_TAG} cannot be checked")
     resolved = _git("rev-parse", "--verify", "--quiet", f"{RELEASE_TAG}^{{commit}}")
-    assert resolved.returncode == 0, f"the snippets name {RELEASE_TAG}, which is no tag of this repository: " \
-                                     f"tag the release commit (git tag -a {RELEASE_TAG})"
+    assert resolved.returncode == 0, (
+        f"the snippets name {RELEASE_TAG}, which is no tag of this repository: "
+        f"tag the release commit (git tag -a {RELEASE_TAG})"
+    )
     for name in ("action.yml", ".pre-commit-hooks.yaml"):
         assert _git("cat-file", "-e", f"{RELEASE_TAG}:{name}").returncode == 0, f"{RELEASE_TAG} has no {name}"
     released = _git("show", f"{RELEASE_TAG}:pyproject.toml").stdout
@@ -93,6 +102,10 @@ def test_the_snippets_hooks_are_the_repositorys_hooks():
     import yaml
 
     hooks = {hook["id"] for hook in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
-    named = {hook["id"] for snippet in precommit_snippets() for repo in yaml.safe_load(snippet)["repos"]
-             for hook in repo["hooks"]}
+    named = {
+        hook["id"]
+        for snippet in precommit_snippets()
+        for repo in yaml.safe_load(snippet)["repos"]
+        for hook in repo["hooks"]
+    }
     assert named and named <= hooks, named - hooks

@@ -15,10 +15,12 @@ from plint.report.text import dry_run_lines
 
 HAVE_MEGATRON = all(importlib.util.find_spec(m) is not None for m in ("torch", "megatron"))
 HAVE_DEEPSPEED = HAVE_MEGATRON and importlib.util.find_spec("deepspeed") is not None
-needs_megatron = pytest.mark.skipif(not HAVE_MEGATRON, reason="megatron-core (and torch) not importable: "
-                                    "pip install 'plint[dryrun]'")
-needs_deepspeed = pytest.mark.skipif(not HAVE_DEEPSPEED, reason="deepspeed, megatron-core or torch not "
-                                     "importable: pip install 'plint[dryrun]'")
+needs_megatron = pytest.mark.skipif(
+    not HAVE_MEGATRON, reason="megatron-core (and torch) not importable: pip install 'plint[dryrun]'"
+)
+needs_deepspeed = pytest.mark.skipif(
+    not HAVE_DEEPSPEED, reason="deepspeed, megatron-core or torch not importable: pip install 'plint[dryrun]'"
+)
 
 CONTRACT = {"backend", "world_size", "groups", "ok", "problems"}
 
@@ -35,8 +37,11 @@ def test_analytic_contract_fields():
 
 
 def test_nested_json_layout_is_read():
-    layout = {"cluster": {"world_size": 32, "gpus_per_node": 8, "nvlink_domain": None},
-              "parallel": {"tp": 4, "pp": 2, "cp": 1, "ep": 1, "etp": None}, "trainer": "megatron"}
+    layout = {
+        "cluster": {"world_size": 32, "gpus_per_node": 8, "nvlink_domain": None},
+        "parallel": {"tp": 4, "pp": 2, "cp": 1, "ep": 1, "etp": None},
+        "trainer": "megatron",
+    }
     facts = read_sizes(layout)
     assert (facts["world_size"], facts["tp"], facts["gpus_per_node"]) == (32, 4, 8)
     out = dry_run(layout, backend="analytic")
@@ -71,8 +76,7 @@ def test_unknown_world_size():
 
 
 def test_large_world_lists_a_sample():
-    out = dry_run({"world_size": 4096, "tp": 8, "pp": 8, "ep": 8, "etp": 1, "gpus_per_node": 8},
-                  backend="analytic")
+    out = dry_run({"world_size": 4096, "tp": 8, "pp": 8, "ep": 8, "etp": 1, "gpus_per_node": 8}, backend="analytic")
     assert out["ok"]
     assert len(out["groups"]["tp"]) == 16 and out["group_counts"]["tp"] == [512, 8]
     assert out["group_counts"]["ep"] == [512, 8]
@@ -102,9 +106,11 @@ def test_ranks_to_visit():
 
 
 def test_analytic_dry_run_imports_no_torch():
-    code = ("import sys; from plint.dryrun.groups import dry_run; "
-            "dry_run({'world_size': 64, 'tp': 8, 'gpus_per_node': 8}, backend='analytic'); "
-            "print(sorted(m for m in ('torch', 'megatron', 'deepspeed') if m in sys.modules))")
+    code = (
+        "import sys; from plint.dryrun.groups import dry_run; "
+        "dry_run({'world_size': 64, 'tp': 8, 'gpus_per_node': 8}, backend='analytic'); "
+        "print(sorted(m for m in ('torch', 'megatron', 'deepspeed') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -124,8 +130,9 @@ def test_megatron_core_groups_agree():
     assert out["backend"].startswith("megatron-core ")
     assert out["coverage"] == {"ranks": 32, "of": 32}
     assert out["ok"], out["problems"]
-    analytic = dry_run({"world_size": 32, "tp": 2, "pp": 2, "cp": 2, "ep": 2, "etp": 1, "gpus_per_node": 8},
-                       backend="analytic")
+    analytic = dry_run(
+        {"world_size": 32, "tp": 2, "pp": 2, "cp": 2, "ep": 2, "etp": 1, "gpus_per_node": 8}, backend="analytic"
+    )
     assert out["groups"] == analytic["groups"]
 
 
@@ -137,8 +144,9 @@ def test_megatron_core_sampled_ranks():
 
 @needs_megatron
 def test_megatron_core_rejects_expert_dp_mismatch_with_pp_before_dp():
-    out = dry_run({"world_size": 16, "tp": 2, "pp": 2, "ep": 4, "etp": 1, "gpus_per_node": 8,
-                   "order": "tp-cp-ep-pp-dp"})
+    out = dry_run(
+        {"world_size": 16, "tp": 2, "pp": 2, "ep": 4, "etp": 1, "gpus_per_node": 8, "order": "tp-cp-ep-pp-dp"}
+    )
     sources = {(p["kind"], p["source"]) for p in out["problems"]}
     assert ("rejected", "megatron-core") in sources
     assert not any(p["kind"] == "mismatch" for p in out["problems"])  # plint refuses it too
@@ -146,13 +154,35 @@ def test_megatron_core_rejects_expert_dp_mismatch_with_pp_before_dp():
 
 @needs_megatron
 def test_megatron_core_transformer_config_checks():
-    out = dry_run({"world_size": 16, "tp": 2, "pp": 2, "gpus_per_node": 8, "trainer": "megatron",
-                   "num_layers": 4, "hidden_size": 96, "num_attention_heads": 3, "precision": "bf16"})
+    out = dry_run(
+        {
+            "world_size": 16,
+            "tp": 2,
+            "pp": 2,
+            "gpus_per_node": 8,
+            "trainer": "megatron",
+            "num_layers": 4,
+            "hidden_size": 96,
+            "num_attention_heads": 3,
+            "precision": "bf16",
+        }
+    )
     (problem,) = out["problems"]
     assert problem["source"] == "megatron-core" and "TransformerConfig" in problem["message"]
     assert "num_attention_heads (3)" in problem["message"]
-    fine = dry_run({"world_size": 16, "tp": 2, "pp": 2, "gpus_per_node": 8, "trainer": "megatron",
-                    "num_layers": 4, "hidden_size": 128, "num_attention_heads": 4, "precision": "bf16"})
+    fine = dry_run(
+        {
+            "world_size": 16,
+            "tp": 2,
+            "pp": 2,
+            "gpus_per_node": 8,
+            "trainer": "megatron",
+            "num_layers": 4,
+            "hidden_size": 128,
+            "num_attention_heads": 4,
+            "precision": "bf16",
+        }
+    )
     assert fine["ok"], fine["problems"]
 
 

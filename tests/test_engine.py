@@ -21,29 +21,38 @@ def test_default_is_every_rule():
     assert chosen() == set(Engine(CheckOptions()).rules)
 
 
-@pytest.mark.parametrize("settings, options, expected_in, expected_out", [
-    (Settings(select=["PL3"]), {}, {"PL303", "PL305"}, {"PL101", "PL601"}),
-    (Settings(select=["pl3", "cuda-device-max-connections"]), {}, {"PL303", "PL601"}, {"PL101"}),
-    (Settings(select=["PL3"], ignore=["PL303"]), {}, {"PL305"}, {"PL303"}),
-    # the more specific selector wins inside one layer; a tie goes to ignore
-    (Settings(select=["sequence-parallel-off"], ignore=["PL3"]), {}, {"PL303"}, {"PL305"}),
-    (Settings(select=["PL303"], ignore=["PL303"]), {}, set(), {"PL303"}),
-    (Settings(extend_select=["PL303"], ignore=["PL3"]), {}, {"PL303", "PL101"}, {"PL305"}),
-    # the command line is a later layer: --select starts over, --ignore and --extend-select adjust
-    (Settings(select=["PL3"], ignore=["PL303"]), {"select": ["PL303", "PL1"]}, {"PL303", "PL101"}, {"PL305"}),
-    (Settings(select=["PL3"]), {"extend_select": ["PL601"], "ignore": ["PL305"]}, {"PL303", "PL601"},
-     {"PL305", "PL101"}),
-    (Settings(), {"ignore": ["PL"]}, set(), {"PL001", "PL601"}),
-    (Settings(severity={"PL3": "off", "PL303": "warning"}), {}, {"PL303", "PL101"}, {"PL305"}),
-])
+@pytest.mark.parametrize(
+    "settings, options, expected_in, expected_out",
+    [
+        (Settings(select=["PL3"]), {}, {"PL303", "PL305"}, {"PL101", "PL601"}),
+        (Settings(select=["pl3", "cuda-device-max-connections"]), {}, {"PL303", "PL601"}, {"PL101"}),
+        (Settings(select=["PL3"], ignore=["PL303"]), {}, {"PL305"}, {"PL303"}),
+        # the more specific selector wins inside one layer; a tie goes to ignore
+        (Settings(select=["sequence-parallel-off"], ignore=["PL3"]), {}, {"PL303"}, {"PL305"}),
+        (Settings(select=["PL303"], ignore=["PL303"]), {}, set(), {"PL303"}),
+        (Settings(extend_select=["PL303"], ignore=["PL3"]), {}, {"PL303", "PL101"}, {"PL305"}),
+        # the command line is a later layer: --select starts over, --ignore and --extend-select adjust
+        (Settings(select=["PL3"], ignore=["PL303"]), {"select": ["PL303", "PL1"]}, {"PL303", "PL101"}, {"PL305"}),
+        (
+            Settings(select=["PL3"]),
+            {"extend_select": ["PL601"], "ignore": ["PL305"]},
+            {"PL303", "PL601"},
+            {"PL305", "PL101"},
+        ),
+        (Settings(), {"ignore": ["PL"]}, set(), {"PL001", "PL601"}),
+        (Settings(severity={"PL3": "off", "PL303": "warning"}), {}, {"PL303", "PL101"}, {"PL305"}),
+    ],
+)
 def test_selection_layers(settings, options, expected_in, expected_out):
     rules = chosen(settings, **options)
     assert expected_in <= rules and not (expected_out & rules)
 
 
 def test_per_file_ignores_match_paths_under_the_config_folder_and_file_names(tmp_path):
-    settings = Settings(path=tmp_path / ".plint.toml",
-                        per_file_ignores={"legacy/*.sh": ["PL303"], "**/gen_*.sh": ["PL6"], "old.slurm": ["PL1"]})
+    settings = Settings(
+        path=tmp_path / ".plint.toml",
+        per_file_ignores={"legacy/*.sh": ["PL303"], "**/gen_*.sh": ["PL6"], "old.slurm": ["PL1"]},
+    )
     assert "PL303" not in chosen(settings, str(tmp_path / "legacy" / "a.sh"))
     assert "PL303" in chosen(settings, str(tmp_path / "jobs" / "a.sh"))
     assert "PL601" not in chosen(settings, str(tmp_path / "gen_x.sh"))
@@ -105,9 +114,11 @@ def test_a_failing_rule_is_reported_and_skipped(tmp_path, monkeypatch, capsys, b
 
 
 def test_the_same_finding_from_two_layouts_is_reported_once(tmp_path):
-    text = ('ARGS=(--tensor-model-parallel-size 2 --bf16)\nif [ "$X" = 1 ]; then\n'
-            '  torchrun --nproc_per_node 8 pretrain_gpt.py "${ARGS[@]}"\nelse\n'
-            '  torchrun --nproc_per_node 4 pretrain_gpt.py "${ARGS[@]}"\nfi\n')
+    text = (
+        'ARGS=(--tensor-model-parallel-size 2 --bf16)\nif [ "$X" = 1 ]; then\n'
+        '  torchrun --nproc_per_node 8 pretrain_gpt.py "${ARGS[@]}"\nelse\n'
+        '  torchrun --nproc_per_node 4 pretrain_gpt.py "${ARGS[@]}"\nfi\n'
+    )
     (tmp_path / "launch.sh").write_text(text)
     (result,) = check_paths([tmp_path / "launch.sh"], isolated=True)
     assert len(result.layouts) == 2  # both launches read the shared array: one PL303 at its tp value

@@ -18,15 +18,17 @@ LAUNCHES = sorted(p for p in (ROOT / "fixtures" / "launches").iterdir() if p.is_
 
 
 def launch(tp="1", extra="", prefix="export CUDA_DEVICE_MAX_CONNECTIONS=1\n", sp=" --sequence-parallel"):
-    return ("#!/bin/bash\n"
-            "# GPT 1.3B on one node (comment kept)\n"
-            "set -euo pipefail\n"
-            f"{prefix}"
-            "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
-            f"    --tensor-model-parallel-size {tp}{sp if tp != '1' else ''} \\\n"
-            "    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
-            "    --seq-length 2048 --max-position-embeddings 2048 \\\n"
-            f"    --micro-batch-size 1 --global-batch-size 64 --bf16{extra}\n")
+    return (
+        "#!/bin/bash\n"
+        "# GPT 1.3B on one node (comment kept)\n"
+        "set -euo pipefail\n"
+        f"{prefix}"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+        f"    --tensor-model-parallel-size {tp}{sp if tp != '1' else ''} \\\n"
+        "    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+        "    --seq-length 2048 --max-position-embeddings 2048 \\\n"
+        f"    --micro-batch-size 1 --global-batch-size 64 --bf16{extra}\n"
+    )
 
 
 def write(path: Path, text: str) -> Path:
@@ -56,6 +58,7 @@ def assert_idempotent(*paths, **options):
 
 # ---- PL501: a misspelled flag ---------------------------------------------------------------------
 
+
 def test_misspelled_flag_is_replaced_in_place(tmp_path):
     script = write(tmp_path / "launch.sh", launch(extra=" --lr-decay-styl cosine  # schedule"))
     result = fix_paths([script])
@@ -68,7 +71,8 @@ def test_misspelled_flag_is_replaced_in_place(tmp_path):
 
 def test_misspelled_flag_through_a_variable_is_edited_at_the_assignment(tmp_path):
     text = launch(extra=" $SCHEDULE").replace(
-        "set -euo pipefail\n", 'set -euo pipefail\nSCHEDULE="--lr 3e-4 --lr-decay-styl cosine"   # from the old run\n')
+        "set -euo pipefail\n", 'set -euo pipefail\nSCHEDULE="--lr 3e-4 --lr-decay-styl cosine"   # from the old run\n'
+    )
     script = write(tmp_path / "launch.sh", text)
     fix_paths([script])
     fixed = script.read_text()
@@ -78,11 +82,13 @@ def test_misspelled_flag_through_a_variable_is_edited_at_the_assignment(tmp_path
 
 
 def test_misspelled_flag_in_an_array(tmp_path):
-    text = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\nMODEL_ARGS=(\n"
-            "    --num-layers 24\n    --hiden-size 2048   # typo\n    --num-attention-heads 16\n"
-            "    --seq-length 2048 --max-position-embeddings 2048\n)\n"
-            'torchrun --nproc_per_node 8 pretrain_gpt.py "${MODEL_ARGS[@]}" --micro-batch-size 1 '
-            "--global-batch-size 64 --bf16\n")
+    text = (
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\nMODEL_ARGS=(\n"
+        "    --num-layers 24\n    --hiden-size 2048   # typo\n    --num-attention-heads 16\n"
+        "    --seq-length 2048 --max-position-embeddings 2048\n)\n"
+        'torchrun --nproc_per_node 8 pretrain_gpt.py "${MODEL_ARGS[@]}" --micro-batch-size 1 '
+        "--global-batch-size 64 --bf16\n"
+    )
     script = write(tmp_path / "launch.sh", text)
     fix_paths([script])
     assert script.read_text() == text.replace("--hiden-size", "--hidden-size")
@@ -109,6 +115,7 @@ def test_fix_that_adds_an_error_is_reverted(tmp_path, capsys):
 
 # ---- PL502: a renamed flag -------------------------------------------------------------------------
 
+
 def test_renamed_flag_takes_the_same_value(tmp_path):
     script = write(tmp_path / "launch.sh", launch(extra=" \\\n    --layernorm-epsilon 1e-5"))
     result = fix_paths([script], select=["PL502"])
@@ -124,6 +131,7 @@ def test_renamed_flag_already_given_is_left_alone(tmp_path):
 
 
 # ---- PL303 and PL601 -------------------------------------------------------------------------------
+
 
 def test_sequence_parallel_added_after_tp_set_through_a_variable(tmp_path):
     text = launch(tp="$TP", sp="").replace("set -euo pipefail\n", "set -euo pipefail\nTP=2  # tensor parallel\n")
@@ -158,10 +166,13 @@ def test_cuda_max_connections_exported_at_the_statement_indentation(tmp_path):
     assert_idempotent(script)
 
 
-@pytest.mark.parametrize("opening, closing", [
-    ('case "${1:-train}" in\n  train) ', " ;;\nesac\n"),
-    ("if true; then ", "\nfi\n"),
-])
+@pytest.mark.parametrize(
+    "opening, closing",
+    [
+        ('case "${1:-train}" in\n  train) ', " ;;\nesac\n"),
+        ("if true; then ", "\nfi\n"),
+    ],
+)
 def test_cuda_max_connections_where_the_launch_shares_its_line(tmp_path, opening, closing):
     # the line opens with a case pattern or `then`, not with the launch: a line above it would land
     # inside the pattern list; the export takes the launch's place and the launch moves down, aligned
@@ -179,12 +190,14 @@ def test_cuda_max_connections_where_the_launch_shares_its_line(tmp_path, opening
 
 
 def test_all_safe_fixes_together(tmp_path):
-    text = ("#!/bin/bash\n# nightly run\nTP=4\n\n"
-            "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
-            "    --tensor-model-parallel-size ${TP} \\\n"
-            "    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
-            "    --seq-length 2048 --max-position-embeddings 2048 \\\n"
-            "    --micro-batch-size 1 --global-batch-size 64 --bf16 --lr-decay-styl cosine\n")
+    text = (
+        "#!/bin/bash\n# nightly run\nTP=4\n\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py \\\n"
+        "    --tensor-model-parallel-size ${TP} \\\n"
+        "    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+        "    --seq-length 2048 --max-position-embeddings 2048 \\\n"
+        "    --micro-batch-size 1 --global-batch-size 64 --bf16 --lr-decay-styl cosine\n"
+    )
     script = write(tmp_path / "train.sh", text)
     result = fix_paths([script])
     assert sorted(f.code for f in result.fixed) == ["PL303", "PL501", "PL601"]
@@ -194,7 +207,8 @@ def test_all_safe_fixes_together(tmp_path):
         "    --tensor-model-parallel-size ${TP} --sequence-parallel \\\n"
         "    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
         "    --seq-length 2048 --max-position-embeddings 2048 \\\n"
-        "    --micro-batch-size 1 --global-batch-size 64 --bf16 --lr-decay-style cosine\n")
+        "    --micro-batch-size 1 --global-batch-size 64 --bf16 --lr-decay-style cosine\n"
+    )
     if BASH:
         assert bash_ok(script)
     assert_idempotent(script)
@@ -202,17 +216,21 @@ def test_all_safe_fixes_together(tmp_path):
 
 # ---- PL504: DeepSpeed keys -------------------------------------------------------------------------
 
-MDS = ("deepspeed --num_gpus 8 pretrain_gpt.py \\\n"
-       "    --tensor-model-parallel-size 1 --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
-       "    --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 \\\n"
-       "    --bf16 --deepspeed --deepspeed_config {config}\n")
+MDS = (
+    "deepspeed --num_gpus 8 pretrain_gpt.py \\\n"
+    "    --tensor-model-parallel-size 1 --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\\n"
+    "    --seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 \\\n"
+    "    --bf16 --deepspeed --deepspeed_config {config}\n"
+)
 
 
 def test_deepspeed_key_fixed_inside_a_heredoc(tmp_path):
-    text = ("#!/bin/bash\nZERO=1\ncat <<EOT > ds_config.json\n{\n"
-            '  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 1,\n'
-            '  "zero_optimisation":   {"stage": $ZERO},\n  "bf16": {"enabled": true}\n}\nEOT\n\n'
-            + MDS.format(config="ds_config.json"))
+    text = (
+        "#!/bin/bash\nZERO=1\ncat <<EOT > ds_config.json\n{\n"
+        '  "train_batch_size": 64,\n  "train_micro_batch_size_per_gpu": 1,\n'
+        '  "zero_optimisation":   {"stage": $ZERO},\n  "bf16": {"enabled": true}\n}\nEOT\n\n'
+        + MDS.format(config="ds_config.json")
+    )
     script = write(tmp_path / "launch.sh", text)
     result = fix_paths([script])
     assert [f.code for f in result.fixed] == ["PL504"]
@@ -223,9 +241,11 @@ def test_deepspeed_key_fixed_inside_a_heredoc(tmp_path):
 
 def test_deepspeed_key_fixed_in_a_separate_json_file(tmp_path):
     config = tmp_path / "ds.json"
-    text = ('{\n    "train_batch_size": 64,\n    "train_micro_batch_size_per_gpu": 1,\n'
-            '    "zero_optimization": {"stage": 1,   "overlap_com": true},\n'
-            '    "gradient_clippin": 1.0,\n    "bf16": {"enabled": true}\n}\n')
+    text = (
+        '{\n    "train_batch_size": 64,\n    "train_micro_batch_size_per_gpu": 1,\n'
+        '    "zero_optimization": {"stage": 1,   "overlap_com": true},\n'
+        '    "gradient_clippin": 1.0,\n    "bf16": {"enabled": true}\n}\n'
+    )
     config.write_text(text)
     script = write(tmp_path / "launch.sh", "#!/bin/bash\n" + MDS.format(config="ds.json"))
     script_text = script.read_text()
@@ -233,7 +253,8 @@ def test_deepspeed_key_fixed_in_a_separate_json_file(tmp_path):
     assert sorted(f.code for f in result.fixed) == ["PL504", "PL504"]
     assert [c.real for c in result.changes] == [os.path.realpath(config)]
     assert config.read_text() == text.replace('"overlap_com"', '"overlap_comm"').replace(
-        '"gradient_clippin"', '"gradient_clipping"')
+        '"gradient_clippin"', '"gradient_clipping"'
+    )
     assert script.read_text() == script_text
     assert_idempotent(script, config)
 
@@ -266,6 +287,7 @@ def test_deepspeed_key_not_renamed_onto_an_existing_key(tmp_path):
 
 
 # ---- --diff, atomic writes, the command, the fix field ---------------------------------------------
+
 
 def test_diff_writes_nothing(tmp_path, capsys):
     script = write(tmp_path / "launch.sh", launch(extra=" --lr-decay-styl cosine"))
@@ -317,11 +339,12 @@ def test_attach_fixes_fills_the_fix_field(tmp_path):
     data = script.read_bytes()
     assert d.fix["description"] == "replace --lr-decay-styl with --lr-decay-style"
     (edit,) = d.fix["edits"]
-    assert data[edit["start"]:edit["end"]] == b"--lr-decay-styl" and edit["text"] == "--lr-decay-style"
+    assert data[edit["start"] : edit["end"]] == b"--lr-decay-styl" and edit["text"] == "--lr-decay-style"
     assert d.to_json()["fix"] == d.fix
 
 
 # ---- every fixture launch --------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("folder", LAUNCHES, ids=[p.name for p in LAUNCHES])
 def test_fix_on_fixture_launches(folder, tmp_path):
@@ -346,9 +369,11 @@ def test_fix_command_and_json_fix_field(tmp_path):
     from plint.cli.commands import cli
 
     launch = tmp_path / "launch.sh"
-    launch.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                      "torchrun --nproc_per_node 8 pretrain_gpt.py --hiden-size 2048 --num-layers 24 "
-                      "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --bf16\n")
+    launch.write_text(
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --hiden-size 2048 --num-layers 24 "
+        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 --bf16\n"
+    )
     doc = json.loads(CliRunner().invoke(cli, ["check", "--format", "json", str(launch)]).output)
     (d,) = [d for d in doc["files"][0]["diagnostics"] if d["code"] == "PL501"]
     assert d["fix"]["edits"][0]["text"] == "--hidden-size"
@@ -363,10 +388,12 @@ def test_fix_command_and_json_fix_field(tmp_path):
 
 def test_misspelt_sequence_parallel_is_corrected_not_doubled(tmp_path):
     path = tmp_path / "launch.sh"
-    path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                    "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parralel "
-                    "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-                    "--max-position-embeddings 2048 --bf16\n")
+    path.write_text(
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parralel "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --bf16\n"
+    )
     fix_paths([path])
     assert path.read_text().count("--sequence-parallel") == 1 and "--sequence-parralel" not in path.read_text()
     assert_idempotent(path)

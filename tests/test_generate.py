@@ -13,10 +13,23 @@ from hypothesis import strategies as st
 from plint.cli.commands import cli
 from plint.planning.generate import GenerateError, render, spec_from_layout, verify
 
-SMALL_MODEL = {"num_layers": 24, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
-               "num_query_groups": 4, "seq_length": 4096, "vocab_size": 32000}
-ARCHITECTURE = {"swiglu": True, "normalization": "RMSNorm", "untie_embeddings": True, "add_bias_linear": False,
-                "position_embedding": "rope", "tokenizer": "meta-llama/Llama-2-7b-hf"}
+SMALL_MODEL = {
+    "num_layers": 24,
+    "hidden_size": 2048,
+    "ffn_hidden_size": 5632,
+    "num_attention_heads": 16,
+    "num_query_groups": 4,
+    "seq_length": 4096,
+    "vocab_size": 32000,
+}
+ARCHITECTURE = {
+    "swiglu": True,
+    "normalization": "RMSNorm",
+    "untie_embeddings": True,
+    "add_bias_linear": False,
+    "position_embedding": "rope",
+    "tokenizer": "meta-llama/Llama-2-7b-hf",
+}
 
 
 @st.composite
@@ -38,15 +51,31 @@ def layouts(draw, target):
     recompute = draw(st.sampled_from([None, "selective", "full"]))
     # sharding beyond the optimizer without a pipeline (DeepSpeed's pipeline engine takes ZeRO-1 only)
     sharding = draw(st.sampled_from(["optimizer", "gradients", "parameters"])) if pp == 1 and dp > 1 else "optimizer"
-    return {"model": SMALL_MODEL, "architecture": ARCHITECTURE,
-            "cluster": {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": "h100-sxm"},
-            "parallel": {"tp": tp, "pp": pp, "vpp": vpp, "cp": cp, "ep": 1, "etp": tp, "dp": dp,
-                         "sequence_parallel": tp > 1, "distributed_optimizer": True, "zero_stage": None,
-                         "sharding": sharding},
-            "batch": {"micro": micro, "global": micro * dp * steps},
-            "recompute": {"granularity": recompute, "method": "uniform" if recompute == "full" else None,
-                          "num_layers": 1 if recompute == "full" else None},
-            "precision": "bf16"}
+    return {
+        "model": SMALL_MODEL,
+        "architecture": ARCHITECTURE,
+        "cluster": {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": "h100-sxm"},
+        "parallel": {
+            "tp": tp,
+            "pp": pp,
+            "vpp": vpp,
+            "cp": cp,
+            "ep": 1,
+            "etp": tp,
+            "dp": dp,
+            "sequence_parallel": tp > 1,
+            "distributed_optimizer": True,
+            "zero_stage": None,
+            "sharding": sharding,
+        },
+        "batch": {"micro": micro, "global": micro * dp * steps},
+        "recompute": {
+            "granularity": recompute,
+            "method": "uniform" if recompute == "full" else None,
+            "num_layers": 1 if recompute == "full" else None,
+        },
+        "precision": "bf16",
+    }
 
 
 @pytest.mark.parametrize("target", ["torchrun", "slurm", "deepspeed"])
@@ -60,11 +89,26 @@ def test_generated_launch_reads_back_to_its_layout(target, data):
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
-@pytest.mark.parametrize("target, main", [("torchrun", "launch.sh"), ("slurm", "launch.sbatch"),
-                                          ("deepspeed", "launch.sh")])
+@pytest.mark.parametrize(
+    "target, main", [("torchrun", "launch.sh"), ("slurm", "launch.sbatch"), ("deepspeed", "launch.sh")]
+)
 def test_cli_plans_writes_and_the_result_checks(target, main, tmp_path):
-    out = CliRunner().invoke(cli, ["generate", "--target", target, "--model", "llama3-8b", "--nodes", "2",
-                                   "--global-batch", "256", "-o", str(tmp_path)])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            target,
+            "--model",
+            "llama3-8b",
+            "--nodes",
+            "2",
+            "--global-batch",
+            "256",
+            "-o",
+            str(tmp_path),
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert f"wrote {tmp_path / main}" in out.output
     assert subprocess.run(["bash", "-n", str(tmp_path / main)]).returncode == 0
@@ -75,17 +119,34 @@ def test_cli_plans_writes_and_the_result_checks(target, main, tmp_path):
     assert not [d for d in doc["files"][0]["diagnostics"] if d["severity"] == "error"]
     assert doc["files"][0]["layout"]["cluster"]["world_size"] == 16
     # a second run does not overwrite what is there
-    again = CliRunner().invoke(cli, ["generate", "--target", target, "--model", "llama3-8b", "--nodes", "2",
-                                     "--global-batch", "256", "-o", str(tmp_path)])
+    again = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            target,
+            "--model",
+            "llama3-8b",
+            "--nodes",
+            "2",
+            "--global-batch",
+            "256",
+            "-o",
+            str(tmp_path),
+        ],
+    )
     assert again.exit_code == 2 and "use --force to overwrite" in again.output
 
 
 def test_generate_from_a_plan_candidate(tmp_path):
-    plan = CliRunner().invoke(cli, ["plan", "--model", "llama3-70b", "--nodes", "8", "--global-batch", "512",
-                                    "--top", "3", "--format", "json"])
+    plan = CliRunner().invoke(
+        cli,
+        ["plan", "--model", "llama3-70b", "--nodes", "8", "--global-batch", "512", "--top", "3", "--format", "json"],
+    )
     (tmp_path / "plan.json").write_text(plan.output)
-    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--plan", str(tmp_path / "plan.json"),
-                                   "--candidate", "2", "--stdout"])
+    out = CliRunner().invoke(
+        cli, ["generate", "--target", "slurm", "--plan", str(tmp_path / "plan.json"), "--candidate", "2", "--stdout"]
+    )
     assert out.exit_code == 0, out.output
     second = json.loads(plan.output)["candidates"][1]["parallel"]
     assert f"--tensor-model-parallel-size {second['tp']}\n" in out.output
@@ -94,35 +155,71 @@ def test_generate_from_a_plan_candidate(tmp_path):
 
 
 def test_generate_from_a_checked_layout(tmp_path):
-    checked = CliRunner().invoke(cli, ["check", "--format", "json",
-                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    checked = CliRunner().invoke(
+        cli, ["check", "--format", "json", "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"]
+    )
     (tmp_path / "check.json").write_text(checked.output)
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"),
-                                   "--stdout"])
+    out = CliRunner().invoke(
+        cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"), "--stdout"]
+    )
     assert out.exit_code == 0, out.output
     assert "--tensor-model-parallel-size 2\n" in out.output and "--global-batch-size 128\n" in out.output
     # the architecture comes along: the Llama-3 8B of the fixture, not a GPT of the same size
-    for flag in ("--swiglu", "--normalization RMSNorm", "--untie-embeddings-and-output-weights",
-                 "--disable-bias-linear", "--position-embedding-type rope", "--num-query-groups 8"):
+    for flag in (
+        "--swiglu",
+        "--normalization RMSNorm",
+        "--untie-embeddings-and-output-weights",
+        "--disable-bias-linear",
+        "--position-embedding-type rope",
+        "--num-query-groups 8",
+    ):
         assert flag in out.output, flag
 
 
 def test_generate_refuses_a_layout_without_architecture(tmp_path):
-    (tmp_path / "l.json").write_text(json.dumps({"model": SMALL_MODEL, "cluster": {"nnodes": 1, "gpus_per_node": 8},
-                                                 "parallel": {"tp": 1}, "batch": {"micro": 1, "global": 8}}))
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"), "--stdout"])
+    (tmp_path / "l.json").write_text(
+        json.dumps(
+            {
+                "model": SMALL_MODEL,
+                "cluster": {"nnodes": 1, "gpus_per_node": 8},
+                "parallel": {"tp": 1},
+                "batch": {"micro": 1, "global": 8},
+            }
+        )
+    )
+    out = CliRunner().invoke(
+        cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"), "--stdout"]
+    )
     assert out.exit_code == 2 and "no `architecture`" in out.output
 
 
 def test_generate_refuses_an_approximate_preset():
-    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--model", "deepseek-v3", "--nodes", "128",
-                                   "--global-batch", "4096", "--stdout"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            "slurm",
+            "--model",
+            "deepseek-v3",
+            "--nodes",
+            "128",
+            "--global-batch",
+            "4096",
+            "--stdout",
+        ],
+    )
     assert out.exit_code == 2 and "multi-latent attention" in out.output
 
 
 def test_deepspeed_target_refuses_context_parallelism():
-    layout = {"model": SMALL_MODEL, "architecture": ARCHITECTURE, "cluster": {"nnodes": 1, "gpus_per_node": 8},
-              "parallel": {"tp": 2, "pp": 1, "cp": 2}, "batch": {"micro": 1, "global": 16}}
+    layout = {
+        "model": SMALL_MODEL,
+        "architecture": ARCHITECTURE,
+        "cluster": {"nnodes": 1, "gpus_per_node": 8},
+        "parallel": {"tp": 2, "pp": 1, "cp": 2},
+        "batch": {"micro": 1, "global": 16},
+    }
     with pytest.raises(GenerateError, match="does not take context parallelism"):
         render(spec_from_layout(layout, "x"), "deepspeed")
 
@@ -135,11 +232,24 @@ def test_usage_errors():
 
 
 def _sharded_layout(pp: int = 1) -> dict:
-    return {"model": SMALL_MODEL, "architecture": ARCHITECTURE,
-            "cluster": {"nnodes": 2, "gpus_per_node": 8, "gpu": "h100-sxm"},
-            "parallel": {"tp": 1, "pp": pp, "cp": 1, "ep": 1, "dp": 16 // pp, "sequence_parallel": False,
-                         "distributed_optimizer": True, "sharding": "parameters"},
-            "batch": {"micro": 1, "global": 64}, "recompute": {"granularity": None}, "precision": "bf16"}
+    return {
+        "model": SMALL_MODEL,
+        "architecture": ARCHITECTURE,
+        "cluster": {"nnodes": 2, "gpus_per_node": 8, "gpu": "h100-sxm"},
+        "parallel": {
+            "tp": 1,
+            "pp": pp,
+            "cp": 1,
+            "ep": 1,
+            "dp": 16 // pp,
+            "sequence_parallel": False,
+            "distributed_optimizer": True,
+            "sharding": "parameters",
+        },
+        "batch": {"micro": 1, "global": 64},
+        "recompute": {"granularity": None},
+        "precision": "bf16",
+    }
 
 
 def test_full_shard_is_written_as_megatron_fsdp_for_torchrun():
@@ -147,8 +257,12 @@ def test_full_shard_is_written_as_megatron_fsdp_for_torchrun():
     text = files["launch.sh"]
     # megatron/training/arguments.py: the strategy's name, the fsdp_dtensor checkpoint format it asserts, and
     # no CUDA_DEVICE_MAX_CONNECTIONS=1 (it asserts that too)
-    for flag in ("--use-megatron-fsdp\n", "--data-parallel-sharding-strategy optim_grads_params\n",
-                 "--ckpt-format fsdp_dtensor\n", "--use-distributed-optimizer\n"):
+    for flag in (
+        "--use-megatron-fsdp\n",
+        "--data-parallel-sharding-strategy optim_grads_params\n",
+        "--ckpt-format fsdp_dtensor\n",
+        "--use-distributed-optimizer\n",
+    ):
         assert flag in text, flag
     assert "export CUDA_DEVICE_MAX_CONNECTIONS=1" not in text
     assert verify(files, "torchrun", spec_from_layout(_sharded_layout(), "fsdp")) == []
@@ -163,9 +277,18 @@ def test_full_shard_is_zero3_for_the_deepspeed_target():
         render(spec_from_layout(_sharded_layout(pp=2), "zero3"), "deepspeed")
 
 
-GPT2_MEDIUM = {"num_layers": 24, "hidden_size": 1024, "num_attention_heads": 16, "num_query_groups": 4,
-               "ffn_hidden_size": 4096, "seq_length": 1024, "vocab_size": 50257, "norm_epsilon": 1.0e-5,
-               "attention_dropout": 0.1, "hidden_dropout": 0.1}
+GPT2_MEDIUM = {
+    "num_layers": 24,
+    "hidden_size": 1024,
+    "num_attention_heads": 16,
+    "num_query_groups": 4,
+    "ffn_hidden_size": 4096,
+    "seq_length": 1024,
+    "vocab_size": 50257,
+    "norm_epsilon": 1.0e-5,
+    "attention_dropout": 0.1,
+    "hidden_dropout": 0.1,
+}
 
 
 def _generate_checked(model: dict, target: str, tmp_path) -> tuple[str, dict]:
@@ -173,12 +296,25 @@ def _generate_checked(model: dict, target: str, tmp_path) -> tuple[str, dict]:
     import yaml
 
     (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
-    out = CliRunner().invoke(cli, ["generate", "--target", target, "--model-file", str(tmp_path / "model.yaml"),
-                                   "--nodes", "1", "-o", str(tmp_path / "out")])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            target,
+            "--model-file",
+            str(tmp_path / "model.yaml"),
+            "--nodes",
+            "1",
+            "-o",
+            str(tmp_path / "out"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     main = tmp_path / "out" / {"torchrun": "launch.sh", "slurm": "launch.sbatch", "deepspeed": "launch.sh"}[target]
-    checked = CliRunner().invoke(cli, ["check", "--format", "json", str(main)],
-                                 env={"DATA_PATH": "/data/x", "TOKENIZER_MODEL": "/tok"})
+    checked = CliRunner().invoke(
+        cli, ["check", "--format", "json", str(main)], env={"DATA_PATH": "/data/x", "TOKENIZER_MODEL": "/tok"}
+    )
     return main.read_text(), json.loads(checked.output)["files"][0]["layout"]
 
 
@@ -187,15 +323,24 @@ def test_the_model_files_shape_reaches_the_launch_unchanged(target, tmp_path):
     # a GPT-2 vocabulary (50,257) with grouped-query attention: every value as the file gives it, none of
     # plint's stand-ins (32,000 for an unknown vocabulary, heads for the key-value heads, 4h for the MLP)
     text, layout = _generate_checked(GPT2_MEDIUM, target, tmp_path)
-    for flag in ("--vocab-size 50257\n", "--num-attention-heads 16\n", "--ffn-hidden-size 4096\n",
-                 "--seq-length 1024\n"):
+    for flag in (
+        "--vocab-size 50257\n",
+        "--num-attention-heads 16\n",
+        "--ffn-hidden-size 4096\n",
+        "--seq-length 1024\n",
+    ):
         assert flag in text, flag
     assert ("--num-key-value-heads 4\n" if target == "deepspeed" else "--num-query-groups 4\n") in text
     assert "--vocab-size 50257 is the input's" in text and "must hold 50,257 tokens" in text
     assert "Megatron's default" not in text and "the default of" not in text  # the file leaves nothing to a default
     model = layout["model"]
-    assert (model["vocab_size"], model["num_attention_heads"], model["num_query_groups"], model["ffn_hidden_size"],
-            model["seq_length"]) == (50257, 16, 4, 4096, 1024)
+    assert (
+        model["vocab_size"],
+        model["num_attention_heads"],
+        model["num_query_groups"],
+        model["ffn_hidden_size"],
+        model["seq_length"],
+    ) == (50257, 16, 4, 4096, 1024)
     assert layout["provenance"]["model.vocab_size"]["origin"] == "literal"
 
 
@@ -215,29 +360,54 @@ def test_the_cost_model_takes_megatrons_swiglu_width_when_none_is_given():
     from plint.cost import ModelInput
 
     # 4 x 4096 x 2/3 = 10,922.67; / 64 = 170.67, down to 170; x 64 = 10,880 (Megatron's validate_args)
-    swiglu = ModelInput(num_layers=2, hidden_size=4096, num_attention_heads=32, seq_length=4096, vocab_size=32000,
-                        swiglu=True)
+    swiglu = ModelInput(
+        num_layers=2, hidden_size=4096, num_attention_heads=32, seq_length=4096, vocab_size=32000, swiglu=True
+    )
     assert swiglu.ffn_width() == 10880
-    assert swiglu.replace(swiglu=False).ffn_width() == 16384 and swiglu.replace(ffn_hidden_size=14336).ffn_width() == 14336
+    assert (
+        swiglu.replace(swiglu=False).ffn_width() == 16384 and swiglu.replace(ffn_hidden_size=14336).ffn_width() == 14336
+    )
 
 
 # ---- issue 29: `generate --model NAME` writes the model it names ----------------------------------------
 
 # the published config.json's keys (or GPT-2's, for GPT-3) -> the preset's
-CONFIG_TO_PRESET = {"num_hidden_layers": "num_layers", "hidden_size": "hidden_size",
-                    "intermediate_size": "ffn_hidden_size", "num_attention_heads": "num_attention_heads",
-                    "num_key_value_heads": "num_query_groups", "vocab_size": "vocab_size",
-                    "max_position_embeddings": "max_position_embeddings", "rope_theta": "rotary_base",
-                    "rms_norm_eps": "norm_epsilon", "layer_norm_epsilon": "norm_epsilon",
-                    "attention_dropout": "attention_dropout", "attn_pdrop": "attention_dropout",
-                    "resid_pdrop": "hidden_dropout", "num_local_experts": "num_experts",
-                    "n_routed_experts": "num_experts", "num_experts_per_tok": "moe_topk"}
+CONFIG_TO_PRESET = {
+    "num_hidden_layers": "num_layers",
+    "hidden_size": "hidden_size",
+    "intermediate_size": "ffn_hidden_size",
+    "num_attention_heads": "num_attention_heads",
+    "num_key_value_heads": "num_query_groups",
+    "vocab_size": "vocab_size",
+    "max_position_embeddings": "max_position_embeddings",
+    "rope_theta": "rotary_base",
+    "rms_norm_eps": "norm_epsilon",
+    "layer_norm_epsilon": "norm_epsilon",
+    "attention_dropout": "attention_dropout",
+    "attn_pdrop": "attention_dropout",
+    "resid_pdrop": "hidden_dropout",
+    "num_local_experts": "num_experts",
+    "n_routed_experts": "num_experts",
+    "num_experts_per_tok": "moe_topk",
+}
 # every preset names these; a rotary base where positions are rotary
-TRAINING_SHAPE_KEYS = ("norm_epsilon", "attention_dropout", "hidden_dropout", "max_position_embeddings",
-                       "untie_embeddings", "vocab_size", "tokenizer")
+TRAINING_SHAPE_KEYS = (
+    "norm_epsilon",
+    "attention_dropout",
+    "hidden_dropout",
+    "max_position_embeddings",
+    "untie_embeddings",
+    "vocab_size",
+    "tokenizer",
+)
 # preset -> (nodes, global batch) that plan quickly to a layout each target can write
-GENERATED = {"llama3-8b": (2, 256), "llama3-70b": (8, 512), "llama3-405b": (64, 512), "gpt3-175b": (64, 1536),
-             "mixtral-8x7b": (8, 512)}
+GENERATED = {
+    "llama3-8b": (2, 256),
+    "llama3-70b": (8, 512),
+    "llama3-405b": (64, 512),
+    "gpt3-175b": (64, 1536),
+    "mixtral-8x7b": (8, 512),
+}
 
 
 def _published() -> dict:
@@ -297,8 +467,21 @@ def _flag_catalog(target: str):
 
 def _generated(target: str, name: str) -> str:
     nodes, batch = GENERATED[name]
-    out = CliRunner().invoke(cli, ["generate", "--target", target, "--model", name, "--nodes", str(nodes),
-                                   "--global-batch", str(batch), "--stdout"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            target,
+            "--model",
+            name,
+            "--nodes",
+            str(nodes),
+            "--global-batch",
+            str(batch),
+            "--stdout",
+        ],
+    )
     assert out.exit_code == 0, out.output
     return out.output
 
@@ -315,10 +498,13 @@ def test_the_generated_launch_writes_every_value_of_the_preset(target, name):
     catalog = _flag_catalog(target)
     assert [flag for flag in args if catalog.lookup(flag) is None] == []
     fork = target == "deepspeed"
-    expected = {"--max-position-embeddings": preset["max_position_embeddings"],
-                "--layernorm-epsilon" if fork else "--norm-epsilon": preset["norm_epsilon"],
-                "--attention-dropout": preset["attention_dropout"], "--hidden-dropout": preset["hidden_dropout"],
-                "--vocab-size": preset["vocab_size"]}
+    expected = {
+        "--max-position-embeddings": preset["max_position_embeddings"],
+        "--layernorm-epsilon" if fork else "--norm-epsilon": preset["norm_epsilon"],
+        "--attention-dropout": preset["attention_dropout"],
+        "--hidden-dropout": preset["hidden_dropout"],
+        "--vocab-size": preset["vocab_size"],
+    }
     if preset.get("rotary_base"):
         expected["--rotary-position-embeddings-theta" if fork else "--rotary-base"] = preset["rotary_base"]
     for flag, value in expected.items():
@@ -331,8 +517,21 @@ def test_the_generated_launch_writes_every_value_of_the_preset(target, name):
 
 
 def test_the_deepspeed_target_refuses_rope_scaling():
-    out = CliRunner().invoke(cli, ["generate", "--target", "deepspeed", "--model", "llama3-405b", "--nodes", "64",
-                                   "--global-batch", "512", "--stdout"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            "deepspeed",
+            "--model",
+            "llama3-405b",
+            "--nodes",
+            "64",
+            "--global-batch",
+            "512",
+            "--stdout",
+        ],
+    )
     assert out.exit_code == 2 and "has no RoPE scaling flag" in out.output
 
 
@@ -341,23 +540,44 @@ def test_a_rope_scaling_megatron_cannot_express_is_refused(tmp_path):
 
     model = {**GPT2_MEDIUM, "position_embedding": "rope", "rope_scaling": {"type": "yarn", "factor": 40}}
     (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--model-file", str(tmp_path / "model.yaml"),
-                                   "--nodes", "1", "--stdout"])
+    out = CliRunner().invoke(
+        cli,
+        ["generate", "--target", "torchrun", "--model-file", str(tmp_path / "model.yaml"), "--nodes", "1", "--stdout"],
+    )
     assert out.exit_code == 2 and "Llama 3.1's" in out.output, out.output
 
 
 def test_what_the_model_file_leaves_of_the_training_shape_is_named_with_the_releases_default(tmp_path):
     model = {k: v for k, v in GPT2_MEDIUM.items() if k not in ("norm_epsilon", "attention_dropout", "hidden_dropout")}
     text, _ = _generate_checked({**model, "position_embedding": "rope"}, "torchrun", tmp_path)
-    for flag, default in (("--rotary-base", "10000"), ("--norm-epsilon", "1e-05"), ("--attention-dropout", "0.1"),
-                          ("--hidden-dropout", "0.1")):
+    for flag, default in (
+        ("--rotary-base", "10000"),
+        ("--norm-epsilon", "1e-05"),
+        ("--attention-dropout", "0.1"),
+        ("--hidden-dropout", "0.1"),
+    ):
         assert f"#   no {flag}: the default of Megatron-LM 0.19, {default} (the input names none)" in text
         assert flag not in _model_args(text)
 
 
 def test_a_sequence_beyond_the_published_positions_raises_the_position_table(tmp_path):
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--model", "llama3-8b", "--nodes", "2",
-                                   "--global-batch", "256", "--seq-length", "16384", "--stdout"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            "torchrun",
+            "--model",
+            "llama3-8b",
+            "--nodes",
+            "2",
+            "--global-batch",
+            "256",
+            "--seq-length",
+            "16384",
+            "--stdout",
+        ],
+    )
     assert out.exit_code == 0, out.output
     assert _model_args(out.output)["--max-position-embeddings"] == "16384"  # Megatron asserts >= seq_length
     assert "--max-position-embeddings 16384: the sequence; the published model has 8,192 positions" in out.output
@@ -367,34 +587,63 @@ def test_a_sequence_beyond_the_published_positions_raises_the_position_table(tmp
 def test_the_tokenizer_is_required_when_the_launch_runs(tmp_path):
     """The README promises `${TOKENIZER_MODEL:?...}`: before issue 29 a preset's tokenizer name was a silent
     default. Run with DATA_PATH but no TOKENIZER_MODEL, the script stops at that line, naming the preset's."""
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--model", "llama3-8b", "--nodes", "1",
-                                   "--global-batch", "128", "-o", str(tmp_path)])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            "torchrun",
+            "--model",
+            "llama3-8b",
+            "--nodes",
+            "1",
+            "--global-batch",
+            "128",
+            "-o",
+            str(tmp_path),
+        ],
+    )
     assert out.exit_code == 0, out.output
-    done = subprocess.run(["bash", str(tmp_path / "launch.sh")], capture_output=True, text=True, timeout=60,
-                          env={"PATH": "/usr/bin:/bin", "DATA_PATH": "/data/x"}, cwd=tmp_path)
+    done = subprocess.run(
+        ["bash", str(tmp_path / "launch.sh")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"PATH": "/usr/bin:/bin", "DATA_PATH": "/data/x"},
+        cwd=tmp_path,
+    )
     assert done.returncode != 0
-    assert "TOKENIZER_MODEL: set TOKENIZER_MODEL to the tokenizer of meta-llama/Meta-Llama-3-8B (128,256 tokens)" \
-        in done.stderr, done.stderr
+    assert (
+        "TOKENIZER_MODEL: set TOKENIZER_MODEL to the tokenizer of meta-llama/Meta-Llama-3-8B (128,256 tokens)"
+        in done.stderr
+    ), done.stderr
 
 
 def test_a_tokenizer_name_a_shell_would_expand_is_not_written(tmp_path):
     text, _ = _generate_checked({**GPT2_MEDIUM, "tokenizer": "gpt2$(touch pwned)"}, "torchrun", tmp_path)
     assert "pwned" not in text
-    assert "TOKENIZER_MODEL=${TOKENIZER_MODEL:?set TOKENIZER_MODEL to a Hugging Face tokenizer name or path " \
-           "(50,257 tokens)}" in text
+    assert (
+        "TOKENIZER_MODEL=${TOKENIZER_MODEL:?set TOKENIZER_MODEL to a Hugging Face tokenizer name or path "
+        "(50,257 tokens)}" in text
+    )
 
 
 def test_a_checked_launchs_training_shape_reaches_the_generated_launch(tmp_path):
     """`generate --layout` of the Llama 3 8B fixture keeps what it sets beyond the shape (layout.architecture:
     rotary base, RoPE scaling, dropouts) instead of writing Megatron's defaults (10,000 and 0.1)."""
-    checked = CliRunner().invoke(cli, ["check", "--format", "json",
-                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    checked = CliRunner().invoke(
+        cli, ["check", "--format", "json", "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"]
+    )
     (tmp_path / "check.json").write_text(checked.output)
     architecture = json.loads(checked.output)["files"][0]["layout"]["architecture"]
-    assert (architecture["rotary_base"], architecture["rope_scaling"], architecture["hidden_dropout"]) == \
-        (500000, {"type": "llama3"}, 0.0)
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"),
-                                   "--stdout"])
+    assert (architecture["rotary_base"], architecture["rope_scaling"], architecture["hidden_dropout"]) == (
+        500000,
+        {"type": "llama3"},
+        0.0,
+    )
+    out = CliRunner().invoke(
+        cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "check.json"), "--stdout"]
+    )
     assert out.exit_code == 0, out.output
     args = _model_args(out.output)
     assert args["--rotary-base"] == "500000" and "--use-rope-scaling" in args and "--rope-scaling-factor" not in args
@@ -410,47 +659,71 @@ def test_the_deepspeed_target_names_the_forks_flags_and_defaults(tmp_path):
 
 
 def _checked_layout() -> dict:
-    checked = CliRunner().invoke(cli, ["check", "--format", "json",
-                                       "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"])
+    checked = CliRunner().invoke(
+        cli, ["check", "--format", "json", "fixtures/launches/megatron-arrays-llama3-8b/launch.sh"]
+    )
     return json.loads(checked.output)["files"][0]["layout"]
 
 
-@pytest.mark.parametrize(("section", "key", "value"), [
-    ("cluster", "gpu", "h100-sxm\ntouch pwned"),
-    ("recompute", "method", "uniform $(touch pwned)"),
-    ("parallel", "sharding", "optimizer;touch pwned"),
-])
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("cluster", "gpu", "h100-sxm\ntouch pwned"),
+        ("recompute", "method", "uniform $(touch pwned)"),
+        ("parallel", "sharding", "optimizer;touch pwned"),
+    ],
+)
 def test_a_layout_text_a_shell_would_run_is_refused(tmp_path, section, key, value):
     """`generate --layout` takes a JSON file, perhaps a pull request's: text from it that a shell would run
     (a newline ends the comment it is written into; $(...) and ; run commands) is refused, not written."""
     layout = _checked_layout()
     layout[section][key] = value
     (tmp_path / "l.json").write_text(json.dumps(layout))
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"),
-                                   "-o", str(tmp_path / "out")])
+    out = CliRunner().invoke(
+        cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"), "-o", str(tmp_path / "out")]
+    )
     assert out.exit_code == 2, out.output
     assert f"{section}.{key}" in out.output and "Traceback" not in out.output
     assert not (tmp_path / "out").exists()
 
 
-@pytest.mark.parametrize(("section", "key", "value"), [
-    ("parallel", "tp", "2 $(id)"), ("batch", "micro", 1.5), ("parallel", "pp", True), ("batch", "global", "64"),
-    ("model", "hidden_size", "4096"), ("architecture", "kv_channels", [128]),
-])
+@pytest.mark.parametrize(
+    ("section", "key", "value"),
+    [
+        ("parallel", "tp", "2 $(id)"),
+        ("batch", "micro", 1.5),
+        ("parallel", "pp", True),
+        ("batch", "global", "64"),
+        ("model", "hidden_size", "4096"),
+        ("architecture", "kv_channels", [128]),
+    ],
+)
 def test_a_layout_count_that_is_not_a_whole_number_is_refused(tmp_path, section, key, value):
     layout = _checked_layout()
     layout[section][key] = value
     (tmp_path / "l.json").write_text(json.dumps(layout))
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"),
-                                   "--stdout"])
+    out = CliRunner().invoke(
+        cli, ["generate", "--target", "torchrun", "--layout", str(tmp_path / "l.json"), "--stdout"]
+    )
     assert out.exit_code == 2, out.output
     assert f"{section}.{key}" in out.output and "Traceback" not in out.output
 
 
 def test_a_name_a_shell_would_run_is_refused(tmp_path):
     (tmp_path / "l.json").write_text(json.dumps(_checked_layout()))
-    out = CliRunner().invoke(cli, ["generate", "--target", "slurm", "--layout", str(tmp_path / "l.json"),
-                                   "--name", "run\n#SBATCH --wrap=id", "--stdout"])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            "slurm",
+            "--layout",
+            str(tmp_path / "l.json"),
+            "--name",
+            "run\n#SBATCH --wrap=id",
+            "--stdout",
+        ],
+    )
     assert out.exit_code == 2 and "name is" in out.output, out.output
 
 
@@ -461,15 +734,30 @@ def test_a_planned_pipeline_layout_is_written_and_checks_clean(tmp_path):
     (tmp_path / "m.yaml").write_text(
         "model: {num_layers: 61, hidden_size: 4096, ffn_hidden_size: 11008, num_attention_heads: 32, "
         "seq_length: 4096, vocab_size: 32000, swiglu: true, normalization: RMSNorm, untie_embeddings: true, "
-        "add_bias_linear: false, tokenizer: meta-llama/Llama-2-7b-hf}\n")
-    plan = CliRunner().invoke(cli, ["plan", "--model-file", str(tmp_path / "m.yaml"), "--nodes", "4",
-                                    "--global-batch", "256", "--format", "json"])
+        "add_bias_linear: false, tokenizer: meta-llama/Llama-2-7b-hf}\n"
+    )
+    plan = CliRunner().invoke(
+        cli,
+        ["plan", "--model-file", str(tmp_path / "m.yaml"), "--nodes", "4", "--global-batch", "256", "--format", "json"],
+    )
     assert plan.exit_code == 0, plan.output
     (tmp_path / "plan.json").write_text(plan.output)
     candidates = json.loads(plan.output)["candidates"]
     n, laid = next((n, c) for n, c in enumerate(candidates, 1) if (c.get("pipeline") or {}).get("layout"))
-    out = CliRunner().invoke(cli, ["generate", "--target", "torchrun", "--plan", str(tmp_path / "plan.json"),
-                                   "--candidate", str(n), "-o", str(tmp_path / "run")])
+    out = CliRunner().invoke(
+        cli,
+        [
+            "generate",
+            "--target",
+            "torchrun",
+            "--plan",
+            str(tmp_path / "plan.json"),
+            "--candidate",
+            str(n),
+            "-o",
+            str(tmp_path / "run"),
+        ],
+    )
     assert out.exit_code == 0, out.output
     text = (tmp_path / "run" / "launch.sh").read_text()
     assert f'--pipeline-model-parallel-layout "{laid["pipeline"]["layout"]}"' in text

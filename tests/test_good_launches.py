@@ -12,8 +12,11 @@ import pytest
 from fixture_paths import ROOT
 from plint.checking.check import check_paths
 
-GOOD = sorted(p for p in (ROOT / "fixtures" / "good").iterdir() if p.is_dir()) \
-    if (ROOT / "fixtures" / "good").exists() else []
+GOOD = (
+    sorted(p for p in (ROOT / "fixtures" / "good").iterdir() if p.is_dir())
+    if (ROOT / "fixtures" / "good").exists()
+    else []
+)
 
 
 def test_there_are_good_launches():
@@ -35,13 +38,20 @@ def test_a_launch_that_ran_draws_no_error(folder):
 # cause turns the entry into a failure until it is removed here and in fixtures/good/README.md.
 STILL_WARNED = {
     "megatron_sc21_gpt_39p1b_512gpu": "the run kept pp 2 without a distributed optimizer; written with one, plint "
-                                      "predicts pp 1 faster by 7.6%, more than its 5% margin (PL302)",
+    "predicts pp 1 faster by 7.6%, more than its 5% margin (PL302)",
 }
 
 
-@pytest.mark.parametrize("folder", [
-    pytest.param(p, marks=pytest.mark.xfail(reason=STILL_WARNED[p.name], strict=True)) if p.name in STILL_WARNED
-    else p for p in GOOD], ids=[p.name for p in GOOD])
+@pytest.mark.parametrize(
+    "folder",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(reason=STILL_WARNED[p.name], strict=True))
+        if p.name in STILL_WARNED
+        else p
+        for p in GOOD
+    ],
+    ids=[p.name for p in GOOD],
+)
 def test_a_launch_that_ran_draws_no_warning(folder):
     (result,) = check_paths([folder / "launch.sh"])
     warned = [f"{d.code} {d.message}" for d in result.diagnostics if d.severity in ("error", "warning")]

@@ -14,8 +14,10 @@ from click.testing import CliRunner
 
 from plint.cli.commands import cli
 
-SHAPE = ("--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --max-position-embeddings 4096 "
-         "--micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16")
+SHAPE = (
+    "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --max-position-embeddings 4096 "
+    "--micro-batch-size 1 --global-batch-size 64 --vocab-size 32000 --bf16"
+)
 GOOD = f"#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --seq-length 4096 {SHAPE}\n"
 MISSPELT = f"#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --seq-lenght 4096 {SHAPE}\n"
 
@@ -34,14 +36,19 @@ def invoke(*args: str):
 
 # ---- an unknown --gpu: a usage error everywhere, with the nearest name -------------------------------
 
-@pytest.mark.parametrize("command", [
-    ["check", "{launch}"],
-    ["fix", "--diff", "{launch}"],
-    ["show", "{launch}"],
-    ["plan", "{launch}"],
-    ["plan", "--model", "llama3-8b", "--nodes", "1"],
-    ["generate", "--target", "torchrun", "--model", "llama3-8b", "--nodes", "1", "--stdout"],
-], ids=["check", "fix", "show", "plan-launch", "plan-model", "generate"])
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["check", "{launch}"],
+        ["fix", "--diff", "{launch}"],
+        ["show", "{launch}"],
+        ["plan", "{launch}"],
+        ["plan", "--model", "llama3-8b", "--nodes", "1"],
+        ["generate", "--target", "torchrun", "--model", "llama3-8b", "--nodes", "1", "--stdout"],
+    ],
+    ids=["check", "fix", "show", "plan-launch", "plan-model", "generate"],
+)
 def test_an_unknown_gpu_is_a_usage_error_with_a_did_you_mean(tree, command):
     args = [a.format(launch=tree / "good.sh") for a in command] + ["--gpu", "h100sxm"]
     out = invoke(*args)
@@ -53,8 +60,9 @@ def test_the_console_scripts_fast_path_refuses_an_unknown_gpu_too(tree):
     plint = Path(sys.executable).with_name("plint")
     if not plint.exists():
         pytest.skip("the plint console script is not installed")
-    proc = subprocess.run([str(plint), "check", "--gpu", "h100sxm", "good.sh"], cwd=tree, capture_output=True,
-                          text=True, timeout=120)
+    proc = subprocess.run(
+        [str(plint), "check", "--gpu", "h100sxm", "good.sh"], cwd=tree, capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 2 and "did you mean 'h100-sxm'?" in proc.stderr
     assert proc.stdout == ""  # no report that silently lacks the estimate
 
@@ -65,6 +73,7 @@ def test_a_known_alias_still_works(tree):
 
 
 # ---- the GPU named in the text report -----------------------------------------------------------------
+
 
 def gpu_line(output: str) -> str:
     return next(line for line in output.splitlines() if line.startswith("  GPU "))
@@ -84,13 +93,16 @@ def test_the_text_report_names_a_given_gpu_without_calling_it_assumed(tree):
 
 def test_the_text_report_names_a_gpu_read_from_the_launch_with_its_line(tmp_path):
     (tmp_path / ".git").mkdir()
-    (tmp_path / "job.sbatch").write_text("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:h200:8\n"
-                                         f"torchrun --nproc_per_node 8 pretrain_gpt.py --seq-length 4096 {SHAPE}\n")
+    (tmp_path / "job.sbatch").write_text(
+        "#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --gres=gpu:h200:8\n"
+        f"torchrun --nproc_per_node 8 pretrain_gpt.py --seq-length 4096 {SHAPE}\n"
+    )
     line = gpu_line(invoke("check", str(tmp_path / "job.sbatch")).output)
     assert "h200, 141 GiB" in line and "job.sbatch:3" in line and "assumed" not in line
 
 
 # ---- a missing estimate says which field and why ------------------------------------------------------
+
 
 def test_a_missing_estimate_names_the_field_in_the_text_report(tree):
     out = invoke("check", str(tree / "misspelt.sh")).output

@@ -44,8 +44,7 @@ def imported(name: str, path: Path, known: dict[str, Path]) -> set[str]:
             else:
                 base = node.module or ""
             # `from plint.x import y` imports the module plint.x.y when there is one, else plint.x
-            candidates = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base
-                          for alias in node.names]
+            candidates = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
         else:
             continue
         for target in candidates:
@@ -118,7 +117,8 @@ def test_circles_are_found():
 def test_no_import_circle():
     found = circles(import_graph())
     assert not found, "plint modules import one another in a circle: " + "; ".join(
-        " <-> ".join(component) for component in found)
+        " <-> ".join(component) for component in found
+    )
 
 
 def test_lint_holds_only_the_shared_types_and_the_entry():
@@ -129,16 +129,27 @@ def test_lint_holds_only_the_shared_types_and_the_entry():
 
 def test_no_module_over_800_lines():
     """A module that grows past 800 lines holds more than one concern: split it along them."""
-    long = {name: n for name, path in modules().items()
-            if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800}
+    long = {
+        name: n for name, path in modules().items() if (n := len(path.read_text(encoding="utf-8").splitlines())) > 800
+    }
     assert not long, long
 
 
 # ---- the flow: which stage may import which ------------------------------------------------------
 
 CONTRACT = {"layout", "values", "diagnostics", "source", "root", "bounds", "record", "numbers", "keytree"}
-LATER_THAN_READING = {"checking", "cost", "planning", "fixing", "dryrun", "pictures", "report", "cli", "github",
-                      "rules"}
+LATER_THAN_READING = {
+    "checking",
+    "cost",
+    "planning",
+    "fixing",
+    "dryrun",
+    "pictures",
+    "report",
+    "cli",
+    "github",
+    "rules",
+}
 
 # What a stage must not import (DESIGN.md "The house"): readers know nothing of rules or what follows
 # them, rules nothing of file syntax or outputs, reporters take finished results, only the entry
@@ -181,8 +192,12 @@ def stage(module: str) -> str:
 
 
 def against_the_flow(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
-    return {(name, target) for name, targets in graph.items() for target in targets
-            if stage(target) in FORBIDDEN.get(stage(name), set())}
+    return {
+        (name, target)
+        for name, targets in graph.items()
+        for target in targets
+        if stage(target) in FORBIDDEN.get(stage(name), set())
+    }
 
 
 def test_stages_are_read_from_the_module_names():
@@ -191,7 +206,8 @@ def test_stages_are_read_from_the_module_names():
     assert stage("plint.rules.topology") == "rules"
     assert stage("plint") == stage("plint.entry") == "entry"
     assert against_the_flow({"plint.report.text": {"plint.cli.commands", "plint.report.common"}}) == {
-        ("plint.report.text", "plint.cli.commands")}
+        ("plint.report.text", "plint.cli.commands")
+    }
 
 
 def test_imports_run_down_the_flow():
@@ -210,24 +226,73 @@ def test_imports_run_down_the_flow():
 # Everything else is imported at the top of the module, where a reader sees what it depends on.
 FUNCTION_IMPORTS_ALLOWED = (
     # third-party: a command's or an output's library, the optional dry-run back ends, the parser's bindings
-    "click", "rich", "jinja2", "markupsafe", "jsonschema", "yaml", "torch", "megatron", "deepspeed",
-    "tree_sitter", "tree_sitter_bash", "tomli", "tomllib",
+    "click",
+    "rich",
+    "jinja2",
+    "markupsafe",
+    "jsonschema",
+    "yaml",
+    "torch",
+    "megatron",
+    "deepspeed",
+    "tree_sitter",
+    "tree_sitter_bash",
+    "tomli",
+    "tomllib",
     # standard modules a check does not load unless it needs them
-    "difflib", "subprocess", "tempfile", "shutil", "tarfile", "hashlib", "urllib", "textwrap", "logging",
-    "dataclasses", "json", "fnmatch", "ast", "warnings", "io", "importlib", "_frozen_importlib",
-    "_frozen_importlib_external", "contextlib", "marshal", "copy", "itertools", "math", "statistics",
+    "difflib",
+    "subprocess",
+    "tempfile",
+    "shutil",
+    "tarfile",
+    "hashlib",
+    "urllib",
+    "textwrap",
+    "logging",
+    "dataclasses",
+    "json",
+    "fnmatch",
+    "ast",
+    "warnings",
+    "io",
+    "importlib",
+    "_frozen_importlib",
+    "_frozen_importlib_external",
+    "contextlib",
+    "marshal",
+    "copy",
+    "itertools",
+    "math",
+    "statistics",
     # plint's stages and parts reached only by some commands, outputs or kinds of file
-    "plint.cli", "plint.report", "plint.pictures", "plint.fixing", "plint.planning", "plint.dryrun",
-    "plint.github", "plint.cost", "plint.catalog", "plint.schemas", "plint.templates", "plint.rules",
-    "plint.checking", "plint.reading.sources", "plint.reading.deepspeed_engine", "plint.reading.normalise",
+    "plint.cli",
+    "plint.report",
+    "plint.pictures",
+    "plint.fixing",
+    "plint.planning",
+    "plint.dryrun",
+    "plint.github",
+    "plint.cost",
+    "plint.catalog",
+    "plint.schemas",
+    "plint.templates",
+    "plint.rules",
+    "plint.checking",
+    "plint.reading.sources",
+    "plint.reading.deepspeed_engine",
+    "plint.reading.normalise",
     "plint.reading.shell",
 )
 
 # Modules that still import others inside functions off the list, each to be moved to the top; the files
 # of the cost model, the planner, the catalogs and the script's DeepSpeed config are another branch's now.
 FUNCTION_IMPORTS_TO_MOVE = {
-    "plint.catalog.deepspeed_release", "plint.catalog.in_force", "plint.catalog.parser_source",
-    "plint.cost.layout_estimate", "plint.planning.generate", "plint.planning.plan",
+    "plint.catalog.deepspeed_release",
+    "plint.catalog.in_force",
+    "plint.catalog.parser_source",
+    "plint.cost.layout_estimate",
+    "plint.planning.generate",
+    "plint.planning.plan",
     "plint.reading.sources.script_ds_config",
 }
 
@@ -246,7 +311,7 @@ def function_imports(path: Path, name: str) -> list[tuple[int, str]]:
                 base = node.module or ""
                 if node.level:
                     parts = package.split(".")
-                    base = ".".join(parts[:len(parts) - node.level + 1] + ([node.module] if node.module else []))
+                    base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
                 found.append((node.lineno, base))
     return found
 
@@ -256,9 +321,12 @@ def allowed_in_a_function(module: str) -> bool:
 
 
 def test_function_imports_are_on_the_allow_list():
-    off = {name: [f"{line}: {module}" for line, module in function_imports(path, name)
-                  if not allowed_in_a_function(module)]
-           for name, path in modules().items()}
+    off = {
+        name: [
+            f"{line}: {module}" for line, module in function_imports(path, name) if not allowed_in_a_function(module)
+        ]
+        for name, path in modules().items()
+    }
     new = {name: found for name, found in off.items() if found and name not in FUNCTION_IMPORTS_TO_MOVE}
     assert not new, f"imports inside functions that belong at the top of the module: {new}"
     moved = sorted(name for name in FUNCTION_IMPORTS_TO_MOVE if not off.get(name))

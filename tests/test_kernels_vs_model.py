@@ -13,8 +13,10 @@ def test_a_gemm_plint_models_exactly_reads_zero_error_and_a_slower_one_its_short
     # 4096^3 on H100 SXM: efficiency 0.76 / (1 + 3 x 256/4096) = 0.64, time 2 x 4096^3 / (989e12 x 0.64)
     predicted = 2 * 4096**3 / (989e12 * 0.76 / (1 + 3 * 256 / 4096))
     assert abs(predicted - 217.13e-6) < 0.01e-6
-    rows = [{"kind": "gemm", "m": 4096, "n": 4096, "k": 4096, "s": predicted},
-            {"kind": "moe-gemm", "per_expert": 4096, "n": 4096, "k": 4096, "local": 2, "s_grouped": 4 * predicted}]
+    rows = [
+        {"kind": "gemm", "m": 4096, "n": 4096, "k": 4096, "s": predicted},
+        {"kind": "moe-gemm", "per_expert": 4096, "n": 4096, "k": 4096, "local": 2, "s_grouped": 4 * predicted},
+    ]
     table = tmp_path / "kernels.jsonl"
     table.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert bench.main([str(table)]) == 0

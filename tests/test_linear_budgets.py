@@ -37,7 +37,7 @@ def repeated(unit: str, size: int, head: str = "X=") -> str:
 
 
 def json_array(size: int) -> str:
-    items = ", ".join(str(i % 1000) for i in range(size // 5))[:size - 60].rsplit(",", 1)[0]
+    items = ", ".join(str(i % 1000) for i in range(size // 5))[: size - 60].rsplit(",", 1)[0]
     return '{"train_batch_size": 8, "x": [' + items + "]}"
 
 
@@ -66,15 +66,24 @@ SHELL = {
     # arithmetic re-parsed its inner text at each level, in a script and in a heredoc (found by the fuzzer)
     "arithmetic-20000-deep": nested("$((", "1", "))", 20_000),
     "arithmetic-4MiB": nested("$((", "1", "))", levels_in(FOUR_MIB, "$((", "))")),
-    "heredoc-arithmetic-20000-deep": "cat > out.txt <<EOF\n" + "$((" * 20_000 + "1" + "))" * 20_000 + "\nEOF\n" + LAUNCH,
-    "heredoc-arithmetic-4MiB": "cat > out.txt <<EOF\n" + "$((" * (FOUR_MIB // 5) + "1" + "))" * (FOUR_MIB // 5)
-                               + "\nEOF\n" + LAUNCH,
+    "heredoc-arithmetic-20000-deep": "cat > out.txt <<EOF\n"
+    + "$((" * 20_000
+    + "1"
+    + "))" * 20_000
+    + "\nEOF\n"
+    + LAUNCH,
+    "heredoc-arithmetic-4MiB": "cat > out.txt <<EOF\n"
+    + "$((" * (FOUR_MIB // 5)
+    + "1"
+    + "))" * (FOUR_MIB // 5)
+    + "\nEOF\n"
+    + LAUNCH,
     # one statement of many assignments (found by the fuzzer, seed 1 input 180: 2.3 s)
     "assignments-100000": "X=" + "x=1 " * 100_000 + "\n" + LAUNCH,
     "assignments-4MiB": "X=" + "x=1 " * (FOUR_MIB // 4 - 100) + "\n" + LAUNCH,
     # a suppression directive over a statement with a long word: its JSON names were searched quadratically
     "directive-over-a-long-word": "# plint: disable=PL501 -- intended\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
-                                  "--num-layers " + "9" * 1_000_000 + "\n",
+    "--num-layers " + "9" * 1_000_000 + "\n",
     "nested-ifs-4MiB": "X=" + "if true; then\n" * (FOUR_MIB // 18) + "X=1\n" + "fi\n" * (FOUR_MIB // 18) + LAUNCH,
     "flat-ifs-4MiB": "if true; then X=1; fi\n" * (FOUR_MIB // 22) + LAUNCH,
     "words-4MiB": "echo " + "x " * (FOUR_MIB // 2 - 100) + "\n" + LAUNCH,
@@ -83,18 +92,32 @@ SHELL = {
     "unreached-launches-20000": "exit 0\n" + UNREACHED * 20_000,
     "unreached-launches-4MiB": "exit 0\n" + UNREACHED * (FOUR_MIB // len(UNREACHED)),
     "nested-unreached-launches-5000": "exit 0\n" + "{ " + "{ ".join([UNREACHED] * 5000) + "}\n" * 5000,
-    "nested-unreached-launches-4MiB": "exit 0\n" + "{ " + "{ ".join([UNREACHED] * (FOUR_MIB // 64)) + "}\n" * (FOUR_MIB // 64),
+    "nested-unreached-launches-4MiB": "exit 0\n"
+    + "{ "
+    + "{ ".join([UNREACHED] * (FOUR_MIB // 64))
+    + "}\n" * (FOUR_MIB // 64),
     # 20,000 unclosed function bodies in an argument list: tree-sitter's error recovery is quadratic in their
     # depth (9 s; the fuzzer's seed 1 input 8228), so more than 1,000 open at once is too complex
     "unclosed-function-bodies-20000": "torchrun --nproc_per_node 8 train.py \\\n    --bf16 True \\\nX="
-                                      + "f() { " * 20_000 + "\n" + LAUNCH,
+    + "f() { " * 20_000
+    + "\n"
+    + LAUNCH,
 }
 
 # read to the end without a budget: 99,000 words of one command, braces bash rejects (PL001; plint reads
 # what bash would), launches after an `exit` (PL005 for each), and arithmetic 20,000 deep (its value unknown:
 # plint's arithmetic gives up past Python's recursion, with the reason)
-WITHIN_BUDGETS = {"arithmetic-20000-deep", "directive-over-a-long-word", "dollar-x-words-99000", "braces-100000", "brace-lines-100000", "unreached-launches-20000",
-                  "unreached-launches-4MiB", "nested-unreached-launches-5000", "nested-unreached-launches-4MiB"}
+WITHIN_BUDGETS = {
+    "arithmetic-20000-deep",
+    "directive-over-a-long-word",
+    "dollar-x-words-99000",
+    "braces-100000",
+    "brace-lines-100000",
+    "unreached-launches-20000",
+    "unreached-launches-4MiB",
+    "nested-unreached-launches-5000",
+    "nested-unreached-launches-4MiB",
+}
 
 
 def check(tmp_path, files: dict[str, str], entry: str) -> dict:
@@ -110,8 +133,12 @@ def check(tmp_path, files: dict[str, str], entry: str) -> dict:
 
 def too_complex(report: dict) -> list[dict]:
     """PL002 findings that say a budget stopped plint, each with the line it points at."""
-    return [d for f in report["files"] for d in f["diagnostics"]
-            if d["code"] == "PL002" and ("too complex" in d["message"] or "budget" in d["message"])]
+    return [
+        d
+        for f in report["files"]
+        for d in f["diagnostics"]
+        if d["code"] == "PL002" and ("too complex" in d["message"] or "budget" in d["message"])
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(SHELL))
@@ -132,8 +159,11 @@ def test_a_deepspeed_json_with_one_long_array(tmp_path, size):
 
 def test_a_long_array_under_the_budget_is_read(tmp_path):
     items = ", ".join("1" for _ in range(40_000))
-    report = check(tmp_path, {"launch.sh": DS_LAUNCH,
-                              "ds.json": '{"train_micro_batch_size_per_gpu": 2, "x": [' + items + "]}"}, "launch.sh")
+    report = check(
+        tmp_path,
+        {"launch.sh": DS_LAUNCH, "ds.json": '{"train_micro_batch_size_per_gpu": 2, "x": [' + items + "]}"},
+        "launch.sh",
+    )
     assert not too_complex(report)
     layout = report["files"][0]["layout"]
     assert layout["batch"]["micro"] == 2
@@ -155,8 +185,10 @@ def test_fix_diff_of_a_long_word_stays_within_the_budget(tmp_path):
     """Issue 30's fuzzer: `plint fix --diff` on a 3 MiB one-word script took 2.6 CPU s, most of it two `bash -n`
     runs that check the fix (bash parses a long word slowly); past 1 MiB the fix is judged by the parse plint
     has already made."""
-    launch = ("#!/bin/bash\nX=" + "a" * (3 << 20) + "\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
-              "--tensor-model-parallel-size 2\n")
+    launch = (
+        "#!/bin/bash\nX=" + "a" * (3 << 20) + "\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+        "--tensor-model-parallel-size 2\n"
+    )
     (tmp_path / "launch.sh").write_text(launch)
     rc, out, err, seconds, rss = measure(["fix", "--diff", "--isolated", "launch.sh"], tmp_path)
     assert rc in (0, 1), err

@@ -32,8 +32,12 @@ def _findings(result, code):
 def test_expert_all_to_all_across_nodes_names_a_smaller_ep(tmp_path):
     # 16 small experts (top-4, width 512) over ep 16 on two nodes: the all-to-all is most of the step; the
     # smaller sizes whose group fits in a node are 2, 4 and 8, and the message names the fastest
-    result = _check(tmp_path, f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 "
-                              f"--moe-ffn-hidden-size 512 {OPTIMIZER}", seq=8192, glob=64)
+    result = _check(
+        tmp_path,
+        f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 {OPTIMIZER}",
+        seq=8192,
+        glob=64,
+    )
     (finding,) = _findings(result, "PL203")
     inp, est = cost_input(result.layouts[0]), layout_estimate(result.layouts[0])
     options = {c.ep: estimate(c) for c in expert_layouts(inp, 8)}
@@ -47,9 +51,16 @@ def test_expert_all_to_all_across_nodes_names_a_smaller_ep(tmp_path):
 def test_expert_parallelism_across_nodes_is_quiet_when_the_experts_fit_nowhere_else(tmp_path):
     # Mixtral-sized experts (64 of width 14336): on a node's 8 GPUs each would hold 8 experts of every
     # layer, far over its memory; ep 16 across nodes is how this model trains, and nothing better fits
-    result = _check(tmp_path, f"--expert-model-parallel-size 16 --num-experts 64 --moe-router-topk 2 "
-                              f"--moe-ffn-hidden-size 14336 --swiglu {OPTIMIZER}", layers=32, hidden=4096, heads=32,
-                    seq=4096, glob=64)
+    result = _check(
+        tmp_path,
+        f"--expert-model-parallel-size 16 --num-experts 64 --moe-router-topk 2 "
+        f"--moe-ffn-hidden-size 14336 --swiglu {OPTIMIZER}",
+        layers=32,
+        hidden=4096,
+        heads=32,
+        seq=4096,
+        glob=64,
+    )
     inp = cost_input(result.layouts[0])
     limit = 0.9 * layout_estimate(result.layouts[0]).memory_gib["usable"]
     assert all(estimate(c).memory_gib["total"] > limit for c in expert_layouts(inp, 8))
@@ -59,19 +70,33 @@ def test_expert_parallelism_across_nodes_is_quiet_when_the_experts_fit_nowhere_e
 def test_context_parallel_ring_hidden_under_attention_is_quiet(tmp_path):
     # tp 8 x cp 2 across two nodes with GQA at 8k (NVIDIA's Llama-3.1 405B shape): no smaller cp of at
     # least 2 fits in a node beside tp 8, so there is nothing to name
-    result = _check(tmp_path, "--tensor-model-parallel-size 8 --context-parallel-size 2 --sequence-parallel "
-                              "--group-query-attention --num-query-groups 8 " + OPTIMIZER,
-                    layers=8, hidden=16384, heads=128, seq=8192, glob=32)
+    result = _check(
+        tmp_path,
+        "--tensor-model-parallel-size 8 --context-parallel-size 2 --sequence-parallel "
+        "--group-query-attention --num-query-groups 8 " + OPTIMIZER,
+        layers=8,
+        hidden=16384,
+        heads=128,
+        seq=8192,
+        glob=32,
+    )
     assert list(context_layouts(cost_input(result.layouts[0]), 8)) == []
     assert not _findings(result, "PL202")
 
 
 def test_fix_writes_the_named_expert_and_context_sizes(tmp_path):
     cases = {
-        "PL203": (f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 "
-                  f"{OPTIMIZER}", dict(seq=8192, glob=64), "ep"),
-        "PL202": (f"--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel {OPTIMIZER}",
-                  dict(seq=32768, glob=32), "cp"),
+        "PL203": (
+            f"--expert-model-parallel-size 16 --num-experts 16 --moe-router-topk 4 --moe-ffn-hidden-size 512 "
+            f"{OPTIMIZER}",
+            dict(seq=8192, glob=64),
+            "ep",
+        ),
+        "PL202": (
+            f"--tensor-model-parallel-size 4 --context-parallel-size 4 --sequence-parallel {OPTIMIZER}",
+            dict(seq=32768, glob=32),
+            "cp",
+        ),
         "PL307": (f"--context-parallel-size 2 {OPTIMIZER}", dict(seq=2048), "cp"),  # short chunks: cp 1 named
     }
     for code, (extra, shape, name) in cases.items():
@@ -92,8 +117,9 @@ def test_fix_writes_the_named_expert_and_context_sizes(tmp_path):
 def test_needless_axis_fix_sets_it_to_one_with_what_only_it_allows(tmp_path):
     # tp 2 with sequence parallelism and TP comm overlap on a 1.3B model: PL302 finds tp 1 faster; the fix
     # writes tp 1 and drops --sequence-parallel (PL304) and --tp-comm-overlap (PL111) with it
-    result = _check(tmp_path, f"--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap {OPTIMIZER}",
-                    glob=256)
+    result = _check(
+        tmp_path, f"--tensor-model-parallel-size 2 --sequence-parallel --tp-comm-overlap {OPTIMIZER}", glob=256
+    )
     (finding,) = _findings(result, "PL302")
     assert finding.message.startswith("tensor parallelism tp 2 is not needed")
     fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL302"])
@@ -105,8 +131,12 @@ def test_needless_axis_fix_sets_it_to_one_with_what_only_it_allows(tmp_path):
 
 
 def test_full_recompute_fix_writes_selective_recompute(tmp_path):
-    result = _check(tmp_path, f"--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n"
-                              f"{OPTIMIZER}", hidden=4096, heads=32)  # GPU-bound layers, as in test_cost_rules
+    result = _check(
+        tmp_path,
+        f"--recompute-granularity full --recompute-method uniform --recompute-num-layers 1\n{OPTIMIZER}",
+        hidden=4096,
+        heads=32,
+    )  # GPU-bound layers, as in test_cost_rules
     assert _findings(result, "PL308")
     fix_paths([tmp_path / "launch.sh"], unsafe=True, select=["PL308"])
     text = (tmp_path / "launch.sh").read_text()
@@ -132,10 +162,13 @@ def test_low_mfu_fix_writes_the_larger_micro_batch(tmp_path):
 # ---- issue 25: every efficiency rule's firing example names its alternative with the gain and the band ----
 
 EFFICIENCY_RULES = {  # code -> the layout fields its alternative changes (what its unsafe fix must write)
-    "PL202": ("parallel.cp", "parallel.dp"), "PL203": ("parallel.ep",),
-    "PL301": ("parallel.pp", "parallel.vpp", "batch.micro"), "PL302": ("parallel.tp", "parallel.pp", "parallel.cp",
-                                                                       "parallel.ep", "parallel.dp"),
-    "PL307": ("parallel.cp", "parallel.dp"), "PL308": ("recompute.granularity",), "PL310": ("batch.micro",),
+    "PL202": ("parallel.cp", "parallel.dp"),
+    "PL203": ("parallel.ep",),
+    "PL301": ("parallel.pp", "parallel.vpp", "batch.micro"),
+    "PL302": ("parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.dp"),
+    "PL307": ("parallel.cp", "parallel.dp"),
+    "PL308": ("recompute.granularity",),
+    "PL310": ("batch.micro",),
 }
 
 
@@ -203,13 +236,22 @@ def test_memory_remedy_gives_its_band_and_keeps_the_batch_whole(tmp_path):
     gave no band."""
     from plint.rules.cost import _smaller_micro_batch
 
-    result = _check(tmp_path, "--tensor-model-parallel-size 2 --sequence-parallel", micro=2, layers=36, hidden=4096,
-                    heads=32, seq=4096)
+    result = _check(
+        tmp_path,
+        "--tensor-model-parallel-size 2 --sequence-parallel",
+        micro=2,
+        layers=36,
+        hidden=4096,
+        heads=32,
+        seq=4096,
+    )
     (finding,) = _findings(result, "PL401")
     fixed = estimate(cost_input(result.layouts[0]).replace(distributed_optimizer=True)).memory_gib
     spread = fixed["error_band"] * fixed["allocator_peak"]
-    assert (f"with --use-distributed-optimizer it would need {fixed['total']:.1f} GiB "
-            f"({fixed['total'] - spread:.1f} to {fixed['total'] + spread:.1f})") in finding.message
+    assert (
+        f"with --use-distributed-optimizer it would need {fixed['total']:.1f} GiB "
+        f"({fixed['total'] - spread:.1f} to {fixed['total'] + spread:.1f})"
+    ) in finding.message
     inp = cost_input(result.layouts[0])
     assert _smaller_micro_batch(inp.replace(micro_batch=5, global_batch=40, dp=8)) == 1
     assert _smaller_micro_batch(inp.replace(micro_batch=6, global_batch=48, dp=8)) == 3
@@ -237,8 +279,10 @@ def test_pipeline_advice_is_one_alternative(tmp_path):
     assert unpipelined.step_time_s < 0.95 * est.step_time_s
 
     def band_fits(e) -> bool:
-        return e.memory_gib["total"] + e.memory_gib["error_band"] * e.memory_gib["allocator_peak"] \
+        return (
+            e.memory_gib["total"] + e.memory_gib["error_band"] * e.memory_gib["allocator_peak"]
             <= e.memory_gib["usable"]
+        )
 
     interleaved = faster_pipeline(inp, est, band_fits, 0.05, estimate)
     assert interleaved is not None and interleaved[0].vpp  # PL301 had an alternative too, a slower one

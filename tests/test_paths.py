@@ -23,20 +23,22 @@ def tree(tmp_path, monkeypatch):
     return tmp_path
 
 
-@pytest.mark.parametrize("name, exists, is_file, is_dir", [
-    ("f.sh", True, True, False),
-    ("f.sh/", True, True, False),  # pathlib drops a trailing slash
-    ("d", True, False, True),
-    ("missing.sh", False, False, False),  # ENOENT
-    ("f.sh/x", False, False, False),  # ENOTDIR
-    ("loop", False, False, False),  # ELOOP
-    ("x\0y.sh", False, False, False),  # a NUL byte: ValueError inside pathlib
-    (LONG, False, False, False),  # ENAMETOOLONG: pathlib raises, probe says not there
-    (f"d/{LONG}/f.sh", False, False, False),
-])
+@pytest.mark.parametrize(
+    "name, exists, is_file, is_dir",
+    [
+        ("f.sh", True, True, False),
+        ("f.sh/", True, True, False),  # pathlib drops a trailing slash
+        ("d", True, False, True),
+        ("missing.sh", False, False, False),  # ENOENT
+        ("f.sh/x", False, False, False),  # ENOTDIR
+        ("loop", False, False, False),  # ELOOP
+        ("x\0y.sh", False, False, False),  # a NUL byte: ValueError inside pathlib
+        (LONG, False, False, False),  # ENAMETOOLONG: pathlib raises, probe says not there
+        (f"d/{LONG}/f.sh", False, False, False),
+    ],
+)
 def test_probe_answers_what_is_there(tree, name, exists, is_file, is_dir):
-    assert (probe(Path(name).exists), probe(Path(name).is_file), probe(Path(name).is_dir)) == \
-        (exists, is_file, is_dir)
+    assert (probe(Path(name).exists), probe(Path(name).is_file), probe(Path(name).is_dir)) == (exists, is_file, is_dir)
 
 
 def test_pathlib_alone_raises_for_a_long_name(tree):
@@ -53,6 +55,7 @@ def _stat_raising(code: int):
         if os.fspath(path).endswith("f.sh"):
             raise OSError(code, os.strerror(code), os.fspath(path))
         return real(path, *args, **kwargs)
+
     return stat
 
 

@@ -20,37 +20,52 @@ def test_presets_have_the_published_shapes():
     known = presets()
     assert set(REQUIRED_PRESETS) <= set(known)
     l405 = known["llama3-405b"]  # Llama 3 paper, table 3
-    assert (l405["num_layers"], l405["hidden_size"], l405["ffn_hidden_size"], l405["num_attention_heads"],
-            l405["num_query_groups"], l405["vocab_size"]) == (126, 16384, 53248, 128, 8, 128256)
+    assert (
+        l405["num_layers"],
+        l405["hidden_size"],
+        l405["ffn_hidden_size"],
+        l405["num_attention_heads"],
+        l405["num_query_groups"],
+        l405["vocab_size"],
+    ) == (126, 16384, 53248, 128, 8, 128256)
     assert all(known[name].get("source") for name in REQUIRED_PRESETS)
 
 
-@pytest.mark.parametrize("layers, pp, expected", [
-    (126, 16, 7),   # (126 - 2*7) / 14 = 8 per middle stage, 7 <= 8
-    (126, 8, 15),   # (126 - 2*15) / 6 = 16, 15 <= 16; k = 16 would need (126 - 32) / 6, not whole
-    (61, 8, None),  # 61 - 2k is odd, 6 even: no split
-    (10, 2, None),  # two stages have no middle to even out
-])
+@pytest.mark.parametrize(
+    "layers, pp, expected",
+    [
+        (126, 16, 7),  # (126 - 2*7) / 14 = 8 per middle stage, 7 <= 8
+        (126, 8, 15),  # (126 - 2*15) / 6 = 16, 15 <= 16; k = 16 would need (126 - 32) / 6, not whole
+        (61, 8, None),  # 61 - 2k is odd, 6 even: no split
+        (10, 2, None),  # two stages have no middle to even out
+    ],
+)
 def test_uneven_stages(layers, pp, expected):
     assert uneven_stages(layers, pp) == expected
 
 
 def _launch_text(c) -> str:
     i = c.inp
-    model = (f"--num-layers {i.num_layers} --hidden-size {i.hidden_size} --ffn-hidden-size {i.ffn_hidden_size} "
-             f"--num-attention-heads {i.num_attention_heads} --seq-length {i.seq_length} "
-             f"--max-position-embeddings {i.seq_length} --vocab-size {i.vocab_size} --swiglu "
-             f"--normalization RMSNorm --disable-bias-linear --position-embedding-type rope "
-             f"--untie-embeddings-and-output-weights --bf16")
+    model = (
+        f"--num-layers {i.num_layers} --hidden-size {i.hidden_size} --ffn-hidden-size {i.ffn_hidden_size} "
+        f"--num-attention-heads {i.num_attention_heads} --seq-length {i.seq_length} "
+        f"--max-position-embeddings {i.seq_length} --vocab-size {i.vocab_size} --swiglu "
+        f"--normalization RMSNorm --disable-bias-linear --position-embedding-type rope "
+        f"--untie-embeddings-and-output-weights --bf16"
+    )
     if i.num_query_groups:
         model += f" --group-query-attention --num-query-groups {i.num_query_groups}"
     if i.num_experts:
-        model += (f" --num-experts {i.num_experts} --moe-router-topk {i.moe_topk} "
-                  f"--expert-model-parallel-size {i.ep} --expert-tensor-parallel-size {i.etp or i.tp}")
-    layout = (f"--tensor-model-parallel-size {i.tp} --pipeline-model-parallel-size {i.pp} "
-              f"--context-parallel-size {i.cp} --micro-batch-size {i.micro_batch} "
-              f"--global-batch-size {i.global_batch} --use-distributed-optimizer "
-              "--overlap-grad-reduce --overlap-param-gather")
+        model += (
+            f" --num-experts {i.num_experts} --moe-router-topk {i.moe_topk} "
+            f"--expert-model-parallel-size {i.ep} --expert-tensor-parallel-size {i.etp or i.tp}"
+        )
+    layout = (
+        f"--tensor-model-parallel-size {i.tp} --pipeline-model-parallel-size {i.pp} "
+        f"--context-parallel-size {i.cp} --micro-batch-size {i.micro_batch} "
+        f"--global-batch-size {i.global_batch} --use-distributed-optimizer "
+        "--overlap-grad-reduce --overlap-param-gather"
+    )
     if i.sequence_parallel:
         layout += " --sequence-parallel"
     if i.options.grad_reduce_bytes == 2:
@@ -61,20 +76,29 @@ def _launch_text(c) -> str:
     if i.vpp:
         layout += f" --num-virtual-stages-per-pipeline-rank {i.vpp}"
     if c.first_last_layers:
-        layout += (f" --decoder-first-pipeline-num-layers {c.first_last_layers}"
-                   f" --decoder-last-pipeline-num-layers {c.last_layers or c.first_last_layers}")
+        layout += (
+            f" --decoder-first-pipeline-num-layers {c.first_last_layers}"
+            f" --decoder-last-pipeline-num-layers {c.last_layers or c.first_last_layers}"
+        )
     if i.recompute == "selective":
         layout += " --recompute-activations"
     elif i.recompute == "full":
         layout += " --recompute-granularity full --recompute-method uniform --recompute-num-layers 1"
-    return ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-            f"torchrun --nnodes {i.nnodes} --nproc_per_node {i.gpus_per_node} --node_rank $NODE_RANK "
-            f"--master_addr $MASTER_ADDR --master_port 29500 pretrain_gpt.py {layout} {model}\n")
+    return (
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        f"torchrun --nnodes {i.nnodes} --nproc_per_node {i.gpus_per_node} --node_rank $NODE_RANK "
+        f"--master_addr $MASTER_ADDR --master_port 29500 pretrain_gpt.py {layout} {model}\n"
+    )
 
 
-@pytest.mark.parametrize("preset, nodes, seq, batch", [
-    ("llama3-8b", 1, 8192, 128), ("llama3-70b", 8, 8192, 512), ("mixtral-8x7b", 8, 4096, 1024),
-])
+@pytest.mark.parametrize(
+    "preset, nodes, seq, batch",
+    [
+        ("llama3-8b", 1, 8192, 128),
+        ("llama3-70b", 8, 8192, 512),
+        ("mixtral-8x7b", 8, 4096, 1024),
+    ],
+)
 def test_best_candidates_pass_check_and_fit(preset, nodes, seq, batch, tmp_path):
     result = plan(base_input(model_from_preset(preset), nodes, 8, "h100-sxm", seq, batch), preset, top=5)
     assert result.candidates
@@ -87,8 +111,11 @@ def test_best_candidates_pass_check_and_fit(preset, nodes, seq, batch, tmp_path)
         errors = [(d.code, d.message) for d in checked.diagnostics if d.severity == "error"]
         assert not errors, (c.to_json()["parallel"], errors)
         (layout,) = checked.layouts
-        assert (layout.value("parallel.tp"), layout.value("parallel.pp"), layout.value("parallel.dp")) == \
-            (c.inp.tp, c.inp.pp, c.inp.data_parallel())
+        assert (layout.value("parallel.tp"), layout.value("parallel.pp"), layout.value("parallel.dp")) == (
+            c.inp.tp,
+            c.inp.pp,
+            c.inp.data_parallel(),
+        )
 
 
 def test_tensor_parallelism_never_leaves_the_node():
@@ -111,8 +138,7 @@ def test_ranking_rule():
 
 
 def test_the_405b_plan_on_16k_gpus_is_recognisable():
-    result = plan(base_input(model_from_preset("llama3-405b"), 2048, 8, "h100-sxm", 8192, 2048), "llama3-405b",
-                  top=5)
+    result = plan(base_input(model_from_preset("llama3-405b"), 2048, 8, "h100-sxm", 8192, 2048), "llama3-405b", top=5)
     assert result.candidates
     for c in result.candidates:
         assert c.inp.tp == 8 or c.inp.tp == 4  # the model needs tensor parallelism inside the node
@@ -128,8 +154,9 @@ def test_cli_text_and_json():
     out = _cli("--model", "llama3-8b", "--nodes", "1", "--global-batch", "128", "--top", "3")
     assert out.exit_code == 0, out.output
     assert out.output.splitlines()[0].startswith("plint plan: llama3-8b on 1 x 8 h100-sxm (8 GPUs)")
-    doc = json.loads(_cli("--model", "llama3-8b", "--nodes", "1", "--global-batch", "128", "--top", "3",
-                          "--format", "json").output)
+    doc = json.loads(
+        _cli("--model", "llama3-8b", "--nodes", "1", "--global-batch", "128", "--top", "3", "--format", "json").output
+    )
     assert len(doc["candidates"]) == 3
     first = doc["candidates"][0]
     assert set(first) >= {"parallel", "batch", "recompute", "estimate"}
@@ -145,12 +172,15 @@ def test_plan_around_a_launch_places_it():
     assert "against the launch:" in text
 
 
-@pytest.mark.parametrize("args, message", [
-    (("--model", "llama9-1t", "--nodes", "1"), "unknown model preset 'llama9-1t'"),
-    (("--model", "llama3-8b"), "--nodes is required"),
-    (("--nodes", "1"), "give one of --model PRESET or --model-file FILE"),
-    (("--model", "llama3-8b", "--nodes", "1", "--gpu", "tpu-v9"), "unknown GPU 'tpu-v9'"),
-])
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("--model", "llama9-1t", "--nodes", "1"), "unknown model preset 'llama9-1t'"),
+        (("--model", "llama3-8b"), "--nodes is required"),
+        (("--nodes", "1"), "give one of --model PRESET or --model-file FILE"),
+        (("--model", "llama3-8b", "--nodes", "1", "--gpu", "tpu-v9"), "unknown GPU 'tpu-v9'"),
+    ],
+)
 def test_usage_errors_exit_2(args, message):
     out = _cli(*args)
     assert out.exit_code == 2 and message in out.output, out.output
@@ -158,8 +188,10 @@ def test_usage_errors_exit_2(args, message):
 
 def test_model_file(tmp_path):
     path = tmp_path / "m.yaml"
-    path.write_text("model:\n  num_layers: 24\n  hidden_size: 2048\n  num_attention_heads: 16\n"
-                    "  seq_length: 2048\n  vocab_size: 50257\n")
+    path.write_text(
+        "model:\n  num_layers: 24\n  hidden_size: 2048\n  num_attention_heads: 16\n"
+        "  seq_length: 2048\n  vocab_size: 50257\n"
+    )
     out = _cli("--model-file", str(path), "--nodes", "1", "--top", "2")
     assert out.exit_code == 0 and "plint plan: m on 1 x 8" in out.output
     path.write_text("num_layers: 24\nhidden: 2048\n")
@@ -169,19 +201,30 @@ def test_model_file(tmp_path):
 
 def test_plan_around_a_launch_takes_env_values(tmp_path):
     launch = tmp_path / "launch.sh"
-    launch.write_text("NGPU=${NGPU:-$(nvidia-smi -L | wc -l)}\n"
-                      "torchrun --nproc_per_node $NGPU pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
-                      "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
-                      "--micro-batch-size 1 --global-batch-size 64 --bf16\n")
+    launch.write_text(
+        "NGPU=${NGPU:-$(nvidia-smi -L | wc -l)}\n"
+        "torchrun --nproc_per_node $NGPU pretrain_gpt.py --num-layers 24 --hidden-size 2048 "
+        "--num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+        "--micro-batch-size 1 --global-batch-size 64 --bf16\n"
+    )
     refused = _cli(str(launch))
     assert refused.exit_code == 2 and "give --env or --assume" in refused.output
     doc = json.loads(_cli(str(launch), "--env", "NGPU=8", "--format", "json").output)
     assert doc["world_size"] == 8 and doc["current"]["parallel"]["dp"] == 8
 
 
-LLAMA2_13B = {"num_layers": 40, "hidden_size": 5120, "ffn_hidden_size": 13824, "num_attention_heads": 40,
-              "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
-              "untie_embeddings": True, "add_bias_linear": False}
+LLAMA2_13B = {
+    "num_layers": 40,
+    "hidden_size": 5120,
+    "ffn_hidden_size": 13824,
+    "num_attention_heads": 40,
+    "seq_length": 4096,
+    "vocab_size": 32000,
+    "swiglu": True,
+    "normalization": "RMSNorm",
+    "untie_embeddings": True,
+    "add_bias_linear": False,
+}
 
 
 def test_sharding_is_an_axis_13b_on_8_a100_80gb_considers_zero3_dp8():
@@ -202,7 +245,11 @@ def test_each_plan_walks_the_decision_tree_with_its_numbers():
     # Llama-2 13B: 40 x (4 x 5120^2 + 3 x 5120 x 13824 + 2 x 5120) + 2 x 32000 x 5120 + 5120 = 13,015,864,320
     # parameters x 18 B (bf16 weights, fp32 grads, fp32 master + Adam) = 218.2 GiB > 80 x 0.93 - 2 = 72.4 GiB
     first = result.tree.steps[0]
-    assert "218.2 GiB" in first and "72.4 GiB usable (74.4 less the runtime's 2.0): shard it" in first and "27.3 GiB each" in first
+    assert (
+        "218.2 GiB" in first
+        and "72.4 GiB usable (74.4 less the runtime's 2.0): shard it" in first
+        and "27.3 GiB each" in first
+    )
     assert result.tree.axes == {"sharding": "parameters", "tp": 1, "pp": 1, "cp": 1}
     # #1 is tp 2 (faster by the cost model): the plan says so, with the figure
     best = result.candidates[0]
@@ -210,8 +257,11 @@ def test_each_plan_walks_the_decision_tree_with_its_numbers():
         assert f"tensor parallel {best.inp.tp} where the tree asks 1" in result.departures[0]
     text = CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2"]).output
     assert "decision tree: one replica needs" in text
-    doc = json.loads(CliRunner().invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2",
-                                              "--format", "json"]).output)
+    doc = json.loads(
+        CliRunner()
+        .invoke(cli, ["plan", "--model", "llama3-8b", "--nodes", "1", "--top", "2", "--format", "json"])
+        .output
+    )
     assert doc["decision_tree"]["axes"]["sharding"] == "parameters" and doc["decision_tree"]["departures"]
 
 
@@ -222,13 +272,23 @@ def test_61_layers_split_with_first_and_last_stages_set_independently(pp, split)
     first, middle, last = split
     assert first + (pp - 2) * middle + last == 61 and 0 < last <= first <= middle
     from plint.planning.plan import uneven_split
+
     assert uneven_split(61, pp) == split
 
 
 def test_a_61_layer_model_gets_pipeline_candidates_with_their_own_ends():
-    model = {"num_layers": 61, "hidden_size": 2048, "ffn_hidden_size": 5632, "num_attention_heads": 16,
-             "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
-             "untie_embeddings": True, "add_bias_linear": False}
+    model = {
+        "num_layers": 61,
+        "hidden_size": 2048,
+        "ffn_hidden_size": 5632,
+        "num_attention_heads": 16,
+        "seq_length": 4096,
+        "vocab_size": 32000,
+        "swiglu": True,
+        "normalization": "RMSNorm",
+        "untie_embeddings": True,
+        "add_bias_linear": False,
+    }
     result = plan(base_input(model, 2, 8, "h100-sxm", None, 64), "61-layers")
     # pp 4 splits either by the first and last stages' flags or, from issue 24, by a pipeline layout that
     # spreads the layers with the embedding and loss over the virtual stages
@@ -253,8 +313,9 @@ def test_grad_reduce_in_bf16_is_weighed_and_written():
     assert bf16.to_json()["grad_reduce_in_bf16"] is True
     from plint.planning.generate import render, spec_from_candidate
 
-    spec = spec_from_candidate(LLAMA2_13B, bf16.to_json(), {"nnodes": 1, "gpus_per_node": 8, "gpu": "a100-sxm-80gb"},
-                               "bf16-reduce")
+    spec = spec_from_candidate(
+        LLAMA2_13B, bf16.to_json(), {"nnodes": 1, "gpus_per_node": 8, "gpu": "a100-sxm-80gb"}, "bf16-reduce"
+    )
     assert "--grad-reduce-in-bf16\n" in render(spec, "torchrun")["launch.sh"]
 
 
@@ -269,6 +330,8 @@ def test_virtual_stages_go_down_to_one_layer_per_stage():
     pp8 = {s.vpp for s in found if (s.tp, s.pp, s.cp) == (4, 8, 1)}
     assert pp8 == {None, 2, 3, 4, 6, 12}  # every divisor of 96 / 8 = 12 above 1
     assert all(s.num_layers // s.pp % s.vpp == 0 for s in found if s.vpp)
+
+
 def test_plan_around_names_why_a_launch_is_no_candidate():
     """Issue 16: a launch whose own layout the search never proposes is not ranked "#N+1 of N"; the row
     names what keeps it out (placement.outside_search follows the search's own filters)."""
@@ -283,22 +346,26 @@ def test_plan_around_names_why_a_launch_is_no_candidate():
         # micro 3: the search tries 1, 2, 4, 8; 256 is not a multiple of 3 x dp either
         best.replace(micro_batch=3, **full): [
             "micro-batch 3: the plan tries 1, 2, 4, 8",
-            f"global batch 256 is not divisible by micro-batch 3 x dp {best.data_parallel()} (PL102)"],
+            f"global batch 256 is not divisible by micro-batch 3 x dp {best.data_parallel()} (PL102)",
+        ],
         # tp 16 on 8-GPU nodes: outside the NVLink domain
         best.replace(tp=16, pp=1, cp=1, vpp=None, dp=1, micro_batch=1): [
             "tp 16 spans more than the NVLink domain of 8 GPUs (PL201)",
-            "32 attention heads and 8 query groups do not both divide by tp 16 (PL104)"],
+            "32 attention heads and 8 query groups do not both divide by tp 16 (PL104)",
+        ],
         # 4 distributed-optimizer instances: tp 8 leaves dp 2, which is no multiple of them (review)
         best.replace(tp=8, pp=1, cp=1, vpp=None, dp=2, micro_batch=1, dp_outer=4, sequence_parallel=True): [
-            "dp 2 x cp 1 = 2 is not a multiple of its 4 distributed-optimizer instances (PL101)"],
+            "dp 2 x cp 1 = 2 is not a multiple of its 4 distributed-optimizer instances (PL101)"
+        ],
     }
     for inp, reasons in cases.items():
         result = plan_around(inp, "llama3-8b")
         why = result.current.why
         assert why.startswith(f"not among the {len(result.candidates)} candidates (")
         assert all(reason in why for reason in reasons), why
-        assert why.endswith(("faster than all of them", "slower than all of them")) or \
-            re.search(r"between #(\d+) and #(\d+)$", why), why
+        assert why.endswith(("faster than all of them", "slower than all of them")) or re.search(
+            r"between #(\d+) and #(\d+)$", why
+        ), why
 
 
 def test_plan_on_four_gpu_nodes_keeps_tensor_parallelism_inside_the_node():
@@ -319,10 +386,21 @@ def test_hybrid_sharding_plans_only_layouts_whose_expert_data_parallel_size_the_
         assert c.inp.world_size // (c.inp.pp * c.inp.ep * (c.inp.etp or c.inp.tp)) % 4 == 0, c.inp
 
 
-MOE_SMALL = {"num_layers": 8, "hidden_size": 1024, "ffn_hidden_size": 2816, "num_attention_heads": 16,
-             "seq_length": 2048, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
-             "untie_embeddings": True, "add_bias_linear": False, "num_experts": 8, "moe_topk": 2,
-             "moe_ffn_hidden_size": 1408}
+MOE_SMALL = {
+    "num_layers": 8,
+    "hidden_size": 1024,
+    "ffn_hidden_size": 2816,
+    "num_attention_heads": 16,
+    "seq_length": 2048,
+    "vocab_size": 32000,
+    "swiglu": True,
+    "normalization": "RMSNorm",
+    "untie_embeddings": True,
+    "add_bias_linear": False,
+    "num_experts": 8,
+    "moe_topk": 2,
+    "moe_ffn_hidden_size": 1408,
+}
 
 
 def test_the_planner_searches_the_expert_tensor_parallel_size():
@@ -347,7 +425,12 @@ def test_layers_that_do_not_divide_get_a_pipeline_layout_with_virtual_stages():
 
 
 def test_a_held_micro_batch_and_recompute_are_the_only_ones_tried():
-    result = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b", micro_batches=(2,),
-                  recomputes=(("full", "uniform", 1),), more_sharding=False)
+    result = plan(
+        base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64),
+        "llama2-13b",
+        micro_batches=(2,),
+        recomputes=(("full", "uniform", 1),),
+        more_sharding=False,
+    )
     assert result.candidates and {(c.inp.micro_batch, c.inp.recompute) for c in result.candidates} == {(2, "full")}
     assert all(c.inp.sharding_level() <= 1 for c in result.candidates)

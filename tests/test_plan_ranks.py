@@ -13,16 +13,42 @@ plan_ranks = _load("plan_ranks")
 
 def entry(**layout) -> dict:
     """A calibration entry in the data file's shape: a 1.3B dense model on 2 x 8 H100."""
-    base_layout = {"tp": 2, "pp": 2, "vpp": None, "dp": None, "cp": None, "ep": None, "expert_tp": None,
-                   "zero_stage": None, "distributed_optimizer": None, "fsdp": None, "sequence_parallel": None,
-                   "recompute": None, "micro_batch_size": None, "global_batch_seqs": 64, "global_batch_tokens": None}
-    return {"id": "hand_made", "year": 2024, "framework": "Megatron-LM", "precision": "bf16",
-            "model": {"family": "Llama-style", "num_layers": 24, "hidden_size": 2048, "ffn_hidden_size": 5504,
-                      "num_attention_heads": 16, "num_kv_heads": 16, "vocab_size": 32000, "seq_length": 2048,
-                      "moe": None},
-            "cluster": {"gpu": "H100-SXM5-80GB", "total_gpus": 16, "gpus_per_node": 8,
-                        "inter_node_gbps_per_gpu": 400},
-            "layout": {**base_layout, **layout}}
+    base_layout = {
+        "tp": 2,
+        "pp": 2,
+        "vpp": None,
+        "dp": None,
+        "cp": None,
+        "ep": None,
+        "expert_tp": None,
+        "zero_stage": None,
+        "distributed_optimizer": None,
+        "fsdp": None,
+        "sequence_parallel": None,
+        "recompute": None,
+        "micro_batch_size": None,
+        "global_batch_seqs": 64,
+        "global_batch_tokens": None,
+    }
+    return {
+        "id": "hand_made",
+        "year": 2024,
+        "framework": "Megatron-LM",
+        "precision": "bf16",
+        "model": {
+            "family": "Llama-style",
+            "num_layers": 24,
+            "hidden_size": 2048,
+            "ffn_hidden_size": 5504,
+            "num_attention_heads": 16,
+            "num_kv_heads": 16,
+            "vocab_size": 32000,
+            "seq_length": 2048,
+            "moe": None,
+        },
+        "cluster": {"gpu": "H100-SXM5-80GB", "total_gpus": 16, "gpus_per_node": 8, "inter_node_gbps_per_gpu": 400},
+        "layout": {**base_layout, **layout},
+    }
 
 
 def stated(run: dict):
@@ -34,8 +60,16 @@ def stated(run: dict):
 def test_unstated_axes_are_not_compared():
     s, inp = stated(entry())
     # neither cp nor dp stated: both free; vpp null with pp 2 may be interleaved or not
-    assert (s.tp, s.pp, s.cp, s.dp, s.vpp, s.sharding, s.micro, s.recompute) == (2, 2, None, None, None, None, None,
-                                                                                     None)
+    assert (s.tp, s.pp, s.cp, s.dp, s.vpp, s.sharding, s.micro, s.recompute) == (
+        2,
+        2,
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    )
     for vpp in (None, 2, 3):
         assert plan_ranks.mismatches(s, inp.replace(vpp=vpp, cp=2, dp=2)) == []
     assert plan_ranks.mismatches(s, inp.replace(tp=4)) == ["tp"]
@@ -78,8 +112,14 @@ def _planned(run: dict):
 def test_a_candidate_written_as_the_published_layout_ranks_at_its_first_occurrence(position):
     run = entry()
     chosen = _planned(run)[position - 1].inp
-    run["layout"].update(tp=chosen.tp, pp=chosen.pp, cp=chosen.cp, dp=chosen.data_parallel(),
-                         vpp=chosen.vpp or 1, distributed_optimizer=True)
+    run["layout"].update(
+        tp=chosen.tp,
+        pp=chosen.pp,
+        cp=chosen.cp,
+        dp=chosen.data_parallel(),
+        vpp=chosen.vpp or 1,
+        distributed_optimizer=True,
+    )
     row, why = plan_ranks.rank_run(run)
     assert why is None
     assert 1 <= row.rank <= position
@@ -100,19 +140,23 @@ def test_a_layout_outside_the_search_names_the_axis():
 
 def test_a_layout_that_cannot_fit_says_so():
     run = entry(tp=1, pp=1, dp=16, cp=1)
-    run["model"].update(num_layers=96, hidden_size=12288, ffn_hidden_size=49152, num_attention_heads=96,
-                        num_kv_heads=96)  # 175B on one GPU's worth of model parallelism
+    run["model"].update(
+        num_layers=96, hidden_size=12288, ffn_hidden_size=49152, num_attention_heads=96, num_kv_heads=96
+    )  # 175B on one GPU's worth of model parallelism
     row, _ = plan_ranks.rank_run(run)
     assert row.rank is None and row.why.startswith("predicted not to fit")
 
 
-@pytest.mark.parametrize("change, reason", [
-    ({"layout": {"tp": None}}, "states no layout"),
-    ({"cluster": {"total_gpus": None}}, "states no GPU count"),
-    ({"layout": {"global_batch_seqs": None, "global_batch_tokens": 2_000_000}}, "not a whole number"),
-    ({"layout": {"global_batch_seqs": None}}, "no global batch"),
-    ({"layout": {"dp": 3, "cp": 1}}, "not the 16 GPUs"),
-])
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        ({"layout": {"tp": None}}, "states no layout"),
+        ({"cluster": {"total_gpus": None}}, "states no GPU count"),
+        ({"layout": {"global_batch_seqs": None, "global_batch_tokens": 2_000_000}}, "not a whole number"),
+        ({"layout": {"global_batch_seqs": None}}, "no global batch"),
+        ({"layout": {"dp": 3, "cp": 1}}, "not the 16 GPUs"),
+    ],
+)
 def test_runs_that_cannot_be_planned_say_why(change, reason):
     run = copy.deepcopy(entry())
     for section, values in change.items():
@@ -122,13 +166,22 @@ def test_runs_that_cannot_be_planned_say_why(change, reason):
 
 
 def test_summary_counts_top_k_per_kind():
-    rows = [plan_ranks.Row("a", False, "", rank=1), plan_ranks.Row("b", False, "", rank=3),
-            plan_ranks.Row("c", False, "", rank=11), plan_ranks.Row("d", True, "", rank=None),
-            plan_ranks.Row("e", True, "", rank=2, rank_with_micro_recompute=2)]
+    rows = [
+        plan_ranks.Row("a", False, "", rank=1),
+        plan_ranks.Row("b", False, "", rank=3),
+        plan_ranks.Row("c", False, "", rank=11),
+        plan_ranks.Row("d", True, "", rank=None),
+        plan_ranks.Row("e", True, "", rank=2, rank_with_micro_recompute=2),
+    ]
     s = plan_ranks.summary(rows)
     # issue 24: the count of runs whose first choice is claimed no more than CLAIM_MARGIN faster (none here)
-    assert s["dense"] == {"runs": 3, "not_among_candidates": 0, "claim_within_margin": 0,
-                          "top": {"1": 1, "3": 2, "10": 2}, "top_with_micro_recompute": {"1": 0, "3": 0, "10": 0}}
+    assert s["dense"] == {
+        "runs": 3,
+        "not_among_candidates": 0,
+        "claim_within_margin": 0,
+        "top": {"1": 1, "3": 2, "10": 2},
+        "top_with_micro_recompute": {"1": 0, "3": 0, "10": 0},
+    }
     assert s["moe"]["top"] == {"1": 0, "3": 1, "10": 1} and s["moe"]["not_among_candidates"] == 1
 
 

@@ -18,17 +18,34 @@ from doc_snippets import RELEASE_TAG, precommit_snippets
 
 ROOT = Path(__file__).resolve().parent.parent
 PRE_COMMIT = shutil.which("pre-commit") or str(Path(sys.executable).with_name("pre-commit"))
-SKIPPED = (".git", "__pycache__", ".pytest_cache", ".hypothesis", ".benchmarks", ".ruff_cache", "*.egg-info",
-           ".venv", "build", "dist")
+SKIPPED = (
+    ".git",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".benchmarks",
+    ".ruff_cache",
+    "*.egg-info",
+    ".venv",
+    "build",
+    "dist",
+)
 
-pytestmark = pytest.mark.skipif(not Path(PRE_COMMIT).exists() or shutil.which("git") is None,
-                                reason="pre-commit or git is not installed")
+pytestmark = pytest.mark.skipif(
+    not Path(PRE_COMMIT).exists() or shutil.which("git") is None, reason="pre-commit or git is not installed"
+)
 
 
 def git(cwd, *args) -> str:
-    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
-           "GIT_COMMITTER_EMAIL": "t@t", "HOME": str(cwd), "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-           "GIT_CONFIG_NOSYSTEM": "1"}
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "HOME": str(cwd),
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "GIT_CONFIG_NOSYSTEM": "1",
+    }
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True, env=env).stdout
 
 
@@ -69,8 +86,15 @@ def try_repo(tmp_path, hook_repo, pre_commit_home, name, text):
     (repo / name).write_text(text)
     git(repo, "add", name)
     env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
-    return subprocess.run([PRE_COMMIT, "try-repo", str(hook_repo), "plint", "--files", name, "--verbose"],
-                          cwd=repo, capture_output=True, text=True, timeout=600, env=env, check=False)
+    return subprocess.run(
+        [PRE_COMMIT, "try-repo", str(hook_repo), "plint", "--files", name, "--verbose"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
 
 
 def test_hook_refuses_a_bad_launch_with_line_and_code(tmp_path, hook_repo, pre_commit_home):
@@ -81,9 +105,11 @@ def test_hook_refuses_a_bad_launch_with_line_and_code(tmp_path, hook_repo, pre_c
 
 
 def test_hook_passes_a_good_launch(tmp_path, hook_repo, pre_commit_home):
-    good = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
-            "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
-            "--overlap-grad-reduce --overlap-param-gather --bf16\n")
+    good = (
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
+        "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
+        "--overlap-grad-reduce --overlap-param-gather --bf16\n"
+    )
     proc = try_repo(tmp_path, hook_repo, pre_commit_home, "launch.sh", good)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # the hook runs `plint check -q`: a clean commit prints no layout line, no estimate bars, no summary
@@ -127,8 +153,9 @@ def test_hook_environment_stays_light():
     (hook,) = [h for h in hooks if h["id"] == "plint"]
     assert hook["language"] == "python" and not hook.get("additional_dependencies")
     dependencies = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    assert not [d for d in dependencies if d.split(">")[0].split("=")[0].strip() in ("torch", "deepspeed",
-                                                                                     "megatron-core")]
+    assert not [
+        d for d in dependencies if d.split(">")[0].split("=")[0].strip() in ("torch", "deepspeed", "megatron-core")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -147,14 +174,23 @@ def test_the_documented_snippet_works_as_pasted(tmp_path, released_hook_repo, pr
     repo = tmp_path / "user-repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / ".pre-commit-config.yaml").write_text(snippet.replace("https://github.com/plint-dev/plint",
-                                                                  str(released_hook_repo)))
-    (repo / "launch.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
-                                    "--tensor-model-parallel-size 3 --bf16\n")
+    (repo / ".pre-commit-config.yaml").write_text(
+        snippet.replace("https://github.com/plint-dev/plint", str(released_hook_repo))
+    )
+    (repo / "launch.sh").write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3 --bf16\n"
+    )
     git(repo, "add", "-A")
     env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
-    proc = subprocess.run([PRE_COMMIT, "run", "plint", "--files", "launch.sh"], cwd=repo, capture_output=True,
-                          text=True, timeout=600, env=env, check=False)
+    proc = subprocess.run(
+        [PRE_COMMIT, "run", "plint", "--files", "launch.sh"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+        check=False,
+    )
     assert proc.returncode == 1 and "PL101" in proc.stdout, proc.stdout + proc.stderr
 
 
@@ -168,11 +204,13 @@ def test_autoupdate_moves_the_snippet_to_a_newer_release(tmp_path, released_hook
     repo = tmp_path / "user-repo"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / ".pre-commit-config.yaml").write_text(precommit_snippets()[0].replace("https://github.com/plint-dev/plint",
-                                                                         str(upstream)))
+    (repo / ".pre-commit-config.yaml").write_text(
+        precommit_snippets()[0].replace("https://github.com/plint-dev/plint", str(upstream))
+    )
     env = {**os.environ, "PRE_COMMIT_HOME": str(pre_commit_home)}
-    update = subprocess.run([PRE_COMMIT, "autoupdate"], cwd=repo, capture_output=True, text=True, timeout=600,
-                            env=env, check=False)
+    update = subprocess.run(
+        [PRE_COMMIT, "autoupdate"], cwd=repo, capture_output=True, text=True, timeout=600, env=env, check=False
+    )
     assert update.returncode == 0, update.stdout + update.stderr
     config = (repo / ".pre-commit-config.yaml").read_text()
     assert "rev: v99.0.0" in config and f"rev: {RELEASE_TAG}" not in config

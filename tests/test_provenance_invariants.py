@@ -14,8 +14,11 @@ from plint.values import ORIGINS
 
 
 def _mains() -> list[Path]:
-    mains = [d / yaml.safe_load((d / "expected.yaml").read_text())["main"]
-             for d in sorted(FIXTURES.iterdir()) if (d / "expected.yaml").exists()]
+    mains = [
+        d / yaml.safe_load((d / "expected.yaml").read_text())["main"]
+        for d in sorted(FIXTURES.iterdir())
+        if (d / "expected.yaml").exists()
+    ]
     rules = ROOT / "fixtures" / "rules"
     mains += sorted(f for f in rules.glob("*/*/*") if f.suffix in (".sh", ".slurm", ".sbatch"))
     return mains

@@ -22,10 +22,15 @@ WRITTEN = [run_id for run_id in SUPPLEMENTED if (ROOT / "fixtures" / "good" / ru
 
 def facts(inp: ModelInput) -> dict:
     """The fields the supplements set."""
-    return {"micro_batch": inp.micro_batch, "vpp": inp.vpp, "hidden_dropout": inp.hidden_dropout,
-            "attention_dropout": inp.attention_dropout, "recompute": inp.recompute,
-            "recompute_modules": inp.recompute_modules if inp.recompute == "selective" else None,
-            "grad_reduce_bytes": inp.options.grad_reduce_bytes}
+    return {
+        "micro_batch": inp.micro_batch,
+        "vpp": inp.vpp,
+        "hidden_dropout": inp.hidden_dropout,
+        "attention_dropout": inp.attention_dropout,
+        "recompute": inp.recompute,
+        "recompute_modules": inp.recompute_modules if inp.recompute == "selective" else None,
+        "grad_reduce_bytes": inp.options.grad_reduce_bytes,
+    }
 
 
 def test_every_supplemented_run_is_in_the_calibration_data():
@@ -51,8 +56,9 @@ def test_recipe_flags_change_the_calibration_input():
     assert (inp.hidden_dropout, inp.options.grad_reduce_bytes) == (0.1, None)
     out = supplements.with_publication("dgxc_llama31_405b_576gpu", inp)
     assert (out.hidden_dropout, out.attention_dropout, out.options.grad_reduce_bytes) == (0.0, 0.0, 2)
-    gptoss = supplements.with_publication("bridge_gptoss_120b_b200_64gpu_bf16",
-                                          calibrate.to_input(RUNS["bridge_gptoss_120b_b200_64gpu_bf16"])[0])
+    gptoss = supplements.with_publication(
+        "bridge_gptoss_120b_b200_64gpu_bf16", calibrate.to_input(RUNS["bridge_gptoss_120b_b200_64gpu_bf16"])[0]
+    )
     assert (gptoss.recompute, gptoss.recompute_modules) == ("selective", ("layernorm", "moe_act"))
 
 
@@ -75,4 +81,5 @@ def test_the_calibration_predicts_the_runs_as_published():
     run_id = "megatron_sc21_gpt_7p5b_128gpu"
     inp, _ = calibrate.to_input(RUNS[run_id])
     assert rows[run_id]["predicted"] != pytest.approx(
-        calibrate.estimate(inp).tokens_per_s_per_gpu, rel=1e-6)  # micro-batch 16 of run_table_1.sh, not 1
+        calibrate.estimate(inp).tokens_per_s_per_gpu, rel=1e-6
+    )  # micro-batch 16 of run_table_1.sh, not 1

@@ -81,14 +81,17 @@ def test_tp_pp_dp_mapping():
     assert g["dp"] == [[0, 4, 8, 12], [1, 5, 9, 13], [2, 6, 10, 14], [3, 7, 11, 15]]
 
 
-@pytest.mark.parametrize("kwargs, words", [
-    ({"world_size": 12, "tp": 8}, "not divisible by tp*pp*cp"),
-    ({"world_size": 16, "tp": 2, "ep": 3}, "not divisible by etp*ep*pp"),
-    ({"world_size": 16, "tp": 2, "pp": 2, "ep": 4, "etp": 1, "order": TP_PP_DP_ORDER}, "expert data-parallel size"),
-    ({"world_size": 16, "tp": 2, "order": "tp-xx-dp-pp"}, "order"),
-    ({"world_size": 16, "tp": 2, "pp": 2, "order": "tp-dp"}, "leaves out pp"),
-    ({"world_size": 0}, "positive"),
-])
+@pytest.mark.parametrize(
+    "kwargs, words",
+    [
+        ({"world_size": 12, "tp": 8}, "not divisible by tp*pp*cp"),
+        ({"world_size": 16, "tp": 2, "ep": 3}, "not divisible by etp*ep*pp"),
+        ({"world_size": 16, "tp": 2, "pp": 2, "ep": 4, "etp": 1, "order": TP_PP_DP_ORDER}, "expert data-parallel size"),
+        ({"world_size": 16, "tp": 2, "order": "tp-xx-dp-pp"}, "order"),
+        ({"world_size": 16, "tp": 2, "pp": 2, "order": "tp-dp"}, "leaves out pp"),
+        ({"world_size": 0}, "positive"),
+    ],
+)
 def test_layouts_megatron_refuses(kwargs, words):
     with pytest.raises(LayoutError, match=re.escape(words)):
         RankLayout(**kwargs)
@@ -114,9 +117,9 @@ def test_groups_of_rank():
 
 def _valid_layouts():
     """(tp, pp, cp, dp, ep, etp) whose world tp*pp*cp*dp the expert grid etp*ep*pp divides."""
-    return st.tuples(*(st.sampled_from([1, 2, 3, 4]) for _ in range(4)), st.sampled_from([1, 2, 4, 8]),
-                     st.sampled_from([None, 1, 2])).filter(
-        lambda t: (t[0] * t[1] * t[2] * t[3]) % ((t[5] or t[0]) * t[4] * t[1]) == 0)
+    return st.tuples(
+        *(st.sampled_from([1, 2, 3, 4]) for _ in range(4)), st.sampled_from([1, 2, 4, 8]), st.sampled_from([None, 1, 2])
+    ).filter(lambda t: (t[0] * t[1] * t[2] * t[3]) % ((t[5] or t[0]) * t[4] * t[1]) == 0)
 
 
 @settings(max_examples=150, deadline=None)
@@ -125,9 +128,22 @@ def test_grid_kinds_partition_the_world(t):
     tp, pp, cp, dp, ep, etp = t
     world = tp * pp * cp * dp
     layout = RankLayout(world, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp)
-    sizes = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "dp-cp": dp * cp, "tp-pp": tp * pp, "tp-cp": tp * cp,
-             "tp-dp": tp * dp, "tp-dp-cp": tp * dp * cp, "ep": ep, "etp": etp or tp,
-             "etp-ep": (etp or tp) * ep, "etp-ep-pp": (etp or tp) * ep * pp, "edp": layout.edp}
+    sizes = {
+        "tp": tp,
+        "pp": pp,
+        "dp": dp,
+        "cp": cp,
+        "dp-cp": dp * cp,
+        "tp-pp": tp * pp,
+        "tp-cp": tp * cp,
+        "tp-dp": tp * dp,
+        "tp-dp-cp": tp * dp * cp,
+        "ep": ep,
+        "etp": etp or tp,
+        "etp-ep": (etp or tp) * ep,
+        "etp-ep-pp": (etp or tp) * ep * pp,
+        "edp": layout.edp,
+    }
     for kind in (*DENSE_KINDS, *EXPERT_KINDS):
         groups = layout.groups(kind)
         assert sorted(r for g in groups for r in g) == list(range(world)), kind
@@ -145,11 +161,16 @@ def test_4096_ranks_is_fast():
 HAVE_MEGATRON = all(importlib.util.find_spec(m) is not None for m in ("torch", "megatron"))
 
 
-@pytest.mark.skipif(not HAVE_MEGATRON, reason="megatron-core (and torch) not importable: "
-                    "pip install 'plint[dryrun]' to compare with megatron-core's own groups")
+@pytest.mark.skipif(
+    not HAVE_MEGATRON,
+    reason="megatron-core (and torch) not importable: "
+    "pip install 'plint[dryrun]' to compare with megatron-core's own groups",
+)
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(_valid_layouts().filter(lambda t: t[0] * t[1] * t[2] * t[3] <= 48),
-       st.sampled_from(["tp-cp-ep-dp-pp", TP_PP_DP_ORDER]))
+@given(
+    _valid_layouts().filter(lambda t: t[0] * t[1] * t[2] * t[3] <= 48),
+    st.sampled_from(["tp-cp-ep-dp-pp", TP_PP_DP_ORDER]),
+)
 def test_analytic_groups_equal_megatron_core(t, order):
     """Every rank's groups, read back from megatron-core's initialize_model_parallel on torch's fake
     process groups, equal plint's (or both refuse the layout)."""
@@ -163,8 +184,9 @@ def test_analytic_groups_equal_megatron_core(t, order):
         analytic = RankLayout(world, tp=tp, pp=pp, cp=cp, ep=ep, etp=etp, order=order)
     except LayoutError:
         analytic = None
-    built = _megatron_groups(mc, world, {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "etp": etp}, order,
-                             analytic, max_ranks=world)
+    built = _megatron_groups(
+        mc, world, {"tp": tp, "pp": pp, "cp": cp, "ep": ep, "etp": etp}, order, analytic, max_ranks=world
+    )
     if analytic is None:
         assert built["error"] is not None
         return

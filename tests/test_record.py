@@ -24,11 +24,14 @@ def test_positional_keyword_and_default_values():
     assert Plain(1).b is not Plain(1).b  # a fresh list per instance
 
 
-@pytest.mark.parametrize("call, message", [
-    (lambda: Plain(), "missing argument 'a'"),
-    (lambda: Plain(1, [], 3, 4), "takes 3 arguments, 4 given"),
-    (lambda: Plain(1, d=2), "unexpected arguments ['d']"),
-])
+@pytest.mark.parametrize(
+    "call, message",
+    [
+        (lambda: Plain(), "missing argument 'a'"),
+        (lambda: Plain(1, [], 3, 4), "takes 3 arguments, 4 given"),
+        (lambda: Plain(1, d=2), "unexpected arguments ['d']"),
+    ],
+)
 def test_bad_calls_are_type_errors(call, message):
     with pytest.raises(TypeError, match=message.replace("(", r"\(").replace("[", r"\[")):
         call()

@@ -34,8 +34,9 @@ def test_sarif_validates_against_the_schema(tmp_path):
     blob = tmp_path / "blob.sh"
     blob.write_bytes(b"\x00\x01")
     suppressed = tmp_path / "s.sh"
-    suppressed.write_text("# plint: disable=PL101 -- known\ntorchrun --nproc_per_node 8 pretrain_gpt.py "
-                          "--tensor-model-parallel-size 3\n")
+    suppressed.write_text(
+        "# plint: disable=PL101 -- known\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3\n"
+    )
     out = run_fmt("--format", "sarif", str(BAD), str(blob), str(suppressed)).output
     doc = json.loads(out)
     jsonschema.Draft4Validator(SARIF_SCHEMA).validate(doc)
@@ -43,7 +44,10 @@ def test_sarif_validates_against_the_schema(tmp_path):
     assert {r["id"] for r in run["tool"]["driver"]["rules"]} >= {"PL101", "PL102", "PL201"}
     result = next(r for r in run["results"] if r["ruleId"] == "PL102")
     loc = result["locations"][0]["physicalLocation"]
-    assert loc["artifactLocation"] == {"uri": "fixtures/launches/wrong-global-batch/launch.sh", "uriBaseId": "%SRCROOT%"}
+    assert loc["artifactLocation"] == {
+        "uri": "fixtures/launches/wrong-global-batch/launch.sh",
+        "uriBaseId": "%SRCROOT%",
+    }
     assert loc["region"]["startLine"] == 9 and result["level"] == "error"
     assert any(r.get("suppressions") for r in run["results"] if r["ruleId"] == "PL101")
     assert run["invocations"][0]["executionSuccessful"] is False
@@ -52,8 +56,10 @@ def test_sarif_validates_against_the_schema(tmp_path):
 def test_github_annotations_are_escaped(tmp_path, monkeypatch):
     d = Diagnostic("PL102", "global-batch-indivisible", "error", "50% done\nnext: a,b", "dir,1/a:b.sh", 3, 4, 3, 9)
     line = github.annotation(d)
-    assert line == ("::error title=plint PL102 (global-batch-indivisible),file=dir%2C1/a%3Ab.sh,line=3,col=4,"
-                    "endLine=3,endColumn=9::50%25 done%0Anext: a,b")
+    assert line == (
+        "::error title=plint PL102 (global-batch-indivisible),file=dir%2C1/a%3Ab.sh,line=3,col=4,"
+        "endLine=3,endColumn=9::50%25 done%0Anext: a,b"
+    )
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     out = run_fmt("--format", "github", str(BAD)).output

@@ -11,9 +11,23 @@ from plint.checking.check import check_paths
 from plint.cli.commands import cli
 
 SCRIPTS = sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".sh", ".slurm", ".sbatch", ".json"))
-SHELL_ALPHABET = st.sampled_from(list("$(){}[]\"'`\\|&;<>=#!*?~-_ \n\t:+/%,.@0123456789abcxyzEOFTPN") +
-                                 ["torchrun ", "deepspeed ", "srun ", "<<EOF\n", "\nEOF\n", "${", "$((", "eval ",
-                                  "bash -c ", "--tensor-model-parallel-size ", "source ", "#SBATCH --nodes="])
+SHELL_ALPHABET = st.sampled_from(
+    list("$(){}[]\"'`\\|&;<>=#!*?~-_ \n\t:+/%,.@0123456789abcxyzEOFTPN")
+    + [
+        "torchrun ",
+        "deepspeed ",
+        "srun ",
+        "<<EOF\n",
+        "\nEOF\n",
+        "${",
+        "$((",
+        "eval ",
+        "bash -c ",
+        "--tensor-model-parallel-size ",
+        "source ",
+        "#SBATCH --nodes=",
+    ]
+)
 
 
 def _check_text(tmp_path, name, data: bytes):
@@ -48,11 +62,11 @@ def test_mutated_fixtures_never_raise(tmp_path, seed, edits):
         pos = rng.randrange(len(text) + 1)
         op = rng.randrange(3)
         if op == 0 and text:
-            del text[pos:pos + rng.randrange(1, 20)]
+            del text[pos : pos + rng.randrange(1, 20)]
         elif op == 1:
             text[pos:pos] = rng.choice([b'"', b"'", b"$(", b"${", b")", b"}", b"\\\n", b"<<EOF\n", b"\n", b"=", b"(("])
         else:
-            chunk = text[rng.randrange(len(text) + 1):][:30]
+            chunk = text[rng.randrange(len(text) + 1) :][:30]
             text[pos:pos] = chunk
     result = _check_text(tmp_path, original.name, bytes(text))
     assert result.reading is not None
@@ -60,7 +74,7 @@ def test_mutated_fixtures_never_raise(tmp_path, seed, edits):
 
 def test_cli_exit_codes_stay_in_range(tmp_path):
     runner = CliRunner()
-    for i, data in enumerate([b"", b"\x00\x01", b"'unterminated", b"$((", b"{\"a\":", b"torchrun $((1/0))"]):
+    for i, data in enumerate([b"", b"\x00\x01", b"'unterminated", b"$((", b'{"a":', b"torchrun $((1/0))"]):
         path = tmp_path / f"f{i}.sh"
         path.write_bytes(data)
         result = runner.invoke(cli, ["check", "--format", "json", str(path)])

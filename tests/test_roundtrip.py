@@ -27,7 +27,9 @@ def launches(draw):
     dp = gpus * nodes // (tp * pp)
     micro = draw(st.integers(1, 4))
     values = {
-        "parallel.tp": tp, "parallel.pp": pp, "batch.micro": micro,
+        "parallel.tp": tp,
+        "parallel.pp": pp,
+        "batch.micro": micro,
         "batch.global": micro * dp * draw(st.integers(1, 16)),
         "model.num_layers": pp * draw(st.integers(1, 12)),
         "model.hidden_size": 128 * draw(st.integers(1, 64)),

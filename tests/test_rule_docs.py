@@ -92,8 +92,9 @@ def test_rules_lists_every_record():
     assert listing.exit_code == 0
     lines = listing.output.splitlines()
     assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
-    assert [line.split()[:4] for line in lines[1:]] == \
-        [[r.code, r.name, r.severity, availability(r.code)] for r in RULES]
+    assert [line.split()[:4] for line in lines[1:]] == [
+        [r.code, r.name, r.severity, availability(r.code)] for r in RULES
+    ]
     records = json.loads(runner.invoke(cli, ["rules", "--format", "json"]).output)
     assert [r["code"] for r in records] == IDS
 
@@ -115,8 +116,22 @@ def test_explain_by_name_as_json_has_every_field():
     out = CliRunner().invoke(cli, ["explain", rule.name.upper(), "--format", "json"])
     record = json.loads(out.output)
     assert record["code"] == rule.code and record["bad_example"]["files"] == rule.docs.bad.files
-    assert set(record) >= {"code", "name", "severity", "family", "summary", "fix_availability", "needs_layout",
-                           "docs_url", "what", "why", "fix", "references", "bad_example", "good_example"}
+    assert set(record) >= {
+        "code",
+        "name",
+        "severity",
+        "family",
+        "summary",
+        "fix_availability",
+        "needs_layout",
+        "docs_url",
+        "what",
+        "why",
+        "fix",
+        "references",
+        "bad_example",
+        "good_example",
+    }
 
 
 @pytest.mark.parametrize("typo, suggestion", [("tp-span-nodes", "tp-spans-nodes"), ("pl2o1", "PL201")])

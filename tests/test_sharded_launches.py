@@ -17,8 +17,11 @@ FSDP2 = "--use-torch-fsdp2 --untie-embeddings-and-output-weights --no-gradient-a
 def _check(tmp_path, extra: str, release: str | None = None, prefix: str | None = None, **shape):
     if release is not None:
         (tmp_path / ".plint.toml").write_text(f'megatron = "{release}"\n')
-    example = torchrun(gpt(extra, **(shape or LLAMA_7B))) if prefix is None \
+    example = (
+        torchrun(gpt(extra, **(shape or LLAMA_7B)))
+        if prefix is None
         else torchrun(gpt(extra, **(shape or LLAMA_7B)), prefix=prefix)
+    )
     for name, text in example.files.items():
         (tmp_path / name).write_text(text)
     (result,) = check_paths([tmp_path / "launch.sh"])
@@ -52,7 +55,8 @@ def test_dist_muon_gathers_parameters_from_0_17(tmp_path):
     # 0.16 knows the dist_muon choice but its validate_args accepts only the distributed optimizer or FSDP
     (tmp_path / "old").mkdir()
     assert _messages(_check(tmp_path / "old", flags, release="0.16"), "PL111") == [
-        "--overlap-param-gather requires --use-distributed-optimizer"]
+        "--overlap-param-gather requires --use-distributed-optimizer"
+    ]
 
 
 def test_megatron_fsdp_sharding_optimizer_state_draws_no_distributed_optimizer_advice(tmp_path):
@@ -66,11 +70,13 @@ def test_megatron_fsdp_no_shard_names_the_sharding_strategy_not_the_distributed_
     result = _check(tmp_path, f"{FSDP} --data-parallel-sharding-strategy no_shard")
     (diag,) = [d for d in result.diagnostics if d.code == "PL305"]
     # bf16: 2 + 4 + 12 bytes per parameter unsharded, 6 + 12/8 = 7.5 with the optimizer sharded over dp 8
-    assert diag.message == ("Megatron-FSDP with --data-parallel-sharding-strategy no_shard at dp 8: every rank "
-                            "keeps the full optimizer state (18 bytes per parameter instead of 6 + 12/8 = 7.5 with "
-                            "--data-parallel-sharding-strategy optim)")
+    assert diag.message == (
+        "Megatron-FSDP with --data-parallel-sharding-strategy no_shard at dp 8: every rank "
+        "keeps the full optimizer state (18 bytes per parameter instead of 6 + 12/8 = 7.5 with "
+        "--data-parallel-sharding-strategy optim)"
+    )
     line = (tmp_path / "launch.sh").read_text().splitlines()[diag.line - 1]
-    assert line[diag.col - 1:diag.end_col - 1] == "no_shard"  # points at the strategy's value
+    assert line[diag.col - 1 : diag.end_col - 1] == "no_shard"  # points at the strategy's value
     # --use-distributed-optimizer is no remedy: Megatron-FSDP v1 turns it on itself, v2 rejects it
     before = (tmp_path / "launch.sh").read_text()
     fix_paths([tmp_path / "launch.sh"], unsafe=True)
@@ -116,4 +122,5 @@ def test_fsdp_with_a_single_connection_is_rejected(tmp_path):
         (tmp_path / name).mkdir()
         result = _check(tmp_path / name, flags)  # torchrun() exports CUDA_DEVICE_MAX_CONNECTIONS=1
         assert _messages(result, "PL601") == [
-            "CUDA_DEVICE_MAX_CONNECTIONS=1 with FSDP: Megatron asserts it is not 1"], name
+            "CUDA_DEVICE_MAX_CONNECTIONS=1 with FSDP: Megatron asserts it is not 1"
+        ], name

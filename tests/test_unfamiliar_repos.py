@@ -24,16 +24,22 @@ def _check(folder: Path, name: str, text: str) -> dict:
 
 
 def test_an_unset_deepspeed_config_path_is_said(tmp_path):
-    got = _check(tmp_path, "launch.sh", "deepspeed --num_gpus 2 train.py --deepspeed $DS_CONFIG_PATH "
-                 "--per_device_train_batch_size 2 --bf16\n")
+    got = _check(
+        tmp_path,
+        "launch.sh",
+        "deepspeed --num_gpus 2 train.py --deepspeed $DS_CONFIG_PATH --per_device_train_batch_size 2 --bf16\n",
+    )
     messages = [d["message"] for d in got["diagnostics"] if d["code"] == "PL002"]
     assert any("DeepSpeed config path is unknown" in m for m in messages), messages
     assert got["layout"]["parallel"]["zero_stage"] is None
 
 
 def test_a_missing_deepspeed_config_is_said(tmp_path):
-    got = _check(tmp_path, "launch.sh", "deepspeed --num_gpus 2 train.py --deepspeed configs/zero2.json "
-                 "--per_device_train_batch_size 2 --bf16\n")
+    got = _check(
+        tmp_path,
+        "launch.sh",
+        "deepspeed --num_gpus 2 train.py --deepspeed configs/zero2.json --per_device_train_batch_size 2 --bf16\n",
+    )
     messages = [d["message"] for d in got["diagnostics"] if d["code"] == "PL002"]
     assert any("configs/zero2.json is neither in the repository" in m for m in messages), messages
 
@@ -47,16 +53,22 @@ def test_an_unknown_script_without_a_precision_flag_has_no_default_precision(tmp
 
 
 def test_a_config_alone_gets_no_auto_warnings(tmp_path):
-    got = _check(tmp_path, "zero3.json", '{"bf16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto",'
-                 ' "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto"}}\n')
+    got = _check(
+        tmp_path,
+        "zero3.json",
+        '{"bf16": {"enabled": "auto"}, "train_micro_batch_size_per_gpu": "auto",'
+        ' "zero_optimization": {"stage": 3, "reduce_bucket_size": "auto"}}\n',
+    )
     assert got["layout"]["parallel"]["zero_stage"] == 3
     assert got["layout"]["precision"] is None
     assert [d["code"] for d in got["diagnostics"]] == []
 
 
-GPT = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 24 "
-       "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
-       "--micro-batch-size 2 --global-batch-size 64 --train-iters 1000 --bf16 ")
+GPT = (
+    "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 24 "
+    "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+    "--micro-batch-size 2 --global-batch-size 64 --train-iters 1000 --bf16 "
+)
 
 
 def _finding(got: dict, code: str) -> dict:
@@ -94,9 +106,13 @@ def test_a_fork_flag_is_not_renamed_under_an_assumed_release(tmp_path):
 
 
 def test_comment_keys_at_the_top_of_a_deepspeed_config_are_no_error(tmp_path):
-    got = _check(tmp_path, "ds.json", '{"_comment": "ZeRO-2 for 8 GPUs", "comment": "tuned on A100", "//": "x",\n'
-                 ' "train_batch_size": 64, "train_micro_batch_size_per_gpu": 4,\n'
-                 ' "zero_optimization": {"stage": 2, "_comment": "overlap on"}, "bf16": {"enabled": true}}\n')
+    got = _check(
+        tmp_path,
+        "ds.json",
+        '{"_comment": "ZeRO-2 for 8 GPUs", "comment": "tuned on A100", "//": "x",\n'
+        ' "train_batch_size": 64, "train_micro_batch_size_per_gpu": 4,\n'
+        ' "zero_optimization": {"stage": 2, "_comment": "overlap on"}, "bf16": {"enabled": true}}\n',
+    )
     found = [(d["code"], d["message"]) for d in got["diagnostics"]]
     # inside zero_optimization (pydantic, extra="forbid") a comment key is still rejected
     assert found == [("PL504", next(m for c, m in found if "zero_optimization._comment" in m))]
@@ -104,7 +120,8 @@ def test_comment_keys_at_the_top_of_a_deepspeed_config_are_no_error(tmp_path):
 
 def test_a_fork_pipeline_split_flag_turns_the_layer_check_into_a_warning(tmp_path):
     shape = GPT.replace("--num-layers 24", "--num-layers 30").replace(
-        "--tensor-model-parallel-size 2", "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4")
+        "--tensor-model-parallel-size 2", "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 4"
+    )
     plain = _check(tmp_path / "plain", "launch.sh", shape + "\n")
     assert _finding(plain, "PL103")["severity"] == "error"
     forked = _check(tmp_path / "fork", "launch.sh", shape + "--pipeline-layers-split 7,8,8,7\n")
@@ -115,31 +132,48 @@ def test_a_fork_pipeline_split_flag_turns_the_layer_check_into_a_warning(tmp_pat
 def test_an_entry_script_above_the_launch_is_found_outside_git(tmp_path, monkeypatch):
     # a checkout without .git (a release tarball): the working directory is the checked tree, so the entry
     # script one folder above the launch is read and makes it Megatron-DeepSpeed (it was 'deepspeed')
-    (tmp_path / "pretrain_gpt2.py").write_text("from megatron import get_args\nfrom megatron.training import "
-                                               "pretrain\n\nif __name__ == '__main__':\n    pretrain()\n")
+    (tmp_path / "pretrain_gpt2.py").write_text(
+        "from megatron import get_args\nfrom megatron.training import "
+        "pretrain\n\nif __name__ == '__main__':\n    pretrain()\n"
+    )
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "launch.sh").write_text(
         "deepspeed --num_nodes 1 --num_gpus 1 pretrain_gpt2.py --model-parallel-size 1 --num-layers 24 "
-        "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --batch-size 4 --fp16 --deepspeed\n")
+        "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --batch-size 4 --fp16 --deepspeed\n"
+    )
     monkeypatch.chdir(tmp_path)
     (result,) = check_paths([Path("examples/launch.sh")])
     assert file_json(result)["layout"]["trainer"] == "megatron-deepspeed"
 
 
-ARGS = ("pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
-        "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --bf16")
+ARGS = (
+    "pretrain_gpt.py --tensor-model-parallel-size 4 --num-layers 24 --hidden-size 1024 --num-attention-heads 16 "
+    "--seq-length 2048 --micro-batch-size 1 --global-batch-size 64 --train-iters 10 --bf16"
+)
 
 
-@pytest.mark.parametrize("files", [
-    # a wrapper function of the script that ends in the launcher with "$@" (read before issue 26 too)
-    {"launch.sh": 'run() {\n  export NCCL_DEBUG=WARN\n  srun --nodes 2 --ntasks-per-node 8 python "$@"\n}\nrun ' + ARGS + "\n"},
-    # a site launcher that takes the command as a string (read before issue 26 too)
-    {"launch.sh": 'bash scripts/launcher.sh "python ' + ARGS + '"\n',
-     "scripts/launcher.sh": 'CMD="$1"\nsrun --nodes 2 --ntasks-per-node 8 bash -c "$CMD"\n'},
-    # a wrapper script run by its path, ending in exec python "$@" (was not followed: PL005)
-    {"launch.sh": "srun --nodes 2 --ntasks-per-node 8 scripts/run_python.sh " + ARGS + "\n",
-     "scripts/run_python.sh": 'export NCCL_DEBUG=WARN\nexec python -u "$@"\n'},
-], ids=["function", "command-string", "script-by-path"])
+@pytest.mark.parametrize(
+    "files",
+    [
+        # a wrapper function of the script that ends in the launcher with "$@" (read before issue 26 too)
+        {
+            "launch.sh": 'run() {\n  export NCCL_DEBUG=WARN\n  srun --nodes 2 --ntasks-per-node 8 python "$@"\n}\nrun '
+            + ARGS
+            + "\n"
+        },
+        # a site launcher that takes the command as a string (read before issue 26 too)
+        {
+            "launch.sh": 'bash scripts/launcher.sh "python ' + ARGS + '"\n',
+            "scripts/launcher.sh": 'CMD="$1"\nsrun --nodes 2 --ntasks-per-node 8 bash -c "$CMD"\n',
+        },
+        # a wrapper script run by its path, ending in exec python "$@" (was not followed: PL005)
+        {
+            "launch.sh": "srun --nodes 2 --ntasks-per-node 8 scripts/run_python.sh " + ARGS + "\n",
+            "scripts/run_python.sh": 'export NCCL_DEBUG=WARN\nexec python -u "$@"\n',
+        },
+    ],
+    ids=["function", "command-string", "script-by-path"],
+)
 def test_the_arguments_are_followed_into_the_repository(tmp_path, files):
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)

@@ -20,8 +20,11 @@ def _errors(path):
     (result,) = check_paths([path])
     # A DeepSpeed JSON that DeepSpeed cannot load (PL001 located in the .json, reported through the
     # launch since one verdict per file) has no fix: the intended text is not known (PL001's docs).
-    return [(d.code, d.message) for d in result.diagnostics if d.severity == "error" and d.suppressed is None
-            and not (d.code == "PL001" and d.path.endswith(".json"))]
+    return [
+        (d.code, d.message)
+        for d in result.diagnostics
+        if d.severity == "error" and d.suppressed is None and not (d.code == "PL001" and d.path.endswith(".json"))
+    ]
 
 
 def _main(folder):
@@ -66,8 +69,10 @@ def test_world_size_fixed_from_the_plan_where_the_sizes_are_written(tmp_path):
     # pipeline by its slowest rank (7 layers here), no longer as 12 stages of 7 (84 layers), so this split now
     # beats the tp 4 x pp 6 (12 + 4*14 + 12) the fix wrote before
     assert "TP=8\nPP=2\n" in before and "TP=2\nPP=12\n" in after
-    assert "--tensor-model-parallel-size $TP --decoder-first-pipeline-num-layers 5 " \
-           "--decoder-last-pipeline-num-layers 5 --pipeline-model-parallel-size $PP" in after
+    assert (
+        "--tensor-model-parallel-size $TP --decoder-first-pipeline-num-layers 5 "
+        "--decoder-last-pipeline-num-layers 5 --pipeline-model-parallel-size $PP" in after
+    )
     assert "# was 4; node-04 is drained" in after  # comments kept
 
 
@@ -79,8 +84,10 @@ def test_layout_fix_completes_the_layout_its_sizes_need(tmp_path):
     # overlaps (PL306); tp 1 turns sequence parallelism off (PL304): all come in the same fix
     assert "TP=4\nPP=4\n" in before and "TP=1\nPP=1\n" in after
     assert "--use-distributed-optimizer" not in before and "--sequence-parallel" in before
-    assert "--tensor-model-parallel-size $TP --use-distributed-optimizer --overlap-grad-reduce " \
-           "--overlap-param-gather \\\n" in after
+    assert (
+        "--tensor-model-parallel-size $TP --use-distributed-optimizer --overlap-grad-reduce "
+        "--overlap-param-gather \\\n" in after
+    )
     assert "--sequence-parallel" not in after
     assert after.count("\n") == before.count("\n") - 1  # --sequence-parallel stood alone on its line
     main = tmp_path / "wrong-world-shrunk-unsharded" / "launch.sh"
@@ -126,8 +133,9 @@ def test_layout_fixes_leave_no_new_error_and_no_unsharded_dp():
     # every layout plint writes into a launch passes plint's own rules: no error the launch did not have
     # (the sizes' own PL1xx/PL2xx errors are gone) and no PL305 (dp > 1 left without the distributed optimizer)
     fixed = _layout_fixed()
-    assert {"wrong-world-indivisible", "wrong-tp-across-nodes", "wrong-world-shrunk-unsharded"} <= \
-        {name for name, *_ in fixed}
+    assert {"wrong-world-indivisible", "wrong-tp-across-nodes", "wrong-world-shrunk-unsharded"} <= {
+        name for name, *_ in fixed
+    }
     for name, before, after, bash_accepts in fixed:
         old_errors = {key for key, _, severity in before if severity == "error"}
         assert [code for key, code, severity in after if severity == "error" and key not in old_errors] == [], name
@@ -180,7 +188,8 @@ def test_pl305_unsafe_fix_adds_the_distributed_optimizer_with_its_overlaps(tmp_p
         "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
         "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --sequence-parallel "
         "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-        "--max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 --vocab-size 32000 --bf16\n")
+        "--max-position-embeddings 2048 --micro-batch-size 4 --global-batch-size 64 --vocab-size 32000 --bf16\n"
+    )
     (before,) = check_paths([launch])
     pl305 = [d for d in before.diagnostics if d.code == "PL305"]
     assert pl305 and "18 bytes per parameter instead of 6 + 12/4 = 9.0" in pl305[0].message
@@ -189,8 +198,10 @@ def test_pl305_unsafe_fix_adds_the_distributed_optimizer_with_its_overlaps(tmp_p
     # PL302's own unsafe fix (this 1.3B model needs no tensor parallelism: tp 2 -> 1) is another test's
     result = fix_paths([launch], unsafe=True, ignore=["PL302"])
     assert any(f.code == "PL305" for f in result.fixed)
-    assert "--tensor-model-parallel-size 2 --use-distributed-optimizer --overlap-grad-reduce " \
-           "--overlap-param-gather --sequence-parallel" in launch.read_text()
+    assert (
+        "--tensor-model-parallel-size 2 --use-distributed-optimizer --overlap-grad-reduce "
+        "--overlap-param-gather --sequence-parallel" in launch.read_text()
+    )
     (after,) = check_paths([launch])
     assert not {"PL305", "PL306", "PL111"} & {d.code for d in after.diagnostics}
     assert after.layouts[0].value("parallel.distributed_optimizer") is True

@@ -53,8 +53,10 @@ def _may_be_installed(name: str) -> bool:
     import os
     import sys
 
-    if any(hasattr(finder, "find_distributions") and getattr(finder, "__name__", "") != "PathFinder"
-           for finder in sys.meta_path):
+    if any(
+        hasattr(finder, "find_distributions") and getattr(finder, "__name__", "") != "PathFinder"
+        for finder in sys.meta_path
+    ):
         return True
     prefix = name.lower().replace("-", "_")
     for entry in sys.path:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -23,11 +24,22 @@ _NO_VALUE_KINDS = ("store_true", "store_false", "help", "boolean_optional", "sto
 class FlagSpec:
     """One argparse action. A plain slotted class: a catalog holds hundreds of these."""
 
-    __slots__ = ("flags", "dest", "kind", "type", "default_repr", "default", "choices", "nargs",
-                 "shape_from", "inferred")
+    __slots__ = (
+        "flags",
+        "dest",
+        "kind",
+        "type",
+        "default_repr",
+        "default",
+        "choices",
+        "nargs",
+        "shape_from",
+        "inferred",
+    )
 
-    def __init__(self, flags, dest, kind, type_, default_repr, default, choices, nargs,
-                 shape_from=None, inferred=False):
+    def __init__(
+        self, flags, dest, kind, type_, default_repr, default, choices, nargs, shape_from=None, inferred=False
+    ):
         self.flags: tuple[str, ...] = flags
         self.dest: str | None = dest
         # store | store_true | store_false | help | boolean_optional (--x / --no-x) | other (a
@@ -79,7 +91,7 @@ class FlagCatalog:
         self.version: str | None = doc.get("version")
         self.exclusive_groups: list[list[str]] = doc.get("exclusive_groups", [])
         # upper-case names (environment variables) the parser's own checks read; None for a shipped release
-        self.environment: frozenset[str] | None = (frozenset(doc["environment"]) if "environment" in doc else None)
+        self.environment: frozenset[str] | None = frozenset(doc["environment"]) if "environment" in doc else None
         self.origin: str | None = None
         self._specs: dict[int, FlagSpec] = {}
         self._by_option: dict[str, int] = {}
@@ -103,8 +115,17 @@ class FlagCatalog:
             row = self._rows[i]
             flags, dest, kind, typ, default_repr, default, choices, nargs = row[:8]
             extra = row[8:10] if len(row) >= 10 else (None, False)
-            spec = FlagSpec(tuple(flags), dest, kind, typ, default_repr, default,
-                            tuple(map(str, choices)) if choices is not None else None, nargs, *extra)
+            spec = FlagSpec(
+                tuple(flags),
+                dest,
+                kind,
+                typ,
+                default_repr,
+                default,
+                tuple(map(str, choices)) if choices is not None else None,
+                nargs,
+                *extra,
+            )
             self._specs[i] = spec
         return spec
 
@@ -173,8 +194,12 @@ def release_info(release: str) -> dict | None:
 
 
 _SPELLED = r"^(?:core_)?v?(\d+)\.(\d+)(?:\.\d+)?(?:rc\d+)?$"  # compiled on use: most names are exact
-_FORK_ALIASES = {"deepspeedai": "megatron-deepspeed", "microsoft": "megatron-deepspeed",
-                 "megatron_deepspeed": "megatron-deepspeed", "bigscience-workshop": "bigscience"}
+_FORK_ALIASES = {
+    "deepspeedai": "megatron-deepspeed",
+    "microsoft": "megatron-deepspeed",
+    "megatron_deepspeed": "megatron-deepspeed",
+    "bigscience-workshop": "bigscience",
+}
 
 
 def resolve_release(name: str) -> str | None:

@@ -30,13 +30,18 @@ def _fork_choices() -> dict[str, dict[str, frozenset[str]]]:
     from plint.catalog.flags import load_flag_catalog, release_label, releases, release_info
     from plint.schemas import read_json
 
-    out = {name: {o: frozenset(c) for o, c in entry.get("choices", {}).items()}
-           for name, entry in read_json("megatron_fork_flags.json").items()}
+    out = {
+        name: {o: frozenset(c) for o, c in entry.get("choices", {}).items()}
+        for name, entry in read_json("megatron_fork_flags.json").items()
+    }
     for release in releases():
         if (release_info(release) or {}).get("flavour") == "megatron-deepspeed":
             catalog = load_flag_catalog(release)
-            out[release_label(release)] = {o: frozenset(spec.choices) for o in catalog.options()
-                                           if (spec := catalog.lookup(o)) is not None and spec.choices}
+            out[release_label(release)] = {
+                o: frozenset(spec.choices)
+                for o in catalog.options()
+                if (spec := catalog.lookup(o)) is not None and spec.choices
+            }
     return out
 
 

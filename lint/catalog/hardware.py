@@ -84,11 +84,23 @@ def _index() -> dict[str, str]:
 @lru_cache(maxsize=64)
 def _build(canonical: str) -> GPU:
     spec = _catalog()["gpus"][canonical]
-    return GPU(canonical, spec["bf16_tflops"], spec["fp16_tflops"], spec["fp8_tflops"], spec["hbm_gib"],
-               spec["hbm_tbps"], spec["nvlink_gbps"], spec["scale_up_domain"], spec["nic_gbps"], spec["source"],
-               spec.get("gemm_efficiency", 0.8), spec.get("attention_efficiency", 0.5),
-               spec.get("host_overhead_factor", 1.0), spec.get("node_gpus"),
-               tuple(sorted(spec.get("sources", {}).items())))
+    return GPU(
+        canonical,
+        spec["bf16_tflops"],
+        spec["fp16_tflops"],
+        spec["fp8_tflops"],
+        spec["hbm_gib"],
+        spec["hbm_tbps"],
+        spec["nvlink_gbps"],
+        spec["scale_up_domain"],
+        spec["nic_gbps"],
+        spec["source"],
+        spec.get("gemm_efficiency", 0.8),
+        spec.get("attention_efficiency", 0.5),
+        spec.get("host_overhead_factor", 1.0),
+        spec.get("node_gpus"),
+        tuple(sorted(spec.get("sources", {}).items())),
+    )
 
 
 def lookup_gpu(name: str | None) -> GPU | None:

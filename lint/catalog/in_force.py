@@ -51,9 +51,15 @@ def _entry_script(entry_text: str | None, launch_dir: Path, tree: Path) -> Path 
     return next((c for c in candidates if c.is_file()), None)
 
 
-def catalog_in_force(flavour: str, launch_path: str, entry_text: str | None, configured: str | None,
-                     trainer_source: str | None = None, root: str | None = None,
-                     recognised: str | None = None) -> CatalogInForce:
+def catalog_in_force(
+    flavour: str,
+    launch_path: str,
+    entry_text: str | None,
+    configured: str | None,
+    trainer_source: str | None = None,
+    root: str | None = None,
+    recognised: str | None = None,
+) -> CatalogInForce:
     """`configured`: the release the configuration names; `recognised`: a fork recognised by its flags."""
     from plint.catalog.flags import default_release, load_flag_catalog, release_label
     from plint.catalog.parser_source import find_parser, load_source_catalog, with_entry_script

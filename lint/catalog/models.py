@@ -21,27 +21,85 @@ from plint.record import record
 
 # Modelling code per model_type (transformers' modeling_<type>.py, and the remote code of ChatGLM, Baichuan,
 # InternLM and Qwen-1): a gated MLP (two input projections: SwiGLU, or GeGLU for Gemma), RMSNorm, linear biases
-_GATED = frozenset({"llama", "mistral", "mixtral", "qwen", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gemma", "gemma2",
-                    "gemma3_text", "internlm", "internlm2", "baichuan", "chatglm", "deepseek", "deepseek_v2",
-                    "deepseek_v3", "olmo", "olmo2", "phi3", "cohere", "minicpm", "yi", "stablelm"})
+_GATED = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen",
+        "qwen2",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "gemma",
+        "gemma2",
+        "gemma3_text",
+        "internlm",
+        "internlm2",
+        "baichuan",
+        "chatglm",
+        "deepseek",
+        "deepseek_v2",
+        "deepseek_v3",
+        "olmo",
+        "olmo2",
+        "phi3",
+        "cohere",
+        "minicpm",
+        "yi",
+        "stablelm",
+    }
+)
 # T5LayerNorm scales without a mean or a bias; OLMo-1's norm has no weights; StableLM keeps nn.LayerNorm
 _RMSNORM = (_GATED - {"olmo", "stablelm", "cohere"}) | {"t5"}
 _LEARNED_POSITIONS = frozenset({"gpt2", "opt", "gpt_bigcode"})  # an nn.Embedding of max positions
 _ALIBI = frozenset({"bloom", "mpt"})
-_BIASED = frozenset({"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2",
-                     "chatglm-6b-v1"})  # every linear
+_BIASED = frozenset(
+    {"gpt2", "opt", "bloom", "gpt_neox", "phi", "gpt_bigcode", "starcoder2", "chatglm-6b-v1"}
+)  # every linear
 _QKV_BIAS = frozenset({"qwen", "qwen2", "qwen2_moe", "chatglm", "internlm"})  # biases on q, k, v only
 # configuration-class defaults of tie_word_embeddings where a config leaves it out (PretrainedConfig: True)
-_UNTIED_BY_DEFAULT = frozenset({"llama", "mistral", "mixtral", "qwen2", "qwen2_moe", "qwen3", "qwen3_moe", "gpt_neox",
-                                "baichuan", "internlm", "internlm2", "chatglm", "deepseek", "deepseek_v2",
-                                "deepseek_v3", "phi3", "phi", "olmo2", "qwen"})
+_UNTIED_BY_DEFAULT = frozenset(
+    {
+        "llama",
+        "mistral",
+        "mixtral",
+        "qwen2",
+        "qwen2_moe",
+        "qwen3",
+        "qwen3_moe",
+        "gpt_neox",
+        "baichuan",
+        "internlm",
+        "internlm2",
+        "chatglm",
+        "deepseek",
+        "deepseek_v2",
+        "deepseek_v3",
+        "phi3",
+        "phi",
+        "olmo2",
+        "qwen",
+    }
+)
 # residual dropout where a config leaves it out (GPT2Config resid_pdrop, OPTConfig dropout: 0.1); the rest 0
 _DROPOUT_DEFAULT = {"gpt2": 0.1, "opt": 0.1, "t5": 0.1}
-_ARCHITECTURE_TYPES = {"LlamaForCausalLM": "llama", "LlavaLlamaForCausalLM": "llama", "MistralForCausalLM": "mistral",
-                       "OPTForCausalLM": "opt", "GPT2LMHeadModel": "gpt2", "BloomForCausalLM": "bloom",
-                       "GPTNeoXForCausalLM": "gpt_neox", "T5ForConditionalGeneration": "t5",
-                       "T5WithLMHeadModel": "t5", "BaichuanForCausalLM": "baichuan", "QWenLMHeadModel": "qwen",
-                       "RWForCausalLM": "falcon", "FalconForCausalLM": "falcon", "MixFormerSequentialForCausalLM": "phi"}
+_ARCHITECTURE_TYPES = {
+    "LlamaForCausalLM": "llama",
+    "LlavaLlamaForCausalLM": "llama",
+    "MistralForCausalLM": "mistral",
+    "OPTForCausalLM": "opt",
+    "GPT2LMHeadModel": "gpt2",
+    "BloomForCausalLM": "bloom",
+    "GPTNeoXForCausalLM": "gpt_neox",
+    "T5ForConditionalGeneration": "t5",
+    "T5WithLMHeadModel": "t5",
+    "BaichuanForCausalLM": "baichuan",
+    "QWenLMHeadModel": "qwen",
+    "RWForCausalLM": "falcon",
+    "FalconForCausalLM": "falcon",
+    "MixFormerSequentialForCausalLM": "phi",
+}
 
 
 def _first(config: dict, *keys: str) -> Any:
@@ -69,8 +127,11 @@ def _query_groups(config: dict, kind: str | None, heads: int) -> int:
     kv = _int(_first(config, "num_key_value_heads", "num_kv_heads"))
     if kind == "chatglm" and config.get("multi_query_attention"):
         kv = _int(config.get("multi_query_group_num"))
-    if kind in ("falcon", "gpt_bigcode") and not config.get("new_decoder_architecture") and config.get(
-            "multi_query", kind == "falcon"):  # FalconConfig multi_query defaults to True
+    if (
+        kind in ("falcon", "gpt_bigcode")
+        and not config.get("new_decoder_architecture")
+        and config.get("multi_query", kind == "falcon")
+    ):  # FalconConfig multi_query defaults to True
         kv = 1
     return kv or heads
 
@@ -103,12 +164,15 @@ def shape_from_config(config: dict) -> dict | None:
     encoder_decoder = kind == "t5"
     if encoder_decoder:  # T5: the encoder's layers and the decoder's (num_decoder_layers defaults to num_layers)
         layers += _int(config.get("num_decoder_layers")) or layers
-    ffn = _int(_first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size",
-                      "inner_hidden_size"))
+    ffn = _int(
+        _first(config, "intermediate_size", "ffn_dim", "n_inner", "d_ff", "ffn_hidden_size", "inner_hidden_size")
+    )
     if kind == "qwen" and ffn:  # Qwen-1's QWenMLP: w1 and w2 are intermediate_size // 2 wide each (modeling_qwen.py)
         ffn //= 2
     shape: dict[str, Any] = {
-        "num_layers": layers, "hidden_size": hidden, "num_attention_heads": heads,
+        "num_layers": layers,
+        "hidden_size": hidden,
+        "num_attention_heads": heads,
         "num_query_groups": _query_groups(config, kind, heads),
         "ffn_hidden_size": ffn or 4 * hidden,  # GPT-2's n_inner None, BLOOM and Falcon: 4h
         "vocab_size": _int(_first(config, "padded_vocab_size", "vocab_size")),
@@ -117,12 +181,23 @@ def shape_from_config(config: dict) -> dict | None:
         "add_bias_linear": _biased(config, kind),
         "add_qkv_bias": kind in _QKV_BIAS or config.get("add_qkv_bias") is True or config.get("qkv_bias") is True,
         "untie_embeddings": not config.get("tie_word_embeddings", kind not in _UNTIED_BY_DEFAULT),
-        "position_embedding": ("learned_absolute" if kind in _LEARNED_POSITIONS else "alibi" if kind in _ALIBI
-                               else "relative" if encoder_decoder else "rope"),
-        "hidden_dropout": float(_first(config, "resid_pdrop", "dropout", "residual_dropout", "hidden_dropout")
-                                or _DROPOUT_DEFAULT.get(kind or "", 0.0)),
-        "attention_dropout": float(_first(config, "attention_dropout", "attn_pdrop", "attn_dropout_prob")
-                                   or _DROPOUT_DEFAULT.get(kind or "", 0.0)),
+        "position_embedding": (
+            "learned_absolute"
+            if kind in _LEARNED_POSITIONS
+            else "alibi"
+            if kind in _ALIBI
+            else "relative"
+            if encoder_decoder
+            else "rope"
+        ),
+        "hidden_dropout": float(
+            _first(config, "resid_pdrop", "dropout", "residual_dropout", "hidden_dropout")
+            or _DROPOUT_DEFAULT.get(kind or "", 0.0)
+        ),
+        "attention_dropout": float(
+            _first(config, "attention_dropout", "attn_pdrop", "attn_dropout_prob")
+            or _DROPOUT_DEFAULT.get(kind or "", 0.0)
+        ),
     }
     head_dim = _int(_first(config, "head_dim", "kv_channels"))
     if head_dim and head_dim * heads != hidden:
@@ -201,8 +276,11 @@ def lookup_model(name: str) -> CatalogModel | None:
         return found
     read_as = sized_folder_name(name)
     found = _best_match(read_as) if read_as else None
-    return CatalogModel(found.name, found.hub, found.shape, found.source, found.pattern, read_as,
-                        found.unmodelled) if found else None
+    return (
+        CatalogModel(found.name, found.hub, found.shape, found.source, found.pattern, read_as, found.unmodelled)
+        if found
+        else None
+    )
 
 
 def _best_match(text: str) -> CatalogModel | None:
@@ -215,8 +293,9 @@ def _best_match(text: str) -> CatalogModel | None:
     if best is None:
         return None
     _, pattern, entry = best
-    return CatalogModel(entry["name"], entry["hub"], entry["shape"], entry["source"], pattern,
-                        unmodelled=entry.get("unmodelled"))
+    return CatalogModel(
+        entry["name"], entry["hub"], entry["shape"], entry["source"], pattern, unmodelled=entry.get("unmodelled")
+    )
 
 
 def catalog_names() -> list[str]:

@@ -26,8 +26,18 @@ PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 VERSION_FILE = "megatron/core/package_info.py"
 _FORMAT = 2  # bump when the catalog built from a source changes shape (invalidates cached copies)
 _MAX_SOURCE_BYTES = 2 * 1024 * 1024  # an arguments.py is about 150 KB; more is not a parser
-_ACTIONS = {"store", "store_true", "store_false", "store_const", "append", "append_const", "count",
-            "help", "version", "extend"}
+_ACTIONS = {
+    "store",
+    "store_true",
+    "store_false",
+    "store_const",
+    "append",
+    "append_const",
+    "count",
+    "help",
+    "version",
+    "extend",
+}
 # DeepSpeed's add_config_arguments (deepspeed/__init__.py, _add_core_arguments): taken from the
 # Megatron-DeepSpeed catalog dumped from the real parser, which calls it.
 _DEEPSPEED_OPTION_PREFIXES = ("--deepspeed", "--deepscale")
@@ -124,8 +134,13 @@ def _parse(path: Path) -> ast.Module | None:
         return None
 
 
-_ARITHMETIC = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-               ast.Div: lambda a, b: a / b, ast.Pow: lambda a, b: a ** b}
+_ARITHMETIC = {
+    ast.Add: lambda a, b: a + b,
+    ast.Sub: lambda a, b: a - b,
+    ast.Mult: lambda a, b: a * b,
+    ast.Div: lambda a, b: a / b,
+    ast.Pow: lambda a, b: a**b,
+}
 
 
 def _literal(node: ast.AST | None):
@@ -210,8 +225,16 @@ def _row(call: ast.Call) -> list | None:
     nargs, ok = _literal(keywords.get("nargs"))
     if not ok:
         nargs = 0 if kind in ("store_true", "store_false", "store_const", "count", "help") else None
-    return [options, dest, kind, _type_name(keywords.get("type")), default_repr,
-            default if _plain(default) else None, choices, nargs]
+    return [
+        options,
+        dest,
+        kind,
+        _type_name(keywords.get("type")),
+        default_repr,
+        default if _plain(default) else None,
+        choices,
+        nargs,
+    ]
 
 
 def _plain(value) -> bool:
@@ -231,8 +254,11 @@ def _collect(module: ast.Module, into: _Collected) -> None:
                 for target in node.targets:
                     if isinstance(target, ast.Name):
                         exclusive_groups[target.id] = []
-        if isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", node.value):
+        if (
+            isinstance(node, ast.Constant)
+            and isinstance(node.value, str)
+            and re.fullmatch(r"[A-Z][A-Z0-9_]{3,}", node.value)
+        ):
             into.environment.add(node.value)  # an environment variable the parser's checks read
         if not isinstance(node, ast.Call):
             continue
@@ -244,8 +270,11 @@ def _collect(module: ast.Module, into: _Collected) -> None:
             value, ok = _literal(abbrev)
             if ok and isinstance(value, bool):
                 into.allow_abbrev = value
-        elif name == "add_config_arguments" and isinstance(node.func, ast.Attribute) \
-                and _callee(node.func.value) == "deepspeed":
+        elif (
+            name == "add_config_arguments"
+            and isinstance(node.func, ast.Attribute)
+            and _callee(node.func.value) == "deepspeed"
+        ):
             into.deepspeed = True
         elif name == "add_argument":
             row = _row(node)
@@ -315,8 +344,12 @@ def build_document(parser: ParserSource) -> dict:
     version = _version(parser.tree)
     borrowed = None
     if collected.deepspeed:
-        _borrow(actions, seen, "megatron-deepspeed", lambda row: any(o.startswith(_DEEPSPEED_OPTION_PREFIXES)
-                                                                     for o in row[0]))
+        _borrow(
+            actions,
+            seen,
+            "megatron-deepspeed",
+            lambda row: any(o.startswith(_DEEPSPEED_OPTION_PREFIXES) for o in row[0]),
+        )
     if collected.generated:
         # Megatron-LM 0.14+ builds many groups from its config dataclasses at run time: what the source
         # cannot say statically comes from the shipped dump of the release the tree's version names.
@@ -328,10 +361,21 @@ def build_document(parser: ParserSource) -> dict:
         raise ValueError(f"{parser.path.name} defines only {len(actions)} options: not a trainer's parser")
     flavour = "megatron-deepspeed" if collected.deepspeed else "megatron"
     return {
-        "release": borrowed or _nearest_release(flavour, version, seen), "flavour": flavour, "repo": None, "ref": None, "commit": None, "date": None,
-        "flags_only": False, "allow_abbrev": collected.allow_abbrev, "extra_flags": [],
+        "release": borrowed or _nearest_release(flavour, version, seen),
+        "flavour": flavour,
+        "repo": None,
+        "ref": None,
+        "commit": None,
+        "date": None,
+        "flags_only": False,
+        "allow_abbrev": collected.allow_abbrev,
+        "extra_flags": [],
         "fields": ["flags", "dest", "kind", "type", "default_repr", "default", "choices", "nargs"],
-        "actions": actions, "exclusive_groups": collected.exclusive, "environment": sorted(collected.environment), "version": version, "borrowed": borrowed,
+        "actions": actions,
+        "exclusive_groups": collected.exclusive,
+        "environment": sorted(collected.environment),
+        "version": version,
+        "borrowed": borrowed,
         "source": parser.path.relative_to(parser.tree).as_posix(),
     }
 

@@ -13,8 +13,10 @@ from plint.checking.config import UsageError
 from plint.record import field, record
 
 DEFAULT_NAME = ".plint-baseline"
-HEADER = ("# plint baseline: one accepted finding per line, `path code key` (no line numbers; paths relative\n"
-          "# to this file). Written by `plint check --write-baseline FILE`; delete lines as findings get fixed.\n")
+HEADER = (
+    "# plint baseline: one accepted finding per line, `path code key` (no line numbers; paths relative\n"
+    "# to this file). Written by `plint check --write-baseline FILE`; delete lines as findings get fixed.\n"
+)
 UNBASELINED = ("PL004",)
 # a key may hold a lone surrogate (a JSON key's "\\ud800" escape, a file name that is not UTF-8): written
 # and read back as the same character
@@ -40,10 +42,17 @@ def entry(diagnostic, folder: Path) -> tuple[str, str, str]:
 def write_baseline(path: Path, results) -> int:
     """Write every finding not suppressed in the source (those a baseline accepted included); the count."""
     folder = Path(path).parent
-    entries = sorted({entry(d, folder) for r in results for d in r.diagnostics
-                      if d.code not in UNBASELINED and (d.suppressed is None or d.suppressed.get("kind") == "external")})
-    Path(path).write_text(HEADER + "".join(f"{p} {c} {k}\n" for p, c, k in entries), encoding="utf-8",
-                          errors=SURROGATES)
+    entries = sorted(
+        {
+            entry(d, folder)
+            for r in results
+            for d in r.diagnostics
+            if d.code not in UNBASELINED and (d.suppressed is None or d.suppressed.get("kind") == "external")
+        }
+    )
+    Path(path).write_text(
+        HEADER + "".join(f"{p} {c} {k}\n" for p, c, k in entries), encoding="utf-8", errors=SURROGATES
+    )
     return len(entries)
 
 

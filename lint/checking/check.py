@@ -66,8 +66,11 @@ def _expand(paths: list[Path]) -> list[tuple[Path, bool]]:
         if probe(folder.is_dir):
             for f in sorted(folder.rglob("*")):
                 rel = f.relative_to(folder).parts
-                if f.is_file() and f.suffix.lower() in CHECKED_SUFFIXES \
-                        and not any(part.startswith(".") for part in rel):
+                if (
+                    f.is_file()
+                    and f.suffix.lower() in CHECKED_SUFFIXES
+                    and not any(part.startswith(".") for part in rel)
+                ):
                     out.append((f, True))
         else:
             out.append((p, False))
@@ -104,10 +107,17 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
         if not walked and result.reading.kind == "json":
             run.notes += _not_deepspeed_note(result.reading)
     if aside:
-        read = {os.path.realpath(cfg.path) for _, r in checked for layout in r.layouts
-                if (cfg := layout.extras.get("ds_config")) is not None}
-        checked += [(index, result) for index, path in aside
-                    if os.path.realpath(path) in read and (result := _check_file(path, engine, options)) is not None]
+        read = {
+            os.path.realpath(cfg.path)
+            for _, r in checked
+            for layout in r.layouts
+            if (cfg := layout.extras.get("ds_config")) is not None
+        }
+        checked += [
+            (index, result)
+            for index, path in aside
+            if os.path.realpath(path) in read and (result := _check_file(path, engine, options)) is not None
+        ]
         checked.sort(key=lambda pair: pair[0])
     run.results = [result for _, result in checked]
     engine.finish(run.results)
@@ -120,20 +130,27 @@ def _check_file(path: Path, engine, options: CheckOptions, skip_unless_deepspeed
     """Read one file and diagnose it; None when skip_unless_deepspeed and it is no DeepSpeed config."""
     settings = engine.settings_for(path)
     trainer_source = options.trainer_source or settings.trainer_source
-    root = root_for(path, options.root, settings,
-                    (options.trainer_source,) if options.trainer_source else ())
+    root = root_for(path, options.root, settings, (options.trainer_source,) if options.trainer_source else ())
     from plint.reading.sources.hostfile import configured_gpus_per_node
     from plint.reading.sources.model_shape import configured_model
 
     # every file this check reads, through the root
-    with confined(root), configured_model(settings.model), \
-            configured_gpus_per_node(settings.cluster.get("gpus-per-node")):
+    with (
+        confined(root),
+        configured_model(settings.model),
+        configured_gpus_per_node(settings.cluster.get("gpus-per-node")),
+    ):
         if skip_unless_deepspeed and not _deepspeed_file(path):
             return None
         try:
-            reading = read_path(path, env=options.env, gpu=options.gpu or settings.gpu,
-                                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
-                                releases=settings.releases, trainer_source=trainer_source)
+            reading = read_path(
+                path,
+                env=options.env,
+                gpu=options.gpu or settings.gpu,
+                assume={**{k: str(v) for k, v in settings.assume.items()}, **options.assume},
+                releases=settings.releases,
+                trainer_source=trainer_source,
+            )
             reading.root = root
             diagnostics = engine.diagnose(reading, settings)
         except Exception as exc:  # noqa: BLE001 (a bug met on one file: the others are still checked)
@@ -179,8 +196,10 @@ def _not_deepspeed_note(reading: FileReading) -> list[str]:
     cfg = reading.ds_config
     if reading.unreadable is not None or reading.problems or cfg is None or is_deepspeed_document(cfg.document.root):
         return []
-    return [f"{reading.path}: not a DeepSpeed config (none of {', '.join(sorted(DS_MARKERS))} at its top "
-            "level): nothing in it was checked"]
+    return [
+        f"{reading.path}: not a DeepSpeed config (none of {', '.join(sorted(DS_MARKERS))} at its top "
+        "level): nothing in it was checked"
+    ]
 
 
 def _once_per_file(results: list[FileResult]) -> None:
@@ -215,8 +234,20 @@ def codes(value: str | None) -> list[str] | None:
     return None if value is None else [c.strip() for c in value.split(",") if c.strip()]
 
 
-def check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
-                  trainer_source=None, root=None):
+def check_options(
+    paths,
+    env,
+    assume,
+    gpu,
+    config_file,
+    isolated,
+    select,
+    extend_select,
+    ignore,
+    baseline,
+    trainer_source=None,
+    root=None,
+):
     """CheckOptions from the command line's values (shared by check and fix); UsageError for bad input."""
     # a dangling symlink or a symlink loop is there (lexists): the check says it cannot be read (PL001)
     missing = [str(p) for p in paths if not probe(lambda: os.path.lexists(p))]
@@ -234,8 +265,16 @@ def check_options(paths, env, assume, gpu, config_file, isolated, select, extend
         problem = unknown_gpu(gpu)
         if problem is not None:
             raise UsageError(f"--gpu: {problem}")
-    return CheckOptions(env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"), gpu=gpu,
-                        config_file=Path(config_file) if config_file else None, isolated=isolated,
-                        select=codes(select), extend_select=codes(extend_select), ignore=codes(ignore),
-                        baseline=Path(baseline) if baseline else None, trainer_source=trainer_source,
-                        root=str(root) if root else None)
+    return CheckOptions(
+        env=parse_pairs(env, "--env"),
+        assume=parse_pairs(assume, "--assume"),
+        gpu=gpu,
+        config_file=Path(config_file) if config_file else None,
+        isolated=isolated,
+        select=codes(select),
+        extend_select=codes(extend_select),
+        ignore=codes(ignore),
+        baseline=Path(baseline) if baseline else None,
+        trainer_source=trainer_source,
+        root=str(root) if root else None,
+    )

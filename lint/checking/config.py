@@ -22,6 +22,7 @@ import re
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -32,6 +33,7 @@ from plint.source import probe
 class UsageError(ValueError):
     """A mistake in how plint was called (an option, a config file): the CLI reports it and exits 2.
     Nothing in a checked file raises it: what a file holds is a finding."""
+
 
 # Every threshold a rule may read from settings.thresholds, with its default (fractions). PL301's absolute
 # bubble limit is off (None) unless configured: by default it warns only when it names a better layout. So is
@@ -44,13 +46,26 @@ RELEASE_KEYS = ("megatron", "deepspeed")
 _NUMBER = (int, float)
 # key -> accepted Python type(s) after TOML decoding (bools excluded separately: bool is an int)
 KEYS: dict[str, Any] = {
-    "select": list, "extend-select": list, "ignore": list, "per-file-ignores": dict, "severity": dict,
-    "fail-on": str, "thresholds": dict, "gpu": str, "nvlink-domain": int, "inter-node-bandwidth-gbps": _NUMBER,
-    "gpus-per-node": int, "assume": dict, "megatron": str, "deepspeed": str, "baseline": str,
+    "select": list,
+    "extend-select": list,
+    "ignore": list,
+    "per-file-ignores": dict,
+    "severity": dict,
+    "fail-on": str,
+    "thresholds": dict,
+    "gpu": str,
+    "nvlink-domain": int,
+    "inter-node-bandwidth-gbps": _NUMBER,
+    "gpus-per-node": int,
+    "assume": dict,
+    "megatron": str,
+    "deepspeed": str,
+    "baseline": str,
     "trainer-source": str,
     "model": str,  # the model fine-tuning launches train: a hub name, or a config.json (or its folder)
     "host-memory": _NUMBER,  # GiB of CPU memory per node (ZeRO CPU offload is checked against it)
-    "root": str, "read-outside": list,
+    "root": str,
+    "read-outside": list,
 }
 _SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
 
@@ -137,12 +152,15 @@ def plint_table(path: str | Path, document: dict) -> tuple[dict, bool]:
             held = f"[tool.plint] is {tool['plint']!r}, not a table"
         else:
             held = f"[tool] holds {', '.join(f'[tool.{name}]' for name in tool) or 'nothing'}"
-        raise UsageError(f"{path}: no [tool.plint] table ({held}); write plint's settings at top level or "
-                         "under [tool.plint]")
+        raise UsageError(
+            f"{path}: no [tool.plint] table ({held}); write plint's settings at top level or under [tool.plint]"
+        )
     beside = [key for key in document if key != "tool"]
     if beside:
-        raise UsageError(f"{path}: settings both at top level ({', '.join(map(repr, beside))}) and under "
-                         "[tool.plint]: keep one form (top level, or all under [tool.plint])")
+        raise UsageError(
+            f"{path}: settings both at top level ({', '.join(map(repr, beside))}) and under "
+            "[tool.plint]: keep one form (top level, or all under [tool.plint])"
+        )
     return tool["plint"], True
 
 
@@ -186,8 +204,10 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
         s.select = _selectors(s, "select", table["select"])
     s.extend_select = _selectors(s, "extend-select", table.get("extend-select", []))
     s.ignore = _selectors(s, "ignore", table.get("ignore", []))
-    s.per_file_ignores = {glob: _selectors(s, f"per-file-ignores.{glob}", codes)
-                          for glob, codes in table.get("per-file-ignores", {}).items()}
+    s.per_file_ignores = {
+        glob: _selectors(s, f"per-file-ignores.{glob}", codes)
+        for glob, codes in table.get("per-file-ignores", {}).items()
+    }
     for key, level in table.get("severity", {}).items():
         if level not in SEVERITIES:
             raise UsageError(f"{s.where(f'severity.{key}')}: expected one of {', '.join(SEVERITIES)}, got {level!r}")
@@ -198,8 +218,10 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
         s.fail_on = table["fail-on"]
     for key, value in table.get("thresholds", {}).items():
         if key not in THRESHOLDS:
-            raise UsageError(f"{s.where(f'thresholds.{key}')}: unknown threshold{_did_you_mean(key, THRESHOLDS)} "
-                             f"(known: {', '.join(THRESHOLDS)})")
+            raise UsageError(
+                f"{s.where(f'thresholds.{key}')}: unknown threshold{_did_you_mean(key, THRESHOLDS)} "
+                f"(known: {', '.join(THRESHOLDS)})"
+            )
         if not _is(value, _NUMBER) or value < 0:
             raise UsageError(f"{s.where(f'thresholds.{key}')}: expected a number >= 0, got {value!r}")
         s.thresholds[key] = float(value)
@@ -226,8 +248,9 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
         from plint.catalog.flags import releases
 
         if s.releases["megatron"] not in releases():
-            raise UsageError(f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; "
-                             f"known: {', '.join(releases())}")
+            raise UsageError(
+                f"{s.where('megatron')}: unknown release {s.releases['megatron']!r}; known: {', '.join(releases())}"
+            )
     s.baseline = table.get("baseline")
     if "trainer-source" in table:
         folder = os.path.dirname(os.path.abspath(str(path)))
@@ -236,7 +259,9 @@ def settings_from(path: Path, table: dict, in_tool_table: bool | None = None) ->
     s.model = _model_key(s, table.get("model"))
     if "host-memory" in table:
         if table["host-memory"] <= 0:
-            raise ValueError(f"{s.where('host-memory')}: expected a positive number of GiB, got {table['host-memory']!r}")
+            raise ValueError(
+                f"{s.where('host-memory')}: expected a positive number of GiB, got {table['host-memory']!r}"
+            )
         s.host_memory_gib = float(table["host-memory"])
     return s
 

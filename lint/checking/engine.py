@@ -19,6 +19,7 @@ from plint.reading.read import FileReading
 from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.checking.baseline import Baseline
 
@@ -60,8 +61,11 @@ class Engine:
             from plint.rules.registry import all_rules
 
             self._rules = all_rules()
-            for flag, selectors in (("--select", self.options.select), ("--ignore", self.options.ignore),
-                                    ("--extend-select", getattr(self.options, "extend_select", None))):
+            for flag, selectors in (
+                ("--select", self.options.select),
+                ("--ignore", self.options.ignore),
+                ("--extend-select", getattr(self.options, "extend_select", None)),
+            ):
                 self._check_selectors(flag, selectors or [])
         return self._rules
 
@@ -69,9 +73,11 @@ class Engine:
         for selector in selectors:
             if not any(specificity(r, selector) for r in self._rules.values()):
                 near = self.suggest(selector)
-                raise UsageError(f"{where}: unknown rule selector {selector!r}"
-                                 + (f"; did you mean {near!r}?" if near else "")
-                                 + " (a code like PL303, a name like sequence-parallel-off, or a prefix like PL3)")
+                raise UsageError(
+                    f"{where}: unknown rule selector {selector!r}"
+                    + (f"; did you mean {near!r}?" if near else "")
+                    + " (a code like PL303, a name like sequence-parallel-off, or a prefix like PL3)"
+                )
 
     def suggest(self, selector: str) -> str | None:
         """The rule code, name or prefix a mistyped selector most likely meant."""
@@ -117,8 +123,10 @@ class Engine:
         settings = settings or Settings()
         o = self.options
         enabled = set(self.rules)
-        layers = ((settings.select, settings.extend_select, settings.ignore),
-                  (o.select, getattr(o, "extend_select", None), o.ignore))
+        layers = (
+            (settings.select, settings.extend_select, settings.ignore),
+            (o.select, getattr(o, "extend_select", None), o.ignore),
+        )
         for select, extend, ignore in layers:
             positive = list(select or []) + list(extend or [])
             if select is None and not positive and not ignore:
@@ -135,11 +143,13 @@ class Engine:
 
             rel = os.path.relpath(os.path.abspath(path), settings.root).replace(os.sep, "/")
             for pattern, selectors in settings.per_file_ignores.items():
-                if fnmatch.fnmatchcase(rel, pattern) or fnmatch.fnmatchcase(os.path.basename(path), pattern) \
-                        or (pattern.startswith("**/") and fnmatch.fnmatchcase(rel, pattern[3:])):
+                if (
+                    fnmatch.fnmatchcase(rel, pattern)
+                    or fnmatch.fnmatchcase(os.path.basename(path), pattern)
+                    or (pattern.startswith("**/") and fnmatch.fnmatchcase(rel, pattern[3:]))
+                ):
                     enabled = {c for c in enabled if not any(specificity(self.rules[c], s) for s in selectors)}
-        return {c: r for c, r in self.rules.items()
-                if c in enabled and self.severity_override(r, settings) != "off"}
+        return {c: r for c, r in self.rules.items() if c in enabled and self.severity_override(r, settings) != "off"}
 
     @staticmethod
     def severity_override(rule, settings: Settings) -> str | None:
@@ -162,8 +172,9 @@ class Engine:
         rules = self.selected(settings, reading.path)
         for layout in reading.layouts:  # once per layout, with the configuration's cluster facts
             layout_estimate(layout, settings)
-        contexts = [RuleContext(reading, layout, settings) for layout in reading.layouts] or \
-            [RuleContext(reading, None, settings)]
+        contexts = [RuleContext(reading, layout, settings) for layout in reading.layouts] or [
+            RuleContext(reading, None, settings)
+        ]
         for ctx in contexts:
             for rule in rules.values():
                 if rule.needs_layout and ctx.layout is None:
@@ -171,8 +182,7 @@ class Engine:
                 override = self.severity_override(rule, settings)
                 for finding in self._findings(rule, ctx):
                     span = finding.span
-                    ident = (rule.code, finding.message, span.path if span else None,
-                             span.start if span else None)
+                    ident = (rule.code, finding.message, span.path if span else None, span.start if span else None)
                     if ident in seen:  # the same finding from two layouts of one file
                         continue
                     seen.add(ident)
@@ -212,8 +222,11 @@ class Engine:
                 raise
             from plint.report.escape import log  # the path and the exception may quote the file
 
-            print(f"plint: internal error in rule {rule.code} on {log(ctx.reading.path)}: {log(repr(exc))} "
-                  "(the rule is skipped; please report it)", file=sys.stderr)
+            print(
+                f"plint: internal error in rule {rule.code} on {log(ctx.reading.path)}: {log(repr(exc))} "
+                "(the rule is skipped; please report it)",
+                file=sys.stderr,
+            )
             return []
 
     # -- inline suppression --------------------------------------------------------------------
@@ -240,7 +253,7 @@ class Engine:
         if reading.kind == "shell" and reading.source is not None:
             directives += self._directives_of(own, reading.source.text)
             self._first_reader.setdefault(own, own)
-        for sourced in (reading.shell.files_read if reading.shell is not None else ()):
+        for sourced in reading.shell.files_read if reading.shell is not None else ():
             if os.path.isfile(sourced):
                 directives += self._directives_of(sourced)
                 self._first_reader.setdefault(sourced, own)
@@ -258,8 +271,14 @@ class Engine:
                     break
         for d in directives:  # a `# noqa` over a finding left standing: PL004 says what to write instead
             if d.noqa:
-                d.under.update(diag.code for diag in diagnostics if diag.suppressed is None and diag.line
-                               and where_is(d, diag) and (not d.selectors or diag.code in d.selectors))
+                d.under.update(
+                    diag.code
+                    for diag in diagnostics
+                    if diag.suppressed is None
+                    and diag.line
+                    and where_is(d, diag)
+                    and (not d.selectors or diag.code in d.selectors)
+                )
 
     def _unused_directives(self, abs_path: str) -> list[Diagnostic]:
         """PL004 for the directives of one file that suppressed nothing in this run. A directive
@@ -279,8 +298,18 @@ class Engine:
                 message = self._directive_problem(d, rule, last_pass)
                 if message is None:
                     continue
-                diag = Diagnostic(rule.code, rule.name, severity, message, _display(abs_path), d.line, d.col,
-                                  d.line, d.end_col, key="directive")
+                diag = Diagnostic(
+                    rule.code,
+                    rule.name,
+                    severity,
+                    message,
+                    _display(abs_path),
+                    d.line,
+                    d.col,
+                    d.line,
+                    d.end_col,
+                    key="directive",
+                )
                 for other in directives:
                     selector = covers(other, abs_path, d.line, rule.code, rule.name) if other is not d else None
                     if selector is not None and not last_pass:
@@ -355,10 +384,17 @@ class Engine:
                 if rule is None or "PL004" not in self.selected(settings, path):
                     continue
                 for p, code, key in baseline.stale(path):
-                    out.append(Diagnostic(
-                        rule.code, rule.name, self.severity_override(rule, settings) or rule.severity,
-                        f"baseline entry `{p} {code} {key}` ({_display(str(baseline.path))}) matches no finding; "
-                        "remove it", path, key="baseline"))
+                    out.append(
+                        Diagnostic(
+                            rule.code,
+                            rule.name,
+                            self.severity_override(rule, settings) or rule.severity,
+                            f"baseline entry `{p} {code} {key}` ({_display(str(baseline.path))}) matches no finding; "
+                            "remove it",
+                            path,
+                            key="baseline",
+                        )
+                    )
         return out
 
     # -- end of run ----------------------------------------------------------------------------
@@ -404,8 +440,10 @@ def noqa_hint(d) -> str | None:
     if not codes:
         return None
     written = f"# noqa: {', '.join(d.selectors)}" if d.selectors else "# noqa"
-    return (f"`{written}` is flake8's and ruff's directive: plint does not read it, and it suppresses nothing; "
-            f"plint's is `# plint: disable={','.join(codes)} -- reason`")
+    return (
+        f"`{written}` is flake8's and ruff's directive: plint does not read it, and it suppresses nothing; "
+        f"plint's is `# plint: disable={','.join(codes)} -- reason`"
+    )
 
 
 def limit_report(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
@@ -429,9 +467,15 @@ def limit_report(diagnostics: list[Diagnostic], path: str) -> list[Diagnostic]:
         # the count keeps the worst severity of what it hides, so the exit status does not change
         live = [d for d in rest if d.suppressed is None]
         worst = min(live or rest, key=lambda d: rank.get(d.severity, 3))
-        note = Diagnostic.at(code, worst.name, worst.severity,
-                             f"{len(rest)} more {code} finding(s) in this file not shown (plint reports at most "
-                             f"{MAX_FINDINGS_PER_RULE} per rule and {MAX_FINDINGS_PER_FILE} per file)", None, path)
+        note = Diagnostic.at(
+            code,
+            worst.name,
+            worst.severity,
+            f"{len(rest)} more {code} finding(s) in this file not shown (plint reports at most "
+            f"{MAX_FINDINGS_PER_RULE} per rule and {MAX_FINDINGS_PER_FILE} per file)",
+            None,
+            path,
+        )
         note.suppressed = None if live else worst.suppressed  # all of them suppressed: so is the count
         out.append(note)
     return out

@@ -28,8 +28,10 @@ from plint.record import field, record
 MARK = re.compile(r"#\s*plint\s*:")
 DIRECTIVE = re.compile(r"#\s*plint\s*:\s*(?P<kind>[A-Za-z-]+)\s*(?:=\s*(?P<rest>.*))?$")
 # selectors, comma-separated; a name's single hyphens are part of it, ` -- ` starts the reason
-SELECTORS = re.compile(r"\s*(?P<list>[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?:\s*,\s*[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*)*)"
-                       r"\s*,?\s*(?:--)?\s*(?P<reason>.*)$")
+SELECTORS = re.compile(
+    r"\s*(?P<list>[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*(?:\s*,\s*[A-Za-z0-9]+(?:[_-][A-Za-z0-9]+)*)*)"
+    r"\s*,?\s*(?:--)?\s*(?P<reason>.*)$"
+)
 KINDS = ("disable", "disable-file")
 # flake8's and ruff's `# noqa` / `# noqa: E501,PL201`: the codes it names, of which plint's are PL + digits
 NOQA = re.compile(r"#\s*noqa\b(?:\s*:\s*(?P<codes>[A-Za-z]+[0-9]+(?:[\s,]+[A-Za-z]+[0-9]+)*))?", re.IGNORECASE)
@@ -38,10 +40,26 @@ PLINT_CODE = re.compile(r"PL[0-9]{3}\Z", re.IGNORECASE)
 # 100,000-digit word is scanned once, not once per character (quadratic: a minute; found by issue 30's fuzzer)
 JSON_NAME = re.compile(r"(?<![\w.@+-])([\w.@+-]+\.json)\b")
 # statements a trailing directive on their last line covers whole; anything else: the line alone
-_STATEMENTS = {"command", "redirected_statement", "variable_assignment", "declaration_command", "pipeline", "list",
-               "if_statement", "for_statement", "c_style_for_statement", "while_statement", "case_statement",
-               "function_definition", "compound_statement", "subshell", "negated_command", "test_command",
-               "unset_command", "variable_assignments"}
+_STATEMENTS = {
+    "command",
+    "redirected_statement",
+    "variable_assignment",
+    "declaration_command",
+    "pipeline",
+    "list",
+    "if_statement",
+    "for_statement",
+    "c_style_for_statement",
+    "while_statement",
+    "case_statement",
+    "function_definition",
+    "compound_statement",
+    "subshell",
+    "negated_command",
+    "test_command",
+    "unset_command",
+    "variable_assignments",
+}
 
 
 @record
@@ -82,7 +100,7 @@ def covers(d: Directive, path: str, line: int | None, code: str, name: str) -> s
 def parse_comment(text: str) -> tuple[str | None, tuple[str, ...], str, str | None]:
     """(kind, selectors, reason, problem) of a comment that mentions `plint:`."""
     start = MARK.search(text)
-    m = DIRECTIVE.match(text[start.start():]) if start else None
+    m = DIRECTIVE.match(text[start.start() :]) if start else None
     if m is None or m.group("kind") not in KINDS:
         return None, (), "", "not a plint directive (expected `# plint: disable=CODES -- reason` or `disable-file=`)"
     rest = SELECTORS.match(m.group("rest") or "")
@@ -157,14 +175,14 @@ def read_directives(path: str, text: str) -> list[Directive]:
     lines = text.split("\n")  # as tree-sitter counts lines (splitlines would also split at \r, \f, ...)
     found: list[Directive] = []
     for node in sorted(comments, key=lambda n: n.start_byte):
-        body = data[node.start_byte:node.end_byte].decode("utf-8", "surrogateescape")
+        body = data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
         start = MARK.search(body)
         noqa = _noqa_codes(body) if start is None else None
         if start is None and noqa is None:
             continue
         line = node.start_point[0] + 1
         source_line = lines[line - 1] if line <= len(lines) else body
-        col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1:node.start_byte].decode("utf-8", "surrogateescape"))
+        col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1 : node.start_byte].decode("utf-8", "surrogateescape"))
         kind: str | None
         problem: str | None
         if noqa is not None:
@@ -173,8 +191,17 @@ def read_directives(path: str, text: str) -> list[Directive]:
         else:
             kind, selectors, reason, problem = parse_comment(body)
         assert start is not None  # MARK found plint's directive, or NOQA the `# noqa` _noqa_codes read
-        d = Directive(path, line, col + start.start() + 1, len(source_line) + 1, selectors, reason,
-                      kind == "disable-file", problem=problem, noqa=noqa is not None)
+        d = Directive(
+            path,
+            line,
+            col + start.start() + 1,
+            len(source_line) + 1,
+            selectors,
+            reason,
+            kind == "disable-file",
+            problem=problem,
+            noqa=noqa is not None,
+        )
         found.append(d)
         if problem is not None:
             continue
@@ -189,7 +216,7 @@ def read_directives(path: str, text: str) -> list[Directive]:
                 d.first, d.last = _lines(target)
                 if not own_line:
                     d.last = max(d.last, line)
-                covered_text = data[target.start_byte:target.end_byte].decode("utf-8", "surrogateescape")
+                covered_text = data[target.start_byte : target.end_byte].decode("utf-8", "surrogateescape")
             elif own_line:
                 d.problem = "no statement follows this directive"
                 continue

@@ -16,6 +16,7 @@ from pathlib import Path
 from plint.source import probe, reading_from
 from plint.root import MAX_FILE_BYTES
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -28,9 +29,18 @@ SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
 class Option:
-    def __init__(self, flag: str, dest: str, kind: str = "value", choices: tuple[str, ...] | None = None,
-                 default: Any = None, metavar: str | None = None, help: str = "",  # noqa: A002
-                 short: str | None = None, aliases: tuple[str, ...] = ()):
+    def __init__(
+        self,
+        flag: str,
+        dest: str,
+        kind: str = "value",
+        choices: tuple[str, ...] | None = None,
+        default: Any = None,
+        metavar: str | None = None,
+        help: str = "",  # noqa: A002
+        short: str | None = None,
+        aliases: tuple[str, ...] = (),
+    ):
         self.flag, self.dest, self.kind, self.choices = flag, dest, kind, choices
         self.default, self.metavar, self.help, self.short = default, metavar, help, short
         self.aliases = aliases  # other spellings of the same option (ruff's --output-format for --format)
@@ -41,65 +51,172 @@ class Option:
 
 
 OPTIONS: tuple[Option, ...] = (
-    Option("--format", "fmt", choices=FORMATS, default="text", aliases=("--output-format",),
-           help="Output format (--output-format is the same option, as ruff names it): gitlab is GitLab's code "
-                "quality report, junit JUnit XML, rdjson reviewdog's diagnostic format."),
-    Option("--fix", "fix", kind="flag", default=False,
-           help="Apply the safe fixes first, as `plint fix` does (files are rewritten), then report what is left."),
-    Option("--unsafe-fixes", "unsafe_fixes", kind="flag", default=False,
-           help="With --fix: also apply the unsafe fixes (layout changes), as `plint fix --unsafe-fixes`."),
-    Option("--severity", "severity", choices=SEVERITIES, short="-S",
-           help="Show only findings at or above this severity. As with shellcheck's -S, the findings it hides "
-                "do not count for the exit code either."),
-    Option("--exit-zero", "exit_zero", kind="flag", default=False,
-           help="Exit 0 even when there are findings (2 still means a usage error)."),
-    Option("--show-settings", "show_settings", kind="flag", default=False,
-           help="Print the config file found for the first path and the settings in force, and exit."),
+    Option(
+        "--format",
+        "fmt",
+        choices=FORMATS,
+        default="text",
+        aliases=("--output-format",),
+        help="Output format (--output-format is the same option, as ruff names it): gitlab is GitLab's code "
+        "quality report, junit JUnit XML, rdjson reviewdog's diagnostic format.",
+    ),
+    Option(
+        "--fix",
+        "fix",
+        kind="flag",
+        default=False,
+        help="Apply the safe fixes first, as `plint fix` does (files are rewritten), then report what is left.",
+    ),
+    Option(
+        "--unsafe-fixes",
+        "unsafe_fixes",
+        kind="flag",
+        default=False,
+        help="With --fix: also apply the unsafe fixes (layout changes), as `plint fix --unsafe-fixes`.",
+    ),
+    Option(
+        "--severity",
+        "severity",
+        choices=SEVERITIES,
+        short="-S",
+        help="Show only findings at or above this severity. As with shellcheck's -S, the findings it hides "
+        "do not count for the exit code either.",
+    ),
+    Option(
+        "--exit-zero",
+        "exit_zero",
+        kind="flag",
+        default=False,
+        help="Exit 0 even when there are findings (2 still means a usage error).",
+    ),
+    Option(
+        "--show-settings",
+        "show_settings",
+        kind="flag",
+        default=False,
+        help="Print the config file found for the first path and the settings in force, and exit.",
+    ),
     Option("--concise", "concise", kind="flag", default=False, help="Text format: one line per finding."),
-    Option("--quiet", "quiet", kind="flag", default=False, short="-q",
-           help="Text format: the findings only; nothing at all for a clean file."),
-    Option("--verbose", "verbose", kind="flag", default=False, short="-v",
-           help="Text format: every file's layout, memory and step estimate, findings or not."),
-    Option("--statistics", "statistics", kind="flag", default=False,
-           help="Text format: a count per rule instead of each finding."),
-    Option("--color", "color", choices=COLOR, default="auto",
-           help="Colour the text output: auto (a terminal, unless NO_COLOR is set or TERM=dumb; "
-                "FORCE_COLOR forces it), always or never."),
-    Option("--stdin-filename", "stdin_filename", metavar="NAME",
-           help="Read the launch from standard input (the path `-`) as if it were the file NAME: config, "
-                "per-file ignores and relative references resolve as for NAME."),
-    Option("--env", "env", kind="multi", default=(), metavar="NAME=VALUE",
-           help="Seed a variable the script reads from its environment (digits name a positional parameter)."),
-    Option("--assume", "assume", kind="multi", default=(), metavar="NAME=VALUE",
-           help="Value for a variable the script sets from something only known at run time."),
+    Option(
+        "--quiet",
+        "quiet",
+        kind="flag",
+        default=False,
+        short="-q",
+        help="Text format: the findings only; nothing at all for a clean file.",
+    ),
+    Option(
+        "--verbose",
+        "verbose",
+        kind="flag",
+        default=False,
+        short="-v",
+        help="Text format: every file's layout, memory and step estimate, findings or not.",
+    ),
+    Option(
+        "--statistics",
+        "statistics",
+        kind="flag",
+        default=False,
+        help="Text format: a count per rule instead of each finding.",
+    ),
+    Option(
+        "--color",
+        "color",
+        choices=COLOR,
+        default="auto",
+        help="Colour the text output: auto (a terminal, unless NO_COLOR is set or TERM=dumb; "
+        "FORCE_COLOR forces it), always or never.",
+    ),
+    Option(
+        "--stdin-filename",
+        "stdin_filename",
+        metavar="NAME",
+        help="Read the launch from standard input (the path `-`) as if it were the file NAME: config, "
+        "per-file ignores and relative references resolve as for NAME.",
+    ),
+    Option(
+        "--env",
+        "env",
+        kind="multi",
+        default=(),
+        metavar="NAME=VALUE",
+        help="Seed a variable the script reads from its environment (digits name a positional parameter).",
+    ),
+    Option(
+        "--assume",
+        "assume",
+        kind="multi",
+        default=(),
+        metavar="NAME=VALUE",
+        help="Value for a variable the script sets from something only known at run time.",
+    ),
     Option("--gpu", "gpu", metavar="NAME", help="The GPU the job runs on (overrides the files)."),
-    Option("--config", "config_file", metavar="FILE",
-           help="Use this config file instead of the nearest pyproject.toml [tool.plint] / .plint.toml."),
+    Option(
+        "--config",
+        "config_file",
+        metavar="FILE",
+        help="Use this config file instead of the nearest pyproject.toml [tool.plint] / .plint.toml.",
+    ),
     Option("--isolated", "isolated", kind="flag", default=False, help="Ignore every config file."),
-    Option("--trainer-source", "trainer_source", metavar="DIR",
-           help="A training-code checkout whose megatron/arguments.py judges the flags when the launch's own "
-                "tree has none."),
-    Option("--root", "root", metavar="DIR",
-           help="Read files only under DIR (default: the git work tree of each checked file); the "
-                "config's root and read-outside are then ignored."),
+    Option(
+        "--trainer-source",
+        "trainer_source",
+        metavar="DIR",
+        help="A training-code checkout whose megatron/arguments.py judges the flags when the launch's own "
+        "tree has none.",
+    ),
+    Option(
+        "--root",
+        "root",
+        metavar="DIR",
+        help="Read files only under DIR (default: the git work tree of each checked file); the "
+        "config's root and read-outside are then ignored.",
+    ),
     Option("--select", "select", metavar="CODES", help="Only these rules (codes, names or prefixes, comma-separated)."),
     Option("--extend-select", "extend_select", metavar="CODES", help="Add these rules to the selection."),
     Option("--ignore", "ignore", metavar="CODES", help="Skip these rules (codes, names or prefixes)."),
-    Option("--baseline", "baseline", metavar="FILE",
-           help="Accept the findings listed in this baseline (default: .plint-baseline beside the config)."),
-    Option("--write-baseline", "write_baseline", metavar="FILE",
-           help="Write every current finding to this baseline file and exit 0."),
-    Option("--dry-run", "dry_run", kind="flag", default=False,
-           help="Also build each layout's process groups as the trainer would (megatron-core on fake "
-                "process groups with the dryrun extra, else plint's analytic layout) and report them."),
-    Option("--pr-comment", "pr_comment", kind="flag", default=False,
-           help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date, and post "
-                "new findings on the lines it changes as one review with one-click suggestions, through "
-                "GitHub's REST API ($GITHUB_API_URL, $GITHUB_TOKEN, $GITHUB_REPOSITORY)."),
-    Option("--only-new-against", "only_new_against", metavar="REV",
-           help="Report only findings that the git revision REV's version of the files did not have."),
-    Option("--fail-on", "fail_on", choices=FAIL_ON,
-           help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on)."),
+    Option(
+        "--baseline",
+        "baseline",
+        metavar="FILE",
+        help="Accept the findings listed in this baseline (default: .plint-baseline beside the config).",
+    ),
+    Option(
+        "--write-baseline",
+        "write_baseline",
+        metavar="FILE",
+        help="Write every current finding to this baseline file and exit 0.",
+    ),
+    Option(
+        "--dry-run",
+        "dry_run",
+        kind="flag",
+        default=False,
+        help="Also build each layout's process groups as the trainer would (megatron-core on fake "
+        "process groups with the dryrun extra, else plint's analytic layout) and report them.",
+    ),
+    Option(
+        "--pr-comment",
+        "pr_comment",
+        kind="flag",
+        default=False,
+        help="Also keep one sticky comment on the pull request ($GITHUB_EVENT_PATH) up to date, and post "
+        "new findings on the lines it changes as one review with one-click suggestions, through "
+        "GitHub's REST API ($GITHUB_API_URL, $GITHUB_TOKEN, $GITHUB_REPOSITORY).",
+    ),
+    Option(
+        "--only-new-against",
+        "only_new_against",
+        metavar="REV",
+        help="Report only findings that the git revision REV's version of the files did not have.",
+    ),
+    Option(
+        "--fail-on",
+        "fail_on",
+        choices=FAIL_ON,
+        help="Exit 1 when a finding is at or above this severity (default: error, or the config's fail-on).",
+    ),
 )
 
 
@@ -112,7 +229,7 @@ def parse_fast(argv: list[str]) -> dict | None:
     while i < len(argv):
         arg = argv[i]
         if arg == "--":
-            paths.extend(argv[i + 1:])
+            paths.extend(argv[i + 1 :])
             break
         if not arg.startswith("-") or arg == "-":
             paths.append(arg)
@@ -150,23 +267,56 @@ def parse_fast(argv: list[str]) -> dict | None:
     return values
 
 
-def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), assume=(), gpu: str | None = None,
-        config_file: str | None = None, isolated: bool = False, select: str | None = None,
-        extend_select: str | None = None, ignore: str | None = None, fail_on: str | None = None,
-        baseline: str | None = None, write_baseline: str | None = None, dry_run: bool = False,
-        trainer_source: str | None = None, root: str | None = None, pr_comment: bool = False,
-        only_new_against: str | None = None, quiet: bool = False, verbose: bool = False,
-        statistics: bool = False, color: str = "auto", stdin_filename: str | None = None, fix: bool = False,
-        unsafe_fixes: bool = False, severity: str | None = None, exit_zero: bool = False,
-        show_settings: bool = False) -> int:
+def run(
+    paths: list[Path],
+    fmt: str = "text",
+    concise: bool = False,
+    env=(),
+    assume=(),
+    gpu: str | None = None,
+    config_file: str | None = None,
+    isolated: bool = False,
+    select: str | None = None,
+    extend_select: str | None = None,
+    ignore: str | None = None,
+    fail_on: str | None = None,
+    baseline: str | None = None,
+    write_baseline: str | None = None,
+    dry_run: bool = False,
+    trainer_source: str | None = None,
+    root: str | None = None,
+    pr_comment: bool = False,
+    only_new_against: str | None = None,
+    quiet: bool = False,
+    verbose: bool = False,
+    statistics: bool = False,
+    color: str = "auto",
+    stdin_filename: str | None = None,
+    fix: bool = False,
+    unsafe_fixes: bool = False,
+    severity: str | None = None,
+    exit_zero: bool = False,
+    show_settings: bool = False,
+) -> int:
     """Check the paths, print the report, return the exit code. Raises UsageError for bad input."""
     from plint.checking.check import check_options, check_paths
 
-    _refuse_clashing_options(paths, fmt, quiet, verbose, statistics, fix, unsafe_fixes, write_baseline,
-                             stdin_filename)
+    _refuse_clashing_options(paths, fmt, quiet, verbose, statistics, fix, unsafe_fixes, write_baseline, stdin_filename)
     paths, stdin = standard_input(list(paths), stdin_filename)
-    options = check_options([p for p in paths if stdin is None or p != stdin[0]], env, assume, gpu, config_file,
-                            isolated, select, extend_select, ignore, baseline, trainer_source, root)
+    options = check_options(
+        [p for p in paths if stdin is None or p != stdin[0]],
+        env,
+        assume,
+        gpu,
+        config_file,
+        isolated,
+        select,
+        extend_select,
+        ignore,
+        baseline,
+        trainer_source,
+        root,
+    )
     if show_settings:
         from plint.report.settings import render as render_settings
 
@@ -200,8 +350,9 @@ def run(paths: list[Path], fmt: str = "text", concise: bool = False, env=(), ass
 
         with _read_as_file(stdin):
             attach_fixes(result)
-    text = _render(result, fmt, stdin, concise, color, "quiet" if quiet else "verbose" if verbose else "default",
-                   statistics)
+    text = _render(
+        result, fmt, stdin, concise, color, "quiet" if quiet else "verbose" if verbose else "default", statistics
+    )
     if text:
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
@@ -224,8 +375,17 @@ def _comment_on_the_pull_request(result) -> None:
     sys.stdout.flush()
 
 
-def _refuse_clashing_options(paths: list[Path], fmt: str, quiet: bool, verbose: bool, statistics: bool, fix: bool,
-                             unsafe_fixes: bool, write_baseline: str | None, stdin_filename: str | None) -> None:
+def _refuse_clashing_options(
+    paths: list[Path],
+    fmt: str,
+    quiet: bool,
+    verbose: bool,
+    statistics: bool,
+    fix: bool,
+    unsafe_fixes: bool,
+    write_baseline: str | None,
+    stdin_filename: str | None,
+) -> None:
     """A UsageError for options that cannot go together."""
     from plint.checking.check import UsageError
 
@@ -251,8 +411,9 @@ def _limit_findings(result, severity: str | None) -> None:
             r.diagnostics = [d for d in r.diagnostics if SEVERITY_RANK[d.severity] >= SEVERITY_RANK[severity]]
 
 
-def _render(result, fmt: str, stdin: tuple[str, str, bytes] | None, concise: bool, color: str, detail: str,
-            statistics: bool) -> str:
+def _render(
+    result, fmt: str, stdin: tuple[str, str, bytes] | None, concise: bool, color: str, detail: str, statistics: bool
+) -> str:
     """The report in the format asked for."""
     if fmt == "text":
         from plint.report.color import use_color
@@ -270,12 +431,17 @@ def _render(result, fmt: str, stdin: tuple[str, str, bytes] | None, concise: boo
 
 def _exit_code(result, fail_on: str, dry_run: bool) -> int:
     """1 when a dry run failed or a finding reaches --fail-on, else 0."""
-    if dry_run and fail_on != "never" and any(
-            not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts):
+    if (
+        dry_run
+        and fail_on != "never"
+        and any(not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts)
+    ):
         return 1
     if fail_on != "never" and any(
-            d.suppressed is None and SEVERITY_RANK[d.severity] >= SEVERITY_RANK[fail_on]
-            for r in result.results for d in r.diagnostics):
+        d.suppressed is None and SEVERITY_RANK[d.severity] >= SEVERITY_RANK[fail_on]
+        for r in result.results
+        for d in r.diagnostics
+    ):
         return 1
     return 0
 
@@ -329,8 +495,9 @@ def standard_input(paths: list, stdin_filename: str | None) -> tuple[list, tuple
 
     name = stdin_filename if stdin_filename is not None else STDIN
     if not name or os.path.isdir(name):
-        raise UsageError(f"--stdin-filename: {name!r} is a folder, not a file name" if name
-                         else "--stdin-filename: empty name")
+        raise UsageError(
+            f"--stdin-filename: {name!r} is a folder, not a file name" if name else "--stdin-filename: empty name"
+        )
     try:  # the name need not exist, but the reader resolves it (pathlib refuses a symlink loop)
         Path(name).resolve()
     except (OSError, RuntimeError) as exc:

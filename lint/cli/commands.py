@@ -36,8 +36,14 @@ def _print_version(ctx: click.Context, _param, value: bool) -> None:
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
-              help="Show the version and the Megatron-LM and DeepSpeed releases the catalogs know, and exit.")
+@click.option(
+    "--version",
+    is_flag=True,
+    expose_value=False,
+    is_eager=True,
+    callback=_print_version,
+    help="Show the version and the Megatron-LM and DeepSpeed releases the catalogs know, and exit.",
+)
 def cli() -> None:
     """Lint the launch files of Megatron-LM and DeepSpeed training runs.
 
@@ -66,12 +72,17 @@ def _with_check_options(command, skip: tuple[str, ...] = (), helps: dict[str, st
         if opt.kind == "flag":
             command = click.option(*names, opt.dest, is_flag=True, help=(helps or {}).get(opt.dest, opt.help))(command)
         elif opt.kind == "multi":
-            command = click.option(*names, opt.dest, multiple=True, metavar=opt.metavar,
-                                   help=opt.help)(command)
+            command = click.option(*names, opt.dest, multiple=True, metavar=opt.metavar, help=opt.help)(command)
         else:
-            command = click.option(*names, opt.dest, default=opt.default, metavar=opt.metavar,
-                                   type=click.Choice(opt.choices) if opt.choices else None,
-                                   show_default=opt.default is not None, help=opt.help)(command)
+            command = click.option(
+                *names,
+                opt.dest,
+                default=opt.default,
+                metavar=opt.metavar,
+                type=click.Choice(opt.choices) if opt.choices else None,
+                show_default=opt.default is not None,
+                help=opt.help,
+            )(command)
     return command
 
 
@@ -99,17 +110,34 @@ def check(paths: tuple[Path, ...], **options) -> None:
 
 def _check_options_for_fix(command):
     """`fix` takes check's options except the output format and the baseline writer."""
-    return _with_check_options(command, skip=("fmt", "concise", "write_baseline", "dry_run", "pr_comment",
-                                                "only_new_against", "verbose", "statistics", "stdin_filename",
-                                                "fix", "unsafe_fixes", "severity", "exit_zero", "show_settings"),
-                               helps={"quiet": "No summary line: the findings left (or the diff) only."})
+    return _with_check_options(
+        command,
+        skip=(
+            "fmt",
+            "concise",
+            "write_baseline",
+            "dry_run",
+            "pr_comment",
+            "only_new_against",
+            "verbose",
+            "statistics",
+            "stdin_filename",
+            "fix",
+            "unsafe_fixes",
+            "severity",
+            "exit_zero",
+            "show_settings",
+        ),
+        helps={"quiet": "No summary line: the findings left (or the diff) only."},
+    )
 
 
 @cli.command()
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("--unsafe-fixes", "unsafe_fixes", is_flag=True, help="Also apply unsafe fixes (layout changes).")
-@click.option("--diff", is_flag=True,
-              help="Print a unified diff per file and write nothing; exit 1 when there would be changes.")
+@click.option(
+    "--diff", is_flag=True, help="Print a unified diff per file and write nothing; exit 1 when there would be changes."
+)
 @_check_options_for_fix
 def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> None:
     """Apply fixes in place: byte-range edits of the original text, comments and formatting kept."""
@@ -124,8 +152,12 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 
 @cli.command()
 @click.argument("launch", required=False, type=click.Path(path_type=Path))
-@click.option("--model", "preset", metavar="PRESET", help="A known model: llama3-8b, llama3-70b, llama3-405b, "
-              "gpt3-175b, mixtral-8x7b, deepseek-v3.")
+@click.option(
+    "--model",
+    "preset",
+    metavar="PRESET",
+    help="A known model: llama3-8b, llama3-70b, llama3-405b, gpt3-175b, mixtral-8x7b, deepseek-v3.",
+)
 @click.option("--model-file", type=click.Path(path_type=Path), help="YAML with the keys of layout.model.")
 @click.option("--nodes", type=click.IntRange(min=1), help="Nodes in the job.")
 @click.option("--gpus-per-node", type=click.IntRange(min=1), default=None, help="GPUs per node [default: 8].")
@@ -135,15 +167,41 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
 @click.option("--nvlink-domain", type=click.IntRange(min=1), help="GPUs sharing NVLink [default: one node].")
 @click.option("--top", type=click.IntRange(min=1), default=10, show_default=True, help="Candidates to show.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
-@click.option("--show", "show_n", type=click.IntRange(min=1), metavar="N",
-              help="Draw candidate N (1 = best) as `plint show` does.")
+@click.option(
+    "--show",
+    "show_n",
+    type=click.IntRange(min=1),
+    metavar="N",
+    help="Draw candidate N (1 = best) as `plint show` does.",
+)
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="As for check: a variable LAUNCH reads.")
-@click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
-              help="As for check: a value LAUNCH sets at run time.")
-@click.option("--root", "root", metavar="DIR", type=click.Path(file_okay=False, exists=True),
-              help="As for check: read files only under DIR.")
-def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-         fmt, show_n, env, assume, root) -> None:
+@click.option(
+    "--assume", "assume", multiple=True, metavar="NAME=VALUE", help="As for check: a value LAUNCH sets at run time."
+)
+@click.option(
+    "--root",
+    "root",
+    metavar="DIR",
+    type=click.Path(file_okay=False, exists=True),
+    help="As for check: read files only under DIR.",
+)
+def plan(
+    launch,
+    preset,
+    model_file,
+    nodes,
+    gpus_per_node,
+    gpu,
+    seq_length,
+    global_batch,
+    nvlink_domain,
+    top,
+    fmt,
+    show_n,
+    env,
+    assume,
+    root,
+) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
     from plint.planning.placement import plan_around
     from plint.planning.plan import PlanError, base_input, model_from_file, model_from_preset, plan as run_plan
@@ -153,16 +211,29 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
         if launch is not None:
             if preset or model_file:
                 raise PlanError("give either LAUNCH or --model/--model-file")
-            result = _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top,
-                                  plan_around, env, assume, root)
+            result = _plan_launch(
+                launch,
+                nodes,
+                gpus_per_node,
+                gpu,
+                seq_length,
+                global_batch,
+                nvlink_domain,
+                top,
+                plan_around,
+                env,
+                assume,
+                root,
+            )
         else:
             if bool(preset) == bool(model_file):
                 raise PlanError("give one of --model PRESET or --model-file FILE (or a launch file)")
             if nodes is None:
                 raise PlanError("--nodes is required")
             model = model_from_preset(preset) if preset else model_from_file(model_file)
-            base = base_input(model, nodes, gpus_per_node or 8, gpu or "h100-sxm", seq_length, global_batch,
-                              nvlink_domain)
+            base = base_input(
+                model, nodes, gpus_per_node or 8, gpu or "h100-sxm", seq_length, global_batch, nvlink_domain
+            )
             result = run_plan(base, preset or model_file.stem, top=top)
             result.model = model
             if preset and model.get("source"):
@@ -180,12 +251,25 @@ def plan(launch, preset, model_file, nodes, gpus_per_node, gpu, seq_length, glob
         from plint.pictures import from_input
 
         chosen = result.candidates[show_n - 1]
-        _emit_pictures([from_input(chosen.inp, chosen.estimate, f"{result.model_name}: candidate {show_n}")],
-                       "text", None)
+        _emit_pictures(
+            [from_input(chosen.inp, chosen.estimate, f"{result.model_name}: candidate {show_n}")], "text", None
+        )
 
 
-def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nvlink_domain, top, plan_around,
-                 env=(), assume=(), root=None):
+def _plan_launch(
+    launch,
+    nodes,
+    gpus_per_node,
+    gpu,
+    seq_length,
+    global_batch,
+    nvlink_domain,
+    top,
+    plan_around,
+    env=(),
+    assume=(),
+    root=None,
+):
     """The model, cluster and batch of an existing launch, with any option given overriding it."""
     from plint.checking.check import check_paths
     from plint.checking.check import parse_pairs
@@ -194,16 +278,29 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
 
     if not launch.exists():
         raise PlanError(f"no such file: {launch}")
-    (result,) = check_paths([launch], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
-                            root=str(root) if root else None)
+    (result,) = check_paths(
+        [launch],
+        env=parse_pairs(env, "--env"),
+        assume=parse_pairs(assume, "--assume"),
+        root=str(root) if root else None,
+    )
     inputs = [cost_input(layout) for layout in result.layouts]
     inputs = [i for i in inputs if i is not None]
     if not inputs:
         raise PlanError(_incomplete(launch, result.layouts, "plan around"))
     inp = inputs[0]
-    changes = {k: v for k, v in (("nnodes", nodes), ("gpus_per_node", gpus_per_node), ("gpu", gpu),
-                                 ("seq_length", seq_length), ("global_batch", global_batch),
-                                 ("nvlink_domain", nvlink_domain)) if v is not None}
+    changes = {
+        k: v
+        for k, v in (
+            ("nnodes", nodes),
+            ("gpus_per_node", gpus_per_node),
+            ("gpu", gpu),
+            ("seq_length", seq_length),
+            ("global_batch", global_batch),
+            ("nvlink_domain", nvlink_domain),
+        )
+        if v is not None
+    }
     if nodes is not None or gpus_per_node is not None:
         changes["dp"] = None  # the launch's layout on the new cluster: dp follows the world, tp/pp/cp stay
     return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top)
@@ -211,16 +308,26 @@ def _plan_launch(launch, nodes, gpus_per_node, gpu, seq_length, global_batch, nv
 
 @cli.command()
 @click.argument("path", type=click.Path(path_type=Path))
-@click.option("--schedule", type=click.Choice(["zb-h1", "dualpipe", "gpipe"]),
-              help="Draw the same layout under another pipeline schedule (what-if: needs a trainer that runs it).")
-@click.option("--format", "fmt", type=click.Choice(["text", "html", "svg", "markdown"]), default="text",
-              show_default=True)
+@click.option(
+    "--schedule",
+    type=click.Choice(["zb-h1", "dualpipe", "gpipe"]),
+    help="Draw the same layout under another pipeline schedule (what-if: needs a trainer that runs it).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "html", "svg", "markdown"]), default="text", show_default=True
+)
 @click.option("-o", "--output", type=click.Path(path_type=Path), help="Write to FILE instead of printing.")
 @click.option("--env", "env", multiple=True, metavar="NAME=VALUE", help="As for check: a variable PATH reads.")
-@click.option("--assume", "assume", multiple=True, metavar="NAME=VALUE",
-              help="As for check: a value PATH sets at run time.")
-@click.option("--root", "root", metavar="DIR", type=click.Path(file_okay=False, exists=True),
-              help="As for check: read files only under DIR.")
+@click.option(
+    "--assume", "assume", multiple=True, metavar="NAME=VALUE", help="As for check: a value PATH sets at run time."
+)
+@click.option(
+    "--root",
+    "root",
+    metavar="DIR",
+    type=click.Path(file_okay=False, exists=True),
+    help="As for check: read files only under DIR.",
+)
 @click.option("--gpu", metavar="NAME", callback=_known_gpu, help="As for check: the GPU the job runs on.")
 def show(path, schedule, fmt, output, env, assume, root, gpu) -> None:
     """Draw a launch: device grid, pipeline schedule, memory per stage, communication per axis."""
@@ -231,8 +338,13 @@ def show(path, schedule, fmt, output, env, assume, root, gpu) -> None:
     if not path.exists():
         raise LogUsageError(f"no such file: {path}")
     try:
-        results = check_paths([path], env=parse_pairs(env, "--env"), assume=parse_pairs(assume, "--assume"),
-                              root=str(root) if root else None, gpu=gpu)
+        results = check_paths(
+            [path],
+            env=parse_pairs(env, "--env"),
+            assume=parse_pairs(assume, "--assume"),
+            root=str(root) if root else None,
+            gpu=gpu,
+        )
     except UsageError as exc:
         raise LogUsageError(str(exc)) from None
     pictures = []
@@ -257,9 +369,11 @@ def _incomplete(path, layouts, purpose: str) -> str:
     if not layouts:
         return f"{path}: no training launch found to {purpose}"
     gaps = list(dict.fromkeys(gap for layout in layouts for gap in estimate_gaps(layout)))
-    return (f"{path}: no launch with a complete model shape and cluster to {purpose}"
-            + (f": {'; '.join(gaps[:4])} (give the flags, or give --env or --assume for a value the script reads)"
-               if gaps else ""))
+    return f"{path}: no launch with a complete model shape and cluster to {purpose}" + (
+        f": {'; '.join(gaps[:4])} (give the flags, or give --env or --assume for a value the script reads)"
+        if gaps
+        else ""
+    )
 
 
 def _emit_pictures(pictures, fmt: str, output: Path | None) -> None:
@@ -283,29 +397,70 @@ def _emit_pictures(pictures, fmt: str, output: Path | None) -> None:
 
 
 @cli.command()
-@click.option("--target", type=click.Choice(["torchrun", "slurm", "deepspeed"]), required=True,
-              help="torchrun script, Slurm batch script (srun + torchrun), or Megatron-DeepSpeed under the "
-                   "deepspeed launcher with its hostfile and ds_config.json.")
+@click.option(
+    "--target",
+    type=click.Choice(["torchrun", "slurm", "deepspeed"]),
+    required=True,
+    help="torchrun script, Slurm batch script (srun + torchrun), or Megatron-DeepSpeed under the "
+    "deepspeed launcher with its hostfile and ds_config.json.",
+)
 @click.option("--plan", "plan_file", type=click.Path(path_type=Path), help="A `plint plan --format json` output.")
-@click.option("--candidate", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Which candidate of --plan (1 = best).")
-@click.option("--layout", "layout_file", type=click.Path(path_type=Path),
-              help="A `plint check --format json` output or a layout object.")
+@click.option(
+    "--candidate",
+    type=click.IntRange(min=1),
+    default=1,
+    show_default=True,
+    help="Which candidate of --plan (1 = best).",
+)
+@click.option(
+    "--layout",
+    "layout_file",
+    type=click.Path(path_type=Path),
+    help="A `plint check --format json` output or a layout object.",
+)
 @click.option("--model", "preset", metavar="PRESET", help="Plan for this preset and generate its best layout.")
 @click.option("--model-file", type=click.Path(path_type=Path), help="YAML with the keys of layout.model.")
 @click.option("--nodes", type=click.IntRange(min=1))
 @click.option("--gpus-per-node", type=click.IntRange(min=1), default=8, show_default=True)
-@click.option("--gpu", metavar="NAME", default="h100-sxm", show_default=True, callback=_known_gpu,
-              help="GPU of the hardware catalog.")
+@click.option(
+    "--gpu",
+    metavar="NAME",
+    default="h100-sxm",
+    show_default=True,
+    callback=_known_gpu,
+    help="GPU of the hardware catalog.",
+)
 @click.option("--seq-length", type=click.IntRange(min=1))
 @click.option("--global-batch", type=click.IntRange(min=1))
 @click.option("--name", help="Run name (job name, checkpoint folder) [default: the model's].")
-@click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path), default=Path("."), show_default=True,
-              help="Folder to write into.")
+@click.option(
+    "-o",
+    "--output",
+    "out_dir",
+    type=click.Path(path_type=Path),
+    default=Path("."),
+    show_default=True,
+    help="Folder to write into.",
+)
 @click.option("--force", is_flag=True, help="Overwrite existing files.")
 @click.option("--stdout", "to_stdout", is_flag=True, help="Print the files instead of writing them.")
-def generate(target, plan_file, candidate, layout_file, preset, model_file, nodes, gpus_per_node, gpu, seq_length,
-             global_batch, name, out_dir, force, to_stdout) -> None:
+def generate(
+    target,
+    plan_file,
+    candidate,
+    layout_file,
+    preset,
+    model_file,
+    nodes,
+    gpus_per_node,
+    gpu,
+    seq_length,
+    global_batch,
+    name,
+    out_dir,
+    force,
+    to_stdout,
+) -> None:
     """Write a launch from a plan candidate, a layout, or the best plan for a model."""
     from plint.planning.generate import GenerateError, load_spec, render, spec_from_candidate, verify, write
     from plint.planning.plan import PlanError
@@ -317,13 +472,24 @@ def generate(target, plan_file, candidate, layout_file, preset, model_file, node
         if plan_file or layout_file:
             spec = load_spec(plan_file or layout_file, candidate, name)
         else:
-            spec = _best_spec(target, preset, model_file, nodes, gpus_per_node, gpu, seq_length, global_batch, name,
-                              spec_from_candidate)
+            spec = _best_spec(
+                target,
+                preset,
+                model_file,
+                nodes,
+                gpus_per_node,
+                gpu,
+                seq_length,
+                global_batch,
+                name,
+                spec_from_candidate,
+            )
         files = render(spec, target)
         problems = verify(files, target, spec)
         if problems:
-            raise GenerateError("the generated launch does not check cleanly, nothing written:\n  "
-                                + "\n  ".join(problems))
+            raise GenerateError(
+                "the generated launch does not check cleanly, nothing written:\n  " + "\n  ".join(problems)
+            )
     except (GenerateError, PlanError) as exc:
         raise LogUsageError(str(exc)) from None
     if to_stdout:
@@ -347,12 +513,23 @@ def _best_spec(target, preset, model_file, nodes, gpus_per_node, gpu, seq_length
     model = model_from_preset(preset) if preset else model_from_file(model_file)
     base = base_input(model, nodes, gpus_per_node, gpu, seq_length, global_batch)
     result = run_plan(base, preset or model_file.stem)
-    usable = [c for c in result.candidates if target != "deepspeed" or
-              (c.inp.cp == 1 and not c.inp.vpp and not c.first_last_layers and not c.pipeline_layout
-               and not c.inp.num_experts)]
+    usable = [
+        c
+        for c in result.candidates
+        if target != "deepspeed"
+        or (
+            c.inp.cp == 1
+            and not c.inp.vpp
+            and not c.first_last_layers
+            and not c.pipeline_layout
+            and not c.inp.num_experts
+        )
+    ]
     if not usable:
-        raise PlanError(f"no layout of {preset or model_file} fits on {nodes} x {gpus_per_node} {gpu}"
-                        + (" that Megatron-DeepSpeed can express" if target == "deepspeed" else ""))
+        raise PlanError(
+            f"no layout of {preset or model_file} fits on {nodes} x {gpus_per_node} {gpu}"
+            + (" that Megatron-DeepSpeed can express" if target == "deepspeed" else "")
+        )
     cluster = {"nnodes": nodes, "gpus_per_node": gpus_per_node, "gpu": gpu}
     return from_candidate({**model, **base.shape()}, usable[0].to_json(), cluster, name or preset or model_file.stem)
 

@@ -16,12 +16,22 @@ def record_json(rule) -> dict:
     from plint.fixing.fixers import availability
 
     d = rule.docs
-    return {"code": rule.code, "name": rule.name, "severity": rule.severity, "family": rule.family,
-            "summary": rule.summary, "fix_availability": availability(rule.code),
-            "needs_layout": rule.needs_layout, "docs_url": rule.docs_url,
-            "what": d.what, "why": d.why, "fix": d.fix, "references": list(d.references),
-            "bad_example": {"main": d.bad.main, "files": dict(d.bad.files)},
-            "good_example": {"main": d.good.main, "files": dict(d.good.files)}}
+    return {
+        "code": rule.code,
+        "name": rule.name,
+        "severity": rule.severity,
+        "family": rule.family,
+        "summary": rule.summary,
+        "fix_availability": availability(rule.code),
+        "needs_layout": rule.needs_layout,
+        "docs_url": rule.docs_url,
+        "what": d.what,
+        "why": d.why,
+        "fix": d.fix,
+        "references": list(d.references),
+        "bad_example": {"main": d.bad.main, "files": dict(d.bad.files)},
+        "good_example": {"main": d.good.main, "files": dict(d.good.files)},
+    }
 
 
 def table(records) -> str:
@@ -31,8 +41,7 @@ def table(records) -> str:
     rows = [("code", "name", "severity", "fix", "summary")]
     rows += [(r.code, r.name, r.severity, availability(r.code), r.summary) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4]
-                     for row in rows)
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
 
 
 @click.command()

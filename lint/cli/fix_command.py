@@ -12,12 +12,28 @@ from plint.fixing.fix import FileChange, fix_paths, hidden_fixes
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 
 
-def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, env=(), assume=(),
-            gpu: str | None = None, config_file: str | None = None, isolated: bool = False,
-            select: str | None = None, extend_select: str | None = None, ignore: str | None = None,
-            fail_on: str | None = None, baseline: str | None = None, fmt: str = "text", concise: bool = True,
-            write_baseline: str | None = None, trainer_source: str | None = None, root: str | None = None,
-            quiet: bool = False, color: str = "auto") -> int:
+def run_fix(
+    paths: list[Path],
+    unsafe_fixes: bool = False,
+    diff: bool = False,
+    env=(),
+    assume=(),
+    gpu: str | None = None,
+    config_file: str | None = None,
+    isolated: bool = False,
+    select: str | None = None,
+    extend_select: str | None = None,
+    ignore: str | None = None,
+    fail_on: str | None = None,
+    baseline: str | None = None,
+    fmt: str = "text",
+    concise: bool = True,
+    write_baseline: str | None = None,
+    trainer_source: str | None = None,
+    root: str | None = None,
+    quiet: bool = False,
+    color: str = "auto",
+) -> int:
     """`plint fix`: fix, print the diff or the remaining findings (concise) and a summary; the exit
     code (like ruff: 0 when nothing at or above fail-on remains; with diff, 1 when there would be
     changes). Takes the options of `plint check` (plint.cli.check_command.OPTIONS) so that the click
@@ -33,12 +49,16 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
         raise UsageError("--write-baseline: use plint check --write-baseline")
     if any(str(p) == "-" for p in paths):
         raise UsageError("plint fix edits files in place: `-` (standard input) is for plint check")
-    options = check_options(paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline,
-                            trainer_source, root)
+    options = check_options(
+        paths, env, assume, gpu, config_file, isolated, select, extend_select, ignore, baseline, trainer_source, root
+    )
     result = fix_paths([Path(p) for p in paths], unsafe=unsafe_fixes, diff=diff, options=options)
     hidden = 0 if unsafe_fixes else hidden_fixes(result)
-    summary = result.summary() + (f" ({hidden} hidden fix{'es' if hidden > 1 else ''} can be enabled with "
-                                  "`plint fix --unsafe-fixes`)" if hidden else "")
+    summary = result.summary() + (
+        f" ({hidden} hidden fix{'es' if hidden > 1 else ''} can be enabled with `plint fix --unsafe-fixes`)"
+        if hidden
+        else ""
+    )
     from plint.report.escape import log
 
     for why in result.reverted:  # names files and quotes findings
@@ -51,13 +71,17 @@ def run_fix(paths: list[Path], unsafe_fixes: bool = False, diff: bool = False, e
         return 1 if result.changes else 0
     from plint.report.common import visible
 
-    lines = [concise_line(d) for _, d in visible(result.remaining.results, errors_first=False)] \
-        if result.remaining is not None else []
+    lines = (
+        [concise_line(d) for _, d in visible(result.remaining.results, errors_first=False)]
+        if result.remaining is not None
+        else []
+    )
     sys.stdout.write("".join(f"{line}\n" for line in lines) + ("" if quiet else summary + "\n"))
     sys.stdout.flush()
     level = fail_on or (result.remaining.fail_on if result.remaining is not None else None) or "error"
-    if level != "never" and any(SEVERITY_RANK[d.severity] >= SEVERITY_RANK[level]
-                                for d in result.remaining_diagnostics):
+    if level != "never" and any(
+        SEVERITY_RANK[d.severity] >= SEVERITY_RANK[level] for d in result.remaining_diagnostics
+    ):
         return 1
     return 0
 
@@ -85,5 +109,6 @@ def diff_text(changes: list[FileChange], color: bool) -> str:
         return "".join(f"{line}\n" for line in lines)
     from plint.report.color import paint
 
-    return paint([[(next((style for prefix, style in DIFF_STYLES if line.startswith(prefix)), ""), line)]
-                  for line in lines])
+    return paint(
+        [[(next((style for prefix, style in DIFF_STYLES if line.startswith(prefix)), ""), line)] for line in lines]
+    )

@@ -21,13 +21,23 @@ def version_text(version: str) -> str:
 
     known = [info for r in releases() if (info := release_info(r)) is not None]  # Megatron-LM oldest first, then forks
     megatron = ", ".join(_pinned(info) for info in known if info["flavour"] == "megatron")
-    forks = ", ".join(f"{info['repo'].rsplit('/', 2)[-2]} {_pinned(info)}"  # the fork's GitHub owner
-                      for info in known if info["flavour"] == "megatron-deepspeed")
+    forks = ", ".join(
+        f"{info['repo'].rsplit('/', 2)[-2]} {_pinned(info)}"  # the fork's GitHub owner
+        for info in known
+        if info["flavour"] == "megatron-deepspeed"
+    )
     schema = read_json("deepspeed_config.schema.json")["x-deepspeed-version"]
     optimizers = read_json("deepspeed_optimizers.json")["x-deepspeed-version"]
-    deepspeed = (f"config keys and optimizer table of {schema}" if schema == optimizers
-                 else f"config keys of {schema}, optimizer table of {optimizers}")
-    return "\n".join((f"plint, version {version}",
-                      f"Megatron-LM flag catalogs: {megatron}",
-                      f"Megatron-DeepSpeed flag catalogs: {forks}",
-                      f"DeepSpeed: {deepspeed}"))
+    deepspeed = (
+        f"config keys and optimizer table of {schema}"
+        if schema == optimizers
+        else f"config keys of {schema}, optimizer table of {optimizers}"
+    )
+    return "\n".join(
+        (
+            f"plint, version {version}",
+            f"Megatron-LM flag catalogs: {megatron}",
+            f"Megatron-DeepSpeed flag catalogs: {forks}",
+            f"DeepSpeed: {deepspeed}",
+        )
+    )

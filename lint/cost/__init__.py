@@ -10,5 +10,15 @@ from plint.cost.model_input import ModelInput, Options
 from plint.cost.params import count_params, padded_vocab
 from plint.cost.schedule import bubble_fraction, layers_in_flight
 
-__all__ = ["Estimate", "ModelInput", "Options", "bubble_fraction", "count_params", "estimate", "flops_per_step",
-           "flops_per_token", "layers_in_flight", "padded_vocab"]
+__all__ = [
+    "Estimate",
+    "ModelInput",
+    "Options",
+    "bubble_fraction",
+    "count_params",
+    "estimate",
+    "flops_per_step",
+    "flops_per_token",
+    "layers_in_flight",
+    "padded_vocab",
+]

@@ -51,14 +51,20 @@ def adapter_memory(inp: ModelInput, c: ParamCounts, mem: dict[str, float]) -> di
     w_b = 4.0 if inp.precision == "fp32" else 2.0
     frozen = quantized * _FROZEN_BYTES.get(inp.frozen_weight_bits or 0, w_b) + (c.total - quantized) * w_b
     weight_ratio = (frozen + trainable * w_b) / (c.total * w_b)
-    return {**mem, "weights": mem["weights"] * weight_ratio, "grads": mem["grads"] * share,
-            "optimizer": mem["optimizer"] * share}
+    return {
+        **mem,
+        "weights": mem["weights"] * weight_ratio,
+        "grads": mem["grads"] * share,
+        "optimizer": mem["optimizer"] * share,
+    }
 
 
 def adapter_note(inp: ModelInput) -> str | None:
     if not inp.lora_rank:
         return None
     bits = f"; frozen linear weights in {inp.frozen_weight_bits}-bit" if inp.frozen_weight_bits else ""
-    return (f"LoRA rank {inp.lora_rank}: gradients and optimizer states for {trainable_params(inp) / 1e6:,.1f}M "
-            f"adapter parameters only (every linear layer adapted: an upper bound){bits}; time costed as full "
-            "fine-tuning")
+    return (
+        f"LoRA rank {inp.lora_rank}: gradients and optimizer states for {trainable_params(inp) / 1e6:,.1f}M "
+        f"adapter parameters only (every linear layer adapted: an upper bound){bits}; time costed as full "
+        "fine-tuning"
+    )

@@ -69,8 +69,9 @@ def nvlink_curve(gpu: str) -> Curve | None:
         return None
     spec, n = sweep["one_way_spec_gbps"] * 1e9, sweep["ranks"]
     # the ring plateau: the GPU's own reduce-scatter measurement, else Hopper's share of its spec
-    plateau = next((c for c in curves if c["collective"] == "reduce_scatter"), None) or \
-        next(c for c in _curves() if c["id"] == "h200-nvlink4-ring-plateau-8")
+    plateau = next((c for c in curves if c["collective"] == "reduce_scatter"), None) or next(
+        c for c in _curves() if c["id"] == "h200-nvlink4-ring-plateau-8"
+    )
     cap = plateau["points"][-1][1] / plateau["one_way_spec_gbps"]
     factor = 2 * (n - 1) / n  # busbw = factor x size / time for an all-reduce
     smallest, busbw = min(sweep["points"])

@@ -16,8 +16,16 @@ from __future__ import annotations
 class Links:
     __slots__ = ("alpha_net", "alpha_nv", "domain", "net_bw", "nvlink_bw", "nvlink_curve", "nvlink_spec", "world")
 
-    def __init__(self, domain: int, nvlink_bw: float, net_bw: float, alpha_nv: float, alpha_net: float, world: int,
-                 measured: tuple | None = None):
+    def __init__(
+        self,
+        domain: int,
+        nvlink_bw: float,
+        net_bw: float,
+        alpha_nv: float,
+        alpha_net: float,
+        world: int,
+        measured: tuple | None = None,
+    ):
         """`measured`: (NVLink one-way vendor rate in bytes/s, its plint.cost.collectives Curve) where the GPU
         has measured collectives: ring collectives and all-to-all inside an NVLink domain then take their
         efficiency and per-step latency from the curve instead of nvlink_bw's fixed efficiency and alpha_nv."""
@@ -60,8 +68,11 @@ def _measured_ring(links: Links, full_bytes: float, local: int, domains: int) ->
     a message of this size reaches and the curve's per-step latency; the network part as in reduce_scatter
     (no size-resolved InfiniBand sweep with a citable source: see plint.cost.collectives)."""
     curve = links.nvlink_curve
-    t_nv = (local - 1) / local * full_bytes / (links.nvlink_spec * curve(full_bytes)) + (local - 1) * curve.alpha \
-        if local > 1 else 0.0
+    t_nv = (
+        (local - 1) / local * full_bytes / (links.nvlink_spec * curve(full_bytes)) + (local - 1) * curve.alpha
+        if local > 1
+        else 0.0
+    )
     if domains == 1:
         return t_nv
     return t_nv + (domains - 1) / domains * (full_bytes / local) / links.net_bw + (domains - 1) * links.alpha_net

@@ -13,6 +13,7 @@ launches that run (docs/cost-model.md gives both figures per group).
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.cost.model_input import ModelInput
 
@@ -34,18 +35,40 @@ MEASURED_PEAK_ERROR = {
 }
 # groups with fewer covered rows than this fall back to the whole set's figure
 MIN_ROWS = 10
-ROWS_PER_GROUP = {"all": 363, "cp": 49, "distributed optimizer": 107, "ep/moe": 65, "fp16": 17, "fp8": 3, "fsdp": 6, "mla/mtp": 5, "pp": 213, "recompute": 5, "tp": 209, "unfused attention": 181, "vpp": 47}
+ROWS_PER_GROUP = {
+    "all": 363,
+    "cp": 49,
+    "distributed optimizer": 107,
+    "ep/moe": 65,
+    "fp16": 17,
+    "fp8": 3,
+    "fsdp": 6,
+    "mla/mtp": 5,
+    "pp": 213,
+    "recompute": 5,
+    "tp": 209,
+    "unfused attention": 181,
+    "vpp": 47,
+}
 
 
 def memory_features(inp: ModelInput) -> list[str]:
     """The feature groups of the harness a launch is in (benchmarks/measured_memory.py features())."""
     found = []
-    checks = (("tp", inp.tp > 1), ("pp", inp.pp > 1), ("vpp", bool(inp.vpp and inp.vpp > 1)), ("cp", inp.cp > 1),
-              ("ep/moe", bool(inp.num_experts)), ("distributed optimizer", inp.distributed_optimizer),
-              ("recompute", inp.recompute is not None), ("fp8", inp.precision == "fp8"),
-              ("fp16", inp.precision == "fp16"), ("fsdp", inp.megatron_fsdp),
-              ("unfused attention", not inp.options.flash_attention),
-              ("mla/mtp", inp.multi_latent_attention or inp.mtp_num_layers > 0))
+    checks = (
+        ("tp", inp.tp > 1),
+        ("pp", inp.pp > 1),
+        ("vpp", bool(inp.vpp and inp.vpp > 1)),
+        ("cp", inp.cp > 1),
+        ("ep/moe", bool(inp.num_experts)),
+        ("distributed optimizer", inp.distributed_optimizer),
+        ("recompute", inp.recompute is not None),
+        ("fp8", inp.precision == "fp8"),
+        ("fp16", inp.precision == "fp16"),
+        ("fsdp", inp.megatron_fsdp),
+        ("unfused attention", not inp.options.flash_attention),
+        ("mla/mtp", inp.multi_latent_attention or inp.mtp_num_layers > 0),
+    )
     for name, used in checks:
         if used:
             found.append(name)
@@ -54,6 +77,9 @@ def memory_features(inp: ModelInput) -> list[str]:
 
 def error_band(inp: ModelInput) -> float:
     """The relative error (0.04 for +-4%) the memory estimate of this launch carries."""
-    measured = [MEASURED_PEAK_ERROR[f] for f in memory_features(inp)
-                if f in MEASURED_PEAK_ERROR and ROWS_PER_GROUP.get(f, 0) >= MIN_ROWS]
+    measured = [
+        MEASURED_PEAK_ERROR[f]
+        for f in memory_features(inp)
+        if f in MEASURED_PEAK_ERROR and ROWS_PER_GROUP.get(f, 0) >= MIN_ROWS
+    ]
     return max(measured) if measured else MEASURED_PEAK_ERROR["all"]

@@ -83,15 +83,24 @@ from plint.cost.schedule import bubble_fraction, schedule_name
 from plint.record import record
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import ClassVar
 
 
 # What each part of Estimate.time_s is, in words (messages and tables name them this way).
-TIME_PART_NAMES = {"compute": "compute", "recompute": "recompute", "tp": "tensor-parallel communication",
-                   "cp": "context-parallel communication", "ep": "expert all-to-all", "pp": "pipeline sends",
-                   "bubble": "pipeline bubble", "dp": "data-parallel communication", "optimizer": "optimizer step",
-                   "overhead": "fixed per-iteration costs"}
+TIME_PART_NAMES = {
+    "compute": "compute",
+    "recompute": "recompute",
+    "tp": "tensor-parallel communication",
+    "cp": "context-parallel communication",
+    "ep": "expert all-to-all",
+    "pp": "pipeline sends",
+    "bubble": "pipeline bubble",
+    "dp": "data-parallel communication",
+    "optimizer": "optimizer step",
+    "overhead": "fixed per-iteration costs",
+}
 
 
 @record(frozen=True)
@@ -161,9 +170,18 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
     peak = (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12
     mfu = flops_per_step(inp, "megatron", c) / (step * world * peak) if step > 0 and peak > 0 else 0.0
     host = host_memory_bytes(inp, c)
-    return Estimate(memory, bubble_fraction(inp.pp, m, inp.vpp, opts.pipeline_schedule), step, mfu,
-                    tokens / step / world if step > 0 else 0.0, c.total, m, times, gpu.name,
-                    host_memory_gib=host / GIB if host is not None else None)
+    return Estimate(
+        memory,
+        bubble_fraction(inp.pp, m, inp.vpp, opts.pipeline_schedule),
+        step,
+        mfu,
+        tokens / step / world if step > 0 else 0.0,
+        c.total,
+        m,
+        times,
+        gpu.name,
+        host_memory_gib=host / GIB if host is not None else None,
+    )
 
 
 def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
@@ -189,12 +207,13 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
     # what stays allocated between steps: the states and the run-long buffers
     steady = {name: (stage_steady_bytes(inp, c, name == "last") + workspace) / GIB for name in stages}
     if inp.lora_rank:  # LoRA: the adapters' states only (cost.adapters); the fp32 gradient copies are theirs too
-        steady = {name: (sum(parts[k] for k in ("weights", "grads", "optimizer")) + workspace) / GIB
-                  for name, parts in stages.items()}
+        steady = {
+            name: (sum(parts[k] for k in ("weights", "grads", "optimizer")) + workspace) / GIB
+            for name, parts in stages.items()
+        }
     memory["allocator_steady"] = steady[stage]
     if len(stages) > 1:
-        memory["stages"] = {name: {"allocator_peak": peaks[name], "allocator_steady": steady[name]}
-                            for name in stages}
+        memory["stages"] = {name: {"allocator_peak": peaks[name], "allocator_steady": steady[name]} for name in stages}
     return memory
 
 
@@ -214,12 +233,15 @@ def _links(inp: ModelInput, gpu: GPU) -> Links:
     nvlink, nic = gpu.nvlink_gbps / 2 * 1e9, (inp.nic_gbps or gpu.nic_gbps) / 8 * 1e9
     curve = nvlink_curve(gpu.name) if o.measured_collectives else None
     measured = (nvlink, curve) if curve is not None else None
-    return Links(domain, nvlink * o.nvlink_efficiency, nic * o.network_efficiency, a_nv, a_net, inp.world_size, measured)
+    return Links(
+        domain, nvlink * o.nvlink_efficiency, nic * o.network_efficiency, a_nv, a_net, inp.world_size, measured
+    )
 
 
 @record(frozen=True)
 class _Kernels:
     """One GPU's kernel rates and a layout's per-GPU shapes: what every time term below reads."""
+
     inp: ModelInput
     links: Links
     tokens: float  # rows of every GEMM on this GPU: b*s/cp
@@ -252,16 +274,26 @@ def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
     o = inp.options
     cp, tp = max(1, inp.cp), max(1, inp.tp)
     gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
-    return _Kernels(inp, _links(inp, gpu), inp.micro_batch * inp.seq_length / cp,
-                    tp if inp.sequence_parallel else 1, gemm_peak,
-                    (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12, gpu.attention_efficiency,
-                    gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0), o.gemm_ramp,
-                    gpu.hbm_tbps * 1e12 * o.hbm_efficiency, 2 if inp.swiglu else 1, o.overlap_slowdown)
+    return _Kernels(
+        inp,
+        _links(inp, gpu),
+        inp.micro_batch * inp.seq_length / cp,
+        tp if inp.sequence_parallel else 1,
+        gemm_peak,
+        (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12,
+        gpu.attention_efficiency,
+        gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0),
+        o.gemm_ramp,
+        gpu.hbm_tbps * 1e12 * o.hbm_efficiency,
+        2 if inp.swiglu else 1,
+        o.overlap_slowdown,
+    )
 
 
 @record(frozen=True)
 class _DenseLayer:
     """One dense layer's forward on one GPU, seconds."""
+
     qkv: float  # the QKV projection (column-parallel)
     fc1: float  # the MLP's first projection (column-parallel)
     projections: float  # QKV + attention output projection
@@ -295,14 +327,16 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
         per_elem = 6 if o.fp8_recipe in ("tensorwise", "current") else 4
         elementwise += per_elem * tokens * operands / k.hbm / 3
     activation = 2 * tokens * (2 + gate) * f / tp / k.hbm
-    return _DenseLayer(qkv, fc1, qkv + k.gemm(tokens, h, n * d / tp), fc1 + k.gemm(tokens, h, f / tp),
-                       core, elementwise, activation)
+    return _DenseLayer(
+        qkv, fc1, qkv + k.gemm(tokens, h, n * d / tp), fc1 + k.gemm(tokens, h, f / tp), core, elementwise, activation
+    )
 
 
 @record(frozen=True)
 class _LayerTime:
     """One layer's forward on one GPU as the stage sums it, seconds: a dense layer, a T5 encoder-decoder layer
     pair, or the mean layer of a hybrid stack's pattern."""
+
     compute: float  # GEMMs, attention cores, element-wise passes
     tp_fwd: float
     tp_bwd: float
@@ -322,7 +356,9 @@ def _cross_attention(k: _Kernels, dec: _Kernels) -> float:
     g = inp.num_query_groups or n
     tp, cp = max(1, inp.tp), max(1, inp.cp)
     s_e, s_d = inp.seq_length, dec.inp.seq_length
-    gemms = dec.gemm(dec.tokens, n * d / tp, h) + k.gemm(k.tokens, 2 * g * d / tp, h) + dec.gemm(dec.tokens, h, n * d / tp)
+    gemms = (
+        dec.gemm(dec.tokens, n * d / tp, h) + k.gemm(k.tokens, 2 * g * d / tp, h) + dec.gemm(dec.tokens, h, n * d / tp)
+    )
     core = 4 * inp.micro_batch * s_d * (s_e / cp) * d * (n / tp) / (k.attn_peak * k.attn_eff)
     if not o.flash_attention:
         core += 11 * inp.micro_batch * (n / tp) * s_d * (s_e / cp) / k.hbm
@@ -340,14 +376,20 @@ def _encoder_decoder_pair(k: _Kernels, encoder: _LayerTime) -> _LayerTime:
     inp = k.inp
     share = decoder_tokens_share(inp)
     dec_inp = inp.replace(seq_length=round(inp.seq_length * share))
-    dec = _Kernels(**{**{name: getattr(k, name) for name in k.__record_fields__}, "inp": dec_inp,
-                      "tokens": k.tokens * share})
+    dec = _Kernels(
+        **{**{name: getattr(k, name) for name in k.__record_fields__}, "inp": dec_inp, "tokens": k.tokens * share}
+    )
     layer = _dense_layer(dec)
     tp_fwd, tp_bwd = _tp_times(dec, layer)
     cross = _cross_attention(k, dec)
     decoder = layer.projections + layer.core + layer.elementwise + layer.mlp + layer.activation + cross
-    return _LayerTime(encoder.compute + decoder, encoder.tp_fwd + 1.5 * tp_fwd, encoder.tp_bwd + 1.5 * tp_bwd,
-                      encoder.core + layer.core + cross, encoder.cp + _cp_time(dec, layer.core))
+    return _LayerTime(
+        encoder.compute + decoder,
+        encoder.tp_fwd + 1.5 * tp_fwd,
+        encoder.tp_bwd + 1.5 * tp_bwd,
+        encoder.core + layer.core + cross,
+        encoder.cp + _cp_time(dec, layer.core),
+    )
 
 
 MAMBA_CHUNK = 128  # MambaMixer.__init__'s chunk_size (megatron/core/ssm/mamba_mixer.py, core_v0.19)
@@ -378,9 +420,11 @@ def _hybrid_layer_mean(k: _Kernels, layer: _DenseLayer, dense: _LayerTime) -> _L
     alone), each with one column- and one row-parallel projection: half a dense layer's TP collectives, and the
     CP ring only around attention."""
     attn_elementwise = layer.elementwise / 2  # each half has its norm and residual add
-    per_symbol = {"M": (_mamba_layer(k), 0.0, 0.0),
-                  "*": (layer.projections + layer.core + attn_elementwise, layer.core, dense.cp),
-                  "-": (layer.mlp + layer.activation + layer.elementwise - attn_elementwise, 0.0, 0.0)}
+    per_symbol = {
+        "M": (_mamba_layer(k), 0.0, 0.0),
+        "*": (layer.projections + layer.core + attn_elementwise, layer.core, dense.cp),
+        "-": (layer.mlp + layer.activation + layer.elementwise - attn_elementwise, 0.0, 0.0),
+    }
     pattern = k.inp.hybrid_pattern or ""
     n = max(1, len(pattern))
     compute, core, cp = (sum(per_symbol[x][i] for x in pattern) / n for i in range(3))
@@ -539,8 +583,9 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
     # the rank the step waits for: the last (it runs the head) of an even split, else the slowest by its own
     # layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
     layer_parts = ("compute", "recompute", "tp", "ep", "cp")
-    scale, with_head = slowest_rank(inp.pipeline_stage_layers if inp.pp > 1 else None, stage_layers,
-                                    sum(t[p] for p in layer_parts), t["head"])
+    scale, with_head = slowest_rank(
+        inp.pipeline_stage_layers if inp.pp > 1 else None, stage_layers, sum(t[p] for p in layer_parts), t["head"]
+    )
     for part in layer_parts:
         t[part] *= scale
     t["head"] = t["head"] if with_head else 0.0
@@ -595,8 +640,9 @@ def _data_parallel(k: _Kernels, c: ParamCounts, m: int, busy: float) -> float:
         if outer == 1:
             return 0.0
         reduce = reduce_scatter if inp.outer_optimizer_sharded else all_reduce
-        t = reduce(links, shard_bytes, outer, tp * shard) + reduce(links, expert_shard_bytes, outer,
-                                                                    etp * inp.ep * expert_shard)
+        t = reduce(links, shard_bytes, outer, tp * shard) + reduce(
+            links, expert_shard_bytes, outer, etp * inp.ep * expert_shard
+        )
         if inp.outer_optimizer_sharded:
             t += all_gather(links, 2 * (dense_p / shard + expert_p / expert_shard), outer, tp * shard)
         return t
@@ -612,21 +658,26 @@ def _data_parallel(k: _Kernels, c: ParamCounts, m: int, busy: float) -> float:
         # for the backward: a third gather of the recomputed layers
         regather = _recompute_share(inp, inp.num_layers / pp) if o.zero3_engine == "deepspeed" else 0.0
         # ZeRO++ hpZ: the gathers after the forward one read the secondary copy, inside its k ranks
-        later = all_gather(links, 2 * (dense_p + expert_p), inp.hpz_partition, tp * cp) \
-            if 1 < inp.hpz_partition < inner else gather
-        per_mb = gather + (1 + regather) * later + \
-            reduce_scatter(links, rs_bytes * (dense_p + expert_p), inner, tp * cp)
+        later = (
+            all_gather(links, 2 * (dense_p + expert_p), inp.hpz_partition, tp * cp)
+            if 1 < inp.hpz_partition < inner
+            else gather
+        )
+        per_mb = (
+            gather + (1 + regather) * later + reduce_scatter(links, rs_bytes * (dense_p + expert_p), inner, tp * cp)
+        )
         first_layer = per_mb * largest / max(1.0, dense_p + expert_p)
         exposed = max(0.0, per_mb - (busy if zero_overlap else 0.0))
-        return m * (exposed + k.kappa * (per_mb - exposed) + first_layer) + \
-            across_replicas(rs_bytes * dense_p / shard, rs_bytes * expert_p / expert_shard)
+        return m * (exposed + k.kappa * (per_mb - exposed) + first_layer) + across_replicas(
+            rs_bytes * dense_p / shard, rs_bytes * expert_p / expert_shard
+        )
     group, stride = dp * cp, tp
     if outer > 1:
         group, expert_dp = shard, expert_shard
-    grads = reduce_scatter(links, grad_b * dense_p, group, stride) + \
-        reduce_scatter(links, grad_b * expert_p, expert_dp, etp * inp.ep)
-    params = all_gather(links, 2 * dense_p, group, stride) + \
-        all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
+    grads = reduce_scatter(links, grad_b * dense_p, group, stride) + reduce_scatter(
+        links, grad_b * expert_p, expert_dp, etp * inp.ep
+    )
+    params = all_gather(links, 2 * dense_p, group, stride) + all_gather(links, 2 * expert_p, expert_dp, etp * inp.ep)
     if level == 0:
         grads, params = 2 * grads, 0.0  # a plain all-reduce of the gradients
     grads += across_replicas(grad_b * dense_p / shard, grad_b * expert_p / expert_shard)

@@ -41,8 +41,9 @@ def flops_terms(inp: ModelInput, counts: ParamCounts | None = None) -> tuple[flo
     return float(mlp + projections), float(core_causal), float(head)
 
 
-def flops_per_token(inp: ModelInput, convention: str = "megatron", counts: ParamCounts | None = None,
-                    recompute: str | None = None) -> float:
+def flops_per_token(
+    inp: ModelInput, convention: str = "megatron", counts: ParamCounts | None = None, recompute: str | None = None
+) -> float:
     """Model FLOPs per token under a convention; with `recompute` ("full"/"selective") the hardware
     FLOPs that recomputation adds are included."""
     if convention == "6n":

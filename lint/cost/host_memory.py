@@ -21,8 +21,15 @@ BUFFER_FACTOR = 1.5  # DeepSpeed's additional_buffer_factor default in both esti
 GIB = float(1 << 30)
 
 
-def offload_host_bytes(total_params: float, zero_stage: int, offload_optimizer: bool, offload_param: bool,
-                       gpus_per_node: int, nnodes: int, zero_init: bool = True) -> float | None:
+def offload_host_bytes(
+    total_params: float,
+    zero_stage: int,
+    offload_optimizer: bool,
+    offload_param: bool,
+    gpus_per_node: int,
+    nnodes: int,
+    zero_init: bool = True,
+) -> float | None:
     """CPU bytes per node for the model states DeepSpeed offloads; None when nothing is offloaded to the CPU
     or the stage has no estimator."""
     if not offload_optimizer or zero_stage not in (1, 2, 3):

@@ -9,14 +9,14 @@ nothing for the cost model.
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.checking.config import Settings
     from plint.cost import Estimate, ModelInput
     from plint.cost.pipeline_stages import Partition
     from plint.layout import Layout
 
-_SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length",
-          "model.vocab_size")
+_SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length", "model.vocab_size")
 _ESTIMATED = "estimate"  # layout.extras key: (ModelInput | None, Estimate | None)
 
 
@@ -91,16 +91,21 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
         unmodelled = unmodelled_features(layout)
         if est is not None and unmodelled:
-            est = est.with_assumption("not modelled: " + ", ".join(unmodelled) +
-                                      " (memory and time rules stay silent on this launch)")
+            est = est.with_assumption(
+                "not modelled: " + ", ".join(unmodelled) + " (memory and time rules stay silent on this launch)"
+            )
         memory_unmodelled = unmodelled_memory(inp) if inp is not None and not unmodelled else []
         if est is not None and memory_unmodelled:
-            est = est.with_assumption("memory not modelled: " + "; ".join(memory_unmodelled) +
-                                      "; counted as for bf16, so the memory rules stay silent on this launch")
+            est = est.with_assumption(
+                "memory not modelled: "
+                + "; ".join(memory_unmodelled)
+                + "; counted as for bf16, so the memory rules stay silent on this launch"
+            )
         time_unmodelled = unmodelled_time(inp) if inp is not None and not unmodelled else []
         if est is not None and time_unmodelled:
-            est = est.with_assumption("time not modelled: " + "; ".join(time_unmodelled) +
-                                      "; the time rules stay silent on this launch")
+            est = est.with_assumption(
+                "time not modelled: " + "; ".join(time_unmodelled) + "; the time rules stay silent on this launch"
+            )
         if inp is not None:
             layout.extras["host_memory"] = host_memory(layout, inp, settings, est)
         layout.extras["estimate_unmodelled"] = unmodelled
@@ -134,8 +139,11 @@ UNMODELLED_FLAGS = {
 # Entry points that build something other than the transformer the shape flags describe: Mamba stacks
 # (pretrain_mamba.py builds MambaModel, all Mamba layers unless a pattern says otherwise) and vision-language
 # models (a vision encoder and projector beside the language model)
-UNMODELLED_ENTRYPOINTS = {"pretrain_mamba.py": "Mamba layers (a hybrid model)", "pretrain_hybrid.py": "Mamba layers (a hybrid model)",
-                          "pretrain_vlm.py": "a vision encoder (a vision-language model)"}
+UNMODELLED_ENTRYPOINTS = {
+    "pretrain_mamba.py": "Mamba layers (a hybrid model)",
+    "pretrain_hybrid.py": "Mamba layers (a hybrid model)",
+    "pretrain_vlm.py": "a vision encoder (a vision-language model)",
+}
 
 
 def unmodelled_features(layout: Layout) -> list[str]:
@@ -161,8 +169,11 @@ def unmodelled_features(layout: Layout) -> list[str]:
             from plint.cost.memory import COSTED_RECOMPUTE_MODULES
 
             if _recompute_modules(args) - COSTED_RECOMPUTE_MODULES:
-                found.append("selective recompute of modules plint does not cost (" +
-                             ", ".join(sorted(_recompute_modules(args) - COSTED_RECOMPUTE_MODULES)) + ")")
+                found.append(
+                    "selective recompute of modules plint does not cost ("
+                    + ", ".join(sorted(_recompute_modules(args) - COSTED_RECOMPUTE_MODULES))
+                    + ")"
+                )
     facts = layout.extras.get("facts", {})
     if "catalog.unmodelled" in facts:  # a vision-language model's encoders beside its language model
         found.append(facts["catalog.unmodelled"].value)
@@ -224,7 +235,8 @@ def _cuda_graphs(args) -> bool:
     transformer_engine), or the older --enable-cuda-graph / --external-cuda-graph switches."""
     impl = _flag_text(args, "--cuda-graph-impl")
     return (impl is not None and impl.lower() != "none") or any(
-        args.get(flag) is not None for flag in ("--enable-cuda-graph", "--external-cuda-graph"))
+        args.get(flag) is not None for flag in ("--enable-cuda-graph", "--external-cuda-graph")
+    )
 
 
 def _recompute_modules(args) -> set[str]:
@@ -236,8 +248,16 @@ def _recompute_modules(args) -> set[str]:
 
 # Hugging Face tokenizers recognised by name (--tokenizer-model / --tokenizer-name-or-path), with the
 # vocab_size of the model's published config.json. Checked in order: the first substring that matches wins.
-TOKENIZER_NAMES = (("llama-3", 128256), ("llama3", 128256), ("llama-2", 32000), ("llama2", 32000),
-                   ("mixtral", 32000), ("mistral-7b-v0.1", 32000), ("deepseek-v3", 129280), ("gpt2", 50257))
+TOKENIZER_NAMES = (
+    ("llama-3", 128256),
+    ("llama3", 128256),
+    ("llama-2", 32000),
+    ("llama2", 32000),
+    ("mixtral", 32000),
+    ("mistral-7b-v0.1", 32000),
+    ("deepseek-v3", 129280),
+    ("gpt2", 50257),
+)
 
 
 def _flag_text(args, option: str) -> str | None:
@@ -274,8 +294,10 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | N
         return None
     ranks = split.per_rank()
     shown = ranks if len(ranks) <= 8 else (*ranks[:3], "...", *ranks[-3:])
-    return split, (f"uneven pipeline ({split.how}): layers per rank {', '.join(map(str, shown))}; the step waits "
-                   f"for the slowest rank, memory is the first and last ranks' own")
+    return split, (
+        f"uneven pipeline ({split.how}): layers per rank {', '.join(map(str, shown))}; the step waits "
+        f"for the slowest rank, memory is the first and last ranks' own"
+    )
 
 
 def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
@@ -307,8 +329,10 @@ def _assumed_vocab(layout: Layout) -> tuple[int | None, str | None]:
         for key, size in TOKENIZER_NAMES:
             if key in name.lower():
                 return size, f"vocabulary {size:,} (the tokenizer {option} names: {name.rsplit('/', 1)[-1]})"
-    return FALLBACK_VOCAB, (f"vocabulary unknown (set by the tokenizer at run time): {FALLBACK_VOCAB:,} assumed, "
-                            "the smallest common one, so embeddings and logits are a lower bound")
+    return FALLBACK_VOCAB, (
+        f"vocabulary unknown (set by the tokenizer at run time): {FALLBACK_VOCAB:,} assumed, "
+        "the smallest common one, so embeddings and logits are a lower bound"
+    )
 
 
 def _with_cluster_settings(inp: ModelInput, settings: Settings) -> ModelInput:

@@ -25,8 +25,9 @@ class _Shape(TypedDict):
 def _model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
     """The layout's model shape; `vocab_size` stands in for a vocabulary it does not give; None when a size is missing."""
     v = layout.value
-    layers, hidden, heads, seq = (_positive_int(v(f"model.{k}"))
-                                  for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length"))
+    layers, hidden, heads, seq = (
+        _positive_int(v(f"model.{k}")) for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length")
+    )
     vocab = _positive_int(v("model.vocab_size"))
     if vocab is None:
         vocab = vocab_size
@@ -79,8 +80,9 @@ def _architecture(layout: Layout, args: _TrainerFlags, num_layers: int) -> dict[
         swiglu=bool(v("model.swiglu")),
         untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
         # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
-        normalization="RMSNorm" if (args.text("--normalization") or v("model.normalization") or "").lower()
-        == "rmsnorm" else "LayerNorm",
+        normalization="RMSNorm"
+        if (args.text("--normalization") or v("model.normalization") or "").lower() == "rmsnorm"
+        else "LayerNorm",
         # a Hugging Face model's own switches (plint.catalog.models) where no Megatron flag says
         add_bias_linear=not args.present("--disable-bias-linear") and v("model.add_bias_linear") is not False,
         add_qkv_bias=args.present("--add-qkv-bias") or v("model.add_qkv_bias") is True,
@@ -93,7 +95,8 @@ def _architecture(layout: Layout, args: _TrainerFlags, num_layers: int) -> dict[
         moe_topk=_positive_int(v("model.moe_topk")) or 2,
         moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
         moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
-        or _positive_int(v("model.moe_shared_expert_size")) or 0,
+        or _positive_int(v("model.moe_shared_expert_size"))
+        or 0,
         moe_layer_freq=_moe_layers(layout, args, num_layers) if experts and experts > 1 else 1,
         encoder_decoder=_encoder_decoder(layout),
         decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
@@ -125,11 +128,14 @@ def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
     local = impl == "local"
     fusion = args.present("--cross-entropy-loss-fusion")
     loss = ("te" if (args.text("--cross-entropy-fusion-impl") or "native") == "te" else "fused") if fusion else "native"
-    switches = {"flash_attention": not (local or backend in ("unfused", "local")),
-                "attention_score_buffer": local or backend == "local",
-                "transformer_engine": not local, "cross_entropy": loss,
-                "fp8_param_gather": args.present("--fp8-param-gather"),
-                "bias_swiglu_fusion": not args.present("--no-bias-swiglu-fusion")}
+    switches = {
+        "flash_attention": not (local or backend in ("unfused", "local")),
+        "attention_score_buffer": local or backend == "local",
+        "transformer_engine": not local,
+        "cross_entropy": loss,
+        "fp8_param_gather": args.present("--fp8-param-gather"),
+        "bias_swiglu_fusion": not args.present("--no-bias-swiglu-fusion"),
+    }
     if args.present("--defer-embedding-wgrad-compute"):
         limit = args.text("--wgrad-deferral-limit") or "0"
         switches["wgrad_deferral_limit"] = int(limit) if limit.isdigit() else 0
@@ -184,8 +190,9 @@ def _launch_env(layout: Layout, name: str) -> str | None:
     command = getattr(chain, "command", None)
     found = None
     while command is not None:  # innermost first: the first setting found wins
-        var = command.assignments.get(name) or (command.env.get(name) if command.env.get(name) is not None
-                                                and command.env[name].exported else None)
+        var = command.assignments.get(name) or (
+            command.env.get(name) if command.env.get(name) is not None and command.env[name].exported else None
+        )
         if var is not None:
             found = var
             break
@@ -301,8 +308,17 @@ def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
 
 
 # Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
-_NEEDED = ("parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "batch.micro", "batch.global",
-           "precision", "recompute.granularity", "parallel.zero_stage")
+_NEEDED = (
+    "parallel.tp",
+    "parallel.pp",
+    "parallel.cp",
+    "parallel.ep",
+    "batch.micro",
+    "batch.global",
+    "precision",
+    "recompute.granularity",
+    "parallel.zero_stage",
+)
 
 
 def _unknown(layout: Layout, key: str) -> bool:
@@ -375,7 +391,8 @@ def _sixteen_bit_grads(args: _TrainerFlags) -> bool:
     (grad_reduce_in_fp32 False, megatron/core/distributed/distributed_data_parallel.py)."""
     return args.present("--grad-reduce-in-bf16") or (
         (args.text("--main-grads-dtype") or "fp32").lower() in ("bf16", "fp16")
-        and not args.present("--accumulate-allreduce-grads-in-fp32"))
+        and not args.present("--accumulate-allreduce-grads-in-fp32")
+    )
 
 
 def _number(x: Any, default: float) -> float:

@@ -117,7 +117,9 @@ def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, fl
     pp, tp = max(1, inp.pp), max(1, inp.tp)
     share = stage_layers(inp, last) / max(1, inp.num_layers)
     dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
-    dense = dense_layers * (c.dense_layer_tp / tp + c.dense_layer_rep) + moe_layers * (c.moe_layer_tp / tp + c.moe_layer_rep)
+    dense = dense_layers * (c.dense_layer_tp / tp + c.dense_layer_rep) + moe_layers * (
+        c.moe_layer_tp / tp + c.moe_layer_rep
+    )
     etp = inp.etp or tp
     experts = moe_layers * c.experts_per_layer / max(1, inp.ep * etp)
     first = not last or pp == 1
@@ -128,9 +130,15 @@ def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, fl
         k = inp.mtp_num_layers
         dense += k * (c.mtp_dense[0] / tp + c.mtp_dense[1])
         experts += k * c.mtp_experts / max(1, inp.ep * (inp.etp or tp))
-        dense += c.final_norm + c.output_bias / tp + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
-    largest = max(c.dense_layer_tp / tp + c.dense_layer_rep,
-                  c.moe_layer_tp / tp + c.moe_layer_rep + (c.experts_per_layer / max(1, inp.ep * etp) if c.num_moe else 0))
+        dense += (
+            c.final_norm
+            + c.output_bias / tp
+            + (c.output / tp if inp.untie_embeddings else (c.embedding / tp if pp > 1 else 0))
+        )
+    largest = max(
+        c.dense_layer_tp / tp + c.dense_layer_rep,
+        c.moe_layer_tp / tp + c.moe_layer_rep + (c.experts_per_layer / max(1, inp.ep * etp) if c.num_moe else 0),
+    )
     return dense, experts, largest
 
 
@@ -173,7 +181,9 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
     # norm inputs and QKV/MLP inputs (4 x 2h) and the two residual dropouts' masks (2 x 1 B), which a
     # dropout of 0 does not keep: F.dropout(x, p=0) returns x itself, fused or not
     masks = 2.0 if inp.hidden_dropout > 0 else 0.0
-    keep = (8.0 + masks) * h / sp + (mla_attention_bytes(inp) if inp.multi_latent_attention else (4 * n * d + 4 * g * d) / tp)
+    keep = (8.0 + masks) * h / sp + (
+        mla_attention_bytes(inp) if inp.multi_latent_attention else (4 * n * d + 4 * g * d) / tp
+    )
     if inp.options.flash_attention:
         keep += 4.0 * n / tp  # fp32 log-sum-exp per head and token
     elif "core_attn" not in recomputed_modules(inp):
@@ -203,7 +213,9 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
 
 # --recompute-modules the cost model knows (megatron/core/transformer/transformer_config.py recompute_modules); the
 # others (gdn_norm_out, gdp_in_proj, gdp_qkv, mhc) leave the launch 'not modelled'
-COSTED_RECOMPUTE_MODULES = frozenset({"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"})
+COSTED_RECOMPUTE_MODULES = frozenset(
+    {"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"}
+)
 
 
 def recomputed_modules(inp: ModelInput) -> frozenset[str]:
@@ -331,7 +343,9 @@ def encoder_decoder_layer_bytes(inp: ModelInput, encoder_full: float, encoder_ck
     g = inp.num_query_groups or n
     sp = tp if inp.sequence_parallel else 1
     share = decoder_tokens_share(inp)
-    decoder_full, decoder_ckpt = activation_bytes_per_token(inp.replace(seq_length=round(inp.seq_length * share)), False)
+    decoder_full, decoder_ckpt = activation_bytes_per_token(
+        inp.replace(seq_length=round(inp.seq_length * share)), False
+    )
     cross = (4.0 + (1.0 if inp.hidden_dropout > 0 else 0.0)) * h / sp + 4.0 * n * d / tp
     if inp.options.flash_attention:
         cross += 4.0 * n / tp
@@ -431,7 +445,9 @@ def stage_steady_bytes(inp: ModelInput, c: ParamCounts, last: bool) -> float:
     the optimizer step): the weights, gradient buffers and optimizer states, and the step's fp32 gradient
     copies, which the optimizer leaves on its main parameters' .grad until the next step's zero_grad."""
     parts, step_copy = _stage_parts(inp, c, 1, last)
-    return parts["weights"] + parts["grads"] + parts["optimizer"] - max(0.0, step_copy - parts["activations"]) + step_copy
+    return (
+        parts["weights"] + parts["grads"] + parts["optimizer"] - max(0.0, step_copy - parts["activations"]) + step_copy
+    )
 
 
 def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> tuple[dict[str, float], float]:
@@ -464,8 +480,9 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             grads += gathered_g
             if inp.hpz_partition > 1:  # ZeRO++ hpZ's secondary copy (partition_parameters.py _partition_param_sec)
                 weights += (dense + experts) * w_b / inp.hpz_partition
-        weights, grads, optimizer = _offloaded(inp, weights, grads, optimizer, gathered_bytes(inp, c, largest)
-                                               if level >= 3 else (0.0, 0.0))
+        weights, grads, optimizer = _offloaded(
+            inp, weights, grads, optimizer, gathered_bytes(inp, c, largest) if level >= 3 else (0.0, 0.0)
+        )
     elif inp.megatron_fsdp:
         # Megatron-FSDP keeps Megatron's states (bf16 weights, fp32 main grads unless
         # --grad-reduce-in-bf16, fp32 master + Adam) and shards them over the dp x cp group (experts
@@ -555,7 +572,9 @@ def fp8_weight_cache_bytes(inp: ModelInput, c: ParamCounts, stage_layers: float)
     share = stage_layers / max(1, inp.num_layers)
     dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
     etp = inp.etp or tp
-    gemm = dense_layers * c.dense_layer_tp / tp + moe_layers * (c.moe_layer_tp / tp + c.experts_per_layer / max(1, inp.ep * etp))
+    gemm = dense_layers * c.dense_layer_tp / tp + moe_layers * (
+        c.moe_layer_tp / tp + c.experts_per_layer / max(1, inp.ep * etp)
+    )
     return gemm * FP8_WEIGHT_CACHE_BYTES.get(inp.options.fp8_recipe, 2.0)
 
 
@@ -622,9 +641,16 @@ def workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> float:
     """Buffers inside the caching allocator that live for the whole run, beside the states: Transformer
     Engine's cuBLAS workspace, PyTorch's own cuBLAS workspaces (torch_cublas_workspace_bytes), and Megatron's
     own attention's Q.K^T buffer (attention_score_buffer_bytes)."""
-    te = float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"]) if inp.options.transformer_engine else 0.0
-    return (te + torch_cublas_workspace_bytes(inp, hopper_or_later)
-            + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0))
+    te = (
+        float(CUBLAS_WORKSPACE_BYTES["hopper+" if hopper_or_later else "older"])
+        if inp.options.transformer_engine
+        else 0.0
+    )
+    return (
+        te
+        + torch_cublas_workspace_bytes(inp, hopper_or_later)
+        + (attention_score_buffer_bytes(inp) if inp.options.attention_score_buffer else 0.0)
+    )
 
 
 # PyTorch's cuBLAS workspace per handle and stream when CUBLAS_WORKSPACE_CONFIG is not set (aten/src/ATen/cuda/
@@ -647,8 +673,9 @@ def torch_cublas_workspace_bytes(inp: ModelInput, hopper_or_later: bool) -> floa
     return float(TORCH_CUBLAS_HANDLES * size)
 
 
-def _offloaded(inp: ModelInput, weights: float, grads: float, optimizer: float,
-               gathered: tuple[float, float]) -> tuple[float, float, float]:
+def _offloaded(
+    inp: ModelInput, weights: float, grads: float, optimizer: float, gathered: tuple[float, float]
+) -> tuple[float, float, float]:
     """DeepSpeed ZeRO with its states in host memory (zero_optimization.offload_optimizer / offload_param
     device cpu), as DeepSpeed's own estimators count the GPU (deepspeed/runtime/zero/stage_1_and_2.py
     estimate_zero2_model_states_mem_needs: 2P with the optimizer offloaded; stage3.py
@@ -674,10 +701,9 @@ def host_memory_bytes(inp: ModelInput, c: ParamCounts) -> float | None:
     if not inp.offload_optimizer or not inp.zero_stage:
         return None
     model_parallel = max(1, inp.tp * inp.pp)
-    return offload_host_bytes(c.total / model_parallel, inp.zero_stage, True, inp.offload_param,
-                              max(1, inp.gpus_per_node), max(1, inp.nnodes))
-
-
+    return offload_host_bytes(
+        c.total / model_parallel, inp.zero_stage, True, inp.offload_param, max(1, inp.gpus_per_node), max(1, inp.nnodes)
+    )
 
 
 def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:
@@ -686,8 +712,10 @@ def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> di
     last the output layer and the loss)."""
     if inp.pp <= 1:
         return {"only": stage_memory(inp, c, num_microbatches, last=False)}
-    return {"first": stage_memory(inp, c, num_microbatches, last=False),
-            "last": stage_memory(inp, c, num_microbatches, last=True)}
+    return {
+        "first": stage_memory(inp, c, num_microbatches, last=False),
+        "last": stage_memory(inp, c, num_microbatches, last=True),
+    }
 
 
 def memory_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, float]:

@@ -39,6 +39,7 @@ from plint.cost.layout_fields import (
 )
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any, ClassVar
 
@@ -88,7 +89,9 @@ class Options:
     # all-to-all it receives set the MoE layer's time. Fitted on the calibration set's four MoE runs
     # (benchmarks/calibrate.py --fit-moe-imbalance; auxiliary-loss or bias balancing keeps it near 1)
     moe_load_imbalance: float = 1.12
-    fp8_recipe: str = "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
+    fp8_recipe: str = (
+        "delayed"  # --fp8-recipe: delayed (Megatron default) | tensorwise (current scaling) | mxfp8 | blockwise
+    )
     # DeepSpeed overlap_comm / FSDP prefetch. None: the frameworks' defaults, on at ZeRO-3 (DeepSpeed turns
     # overlap_comm on only at stage 3, deepspeed.md sec. 2.6; FSDP always prefetches) and off at 1-2
     zero_overlap_comm: bool | None = None
@@ -152,6 +155,7 @@ def default_ffn_hidden_size(hidden_size: int, swiglu: bool) -> int:
     """Megatron's --ffn-hidden-size when none is given (validate_args in megatron/training/arguments.py):
     4h, or for SwiGLU's two input projections int(4h * 2/3 / 64) * 64, about as many parameters."""
     return int((4 * hidden_size * 2 / 3) / 64) * 64 if swiglu else 4 * hidden_size
+
 
 # parallel.sharding's values in ZeRO's order: 1 optimizer states, 2 and gradients, 3 and parameters
 SHARDING_LEVELS = ("none", "optimizer", "gradients", "parameters")
@@ -250,7 +254,9 @@ class ModelInput:
     # DeepSpeed ZeRO's states in host memory: zero_optimization.offload_optimizer / offload_param device "cpu"
     offload_optimizer: bool = False
     offload_param: bool = False
-    deepspeed_pipeline_engine: bool = False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
+    deepspeed_pipeline_engine: bool = (
+        False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
+    )
     # LoRA (plint.cost.adapters): adapters of this rank train, the base weights are frozen; None: full fine-tuning
     lora_rank: int | None = None
     frozen_weight_bits: int | None = None  # QLoRA: the frozen linear weights quantized to 4 or 8 bits; None: 16-bit
@@ -323,10 +329,28 @@ class ModelInput:
         if isinstance(freq, tuple):
             while dense_first < len(freq) and not freq[dense_first]:
                 dense_first += 1
-        out = {k: getattr(self, k) for k in (
-            "num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
-            "seq_length", "vocab_size", "num_experts", "moe_topk", "moe_ffn_hidden_size", "moe_shared_expert_size",
-            "swiglu", "normalization", "untie_embeddings", "add_bias_linear", "qk_layernorm")}
+        out = {
+            k: getattr(self, k)
+            for k in (
+                "num_layers",
+                "hidden_size",
+                "ffn_hidden_size",
+                "num_attention_heads",
+                "num_query_groups",
+                "kv_channels",
+                "seq_length",
+                "vocab_size",
+                "num_experts",
+                "moe_topk",
+                "moe_ffn_hidden_size",
+                "moe_shared_expert_size",
+                "swiglu",
+                "normalization",
+                "untie_embeddings",
+                "add_bias_linear",
+                "qk_layernorm",
+            )
+        }
         out["position_embedding"] = self.options.position_embedding
         out["moe_first_dense_layers"] = dense_first
         return out
@@ -337,8 +361,14 @@ class ModelInput:
         return ModelInput(**values)
 
     @classmethod
-    def from_layout(cls, layout: Layout, gpu: str | None = None, options: Options | None = None,
-                    vocab_size: int | None = None, any_layout: bool = False) -> ModelInput | None:
+    def from_layout(
+        cls,
+        layout: Layout,
+        gpu: str | None = None,
+        options: Options | None = None,
+        vocab_size: int | None = None,
+        any_layout: bool = False,
+    ) -> ModelInput | None:
         """The cost model's input from a normalised layout; None when the model shape, the parallel
         sizes or the cluster are not known (the estimate would be a guess). `vocab_size` stands in
         when the layout has none (the tokenizer decides it at run time)."""
@@ -366,7 +396,10 @@ class ModelInput:
         return cls(
             **shape,
             **_architecture(layout, args, shape["num_layers"]),
-            tp=tp, pp=pp, cp=cp, dp=dp,
+            tp=tp,
+            pp=pp,
+            cp=cp,
+            dp=dp,
             vpp=_positive_int(v("parallel.vpp")),
             ep=_positive_int(v("parallel.ep")) or 1,
             etp=_positive_int(v("parallel.etp")),
@@ -387,14 +420,16 @@ class ModelInput:
             lora_rank=_lora_rank(layout),
             frozen_weight_bits=_frozen_bits(layout),
             optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
-            micro_batch=micro, global_batch=global_batch,
+            micro_batch=micro,
+            global_batch=global_batch,
             precision=precision,
             recompute=granularity if granularity in ("full", "selective") else None,
             recompute_method=v("recompute.method") if v("recompute.method") in ("uniform", "block") else None,
             recompute_num_layers=_positive_int(v("recompute.num_layers")),
             recompute_modules=_recompute_modules(args),
             gpu=gpu or v("cluster.gpu") or "h100-sxm",
-            nnodes=nnodes, gpus_per_node=per_node,
+            nnodes=nnodes,
+            gpus_per_node=per_node,
             nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
             options=_launch_options(layout, args) if options is None else options,
         )
@@ -402,17 +437,21 @@ class ModelInput:
 
 def _launch_options(layout: Layout, args: _TrainerFlags) -> Options:
     """The cost model's switches the launch's flags set."""
-    position = args.text("--position-embedding-type") or ("rope" if args.present(
-        "--use-rotary-position-embeddings") else None) or layout.value("model.position_embedding")
-    return Options(overlap_grad_reduce=args.present("--overlap-grad-reduce"),
-                   overlap_param_gather=args.present("--overlap-param-gather"),
-                   tp_comm_overlap=args.present("--tp-comm-overlap"),
-                   tp_async_backward=_async_tp_backward(_release(layout), args),
-                   overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
-                   grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
-                   moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
-                   moe_dispatcher=_moe_dispatcher(args),
-                   position_embedding=position,
-                   torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
-                   **_attention_and_loss(layout, args))
-
+    position = (
+        args.text("--position-embedding-type")
+        or ("rope" if args.present("--use-rotary-position-embeddings") else None)
+        or layout.value("model.position_embedding")
+    )
+    return Options(
+        overlap_grad_reduce=args.present("--overlap-grad-reduce"),
+        overlap_param_gather=args.present("--overlap-param-gather"),
+        tp_comm_overlap=args.present("--tp-comm-overlap"),
+        tp_async_backward=_async_tp_backward(_release(layout), args),
+        overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
+        grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
+        moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
+        moe_dispatcher=_moe_dispatcher(args),
+        position_embedding=position,
+        torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
+        **_attention_and_loss(layout, args),
+    )

@@ -133,11 +133,15 @@ def mamba_layer_params(inp: ModelInput, norm: int) -> tuple[int, int]:
     h = inp.hidden_size
     d_inner, heads, groups, state = mamba_dims(inp)
     conv_channels = d_inner + 2 * groups * state
-    sharded = h * (2 * d_inner + 2 * groups * state + heads) + conv_channels * (4 + 1) + 3 * heads + d_inner + d_inner * h
+    sharded = (
+        h * (2 * d_inner + 2 * groups * state + heads) + conv_channels * (4 + 1) + 3 * heads + d_inner + d_inner * h
+    )
     return sharded, norm
 
 
-def _hybrid_layer_means(inp: ModelInput, attention: tuple[int, int], mlp: tuple[int, int], norm: int) -> tuple[float, float]:
+def _hybrid_layer_means(
+    inp: ModelInput, attention: tuple[int, int], mlp: tuple[int, int], norm: int
+) -> tuple[float, float]:
     """(TP-sharded, replicated) parameters per layer of the hybrid stack, averaged over its pattern: an attention
     layer is a TransformerLayer with the self-attention alone and its fused input norm, an MLP layer (MLPLayer) the
     MLP alone with its fused norm."""
@@ -165,7 +169,9 @@ def mla_params(inp: ModelInput, per_elem: int) -> tuple[int, int]:
     return sharded, replicated
 
 
-def mtp_layer_params(inp: ModelInput, c: ParamCounts, moe_flags: list[bool], norm: int) -> tuple[tuple[float, float], int]:
+def mtp_layer_params(
+    inp: ModelInput, c: ParamCounts, moe_flags: list[bool], norm: int
+) -> tuple[tuple[float, float], int]:
     """((TP-sharded, replicated), routed experts) parameters of one multi-token prediction layer (megatron/core/
     transformer/multi_token_prediction.py MultiTokenPredictionLayer.__init__: enorm, hnorm and final_layernorm, eh_proj
     a column-parallel 2h x h without bias, and a transformer layer of the decoder's last layer's spec,
@@ -225,8 +231,9 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
     c.dense_layer = c.dense_layer_tp + c.dense_layer_rep
 
     if hybrid_modelled(inp):
-        c.dense_layer_tp, c.dense_layer_rep = _hybrid_layer_means(inp, (attn_tp, attn_rep - norm), (mlp_tp, mlp_rep + norm),
-                                                                  norm)
+        c.dense_layer_tp, c.dense_layer_rep = _hybrid_layer_means(
+            inp, (attn_tp, attn_rep - norm), (mlp_tp, mlp_rep + norm), norm
+        )
         c.dense_layer = c.dense_layer_tp + c.dense_layer_rep
     flags = moe_layer_flags(inp)
     c.num_moe = sum(flags)
@@ -237,8 +244,9 @@ def count_params(inp: ModelInput, qk_layernorm: bool | None = None) -> ParamCoun
         _, _, one_expert = _mlp(h, fm, inp.swiglu, bias)
         c.experts_per_layer = experts * one_expert
         c.active_experts_per_layer = min(inp.moe_topk, experts) * one_expert
-        shared_tp, shared_rep, _ = _mlp(h, inp.moe_shared_expert_size, inp.swiglu, bias) \
-            if inp.moe_shared_expert_size else (0, 0, 0)
+        shared_tp, shared_rep, _ = (
+            _mlp(h, inp.moe_shared_expert_size, inp.swiglu, bias) if inp.moe_shared_expert_size else (0, 0, 0)
+        )
         c.moe_layer_tp = attn_tp + shared_tp
         # the router (and its bias) is replicated
         c.moe_layer_rep = attn_rep + shared_rep + h * experts + (experts if bias else 0)

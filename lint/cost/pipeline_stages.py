@@ -31,6 +31,7 @@ LAYOUT_CHARS = {"E": "embedding", "L": "loss", "t": "decoder", "m": "mtp"}  # pa
 @dataclass(frozen=True)
 class Partition:
     """Transformer layers per virtual stage of each pipeline rank: layers[rank][virtual stage]."""
+
     layers: tuple[tuple[int, ...], ...]
     how: str  # the flags that make it, for notes ("even", "--account-for-...", "layout Et|...")
     mtp: tuple[int, ...] = ()  # MTP layers per rank (a layout's 'm'); () when none
@@ -74,8 +75,17 @@ def account_for(num_layers: int, pp: int, vpp: int | None, embedding: bool, loss
         rows[-1][-1] -= 1
     if any(n < 0 for row in rows for n in row):
         return "not enough layers in the first or last virtual stage for the embedding and loss"
-    how = " ".join(f for f, on in (("--account-for-embedding-in-pipeline-split", embedding),
-                                   ("--account-for-loss-in-pipeline-split", loss)) if on) or "even"
+    how = (
+        " ".join(
+            f
+            for f, on in (
+                ("--account-for-embedding-in-pipeline-split", embedding),
+                ("--account-for-loss-in-pipeline-split", loss),
+            )
+            if on
+        )
+        or "even"
+    )
     return Partition(tuple(tuple(r) for r in rows), how)
 
 
@@ -101,8 +111,9 @@ def first_last(num_layers: int, pp: int, vpp: int | None, first: int | None, las
         counts[0] = first
     if last is not None:
         counts[-1] = last
-    how = " ".join(f"--decoder-{end}-pipeline-num-layers {n}" for end, n in (("first", first), ("last", last))
-                   if n is not None)
+    how = " ".join(
+        f"--decoder-{end}-pipeline-num-layers {n}" for end, n in (("first", first), ("last", last)) if n is not None
+    )
     return Partition(tuple(tuple([c // v] * v) for c in counts), how)
 
 
@@ -166,8 +177,9 @@ def compact(layout: str) -> str:
     return "".join(out)
 
 
-def slowest_rank(stage_layers: tuple[int, ...] | None, even_layers: float, layers_time: float,
-                 head_time: float) -> tuple[float, bool]:
+def slowest_rank(
+    stage_layers: tuple[int, ...] | None, even_layers: float, layers_time: float, head_time: float
+) -> tuple[float, bool]:
     """The pipeline rank one micro-batch waits for, as (its transformer layers / the even share, whether it
     runs the output layer and loss): the time of its layers at the even stage's per-layer time
     (layers_time / even_layers), plus the head on the last rank. Without a partition: the even last rank."""
@@ -175,6 +187,7 @@ def slowest_rank(stage_layers: tuple[int, ...] | None, even_layers: float, layer
         return 1.0, True
     per_layer = layers_time / even_layers
     last = len(stage_layers) - 1
-    rank = max(range(len(stage_layers)),
-               key=lambda r: (stage_layers[r] * per_layer + (head_time if r == last else 0.0), r))
+    rank = max(
+        range(len(stage_layers)), key=lambda r: (stage_layers[r] * per_layer + (head_time if r == last else 0.0), r)
+    )
     return stage_layers[rank] / even_layers, rank == last

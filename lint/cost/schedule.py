@@ -26,9 +26,19 @@ F : B : W = 1 : 2 : 1 (`w_share` = W/(F+B) = 1/3) unless the caller says otherwi
 from __future__ import annotations
 
 SCHEDULES = ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
-_ALIASES = {"pipedream-flush": "1f1b", "interleaved-1f1b": "interleaved", "interleaved1f1b": "interleaved",
-            "vpp": "interleaved", "zero-bubble": "zb-h1", "zb": "zb-h1", "zbh1": "zb-h1", "zbh2": "zb-h2",
-            "zbv": "zb-v", "zero-bubble-v": "zb-v", "dualpipe-v": "dualpipev"}
+_ALIASES = {
+    "pipedream-flush": "1f1b",
+    "interleaved-1f1b": "interleaved",
+    "interleaved1f1b": "interleaved",
+    "vpp": "interleaved",
+    "zero-bubble": "zb-h1",
+    "zb": "zb-h1",
+    "zbh1": "zb-h1",
+    "zbh2": "zb-h2",
+    "zbv": "zb-v",
+    "zero-bubble-v": "zb-v",
+    "dualpipe-v": "dualpipev",
+}
 
 
 def schedule_name(schedule: str | None, vpp: int | None = None) -> str:
@@ -42,8 +52,9 @@ def schedule_name(schedule: str | None, vpp: int | None = None) -> str:
     return key
 
 
-def bubble_fraction(pp: int, num_microbatches: int, vpp: int | None = None, schedule: str | None = None,
-                    w_share: float = 1 / 3) -> float:
+def bubble_fraction(
+    pp: int, num_microbatches: int, vpp: int | None = None, schedule: str | None = None, w_share: float = 1 / 3
+) -> float:
     """Idle time of a step over its ideal (bubble-free) time, for the schedule (see the module doc)."""
     if pp <= 1 or num_microbatches <= 0:
         return 0.0
@@ -65,15 +76,15 @@ def bubble_fraction(pp: int, num_microbatches: int, vpp: int | None = None, sche
     return max(0.0, pp / 2 - 1) * max(0.0, 1 + back - 3 * w) / m
 
 
-def bubble_share_of_total(pp: int, num_microbatches: int, vpp: int | None = None,
-                          schedule: str | None = None) -> float:
+def bubble_share_of_total(pp: int, num_microbatches: int, vpp: int | None = None, schedule: str | None = None) -> float:
     """The same bubble as a share of the whole step (GPipe's convention)."""
     b = bubble_fraction(pp, num_microbatches, vpp, schedule)
     return b / (1 + b)
 
 
-def layers_in_flight(num_layers: int, pp: int, num_microbatches: int, vpp: int | None = None,
-                     group: int | None = None) -> float:
+def layers_in_flight(
+    num_layers: int, pp: int, num_microbatches: int, vpp: int | None = None, group: int | None = None
+) -> float:
     """Layer-activations (in units of one layer for one micro-batch) the first stage holds at its peak.
 
     1F1B: stage 0 runs min(pp, m) forwards before its first backward, each over L/pp layers, so it

@@ -36,6 +36,7 @@ from plint.dryrun.ranks import (
 )
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -75,19 +76,28 @@ _ALIASES = {
     "world_size": ("cluster.world_size", "world_size", "world"),
     "gpus_per_node": ("cluster.gpus_per_node", "gpus_per_node"),
     "nvlink_domain": ("cluster.nvlink_domain", "nvlink_domain"),
-    "tp": ("parallel.tp", "tp"), "pp": ("parallel.pp", "pp"), "cp": ("parallel.cp", "cp"),
-    "ep": ("parallel.ep", "ep"), "etp": ("parallel.etp", "etp"), "dp": ("parallel.dp", "dp"),
+    "tp": ("parallel.tp", "tp"),
+    "pp": ("parallel.pp", "pp"),
+    "cp": ("parallel.cp", "cp"),
+    "ep": ("parallel.ep", "ep"),
+    "etp": ("parallel.etp", "etp"),
+    "dp": ("parallel.dp", "dp"),
     "vpp": ("parallel.vpp", "vpp"),
     "sequence_parallel": ("parallel.sequence_parallel", "sequence_parallel"),
-    "micro": ("batch.micro", "micro"), "global": ("batch.global", "global"),
-    "trainer": ("trainer",), "precision": ("precision",),
-    "num_layers": ("model.num_layers", "num_layers"), "hidden_size": ("model.hidden_size", "hidden_size"),
+    "micro": ("batch.micro", "micro"),
+    "global": ("batch.global", "global"),
+    "trainer": ("trainer",),
+    "precision": ("precision",),
+    "num_layers": ("model.num_layers", "num_layers"),
+    "hidden_size": ("model.hidden_size", "hidden_size"),
     "ffn_hidden_size": ("model.ffn_hidden_size", "ffn_hidden_size"),
     "num_attention_heads": ("model.num_attention_heads", "num_attention_heads"),
     "num_query_groups": ("model.num_query_groups", "num_query_groups"),
     "seq_length": ("model.seq_length", "seq_length"),
-    "num_experts": ("model.num_experts", "num_experts"), "moe_topk": ("model.moe_topk", "moe_topk"),
-    "order": ("order",), "ds_config": ("ds_config",),
+    "num_experts": ("model.num_experts", "num_experts"),
+    "moe_topk": ("model.moe_topk", "moe_topk"),
+    "order": ("order",),
+    "ds_config": ("ds_config",),
 }
 
 
@@ -118,8 +128,12 @@ def read_sizes(layout_like) -> dict:
     if isinstance(extras, dict):
         out["ds_config"] = _plain_ds_config(extras.get("ds_config"))
         args = extras.get("trainer_args")
-        if out["order"] is None and args is not None and hasattr(args, "get") \
-                and args.get("--use-tp-pp-dp-mapping") is not None:
+        if (
+            out["order"] is None
+            and args is not None
+            and hasattr(args, "get")
+            and args.get("--use-tp-pp-dp-mapping") is not None
+        ):
             out["order"] = TP_PP_DP_ORDER
     else:
         out["ds_config"] = _plain_ds_config(out["ds_config"])
@@ -141,8 +155,10 @@ def _int(v):
 
 # ---- the dry run ----------------------------------------------------------------------------------
 
-def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
-            nvlink_domain: int | None = None) -> dict:
+
+def dry_run(
+    layout_like, *, backend: str = "auto", max_ranks: int | None = None, nvlink_domain: int | None = None
+) -> dict:
     """Build the layout's process groups and check them (see the module docs).
 
     backend: "auto" (megatron-core when importable, else analytic), "analytic", or "megatron-core"
@@ -164,9 +180,19 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
     order = facts["order"] or DEFAULT_ORDER
     domain = nvlink_domain or _int(facts["nvlink_domain"]) or _int(facts["gpus_per_node"])
 
-    result: dict = {"backend": "analytic", "world_size": world, "order": order, "groups": {},
-                    "group_counts": {}, "ok": False, "problems": problems, "crossing": [],
-                    "nvlink_domain": domain, "coverage": None, "notes": notes}
+    result: dict = {
+        "backend": "analytic",
+        "world_size": world,
+        "order": order,
+        "groups": {},
+        "group_counts": {},
+        "ok": False,
+        "problems": problems,
+        "crossing": [],
+        "nvlink_domain": domain,
+        "coverage": None,
+        "notes": notes,
+    }
 
     mc = _chosen_backend(backend, notes)
     if mc is not None:
@@ -191,11 +217,19 @@ def dry_run(layout_like, *, backend: str = "auto", max_ranks: int | None = None,
         if built["error"] is not None:
             problems.append(_problem("rejected", "megatron-core", built["error"]))
             if analytic_error is None:
-                problems.append(_problem("mismatch", "plint", "megatron-core rejects a layout that plint's "
-                                         "analytic rank layout accepts"))
+                problems.append(
+                    _problem(
+                        "mismatch", "plint", "megatron-core rejects a layout that plint's analytic rank layout accepts"
+                    )
+                )
         elif analytic_error is not None:
-            problems.append(_problem("mismatch", "plint", f"plint's analytic rank layout rejects what "
-                                     f"megatron-core accepts: {analytic_error}"))
+            problems.append(
+                _problem(
+                    "mismatch",
+                    "plint",
+                    f"plint's analytic rank layout rejects what megatron-core accepts: {analytic_error}",
+                )
+            )
             groups = built["groups"] if built["complete"] else None
         else:
             problems.extend(built["mismatches"])
@@ -236,8 +270,10 @@ def _list_groups(result: dict, groups: dict, world: int, domain: int | None) -> 
     result["group_counts"] = {k: [len(v), len(v[0]) if v else 0] for k, v in groups.items()}
     if world > FULL_LISTS_UP_TO:
         result["groups"] = {k: [g[:SAMPLE_RANKS] for g in v[:SAMPLE_GROUPS]] for k, v in groups.items()}
-        notes.append(f"world of {world}: the first {SAMPLE_GROUPS} groups of each kind are listed, each "
-                     f"with at most its first {SAMPLE_RANKS} ranks; group_counts has [groups, ranks per group]")
+        notes.append(
+            f"world of {world}: the first {SAMPLE_GROUPS} groups of each kind are listed, each "
+            f"with at most its first {SAMPLE_RANKS} ranks; group_counts has [groups, ranks per group]"
+        )
     else:
         result["groups"] = groups
     if domain:
@@ -247,10 +283,14 @@ def _list_groups(result: dict, groups: dict, world: int, domain: int | None) -> 
                 c["example"] = c["example"][:SAMPLE_RANKS]
         for c in result["crossing"]:
             if c["group"] == "tp":
-                problems.append(_problem(
-                    "crosses-nvlink", "plint",
-                    f"{c['crossing']} of {c['of']} tensor-parallel groups of {c['size']} ranks leave the "
-                    f"NVLink domain of {domain} GPUs, e.g. {c['example']}"))
+                problems.append(
+                    _problem(
+                        "crosses-nvlink",
+                        "plint",
+                        f"{c['crossing']} of {c['of']} tensor-parallel groups of {c['size']} ranks leave the "
+                        f"NVLink domain of {domain} GPUs, e.g. {c['example']}",
+                    )
+                )
     else:
         notes.append("NVLink domain unknown (no nvlink_domain or gpus_per_node): crossings not checked")
 
@@ -260,6 +300,7 @@ def _problem(kind: str, source: str, message: str) -> dict:
 
 
 # ---- megatron-core on torch's fake process groups -------------------------------------------------
+
 
 def _quietly(fn, *args, **kwargs):
     """Run fn with Python-level stdout and warnings silenced (the trainers print while importing)."""
@@ -286,6 +327,7 @@ def _megatron_core():
             import torch.distributed as dist
             from megatron.core import parallel_state
             from torch.testing._internal.distributed.fake_pg import FakeStore
+
             return dist, parallel_state, FakeStore
 
         dist, ps, fake_store = _quietly(load)
@@ -339,18 +381,29 @@ def _megatron_groups(mc, world, sizes, order, analytic, max_ranks) -> dict:
                     bad.append((r, mine[k], expected))
             if bad:
                 r, got, want = bad[0]
-                out["mismatches"].append(_problem(
-                    "mismatch", "plint", f"{k} groups differ on {len(bad)} of {len(per_rank)} ranks checked: "
-                    f"rank {r} is in {got} for megatron-core, {want} for plint"))
+                out["mismatches"].append(
+                    _problem(
+                        "mismatch",
+                        "plint",
+                        f"{k} groups differ on {len(bad)} of {len(per_rank)} ranks checked: "
+                        f"rank {r} is in {got} for megatron-core, {want} for plint",
+                    )
+                )
     return out
 
 
 def _groups_as_rank(dist, ps, fake_store, rank, world, sizes, order) -> dict:
     """Initialise the fake world as `rank`, and read back the groups that rank belongs to."""
     dist.init_process_group("fake", rank=rank, world_size=world, store=fake_store())
-    kwargs = {"tensor_model_parallel_size": sizes["tp"], "pipeline_model_parallel_size": sizes["pp"],
-                  "context_parallel_size": sizes["cp"], "expert_model_parallel_size": sizes["ep"],
-                  "expert_tensor_parallel_size": sizes["etp"], "order": order, "create_gloo_process_groups": False}
+    kwargs = {
+        "tensor_model_parallel_size": sizes["tp"],
+        "pipeline_model_parallel_size": sizes["pp"],
+        "context_parallel_size": sizes["cp"],
+        "expert_model_parallel_size": sizes["ep"],
+        "expert_tensor_parallel_size": sizes["etp"],
+        "order": order,
+        "create_gloo_process_groups": False,
+    }
     try:
         ps.initialize_model_parallel(**kwargs)
     except TypeError:  # an older megatron-core without some keyword
@@ -384,6 +437,7 @@ def _teardown(dist, ps) -> None:
 
 # ---- DeepSpeed's config class ---------------------------------------------------------------------
 
+
 class _Mpu:
     """What DeepSpeedConfig asks Megatron-DeepSpeed's mpu for: the data-parallel world size."""
 
@@ -400,18 +454,22 @@ def _deepspeed_problems(facts, world, sizes, notes) -> list[dict]:
         return []
     placeholder = _placeholder(cfg)
     if placeholder is not None:  # PL505's business: an integration or the shell fills it in later
-        notes.append(f"the DeepSpeed JSON holds {placeholder!r}, filled in only at run time: "
-                     "DeepSpeedConfig not run")
+        notes.append(f"the DeepSpeed JSON holds {placeholder!r}, filled in only at run time: DeepSpeedConfig not run")
         return []
     try:
+
         def load():
             import deepspeed.comm as ds_comm
             from deepspeed.runtime.config import DeepSpeedConfig
+
             return ds_comm, DeepSpeedConfig
+
         ds_comm, config_class = _quietly(load)
     except Exception as exc:  # noqa: BLE001 -- a missing or broken install
-        notes.append(f"deepspeed not importable ({type(exc).__name__}: {exc}): the DeepSpeed JSON was not "
-                     "run through DeepSpeedConfig")
+        notes.append(
+            f"deepspeed not importable ({type(exc).__name__}: {exc}): the DeepSpeed JSON was not "
+            "run through DeepSpeedConfig"
+        )
         return []
     import logging
 
@@ -452,6 +510,7 @@ def _placeholder(node):
 
 # ---- megatron-core's TransformerConfig ------------------------------------------------------------
 
+
 def _transformer_config_problems(mc, facts, sizes, notes) -> list[dict]:
     if facts["trainer"] not in (None, "megatron", "unknown"):
         return []
@@ -464,20 +523,30 @@ def _transformer_config_problems(mc, facts, sizes, notes) -> list[dict]:
 
         def load():
             from megatron.core.transformer.transformer_config import TransformerConfig
+
             return TransformerConfig
+
         config_class = _quietly(load)
         known = {f.name for f in dataclasses.fields(config_class)}
     except Exception as exc:  # noqa: BLE001 -- a missing or broken install
         notes.append(f"megatron-core TransformerConfig not importable ({type(exc).__name__}): not run")
         return []
     kwargs = dict(shape)
-    for ours, theirs in (("ffn_hidden_size", "ffn_hidden_size"), ("num_query_groups", "num_query_groups"),
-                         ("num_experts", "num_moe_experts"), ("moe_topk", "moe_router_topk")):
+    for ours, theirs in (
+        ("ffn_hidden_size", "ffn_hidden_size"),
+        ("num_query_groups", "num_query_groups"),
+        ("num_experts", "num_moe_experts"),
+        ("moe_topk", "moe_router_topk"),
+    ):
         if _int(facts[ours]) is not None:
             kwargs[theirs] = facts[ours]
-    kwargs.update(tensor_model_parallel_size=sizes["tp"], pipeline_model_parallel_size=sizes["pp"],
-                  context_parallel_size=sizes["cp"], expert_model_parallel_size=sizes["ep"],
-                  expert_tensor_parallel_size=sizes["etp"])
+    kwargs.update(
+        tensor_model_parallel_size=sizes["tp"],
+        pipeline_model_parallel_size=sizes["pp"],
+        context_parallel_size=sizes["cp"],
+        expert_model_parallel_size=sizes["ep"],
+        expert_tensor_parallel_size=sizes["etp"],
+    )
     if _int(facts["vpp"]) is not None and facts["vpp"] > 1:
         kwargs["virtual_pipeline_model_parallel_size"] = facts["vpp"]
     if isinstance(facts["sequence_parallel"], bool):

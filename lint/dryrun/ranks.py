@@ -115,8 +115,16 @@ class RankLayout:
     Raises LayoutError where megatron-core's initialize_model_parallel would refuse the sizes.
     """
 
-    def __init__(self, world_size: int, tp: int = 1, pp: int = 1, cp: int = 1, ep: int = 1,
-                 etp: int | None = None, order: str = DEFAULT_ORDER):
+    def __init__(
+        self,
+        world_size: int,
+        tp: int = 1,
+        pp: int = 1,
+        cp: int = 1,
+        ep: int = 1,
+        etp: int | None = None,
+        order: str = DEFAULT_ORDER,
+    ):
         etp = tp if etp is None else etp
         for name, n in (("world_size", world_size), ("tp", tp), ("pp", pp), ("cp", cp), ("ep", ep), ("etp", etp)):
             if isinstance(n, bool) or not isinstance(n, int) or n < 1:
@@ -134,11 +142,15 @@ class RankLayout:
         self.dense = Grid({"tp": tp, "cp": cp, "ep": 1, "dp": self.dp, "pp": pp}, order)
         self.expert = Grid({"tp": etp, "cp": 1, "ep": ep, "dp": self.edp, "pp": pp}, order)
         if not (order.lower().endswith("pp") or pp == 1 or self.edp == self.dp):
-            raise LayoutError(f"with order {order!r} (pp not last) the expert data-parallel size {self.edp} "
-                              f"must equal the data-parallel size {self.dp}")
+            raise LayoutError(
+                f"with order {order!r} (pp not last) the expert data-parallel size {self.edp} "
+                f"must equal the data-parallel size {self.dp}"
+            )
         if self.dense.groups("pp") != self.expert.groups("pp"):
-            raise LayoutError("the pipeline groups of the dense and the expert layers differ "
-                              f"(order {order!r}, tp*cp = {tp * cp}, etp*ep = {etp * ep})")
+            raise LayoutError(
+                "the pipeline groups of the dense and the expert layers differ "
+                f"(order {order!r}, tp*cp = {tp * cp}, etp*ep = {etp * ep})"
+            )
         self._cache: dict[str, list[list[int]]] = {}
 
     def groups(self, kind: str) -> list[list[int]]:
@@ -168,8 +180,11 @@ class RankLayout:
             raise ValueError(f"rank {rank} outside a world of {self.world_size}")
         out: dict[str, list[int] | None] = {}
         for k in kinds:
-            out[k] = next((g for g in self.groups(k) if rank in g), None) if k in (
-                "embedding", "position-embedding") else self._member(k, rank)
+            out[k] = (
+                next((g for g in self.groups(k) if rank in g), None)
+                if k in ("embedding", "position-embedding")
+                else self._member(k, rank)
+            )
         return out
 
     def _member(self, kind: str, rank: int) -> list[int]:
@@ -185,8 +200,16 @@ class RankLayout:
         return index[rank]
 
 
-def rank_groups(world_size: int, tp: int = 1, pp: int = 1, cp: int = 1, ep: int = 1,
-                etp: int | None = None, order: str = DEFAULT_ORDER, kinds=KINDS) -> dict[str, list[list[int]]]:
+def rank_groups(
+    world_size: int,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+    ep: int = 1,
+    etp: int | None = None,
+    order: str = DEFAULT_ORDER,
+    kinds=KINDS,
+) -> dict[str, list[list[int]]]:
     """Every group of each kind, as megatron-core's initialize_model_parallel builds them."""
     return RankLayout(world_size, tp, pp, cp, ep, etp, order).all_groups(kinds)
 
@@ -207,12 +230,20 @@ def crossing(groups: dict[str, list[list[int]]], domain: int, kinds=None) -> lis
     if not isinstance(domain, int) or domain < 1:
         raise ValueError(f"NVLink domain must be a positive whole number, not {domain!r}")
     out = []
-    for kind in (kinds if kinds is not None else groups):
+    for kind in kinds if kinds is not None else groups:
         gs = groups.get(kind)
         if not gs:
             continue
         bad = [g for g in gs if crosses(g, domain)]
         if bad:
-            out.append({"group": kind, "size": len(gs[0]), "crossing": len(bad), "of": len(gs),
-                        "domain": domain, "example": bad[0]})
+            out.append(
+                {
+                    "group": kind,
+                    "size": len(gs[0]),
+                    "crossing": len(bad),
+                    "of": len(gs),
+                    "domain": domain,
+                    "example": bad[0],
+                }
+            )
     return out

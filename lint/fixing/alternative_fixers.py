@@ -12,18 +12,28 @@ from plint.reading.sources.megatron import integer
 from plint.values import from_word
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.cost import ModelInput
     from plint.diagnostics import Diagnostic
 
-SIZES = (("parallel.pp", "--pipeline-model-parallel-size", "pp"), ("batch.micro", "--micro-batch-size", "micro_batch"),
-         ("parallel.cp", "--context-parallel-size", "cp"), ("parallel.ep", "--expert-model-parallel-size", "ep"))
+SIZES = (
+    ("parallel.pp", "--pipeline-model-parallel-size", "pp"),
+    ("batch.micro", "--micro-batch-size", "micro_batch"),
+    ("parallel.cp", "--context-parallel-size", "cp"),
+    ("parallel.ep", "--expert-model-parallel-size", "ep"),
+)
 CHUNK = "--num-layers-per-virtual-pipeline-stage"  # every Megatron-LM release has it
 STAGES = "--num-virtual-stages-per-pipeline-rank"
 # spellings the fix does not rewrite: a pipeline layout or an uneven split sets the stages its own way
-OTHER_SPLITS = ("--pipeline-model-parallel-layout", "--decoder-first-pipeline-num-layers",
-                "--decoder-last-pipeline-num-layers", "--account-for-embedding-in-pipeline-split",
-                "--account-for-loss-in-pipeline-split", "--hybrid-layer-pattern")
+OTHER_SPLITS = (
+    "--pipeline-model-parallel-layout",
+    "--decoder-first-pipeline-num-layers",
+    "--decoder-last-pipeline-num-layers",
+    "--account-for-embedding-in-pipeline-split",
+    "--account-for-loss-in-pipeline-split",
+    "--hybrid-layer-pattern",
+)
 
 
 def _context_of(diag: Diagnostic, ctx: FixContext, key: str = "parallel.pp"):
@@ -106,9 +116,12 @@ def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
 # PL302 drops one axis; what only that axis allows goes with it (PL304: no sequence parallelism at tp 1;
 # PL111: --tp-comm-overlap needs sequence parallelism)
 WITH_TP = ("--sequence-parallel", "--tp-comm-overlap")
-AXIS_FLAGS = {"tp": ("parallel.tp", "--tensor-model-parallel-size"), "pp": ("parallel.pp",
-              "--pipeline-model-parallel-size"), "cp": ("parallel.cp", "--context-parallel-size"),
-              "ep": ("parallel.ep", "--expert-model-parallel-size")}
+AXIS_FLAGS = {
+    "tp": ("parallel.tp", "--tensor-model-parallel-size"),
+    "pp": ("parallel.pp", "--pipeline-model-parallel-size"),
+    "cp": ("parallel.cp", "--context-parallel-size"),
+    "ep": ("parallel.ep", "--expert-model-parallel-size"),
+}
 
 
 @fixer("PL302", applicability="unsafe")
@@ -154,8 +167,9 @@ def selective_recompute(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     added = insert_after_tp(ctx, rctx, "--recompute-activations")
     if added is None or edits is None:
         return None
-    return Fix("full recompute -> --recompute-activations (selective), which the estimate says fits",
-               (*edits, added), "unsafe")
+    return Fix(
+        "full recompute -> --recompute-activations (selective), which the estimate says fits", (*edits, added), "unsafe"
+    )
 
 
 @fixer("PL310", applicability="unsafe")
@@ -173,5 +187,6 @@ def larger_micro_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     written = size_edits(ctx, rctx, (SIZES[1],), inp.replace(micro_batch=micro)) if inp is not None else None
     if not written or not written[0]:
         return None
-    return Fix(f"micro-batch {rctx.layout.value('batch.micro')} -> {micro}, as PL310 names it", tuple(written[0]),
-               "unsafe")
+    return Fix(
+        f"micro-batch {rctx.layout.value('batch.micro')} -> {micro}, as PL310 names it", tuple(written[0]), "unsafe"
+    )

@@ -21,6 +21,7 @@ from plint.root import read_regular
 from plint.source import reading_from
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.checking.check import CheckOptions, CheckRun
     from plint.diagnostics import Diagnostic
@@ -50,8 +51,7 @@ class FileChange:
 
         old, new = _lines(self.before), _lines(self.after)
         lines = difflib.unified_diff(old, new, fromfile=self.path, tofile=self.path)
-        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
-                       for line in lines)
+        return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 @record
@@ -87,6 +87,7 @@ class FixRun:
 
 # ---- reading files from memory -------------------------------------------------------------------
 
+
 def overlay(files: dict[str, bytes]):
     """While active, the files in `files` (real path -> bytes) read as their in-memory text."""
 
@@ -114,8 +115,12 @@ def _errors(run) -> dict[str, int]:
 def _new_errors(before: dict[str, int], after_run) -> list[str]:
     after = _errors(after_run)
     new = {k for k, n in after.items() if n > before.get(k, 0)}
-    return [f"{d.path}:{d.line}: {d.code} {d.message}" for r in after_run.results for d in r.diagnostics
-            if d.suppressed is None and d.severity == "error" and fingerprint(d) in new]
+    return [
+        f"{d.path}:{d.line}: {d.code} {d.message}"
+        for r in after_run.results
+        for d in r.diagnostics
+        if d.suppressed is None and d.severity == "error" and fingerprint(d) in new
+    ]
 
 
 _BASH: list = []
@@ -148,6 +153,7 @@ def _is_shell(path: str) -> bool:
 
 
 # ---- applying edits ------------------------------------------------------------------------------
+
 
 def _key(fix) -> tuple:
     return tuple(sorted((os.path.realpath(os.path.abspath(e.path)), e.start, e.end, e.text) for e in fix.edits))
@@ -183,13 +189,19 @@ def _overlaps(a: tuple, taken: list[tuple]) -> bool:
     """Whether a fix's edits touch (or insert at the same place as) an edit already taken."""
     for real, start, end, _ in a:
         for r2, s2, e2, _ in taken:
-            if real == r2 and (start < e2 and s2 < end or start == s2 or (start == end and s2 < start < e2)
-                               or (s2 == e2 and start < s2 < end)):
+            if real == r2 and (
+                start < e2
+                and s2 < end
+                or start == s2
+                or (start == end and s2 < start < e2)
+                or (s2 == e2 and start < s2 < end)
+            ):
                 return True
     return False
 
 
 # ---- the fixing loop ----------------------------------------------------------------------------
+
 
 def _candidates(run, files: dict[str, bytes], unsafe: bool, refused: set) -> list[tuple]:
     """(diagnostic, fix) for every diagnostic a fixer fixes, first come first served per place."""
@@ -249,8 +261,14 @@ def _load_files(paths: list[Path]) -> dict[str, bytes]:
     return out
 
 
-def _validate(before_errors, original: dict[str, bytes], new_files: dict[str, bytes], paths, options,
-              bash_ok: dict[str, bool | None]):
+def _validate(
+    before_errors,
+    original: dict[str, bytes],
+    new_files: dict[str, bytes],
+    paths,
+    options,
+    bash_ok: dict[str, bool | None],
+):
     """(run, problems): the check of new_files, and what got worse (new errors, bash -n failing)."""
     run = _check(paths, options, new_files)
     problems = _new_errors(before_errors, run)
@@ -282,8 +300,9 @@ def _parses_clean(data: bytes) -> bool:
         return False
 
 
-def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, options: CheckOptions | None = None,
-              **kwargs) -> FixRun:
+def fix_paths(
+    paths: list[Path], unsafe: bool = False, diff: bool = False, options: CheckOptions | None = None, **kwargs
+) -> FixRun:
     """Fix the files under paths in place (or, with diff=True, only compute the changes).
     Keyword arguments are a shorthand for CheckOptions fields, as for check_paths. Only files inside
     the root of the check are written (plint.fixing.fix_writes), never through a symlink."""
@@ -309,31 +328,42 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
         originals.update({k: v for k, v in files.items() if k not in originals})
         before = _errors(run)
         new_files = _apply(files, [f for _, f in candidates])
-        new_run, problems = (None, ["an edit lies outside its file"]) if new_files is None else \
-            _validate(before, originals, new_files, paths, options, bash_ok)
+        new_run, problems = (
+            (None, ["an edit lies outside its file"])
+            if new_files is None
+            else _validate(before, originals, new_files, paths, options, bash_ok)
+        )
         if problems:
             # one fix at a time: keep those that add nothing bad, report the others
             kept = []
             for d, fix in candidates:
                 alone = _apply(files, [fix])
-                _, why = (None, ["an edit lies outside its file"]) if alone is None else \
-                    _validate(before, originals, alone, paths, options, bash_ok)
+                _, why = (
+                    (None, ["an edit lies outside its file"])
+                    if alone is None
+                    else _validate(before, originals, alone, paths, options, bash_ok)
+                )
                 if why:
                     refused.update((_key(fix), _ident(d)))
-                    out.reverted.append(f"{d.path}:{d.line}: {d.code} fix reverted ({fix.description}): "
-                                        + "; ".join(why[:3]))
+                    out.reverted.append(
+                        f"{d.path}:{d.line}: {d.code} fix reverted ({fix.description}): " + "; ".join(why[:3])
+                    )
                 else:
                     kept.append((d, fix))
             if not kept:
                 continue
             new_files = _apply(files, [f for _, f in kept])
-            new_run, problems = (None, ["an edit lies outside its file"]) if new_files is None else \
-                _validate(before, originals, new_files, paths, options, bash_ok)
+            new_run, problems = (
+                (None, ["an edit lies outside its file"])
+                if new_files is None
+                else _validate(before, originals, new_files, paths, options, bash_ok)
+            )
             if problems:  # fine alone, not together: keep none of this pass
                 for d, fix in kept:
                     refused.update((_key(fix), _ident(d)))
-                    out.reverted.append(f"{d.path}:{d.line}: {d.code} fix reverted ({fix.description}): "
-                                        + "; ".join(problems[:3]))
+                    out.reverted.append(
+                        f"{d.path}:{d.line}: {d.code} fix reverted ({fix.description}): " + "; ".join(problems[:3])
+                    )
                 continue
             candidates = kept
         assert new_files is not None and new_run is not None  # no problems: the edits applied and were checked
@@ -349,8 +379,10 @@ def fix_paths(paths: list[Path], unsafe: bool = False, diff: bool = False, optio
             out.reverted.append(f"{_display(real)}: not written, {refusals[real]}")
             continue
         if rejected.get(real):
-            out.reverted.append(f"{_display(real)}: not written, the dry run rejects the fixed layout: "
-                                + "; ".join(sorted(rejected[real])[:3]))
+            out.reverted.append(
+                f"{_display(real)}: not written, the dry run rejects the fixed layout: "
+                + "; ".join(sorted(rejected[real])[:3])
+            )
             continue
         out.changes.append(FileChange(_display(real), real, originals[real], files[real]))
     out.changes.sort(key=lambda c: c.path)
@@ -393,6 +425,7 @@ def _display(real: str) -> str:
 
 # ---- the diagnostics' `fix` field ----------------------------------------------------------------
 
+
 def attach_fixes(run, unsafe: bool = True) -> None:
     """Fill Diagnostic.fix ({description, applicability, edits}) for every diagnostic a fixer fixes
     (for `plint check --format json|sarif` and the text report's help: diff)."""
@@ -411,6 +444,7 @@ def attach_fixes(run, unsafe: bool = True) -> None:
 
 
 # ---- the command ---------------------------------------------------------------------------------
+
 
 def hidden_fixes(result: FixRun) -> int:
     """Findings left after a safe fix that `--unsafe-fixes` would fix (ruff's "hidden fixes"), judged

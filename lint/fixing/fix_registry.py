@@ -19,6 +19,7 @@ from plint.rules.base import Edit, Fix
 from plint.source import read_through
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -74,16 +75,22 @@ class FixContext:
         """A RuleContext per layout of the reading (or one without a layout)."""
         from plint.rules.base import RuleContext
 
-        return [RuleContext(self.reading, layout, self.settings) for layout in self.reading.layouts] or \
-            [RuleContext(self.reading, None, self.settings)]
+        return [RuleContext(self.reading, layout, self.settings) for layout in self.reading.layouts] or [
+            RuleContext(self.reading, None, self.settings)
+        ]
 
 
 # ---- helpers ------------------------------------------------------------------------------------
 
+
 def points_at(span: Span | None, diag: Diagnostic) -> bool:
     """Whether a span is where the diagnostic points."""
-    return span is not None and span.line == diag.line and span.col == diag.col \
+    return (
+        span is not None
+        and span.line == diag.line
+        and span.col == diag.col
         and real_path(span.path) == real_path(diag.path)
+    )
 
 
 def replace_in_span(ctx: FixContext, span: Span | None, old: str, new: str) -> Edit | None:
@@ -95,7 +102,7 @@ def replace_in_span(ctx: FixContext, span: Span | None, old: str, new: str) -> E
     data = ctx.data(span.path)
     if data is None or span.end > len(data):
         return None
-    raw = data[span.start:span.end]
+    raw = data[span.start : span.end]
     want = old.encode("utf-8", "surrogateescape")
     if raw == want:
         return Edit(span.path, span.start, span.end, new)
@@ -103,8 +110,8 @@ def replace_in_span(ctx: FixContext, span: Span | None, old: str, new: str) -> E
         return None
     i = raw.index(want)
     # the occurrence must be a whole token (not `--x` inside `--x-y`)
-    before = raw[i - 1:i]
-    after = raw[i + len(want):i + len(want) + 1]
+    before = raw[i - 1 : i]
+    after = raw[i + len(want) : i + len(want) + 1]
     if (before and (before.isalnum() or before in b"-_")) or (after and (after.isalnum() or after in b"-_")):
         return None
     return Edit(span.path, span.start + i, span.start + i + len(want), new)
@@ -132,7 +139,6 @@ def word_end(ctx: FixContext, span: Span | None) -> int | None:
 def trainer_args_of(ctx):
     layout = ctx.layout
     return layout.extras.get("trainer_args") if layout is not None else None
-
 
 
 TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")

@@ -27,7 +27,9 @@ def unwritable(run, paths, changed: list[str]) -> dict[str, str]:
     out = {}
     for real in changed:
         if real in named_links:
-            out[real] = "it is reached through a symlink (plint fix never writes through one: fix the file it points to)"
+            out[real] = (
+                "it is reached through a symlink (plint fix never writes through one: fix the file it points to)"
+            )
             continue
         try:
             st = os.lstat(real)

@@ -23,13 +23,25 @@ import os
 import re
 from functools import lru_cache
 
-from plint.fixing.fix_registry import (FIXERS, TP_OPTIONS, FixContext, points_at, ds_configs, trainer_args_of, word_end, fixer,
-                                 real_path, replace_in_span)
+from plint.fixing.fix_registry import (
+    FIXERS,
+    TP_OPTIONS,
+    FixContext,
+    points_at,
+    ds_configs,
+    trainer_args_of,
+    word_end,
+    fixer,
+    real_path,
+    replace_in_span,
+)
 from plint.rules.base import Edit, Fix
+
 # Importing them registers the layout and arithmetic fixers and those of the start-up checks.
 from plint.fixing import alternative_fixers, layout_fixers, startup_fixers  # noqa: F401
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
 
@@ -67,6 +79,7 @@ def fixable_codes(unsafe: bool = True) -> set[str]:
 
 
 # ---- PL501: a misspelled trainer flag with one confident suggestion ------------------------------
+
 
 def confident(word: str, suggestion: str, options) -> bool:
     """Whether a did-you-mean is the one clear candidate: very close (difflib ratio 0.85 or more)
@@ -209,14 +222,17 @@ def _rename(ctx: FixContext, use, replacement: str, catalog) -> Fix | None:
     span = use.flag_word.value_span
     data = ctx.data(span.path) if span is not None else None
     # two words only where the flag is written bare: inside quotes they would stay one word
-    if data is None or span.end > len(data) or data[span.start:span.end] != use.option.encode("utf-8", "surrogateescape") \
-            or word_end(ctx, span) is None:
+    if (
+        data is None
+        or span.end > len(data)
+        or data[span.start : span.end] != use.option.encode("utf-8", "surrogateescape")
+        or word_end(ctx, span) is None
+    ):
         return None
     return Fix(f"replace {use.option} with {replacement}", (Edit(span.path, span.start, span.end, replacement),))
 
 
 # ---- PL303: --sequence-parallel where tp > 1 ----------------------------------------------------
-
 
 
 @fixer("PL303")
@@ -288,8 +304,13 @@ def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             continue
         # a command parsed from a string of the same file (`bash -c '...'`, eval) is run by the
         # command that holds the string: the export goes before that one
-        while command.parent is not None and command.via in _STRING_REPARSE and command.parent.site is not None \
-                and command.site is not None and real_path(command.parent.site.path) == real_path(command.site.path):
+        while (
+            command.parent is not None
+            and command.via in _STRING_REPARSE
+            and command.parent.site is not None
+            and command.site is not None
+            and real_path(command.parent.site.path) == real_path(command.site.path)
+        ):
             command = command.parent
         site = command.site
         data = ctx.data(site.path) if site is not None else None
@@ -297,29 +318,37 @@ def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             continue
         start = _statement_start(data, site.start)
         line_end = data.find(b"\n", start)
-        line = data[start:len(data) if line_end < 0 else line_end]
-        indent = line[:len(line) - len(line.lstrip(b" \t"))]
-        lead = data[start + len(indent):site.start]  # what stands before the launch on its line
+        line = data[start : len(data) if line_end < 0 else line_end]
+        indent = line[: len(line) - len(line.lstrip(b" \t"))]
+        lead = data[start + len(indent) : site.start]  # what stands before the launch on its line
         if lead and b"\n" not in lead and _OPENS_A_COMMAND.search(lead):
             # `train) torchrun ...`, `then torchrun ...`: the line opens with a case pattern or a
             # keyword, not with the statement, so the export takes the launch's place on that line
             # and the launch moves below it, at the same column
-            column = "".join(c if c == "\t" else " " for c in data[start:site.start].decode("utf-8", "surrogateescape"))
-            return Fix(f"add `{EXPORT_LINE}` before the launch",
-                       (Edit(site.path, site.start, site.start, f"{EXPORT_LINE}\n{column}"),))
+            column = "".join(
+                c if c == "\t" else " " for c in data[start : site.start].decode("utf-8", "surrogateescape")
+            )
+            return Fix(
+                f"add `{EXPORT_LINE}` before the launch",
+                (Edit(site.path, site.start, site.start, f"{EXPORT_LINE}\n{column}"),),
+            )
         # the statement opens its line (`cd run && torchrun ...` included): a line of its own above it
-        return Fix(f"add `{EXPORT_LINE}` before the launch",
-                   (Edit(site.path, start, start, f"{indent.decode('utf-8', 'surrogateescape')}{EXPORT_LINE}\n"),))
+        return Fix(
+            f"add `{EXPORT_LINE}` before the launch",
+            (Edit(site.path, start, start, f"{indent.decode('utf-8', 'surrogateescape')}{EXPORT_LINE}\n"),),
+        )
     return None
 
 
 # What may stand before a command on its line so that a line break there leaves the script's meaning:
 # a case pattern (`train)`, `a|b)`), or a keyword or separator that opens a command list.
 _OPENS_A_COMMAND = re.compile(
-    rb"(?:^\(?[\"'\w.*?+@!-]+(?:\s*\|\s*[\"'\w.*?+@!-]+)*\)|(?:^|[\s;])(?:then|do|else)|;|\{)\s*$")
+    rb"(?:^\(?[\"'\w.*?+@!-]+(?:\s*\|\s*[\"'\w.*?+@!-]+)*\)|(?:^|[\s;])(?:then|do|else)|;|\{)\s*$"
+)
 
 
 # ---- PL504: a misspelled DeepSpeed key with one confident suggestion -----------------------------
+
 
 def _schema_section(parts: list[str]) -> dict | None:
     """The schema of the object at a dotted path of the DeepSpeed config."""
@@ -372,9 +401,8 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return None
 
 
-
-
 # ---- PL309: ZeRO-2/3 under a PipelineModule the script builds -------------------------------------
+
 
 @fixer("PL309", applicability="unsafe")
 def fix_zero_stage_for_pipeline(diag: Diagnostic, ctx: FixContext) -> Fix | None:
@@ -383,13 +411,19 @@ def fix_zero_stage_for_pipeline(diag: Diagnostic, ctx: FixContext) -> Fix | None
     Megatron-DeepSpeed's own remedy is --no-pipeline-parallel, the author's call."""
     for rctx in ctx.contexts():
         layout = rctx.layout
-        if layout is None or layout.value("trainer") == "megatron-deepspeed" or \
-                rctx.fact("deepspeed.pipeline_module") is None:
+        if (
+            layout is None
+            or layout.value("trainer") == "megatron-deepspeed"
+            or rctx.fact("deepspeed.pipeline_module") is None
+        ):
             continue
         zero = layout.get("parallel.zero_stage")
         if zero is None or zero.span is None or not points_at(zero.span, diag) or not zero.span.path.endswith(".json"):
             continue
         edit = replace_in_span(ctx, zero.span, str(zero.value), "1")
-        return Fix("set zero_optimization.stage to 1, the highest stage the pipeline engine accepts", (edit,)) \
-            if edit else None
+        return (
+            Fix("set zero_optimization.stage to 1, the highest stage the pipeline engine accepts", (edit,))
+            if edit
+            else None
+        )
     return None

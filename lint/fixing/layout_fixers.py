@@ -23,11 +23,15 @@ from plint.rules.base import Edit, Fix
 from plint.reading.shell.placeholders import is_slot_message
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
 
-SIZES = (("parallel.tp", "--tensor-model-parallel-size", "tp"), ("parallel.pp", "--pipeline-model-parallel-size", "pp"),
-         ("batch.micro", "--micro-batch-size", "micro_batch"))
+SIZES = (
+    ("parallel.tp", "--tensor-model-parallel-size", "tp"),
+    ("parallel.pp", "--pipeline-model-parallel-size", "pp"),
+    ("batch.micro", "--micro-batch-size", "micro_batch"),
+)
 # the distributed optimizer's overlaps (Megatron: --overlap-param-gather needs --overlap-grad-reduce), as
 # plint's planner assumes them for every layout it proposes
 OVERLAPS = (("--overlap-grad-reduce", "overlap_grad_reduce"), ("--overlap-param-gather", "overlap_param_gather"))
@@ -51,7 +55,7 @@ def replace_value(ctx: FixContext, value, new) -> Edit | None:
     data = ctx.data(span.path)
     if data is None:
         return None
-    raw = data[span.start:span.end].decode("utf-8", "surrogateescape")
+    raw = data[span.start : span.end].decode("utf-8", "surrogateescape")
     if raw.strip("'\"") != str(value.value):
         return None  # not the literal itself (an expansion, arithmetic): not ours to rewrite
     return Edit(span.path, span.start, span.end, raw.replace(str(value.value), str(new)))
@@ -68,7 +72,7 @@ def insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
         # elsewhere when it came through a variable): step over the next word after the flag
         flag = use.flag_word.site
         data = ctx.data(flag.path) if flag is not None else None
-        if data is None or data[flag.start:flag.end] != use.option.encode("utf-8", "surrogateescape"):
+        if data is None or data[flag.start : flag.end] != use.option.encode("utf-8", "surrogateescape"):
             return None  # the flag's characters are not written out here
         end = _next_word_end(data, flag.end)
         return Edit(flag.path, end, end, f" {text}") if end is not None else None
@@ -106,10 +110,21 @@ def size_edits(ctx: FixContext, rctx, sizes, new) -> tuple[list[Edit], list[tupl
 def _next_word_end(data: bytes, pos: int) -> int | None:
     """The end of the shell word after `pos` on the same line (spaces skipped), or None when a line
     continuation, a quote or the end of the line comes first."""
-    while pos < len(data) and data[pos:pos + 1] in (b" ", b"\t"):
+    while pos < len(data) and data[pos : pos + 1] in (b" ", b"\t"):
         pos += 1
     start = pos
-    while pos < len(data) and data[pos:pos + 1] not in (b" ", b"\t", b"\n", b'"', b"'", b"\\", b";", b"|", b"&", b")"):
+    while pos < len(data) and data[pos : pos + 1] not in (
+        b" ",
+        b"\t",
+        b"\n",
+        b'"',
+        b"'",
+        b"\\",
+        b";",
+        b"|",
+        b"&",
+        b")",
+    ):
         pos += 1
     return pos if pos > start else None
 
@@ -145,22 +160,38 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     current_vpp = layout.value("parallel.vpp")
     args = trainer_args_of(rctx)
     add_dist_opt = inp.sharding_level() == 0 and not inp.megatron_fsdp
-    base = inp.replace(tp=1, pp=1, cp=1, vpp=None, dp=None, distributed_optimizer=inp.distributed_optimizer or add_dist_opt)
-    missing_overlaps = [flag for flag, name in OVERLAPS if not getattr(inp.options, name)] \
-        if base.distributed_optimizer else []
+    base = inp.replace(
+        tp=1, pp=1, cp=1, vpp=None, dp=None, distributed_optimizer=inp.distributed_optimizer or add_dist_opt
+    )
+    missing_overlaps = (
+        [flag for flag, name in OVERLAPS if not getattr(inp.options, name)] if base.distributed_optimizer else []
+    )
     if missing_overlaps:
-        base = base.replace(options=inp.options.__class__(**{
-            **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
-            **{name: True for _, name in OVERLAPS}}))
-    candidates = [c for c in plan(base).candidates
-                  if c.inp.cp == inp.cp and c.inp.vpp == current_vpp and c.inp.recompute == inp.recompute
-                  and c.inp.ep == inp.ep and c.inp.etp in (None, 1)  # the expert tp this fix has always kept
-                  and c.pipeline_layout is None  # a planned layout string is not written by this fix
-                  and c.inp.sharding_level() == base.sharding_level()
-                  and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes
-                  and c.inp.data_parallel() * c.inp.cp % max(1, inp.dp_outer) == 0  # PL101's hybrid sharding,
-                  and c.inp.world_size // max(1, c.inp.pp * c.inp.ep * (c.inp.etp or c.inp.tp))  # dense and expert
-                  % max(1, inp.dp_outer) == 0]
+        base = base.replace(
+            options=inp.options.__class__(
+                **{
+                    **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                    **{name: True for _, name in OVERLAPS},
+                }
+            )
+        )
+    candidates = [
+        c
+        for c in plan(base).candidates
+        if c.inp.cp == inp.cp
+        and c.inp.vpp == current_vpp
+        and c.inp.recompute == inp.recompute
+        and c.inp.ep == inp.ep
+        and c.inp.etp in (None, 1)  # the expert tp this fix has always kept
+        and c.pipeline_layout is None  # a planned layout string is not written by this fix
+        and c.inp.sharding_level() == base.sharding_level()
+        and c.inp.options.grad_reduce_bytes == inp.options.grad_reduce_bytes
+        and c.inp.data_parallel() * c.inp.cp % max(1, inp.dp_outer) == 0  # PL101's hybrid sharding,
+        and c.inp.world_size
+        // max(1, c.inp.pp * c.inp.ep * (c.inp.etp or c.inp.tp))  # dense and expert
+        % max(1, inp.dp_outer)
+        == 0
+    ]
     if not candidates:
         return None
     best = candidates[0]
@@ -171,13 +202,19 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     changes = [f"{key.split('.')[1]} {old} -> {new}" for key, old, new in changed]
     added = []
     if best.first_last_layers is not None:
-        if args is None or args.get("--decoder-first-pipeline-num-layers") is not None or \
-                args.get("--decoder-last-pipeline-num-layers") is not None:
+        if (
+            args is None
+            or args.get("--decoder-first-pipeline-num-layers") is not None
+            or args.get("--decoder-last-pipeline-num-layers") is not None
+        ):
             return None
         k, last = best.first_last_layers, best.last_layers or best.first_last_layers
         added.append(f"--decoder-first-pipeline-num-layers {k} --decoder-last-pipeline-num-layers {last}")
-        changes.append(f"first and last pipeline stages of {k} layers" if k == last
-                       else f"first pipeline stage of {k} layers, last of {last}")
+        changes.append(
+            f"first and last pipeline stages of {k} layers"
+            if k == last
+            else f"first pipeline stage of {k} layers, last of {last}"
+        )
     if not edits and not added:
         return None
     # the rest of the layout follows the sizes, so that the fixed file passes the rules the new sizes bring in
@@ -200,9 +237,12 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             return None
         edits.append(edit)
     est = best.estimate
-    return Fix(f"the planner's best layout keeping global batch {best.inp.global_batch}: {', '.join(changes)} "
-               f"(predicted {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, {est.memory_gib['total']:.1f} GiB)",
-               tuple(edits), "unsafe")
+    return Fix(
+        f"the planner's best layout keeping global batch {best.inp.global_batch}: {', '.join(changes)} "
+        f"(predicted {est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, {est.memory_gib['total']:.1f} GiB)",
+        tuple(edits),
+        "unsafe",
+    )
 
 
 @fixer("PL305", applicability="unsafe")
@@ -223,8 +263,11 @@ def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     edit = insert_after_tp(ctx, rctx, " ".join(flags))
     if edit is None:
         return None
-    return Fix(f"add {' '.join(flags)}: the optimizer state sharded over dp {dp} (checkpoints change format)",
-               (edit,), "unsafe")
+    return Fix(
+        f"add {' '.join(flags)}: the optimizer state sharded over dp {dp} (checkpoints change format)",
+        (edit,),
+        "unsafe",
+    )
 
 
 @fixer("PL102", applicability="unsafe")
@@ -244,7 +287,9 @@ def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     edit = replace_value(ctx, layout.get("batch.global"), new)
     if edit is None:
         return None
-    return Fix(f"global batch {glob} -> {new}, the nearest multiple of micro-batch {micro} x dp {dp}", (edit,), "unsafe")
+    return Fix(
+        f"global batch {glob} -> {new}, the nearest multiple of micro-batch {micro} x dp {dp}", (edit,), "unsafe"
+    )
 
 
 @fixer("PL107", applicability="unsafe")
@@ -261,8 +306,7 @@ def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if edits is None:
         return None
     keep = "--fp16" if drop == "--bf16" else "--bf16"
-    return Fix(f"remove {drop}: {keep} is the precision {gpu.name if gpu else 'the GPU'} runs", tuple(edits),
-               "unsafe")
+    return Fix(f"remove {drop}: {keep} is the precision {gpu.name if gpu else 'the GPU'} runs", tuple(edits), "unsafe")
 
 
 def remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
@@ -275,7 +319,7 @@ def remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
             span = use.flag_word.value_span  # where the flag was written (an array element, a string)
             end = word_end(ctx, span)
             data = ctx.data(span.path) if span is not None else None
-            if end is None or data is None or data[span.start:end] != flag.encode("utf-8", "surrogateescape"):
+            if end is None or data is None or data[span.start : end] != flag.encode("utf-8", "surrogateescape"):
                 return None
             end = _values_end(ctx, data, span.path, use, end)
             if end is None:
@@ -295,7 +339,7 @@ def remove_flag(ctx: FixContext, args, *flags: str) -> list[Edit] | None:
             edits.append(Edit(path, line_start, line_end + 1, ""))  # nothing else on the line: drop it
             continue
         for cut_start, cut_end in spans:
-            cut_start = cut_start - 1 if cut_start > 0 and data[cut_start - 1:cut_start] == b" " else cut_start
+            cut_start = cut_start - 1 if cut_start > 0 and data[cut_start - 1 : cut_start] == b" " else cut_start
             edits.append(Edit(path, cut_start, cut_end, ""))
     return edits or None
 
@@ -308,7 +352,7 @@ def _values_end(ctx: FixContext, data: bytes, path: str, use, end: int) -> int |
     for word in use.values:
         span = word.value_span
         value_end = word_end(ctx, span) if span is not None and span.path == path else None
-        if value_end is None or span.start < end or data[end:span.start].strip(b" \t") != b"":
+        if value_end is None or span.start < end or data[end : span.start].strip(b" \t") != b"":
             return None
         end = value_end
     return end
@@ -328,16 +372,20 @@ def fix_digit_separators(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     lines = data.split(b"\n")
     edits = []
-    line_start = sum(len(x) + 1 for x in lines[:diag.line - 1])
+    line_start = sum(len(x) + 1 for x in lines[: diag.line - 1])
     line = lines[diag.line - 1]
     for m in _SEPARATED.finditer(line):
         edits.append(Edit(diag.path, line_start + m.start(), line_start + m.end(), m.group().decode().replace("_", "")))
     for name in re.findall(rb"[A-Za-z_][A-Za-z0-9_]*", line):
         var = shell.variables.get(name.decode())
-        for piece in (var.value if var is not None else ()):
+        for piece in var.value if var is not None else ():
             span = piece.span
-            if piece.text and span is not None and re.fullmatch(r"\d+(?:_\d+)+", piece.text) and \
-                    real_path(span.path) == real_path(diag.path):
+            if (
+                piece.text
+                and span is not None
+                and re.fullmatch(r"\d+(?:_\d+)+", piece.text)
+                and real_path(span.path) == real_path(diag.path)
+            ):
                 edit = Edit(span.path, span.start, span.end, piece.text.replace("_", ""))
                 if edit not in edits:
                     edits.append(edit)
@@ -355,16 +403,18 @@ def fix_placeholder(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if diag.line is None or not 1 <= diag.line <= len(lines):  # bash named no line (found by Hypothesis)
         return None
     text = lines[diag.line - 1].decode("utf-8", "surrogateescape")
-    before = text[:diag.col - 1]
+    before = text[: diag.col - 1]
     m = _BARE_SLOT.match(text, diag.col - 1)
     # bare: not inside quotes on its line (an even count of each quote before it), not already quoted
     if m is None or before.count('"') % 2 or before.count("'") % 2:
         return None
-    start = sum(len(x) + 1 for x in lines[:diag.line - 1]) + len(before.encode("utf-8", "surrogateescape"))
+    start = sum(len(x) + 1 for x in lines[: diag.line - 1]) + len(before.encode("utf-8", "surrogateescape"))
     slot = m.group()
-    return Fix(f"quote the placeholder {slot} so bash parses the script (it still needs a real value)",
-               (Edit(diag.path, start, start + len(slot.encode("utf-8", "surrogateescape")), f'"{slot}"'),),
-               "unsafe")
+    return Fix(
+        f"quote the placeholder {slot} so bash parses the script (it still needs a real value)",
+        (Edit(diag.path, start, start + len(slot.encode("utf-8", "surrogateescape")), f'"{slot}"'),),
+        "unsafe",
+    )
 
 
 _BARE_SLOT = re.compile(r"<[^<>\n'\"]*>")

@@ -13,6 +13,7 @@ from plint.fixing.layout_fixers import layout_context
 from plint.rules.base import Edit, Fix
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
 
@@ -48,8 +49,15 @@ def fix_ramp(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             edits.append(edit)
     if len(edits) == 2 and edits[0].path == edits[1].path and edits[0].start == edits[1].start:
         return None  # both written by one character range: not ours to split
-    return Fix(f"ramp {start} +{step} -> {new_start} +{new_step}, multiples of micro-batch {micro} x dp {dp}",
-               tuple(edits), "unsafe") if edits else None
+    return (
+        Fix(
+            f"ramp {start} +{step} -> {new_start} +{new_step}, multiples of micro-batch {micro} x dp {dp}",
+            tuple(edits),
+            "unsafe",
+        )
+        if edits
+        else None
+    )
 
 
 def _drop_words(ctx: FixContext, first, last) -> Edit | None:
@@ -63,10 +71,10 @@ def _drop_words(ctx: FixContext, first, last) -> Edit | None:
     line_start = data.rfind(b"\n", 0, first.start) + 1
     line_end = data.find(b"\n", last.end)
     line_end = len(data) if line_end == -1 else line_end
-    rest = data[line_start:first.start] + data[last.end:line_end]
+    rest = data[line_start : first.start] + data[last.end : line_end]
     if rest.strip(b" \t\\") == b"" and line_end < len(data):
         return Edit(first.path, line_start, line_end + 1, "")
-    start = first.start - 1 if first.start > 0 and data[first.start - 1:first.start] == b" " else first.start
+    start = first.start - 1 if first.start > 0 and data[first.start - 1 : first.start] == b" " else first.start
     return Edit(first.path, start, last.end, "")
 
 
@@ -82,7 +90,7 @@ def fix_schedule_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             continue
         first = use.flag_word.value_span
         data = ctx.data(first.path) if first is not None else None
-        if data is None or data[first.start:first.end] != flag.encode():
+        if data is None or data[first.start : first.end] != flag.encode():
             return None
         last = use.values[-1].value_span if use.values else first
         edit = _drop_words(ctx, first, last)
@@ -135,16 +143,16 @@ def _drop_entry(ctx: FixContext, key_span, value_span) -> Edit | None:
         return None
     start, end = key_span.start, value_span.end
     after = end
-    while after < len(data) and data[after:after + 1] in b" \t\r\n":
+    while after < len(data) and data[after : after + 1] in b" \t\r\n":
         after += 1
-    if data[after:after + 1] == b",":
+    if data[after : after + 1] == b",":
         after += 1
-        while after < len(data) and data[after:after + 1] in b" \t\r\n":
+        while after < len(data) and data[after : after + 1] in b" \t\r\n":
             after += 1
         return Edit(key_span.path, start, after, "")
     before = start
-    while before > 0 and data[before - 1:before] in b" \t\r\n":
+    while before > 0 and data[before - 1 : before] in b" \t\r\n":
         before -= 1
-    if data[before - 1:before] == b",":
+    if data[before - 1 : before] == b",":
         return Edit(key_span.path, before - 1, end, "")
     return Edit(key_span.path, start, end, "")  # the only member

@@ -97,10 +97,18 @@ class Client:
     def _send(self, method: str, url: str, body: Any) -> Response:
         self.requests.append(f"{method} {url}")
         data = None if body is None else json.dumps(body).encode()
-        request = urllib.request.Request(url, data=data, method=method, headers={
-            "Accept": "application/vnd.github+json", "Authorization": f"Bearer {self.token}",
-            "X-GitHub-Api-Version": "2022-11-28", "User-Agent": "plint",
-            **({"Content-Type": "application/json"} if data is not None else {})})
+        request = urllib.request.Request(
+            url,
+            data=data,
+            method=method,
+            headers={
+                "Accept": "application/vnd.github+json",
+                "Authorization": f"Bearer {self.token}",
+                "X-GitHub-Api-Version": "2022-11-28",
+                "User-Agent": "plint",
+                **({"Content-Type": "application/json"} if data is not None else {}),
+            },
+        )
         try:
             with urllib.request.urlopen(request, timeout=self.timeout_s) as reply:  # noqa: S310 (https API URL)
                 return Response(reply.status, _lower(reply.headers), _json(reply.read()))

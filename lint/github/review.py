@@ -51,8 +51,11 @@ def added_lines(patch: str) -> set[int]:
 
 def changed_lines(client: Client, repository: str, number: int) -> dict[str, set[int]]:
     files = client.pages(f"/repos/{repository}/pulls/{number}/files?per_page=100")
-    return {f["filename"]: added_lines(f.get("patch") or "") for f in files
-            if isinstance(f, dict) and isinstance(f.get("filename"), str)}
+    return {
+        f["filename"]: added_lines(f.get("patch") or "")
+        for f in files
+        if isinstance(f, dict) and isinstance(f.get("filename"), str)
+    }
 
 
 def posted_fingerprints(client: Client, repository: str, number: int) -> set[str]:
@@ -79,16 +82,24 @@ def review_comments(results, ctx: Context, changed: dict[str, set[int]], posted:
         if line not in changed.get(rel, ()) or key in seen:
             continue
         seen.add(key)
-        comments.append({"path": rel, "line": line, "side": "RIGHT",
-                         "body": comment_body(d, key, fix if fix is not None and fix.line == line else None)})
+        comments.append(
+            {
+                "path": rel,
+                "line": line,
+                "side": "RIGHT",
+                "body": comment_body(d, key, fix if fix is not None and fix.line == line else None),
+            }
+        )
         if len(comments) == MAX_COMMENTS:
             break
     return comments
 
 
 def comment_body(d, key: str, fix) -> str:
-    out = [_MARKER.format(key), f"{ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}): "
-           f"{inline_markdown(d.message)}"]
+    out = [
+        _MARKER.format(key),
+        f"{ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}): {inline_markdown(d.message)}",
+    ]
     if fix is not None:
         fence = fix.fence()
         out += ["", f"Fix: {inline_markdown(fix.description)}", "", f"{fence}suggestion", fix.new, fence]
@@ -106,18 +117,26 @@ def post_review(results, env=None, client: Client | None = None) -> Outcome:
     ctx = Context.from_env(env, sha=head_sha)
     client = client or Client(env.get("GITHUB_API_URL", "https://api.github.com"), token)
     try:
-        comments = review_comments(results, ctx, changed_lines(client, repository, number),
-                                   posted_fingerprints(client, repository, number))
+        comments = review_comments(
+            results, ctx, changed_lines(client, repository, number), posted_fingerprints(client, repository, number)
+        )
         if not comments:
             return Outcome("unchanged", "no new finding on a changed line", what="review")
-        review = {"event": "COMMENT", "comments": comments,
-                  "body": f"plint: {len(comments)} new finding(s) on the lines this pull request changes; "
-                          "the summary comment lists them all."}
+        review = {
+            "event": "COMMENT",
+            "comments": comments,
+            "body": f"plint: {len(comments)} new finding(s) on the lines this pull request changes; "
+            "the summary comment lists them all.",
+        }
         if head_sha:
             review["commit_id"] = head_sha
         created = client.request("POST", f"/repos/{repository}/pulls/{number}/reviews", review).data
     except GitHubError as exc:
-        return Outcome("failed", f"cannot post the pull-request review ({exc}); the findings are in the "
-                                 "annotations, the summary comment and the job summary", what="review")
+        return Outcome(
+            "failed",
+            f"cannot post the pull-request review ({exc}); the findings are in the "
+            "annotations, the summary comment and the job summary",
+            what="review",
+        )
     review_id = created.get("id") if isinstance(created, dict) else None
     return Outcome("created", f"{len(comments)} comment(s)", comment_id=review_id, what="review")

@@ -82,9 +82,12 @@ def post(results, env=None, client: Client | None = None) -> Outcome:
     try:
         return upsert(body, client, repository, number)
     except GitHubError as exc:
-        why = ("the token may not comment here (a fork's pull request under `pull_request` gets a read-only "
-               "token): the findings are in the annotations and the job summary" if exc.status == 403 else
-               "the findings are in the annotations and the job summary")
+        why = (
+            "the token may not comment here (a fork's pull request under `pull_request` gets a read-only "
+            "token): the findings are in the annotations and the job summary"
+            if exc.status == 403
+            else "the findings are in the annotations and the job summary"
+        )
         return Outcome("failed", f"cannot update the pull-request comment ({exc}); {why}")
 
 

@@ -45,8 +45,7 @@ class Finding:
 MAX_GPUS_PER_NODE = 256  # drawn cell by cell; the largest NVLink nodes hold 72
 
 
-def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None,
-               findings=()) -> Pictures:
+def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None, findings=()) -> Pictures:
     """The pictures of a cost-model input and its estimate; `schedule` is a what-if schedule name;
     `findings` the file's diagnostics (the unsuppressed ones are drawn)."""
     from plint.cost.estimate import _links
@@ -54,23 +53,36 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
 
     if inp.gpus_per_node > MAX_GPUS_PER_NODE or inp.nnodes * inp.gpus_per_node > MAX_GPUS:
         # a node is drawn cell by cell and no machine has this many GPUs: PL506 names the count
-        raise ValueError(f"{inp.nnodes:,} nodes of {inp.gpus_per_node:,} GPUs is past what plint draws "
-                         f"(at most {MAX_GPUS_PER_NODE} GPUs per node, {MAX_GPUS:,} in all)")
+        raise ValueError(
+            f"{inp.nnodes:,} nodes of {inp.gpus_per_node:,} GPUs is past what plint draws "
+            f"(at most {MAX_GPUS_PER_NODE} GPUs per node, {MAX_GPUS:,} in all)"
+        )
     gpu = lookup_gpu(inp.gpu)
     if gpu is None:
         raise ValueError(f"no GPU named {inp.gpu!r} in the hardware catalog")
     domain = _links(inp, gpu).domain
-    grid = DeviceGrid(inp.nnodes, inp.gpus_per_node, domain, inp.tp, inp.pp, inp.cp, inp.ep, inp.etp,
-                      order or DEFAULT_ORDER)
+    grid = DeviceGrid(
+        inp.nnodes, inp.gpus_per_node, domain, inp.tp, inp.pp, inp.cp, inp.ep, inp.etp, order or DEFAULT_ORDER
+    )
     sched = None
     if inp.pp > 1:
         trainer = inp.options.pipeline_schedule
-        sched = build_schedule(inp.pp, est.num_microbatches, inp.vpp, schedule or trainer,
-                               what_if=schedule is not None)
+        sched = build_schedule(inp.pp, est.num_microbatches, inp.vpp, schedule or trainer, what_if=schedule is not None)
     bars, usable = stage_bars(inp, est)
-    return Pictures(title, grid, sched, bars, usable, comm_rows(inp, est, grid.dense.strides), est.step_time_s,
-                    est.gpu, tuple(est.notes), est.mfu, est.tokens_per_s_per_gpu,
-                    tuple(Finding.of(d) for d in findings if d.suppressed is None))
+    return Pictures(
+        title,
+        grid,
+        sched,
+        bars,
+        usable,
+        comm_rows(inp, est, grid.dense.strides),
+        est.step_time_s,
+        est.gpu,
+        tuple(est.notes),
+        est.mfu,
+        est.tokens_per_s_per_gpu,
+        tuple(Finding.of(d) for d in findings if d.suppressed is None),
+    )
 
 
 def from_layout(layout, title: str, schedule: str | None = None, findings=()) -> Pictures | None:

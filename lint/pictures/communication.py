@@ -65,27 +65,58 @@ def comm_rows(inp, est, strides: dict) -> list[CommRow]:
     if tp > 1:
         sp = "all-gather + reduce-scatter" if inp.sequence_parallel else "all-reduce"
         count = 8 * layers * m
-        rows.append(row("tp", tp, sp, f"8 per layer per micro-batch ({count:,.0f} per step)",
-                        count * 2 * tokens * h, link(tp, strides["tp"])))
+        rows.append(
+            row(
+                "tp",
+                tp,
+                sp,
+                f"8 per layer per micro-batch ({count:,.0f} per step)",
+                count * 2 * tokens * h,
+                link(tp, strides["tp"]),
+            )
+        )
     if cp > 1:
         g = inp.num_query_groups or inp.num_attention_heads
         d = inp.kv_channels or h // inp.num_attention_heads
         kv = 2 * tokens * g * d / tp * 2
         count = 3 * (cp - 1) * layers * m
-        rows.append(row("cp", cp, "ring send/recv of K, V", f"3(cp-1) per layer per micro-batch ({count:,.0f})",
-                        count * kv, link(cp, strides["cp"])))
+        rows.append(
+            row(
+                "cp",
+                cp,
+                "ring send/recv of K, V",
+                f"3(cp-1) per layer per micro-batch ({count:,.0f})",
+                count * kv,
+                link(cp, strides["cp"]),
+            )
+        )
     if inp.ep > 1 and c.num_moe:
         k = min(inp.moe_topk, inp.num_experts or 1)
         etp = inp.etp or tp
         count = 4 * c.num_moe / pp * m
-        rows.append(row("ep", inp.ep, "all-to-all (dispatch, combine)",
-                        f"4 per MoE layer per micro-batch ({count:,.0f})", count * tokens * k * h * 2 / tp,
-                        link(inp.ep, etp)))
+        rows.append(
+            row(
+                "ep",
+                inp.ep,
+                "all-to-all (dispatch, combine)",
+                f"4 per MoE layer per micro-batch ({count:,.0f})",
+                count * tokens * k * h * 2 / tp,
+                link(inp.ep, etp),
+            )
+        )
     if pp > 1:
         split = tp if inp.sequence_parallel else 1  # sequence parallelism splits the activations sent
         count = 2 * v * m
-        rows.append(row("pp", pp, "send/recv (point to point)", f"2 per micro-batch and chunk ({count:,})",
-                        count * 2 * tokens * h / split, link(pp, strides["pp"])))
+        rows.append(
+            row(
+                "pp",
+                pp,
+                "send/recv (point to point)",
+                f"2 per micro-batch and chunk ({count:,})",
+                count * 2 * tokens * h / split,
+                link(pp, strides["pp"]),
+            )
+        )
     if dp * cp > 1:
         dense, experts, _ = stage_params(inp, c, last=pp > 1)
         _, grad_b, _, zero = state_bytes(inp)

@@ -18,8 +18,14 @@ FULL_NODES = 16  # clusters up to this many nodes are drawn whole
 FOLD_HEAD = 4  # a folded cluster shows its first nodes, "...", and its last node
 
 # The groups whose traffic belongs inside one NVLink domain (rules PL201-PL203): kind -> (grid, axes).
-NVLINK_GROUPS = {"tp": ("dense", ("tp",)), "cp": ("dense", ("cp",)), "tp-cp": ("dense", ("tp", "cp")),
-                 "ep": ("expert", ("ep",)), "etp": ("expert", ("tp",)), "etp-ep": ("expert", ("tp", "ep"))}
+NVLINK_GROUPS = {
+    "tp": ("dense", ("tp",)),
+    "cp": ("dense", ("cp",)),
+    "tp-cp": ("dense", ("tp", "cp")),
+    "ep": ("expert", ("ep",)),
+    "etp": ("expert", ("tp",)),
+    "etp-ep": ("expert", ("tp", "ep")),
+}
 
 
 @dataclass(frozen=True)
@@ -57,10 +63,13 @@ class DeviceGrid:
     def __post_init__(self) -> None:
         world = self.world
         etp = self.etp or self.tp
-        self.dense = Grid({"tp": self.tp, "cp": self.cp, "ep": 1, "dp": world // (self.tp * self.cp * self.pp),
-                           "pp": self.pp}, self.order)
-        self.expert = Grid({"tp": etp, "cp": 1, "ep": self.ep, "dp": world // (etp * self.ep * self.pp),
-                            "pp": self.pp}, self.order)
+        self.dense = Grid(
+            {"tp": self.tp, "cp": self.cp, "ep": 1, "dp": world // (self.tp * self.cp * self.pp), "pp": self.pp},
+            self.order,
+        )
+        self.expert = Grid(
+            {"tp": etp, "cp": 1, "ep": self.ep, "dp": world // (etp * self.ep * self.pp), "pp": self.pp}, self.order
+        )
 
     @property
     def world(self) -> int:
@@ -117,15 +126,26 @@ class DeviceGrid:
     def kinds(self) -> list[str]:
         """The NVLink-bound kinds with groups of more than one rank in this layout."""
         # the expert kinds repeat tp without experts, and tp-cp repeats one of its axes when the other is 1
-        return [k for k in NVLINK_GROUPS if self.group_size(k) > 1 and (self.ep > 1 or NVLINK_GROUPS[k][0] == "dense")
-                and (k != "tp-cp" or min(self.tp, self.cp) > 1) and (k != "etp-ep" or min(self.etp or self.tp, self.ep) > 1)]
+        return [
+            k
+            for k in NVLINK_GROUPS
+            if self.group_size(k) > 1
+            and (self.ep > 1 or NVLINK_GROUPS[k][0] == "dense")
+            and (k != "tp-cp" or min(self.tp, self.cp) > 1)
+            and (k != "etp-ep" or min(self.etp or self.tp, self.ep) > 1)
+        ]
 
     def cell(self, rank: int) -> Cell:
         low, _ = self._bounds("tp", rank)
         local = rank % self.gpus_per_node
-        return Cell(rank, rank // self.gpus_per_node, local, self.coords(rank),
-                    tuple(k for k in self.kinds() if self.crosses(k, rank)),
-                    rank == low or local == 0)
+        return Cell(
+            rank,
+            rank // self.gpus_per_node,
+            local,
+            self.coords(rank),
+            tuple(k for k in self.kinds() if self.crosses(k, rank)),
+            rank == low or local == 0,
+        )
 
     def node_cells(self, node: int) -> list[Cell]:
         first = node * self.gpus_per_node

@@ -14,8 +14,13 @@ MAX_GANTT_BLOCKS = 160
 def pictures_markdown(p) -> list[str]:
     from plint.report.markdown_escape import escape
 
-    out = [f"<details><summary>Device grid: {p.grid.world:,} GPUs ({escape(p.title)})</summary>", "", "```text",
-           *grid_lines(p.grid), "```"]
+    out = [
+        f"<details><summary>Device grid: {p.grid.world:,} GPUs ({escape(p.title)})</summary>",
+        "",
+        "```text",
+        *grid_lines(p.grid),
+        "```",
+    ]
     s = p.schedule
     if s is not None:
         out += ["", f"{schedule_title(s)}: {bubble_line(s)}"]

@@ -12,8 +12,13 @@ from plint.pictures.text_grid import EXPOSED_NOTE, crossing_lines, fold_line, gr
 
 STAGE_FILLS = ("#8ecae6", "#b7e4c7", "#ffe8a3", "#e0c3fc", "#a9c5f5", "#c7f0ec", "#f5d0a9", "#d8e2dc")
 ERROR = "#d62828"
-PART_FILLS = {"weights": "#4361ee", "grads": "#4cc9f0", "optimizer": "#b5179e", "activations": "#f4a261",
-              "other": "#adb5bd"}
+PART_FILLS = {
+    "weights": "#4361ee",
+    "grads": "#4cc9f0",
+    "optimizer": "#b5179e",
+    "activations": "#f4a261",
+    "other": "#adb5bd",
+}
 BLOCK_FILLS = {"F": "#2a9d8f", "B": "#e76f51", "W": "#8d99ae"}
 BLOCK_NAMES = {"F": "forward", "B": "backward", "W": "weight gradient"}
 IDLE = "#d9d9d9"
@@ -30,8 +35,12 @@ def _env():
     import plint.templates
     from plint.report.escape import html
 
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(Path(plint.templates.__file__).parent)),
-                              autoescape=True, undefined=jinja2.StrictUndefined, finalize=html)
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(Path(plint.templates.__file__).parent)),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        finalize=html,
+    )
 
 
 def render_page(p, fmt: str = "html") -> str:
@@ -69,18 +78,49 @@ def _view(p) -> dict:
     legend = [{"name": k, "fill": v, "x": LEFT + i * 110} for i, (k, v) in enumerate(PART_FILLS.items())]
     y += 64
     comm = [["axis", "collective", "how often", "bytes/step/GPU", "link", "exposed time", "share"]]
-    comm += [[r.label, r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
-              f"{r.time_s * 1e3:,.1f} ms", f"{r.share:.1%}"] for r in p.comm]
+    comm += [
+        [
+            r.label,
+            r.collective,
+            r.how_often,
+            human_bytes(r.bytes_per_step),
+            r.link,
+            f"{r.time_s * 1e3:,.1f} ms",
+            f"{r.share:.1%}",
+        ]
+        for r in p.comm
+    ]
     comm_x = [10, 96, 310, 660, 780, 860, 960]
     height = y + 16 * len(comm) + 40
-    return {"width": max(width, 1000), "height": height, "title": f"{p.title} ({p.gpu})",
-            "summary": speed_line(p), "findings": findings, "more_findings": more,
-            "more_y": 40 + 14 * (len(findings) + 1), "grid_y": grid_y, "grid_header": grid_header(g),
-            "nodes": nodes, "outlines": outlines, "cell_w": CELL_W, "crossing_lines": lines,
-            "crossing_y": crossing_y, "error": ERROR,
-            "schedule": schedule, "memory": bars, "memory_y": memory_y, "memory_end": memory_end,
-            "usable": f"{p.usable_gib:.1f}", "usable_x": LEFT + label_w - 80 + p.usable_gib * scale, "legend": legend,
-            "comm": comm, "comm_x": comm_x, "comm_y": y, "comm_note": EXPOSED_NOTE, "step": f"{p.step_time_s:.3f}"}
+    return {
+        "width": max(width, 1000),
+        "height": height,
+        "title": f"{p.title} ({p.gpu})",
+        "summary": speed_line(p),
+        "findings": findings,
+        "more_findings": more,
+        "more_y": 40 + 14 * (len(findings) + 1),
+        "grid_y": grid_y,
+        "grid_header": grid_header(g),
+        "nodes": nodes,
+        "outlines": outlines,
+        "cell_w": CELL_W,
+        "crossing_lines": lines,
+        "crossing_y": crossing_y,
+        "error": ERROR,
+        "schedule": schedule,
+        "memory": bars,
+        "memory_y": memory_y,
+        "memory_end": memory_end,
+        "usable": f"{p.usable_gib:.1f}",
+        "usable_x": LEFT + label_w - 80 + p.usable_gib * scale,
+        "legend": legend,
+        "comm": comm,
+        "comm_x": comm_x,
+        "comm_y": y,
+        "comm_note": EXPOSED_NOTE,
+        "step": f"{p.step_time_s:.3f}",
+    }
 
 
 def _findings_view(p, y: float) -> list[dict]:
@@ -88,8 +128,14 @@ def _findings_view(p, y: float) -> list[dict]:
     findings = []
     for i, f in enumerate(p.findings[:MAX_FINDINGS]):
         text = f"{f.code} {f.severity}" + (f" line {f.line}" if f.line else "") + f": {printable(f.message)}"
-        findings.append({"full": text, "text": text if len(text) <= FINDING_CHARS else text[:FINDING_CHARS - 1] + "…",
-                         "fill": SEVERITY_FILLS.get(f.severity, "#333"), "y": y + 14 * (i + 1)})
+        findings.append(
+            {
+                "full": text,
+                "text": text if len(text) <= FINDING_CHARS else text[: FINDING_CHARS - 1] + "…",
+                "fill": SEVERITY_FILLS.get(f.severity, "#333"),
+                "y": y + 14 * (i + 1),
+            }
+        )
     return findings
 
 
@@ -107,9 +153,17 @@ def _nodes_view(g, y: float) -> tuple[list[dict], dict, float]:
         cells = []
         for cell in g.node_cells(node):
             x = LEFT + cell.local * CELL_W
-            cells.append({"rank": cell.rank, "local": cell.local, "coords": cell.coords, "crossing": cell.crossing,
-                          "x": x, "fill": STAGE_FILLS[cell.coords["pp"] % len(STAGE_FILLS)],
-                          "stroke": ERROR if cell.crossing else "#555"})
+            cells.append(
+                {
+                    "rank": cell.rank,
+                    "local": cell.local,
+                    "coords": cell.coords,
+                    "crossing": cell.crossing,
+                    "x": x,
+                    "fill": STAGE_FILLS[cell.coords["pp"] % len(STAGE_FILLS)],
+                    "stroke": ERROR if cell.crossing else "#555",
+                }
+            )
         nodes.append({"node": node, "y": y, "cells": cells})
         y += ROW_H
     return nodes, node_y, y
@@ -123,8 +177,16 @@ def _memory_bars(p, y: float, left: float, scale: float) -> tuple[list[dict], fl
         for name, gib in bar.gib.items():
             parts.append({"name": name, "gib": f"{gib:.1f}", "x": x, "w": gib * scale, "fill": PART_FILLS[name]})
             x += gib * scale
-        bars.append({"label": bar.label, "y": y, "parts": parts, "end": x, "total": f"{bar.total:.1f}",
-                     "over": bar.total > p.usable_gib})
+        bars.append(
+            {
+                "label": bar.label,
+                "y": y,
+                "parts": parts,
+                "end": x,
+                "total": f"{bar.total:.1f}",
+                "over": bar.total > p.usable_gib,
+            }
+        )
         y += 24
     return bars, y
 
@@ -142,8 +204,13 @@ def tp_outlines(g, node_y: dict) -> list[dict]:
         low = first - first % g.tp
         while low <= last:
             r0, r1 = max(low, first), min(low + g.tp - 1, last)
-            out.append({"points": _run_polygon(r0, r1, n, node_y), "stroke": ERROR if g.crosses("tp", low) else "#222",
-                        "low": low})
+            out.append(
+                {
+                    "points": _run_polygon(r0, r1, n, node_y),
+                    "stroke": ERROR if g.crosses("tp", low) else "#222",
+                    "low": low,
+                }
+            )
             low += g.tp
     return out
 
@@ -163,6 +230,7 @@ def _drawn_runs(g, node_y: dict) -> list[tuple[int, int]]:
 def _run_polygon(r0: int, r1: int, n: int, node_y: dict) -> str:
     """SVG points around ranks r0..r1 laid out n to a row (row-major): a rectangle on one row, a
     staircase around the rows it wraps over."""
+
     def x(col: int) -> float:
         return LEFT + col * CELL_W - 2
 
@@ -172,8 +240,16 @@ def _run_polygon(r0: int, r1: int, n: int, node_y: dict) -> str:
         pts = [(x(col0), top0), (x(col1 + 1), top0), (x(col1 + 1), bottom1), (x(col0), bottom1)]
     else:
         above_last, below_first = node_y[row1] - 2, node_y[row0] + 32
-        pts = [(x(col0), top0), (x(n), top0), (x(n), above_last), (x(col1 + 1), above_last),
-               (x(col1 + 1), bottom1), (x(0), bottom1), (x(0), below_first), (x(col0), below_first)]
+        pts = [
+            (x(col0), top0),
+            (x(n), top0),
+            (x(n), above_last),
+            (x(col1 + 1), above_last),
+            (x(col1 + 1), bottom1),
+            (x(0), bottom1),
+            (x(0), below_first),
+            (x(col0), below_first),
+        ]
     return " ".join(f"{px:g},{py:g}" for px, py in pts)
 
 
@@ -190,11 +266,26 @@ def _schedule_view(s, y: float) -> tuple[dict | None, float]:
     for stage, blocks in enumerate(s.rows()):
         rows = []
         for chunk in range(v):
-            rows.append({"chunk": chunk, "y": y, "h": row_h - 1, "blocks": [
-                {"x": LEFT + b.start * scale, "w": max(0.5, (b.end - b.start) * scale), "fill": BLOCK_FILLS[b.kind],
-                 "mb": b.microbatch, "text": (b.end - b.start) * scale >= 6 + 6 * len(str(b.microbatch)),
-                 "label": f"{BLOCK_NAMES[b.kind]} of micro-batch {b.microbatch}" + (f", chunk {b.chunk}" if v > 1 else "")}
-                for b in blocks if b.chunk == chunk]})
+            rows.append(
+                {
+                    "chunk": chunk,
+                    "y": y,
+                    "h": row_h - 1,
+                    "blocks": [
+                        {
+                            "x": LEFT + b.start * scale,
+                            "w": max(0.5, (b.end - b.start) * scale),
+                            "fill": BLOCK_FILLS[b.kind],
+                            "mb": b.microbatch,
+                            "text": (b.end - b.start) * scale >= 6 + 6 * len(str(b.microbatch)),
+                            "label": f"{BLOCK_NAMES[b.kind]} of micro-batch {b.microbatch}"
+                            + (f", chunk {b.chunk}" if v > 1 else ""),
+                        }
+                        for b in blocks
+                        if b.chunk == chunk
+                    ],
+                }
+            )
             y += row_h
         stages.append({"stage": stage, "y": rows[0]["y"], "rows": rows})
         y += 4 if v > 1 else 0
@@ -204,11 +295,23 @@ def _schedule_view(s, y: float) -> tuple[dict | None, float]:
     for i, item in enumerate(legend):
         item["x"] = LEFT + i * 150
     legend_y = y + 4
-    key = "number in a block = its micro-batch" + (f"; c0-c{v - 1} = model chunk (virtual stage), one row each"
-                                                   if v > 1 else "")
+    key = "number in a block = its micro-batch" + (
+        f"; c0-c{v - 1} = model chunk (virtual stage), one row each" if v > 1 else ""
+    )
     y = legend_y + 28
     note = s.not_drawn
-    view = {"title": schedule_title(s), "bubble_line": bubble_line(s), "stages": stages, "x0": LEFT, "w": SCHED_W,
-            "y": stages[0]["y"], "note": note, "note_y": y + 4, "legend": legend, "legend_y": legend_y,
-            "key": key, "chunked": v > 1}
+    view = {
+        "title": schedule_title(s),
+        "bubble_line": bubble_line(s),
+        "stages": stages,
+        "x0": LEFT,
+        "w": SCHED_W,
+        "y": stages[0]["y"],
+        "note": note,
+        "note_y": y + 4,
+        "legend": legend,
+        "legend_y": legend_y,
+        "key": key,
+        "chunked": v > 1,
+    }
     return view, y + (24 if note else 10)

@@ -72,8 +72,9 @@ class Schedule:
         return 1 - busy / (span * self.pp)
 
 
-def build(pp: int, num_microbatches: int, vpp: int | None = None, schedule: str | None = None,
-          what_if: bool = False) -> Schedule:
+def build(
+    pp: int, num_microbatches: int, vpp: int | None = None, schedule: str | None = None, what_if: bool = False
+) -> Schedule:
     name = schedule_name(schedule, vpp)
     v = (vpp or 1) if name == "interleaved" else 1
     m = max(1, num_microbatches)

@@ -6,8 +6,16 @@ from __future__ import annotations
 import io
 
 from plint.report.common import printable
-from plint.pictures.text_grid import (CONTINUED, EXPOSED_NOTE, crossing_lines, fold_line, grid_header, node_line,
-                                      schedule_lines, speed_line)
+from plint.pictures.text_grid import (
+    CONTINUED,
+    EXPOSED_NOTE,
+    crossing_lines,
+    fold_line,
+    grid_header,
+    node_line,
+    schedule_lines,
+    speed_line,
+)
 
 STAGE_COLOURS = ("cyan", "green", "yellow", "magenta", "blue", "bright_cyan", "bright_green", "bright_yellow")
 ERROR = "bold red"
@@ -26,8 +34,11 @@ def schedule_title(schedule) -> str:
 
 
 def bubble_line(schedule) -> str:
-    shown = "" if schedule.drawn_microbatches == schedule.num_microbatches else \
-        f"; drawn with {schedule.drawn_microbatches} micro-batches"
+    shown = (
+        ""
+        if schedule.drawn_microbatches == schedule.num_microbatches
+        else f"; drawn with {schedule.drawn_microbatches} micro-batches"
+    )
     return f"bubble {schedule.bubble:.1%} of the ideal step (cost model){shown}"
 
 
@@ -37,8 +48,9 @@ def render_text(p, color: bool = True) -> str:
     from rich.table import Table
 
     buf = io.StringIO()
-    console = Console(file=buf, force_terminal=color, no_color=not color, width=240, highlight=False,
-                      emoji=False)  # `:smile:` in a file name stays text
+    console = Console(
+        file=buf, force_terminal=color, no_color=not color, width=240, highlight=False, emoji=False
+    )  # `:smile:` in a file name stays text
     g = p.grid
     console.print(f"[bold]{escape(p.title)}[/bold]  ({escape(p.gpu)})")
     console.print(speed_line(p))
@@ -47,8 +59,10 @@ def render_text(p, color: bool = True) -> str:
         where = f" line {f.line}" if f.line else ""
         console.print(f"[{style}]{f.code} {f.severity}{where}[/{style}]: {escape(printable(f.message))}")
     console.print(f"\n[bold]Device grid[/bold]: {grid_header(g)}")
-    console.print(f"cell = rank:tp.cp.ep.dp.pp, colour = pipeline stage, [ ] = one TP group ({CONTINUED} = continued "
-                  f"on the next node), [{ERROR}]red ![/{ERROR}] = group leaves NVLink")
+    console.print(
+        f"cell = rank:tp.cp.ep.dp.pp, colour = pipeline stage, [ ] = one TP group ({CONTINUED} = continued "
+        f"on the next node), [{ERROR}]red ![/{ERROR}] = group leaves NVLink"
+    )
     width = len(str(g.nodes - 1))
     for node in g.shown_nodes():
         if node is None:
@@ -56,8 +70,13 @@ def render_text(p, color: bool = True) -> str:
             continue
         parts = []
         for text, cell in node_line(g, node, width):
-            style = ERROR if cell is not None and cell.crossing else \
-                STAGE_COLOURS[cell.coords["pp"] % len(STAGE_COLOURS)] if cell is not None else ""
+            style = (
+                ERROR
+                if cell is not None and cell.crossing
+                else STAGE_COLOURS[cell.coords["pp"] % len(STAGE_COLOURS)]
+                if cell is not None
+                else ""
+            )
             parts.append(f"[{style}]{escape(text)}[/{style}]" if style else escape(text))
         console.print("".join(parts))
     for line in crossing_lines(g):
@@ -74,8 +93,9 @@ def render_text(p, color: bool = True) -> str:
     console.print(f"\n[bold]Memory per GPU[/bold] against {p.usable_gib:.1f} GiB usable")
     for bar in p.memory:
         scale = BAR / max(p.usable_gib, bar.total)
-        cells = "".join(f"[{PART_COLOURS[k]}]{PART_GLYPHS[k] * round(v * scale)}[/{PART_COLOURS[k]}]"
-                        for k, v in bar.gib.items())
+        cells = "".join(
+            f"[{PART_COLOURS[k]}]{PART_GLYPHS[k] * round(v * scale)}[/{PART_COLOURS[k]}]" for k, v in bar.gib.items()
+        )
         over = f" [{ERROR}]over[/{ERROR}]" if bar.total > p.usable_gib else ""
         console.print(f"{bar.label:<18} {cells} {bar.total:.1f} GiB{over}")
     console.print("  " + "  ".join(f"[{c}]{PART_GLYPHS[k]}[/{c}] {k}" for k, c in PART_COLOURS.items()))
@@ -83,8 +103,15 @@ def render_text(p, color: bool = True) -> str:
     for col in ("axis", "collective", "how often", "bytes/step/GPU", "link", "exposed time", "share of step"):
         table.add_column(col)
     for r in p.comm:
-        table.add_row(r.label, r.collective, r.how_often, human_bytes(r.bytes_per_step), r.link,
-                      f"{r.time_s * 1e3:,.1f} ms", f"{r.share:.1%}")
+        table.add_row(
+            r.label,
+            r.collective,
+            r.how_often,
+            human_bytes(r.bytes_per_step),
+            r.link,
+            f"{r.time_s * 1e3:,.1f} ms",
+            f"{r.share:.1%}",
+        )
     console.print()
     console.print(table if p.comm else "no communication: one GPU")
     if p.comm:

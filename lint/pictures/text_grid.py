@@ -8,17 +8,22 @@ from __future__ import annotations
 from plint.pictures.grid import FOLD_HEAD, Cell, DeviceGrid
 
 CONTINUED = "~"  # a TP group that goes on to the next node's line (or comes from the previous one)
-GRID_KEY = f"cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group ({CONTINUED} = continued on the next node), " \
-           "! = group leaves NVLink"
-EXPOSED_NOTE = ("exposed time: what the step waits for on each axis after overlap (cost model), not how long "
-                "its transfers take")
+GRID_KEY = (
+    f"cell = rank:tp.cp.ep.dp.pp, [ ] = one TP group ({CONTINUED} = continued on the next node), "
+    "! = group leaves NVLink"
+)
+EXPOSED_NOTE = (
+    "exposed time: what the step waits for on each axis after overlap (cost model), not how long its transfers take"
+)
 
 
 def speed_line(p) -> str:
     """The cost model's verdict a reviewer looks for first: step time, MFU and tokens per second."""
-    return (f"step {p.step_time_s:.3f} s, MFU {100 * p.mfu:.1f}% of the bf16 peak, "
-            f"{p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({p.grid.world * p.tokens_per_s_per_gpu:,.0f} in all) "
-            "(cost model)")
+    return (
+        f"step {p.step_time_s:.3f} s, MFU {100 * p.mfu:.1f}% of the bf16 peak, "
+        f"{p.tokens_per_s_per_gpu:,.0f} tokens/s per GPU ({p.grid.world * p.tokens_per_s_per_gpu:,.0f} in all) "
+        "(cost model)"
+    )
 
 
 def cell_text(cell) -> str:
@@ -41,18 +46,24 @@ def node_line(grid: DeviceGrid, node: int, width: int) -> list[tuple[str, Cell |
 
 def fold_line(grid: DeviceGrid) -> str:
     n = grid.folded_nodes()
-    return f"... {n:,} more nodes ({n * grid.gpus_per_node:,} GPUs, ranks " \
-           f"{FOLD_HEAD * grid.gpus_per_node:,}-{(grid.nodes - 1) * grid.gpus_per_node - 1:,}) folded"
+    return (
+        f"... {n:,} more nodes ({n * grid.gpus_per_node:,} GPUs, ranks "
+        f"{FOLD_HEAD * grid.gpus_per_node:,}-{(grid.nodes - 1) * grid.gpus_per_node - 1:,}) folded"
+    )
 
 
 def grid_header(grid: DeviceGrid) -> str:
-    return (f"{grid.world:,} GPUs = {grid.nodes:,} nodes x {grid.gpus_per_node}; tp={grid.tp} cp={grid.cp} "
-            f"ep={grid.ep} dp={grid.dp} pp={grid.pp} ({grid.order}); NVLink domain {grid.domain} GPUs")
+    return (
+        f"{grid.world:,} GPUs = {grid.nodes:,} nodes x {grid.gpus_per_node}; tp={grid.tp} cp={grid.cp} "
+        f"ep={grid.ep} dp={grid.dp} pp={grid.pp} ({grid.order}); NVLink domain {grid.domain} GPUs"
+    )
 
 
 def crossing_lines(grid: DeviceGrid) -> list[str]:
-    out = [f"{c.kind} groups of {c.size}: {c.crossing:,} of {c.of:,} leave the NVLink domain of {grid.domain}"
-           for c in grid.crossings()]
+    out = [
+        f"{c.kind} groups of {c.size}: {c.crossing:,} of {c.of:,} leave the NVLink domain of {grid.domain}"
+        for c in grid.crossings()
+    ]
     return out or ["every tp/cp/ep group stays inside one NVLink domain"]
 
 

@@ -89,9 +89,15 @@ def expert_layouts(inp: ModelInput, domain: int) -> Iterator[ModelInput]:
         yield inp.replace(ep=ep)
 
 
-def faster(inp: ModelInput, est: Estimate, candidates: Iterable[ModelInput], part: str | None,
-           fits: Callable[[Estimate], bool], min_gain: float,
-           estimate: Callable[[ModelInput], Estimate | None]) -> Alternative | None:
+def faster(
+    inp: ModelInput,
+    est: Estimate,
+    candidates: Iterable[ModelInput],
+    part: str | None,
+    fits: Callable[[Estimate], bool],
+    min_gain: float,
+    estimate: Callable[[ModelInput], Estimate | None],
+) -> Alternative | None:
     """The fastest candidate that fits, whose step is predicted shorter than the launch's by more than
     `min_gain` (a share of the step) and which owes at least half of the time saved to `part` of the step
     (a key of Estimate.time_s: "bubble", "cp", "ep"; None: wherever it comes from); None when there is none."""
@@ -111,9 +117,14 @@ def faster(inp: ModelInput, est: Estimate, candidates: Iterable[ModelInput], par
     return best
 
 
-def faster_pipeline(inp: ModelInput, est: Estimate, fits: Callable[[Estimate], bool], min_gain: float,
-                    estimate: Callable[[ModelInput], Estimate | None],
-                    interleaving: bool = True) -> Alternative | None:
+def faster_pipeline(
+    inp: ModelInput,
+    est: Estimate,
+    fits: Callable[[Estimate], bool],
+    min_gain: float,
+    estimate: Callable[[ModelInput], Estimate | None],
+    interleaving: bool = True,
+) -> Alternative | None:
     """The pipeline layout of the launch (another pp, vpp or smaller micro-batch) that PL301 names."""
     current = (inp.pp, inp.vpp or 1, inp.micro_batch)
     candidates = (c for c in pipeline_layouts(inp, interleaving) if (c.pp, c.vpp or 1, c.micro_batch) != current)

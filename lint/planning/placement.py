@@ -11,11 +11,11 @@ the row says that it is not among them, why, and where its predicted speed would
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.cost import ModelInput
 
-from plint.planning.plan import HEADROOM, MICRO_BATCHES, Candidate, Plan, changes, nvlink_domain, plan, \
-    uneven_split
+from plint.planning.plan import HEADROOM, MICRO_BATCHES, Candidate, Plan, changes, nvlink_domain, plan, uneven_split
 
 
 def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:
@@ -23,9 +23,16 @@ def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Pla
     from plint.catalog.hardware import lookup_gpu
     from plint.cost import estimate
 
-    base = inp.replace(distributed_optimizer=True, options=inp.options.__class__(
-        **{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
-           "overlap_grad_reduce": True, "overlap_param_gather": True}))
+    base = inp.replace(
+        distributed_optimizer=True,
+        options=inp.options.__class__(
+            **{
+                **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                "overlap_grad_reduce": True,
+                "overlap_param_gather": True,
+            }
+        ),
+    )
     result = plan(base, model_name, top=None)
     est = estimate(inp)
     if est is not None:
@@ -54,13 +61,21 @@ def place(current: Candidate, result: Plan, domain: int, headroom: float) -> str
         return f"would rank #{faster + 1} of {n}"
     if twin is not None:  # its layout is a candidate, but as written it is slower than all of them
         differs = changes(current, result.candidates[twin])
-        reasons = [f"#{twin + 1} is its layout with "
-                   + (", ".join(differs) if differs else "the plan's overlapped gradient reduction and parameter "
-                                                         "gathers")]
+        reasons = [
+            f"#{twin + 1} is its layout with "
+            + (", ".join(differs) if differs else "the plan's overlapped gradient reduction and parameter gathers")
+        ]
     else:
         reasons = outside_search(current, result, domain, headroom)
-    where = ("no candidate fits to compare with" if n == 0 else "faster than all of them" if faster == 0
-             else "slower than all of them" if faster == n else f"between #{faster} and #{faster + 1}")
+    where = (
+        "no candidate fits to compare with"
+        if n == 0
+        else "faster than all of them"
+        if faster == 0
+        else "slower than all of them"
+        if faster == n
+        else f"between #{faster} and #{faster + 1}"
+    )
     return f"not among the {n} candidates ({'; '.join(reasons)}): {where}"
 
 
@@ -80,8 +95,10 @@ def outside_search(current: Candidate, result: Plan, domain: int, headroom: floa
         out.append(f"tp {tp} x pp {pp} x cp {cp} x dp {dp} = {tp * pp * cp * dp} GPUs on a cluster of {world}")
     instances = max(1, base.dp_outer)
     if instances > 1 and (dp * cp) % instances:
-        out.append(f"dp {dp} x cp {cp} = {dp * cp} is not a multiple of its {instances} distributed-optimizer "
-                   "instances (PL101)")
+        out.append(
+            f"dp {dp} x cp {cp} = {dp * cp} is not a multiple of its {instances} distributed-optimizer "
+            "instances (PL101)"
+        )
     if tp > domain:
         out.append(f"tp {tp} spans more than the NVLink domain of {domain} GPUs (PL201)")
     elif tp & (tp - 1) or domain % tp:
@@ -103,8 +120,10 @@ def outside_search(current: Candidate, result: Plan, domain: int, headroom: floa
     per_stage = split[1] if split else layers // pp
     steps = global_batch // (micro * dp)  # micro-batches per step and replica
     if vpp and (pp == 1 or per_stage % vpp):
-        out.append(f"vpp {vpp} with pp {pp}: the plan tries the virtual-stage counts that divide the "
-                   f"{per_stage} layers of a stage (PL108)")
+        out.append(
+            f"vpp {vpp} with pp {pp}: the plan tries the virtual-stage counts that divide the "
+            f"{per_stage} layers of a stage (PL108)"
+        )
     elif vpp and steps < pp:
         out.append(f"vpp {vpp} with {steps} micro-batches per step, fewer than pp {pp} (PL108)")
     experts = base.num_experts or 0
@@ -112,13 +131,25 @@ def outside_search(current: Candidate, result: Plan, domain: int, headroom: floa
         out.append(f"ep {ep} does not divide {experts} experts and tp x cp x dp = {tp * cp * dp} GPUs (PL105)")
     memory = current.estimate.memory_gib
     if memory["total"] > headroom * memory["usable"]:
-        out.append(f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, above the {headroom:.0%} "
-                   "a plan keeps (PL402)")
-    lighter = next((k for k, c in enumerate(result.candidates)
-                    if layout_key(c.inp)[:-1] == layout_key(inp)[:-1] and c.inp.recompute != inp.recompute), None)
+        out.append(
+            f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, above the {headroom:.0%} "
+            "a plan keeps (PL402)"
+        )
+    lighter = next(
+        (
+            k
+            for k, c in enumerate(result.candidates)
+            if layout_key(c.inp)[:-1] == layout_key(inp)[:-1] and c.inp.recompute != inp.recompute
+        ),
+        None,
+    )
     if not out and lighter is not None:
         other = result.candidates[lighter].inp.recompute
-        out.append(f"recompute {inp.recompute or 'none'}: #{lighter + 1} is its layout with "
-                   f"{f'{other} recompute' if other else 'no recompute'}, the lightest that fits")
-    return out or ["its settings differ from those the plan gives every candidate (the distributed optimizer, "
-                   "overlapped gradient reduction and parameter gathers)"]
+        out.append(
+            f"recompute {inp.recompute or 'none'}: #{lighter + 1} is its layout with "
+            f"{f'{other} recompute' if other else 'no recompute'}, the lightest that fits"
+        )
+    return out or [
+        "its settings differ from those the plan gives every candidate (the distributed optimizer, "
+        "overlapped gradient reduction and parameter gathers)"
+    ]

@@ -26,6 +26,7 @@ from pathlib import Path
 from plint.record import field, record
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -39,15 +40,40 @@ MAX_LAYOUT_VPP = 8  # virtual stages a planned --pipeline-model-parallel-layout 
 LARGE_BUBBLE = 0.10  # a bubble over a tenth of the step: of two near-equal layouts, the one without it first
 MICRO_BATCHES = (1, 2, 4, 8)
 RECOMPUTE = (None, "selective", "full")
-RECOMPUTE_CHOICES = ((None, None, None), ("selective", None, None), ("full", "uniform", 1))  # (granularity, method, layers)
+RECOMPUTE_CHOICES = (
+    (None, None, None),
+    ("selective", None, None),
+    ("full", "uniform", 1),
+)  # (granularity, method, layers)
 SHARDING_NAMES = ("none", "optimizer", "gradients", "parameters")  # parallel.sharding by ZeRO level
-MODEL_KEYS = ("num_layers", "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups",
-              "seq_length", "vocab_size", "num_experts", "moe_topk", "kv_channels", "moe_ffn_hidden_size",
-              "moe_shared_expert_size", "swiglu", "normalization", "untie_embeddings", "add_bias_linear")
+MODEL_KEYS = (
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "seq_length",
+    "vocab_size",
+    "num_experts",
+    "moe_topk",
+    "kv_channels",
+    "moe_ffn_hidden_size",
+    "moe_shared_expert_size",
+    "swiglu",
+    "normalization",
+    "untie_embeddings",
+    "add_bias_linear",
+)
 # what a launch of the model needs beyond its shape (rotary base and scaling, epsilon, dropouts, position table):
 # the cost model ignores these, `plint generate` writes them (planning/generate.py TRAINING_SHAPE)
-LAUNCH_KEYS = ("rotary_base", "rope_scaling", "norm_epsilon", "attention_dropout", "hidden_dropout",
-               "max_position_embeddings")
+LAUNCH_KEYS = (
+    "rotary_base",
+    "rope_scaling",
+    "norm_epsilon",
+    "attention_dropout",
+    "hidden_dropout",
+    "max_position_embeddings",
+)
 
 
 class PlanError(ValueError):
@@ -73,26 +99,58 @@ class Candidate:
         i, e = self.inp, self.estimate
         # a large bubble counts first: of two near-equal layouts, take the one that idles less
         bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > LARGE_BUBBLE
-        return (bubble_warns, i.cp, i.pp, i.vpp or 1, i.tp, i.ep, i.etp or i.tp, i.sharding_level(),
-                i.options.grad_reduce_bytes == 2, RECOMPUTE.index(i.recompute), -i.micro_batch)
+        return (
+            bubble_warns,
+            i.cp,
+            i.pp,
+            i.vpp or 1,
+            i.tp,
+            i.ep,
+            i.etp or i.tp,
+            i.sharding_level(),
+            i.options.grad_reduce_bytes == 2,
+            RECOMPUTE.index(i.recompute),
+            -i.micro_batch,
+        )
 
     def to_json(self) -> dict:
         i, dp = self.inp, self.inp.data_parallel()
         global_batch = i.global_batch or i.micro_batch * dp
-        parallel = {"tp": i.tp, "pp": i.pp, "vpp": i.vpp, "cp": i.cp, "ep": i.ep, "etp": i.etp or i.tp, "dp": dp,
-                    "sequence_parallel": i.sequence_parallel, "distributed_optimizer": i.distributed_optimizer,
-                    "zero_stage": i.zero_stage, "sharding": SHARDING_NAMES[i.sharding_level()]}
-        out = {"parallel": parallel,
-               "batch": {"micro": i.micro_batch, "global": global_batch,
-                         "grad_accum": global_batch // (i.micro_batch * dp),
-                         "num_microbatches": global_batch // (i.micro_batch * dp)},
-               "recompute": {"granularity": i.recompute, "method": i.recompute_method,
-                             "num_layers": i.recompute_num_layers},
-               "grad_reduce_in_bf16": i.options.grad_reduce_bytes == 2,
-               "estimate": self.estimate.to_json(), "why": self.why}
+        parallel = {
+            "tp": i.tp,
+            "pp": i.pp,
+            "vpp": i.vpp,
+            "cp": i.cp,
+            "ep": i.ep,
+            "etp": i.etp or i.tp,
+            "dp": dp,
+            "sequence_parallel": i.sequence_parallel,
+            "distributed_optimizer": i.distributed_optimizer,
+            "zero_stage": i.zero_stage,
+            "sharding": SHARDING_NAMES[i.sharding_level()],
+        }
+        out = {
+            "parallel": parallel,
+            "batch": {
+                "micro": i.micro_batch,
+                "global": global_batch,
+                "grad_accum": global_batch // (i.micro_batch * dp),
+                "num_microbatches": global_batch // (i.micro_batch * dp),
+            },
+            "recompute": {
+                "granularity": i.recompute,
+                "method": i.recompute_method,
+                "num_layers": i.recompute_num_layers,
+            },
+            "grad_reduce_in_bf16": i.options.grad_reduce_bytes == 2,
+            "estimate": self.estimate.to_json(),
+            "why": self.why,
+        }
         if self.first_last_layers is not None:
-            out["pipeline"] = {"first_stage_layers": self.first_last_layers,
-                               "last_stage_layers": self.last_layers or self.first_last_layers}
+            out["pipeline"] = {
+                "first_stage_layers": self.first_last_layers,
+                "last_stage_layers": self.last_layers or self.first_last_layers,
+            }
         elif self.pipeline_layout is not None:
             out["pipeline"] = {"layout": self.pipeline_layout, "stage_layers": list(i.pipeline_stage_layers or ())}
         return out
@@ -112,6 +170,7 @@ class Plan:
 
 
 # ---- inputs ---------------------------------------------------------------------------------------
+
 
 def presets() -> dict[str, dict]:
     import yaml
@@ -140,16 +199,28 @@ def model_from_file(path: Path) -> dict:
     if not isinstance(doc, dict):
         raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")
     doc = doc.get("model", doc)
-    unknown = sorted(set(doc) - set(MODEL_KEYS) - set(LAUNCH_KEYS) - {
-        "source", "moe_first_dense_layers", "position_embedding", "params", "tokenizer", "approximate"})
+    unknown = sorted(
+        set(doc)
+        - set(MODEL_KEYS)
+        - set(LAUNCH_KEYS)
+        - {"source", "moe_first_dense_layers", "position_embedding", "params", "tokenizer", "approximate"}
+    )
     if unknown:
-        raise PlanError(f"--model-file {path}: unknown key(s) {', '.join(unknown)}; known: "
-                        f"{', '.join(MODEL_KEYS + LAUNCH_KEYS)}")
+        raise PlanError(
+            f"--model-file {path}: unknown key(s) {', '.join(unknown)}; known: {', '.join(MODEL_KEYS + LAUNCH_KEYS)}"
+        )
     return doc
 
 
-def base_input(model: dict, nodes: int, gpus_per_node: int, gpu: str, seq_length: int | None,
-               global_batch: int | None, nvlink_domain: int | None = None) -> ModelInput:
+def base_input(
+    model: dict,
+    nodes: int,
+    gpus_per_node: int,
+    gpu: str,
+    seq_length: int | None,
+    global_batch: int | None,
+    nvlink_domain: int | None = None,
+) -> ModelInput:
     from plint.cost import ModelInput, Options
 
     missing = [k for k in ("num_layers", "hidden_size", "num_attention_heads", "vocab_size") if not model.get(k)]
@@ -163,22 +234,38 @@ def base_input(model: dict, nodes: int, gpus_per_node: int, gpu: str, seq_length
     freq: Any = tuple([0] * dense_first + [1] * (layers - dense_first)) if dense_first else 1
     world = nodes * gpus_per_node
     return ModelInput(
-        num_layers=layers, hidden_size=int(model["hidden_size"]),
-        num_attention_heads=int(model["num_attention_heads"]), seq_length=int(seq),
-        vocab_size=int(model["vocab_size"]), ffn_hidden_size=model.get("ffn_hidden_size"),
-        num_query_groups=model.get("num_query_groups"), kv_channels=model.get("kv_channels"),
-        swiglu=bool(model.get("swiglu", False)), untie_embeddings=bool(model.get("untie_embeddings", False)),
-        normalization=model.get("normalization", "LayerNorm"), add_bias_linear=bool(model.get("add_bias_linear", True)),
-        num_experts=model.get("num_experts"), moe_topk=int(model.get("moe_topk") or 2),
+        num_layers=layers,
+        hidden_size=int(model["hidden_size"]),
+        num_attention_heads=int(model["num_attention_heads"]),
+        seq_length=int(seq),
+        vocab_size=int(model["vocab_size"]),
+        ffn_hidden_size=model.get("ffn_hidden_size"),
+        num_query_groups=model.get("num_query_groups"),
+        kv_channels=model.get("kv_channels"),
+        swiglu=bool(model.get("swiglu", False)),
+        untie_embeddings=bool(model.get("untie_embeddings", False)),
+        normalization=model.get("normalization", "LayerNorm"),
+        add_bias_linear=bool(model.get("add_bias_linear", True)),
+        num_experts=model.get("num_experts"),
+        moe_topk=int(model.get("moe_topk") or 2),
         moe_ffn_hidden_size=model.get("moe_ffn_hidden_size"),
-        moe_shared_expert_size=int(model.get("moe_shared_expert_size") or 0), moe_layer_freq=freq,
-        global_batch=global_batch or world, gpu=gpu, nnodes=nodes, gpus_per_node=gpus_per_node,
-        nvlink_domain=nvlink_domain, sequence_parallel=False, distributed_optimizer=True,
-        options=Options(overlap_grad_reduce=True, overlap_param_gather=True,
-                        position_embedding=model.get("position_embedding")))
+        moe_shared_expert_size=int(model.get("moe_shared_expert_size") or 0),
+        moe_layer_freq=freq,
+        global_batch=global_batch or world,
+        gpu=gpu,
+        nnodes=nodes,
+        gpus_per_node=gpus_per_node,
+        nvlink_domain=nvlink_domain,
+        sequence_parallel=False,
+        distributed_optimizer=True,
+        options=Options(
+            overlap_grad_reduce=True, overlap_param_gather=True, position_embedding=model.get("position_embedding")
+        ),
+    )
 
 
 # ---- the search -----------------------------------------------------------------------------------
+
 
 def _with_grad_reduce(inp: ModelInput, reduce_bytes: int | None) -> ModelInput:
     if inp.options.grad_reduce_bytes == reduce_bytes:
@@ -232,6 +319,7 @@ def nvlink_domain(base: ModelInput, gpu) -> int:
 class Structure:
     """One point of the search space: the (tp, cp, pp, vpp, ep, sharding, gradient-reduce) choice, as the
     base with those set, before the micro-batch and recompute are chosen."""
+
     inp: Any  # ModelInput; an uneven pipeline is costed by its fullest stages (pp of them at the middle size)
     dp: int
     first_last_layers: int | None = None
@@ -284,8 +372,9 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
     own_sharding = base.sharding_level()
     # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
     # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
-    reduces = [base.options.grad_reduce_bytes] + ([2] if base.options.grad_reduce_bytes != 2
-                                                   and base.precision in ("bf16", "fp8") else [])
+    reduces = [base.options.grad_reduce_bytes] + (
+        [2] if base.options.grad_reduce_bytes != 2 and base.precision in ("bf16", "fp8") else []
+    )
 
     for tp in powers_of_two_dividing(domain):
         if heads % tp or groups % tp:  # PL104: heads and query groups split evenly over tp
@@ -305,36 +394,65 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
                 # parallel_state.py: the expert group etp x ep x edp spans tp x cp x dp); etp 1 (Megatron-Bridge's
                 # MoE recipes) or tp (Megatron's default for --expert-tensor-parallel-size), dividing the expert FFN
                 moe_ffn = base.moe_ffn_hidden_size or base.ffn_hidden_size or 4 * base.hidden_size
-                expert_layouts: list[tuple[int, int | None]] = [(1, None)] + ([(e, t) for e in divisors(experts) if e > 1
-                                                 for t in sorted({1, tp})
-                                                 if (tp * cp * dp) % (e * t) == 0 and moe_ffn % t == 0]
-                                                if experts > 1 else [])
+                expert_layouts: list[tuple[int, int | None]] = [(1, None)] + (
+                    [
+                        (e, t)
+                        for e in divisors(experts)
+                        if e > 1
+                        for t in sorted({1, tp})
+                        if (tp * cp * dp) % (e * t) == 0 and moe_ffn % t == 0
+                    ]
+                    if experts > 1
+                    else []
+                )
                 # PL101: under hybrid sharding the expert-data-parallel size world/(etp*ep*pp) is a multiple of
                 # the instances too (megatron/core/parallel_state.py asserts it)
-                expert_layouts = [(e, t) for e, t in expert_layouts
-                                  if e == 1 or world // (e * (t or 1) * pp) % max(1, base.dp_outer) == 0]
+                expert_layouts = [
+                    (e, t)
+                    for e, t in expert_layouts
+                    if e == 1 or world // (e * (t or 1) * pp) % max(1, base.dp_outer) == 0
+                ]
                 # sharding (the decision tree's second answer): the base's own (the distributed optimizer
                 # for a fresh plan); with dp > 1 and no pipeline also the gradients (Megatron-FSDP
                 # optim_grads, ZeRO-2) and the parameters (optim_grads_params, ZeRO-3), which DeepSpeed
                 # rejects beside its pipeline engine (deepspeed.md sec. 2.2)
-                shardings = [None] + [s for s in ("gradients", "parameters")
-                                      if more_sharding and pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding]
+                shardings = [None] + [
+                    s
+                    for s in ("gradients", "parameters")
+                    if more_sharding and pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding
+                ]
                 for vpp, first_last, last, layout, ranks in pipeline_splits(layers, pp):
-                    for (ep, etp), sharding, reduce in ((x, sh, r) for x in expert_layouts for sh in shardings
-                                                        for r in reduces):
+                    for (ep, etp), sharding, reduce in (
+                        (x, sh, r) for x in expert_layouts for sh in shardings for r in reduces
+                    ):
                         structure = _with_grad_reduce(base, reduce).replace(
-                            tp=tp, cp=cp, pp=pp, vpp=vpp, ep=ep, etp=etp if experts > 1 else None, dp=dp,
-                            sequence_parallel=tp > 1, sharding=sharding or base.sharding,
+                            tp=tp,
+                            cp=cp,
+                            pp=pp,
+                            vpp=vpp,
+                            ep=ep,
+                            etp=etp if experts > 1 else None,
+                            dp=dp,
+                            sequence_parallel=tp > 1,
+                            sharding=sharding or base.sharding,
                             megatron_fsdp=base.megatron_fsdp if sharding is None else True,
                             pipeline_stage_layers=ranks,
                             first_stage_layers=ranks[0] if ranks else None,
-                            last_stage_layers=ranks[-1] if ranks else None)
+                            last_stage_layers=ranks[-1] if ranks else None,
+                        )
                         yield Structure(structure, dp, first_last, last, layout)
 
 
-def plan(base: ModelInput, model_name: str = "model", top: int | None = None, headroom: float = HEADROOM,
-         micro_batches: tuple[int, ...] = MICRO_BATCHES, recomputes: tuple | None = None,
-         more_sharding: bool = True, keep=None) -> Plan:
+def plan(
+    base: ModelInput,
+    model_name: str = "model",
+    top: int | None = None,
+    headroom: float = HEADROOM,
+    micro_batches: tuple[int, ...] = MICRO_BATCHES,
+    recomputes: tuple | None = None,
+    more_sharding: bool = True,
+    keep=None,
+) -> Plan:
     """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few. The micro-batch
     and recompute are searched from `micro_batches` and `recomputes` ((granularity, method, num_layers) each;
     None: none, selective, full uniform 1): a caller comparing with a launch can hold the launch's own, and
@@ -354,10 +472,10 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     for s in structures(base, domain, more_sharding):
         if keep is not None and not keep(s):
             continue
-        for inp, est in _search_structure(s.inp, global_batch, s.dp, headroom, estimate, result, micro_batches,
-                                          recomputes):
-            fitting.append(Candidate(inp, est, s.first_last_layers, s.last_layers,
-                                     pipeline_layout=s.pipeline_layout))
+        for inp, est in _search_structure(
+            s.inp, global_batch, s.dp, headroom, estimate, result, micro_batches, recomputes
+        ):
+            fitting.append(Candidate(inp, est, s.first_last_layers, s.last_layers, pipeline_layout=s.pipeline_layout))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
     from plint.planning.plan_tree import departures, walk
@@ -368,12 +486,20 @@ def plan(base: ModelInput, model_name: str = "model", top: int | None = None, he
     return result
 
 
-def _search_structure(structure: ModelInput, global_batch: int, dp: int, headroom: float, estimate,
-                      result: Plan, micro_batches: tuple[int, ...] = MICRO_BATCHES,
-                      recomputes: tuple = ()) -> list[tuple]:
+def _search_structure(
+    structure: ModelInput,
+    global_batch: int,
+    dp: int,
+    headroom: float,
+    estimate,
+    result: Plan,
+    micro_batches: tuple[int, ...] = MICRO_BATCHES,
+    recomputes: tuple = (),
+) -> list[tuple]:
     """The fitting (micro, recompute) members of one structure, smallest-memory member first."""
-    smallest = estimate(structure.replace(micro_batch=1, recompute="full", recompute_method="uniform",
-                                          recompute_num_layers=1))
+    smallest = estimate(
+        structure.replace(micro_batch=1, recompute="full", recompute_method="uniform", recompute_num_layers=1)
+    )
     result.considered += 1
     if smallest is None or smallest.memory_gib["total"] > headroom * smallest.memory_gib["usable"]:
         return []
@@ -384,8 +510,9 @@ def _search_structure(structure: ModelInput, global_batch: int, dp: int, headroo
         if structure.vpp and global_batch // (micro * dp) < structure.pp:  # PL108: m >= pp when interleaved
             continue
         for recompute, method, count in recomputes or RECOMPUTE_CHOICES:
-            inp = structure.replace(micro_batch=micro, recompute=recompute, recompute_method=method,
-                                    recompute_num_layers=count)
+            inp = structure.replace(
+                micro_batch=micro, recompute=recompute, recompute_method=method, recompute_num_layers=count
+            )
             est = smallest if (micro, recompute, method, count) == (1, "full", "uniform", 1) else estimate(inp)
             if est is not smallest:
                 result.considered += 1
@@ -417,8 +544,7 @@ def explain(candidates: list[Candidate]) -> None:
     if first is fastest:
         first.why = "fastest predicted"
     else:
-        first.why = (f"within {NEAR_TIE:.0%} of the fastest (#{candidates.index(fastest) + 1}) "
-                     f"with less parallelism")
+        first.why = f"within {NEAR_TIE:.0%} of the fastest (#{candidates.index(fastest) + 1}) with less parallelism"
     for c in candidates[1:]:
         c.why = why_behind(c, first)
 
@@ -441,9 +567,18 @@ def changes(current: Candidate, best: Candidate) -> list[str]:
     """What differs between the launch and a candidate, as flag-level changes."""
     a, b = current.inp, best.inp
     out = []
-    for attr, label in (("tp", "tp"), ("pp", "pp"), ("vpp", "vpp"), ("cp", "cp"), ("ep", "ep"),
-                        ("micro_batch", "micro batch"), ("recompute", "recompute"), ("sharding", "sharding"),
-                        ("distributed_optimizer", "distributed optimizer"), ("sequence_parallel", "sequence parallel")):
+    for attr, label in (
+        ("tp", "tp"),
+        ("pp", "pp"),
+        ("vpp", "vpp"),
+        ("cp", "cp"),
+        ("ep", "ep"),
+        ("micro_batch", "micro batch"),
+        ("recompute", "recompute"),
+        ("sharding", "sharding"),
+        ("distributed_optimizer", "distributed optimizer"),
+        ("sequence_parallel", "sequence parallel"),
+    ):
         old, new = getattr(a, attr), getattr(b, attr)
         if old != new:
             out.append(f"{label} {old if old is not None else '-'} -> {new if new is not None else '-'}")

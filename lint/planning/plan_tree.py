@@ -13,6 +13,7 @@ from __future__ import annotations
 from plint.record import record
 
 from typing import TYPE_CHECKING, Any
+
 if TYPE_CHECKING:
     from plint.cost import ModelInput
 
@@ -40,8 +41,20 @@ def walk(base: ModelInput, domain: int) -> TreeWalk | None:
     usable = whole - base.options.runtime_reserve_gib
     room = f"{usable:.1f} GiB usable ({whole:.1f} less the runtime's {base.options.runtime_reserve_gib:.1f})"
     world, node = base.world_size, base.gpus_per_node
-    one = base.replace(tp=1, pp=1, cp=1, vpp=None, ep=1, dp=1, micro_batch=1, recompute=None,
-                       distributed_optimizer=False, sharding="none", megatron_fsdp=False, zero_stage=None)
+    one = base.replace(
+        tp=1,
+        pp=1,
+        cp=1,
+        vpp=None,
+        ep=1,
+        dp=1,
+        micro_batch=1,
+        recompute=None,
+        distributed_optimizer=False,
+        sharding="none",
+        megatron_fsdp=False,
+        zero_stage=None,
+    )
     c = count_params(one)
     replica = memory_bytes(one, c, 1)
     states = (replica["weights"] + replica["grads"] + replica["optimizer"]) / GIB
@@ -50,33 +63,52 @@ def walk(base: ModelInput, domain: int) -> TreeWalk | None:
     axes: dict[str, Any] = {"sharding": "none", "tp": 1, "pp": 1, "cp": 1}
     per_param = states * GIB / c.total
     if states + acts <= usable:
-        steps.append(f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
-                     f"{per_param:.0f} B) and {acts:.1f} GiB of activations, within {room}: "
-                     "data parallelism")
+        steps.append(
+            f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
+            f"{per_param:.0f} B) and {acts:.1f} GiB of activations, within {room}: "
+            "data parallelism"
+        )
         return TreeWalk(steps, axes)
     axes["sharding"] = "parameters"
     sharded = states / world
-    steps.append(f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
-                 f"{per_param:.0f} B) > {room}: shard it (ZeRO-3 / FSDP over {world} GPUs: "
-                 f"{sharded:.1f} GiB each)")
-    largest = max(c.embedding, c.output, c.dense_layer_tp + c.dense_layer_rep,
-                  c.moe_layer_tp + c.moe_layer_rep + c.experts_per_layer) * 2 / GIB
+    steps.append(
+        f"one replica needs {states:.1f} GiB of model state ({c.total / 1e9:.1f} B parameters x "
+        f"{per_param:.0f} B) > {room}: shard it (ZeRO-3 / FSDP over {world} GPUs: "
+        f"{sharded:.1f} GiB each)"
+    )
+    largest = (
+        max(
+            c.embedding,
+            c.output,
+            c.dense_layer_tp + c.dense_layer_rep,
+            c.moe_layer_tp + c.moe_layer_rep + c.experts_per_layer,
+        )
+        * 2
+        / GIB
+    )
     if sharded + acts > usable or 2 * largest > 0.5 * usable:
         tp = min(domain, node)
         axes["tp"] = tp
-        why = (f"activations {acts:.1f} GiB per GPU at micro-batch 1" if sharded + acts > usable
-               else f"largest layer {largest:.1f} GiB of 16-bit weights")
+        why = (
+            f"activations {acts:.1f} GiB per GPU at micro-batch 1"
+            if sharded + acts > usable
+            else f"largest layer {largest:.1f} GiB of 16-bit weights"
+        )
         steps.append(f"{why}: tensor parallel {tp} inside the NVLink domain")
     else:
-        steps.append(f"largest layer {largest:.1f} GiB of 16-bit weights and {acts:.1f} GiB of activations "
-                     "fit beside the shard: no tensor parallelism")
+        steps.append(
+            f"largest layer {largest:.1f} GiB of 16-bit weights and {acts:.1f} GiB of activations "
+            "fit beside the shard: no tensor parallelism"
+        )
     if base.nnodes > 1 and states / node > usable:
         pp = base.nnodes
         while pp > 1 and base.num_layers % pp:
             pp -= 1
         axes["pp"] = pp
-        steps.append(f"{base.num_layers} layers over {base.nnodes} nodes, and one node holds "
-                     f"{states / node:.1f} GiB each even fully sharded: pipeline {pp} across nodes")
+        steps.append(
+            f"{base.num_layers} layers over {base.nnodes} nodes, and one node holds "
+            f"{states / node:.1f} GiB each even fully sharded: pipeline {pp} across nodes"
+        )
     elif base.nnodes > 1:
         steps.append(f"one node fully sharded holds {states / node:.1f} GiB per GPU: no pipeline")
     if acts / axes["tp"] > usable:
@@ -84,8 +116,10 @@ def walk(base: ModelInput, domain: int) -> TreeWalk | None:
         while acts / (axes["tp"] * cp) > usable and cp < world // axes["tp"]:
             cp *= 2
         axes["cp"] = cp
-        steps.append(f"sequence {base.seq_length:,}: activations {acts:.1f} GiB per micro-batch "
-                     f"(/{axes['tp']} by tp): context parallel {cp}")
+        steps.append(
+            f"sequence {base.seq_length:,}: activations {acts:.1f} GiB per micro-batch "
+            f"(/{axes['tp']} by tp): context parallel {cp}"
+        )
     return TreeWalk(steps, axes)
 
 
@@ -105,8 +139,10 @@ def departures(tree: TreeWalk, best) -> list[str]:
         return ["#1 is the tree's answer"]
     parts = {k: v for k, v in e.time_s.items() if k not in ("compute", "bubble", "optimizer")}
     comm = max(parts, key=lambda part: parts[part]) if parts else None
-    reason = (f"it is the fastest layout that fits ({e.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
-              f"{e.memory_gib['total']:.1f} GiB)")
+    reason = (
+        f"it is the fastest layout that fits ({e.tokens_per_s_per_gpu:,.0f} tokens/s per GPU, "
+        f"{e.memory_gib['total']:.1f} GiB)"
+    )
     if comm and parts[comm] > 0:
         reason += f"; its largest cost besides compute is {comm} at {parts[comm]:.3g} s of {e.step_time_s:.3g} s"
     return [f"{'; '.join(out)}: {reason}"]

@@ -17,14 +17,53 @@ SAFE_TEXT = re.compile(r"[A-Za-z0-9][A-Za-z0-9._/+:=@-]{0,127}")
 # pipeline_parallel_layer_layout.py) and nothing a shell expands inside double quotes ($, `, \, ")
 LAYOUT_TEXT = re.compile(r"[A-Za-z0-9|()*,]{1,4096}")
 # keys whose value is a count (whole, at least 1 where given) wherever they appear
-COUNTS = frozenset({"tp", "pp", "vpp", "cp", "ep", "etp", "dp", "dp_outer", "micro", "global", "grad_accum",
-                    "num_microbatches", "nnodes", "gpus_per_node", "world_size", "nvlink_domain", "num_layers",
-                    "hidden_size", "ffn_hidden_size", "num_attention_heads", "num_query_groups", "kv_channels",
-                    "seq_length", "vocab_size", "num_experts", "moe_topk", "moe_ffn_hidden_size",
-                    "max_position_embeddings"})
+COUNTS = frozenset(
+    {
+        "tp",
+        "pp",
+        "vpp",
+        "cp",
+        "ep",
+        "etp",
+        "dp",
+        "dp_outer",
+        "micro",
+        "global",
+        "grad_accum",
+        "num_microbatches",
+        "nnodes",
+        "gpus_per_node",
+        "world_size",
+        "nvlink_domain",
+        "num_layers",
+        "hidden_size",
+        "ffn_hidden_size",
+        "num_attention_heads",
+        "num_query_groups",
+        "kv_channels",
+        "seq_length",
+        "vocab_size",
+        "num_experts",
+        "moe_topk",
+        "moe_ffn_hidden_size",
+        "max_position_embeddings",
+    }
+)
 WHOLE = frozenset({"moe_shared_expert_size", "moe_first_dense_layers", "zero_stage"})  # whole, may be 0
-NUMBERS = frozenset({"rotary_base", "norm_epsilon", "attention_dropout", "hidden_dropout", "gpu_memory_gib",
-                     "params", "factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"})
+NUMBERS = frozenset(
+    {
+        "rotary_base",
+        "norm_epsilon",
+        "attention_dropout",
+        "hidden_dropout",
+        "gpu_memory_gib",
+        "params",
+        "factor",
+        "low_freq_factor",
+        "high_freq_factor",
+        "original_max_position_embeddings",
+    }
+)
 
 
 class SpecValueError(ValueError):
@@ -68,8 +107,10 @@ def _check_leaf(path: str, value: object, written: bool) -> None:
             raise SpecValueError(f"{path} is {value!r}: not a pipeline layout of Megatron's grammar")
     elif isinstance(value, str):
         if written and not SAFE_TEXT.fullmatch(value):
-            raise SpecValueError(f"{path} is {value!r}: only letters, digits and . _ / + : = @ - are written into "
-                                 "a launch (no blank, quote or character a shell would expand)")
+            raise SpecValueError(
+                f"{path} is {value!r}: only letters, digits and . _ / + : = @ - are written into "
+                "a launch (no blank, quote or character a shell would expand)"
+            )
     elif isinstance(value, list) and all(type(item) is int and item >= 0 for item in value):
         return  # per-stage counts (pipeline.stage_layers): numbers only
     elif written and not isinstance(value, (bool, int, float)):

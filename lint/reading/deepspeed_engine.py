@@ -5,6 +5,7 @@ BF16_Optimizer shards; kept here, outside plint.cost, so a rule can ask without 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.layout import Layout
 
@@ -17,8 +18,11 @@ def _given(layout: Layout, option: str) -> bool:
 def runs_pipeline_engine(layout: Layout) -> bool:
     """Megatron-DeepSpeed with --deepspeed builds a PipelineModule (GPTModelPipe) unless
     --no-pipeline-parallel: DeepSpeed's PipelineEngine runs the schedule, whatever the ZeRO stage."""
-    return layout.value("trainer") == "megatron-deepspeed" and _given(layout, "--deepspeed") \
+    return (
+        layout.value("trainer") == "megatron-deepspeed"
+        and _given(layout, "--deepspeed")
         and not _given(layout, "--no-pipeline-parallel")
+    )
 
 
 def bf16_optimizer_accum_bytes(layout: Layout, precision: str | None = None) -> float | None:

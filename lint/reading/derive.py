@@ -65,7 +65,11 @@ def quotient(note: str, numerator: Value, **divisors: Value) -> Value:
         denominator *= int(v.value)
     values = {k: v.value for k, v in divisors.items()}
     if denominator <= 0 or int(numerator.value) % denominator:
-        return Value(None, None, "derived",
-                     f"{numerator.value} is not divisible by {denominator} ({note.format(n=numerator.value, **values)})")
+        return Value(
+            None,
+            None,
+            "derived",
+            f"{numerator.value} is not divisible by {denominator} ({note.format(n=numerator.value, **values)})",
+        )
     parts["n"] = parts.pop("numerator")
     return Value(int(numerator.value) // denominator, None, *_origin(parts, note.format(n=numerator.value, **values)))

@@ -11,6 +11,7 @@ import posixpath
 import re
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -42,8 +43,7 @@ def _word_value(word, what: str) -> Value:
         if word.known:
             return Value(posixpath.basename(text) if "/" in text else text, word.value_span, "literal")
         # `${MEGATRON}/pretrain_gpt.py`: the directory is unknown, the script's name is not
-        return derived(posixpath.basename(text) if "/" in text else text, f"the file name of {text}",
-                       word.value_span)
+        return derived(posixpath.basename(text) if "/" in text else text, f"the file name of {text}", word.value_span)
     return Value(None, word.value_span, "unresolved", f"the entrypoint {text} cannot be known")
 
 
@@ -70,8 +70,12 @@ def _gpu_feature(constraint: Value) -> Value | None:
     if len(names) != 1:
         return None
     (name,) = names
-    return Value(name.lower(), constraint.span, constraint.origin,
-                 None if name == constraint.value else f"the node feature {name!r} of --constraint {constraint.value!r}")
+    return Value(
+        name.lower(),
+        constraint.span,
+        constraint.origin,
+        None if name == constraint.value else f"the node feature {name!r} of --constraint {constraint.value!r}",
+    )
 
 
 def _gpu(launch: Launch, layout: Layout) -> None:
@@ -91,35 +95,56 @@ def _gpu(launch: Launch, layout: Layout) -> None:
     spec = lookup_gpu(written.value) if written is not None else None
     if written is None:
         spec = default_gpu()
-        named = (f"--constraint {features!r} names node features, none a GPU in plint's hardware catalog"
-                 if features is not None else "the launch names no GPU type")
+        named = (
+            f"--constraint {features!r} names node features, none a GPU in plint's hardware catalog"
+            if features is not None
+            else "the launch names no GPU type"
+        )
         gpu = Value(spec.name, None, "assumed", f"{named}: plint assumes {spec.name} (--gpu NAME or [tool.plint] gpu)")
     elif spec is None:
-        gpu = Value(written.value, written.span, written.origin,
-                    f"{written.value!r} is not in plint's hardware catalog")
+        gpu = Value(
+            written.value, written.span, written.origin, f"{written.value!r} is not in plint's hardware catalog"
+        )
     else:
         note = None if spec.name == written.value else f"{written.value!r} is {spec.name} in the hardware catalog"
         parts = ambiguous_parts(written.value)
         if parts:
             # judged as the larger part: a launch that fits it is not called out of memory
-            note = (f"{written.value!r} is sold as {' and '.join(parts)}: plint takes {spec.name}, the larger "
-                    f"(--gpu {parts[0]} or [tool.plint] gpu = \"{parts[0]}\" for the other)")
+            note = (
+                f"{written.value!r} is sold as {' and '.join(parts)}: plint takes {spec.name}, the larger "
+                f'(--gpu {parts[0]} or [tool.plint] gpu = "{parts[0]}" for the other)'
+            )
             layout.extras["gpu_ambiguity"] = note
         gpu = Value(spec.name, written.span, written.origin, note)
     layout.set("cluster.gpu", gpu)
     if spec is None:
         return
-    layout.set("cluster.gpu_memory_gib", Value(spec.hbm_gib, gpu.span, "derived" if written is not None
-                                               else "assumed", f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})"))
+    layout.set(
+        "cluster.gpu_memory_gib",
+        Value(
+            spec.hbm_gib,
+            gpu.span,
+            "derived" if written is not None else "assumed",
+            f"{spec.name}: {spec.hbm_gib} GiB ({spec.source})",
+        ),
+    )
     _assume_node_size(layout, spec, gpu_assumed=written is None)
     per_node = layout.get("cluster.gpus_per_node")
     gpu_named = written is not None  # named by the launch, --gpu or the config, not plint's default
     if gpu_named and spec.rack_scale and spec.scale_up_domain > (per_node.value or 0 if per_node is not None else 0):
-        domain = Value(spec.scale_up_domain, gpu.span, "derived", f"{spec.name}: NVLink spans "
-                                                                   f"{spec.scale_up_domain} GPUs ({spec.source})")
+        domain = Value(
+            spec.scale_up_domain,
+            gpu.span,
+            "derived",
+            f"{spec.name}: NVLink spans {spec.scale_up_domain} GPUs ({spec.source})",
+        )
     elif per_node is not None and per_node.value:
-        domain = Value(spec.nvlink_domain(per_node.value) if gpu_named else per_node.value,
-                       per_node.span, "assumed" if per_node.origin == "assumed" else "derived", "the GPUs of one node")
+        domain = Value(
+            spec.nvlink_domain(per_node.value) if gpu_named else per_node.value,
+            per_node.span,
+            "assumed" if per_node.origin == "assumed" else "derived",
+            "the GPUs of one node",
+        )
     else:
         domain = Value(None, None, "derived", "GPUs per node unknown")
     layout.set("cluster.nvlink_domain", domain)
@@ -155,17 +180,24 @@ def _assume_node_size(layout: Layout, spec, gpu_assumed: bool) -> None:
     else:
         n = spec.node_gpus
         gpu = f"{spec.name} node (the GPU is assumed too)" if gpu_assumed else f"{spec.name} node"
-        assumed = Value(n, per_node.span, "assumed",
-                        f"{per_node.note}; plint assumes {n}, the GPUs of an {gpu} ({spec.source_of('node_gpus')}): "
-                        f"state the count with {GPUS_PER_NODE_SETTING} = N, --assume/--env for a variable the "
-                        "script reads, or the launcher's own count (--num_gpus, --nproc-per-node)")
+        assumed = Value(
+            n,
+            per_node.span,
+            "assumed",
+            f"{per_node.note}; plint assumes {n}, the GPUs of an {gpu} ({spec.source_of('node_gpus')}): "
+            f"state the count with {GPUS_PER_NODE_SETTING} = N, --assume/--env for a variable the "
+            "script reads, or the launcher's own count (--num_gpus, --nproc-per-node)",
+        )
     layout.set("cluster.gpus_per_node", assumed)
     if _counts_every_node_gpu(layout.get("cluster.workers_per_node")):
         layout.set("cluster.workers_per_node", assumed)
     world = layout.get("cluster.world_size")
     if world is None or not world.known:
-        total = product("world size = {nodes} node(s) * {gpus} GPUs per node", nodes=layout.get("cluster.nnodes")
-                        or unresolved("no node count"), gpus=assumed)
+        total = product(
+            "world size = {nodes} node(s) * {gpus} GPUs per node",
+            nodes=layout.get("cluster.nnodes") or unresolved("no node count"),
+            gpus=assumed,
+        )
         layout.set("cluster.world_size", Value(total.value, per_node.span, total.origin, total.note))
 
 
@@ -186,15 +218,20 @@ def _megatron_parallel(launch: Launch, layout: Layout) -> None:
         # validate_args turns it off at tp 1 ("Disabling sequence parallelism because tensor model parallelism
         # is disabled"; megatron/training/arguments.py, and megatron/arguments.py of the forks): the layout
         # says what runs; PL304 reads the flag itself (the trainer fact "sequence_parallel_flag")
-        layout.set("parallel.sequence_parallel", derived(
-            False, "--sequence-parallel is turned off by the trainer at tp 1", sequence_parallel.span))
+        layout.set(
+            "parallel.sequence_parallel",
+            derived(False, "--sequence-parallel is turned off by the trainer at tp 1", sequence_parallel.span),
+        )
     if launch.trainer.value == "megatron-deepspeed":
         sp = launch.facts.get("ds_sequence_parallel_size") or one
-        layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{sp}) (world / tp*pp*ds_sequence_parallel)",
-                                           world, tp=tp, pp=pp, sp=sp))
+        layout.set(
+            "parallel.dp",
+            quotient("dp = {n} / ({tp}*{pp}*{sp}) (world / tp*pp*ds_sequence_parallel)", world, tp=tp, pp=pp, sp=sp),
+        )
     else:
-        layout.set("parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{cp}) (world / tp*pp*cp)",
-                                           world, tp=tp, pp=pp, cp=cp))
+        layout.set(
+            "parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{cp}) (world / tp*pp*cp)", world, tp=tp, pp=pp, cp=cp)
+        )
 
 
 # ZeRO stage -> what it shards (DeepSpeed's zero_optimization.stage; Megatron-DeepSpeed's --zero-stage)
@@ -225,13 +262,16 @@ def _dp_outer(launch: Launch, layout: Layout) -> None:
     hybrid = launch.facts.get("fsdp.hybrid_shard")
     if hybrid is not None:
         nodes = layout.get("cluster.nnodes")
-        layout.set("parallel.dp_outer", Value(nodes.value, hybrid.span, "derived", f"{hybrid.note}: one replica "
-                                              "per node, sharded over its GPUs") if nodes is not None and nodes.known
-                   else unresolved(f"{hybrid.note}: one replica per node, and the node count is not known",
-                                   hybrid.span))
+        layout.set(
+            "parallel.dp_outer",
+            Value(nodes.value, hybrid.span, "derived", f"{hybrid.note}: one replica per node, sharded over its GPUs")
+            if nodes is not None and nodes.known
+            else unresolved(f"{hybrid.note}: one replica per node, and the node count is not known", hybrid.span),
+        )
         return
-    layout.set("parallel.dp_outer", default(1, "no hybrid sharding: the states are sharded over the whole "
-                                               "data-parallel group"))
+    layout.set(
+        "parallel.dp_outer", default(1, "no hybrid sharding: the states are sharded over the whole data-parallel group")
+    )
 
 
 def _what_is_sharded(launch: Launch, layout: Layout) -> None:
@@ -245,14 +285,17 @@ def _what_is_sharded(launch: Launch, layout: Layout) -> None:
         # the stage the cost model uses (the JSON's, else Megatron-DeepSpeed's --zero-stage); an unknown
         # stage leaves the sharding null: PL002 names the stage itself, once
         if zero.known and isinstance(zero.value, int) and zero.value in _ZERO_SHARDING:
-            layout.set("parallel.sharding", derived(_ZERO_SHARDING[zero.value], f"ZeRO stage {zero.value}",
-                                                    zero.span))
+            layout.set("parallel.sharding", derived(_ZERO_SHARDING[zero.value], f"ZeRO stage {zero.value}", zero.span))
         return
     if dist_opt is not None and dist_opt.known:
-        layout.set("parallel.sharding", derived(
-            "optimizer" if dist_opt.value else "none",
-            "--use-distributed-optimizer" if dist_opt.value else "no distributed optimizer, no ZeRO",
-            dist_opt.span))
+        layout.set(
+            "parallel.sharding",
+            derived(
+                "optimizer" if dist_opt.value else "none",
+                "--use-distributed-optimizer" if dist_opt.value else "no distributed optimizer, no ZeRO",
+                dist_opt.span,
+            ),
+        )
 
 
 def _dp(layout: Layout) -> Value:
@@ -268,8 +311,7 @@ def _megatron_batch(layout: Layout) -> None:
     layout.set("batch.micro", micro)
     glob = layout.get("batch.global")
     if glob is None or (glob.value is None and glob.origin == "default"):
-        glob = product("global = {micro}*{dp} (Megatron's default: one micro-batch per step)",
-                       micro=micro, dp=dp)
+        glob = product("global = {micro}*{dp} (Megatron's default: one micro-batch per step)", micro=micro, dp=dp)
         if glob.known:
             glob = Value(glob.value, None, "default", glob.note)
         layout.set("batch.global", glob)
@@ -285,22 +327,36 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     world = layout.get("cluster.world_size") or unresolved("no world size")
     dp = world
     cfg = launch.ds_config
-    if cfg is not None and getattr(cfg, "sequence_parallel_size", None) is not None \
-            and cfg.sequence_parallel_size.known:
-        dp = quotient("dp = {n} / {sp} (world / sequence_parallel_size)", world,
-                      sp=cfg.sequence_parallel_size)
-    layout.set("parallel.dp", dp if dp is not world else
-               Value(world.value, world.span, world.origin if world.origin == "assumed" or not world.known
-                     else "derived", "dp = world size (no model parallelism)" + (f"; {world.note}" if
-                     world.origin == "assumed" else "") if world.known else world.note))
+    if (
+        cfg is not None
+        and getattr(cfg, "sequence_parallel_size", None) is not None
+        and cfg.sequence_parallel_size.known
+    ):
+        dp = quotient("dp = {n} / {sp} (world / sequence_parallel_size)", world, sp=cfg.sequence_parallel_size)
+    layout.set(
+        "parallel.dp",
+        dp
+        if dp is not world
+        else Value(
+            world.value,
+            world.span,
+            world.origin if world.origin == "assumed" or not world.known else "derived",
+            "dp = world size (no model parallelism)" + (f"; {world.note}" if world.origin == "assumed" else "")
+            if world.known
+            else world.note,
+        ),
+    )
     micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
     if gas is None and micro is not None and launch.facts.get("arguments.incomplete") is None:
         # the HF Trainer's arguments without --gradient_accumulation_steps: TrainingArguments' default, 1
         gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
     if cfg is not None:
         batch = _batch_on_assumed_node(cfg, layout) or derive_batch(cfg, layout.get("parallel.dp"))
-        for key, v in (("batch.micro", batch.micro), ("batch.global", batch.global_),
-                       ("batch.grad_accum", batch.grad_accum)):
+        for key, v in (
+            ("batch.micro", batch.micro),
+            ("batch.global", batch.global_),
+            ("batch.grad_accum", batch.grad_accum),
+        ):
             layout.set(key, v)
         layout.extras.setdefault("problems", []).extend(getattr(batch, "problems", []))
     # The HF Trainer / Accelerate fill "auto" from their own arguments.
@@ -314,11 +370,18 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
             # without a DeepSpeed config nor the script's batch flags the batch is the script's own default:
             # unknown (never 1 presented as derived); an absent accumulation is 1, as DeepSpeed's default, only
             # where a config says the rest
-            gas = layout.get("batch.grad_accum") or (default(1, "gradient_accumulation_steps defaults to 1")
-                                                     if cfg is not None else None)
-            layout.set("batch.global", product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
-                                               micro=layout.get("batch.micro") or _no_batch(launch),
-                                               gas=gas or _no_batch(launch), dp=_dp(layout)))
+            gas = layout.get("batch.grad_accum") or (
+                default(1, "gradient_accumulation_steps defaults to 1") if cfg is not None else None
+            )
+            layout.set(
+                "batch.global",
+                product(
+                    "global = {micro}*{gas}*{dp} (micro * grad_accum * dp)",
+                    micro=layout.get("batch.micro") or _no_batch(launch),
+                    gas=gas or _no_batch(launch),
+                    dp=_dp(layout),
+                ),
+            )
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
 
 
@@ -334,8 +397,13 @@ def _batch_on_assumed_node(cfg, layout: Layout):
         return None
     if not derive_batch(cfg, dp).problems:
         return None
-    return derive_batch(cfg, unresolved(f"dp {dp.value} rests on the assumed GPUs per node, and the config's batch "
-                                        f"does not hold at it: the node's real count decides ({per_node.note})"))
+    return derive_batch(
+        cfg,
+        unresolved(
+            f"dp {dp.value} rests on the assumed GPUs per node, and the config's batch "
+            f"does not hold at it: the node's real count decides ({per_node.note})"
+        ),
+    )
 
 
 def _hf_batch(launch: Launch) -> bool:
@@ -348,9 +416,14 @@ def _hf_batch(launch: Launch) -> bool:
 
 def _no_batch(launch: Launch) -> Value:
     gap = launch.facts.get("arguments.incomplete")
-    return gap if gap is not None else unresolved(
-        "the batch is not given: no DeepSpeed config, and no --per_device_train_batch_size / "
-        "--gradient_accumulation_steps the reader knows (the script's own defaults decide it)")
+    return (
+        gap
+        if gap is not None
+        else unresolved(
+            "the batch is not given: no DeepSpeed config, and no --per_device_train_batch_size / "
+            "--gradient_accumulation_steps the reader knows (the script's own defaults decide it)"
+        )
+    )
 
 
 def _precision(launch: Launch, layout: Layout) -> None:
@@ -366,12 +439,22 @@ def _precision(launch: Launch, layout: Layout) -> None:
     if layout.get("precision") is None and cfg is None and launch.trainer.value == "deepspeed":
         # a DeepSpeed client script with no config the reader found builds its own (a dict passed to
         # deepspeed.initialize): its bf16/fp16 sections, not an absent flag, decide the precision
-        layout.set("precision", unresolved("the precision is in the DeepSpeed config the training script builds "
-                                           "in Python (no --deepspeed_config file the reader found)"))
+        layout.set(
+            "precision",
+            unresolved(
+                "the precision is in the DeepSpeed config the training script builds "
+                "in Python (no --deepspeed_config file the reader found)"
+            ),
+        )
     if layout.get("precision") is None and launch.trainer.value == "unknown":
         # a script plint does not know has its own defaults: an absent flag says nothing about them
-        layout.set("precision", unresolved("no --bf16/--fp16 among the flags of a script plint does not know: its "
-                                           "own default decides the precision"))
+        layout.set(
+            "precision",
+            unresolved(
+                "no --bf16/--fp16 among the flags of a script plint does not know: its "
+                "own default decides the precision"
+            ),
+        )
     if layout.get("precision") is None:
         layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
 
@@ -385,8 +468,10 @@ def build_layout(launch: Launch) -> Layout:
     launcher_span = chain.calls[-1].command.words[0].value_span if chain.calls else None
     layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
     in_slurm = launch.slurm is not None or any(c.launcher == "srun" for c in chain.calls)
-    layout.set("scheduler", derived("slurm" if in_slurm else None,
-                                    "#SBATCH directives or srun" if in_slurm else "no scheduler"))
+    layout.set(
+        "scheduler",
+        derived("slurm" if in_slurm else None, "#SBATCH directives or srun" if in_slurm else "no scheduler"),
+    )
     layout.set("trainer", launch.trainer)
     layout.set("entrypoint", _word_value(chain.entrypoint, "entrypoint"))
     _cluster(launch, layout)
@@ -402,8 +487,10 @@ def build_layout(launch: Launch) -> Layout:
             # DeepSpeed runs the stage its config names; --zero-stage is only Megatron's own copy, so a
             # config plint cannot read leaves the stage unknown
             why = launch.facts["deepspeed.config"]
-            layout.set("parallel.zero_stage", unresolved(
-                f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span))
+            layout.set(
+                "parallel.zero_stage",
+                unresolved(f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span),
+            )
         if trainer == "megatron-deepspeed" and launch.ds_config is not None:
             _deepspeed_batch_check(launch, layout)
         _megatron_batch(layout)
@@ -415,8 +502,9 @@ def build_layout(launch: Launch) -> Layout:
             layout.set("parallel.zero_stage", launch.facts["parallel.zero_stage"])
         elif launch.facts.get("deepspeed.config") is not None:  # named, but not read: its reason
             why = launch.facts["deepspeed.config"]
-            layout.set("parallel.zero_stage", unresolved(f"the ZeRO stage is the DeepSpeed config's: {why.note}",
-                                                         why.span))
+            layout.set(
+                "parallel.zero_stage", unresolved(f"the ZeRO stage is the DeepSpeed config's: {why.note}", why.span)
+            )
         _deepspeed_batch(launch, layout)
     else:
         _facts(launch, layout, ("model.", "recompute.", "parallel.zero_stage"))
@@ -454,7 +542,7 @@ def build_config_layout(cfg) -> Layout:
     _sharding(launch, layout)
     auto = [v for v in (cfg.bf16_enabled, cfg.fp16_enabled) if v is not None and v.value == "auto"]
     if auto and not any(v is not None and v.value is True for v in (cfg.bf16_enabled, cfg.fp16_enabled)):
-        layout.set("precision", unresolved(f'{cfg.path}: {AUTO_PRECISION}', auto[0].span))
+        layout.set("precision", unresolved(f"{cfg.path}: {AUTO_PRECISION}", auto[0].span))
     _precision(launch, layout)
     layout.extras["facts"] = launch.facts
     layout.extras["ds_config"] = cfg
@@ -462,5 +550,6 @@ def build_config_layout(cfg) -> Layout:
     return layout
 
 
-AUTO_PRECISION = ('"enabled": "auto": the integration that runs it (HF Trainer, Accelerate) fills it from its own '
-                  "arguments")
+AUTO_PRECISION = (
+    '"enabled": "auto": the integration that runs it (HF Trainer, Accelerate) fills it from its own arguments'
+)

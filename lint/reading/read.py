@@ -22,6 +22,7 @@ from plint.values import Value
 from plint.bounds import MAX_LAUNCHES
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.reading.sources.deepspeed_config import DeepSpeedConfig
     from plint.reading.sources.launch_calls import LaunchChain
@@ -52,8 +53,10 @@ def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
         size = len(memory) if memory is not None else os.stat(path).st_size
         if size > MAX_FILE_BYTES:
             # standard input is read only to one byte past the limit: its size is not known, only that
-            return None, ("file is too large to be a launch file "
-                          + (f"({size} bytes)" if memory is None else f"(over {MAX_FILE_BYTES} bytes)"))
+            return None, (
+                "file is too large to be a launch file "
+                + (f"({size} bytes)" if memory is None else f"(over {MAX_FILE_BYTES} bytes)")
+            )
         raw = read_bytes(path)
     except OSError as exc:  # plint.root.Refused too: outside the root, a FIFO, a device
         return None, f"cannot read file: {exc.strerror or exc}"
@@ -69,7 +72,7 @@ def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
 
 
 def file_kind(path: str | Path) -> str:
-    """"json" or "shell" by the name; standard input without a name (`plint check -`) by what it holds."""
+    """ "json" or "shell" by the name; standard input without a name (`plint check -`) by what it holds."""
     if Path(path).suffix.lower() == ".json":
         return "json"
     if str(path) == "-":
@@ -89,8 +92,11 @@ def _looks_like_json(data: bytes) -> bool:
 
 def env_vars(env: dict[str, str]) -> dict[str, Var]:
     """--env NAME=VALUE as exported shell variables of origin "env"."""
-    return {name: Var(name, (Piece(value, None, "env"),), exported=True)
-            for name, value in env.items() if not name.isdigit()}
+    return {
+        name: Var(name, (Piece(value, None, "env"),), exported=True)
+        for name, value in env.items()
+        if not name.isdigit()
+    }
 
 
 def positional_words(env: dict[str, str]) -> list[Word] | None:
@@ -164,8 +170,10 @@ class FileLookup:
         folder = self.assumed.get(name)
         if folder is None:
             return None
-        return (f"{name} is not beside the script; read from {_display(folder) or '.'}, assumed to be where the "
-                "script is run from (as its README or caller would run it)")
+        return (
+            f"{name} is not beside the script; read from {_display(folder) or '.'}, assumed to be where the "
+            "script is run from (as its README or caller would run it)"
+        )
 
     def config(self, name: str) -> tuple[SourceFile | None, str | None]:
         """A config file a launcher names (accelerate's --config_file), also looked up in the folders above
@@ -218,9 +226,14 @@ def _display(path: str) -> str:
     return display_path(path)
 
 
-def read_path(path: str | Path, env: dict[str, str] | None = None, gpu: str | None = None,
-              assume: dict[str, str] | None = None, releases: dict[str, str] | None = None,
-              trainer_source: str | None = None) -> FileReading:
+def read_path(
+    path: str | Path,
+    env: dict[str, str] | None = None,
+    gpu: str | None = None,
+    assume: dict[str, str] | None = None,
+    releases: dict[str, str] | None = None,
+    trainer_source: str | None = None,
+) -> FileReading:
     path = str(Path(path))  # a string from here on
     env = env or {}
     display = _display(path)
@@ -247,10 +260,15 @@ def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
     if slots:
         # a template a script fills (`sed "s/ZERO_STAGE/$Z/"`, `envsubst < t.json > ds.json`): invalid JSON
         # by design until then; its values are read through the script that fills it
-        reading.problems.append(Problem(
-            "unresolved", f"{source.path} is a template: {', '.join(slots)} "
-            f"{'is' if len(slots) == 1 else 'are'} filled by the script that writes the real config; check "
-            "that script to read the values", problems[0].span))
+        reading.problems.append(
+            Problem(
+                "unresolved",
+                f"{source.path} is a template: {', '.join(slots)} "
+                f"{'is' if len(slots) == 1 else 'are'} filled by the script that writes the real config; check "
+                "that script to read the values",
+                problems[0].span,
+            )
+        )
         return
     reading.problems.extend(problems)
     from plint.reading.normalise import build_config_layout
@@ -288,9 +306,16 @@ def _inside_string(text: str, word: str) -> bool:
     return all(text.count('"', 0, m.start()) % 2 for m in re.finditer(rf"\b{word}\b", text))
 
 
-def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[str, str],
-                gpu: str | None, assume: dict[str, str], releases: dict[str, str],
-                trainer_source: str | None = None) -> None:
+def _read_shell(
+    reading: FileReading,
+    source: SourceFile,
+    path: str,
+    env: dict[str, str],
+    gpu: str | None,
+    assume: dict[str, str],
+    releases: dict[str, str],
+    trainer_source: str | None = None,
+) -> None:
     from plint.reading.shell.evaluator import EvalOptions, evaluate
 
     job = _slurm_job(source)
@@ -314,15 +339,26 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     base = os.path.dirname(path) or "."  # Path(path).parent
     chains = _launch_chains(source, options, result, job, base)
     # a reading one way through a branch that ran out of its share of the budget says so, once
-    stopped = {p.message: p for chain, lookup in chains if lookup.result is not None and lookup.result is not result
-               for p in lookup.result.problems if p.message.startswith("plint stopped evaluating")}
+    stopped = {
+        p.message: p
+        for chain, lookup in chains
+        if lookup.result is not None and lookup.result is not result
+        for p in lookup.result.problems
+        if p.message.startswith("plint stopped evaluating")
+    }
     reading.problems.extend(p for p in stopped.values() if p not in reading.problems)
     if len(chains) > MAX_LAUNCHES:  # a launch line repeated a thousand times: a bounded report
         extra = chains[MAX_LAUNCHES][0]
         first = extra.calls[-1].command.site if extra.calls else None
-        reading.problems.append(Problem("unresolved", f"{len(chains) - MAX_LAUNCHES} more launches in this file "
-                                        f"are not read (plint reads at most {MAX_LAUNCHES} per file; repeats "
-                                        "past that are not told apart)", first))
+        reading.problems.append(
+            Problem(
+                "unresolved",
+                f"{len(chains) - MAX_LAUNCHES} more launches in this file "
+                f"are not read (plint reads at most {MAX_LAUNCHES} per file; repeats "
+                "past that are not told apart)",
+                first,
+            )
+        )
         chains = chains[:MAX_LAUNCHES]
     lookups: list[FileLookup] = []
     if not chains:
@@ -352,8 +388,11 @@ def _read_shell(reading: FileReading, source: SourceFile, path: str, env: dict[s
     notes = [v.note for layout in reading.layouts for v in layout.fields.values() if v.note]
     for lookup in lookups:
         reading.problems.extend(p for p in lookup.problems if p not in reading.problems)
-        refused = [Problem("unresolved", why, None) for name, why in lookup.refused.items()
-                   if not any(name in note and OUTSIDE_NOTE in note for note in notes)]
+        refused = [
+            Problem("unresolved", why, None)
+            for name, why in lookup.refused.items()
+            if not any(name in note and OUTSIDE_NOTE in note for note in notes)
+        ]
         reading.problems.extend(p for p in refused if p not in reading.problems)
 
 
@@ -368,8 +407,13 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
         # run with no arguments the script stops before its launch (`[ -z "$MODEL" ] && exit 1` after an
         # option loop), in every way through its undecided branches: read it with the loop undecided, so
         # the launch is read and what the options set stays unresolved
-        options = EvalOptions(env=options.env, positional=options.positional, child_env=options.child_env,
-                              assume=options.assume, no_arguments=False)
+        options = EvalOptions(
+            env=options.env,
+            positional=options.positional,
+            child_env=options.child_env,
+            assume=options.assume,
+            no_arguments=False,
+        )
         out = _readings_launches(source, options, evaluate(source, options), job, base)
     return out
 
@@ -385,9 +429,15 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     readings = [result]
     hidden = hidden_choices(result)
     if hidden:
+
         def variant(**changes):
-            fields = dict(env=options.env, positional=options.positional, child_env=options.child_env,
-                          assume=options.assume, no_arguments=options.no_arguments)
+            fields = dict(
+                env=options.env,
+                positional=options.positional,
+                child_env=options.child_env,
+                assume=options.assume,
+                no_arguments=options.no_arguments,
+            )
             return EvalOptions(**{**fields, **changes})
 
         # the readings one per arm share one more reading's budget (a file is read at most twice over)
@@ -411,8 +461,9 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
                 continue
             if chain.command is not None:
                 earlier = by_place.get(written_at(chain.command), ())
-                if any(same_launch(c, chain.command) for c in earlier) \
-                        or chosen_elsewhere(chain.command, earlier, one.merged_from):
+                if any(same_launch(c, chain.command) for c in earlier) or chosen_elsewhere(
+                    chain.command, earlier, one.merged_from
+                ):
                     continue
             mine.append(chain)
         out.extend((chain, lookup) for chain in mine)
@@ -449,8 +500,15 @@ def _slurm_env(job) -> dict[str, Var]:
     return implied_env(job)
 
 
-def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str, str],
-            launch_file: str | None = None, trainer_source: str | None = None) -> Launch:
+def _launch(
+    chain,
+    job,
+    lookup: FileLookup,
+    gpu: str | None,
+    releases: dict[str, str],
+    launch_file: str | None = None,
+    trainer_source: str | None = None,
+) -> Launch:
     from plint.catalog.in_force import catalog_in_force
     from plint.reading.sources.entry_script import read_entry_script
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
@@ -469,8 +527,7 @@ def _launch(chain, job, lookup: FileLookup, gpu: str | None, releases: dict[str,
             fork = fork_release(chain.entrypoint, chain.trainer_args)
             recognised = fork.value if fork is not None else None
         entry = chain.entrypoint.display() if chain.entrypoint is not None else None
-        in_force = catalog_in_force(flavour, launch_file or ".", entry, named, trainer_source,
-                                    recognised=recognised)
+        in_force = catalog_in_force(flavour, launch_file or ".", entry, named, trainer_source, recognised=recognised)
         catalog = in_force.catalog
         launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
         launch.catalog = in_force
@@ -507,8 +564,9 @@ def _accelerate_settings(launch: Launch) -> None:
             launch.facts.setdefault(key, value)
         enabled = launch.facts.get("deepspeed.enabled")
         if enabled is not None and enabled.value is True and launch.trainer.value == "unknown":
-            launch.trainer = Value("deepspeed", launch.trainer.span, "derived", f"{enabled.note}, and no Megatron "
-                                   "entry point")
+            launch.trainer = Value(
+                "deepspeed", launch.trainer.span, "derived", f"{enabled.note}, and no Megatron entry point"
+            )
 
 
 def _script_config(launch: Launch, script: str, launch_file: str) -> None:
@@ -574,30 +632,54 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
         vf = lookup.result.virtual_files.get(word.value)
         if vf is not None and _unknown_whole(vf.content) is None:
             # the script wrote it: a template slot left in it stays unfilled
-            return _readable(read_deepspeed_config(mark_unfilled(vf.content, word.value), word.value), None,
-                             launch, lookup, config_path)
+            return _readable(
+                read_deepspeed_config(mark_unfilled(vf.content, word.value), word.value),
+                None,
+                launch,
+                lookup,
+                config_path,
+            )
         if vf is not None:
-            return _unread_config(launch, lookup, config_path,
-                                  f"the DeepSpeed config {word.value}: {_unknown_whole(vf.content)}")
+            return _unread_config(
+                launch, lookup, config_path, f"the DeepSpeed config {word.value}: {_unknown_whole(vf.content)}"
+            )
     if not config_path.known:  # said once (PL002): a named config is never lost without a word
-        return _unread_config(launch, lookup, config_path,
-                              f"the DeepSpeed config path is unknown ({config_path.note}): its keys are unknown")
+        return _unread_config(
+            launch,
+            lookup,
+            config_path,
+            f"the DeepSpeed config path is unknown ({config_path.note}): its keys are unknown",
+        )
     lookup.climbing.add(str(config_path.value))  # a DeepSpeed config is looked up where the script is run from too
     why = lookup.unread(str(config_path.value))
     if why is not None:
-        return _unread_config(launch, lookup, config_path,
-                              f"the DeepSpeed config {config_path.value}: {why}; its keys are unknown ({WIDEN_HINT})")
+        return _unread_config(
+            launch,
+            lookup,
+            config_path,
+            f"the DeepSpeed config {config_path.value}: {why}; its keys are unknown ({WIDEN_HINT})",
+        )
     resolved, text = lookup.mapped(str(config_path.value))
     if text is None:
-        return _unread_config(launch, lookup, config_path,
-                              f"the DeepSpeed config {config_path.value} is neither in the repository (beside the "
-                              "script or in a folder above it) nor written by the script: its keys are unknown")
-    written = lookup.result is not None and (resolved in lookup.result.virtual_files
-                                             or str(config_path.value) in lookup.result.virtual_files)
+        return _unread_config(
+            launch,
+            lookup,
+            config_path,
+            f"the DeepSpeed config {config_path.value} is neither in the repository (beside the "
+            "script or in a folder above it) nor written by the script: its keys are unknown",
+        )
+    written = lookup.result is not None and (
+        resolved in lookup.result.virtual_files or str(config_path.value) in lookup.result.virtual_files
+    )
     if written:
         text = mark_unfilled(text, _display(resolved))  # the script wrote it: a slot left in it stays unfilled
-    cfg = _readable(read_deepspeed_config(text, _display(resolved)),
-                    None if written else lookup.source(str(config_path.value)), launch, lookup, config_path)
+    cfg = _readable(
+        read_deepspeed_config(text, _display(resolved)),
+        None if written else lookup.source(str(config_path.value)),
+        launch,
+        lookup,
+        config_path,
+    )
     note = lookup.assumed_note(str(config_path.value))
     return _assumed_config(cfg, note) if cfg is not None and note is not None else cfg
 
@@ -606,8 +688,11 @@ def _assumed_config(cfg, note: str):
     """The config's values as assumptions: the file was found where the script is assumed to run from."""
     for name, value in list(vars(cfg).items()):
         if isinstance(value, Value) and value.known:
-            setattr(cfg, name, Value(value.value, value.span, "assumed",
-                                     note if not value.note else f"{note}; {value.note}"))
+            setattr(
+                cfg,
+                name,
+                Value(value.value, value.span, "assumed", note if not value.note else f"{note}; {value.note}"),
+            )
     return cfg
 
 

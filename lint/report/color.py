@@ -35,8 +35,15 @@ def paint(lines: list[list[tuple[str, str]]]) -> str:
     from rich.console import Console
     from rich.text import Text
 
-    console = Console(force_terminal=True, color_system="standard", no_color=False, highlight=False,
-                      soft_wrap=True, emoji=False, markup=False)
+    console = Console(
+        force_terminal=True,
+        color_system="standard",
+        no_color=False,
+        highlight=False,
+        soft_wrap=True,
+        emoji=False,
+        markup=False,
+    )
     with console.capture() as capture:
         for line in lines:
             text = Text()

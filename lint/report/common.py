@@ -29,8 +29,6 @@ def relative(path: str) -> str:
     return path.replace(os.sep, "/")
 
 
-
-
 def where(d) -> str:
     """`path:line:col`, or the path alone for a finding about a whole file."""
     return f"{d.path}:{d.line}:{d.col or 1}" if d.line else d.path
@@ -61,5 +59,9 @@ def fix_of(d) -> dict | None:
     """The diagnostic's fix with every field present (applicability defaults to "safe")."""
     if not d.fix:
         return None
-    return {**d.fix, "description": d.fix.get("description", ""),
-            "applicability": d.fix.get("applicability", "safe"), "edits": list(d.fix.get("edits", ()))}
+    return {
+        **d.fix,
+        "description": d.fix.get("description", ""),
+        "applicability": d.fix.get("applicability", "safe"),
+        "edits": list(d.fix.get("edits", ())),
+    }

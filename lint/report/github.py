@@ -48,10 +48,14 @@ def render(results) -> str:
             lines.append(overflow_line(d))
     if any(n > SHOWN_PER_KIND for n in per_kind.values()):
         c = counts(results)
-        lines.append("::notice title=plint::" + escape_data(
-            f"{len(pairs)} findings ({c['error']} errors, {c['warning']} warnings, {c['info']} info); "
-            f"GitHub shows only the first {SHOWN_PER_KIND} annotations of each kind: the step summary "
-            "lists them all"))
+        lines.append(
+            "::notice title=plint::"
+            + escape_data(
+                f"{len(pairs)} findings ({c['error']} errors, {c['warning']} warnings, {c['info']} info); "
+                f"GitHub shows only the first {SHOWN_PER_KIND} annotations of each kind: the step summary "
+                "lists them all"
+            )
+        )
     write_step_summary(results)
     write_outputs(results)
     return "\n".join(lines) if lines else "plint: no findings"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -49,8 +50,7 @@ def summary(results) -> dict[str, int]:
 
 
 def render(results) -> str:
-    doc = {"plint_version": __version__, "files": [file_json(r) for r in results],
-           "summary": summary(results)}
+    doc = {"plint_version": __version__, "files": [file_json(r) for r in results], "summary": summary(results)}
     from plint.report.escape import json_text
 
     return json_text(json.dumps(doc, indent=2))

@@ -23,17 +23,30 @@ def render(results) -> str:
     for r, d in visible(results, errors_first=False):
         by_file.setdefault(r.path, []).append(d)
     total = sum(len(found) for found in by_file.values())
-    root = ET.Element("testsuites", name="plint", tests=str(sum(max(1, len(f)) for f in by_file.values())),
-                      failures=str(total), errors="0")
+    root = ET.Element(
+        "testsuites",
+        name="plint",
+        tests=str(sum(max(1, len(f)) for f in by_file.values())),
+        failures=str(total),
+        errors="0",
+    )
     for path, found in by_file.items():
         name = _text(relative(path))
-        suite = ET.SubElement(root, "testsuite", name=name, tests=str(max(1, len(found))),
-                              failures=str(len(found)), errors="0", skipped="0")
+        suite = ET.SubElement(
+            root,
+            "testsuite",
+            name=name,
+            tests=str(max(1, len(found))),
+            failures=str(len(found)),
+            errors="0",
+            skipped="0",
+        )
         if not found:
             ET.SubElement(suite, "testcase", name="no findings", classname=name)
         for d in found:
-            case = ET.SubElement(suite, "testcase", name=f"{d.code} {d.name}", classname=name,
-                                 file=name, line=str(d.line or 1))
+            case = ET.SubElement(
+                suite, "testcase", name=f"{d.code} {d.name}", classname=name, file=name, line=str(d.line or 1)
+            )
             failure = ET.SubElement(case, "failure", message=_text(d.message), type=d.severity)
             failure.text = _text(f"{where(d)}: {d.code} [{d.severity}] {d.message}")
     ET.indent(root)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 
 from plint.report.common import counts, docs_url, visible, where
+
 # the escaping every markdown writer uses (re-exported: pr_comment and the review import it from here)
 from plint.report.markdown_escape import ZWSP, inline_markdown, code_span, escape, in_html, inert  # noqa: F401
 
@@ -22,9 +23,15 @@ def render(results) -> str:
     files' findings as fit, the rule details."""
     c = counts(results)
     sha = os.environ.get("GITHUB_SHA", "")
-    head = [MARKER, f"## plint{f' ({sha[:7]})' if sha else ''}", "",
-            "| files | errors | warnings | info |", "|---:|---:|---:|---:|",
-            f"| {c['files']} | {c['error']} | {c['warning']} | {c['info']} |", ""]
+    head = [
+        MARKER,
+        f"## plint{f' ({sha[:7]})' if sha else ''}",
+        "",
+        "| files | errors | warnings | info |",
+        "|---:|---:|---:|---:|",
+        f"| {c['files']} | {c['error']} | {c['warning']} | {c['info']} |",
+        "",
+    ]
     if c["suppressed"]:
         head += [f"{c['suppressed']} suppressed finding(s) not shown.", ""]
     drawn = _within(picture_blocks(results), "launch(es) not drawn", "plint show")
@@ -35,7 +42,7 @@ def render(results) -> str:
     budget = LIMIT - RESERVE - size_of(head) - size_of(drawn) - size_of(details)
     text = inert("\n".join(head + drawn + _findings(pairs, budget) + details).rstrip("\n") + "\n")
     # the zero-width spaces `inert` adds are counted too (a file full of `##[` could need thousands)
-    return text if len(text) <= LIMIT else text[:LIMIT - 200] + "\n\n… cut at GitHub's comment limit.\n"
+    return text if len(text) <= LIMIT else text[: LIMIT - 200] + "\n\n… cut at GitHub's comment limit.\n"
 
 
 def _findings(pairs, budget: int) -> list[str]:
@@ -48,8 +55,10 @@ def _findings(pairs, budget: int) -> list[str]:
     for path, diagnostics in by_file.items():
         block = [f"### {code_span(path)}", ""]
         for d in diagnostics:
-            block.append(f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}) at "
-                         f"{code_span(where(d))}: {inline_markdown(d.message)}")
+            block.append(
+                f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` ({d.severity}) at "
+                f"{code_span(where(d))}: {inline_markdown(d.message)}"
+            )
         block.append("")
         if size_of(out) + size_of(block) > budget:
             return out + [f"… and {len(pairs) - shown} more finding(s): see `plint check --format json`.", ""]
@@ -63,8 +72,10 @@ def _within(blocks: list[list[str]], what: str, command: str) -> list[str]:
     out: list[str] = []
     for i, block in enumerate(blocks):
         if size_of(out) + size_of(block) > MAX_SHARE - RESERVE:
-            return out + [f"({len(blocks) - i} {what} here, to stay within GitHub's {LIMIT:,} characters: "
-                          f"see `{command}`)", ""]
+            return out + [
+                f"({len(blocks) - i} {what} here, to stay within GitHub's {LIMIT:,} characters: see `{command}`)",
+                "",
+            ]
         out += block
     return out
 
@@ -90,9 +101,22 @@ def rule_blocks(codes: list[str]) -> list[list[str]]:
     from plint.rules.registry import all_rules
 
     rules = all_rules()
-    return [[f"<details><summary>{code} {rules[code].name}: {in_html(rules[code].summary)}</summary>", "",
-             _docs(rules[code].docs.why), "", f"**Fix:** {_docs(rules[code].docs.fix)}", "",
-             f"[Documentation]({docs_url(code)})", "", "</details>", ""] for code in codes if code in rules]
+    return [
+        [
+            f"<details><summary>{code} {rules[code].name}: {in_html(rules[code].summary)}</summary>",
+            "",
+            _docs(rules[code].docs.why),
+            "",
+            f"**Fix:** {_docs(rules[code].docs.fix)}",
+            "",
+            f"[Documentation]({docs_url(code)})",
+            "",
+            "</details>",
+            "",
+        ]
+        for code in codes
+        if code in rules
+    ]
 
 
 def _docs(text: str) -> str:

@@ -34,9 +34,13 @@ class Context:
     @classmethod
     def from_env(cls, env=None, sha: str = "") -> "Context":
         env = os.environ if env is None else env
-        return cls(env.get("GITHUB_SERVER_URL", "https://github.com"), env.get("GITHUB_REPOSITORY", ""),
-                   sha or env.get("GITHUB_SHA", ""), env.get("GITHUB_RUN_ID", ""),
-                   env.get("GITHUB_WORKSPACE", "") or os.getcwd())
+        return cls(
+            env.get("GITHUB_SERVER_URL", "https://github.com"),
+            env.get("GITHUB_REPOSITORY", ""),
+            sha or env.get("GITHUB_SHA", ""),
+            env.get("GITHUB_RUN_ID", ""),
+            env.get("GITHUB_WORKSPACE", "") or os.getcwd(),
+        )
 
     def rel(self, path: str) -> str:
         rel = os.path.relpath(os.path.abspath(path), os.path.abspath(self.workspace or os.getcwd()))
@@ -58,9 +62,14 @@ def render(results, ctx: Context | None = None) -> str:
     ctx = ctx or Context.from_env()
     c = counts(results)
     pairs = visible(results, errors_first=False)
-    head = [MARKER, "## plint", "",
-            f"**{c['files']} file(s) checked: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info**"
-            + (f" ({c['suppressed']} suppressed)" if c["suppressed"] else ""), ""]
+    head = [
+        MARKER,
+        "## plint",
+        "",
+        f"**{c['files']} file(s) checked: {c['error']} error(s), {c['warning']} warning(s), {c['info']} info**"
+        + (f" ({c['suppressed']} suppressed)" if c["suppressed"] else ""),
+        "",
+    ]
     tail = _footer(ctx)
     if not pairs:
         return inert("\n".join(head + ["✅ All clear: no findings.", ""] + tail) + "\n")
@@ -70,8 +79,11 @@ def render(results, ctx: Context | None = None) -> str:
     for r in results:
         block = _file_block(r, ctx)
         if size_of(body) + size_of(block) > budget:
-            body += [f"… {len(pairs) - shown} more finding(s) not shown (GitHub's comment limit): the job "
-                     "summary and `plint check --format json` list them all.", ""]
+            body += [
+                f"… {len(pairs) - shown} more finding(s) not shown (GitHub's comment limit): the job "
+                "summary and `plint check --format json` list them all.",
+                "",
+            ]
             break
         body += block
         shown += sum(1 for d in r.diagnostics if d.suppressed is None)
@@ -79,7 +91,7 @@ def render(results, ctx: Context | None = None) -> str:
     if size_of(body) + size_of(details) <= budget:
         body += details
     text = inert("\n".join(head + body + tail) + "\n")
-    return text if len(text) <= LIMIT else text[:LIMIT - 200] + "\n\n… cut at GitHub's comment limit.\n"
+    return text if len(text) <= LIMIT else text[: LIMIT - 200] + "\n\n… cut at GitHub's comment limit.\n"
 
 
 def _file_block(r, ctx: Context) -> list[str]:
@@ -97,8 +109,10 @@ def _file_block(r, ctx: Context) -> list[str]:
     for d in diagnostics:
         where = code_span(f"{ctx.rel(d.path)}:{d.line}" if d.line else ctx.rel(d.path))
         url = ctx.line_url(d.path, d.line)
-        out.append(f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` at {f'[{where}]({url})' if url else where}: "
-                   f"{inline_markdown(d.message)}")
+        out.append(
+            f"- {ICON.get(d.severity, '')} **{d.code}** `{d.name}` at {f'[{where}]({url})' if url else where}: "
+            f"{inline_markdown(d.message)}"
+        )
         out += _suggestion(d, ctx)
     return out + [""]
 
@@ -116,6 +130,7 @@ def _estimate_block(lines) -> list[str]:
 @dataclass(frozen=True)
 class LineFix:
     """A fix that edits one line: that line's number, its text now and after the fix."""
+
     line: int
     old: str
     new: str
@@ -160,8 +175,16 @@ def _suggestion(d, ctx: Context) -> list[str]:
     if fix is None:
         return []
     fence = fix.fence()
-    return [f"  <details><summary>fix: {in_html(fix.description)}</summary>", "",
-            f"  {fence}diff", f"  -{fix.old}", f"  +{fix.new}", f"  {fence}", "", "  </details>"]
+    return [
+        f"  <details><summary>fix: {in_html(fix.description)}</summary>",
+        "",
+        f"  {fence}diff",
+        f"  -{fix.old}",
+        f"  +{fix.new}",
+        f"  {fence}",
+        "",
+        "  </details>",
+    ]
 
 
 def _footer(ctx: Context) -> list[str]:

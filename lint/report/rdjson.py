@@ -34,8 +34,13 @@ def diagnostic(d, sources) -> dict:
         end_line = d.end_line or d.line
         end = {"line": end_line, "column": _byte_column(lines, end_line, d.end_col)} if d.end_col else None
         location["range"] = {"start": start, **({"end": end} if end else {})}
-    out = {"message": printable(d.message), "location": location, "severity": SEVERITY.get(d.severity, "INFO"),
-           "source": SOURCE, "code": {"value": d.code, "url": docs_url(d.code)}}
+    out = {
+        "message": printable(d.message),
+        "location": location,
+        "severity": SEVERITY.get(d.severity, "INFO"),
+        "source": SOURCE,
+        "code": {"value": d.code, "url": docs_url(d.code)},
+    }
     suggestions = _suggestions(d, sources)
     if suggestions:
         out["suggestions"] = suggestions
@@ -46,7 +51,7 @@ def _byte_column(lines: list[str] | None, line: int, col: int) -> int:
     """plint's columns count characters; rdjson's count UTF-8 bytes."""
     if not lines or not 0 < line <= len(lines):
         return col
-    return len(lines[line - 1][:col - 1].encode("utf-8", "surrogateescape")) + 1
+    return len(lines[line - 1][: col - 1].encode("utf-8", "surrogateescape")) + 1
 
 
 def _suggestions(d, sources) -> list[dict]:
@@ -57,8 +62,10 @@ def _suggestions(d, sources) -> list[dict]:
     data = sources.data(d.path)
     if data is None or any(e["path"] != d.path for e in fix["edits"]):
         return []
-    return [{"range": {"start": _position(data, e["start"]), "end": _position(data, e["end"])}, "text": e["text"]}
-            for e in fix["edits"]]
+    return [
+        {"range": {"start": _position(data, e["start"]), "end": _position(data, e["end"])}, "text": e["text"]}
+        for e in fix["edits"]
+    ]
 
 
 def _position(data: bytes, offset: int) -> dict:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import textwrap
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.rules.base import Example, Rule
 
@@ -18,9 +19,13 @@ def page(rule: Rule, fix: str, markdown: bool = False) -> str:
     caller reads from the fixers (plint.fixing.fixers.availability)."""
     d = rule.docs
     facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {fix}."
-    sections = [("What it checks", [d.what]), ("Why it matters", [d.why]),
-                ("Bad example", _example(d.bad, markdown)), ("Good example", _example(d.good, markdown)),
-                ("Fix", [d.fix])]
+    sections = [
+        ("What it checks", [d.what]),
+        ("Why it matters", [d.why]),
+        ("Bad example", _example(d.bad, markdown)),
+        ("Good example", _example(d.good, markdown)),
+        ("Fix", [d.fix]),
+    ]
     if d.references:
         sections.append(("References", ["\n".join(f"- {r}" for r in d.references)]))
     if markdown:

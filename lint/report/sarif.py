@@ -31,8 +31,15 @@ def sarif_log(results) -> dict:
     rules = list(all_rules().values())
     index = {r.code: i for i, r in enumerate(rules)}
     run = {
-        "tool": {"driver": {"name": "plint", "version": __version__, "semanticVersion": __version__,
-                            "informationUri": INFORMATION_URI, "rules": [rule_descriptor(r) for r in rules]}},
+        "tool": {
+            "driver": {
+                "name": "plint",
+                "version": __version__,
+                "semanticVersion": __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": [rule_descriptor(r) for r in rules],
+            }
+        },
         "originalUriBaseIds": {"%SRCROOT%": {"uri": Path.cwd().as_uri().rstrip("/") + "/"}},
         "columnKind": "unicodeCodePoints",
         "results": [result(d, index) for r in results for d in r.diagnostics],
@@ -47,7 +54,8 @@ def rule_descriptor(rule) -> dict:
 
     fix = availability(rule.code)
     return {
-        "id": rule.code, "name": rule.name,
+        "id": rule.code,
+        "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.docs.what},
         "help": {"text": f"{rule.docs.why}\n\nFix: {rule.docs.fix}", "markdown": page(rule, fix, markdown=True)},
@@ -58,16 +66,23 @@ def rule_descriptor(rule) -> dict:
 
 
 def result(d, index: dict[str, int]) -> dict:
-    out = {"ruleId": d.code, "level": LEVEL[d.severity], "message": {"text": d.message},
-           "locations": [location(d)], "partialFingerprints": {"plint/v1": fingerprint(d)}}
+    out = {
+        "ruleId": d.code,
+        "level": LEVEL[d.severity],
+        "message": {"text": d.message},
+        "locations": [location(d)],
+        "partialFingerprints": {"plint/v1": fingerprint(d)},
+    }
     if d.code in index:
         out["ruleIndex"] = index[d.code]
     fix = fix_of(d)
     if fix is not None and fix["edits"]:
         out["fixes"] = [sarif_fix(fix)]
     if d.suppressed is not None:
-        suppression = {"kind": "external" if d.suppressed.get("kind") == "external" else "inSource",
-                       "status": "accepted"}
+        suppression = {
+            "kind": "external" if d.suppressed.get("kind") == "external" else "inSource",
+            "status": "accepted",
+        }
         if d.suppressed.get("justification"):
             suppression["justification"] = d.suppressed["justification"]
         out["suppressions"] = [suppression]
@@ -106,8 +121,12 @@ def sarif_fix(fix: dict) -> dict:
         for edit in sorted(edits, key=lambda e: e["start"]):
             if source is not None:
                 span = source.span(edit["start"], edit["end"])
-                region = {"startLine": span.line, "startColumn": span.col,
-                          "endLine": span.end_line, "endColumn": span.end_col}
+                region = {
+                    "startLine": span.line,
+                    "startColumn": span.col,
+                    "endLine": span.end_line,
+                    "endColumn": span.end_col,
+                }
             else:
                 region = {"byteOffset": edit["start"], "byteLength": max(0, edit["end"] - edit["start"])}
             replacements.append({"deletedRegion": region, "insertedContent": {"text": edit["text"]}})
@@ -131,8 +150,14 @@ def invocation(results, index: dict[str, int]) -> dict:
             rule: dict[str, object] = {"id": d.code}
             if d.code in index:
                 rule["index"] = index[d.code]
-            note = {"level": LEVEL[d.severity], "message": {"text": d.message}, "locations": [location(d)],
-                    "associatedRule": rule}
+            note = {
+                "level": LEVEL[d.severity],
+                "message": {"text": d.message},
+                "locations": [location(d)],
+                "associatedRule": rule,
+            }
             notifications.append(note)
-    return {"executionSuccessful": not any(r.reading.unreadable for r in results),
-            "toolExecutionNotifications": notifications}
+    return {
+        "executionSuccessful": not any(r.reading.unreadable for r in results),
+        "toolExecutionNotifications": notifications,
+    }

@@ -14,6 +14,7 @@ from plint.report.escape import log
 from plint.source import read_through
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable
 
@@ -25,8 +26,9 @@ HEADER_STYLE = {"error": "bold red", "warning": "bold yellow", "info": "bold cya
 Line = list
 
 
-def render(results, concise: bool = False, color: bool | None = None, detail: str = "default",
-           statistics: bool = False) -> str:
+def render(
+    results, concise: bool = False, color: bool | None = None, detail: str = "default", statistics: bool = False
+) -> str:
     """The report for `plint check --format text`; `color=None` decides from the terminal. `detail`:
     "quiet" (the findings alone: nothing for a clean run), "default" (the layout and estimate of a file
     when a finding concerns them or when only one file is checked) or "verbose" (every file's)."""
@@ -57,8 +59,11 @@ def render(results, concise: bool = False, color: bool | None = None, detail: st
 
         color = bool(pairs) and use_color("auto")
     blocks = [[[(style, log(text)) for style, text in line] for line in block] for block in blocks]
-    return _coloured(blocks) if color else "\n\n".join(
-        "\n".join("".join(text for _, text in line) for line in block) for block in blocks)
+    return (
+        _coloured(blocks)
+        if color
+        else "\n\n".join("\n".join("".join(text for _, text in line) for line in block) for block in blocks)
+    )
 
 
 # Families whose findings are about the layout and its estimate (arithmetic, topology, efficiency,
@@ -69,8 +74,7 @@ LAYOUT_FAMILIES = ("PL1", "PL2", "PL3", "PL4")
 def shows_layout(result, detail: str, files: int) -> bool:
     if detail != "default":
         return detail == "verbose"
-    return files == 1 or any(d.suppressed is None and d.code.startswith(LAYOUT_FAMILIES)
-                             for d in result.diagnostics)
+    return files == 1 or any(d.suppressed is None and d.code.startswith(LAYOUT_FAMILIES) for d in result.diagnostics)
 
 
 FIXABLE_MARK = "[*]"
@@ -135,16 +139,22 @@ def statistics_lines(pairs) -> list[str]:
         row[3] = row[3] or bool(fix_mark(d))
     ordered = sorted(rows.items(), key=lambda item: (-item[1][0], item[0]))
     width = max((len(str(row[0])) for _, row in ordered), default=1)
-    return [f"{count:>{width}}\t{code}\t{FIXABLE_MARK if fixed else '   '} [{severity}] {name}"
-            for code, (count, name, severity, fixed) in ordered]
+    return [
+        f"{count:>{width}}\t{code}\t{FIXABLE_MARK if fixed else '   '} [{severity}] {name}"
+        for code, (count, name, severity, fixed) in ordered
+    ]
 
 
 def layout_line(layout) -> str:
     """One short line per launch: who launches what on how many GPUs, split how."""
     v = layout.value
-    parts = [f"launcher={v('launcher') or '-'}", f"trainer={v('trainer')}",
-             f"nodes={_q(v('cluster.nnodes'))}", f"gpus/node={_q(v('cluster.gpus_per_node'))}{_assumed_mark(layout)}",
-             f"world={_q(v('cluster.world_size'))}"]
+    parts = [
+        f"launcher={v('launcher') or '-'}",
+        f"trainer={v('trainer')}",
+        f"nodes={_q(v('cluster.nnodes'))}",
+        f"gpus/node={_q(v('cluster.gpus_per_node'))}{_assumed_mark(layout)}",
+        f"world={_q(v('cluster.world_size'))}",
+    ]
     for axis in ("tp", "pp", "vpp", "cp", "ep", "dp"):
         value = v(f"parallel.{axis}")
         if value is not None:
@@ -176,16 +186,28 @@ def estimate_lines(layout) -> list[Line]:
     memory_parts = [(k, mem[k]) for k in MEMORY_PARTS if mem.get(k, 0) > 0.05]
     time_parts = [(k, v) for k, v in ((k, est.time_s.get(k, 0.0)) for k in TIME_PARTS) if v > 0.0005 * est.step_time_s]
     over = mem["total"] > mem["usable"]
-    memory = (f"  memory/GPU {_bar(memory_parts, max(mem['usable'], mem['total']))} {mem['total']:.1f} of "
-              f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}: " + _legend(memory_parts, "{:.1f}".format))
+    memory = (
+        f"  memory/GPU {_bar(memory_parts, max(mem['usable'], mem['total']))} {mem['total']:.1f} of "
+        f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}: " + _legend(memory_parts, "{:.1f}".format)
+    )
     # MFU is over the bf16 peak whatever the precision (Megatron's convention): say so where fp8 doubles it
     peak = " of the bf16 peak" if layout.value("precision") == "fp8" else ""
-    time = (f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%{peak}, "
-            f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs))
+    time = (
+        f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%{peak}, "
+        f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs)
+    )
     lines = [[("dim", gpu_line(layout))], [("red" if over else "dim", memory)], [("dim", time)]]
     if _assumed_mark(layout):  # the estimate rests on a node size plint assumed: say so beside the GPU's
-        lines.insert(1, [("dim", f"  GPUs/node  {layout.value('cluster.gpus_per_node')}: assumed, "
-                                 f"{layout.get('cluster.gpus_per_node').note}")])
+        lines.insert(
+            1,
+            [
+                (
+                    "dim",
+                    f"  GPUs/node  {layout.value('cluster.gpus_per_node')}: assumed, "
+                    f"{layout.get('cluster.gpus_per_node').note}",
+                )
+            ],
+        )
     lines += [[("dim", f"  ({note})")] for note in est.notes]
     return lines
 
@@ -225,8 +247,10 @@ def _secs(x: float) -> str:
 
 
 def _legend(parts, fmt: Callable[[float], str]) -> str:
-    return "  ".join(f"{_SHADES[i % len(_SHADES)]} {TIME_LABELS.get(name, name)} {fmt(value)}"
-                     for i, (name, value) in enumerate(parts))
+    return "  ".join(
+        f"{_SHADES[i % len(_SHADES)]} {TIME_LABELS.get(name, name)} {fmt(value)}"
+        for i, (name, value) in enumerate(parts)
+    )
 
 
 def _assumed_mark(layout) -> str:
@@ -240,11 +264,19 @@ def _q(value) -> str:
 
 
 def finding_lines(d, sources: SourceLines) -> list[Line]:
-    out: list[Line] = [[(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}]{fix_mark(d)} {d.name}")],
-                       [("blue", "  --> "), ("", where(d))]]
+    out: list[Line] = [
+        [(HEADER_STYLE.get(d.severity, "bold"), f"{d.code} [{d.severity}]{fix_mark(d)} {d.name}")],
+        [("blue", "  --> "), ("", where(d))],
+    ]
     if d.line:
-        out += snippet(sources.lines(d.path), d.line, d.col or 1, d.end_line or d.line,
-                       d.end_col if d.end_line else None, HEADER_STYLE.get(d.severity, "bold"))
+        out += snippet(
+            sources.lines(d.path),
+            d.line,
+            d.col or 1,
+            d.end_line or d.line,
+            d.end_col if d.end_line else None,
+            HEADER_STYLE.get(d.severity, "bold"),
+        )
     out.append([("", f"  = {d.message}")])
     fix = fix_of(d)
     if fix is not None:
@@ -255,8 +287,9 @@ def finding_lines(d, sources: SourceLines) -> list[Line]:
     return out
 
 
-def snippet(lines: list[str] | None, line: int, col: int, end_line: int, end_col: int | None,
-            caret_style: str = "bold red") -> list[Line]:
+def snippet(
+    lines: list[str] | None, line: int, col: int, end_line: int, end_col: int | None, caret_style: str = "bold red"
+) -> list[Line]:
     """Numbered source lines of a span with carets under its characters; nothing when the file cannot
     be read back (a virtual file, a deleted file)."""
     if not lines or not 0 < line <= len(lines):
@@ -342,8 +375,9 @@ def fix_diff(edits: list[dict], sources: SourceLines) -> list[tuple[str, str]]:
         line_end = data.find(b"\n", end)
         line_end = len(data) if line_end < 0 else line_end
         old = data[line_start:line_end].decode("utf-8", "replace")
-        new = (data[line_start:start] + edit["text"].encode("utf-8", "surrogateescape")
-               + data[end:line_end]).decode("utf-8", "replace")
+        new = (data[line_start:start] + edit["text"].encode("utf-8", "surrogateescape") + data[end:line_end]).decode(
+            "utf-8", "replace"
+        )
         out += [("red", f"- {text}") for text in old.split("\n")]
         out += [("green", f"+ {text}") for text in new.split("\n")] if new else []
     return out
@@ -388,13 +422,16 @@ def dry_run_lines(result: dict) -> list[str]:
     """The finished dry run (plint.dryrun.groups.dry_run's result) in `plint check --dry-run`'s text
     report: a summary line, then one per problem."""
     counts = result.get("group_counts") or {}
-    shown = ", ".join(f"{k} {n}x{size}" for k, (n, size) in counts.items()
-                      if k in ("tp", "pp", "dp", "cp", "ep") and size > 1)
+    shown = ", ".join(
+        f"{k} {n}x{size}" for k, (n, size) in counts.items() if k in ("tp", "pp", "dp", "cp", "ep") and size > 1
+    )
     cover = result.get("coverage")
     checked = f", {cover['ranks']} of {cover['of']} ranks built" if cover else ""
     verdict = "ok" if result.get("ok") else f"{len(result.get('problems') or [])} problem(s)"
-    lines = [f"dry run ({result.get('backend')}, world {result.get('world_size')}{checked}): {verdict}"
-             + (f"; groups {shown}" if shown else "")]
+    lines = [
+        f"dry run ({result.get('backend')}, world {result.get('world_size')}{checked}): {verdict}"
+        + (f"; groups {shown}" if shown else "")
+    ]
     lines += [f"  {p['kind']} ({p['source']}): {p['message']}" for p in result.get("problems") or []]
     lines += [f"  note: {n}" for n in result.get("notes") or [] if "analytic rank layout only" in n]
     return lines

@@ -9,8 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from plint.catalog.flags import (FlagCatalog, default_release, latest_release, load_flag_catalog, release_info,
-                                 releases, resolve_release)
+from plint.catalog.flags import (
+    FlagCatalog,
+    default_release,
+    latest_release,
+    load_flag_catalog,
+    release_info,
+    releases,
+    resolve_release,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT.parent / "shared" / "data" / "megatron-flags"
@@ -36,9 +43,20 @@ def test_release_names_order_and_newest():
     assert release_info("main")["date"] > release_info("0.19")["date"]  # the snapshot is newer than any tag
 
 
-@pytest.mark.parametrize("written, name", [("0.16", "0.16"), ("0.16.2", "0.16"), ("core_v0.16.0", "0.16"),
-                                           ("v0.8", "0.8"), ("main", "main"), ("microsoft", "megatron-deepspeed"),
-                                           ("deepspeedai", "megatron-deepspeed"), ("0.9", None), ("nonsense", None)])
+@pytest.mark.parametrize(
+    "written, name",
+    [
+        ("0.16", "0.16"),
+        ("0.16.2", "0.16"),
+        ("core_v0.16.0", "0.16"),
+        ("v0.8", "0.8"),
+        ("main", "main"),
+        ("microsoft", "megatron-deepspeed"),
+        ("deepspeedai", "megatron-deepspeed"),
+        ("0.9", None),
+        ("nonsense", None),
+    ],
+)
 def test_release_spellings(written, name):
     assert resolve_release(written) == name
 
@@ -51,8 +69,13 @@ def test_unknown_release_is_a_key_error_naming_the_known_ones():
 def test_lookup_is_exact_like_megatron_parsers():
     c = load_flag_catalog("0.16")
     spec = c.lookup("--tensor-model-parallel-size")
-    assert (spec.dest, spec.kind, spec.type, spec.default, spec.nargs) == ("tensor_model_parallel_size", "store",
-                                                                          "int", 1, None)
+    assert (spec.dest, spec.kind, spec.type, spec.default, spec.nargs) == (
+        "tensor_model_parallel_size",
+        "store",
+        "int",
+        1,
+        None,
+    )
     assert spec.takes_value and spec.has_literal_default
     assert c.lookup("--tensor-model-parallel") is None  # allow_abbrev=False: a prefix is unknown
     assert c.lookup("--tensor_model_parallel_size") is None  # no underscore aliases in Megatron-LM
@@ -78,7 +101,12 @@ def test_enum_choices_are_the_names_a_command_line_gives():
     list(AttnBackend), so `fused` is valid; the dump holds str(member), `AttnBackend.fused`."""
     for release in ("0.12", "0.16", "0.19", "main"):
         assert load_flag_catalog(release).lookup("--attention-backend").choices == (
-            "flash", "fused", "unfused", "local", "auto"), release
+            "flash",
+            "fused",
+            "unfused",
+            "local",
+            "auto",
+        ), release
     build = _builder()
     assert build.command_line_choices(["AttnBackend.flash", "AttnBackend.auto"], "<lambda>") == ["flash", "auto"]
     # a plain string flag keeps its choices as they are, dots and capitals included
@@ -118,9 +146,15 @@ def test_names_only_releases_borrow_their_shape():
 
 
 def test_abbreviations_when_a_parser_allows_them():
-    doc = {"release": "x", "flavour": "megatron", "allow_abbrev": True, "actions": [
-        [["--zero-stage"], "zero_stage", "store", "int", "1", 1, None, None],
-        [["--zero-reduce-scatter"], "zero_reduce_scatter", "store_true", None, "False", False, None, 0]]}
+    doc = {
+        "release": "x",
+        "flavour": "megatron",
+        "allow_abbrev": True,
+        "actions": [
+            [["--zero-stage"], "zero_stage", "store", "int", "1", 1, None, None],
+            [["--zero-reduce-scatter"], "zero_reduce_scatter", "store_true", None, "False", False, None, 0],
+        ],
+    }
     c = FlagCatalog(doc)
     assert c.lookup("--zero-st").dest == "zero_stage"
     assert c.lookup("--zero-") is None  # ambiguous: argparse errors instead of choosing
@@ -138,7 +172,11 @@ def test_every_dumped_action_reads_back():
             for flag in record["flags"]:
                 spec = catalog.lookup(flag)
                 assert (spec.dest, spec.type, spec.default_repr, spec.nargs) == (
-                    record["dest"], record["type"], record["default"], record["nargs"]), (dump.name, flag)
+                    record["dest"],
+                    record["type"],
+                    record["default"],
+                    record["nargs"],
+                ), (dump.name, flag)
 
 
 @needs_data
@@ -147,8 +185,9 @@ def test_catalog_is_up_to_date(tmp_path):
     committed = ROOT / "schemas" / "megatron_flags"
     assert {p.name for p in written} == {p.name for p in committed.glob("*.json")}
     for path in written:
-        assert path.read_text() == (committed / path.name).read_text(), \
+        assert path.read_text() == (committed / path.name).read_text(), (
             f"{path.name} is stale: run python scripts/build_flag_catalog.py"
+        )
 
 
 def test_catalog_files_are_compact():
@@ -157,9 +196,11 @@ def test_catalog_files_are_compact():
 
 
 def test_reading_flags_imports_nothing_heavy():
-    code = ("import sys, plint.catalog.flags, plint.reading.sources.megatron, plint.reading.sources.hf, plint.reading.sources.trainer;"
-            "plint.catalog.flags.load_flag_catalog('0.19');"
-            "print(sorted(m for m in ('jsonschema', 'jinja2', 'torch', 'yaml', 'numpy') if m in sys.modules))")
+    code = (
+        "import sys, plint.catalog.flags, plint.reading.sources.megatron, plint.reading.sources.hf, plint.reading.sources.trainer;"
+        "plint.catalog.flags.load_flag_catalog('0.19');"
+        "print(sorted(m for m in ('jsonschema', 'jinja2', 'torch', 'yaml', 'numpy') if m in sys.modules))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 
@@ -193,9 +234,13 @@ def test_choices_are_judged_for_the_core_entry_points_only(tmp_path):
         (folder / "launch.sh").write_text(
             f"torchrun --nproc_per_node 8 {script} --tensor-model-parallel-size 2 --micro-batch-size 1 "
             "--num-layers 4 --hidden-size 256 --num-attention-heads 4 --train-iters 10 "
-            "--position-embedding-type rotary --sequence-parallel\n")
+            "--position-embedding-type rotary --sequence-parallel\n"
+        )
         (result,) = check_paths([folder / "launch.sh"])
-        found[script] = ([d.message for d in result.diagnostics if d.code == "PL506"], result.layouts[0].value("trainer"))
+        found[script] = (
+            [d.message for d in result.diagnostics if d.code == "PL506"],
+            result.layouts[0].value("trainer"),
+        )
     assert found["pretrain_mistral_patch.py"] == ([], "megatron")
     (message,), trainer = found["pretrain_gpt.py"]
     assert "'rotary' is not one of" in message and trainer == "megatron"

@@ -5,8 +5,19 @@ import pytest
 from plint.catalog.hardware import gpu_names, lookup_gpu
 from plint.checking.check import check_paths
 
-REQUIRED = {"v100-16gb", "v100-32gb", "a100-40gb", "a100-80gb", "h100-sxm", "h100-pcie", "h800", "h200", "b200",
-            "gb200", "mi300x"}
+REQUIRED = {
+    "v100-16gb",
+    "v100-32gb",
+    "a100-40gb",
+    "a100-80gb",
+    "h100-sxm",
+    "h100-pcie",
+    "h800",
+    "h200",
+    "b200",
+    "gb200",
+    "mi300x",
+}
 
 
 def test_every_gpu_of_the_design_with_sourced_numbers():
@@ -17,8 +28,17 @@ def test_every_gpu_of_the_design_with_sourced_numbers():
         assert gpu.bf16_tflops is None or gpu.bf16_tflops > 0
 
 
-@pytest.mark.parametrize("spelling, name", [("h100", "h100-sxm"), ("H100_SXM5", "h100-sxm"), ("a100_80g", "a100-80gb"),
-                                            ("NVIDIA-H200", "h200"), ("gb200-nvl72", "gb200"), ("MI300X", "mi300x")])
+@pytest.mark.parametrize(
+    "spelling, name",
+    [
+        ("h100", "h100-sxm"),
+        ("H100_SXM5", "h100-sxm"),
+        ("a100_80g", "a100-80gb"),
+        ("NVIDIA-H200", "h200"),
+        ("gb200-nvl72", "gb200"),
+        ("MI300X", "mi300x"),
+    ],
+)
 def test_slurm_and_vendor_spellings(spelling, name):
     assert lookup_gpu(spelling).name == name
 
@@ -35,21 +55,29 @@ def test_assumed_named_and_overridden_gpus(tmp_path):
     c = cluster(tmp_path, launch)
     assert c["gpu"].value == "h100-sxm" and c["gpu"].origin == "assumed" and "assumes" in c["gpu"].note
     assert c["nvlink_domain"].value == 8
-    c = cluster(tmp_path, "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n"
-                          "srun python pretrain_gpt.py --bf16\n")
+    c = cluster(
+        tmp_path,
+        "#!/bin/bash\n#SBATCH --gres=gpu:a100:8\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n"
+        "srun python pretrain_gpt.py --bf16\n",
+    )
     # 'a100' is sold in 40 and 80 GB: the larger is taken (no false out-of-memory), and the layout says so
     assert (c["gpu"].value, c["gpu_memory_gib"].value, c["gpu"].span.line) == ("a100-80gb", 80, 2)
     assert "'a100' is sold as a100-40gb and a100-80gb" in c["gpu"].note
-    c = cluster(tmp_path, "#!/bin/bash\n#SBATCH --gres=gpu:a100_40gb:8\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n"
-                          "srun python pretrain_gpt.py --bf16\n")
+    c = cluster(
+        tmp_path,
+        "#!/bin/bash\n#SBATCH --gres=gpu:a100_40gb:8\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=8\n"
+        "srun python pretrain_gpt.py --bf16\n",
+    )
     assert (c["gpu"].value, c["gpu_memory_gib"].value) == ("a100-40gb", 40)
     c = cluster(tmp_path, launch.replace("8", "4") + "", gpu="gb200")
     assert c["gpu"].value == "gb200" and c["nvlink_domain"].value == 72  # NVL72: NVLink spans 18 trays
 
 
 def test_tensor_parallel_across_gb200_trays_is_not_across_nvlink(tmp_path):
-    text = ("export CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nnodes 4 --nproc_per_node 4 --master_addr n0 pretrain_gpt.py "
-            "--tensor-model-parallel-size 8 --sequence-parallel --num-attention-heads 32 --bf16\n")
+    text = (
+        "export CUDA_DEVICE_MAX_CONNECTIONS=1\ntorchrun --nnodes 4 --nproc_per_node 4 --master_addr n0 pretrain_gpt.py "
+        "--tensor-model-parallel-size 8 --sequence-parallel --num-attention-heads 32 --bf16\n"
+    )
     (tmp_path / "a.sh").write_text(text)
     assert "PL201" in [d.code for d in check_paths([tmp_path / "a.sh"]).results[0].diagnostics]
     assert "PL201" not in [d.code for d in check_paths([tmp_path / "a.sh"], gpu="gb200").results[0].diagnostics]

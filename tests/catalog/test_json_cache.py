@@ -50,7 +50,7 @@ def test_a_changed_file_is_decoded_again(tmp_path, writing):
 
 def test_a_damaged_or_missing_copy_is_ignored(tmp_path, writing):
     file = tmp_path / "data.json"
-    file.write_text('[1, 2, 3]')
+    file.write_text("[1, 2, 3]")
     assert load_json(str(file)) == [1, 2, 3]
     with open(cache_of(str(file)), "wb") as f:
         f.write(b"\x00garbage")

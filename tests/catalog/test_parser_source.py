@@ -11,7 +11,7 @@ from plint.catalog.parser_source import build_document, find_parser
 from plint.checking.check import check_paths
 from plint.cli.commands import cli
 
-PARSER = textwrap.dedent('''\
+PARSER = textwrap.dedent("""\
     import argparse
     import deepspeed
     from megatron.model.enums import PositionEmbeddingType
@@ -64,9 +64,9 @@ PARSER = textwrap.dedent('''\
         group.add_argument('--sequence-parallel', action='store_true')
         group.add_argument('--data-path', nargs='*', default=None)
         return parser
-    ''')
+    """)
 
-LAUNCH = textwrap.dedent('''\
+LAUNCH = textwrap.dedent("""\
     #!/bin/bash
     torchrun --nproc_per_node 8 pretrain_gpt.py \\
         --num-layers 24 --hidden-size 2048 --num-attention-heads 16 \\
@@ -74,7 +74,7 @@ LAUNCH = textwrap.dedent('''\
         --micro-batch-size 1 --global-batch-size 64 --bf16 --train-iters 100 \\
         --attention-head-type multiquery --tokenizer-type TokenizerFromFile \\
         --tokenizer-file tok.json --structured-logs {extra}
-    ''')
+    """)
 
 
 def _tree(tmp_path, extra="", parser=PARSER):
@@ -90,16 +90,19 @@ def _tree(tmp_path, extra="", parser=PARSER):
 
 def _findings(path, **kwargs):
     (result,) = check_paths([path], **kwargs)
-    return [(d.code, d.severity, d.message) for d in result.diagnostics if d.code.startswith("PL50")
-            or d.code == "PL003"]
+    return [
+        (d.code, d.severity, d.message) for d in result.diagnostics if d.code.startswith("PL50") or d.code == "PL003"
+    ]
 
 
 def test_the_parser_in_the_tree_accepts_its_own_flags_and_rejects_a_typo(tmp_path):
     _, launch = _tree(tmp_path, extra="--structured-log")
     found = _findings(launch)
     assert [(c, s) for c, s, _ in found] == [("PL501", "error")]
-    assert found[0][2] == ("--structured-log is not a flag of the parser in megatron/arguments.py of this "
-                           "repository; did you mean --structured-logs?")
+    assert found[0][2] == (
+        "--structured-log is not a flag of the parser in megatron/arguments.py of this "
+        "repository; did you mean --structured-logs?"
+    )
 
 
 def test_without_a_parser_an_unknown_flag_is_a_warning_naming_the_forks(tmp_path):
@@ -152,7 +155,8 @@ def test_static_reading_of_the_parser(tmp_path):
 
 def test_the_entry_scripts_extra_arguments_count(tmp_path):
     repo, launch = _tree(tmp_path)
-    (repo / "pretrain_vlm.py").write_text(textwrap.dedent('''\
+    (repo / "pretrain_vlm.py").write_text(
+        textwrap.dedent("""\
         from megatron.training import pretrain
         from extra_args import add_code_args
 
@@ -160,21 +164,29 @@ def test_the_entry_scripts_extra_arguments_count(tmp_path):
             group = parser.add_argument_group(title='code')
             group.add_argument('--fim-rate', type=float, default=0.5)
             return add_code_args(parser)
-        '''))
-    (repo / "extra_args.py").write_text("def add_code_args(parser):\n"
-                                       "    parser.add_argument('--fim-spm-rate', type=float, default=0.5)\n"
-                                       "    return parser\n")
-    launch.write_text(LAUNCH.format(extra="--fim-rate 0.2 --fim-spm-rate 0.1 --fim-rat 3").replace(
-        "pretrain_gpt.py", "../pretrain_vlm.py"))
+        """)
+    )
+    (repo / "extra_args.py").write_text(
+        "def add_code_args(parser):\n"
+        "    parser.add_argument('--fim-spm-rate', type=float, default=0.5)\n"
+        "    return parser\n"
+    )
+    launch.write_text(
+        LAUNCH.format(extra="--fim-rate 0.2 --fim-spm-rate 0.1 --fim-rat 3").replace(
+            "pretrain_gpt.py", "../pretrain_vlm.py"
+        )
+    )
     found = _findings(launch)
     assert [(c, s) for c, s, _ in found] == [("PL501", "error")] and found[0][2].startswith("--fim-rat ")
 
 
 def test_generated_groups_borrow_the_release_the_version_names(tmp_path):
-    parser = PARSER.replace("import deepspeed\n", "import deepspeed\nfrom megatron.training.argument_utils "
-                            "import ArgumentGroupFactory\n").replace(
+    parser = PARSER.replace(
+        "import deepspeed\n", "import deepspeed\nfrom megatron.training.argument_utils import ArgumentGroupFactory\n"
+    ).replace(
         "    parser = deepspeed.add_config_arguments(parser)\n",
-        "    factory = ArgumentGroupFactory(TransformerConfig)\n")
+        "    factory = ArgumentGroupFactory(TransformerConfig)\n",
+    )
     repo, launch = _tree(tmp_path, parser=parser, extra="--recompute-granularity selective")
     (repo / "megatron" / "core").mkdir()
     (repo / "megatron" / "core" / "package_info.py").write_text("MAJOR = 0\nMINOR = 16\nPATCH = 2\n")
@@ -205,10 +217,13 @@ def test_rules_follow_the_checks_of_the_parser_in_force(tmp_path):
     _, launch = _tree(tmp_path, extra="--tensor-model-parallel-size 2 --sequence-parallel")
     (result,) = check_paths([launch])
     assert "PL601" not in [d.code for d in result.diagnostics]
-    asserting = PARSER.replace("def _add_training_args(parser):", "def check(args):\n"
-                               "    if os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS') != '1':\n"
-                               "        raise RuntimeError('set CUDA_DEVICE_MAX_CONNECTIONS to 1')\n\n\n"
-                               "def _add_training_args(parser):")
+    asserting = PARSER.replace(
+        "def _add_training_args(parser):",
+        "def check(args):\n"
+        "    if os.environ.get('CUDA_DEVICE_MAX_CONNECTIONS') != '1':\n"
+        "        raise RuntimeError('set CUDA_DEVICE_MAX_CONNECTIONS to 1')\n\n\n"
+        "def _add_training_args(parser):",
+    )
     _, launch = _tree(tmp_path / "other", parser=asserting, extra="--tensor-model-parallel-size 2 --sequence-parallel")
     (result,) = check_paths([launch])
     assert "PL601" in [d.code for d in result.diagnostics]

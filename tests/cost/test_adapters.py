@@ -3,9 +3,19 @@
 from plint.cost import ModelInput, count_params
 from plint.cost.adapters import adapter_memory, trainable_params
 
-LLAMA2_13B = dict(num_layers=40, hidden_size=5120, num_attention_heads=40, seq_length=2048, vocab_size=32000,
-                  ffn_hidden_size=13824, swiglu=True, normalization="RMSNorm", add_bias_linear=False,
-                  untie_embeddings=True, make_vocab_size_divisible_by=1)
+LLAMA2_13B = dict(
+    num_layers=40,
+    hidden_size=5120,
+    num_attention_heads=40,
+    seq_length=2048,
+    vocab_size=32000,
+    ffn_hidden_size=13824,
+    swiglu=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+    untie_embeddings=True,
+    make_vocab_size_divisible_by=1,
+)
 
 
 def test_trainable_parameters_of_rank_128_on_every_linear_layer():

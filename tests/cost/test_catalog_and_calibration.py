@@ -6,8 +6,15 @@ from pathlib import Path
 import pytest
 from plint.catalog.hardware import gpu_names, lookup_gpu
 
-NUMBERS = ("hbm_gib", "hbm_tbps", "nvlink_gbps", "scale_up_domain", "nic_gbps", "gemm_efficiency",
-           "attention_efficiency")
+NUMBERS = (
+    "hbm_gib",
+    "hbm_tbps",
+    "nvlink_gbps",
+    "scale_up_domain",
+    "nic_gbps",
+    "gemm_efficiency",
+    "attention_efficiency",
+)
 
 
 def test_every_number_names_its_source():
@@ -18,9 +25,17 @@ def test_every_number_names_its_source():
         assert 0 < gpu.gemm_efficiency < 1 and 0 < gpu.attention_efficiency < 1
 
 
-@pytest.mark.parametrize("spelling, name", [("h100_80gb", "h100-sxm"), ("a100-80gb", "a100-80gb"),
-                                            ("A100_80G", "a100-80gb"), ("mi300x", "mi300x"),
-                                            ("V100-SXM3-32GB", "v100-32gb"), ("H100-SXM5-80GB", "h100-sxm")])
+@pytest.mark.parametrize(
+    "spelling, name",
+    [
+        ("h100_80gb", "h100-sxm"),
+        ("a100-80gb", "a100-80gb"),
+        ("A100_80G", "a100-80gb"),
+        ("mi300x", "mi300x"),
+        ("V100-SXM3-32GB", "v100-32gb"),
+        ("H100-SXM5-80GB", "h100-sxm"),
+    ],
+)
 def test_brief_spellings(spelling, name):
     assert lookup_gpu(spelling).name == name
 
@@ -58,12 +73,26 @@ def _calibrate_module():
 
 
 def _run(**changes):
-    run = {"id": "x", "year": 2024, "framework": "Megatron-LM", "precision": "bf16", "source": "",
-           "model": {"num_layers": 96, "hidden_size": 2880, "num_attention_heads": 64, "num_kv_heads": 8,
-                     "vocab_size": 50000, "seq_length": 4096, "family": "test", "notes": None},
-           "cluster": {"gpu": "H100-SXM5-80GB", "total_gpus": 1536, "gpus_per_node": 8},
-           "layout": {"tp": 8, "pp": 12, "global_batch_seqs": 768, "notes": None},
-           "result": {}}
+    run = {
+        "id": "x",
+        "year": 2024,
+        "framework": "Megatron-LM",
+        "precision": "bf16",
+        "source": "",
+        "model": {
+            "num_layers": 96,
+            "hidden_size": 2880,
+            "num_attention_heads": 64,
+            "num_kv_heads": 8,
+            "vocab_size": 50000,
+            "seq_length": 4096,
+            "family": "test",
+            "notes": None,
+        },
+        "cluster": {"gpu": "H100-SXM5-80GB", "total_gpus": 1536, "gpus_per_node": 8},
+        "layout": {"tp": 8, "pp": 12, "global_batch_seqs": 768, "notes": None},
+        "result": {},
+    }
     for key, value in changes.items():
         section, _, name = key.partition("__")
         if name:

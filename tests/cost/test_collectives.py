@@ -61,7 +61,8 @@ def test_hopper_ring_collectives_stop_at_the_ring_plateau_not_nvls():
     # reduce-scatter and all-gather run rings: 362.9 GB/s of 450 measured
     assert nvlink_curve("h100-sxm")(16 * GiB) == pytest.approx(362.9 / 450)
     assert reduce_scatter(_links("h100-sxm"), 16 * GiB, 8, 1) == pytest.approx(
-        7 / 8 * 16 * GiB / 362.9e9 + 7 * nvlink_curve("h100-sxm").alpha, rel=1e-6)
+        7 / 8 * 16 * GiB / 362.9e9 + 7 * nvlink_curve("h100-sxm").alpha, rel=1e-6
+    )
 
 
 def test_gpus_without_a_sweep_keep_the_alpha_beta_model():

@@ -7,20 +7,51 @@ from plint.layout import Layout
 from plint.values import Value
 
 ALPHA_BETA = Options(measured_collectives=False)  # links at fixed efficiencies and per-step latencies
-LLAMA3_70B = ModelInput(num_layers=80, hidden_size=8192, num_attention_heads=64, num_query_groups=8, seq_length=8192,
-                        vocab_size=128256, ffn_hidden_size=28672, swiglu=True, untie_embeddings=True,
-                        normalization="RMSNorm", add_bias_linear=False, tp=4, pp=4, vpp=5, cp=2,
-                        sequence_parallel=True, distributed_optimizer=True, micro_batch=1, global_batch=4096,
-                        gpu="h100-sxm", nnodes=256, gpus_per_node=8)
+LLAMA3_70B = ModelInput(
+    num_layers=80,
+    hidden_size=8192,
+    num_attention_heads=64,
+    num_query_groups=8,
+    seq_length=8192,
+    vocab_size=128256,
+    ffn_hidden_size=28672,
+    swiglu=True,
+    untie_embeddings=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+    tp=4,
+    pp=4,
+    vpp=5,
+    cp=2,
+    sequence_parallel=True,
+    distributed_optimizer=True,
+    micro_batch=1,
+    global_batch=4096,
+    gpu="h100-sxm",
+    nnodes=256,
+    gpus_per_node=8,
+)
 
 
 def test_json_matches_the_layout_contract():
     out = estimate(LLAMA3_70B).to_json()
     # the contract's fields, plus (issue 23) the allocator's peak and steady figures, the workspaces
     # counted inside the allocator, the stage the peak is on and the per-stage figures (pp 4 here)
-    assert set(out["memory_gib"]) == {"weights", "grads", "optimizer", "activations", "other", "total", "usable",
-                                      "workspace", "allocator_peak", "allocator_peak_stage", "allocator_steady",
-                                      "stages", "error_band"}
+    assert set(out["memory_gib"]) == {
+        "weights",
+        "grads",
+        "optimizer",
+        "activations",
+        "other",
+        "total",
+        "usable",
+        "workspace",
+        "allocator_peak",
+        "allocator_peak_stage",
+        "allocator_steady",
+        "stages",
+        "error_band",
+    }
     assert set(out["memory_gib"]["stages"]) == {"first", "last"}
     assert out["memory_gib"]["allocator_peak_stage"] in ("first", "last")
     for key in ("bubble_fraction", "step_time_s", "mfu", "tokens_per_s_per_gpu"):
@@ -88,12 +119,28 @@ def _layout(**values):
 
 
 def test_from_layout_reads_the_contract_fields():
-    layout = _layout(model__num_layers=32, model__hidden_size=4096, model__num_attention_heads=32,
-                     model__num_query_groups=8, model__seq_length=8192, model__vocab_size=128256,
-                     model__ffn_hidden_size=14336, model__swiglu=True, parallel__tp=2, parallel__pp=2,
-                     parallel__cp=1, parallel__dp=4, batch__micro=1, batch__global=64, cluster__world_size=16,
-                     cluster__nnodes=2, cluster__gpus_per_node=8, cluster__gpu="h100-sxm", precision="bf16",
-                     recompute__granularity="full")
+    layout = _layout(
+        model__num_layers=32,
+        model__hidden_size=4096,
+        model__num_attention_heads=32,
+        model__num_query_groups=8,
+        model__seq_length=8192,
+        model__vocab_size=128256,
+        model__ffn_hidden_size=14336,
+        model__swiglu=True,
+        parallel__tp=2,
+        parallel__pp=2,
+        parallel__cp=1,
+        parallel__dp=4,
+        batch__micro=1,
+        batch__global=64,
+        cluster__world_size=16,
+        cluster__nnodes=2,
+        cluster__gpus_per_node=8,
+        cluster__gpu="h100-sxm",
+        precision="bf16",
+        recompute__granularity="full",
+    )
     inp = ModelInput.from_layout(layout)
     assert (inp.tp, inp.pp, inp.data_parallel(), inp.nnodes, inp.recompute, inp.swiglu) == (2, 2, 4, 2, "full", True)
     assert estimate(inp).num_microbatches == 16
@@ -105,8 +152,9 @@ def test_from_layout_without_a_model_shape_is_none():
 
 def test_options_change_the_overlap_not_the_model():
     plain = estimate(LLAMA3_70B)
-    overlapped = estimate(LLAMA3_70B.replace(options=Options(tp_comm_overlap=True, overlap_grad_reduce=True,
-                                                             overlap_param_gather=True)))
+    overlapped = estimate(
+        LLAMA3_70B.replace(options=Options(tp_comm_overlap=True, overlap_grad_reduce=True, overlap_param_gather=True))
+    )
     assert overlapped.step_time_s < plain.step_time_s and overlapped.params == plain.params
 
 
@@ -118,7 +166,8 @@ def test_ring_collectives_pay_one_latency_per_step():
     assert reduce_scatter(links, gib, 16, 8) == pytest.approx(15 / 16 * gib / 42.5e9 + 15 * 8e-6)
     # 16 ranks, 8 per node: 7 NVLink steps, then 1 network step between the 2 nodes on 1/8 of the buffer
     assert reduce_scatter(links, gib, 16, 1) == pytest.approx(
-        7 / 8 * gib / 360e9 + 7 * 3e-6 + 1 / 2 * gib / 8 / 42.5e9 + 1 * 8e-6)
+        7 / 8 * gib / 360e9 + 7 * 3e-6 + 1 / 2 * gib / 8 / 42.5e9 + 1 * 8e-6
+    )
 
 
 def test_pipeline_schedule_option_sets_the_bubble():
@@ -154,9 +203,20 @@ def test_megatron_backward_hides_tensor_parallel_collectives_under_its_gemms():
     #   before Sept 2021 (--no-async-tensor-model-parallel-allreduce): 4 in the open
     # (the alpha-beta link model, as for a GPU without measured collectives; tests/cost/test_collectives.py
     # covers the measured curves)
-    layer = ModelInput(num_layers=1, hidden_size=4096, num_attention_heads=32, seq_length=2048, vocab_size=32000,
-                       tp=2, micro_batch=1, global_batch=4, gpu="h100-sxm", nnodes=1, gpus_per_node=8,
-                       options=ALPHA_BETA)
+    layer = ModelInput(
+        num_layers=1,
+        hidden_size=4096,
+        num_attention_heads=32,
+        seq_length=2048,
+        vocab_size=32000,
+        tp=2,
+        micro_batch=1,
+        global_batch=4,
+        gpu="h100-sxm",
+        nnodes=1,
+        gpus_per_node=8,
+        options=ALPHA_BETA,
+    )
     unit = 0.5 * 16_777_216 / 360e9 + 3e-6
     for sp, backward in ((False, 0.8), (True, 2.8)):
         shape = layer.replace(sequence_parallel=sp)
@@ -170,9 +230,20 @@ def test_fp8_current_scaling_reads_each_operand_once_more():
     # GEMM operands per token: 4h + 2nd + (n+2g)d + (1+1)f = 4096 + 2048 + 3072 + 8192 = 17408 elements;
     # current scaling adds a 2 B amax read per element: 2 * 2048 * 17408 B / (3.35e12 * 0.8 B/s) per
     # layer (forward and backward casts together) = 2.66057e-5 s, x 2 layers
-    tiny = ModelInput(num_layers=2, hidden_size=1024, num_attention_heads=8, seq_length=2048, vocab_size=32000,
-                      ffn_hidden_size=4096, precision="fp8", micro_batch=1, global_batch=1, gpu="h100-sxm",
-                      nnodes=1, gpus_per_node=1)
+    tiny = ModelInput(
+        num_layers=2,
+        hidden_size=1024,
+        num_attention_heads=8,
+        seq_length=2048,
+        vocab_size=32000,
+        ffn_hidden_size=4096,
+        precision="fp8",
+        micro_batch=1,
+        global_batch=1,
+        gpu="h100-sxm",
+        nnodes=1,
+        gpus_per_node=1,
+    )
     delayed = estimate(tiny)
     current = estimate(tiny.replace(options=Options(fp8_recipe="tensorwise")))
     extra = 2 * 2 * 2048 * 17408 / (3.35e12 * 0.8)
@@ -180,10 +251,28 @@ def test_fp8_current_scaling_reads_each_operand_once_more():
 
 
 def test_dualpipe_hides_the_expert_all_to_all():
-    moe = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8, seq_length=4096,
-                     vocab_size=32000, ffn_hidden_size=14336, swiglu=True, num_experts=8, moe_topk=2, tp=1, pp=4,
-                     ep=8, sequence_parallel=False, distributed_optimizer=True, micro_batch=1, global_batch=256,
-                     gpu="h100-sxm", nnodes=4, gpus_per_node=8)
+    moe = ModelInput(
+        num_layers=32,
+        hidden_size=4096,
+        num_attention_heads=32,
+        num_query_groups=8,
+        seq_length=4096,
+        vocab_size=32000,
+        ffn_hidden_size=14336,
+        swiglu=True,
+        num_experts=8,
+        moe_topk=2,
+        tp=1,
+        pp=4,
+        ep=8,
+        sequence_parallel=False,
+        distributed_optimizer=True,
+        micro_batch=1,
+        global_batch=256,
+        gpu="h100-sxm",
+        nnodes=4,
+        gpus_per_node=8,
+    )
     plain = estimate(moe)
     dual = estimate(moe.replace(options=Options(pipeline_schedule="dualpipe")))
     # the all-to-all (on NVLink: EP 8 inside the node) is shorter than a micro-batch's compute, so all of
@@ -199,8 +288,20 @@ def test_dualpipe_hides_the_expert_all_to_all():
 
 
 # ---- DeepSpeed engines: the PipelineEngine's blocking p2p, ZeRO-1/2 without overlap_comm ----
-GPT_16 = ModelInput(num_layers=8, hidden_size=4096, num_attention_heads=32, seq_length=2048, vocab_size=51200,
-                    tp=1, pp=2, micro_batch=1, global_batch=32, gpu="h100-sxm", nnodes=2, gpus_per_node=8)
+GPT_16 = ModelInput(
+    num_layers=8,
+    hidden_size=4096,
+    num_attention_heads=32,
+    seq_length=2048,
+    vocab_size=51200,
+    tp=1,
+    pp=2,
+    micro_batch=1,
+    global_batch=32,
+    gpu="h100-sxm",
+    nnodes=2,
+    gpus_per_node=8,
+)
 
 
 def test_deepspeed_pipeline_engine_sends_four_blocking_transfers():
@@ -277,7 +378,8 @@ def test_deepspeed_zero3_gathers_again_for_a_recompute():
     # without recompute both gather twice
     plain = z3.replace(recompute=None)
     assert estimate(plain.replace(options=serial)).time_s["dp"] == pytest.approx(
-        estimate(plain.replace(options=Options(zero_overlap_comm=False, zero3_engine="fsdp"))).time_s["dp"])
+        estimate(plain.replace(options=Options(zero_overlap_comm=False, zero3_engine="fsdp"))).time_s["dp"]
+    )
 
 
 class _Flags:
@@ -288,16 +390,19 @@ class _Flags:
         return option in self.given
 
 
-@pytest.mark.parametrize("release, flags, asynchronous", [
-    ("0.16", (), True),
-    ("0.16", ("--no-async-tensor-model-parallel-allreduce",), True),  # parsed, then ignored (0.7 on)
-    ("0.6", ("--no-async-tensor-model-parallel-allreduce",), False),
-    ("0.4", (), True),
-    ("megatron-deepspeed", ("--no-async-tensor-model-parallel-allreduce",), False),
-    ("megatron-deepspeed", (), True),
-    ("bigscience", (), False),  # megatron/mpu/layers.py of 2021: copy_to_tensor_model_parallel_region, in line
-    (None, (), True),
-])
+@pytest.mark.parametrize(
+    "release, flags, asynchronous",
+    [
+        ("0.16", (), True),
+        ("0.16", ("--no-async-tensor-model-parallel-allreduce",), True),  # parsed, then ignored (0.7 on)
+        ("0.6", ("--no-async-tensor-model-parallel-allreduce",), False),
+        ("0.4", (), True),
+        ("megatron-deepspeed", ("--no-async-tensor-model-parallel-allreduce",), False),
+        ("megatron-deepspeed", (), True),
+        ("bigscience", (), False),  # megatron/mpu/layers.py of 2021: copy_to_tensor_model_parallel_region, in line
+        (None, (), True),
+    ],
+)
 def test_which_releases_run_the_backward_tp_collectives_asynchronously(release, flags, asynchronous):
     from plint.cost.model_input import _async_tp_backward
 
@@ -305,8 +410,18 @@ def test_which_releases_run_the_backward_tp_collectives_asynchronously(release, 
 
 
 # ---- fixed costs of an iteration (issue 24; Options.host_*_s fitted by benchmarks/fit_step_overhead.py) ----
-TINY = ModelInput(num_layers=4, hidden_size=256, num_attention_heads=4, seq_length=128, vocab_size=1024,
-                  micro_batch=1, global_batch=16, pp=2, gpu="a100-80gb", precision="bf16")
+TINY = ModelInput(
+    num_layers=4,
+    hidden_size=256,
+    num_attention_heads=4,
+    seq_length=128,
+    vocab_size=1024,
+    micro_batch=1,
+    global_batch=16,
+    pp=2,
+    gpu="a100-80gb",
+    precision="bf16",
+)
 
 
 def test_a_tiny_models_micro_batch_waits_on_the_hosts_dispatch_of_its_layers():

@@ -14,13 +14,32 @@ from plint.cost.estimate import (
 )
 
 # h=64, 4 heads of d=16, f=256, two layers; encoder 32 tokens, decoder 8; V=1000 (padded to 1024)
-T5_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
-                      ffn_hidden_size=256, max_position_embeddings=32, encoder_decoder=True, decoder_seq_length=8,
-                      gpus_per_node=1)
+T5_SMALL = ModelInput(
+    num_layers=2,
+    hidden_size=64,
+    num_attention_heads=4,
+    seq_length=32,
+    vocab_size=1000,
+    ffn_hidden_size=256,
+    max_position_embeddings=32,
+    encoder_decoder=True,
+    decoder_seq_length=8,
+    gpus_per_node=1,
+)
 # a Mamba layer (head dim 16, 2 groups, state 8: d_inner 128, 8 heads), an attention layer and an MLP layer
-HYBRID_SMALL = ModelInput(num_layers=3, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
-                          ffn_hidden_size=256, hybrid_pattern="M*-", mamba_head_dim=16, mamba_num_groups=2,
-                          mamba_state_dim=8, gpus_per_node=1)
+HYBRID_SMALL = ModelInput(
+    num_layers=3,
+    hidden_size=64,
+    num_attention_heads=4,
+    seq_length=32,
+    vocab_size=1000,
+    ffn_hidden_size=256,
+    hybrid_pattern="M*-",
+    mamba_head_dim=16,
+    mamba_num_groups=2,
+    mamba_state_dim=8,
+    gpus_per_node=1,
+)
 
 
 def _unit_kernels(inp: ModelInput, tokens: float) -> _Kernels:

@@ -29,7 +29,8 @@ def test_nothing_offloaded_needs_no_estimate():
     assert offload_host_bytes(P, 0, True, False, 8, 1) is None
 
 
-@pytest.mark.parametrize("text, gib", [("600G", 600.0), ("614400", 600.0), ("1T", 1024.0), ("512000M", 500.0),
-                                       ("0", None), ("lots", None)])
+@pytest.mark.parametrize(
+    "text, gib", [("600G", 600.0), ("614400", 600.0), ("1T", 1024.0), ("512000M", 500.0), ("0", None), ("lots", None)]
+)
 def test_sbatch_mem(text, gib):
     assert slurm_mem_gib(text) == gib

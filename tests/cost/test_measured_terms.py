@@ -131,8 +131,10 @@ def test_deferred_embedding_wgrad_keeps_inputs_and_logit_gradients():
     assert deferred_wgrad_bytes(limited, c, 8) == 2 * TOKENS * (2 * 1024 + 2 * 50304) == 420_478_976
     assert deferred_wgrad_bytes(SMALL.replace(options=Options(wgrad_deferral_limit=0)), c, 8) == 7 * TOKENS * 102_656
     assert deferred_wgrad_bytes(limited, c, 1) == 0.0 and deferred_wgrad_bytes(SMALL, c, 8) == 0.0
-    assert (stage_memory(limited, c, 8, False)["activations"] - stage_memory(SMALL, c, 8, False)["activations"]
-            == 420_478_976)
+    assert (
+        stage_memory(limited, c, 8, False)["activations"] - stage_memory(SMALL, c, 8, False)["activations"]
+        == 420_478_976
+    )
 
 
 def test_routed_experts_keep_the_probability_product():
@@ -142,9 +144,23 @@ def test_routed_experts_keep_the_probability_product():
     + 2 activation output + 2 the probability product fc2 keeps)) and the router's fp32 logits 4E/tp (SP).
     GELU experts keep the activation's output for the product's backward (experts.py bias_act_func);
     fused SwiGLU experts keep only the fused kernel's input, unless --no-bias-swiglu-fusion."""
-    moe = ModelInput(num_layers=2, hidden_size=512, num_attention_heads=8, seq_length=1024, vocab_size=50304,
-                     num_experts=8, moe_topk=2, moe_ffn_hidden_size=2048, tp=2, ep=4, etp=1, sequence_parallel=True,
-                     add_bias_linear=False, nnodes=1, gpus_per_node=8)
+    moe = ModelInput(
+        num_layers=2,
+        hidden_size=512,
+        num_attention_heads=8,
+        seq_length=1024,
+        vocab_size=50304,
+        num_experts=8,
+        moe_topk=2,
+        moe_ffn_hidden_size=2048,
+        tp=2,
+        ep=4,
+        etp=1,
+        sequence_parallel=True,
+        add_bias_linear=False,
+        nnodes=1,
+        gpus_per_node=8,
+    )
     keep, _ = activation_bytes_per_token(moe, True)
     dense_part = (8 + 2) * 512 / 2 + (8 * 512 + 4 * 8) / 2
     routed = 2 * (2 * 512 + (4 + 2) * 2048) / 2
@@ -203,9 +219,11 @@ def test_torch_cublas_workspaces(tmp_path):
     assert torch_cublas_workspace_bytes(SMALL, True) == 64 * MIB
     assert torch_cublas_workspace_bytes(SMALL, False) == 2 * (8 * MIB + 128 * 1024)
     script = tmp_path / "launch.sh"
-    script.write_text("export CUBLAS_WORKSPACE_CONFIG=:16:8\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 "
-                      "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 "
-                      "--micro-batch-size 2 --global-batch-size 16 --vocab-size 50257 --bf16\n")
+    script.write_text(
+        "export CUBLAS_WORKSPACE_CONFIG=:16:8\ntorchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 "
+        "--hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --max-position-embeddings 1024 "
+        "--micro-batch-size 2 --global-batch-size 16 --vocab-size 50257 --bf16\n"
+    )
     inp = cost_input(read_path(script).layouts[0])
     assert inp.options.torch_cublas_workspace == 16 * 1024 * 8
     assert torch_cublas_workspace_bytes(inp, True) == 2 * 128 * 1024

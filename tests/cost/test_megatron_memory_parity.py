@@ -107,18 +107,66 @@ def _plint_acts(inp: ModelInput, m: int, last: bool = False) -> float:
     return stage_memory(inp, count_params(inp), m, last=last)["activations"]
 
 
-LLAMA = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8, seq_length=8192,
-                   vocab_size=128256, ffn_hidden_size=14336, swiglu=True, untie_embeddings=True,
-                   normalization="RMSNorm", add_bias_linear=False, max_position_embeddings=8192, options=ROPE,
-                   tp=2, nnodes=1, gpus_per_node=8)
-GPT3 = ModelInput(num_layers=96, hidden_size=12288, num_attention_heads=96, seq_length=2048, vocab_size=51200,
-                  max_position_embeddings=2048, tp=8, pp=8, sequence_parallel=True, recompute="selective",
-                  micro_batch=1, global_batch=64, nnodes=8, gpus_per_node=8)
-MOE = ModelInput(num_layers=16, hidden_size=2048, num_attention_heads=16, num_query_groups=4, seq_length=4096,
-                 vocab_size=151936, ffn_hidden_size=8192, swiglu=True, normalization="RMSNorm", add_bias_linear=False,
-                 num_experts=64, moe_topk=8, moe_ffn_hidden_size=768, moe_shared_expert_size=1536,
-                 moe_layer_freq=(0, 1, 1, 1) * 4, untie_embeddings=True, options=ROPE, tp=2, ep=8, etp=1,
-                 sequence_parallel=True, distributed_optimizer=True, nnodes=2, gpus_per_node=8)
+LLAMA = ModelInput(
+    num_layers=32,
+    hidden_size=4096,
+    num_attention_heads=32,
+    num_query_groups=8,
+    seq_length=8192,
+    vocab_size=128256,
+    ffn_hidden_size=14336,
+    swiglu=True,
+    untie_embeddings=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+    max_position_embeddings=8192,
+    options=ROPE,
+    tp=2,
+    nnodes=1,
+    gpus_per_node=8,
+)
+GPT3 = ModelInput(
+    num_layers=96,
+    hidden_size=12288,
+    num_attention_heads=96,
+    seq_length=2048,
+    vocab_size=51200,
+    max_position_embeddings=2048,
+    tp=8,
+    pp=8,
+    sequence_parallel=True,
+    recompute="selective",
+    micro_batch=1,
+    global_batch=64,
+    nnodes=8,
+    gpus_per_node=8,
+)
+MOE = ModelInput(
+    num_layers=16,
+    hidden_size=2048,
+    num_attention_heads=16,
+    num_query_groups=4,
+    seq_length=4096,
+    vocab_size=151936,
+    ffn_hidden_size=8192,
+    swiglu=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+    num_experts=64,
+    moe_topk=8,
+    moe_ffn_hidden_size=768,
+    moe_shared_expert_size=1536,
+    moe_layer_freq=(0, 1, 1, 1) * 4,
+    untie_embeddings=True,
+    options=ROPE,
+    tp=2,
+    ep=8,
+    etp=1,
+    sequence_parallel=True,
+    distributed_optimizer=True,
+    nnodes=2,
+    gpus_per_node=8,
+)
 
 
 # ---------------------------------------------------------------- weights + optimizer ----
@@ -215,8 +263,7 @@ def test_branch_b_with_sequence_parallel_but_no_selective_recompute():
     inp = GPT3.replace(num_layers=4, tp=4, pp=1, recompute=None, nnodes=1)
     s, b, h, n, L, tp, V = 2048, 1, 12288, 96, 4, 4, 51200
     without_overhead = _megatron_activations(inp, 1) / 1.05
-    diff = s * b * (L * (4 * n / tp - 10 * h * (1 - 1 / tp)) - 8 - h * (1 - 1 / tp)
-                    + 4 * V / tp + 4 * h / tp - 2 * h)
+    diff = s * b * (L * (4 * n / tp - 10 * h * (1 - 1 / tp)) - 8 - h * (1 - 1 / tp) + 4 * V / tp + 4 * h / tp - 2 * h)
     assert _plint_acts(inp, 1) - without_overhead == pytest.approx(diff, rel=1e-9)
 
 

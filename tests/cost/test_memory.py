@@ -13,8 +13,18 @@ from plint.cost.memory import (
 )
 
 # A small GPT: h=1024, 4 layers, 16 heads, f=4h, LayerNorm, biases, learned positions, tied embeddings.
-SMALL = ModelInput(num_layers=4, hidden_size=1024, num_attention_heads=16, seq_length=1024, vocab_size=50304,
-                   max_position_embeddings=1024, micro_batch=2, global_batch=16, nnodes=1, gpus_per_node=8)
+SMALL = ModelInput(
+    num_layers=4,
+    hidden_size=1024,
+    num_attention_heads=16,
+    seq_length=1024,
+    vocab_size=50304,
+    max_position_embeddings=1024,
+    micro_batch=2,
+    global_batch=16,
+    nnodes=1,
+    gpus_per_node=8,
+)
 # per layer 12h^2 + 13h: QKV 3h^2+3h, projection h^2+h, fc1 4h^2+4h, fc2 4h^2+h, two LayerNorms 4h
 P_SMALL = 4 * (12 * 1024**2 + 13 * 1024) + 50304 * 1024 + 1024 * 1024 + 2 * 1024
 assert P_SMALL == 4 * 12_596_224 + 51_511_296 + 1_048_576 + 2048 == 102_946_816
@@ -70,8 +80,9 @@ def test_the_step_gradient_copy_counts_where_it_outgrows_the_activations():
     # and Megatron's precision-aware optimizer (decoupled_grad is the gradient buffer's shard)
     bf16_opt = memory_bytes(short.replace(precision="bf16", zero_stage=0, ds_bf16_optimizer_accum_bytes=4.0), c, 1)
     assert (bf16_opt["grads"], bf16_opt["optimizer"]) == (6 * c.total, 12 * c.total / 8)  # sharded over dp 8
-    aware = memory_bytes(short.replace(precision="bf16", optimizer_bytes=10.0, options=Options(grad_reduce_bytes=2)),
-                         c, 1)
+    aware = memory_bytes(
+        short.replace(precision="bf16", optimizer_bytes=10.0, options=Options(grad_reduce_bytes=2)), c, 1
+    )
     assert aware["optimizer"] == 10 * c.total
 
 
@@ -111,8 +122,18 @@ def test_full_recompute_keeps_layer_inputs_and_one_layer():
 
 def test_gqa_swiglu_sequence_parallel_layer_by_hand():
     # Llama-3-8B shapes, tp=8 with SP: h=4096, n=32, g=8, d=128, f=14336
-    llama = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8, seq_length=8192,
-                       vocab_size=128256, ffn_hidden_size=14336, swiglu=True, tp=8, sequence_parallel=True)
+    llama = ModelInput(
+        num_layers=32,
+        hidden_size=4096,
+        num_attention_heads=32,
+        num_query_groups=8,
+        seq_length=8192,
+        vocab_size=128256,
+        ffn_hidden_size=14336,
+        swiglu=True,
+        tp=8,
+        sequence_parallel=True,
+    )
     # 10h/8 = 5120; (4*32*128 + 4*8*128 + 4*32)/8 = (16384 + 4096 + 128)/8 = 2576; 6f/8 = 10752
     keep, ckpt = activation_bytes_per_token(llama, moe=False)
     assert keep == 5120 + 2576 + 10752 == 18_448
@@ -156,10 +177,28 @@ def test_first_and_last_stage_and_interleaving():
 
 
 def test_experts_shard_over_ep_times_etp_and_expert_data_parallel():
-    moe = ModelInput(num_layers=2, hidden_size=256, num_attention_heads=4, seq_length=256, vocab_size=1024,
-                     ffn_hidden_size=512, swiglu=True, normalization="RMSNorm", add_bias_linear=False,
-                     num_experts=8, moe_topk=2, moe_ffn_hidden_size=128, tp=2, ep=4, etp=1, sequence_parallel=True,
-                     distributed_optimizer=True, nnodes=1, gpus_per_node=8, options=Options(position_embedding="rope"))
+    moe = ModelInput(
+        num_layers=2,
+        hidden_size=256,
+        num_attention_heads=4,
+        seq_length=256,
+        vocab_size=1024,
+        ffn_hidden_size=512,
+        swiglu=True,
+        normalization="RMSNorm",
+        add_bias_linear=False,
+        num_experts=8,
+        moe_topk=2,
+        moe_ffn_hidden_size=128,
+        tp=2,
+        ep=4,
+        etp=1,
+        sequence_parallel=True,
+        distributed_optimizer=True,
+        nnodes=1,
+        gpus_per_node=8,
+        options=Options(position_embedding="rope"),
+    )
     c = count_params(moe)
     expert = 3 * 256 * 128  # gate, up, down
     # 8 experts x 2 layers over ep*etp = 4 GPUs; expert data parallel = 8 / (pp*ep*etp) = 2
@@ -204,8 +243,9 @@ def test_zero_shards_over_the_sequence_data_parallel_group():
     assert ulysses["grads"] == pytest.approx(2 * P_SMALL / 8 + 2 * 50304 * 1024)
 
 
-@pytest.mark.parametrize(("schedule", "micro_batches"), [("gpipe", 8), ("1f1b", 4), ("zb-h1", 4), ("zb-h2", 7),
-                                                         ("dualpipe", 5)])
+@pytest.mark.parametrize(
+    ("schedule", "micro_batches"), [("gpipe", 8), ("1f1b", 4), ("zb-h1", 4), ("zb-h2", 7), ("dualpipe", 5)]
+)
 def test_first_stage_micro_batches_in_flight_by_schedule(schedule, micro_batches):
     # 16 layers, pp = 4, m = 8: GPipe keeps all 8, 1F1B and ZB-H1 pp = 4, ZB-H2 2pp-1 = 7, DualPipe pp+1 = 5
     inp = SMALL.replace(num_layers=16, pp=4, nnodes=2, options=Options(pipeline_schedule=schedule))

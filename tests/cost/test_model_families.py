@@ -19,6 +19,7 @@ from plint.cost.layout_estimate import cost_input, layout_estimate
 from plint.cost.params import mamba_dims, mamba_layer_params, mla_params
 from plint.reading.read import read_path
 
+
 def _layout(tmp_path, launch: str):
     """The layout plint reads from a one-line launch."""
     script = tmp_path / "launch.sh"
@@ -27,9 +28,18 @@ def _layout(tmp_path, launch: str):
 
 
 # h=64, 4 heads of d=16 (no GQA), f=256, two layers, encoder 32 tokens, decoder 8, V=1000 (padded to 1024)
-T5_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
-                      ffn_hidden_size=256, max_position_embeddings=32, encoder_decoder=True, decoder_seq_length=8,
-                      gpus_per_node=1)
+T5_SMALL = ModelInput(
+    num_layers=2,
+    hidden_size=64,
+    num_attention_heads=4,
+    seq_length=32,
+    vocab_size=1000,
+    ffn_hidden_size=256,
+    max_position_embeddings=32,
+    encoder_decoder=True,
+    decoder_seq_length=8,
+    gpus_per_node=1,
+)
 
 
 def test_t5_layer_pair_parameters():
@@ -76,10 +86,13 @@ def test_t5_stage_activations_use_the_decoder_tokens_for_the_loss():
 def test_t5_launch_is_read_as_an_encoder_decoder(tmp_path):
     """examples/t5/pretrain_t5.py with --encoder-num-layers and no --num-layers: validate_args takes the encoder's
     count as num_layers; the decoder's sequence comes from --decoder-seq-length. Before: no estimate at all."""
-    layout = _layout(tmp_path, "torchrun --nproc-per-node 8 examples/t5/pretrain_t5.py --encoder-num-layers 12 "
-                               "--decoder-num-layers 12 --hidden-size 768 --num-attention-heads 12 "
-                               "--encoder-seq-length 512 --decoder-seq-length 128 --max-position-embeddings 512 "
-                               "--micro-batch-size 4 --global-batch-size 32 --vocab-size 29184 --bf16\n")
+    layout = _layout(
+        tmp_path,
+        "torchrun --nproc-per-node 8 examples/t5/pretrain_t5.py --encoder-num-layers 12 "
+        "--decoder-num-layers 12 --hidden-size 768 --num-attention-heads 12 "
+        "--encoder-seq-length 512 --decoder-seq-length 128 --max-position-embeddings 512 "
+        "--micro-batch-size 4 --global-batch-size 32 --vocab-size 29184 --bf16\n",
+    )
     assert layout.value("model.num_layers") == 12
     inp = cost_input(layout)
     assert inp is not None and inp.encoder_decoder and (inp.seq_length, inp.decoder_seq_length) == (512, 128)
@@ -87,9 +100,19 @@ def test_t5_launch_is_read_as_an_encoder_decoder(tmp_path):
 
 # h=64, 4 heads of 16, f=256; a Mamba layer (head dim 16, 2 groups, state 8: d_inner 128, 8 heads), an attention
 # layer and an MLP layer
-HYBRID_SMALL = ModelInput(num_layers=3, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
-                          ffn_hidden_size=256, hybrid_pattern="M*-", mamba_head_dim=16, mamba_num_groups=2,
-                          mamba_state_dim=8, gpus_per_node=1)
+HYBRID_SMALL = ModelInput(
+    num_layers=3,
+    hidden_size=64,
+    num_attention_heads=4,
+    seq_length=32,
+    vocab_size=1000,
+    ffn_hidden_size=256,
+    hybrid_pattern="M*-",
+    mamba_head_dim=16,
+    mamba_num_groups=2,
+    mamba_state_dim=8,
+    gpus_per_node=1,
+)
 
 
 def test_mamba_layer_parameters():
@@ -121,11 +144,15 @@ def test_hybrid_layer_activations():
 def test_hybrid_launch_is_costed_when_its_pattern_is_known(tmp_path):
     """A pattern of Mamba, attention and MLP layers loses the 'not modelled' note, for memory and (issue 24) for
     the step time too; one with MoE layers ('E') keeps it. Before: every hybrid launch was 'not modelled'."""
+
     def notes(pattern: str) -> list[str]:
-        layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 "
-                                   f"--num-attention-heads 16 --hybrid-layer-pattern '{pattern}' --seq-length 1024 "
-                                   "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-                                   "--vocab-size 50304 --bf16\n")
+        layout = _layout(
+            tmp_path,
+            "torchrun --nproc-per-node 8 pretrain_hybrid.py --hidden-size 1024 "
+            f"--num-attention-heads 16 --hybrid-layer-pattern '{pattern}' --seq-length 1024 "
+            "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+            "--vocab-size 50304 --bf16\n",
+        )
         est = layout_estimate(layout)
         assert est is not None
         return [n for n in est.notes if "not modelled" in n]
@@ -135,9 +162,21 @@ def test_hybrid_launch_is_costed_when_its_pattern_is_known(tmp_path):
 
 
 # h=64, 4 heads, f=256; MLA with q rank 32, kv rank 16, qk head 8, rope head 4, v head 8
-MLA_SMALL = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=4, seq_length=32, vocab_size=1000,
-                       ffn_hidden_size=256, multi_latent_attention=True, q_lora_rank=32, kv_lora_rank=16,
-                       qk_head_dim=8, qk_pos_emb_head_dim=4, v_head_dim=8, gpus_per_node=1)
+MLA_SMALL = ModelInput(
+    num_layers=2,
+    hidden_size=64,
+    num_attention_heads=4,
+    seq_length=32,
+    vocab_size=1000,
+    ffn_hidden_size=256,
+    multi_latent_attention=True,
+    q_lora_rank=32,
+    kv_lora_rank=16,
+    qk_head_dim=8,
+    qk_pos_emb_head_dim=4,
+    v_head_dim=8,
+    gpus_per_node=1,
+)
 
 
 def test_mla_parameters():
@@ -162,11 +201,14 @@ def test_mla_activations():
 
 def test_mla_launch_is_costed(tmp_path):
     """--multi-latent-attention and its ranks are read, and the launch no longer says 'not modelled'."""
-    layout = _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
-                               "--num-attention-heads 8 --multi-latent-attention --q-lora-rank 192 --kv-lora-rank 64 "
-                               "--qk-head-dim 16 --qk-pos-emb-head-dim 8 --v-head-dim 16 --seq-length 1024 "
-                               "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
-                               "--vocab-size 50257 --bf16\n")
+    layout = _layout(
+        tmp_path,
+        "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
+        "--num-attention-heads 8 --multi-latent-attention --q-lora-rank 192 --kv-lora-rank 64 "
+        "--qk-head-dim 16 --qk-pos-emb-head-dim 8 --v-head-dim 16 --seq-length 1024 "
+        "--max-position-embeddings 1024 --micro-batch-size 4 --global-batch-size 32 "
+        "--vocab-size 50257 --bf16\n",
+    )
     inp = cost_input(layout)
     assert inp.multi_latent_attention and (inp.q_lora_rank, inp.kv_lora_rank, inp.v_head_dim) == (192, 64, 16)
     assert not [n for n in layout_estimate(layout).notes if "not modelled" in n]
@@ -184,8 +226,13 @@ def test_mtp_layer_parameters_and_activations():
     assert mtp_layer_bytes(mtp, c, 4.0) == 704 + 2192 + 4096 == 6992
     # the one stage holds it: 32 tokens more of it than without
     with_mtp = stage_memory(mtp, c, 1, last=False)["activations"]
-    assert with_mtp - stage_memory(mtp.replace(mtp_num_layers=0), count_params(mtp.replace(mtp_num_layers=0)), 1,
-                                   last=False)["activations"] == 32 * 6992
+    assert (
+        with_mtp
+        - stage_memory(mtp.replace(mtp_num_layers=0), count_params(mtp.replace(mtp_num_layers=0)), 1, last=False)[
+            "activations"
+        ]
+        == 32 * 6992
+    )
 
 
 DENSE_SMALL = T5_SMALL.replace(encoder_decoder=False, decoder_seq_length=None)
@@ -223,10 +270,13 @@ def test_recompute_modules_are_read_and_unknown_ones_stay_unmodelled(tmp_path):
     from plint.cost.layout_estimate import unmodelled_features
 
     def launch(modules: str):
-        return _layout(tmp_path, "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
-                                 "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 "
-                                 "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50257 --bf16 "
-                                 f"--recompute-granularity selective --recompute-modules {modules}\n")
+        return _layout(
+            tmp_path,
+            "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
+            "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 "
+            "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50257 --bf16 "
+            f"--recompute-granularity selective --recompute-modules {modules}\n",
+        )
 
     known = launch("mlp moe_act")
     assert cost_input(known).recompute_modules == ("mlp", "moe_act") and not unmodelled_features(known)

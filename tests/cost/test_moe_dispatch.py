@@ -15,9 +15,24 @@ from plint.rules.common import gpt, torchrun
 
 estimate_module = sys.modules["plint.cost.estimate"]  # plint.cost.estimate the name is the function
 
-MOE = ModelInput(num_layers=4, hidden_size=4096, num_attention_heads=32, seq_length=4096, vocab_size=32000,
-                 swiglu=True, num_experts=64, moe_topk=8, moe_ffn_hidden_size=1024, ep=16, etp=1,
-                 micro_batch=1, global_batch=64, gpu="h100-sxm", nnodes=2, gpus_per_node=8)
+MOE = ModelInput(
+    num_layers=4,
+    hidden_size=4096,
+    num_attention_heads=32,
+    seq_length=4096,
+    vocab_size=32000,
+    swiglu=True,
+    num_experts=64,
+    moe_topk=8,
+    moe_ffn_hidden_size=1024,
+    ep=16,
+    etp=1,
+    micro_batch=1,
+    global_batch=64,
+    gpu="h100-sxm",
+    nnodes=2,
+    gpus_per_node=8,
+)
 TOKEN_BYTES = 4096 * 4096 * 2  # one micro-batch's tokens of h = 4096 in bf16
 
 
@@ -49,8 +64,9 @@ def test_the_three_dispatchers_move_their_own_bytes():
     # the network share alone is 4 copies for alltoall (8 x 8/16) against 0.996 for flex
     net = links.net_bw
     assert alltoall - links.alpha_net - 7 * links.alpha_nv == pytest.approx(4 * TOKEN_BYTES / net)
-    assert flex - links.alpha_net == pytest.approx(max(0.99609375 * TOKEN_BYTES / net,
-                                                       8 * TOKEN_BYTES * 7 / 16 / links.nvlink_bw) + 7 * links.alpha_nv)
+    assert flex - links.alpha_net == pytest.approx(
+        max(0.99609375 * TOKEN_BYTES / net, 8 * TOKEN_BYTES * 7 / 16 / links.nvlink_bw) + 7 * links.alpha_nv
+    )
 
 
 def test_the_busiest_expert_rank_sets_the_moe_layer():
@@ -60,16 +76,21 @@ def test_the_busiest_expert_rank_sets_the_moe_layer():
     assert busy[0] > base[0] and busy[1] > base[1]  # and its expert GEMMs and permutes process 12% more rows
     # without expert parallelism every GPU holds every expert: no rank waits for another
     one = MOE.replace(ep=1, nnodes=1, global_batch=32)
-    kernels = [estimate_module._kernels(one.replace(options=Options(moe_load_imbalance=f)), lookup_gpu("h100-sxm"))
-               for f in (1.0, 1.12)]
+    kernels = [
+        estimate_module._kernels(one.replace(options=Options(moe_load_imbalance=f)), lookup_gpu("h100-sxm"))
+        for f in (1.0, 1.12)
+    ]
     assert estimate_module._moe_layer(kernels[0]) == estimate_module._moe_layer(kernels[1])
 
 
-@pytest.mark.parametrize("flags, dispatcher, overlap", [
-    ("", "allgather", False),  # Megatron's default (megatron/training/arguments.py)
-    ("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm", "alltoall", True),
-    ("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", "flex", False),
-])
+@pytest.mark.parametrize(
+    "flags, dispatcher, overlap",
+    [
+        ("", "allgather", False),  # Megatron's default (megatron/training/arguments.py)
+        ("--moe-token-dispatcher-type alltoall --overlap-moe-expert-parallel-comm", "alltoall", True),
+        ("--moe-token-dispatcher-type flex --moe-flex-dispatcher-backend deepep", "flex", False),
+    ],
+)
 def test_the_launch_chooses_the_dispatcher_and_its_overlap(tmp_path, flags, dispatcher, overlap):
     extra = f"--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8 {flags}".strip()
     for name, text in torchrun(gpt(extra)).files.items():

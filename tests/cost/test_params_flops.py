@@ -3,11 +3,27 @@
 import pytest
 from plint.cost import ModelInput, count_params, flops_per_token, padded_vocab
 
-LLAMA3_8B = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8, seq_length=8192,
-                       vocab_size=128256, ffn_hidden_size=14336, swiglu=True, untie_embeddings=True,
-                       normalization="RMSNorm", add_bias_linear=False)
-GPT3_175B = ModelInput(num_layers=96, hidden_size=12288, num_attention_heads=96, seq_length=2048, vocab_size=50257,
-                       max_position_embeddings=2048)
+LLAMA3_8B = ModelInput(
+    num_layers=32,
+    hidden_size=4096,
+    num_attention_heads=32,
+    num_query_groups=8,
+    seq_length=8192,
+    vocab_size=128256,
+    ffn_hidden_size=14336,
+    swiglu=True,
+    untie_embeddings=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+)
+GPT3_175B = ModelInput(
+    num_layers=96,
+    hidden_size=12288,
+    num_attention_heads=96,
+    seq_length=2048,
+    vocab_size=50257,
+    max_position_embeddings=2048,
+)
 
 
 def test_llama3_8b_is_8_03_billion():
@@ -36,11 +52,23 @@ def test_vocab_padding_follows_tensor_parallel_size():
 
 
 def test_moe_counts_shared_experts_layer_frequency_and_active_params():
-    base = {"num_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "seq_length": 128, "vocab_size": 256,
-            "ffn_hidden_size": 256, "swiglu": True, "normalization": "RMSNorm", "add_bias_linear": False}
+    base = {
+        "num_layers": 4,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "seq_length": 128,
+        "vocab_size": 256,
+        "ffn_hidden_size": 256,
+        "swiglu": True,
+        "normalization": "RMSNorm",
+        "add_bias_linear": False,
+    }
     dense = count_params(ModelInput(**base))
-    moe = count_params(ModelInput(**base, num_experts=8, moe_topk=2, moe_ffn_hidden_size=32,
-                                  moe_shared_expert_size=64, moe_layer_freq=2))
+    moe = count_params(
+        ModelInput(
+            **base, num_experts=8, moe_topk=2, moe_ffn_hidden_size=32, moe_shared_expert_size=64, moe_layer_freq=2
+        )
+    )
     h = 64
     expert = 3 * h * 32
     shared = 3 * h * 64
@@ -83,9 +111,21 @@ def test_qk_layernorm_kv_channels_and_qkv_bias_by_hand():
     # h=64, 8 heads of d=16 (n*d = 128 != h), 4 query groups, RMSNorm, no linear biases but --add-qkv-bias
     from plint.cost import Options
 
-    inp = ModelInput(num_layers=2, hidden_size=64, num_attention_heads=8, num_query_groups=4, kv_channels=16,
-                     seq_length=64, vocab_size=300, ffn_hidden_size=160, swiglu=True, normalization="RMSNorm",
-                     add_bias_linear=False, add_qkv_bias=True, options=Options(position_embedding="rope"))
+    inp = ModelInput(
+        num_layers=2,
+        hidden_size=64,
+        num_attention_heads=8,
+        num_query_groups=4,
+        kv_channels=16,
+        seq_length=64,
+        vocab_size=300,
+        ffn_hidden_size=160,
+        swiglu=True,
+        normalization="RMSNorm",
+        add_bias_linear=False,
+        add_qkv_bias=True,
+        options=Options(position_embedding="rope"),
+    )
     qkv = 8 * 16 + 2 * 4 * 16  # 128 + 128 = 256 output features
     attention = 64 * qkv + qkv + 128 * 64  # QKV weight and bias, projection 128 -> 64
     mlp = 3 * 64 * 160
@@ -99,8 +139,18 @@ def test_qk_layernorm_kv_channels_and_qkv_bias_by_hand():
 
 def test_router_bias_and_learned_positions_by_hand():
     # LayerNorm, biases on, learned positions (max 32), tied; layer 1 of 2 is MoE with 4 experts of f=64
-    inp = ModelInput(num_layers=2, hidden_size=32, num_attention_heads=4, seq_length=32, vocab_size=200,
-                     ffn_hidden_size=64, num_experts=4, moe_topk=2, moe_layer_freq=(0, 1), max_position_embeddings=32)
+    inp = ModelInput(
+        num_layers=2,
+        hidden_size=32,
+        num_attention_heads=4,
+        seq_length=32,
+        vocab_size=200,
+        ffn_hidden_size=64,
+        num_experts=4,
+        moe_topk=2,
+        moe_layer_freq=(0, 1),
+        max_position_embeddings=32,
+    )
     h, f = 32, 64
     attention = 3 * h * h + 3 * h + h * h + h  # 4,224
     mlp = h * f + f + f * h + h  # 4,192

@@ -3,13 +3,11 @@
 Hand-worked numbers, each against Megatron-LM core_v0.19's get_num_layers_to_build
 (megatron/core/transformer/transformer_block.py) and TransformerConfig.__post_init__'s checks."""
 
-
 from plint.cost import estimate
 from plint.cost import pipeline_stages as ps
 from plint.cost.memory import stage_layers
 from plint.reading.sources.megatron import layout_stages
 from plint.planning.plan import base_input
-
 
 
 def test_account_for_embedding_and_loss_takes_a_layer_from_each_end():
@@ -62,9 +60,18 @@ def test_the_slowest_rank_decides_the_micro_batch():
     assert ps.slowest_rank(None, 4, 4.0, 2.0) == (1.0, True)
 
 
-LLAMA_LIKE = {"num_layers": 30, "hidden_size": 4096, "ffn_hidden_size": 11008, "num_attention_heads": 32,
-              "seq_length": 4096, "vocab_size": 32000, "swiglu": True, "normalization": "RMSNorm",
-              "untie_embeddings": True, "add_bias_linear": False}
+LLAMA_LIKE = {
+    "num_layers": 30,
+    "hidden_size": 4096,
+    "ffn_hidden_size": 11008,
+    "num_attention_heads": 32,
+    "seq_length": 4096,
+    "vocab_size": 32000,
+    "swiglu": True,
+    "normalization": "RMSNorm",
+    "untie_embeddings": True,
+    "add_bias_linear": False,
+}
 
 
 def test_an_uneven_pipeline_is_costed_by_its_own_ranks():

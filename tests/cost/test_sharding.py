@@ -11,11 +11,27 @@ GIB = 1 << 30
 
 # Llama-3 8B as Megatron builds it: 32 layers, h 4096, GQA 8 groups of 128, SwiGLU f 14336, RMSNorm, no
 # biases, rope, untied output layer, vocabulary 128,256 (a multiple of 128: no padding).
-LLAMA3_8B = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, num_query_groups=8,
-                       kv_channels=128, ffn_hidden_size=14336, swiglu=True, normalization="RMSNorm",
-                       add_bias_linear=False, untie_embeddings=True, seq_length=8192, vocab_size=128256,
-                       hidden_dropout=0.0, attention_dropout=0.0, micro_batch=1, global_batch=128,
-                       nnodes=2, gpus_per_node=8, gpu="h100-sxm")
+LLAMA3_8B = ModelInput(
+    num_layers=32,
+    hidden_size=4096,
+    num_attention_heads=32,
+    num_query_groups=8,
+    kv_channels=128,
+    ffn_hidden_size=14336,
+    swiglu=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+    untie_embeddings=True,
+    seq_length=8192,
+    vocab_size=128256,
+    hidden_dropout=0.0,
+    attention_dropout=0.0,
+    micro_batch=1,
+    global_batch=128,
+    nnodes=2,
+    gpus_per_node=8,
+    gpu="h100-sxm",
+)
 # per layer: QKV 4096 x (4096 + 2 x 1024), projection 4096^2, fc1 4096 x 2 x 14336, fc2 14336 x 4096, 2 norms
 LAYER = 4096 * 6144 + 4096**2 + 4096 * 28672 + 14336 * 4096 + 2 * 4096
 EMBEDDING = 128256 * 4096
@@ -42,8 +58,10 @@ def test_megatron_fsdp_full_shard_llama3_8b_on_16_gpus():
     assert sum(dist_opt.values()) - sum(mem.values()) == pytest.approx(saved)
 
 
-@pytest.mark.parametrize(("strategy", "weights", "grads"), [("optimizer", 2 * P_8B, 4 * P_8B),
-                                                              ("gradients", 2 * P_8B, 4 * P_8B / 16 + 4 * (EMBEDDING + LAYER))])
+@pytest.mark.parametrize(
+    ("strategy", "weights", "grads"),
+    [("optimizer", 2 * P_8B, 4 * P_8B), ("gradients", 2 * P_8B, 4 * P_8B / 16 + 4 * (EMBEDDING + LAYER))],
+)
 def test_megatron_fsdp_lesser_strategies(strategy, weights, grads):
     # optim: the distributed optimizer's shard alone; optim_grads: and the fp32 gradients, with the two
     # un-sharded units' gradient buffers; the weights stay whole
@@ -54,11 +72,26 @@ def test_megatron_fsdp_lesser_strategies(strategy, weights, grads):
 
 
 # Llama-2 7B, DeepSpeed's worked example (deepspeed.md sec. 4.1: 6.74 B params, L = 32000 x 4096, one node of 8)
-LLAMA2_7B = ModelInput(num_layers=32, hidden_size=4096, num_attention_heads=32, ffn_hidden_size=11008,
-                       swiglu=True, normalization="RMSNorm", add_bias_linear=False, untie_embeddings=True,
-                       seq_length=4096, vocab_size=32000, hidden_dropout=0.0, attention_dropout=0.0,
-                       micro_batch=1, global_batch=64, nnodes=1, gpus_per_node=8, gpu="a100-sxm-80gb",
-                       zero_stage=3)
+LLAMA2_7B = ModelInput(
+    num_layers=32,
+    hidden_size=4096,
+    num_attention_heads=32,
+    ffn_hidden_size=11008,
+    swiglu=True,
+    normalization="RMSNorm",
+    add_bias_linear=False,
+    untie_embeddings=True,
+    seq_length=4096,
+    vocab_size=32000,
+    hidden_dropout=0.0,
+    attention_dropout=0.0,
+    micro_batch=1,
+    global_batch=64,
+    nnodes=1,
+    gpus_per_node=8,
+    gpu="a100-sxm-80gb",
+    zero_stage=3,
+)
 P_7B = 32 * (4 * 4096**2 + 3 * 4096 * 11008 + 2 * 4096) + 2 * 32000 * 4096 + 4096
 L_7B = 32000 * 4096  # the embedding (and the output layer): larger than fc1, 2 x 11008 x 4096
 
@@ -165,8 +198,9 @@ def test_hybrid_megatron_fsdp_full_shard_over_one_node_replicated_over_two():
     # the all-reduce) and the updated 16-bit shard all-gathered across the replicas
     outer_optim = hsdp.replace(outer_optimizer_sharded=True)
     assert memory_bytes(outer_optim, c, 8)["optimizer"] == pytest.approx(12 * P_8B / 16)
-    across = (1 / 2 * 4 * P_8B / 8 / links.net_bw + links.alpha_net) + \
-        (1 / 2 * 2 * P_8B / 8 / links.net_bw + links.alpha_net)
+    across = (1 / 2 * 4 * P_8B / 8 / links.net_bw + links.alpha_net) + (
+        1 / 2 * 2 * P_8B / 8 / links.net_bw + links.alpha_net
+    )
     assert estimate(outer_optim).time_s["dp"] == pytest.approx(estimate(one_node).time_s["dp"] + across)
 
 
@@ -179,9 +213,11 @@ def test_hybrid_sharding_is_read_from_megatron_and_hf_launches(tmp_path):
         (result,) = check_paths([path])
         return result.layouts[0]
 
-    common = ("torchrun --nnodes 4 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
-              "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
-              "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 256 --bf16 ")
+    common = (
+        "torchrun --nnodes 4 --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+        "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 "
+        "--max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 256 --bf16 "
+    )
     hybrid = layout(common + "--use-distributed-optimizer --num-distributed-optimizer-instances 4\n")
     got = hybrid.get("parallel.dp_outer")
     assert (got.value, got.origin, got.span.line) == (4, "literal", 3)
@@ -189,8 +225,10 @@ def test_hybrid_sharding_is_read_from_megatron_and_hf_launches(tmp_path):
     assert (flat.value, flat.origin) == (1, "default")
     assert layout(common + "\n").get("parallel.dp_outer") is None  # nothing sharded, nothing replicated
     # HF --fsdp hybrid_shard: torch FSDP's HYBRID_SHARD shards inside a node and replicates across the 2 nodes
-    hf = layout("torchrun --nnodes 2 --nproc_per_node 8 --node_rank 0 --master_addr n0 train.py "
-                "--output_dir out --fsdp 'hybrid_shard auto_wrap' --bf16\n").get("parallel.dp_outer")
+    hf = layout(
+        "torchrun --nnodes 2 --nproc_per_node 8 --node_rank 0 --master_addr n0 train.py "
+        "--output_dir out --fsdp 'hybrid_shard auto_wrap' --bf16\n"
+    ).get("parallel.dp_outer")
     assert (hf.value, hf.origin) == (2, "derived") and "one replica per node" in hf.note
 
 
@@ -199,39 +237,53 @@ def _pl101(tmp_path, nodes: int, flags: str) -> list:
     from plint.checking.check import check_paths
 
     path = tmp_path / "launch.sh"
-    path.write_text("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                    f"torchrun --nnodes {nodes} --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
-                    f"{flags} --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
-                    "--max-position-embeddings 2048 --micro-batch-size 1 --bf16\n")
+    path.write_text(
+        "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        f"torchrun --nnodes {nodes} --nproc_per_node 8 --node_rank 0 --master_addr n0 pretrain_gpt.py "
+        f"{flags} --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 1 --bf16\n"
+    )
     (result,) = check_paths([path])
     return [d for d in result.diagnostics if d.code == "PL101"]
 
 
 def test_hybrid_sharding_that_does_not_divide_dp_is_a_start_up_error(tmp_path):
     def findings(instances: int):
-        return _pl101(tmp_path, 3, "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
-                                   f"--num-distributed-optimizer-instances {instances} --global-batch-size 240")
+        return _pl101(
+            tmp_path,
+            3,
+            "--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer "
+            f"--num-distributed-optimizer-instances {instances} --global-batch-size 240",
+        )
 
     # 24 GPUs / tp 2 = dp 12: 3 instances of 4 ranks divide it, 8 do not (megatron/core/parallel_state.py
     # asserts dp*cp % instances == 0)
     assert findings(3) == []
     (bad,) = findings(8)
-    assert bad.key == "parallel.dp_outer" and "dp*cp = 12 is not divisible by --num-distributed-optimizer-instances 8" \
-        in bad.message
+    assert (
+        bad.key == "parallel.dp_outer"
+        and "dp*cp = 12 is not divisible by --num-distributed-optimizer-instances 8" in bad.message
+    )
 
 
 def test_hybrid_sharding_that_does_not_divide_the_expert_data_parallel_group_is_a_start_up_error(tmp_path):
     def findings(ep: int):
-        return _pl101(tmp_path, 2, "--use-distributed-optimizer --num-distributed-optimizer-instances 4 --num-experts 8 "
-                                   f"--expert-model-parallel-size {ep} --moe-router-topk 2 --global-batch-size 256")
+        return _pl101(
+            tmp_path,
+            2,
+            "--use-distributed-optimizer --num-distributed-optimizer-instances 4 --num-experts 8 "
+            f"--expert-model-parallel-size {ep} --moe-router-topk 2 --global-batch-size 256",
+        )
 
     # 16 GPUs: dp 16 divides by 4 instances; the expert-data-parallel size 16/ep must as well
     # (megatron/core/parallel_state.py: "Expert data parallel size should be divisible by partial DistOpt
     # shard factor"): ep 2 leaves 8, ep 8 leaves 2 (review)
     assert findings(2) == []
     (bad,) = findings(8)
-    assert bad.key == "parallel.dp_outer" and "world/(etp*ep*pp) = 16/8 = 2 is not divisible by " \
-        "--num-distributed-optimizer-instances 4" in bad.message
+    assert (
+        bad.key == "parallel.dp_outer"
+        and "world/(etp*ep*pp) = 16/8 = 2 is not divisible by --num-distributed-optimizer-instances 4" in bad.message
+    )
 
 
 def test_the_planner_keeps_hybrid_sharding_to_layouts_it_divides():
@@ -265,16 +317,19 @@ def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_p
     from plint.checking.check import check_paths
     from plint.cost.layout_estimate import cost_input
 
-    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4, '
-                                      '"bf16": {"enabled": true}, '
-                                      '"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}')
+    (tmp_path / "ds.json").write_text(
+        '{"train_micro_batch_size_per_gpu": 1, "gradient_accumulation_steps": 4, '
+        '"bf16": {"enabled": true}, '
+        '"zero_optimization": {"stage": 3, "zero_hpz_partition_size": 8}}'
+    )
     (tmp_path / "hostfile").write_text("node-0 slots=8\nnode-1 slots=8\n")
     (tmp_path / "launch.sh").write_text(
         "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
         "deepspeed --num_nodes 2 --num_gpus 8 --hostfile hostfile pretrain_gpt.py --deepspeed --deepspeed_config "
         "ds.json --zero-stage 3 --no-pipeline-parallel --num-layers 32 --hidden-size 4096 --num-attention-heads 32 "
         "--seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 64 --bf16 "
-        "--vocab-size 32000\n")
+        "--vocab-size 32000\n"
+    )
     (result,) = check_paths([tmp_path / "launch.sh"])
     inp = cost_input(result.layouts[0])
     assert (inp.hpz_partition, inp.zero_stage, inp.data_parallel(), inp.dp_outer) == (8, 3, 16, 1)
@@ -288,14 +343,17 @@ def test_zero_plus_plus_hpz_is_a_secondary_weight_copy_not_hybrid_sharding(tmp_p
     assert estimate(hpz).time_s["dp"] < estimate(hpz.replace(hpz_partition=1)).time_s["dp"]
 
 
-@pytest.mark.parametrize("stage, offload_param, gpu_bytes, host_bytes, gpu_gib, host_gib", [
-    # ZeRO-2, optimizer offloaded: GPU 2P, CPU P max(4N, 16) f
-    (2, False, 2 * P_7B, P_7B * 32 * 1.5, 12.55, 301.30),
-    # ZeRO-3, optimizer offloaded: GPU 4L + 2P/N, CPU 16P f (zero_init)
-    (3, False, 4 * L_7B + 2 * P_7B / 8, 16 * P_7B * 1.5, 2.06, 150.65),
-    # ZeRO-3, parameters too: GPU 4L, CPU 18P f (zero_init)
-    (3, True, 4 * L_7B, 18 * P_7B * 1.5, 0.49, 169.48),
-])
+@pytest.mark.parametrize(
+    "stage, offload_param, gpu_bytes, host_bytes, gpu_gib, host_gib",
+    [
+        # ZeRO-2, optimizer offloaded: GPU 2P, CPU P max(4N, 16) f
+        (2, False, 2 * P_7B, P_7B * 32 * 1.5, 12.55, 301.30),
+        # ZeRO-3, optimizer offloaded: GPU 4L + 2P/N, CPU 16P f (zero_init)
+        (3, False, 4 * L_7B + 2 * P_7B / 8, 16 * P_7B * 1.5, 2.06, 150.65),
+        # ZeRO-3, parameters too: GPU 4L, CPU 18P f (zero_init)
+        (3, True, 4 * L_7B, 18 * P_7B * 1.5, 0.49, 169.48),
+    ],
+)
 def test_cpu_offload_against_deepspeeds_estimators(stage, offload_param, gpu_bytes, host_bytes, gpu_gib, host_gib):
     """(issue 23) DeepSpeed's estimators (deepspeed.md sec. 4.1: one node of 8, additional_buffer_factor 1.5) on
     Llama-2 7B: the model states plint keeps on the GPU and the host memory it reports per node are the

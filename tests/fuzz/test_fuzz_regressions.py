@@ -12,21 +12,26 @@ LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-s
 CASES = {
     # a sourced script with an undecodable byte on a line bash -n rejects: the span's encode raised, and
     # the evaluator reported it as "plint could not evaluate the rest of the script (UnicodeEncodeError)"
-    "undecodable-byte-in-a-bash-error": {"launch.sh": b"source conf.sh\n" + LAUNCH,
-                                         "conf.sh": b"if true; then\nfi \xe6\n"},
+    "undecodable-byte-in-a-bash-error": {
+        "launch.sh": b"source conf.sh\n" + LAUNCH,
+        "conf.sh": b"if true; then\nfi \xe6\n",
+    },
     # 1,000 copies of a line bash rejects: 2.8 MB of SARIF before the report budget
     "a-thousand-refused-lines": {"launch.sh": b"T=300_000_000_000\n" + b"S=$(( T / 2 ))\n" * 1000 + LAUNCH},
     # 400 copies of a launch line: 400 layouts, 4.5 MB of JSON before the launch budget
     "a-launch-line-repeated": {"launch.sh": LAUNCH * 400},
     # a list where DeepSpeed wants a number, times a huge micro batch: a MemoryError (Hypothesis found it)
-    "a-list-times-a-huge-batch": {"launch.sh": b"torchrun --nproc_per_node 8 pretrain_gpt.py --deepspeed "
-                                               b"--deepspeed_config ds.json --num-layers 2\n",
-                                  "ds.json": b'{"gradient_accumulation_steps": [[true], []], '
-                                             b'"train_micro_batch_size_per_gpu": 2755933772}'},
+    "a-list-times-a-huge-batch": {
+        "launch.sh": b"torchrun --nproc_per_node 8 pretrain_gpt.py --deepspeed "
+        b"--deepspeed_config ds.json --num-layers 2\n",
+        "ds.json": b'{"gradient_accumulation_steps": [[true], []], "train_micro_batch_size_per_gpu": 2755933772}',
+    },
     # `$'\ud800'` made a lone surrogate that stopped the evaluator at its next encode (issue 30's fuzzer, seed 1
     # input 2852); bash writes the surrogate's three UTF-8 bytes
     "a-surrogate-escape-in-an-ansi-c-string": {
-        "launch.sh": b"CMD=\"torchrun --nproc_per_node 8 pretra$'\\ud800'in_gpt.py\"\neval \"$CMD\"\nY=$'\\udfff'\n" + LAUNCH},
+        "launch.sh": b"CMD=\"torchrun --nproc_per_node 8 pretra$'\\ud800'in_gpt.py\"\neval \"$CMD\"\nY=$'\\udfff'\n"
+        + LAUNCH
+    },
     # positional arguments doubling in a self-recursive function
     "arguments-doubling": {"launch.sh": b'f() { f "$@" "$@"; }\nf a\n' + LAUNCH},
 }
@@ -48,8 +53,9 @@ def test_a_fingerprint_of_a_message_quoting_undecodable_bytes():
     from plint.report.common import fingerprint
 
     d = Diagnostic("PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbdain_batch_size"', "ds.json")
-    assert len(fingerprint(d)) == 32 and fingerprint(d) != fingerprint(Diagnostic(
-        "PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbeain_batch_size"', "ds.json"))
+    assert len(fingerprint(d)) == 32 and fingerprint(d) != fingerprint(
+        Diagnostic("PL504", "deepspeed-unknown-key", "error", 'unknown key "tr\udcbeain_batch_size"', "ds.json")
+    )
 
 
 def test_a_zero_stage_that_is_a_list_reads_as_no_sharding(tmp_path):
@@ -72,7 +78,8 @@ def test_a_node_of_a_hundred_million_gpus_is_not_drawn(tmp_path):
     (tmp_path / "launch.sh").write_text(
         "NNODES=2\ntorchrun --nproc_per_node 100000000 --nnodes $NNODES pretrain_gpt.py --num-layers 32 --hidden-size 4096 "
         "--num-attention-heads 32 --seq-length 4096 --max-position-embeddings 4096 --micro-batch-size 1 "
-        "--global-batch-size 1024 --bf16 --use-distributed-optimizer --train-iters 10\n")
+        "--global-batch-size 1024 --bf16 --use-distributed-optimizer --train-iters 10\n"
+    )
     run = check_paths([tmp_path / "launch.sh"])
     text = render(run.results)
     assert len(text) < 100_000 and "Device grid" not in text
@@ -84,6 +91,8 @@ def test_a_deepspeed_size_that_is_an_object_is_no_number(tmp_path):
     from plint.checking.check import check_paths
 
     (tmp_path / "ds_config.json").write_text('{"train_micro_batch_size_per_gpu": 1, "sequence_parallel_size": {}}')
-    (tmp_path / "launch.sh").write_text("deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds_config.json\n")
+    (tmp_path / "launch.sh").write_text(
+        "deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds_config.json\n"
+    )
     (result,) = check_paths([tmp_path / "launch.sh"])
     assert result.layouts and result.layouts[0].value("parallel.dp") is None

@@ -23,7 +23,9 @@ def test_inputs_cover_every_kind_of_mutation():
 
 
 def test_a_slice_of_the_fuzzer_finds_nothing(tmp_path):
-    summary = fuzz.fuzz(seed=0, count=150, out=tmp_path / "reproducers", structured=0.0)  # tests/fuzz/test_fuzz_structure.py has the rest
+    summary = fuzz.fuzz(
+        seed=0, count=150, out=tmp_path / "reproducers", structured=0.0
+    )  # tests/fuzz/test_fuzz_structure.py has the rest
     assert summary.inputs == 150
     assert summary.failures == [], "\n\n".join(f"{name}: {problems[0][:3000]}" for name, problems in summary.failures)
     assert summary.max_output < fuzz.MAX_OUTPUT

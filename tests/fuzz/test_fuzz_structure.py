@@ -28,13 +28,16 @@ def test_structured_inputs_take_their_own_share():
     assert all(c.files == old[c.name] for c in mixed if not c.how.startswith("structure:"))
 
 
-@pytest.mark.parametrize("text", [
-    "::error::plintfuzz",  # a command of the file's text at a line's start
-    "  ::add-mask::plintfuzz",
-    "::error file=::error::plintfuzz.sh,line=1::x",  # a property that was not escaped
-    "plint: x ##[stop-commands]plintfuzz",  # the runner reads ##[ anywhere
-    "a\r::warning::plintfuzz",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "::error::plintfuzz",  # a command of the file's text at a line's start
+        "  ::add-mask::plintfuzz",
+        "::error file=::error::plintfuzz.sh,line=1::x",  # a property that was not escaped
+        "plint: x ##[stop-commands]plintfuzz",  # the runner reads ##[ anywhere
+        "a\r::warning::plintfuzz",
+    ],
+)
 def test_the_workflow_check_sees_an_unescaped_command(text):
     assert fuzz.workflow_problems(text)
 
@@ -49,8 +52,16 @@ def test_the_markup_check_sees_raw_markup(text):
     assert fuzz.markup_problems(text)
 
 
-@pytest.mark.parametrize("text", ["`@plintfuzzer <img src=x onerror=1> #4242`", "&lt;img src=x&gt;",
-                                  "```\n@plintfuzzer #4242\n```", "a\\#4242 b", "x#4242"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`@plintfuzzer <img src=x onerror=1> #4242`",
+        "&lt;img src=x&gt;",
+        "```\n@plintfuzzer #4242\n```",
+        "a\\#4242 b",
+        "x#4242",
+    ],
+)
 def test_the_markup_check_lets_escaped_markup_through(text):
     assert fuzz.markup_problems(text) == []
 

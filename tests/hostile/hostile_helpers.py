@@ -15,8 +15,10 @@ from plint.cli.commands import cli
 
 SECRET = "PLINT_SECRET_5e2b"  # planted in every outside file: it must never be printed
 FORMATS = ("text", "json", "sarif", "github", "markdown", "gitlab", "junit", "rdjson")
-TRAINER = ("pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
-           "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8")
+TRAINER = (
+    "pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+    "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8"
+)
 
 # ---- every open() of the process, while recording -------------------------------------------------
 
@@ -60,6 +62,7 @@ def opened_under(opened: list[str], folder: Path) -> list[str]:
 @contextmanager
 def time_limit(seconds: int):
     """Fail instead of hanging (a FIFO opened for reading blocks until a writer comes)."""
+
     def expire(*_):
         raise TimeoutError(f"took more than {seconds} s")
 
@@ -73,6 +76,7 @@ def time_limit(seconds: int):
 
 
 # ---- a repository with a hostile neighbour ---------------------------------------------------------
+
 
 def make_tree(tmp_path: Path, files: dict[str, str | bytes], links: dict[str, str] | None = None) -> tuple[Path, Path]:
     """tmp_path/repo (a git work tree: it has .git) and tmp_path/outside; `files` are written relative
@@ -110,8 +114,11 @@ def all_formats(paths: list[str], extra: list[str] | None = None, summary: Path 
     for fmt in FORMATS:
         env = {"GITHUB_STEP_SUMMARY": str(summary)} if fmt == "github" and summary is not None else None
         result = plint(["check", "--format", fmt, *(extra or []), *paths], env=env)
-        assert result.exception is None or isinstance(result.exception, SystemExit), \
-            (fmt, result.output, result.exc_info)
+        assert result.exception is None or isinstance(result.exception, SystemExit), (
+            fmt,
+            result.output,
+            result.exc_info,
+        )
         assert result.exit_code in (0, 1), (fmt, result.exit_code, result.output)
         out[fmt] = result.output
     if summary is not None and summary.exists():

@@ -12,16 +12,51 @@ from hostile_helpers import SECRET, make_tree, opened_under, recording_opens, ti
 
 # {o} is the outside folder, {r} the repository (absolute); `lo`, `ld` are symlinks inside the repository
 # pointing out (a file, a folder); `in.sh`/`in.json` are the repository's own files
-PATHS = ["../outside/f.sh", "../outside/f.json", "{o}/f.sh", "{o}/f.json", "{r}/../outside/f.json",
-         "sub/../../outside/f.sh", "./lo", "ld/f.sh", "ld/f.json", "lo", "$OUT/f.sh", "${OUT}/f.json",
-         "in.sh", "in.json", "./sub/../in.json", "{r}/in.sh", "/etc/passwd", "../outside", "ld", "../outside/hostfile"]
-USES = ["source {p}", ". {p}", "bash {p}", "sbatch {p}", "cat {p} > ds.json", "cp {p} ds.json", "cp {p} copied.sh",
-        "sed 's/a/b/' {p} > ds.json", "sed -i 's/a/b/' {p}", "X=$(cat {p})", "cat {p} | tee out.json",
-        "deepspeed --hostfile {p} pretrain_gpt.py --deepspeed --deepspeed_config {p}",
-        "deepspeed --num_gpus 2 pretrain_gpt.py --deepspeed --deepspeed_config {p}",
-        "accelerate launch --config_file {p} train.py", "torchrun --nproc_per_node 2 pretrain_gpt.py $(cat {p})",
-        "source copied.sh", "deepspeed --num_gpus 2 pretrain_gpt.py --deepspeed --deepspeed_config ds.json",
-        "OUT=../outside", "OUT={o}", "cd ..", "cd {o}"]
+PATHS = [
+    "../outside/f.sh",
+    "../outside/f.json",
+    "{o}/f.sh",
+    "{o}/f.json",
+    "{r}/../outside/f.json",
+    "sub/../../outside/f.sh",
+    "./lo",
+    "ld/f.sh",
+    "ld/f.json",
+    "lo",
+    "$OUT/f.sh",
+    "${OUT}/f.json",
+    "in.sh",
+    "in.json",
+    "./sub/../in.json",
+    "{r}/in.sh",
+    "/etc/passwd",
+    "../outside",
+    "ld",
+    "../outside/hostfile",
+]
+USES = [
+    "source {p}",
+    ". {p}",
+    "bash {p}",
+    "sbatch {p}",
+    "cat {p} > ds.json",
+    "cp {p} ds.json",
+    "cp {p} copied.sh",
+    "sed 's/a/b/' {p} > ds.json",
+    "sed -i 's/a/b/' {p}",
+    "X=$(cat {p})",
+    "cat {p} | tee out.json",
+    "deepspeed --hostfile {p} pretrain_gpt.py --deepspeed --deepspeed_config {p}",
+    "deepspeed --num_gpus 2 pretrain_gpt.py --deepspeed --deepspeed_config {p}",
+    "accelerate launch --config_file {p} train.py",
+    "torchrun --nproc_per_node 2 pretrain_gpt.py $(cat {p})",
+    "source copied.sh",
+    "deepspeed --num_gpus 2 pretrain_gpt.py --deepspeed --deepspeed_config ds.json",
+    "OUT=../outside",
+    "OUT={o}",
+    "cd ..",
+    "cd {o}",
+]
 
 
 def _tree(tmp_path):
@@ -31,10 +66,17 @@ def _tree(tmp_path):
     root.mkdir()
     secret_sh = f'TP="{SECRET}"\nexport {SECRET}=1\ntorchrun --nproc_per_node 8 pretrain_gpt.py --{SECRET} 1\n'
     secret_json = f'{{"train_micro_batch_size_per_gpu": "{SECRET}", "{SECRET}": 1}}\n'
-    repo, outside = make_tree(root, {"outside/f.sh": secret_sh, "outside/f.json": secret_json,
-                                     "outside/hostfile": f"{SECRET} slots=8\n",
-                                     "repo/in.sh": "TP=2\n", "repo/in.json": '{"train_micro_batch_size_per_gpu": 1}\n'},
-                              {"repo/lo": "{outside}/f.sh", "repo/ld": "{outside}"})
+    repo, outside = make_tree(
+        root,
+        {
+            "outside/f.sh": secret_sh,
+            "outside/f.json": secret_json,
+            "outside/hostfile": f"{SECRET} slots=8\n",
+            "repo/in.sh": "TP=2\n",
+            "repo/in.json": '{"train_micro_batch_size_per_gpu": 1}\n',
+        },
+        {"repo/lo": "{outside}/f.sh", "repo/ld": "{outside}"},
+    )
     (repo / "sub").mkdir()
     return repo, outside
 

@@ -40,8 +40,7 @@ CASES = {
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_a_number_of_any_length_is_a_finding(tmp_path, name):
     path, text = CASES[name]
-    repo, _ = make_tree(tmp_path, {f"repo/{path}": text, "repo/hostfile": f"w1 slots={LONG}\n",
-                                   "repo/other.sh": CLEAN})
+    repo, _ = make_tree(tmp_path, {f"repo/{path}": text, "repo/hostfile": f"w1 slots={LONG}\n", "repo/other.sh": CLEAN})
     done = _check(repo, path, "other.sh")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
@@ -51,16 +50,16 @@ def test_a_number_of_any_length_is_a_finding(tmp_path, name):
 
 
 def test_a_long_number_is_named_by_its_length(tmp_path):
-    repo, _ = make_tree(tmp_path, {"repo/ds.sh": f"deepspeed --hostfile hostfile {TRAINER}\n",
-                                   "repo/hostfile": f"w1 slots={LONG}\n"})
+    repo, _ = make_tree(
+        tmp_path, {"repo/ds.sh": f"deepspeed --hostfile hostfile {TRAINER}\n", "repo/hostfile": f"w1 slots={LONG}\n"}
+    )
     done = _check(repo, "ds.sh", fmt="text")
     assert "w1 slots is a 5000-digit number" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_a_lone_surrogate_escape_in_a_deepspeed_key_is_reported_in_every_format(tmp_path, fmt):
-    repo, _ = make_tree(tmp_path, {"repo/ds.json": '{"train_batch_size": 8, "\\ud800": 1}',
-                                   "repo/other.sh": CLEAN})
+    repo, _ = make_tree(tmp_path, {"repo/ds.json": '{"train_batch_size": 8, "\\ud800": 1}', "repo/other.sh": CLEAN})
     summary = tmp_path / "summary.md"
     done = _check(repo, "ds.json", "other.sh", fmt=fmt, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert done.returncode == 0, done.stderr

@@ -33,8 +33,12 @@ FILES = {
     "repo/names.sh": LAUNCH + " --deepspeed --deepspeed_config ../outside/secret.json\n",
     "repo/plain.sh": LAUNCH + "\n",
 }
-LINKS = {"repo/link.sh": "{outside}/dir/x.sh", "repo/link.json": "{outside}/secret.json",
-         "repo/text.sh": "{outside}/secret.txt", "repo/sub": "{outside}/dir"}
+LINKS = {
+    "repo/link.sh": "{outside}/dir/x.sh",
+    "repo/link.json": "{outside}/secret.json",
+    "repo/text.sh": "{outside}/secret.txt",
+    "repo/sub": "{outside}/dir",
+}
 NAMED = ["sources.sh", "names.sh", "plain.sh", "link.sh", "link.json", "text.sh", "sub/x.sh", "sub"]
 
 
@@ -69,8 +73,12 @@ def _written(repo: Path) -> str:
     """Every file in the tree but the planted launches (what the commands wrote)."""
     texts = []
     for path in repo.rglob("*"):
-        if path.is_file() and not path.is_symlink() and ".git" not in path.parts \
-                and not any(path.resolve() == (repo / name).resolve() for name in FILES if name.startswith("repo/")):
+        if (
+            path.is_file()
+            and not path.is_symlink()
+            and ".git" not in path.parts
+            and not any(path.resolve() == (repo / name).resolve() for name in FILES if name.startswith("repo/"))
+        ):
             texts.append(path.read_text(errors="replace"))
     return "\n".join(texts)
 
@@ -82,8 +90,9 @@ def test_no_command_reads_shows_or_writes_outside_the_root(tree, tmp_path):
     (repo / "layout.json").write_text(layout.stdout)
     ran = 0
     for name, args in _commands(repo).items():
-        done = run_plint(*args, cwd=repo, env={"GITHUB_STEP_SUMMARY": str(summary),
-                                              "GITHUB_OUTPUT": str(tmp_path / "github_output")})
+        done = run_plint(
+            *args, cwd=repo, env={"GITHUB_STEP_SUMMARY": str(summary), "GITHUB_OUTPUT": str(tmp_path / "github_output")}
+        )
         assert "Traceback" not in done.stderr, (name, done.stderr)
         assert done.returncode in (0, 1, 2), (name, done.returncode)
         for stream, text in (("stdout", done.stdout), ("stderr", done.stderr)):

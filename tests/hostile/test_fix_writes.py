@@ -8,12 +8,13 @@ from types import SimpleNamespace
 
 import pytest
 
-from hostile_helpers import (SECRET, make_tree, opened_under, outside_snapshot, plint, recording_opens,
-                             time_limit)
+from hostile_helpers import SECRET, make_tree, opened_under, outside_snapshot, plint, recording_opens, time_limit
 
-FIXABLE = ('ARGS="--tensor-model-paralel-size 2 --use-flash-attn"  # {secret}\n')  # PL501 has a did-you-mean fix
-LAUNCH = ("torchrun --nproc_per_node 8 pretrain_gpt.py $ARGS --num-layers 4 --hidden-size 512 --num-attention-heads 8 "
-          "--seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8\n")
+FIXABLE = 'ARGS="--tensor-model-paralel-size 2 --use-flash-attn"  # {secret}\n'  # PL501 has a did-you-mean fix
+LAUNCH = (
+    "torchrun --nproc_per_node 8 pretrain_gpt.py $ARGS --num-layers 4 --hidden-size 512 --num-attention-heads 8 "
+    "--seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8\n"
+)
 
 
 def _fix(args: list[str]):
@@ -24,11 +25,15 @@ def _fix(args: list[str]):
 @pytest.mark.parametrize("unsafe", [False, True])
 @pytest.mark.parametrize("how", ["relative", "absolute", "symlinked-dir"])
 def test_fix_never_touches_a_sourced_file_outside_the_root(tmp_path, monkeypatch, unsafe, how):
-    sourced = {"relative": "../outside/victim.sh", "absolute": "{outside}/victim.sh",
-               "symlinked-dir": "conf/victim.sh"}[how]
+    sourced = {
+        "relative": "../outside/victim.sh",
+        "absolute": "{outside}/victim.sh",
+        "symlinked-dir": "conf/victim.sh",
+    }[how]
     links = {"repo/conf": "{outside}"} if how == "symlinked-dir" else {}
-    repo, outside = make_tree(tmp_path, {"outside/victim.sh": FIXABLE,
-                                         "repo/launch.sh": f"source {sourced}\n" + LAUNCH}, links)
+    repo, outside = make_tree(
+        tmp_path, {"outside/victim.sh": FIXABLE, "repo/launch.sh": f"source {sourced}\n" + LAUNCH}, links
+    )
     before = outside_snapshot(outside)
     monkeypatch.chdir(repo)
     with recording_opens() as opened:
@@ -40,8 +45,9 @@ def test_fix_never_touches_a_sourced_file_outside_the_root(tmp_path, monkeypatch
 
 
 def test_fix_refuses_a_named_file_that_is_a_symlink_to_outside(tmp_path, monkeypatch):
-    repo, outside = make_tree(tmp_path, {"outside/victim.sh": FIXABLE + LAUNCH},
-                              {"repo/launch.sh": "{outside}/victim.sh"})
+    repo, outside = make_tree(
+        tmp_path, {"outside/victim.sh": FIXABLE + LAUNCH}, {"repo/launch.sh": "{outside}/victim.sh"}
+    )
     before = outside_snapshot(outside)
     monkeypatch.chdir(repo)
     result = _fix(["--unsafe-fixes", "launch.sh"])
@@ -71,8 +77,9 @@ def test_fix_writes_a_file_inside_the_root(tmp_path, monkeypatch):
 
 
 def test_a_widened_root_is_written_only_where_it_is_read(tmp_path, monkeypatch):
-    repo, outside = make_tree(tmp_path, {"outside/victim.sh": FIXABLE,
-                                         "repo/launch.sh": "source ../outside/victim.sh\n" + LAUNCH})
+    repo, outside = make_tree(
+        tmp_path, {"outside/victim.sh": FIXABLE, "repo/launch.sh": "source ../outside/victim.sh\n" + LAUNCH}
+    )
     monkeypatch.chdir(repo)
     _fix(["--root", str(tmp_path), "launch.sh"])  # the user trusts the folder above: it is fixed
     assert "--tensor-model-parallel-size" in (outside / "victim.sh").read_text()
@@ -83,8 +90,11 @@ def test_unwritable_names_files_outside_every_root(tmp_path):
     from plint.root import Root
 
     repo, outside = make_tree(tmp_path, {"repo/launch.sh": "x\n", "outside/victim.sh": "y\n"})
-    run = SimpleNamespace(results=[SimpleNamespace(reading=SimpleNamespace(
-        root=Root((str(repo),), frozenset({str(repo / "launch.sh")}))))])
+    run = SimpleNamespace(
+        results=[
+            SimpleNamespace(reading=SimpleNamespace(root=Root((str(repo),), frozenset({str(repo / "launch.sh")}))))
+        ]
+    )
     inside, out = str(repo / "launch.sh"), str(outside / "victim.sh")
     refused = unwritable(run, [repo / "launch.sh"], [inside, out])
     assert inside not in refused

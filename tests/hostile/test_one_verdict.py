@@ -51,9 +51,14 @@ def test_a_broken_config_sets_no_value_of_the_launch(tmp_path, monkeypatch):
 
 def test_deeply_nested_yaml_and_json_elsewhere_never_recurse(tmp_path, monkeypatch):
     deep_yaml = "num_processes: " + "[" * 100_000 + "]" * 100_000 + "\n"
-    repo, _ = make_tree(tmp_path, {"repo/acc.yaml": deep_yaml, "repo/deep.json": BROKEN["deep"],
-                                   "repo/launch.sh": "accelerate launch --config_file acc.yaml train.py\n"
-                                                     "cat deep.json > ds.json\n" + LAUNCH})
+    repo, _ = make_tree(
+        tmp_path,
+        {
+            "repo/acc.yaml": deep_yaml,
+            "repo/deep.json": BROKEN["deep"],
+            "repo/launch.sh": "accelerate launch --config_file acc.yaml train.py\ncat deep.json > ds.json\n" + LAUNCH,
+        },
+    )
     monkeypatch.chdir(repo)
     for fmt in ("text", "json", "sarif", "github", "markdown"):
         with time_limit(60):

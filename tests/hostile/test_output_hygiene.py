@@ -12,8 +12,10 @@ from markdown_it import MarkdownIt
 from hostile_helpers import TRAINER, all_formats, make_tree
 from plint.report.markdown import inline_markdown, code_span
 
-INJECTION = ("--x[x](http://evil.example)-@someone-**b**-<img src=x onerror=alert(1)>-www.evil.example-#12-"
-             "a@evil.example-<!-- c -->-~~s~~-|t|")
+INJECTION = (
+    "--x[x](http://evil.example)-@someone-**b**-<img src=x onerror=alert(1)>-www.evil.example-#12-"
+    "a@evil.example-<!-- c -->-~~s~~-|t|"
+)
 TICKS = "--y`@someone <b>x</b>`[l](https://evil.example)``"
 CONTROL = "--z\x1b[31mred\x1b[0m\rX\x07\u202eY"
 NEWLINE = "--n\n::error file=x::forged%0A"
@@ -26,8 +28,9 @@ INT_FLAGS = ("--seed", "--train-iters", "--eval-iters", "--log-interval", "--sav
 def _launch(tmp_path, monkeypatch, *values):
     """A launch giving each value to an integer flag: PL506 quotes it in its message."""
     quoted = " ".join(f"{flag} '{v}'" for flag, v in zip(INT_FLAGS, values))
-    repo, _ = make_tree(tmp_path, {"repo/launch.sh": f"# comment with \x1b[2J escape\ntorchrun --nproc_per_node 8 "
-                                                     f"{TRAINER} {quoted}\n"})
+    repo, _ = make_tree(
+        tmp_path, {"repo/launch.sh": f"# comment with \x1b[2J escape\ntorchrun --nproc_per_node 8 {TRAINER} {quoted}\n"}
+    )
     monkeypatch.chdir(repo)
     return repo
 

@@ -13,56 +13,139 @@ from hostile_helpers import SECRET, TRAINER, all_formats, make_tree, opened_unde
 OUTSIDE_NOTE = "outside the checked tree: not read"
 
 SECRET_SH = 'TP="{secret}"\nexport {secret}=1\n'
-SECRET_JSON = ('{"train_micro_batch_size_per_gpu": "{secret}", "gradient_accumulation_steps": 1,\n'
-               ' "zero_optimization": {"stage": 1}, "{secret}": 1}\n')
+SECRET_JSON = (
+    '{"train_micro_batch_size_per_gpu": "{secret}", "gradient_accumulation_steps": 1,\n'
+    ' "zero_optimization": {"stage": 1}, "{secret}": 1}\n'
+)
 DS = "deepspeed --num_gpus 8 " + TRAINER + " --tensor-model-parallel-size 2 --deepspeed --deepspeed_config {path}"
 TP = "torchrun --nproc_per_node 8 " + TRAINER + " --tensor-model-parallel-size $TP"
 
 # name -> (files relative to tmp_path, symlinks, whether a note must say the file was not read)
 CASES = {
-    "source-relative": ({"outside/secret.sh": SECRET_SH,
-                         "repo/launch.sh": f"source ../outside/secret.sh\n{TP}\n"}, {}, True),
-    "source-absolute": ({"outside/secret.sh": SECRET_SH,
-                         "repo/launch.sh": f"source {{outside}}/secret.sh\n{TP}\n"}, {}, True),
-    "source-abs-dotdot": ({"outside/secret.sh": SECRET_SH,
-                           "repo/launch.sh": f". {{repo}}/../outside/secret.sh\n{TP}\n"}, {}, True),
-    "source-deep-dotdot": ({"outside/secret.sh": SECRET_SH,
-                            "repo/launch.sh": f"source sub/../../outside/secret.sh\n{TP}\n"}, {}, True),
-    "source-symlink": ({"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source ./env.sh\n{TP}\n"},
-                       {"repo/env.sh": "{outside}/secret.sh"}, True),
-    "source-symlinked-dir": ({"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source conf/secret.sh\n{TP}\n"},
-                             {"repo/conf": "{outside}"}, True),
-    "source-variable": ({"outside/secret.sh": SECRET_SH,
-                         "repo/launch.sh": f"D=../outside\nsource $D/secret.sh\n{TP}\n"}, {}, True),
-    "ds-config-relative": ({"outside/ds.json": SECRET_JSON,
-                            "repo/launch.sh": DS.format(path="../outside/ds.json") + "\n"}, {}, True),
-    "ds-config-abs-dotdot": ({"outside/ds.json": SECRET_JSON,
-                              "repo/launch.sh": DS.format(path="{repo}/../outside/ds.json") + "\n"}, {}, True),
-    "ds-config-symlink": ({"outside/ds.json": SECRET_JSON, "repo/launch.sh": DS.format(path="ds.json") + "\n"},
-                          {"repo/ds.json": "{outside}/ds.json"}, True),
+    "source-relative": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source ../outside/secret.sh\n{TP}\n"},
+        {},
+        True,
+    ),
+    "source-absolute": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source {{outside}}/secret.sh\n{TP}\n"},
+        {},
+        True,
+    ),
+    "source-abs-dotdot": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f". {{repo}}/../outside/secret.sh\n{TP}\n"},
+        {},
+        True,
+    ),
+    "source-deep-dotdot": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source sub/../../outside/secret.sh\n{TP}\n"},
+        {},
+        True,
+    ),
+    "source-symlink": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source ./env.sh\n{TP}\n"},
+        {"repo/env.sh": "{outside}/secret.sh"},
+        True,
+    ),
+    "source-symlinked-dir": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"source conf/secret.sh\n{TP}\n"},
+        {"repo/conf": "{outside}"},
+        True,
+    ),
+    "source-variable": (
+        {"outside/secret.sh": SECRET_SH, "repo/launch.sh": f"D=../outside\nsource $D/secret.sh\n{TP}\n"},
+        {},
+        True,
+    ),
+    "ds-config-relative": (
+        {"outside/ds.json": SECRET_JSON, "repo/launch.sh": DS.format(path="../outside/ds.json") + "\n"},
+        {},
+        True,
+    ),
+    "ds-config-abs-dotdot": (
+        {"outside/ds.json": SECRET_JSON, "repo/launch.sh": DS.format(path="{repo}/../outside/ds.json") + "\n"},
+        {},
+        True,
+    ),
+    "ds-config-symlink": (
+        {"outside/ds.json": SECRET_JSON, "repo/launch.sh": DS.format(path="ds.json") + "\n"},
+        {"repo/ds.json": "{outside}/ds.json"},
+        True,
+    ),
     # the copy's content is the outside file's: unknown, even though the repository has its own ds.json
-    "cp-then-use": ({"outside/ds.json": SECRET_JSON, "repo/ds.json": '{"train_micro_batch_size_per_gpu": 1}\n',
-                     "repo/launch.sh": "cp {outside}/ds.json ds.json\n" + DS.format(path="ds.json") + "\n"}, {}, True),
-    "cat-then-use": ({"outside/ds.json": SECRET_JSON,
-                      "repo/launch.sh": "cat ../outside/ds.json > ds.json\n" + DS.format(path="ds.json") + "\n"},
-                     {}, True),
-    "sed-template": ({"outside/ds.json": SECRET_JSON,
-                      "repo/launch.sh": "sed 's/STAGE/1/' ../outside/ds.json > ds.json\n"
-                                        + DS.format(path="ds.json") + "\n"}, {}, True),
-    "hostfile": ({"outside/hostfile": "{secret} slots=8\nw2 slots=8\n",
-                  "repo/launch.sh": "deepspeed --hostfile {outside}/hostfile " + TRAINER + "\n"}, {}, True),
-    "hostfile-etc-passwd": ({"outside/x": "", "repo/launch.sh": "deepspeed --hostfile /etc/passwd " + TRAINER + "\n"},
-                            {}, True),
-    "accelerate-config": ({"outside/acc.yaml": "num_processes: 16  # {secret}\nnum_machines: 2  # {secret}\n",
-                           "repo/launch.sh": "accelerate launch --config_file ../outside/acc.yaml train.py --{secret}\n"
-                                             .replace("--{secret}", "")}, {}, True),
-    "bash-child": ({"outside/child.sh": "torchrun --nproc_per_node 8 " + TRAINER + " --{secret}-flag 1\n",
-                    "repo/launch.sh": "bash ../outside/child.sh\n"}, {}, True),
-    "exec-child": ({"outside/child.sh": "torchrun --nproc_per_node 8 " + TRAINER + " --{secret}-flag 1\n",
-                    "repo/launch.sh": "../outside/child.sh\n"}, {}, True),
-    "sbatch-child": ({"outside/job.sh": "#!/bin/bash\n#SBATCH --nodes=2 --{secret}\n"
-                                        "srun torchrun --nproc_per_node 8 " + TRAINER + " --{secret}-flag 1\n",
-                      "repo/launch.sh": "sbatch ../outside/job.sh\n"}, {}, True),
+    "cp-then-use": (
+        {
+            "outside/ds.json": SECRET_JSON,
+            "repo/ds.json": '{"train_micro_batch_size_per_gpu": 1}\n',
+            "repo/launch.sh": "cp {outside}/ds.json ds.json\n" + DS.format(path="ds.json") + "\n",
+        },
+        {},
+        True,
+    ),
+    "cat-then-use": (
+        {
+            "outside/ds.json": SECRET_JSON,
+            "repo/launch.sh": "cat ../outside/ds.json > ds.json\n" + DS.format(path="ds.json") + "\n",
+        },
+        {},
+        True,
+    ),
+    "sed-template": (
+        {
+            "outside/ds.json": SECRET_JSON,
+            "repo/launch.sh": "sed 's/STAGE/1/' ../outside/ds.json > ds.json\n" + DS.format(path="ds.json") + "\n",
+        },
+        {},
+        True,
+    ),
+    "hostfile": (
+        {
+            "outside/hostfile": "{secret} slots=8\nw2 slots=8\n",
+            "repo/launch.sh": "deepspeed --hostfile {outside}/hostfile " + TRAINER + "\n",
+        },
+        {},
+        True,
+    ),
+    "hostfile-etc-passwd": (
+        {"outside/x": "", "repo/launch.sh": "deepspeed --hostfile /etc/passwd " + TRAINER + "\n"},
+        {},
+        True,
+    ),
+    "accelerate-config": (
+        {
+            "outside/acc.yaml": "num_processes: 16  # {secret}\nnum_machines: 2  # {secret}\n",
+            "repo/launch.sh": "accelerate launch --config_file ../outside/acc.yaml train.py --{secret}\n".replace(
+                "--{secret}", ""
+            ),
+        },
+        {},
+        True,
+    ),
+    "bash-child": (
+        {
+            "outside/child.sh": "torchrun --nproc_per_node 8 " + TRAINER + " --{secret}-flag 1\n",
+            "repo/launch.sh": "bash ../outside/child.sh\n",
+        },
+        {},
+        True,
+    ),
+    "exec-child": (
+        {
+            "outside/child.sh": "torchrun --nproc_per_node 8 " + TRAINER + " --{secret}-flag 1\n",
+            "repo/launch.sh": "../outside/child.sh\n",
+        },
+        {},
+        True,
+    ),
+    "sbatch-child": (
+        {
+            "outside/job.sh": "#!/bin/bash\n#SBATCH --nodes=2 --{secret}\n"
+            "srun torchrun --nproc_per_node 8 " + TRAINER + " --{secret}-flag 1\n",
+            "repo/launch.sh": "sbatch ../outside/job.sh\n",
+        },
+        {},
+        True,
+    ),
 }
 
 
@@ -118,7 +201,7 @@ def test_root_in_the_config_is_validated(tmp_path, monkeypatch):
     monkeypatch.chdir(repo)
     from hostile_helpers import plint
 
-    (repo / ".plint.toml").write_text("read-outside = \"/x\"\n")
+    (repo / ".plint.toml").write_text('read-outside = "/x"\n')
     bad = plint(["check", "launch.sh"])
     assert bad.exit_code == 2 and "read-outside" in bad.output
     (repo / ".plint.toml").write_text("root = 3\n")
@@ -128,14 +211,15 @@ def test_root_in_the_config_is_validated(tmp_path, monkeypatch):
 
 def test_a_path_named_on_the_command_line_is_checked_even_outside_the_root(tmp_path, monkeypatch):
     """Like ruff, plint checks what it is told to check; what that file names stays confined."""
-    repo, outside = make_tree(tmp_path, {"outside/launch.sh": f"source ./secret.sh\n{TP}\n",
-                                         "outside/secret.sh": SECRET_SH})
+    repo, outside = make_tree(
+        tmp_path, {"outside/launch.sh": f"source ./secret.sh\n{TP}\n", "outside/secret.sh": SECRET_SH}
+    )
     monkeypatch.chdir(repo)
     from hostile_helpers import plint
 
     result = plint(["check", "--format", "json", "--root", str(repo), str(outside / "launch.sh")])
     assert result.exit_code in (0, 1)
-    assert "\"torchrun\"" in result.output  # the named file was read: its launch is in the layout
+    assert '"torchrun"' in result.output  # the named file was read: its launch is in the layout
     assert SECRET not in result.output  # the file it sources was not
 
 
@@ -150,8 +234,11 @@ def test_root_is_recorded_in_the_reading(tmp_path):
 @pytest.mark.parametrize("named", [["evil.json"], ["."], ["evil.sh"]])
 def test_a_named_symlink_leading_outside_is_not_read(tmp_path, monkeypatch, named):
     """A pull request can add `evil.json -> /outside/...` to the files CI names: not followed."""
-    repo, outside = make_tree(tmp_path, {"outside/ds.json": SECRET_JSON, "outside/secret.sh": SECRET_SH},
-                              {"repo/evil.json": "{outside}/ds.json", "repo/evil.sh": "{outside}/secret.sh"})
+    repo, outside = make_tree(
+        tmp_path,
+        {"outside/ds.json": SECRET_JSON, "outside/secret.sh": SECRET_SH},
+        {"repo/evil.json": "{outside}/ds.json", "repo/evil.sh": "{outside}/secret.sh"},
+    )
     monkeypatch.chdir(repo)
     with recording_opens() as opened:
         outputs = all_formats(named)

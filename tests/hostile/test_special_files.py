@@ -70,10 +70,12 @@ def test_a_special_file_named_on_the_command_line(tmp_path, monkeypatch, kind):
 @pytest.mark.parametrize("how", ["source", "ds-config", "hostfile", "bash"])
 def test_a_special_file_named_by_a_launch(tmp_path, monkeypatch, kind, how):
     name = {"long-name": LONG + ".sh"}.get(kind, "special.sh")
-    launch = {"source": f"source ./{name}\ntorchrun --nproc_per_node 8 {TRAINER}\n",
-              "ds-config": f"deepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config {name}\n",
-              "hostfile": f"deepspeed --hostfile {name} {TRAINER}\n",
-              "bash": f"bash {name}\n"}[how]
+    launch = {
+        "source": f"source ./{name}\ntorchrun --nproc_per_node 8 {TRAINER}\n",
+        "ds-config": f"deepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config {name}\n",
+        "hostfile": f"deepspeed --hostfile {name} {TRAINER}\n",
+        "bash": f"bash {name}\n",
+    }[how]
     repo, _ = make_tree(tmp_path, {"repo/launch.sh": launch})
     target = repo / name
     keep = None
@@ -102,18 +104,21 @@ def test_a_special_file_named_by_a_launch(tmp_path, monkeypatch, kind, how):
     assert _json(outputs["json"])["files"][0]["path"] == "launch.sh"
 
 
-@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom", "/dev/null", "/proc/self/status",
-                                    "/proc/self/mem", "/proc/self/fd/0"])
+@pytest.mark.parametrize(
+    "device", ["/dev/zero", "/dev/urandom", "/dev/null", "/proc/self/status", "/proc/self/mem", "/proc/self/fd/0"]
+)
 @pytest.mark.parametrize("how", ["source", "ds-config", "hostfile", "cat"])
 def test_devices_and_proc_inside_a_wide_root(tmp_path, monkeypatch, device, how):
     """With --root / everything is inside the root: the file type still keeps plint from hanging on a
     device or reading /proc without end."""
     if not os.path.exists(device):
         pytest.skip(f"no {device} here")
-    launch = {"source": f"source {device}\ntorchrun --nproc_per_node 8 {TRAINER}\n",
-              "ds-config": f"deepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config {device}\n",
-              "hostfile": f"deepspeed --hostfile {device} {TRAINER}\n",
-              "cat": f"cat {device} > ds.json\ndeepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config ds.json\n"}[how]
+    launch = {
+        "source": f"source {device}\ntorchrun --nproc_per_node 8 {TRAINER}\n",
+        "ds-config": f"deepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config {device}\n",
+        "hostfile": f"deepspeed --hostfile {device} {TRAINER}\n",
+        "cat": f"cat {device} > ds.json\ndeepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config ds.json\n",
+    }[how]
     repo, _ = make_tree(tmp_path, {"repo/launch.sh": launch})
     monkeypatch.chdir(repo)
     outputs = _check_everywhere(["launch.sh"], ["--root", "/"])
@@ -135,9 +140,14 @@ def test_devices_named_on_the_command_line(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github", "markdown"])
 def test_a_name_too_long_for_the_file_system_is_a_diagnostic(tmp_path, monkeypatch, fmt):
-    repo, _ = make_tree(tmp_path, {"repo/launch.sh": f"source ./{LONG}.sh\n"
-                                                     f"deepspeed --hostfile {LONG} {TRAINER} --deepspeed "
-                                                     f"--deepspeed_config {LONG}.json\n"})
+    repo, _ = make_tree(
+        tmp_path,
+        {
+            "repo/launch.sh": f"source ./{LONG}.sh\n"
+            f"deepspeed --hostfile {LONG} {TRAINER} --deepspeed "
+            f"--deepspeed_config {LONG}.json\n"
+        },
+    )
     monkeypatch.chdir(repo)
     with time_limit(60):
         result = plint(["check", "--format", fmt, "launch.sh"])
@@ -151,9 +161,14 @@ def test_an_unreadable_file_simulated_for_root(tmp_path, monkeypatch):
     """chmod 000 does not stop root (the suite may run as root): refuse the open itself instead."""
     import plint.root
 
-    repo, _ = make_tree(tmp_path, {"repo/launch.sh": f"source ./env.sh\ntorchrun --nproc_per_node 8 {TRAINER} "
-                                                     "--tensor-model-parallel-size $TP\n",
-                                   "repo/env.sh": "TP=2\n"})
+    repo, _ = make_tree(
+        tmp_path,
+        {
+            "repo/launch.sh": f"source ./env.sh\ntorchrun --nproc_per_node 8 {TRAINER} "
+            "--tensor-model-parallel-size $TP\n",
+            "repo/env.sh": "TP=2\n",
+        },
+    )
     real_open = os.open
     locked = os.path.realpath(repo / "env.sh")
 

@@ -21,11 +21,32 @@ from console_script import run_plint  # noqa: E402
 from hostile_helpers import FORMATS, TRAINER, make_tree  # noqa: E402
 
 # the commands the runner registers (ActionCommandManager and its extensions)
-REGISTERED = {"error", "warning", "notice", "debug", "add-mask", "stop-commands", "set-output", "set-env",
-              "add-path", "save-state", "group", "endgroup", "echo", "add-matcher", "remove-matcher",
-              "internal-set-repo-path"}
-FORGED = ("##[add-mask]hidden", "##[stop-commands]tok", "  ::error file=x::forged", "::warning::w",
-          "x##[error]y", "##[group]g")
+REGISTERED = {
+    "error",
+    "warning",
+    "notice",
+    "debug",
+    "add-mask",
+    "stop-commands",
+    "set-output",
+    "set-env",
+    "add-path",
+    "save-state",
+    "group",
+    "endgroup",
+    "echo",
+    "add-matcher",
+    "remove-matcher",
+    "internal-set-repo-path",
+}
+FORGED = (
+    "##[add-mask]hidden",
+    "##[stop-commands]tok",
+    "  ::error file=x::forged",
+    "::warning::w",
+    "x##[error]y",
+    "##[group]g",
+)
 INT_FLAGS = ("--seed", "--train-iters", "--eval-iters", "--log-interval", "--save-interval", "--exit-interval")
 
 
@@ -45,7 +66,7 @@ def runner_commands(log: str) -> list[tuple[str, str, str]]:
         at = line.find("##[")
         if at >= 0:
             close = line.find("]", at)
-            name = line[at + 3:close].split(" ", 1)[0] if close > 0 else ""
+            name = line[at + 3 : close].split(" ", 1)[0] if close > 0 else ""
             if name in REGISTERED:
                 found.append(("v1", name, line))
     return found
@@ -54,7 +75,7 @@ def runner_commands(log: str) -> list[tuple[str, str, str]]:
 def assert_only_plints_commands(log: str) -> None:
     for form, name, line in runner_commands(log):
         assert form == "v2" and name in ("error", "warning", "notice"), line
-        props = line[2:line.find("::", 2)].split(" ", 1)[1]
+        props = line[2 : line.find("::", 2)].split(" ", 1)[1]
         assert props.startswith("title=plint"), line
 
 
@@ -73,8 +94,7 @@ def forged_tree(tmp_path):
 def test_the_github_format_forms_no_command_from_file_text(forged_tree, tmp_path):
     summary = tmp_path / "summary.md"
     paths = sorted(p.name for p in forged_tree.glob("l*.sh")) + ["notds.json", "##[error]d"]
-    done = run_plint("check", "--format", "github", *paths, cwd=forged_tree,
-                     env={"GITHUB_STEP_SUMMARY": str(summary)})
+    done = run_plint("check", "--format", "github", *paths, cwd=forged_tree, env={"GITHUB_STEP_SUMMARY": str(summary)})
     assert done.returncode == 1, done.stderr
     lines = done.stdout.splitlines()
     assert sum(line.startswith("plint: l") for line in lines) > 10  # the overflow lines are there
@@ -111,8 +131,10 @@ def test_fix_and_show_write_no_command(forged_tree):
 
 def test_the_runner_model_sees_what_it_should():
     """The model above finds the forms it must (else the tests prove nothing)."""
-    assert [c[:2] for c in runner_commands("  ::add-mask::x\nab ##[stop-commands]t\n::nope::x")] == \
-        [("v2", "add-mask"), ("v1", "stop-commands")]
+    assert [c[:2] for c in runner_commands("  ::add-mask::x\nab ##[stop-commands]t\n::nope::x")] == [
+        ("v2", "add-mask"),
+        ("v1", "stop-commands"),
+    ]
 
 
 def test_each_channel_escaper_is_inert():
@@ -134,9 +156,13 @@ def test_each_channel_escaper_is_inert():
 def test_a_usage_error_quoting_a_config_or_a_launch_forms_no_command(tmp_path):
     """A pull request may carry its own [tool.plint] (a bad value is a usage error that quotes it), and
     show/plan name the unknown values of a launch they cannot draw: stderr escapes both."""
-    repo, _ = make_tree(tmp_path, {"repo/pyproject.toml": '[tool.plint]\ngpu = "##[add-mask]g"\n',
-                                   "repo/l.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py "
-                                                "--num-layers \"$X\"  # ##[stop-commands]t\n"})
+    repo, _ = make_tree(
+        tmp_path,
+        {
+            "repo/pyproject.toml": '[tool.plint]\ngpu = "##[add-mask]g"\n',
+            "repo/l.sh": 'torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers "$X"  # ##[stop-commands]t\n',
+        },
+    )
     done = run_plint("check", "--format", "github", "l.sh", cwd=repo)
     assert done.returncode == 2 and "##\\[add-mask]g" in done.stderr, done.stderr
     assert_only_plints_commands(done.stderr)
@@ -157,10 +183,17 @@ def test_a_file_named_with_a_runner_command_forms_none_in_github_or_markdown(tmp
     from plint.report.escape import RUNNER_COMMAND
 
     name = "##[stop-commands]x.sh"
-    (tmp_path / name).write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3\n")
+    (tmp_path / name).write_text(
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 3\n"
+    )
     plint = Path(sys.executable).with_name("plint")
     for fmt in ("github", "markdown"):
-        done = subprocess.run([str(plint), "check", "--format", fmt, "--root", ".", name], cwd=tmp_path,
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [str(plint), "check", "--format", fmt, "--root", ".", name],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert "PL101" in done.stdout, fmt
         assert RUNNER_COMMAND not in done.stdout + done.stderr, fmt

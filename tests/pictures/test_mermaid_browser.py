@@ -24,11 +24,21 @@ from plint.pictures.schedule import build
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 NPM = shutil.which("npm")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--virtual-time-budget=20000"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--virtual-time-budget=20000",
+]
 
-pytestmark = [pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
-              pytest.mark.skipif(NPM is None, reason="npm is not installed: mermaid comes from the npm registry")]
+pytestmark = [
+    pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)"),
+    pytest.mark.skipif(NPM is None, reason="npm is not installed: mermaid comes from the npm registry"),
+]
 
 
 def _npm(*args: str, timeout: int) -> subprocess.CompletedProcess:
@@ -44,14 +54,25 @@ def mermaid_js() -> Path:
     except subprocess.TimeoutExpired:
         version = ""
     installed = folder / "node_modules" / "mermaid"
-    if installed.is_dir() and (not version or json.loads((installed / "package.json").read_text())["version"] == version):
+    if installed.is_dir() and (
+        not version or json.loads((installed / "package.json").read_text())["version"] == version
+    ):
         return installed / "dist" / "mermaid.min.js"
     if not version:
         pytest.skip("the npm registry is out of reach (npm view mermaid version) and no mermaid is cached")
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        done = _npm("install", "--prefix", str(folder), "--no-save", "--no-audit", "--no-fund", "--ignore-scripts",
-                    f"mermaid@{version}", timeout=600)
+        done = _npm(
+            "install",
+            "--prefix",
+            str(folder),
+            "--no-save",
+            "--no-audit",
+            "--no-fund",
+            "--ignore-scripts",
+            f"mermaid@{version}",
+            timeout=600,
+        )
     except subprocess.TimeoutExpired:
         pytest.skip(f"npm install mermaid@{version} took over 10 minutes")
     if done.returncode != 0 or not (installed / "dist" / "mermaid.min.js").is_file():
@@ -62,24 +83,42 @@ def mermaid_js() -> Path:
 def _draw(tmp_path: Path, mermaid_js: Path, lines: list[str], name: str) -> list[dict]:
     """The chart rendered by mermaid in Chromium: each task's rect (in declaration order) with x, y, width."""
     page = tmp_path / f"{name}.html"
-    page.write_text(f'<!DOCTYPE html><html><body><pre class="mermaid">{html.escape(chr(10).join(lines))}</pre>'
-                    f'<script src="{mermaid_js.as_uri()}"></script>'
-                    '<script>mermaid.initialize({startOnLoad: true});</script></body></html>')
+    page.write_text(
+        f'<!DOCTYPE html><html><body><pre class="mermaid">{html.escape(chr(10).join(lines))}</pre>'
+        f'<script src="{mermaid_js.as_uri()}"></script>'
+        "<script>mermaid.initialize({startOnLoad: true});</script></body></html>"
+    )
     profile = tmp_path / f"profile-{name}"
-    dom = subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=180)
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     shot = tmp_path / f"{name}.png"
-    subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={shot}", "--window-size=1400,500",
-                    page.as_uri()], capture_output=True, text=True, timeout=180)
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            f"--screenshot={shot}",
+            "--window-size=1400,500",
+            page.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     rects = []
     for tag in re.findall(r"<rect\b[^>]*>", dom.stdout):
         attrs = dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
         task = re.search(r"-task(\d+)$", attrs.get("id", ""))
         if task and "task" in attrs.get("class", "").split():
-            rects.append({"n": int(task.group(1)), "x": float(attrs["x"]), "y": float(attrs["y"]),
-                          "w": float(attrs["width"])})
+            rects.append(
+                {"n": int(task.group(1)), "x": float(attrs["x"]), "y": float(attrs["y"]), "w": float(attrs["width"])}
+            )
     assert rects, "mermaid drew no task: " + dom.stdout[-2000:]
     return sorted(rects, key=lambda r: r["n"])
 

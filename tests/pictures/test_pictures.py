@@ -93,10 +93,13 @@ def test_crossing_groups_are_the_ranks_module_s(case):
     g = p.grid
     ranks = RankLayout(world, g.tp, g.pp, g.cp, g.ep, g.etp)
     listed = {c["group"]: c for c in crossing(ranks.all_groups(g.kinds()), g.domain)}
-    assert {c.kind: (c.crossing, c.of) for c in g.crossings()} == \
-        {k: (v["crossing"], v["of"]) for k, v in listed.items()}
-    crossing_ranks = {k: {r for grp in ranks.groups(k) for r in grp if any(x // g.domain != grp[0] // g.domain
-                                                                         for x in grp)} for k in g.kinds()}
+    assert {c.kind: (c.crossing, c.of) for c in g.crossings()} == {
+        k: (v["crossing"], v["of"]) for k, v in listed.items()
+    }
+    crossing_ranks = {
+        k: {r for grp in ranks.groups(k) for r in grp if any(x // g.domain != grp[0] // g.domain for x in grp)}
+        for k in g.kinds()
+    }
     for node in g.shown_nodes():
         if node is None:
             continue
@@ -203,8 +206,11 @@ def test_show_command_formats(tmp_path):
     out = runner.invoke(cli, ["show", launch, "--format", "html", "-o", str(page)])
     assert out.exit_code == 0
     html = page.read_text()
-    assert html.startswith("<!DOCTYPE html>") and "<script" not in html and "http://" not in html.replace(
-        "http://www.w3.org/2000/svg", "")
+    assert (
+        html.startswith("<!DOCTYPE html>")
+        and "<script" not in html
+        and "http://" not in html.replace("http://www.w3.org/2000/svg", "")
+    )
     out = runner.invoke(cli, ["show", launch, "--format", "markdown"])
     assert out.exit_code == 0 and "```text" in out.output
 
@@ -281,7 +287,9 @@ def test_a_tp_group_spanning_two_nodes_is_one_outline():
     the group as continued (~) rather than closing it at the node's edge."""
     _, p = _cross_node()
     svg = render_page(p, "svg")
-    outlines = re.findall(r'<polygon class="tp-group" data-first-rank="(\d+)" points="([^"]+)"[^>]*stroke="([^"]+)"', svg)
+    outlines = re.findall(
+        r'<polygon class="tp-group" data-first-rank="(\d+)" points="([^"]+)"[^>]*stroke="([^"]+)"', svg
+    )
     assert [int(low) for low, _, _ in outlines] == list(range(0, 128, 16))
     node_rows = sorted({float(y) for y in re.findall(r'<text x="10" y="([\d.]+)">node \d+</text>', svg)})
     for _, points, stroke in outlines:

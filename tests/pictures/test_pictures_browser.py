@@ -15,16 +15,26 @@ from fixture_paths import FIXTURES, ROOT
 from plint.cli.commands import cli
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--enable-logging=stderr", "--v=0"]
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--enable-logging=stderr",
+    "--v=0",
+]
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed")
 
 
 def _chromium(tmp_path, *args: str) -> subprocess.CompletedProcess:
     profile = tmp_path / f"profile-{len(list(tmp_path.iterdir()))}"  # a fresh profile per run
-    return subprocess.run([CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", *args], capture_output=True, text=True, timeout=120
+    )
 
 
 def test_page_renders_in_headless_chromium(tmp_path):
@@ -49,9 +59,11 @@ def test_page_renders_in_headless_chromium(tmp_path):
         assert "net::ERR" not in log, log  # nothing fetched
 
 
-PAGES = {8: FIXTURES / "nsys-profile-torchrun" / "launch.sh",
-         128: ROOT / "tests" / "pictures" / "launches" / "cross-node-128" / "launch.sh",
-         16384: ROOT / "tests" / "pictures" / "launches" / "cluster-16k" / "launch.sh"}
+PAGES = {
+    8: FIXTURES / "nsys-profile-torchrun" / "launch.sh",
+    128: ROOT / "tests" / "pictures" / "launches" / "cross-node-128" / "launch.sh",
+    16384: ROOT / "tests" / "pictures" / "launches" / "cluster-16k" / "launch.sh",
+}
 
 
 @pytest.mark.parametrize("world", sorted(PAGES))
@@ -72,8 +84,9 @@ def test_each_size_renders_with_its_legend_findings_and_outlines(tmp_path, world
     assert len(outlines) == drawn // tp
     height = int(float(re.search(r'<svg[^>]* height="([\d.]+)"', dom.stdout).group(1)))
     shot = tmp_path / f"show-{world}.png"
-    run = _chromium(tmp_path, f"--screenshot={shot}", f"--window-size=1100,{height + 40}", "--hide-scrollbars",
-                    page.as_uri())
+    run = _chromium(
+        tmp_path, f"--screenshot={shot}", f"--window-size=1100,{height + 40}", "--hide-scrollbars", page.as_uri()
+    )
     assert run.returncode == 0 and shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     width, tall = int.from_bytes(shot.read_bytes()[16:20], "big"), int.from_bytes(shot.read_bytes()[20:24], "big")
     assert (width, tall) == (1100, height + 40)  # the PNG header's size: the whole page was drawn

@@ -106,17 +106,26 @@ class FakeGitHub:
         """A review as GitHub takes it: every comment on a line of its file's diff (head side), else 422."""
         diff_lines = {f["filename"]: _head_lines(f.get("patch", "")) for f in self.files.get(number, [])}
         for c in payload.get("comments", []):
-            if not {"path", "line", "body"} <= set(c) or c.get("side", "RIGHT") != "RIGHT" \
-                    or c["line"] not in diff_lines.get(c["path"], ()):
-                return self.reply(req, 422, {"message": "Unprocessable Entity",
-                                             "errors": ["Line could not be resolved"]})
-        review = {"id": self.next_id, "body": payload.get("body", ""), "event": payload.get("event"),
-                  "commit_id": payload.get("commit_id")}
+            if (
+                not {"path", "line", "body"} <= set(c)
+                or c.get("side", "RIGHT") != "RIGHT"
+                or c["line"] not in diff_lines.get(c["path"], ())
+            ):
+                return self.reply(
+                    req, 422, {"message": "Unprocessable Entity", "errors": ["Line could not be resolved"]}
+                )
+        review = {
+            "id": self.next_id,
+            "body": payload.get("body", ""),
+            "event": payload.get("event"),
+            "commit_id": payload.get("commit_id"),
+        }
         self.next_id += 1
         self.reviews.setdefault(number, []).append(review)
         for c in payload.get("comments", []):
             self.review_comments.setdefault(number, []).append(
-                {"id": self.next_id, "pull_request_review_id": review["id"], **c})
+                {"id": self.next_id, "pull_request_review_id": review["id"], **c}
+            )
             self.next_id += 1
         return self.reply(req, 200, review)
 
@@ -124,7 +133,7 @@ class FakeGitHub:
         query = parse_qs(url.query)
         per_page = min(int(query.get("per_page", ["30"])[0]), self.page_size)
         page = int(query.get("page", ["1"])[0])
-        chunk = comments[(page - 1) * per_page: page * per_page]
+        chunk = comments[(page - 1) * per_page : page * per_page]
         headers = {}
         if page * per_page < len(comments):
             headers["Link"] = f'<{self.url}{url.path}?per_page={per_page}&page={page + 1}>; rel="next"'

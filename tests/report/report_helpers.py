@@ -9,8 +9,10 @@ from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
 
 # PL002: $NNODES has no value in the script, so the node count (and everything after it) is unknown.
-UNRESOLVED_LAUNCH = ("#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
-                     "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n")
+UNRESOLVED_LAUNCH = (
+    "#!/bin/bash\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+    "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"
+)
 
 
 def write_launch(folder: Path, text: str = UNRESOLVED_LAUNCH, name: str = "launch.sh") -> Path:
@@ -23,8 +25,9 @@ def result(path, *diagnostics: Diagnostic, unreadable: str | None = None) -> Fil
     return FileResult(FileReading(str(path), "shell", unreadable=unreadable), list(diagnostics))
 
 
-def diagnostic(code: str, severity: str, message: str, path, line=None, col=None, end_line=None, end_col=None,
-               **fields) -> Diagnostic:
+def diagnostic(
+    code: str, severity: str, message: str, path, line=None, col=None, end_line=None, end_col=None, **fields
+) -> Diagnostic:
     from plint.rules.registry import all_rules
 
     rule = all_rules().get(code)

@@ -18,7 +18,8 @@ def test_annotation_line():
     d = diagnostic("PL102", "error", "50% done\nnext: a,b", "dir,1/a:b.sh", 3, 4, 3, 9)
     assert github.annotation(d) == (
         "::error title=plint PL102 (global-batch-indivisible),file=dir%2C1/a%3Ab.sh,line=3,col=4,"
-        "endLine=3,endColumn=9::50%25 done%0Anext: a,b")
+        "endLine=3,endColumn=9::50%25 done%0Anext: a,b"
+    )
 
 
 def test_info_is_a_notice_and_whole_file_findings_have_no_position():
@@ -28,10 +29,15 @@ def test_info_is_a_notice_and_whole_file_findings_have_no_position():
 
 def test_errors_first_suppressed_left_out(monkeypatch):
     monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
-    results = [result("a.sh", diagnostic("PL002", "info", "first in file", "a.sh", 1, 1),
-                      diagnostic("PL305", "warning", "second", "a.sh", 2, 1),
-                      diagnostic("PL201", "error", "hidden", "a.sh", 2, 5, suppressed={"kind": "inSource"})),
-               result("b.sh", diagnostic("PL201", "error", "last in file order", "b.sh", 9, 1))]
+    results = [
+        result(
+            "a.sh",
+            diagnostic("PL002", "info", "first in file", "a.sh", 1, 1),
+            diagnostic("PL305", "warning", "second", "a.sh", 2, 1),
+            diagnostic("PL201", "error", "hidden", "a.sh", 2, 5, suppressed={"kind": "inSource"}),
+        ),
+        result("b.sh", diagnostic("PL201", "error", "last in file order", "b.sh", 9, 1)),
+    ]
     lines = github.render(results).splitlines()
     assert [line.split(" ", 1)[0] for line in lines] == ["::error", "::warning", "::notice"]
     assert "hidden" not in "".join(lines)
@@ -71,8 +77,10 @@ def test_cli_end_to_end_on_an_unresolved_launch(tmp_path, monkeypatch):
     run = CliRunner().invoke(cli, ["check", "--format", "github", "launch.sh"])
     assert run.exit_code == 0
     (line,) = run.output.splitlines()
-    assert line.startswith("::notice title=plint PL002 (unresolved-value),file=launch.sh,line=3,col=19,"
-                           "endLine=3,endColumn=26::cluster.nnodes cannot be known statically")
+    assert line.startswith(
+        "::notice title=plint PL002 (unresolved-value),file=launch.sh,line=3,col=19,"
+        "endLine=3,endColumn=26::cluster.nnodes cannot be known statically"
+    )
     assert "**PL002**" in (tmp_path / "summary.md").read_text()
 
 

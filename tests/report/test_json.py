@@ -49,8 +49,9 @@ def test_fingerprint_uses_the_key_when_there_is_one():
 
 def test_suppressed_findings_stay_in_the_report_counted_apart():
     kept = diagnostic("PL002", "info", "unknown", "a.sh", 1, 1)
-    hidden = diagnostic("PL201", "error", "spans", "a.sh", 2, 1, suppressed={"kind": "external",
-                                                                            "justification": "baseline"})
+    hidden = diagnostic(
+        "PL201", "error", "spans", "a.sh", 2, 1, suppressed={"kind": "external", "justification": "baseline"}
+    )
     doc = _doc([result("a.sh", kept, hidden), result("b.sh")])
     assert doc["summary"] == {"files": 2, "error": 0, "warning": 0, "info": 1, "suppressed": 1}
     codes = {d["code"]: d["suppressed"] for d in doc["files"][0]["diagnostics"]}

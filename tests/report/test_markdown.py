@@ -11,10 +11,22 @@ from report_helpers import diagnostic, result, write_launch
 
 def test_summary_table_findings_by_file_and_details(monkeypatch):
     monkeypatch.delenv("GITHUB_SHA", raising=False)
-    results = [result("b.sh", diagnostic("PL201", "error", "tp 16 spans nodes", "b.sh", 7, 34, 7, 36)),
-               result("a.sh", diagnostic("PL002", "info", "$NNODES is unknown", "a.sh", 3, 19),
-                      diagnostic("PL305", "warning", "suppressed-message", "a.sh", 1, 1,
-                                 suppressed={"kind": "inSource", "justification": "x"}))]
+    results = [
+        result("b.sh", diagnostic("PL201", "error", "tp 16 spans nodes", "b.sh", 7, 34, 7, 36)),
+        result(
+            "a.sh",
+            diagnostic("PL002", "info", "$NNODES is unknown", "a.sh", 3, 19),
+            diagnostic(
+                "PL305",
+                "warning",
+                "suppressed-message",
+                "a.sh",
+                1,
+                1,
+                suppressed={"kind": "inSource", "justification": "x"},
+            ),
+        ),
+    ]
     body = markdown.render(results)
     lines = body.splitlines()
     assert lines[0] == "<!-- plint -->" and lines[1] == "## plint"
@@ -61,8 +73,10 @@ def test_the_report_stays_within_githubs_limit_with_everything_counted():
     from plint.rules.registry import all_rules
 
     codes = sorted(all_rules())
-    many = [diagnostic(codes[i % len(codes)], "warning", f"finding {i} " + "x" * 400, f"dir/f{i:03}.sh", 1, 1)
-            for i in range(400)]
+    many = [
+        diagnostic(codes[i % len(codes)], "warning", f"finding {i} " + "x" * 400, f"dir/f{i:03}.sh", 1, 1)
+        for i in range(400)
+    ]
     body = markdown.render([result(d.path, d) for d in many])
     assert len(body) <= markdown.LIMIT, len(body)
     assert "more finding(s)" in body and body.count("<details>") == body.count("</details>")
@@ -97,7 +111,8 @@ def test_a_file_name_cannot_mention_embed_or_link(tmp_path, monkeypatch):
     (tmp_path / name).write_text(
         "#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
         "--pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 8 --num-layers 4 "
-        "--hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --bf16\n")
+        "--hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --bf16\n"
+    )
     monkeypatch.chdir(tmp_path)
     run = CliRunner().invoke(cli, ["check", "--format", "markdown", name])
     assert "Device grid" in run.output, run.output

@@ -33,14 +33,19 @@ def fake():
 def env(tmp_path, fake):
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {"number": PR, "head": {"sha": SHA}}}))
-    return {"GITHUB_API_URL": fake.url, "GITHUB_TOKEN": "test-token", "GITHUB_REPOSITORY": "octo/repo",
-            "GITHUB_EVENT_PATH": str(event), "GITHUB_SERVER_URL": "https://github.com",
-            "GITHUB_RUN_ID": "4242", "GITHUB_WORKSPACE": str(tmp_path)}
+    return {
+        "GITHUB_API_URL": fake.url,
+        "GITHUB_TOKEN": "test-token",
+        "GITHUB_REPOSITORY": "octo/repo",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_SERVER_URL": "https://github.com",
+        "GITHUB_RUN_ID": "4242",
+        "GITHUB_WORKSPACE": str(tmp_path),
+    }
 
 
 def client(fake, sleeps: list, now: float | None = None) -> Client:
-    return Client(fake.url, "test-token", sleep=sleeps.append, **({"now": lambda: now} if now else {}),
-                  timeout_s=5)
+    return Client(fake.url, "test-token", sleep=sleeps.append, **({"now": lambda: now} if now else {}), timeout_s=5)
 
 
 def findings(tmp_path, *messages):
@@ -151,8 +156,10 @@ def test_the_body_stays_under_githubs_limit(tmp_path):
 
 
 def test_file_text_cannot_mention_or_link(tmp_path):
-    body = pr_comment.render(findings(tmp_path, "ping @admin see http://evil.example <img src=x>"),
-                             pr_comment.Context(workspace=str(tmp_path)))
+    body = pr_comment.render(
+        findings(tmp_path, "ping @admin see http://evil.example <img src=x>"),
+        pr_comment.Context(workspace=str(tmp_path)),
+    )
     assert "@admin" not in body and "http://evil" not in body and "<img" not in body
 
 
@@ -162,9 +169,15 @@ def test_a_single_line_fix_is_a_folded_diff(tmp_path):
     path = tmp_path / "a.sh"
     path.write_text("#!/bin/bash\nGBS=10\n")
     start = path.read_bytes().index(b"10")
-    d = diagnostic("PL102", "error", "not divisible", str(path), 2, 5,
-                   fix={"description": "round it", "edits": [{"path": str(path), "start": start,
-                                                              "end": start + 2, "text": "16"}]})
+    d = diagnostic(
+        "PL102",
+        "error",
+        "not divisible",
+        str(path),
+        2,
+        5,
+        fix={"description": "round it", "edits": [{"path": str(path), "start": start, "end": start + 2, "text": "16"}]},
+    )
     body = pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path)))
     assert "```diff\n  -GBS=10\n  +GBS=16\n  ```" in body and "suggestion" not in body
 
@@ -176,9 +189,25 @@ def test_check_keeps_one_comment_across_runs_end_to_end(tmp_path, fake, env):
     run_env = {**os.environ, **env, "GITHUB_OUTPUT": str(outputs)}
     run_env.pop("GITHUB_STEP_SUMMARY", None)
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "plint", "check", "--format", "github", "--pr-comment",
-                               "--root", str(tmp_path), str(launch)], env=run_env, capture_output=True,
-                              text=True, timeout=120, cwd=tmp_path)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "plint",
+                "check",
+                "--format",
+                "github",
+                "--pr-comment",
+                "--root",
+                str(tmp_path),
+                str(launch),
+            ],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
         assert done.returncode in (0, 1), done.stderr
         assert "::" in done.stdout and "pull-request comment" in done.stderr
     assert len(fake.comments[PR]) == 1
@@ -192,9 +221,15 @@ def test_a_suggestion_cannot_be_closed_by_the_files_backticks(tmp_path):
     path = tmp_path / "a.sh"
     path.write_text("#!/bin/bash\nGBS=10 # ```` ends? \n")
     start = path.read_bytes().index(b"10")
-    d = diagnostic("PL102", "error", "x", str(path), 2, 5,
-                   fix={"description": "@someone", "edits": [{"path": str(path), "start": start, "end": start + 2,
-                                                              "text": "16"}]})
+    d = diagnostic(
+        "PL102",
+        "error",
+        "x",
+        str(path),
+        2,
+        5,
+        fix={"description": "@someone", "edits": [{"path": str(path), "start": start, "end": start + 2, "text": "16"}]},
+    )
     body = pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path)))
     assert "  `````diff\n  -GBS=10 # ```` ends? \n  +GBS=16 # ```` ends? \n  `````" in body
     assert "@someone" not in body
@@ -240,9 +275,18 @@ def test_a_fix_summary_renders_without_literal_escapes(tmp_path):
     path = tmp_path / "ds.json"
     path.write_text('{"gradient_accumulation_steps": 3}\n')
     start = path.read_bytes().index(b"3")
-    d = diagnostic("PL102", "error", "x", str(path), 1, 35, fix={
-        "description": "set gradient_accumulation_steps to 4 (*dp* x `micro_batch`) <b>", "edits": [
-            {"path": str(path), "start": start, "end": start + 1, "text": "4"}]})
+    d = diagnostic(
+        "PL102",
+        "error",
+        "x",
+        str(path),
+        1,
+        35,
+        fix={
+            "description": "set gradient_accumulation_steps to 4 (*dp* x `micro_batch`) <b>",
+            "edits": [{"path": str(path), "start": start, "end": start + 1, "text": "4"}],
+        },
+    )
     html = _rendered(pr_comment.render([result(str(path), d)], pr_comment.Context(workspace=str(tmp_path))))
     summaries = _texts(html, "summary")
     assert "fix: set gradient_accumulation_steps to 4 (*dp* x micro_batch) <b>" in summaries, summaries
@@ -258,15 +302,21 @@ def test_memory_bars_keep_their_proportions(tmp_path):
     from plint.report.text import BAR_WIDTH
 
     launch = tmp_path / "a.sh"
-    launch.write_text("#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
-                      "--micro-batch-size 1 --global-batch-size 8 --num-layers 4 --hidden-size 512 "
-                      "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --bf16\n")
+    launch.write_text(
+        "#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 "
+        "--micro-batch-size 1 --global-batch-size 8 --num-layers 4 --hidden-size 512 "
+        "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 --bf16\n"
+    )
     run = check_paths([launch])
     html = _rendered(pr_comment.render(run.results, pr_comment.Context(workspace=str(tmp_path))))
     # the bar lines (the GPU line beside them names the GPU, with no bar)
-    bars = [line for block in _texts(html, "pre") for line in block.splitlines()
-            if line.split()[:1] in (["memory/GPU"], ["step"])]
+    bars = [
+        line
+        for block in _texts(html, "pre")
+        for line in block.splitlines()
+        if line.split()[:1] in (["memory/GPU"], ["step"])
+    ]
     assert [b.split()[0] for b in bars] == ["memory/GPU", "step"]
     for bar in bars:
-        drawn = bar[bar.index("["):bar.index("]") + 1]
+        drawn = bar[bar.index("[") : bar.index("]") + 1]
         assert len(drawn) == BAR_WIDTH + 2, bar

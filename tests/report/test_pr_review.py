@@ -36,8 +36,13 @@ def env(tmp_path, fake):
     event = tmp_path / "event.json"
     event.write_text(json.dumps({"pull_request": {"number": PR, "head": {"sha": SHA}}}))
     (tmp_path / "a.sh").write_text(LAUNCH)
-    return {"GITHUB_API_URL": fake.url, "GITHUB_TOKEN": "test-token", "GITHUB_REPOSITORY": "octo/repo",
-            "GITHUB_EVENT_PATH": str(event), "GITHUB_WORKSPACE": str(tmp_path)}
+    return {
+        "GITHUB_API_URL": fake.url,
+        "GITHUB_TOKEN": "test-token",
+        "GITHUB_REPOSITORY": "octo/repo",
+        "GITHUB_EVENT_PATH": str(event),
+        "GITHUB_WORKSPACE": str(tmp_path),
+    }
 
 
 def client(fake) -> Client:
@@ -47,9 +52,19 @@ def client(fake) -> Client:
 def _gbs_finding(tmp_path, message="global batch 10 is not divisible by dp 4"):
     path = tmp_path / "a.sh"
     start = path.read_bytes().index(b"10")
-    return diagnostic("PL102", "error", message, str(path), 2, 5, key="gbs",
-                      fix={"description": "global batch 10 -> 12 for `dp` 4", "edits": [
-                          {"path": str(path), "start": start, "end": start + 2, "text": "12"}]})
+    return diagnostic(
+        "PL102",
+        "error",
+        message,
+        str(path),
+        2,
+        5,
+        key="gbs",
+        fix={
+            "description": "global batch 10 -> 12 for `dp` 4",
+            "edits": [{"path": str(path), "start": start, "end": start + 2, "text": "12"}],
+        },
+    )
 
 
 def _findings(tmp_path, *extra):
@@ -83,15 +98,17 @@ def test_re_runs_post_nothing_twice(tmp_path, fake, env):
     assert not [line for line in fake.log[3:] if line.startswith("POST")]
     # the number changed (same fingerprint: rule, path, key) and a new finding on line 4 appeared
     echo = diagnostic("PL002", "info", "$X is unknown", str(tmp_path / "a.sh"), 4, 6)
-    third = post_review([result(str(tmp_path / "a.sh"), _gbs_finding(tmp_path, "global batch 10 vs dp 8"), echo)],
-                        env, client(fake))
+    third = post_review(
+        [result(str(tmp_path / "a.sh"), _gbs_finding(tmp_path, "global batch 10 vs dp 8"), echo)], env, client(fake)
+    )
     assert third.action == "created" and len(fake.reviews[PR]) == 2
     assert [c["line"] for c in fake.review_comments[PR]] == [2, 4]
 
 
 def test_file_text_in_a_review_comment_cannot_mention_or_link(tmp_path, fake, env):
-    echo = diagnostic("PL002", "info", "ping @someone <img src=x> see #1 and http://evil.example",
-                      str(tmp_path / "a.sh"), 4, 6)
+    echo = diagnostic(
+        "PL002", "info", "ping @someone <img src=x> see #1 and http://evil.example", str(tmp_path / "a.sh"), 4, 6
+    )
     post_review([result(str(tmp_path / "a.sh"), echo)], env, client(fake))
     body = fake.review_comments[PR][0]["body"]
     assert "@someone" not in body and "<img" not in body and "#1" not in body and "http://evil" not in body
@@ -109,8 +126,9 @@ def test_a_line_github_cannot_resolve_is_a_failed_review_not_a_traceback(tmp_pat
     fake.files[PR] = [{"filename": "a.sh", "patch": PATCH}]
     from plint.github import review
 
-    comments = review.review_comments(_findings(tmp_path), review.Context(workspace=str(tmp_path)),
-                                      {"a.sh": {2, 3}}, set())
+    comments = review.review_comments(
+        _findings(tmp_path), review.Context(workspace=str(tmp_path)), {"a.sh": {2, 3}}, set()
+    )
     assert [c["line"] for c in comments] == [2, 3]
     fake.files[PR] = [{"filename": "a.sh", "patch": "@@ -1 +1 @@\n+#!/bin/bash"}]
     outcome = post_review(_findings(tmp_path), env, client(fake))
@@ -127,17 +145,35 @@ def test_check_posts_the_review_once_across_runs_end_to_end(tmp_path, fake, env)
     """`plint check --format github --pr-comment` twice, as the Action runs it: one summary comment and one
     review whose comment carries the suggestion."""
     launch = tmp_path / "a.sh"
-    launch.write_text("#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py "
-                      "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 6 --num-layers 4 "
-                      "--hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024\n")
+    launch.write_text(
+        "#!/bin/bash\ntorchrun --nnodes 1 --nproc_per_node 8 pretrain_gpt.py "
+        "--tensor-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 6 --num-layers 4 "
+        "--hidden-size 512 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024\n"
+    )
     fake.files[PR] = [{"filename": "a.sh", "patch": "@@ -0,0 +1,2 @@\n+#!/bin/bash\n+torchrun ..."}]
     run_env = {**os.environ, **env}
     run_env.pop("GITHUB_STEP_SUMMARY", None)
     run_env.pop("GITHUB_OUTPUT", None)
     for _ in range(2):
-        done = subprocess.run([sys.executable, "-m", "plint", "check", "--format", "github", "--pr-comment",
-                               "--root", str(tmp_path), str(launch)], env=run_env, capture_output=True,
-                              text=True, timeout=120, cwd=tmp_path)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "plint",
+                "check",
+                "--format",
+                "github",
+                "--pr-comment",
+                "--root",
+                str(tmp_path),
+                str(launch),
+            ],
+            env=run_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=tmp_path,
+        )
         assert done.returncode == 1, done.stderr  # PL102: dp 4 does not divide 6
         assert "pull-request review" in done.stderr
     assert len(fake.comments[PR]) == 1 and len(fake.reviews[PR]) == 1

@@ -28,17 +28,39 @@ def synthetic(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     launch = write_launch(tmp_path, "#!/bin/bash\ntorchrun --tensor-model-parallel-size 16 x.py\n")
     start = launch.read_bytes().index(b"16")
-    fix = {"description": "use tp 8", "applicability": "unsafe",
-           "edits": [{"path": "launch.sh", "start": start, "end": start + 2, "text": "8"}]}
-    fixable = diagnostic("PL201", "error", "tp 16 spans nodes", "launch.sh", 2, 39, 2, 41, fix=fix,
-                         key="parallel.tp")
-    inline = diagnostic("PL002", "info", "$X is unknown", "launch.sh", 2, 1, 2, 9,
-                        suppressed={"kind": "inSource", "justification": "set by the cluster"})
-    baselined = diagnostic("PL305", "warning", "no distributed optimizer", "launch.sh", 2, 1, 2, 9,
-                           suppressed={"kind": "external", "justification": "baseline"})
+    fix = {
+        "description": "use tp 8",
+        "applicability": "unsafe",
+        "edits": [{"path": "launch.sh", "start": start, "end": start + 2, "text": "8"}],
+    }
+    fixable = diagnostic("PL201", "error", "tp 16 spans nodes", "launch.sh", 2, 39, 2, 41, fix=fix, key="parallel.tp")
+    inline = diagnostic(
+        "PL002",
+        "info",
+        "$X is unknown",
+        "launch.sh",
+        2,
+        1,
+        2,
+        9,
+        suppressed={"kind": "inSource", "justification": "set by the cluster"},
+    )
+    baselined = diagnostic(
+        "PL305",
+        "warning",
+        "no distributed optimizer",
+        "launch.sh",
+        2,
+        1,
+        2,
+        9,
+        suppressed={"kind": "external", "justification": "baseline"},
+    )
     unreadable = diagnostic("PL001", "error", "binary file (contains NUL bytes)", "blob.sh")
-    return [result("launch.sh", fixable, inline, baselined),
-            result("blob.sh", unreadable, unreadable="binary file (contains NUL bytes)")]
+    return [
+        result("launch.sh", fixable, inline, baselined),
+        result("blob.sh", unreadable, unreadable="binary file (contains NUL bytes)"),
+    ]
 
 
 def test_valid_and_describes_every_rule(synthetic):
@@ -69,15 +91,18 @@ def test_results_locations_fingerprints_and_fixes(synthetic, tmp_path):
     (fix,) = first["fixes"]
     (change,) = fix["artifactChanges"]
     (replacement,) = change["replacements"]
-    assert replacement == {"deletedRegion": {"startLine": 2, "startColumn": 39, "endLine": 2, "endColumn": 41},
-                           "insertedContent": {"text": "8"}}
+    assert replacement == {
+        "deletedRegion": {"startLine": 2, "startColumn": 39, "endLine": 2, "endColumn": 41},
+        "insertedContent": {"text": "8"},
+    }
 
 
 def test_suppressions_and_notifications(synthetic):
     run = _validated(sarif.render(synthetic))["runs"][0]
     by_rule = {r["ruleId"]: r for r in run["results"]}
-    assert by_rule["PL002"]["suppressions"] == [{"kind": "inSource", "status": "accepted",
-                                                 "justification": "set by the cluster"}]
+    assert by_rule["PL002"]["suppressions"] == [
+        {"kind": "inSource", "status": "accepted", "justification": "set by the cluster"}
+    ]
     assert by_rule["PL305"]["suppressions"][0]["kind"] == "external"
     assert "suppressions" not in by_rule["PL201"]
     assert by_rule["PL002"]["level"] == "note"

@@ -52,8 +52,11 @@ def test_a_multi_line_span_shows_its_first_and_last_lines(tmp_path):
 def test_help_line_and_diff_when_a_fix_exists(tmp_path):
     path = write_launch(tmp_path, "torchrun --global-batch-size 1000 x.py\n")
     start = path.read_bytes().index(b"1000")
-    fix = {"description": "use 1008, the nearest valid global batch", "applicability": "unsafe",
-           "edits": [{"path": str(path), "start": start, "end": start + 4, "text": "1008"}]}
+    fix = {
+        "description": "use 1008, the nearest valid global batch",
+        "applicability": "unsafe",
+        "edits": [{"path": str(path), "start": start, "end": start + 4, "text": "1008"}],
+    }
     d = diagnostic("PL102", "error", "global batch 1000 ...", path, 1, 30, 1, 34, fix=fix)
     lines = text.render([result(path, d)], color=False).splitlines()
     # the help line names the command that applies an unsafe fix (issue 16)
@@ -71,8 +74,9 @@ def test_a_file_that_cannot_be_read_back_still_reports(tmp_path):
 def test_suppressed_findings_are_counted_not_printed(tmp_path):
     path = write_launch(tmp_path, "torchrun x.py\n")
     shown = diagnostic("PL002", "info", "shown", path, 1, 1, 1, 9)
-    hidden = diagnostic("PL201", "error", "hidden", path, 1, 1, 1, 9,
-                        suppressed={"kind": "inSource", "justification": "intended"})
+    hidden = diagnostic(
+        "PL201", "error", "hidden", path, 1, 1, 1, 9, suppressed={"kind": "inSource", "justification": "intended"}
+    )
     for concise in (False, True):
         out = text.render([result(path, shown, hidden)], concise=concise, color=False)
         assert "hidden" not in out and "shown" in out
@@ -81,12 +85,18 @@ def test_suppressed_findings_are_counted_not_printed(tmp_path):
 
 def test_concise_is_one_line_per_finding_in_file_order(tmp_path):
     a, b = tmp_path / "a.sh", tmp_path / "b.sh"
-    results = [result(a, diagnostic("PL002", "info", "late", a, 9, 2, 9, 3),
-                      diagnostic("PL201", "error", "early", a, 2, 5, 2, 7)),
-               result(b, diagnostic("PL001", "error", "whole file", b))]
+    results = [
+        result(
+            a, diagnostic("PL002", "info", "late", a, 9, 2, 9, 3), diagnostic("PL201", "error", "early", a, 2, 5, 2, 7)
+        ),
+        result(b, diagnostic("PL001", "error", "whole file", b)),
+    ]
     assert text.render(results, concise=True).splitlines() == [
-        f"{a}:2:5: PL201 [error] early", f"{a}:9:2: PL002 [info] late", f"{b}: PL001 [error] whole file",
-        "2 file(s) checked: 2 error(s), 0 warning(s), 1 info"]
+        f"{a}:2:5: PL201 [error] early",
+        f"{a}:9:2: PL002 [info] late",
+        f"{b}: PL001 [error] whole file",
+        "2 file(s) checked: 2 error(s), 0 warning(s), 1 info",
+    ]
 
 
 def test_colour_only_when_asked_or_on_a_terminal(tmp_path, monkeypatch):
@@ -116,7 +126,7 @@ def test_cli_end_to_end_on_an_unresolved_launch(tmp_path, monkeypatch):
     lines = full.output.splitlines()
     assert "PL002 [info] unresolved-value" in lines and "  --> launch.sh:3:19" in lines
     source, carets = _caret_columns(lines, "3 | ")
-    assert source[carets.index("^"):].startswith("$NNODES") and carets.count("^") == len("$NNODES")
+    assert source[carets.index("^") :].startswith("$NNODES") and carets.count("^") == len("$NNODES")
     assert any("--env NNODES=<value>" in line for line in lines)
     assert lines[-1] == "1 file(s) checked: 0 error(s), 0 warning(s), 1 info"
     concise = CliRunner().invoke(cli, ["check", "--concise", "launch.sh"]).output.splitlines()

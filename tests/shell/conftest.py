@@ -7,6 +7,7 @@ from plint.source import SourceFile
 @pytest.fixture
 def run(tmp_path):
     """Evaluate a script given as text (written to tmp_path/main.sh); extra files by name."""
+
     def _run(text: str, files: dict[str, str] | None = None, **options):
         for name, body in (files or {}).items():
             (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
@@ -14,6 +15,5 @@ def run(tmp_path):
         path = tmp_path / "main.sh"
         path.write_text(text)
         return evaluate(SourceFile(str(path), text), EvalOptions(**options))
+
     return _run
-
-

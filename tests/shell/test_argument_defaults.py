@@ -12,29 +12,37 @@ def piece(result, name):
     return p
 
 
-@pytest.mark.parametrize("guard", [
-    'if [ -z "$STAGE" ]; then STAGE=3; fi',
-    'if [ "$STAGE" == "" ]; then\n    STAGE=3\nfi',
-    'if [ "$STAGE" = "" ]; then STAGE=3; fi',
-    'if [ "" = "$STAGE" ]; then STAGE=3; fi',
-    'if [[ -z $STAGE ]]; then STAGE=3; fi',
-    'if [[ $STAGE == "" ]]; then STAGE=3; fi',
-    'if test -z "$STAGE"; then STAGE=3; fi',
-    'test "$STAGE" = "" && STAGE=3',
-    '[ -z "$STAGE" ] && STAGE=3',
-])
+@pytest.mark.parametrize(
+    "guard",
+    [
+        'if [ -z "$STAGE" ]; then STAGE=3; fi',
+        'if [ "$STAGE" == "" ]; then\n    STAGE=3\nfi',
+        'if [ "$STAGE" = "" ]; then STAGE=3; fi',
+        'if [ "" = "$STAGE" ]; then STAGE=3; fi',
+        "if [[ -z $STAGE ]]; then STAGE=3; fi",
+        'if [[ $STAGE == "" ]]; then STAGE=3; fi',
+        'if test -z "$STAGE"; then STAGE=3; fi',
+        'test "$STAGE" = "" && STAGE=3',
+        '[ -z "$STAGE" ] && STAGE=3',
+    ],
+)
 def test_guard_on_an_unset_positional_parameter_is_its_default(run, guard):
     r = run(f"STAGE=$2\n{guard}\ncmd --zero_stage $STAGE\n")
     braced = run("STAGE=${2:-3}\ncmd --zero_stage $STAGE\n")
     got, expected = piece(r, "STAGE"), piece(braced, "STAGE")
-    assert (got.text, got.origin, got.default_of) == (expected.text, expected.origin, expected.default_of) \
+    assert (
+        (got.text, got.origin, got.default_of)
+        == (expected.text, expected.origin, expected.default_of)
         == ("3", "literal", "2")
+    )
     assert r.commands[-1].words[-1].text == "3" and not r.commands[-1].conditions
 
 
 def test_a_given_argument_overrides_the_guard(run):
-    r = run('STAGE=$2\nif [ "$STAGE" == "" ]; then STAGE=3; fi\n',
-            positional=[Word.of("out", origin="env"), Word.of("1", origin="env")])
+    r = run(
+        'STAGE=$2\nif [ "$STAGE" == "" ]; then STAGE=3; fi\n',
+        positional=[Word.of("out", origin="env"), Word.of("1", origin="env")],
+    )
     assert (piece(r, "STAGE").text, piece(r, "STAGE").origin) == ("1", "env")
 
 

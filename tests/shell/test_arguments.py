@@ -39,27 +39,31 @@ def test_while_loop_runs_over_given_arguments(run):
     assert r.variables["TP"].value[0].origin == "env"
 
 
-@pytest.mark.parametrize("loop", [
-    'for arg in "$@"; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done',
-    'for arg; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done',
-    'while [ -n "$1" ]; do TP=$1; shift; done',
-    'while (( $# )); do TP=$1; shift; done',
-    'while getopts "t:p:" opt; do case $opt in t) TP=$OPTARG ;; esac; done',
-])
+@pytest.mark.parametrize(
+    "loop",
+    [
+        'for arg in "$@"; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done',
+        "for arg; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done",
+        'while [ -n "$1" ]; do TP=$1; shift; done',
+        "while (( $# )); do TP=$1; shift; done",
+        'while getopts "t:p:" opt; do case $opt in t) TP=$OPTARG ;; esac; done',
+    ],
+)
 def test_other_argument_loops_run_no_time_without_arguments(run, loop):
     r = run("TP=2\n" + loop + "\n")
     assert text(r, "TP") == "2"
 
 
 def test_for_over_arguments_runs_when_given(run):
-    r = run('TP=2\nfor arg in "$@"; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done\n',
-            positional=args("--tp=8"))
+    r = run('TP=2\nfor arg in "$@"; do case $arg in --tp=*) TP=${arg#*=} ;; esac; done\n', positional=args("--tp=8"))
     assert text(r, "TP") == "8"
 
 
 def test_getopts_reads_given_arguments(run):
-    script = ('TP=2; PP=1; SP=0\nwhile getopts ":t:p:s" opt; do\n  case $opt in\n    t) TP=$OPTARG ;;\n'
-              '    p) PP=$OPTARG ;;\n    s) SP=1 ;;\n  esac\ndone\nshift $((OPTIND - 1))\n')
+    script = (
+        'TP=2; PP=1; SP=0\nwhile getopts ":t:p:s" opt; do\n  case $opt in\n    t) TP=$OPTARG ;;\n'
+        "    p) PP=$OPTARG ;;\n    s) SP=1 ;;\n  esac\ndone\nshift $((OPTIND - 1))\n"
+    )
     r = run(script, positional=args("-t", "4", "-sp2", "rest"))
     assert (text(r, "TP"), text(r, "PP"), text(r, "SP")) == ("4", "2", "1")
     assert r.variables["TP"].value[0].origin == "env"
@@ -71,7 +75,7 @@ def test_function_given_unknown_arguments_keeps_them_not_given(run):
 
 
 def test_loop_on_other_unknowns_still_merges(run):
-    r = run("TP=2\nwhile [ -n \"$UNSET_THING\" ]; do TP=$1; shift; done\n")
+    r = run('TP=2\nwhile [ -n "$UNSET_THING" ]; do TP=$1; shift; done\n')
     assert text(r, "TP") is None
 
 
@@ -80,16 +84,19 @@ def test_a_branch_on_an_argument_stays_undecided(run):
     assert text(r, "SEQ") is None
 
 
-@pytest.mark.parametrize("optstring, words, optind, offset, expected", [
-    ("t:", ["-t", "4"], 1, 0, (0, "t", "4", 3, 0)),
-    ("t:", ["-t4"], 1, 0, (0, "t", "4", 2, 0)),
-    ("ab", ["-ab"], 1, 0, (0, "a", None, 1, 2)),
-    ("ab", ["-ab"], 1, 2, (0, "b", None, 2, 0)),
-    ("ab", ["--", "-a"], 1, 0, (1, "?", None, 2, 0)),
-    ("ab", ["file"], 1, 0, (1, "?", None, 1, 0)),
-    (":a", ["-x"], 1, 0, (0, "?", "x", 2, 0)),
-    ("t:", ["-t", None], 1, 0, (None, None, None, 1, 0)),
-])
+@pytest.mark.parametrize(
+    "optstring, words, optind, offset, expected",
+    [
+        ("t:", ["-t", "4"], 1, 0, (0, "t", "4", 3, 0)),
+        ("t:", ["-t4"], 1, 0, (0, "t", "4", 2, 0)),
+        ("ab", ["-ab"], 1, 0, (0, "a", None, 1, 2)),
+        ("ab", ["-ab"], 1, 2, (0, "b", None, 2, 0)),
+        ("ab", ["--", "-a"], 1, 0, (1, "?", None, 2, 0)),
+        ("ab", ["file"], 1, 0, (1, "?", None, 1, 0)),
+        (":a", ["-x"], 1, 0, (0, "?", "x", 2, 0)),
+        ("t:", ["-t", None], 1, 0, (None, None, None, 1, 0)),
+    ],
+)
 def test_getopts_step(optstring, words, optind, offset, expected):
     step = getopts_step(optstring, words, optind, offset)
     assert (step.status, step.name, step.optarg, step.optind, step.offset) == expected
@@ -105,10 +112,12 @@ def test_script_that_exits_without_arguments_is_read_with_the_loop_undecided(tmp
     from plint.reading.read import read_path
 
     path = tmp_path / "launch.sh"
-    path.write_text('MODEL=""\nGPUS=8\nwhile [[ $# -gt 0 ]]; do case $1 in --model) MODEL=$2; shift 2 ;; '
-                    '--gpus) GPUS=$2; shift 2 ;; *) shift ;; esac; done\n'
-                    'if [ -z "$MODEL" ]; then echo "--model is required"; exit 1; fi\n'
-                    'torchrun --nproc_per_node $GPUS train.py --model $MODEL\n')
+    path.write_text(
+        'MODEL=""\nGPUS=8\nwhile [[ $# -gt 0 ]]; do case $1 in --model) MODEL=$2; shift 2 ;; '
+        "--gpus) GPUS=$2; shift 2 ;; *) shift ;; esac; done\n"
+        'if [ -z "$MODEL" ]; then echo "--model is required"; exit 1; fi\n'
+        "torchrun --nproc_per_node $GPUS train.py --model $MODEL\n"
+    )
     (layout,) = read_path(path).layouts  # with no arguments bash exits; the launch is still read
     assert layout.fields["cluster.gpus_per_node"].value is None  # an option may set it
 

@@ -4,8 +4,7 @@ from plint.reading.read import read_path
 from plint.reading.shell.choices import forced_readings, hidden_choices, same_launch
 from plint.reading.shell.evaluator import EvalOptions
 
-MODEL = ("--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 "
-         "--global-batch-size 64 --bf16")
+MODEL = "--num-layers 24 --hidden-size 1024 --num-attention-heads 16 --seq-length 1024 --global-batch-size 64 --bf16"
 EVAL_ON_ARGUMENT = f"""#!/bin/bash
 if [ "$1" = "large" ]; then
     full_cmd="torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 4 --micro-batch-size 1 {MODEL}"
@@ -40,9 +39,11 @@ def test_given_arguments_pick_one_arm(tmp_path):
 
 def test_branch_on_the_environment_puts_the_else_arm_first(tmp_path):
     path = tmp_path / "launch.sh"
-    path.write_text('case "$LAUNCHER_KIND" in\n  ds) L="deepspeed --num_gpus 8" ;;\n'
-                    '  *) L="torchrun --nproc_per_node 4" ;;\nesac\n'
-                    f"$L pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}\n")
+    path.write_text(
+        'case "$LAUNCHER_KIND" in\n  ds) L="deepspeed --num_gpus 8" ;;\n'
+        '  *) L="torchrun --nproc_per_node 4" ;;\nesac\n'
+        f"$L pretrain_gpt.py --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}\n"
+    )
     reading = read_path(path)
     assert [layout.fields["launcher"].value for layout in reading.layouts] == ["torchrun", "deepspeed"]
     assert [layout.fields["cluster.gpus_per_node"].value for layout in reading.layouts] == [4, 8]
@@ -51,8 +52,10 @@ def test_branch_on_the_environment_puts_the_else_arm_first(tmp_path):
 def test_values_merged_by_a_branch_stay_one_reading(tmp_path):
     # the launch is written once; only a value depends on the argument: one layout, that value unknown
     path = tmp_path / "launch.sh"
-    path.write_text(f'case "$1" in short) MBS=2 ;; long) MBS=1 ;; esac\n'
-                    f"torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size $MBS {MODEL}\n")
+    path.write_text(
+        f'case "$1" in short) MBS=2 ;; long) MBS=1 ;; esac\n'
+        f"torchrun --nproc_per_node 8 pretrain_gpt.py --micro-batch-size $MBS {MODEL}\n"
+    )
     reading = read_path(path)
     assert len(reading.layouts) == 1 and reading.layouts[0].fields["batch.micro"].value is None
 
@@ -62,8 +65,9 @@ def test_hidden_choices_and_forced_readings(run):
     (choice,) = hidden_choices(r)
     assert choice.on_arguments and choice.count == 2 and choice.fallback == 1
     assert forced_readings([choice]) == [{choice.key: 1}, {choice.key: 0}]
-    forced = run('if [ "$1" = a ]; then C="torchrun a.py"; else C="torchrun b.py"; fi\neval "$C"\n',
-                 choices={choice.key: 0})
+    forced = run(
+        'if [ "$1" = a ]; then C="torchrun a.py"; else C="torchrun b.py"; fi\neval "$C"\n', choices={choice.key: 0}
+    )
     assert [c.argv() for c in forced.commands if c.name == "torchrun"] == [["torchrun", "a.py"]]
     assert forced.chosen == ['if [ "$1" = a ] (line 1) is true']
 
@@ -74,11 +78,12 @@ def test_a_merge_that_hides_nothing_is_not_a_choice(run):
 
 
 def test_same_launch_is_the_same_command_with_words_written_at_the_same_place(run):
-    script = 'if [ "$1" = a ]; then L="torchrun --nproc_per_node 4"; else L="torchrun --nproc_per_node 8"; fi\n' \
-             '$L x.py --save /ckpt/$1 $1\n'
+    script = (
+        'if [ "$1" = a ]; then L="torchrun --nproc_per_node 4"; else L="torchrun --nproc_per_node 8"; fi\n'
+        "$L x.py --save /ckpt/$1 $1\n"
+    )
     (choice,) = hidden_choices(run(script))
-    forced = [next(c for c in run(script, choices={choice.key: i}).commands if c.name == "torchrun")
-              for i in (0, 1)]
+    forced = [next(c for c in run(script, choices={choice.key: i}).commands if c.name == "torchrun") for i in (0, 1)]
     no_arguments = next(c for c in run(script, positional=[]).commands if c.name == "torchrun")
     assert not same_launch(forced[0], forced[1])
     assert same_launch(no_arguments, forced[1]) and not same_launch(no_arguments, forced[0])
@@ -86,9 +91,11 @@ def test_same_launch_is_the_same_command_with_words_written_at_the_same_place(ru
 
 def test_two_branches_on_the_same_argument_give_one_layout_per_launch(tmp_path):
     path = tmp_path / "launch.sh"
-    path.write_text('if [ "$1" = convert ]; then CFG=empty.json; else CFG=ds.json; fi\n'
-                    'if [ "$1" = convert ]; then task="deepspeed convert.py"; else task="deepspeed pretrain_gpt.py"; fi\n'
-                    f'full_cmd="$task --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}"\neval "$full_cmd"\n')
+    path.write_text(
+        'if [ "$1" = convert ]; then CFG=empty.json; else CFG=ds.json; fi\n'
+        'if [ "$1" = convert ]; then task="deepspeed convert.py"; else task="deepspeed pretrain_gpt.py"; fi\n'
+        f'full_cmd="$task --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}"\neval "$full_cmd"\n'
+    )
     reading = read_path(path)
     assert [str(layout.fields["entrypoint"].value) for layout in reading.layouts] == ["pretrain_gpt.py", "convert.py"]
 

@@ -14,15 +14,36 @@ def named(result, name):
 
 # ---- conditions that are known ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("condition, expected", [
-    ('[ -z "$E" ]', "yes"), ('[ -n "$E" ]', "no"), ('[ "$S" = abc ]', "yes"), ('[ "$S" == abd ]', "no"),
-    ('[ "$S" != abc ]', "no"), ("[ $N -eq 8 ]", "yes"), ("[ $N -ne 8 ]", "no"), ("[ $N -gt 7 ]", "yes"),
-    ("[ $N -lt 8 ]", "no"), ("[ $N -ge 8 ]", "yes"), ("[ $N -le 7 ]", "no"), ("test $N -eq 8", "yes"),
-    ("[[ $S == a* ]]", "yes"), ("[[ $S != a* ]]", "no"), ("[[ -n $S && $N -gt 1 ]]", "yes"),
-    ("[[ -z $S || $N -gt 10 ]]", "no"), ("[[ $S =~ ^ab ]]", "yes"), ("(( N > 4 ))", "yes"),
-    ("(( N - 8 ))", "no"), ("! [ -z $S ]", "yes"), ("true", "yes"), ("false", "no"),
-    ("[ $N -gt 1 ] && [ -n $S ]", "yes"), ("[ $N -gt 10 ] || [ -z $S ]", "no"),
-])
+
+@pytest.mark.parametrize(
+    "condition, expected",
+    [
+        ('[ -z "$E" ]', "yes"),
+        ('[ -n "$E" ]', "no"),
+        ('[ "$S" = abc ]', "yes"),
+        ('[ "$S" == abd ]', "no"),
+        ('[ "$S" != abc ]', "no"),
+        ("[ $N -eq 8 ]", "yes"),
+        ("[ $N -ne 8 ]", "no"),
+        ("[ $N -gt 7 ]", "yes"),
+        ("[ $N -lt 8 ]", "no"),
+        ("[ $N -ge 8 ]", "yes"),
+        ("[ $N -le 7 ]", "no"),
+        ("test $N -eq 8", "yes"),
+        ("[[ $S == a* ]]", "yes"),
+        ("[[ $S != a* ]]", "no"),
+        ("[[ -n $S && $N -gt 1 ]]", "yes"),
+        ("[[ -z $S || $N -gt 10 ]]", "no"),
+        ("[[ $S =~ ^ab ]]", "yes"),
+        ("(( N > 4 ))", "yes"),
+        ("(( N - 8 ))", "no"),
+        ("! [ -z $S ]", "yes"),
+        ("true", "yes"),
+        ("false", "no"),
+        ("[ $N -gt 1 ] && [ -n $S ]", "yes"),
+        ("[ $N -gt 10 ] || [ -z $S ]", "no"),
+    ],
+)
 def test_known_conditions_take_one_branch(run, condition, expected):
     r = run(f'E=""\nS=abc\nN=8\nif {condition}; then R=yes; cmd_yes; else R=no; cmd_no; fi\n')
     assert text(r, "R") == expected
@@ -36,28 +57,35 @@ def test_elif_chain_known(run):
 
 
 def test_case_with_globs_and_alternatives(run):
-    script = ('case "$M" in\n  gpt|bert) K=enc ;;\n  llama*) K=llama ;;\n  *) K=other ;;\nesac\n')
+    script = 'case "$M" in\n  gpt|bert) K=enc ;;\n  llama*) K=llama ;;\n  *) K=other ;;\nesac\n'
     assert text(run("M=bert\n" + script), "K") == "enc"
     assert text(run("M=llama3-8b\n" + script), "K") == "llama"
     assert text(run("M=t5\n" + script), "K") == "other"
 
 
 def test_statement_level_and_or_lists(run):
-    r = run('X=""\n[ -z "$X" ] && X=4\nY=1\n[ -z "$Y" ] && Y=9\n[ -n "$Z0" ] || Z=5\ntrue || W=1\n'
-            "false && V=1 || V=2\n", env={})
+    r = run(
+        'X=""\n[ -z "$X" ] && X=4\nY=1\n[ -z "$Y" ] && Y=9\n[ -n "$Z0" ] || Z=5\ntrue || W=1\nfalse && V=1 || V=2\n',
+        env={},
+    )
     assert text(r, "X") == "4" and text(r, "Y") == "1" and text(r, "V") == "2"
     assert "W" not in r.variables
 
 
 # ---- unknown conditions ----------------------------------------------------------------------------
 
+
 def test_unknown_if_runs_every_branch_and_labels_commands(run):
-    r = run('if [ "$LAUNCHER" = slurm ]; then\n  srun python a.py\n  N=2\n'
-            'elif [ "$LAUNCHER" = local ]; then\n  torchrun b.py\n  N=1\nelse\n  N=0\nfi\ncmd $N\n')
+    r = run(
+        'if [ "$LAUNCHER" = slurm ]; then\n  srun python a.py\n  N=2\n'
+        'elif [ "$LAUNCHER" = local ]; then\n  torchrun b.py\n  N=1\nelse\n  N=0\nfi\ncmd $N\n'
+    )
     srun, torchrun = named(r, "srun")[0], named(r, "torchrun")[0]
     assert srun.conditions == ('if [ "$LAUNCHER" = slurm ] (line 1) is true',)
-    assert torchrun.conditions == ('if [ "$LAUNCHER" = slurm ] (line 1) is false',
-                                   'elif [ "$LAUNCHER" = local ] (line 4) is true')
+    assert torchrun.conditions == (
+        'if [ "$LAUNCHER" = slurm ] (line 1) is false',
+        'elif [ "$LAUNCHER" = local ] (line 4) is true',
+    )
     piece = named(r, "cmd")[0].words[1].unknowns[0]
     assert piece.name == "N" and piece.alternatives == ("2", "1", "0")
     assert 'if [ "$LAUNCHER" = slurm ] (line 1)' in piece.reason and "LAUNCHER is not set" in piece.reason
@@ -101,9 +129,12 @@ def test_arithmetic_condition_with_assignment(run):
 
 # ---- loops ------------------------------------------------------------------------------------------
 
+
 def test_for_over_words_and_arrays(run):
-    r = run('A=(x "y z")\nfor v in a b; do cmd $v; done\nfor v in "${A[@]}"; do cmd "$v"; done\n'
-            'for v in ${A[@]}; do cmd $v; done\n')
+    r = run(
+        'A=(x "y z")\nfor v in a b; do cmd $v; done\nfor v in "${A[@]}"; do cmd "$v"; done\n'
+        "for v in ${A[@]}; do cmd $v; done\n"
+    )
     assert [c.words[1].text for c in named(r, "cmd")] == ["a", "b", "x", "y z", "x", "y", "z"]
     assert all(c.in_loop for c in named(r, "cmd"))
 
@@ -151,10 +182,14 @@ def test_endless_while_true_is_recorded_once(run):
 
 # ---- functions --------------------------------------------------------------------------------------
 
+
 def test_functions_positional_local_and_return(run):
-    r = run('setup() {\n  local size=$1\n  shift\n  EXTRA="$*"\n  LAYERS=$size\n  return 0\n  LAYERS=never\n}\n'
-            "function launch {\n  torchrun x.py --num-layers $LAYERS $EXTRA\n}\n"
-            "setup 24 --bf16 --x\nlaunch\necho $size $1\n", positional=[])
+    r = run(
+        'setup() {\n  local size=$1\n  shift\n  EXTRA="$*"\n  LAYERS=$size\n  return 0\n  LAYERS=never\n}\n'
+        "function launch {\n  torchrun x.py --num-layers $LAYERS $EXTRA\n}\n"
+        "setup 24 --bf16 --x\nlaunch\necho $size $1\n",
+        positional=[],
+    )
     assert named(r, "torchrun")[0].argv()[2:] == ["--num-layers", "24", "--bf16", "--x"]
     echo = named(r, "echo")[0].words
     assert len(echo) == 2 and echo[1].unknowns[0].name == "size"  # the local is gone; $1 is empty

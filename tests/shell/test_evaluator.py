@@ -19,8 +19,7 @@ def test_assignment_order_and_environment(run):
 
 
 def test_export_local_readonly_declare(run):
-    r = run("export A=1 B\nB=2\nreadonly C=3\ndeclare -x D=4\ndeclare -a ARR=(x y)\n"
-            "f() { local A=9; E=$A; }\nf\n")
+    r = run("export A=1 B\nB=2\nreadonly C=3\ndeclare -x D=4\ndeclare -a ARR=(x y)\nf() { local A=9; E=$A; }\nf\n")
     assert var(r, "A") == "1" and var(r, "E") == "9"
     assert r.variables["A"].exported and r.variables["D"].exported
     assert var(r, "C") == "3"
@@ -28,14 +27,28 @@ def test_export_local_readonly_declare(run):
 
 
 def test_parameter_expansion_operators(run):
-    r = run('X=abc.tar.gz\nE=""\n'
-            'a=${U:-d1} b=${E:-d2} c=${E-d3} d=${U:=d4} e=${X:+alt} f=${#X}\n'
-            ': ${G:=seven}\n'
-            'g=${X#*.} h=${X##*.} i=${X%.*} j=${X%%.*} k=${X/a/A} l=${X//./_} m=${X^^}\n')
+    r = run(
+        'X=abc.tar.gz\nE=""\n'
+        "a=${U:-d1} b=${E:-d2} c=${E-d3} d=${U:=d4} e=${X:+alt} f=${#X}\n"
+        ": ${G:=seven}\n"
+        "g=${X#*.} h=${X##*.} i=${X%.*} j=${X%%.*} k=${X/a/A} l=${X//./_} m=${X^^}\n"
+    )
     got = {n: var(r, n) for n in "abcdefghijklm"}
-    assert got == {"a": "d1", "b": "d2", "c": "", "d": "d4", "e": "alt", "f": "10", "g": "tar.gz",
-                   "h": "gz", "i": "abc.tar", "j": "abc", "k": "Abc.tar.gz", "l": "abc_tar_gz",
-                   "m": "ABC.TAR.GZ"}
+    assert got == {
+        "a": "d1",
+        "b": "d2",
+        "c": "",
+        "d": "d4",
+        "e": "alt",
+        "f": "10",
+        "g": "tar.gz",
+        "h": "gz",
+        "i": "abc.tar",
+        "j": "abc",
+        "k": "Abc.tar.gz",
+        "l": "abc_tar_gz",
+        "m": "ABC.TAR.GZ",
+    }
     assert var(r, "U") == "d4" and var(r, "G") == "seven"
 
 
@@ -57,8 +70,10 @@ def test_arithmetic_with_ternary_and_refusal(run):
 
 
 def test_arrays(run):
-    r = run('A=(--a 1 "--fp8-format hybrid" # comment\n  --b)\nA+=(--c 3)\n'
-            'cmd "${A[@]}"\ncmd ${A[@]}\ncmd "${A[*]}"\nN=${#A[@]}\nF=${A[0]}\n')
+    r = run(
+        'A=(--a 1 "--fp8-format hybrid" # comment\n  --b)\nA+=(--c 3)\n'
+        'cmd "${A[@]}"\ncmd ${A[@]}\ncmd "${A[*]}"\nN=${#A[@]}\nF=${A[0]}\n'
+    )
     assert argv(r, "cmd", 0)[1:] == ["--a", "1", "--fp8-format hybrid", "--b", "--c", "3"]
     assert argv(r, "cmd", 1)[1:] == ["--a", "1", "--fp8-format", "hybrid", "--b", "--c", "3"]
     assert argv(r, "cmd", 2)[1:] == ["--a 1 --fp8-format hybrid --b --c 3"]
@@ -66,8 +81,10 @@ def test_arrays(run):
 
 
 def test_quoted_string_with_continuations_append_and_splitting(run):
-    r = run('ARGS=" \\\n  --num-layers 24 \\\n  --hidden-size 1024"\nARGS="$ARGS --bf16"\nARGS+=" --x"\n'
-            'E=""\ncmd $ARGS $E "$E"\n')
+    r = run(
+        'ARGS=" \\\n  --num-layers 24 \\\n  --hidden-size 1024"\nARGS="$ARGS --bf16"\nARGS+=" --x"\n'
+        'E=""\ncmd $ARGS $E "$E"\n'
+    )
     assert argv(r, "cmd")[1:] == ["--num-layers", "24", "--hidden-size", "1024", "--bf16", "--x", ""]
 
 
@@ -80,9 +97,11 @@ def test_provenance_follows_the_value_to_where_it_was_written(run):
 
 
 def test_if_elif_case_known(run):
-    r = run('M=gpt\nif [ "$M" == "llama" ]; then A=1; elif [[ $M == g* && -n $M ]]; then A=2; else A=3; fi\n'
-            'case "$M" in llama|mistral) B=x ;; gpt) B=y ;; *) B=z ;; esac\n'
-            '[ -z "$T" ] && T=4 || T=5\n')
+    r = run(
+        'M=gpt\nif [ "$M" == "llama" ]; then A=1; elif [[ $M == g* && -n $M ]]; then A=2; else A=3; fi\n'
+        'case "$M" in llama|mistral) B=x ;; gpt) B=y ;; *) B=z ;; esac\n'
+        '[ -z "$T" ] && T=4 || T=5\n'
+    )
     assert var(r, "A") == "2" and var(r, "B") == "y"
     # the guard sets the $T it tests: a default, as ${T:-4} would be, with no environment (issue 26)
     assert r.variables["T"].value[0].text == "4"
@@ -100,19 +119,32 @@ def test_unknown_condition_merges_and_names_alternatives(run):
 def test_conditional_append_keeps_the_common_start(run):
     # `OPTS="$OPTS --fp16"` in an if on an unknown condition: the start both ways share stays known (with its
     # spans), only the tail is unknown, and the tail's alternatives compose over later appends
-    r = run('OPTS="--tensor-model-parallel-size 2 --micro-batch-size 4"\n'
-            'if [ "$USE_FP16" = 1 ]; then OPTS="$OPTS --fp16"; fi\n'
-            'if [ -n "$CKPT" ]; then OPTS="${OPTS} --recompute-activations"; fi\n'
-            'torchrun x.py $OPTS\n')
+    r = run(
+        'OPTS="--tensor-model-parallel-size 2 --micro-batch-size 4"\n'
+        'if [ "$USE_FP16" = 1 ]; then OPTS="$OPTS --fp16"; fi\n'
+        'if [ -n "$CKPT" ]; then OPTS="${OPTS} --recompute-activations"; fi\n'
+        "torchrun x.py $OPTS\n"
+    )
     pieces = r.variables["OPTS"].value
     assert pieces[0].text == "--tensor-model-parallel-size 2 --micro-batch-size 4"
     tail = pieces[-1]
     assert tail.text is None and set(tail.alternatives) == {
-        " --fp16 --recompute-activations", " --recompute-activations", " --fp16", ""}
-    assert "$CKPT" in tail.reason and "; and on if [ \"$USE_FP16\" = 1 ]" in tail.reason  # both conditions named
+        " --fp16 --recompute-activations",
+        " --recompute-activations",
+        " --fp16",
+        "",
+    }
+    assert "$CKPT" in tail.reason and '; and on if [ "$USE_FP16" = 1 ]' in tail.reason  # both conditions named
     # the unknown tail starts with a blank (or is empty): word splitting leaves the known words whole
-    assert argv(r, "torchrun") == ["torchrun", "x.py", "--tensor-model-parallel-size", "2", "--micro-batch-size",
-                                   "4", "${OPTS}"]
+    assert argv(r, "torchrun") == [
+        "torchrun",
+        "x.py",
+        "--tensor-model-parallel-size",
+        "2",
+        "--micro-batch-size",
+        "4",
+        "${OPTS}",
+    ]
 
 
 def test_merged_alternatives_show_unknown_parts_by_name(run):
@@ -121,16 +153,20 @@ def test_merged_alternatives_show_unknown_parts_by_name(run):
 
 
 def test_for_loops_and_functions(run):
-    r = run("for s in 1 2; do cmd --size $s; done\nfor ((i=0; i<3; i++)); do :; done\n"
-            "build() { echo \"--layers $1\"; OUT=\"--tp $2\"; }\nbuild 24 8\n")
+    r = run(
+        "for s in 1 2; do cmd --size $s; done\nfor ((i=0; i<3; i++)); do :; done\n"
+        'build() { echo "--layers $1"; OUT="--tp $2"; }\nbuild 24 8\n'
+    )
     assert [argv(r, "cmd", i)[2] for i in range(2)] == ["1", "2"]
     assert all(c.in_loop for c in r.commands if c.name == "cmd")
     assert var(r, "OUT") == "--tp 8"
 
 
 def test_source_relative_to_the_script(run):
-    r = run('DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nsource "$DIR/conf/a.sh"\n. ./conf/b.sh\n',
-            files={"conf/a.sh": "TP=8\n", "conf/b.sh": "PP=${PP:-2}\n"})
+    r = run(
+        'DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nsource "$DIR/conf/a.sh"\n. ./conf/b.sh\n',
+        files={"conf/a.sh": "TP=8\n", "conf/b.sh": "PP=${PP:-2}\n"},
+    )
     assert var(r, "TP") == "8" and var(r, "PP") == "2"
     assert r.variables["TP"].value[0].span.path.endswith(os.path.join("conf", "a.sh"))
     r = run("source missing.sh\n")
@@ -138,16 +174,17 @@ def test_source_relative_to_the_script(run):
 
 
 def test_positional_parameters(run):
-    r = run('A=$1\nB=${2:-two}\nN=$#\nshift\nC=$1\n',
-            positional=[Word.of("one"), Word.of("uno")])
+    r = run("A=$1\nB=${2:-two}\nN=$#\nshift\nC=$1\n", positional=[Word.of("one"), Word.of("uno")])
     assert var(r, "A") == "one" and var(r, "B") == "uno" and var(r, "N") == "2" and var(r, "C") == "uno"
     r = run("A=$1\nB=${1:-d}\n")
     assert var(r, "A") is None and var(r, "B") == "d"
 
 
 def test_eval_and_bash_c_are_parsed_again_with_original_positions(run):
-    r = run('TP=2\nCMD="torchrun --nproc_per_node 8 x.py --tp $TP"\neval $CMD\n'
-            "srun -N 2 bash -c \"python y.py --rank \\$SLURM_PROCID --tp $TP\"\n")
+    r = run(
+        'TP=2\nCMD="torchrun --nproc_per_node 8 x.py --tp $TP"\neval $CMD\n'
+        'srun -N 2 bash -c "python y.py --rank \\$SLURM_PROCID --tp $TP"\n'
+    )
     inner = next(c for c in r.commands if c.via == "eval")
     assert inner.argv() == ["torchrun", "--nproc_per_node", "8", "x.py", "--tp", "2"]
     flag = inner.words[4]
@@ -159,11 +196,13 @@ def test_eval_and_bash_c_are_parsed_again_with_original_positions(run):
 
 
 def test_heredocs_and_sed_write_virtual_files(run, tmp_path):
-    r = run('GBS=64\ncat <<EOF > ds.json\n{"train_batch_size": $GBS, "x": $((GBS*2))}\nEOF\n'
-            "cat > raw.json <<'EOF'\n{\"a\": \"$GBS\"}\nEOF\n"
-            'cat <<-EOF > tabs.txt\n\tindented $GBS\n\tEOF\n'
-            'sed "s/BATCH/${GBS}/g" tpl.json | sed -e "s|STAGE|3|" > out.json\n',
-            files={"tpl.json": '{"b": BATCH, "s": STAGE}\n'})
+    r = run(
+        'GBS=64\ncat <<EOF > ds.json\n{"train_batch_size": $GBS, "x": $((GBS*2))}\nEOF\n'
+        'cat > raw.json <<\'EOF\'\n{"a": "$GBS"}\nEOF\n'
+        "cat <<-EOF > tabs.txt\n\tindented $GBS\n\tEOF\n"
+        'sed "s/BATCH/${GBS}/g" tpl.json | sed -e "s|STAGE|3|" > out.json\n',
+        files={"tpl.json": '{"b": BATCH, "s": STAGE}\n'},
+    )
     files = {os.path.basename(k): v.content.render() for k, v in r.virtual_files.items()}
     assert files["ds.json"] == '{"train_batch_size": 64, "x": 128}\n'
     assert files["raw.json"] == '{"a": "$GBS"}\n'
@@ -176,8 +215,10 @@ def test_heredocs_and_sed_write_virtual_files(run, tmp_path):
 
 def test_command_substitution_is_never_executed(run, tmp_path):
     marker = tmp_path / "ran"
-    r = run(f'N=$(touch {marker}; echo 8)\nH=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)\n'
-            'D=$(dirname /a/b/c.sh)\nB=$(basename /x/y.json .json)\n')
+    r = run(
+        f"N=$(touch {marker}; echo 8)\nH=$(scontrol show hostnames $SLURM_JOB_NODELIST | head -n1)\n"
+        "D=$(dirname /a/b/c.sh)\nB=$(basename /x/y.json .json)\n"
+    )
     assert not marker.exists()
     assert var(r, "N") is None and "known only at run time" in r.variables["H"].value[0].reason
     assert var(r, "D") == "/a/b" and var(r, "B") == "y"
@@ -220,7 +261,7 @@ def test_arithmetic_over_branch_alternatives_and_named_unknowns(run):
 
 
 def test_alternate_value_of_an_unknown_variable_names_both_ways(run):
-    r = run('VP=$1\ncmd ${VP:+--num-layers-per-virtual-pipeline-stage $VP}\n')
+    r = run("VP=$1\ncmd ${VP:+--num-layers-per-virtual-pipeline-stage $VP}\n")
     (word,) = [w for w in r.commands[0].words[1:]]
     alts = word.unknowns[0].alternatives
     assert alts[0] == "<unset>" and alts[1] == "--num-layers-per-virtual-pipeline-stage ${1}" and len(alts) == 2

@@ -24,6 +24,7 @@ def where(span):
 
 # ---- assignments and declarations ------------------------------------------------------------------
 
+
 def test_assignments_apply_in_order(run):
     r = run("A=1\nB=$A\nA=2\nC=$A$B\n")
     assert (text(r, "A"), text(r, "B"), text(r, "C")) == ("2", "1", "21")
@@ -36,8 +37,9 @@ def test_export_with_value_and_bare_name(run):
 
 
 def test_declare_flags(run):
-    r = run("declare -a ARR=(x y)\ndeclare -x X=1\ndeclare -i N=3+4*2\ndeclare -r R=5\nR=6\nunset R\n"
-            "declare -ix M=2**3\n")
+    r = run(
+        "declare -a ARR=(x y)\ndeclare -x X=1\ndeclare -i N=3+4*2\ndeclare -r R=5\nR=6\nunset R\ndeclare -ix M=2**3\n"
+    )
     assert items(r, "ARR") == ["x", "y"]
     assert r.variables["X"].exported
     assert text(r, "N") == "11"  # an integer variable's value is arithmetic
@@ -61,8 +63,10 @@ def test_prefix_assignments_belong_to_the_command_not_the_shell(run):
     r = run("X=5\nCUDA_VISIBLE_DEVICES=0,1 OMP=$X python train.py\necho $CUDA_VISIBLE_DEVICES\n")
     cmd = r.commands[0]
     assert cmd.name == "python"
-    assert {k: "".join(p.text for p in v.value) for k, v in cmd.assignments.items()} == \
-        {"CUDA_VISIBLE_DEVICES": "0,1", "OMP": "5"}
+    assert {k: "".join(p.text for p in v.value) for k, v in cmd.assignments.items()} == {
+        "CUDA_VISIBLE_DEVICES": "0,1",
+        "OMP": "5",
+    }
     assert "CUDA_VISIBLE_DEVICES" not in r.variables
     assert r.commands[1].words[1].text is None
 
@@ -76,13 +80,15 @@ def test_command_env_is_a_snapshot_with_exported_flags(run):
 
 # ---- parameter expansion ---------------------------------------------------------------------------
 
+
 def test_defaults_and_alternatives(run):
-    r = run('E=""\nS=set\n'
-            "a=${U:-d} b=${E:-d} c=${E-d} d=${U-d} e=${S:+alt} f=${E:+alt} g=${U+alt}\n"
-            "h=${V:=assigned} i=${W=also}\n: ${Z:=colon}\n")
+    r = run(
+        'E=""\nS=set\n'
+        "a=${U:-d} b=${E:-d} c=${E-d} d=${U-d} e=${S:+alt} f=${E:+alt} g=${U+alt}\n"
+        "h=${V:=assigned} i=${W=also}\n: ${Z:=colon}\n"
+    )
     got = {n: text(r, n) for n in "abcdefghi"}
-    assert got == {"a": "d", "b": "d", "c": "", "d": "d", "e": "alt", "f": "", "g": "", "h": "assigned",
-                   "i": "also"}
+    assert got == {"a": "d", "b": "d", "c": "", "d": "d", "e": "alt", "f": "", "g": "", "h": "assigned", "i": "also"}
     assert (text(r, "V"), text(r, "W"), text(r, "Z")) == ("assigned", "also", "colon")
 
 
@@ -93,13 +99,27 @@ def test_error_if_unset_is_unknown_with_its_message(run):
 
 
 def test_length_trim_replace_and_case(run):
-    r = run("X=model.tar.gz\nP=path/to/file.json\nM=MiXeD\n"
-            "a=${#X} b=${X#*.} c=${X##*.} d=${X%.*} e=${X%%.*} f=${X/a/A} g=${X//a/A} "
-            "h=${M,,} i=${M^^} j=${P##*/} k=${P%/*} l=${X/tar/zip} m=${X:0:5}\n")
+    r = run(
+        "X=model.tar.gz\nP=path/to/file.json\nM=MiXeD\n"
+        "a=${#X} b=${X#*.} c=${X##*.} d=${X%.*} e=${X%%.*} f=${X/a/A} g=${X//a/A} "
+        "h=${M,,} i=${M^^} j=${P##*/} k=${P%/*} l=${X/tar/zip} m=${X:0:5}\n"
+    )
     got = {n: text(r, n) for n in "abcdefghijklm"}
-    assert got == {"a": "12", "b": "tar.gz", "c": "gz", "d": "model.tar", "e": "model", "f": "model.tAr.gz",
-                   "g": "model.tAr.gz", "h": "mixed", "i": "MIXED", "j": "file.json", "k": "path/to",
-                   "l": "model.zip.gz", "m": "model"}
+    assert got == {
+        "a": "12",
+        "b": "tar.gz",
+        "c": "gz",
+        "d": "model.tar",
+        "e": "model",
+        "f": "model.tAr.gz",
+        "g": "model.tAr.gz",
+        "h": "mixed",
+        "i": "MIXED",
+        "j": "file.json",
+        "k": "path/to",
+        "l": "model.zip.gz",
+        "m": "model",
+    }
 
 
 def test_operators_on_unknown_or_unset_values_are_unknown(run):
@@ -134,8 +154,9 @@ def test_seeded_environment(run):
 
 # ---- provenance -------------------------------------------------------------------------------------
 
+
 def test_default_value_keeps_its_position_through_variables(run):
-    r = run("TP=${TP:-4}\nARGS=\"--x 1\"\nOPTS=\"$ARGS --tp $TP\"\ntorchrun train.py $OPTS\n")
+    r = run('TP=${TP:-4}\nARGS="--x 1"\nOPTS="$ARGS --tp $TP"\ntorchrun train.py $OPTS\n')
     tp = words(r, "torchrun")[-1]
     assert tp.text == "4"
     piece = tp.pieces[0]
@@ -163,8 +184,9 @@ def test_arithmetic_piece_points_at_the_expansion(run):
 
 # ---- quoting and word splitting ---------------------------------------------------------------------
 
+
 def test_double_quotes_backslash_newline_single_quotes_and_ansi_c(run):
-    r = run('A="one \\\n  two"\nB=\'x \\\n y\'\nC=$\'tab\\there\'\nD="\\$HOME \\` \\\\ \\q"\n')
+    r = run("A=\"one \\\n  two\"\nB='x \\\n y'\nC=$'tab\\there'\nD=\"\\$HOME \\` \\\\ \\q\"\n")
     assert text(r, "A") == "one   two"  # backslash-newline is removed inside double quotes
     assert text(r, "B") == "x \\\n y"  # nothing is special inside single quotes
     assert text(r, "C") == "tab\there"
@@ -179,8 +201,12 @@ def test_string_append_both_ways(run):
 def test_splitting_keeps_per_character_provenance(run):
     r = run('ARGS="--hidden-size 1024   --num-layers 24"\ntorchrun x.py $ARGS\n')
     got = [(w.text, where(w.value_span)) for w in words(r, "torchrun")[1:]]
-    assert got == [("--hidden-size", (1, 7, 1, 20)), ("1024", (1, 21, 1, 25)),
-                   ("--num-layers", (1, 28, 1, 40)), ("24", (1, 41, 1, 43))]
+    assert got == [
+        ("--hidden-size", (1, 7, 1, 20)),
+        ("1024", (1, 21, 1, 25)),
+        ("--num-layers", (1, 28, 1, 40)),
+        ("24", (1, 41, 1, 43)),
+    ]
 
 
 def test_empty_unquoted_vanishes_and_quoted_empty_stays(run):
@@ -191,29 +217,40 @@ def test_empty_unquoted_vanishes_and_quoted_empty_stays(run):
 
 # ---- arrays -----------------------------------------------------------------------------------------
 
+
 def test_multiline_array_with_comments_append_and_index_assignment(run):
-    r = run('A=(\n  --a 1   # first\n  # a whole comment line\n  "--fp8-format hybrid"\n)\n'
-            'A+=(--b)\nA[1]=2\nA[$((1+1))]="--fp8 e4m3"\n')
+    r = run(
+        'A=(\n  --a 1   # first\n  # a whole comment line\n  "--fp8-format hybrid"\n)\n'
+        'A+=(--b)\nA[1]=2\nA[$((1+1))]="--fp8 e4m3"\n'
+    )
     assert items(r, "A") == ["--a", "2", "--fp8 e4m3", "--b"]
 
 
 def test_array_expansions(run):
-    r = run('A=(--a "--fp8-format hybrid" --c)\ni=1\n'
-            'q "${A[@]}"\nu ${A[@]}\nu2 ${A[*]}\nj "${A[*]}"\n'
-            'e=${A[i]} f=${A[$i]} n=${#A[@]} z=$A m=${A[-1]}\n')
+    r = run(
+        'A=(--a "--fp8-format hybrid" --c)\ni=1\n'
+        'q "${A[@]}"\nu ${A[@]}\nu2 ${A[*]}\nj "${A[*]}"\n'
+        "e=${A[i]} f=${A[$i]} n=${#A[@]} z=$A m=${A[-1]}\n"
+    )
     assert [w.text for w in words(r, "q")] == ["--a", "--fp8-format hybrid", "--c"]
     assert [w.text for w in words(r, "u")] == ["--a", "--fp8-format", "hybrid", "--c"]
     assert [w.text for w in words(r, "u2")] == ["--a", "--fp8-format", "hybrid", "--c"]
     assert [w.text for w in words(r, "j")] == ["--a --fp8-format hybrid --c"]
-    assert {n: text(r, n) for n in "efnzm"} == {"e": "--fp8-format hybrid", "f": "--fp8-format hybrid",
-                                                 "n": "3", "z": "--a", "m": "--c"}
+    assert {n: text(r, n) for n in "efnzm"} == {
+        "e": "--fp8-format hybrid",
+        "f": "--fp8-format hybrid",
+        "n": "3",
+        "z": "--a",
+        "m": "--c",
+    }
 
 
 def test_quoted_all_elements_of_nothing_is_no_word(run):
     # bash: "${A[@]}" of an empty array and "$@" without arguments expand to no word at all, while "" and
     # "$EMPTY" stay one empty word; so `"${PROFILE[@]}" torchrun ...` with PROFILE=() runs torchrun
-    r = run('A=()\nE=""\nq x "${A[@]}" y\n"${A[@]}" torchrun x.py\ne "" "$E" "${A[@]}"""\n'
-            'f() { g "$@"; }\nf\nf a "" b\n')
+    r = run(
+        'A=()\nE=""\nq x "${A[@]}" y\n"${A[@]}" torchrun x.py\ne "" "$E" "${A[@]}"""\nf() { g "$@"; }\nf\nf a "" b\n'
+    )
     assert [w.text for w in words(r, "q")] == ["x", "y"]
     assert [c.name for c in r.commands if c.name == "torchrun"] == ["torchrun"]
     assert [w.text for w in words(r, "e")] == ["", "", ""]
@@ -227,6 +264,7 @@ def test_array_element_provenance(run):
 
 
 # ---- arithmetic -------------------------------------------------------------------------------------
+
 
 def test_arithmetic_ternary_nested_and_positional(run):
     r = run("N=3\nA=$(( N > 2 ? N * 2 : 1 ))\nB=$(( $N + ${N} ))\nC=$(( (A + 1) % 4 ))\nD=$((E = 5, E * 2))\n")
@@ -254,9 +292,9 @@ def test_slices_of_positional_parameters_and_arrays(run):
 
 # ---- a $(...) pipeline of text producers -------------------------------------------------------------
 
+
 def test_a_sed_pipeline_substitution_keeps_known_and_unknown_pieces(run):
-    r = run('CMD="  python   train.py --tp 2  --data ${DATA}  "\n'
-            "CMD=$(echo \"$CMD\" | sed -e 's/  */ /g')\n")
+    r = run('CMD="  python   train.py --tp 2  --data ${DATA}  "\nCMD=$(echo "$CMD" | sed -e \'s/  */ /g\')\n')
     pieces = r.variables["CMD"].value
     assert "".join(p.text if p.known else "<?>" for p in pieces) == " python train.py --tp 2 --data <?> "
     unknown_piece = next(p for p in pieces if not p.known)

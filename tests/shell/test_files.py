@@ -28,9 +28,12 @@ def virtual(result, name):
 
 # ---- source ----------------------------------------------------------------------------------------
 
+
 def test_source_relative_to_the_sourcing_file_with_its_own_spans(run, tmp_path):
-    r = run('. ./conf/model.sh\ntorchrun x.py --tp $TP --pp $PP\n',
-            files={"conf/model.sh": "source common.sh\nTP=${TP:-8}\n", "conf/common.sh": "PP=2\n"})
+    r = run(
+        ". ./conf/model.sh\ntorchrun x.py --tp $TP --pp $PP\n",
+        files={"conf/model.sh": "source common.sh\nTP=${TP:-8}\n", "conf/common.sh": "PP=2\n"},
+    )
     tp, pp = named(r, "torchrun")[0].words[3], named(r, "torchrun")[0].words[5]
     assert (tp.text, where(tp.value_span)) == ("8", ("model.sh", 2, 10))
     assert (pp.text, where(pp.value_span)) == ("2", ("common.sh", 1, 4))
@@ -38,8 +41,10 @@ def test_source_relative_to_the_sourcing_file_with_its_own_spans(run, tmp_path):
 
 
 def test_source_cycle_and_missing_file(run):
-    r = run("source a.sh\nsource ./nowhere.sh\ncmd $A $B\n", files={"a.sh": "A=1\nsource b.sh\n",
-                                                                    "b.sh": "B=2\nsource a.sh\n"})
+    r = run(
+        "source a.sh\nsource ./nowhere.sh\ncmd $A $B\n",
+        files={"a.sh": "A=1\nsource b.sh\n", "b.sh": "B=2\nsource a.sh\n"},
+    )
     assert named(r, "cmd")[0].argv() == ["cmd", "1", "2"]
     problem = next(p for p in r.problems if "nowhere.sh" in p.message)
     assert problem.kind == "unresolved" and "cannot read sourced file" in problem.message
@@ -52,6 +57,7 @@ def test_sourced_file_with_arguments(run):
 
 
 # ---- positional parameters and $0 -------------------------------------------------------------------
+
 
 def test_positional_parameters_given(run):
     args = [Word.of(str(i)) for i in range(1, 12)]
@@ -70,14 +76,27 @@ def test_positional_parameters_not_given_are_unknown_until_set(run):
 
 def test_script_path_and_pure_substitutions(run, tmp_path):
     script = str(tmp_path / "main.sh")
-    r = run('A=$0\nB=${BASH_SOURCE[0]}\nC=$(dirname "$0")\nD=$(dirname "${BASH_SOURCE[0]}")\n'
-            'E=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nF=$(cd "$(dirname "$0")/.." && pwd)\n'
-            'G=$(pwd)\nH=$(basename "$0")\nI=$(basename /x/y.json .json)\nJ=$(echo a  b)\n'
-            'K=$(printf %s "v")\nL=`basename /p/q`\n')
+    r = run(
+        'A=$0\nB=${BASH_SOURCE[0]}\nC=$(dirname "$0")\nD=$(dirname "${BASH_SOURCE[0]}")\n'
+        'E=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)\nF=$(cd "$(dirname "$0")/.." && pwd)\n'
+        'G=$(pwd)\nH=$(basename "$0")\nI=$(basename /x/y.json .json)\nJ=$(echo a  b)\n'
+        'K=$(printf %s "v")\nL=`basename /p/q`\n'
+    )
     got = {n: text(r, n) for n in "ABCDEFGHIJKL"}
-    assert got == {"A": script, "B": script, "C": str(tmp_path), "D": str(tmp_path), "E": str(tmp_path),
-                   "F": str(tmp_path.parent), "G": str(tmp_path), "H": "main.sh", "I": "y", "J": "a b",
-                   "K": "v", "L": "q"}
+    assert got == {
+        "A": script,
+        "B": script,
+        "C": str(tmp_path),
+        "D": str(tmp_path),
+        "E": str(tmp_path),
+        "F": str(tmp_path.parent),
+        "G": str(tmp_path),
+        "H": "main.sh",
+        "I": "y",
+        "J": "a b",
+        "K": "v",
+        "L": "q",
+    }
 
 
 def test_other_substitutions_are_never_run(run, tmp_path):
@@ -89,6 +108,7 @@ def test_other_substitutions_are_never_run(run, tmp_path):
 
 
 # ---- command strings parsed a second time ----------------------------------------------------------
+
 
 def test_eval_keeps_original_positions(run):
     r = run('TP=2\nCMD="torchrun --nproc_per_node 8 \\\n  train.py --tp $TP"\neval "$CMD"\neval $CMD\n')
@@ -105,8 +125,10 @@ def test_eval_word_built_from_several_places_keeps_each_part(run):
     r = run('N=3\nCMD="torchrun --nnodes=$N"\nCMD="$CMD --node_rank=\\$SLURM_NODEID"\neval "$CMD"\n')
     inner = next(c for c in r.commands if c.via == "eval")
     nnodes, rank = inner.words[1], inner.words[2]
-    assert [(p.text, where(p.span)) for p in nnodes.pieces] == [("--nnodes=", ("main.sh", 2, 15)),
-                                                                 ("3", ("main.sh", 1, 3))]
+    assert [(p.text, where(p.span)) for p in nnodes.pieces] == [
+        ("--nnodes=", ("main.sh", 2, 15)),
+        ("3", ("main.sh", 1, 3)),
+    ]
     assert rank.pieces[0].text == "--node_rank=" and rank.pieces[1].name == "SLURM_NODEID"
 
 
@@ -116,8 +138,10 @@ def test_eval_assignments_change_the_shell(run):
 
 
 def test_bash_c_after_other_words_with_escaped_variables(run):
-    r = run('GPUS=8\nsrun --ntasks-per-node=1 bash -c "torchrun --nproc_per_node $GPUS '
-            '--node_rank \\$SLURM_PROCID x.py"\nsh -c \'cmd $0 $1\' zero one\n')
+    r = run(
+        'GPUS=8\nsrun --ntasks-per-node=1 bash -c "torchrun --nproc_per_node $GPUS '
+        "--node_rank \\$SLURM_PROCID x.py\"\nsh -c 'cmd $0 $1' zero one\n"
+    )
     inner = next(c for c in r.commands if c.name == "torchrun")
     assert inner.via == "bash -c" and inner.parent.name == "srun"
     assert inner.argv()[:3] == ["torchrun", "--nproc_per_node", "8"]
@@ -134,9 +158,12 @@ def test_bash_c_sees_only_exported_variables(run):
 
 # ---- child scripts -----------------------------------------------------------------------------------
 
+
 def test_bash_file_and_srun_bash_file(run):
-    r = run("export A=1\nB=2\nbash child.sh one\nsrun -N 2 bash ./child.sh two\n./child.sh three\n",
-            files={"child.sh": "cmd $A $B $1 $0\n"})
+    r = run(
+        "export A=1\nB=2\nbash child.sh one\nsrun -N 2 bash ./child.sh two\n./child.sh three\n",
+        files={"child.sh": "cmd $A $B $1 $0\n"},
+    )
     cmds = named(r, "cmd")
     assert [c.argv()[1:4] for c in cmds] == [["1", None, "one"], ["1", None, "two"], ["1", None, "three"]]
     assert all(c.via == "bash FILE" for c in cmds)
@@ -152,8 +179,11 @@ def test_sbatch_file_gets_child_env(run, tmp_path):
         seen.append((command.name, os.path.basename(child.path)))
         return {"SLURM_NNODES": Var("SLURM_NNODES", (Piece("4", None, "derived"),), exported=True)}
 
-    r = run("export GBS=64\nsbatch --nodes=4 -p batch job.sh arg\n",
-            files={"job.sh": "#!/bin/bash\n#SBATCH -N 4\nsrun cmd $SLURM_NNODES $GBS $1\n"}, child_env=child_env)
+    r = run(
+        "export GBS=64\nsbatch --nodes=4 -p batch job.sh arg\n",
+        files={"job.sh": "#!/bin/bash\n#SBATCH -N 4\nsrun cmd $SLURM_NNODES $GBS $1\n"},
+        child_env=child_env,
+    )
     srun = named(r, "srun")[0]
     assert srun.via == "sbatch" and srun.parent.name == "sbatch"
     assert srun.argv() == ["srun", "cmd", "4", "64", "arg"]
@@ -167,9 +197,11 @@ def test_sbatch_heredoc_and_wrap(run):
         seen.append(child)
         return {}
 
-    r = run("export TP=2\nsbatch -N 2 <<EOF\n#!/bin/bash\n#SBATCH --gpus-per-node=8\n"
-            "srun torchrun x.py --tp $TP --rank \\$SLURM_PROCID\nEOF\nsbatch --wrap \"cmd hi\"\n",
-            child_env=child_env)
+    r = run(
+        "export TP=2\nsbatch -N 2 <<EOF\n#!/bin/bash\n#SBATCH --gpus-per-node=8\n"
+        'srun torchrun x.py --tp $TP --rank \\$SLURM_PROCID\nEOF\nsbatch --wrap "cmd hi"\n',
+        child_env=child_env,
+    )
     torchrun = named(r, "srun")[0]
     assert torchrun.via == "sbatch" and torchrun.argv()[:5] == ["srun", "torchrun", "x.py", "--tp", "2"]
     assert torchrun.words[-1].unknowns[0].name == "SLURM_PROCID"
@@ -181,13 +213,18 @@ def test_sbatch_heredoc_and_wrap(run):
 
 # ---- heredocs and files written ----------------------------------------------------------------------
 
+
 def test_heredoc_expands_variables_defaults_and_arithmetic(run):
-    r = run('GBS=64\nMBS=2\ncat <<EOF > ds.json\n{\n  "train_batch_size": $GBS,\n'
-            '  "grad_acc": $(( GBS / MBS / 4 )),\n  "zero": ${ZERO:-1},\n  "host": "$(hostname)"\n}\nEOF\n')
+    r = run(
+        'GBS=64\nMBS=2\ncat <<EOF > ds.json\n{\n  "train_batch_size": $GBS,\n'
+        '  "grad_acc": $(( GBS / MBS / 4 )),\n  "zero": ${ZERO:-1},\n  "host": "$(hostname)"\n}\nEOF\n'
+    )
     vf = virtual(r, "ds.json")
     rendered = vf.content.render()
-    assert re.sub(f"{MARKER}\\d+{MARKER}", "?", rendered) == \
-        '{\n  "train_batch_size": 64,\n  "grad_acc": 8,\n  "zero": 1,\n  "host": "?"\n}\n'
+    assert (
+        re.sub(f"{MARKER}\\d+{MARKER}", "?", rendered)
+        == '{\n  "train_batch_size": 64,\n  "grad_acc": 8,\n  "zero": 1,\n  "host": "?"\n}\n'
+    )
     key = rendered.index('"train_batch_size"')
     assert where(vf.content.locate(key, key + 18)) == ("main.sh", 5, 3)
     value = rendered.index("64")
@@ -196,10 +233,17 @@ def test_heredoc_expands_variables_defaults_and_arithmetic(run):
 
 
 def test_heredoc_forms(run):
-    r = run("X=1\ncat > a.txt <<'EOF'\n$X\nEOF\ncat >b.txt <<\"EOF\"\n$X\nEOF\ncat <<\\EOF >c.txt\n$X\nEOF\n"
-            "cat <<-EOF > d.txt\n\t\tv=$X\n\tEOF\ntee e.txt <<EOF >/dev/null\nt=$X\nEOF\n")
-    assert [virtual(r, n).content.render() for n in ("a.txt", "b.txt", "c.txt", "d.txt", "e.txt")] == \
-        ["$X\n", "$X\n", "$X\n", "v=1\n", "t=1\n"]
+    r = run(
+        "X=1\ncat > a.txt <<'EOF'\n$X\nEOF\ncat >b.txt <<\"EOF\"\n$X\nEOF\ncat <<\\EOF >c.txt\n$X\nEOF\n"
+        "cat <<-EOF > d.txt\n\t\tv=$X\n\tEOF\ntee e.txt <<EOF >/dev/null\nt=$X\nEOF\n"
+    )
+    assert [virtual(r, n).content.render() for n in ("a.txt", "b.txt", "c.txt", "d.txt", "e.txt")] == [
+        "$X\n",
+        "$X\n",
+        "$X\n",
+        "v=1\n",
+        "t=1\n",
+    ]
 
 
 def test_echo_printf_and_append(run):
@@ -210,9 +254,12 @@ def test_echo_printf_and_append(run):
 
 def test_sed_templates(run):
     files = {"tpl.json": '{"bs": BATCH, "stage": STAGE, "lr": LR}\n'}
-    r = run('GBS=128\nsed "s/BATCH/${GBS}/" tpl.json | sed "s/STAGE/${ZERO:-2}/" > a.json\n'
-            "sed -e 's/BATCH/1/g' -e 's|STAGE|3|' tpl.json > b.json\n"
-            "cp b.json c.json\nsed -i 's/LR/0.1/' c.json\nsed -i \"s/1/$GBS/\" c.json\n", files=files)
+    r = run(
+        'GBS=128\nsed "s/BATCH/${GBS}/" tpl.json | sed "s/STAGE/${ZERO:-2}/" > a.json\n'
+        "sed -e 's/BATCH/1/g' -e 's|STAGE|3|' tpl.json > b.json\n"
+        "cp b.json c.json\nsed -i 's/LR/0.1/' c.json\nsed -i \"s/1/$GBS/\" c.json\n",
+        files=files,
+    )
     a = virtual(r, "a.json").content
     assert a.render() == '{"bs": 128, "stage": 2, "lr": LR}\n'
     i = a.render().index("128")
@@ -240,11 +287,27 @@ def test_resolve_path_and_lookup_file(run, tmp_path):
 
 # ---- pipelines, lists, groups -----------------------------------------------------------------------
 
+
 def test_every_simple_command_once_in_order(run):
-    r = run("X=1\ntorchrun a.py 2>&1 | tee log.txt\nprep & wait\n( X=2; sub $X )\n{ grp $X; } > o.log\n"
-            "a && b || c\nif true; then d; fi | e\ncmd $X\n")
-    assert [c.name for c in r.commands] == ["torchrun", "tee", "prep", "wait", "sub", "grp", "a", "b", "c",
-                                            "true", "d", "e", "cmd"]
+    r = run(
+        "X=1\ntorchrun a.py 2>&1 | tee log.txt\nprep & wait\n( X=2; sub $X )\n{ grp $X; } > o.log\n"
+        "a && b || c\nif true; then d; fi | e\ncmd $X\n"
+    )
+    assert [c.name for c in r.commands] == [
+        "torchrun",
+        "tee",
+        "prep",
+        "wait",
+        "sub",
+        "grp",
+        "a",
+        "b",
+        "c",
+        "true",
+        "d",
+        "e",
+        "cmd",
+    ]
     assert named(r, "cmd")[0].argv() == ["cmd", "1"]  # the subshell's assignment did not leak
     assert (named(r, "tee")[0].site.line, named(r, "tee")[0].site.col) == (2, 22)
 
@@ -262,8 +325,10 @@ def test_evaluate_with_a_custom_reader(tmp_path):
 
 
 def test_sbatch_options_with_unknown_values_are_skipped(run):
-    r = run('sbatch --job-name=run-$(date +%s) --output "$LOGS/%j.out" --nodes=2 job.sh\n',
-            files={"job.sh": "srun hostname\n"})
+    r = run(
+        'sbatch --job-name=run-$(date +%s) --output "$LOGS/%j.out" --nodes=2 job.sh\n',
+        files={"job.sh": "srun hostname\n"},
+    )
     assert named(r, "srun")[0].via == "sbatch"
 
 

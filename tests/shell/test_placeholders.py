@@ -10,22 +10,25 @@ def words_of(result, name):
     return cmd.words
 
 
-@pytest.mark.parametrize("text, slots", [
-    (b"X=<Specify path>\n", [b"<Specify path>"]),
-    (b"cmd --data-path <PATH TO DATASET> --x 1\n", [b"<PATH TO DATASET>"]),
-    (b"cmd --vocab <Specify path to file>/gpt2-vocab.json\n", [b"<Specify path to file>"]),
-    (b'C="a --dir <TENSORBOARD DIRECTORY> b"\n', [b"<TENSORBOARD DIRECTORY>"]),
-    (b"cmd <in.txt >out.txt\n", []),  # real redirections: a blank before `>`
-    (b"cat <<EOF\nx\nEOF\n", []),
-    (b"diff <(a) <(b)\n", []),
-    (b"[[ $a < $b ]] && [[ $c > $d ]]\n", []),
-    (b"X=$(<file)\n", []),
-    (b"(( i<n && n>0 ))\n", []),
-    (b'sed -i "s/<TP>/$TP/g" ds.json\n', []),  # a template's marker, looked for by sed
-    (b"cat tmpl | sed 's|<DATA>|/d|' > out\n", []),
-    (b'T="--special-tokens <image> <img> </img>"\n', []),  # tokens, not slots
-    (b'W="<some dir>"\nI=<path_to_image>\n', [b"<some dir>", b"<path_to_image>"]),
-])
+@pytest.mark.parametrize(
+    "text, slots",
+    [
+        (b"X=<Specify path>\n", [b"<Specify path>"]),
+        (b"cmd --data-path <PATH TO DATASET> --x 1\n", [b"<PATH TO DATASET>"]),
+        (b"cmd --vocab <Specify path to file>/gpt2-vocab.json\n", [b"<Specify path to file>"]),
+        (b'C="a --dir <TENSORBOARD DIRECTORY> b"\n', [b"<TENSORBOARD DIRECTORY>"]),
+        (b"cmd <in.txt >out.txt\n", []),  # real redirections: a blank before `>`
+        (b"cat <<EOF\nx\nEOF\n", []),
+        (b"diff <(a) <(b)\n", []),
+        (b"[[ $a < $b ]] && [[ $c > $d ]]\n", []),
+        (b"X=$(<file)\n", []),
+        (b"(( i<n && n>0 ))\n", []),
+        (b'sed -i "s/<TP>/$TP/g" ds.json\n', []),  # a template's marker, looked for by sed
+        (b"cat tmpl | sed 's|<DATA>|/d|' > out\n", []),
+        (b'T="--special-tokens <image> <img> </img>"\n', []),  # tokens, not slots
+        (b'W="<some dir>"\nI=<path_to_image>\n', [b"<some dir>", b"<path_to_image>"]),
+    ],
+)
 def test_slot_spans(text, slots):
     assert [text[s:e] for s, e in slot_spans(text)] == slots
 
@@ -59,10 +62,18 @@ def test_slot_problems_one_per_slot(run):
     assert len(problems) == 3 and all(p.kind == "unresolved" for p in problems)
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("your_own_num_nodes", True), ("YOUR_NODES", True), ("<N>", True), ("CHANGE_ME", True),
-    ("2", False), ("gpu", False), ("yourself", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("your_own_num_nodes", True),
+        ("YOUR_NODES", True),
+        ("<N>", True),
+        ("CHANGE_ME", True),
+        ("2", False),
+        ("gpu", False),
+        ("yourself", False),
+    ],
+)
 def test_is_placeholder(text, expected):
     assert is_placeholder(text) is expected
 
@@ -86,10 +97,16 @@ def test_a_slot_used_by_a_launch_is_named_once(tmp_path):
     config = tmp_path / "CONFIG.sh"
     config.write_text("#!/bin/bash\nexport DATA=<path to data>\n")
     launch = tmp_path / "launch.sh"
-    launch.write_text("#!/bin/bash\nsource CONFIG.sh\n"
-                      "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path $DATA --micro-batch-size 1\n")
+    launch.write_text(
+        "#!/bin/bash\nsource CONFIG.sh\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --data-path $DATA --micro-batch-size 1\n"
+    )
     results = check_paths([launch, config])
-    slots = [(r.path, d.path, d.line) for r in results for d in r.diagnostics if d.code == "PL002"
-             and "unfilled template slot" in d.message]
+    slots = [
+        (r.path, d.path, d.line)
+        for r in results
+        for d in r.diagnostics
+        if d.code == "PL002" and "unfilled template slot" in d.message
+    ]
     assert [s[1:] for s in slots] == [(str(config), 2)], slots
     assert not [d for r in results for d in r.diagnostics if d.code == "PL001"]

@@ -18,7 +18,7 @@ from plint.source import SourceFile
 needs_bash = pytest.mark.skipif(shutil.which("bash") is None, reason="bash -n confirms syntax errors")
 
 # A realistic launch script touching most constructs: the base of the mutation test and the timing.
-LAUNCH = r'''#!/bin/bash
+LAUNCH = r"""#!/bin/bash
 #SBATCH --nodes=2
 #SBATCH --gpus-per-node=8
 set -euo pipefail
@@ -57,14 +57,54 @@ run() {
 }
 run "${EXTRA:-}"
 srun --ntasks-per-node=1 bash -c "echo \$SLURM_PROCID $TP"
-'''
+"""
 
 SHELL_ALPHABET = st.sampled_from(
-    list("$(){}[]\"'`\\|&;<>=#!*?~-_ \n\t:+/%,.@0123456789abcxyzEOF") +
-    ["torchrun ", "if ", " then ", " fi", "case ", " in ", " esac", "for ", " do ", " done", "while ",
-     "<<EOF\n", "\nEOF\n", "${", "$((", "))", "eval ", "bash -c ", "sbatch ", "source ", "A=(", "f() {",
-     "--tp ", "[[ ", " ]]", "[ ", " ]", "&&", "||", "local ", "export ", "declare -a ", "shift", "set -- ",
-     "sed 's/a/b/' ", "> out.json", "$1", "$@", '"${A[@]}"', "`", "\\\n"])
+    list("$(){}[]\"'`\\|&;<>=#!*?~-_ \n\t:+/%,.@0123456789abcxyzEOF")
+    + [
+        "torchrun ",
+        "if ",
+        " then ",
+        " fi",
+        "case ",
+        " in ",
+        " esac",
+        "for ",
+        " do ",
+        " done",
+        "while ",
+        "<<EOF\n",
+        "\nEOF\n",
+        "${",
+        "$((",
+        "))",
+        "eval ",
+        "bash -c ",
+        "sbatch ",
+        "source ",
+        "A=(",
+        "f() {",
+        "--tp ",
+        "[[ ",
+        " ]]",
+        "[ ",
+        " ]",
+        "&&",
+        "||",
+        "local ",
+        "export ",
+        "declare -a ",
+        "shift",
+        "set -- ",
+        "sed 's/a/b/' ",
+        "> out.json",
+        "$1",
+        "$@",
+        '"${A[@]}"',
+        "`",
+        "\\\n",
+    ]
+)
 
 
 def _evaluate_text(tmp_path, text: str, **options):
@@ -78,6 +118,7 @@ def _evaluate_text(tmp_path, text: str, **options):
 
 
 # ---- syntax errors ------------------------------------------------------------------------------------
+
 
 @needs_bash
 def test_syntax_error_is_reported_where_bash_says_and_the_rest_is_read(run):
@@ -98,10 +139,13 @@ def test_unterminated_quote_is_a_syntax_error():
     assert problems and problems[0].kind == "syntax" and "bash rejects" in problems[0].message
 
 
-@pytest.mark.parametrize("text", [
-    "torchrun --nproc_per_node 8 x.py \\\n",  # a trailing backslash before the end of the file
-    "echo ok\n",  # no error node at all
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "torchrun --nproc_per_node 8 x.py \\\n",  # a trailing backslash before the end of the file
+        "echo ok\n",  # no error node at all
+    ],
+)
 def test_scripts_bash_accepts_are_not_syntax_errors(text):
     source = SourceFile("x.sh", text)
     assert syntax_problems(source, parse(source.data)) == []
@@ -116,41 +160,64 @@ def test_no_bash_no_check(monkeypatch):
 def test_four_byte_characters_after_a_brace_do_not_crash_the_parser(tmp_path):
     # tree-sitter-bash#337: `{` then a four-byte UTF-8 character could SIGSEGV; run it in a child
     # process so a crash fails this test instead of killing the test session
-    code = ("from plint.reading.shell.evaluator import evaluate\nfrom plint.source import SourceFile\n"
-            "for text in ['{\\U00031860', '{\\U000f0000}', 'echo {\\U0010ffff', 'A={\\U0001f600']:\n"
-            "    for _ in range(30):\n"
-            "        r = evaluate(SourceFile('x.sh', text))\n"
-            "print(r.commands[0].words[0].text if r.commands else '')\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
-                          check=False)
+    code = (
+        "from plint.reading.shell.evaluator import evaluate\nfrom plint.source import SourceFile\n"
+        "for text in ['{\\U00031860', '{\\U000f0000}', 'echo {\\U0010ffff', 'A={\\U0001f600']:\n"
+        "    for _ in range(30):\n"
+        "        r = evaluate(SourceFile('x.sh', text))\n"
+        "print(r.commands[0].words[0].text if r.commands else '')\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
     assert done.returncode == 0, done.stderr[-2000:]
 
 
 # ---- budgets ------------------------------------------------------------------------------------------
 
+
 def test_endless_constructs_terminate_quickly(run):
     start = time.perf_counter()
-    r = run("while true; do X=$((X+1)); done\nuntil false; do :; done\nfor ((;;)); do Y=1; done\n"
-            "f() { f \"$@\" x; }\nf\ng() { h; }\nh() { g; }\ng\ntorchrun x.py\n")
+    r = run(
+        "while true; do X=$((X+1)); done\nuntil false; do :; done\nfor ((;;)); do Y=1; done\n"
+        'f() { f "$@" x; }\nf\ng() { h; }\nh() { g; }\ng\ntorchrun x.py\n'
+    )
     assert time.perf_counter() - start < 5
     assert any(c.name == "torchrun" for c in r.commands)
 
 
 def test_step_budget_stops_with_a_problem(run):
-    r = run("for a in $(seq 1 9); do :; done\n" + "for i in " + " ".join(["x"] * 60) +
-            "; do for j in " + " ".join(["y"] * 60) + "; do Z=$i$j; done; done\n", max_steps=500)
+    r = run(
+        "for a in $(seq 1 9); do :; done\n"
+        + "for i in "
+        + " ".join(["x"] * 60)
+        + "; do for j in "
+        + " ".join(["y"] * 60)
+        + "; do Z=$i$j; done; done\n",
+        max_steps=500,
+    )
     assert any("stopped evaluating after 500 steps" in p.message for p in r.problems)
 
 
-@pytest.mark.parametrize("text", [
-    "$(" * 400, "{ " * 400 + "x", "(" * 2000, "if true; then " * 300, "A=${" * 300, '"' + "$(echo " * 200,
-    "f() { f; }\n" * 50 + "f\n", "\x00\x01\x02 $((", "eval " * 200 + "x", "cat <<EOF\n" * 100,
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "$(" * 400,
+        "{ " * 400 + "x",
+        "(" * 2000,
+        "if true; then " * 300,
+        "A=${" * 300,
+        '"' + "$(echo " * 200,
+        "f() { f; }\n" * 50 + "f\n",
+        "\x00\x01\x02 $((",
+        "eval " * 200 + "x",
+        "cat <<EOF\n" * 100,
+    ],
+)
 def test_deep_nesting_and_garbage_never_raise(tmp_path, text):
     _evaluate_text(tmp_path, text)
 
 
 # ---- properties over many inputs --------------------------------------------------------------------------
+
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.text(max_size=200))
@@ -173,13 +240,36 @@ def test_mutated_launch_scripts_never_raise(tmp_path, seed, edits):
         pos = rng.randrange(len(text) + 1)
         op = rng.randrange(3)
         if op == 0:
-            text = text[:pos] + text[pos + rng.randrange(1, 25):]
+            text = text[:pos] + text[pos + rng.randrange(1, 25) :]
         elif op == 1:
-            text = text[:pos] + rng.choice(['"', "'", "$(", "${", ")", "}", "\\\n", "<<EOF\n", "\n", "=", "((",
-                                            "`", "fi\n", "done\n", ";;", "|", "&"]) + text[pos:]
+            text = (
+                text[:pos]
+                + rng.choice(
+                    [
+                        '"',
+                        "'",
+                        "$(",
+                        "${",
+                        ")",
+                        "}",
+                        "\\\n",
+                        "<<EOF\n",
+                        "\n",
+                        "=",
+                        "((",
+                        "`",
+                        "fi\n",
+                        "done\n",
+                        ";;",
+                        "|",
+                        "&",
+                    ]
+                )
+                + text[pos:]
+            )
         else:
             start = rng.randrange(len(text) + 1)
-            text = text[:pos] + text[start:start + 40] + text[pos:]
+            text = text[:pos] + text[start : start + 40] + text[pos:]
     _evaluate_text(tmp_path, text)
 
 
@@ -196,9 +286,10 @@ def test_the_launch_script_reads_as_intended(tmp_path):
 
 # ---- speed --------------------------------------------------------------------------------------------
 
+
 def test_a_5kb_launch_script_takes_milliseconds(tmp_path):
-    text = (LAUNCH * 4)[:5 * 1024]
-    text = text[:text.rindex("\n") + 1]
+    text = (LAUNCH * 4)[: 5 * 1024]
+    text = text[: text.rindex("\n") + 1]
     path = Path(tmp_path / "launch.sh")
     evaluate(SourceFile(str(path), text))  # parser loaded
     timings = []

@@ -42,8 +42,11 @@ def test_envsubst_options_are_not_evaluated(run):
 
 
 def test_sed_reads_dollar_brace_slots_literally(run):
-    r = run('GBS=64\ncp tpl.json ds.json\nsed -i "s/\\${GBS}/$GBS/" ds.json\n'
-            "sed -i 's/\\$MBS/2/; s/${ZERO}/3/' ds.json\n", files={"tpl.json": TEMPLATE})
+    r = run(
+        'GBS=64\ncp tpl.json ds.json\nsed -i "s/\\${GBS}/$GBS/" ds.json\n'
+        "sed -i 's/\\$MBS/2/; s/${ZERO}/3/' ds.json\n",
+        files={"tpl.json": TEMPLATE},
+    )
     assert virtual(r, "ds.json").content.render() == '{"bs": 64, "mbs": 2, "stage": 3}\n'
 
 
@@ -84,10 +87,13 @@ def test_broken_json_with_a_slot_is_still_a_parse_error(tmp_path):
 
 
 def test_an_unfilled_slot_through_the_launch_is_unresolved_not_invalid(tmp_path):
-    (tmp_path / "tpl.json").write_text('{"train_micro_batch_size_per_gpu": ${MBS}, "gradient_accumulation_steps": 2,'
-                                       ' "zero_optimization": {"stage": ${ZERO}}}\n')
-    (tmp_path / "launch.sh").write_text('MBS=4\nsed "s/\\${MBS}/$MBS/" tpl.json > ds.json\n'
-                                        "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n")
+    (tmp_path / "tpl.json").write_text(
+        '{"train_micro_batch_size_per_gpu": ${MBS}, "gradient_accumulation_steps": 2,'
+        ' "zero_optimization": {"stage": ${ZERO}}}\n'
+    )
+    (tmp_path / "launch.sh").write_text(
+        'MBS=4\nsed "s/\\${MBS}/$MBS/" tpl.json > ds.json\ndeepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n'
+    )
     found = codes(tmp_path / "launch.sh")
     assert "PL001" not in [c for c, _ in found]
     (message,) = [m for c, m in found if c == "PL002" and "ZERO" in m]

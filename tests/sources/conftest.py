@@ -10,6 +10,7 @@ from plint.reading.sources.launchers import find_launches
 @pytest.fixture
 def launches(tmp_path):
     """find_launches over a script given as text, with extra files beside it."""
+
     def _launches(text: str, files: dict[str, str] | None = None):
         for name, body in (files or {}).items():
             (tmp_path / name).write_text(body)
@@ -20,4 +21,5 @@ def launches(tmp_path):
         env = slurm.implied_env(job) if job else {}
         result = evaluate(source, EvalOptions(env=env))
         return find_launches(result, job, FileLookup(result, tmp_path).source)
+
     return _launches

@@ -10,8 +10,9 @@ def known(text: str) -> Word:
 
 
 def unknown(name: str, *alternatives: str, head: str = "") -> Word:
-    tail = Piece(None, None, "unresolved", reason=f"${name} depends on if (line 3)", name=name,
-                 alternatives=alternatives)
+    tail = Piece(
+        None, None, "unresolved", reason=f"${name} depends on if (line 3)", name=name, alternatives=alternatives
+    )
     return Word(((Piece(head),) if head else ()) + (tail,))
 
 
@@ -30,8 +31,10 @@ def test_the_options_of_every_alternative():
 
 
 def test_unknown_text_is_a_value_only_where_an_option_wants_one():
-    assert possible_options(unknown("LOAD", "--load ${RESUME} --no-load-optim", "<unset>"), always) == \
-        {"--load", "--no-load-optim"}
+    assert possible_options(unknown("LOAD", "--load ${RESUME} --no-load-optim", "<unset>"), always) == {
+        "--load",
+        "--no-load-optim",
+    }
     # after a switch, unknown text could be anything
     assert possible_options(unknown("X", "--bf16 ${MORE}"), lambda option: option != "--bf16") is None
     assert possible_options(unknown("X", "${MORE}"), always) is None
@@ -93,8 +96,7 @@ def test_plain_deepspeed_batch_without_config_is_not_guessed(tmp_path):
 
 
 def test_plain_deepspeed_precision_behind_an_unknown_word(tmp_path):
-    layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --per_device_train_batch_size 4 "
-                               "$EXTRA\n")
+    layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --per_device_train_batch_size 4 $EXTRA\n")
     assert layout.value("precision") is None and "${EXTRA}" in layout.get("precision").note
     # was ("fp32", "default"): with no DeepSpeed config the reader found, the script builds its own (a dict
     # given to deepspeed.initialize), so its precision is the script's to decide, as its batch is (issue 12)

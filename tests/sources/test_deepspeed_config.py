@@ -24,9 +24,11 @@ def triple(batch):
 
 # ---- facts and where they were written ------------------------------------------------------------
 def test_facts_point_at_their_values_in_the_file():
-    cfg = config('{\n  "train_batch_size": 64,\n  "zero_optimization": {\n    "stage": 2,\n'
-                 '    "offload_optimizer": {"device": "cpu"}\n  },\n  "bf16": {"enabled": true},\n'
-                 '  "gradient_clipping": 0.5\n}\n')
+    cfg = config(
+        '{\n  "train_batch_size": 64,\n  "zero_optimization": {\n    "stage": 2,\n'
+        '    "offload_optimizer": {"device": "cpu"}\n  },\n  "bf16": {"enabled": true},\n'
+        '  "gradient_clipping": 0.5\n}\n'
+    )
     assert not cfg.problems
     tbs = cfg.train_batch_size
     assert (tbs.value, tbs.origin, tbs.span.line, tbs.span.col) == (64, "literal", 2, 23)
@@ -66,8 +68,10 @@ def test_how_deepspeed_reads_odd_spellings():
 
 
 def test_auto_stays_the_string_auto():
-    cfg = config('{"fp16": {"enabled": "auto"}, "zero_optimization": {"stage": "auto", '
-                 '"offload_param": {"device": "auto"}}, "train_batch_size": "auto", "gradient_clipping": "auto"}')
+    cfg = config(
+        '{"fp16": {"enabled": "auto"}, "zero_optimization": {"stage": "auto", '
+        '"offload_param": {"device": "auto"}}, "train_batch_size": "auto", "gradient_clipping": "auto"}'
+    )
     for v in (cfg.fp16_enabled, cfg.zero_stage, cfg.offload_param, cfg.train_batch_size, cfg.gradient_clipping):
         assert v.value == "auto" and v.origin == "literal"
     assert "integration" in cfg.fp16_enabled.note and "stage 0" in cfg.zero_stage.note
@@ -75,9 +79,11 @@ def test_auto_stays_the_string_auto():
 
 def test_positions_and_unknowns_in_a_heredoc():
     """`cat <<EOF` on line 10 of a script; $GBS is set on line 2, $GAS is unknown."""
-    script = SourceFile("run.sh", "#!/bin/bash\nGBS=32\n" + "# ...\n" * 7 +
-                        'cat <<EOF > ds.json\n{"train_batch_size": $GBS,\n'
-                        ' "gradient_accumulation_steps": $GAS,\n "zero_optimization": {"stage": 3}}\nEOF\n')
+    script = SourceFile(
+        "run.sh",
+        "#!/bin/bash\nGBS=32\n" + "# ...\n" * 7 + 'cat <<EOF > ds.json\n{"train_batch_size": $GBS,\n'
+        ' "gradient_accumulation_steps": $GAS,\n "zero_optimization": {"stage": 3}}\nEOF\n',
+    )
     data = script.data
 
     def literal(text: str) -> Piece:
@@ -86,14 +92,20 @@ def test_positions_and_unknowns_in_a_heredoc():
 
     gbs = data.index(b"32")
     gas = data.index(b"$GAS")
-    text = MappedText([
-        literal('{"train_batch_size": '),
-        Piece("32", script.span(gbs, gbs + 2), "literal", True, source=script),
-        literal(',\n "gradient_accumulation_steps": '),
-        unknown("$GAS is not set in the script and has no default", "GAS", script.span(gas, gas + 4),
-                alternatives=("2", "4")),
-        literal(',\n "zero_optimization": {"stage": 3}}\n'),
-    ])
+    text = MappedText(
+        [
+            literal('{"train_batch_size": '),
+            Piece("32", script.span(gbs, gbs + 2), "literal", True, source=script),
+            literal(',\n "gradient_accumulation_steps": '),
+            unknown(
+                "$GAS is not set in the script and has no default",
+                "GAS",
+                script.span(gas, gas + 4),
+                alternatives=("2", "4"),
+            ),
+            literal(',\n "zero_optimization": {"stage": 3}}\n'),
+        ]
+    )
     cfg = read_deepspeed_config(text, "ds.json")
     assert not cfg.problems
     assert (cfg.train_batch_size.value, cfg.train_batch_size.span.line, cfg.train_batch_size.span.col) == (32, 2, 5)
@@ -110,9 +122,13 @@ def test_positions_and_unknowns_in_a_heredoc():
 def test_a_default_from_the_script_says_the_environment_may_change_it():
     script = SourceFile("run.sh", "MBS=${MBS:-4}\n")
     at = script.data.index(b"4")
-    text = MappedText([Piece('{"train_micro_batch_size_per_gpu": '),
-                       Piece("4", script.span(at, at + 1), "literal", True, source=script, default_of="MBS"),
-                       Piece("}")])
+    text = MappedText(
+        [
+            Piece('{"train_micro_batch_size_per_gpu": '),
+            Piece("4", script.span(at, at + 1), "literal", True, source=script, default_of="MBS"),
+            Piece("}"),
+        ]
+    )
     mbs = read_deepspeed_config(text, "ds.json").train_micro_batch_size_per_gpu
     assert mbs.value == 4 and "${MBS:-...}" in mbs.note and mbs.span.col == 12
 
@@ -134,14 +150,17 @@ def batch_config(tbs=None, mbs=None, gas=None):
     return config("{" + ", ".join(parts) + "}")
 
 
-@pytest.mark.parametrize("given, world, expected, derived_note", [
-    ((64, 2, 4), 8, (2, 64, 4), None),  # all three: only checked
-    ((64, 2, None), 8, (2, 64, 4), "gradient_accumulation_steps = 64 // 2 // 8"),
-    ((64, None, 2), 8, (4, 64, 2), "train_micro_batch_size_per_gpu = 64 // 8 // 2"),
-    ((None, 2, 4), 8, (2, 64, 4), "train_batch_size = 2 * 4 * 8 (micro * grad_accum * dp"),
-    ((64, None, None), 8, (8, 64, 1), "train_micro_batch_size_per_gpu = 64 // 8"),
-    ((None, 3, None), 8, (3, 24, 1), "train_batch_size = 3 * 8"),
-])
+@pytest.mark.parametrize(
+    "given, world, expected, derived_note",
+    [
+        ((64, 2, 4), 8, (2, 64, 4), None),  # all three: only checked
+        ((64, 2, None), 8, (2, 64, 4), "gradient_accumulation_steps = 64 // 2 // 8"),
+        ((64, None, 2), 8, (4, 64, 2), "train_micro_batch_size_per_gpu = 64 // 8 // 2"),
+        ((None, 2, 4), 8, (2, 64, 4), "train_batch_size = 2 * 4 * 8 (micro * grad_accum * dp"),
+        ((64, None, None), 8, (8, 64, 1), "train_micro_batch_size_per_gpu = 64 // 8"),
+        ((None, 3, None), 8, (3, 24, 1), "train_batch_size = 3 * 8"),
+    ],
+)
 def test_the_six_ways_deepspeed_completes_the_triple(given, world, expected, derived_note):
     batch = derive_batch(batch_config(*given), dp(world))
     assert triple(batch) == expected and not batch.problems
@@ -153,19 +172,29 @@ def test_the_six_ways_deepspeed_completes_the_triple(given, world, expected, der
         assert all(v.span is not None and v.span.line == 1 for v in derived)  # at the key they come from
 
 
-@pytest.mark.parametrize("given, expected, refusal", [
-    ((60, 2, None), (2, 60, 3), "AssertionError: Check batch related parameters. train_batch_size is not equal to "
-                                "micro_batch_per_gpu * gradient_acc_step * world_size 60 != 2 * 3 * 8"),
-    ((8, 2, None), (2, 8, 0), "AssertionError: Gradient accumulation steps: 0 has to be greater than 0"),
-    ((16, None, 4), (0, 16, 4), "AssertionError: Micro batch size per gpu: 0 has to be greater than 0"),
-    ((64, 2, 2), (2, 64, 2), "64 != 2 * 2 * 8"),
-    ((0, 2, 1), (2, 0, 1), "AssertionError: Train batch size: 0 has to be greater than 0"),
-    ((None, None, 4), (None, None, 4), "AssertionError: Either train_batch_size or train_micro_batch_size_per_gpu "
-                                       "needs to be provided"),
-    ((None, None, None), (None, None, None), "Either train_batch_size or train_micro_batch_size_per_gpu"),
-    (('"64"', 2, None), (2, None, None), "TypeError: unsupported operand type(s) for //: 'str' and 'int'"),
-    (('"64"', 2, 4), (2, None, 4), "TypeError: '>' not supported between instances of 'str' and 'int'"),
-])
+@pytest.mark.parametrize(
+    "given, expected, refusal",
+    [
+        (
+            (60, 2, None),
+            (2, 60, 3),
+            "AssertionError: Check batch related parameters. train_batch_size is not equal to "
+            "micro_batch_per_gpu * gradient_acc_step * world_size 60 != 2 * 3 * 8",
+        ),
+        ((8, 2, None), (2, 8, 0), "AssertionError: Gradient accumulation steps: 0 has to be greater than 0"),
+        ((16, None, 4), (0, 16, 4), "AssertionError: Micro batch size per gpu: 0 has to be greater than 0"),
+        ((64, 2, 2), (2, 64, 2), "64 != 2 * 2 * 8"),
+        ((0, 2, 1), (2, 0, 1), "AssertionError: Train batch size: 0 has to be greater than 0"),
+        (
+            (None, None, 4),
+            (None, None, 4),
+            "AssertionError: Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided",
+        ),
+        ((None, None, None), (None, None, None), "Either train_batch_size or train_micro_batch_size_per_gpu"),
+        (('"64"', 2, None), (2, None, None), "TypeError: unsupported operand type(s) for //: 'str' and 'int'"),
+        (('"64"', 2, 4), (2, None, 4), "TypeError: '>' not supported between instances of 'str' and 'int'"),
+    ],
+)
 def test_what_deepspeed_refuses_at_start_up(given, expected, refusal):
     batch = derive_batch(batch_config(*given), dp(8))
     assert triple(batch) == expected
@@ -203,23 +232,33 @@ def test_auto_batch_values_are_left_to_the_integration():
 
 
 def test_unknown_shell_values_leave_dependents_unresolved():
-    text = MappedText([Piece('{"train_batch_size": '), unknown("$GBS is unknown", "GBS"),
-                       Piece(', "train_micro_batch_size_per_gpu": 2}')])
+    text = MappedText(
+        [
+            Piece('{"train_batch_size": '),
+            unknown("$GBS is unknown", "GBS"),
+            Piece(', "train_micro_batch_size_per_gpu": 2}'),
+        ]
+    )
     batch = derive_batch(read_deepspeed_config(text, "ds.json"), dp(8))
     assert batch.micro.value == 2 and batch.global_.value is None and "$GBS is unknown" in batch.global_.note
     assert batch.grad_accum.value is None and "train_batch_size" in batch.grad_accum.note
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.one_of(st.none(), st.integers(-2, 300)), st.one_of(st.none(), st.integers(-1, 40)),
-       st.one_of(st.none(), st.integers(-1, 40)), st.integers(1, 64))
+@given(
+    st.one_of(st.none(), st.integers(-2, 300)),
+    st.one_of(st.none(), st.integers(-1, 40)),
+    st.one_of(st.none(), st.integers(-1, 40)),
+    st.integers(1, 64),
+)
 def test_agrees_with_the_installed_deepspeed(tbs, mbs, gas, world):
     """The same triple and the same refusal as DeepSpeed's own DeepSpeedConfig methods."""
     ds_config = pytest.importorskip("deepspeed.runtime.config")
     from types import SimpleNamespace
 
-    theirs = SimpleNamespace(train_batch_size=tbs, train_micro_batch_size_per_gpu=mbs,
-                             gradient_accumulation_steps=gas, world_size=world)
+    theirs = SimpleNamespace(
+        train_batch_size=tbs, train_micro_batch_size_per_gpu=mbs, gradient_accumulation_steps=gas, world_size=world
+    )
     refusal = None
     try:
         ds_config.DeepSpeedConfig._set_batch_related_parameters(theirs)
@@ -229,5 +268,8 @@ def test_agrees_with_the_installed_deepspeed(tbs, mbs, gas, world):
     batch = derive_batch(batch_config(tbs, mbs, gas), dp(world))
     assert [p.message.split("start-up: ", 1)[1] for p in batch.problems] == ([refusal] if refusal else [])
     if refusal is None or refusal.startswith("AssertionError: Check") or "has to be greater" in refusal:
-        assert triple(batch) == (theirs.train_micro_batch_size_per_gpu, theirs.train_batch_size,
-                                 theirs.gradient_accumulation_steps)
+        assert triple(batch) == (
+            theirs.train_micro_batch_size_per_gpu,
+            theirs.train_batch_size,
+            theirs.gradient_accumulation_steps,
+        )

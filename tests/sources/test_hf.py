@@ -20,8 +20,10 @@ def words(text: str) -> list[Word]:
 
 
 def test_trainer_arguments_with_provenance():
-    text = ("--per_device_train_batch_size 4 --gradient_accumulation_steps=8 --deepspeed ds.json "
-            "--bf16 True --model_max_length 2048 --max_steps 100")
+    text = (
+        "--per_device_train_batch_size 4 --gradient_accumulation_steps=8 --deepspeed ds.json "
+        "--bf16 True --model_max_length 2048 --max_steps 100"
+    )
     f = hf_facts(words(text))
     assert (f["batch.micro"].value, f["batch.grad_accum"].value, f["model.seq_length"].value) == (4, 8, 2048)
     assert f["deepspeed.config_path"].value == "ds.json" and f["deepspeed.enabled"].value is True
@@ -32,10 +34,19 @@ def test_trainer_arguments_with_provenance():
     assert accum.span.col == text.index("=8") + 2  # the value inside --x=v
 
 
-@pytest.mark.parametrize("text, precision", [
-    ("--bf16", "bf16"), ("--fp16", "fp16"), ("--bf16 true", "bf16"), ("--bf16=yes", "bf16"), ("--bf16 1", "bf16"),
-    ("--bf16 False", None), ("--fp16=no", None), ("--bf16 False --fp16", "fp16"),
-])
+@pytest.mark.parametrize(
+    "text, precision",
+    [
+        ("--bf16", "bf16"),
+        ("--fp16", "fp16"),
+        ("--bf16 true", "bf16"),
+        ("--bf16=yes", "bf16"),
+        ("--bf16 1", "bf16"),
+        ("--bf16 False", None),
+        ("--fp16=no", None),
+        ("--bf16 False --fp16", "fp16"),
+    ],
+)
 def test_precision_switches_and_boolean_values(text, precision):
     f = hf_facts(words(text))
     assert (f["precision"].value if "precision" in f else None) == precision
@@ -62,8 +73,9 @@ def test_dashes_and_deepspeed_styles():
 
 def test_unknown_and_bad_values_never_raise():
     unknown = Word((Piece(None, None, "unresolved", reason="$MBS has no default", name="MBS"),))
-    f = hf_facts([Word.of("--per_device_train_batch_size"), unknown, Word.of("--gradient_accumulation_steps"),
-                  Word.of("many")])
+    f = hf_facts(
+        [Word.of("--per_device_train_batch_size"), unknown, Word.of("--gradient_accumulation_steps"), Word.of("many")]
+    )
     assert f["batch.micro"].origin == "unresolved" and "$MBS" in f["batch.micro"].note
     assert f["batch.grad_accum"].value is None and f["batch.grad_accum"].origin == "unresolved"
     assert hf_facts([]) == {} and hf_facts(words("--per_device_train_batch_size")) == {}
@@ -71,10 +83,16 @@ def test_unknown_and_bad_values_never_raise():
     assert hf_facts([partial])["batch.grad_accum"].origin == "unresolved"
 
 
-
-@pytest.mark.parametrize(("given", "sharding"), [("full_shard", "parameters"), ("shard_grad_op", "gradients"),
-                                                 ("hybrid_shard", "parameters"),
-                                                 ("hybrid_shard_zero2", "gradients"), ("no_shard", "none")])
+@pytest.mark.parametrize(
+    ("given", "sharding"),
+    [
+        ("full_shard", "parameters"),
+        ("shard_grad_op", "gradients"),
+        ("hybrid_shard", "parameters"),
+        ("hybrid_shard_zero2", "gradients"),
+        ("no_shard", "none"),
+    ],
+)
 def test_fsdp_option_gives_the_sharding(given, sharding):
     # transformers' FSDPOption words (trainer_utils.py): full_shard is ZeRO-3, shard_grad_op ZeRO-2
     text = f"--fsdp {given} --bf16"

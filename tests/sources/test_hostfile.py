@@ -24,17 +24,20 @@ def test_lines_comments_indentation_and_trailing_text():
 
 
 def test_spans_point_at_the_host_line():
-    (_, _, span), = hf("# c\n  w0 slots=8\n").hosts
+    ((_, _, span),) = hf("# c\n  w0 slots=8\n").hosts
     assert (span.line, span.col, span.end_col) == (2, 3, 13)
 
 
-@pytest.mark.parametrize("text, message", [
-    ("w0 slots = 8\n", "Hostfile contains a bad entry: w0 slots = 8" + TAIL),
-    ("w0:8\n", "Hostfile contains a bad entry: w0:8" + TAIL),
-    ("w0 gpus=8\n", "Hostfile contains a bad entry: w0 gpus=8" + TAIL),
-    ("w0 slots=8\nw0 slots=4\n", "Hostfile contains multiple entries for w0" + TAIL),
-    ("\n# nothing\n", "Hostfile is empty or not formatted correctly" + TAIL + "."),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ("w0 slots = 8\n", "Hostfile contains a bad entry: w0 slots = 8" + TAIL),
+        ("w0:8\n", "Hostfile contains a bad entry: w0:8" + TAIL),
+        ("w0 gpus=8\n", "Hostfile contains a bad entry: w0 gpus=8" + TAIL),
+        ("w0 slots=8\nw0 slots=4\n", "Hostfile contains multiple entries for w0" + TAIL),
+        ("\n# nothing\n", "Hostfile is empty or not formatted correctly" + TAIL + "."),
+    ],
+)
 def test_deepspeed_error_texts(text, message):
     problems = hf(text).problems
     assert [p.message for p in problems] == [message]
@@ -51,19 +54,22 @@ def test_the_first_bad_line_stops_reading_as_the_runner_raises():
 TWO = "w0 slots=8\nw1 slots=8\n"
 
 
-@pytest.mark.parametrize("include, exclude, num_nodes, num_gpus, expected", [
-    (None, None, None, None, [("w0", 8), ("w1", 8)]),
-    ("w1:0,1", None, None, None, [("w1", 2)]),
-    ("w0:0,1@w1", None, None, None, [("w0", 2), ("w1", 8)]),
-    ("w1@w0:3", None, None, None, [("w0", 1), ("w1", 8)]),  # hostfile order, not include order
-    ("w0:1@w0:1,2", None, None, None, [("w0", 2)]),  # repeated hosts merge, slots deduplicated
-    (None, "w1", None, None, [("w0", 8)]),
-    (None, "w0:0,1", None, None, [("w0", 6), ("w1", 8)]),
-    (None, None, 1, None, [("w0", 8)]),
-    (None, None, 5, None, [("w0", 8), ("w1", 8)]),  # more nodes than listed: all of them, silently
-    (None, None, None, 16, [("w0", 16), ("w1", 16)]),  # --num_gpus ignores the slot count
-    (None, None, 0, 0, [("w0", 8), ("w1", 8)]),
-])
+@pytest.mark.parametrize(
+    "include, exclude, num_nodes, num_gpus, expected",
+    [
+        (None, None, None, None, [("w0", 8), ("w1", 8)]),
+        ("w1:0,1", None, None, None, [("w1", 2)]),
+        ("w0:0,1@w1", None, None, None, [("w0", 2), ("w1", 8)]),
+        ("w1@w0:3", None, None, None, [("w0", 1), ("w1", 8)]),  # hostfile order, not include order
+        ("w0:1@w0:1,2", None, None, None, [("w0", 2)]),  # repeated hosts merge, slots deduplicated
+        (None, "w1", None, None, [("w0", 8)]),
+        (None, "w0:0,1", None, None, [("w0", 6), ("w1", 8)]),
+        (None, None, 1, None, [("w0", 8)]),
+        (None, None, 5, None, [("w0", 8), ("w1", 8)]),  # more nodes than listed: all of them, silently
+        (None, None, None, 16, [("w0", 16), ("w1", 16)]),  # --num_gpus ignores the slot count
+        (None, None, 0, 0, [("w0", 8), ("w1", 8)]),
+    ],
+)
 def test_selection(include, exclude, num_nodes, num_gpus, expected):
     res = resolve_resources(hf(TWO), include, exclude, num_nodes, num_gpus)
     assert res.hosts_and_slots == expected and not res.problems
@@ -71,15 +77,18 @@ def test_selection(include, exclude, num_nodes, num_gpus, expected):
     assert res.nnodes.value == len(expected)
 
 
-@pytest.mark.parametrize("include, exclude, num_nodes, num_gpus, message", [
-    ("w0", None, None, 4, "Cannot specify num_nodes/gpus with include/exclude"),
-    (None, "w0", 0, None, "Cannot specify num_nodes/gpus with include/exclude"),  # any explicit value, even 0
-    ("w0", "w1", None, None, "include_str and exclude_str are mutually exclusive."),
-    ("w9", None, None, None, "Hostname 'w9' not found in hostfile"),
-    (None, "w9:0", None, None, "Hostname 'w9' not found in hostfile"),
-    ("w0:8", None, None, None, "No slot '8' specified on host 'w0'"),
-    ("w0:a", None, None, None, "invalid literal for int() with base 10: 'a'"),
-])
+@pytest.mark.parametrize(
+    "include, exclude, num_nodes, num_gpus, message",
+    [
+        ("w0", None, None, 4, "Cannot specify num_nodes/gpus with include/exclude"),
+        (None, "w0", 0, None, "Cannot specify num_nodes/gpus with include/exclude"),  # any explicit value, even 0
+        ("w0", "w1", None, None, "include_str and exclude_str are mutually exclusive."),
+        ("w9", None, None, None, "Hostname 'w9' not found in hostfile"),
+        (None, "w9:0", None, None, "Hostname 'w9' not found in hostfile"),
+        ("w0:8", None, None, None, "No slot '8' specified on host 'w0'"),
+        ("w0:a", None, None, None, "invalid literal for int() with base 10: 'a'"),
+    ],
+)
 def test_refusals(include, exclude, num_nodes, num_gpus, message):
     res = resolve_resources(hf(TWO), include, exclude, num_nodes, num_gpus)
     assert [p.message for p in res.problems] == [message]
@@ -123,10 +132,18 @@ def test_slurm_backend_and_no_ssh_checks():
 
 # ---- the same answers as DeepSpeed's own functions, where it is installed --------------------------
 CASES = [
-    (TWO, "", "", -1, -1), (TWO, "w1:0,1", "", -1, -1), (TWO, "w0:0,1@w1", "", -1, -1),
-    (TWO, "", "w1", -1, -1), (TWO, "", "w0:0,1", -1, -1), (TWO, "", "", 1, -1), (TWO, "", "", 5, -1),
-    (TWO, "", "", -1, 16), ("a slots=4\nb slots=2\nc slots=8\n", "c@a:3", "", -1, -1),
-    ("a slots=4\nb slots=2\n", "", "a:0,1,2,3", -1, -1), (TWO, "w9", "", -1, -1), (TWO, "w0:8", "", -1, -1),
+    (TWO, "", "", -1, -1),
+    (TWO, "w1:0,1", "", -1, -1),
+    (TWO, "w0:0,1@w1", "", -1, -1),
+    (TWO, "", "w1", -1, -1),
+    (TWO, "", "w0:0,1", -1, -1),
+    (TWO, "", "", 1, -1),
+    (TWO, "", "", 5, -1),
+    (TWO, "", "", -1, 16),
+    ("a slots=4\nb slots=2\nc slots=8\n", "c@a:3", "", -1, -1),
+    ("a slots=4\nb slots=2\n", "", "a:0,1,2,3", -1, -1),
+    (TWO, "w9", "", -1, -1),
+    (TWO, "w0:8", "", -1, -1),
 ]
 
 
@@ -140,8 +157,13 @@ def test_agrees_with_deepspeed(text, include, exclude, num_nodes, num_gpus):
         theirs = ([(h, len(s)) for h, s in active.items()], None)
     except ValueError as e:
         theirs = ([], str(e))
-    res = resolve_resources(hf(text), include or None, exclude or None,
-                            None if num_nodes < 0 else num_nodes, None if num_gpus < 0 else num_gpus)
+    res = resolve_resources(
+        hf(text),
+        include or None,
+        exclude or None,
+        None if num_nodes < 0 else num_nodes,
+        None if num_gpus < 0 else num_gpus,
+    )
     ours = (res.hosts_and_slots, res.problems[0].message if res.problems else None)
     assert ours == theirs
 

@@ -33,13 +33,15 @@ def at(span):
 
 # ---- positions ------------------------------------------------------------------------------------
 def test_positions_of_keys_and_values_in_a_file():
-    text = ('{\n'
-            '  "train_batch_size": 64,\n'
-            '  "zero_optimization": {\n'
-            '    "stage": 3, "offload_param": {"device": "cpu"}\n'
-            '  },\n'
-            '  "note": "é", "after": [1, 2.5, true, null]\n'
-            '}\n')
+    text = (
+        "{\n"
+        '  "train_batch_size": 64,\n'
+        '  "zero_optimization": {\n'
+        '    "stage": 3, "offload_param": {"device": "cpu"}\n'
+        "  },\n"
+        '  "note": "é", "after": [1, 2.5, true, null]\n'
+        "}\n"
+    )
     doc = read(text)
     assert not doc.problems and not doc.leniencies and doc.json_load_accepts
     root = doc.root
@@ -59,8 +61,7 @@ def test_positions_of_keys_and_values_in_a_file():
 
 HEREDOC_SCRIPT = (
     "#!/bin/bash\n"
-    "GBS=32\n" + "".join(f"# line {n}\n" for n in range(3, 10)) +
-    "cat <<EOF > ds.json\n"  # line 10
+    "GBS=32\n" + "".join(f"# line {n}\n" for n in range(3, 10)) + "cat <<EOF > ds.json\n"  # line 10
     "{\n"  # line 11
     '  "train_batch_size": $GBS,\n'  # line 12
     '  "train_micro_batch_size_per_gpu": $MBS,\n'  # line 13
@@ -82,15 +83,17 @@ def heredoc_pieces(script: SourceFile) -> MappedText:
 
     gbs_at = data.index(b"32")
     mbs_at, out_at = data.index(b"$MBS"), data.index(b"$OUT")
-    return MappedText([
-        literal(b'{\n  "train_batch_size": ', b"$GBS"),
-        Piece("32", script.span(gbs_at, gbs_at + 2), "literal", True, source=script),
-        literal(b',\n  "train_micro_batch_size_per_gpu": ', b"$MBS"),
-        unknown("$MBS is not set in the script and has no default", "MBS", script.span(mbs_at, mbs_at + 4)),
-        literal(b',\n  "checkpoint": {"path": "', b"$OUT"),
-        unknown("$OUT is not set in the script and has no default", "OUT", script.span(out_at, out_at + 4)),
-        literal(b'/ckpt"}\n}\n', b""),
-    ])
+    return MappedText(
+        [
+            literal(b'{\n  "train_batch_size": ', b"$GBS"),
+            Piece("32", script.span(gbs_at, gbs_at + 2), "literal", True, source=script),
+            literal(b',\n  "train_micro_batch_size_per_gpu": ', b"$MBS"),
+            unknown("$MBS is not set in the script and has no default", "MBS", script.span(mbs_at, mbs_at + 4)),
+            literal(b',\n  "checkpoint": {"path": "', b"$OUT"),
+            unknown("$OUT is not set in the script and has no default", "OUT", script.span(out_at, out_at + 4)),
+            literal(b'/ckpt"}\n}\n', b""),
+        ]
+    )
 
 
 def test_positions_in_a_heredoc_that_starts_on_line_10():
@@ -129,8 +132,10 @@ def pieces(*parts) -> MappedText:
 
 
 def test_unknown_values_are_nodes_and_the_document_stays_valid():
-    doc = parse_json(pieces('{"a": ', ("A",), ', "b": [1, ', ("B",), '], "c": ', ("C",), '0, "d": "x-', ("D",),
-                            '", "e": 2}'), "x.json")
+    doc = parse_json(
+        pieces('{"a": ', ("A",), ', "b": [1, ', ("B",), '], "c": ', ("C",), '0, "d": "x-', ("D",), '", "e": 2}'),
+        "x.json",
+    )
     assert not doc.problems and not doc.leniencies
     root = doc.root
     a, b, c, d = root.get("a"), root.get("b"), root.get("c"), root.get("d")
@@ -152,19 +157,29 @@ def test_unknown_keys_and_unknown_members():
 
 # ---- what hjson accepts and json.load refuses -----------------------------------------------------
 def test_leniencies_are_recorded_with_positions():
-    text = ('{\n'
-            '  // DeepSpeed reads this\n'
-            '  "a": 1, # and this\n'
-            "  b: 'two',\n"
-            '  "c": [1, 2,],\n'
-            '  "d": 4 /* block */\n'
-            '  "e": 5,\n'
-            '}\n')
+    text = (
+        "{\n"
+        "  // DeepSpeed reads this\n"
+        '  "a": 1, # and this\n'
+        "  b: 'two',\n"
+        '  "c": [1, 2,],\n'
+        '  "d": 4 /* block */\n'
+        '  "e": 5,\n'
+        "}\n"
+    )
     doc = read(text)
     assert not doc.problems and doc.deepspeed_accepts and not doc.json_load_accepts
     found = [(message, span.line, span.col) for message, span in doc.leniencies]
-    assert found == [(COMMENT, 2, 3), (COMMENT, 3, 11), (UNQUOTED_KEY, 4, 3), (SINGLE_QUOTES, 4, 6),
-                     (TRAILING_COMMA, 5, 13), (COMMENT, 6, 10), (MISSING_COMMA, 6, 9), (TRAILING_COMMA, 7, 9)]
+    assert found == [
+        (COMMENT, 2, 3),
+        (COMMENT, 3, 11),
+        (UNQUOTED_KEY, 4, 3),
+        (SINGLE_QUOTES, 4, 6),
+        (TRAILING_COMMA, 5, 13),
+        (COMMENT, 6, 10),
+        (MISSING_COMMA, 6, 9),
+        (TRAILING_COMMA, 7, 9),
+    ]
     assert doc.root.to_python() == {"a": 1, "b": "two", "c": [1, 2], "d": 4, "e": 5}
 
 
@@ -176,17 +191,20 @@ def test_duplicate_keys_are_kept_and_recorded():
     assert doc.root.get("train_batch_size").value == 16  # the last wins, as json.load keeps it
 
 
-@pytest.mark.parametrize("text, message, line, col", [
-    ('{\n  "a": 1\n  "b" 2\n}', "Expecting ':' delimiter", 3, 7),
-    ('{"a": 1 "b": 2}', "Expecting ',' delimiter", 1, 9),
-    ('{"stage": ZERO_STAGE}', "Expecting value", 1, 11),
-    ('{"a": [1, 2}', "Expecting ',' delimiter", 1, 12),
-    ('{"a": "unterminated\n}', "Invalid control character at", 1, 20),
-    ('{"a": "x\\q"}', "Invalid \\escape", 1, 9),
-    ('{"a": 1}}', "Extra data", 1, 9),
-    ('{"a": 1,,}', "Expecting property name enclosed in double quotes", 1, 9),
-    ("", "Expecting value", 1, 1),
-])
+@pytest.mark.parametrize(
+    "text, message, line, col",
+    [
+        ('{\n  "a": 1\n  "b" 2\n}', "Expecting ':' delimiter", 3, 7),
+        ('{"a": 1 "b": 2}', "Expecting ',' delimiter", 1, 9),
+        ('{"stage": ZERO_STAGE}', "Expecting value", 1, 11),
+        ('{"a": [1, 2}', "Expecting ',' delimiter", 1, 12),
+        ('{"a": "unterminated\n}', "Invalid control character at", 1, 20),
+        ('{"a": "x\\q"}', "Invalid \\escape", 1, 9),
+        ('{"a": 1}}', "Extra data", 1, 9),
+        ('{"a": 1,,}', "Expecting property name enclosed in double quotes", 1, 9),
+        ("", "Expecting value", 1, 1),
+    ],
+)
 def test_broken_json_is_a_problem_at_its_position(text, message, line, col):
     doc = read(text)
     (problem,) = doc.problems
@@ -203,8 +221,13 @@ def test_a_broken_document_keeps_what_was_read():
 
 
 # ---- properties -----------------------------------------------------------------------------------
-scalars = (st.none() | st.booleans() | st.integers(-10 ** 12, 10 ** 12)
-           | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8))
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**12), 10**12)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=8)
+)
 
 
 def containers(inner):
@@ -240,9 +263,14 @@ def test_agrees_with_json_load_and_every_span_holds_its_value(data, indent, asci
 def lenient_texts(draw):
     """A JSON text with hjson's extras inserted between tokens: comments, trailing commas, newlines
     instead of commas."""
-    data = draw(st.dictionaries(st.from_regex(r"[a-z_]{1,6}", fullmatch=True),
-                                st.integers(-99, 99) | st.lists(st.integers(0, 9), max_size=3), min_size=1,
-                                max_size=5))
+    data = draw(
+        st.dictionaries(
+            st.from_regex(r"[a-z_]{1,6}", fullmatch=True),
+            st.integers(-99, 99) | st.lists(st.integers(0, 9), max_size=3),
+            min_size=1,
+            max_size=5,
+        )
+    )
     parts = []
     for key, value in data.items():
         extra = draw(st.sampled_from(["", " // note", " # note", " /* note */"]))
@@ -265,7 +293,7 @@ def test_reads_what_hjson_reads(case):
 
 
 @settings(max_examples=300, deadline=None)
-@given(st.text(alphabet='{}[]:,"\'\\/#*\n 0123456789.-eEtrufalsn\x00', max_size=40))
+@given(st.text(alphabet="{}[]:,\"'\\/#*\n 0123456789.-eEtrufalsn\x00", max_size=40))
 def test_any_text_gives_a_document_never_an_exception(text):
     doc = read(text)
     assert doc.problems or doc.root is not None

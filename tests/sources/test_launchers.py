@@ -14,8 +14,12 @@ from plint.reading.sources.slurm import read_directives
 
 
 # ---- building commands --------------------------------------------------------------------------
-def cmd(line: str, env: dict[str, str] | None = None, parent: Command | None = None,
-        assignments: dict[str, str] | None = None) -> Command:
+def cmd(
+    line: str,
+    env: dict[str, str] | None = None,
+    parent: Command | None = None,
+    assignments: dict[str, str] | None = None,
+) -> Command:
     """A Command from a shell-like line split on blanks; `$NAME` inside a token is an unknown expansion.
     Every known character keeps its span in a SourceFile holding the line."""
     src = SourceFile("launch.sh", line)
@@ -29,12 +33,12 @@ def cmd(line: str, env: dict[str, str] | None = None, parent: Command | None = N
             else:
                 name = part.rstrip(".,:/")
                 pieces.append(Piece(None, None, "unresolved", reason=f"${name} is not set", name=name))
-                part, start = part[len(name):], start + 1 + len(name)
+                part, start = part[len(name) :], start + 1 + len(name)
             if part:
                 b0 = len(line[:start].encode())
                 pieces.append(Piece(part, src.span(b0, b0 + len(part.encode())), "literal", True, source=src))
             start += len(part)
-        b0, b1 = len(line[:at].encode()), len(line[:at + len(token)].encode())
+        b0, b1 = len(line[:at].encode()), len(line[: at + len(token)].encode())
         words.append(Word(tuple(pieces), src.span(b0, b1)))
         at += len(token)
     variables = {k: Var(k, (Piece(v),), exported=True) for k, v in (env or {}).items()}
@@ -49,8 +53,10 @@ def chains(*commands: Command, job=None, files: dict[str, str] | None = None):
 
 
 def one(line: str, **kw):
-    (chain,) = chains(cmd(line, **{k: v for k, v in kw.items() if k in ("env", "assignments")}),
-                      **{k: v for k, v in kw.items() if k in ("job", "files")})
+    (chain,) = chains(
+        cmd(line, **{k: v for k, v in kw.items() if k in ("env", "assignments")}),
+        **{k: v for k, v in kw.items() if k in ("job", "files")},
+    )
     return chain
 
 
@@ -63,18 +69,31 @@ def job(text: str):
 
 
 # ---- torchrun and torch.distributed.launch ------------------------------------------------------
-@pytest.mark.parametrize("line, expected", [
-    ("torchrun --nproc_per_node 8 --nnodes 2 train.py", ("torchrun", (2, 8, 16))),
-    ("torchrun --nproc-per-node=4 --nnodes=3:3 train.py", ("torchrun", (3, 4, 12))),
-    ("torchrun --nnode 2 --nproc_per_node=8 train.py", ("torchrun", (2, 8, 16))),  # argparse abbreviation
-    ("torchrun --standalone --nproc-per-node 2 train.py", ("torchrun", (1, 2, 2))),
-    (("torchrun --rdzv_backend c10d --rdzv-endpoint h:29500 --rdzv_id 7 --max_restarts 3 -r3 --tee=1 "
-      "--log-dir logs --nproc_per_node 8 --nnodes 4 train.py"), ("torchrun", (4, 8, 32))),
-    ("python -m torch.distributed.run --nproc_per_node 8 train.py", ("torchrun", (1, 8, 8))),
-    ("/usr/bin/python3.11 -um torch.distributed.run --nproc_per_node 2 train.py", ("torchrun", (1, 2, 2))),
-    (("python3 -u -W ignore -m torch.distributed.launch --use_env --nproc_per_node=4 --nnodes=2 --node_rank=0 "
-      "--master_addr n0 --master_port 6000 train.py"), ("torch.distributed.launch", (2, 4, 8))),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("torchrun --nproc_per_node 8 --nnodes 2 train.py", ("torchrun", (2, 8, 16))),
+        ("torchrun --nproc-per-node=4 --nnodes=3:3 train.py", ("torchrun", (3, 4, 12))),
+        ("torchrun --nnode 2 --nproc_per_node=8 train.py", ("torchrun", (2, 8, 16))),  # argparse abbreviation
+        ("torchrun --standalone --nproc-per-node 2 train.py", ("torchrun", (1, 2, 2))),
+        (
+            (
+                "torchrun --rdzv_backend c10d --rdzv-endpoint h:29500 --rdzv_id 7 --max_restarts 3 -r3 --tee=1 "
+                "--log-dir logs --nproc_per_node 8 --nnodes 4 train.py"
+            ),
+            ("torchrun", (4, 8, 32)),
+        ),
+        ("python -m torch.distributed.run --nproc_per_node 8 train.py", ("torchrun", (1, 8, 8))),
+        ("/usr/bin/python3.11 -um torch.distributed.run --nproc_per_node 2 train.py", ("torchrun", (1, 2, 2))),
+        (
+            (
+                "python3 -u -W ignore -m torch.distributed.launch --use_env --nproc_per_node=4 --nnodes=2 --node_rank=0 "
+                "--master_addr n0 --master_port 6000 train.py"
+            ),
+            ("torch.distributed.launch", (2, 4, 8)),
+        ),
+    ],
+)
 def test_torchrun_spellings(line, expected):
     chain = one(line)
     assert (chain.launcher, sizes(chain)) == expected
@@ -108,8 +127,10 @@ def test_torchrun_reads_pet_environment_defaults():
 
 
 def test_module_program_and_rendezvous_host():
-    chain = one("torchrun --nproc_per_node 8 --rdzv-backend=c10d --rdzv_endpoint node7:29500 "
-                "-m megatron.training --num-layers 4")
+    chain = one(
+        "torchrun --nproc_per_node 8 --rdzv-backend=c10d --rdzv_endpoint node7:29500 "
+        "-m megatron.training --num-layers 4"
+    )
     assert chain.calls[0].is_module and chain.entrypoint.text == "megatron.training"
     assert [w.text for w in chain.trainer_args] == ["--num-layers", "4"]
     assert chain.master_addr.value == "node7"
@@ -155,17 +176,20 @@ def test_deepspeed_without_hostfile_or_num_gpus_is_unresolved():
     assert one("deepspeed train.py --num_gpus 2").world_size.value is None
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("deepspeed --num_gpus 4 train.py", (1, 4, 4)),
-    ("deepspeed --num_accelerators=2 train.py", (1, 2, 2)),
-    ("deepspeed --hostfile hf train.py", (2, 8, 16)),
-    ("deepspeed -H hf --include w0:0,1@w1 train.py", (2, None, 10)),
-    ("deepspeed -H=hf --exclude=w1 train.py", (1, 8, 8)),
-    ("deepspeed -H hf --num_nodes 5 train.py", (2, 8, 16)),
-    ("deepspeed -H hf --num_nodes 1 --num_gpus 2 train.py", (1, 2, 2)),
-    ("deepspeed --hostfile hf --no_ssh --node_rank 1 --master_addr w0 train.py", (2, 8, 16)),
-    ("python -m deepspeed.launcher.runner -H hf train.py", (2, 8, 16)),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("deepspeed --num_gpus 4 train.py", (1, 4, 4)),
+        ("deepspeed --num_accelerators=2 train.py", (1, 2, 2)),
+        ("deepspeed --hostfile hf train.py", (2, 8, 16)),
+        ("deepspeed -H hf --include w0:0,1@w1 train.py", (2, None, 10)),
+        ("deepspeed -H=hf --exclude=w1 train.py", (1, 8, 8)),
+        ("deepspeed -H hf --num_nodes 5 train.py", (2, 8, 16)),
+        ("deepspeed -H hf --num_nodes 1 --num_gpus 2 train.py", (1, 2, 2)),
+        ("deepspeed --hostfile hf --no_ssh --node_rank 1 --master_addr w0 train.py", (2, 8, 16)),
+        ("python -m deepspeed.launcher.runner -H hf train.py", (2, 8, 16)),
+    ],
+)
 def test_deepspeed_resources(line, expected):
     chain = one(line, files={"hf": HOSTS})
     assert chain.launcher == "deepspeed" and sizes(chain) == expected
@@ -255,23 +279,30 @@ def test_srun_starting_python_per_task_inherits_the_allocation():
 
 
 def test_srun_torchrun_chain():
-    chain = one("srun --kill-on-bad-exit=1 -l torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py",
-                job=job(JOB_4x1))
+    chain = one("srun --kill-on-bad-exit=1 -l torchrun --nnodes 4 --nproc_per_node 8 pretrain_gpt.py", job=job(JOB_4x1))
     assert [c.launcher for c in chain.calls] == ["srun", "torchrun"]
     assert chain.launcher == "torchrun" and sizes(chain) == (4, 8, 32)
     assert (chain.calls[0].tasks.value, chain.calls[0].tasks_per_node.value) == (4, 1)
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("srun -N 2 --ntasks-per-node=8 python train.py", (2, 8, 16)),
-    ("srun -N2 -n16 python train.py", (2, 8, 16)),
-    ("srun --nodes=4 python train.py", (4, 1, 4)),  # one task per node by default
-    # was (1, 1, 1), srun's answer on a login node; a script's srun with no -N/-n and no #SBATCH takes the
-    # size of the allocation it is submitted into, which the file does not show (issue 12: NVIDIA nvlm)
-    ("srun python train.py", (None, None, None)),
-    (("srun --mpi=pmix --cpus-per-task 8 --container-image nvcr.io/x:1 --container-mounts=/a:/a "
-      "-N 2 --gpus-per-node 8 --ntasks-per-node 8 --export=ALL,A=1 python train.py"), (2, 8, 16)),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("srun -N 2 --ntasks-per-node=8 python train.py", (2, 8, 16)),
+        ("srun -N2 -n16 python train.py", (2, 8, 16)),
+        ("srun --nodes=4 python train.py", (4, 1, 4)),  # one task per node by default
+        # was (1, 1, 1), srun's answer on a login node; a script's srun with no -N/-n and no #SBATCH takes the
+        # size of the allocation it is submitted into, which the file does not show (issue 12: NVIDIA nvlm)
+        ("srun python train.py", (None, None, None)),
+        (
+            (
+                "srun --mpi=pmix --cpus-per-task 8 --container-image nvcr.io/x:1 --container-mounts=/a:/a "
+                "-N 2 --gpus-per-node 8 --ntasks-per-node 8 --export=ALL,A=1 python train.py"
+            ),
+            (2, 8, 16),
+        ),
+    ],
+)
 def test_srun_outside_a_job(line, expected):
     assert sizes(one(line)) == expected
 
@@ -300,23 +331,26 @@ def test_srun_with_unknown_options():
 
 
 def test_srun_bash_c_chain_walks_the_parent():
-    outer = cmd("srun --ntasks-per-node=8 -N 2 bash -c \"python pretrain_gpt.py --rank $SLURM_PROCID\"")
+    outer = cmd('srun --ntasks-per-node=8 -N 2 bash -c "python pretrain_gpt.py --rank $SLURM_PROCID"')
     inner = cmd("python pretrain_gpt.py --rank $SLURM_PROCID", parent=outer)
     (chain,) = chains(outer, inner)
     assert [c.launcher for c in chain.calls] == ["srun", "python"]
     assert chain.launcher == "srun" and sizes(chain) == (2, 8, 16) and chain.command is inner
-    outer = cmd("srun -N 4 --ntasks-per-node 1 bash -c \"torchrun --nnodes 4 --nproc_per_node 8 train.py\"")
+    outer = cmd('srun -N 4 --ntasks-per-node 1 bash -c "torchrun --nnodes 4 --nproc_per_node 8 train.py"')
     (chain,) = chains(outer, cmd("torchrun --nnodes 4 --nproc_per_node 8 train.py", parent=outer))
     assert [c.launcher for c in chain.calls] == ["srun", "torchrun"] and sizes(chain) == (4, 8, 32)
 
 
 # ---- mpirun and accelerate ----------------------------------------------------------------------
-@pytest.mark.parametrize("line, expected", [
-    ("mpirun -np 16 -npernode 8 --mca btl ^openib -x NCCL_DEBUG=WARN python train.py", (2, 8, 16)),
-    ("mpirun -n 8 --map-by ppr:4:node --bind-to none --report-bindings python train.py", (2, 4, 8)),
-    ("mpirun --np 16 -N 8 --allow-run-as-root python train.py", (2, 8, 16)),
-    ("mpiexec -n 16 -ppn 8 -genv OMP_NUM_THREADS 4 -hosts a,b python train.py", (2, 8, 16)),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("mpirun -np 16 -npernode 8 --mca btl ^openib -x NCCL_DEBUG=WARN python train.py", (2, 8, 16)),
+        ("mpirun -n 8 --map-by ppr:4:node --bind-to none --report-bindings python train.py", (2, 4, 8)),
+        ("mpirun --np 16 -N 8 --allow-run-as-root python train.py", (2, 8, 16)),
+        ("mpiexec -n 16 -ppn 8 -genv OMP_NUM_THREADS 4 -hosts a,b python train.py", (2, 8, 16)),
+    ],
+)
 def test_mpirun(line, expected):
     chain = one(line)
     assert (chain.launcher, sizes(chain)) == ("mpirun", expected)
@@ -328,11 +362,14 @@ def test_mpirun_without_a_rank_count_is_unresolved():
 
 
 # Cray ALPS / PALS aprun: -n PEs in all, -N per node, -d and --cc placement only (HPE aprun manual)
-@pytest.mark.parametrize("line, expected", [
-    ("aprun -n 16 -N 4 --cc depth -d 16 python3 train.py", (4, 4, 16)),
-    ("aprun -n 8 -N 8 -cc cpu -j 1 -e OMP_NUM_THREADS=4 python train.py", (1, 8, 8)),
-    ("aprun --pes 32 --pes-per-node 4 --cpus-per-pe 8 python train.py", (8, 4, 32)),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("aprun -n 16 -N 4 --cc depth -d 16 python3 train.py", (4, 4, 16)),
+        ("aprun -n 8 -N 8 -cc cpu -j 1 -e OMP_NUM_THREADS=4 python train.py", (1, 8, 8)),
+        ("aprun --pes 32 --pes-per-node 4 --cpus-per-pe 8 python train.py", (8, 4, 32)),
+    ],
+)
 def test_aprun(line, expected):
     chain = one(line)
     assert (chain.launcher, sizes(chain)) == ("aprun", expected)
@@ -363,24 +400,30 @@ def test_a_command_plint_does_not_know_before_python_is_a_wrapper_and_said_so():
     assert any("`launch`" in p.message and "does not know" in p.message for p in chain.problems)
 
 
-@pytest.mark.parametrize("line", [
-    "echo python3 pretrain_gpt.py --num-layers 2",
-    "log python3 pretrain_gpt.py --num-layers 2",
-    "./setup.sh python3 pretrain_gpt.py --num-layers 2",  # named first: the shell runs it, read as a child
-    "nohup.out python3 pretrain_gpt.py --num-layers 2",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "echo python3 pretrain_gpt.py --num-layers 2",
+        "log python3 pretrain_gpt.py --num-layers 2",
+        "./setup.sh python3 pretrain_gpt.py --num-layers 2",  # named first: the shell runs it, read as a child
+        "nohup.out python3 pretrain_gpt.py --num-layers 2",
+    ],
+)
 def test_commands_that_print_or_scripts_named_first_are_not_wrappers(line):
     assert chains(cmd(line)) == []
 
 
-@pytest.mark.parametrize("line, launches", [
-    ("python tools/merge_mp_partitions.py --tensor-model-parallel-size 2 --num-layers 24", False),
-    ("python tools/checkpoint_util.py --micro-batch-size 1 --hidden-size 1024", False),
-    ("python my_run.py --num-layers 24 --train-iters 100", True),  # says how long it trains
-    ("python my_run.py --num-layers 24 --deepspeed", True),
-    ("python pretrain_gpt.py --num-layers 24", True),  # named for training
-    ("srun python tools/merge_mp_partitions.py --num-layers 24", True),  # a launcher starts it
-])
+@pytest.mark.parametrize(
+    "line, launches",
+    [
+        ("python tools/merge_mp_partitions.py --tensor-model-parallel-size 2 --num-layers 24", False),
+        ("python tools/checkpoint_util.py --micro-batch-size 1 --hidden-size 1024", False),
+        ("python my_run.py --num-layers 24 --train-iters 100", True),  # says how long it trains
+        ("python my_run.py --num-layers 24 --deepspeed", True),
+        ("python pretrain_gpt.py --num-layers 24", True),  # named for training
+        ("srun python tools/merge_mp_partitions.py --num-layers 24", True),  # a launcher starts it
+    ],
+)
 def test_a_plain_python_tool_with_megatron_flags_is_not_a_training_launch(line, launches):
     assert bool(chains(cmd(line))) is launches
 
@@ -391,12 +434,15 @@ def test_unknown_interpreter_options_before_the_script():
     assert any("PY_OPTS" in p.message and "interpreter options" in p.message for p in chain.problems)
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("accelerate launch --num_processes 16 --num_machines 2 --machine_rank 0 train.py", (2, 8, 16)),
-    ("accelerate launch --num-processes=8 --multi-gpu train.py", (1, 8, 8)),
-    ("accelerate launch --num_processes 10 --num_machines 3 train.py", (3, 3, 9)),  # floor division per machine
-    ("accelerate launch --config_file acc.yaml train.py", (2, 4, 8)),
-])
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("accelerate launch --num_processes 16 --num_machines 2 --machine_rank 0 train.py", (2, 8, 16)),
+        ("accelerate launch --num-processes=8 --multi-gpu train.py", (1, 8, 8)),
+        ("accelerate launch --num_processes 10 --num_machines 3 train.py", (3, 3, 9)),  # floor division per machine
+        ("accelerate launch --config_file acc.yaml train.py", (2, 4, 8)),
+    ],
+)
 def test_accelerate(line, expected):
     files = {"acc.yaml": "compute_environment: LOCAL_MACHINE\nnum_machines: 2\nnum_processes: 8\n"}
     chain = one(line, files=files)
@@ -408,39 +454,78 @@ def test_accelerate_without_counts_is_unresolved():
 
 
 # ---- wrappers and what counts as a launch -------------------------------------------------------
-@pytest.mark.parametrize("prefix", [
-    "nohup", "time -p", "exec", "env -u HOME A=1 B=2", "numactl --interleave=all --", "numactl -N 0 -m 0",
-    "stdbuf -o0 -e0", "stdbuf -o L", "timeout -k 30 10h", "taskset -c 0-7", "nice -n 5",
-    "singularity exec --nv -B /data:/data img.sif", "apptainer exec --nv img.sif",
-    "docker run --rm --gpus all -v /a:/b --ipc=host img:1", "conda run -n train --no-capture-output",
-    "nohup env A=1 numactl --interleave=all",
-    # nsys: every switch takes a value, in the next word or after `=` (Nsight Systems profile switch table)
-    "nsys profile -t cuda,nvtx -s none -o prof --force-overwrite true --capture-range=cudaProfilerApi",
-    "nsys profile --stats=true -w true -x true --ftrace-keep-user-config -y 30", "nsys launch -t cuda",
-    "uv run", "uv run --no-sync --with pkg -p 3.12 --extra gpu", "uv run --python=3.11 --",
-    "$VENV_PREFIX", "$A nohup $B", "poetry run", "poetry run -C proj --no-interaction -vv",
-])
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "nohup",
+        "time -p",
+        "exec",
+        "env -u HOME A=1 B=2",
+        "numactl --interleave=all --",
+        "numactl -N 0 -m 0",
+        "stdbuf -o0 -e0",
+        "stdbuf -o L",
+        "timeout -k 30 10h",
+        "taskset -c 0-7",
+        "nice -n 5",
+        "singularity exec --nv -B /data:/data img.sif",
+        "apptainer exec --nv img.sif",
+        "docker run --rm --gpus all -v /a:/b --ipc=host img:1",
+        "conda run -n train --no-capture-output",
+        "nohup env A=1 numactl --interleave=all",
+        # nsys: every switch takes a value, in the next word or after `=` (Nsight Systems profile switch table)
+        "nsys profile -t cuda,nvtx -s none -o prof --force-overwrite true --capture-range=cudaProfilerApi",
+        "nsys profile --stats=true -w true -x true --ftrace-keep-user-config -y 30",
+        "nsys launch -t cuda",
+        "uv run",
+        "uv run --no-sync --with pkg -p 3.12 --extra gpu",
+        "uv run --python=3.11 --",
+        "$VENV_PREFIX",
+        "$A nohup $B",
+        "poetry run",
+        "poetry run -C proj --no-interaction -vv",
+    ],
+)
 def test_wrappers_are_unwrapped(prefix):
     command = cmd(f"{prefix} torchrun --nproc_per_node 2 train.py")
     assert command.words[unwrap(command.words)].text == "torchrun"
     assert sizes(one(f"{prefix} torchrun --nproc_per_node 2 train.py")) == (1, 2, 2)
 
 
-@pytest.mark.parametrize("line, launcher, program, sizes_", [
-    ("uv run -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
-    ("uv run --frozen --module torch.distributed.launch --nproc_per_node=2 train.py", "torch.distributed.launch",
-     "train.py", (1, 2, 2)),
-    ("uv run pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),  # uv runs python itself
-    ("$PYTHON -u -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
-    ("python --check-hash-based-pycs never -m torch.distributed.run --nproc_per_node 2 train.py", "torchrun",
-     "train.py", (1, 2, 2)),
-    # debugpy-run's argparse takes -m MODULE and drops the `--` before the module's arguments
-    ("debugpy-run -p :5678 -m torch.distributed.run -- --nproc_per_node 2 train.py", "torchrun", "train.py",
-     (1, 2, 2)),
-    ("debugpy-run -W --log-to /tmp/dbg --module torch.distributed.run --nproc_per_node 4 train.py", "torchrun",
-     "train.py", (1, 4, 4)),
-    ("debugpy-run -p 5678 -- pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),
-])
+@pytest.mark.parametrize(
+    "line, launcher, program, sizes_",
+    [
+        ("uv run -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
+        (
+            "uv run --frozen --module torch.distributed.launch --nproc_per_node=2 train.py",
+            "torch.distributed.launch",
+            "train.py",
+            (1, 2, 2),
+        ),
+        ("uv run pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),  # uv runs python itself
+        ("$PYTHON -u -m torch.distributed.run --nproc_per_node 4 train.py", "torchrun", "train.py", (1, 4, 4)),
+        (
+            "python --check-hash-based-pycs never -m torch.distributed.run --nproc_per_node 2 train.py",
+            "torchrun",
+            "train.py",
+            (1, 2, 2),
+        ),
+        # debugpy-run's argparse takes -m MODULE and drops the `--` before the module's arguments
+        (
+            "debugpy-run -p :5678 -m torch.distributed.run -- --nproc_per_node 2 train.py",
+            "torchrun",
+            "train.py",
+            (1, 2, 2),
+        ),
+        (
+            "debugpy-run -W --log-to /tmp/dbg --module torch.distributed.run --nproc_per_node 4 train.py",
+            "torchrun",
+            "train.py",
+            (1, 4, 4),
+        ),
+        ("debugpy-run -p 5678 -- pretrain_gpt.py --num-layers 2", None, "pretrain_gpt.py", (1, 1, 1)),
+    ],
+)
 def test_launchers_behind_wrappers_and_unknown_paths(line, launcher, program, sizes_):
     chain = one(line)
     assert (chain.launcher, chain.entrypoint.display(), sizes(chain)) == (launcher, program, sizes_)
@@ -462,11 +547,19 @@ def test_an_unknown_word_before_a_launcher():
 
 
 def test_what_is_a_launch():
-    assert [c.entrypoint.text for c in chains(
-        cmd("python -c print(1)"), cmd("python -m pip install x"), cmd("python tools/preprocess_data.py --input x"),
-        cmd("srun hostname"), cmd("python pretrain_gpt.py --num-layers 2"), cmd("python run.py --deepspeed"),
-        cmd("python3 -m megatron.training.finetune_x"), cmd("srun python tools/preprocess_data.py"),
-    )] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "tools/preprocess_data.py"]
+    assert [
+        c.entrypoint.text
+        for c in chains(
+            cmd("python -c print(1)"),
+            cmd("python -m pip install x"),
+            cmd("python tools/preprocess_data.py --input x"),
+            cmd("srun hostname"),
+            cmd("python pretrain_gpt.py --num-layers 2"),
+            cmd("python run.py --deepspeed"),
+            cmd("python3 -m megatron.training.finetune_x"),
+            cmd("srun python tools/preprocess_data.py"),
+        )
+    ] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "tools/preprocess_data.py"]
 
 
 def test_bare_python_is_one_process_on_one_node():
@@ -476,30 +569,36 @@ def test_bare_python_is_one_process_on_one_node():
 
 # ---- end to end, through the shell evaluator ----------------------------------------------------
 def test_evaluated_script_with_sbatch_and_srun_torchrun(launches):
-    (chain,) = launches("#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:8\n"
-                        "GPUS=8\nsrun --kill-on-bad-exit=1 torchrun --nnodes $SLURM_NNODES --nproc_per_node $GPUS "
-                        "--rdzv-endpoint $(hostname):29500 pretrain_gpt.py --num-layers 4\n")
+    (chain,) = launches(
+        "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=1\n#SBATCH --gres=gpu:8\n"
+        "GPUS=8\nsrun --kill-on-bad-exit=1 torchrun --nnodes $SLURM_NNODES --nproc_per_node $GPUS "
+        "--rdzv-endpoint $(hostname):29500 pretrain_gpt.py --num-layers 4\n"
+    )
     assert [c.launcher for c in chain.calls] == ["srun", "torchrun"] and sizes(chain) == (4, 8, 32)
     assert chain.nnodes.origin == "derived" and chain.nnodes.span.line == 2
     assert [w.text for w in chain.trainer_args] == ["--num-layers", "4"]
 
 
 def test_evaluated_argument_strings_are_split(launches):
-    (chain,) = launches('DIST="--nproc_per_node 8 --nnodes 2 --node_rank 0 --master_addr n0"\n'
-                        "torchrun $DIST pretrain_gpt.py\n")
+    (chain,) = launches(
+        'DIST="--nproc_per_node 8 --nnodes 2 --node_rank 0 --master_addr n0"\ntorchrun $DIST pretrain_gpt.py\n'
+    )
     assert sizes(chain) == (2, 8, 16) and chain.master_addr.value == "n0"
 
 
 def test_evaluated_srun_bash_c(launches):
-    (chain,) = launches("#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
-                        "srun bash -c \"python pretrain_gpt.py --rank \\$SLURM_PROCID\"\n")
+    (chain,) = launches(
+        "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
+        'srun bash -c "python pretrain_gpt.py --rank \\$SLURM_PROCID"\n'
+    )
     assert [c.launcher for c in chain.calls] == ["srun", "python"]
     assert chain.launcher == "srun" and sizes(chain) == (2, 8, 16)
 
 
 def test_evaluated_deepspeed_hostfile_written_by_the_script(launches):
-    (chain,) = launches("cat > hostfile <<EOF\nw0 slots=4\nw1 slots=4\nEOF\n"
-                        "deepspeed --hostfile hostfile pretrain_gpt.py\n")
+    (chain,) = launches(
+        "cat > hostfile <<EOF\nw0 slots=4\nw1 slots=4\nEOF\ndeepspeed --hostfile hostfile pretrain_gpt.py\n"
+    )
     assert sizes(chain) == (2, 4, 8)
 
 
@@ -509,26 +608,83 @@ def test_evaluated_hostfile_beside_the_script(launches):
 
 
 def test_evaluated_launchers_under_a_directory_or_an_array_plint_cannot_know(launches):
-    (chain,) = launches("${VENV}/bin/nsys profile -o x \"$CONDA_PREFIX/bin/torchrun\" --nproc_per_node 4 train.py\n")
+    (chain,) = launches('${VENV}/bin/nsys profile -o x "$CONDA_PREFIX/bin/torchrun" --nproc_per_node 4 train.py\n')
     assert (chain.launcher, sizes(chain)) == ("torchrun", (1, 4, 4))
-    (chain,) = launches('PROFILE=()\n[ "$1" = prof ] && PROFILE=(nsys profile -o p)\n'
-                        '"${PROFILE[@]}" python -u -m torch.distributed.run --nproc_per_node 2 train.py\n')
+    (chain,) = launches(
+        'PROFILE=()\n[ "$1" = prof ] && PROFILE=(nsys profile -o p)\n'
+        '"${PROFILE[@]}" python -u -m torch.distributed.run --nproc_per_node 2 train.py\n'
+    )
     assert (chain.launcher, sizes(chain)) == ("torchrun", (1, 2, 2)) and chain.calls[0].wrapped_by
 
 
 def test_evaluated_launches_come_in_order(launches):
-    found = launches("python -c 'print(1)'\ntorchrun --nproc_per_node 2 train.py\n"
-                     "deepspeed --num_gpus 4 finetune.py\n")
+    found = launches("python -c 'print(1)'\ntorchrun --nproc_per_node 2 train.py\ndeepspeed --num_gpus 4 finetune.py\n")
     assert [c.launcher for c in found] == ["torchrun", "deepspeed"]
 
 
 # ---- bad input never raises ---------------------------------------------------------------------
-VOCAB = ["srun", "torchrun", "deepspeed", "python", "python3", "-m", "torch.distributed.run", "accelerate", "launch",
-         "mpirun", "-np", "-N", "-n", "--nnodes", "--nnodes=2:4", "--nproc_per_node", "gpu", "8", "0", "-1", "x",
-         "--num_gpus", "-H", "hf", "--include", "w0:0,1@w9", "--exclude=w0", "--hostfile=hf", "train.py", "--",
-         "-c", "$X", "--nodes=$N", "env", "A=1", "numactl", "--", "timeout", "10h", "bash", "--map-by", "ppr:x:node",
-         "--ntasks-per-node", "--kill-on-bad-exit", "-K1", "--num_processes", "--config_file", "acc.yaml", "=", "-",
-         "uv", "run", "--with", "nsys", "profile", "-o", "debugpy-run", "--module", "$PREFIX", "x.py"]
+VOCAB = [
+    "srun",
+    "torchrun",
+    "deepspeed",
+    "python",
+    "python3",
+    "-m",
+    "torch.distributed.run",
+    "accelerate",
+    "launch",
+    "mpirun",
+    "-np",
+    "-N",
+    "-n",
+    "--nnodes",
+    "--nnodes=2:4",
+    "--nproc_per_node",
+    "gpu",
+    "8",
+    "0",
+    "-1",
+    "x",
+    "--num_gpus",
+    "-H",
+    "hf",
+    "--include",
+    "w0:0,1@w9",
+    "--exclude=w0",
+    "--hostfile=hf",
+    "train.py",
+    "--",
+    "-c",
+    "$X",
+    "--nodes=$N",
+    "env",
+    "A=1",
+    "numactl",
+    "--",
+    "timeout",
+    "10h",
+    "bash",
+    "--map-by",
+    "ppr:x:node",
+    "--ntasks-per-node",
+    "--kill-on-bad-exit",
+    "-K1",
+    "--num_processes",
+    "--config_file",
+    "acc.yaml",
+    "=",
+    "-",
+    "uv",
+    "run",
+    "--with",
+    "nsys",
+    "profile",
+    "-o",
+    "debugpy-run",
+    "--module",
+    "$PREFIX",
+    "x.py",
+]
 
 
 @settings(max_examples=300, deadline=None)

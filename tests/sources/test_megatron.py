@@ -18,16 +18,21 @@ def words(text: str) -> list[Word]:
     source = SourceFile("args.sh", text)
     out = []
     for m in re.finditer(r"\S+", text):
-        start = len(text[:m.start()].encode())
+        start = len(text[: m.start()].encode())
         token = m.group()
         span = source.span(start, start + len(token.encode()))
         cut = token.find("$")
         if cut < 0:
             out.append(Word((Piece(token, span, exact=True, source=source),), span))
             continue
-        name = token[cut + 1:]
-        unknown = Piece(None, source.span(start + cut, start + len(token)), "unresolved",
-                        reason=f"${name} has no default", name=name)
+        name = token[cut + 1 :]
+        unknown = Piece(
+            None,
+            source.span(start + cut, start + len(token)),
+            "unresolved",
+            reason=f"${name} has no default",
+            name=name,
+        )
         known = (Piece(token[:cut], source.span(start, start + cut), exact=True, source=source),) if cut else ()
         out.append(Word(known + (unknown,), span))
     return out
@@ -60,6 +65,7 @@ def where(text: str, needle: str, nth: int = 0) -> tuple[int, int]:
 
 
 # ---- argparse semantics -----------------------------------------------------------------------------
+
 
 def test_inline_and_separate_values():
     text = "--tensor-model-parallel-size=4 --pipeline-model-parallel-size 2"
@@ -109,8 +115,10 @@ def test_repeated_flags_last_wins_by_option_or_dest():
 def test_unknown_options_are_kept_in_order_and_set_nothing():
     text = "--tensor-model-parallel 2 --tensor_model_parallel_size=8 --bf16"
     args = parse(text)
-    assert [(u.option, u.spec) for u in args.uses[:2]] == [("--tensor-model-parallel", None),
-                                                            ("--tensor_model_parallel_size", None)]
+    assert [(u.option, u.spec) for u in args.uses[:2]] == [
+        ("--tensor-model-parallel", None),
+        ("--tensor_model_parallel_size", None),
+    ]
     assert args.uses[0].value.text == "2" and args.uses[1].inline_value
     assert facts(text)["parallel.tp"].origin == "default"  # argparse exits on them: they set nothing
 
@@ -171,16 +179,36 @@ LINES = """--tensor-model-parallel-size 4
 --train-iters 1000"""
 
 
-@pytest.mark.parametrize("key, value, line", [
-    ("parallel.tp", 4, 1), ("parallel.pp", 2, 2), ("parallel.cp", 2, 3), ("parallel.ep", 8, 4),
-    ("parallel.etp", 1, 5), ("parallel.sequence_parallel", True, 6), ("parallel.distributed_optimizer", True, 7),
-    ("batch.micro", 1, 8), ("batch.global", 512, 9), ("model.num_layers", 32, 10), ("model.hidden_size", 4096, 11),
-    ("model.ffn_hidden_size", 14336, 12), ("model.num_attention_heads", 32, 13),
-    ("model.group_query_attention", True, 14), ("model.num_query_groups", 8, 15), ("model.seq_length", 8192, 16),
-    ("model.max_position_embeddings", 8192, 17), ("model.vocab_size", 128256, 18), ("model.num_experts", 64, 19),
-    ("model.moe_topk", 6, 20), ("precision", "bf16", 21), ("recompute.granularity", "full", 22),
-    ("recompute.method", "uniform", 23), ("recompute.num_layers", 1, 24), ("train_iters", 1000, 25),
-])
+@pytest.mark.parametrize(
+    "key, value, line",
+    [
+        ("parallel.tp", 4, 1),
+        ("parallel.pp", 2, 2),
+        ("parallel.cp", 2, 3),
+        ("parallel.ep", 8, 4),
+        ("parallel.etp", 1, 5),
+        ("parallel.sequence_parallel", True, 6),
+        ("parallel.distributed_optimizer", True, 7),
+        ("batch.micro", 1, 8),
+        ("batch.global", 512, 9),
+        ("model.num_layers", 32, 10),
+        ("model.hidden_size", 4096, 11),
+        ("model.ffn_hidden_size", 14336, 12),
+        ("model.num_attention_heads", 32, 13),
+        ("model.group_query_attention", True, 14),
+        ("model.num_query_groups", 8, 15),
+        ("model.seq_length", 8192, 16),
+        ("model.max_position_embeddings", 8192, 17),
+        ("model.vocab_size", 128256, 18),
+        ("model.num_experts", 64, 19),
+        ("model.moe_topk", 6, 20),
+        ("precision", "bf16", 21),
+        ("recompute.granularity", "full", 22),
+        ("recompute.method", "uniform", 23),
+        ("recompute.num_layers", 1, 24),
+        ("train_iters", 1000, 25),
+    ],
+)
 def test_each_layout_field_with_its_provenance(key, value, line):
     v = facts(LINES)[key]
     text = LINES.splitlines()[line - 1]
@@ -189,12 +217,23 @@ def test_each_layout_field_with_its_provenance(key, value, line):
     assert v.span.path == "args.sh"
 
 
-@pytest.mark.parametrize("key, value", [
-    ("parallel.tp", 1), ("parallel.pp", 1), ("parallel.cp", 1), ("parallel.ep", 1),
-    ("parallel.sequence_parallel", False), ("parallel.distributed_optimizer", False), ("parallel.vpp", None),
-    ("batch.global", None), ("precision", "fp32"), ("recompute.granularity", None),
-    ("model.num_experts", None), ("model.vocab_size", None),
-])
+@pytest.mark.parametrize(
+    "key, value",
+    [
+        ("parallel.tp", 1),
+        ("parallel.pp", 1),
+        ("parallel.cp", 1),
+        ("parallel.ep", 1),
+        ("parallel.sequence_parallel", False),
+        ("parallel.distributed_optimizer", False),
+        ("parallel.vpp", None),
+        ("batch.global", None),
+        ("precision", "fp32"),
+        ("recompute.granularity", None),
+        ("model.num_experts", None),
+        ("model.vocab_size", None),
+    ],
+)
 def test_each_default(key, value):
     v = facts("--num-layers 2")[key]
     assert v.value == value and v.origin == "default" and v.span is None and v.note
@@ -207,17 +246,34 @@ def test_missing_micro_batch_is_an_assumption():
     assert (v.value, v.origin) == (1, "assumed") and "assumes 1" in v.note
 
 
-@pytest.mark.parametrize("key", [
-    "parallel.tp", "parallel.pp", "parallel.cp", "parallel.ep", "parallel.sequence_parallel",
-    "parallel.distributed_optimizer", "parallel.vpp", "batch.micro", "batch.global", "precision",
-    "recompute.granularity", "recompute.method", "model.num_experts", "model.vocab_size", "model.seq_length",
-    "model.ffn_hidden_size", "model.num_query_groups",
-])
+@pytest.mark.parametrize(
+    "key",
+    [
+        "parallel.tp",
+        "parallel.pp",
+        "parallel.cp",
+        "parallel.ep",
+        "parallel.sequence_parallel",
+        "parallel.distributed_optimizer",
+        "parallel.vpp",
+        "batch.micro",
+        "batch.global",
+        "precision",
+        "recompute.granularity",
+        "recompute.method",
+        "model.num_experts",
+        "model.vocab_size",
+        "model.seq_length",
+        "model.ffn_hidden_size",
+        "model.num_query_groups",
+    ],
+)
 def test_no_default_behind_an_unknown_part(key):
     # `$OPTIONS` may hold any flag: what it could set is unresolved, named, never the trainer's default
     v = facts("--num-layers 2 --hidden-size 1024 --num-attention-heads 16 $OPTIONS")[key]
-    assert (v.value, v.origin) == (None, "unresolved") and "${OPTIONS}" in v.note and "$OPTIONS has no default" \
-        in v.note
+    assert (
+        (v.value, v.origin) == (None, "unresolved") and "${OPTIONS}" in v.note and "$OPTIONS has no default" in v.note
+    )
     assert at(v) == (1, 60)  # the unknown word, for PL002 to point at
 
 
@@ -269,19 +325,29 @@ def test_experts():
 
 # ---- virtual pipeline --------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("line, vpp", [
-    ("--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2", 4),
-    ("--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 8", None),
-    ("--num-layers 30 --pipeline-model-parallel-size 4 --account-for-embedding-in-pipeline-split "
-     "--account-for-loss-in-pipeline-split --num-layers-per-virtual-pipeline-stage 4", 2),
-    ("--num-layers 31 --pipeline-model-parallel-size 4 --account-for-loss-in-pipeline-split "
-     "--num-layers-per-virtual-pipeline-stage 2", 4),
-    ("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 3", 3),
-    ("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 1", None),
-    ("--pipeline-model-parallel-size 16 --pipeline-model-parallel-layout Et*3|(tt|)*29,m|L", 2),
-    ("--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout E|t*4|t*4|tL", None),
-    ("--pipeline-model-parallel-size 2 --hybrid-layer-pattern M*M*|M*M*|M*M*|M*M*", 2),
-])
+
+@pytest.mark.parametrize(
+    "line, vpp",
+    [
+        ("--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 2", 4),
+        ("--num-layers 32 --pipeline-model-parallel-size 4 --num-layers-per-virtual-pipeline-stage 8", None),
+        (
+            "--num-layers 30 --pipeline-model-parallel-size 4 --account-for-embedding-in-pipeline-split "
+            "--account-for-loss-in-pipeline-split --num-layers-per-virtual-pipeline-stage 4",
+            2,
+        ),
+        (
+            "--num-layers 31 --pipeline-model-parallel-size 4 --account-for-loss-in-pipeline-split "
+            "--num-layers-per-virtual-pipeline-stage 2",
+            4,
+        ),
+        ("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 3", 3),
+        ("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 1", None),
+        ("--pipeline-model-parallel-size 16 --pipeline-model-parallel-layout Et*3|(tt|)*29,m|L", 2),
+        ("--pipeline-model-parallel-size 4 --pipeline-model-parallel-layout E|t*4|t*4|tL", None),
+        ("--pipeline-model-parallel-size 2 --hybrid-layer-pattern M*M*|M*M*|M*M*|M*M*", 2),
+    ],
+)
 def test_every_way_of_setting_virtual_stages(line, vpp):
     assert facts(line)["parallel.vpp"].value == vpp
 
@@ -296,8 +362,10 @@ def test_virtual_stage_provenance_and_failures():
     assert missing.origin == "unresolved"
     layout = facts("--pipeline-model-parallel-size 3 --pipeline-model-parallel-layout E|t|t|L")["parallel.vpp"]
     assert layout.value is None and "do not split over pp 3" in layout.note
-    two = facts("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
-                "--num-layers-per-virtual-pipeline-stage 2 --num-layers 16")
+    two = facts(
+        "--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2 "
+        "--num-layers-per-virtual-pipeline-stage 2 --num-layers 16"
+    )
     assert two["parallel.vpp_spellings"].value == 2 and two["parallel.vpp"].value == 2
 
 
@@ -307,15 +375,27 @@ def test_a_single_virtual_stage_before_0_14_stays_on():
 
 
 def test_standalone_embedding_stage_of_old_releases():
-    line = ("--num-layers 24 --pipeline-model-parallel-size 4 --standalone-embedding-stage "
-            "--num-layers-per-virtual-pipeline-stage 4")
+    line = (
+        "--num-layers 24 --pipeline-model-parallel-size 4 --standalone-embedding-stage "
+        "--num-layers-per-virtual-pipeline-stage 4"
+    )
     assert facts(line, "0.10")["parallel.vpp"].value == 2  # 24 layers over 3 stages, chunks of 4
 
 
-@pytest.mark.parametrize("layout, stages", [
-    ("Et*3|(tt|)*29,m|L", 32), ("E|t*4|t*4|L", 4), ("(t|)*3", 4), ("", 1), ("Ettt||L", 3), ("t*2*2", None),
-    ("Ex|y", None), ("E t|L", None), ("t*99999999999", None),
-])
+@pytest.mark.parametrize(
+    "layout, stages",
+    [
+        ("Et*3|(tt|)*29,m|L", 32),
+        ("E|t*4|t*4|L", 4),
+        ("(t|)*3", 4),
+        ("", 1),
+        ("Ettt||L", 3),
+        ("t*2*2", None),
+        ("Ex|y", None),
+        ("E t|L", None),
+        ("t*99999999999", None),
+    ],
+)
 def test_layout_grammar(layout, stages):
     parsed, why = layout_stages(layout)
     assert (len(parsed) if parsed is not None else None) == stages
@@ -334,6 +414,7 @@ def test_uneven_stages_are_reported():
 
 # ---- precision and recompute -------------------------------------------------------------------------
 
+
 def test_precision():
     assert facts("--fp16")["precision"].value == "fp16"
     both = facts("--fp16 --bf16")["precision"]
@@ -350,13 +431,19 @@ def test_recompute():
     # exit on --checkpoint-activations, which PL502 reports): a launch written for v2.x recomputes in
     # full, and costing it without recompute would call a run that fits out of memory
     old = facts("--checkpoint-activations --checkpoint-num-layers 2")
-    assert (old["recompute.granularity"].value, old["recompute.method"].value, old["recompute.num_layers"].value) \
-        == ("full", "uniform", 2)
+    assert (old["recompute.granularity"].value, old["recompute.method"].value, old["recompute.num_layers"].value) == (
+        "full",
+        "uniform",
+        2,
+    )
     assert "v2.x" in old["recompute.granularity"].note and at(old["recompute.granularity"]) == (1, 1)
     assert facts("--checkpoint-activations")["recompute.num_layers"].value == 1  # v2.x default
     v26 = facts("--activations-checkpoint-method block --activations-checkpoint-num-layers 4")
-    assert (v26["recompute.granularity"].value, v26["recompute.method"].value, v26["recompute.num_layers"].value) \
-        == ("full", "block", 4)
+    assert (v26["recompute.granularity"].value, v26["recompute.method"].value, v26["recompute.num_layers"].value) == (
+        "full",
+        "block",
+        4,
+    )
     # the modern flags win where both are written
     assert facts("--recompute-activations --checkpoint-activations")["recompute.granularity"].value == "selective"
 
@@ -367,9 +454,11 @@ def test_legacy_checkpointing_is_not_a_recompute_conflict(tmp_path):
     later releases exit), not a second error about flags its release never had."""
     from plint.checking.check import check_paths
 
-    launch = ("torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --num-layers 24 "
-              "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
-              "--micro-batch-size 1 --global-batch-size 64 --fp16 --checkpoint-activations\n")
+    launch = (
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 8 --num-layers 24 "
+        "--hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 "
+        "--micro-batch-size 1 --global-batch-size 64 --fp16 --checkpoint-activations\n"
+    )
     (tmp_path / "launch.sh").write_text(launch)
     (result,) = check_paths([tmp_path / "launch.sh"])
     found = {d.code for d in result.diagnostics}
@@ -381,9 +470,12 @@ def test_legacy_checkpointing_is_not_a_recompute_conflict(tmp_path):
 
 # ---- Megatron-DeepSpeed forks ------------------------------------------------------------------------
 
+
 def test_fork_flags():
-    text = ("--zero-stage 2 --no-pipeline-parallel --moe-expert-parallel-size 4 --num-experts 16 "
-            "--ds-sequence-parallel-size 2 --deepspeed --deepspeed_config ds.json")
+    text = (
+        "--zero-stage 2 --no-pipeline-parallel --moe-expert-parallel-size 4 --num-experts 16 "
+        "--ds-sequence-parallel-size 2 --deepspeed --deepspeed_config ds.json"
+    )
     f = fork(text)
     assert (f["parallel.zero_stage"].value, f["parallel.ep"].value, f["ds_sequence_parallel_size"].value) == (2, 4, 2)
     assert f["megatron_deepspeed.no_pipeline_parallel"].value is True and f["deepspeed.enabled"].value is True
@@ -427,8 +519,9 @@ def test_fork_virtual_stages_floor_divide_and_keep_one():
 
 
 def test_bigscience_fork():
-    f = fork("--checkpoint-activations --pp-partition-method type:transformer|embedding --sequence-parallel",
-             "bigscience")
+    f = fork(
+        "--checkpoint-activations --pp-partition-method type:transformer|embedding --sequence-parallel", "bigscience"
+    )
     assert f["recompute.granularity"].value == "full"
     assert f["megatron_deepspeed.pp_partition_method"].value == "type:transformer|embedding"
     sp = f["parallel.sequence_parallel"]  # not a flag of this fork: argparse rejects it, it sets nothing
@@ -436,8 +529,10 @@ def test_bigscience_fork():
 
 
 def test_bad_values_never_raise():
-    f = facts("--tensor-model-parallel-size two --num-layers 1.5 --pipeline-model-parallel-layout Ex "
-              "--num-experts --hidden-size")
+    f = facts(
+        "--tensor-model-parallel-size two --num-layers 1.5 --pipeline-model-parallel-layout Ex "
+        "--num-experts --hidden-size"
+    )
     assert f["parallel.tp"].value is None and f["parallel.tp"].origin == "unresolved"
     assert f["model.num_layers"].value is None and f["parallel.vpp"].value is None
     assert f["model.num_experts"].value is None and f["model.hidden_size"].value is None
@@ -459,8 +554,14 @@ def test_template_slots_in_a_data_blend_are_values_not_options():
     def slot(text):
         return Word((Piece(None, source.span(0, 1), "unresolved", reason=slot_reason(text)),), source.span(0, 1))
 
-    blend = [Word.of("--data-path"), Word.of("0.2"), slot("<PATH TO THE FIRST DATASET>"), Word.of("0.8"),
-             slot("<PATH TO THE SECOND DATASET>"), Word.of("--bf16")]
+    blend = [
+        Word.of("--data-path"),
+        Word.of("0.2"),
+        slot("<PATH TO THE FIRST DATASET>"),
+        Word.of("0.8"),
+        slot("<PATH TO THE SECOND DATASET>"),
+        Word.of("--bf16"),
+    ]
     args = parse_trainer_args(blend, load_flag_catalog("0.19"))
     assert args.opaque == [] and [u.option for u in args.uses] == ["--data-path", "--bf16"]
     assert len(args.uses[0].values) == 4
@@ -469,9 +570,10 @@ def test_template_slots_in_a_data_blend_are_values_not_options():
     assert [w.display() for w in args.opaque] == ["${BLEND}"]
 
 
-@pytest.mark.parametrize(("strategy", "sharding"), [("no_shard", "none"), ("optim", "optimizer"),
-                                                    ("optim_grads", "gradients"),
-                                                    ("optim_grads_params", "parameters")])
+@pytest.mark.parametrize(
+    ("strategy", "sharding"),
+    [("no_shard", "none"), ("optim", "optimizer"), ("optim_grads", "gradients"), ("optim_grads_params", "parameters")],
+)
 def test_megatron_fsdp_strategy_is_the_layouts_sharding(strategy, sharding):
     # megatron/training/arguments.py: --data-parallel-sharding-strategy choices, read only with
     # --use-megatron-fsdp (Megatron-FSDP's user guide: DDP, ZeRO-1, ZeRO-2, ZeRO-3)

@@ -4,12 +4,25 @@ import json
 
 from plint.checking.check import check_paths
 
-LAUNCH = ("deepspeed --num_gpus 8 train.py --model_name_or_path {model} --deepspeed ds.json "
-          "--per_device_train_batch_size 4 --gradient_accumulation_steps 4 --bf16 True --model_max_length 2048\n")
-DS = {"train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto",
-      "zero_optimization": {"stage": 3}, "bf16": {"enabled": "auto"}}
-SMALL = {"model_type": "llama", "hidden_size": 1024, "intermediate_size": 2816, "num_hidden_layers": 12,
-         "num_attention_heads": 16, "num_key_value_heads": 4, "vocab_size": 32000}
+LAUNCH = (
+    "deepspeed --num_gpus 8 train.py --model_name_or_path {model} --deepspeed ds.json "
+    "--per_device_train_batch_size 4 --gradient_accumulation_steps 4 --bf16 True --model_max_length 2048\n"
+)
+DS = {
+    "train_micro_batch_size_per_gpu": "auto",
+    "gradient_accumulation_steps": "auto",
+    "zero_optimization": {"stage": 3},
+    "bf16": {"enabled": "auto"},
+}
+SMALL = {
+    "model_type": "llama",
+    "hidden_size": 1024,
+    "intermediate_size": 2816,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 16,
+    "num_key_value_heads": 4,
+    "vocab_size": 32000,
+}
 
 
 def _check(tmp_path, model: str, config: str | None = None):

@@ -72,13 +72,17 @@ def test_an_unknown_argument_leaves_the_stage_unresolved(tmp_path):
 
 
 def test_json_load_names_the_config_file(tmp_path):
-    script = write(tmp_path, "train.py", """
+    script = write(
+        tmp_path,
+        "train.py",
+        """
         import json, deepspeed
         def main():
             with open("configs/ds.json") as f:
                 cfg = json.load(f)
             deepspeed.initialize(model=None, config=cfg)
-    """)
+    """,
+    )
     facts = script_ds_config(script, str(tmp_path), argv("")).facts
     assert facts["deepspeed.config_path"].value == "configs/ds.json"
 
@@ -88,12 +92,16 @@ def test_a_script_without_a_config_gives_none(tmp_path):
 
 
 def test_pipeline_module_built_in_the_script(tmp_path):
-    script = write(tmp_path, "train.py", """
+    script = write(
+        tmp_path,
+        "train.py",
+        """
         from deepspeed.pipe import PipelineModule, LayerSpec
         class GPTPipe(PipelineModule):
             pass
         model = GPTPipe(layers=[], num_stages=2)
-    """)
+    """,
+    )
     found = pipeline_module(script, str(tmp_path))
     assert found is not None and found.span.line == 5
 
@@ -101,7 +109,10 @@ def test_pipeline_module_built_in_the_script(tmp_path):
 def test_the_scripts_own_defaults(tmp_path):
     from plint.reading.sources.script_ds_config import script_defaults
 
-    script = write(tmp_path, "train.py", """
+    script = write(
+        tmp_path,
+        "train.py",
+        """
         import argparse
         from dataclasses import dataclass, field
 
@@ -112,19 +123,24 @@ def test_the_scripts_own_defaults(tmp_path):
 
         parser = argparse.ArgumentParser()
         parser.add_argument("--per_device_train_batch_size", type=int, default=16)
-    """)
+    """,
+    )
     found = script_defaults(script, str(tmp_path))
     assert found["model_max_length"].value == 512 and found["model_max_length"].origin == "default"
     assert found["per_device_train_batch_size"].value == 16 and "cache_dir" not in found
 
 
 def test_the_older_bfloat16_section(tmp_path):
-    script = write(tmp_path, "train.py", """
+    script = write(
+        tmp_path,
+        "train.py",
+        """
         import deepspeed
         def main():
             cfg = {"zero_optimization": {"stage": 2}, "bfloat16": {"enabled": True}}
             deepspeed.initialize(model=None, config=cfg)
-    """)
+    """,
+    )
     facts = script_ds_config(script, str(tmp_path), argv("")).facts
     assert facts["precision"].value == "bf16" and facts["parallel.zero_stage"].value == 2
 
@@ -132,13 +148,17 @@ def test_the_older_bfloat16_section(tmp_path):
 def test_a_section_named_at_run_time_leaves_the_precision_and_stage_unknown(tmp_path):
     # HelloDeepSpeed's train_bert_ds.py: `ds_config = {dtype: {"enabled": True}, ...}` with dtype a parameter
     # plint cannot evaluate: any section may be that key, so no "fp32" or "stage 0" default is claimed
-    script = write(tmp_path, "train.py", """
+    script = write(
+        tmp_path,
+        "train.py",
+        """
         import deepspeed
 
         def train(model, dtype):
             ds_config = {"train_micro_batch_size_per_gpu": 8, dtype: {"enabled": True}}
             deepspeed.initialize(model=model, config=ds_config)
-    """)
+    """,
+    )
     found = script_ds_config(script, str(tmp_path), argv("--x 1"))
     assert found is not None
     assert found.facts["precision"].value is None and found.facts["precision"].origin == "unresolved"

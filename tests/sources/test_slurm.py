@@ -18,19 +18,29 @@ def words(line: str):
     out, at = [], 0
     for token in line.split():
         at = line.index(token, at)
-        span = src.span(len(line[:at].encode()), len(line[:at + len(token)].encode()))
+        span = src.span(len(line[:at].encode()), len(line[: at + len(token)].encode()))
         out.append(Word((Piece(token, span, "literal", True, source=src),), span))
         at += len(token)
     return out
 
 
 def text_at(source_text, span):
-    return source_text.encode()[span.start:span.end].decode()
+    return source_text.encode()[span.start : span.end].decode()
 
 
-@pytest.mark.parametrize("line", ["#SBATCH -N 4", "#SBATCH -N4", "#SBATCH --nodes=4", "#SBATCH --nodes 4",
-                                  "#SBATCH\t--nodes=4   # four nodes", "#SBATCH --nodes=4-4",
-                                  "#SBATCH --nodes=\"4\"", "#SLURM --nodes=4"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "#SBATCH -N 4",
+        "#SBATCH -N4",
+        "#SBATCH --nodes=4",
+        "#SBATCH --nodes 4",
+        "#SBATCH\t--nodes=4   # four nodes",
+        "#SBATCH --nodes=4-4",
+        '#SBATCH --nodes="4"',
+        "#SLURM --nodes=4",
+    ],
+)
 def test_node_count_spellings(line):
     assert job(f"#!/bin/bash\n{line}\n").nodes.value == 4
 
@@ -50,16 +60,26 @@ def test_value_spans_point_at_the_value():
     assert text_at(text, j.gpu_type.span) == "H100" and j.gpu_type.value == "h100"
 
 
-@pytest.mark.parametrize("line, per_node, kind", [
-    ("--gres=gpu:8", 8, None), ("--gres=gpu:a100:4", 4, "a100"), ("--gres=gpu", 1, None),
-    ("--gres=nvme:1,gpu:h100:8", 8, "h100"), ("--gres=gres/gpu:2", 2, None),
-    ("--gres=gpu:nvidia_h100_80gb_hbm3:8", 8, "nvidia_h100_80gb_hbm3"),
-    ("--gpus-per-node=8", 8, None), ("--gpus-per-node=H100:4", 4, "h100"), ("--gres=nvme:1", None, None),
-])
+@pytest.mark.parametrize(
+    "line, per_node, kind",
+    [
+        ("--gres=gpu:8", 8, None),
+        ("--gres=gpu:a100:4", 4, "a100"),
+        ("--gres=gpu", 1, None),
+        ("--gres=nvme:1,gpu:h100:8", 8, "h100"),
+        ("--gres=gres/gpu:2", 2, None),
+        ("--gres=gpu:nvidia_h100_80gb_hbm3:8", 8, "nvidia_h100_80gb_hbm3"),
+        ("--gpus-per-node=8", 8, None),
+        ("--gpus-per-node=H100:4", 4, "h100"),
+        ("--gres=nvme:1", None, None),
+    ],
+)
 def test_gpu_requests(line, per_node, kind):
     j = job(f"#SBATCH {line}\n")
-    assert (j.gpus_per_node.value if j.gpus_per_node else None, j.gpu_type.value if j.gpu_type else None) == \
-        (per_node, kind)
+    assert (j.gpus_per_node.value if j.gpus_per_node else None, j.gpu_type.value if j.gpu_type else None) == (
+        per_node,
+        kind,
+    )
 
 
 def test_gpus_constraint_and_type_precedence():
@@ -73,8 +93,16 @@ def test_other_options():
     j = job("#SBATCH -n 16 -c 12 --exclusive -p batch -J run1 -t 02:00:00 -A proj --gpus-per-task=1\n")
     assert (j.ntasks.value, j.cpus_per_task.value, j.exclusive.value, j.partition.value) == (16, 12, True, "batch")
     assert (j.job_name.value, j.time.value, j.account.value, j.gpus_per_task.value) == ("run1", "02:00:00", "proj", 1)
-    assert [name for name, _, _ in j.directives] == ["ntasks", "cpus-per-task", "exclusive", "partition",
-                                                     "job-name", "time", "account", "gpus-per-task"]
+    assert [name for name, _, _ in j.directives] == [
+        "ntasks",
+        "cpus-per-task",
+        "exclusive",
+        "partition",
+        "job-name",
+        "time",
+        "account",
+        "gpus-per-task",
+    ]
 
 
 def test_node_ranges_are_unresolved_unless_min_equals_max():
@@ -84,8 +112,10 @@ def test_node_ranges_are_unresolved_unless_min_equals_max():
 
 
 def test_what_is_not_a_directive():
-    text = "#!/bin/bash\n# SBATCH --nodes=64\n #SBATCH --nodes=32\n#SBATCH --nodes=2\n\n# note\necho hi\n" \
-           "#SBATCH --nodes=8\n"
+    text = (
+        "#!/bin/bash\n# SBATCH --nodes=64\n #SBATCH --nodes=32\n#SBATCH --nodes=2\n\n# note\necho hi\n"
+        "#SBATCH --nodes=8\n"
+    )
     assert job(text).nodes.value == 2
     assert job("echo hi\n#SBATCH --nodes=2\n") is None
     assert job("# SBATCH --nodes=2\n") is None
@@ -103,7 +133,7 @@ def test_heterogeneous_jobs_keep_the_first_component():
 def test_sbatch_errors_become_problems():
     j = job("#SBATCH --nodes=2 foo\n")
     assert [p.message for p in j.problems] == ["Invalid directive found in batch script: foo"]
-    j = job("#SBATCH --job-name=\"open\n")
+    j = job('#SBATCH --job-name="open\n')
     assert j.problems[0].kind == "syntax" and "Unmatched" in j.problems[0].message
     j = job("#SBATCH --no-such-option --nodes=2\n")
     assert j.nodes.value == 2 and j.problems[0].message == "sbatch: unrecognized option '--no-such-option'"
@@ -112,7 +142,10 @@ def test_sbatch_errors_become_problems():
 def test_getopt_rules():
     parsed = parse_options(words("-lK1 --kill-on-bad-exit 1 -N2 --exclusive python x.py"), "srun")
     assert [(o.name, o.value.text if o.value else None) for o in parsed.options] == [
-        ("label", None), ("kill-on-bad-exit", "1"), ("kill-on-bad-exit", None)]
+        ("label", None),
+        ("kill-on-bad-exit", "1"),
+        ("kill-on-bad-exit", None),
+    ]
     assert parsed.stop == 2  # an optional value binds only with `=`: the `1` is the program
     parsed = parse_options(words("--ntasks-per=4 -N 2 python"), "srun")  # ambiguous abbreviation
     assert [w.text for w in parsed.unknown] == ["--ntasks-per=4"] and parsed.stop == 3
@@ -122,17 +155,28 @@ def test_implied_environment():
     j = job("#SBATCH --nodes=4\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n#SBATCH -c 6\n")
     env = implied_env(j)
     values = {k: v.value[0].text for k, v in env.items() if k not in RUN_TIME_VARIABLES}
-    assert values == {"SLURM_JOB_NUM_NODES": "4", "SLURM_NNODES": "4", "SLURM_NTASKS": "32", "SLURM_NPROCS": "32",
-                      "SLURM_NTASKS_PER_NODE": "8", "SLURM_TASKS_PER_NODE": "8(x4)", "SLURM_GPUS_ON_NODE": "8",
-                      "SLURM_GPUS_PER_NODE": "8", "SLURM_CPUS_PER_TASK": "6"}
+    assert values == {
+        "SLURM_JOB_NUM_NODES": "4",
+        "SLURM_NNODES": "4",
+        "SLURM_NTASKS": "32",
+        "SLURM_NPROCS": "32",
+        "SLURM_NTASKS_PER_NODE": "8",
+        "SLURM_TASKS_PER_NODE": "8(x4)",
+        "SLURM_GPUS_ON_NODE": "8",
+        "SLURM_GPUS_PER_NODE": "8",
+        "SLURM_CPUS_PER_TASK": "6",
+    }
     assert all(v.value[0].origin == "derived" and v.exported for k, v in env.items() if k not in RUN_TIME_VARIABLES)
     assert env["SLURM_NNODES"].value[0].span.line == 1
 
 
 def test_implied_environment_only_what_slurm_sets():
     values = implied_env(job("#SBATCH --nodes=2\n#SBATCH --gres=gpu:8\n"))
-    assert set(values) - set(RUN_TIME_VARIABLES) == {"SLURM_JOB_NUM_NODES", "SLURM_NNODES",
-                                                     "SLURM_GPUS_ON_NODE"}  # no task count asked
+    assert set(values) - set(RUN_TIME_VARIABLES) == {
+        "SLURM_JOB_NUM_NODES",
+        "SLURM_NNODES",
+        "SLURM_GPUS_ON_NODE",
+    }  # no task count asked
     ranged = implied_env(job("#SBATCH --nodes=2-4\n"))  # given but picked at run time: set, value unknown
     assert set(ranged) == set(RUN_TIME_VARIABLES) | {"SLURM_JOB_NUM_NODES", "SLURM_NNODES"}
     assert "is a range" in ranged["SLURM_NNODES"].value[0].reason
@@ -146,9 +190,11 @@ def test_run_time_variables_decide_slurm_branches(tmp_path):
     from plint.reading.shell.evaluator import EvalOptions, evaluate
 
     env = implied_env(job("#SBATCH --nodes=2\n"))
-    script = ('if [ -z "$SLURM_JOB_ID" ]; then salloc -N 4 bash run.sh; exit; fi\n'
-              'if [[ -n $SLURM_JOBID ]]; then N=$SLURM_NNODES; else N=1; fi\n'
-              'R=${SLURM_PROCID:+rank}\nsrun echo "$N"\n')
+    script = (
+        'if [ -z "$SLURM_JOB_ID" ]; then salloc -N 4 bash run.sh; exit; fi\n'
+        "if [[ -n $SLURM_JOBID ]]; then N=$SLURM_NNODES; else N=1; fi\n"
+        'R=${SLURM_PROCID:+rank}\nsrun echo "$N"\n'
+    )
     result = evaluate(SourceFile(str(tmp_path / "job.sh"), script), EvalOptions(env=env))
     assert [c.name for c in result.commands] == ["srun"]
     assert result.variables["N"].value[0].text == "2" and result.variables["R"].value[0].text == "rank"
@@ -171,12 +217,16 @@ def test_unknown_command_line_values_stay_unresolved():
 def test_sbatch_heredoc_directives_are_read_expanded(tmp_path):
     from plint.reading.read import read_path
 
-    body = ("srun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 pretrain_gpt.py "
-            "--micro-batch-size 1 --global-batch-size 64 --num-layers 2 --hidden-size 64 --num-attention-heads 4\n")
+    body = (
+        "srun torchrun --nnodes $SLURM_NNODES --nproc_per_node 8 pretrain_gpt.py "
+        "--micro-batch-size 1 --global-batch-size 64 --num-layers 2 --hidden-size 64 --num-attention-heads 4\n"
+    )
     for delimiter, nodes in (("EOF", 3), ("'EOF'", None)):  # quoted: Slurm sees `$N`, not a count
         path = tmp_path / f"submit{nodes}.sh"
-        path.write_text(f"N=3\nsbatch <<{delimiter}\n#!/bin/bash\n#SBATCH --nodes=$N\n#SBATCH --gpus-per-node=8\n"
-                        f"{body.replace('$SLURM', chr(92) + '$SLURM') if delimiter == 'EOF' else body}EOF\n")
+        path.write_text(
+            f"N=3\nsbatch <<{delimiter}\n#!/bin/bash\n#SBATCH --nodes=$N\n#SBATCH --gpus-per-node=8\n"
+            f"{body.replace('$SLURM', chr(92) + '$SLURM') if delimiter == 'EOF' else body}EOF\n"
+        )
         (layout,) = read_path(path).layouts
         assert layout.fields["cluster.nnodes"].value == nodes
         if nodes:
@@ -186,10 +236,13 @@ def test_sbatch_heredoc_directives_are_read_expanded(tmp_path):
 def test_set_but_unknown_values_decide_emptiness_tests(tmp_path):
     from plint.reading.shell.evaluator import EvalOptions, evaluate
 
-    env = {"S": Var("S", (Piece(None, None, "unresolved", reason="set by Slurm", name="S", nonempty=True),), None,
-                    True)}
-    script = ('[ -n "$S" ] && A=set\n[[ $S ]] && B=set\ntest -z "$S" || C=set\nD=${S:+yes}\n'
-              'if [ -z "${S}" ]; then E=empty; else E=full; fi\n')
+    env = {
+        "S": Var("S", (Piece(None, None, "unresolved", reason="set by Slurm", name="S", nonempty=True),), None, True)
+    }
+    script = (
+        '[ -n "$S" ] && A=set\n[[ $S ]] && B=set\ntest -z "$S" || C=set\nD=${S:+yes}\n'
+        'if [ -z "${S}" ]; then E=empty; else E=full; fi\n'
+    )
     result = evaluate(SourceFile(str(tmp_path / "x.sh"), script), EvalOptions(env=env))
     texts = {k: result.variables[k].value[0].text for k in "ABCDE"}
     assert texts == {"A": "set", "B": "set", "C": "set", "D": "yes", "E": "full"}

@@ -11,23 +11,26 @@ def ws(text: str) -> list[Word]:
     return [Word.of(t) for t in text.split()]
 
 
-@pytest.mark.parametrize("entrypoint, launcher, args, trainer", [
-    ("pretrain_gpt.py", "torchrun", "--num-layers 2", "megatron"),
-    ("/opt/Megatron-LM/pretrain_mamba.py", None, "", "megatron"),
-    ("/opt/Megatron-LM/examples/custom_train.py", "torchrun", "", "megatron"),  # under a Megatron checkout
-    ("megatron.training.run", "torchrun", "", "megatron"),  # -m megatron...
-    ("pretrain_gpt.py", "torchrun", "--deepspeed --deepspeed_config ds.json", "megatron-deepspeed"),
-    ("pretrain_gpt.py", "torchrun", "--deepspeed_config=ds.json", "megatron-deepspeed"),
-    ("pretrain_gpt.py", "torchrun", "--zero-stage 1", "megatron-deepspeed"),
-    ("pretrain_gpt.py", "deepspeed", "", "megatron-deepspeed"),
-    ("/work/Megatron-DeepSpeed/examples/run.py", "torchrun", "", "megatron-deepspeed"),
-    ("train.py", "deepspeed", "", "deepspeed"),
-    ("train.py", "torchrun", "--deepspeed ds.json", "deepspeed"),
-    ("finetune.py", "torchrun", "--deepspeed_config ds.json", "deepspeed"),
-    ("train.py", "torchrun", "--num-layers 2", "unknown"),
-    ("/opt/NeMo/examples/nlp/megatron_gpt_pretraining.py", "torchrun", "trainer.devices=8", "unknown"),
-    ("pretrain_vit.py", "torchrun", "--per_device_train_batch_size 8 --output_dir out", "unknown"),
-])
+@pytest.mark.parametrize(
+    "entrypoint, launcher, args, trainer",
+    [
+        ("pretrain_gpt.py", "torchrun", "--num-layers 2", "megatron"),
+        ("/opt/Megatron-LM/pretrain_mamba.py", None, "", "megatron"),
+        ("/opt/Megatron-LM/examples/custom_train.py", "torchrun", "", "megatron"),  # under a Megatron checkout
+        ("megatron.training.run", "torchrun", "", "megatron"),  # -m megatron...
+        ("pretrain_gpt.py", "torchrun", "--deepspeed --deepspeed_config ds.json", "megatron-deepspeed"),
+        ("pretrain_gpt.py", "torchrun", "--deepspeed_config=ds.json", "megatron-deepspeed"),
+        ("pretrain_gpt.py", "torchrun", "--zero-stage 1", "megatron-deepspeed"),
+        ("pretrain_gpt.py", "deepspeed", "", "megatron-deepspeed"),
+        ("/work/Megatron-DeepSpeed/examples/run.py", "torchrun", "", "megatron-deepspeed"),
+        ("train.py", "deepspeed", "", "deepspeed"),
+        ("train.py", "torchrun", "--deepspeed ds.json", "deepspeed"),
+        ("finetune.py", "torchrun", "--deepspeed_config ds.json", "deepspeed"),
+        ("train.py", "torchrun", "--num-layers 2", "unknown"),
+        ("/opt/NeMo/examples/nlp/megatron_gpt_pretraining.py", "torchrun", "trainer.devices=8", "unknown"),
+        ("pretrain_vit.py", "torchrun", "--per_device_train_batch_size 8 --output_dir out", "unknown"),
+    ],
+)
 def test_detection(entrypoint, launcher, args, trainer):
     v = detect_trainer(Word.of(entrypoint), launcher, ws(args))
     assert v.value == trainer and v.origin == "derived" and v.note
@@ -67,27 +70,59 @@ def test_flag_sets_agree_with_the_catalog():
 
 
 # ---- any entry point: flags, the script's imports, the repository around it ----------------------------
-@pytest.mark.parametrize("entrypoint, launcher, args, trainer", [
-    ("examples/multimodal/train.py", "torchrun", "--tensor-model-parallel-size 2 --num-layers 4 --train-iters 9",
-     "megatron"),
-    ("finetune_gpt.py", "torchrun", "--micro-batch-size 1 --global-batch-size 8 --train-samples 80", "megatron"),
-    ("tasks/main.py", "torchrun", "--task MNLI --pipeline-model-parallel-size 2 --hidden-size 64 --epochs 3",
-     "megatron"),
-    # --flag=value spellings: argparse's _parse_optional splits them at the `=`
-    ("/ws/patch/pretrain_qwen2_moe.py", "torchrun", "--tensor-model-parallel-size=2 --seq-length=4096 --train-iters=9",
-     "megatron"),
-    ("finetune_t0_non_causal_decoder.py", "deepspeed", "--tensor-model-parallel-size 1 --num-layers 2 --train-samples 9",
-     "megatron-deepspeed"),
-    ("my_train.py", "torchrun", "--micro-batch-size=1 --global-batch-size=8 --train-iters=9 --deepspeed",
-     "megatron-deepspeed"),
-    # a text generation server or an evaluation harness takes the same flags but trains nothing
-    ("tools/run_text_generation_server.py", "torchrun", "--tensor-model-parallel-size 8 --num-layers 80", "unknown"),
-    # one flag, or only shape flags, or an HF script: not enough
-    ("run.py", "torchrun", "--tensor-model-parallel-size 2 --train-iters 9", "unknown"),
-    ("train.py", "torchrun", "--num-layers 2 --hidden-size 64 --seq-length 128 --train-iters 9", "unknown"),
-    ("train.py", "torchrun", "--micro-batch-size 1 --num-layers 2 --train-iters 9 --per_device_train_batch_size 8",
-     "unknown"),
-])
+@pytest.mark.parametrize(
+    "entrypoint, launcher, args, trainer",
+    [
+        (
+            "examples/multimodal/train.py",
+            "torchrun",
+            "--tensor-model-parallel-size 2 --num-layers 4 --train-iters 9",
+            "megatron",
+        ),
+        ("finetune_gpt.py", "torchrun", "--micro-batch-size 1 --global-batch-size 8 --train-samples 80", "megatron"),
+        (
+            "tasks/main.py",
+            "torchrun",
+            "--task MNLI --pipeline-model-parallel-size 2 --hidden-size 64 --epochs 3",
+            "megatron",
+        ),
+        # --flag=value spellings: argparse's _parse_optional splits them at the `=`
+        (
+            "/ws/patch/pretrain_qwen2_moe.py",
+            "torchrun",
+            "--tensor-model-parallel-size=2 --seq-length=4096 --train-iters=9",
+            "megatron",
+        ),
+        (
+            "finetune_t0_non_causal_decoder.py",
+            "deepspeed",
+            "--tensor-model-parallel-size 1 --num-layers 2 --train-samples 9",
+            "megatron-deepspeed",
+        ),
+        (
+            "my_train.py",
+            "torchrun",
+            "--micro-batch-size=1 --global-batch-size=8 --train-iters=9 --deepspeed",
+            "megatron-deepspeed",
+        ),
+        # a text generation server or an evaluation harness takes the same flags but trains nothing
+        (
+            "tools/run_text_generation_server.py",
+            "torchrun",
+            "--tensor-model-parallel-size 8 --num-layers 80",
+            "unknown",
+        ),
+        # one flag, or only shape flags, or an HF script: not enough
+        ("run.py", "torchrun", "--tensor-model-parallel-size 2 --train-iters 9", "unknown"),
+        ("train.py", "torchrun", "--num-layers 2 --hidden-size 64 --seq-length 128 --train-iters 9", "unknown"),
+        (
+            "train.py",
+            "torchrun",
+            "--micro-batch-size 1 --num-layers 2 --train-iters 9 --per_device_train_batch_size 8",
+            "unknown",
+        ),
+    ],
+)
 def test_any_entry_point_by_its_flags(entrypoint, launcher, args, trainer):
     v = detect_trainer(Word.of(entrypoint), launcher, ws(args))
     assert v.value == trainer and v.note

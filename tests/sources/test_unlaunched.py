@@ -15,14 +15,17 @@ def unused(tmp_path, text: str):
 TRAIN = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2"
 
 
-@pytest.mark.parametrize("text", [
-    f"#!/bin/bash\n# {TRAIN}\n",  # a comment
-    f"#!/bin/bash\necho \"run: {TRAIN}\"\n",  # an echo string
-    f"#!/bin/bash\nprintf '%s\\n' {TRAIN}\n",
-    "#!/bin/bash\npython prepare_data.py --input raw.jsonl\n",  # not a training entry point
-    "#!/bin/bash\nsrun hostname\n",  # a scheduler alone is no training
-    "#!/bin/bash\npython train_tokenizer.py --vocab 32000\n",  # a train*.py without trainer flags
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"#!/bin/bash\n# {TRAIN}\n",  # a comment
+        f'#!/bin/bash\necho "run: {TRAIN}"\n',  # an echo string
+        f"#!/bin/bash\nprintf '%s\\n' {TRAIN}\n",
+        "#!/bin/bash\npython prepare_data.py --input raw.jsonl\n",  # not a training entry point
+        "#!/bin/bash\nsrun hostname\n",  # a scheduler alone is no training
+        "#!/bin/bash\npython train_tokenizer.py --vocab 32000\n",  # a train*.py without trainer flags
+    ],
+)
 def test_mentions_do_not_count(tmp_path, text):
     assert unused(tmp_path, text)[1] == []
 
@@ -33,7 +36,7 @@ def test_a_function_never_called(tmp_path):
 
 
 def test_a_dead_branch(tmp_path):
-    _, found = unused(tmp_path, f"#!/bin/bash\nDEBUG=0\nif [ \"$DEBUG\" = 1 ]; then\n  {TRAIN}\nfi\n")
+    _, found = unused(tmp_path, f'#!/bin/bash\nDEBUG=0\nif [ "$DEBUG" = 1 ]; then\n  {TRAIN}\nfi\n')
     assert found[0][0] == 4 and "branch plint found is never taken" in found[0][1] and "line 3" in found[0][1]
 
 
@@ -58,8 +61,9 @@ def test_why_unused_names_the_variable():
 
 
 def test_python_module_launchers_count(tmp_path):
-    _, found = unused(tmp_path, "#!/bin/bash\nf() {\n  python3 -u -m torch.distributed.run --nproc_per_node 2 "
-                                "finetune.py\n}\n")
+    _, found = unused(
+        tmp_path, "#!/bin/bash\nf() {\n  python3 -u -m torch.distributed.run --nproc_per_node 2 finetune.py\n}\n"
+    )
     assert [line for line, _ in found] == [3]
 
 
@@ -80,15 +84,20 @@ def test_pl005_names_each_command_then_counts_the_rest(tmp_path):
 
 
 def test_a_command_string_never_run(tmp_path):
-    _, found = unused(tmp_path, f"#!/bin/bash\nif [ \"$1\" = a ]; then X=1; fi\nCMD=\"{TRAIN}\"\neval \"$X\"\n")
-    assert found == [(3, "it is a command string held in $CMD, and plint could not follow it to a command that "
-                         "runs it (eval of a value it cannot know, or never run)")]
+    _, found = unused(tmp_path, f'#!/bin/bash\nif [ "$1" = a ]; then X=1; fi\nCMD="{TRAIN}"\neval "$X"\n')
+    assert found == [
+        (
+            3,
+            "it is a command string held in $CMD, and plint could not follow it to a command that "
+            "runs it (eval of a value it cannot know, or never run)",
+        )
+    ]
 
 
 def test_command_lookup_is_no_launch(tmp_path):
-    assert unused(tmp_path, "#!/bin/bash\nif [[ ! -x \"$(command -v deepspeed)\" ]]; then exit 1; fi\n")[1] == []
+    assert unused(tmp_path, '#!/bin/bash\nif [[ ! -x "$(command -v deepspeed)" ]]; then exit 1; fi\n')[1] == []
 
 
 def test_installing_a_launcher_is_no_launch(tmp_path):
-    text = "#!/bin/bash\nif [ -n \"$X\" ]; then\n  python3 -m pip install deepspeed\nfi\n"
+    text = '#!/bin/bash\nif [ -n "$X" ]; then\n  python3 -m pip install deepspeed\nfi\n'
     assert unused(tmp_path, text)[1] == []

@@ -25,9 +25,10 @@ def is_argument_name(name: str | None) -> bool:
 
 def only_about_arguments(reasons: list[str]) -> bool:
     """Whether every reason a condition is unknown is an argument plint was not given."""
-    return bool(reasons) and all(r in (NOT_GIVEN, COUNT_NOT_GIVEN) or
-                                 (r.startswith("positional parameter $") and r.endswith(" is not given"))
-                                 for r in reasons)
+    return bool(reasons) and all(
+        r in (NOT_GIVEN, COUNT_NOT_GIVEN) or (r.startswith("positional parameter $") and r.endswith(" is not given"))
+        for r in reasons
+    )
 
 
 @record
@@ -62,7 +63,7 @@ def getopts_step(optstring: str, args: list[str | None], optind: int, offset: in
         offset = 1
     letter = word[offset]
     at = spec.find(letter) if letter != ":" else -1
-    rest = word[offset + 1:]
+    rest = word[offset + 1 :]
     if at < 0:
         return _advance(GetoptsStep(0, "?", letter if silent else None), optind, offset, rest)
     if at + 1 < len(spec) and spec[at + 1] == ":":

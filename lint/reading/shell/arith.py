@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable
 
@@ -30,8 +31,26 @@ _BLANK = " \t"  # and these at the start of an expression it quotes in an error
 _OPERATOR_CHARS = frozenset("=><+-*/%!()&|^~?:,")  # characters bash accepts as (part of) an operator
 _OPERAND_TOKENS = ("num", "name")
 # binary operators by precedence, loosest first (`**` is handled apart: right associative)
-_PRECEDENCE = {"||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6, "<": 7, ">": 7, "<=": 7,
-               ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10}
+_PRECEDENCE = {
+    "||": 1,
+    "&&": 2,
+    "|": 3,
+    "^": 4,
+    "&": 5,
+    "==": 6,
+    "!=": 6,
+    "<": 7,
+    ">": 7,
+    "<=": 7,
+    ">=": 7,
+    "<<": 8,
+    ">>": 8,
+    "+": 9,
+    "-": 9,
+    "*": 10,
+    "/": 10,
+    "%": 10,
+}
 # bash's limit on nested evaluations (MAX_EXPR_RECURSION_LEVEL); only reached by a cycle of variables
 BASH_RECURSION_LIMIT = 1024
 # how deep plint follows variables naming variables before giving up (the result is then unknown)
@@ -201,12 +220,12 @@ class _Expression:
 
     def operator(self, i: int) -> tuple[str, int, str | None]:
         text = self.text
-        c, c1 = text[i], text[i + 1:i + 2]
+        c, c1 = text[i], text[i + 1 : i + 2]
         pair = c + c1
         if pair in ("==", "!=", ">=", "<=", "&&", "||", "**"):
             return pair, i + 2, None
         if pair in ("<<", ">>"):
-            if text[i + 2:i + 3] == "=":
+            if text[i + 2 : i + 3] == "=":
                 return "op=", i + 3, pair
             return pair, i + 2, None
         if pair in ("++", "--"):
@@ -484,8 +503,9 @@ class _Expression:
         frames = self.state.frames + [here]
         period = len(frames) - 1 - first
         text, start, _ = frames[first + (BASH_RECURSION_LIMIT - 1 - first) % period]
-        return ArithError(f'{text.lstrip(_BLANK)}: expression recursion level exceeded '
-                          f'(error token is "{text[start:]}")')
+        return ArithError(
+            f'{text.lstrip(_BLANK)}: expression recursion level exceeded (error token is "{text[start:]}")'
+        )
 
     def maybe_refused(self) -> int | None:
         """Bash refuses here for some values of the unknowns (or if this side runs): the result

@@ -35,7 +35,7 @@ def _options(args: list[Word], with_value: str, switches: str) -> tuple[dict[str
                 continue
             if ch not in with_value:
                 return None
-            rest = text[k + 1:]
+            rest = text[k + 1 :]
             if rest:
                 opts[ch] = Word.of(rest, args[i].site)
             elif i + 1 < len(args):
@@ -129,8 +129,9 @@ def read_values(args: list[Word], stdin: MappedText | None, site) -> tuple[dict[
             out[array.text + "[]"] = (missing,)
         return out, None
     delimiter_word = opts.get("d")
-    delimiter = "\n" if delimiter_word is None else (delimiter_word.text or "")[:1] if delimiter_word.text is not None \
-        else None
+    delimiter = (
+        "\n" if delimiter_word is None else (delimiter_word.text or "")[:1] if delimiter_word.text is not None else None
+    )
     if delimiter is None:
         return None
     line, found = _until(list(stdin.pieces), delimiter)
@@ -208,7 +209,7 @@ def printf_value(args: list[Word], site) -> tuple[str, tuple[Piece, ...]] | None
     pieces: list[Piece] = []
     pos = 0
     for m in _SPEC.finditer(fmt):
-        pieces.append(Piece(_escapes(fmt[pos:m.start()]), site, "derived"))
+        pieces.append(Piece(_escapes(fmt[pos : m.start()]), site, "derived"))
         pos = m.end()
         flags, width, precision, conv = m.groups()
         if conv == "%":

@@ -21,6 +21,7 @@ from plint.record import record
 from plint.reading.shell.arguments import is_argument_name
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.reading.shell.model import Command, ShellResult, Word
     from plint.source import Span
@@ -93,8 +94,9 @@ def same_launch(a: Command, b: Command) -> bool:
     words_a, words_b = _comparable(a.words), _comparable(b.words)
     if len(words_a) != len(words_b):
         return False
-    return all(not x.known or not y.known or _where(x.value_span) == _where(y.value_span)
-               for x, y in zip(words_a, words_b))
+    return all(
+        not x.known or not y.known or _where(x.value_span) == _where(y.value_span) for x, y in zip(words_a, words_b)
+    )
 
 
 def written_at(command: Command):

@@ -13,19 +13,31 @@ from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.numbers import parse_index
 from plint.reading.shell.fields import unknown_arguments, var_text
-from plint.reading.shell.state import (DECLARE, MAX_COMMAND_WORDS, MAX_DEPTH, SBATCH_FLAGS, SHELLS, ShellBreak,
-                                       OverBudget, ShellContinue, ShellExit, ShellReturn)
+from plint.reading.shell.state import (
+    DECLARE,
+    MAX_COMMAND_WORDS,
+    MAX_DEPTH,
+    SBATCH_FLAGS,
+    SHELLS,
+    ShellBreak,
+    OverBudget,
+    ShellContinue,
+    ShellExit,
+    ShellReturn,
+)
 
 
 class Commands(ShellCore):
-
     # ---- commands ---------------------------------------------------------------------------------
     @staticmethod
     def _command_parts(node):
         prefix, rest, seen_name = [], [], False
         for c in node.named_children:
-            if not seen_name and c.type in ("variable_assignment", "file_redirect") and \
-                    node.child_by_field_name("name") is not None:
+            if (
+                not seen_name
+                and c.type in ("variable_assignment", "file_redirect")
+                and node.child_by_field_name("name") is not None
+            ):
                 prefix.append(c)
                 continue
             if c.type == "command_name":
@@ -46,9 +58,11 @@ class Commands(ShellCore):
         if output:
             self.last_output = None
         if node.named_child_count > MAX_COMMAND_WORDS:  # counted without building a node per word
-            raise OverBudget(f"at a command of {node.named_child_count:,} words (plint's bound is "
-                          f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
-                          unit.span(node.start_byte, node.start_byte + 1))
+            raise OverBudget(
+                f"at a command of {node.named_child_count:,} words (plint's bound is "
+                f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
+                unit.span(node.start_byte, node.start_byte + 1),
+            )
         prefix, rest = self._command_parts(node)
         name_node = node.child_by_field_name("name")
         if name_node is None:
@@ -57,7 +71,7 @@ class Commands(ShellCore):
                     self.assign(c, unit)
             return 0
         # tree-sitter-bash sometimes glues a line of assignments onto the next line's command
-        if prefix and b"\n" in unit.data[prefix[-1].end_byte:name_node.start_byte].replace(b"\\\n", b""):
+        if prefix and b"\n" in unit.data[prefix[-1].end_byte : name_node.start_byte].replace(b"\\\n", b""):
             for c in prefix:
                 if c.type == "variable_assignment":
                     self.assign(c, unit)
@@ -82,13 +96,13 @@ class Commands(ShellCore):
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
         parent, via = self.parents[-1] if self.parents else (None, None)
-        cmd = Command(words, site, dict(self.vars), assignments, parent, via, tuple(self.conditions),
-                      self.loops > 0)
+        cmd = Command(words, site, dict(self.vars), assignments, parent, via, tuple(self.conditions), self.loops > 0)
         self.result.commands.append(cmd)
         return cmd
 
-    def run(self, words: list[Word], site, unit: Unit, assignments: dict[str, Var],
-            stdin: MappedText | None) -> int | None:
+    def run(
+        self, words: list[Word], site, unit: Unit, assignments: dict[str, Var], stdin: MappedText | None
+    ) -> int | None:
         name = words[0].text
         args = words[1:]
         if name is None:
@@ -117,7 +131,7 @@ class Commands(ShellCore):
             return None
         if base == "set":
             if "--" in texts:
-                self.positional = args[texts.index("--") + 1:]
+                self.positional = args[texts.index("--") + 1 :]
             return 0
         if base == "shift":
             n = _shift_count(texts[0] if texts else None)
@@ -193,8 +207,12 @@ class Commands(ShellCore):
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 from plint.reading.shell.sed import run_sed
 
-                run_sed(args, None, lambda w: self.file_text(w, unit),
-                        lambda w, content: self.write(w, content, False, unit, site))
+                run_sed(
+                    args,
+                    None,
+                    lambda w: self.file_text(w, unit),
+                    lambda w, content: self.write(w, content, False, unit, site),
+                )
             return
         paths = [w for w in args if not (w.text or "").startswith("-")]
         if len(paths) != 2:
@@ -213,9 +231,15 @@ class Commands(ShellCore):
     def arith_text_plain(self, text: str, site) -> None:
         out = arith.evaluate(text, self.arith_lookup)
         for name, value in out.assignments.items():
-            self.vars[name] = Var(name, (Piece(str(value), site, "derived"),) if value is not None else
-                                  (unknown(f"${name} is computed from unknown values", name, site),), None,
-                                  self.vars[name].exported if name in self.vars else False, site)
+            self.vars[name] = Var(
+                name,
+                (Piece(str(value), site, "derived"),)
+                if value is not None
+                else (unknown(f"${name} is computed from unknown values", name, site),),
+                None,
+                self.vars[name].exported if name in self.vars else False,
+                site,
+            )
 
     def no_arguments(self) -> bool:
         """Whether to read the script as run with no arguments at a loop over them (none given)."""
@@ -248,8 +272,12 @@ class Commands(ShellCore):
         self.vars["OPTIND"] = Var("OPTIND", (Piece(str(step.optind), None, "derived"),))
         if step.optarg is not None:  # a whole word (`-t 2`) keeps where it was written
             whole = words[step.optind - 2] if 0 <= step.optind - 2 < len(words) else None
-            self.vars["OPTARG"] = Var("OPTARG", whole.pieces if whole is not None and whole.text == step.optarg
-                                      else (Piece(step.optarg, None, "derived"),))
+            self.vars["OPTARG"] = Var(
+                "OPTARG",
+                whole.pieces
+                if whole is not None and whole.text == step.optarg
+                else (Piece(step.optarg, None, "derived"),),
+            )
         return step.status
 
     def call(self, name: str, args: list[Word]) -> int | None:
@@ -283,16 +311,23 @@ class Commands(ShellCore):
                 j = i + 1
                 while j < len(texts) and (texts[j] or "").startswith("-") and texts[j] not in ("-c", "--"):
                     j += 1
-                reads_stdin = "-s" in texts[i + 1:j] or j >= len(words)
+                reads_stdin = "-s" in texts[i + 1 : j] or j >= len(words)
                 if j < len(texts) and texts[j] == "--":
                     j += 1
                 if j < len(texts) and texts[j] == "-c" and j + 1 < len(words):
-                    self.second_parse(list(words[j + 1].pieces), unit, cmd, "bash -c", fresh=True,
-                                      positional=words[j + 3:], arg0=words[j + 2] if j + 2 < len(words) else None)
+                    self.second_parse(
+                        list(words[j + 1].pieces),
+                        unit,
+                        cmd,
+                        "bash -c",
+                        fresh=True,
+                        positional=words[j + 3 :],
+                        arg0=words[j + 2] if j + 2 < len(words) else None,
+                    )
                 elif reads_stdin and stdin is not None:
                     self.stdin_script(stdin, words[j:], cmd, "bash FILE", unit)
                 elif j < len(words):
-                    self.child_script(words[j], words[j + 1:], cmd, "bash FILE", unit)
+                    self.child_script(words[j], words[j + 1 :], cmd, "bash FILE", unit)
                 return
             if base == "sbatch":
                 j = i + 1
@@ -304,20 +339,24 @@ class Commands(ShellCore):
                         break
                     if t2 == "--wrap" and j + 1 < len(words) or t2.startswith("--wrap="):
                         wrapped = words[j + 1] if t2 == "--wrap" else words[j].after(len("--wrap="))
-                        extra = self.options.child_env(cmd, SourceFile(unit.source.path, "")) \
-                            if self.options.child_env else {}
-                        self.second_parse(list(wrapped.pieces), unit, cmd, "sbatch", fresh=True,
-                                          positional=[], extra=extra)
+                        extra = (
+                            self.options.child_env(cmd, SourceFile(unit.source.path, ""))
+                            if self.options.child_env
+                            else {}
+                        )
+                        self.second_parse(
+                            list(wrapped.pieces), unit, cmd, "sbatch", fresh=True, positional=[], extra=extra
+                        )
                         return
                     j += 1 if "=" in t2 or t2 in SBATCH_FLAGS or not t2.startswith("-") else 2
                 if j < len(words):
-                    self.child_script(words[j], words[j + 1:], cmd, "sbatch", unit)
+                    self.child_script(words[j], words[j + 1 :], cmd, "sbatch", unit)
                 elif stdin is not None:
                     self.stdin_script(stdin, [], cmd, "sbatch", unit)
                 return
         script = _script_run_by_path(texts)
         if script is not None:
-            self.child_script(words[script], words[script + 1:], cmd, "bash FILE", unit)
+            self.child_script(words[script], words[script + 1 :], cmd, "bash FILE", unit)
 
 
 _INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")

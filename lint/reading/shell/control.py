@@ -13,17 +13,28 @@ from plint.reading.shell.arguments import NOT_GIVEN, only_about_arguments, param
 from plint.reading.shell.choices import Choice
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
-from plint.reading.shell.fields import (Fields, alternative_texts, common_head, common_items, flatten,
-                                        is_empty, joined_items, same_var, pieces_text, unknown_arguments, var_text)
+from plint.reading.shell.fields import (
+    Fields,
+    alternative_texts,
+    common_head,
+    common_items,
+    flatten,
+    is_empty,
+    joined_items,
+    same_var,
+    pieces_text,
+    unknown_arguments,
+    var_text,
+)
 from plint.reading.shell.state import MAX_LOOP, ShellBreak, ShellContinue, ShellExit, ShellReturn, ShellState
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable, Sequence
 
 
 class Control(ShellCore):
-
     def pipeline(self, node, unit: Unit) -> int | None:
         stages = [c for c in node.named_children if c.type != "comment"]
         stdin: MappedText | None = None
@@ -50,8 +61,12 @@ class Control(ShellCore):
         where = f" (line {span.line})" if span is not None else ""
         return f"{text}{where}{what}"
 
-    def branches(self, alternatives: Sequence[tuple[str | tuple[str, ...], Callable[[], object]]],
-                 cond_text: str, choice: Choice | None = None) -> None:
+    def branches(
+        self,
+        alternatives: Sequence[tuple[str | tuple[str, ...], Callable[[], object]]],
+        cond_text: str,
+        choice: Choice | None = None,
+    ) -> None:
         """Run each alternative from the same state and merge: variables that differ become unknown.
         A label (or several) says when the alternative runs; it goes into Command.conditions. An
         if/case `choice` the options force runs one alternative only, as bash would."""
@@ -65,7 +80,7 @@ class Control(ShellCore):
                 try:
                     run()
                 finally:
-                    del self.conditions[len(self.conditions) - len(labels):]
+                    del self.conditions[len(self.conditions) - len(labels) :]
                 return
             self.result.choices.setdefault(choice.key, choice)
         start = self.snapshot()
@@ -85,7 +100,7 @@ class Control(ShellCore):
             except (ShellBreak, ShellContinue):
                 ends.append(self.snapshot())
             finally:
-                del self.conditions[len(self.conditions) - len(labels):]
+                del self.conditions[len(self.conditions) - len(labels) :]
         if not ends:
             self.restore(start)
             raise ShellExit()
@@ -107,7 +122,9 @@ class Control(ShellCore):
             reason = f"${name} depends on {cond_text}"
             items = common_items(values)
             if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
-                tails = [alternative_texts(joined_items((v.items or ())[len(items):])) for v in values if v is not None]
+                tails = [
+                    alternative_texts(joined_items((v.items or ())[len(items) :])) for v in values if v is not None
+                ]
                 piece = unknown(reason, name, span, dict.fromkeys(t for ts in tails for t in ts))
                 if key is not None:  # a launch chosen by this branch is read again once per arm (shell.choices)
                     self.result.merged_from[id(piece)] = (piece, key)
@@ -118,8 +135,13 @@ class Control(ShellCore):
             head = common_head(values)
             # an earlier merge of the same tail stays named: each condition it depends on is a way to supply it
             lead = f"${name} depends on "
-            earlier = [p.reason[len(lead):] for v in values if v is not None and not v.is_array
-                       for p in v.value[len(head):] if not p.known and p.reason and p.reason.startswith(lead)]
+            earlier = [
+                p.reason[len(lead) :]
+                for v in values
+                if v is not None and not v.is_array
+                for p in v.value[len(head) :]
+                if not p.known and p.reason and p.reason.startswith(lead)
+            ]
             reason += "".join(f"; and on {r}" for r in dict.fromkeys(earlier) if r != cond_text)
             alts: list[str] = []
             for v in values:
@@ -129,7 +151,7 @@ class Control(ShellCore):
                     t = var_text(v)
                     alts.append(t if t is not None else "<unknown>")
                 else:
-                    alts.extend(alternative_texts(v.value[len(head):]))
+                    alts.extend(alternative_texts(v.value[len(head) :]))
             piece = unknown(reason, name, span, dict.fromkeys(alts))
             if key is not None:
                 self.result.merged_from[id(piece)] = (piece, key)
@@ -212,9 +234,17 @@ class Control(ShellCore):
             if pending:
                 pending.append((tuple(falses), lambda: None))
         if pending:  # the last alternative is what runs when every undecided condition is false
-            self.branches(pending, first_unknown or "a condition",
-                          Choice.of(unit.span(node.start_byte, node.end_byte), first_unknown or "",
-                                    len(pending), len(pending) - 1, only_about_arguments(reasons)))
+            self.branches(
+                pending,
+                first_unknown or "a condition",
+                Choice.of(
+                    unit.span(node.start_byte, node.end_byte),
+                    first_unknown or "",
+                    len(pending),
+                    len(pending) - 1,
+                    only_about_arguments(reasons),
+                ),
+            )
         return None
 
     def case_statement(self, node, unit: Unit) -> int | None:
@@ -252,15 +282,18 @@ class Control(ShellCore):
         if not alternatives:
             return 0
         label = "case " + (self.describe(value_node, unit) if value_node is not None else "")
-        arms: list = [(f"{label} matches {shown}", (lambda b=b: self.block(b, unit)))
-                      for shown, b in alternatives]
+        arms: list = [(f"{label} matches {shown}", (lambda b=b: self.block(b, unit))) for shown, b in alternatives]
         if not any(shown.split("|").count("*") for shown, _ in alternatives):
             arms.append((f"{label} matches no pattern", lambda: None))
         fallback = next((i for i, (shown, _) in enumerate(alternatives) if "*" in shown.split("|")), len(arms) - 1)
         reasons = [p.reason or "?" for p in value_pieces if not p.known]
-        self.branches(arms, label + (f", which is unknown: {why}" if why else ""),
-                      Choice.of(unit.span(node.start_byte, node.end_byte), label, len(arms), fallback,
-                                only_about_arguments(reasons)))
+        self.branches(
+            arms,
+            label + (f", which is unknown: {why}" if why else ""),
+            Choice.of(
+                unit.span(node.start_byte, node.end_byte), label, len(arms), fallback, only_about_arguments(reasons)
+            ),
+        )
         return None
 
     def and_or(self, node, unit: Unit) -> int | None:
@@ -279,9 +312,10 @@ class Control(ShellCore):
                 if op == "||":
                     yes, no = no, yes
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
-                self.branches([(f"{label} {yes}", partial(self.statement, right, unit)),
-                               (f"{label} {no}", lambda: None)],
-                              label + (f", which is unknown: {why}" if why else ""))
+                self.branches(
+                    [(f"{label} {yes}", partial(self.statement, right, unit)), (f"{label} {no}", lambda: None)],
+                    label + (f", which is unknown: {why}" if why else ""),
+                )
                 status = None
                 continue
             if (op == "&&" and status == 0) or (op == "||" and status != 0):
@@ -323,20 +357,33 @@ class Control(ShellCore):
         """Whether the tested text is only variables a guard assigns that the script has not set, or that
         hold only a positional parameter not given."""
         unknowns = [p for p in pieces if not p.known]
-        return bool(unknowns) and all(p.text == "" for p in pieces if p.known) and all(
-            (p.name in self.guarded and p.name not in self.vars
-             and (p.reason or "").startswith(f"${p.name} is not set")) or self._argument_holder(p) is not None
-            for p in unknowns)
+        return (
+            bool(unknowns)
+            and all(p.text == "" for p in pieces if p.known)
+            and all(
+                (
+                    p.name in self.guarded
+                    and p.name not in self.vars
+                    and (p.reason or "").startswith(f"${p.name} is not set")
+                )
+                or self._argument_holder(p) is not None
+                for p in unknowns
+            )
+        )
 
     def _argument_holder(self, piece: Piece) -> str | None:
         """The guarded variable whose whole value is `piece`, a positional parameter not given (`X=$2`):
         bash run with no arguments reads it empty, so `X=$2; [ -z "$X" ] && X=3` is `X=${2:-3}`."""
         name = piece.name
-        if self.positional is not None or name is None or not name.isdigit() or name == "0" \
-                or piece.reason != parameter_not_given(name):
+        if (
+            self.positional is not None
+            or name is None
+            or not name.isdigit()
+            or name == "0"
+            or piece.reason != parameter_not_given(name)
+        ):
             return None
-        return next((g for g in sorted(self.guarded) if g in self.vars and tuple(self.vars[g].value) == (piece,)),
-                    None)
+        return next((g for g in sorted(self.guarded) if g in self.vars and tuple(self.vars[g].value) == (piece,)), None)
 
     def argument_default(self, name: str, old: Var | None, value: tuple) -> tuple:
         """The value a guard assigns to a variable that held only a positional parameter not given:
@@ -344,16 +391,21 @@ class Control(ShellCore):
         piece = self.argument_defaults.pop(name, None)
         if piece is None or old is None or tuple(old.value) != (piece,):
             return value
-        return tuple(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, piece.name)
-                     if p.known else p for p in value)
+        return tuple(
+            Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, piece.name)
+            if p.known
+            else p
+            for p in value
+        )
 
     @staticmethod
     def _is_test(node, unit: Unit) -> bool:
         """A test (`[ ]`, `[[ ]]`, `test`, `(( ))`) rather than a command that succeeds or fails."""
         while node.type == "negated_command" and node.named_children:
             node = node.named_children[0]
-        if node.type == "test_command" or (node.type == "compound_statement" and node.children
-                                           and node.children[0].type == "(("):
+        if node.type == "test_command" or (
+            node.type == "compound_statement" and node.children and node.children[0].type == "(("
+        ):
             return True
         name = node.child_by_field_name("name") if node.type == "command" else None
         return name is not None and unit.text(name.start_byte, name.end_byte) in ("test", "[", "[[")
@@ -383,19 +435,30 @@ class Control(ShellCore):
             if items and all(unknown_arguments(w) for w in items) and self.no_arguments():
                 items = []  # `for a in "$@"` with no arguments given: the body never runs
         else:
-            items = list(self.positional) if self.positional is not None else [] if self.no_arguments() else [
-                Word((unknown(NOT_GIVEN, "@"),))]
+            items = (
+                list(self.positional)
+                if self.positional is not None
+                else []
+                if self.no_arguments()
+                else [Word((unknown(NOT_GIVEN, "@"),))]
+            )
         if any(not w.known for w in items) or len(items) > MAX_LOOP:
+
             def once():
-                self.vars[name] = Var(name, (unknown(f"${name} is the variable of a loop over values "
-                                                     "plint cannot know", name),))
+                self.vars[name] = Var(
+                    name, (unknown(f"${name} is the variable of a loop over values plint cannot know", name),)
+                )
                 self.run_loop_body(body, unit)
-            self.branches([(self.describe(node.children[0], unit, " loop body"), once),
-                           ("loop not run", lambda: None)], f"the loop at {self.describe(var, unit)}")
+
+            self.branches(
+                [(self.describe(node.children[0], unit, " loop body"), once), ("loop not run", lambda: None)],
+                f"the loop at {self.describe(var, unit)}",
+            )
             return None
         for w in items:
-            self.vars[name] = Var(name, w.pieces, None, self.vars[name].exported if name in self.vars else False,
-                                  w.site)
+            self.vars[name] = Var(
+                name, w.pieces, None, self.vars[name].exported if name in self.vars else False, w.site
+            )
             if not self.run_loop_body(body, unit):
                 break
         return 0
@@ -410,8 +473,10 @@ class Control(ShellCore):
         for _ in range(MAX_LOOP):
             cond = arith.evaluate(text["condition"] or "1", self.arith_lookup).value
             if cond is None:
-                self.branches([("loop body", lambda: self.run_loop_body(body, unit)), ("loop ends", lambda: None)],
-                              "a loop condition")
+                self.branches(
+                    [("loop body", lambda: self.run_loop_body(body, unit)), ("loop ends", lambda: None)],
+                    "a loop condition",
+                )
                 return None
             if cond == 0:
                 return 0
@@ -429,8 +494,9 @@ class Control(ShellCore):
         until = bool(node.children) and node.children[0].type == "until"
         if body is None:
             return None
-        cond_nodes = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"] \
-            or ([cond] if cond is not None else [])
+        cond_nodes = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition"] or (
+            [cond] if cond is not None else []
+        )
         label = ("until " if until else "while ") + (self.describe(cond, unit) if cond is not None else "")
         for _ in range(MAX_LOOP):
             self.unknown_reasons = []
@@ -442,9 +508,13 @@ class Control(ShellCore):
                 return 0  # a loop over the script's arguments (`while [[ $# -gt 0 ]]`): none are given
             if runs is None:
                 why = "; ".join(dict.fromkeys(self.unknown_reasons))
-                self.branches([(f"{label} runs its body", lambda: self.run_loop_body(body, unit)),
-                               (f"{label} does not run its body", lambda: None)],
-                              label + (f", which is unknown: {why}" if why else ""))
+                self.branches(
+                    [
+                        (f"{label} runs its body", lambda: self.run_loop_body(body, unit)),
+                        (f"{label} does not run its body", lambda: None),
+                    ],
+                    label + (f", which is unknown: {why}" if why else ""),
+                )
                 return None
             before = dict(self.vars)
             if not self.run_loop_body(body, unit):
@@ -464,9 +534,23 @@ class Control(ShellCore):
             return self.test_words(self._bracket_words(inner, unit))
         return self.test_expr(inner[0], unit)
 
-    _WORD_NODES = frozenset({"string", "word", "simple_expansion", "expansion", "concatenation", "raw_string",
-                             "number", "command_substitution", "arithmetic_expansion", "ansi_c_string",
-                             "translated_string", "regex", "extglob_pattern"})
+    _WORD_NODES = frozenset(
+        {
+            "string",
+            "word",
+            "simple_expansion",
+            "expansion",
+            "concatenation",
+            "raw_string",
+            "number",
+            "command_substitution",
+            "arithmetic_expansion",
+            "ansi_c_string",
+            "translated_string",
+            "regex",
+            "extglob_pattern",
+        }
+    )
 
     def _bracket_words(self, nodes, unit: Unit) -> list[Word]:
         """The words between `[` and `]` in order: operands expanded and split, operators as written."""
@@ -512,8 +596,12 @@ class Control(ShellCore):
                 if a is None or b is None:
                     return None
                 return b
-            negated = left is not None and left.type == "unary_expression" and left.children \
+            negated = (
+                left is not None
+                and left.type == "unary_expression"
+                and left.children
                 and unit.text(left.children[0].start_byte, left.children[0].end_byte) == "!"
+            )
             if negated:  # `[[ ! $M == x ]]`: the grammar binds `!` to $M alone; bash negates the comparison
                 left = left.named_children[-1]
             lf = self.expand(left, unit, quoted=True) if left is not None else [[]]
@@ -546,7 +634,7 @@ class Control(ShellCore):
         for joiner in ("-o", "-a"):
             if joiner in texts[1:-1]:
                 i = texts.index(joiner)
-                a, b = self.test_words(args[:i]), self.test_words(args[i + 1:])
+                a, b = self.test_words(args[:i]), self.test_words(args[i + 1 :])
                 if joiner == "-a":
                     return 1 if 1 in (a, b) else (None if None in (a, b) else 0)
                 return 0 if 0 in (a, b) else (None if None in (a, b) else 1)
@@ -610,12 +698,10 @@ class Control(ShellCore):
             y = arith.evaluate(b, lambda n: None).value
             if x is None or y is None:
                 return None
-            return int(not {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-lt": x < y, "-ge": x >= y,
-                            "-le": x <= y}[op])
+            return int(not {"-eq": x == y, "-ne": x != y, "-gt": x > y, "-lt": x < y, "-ge": x >= y, "-le": x <= y}[op])
         if op in ("<", ">"):
             return int(not (a < b if op == "<" else a > b))
         if op == "=~":  # POSIX extended regular expressions read as Python's: close for simple ones
-
             try:
                 return int(re.search(b, a) is None)
             except re.error:

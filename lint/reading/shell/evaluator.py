@@ -15,8 +15,19 @@ from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_synta
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import flatten, split_fields, pieces_text
-from plint.reading.shell.state import (EvalOptions, MAX_COMMAND_WORDS, MAX_PIECES, ShellBreak, OverBudget,
-                                       ShellContinue, ShellExit, ShellReturn, ShellState, default_read, path_reader)
+from plint.reading.shell.state import (
+    EvalOptions,
+    MAX_COMMAND_WORDS,
+    MAX_PIECES,
+    ShellBreak,
+    OverBudget,
+    ShellContinue,
+    ShellExit,
+    ShellReturn,
+    ShellState,
+    default_read,
+    path_reader,
+)
 from plint.reading.shell.expansions import Expansions
 from plint.reading.shell.commands import Commands
 from plint.reading.shell.sourcing import Sourcing
@@ -114,14 +125,18 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
         self.work += size + chars // 64
         if self.work > self.options.max_work:
-            raise OverBudget(f"after building {self.options.max_work:,} words and values (plint's work budget per "
-                          "file)")
+            raise OverBudget(
+                f"after building {self.options.max_work:,} words and values (plint's work budget per file)"
+            )
         return size > MAX_PIECES or chars > MAX_VALUE_CHARS
 
     @staticmethod
     def _too_big(what: str, span) -> Piece:
-        return unknown(f"{what} is over plint's value budget ({MAX_VALUE_CHARS // 1024} KiB, {MAX_PIECES} parts): "
-                       "not evaluated", name=what.strip("${}[@]") or None, span=span)
+        return unknown(
+            f"{what} is over plint's value budget ({MAX_VALUE_CHARS // 1024} KiB, {MAX_PIECES} parts): not evaluated",
+            name=what.strip("${}[@]") or None,
+            span=span,
+        )
 
     def capped(self, pieces: tuple[Piece, ...] | list[Piece], what: str, span=None) -> tuple[Piece, ...]:
         """A value as built, or one unknown piece saying so when it is over the value budget."""
@@ -132,9 +147,12 @@ class Shell(Expansions, Commands, Sourcing, Control):
     def capped_items(self, items: tuple[tuple[Piece, ...], ...], name: str, span) -> tuple[tuple[Piece, ...], ...]:
         """An array as built, or one unknown element when it is over the value budget."""
 
-        size = sum(len(item) for item in items[:MAX_ARRAY_ITEMS + 1])
-        chars = sum(len(p.text) for item in items[:MAX_ARRAY_ITEMS + 1] for p in item if p.text is not None) \
-            if size <= MAX_PIECES else size
+        size = sum(len(item) for item in items[: MAX_ARRAY_ITEMS + 1])
+        chars = (
+            sum(len(p.text) for item in items[: MAX_ARRAY_ITEMS + 1] for p in item if p.text is not None)
+            if size <= MAX_PIECES
+            else size
+        )
         if len(items) > MAX_ARRAY_ITEMS or self.over_budget(size, chars):
             return ((self._too_big(f"${{{name}[@]}}", span),),)
         return items
@@ -159,9 +177,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 return 0
             if t == "variable_assignments":
                 if node.named_child_count > MAX_COMMAND_WORDS:  # `A=1 B=2 ...` of a 4 MiB line: as a command's words
-                    raise OverBudget(f"at {node.named_child_count:,} assignments in one statement (plint's bound is "
-                                  f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
-                                  unit.span(node.start_byte, node.start_byte + 1))
+                    raise OverBudget(
+                        f"at {node.named_child_count:,} assignments in one statement (plint's bound is "
+                        f"{MAX_COMMAND_WORDS:,}; too complex: not evaluated)",
+                        unit.span(node.start_byte, node.start_byte + 1),
+                    )
                 for c in node.named_children:
                     self.assign(c, unit)
                 return 0
@@ -214,8 +234,10 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 # An unparsable region: run the statements tree-sitter recovered inside it.
                 return self.block(node.children, unit)
         except RecursionError:
-            raise OverBudget("where the script nests deeper than plint follows (too complex: not evaluated)",
-                          unit.span(node.start_byte, node.start_byte + 1)) from None
+            raise OverBudget(
+                "where the script nests deeper than plint follows (too complex: not evaluated)",
+                unit.span(node.start_byte, node.start_byte + 1),
+            ) from None
         return None
 
     def unset(self, names: list[str]) -> None:
@@ -230,8 +252,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 self.vars.pop(name, None)
 
     def snapshot(self) -> ShellState:
-        return ShellState(dict(self.vars), list(self.positional) if self.positional is not None else None,
-                      dict(self.functions))
+        return ShellState(
+            dict(self.vars), list(self.positional) if self.positional is not None else None, dict(self.functions)
+        )
 
     def restore(self, state: ShellState) -> None:
         self.vars = dict(state.vars)
@@ -239,8 +262,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.functions = dict(state.functions)
 
     # ---- assignments ------------------------------------------------------------------------------
-    def assign(self, node, unit: Unit, local: bool = False, export: bool = False,
-               env: dict[str, Var] | None = None) -> None:
+    def assign(
+        self, node, unit: Unit, local: bool = False, export: bool = False, env: dict[str, Var] | None = None
+    ) -> None:
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
@@ -277,8 +301,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
         value = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
         value = self.capped(value, f"${name}", span)
         if index is not None:
-            current = list(old.items) if old is not None and old.items is not None else \
-                ([old.value] if old is not None and old.value else [])
+            current = (
+                list(old.items)
+                if old is not None and old.items is not None
+                else ([old.value] if old is not None and old.value else [])
+            )
             if index < 0 or index >= len(current):
                 current.append(value)
             else:
@@ -287,8 +314,13 @@ class Shell(Expansions, Commands, Sourcing, Control):
             return
         if op == "+=" and old is not None:
             if old.is_array:
-                target[name] = Var(name, (), self.capped_items(tuple(old.items) + (value,), name, span),  # type: ignore
-                                   exported, span)
+                target[name] = Var(
+                    name,
+                    (),
+                    self.capped_items(tuple(old.items) + (value,), name, span),  # type: ignore
+                    exported,
+                    span,
+                )
                 return
             value = self.capped(tuple(old.value) + value, f"${name}", span)
         if env is None and name in self.argument_defaults:
@@ -317,10 +349,14 @@ class Shell(Expansions, Commands, Sourcing, Control):
             return value
         if name in self.options.assume:
             return (Piece(self.options.assume[name], None, "assumed"),)
-        return tuple(p if p.known or p.name else
-                     Piece(None, p.span, p.origin, reason=f"${name} is set from {p.reason}", name=name,
-                           alternatives=p.alternatives)
-                     for p in value)
+        return tuple(
+            p
+            if p.known or p.name
+            else Piece(
+                None, p.span, p.origin, reason=f"${name} is set from {p.reason}", name=name, alternatives=p.alternatives
+            )
+            for p in value
+        )
 
     def array_items(self, node, unit: Unit) -> tuple[tuple[Piece, ...], ...]:
         items: list[tuple[Piece, ...]] = []
@@ -340,9 +376,12 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 continue
             export = keyword == "export" or "x" in flags
             if c.type == "variable_assignment":
-                self.assign(c, unit, local=keyword == "local" or (keyword in ("declare", "typeset")
-                                                                  and bool(self.locals)),
-                            export=export)
+                self.assign(
+                    c,
+                    unit,
+                    local=keyword == "local" or (keyword in ("declare", "typeset") and bool(self.locals)),
+                    export=export,
+                )
                 name_node = c.child_by_field_name("name")
                 if "i" in flags and name_node is not None:
                     self.integer(unit.text(name_node.start_byte, name_node.end_byte))
@@ -376,8 +415,13 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 value = w.after(len(name) + 1)
                 if keyword == "local" and self.locals:
                     self.locals[-1].setdefault(name, self.vars.get(name))
-                self.vars[name] = Var(name, self.capped(value.pieces, f"${name}", w.site), None,
-                                      export or (name in self.vars and self.vars[name].exported), w.site)
+                self.vars[name] = Var(
+                    name,
+                    self.capped(value.pieces, f"${name}", w.site),
+                    None,
+                    export or (name in self.vars and self.vars[name].exported),
+                    w.site,
+                )
             elif name in self.vars:
                 if export:
                     self.vars[name].exported = True
@@ -393,16 +437,21 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
     try:
         shell.run_file(source)
     except OverBudget as budget:
-        shell.result.problems.append(Problem(
-            "unresolved", f"plint stopped evaluating {budget.args[0] if budget.args else ''}; later values are "
-                          "not read", budget.args[1] if len(budget.args) > 1 else None))
+        shell.result.problems.append(
+            Problem(
+                "unresolved",
+                f"plint stopped evaluating {budget.args[0] if budget.args else ''}; later values are not read",
+                budget.args[1] if len(budget.args) > 1 else None,
+            )
+        )
     except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
         pass
     except RecursionError:
         shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))
     except Exception as exc:  # noqa: BLE001 - a reader never raises; the problem names what went wrong
-        shell.result.problems.append(Problem(
-            "unresolved", f"plint could not evaluate the rest of the script ({type(exc).__name__}: {exc})"))
+        shell.result.problems.append(
+            Problem("unresolved", f"plint could not evaluate the rest of the script ({type(exc).__name__}: {exc})")
+        )
     shell.result.variables = dict(shell.vars)
     shell.result.spent = (shell.steps, shell.work)
     return shell.result

@@ -12,8 +12,17 @@ from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.numbers import parse_index
-from plint.reading.shell.fields import (Fields, ALL_ELEMENTS, alternative_texts, flatten, is_empty, join_fields,
-                                        split_fields, pieces_text, var_text)
+from plint.reading.shell.fields import (
+    Fields,
+    ALL_ELEMENTS,
+    alternative_texts,
+    flatten,
+    is_empty,
+    join_fields,
+    split_fields,
+    pieces_text,
+    var_text,
+)
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING
 
@@ -26,12 +35,21 @@ def _as_bash_writes_it(match) -> str:
 
 
 # array indexes read from their nodes; any other (rare) shape is expanded from its text
-_INDEX_NODES = frozenset({"simple_expansion", "expansion", "command_substitution", "arithmetic_expansion", "word",
-                          "number", "string", "concatenation"})
+_INDEX_NODES = frozenset(
+    {
+        "simple_expansion",
+        "expansion",
+        "command_substitution",
+        "arithmetic_expansion",
+        "word",
+        "number",
+        "string",
+        "concatenation",
+    }
+)
 
 
 class Expansions(ShellCore):
-
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:
         out: list[Word] = []
@@ -51,16 +69,27 @@ class Expansions(ShellCore):
         self.nesting += 1
         try:
             if self.nesting > MAX_NESTING:
-                raise OverBudget(f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
-                              unit.span(node.start_byte, node.start_byte + 1))
+                raise OverBudget(
+                    f"where expansions nest more than {MAX_NESTING} deep (too complex: not evaluated)",
+                    unit.span(node.start_byte, node.start_byte + 1),
+                )
             return self._expand(node, unit, quoted)
         finally:
             self.nesting -= 1
 
     def _expand(self, node, unit: Unit, quoted: bool) -> Fields:
         t = node.type
-        if t in ("word", "number", "extglob_pattern", "regex", "test_operator", "variable_name",
-                 "special_variable_name", "file_descriptor", "heredoc_start"):
+        if t in (
+            "word",
+            "number",
+            "extglob_pattern",
+            "regex",
+            "test_operator",
+            "variable_name",
+            "special_variable_name",
+            "file_descriptor",
+            "heredoc_start",
+        ):
             return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
         if t == "raw_string":
             s, e = node.start_byte + 1, node.end_byte - 1
@@ -97,8 +126,17 @@ class Expansions(ShellCore):
         if t == "arithmetic_expansion":
             return [[(self.arithmetic(node, unit), not quoted)]]
         if t == "process_substitution":
-            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} is a process substitution",
-                              span=unit.span(node.start_byte, node.end_byte)), False)]]
+            return [
+                [
+                    (
+                        unknown(
+                            f"{unit.text(node.start_byte, node.end_byte)} is a process substitution",
+                            span=unit.span(node.start_byte, node.end_byte),
+                        ),
+                        False,
+                    )
+                ]
+            ]
         if t == "brace_expression":
             return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
         # anything else: its text, verbatim
@@ -110,7 +148,9 @@ class Expansions(ShellCore):
         inner = [c for c in node.children if c.type not in ('"', '$"')]
         return bool(inner) and all(
             c.type in ("simple_expansion", "expansion")
-            and ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None for c in inner)
+            and ALL_ELEMENTS.fullmatch(unit.text(c.start_byte, c.end_byte).strip()) is not None
+            for c in inner
+        )
 
     @staticmethod
     def _real_start(node) -> int:
@@ -130,7 +170,7 @@ class Expansions(ShellCore):
             return
         pos = start
         for c in node.children:
-            if c.type in ('"', "$\"") and (c.start_byte == node.start_byte or c.end_byte == node.end_byte):
+            if c.type in ('"', '$"') and (c.start_byte == node.start_byte or c.end_byte == node.end_byte):
                 continue
             cs = max(self._real_start(c), pos)
             if cs > pos:
@@ -158,8 +198,8 @@ class Expansions(ShellCore):
         run = start
         i = start
         while i < end:
-            if unit.data[i:i + 1] == b"\\" and i + 1 < end:
-                nxt = unit.data[i + 1:i + 2]
+            if unit.data[i : i + 1] == b"\\" and i + 1 < end:
+                nxt = unit.data[i + 1 : i + 2]
                 if not quoted or nxt in (b"$", b"`", b'"', b"\\", b"\n"):
                     if i > run:
                         out.extend(unit.pieces(run, i))
@@ -217,8 +257,7 @@ class Expansions(ShellCore):
             prefix = children[0].type
             children = children[1:]
         if not children:
-            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be read", span=span),
-                      False)]]
+            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be read", span=span), False)]]
         target = children[0]
         rest = children[1:]
         name, index = unit.text(target.start_byte, target.end_byte), None
@@ -231,8 +270,18 @@ class Expansions(ShellCore):
                 index, hidden = self.expand_index(idx, unit)
                 if index is None:
                     why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason))
-                    return [[(unknown(f"the index of ${{{name}[...]}} is unknown" + (f": {why}" if why else ""),
-                                      name, span), False)]]
+                    return [
+                        [
+                            (
+                                unknown(
+                                    f"the index of ${{{name}[...]}} is unknown" + (f": {why}" if why else ""),
+                                    name,
+                                    span,
+                                ),
+                                False,
+                            )
+                        ]
+                    ]
         value, is_set, multi = self.resolve(name, index, span, quoted)
         if prefix == "#":
             if multi is not None:
@@ -240,16 +289,20 @@ class Expansions(ShellCore):
             if value is None and not is_set and not name.isdigit():
                 return [[(self.unset_piece(name, span), False)]]
             t = pieces_text(value) if value is not None else ""
-            p = Piece(str(len(t)), span, "derived") if t is not None else \
-                unknown(f"the length of ${name} is unknown", name, span)
+            p = (
+                Piece(str(len(t)), span, "derived")
+                if t is not None
+                else unknown(f"the length of ${name} is unknown", name, span)
+            )
             return [[(p, not quoted)]]
         if prefix == "!":
             ref = pieces_text(value) if value is not None else None
             if ref and ref.isidentifier():
                 value, is_set, multi = self.resolve(ref, None, span, quoted)
             else:
-                return [[(unknown(f"${{!{name}}} is an indirect reference plint cannot follow", name, span),
-                          not quoted)]]
+                return [
+                    [(unknown(f"${{!{name}}} is an indirect reference plint cannot follow", name, span), not quoted)]
+                ]
         if rest:
             op_node = rest[0]
             op = op_node.type if not op_node.is_named else None
@@ -344,13 +397,23 @@ class Expansions(ShellCore):
             if not use_default:
                 return [[(p, not quoted) for p in value]]
             if op in ("?", ":?"):
-                return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span),
-                          False)]]
-            result = [[(Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source,
-                              name) if p.known else p, s) for p, s in f] for f in opnd()]
+                return [[(unknown(f"${name} is not set (the script stops with an error here)", name, span), False)]]
+            result = [
+                [
+                    (
+                        Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, name)
+                        if p.known
+                        else p,
+                        s,
+                    )
+                    for p, s in f
+                ]
+                for f in opnd()
+            ]
             if op in (":=", "="):
-                self.vars[name] = Var(name, flatten(result), None,
-                                      self.vars[name].exported if name in self.vars else False, span)
+                self.vars[name] = Var(
+                    name, flatten(result), None, self.vars[name].exported if name in self.vars else False, span
+                )
             return [[(p, s and not quoted) for p, s in f] for f in result]
         if op in (":+", "+"):
             use = is_set and (op == "+" or not empty)
@@ -358,8 +421,19 @@ class Expansions(ShellCore):
                 return opnd()  # set and known not to be empty (a merged value may be unset): the word is used
             if unknown_value:  # nothing, or the operand: both are its alternatives
                 alts = ["<unset>"] + alternative_texts(flatten(opnd()))
-                return [[(unknown(f"${{{name}{op}...}} depends on ${name}, which is unknown", name, span,
-                                  dict.fromkeys(alts)), False)]]
+                return [
+                    [
+                        (
+                            unknown(
+                                f"${{{name}{op}...}} depends on ${name}, which is unknown",
+                                name,
+                                span,
+                                dict.fromkeys(alts),
+                            ),
+                            False,
+                        )
+                    ]
+                ]
             return opnd() if use else [[]]
         if unknown_value or text is None:
             if value is None and not is_set and name.isdigit() and self.positional is not None:
@@ -371,8 +445,16 @@ class Expansions(ShellCore):
         pattern = pieces_text(flatten(opnd())) if operand else ""
         changed = self.string_op(op, text, pattern, operand, unit, quoted)
         if changed is None:
-            return [[(unknown(f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically",
-                              name, span), not quoted)]]
+            return [
+                [
+                    (
+                        unknown(
+                            f"{unit.text(node.start_byte, node.end_byte)} cannot be evaluated statically", name, span
+                        ),
+                        not quoted,
+                    )
+                ]
+            ]
         return [[(Piece(changed, span, "derived"), not quoted)]]
 
     def slice_words(self, operand, name, multi, unit, quoted, span) -> Fields:
@@ -391,7 +473,7 @@ class Expansions(ShellCore):
                 start -= 1
         if start < 0:
             start += len(multi)
-        chosen = multi[max(start, 0):]
+        chosen = multi[max(start, 0) :]
         if len(values) > 1:
             length = values[1]
             chosen = chosen[:length]  # a negative length stops that many words before the end
@@ -445,21 +527,24 @@ class Expansions(ShellCore):
             if op == "//":
                 return text.replace(pat, rep)
             if op == "/#":
-                return rep + text[len(pat):] if text.startswith(pat) else text
+                return rep + text[len(pat) :] if text.startswith(pat) else text
             if op == "/%":
-                return text[:-len(pat)] + rep if text.endswith(pat) else text
+                return text[: -len(pat)] + rep if text.endswith(pat) else text
             return text.replace(pat, rep, 1)
         if op == ":":
             nums = [c for c in operand if c.type not in (":",)]
             try:
                 off = arith.evaluate(unit.text(nums[0].start_byte, nums[0].end_byte), self.arith_lookup).value
-                length = arith.evaluate(unit.text(nums[1].start_byte, nums[1].end_byte),
-                                        self.arith_lookup).value if len(nums) > 1 else None
+                length = (
+                    arith.evaluate(unit.text(nums[1].start_byte, nums[1].end_byte), self.arith_lookup).value
+                    if len(nums) > 1
+                    else None
+                )
             except IndexError:
                 return None
             if off is None or (len(nums) > 1 and length is None):
                 return None
-            s = text[off:] if off >= 0 else text[len(text) + off:]
+            s = text[off:] if off >= 0 else text[len(text) + off :]
             return s if length is None else s[:length]  # negative: that many before the end
         return None
 
@@ -491,8 +576,15 @@ class Expansions(ShellCore):
         parts.append(unit.text(pos, end))
         return (None if hidden else "".join(parts)), hidden
 
-    def arith_text(self, start: int, end: int, unit: Unit, span, reasons: list[str] | None = None,
-                   inline: tuple[str | None, list[Piece]] | None = None) -> Piece:
+    def arith_text(
+        self,
+        start: int,
+        end: int,
+        unit: Unit,
+        span,
+        reasons: list[str] | None = None,
+        inline: tuple[str | None, list[Piece]] | None = None,
+    ) -> Piece:
         """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
         given, collects why the $-parameters inside are unknown; `inline`, the expansion when done already."""
         expr, hidden = self.expand_inline(start, end, unit) if inline is None else inline
@@ -504,14 +596,24 @@ class Expansions(ShellCore):
             return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
         out = arith.evaluate(expr, self.arith_lookup)
         for name, value in out.assignments.items():
-            self.vars[name] = Var(name, (Piece(str(value), span, "derived"),) if value is not None else
-                                  (unknown(f"${name} is assigned in arithmetic from unknown values", name, span),),
-                                  None, self.vars[name].exported if name in self.vars else False, span)
+            self.vars[name] = Var(
+                name,
+                (Piece(str(value), span, "derived"),)
+                if value is not None
+                else (unknown(f"${name} is assigned in arithmetic from unknown values", name, span),),
+                None,
+                self.vars[name].exported if name in self.vars else False,
+                span,
+            )
         if out.error:
-            self.result.problems.append(Problem(
-                "shell-error", f"bash refuses $(({expr.strip()})): {out.error}; bash abandons the command it "
-                               "stands in (nothing on it is assigned or run; with set -e the script stops)",
-                span))
+            self.result.problems.append(
+                Problem(
+                    "shell-error",
+                    f"bash refuses $(({expr.strip()})): {out.error}; bash abandons the command it "
+                    "stands in (nothing on it is assigned or run; with set -e the script stops)",
+                    span,
+                )
+            )
             # the value is not there for later lines; findings about an empty value would only echo PL001
             return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
         if out.value is None:
@@ -524,9 +626,12 @@ class Expansions(ShellCore):
                 else:
                     reasons.append(f"${n} is not set in the script and has no default")
             why = "; ".join(dict.fromkeys(reasons))
-            return unknown(f"$(({expr.strip()})) needs {names}" + (f" ({why})" if why else ""),
-                           out.unknown[0] if out.unknown else None, span,
-                           self._alternatives(expr, out.unknown))
+            return unknown(
+                f"$(({expr.strip()})) needs {names}" + (f" ({why})" if why else ""),
+                out.unknown[0] if out.unknown else None,
+                span,
+                self._alternatives(expr, out.unknown),
+            )
         return Piece(str(out.value), span, "derived")
 
     def arith_command(self, node, unit: Unit) -> int | None:
@@ -552,6 +657,7 @@ class Expansions(ShellCore):
         options = [a for p in pieces if not p.known for a in p.alternatives]
         out = []
         for option in options:
+
             def lookup(n: str, v: str = option) -> str | None:
                 return v if n == names[0] else self.arith_lookup(n)
 
@@ -611,8 +717,7 @@ class Expansions(ShellCore):
         body = [c for c in node.named_children if c.type != "comment"]
         if len(body) != 1 or body[0].type not in ("pipeline", "command"):
             return None
-        stages = [c for c in body[0].named_children if c.type != "comment"] if body[0].type == "pipeline" \
-            else body
+        stages = [c for c in body[0].named_children if c.type != "comment"] if body[0].type == "pipeline" else body
         if len(stages) < 2 or any(st.type != "command" for st in stages):
             return None  # one pure command alone is `pure`'s; a pipeline of several is read here
         text: MappedText | None = None
@@ -627,8 +732,9 @@ class Expansions(ShellCore):
         if text is None:
             return None
         pieces = _without_trailing_newlines(list(text.pieces))
-        if not pieces or (len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in
-                          (pieces[0].reason or "")):
+        if not pieces or (
+            len(pieces) == 1 and not pieces[0].known and "plint does not evaluate" in (pieces[0].reason or "")
+        ):
             return None
         return pieces
 

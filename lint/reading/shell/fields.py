@@ -16,6 +16,7 @@ Fields = list[list[tuple[Piece, bool]]]
 
 ALL_ELEMENTS = re.compile(r"\$(@|\{@\}|\{[A-Za-z_][A-Za-z0-9_]*\[@\]\})")
 
+
 def join_fields(a: Fields, b: Fields) -> Fields:
     if not b:
         return a
@@ -23,10 +24,12 @@ def join_fields(a: Fields, b: Fields) -> Fields:
     a.extend(b[1:])
     return a
 
+
 def _blank_edge(piece: Piece, end: int) -> bool:
     """An unknown piece each of whose alternatives is empty or starts (end 0) / ends (end -1) with IFS."""
     alts = piece.alternatives
     return bool(alts) and all(a in ("", "<unset>") or a[end] in IFS for a in alts)
+
 
 def split_fields(fields: Fields) -> list[list[Piece]]:
     """Word splitting on IFS whitespace, keeping per-character provenance."""
@@ -65,6 +68,7 @@ def split_fields(fields: Fields) -> list[list[Piece]]:
             words.append(current)
     return words
 
+
 def flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
     out: list[Piece] = []
     for i, f in enumerate(fields):
@@ -73,10 +77,12 @@ def flatten(fields: Fields, sep: str = " ") -> tuple[Piece, ...]:
         out.extend(p for p, _ in f)
     return tuple(p for p in out if p.text != "" or not p.known)
 
+
 def pieces_text(pieces: tuple[Piece, ...] | list[Piece]) -> str | None:
     if any(not p.known for p in pieces):
         return None
     return "".join(p.text for p in pieces)  # type: ignore[misc]
+
 
 def is_empty(pieces) -> bool | None:
     """Whether expanded text is empty: known from known text, or from an unknown piece that is known
@@ -85,12 +91,14 @@ def is_empty(pieces) -> bool | None:
         return False
     return True if all(p.known for p in pieces) else None
 
+
 def var_text(var: Var | None) -> str | None:
     if var is None:
         return ""
     if var.is_array:
         return pieces_text([p for item in var.items[:1] for p in item])  # type: ignore[index]
     return pieces_text(var.value)
+
 
 def same_var(a: Var | None, b: Var | None) -> bool:
     """Whether two branches left a variable alike (same pieces, unknown ones included)."""
@@ -108,7 +116,9 @@ def same_var(a: Var | None, b: Var | None) -> bool:
     text_a = pieces_text(a.value)
     return text_a is not None and text_a == pieces_text(b.value)
 
+
 _MAX_ALTERNATIVES = 16
+
 
 def common_head(values: list[Var | None]) -> tuple[Piece, ...]:
     """The pieces every branch's (scalar, set) value starts with."""
@@ -120,6 +130,7 @@ def common_head(values: list[Var | None]) -> tuple[Piece, ...]:
             break
         head.append(pieces[0])
     return tuple(head)
+
 
 def common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
     """The known items every branch's array starts with; None unless every branch left an array."""
@@ -133,6 +144,7 @@ def common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | No
         head.append(items[0])
     return tuple(head)
 
+
 def joined_items(items) -> tuple[Piece, ...]:
     """Array items as one text, a blank between items."""
     out: list[Piece] = []
@@ -141,6 +153,7 @@ def joined_items(items) -> tuple[Piece, ...]:
             out.append(Piece(" "))
         out.extend(item)
     return tuple(out)
+
 
 def alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
     """Every text a value can have: known pieces as written, an unknown piece as each of its alternatives
@@ -153,6 +166,7 @@ def alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
             return ["<unknown>"]
     return texts
 
+
 def expanded_directives(raw: bytes, content: MappedText) -> bytes:
     """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
     expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
@@ -162,10 +176,12 @@ def expanded_directives(raw: bytes, content: MappedText) -> bytes:
     new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
     if len(raw_lines) != len(new_lines):
         return raw
-    return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old
-                       for old, new in zip(raw_lines, new_lines))
+    return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old for old, new in zip(raw_lines, new_lines))
+
 
 def unknown_arguments(word: Word) -> bool:
     """A word that is only the script's arguments, which plint was not given (`"$@"`)."""
-    return bool(word.pieces) and all(p.text is None and p.name is not None and is_argument_name(p.name)
-                                     and p.name != "#" and not p.name.isdigit() for p in word.pieces)
+    return bool(word.pieces) and all(
+        p.text is None and p.name is not None and is_argument_name(p.name) and p.name != "#" and not p.name.isdigit()
+        for p in word.pieces
+    )

@@ -16,6 +16,7 @@ import bisect
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Iterable, Sequence
 
@@ -49,8 +50,9 @@ class Piece:
         """Characters [i, j) of this piece, with a narrowed span when the mapping is exact."""
         if self.text is None:
             return self
-        return Piece(self.text[i:j], self.sub_span(i, j), self.origin, self.exact, source=self.source,
-                     default_of=self.default_of)
+        return Piece(
+            self.text[i:j], self.sub_span(i, j), self.origin, self.exact, source=self.source, default_of=self.default_of
+        )
 
     def sub_span(self, i: int, j: int) -> Span | None:
         """The span of characters [i, j) of a known piece: narrowed when the mapping is exact."""
@@ -65,10 +67,8 @@ class Piece:
         return span
 
 
-def unknown(reason: str, name: str | None = None, span: Span | None = None,
-            alternatives: Iterable[str] = ()) -> Piece:
-    return Piece(None, span, "unresolved", reason=reason, name=name,
-                 alternatives=tuple(alternatives))
+def unknown(reason: str, name: str | None = None, span: Span | None = None, alternatives: Iterable[str] = ()) -> Piece:
+    return Piece(None, span, "unresolved", reason=reason, name=name, alternatives=tuple(alternatives))
 
 
 @record(frozen=True)
@@ -93,8 +93,7 @@ class Word:
 
     def display(self) -> str:
         """The word as far as it is known, unknown parts shown as ${NAME} or <?>."""
-        return "".join(p.text if p.text is not None else "${%s}" % p.name if p.name else "<?>"
-                       for p in self.pieces)
+        return "".join(p.text if p.text is not None else "${%s}" % p.name if p.name else "<?>" for p in self.pieces)
 
     def known_prefix(self) -> str:
         """The text up to the first unknown piece (`--x=` of `--x=$V`)."""
@@ -167,8 +166,7 @@ class MappedText:
     pieces: list[Piece]
 
     def render(self) -> str:
-        return "".join(p.text if p.text is not None else f"{MARKER}{i}{MARKER}"
-                       for i, p in enumerate(self.pieces))
+        return "".join(p.text if p.text is not None else f"{MARKER}{i}{MARKER}" for i, p in enumerate(self.pieces))
 
     def _layout(self) -> tuple[list[int], list[int]]:
         """Where each piece starts and ends in the rendering; kept until a piece is added (a JSON
@@ -210,8 +208,7 @@ class MappedText:
 
     @classmethod
     def from_source(cls, source: SourceFile) -> "MappedText":
-        return cls([Piece(source.text, source.span(0, len(source.data)), "literal", True,
-                          source=source)])
+        return cls([Piece(source.text, source.span(0, len(source.data)), "literal", True, source=source)])
 
 
 @record

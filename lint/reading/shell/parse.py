@@ -98,8 +98,9 @@ def _check_openers(data: bytes) -> None:
     tree costs ~250 bytes a node); counted at C speed, then only the chunk where a count goes past is searched."""
 
     _check_count(data, _OPENERS, rb"[$`{('\"]", MAX_SHELL_OPENERS, "`$`, quotes, braces and parentheses")
-    _check_count(data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS,
-                 "blanks, newlines and semicolons (words and statements)")
+    _check_count(
+        data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS, "blanks, newlines and semicolons (words and statements)"
+    )
     _check_depth(data)
 
 
@@ -123,7 +124,7 @@ def _check_count(data: bytes, chars: tuple[bytes, ...], pattern: bytes, budget: 
         return
     seen = 0
     for start in range(0, len(data), _CHUNK):
-        chunk = data[start:start + _CHUNK]
+        chunk = data[start : start + _CHUNK]
         here = sum(chunk.count(c) for c in chars)
         if seen + here > budget:
             at = [m.start() for m in re.finditer(pattern, chunk)][budget - seen]
@@ -159,8 +160,9 @@ def syntax_problems(source: SourceFile, tree, data: bytes | None = None) -> list
     return _bash_check(source, source.data if data is None else data)
 
 
-def recover(source: SourceFile, problems: list[Problem], data: bytes | None = None,
-            rounds: int = 8) -> tuple[bytes, list[Problem]]:
+def recover(
+    source: SourceFile, problems: list[Problem], data: bytes | None = None, rounds: int = 8
+) -> tuple[bytes, list[Problem]]:
     """Blank each line bash rejects (keeping every byte offset of `data`, the source by default, whose
     lines are the source's) until bash accepts the rest."""
     blanked = bytearray(source.data if data is None else data)
@@ -207,10 +209,13 @@ def _bash_check(source: SourceFile, data: bytes) -> list[Problem]:
         text = source.line_text(line)
         start = source._line_starts[line - 1] if line <= len(source._line_starts) else len(source.data)
         indent = len(text) - len(text.lstrip())
-        span = source.span(start + len(text[:indent].encode("utf-8", "surrogateescape")),
-                           start + len(text.encode("utf-8", "surrogateescape")))  # undecodable bytes kept
+        span = source.span(
+            start + len(text[:indent].encode("utf-8", "surrogateescape")),
+            start + len(text.encode("utf-8", "surrogateescape")),
+        )  # undecodable bytes kept
         problems.append(Problem("syntax", "bash rejects this script: " + ": ".join(parts), span))
     if not problems:
-        problems.append(Problem("syntax", "bash rejects this script: "
-                                + proc.stderr.decode("utf-8", "replace").strip()[:200]))
+        problems.append(
+            Problem("syntax", "bash rejects this script: " + proc.stderr.decode("utf-8", "replace").strip()[:200])
+        )
     return problems[:3]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Iterable
 
@@ -49,8 +50,14 @@ def slot_problems(words: Iterable[Word]) -> list[Problem]:
 def slot_syntax_problems(source: SourceFile, spans: list[tuple[int, int]]) -> list[Problem]:
     """One PL002 problem per slot of a file bash refuses only because of its slots: each is a value the
     author left to fill in, which a launch that uses it names again more precisely ($X is set from ...)."""
-    return [Problem("unresolved", slot_reason(source.data[start:end].decode("utf-8", "surrogateescape")),
-                    source.span(start, end)) for start, end in spans]
+    return [
+        Problem(
+            "unresolved",
+            slot_reason(source.data[start:end].decode("utf-8", "surrogateescape")),
+            source.span(start, end),
+        )
+        for start, end in spans
+    ]
 
 
 def is_placeholder(text: str | None) -> bool:
@@ -68,7 +75,7 @@ def slot_spans(data: bytes) -> list[tuple[int, int]]:
         return []
     out = []
     for m in _SLOT.finditer(data):
-        line = data[data.rfind(b"\n", 0, m.start()) + 1:m.start()]
+        line = data[data.rfind(b"\n", 0, m.start()) + 1 : m.start()]
         if _described(m.group(1)) and not _EDITOR.search(line):
             out.append(m.span())
     return out
@@ -97,5 +104,10 @@ def slot_pieces(source: SourceFile, spans: list[tuple[int, int]]) -> list[Piece]
 
 
 def _verbatim(source: SourceFile, start: int, end: int) -> Piece:
-    return Piece(source.data[start:end].decode("utf-8", "surrogateescape"), source.span(start, end), "literal",
-                 True, source=source)
+    return Piece(
+        source.data[start:end].decode("utf-8", "surrogateescape"),
+        source.span(start, end),
+        "literal",
+        True,
+        source=source,
+    )

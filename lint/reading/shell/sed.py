@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable
 
@@ -151,9 +152,12 @@ def _substitute(content: MappedText, rx: re.Pattern, replacement: list[Piece], g
     return MappedText([p for p in out if not p.known or p.text])
 
 
-def run_sed(args: list[Word], stdin: MappedText | None,
-            read: Callable[[Word], MappedText | None],
-            write: Callable[[Word, MappedText], None]) -> MappedText | None:
+def run_sed(
+    args: list[Word],
+    stdin: MappedText | None,
+    read: Callable[[Word], MappedText | None],
+    write: Callable[[Word, MappedText], None],
+) -> MappedText | None:
     scripts: list[Word] = []
     files: list[Word] = []
     in_place = False
@@ -168,8 +172,9 @@ def run_sed(args: list[Word], stdin: MappedText | None,
             continue
         if t is not None and t.startswith("--expression="):
             scripts.append(w.slice(len("--expression=")))
-        elif t is not None and (t == "-i" or t.startswith("-i") and not t.startswith("-i=") or
-                                t.startswith("--in-place")):
+        elif t is not None and (
+            t == "-i" or t.startswith("-i") and not t.startswith("-i=") or t.startswith("--in-place")
+        ):
             in_place = True
         elif t in ("-E", "-r", "-n", "--regexp-extended", "-s", "-u"):
             if t == "-n":
@@ -209,8 +214,7 @@ def run_sed(args: list[Word], stdin: MappedText | None,
     if files:
         contents = [read(f) for f in files]
         if any(c is None for c in contents):
-            return MappedText([unknown(f"sed reads {', '.join(f.display() for f in files)}, which plint "
-                                       "cannot find")])
+            return MappedText([unknown(f"sed reads {', '.join(f.display() for f in files)}, which plint cannot find")])
         return apply(MappedText([p for c in contents for p in c.pieces]))  # type: ignore[union-attr]
     if stdin is not None:
         return apply(stdin)

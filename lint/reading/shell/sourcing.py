@@ -11,13 +11,21 @@ from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, 
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.reading.shell.fields import expanded_directives, flatten
-from plint.reading.shell.state import EvalOptions, MAX_DEPTH, MAX_PIECES, ShellBreak, OverBudget, ShellContinue, ShellExit, ShellReturn
+from plint.reading.shell.state import (
+    EvalOptions,
+    MAX_DEPTH,
+    MAX_PIECES,
+    ShellBreak,
+    OverBudget,
+    ShellContinue,
+    ShellExit,
+    ShellReturn,
+)
 from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT, note_for
 
 
 class Sourcing(ShellCore):
-
     def resolve_path(self, text: str, unit: Unit) -> str:
         """A path named by the file being run, against that file's directory (see files.path_key)."""
         return path_key(os.path.dirname(os.path.abspath(unit.source.path)), text)
@@ -42,17 +50,25 @@ class Sourcing(ShellCore):
         src = self.load(word, unit)
         why = self.unread(word, unit) if src is None else None
         if why is not None:
-            self.result.problems.append(Problem(
-                "unresolved", f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
-                word.site))
+            self.result.problems.append(
+                Problem(
+                    "unresolved",
+                    f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
+                    word.site,
+                )
+            )
             return
         if src is None:
             # A relative path names a file of the project, which may set launch values; an absolute
             # one outside it (a venv's activate, /etc/profile) is environment setup, not reported.
             if not word.known or not os.path.isabs(word.text or ""):
-                self.result.problems.append(Problem(
-                    "unresolved", f"cannot read sourced file {word.display()}: values it sets are unknown",
-                    word.site))
+                self.result.problems.append(
+                    Problem(
+                        "unresolved",
+                        f"cannot read sourced file {word.display()}: values it sets are unknown",
+                        word.site,
+                    )
+                )
             return
         key = os.path.abspath(src.path)
         if key in self.active_files or self.depth >= MAX_DEPTH:
@@ -71,13 +87,20 @@ class Sourcing(ShellCore):
             if args:
                 self.positional = saved
 
-    def child_shell(self, extra: dict[str, Var] | None = None) :
+    def child_shell(self, extra: dict[str, Var] | None = None):
         env = {k: v for k, v in self.vars.items() if v.exported}
         env.update(extra or {})
-        child = type(self)(self.result.source, EvalOptions(env=env, read_file=self.options.read_file,
-                                                      child_env=self.options.child_env,
-                                                      max_steps=self.options.max_steps,
-                                                      assume=self.options.assume), self.result)
+        child = type(self)(
+            self.result.source,
+            EvalOptions(
+                env=env,
+                read_file=self.options.read_file,
+                child_env=self.options.child_env,
+                max_steps=self.options.max_steps,
+                assume=self.options.assume,
+            ),
+            self.result,
+        )
         child.steps = self.steps
         child.depth = self.depth + 1
         child.nesting, child.reparsed = self.nesting, self.reparsed
@@ -88,9 +111,17 @@ class Sourcing(ShellCore):
         child.script_path = self.script_path
         return child
 
-    def second_parse(self, pieces: list[Piece], unit: Unit, cmd: Command, via: str, fresh: bool,
-                     positional: list[Word] | None = None, extra: dict[str, Var] | None = None,
-                     arg0: Word | None = None) -> None:
+    def second_parse(
+        self,
+        pieces: list[Piece],
+        unit: Unit,
+        cmd: Command,
+        via: str,
+        fresh: bool,
+        positional: list[Word] | None = None,
+        extra: dict[str, Var] | None = None,
+        arg0: Word | None = None,
+    ) -> None:
         if self.depth >= MAX_DEPTH:
             return
         sub = Unit.from_pieces(pieces, unit.source)
@@ -115,8 +146,11 @@ class Sourcing(ShellCore):
         pointing into the heredoc body where it is verbatim."""
         if self.depth >= MAX_DEPTH:
             return
-        extra = self.options.child_env(cmd, self._body_source(content, unit, self.body_ranges.get(id(content)))) \
-            if via == "sbatch" and self.options.child_env else {}
+        extra = (
+            self.options.child_env(cmd, self._body_source(content, unit, self.body_ranges.get(id(content))))
+            if via == "sbatch" and self.options.child_env
+            else {}
+        )
         self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
 
     @staticmethod
@@ -128,20 +162,26 @@ class Sourcing(ShellCore):
             return SourceFile(source.path, content.render())
         lo, hi = body
         data = source.data
+
         def blank(b: bytes) -> bytes:
             return bytes(10 if c == 10 else 32 for c in b)
 
-        text = (blank(data[:lo]) + expanded_directives(data[lo:hi], content) + blank(data[hi:])
-                ).decode("utf-8", "surrogateescape")
+        text = (blank(data[:lo]) + expanded_directives(data[lo:hi], content) + blank(data[hi:])).decode(
+            "utf-8", "surrogateescape"
+        )
         return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         src = self.load(word, unit)
         why = self.unread(word, unit) if src is None else None
         if why is not None:
-            self.result.problems.append(Problem(
-                "unresolved", f"script {word.display()} ({via}): {why}; the commands it runs are unknown "
-                              f"({WIDEN_HINT})", word.site))
+            self.result.problems.append(
+                Problem(
+                    "unresolved",
+                    f"script {word.display()} ({via}): {why}; the commands it runs are unknown ({WIDEN_HINT})",
+                    word.site,
+                )
+            )
             return
         if src is None or self.depth >= MAX_DEPTH:
             return
@@ -164,8 +204,7 @@ class Sourcing(ShellCore):
     # ---- redirections, heredocs, pipelines --------------------------------------------------------
     def redirected(self, node, unit: Unit, stdin: MappedText | None = None) -> int | None:
         body = node.child_by_field_name("body")
-        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect",
-                                                            "herestring_redirect")]
+        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect")]
         heredoc = None
         out_target, append = None, False
         for r in redirects:
@@ -232,15 +271,19 @@ class Sourcing(ShellCore):
         key = str(self.resolve_path(text, unit)) if text is not None else target.display()
         span = unit.span(where.start_byte, where.end_byte) if hasattr(where, "start_byte") else where
         if append and key in self.result.virtual_files:
-            content = MappedText(list(self.capped(self.result.virtual_files[key].content.pieces + content.pieces,
-                                                  f"the file {key}", span)))
+            content = MappedText(
+                list(
+                    self.capped(self.result.virtual_files[key].content.pieces + content.pieces, f"the file {key}", span)
+                )
+            )
         self.result.virtual_files[key] = VirtualFile(key, content, span)
 
     def herestring(self, node, unit: Unit) -> MappedText:
         """`<<< WORD`: the expanded word (not split) and a newline."""
         pieces = [p for c in node.named_children for p in flatten(self.expand(c, unit, quoted=True))]
-        return MappedText(list(self.capped(pieces, "a here-string", unit.span(node.start_byte, node.end_byte)))
-                          + [Piece("\n", None)])
+        return MappedText(
+            list(self.capped(pieces, "a here-string", unit.span(node.start_byte, node.end_byte))) + [Piece("\n", None)]
+        )
 
     def heredoc(self, node, unit: Unit) -> MappedText:
         start_node = next((c for c in node.children if c.type == "heredoc_start"), None)
@@ -269,7 +312,7 @@ class Sourcing(ShellCore):
         pieces: list[Piece] = []
         for s, e in lines:
             if strip_tabs:
-                while s < e and data[s:s + 1] == b"\t":
+                while s < e and data[s : s + 1] == b"\t":
                     s += 1
             if quoted:
                 pieces.extend(unit.pieces(s, e))
@@ -293,11 +336,11 @@ class Sourcing(ShellCore):
         run = start
         i = start
         while i < end:
-            ch = data[i:i + 1]
-            if escapes and ch == b"\\" and i + 1 < end and data[i + 1:i + 2] in (b"$", b"`", b"\\", b"\n"):
+            ch = data[i : i + 1]
+            if escapes and ch == b"\\" and i + 1 < end and data[i + 1 : i + 2] in (b"$", b"`", b"\\", b"\n"):
                 if i > run:
                     out.extend(unit.pieces(run, i))
-                if data[i + 1:i + 2] != b"\n":
+                if data[i + 1 : i + 2] != b"\n":
                     out.append(unit.piece(i + 1, i + 2))
                 i += 2
                 run = i
@@ -316,8 +359,7 @@ class Sourcing(ShellCore):
                 if j > 0:
                     if i > run:
                         out.extend(unit.pieces(run, i))
-                    out.append(unknown(f"{unit.text(i, j + 1)} is computed at run time", None,
-                                       unit.span(i, j + 1)))
+                    out.append(unknown(f"{unit.text(i, j + 1)} is computed at run time", None, unit.span(i, j + 1)))
                     i = j + 1
                     run = i
                     continue
@@ -328,7 +370,7 @@ class Sourcing(ShellCore):
 
     @staticmethod
     def _expansion_end(data: bytes, i: int, end: int) -> int:
-        nxt = data[i + 1:i + 2]
+        nxt = data[i + 1 : i + 2]
         if nxt in (b"{", b"("):
             close = b"}" if nxt == b"{" else b")"
             depth, j = 0, i + 1
@@ -344,11 +386,11 @@ class Sourcing(ShellCore):
                 closing = data.find(close, j, end)
             return i
         j = i + 1
-        if j < end and (data[j:j + 1].isalpha() or data[j:j + 1] == b"_"):
-            while j < end and (data[j:j + 1].isalnum() or data[j:j + 1] == b"_"):
+        if j < end and (data[j : j + 1].isalpha() or data[j : j + 1] == b"_"):
+            while j < end and (data[j : j + 1].isalnum() or data[j : j + 1] == b"_"):
                 j += 1
             return j
-        if j < end and data[j:j + 1] in b"0123456789@*#?$!":
+        if j < end and data[j : j + 1] in b"0123456789@*#?$!":
             return j + 1
         return i
 
@@ -360,8 +402,11 @@ class Sourcing(ShellCore):
         self.reparsed += 1
         try:
             if self.reparsed > MAX_REPARSED_NESTING or self.nesting > MAX_NESTING:
-                raise OverBudget(f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
-                              "text parsed again (too complex: not evaluated)", unit.span(start, start + 1))
+                raise OverBudget(
+                    f"where expansions nest more than {min(MAX_REPARSED_NESTING, MAX_NESTING)} deep in "
+                    "text parsed again (too complex: not evaluated)",
+                    unit.span(start, start + 1),
+                )
             return self._expand_snippet(start, end, unit)
         finally:
             self.nesting -= 1
@@ -377,8 +422,9 @@ class Sourcing(ShellCore):
         prefix = b"X="
         data = prefix + text
         seg_piece = unit.piece(start, end)
-        sub = Unit(data, [(0, len(prefix), Piece("X=", None)), (len(prefix), len(data), seg_piece)],
-                   unit.source, unit.unknowns)
+        sub = Unit(
+            data, [(0, len(prefix), Piece("X=", None)), (len(prefix), len(data), seg_piece)], unit.source, unit.unknowns
+        )
         try:
             tree = parse(data)
         except TooComplex as exc:
@@ -394,8 +440,9 @@ class Sourcing(ShellCore):
             stack.extend(reversed(n.children))
         return [seg_piece]
 
-    def producer(self, words: list[Word], unit: Unit, stdin: MappedText | None, node,
-                 prefix_env: dict[str, Var] | None = None) -> MappedText | None:
+    def producer(
+        self, words: list[Word], unit: Unit, stdin: MappedText | None, node, prefix_env: dict[str, Var] | None = None
+    ) -> MappedText | None:
         """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst);
         `node` is the command or its span, for the files it writes; `prefix_env` the `NAME=value`
         words before the command, which bash exports to it alone."""
@@ -451,8 +498,12 @@ class Sourcing(ShellCore):
                 return None  # edits its file in place (file_command), writes nothing to stdout
             from plint.reading.shell.sed import run_sed
 
-            return run_sed(args, stdin, lambda w: self.file_text(w, unit),
-                           lambda w, content: self.write(w, content, False, unit, node))
+            return run_sed(
+                args,
+                stdin,
+                lambda w: self.file_text(w, unit),
+                lambda w, content: self.write(w, content, False, unit, node),
+            )
         return None
 
     def file_text(self, word: Word, unit: Unit) -> MappedText | None:
@@ -465,6 +516,5 @@ class Sourcing(ShellCore):
             return vf.content
         src = self.read(path)
         if src is None and self.unread(word, unit) is not None:  # its content is unknown, not absent
-
             return MappedText([unknown(f"written from {word.display()}, {OUTSIDE_NOTE}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None

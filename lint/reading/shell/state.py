@@ -10,6 +10,7 @@ from plint.record import field, record
 from plint.source import SourceFile, display_path, read_bytes
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable
 
@@ -34,8 +35,8 @@ SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
 
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 
-EXPANSIONS = {"expansion", "simple_expansion", "command_substitution", "arithmetic_expansion",
-              "process_substitution"}
+EXPANSIONS = {"expansion", "simple_expansion", "command_substitution", "arithmetic_expansion", "process_substitution"}
+
 
 @record
 class EvalOptions:
@@ -55,20 +56,26 @@ class EvalOptions:
     # it as undecided instead, for a script that exits without arguments (read.py reads it both ways).
     no_arguments: bool = True
 
+
 class ShellExit(Exception):
     pass
+
 
 class ShellReturn(Exception):
     pass
 
+
 class ShellBreak(Exception):
     pass
+
 
 class ShellContinue(Exception):
     pass
 
+
 class OverBudget(Exception):
     """Evaluation stopped: args[0] names the budget (steps, work)."""
+
 
 def _display(path: str) -> str:
     """A path as diagnostics show it: relative to the working directory when under it."""
@@ -76,6 +83,7 @@ def _display(path: str) -> str:
         return display_path(path)
     except OSError:
         return str(Path(path))
+
 
 def default_read(path: str) -> SourceFile | None:
     file = Path(path)
@@ -86,15 +94,18 @@ def default_read(path: str) -> SourceFile | None:
     except OSError:
         return None
 
+
 def path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
     """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path."""
     return lambda path: read_file(Path(path))
+
 
 @record
 class ShellState:
     vars: dict[str, Var]
     positional: list[Word] | None
     functions: dict
+
 
 class SpanNode:
     """A fake node covering a run of sibling nodes (the operand of ${X:-...})."""
@@ -104,6 +115,25 @@ class SpanNode:
         self.start_byte = start
         self.end_byte = end
 
-SBATCH_FLAGS = {"--exclusive", "--wait", "-W", "--parsable", "--hold", "-H", "--requeue", "--no-requeue",
-                "--test-only", "--overcommit", "-O", "--contiguous", "--spread-job", "--use-min-nodes",
-                "--quiet", "-Q", "--verbose", "-v", "--ignore-pbs"}
+
+SBATCH_FLAGS = {
+    "--exclusive",
+    "--wait",
+    "-W",
+    "--parsable",
+    "--hold",
+    "-H",
+    "--requeue",
+    "--no-requeue",
+    "--test-only",
+    "--overcommit",
+    "-O",
+    "--contiguous",
+    "--spread-job",
+    "--use-min-nodes",
+    "--quiet",
+    "-Q",
+    "--verbose",
+    "-v",
+    "--ignore-pbs",
+}

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable
 
@@ -40,8 +41,7 @@ def _split(content: MappedText, replace: Callable[[str, Piece], list[Piece] | No
     return MappedText([p for p in out if not p.known or p.text])
 
 
-def run_envsubst(args: list[Word], stdin: MappedText | None,
-                 lookup: Callable[[str], Var | None]) -> MappedText | None:
+def run_envsubst(args: list[Word], stdin: MappedText | None, lookup: Callable[[str], Var | None]) -> MappedText | None:
     """What `envsubst [SHELL-FORMAT] < template` writes; None when plint does not evaluate the call."""
     if stdin is None or any((w.text or "-").startswith("-") for w in args) or len(args) > 1:
         return None  # --variables / --help print something else; a second operand is an error
@@ -56,16 +56,29 @@ def run_envsubst(args: list[Word], stdin: MappedText | None,
         var = lookup(name)
         if var is not None and var.exported and not var.is_array:
             return list(var.value)
-        why = ("is set in the script but not exported, so envsubst does not see it" if var is not None
-               else "is not set in the script")
-        return [unknown(f"unfilled template slot {slot.text}: envsubst fills it from the environment, and "
-                        f"${name} {why}", name, slot.span)]
+        why = (
+            "is set in the script but not exported, so envsubst does not see it"
+            if var is not None
+            else "is not set in the script"
+        )
+        return [
+            unknown(
+                f"unfilled template slot {slot.text}: envsubst fills it from the environment, and ${name} {why}",
+                name,
+                slot.span,
+            )
+        ]
 
     return _split(stdin, fill)
 
 
 def mark_unfilled(content: MappedText, where: str) -> MappedText:
     """A file the script filled (sed, envsubst) with the slots left in it made unknown, each saying so."""
-    return _split(content, lambda name, slot: [unknown(
-        f"unfilled template slot {slot.text} in {where}: nothing in the script replaces it", name,
-        slot.span)])
+    return _split(
+        content,
+        lambda name, slot: [
+            unknown(
+                f"unfilled template slot {slot.text} in {where}: nothing in the script replaces it", name, slot.span
+            )
+        ],
+    )

@@ -15,6 +15,7 @@ from plint.reading.shell.model import Piece
 from plint.source import SourceFile, Span
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -23,8 +24,13 @@ _PLACEHOLDER_RE = rb"__plint_unknown_(\d+)__"  # compiled on use (re caches it):
 
 
 class Unit:
-    def __init__(self, data: bytes, segments: list[tuple[int, int, Piece]], source: SourceFile,
-                 unknowns: list[Piece] | None = None):
+    def __init__(
+        self,
+        data: bytes,
+        segments: list[tuple[int, int, Piece]],
+        source: SourceFile,
+        unknowns: list[Piece] | None = None,
+    ):
         self.data = data
         self.segments = segments  # (start, end, piece) in byte offsets of `data`, sorted
         self._starts = [s for s, _, _ in segments]
@@ -41,8 +47,7 @@ class Unit:
     def for_slice(cls, source: SourceFile, start: int, end: int) -> "Unit":
         """Bytes [start, end) of a file, parsed on their own (a heredoc body, an expansion snippet)."""
         data = source.data[start:end]
-        piece = Piece(data.decode("utf-8", "surrogateescape"), source.span(start, end), "literal", True,
-                      source=source)
+        piece = Piece(data.decode("utf-8", "surrogateescape"), source.span(start, end), "literal", True, source=source)
         return cls(data, [(0, len(data), piece)], source)
 
     @classmethod

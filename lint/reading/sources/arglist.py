@@ -29,6 +29,7 @@ from plint.reading.shell.model import Word
 from plint.values import Value, unresolved
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Callable, Iterable
 
@@ -104,8 +105,11 @@ class UnknownPart:
     def note(self) -> str:
         reasons = list(dict.fromkeys(p.reason for p in self.word.unknowns if p.reason))
         where = f" (line {self.span.line})" if self.span is not None and self.span.line else ""
-        what = "could hold any flag" if self.options is None else \
-            "may hold " + (", ".join(sorted(self.options)) or "no flag")
+        what = (
+            "could hold any flag"
+            if self.options is None
+            else "may hold " + (", ".join(sorted(self.options)) or "no flag")
+        )
         note = f"the trainer's argument list is incomplete: {self.word.display()}{where} {what}"
         return note + (f" ({'; '.join(reasons)})" if reasons else "")
 
@@ -137,8 +141,10 @@ def unknown_value(part: UnknownPart) -> Value:
 
 def overridable(value: Value, option: str, part: UnknownPart) -> Value:
     """A written value with an unknown part after it that could give it again: kept, with a note."""
-    note = (f"{option} is written; {part.word.display()} after it could give it again and win (argparse keeps "
-            "the last), which plint does not assume")
+    note = (
+        f"{option} is written; {part.word.display()} after it could give it again and win (argparse keeps "
+        "the last), which plint does not assume"
+    )
     return Value(value.value, value.span, value.origin, f"{value.note}; {note}" if value.note else note)
 
 

@@ -18,6 +18,7 @@ import re
 
 from plint.record import field, record
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any
 
@@ -30,12 +31,23 @@ from plint.bounds import MAX_VALUE_CHARS
 TRAIN_BATCH = "train_batch_size"
 MICRO_BATCH = "train_micro_batch_size_per_gpu"
 GRAD_ACCUM = "gradient_accumulation_steps"
-AUTO_NOTE = ('"auto": an integration (HF Trainer, Accelerate) fills it in from its own arguments; '
-             "plain DeepSpeed does not")
+AUTO_NOTE = (
+    '"auto": an integration (HF Trainer, Accelerate) fills it in from its own arguments; plain DeepSpeed does not'
+)
 # Top-level keys that make a JSON file a DeepSpeed config when it is read on its own (named on the
 # command line, or found by a folder walk): the batch keys and the sections nearly every config sets.
-DS_MARKERS = frozenset({TRAIN_BATCH, MICRO_BATCH, GRAD_ACCUM, "zero_optimization", "fp16", "bf16", "optimizer",
-                        "zero_allow_untested_optimizer"})
+DS_MARKERS = frozenset(
+    {
+        TRAIN_BATCH,
+        MICRO_BATCH,
+        GRAD_ACCUM,
+        "zero_optimization",
+        "fp16",
+        "bf16",
+        "optimizer",
+        "zero_allow_untested_optimizer",
+    }
+)
 
 
 def is_deepspeed_document(root: Any) -> bool:
@@ -108,8 +120,9 @@ class DerivedBatch:
 def _fact(node: Any, where: str, absent: Any = None, whole_number: bool = False) -> Value:
     """A Value for the node at `where`; absent and JSON null (dict.get's None) give `absent`."""
     if node is None or isinstance(node, JScalar) and node.value is None:
-        note: str | None = f"{where} is null, which DeepSpeed reads as not set" if node is not None \
-            else f"{where} is not set"
+        note: str | None = (
+            f"{where} is null, which DeepSpeed reads as not set" if node is not None else f"{where} is not set"
+        )
         return Value(absent, node.span if node is not None else None, "default", note)
     if isinstance(node, JUnknown):
         piece = node.piece
@@ -142,8 +155,9 @@ def _enabled(root: JObject, names: tuple[str, ...]) -> Value:
         return _fact(section, name)
     value = _fact(section.get("enabled"), f"{name}.enabled", False)
     if value.value == "auto":
-        return Value("auto", value.span, value.origin, f"{name}.enabled is {AUTO_NOTE} (DeepSpeed 0.17.1 on "
-                                                         "drops it: off)")
+        return Value(
+            "auto", value.span, value.origin, f"{name}.enabled is {AUTO_NOTE} (DeepSpeed 0.17.1 on drops it: off)"
+        )
     return value
 
 
@@ -153,8 +167,12 @@ def _zero_stage(root: JObject) -> Value:
         return default(0, "no zero_optimization: ZeRO stage 0")
     zero = entry.value
     if isinstance(zero, JScalar) and isinstance(zero.value, bool):  # read_zero_config_deprecated
-        return Value(int(zero.value), zero.span, zero.origin,
-                     f"the legacy form \"zero_optimization\": {str(zero.value).lower()} is stage {int(zero.value)}")
+        return Value(
+            int(zero.value),
+            zero.span,
+            zero.origin,
+            f'the legacy form "zero_optimization": {str(zero.value).lower()} is stage {int(zero.value)}',
+        )
     if isinstance(zero, JScalar) and zero.value is None:
         return unresolved("zero_optimization is null: DeepSpeed stops (argument after ** must be a mapping)", zero.span)
     if not isinstance(zero, JObject):
@@ -163,11 +181,13 @@ def _zero_stage(root: JObject) -> Value:
     if stage.origin == "default":
         return Value(0, stage.span, "default", "zero_optimization.stage is not set: ZeRO stage 0")
     if isinstance(stage.value, bool):  # pydantic's lax int: true is 1
-        return Value(int(stage.value), stage.span, stage.origin,
-                     f"{str(stage.value).lower()} reads as stage {int(stage.value)}")
+        return Value(
+            int(stage.value), stage.span, stage.origin, f"{str(stage.value).lower()} reads as stage {int(stage.value)}"
+        )
     if isinstance(stage.value, str) and stage.value.strip().isdigit():
-        return Value(int(stage.value), stage.span, stage.origin,
-                     f'the string "{stage.value}", which DeepSpeed reads as a number')
+        return Value(
+            int(stage.value), stage.span, stage.origin, f'the string "{stage.value}", which DeepSpeed reads as a number'
+        )
     if stage.value == "auto":
         return Value("auto", stage.span, stage.origin, f"zero_optimization.stage is {AUTO_NOTE} (it drops it: stage 0)")
     return stage
@@ -187,8 +207,9 @@ def _offload(root: JObject, key: str, legacy: str) -> Value:
         return _fact(entry.value, f"zero_optimization.{key}")
     device = _fact(entry.value.get("device"), f"zero_optimization.{key}.device", "none")
     if device.value == "auto":
-        return Value("auto", device.span, device.origin,
-                     f"zero_optimization.{key}.device is {AUTO_NOTE} (it drops it: none)")
+        return Value(
+            "auto", device.span, device.origin, f"zero_optimization.{key}.device is {AUTO_NOTE} (it drops it: none)"
+        )
     return device
 
 
@@ -209,14 +230,17 @@ def read_deepspeed_config(text: MappedText, path: str) -> DeepSpeedConfig:
     stage = _zero_stage(root)
     overlap = _fact(root.find("zero_optimization", "overlap_comm"), "zero_optimization.overlap_comm")
     if overlap.origin == "default" and overlap.value is None:  # None resolves to `stage == 3`
-        overlap = (default(stage.value == 3, "zero_optimization.overlap_comm is not set: on at ZeRO stage 3 only")
-                   if isinstance(stage.value, int) else unresolved(f"overlap_comm follows the ZeRO stage: {stage.note}",
-                                                                   stage.span))
+        overlap = (
+            default(stage.value == 3, "zero_optimization.overlap_comm is not set: on at ZeRO stage 3 only")
+            if isinstance(stage.value, int)
+            else unresolved(f"overlap_comm follows the ZeRO stage: {stage.note}", stage.span)
+        )
     pipeline = root.get("pipeline")
     stages = _fact(pipeline.get("stages") if isinstance(pipeline, JObject) else None, "pipeline.stages", "auto")
     optimizer = root.get("optimizer")
     return DeepSpeedConfig(
-        path, doc,
+        path,
+        doc,
         train_batch_size=top(TRAIN_BATCH, whole_number=True),
         train_micro_batch_size_per_gpu=top(MICRO_BATCH, whole_number=True),
         gradient_accumulation_steps=top(GRAD_ACCUM, whole_number=True),
@@ -255,6 +279,7 @@ def _times(a: Any, b: Any) -> Any:
 def _derive(t: Any, m: Any, g: Any, w: Any) -> tuple[Any, Any, Any]:
     """DeepSpeed's derivation of the missing members of (train, micro, accum) (None = absent) for
     data-parallel size w, with the same operations in the same order."""
+
     def times_dp(x: Any) -> Any:
         if w is None:
             raise _NeedsDp()
@@ -287,35 +312,46 @@ def _check(t: Any, m: Any, g: Any, w: Any) -> None:
     assert g > 0, f"Gradient accumulation steps: {g} has to be greater than 0"
     if w is None:
         raise _NeedsDp()
-    assert t == m * g * w, ("Check batch related parameters. train_batch_size is not equal to "
-                            f"micro_batch_per_gpu * gradient_acc_step * world_size {t} != {m} * {g} * {w}")
+    assert t == m * g * w, (
+        "Check batch related parameters. train_batch_size is not equal to "
+        f"micro_batch_per_gpu * gradient_acc_step * world_size {t} != {m} * {g} * {w}"
+    )
 
 
 _FORMULAS = {  # (what is given) -> {derived key: (formula on values, formula in words)}
     (True, True, False): {GRAD_ACCUM: ("{t} // {m} // {w}", "train_batch_size // micro // dp")},
     (True, False, True): {MICRO_BATCH: ("{t} // {w} // {g}", "train_batch_size // dp // grad_accum")},
     (False, True, True): {TRAIN_BATCH: ("{m} * {g} * {w}", "micro * grad_accum * dp")},
-    (True, False, False): {MICRO_BATCH: ("{t} // {w}", "train_batch_size // dp"),
-                           GRAD_ACCUM: ("1", "DeepSpeed's default when only train_batch_size is given")},
-    (False, True, False): {TRAIN_BATCH: ("{m} * {w}", "micro * dp"),
-                           GRAD_ACCUM: ("1", "DeepSpeed's default when only the micro batch is given")},
+    (True, False, False): {
+        MICRO_BATCH: ("{t} // {w}", "train_batch_size // dp"),
+        GRAD_ACCUM: ("1", "DeepSpeed's default when only train_batch_size is given"),
+    },
+    (False, True, False): {
+        TRAIN_BATCH: ("{m} * {w}", "micro * dp"),
+        GRAD_ACCUM: ("1", "DeepSpeed's default when only the micro batch is given"),
+    },
 }
 
 
-def _derived_values(given: dict[str, Value], formulas: dict, numbers: dict, dp: Value | None,
-                    anchor: Any) -> dict[str, Value]:
+def _derived_values(
+    given: dict[str, Value], formulas: dict, numbers: dict, dp: Value | None, anchor: Any
+) -> dict[str, Value]:
     """The triple with each member DeepSpeed derives set to its number, the formula it came from in its note."""
     w = dp.value if dp is not None and dp.known else None
     values = {}
     for key, v in given.items():
         if key in formulas:
             on_values, in_words = formulas[key]
-            shown = on_values.format(t=given[TRAIN_BATCH].value, m=given[MICRO_BATCH].value,
-                                     g=given[GRAD_ACCUM].value, w=w)
+            shown = on_values.format(
+                t=given[TRAIN_BATCH].value, m=given[MICRO_BATCH].value, g=given[GRAD_ACCUM].value, w=w
+            )
             guessed = "{w}" in on_values and dp is not None and dp.origin == "assumed"  # from an assumed dp
-            values[key] = Value(numbers[key], anchor, "assumed" if guessed else "derived",
-                                f"{key} = {shown} ({in_words}, as DeepSpeed derives it)"
-                                + (f"; dp {w} assumed" if guessed else ""))
+            values[key] = Value(
+                numbers[key],
+                anchor,
+                "assumed" if guessed else "derived",
+                f"{key} = {shown} ({in_words}, as DeepSpeed derives it)" + (f"; dp {w} assumed" if guessed else ""),
+            )
         else:
             values[key] = v
     return values
@@ -323,8 +359,11 @@ def _derived_values(given: dict[str, Value], formulas: dict, numbers: dict, dp: 
 
 def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
     """The triple (micro, global, grad_accum) as DeepSpeed derives it for data-parallel size dp."""
-    given = {TRAIN_BATCH: cfg.train_batch_size, MICRO_BATCH: cfg.train_micro_batch_size_per_gpu,
-             GRAD_ACCUM: cfg.gradient_accumulation_steps}
+    given = {
+        TRAIN_BATCH: cfg.train_batch_size,
+        MICRO_BATCH: cfg.train_micro_batch_size_per_gpu,
+        GRAD_ACCUM: cfg.gradient_accumulation_steps,
+    }
     present = {k: not (v.origin == "default" and v.value is None) for k, v in given.items()}
     anchor = next((v.span for v in given.values() if v.span is not None), None)
     if cfg.document.root is not None and anchor is None:
@@ -342,8 +381,10 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
     if not present[TRAIN_BATCH] and not present[MICRO_BATCH]:
         why = "the config gives neither train_batch_size nor train_micro_batch_size_per_gpu: DeepSpeed stops"
         values = {k: v if present[k] else unresolved(why) for k, v in given.items()}
-        return result(values, [stop("AssertionError: Either train_batch_size or train_micro_batch_size_per_gpu "
-                                    "needs to be provided")])
+        return result(
+            values,
+            [stop("AssertionError: Either train_batch_size or train_micro_batch_size_per_gpu needs to be provided")],
+        )
 
     formulas = _FORMULAS.get((present[TRAIN_BATCH], present[MICRO_BATCH], present[GRAD_ACCUM]), {})
     autos = [k for k, v in given.items() if v.value == "auto"]
@@ -353,8 +394,11 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
             if key in autos:
                 values[key] = unresolved(f"{key} is {AUTO_NOTE}", v.span)
             elif key in formulas:
-                values[key] = unresolved(f"{key} is derived from {', '.join(autos)}, which is \"auto\" "
-                                         "(an integration such as the HF Trainer fills it in)", anchor)
+                values[key] = unresolved(
+                    f'{key} is derived from {", ".join(autos)}, which is "auto" '
+                    "(an integration such as the HF Trainer fills it in)",
+                    anchor,
+                )
             else:
                 values[key] = v
         return result(values)
@@ -362,8 +406,10 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
     unknown = [k for k, v in given.items() if present[k] and not v.known]
     if unknown:
         why = "; ".join(dict.fromkeys(given[k].note or k for k in unknown))
-        values = {k: unresolved(f"{k} = {formulas[k][1]} needs {', '.join(unknown)}: {why}", anchor)
-                  if k in formulas else v for k, v in given.items()}
+        values = {
+            k: unresolved(f"{k} = {formulas[k][1]} needs {', '.join(unknown)}: {why}", anchor) if k in formulas else v
+            for k, v in given.items()
+        }
         return result(values)
 
     w = dp.value if dp is not None and dp.known else None
@@ -372,15 +418,23 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
         t, m, g = _derive(t, m, g, w)
     except _NeedsDp:
         why = dp.note if dp is not None and dp.note else "it is unknown"
-        return result({k: unresolved(f"{k} = {formulas[k][1]} needs the data-parallel size dp: {why}", anchor)
-                       if k in formulas else v for k, v in given.items()})
+        return result(
+            {
+                k: unresolved(f"{k} = {formulas[k][1]} needs the data-parallel size dp: {why}", anchor)
+                if k in formulas
+                else v
+                for k, v in given.items()
+            }
+        )
     except _OverBudget as exc:
         why = f"not derived: a list or string in the batch would be repeated ({exc}), over plint's value budget"
         return result({k: unresolved(why, anchor) if k in formulas else v for k, v in given.items()})
     except (TypeError, ZeroDivisionError, AssertionError) as exc:  # DeepSpeed stops before deriving
         why = f"DeepSpeed stops before deriving it: {type(exc).__name__}: {exc}"
-        return result({k: unresolved(why, anchor) if k in formulas else v for k, v in given.items()},
-                      [stop(f"{type(exc).__name__}: {exc}")])
+        return result(
+            {k: unresolved(why, anchor) if k in formulas else v for k, v in given.items()},
+            [stop(f"{type(exc).__name__}: {exc}")],
+        )
     values = _derived_values(given, formulas, {TRAIN_BATCH: t, MICRO_BATCH: m, GRAD_ACCUM: g}, dp, anchor)
     problems = []
     try:

@@ -19,28 +19,35 @@ from plint.values import Value, from_word, parse_int
 _TRUE = frozenset({"yes", "true", "t", "y", "1"})
 _FALSE = frozenset({"no", "false", "f", "n", "0"})
 
-_INT_FIELDS = {"per_device_train_batch_size": "batch.micro",
-               "gradient_accumulation_steps": "batch.grad_accum",
-               "max_seq_length": "model.seq_length",  # TRL's SFTConfig and many scripts
-               "model_max_length": "model.seq_length",  # the common fine-tuning scripts' ModelArguments
-               "block_size": "model.seq_length",  # the HF examples' run_clm.py
-               "cutoff_len": "model.seq_length",  # LLaMA-Factory's DataArguments
-               "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
-               # ChatGLM-6B's ptuning/main.py: a prompt and a response, padded to their sum (seq2seq_length)
-               "max_source_length": "seq2seq.source_length", "max_target_length": "seq2seq.target_length",
-               "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
-               "max_steps": "train_iters",
-               "warmup_steps": "train_warmup_steps",  # TrainingArguments.warmup_steps
-               # LoRA rank: PEFT's LoraConfig.r as the common scripts expose it (LLaVA, FastChat, TRL's
-               # ModelConfig --lora_r; LLaMA-Factory --lora_rank; DeepSpeed-Chat --lora_dim, LoRA when > 0)
-               "lora_r": "finetune.lora_rank", "lora_rank": "finetune.lora_rank", "lora_dim": "finetune.lora_dim",
-               # quantized frozen weights: LLaVA's --bits 4|8 (16 = none), LLaMA-Factory's --quantization_bit
-               "bits": "finetune.bits", "quantization_bit": "finetune.bits",
-               # DeepSpeed-Chat's --zero_stage: the stage of the config its script builds (get_train_ds_config)
-               "zero_stage": "deepspeed.script_zero_stage"}
+_INT_FIELDS = {
+    "per_device_train_batch_size": "batch.micro",
+    "gradient_accumulation_steps": "batch.grad_accum",
+    "max_seq_length": "model.seq_length",  # TRL's SFTConfig and many scripts
+    "model_max_length": "model.seq_length",  # the common fine-tuning scripts' ModelArguments
+    "block_size": "model.seq_length",  # the HF examples' run_clm.py
+    "cutoff_len": "model.seq_length",  # LLaMA-Factory's DataArguments
+    "max_seq_len": "model.seq_length",  # DeepSpeed-Chat's main.py
+    # ChatGLM-6B's ptuning/main.py: a prompt and a response, padded to their sum (seq2seq_length)
+    "max_source_length": "seq2seq.source_length",
+    "max_target_length": "seq2seq.target_length",
+    "per_gpu_train_batch_size": "batch.micro",  # TrainingArguments' deprecated spelling
+    "max_steps": "train_iters",
+    "warmup_steps": "train_warmup_steps",  # TrainingArguments.warmup_steps
+    # LoRA rank: PEFT's LoraConfig.r as the common scripts expose it (LLaVA, FastChat, TRL's
+    # ModelConfig --lora_r; LLaMA-Factory --lora_rank; DeepSpeed-Chat --lora_dim, LoRA when > 0)
+    "lora_r": "finetune.lora_rank",
+    "lora_rank": "finetune.lora_rank",
+    "lora_dim": "finetune.lora_dim",
+    # quantized frozen weights: LLaVA's --bits 4|8 (16 = none), LLaMA-Factory's --quantization_bit
+    "bits": "finetune.bits",
+    "quantization_bit": "finetune.bits",
+    # DeepSpeed-Chat's --zero_stage: the stage of the config its script builds (get_train_ds_config)
+    "zero_stage": "deepspeed.script_zero_stage",
+}
 # the fields whose default the entry script declares stand when the launch does not give them
-SCRIPT_DEFAULT_FIELDS = {name: key for name, key in _INT_FIELDS.items()
-                         if key in ("batch.micro", "batch.grad_accum", "model.seq_length")}
+SCRIPT_DEFAULT_FIELDS = {
+    name: key for name, key in _INT_FIELDS.items() if key in ("batch.micro", "batch.grad_accum", "model.seq_length")
+}
 _PATH_FIELDS = ("deepspeed_config", "deepscale_config")  # DeepSpeed's add_config_arguments
 _BOOL_FIELDS = ("bf16", "fp16")
 # switches of TrainingArguments and of the common fine-tuning scripts' own dataclasses, each a bool field
@@ -48,12 +55,26 @@ _BOOL_FIELDS = ("bf16", "fp16")
 # TRL's ModelConfig --use_peft, --load_in_4bit, --load_in_8bit; FastChat's and others' --use_lora;
 # DeepSpeed-Chat's --gradient_checkpointing and --offload (store_true); InternVL's ModelArguments.grad_checkpoint
 # (internvl_chat/internvl/train/internvl_chat_finetune.py: model.language_model._set_gradient_checkpointing())
-_SWITCH_FIELDS = ("gradient_checkpointing", "lora_enable", "use_peft", "use_lora", "load_in_4bit", "load_in_8bit",
-                  "offload", "grad_checkpoint")
+_SWITCH_FIELDS = (
+    "gradient_checkpointing",
+    "lora_enable",
+    "use_peft",
+    "use_lora",
+    "load_in_4bit",
+    "load_in_8bit",
+    "offload",
+    "grad_checkpoint",
+)
 # the model a script fine-tunes (TRL, LLaVA, FastChat, LLaMA-Factory, the HF examples: --model_name_or_path;
 # DeepSpeed-Chat's step 3: --actor_model_name_or_path); the first one given names it
-_NAME_FIELDS = ("model_name_or_path", "actor_model_name_or_path", "pretrained_model_name_or_path", "base_model",
-                "model_name", "model_path")
+_NAME_FIELDS = (
+    "model_name_or_path",
+    "actor_model_name_or_path",
+    "pretrained_model_name_or_path",
+    "base_model",
+    "model_name",
+    "model_path",
+)
 
 
 def _field(option: str) -> str | None:
@@ -77,8 +98,12 @@ def _value_of_option(words: list[Word], i: int) -> bool:
     if i == 0:
         return False
     before = words[i - 1].text
-    return before is not None and before.startswith("--") and "=" not in before and \
-        _field(before) not in _BOOL_FIELDS + _SWITCH_FIELDS
+    return (
+        before is not None
+        and before.startswith("--")
+        and "=" not in before
+        and _field(before) not in _BOOL_FIELDS + _SWITCH_FIELDS
+    )
 
 
 def _bool_word(word: Word | None) -> bool | None:
@@ -105,8 +130,7 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
             i += 1
             continue
         inline = w.after(len(option) + 1) if "=" in written else None
-        following = words[i + 1] if inline is None and i + 1 < len(words) and not _is_option(words[i + 1]) \
-            else None
+        following = words[i + 1] if inline is None and i + 1 < len(words) and not _is_option(words[i + 1]) else None
         value = inline or following
         consumed = 1
         if name in _INT_FIELDS and value is not None:
@@ -132,13 +156,19 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 out["fsdp.offload"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")
             if value.text is not None and {"hybrid_shard", "hybrid_shard_zero2"} & set(value.text.split()):
                 # replicas across nodes, each sharded inside one (plint.reading.normalise._dp_outer)
-                out["fsdp.hybrid_shard"] = Value(True, value.value_span, value.origin, f"HF Trainer {option} {value.text}")
+                out["fsdp.hybrid_shard"] = Value(
+                    True, value.value_span, value.origin, f"HF Trainer {option} {value.text}"
+                )
             consumed += following is not None
         elif name in _SWITCH_FIELDS:
             state = _bool_word(value)
             if inline is not None:  # --x=true, or --x=$Y (unknown)
-                out[f"switch.{name}"] = Value(state, inline.value_span, inline.origin if state is not None
-                                              else "unresolved", f"{option}={inline.display()}")
+                out[f"switch.{name}"] = Value(
+                    state,
+                    inline.value_span,
+                    inline.origin if state is not None else "unresolved",
+                    f"{option}={inline.display()}",
+                )
             elif state is None:  # a bare switch
                 out[f"switch.{name}"] = Value(True, w.value_span, w.origin, option)
             else:
@@ -148,8 +178,12 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
         elif name in _BOOL_FIELDS:
             state = _bool_word(value)
             if inline is not None and state is None:  # --bf16=$X, or a value string_to_bool rejects
-                precision[name] = Value(None, inline.value_span, "unresolved" if not inline.known else "derived",
-                                        f"{option}={inline.display()} is not a boolean")
+                precision[name] = Value(
+                    None,
+                    inline.value_span,
+                    "unresolved" if not inline.known else "derived",
+                    f"{option}={inline.display()} is not a boolean",
+                )
             elif state is None:  # a bare switch: the next word is not a boolean, so it is not its value
                 precision[name] = Value(True, w.value_span, w.origin, option)
             else:
@@ -171,8 +205,13 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
 # TrainingArguments.fsdp: words of transformers' FSDPOption (trainer_utils.py): full_shard, shard_grad_op,
 # no_shard, hybrid_shard (full shard inside a node, replicas across), hybrid_shard_zero2, plus offload and
 # auto_wrap, which say nothing about the sharding
-_FSDP_SHARDING = {"full_shard": "parameters", "hybrid_shard": "parameters", "shard_grad_op": "gradients",
-                  "hybrid_shard_zero2": "gradients", "no_shard": "none"}
+_FSDP_SHARDING = {
+    "full_shard": "parameters",
+    "hybrid_shard": "parameters",
+    "shard_grad_op": "gradients",
+    "hybrid_shard_zero2": "gradients",
+    "no_shard": "none",
+}
 
 
 def _fsdp_sharding(word: Word, option: str) -> Value:
@@ -204,9 +243,12 @@ def _source_and_target_length(out: dict[str, Value]) -> None:
     if "model.seq_length" in out or source is None or target is None:
         return
     if isinstance(source.value, int) and isinstance(target.value, int):
-        out["model.seq_length"] = Value(source.value + target.value, source.span, "derived",
-                                        f"{source.value} + {target.value} (--max_source_length + --max_target_length: "
-                                        "each example padded to both)")
+        out["model.seq_length"] = Value(
+            source.value + target.value,
+            source.span,
+            "derived",
+            f"{source.value} + {target.value} (--max_source_length + --max_target_length: each example padded to both)",
+        )
 
 
 def _adapters(out: dict[str, Value]) -> None:
@@ -240,7 +282,7 @@ def _precision(out: dict[str, Value], given: dict[str, Value], gap: ArgumentGap 
     if len(on) == 2:
         out["precision"] = Value(None, on["fp16"].span, "derived", "both --fp16 and --bf16 are given")
     elif on:
-        (name, v), = on.items()
+        ((name, v),) = on.items()
         out["precision"] = Value(name, v.span, v.origin, v.note)
     elif unknown:
         out["precision"] = unknown[0]

@@ -22,6 +22,7 @@ from plint.source import SourceFile, Span
 from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
     from typing import Sequence
@@ -86,8 +87,11 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         seen.add(host)
         out.hosts.append((host, slots, span))
     if not out.hosts:
-        out.problems.append(Problem("hostfile", f"Hostfile is empty or not formatted correctly{_TAIL}.",
-                                    source.span(0, len(source.data))))
+        out.problems.append(
+            Problem(
+                "hostfile", f"Hostfile is empty or not formatted correctly{_TAIL}.", source.span(0, len(source.data))
+            )
+        )
     return out
 
 
@@ -170,10 +174,19 @@ def _filter(pool: dict[str, Sequence[int] | None], include: str, exclude: str) -
     return {h: chosen[h] for h in pool if h in chosen and chosen[h] != []}
 
 
-def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: str | None,
-                      num_nodes: int | None, num_gpus: int | None, span: Span | None = None, *,
-                      visible_devices: str | None = None, launcher: str | None = None,
-                      no_ssh: bool = False, node_rank: int | None = None) -> Resources:
+def resolve_resources(
+    hostfile: Hostfile | None,
+    include: str | None,
+    exclude: str | None,
+    num_nodes: int | None,
+    num_gpus: int | None,
+    span: Span | None = None,
+    *,
+    visible_devices: str | None = None,
+    launcher: str | None = None,
+    no_ssh: bool = False,
+    node_rank: int | None = None,
+) -> Resources:
     """runner.py `main` from the hostfile to the active resources. Absent options are None (DeepSpeed's -1 / "").
     `visible_devices` is CUDA_VISIBLE_DEVICES as the launcher sees it, when known."""
     include, exclude = include or "", exclude or ""
@@ -186,8 +199,13 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
         for option, count in (("--num_nodes", nodes), ("--num_gpus", gpus)):
             too_many = count_problem(option, count)
             if too_many is not None:
-                return Resources([], unresolved(too_many, span), unresolved(too_many, span),
-                                 unresolved(too_many, span), [Problem("invalid-value", too_many, span)])
+                return Resources(
+                    [],
+                    unresolved(too_many, span),
+                    unresolved(too_many, span),
+                    unresolved(too_many, span),
+                    [Problem("invalid-value", too_many, span)],
+                )
         pool: dict[str, Sequence[int] | None]  # slot ids: a range per host, never a list per GPU
         if hostfile is None and visible_devices and not (include or exclude or nodes > 1 or gpus > 0):
             include = f"localhost:{visible_devices}"  # the runner turns CUDA_VISIBLE_DEVICES into --include
@@ -217,14 +235,20 @@ def resolve_resources(hostfile: Hostfile | None, include: str | None, exclude: s
     except _Refused as refused:
         note = f"DeepSpeed refuses the resources: {refused.args[0]}"
         kind = hostfile.problems[0].kind if hostfile is not None and hostfile.problems else "hostfile"
-        problem = Problem(kind, refused.args[0], span if hostfile is None or not hostfile.problems
-                          else hostfile.problems[0].span)
+        problem = Problem(
+            kind, refused.args[0], span if hostfile is None or not hostfile.problems else hostfile.problems[0].span
+        )
         return Resources([], unresolved(note, span), unresolved(note, span), unresolved(note, span), [problem])
     hosts = [(h, len(s) if s is not None else None) for h, s in active.items()]
     multi = len(hosts) > 1 and not no_ssh
-    return Resources(hosts, _world(hosts, where, span), derived(len(hosts), f"{len(hosts)} active host(s) ({where})",
-                                                                 span),
-                     _per_node(hosts, where, span), [], multi)
+    return Resources(
+        hosts,
+        _world(hosts, where, span),
+        derived(len(hosts), f"{len(hosts)} active host(s) ({where})", span),
+        _per_node(hosts, where, span),
+        [],
+        multi,
+    )
 
 
 def _slurm_backend_check(active: dict[str, Sequence[int] | None]) -> None:
@@ -234,18 +258,24 @@ def _slurm_backend_check(active: dict[str, Sequence[int] | None]) -> None:
         if slots is None:
             continue
         if not all(s == i for i, s in enumerate(slots)):
-            raise _Refused(f"slurm backend cannot select specific device ids, got {slots} on {host}. Filter whole "
-                           "hosts, or keep the first N slots on every host.")
+            raise _Refused(
+                f"slurm backend cannot select specific device ids, got {slots} on {host}. Filter whole "
+                "hosts, or keep the first N slots on every host."
+            )
         counts.add(len(slots))
     if len(counts) > 1:
-        raise _Refused("slurm backend needs the same slot count on every host, got "
-                       f"{ {h: len(s) for h, s in active.items() if s is not None} }.")
+        raise _Refused(
+            "slurm backend needs the same slot count on every host, got "
+            f"{ {h: len(s) for h, s in active.items() if s is not None} }."
+        )
 
 
 # the words that mark a count of "every GPU of the launching node" (normalise may assume the node's size)
 EVERY_LOCAL_GPU = "DeepSpeed uses every GPU of the launching node"
-_LOCAL_GPUS = (f"no --hostfile (nor /job/hostfile) and no --num_gpus/--include: {EVERY_LOCAL_GPU}, known only at "
-               f"run time ({GPUS_PER_NODE_SETTING} = N states it)")
+_LOCAL_GPUS = (
+    f"no --hostfile (nor /job/hostfile) and no --num_gpus/--include: {EVERY_LOCAL_GPU}, known only at "
+    f"run time ({GPUS_PER_NODE_SETTING} = N states it)"
+)
 
 
 def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:
@@ -272,9 +302,11 @@ def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None
 # when the file is missing, and `main` then runs on the local accelerators (device_count()). Whether
 # /job/hostfile exists is a fact of the machine the job starts on, never of the repository.
 DEFAULT_HOSTFILE = "/job/hostfile"
-LOCAL_ASSUMED = (f"no --hostfile: DeepSpeed reads {DEFAULT_HOSTFILE} when that file exists on the launching "
-                 "machine, else it runs on the local node; plint assumes one node (name a --hostfile, or give "
-                 "--num_nodes, to say otherwise)")
+LOCAL_ASSUMED = (
+    f"no --hostfile: DeepSpeed reads {DEFAULT_HOSTFILE} when that file exists on the launching "
+    "machine, else it runs on the local node; plint assumes one node (name a --hostfile, or give "
+    "--num_nodes, to say otherwise)"
+)
 
 
 def unread_resources(where: str, nodes: Value | None, gpus: Value | None, span: Span | None) -> Resources:
@@ -287,31 +319,47 @@ def unread_resources(where: str, nodes: Value | None, gpus: Value | None, span: 
     if gpus is not None and gpus.known and gpus.value <= 0:
         gpus = None
     if nodes is None:
-        nnodes = unresolved(f"the number of hosts in {where}, which plint cannot read (--num_nodes N would say; "
-                            "DeepSpeed runs on the local GPUs when the file is missing)", span)
+        nnodes = unresolved(
+            f"the number of hosts in {where}, which plint cannot read (--num_nodes N would say; "
+            "DeepSpeed runs on the local GPUs when the file is missing)",
+            span,
+        )
     elif not nodes.known:
         nnodes = nodes
     elif nodes.value == 1:  # one host of the file, or the local node when the file is missing: one node either way
         nnodes = Value(1, nodes.span, nodes.origin, f"deepspeed --num_nodes 1: one host of {where}")
     else:
         n = nodes.value
-        nnodes = Value(n, nodes.span, "assumed",
-                       f"deepspeed --num_nodes {n}: the first {n} hosts of {where}, which plint cannot read, assumed "
-                       f"to list at least {n} (with fewer DeepSpeed uses them all; with none it stops: Num nodes is "
-                       ">1 but no extra nodes available via hostfile)")
+        nnodes = Value(
+            n,
+            nodes.span,
+            "assumed",
+            f"deepspeed --num_nodes {n}: the first {n} hosts of {where}, which plint cannot read, assumed "
+            f"to list at least {n} (with fewer DeepSpeed uses them all; with none it stops: Num nodes is "
+            ">1 but no extra nodes available via hostfile)",
+        )
     if gpus is None:
         per = unresolved(f"the slots per host in {where}, which plint cannot read (--num_gpus G would say)", span)
     elif not gpus.known:
         per = gpus
     else:
-        per = Value(gpus.value, gpus.span, gpus.origin, f"deepspeed --num_gpus {gpus.value}: slots 0..{gpus.value - 1} "
-                                                        "on every host, whatever the hostfile says")
+        per = Value(
+            gpus.value,
+            gpus.span,
+            gpus.origin,
+            f"deepspeed --num_gpus {gpus.value}: slots 0..{gpus.value - 1} on every host, whatever the hostfile says",
+        )
     if nnodes.known and per.known:
-        world = Value(nnodes.value * per.value, nnodes.span, "assumed" if nnodes.origin == "assumed" else "derived",
-                      f"world size = {nnodes.value} hosts * {per.value} slots (--num_nodes, --num_gpus)")
+        world = Value(
+            nnodes.value * per.value,
+            nnodes.span,
+            "assumed" if nnodes.origin == "assumed" else "derived",
+            f"world size = {nnodes.value} hosts * {per.value} slots (--num_nodes, --num_gpus)",
+        )
     else:
-        world = unresolved("needs " + "; ".join(dict.fromkeys(v.note or "" for v in (nnodes, per) if not v.known)),
-                           span)
+        world = unresolved(
+            "needs " + "; ".join(dict.fromkeys(v.note or "" for v in (nnodes, per) if not v.known)), span
+        )
     return Resources([], world, nnodes, per, [], multi_node=bool(nnodes.known and nnodes.value > 1))
 
 
@@ -323,10 +371,18 @@ def assume_local_node(res: Resources) -> Resources:
     nnodes = Value(res.nnodes.value, res.nnodes.span, "assumed", LOCAL_ASSUMED)
     world = res.world_size
     if world.known:
-        world = Value(world.value, world.span, "assumed", f"{world.note}, on the one node plint assumes (no "
-                                                          f"--hostfile: {DEFAULT_HOSTFILE} may name more)")
+        world = Value(
+            world.value,
+            world.span,
+            "assumed",
+            f"{world.note}, on the one node plint assumes (no --hostfile: {DEFAULT_HOSTFILE} may name more)",
+        )
     per = res.gpus_per_node  # --num_gpus makes it a reading again (the caller points at the option)
     if per.known:
-        per = Value(per.value, per.span, "assumed", f"{per.note}, on the one node plint assumes (no --hostfile: "
-                                                    f"{DEFAULT_HOSTFILE} may name more)")
+        per = Value(
+            per.value,
+            per.span,
+            "assumed",
+            f"{per.note}, on the one node plint assumes (no --hostfile: {DEFAULT_HOSTFILE} may name more)",
+        )
     return Resources(res.hosts_and_slots, world, nnodes, per, res.problems, res.multi_node)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from typing import Any, Callable
 
@@ -71,8 +72,15 @@ class _Reader:
         # A plain ASCII file read as it is (one exact piece): a rendered offset is a byte offset of that
         # file, so spans come straight from it (a 4 MiB config has 400,000 of them)
         only = mapped.pieces[0] if len(mapped.pieces) == 1 else None
-        self.file = only.source if only is not None and only.known and only.exact and only.span is not None \
-            and getattr(only.source, "_ascii", False) else None
+        self.file = (
+            only.source
+            if only is not None
+            and only.known
+            and only.exact
+            and only.span is not None
+            and getattr(only.source, "_ascii", False)
+            else None
+        )
         self.base = only.span.start if self.file is not None and only is not None and only.span is not None else 0
 
     # ---- positions and provenance -----------------------------------------------------------------
@@ -96,7 +104,7 @@ class _Reader:
         t, newline = self.text, False
         while self.i < len(t):
             blanks = _BLANKS.match(t, self.i).end()  # type: ignore[union-attr]  # it matches "" too; at C speed: a 4 MiB config is mostly blanks and values
-            newline |= "\n" in t[self.i:blanks]
+            newline |= "\n" in t[self.i : blanks]
             self.i = blanks
             if self.i >= len(t):
                 break
@@ -110,7 +118,7 @@ class _Reader:
                 if end < 0:
                     raise _Broken("Unterminated comment", self.i)
                 self.lenient(COMMENT, self.i, self.i + 2)
-                newline |= "\n" in t[self.i:end]
+                newline |= "\n" in t[self.i : end]
                 self.i = end + 2
             else:
                 break
@@ -183,12 +191,12 @@ class _Reader:
             if c in _WORD_END and not (c == "/" and not t.startswith(("//", "/*"), self.i)):
                 break
             self.i += 1
-        return t[start:self.i], unknown
+        return t[start : self.i], unknown
 
     def marker(self) -> Piece:
         """Step over one rendered unknown piece (MARKER index MARKER) and return it."""
         close = self.text.find(MARKER, self.i + 1)
-        index = self.text[self.i + 1:close]
+        index = self.text[self.i + 1 : close]
         if close < 0 or not index.isdigit() or int(index) >= len(self.mapped.pieces):
             raise _Broken("Invalid control character at", self.i)  # a NUL byte in the file itself
         self.i = close + 1
@@ -200,7 +208,7 @@ class _Reader:
         while k < end:
             if t[k] == MARKER:
                 close = t.find(MARKER, k + 1)
-                index = t[k + 1:close]
+                index = t[k + 1 : close]
                 piece = self.mapped.pieces[int(index)] if index.isdigit() else None
                 out.append(f"${{{piece.name}}}" if piece is not None and piece.name else "<?>")
                 k = close + 1 if close > 0 else end
@@ -230,16 +238,20 @@ class _Reader:
                 out.append(self.display(at, self.i))
                 continue
             if c == "\\":
-                esc = t[self.i + 1:self.i + 2]
+                esc = t[self.i + 1 : self.i + 2]
                 if esc == "u":
-                    digits = t[self.i + 2:self.i + 6]
+                    digits = t[self.i + 2 : self.i + 6]
                     if len(digits) != 4 or not all(d in _HEX for d in digits):
                         raise _Broken("Invalid \\uXXXX escape", self.i)
                     code = int(digits, 16)
                     self.i += 6
-                    low = t[self.i + 2:self.i + 6] if t.startswith("\\u", self.i) else ""
-                    if 0xD800 <= code < 0xDC00 and len(low) == 4 and all(d in _HEX for d in low) \
-                            and 0xDC00 <= int(low, 16) < 0xE000:  # a surrogate pair is one character
+                    low = t[self.i + 2 : self.i + 6] if t.startswith("\\u", self.i) else ""
+                    if (
+                        0xD800 <= code < 0xDC00
+                        and len(low) == 4
+                        and all(d in _HEX for d in low)
+                        and 0xDC00 <= int(low, 16) < 0xE000
+                    ):  # a surrogate pair is one character
                         code = 0x10000 + ((code - 0xD800) << 10) + (int(low, 16) - 0xDC00)
                         self.i += 6
                     out.append(chr(code))
@@ -300,6 +312,7 @@ class _Reader:
             if not t.startswith(":", self.i):
                 raise _Broken("Expecting ':' delimiter", self.i)
             self.i += 1
+
             def add(v, k=key, at=key_span, piece=key_piece):
                 node.entries.append(JEntry(k, at, v, piece))
 
@@ -336,8 +349,9 @@ class _Reader:
             self.i += 1
             self.skip()
             if t.startswith(",", self.i):  # `1,,2`: neither reader takes an empty member
-                raise _Broken("Expecting value" if close == "]" else
-                              "Expecting property name enclosed in double quotes", self.i)
+                raise _Broken(
+                    "Expecting value" if close == "]" else "Expecting property name enclosed in double quotes", self.i
+                )
             return True
         if self.i >= len(t) or t[self.i] == close:
             return False
@@ -362,8 +376,7 @@ class _Reader:
             self.skip()
             if not t.startswith(":", self.i):
                 self.i = after
-                return "", None, JUnknown(unknown, unknown.span or self.span(start, after),
-                                          self.display(start, after))
+                return "", None, JUnknown(unknown, unknown.span or self.span(start, after), self.display(start, after))
             self.i = after
             return self.display(start, after), unknown, None
         ahead = self.i
@@ -380,6 +393,7 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
     and the tree holds what was read before it."""
     reader = _Reader(text)
     doc = JsonDocument(path, None)
+
     def keep_root(node: Any) -> None:
         doc.root = node
 
@@ -392,16 +406,21 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
         if reader.i < len(reader.text):
             raise _Broken("Extra data", reader.i)
     except _TooComplex as exc:  # a node and a span per value: ~10 us each, so a huge document is not read on
-        doc.root = None         # (what was read before stays unused: half a config is no config)
-        doc.problems.append(Problem("unresolved", f"too complex: not evaluated ({path} has more than "
-                                    f"{MAX_JSON_VALUES:,} values, past plint's budget for one document)",
-                                    reader.span(exc.offset, exc.offset + 1)))
+        doc.root = None  # (what was read before stays unused: half a config is no config)
+        doc.problems.append(
+            Problem(
+                "unresolved",
+                f"too complex: not evaluated ({path} has more than "
+                f"{MAX_JSON_VALUES:,} values, past plint's budget for one document)",
+                reader.span(exc.offset, exc.offset + 1),
+            )
+        )
     except _Broken as exc:
-        doc.problems.append(Problem("syntax", f"invalid JSON in {path}: {exc}",
-                                    reader.span(exc.offset, exc.offset + 1)))
+        doc.problems.append(
+            Problem("syntax", f"invalid JSON in {path}: {exc}", reader.span(exc.offset, exc.offset + 1))
+        )
     except (ValueError, IndexError, RecursionError) as exc:  # a defect here must not stop a lint
         doc.problems.append(Problem("syntax", f"invalid JSON in {path}: {exc}", None))
     doc.leniencies = reader.leniencies
     doc.duplicates = reader.duplicates
     return doc
-

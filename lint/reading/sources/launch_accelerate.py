@@ -7,9 +7,18 @@ import re
 from plint.reading.shell.model import Command
 from plint.source import SourceFile, Span
 from plint.values import Value, default, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, product_of, quotient_of, scan_options
+from plint.reading.sources.launch_calls import (
+    LauncherCall,
+    finish_call,
+    grammar_of,
+    hidden_by_unknown,
+    product_of,
+    quotient_of,
+    scan_options,
+)
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -47,15 +56,21 @@ ACCELERATE = grammar_of(
     --dynamo_use_regional_compilation --use_deepspeed --use_fsdp --use_parallelism_config --use_megatron_lm
     --same_network --module|-m --no_python --tpu_cluster --no_tpu_cluster --tpu_use_sudo --downcast_bf16
     --fp8_use_autocast_during_eval --debug --help|-h""",
-    abbrev=False, aliases="underscore")
+    abbrev=False,
+    aliases="underscore",
+)
 
 
 def accelerate_call(command: Command, start: int) -> LauncherCall:
     scan = scan_options(command.words, start, ACCELERATE)
     call = finish_call(LauncherCall("accelerate", command, scan.options), scan)
     call.is_module = call.flag("--module")
-    for attr, name in (("tasks", "--num_processes"), ("nodes", "--num_machines"), ("node_rank", "--machine_rank"),
-                       ("master_port", "--main_process_port")):
+    for attr, name in (
+        ("tasks", "--num_processes"),
+        ("nodes", "--num_machines"),
+        ("node_rank", "--machine_rank"),
+        ("master_port", "--main_process_port"),
+    ):
         w = call.option(name)
         if w is not None:
             setattr(call, attr, from_word(w, parse_int, name))
@@ -66,16 +81,24 @@ def accelerate_call(command: Command, start: int) -> LauncherCall:
 
 def accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
     nodes = s.nodes or hidden_by_unknown(s, "--num_machines") or default(1, "accelerate --num_machines defaults to 1")
-    total = s.tasks or hidden_by_unknown(s, "--num_processes") or unresolved(
-        "accelerate launch without --num_processes takes it from its config file or counts the local GPUs at "
-        "run time")
-    per = quotient_of(total, nodes, "workers per node = {w} // {n} (accelerate --num_processes // --num_machines)",
-                    floor=True)
+    total = (
+        s.tasks
+        or hidden_by_unknown(s, "--num_processes")
+        or unresolved(
+            "accelerate launch without --num_processes takes it from its config file or counts the local GPUs at "
+            "run time"
+        )
+    )
+    per = quotient_of(
+        total, nodes, "workers per node = {w} // {n} (accelerate --num_processes // --num_machines)", floor=True
+    )
     world = product_of(nodes, per, "world size = {a} machines * {b} workers")
     return nodes, per, world
 
 
-def read_accelerate_config(call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]) -> None:
+def read_accelerate_config(
+    call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]
+) -> None:
     """Counts from `--config_file` (accelerate's YAML) that the command line does not give; origin
     "assumed" with the note when the file was found where the script is assumed to run from."""
     path = call.option("--config_file")
@@ -99,23 +122,33 @@ def read_accelerate_config(call: LauncherCall, read_config: Callable[[str], tupl
         if getattr(call, attr) is None and isinstance(data.get(key), int):
             setattr(call, attr, Value(data[key], _yaml_key_span(source, key) or span, origin, assumed))
     if call.master_addr is None and isinstance(data.get("main_process_ip"), str):
-        call.master_addr = Value(data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span, origin,
-                                 assumed)
+        call.master_addr = Value(
+            data["main_process_ip"], _yaml_key_span(source, "main_process_ip") or span, origin, assumed
+        )
 
 
 def _yaml_key_span(source: SourceFile, key: str, nested: bool = False) -> Span | None:
     m = re.search(rf"(?m)^{'[ ]+' if nested else ''}{re.escape(key)}:\s*(\S+)", source.text)
     if not m:
         return None
-    start = len(source.text[:m.start(1)].encode("utf-8", "surrogateescape"))
+    start = len(source.text[: m.start(1)].encode("utf-8", "surrogateescape"))
     return source.span(start, start + len(m.group(1).encode("utf-8", "surrogateescape")))
 
 
 # accelerate's FSDP sharding strategies (accelerate/utils/constants.py FSDP_SHARDING_STRATEGY, also accepted as
 # their 1-based numbers) -> parallel.sharding
-_FSDP_STRATEGY = {"FULL_SHARD": "parameters", "SHARD_GRAD_OP": "gradients", "NO_SHARD": "none",
-                  "HYBRID_SHARD": "parameters", "HYBRID_SHARD_ZERO2": "gradients", "1": "parameters",
-                  "2": "gradients", "3": "none", "4": "parameters", "5": "gradients"}
+_FSDP_STRATEGY = {
+    "FULL_SHARD": "parameters",
+    "SHARD_GRAD_OP": "gradients",
+    "NO_SHARD": "none",
+    "HYBRID_SHARD": "parameters",
+    "HYBRID_SHARD_ZERO2": "gradients",
+    "1": "parameters",
+    "2": "gradients",
+    "3": "none",
+    "4": "parameters",
+    "5": "gradients",
+}
 # --mixed_precision / mixed_precision: no | fp16 | bf16 | fp8
 _PRECISION = {"bf16": "bf16", "fp16": "fp16", "fp8": "fp8", "no": "fp32"}
 
@@ -140,23 +173,41 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
         if word is not None:
             return from_word(word, str, option)
         if key in table and table[key] is not None and source is not None:
-            return Value(str(table[key]), _yaml_key_span(source, key, nested=not top), "assumed" if note else "literal",
-                         note or f"{source.path}: {key}")
+            return Value(
+                str(table[key]),
+                _yaml_key_span(source, key, nested=not top),
+                "assumed" if note else "literal",
+                note or f"{source.path}: {key}",
+            )
         return None
 
-    model_parallel = [o for o in call.options if o.startswith(("--megatron_lm", "--use_megatron_lm",
-                                                               "--parallelism_config_tp", "--parallelism_config_cp"))]
+    model_parallel = [
+        o
+        for o in call.options
+        if o.startswith(("--megatron_lm", "--use_megatron_lm", "--parallelism_config_tp", "--parallelism_config_cp"))
+    ]
     if not model_parallel and kind != "MEGATRON_LM":
         # DDP, FSDP and DeepSpeed all replicate the model's data path over every process: dp is the world
-        out["data_parallel"] = Value(True, None, "derived", "accelerate launch without Megatron-LM or tensor/"
-                                     "context parallelism runs one data-parallel worker per process")
-    deepspeed = call.flag("--use_deepspeed") or call.option("--deepspeed_config_file") is not None \
-        or kind == "DEEPSPEED"
+        out["data_parallel"] = Value(
+            True,
+            None,
+            "derived",
+            "accelerate launch without Megatron-LM or tensor/"
+            "context parallelism runs one data-parallel worker per process",
+        )
+    deepspeed = (
+        call.flag("--use_deepspeed") or call.option("--deepspeed_config_file") is not None or kind == "DEEPSPEED"
+    )
     if deepspeed:
         word = call.option("--use_deepspeed", "--deepspeed_config_file")
-        out["deepspeed.enabled"] = Value(True, word.value_span if word is not None else None, "literal",
-                                         "accelerate launch --use_deepspeed" if word is not None
-                                         else "accelerate's config: distributed_type: DEEPSPEED")
+        out["deepspeed.enabled"] = Value(
+            True,
+            word.value_span if word is not None else None,
+            "literal",
+            "accelerate launch --use_deepspeed"
+            if word is not None
+            else "accelerate's config: distributed_type: DEEPSPEED",
+        )
         path = given("--deepspeed_config_file", ds, "deepspeed_config_file")
         if path is not None:
             out["deepspeed.config_path"] = path
@@ -164,8 +215,10 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
         stage = given("--zero_stage", ds, "zero_stage")
         if stage is not None and path is None:
             out["parallel.zero_stage"] = _as_int(stage)
-        for option, key in (("--offload_optimizer_device", "offload_optimizer_device"),
-                            ("--offload_param_device", "offload_param_device")):
+        for option, key in (
+            ("--offload_optimizer_device", "offload_optimizer_device"),
+            ("--offload_param_device", "offload_param_device"),
+        ):
             device = given(option, ds, key)
             if device is not None and path is None and device.value not in (None, "none"):
                 out[f"accelerate.{key}"] = device
@@ -175,15 +228,23 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
     if call.flag("--use_fsdp") or kind == "FSDP":
         strategy = given("--fsdp_sharding_strategy", fsdp, "fsdp_sharding_strategy")
         if strategy is not None and str(strategy.value).upper() in _FSDP_STRATEGY:
-            out["parallel.sharding"] = Value(_FSDP_STRATEGY[str(strategy.value).upper()], strategy.span,
-                                             strategy.origin, f"accelerate FSDP {strategy.value}")
+            out["parallel.sharding"] = Value(
+                _FSDP_STRATEGY[str(strategy.value).upper()],
+                strategy.span,
+                strategy.origin,
+                f"accelerate FSDP {strategy.value}",
+            )
         offload = given("--fsdp_offload_params", fsdp, "fsdp_offload_params")
         if offload is not None and str(offload.value).lower() == "true":
             out["fsdp.offload"] = offload
     precision = given("--mixed_precision", data, "mixed_precision", top=True)
     if precision is not None and str(precision.value).lower() in _PRECISION:
-        out["precision"] = Value(_PRECISION[str(precision.value).lower()], precision.span, precision.origin,
-                                 precision.note or "--mixed_precision")
+        out["precision"] = Value(
+            _PRECISION[str(precision.value).lower()],
+            precision.span,
+            precision.origin,
+            precision.note or "--mixed_precision",
+        )
     return out
 
 

@@ -13,6 +13,7 @@ from plint.record import field, record
 from plint.values import Value, derived, from_word, parse_int, unresolved
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     pass
 
@@ -29,6 +30,7 @@ class Grammar:
 def grammar_of(values: str, flags: str, pairs: str = "", abbrev: bool = True, aliases: str = "") -> Grammar:
     """Spec strings: space-separated options, `|` between spellings of one (the first is canonical).
     `aliases` "dash" adds `--a_b` for each `--a-b`; "underscore" adds `--a-b` for each `--a_b`."""
+
     def table(spec: str) -> dict[str, str]:
         out: dict[str, str] = {}
         for group in spec.split():
@@ -41,6 +43,7 @@ def grammar_of(values: str, flags: str, pairs: str = "", abbrev: bool = True, al
                     if aliases == "underscore":
                         out.setdefault("--" + name[2:].replace("_", "-"), names[0])
         return out
+
     return Grammar(table(values), table(flags), table(pairs), abbrev)
 
 
@@ -54,17 +57,38 @@ _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 
 
 # python -m MODULE that is a launcher
-LAUNCHER_MODULES = {"torch.distributed.run": "torchrun", "torch.distributed.launch": "torch.distributed.launch",
-                     "deepspeed.launcher.runner": "deepspeed", "accelerate.commands.launch": "accelerate"}
+LAUNCHER_MODULES = {
+    "torch.distributed.run": "torchrun",
+    "torch.distributed.launch": "torch.distributed.launch",
+    "deepspeed.launcher.runner": "deepspeed",
+    "accelerate.commands.launch": "accelerate",
+}
 
 
-TRAINING_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
-                            "--gradient_accumulation_steps", "--zero-stage", "--zero_stage"}
-                           | MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS)
+TRAINING_FLAGS = frozenset(
+    {
+        "--deepspeed",
+        "--deepspeed_config",
+        "--deepspeed-config",
+        "--per_device_train_batch_size",
+        "--gradient_accumulation_steps",
+        "--zero-stage",
+        "--zero_stage",
+    }
+    | MEGATRON_OWN_FLAGS
+    | MEGATRON_SHAPE_FLAGS
+)
 
 
-DRIVER_FLAGS = frozenset({"--deepspeed", "--deepspeed_config", "--deepspeed-config", "--per_device_train_batch_size",
-                           "--gradient_accumulation_steps"})
+DRIVER_FLAGS = frozenset(
+    {
+        "--deepspeed",
+        "--deepspeed_config",
+        "--deepspeed-config",
+        "--per_device_train_batch_size",
+        "--gradient_accumulation_steps",
+    }
+)
 
 
 TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
@@ -130,8 +154,11 @@ def looks_like_program(word: Word) -> bool:
     name = _base(word)
     if not name or name.startswith("-"):
         return False
-    return (name.endswith((".py", ".sh")) or is_python(name) or name in ("torchrun", "deepspeed", "accelerate",
-                                                                          "bash", "sh"))
+    return (
+        name.endswith((".py", ".sh"))
+        or is_python(name)
+        or name in ("torchrun", "deepspeed", "accelerate", "bash", "sh")
+    )
 
 
 # ---- argparse-like scanning ---------------------------------------------------------------------
@@ -149,8 +176,12 @@ def _lookup(name: str, grammar: Grammar) -> tuple[str, str] | None:
         if name in table:
             return table[name], kind
     if grammar.abbrev and name.startswith("--") and len(name) > 2:
-        hits = {(table[s], kind) for kind, table in (("value", grammar.values), ("flag", grammar.flags))
-                for s in table if s.startswith(name)}
+        hits = {
+            (table[s], kind)
+            for kind, table in (("value", grammar.values), ("flag", grammar.flags))
+            for s in table
+            if s.startswith(name)
+        }
         if len(hits) == 1:
             return hits.pop()
     return None
@@ -168,7 +199,7 @@ def scan_options(words: list[Word], start: int, grammar: Grammar) -> OptionScan:
             hit = _lookup(head.partition("=")[0], grammar) if head.startswith("-") and "=" in head else None
             if hit is not None:  # `--nnodes=$N`: a known option whose value is unknown
                 out.options.setdefault(hit[0], []).append(w.after(head.index("=") + 1))
-            elif any(looks_like_program(later) for later in words[i + 1:]):
+            elif any(looks_like_program(later) for later in words[i + 1 :]):
                 out.opaque.append(w)  # `$DISTRIBUTED_ARGS train.py`: options plint cannot see
             else:
                 out.stop = i  # could be the program itself
@@ -203,7 +234,7 @@ def scan_options(words: list[Word], start: int, grammar: Grammar) -> OptionScan:
                 out.options.setdefault(canon, []).append(words[i + 1])
             i += 2
         elif kind == "pair":
-            out.options.setdefault(canon, []).extend(words[i + 1:i + 3])
+            out.options.setdefault(canon, []).extend(words[i + 1 : i + 3])
             i += 3
         else:
             out.options.setdefault(canon, [])
@@ -217,14 +248,24 @@ def finish_call(call: LauncherCall, scan: OptionScan) -> LauncherCall:
     if scan.stop < len(words):
         call.program, call.program_index = words[scan.stop], scan.stop
     if call.program is not None and not call.program.known and not scan.opaque:
-        call.problems.append(Problem(
-            "unresolved", f"{call.launcher}: the word `{call.program.display()}` is unknown; plint reads it as "
-                          "the program, but it may hold launcher options", call.program.site))
+        call.problems.append(
+            Problem(
+                "unresolved",
+                f"{call.launcher}: the word `{call.program.display()}` is unknown; plint reads it as "
+                "the program, but it may hold launcher options",
+                call.program.site,
+            )
+        )
     elif scan.opaque:
         shown = ", ".join(f"`{w.display()}`" for w in scan.opaque)
-        call.problems.append(Problem(
-            "unresolved", f"{call.launcher}: {shown} unknown, read as launcher options before "
-                          f"`{call.program.display() if call.program else '?'}`", scan.opaque[0].site))
+        call.problems.append(
+            Problem(
+                "unresolved",
+                f"{call.launcher}: {shown} unknown, read as launcher options before "
+                f"`{call.program.display() if call.program else '?'}`",
+                scan.opaque[0].site,
+            )
+        )
     return call
 
 
@@ -233,8 +274,10 @@ def hidden_by_unknown(call: LauncherCall, option: str) -> Value | None:
     if not call.opaque:
         return None
     names = ", ".join(w.display() for w in call.opaque)
-    return unresolved(f"{call.launcher} {option} is not written out: it may be inside {names}, which plint cannot "
-                      "read", call.opaque[0].site)
+    return unresolved(
+        f"{call.launcher} {option} is not written out: it may be inside {names}, which plint cannot read",
+        call.opaque[0].site,
+    )
 
 
 def _env_option(call: LauncherCall, dest: str) -> Value | None:

@@ -8,10 +8,18 @@ import os
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, scan_options, var_value
+from plint.reading.sources.launch_calls import (
+    LauncherCall,
+    finish_call,
+    grammar_of,
+    hidden_by_unknown,
+    scan_options,
+    var_value,
+)
 from plint.root import WIDEN_HINT, note_for
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -21,7 +29,8 @@ DEEPSPEED = grammar_of(
     --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port
     --venv_script --log_level""",
     """--module --no_python --no_local_rank --no_ssh --no_ssh_check --force_multi --save_pid --bind_cores_to_rank
-    --quiet|-q --help|-h""")
+    --quiet|-q --help|-h""",
+)
 
 
 def deepspeed_call(command: Command, start: int) -> LauncherCall:
@@ -49,13 +58,21 @@ def _outside(result: ShellResult | None, name: str) -> str | None:
     return f"{note} ({WIDEN_HINT})" if note is not None else None
 
 
-def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
-                         problems: list[Problem], result: ShellResult | None = None) -> None:
+def read_deepspeed_resources(
+    call: LauncherCall,
+    read_file: Callable[[str], SourceFile | None],
+    problems: list[Problem],
+    result: ShellResult | None = None,
+) -> None:
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
     runner's /job/hostfile, whose existence only the launching machine knows."""
-    from plint.reading.sources.hostfile import (assume_local_node, include_as_hostfile, resolve_resources,
-                                                unread_resources)
+    from plint.reading.sources.hostfile import (
+        assume_local_node,
+        include_as_hostfile,
+        resolve_resources,
+        unread_resources,
+    )
 
     def unknown(note: str, span: Span | None) -> None:
         call.world_size = call.nnodes = call.nproc_per_node = unresolved(note, span)
@@ -84,26 +101,38 @@ def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], Sour
     # provenance: the hostfile named, else --num_gpus, else the launcher word
     chosen = call.option("--hostfile") or call.option("--num_gpus")
     span = chosen.value_span if chosen is not None else call.command.words[0].site
-    hostfile, unread = _hostfile(call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"],
-                                 selection)
+    hostfile, unread = _hostfile(call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"], selection)
     if unread is not None and texts["--include"] and not texts["--exclude"]:
         hostfile = include_as_hostfile(texts["--include"], unread, span)
         unread = None if hostfile is not None else unread
     if unread is not None:
         if selection:
-            return unknown(f"deepspeed --include/--exclude select hosts of {unread}, which plint cannot read",
-                           call.hostfile.span if call.hostfile is not None else span)
+            return unknown(
+                f"deepspeed --include/--exclude select hosts of {unread}, which plint cannot read",
+                call.hostfile.span if call.hostfile is not None else span,
+            )
         res = unread_resources(unread, sizes["--num_nodes"], sizes["--num_gpus"], span)
     else:
-        res = resolve_resources(hostfile, texts["--include"], texts["--exclude"], numbers.get("--num_nodes"),
-                                numbers.get("--num_gpus"), span, visible_devices=_visible_devices(call.command),
-                                launcher=(texts["--launcher"] or "").lower() or None, no_ssh=call.flag("--no_ssh"),
-                                node_rank=numbers.get("--node_rank"))
+        res = resolve_resources(
+            hostfile,
+            texts["--include"],
+            texts["--exclude"],
+            numbers.get("--num_nodes"),
+            numbers.get("--num_gpus"),
+            span,
+            visible_devices=_visible_devices(call.command),
+            launcher=(texts["--launcher"] or "").lower() or None,
+            no_ssh=call.flag("--no_ssh"),
+            node_rank=numbers.get("--node_rank"),
+        )
         if hostfile is None and numbers.get("--num_nodes") == 1:  # one node, whichever file the runner reads
             w = call.option("--num_nodes")
             assert w is not None  # its number was read above
-            res.nnodes = Value(1, w.value_span, w.origin, "deepspeed --num_nodes 1: one node") \
-                if res.nnodes.known else res.nnodes
+            res.nnodes = (
+                Value(1, w.value_span, w.origin, "deepspeed --num_nodes 1: one node")
+                if res.nnodes.known
+                else res.nnodes
+            )
         elif hostfile is None:
             res = assume_local_node(res)
         nodes = sizes["--num_nodes"]
@@ -114,8 +143,14 @@ def read_deepspeed_resources(call: LauncherCall, read_file: Callable[[str], Sour
     _set_resources(call, res)
 
 
-def _hostfile(call: LauncherCall, read_file: Callable[[str], SourceFile | None], result: ShellResult | None,
-              num_nodes: int | None, nodes: Value | None, selection: str | None):
+def _hostfile(
+    call: LauncherCall,
+    read_file: Callable[[str], SourceFile | None],
+    result: ShellResult | None,
+    num_nodes: int | None,
+    nodes: Value | None,
+    selection: str | None,
+):
     """(the hostfile read, None) or (None, the hostfile the runner reads when plint cannot, or None when the
     runner reads none: one local node)."""
     from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile
@@ -132,8 +167,11 @@ def _hostfile(call: LauncherCall, read_file: Callable[[str], SourceFile | None],
         else:
             src = read_file(call.hostfile.value)
             outside = _outside(result, call.hostfile.value) if src is None else None
-            unread = (f"the hostfile {call.hostfile.value} ({outside})" if outside is not None else
-                      f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)")
+            unread = (
+                f"the hostfile {call.hostfile.value} ({outside})"
+                if outside is not None
+                else f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)"
+            )
         if src is not None:
             return read_hostfile(src), None
     elif (num_nodes or 0) > 1 or (nodes is not None and not nodes.known):
@@ -150,12 +188,16 @@ def _set_resources(call: LauncherCall, res) -> None:
     gpus = call.option("--num_gpus")
     if gpus is not None and res.gpus_per_node.known:  # point at the option that set it
         n = res.gpus_per_node.value
-        call.nproc_per_node = Value(n, gpus.value_span, gpus.origin,
-                                    f"deepspeed --num_gpus {n}: slots 0..{n - 1} on every host")
+        call.nproc_per_node = Value(
+            n, gpus.value_span, gpus.origin, f"deepspeed --num_gpus {n}: slots 0..{n - 1} on every host"
+        )
     if call.master_addr is None and res.multi_node and res.hosts_and_slots:
         first = res.hosts_and_slots[0][0]
-        call.master_addr = derived(first, f"no --master_addr: DeepSpeed asks the first host ({first}) for its "
-                                          "address", call.hostfile.span if call.hostfile else None)
+        call.master_addr = derived(
+            first,
+            f"no --master_addr: DeepSpeed asks the first host ({first}) for its address",
+            call.hostfile.span if call.hostfile else None,
+        )
 
 
 def _visible_devices(command: Command) -> str | None:

@@ -6,7 +6,14 @@ import re
 
 from plint.reading.shell.model import Command
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import LauncherCall, finish_call, grammar_of, hidden_by_unknown, quotient_of, scan_options
+from plint.reading.sources.launch_calls import (
+    LauncherCall,
+    finish_call,
+    grammar_of,
+    hidden_by_unknown,
+    quotient_of,
+    scan_options,
+)
 
 
 # Open MPI names work with one dash or two; Hydra (MPICH, Intel MPI) names take one
@@ -27,7 +34,9 @@ MPIRUN = grammar_of(
     --do-not-resolve --show-progress --enable-recovery --disable-recovery --continuous --debug --tv
     --genvall|-genvall --genvnone|-genvnone --envall|-envall --envnone|-envnone --prepend-rank|-prepend-rank|-l
     --ordered-output|-ordered-output --rr|-rr --help|-h""",
-    "--mca|-mca --gmca|-gmca --genv|-genv --env|-env", abbrev=False)
+    "--mca|-mca --gmca|-gmca --genv|-genv --env|-env",
+    abbrev=False,
+)
 
 
 # Cray ALPS `aprun [options] executable [args]` (also the PALS aprun of HPE Cray EX): -n PEs in all, -N PEs per
@@ -36,7 +45,9 @@ MPIRUN = grammar_of(
 APRUN = grammar_of(
     """--pes|-n --pes-per-node|-N --cpus-per-pe|-d --cpu-binding|-cc|--cc --environment-override|-e
     --memory-per-pe|-m -a -cp -D -L -l -j -F -p -r -R -S -sl -sn -t""",
-    "-b -B -C -q -ss -T --help --version", abbrev=False)
+    "-b -B -C -q -ss -T --help --version",
+    abbrev=False,
+)
 
 
 def mpirun_call(command: Command, start: int) -> LauncherCall:
@@ -72,13 +83,21 @@ def aprun_call(command: Command, start: int) -> LauncherCall:
 def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
     """mpirun -np / -npernode, or aprun -n / -N (with neither -N, ALPS fills each node: the nodes decide)."""
     np_, per_name = ("-n", "-N") if s.launcher == "aprun" else ("-np", "-npernode")
-    tasks = s.tasks or hidden_by_unknown(s, np_) or unresolved(
-        f"{s.launcher} without {np_} starts one rank per slot of its host list or allocation, known at run time")
+    tasks = (
+        s.tasks
+        or hidden_by_unknown(s, np_)
+        or unresolved(
+            f"{s.launcher} without {np_} starts one rank per slot of its host list or allocation, known at run time"
+        )
+    )
     per = s.tasks_per_node or hidden_by_unknown(s, per_name)
     if per is None:
         if tasks.known:
-            return unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), \
-                unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"), tasks
+            return (
+                unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"),
+                unresolved(f"{s.launcher} gives no ranks per node: the hosts' slots decide"),
+                tasks,
+            )
         return tasks, tasks, tasks
     if s.tasks is None and per.known:
         return unresolved(f"{s.launcher} without {np_}: the number of hosts decides"), per, tasks

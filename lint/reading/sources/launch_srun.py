@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from plint.reading.shell.model import Command, Problem
 from plint.values import Value, derived, from_word, parse_int, unresolved
-from plint.reading.sources.launch_calls import (LauncherCall, OptionScan, finish_call, hidden_by_unknown, looks_like_program,
-                                                quotient_of, var_value)
+from plint.reading.sources.launch_calls import (
+    LauncherCall,
+    OptionScan,
+    finish_call,
+    hidden_by_unknown,
+    looks_like_program,
+    quotient_of,
+    var_value,
+)
 
 
 def srun_call(command: Command, start: int) -> LauncherCall:
     from plint.reading.sources.slurm import node_count, parse_options
 
     words = command.words[start:]
-    parsed = parse_options(words, "srun", opaque=lambda i: any(looks_like_program(w) for w in words[i + 1:]))
+    parsed = parse_options(words, "srun", opaque=lambda i: any(looks_like_program(w) for w in words[i + 1 :]))
     scan = OptionScan({}, start + parsed.stop, parsed.opaque, parsed.unknown)
     for opt in parsed.options:
         scan.options.setdefault("--" + opt.name, []).extend([opt.value] if opt.value is not None else [])
@@ -60,7 +67,10 @@ def read_srun_step(call: LauncherCall, job) -> None:
     env_per = _job_env_value(env, job, ("SLURM_NTASKS_PER_NODE",))
     hidden = hidden_by_unknown(call, "--nodes/--ntasks")
     nodes, tasks, per = cli_nodes or env_nodes, cli_tasks or env_tasks, cli_per or env_per
-    nodes_by_env, tasks_by_env = cli_nodes is None and env_nodes is not None, cli_tasks is None and env_tasks is not None
+    nodes_by_env, tasks_by_env = (
+        cli_nodes is None and env_nodes is not None,
+        cli_tasks is None and env_tasks is not None,
+    )
     in_job = env_nodes is not None or env_tasks is not None or job is not None
 
     def need(v: Value | None) -> int:
@@ -78,9 +88,11 @@ def read_srun_step(call: LauncherCall, job) -> None:
             # SLURM_NNODES/SLURM_NTASKS; a script with no #SBATCH directive gets its allocation from the
             # command line that submits it, which the file does not show. One task is only srun's answer
             # on a login node, which a multi-GPU launch script is not written for.
-            raise _Unknown("srun with no -N/-n runs as many tasks as the allocation it is started in, and no "
-                           "#SBATCH directive gives it (supply the sbatch/salloc options with --env "
-                           "SLURM_NNODES=<n> --env SLURM_NTASKS=<n>)")
+            raise _Unknown(
+                "srun with no -N/-n runs as many tasks as the allocation it is started in, and no "
+                "#SBATCH directive gives it (supply the sbatch/salloc options with --env "
+                "SLURM_NNODES=<n> --env SLURM_NTASKS=<n>)"
+            )
         if nodes is not None and per is None and tasks is None:
             n = need(nodes)
             call.nodes, call.tasks = nodes, derived(n, f"srun starts one task per node: {n} tasks", nodes.span)
@@ -94,17 +106,24 @@ def read_srun_step(call: LauncherCall, job) -> None:
             if per is not None and tasks_by_env and not nodes_by_env:
                 tasks = None  # srun drops the inherited count and takes nodes * tasks-per-node
             elif per is not None and t > n * need(per):
-                call.problems.append(Problem(
-                    "slurm", f"srun: can't honor --ntasks-per-node set to {per.value} which doesn't match the "
-                             f"requested tasks {t} with the maximum number of requested nodes {n}. Ignoring "
-                             "--ntasks-per-node.", per.span))
+                call.problems.append(
+                    Problem(
+                        "slurm",
+                        f"srun: can't honor --ntasks-per-node set to {per.value} which doesn't match the "
+                        f"requested tasks {t} with the maximum number of requested nodes {n}. Ignoring "
+                        "--ntasks-per-node.",
+                        per.span,
+                    )
+                )
                 per = None
         if per is not None and tasks is None:
             n = need(nodes) if nodes is not None else 1
             tasks = derived(n * need(per), f"tasks = {n} nodes * {per.value} tasks per node (srun)", per.span)
         if nodes is None:
-            raise _Unknown(f"srun -n {tasks.value if tasks is not None else '?'} without -N: Slurm spreads the "
-                           "tasks over nodes at run time")
+            raise _Unknown(
+                f"srun -n {tasks.value if tasks is not None else '?'} without -N: Slurm spreads the "
+                "tasks over nodes at run time"
+            )
         call.nodes, call.tasks = nodes, tasks
         if per is None:
             per = quotient_of(tasks, nodes, "tasks per node = {w} tasks / {n} nodes (srun)")  # type: ignore[arg-type]

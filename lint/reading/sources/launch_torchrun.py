@@ -5,8 +5,17 @@ from __future__ import annotations
 
 from plint.reading.shell.model import Command
 from plint.values import Value, default, derived, from_word, unresolved
-from plint.reading.sources.launch_calls import (LauncherCall, as_int, finish_call, given_text, grammar_of, hidden_by_unknown,
-                                                min_max_nodes, product_of, scan_options)
+from plint.reading.sources.launch_calls import (
+    LauncherCall,
+    as_int,
+    finish_call,
+    given_text,
+    grammar_of,
+    hidden_by_unknown,
+    min_max_nodes,
+    product_of,
+    scan_options,
+)
 
 
 _TORCHRUN_VALUES = """--nnodes --nproc-per-node --rdzv-backend --rdzv-endpoint --rdzv-id --rdzv-conf --max-restarts
@@ -42,14 +51,18 @@ def torchrun_call(command: Command, start: int, kind: str) -> LauncherCall:
         call.nnodes = hidden_by_unknown(call, "--nnodes") or default(1, f"{kind} --nnodes defaults to 1:1")
     nproc = given_text(call, "--nproc-per-node", "nproc_per_node")
     if nproc is None:
-        call.nproc_per_node = hidden_by_unknown(call, "--nproc-per-node") or default(1, f"{kind} --nproc-per-node defaults to 1")
+        call.nproc_per_node = hidden_by_unknown(call, "--nproc-per-node") or default(
+            1, f"{kind} --nproc-per-node defaults to 1"
+        )
     elif nproc.known and nproc.value in ("gpu", "auto", "cpu", "xpu"):
-        call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.value} {COUNTS_NODE_DEVICES}",
-                                         nproc.span)
+        call.nproc_per_node = unresolved(f"--nproc-per-node {nproc.value} {COUNTS_NODE_DEVICES}", nproc.span)
     else:
         call.nproc_per_node = as_int(nproc, "--nproc-per-node")
-    call.world_size = product_of(call.nnodes, call.nproc_per_node,
-                               f"world size = {{a}} nodes * {{b}} workers ({kind} --nnodes * --nproc-per-node)")
+    call.world_size = product_of(
+        call.nnodes,
+        call.nproc_per_node,
+        f"world size = {{a}} nodes * {{b}} workers ({kind} --nnodes * --nproc-per-node)",
+    )
     rank = given_text(call, "--node-rank", "node_rank")
     call.node_rank = as_int(rank, "--node-rank") if rank is not None else None
     port = given_text(call, "--master-port", "master_port")
@@ -68,8 +81,13 @@ def _rendezvous_host(call: LauncherCall) -> Value | None:
         text = endpoint.text
         if text is None:
             return from_word(endpoint, str, "--rdzv-endpoint")
-        host = text[1:text.index("]")] if text.startswith("[") and "]" in text else text.rsplit(":", 1)[0] \
-            if text.count(":") == 1 else text
+        host = (
+            text[1 : text.index("]")]
+            if text.startswith("[") and "]" in text
+            else text.rsplit(":", 1)[0]
+            if text.count(":") == 1
+            else text
+        )
         return Value(host, endpoint.slice(0, len(host)).value_span if host else endpoint.value_span, endpoint.origin)
     if addr is not None:
         return from_word(addr, str, "--master-addr")

@@ -27,19 +27,30 @@ from plint.reading.sources.wrappers import base as _base, python_program as _pyt
 from plint.source import SourceFile
 from plint.values import Value, derived, unresolved
 from plint.reading.sources.launch_accelerate import accelerate_call, read_accelerate_config, accelerate_sizes
-from plint.reading.sources.launch_calls import (LaunchChain, LauncherCall, SCHEDULERS, SPAWNERS, TRAINING_FLAGS,
-                                                TRAINING_NAMES, DRIVER_FLAGS, LAUNCHER_MODULES, is_python)
+from plint.reading.sources.launch_calls import (
+    LaunchChain,
+    LauncherCall,
+    SCHEDULERS,
+    SPAWNERS,
+    TRAINING_FLAGS,
+    TRAINING_NAMES,
+    DRIVER_FLAGS,
+    LAUNCHER_MODULES,
+    is_python,
+)
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources
 from plint.reading.sources.launch_mpi import aprun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
 from plint.reading.sources.launch_torchrun import torchrun_call
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
 
 # ---- parsing one launcher -----------------------------------------------------------------------
+
 
 def _torchrun_command(command: Command, start: int) -> LauncherCall:
     return torchrun_call(command, start, "torchrun")
@@ -50,9 +61,13 @@ def _torchrun_command(command: Command, start: int) -> LauncherCall:
 # (`python -m torch.distributed.run`) is a row of launch_calls.LAUNCHER_MODULES too.
 LAUNCHERS: dict[str, Callable[[Command, int], LauncherCall]] = {
     "torchrun": _torchrun_command,
-    "deepspeed": deepspeed_call, "ds": deepspeed_call,
+    "deepspeed": deepspeed_call,
+    "ds": deepspeed_call,
     "srun": srun_call,
-    "mpirun": mpirun_call, "mpiexec": mpirun_call, "orterun": mpirun_call, "mpiexec.hydra": mpirun_call,
+    "mpirun": mpirun_call,
+    "mpiexec": mpirun_call,
+    "orterun": mpirun_call,
+    "mpiexec.hydra": mpirun_call,
     "aprun": aprun_call,
     "accelerate-launch": accelerate_call,  # `accelerate launch` (two words) is read in _launcher_at
 }
@@ -82,8 +97,9 @@ def _interpreter_of_launcher(words: list[Word], i: int) -> bool:
     return is_module and program is not None and program.text in LAUNCHER_MODULES
 
 
-def _python(command: Command, program: Word | None, index: int, is_module: bool, code: bool = False,
-            skip: int = 0) -> LauncherCall:
+def _python(
+    command: Command, program: Word | None, index: int, is_module: bool, code: bool = False, skip: int = 0
+) -> LauncherCall:
     """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`); `skip` words
     after the module never reach it."""
     kind = LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
@@ -96,11 +112,18 @@ def _python(command: Command, program: Word | None, index: int, is_module: bool,
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
     if code:
         call.options["-c"] = []
-    skipped = [w for w in command.words[:max(index, 0)][-1:] if not w.known and program is not None and not is_module]
-    if skipped and program is not None and skipped[0] is not program:  # python_program stepped over it to the script after it
-        call.problems.append(Problem(
-            "unresolved", f"`{skipped[0].display()}` between python and {program.display()} is unknown: read as "
-                          "interpreter options (or nothing, when it is empty)", skipped[0].site))
+    skipped = [w for w in command.words[: max(index, 0)][-1:] if not w.known and program is not None and not is_module]
+    if (
+        skipped and program is not None and skipped[0] is not program
+    ):  # python_program stepped over it to the script after it
+        call.problems.append(
+            Problem(
+                "unresolved",
+                f"`{skipped[0].display()}` between python and {program.display()} is unknown: read as "
+                "interpreter options (or nothing, when it is empty)",
+                skipped[0].site,
+            )
+        )
     return call
 
 
@@ -109,11 +132,20 @@ def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
     words = command.words
     unwrapped = unwrap_words(words, start, _starts_launcher)
     call = _launcher_at(command, unwrapped.index, unwrapped.runs_python)
-    if call is None and unwrapped.index + 1 < len(words) and not words[unwrapped.index].known \
-            and (words[unwrapped.index + 1].text or "").endswith(".py"):
+    if (
+        call is None
+        and unwrapped.index + 1 < len(words)
+        and not words[unwrapped.index].known
+        and (words[unwrapped.index + 1].text or "").endswith(".py")
+    ):
         # `$LAUNCHER pretrain_gpt.py ...`: a python script started by something plint cannot know
-        call = LauncherCall("python", command, program=words[unwrapped.index + 1],
-                            program_index=unwrapped.index + 1, wrapped_by=[words[unwrapped.index]])
+        call = LauncherCall(
+            "python",
+            command,
+            program=words[unwrapped.index + 1],
+            program_index=unwrapped.index + 1,
+            wrapped_by=[words[unwrapped.index]],
+        )
         return _wrapped(call, unwrapped.index)
     if call is not None and unwrapped.unknown:
         call.wrapped_by = unwrapped.unknown
@@ -129,24 +161,34 @@ def _wrapped(call: LauncherCall, at: int) -> LauncherCall:
     what = call.launcher if call.launcher != "python" else f"python {call.program.display() if call.program else ''}"
     for w in scripts:  # `aprun -n 8 ./local_rank.sh python3 train.py`: the script is handed the command
         if (w.text or "").endswith(".sh"):
-            what_it_is = ("a script plint does not follow: read as a wrapper that runs the command after it (what "
-                          "such a script usually does: set per-rank variables, then run its arguments)")
+            what_it_is = (
+                "a script plint does not follow: read as a wrapper that runs the command after it (what "
+                "such a script usually does: set per-rank variables, then run its arguments)"
+            )
         else:  # `launch python3 train.py` after `source <(curl ...)`
-            what_it_is = ("a command plint does not know (no function or program of that name is read; a file it "
-                          "could not read may define it): read as a wrapper that runs the command after it")
+            what_it_is = (
+                "a command plint does not know (no function or program of that name is read; a file it "
+                "could not read may define it): read as a wrapper that runs the command after it"
+            )
         call.problems.append(Problem("unresolved", f"`{w.display()}` before {what.strip()} is {what_it_is}", w.site))
     if not unknown_words:
         return call
     shown = " ".join(f"`{w.display()}`" for w in unknown_words)
     why = "; ".join(dict.fromkeys(p.reason for w in unknown_words for p in w.unknowns if p.reason))
     if call.launcher == "python":
-        effect = ("it may be a launcher (srun, mpirun, torchrun) that decides how many processes run, so the node "
-                  "and process counts are unknown")
+        effect = (
+            "it may be a launcher (srun, mpirun, torchrun) that decides how many processes run, so the node "
+            "and process counts are unknown"
+        )
     else:
         effect = f"read as a wrapper in front of {call.launcher}, whose own options give the process counts"
-    call.problems.append(Problem(
-        "unresolved", f"{shown} before {what.strip()} is unknown" + (f" ({why})" if why else "") + f": {effect}",
-        unknown_words[0].site))
+    call.problems.append(
+        Problem(
+            "unresolved",
+            f"{shown} before {what.strip()} is unknown" + (f" ({why})" if why else "") + f": {effect}",
+            unknown_words[0].site,
+        )
+    )
     return call
 
 
@@ -215,7 +257,7 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
         return False
     if len(calls) > 1:
         return True  # python started by srun or mpirun
-    args = [w.text or "" for w in inner.command.words[inner.program_index + 1:]]
+    args = [w.text or "" for w in inner.command.words[inner.program_index + 1 :]]
     options = {a.split("=")[0] for a in args}
     flagged = bool(options & TRAINING_FLAGS)
     if not program.known:
@@ -231,8 +273,12 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     return flagged and bool(options & (TRAINING_LENGTH_FLAGS | DRIVER_FLAGS))
 
 
-def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFile | None],
-                  read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None) -> list[LaunchChain]:
+def find_launches(
+    result: ShellResult,
+    job,
+    read_file: Callable[[str], SourceFile | None],
+    read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None,
+) -> list[LaunchChain]:
     """One chain per training launch, in execution order. `read_config` reads a launcher's config file
     (accelerate's --config_file) where the script is run from too, with a note when that is a guess."""
     chains: list[LaunchChain] = []
@@ -253,11 +299,14 @@ def find_launches(result: ShellResult, job, read_file: Callable[[str], SourceFil
                 read_accelerate_config(c, read_config or (lambda name: (read_file(name), None)))
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
-        args = command.words[inner.program_index + 1:] if inner.program_index >= 0 else []
+        args = command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []
         node_rank = next((c.node_rank for c in reversed(calls) if c.node_rank is not None), None)
         master = next((c.master_addr for c in reversed(calls) if c.master_addr is not None), None)
-        chains.append(LaunchChain(calls, launcher, inner.program, list(args), nodes, per, world, node_rank, master,
-                                  problems, command))
+        chains.append(
+            LaunchChain(
+                calls, launcher, inner.program, list(args), nodes, per, world, node_rank, master, problems, command
+            )
+        )
     return chains
 
 
@@ -278,9 +327,15 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
     unknown = [w for c in calls for w in c.wrapped_by]
     if unknown:  # `${SRUN_EXEC} python3 train.py`: the unknown word may be the launcher
-        note = (f"`{unknown[0].display()}` before the program is unknown and may be a launcher that starts several "
-                "processes")
-        return unresolved(note, unknown[0].site), unresolved(note, unknown[0].site), \
-            unresolved(note, unknown[0].site), None
+        note = (
+            f"`{unknown[0].display()}` before the program is unknown and may be a launcher that starts several "
+            "processes"
+        )
+        return (
+            unresolved(note, unknown[0].site),
+            unresolved(note, unknown[0].site),
+            unresolved(note, unknown[0].site),
+            None,
+        )
     one = "a single process: the program is started without a launcher"
     return derived(1, one, site), derived(1, one, site), derived(1, one, site), None

@@ -12,6 +12,7 @@ import re
 
 from plint.catalog.flags import FlagCatalog
 from plint.reading.sources.arglist import argument_gap, gap_fact, overridable, unknown_value
+
 # the command line's parser and the pipeline layout's, imported from here by the reader and the cost model
 from plint.reading.sources.megatron_args import FlagUse as FlagUse
 from plint.reading.sources.megatron_args import TrainerArgs as TrainerArgs
@@ -20,6 +21,7 @@ from plint.reading.sources.megatron_args import parse_trainer_args as parse_trai
 from plint.values import Value, derived, from_word, parse_int, unresolved
 
 # ---- facts -----------------------------------------------------------------------------------------
+
 
 def integer(text: str) -> int:
     """argparse `type=int` (named for the notes of values that fail to convert)."""
@@ -41,13 +43,23 @@ def _release_key(catalog: FlagCatalog) -> tuple[int, int]:
 
 
 # The options whose absence a field's default rests on (an unknown part holding one makes the field unknown)
-_VPP_OPTIONS = ("--num-layers-per-virtual-pipeline-stage", "--num-virtual-stages-per-pipeline-rank",
-                "--pipeline-model-parallel-layout", "--hybrid-layer-pattern")
+_VPP_OPTIONS = (
+    "--num-layers-per-virtual-pipeline-stage",
+    "--num-virtual-stages-per-pipeline-rank",
+    "--pipeline-model-parallel-layout",
+    "--hybrid-layer-pattern",
+)
 _GQA_OPTIONS = ("--group-query-attention", "--num-query-groups", "--num-key-value-heads")
 _PRECISION_OPTIONS = ("--bf16", "--fp16", "--fp8-format", "--fp8-hybrid", "--fp8-e4m3")
-_RECOMPUTE_OPTIONS = ("--recompute-granularity", "--recompute-activations", "--recompute-num-layers",
-                      "--checkpoint-activations", "--activations-checkpoint-method", "--checkpoint-num-layers",
-                      "--activations-checkpoint-num-layers")
+_RECOMPUTE_OPTIONS = (
+    "--recompute-granularity",
+    "--recompute-activations",
+    "--recompute-num-layers",
+    "--checkpoint-activations",
+    "--activations-checkpoint-method",
+    "--checkpoint-num-layers",
+    "--activations-checkpoint-num-layers",
+)
 
 
 class _Reader:
@@ -70,6 +82,7 @@ class _Reader:
         def matches(written: str) -> bool:
             spec = self.catalog.lookup(written)
             return written in options or (spec is not None and spec.dest in dests)
+
         return matches
 
     def has(self, option: str) -> bool:
@@ -79,8 +92,12 @@ class _Reader:
         """The winning use among spellings (and their aliases). Options the release's parser lacks
         are left out by default: argparse stops at them, so they set nothing (PL501 reports them)."""
         dests = {spec.dest for spec in map(self.catalog.lookup, options) if spec is not None and spec.dest}
-        found = [u for u in self.args.uses if (u.spec is not None or not known_only)
-                 and (u.option in options or (u.spec is not None and u.spec.dest in dests))]
+        found = [
+            u
+            for u in self.args.uses
+            if (u.spec is not None or not known_only)
+            and (u.option in options or (u.spec is not None and u.spec.dest in dests))
+        ]
         return found[-1] if found else None
 
     def flag(self, *options: str) -> Value | None:
@@ -170,8 +187,10 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
     r.put("parallel.sequence_parallel", r.flag("--sequence-parallel") or r.default("--sequence-parallel", False))
     if r.flag("--sequence-parallel") is not None:
         r.put("sequence_parallel_flag", r.flag("--sequence-parallel"))  # as written, before tp 1 turns it off
-    r.put("parallel.distributed_optimizer",
-          r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False))
+    r.put(
+        "parallel.distributed_optimizer",
+        r.flag("--use-distributed-optimizer") or r.default("--use-distributed-optimizer", False),
+    )
     _megatron_fsdp(r)
     _torch_fsdp2(r)
     if not fork:
@@ -184,11 +203,17 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
     if fork:
         # Megatron's own copy of the stage (zero.Init at 3); the JSON's stage is what DeepSpeed runs.
         # Both forks declare it type=int, default=1.0 (a float): deepspeed.md §6.2.
-        r.setting("parallel.zero_stage", "--zero-stage", fallback=1,
-                  note="--zero-stage not given: the fork's default 1.0 (declared type=int), i.e. stage 1")
+        r.setting(
+            "parallel.zero_stage",
+            "--zero-stage",
+            fallback=1,
+            note="--zero-stage not given: the fork's default 1.0 (declared type=int), i.e. stage 1",
+        )
         r.setting("ds_sequence_parallel_size", "--ds-sequence-parallel-size", fallback=1)
-        r.put("megatron_deepspeed.no_pipeline_parallel", r.flag("--no-pipeline-parallel") or r.default(
-            "--no-pipeline-parallel", False))
+        r.put(
+            "megatron_deepspeed.no_pipeline_parallel",
+            r.flag("--no-pipeline-parallel") or r.default("--no-pipeline-parallel", False),
+        )
         r.put("megatron_deepspeed.pp_partition_method", r.value("--pp-partition-method", text))
     return tp, pp
 
@@ -196,8 +221,12 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
 # Megatron-FSDP's --data-parallel-sharding-strategy (megatron/training/arguments.py: choices no_shard, optim,
 # optim_grads, optim_grads_params; default no_shard up to 0.17, optim_grads_params from 0.18;
 # docs/user-guide/features/megatron_fsdp.md: DDP, ZeRO-1, ZeRO-2, ZeRO-3) as the layout's parallel.sharding
-FSDP_SHARDING = {"no_shard": "none", "optim": "optimizer", "optim_grads": "gradients",
-                 "optim_grads_params": "parameters"}
+FSDP_SHARDING = {
+    "no_shard": "none",
+    "optim": "optimizer",
+    "optim_grads": "gradients",
+    "optim_grads_params": "parameters",
+}
 
 
 def _megatron_fsdp(r: _Reader) -> None:
@@ -206,12 +235,20 @@ def _megatron_fsdp(r: _Reader) -> None:
     if fsdp is None:
         return
     r.put("megatron_fsdp", fsdp)
-    strategy = r.setting("megatron_fsdp.strategy", "--data-parallel-sharding-strategy", text,
-                         fallback="optim_grads_params")
+    strategy = r.setting(
+        "megatron_fsdp.strategy", "--data-parallel-sharding-strategy", text, fallback="optim_grads_params"
+    )
     r.setting("megatron_fsdp.outer_strategy", "--outer-dp-sharding-strategy", text, fallback="no_shard")
     if strategy.known and strategy.value in FSDP_SHARDING:
-        r.put("parallel.sharding", Value(FSDP_SHARDING[strategy.value], strategy.span, strategy.origin,
-                                         f"Megatron-FSDP --data-parallel-sharding-strategy {strategy.value}"))
+        r.put(
+            "parallel.sharding",
+            Value(
+                FSDP_SHARDING[strategy.value],
+                strategy.span,
+                strategy.origin,
+                f"Megatron-FSDP --data-parallel-sharding-strategy {strategy.value}",
+            ),
+        )
     else:
         r.put("parallel.sharding", strategy)
 
@@ -225,9 +262,15 @@ def _torch_fsdp2(r: _Reader) -> None:
     if fsdp2 is None:
         return
     r.put("torch_fsdp2", fsdp2)
-    r.put("parallel.sharding", Value("parameters", fsdp2.span, "derived",
-                                     "--use-torch-fsdp2: torch FSDP2 shards parameters, gradients and optimizer "
-                                     "states"))
+    r.put(
+        "parallel.sharding",
+        Value(
+            "parameters",
+            fsdp2.span,
+            "derived",
+            "--use-torch-fsdp2: torch FSDP2 shards parameters, gradients and optimizer states",
+        ),
+    )
 
 
 def _expert_tp(r: _Reader, fork: bool, tp: Value) -> Value:
@@ -236,19 +279,27 @@ def _expert_tp(r: _Reader, fork: bool, tp: Value) -> Value:
         # (megatron/core/tensor_parallel/layers.py: moe and not enable_expert_tensor_parallelism -> 1)
         on = r.flag("--enable-expert-tensor-parallelism")
         if on is not None:
-            return Value(tp.value, on.span, "derived" if tp.known else tp.origin,
-                         "--enable-expert-tensor-parallelism: experts are split like the dense layers (tp)")
+            return Value(
+                tp.value,
+                on.span,
+                "derived" if tp.known else tp.origin,
+                "--enable-expert-tensor-parallelism: experts are split like the dense layers (tp)",
+            )
         if not r.has("--enable-expert-tensor-parallelism"):  # nothing in the list could change it
             return derived(1, "this trainer has no expert tensor parallelism")
-        return r.absent(1, "experts are not split over tensor-parallel ranks without "
-                           "--enable-expert-tensor-parallelism",
-                        options=("--enable-expert-tensor-parallelism",))
+        return r.absent(
+            1,
+            "experts are not split over tensor-parallel ranks without --enable-expert-tensor-parallelism",
+            options=("--enable-expert-tensor-parallelism",),
+        )
     etp = r.value("--expert-tensor-parallel-size")
     if etp is not None:
         return etp
-    note = ("--expert-tensor-parallel-size not given: it defaults to the tensor-parallel size"
-            if r.has("--expert-tensor-parallel-size") else
-            f"Megatron {r.catalog.release} splits experts over the tensor-parallel ranks")
+    note = (
+        "--expert-tensor-parallel-size not given: it defaults to the tensor-parallel size"
+        if r.has("--expert-tensor-parallel-size")
+        else f"Megatron {r.catalog.release} splits experts over the tensor-parallel ranks"
+    )
     if not tp.known:
         return Value(None, tp.span, tp.origin, tp.note or note)
     if not r.has("--expert-tensor-parallel-size"):  # the release has no option that could change it
@@ -266,8 +317,9 @@ def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
         # validate_args (megatron/training/arguments.py) sets num_layers to --encoder-num-layers when
         # --num-layers is absent; T5's decoder is built from that config too (examples/t5/pretrain_t5.py
         # model_provider: only encoder_config.num_layers is set apart)
-        out["model.num_layers"] = derived(encoder.value, "--num-layers not given: validate_args takes "
-                                          "--encoder-num-layers", encoder.span)
+        out["model.num_layers"] = derived(
+            encoder.value, "--num-layers not given: validate_args takes --encoder-num-layers", encoder.span
+        )
     chunk = r.value("--num-layers-per-virtual-pipeline-stage")
     stages = r.value("--num-virtual-stages-per-pipeline-rank")
     layout = r.value("--pipeline-model-parallel-layout", text)
@@ -275,11 +327,15 @@ def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
     embed = r.flag("--account-for-embedding-in-pipeline-split")
     loss = r.flag("--account-for-loss-in-pipeline-split")
     standalone = r.flag("--standalone-embedding-stage")
-    for key, v in (("pipeline.account_for_embedding", embed), ("pipeline.account_for_loss", loss),
-                   ("pipeline.standalone_embedding_stage", standalone), ("parallel.pipeline_layout", layout),
-                   ("model.hybrid_layer_pattern", hybrid),
-                   ("parallel.uneven_first", r.value("--decoder-first-pipeline-num-layers")),
-                   ("parallel.uneven_last", r.value("--decoder-last-pipeline-num-layers"))):
+    for key, v in (
+        ("pipeline.account_for_embedding", embed),
+        ("pipeline.account_for_loss", loss),
+        ("pipeline.standalone_embedding_stage", standalone),
+        ("parallel.pipeline_layout", layout),
+        ("model.hybrid_layer_pattern", hybrid),
+        ("parallel.uneven_first", r.value("--decoder-first-pipeline-num-layers")),
+        ("parallel.uneven_last", r.value("--decoder-last-pipeline-num-layers")),
+    ):
         r.put(key, v)
     given = [v for v in (chunk, stages, layout) if v is not None]
     out["parallel.vpp_spellings"] = derived(len(given), "ways of setting virtual pipeline stages given")
@@ -289,8 +345,9 @@ def _virtual_pipeline(r: _Reader, fork: bool, pp: Value) -> None:
         out["parallel.vpp"] = _vpp_from_layout(layout, pp)
     elif stages is not None:
         if stages.known and stages.value == 1 and collapse:
-            out["parallel.vpp"] = derived(None, "--num-virtual-stages-per-pipeline-rank 1 means no interleaving",
-                                          stages.span)
+            out["parallel.vpp"] = derived(
+                None, "--num-virtual-stages-per-pipeline-rank 1 means no interleaving", stages.span
+            )
         else:
             out["parallel.vpp"] = stages
     elif chunk is not None:
@@ -313,25 +370,32 @@ def _vpp_from_layout(layout: Value, pp: Value) -> Value:
     if n % pp.value:
         return Value(None, layout.span, "derived", f"{n} layout stages do not split over pp {pp.value}")
     vpp = n // pp.value
-    return derived(vpp if vpp > 1 else None,
-                   f"{n} stages in the layout / pp {pp.value}" + ("" if vpp > 1 else ": no interleaving"), layout.span)
+    return derived(
+        vpp if vpp > 1 else None,
+        f"{n} stages in the layout / pp {pp.value}" + ("" if vpp > 1 else ": no interleaving"),
+        layout.span,
+    )
 
 
-def _vpp_from_chunk(chunk: Value, layers: Value | None, pp: Value, embed, loss, standalone, fork: bool,
-                    collapse: bool) -> Value:
+def _vpp_from_chunk(
+    chunk: Value, layers: Value | None, pp: Value, embed, loss, standalone, fork: bool, collapse: bool
+) -> Value:
     """--num-layers-per-virtual-pipeline-stage k: vpp = (L' / pp) / k (megatron.md §2.13)."""
     if not chunk.known:
         return chunk
     if layers is None or not layers.known or not pp.known:
         why = "--num-layers is not given" if layers is None else (layers.note if not layers.known else pp.note)
-        return unresolved("virtual stages from --num-layers-per-virtual-pipeline-stage need the layers and pp: "
-                          + str(why), chunk.span)
+        return unresolved(
+            "virtual stages from --num-layers-per-virtual-pipeline-stage need the layers and pp: " + str(why),
+            chunk.span,
+        )
     total = layers.value + (1 if embed else 0) + (1 if loss else 0)
     stages = pp.value - (1 if standalone else 0)  # ≤0.10 --standalone-embedding-stage: pp-1 hold layers
     what = f"{total} layers" + (" (counting embedding/loss)" if embed or loss else "")
     if stages <= 0 or chunk.value <= 0:
-        return Value(None, chunk.span, "derived",
-                     f"{what} over pp {pp.value} do not split into chunks of {chunk.value}")
+        return Value(
+            None, chunk.span, "derived", f"{what} over pp {pp.value} do not split into chunks of {chunk.value}"
+        )
     if fork:
         # the forks floor-divide and only assert L % k == 0 (megatron/arguments.py)
         if total % chunk.value:
@@ -339,12 +403,16 @@ def _vpp_from_chunk(chunk: Value, layers: Value | None, pp: Value, embed, loss, 
         vpp = (total // stages) // chunk.value
     else:
         if total % stages or (total // stages) % chunk.value:
-            return Value(None, chunk.span, "derived",
-                         f"{what} over pp {stages} do not split into chunks of {chunk.value}")
+            return Value(
+                None, chunk.span, "derived", f"{what} over pp {stages} do not split into chunks of {chunk.value}"
+            )
         vpp = (total // stages) // chunk.value
     if vpp == 1 and collapse:
-        return derived(None, f"--num-layers-per-virtual-pipeline-stage {chunk.value} equals the layers per stage: "
-                             "interleaving is off", chunk.span)
+        return derived(
+            None,
+            f"--num-layers-per-virtual-pipeline-stage {chunk.value} equals the layers per stage: interleaving is off",
+            chunk.span,
+        )
     note = f"vpp = ({total} / {stages}) / {chunk.value} (layers per stage / --num-layers-per-virtual-pipeline-stage)"
     if vpp == 1:
         note += "; this release still runs the interleaved schedule with one chunk"
@@ -358,33 +426,50 @@ def _hybrid_pattern(r: _Reader, hybrid: Value, pp: Value) -> None:
         r.out["parallel.vpp"] = hybrid
         return
     main = hybrid.value.split("/")[0]
-    r.out["model.num_layers"] = derived(len(main.replace("|", "")), "layers in --hybrid-layer-pattern "
-                                        "(it overrides --num-layers)", hybrid.span)
+    r.out["model.num_layers"] = derived(
+        len(main.replace("|", "")), "layers in --hybrid-layer-pattern (it overrides --num-layers)", hybrid.span
+    )
     segments = main.count("|") + 1
     if not pp.known or not pp.value:
         r.out["parallel.vpp"] = unresolved(f"{segments} pattern segments over an unknown pp", hybrid.span)
     elif segments == 1 or segments <= pp.value:
-        r.out["parallel.vpp"] = derived(None, f"{segments} segment(s) in --hybrid-layer-pattern: no interleaving",
-                                        hybrid.span)
+        r.out["parallel.vpp"] = derived(
+            None, f"{segments} segment(s) in --hybrid-layer-pattern: no interleaving", hybrid.span
+        )
     elif segments % pp.value:
-        r.out["parallel.vpp"] = Value(None, hybrid.span, "derived",
-                                      f"{segments} pattern segments do not split over pp {pp.value}")
+        r.out["parallel.vpp"] = Value(
+            None, hybrid.span, "derived", f"{segments} pattern segments do not split over pp {pp.value}"
+        )
     else:
-        r.out["parallel.vpp"] = derived(segments // pp.value, f"{segments} pattern segments / pp {pp.value}",
-                                        hybrid.span)
+        r.out["parallel.vpp"] = derived(
+            segments // pp.value, f"{segments} pattern segments / pp {pp.value}", hybrid.span
+        )
 
 
 def _batch(r: _Reader) -> None:
     # --micro-batch-size defaults to None in every release's parser (the flag catalog), and validate_args
     # multiplies it by dp: a launch without it stops at start-up. 1 is plint's assumption, not a reading.
     micro = r.value("--micro-batch-size")
-    r.out["batch.micro"] = micro if micro is not None else r.absent(
-        1, "--micro-batch-size not given (the trainer's default is None and it stops without one): plint assumes 1",
-        "assumed", options=("--micro-batch-size",))
+    r.out["batch.micro"] = (
+        micro
+        if micro is not None
+        else r.absent(
+            1,
+            "--micro-batch-size not given (the trainer's default is None and it stops without one): plint assumes 1",
+            "assumed",
+            options=("--micro-batch-size",),
+        )
+    )
     glob = r.value("--global-batch-size")
-    r.out["batch.global"] = glob if glob is not None else r.absent(
-        None, "--global-batch-size not given: micro * dp (one micro-batch per step)",
-        options=("--global-batch-size",))
+    r.out["batch.global"] = (
+        glob
+        if glob is not None
+        else r.absent(
+            None,
+            "--global-batch-size not given: micro * dp (one micro-batch per step)",
+            options=("--global-batch-size",),
+        )
+    )
     r.put("rampup_batch_size", r.value("--rampup-batch-size", text))
 
 
@@ -392,13 +477,22 @@ def _model(r: _Reader, fork: bool) -> None:
     out = r.out
     hidden = r.value("--hidden-size")
     heads = r.value("--num-attention-heads")
-    for key, option, v in (("model.hidden_size", "--hidden-size", hidden),
-                           ("model.num_attention_heads", "--num-attention-heads", heads)):
-        out[key] = v if v is not None else r.absent(None, f"{option} not given (the trainer requires it)", "missing",
-                                                    options=(option,))
+    for key, option, v in (
+        ("model.hidden_size", "--hidden-size", hidden),
+        ("model.num_attention_heads", "--num-attention-heads", heads),
+    ):
+        out[key] = (
+            v
+            if v is not None
+            else r.absent(None, f"{option} not given (the trainer requires it)", "missing", options=(option,))
+        )
     if "model.num_layers" not in out:
-        out["model.num_layers"] = r.absent(None, "--num-layers not given (the trainer requires it)", "missing",
-                                           options=("--num-layers", "--hybrid-layer-pattern"))
+        out["model.num_layers"] = r.absent(
+            None,
+            "--num-layers not given (the trainer requires it)",
+            "missing",
+            options=("--num-layers", "--hybrid-layer-pattern"),
+        )
     swiglu = r.flag("--swiglu")
     r.put("model.swiglu", swiglu)
     ffn = r.value("--ffn-hidden-size")
@@ -407,32 +501,57 @@ def _model(r: _Reader, fork: bool) -> None:
     elif hidden is not None and hidden.known:
         h = hidden.value
         if swiglu is not None:  # validate_args keeps the MLP's parameters near the 4h one, a multiple of 64
-            out["model.ffn_hidden_size"] = r.absent(int((4 * h * 2 / 3) / 64) * 64,
-                                                    f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64",
-                                                    "derived", hidden.span, options=("--ffn-hidden-size",))
+            out["model.ffn_hidden_size"] = r.absent(
+                int((4 * h * 2 / 3) / 64) * 64,
+                f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64",
+                "derived",
+                hidden.span,
+                options=("--ffn-hidden-size",),
+            )
         else:
-            out["model.ffn_hidden_size"] = r.absent(4 * h, f"--ffn-hidden-size not given: 4 * {h}", "derived",
-                                                    hidden.span, options=("--ffn-hidden-size", "--swiglu"))
+            out["model.ffn_hidden_size"] = r.absent(
+                4 * h,
+                f"--ffn-hidden-size not given: 4 * {h}",
+                "derived",
+                hidden.span,
+                options=("--ffn-hidden-size", "--swiglu"),
+            )
     elif hidden is not None:
         out["model.ffn_hidden_size"] = Value(None, hidden.span, "unresolved", "needs model.hidden_size")
     else:
-        out["model.ffn_hidden_size"] = r.absent(None, "--ffn-hidden-size defaults to 4 * --hidden-size, not given",
-                                                options=("--ffn-hidden-size", "--hidden-size"))
+        out["model.ffn_hidden_size"] = r.absent(
+            None,
+            "--ffn-hidden-size defaults to 4 * --hidden-size, not given",
+            options=("--ffn-hidden-size", "--hidden-size"),
+        )
     _query_groups(r, heads)
     seq = r.value("--seq-length") or r.value("--encoder-seq-length")
     # validate_args (megatron/training/arguments.py) asserts --encoder-seq-length when --seq-length is absent
-    out["model.seq_length"] = seq if seq is not None else r.absent(
-        None, "--seq-length not given, nor --encoder-seq-length (the trainer requires one)", "missing",
-        options=("--seq-length", "--encoder-seq-length"))
+    out["model.seq_length"] = (
+        seq
+        if seq is not None
+        else r.absent(
+            None,
+            "--seq-length not given, nor --encoder-seq-length (the trainer requires one)",
+            "missing",
+            options=("--seq-length", "--encoder-seq-length"),
+        )
+    )
     vocab = r.value("--vocab-size")
-    out["model.vocab_size"] = vocab if vocab is not None else r.absent(
-        None, "--vocab-size not given: the tokenizer sets it at run time", options=("--vocab-size",))
+    out["model.vocab_size"] = (
+        vocab
+        if vocab is not None
+        else r.absent(None, "--vocab-size not given: the tokenizer sets it at run time", options=("--vocab-size",))
+    )
     r.put("model.max_position_embeddings", r.value("--max-position-embeddings"))
-    for key, option in (("model.make_vocab_size_divisible_by", "--make-vocab-size-divisible-by"),
-                        ("model.moe_ffn_hidden_size", "--moe-ffn-hidden-size"),
-                        ("model.kv_channels", "--kv-channels"),
-                        ("model.mtp_num_layers", "--mtp-num-layers"),
-                        ("train_iters", "--train-iters"), ("train_samples", "--train-samples")):
+    for key, option in (
+        ("model.make_vocab_size_divisible_by", "--make-vocab-size-divisible-by"),
+        ("model.moe_ffn_hidden_size", "--moe-ffn-hidden-size"),
+        ("model.kv_channels", "--kv-channels"),
+        ("model.mtp_num_layers", "--mtp-num-layers"),
+        ("train_iters", "--train-iters"),
+        ("train_samples", "--train-samples"),
+    ):
         r.put(key, r.value(option))
     _experts(r, fork)
 
@@ -453,13 +572,21 @@ def _query_groups(r: _Reader, heads: Value | None) -> None:
             out["model.num_query_groups"] = r.value("--num-query-groups") or r.default("--num-query-groups", 1)
             return
     if heads is not None and heads.known:
-        out["model.num_query_groups"] = r.absent(heads.value, "without grouped-query attention every head is its "
-                                                 "own group", "derived", heads.span, options=_GQA_OPTIONS)
+        out["model.num_query_groups"] = r.absent(
+            heads.value,
+            "without grouped-query attention every head is its own group",
+            "derived",
+            heads.span,
+            options=_GQA_OPTIONS,
+        )
     elif heads is not None:
         out["model.num_query_groups"] = Value(None, heads.span, "unresolved", "needs model.num_attention_heads")
     else:
-        out["model.num_query_groups"] = r.absent(None, "one group per attention head; --num-attention-heads not "
-                                                 "given", options=_GQA_OPTIONS + ("--num-attention-heads",))
+        out["model.num_query_groups"] = r.absent(
+            None,
+            "one group per attention head; --num-attention-heads not given",
+            options=_GQA_OPTIONS + ("--num-attention-heads",),
+        )
 
 
 def _experts(r: _Reader, fork: bool) -> None:
@@ -507,8 +634,9 @@ def _precision(r: _Reader, fork: bool) -> None:
     elif fp16 is not None:
         out["precision"] = Value("fp16", fp16.span, fp16.origin)
     else:
-        out["precision"] = r.absent("fp32", "neither --bf16 nor --fp16: parameters stay fp32",
-                                    options=_PRECISION_OPTIONS)
+        out["precision"] = r.absent(
+            "fp32", "neither --bf16 nor --fp16: parameters stay fp32", options=_PRECISION_OPTIONS
+        )
 
 
 def _legacy_checkpointing(r: _Reader) -> bool:
@@ -524,20 +652,29 @@ def _legacy_checkpointing(r: _Reader) -> bool:
     out = r.out
     given = method if method is not None else r.use("--checkpoint-activations")
     assert given is not None  # the flag was found above
-    out["recompute.granularity"] = Value("full", given.flag_word.value_span, given.flag_word.origin,
-                                         f"{given.option}: full recompute, as Megatron-LM v2.x reads it")
+    out["recompute.granularity"] = Value(
+        "full",
+        given.flag_word.value_span,
+        given.flag_word.origin,
+        f"{given.option}: full recompute, as Megatron-LM v2.x reads it",
+    )
     method_word = method.values[0] if method is not None and method.values else None
-    out["recompute.method"] = from_word(method_word, text, method.option) \
-        if method is not None and method_word is not None else \
-        Value("uniform", given.flag_word.value_span, "derived", "--checkpoint-activations: uniform chunks")
+    out["recompute.method"] = (
+        from_word(method_word, text, method.option)
+        if method is not None and method_word is not None
+        else Value("uniform", given.flag_word.value_span, "derived", "--checkpoint-activations: uniform chunks")
+    )
     for option in ("--activations-checkpoint-num-layers", "--checkpoint-num-layers"):
         use = r.use(option, known_only=False)
         if use is not None and use.values:
             out["recompute.num_layers"] = from_word(use.values[0], integer, use.option)
             break
     else:
-        out["recompute.num_layers"] = r.absent(1, "chunks of one layer: the v2.x default",
-                                               options=("--activations-checkpoint-num-layers", "--checkpoint-num-layers"))
+        out["recompute.num_layers"] = r.absent(
+            1,
+            "chunks of one layer: the v2.x default",
+            options=("--activations-checkpoint-num-layers", "--checkpoint-num-layers"),
+        )
     return True
 
 
@@ -551,19 +688,29 @@ def _recompute(r: _Reader, fork: bool) -> None:
     if checkpoint is not None:
         # the forks checkpoint every --checkpoint-num-layers layers (megatron/model/transformer.py
         # takes this path before looking at recompute_granularity)
-        out["recompute.granularity"] = Value("full", checkpoint.span, checkpoint.origin,
-                                             "--checkpoint-activations: full activation checkpointing")
+        out["recompute.granularity"] = Value(
+            "full", checkpoint.span, checkpoint.origin, "--checkpoint-activations: full activation checkpointing"
+        )
     elif activations is not None:
-        out["recompute.granularity"] = Value("selective", activations.span, activations.origin,
-                                             "--recompute-activations selects selective recompute"
-                                             + (" (overriding --recompute-granularity)" if granularity else ""))
+        out["recompute.granularity"] = Value(
+            "selective",
+            activations.span,
+            activations.origin,
+            "--recompute-activations selects selective recompute"
+            + (" (overriding --recompute-granularity)" if granularity else ""),
+        )
     elif granularity is not None:
         out["recompute.granularity"] = granularity
     else:
         out["recompute.granularity"] = r.absent(None, "no recompute flag", options=_RECOMPUTE_OPTIONS)
     method = r.value("--recompute-method", text)
-    out["recompute.method"] = method if method is not None else r.absent(
-        None, "--recompute-method not given", options=("--recompute-method", "--activations-checkpoint-method"))
+    out["recompute.method"] = (
+        method
+        if method is not None
+        else r.absent(
+            None, "--recompute-method not given", options=("--recompute-method", "--activations-checkpoint-method")
+        )
+    )
     layers = r.value("--recompute-num-layers")
     if checkpoint is not None and layers is None:
         r.setting("recompute.num_layers", "--checkpoint-num-layers", fallback=1)
@@ -586,9 +733,11 @@ def _pointers(r: _Reader) -> None:
     r.put("clip_grad", r.value("--clip-grad", number))
     # present only when given (True) or when an unknown part could give them (unresolved): rules test for
     # their absence, and a flag that may be in an unknown part is not absent
-    for key, option in (("overlap_grad_reduce", "--overlap-grad-reduce"),
-                        ("overlap_param_gather", "--overlap-param-gather"),
-                        ("tp_comm_overlap", "--tp-comm-overlap")):
+    for key, option in (
+        ("overlap_grad_reduce", "--overlap-grad-reduce"),
+        ("overlap_param_gather", "--overlap-param-gather"),
+        ("tp_comm_overlap", "--tp-comm-overlap"),
+    ):
         given = r.flag(option)
         if given is None and r.has(option):
             maybe = r.absent(None, "", options=(option,))

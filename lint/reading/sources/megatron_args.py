@@ -52,8 +52,11 @@ class TrainerArgs:
 
     def all(self, key: str) -> list[FlagUse]:
         """Every use of an option string or of any option with that dest, in order."""
-        return [u for u in self.uses
-                if u.option == key or (u.spec is not None and (u.spec.dest == key or key in u.spec.flags))]
+        return [
+            u
+            for u in self.uses
+            if u.option == key or (u.spec is not None and (u.spec.dest == key or key in u.spec.flags))
+        ]
 
     def get(self, key: str) -> FlagUse | None:
         """The use that wins (argparse: the last one on the line)."""
@@ -67,12 +70,17 @@ class TrainerArgs:
 
     def get_any(self, *keys: str) -> FlagUse | None:
         """The last use among several spellings."""
-        found = [(i, u) for i, u in enumerate(self.uses) for k in keys
-                 if u.option == k or (u.spec is not None and k in (u.spec.dest, *u.spec.flags))]
+        found = [
+            (i, u)
+            for i, u in enumerate(self.uses)
+            for k in keys
+            if u.option == k or (u.spec is not None and k in (u.spec.dest, *u.spec.flags))
+        ]
         return max(found, key=lambda pair: pair[0])[1] if found else None
 
 
 # ---- parsing --------------------------------------------------------------------------------------
+
 
 def _is_option(text: str, catalog: FlagCatalog) -> bool:
     """argparse's `_parse_optional`: would this word be read as an option (known or not)?"""
@@ -120,14 +128,15 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
         w = words[i]
         text = w.text
         if text == "--":  # argparse: everything after `--` is positional
-            args.positionals.extend(words[i + 1:])
+            args.positionals.extend(words[i + 1 :])
             break
         if text is None:
             prefix = w.known_prefix()
             name = prefix.split("=", 1)[0]
             if prefix.startswith("--") and "=" in prefix:  # `--x=$V`: the option is known, its value not
-                args.uses.append(FlagUse(name, w.slice(0, len(name)), [w.after(len(name) + 1)],
-                                         catalog.lookup(name), True))
+                args.uses.append(
+                    FlagUse(name, w.slice(0, len(name)), [w.after(len(name) + 1)], catalog.lookup(name), True)
+                )
             else:
                 args.opaque.append(w)
                 args.opaque_at.append(len(args.uses))
@@ -140,8 +149,7 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
         spec = catalog.lookup(text)
         if spec is None and "=" in text:
             name = text.split("=", 1)[0]
-            args.uses.append(FlagUse(name, w.slice(0, len(name)), [w.slice(len(name) + 1)],
-                                     catalog.lookup(name), True))
+            args.uses.append(FlagUse(name, w.slice(0, len(name)), [w.slice(len(name) + 1)], catalog.lookup(name), True))
             i += 1
             continue
         if spec is not None and spec.takes_value is False:
@@ -173,6 +181,7 @@ def _unroll(pattern: str, text: str) -> str:
         if count * len(m.group(1)) > _MAX_LAYOUT:
             raise ValueError("layout too long")
         return m.group(1) * count
+
     return re.sub(pattern, repeat, text)
 
 
@@ -186,4 +195,3 @@ def layout_stages(layout: str) -> tuple[list[str] | None, str | None]:
     if bad:
         return None, f"invalid layout character {bad[0]!r} (E, t, m, L, | and *n only)"
     return flat.split("|"), None
-

@@ -26,8 +26,10 @@ if TYPE_CHECKING:
 _CONFIGURED: ContextVar[str | None] = ContextVar("plint_configured_model", default=None)
 _MAX_CONFIG_BYTES = 256 * 1024  # a model's config.json is a few KiB
 
-SUPPLY_HINT = ('give its shape with [tool.plint] model = "<hub name>" or "<path to its config.json>", '
-               "or keep its config.json in the checked tree")
+SUPPLY_HINT = (
+    'give its shape with [tool.plint] model = "<hub name>" or "<path to its config.json>", '
+    "or keep its config.json in the checked tree"
+)
 
 
 def configured_model(model: str | None) -> AbstractContextManager[None]:
@@ -70,8 +72,10 @@ def _local_config(name: str, base: str) -> tuple[dict, str] | None:
 
 def _facts(shape: dict, span, origin: str, note: str) -> dict[str, Value]:
     # transformers builds the embedding at vocab_size itself: no Megatron padding to a multiple of 128
-    return {f"model.{key}": Value(value, span, origin, note) for key, value in
-            {**shape, "make_vocab_size_divisible_by": 1}.items()}
+    return {
+        f"model.{key}": Value(value, span, origin, note)
+        for key, value in {**shape, "make_vocab_size_divisible_by": 1}.items()
+    }
 
 
 def model_facts(name: Value | None, launch_file: str | None) -> dict[str, Value]:
@@ -85,15 +89,27 @@ def model_facts(name: Value | None, launch_file: str | None) -> dict[str, Value]
             return _facts(shape, None, "literal", f"[tool.plint] model: {configured}")
         found = lookup_model(configured)
         if found is not None:
-            return _facts(found.shape, None, "derived", f"[tool.plint] model {configured!r}: the {found.name} "
-                                                        f"architecture (plint's model catalog, from {found.hub})")
-        return {"model.num_layers": unresolved(f"[tool.plint] model {configured!r} is neither a config.json plint "
-                                               f"can read nor a model in its catalog; {SUPPLY_HINT}")}
+            return _facts(
+                found.shape,
+                None,
+                "derived",
+                f"[tool.plint] model {configured!r}: the {found.name} "
+                f"architecture (plint's model catalog, from {found.hub})",
+            )
+        return {
+            "model.num_layers": unresolved(
+                f"[tool.plint] model {configured!r} is neither a config.json plint "
+                f"can read nor a model in its catalog; {SUPPLY_HINT}"
+            )
+        }
     if name is None:
         return {}
     if not name.known:
-        return {"model.num_layers": unresolved(f"the model's shape: its name is not known ({name.note}); "
-                                               f"{SUPPLY_HINT}", name.span)}
+        return {
+            "model.num_layers": unresolved(
+                f"the model's shape: its name is not known ({name.note}); {SUPPLY_HINT}", name.span
+            )
+        }
     text = str(name.value)
     if launch_file is not None:
         local = _local_config(text, os.path.dirname(os.path.realpath(launch_file)) or ".")
@@ -102,11 +118,17 @@ def model_facts(name: Value | None, launch_file: str | None) -> dict[str, Value]
     found = lookup_model(text)
     if found is not None:
         read = f" (a size folder in its family's, read as {found.read_as})" if found.read_as else ""
-        facts = _facts(found.shape, name.span, "derived", f"{text}{read}: the {found.name} architecture "
-                                                          f"(plint's model catalog: {found.hub}'s config.json)")
+        facts = _facts(
+            found.shape,
+            name.span,
+            "derived",
+            f"{text}{read}: the {found.name} architecture (plint's model catalog: {found.hub}'s config.json)",
+        )
         if found.unmodelled:  # the cost model counts the language model only (plint.cost.layout_estimate)
-            facts["catalog.unmodelled"] = Value(found.unmodelled, name.span, "derived", f"{found.hub} (plint's "
-                                                                                        "model catalog)")
+            facts["catalog.unmodelled"] = Value(
+                found.unmodelled, name.span, "derived", f"{found.hub} (plint's model catalog)"
+            )
         return facts
-    return {"model.num_layers": unresolved(f"the model {text!r} is not in plint's model catalog; {SUPPLY_HINT}",
-                                           name.span)}
+    return {
+        "model.num_layers": unresolved(f"the model {text!r} is not in plint's model catalog; {SUPPLY_HINT}", name.span)
+    }

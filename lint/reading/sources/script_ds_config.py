@@ -47,6 +47,8 @@ class _Opened:
 
     def __init__(self, path: "Found"):
         self.path = path
+
+
 _ARGS = object()  # the parsed command line (argparse's Namespace)
 
 
@@ -160,8 +162,11 @@ class _Evaluator:
                 if name.startswith("--"):
                     dest = kw.get("dest")
                     # argparse sets the dest as an attribute: a name (a str)
-                    key = dest.value if isinstance(dest, ast.Constant) and isinstance(dest.value, str) \
+                    key = (
+                        dest.value
+                        if isinstance(dest, ast.Constant) and isinstance(dest.value, str)
                         else name[2:].replace("-", "_")
+                    )
                     out[key] = (default, switch, kind.id if isinstance(kind, ast.Name) else None)
         return out
 
@@ -189,8 +194,9 @@ class _Evaluator:
         if self.steps > _MAX_STEPS:
             raise _Budget
 
-    def run(self, body: list[ast.stmt], env: dict, module: _Module, target: ast.AST | None = None,
-            depth: int = 0) -> Found | None:
+    def run(
+        self, body: list[ast.stmt], env: dict, module: _Module, target: ast.AST | None = None, depth: int = 0
+    ) -> Found | None:
         """Run statements; with target, stop at the statement holding it and return None (env is then the state
         the target sees); without, return what a `return` gives."""
         for stmt in body:
@@ -204,7 +210,7 @@ class _Evaluator:
                 return self.expr(stmt.value, env, module, depth) if stmt.value is not None else Found(None)
             if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and stmt.value is not None:
                 value = self.expr(stmt.value, env, module, depth)
-                for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
+                for t in stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]:
                     self._assign(t, value, env, module, depth)
             elif isinstance(stmt, ast.If):
                 test = self.expr(stmt.test, env, module, depth).value
@@ -219,9 +225,11 @@ class _Evaluator:
                 for item in getattr(stmt, "items", []):  # with open(path) as f: f stands for the opened path
                     if isinstance(item.optional_vars, ast.Name):
                         opened = item.context_expr
-                        env[item.optional_vars.id] = Found(_Opened(self.expr(opened.args[0], env, module, depth))) \
-                            if isinstance(opened, ast.Call) and _call_name(opened) == "open" and opened.args \
+                        env[item.optional_vars.id] = (
+                            Found(_Opened(self.expr(opened.args[0], env, module, depth)))
+                            if isinstance(opened, ast.Call) and _call_name(opened) == "open" and opened.args
                             else Found(UNKNOWN)
+                        )
                 result = self.run(stmt.body, env, module, None, depth)
                 if result is not None:
                     return result
@@ -323,8 +331,12 @@ class _Evaluator:
             if isinstance(node, ast.BinOp):
                 a, b = plain(node.left), plain(node.right)
                 if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool):
-                    ops = {ast.Add: lambda: a + b, ast.Sub: lambda: a - b, ast.Mult: lambda: a * b,
-                           ast.FloorDiv: lambda: a // b if b else UNKNOWN}
+                    ops = {
+                        ast.Add: lambda: a + b,
+                        ast.Sub: lambda: a - b,
+                        ast.Mult: lambda: a * b,
+                        ast.FloorDiv: lambda: a // b if b else UNKNOWN,
+                    }
                     return ops[type(node.op)]() if type(node.op) in ops else UNKNOWN
         except TypeError:
             return UNKNOWN
@@ -335,8 +347,13 @@ class _Evaluator:
         span = module.span(node)
         if name in ("parse_args", "parse_known_args", "parse_args_into_dataclasses"):
             return Found(_ARGS, span)
-        if name == "load" and isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name) \
-                and node.func.value.id == "json" and node.args:
+        if (
+            name == "load"
+            and isinstance(node.func, ast.Attribute)
+            and isinstance(node.func.value, ast.Name)
+            and node.func.value.id == "json"
+            and node.args
+        ):
             return self._json_load(node.args[0], env, module, depth)
         if name == "dict" and not node.args:
             return Found({k.arg: self.expr(k.value, env, module, depth) for k in node.keywords if k.arg}, span)
@@ -357,10 +374,17 @@ class _Evaluator:
             self.json_path = path
         return Found(UNKNOWN, module.span(arg))
 
-    def _bind(self, func: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call, env: dict, module: _Module, depth: int,
-              where: _Module) -> dict:
+    def _bind(
+        self,
+        func: ast.FunctionDef | ast.AsyncFunctionDef,
+        call: ast.Call,
+        env: dict,
+        module: _Module,
+        depth: int,
+        where: _Module,
+    ) -> dict:
         params = func.args.posonlyargs + func.args.args
-        defaults = dict(zip([p.arg for p in params[len(params) - len(func.args.defaults):]], func.args.defaults))
+        defaults = dict(zip([p.arg for p in params[len(params) - len(func.args.defaults) :]], func.args.defaults))
         defaults.update({p.arg: d for p, d in zip(func.args.kwonlyargs, func.args.kw_defaults) if d is not None})
         local: dict[str, Found] = {}
         for param, d in defaults.items():
@@ -448,16 +472,22 @@ def _assigned(stmt: ast.stmt) -> set[str]:
 
 # the calls that receive a DeepSpeed config: deepspeed.initialize(config= / config_params=), the HF Trainer's
 # arguments (TrainingArguments and its subclasses' deepspeed=)
-_RECEIVERS = {"initialize": ("config", "config_params"), "TrainingArguments": ("deepspeed",),
-              "Seq2SeqTrainingArguments": ("deepspeed",), "SFTConfig": ("deepspeed",)}
+_RECEIVERS = {
+    "initialize": ("config", "config_params"),
+    "TrainingArguments": ("deepspeed",),
+    "Seq2SeqTrainingArguments": ("deepspeed",),
+    "SFTConfig": ("deepspeed",),
+}
 
 
 def _receiver(tree: ast.AST) -> tuple[ast.Call, ast.AST] | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Call) and (name := _call_name(node)) in _RECEIVERS:
-            if name == "initialize" and not (isinstance(node.func, ast.Attribute)
-                                                       and isinstance(node.func.value, ast.Name)
-                                                       and node.func.value.id == "deepspeed"):
+            if name == "initialize" and not (
+                isinstance(node.func, ast.Attribute)
+                and isinstance(node.func.value, ast.Name)
+                and node.func.value.id == "deepspeed"
+            ):
                 continue
             for k in node.keywords:
                 if k.arg in _RECEIVERS[name]:
@@ -467,10 +497,16 @@ def _receiver(tree: ast.AST) -> tuple[ast.Call, ast.AST] | None:
 
 def _enclosing(tree: ast.Module, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | ast.Module:
     for candidate in ast.walk(tree):
-        if isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
-                any(n is node for n in ast.walk(candidate)) and \
-                not any(isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef)) and inner is not candidate
-                        and any(n is node for n in ast.walk(inner)) for inner in ast.walk(candidate)):
+        if (
+            isinstance(candidate, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and any(n is node for n in ast.walk(candidate))
+            and not any(
+                isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and inner is not candidate
+                and any(n is node for n in ast.walk(inner))
+                for inner in ast.walk(candidate)
+            )
+        ):
             return candidate
     return tree
 
@@ -480,9 +516,16 @@ def pipeline_module(script: str, root: str) -> Value | None:
     module = _load(script, root)
     if module is None:
         return None
-    pipes = {"PipelineModule"} | {n.name for n in ast.walk(module.tree) if isinstance(n, ast.ClassDef) and any(
-        (isinstance(b, ast.Name) and b.id == "PipelineModule") or (isinstance(b, ast.Attribute)
-                                                                  and b.attr == "PipelineModule") for b in n.bases)}
+    pipes = {"PipelineModule"} | {
+        n.name
+        for n in ast.walk(module.tree)
+        if isinstance(n, ast.ClassDef)
+        and any(
+            (isinstance(b, ast.Name) and b.id == "PipelineModule")
+            or (isinstance(b, ast.Attribute) and b.attr == "PipelineModule")
+            for b in n.bases
+        )
+    }
     for node in ast.walk(module.tree):
         if isinstance(node, ast.Call) and _call_name(node) in pipes:
             return Value(True, module.span(node), "literal", f"{module.source.path} builds a {_call_name(node)}")
@@ -543,15 +586,17 @@ def _config_facts(config: dict, facts: dict, where: str) -> None:
     if stage is not None:
         facts["parallel.zero_stage"] = _value(stage, f"zero_optimization.stage of the config {where} receives")
     else:
-        facts["parallel.zero_stage"] = unknown if open_keys else \
-            Value(0, None, "default", f"the config {where} receives has no ZeRO stage: 0")
+        facts["parallel.zero_stage"] = (
+            unknown if open_keys else Value(0, None, "default", f"the config {where} receives has no ZeRO stage: 0")
+        )
     # "bfloat16" is DeepSpeed's older name of the bf16 section, still read (BFLOAT16_OLD,
     # deepspeed/runtime/precision_config.py get_bfloat16_config); DeepSpeed-Chat's ds_utils writes it
     for name, section in (("bf16", "bf16"), ("bf16", "bfloat16"), ("fp16", "fp16")):
         enabled = _get(config, section, "enabled")
         if enabled is not None and enabled.value is True:
-            facts["precision"] = Value(name, enabled.span, enabled.origin,
-                                       f"{section}.enabled of the config {where} receives")
+            facts["precision"] = Value(
+                name, enabled.span, enabled.origin, f"{section}.enabled of the config {where} receives"
+            )
             break
         if enabled is not None and enabled.value is UNKNOWN:
             facts["precision"] = _value(enabled, f"{name}.enabled of the config {where} receives")
@@ -566,8 +611,10 @@ def _config_facts(config: dict, facts: dict, where: str) -> None:
             facts[f"offload.{part}"] = Value(device.value, device.span, device.origin, f"zero_optimization.{part}")
         elif device is not None and device.value is UNKNOWN:
             facts[f"offload.{part}"] = _value(device, f"zero_optimization.{part}.device")
-    for key, fact in (("train_micro_batch_size_per_gpu", "batch.micro"), ("gradient_accumulation_steps",
-                                                                          "batch.grad_accum")):
+    for key, fact in (
+        ("train_micro_batch_size_per_gpu", "batch.micro"),
+        ("gradient_accumulation_steps", "batch.grad_accum"),
+    ):
         found = _get(config, key)
         if found is not None and isinstance(found.value, int) and not isinstance(found.value, bool):
             facts[fact] = Value(found.value, found.span, found.origin, f"{key} of the config {where} receives")
@@ -584,8 +631,9 @@ def script_defaults(script: str, root: str) -> dict[str, Value]:
     evaluator = _Evaluator(module, root, [])
     for name, (found, _, _) in evaluator.defaults.items():
         if found.value not in (None, UNKNOWN):
-            out[name] = Value(found.value, found.span, "default", f"{module.source.path}: --{name} defaults to "
-                                                                   f"{found.value!r}")
+            out[name] = Value(
+                found.value, found.span, "default", f"{module.source.path}: --{name} defaults to {found.value!r}"
+            )
     for node in ast.walk(module.tree):
         if not isinstance(node, ast.ClassDef):
             continue
@@ -599,7 +647,13 @@ def script_defaults(script: str, root: str) -> dict[str, Value]:
                 continue  # field() without a default
             literal = _literal(value)
             if literal is not UNKNOWN and literal is not None:
-                out.setdefault(stmt.target.id, Value(literal, module.span(value), "default",
-                                                     f"{module.source.path}: {node.name}.{stmt.target.id} defaults "
-                                                     f"to {literal!r}"))
+                out.setdefault(
+                    stmt.target.id,
+                    Value(
+                        literal,
+                        module.span(value),
+                        "default",
+                        f"{module.source.path}: {node.name}.{stmt.target.id} defaults to {literal!r}",
+                    ),
+                )
     return out

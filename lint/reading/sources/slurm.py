@@ -21,6 +21,7 @@ import re
 from plint.record import field, record
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TypeGuard
@@ -201,8 +202,12 @@ def _count(word: Word, what: str) -> Value:
     text = value.value.strip()
     m = re.fullmatch(r"(\d+)([kKmM]?)", text)
     if not m and is_placeholder(text):
-        return Value(None, value.span, "unresolved", f"{what}={text}, a placeholder the author left to fill in "
-                                                     "(an unfilled template slot), is not a count")
+        return Value(
+            None,
+            value.span,
+            "unresolved",
+            f"{what}={text}, a placeholder the author left to fill in (an unfilled template slot), is not a count",
+        )
     if not m:
         return Value(None, value.span, "unresolved", f"{what} {text!r} is not a count plint can read")
     scale = {"": 1, "k": 1024, "m": 1048576}[m.group(2).lower()]
@@ -222,8 +227,9 @@ def node_count(word: Word) -> Value:
     if m and m.group(1) == m.group(2):
         return _count(word.slice(0, len(m.group(1))), "--nodes")
     if m or "," in text or ":" in text:
-        return Value(None, value.span, "unresolved",
-                     f"--nodes={text} is a range: Slurm picks the node count when the job starts")
+        return Value(
+            None, value.span, "unresolved", f"--nodes={text} is a range: Slurm picks the node count when the job starts"
+        )
     return _count(word, "--nodes")
 
 
@@ -307,8 +313,11 @@ def _settle(job: SlurmJob) -> SlurmJob:
             asks, gpu_kind, gpu_count = _gres_gpus(value)
             if not asks:
                 continue
-            out.gpus_per_node = _count(gpu_count, "--gres gpu count") if gpu_count is not None else \
-                Value(1, value.value_span, value.origin, "--gres=gpu without a count asks for one GPU per node")
+            out.gpus_per_node = (
+                _count(gpu_count, "--gres gpu count")
+                if gpu_count is not None
+                else Value(1, value.value_span, value.origin, "--gres=gpu without a count asks for one GPU per node")
+            )
             if gpu_kind is not None:
                 type_from_gpus = _type_value(gpu_kind)
     out.gpu_type = type_from_gpus or type_from_constraint
@@ -363,8 +372,9 @@ def _directive_words(source: SourceFile, line_start: int, line: str, body_at: in
 _BRACE_SLOT = re.compile(rb"\{ +[A-Za-z][\w -]*? +\}")
 
 
-def _without_slots(source: SourceFile, line_start: int, line: str,
-                   words: list[Word]) -> tuple[list[Word], list[Problem]]:
+def _without_slots(
+    source: SourceFile, line_start: int, line: str, words: list[Word]
+) -> tuple[list[Word], list[Problem]]:
     """`#SBATCH <SLURM OPTIONS> --nodes=128`: a template slot stands for options the author left to fill
     in (issue 12 point 8), not a word sbatch would reject; the options written after it are read."""
     encoded = line.encode("utf-8", "surrogateescape")
@@ -382,10 +392,17 @@ def _without_slots(source: SourceFile, line_start: int, line: str,
         if inside is None:
             kept.append(w)
         elif inside in values and w.site is not None and w.site.start == inside[0]:
-            text = data[inside[0]:inside[1]].decode("utf-8", "surrogateescape")
+            text = data[inside[0] : inside[1]].decode("utf-8", "surrogateescape")
             kept.append(Word((unknown(slot_reason(text), None, source.span(*inside)),), source.span(*inside)))
-    problems = [Problem("unresolved", slot_reason(data[a:b].decode("utf-8", "surrogateescape")) +
-                        "; the directive's other options are read as written", source.span(a, b)) for a, b in spans]
+    problems = [
+        Problem(
+            "unresolved",
+            slot_reason(data[a:b].decode("utf-8", "surrogateescape"))
+            + "; the directive's other options are read as written",
+            source.span(a, b),
+        )
+        for a, b in spans
+    ]
     return kept, problems
 
 
@@ -406,7 +423,7 @@ def read_directives(source: SourceFile) -> SlurmJob | None:
                 break  # the first command ends the directives
             continue
         found = True
-        body = line[len(magic):].lstrip()
+        body = line[len(magic) :].lstrip()
         if re.match(r"(?i)(hetjob|packjob)(\s|$)", body):
             break  # later components of a heterogeneous job: the launch runs in the first
         line_words, error = _directive_words(source, start, line, len(magic))
@@ -441,8 +458,9 @@ def apply_options(job: SlurmJob | None, words: list[Word], command: str = "sbatc
 
 # ---- what the batch step sees ------------------------------------------------------------------
 def _var(name: str, value: Value, text: str | None = None) -> Var:
-    return Var(name, (Piece(text if text is not None else str(value.value), value.span, "derived"),), None,
-               True, value.span)
+    return Var(
+        name, (Piece(text if text is not None else str(value.value), value.span, "derived"),), None, True, value.span
+    )
 
 
 def _known(v: Value | None) -> TypeGuard[Value]:
@@ -453,15 +471,41 @@ def _known(v: Value | None) -> TypeGuard[Value]:
 # doc/man/man1/sbatch.1), to values known only when it runs. The per-task ones (SLURM_PROCID, SLURM_NODEID,
 # SLURM_LOCALID) are set in the batch script too (it runs as a single copy on the first node) and differ
 # per task under srun, so they stay unknown as well: set, not empty, value unknown.
-RUN_TIME_VARIABLES = ("SLURM_JOB_ID", "SLURM_JOBID", "SLURM_JOB_NODELIST", "SLURM_NODELIST", "SLURM_SUBMIT_DIR",
-                      "SLURM_SUBMIT_HOST", "SLURM_CLUSTER_NAME", "SLURMD_NODENAME", "SLURM_CPUS_ON_NODE",
-                      "SLURM_JOB_CPUS_PER_NODE", "SLURM_TASK_PID", "SLURM_GTIDS", "SLURM_PROCID", "SLURM_NODEID",
-                      "SLURM_LOCALID")
+RUN_TIME_VARIABLES = (
+    "SLURM_JOB_ID",
+    "SLURM_JOBID",
+    "SLURM_JOB_NODELIST",
+    "SLURM_NODELIST",
+    "SLURM_SUBMIT_DIR",
+    "SLURM_SUBMIT_HOST",
+    "SLURM_CLUSTER_NAME",
+    "SLURMD_NODENAME",
+    "SLURM_CPUS_ON_NODE",
+    "SLURM_JOB_CPUS_PER_NODE",
+    "SLURM_TASK_PID",
+    "SLURM_GTIDS",
+    "SLURM_PROCID",
+    "SLURM_NODEID",
+    "SLURM_LOCALID",
+)
 
 
 def _run_time(name: str) -> Var:
-    return Var(name, (Piece(None, None, "unresolved", reason=f"${name} is set by Slurm when the job runs; "
-                            "its value is only known then", name=name, nonempty=True),), None, True)
+    return Var(
+        name,
+        (
+            Piece(
+                None,
+                None,
+                "unresolved",
+                reason=f"${name} is set by Slurm when the job runs; its value is only known then",
+                name=name,
+                nonempty=True,
+            ),
+        ),
+        None,
+        True,
+    )
 
 
 def implied_env(job: SlurmJob | None) -> dict[str, Var]:
@@ -477,8 +521,13 @@ def implied_env(job: SlurmJob | None) -> dict[str, Var]:
             env[name] = _var(name, job.nodes)
     elif job.nodes is not None and job.nodes.origin == "unresolved":  # given, but unknown (a slot, a range)
         for name in ("SLURM_JOB_NUM_NODES", "SLURM_NNODES"):
-            env[name] = Var(name, (Piece(None, job.nodes.span, "unresolved", reason=job.nodes.note, name=name,
-                                         nonempty=True),), None, True, job.nodes.span)
+            env[name] = Var(
+                name,
+                (Piece(None, job.nodes.span, "unresolved", reason=job.nodes.note, name=name, nonempty=True),),
+                None,
+                True,
+                job.nodes.span,
+            )
     # SLURM_NTASKS: --ntasks, or the task count when an --ntasks-per-* option is given
     ntasks = job.ntasks if _known(job.ntasks) else None
     if ntasks is None and _known(job.nodes) and _known(job.ntasks_per_node):
@@ -490,8 +539,9 @@ def implied_env(job: SlurmJob | None) -> dict[str, Var]:
         env["SLURM_NTASKS_PER_NODE"] = _var("SLURM_NTASKS_PER_NODE", job.ntasks_per_node)
         if _known(job.nodes):
             n, per = job.nodes.value, job.ntasks_per_node.value
-            env["SLURM_TASKS_PER_NODE"] = _var("SLURM_TASKS_PER_NODE", job.ntasks_per_node,
-                                               f"{per}(x{n})" if n > 1 else str(per))
+            env["SLURM_TASKS_PER_NODE"] = _var(
+                "SLURM_TASKS_PER_NODE", job.ntasks_per_node, f"{per}(x{n})" if n > 1 else str(per)
+            )
     per_node = job.gpus_per_node
     if not _known(per_node) and _known(job.gpus_per_task) and _known(job.ntasks_per_node):
         per_node = Value(job.gpus_per_task.value * job.ntasks_per_node.value, job.gpus_per_task.span, "derived")

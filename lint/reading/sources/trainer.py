@@ -20,38 +20,85 @@ from plint.reading.shell.model import Word
 from plint.values import Value
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from plint.reading.sources.entry_script import EntryScript
 
-MEGATRON_ENTRYPOINTS = frozenset({
-    "pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pretrain_mamba.py", "pretrain_hybrid.py",
-    "pretrain_vlm.py", "pretrain_retro.py", "pretrain_ict.py", "pretrain_vision_classify.py",
-    "pretrain_vision_dino.py", "pretrain_vision_inpaint.py", "train_rl.py",
-    "pretrain_gpt_core.py",  # deepspeedai/Megatron-DeepSpeed
-    "pretrain_prefix_lm.py", "pretrain_vit.py",  # bigscience-workshop/Megatron-DeepSpeed
-})
+MEGATRON_ENTRYPOINTS = frozenset(
+    {
+        "pretrain_gpt.py",
+        "pretrain_bert.py",
+        "pretrain_t5.py",
+        "pretrain_mamba.py",
+        "pretrain_hybrid.py",
+        "pretrain_vlm.py",
+        "pretrain_retro.py",
+        "pretrain_ict.py",
+        "pretrain_vision_classify.py",
+        "pretrain_vision_dino.py",
+        "pretrain_vision_inpaint.py",
+        "train_rl.py",
+        "pretrain_gpt_core.py",  # deepspeedai/Megatron-DeepSpeed
+        "pretrain_prefix_lm.py",
+        "pretrain_vit.py",  # bigscience-workshop/Megatron-DeepSpeed
+    }
+)
 # Flags that only the Megatron-DeepSpeed forks define (no Megatron-LM release has them).
-FORK_FLAGS = frozenset({"--zero-stage", "--no-pipeline-parallel", "--ds-sequence-parallel-size",
-                        "--moe-expert-parallel-size", "--deepspeed-activation-checkpointing",
-                        "--partition-activations", "--zero-reduce-scatter", "--zero-contigious-gradients",
-                        "--enable-expert-tensor-parallelism"})
+FORK_FLAGS = frozenset(
+    {
+        "--zero-stage",
+        "--no-pipeline-parallel",
+        "--ds-sequence-parallel-size",
+        "--moe-expert-parallel-size",
+        "--deepspeed-activation-checkpointing",
+        "--partition-activations",
+        "--zero-reduce-scatter",
+        "--zero-contigious-gradients",
+        "--enable-expert-tensor-parallelism",
+    }
+)
 # Flags only the bigscience fork defines (neither Megatron-LM nor the deepspeedai fork).
-BIGSCIENCE_FLAGS = frozenset({"--glu-activation", "--pp-partition-method", "--embed-layernorm",
-                              "--sync-tp-duplicated-parameters", "--tokenizer-name-or-path",
-                              "--pad-vocab-size-to", "--loss-on-targets-only", "--codecarbon-dir"})
+BIGSCIENCE_FLAGS = frozenset(
+    {
+        "--glu-activation",
+        "--pp-partition-method",
+        "--embed-layernorm",
+        "--sync-tp-duplicated-parameters",
+        "--tokenizer-name-or-path",
+        "--pad-vocab-size-to",
+        "--loss-on-targets-only",
+        "--codecarbon-dir",
+    }
+)
 # Flags only Megatron (and the forks that keep its parser) define under these names: the parallel and batch
 # sizes. With the model-shape flags they recognise a Megatron entry point of any name.
-MEGATRON_OWN_FLAGS = frozenset({"--tensor-model-parallel-size", "--pipeline-model-parallel-size",
-                                "--micro-batch-size", "--global-batch-size"})
-MEGATRON_SHAPE_FLAGS = frozenset({"--num-layers", "--hidden-size", "--num-attention-heads", "--ffn-hidden-size",
-                                  "--seq-length", "--max-position-embeddings"})
+MEGATRON_OWN_FLAGS = frozenset(
+    {"--tensor-model-parallel-size", "--pipeline-model-parallel-size", "--micro-batch-size", "--global-batch-size"}
+)
+MEGATRON_SHAPE_FLAGS = frozenset(
+    {
+        "--num-layers",
+        "--hidden-size",
+        "--num-attention-heads",
+        "--ffn-hidden-size",
+        "--seq-length",
+        "--max-position-embeddings",
+    }
+)
 # A training run's length: Megatron-LM's --train-iters / --train-samples, the forks' --train-tokens
 # (megatron/arguments.py of microsoft/Megatron-DeepSpeed), tasks/main.py's --epochs. Text generation servers,
 # evaluation harnesses and checkpoint tools take Megatron's flags too, but train nothing.
 TRAINING_LENGTH_FLAGS = frozenset({"--train-iters", "--train-samples", "--train-tokens", "--epochs"})
 # HF TrainingArguments fields: a script taking these is not a Megatron entry point, whatever its name.
-HF_FLAGS = frozenset({"--per_device_train_batch_size", "--output_dir", "--model_name_or_path",
-                      "--gradient_accumulation_steps", "--num_train_epochs"})
+HF_FLAGS = frozenset(
+    {
+        "--per_device_train_batch_size",
+        "--output_dir",
+        "--model_name_or_path",
+        "--gradient_accumulation_steps",
+        "--num_train_epochs",
+    }
+)
 
 
 def _option_names(args: list[Word]) -> set[str]:
@@ -100,14 +147,20 @@ def _by_flags(flags: set[str], in_checkout: bool) -> str | None:
     return None
 
 
-def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: list[Word],
-                   is_module: bool = False, script: EntryScript | None = None) -> Value:
-    """"megatron" | "megatron-deepspeed" | "deepspeed" | "unknown", with the evidence as the note."""
+def detect_trainer(
+    entrypoint: Word | None,
+    launcher: str | None,
+    args_words: list[Word],
+    is_module: bool = False,
+    script: EntryScript | None = None,
+) -> Value:
+    """ "megatron" | "megatron-deepspeed" | "deepspeed" | "unknown", with the evidence as the note."""
     flags = _option_names(args_words)
     site = entrypoint.value_span if entrypoint is not None else None
     megatron = _megatron_entrypoint(entrypoint, is_module)
     in_fork_tree = entrypoint is not None and any(
-        d.replace("_", "-").startswith("megatron-deepspeed") for d in _directories(entrypoint.display()))
+        d.replace("_", "-").startswith("megatron-deepspeed") for d in _directories(entrypoint.display())
+    )
     tree = script.tree if script is not None else None
     if megatron is not None and flags & HF_FLAGS and not in_fork_tree and " under " not in megatron:
         megatron = None  # an HF-style script that happens to share a Megatron script's name
@@ -123,12 +176,21 @@ def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: li
     deepspeed_flags = sorted(f for f in flags if f.startswith(("--deepspeed", "--deepscale")))
     if megatron is not None:
         fork_flags = sorted(flags & FORK_FLAGS)
-        why = ("its path is a Megatron-DeepSpeed checkout" if in_fork_tree else
-               f"{deepspeed_flags[0]} among its flags" if deepspeed_flags else
-               "the deepspeed launcher runs it" if launcher == "deepspeed" else
-               f"{fork_flags[0]} (a Megatron-DeepSpeed flag)" if fork_flags else
-               f"{script.path} imports deepspeed" if script is not None and script.imports_deepspeed else
-               script.tree_note if script is not None and tree == "megatron-deepspeed" else None)
+        why = (
+            "its path is a Megatron-DeepSpeed checkout"
+            if in_fork_tree
+            else f"{deepspeed_flags[0]} among its flags"
+            if deepspeed_flags
+            else "the deepspeed launcher runs it"
+            if launcher == "deepspeed"
+            else f"{fork_flags[0]} (a Megatron-DeepSpeed flag)"
+            if fork_flags
+            else f"{script.path} imports deepspeed"
+            if script is not None and script.imports_deepspeed
+            else script.tree_note
+            if script is not None and tree == "megatron-deepspeed"
+            else None
+        )
         if why is not None:
             return Value("megatron-deepspeed", site, "derived", f"Megatron entry point {megatron}; {why}")
         return Value("megatron", site, "derived", f"Megatron-LM entry point {megatron}")
@@ -136,14 +198,17 @@ def detect_trainer(entrypoint: Word | None, launcher: str | None, args_words: li
         why = "the deepspeed launcher" if launcher == "deepspeed" else f"{deepspeed_flags[0]} among its flags"
         return Value("deepspeed", site, "derived", f"{why}, and no Megatron entry point")
     if script is not None and script.path is not None:
-        why = "does not train (no pretrain() or finetune() call, no --train-iters)" if script.imports_megatron \
+        why = (
+            "does not train (no pretrain() or finetune() call, no --train-iters)"
+            if script.imports_megatron
             else "does not import megatron"
+        )
         return Value("unknown", site, "derived", f"{script.path} {why}, and no DeepSpeed")
     return Value("unknown", site, "derived", "neither a Megatron entry point nor DeepSpeed")
 
 
 def fork_release(entrypoint: Word | None, args_words: list[Word]) -> Value | None:
-    """"bigscience" when a Megatron-DeepSpeed launch shows signs of the bigscience fork (its path, or
+    """ "bigscience" when a Megatron-DeepSpeed launch shows signs of the bigscience fork (its path, or
     flags only that fork has); None when nothing points away from the deepspeedai fork."""
     site = entrypoint.value_span if entrypoint is not None else None
     if entrypoint is not None and any("bigscience" in d for d in _directories(entrypoint.display())):

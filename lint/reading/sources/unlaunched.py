@@ -22,17 +22,50 @@ from plint.source import SourceFile, Span
 from plint.bounds import MAX_UNUSED_LAUNCHES
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
     from plint.reading.shell.model import ShellResult
 
 _LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
-_LAUNCHER_MODULES = ("torch.distributed.run", "torch.distributed.launch", "deepspeed.launcher.runner",
-                     "accelerate.commands.launch")
+_LAUNCHER_MODULES = (
+    "torch.distributed.run",
+    "torch.distributed.launch",
+    "deepspeed.launcher.runner",
+    "accelerate.commands.launch",
+)
 # words that may stand before the launcher (schedulers, process wrappers, containers, environment managers)
-_BEFORE = frozenset({"srun", "mpirun", "mpiexec", "nohup", "time", "exec", "env", "stdbuf", "timeout",
-                     "nice", "ionice", "taskset", "chrt", "numactl", "nsys", "ncu", "uv", "conda", "mamba",
-                     "micromamba", "poetry", "pipenv", "apptainer", "singularity", "docker", "enroot", "xargs"})
+_BEFORE = frozenset(
+    {
+        "srun",
+        "mpirun",
+        "mpiexec",
+        "nohup",
+        "time",
+        "exec",
+        "env",
+        "stdbuf",
+        "timeout",
+        "nice",
+        "ionice",
+        "taskset",
+        "chrt",
+        "numactl",
+        "nsys",
+        "ncu",
+        "uv",
+        "conda",
+        "mamba",
+        "micromamba",
+        "poetry",
+        "pipenv",
+        "apptainer",
+        "singularity",
+        "docker",
+        "enroot",
+        "xargs",
+    }
+)
 _SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun"})  # start ranks of whatever program follows
 _SHOWN = 80  # characters of a command quoted in a finding
 _WORDS = 256  # words of a command looked at
@@ -76,11 +109,14 @@ def _launch_word(words: list[str]) -> int | None:
         if name in _LAUNCHERS and not after_python:
             return i
         if name in _SCHEDULERS and i == 0 and _starts_a_program(words[1:]):
-            return i  # `mpirun -np 64 ... bash -c '... bash train.sh ...'`: the ranks run a script plint could not follow
+            return (
+                i  # `mpirun -np 64 ... bash -c '... bash train.sh ...'`: the ranks run a script plint could not follow
+            )
         python = _is_python(name)
         after_python = after_python or python
-        if python and any(words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES
-                                    for j in range(i + 1, min(i + 4, len(words) - 1))):
+        if python and any(
+            words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES for j in range(i + 1, min(i + 4, len(words) - 1))
+        ):
             return i
         if name.endswith(".py") and name.startswith(TRAINING_NAMES) and flagged:
             return i
@@ -115,8 +151,14 @@ def _may_count(first: str) -> bool:
     """Whether a command starting with this word can count (see _counts), judged before its other words are
     read: most commands of a file start with something else."""
     name = _base(first)
-    return (_unknown(first) or name in _LAUNCHERS or name in _SCHEDULERS or name in _BEFORE or name.endswith(".py")
-            or _is_python(name))
+    return (
+        _unknown(first)
+        or name in _LAUNCHERS
+        or name in _SCHEDULERS
+        or name in _BEFORE
+        or name.endswith(".py")
+        or _is_python(name)
+    )
 
 
 def _words(node, data: bytes, limit: int = _WORDS) -> list[str]:
@@ -126,8 +168,9 @@ def _words(node, data: bytes, limit: int = _WORDS) -> list[str]:
     for child in node.named_children:
         if child.type == "variable_assignment" or child.type.endswith("redirect") or child.type == "comment":
             continue
-        out.append(data[child.start_byte:min(child.end_byte, child.start_byte + _WORD_BYTES)].decode("utf-8",
-                                                                                                  "replace"))
+        out.append(
+            data[child.start_byte : min(child.end_byte, child.start_byte + _WORD_BYTES)].decode("utf-8", "replace")
+        )
         if len(out) >= limit:
             break
     return out
@@ -142,8 +185,18 @@ def _commands(node, kinds=("command",)):
         stack.extend(reversed(n.named_children))
 
 
-_BRANCHES = frozenset({"if_statement", "elif_clause", "else_clause", "case_item", "while_statement", "for_statement",
-                       "c_style_for_statement", "list"})
+_BRANCHES = frozenset(
+    {
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "case_item",
+        "while_statement",
+        "for_statement",
+        "c_style_for_statement",
+        "list",
+    }
+)
 
 
 def _commands_within(root):
@@ -165,9 +218,9 @@ def _held(node, data: bytes) -> tuple[str, list[str]] | None:
     if name is None or value is None or value.type not in ("string", "raw_string", "concatenation", "word"):
         return None
     # its first _HELD_BYTES: a command string is that short, and a value of megabytes split whole was seconds
-    text = data[value.start_byte:min(value.end_byte, value.start_byte + _HELD_BYTES)].decode("utf-8", "replace")
+    text = data[value.start_byte : min(value.end_byte, value.start_byte + _HELD_BYTES)].decode("utf-8", "replace")
     words = text.strip("\"'").replace("\\\n", " ").split()[:_WORDS]
-    return data[name.start_byte:name.end_byte].decode("utf-8", "replace"), words
+    return data[name.start_byte : name.end_byte].decode("utf-8", "replace"), words
 
 
 def _called_names(root, data: bytes) -> set[str]:
@@ -186,14 +239,17 @@ def _first_exit(root, data: bytes):
 def _why_not_reached(node, within, source: SourceFile, data: bytes, called: set[str], first_exit) -> str:
     if within is not None and within.type == "function_definition":
         name_node = within.child_by_field_name("name")
-        name = data[name_node.start_byte:name_node.end_byte].decode() if name_node is not None else "?"
+        name = data[name_node.start_byte : name_node.end_byte].decode() if name_node is not None else "?"
         if name not in called:
             return f"it is inside function {name}, which the script never calls"
         return f"it is inside function {name}, and plint reached no call of it"
     if within is not None:
         where = source.span(within.start_byte, within.end_byte)
-        head = data[within.start_byte:min(within.end_byte, within.start_byte + 256)].decode(
-            "utf-8", "replace").split("\n")[0][:60]
+        head = (
+            data[within.start_byte : min(within.end_byte, within.start_byte + 256)]
+            .decode("utf-8", "replace")
+            .split("\n")[0][:60]
+        )
         return f"it stands in a branch plint found is never taken (`{head.strip()}`, line {where.line})"
     if first_exit is not None and first_exit.end_byte <= node.start_byte:
         line = source.span(first_exit.start_byte, first_exit.end_byte).line
@@ -206,8 +262,10 @@ def _why_unused(words: list[str], at: int) -> str:
     if _unknown(first):
         name = re.match(r"[\"']?\$\{?#?([A-Za-z_][A-Za-z0-9_]*)", first)
         supply = f"--env {name.group(1)}=..." if name else "--env NAME=VALUE"
-        return (f"it starts with {first}, which plint cannot know (a launcher or wrapper held in a variable: "
-                f"supply it with {supply})")
+        return (
+            f"it starts with {first}, which plint cannot know (a launcher or wrapper held in a variable: "
+            f"supply it with {supply})"
+        )
     if at > 0 and not _is_python(_base(first)):
         return f"plint could not find the launch behind `{first}`"
     return "plint could not read a launch from it (its program or options are unknown)"
@@ -240,7 +298,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
                 continue
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(" ".join(words).replace("\\\n", " ").split())
-            text = text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
+            text = text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
             if (span.path, span.start) in ran:
                 why = _why_unused(words, at)
             else:
@@ -259,8 +317,14 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             name, words = held
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(words)
-            text = text if len(text) <= _SHOWN else text[:_SHOWN - 3] + "..."
-            out.append(UnusedLaunch(span, text, f"it is a command string held in ${name}, and plint could not "
-                                                "follow it to a command that runs it (eval of a value it cannot "
-                                                "know, or never run)"))
+            text = text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+            out.append(
+                UnusedLaunch(
+                    span,
+                    text,
+                    f"it is a command string held in ${name}, and plint could not "
+                    "follow it to a command that runs it (eval of a value it cannot "
+                    "know, or never run)",
+                )
+            )
     return out

@@ -13,6 +13,7 @@ import posixpath
 from plint.record import field, record
 
 from typing import TYPE_CHECKING
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -32,17 +33,95 @@ _WRAPPERS: dict[str, tuple[frozenset[str], int]] = {
     "taskset": (frozenset(), 1),  # then the mask or cpu list
     "chrt": (frozenset({"-T", "-P", "-D"}), 1),  # then the priority
     # numactl(8): the options that take an argument
-    "numactl": (frozenset({"-i", "--interleave", "-p", "--preferred", "-C", "--physcpubind", "-N", "--cpunodebind",
-                           "-m", "--membind", "-P", "--preferred-many", "-w", "--weighted-interleave", "-I",
-                           "--shmid", "-S", "--shm", "-f", "--file", "-L", "--length", "-o", "--offset", "-M",
-                           "--shmmode"}), 0),
+    "numactl": (
+        frozenset(
+            {
+                "-i",
+                "--interleave",
+                "-p",
+                "--preferred",
+                "-C",
+                "--physcpubind",
+                "-N",
+                "--cpunodebind",
+                "-m",
+                "--membind",
+                "-P",
+                "--preferred-many",
+                "-w",
+                "--weighted-interleave",
+                "-I",
+                "--shmid",
+                "-S",
+                "--shm",
+                "-f",
+                "--file",
+                "-L",
+                "--length",
+                "-o",
+                "--offset",
+                "-M",
+                "--shmmode",
+            }
+        ),
+        0,
+    ),
 }
-_CONTAINER_VALUES = frozenset({  # singularity/apptainer exec|run and docker run|exec options with a value
-    "-B", "--bind", "--mount", "--env", "--env-file", "-H", "--home", "-o", "--overlay", "--pwd", "-W", "--workdir",
-    "-S", "--scratch", "--security", "--app", "--network", "--network-args", "--dns", "--hostname",
-    "-e", "-v", "--volume", "--name", "-w", "--gpus", "--shm-size", "--ipc", "--net", "--ulimit", "-u", "--user",
-    "--entrypoint", "--runtime", "-p", "--publish", "--device", "--cap-add", "--security-opt", "-h", "-l", "--label",
-    "--cpus", "-m", "--memory", "--pid", "--platform", "--cpuset-cpus", "--add-host", "--tmpfs", "--log-driver"})
+_CONTAINER_VALUES = frozenset(
+    {  # singularity/apptainer exec|run and docker run|exec options with a value
+        "-B",
+        "--bind",
+        "--mount",
+        "--env",
+        "--env-file",
+        "-H",
+        "--home",
+        "-o",
+        "--overlay",
+        "--pwd",
+        "-W",
+        "--workdir",
+        "-S",
+        "--scratch",
+        "--security",
+        "--app",
+        "--network",
+        "--network-args",
+        "--dns",
+        "--hostname",
+        "-e",
+        "-v",
+        "--volume",
+        "--name",
+        "-w",
+        "--gpus",
+        "--shm-size",
+        "--ipc",
+        "--net",
+        "--ulimit",
+        "-u",
+        "--user",
+        "--entrypoint",
+        "--runtime",
+        "-p",
+        "--publish",
+        "--device",
+        "--cap-add",
+        "--security-opt",
+        "-h",
+        "-l",
+        "--label",
+        "--cpus",
+        "-m",
+        "--memory",
+        "--pid",
+        "--platform",
+        "--cpuset-cpus",
+        "--add-host",
+        "--tmpfs",
+        "--log-driver",
+    }
+)
 # Nsight Systems `nsys profile|launch [options] <application>`: every switch of the CLI Profile Command Switch
 # Options table takes a parameter (`-o out`, `--trace=cuda,nvtx`, `--force-overwrite true`) except these
 # (NVIDIA Nsight Systems User Guide, UserGuide/topics/cli-profile-command-switch-options.rst).
@@ -52,14 +131,53 @@ _NSYS_NO_VALUE = frozenset({"--ftrace-keep-user-config", "--storage-metrics", "-
 _DEBUGPY_RUN_VALUES = frozenset({"-p", "--port", "--log-to", "-c", "--code", "--pid"})
 # `uv run [OPTIONS] [COMMAND]`: the options that take a value (astral-sh/uv docs/reference/cli.md, uv run);
 # `--module/-m` runs `python -m COMMAND`, `--script/-s` and a COMMAND ending in .py run `python COMMAND`.
-_UV_RUN_VALUES = frozenset({
-    "--allow-insecure-host", "--trusted-host", "--cache-dir", "--color", "--config-file", "--config-setting",
-    "--config-settings", "-C", "--default-index", "--directory", "--env-file", "--exclude-newer", "--extra",
-    "--extra-index-url", "--find-links", "-f", "--fork-strategy", "--group", "--index", "--index-strategy",
-    "--index-url", "-i", "--keyring-provider", "--link-mode", "--no-binary-package", "--no-build-isolation-package",
-    "--no-build-package", "--no-extra", "--no-group", "--only-group", "--package", "--prerelease", "--project",
-    "--python", "-p", "--refresh-package", "--reinstall-package", "--resolution", "--upgrade-package", "-P",
-    "--with", "--with-editable", "--with-requirements"})
+_UV_RUN_VALUES = frozenset(
+    {
+        "--allow-insecure-host",
+        "--trusted-host",
+        "--cache-dir",
+        "--color",
+        "--config-file",
+        "--config-setting",
+        "--config-settings",
+        "-C",
+        "--default-index",
+        "--directory",
+        "--env-file",
+        "--exclude-newer",
+        "--extra",
+        "--extra-index-url",
+        "--find-links",
+        "-f",
+        "--fork-strategy",
+        "--group",
+        "--index",
+        "--index-strategy",
+        "--index-url",
+        "-i",
+        "--keyring-provider",
+        "--link-mode",
+        "--no-binary-package",
+        "--no-build-isolation-package",
+        "--no-build-package",
+        "--no-extra",
+        "--no-group",
+        "--only-group",
+        "--package",
+        "--prerelease",
+        "--project",
+        "--python",
+        "-p",
+        "--refresh-package",
+        "--reinstall-package",
+        "--resolution",
+        "--upgrade-package",
+        "-P",
+        "--with",
+        "--with-editable",
+        "--with-requirements",
+    }
+)
 
 
 def python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, bool]:
@@ -122,8 +240,9 @@ def base(word: Word | None) -> str | None:
     return posixpath.basename(text) or None
 
 
-def _skip_options(words: list[Word], i: int, takes_value: frozenset[str] | Callable[[str], bool],
-                  seen: list[str] | None = None) -> int:
+def _skip_options(
+    words: list[Word], i: int, takes_value: frozenset[str] | Callable[[str], bool], seen: list[str] | None = None
+) -> int:
     """The index after the options at words[i:]; `takes_value` names (or tests) the options whose value is the
     next word; `seen` collects the option words."""
     test = takes_value if callable(takes_value) else takes_value.__contains__
@@ -197,13 +316,88 @@ def _skip_debugpy_run(words: list[Word], i: int) -> tuple[int, str | None]:
 
 
 # commands that print, test or look up their arguments rather than run them: never a wrapper
-_NOT_RUNNING = frozenset({
-    "echo", "printf", "print", "log", "logger", "tee", "cat", "grep", "egrep", "fgrep", "which", "type", "hash",
-    "alias", "help", "man", "info", "whereis", "whatis", "ls", "test", "read", "declare", "local", "export",
-    "readonly", "set", "unset", "shift", "return", "exit", "source", ".", "eval", "trap", "cd", "pushd", "popd",
-    "wait", "kill", "sleep", "true", "false", ":", "pip", "pip3", "conda", "module", "ml", "mkdir", "rm", "cp", "mv",
-    "touch", "chmod", "ln", "sed", "awk", "head", "tail", "wc", "sort", "uniq", "cut", "tr", "xargs", "basename",
-    "dirname", "realpath", "readlink", "date", "hostname", "nvidia-smi", "git", "wget", "curl", "ssh", "scp"})
+_NOT_RUNNING = frozenset(
+    {
+        "echo",
+        "printf",
+        "print",
+        "log",
+        "logger",
+        "tee",
+        "cat",
+        "grep",
+        "egrep",
+        "fgrep",
+        "which",
+        "type",
+        "hash",
+        "alias",
+        "help",
+        "man",
+        "info",
+        "whereis",
+        "whatis",
+        "ls",
+        "test",
+        "read",
+        "declare",
+        "local",
+        "export",
+        "readonly",
+        "set",
+        "unset",
+        "shift",
+        "return",
+        "exit",
+        "source",
+        ".",
+        "eval",
+        "trap",
+        "cd",
+        "pushd",
+        "popd",
+        "wait",
+        "kill",
+        "sleep",
+        "true",
+        "false",
+        ":",
+        "pip",
+        "pip3",
+        "conda",
+        "module",
+        "ml",
+        "mkdir",
+        "rm",
+        "cp",
+        "mv",
+        "touch",
+        "chmod",
+        "ln",
+        "sed",
+        "awk",
+        "head",
+        "tail",
+        "wc",
+        "sort",
+        "uniq",
+        "cut",
+        "tr",
+        "xargs",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "date",
+        "hostname",
+        "nvidia-smi",
+        "git",
+        "wget",
+        "curl",
+        "ssh",
+        "scp",
+    }
+)
 
 
 def _script_before_launcher(words: list[Word], i: int, starts_launcher: Callable[[list[Word], int], bool]) -> bool:
@@ -215,13 +409,15 @@ def _script_before_launcher(words: list[Word], i: int, starts_launcher: Callable
     if not name or i + 1 >= len(words) or not starts_launcher(words, i + 1):
         return False
     if i == 0:  # the command itself: a script named first the shell runs as a child, read on its own
-        return "/" not in (words[i].text or "/") and "." not in name and name not in _NOT_RUNNING \
-            and name not in _WRAPPERS
+        return (
+            "/" not in (words[i].text or "/") and "." not in name and name not in _NOT_RUNNING and name not in _WRAPPERS
+        )
     return name.endswith(".sh")
 
 
-def unwrap_words(words: list[Word], i: int = 0,
-                 starts_launcher: Callable[[list[Word], int], bool] | None = None) -> Unwrapped:
+def unwrap_words(
+    words: list[Word], i: int = 0, starts_launcher: Callable[[list[Word], int], bool] | None = None
+) -> Unwrapped:
     """The words after the wrappers at words[i:]. An unknown word is read as a wrapper only when a launcher
     (as `starts_launcher` tells) follows it, possibly behind more wrappers: `$VENV_PREFIX torchrun ...`."""
     pending: list[Word] = []  # unknown words awaiting a launcher after them
@@ -229,8 +425,9 @@ def unwrap_words(words: list[Word], i: int = 0,
     while i < len(words):
         if starts_launcher is not None and starts_launcher(words, i):
             return Unwrapped(i, pending)
-        if starts_launcher is not None and (not words[i].known and base(words[i]) is None
-                                            or _script_before_launcher(words, i, starts_launcher)):
+        if starts_launcher is not None and (
+            not words[i].known and base(words[i]) is None or _script_before_launcher(words, i, starts_launcher)
+        ):
             if not pending:
                 first_pending = i
             pending.append(words[i])
