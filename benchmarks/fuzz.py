@@ -9,7 +9,7 @@ fixtures/launches/ and fixtures/rules/, splices of two fixtures, inserted shell 
 heredoc markers, quotes, huge numbers, deep nesting, self-recursion, doubling assignments), generated
 launch scripts, DeepSpeed JSON and hostfiles; and structure-aware mutations of those real files (issue
 30): nesting and long words at up to plint's 4 MiB limit, unbalanced quotes, heredocs, numbers past
-Python's 4,300-digit limit, JSON escapes (`\ud800`), symlinks (dangling, loops, out of the root, named
+Python's 4,300-digit limit, JSON escapes (`\\ud800`), symlinks (dangling, loops, out of the root, named
 on the command line too) and file names and text with markup (`@x <img ...> #1`, `::error::`, `##[...]`). Each input is written to a fresh folder and checked in a worker
 subprocess (plint imported once) under a memory limit (RLIMIT_AS) and a time limit per plint run (six
 per input: five check formats and fix --diff); a worker that overruns them all together is killed and
