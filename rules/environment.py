@@ -147,6 +147,9 @@ def nccl_crippled(ctx: LaunchContext):
             )
 
 
+MAX_LISTED_GPUS = 64  # GPUs of --num_gpus PL603 lists by number (a node has 8 or 16)
+
+
 @register(
     "PL603",
     "cuda-visible-devices-ignored",
@@ -217,5 +220,9 @@ def _launcher_devices(call) -> tuple[str, list[str]] | None:
         and int(gpus.text) > 0
         and call.option("--exclude") is None
     ):
-        return f"--num_gpus {gpus.text}", [str(i) for i in range(int(gpus.text))]
+        # the runner's GPUs 0..N-1, listed up to MAX_LISTED_GPUS: a count from a stranger's file may be any
+        # number of digits, and a list of it would take all the memory there is
+        count = int(gpus.text)
+        shown = [str(i) for i in range(min(count, MAX_LISTED_GPUS))]
+        return f"--num_gpus {gpus.text}", shown if count <= MAX_LISTED_GPUS else [*shown, f"...{count - 1}"]
     return None

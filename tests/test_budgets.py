@@ -236,3 +236,18 @@ def test_a_branch_chosen_launch_called_many_times_stays_bounded(tmp_path):
     fixture = Path(__file__).resolve().parent.parent / "fixtures" / "launches" / "eval-branch-choice" / "launch.sh"
     report = run_bounded(tmp_path, {"launch.sh": fixture.read_text() + "run_job\n" * 600})
     assert len(report["files"][0]["layouts"]) == 32
+
+
+def test_a_huge_gpu_count_beside_cuda_visible_devices_is_named_not_listed(tmp_path):
+    """The fuzzer's case: `--num_gpus 99999999999999999999` with CUDA_VISIBLE_DEVICES made PL603 build the list
+    of GPUs 0..N-1 (MemoryError, the rule skipped with an internal error). It is named, not listed, now."""
+    from plint.checking.check import check_paths
+
+    (tmp_path / "launch.sh").write_text(
+        "export CUDA_VISIBLE_DEVICES=4,5,6,7\ndeepspeed --num_gpus 99999999999999999999 train.py --deepspeed_config ds.json\n"
+    )
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    (finding,) = [d for d in result.diagnostics if d.code == "PL603"]
+    assert "GPUs 0,1,2," in finding.message and "...99999999999999999998" in finding.message
+    assert len(finding.message) < 1000
+    assert not [d for d in result.diagnostics if "internal error" in d.message]
