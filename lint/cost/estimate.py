@@ -226,7 +226,7 @@ def _rounded(value):
     return value
 
 
-def _links(inp: ModelInput, gpu: GPU) -> Links:
+def group_links(inp: ModelInput, gpu: GPU) -> Links:
     domain = inp.nvlink_domain or gpu.nvlink_domain(inp.gpus_per_node)
     a_nv, a_net = link_latencies_s()
     o = inp.options
@@ -276,7 +276,7 @@ def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
     gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
     return _Kernels(
         inp,
-        _links(inp, gpu),
+        group_links(inp, gpu),
         inp.micro_batch * inp.seq_length / cp,
         tp if inp.sequence_parallel else 1,
         gemm_peak,

@@ -75,7 +75,7 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             inp = inp.replace(vocab_size=vocab, make_vocab_size_divisible_by=1)
         if inp is not None and settings is not None:
             inp = _with_cluster_settings(inp, settings)
-        uneven = _uneven_stages(layout, inp) if inp is not None else None
+        uneven = uneven_stages(layout, inp) if inp is not None else None
         est = estimate(uneven_input(inp, uneven) if uneven else inp) if inp is not None else None
         if est is not None and inp is not None and uneven:
             est = est.with_assumption(uneven[1])
@@ -264,7 +264,7 @@ def _flag_text(args, option: str) -> str | None:
     return args.text(option) if args is not None else None
 
 
-def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | None:
+def uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | None:
     """Megatron's partition of the layers over the pipeline ranks when the launch makes it uneven
     (--decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split,
     --pipeline-model-parallel-layout; plint.cost.pipeline_stages), with the note the estimate carries;
@@ -301,7 +301,7 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | N
 
 
 def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
-    """The input an uneven pipeline is costed with (_uneven_stages): each rank's own layers."""
+    """The input an uneven pipeline is costed with (uneven_stages): each rank's own layers."""
     ranks = uneven[0].per_rank()
     return inp.replace(pipeline_stage_layers=ranks, first_stage_layers=ranks[0], last_stage_layers=ranks[-1])
 

@@ -22,13 +22,13 @@ class _Shape(TypedDict):
     vocab_size: int
 
 
-def _model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
+def model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
     """The layout's model shape; `vocab_size` stands in for a vocabulary it does not give; None when a size is missing."""
     v = layout.value
     layers, hidden, heads, seq = (
-        _positive_int(v(f"model.{k}")) for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length")
+        positive_int(v(f"model.{k}")) for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length")
     )
-    vocab = _positive_int(v("model.vocab_size"))
+    vocab = positive_int(v("model.vocab_size"))
     if vocab is None:
         vocab = vocab_size
     if layers is None or hidden is None or heads is None or seq is None or vocab is None:
@@ -36,13 +36,13 @@ def _model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
     return _Shape(num_layers=layers, hidden_size=hidden, num_attention_heads=heads, seq_length=seq, vocab_size=vocab)
 
 
-def _cluster_size(layout: Layout) -> tuple[int, int, int] | None:
+def cluster_size(layout: Layout) -> tuple[int, int, int] | None:
     """(world size, GPUs per node, nodes); None when the number of GPUs is not known. A node size that does not
     divide the world is taken as 8 GPUs (or the world when smaller)."""
     v = layout.value
-    world = _positive_int(v("cluster.world_size"))
-    per_node = _positive_int(v("cluster.gpus_per_node")) or _positive_int(v("cluster.workers_per_node"))
-    nnodes = _positive_int(v("cluster.nnodes"))
+    world = positive_int(v("cluster.world_size"))
+    per_node = positive_int(v("cluster.gpus_per_node")) or positive_int(v("cluster.workers_per_node"))
+    nnodes = positive_int(v("cluster.nnodes"))
     if world is None and per_node and nnodes:
         world = per_node * nnodes
     if world is None:
@@ -52,10 +52,10 @@ def _cluster_size(layout: Layout) -> tuple[int, int, int] | None:
     return world, per_node, max(1, world // per_node)
 
 
-def _parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, int, int] | None:
+def parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, int, int] | None:
     """(tp, pp, cp); None when they do not divide the world, unless `any_layout` (then all 1)."""
     v = layout.value
-    tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+    tp, pp, cp = (positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
     ulysses = _fact_int(layout, "ds_sequence_parallel_size")
     if cp == 1 and ulysses and ulysses > 1:
         # DeepSpeed-Ulysses splits the sequence like context parallelism (s/sp tokens per GPU, ZeRO
@@ -68,15 +68,15 @@ def _parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, 
     return tp, pp, cp
 
 
-def _architecture(layout: Layout, args: _TrainerFlags, num_layers: int) -> dict[str, Any]:
+def architecture_fields(layout: Layout, args: TrainerFlags, num_layers: int) -> dict[str, Any]:
     """ModelInput's fields of the model's architecture beyond its shape: widths, biases, norms, experts, multi-latent
     attention and the hybrid stack."""
     v = layout.value
-    experts = _positive_int(v("model.num_experts"))
+    experts = positive_int(v("model.num_experts"))
     return dict(
-        ffn_hidden_size=_positive_int(v("model.ffn_hidden_size")),
-        num_query_groups=_positive_int(v("model.num_query_groups")),
-        kv_channels=_positive_int(v("model.kv_channels")),
+        ffn_hidden_size=positive_int(v("model.ffn_hidden_size")),
+        num_query_groups=positive_int(v("model.num_query_groups")),
+        kv_channels=positive_int(v("model.kv_channels")),
         swiglu=bool(v("model.swiglu")),
         untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
         # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
@@ -89,33 +89,33 @@ def _architecture(layout: Layout, args: _TrainerFlags, num_layers: int) -> dict[
         qk_layernorm=args.present("--qk-layernorm"),
         hidden_dropout=_probability(args.text("--hidden-dropout"), _number(v("model.hidden_dropout"), 0.1)),
         attention_dropout=_probability(args.text("--attention-dropout"), _number(v("model.attention_dropout"), 0.1)),
-        max_position_embeddings=_positive_int(v("model.max_position_embeddings")),
-        make_vocab_size_divisible_by=_positive_int(v("model.make_vocab_size_divisible_by")) or 128,
+        max_position_embeddings=positive_int(v("model.max_position_embeddings")),
+        make_vocab_size_divisible_by=positive_int(v("model.make_vocab_size_divisible_by")) or 128,
         num_experts=experts if experts and experts > 1 else None,
-        moe_topk=_positive_int(v("model.moe_topk")) or 2,
-        moe_ffn_hidden_size=_positive_int(v("model.moe_ffn_hidden_size")),
-        moe_shared_expert_size=_positive_int(args.text("--moe-shared-expert-intermediate-size"))
-        or _positive_int(v("model.moe_shared_expert_size"))
+        moe_topk=positive_int(v("model.moe_topk")) or 2,
+        moe_ffn_hidden_size=positive_int(v("model.moe_ffn_hidden_size")),
+        moe_shared_expert_size=positive_int(args.text("--moe-shared-expert-intermediate-size"))
+        or positive_int(v("model.moe_shared_expert_size"))
         or 0,
         moe_layer_freq=_moe_layers(layout, args, num_layers) if experts and experts > 1 else 1,
         encoder_decoder=_encoder_decoder(layout),
-        decoder_seq_length=_positive_int(args.text("--decoder-seq-length")),
-        mtp_num_layers=_positive_int(v("model.mtp_num_layers")) or 0,
+        decoder_seq_length=positive_int(args.text("--decoder-seq-length")),
+        mtp_num_layers=positive_int(v("model.mtp_num_layers")) or 0,
         multi_latent_attention=args.present("--multi-latent-attention"),
-        q_lora_rank=_positive_int(args.text("--q-lora-rank")),
-        kv_lora_rank=_positive_int(args.text("--kv-lora-rank")) or 32,
-        qk_head_dim=_positive_int(args.text("--qk-head-dim")) or 128,
-        qk_pos_emb_head_dim=_positive_int(args.text("--qk-pos-emb-head-dim")) or 64,
-        v_head_dim=_positive_int(args.text("--v-head-dim")) or 128,
+        q_lora_rank=positive_int(args.text("--q-lora-rank")),
+        kv_lora_rank=positive_int(args.text("--kv-lora-rank")) or 32,
+        qk_head_dim=positive_int(args.text("--qk-head-dim")) or 128,
+        qk_pos_emb_head_dim=positive_int(args.text("--qk-pos-emb-head-dim")) or 64,
+        v_head_dim=positive_int(args.text("--v-head-dim")) or 128,
         hybrid_pattern=_hybrid_pattern(layout, args),
-        mamba_state_dim=_positive_int(args.text("--mamba-state-dim")) or 128,
-        mamba_head_dim=_positive_int(args.text("--mamba-head-dim")) or 64,
-        mamba_num_groups=_positive_int(args.text("--mamba-num-groups")) or 8,
-        mamba_num_heads=_positive_int(args.text("--mamba-num-heads")),
+        mamba_state_dim=positive_int(args.text("--mamba-state-dim")) or 128,
+        mamba_head_dim=positive_int(args.text("--mamba-head-dim")) or 64,
+        mamba_num_groups=positive_int(args.text("--mamba-num-groups")) or 8,
+        mamba_num_heads=positive_int(args.text("--mamba-num-heads")),
     )
 
 
-def _attention_and_loss(layout: Layout, args: _TrainerFlags) -> dict[str, Any]:
+def attention_and_loss(layout: Layout, args: TrainerFlags) -> dict[str, Any]:
     """Options the attention implementation and the loss set, for Megatron launches (megatron/core/
     transformer/transformer_config.py: transformer_impl 'transformer_engine' and attention_backend auto by
     default; megatron/core/model_parallel_config.py: cross_entropy_loss_fusion False, cross_entropy_fusion_impl
@@ -165,7 +165,7 @@ def _encoder_decoder(layout: Layout) -> bool:
 HYBRID_ENTRY_POINTS = ("pretrain_hybrid.py", "pretrain_mamba.py")
 
 
-def _hybrid_pattern(layout: Layout, args: _TrainerFlags) -> str | None:
+def _hybrid_pattern(layout: Layout, args: TrainerFlags) -> str | None:
     """The hybrid stack's layer symbols (ModelInput.hybrid_pattern), or None without a pattern or a hybrid entry point."""
     if str(layout.value("entrypoint") or "").rsplit("/", 1)[-1] not in HYBRID_ENTRY_POINTS:
         return None
@@ -184,7 +184,7 @@ def cublas_workspace_config(text: str | None) -> int | None:
     return sum(int(size) * 1024 * int(count) for size, count in pairs) if pairs else None
 
 
-def _launch_env(layout: Layout, name: str) -> str | None:
+def launch_env(layout: Layout, name: str) -> str | None:
     """The text of an environment variable the launch command sees (exported before it, or set on it), when known."""
     chain = getattr(layout, "extras", {}).get("chain")
     command = getattr(chain, "command", None)
@@ -202,14 +202,14 @@ def _launch_env(layout: Layout, name: str) -> str | None:
     return "".join(part.text for part in found.value)
 
 
-def _recompute_modules(args: _TrainerFlags) -> tuple[str, ...]:
+def recomputed_modules(args: TrainerFlags) -> tuple[str, ...]:
     """The words of --recompute-modules (nargs '*'), or Megatron's default, core_attn alone."""
     use = args.args.get("--recompute-modules") if args.args is not None else None
     words = tuple(w.text for w in (getattr(use, "values", None) or ()) if getattr(w, "text", None))
     return words or ("core_attn",)
 
 
-def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
+def async_tp_backward(release: str | None, args: TrainerFlags) -> bool:
     """Whether the trainer runs the backward's tensor-parallel collectives under its GEMMs. The bigscience
     fork keeps Megatron-LM's synchronous all-reduce of 2021 (megatron/mpu/layers.py); elsewhere it is
     asynchronous, and --no-async-tensor-model-parallel-allreduce turns that off only where the code still
@@ -224,13 +224,13 @@ def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
     return not (major == "0" and minor.isdigit() and int(minor) <= 6)
 
 
-def _release(layout: Layout) -> str | None:
+def trainer_release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
     release = getattr(layout, "extras", {}).get("release")
     return release[0] if release else None
 
 
-def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
+def hpz_partition_size(layout: Layout, model_parallel: int, world: int) -> int:
     """ZeRO++ hpZ's group: zero_hpz_partition_size (deepspeed/runtime/zero/config.py, default 1), read at
     stage 3 only (partition_parameters.py), as min(k, world) consecutive global ranks
     (deepspeed/utils/groups.py _create_zero_param_parallel_group). Costed for pure data parallelism only:
@@ -238,11 +238,11 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
     ds = getattr(layout, "extras", {}).get("ds_config")
     if ds is None or layout.value("parallel.zero_stage") != 3 or model_parallel != 1:
         return 1
-    k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
+    k = positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
     return min(k, world) if k and world % min(k, world) == 0 else 1
 
 
-def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
+def offloaded_to_cpu(layout: Layout, part: str) -> bool:
     """Whether the launch's DeepSpeed config puts zero_optimization.<part> on the CPU (deprecated booleans
     included: plint.reading.sources.deepspeed_config)."""
     ds = getattr(layout, "extras", {}).get("ds_config")
@@ -253,7 +253,7 @@ def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
 DEFAULT_LORA_RANK = 8
 
 
-def _lora_rank(layout: Layout) -> int | None:
+def finetune_lora_rank(layout: Layout) -> int | None:
     """The LoRA rank when the launch trains adapters only (finetune.lora, read by plint.reading.sources.hf)."""
     facts = getattr(layout, "extras", {}).get("facts", {})
     lora = facts.get("finetune.lora")
@@ -262,7 +262,7 @@ def _lora_rank(layout: Layout) -> int | None:
     return _fact_int(layout, "finetune.lora_rank") or DEFAULT_LORA_RANK
 
 
-def _frozen_bits(layout: Layout) -> int | None:
+def frozen_bits(layout: Layout) -> int | None:
     """4 or 8 when bitsandbytes quantizes the frozen weights (--bits 4, --load_in_4bit); 16 and more is none."""
     bits = _fact_int(layout, "finetune.bits")
     return bits if bits in (4, 8) else None
@@ -270,7 +270,7 @@ def _frozen_bits(layout: Layout) -> int | None:
 
 def _fact_int(layout: Layout, key: str) -> int | None:
     fact = getattr(layout, "extras", {}).get("facts", {}).get(key)
-    return _positive_int(getattr(fact, "value", None))
+    return positive_int(getattr(fact, "value", None))
 
 
 def why_no_input(layout: Layout) -> list[tuple[str, str]]:
@@ -281,15 +281,15 @@ def why_no_input(layout: Layout) -> list[tuple[str, str]]:
     out: list[tuple[str, str]] = []
     for key in ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length"):
         out += _gap(layout, key, "not read from the launch (the entry point or a config file sets it)")
-    world = _positive_int(v("cluster.world_size"))
-    if world is None and not (_positive_int(v("cluster.gpus_per_node")) and _positive_int(v("cluster.nnodes"))):
+    world = positive_int(v("cluster.world_size"))
+    if world is None and not (positive_int(v("cluster.gpus_per_node")) and positive_int(v("cluster.nnodes"))):
         out += _gap(layout, "cluster.world_size", "the number of GPUs is not known")
-    for key in _NEEDED:
+    for key in NEEDED_FIELDS:
         value = layout.get(key)
-        if value is not None and _unknown(layout, key):
+        if value is not None and is_unresolved(layout, key):
             out.append((key, value.note or "cannot be known statically"))
     if not out and world is not None:
-        tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+        tp, pp, cp = (positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
         if world % (tp * pp * cp):
             out.append(("parallel", f"tp*pp*cp = {tp * pp * cp} does not divide the {world} GPUs (PL101)"))
     return out
@@ -300,7 +300,7 @@ def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
     value = layout.get(key)
     if value is None:
         return [(key, absent)]
-    if _positive_int(value.value) is not None:
+    if positive_int(value.value) is not None:
         return []
     if value.value is None:
         return [(key, value.note or "cannot be known statically")]
@@ -308,7 +308,7 @@ def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
 
 
 # Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
-_NEEDED = (
+NEEDED_FIELDS = (
     "parallel.tp",
     "parallel.pp",
     "parallel.cp",
@@ -321,12 +321,12 @@ _NEEDED = (
 )
 
 
-def _unknown(layout: Layout, key: str) -> bool:
+def is_unresolved(layout: Layout, key: str) -> bool:
     value = layout.get(key)
     return value is not None and value.value is None and value.origin == "unresolved"
 
 
-def _positive_int(x: Any) -> int | None:
+def positive_int(x: Any) -> int | None:
     if isinstance(x, bool) or x is None:
         return None
     if isinstance(x, str):
@@ -339,12 +339,12 @@ def _positive_int(x: Any) -> int | None:
     return x if isinstance(x, int) and x > 0 else None
 
 
-def _moe_layers(layout: Layout, args: _TrainerFlags, num_layers: int) -> int | tuple[int, ...]:
+def _moe_layers(layout: Layout, args: TrainerFlags, num_layers: int) -> int | tuple[int, ...]:
     """Which layers are MoE. Megatron-Core: --moe-layer-freq. The deepspeedai Megatron-DeepSpeed fork:
     --expert-interval k (its default is 2), MoE where the 1-based layer number is a multiple of k
     (get_num_experts_per_layer in megatron/model/transformer.py), so half the layers by default."""
     if layout.value("trainer") == "megatron-deepspeed" and not args.present("--moe-layer-freq"):
-        interval = _positive_int(args.text("--expert-interval")) or 2
+        interval = positive_int(args.text("--expert-interval")) or 2
         return tuple(1 if (i + 1) % interval == 0 else 0 for i in range(num_layers))
     return _layer_freq(args.text("--moe-layer-freq"))
 
@@ -366,7 +366,7 @@ def _layer_freq(text: str | None) -> int | tuple[int, ...]:
 _STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 
 
-def _precision_aware_optimizer_bytes(precision: str, args: _TrainerFlags) -> float | None:
+def precision_aware_optimizer_bytes(precision: str, args: TrainerFlags) -> float | None:
     """Optimizer bytes per parameter under --use-precision-aware-optimizer (TE's FusedAdam): Adam's
     moments in --exp-avg-dtype / --exp-avg-sq-dtype, and the master params in --main-params-dtype,
     except that with bf16 parameters and fp32 master params only their 16-bit remainders are kept
@@ -383,7 +383,7 @@ def _precision_aware_optimizer_bytes(precision: str, args: _TrainerFlags) -> flo
     return master + dtype("--exp-avg-dtype") + dtype("--exp-avg-sq-dtype")
 
 
-def _sixteen_bit_grads(args: _TrainerFlags) -> bool:
+def sixteen_bit_grads(args: TrainerFlags) -> bool:
     """Whether the bf16 gradient buffer stays 16-bit: --grad-reduce-in-bf16, or --main-grads-dtype bf16
     (precision-aware optimizer), which keeps validate_args from turning on fp32 accumulation
     (megatron/training/arguments.py: `elif not args.accumulate_allreduce_grads_in_fp32 and
@@ -408,7 +408,7 @@ def _probability(text: str | None, default: float) -> float:
     return value if 0.0 <= value <= 1.0 else default
 
 
-def _moe_dispatcher(args: _TrainerFlags) -> str:
+def moe_dispatcher_type(args: TrainerFlags) -> str:
     """--moe-token-dispatcher-type, Megatron's default (allgather, megatron/training/arguments.py) when the
     launch names none; --moe-enable-deepep (deprecated) means flex."""
     if args.present("--moe-enable-deepep"):
@@ -417,7 +417,7 @@ def _moe_dispatcher(args: _TrainerFlags) -> str:
     return named if named in ("allgather", "alltoall", "flex") else "alltoall"
 
 
-class _TrainerFlags:
+class TrainerFlags:
     """Megatron flags the contract's layout does not carry (bias, norm, tying), read from the parsed
     trainer arguments when the reader kept them; absent when it did not."""
 

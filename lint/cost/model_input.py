@@ -13,28 +13,28 @@ from plint.record import field, record
 # the fields read from the layout; why_no_input, HYBRID_ENTRY_POINTS and cublas_workspace_config are imported
 # from here by the estimate, the planner and the tests
 from plint.cost.layout_fields import (
-    HYBRID_ENTRY_POINTS as HYBRID_ENTRY_POINTS,
-    _architecture,
-    _async_tp_backward,
-    _attention_and_loss,
-    _cluster_size,
-    _frozen_bits,
-    _hpz_partition,
-    _launch_env,
-    _lora_rank,
-    _model_shape,
-    _moe_dispatcher,
-    _NEEDED,
-    _offloaded_to_cpu,
-    _parallel_sizes,
-    _positive_int,
-    _precision_aware_optimizer_bytes,
-    _recompute_modules,
-    _release,
-    _sixteen_bit_grads,
-    _TrainerFlags,
-    _unknown,
+    architecture_fields,
+    async_tp_backward,
+    attention_and_loss,
+    cluster_size,
     cublas_workspace_config,
+    finetune_lora_rank,
+    frozen_bits,
+    hpz_partition_size,
+    HYBRID_ENTRY_POINTS as HYBRID_ENTRY_POINTS,
+    is_unresolved,
+    launch_env,
+    model_shape,
+    moe_dispatcher_type,
+    NEEDED_FIELDS,
+    offloaded_to_cpu,
+    parallel_sizes,
+    positive_int,
+    precision_aware_optimizer_bytes,
+    recomputed_modules,
+    sixteen_bit_grads,
+    trainer_release,
+    TrainerFlags,
     why_no_input as why_no_input,
 )
 
@@ -373,69 +373,69 @@ class ModelInput:
         sizes or the cluster are not known (the estimate would be a guess). `vocab_size` stands in
         when the layout has none (the tokenizer decides it at run time)."""
         v = layout.value
-        shape = _model_shape(layout, vocab_size)
-        cluster = _cluster_size(layout)
+        shape = model_shape(layout, vocab_size)
+        cluster = cluster_size(layout)
         if shape is None or cluster is None:
             return None
-        if not any_layout and any(_unknown(layout, k) for k in _NEEDED):
+        if not any_layout and any(is_unresolved(layout, k) for k in NEEDED_FIELDS):
             return None  # a field the launch sets but plint cannot know: an estimate would rest on a guess
         world, per_node, nnodes = cluster
-        parallel = _parallel_sizes(layout, world, any_layout)
+        parallel = parallel_sizes(layout, world, any_layout)
         if parallel is None:
             return None
         tp, pp, cp = parallel
-        dp = (None if any_layout else _positive_int(v("parallel.dp"))) or world // (tp * pp * cp)
-        micro = _positive_int(v("batch.micro")) or 1
-        global_batch = _positive_int(v("batch.global")) or micro * dp
+        dp = (None if any_layout else positive_int(v("parallel.dp"))) or world // (tp * pp * cp)
+        micro = positive_int(v("batch.micro")) or 1
+        global_batch = positive_int(v("batch.global")) or micro * dp
         from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
 
-        args = _TrainerFlags(layout)
+        args = TrainerFlags(layout)
         granularity = v("recompute.granularity")
         precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
         zero = v("parallel.zero_stage")
         return cls(
             **shape,
-            **_architecture(layout, args, shape["num_layers"]),
+            **architecture_fields(layout, args, shape["num_layers"]),
             tp=tp,
             pp=pp,
             cp=cp,
             dp=dp,
-            vpp=_positive_int(v("parallel.vpp")),
-            ep=_positive_int(v("parallel.ep")) or 1,
-            etp=_positive_int(v("parallel.etp")),
+            vpp=positive_int(v("parallel.vpp")),
+            ep=positive_int(v("parallel.ep")) or 1,
+            etp=positive_int(v("parallel.etp")),
             sequence_parallel=bool(v("parallel.sequence_parallel")),
             distributed_optimizer=bool(v("parallel.distributed_optimizer")),
             zero_stage=zero if isinstance(zero, int) and 0 <= zero <= 3 else None,
             sharding=v("parallel.sharding") if v("parallel.sharding") in SHARDING_LEVELS else None,
             megatron_fsdp=args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"),
-            dp_outer=_positive_int(v("parallel.dp_outer")) or 1,
-            hpz_partition=_hpz_partition(layout, tp * pp * cp, world),
+            dp_outer=positive_int(v("parallel.dp_outer")) or 1,
+            hpz_partition=hpz_partition_size(layout, tp * pp * cp, world),
             # effective only under Megatron-FSDP's hybrid sharding (megatron/training/arguments.py help)
             outer_optimizer_sharded=(args.present("--use-megatron-fsdp") or args.present("--use-custom-fsdp"))
             and (args.text("--outer-dp-sharding-strategy") or "no_shard") == "optim",
             ds_bf16_optimizer_accum_bytes=bf16_optimizer_accum_bytes(layout, precision),
             deepspeed_pipeline_engine=runs_pipeline_engine(layout),
-            offload_optimizer=_offloaded_to_cpu(layout, "offload_optimizer"),
-            offload_param=_offloaded_to_cpu(layout, "offload_param"),
-            lora_rank=_lora_rank(layout),
-            frozen_weight_bits=_frozen_bits(layout),
-            optimizer_bytes=_precision_aware_optimizer_bytes(precision, args),
+            offload_optimizer=offloaded_to_cpu(layout, "offload_optimizer"),
+            offload_param=offloaded_to_cpu(layout, "offload_param"),
+            lora_rank=finetune_lora_rank(layout),
+            frozen_weight_bits=frozen_bits(layout),
+            optimizer_bytes=precision_aware_optimizer_bytes(precision, args),
             micro_batch=micro,
             global_batch=global_batch,
             precision=precision,
             recompute=granularity if granularity in ("full", "selective") else None,
             recompute_method=v("recompute.method") if v("recompute.method") in ("uniform", "block") else None,
-            recompute_num_layers=_positive_int(v("recompute.num_layers")),
-            recompute_modules=_recompute_modules(args),
+            recompute_num_layers=positive_int(v("recompute.num_layers")),
+            recompute_modules=recomputed_modules(args),
             gpu=gpu or v("cluster.gpu") or "h100-sxm",
             nnodes=nnodes,
             gpus_per_node=per_node,
-            nvlink_domain=_positive_int(v("cluster.nvlink_domain")),
+            nvlink_domain=positive_int(v("cluster.nvlink_domain")),
             options=_launch_options(layout, args) if options is None else options,
         )
 
 
-def _launch_options(layout: Layout, args: _TrainerFlags) -> Options:
+def _launch_options(layout: Layout, args: TrainerFlags) -> Options:
     """The cost model's switches the launch's flags set."""
     position = (
         args.text("--position-embedding-type")
@@ -446,12 +446,12 @@ def _launch_options(layout: Layout, args: _TrainerFlags) -> Options:
         overlap_grad_reduce=args.present("--overlap-grad-reduce"),
         overlap_param_gather=args.present("--overlap-param-gather"),
         tp_comm_overlap=args.present("--tp-comm-overlap"),
-        tp_async_backward=_async_tp_backward(_release(layout), args),
+        tp_async_backward=async_tp_backward(trainer_release(layout), args),
         overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
-        grad_reduce_bytes=2 if _sixteen_bit_grads(args) else None,
+        grad_reduce_bytes=2 if sixteen_bit_grads(args) else None,
         moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
-        moe_dispatcher=_moe_dispatcher(args),
+        moe_dispatcher=moe_dispatcher_type(args),
         position_embedding=position,
-        torch_cublas_workspace=cublas_workspace_config(_launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
-        **_attention_and_loss(layout, args),
+        torch_cublas_workspace=cublas_workspace_config(launch_env(layout, "CUBLAS_WORKSPACE_CONFIG")),
+        **attention_and_loss(layout, args),
     )

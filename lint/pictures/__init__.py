@@ -48,7 +48,7 @@ MAX_GPUS_PER_NODE = 256  # drawn cell by cell; the largest NVLink nodes hold 72
 def from_input(inp, est, title: str, order: str | None = None, schedule: str | None = None, findings=()) -> Pictures:
     """The pictures of a cost-model input and its estimate; `schedule` is a what-if schedule name;
     `findings` the file's diagnostics (the unsuppressed ones are drawn)."""
-    from plint.cost.estimate import _links
+    from plint.cost.estimate import group_links
     from plint.catalog.hardware import lookup_gpu
 
     if inp.gpus_per_node > MAX_GPUS_PER_NODE or inp.nnodes * inp.gpus_per_node > MAX_GPUS:
@@ -60,7 +60,7 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
     gpu = lookup_gpu(inp.gpu)
     if gpu is None:
         raise ValueError(f"no GPU named {inp.gpu!r} in the hardware catalog")
-    domain = _links(inp, gpu).domain
+    domain = group_links(inp, gpu).domain
     grid = DeviceGrid(
         inp.nnodes, inp.gpus_per_node, domain, inp.tp, inp.pp, inp.cp, inp.ep, inp.etp, order or DEFAULT_ORDER
     )
@@ -88,12 +88,12 @@ def from_input(inp, est, title: str, order: str | None = None, schedule: str | N
 def from_layout(layout, title: str, schedule: str | None = None, findings=()) -> Pictures | None:
     """The pictures of a checked layout; None when the cost model cannot cost it (shape or cluster unknown)."""
     from plint.dryrun.groups import read_sizes
-    from plint.cost.layout_estimate import _uneven_stages, cost_input, layout_estimate, uneven_input
+    from plint.cost.layout_estimate import uneven_stages, cost_input, layout_estimate, uneven_input
 
     inp, est = cost_input(layout), layout_estimate(layout)
     if inp is None or est is None:
         return None
-    uneven = _uneven_stages(layout, inp)
+    uneven = uneven_stages(layout, inp)
     if uneven:  # draw memory and traffic from the input the estimate costed
         inp = uneven_input(inp, uneven)
     return from_input(inp, est, title, read_sizes(layout).get("order"), schedule, findings)

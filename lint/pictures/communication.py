@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from plint.catalog.hardware import lookup_gpu
-from plint.cost.estimate import _links  # the cost model's own placement of groups on links
+from plint.cost.estimate import group_links  # the cost model's own placement of groups on links
 from plint.cost.memory import stage_params, state_bytes
 from plint.cost.params import count_params
 
@@ -44,7 +44,7 @@ def comm_rows(inp, est, strides: dict) -> list[CommRow]:
     gpu = lookup_gpu(inp.gpu)
     if gpu is None:
         raise ValueError(f"no GPU named {inp.gpu!r} in the hardware catalog")
-    links = _links(inp, gpu)
+    links = group_links(inp, gpu)
     m = est.num_microbatches
     tp, cp, pp, v = max(1, inp.tp), max(1, inp.cp), max(1, inp.pp), inp.vpp or 1
     dp = inp.data_parallel()

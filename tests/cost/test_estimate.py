@@ -404,9 +404,9 @@ class _Flags:
     ],
 )
 def test_which_releases_run_the_backward_tp_collectives_asynchronously(release, flags, asynchronous):
-    from plint.cost.model_input import _async_tp_backward
+    from plint.cost.layout_fields import async_tp_backward
 
-    assert _async_tp_backward(release, _Flags(*flags)) is asynchronous
+    assert async_tp_backward(release, _Flags(*flags)) is asynchronous
 
 
 # ---- fixed costs of an iteration (issue 24; Options.host_*_s fitted by benchmarks/fit_step_overhead.py) ----

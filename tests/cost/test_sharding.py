@@ -140,7 +140,7 @@ LLAMA3_8B_32 = LLAMA3_8B.replace(nnodes=4, distributed_optimizer=True)  # 4 node
 
 def _links(inp):
     from plint.catalog.hardware import lookup_gpu
-    from plint.cost.estimate import _links as links
+    from plint.cost.estimate import group_links as links
 
     return links(inp, lookup_gpu(inp.gpu))
 
