@@ -128,9 +128,9 @@ def _pct(x: float) -> str:
 
 def _release_has(ctx: RuleContext, flag: str) -> bool:
     """Whether the trainer release the launch was checked against accepts `flag`."""
-    from plint.rules.keys_and_flags import _catalog
+    from plint.rules.keys_and_flags import flag_catalog
 
-    return _catalog(ctx).lookup(flag) is not None
+    return flag_catalog(ctx).lookup(flag) is not None
 
 
 # ---- memory -------------------------------------------------------------------------------------

@@ -102,9 +102,6 @@ def flag_catalog(ctx: RuleContext):
     return load_flag_catalog(release[0] if release else default_release(trainer(ctx) or "megatron"))
 
 
-_catalog = flag_catalog  # its former name, which rules/cost.py (another branch's now) still imports
-
-
 def release_at_least(ctx: LaunchContext, oldest: str) -> bool | None:
     """Whether the Megatron-LM release whose checks the launch meets is `oldest` ("0.17") or newer; None for a
     fork's catalog, whose releases are not in that order."""

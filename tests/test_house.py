@@ -363,3 +363,59 @@ def test_no_function_over_100_lines():
     assert not new, f"functions over {MAX_FUNCTION_LINES} lines (split them along their steps): {new}"
     gone = sorted(LONG_FUNCTIONS - set(found))
     assert not gone, f"no longer over the limit: take them off LONG_FUNCTIONS: {gone}"
+
+
+# ---- shared helpers have public names -------------------------------------------------------------
+
+
+def private_imports(name: str, path: Path, known: dict[str, Path]) -> list[str]:
+    """`from plint.x import _y` and `module._y` of an imported plint module: a `_private` name used
+    outside the module that defines it."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    found: list[str] = []
+    aliases: dict[str, str] = {}  # a local name -> the plint module it is bound to
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            aliases.update({a.asname: a.name for a in node.names if a.asname and a.name in known})
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            if base != "plint" and not base.startswith("plint."):
+                continue
+            for alias in node.names:
+                if f"{base}.{alias.name}" in known:
+                    aliases[alias.asname or alias.name] = f"{base}.{alias.name}"
+                elif _is_private(alias.name) and base != name:
+                    found.append(f"{node.lineno}: from {base} import {alias.name}")
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and _is_private(node.attr):
+            if isinstance(node.value, ast.Name) and aliases.get(node.value.id, name) != name:
+                found.append(f"{node.lineno}: {aliases[node.value.id]}.{node.attr}")
+    return found
+
+
+def _is_private(identifier: str) -> bool:
+    return identifier.startswith("_") and not identifier.startswith("__")
+
+
+def test_private_imports_are_found(tmp_path):
+    path = tmp_path / "probe.py"
+    path.write_text(
+        "from plint.cost.estimate import _links, group_links\nfrom plint import pictures\npictures._grid()\n",
+        encoding="utf-8",
+    )
+    known = {"plint.cost.estimate": path, "plint.pictures": path}
+    assert private_imports("plint.pictures.probe", path, known) == [
+        "1: from plint.cost.estimate import _links",
+        "3: plint.pictures._grid",
+    ]
+
+
+def test_no_private_name_crosses_modules():
+    """A helper another module needs has a public name (issue 28): a `_name` is the module's own."""
+    known = modules()
+    found = {name: hits for name, path in known.items() if (hits := private_imports(name, path, known))}
+    assert not found, f"`_private` names imported across modules (give them public names): {found}"
