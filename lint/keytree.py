@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-    from plint.reading.shell.model import Piece, Problem
-    from plint.source import Span
+    from plint.source import Piece, Problem, Span
 
 
 @record

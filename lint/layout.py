@@ -15,6 +15,7 @@ if TYPE_CHECKING:
 
 from plint.values import Value
 from plint.bounds import clip, over_limit
+from plint.source import Problem
 
 # Field order of the JSON contract; every field appears (null when unknown).
 # layout.architecture keys a launch may set beyond the shape -> the dests of the flags that set them
@@ -101,8 +102,6 @@ class Layout:
         if value.value is not None:
             why = over_limit(key, value.value)
             if why is not None:  # a count no launch has: unresolved (PL002) and invalid (PL506), never used
-                from plint.reading.shell.model import Problem
-
                 self.extras.setdefault("problems", []).append(Problem("invalid-value", why, value.span))
                 value = Value(None, value.span, "unresolved", why)
         self.fields[key] = value

@@ -2,6 +2,12 @@
 
 Tree-sitter reports byte offsets; users (and SARIF) want 1-based lines and character columns.
 A SourceFile converts between the two once, so every layer above speaks in Spans.
+
+The shell reader's words are contract types too, shared by the layout's values and the key tree: a
+*Piece* is a run of characters of an expanded word together with where they were written (a Span) and
+how they got there (origin); a piece whose text cannot be known statically has ``text is None`` and
+says why (``reason``) and, when branches disagree, what it could be (``alternatives``). A *Word* is one
+argv element after expansion and word splitting. A *Problem* is something a reader could not read.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     import ast
-    from typing import Any, Callable
+    from typing import Any, Callable, Iterable
 
     from plint.root import Root
 
@@ -186,3 +192,142 @@ def parse_python(data: bytes | str, filename: str = "<unknown>") -> ast.Module:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return ast.parse(data, filename=filename)
+
+
+@record(frozen=True)
+class Piece:
+    text: str | None
+    span: Span | None = None
+    origin: str = "literal"
+    # True when `text` is a verbatim copy of the characters at `span` (so sub-ranges map 1:1).
+    exact: bool = False
+    reason: str | None = None  # why text is unknown, e.g. "$SLURM_NNODES has no default"
+    name: str | None = None  # the variable (or construct) that made it unknown
+    alternatives: tuple[str, ...] = ()
+    source: SourceFile | None = field(default=None, compare=False, repr=False)
+    # the variable whose `${NAME:-default}` supplied this text: a value the environment may override
+    default_of: str | None = None
+    # unknown text that is known not to be empty (a variable Slurm always sets, such as $SLURM_JOB_ID):
+    # `[ -z "$X" ]` is false and `${X:+...}` takes its word, though the value itself stays unknown
+    nonempty: bool = False
+
+    @property
+    def known(self) -> bool:
+        return self.text is not None
+
+    def sub(self, i: int, j: int) -> "Piece":
+        """Characters [i, j) of this piece, with a narrowed span when the mapping is exact."""
+        if self.text is None:
+            return self
+        return Piece(
+            self.text[i:j], self.sub_span(i, j), self.origin, self.exact, source=self.source, default_of=self.default_of
+        )
+
+    def sub_span(self, i: int, j: int) -> Span | None:
+        """The span of characters [i, j) of a known piece: narrowed when the mapping is exact."""
+        span = self.span
+        if self.exact and span is not None and self.source is not None and self.text is not None:
+            if getattr(self.source, "_ascii", False):  # a character is a byte: no encoding of the prefix
+                return self.source.span(span.start + i, span.start + max(i, min(j, len(self.text))))
+            prefix = self.text[:i].encode("utf-8", "surrogateescape")
+            body = self.text[i:j].encode("utf-8", "surrogateescape")
+            start = span.start + len(prefix)
+            return self.source.span(start, start + len(body))
+        return span
+
+
+def unknown(reason: str, name: str | None = None, span: Span | None = None, alternatives: Iterable[str] = ()) -> Piece:
+    return Piece(None, span, "unresolved", reason=reason, name=name, alternatives=tuple(alternatives))
+
+
+@record(frozen=True)
+class Word:
+    """One argument after expansion. `site` is where the word stands in the command text."""
+
+    pieces: tuple[Piece, ...]
+    site: Span | None = None
+
+    @classmethod
+    def of(cls, text: str, span: Span | None = None, origin: str = "literal") -> "Word":
+        return cls((Piece(text, span, origin),), span)
+
+    @property
+    def known(self) -> bool:
+        return all(p.text is not None for p in self.pieces)  # p.known, without a call per piece
+
+    @property
+    def text(self) -> str | None:
+        texts = [p.text for p in self.pieces]  # read once: the evaluator asks this often
+        return None if None in texts else "".join(texts)  # type: ignore[arg-type]
+
+    def display(self) -> str:
+        """The word as far as it is known, unknown parts shown as ${NAME} or <?>."""
+        return "".join(p.text if p.text is not None else "${%s}" % p.name if p.name else "<?>" for p in self.pieces)
+
+    def known_prefix(self) -> str:
+        """The text up to the first unknown piece (`--x=` of `--x=$V`)."""
+        out = []
+        for p in self.pieces:
+            if p.text is None:
+                break
+            out.append(p.text)
+        return "".join(out)
+
+    @property
+    def unknowns(self) -> list[Piece]:
+        return [p for p in self.pieces if not p.known]
+
+    @property
+    def origin(self) -> str:
+        origins = {p.origin for p in self.pieces if p.text != ""} or {"literal"}
+        for o in ("unresolved", "assumed", "env", "derived"):
+            if o in origins:
+                return o
+        return "literal"
+
+    @property
+    def value_span(self) -> Span | None:
+        """Where the value was written: the single contributing piece's span, else the site."""
+        contributing = [p for p in self.pieces if p.text != ""]
+        if len(contributing) == 1 and contributing[0].span is not None:
+            return contributing[0].span
+        return self.site or (contributing[0].span if contributing else None)
+
+    def after(self, n: int) -> "Word":
+        """The word without its first n characters (`--flag=` of `--flag=$X`), unknown parts kept:
+        the prefix must lie in known text."""
+        out, pos = [], 0
+        for p in self.pieces:
+            length = len(p.text) if p.text is not None else 0
+            if pos >= n:
+                out.append(p)
+            elif p.known and pos + length > n:
+                out.append(p.sub(n - pos, length))
+            pos += length
+        return Word(tuple(out), self.site)
+
+    def slice(self, i: int, j: int | None = None) -> "Word":
+        """Characters [i, j) of a known word, as a Word keeping per-piece provenance."""
+        text = self.text or ""
+        j = len(text) if j is None else j
+        out: list[Piece] = []
+        pos = 0
+        for p in self.pieces:
+            n = len(p.text or "")
+            lo, hi = max(i, pos), min(j, pos + n)
+            if lo < hi or (n == 0 and i <= pos < j):
+                out.append(p.sub(lo - pos, hi - pos))
+            pos += n
+        site = self.site
+        if len(out) == 1 and out[0].span is not None and out[0].exact:
+            site = out[0].span
+        return Word(tuple(out), site)
+
+
+@record
+class Problem:
+    """Something the reader could not read: kind is "syntax" (PL001) or "unresolved" (PL002)."""
+
+    kind: str
+    message: str
+    span: Span | None = None

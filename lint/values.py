@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-from plint.reading.shell.model import Word
-from plint.source import Span
+from plint.source import Span, Word
 from plint.numbers import NumberTooLong as NumberTooLong, parse_int as parse_int  # re-exported: the readers' converter
 from plint.bounds import clip
 

@@ -8,13 +8,12 @@ files, never file syntax) and yields Findings that point at provenance spans.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, TypeAlias
+    from typing import Any, Callable, Iterable, Sequence, TypeAlias
     from plint.layout import Layout
-    from plint.reading.read import FileReading
-    from plint.source import Span
+    from plint.source import Problem, Span
 
 SEVERITIES = ("error", "warning", "info")
 FAMILIES = {
@@ -73,9 +72,29 @@ class Finding:
     severity: str | None = None  # only when the rule's severity depends on the case
 
 
+class ReadFile(Protocol):
+    """What a rule sees of the file it checks: what was read, never how (the reader's FileReading, in
+    plint.reading.read, has these and more; a rule imports no reader)."""
+
+    @property
+    def path(self) -> str: ...
+    @property
+    def kind(self) -> str: ...  # "shell" | "json"
+    @property
+    def layouts(self) -> Sequence[Layout]: ...
+    @property
+    def problems(self) -> Sequence[Problem]: ...  # what the reader could not read (PL001, PL002)
+    @property
+    def unreadable(self) -> str | None: ...  # why the file could not be read at all (PL001)
+    @property
+    def unused_launches(self) -> Sequence[Any]: ...  # training commands that gave no launch (PL005)
+    @property
+    def ds_config(self) -> Any: ...  # a DeepSpeed JSON read on its own (its key tree)
+
+
 @record
 class RuleContext:
-    reading: "FileReading"
+    reading: ReadFile
     layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
     settings: Any = None  # plint.checking.config.Settings: thresholds, releases, cluster facts
 

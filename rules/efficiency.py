@@ -99,7 +99,7 @@ def distributed_optimizer_off(ctx: LaunchContext):
     if fsdp is not None and fsdp.value:
         yield from _megatron_fsdp_unsharded(ctx, dp[0], fsdp.span)
         return
-    from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes
+    from plint.catalog.deepspeed_engine import bf16_optimizer_accum_bytes
 
     if bf16_optimizer_accum_bytes(ctx.layout) is not None:
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1

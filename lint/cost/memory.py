@@ -18,7 +18,7 @@ docs/user-guide/features/dist_optimizer.md table):
       each of these over the inner group of dp*cp/dp_outer ranks only and keeps dp_outer replicas (Megatron-
       FSDP's --outer-dp-sharding-strategy optim shards the optimizer over the outer group as well). DeepSpeed's
       ZeRO++ hpZ is not that: its states stay over all of dp, plus a 16-bit weight copy split over k ranks. DeepSpeed's BF16_Optimizer (bf16 at stage 0 with the pipeline engine, or at
-      stage 1 with fp32 gradient accumulation; plint.reading.deepspeed_engine) shards like stage 1 and keeps a
+      stage 1 with fp32 gradient accumulation; plint.catalog.deepspeed_engine) shards like stage 1 and keeps a
       gradient accumulation buffer beside the bf16 gradients: 2 + (2 + 2) + 12/dp, or 2 + (2 + 4) + 12/dp
       with data_types.grad_accum_dtype fp32.
   With 16-bit gradients the optimizer step also makes an fp32 copy of its shard's gradients (4 bytes,

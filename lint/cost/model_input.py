@@ -248,14 +248,14 @@ class ModelInput:
     # transformer layers of each pipeline rank when they are not num_layers / pp (plint.cost.pipeline_stages:
     # uneven first/last stages, the embedding and loss counted as layers, a custom layout); None: even
     pipeline_stage_layers: tuple[int, ...] | None = None
-    # DeepSpeed's BF16_Optimizer (when: plint.reading.deepspeed_engine) shards the fp32 master and Adam over dp
+    # DeepSpeed's BF16_Optimizer (when: plint.catalog.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
     # DeepSpeed ZeRO's states in host memory: zero_optimization.offload_optimizer / offload_param device "cpu"
     offload_optimizer: bool = False
     offload_param: bool = False
     deepspeed_pipeline_engine: bool = (
-        False  # DeepSpeed's PipelineEngine runs the schedule (plint.reading.deepspeed_engine)
+        False  # DeepSpeed's PipelineEngine runs the schedule (plint.catalog.deepspeed_engine)
     )
     # LoRA (plint.cost.adapters): adapters of this rank train, the base weights are frozen; None: full fine-tuning
     lora_rank: int | None = None
@@ -387,7 +387,7 @@ class ModelInput:
         dp = (None if any_layout else positive_int(v("parallel.dp"))) or world // (tp * pp * cp)
         micro = positive_int(v("batch.micro")) or 1
         global_batch = positive_int(v("batch.global")) or micro * dp
-        from plint.reading.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
+        from plint.catalog.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
 
         args = TrainerFlags(layout)
         granularity = v("recompute.granularity")
