@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from plint.rules.base import Finding, LaunchContext, RuleDocs, register
+from plint.rules.base import Finding, LaunchContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
 
 
@@ -28,10 +28,12 @@ from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assu
         "distributed optimizer instances. Either way the job dies at start-up.",
         bad=torchrun(gpt("--tensor-model-parallel-size 3", heads=24, hidden=2304)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=24, hidden=2304)),
-        fix="Choose a tp/pp that divides the world size. `plint fix --unsafe-fixes` rewrites tp, pp and the "
-        "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
-        "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
-        "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        fix=unsafe_fix(
+            "Choose a tp/pp that divides the world size. `plint fix --unsafe-fixes` rewrites tp, pp and the "
+            "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
+            "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
+            "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives."
+        ),
         references=("megatron/training/arguments.py validate_args", "megatron/core/parallel_state.py"),
     ),
 )
@@ -143,10 +145,12 @@ def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
                 layers=30,
             )
         ),
-        fix="Choose pp, or uneven first/last stage sizes. `plint fix --unsafe-fixes` rewrites tp, pp and the "
-        "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
-        "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
-        "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        fix=unsafe_fix(
+            "Choose pp, or uneven first/last stage sizes. `plint fix --unsafe-fixes` rewrites tp, pp and the "
+            "micro-batch (and uneven first/last pipeline stages where the planner picks them) to the planner's "
+            "best Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts "
+            "and sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives."
+        ),
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
@@ -216,10 +220,12 @@ def layers_indivisible(ctx: LaunchContext):
         "tensor_model_parallel_size (T)'; every rank holds heads/tp whole heads.",
         bad=torchrun(gpt("--tensor-model-parallel-size 8 --sequence-parallel", heads=28, hidden=3584)),
         good=torchrun(gpt("--tensor-model-parallel-size 4 --sequence-parallel", heads=28, hidden=3584)),
-        fix="Pick a tp that divides the head count. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
-        "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
-        "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
-        "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        fix=unsafe_fix(
+            "Pick a tp that divides the head count. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
+            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives."
+        ),
         references=("megatron/core/transformer/transformer_config.py __post_init__",),
     ),
 )
@@ -263,7 +269,7 @@ def heads_indivisible(ctx: LaunchContext):
         "each expert-parallel rank holds num_experts/ep whole experts.",
         bad=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 12 --moe-router-topk 2")),
         good=torchrun(gpt("--expert-model-parallel-size 8 --num-experts 16 --moe-router-topk 2")),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
@@ -297,9 +303,11 @@ def experts_indivisible(ctx: LaunchContext):
         "a mismatch trains with the wrong master weights or fails in the loss scaler.",
         bad=torchrun(gpt("--fp16")),
         good=torchrun(gpt("")),
-        fix="Choose one precision. When the trainer's flags pass both --fp16 and --bf16, `plint fix "
-        "--unsafe-fixes` removes --fp16 where the GPU has bf16 units and --bf16 where it has none "
-        "(unsafe: numerics change).",
+        fix=unsafe_fix(
+            "Choose one precision. When the trainer's flags pass both --fp16 and --bf16, `plint fix "
+            "--unsafe-fixes` removes --fp16 where the GPU has bf16 units and --bf16 where it has none "
+            "(unsafe: numerics change)."
+        ),
         references=("megatron/core/transformer/transformer_config.py",),
     ),
 )
@@ -340,7 +348,7 @@ def precision_conflict(ctx: LaunchContext):
         "schedule asserts the micro-batch group (default pp) fits into the micro-batches of a step.",
         bad=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=4)),
         good=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=16)),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("megatron/core/pipeline_parallel/schedules.py",),
     ),
 )
@@ -401,7 +409,7 @@ def _interleave_invalid(ctx: LaunchContext):
         "mask; validate_args asserts the sequence length divides.",
         bad=torchrun(gpt("--context-parallel-size 4", seq=4100)),
         good=torchrun(gpt("--context-parallel-size 4", seq=4096)),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
@@ -433,7 +441,7 @@ def sequence_indivisible(ctx: LaunchContext):
             "--max-position-embeddings 2048\n--micro-batch-size 1 --global-batch-size 64 --bf16"
         ),
         good=torchrun(gpt(seq=4096)),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
@@ -462,7 +470,7 @@ def position_embeddings_short(ctx: LaunchContext):
         "the first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("megatron/training/arguments.py validate_args",),
     ),
 )
@@ -530,7 +538,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
         "(https://github.com/NVIDIA/Megatron-LM/issues/1487).",
         bad=torchrun(gpt("--recompute-activations --recompute-method uniform")),
         good=torchrun(gpt("--recompute-granularity full --recompute-method uniform --recompute-num-layers 1")),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("megatron/training/arguments.py validate_args",),
     ),
 )

@@ -36,13 +36,54 @@ class Example:
     main: str = "launch.sh"
 
 
+FIX_AVAILABILITY = ("safe", "unsafe", "never")
+
+
+@record(frozen=True)
+class RuleFix:
+    """Whether `plint fix` fixes a rule's findings, declared in the rule's record beside its check (as ruff
+    keeps fix availability beside the check): "safe" (`plint fix`), "unsafe" (only under `plint fix
+    --unsafe-fixes`) or "never". `how` says what the fix writes and when it declines, or, for "never", why
+    there is none. `plint rules`, `plint explain`, SARIF, docs/rules and the fixing loop read it from here;
+    the fixer itself, which edits file syntax a rule knows nothing of, is in plint.fixing, registered
+    against the rule's code (`@fixer(code)`), and takes its applicability from this record."""
+
+    availability: str
+    how: str = ""
+
+    def __post_init__(self) -> None:
+        assert self.availability in FIX_AVAILABILITY, self.availability
+
+    @property
+    def text(self) -> str:
+        """The Fix section of the rule's page."""
+        if self.availability != "never":
+            return self.how
+        return f"Not fixed automatically: {self.how}" if self.how else "Not fixed automatically."
+
+
+def safe_fix(how: str) -> RuleFix:
+    """A fix `plint fix` writes: same model, same numerics."""
+    return RuleFix("safe", how)
+
+
+def unsafe_fix(how: str) -> RuleFix:
+    """A fix written only under `plint fix --unsafe-fixes`: it changes what the run computes or needs."""
+    return RuleFix("unsafe", how)
+
+
+def no_fix(why: str = "") -> RuleFix:
+    """No fixer: the finding is the author's call (`why` says what to do instead, when there is more to say)."""
+    return RuleFix("never", why)
+
+
 @record(frozen=True)
 class RuleDocs:
     what: str  # what it checks, one paragraph
     why: str  # why it matters, with the number
     bad: Example
     good: Example
-    fix: str  # whether and how `plint fix` fixes it
+    fix: RuleFix  # whether and how `plint fix` fixes it
     references: tuple[str, ...] = ()
 
 
@@ -136,6 +177,10 @@ class Rule:
     @property
     def docs_url(self) -> str:
         return DOCS_URL.format(code=self.code)
+
+    @property
+    def fix(self) -> RuleFix:
+        return self.docs.fix
 
 
 RULES: dict[str, Rule] = {}

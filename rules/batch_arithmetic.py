@@ -6,7 +6,7 @@ The rest of PL1xx (the parallel grid, the model shape, precision, recompute) is 
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register, unsafe_fix
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, torchrun, trainer, value
 
 
@@ -26,8 +26,10 @@ from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assu
         "size that does not divide stops the run when the ramp reaches it, mid-run.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=66)),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel", glob=64)),
-        fix="`plint fix --unsafe-fixes` moves the global batch to the nearest valid value, and a ramp's start and "
-        "increment onto multiples of micro-batch x dp, where they are written as literals.",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` moves the global batch to the nearest valid value, and a ramp's start and "
+            "increment onto multiples of micro-batch x dp, where they are written as literals."
+        ),
         references=("megatron/core/num_microbatches_calculator.py",),
     ),
 )
@@ -198,8 +200,10 @@ def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
                 "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 2}\n',
             }
         ),
-        fix="For plain DeepSpeed, `plint fix --unsafe-fixes` sets train_batch_size to micro x grad_accum x the "
-        "launch's dp (it changes the batch); the Megatron-DeepSpeed cases are not fixed automatically.",
+        fix=unsafe_fix(
+            "For plain DeepSpeed, `plint fix --unsafe-fixes` sets train_batch_size to micro x grad_accum x the "
+            "launch's dp (it changes the batch); the Megatron-DeepSpeed cases are not fixed automatically."
+        ),
         references=("deepspeed/runtime/config.py _batch_assertion",),
     ),
 )
@@ -329,8 +333,10 @@ def _where_triple_agrees(cfg, t: int, m: int, g: int, dp: int) -> str:
         "and meet it.",
         bad=torchrun(gpt('--step-batch-size-schedule "0:32 1B:64"')),
         good=torchrun(gpt('--step-batch-size-schedule "0:32 1B:64"').replace(" --global-batch-size 64", "")),
-        fix="`plint fix --unsafe-fixes` removes the refused flag where it is written (the schedule's last size is "
-        "the final batch).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` removes the refused flag where it is written (the schedule's last size is "
+            "the final batch)."
+        ),
         references=(
             "megatron/training/arguments.py validate_args",
             "megatron/core/num_microbatches_calculator.py _build_num_microbatches_calculator",

@@ -9,7 +9,7 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 
 from __future__ import annotations
 
-from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import (
     CP_USEFUL_FROM,
     FIGURES,
@@ -239,7 +239,7 @@ def _memory_span(ctx: RuleContext):
                 micro=1,
             )
         ),
-        fix="Not fixed automatically: `plint plan` proposes layouts that fit.",
+        fix=no_fix("`plint plan` proposes layouts that fit."),
     ),
 )
 def predicted_oom(ctx: LaunchContext):
@@ -303,7 +303,7 @@ def _predicted_oom(ctx: LaunchContext):
                 seq=4096,
             )
         ),
-        fix="Not fixed automatically: `plint plan` proposes layouts with headroom.",
+        fix=no_fix("`plint plan` proposes layouts with headroom."),
     ),
 )
 def memory_headroom(ctx: LaunchContext):
@@ -357,8 +357,10 @@ def memory_headroom(ctx: LaunchContext):
         good=torchrun(
             gpt("--tensor-model-parallel-size 1 --pipeline-model-parallel-size 8", layers=32, glob=256), nproc=8
         ),
-        fix="`plint fix --unsafe-fixes` writes the alternative the message names: the pipeline size, the "
-        "virtual stages and the micro-batch (unsafe: checkpoints change layout).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` writes the alternative the message names: the pipeline size, the "
+            "virtual stages and the micro-batch (unsafe: checkpoints change layout)."
+        ),
     ),
 )
 def pipeline_bubble(ctx: RuleContext):
@@ -533,8 +535,10 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         "every layer, to save memory it does not need.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer", glob=256)),
         good=torchrun(gpt("--use-distributed-optimizer", glob=256)),
-        fix="`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
-        "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
+            "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout)."
+        ),
     ),
 )
 def needless_parallelism(ctx: RuleContext):
@@ -608,8 +612,10 @@ def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipeli
             )
         ),
         good=torchrun(gpt("--recompute-activations --use-distributed-optimizer", hidden=4096, heads=32)),
-        fix="`plint fix --unsafe-fixes` replaces the recompute flags with --recompute-activations (same numerics; "
-        "unsafe because the memory it needs is the estimate's).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` replaces the recompute flags with --recompute-activations (same numerics; "
+            "unsafe because the memory it needs is the estimate's)."
+        ),
     ),
 )
 def full_recompute_unneeded(ctx: RuleContext):
@@ -654,8 +660,10 @@ def full_recompute_unneeded(ctx: RuleContext):
         good=torchrun(
             gpt("--use-distributed-optimizer", layers=32, hidden=4096, heads=32, seq=4096, micro=1, glob=256)
         ),
-        fix="`plint fix --unsafe-fixes` writes the micro-batch the message names, where the launch alone states "
-        "it (unsafe: the step's numerics and memory change).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` writes the micro-batch the message names, where the launch alone states "
+            "it (unsafe: the step's numerics and memory change)."
+        ),
     ),
 )
 def low_mfu(ctx: LaunchContext):

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import (
+    Example,
+    Finding,
+    LaunchContext,
+    RuleContext,
+    RuleDocs,
+    no_fix,
+    register,
+    safe_fix,
+    unsafe_fix,
+)
 from plint.rules.common import closest
 from plint.keytree import JObject, JScalar
 
@@ -219,7 +229,9 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
         "trains slower without any message.",
         bad=Example({"ds.json": '{"train_batch_size": 32, "zero_optimisation": {"stage": 3}}\n'}, main="ds.json"),
         good=Example({"ds.json": '{"train_batch_size": 32, "zero_optimization": {"stage": 3}}\n'}, main="ds.json"),
-        fix="`plint fix` renames the key, in the JSON file or the heredoc that writes it, when one suggestion stands out and the object has no such key yet (safe).",
+        fix=safe_fix(
+            "`plint fix` renames the key, in the JSON file or the heredoc that writes it, when one suggestion stands out and the object has no such key yet (safe)."
+        ),
         references=("deepspeed/runtime/config.py (dict.get readers)", "deepspeed/runtime/config_utils.py"),
     ),
     needs_layout=False,
@@ -323,7 +335,7 @@ def deepspeed_unknown_key(ctx: RuleContext):
                 "ds.json": '{"train_batch_size": 64, "train_micro_batch_size_per_gpu": 4}\n',
             }
         ),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
     ),
 )
 def deepspeed_auto_unresolved(ctx: LaunchContext):
@@ -373,7 +385,7 @@ def deepspeed_auto_unresolved(ctx: LaunchContext):
             },
             main="ds.json",
         ),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
     ),
     needs_layout=False,
 )
@@ -455,8 +467,10 @@ def _optimizer_candidates(cfg, kind: str, params, table: dict) -> list[str]:
             },
             main="ds.json",
         ),
-        fix="`plint fix --unsafe-fixes` removes the refused key from optimizer.params (clipping then follows the "
-        "top-level gradient_clipping, 1.0 by default since DeepSpeed 0.19.3); an unknown type is not fixed.",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` removes the refused key from optimizer.params (clipping then follows the "
+            "top-level gradient_clipping, 1.0 by default since DeepSpeed 0.19.3); an unknown type is not fixed."
+        ),
         references=(
             "deepspeed/runtime/engine.py _configure_basic_optimizer, _do_sanity_check",
             "deepspeed/ops/adam/fused_adam.py, cpu_adam.py; torch/optim/*.py",
@@ -568,7 +582,7 @@ def deepspeed_optimizer_param(ctx: RuleContext):
                 '"params": {"total_num_steps": "auto", "warmup_num_steps": "auto"}}}\n',
             }
         ),
-        fix='Not fixed automatically: write "auto".',
+        fix=no_fix('write "auto".'),
         references=("transformers/integrations/deepspeed.py HfTrainerDeepSpeedConfig.trainer_config_finalize",),
     ),
 )

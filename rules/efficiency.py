@@ -3,7 +3,17 @@ the same launch with one flag changed; and ZeRO with a DeepSpeed pipeline, which
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import (
+    Example,
+    Finding,
+    LaunchContext,
+    RuleContext,
+    RuleDocs,
+    no_fix,
+    register,
+    safe_fix,
+    unsafe_fix,
+)
 from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, known, span, torchrun, trainer, value
 
 
@@ -20,7 +30,9 @@ from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, known,
         "With expert parallelism Megatron before 0.15 refuses the launch.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` adds --sequence-parallel after the tensor-parallel size (safe: same model, same numerics; Megatron-LM only).",
+        fix=safe_fix(
+            "`plint fix` adds --sequence-parallel after the tensor-parallel size (safe: same model, same numerics; Megatron-LM only)."
+        ),
     ),
 )
 def sequence_parallel_off(ctx: RuleContext):
@@ -48,7 +60,7 @@ def sequence_parallel_off(ctx: RuleContext):
         "because tensor model parallelism is disabled'): the memory saving expected from it never comes.",
         bad=torchrun(gpt("--sequence-parallel")),
         good=torchrun(gpt("")),
-        fix="Not fixed automatically yet; planned: `plint fix` removes the flag (safe: it has no effect).",
+        fix=no_fix("`plint fix` is planned to remove the flag (safe: it has no effect)."),
     ),
 )
 def sequence_parallel_ignored(ctx: RuleContext):
@@ -79,9 +91,11 @@ def sequence_parallel_ignored(ctx: RuleContext):
         "is 18 vs 7.5 bytes, for the same step time.",
         bad=torchrun(gpt("")),
         good=torchrun(gpt("--use-distributed-optimizer")),
-        fix="`plint fix --unsafe-fixes` adds --use-distributed-optimizer with --overlap-grad-reduce and "
-        "--overlap-param-gather after the tensor-parallel size (unsafe: checkpoints change format). Under "
-        "--deepspeed, set ZeRO stage 1 in the DeepSpeed config.",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` adds --use-distributed-optimizer with --overlap-grad-reduce and "
+            "--overlap-param-gather after the tensor-parallel size (unsafe: checkpoints change format). Under "
+            "--deepspeed, set ZeRO stage 1 in the DeepSpeed config."
+        ),
     ),
 )
 def distributed_optimizer_off(ctx: LaunchContext):
@@ -167,7 +181,7 @@ def _megatron_fsdp_unsharded(ctx: RuleContext, dp: int, flag_span):
         "backward and before forward, exposed on the critical path of every step.",
         bad=torchrun(gpt("--use-distributed-optimizer")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
-        fix="Not fixed automatically yet; planned: `plint fix` adds the two flags.",
+        fix=no_fix("`plint fix` is planned to add the two flags."),
     ),
 )
 def overlap_off(ctx: RuleContext):
@@ -210,8 +224,10 @@ def overlap_off(ctx: RuleContext):
         "replaces (Megatron's MoE guide recommends CP from 8K tokens).",
         bad=torchrun(gpt("--context-parallel-size 2", seq=2048)),
         good=torchrun(gpt("--context-parallel-size 2", seq=16384)),
-        fix="`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the data-"
-        "parallel size and checkpoints change).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the data-"
+            "parallel size and checkpoints change)."
+        ),
     ),
 )
 def context_parallel_short(ctx: RuleContext):
@@ -265,8 +281,10 @@ def context_parallel_short(ctx: RuleContext):
                 '"zero_optimization": {"stage": 2}, "bf16": {"enabled": true}}\n',
             }
         ),
-        fix="`plint fix --unsafe-fixes` sets the DeepSpeed JSON's stage to 1 when the entry script builds the "
-        "PipelineModule itself; for Megatron-DeepSpeed not yet (planned: --no-pipeline-parallel when pp is 1).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` sets the DeepSpeed JSON's stage to 1 when the entry script builds the "
+            "PipelineModule itself; for Megatron-DeepSpeed not yet (planned: --no-pipeline-parallel when pp is 1)."
+        ),
     ),
 )
 def zero_with_pipeline(ctx: RuleContext):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, safe_fix
 from plint.rules.common import gpt, known, span, torchrun, trainer, value
 
 BLACKWELL = ("b200", "gb200", "b100", "gb300", "b300")
@@ -55,9 +55,11 @@ def launch_env(ctx: RuleContext, name: str):
         "communication kernels can be scheduled after the compute they should overlap.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel"), prefix=""),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` on its own line before the launch statement, at "
-        "its indentation; where the launch shares its line with a case pattern or `then`/`do`, the export takes "
-        "the launch's place and the launch moves to the next line, at the same column (safe).",
+        fix=safe_fix(
+            "`plint fix` adds `export CUDA_DEVICE_MAX_CONNECTIONS=1` on its own line before the launch statement, at "
+            "its indentation; where the launch shares its line with a case pattern or `then`/`do`, the export takes "
+            "the launch's place and the launch moves to the next line, at the same column (safe)."
+        ),
     ),
 )
 def cuda_device_max_connections(ctx: LaunchContext):
@@ -130,7 +132,7 @@ def cuda_device_max_connections(ctx: LaunchContext):
             prefix="export NCCL_DEBUG=WARN\n",
             launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001",
         ),
-        fix="Not fixed automatically: remove the variable if it is not needed on this cluster.",
+        fix=no_fix("remove the variable if it is not needed on this cluster."),
     ),
 )
 def nccl_crippled(ctx: LaunchContext):
@@ -176,7 +178,7 @@ MAX_LISTED_GPUS = 64  # GPUs of --num_gpus PL603 lists by number (a node has 8 o
                 "ds.json": '{"train_batch_size": 32, "train_micro_batch_size_per_gpu": 8}\n',
             }
         ),
-        fix="Not fixed automatically: write the devices as `--include localhost:<devices>` instead.",
+        fix=no_fix("write the devices as `--include localhost:<devices>` instead."),
         references=("deepspeed/launcher/runner.py main",),
     ),
 )

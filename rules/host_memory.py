@@ -4,7 +4,7 @@
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, RuleContext, RuleDocs, no_fix, register
 from plint.rules.common import on_assumed_node, span
 
 
@@ -40,7 +40,7 @@ def _offload_job(mem: str) -> Example:
         "swaps, after the model has loaded.",
         bad=_offload_job("600G"),
         good=_offload_job("1500G"),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=(
             "deepspeed/runtime/zero/stage_1_and_2.py estimate_zero2_model_states_mem_needs",
             "deepspeed/runtime/zero/stage3.py estimate_zero3_model_states_mem_needs",

@@ -5,7 +5,17 @@ from __future__ import annotations
 import re
 
 from plint.bounds import MAX_UNUSED_LAUNCHES
-from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import (
+    Example,
+    Finding,
+    LaunchContext,
+    RuleContext,
+    RuleDocs,
+    no_fix,
+    register,
+    safe_fix,
+    unsafe_fix,
+)
 
 _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it): only for findings
 
@@ -36,9 +46,11 @@ _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it)
                 "torchrun --nproc_per_node 8 pretrain_gpt.py --train-samples $TRAIN_SAMPLES\n"
             }
         ),
-        fix="Mostly not fixable: the intended text is not known. Digit separators in bash arithmetic "
-        "(`$(( 300_000_000_000 / SEQ ))`, or a variable holding such a number) are removed by `plint fix` "
-        "(safe: bash reads no separators).",
+        fix=safe_fix(
+            "Mostly not fixable: the intended text is not known. Digit separators in bash arithmetic "
+            "(`$(( 300_000_000_000 / SEQ ))`, or a variable holding such a number) are removed by `plint fix` "
+            "(safe: bash reads no separators)."
+        ),
         references=("bash(1), ARITHMETIC EVALUATION", "docs/reading.md, What plint reads, statically"),
     ),
     needs_layout=False,
@@ -104,9 +116,11 @@ def _hint(note: str) -> str:
                 "torchrun --nnodes $NNODES --nproc_per_node 8 pretrain_gpt.py --micro-batch-size 1\n"
             }
         ),
-        fix="Supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
-        "in the script (`${NNODES:-2}`). A bare template slot (`CKPT=<Specify path>`, which bash reads as "
-        "redirections) is quoted under `--unsafe-fixes`, so bash parses the script; it still needs a value.",
+        fix=unsafe_fix(
+            "Supply the value with `--env NAME=VALUE`, `[tool.plint.assume]`, or a default "
+            "in the script (`${NNODES:-2}`). A bare template slot (`CKPT=<Specify path>`, which bash reads as "
+            "redirections) is quoted under `--unsafe-fixes`, so bash parses the script; it still needs a value."
+        ),
     ),
     needs_layout=False,
 )
@@ -173,8 +187,10 @@ def unresolved_value(ctx: RuleContext):
                 "run_training\n"
             }
         ),
-        fix="Not fixable: the finding says what kept the launch from being read; supply the unknown variable "
-        "with `--env NAME=VALUE`, or check the function, branch or `exit` it names.",
+        fix=no_fix(
+            "the finding says what kept the launch from being read; supply the unknown variable with "
+            "`--env NAME=VALUE`, or check the function, branch or `exit` it names."
+        ),
         references=("docs/reading.md, What plint reads, statically",),
     ),
     needs_layout=False,
@@ -232,7 +248,7 @@ _UNUSED_SHOWN = 3  # findings for the first unused training commands; the rest a
                 "--sequence-parallel\n"
             }
         ),
-        fix="Not fixed automatically yet; planned: `plint fix` deletes the directive.",
+        fix=no_fix("`plint fix` is planned to delete the directive."),
     ),
     needs_layout=False,
 )
@@ -253,7 +269,7 @@ def unused_directive(ctx: RuleContext):
         "unknown to 0.19 may be right for the release the cluster runs.",
         bad=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --local_rank 0 --bf16\n"}),
         good=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16\n"}),
-        fix='Not fixable: add `megatron = "0.16"` (your release) to [tool.plint].',
+        fix=no_fix('add `megatron = "0.16"` (your release) to [tool.plint].'),
     ),
 )
 def assumed_version(ctx: LaunchContext):

@@ -6,7 +6,7 @@ Deprecations and removals are those of shared/reference/megatron.md §1.9.
 from __future__ import annotations
 
 
-from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, safe_fix
 from plint.rules.common import closest, gpt, torchrun, trainer
 from plint.bounds import MAX_SUGGESTIONS
 
@@ -164,7 +164,9 @@ def unknown_flags(ctx: LaunchContext):
         why="argparse stops the job with 'unrecognized arguments' (exit status 2) after it has waited in the queue.",
         bad=torchrun(gpt("--tensor-model-parallel 2 --sequence-parallel")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
-        fix="`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe).",
+        fix=safe_fix(
+            "`plint fix` replaces the flag where it was written when exactly one close match stands out and takes the same values (safe)."
+        ),
     ),
 )
 def unknown_flag(ctx: LaunchContext):
@@ -204,7 +206,9 @@ def unknown_flag(ctx: LaunchContext):
         "makes Megatron-LM exit with status 0 before training, which schedulers report as success.",
         bad=torchrun(gpt("--checkpoint-activations")),
         good=torchrun(gpt("--recompute-activations")),
-        fix="`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe).",
+        fix=safe_fix(
+            "`plint fix` renames a flag that has a one-to-one replacement taking the same value, unless the replacement is already given (safe)."
+        ),
     ),
 )
 def deprecated_flag(ctx: LaunchContext):
@@ -254,7 +258,7 @@ def deprecated_flag(ctx: LaunchContext):
         "does nothing and readers of the script believe it does.",
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel\n--tensor-model-parallel-size 4")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel\n--tensor-model-parallel-size 2")),
-        fix="Not fixed automatically: which value was meant is the author's call.",
+        fix=no_fix("which value was meant is the author's call."),
     ),
 )
 def duplicate_flag(ctx: LaunchContext):
@@ -300,7 +304,7 @@ def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
     ),
     needs_layout=False,
 )

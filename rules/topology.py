@@ -6,7 +6,7 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 
 from __future__ import annotations
 
-from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
+from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import FIGURES, gpt, is_megatron, known, on_assumed_node, span, torchrun, value
 
 SLURM_TORCHRUN = (
@@ -58,10 +58,12 @@ def _crosses(size: int, domain: int) -> bool:
             }
         ),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="Keep tensor parallelism inside a node. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
-        "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
-        "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
-        "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives.",
+        fix=unsafe_fix(
+            "Keep tensor parallelism inside a node. `plint fix --unsafe-fixes` rewrites tp, pp and the micro-"
+            "batch (and uneven first/last pipeline stages where the planner picks them) to the planner's best "
+            "Megatron layout that keeps the launch's global batch, cp, virtual stages, recompute, experts and "
+            "sharding (unsafe: checkpoints change layout); `plint plan` lists the alternatives."
+        ),
         references=("megatron/core/parallel_state.py RankGenerator",),
     ),
 )
@@ -115,8 +117,10 @@ ALTERNATIVE_DOC = (
             gpt("--tensor-model-parallel-size 4 --context-parallel-size 2 --sequence-parallel", seq=32768, glob=32),
             launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0",
         ),
-        fix="`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the "
-        "data-parallel size and checkpoints change).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` writes the context-parallel size the message names (unsafe: the "
+            "data-parallel size and checkpoints change)."
+        ),
     ),
 )
 def cp_spans_nodes(ctx: LaunchContext):
@@ -184,8 +188,9 @@ def _with_alternative(ctx: LaunchContext, axis: str, domain: int, head: str, ins
             ),
             launcher="torchrun --nproc_per_node 8 --nnodes 2 --master_addr n0",
         ),
-        fix="`plint fix --unsafe-fixes` writes the expert-parallel size the message names (unsafe: checkpoints "
-        "change).",
+        fix=unsafe_fix(
+            "`plint fix --unsafe-fixes` writes the expert-parallel size the message names (unsafe: checkpoints change)."
+        ),
     ),
 )
 def ep_spans_nodes(ctx: LaunchContext):
@@ -221,7 +226,7 @@ def _calls(ctx: RuleContext):
         "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory.",
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=8, nproc=8)}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="Not fixed automatically: use one task per node for a launcher.",
+        fix=no_fix("use one task per node for a launcher."),
     ),
 )
 def srun_double_launch(ctx: LaunchContext):
@@ -270,7 +275,7 @@ def _allocated(ctx: RuleContext):
             }
         ),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
     ),
 )
 def nproc_exceeds_gpus(ctx: LaunchContext):
@@ -300,7 +305,7 @@ def nproc_exceeds_gpus(ctx: LaunchContext):
             }
         ),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
     ),
 )
 def gpus_left_idle(ctx: LaunchContext):
@@ -329,7 +334,7 @@ LOCAL = ("localhost", "127.0.0.1", "::1")
         "timeout (10 minutes by default) and fails.",
         bad=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr localhost"),
         good=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr node001"),
-        fix="Not fixed automatically: the head node's address is known only to the cluster.",
+        fix=no_fix("the head node's address is known only to the cluster."),
     ),
 )
 def master_addr_localhost(ctx: LaunchContext):
@@ -375,7 +380,7 @@ def master_addr_localhost(ctx: LaunchContext):
                 "hostfile": "w0 slots=8\nw1 slots=8\n",
             }
         ),
-        fix="Not fixed automatically.",
+        fix=no_fix(),
         references=("deepspeed/launcher/runner.py",),
     ),
     needs_layout=False,
@@ -427,8 +432,9 @@ SRUN_RANK_ENV = (
                 )
             }
         ),
-        fix="Not fixed automatically: start torchrun with one task per node, or map SLURM_PROCID/SLURM_NTASKS "
-        "to RANK/WORLD_SIZE in the task.",
+        fix=no_fix(
+            "start torchrun with one task per node, or map SLURM_PROCID/SLURM_NTASKS to RANK/WORLD_SIZE in the task."
+        ),
     ),
 )
 def rank_env_missing(ctx: LaunchContext):

@@ -18,7 +18,6 @@ DEFAULT_FIXTURES = ROOT / "fixtures" / "rules"
 
 
 def generate(out: Path) -> list[Path]:
-    from plint.fixing.fixers import availability
     from plint.report.rule_page import page
     from plint.rules.registry import all_rules
 
@@ -34,12 +33,12 @@ def generate(out: Path) -> list[Path]:
     ]
     for rule in all_rules().values():
         path = out / f"{rule.code}.md"
-        path.write_text(page(rule, availability(rule.code), markdown=True))
+        path.write_text(page(rule, markdown=True))
         written.append(path)
         summary = rule.summary.replace("|", "\\|")  # a table cell
         rows.append(
             f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.family} | {rule.severity} "
-            f"| {availability(rule.code)} | {summary} |"
+            f"| {rule.fix.availability} | {summary} |"
         )
     index = out / "README.md"
     index.write_text("\n".join(rows) + "\n")

@@ -171,7 +171,6 @@ FORBIDDEN = {
 # Imports against the flow that stand today, each to be taken out (not added to): the module, what it
 # imports, and why it is still there.
 AGAINST_THE_FLOW = {
-    ("plint.report.sarif", "plint.fixing.fixers"): "fix availability from the fixer registry",
     ("plint.checking.engine", "plint.report.escape"): "escaping file-derived text in messages",
 }
 

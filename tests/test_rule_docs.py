@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner
 from plint.checking.check import check_paths
 from plint.cli.commands import cli
-from plint.fixing.fixers import availability
-from plint.rules.base import FAMILIES, SEVERITIES
+from plint.rules.base import FAMILIES, FIX_AVAILABILITY, SEVERITIES
 from plint.rules.registry import all_rules
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,10 +42,10 @@ def test_record_is_complete(rule):
     assert rule.code[:2] == "PL" and rule.code[2:].isdigit() and len(rule.code) == 5
     assert rule.family in FAMILIES.values() and rule.severity in SEVERITIES
     assert rule.name == rule.name.lower() and " " not in rule.name and "_" not in rule.name
-    # safe/unsafe/never now come from the fixer registry (issue 15 item 6); the record's hand-written
-    # never/sometimes/always is gone, it said "never" for rules plint fixes
-    assert availability(rule.code) in ("never", "safe", "unsafe")
-    assert rule.summary and rule.docs.what and rule.docs.why and rule.docs.fix
+    # safe/unsafe/never is declared in the record beside the check (issue 28 item 5); that it agrees with
+    # the registered fixers is test_fix_availability_is_the_records_and_matches_the_fixers's
+    assert rule.fix.availability in FIX_AVAILABILITY
+    assert rule.summary and rule.docs.what and rule.docs.why and rule.fix.text
     for example in (rule.docs.bad, rule.docs.good):
         assert example.main in example.files
 
@@ -92,9 +91,7 @@ def test_rules_lists_every_record():
     assert listing.exit_code == 0
     lines = listing.output.splitlines()
     assert lines[0].split() == ["code", "name", "severity", "fix", "summary"]
-    assert [line.split()[:4] for line in lines[1:]] == [
-        [r.code, r.name, r.severity, availability(r.code)] for r in RULES
-    ]
+    assert [line.split()[:4] for line in lines[1:]] == [[r.code, r.name, r.severity, r.fix.availability] for r in RULES]
     records = json.loads(runner.invoke(cli, ["rules", "--format", "json"]).output)
     assert [r["code"] for r in records] == IDS
 
@@ -145,14 +142,28 @@ def test_explain_nothing_like_any_rule():
     assert out.exit_code == 2 and "did you mean" not in out.output and "plint rules" in out.output
 
 
-def test_fix_availability_comes_from_the_fixer_registry():
-    """`plint rules` once said "never" for rules plint fixes (issue 15): the column is read from the
-    registered fixers, safe before unsafe."""
-    from plint.fixing.fix_registry import FIXERS
+def test_fix_availability_is_the_records_and_matches_the_fixers():
+    """`plint rules` once said "never" for rules plint fixes (issue 15): the column is the record's
+    declaration (issue 28), and a rule declares a fix exactly when a fixer is registered for its code."""
+    from plint.fixing.fixers import FIXERS, fixable_codes
 
     records = {r["code"]: r for r in json.loads(CliRunner().invoke(cli, ["rules", "--format", "json"]).output)}
-    for code in ("PL101", "PL102", "PL103", "PL104", "PL107", "PL201", "PL504"):
-        kinds = {f.applicability for f in FIXERS[code]}
-        assert records[code]["fix_availability"] == ("safe" if "safe" in kinds else "unsafe")
-    unfixed = [code for code in records if code not in FIXERS]
-    assert unfixed and all(records[code]["fix_availability"] == "never" for code in unfixed)
+    assert {code: r["fix_availability"] for code, r in records.items()} == {r.code: r.fix.availability for r in RULES}
+    declared = {r.code for r in RULES if r.fix.availability != "never"}
+    assert declared == set(FIXERS), "a rule declares a fix no fixer writes, or a fixer's rule declares none"
+    assert fixable_codes(unsafe=False) == {r.code for r in RULES if r.fix.availability == "safe"}
+    assert {"PL303", "PL501", "PL502", "PL504", "PL601"} <= fixable_codes(unsafe=False)
+    assert {"PL101", "PL102", "PL103", "PL104", "PL107", "PL201"} <= fixable_codes() - fixable_codes(unsafe=False)
+
+
+def test_a_rule_without_a_fix_says_why_in_its_record():
+    """The docs' "Not fixed automatically." is written from the record (no_fix), not copied by hand."""
+    from plint.rules.base import no_fix, unsafe_fix
+
+    assert no_fix().text == "Not fixed automatically."
+    assert no_fix('write "auto".').text == 'Not fixed automatically: write "auto".'
+    assert unsafe_fix("`plint fix --unsafe-fixes` sets it.").text == "`plint fix --unsafe-fixes` sets it."
+    hand_written = [r.code for r in RULES if r.fix.how.lower().startswith(("not fixed", "not fixable"))]
+    assert not hand_written, hand_written
+    with pytest.raises(AssertionError):
+        type(no_fix())("sometimes")

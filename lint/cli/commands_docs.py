@@ -13,8 +13,6 @@ from plint.report.rule_page import page
 
 def record_json(rule) -> dict:
     """Every field of a rule record, for `--format json`."""
-    from plint.fixing.fixers import availability
-
     d = rule.docs
     return {
         "code": rule.code,
@@ -22,12 +20,12 @@ def record_json(rule) -> dict:
         "severity": rule.severity,
         "family": rule.family,
         "summary": rule.summary,
-        "fix_availability": availability(rule.code),
+        "fix_availability": rule.fix.availability,
         "needs_layout": rule.needs_layout,
         "docs_url": rule.docs_url,
         "what": d.what,
         "why": d.why,
-        "fix": d.fix,
+        "fix": rule.fix.text,
         "references": list(d.references),
         "bad_example": {"main": d.bad.main, "files": dict(d.bad.files)},
         "good_example": {"main": d.good.main, "files": dict(d.good.files)},
@@ -36,10 +34,8 @@ def record_json(rule) -> dict:
 
 def table(records) -> str:
     """One row per rule: code, name, severity, fix availability, summary."""
-    from plint.fixing.fixers import availability
-
     rows = [("code", "name", "severity", "fix", "summary")]
-    rows += [(r.code, r.name, r.severity, availability(r.code), r.summary) for r in records]
+    rows += [(r.code, r.name, r.severity, r.fix.availability, r.summary) for r in records]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row[:4], widths)) + "  " + row[4] for row in rows)
 
@@ -70,9 +66,7 @@ def explain(rule: str, fmt: str) -> None:
     if fmt == "json":
         click.echo(json.dumps(record_json(found), indent=2))
     else:
-        from plint.fixing.fixers import availability
-
-        click.echo(page(found, availability(found.code)), nl=False)
+        click.echo(page(found), nl=False)
 
 
 def did_you_mean(word: str, rules: dict) -> str:

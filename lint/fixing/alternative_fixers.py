@@ -46,7 +46,7 @@ def _context_of(diag: Diagnostic, ctx: FixContext, key: str = "parallel.pp"):
     return contexts[0] if len(contexts) == 1 else None
 
 
-@fixer("PL301", applicability="unsafe")
+@fixer("PL301")
 def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.cost.layout_estimate import cost_input, layout_estimate
     from plint.rules.cost import bubble_alternative
@@ -59,9 +59,9 @@ def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return _write(ctx, rctx, inp, better[0], "PL301") if better is not None and inp is not None else None
 
 
-@fixer("PL202", applicability="unsafe")
-@fixer("PL203", applicability="unsafe")
-@fixer("PL307", applicability="unsafe")
+@fixer("PL202")
+@fixer("PL203")
+@fixer("PL307")
 def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.cost.layout_estimate import cost_input
     from plint.rules.cost import context_alternative, spanning_alternative
@@ -124,7 +124,7 @@ AXIS_FLAGS = {
 }
 
 
-@fixer("PL302", applicability="unsafe")
+@fixer("PL302")
 def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """The axis PL302 names set to 1 (plint.rules.cost.needless_axis, the same search)."""
     from plint.rules.cost import needless_axis
@@ -155,7 +155,7 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 RECOMPUTE_FULL = ("--recompute-granularity", "--recompute-method", "--recompute-num-layers")
 
 
-@fixer("PL308", applicability="unsafe")
+@fixer("PL308")
 def selective_recompute(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """Full recompute replaced by --recompute-activations (selective), as PL308 finds it fits. Unsafe: the
     memory it needs is the cost model's estimate."""
@@ -172,7 +172,7 @@ def selective_recompute(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     )
 
 
-@fixer("PL310", applicability="unsafe")
+@fixer("PL310")
 def larger_micro_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """The micro-batch PL310 names (plint.rules.cost.faster_micro_batch), where the launch alone states it:
     a DeepSpeed config's own micro-batch would have to change with it."""

@@ -1,12 +1,13 @@
 """The fixer registry and the helpers every fixer shares (plint.fixing.fixers, plint.fixing.layout_fixers,
 plint.fixing.startup_fixers register into it; plint.fixing.fixers looks a diagnostic's fixer up).
 
-A fixer takes the Diagnostic and a FixContext and returns a Fix (plint.rules.base) or None; an unsafe
-one registers with `applicability="unsafe"` and runs only under `plint fix --unsafe-fixes`:
+A fixer takes the Diagnostic and a FixContext and returns a Fix (plint.rules.base) or None. Whether it
+is safe is not the fixer's to say: the rule's record declares it (`fix=unsafe_fix(...)` in rules/, a
+RuleFix), and a fix of a rule declared unsafe runs only under `plint fix --unsafe-fixes`:
 
     from plint.fixing.fix_registry import fixer
 
-    @fixer("PL305", applicability="unsafe")
+    @fixer("PL305")
     def add_distributed_optimizer(diag, ctx): ...
 """
 
@@ -32,19 +33,18 @@ if TYPE_CHECKING:
 class Fixer:
     code: str
     function: Callable[[Diagnostic, FixContext], Fix | None]
-    applicability: str = "safe"  # "safe" | "unsafe"
 
 
+# The one table of fixers: rule code -> its fixers, in the order they are tried
 FIXERS: dict[str, list[Fixer]] = {}
 
 
-def fixer(code: str, applicability: str = "safe"):
+def fixer(code: str):
     """Decorator: register a fixer for a rule code (several may be registered; the first that
-    returns a Fix wins)."""
-    assert applicability in ("safe", "unsafe"), applicability
+    returns a Fix wins). The rule's record declares whether its fix is safe (RuleFix)."""
 
     def wrap(function):
-        FIXERS.setdefault(code, []).append(Fixer(code, function, applicability))
+        FIXERS.setdefault(code, []).append(Fixer(code, function))
         return function
 
     return wrap

@@ -7,13 +7,13 @@ the value was written, found through provenance spans (a value that came through
 edited at its assignment, a DeepSpeed key inside the heredoc or the JSON file that holds it).
 
 Data a rule computed (a did-you-mean suggestion) is recomputed with the rule's own catalog
-functions, imported from plint.rules, never copied. Safe fixers are registered here; an unsafe
-one (a layout change, from the planner) registers with `applicability="unsafe"` and runs only under
-`plint fix --unsafe-fixes`:
+functions, imported from plint.rules, never copied. A fixer registers against its rule's code; the
+rule's record declares whether the fix is safe (plint.rules.base.RuleFix), and one declared unsafe (a
+layout change, from the planner) runs only under `plint fix --unsafe-fixes`:
 
     from plint.fixing.fix_registry import fixer
 
-    @fixer("PL305", applicability="unsafe")
+    @fixer("PL305")
     def add_distributed_optimizer(diag, ctx): ...
 """
 
@@ -36,6 +36,7 @@ from plint.fixing.fix_registry import (
     replace_in_span,
 )
 from plint.rules.base import Edit, Fix
+from plint.rules.registry import all_rules
 
 # Importing them registers the layout and arithmetic fixers and those of the start-up checks.
 from plint.fixing import alternative_fixers, layout_fixers, startup_fixers  # noqa: F401
@@ -49,9 +50,10 @@ if TYPE_CHECKING:
 def fix_for(diag: Diagnostic, ctx: FixContext, unsafe: bool = True) -> Fix | None:
     """The fix of a diagnostic, or None (no fixer, an unsafe one when unsafe is False, or the case
     is not one a fixer is sure about). A fixer that fails is treated as having no fix."""
+    declared = availability(diag.code)
+    if declared == "never" or (declared == "unsafe" and not unsafe):
+        return None
     for f in FIXERS.get(diag.code, ()):
-        if f.applicability == "unsafe" and not unsafe:
-            continue
         try:
             fix = f.function(diag, ctx)
         except Exception:
@@ -59,23 +61,23 @@ def fix_for(diag: Diagnostic, ctx: FixContext, unsafe: bool = True) -> Fix | Non
                 raise
             fix = None
         if fix is not None and fix.edits:
-            if fix.applicability != f.applicability:
-                fix = Fix(fix.description, fix.edits, f.applicability)
+            if fix.applicability != declared:
+                fix = Fix(fix.description, fix.edits, declared)
             return fix
     return None
 
 
 def availability(code: str) -> str:
-    """Whether plint can fix a rule's findings, from the fixers registered for it: "safe" (`plint fix`),
-    "unsafe" (only under --unsafe-fixes) or "never". A fixer still declines a case it is unsure of."""
-    fixers = FIXERS.get(code, ())
-    if any(f.applicability == "safe" for f in fixers):
-        return "safe"
-    return "unsafe" if fixers else "never"
+    """Whether plint fixes a rule's findings, as the rule's record declares it: "safe" (`plint fix`),
+    "unsafe" (only under --unsafe-fixes) or "never" ("never" too for a code no rule has). A fixer still
+    declines a case it is unsure of."""
+    rule = all_rules().get(code)
+    return rule.fix.availability if rule is not None else "never"
 
 
 def fixable_codes(unsafe: bool = True) -> set[str]:
-    return {code for code, fs in FIXERS.items() if any(unsafe or f.applicability == "safe" for f in fs)}
+    allowed = ("safe", "unsafe") if unsafe else ("safe",)
+    return {code for code in FIXERS if availability(code) in allowed}
 
 
 # ---- PL501: a misspelled trainer flag with one confident suggestion ------------------------------
@@ -404,7 +406,7 @@ def fix_deepspeed_key(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 # ---- PL309: ZeRO-2/3 under a PipelineModule the script builds -------------------------------------
 
 
-@fixer("PL309", applicability="unsafe")
+@fixer("PL309")
 def fix_zero_stage_for_pipeline(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """The stage written in the DeepSpeed JSON becomes 1, the highest DeepSpeed's PipelineEngine accepts
     (it asserts zero_optimization_stage() < gradients). Only for a PipelineModule the entry script builds:

@@ -140,10 +140,10 @@ def _cost_input(layout):
     return ModelInput.from_layout(layout, vocab_size=32000, any_layout=True)
 
 
-@fixer("PL101", applicability="unsafe")
-@fixer("PL103", applicability="unsafe")
-@fixer("PL104", applicability="unsafe")
-@fixer("PL201", applicability="unsafe")
+@fixer("PL101")
+@fixer("PL103")
+@fixer("PL104")
+@fixer("PL201")
 def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.planning.plan import plan
 
@@ -245,7 +245,7 @@ def fix_layout_from_plan(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     )
 
 
-@fixer("PL305", applicability="unsafe")
+@fixer("PL305")
 def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """--use-distributed-optimizer with its two overlaps (so that PL306 has nothing to say about the fixed
     file), after the tensor-parallel size. Unsafe: the checkpoints change format. Megatron-LM only: under
@@ -270,7 +270,7 @@ def add_distributed_optimizer(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     )
 
 
-@fixer("PL102", applicability="unsafe")
+@fixer("PL102")
 def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if diag.key not in (None, "batch.global"):
         return None  # a ramp or schedule size (plint.fixing.startup_fixers)
@@ -292,7 +292,7 @@ def fix_global_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     )
 
 
-@fixer("PL107", applicability="unsafe")
+@fixer("PL107")
 def fix_precision_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.catalog.hardware import lookup_gpu
 
@@ -392,7 +392,7 @@ def fix_digit_separators(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return Fix("remove the digit separators bash arithmetic does not accept", tuple(edits)) if edits else None
 
 
-@fixer("PL002", applicability="unsafe")
+@fixer("PL002")
 def fix_placeholder(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     """A template slot written bare (`CHECKPOINT_PATH=<Specify path>`, `X=<path to file>/vocab.json`),
     which bash reads as redirections: quoted, so bash parses the script (it still needs a real value)."""

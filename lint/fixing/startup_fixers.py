@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from plint.diagnostics import Diagnostic
 
 
-@fixer("PL102", applicability="unsafe")
+@fixer("PL102")
 def fix_ramp(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if diag.key != "batch.rampup":
         return None
@@ -78,7 +78,7 @@ def _drop_words(ctx: FixContext, first, last) -> Edit | None:
     return Edit(first.path, start, last.end, "")
 
 
-@fixer("PL113", applicability="unsafe")
+@fixer("PL113")
 def fix_schedule_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     rctx = layout_context(diag, ctx)
     args = trainer_args_of(rctx) if rctx is not None else None
@@ -98,7 +98,7 @@ def fix_schedule_conflict(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return None
 
 
-@fixer("PL106", applicability="unsafe")
+@fixer("PL106")
 def fix_deepspeed_triple(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     rctx = layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "deepspeed":
@@ -116,7 +116,7 @@ def fix_deepspeed_triple(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     return Fix(f"train_batch_size {t.value} -> {new} for dp {dp}", (edit,), "unsafe") if edit else None
 
 
-@fixer("PL508", applicability="unsafe")
+@fixer("PL508")
 def fix_optimizer_param(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.fixing.fix_registry import points_at
 

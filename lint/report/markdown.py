@@ -107,7 +107,7 @@ def rule_blocks(codes: list[str]) -> list[list[str]]:
             "",
             _docs(rules[code].docs.why),
             "",
-            f"**Fix:** {_docs(rules[code].docs.fix)}",
+            f"**Fix:** {_docs(rules[code].fix.text)}",
             "",
             f"[Documentation]({docs_url(code)})",
             "",

@@ -13,18 +13,18 @@ if TYPE_CHECKING:
 WRAP = 88
 
 
-def page(rule: Rule, fix: str, markdown: bool = False) -> str:
+def page(rule: Rule, markdown: bool = False) -> str:
     """A rule's documentation in ruff's order: title, what it checks, why, bad example, good example,
-    fix, references, docs link. `fix`: whether plint fixes its findings (safe, unsafe, never), which the
-    caller reads from the fixers (plint.fixing.fixers.availability)."""
+    fix, references, docs link. Whether plint fixes its findings (safe, unsafe, never) and how is the
+    record's (rule.fix)."""
     d = rule.docs
-    facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {fix}."
+    facts = f"Severity: {rule.severity}. Family: {rule.family}. Fix: {rule.fix.availability}."
     sections = [
         ("What it checks", [d.what]),
         ("Why it matters", [d.why]),
         ("Bad example", _example(d.bad, markdown)),
         ("Good example", _example(d.good, markdown)),
-        ("Fix", [d.fix]),
+        ("Fix", [rule.fix.text]),
     ]
     if d.references:
         sections.append(("References", ["\n".join(f"- {r}" for r in d.references)]))

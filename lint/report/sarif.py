@@ -49,16 +49,15 @@ def sarif_log(results) -> dict:
 
 
 def rule_descriptor(rule) -> dict:
-    from plint.fixing.fixers import availability
     from plint.report.rule_page import page
 
-    fix = availability(rule.code)
+    fix = rule.fix.availability  # declared in the rule's record
     return {
         "id": rule.code,
         "name": rule.name,
         "shortDescription": {"text": rule.summary},
         "fullDescription": {"text": rule.docs.what},
-        "help": {"text": f"{rule.docs.why}\n\nFix: {rule.docs.fix}", "markdown": page(rule, fix, markdown=True)},
+        "help": {"text": f"{rule.docs.why}\n\nFix: {rule.fix.text}", "markdown": page(rule, markdown=True)},
         "helpUri": rule.docs_url,
         "defaultConfiguration": {"level": LEVEL[rule.severity]},
         "properties": {"tags": [rule.family], "fixAvailability": fix},

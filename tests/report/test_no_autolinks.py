@@ -22,7 +22,7 @@ AUTOLINK = re.compile(r"(?<![\w&/#])(?:#|GH-)\d+\b")
 
 def _docs_texts(rule) -> list[str]:
     docs = rule.docs
-    return [rule.summary, docs.what, docs.why, docs.fix, *docs.references]
+    return [rule.summary, docs.what, docs.why, rule.fix.text, *docs.references]
 
 
 @pytest.mark.parametrize("rule", list(all_rules().values()), ids=list(all_rules()))
