@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from typing import Any, Callable
 
 from plint.source import Span, Word
-from plint.numbers import NumberTooLong as NumberTooLong, parse_int as parse_int  # re-exported: the readers' converter
+from plint.bounds import NumberTooLong as NumberTooLong, parse_int as parse_int  # re-exported: the readers' converter
 from plint.bounds import clip
 
 # "missing": the launch leaves out a value the trainer has no default for (Megatron's --seq-length): null,

@@ -17,6 +17,7 @@ from plint.checking.config import Settings, UsageError
 from plint.diagnostics import Diagnostic
 from plint.reading.read import FileReading
 from plint.bounds import MAX_FINDINGS_PER_FILE, MAX_FINDINGS_PER_RULE
+from plint.escape import log
 
 from typing import TYPE_CHECKING
 
@@ -220,9 +221,7 @@ class Engine:
         except Exception as exc:  # noqa: BLE001
             if os.environ.get("PLINT_STRICT") == "1":
                 raise
-            from plint.report.escape import log  # the path and the exception may quote the file
-
-            print(
+            print(  # the path and the exception may quote the file: escaped for a log line
                 f"plint: internal error in rule {rule.code} on {log(ctx.reading.path)}: {log(repr(exc))} "
                 "(the rule is skipped; please report it)",
                 file=sys.stderr,

@@ -357,7 +357,7 @@ def run(
         sys.stdout.write(text + "\n")
     sys.stdout.flush()
     if result.notes and not quiet:  # not findings: stderr, so that no report format changes
-        from plint.report.escape import log  # a note names a file and may quote it
+        from plint.escape import log  # a note names a file and may quote it
 
         sys.stderr.write("".join(f"plint: {log(note)}\n" for note in result.notes))
     if pr_comment:

@@ -18,10 +18,10 @@ from plint.cli.check_command import OPTIONS, run
 
 class LogUsageError(click.UsageError):
     """A usage error whose message may quote a file (a config value, a launch's unknown values): each
-    line shown through the log escaper, so it forms no workflow command on stderr (plint.report.escape)."""
+    line shown through the log escaper, so it forms no workflow command on stderr (plint.escape)."""
 
     def __init__(self, message: str, ctx: click.Context | None = None) -> None:
-        from plint.report.escape import log_lines
+        from plint.escape import log_lines
 
         super().__init__(log_lines(message), ctx)
 
@@ -242,7 +242,7 @@ def plan(
                 result.notes.append(f"approximate: {model['approximate']}")
     except (PlanError, UsageError) as exc:  # UsageError: the launch's configuration
         raise LogUsageError(str(exc)) from None
-    from plint.report.escape import log_lines
+    from plint.escape import log_lines
 
     click.echo(render_json(result) if fmt == "json" else log_lines(render_text(result)))
     if show_n is not None:

@@ -59,7 +59,7 @@ def run_fix(
         if hidden
         else ""
     )
-    from plint.report.escape import log
+    from plint.escape import log
 
     for why in result.reverted:  # names files and quotes findings
         sys.stderr.write(f"plint: {log(why)}\n")
@@ -94,15 +94,15 @@ def diff_text(changes: list[FileChange], color: bool) -> str:
     the last one). For a terminal, coloured as git colours diffs and with the file's control characters
     shown as escapes (report.common.printable); piped, exactly what `patch` applies, but in a GitHub
     Actions step (GITHUB_ACTIONS=true, set by the runner), where the log is read for workflow commands
-    and the diff quotes a pull request's lines: there no line of it forms one (report.escape.inert)."""
+    and the diff quotes a pull request's lines: there no line of it forms one (plint.escape.inert)."""
     text = "".join(c.diff() for c in changes)
     if not text or not (color or sys.stdout.isatty()):
         if os.environ.get("GITHUB_ACTIONS") == "true":
-            from plint.report.escape import inert
+            from plint.escape import inert
 
             return "".join(inert(line) for line in text.splitlines(keepends=True))
         return text
-    from plint.report.escape import log
+    from plint.escape import log
 
     lines = [log(line.removesuffix("\r"), keep="\t") for line in text.split("\n")[:-1]]  # newline-ended
     if not color:

@@ -99,6 +99,6 @@ def report(outcome: Outcome) -> None:
         sys.stdout.write(f"::warning title=plint {outcome.what}::{escape_data(outcome.detail)}\n")
     else:
         text = f"{outcome.action} {outcome.what} {outcome.comment_id}" if outcome.comment_id else outcome.detail
-        from plint.report.escape import log
+        from plint.escape import log
 
         sys.stderr.write(f"plint: pull-request {outcome.what}: {log(text)}\n")

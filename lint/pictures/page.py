@@ -33,7 +33,7 @@ def _env():
     import jinja2
 
     import plint.templates
-    from plint.report.escape import html
+    from plint.escape import html
 
     return jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(Path(plint.templates.__file__).parent)),

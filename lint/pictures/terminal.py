@@ -44,7 +44,7 @@ def bubble_line(schedule) -> str:
 
 def render_text(p, color: bool = True) -> str:
     from rich.console import Console
-    from plint.report.escape import terminal as escape
+    from plint.escape import terminal as escape
     from rich.table import Table
 
     buf = io.StringIO()

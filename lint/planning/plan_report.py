@@ -47,7 +47,7 @@ def render_json(result: Plan) -> str:
         doc["current"] = result.current.to_json()
     if result.tree is not None:
         doc["decision_tree"] = {"steps": result.tree.steps, "axes": result.tree.axes, "departures": result.departures}
-    from plint.report.escape import json_text
+    from plint.escape import json_text
 
     return json_text(json.dumps(doc, indent=2))
 

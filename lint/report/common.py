@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from plint.diagnostics import fingerprint as fingerprint, fix_json as fix_json  # the reporters' too
-from plint.report.escape import printable  # noqa: F401 (the base escaper: plint.report.escape)
+from plint.escape import printable  # noqa: F401 (the base escaper: plint.escape)
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 

@@ -9,7 +9,7 @@ import os
 import sys
 
 from plint.report.common import counts, relative, visible, where
-from plint.report.escape import RUNNER_COMMAND, log, workflow_data, workflow_property
+from plint.escape import RUNNER_COMMAND, log, workflow_data, workflow_property
 
 COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 SHOWN_PER_KIND = 10  # annotations of one kind a step shows (reviewdog #411)

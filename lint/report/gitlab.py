@@ -12,7 +12,7 @@ import hashlib
 import json
 
 from plint.report.common import fingerprint, printable, relative, visible
-from plint.report.escape import json_text
+from plint.escape import json_text
 
 # GitLab's scale is info, minor, major, critical, blocker: plint's error blocks no merge by itself
 # (the exit code does), so it is `major`, as ruff reports its findings

@@ -51,6 +51,6 @@ def summary(results) -> dict[str, int]:
 
 def render(results) -> str:
     doc = {"plint_version": __version__, "files": [file_json(r) for r in results], "summary": summary(results)}
-    from plint.report.escape import json_text
+    from plint.escape import json_text
 
     return json_text(json.dumps(doc, indent=2))

@@ -9,7 +9,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 
 from plint.report.common import printable, relative, visible, where
-from plint.report.escape import RUNNER_COMMAND
+from plint.escape import RUNNER_COMMAND
 
 
 def _text(value: str) -> str:

@@ -62,6 +62,6 @@ def code_span(text: str) -> str:
 
 def inert(document: str) -> str:
     """A markdown document that the Actions runner reads as no workflow command when a step prints it (it
-    reads `##[` anywhere in a line, `::` at a line's start: plint.report.escape): a zero-width space breaks
+    reads `##[` anywhere in a line, `::` at a line's start: plint.escape): a zero-width space breaks
     each, so it renders the same in text and in code spans."""
     return re.sub(r"(?m)^(\s*):", lambda m: m.group(1) + ":" + ZWSP, document.replace("##[", "##" + ZWSP + "["))

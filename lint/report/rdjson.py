@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 from plint.report.common import docs_url, fix_of, printable, relative, visible
-from plint.report.escape import json_text
+from plint.escape import json_text
 
 SEVERITY = {"error": "ERROR", "warning": "WARNING", "info": "INFO"}
 SOURCE = {"name": "plint", "url": "https://github.com/plint-dev/plint"}

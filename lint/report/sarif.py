@@ -20,7 +20,7 @@ PARSE_ERROR = "PL001"  # findings about reading itself, echoed as tool execution
 
 
 def render(results) -> str:
-    from plint.report.escape import json_text
+    from plint.escape import json_text
 
     return json_text(json.dumps(sarif_log(results), indent=2))
 

@@ -10,7 +10,7 @@ a terminal by default, so pre-commit and CI logs stay plain and deterministic un
 from __future__ import annotations
 
 from plint.report.common import counts, docs_url, fix_of, printable, visible, where
-from plint.report.escape import log
+from plint.escape import log
 from plint.source import read_through
 
 from typing import TYPE_CHECKING

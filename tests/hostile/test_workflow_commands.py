@@ -138,7 +138,7 @@ def test_the_runner_model_sees_what_it_should():
 
 
 def test_each_channel_escaper_is_inert():
-    from plint.report.escape import log, terminal, workflow_data, workflow_property
+    from plint.escape import log, terminal, workflow_data, workflow_property
 
     for text in FORGED + ("\n::error::x", "\r##[add-mask]y", " \t::x::y"):
         for escaped in (log(text), workflow_data(text), terminal(text)):
@@ -147,7 +147,7 @@ def test_each_channel_escaper_is_inert():
         assert not any(c in workflow_property(text) for c in ",:\n\r")
     assert log("a\ud800b") == "a\\ud800b" and log("\x1b[31m") == "\\x1b[31m"
     assert terminal("[bold]x[/bold]") == "\\[bold]x\\[/bold]"
-    from plint.report.escape import html, json_text
+    from plint.escape import html, json_text
 
     assert html("a\x1b<b>") == "a\\x1b<b>" and html(3) == 3  # jinja2's autoescape then does the markup
     assert json_text('{"k": "##[x\ud800"}') == '{"k": "##\\u005bx\\ud800"}'
@@ -180,7 +180,7 @@ def test_a_usage_error_quoting_a_config_or_a_launch_forms_no_command(tmp_path):
 def test_a_file_named_with_a_runner_command_forms_none_in_github_or_markdown(tmp_path):
     """Issue 30's fuzzer: a file named `##[stop-commands]x.sh` came out raw in the annotation's `file=` and in
     the markdown report's code spans (a step that prints `--format markdown` puts it in the log)."""
-    from plint.report.escape import RUNNER_COMMAND
+    from plint.escape import RUNNER_COMMAND
 
     name = "##[stop-commands]x.sh"
     (tmp_path / name).write_text(

@@ -11,7 +11,7 @@ from plint.reading.shell.arguments import getopts_step
 from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.numbers import parse_index
+from plint.bounds import parse_index
 from plint.reading.shell.fields import unknown_arguments, var_text
 from plint.reading.shell.state import (
     DECLARE,

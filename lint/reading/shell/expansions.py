@@ -11,7 +11,6 @@ from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
 from plint.reading.shell.unit import Unit
-from plint.numbers import parse_index
 from plint.reading.shell.fields import (
     Fields,
     ALL_ELEMENTS,
@@ -24,7 +23,7 @@ from plint.reading.shell.fields import (
     var_text,
 )
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
-from plint.bounds import MAX_NESTING
+from plint.bounds import MAX_NESTING, parse_index
 
 # surrogates a `\u` escape can make, less U+DC80..U+DCFF: those are how plint holds a file's undecodable bytes
 _SURROGATE = re.compile("[\ud800-\udc7f\udd00-\udfff]")

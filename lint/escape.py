@@ -92,7 +92,7 @@ def terminal(text: str) -> str:
     return escape(log(text))
 
 
-def html(value):
+def html(value: object) -> object:
     """A value printed into HTML or SVG: jinja2's `finalize` of the pictures' templates, whose
     autoescape then escapes `<`, `&` and quotes; a string's control characters become visible first."""
     if hasattr(value, "__html__"):  # markup already made safe (the SVG a page embeds): not file text
