@@ -278,17 +278,8 @@ FUNCTION_IMPORTS_ALLOWED = (
     "plint.reading.shell",
 )
 
-# Modules that still import others inside functions off the list, each to be moved to the top; the files
-# of the cost model, the planner, the catalogs and the script's DeepSpeed config are another branch's now.
-FUNCTION_IMPORTS_TO_MOVE = {
-    "plint.catalog.deepspeed_release",
-    "plint.catalog.in_force",
-    "plint.catalog.parser_source",
-    "plint.cost.layout_estimate",
-    "plint.planning.generate",
-    "plint.planning.plan",
-    "plint.reading.sources.script_ds_config",
-}
+# Modules that still import others inside functions off the list, each to be moved to the top (none left)
+FUNCTION_IMPORTS_TO_MOVE: set[str] = set()
 
 
 def function_imports(path: Path, name: str) -> list[tuple[int, str]]:

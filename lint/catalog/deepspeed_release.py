@@ -8,7 +8,9 @@ was renamed in v0.16.4)."""
 
 from __future__ import annotations
 
+import os
 import re
+import sys
 from dataclasses import dataclass
 
 REMOVED_BLOCKS_REJECTED_FROM = (0, 19, 6)
@@ -50,9 +52,6 @@ def _may_be_installed(name: str) -> bool:
     """False only when no folder on sys.path holds a NAME-*.dist-info or .egg-info and no other finder
     lists distributions: then importlib.metadata (about 10 ms to import on `plint check`) would find
     none either. Anything else (a zip on sys.path, an unreadable folder) asks importlib.metadata."""
-    import os
-    import sys
-
     if any(
         hasattr(finder, "find_distributions") and getattr(finder, "__name__", "") != "PathFinder"
         for finder in sys.meta_path

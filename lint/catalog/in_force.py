@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from plint.root import current, default_place, note_for
+
 if TYPE_CHECKING:
     from plint.catalog.flags import FlagCatalog
 
@@ -31,8 +33,6 @@ class CatalogInForce:
 def _tree_root(start: Path) -> Path | None:
     """The checked tree holding `start`: the place of the root in force (plint.root) that contains it,
     else the git work tree or current folder a root would have."""
-    from plint.root import current, default_place
-
     root = current()
     if root is not None:
         return next((Path(p) for p in root.places if start == Path(p) or Path(p) in start.parents), None)
@@ -81,8 +81,6 @@ def catalog_in_force(
             places.append((theirs, f"of {trainer_source}"))
         else:
             note = f"--trainer-source {trainer_source} holds no megatron/arguments.py or megatron/training/arguments.py"
-    from plint.root import note_for
-
     for parser, where in places:
         outside = note_for(parser.path)
         if outside is not None:  # a link out of the tree: nothing of it is read

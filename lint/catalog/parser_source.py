@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
+from plint.root import read
+from plint.source import parse_python
+
 # Where Megatron-LM keeps its parser: megatron/training/ since core_v0.6, megatron/ before and in forks.
 PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 VERSION_FILE = "megatron/core/package_info.py"
@@ -125,9 +128,6 @@ def _local_imports(script: Path, tree: Path) -> list[Path]:
 
 def _parse(path: Path) -> ast.Module | None:
     """A Python file read through the root in force (plint.root: nothing outside the checked tree)."""
-    from plint.root import read
-    from plint.source import parse_python
-
     try:
         return parse_python(read(path, _MAX_SOURCE_BYTES), filename=str(path))
     except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
@@ -304,8 +304,6 @@ def _version(tree: Path) -> str | None:
 
 
 def _digest(files: list[Path]) -> str:
-    from plint.root import read
-
     h = hashlib.sha256(f"plint-parser-source/{_FORMAT}".encode())
     for path in files:
         h.update(str(path).encode() + b"\0")

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from plint.values import Value
+
 if TYPE_CHECKING:
     from plint.checking.config import Settings
     from plint.cost import Estimate, ModelInput
@@ -364,7 +366,6 @@ def host_memory(layout: Layout, inp: ModelInput, settings: Settings | None, est:
     """CPU memory per node for ZeRO CPU offload (the estimate's host_memory_gib, by DeepSpeed's estimators:
     plint.cost.host_memory) and the node's RAM when known."""
     from plint.cost.host_memory import slurm_mem_gib
-    from plint.values import Value
 
     optimizer, params = _offloaded(layout)
     if optimizer != "cpu" or inp.lora_rank or est is None or est.host_memory_gib is None:

@@ -15,6 +15,8 @@ import re
 import tempfile
 from pathlib import Path
 
+from plint.root import read_named
+
 TARGETS = {  # target -> [(template, file written, executable)]
     "torchrun": [("torchrun.sh.j2", "launch.sh", True)],
     "slurm": [("slurm.sbatch.j2", "launch.sbatch", True)],
@@ -413,8 +415,6 @@ def write(files: dict[str, str], target: str, out_dir: Path, force: bool = False
 
 def load_spec(path: Path, candidate: int, name: str | None) -> dict:
     """A spec from a plan JSON (its candidate N, 1-based) or a check JSON / bare layout JSON."""
-    from plint.root import read_named
-
     try:
         doc = json.loads(read_named(path))
     except (OSError, ValueError) as exc:

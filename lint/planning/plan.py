@@ -24,6 +24,7 @@ import math
 from pathlib import Path
 
 from plint.record import field, record
+from plint.root import read_named
 
 from typing import TYPE_CHECKING
 
@@ -189,8 +190,6 @@ def model_from_preset(name: str) -> dict:
 
 def model_from_file(path: Path) -> dict:
     import yaml
-
-    from plint.root import read_named
 
     try:
         doc = yaml.safe_load(read_named(path).decode("utf-8"))

@@ -16,11 +16,12 @@ from __future__ import annotations
 import ast
 import os
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
 from plint.reading.shell.model import Word
 from plint.record import record
-from plint.source import SourceFile, Span, parse_python
+from plint.source import SourceFile, Span, parse_python, probe, read_bytes
 from plint.values import Value
 
 _MAX_BYTES = 512 * 1024
@@ -97,9 +98,6 @@ class _Module:
 
 def _load(path: str, root: str) -> _Module | None:
     """The module at path, parsed once per file version (the launch's facts read it up to three times)."""
-    from plint.source import probe
-    from pathlib import Path
-
     if not probe(Path(path).is_file):
         return None
     try:
@@ -111,8 +109,6 @@ def _load(path: str, root: str) -> _Module | None:
 
 @lru_cache(maxsize=64)
 def _parsed(path: str, root: str, size: int, mtime: int) -> _Module | None:
-    from plint.source import read_bytes
-
     try:
         data = read_bytes(path)
         if len(data) > _MAX_BYTES:
