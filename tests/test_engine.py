@@ -8,7 +8,7 @@ import pytest
 from plint.checking.check import CheckOptions, check_paths
 from plint.checking.config import Settings
 from plint.checking.engine import Engine
-from plint.rules.base import RULES, Example, Finding, Rule, RuleDocs
+from plint.rules.base import RULES, Example, Finding, Rule, RuleDocs, no_fix
 
 BAD = "torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --bf16\n"
 
@@ -99,7 +99,7 @@ def broken_rule():
         raise RuntimeError("boom")
         yield Finding("never")  # pragma: no cover
 
-    docs = RuleDocs("", "", Example({"launch.sh": ""}), Example({"launch.sh": ""}), "")
+    docs = RuleDocs("", "", Example({"launch.sh": ""}), Example({"launch.sh": ""}), no_fix())
     RULES["PL999"] = Rule("PL999", "test-broken-rule", "error", "", docs, check, needs_layout=False)
     yield
     del RULES["PL999"]
