@@ -37,6 +37,12 @@ class Example:
 
 
 FIX_AVAILABILITY = ("safe", "unsafe", "never")
+# how a rule without a fix says so: the author's call, a fixer not written yet, or nothing an edit could fix
+WITHOUT_A_FIX = {
+    "manual": "Not fixed automatically",
+    "planned": "Not fixed automatically yet; planned",
+    "impossible": "Not fixable",
+}
 
 
 @record(frozen=True)
@@ -44,22 +50,26 @@ class RuleFix:
     """Whether `plint fix` fixes a rule's findings, declared in the rule's record beside its check (as ruff
     keeps fix availability beside the check): "safe" (`plint fix`), "unsafe" (only under `plint fix
     --unsafe-fixes`) or "never". `how` says what the fix writes and when it declines, or, for "never", why
-    there is none. `plint rules`, `plint explain`, SARIF, docs/rules and the fixing loop read it from here;
-    the fixer itself, which edits file syntax a rule knows nothing of, is in plint.fixing, registered
-    against the rule's code (`@fixer(code)`), and takes its applicability from this record."""
+    there is none (`without`: a key of WITHOUT_A_FIX). `plint rules`, `plint explain`, SARIF, docs/rules and
+    the fixing loop read it from here; the fixer itself, which edits file syntax a rule knows nothing of, is
+    in plint.fixing, registered against the rule's code (`@fixer(code)`), and takes its applicability from
+    this record."""
 
     availability: str
     how: str = ""
+    without: str = "manual"
 
     def __post_init__(self) -> None:
         assert self.availability in FIX_AVAILABILITY, self.availability
+        assert self.without in WITHOUT_A_FIX, self.without
 
     @property
     def text(self) -> str:
         """The Fix section of the rule's page."""
         if self.availability != "never":
             return self.how
-        return f"Not fixed automatically: {self.how}" if self.how else "Not fixed automatically."
+        said = WITHOUT_A_FIX[self.without]
+        return f"{said}: {self.how}" if self.how else f"{said}."
 
 
 def safe_fix(how: str) -> RuleFix:
@@ -75,6 +85,16 @@ def unsafe_fix(how: str) -> RuleFix:
 def no_fix(why: str = "") -> RuleFix:
     """No fixer: the finding is the author's call (`why` says what to do instead, when there is more to say)."""
     return RuleFix("never", why)
+
+
+def planned_fix(how: str) -> RuleFix:
+    """No fixer yet: `how` is what the planned one will write."""
+    return RuleFix("never", how, without="planned")
+
+
+def unfixable(why: str) -> RuleFix:
+    """Nothing an edit of the launch could fix: `why` says what the user supplies instead."""
+    return RuleFix("never", why, without="impossible")
 
 
 @record(frozen=True)

@@ -9,7 +9,7 @@ from plint.rules.base import (
     LaunchContext,
     RuleContext,
     RuleDocs,
-    no_fix,
+    planned_fix,
     register,
     safe_fix,
     unsafe_fix,
@@ -60,7 +60,7 @@ def sequence_parallel_off(ctx: RuleContext):
         "because tensor model parallelism is disabled'): the memory saving expected from it never comes.",
         bad=torchrun(gpt("--sequence-parallel")),
         good=torchrun(gpt("")),
-        fix=no_fix("`plint fix` is planned to remove the flag (safe: it has no effect)."),
+        fix=planned_fix("`plint fix` removes the flag (safe: it has no effect)."),
     ),
 )
 def sequence_parallel_ignored(ctx: RuleContext):
@@ -181,7 +181,7 @@ def _megatron_fsdp_unsharded(ctx: RuleContext, dp: int, flag_span):
         "backward and before forward, exposed on the critical path of every step.",
         bad=torchrun(gpt("--use-distributed-optimizer")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
-        fix=no_fix("`plint fix` is planned to add the two flags."),
+        fix=planned_fix("`plint fix` adds the two flags."),
     ),
 )
 def overlap_off(ctx: RuleContext):

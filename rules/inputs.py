@@ -11,9 +11,10 @@ from plint.rules.base import (
     LaunchContext,
     RuleContext,
     RuleDocs,
-    no_fix,
+    planned_fix,
     register,
     safe_fix,
+    unfixable,
     unsafe_fix,
 )
 
@@ -187,7 +188,7 @@ def unresolved_value(ctx: RuleContext):
                 "run_training\n"
             }
         ),
-        fix=no_fix(
+        fix=unfixable(
             "the finding says what kept the launch from being read; supply the unknown variable with "
             "`--env NAME=VALUE`, or check the function, branch or `exit` it names."
         ),
@@ -248,7 +249,7 @@ _UNUSED_SHOWN = 3  # findings for the first unused training commands; the rest a
                 "--sequence-parallel\n"
             }
         ),
-        fix=no_fix("`plint fix` is planned to delete the directive."),
+        fix=planned_fix("`plint fix` deletes the directive."),
     ),
     needs_layout=False,
 )
@@ -269,7 +270,7 @@ def unused_directive(ctx: RuleContext):
         "unknown to 0.19 may be right for the release the cluster runs.",
         bad=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --local_rank 0 --bf16\n"}),
         good=Example({"launch.sh": "torchrun --nproc_per_node 8 pretrain_gpt.py --bf16\n"}),
-        fix=no_fix('add `megatron = "0.16"` (your release) to [tool.plint].'),
+        fix=unfixable('add `megatron = "0.16"` (your release) to [tool.plint].'),
     ),
 )
 def assumed_version(ctx: LaunchContext):

@@ -158,9 +158,12 @@ def test_fix_availability_is_the_records_and_matches_the_fixers():
 
 def test_a_rule_without_a_fix_says_why_in_its_record():
     """The docs' "Not fixed automatically." is written from the record (no_fix), not copied by hand."""
-    from plint.rules.base import no_fix, unsafe_fix
+    from plint.rules.base import no_fix, planned_fix, unfixable, unsafe_fix
 
     assert no_fix().text == "Not fixed automatically."
+    assert planned_fix("`plint fix` adds it.").text == "Not fixed automatically yet; planned: `plint fix` adds it."
+    assert unfixable("supply it.").text == "Not fixable: supply it."
+    assert planned_fix("x").availability == unfixable("x").availability == "never"
     assert no_fix('write "auto".').text == 'Not fixed automatically: write "auto".'
     assert unsafe_fix("`plint fix --unsafe-fixes` sets it.").text == "`plint fix --unsafe-fixes` sets it."
     hand_written = [r.code for r in RULES if r.fix.how.lower().startswith(("not fixed", "not fixable"))]
