@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+    from plint.reading.shell.model import Problem
+
 from plint.values import Value
 from plint.bounds import clip, over_limit
 
@@ -80,10 +82,42 @@ CONTRACT_FIELDS: tuple[str, ...] = (
 
 
 @record
+class LaunchExtras:
+    """What a launch says beyond the layout's fields, handed from reading to rules, the cost model and the
+    reports: one attribute per fact, so that a misspelt name is a type error (a dict key read None, and a
+    rule said nothing). The objects the readers and the cost model build keep their own types (the contract
+    imports no stage); the comment names each."""
+
+    # the reader's (plint.reading.normalise.build_layout, build_config_layout; plint.reading.read)
+    facts: dict[str, Value] = field(default_factory=dict)  # trainer flags and settings by layout-style key
+    chain: Any = None  # plint.reading.sources.launchers.LaunchChain: the launcher calls; None for a config alone
+    trainer_args: Any = None  # plint.reading.sources.megatron.TrainerArgs (the HF Trainer's too), or None
+    ds_config: Any = None  # plint.reading.sources.deepspeed_config.DeepSpeedConfig, or None
+    slurm: Any = None  # plint.reading.sources.slurm.SlurmJob, or None outside Slurm
+    ds_batch: Any = None  # Megatron-DeepSpeed: the JSON's batch triple (deepspeed_config.derive_batch)
+    gpu_ambiguity: str | None = None  # a GPU name sold in two memory sizes: which plint took, and how to say
+    config_alone: bool = False  # a DeepSpeed config checked on its own: no launch says who fills "auto"
+    release: tuple[str, bool] | None = None  # the trainer release the flags were checked against, and if assumed
+    catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
+    problems: list[Problem] = field(default_factory=list)  # for plint.reading.read to report, then emptied
+    # the cost model's (plint.cost.layout_estimate), once per layout
+    estimate: tuple[Any, Any] | None = None  # (plint.cost.ModelInput | None, plint.cost.Estimate | None)
+    host_memory: dict[str, Any] | None = None  # CPU memory per node for ZeRO offload, and the node's RAM
+    estimate_unmodelled: list[str] = field(default_factory=list)  # features no estimate models: rules silent
+    memory_unmodelled: list[str] = field(default_factory=list)  # what the memory model does not count
+    time_unmodelled: list[str] = field(default_factory=list)  # what the step-time model does not count
+    # what rules and fixers compute once per layout (plint.rules.keys_and_flags, plint.fixing.fixers)
+    unknown_flags: tuple[Any, list[Any]] | None = None  # (the TrainerArgs, [(FlagUse, suggestion)])
+    unknown_flags_by_option: tuple[Any, dict[str, list[Any]]] | None = None  # (unknown_flags, by option)
+    # `plint check --dry-run` (plint.dryrun.groups.dry_run): the "dry_run" object of the JSON report
+    dry_run: dict[str, Any] | None = None
+
+
+@record
 class Layout:
     fields: dict[str, Value] = field(default_factory=dict)
     # Facts beyond the contract that rules may use (trainer flags, DeepSpeed config, launcher calls).
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: LaunchExtras = field(default_factory=LaunchExtras)
     # Where the launch command stands (for diagnostics about the launch as a whole).
     site: Any = None
     conditions: tuple[str, ...] = ()
@@ -103,7 +137,7 @@ class Layout:
             if why is not None:  # a count no launch has: unresolved (PL002) and invalid (PL506), never used
                 from plint.reading.shell.model import Problem
 
-                self.extras.setdefault("problems", []).append(Problem("invalid-value", why, value.span))
+                self.extras.problems.append(Problem("invalid-value", why, value.span))
                 value = Value(None, value.span, "unresolved", why)
         self.fields[key] = value
 
@@ -134,12 +168,12 @@ class Layout:
             out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}
         out["precision"] = self.value("precision")
         out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
-        estimated = self.extras.get("estimate")  # (input, Estimate) from plint.cost.layout_estimate
+        estimated = self.extras.estimate  # (input, Estimate) from plint.cost.layout_estimate
         out["estimate"] = estimated[1].to_json() if estimated and estimated[1] is not None else None
         if estimated and estimated[0] is not None:  # the switches layout.model does not carry (generate needs them)
             shape = estimated[0].shape()
             arch = {k: v for k, v in shape.items() if k not in SECTIONS["model"]}
-            args = self.extras.get("trainer_args")
+            args = self.extras.trainer_args
             arch["tokenizer"] = args.text("--tokenizer-model") if args is not None else None
             arch.update(self._launch_shape(args))
             out["architecture"] = arch

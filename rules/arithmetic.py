@@ -114,7 +114,7 @@ _SPLIT_WORDS = re.compile(r"pipeline|partition|layers[-_]per|stage[-_]layers|num
 
 
 def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return []
     return sorted({use.option for use in args.uses if use.spec is None and _SPLIT_WORDS.search(use.option)})
@@ -185,7 +185,7 @@ def layers_indivisible(ctx: LaunchContext):
         )
         return
     chunk = value(ctx, "parallel.vpp")
-    use = ctx.layout.extras.get("trainer_args")
+    use = ctx.layout.extras.trainer_args
     k_use = use.get("--num-layers-per-virtual-pipeline-stage") if use is not None else None
     if (
         k_use is not None
@@ -308,7 +308,7 @@ def precision_conflict(ctx: LaunchContext):
     if is_megatron(ctx) and precision is not None and precision.value is None and "both" in (precision.note or ""):
         yield Finding("both --fp16 and --bf16 are given", precision.span, key="precision")
         return
-    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    cfg = ctx.layout.extras.ds_config if ctx.layout is not None else None
     if cfg is None:
         return
     fp16, bf16 = cfg.fp16_enabled, cfg.bf16_enabled
@@ -366,8 +366,8 @@ def _interleave_invalid(ctx: LaunchContext):
         return
     (p,) = pp
     overlap_off = (
-        ctx.layout.extras.get("trainer_args") is not None
-        and ctx.layout.extras["trainer_args"].get("--no-overlap-p2p-communication") is not None
+        ctx.layout.extras.trainer_args is not None
+        and ctx.layout.extras.trainer_args.get("--no-overlap-p2p-communication") is not None
     )
     minimum = 3 if overlap_off else 2
     if p < minimum:
@@ -506,7 +506,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
     optimizer, megatron fsdp, or dist_muon')."""
     from plint.rules.keys_and_flags import release_at_least
 
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return False
     fsdp = args.get("use_megatron_fsdp")  # by dest: a spelling the release in force knows
@@ -537,7 +537,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
 def recompute_conflict(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return
     activations = args.get("--recompute-activations")

@@ -83,7 +83,7 @@ class RuleContext:
         """A trainer fact (Value) by layout-style key, e.g. "megatron_deepspeed.no_pipeline_parallel"."""
         if self.layout is None:
             return None
-        return self.layout.extras.get("facts", {}).get(key)
+        return self.layout.extras.facts.get(key)
 
 
 if TYPE_CHECKING:

@@ -81,7 +81,7 @@ def _ramp_indivisible(ctx: LaunchContext, g: int, m: int, dp: int):
     >= 0 and a multiple of INCREMENT (and a zero interval divides SAMPLES by zero increments); then each
     update with consistency_check asserts the current batch size % (micro * dp) == 0: START at the first
     step, START + k*INCREMENT when the ramp reaches it. --decrease-batch-size-if-needed rounds down instead."""
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     use = args.get("--rampup-batch-size") if args is not None else None
     if args is None or use is None or len(use.values) != 3 or not _runs_ramp(ctx):
         return
@@ -154,7 +154,7 @@ def _schedule_sizes(text: str) -> list[int] | None:
 def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
     """Each batch size of --step-batch-size-schedule must divide by micro * dp when training reaches it
     (StepBatchsizeNumMicroBatchesCalculator.update with consistency_check, Megatron-LM core 0.18 on)."""
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     use = args.get("--step-batch-size-schedule") if args is not None else None
     if use is None or use.value is None or not use.value.known:
         return
@@ -204,7 +204,7 @@ def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
     ),
 )
 def deepspeed_batch_mismatch(ctx: LaunchContext):
-    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    cfg = ctx.layout.extras.ds_config if ctx.layout is not None else None
     if cfg is None:
         return
     dp = value(ctx, "parallel.dp")
@@ -342,7 +342,7 @@ def batch_schedule_conflict(ctx: LaunchContext):
 
     if trainer(ctx) != "megatron":
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     schedule = args.get("--step-batch-size-schedule") if args is not None else None
     if args is None or schedule is None or flag_catalog(ctx).lookup("--step-batch-size-schedule") is None:
         return  # a release without the flag rejects it outright (PL501)

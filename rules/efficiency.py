@@ -104,7 +104,7 @@ def distributed_optimizer_off(ctx: LaunchContext):
     if bf16_optimizer_accum_bytes(ctx.layout) is not None:
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1
     precision = value(ctx, "precision")
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None:
         # DeepSpeed runs the optimizer: ZeRO-1 is the remedy. Mixed precision (the ZeRO paper's K = 12):
         # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1; fp32 (no master copy): 4 + 4 + 8, 8 + 8/dp

@@ -11,7 +11,7 @@ CRIPPLING = {"NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "1", "NCCL_NET": "Socke
 
 def launch_env(ctx: RuleContext, name: str):
     """(value text or None when unknown, where it was set) for a variable the launch command sees, or None."""
-    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    chain = ctx.layout.extras.chain if ctx.layout is not None else None
     if chain is None or chain.command is None:
         return None
     found = None
@@ -71,7 +71,7 @@ def cuda_device_max_connections(ctx: LaunchContext):
     gpu = value(ctx, "cluster.gpu")
     if gpu is not None and gpu.value and str(gpu.value).lower().startswith(BLACKWELL):
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     # every release asserts CUDA_DEVICE_MAX_CONNECTIONS != "1" under torch FSDP2 and Megatron-FSDP
     # (--use-custom-fsdp in 0.12 and 0.13): megatron/training/arguments.py validate_args, 'FSDP always requires
     # CUDA_DEVICE_MAX_CONNECTIONS value large than one' / 'FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or
@@ -181,7 +181,7 @@ MAX_LISTED_GPUS = 64  # GPUs of --num_gpus PL603 lists by number (a node has 8 o
     ),
 )
 def cuda_visible_devices_ignored(ctx: LaunchContext):
-    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    chain = ctx.layout.extras.chain if ctx.layout is not None else None
     call = next((c for c in getattr(chain, "calls", []) if c.launcher == "deepspeed"), None)
     if call is None or call.option("--hostfile") is not None:
         return

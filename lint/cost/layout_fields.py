@@ -186,7 +186,7 @@ def cublas_workspace_config(text: str | None) -> int | None:
 
 def _launch_env(layout: Layout, name: str) -> str | None:
     """The text of an environment variable the launch command sees (exported before it, or set on it), when known."""
-    chain = getattr(layout, "extras", {}).get("chain")
+    chain = layout.extras.chain
     command = getattr(chain, "command", None)
     found = None
     while command is not None:  # innermost first: the first setting found wins
@@ -226,7 +226,7 @@ def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
 
 def _release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
-    release = getattr(layout, "extras", {}).get("release")
+    release = layout.extras.release
     return release[0] if release else None
 
 
@@ -235,7 +235,7 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
     stage 3 only (partition_parameters.py), as min(k, world) consecutive global ranks
     (deepspeed/utils/groups.py _create_zero_param_parallel_group). Costed for pure data parallelism only:
     with tp, pp or cp those consecutive ranks are not one data-parallel group's members."""
-    ds = getattr(layout, "extras", {}).get("ds_config")
+    ds = layout.extras.ds_config
     if ds is None or layout.value("parallel.zero_stage") != 3 or model_parallel != 1:
         return 1
     k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
@@ -245,7 +245,7 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
 def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
     """Whether the launch's DeepSpeed config puts zero_optimization.<part> on the CPU (deprecated booleans
     included: plint.reading.sources.deepspeed_config)."""
-    ds = getattr(layout, "extras", {}).get("ds_config")
+    ds = layout.extras.ds_config
     return getattr(getattr(ds, part, None), "value", None) == "cpu"
 
 
@@ -255,7 +255,7 @@ DEFAULT_LORA_RANK = 8
 
 def _lora_rank(layout: Layout) -> int | None:
     """The LoRA rank when the launch trains adapters only (finetune.lora, read by plint.reading.sources.hf)."""
-    facts = getattr(layout, "extras", {}).get("facts", {})
+    facts = layout.extras.facts
     lora = facts.get("finetune.lora")
     if lora is None or lora.value is not True:
         return None
@@ -269,7 +269,7 @@ def _frozen_bits(layout: Layout) -> int | None:
 
 
 def _fact_int(layout: Layout, key: str) -> int | None:
-    fact = getattr(layout, "extras", {}).get("facts", {}).get(key)
+    fact = layout.extras.facts.get(key)
     return _positive_int(getattr(fact, "value", None))
 
 
@@ -422,7 +422,7 @@ class _TrainerFlags:
     trainer arguments when the reader kept them; absent when it did not."""
 
     def __init__(self, layout: Layout):
-        self.args = getattr(layout, "extras", {}).get("trainer_args")  # sources.megatron.TrainerArgs or None
+        self.args = layout.extras.trainer_args  # sources.megatron.TrainerArgs or None
 
     def present(self, option: str) -> bool:
         return self.args is not None and self.args.get(option) is not None

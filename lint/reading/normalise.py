@@ -114,7 +114,7 @@ def _gpu(launch: Launch, layout: Layout) -> None:
                 f"{written.value!r} is sold as {' and '.join(parts)}: plint takes {spec.name}, the larger "
                 f'(--gpu {parts[0]} or [tool.plint] gpu = "{parts[0]}" for the other)'
             )
-            layout.extras["gpu_ambiguity"] = note
+            layout.extras.gpu_ambiguity = note
         gpu = Value(spec.name, written.span, written.origin, note)
     layout.set("cluster.gpu", gpu)
     if spec is None:
@@ -358,7 +358,7 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
             ("batch.grad_accum", batch.grad_accum),
         ):
             layout.set(key, v)
-        layout.extras.setdefault("problems", []).extend(getattr(batch, "problems", []))
+        layout.extras.problems.extend(getattr(batch, "problems", []))
     # The HF Trainer / Accelerate fill "auto" from their own arguments.
     for key, flag in (("batch.micro", micro), ("batch.grad_accum", gas)):
         current = layout.get(key)
@@ -512,11 +512,11 @@ def build_layout(launch: Launch) -> Layout:
             _deepspeed_batch(launch, layout)
     _sharding(launch, layout)
     _precision(launch, layout)
-    layout.extras["facts"] = launch.facts
-    layout.extras["chain"] = chain
-    layout.extras["ds_config"] = launch.ds_config
-    layout.extras["trainer_args"] = launch.trainer_args
-    layout.extras["slurm"] = launch.slurm
+    layout.extras.facts = launch.facts
+    layout.extras.chain = chain
+    layout.extras.ds_config = launch.ds_config
+    layout.extras.trainer_args = launch.trainer_args
+    layout.extras.slurm = launch.slurm
     return layout
 
 
@@ -525,7 +525,7 @@ def _deepspeed_batch_check(launch: Launch, layout: Layout) -> None:
     from plint.reading.sources.deepspeed_config import derive_batch
 
     batch = derive_batch(launch.ds_config, layout.get("parallel.dp"))
-    layout.extras["ds_batch"] = batch
+    layout.extras.ds_batch = batch
 
 
 def build_config_layout(cfg) -> Layout:
@@ -544,9 +544,9 @@ def build_config_layout(cfg) -> Layout:
     if auto and not any(v is not None and v.value is True for v in (cfg.bf16_enabled, cfg.fp16_enabled)):
         layout.set("precision", unresolved(f"{cfg.path}: {AUTO_PRECISION}", auto[0].span))
     _precision(launch, layout)
-    layout.extras["facts"] = launch.facts
-    layout.extras["ds_config"] = cfg
-    layout.extras["config_alone"] = True  # rules: no launch says whether an integration fills "auto"
+    layout.extras.facts = launch.facts
+    layout.extras.ds_config = cfg
+    layout.extras.config_alone = True  # rules: no launch says whether an integration fills "auto"
     return layout
 
 
