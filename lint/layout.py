@@ -8,7 +8,7 @@ Values with `layout.get("parallel.tp")` and point at `value.span`.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     from typing import Any
@@ -81,6 +81,116 @@ CONTRACT_FIELDS: tuple[str, ...] = (
 )
 
 
+# The layout's field paths: Layout.get/value/set and the rules' readers take one, so that a misspelt path is a
+# type error (it read None, and a rule said nothing). tests/test_layout_paths.py keeps ContractPath equal to
+# CONTRACT_FIELDS (SECTIONS) and every path a reader sets among FieldPath.
+ContractPath = Literal[
+    "launcher",
+    "scheduler",
+    "trainer",
+    "entrypoint",
+    "cluster.nnodes",
+    "cluster.gpus_per_node",
+    "cluster.world_size",
+    "cluster.gpu",
+    "cluster.gpu_memory_gib",
+    "cluster.nvlink_domain",
+    "parallel.tp",
+    "parallel.pp",
+    "parallel.vpp",
+    "parallel.cp",
+    "parallel.ep",
+    "parallel.etp",
+    "parallel.dp",
+    "parallel.sequence_parallel",
+    "parallel.distributed_optimizer",
+    "parallel.zero_stage",
+    "parallel.sharding",
+    "parallel.dp_outer",
+    "batch.micro",
+    "batch.global",
+    "batch.grad_accum",
+    "batch.num_microbatches",
+    "model.num_layers",
+    "model.hidden_size",
+    "model.ffn_hidden_size",
+    "model.num_attention_heads",
+    "model.num_query_groups",
+    "model.seq_length",
+    "model.vocab_size",
+    "model.num_experts",
+    "model.moe_topk",
+    "model.params",
+    "precision",
+    "recompute.granularity",
+    "recompute.method",
+    "recompute.num_layers",
+]
+# Fields beyond the JSON contract's (they appear in its provenance map): the launcher's workers per node, the
+# trainer facts plint.reading.normalise copies in (a Megatron launch's parallel.* and model.*), and the model
+# catalog's shape keys (plint.reading.sources.model_shape: model.<key of plint.catalog.models.shape_from_config>)
+ExtraPath = Literal[
+    "cluster.workers_per_node",
+    "parallel.pipeline_layout",
+    "parallel.uneven_first",
+    "parallel.uneven_last",
+    "parallel.use_tp_pp_dp_mapping",
+    "parallel.vpp_spellings",
+    "model.add_bias_linear",
+    "model.add_qkv_bias",
+    "model.attention_dropout",
+    "model.encoder_decoder",
+    "model.group_query_attention",
+    "model.hidden_dropout",
+    "model.hybrid_layer_pattern",
+    "model.kv_channels",
+    "model.make_vocab_size_divisible_by",
+    "model.max_position_embeddings",
+    "model.moe_ffn_hidden_size",
+    "model.moe_first_dense_layers",
+    "model.moe_shared_expert_size",
+    "model.mtp_num_layers",
+    "model.multi_latent_attention",
+    "model.name",
+    "model.normalization",
+    "model.position_embedding",
+    "model.swiglu",
+    "model.untie_embeddings",
+]
+FieldPath = Literal[ContractPath, ExtraPath]
+# The trainer facts (LaunchExtras.facts) that rules and the cost model read by name beyond the FieldPaths
+FactKey = Literal[
+    "clip_grad",
+    "deepspeed.pipeline_module",
+    "ds_sequence_parallel_size",
+    "finetune.bits",
+    "finetune.lora",
+    "finetune.lora_rank",
+    "megatron_deepspeed.no_pipeline_parallel",
+    "megatron_fsdp",
+    "megatron_fsdp.strategy",
+    "overlap_grad_reduce",
+    "overlap_param_gather",
+    "pipeline.account_for_embedding",
+    "pipeline.account_for_loss",
+    "sequence_parallel_flag",
+    "torch_fsdp2",
+    "tp_comm_overlap",
+]
+# What a rule's reader takes (plint.rules.common.value): a field, else the trainer fact of that name
+LayoutKey = Literal[FieldPath, FactKey]
+# The field of each parallel axis, for code that holds the axis's name ("tp")
+AXIS_PATHS: dict[str, FieldPath] = {
+    "tp": "parallel.tp",
+    "pp": "parallel.pp",
+    "vpp": "parallel.vpp",
+    "cp": "parallel.cp",
+    "ep": "parallel.ep",
+    "etp": "parallel.etp",
+    "dp": "parallel.dp",
+}
+
+
 @record
 class LaunchExtras:
     """What a launch says beyond the layout's fields, handed from reading to rules, the cost model and the
@@ -122,14 +232,18 @@ class Layout:
     site: Any = None
     conditions: tuple[str, ...] = ()
 
-    def get(self, key: str) -> Value | None:
+    def get(self, key: FieldPath) -> Value | None:
         return self.fields.get(key)
 
-    def value(self, key: str) -> Any:
+    def value(self, key: FieldPath) -> Any:
+        return self._value(key)
+
+    def _value(self, key: str) -> Any:
+        """A field's value by any key: to_json walks SECTIONS, whose keys are ContractPaths (a test checks)."""
         v = self.fields.get(key)
         return None if v is None else v.value
 
-    def set(self, key: str, value: Value | None) -> None:
+    def set(self, key: FieldPath, value: Value | None) -> None:
         if value is None:
             return
         if value.value is not None:
@@ -163,11 +277,11 @@ class Layout:
         return out
 
     def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {k: self.value(k) for k in TOP_LEVEL}
+        out: dict[str, Any] = {k: self._value(k) for k in TOP_LEVEL}
         for section in ("cluster", "parallel", "batch", "model"):
-            out[section] = {f: self.value(f"{section}.{f}") for f in SECTIONS[section]}
+            out[section] = {f: self._value(f"{section}.{f}") for f in SECTIONS[section]}
         out["precision"] = self.value("precision")
-        out["recompute"] = {f: self.value(f"recompute.{f}") for f in SECTIONS["recompute"]}
+        out["recompute"] = {f: self._value(f"recompute.{f}") for f in SECTIONS["recompute"]}
         estimated = self.extras.estimate  # (input, Estimate) from plint.cost.layout_estimate
         out["estimate"] = estimated[1].to_json() if estimated and estimated[1] is not None else None
         if estimated and estimated[0] is not None:  # the switches layout.model does not carry (generate needs them)

@@ -7,9 +7,13 @@ rules of PL1xx (the micro-batch calculator, DeepSpeed's batch assertion) are in 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from plint.rules.base import Finding, LaunchContext, RuleDocs, register
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
+
+if TYPE_CHECKING:
+    from plint.layout import LayoutKey
 
 
 @register(
@@ -101,7 +105,11 @@ def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
     if layers is None or layers.value is None:
         return None
     total, parts = layers.value, [str(layers.value)]
-    for key, label in (("pipeline.account_for_embedding", "embedding"), ("pipeline.account_for_loss", "loss")):
+    accounted: tuple[tuple[LayoutKey, str], ...] = (
+        ("pipeline.account_for_embedding", "embedding"),
+        ("pipeline.account_for_loss", "loss"),
+    )
+    for key, label in accounted:
         if value(ctx, key) is not None:
             total += 1
             parts.append(f"1 ({label})")

@@ -6,8 +6,15 @@ The rest of PL1xx (the parallel grid, the model shape, precision, recompute) is 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, torchrun, trainer, value
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from plint.layout import FieldPath
 
 
 @register(
@@ -230,7 +237,11 @@ def deepspeed_batch_mismatch(ctx: LaunchContext):
         return
     if trainer(ctx) != "megatron-deepspeed":
         return
-    for json_value, key, flag in ((t, "batch.global", "--global-batch-size"), (m, "batch.micro", "--micro-batch-size")):
+    written: tuple[tuple[Any, FieldPath, str], ...] = (
+        (t, "batch.global", "--global-batch-size"),
+        (m, "batch.micro", "--micro-batch-size"),
+    )
+    for json_value, key, flag in written:
         mine = value(ctx, key)
         if (
             json_value.origin == "default"

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
+    from plint.layout import FieldPath
 
 MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
 
@@ -485,7 +486,7 @@ def _bubble_share(est: Estimate) -> float:
     return est.time_s.get("bubble", 0.0) / est.step_time_s if est.step_time_s > 0 else 0.0
 
 
-_AXES = {
+_AXES: dict[str, tuple[FieldPath, str]] = {
     "tp": ("parallel.tp", "tensor"),
     "pp": ("parallel.pp", "pipeline"),
     "cp": ("parallel.cp", "context"),

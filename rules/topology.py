@@ -6,6 +6,7 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 
 from __future__ import annotations
 
+from plint.layout import AXIS_PATHS
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, register
 from plint.rules.common import FIGURES, gpt, is_megatron, known, on_assumed_node, span, torchrun, value
 
@@ -149,8 +150,8 @@ def _with_alternative(ctx: LaunchContext, axis: str, domain: int, head: str, ins
     share = 100 * est.time_s.get(axis, 0.0) / est.step_time_s
     yield Finding(
         f"{head} ({share:.1f}% of the step); {instead(new)}: {gain_text(variant, est, new)}",
-        span(ctx, f"parallel.{axis}"),
-        key=f"parallel.{axis}",
+        span(ctx, AXIS_PATHS[axis]),
+        key=AXIS_PATHS[axis],
     )
 
 

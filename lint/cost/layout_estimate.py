@@ -14,9 +14,15 @@ if TYPE_CHECKING:
     from plint.checking.config import Settings
     from plint.cost import Estimate, ModelInput
     from plint.cost.pipeline_stages import Partition
-    from plint.layout import Layout
+    from plint.layout import FieldPath, Layout
 
-_SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length", "model.vocab_size")
+_SHAPE: tuple[FieldPath, ...] = (
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_attention_heads",
+    "model.seq_length",
+    "model.vocab_size",
+)
 
 
 def cost_input(layout: Layout, settings: Settings | None = None) -> ModelInput | None:
@@ -263,6 +269,11 @@ def _flag_text(args, option: str) -> str | None:
     return args.text(option) if args is not None else None
 
 
+def _fact_true(layout: Layout, key: str) -> bool:
+    fact = layout.extras.facts.get(key)
+    return fact is not None and fact.value is True
+
+
 def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | None:
     """Megatron's partition of the layers over the pipeline ranks when the launch makes it uneven
     (--decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split,
@@ -275,7 +286,8 @@ def _uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | N
     value = layout.value
     first, last = value("parallel.uneven_first"), value("parallel.uneven_last")
     text = value("parallel.pipeline_layout")
-    embedding, loss = bool(value("pipeline.account_for_embedding")), bool(value("pipeline.account_for_loss"))
+    # trainer facts, not layout fields (the layout holds no pipeline.*): the flags as written
+    embedding, loss = (_fact_true(layout, f"pipeline.account_for_{part}") for part in ("embedding", "loss"))
     if text is not None:
         from plint.reading.sources.megatron import layout_stages
 

@@ -10,10 +10,12 @@ from __future__ import annotations
 import posixpath
 import re
 from plint.record import field, record
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from plint.layout import FieldPath
 
 from plint.reading.derive import product, quotient
 from plint.layout import Layout
@@ -204,7 +206,8 @@ def _assume_node_size(layout: Layout, spec, gpu_assumed: bool) -> None:
 def _facts(launch: Launch, layout: Layout, prefixes: tuple[str, ...]) -> None:
     for key, value in launch.facts.items():
         if key.startswith(prefixes) or key == "precision":
-            layout.set(key, value)
+            # a fact under a layout prefix is a field path (tests/test_layout_paths.py reads every fixture's)
+            layout.set(cast("FieldPath", key), value)
 
 
 def _megatron_parallel(launch: Launch, layout: Layout) -> None:
@@ -352,15 +355,13 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
         gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
     if cfg is not None:
         batch = _batch_on_assumed_node(cfg, layout) or derive_batch(cfg, layout.get("parallel.dp"))
-        for key, v in (
-            ("batch.micro", batch.micro),
-            ("batch.global", batch.global_),
-            ("batch.grad_accum", batch.grad_accum),
-        ):
-            layout.set(key, v)
+        layout.set("batch.micro", batch.micro)
+        layout.set("batch.global", batch.global_)
+        layout.set("batch.grad_accum", batch.grad_accum)
         layout.extras.problems.extend(getattr(batch, "problems", []))
     # The HF Trainer / Accelerate fill "auto" from their own arguments.
-    for key, flag in (("batch.micro", micro), ("batch.grad_accum", gas)):
+    filled: tuple[tuple[FieldPath, Value | None], ...] = (("batch.micro", micro), ("batch.grad_accum", gas))
+    for key, flag in filled:
         current = layout.get(key)
         if flag is not None and (current is None or not current.known):
             layout.set(key, flag)
