@@ -4,6 +4,7 @@ record (plint.layout.LaunchExtras). These tests keep the types and what the read
 a path a reader sets that the Literal lacks, or a name in the Literal no reader writes, would leave a rule
 reading None and saying nothing."""
 
+import ast
 import json
 import re
 from pathlib import Path
@@ -13,7 +14,16 @@ import pytest
 
 from fixture_paths import ROOT
 from plint.cost.layout_estimate import layout_estimate
-from plint.layout import AXIS_PATHS, CONTRACT_FIELDS, ContractPath, ExtraPath, FactKey, FieldPath, LaunchExtras
+from plint.layout import (
+    AXIS_PATHS,
+    CONTRACT_FIELDS,
+    ContractPath,
+    ExtraPath,
+    FactKey,
+    FieldPath,
+    LaunchExtras,
+    LayoutKey,
+)
 from plint.reading.read import read_path
 from plint.rules.common import gpt, torchrun
 from test_provenance_invariants import MAINS, _layouts
@@ -59,6 +69,51 @@ def test_every_extra_path_and_fact_key_is_written_by_a_reader():
     written = _reader_literals() | _catalog_shape_keys()
     unwritten = sorted((set(get_args(ExtraPath)) | set(get_args(FactKey))) - written)
     assert not unwritten, f"no reader writes these any more: {unwritten}"
+
+
+# Modules whose `layout` is the JSON layout (a nested dict read with .get("parallel")), not a Layout
+JSON_LAYOUT_READERS = {"lint/planning/generate.py"}
+
+
+def _path_arguments() -> list[tuple[str, str, set[str]]]:
+    """(where, literal, what it must be) for every string literal passed as a path: to a Layout's get, value or
+    set (a receiver named ...layout), to the rules' value/known/span (first argument ctx), or to .fact()."""
+    found = []
+    for path in sorted([*(ROOT / "lint").rglob("*.py"), *(ROOT / "rules").rglob("*.py")]):
+        name = str(path.relative_to(ROOT))
+        if name in JSON_LAYOUT_READERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            func, args = node.func, node.args
+            if isinstance(func, ast.Attribute) and func.attr in ("get", "value", "set"):
+                allowed = FIELD_PATHS if ast.unparse(func.value).endswith("layout") else None
+            elif isinstance(func, ast.Attribute) and func.attr == "fact":
+                allowed = LAYOUT_KEYS
+            elif isinstance(func, ast.Name) and func.id in ("value", "known", "span"):
+                ctx = args and isinstance(args[0], ast.Name) and args[0].id in ("ctx", "rctx")
+                allowed = LAYOUT_KEYS if ctx else None
+            else:
+                allowed = None
+            if allowed is None:
+                continue
+            for arg in args:
+                if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    found.append((f"{name}:{node.lineno}", arg.value, allowed))
+    return found
+
+
+LAYOUT_KEYS = set(get_args(LayoutKey))
+
+
+def test_every_literal_path_is_a_field_path_in_untyped_code_too():
+    """mypy checks the paths passed in annotated functions only (it skips an unannotated body): this walks
+    every call, so a misspelt path in a function without annotations is caught as well."""
+    calls = _path_arguments()
+    assert len(calls) > 200  # the walk sees the layout readers
+    wrong = [f"{where}: {literal!r}" for where, literal, allowed in calls if literal not in allowed]
+    assert not wrong, wrong
 
 
 @pytest.mark.parametrize("path", MAINS, ids=[str(p.relative_to(ROOT)) for p in MAINS])
