@@ -8,12 +8,13 @@ Values with `layout.get("parallel.tp")` and point at `value.span`.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Sequence
 
-    from plint.reading.shell.model import Problem
+    from plint.keytree import DeepSpeedSettings
+    from plint.reading.shell.model import Command, Problem, Word
 
 from plint.values import Value
 from plint.bounds import clip, over_limit
@@ -191,6 +192,96 @@ AXIS_PATHS: dict[str, FieldPath] = {
 }
 
 
+# ---- what the readers hand over, as rules and the cost model read it (the contract imports no stage: each
+# reader's own record satisfies its protocol, which mypy checks where the reader fills LaunchExtras)
+
+
+class FlagUseView(Protocol):
+    """One option on the trainer's command line (plint.reading.sources.megatron_args.FlagUse)."""
+
+    @property
+    def option(self) -> str: ...  # as written, before any `=`
+
+    @property
+    def flag_word(self) -> Word: ...
+
+    @property
+    def values(self) -> Sequence[Word]: ...
+
+    @property
+    def spec(self) -> Any: ...  # plint.catalog.flags.FlagSpec; None: the release's parser has no such option
+
+    @property
+    def inline_value(self) -> bool: ...  # written `--x=v`
+
+    @property
+    def value(self) -> Word | None: ...
+
+
+class TrainerFlags(Protocol):
+    """The trainer's command line, each use judged by the release's parser
+    (plint.reading.sources.megatron_args.TrainerArgs)."""
+
+    @property
+    def uses(self) -> Sequence[FlagUseView]: ...
+
+    def all(self, key: str) -> Sequence[FlagUseView]: ...  # every use of an option string or dest, in order
+
+    def get(self, key: str) -> FlagUseView | None: ...  # the use that wins (the last)
+
+    def text(self, key: str) -> str | None: ...  # the known text of the winning use's value
+
+    def get_any(self, *keys: str) -> FlagUseView | None: ...  # the last use among several spellings
+
+
+class LauncherCallView(Protocol):
+    """One launcher on the way to the trainer (plint.reading.sources.launch_calls.LauncherCall)."""
+
+    @property
+    def launcher(self) -> str: ...
+
+    @property
+    def command(self) -> Command: ...
+
+    @property
+    def options(self) -> dict[str, list[Word]]: ...  # canonical option -> values (a flag: [])
+
+    def option(self, *names: str) -> Word | None: ...  # the last value of the first option given
+
+
+class LaunchCalls(Protocol):
+    """The chain of launchers that starts the trainer, outermost first
+    (plint.reading.sources.launch_calls.LaunchChain)."""
+
+    @property
+    def calls(self) -> Sequence[LauncherCallView]: ...
+
+    @property
+    def launcher(self) -> str | None: ...  # the innermost process-spawning launcher
+
+    @property
+    def entrypoint(self) -> Word | None: ...
+
+    @property
+    def master_addr(self) -> Value | None: ...
+
+    @property
+    def command(self) -> Command | None: ...  # the command that starts the entrypoint
+
+
+class SlurmSettings(Protocol):
+    """The Slurm job the launch runs in (plint.reading.sources.slurm.SlurmJob)."""
+
+    @property
+    def ntasks_per_node(self) -> Value | None: ...
+
+    @property
+    def gpus_per_node(self) -> Value | None: ...
+
+    @property
+    def options(self) -> dict[str, Value]: ...  # long name with `-` as `_` -> the last value as written
+
+
 @record
 class LaunchExtras:
     """What a launch says beyond the layout's fields, handed from reading to rules, the cost model and the
@@ -200,11 +291,10 @@ class LaunchExtras:
 
     # the reader's (plint.reading.normalise.build_layout, build_config_layout; plint.reading.read)
     facts: dict[str, Value] = field(default_factory=dict)  # trainer flags and settings by layout-style key
-    chain: Any = None  # plint.reading.sources.launchers.LaunchChain: the launcher calls; None for a config alone
-    trainer_args: Any = None  # plint.reading.sources.megatron.TrainerArgs (the HF Trainer's too), or None
-    ds_config: Any = None  # plint.reading.sources.deepspeed_config.DeepSpeedConfig, or None
-    slurm: Any = None  # plint.reading.sources.slurm.SlurmJob, or None outside Slurm
-    ds_batch: Any = None  # Megatron-DeepSpeed: the JSON's batch triple (deepspeed_config.derive_batch)
+    chain: LaunchCalls | None = None  # the launcher calls; None for a DeepSpeed config checked alone
+    trainer_args: TrainerFlags | None = None  # a Megatron trainer's flags; None for other trainers
+    ds_config: DeepSpeedSettings | None = None  # the DeepSpeed config the launch passes (its key tree), or None
+    slurm: SlurmSettings | None = None  # None outside Slurm
     gpu_ambiguity: str | None = None  # a GPU name sold in two memory sizes: which plint took, and how to say
     config_alone: bool = False  # a DeepSpeed config checked on its own: no launch says who fills "auto"
     release: tuple[str, bool] | None = None  # the trainer release the flags were checked against, and if assumed

@@ -163,7 +163,7 @@ def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
     (StepBatchsizeNumMicroBatchesCalculator.update with consistency_check, Megatron-LM core 0.18 on)."""
     args = ctx.layout.extras.trainer_args
     use = args.get("--step-batch-size-schedule") if args is not None else None
-    if use is None or use.value is None or not use.value.known:
+    if use is None or use.value is None or not use.value.known or use.value.text is None:
         return
     sizes = _schedule_sizes(use.value.text)
     bad = [b for b in sizes or () if m * dp and b % (m * dp)]

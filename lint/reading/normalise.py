@@ -16,6 +16,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from plint.layout import FieldPath
+    from plint.reading.sources.deepspeed_config import DeepSpeedConfig
+    from plint.reading.sources.launch_calls import LaunchChain
+    from plint.reading.sources.megatron_args import TrainerArgs
+    from plint.reading.sources.slurm import SlurmJob
 
 from plint.reading.derive import product, quotient
 from plint.layout import Layout
@@ -26,12 +30,12 @@ from plint.values import Value, default, derived, unresolved
 class Launch:
     """One training launch found in a file, with everything read about it."""
 
-    chain: Any  # sources.launchers.LaunchChain
+    chain: Any  # sources.launch_calls.LaunchChain; None for a DeepSpeed config checked alone
     trainer: Value
     facts: dict[str, Value] = field(default_factory=dict)  # trainer flags mapped to layout fields
-    trainer_args: Any = None  # sources.megatron.TrainerArgs
-    ds_config: Any = None  # sources.deepspeed_config.DeepSpeedConfig
-    slurm: Any = None  # sources.slurm.SlurmJob
+    trainer_args: TrainerArgs | None = None
+    ds_config: DeepSpeedConfig | None = None
+    slurm: SlurmJob | None = None
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
     catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
@@ -461,7 +465,7 @@ def _precision(launch: Launch, layout: Layout) -> None:
 
 
 def build_layout(launch: Launch) -> Layout:
-    chain = launch.chain
+    chain: LaunchChain = launch.chain  # typed: mypy checks it is the LaunchCalls the layout hands on
     layout = Layout()
     layout.site = chain.calls[-1].command.site if chain.calls else None
     command = chain.calls[-1].command if chain.calls else None
@@ -492,8 +496,6 @@ def build_layout(launch: Launch) -> Layout:
                 "parallel.zero_stage",
                 unresolved(f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span),
             )
-        if trainer == "megatron-deepspeed" and launch.ds_config is not None:
-            _deepspeed_batch_check(launch, layout)
         _megatron_batch(layout)
     elif trainer == "deepspeed" or launch.ds_config is not None:
         _facts(launch, layout, ("model.", "recompute."))
@@ -519,14 +521,6 @@ def build_layout(launch: Launch) -> Layout:
     layout.extras.trainer_args = launch.trainer_args
     layout.extras.slurm = launch.slurm
     return layout
-
-
-def _deepspeed_batch_check(launch: Launch, layout: Layout) -> None:
-    """Megatron-DeepSpeed: the trainer's flags govern the batch; keep the JSON's view for rules."""
-    from plint.reading.sources.deepspeed_config import derive_batch
-
-    batch = derive_batch(launch.ds_config, layout.get("parallel.dp"))
-    layout.extras.ds_batch = batch
 
 
 def build_config_layout(cfg) -> Layout:
