@@ -282,6 +282,25 @@ class SlurmSettings(Protocol):
     def options(self) -> dict[str, Value]: ...  # long name with `-` as `_` -> the last value as written
 
 
+class ParserInForce(Protocol):
+    """The trainer's argument parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce)."""
+
+    @property
+    def catalog(self) -> Any: ...  # plint.catalog.flags.FlagCatalog: the release's options
+
+    @property
+    def assumed(self) -> bool: ...  # no parser found and no release configured: the newest release assumed
+
+    @property
+    def label(self) -> str: ...  # how messages name it
+
+    @property
+    def note(self) -> str | None: ...  # a parser found but unreadable, and what was used instead
+
+    @property
+    def entry_read(self) -> bool: ...  # the entry script's own flags are in the catalog
+
+
 @record
 class LaunchExtras:
     """What a launch says beyond the layout's fields, handed from reading to rules, the cost model and the
@@ -298,7 +317,7 @@ class LaunchExtras:
     gpu_ambiguity: str | None = None  # a GPU name sold in two memory sizes: which plint took, and how to say
     config_alone: bool = False  # a DeepSpeed config checked on its own: no launch says who fills "auto"
     release: tuple[str, bool] | None = None  # the trainer release the flags were checked against, and if assumed
-    catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
+    catalog: ParserInForce | None = None  # the parser that judged the flags; None for other trainers
     problems: list[Problem] = field(default_factory=list)  # for plint.reading.read to report, then emptied
     # the cost model's (plint.cost.layout_estimate), once per layout
     estimate: tuple[Any, Any] | None = None  # (plint.cost.ModelInput | None, plint.cost.Estimate | None)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, cast
 if TYPE_CHECKING:
     from typing import Any
 
+    from plint.catalog.in_force import CatalogInForce
     from plint.layout import FieldPath
     from plint.reading.sources.deepspeed_config import DeepSpeedConfig
     from plint.reading.sources.launch_calls import LaunchChain
@@ -38,7 +39,7 @@ class Launch:
     slurm: SlurmJob | None = None
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
-    catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
+    catalog: CatalogInForce | None = None  # the parser that judged the flags
 
 
 def _word_value(word, what: str) -> Value:
