@@ -7,10 +7,10 @@ carries the unknown piece and its reason.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from plint.reading.shell.model import Piece, Problem
     from plint.source import Span
@@ -114,33 +114,35 @@ class JsonDocument:
         return not self.problems and not self.duplicates
 
 
-class DeepSpeedSettings(Protocol):
-    """A DeepSpeed config as rules, fixers and the cost model read it (plint.layout.LaunchExtras.ds_config; the
-    reader's plint.reading.sources.deepspeed_config.DeepSpeedConfig is one): its path, its key tree with spans,
-    and the settings the reader normalises, each a Value with DeepSpeed's default where the config is silent."""
+if TYPE_CHECKING:  # typing only: the reader's record is one, and nothing asks at run time
 
-    path: str
-    document: JsonDocument
-    train_batch_size: Value
-    train_micro_batch_size_per_gpu: Value
-    gradient_accumulation_steps: Value
-    zero_stage: Value
-    fp16_enabled: Value
-    bf16_enabled: Value
-    gradient_clipping: Value
-    offload_optimizer: Value
-    offload_param: Value
-    sequence_parallel_size: Value
-    pipeline_stages: Value
-    optimizer_type: Value
-    overlap_comm: Value
+    class DeepSpeedSettings(Protocol):
+        """A DeepSpeed config as rules, fixers and the cost model read it (plint.layout.LaunchExtras.ds_config; the
+        reader's plint.reading.sources.deepspeed_config.DeepSpeedConfig is one): its path, its key tree with spans,
+        and the settings the reader normalises, each a Value with DeepSpeed's default where the config is silent."""
 
-    @property
-    def has_deepspeed_marker(self) -> bool: ...
+        path: str
+        document: JsonDocument
+        train_batch_size: Value
+        train_micro_batch_size_per_gpu: Value
+        gradient_accumulation_steps: Value
+        zero_stage: Value
+        fp16_enabled: Value
+        bf16_enabled: Value
+        gradient_clipping: Value
+        offload_optimizer: Value
+        offload_param: Value
+        sequence_parallel_size: Value
+        pipeline_stages: Value
+        optimizer_type: Value
+        overlap_comm: Value
 
-    @property
-    def problems(self) -> list[Problem]: ...
+        @property
+        def has_deepspeed_marker(self) -> bool: ...
 
-    def value(self, *keys: str, absent: Any = None) -> Value:
-        """Any setting by its path of keys, as written; `absent` (origin "default") when the config does not set it."""
-        ...
+        @property
+        def problems(self) -> list[Problem]: ...
+
+        def value(self, *keys: str, absent: Any = None) -> Value:
+            """Any setting by its path of keys, as written; `absent` (origin "default") when the config does not set it."""
+            ...

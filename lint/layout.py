@@ -8,10 +8,10 @@ Values with `layout.get("parallel.tp")` and point at `value.span`.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING, Literal, Protocol
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from typing import Any, Protocol, Sequence
 
     from plint.keytree import DeepSpeedSettings
     from plint.reading.shell.model import Command, Problem, Word
@@ -194,111 +194,107 @@ AXIS_PATHS: dict[str, FieldPath] = {
 
 # ---- what the readers hand over, as rules and the cost model read it (the contract imports no stage: each
 # reader's own record satisfies its protocol, which mypy checks where the reader fills LaunchExtras)
+# (typing only: no code asks an object whether it is one, so the classes cost plint check nothing at start-up)
+if TYPE_CHECKING:
 
+    class FlagUseView(Protocol):
+        """One option on the trainer's command line (plint.reading.sources.megatron_args.FlagUse)."""
 
-class FlagUseView(Protocol):
-    """One option on the trainer's command line (plint.reading.sources.megatron_args.FlagUse)."""
+        @property
+        def option(self) -> str: ...  # as written, before any `=`
 
-    @property
-    def option(self) -> str: ...  # as written, before any `=`
+        @property
+        def flag_word(self) -> Word: ...
 
-    @property
-    def flag_word(self) -> Word: ...
+        @property
+        def values(self) -> Sequence[Word]: ...
 
-    @property
-    def values(self) -> Sequence[Word]: ...
+        @property
+        def spec(self) -> Any: ...  # plint.catalog.flags.FlagSpec; None: the release's parser has no such option
 
-    @property
-    def spec(self) -> Any: ...  # plint.catalog.flags.FlagSpec; None: the release's parser has no such option
+        @property
+        def inline_value(self) -> bool: ...  # written `--x=v`
 
-    @property
-    def inline_value(self) -> bool: ...  # written `--x=v`
+        @property
+        def value(self) -> Word | None: ...
 
-    @property
-    def value(self) -> Word | None: ...
+    class TrainerFlags(Protocol):
+        """The trainer's command line, each use judged by the release's parser
+        (plint.reading.sources.megatron_args.TrainerArgs)."""
 
+        @property
+        def uses(self) -> Sequence[FlagUseView]: ...
 
-class TrainerFlags(Protocol):
-    """The trainer's command line, each use judged by the release's parser
-    (plint.reading.sources.megatron_args.TrainerArgs)."""
+        def all(self, key: str) -> Sequence[FlagUseView]: ...  # every use of an option string or dest, in order
 
-    @property
-    def uses(self) -> Sequence[FlagUseView]: ...
+        def get(self, key: str) -> FlagUseView | None: ...  # the use that wins (the last)
 
-    def all(self, key: str) -> Sequence[FlagUseView]: ...  # every use of an option string or dest, in order
+        def text(self, key: str) -> str | None: ...  # the known text of the winning use's value
 
-    def get(self, key: str) -> FlagUseView | None: ...  # the use that wins (the last)
+        def get_any(self, *keys: str) -> FlagUseView | None: ...  # the last use among several spellings
 
-    def text(self, key: str) -> str | None: ...  # the known text of the winning use's value
+    class LauncherCallView(Protocol):
+        """One launcher on the way to the trainer (plint.reading.sources.launch_calls.LauncherCall)."""
 
-    def get_any(self, *keys: str) -> FlagUseView | None: ...  # the last use among several spellings
+        @property
+        def launcher(self) -> str: ...
 
+        @property
+        def command(self) -> Command: ...
 
-class LauncherCallView(Protocol):
-    """One launcher on the way to the trainer (plint.reading.sources.launch_calls.LauncherCall)."""
+        @property
+        def options(self) -> dict[str, list[Word]]: ...  # canonical option -> values (a flag: [])
 
-    @property
-    def launcher(self) -> str: ...
+        def option(self, *names: str) -> Word | None: ...  # the last value of the first option given
 
-    @property
-    def command(self) -> Command: ...
+    class LaunchCalls(Protocol):
+        """The chain of launchers that starts the trainer, outermost first
+        (plint.reading.sources.launch_calls.LaunchChain)."""
 
-    @property
-    def options(self) -> dict[str, list[Word]]: ...  # canonical option -> values (a flag: [])
+        @property
+        def calls(self) -> Sequence[LauncherCallView]: ...
 
-    def option(self, *names: str) -> Word | None: ...  # the last value of the first option given
+        @property
+        def launcher(self) -> str | None: ...  # the innermost process-spawning launcher
 
+        @property
+        def entrypoint(self) -> Word | None: ...
 
-class LaunchCalls(Protocol):
-    """The chain of launchers that starts the trainer, outermost first
-    (plint.reading.sources.launch_calls.LaunchChain)."""
+        @property
+        def master_addr(self) -> Value | None: ...
 
-    @property
-    def calls(self) -> Sequence[LauncherCallView]: ...
+        @property
+        def command(self) -> Command | None: ...  # the command that starts the entrypoint
 
-    @property
-    def launcher(self) -> str | None: ...  # the innermost process-spawning launcher
+    class SlurmSettings(Protocol):
+        """The Slurm job the launch runs in (plint.reading.sources.slurm.SlurmJob)."""
 
-    @property
-    def entrypoint(self) -> Word | None: ...
+        @property
+        def ntasks_per_node(self) -> Value | None: ...
 
-    @property
-    def master_addr(self) -> Value | None: ...
+        @property
+        def gpus_per_node(self) -> Value | None: ...
 
-    @property
-    def command(self) -> Command | None: ...  # the command that starts the entrypoint
+        @property
+        def options(self) -> dict[str, Value]: ...  # long name with `-` as `_` -> the last value as written
 
+    class ParserInForce(Protocol):
+        """The trainer's argument parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce)."""
 
-class SlurmSettings(Protocol):
-    """The Slurm job the launch runs in (plint.reading.sources.slurm.SlurmJob)."""
+        @property
+        def catalog(self) -> Any: ...  # plint.catalog.flags.FlagCatalog: the release's options
 
-    @property
-    def ntasks_per_node(self) -> Value | None: ...
+        @property
+        def assumed(self) -> bool: ...  # no parser found and no release configured: the newest release assumed
 
-    @property
-    def gpus_per_node(self) -> Value | None: ...
+        @property
+        def label(self) -> str: ...  # how messages name it
 
-    @property
-    def options(self) -> dict[str, Value]: ...  # long name with `-` as `_` -> the last value as written
+        @property
+        def note(self) -> str | None: ...  # a parser found but unreadable, and what was used instead
 
-
-class ParserInForce(Protocol):
-    """The trainer's argument parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce)."""
-
-    @property
-    def catalog(self) -> Any: ...  # plint.catalog.flags.FlagCatalog: the release's options
-
-    @property
-    def assumed(self) -> bool: ...  # no parser found and no release configured: the newest release assumed
-
-    @property
-    def label(self) -> str: ...  # how messages name it
-
-    @property
-    def note(self) -> str | None: ...  # a parser found but unreadable, and what was used instead
-
-    @property
-    def entry_read(self) -> bool: ...  # the entry script's own flags are in the catalog
+        @property
+        def entry_read(self) -> bool: ...  # the entry script's own flags are in the catalog
 
 
 @record
