@@ -7,9 +7,13 @@ rules of PL1xx (the micro-batch calculator, DeepSpeed's batch assertion) are in 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from plint.rules.base import Finding, LaunchContext, RuleDocs, register
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
+
+if TYPE_CHECKING:
+    from plint.layout import LayoutKey
 
 
 @register(
@@ -101,7 +105,11 @@ def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
     if layers is None or layers.value is None:
         return None
     total, parts = layers.value, [str(layers.value)]
-    for key, label in (("pipeline.account_for_embedding", "embedding"), ("pipeline.account_for_loss", "loss")):
+    accounted: tuple[tuple[LayoutKey, str], ...] = (
+        ("pipeline.account_for_embedding", "embedding"),
+        ("pipeline.account_for_loss", "loss"),
+    )
+    for key, label in accounted:
         if value(ctx, key) is not None:
             total += 1
             parts.append(f"1 ({label})")
@@ -114,7 +122,7 @@ _SPLIT_WORDS = re.compile(r"pipeline|partition|layers[-_]per|stage[-_]layers|num
 
 
 def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return []
     return sorted({use.option for use in args.uses if use.spec is None and _SPLIT_WORDS.search(use.option)})
@@ -185,7 +193,7 @@ def layers_indivisible(ctx: LaunchContext):
         )
         return
     chunk = value(ctx, "parallel.vpp")
-    use = ctx.layout.extras.get("trainer_args")
+    use = ctx.layout.extras.trainer_args
     k_use = use.get("--num-layers-per-virtual-pipeline-stage") if use is not None else None
     if (
         k_use is not None
@@ -308,7 +316,7 @@ def precision_conflict(ctx: LaunchContext):
     if is_megatron(ctx) and precision is not None and precision.value is None and "both" in (precision.note or ""):
         yield Finding("both --fp16 and --bf16 are given", precision.span, key="precision")
         return
-    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    cfg = ctx.layout.extras.ds_config if ctx.layout is not None else None
     if cfg is None:
         return
     fp16, bf16 = cfg.fp16_enabled, cfg.bf16_enabled
@@ -366,8 +374,8 @@ def _interleave_invalid(ctx: LaunchContext):
         return
     (p,) = pp
     overlap_off = (
-        ctx.layout.extras.get("trainer_args") is not None
-        and ctx.layout.extras["trainer_args"].get("--no-overlap-p2p-communication") is not None
+        ctx.layout.extras.trainer_args is not None
+        and ctx.layout.extras.trainer_args.get("--no-overlap-p2p-communication") is not None
     )
     minimum = 3 if overlap_off else 2
     if p < minimum:
@@ -506,7 +514,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
     optimizer, megatron fsdp, or dist_muon')."""
     from plint.rules.keys_and_flags import release_at_least
 
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return False
     fsdp = args.get("use_megatron_fsdp")  # by dest: a spelling the release in force knows
@@ -537,7 +545,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
 def recompute_conflict(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return
     activations = args.get("--recompute-activations")

@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from typing import Any, Callable, Iterable, TypeAlias
-    from plint.layout import Layout
+    from plint.layout import Layout, LayoutKey
     from plint.reading.read import FileReading
     from plint.source import Span
+    from plint.values import Value
 
 SEVERITIES = ("error", "warning", "info")
 FAMILIES = {
@@ -79,11 +80,11 @@ class RuleContext:
     layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
     settings: Any = None  # plint.checking.config.Settings: thresholds, releases, cluster facts
 
-    def fact(self, key: str):
+    def fact(self, key: LayoutKey) -> Value | None:
         """A trainer fact (Value) by layout-style key, e.g. "megatron_deepspeed.no_pipeline_parallel"."""
         if self.layout is None:
             return None
-        return self.layout.extras.get("facts", {}).get(key)
+        return self.layout.extras.facts.get(key)
 
 
 if TYPE_CHECKING:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
+    from plint.layout import FieldPath
 
 MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
 
@@ -53,9 +54,9 @@ def _estimated(ctx: RuleContext, memory_only: bool = False) -> tuple[ModelInput,
     from plint.cost.layout_estimate import cost_input, layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings)
-    if est is None or ctx.layout.extras.get("estimate_unmodelled"):
+    if est is None or ctx.layout.extras.estimate_unmodelled:
         return None
-    if not memory_only and ctx.layout.extras.get("time_unmodelled"):
+    if not memory_only and ctx.layout.extras.time_unmodelled:
         return None
     inp = cost_input(ctx.layout, ctx.settings)
     assert inp is not None  # the estimate was made of this very input
@@ -158,7 +159,7 @@ def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     candidates += _recompute_or_smaller_micro(
         inp, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "--micro-batch-size"
     )
-    if not is_megatron(ctx) and "batch.micro" in ctx.layout.extras.get("facts", {}):
+    if not is_megatron(ctx) and "batch.micro" in ctx.layout.extras.facts:
         candidates = _trainer_remedies(ctx, inp)  # an HF Trainer launch: its own arguments, not Megatron's
     for what, changes in candidates:
         if is_megatron(ctx) and what.startswith("--") and not _release_has(ctx, what.split()[0]):
@@ -202,7 +203,7 @@ def _smaller_micro_batch(inp: ModelInput) -> int | None:
 def _memory_modelled(ctx: LaunchContext) -> tuple[ModelInput, Estimate] | None:
     """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
     estimated = _estimated(ctx, memory_only=True)
-    return None if estimated is None or ctx.layout.extras.get("memory_unmodelled") else estimated
+    return None if estimated is None or ctx.layout.extras.memory_unmodelled else estimated
 
 
 def _memory_span(ctx: RuleContext):
@@ -485,7 +486,7 @@ def _bubble_share(est: Estimate) -> float:
     return est.time_s.get("bubble", 0.0) / est.step_time_s if est.step_time_s > 0 else 0.0
 
 
-_AXES = {
+_AXES: dict[str, tuple[FieldPath, str]] = {
     "tp": ("parallel.tp", "tensor"),
     "pp": ("parallel.pp", "pipeline"),
     "cp": ("parallel.cp", "context"),
@@ -672,7 +673,7 @@ def low_mfu(ctx: LaunchContext):
         return
     micro, variant = larger
     # a DeepSpeed config that states the micro-batch must say the same (PL106 checks they agree)
-    cfg = ctx.layout.extras.get("ds_config")
+    cfg = ctx.layout.extras.ds_config
     stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
     also = (
         f' and "train_micro_batch_size_per_gpu": {micro} in {cfg.path}'

@@ -9,7 +9,16 @@ import re
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from plint.layout import Layout
+    from plint.layout import FactKey, FieldPath, Layout
+
+
+_SHAPE_FIELDS: tuple[FieldPath, ...] = (
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_attention_heads",
+    "model.seq_length",
+)
+_MODEL_PARALLEL: tuple[FieldPath, ...] = ("parallel.tp", "parallel.pp", "parallel.cp")
 
 
 class _Shape(TypedDict):
@@ -25,9 +34,7 @@ class _Shape(TypedDict):
 def _model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
     """The layout's model shape; `vocab_size` stands in for a vocabulary it does not give; None when a size is missing."""
     v = layout.value
-    layers, hidden, heads, seq = (
-        _positive_int(v(f"model.{k}")) for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length")
-    )
+    layers, hidden, heads, seq = (_positive_int(v(k)) for k in _SHAPE_FIELDS)
     vocab = _positive_int(v("model.vocab_size"))
     if vocab is None:
         vocab = vocab_size
@@ -55,7 +62,7 @@ def _cluster_size(layout: Layout) -> tuple[int, int, int] | None:
 def _parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, int, int] | None:
     """(tp, pp, cp); None when they do not divide the world, unless `any_layout` (then all 1)."""
     v = layout.value
-    tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+    tp, pp, cp = (_positive_int(v(k)) or 1 for k in _MODEL_PARALLEL)
     ulysses = _fact_int(layout, "ds_sequence_parallel_size")
     if cp == 1 and ulysses and ulysses > 1:
         # DeepSpeed-Ulysses splits the sequence like context parallelism (s/sp tokens per GPU, ZeRO
@@ -186,7 +193,7 @@ def cublas_workspace_config(text: str | None) -> int | None:
 
 def _launch_env(layout: Layout, name: str) -> str | None:
     """The text of an environment variable the launch command sees (exported before it, or set on it), when known."""
-    chain = getattr(layout, "extras", {}).get("chain")
+    chain = layout.extras.chain
     command = getattr(chain, "command", None)
     found = None
     while command is not None:  # innermost first: the first setting found wins
@@ -226,7 +233,7 @@ def _async_tp_backward(release: str | None, args: _TrainerFlags) -> bool:
 
 def _release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
-    release = getattr(layout, "extras", {}).get("release")
+    release = layout.extras.release
     return release[0] if release else None
 
 
@@ -235,7 +242,7 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
     stage 3 only (partition_parameters.py), as min(k, world) consecutive global ranks
     (deepspeed/utils/groups.py _create_zero_param_parallel_group). Costed for pure data parallelism only:
     with tp, pp or cp those consecutive ranks are not one data-parallel group's members."""
-    ds = getattr(layout, "extras", {}).get("ds_config")
+    ds = layout.extras.ds_config
     if ds is None or layout.value("parallel.zero_stage") != 3 or model_parallel != 1:
         return 1
     k = _positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
@@ -245,7 +252,7 @@ def _hpz_partition(layout: Layout, model_parallel: int, world: int) -> int:
 def _offloaded_to_cpu(layout: Layout, part: str) -> bool:
     """Whether the launch's DeepSpeed config puts zero_optimization.<part> on the CPU (deprecated booleans
     included: plint.reading.sources.deepspeed_config)."""
-    ds = getattr(layout, "extras", {}).get("ds_config")
+    ds = layout.extras.ds_config
     return getattr(getattr(ds, part, None), "value", None) == "cpu"
 
 
@@ -255,7 +262,7 @@ DEFAULT_LORA_RANK = 8
 
 def _lora_rank(layout: Layout) -> int | None:
     """The LoRA rank when the launch trains adapters only (finetune.lora, read by plint.reading.sources.hf)."""
-    facts = getattr(layout, "extras", {}).get("facts", {})
+    facts = layout.extras.facts
     lora = facts.get("finetune.lora")
     if lora is None or lora.value is not True:
         return None
@@ -268,8 +275,8 @@ def _frozen_bits(layout: Layout) -> int | None:
     return bits if bits in (4, 8) else None
 
 
-def _fact_int(layout: Layout, key: str) -> int | None:
-    fact = getattr(layout, "extras", {}).get("facts", {}).get(key)
+def _fact_int(layout: Layout, key: FactKey) -> int | None:
+    fact = layout.extras.facts.get(key)
     return _positive_int(getattr(fact, "value", None))
 
 
@@ -279,7 +286,7 @@ def why_no_input(layout: Layout) -> list[tuple[str, str]]:
     the memory and step estimate without a word."""
     v = layout.value
     out: list[tuple[str, str]] = []
-    for key in ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length"):
+    for key in _SHAPE_FIELDS:
         out += _gap(layout, key, "not read from the launch (the entry point or a config file sets it)")
     world = _positive_int(v("cluster.world_size"))
     if world is None and not (_positive_int(v("cluster.gpus_per_node")) and _positive_int(v("cluster.nnodes"))):
@@ -289,13 +296,13 @@ def why_no_input(layout: Layout) -> list[tuple[str, str]]:
         if value is not None and _unknown(layout, key):
             out.append((key, value.note or "cannot be known statically"))
     if not out and world is not None:
-        tp, pp, cp = (_positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+        tp, pp, cp = (_positive_int(v(k)) or 1 for k in _MODEL_PARALLEL)
         if world % (tp * pp * cp):
             out.append(("parallel", f"tp*pp*cp = {tp * pp * cp} does not divide the {world} GPUs (PL101)"))
     return out
 
 
-def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
+def _gap(layout: Layout, key: FieldPath, absent: str) -> list[tuple[str, str]]:
     """[(key, why)] when the field holds no positive whole number; [] when it does."""
     value = layout.get(key)
     if value is None:
@@ -308,7 +315,7 @@ def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
 
 
 # Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
-_NEEDED = (
+_NEEDED: tuple[FieldPath, ...] = (
     "parallel.tp",
     "parallel.pp",
     "parallel.cp",
@@ -321,7 +328,7 @@ _NEEDED = (
 )
 
 
-def _unknown(layout: Layout, key: str) -> bool:
+def _unknown(layout: Layout, key: FieldPath) -> bool:
     value = layout.get(key)
     return value is not None and value.value is None and value.origin == "unresolved"
 
@@ -422,7 +429,7 @@ class _TrainerFlags:
     trainer arguments when the reader kept them; absent when it did not."""
 
     def __init__(self, layout: Layout):
-        self.args = getattr(layout, "extras", {}).get("trainer_args")  # sources.megatron.TrainerArgs or None
+        self.args = layout.extras.trainer_args  # sources.megatron.TrainerArgs or None
 
     def present(self, option: str) -> bool:
         return self.args is not None and self.args.get(option) is not None

@@ -180,7 +180,7 @@ def larger_micro_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.rules.cost import faster_micro_batch
 
     rctx = _context_of(diag, ctx, "batch.micro")
-    if rctx is None or rctx.layout.value("trainer") != "megatron" or rctx.layout.extras.get("ds_config") is not None:
+    if rctx is None or rctx.layout.value("trainer") != "megatron" or rctx.layout.extras.ds_config is not None:
         return None
     micro = faster_micro_batch(rctx)
     inp = cost_input(rctx.layout, rctx.settings) if micro is not None else None
