@@ -21,6 +21,11 @@ GLM count the recompute forward; the Megatron-Core r0.8 README and Korthikanti c
 attention without recompute). Runs without a layout, batch or stated FLOP definition are listed as
 skipped with the reason.
 
+The figure issue 24 holds the step time to is the last line: the dense runs of the trainers plint reads
+(PLINT_TRAINERS: Megatron-LM, Megatron-Core/NeMo, Megatron-Bridge, Megatron-DeepSpeed, GPT-NeoX), listed by
+name above it with the dense runs of the other trainers. The one coefficient fitted on these runs,
+GPU.scale_out_rate_factor, is fitted and left out run by run by benchmarks/fit_scale_out_rate.py.
+
     python benchmarks/calibrate.py [path/to/published_runs_calibration.yaml] [--json] [--fit-moe-imbalance]
 """
 
@@ -361,7 +366,10 @@ def main(argv: list[str]) -> int:
         ("mape_dense", "dense, all runs"),
         ("mape_dense_high", "dense, high confidence"),
         ("mape_moe", "MoE"),
-        ("mape_dense_plint_trainers", "dense, trainers plint reads (Megatron-LM, Megatron-Core/NeMo, Bridge, Megatron-DeepSpeed, GPT-NeoX)"),
+        (
+            "mape_dense_plint_trainers",
+            "dense, trainers plint reads (Megatron-LM, Megatron-Core/NeMo, Bridge, Megatron-DeepSpeed, GPT-NeoX)",
+        ),
     ):
         value = result[key]
         print(f"MAPE {label}: {'n/a' if value is None else f'{value:.1f}%'}")

@@ -73,7 +73,10 @@ def main(argv: list[str]) -> int:
     )
     rows = table[factor]
     for label, chosen in (
-        ("dense, trainers plint reads (issue 24's subset)", [i for i, r in rows.items() if r["read_by_plint"] and not r["moe"]]),
+        (
+            "dense, trainers plint reads (issue 24's subset)",
+            [i for i, r in rows.items() if r["read_by_plint"] and not r["moe"]],
+        ),
         ("dense, all runs", [i for i, r in rows.items() if not r["moe"]]),
         ("MoE", [i for i, r in rows.items() if r["moe"]]),
     ):
