@@ -40,3 +40,42 @@ def test_qkv_gemm_and_attention_core_by_hand():
     core_s = 4 * 4096 * 4096 * 128 * 32 * 0.5 / (989e12 * 0.5)
     assert _dense_layer(_kernels(ONE_NODE, gpu)).core == pytest.approx(core_s, rel=1e-9)
     assert _dense_layer(_kernels(TWO_NODES, gpu)).core == pytest.approx(core_s / 0.89, rel=1e-9)
+
+
+def _benchmark(name: str):
+    import importlib.util
+    from pathlib import Path
+
+    folder = Path(__file__).parents[2] / "benchmarks"  # each script puts its folder on sys.path for its imports
+    spec = importlib.util.spec_from_file_location(name, folder / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_issue_24_subset_is_the_trainers_plint_reads():
+    calibrate = _benchmark("calibrate")
+    for framework in (
+        "Megatron-LM (2021)",
+        "Megatron-DeepSpeed",
+        "NeMo (nvcr.io/nvidia/nemo:24.09) / Megatron-Core",
+        "Megatron-Bridge / NeMo container 25.11",
+        "GPT-NeoX",
+    ):
+        assert calibrate._read_by_plint({"framework": framework}), framework
+    for framework in (
+        "SwissArmyTransformer + DeepSpeed (3D parallel)",
+        "torchtitan",
+        "Composer / llm-foundry (PyTorch FSDP)",
+    ):
+        assert not calibrate._read_by_plint({"framework": framework}), framework
+
+
+def test_catalog_value_is_the_fit_and_moves_only_multi_node_h100_runs():
+    fit = _benchmark("fit_scale_out_rate")
+    table = fit.errors_by_factor(fit.calibrate.DEFAULT_DATA, "h100-sxm")
+    ids = fit.fitted_runs(table[1.0], "h100-sxm")
+    assert len(ids) >= 10 and all(table[1.0][i]["multi_node"] for i in ids)
+    assert fit.best(table, ids) == pytest.approx(lookup_gpu("h100-sxm").scale_out_rate_factor)
+    unmoved = [i for i, row in table[1.0].items() if i not in ids]
+    assert unmoved and all(table[0.8][i]["predicted"] == table[1.0][i]["predicted"] for i in unmoved)
