@@ -293,6 +293,7 @@ def calibrate(path: Path, options: dict | None = None, gpu_fields: dict[str, dic
                 "confidence": run.get("confidence", {}).get("level"),
                 "memory_gib": est.memory_gib["total"],
                 "read_by_plint": _read_by_plint(run),
+                "framework": run.get("framework"),
                 "multi_node": inp.world_size > inp.gpus_per_node,
             }
         )
@@ -359,9 +360,9 @@ def main(argv: list[str]) -> int:
     for run_id, why in result["skipped"]:
         print(f"skipped {run_id}: {why}")
     subset = sorted(r["id"] for r in result["rows"] if r["read_by_plint"] and not r["moe"])
-    others = sorted(r["id"] for r in result["rows"] if not r["read_by_plint"] and not r["moe"])
+    others = sorted((r["id"], r["framework"]) for r in result["rows"] if not r["read_by_plint"] and not r["moe"])
     print(f"\nissue 24's dense subset, the runs of the trainers plint reads ({len(subset)}): {', '.join(subset)}")
-    print(f"dense runs of other trainers ({len(others)}): {', '.join(others)}")
+    print(f"dense runs of other trainers ({len(others)}): {'; '.join(f'{i} ({framework})' for i, framework in others)}")
     for key, label in (
         ("mape_dense", "dense, all runs"),
         ("mape_dense_high", "dense, high confidence"),
