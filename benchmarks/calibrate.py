@@ -21,6 +21,11 @@ GLM count the recompute forward; the Megatron-Core r0.8 README and Korthikanti c
 attention without recompute). Runs without a layout, batch or stated FLOP definition are listed as
 skipped with the reason.
 
+The figure issue 24 holds the step time to is the last line: the dense runs of the trainers plint reads
+(PLINT_TRAINERS: Megatron-LM, Megatron-Core/NeMo, Megatron-Bridge, Megatron-DeepSpeed, GPT-NeoX), listed by
+name above it with the dense runs of the other trainers. The one coefficient fitted on these runs,
+GPU.scale_out_rate_factor, is fitted and left out run by run by benchmarks/fit_scale_out_rate.py.
+
     python benchmarks/calibrate.py [path/to/published_runs_calibration.yaml] [--json] [--fit-moe-imbalance]
 """
 
@@ -33,7 +38,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from plint.catalog.hardware import lookup_gpu
+from plint.catalog.hardware import GPU, lookup_gpu
 from plint.cost import ModelInput, Options, estimate, flops_per_token
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -255,8 +260,9 @@ def published_tokens_per_s(run: dict, inp: ModelInput) -> tuple[float | None, st
     return tflops * 1e12 / per_token, "TFLOP/s / definition"
 
 
-def calibrate(path: Path, options: dict | None = None) -> dict:
-    """Every run's prediction and error; `options` replaces those Options fields in every run (a fit)."""
+def calibrate(path: Path, options: dict | None = None, gpu_fields: dict[str, dict] | None = None) -> dict:
+    """Every run's prediction and error; `options` replaces those Options fields in every run, `gpu_fields`
+    those catalog fields of the GPUs it names ({"h100-sxm": {"scale_out_rate_factor": 0.9}}): a fit."""
     runs = yaml.safe_load(path.read_text())
     rows, skipped = [], []
     for run in runs:
@@ -273,7 +279,7 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
             inp = inp.replace(
                 options=Options(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__}, **options})
             )
-        est = estimate(inp)
+        est = estimate(inp, _gpu_with(inp.gpu, (gpu_fields or {}).get(inp.gpu)))
         err = (est.tokens_per_s_per_gpu - published) / published
         rows.append(
             {
@@ -288,6 +294,8 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
                 "confidence": run.get("confidence", {}).get("level"),
                 "memory_gib": est.memory_gib["total"],
                 "read_by_plint": _read_by_plint(run),
+                "framework": run.get("framework"),
+                "multi_node": inp.world_size > inp.gpus_per_node,
             }
         )
 
@@ -306,12 +314,24 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
     }
 
 
+# The trainers issue 24 holds the step time to ("the calibration runs of the trainers plint reads"): Megatron-LM,
+# Megatron-Core and NeMo, Megatron-Bridge, Megatron-DeepSpeed, GPT-NeoX, by the words of a run's `framework`
+PLINT_TRAINERS = ("megatron", "nemo", "bridge", "gpt-neox")
+
+
 def _read_by_plint(run: dict) -> bool:
-    """Whether the run's trainer is one whose launches plint estimates: Megatron-LM / Megatron-Core
-    (NeMo and Megatron-Bridge drive it) and DeepSpeed. Composer, torchtitan or SageMaker launches read
-    as another trainer, for which plint prints no estimate."""
+    """Whether the run's trainer is one of PLINT_TRAINERS. Composer, torchtitan, SageMaker's SMP and
+    SwissArmyTransformer (GLM-130B: its own trainer and argument parser, on DeepSpeed's engine) are not."""
     framework = (run.get("framework") or "").lower()
-    return any(name in framework for name in ("megatron", "nemo", "bridge", "deepspeed"))
+    return any(name in framework for name in PLINT_TRAINERS)
+
+
+def _gpu_with(name: str, fields: dict | None) -> GPU | None:
+    """The catalog GPU `name` with `fields` replaced (a fit's trial values); None: the catalog's own."""
+    if not fields:
+        return None
+    gpu = lookup_gpu(name)
+    return GPU(**{**{field: getattr(gpu, field) for field in gpu.__record_fields__}, **fields})
 
 
 def fit_moe_imbalance(path: Path) -> tuple[float, float]:
@@ -340,11 +360,18 @@ def main(argv: list[str]) -> int:
         )
     for run_id, why in result["skipped"]:
         print(f"skipped {run_id}: {why}")
+    subset = sorted(r["id"] for r in result["rows"] if r["read_by_plint"] and not r["moe"])
+    others = sorted((r["id"], r["framework"]) for r in result["rows"] if not r["read_by_plint"] and not r["moe"])
+    print(f"\nissue 24's dense subset, the runs of the trainers plint reads ({len(subset)}): {', '.join(subset)}")
+    print(f"dense runs of other trainers ({len(others)}): {'; '.join(f'{i} ({framework})' for i, framework in others)}")
     for key, label in (
-        ("mape_dense", "dense"),
+        ("mape_dense", "dense, all runs"),
         ("mape_dense_high", "dense, high confidence"),
-        ("mape_dense_plint_trainers", "dense, trainers plint estimates (Megatron, DeepSpeed)"),
         ("mape_moe", "MoE"),
+        (
+            "mape_dense_plint_trainers",
+            "dense, trainers plint reads (Megatron-LM, Megatron-Core/NeMo, Bridge, Megatron-DeepSpeed, GPT-NeoX)",
+        ),
     ):
         value = result[key]
         print(f"MAPE {label}: {'n/a' if value is None else f'{value:.1f}%'}")

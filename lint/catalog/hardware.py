@@ -31,6 +31,10 @@ class GPU:
     # many sizes are sold (PCIe cards). Only assumed, and said so, for a launch that uses every GPU of its node
     node_gpus: int | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (number, source)
+    # the share of the single-GPU sustained rates above (gemm_efficiency, attention_efficiency) that a synchronous
+    # job over several nodes delivers: each step waits for its slowest GPU, and parts held at a power cap differ
+    # (fitted on the calibration set's multi-node runs, benchmarks/fit_scale_out_rate.py; 1.0 where not fitted)
+    scale_out_rate_factor: float = 1.0
 
     def peak_tflops(self, precision: str | None = "bf16") -> float:
         """Dense peak TFLOP/s of the GEMMs of a training precision: the fp8 rate for fp8, the fp16 rate
@@ -100,6 +104,7 @@ def _build(canonical: str) -> GPU:
         spec.get("host_overhead_factor", 1.0),
         spec.get("node_gpus"),
         tuple(sorted(spec.get("sources", {}).items())),
+        scale_out_rate_factor=spec.get("scale_out_rate_factor", 1.0),
     )
 
 

@@ -3,7 +3,9 @@
 Time of one micro-batch on one pipeline stage (per GPU, seconds):
   GEMMs        2*M*N*K FLOPs each at peak x efficiency(M, N, K): efficiency = gemm_efficiency (catalog,
                the large-GEMM plateau) / (1 + R/M + R/N + R/K), R = Options.gemm_ramp. The backward
-               is two GEMMs of the same size (input and weight gradients). M = tokens b*s/cp.
+               is two GEMMs of the same size (input and weight gradients). M = tokens b*s/cp. A job over
+               several nodes runs its GEMMs and attention at GPU.scale_out_rate_factor of the single-GPU
+               rates (scale_out_rate: each step waits for its slowest GPU).
   attention    flash: causal FLOPs at peak x attention_efficiency (catalog); without flash the
                unfused batched GEMMs do the full s^2 and the softmax/dropout pass moves ~33 bytes per
                score (fwd write+softmax+dropout, twice that backward) through HBM.
@@ -270,10 +272,17 @@ class _Kernels:
         return exposed + self.kappa * (comm - exposed)
 
 
+def scale_out_rate(inp: ModelInput, gpu: GPU) -> float:
+    """The share of the GPU's single-GPU tensor-core rates the job delivers: GPU.scale_out_rate_factor for a
+    synchronous job over several nodes (each step waits for its slowest GPU), 1 inside one node."""
+    return gpu.scale_out_rate_factor if inp.world_size > inp.gpus_per_node else 1.0
+
+
 def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
     o = inp.options
     cp, tp = max(1, inp.cp), max(1, inp.tp)
     gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
+    rate = scale_out_rate(inp, gpu)
     return _Kernels(
         inp,
         _links(inp, gpu),
@@ -281,8 +290,8 @@ def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
         tp if inp.sequence_parallel else 1,
         gemm_peak,
         (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12,
-        gpu.attention_efficiency,
-        gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0),
+        gpu.attention_efficiency * rate,
+        gpu.gemm_efficiency * rate * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0),
         o.gemm_ramp,
         gpu.hbm_tbps * 1e12 * o.hbm_efficiency,
         2 if inp.swiglu else 1,
