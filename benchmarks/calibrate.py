@@ -125,8 +125,9 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     fsdp = str(layout.get("fsdp") or "").lower()
     if zero is None and ("full_shard" in fsdp or "fsdp" in fsdp and "no" not in fsdp):
         zero = 3
-    # a parameter all-gather ("param-gather", "param_sync") only exists with the distributed optimizer
-    dist_opt = (
+    # a parameter all-gather ("param-gather", "param_sync") only exists with the distributed optimizer;
+    # a stated fully sharded run (Bridge's Megatron FSDP) shards parameters too, read as ZeRO-3
+    dist_opt = zero != 3 and (
         bool(layout.get("distributed_optimizer"))
         or "bridge" in framework
         or bool(re.search(r"param[-_ ](gather|sync)", text))
@@ -154,7 +155,21 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     dispatcher, a2a_overlap = _bridge_moe_recipe(framework, model, cluster)
     # fp8 with current (per-tensor dynamic) scaling: Bridge "fp8 (current scaling)", torchao Float8
     prec_text = f"{run.get('precision')} {run.get('framework')}".lower()
-    fp8_recipe = "tensorwise" if ("current scaling" in prec_text or "torchao" in prec_text) else "delayed"
+    # and MXFP8 (Blackwell block scaling: Bridge "MXFP8" / "FP8-MX")
+    if "current scaling" in prec_text or "torchao" in prec_text:
+        fp8_recipe = "tensorwise"
+    elif "mxfp8" in prec_text or "fp8-mx" in prec_text:
+        fp8_recipe = "mxfp8"
+    else:
+        fp8_recipe = "delayed"
+    # what a recipe the entry quotes states: its dropout ("hidden_dropout 0.0") and bf16 gradient reduction
+    # (NeMo's "grad_sync_dtype bf16", Megatron-LM's --grad-reduce-in-bf16)
+    recipe = str(layout.get("notes") or "").lower()
+    dropout = {
+        name: float(found.group(1))
+        for name in ("hidden_dropout", "attention_dropout")
+        if (found := re.search(rf"{name}:? (\d+(?:\.\d+)?)", recipe))
+    }
     # DeepSpeed ZeRO-3 before its mid-2021 rework (prefetch and coalesced all-gathers, DeepSpeed#1170,
     # v0.5) gathered each module's parameters on demand, serialised with compute: on DeepSpeed 0.3.16
     # a 5B BERT's forward took 480 ms against 60 ms with ZeRO-2 on 8 x A100 (DeepSpeed#1174, June 2021)
@@ -178,7 +193,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         fp8_recipe=fp8_recipe,
         # Megatron-Bridge's performance configs reduce gradients in bf16
         # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
-        grad_reduce_bytes=2 if "bridge" in framework else None,
+        grad_reduce_bytes=2 if "bridge" in framework or "grad_sync_dtype bf16" in recipe else None,
         moe_dispatcher=dispatcher,
         moe_a2a_overlap=a2a_overlap,
         position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None,
@@ -186,6 +201,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     inp = ModelInput(
         num_layers=model["num_layers"],
         hidden_size=h,
+        **dropout,
         num_attention_heads=model["num_attention_heads"],
         num_query_groups=model.get("num_kv_heads"),
         kv_channels=kv_channels,
@@ -215,7 +231,8 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         gpu=gpu,
         nnodes=max(1, world // per_node),
         gpus_per_node=per_node,
-        nvlink_domain=per_node,
+        # a stated NVLink domain wider than a node (GB200 NVL72: 72 GPUs, 4 a node), else the node
+        nvlink_domain=cluster.get("nvlink_domain_gpus") or per_node,
         nic_gbps=cluster.get("inter_node_gbps_per_gpu"),
         options=options,
     )
