@@ -36,8 +36,9 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                over HBM), attention-only and MLP-only layers (_hybrid_layer_mean).
 Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
 (schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
-DualPipe and --overlap-moe-expert-parallel-comm run one micro-batch's EP all-to-all under another's
-compute, so only the excess is exposed) + exposed data-parallel traffic (after the last backward;
+DualPipe runs one micro-batch's EP all-to-all under another's compute, so only the excess is exposed;
+--overlap-moe-expert-parallel-comm pairs a layer's forward with another micro-batch's backward in three phases,
+each all-to-all under its own phase's compute, in the interleaved schedule's steady state: a2a_overlapped_layer) + exposed data-parallel traffic (after the last backward;
 overlap hides it behind one micro-batch's backward; DeepSpeed overlaps by default only at ZeRO-3, and
 ZeRO-3/FSDP gathers the parameters forward and backward and reduce-scatters the gradients every
 micro-batch, hidden behind that micro-batch's compute but for the first layer's share; DeepSpeed's
@@ -540,9 +541,9 @@ def _recompute_share(inp: ModelInput, stage_layers: float) -> float:
     return 1.0
 
 
-def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
+def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, float]:
     """One micro-batch on the last (slowest) pipeline stage: its layers, dense and MoE in proportion,
-    plus the output layer, by cost term (seconds)."""
+    plus the output layer, by cost term (seconds); `m` micro-batches a step."""
     inp = k.inp
     layer = _dense_layer(k)
     tp_fwd, tp_bwd = _tp_times(k, layer)
@@ -576,10 +577,13 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
     t["head"] = 3 * k.gemm(head_tokens, vocab / tp, h) + 24 * head_tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
     t["pp"] = _pp_time(k)
     schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
-    if schedule in ("dualpipe", "dualpipev") or inp.options.moe_a2a_overlap:
-        # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3
-        # sec. 3.2.1; Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches the same way)
+    if schedule in ("dualpipe", "dualpipev"):
+        # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3 sec. 3.2.1)
         t["ep"] = k.hidden(t["ep"], t["compute"] + t["recompute"])
+    elif inp.options.moe_a2a_overlap and ep_fwd > 0:
+        paired = _paired_share(m, inp.vpp or 1, inp.options.microbatch_group or max(1, inp.pp))
+        per_layer = paired * a2a_overlapped_layer(k, ep_fwd / 2, shared, moe_mlp + moe_act) + (1 - paired) * 2 * ep_fwd
+        t["ep"] = moe_share * stage_layers * per_layer
     # the rank the step waits for: the last (it runs the head) of an even split, else the slowest by its own
     # layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
     layer_parts = ("compute", "recompute", "tp", "ep", "cp")
@@ -590,6 +594,35 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
         t[part] *= scale
     t["head"] = t["head"] if with_head else 0.0
     return t
+
+
+def a2a_overlapped_layer(k: _Kernels, a2a: float, attention_fwd: float, experts_fwd: float) -> float:
+    """Exposed expert all-to-all of one MoE layer whose forward (of one micro-batch) runs paired with its backward
+    (of another) under --overlap-moe-expert-parallel-comm, seconds. Megatron-Core's combined 1F1B
+    (megatron/core/models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run, core_v0.15.0) runs
+    the layer in three phases, the communication stream against the computation stream:
+        combine backward               | attention + router forward
+        dispatch forward + backward    | experts backward (dgrad, wgrad) + experts forward
+        combine forward                | router + attention backward
+    `a2a` is one dispatch or combine (they move the same bytes); a backward lasts twice its forward. Each phase
+    exposes what its communication outlasts its computation, and the hidden rest costs Options.overlap_slowdown."""
+    return (
+        k.hidden(a2a, attention_fwd)
+        + k.hidden(2 * a2a, 3 * experts_fwd)
+        + k.hidden(a2a, 2 * attention_fwd)
+    )
+
+
+def _paired_share(m: int, vpp: int, group: int) -> float:
+    """Share of the last pipeline stage's forward (and backward) chunks that run paired with a backward (forward)
+    under --overlap-moe-expert-parallel-comm: all but its warm-up (megatron/core/pipeline_parallel/schedules.py
+    get_pp_rank_microbatches, core_v0.15.0: on the last rank (vpp - 1) x the micro-batch group per virtual stage
+    (pp by default) when interleaved, plus the one extra forward the overlap schedules so that every 1F1B step
+    pairs independent micro-batches; the forward with nothing to pair without a pipeline). Megatron requires
+    virtual stages for the overlap with PP > 1 (TransformerConfig.__post_init__)."""
+    chunks = m * vpp
+    warmup = (vpp - 1) * group + 1 if vpp > 1 else 1
+    return max(0.0, (chunks - warmup) / chunks)
 
 
 def _deepspeed_pipeline(inp: ModelInput) -> bool:
@@ -748,7 +781,7 @@ def _hybrid_dispatch_share(inp: ModelInput) -> float:
 def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:
     """The step's time by cost term (TIME_PART_NAMES), seconds."""
     k = _kernels(inp, gpu)
-    mb = _stage_microbatch(k, c)
+    mb = _stage_microbatch(k, c, m)
     # a micro-batch whose GPU work is shorter than the host's dispatch of it waits for the host
     mb["overhead"] = max(0.0, host_microbatch_s(inp, c, gpu) - sum(mb.values()))
     per_microbatch = sum(mb.values())  # the last stage: the slowest
