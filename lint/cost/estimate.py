@@ -29,7 +29,11 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
                instruction: four transfers per micro-batch, never overlapped.
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
-               selective adds the attention core forward.
+               selective adds what --recompute-modules names (_selective_replay; core_attn by default).
+  MLA          multi-latent attention's down, up and output projections and its core over qk + rope and
+               v channels (_mla_attention).
+  MTP          each multi-token prediction depth adds, on the last stage, a layer of the last layer's kind,
+               eh_proj and the output layer and loss once more.
   T5           per layer an encoder layer (s_e tokens) and a decoder layer (s_d) with its cross-attention
                (_encoder_decoder_pair); the LM head over the decoder's tokens.
   hybrid       the pattern's mean layer: Mamba (in_proj/out_proj GEMMs, the conv and chunked scan as bytes
@@ -69,6 +73,7 @@ from plint.cost.flops import flops_per_step
 from plint.cost.adapters import adapter_memory
 from plint.cost.memory import (
     GIB,
+    recomputed_modules,
     decoder_tokens_share,
     host_memory_bytes,
     stage_memories,
@@ -312,9 +317,12 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
     f = inp.ffn_width()
     tp, cp, b, gate, tokens = max(1, inp.tp), max(1, inp.cp), inp.micro_batch, k.gate, k.tokens
     qkv = k.gemm(tokens, (n + 2 * g) * d / tp, h)
+    out_proj = k.gemm(tokens, h, n * d / tp)
     fc1 = k.gemm(tokens, f * gate / tp, h)
     causal = 0.5 if o.flash_attention else 1.0  # unfused attention computes the masked half too
     core = 4 * b * s * (s / cp) * d * (n / tp) * causal / (k.attn_peak * k.attn_eff)
+    if inp.multi_latent_attention:
+        qkv, out_proj, core = _mla_attention(k, causal)
     if not o.flash_attention:
         core += 11 * b * (n / tp) * s * (s / cp) / k.hbm
     elementwise = 2 * tokens * (11 * h / k.sp + 2 * (n + g) * d / tp) / k.hbm  # norms, residuals, rotary
@@ -328,9 +336,28 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
         per_elem = 6 if o.fp8_recipe in ("tensorwise", "current") else 4
         elementwise += per_elem * tokens * operands / k.hbm / 3
     activation = 2 * tokens * (2 + gate) * f / tp / k.hbm
-    return _DenseLayer(
-        qkv, fc1, qkv + k.gemm(tokens, h, n * d / tp), fc1 + k.gemm(tokens, h, f / tp), core, elementwise, activation
-    )
+    return _DenseLayer(qkv, fc1, qkv + out_proj, fc1 + k.gemm(tokens, h, f / tp), core, elementwise, activation)
+
+
+def _mla_attention(k: _Kernels, causal: float) -> tuple[float, float, float]:
+    """(query/key/value projections, output projection, attention core) forward of multi-latent attention on one
+    GPU, seconds (megatron/core/transformer/multi_latent_attention.py MLASelfAttention, core_v0.15.0: the down
+    projections linear_q_down_proj h -> q_lora_rank and linear_kv_down_proj h -> kv_lora_rank + rope are
+    duplicated on every TP rank and run on the sequence-parallel shard, gathered afterwards; the up projections
+    linear_q_up_proj q_lora_rank -> n(qk + rope) (linear_q_proj h -> n(qk + rope) without a query rank) and
+    linear_kv_up_proj kv_lora_rank -> n(qk + v) are column-parallel, linear_proj n v -> h row-parallel, as
+    params.mla_params counts them). The core multiplies queries and keys of qk + rope channels and the scores by
+    values of v channels: (qk + rope + v) / 2d of a d-channel core's FLOPs."""
+    inp = k.inp
+    h, n, s = inp.hidden_size, inp.num_attention_heads, inp.seq_length
+    tp, cp, tokens = max(1, inp.tp), max(1, inp.cp), k.tokens
+    q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
+    rq, rkv = inp.q_lora_rank, inp.kv_lora_rank
+    down = k.gemm(tokens / k.sp, rkv + inp.qk_pos_emb_head_dim, h) + (k.gemm(tokens / k.sp, rq, h) if rq else 0.0)
+    up = _mla_up_projections(k)
+    out_proj = k.gemm(tokens, h, n * inp.v_head_dim / tp)
+    core = 2 * inp.micro_batch * s * (s / cp) * (q_head + inp.v_head_dim) * (n / tp) * causal
+    return down + up, out_proj, core / (k.attn_peak * k.attn_eff)
 
 
 @record(frozen=True)
@@ -343,6 +370,42 @@ class _LayerTime:
     tp_bwd: float
     core: float  # the attention cores (what selective recompute replays)
     cp: float  # the context-parallel ring, hidden behind the cores
+
+
+def _mla_up_projections(k: _Kernels) -> float:
+    """Forward of multi-latent attention's column-parallel up projections (linear_q_up_proj, or linear_q_proj
+    without a query rank, and linear_kv_up_proj) on one GPU, seconds: what --recompute-modules mla_up_proj replays."""
+    inp = k.inp
+    n, tp = inp.num_attention_heads, max(1, inp.tp)
+    q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
+    return k.gemm(k.tokens, n * q_head / tp, inp.q_lora_rank or inp.hidden_size) + k.gemm(
+        k.tokens, n * (inp.qk_head_dim + inp.v_head_dim) / tp, inp.kv_lora_rank
+    )
+
+
+def _selective_replay(k: _Kernels, core: float, layer: _DenseLayer, moe: tuple[float, ...] | None) -> float:
+    """Forward time one layer's selective recompute replays before its backward, seconds, by --recompute-modules
+    (memory.recomputed_modules; megatron/core/transformer/transformer_layer.py and moe/moe_layer.py, core_v0.15.0):
+    core_attn the attention core (`core`), mla_up_proj the up projections, layernorm the norms that are modules of
+    their own (a MoE layer's pre_mlp_layernorm, multi-latent attention's input_layernorm: read and write 2h bytes
+    per token each), mlp a dense layer's MLP (TransformerLayer: never a MoELayer), moe the whole MoE layer with its
+    dispatch and combine, moe_act the experts' activation, shared_experts the shared experts. `moe`: the MoE
+    layer's (experts + router GEMMs, activation and permutes, all-to-all, activation alone, shared experts)
+    forward, None for a dense layer."""
+    inp = k.inp
+    mods = recomputed_modules(inp)
+    t = core if "core_attn" in mods else 0.0
+    if "mla_up_proj" in mods and inp.multi_latent_attention:
+        t += _mla_up_projections(k)
+    if "layernorm" in mods:
+        norms = (moe is not None) + inp.multi_latent_attention
+        t += norms * 2 * 2 * k.tokens / k.sp * inp.hidden_size / k.hbm
+    if moe is None:
+        return t + (layer.mlp + layer.activation if "mlp" in mods else 0.0)
+    mlp, act, dispatch, activation, shared = moe
+    if "moe" in mods:
+        return t + mlp + act + dispatch
+    return t + (activation if "moe_act" in mods else 0.0) + (shared if "shared_experts" in mods else 0.0)
 
 
 def _cross_attention(k: _Kernels, dec: _Kernels) -> float:
@@ -476,15 +539,11 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
     etp = inp.etp or tp
     ep = max(1, inp.ep)
     local = max(1.0, experts / ep)
-    # routed token copies this GPU's experts process: the busiest EP rank's, which the others wait for
     imbalance = inp.options.moe_load_imbalance if ep > 1 else 1.0
-    slots = tokens * topk * etp / tp * imbalance
+    slots = _expert_slots(k)
     mlp = k.gemm(slots / local, fm * gate / etp, h, local) + k.gemm(slots / local, h, fm / etp, local)
-    fs = inp.moe_shared_expert_size
-    if fs:
-        mlp += k.gemm(tokens, fs * gate / tp, h) + k.gemm(tokens, h, fs / tp)
-    mlp += k.gemm(tokens / k.sp, experts, h)
-    act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * topk * h / tp) / k.hbm  # activation + permutes
+    mlp += _shared_experts(k) + k.gemm(tokens / k.sp, experts, h)
+    act = _expert_activation(k) + 2 * 4 * tokens * topk * h / tp / k.hbm  # activation + permutes
     dispatch = _token_dispatch(k, tokens / tp, topk, ep, etp)
     if etp > 1:
         # the all-to-all dispatcher all-gathers the tokens it received over the expert-TP group, and the
@@ -492,6 +551,32 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
         # MoEAlltoAllTokenDispatcher.dispatch_postprocess / combine_preprocess, group expt_tp)
         dispatch += all_gather(k.links, etp * tokens * topk * h * 2 / tp, etp, 1)
     return mlp, act, 2 * imbalance * dispatch
+
+
+def _expert_slots(k: _Kernels) -> float:
+    """Routed token copies this GPU's experts process in one micro-batch: the busiest EP rank's, which the others
+    wait for (Options.moe_load_imbalance)."""
+    inp = k.inp
+    tp, etp = max(1, inp.tp), inp.etp or max(1, inp.tp)
+    imbalance = inp.options.moe_load_imbalance if inp.ep > 1 else 1.0
+    return k.tokens * min(inp.moe_topk, inp.num_experts or 1) * etp / tp * imbalance
+
+
+def _expert_activation(k: _Kernels) -> float:
+    """Forward of the experts' activation over this GPU's routed copies (read the fc1 output, write its
+    activation; gated: both halves), seconds: what --recompute-modules moe_act replays."""
+    inp = k.inp
+    fm = inp.moe_ffn_hidden_size or inp.ffn_width()
+    return 2 * _expert_slots(k) * (2 + k.gate) * fm / (inp.etp or max(1, inp.tp)) / k.hbm
+
+
+def _shared_experts(k: _Kernels) -> float:
+    """Forward GEMMs of a MoE layer's shared experts on one GPU (column- then row-parallel over TP), seconds."""
+    inp, fs = k.inp, k.inp.moe_shared_expert_size
+    if not fs:
+        return 0.0
+    tp = max(1, inp.tp)
+    return k.gemm(k.tokens, fs * k.gate / tp, inp.hidden_size) + k.gemm(k.tokens, inp.hidden_size, fs / tp)
 
 
 def _token_dispatch(k: _Kernels, tokens: float, topk: int, ep: int, etp: int) -> float:
@@ -559,17 +644,21 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
     elif hybrid_modelled(inp):
         dense = _hybrid_layer_mean(k, layer, dense)
     moe = _LayerTime(shared + moe_mlp + moe_act, tp_fwd, tp_bwd, layer.core, cp_fwd)
-    for lt, epc, share in ((dense, 0.0, 1 - moe_share), (moe, ep_fwd, moe_share)):
-        n_layers = share * stage_layers
-        t["compute"] += n_layers * 3 * lt.compute  # forward + 2x backward
-        t["tp"] += n_layers * (lt.tp_fwd + lt.tp_bwd)
-        t["ep"] += n_layers * 2 * epc
-        t["cp"] += n_layers * 3 * lt.cp
-        if inp.recompute == "full":
-            t["recompute"] += n_layers * (lt.compute + lt.tp_fwd + epc)
-        elif inp.recompute == "selective":
-            t["recompute"] += n_layers * lt.core
-    t["recompute"] *= _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
+    replayed = _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
+    moe_parts = (moe_mlp, moe_act, ep_fwd, _expert_activation(k), _shared_experts(k)) if c.num_moe else None
+    one_layer = {}  # one layer of each kind, by cost term
+    for kind, lt, epc, share in (("dense", dense, 0.0, 1 - moe_share), ("moe", moe, ep_fwd, moe_share)):
+        one_layer[kind] = {
+            "compute": 3 * lt.compute,  # forward + 2x backward
+            "tp": lt.tp_fwd + lt.tp_bwd,
+            "ep": 2 * epc,
+            "cp": 3 * lt.cp,
+            "recompute": replayed * (lt.compute + lt.tp_fwd + epc)
+            if inp.recompute == "full"
+            else _selective_replay(k, lt.core, layer, moe_parts if kind == "moe" else None),
+        }
+        for part, value in one_layer[kind].items():
+            t[part] += share * stage_layers * value
     vocab, h = c.vocab_padded, inp.hidden_size
     tp = max(1, inp.tp)
     # T5's LM head (T5LMHead) and loss run over the decoder's tokens alone
@@ -577,21 +666,35 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
     t["head"] = 3 * k.gemm(head_tokens, vocab / tp, h) + 24 * head_tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
     t["pp"] = _pp_time(k)
     schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
-    if schedule in ("dualpipe", "dualpipev"):
+    if schedule in ("dualpipe", "dualpipev") and t["ep"] > 0:
         # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3 sec. 3.2.1)
-        t["ep"] = k.hidden(t["ep"], t["compute"] + t["recompute"])
+        hidden = k.hidden(t["ep"], t["compute"] + t["recompute"])
+        one_layer["moe"]["ep"] *= hidden / t["ep"]
+        t["ep"] = hidden
     elif inp.options.moe_a2a_overlap and ep_fwd > 0:
         paired = _paired_share(m, inp.vpp or 1, inp.options.microbatch_group or max(1, inp.pp))
         per_layer = paired * a2a_overlapped_layer(k, ep_fwd / 2, shared, moe_mlp + moe_act) + (1 - paired) * 2 * ep_fwd
+        one_layer["moe"]["ep"] = per_layer
         t["ep"] = moe_share * stage_layers * per_layer
-    # the rank the step waits for: the last (it runs the head) of an even split, else the slowest by its own
-    # layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
+    # multi-token prediction on the last stage (megatron/core/transformer/multi_token_prediction.py,
+    # MultiTokenPredictionLayer.forward): per depth eh_proj (column-parallel, 2h -> h) over the normed embedding and
+    # hidden state, a transformer layer of the decoder's last layer's kind (params.mtp_layer_params), and the
+    # model's output layer and loss again over its own logits (MTP's compute_language_model_loss)
+    mtp = {part: 0.0 for part in ("compute", "recompute", "tp", "ep", "cp")}
+    if inp.mtp_num_layers:
+        mtp.update({part: inp.mtp_num_layers * v for part, v in one_layer["moe" if c.mtp_experts else "dense"].items()})
+        mtp["compute"] += inp.mtp_num_layers * (t["head"] + 3 * k.gemm(k.tokens, h / tp, 2 * h))
+    # the rank the step waits for: the last (it runs the head and MTP) of an even split, else the slowest by its
+    # own layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
     layer_parts = ("compute", "recompute", "tp", "ep", "cp")
     scale, with_head = slowest_rank(
-        inp.pipeline_stage_layers if inp.pp > 1 else None, stage_layers, sum(t[p] for p in layer_parts), t["head"]
+        inp.pipeline_stage_layers if inp.pp > 1 else None,
+        stage_layers,
+        sum(t[p] for p in layer_parts),
+        t["head"] + sum(mtp.values()),
     )
     for part in layer_parts:
-        t[part] *= scale
+        t[part] = t[part] * scale + (mtp[part] if with_head else 0.0)
     t["head"] = t["head"] if with_head else 0.0
     return t
 
