@@ -19,7 +19,8 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
   overlap      hidden communication (TP, CP, PP, DP/ZeRO, DualPipe's EP) still costs
                Options.overlap_slowdown of its own duration: NCCL's channels take SMs and HBM
                bandwidth from the GEMMs they run under.
-  fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass).
+  fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass); the output
+               layer stays in bf16 (_bf16_head_factor).
   CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
                the attention core.
   EP           dispatch + combine of the MoE token dispatcher forward and backward (_token_dispatch: the
@@ -663,7 +664,9 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
     tp = max(1, inp.tp)
     # T5's LM head (T5LMHead) and loss run over the decoder's tokens alone
     head_tokens = k.tokens * decoder_tokens_share(inp)
-    t["head"] = 3 * k.gemm(head_tokens, vocab / tp, h) + 24 * head_tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
+    t["head"] = (
+        3 * k.gemm(head_tokens, vocab / tp, h) * _bf16_head_factor(k) + 24 * head_tokens * vocab / tp / k.hbm
+    )  # + fp32 cross-entropy
     t["pp"] = _pp_time(k)
     schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
     if schedule in ("dualpipe", "dualpipev") and t["ep"] > 0:
@@ -697,6 +700,16 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
         t[part] = t[part] * scale + (mtp[part] if with_head else 0.0)
     t["head"] = t["head"] if with_head else 0.0
     return t
+
+
+def _bf16_head_factor(k: _Kernels) -> float:
+    """How much longer the output layer's GEMMs take than k.gemm's rate: fp8 training leaves the output layer in
+    bf16 (megatron/core/models/gpt/gpt_model.py, core_v0.15.0: GPTModel.output_layer is tensor_parallel's
+    ColumnParallelLinear, a plain matmul that TE's fp8_autocast does not touch; torchtitan's float8 converter
+    filters out `output`), so it runs at the bf16 peak and plateau, not the fp8 ones; 1 otherwise."""
+    if k.inp.precision != "fp8" or k.attn_peak <= 0:
+        return 1.0
+    return k.gemm_peak / k.attn_peak * k.inp.options.fp8_gemm_factor
 
 
 def a2a_overlapped_layer(k: _Kernels, a2a: float, attention_fwd: float, experts_fwd: float) -> float:

@@ -4,7 +4,7 @@ and selective recompute by --recompute-modules; against numbers worked out by ha
 
 import pytest
 from plint.cost import ModelInput, count_params
-from plint.cost.estimate import _dense_layer, _mla_attention, _selective_replay, _stage_microbatch
+from plint.cost.estimate import _dense_layer, _Kernels, _mla_attention, _selective_replay, _stage_microbatch
 
 from tests.cost.test_family_step_time import _unit_kernels
 from tests.cost.test_model_families import MLA_SMALL as MLA_RANKS_32_16
@@ -53,3 +53,17 @@ def test_mtp_adds_a_layer_and_an_output_layer_to_the_last_stage():
     per_layer = plain["compute"] / 2  # two MoE layers, one stage
     assert mtp["compute"] - plain["compute"] == pytest.approx(per_layer + plain["head"] + 3 * 0.524288e-6)
     assert mtp["head"] == plain["head"]
+
+
+def test_fp8_training_runs_the_output_layer_in_bf16():
+    """GPTModel.output_layer is a plain ColumnParallelLinear, outside TE's fp8_autocast: at an fp8 peak of 2 and a
+    bf16 peak of 1 TFLOP/s, with fp8 GEMMs at 0.87 of the bf16 plateau's share, its GEMMs take 2 x 0.87 = 1.74
+    times what k.gemm gives at the fp8 rate (32 tokens x 1,024 padded vocabulary x 64: 3 x 4,194,304 FLOPs)."""
+    inp = MLA_SMALL.replace(precision="fp8")
+    fp8 = _Kernels(inp, None, 32, 1, 2e12, 1e12, 1.0, 1.0, 0.0, 1e9, 1, 0.0)
+    bf16 = _Kernels(MLA_SMALL, None, 32, 1, 1e12, 1e12, 1.0, 1.0, 0.0, 1e9, 1, 0.0)
+    c = count_params(inp)
+    cross_entropy = 24 * 32 * c.vocab_padded / 1e9
+    head_fp8 = _stage_microbatch(fp8, c)["head"] - cross_entropy
+    assert head_fp8 == pytest.approx(3 * 2 * 32 * 1024 * 64 / 2e12 * 1.74)
+    assert _stage_microbatch(bf16, c)["head"] - cross_entropy == pytest.approx(3 * 2 * 32 * 1024 * 64 / 1e12)
