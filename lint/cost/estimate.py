@@ -703,10 +703,11 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
 
 
 def _bf16_head_factor(k: _Kernels) -> float:
-    """How much longer the output layer's GEMMs take than k.gemm's rate: fp8 training leaves the output layer in
-    bf16 (megatron/core/models/gpt/gpt_model.py, core_v0.15.0: GPTModel.output_layer is tensor_parallel's
-    ColumnParallelLinear, a plain matmul that TE's fp8_autocast does not touch; torchtitan's float8 converter
-    filters out `output`), so it runs at the bf16 peak and plateau, not the fp8 ones; 1 otherwise."""
+    """How much longer the output layer's GEMMs take than k.gemm's rate: Megatron's fp8 training leaves the output
+    layer in bf16 (megatron/core/models/gpt/gpt_model.py, core_v0.15.0: GPTModel.output_layer is tensor_parallel's
+    ColumnParallelLinear, a plain matmul that TE's fp8_autocast does not touch), so it runs at the bf16 peak and
+    plateau, not the fp8 ones; 1 otherwise. (torchtitan's float8 converter converts it unless filter_fqns names
+    it; plint estimates no torchtitan launch.)"""
     if k.inp.precision != "fp8" or k.attn_peak <= 0:
         return 1.0
     return k.gemm_peak / k.attn_peak * k.inp.options.fp8_gemm_factor
