@@ -20,7 +20,7 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                Options.overlap_slowdown of its own duration: NCCL's channels take SMs and HBM
                bandwidth from the GEMMs they run under.
   fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass); the output
-               layer stays in bf16 (_bf16_head_factor).
+               layer stays in bf16 (bf16_head_factor).
   CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
                the attention core.
   EP           dispatch + combine of the MoE token dispatcher forward and backward (_token_dispatch: the
@@ -30,11 +30,9 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
                instruction: four transfers per micro-batch, never overlapped.
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
-               selective adds what --recompute-modules names (_selective_replay; core_attn by default).
-  MLA          multi-latent attention's down, up and output projections and its core over qk + rope and
-               v channels (_mla_attention).
-  MTP          each multi-token prediction depth adds, on the last stage, a layer of the last layer's kind,
-               eh_proj and the output layer and loss once more.
+               selective adds what --recompute-modules names (selective_replay; core_attn by default).
+  MLA, MTP     multi-latent attention's own projections and core (mla_attention); each MTP depth adds a layer,
+               eh_proj and the output layer again to the last stage.
   T5           per layer an encoder layer (s_e tokens) and a decoder layer (s_d) with its cross-attention
                (_encoder_decoder_pair); the LM head over the decoder's tokens.
   hybrid       the pattern's mean layer: Mamba (in_proj/out_proj GEMMs, the conv and chunked scan as bytes
@@ -42,8 +40,8 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
 Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
 (schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
 DualPipe runs one micro-batch's EP all-to-all under another's compute, so only the excess is exposed;
---overlap-moe-expert-parallel-comm pairs a layer's forward with another micro-batch's backward in three phases,
-each all-to-all under its own phase's compute, in the interleaved schedule's steady state: a2a_overlapped_layer) + exposed data-parallel traffic (after the last backward;
+--overlap-moe-expert-parallel-comm phase by phase: a2a_overlapped_layer) + exposed data-parallel traffic (after
+the last backward;
 overlap hides it behind one micro-batch's backward; DeepSpeed overlaps by default only at ZeRO-3, and
 ZeRO-3/FSDP gathers the parameters forward and backward and reduce-scatters the gradients every
 micro-batch, hidden behind that micro-batch's compute but for the first layer's share; DeepSpeed's
@@ -68,13 +66,13 @@ from plint.cost.comm import (
     point_to_point,
     reduce_scatter,
 )
+from plint.cost.layer_terms import bf16_head_factor, mla_attention, selective_replay
 from plint.cost.collectives import nvlink_curve
 from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
 from plint.cost.adapters import adapter_memory
 from plint.cost.memory import (
     GIB,
-    recomputed_modules,
     decoder_tokens_share,
     host_memory_bytes,
     stage_memories,
@@ -84,6 +82,7 @@ from plint.cost.memory import (
     workspace_bytes,
 )
 from plint.cost.model_input import ModelInput
+from plint.cost.moe_time import a2a_overlapped_layer, expert_activation, expert_slots, paired_share, shared_experts
 from plint.cost.params import ParamCounts, count_params, hybrid_modelled, mamba_dims
 from plint.cost.pipeline_stages import slowest_rank
 from plint.cost.schedule import bubble_fraction, schedule_name
@@ -323,7 +322,7 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
     causal = 0.5 if o.flash_attention else 1.0  # unfused attention computes the masked half too
     core = 4 * b * s * (s / cp) * d * (n / tp) * causal / (k.attn_peak * k.attn_eff)
     if inp.multi_latent_attention:
-        qkv, out_proj, core = _mla_attention(k, causal)
+        qkv, out_proj, core = mla_attention(k, causal)
     if not o.flash_attention:
         core += 11 * b * (n / tp) * s * (s / cp) / k.hbm
     elementwise = 2 * tokens * (11 * h / k.sp + 2 * (n + g) * d / tp) / k.hbm  # norms, residuals, rotary
@@ -340,27 +339,6 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
     return _DenseLayer(qkv, fc1, qkv + out_proj, fc1 + k.gemm(tokens, h, f / tp), core, elementwise, activation)
 
 
-def _mla_attention(k: _Kernels, causal: float) -> tuple[float, float, float]:
-    """(query/key/value projections, output projection, attention core) forward of multi-latent attention on one
-    GPU, seconds (megatron/core/transformer/multi_latent_attention.py MLASelfAttention, core_v0.15.0: the down
-    projections linear_q_down_proj h -> q_lora_rank and linear_kv_down_proj h -> kv_lora_rank + rope are
-    duplicated on every TP rank and run on the sequence-parallel shard, gathered afterwards; the up projections
-    linear_q_up_proj q_lora_rank -> n(qk + rope) (linear_q_proj h -> n(qk + rope) without a query rank) and
-    linear_kv_up_proj kv_lora_rank -> n(qk + v) are column-parallel, linear_proj n v -> h row-parallel, as
-    params.mla_params counts them). The core multiplies queries and keys of qk + rope channels and the scores by
-    values of v channels: (qk + rope + v) / 2d of a d-channel core's FLOPs."""
-    inp = k.inp
-    h, n, s = inp.hidden_size, inp.num_attention_heads, inp.seq_length
-    tp, cp, tokens = max(1, inp.tp), max(1, inp.cp), k.tokens
-    q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
-    rq, rkv = inp.q_lora_rank, inp.kv_lora_rank
-    down = k.gemm(tokens / k.sp, rkv + inp.qk_pos_emb_head_dim, h) + (k.gemm(tokens / k.sp, rq, h) if rq else 0.0)
-    up = _mla_up_projections(k)
-    out_proj = k.gemm(tokens, h, n * inp.v_head_dim / tp)
-    core = 2 * inp.micro_batch * s * (s / cp) * (q_head + inp.v_head_dim) * (n / tp) * causal
-    return down + up, out_proj, core / (k.attn_peak * k.attn_eff)
-
-
 @record(frozen=True)
 class _LayerTime:
     """One layer's forward on one GPU as the stage sums it, seconds: a dense layer, a T5 encoder-decoder layer
@@ -371,42 +349,6 @@ class _LayerTime:
     tp_bwd: float
     core: float  # the attention cores (what selective recompute replays)
     cp: float  # the context-parallel ring, hidden behind the cores
-
-
-def _mla_up_projections(k: _Kernels) -> float:
-    """Forward of multi-latent attention's column-parallel up projections (linear_q_up_proj, or linear_q_proj
-    without a query rank, and linear_kv_up_proj) on one GPU, seconds: what --recompute-modules mla_up_proj replays."""
-    inp = k.inp
-    n, tp = inp.num_attention_heads, max(1, inp.tp)
-    q_head = inp.qk_head_dim + inp.qk_pos_emb_head_dim
-    return k.gemm(k.tokens, n * q_head / tp, inp.q_lora_rank or inp.hidden_size) + k.gemm(
-        k.tokens, n * (inp.qk_head_dim + inp.v_head_dim) / tp, inp.kv_lora_rank
-    )
-
-
-def _selective_replay(k: _Kernels, core: float, layer: _DenseLayer, moe: tuple[float, ...] | None) -> float:
-    """Forward time one layer's selective recompute replays before its backward, seconds, by --recompute-modules
-    (memory.recomputed_modules; megatron/core/transformer/transformer_layer.py and moe/moe_layer.py, core_v0.15.0):
-    core_attn the attention core (`core`), mla_up_proj the up projections, layernorm the norms that are modules of
-    their own (a MoE layer's pre_mlp_layernorm, multi-latent attention's input_layernorm: read and write 2h bytes
-    per token each), mlp a dense layer's MLP (TransformerLayer: never a MoELayer), moe the whole MoE layer with its
-    dispatch and combine, moe_act the experts' activation, shared_experts the shared experts. `moe`: the MoE
-    layer's (experts + router GEMMs, activation and permutes, all-to-all, activation alone, shared experts)
-    forward, None for a dense layer."""
-    inp = k.inp
-    mods = recomputed_modules(inp)
-    t = core if "core_attn" in mods else 0.0
-    if "mla_up_proj" in mods and inp.multi_latent_attention:
-        t += _mla_up_projections(k)
-    if "layernorm" in mods:
-        norms = (moe is not None) + inp.multi_latent_attention
-        t += norms * 2 * 2 * k.tokens / k.sp * inp.hidden_size / k.hbm
-    if moe is None:
-        return t + (layer.mlp + layer.activation if "mlp" in mods else 0.0)
-    mlp, act, dispatch, activation, shared = moe
-    if "moe" in mods:
-        return t + mlp + act + dispatch
-    return t + (activation if "moe_act" in mods else 0.0) + (shared if "shared_experts" in mods else 0.0)
 
 
 def _cross_attention(k: _Kernels, dec: _Kernels) -> float:
@@ -541,10 +483,10 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
     ep = max(1, inp.ep)
     local = max(1.0, experts / ep)
     imbalance = inp.options.moe_load_imbalance if ep > 1 else 1.0
-    slots = _expert_slots(k)
+    slots = expert_slots(k)
     mlp = k.gemm(slots / local, fm * gate / etp, h, local) + k.gemm(slots / local, h, fm / etp, local)
-    mlp += _shared_experts(k) + k.gemm(tokens / k.sp, experts, h)
-    act = _expert_activation(k) + 2 * 4 * tokens * topk * h / tp / k.hbm  # activation + permutes
+    mlp += shared_experts(k) + k.gemm(tokens / k.sp, experts, h)
+    act = expert_activation(k) + 2 * 4 * tokens * topk * h / tp / k.hbm  # activation + permutes
     dispatch = _token_dispatch(k, tokens / tp, topk, ep, etp)
     if etp > 1:
         # the all-to-all dispatcher all-gathers the tokens it received over the expert-TP group, and the
@@ -552,32 +494,6 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
         # MoEAlltoAllTokenDispatcher.dispatch_postprocess / combine_preprocess, group expt_tp)
         dispatch += all_gather(k.links, etp * tokens * topk * h * 2 / tp, etp, 1)
     return mlp, act, 2 * imbalance * dispatch
-
-
-def _expert_slots(k: _Kernels) -> float:
-    """Routed token copies this GPU's experts process in one micro-batch: the busiest EP rank's, which the others
-    wait for (Options.moe_load_imbalance)."""
-    inp = k.inp
-    tp, etp = max(1, inp.tp), inp.etp or max(1, inp.tp)
-    imbalance = inp.options.moe_load_imbalance if inp.ep > 1 else 1.0
-    return k.tokens * min(inp.moe_topk, inp.num_experts or 1) * etp / tp * imbalance
-
-
-def _expert_activation(k: _Kernels) -> float:
-    """Forward of the experts' activation over this GPU's routed copies (read the fc1 output, write its
-    activation; gated: both halves), seconds: what --recompute-modules moe_act replays."""
-    inp = k.inp
-    fm = inp.moe_ffn_hidden_size or inp.ffn_width()
-    return 2 * _expert_slots(k) * (2 + k.gate) * fm / (inp.etp or max(1, inp.tp)) / k.hbm
-
-
-def _shared_experts(k: _Kernels) -> float:
-    """Forward GEMMs of a MoE layer's shared experts on one GPU (column- then row-parallel over TP), seconds."""
-    inp, fs = k.inp, k.inp.moe_shared_expert_size
-    if not fs:
-        return 0.0
-    tp = max(1, inp.tp)
-    return k.gemm(k.tokens, fs * k.gate / tp, inp.hidden_size) + k.gemm(k.tokens, inp.hidden_size, fs / tp)
 
 
 def _token_dispatch(k: _Kernels, tokens: float, topk: int, ep: int, etp: int) -> float:
@@ -646,7 +562,7 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
         dense = _hybrid_layer_mean(k, layer, dense)
     moe = _LayerTime(shared + moe_mlp + moe_act, tp_fwd, tp_bwd, layer.core, cp_fwd)
     replayed = _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
-    moe_parts = (moe_mlp, moe_act, ep_fwd, _expert_activation(k), _shared_experts(k)) if c.num_moe else None
+    moe_parts = (moe_mlp, moe_act, ep_fwd, expert_activation(k), shared_experts(k)) if c.num_moe else None
     one_layer = {}  # one layer of each kind, by cost term
     for kind, lt, epc, share in (("dense", dense, 0.0, 1 - moe_share), ("moe", moe, ep_fwd, moe_share)):
         one_layer[kind] = {
@@ -656,7 +572,7 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
             "cp": 3 * lt.cp,
             "recompute": replayed * (lt.compute + lt.tp_fwd + epc)
             if inp.recompute == "full"
-            else _selective_replay(k, lt.core, layer, moe_parts if kind == "moe" else None),
+            else selective_replay(k, lt.core, layer.mlp + layer.activation, moe_parts if kind == "moe" else None),
         }
         for part, value in one_layer[kind].items():
             t[part] += share * stage_layers * value
@@ -665,7 +581,7 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
     # T5's LM head (T5LMHead) and loss run over the decoder's tokens alone
     head_tokens = k.tokens * decoder_tokens_share(inp)
     t["head"] = (
-        3 * k.gemm(head_tokens, vocab / tp, h) * _bf16_head_factor(k) + 24 * head_tokens * vocab / tp / k.hbm
+        3 * k.gemm(head_tokens, vocab / tp, h) * bf16_head_factor(k) + 24 * head_tokens * vocab / tp / k.hbm
     )  # + fp32 cross-entropy
     t["pp"] = _pp_time(k)
     schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
@@ -675,7 +591,7 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
         one_layer["moe"]["ep"] *= hidden / t["ep"]
         t["ep"] = hidden
     elif inp.options.moe_a2a_overlap and ep_fwd > 0:
-        paired = _paired_share(m, inp.vpp or 1, inp.options.microbatch_group or max(1, inp.pp))
+        paired = paired_share(m, inp.vpp or 1, inp.options.microbatch_group or max(1, inp.pp))
         per_layer = paired * a2a_overlapped_layer(k, ep_fwd / 2, shared, moe_mlp + moe_act) + (1 - paired) * 2 * ep_fwd
         one_layer["moe"]["ep"] = per_layer
         t["ep"] = moe_share * stage_layers * per_layer
@@ -700,46 +616,6 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
         t[part] = t[part] * scale + (mtp[part] if with_head else 0.0)
     t["head"] = t["head"] if with_head else 0.0
     return t
-
-
-def _bf16_head_factor(k: _Kernels) -> float:
-    """How much longer the output layer's GEMMs take than k.gemm's rate: Megatron's fp8 training leaves the output
-    layer in bf16 (megatron/core/models/gpt/gpt_model.py, core_v0.15.0: GPTModel.output_layer is tensor_parallel's
-    ColumnParallelLinear, a plain matmul that TE's fp8_autocast does not touch), so it runs at the bf16 peak and
-    plateau, not the fp8 ones; 1 otherwise. (torchtitan's float8 converter converts it unless filter_fqns names
-    it; plint estimates no torchtitan launch.)"""
-    if k.inp.precision != "fp8" or k.attn_peak <= 0:
-        return 1.0
-    return k.gemm_peak / k.attn_peak * k.inp.options.fp8_gemm_factor
-
-
-def a2a_overlapped_layer(k: _Kernels, a2a: float, attention_fwd: float, experts_fwd: float) -> float:
-    """Exposed expert all-to-all of one MoE layer whose forward (of one micro-batch) runs paired with its backward
-    (of another) under --overlap-moe-expert-parallel-comm, seconds. Megatron-Core's combined 1F1B
-    (megatron/core/models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run, core_v0.15.0) runs
-    the layer in three phases, the communication stream against the computation stream:
-        combine backward               | attention + router forward
-        dispatch forward + backward    | experts backward (dgrad, wgrad) + experts forward
-        combine forward                | router + attention backward
-    `a2a` is one dispatch or combine (they move the same bytes); a backward lasts twice its forward. Each phase
-    exposes what its communication outlasts its computation, and the hidden rest costs Options.overlap_slowdown."""
-    return (
-        k.hidden(a2a, attention_fwd)
-        + k.hidden(2 * a2a, 3 * experts_fwd)
-        + k.hidden(a2a, 2 * attention_fwd)
-    )
-
-
-def _paired_share(m: int, vpp: int, group: int) -> float:
-    """Share of the last pipeline stage's forward (and backward) chunks that run paired with a backward (forward)
-    under --overlap-moe-expert-parallel-comm: all but its warm-up (megatron/core/pipeline_parallel/schedules.py
-    get_pp_rank_microbatches, core_v0.15.0: on the last rank (vpp - 1) x the micro-batch group per virtual stage
-    (pp by default) when interleaved, plus the one extra forward the overlap schedules so that every 1F1B step
-    pairs independent micro-batches; the forward with nothing to pair without a pipeline). Megatron requires
-    virtual stages for the overlap with PP > 1 (TransformerConfig.__post_init__)."""
-    chunks = m * vpp
-    warmup = (vpp - 1) * group + 1 if vpp > 1 else 1
-    return max(0.0, (chunks - warmup) / chunks)
 
 
 def _deepspeed_pipeline(inp: ModelInput) -> bool:

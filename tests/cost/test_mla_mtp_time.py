@@ -3,8 +3,9 @@ attention's projections and core, the multi-token prediction layer and its secon
 and selective recompute by --recompute-modules; against numbers worked out by hand at round rates."""
 
 import pytest
-from plint.cost import ModelInput, count_params
-from plint.cost.estimate import _dense_layer, _Kernels, _mla_attention, _selective_replay, _stage_microbatch
+from plint.cost import count_params
+from plint.cost.estimate import _dense_layer, _Kernels, _stage_microbatch
+from plint.cost.layer_terms import mla_attention, selective_replay
 
 from tests.cost.test_family_step_time import _unit_kernels
 from tests.cost.test_model_families import MLA_SMALL as MLA_RANKS_32_16
@@ -20,7 +21,7 @@ def test_mla_projections_and_core():
     x 16 + 2 x 32 x 4(8 + 8) x 8 = 81,920: 0.196608 us; linear_proj 2 x 32 x 64 x 32 = 131,072: 0.131072 us; the
     causal core 2 x 32 x 32 x (12 + 8) x 4 x 0.5 = 81,920 FLOPs: 0.08192 us (a 16-channel head's core would be
     4 x 32 x 32 x 16 x 4 x 0.5 = 131,072)."""
-    qkv, out_proj, core = _mla_attention(_unit_kernels(MLA_SMALL, 32), 0.5)
+    qkv, out_proj, core = mla_attention(_unit_kernels(MLA_SMALL, 32), 0.5)
     assert (qkv, out_proj, core) == pytest.approx((0.196608e-6, 0.131072e-6, 0.08192e-6))
     layer = _dense_layer(_unit_kernels(MLA_SMALL, 32))
     assert layer.projections == pytest.approx(0.196608e-6 + 0.131072e-6)
@@ -31,17 +32,19 @@ def test_selective_recompute_replays_only_the_named_modules():
     k = _unit_kernels(MLA_SMALL.replace(recompute="selective", recompute_modules=("mla_up_proj", "layernorm")), 32)
     layer = _dense_layer(k)
     # the up projections (81,920 FLOPs) and MLA's input norm (read and write 2 x 64 B per token, 32 tokens)
-    assert _selective_replay(k, layer.core, layer, None) == pytest.approx(0.08192e-6 + 2 * 2 * 32 * 64 / 1e9)
+    assert selective_replay(k, layer.core, layer.mlp + layer.activation, None) == pytest.approx(
+        0.08192e-6 + 2 * 2 * 32 * 64 / 1e9
+    )
     # moe_act: the experts' activation alone, 2 B x 64 routed copies x (2 + 1) x 32 values (the gate factor is 1 here)
     moe = _unit_kernels(MOE_SMALL.replace(recompute="selective", recompute_modules=("moe_act",)), 32)
     parts = (1.0, 2.0, 3.0, 2 * 64 * 3 * 32 / 1e9, 5.0)  # (experts, act + permutes, a2a, activation, shared)
-    assert _selective_replay(moe, 7.0, layer, parts) == pytest.approx(2 * 64 * 3 * 32 / 1e9)
+    assert selective_replay(moe, 7.0, 0.0, parts) == pytest.approx(2 * 64 * 3 * 32 / 1e9)
     # core_attn alone, Megatron's default, replays the core and nothing of the MoE
     default = _unit_kernels(MOE_SMALL.replace(recompute="selective"), 32)
-    assert _selective_replay(default, 7.0, layer, parts) == 7.0
+    assert selective_replay(default, 7.0, 0.0, parts) == 7.0
     # moe replays the whole MoE layer with its dispatch and combine
     whole = _unit_kernels(MOE_SMALL.replace(recompute="selective", recompute_modules=("moe",)), 32)
-    assert _selective_replay(whole, 7.0, layer, parts) == pytest.approx(1.0 + 2.0 + 3.0)
+    assert selective_replay(whole, 7.0, 0.0, parts) == pytest.approx(1.0 + 2.0 + 3.0)
 
 
 def test_mtp_adds_a_layer_and_an_output_layer_to_the_last_stage():
