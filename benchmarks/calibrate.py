@@ -239,11 +239,14 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     return inp, ""
 
 
-# Megatron-Bridge's H100 MoE recipes (scripts/performance/configs/: deepseek/deepseek_workload_base_configs.py
-# DEEPSEEK_V3_PRETRAIN_CONFIG_H100_V1, moe_flex_dispatcher_backend="hybridep", moe_a2a_overlap=False;
-# qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type=
-# "alltoall", moe_a2a_overlap=True): (model family word, GPU) -> (dispatcher, all-to-all overlap)
-BRIDGE_MOE_RECIPES = {("deepseek", "h100"): ("flex", False), ("qwen3", "h100"): ("alltoall", True)}
+# Megatron-Bridge's H100 MoE recipes as the published runs ran them: DeepSeek-V3 (the 25.09 container's scripts,
+# Megatron-Bridge v0.1.0rc4 scripts/performance/run_script.py: enable_deepep on H100, i.e. the flex dispatcher with
+# DeepEP, and A2A_1F1B: overlap_moe_expert_parallel_comm and delay_wgrad_compute on; v0.2.0's workload_base_configs.py
+# DEEPSEEK_V3_H100_BASE_CONFIG keeps moe_flex_dispatcher_backend="deepep", moe_a2a_overlap=True; only the 26.04
+# recipes switch H100 to HybridEP without the overlap); Qwen3-235B (26.04: qwen/qwen3_workload_base_configs.py
+# QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type="alltoall", moe_a2a_overlap=True):
+# (model family word, GPU) -> (dispatcher, all-to-all overlap)
+BRIDGE_MOE_RECIPES = {("deepseek", "h100"): ("flex", True), ("qwen3", "h100"): ("alltoall", True)}
 
 
 def _bridge_moe_recipe(framework: str, model: dict, cluster: dict) -> tuple[str, bool]:
