@@ -51,7 +51,9 @@ def launch(entry: dict, models: dict[str, str]) -> str:
         f"#!/bin/bash\n# {entry['id']}: {source['repo']} {source['commit']}\n# {source['path']}{recipe}{measured}\n"
         "# Written as a launch by scripts/write_heldout_launches.py (values from the source, labelled by hand:\n"
         "# benchmarks/heldout/launches.yaml).\n"
-        "set -euo pipefail\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n\n"
+        "set -euo pipefail\nexport CUDA_DEVICE_MAX_CONNECTIONS=1\n"
+        + "".join(f"export {name}={value}\n" for name, value in (entry.get("env") or {}).items())
+        + "\n"
         f'torchrun --nnodes {entry["nodes"]} --nproc_per_node {entry["gpus_per_node"]} --node_rank "$SLURM_NODEID" '
         '--rdzv_backend c10d --rdzv_endpoint "$MASTER_ADDR:29500" \\\n'
         f"    pretrain_gpt.py \\\n{flags}\n    --train-iters 100000 --lr 1.0e-4\n"
