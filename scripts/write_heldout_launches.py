@@ -4,7 +4,8 @@
 
 Each entry is a tuned, published training run that is neither calibration data nor in fixtures/good: its
 values were read by hand from the source the entry names (repository, commit, path, recipe or table row) and
-labelled before plint ran on it. It becomes fixtures/good-heldout/<id>/launch.sh (a multi-node torchrun
+labelled before plint ran on it. It becomes fixtures/good-heldout/<id>/launch.sh (fixtures/advised/<id>/ for an
+entry under `advised:`, whose finding an expert agrees with) (a multi-node torchrun
 launch of pretrain_gpt.py with the model shape, layout, batch and precision written as Megatron-LM flags), a
 .plint.toml naming its GPU and network, and, for a Megatron-DeepSpeed run, its ds_config.json. The values
 are the publications'; the files are ours. tests/test_good_launches.py holds the labels.
@@ -21,6 +22,7 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "benchmarks" / "heldout" / "launches.yaml"
 OUT = ROOT / "fixtures" / "good-heldout"
+ADVISED = ROOT / "fixtures" / "advised"  # the entries under `advised:`, whose finding an expert agrees with
 
 
 def _lines(entry: dict, models: dict[str, str]) -> list[str]:
@@ -31,6 +33,7 @@ def _lines(entry: dict, models: dict[str, str]) -> list[str]:
         f"--seq-length {seq} --max-position-embeddings {seq}",
         entry["layout"],
         entry.get("data_parallel") or "",
+        entry.get("recipe_flags") or "",
         entry["batch"],
         entry["precision"],
     ]
@@ -69,14 +72,15 @@ def config(entry: dict) -> str:
 
 def main(argv: list[str]) -> int:
     data = yaml.safe_load((Path(argv[0]) if argv else DATA).read_text())
-    for entry in data["launches"]:
-        folder = OUT / entry["id"]
+    for entry, out in [(e, OUT) for e in data["launches"]] + [(e, ADVISED) for e in data.get("advised") or []]:
+        folder = out / entry["id"]
         folder.mkdir(parents=True, exist_ok=True)
         (folder / "launch.sh").write_text(launch(entry, data["models"]))
         (folder / ".plint.toml").write_text(config(entry))
         if entry.get("ds_config"):
             (folder / "ds_config.json").write_text(json.dumps(entry["ds_config"], indent=2) + "\n")
-    print(f"wrote {len(data['launches'])} launches to {OUT.relative_to(ROOT)}")
+    advised = len(data.get("advised") or [])
+    print(f"wrote {len(data['launches'])} launches to {OUT.relative_to(ROOT)}, {advised} to {ADVISED.relative_to(ROOT)}")
     return 0
 
 

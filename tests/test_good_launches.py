@@ -77,6 +77,10 @@ def test_the_heldout_manifest_names_each_launch_its_source_and_label():
         assert {"repo", "commit", "path"} <= set(entry["source"]), entry["id"]
         assert entry["label"]["expect"] == "quiet" and entry["label"]["why"], entry["id"]
         assert entry["model"] in data["models"], entry["id"]
+    for entry in data.get("advised") or []:
+        assert {"repo", "commit", "path"} <= set(entry["source"]), entry["id"]
+        assert entry["outcome"]["codes"] and entry["outcome"]["judgement"], entry["id"]
+        assert (ROOT / "fixtures" / "advised" / entry["id"] / "launch.sh").exists(), entry["id"]
 
 
 ADVISED = ROOT / "fixtures" / "advised" / "megatron_sc21_gpt_39p1b_512gpu"
@@ -112,3 +116,14 @@ def test_sc21_39b_with_todays_optimizer_is_advised_pp_1():
     assert _codes(result) == {"PL302"}
     (advice,) = [d for d in result.diagnostics if d.code == "PL302"]
     assert "pp 1 and dp 64 instead" in advice.message and "shorter +- 5%" in advice.message
+
+
+ADVISED_HELDOUT = yaml.safe_load(MANIFEST.read_text()).get("advised") or []
+
+
+@pytest.mark.parametrize("entry", ADVISED_HELDOUT, ids=[e["id"] for e in ADVISED_HELDOUT])
+def test_an_advised_heldout_launch_draws_exactly_the_finding_judged_right(entry):
+    """A held-out launch whose finding an expert agrees with (benchmarks/heldout/launches.yaml `advised:`, the
+    judgement with its numbers) draws that finding and no other warning or error."""
+    (result,) = check_paths([ROOT / "fixtures" / "advised" / entry["id"] / "launch.sh"])
+    assert _codes(result) == set(entry["outcome"]["codes"])
