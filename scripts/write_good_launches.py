@@ -200,7 +200,9 @@ def main(argv: list[str]) -> int:
         if megatron_deepspeed(run):
             (folder / DS_CONFIG).write_text(deepspeed_config(inp))
     advised = ", ".join(f"{run_id} ({why})" for run_id, why in ADVISED_TODAY.items())
-    print(f"wrote {len(runs) - len(skipped)} launches to {OUT.relative_to(ROOT)}, to {ADVISED.relative_to(ROOT)}: {advised}")
+    print(
+        f"wrote {len(runs) - len(skipped)} launches to {OUT.relative_to(ROOT)}, to {ADVISED.relative_to(ROOT)}: {advised}"
+    )
     print("left out:")
     print("\n".join(f"  {s}" for s in skipped))
     return 0

@@ -80,7 +80,9 @@ def main(argv: list[str]) -> int:
         if entry.get("ds_config"):
             (folder / "ds_config.json").write_text(json.dumps(entry["ds_config"], indent=2) + "\n")
     advised = len(data.get("advised") or [])
-    print(f"wrote {len(data['launches'])} launches to {OUT.relative_to(ROOT)}, {advised} to {ADVISED.relative_to(ROOT)}")
+    print(
+        f"wrote {len(data['launches'])} launches to {OUT.relative_to(ROOT)}, {advised} to {ADVISED.relative_to(ROOT)}"
+    )
     return 0
 
 

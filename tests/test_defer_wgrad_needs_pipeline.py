@@ -38,7 +38,9 @@ def _found(path, code: str):
 
 def test_deferral_without_a_pipeline_is_a_start_up_error(tmp_path):
     (error,) = _found(_launch(tmp_path, 1), "PL111")
-    assert error.severity == "error" and "--defer-embedding-wgrad-compute requires pipeline parallelism" in error.message
+    assert (
+        error.severity == "error" and "--defer-embedding-wgrad-compute requires pipeline parallelism" in error.message
+    )
 
 
 def test_deferral_with_a_pipeline_passes(tmp_path):

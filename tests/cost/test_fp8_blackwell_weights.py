@@ -67,5 +67,7 @@ def test_blackwell_per_tensor_weights_take_one_byte_less():
 
 
 def test_the_bridge_405b_gb200_launch_is_no_out_of_memory_error():
-    (result,) = check_paths([ROOT / "fixtures" / "good-heldout" / "bridge_llama31_405b_gb200_256gpu_fp8cs" / "launch.sh"])
+    (result,) = check_paths(
+        [ROOT / "fixtures" / "good-heldout" / "bridge_llama31_405b_gb200_256gpu_fp8cs" / "launch.sh"]
+    )
     assert not [d.code for d in result.diagnostics if d.severity == "error"]
