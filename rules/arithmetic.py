@@ -465,13 +465,18 @@ def position_embeddings_short(ctx: LaunchContext):
     RuleDocs(
         what="--overlap-param-gather needs the distributed optimizer (or, from 0.14, Megatron-FSDP; from 0.17, "
         "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
-        "(so tp > 1).",
-        why="validate_args asserts both (https://github.com/NVIDIA/Megatron-LM/pull/646); the job stops before "
-        "the first step.",
+        "(so tp > 1); --defer-embedding-wgrad-compute (the output layer's weight gradient deferred to the "
+        "pipeline flush) needs pipeline parallelism (pp > 1).",
+        why="validate_args asserts the first two (https://github.com/NVIDIA/Megatron-LM/pull/646) and "
+        "ModelParallelConfig.__post_init__ raises on the third ('Cannot defer embedding wgrad compute when "
+        "pipeline model parallel is not used'); the job stops before the first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
         fix="Not fixed automatically.",
-        references=("megatron/training/arguments.py validate_args",),
+        references=(
+            "megatron/training/arguments.py validate_args",
+            "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__",
+        ),
     ),
 )
 def overlap_requirements(ctx: LaunchContext):
@@ -503,6 +508,15 @@ def overlap_requirements(ctx: LaunchContext):
             "--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)",
             comm.span,
             key="tp_comm_overlap",
+        )
+    defer = ctx.fact("defer_embedding_wgrad_compute")
+    pp = value(ctx, "parallel.pp")
+    if defer is not None and defer.value and pp is not None and pp.value == 1:  # an unresolved pp may be > 1
+        yield Finding(
+            "--defer-embedding-wgrad-compute requires pipeline parallelism (pp > 1): Megatron-LM refuses to "
+            "defer the output layer's weight gradient without a pipeline flush",
+            defer.span,
+            key="defer_embedding_wgrad_compute",
         )
 
 

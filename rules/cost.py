@@ -508,6 +508,12 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
     if axis == "pp":
         changes["vpp"] = None
+        if inp.options.wgrad_deferral_limit is not None:
+            # Megatron refuses --defer-embedding-wgrad-compute without a pipeline (ModelParallelConfig.__post_init__,
+            # megatron/core/model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model
+            # parallel is not used"): the simpler launch drops it, and its buffers
+            fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
+            changes["options"] = inp.options.__class__(**{**fields, "wgrad_deferral_limit": None})
     if axis == "ep" and (inp.num_experts or 0) <= 1:
         return None
     global_batch = inp.global_batch or inp.micro_batch * inp.data_parallel()
@@ -535,7 +541,8 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         bad=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel --use-distributed-optimizer", glob=256)),
         good=torchrun(gpt("--use-distributed-optimizer", glob=256)),
         fix="`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
-        "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout).",
+        "--sequence-parallel and --tp-comm-overlap with it, for pipeline parallelism "
+        "--defer-embedding-wgrad-compute, which needs a pipeline; checkpoints change layout).",
     ),
 )
 def needless_parallelism(ctx: RuleContext):
@@ -545,6 +552,8 @@ def needless_parallelism(ctx: RuleContext):
     axis, size, simpler, variant, est = found
     key, name = _AXES[axis]
     given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
+    if axis == "pp" and _deferred_wgrad(ctx):
+        given += ", without --defer-embedding-wgrad-compute (Megatron-LM defers only with a pipeline)"
     yield Finding(
         f"{name} parallelism {axis} {size} is not needed: {axis} 1{given} instead: {gain_text(variant, est, simpler)}",
         span(ctx, key),
@@ -578,6 +587,15 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
             continue  # a better pipeline beats none: PL301 names it, so the two never advise opposite edits
         return axis, size, simpler, variant, est
     return None
+
+
+def _deferred_wgrad(ctx: RuleContext) -> bool:
+    """Whether the launch defers the output layer's weight gradient (--defer-embedding-wgrad-compute), which the
+    simpler launch without a pipeline drops (_without_axis)."""
+    from plint.cost.layout_estimate import cost_input
+
+    inp = cost_input(ctx.layout, ctx.settings) if ctx.layout is not None else None
+    return inp is not None and inp.options.wgrad_deferral_limit is not None
 
 
 def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipelined: Estimate) -> bool:
