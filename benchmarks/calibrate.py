@@ -21,6 +21,11 @@ GLM count the recompute forward; the Megatron-Core r0.8 README and Korthikanti c
 attention without recompute). Runs without a layout, batch or stated FLOP definition are listed as
 skipped with the reason.
 
+The figure issue 24 holds the step time to is the last line: the dense runs of the trainers plint reads
+(PLINT_TRAINERS: Megatron-LM, Megatron-Core/NeMo, Megatron-Bridge, Megatron-DeepSpeed, GPT-NeoX), listed by
+name above it with the dense runs of the other trainers. The one coefficient fitted on these runs,
+GPU.scale_out_rate_factor, is fitted and left out run by run by benchmarks/fit_scale_out_rate.py.
+
     python benchmarks/calibrate.py [path/to/published_runs_calibration.yaml] [--json] [--fit-moe-imbalance]
 """
 
@@ -28,11 +33,12 @@ from __future__ import annotations
 
 import json
 import re
+import signal
 import sys
 from pathlib import Path
 
 import yaml
-from plint.catalog.hardware import lookup_gpu
+from plint.catalog.hardware import GPU, lookup_gpu
 from plint.cost import ModelInput, Options, estimate, flops_per_token
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -119,8 +125,9 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     fsdp = str(layout.get("fsdp") or "").lower()
     if zero is None and ("full_shard" in fsdp or "fsdp" in fsdp and "no" not in fsdp):
         zero = 3
-    # a parameter all-gather ("param-gather", "param_sync") only exists with the distributed optimizer
-    dist_opt = (
+    # a parameter all-gather ("param-gather", "param_sync") only exists with the distributed optimizer;
+    # a stated fully sharded run (Bridge's Megatron FSDP) shards parameters too, read as ZeRO-3
+    dist_opt = zero != 3 and (
         bool(layout.get("distributed_optimizer"))
         or "bridge" in framework
         or bool(re.search(r"param[-_ ](gather|sync)", text))
@@ -148,7 +155,21 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     dispatcher, a2a_overlap = _bridge_moe_recipe(framework, model, cluster)
     # fp8 with current (per-tensor dynamic) scaling: Bridge "fp8 (current scaling)", torchao Float8
     prec_text = f"{run.get('precision')} {run.get('framework')}".lower()
-    fp8_recipe = "tensorwise" if ("current scaling" in prec_text or "torchao" in prec_text) else "delayed"
+    # and MXFP8 (Blackwell block scaling: Bridge "MXFP8" / "FP8-MX")
+    if "current scaling" in prec_text or "torchao" in prec_text:
+        fp8_recipe = "tensorwise"
+    elif "mxfp8" in prec_text or "fp8-mx" in prec_text:
+        fp8_recipe = "mxfp8"
+    else:
+        fp8_recipe = "delayed"
+    # what a recipe the entry quotes states: its dropout ("hidden_dropout 0.0") and bf16 gradient reduction
+    # (NeMo's "grad_sync_dtype bf16", Megatron-LM's --grad-reduce-in-bf16)
+    recipe = str(layout.get("notes") or "").lower()
+    dropout = {
+        name: float(found.group(1))
+        for name in ("hidden_dropout", "attention_dropout")
+        if (found := re.search(rf"{name}:? (\d+(?:\.\d+)?)", recipe))
+    }
     # DeepSpeed ZeRO-3 before its mid-2021 rework (prefetch and coalesced all-gathers, DeepSpeed#1170,
     # v0.5) gathered each module's parameters on demand, serialised with compute: on DeepSpeed 0.3.16
     # a 5B BERT's forward took 480 ms against 60 ms with ZeRO-2 on 8 x A100 (DeepSpeed#1174, June 2021)
@@ -172,7 +193,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         fp8_recipe=fp8_recipe,
         # Megatron-Bridge's performance configs reduce gradients in bf16
         # (mixed_precision.grad_reduce_in_fp32: false); Megatron-LM forces fp32 with bf16
-        grad_reduce_bytes=2 if "bridge" in framework else None,
+        grad_reduce_bytes=2 if "bridge" in framework or "grad_sync_dtype bf16" in recipe else None,
         moe_dispatcher=dispatcher,
         moe_a2a_overlap=a2a_overlap,
         position_embedding="rope" if "gpt-3" not in (model.get("family") or "").lower() else None,
@@ -180,6 +201,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
     inp = ModelInput(
         num_layers=model["num_layers"],
         hidden_size=h,
+        **dropout,
         num_attention_heads=model["num_attention_heads"],
         num_query_groups=model.get("num_kv_heads"),
         kv_channels=kv_channels,
@@ -209,18 +231,22 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         gpu=gpu,
         nnodes=max(1, world // per_node),
         gpus_per_node=per_node,
-        nvlink_domain=per_node,
+        # a stated NVLink domain wider than a node (GB200 NVL72: 72 GPUs, 4 a node), else the node
+        nvlink_domain=cluster.get("nvlink_domain_gpus") or per_node,
         nic_gbps=cluster.get("inter_node_gbps_per_gpu"),
         options=options,
     )
     return inp, ""
 
 
-# Megatron-Bridge's H100 MoE recipes (scripts/performance/configs/: deepseek/deepseek_workload_base_configs.py
-# DEEPSEEK_V3_PRETRAIN_CONFIG_H100_V1, moe_flex_dispatcher_backend="hybridep", moe_a2a_overlap=False;
-# qwen/qwen3_workload_base_configs.py QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type=
-# "alltoall", moe_a2a_overlap=True): (model family word, GPU) -> (dispatcher, all-to-all overlap)
-BRIDGE_MOE_RECIPES = {("deepseek", "h100"): ("flex", False), ("qwen3", "h100"): ("alltoall", True)}
+# Megatron-Bridge's H100 MoE recipes as the published runs ran them: DeepSeek-V3 (the 25.09 container's scripts,
+# Megatron-Bridge v0.1.0rc4 scripts/performance/run_script.py: enable_deepep on H100, i.e. the flex dispatcher with
+# DeepEP, and A2A_1F1B: overlap_moe_expert_parallel_comm and delay_wgrad_compute on; v0.2.0's workload_base_configs.py
+# DEEPSEEK_V3_H100_BASE_CONFIG keeps moe_flex_dispatcher_backend="deepep", moe_a2a_overlap=True; only the 26.04
+# recipes switch H100 to HybridEP without the overlap); Qwen3-235B (26.04: qwen/qwen3_workload_base_configs.py
+# QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type="alltoall", moe_a2a_overlap=True):
+# (model family word, GPU) -> (dispatcher, all-to-all overlap)
+BRIDGE_MOE_RECIPES = {("deepseek", "h100"): ("flex", True), ("qwen3", "h100"): ("alltoall", True)}
 
 
 def _bridge_moe_recipe(framework: str, model: dict, cluster: dict) -> tuple[str, bool]:
@@ -254,8 +280,9 @@ def published_tokens_per_s(run: dict, inp: ModelInput) -> tuple[float | None, st
     return tflops * 1e12 / per_token, "TFLOP/s / definition"
 
 
-def calibrate(path: Path, options: dict | None = None) -> dict:
-    """Every run's prediction and error; `options` replaces those Options fields in every run (a fit)."""
+def calibrate(path: Path, options: dict | None = None, gpu_fields: dict[str, dict] | None = None) -> dict:
+    """Every run's prediction and error; `options` replaces those Options fields in every run, `gpu_fields`
+    those catalog fields of the GPUs it names ({"h100-sxm": {"scale_out_rate_factor": 0.9}}): a fit."""
     runs = yaml.safe_load(path.read_text())
     rows, skipped = [], []
     for run in runs:
@@ -272,7 +299,7 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
             inp = inp.replace(
                 options=Options(**{**{n: getattr(inp.options, n) for n in inp.options.__record_fields__}, **options})
             )
-        est = estimate(inp)
+        est = estimate(inp, _gpu_with(inp.gpu, (gpu_fields or {}).get(inp.gpu)))
         err = (est.tokens_per_s_per_gpu - published) / published
         rows.append(
             {
@@ -287,6 +314,8 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
                 "confidence": run.get("confidence", {}).get("level"),
                 "memory_gib": est.memory_gib["total"],
                 "read_by_plint": _read_by_plint(run),
+                "framework": run.get("framework"),
+                "multi_node": inp.world_size > inp.gpus_per_node,
             }
         )
 
@@ -305,12 +334,24 @@ def calibrate(path: Path, options: dict | None = None) -> dict:
     }
 
 
+# The trainers issue 24 holds the step time to ("the calibration runs of the trainers plint reads"): Megatron-LM,
+# Megatron-Core and NeMo, Megatron-Bridge, Megatron-DeepSpeed, GPT-NeoX, by the words of a run's `framework`
+PLINT_TRAINERS = ("megatron", "nemo", "bridge", "gpt-neox")
+
+
 def _read_by_plint(run: dict) -> bool:
-    """Whether the run's trainer is one whose launches plint estimates: Megatron-LM / Megatron-Core
-    (NeMo and Megatron-Bridge drive it) and DeepSpeed. Composer, torchtitan or SageMaker launches read
-    as another trainer, for which plint prints no estimate."""
+    """Whether the run's trainer is one of PLINT_TRAINERS. Composer, torchtitan, SageMaker's SMP and
+    SwissArmyTransformer (GLM-130B: its own trainer and argument parser, on DeepSpeed's engine) are not."""
     framework = (run.get("framework") or "").lower()
-    return any(name in framework for name in ("megatron", "nemo", "bridge", "deepspeed"))
+    return any(name in framework for name in PLINT_TRAINERS)
+
+
+def _gpu_with(name: str, fields: dict | None) -> GPU | None:
+    """The catalog GPU `name` with `fields` replaced (a fit's trial values); None: the catalog's own."""
+    if not fields:
+        return None
+    gpu = lookup_gpu(name)
+    return GPU(**{**{field: getattr(gpu, field) for field in gpu.__record_fields__}, **fields})
 
 
 def fit_moe_imbalance(path: Path) -> tuple[float, float]:
@@ -339,11 +380,18 @@ def main(argv: list[str]) -> int:
         )
     for run_id, why in result["skipped"]:
         print(f"skipped {run_id}: {why}")
+    subset = sorted(r["id"] for r in result["rows"] if r["read_by_plint"] and not r["moe"])
+    others = sorted((r["id"], r["framework"]) for r in result["rows"] if not r["read_by_plint"] and not r["moe"])
+    print(f"\nissue 24's dense subset, the runs of the trainers plint reads ({len(subset)}): {', '.join(subset)}")
+    print(f"dense runs of other trainers ({len(others)}): {'; '.join(f'{i} ({framework})' for i, framework in others)}")
     for key, label in (
-        ("mape_dense", "dense"),
+        ("mape_dense", "dense, all runs"),
         ("mape_dense_high", "dense, high confidence"),
-        ("mape_dense_plint_trainers", "dense, trainers plint estimates (Megatron, DeepSpeed)"),
         ("mape_moe", "MoE"),
+        (
+            "mape_dense_plint_trainers",
+            "dense, trainers plint reads (Megatron-LM, Megatron-Core/NeMo, Bridge, Megatron-DeepSpeed, GPT-NeoX)",
+        ),
     ):
         value = result[key]
         print(f"MAPE {label}: {'n/a' if value is None else f'{value:.1f}%'}")
@@ -351,4 +399,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # a table piped into `head` ends quietly, as a Unix tool does, not with a BrokenPipeError
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main(sys.argv[1:]))

@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 from dataclasses import asdict, dataclass, field
@@ -317,4 +318,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # a table piped into `head` ends quietly, as a Unix tool does, not with a BrokenPipeError
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())

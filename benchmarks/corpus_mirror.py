@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import signal
 import subprocess
 import sys
 import tarfile
@@ -154,4 +155,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # a table piped into `head` ends quietly, as a Unix tool does, not with a BrokenPipeError
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())

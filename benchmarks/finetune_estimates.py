@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import signal
 import sys
 from collections import Counter
 from pathlib import Path
@@ -157,4 +158,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
+    # a table piped into `head` ends quietly, as a Unix tool does, not with a BrokenPipeError
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     main()

@@ -34,6 +34,7 @@ import argparse
 import json
 import math
 import shlex
+import signal
 import statistics
 import sys
 import tempfile
@@ -598,4 +599,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # a table piped into `head` ends quietly, as a Unix tool does, not with a BrokenPipeError
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main())

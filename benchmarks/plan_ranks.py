@@ -64,6 +64,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from collections import Counter
 from dataclasses import asdict, dataclass
@@ -577,4 +578,6 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    # a table piped into `head` ends quietly, as a Unix tool does, not with a BrokenPipeError
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     sys.exit(main(sys.argv[1:]))

@@ -14,6 +14,8 @@ import argparse
 import shlex
 
 from plint.cost import ModelInput, Options
+from plint.cost.pipeline_stages import Partition, from_layout
+from plint.reading.sources.megatron import layout_stages
 
 # What a run's own publication states beyond the table the calibration data reads: the
 # micro-batch and the layers per virtual pipeline stage of the SC21 Table 1 rows are in NVIDIA/Megatron-LM
@@ -48,6 +50,15 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (GBS 1280, EP 8) inherits recompute_modules
     # ["layernorm", "moe_act"] from B200_BF16_V1
     "bridge_gptoss_120b_b200_64gpu_bf16": "--recompute-granularity selective --recompute-modules layernorm moe_act",
+    # NVIDIA-NeMo/Megatron-Bridge v0.1.0rc4 (the 25.09 container's scripts): scripts/performance/run_script.py for
+    # DeepSeek-V3 on H100 passes layout "Et|(tt|)*30mL" and sets recompute_modules ["mla_up_proj", "mlp"] (selective,
+    # the deepseek_v3 recipe's default granularity); src/megatron/bridge/recipes/deepseek/deepseek_v3.py builds the
+    # model with mtp_num_layers 1, and src/megatron/bridge/models/deepseek/deepseek_provider.py's DeepSeek-V3
+    # provider has multi-latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_head_dim 128,
+    # qk_pos_emb_head_dim 64 and v_head_dim 128
+    "bridge_deepseek_v3_h100_1024gpu_fp8": "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512"
+    " --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1"
+    " --pipeline-model-parallel-layout Et|(tt|)*30mL --recompute-granularity selective --recompute-modules mla_up_proj mlp",
     # NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_1_405b.yaml (the config
     # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0;
     # NVIDIA/dgxc-benchmarking v25.01.1 (e6afea3) llama3.1/llama3.1_405b.yaml and _70b.yaml, and
@@ -88,6 +99,11 @@ def _recipe_parser() -> argparse.ArgumentParser:
     parser.add_argument("--grad-reduce-in-bf16", action="store_true")
     parser.add_argument("--recompute-granularity", choices=("full", "selective"))
     parser.add_argument("--recompute-modules", nargs="+")
+    parser.add_argument("--multi-latent-attention", action="store_true")
+    for flag in ("--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim"):
+        parser.add_argument(flag, type=int)
+    parser.add_argument("--mtp-num-layers", type=int)
+    parser.add_argument("--pipeline-model-parallel-layout")
     return parser
 
 
@@ -109,10 +125,28 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
         changes["recompute"] = args.recompute_granularity
     if args.recompute_modules:
         changes["recompute_modules"] = tuple(args.recompute_modules)
+    if args.multi_latent_attention:
+        changes["multi_latent_attention"] = True
+        for name in ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim"):
+            if getattr(args, name) is not None:
+                changes[name] = getattr(args, name)
+    if args.mtp_num_layers:
+        changes["mtp_num_layers"] = args.mtp_num_layers
+    if args.pipeline_model_parallel_layout:
+        changes["pipeline_stage_layers"] = _layout_ranks(run_id, inp, args.pipeline_model_parallel_layout)
     if args.grad_reduce_in_bf16:  # gradients kept and reduced in bf16: 2 bytes per element
         fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
         changes["options"] = Options(**{**fields, "grad_reduce_bytes": 2})
     return inp.replace(**changes)
+
+
+def _layout_ranks(run_id: str, inp: ModelInput, layout: str) -> tuple[int, ...]:
+    """Transformer layers per pipeline rank of a --pipeline-model-parallel-layout, read as plint reads a launch's."""
+    unrolled, why = layout_stages(layout)
+    split = from_layout(unrolled, inp.pp, inp.num_layers, layout) if unrolled else why
+    if not isinstance(split, Partition):
+        raise ValueError(f"{run_id}: pipeline layout {layout!r}: {split}")
+    return split.per_rank()
 
 
 def with_publication(run_id: str, inp: ModelInput) -> ModelInput:

@@ -10,9 +10,10 @@ from plint.record import field, record
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Protocol
 
     from plint.source import Piece, Problem, Span
+    from plint.values import Value
 
 
 @record
@@ -110,3 +111,37 @@ class JsonDocument:
     def deepspeed_accepts(self) -> bool:
         """Would DeepSpeed's hjson loader read it? It refuses duplicate keys."""
         return not self.problems and not self.duplicates
+
+
+if TYPE_CHECKING:  # typing only: the reader's record is one, and nothing asks at run time
+
+    class DeepSpeedSettings(Protocol):
+        """A DeepSpeed config as rules, fixers and the cost model read it (plint.layout.LaunchExtras.ds_config; the
+        reader's plint.reading.sources.deepspeed_config.DeepSpeedConfig is one): its path, its key tree with spans,
+        and the settings the reader normalises, each a Value with DeepSpeed's default where the config is silent."""
+
+        path: str
+        document: JsonDocument
+        train_batch_size: Value
+        train_micro_batch_size_per_gpu: Value
+        gradient_accumulation_steps: Value
+        zero_stage: Value
+        fp16_enabled: Value
+        bf16_enabled: Value
+        gradient_clipping: Value
+        offload_optimizer: Value
+        offload_param: Value
+        sequence_parallel_size: Value
+        pipeline_stages: Value
+        optimizer_type: Value
+        overlap_comm: Value
+
+        @property
+        def has_deepspeed_marker(self) -> bool: ...
+
+        @property
+        def problems(self) -> list[Problem]: ...
+
+        def value(self, *keys: str, absent: Any = None) -> Value:
+            """Any setting by its path of keys, as written; `absent` (origin "default") when the config does not set it."""
+            ...

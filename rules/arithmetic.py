@@ -7,9 +7,13 @@ rules of PL1xx (the micro-batch calculator, DeepSpeed's batch assertion) are in 
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from plint.rules.base import Finding, LaunchContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
+
+if TYPE_CHECKING:
+    from plint.layout import LayoutKey
 
 
 @register(
@@ -103,7 +107,11 @@ def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
     if layers is None or layers.value is None:
         return None
     total, parts = layers.value, [str(layers.value)]
-    for key, label in (("pipeline.account_for_embedding", "embedding"), ("pipeline.account_for_loss", "loss")):
+    accounted: tuple[tuple[LayoutKey, str], ...] = (
+        ("pipeline.account_for_embedding", "embedding"),
+        ("pipeline.account_for_loss", "loss"),
+    )
+    for key, label in accounted:
         if value(ctx, key) is not None:
             total += 1
             parts.append(f"1 ({label})")
@@ -116,7 +124,7 @@ _SPLIT_WORDS = re.compile(r"pipeline|partition|layers[-_]per|stage[-_]layers|num
 
 
 def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return []
     return sorted({use.option for use in args.uses if use.spec is None and _SPLIT_WORDS.search(use.option)})
@@ -189,7 +197,7 @@ def layers_indivisible(ctx: LaunchContext):
         )
         return
     chunk = value(ctx, "parallel.vpp")
-    use = ctx.layout.extras.get("trainer_args")
+    use = ctx.layout.extras.trainer_args
     k_use = use.get("--num-layers-per-virtual-pipeline-stage") if use is not None else None
     if (
         k_use is not None
@@ -316,7 +324,7 @@ def precision_conflict(ctx: LaunchContext):
     if is_megatron(ctx) and precision is not None and precision.value is None and "both" in (precision.note or ""):
         yield Finding("both --fp16 and --bf16 are given", precision.span, key="precision")
         return
-    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    cfg = ctx.layout.extras.ds_config if ctx.layout is not None else None
     if cfg is None:
         return
     fp16, bf16 = cfg.fp16_enabled, cfg.bf16_enabled
@@ -374,8 +382,8 @@ def _interleave_invalid(ctx: LaunchContext):
         return
     (p,) = pp
     overlap_off = (
-        ctx.layout.extras.get("trainer_args") is not None
-        and ctx.layout.extras["trainer_args"].get("--no-overlap-p2p-communication") is not None
+        ctx.layout.extras.trainer_args is not None
+        and ctx.layout.extras.trainer_args.get("--no-overlap-p2p-communication") is not None
     )
     minimum = 3 if overlap_off else 2
     if p < minimum:
@@ -465,13 +473,18 @@ def position_embeddings_short(ctx: LaunchContext):
     RuleDocs(
         what="--overlap-param-gather needs the distributed optimizer (or, from 0.14, Megatron-FSDP; from 0.17, "
         "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
-        "(so tp > 1).",
-        why="validate_args asserts both (https://github.com/NVIDIA/Megatron-LM/pull/646); the job stops before "
-        "the first step.",
+        "(so tp > 1); --defer-embedding-wgrad-compute (the output layer's weight gradient deferred to the "
+        "pipeline flush) needs pipeline parallelism (pp > 1).",
+        why="validate_args asserts the first two (https://github.com/NVIDIA/Megatron-LM/pull/646) and "
+        "ModelParallelConfig.__post_init__ raises on the third ('Cannot defer embedding wgrad compute when "
+        "pipeline model parallel is not used'); the job stops before the first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
         fix=no_fix(),
-        references=("megatron/training/arguments.py validate_args",),
+        references=(
+            "megatron/training/arguments.py validate_args",
+            "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__",
+        ),
     ),
 )
 def overlap_requirements(ctx: LaunchContext):
@@ -504,6 +517,15 @@ def overlap_requirements(ctx: LaunchContext):
             comm.span,
             key="tp_comm_overlap",
         )
+    defer = ctx.fact("defer_embedding_wgrad_compute")
+    pp = value(ctx, "parallel.pp")
+    if defer is not None and defer.value and pp is not None and pp.value == 1:  # an unresolved pp may be > 1
+        yield Finding(
+            "--defer-embedding-wgrad-compute requires pipeline parallelism (pp > 1): Megatron-LM refuses to "
+            "defer the output layer's weight gradient without a pipeline flush",
+            defer.span,
+            key="defer_embedding_wgrad_compute",
+        )
 
 
 def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
@@ -514,7 +536,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
     optimizer, megatron fsdp, or dist_muon')."""
     from plint.rules.keys_and_flags import release_at_least
 
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return False
     fsdp = args.get("use_megatron_fsdp")  # by dest: a spelling the release in force knows
@@ -545,7 +567,7 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
 def recompute_conflict(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if args is None:
         return
     activations = args.get("--recompute-activations")

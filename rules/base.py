@@ -8,12 +8,13 @@ files, never file syntax) and yields Findings that point at provenance spans.
 from __future__ import annotations
 
 from plint.record import field, record
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Any, Callable, Iterable, Sequence, TypeAlias
-    from plint.layout import Layout
+    from typing import Any, Callable, Iterable, Protocol, Sequence, TypeAlias
+    from plint.layout import Layout, LayoutKey
     from plint.source import Problem, Span
+    from plint.values import Value
 
 SEVERITIES = ("error", "warning", "info")
 FAMILIES = {
@@ -133,24 +134,26 @@ class Finding:
     severity: str | None = None  # only when the rule's severity depends on the case
 
 
-class ReadFile(Protocol):
-    """What a rule sees of the file it checks: what was read, never how (the reader's FileReading, in
-    plint.reading.read, has these and more; a rule imports no reader)."""
+if TYPE_CHECKING:  # typing only, as LaunchContext below: nothing asks at run time what a reading is
 
-    @property
-    def path(self) -> str: ...
-    @property
-    def kind(self) -> str: ...  # "shell" | "json"
-    @property
-    def layouts(self) -> Sequence[Layout]: ...
-    @property
-    def problems(self) -> Sequence[Problem]: ...  # what the reader could not read (PL001, PL002)
-    @property
-    def unreadable(self) -> str | None: ...  # why the file could not be read at all (PL001)
-    @property
-    def unused_launches(self) -> Sequence[Any]: ...  # training commands that gave no launch (PL005)
-    @property
-    def ds_config(self) -> Any: ...  # a DeepSpeed JSON read on its own (its key tree)
+    class ReadFile(Protocol):
+        """What a rule sees of the file it checks: what was read, never how (the reader's FileReading, in
+        plint.reading.read, has these and more; a rule imports no reader)."""
+
+        @property
+        def path(self) -> str: ...
+        @property
+        def kind(self) -> str: ...  # "shell" | "json"
+        @property
+        def layouts(self) -> Sequence[Layout]: ...
+        @property
+        def problems(self) -> Sequence[Problem]: ...  # what the reader could not read (PL001, PL002)
+        @property
+        def unreadable(self) -> str | None: ...  # why the file could not be read at all (PL001)
+        @property
+        def unused_launches(self) -> Sequence[Any]: ...  # training commands that gave no launch (PL005)
+        @property
+        def ds_config(self) -> Any: ...  # a DeepSpeed JSON read on its own (its key tree)
 
 
 @record
@@ -159,11 +162,11 @@ class RuleContext:
     layout: "Layout | None"  # None for a file with no launch (a DeepSpeed JSON alone)
     settings: Any = None  # plint.checking.config.Settings: thresholds, releases, cluster facts
 
-    def fact(self, key: str):
+    def fact(self, key: LayoutKey) -> Value | None:
         """A trainer fact (Value) by layout-style key, e.g. "megatron_deepspeed.no_pipeline_parallel"."""
         if self.layout is None:
             return None
-        return self.layout.extras.get("facts", {}).get(key)
+        return self.layout.extras.facts.get(key)
 
 
 if TYPE_CHECKING:

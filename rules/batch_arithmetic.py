@@ -6,8 +6,15 @@ The rest of PL1xx (the parallel grid, the model shape, precision, recompute) is 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register, unsafe_fix
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, torchrun, trainer, value
+
+if TYPE_CHECKING:
+    from typing import Any
+
+    from plint.layout import FieldPath
 
 
 @register(
@@ -83,7 +90,7 @@ def _ramp_indivisible(ctx: LaunchContext, g: int, m: int, dp: int):
     >= 0 and a multiple of INCREMENT (and a zero interval divides SAMPLES by zero increments); then each
     update with consistency_check asserts the current batch size % (micro * dp) == 0: START at the first
     step, START + k*INCREMENT when the ramp reaches it. --decrease-batch-size-if-needed rounds down instead."""
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     use = args.get("--rampup-batch-size") if args is not None else None
     if args is None or use is None or len(use.values) != 3 or not _runs_ramp(ctx):
         return
@@ -156,9 +163,9 @@ def _schedule_sizes(text: str) -> list[int] | None:
 def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
     """Each batch size of --step-batch-size-schedule must divide by micro * dp when training reaches it
     (StepBatchsizeNumMicroBatchesCalculator.update with consistency_check, Megatron-LM core 0.18 on)."""
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     use = args.get("--step-batch-size-schedule") if args is not None else None
-    if use is None or use.value is None or not use.value.known:
+    if use is None or use.value is None or not use.value.known or use.value.text is None:
         return
     sizes = _schedule_sizes(use.value.text)
     bad = [b for b in sizes or () if m * dp and b % (m * dp)]
@@ -208,7 +215,7 @@ def _schedule_indivisible(ctx: LaunchContext, m: int, dp: int):
     ),
 )
 def deepspeed_batch_mismatch(ctx: LaunchContext):
-    cfg = ctx.layout.extras.get("ds_config") if ctx.layout is not None else None
+    cfg = ctx.layout.extras.ds_config if ctx.layout is not None else None
     if cfg is None:
         return
     dp = value(ctx, "parallel.dp")
@@ -234,7 +241,11 @@ def deepspeed_batch_mismatch(ctx: LaunchContext):
         return
     if trainer(ctx) != "megatron-deepspeed":
         return
-    for json_value, key, flag in ((t, "batch.global", "--global-batch-size"), (m, "batch.micro", "--micro-batch-size")):
+    written: tuple[tuple[Any, FieldPath, str], ...] = (
+        (t, "batch.global", "--global-batch-size"),
+        (m, "batch.micro", "--micro-batch-size"),
+    )
+    for json_value, key, flag in written:
         mine = value(ctx, key)
         if (
             json_value.origin == "default"
@@ -348,7 +359,7 @@ def batch_schedule_conflict(ctx: LaunchContext):
 
     if trainer(ctx) != "megatron":
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     schedule = args.get("--step-batch-size-schedule") if args is not None else None
     if args is None or schedule is None or flag_catalog(ctx).lookup("--step-batch-size-schedule") is None:
         return  # a release without the flag rejects it outright (PL501)

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from typing import Iterable, Iterator
+from typing import TYPE_CHECKING, Iterable, Iterator
 
 from plint.rules.base import Example, Finding, RuleContext
 from plint.values import Value
+
+if TYPE_CHECKING:
+    from plint.layout import LayoutKey
 
 MEGATRON_ASSERT = "Megatron asserts this at start-up, after the job has waited in the queue"  # PL1xx
 CP_USEFUL_FROM = 8192  # Megatron MoE guide, guideline 5: context parallelism for sequences of 8K and more
@@ -19,15 +22,15 @@ FIGURES = (
 )
 
 
-def value(ctx: RuleContext, key: str) -> Value | None:
+def value(ctx: RuleContext, key: LayoutKey) -> Value | None:
     """A layout field, or a trainer fact when the layout has no such field."""
     if ctx.layout is None:
         return None
-    v = ctx.layout.get(key)
+    v = ctx.layout.fields.get(key)
     return v if v is not None else ctx.fact(key)
 
 
-def known(ctx: RuleContext, *keys: str) -> list | None:
+def known(ctx: RuleContext, *keys: LayoutKey) -> list | None:
     """The values of all keys when every one is known, else None (rules stay silent on unknowns)."""
     out = []
     for k in keys:
@@ -38,7 +41,7 @@ def known(ctx: RuleContext, *keys: str) -> list | None:
     return out
 
 
-def span(ctx: RuleContext, *keys: str):
+def span(ctx: RuleContext, *keys: LayoutKey):
     """The first written (non-default) span among keys, else the launch command."""
     for k in keys:
         v = value(ctx, k)

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
+    from plint.layout import FieldPath
 
 MEMORY_PARTS = ("weights", "grads", "optimizer", "activations", "other")
 
@@ -53,9 +54,9 @@ def _estimated(ctx: RuleContext, memory_only: bool = False) -> tuple[ModelInput,
     from plint.cost.layout_estimate import cost_input, layout_estimate
 
     est = layout_estimate(ctx.layout, ctx.settings)
-    if est is None or ctx.layout.extras.get("estimate_unmodelled"):
+    if est is None or ctx.layout.extras.estimate_unmodelled:
         return None
-    if not memory_only and ctx.layout.extras.get("time_unmodelled"):
+    if not memory_only and ctx.layout.extras.time_unmodelled:
         return None
     inp = cost_input(ctx.layout, ctx.settings)
     assert inp is not None  # the estimate was made of this very input
@@ -158,7 +159,7 @@ def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     candidates += _recompute_or_smaller_micro(
         inp, "--recompute-granularity full --recompute-method uniform --recompute-num-layers 1", "--micro-batch-size"
     )
-    if not is_megatron(ctx) and "batch.micro" in ctx.layout.extras.get("facts", {}):
+    if not is_megatron(ctx) and "batch.micro" in ctx.layout.extras.facts:
         candidates = _trainer_remedies(ctx, inp)  # an HF Trainer launch: its own arguments, not Megatron's
     for what, changes in candidates:
         if is_megatron(ctx) and what.startswith("--") and not _release_has(ctx, what.split()[0]):
@@ -202,7 +203,7 @@ def _smaller_micro_batch(inp: ModelInput) -> int | None:
 def _memory_modelled(ctx: LaunchContext) -> tuple[ModelInput, Estimate] | None:
     """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
     estimated = _estimated(ctx, memory_only=True)
-    return None if estimated is None or ctx.layout.extras.get("memory_unmodelled") else estimated
+    return None if estimated is None or ctx.layout.extras.memory_unmodelled else estimated
 
 
 def _memory_span(ctx: RuleContext):
@@ -487,7 +488,7 @@ def _bubble_share(est: Estimate) -> float:
     return est.time_s.get("bubble", 0.0) / est.step_time_s if est.step_time_s > 0 else 0.0
 
 
-_AXES = {
+_AXES: dict[str, tuple[FieldPath, str]] = {
     "tp": ("parallel.tp", "tensor"),
     "pp": ("parallel.pp", "pipeline"),
     "cp": ("parallel.cp", "context"),
@@ -509,6 +510,12 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
     if axis == "pp":
         changes["vpp"] = None
+        if inp.options.wgrad_deferral_limit is not None:
+            # Megatron refuses --defer-embedding-wgrad-compute without a pipeline (ModelParallelConfig.__post_init__,
+            # megatron/core/model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model
+            # parallel is not used"): the simpler launch drops it, and its buffers
+            fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
+            changes["options"] = inp.options.__class__(**{**fields, "wgrad_deferral_limit": None})
     if axis == "ep" and (inp.num_experts or 0) <= 1:
         return None
     global_batch = inp.global_batch or inp.micro_batch * inp.data_parallel()
@@ -537,7 +544,8 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         good=torchrun(gpt("--use-distributed-optimizer", glob=256)),
         fix=unsafe_fix(
             "`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
-            "--sequence-parallel and --tp-comm-overlap with it; checkpoints change layout)."
+            "--sequence-parallel and --tp-comm-overlap with it, for pipeline parallelism "
+            "--defer-embedding-wgrad-compute, which needs a pipeline; checkpoints change layout)."
         ),
     ),
 )
@@ -548,6 +556,8 @@ def needless_parallelism(ctx: RuleContext):
     axis, size, simpler, variant, est = found
     key, name = _AXES[axis]
     given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
+    if axis == "pp" and _deferred_wgrad(ctx):
+        given += ", without --defer-embedding-wgrad-compute (Megatron-LM defers only with a pipeline)"
     yield Finding(
         f"{name} parallelism {axis} {size} is not needed: {axis} 1{given} instead: {gain_text(variant, est, simpler)}",
         span(ctx, key),
@@ -581,6 +591,15 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
             continue  # a better pipeline beats none: PL301 names it, so the two never advise opposite edits
         return axis, size, simpler, variant, est
     return None
+
+
+def _deferred_wgrad(ctx: RuleContext) -> bool:
+    """Whether the launch defers the output layer's weight gradient (--defer-embedding-wgrad-compute), which the
+    simpler launch without a pipeline drops (_without_axis)."""
+    from plint.cost.layout_estimate import cost_input
+
+    inp = cost_input(ctx.layout, ctx.settings) if ctx.layout is not None else None
+    return inp is not None and inp.options.wgrad_deferral_limit is not None
 
 
 def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipelined: Estimate) -> bool:
@@ -680,7 +699,7 @@ def low_mfu(ctx: LaunchContext):
         return
     micro, variant = larger
     # a DeepSpeed config that states the micro-batch must say the same (PL106 checks they agree)
-    cfg = ctx.layout.extras.get("ds_config")
+    cfg = ctx.layout.extras.ds_config
     stated = cfg.train_micro_batch_size_per_gpu.value if cfg is not None else None
     also = (
         f' and "train_micro_batch_size_per_gpu": {micro} in {cfg.path}'

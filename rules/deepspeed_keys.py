@@ -47,7 +47,7 @@ def schema() -> dict:
 def _config(ctx: RuleContext):
     """The DeepSpeed config a launch uses, or a JSON file checked on its own when it looks like one."""
     if ctx.layout is not None:
-        return ctx.layout.extras.get("ds_config")
+        return ctx.layout.extras.ds_config
     cfg = getattr(ctx.reading, "ds_config", None)
     if cfg is None:
         return None
@@ -56,11 +56,11 @@ def _config(ctx: RuleContext):
 
 def _integration(ctx: RuleContext) -> bool | None:
     """True when an integration (HF Trainer, Accelerate) fills "auto" values; None when unknown."""
-    if ctx.layout is None or ctx.layout.extras.get("config_alone"):
+    if ctx.layout is None or ctx.layout.extras.config_alone:
         return None  # a config checked on its own: whatever runs it may fill "auto", or not
     if ctx.layout.value("launcher") == "accelerate":
         return True
-    facts = ctx.layout.extras.get("facts", {})
+    facts = ctx.layout.extras.facts
     return ctx.layout.value("trainer") == "deepspeed" and "batch.micro" in facts
 
 
@@ -94,7 +94,7 @@ HF_TRAINER_FILLS = frozenset(
 
 def _hf_trainer(ctx: RuleContext) -> bool:
     """Whether the launch passes the HF Trainer's own arguments (the integration that fills "auto")."""
-    facts = ctx.layout.extras.get("facts", {}) if ctx.layout is not None else {}
+    facts = ctx.layout.extras.facts if ctx.layout is not None else {}
     return "batch.micro" in facts or "batch.grad_accum" in facts
 
 
@@ -590,7 +590,7 @@ def deepspeed_trainer_sized_steps(ctx: LaunchContext):
     cfg = _config(ctx)
     if cfg is None or _integration(ctx) is not True or not _hf_trainer(ctx):
         return
-    facts = ctx.layout.extras.get("facts", {})
+    facts = ctx.layout.extras.facts
     for key, fact, flag in (
         ("total_num_steps", "train_iters", "--max_steps"),
         ("warmup_num_steps", "train_warmup_steps", "--warmup_steps"),

@@ -3,6 +3,8 @@ the same launch with one flag changed; and ZeRO with a DeepSpeed pipeline, which
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from plint.rules.base import (
     Example,
     Finding,
@@ -15,6 +17,9 @@ from plint.rules.base import (
     unsafe_fix,
 )
 from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, known, span, torchrun, trainer, value
+
+if TYPE_CHECKING:
+    from plint.layout import FactKey
 
 
 @register(
@@ -118,7 +123,7 @@ def distributed_optimizer_off(ctx: LaunchContext):
     if bf16_optimizer_accum_bytes(ctx.layout) is not None:
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1
     precision = value(ctx, "precision")
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     if trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None:
         # DeepSpeed runs the optimizer: ZeRO-1 is the remedy. Mixed precision (the ZeRO paper's K = 12):
         # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1; fp32 (no master copy): 4 + 4 + 8, 8 + 8/dp
@@ -170,6 +175,13 @@ def _megatron_fsdp_unsharded(ctx: RuleContext, dp: int, flag_span):
     )
 
 
+# the flags PL306 asks for beside the distributed optimizer, and the trainer fact each sets
+_OVERLAP_FLAGS: tuple[tuple[str, FactKey], ...] = (
+    ("--overlap-grad-reduce", "overlap_grad_reduce"),
+    ("--overlap-param-gather", "overlap_param_gather"),
+)
+
+
 @register(
     "PL306",
     "overlap-off",
@@ -191,14 +203,7 @@ def overlap_off(ctx: RuleContext):
     dp = known(ctx, "parallel.dp")
     if dist is None or not dist.value or not dp or dp[0] <= 1:
         return
-    missing = [
-        f
-        for f, k in (
-            ("--overlap-grad-reduce", "overlap_grad_reduce"),
-            ("--overlap-param-gather", "overlap_param_gather"),
-        )
-        if ctx.fact(k) is None
-    ]
+    missing = [f for f, k in _OVERLAP_FLAGS if ctx.fact(k) is None]
     if missing:
         yield Finding(
             f"the distributed optimizer runs without {' and '.join(missing)}: its communication is exposed every step",

@@ -2,30 +2,33 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, safe_fix
 from plint.rules.common import gpt, known, span, torchrun, trainer, value
 
 BLACKWELL = ("b200", "gb200", "b100", "gb300", "b300")
 CRIPPLING = {"NCCL_IB_DISABLE": "1", "NCCL_P2P_DISABLE": "1", "NCCL_NET": "Socket"}
 
+if TYPE_CHECKING:
+    from plint.source import Span
+
 
 def launch_env(ctx: RuleContext, name: str):
     """(value text or None when unknown, where it was set) for a variable the launch command sees, or None."""
-    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    chain = ctx.layout.extras.chain if ctx.layout is not None else None
     if chain is None or chain.command is None:
         return None
-    found = None
-    commands = []
-    c = chain.command
-    while c is not None:
-        commands.append(c)
-        c = c.parent
+    found: tuple[str | None, Span | None] | None = None
+    commands = [chain.command]
+    while (parent := commands[-1].parent) is not None:
+        commands.append(parent)
     for command in reversed(commands):  # outermost first: inner settings win
         var = command.env.get(name)
         if var is not None and var.exported:
-            found = var
+            found = _var_text(var)
         if name in command.assignments:
-            found = command.assignments[name]
+            found = _var_text(command.assignments[name])
         for w in command.words:  # `env NAME=v cmd`, `mpirun -x NAME=v`, `srun --export=ALL,NAME=v`
             text = w.text or ""
             if text.startswith("--export="):
@@ -34,12 +37,13 @@ def launch_env(ctx: RuleContext, name: str):
                 key, eq, rest = item.partition("=")
                 if eq and key == name:
                     found = (rest, w.value_span)
-    if found is None:
-        return None
-    if isinstance(found, tuple):
-        return found
-    text = "".join(p.text for p in found.value) if all(p.known for p in found.value) else None
-    return text, found.span
+    return found
+
+
+def _var_text(var) -> tuple[str | None, Span | None]:
+    """A shell variable's text (None when a piece is unknown) and where it was set."""
+    text = "".join(p.text or "" for p in var.value) if all(p.known for p in var.value) else None
+    return text, var.span
 
 
 @register(
@@ -73,7 +77,7 @@ def cuda_device_max_connections(ctx: LaunchContext):
     gpu = value(ctx, "cluster.gpu")
     if gpu is not None and gpu.value and str(gpu.value).lower().startswith(BLACKWELL):
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     # every release asserts CUDA_DEVICE_MAX_CONNECTIONS != "1" under torch FSDP2 and Megatron-FSDP
     # (--use-custom-fsdp in 0.12 and 0.13): megatron/training/arguments.py validate_args, 'FSDP always requires
     # CUDA_DEVICE_MAX_CONNECTIONS value large than one' / 'FSDP requires CUDA_DEVICE_MAX_CONNECTIONS > 1 or
@@ -183,7 +187,7 @@ MAX_LISTED_GPUS = 64  # GPUs of --num_gpus PL603 lists by number (a node has 8 o
     ),
 )
 def cuda_visible_devices_ignored(ctx: LaunchContext):
-    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    chain = ctx.layout.extras.chain if ctx.layout is not None else None
     call = next((c for c in getattr(chain, "calls", []) if c.launcher == "deepspeed"), None)
     if call is None or call.option("--hostfile") is not None:
         return

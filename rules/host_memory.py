@@ -58,7 +58,7 @@ def _predicted_host_oom(ctx: RuleContext):
     from plint.cost.layout_estimate import layout_estimate
 
     layout_estimate(ctx.layout, ctx.settings)
-    host = ctx.layout.extras.get("host_memory")
+    host = ctx.layout.extras.host_memory
     if host is None or host["ram"] is None or host["gib"] <= host["ram"].value:
         return
     unbuffered = host["gib"] / BUFFER_FACTOR

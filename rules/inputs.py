@@ -132,7 +132,7 @@ def unresolved_value(ctx: RuleContext):
             if problem.kind == "unresolved":
                 yield Finding(problem.message, problem.span)
     layout = ctx.layout
-    if layout is None or layout.extras.get("config_alone"):
+    if layout is None or layout.extras.config_alone:
         return  # a DeepSpeed config alone: the launch that runs it decides the rest, nothing is missing
     unknown = {k: v for k, v in layout.fields.items() if v.origin == "unresolved" and v.value is None}
     dependents = [k for k, v in unknown.items() if (v.note or "").startswith("needs ")]
@@ -276,8 +276,8 @@ def unused_directive(ctx: RuleContext):
 def assumed_version(ctx: LaunchContext):
     from plint.rules.keys_and_flags import REMOVED, unknown_flags
 
-    release = ctx.layout.extras.get("release") if ctx.layout is not None else None
-    in_force = ctx.layout.extras.get("catalog") if ctx.layout is not None else None
+    release = ctx.layout.extras.release if ctx.layout is not None else None
+    in_force = ctx.layout.extras.catalog if ctx.layout is not None else None
     if in_force is not None and in_force.note:
         yield Finding(
             f"{in_force.note}: flags were checked against {in_force.label}",
@@ -287,7 +287,7 @@ def assumed_version(ctx: LaunchContext):
         return
     if not release or not release[1]:
         return
-    args = ctx.layout.extras.get("trainer_args")
+    args = ctx.layout.extras.trainer_args
     removed = [u for u in args.uses if u.option in REMOVED and u.spec is None] if args is not None else []
     flagged = [u for u, _ in unknown_flags(ctx)] + removed
     if flagged:

@@ -84,12 +84,12 @@ CORE_ENTRYPOINTS = {"pretrain_gpt.py", "pretrain_bert.py", "pretrain_t5.py", "pr
 def _args(ctx: RuleContext):
     if ctx.layout is None or trainer(ctx) not in ("megatron", "megatron-deepspeed"):
         return None
-    return ctx.layout.extras.get("trainer_args")
+    return ctx.layout.extras.trainer_args
 
 
 def catalog_in_force_of(ctx: RuleContext):
     """The parser that judged the launch's flags (plint.catalog.in_force.CatalogInForce), or None."""
-    return ctx.layout.extras.get("catalog") if ctx.layout is not None else None
+    return ctx.layout.extras.catalog if ctx.layout is not None else None
 
 
 def flag_catalog(ctx: RuleContext):
@@ -98,7 +98,7 @@ def flag_catalog(ctx: RuleContext):
     in_force = catalog_in_force_of(ctx)
     if in_force is not None:
         return in_force.catalog
-    release = ctx.layout.extras.get("release") if ctx.layout is not None else None
+    release = ctx.layout.extras.release if ctx.layout is not None else None
     return load_flag_catalog(release[0] if release else default_release(trainer(ctx) or "megatron"))
 
 
@@ -129,7 +129,7 @@ def unknown_flags(ctx: LaunchContext):
     entry_read = in_force is not None and in_force.entry_read
     if args is None or (ctx.layout.value("entrypoint") not in CORE_ENTRYPOINTS and not entry_read):
         return []
-    cached = ctx.layout.extras.get("unknown_flags")  # PL501 and its fixer ask once per finding
+    cached = ctx.layout.extras.unknown_flags  # PL501 and its fixer ask once per finding
     if cached is not None and cached[0] is args:
         return cached[1]
 
@@ -149,7 +149,7 @@ def unknown_flags(ctx: LaunchContext):
         near = closest(use.option, options, cutoff=0.8)
         prefix = [o for o in options if o.startswith(use.option)]
         out.append((use, near or (prefix[0] if len(prefix) == 1 else None)))
-    ctx.layout.extras["unknown_flags"] = (args, out)
+    ctx.layout.extras.unknown_flags = (args, out)
     return out
 
 

@@ -6,6 +6,7 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 
 from __future__ import annotations
 
+from plint.layout import AXIS_PATHS
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import FIGURES, gpt, is_megatron, known, on_assumed_node, span, torchrun, value
 
@@ -153,8 +154,8 @@ def _with_alternative(ctx: LaunchContext, axis: str, domain: int, head: str, ins
     share = 100 * est.time_s.get(axis, 0.0) / est.step_time_s
     yield Finding(
         f"{head} ({share:.1f}% of the step); {instead(new)}: {gain_text(variant, est, new)}",
-        span(ctx, f"parallel.{axis}"),
-        key=f"parallel.{axis}",
+        span(ctx, AXIS_PATHS[axis]),
+        key=AXIS_PATHS[axis],
     )
 
 
@@ -210,7 +211,7 @@ def ep_spans_nodes(ctx: LaunchContext):
 
 
 def _calls(ctx: RuleContext):
-    chain = ctx.layout.extras.get("chain") if ctx.layout is not None else None
+    chain = ctx.layout.extras.chain if ctx.layout is not None else None
     return chain.calls if chain is not None else []
 
 
@@ -237,7 +238,7 @@ def srun_double_launch(ctx: LaunchContext):
     ):
         return
     srun = calls[kinds.index("srun")]
-    job = ctx.layout.extras.get("slurm")
+    job = ctx.layout.extras.slurm
     per_node = srun.tasks_per_node
     if per_node is None and srun.tasks is None and job is not None:
         per_node = job.ntasks_per_node
@@ -252,7 +253,7 @@ def srun_double_launch(ctx: LaunchContext):
 
 
 def _allocated(ctx: RuleContext):
-    job = ctx.layout.extras.get("slurm") if ctx.layout is not None else None
+    job = ctx.layout.extras.slurm if ctx.layout is not None else None
     if job is None or job.gpus_per_node is None or job.gpus_per_node.value is None:
         return None
     return job.gpus_per_node
@@ -340,7 +341,7 @@ LOCAL = ("localhost", "127.0.0.1", "::1")
 def master_addr_localhost(ctx: LaunchContext):
     if not _multi_node(ctx):
         return
-    chain = ctx.layout.extras.get("chain")
+    chain = ctx.layout.extras.chain
     addr = chain.master_addr if chain is not None else None
     if chain is None or addr is None or addr.value not in LOCAL:
         return

@@ -152,7 +152,7 @@ def test_fail_on_assume_and_release_from_config(tmp_path):
     assert settings.releases == {"megatron": "0.8"} and settings.fail_on == "warning"
     (result,) = check_paths([tmp_path / "launch.sh"])
     assert result.layouts[0].value("cluster.world_size") == 8
-    assert result.layouts[0].extras["release"] == ("0.8", False)
+    assert result.layouts[0].extras.release == ("0.8", False)
     assert CliRunner().invoke(cli, ["check", str(tmp_path / "launch.sh")]).exit_code == 1  # warnings fail
 
 

@@ -318,7 +318,7 @@ def test_full_recompute_advice_needs_the_flag_in_the_release(tmp_path):
     )
     result = _check(tmp_path, {"launch.sh": launch, "ds.json": ds})
     (layout,) = result.layouts
-    assert layout.extras["release"][0] == "bigscience"
+    assert layout.extras.release[0] == "bigscience"
     assert layout.value("recompute.granularity") == "full"
     assert not _findings(result, "PL308")
 

@@ -260,7 +260,7 @@ def test_memory_remedy_gives_its_band_and_keeps_the_batch_whole(tmp_path):
 
 def test_pipeline_advice_is_one_alternative(tmp_path):
     """(issue 25) PL301 and PL302 never name opposite edits of one pipeline (their unsafe fixes together would
-    write virtual stages at pp 1, PL108): SC21's 39B run written with a distributed optimizer (fixtures/good)
+    write virtual stages at pp 1, PL108): SC21's 39B run written with a distributed optimizer (fixtures/advised)
     could interleave (vpp 12) or drop its pipeline (pp 1, dp 64); the faster, pp 1, is named, by PL302 alone,
     and the unsafe fix leaves a launch without errors. Failed before: both warned, and `plint fix
     --unsafe-fixes` refused every fix of the pass."""
@@ -270,7 +270,7 @@ def test_pipeline_advice_is_one_alternative(tmp_path):
 
     from plint.planning.alternatives import faster_pipeline
 
-    source = ROOT / "fixtures" / "good" / "megatron_sc21_gpt_39p1b_512gpu"
+    source = ROOT / "fixtures" / "advised" / "megatron_sc21_gpt_39p1b_512gpu"
     for name in ("launch.sh", ".plint.toml"):
         shutil.copy(source / name, tmp_path / name)
     (result,) = check_paths([tmp_path / "launch.sh"])

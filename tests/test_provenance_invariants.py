@@ -40,7 +40,7 @@ def test_the_walk_sees_the_fixtures():
 @pytest.mark.parametrize("path", MAINS, ids=[str(p.relative_to(ROOT)) for p in MAINS])
 def test_no_guess_passes_for_a_reading(path):
     for layout in _layouts(path):
-        facts = layout.extras.get("facts", {})
+        facts = layout.extras.facts
         incomplete = facts.get("arguments.incomplete")
         for key, value in list(layout.fields.items()) + [(f"fact {k}", v) for k, v in facts.items()]:
             assert value.origin in ORIGINS, (key, value)

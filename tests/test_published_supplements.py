@@ -17,7 +17,14 @@ supplements = _load("published_supplements")
 
 RUNS = {run["id"]: run for run in yaml.safe_load(calibrate.DEFAULT_DATA.read_text())}
 SUPPLEMENTED = sorted(set(supplements.PUBLISHED_SCRIPT_VALUES) | set(supplements.PUBLISHED_RECIPE_FLAGS))
-WRITTEN = [run_id for run_id in SUPPLEMENTED if (ROOT / "fixtures" / "good" / run_id / "launch.sh").exists()]
+# a run's launch: fixtures/good, or fixtures/advised for a run whose layout plint rightly advises against today
+LAUNCHES = {
+    run_id: folder / run_id / "launch.sh"
+    for folder in (ROOT / "fixtures" / "good", ROOT / "fixtures" / "advised")
+    for run_id in SUPPLEMENTED
+    if (folder / run_id / "launch.sh").exists()
+}
+WRITTEN = sorted(LAUNCHES)
 
 
 def facts(inp: ModelInput) -> dict:
@@ -43,7 +50,7 @@ def test_the_calibration_and_the_fixture_launch_state_the_same_run(run_id):
     inp, why = calibrate.to_input(RUNS[run_id])
     assert inp is not None, why
     predicted = supplements.with_publication(run_id, inp)
-    (result,) = check_paths([ROOT / "fixtures" / "good" / run_id / "launch.sh"])
+    (result,) = check_paths([LAUNCHES[run_id]])
     (layout,) = result.layouts
     read = ModelInput.from_layout(layout)
     assert read is not None
@@ -60,6 +67,20 @@ def test_recipe_flags_change_the_calibration_input():
         "bridge_gptoss_120b_b200_64gpu_bf16", calibrate.to_input(RUNS["bridge_gptoss_120b_b200_64gpu_bf16"])[0]
     )
     assert (gptoss.recompute, gptoss.recompute_modules) == ("selective", ("layernorm", "moe_act"))
+
+
+def test_deepseek_v3_runs_as_its_bridge_recipe_built_it():
+    """Megatron-Bridge v0.1.0rc3/rc4 (the 25.09 container's scripts) on H100: DeepEP (flex) with the 1F1B all-to-all
+    overlap, multi-latent attention, one MTP layer, layout Et|(tt|)*30mL, recompute mla_up_proj and mlp. Before:
+    the 26.04 recipe's HybridEP without overlap, and neither MLA, MTP nor the layout."""
+    run = RUNS["bridge_deepseek_v3_h100_1024gpu_fp8"]
+    inp, _ = calibrate.to_input(run)
+    assert (inp.options.moe_dispatcher, inp.options.moe_a2a_overlap) == ("flex", True)
+    out = supplements.with_publication(run["id"], inp)
+    assert out.multi_latent_attention and (out.q_lora_rank, out.kv_lora_rank, out.mtp_num_layers) == (1536, 512, 1)
+    # 32 virtual stages over pp 8: rank 0 the embedding + 1 + 2 x 3 layers, the last 2 x 3 + MTP + loss
+    assert out.pipeline_stage_layers == (7, 8, 8, 8, 8, 8, 8, 6)
+    assert (out.recompute, out.recompute_modules) == ("selective", ("mla_up_proj", "mlp"))
 
 
 def test_script_values_set_micro_batch_and_virtual_stages():

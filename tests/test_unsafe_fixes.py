@@ -178,11 +178,46 @@ def test_safe_mode_leaves_layout_alone(tmp_path):
 
 @pytest.mark.skipif(BASH is None, reason="bash is not installed")
 def test_placeholder_is_quoted_so_bash_parses(tmp_path):
-    # (PL310's larger micro-batch, on this host-bound 345M model, and PL302's dp 4 are fine alone and refused
-    # together, and the fixer then keeps none of that pass: PL310 is left to its own tests)
-    before, after = _fixed_text("placeholder-invalid-bash", tmp_path, ignore=["PL310"])
+    before, after = _fixed_text("placeholder-invalid-bash", tmp_path)
     assert "CHECKPOINT_PATH=<Specify path>" in before and 'CHECKPOINT_PATH="<Specify path>"' in after
     assert subprocess.run([BASH, "-n", "-c", after], capture_output=True).returncode == 0
+
+
+def test_fixes_fine_alone_but_not_together_keep_the_first_and_name_the_conflict(tmp_path):
+    """On this host-bound 345M model (8 GPUs, tp 2, pp 2, global batch 16, micro 4) PL302's tp 1 (dp 4) and
+    PL310's micro-batch 8 are each fine alone; together 16 is not divisible by 8 * 4 (PL102). The pass keeps
+    the fixes that hold together in the order of their findings and reverts PL310's, naming what it clashed
+    with, where it used to keep none of the pass (the placeholder quoting included)."""
+    work = tmp_path / "placeholder-invalid-bash"
+    shutil.copytree(ROOT / "fixtures" / "launches" / "placeholder-invalid-bash", work)
+    main = work / "launch.sh"
+    result = fix_paths([main], unsafe=True)
+    after = main.read_text()
+    assert 'CHECKPOINT_PATH="<Specify path>"' in after
+    assert "--tensor-model-parallel-size 1" in after and "--micro-batch-size 4" in after
+    assert {f.code for f in result.fixed} >= {"PL002", "PL302"} and "PL310" not in {f.code for f in result.fixed}
+    (reverted,) = [r for r in result.reverted if "PL310" in r]
+    assert "fine alone, not with the" in reverted and "PL302" in reverted and "PL102" in reverted
+
+
+def test_compatible_fixes_keeps_each_fix_that_holds_with_those_kept():
+    """Three fixes, a and c clash: a and b are kept, c is refused naming a and b; with no clash all stay."""
+    from types import SimpleNamespace
+
+    from plint.fixing.fix import compatible_fixes
+
+    found = [(SimpleNamespace(code=code), code.lower()) for code in ("PLA", "PLB", "PLC")]
+
+    def check_together(fixes):
+        clash = {"pla", "plc"} <= set(fixes)
+        return tuple(fixes), None, ["PL102 batch"] if clash else []
+
+    kept, files, _, conflicts = compatible_fixes(found, check_together)
+    assert [fix for _, fix in kept] == ["pla", "plb"] and files == ("pla", "plb")
+    ((d, fix, why),) = conflicts
+    assert fix == "plc" and why == "fine alone, not with the PLA, PLB fixes: PL102 batch"
+    kept, files, _, conflicts = compatible_fixes(found[:2], check_together)
+    assert len(kept) == 2 and files == ("pla", "plb") and conflicts == []
 
 
 def test_pl305_unsafe_fix_adds_the_distributed_optimizer_with_its_overlaps(tmp_path):

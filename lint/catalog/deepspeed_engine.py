@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def _given(layout: Layout, option: str) -> bool:
-    args = layout.extras.get("trainer_args")
+    args = layout.extras.trainer_args
     return args is not None and args.get(option) is not None
 
 
@@ -35,7 +35,7 @@ def bf16_optimizer_accum_bytes(layout: Layout, precision: str | None = None) -> 
     if layout.value("trainer") != "megatron-deepspeed" or precision != "bf16" or not _given(layout, "--deepspeed"):
         return None
     zero = layout.value("parallel.zero_stage")
-    ds = layout.extras.get("ds_config")
+    ds = layout.extras.ds_config
     accum = ds.value("data_types", "grad_accum_dtype").value if ds is not None else None
     fp32 = str(accum).lower() in ("fp32", "float32", "float", "torch.float32")
     if zero == 1:  # ZeRO-1 with fp32 accumulation and no offload is routed to BF16_Optimizer too

@@ -30,7 +30,13 @@ class GPU:
     # the GPUs of the usual node built on this part (DGX/HGX: 8; a GB200 compute tray: 4); None where nodes of
     # many sizes are sold (PCIe cards). Only assumed, and said so, for a launch that uses every GPU of its node
     node_gpus: int | None = None
+    # CUDA compute capability ("9.0": Hopper, "10.0": Blackwell B200/GB200); None where the catalog has none (AMD)
+    compute_capability: str | None = None
     sources: tuple[tuple[str, str], ...] = field(default=(), compare=False, repr=False)  # (number, source)
+    # the share of the single-GPU sustained rates above (gemm_efficiency, attention_efficiency) that a synchronous
+    # job over several nodes delivers: each step waits for its slowest GPU, and parts held at a power cap differ
+    # (fitted on the calibration set's multi-node runs, benchmarks/fit_scale_out_rate.py; 1.0 where not fitted)
+    scale_out_rate_factor: float = 1.0
 
     def peak_tflops(self, precision: str | None = "bf16") -> float:
         """Dense peak TFLOP/s of the GEMMs of a training precision: the fp8 rate for fp8, the fp16 rate
@@ -99,7 +105,9 @@ def _build(canonical: str) -> GPU:
         spec.get("attention_efficiency", 0.5),
         spec.get("host_overhead_factor", 1.0),
         spec.get("node_gpus"),
+        spec.get("compute_capability"),
         tuple(sorted(spec.get("sources", {}).items())),
+        scale_out_rate_factor=spec.get("scale_out_rate_factor", 1.0),
     )
 
 

@@ -111,7 +111,7 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
             os.path.realpath(cfg.path)
             for _, r in checked
             for layout in r.layouts
-            if (cfg := layout.extras.get("ds_config")) is not None
+            if (cfg := layout.extras.ds_config) is not None
         }
         checked += [
             (index, result)

@@ -335,7 +335,7 @@ def run(
 
         for r in result.results:
             for layout in r.layouts:
-                layout.extras["dry_run"] = build_groups(layout)
+                layout.extras.dry_run = build_groups(layout)
     if write_baseline:
         from plint.checking.baseline import write_baseline as write
 
@@ -434,7 +434,7 @@ def _exit_code(result, fail_on: str, dry_run: bool) -> int:
     if (
         dry_run
         and fail_on != "never"
-        and any(not layout.extras["dry_run"]["ok"] for r in result.results for layout in r.layouts)
+        and any(not layout.extras.dry_run["ok"] for r in result.results for layout in r.layouts)
     ):
         return 1
     if fail_on != "never" and any(

@@ -16,7 +16,10 @@ small-message end carries the collective's latency, the large end its sustained 
       InfiniBand NDR runs of the calibration set it slows their data-parallel traffic by 15% and more,
       against runs plint already predicts too slow (Megatron-Core's 32B weak-scaling point, Nemotron-4
       15B), so EFA's curve does not stand for InfiniBand; across nodes plint keeps Options.network_efficiency
-      (0.85 of line rate) and the per-step latency of schemas/hardware.json until an InfiniBand sweep is in.
+      (0.85 of line rate) and the per-step latency of schemas/hardware.json until an InfiniBand sweep is in
+      (the sweeps posted in nccl-tests / NCCL issues come from clusters reported as faulty; the maintainers'
+      figure, nccl-tests #267: ConnectX-7 at NDR reaches 48-49 GB/s per NIC, 0.96-0.98 of line rate, and an
+      all-to-all gets one NIC's bandwidth; docs/cost-model.md lists what was searched).
   Send/receive: not read either (no sweep); the alpha-beta cost of comm.point_to_point.
 """
 

@@ -3,7 +3,9 @@
 Time of one micro-batch on one pipeline stage (per GPU, seconds):
   GEMMs        2*M*N*K FLOPs each at peak x efficiency(M, N, K): efficiency = gemm_efficiency (catalog,
                the large-GEMM plateau) / (1 + R/M + R/N + R/K), R = Options.gemm_ramp. The backward
-               is two GEMMs of the same size (input and weight gradients). M = tokens b*s/cp.
+               is two GEMMs of the same size (input and weight gradients). M = tokens b*s/cp. A job over
+               several nodes runs its GEMMs and attention at GPU.scale_out_rate_factor of the single-GPU
+               rates (scale_out_rate: each step waits for its slowest GPU).
   attention    flash: causal FLOPs at peak x attention_efficiency (catalog); without flash the
                unfused batched GEMMs do the full s^2 and the softmax/dropout pass moves ~33 bytes per
                score (fwd write+softmax+dropout, twice that backward) through HBM.
@@ -19,7 +21,8 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
   overlap      hidden communication (TP, CP, PP, DP/ZeRO, DualPipe's EP) still costs
                Options.overlap_slowdown of its own duration: NCCL's channels take SMs and HBM
                bandwidth from the GEMMs they run under.
-  fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass).
+  fp8          operands cast to fp8 (4 B moved per element, 6 with current scaling's amax pass); the output
+               layer stays in bf16 (bf16_head_factor).
   CP           ring exchange of K and V ((cp-1) steps forward, twice that backward), hidden behind
                the attention core.
   EP           dispatch + combine of the MoE token dispatcher forward and backward (_token_dispatch: the
@@ -29,15 +32,18 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
                instruction: four transfers per micro-batch, never overlapped.
   recompute    full adds each layer's forward again (GEMMs, attention, element-wise, TP comm);
-               selective adds the attention core forward.
+               selective adds what --recompute-modules names (selective_replay; core_attn by default).
+  MLA, MTP     multi-latent attention's own projections and core (mla_attention); each MTP depth adds a layer,
+               eh_proj and the output layer again to the last stage.
   T5           per layer an encoder layer (s_e tokens) and a decoder layer (s_d) with its cross-attention
                (_encoder_decoder_pair); the LM head over the decoder's tokens.
   hybrid       the pattern's mean layer: Mamba (in_proj/out_proj GEMMs, the conv and chunked scan as bytes
                over HBM), attention-only and MLP-only layers (_hybrid_layer_mean).
 Step = m x (1 + bubble) x slowest stage's micro-batch time, the bubble of the pipeline schedule
 (schedule.py: (pp-1)/m for 1F1B, (pp-1)/(vpp*m) interleaved, less for zero-bubble and DualPipe;
-DualPipe and --overlap-moe-expert-parallel-comm run one micro-batch's EP all-to-all under another's
-compute, so only the excess is exposed) + exposed data-parallel traffic (after the last backward;
+DualPipe runs one micro-batch's EP all-to-all under another's compute, so only the excess is exposed;
+--overlap-moe-expert-parallel-comm phase by phase: a2a_overlapped_layer) + exposed data-parallel traffic (after
+the last backward;
 overlap hides it behind one micro-batch's backward; DeepSpeed overlaps by default only at ZeRO-3, and
 ZeRO-3/FSDP gathers the parameters forward and backward and reduce-scatters the gradients every
 micro-batch, hidden behind that micro-batch's compute but for the first layer's share; DeepSpeed's
@@ -62,6 +68,7 @@ from plint.cost.comm import (
     point_to_point,
     reduce_scatter,
 )
+from plint.cost.layer_terms import bf16_head_factor, mla_attention, selective_replay
 from plint.cost.collectives import nvlink_curve
 from plint.cost.error_band import error_band
 from plint.cost.flops import flops_per_step
@@ -77,6 +84,7 @@ from plint.cost.memory import (
     workspace_bytes,
 )
 from plint.cost.model_input import ModelInput
+from plint.cost.moe_time import a2a_overlapped_layer, expert_activation, expert_slots, paired_share, shared_experts
 from plint.cost.params import ParamCounts, count_params, hybrid_modelled, mamba_dims
 from plint.cost.pipeline_stages import slowest_rank
 from plint.cost.schedule import bubble_fraction, schedule_name
@@ -270,10 +278,17 @@ class _Kernels:
         return exposed + self.kappa * (comm - exposed)
 
 
+def scale_out_rate(inp: ModelInput, gpu: GPU) -> float:
+    """The share of the GPU's single-GPU tensor-core rates the job delivers: GPU.scale_out_rate_factor for a
+    synchronous job over several nodes (each step waits for its slowest GPU), 1 inside one node."""
+    return gpu.scale_out_rate_factor if inp.world_size > inp.gpus_per_node else 1.0
+
+
 def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
     o = inp.options
     cp, tp = max(1, inp.cp), max(1, inp.tp)
     gemm_peak = gpu.peak_tflops(inp.precision) * 1e12 * (0.5 if inp.precision == "fp32" else 1.0)
+    rate = scale_out_rate(inp, gpu)
     return _Kernels(
         inp,
         group_links(inp, gpu),
@@ -281,8 +296,8 @@ def _kernels(inp: ModelInput, gpu: GPU) -> _Kernels:
         tp if inp.sequence_parallel else 1,
         gemm_peak,
         (gpu.bf16_tflops or gpu.fp16_tflops or 0.0) * 1e12,
-        gpu.attention_efficiency,
-        gpu.gemm_efficiency * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0),
+        gpu.attention_efficiency * rate,
+        gpu.gemm_efficiency * rate * (o.fp8_gemm_factor if inp.precision == "fp8" else 1.0),
         o.gemm_ramp,
         gpu.hbm_tbps * 1e12 * o.hbm_efficiency,
         2 if inp.swiglu else 1,
@@ -311,9 +326,12 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
     f = inp.ffn_width()
     tp, cp, b, gate, tokens = max(1, inp.tp), max(1, inp.cp), inp.micro_batch, k.gate, k.tokens
     qkv = k.gemm(tokens, (n + 2 * g) * d / tp, h)
+    out_proj = k.gemm(tokens, h, n * d / tp)
     fc1 = k.gemm(tokens, f * gate / tp, h)
     causal = 0.5 if o.flash_attention else 1.0  # unfused attention computes the masked half too
     core = 4 * b * s * (s / cp) * d * (n / tp) * causal / (k.attn_peak * k.attn_eff)
+    if inp.multi_latent_attention:
+        qkv, out_proj, core = mla_attention(k, causal)
     if not o.flash_attention:
         core += 11 * b * (n / tp) * s * (s / cp) / k.hbm
     elementwise = 2 * tokens * (11 * h / k.sp + 2 * (n + g) * d / tp) / k.hbm  # norms, residuals, rotary
@@ -327,9 +345,7 @@ def _dense_layer(k: _Kernels) -> _DenseLayer:
         per_elem = 6 if o.fp8_recipe in ("tensorwise", "current") else 4
         elementwise += per_elem * tokens * operands / k.hbm / 3
     activation = 2 * tokens * (2 + gate) * f / tp / k.hbm
-    return _DenseLayer(
-        qkv, fc1, qkv + k.gemm(tokens, h, n * d / tp), fc1 + k.gemm(tokens, h, f / tp), core, elementwise, activation
-    )
+    return _DenseLayer(qkv, fc1, qkv + out_proj, fc1 + k.gemm(tokens, h, f / tp), core, elementwise, activation)
 
 
 @record(frozen=True)
@@ -475,15 +491,11 @@ def _moe_layer(k: _Kernels) -> tuple[float, float, float]:
     etp = inp.etp or tp
     ep = max(1, inp.ep)
     local = max(1.0, experts / ep)
-    # routed token copies this GPU's experts process: the busiest EP rank's, which the others wait for
     imbalance = inp.options.moe_load_imbalance if ep > 1 else 1.0
-    slots = tokens * topk * etp / tp * imbalance
+    slots = expert_slots(k)
     mlp = k.gemm(slots / local, fm * gate / etp, h, local) + k.gemm(slots / local, h, fm / etp, local)
-    fs = inp.moe_shared_expert_size
-    if fs:
-        mlp += k.gemm(tokens, fs * gate / tp, h) + k.gemm(tokens, h, fs / tp)
-    mlp += k.gemm(tokens / k.sp, experts, h)
-    act = 2 * (slots * (2 + gate) * fm / etp + 4 * tokens * topk * h / tp) / k.hbm  # activation + permutes
+    mlp += shared_experts(k) + k.gemm(tokens / k.sp, experts, h)
+    act = expert_activation(k) + 2 * 4 * tokens * topk * h / tp / k.hbm  # activation + permutes
     dispatch = _token_dispatch(k, tokens / tp, topk, ep, etp)
     if etp > 1:
         # the all-to-all dispatcher all-gathers the tokens it received over the expert-TP group, and the
@@ -540,9 +552,9 @@ def _recompute_share(inp: ModelInput, stage_layers: float) -> float:
     return 1.0
 
 
-def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
+def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, float]:
     """One micro-batch on the last (slowest) pipeline stage: its layers, dense and MoE in proportion,
-    plus the output layer, by cost term (seconds)."""
+    plus the output layer, by cost term (seconds); `m` micro-batches a step."""
     inp = k.inp
     layer = _dense_layer(k)
     tp_fwd, tp_bwd = _tp_times(k, layer)
@@ -558,36 +570,59 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts) -> dict[str, float]:
     elif hybrid_modelled(inp):
         dense = _hybrid_layer_mean(k, layer, dense)
     moe = _LayerTime(shared + moe_mlp + moe_act, tp_fwd, tp_bwd, layer.core, cp_fwd)
-    for lt, epc, share in ((dense, 0.0, 1 - moe_share), (moe, ep_fwd, moe_share)):
-        n_layers = share * stage_layers
-        t["compute"] += n_layers * 3 * lt.compute  # forward + 2x backward
-        t["tp"] += n_layers * (lt.tp_fwd + lt.tp_bwd)
-        t["ep"] += n_layers * 2 * epc
-        t["cp"] += n_layers * 3 * lt.cp
-        if inp.recompute == "full":
-            t["recompute"] += n_layers * (lt.compute + lt.tp_fwd + epc)
-        elif inp.recompute == "selective":
-            t["recompute"] += n_layers * lt.core
-    t["recompute"] *= _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
+    replayed = _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
+    moe_parts = (moe_mlp, moe_act, ep_fwd, expert_activation(k), shared_experts(k)) if c.num_moe else None
+    one_layer = {}  # one layer of each kind, by cost term
+    for kind, lt, epc, share in (("dense", dense, 0.0, 1 - moe_share), ("moe", moe, ep_fwd, moe_share)):
+        one_layer[kind] = {
+            "compute": 3 * lt.compute,  # forward + 2x backward
+            "tp": lt.tp_fwd + lt.tp_bwd,
+            "ep": 2 * epc,
+            "cp": 3 * lt.cp,
+            "recompute": replayed * (lt.compute + lt.tp_fwd + epc)
+            if inp.recompute == "full"
+            else selective_replay(k, lt.core, layer.mlp + layer.activation, moe_parts if kind == "moe" else None),
+        }
+        for part, value in one_layer[kind].items():
+            t[part] += share * stage_layers * value
     vocab, h = c.vocab_padded, inp.hidden_size
     tp = max(1, inp.tp)
     # T5's LM head (T5LMHead) and loss run over the decoder's tokens alone
     head_tokens = k.tokens * decoder_tokens_share(inp)
-    t["head"] = 3 * k.gemm(head_tokens, vocab / tp, h) + 24 * head_tokens * vocab / tp / k.hbm  # + fp32 cross-entropy
+    t["head"] = (
+        3 * k.gemm(head_tokens, vocab / tp, h) * bf16_head_factor(k) + 24 * head_tokens * vocab / tp / k.hbm
+    )  # + fp32 cross-entropy
     t["pp"] = _pp_time(k)
     schedule = schedule_name(inp.options.pipeline_schedule, inp.vpp) if inp.pp > 1 else "1f1b"
-    if schedule in ("dualpipe", "dualpipev") or inp.options.moe_a2a_overlap:
-        # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3
-        # sec. 3.2.1; Megatron's --overlap-moe-expert-parallel-comm pairs micro-batches the same way)
-        t["ep"] = k.hidden(t["ep"], t["compute"] + t["recompute"])
-    # the rank the step waits for: the last (it runs the head) of an even split, else the slowest by its own
-    # layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
+    if schedule in ("dualpipe", "dualpipev") and t["ep"] > 0:
+        # F&B chunks: the dispatch/combine of one micro-batch overlaps the other's compute (DeepSeek-V3 sec. 3.2.1)
+        hidden = k.hidden(t["ep"], t["compute"] + t["recompute"])
+        one_layer["moe"]["ep"] *= hidden / t["ep"]
+        t["ep"] = hidden
+    elif inp.options.moe_a2a_overlap and ep_fwd > 0:
+        paired = paired_share(m, inp.vpp or 1, inp.options.microbatch_group or max(1, inp.pp))
+        per_layer = paired * a2a_overlapped_layer(k, ep_fwd / 2, shared, moe_mlp + moe_act) + (1 - paired) * 2 * ep_fwd
+        one_layer["moe"]["ep"] = per_layer
+        t["ep"] = moe_share * stage_layers * per_layer
+    # multi-token prediction on the last stage (megatron/core/transformer/multi_token_prediction.py,
+    # MultiTokenPredictionLayer.forward): per depth eh_proj (column-parallel, 2h -> h) over the normed embedding and
+    # hidden state, a transformer layer of the decoder's last layer's kind (params.mtp_layer_params), and the
+    # model's output layer and loss again over its own logits (MTP's compute_language_model_loss)
+    mtp = {part: 0.0 for part in ("compute", "recompute", "tp", "ep", "cp")}
+    if inp.mtp_num_layers:
+        mtp.update({part: inp.mtp_num_layers * v for part, v in one_layer["moe" if c.mtp_experts else "dense"].items()})
+        mtp["compute"] += inp.mtp_num_layers * (t["head"] + 3 * k.gemm(k.tokens, h / tp, 2 * h))
+    # the rank the step waits for: the last (it runs the head and MTP) of an even split, else the slowest by its
+    # own layers (pipeline_stages: uneven first/last stages, embedding and loss counted, a custom layout)
     layer_parts = ("compute", "recompute", "tp", "ep", "cp")
     scale, with_head = slowest_rank(
-        inp.pipeline_stage_layers if inp.pp > 1 else None, stage_layers, sum(t[p] for p in layer_parts), t["head"]
+        inp.pipeline_stage_layers if inp.pp > 1 else None,
+        stage_layers,
+        sum(t[p] for p in layer_parts),
+        t["head"] + sum(mtp.values()),
     )
     for part in layer_parts:
-        t[part] *= scale
+        t[part] = t[part] * scale + (mtp[part] if with_head else 0.0)
     t["head"] = t["head"] if with_head else 0.0
     return t
 
@@ -748,7 +783,7 @@ def _hybrid_dispatch_share(inp: ModelInput) -> float:
 def _step_times(inp: ModelInput, c: ParamCounts, gpu: GPU, m: int) -> dict[str, float]:
     """The step's time by cost term (TIME_PART_NAMES), seconds."""
     k = _kernels(inp, gpu)
-    mb = _stage_microbatch(k, c)
+    mb = _stage_microbatch(k, c, m)
     # a micro-batch whose GPU work is shorter than the host's dispatch of it waits for the host
     mb["overhead"] = max(0.0, host_microbatch_s(inp, c, gpu) - sum(mb.values()))
     per_microbatch = sum(mb.values())  # the last stage: the slowest

@@ -16,15 +16,20 @@ if TYPE_CHECKING:
     from plint.checking.config import Settings
     from plint.cost import Estimate, ModelInput
     from plint.cost.pipeline_stages import Partition
-    from plint.layout import Layout
+    from plint.layout import FieldPath, Layout
 
-_SHAPE = ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length", "model.vocab_size")
-_ESTIMATED = "estimate"  # layout.extras key: (ModelInput | None, Estimate | None)
+_SHAPE: tuple[FieldPath, ...] = (
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_attention_heads",
+    "model.seq_length",
+    "model.vocab_size",
+)
 
 
 def cost_input(layout: Layout, settings: Settings | None = None) -> ModelInput | None:
     """The cost model's input for a layout, or None when the shape or the cluster is not known."""
-    cached = layout.extras.get(_ESTIMATED)
+    cached = layout.extras.estimate
     if cached is not None:
         return cached[0]
     return _compute(layout, settings)[0]
@@ -32,7 +37,7 @@ def cost_input(layout: Layout, settings: Settings | None = None) -> ModelInput |
 
 def layout_estimate(layout: Layout, settings: Settings | None = None) -> Estimate | None:
     """Memory, time, bubble and MFU of the layout's step; None when it cannot be estimated."""
-    cached = layout.extras.get(_ESTIMATED)
+    cached = layout.extras.estimate
     if cached is not None:
         return cached[1]
     return _compute(layout, settings)[1]
@@ -89,8 +94,8 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
             note = adapter_note(inp)
             assert note is not None  # adapter_note describes every input with a LoRA rank
             est = est.with_assumption(note)
-        if est is not None and layout.extras.get("gpu_ambiguity"):
-            est = est.with_assumption(layout.extras["gpu_ambiguity"])  # the memory the estimate judges by
+        if est is not None and layout.extras.gpu_ambiguity:
+            est = est.with_assumption(layout.extras.gpu_ambiguity)  # the memory the estimate judges by
         unmodelled = unmodelled_features(layout)
         if est is not None and unmodelled:
             est = est.with_assumption(
@@ -109,11 +114,11 @@ def _compute(layout: Layout, settings: Settings | None) -> tuple:
                 "time not modelled: " + "; ".join(time_unmodelled) + "; the time rules stay silent on this launch"
             )
         if inp is not None:
-            layout.extras["host_memory"] = host_memory(layout, inp, settings, est)
-        layout.extras["estimate_unmodelled"] = unmodelled
-        layout.extras["memory_unmodelled"] = memory_unmodelled
-        layout.extras["time_unmodelled"] = time_unmodelled
-    layout.extras[_ESTIMATED] = (inp, est)
+            layout.extras.host_memory = host_memory(layout, inp, settings, est)
+        layout.extras.estimate_unmodelled = unmodelled
+        layout.extras.memory_unmodelled = memory_unmodelled
+        layout.extras.time_unmodelled = time_unmodelled
+    layout.extras.estimate = (inp, est)
     return inp, est
 
 
@@ -150,7 +155,7 @@ UNMODELLED_ENTRYPOINTS = {
 
 def unmodelled_features(layout: Layout) -> list[str]:
     """What the launch uses that the cost model leaves out, each named once."""
-    args = layout.extras.get("trainer_args")
+    args = layout.extras.trainer_args
     get = getattr(args, "get", None)
     found: list[str] = []
     if get is not None:
@@ -176,7 +181,7 @@ def unmodelled_features(layout: Layout) -> list[str]:
                     + ", ".join(sorted(_recompute_modules(args) - COSTED_RECOMPUTE_MODULES))
                     + ")"
                 )
-    facts = layout.extras.get("facts", {})
+    facts = layout.extras.facts
     if "catalog.unmodelled" in facts:  # a vision-language model's encoders beside its language model
         found.append(facts["catalog.unmodelled"].value)
     if "fsdp.offload" in facts:
@@ -184,7 +189,7 @@ def unmodelled_features(layout: Layout) -> list[str]:
     for part in ("offload_optimizer_device", "offload_param_device"):  # accelerate's own DeepSpeed config
         if f"accelerate.{part}" in facts:
             found.append(f"ZeRO {part[:-7].replace('_', ' ')} to {facts[f'accelerate.{part}'].value}")
-    ds = layout.extras.get("ds_config")
+    ds = layout.extras.ds_config
     zero = layout.value("parallel.zero_stage")
     for part in ("offload_optimizer", "offload_param"):
         device = getattr(getattr(ds, part, None), "value", None)
@@ -266,6 +271,11 @@ def _flag_text(args, option: str) -> str | None:
     return args.text(option) if args is not None else None
 
 
+def _fact_true(layout: Layout, key: str) -> bool:
+    fact = layout.extras.facts.get(key)
+    return fact is not None and fact.value is True
+
+
 def uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | None:
     """Megatron's partition of the layers over the pipeline ranks when the launch makes it uneven
     (--decoder-first/last-pipeline-num-layers, --account-for-embedding/loss-in-pipeline-split,
@@ -278,7 +288,8 @@ def uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | No
     value = layout.value
     first, last = value("parallel.uneven_first"), value("parallel.uneven_last")
     text = value("parallel.pipeline_layout")
-    embedding, loss = bool(value("pipeline.account_for_embedding")), bool(value("pipeline.account_for_loss"))
+    # trainer facts, not layout fields (the layout holds no pipeline.*): the flags as written
+    embedding, loss = (_fact_true(layout, f"pipeline.account_for_{part}") for part in ("embedding", "loss"))
     if text is not None:
         from plint.reading.sources.megatron import layout_stages
 
@@ -311,7 +322,7 @@ def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
 def _padded_to(layout: Layout) -> int | None:
     """The bigscience fork's --pad-vocab-size-to: the padded vocabulary itself (its
     _vocab_size_with_padding returns it as given, no further padding)."""
-    text = _flag_text(layout.extras.get("trainer_args"), "--pad-vocab-size-to")
+    text = _flag_text(layout.extras.trainer_args, "--pad-vocab-size-to")
     return int(text) if text is not None and text.isdigit() and int(text) > 0 else None
 
 
@@ -322,7 +333,7 @@ def _assumed_vocab(layout: Layout) -> tuple[int | None, str | None]:
         return padded, f"vocabulary padded to {padded:,} (--pad-vocab-size-to)"
     if layout.value("model.vocab_size") is not None:
         return None, None
-    args = layout.extras.get("trainer_args")
+    args = layout.extras.trainer_args
     tokenizer = _flag_text(args, "--tokenizer-type")
     if tokenizer in TOKENIZER_VOCAB:
         return TOKENIZER_VOCAB[tokenizer], f"vocabulary {TOKENIZER_VOCAB[tokenizer]:,} ({tokenizer}'s vocabulary file)"
@@ -350,8 +361,8 @@ def _with_cluster_settings(inp: ModelInput, settings: Settings) -> ModelInput:
 
 def _offloaded(layout: Layout) -> tuple[str | None, str | None]:
     """(optimizer, parameter) offload devices: the DeepSpeed JSON's, the config the script builds, accelerate's."""
-    facts = layout.extras.get("facts", {})
-    ds = layout.extras.get("ds_config")
+    facts = layout.extras.facts
+    ds = layout.extras.ds_config
     found = []
     for part in ("offload_optimizer", "offload_param"):
         value = getattr(getattr(ds, part, None), "value", None) if ds is not None else None
@@ -372,7 +383,7 @@ def host_memory(layout: Layout, inp: ModelInput, settings: Settings | None, est:
         return None
     ram = None
     configured = getattr(settings, "host_memory_gib", None)
-    job = layout.extras.get("slurm")
+    job = layout.extras.slurm
     mem = getattr(job, "options", {}).get("mem") if job is not None else None
     if configured:
         ram = Value(float(configured), None, "literal", "[tool.plint] host-memory")

@@ -9,7 +9,16 @@ import re
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from plint.layout import Layout
+    from plint.layout import FactKey, FieldPath, Layout
+
+
+_SHAPE_FIELDS: tuple[FieldPath, ...] = (
+    "model.num_layers",
+    "model.hidden_size",
+    "model.num_attention_heads",
+    "model.seq_length",
+)
+_MODEL_PARALLEL: tuple[FieldPath, ...] = ("parallel.tp", "parallel.pp", "parallel.cp")
 
 
 class _Shape(TypedDict):
@@ -25,9 +34,7 @@ class _Shape(TypedDict):
 def model_shape(layout: Layout, vocab_size: int | None) -> _Shape | None:
     """The layout's model shape; `vocab_size` stands in for a vocabulary it does not give; None when a size is missing."""
     v = layout.value
-    layers, hidden, heads, seq = (
-        positive_int(v(f"model.{k}")) for k in ("num_layers", "hidden_size", "num_attention_heads", "seq_length")
-    )
+    layers, hidden, heads, seq = (positive_int(v(k)) for k in _SHAPE_FIELDS)
     vocab = positive_int(v("model.vocab_size"))
     if vocab is None:
         vocab = vocab_size
@@ -55,7 +62,7 @@ def cluster_size(layout: Layout) -> tuple[int, int, int] | None:
 def parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, int, int] | None:
     """(tp, pp, cp); None when they do not divide the world, unless `any_layout` (then all 1)."""
     v = layout.value
-    tp, pp, cp = (positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+    tp, pp, cp = (positive_int(v(k)) or 1 for k in _MODEL_PARALLEL)
     ulysses = _fact_int(layout, "ds_sequence_parallel_size")
     if cp == 1 and ulysses and ulysses > 1:
         # DeepSpeed-Ulysses splits the sequence like context parallelism (s/sp tokens per GPU, ZeRO
@@ -68,7 +75,7 @@ def parallel_sizes(layout: Layout, world: int, any_layout: bool) -> tuple[int, i
     return tp, pp, cp
 
 
-def architecture_fields(layout: Layout, args: TrainerFlags, num_layers: int) -> dict[str, Any]:
+def architecture_fields(layout: Layout, args: ParsedTrainerFlags, num_layers: int) -> dict[str, Any]:
     """ModelInput's fields of the model's architecture beyond its shape: widths, biases, norms, experts, multi-latent
     attention and the hybrid stack."""
     v = layout.value
@@ -115,7 +122,7 @@ def architecture_fields(layout: Layout, args: TrainerFlags, num_layers: int) -> 
     )
 
 
-def attention_and_loss(layout: Layout, args: TrainerFlags) -> dict[str, Any]:
+def attention_and_loss(layout: Layout, args: ParsedTrainerFlags) -> dict[str, Any]:
     """Options the attention implementation and the loss set, for Megatron launches (megatron/core/
     transformer/transformer_config.py: transformer_impl 'transformer_engine' and attention_backend auto by
     default; megatron/core/model_parallel_config.py: cross_entropy_loss_fusion False, cross_entropy_fusion_impl
@@ -165,7 +172,7 @@ def _encoder_decoder(layout: Layout) -> bool:
 HYBRID_ENTRY_POINTS = ("pretrain_hybrid.py", "pretrain_mamba.py")
 
 
-def _hybrid_pattern(layout: Layout, args: TrainerFlags) -> str | None:
+def _hybrid_pattern(layout: Layout, args: ParsedTrainerFlags) -> str | None:
     """The hybrid stack's layer symbols (ModelInput.hybrid_pattern), or None without a pattern or a hybrid entry point."""
     if str(layout.value("entrypoint") or "").rsplit("/", 1)[-1] not in HYBRID_ENTRY_POINTS:
         return None
@@ -186,7 +193,7 @@ def cublas_workspace_config(text: str | None) -> int | None:
 
 def launch_env(layout: Layout, name: str) -> str | None:
     """The text of an environment variable the launch command sees (exported before it, or set on it), when known."""
-    chain = getattr(layout, "extras", {}).get("chain")
+    chain = layout.extras.chain
     command = getattr(chain, "command", None)
     found = None
     while command is not None:  # innermost first: the first setting found wins
@@ -202,14 +209,14 @@ def launch_env(layout: Layout, name: str) -> str | None:
     return "".join(part.text for part in found.value)
 
 
-def recomputed_modules(args: TrainerFlags) -> tuple[str, ...]:
+def recomputed_modules(args: ParsedTrainerFlags) -> tuple[str, ...]:
     """The words of --recompute-modules (nargs '*'), or Megatron's default, core_attn alone."""
     use = args.args.get("--recompute-modules") if args.args is not None else None
     words = tuple(w.text for w in (getattr(use, "values", None) or ()) if getattr(w, "text", None))
     return words or ("core_attn",)
 
 
-def async_tp_backward(release: str | None, args: TrainerFlags) -> bool:
+def async_tp_backward(release: str | None, args: ParsedTrainerFlags) -> bool:
     """Whether the trainer runs the backward's tensor-parallel collectives under its GEMMs. The bigscience
     fork keeps Megatron-LM's synchronous all-reduce of 2021 (megatron/mpu/layers.py); elsewhere it is
     asynchronous, and --no-async-tensor-model-parallel-allreduce turns that off only where the code still
@@ -226,7 +233,7 @@ def async_tp_backward(release: str | None, args: TrainerFlags) -> bool:
 
 def trainer_release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
-    release = getattr(layout, "extras", {}).get("release")
+    release = layout.extras.release
     return release[0] if release else None
 
 
@@ -235,7 +242,7 @@ def hpz_partition_size(layout: Layout, model_parallel: int, world: int) -> int:
     stage 3 only (partition_parameters.py), as min(k, world) consecutive global ranks
     (deepspeed/utils/groups.py _create_zero_param_parallel_group). Costed for pure data parallelism only:
     with tp, pp or cp those consecutive ranks are not one data-parallel group's members."""
-    ds = getattr(layout, "extras", {}).get("ds_config")
+    ds = layout.extras.ds_config
     if ds is None or layout.value("parallel.zero_stage") != 3 or model_parallel != 1:
         return 1
     k = positive_int(ds.value("zero_optimization", "zero_hpz_partition_size").value)
@@ -245,7 +252,7 @@ def hpz_partition_size(layout: Layout, model_parallel: int, world: int) -> int:
 def offloaded_to_cpu(layout: Layout, part: str) -> bool:
     """Whether the launch's DeepSpeed config puts zero_optimization.<part> on the CPU (deprecated booleans
     included: plint.reading.sources.deepspeed_config)."""
-    ds = getattr(layout, "extras", {}).get("ds_config")
+    ds = layout.extras.ds_config
     return getattr(getattr(ds, part, None), "value", None) == "cpu"
 
 
@@ -255,7 +262,7 @@ DEFAULT_LORA_RANK = 8
 
 def finetune_lora_rank(layout: Layout) -> int | None:
     """The LoRA rank when the launch trains adapters only (finetune.lora, read by plint.reading.sources.hf)."""
-    facts = getattr(layout, "extras", {}).get("facts", {})
+    facts = layout.extras.facts
     lora = facts.get("finetune.lora")
     if lora is None or lora.value is not True:
         return None
@@ -268,8 +275,8 @@ def frozen_bits(layout: Layout) -> int | None:
     return bits if bits in (4, 8) else None
 
 
-def _fact_int(layout: Layout, key: str) -> int | None:
-    fact = getattr(layout, "extras", {}).get("facts", {}).get(key)
+def _fact_int(layout: Layout, key: FactKey) -> int | None:
+    fact = layout.extras.facts.get(key)
     return positive_int(getattr(fact, "value", None))
 
 
@@ -279,7 +286,7 @@ def why_no_input(layout: Layout) -> list[tuple[str, str]]:
     the memory and step estimate without a word."""
     v = layout.value
     out: list[tuple[str, str]] = []
-    for key in ("model.num_layers", "model.hidden_size", "model.num_attention_heads", "model.seq_length"):
+    for key in _SHAPE_FIELDS:
         out += _gap(layout, key, "not read from the launch (the entry point or a config file sets it)")
     world = positive_int(v("cluster.world_size"))
     if world is None and not (positive_int(v("cluster.gpus_per_node")) and positive_int(v("cluster.nnodes"))):
@@ -289,13 +296,13 @@ def why_no_input(layout: Layout) -> list[tuple[str, str]]:
         if value is not None and is_unresolved(layout, key):
             out.append((key, value.note or "cannot be known statically"))
     if not out and world is not None:
-        tp, pp, cp = (positive_int(v(f"parallel.{k}")) or 1 for k in ("tp", "pp", "cp"))
+        tp, pp, cp = (positive_int(v(k)) or 1 for k in _MODEL_PARALLEL)
         if world % (tp * pp * cp):
             out.append(("parallel", f"tp*pp*cp = {tp * pp * cp} does not divide the {world} GPUs (PL101)"))
     return out
 
 
-def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
+def _gap(layout: Layout, key: FieldPath, absent: str) -> list[tuple[str, str]]:
     """[(key, why)] when the field holds no positive whole number; [] when it does."""
     value = layout.get(key)
     if value is None:
@@ -308,7 +315,7 @@ def _gap(layout: Layout, key: str, absent: str) -> list[tuple[str, str]]:
 
 
 # Fields the estimate needs when the launch has them (a plain DeepSpeed launch has no tp: it is 1)
-NEEDED_FIELDS = (
+NEEDED_FIELDS: tuple[FieldPath, ...] = (
     "parallel.tp",
     "parallel.pp",
     "parallel.cp",
@@ -321,7 +328,7 @@ NEEDED_FIELDS = (
 )
 
 
-def is_unresolved(layout: Layout, key: str) -> bool:
+def is_unresolved(layout: Layout, key: FieldPath) -> bool:
     value = layout.get(key)
     return value is not None and value.value is None and value.origin == "unresolved"
 
@@ -339,7 +346,7 @@ def positive_int(x: Any) -> int | None:
     return x if isinstance(x, int) and x > 0 else None
 
 
-def _moe_layers(layout: Layout, args: TrainerFlags, num_layers: int) -> int | tuple[int, ...]:
+def _moe_layers(layout: Layout, args: ParsedTrainerFlags, num_layers: int) -> int | tuple[int, ...]:
     """Which layers are MoE. Megatron-Core: --moe-layer-freq. The deepspeedai Megatron-DeepSpeed fork:
     --expert-interval k (its default is 2), MoE where the 1-based layer number is a multiple of k
     (get_num_experts_per_layer in megatron/model/transformer.py), so half the layers by default."""
@@ -366,7 +373,7 @@ def _layer_freq(text: str | None) -> int | tuple[int, ...]:
 _STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}
 
 
-def precision_aware_optimizer_bytes(precision: str, args: TrainerFlags) -> float | None:
+def precision_aware_optimizer_bytes(precision: str, args: ParsedTrainerFlags) -> float | None:
     """Optimizer bytes per parameter under --use-precision-aware-optimizer (TE's FusedAdam): Adam's
     moments in --exp-avg-dtype / --exp-avg-sq-dtype, and the master params in --main-params-dtype,
     except that with bf16 parameters and fp32 master params only their 16-bit remainders are kept
@@ -383,7 +390,7 @@ def precision_aware_optimizer_bytes(precision: str, args: TrainerFlags) -> float
     return master + dtype("--exp-avg-dtype") + dtype("--exp-avg-sq-dtype")
 
 
-def sixteen_bit_grads(args: TrainerFlags) -> bool:
+def sixteen_bit_grads(args: ParsedTrainerFlags) -> bool:
     """Whether the bf16 gradient buffer stays 16-bit: --grad-reduce-in-bf16, or --main-grads-dtype bf16
     (precision-aware optimizer), which keeps validate_args from turning on fp32 accumulation
     (megatron/training/arguments.py: `elif not args.accumulate_allreduce_grads_in_fp32 and
@@ -408,7 +415,7 @@ def _probability(text: str | None, default: float) -> float:
     return value if 0.0 <= value <= 1.0 else default
 
 
-def moe_dispatcher_type(args: TrainerFlags) -> str:
+def moe_dispatcher_type(args: ParsedTrainerFlags) -> str:
     """--moe-token-dispatcher-type, Megatron's default (allgather, megatron/training/arguments.py) when the
     launch names none; --moe-enable-deepep (deprecated) means flex."""
     if args.present("--moe-enable-deepep"):
@@ -417,12 +424,12 @@ def moe_dispatcher_type(args: TrainerFlags) -> str:
     return named if named in ("allgather", "alltoall", "flex") else "alltoall"
 
 
-class TrainerFlags:
+class ParsedTrainerFlags:
     """Megatron flags the contract's layout does not carry (bias, norm, tying), read from the parsed
     trainer arguments when the reader kept them; absent when it did not."""
 
     def __init__(self, layout: Layout):
-        self.args = getattr(layout, "extras", {}).get("trainer_args")  # sources.megatron.TrainerArgs or None
+        self.args = layout.extras.trainer_args  # sources.megatron.TrainerArgs or None
 
     def present(self, option: str) -> bool:
         return self.args is not None and self.args.get(option) is not None

@@ -59,6 +59,7 @@ allocator: workspace_bytes (Transformer Engine's and PyTorch's cuBLAS workspaces
 
 from __future__ import annotations
 
+from plint.catalog.hardware import lookup_gpu
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims, moe_layer_flags
 from plint.cost.schedule import layers_in_flight, schedule_name
@@ -556,6 +557,24 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
 # mxfp8 adds an 8-bit scale per 32 values to each (1/32 + 1/32); blockwise one fp32 scale per 128x128 block
 # of the weight (negligible).
 FP8_WEIGHT_CACHE_BYTES = {"delayed": 2.0, "tensorwise": 2.0, "mxfp8": 2.0 + 2.0 / 32, "blockwise": 2.0}
+# The per-tensor recipes' fp8 tensor (Float8Tensor) keeps its transpose only where the GPU's fp8 GEMMs take the
+# TN layout alone: Transformer Engine's is_non_tn_fp8_gemm_supported() (transformer_engine/pytorch/utils.py) holds
+# for compute capability 10.x and 13+ (Blackwell), and there Float8TensorBase.update_usage (transformer_engine/
+# pytorch/tensor/_internal/float8_tensor_base.py) serves columnwise use from the data itself and drops the
+# transpose; mxfp8 and blockwise quantize columnwise data of their own (other scales) on every GPU.
+PER_TENSOR_FP8_RECIPES = frozenset({"delayed", "tensorwise"})
+
+
+def fp8_transpose_dropped(inp: ModelInput) -> bool:
+    """Whether Transformer Engine keeps no fp8 transpose of a GEMM weight: a per-tensor recipe on a GPU whose fp8
+    GEMMs take every layout (PER_TENSOR_FP8_RECIPES)."""
+    if inp.options.fp8_recipe not in PER_TENSOR_FP8_RECIPES:
+        return False
+    gpu = lookup_gpu(inp.gpu)
+    if gpu is None or not gpu.compute_capability:
+        return False
+    major = int(gpu.compute_capability.split(".")[0])
+    return 10 <= major < 12 or major >= 13
 
 
 def fp8_weight_cache_bytes(inp: ModelInput, c: ParamCounts, stage_layers: float) -> float:
@@ -565,8 +584,13 @@ def fp8_weight_cache_bytes(inp: ModelInput, c: ParamCounts, stage_layers: float)
     pytorch/module/base.py get_weight_workspace with cache_name "weight"). The output layer and the embedding are
     Megatron's own layers and stay 16-bit. With --fp8-param-gather the weights are built as TE's fp8 tensors
     (fp8_model_init in megatron/core/transformer/transformer_block.py's TE spec): the fp8 data and its transpose
-    (1 + 1 B) take the place of the 16-bit weight (2 B) counted with the weights, and nothing is cached."""
-    if inp.precision != "fp8" or inp.options.fp8_param_gather:
+    (1 + 1 B) take the place of the 16-bit weight (2 B) counted with the weights, and nothing is cached. Where the
+    transpose is dropped (fp8_transpose_dropped: Blackwell, per-tensor scaling) each GEMM weight is 1 B less: the
+    cache is 1 B, and an fp8 parameter 1 B instead of the 2 counted with the weights (a negative adjustment)."""
+    if inp.precision != "fp8":
+        return 0.0
+    dropped = 1.0 if fp8_transpose_dropped(inp) else 0.0
+    if inp.options.fp8_param_gather and not dropped:
         return 0.0
     tp = max(1, inp.tp)
     share = stage_layers / max(1, inp.num_layers)
@@ -575,7 +599,9 @@ def fp8_weight_cache_bytes(inp: ModelInput, c: ParamCounts, stage_layers: float)
     gemm = dense_layers * c.dense_layer_tp / tp + moe_layers * (
         c.moe_layer_tp / tp + c.experts_per_layer / max(1, inp.ep * etp)
     )
-    return gemm * FP8_WEIGHT_CACHE_BYTES.get(inp.options.fp8_recipe, 2.0)
+    if inp.options.fp8_param_gather:
+        return -gemm * dropped
+    return gemm * (FP8_WEIGHT_CACHE_BYTES.get(inp.options.fp8_recipe, 2.0) - dropped)
 
 
 def loss_logit_bytes(inp: ModelInput) -> tuple[float, float]:

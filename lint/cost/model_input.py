@@ -34,7 +34,7 @@ from plint.cost.layout_fields import (
     recomputed_modules,
     sixteen_bit_grads,
     trainer_release,
-    TrainerFlags,
+    ParsedTrainerFlags,
     why_no_input as why_no_input,
 )
 
@@ -389,7 +389,7 @@ class ModelInput:
         global_batch = positive_int(v("batch.global")) or micro * dp
         from plint.catalog.deepspeed_engine import bf16_optimizer_accum_bytes, runs_pipeline_engine
 
-        args = TrainerFlags(layout)
+        args = ParsedTrainerFlags(layout)
         granularity = v("recompute.granularity")
         precision = v("precision") if v("precision") in ("bf16", "fp16", "fp8", "fp32") else "bf16"
         zero = v("parallel.zero_stage")
@@ -435,7 +435,7 @@ class ModelInput:
         )
 
 
-def _launch_options(layout: Layout, args: TrainerFlags) -> Options:
+def _launch_options(layout: Layout, args: ParsedTrainerFlags) -> Options:
     """The cost model's switches the launch's flags set."""
     position = (
         args.text("--position-embedding-type")

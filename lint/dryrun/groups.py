@@ -25,6 +25,7 @@ through DeepSpeed's own `DeepSpeedConfig`, and the model shape through megatron-
 
 from __future__ import annotations
 
+from plint.layout import LaunchExtras
 from plint.dryrun.ranks import (
     DEFAULT_ORDER,
     KINDS,
@@ -125,9 +126,9 @@ def read_sizes(layout_like) -> dict:
     for name, keys in _ALIASES.items():
         out[name] = next((v for v in (_lookup(layout_like, k) for k in keys) if v is not None), None)
     extras = getattr(layout_like, "extras", None)
-    if isinstance(extras, dict):
-        out["ds_config"] = _plain_ds_config(extras.get("ds_config"))
-        args = extras.get("trainer_args")
+    if isinstance(extras, LaunchExtras):
+        out["ds_config"] = _plain_ds_config(extras.ds_config)
+        args = extras.trainer_args
         if (
             out["order"] is None
             and args is not None

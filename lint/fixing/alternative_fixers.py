@@ -116,6 +116,9 @@ def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
 # PL302 drops one axis; what only that axis allows goes with it (PL304: no sequence parallelism at tp 1;
 # PL111: --tp-comm-overlap needs sequence parallelism)
 WITH_TP = ("--sequence-parallel", "--tp-comm-overlap")
+# what goes with the pipeline: Megatron refuses to defer the output layer's weight gradient without one
+# (megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__)
+WITH_PP = ("--defer-embedding-wgrad-compute", "--wgrad-deferral-limit")
 AXIS_FLAGS = {
     "tp": ("parallel.tp", "--tensor-model-parallel-size"),
     "pp": ("parallel.pp", "--pipeline-model-parallel-size"),
@@ -142,13 +145,15 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if written is None:
         return None
     edits = list(written[0])
-    companions = [flag for flag in WITH_TP if axis == "tp" and args.get(flag) is not None]
+    companions = [flag for flag in {"tp": WITH_TP, "pp": WITH_PP}.get(axis, ()) if args.get(flag) is not None]
     if companions:
         removal = remove_flag(ctx, args, *companions)
         if removal is None:
             return None
         edits.extend(removal)
     given = f", dp {simpler.data_parallel()}" if axis != "ep" else ", experts replicated"
+    if axis == "pp" and companions:
+        given += ", without " + " and ".join(companions)
     return Fix(f"{axis} {size} -> 1{given}, as PL302 names it (checkpoints change layout)", tuple(edits), "unsafe")
 
 
@@ -180,7 +185,7 @@ def larger_micro_batch(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     from plint.rules.cost import faster_micro_batch
 
     rctx = _context_of(diag, ctx, "batch.micro")
-    if rctx is None or rctx.layout.value("trainer") != "megatron" or rctx.layout.extras.get("ds_config") is not None:
+    if rctx is None or rctx.layout.value("trainer") != "megatron" or rctx.layout.extras.ds_config is not None:
         return None
     micro = faster_micro_batch(rctx)
     inp = cost_input(rctx.layout, rctx.settings) if micro is not None else None

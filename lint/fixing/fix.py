@@ -20,7 +20,7 @@ from plint.record import field, record
 from plint.root import read_regular
 from plint.source import reading_from
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from plint.checking.check import CheckOptions, CheckRun
@@ -300,6 +300,29 @@ def _parses_clean(data: bytes) -> bool:
         return False
 
 
+def compatible_fixes(kept: list[tuple], check_together) -> tuple[list[tuple], Any, Any, list[tuple]]:
+    """The fixes of a pass that hold together, each fine alone: all of them when they do, else taken in the
+    order of their findings, each kept only if the ones kept so far and it still add nothing bad (ruff keeps
+    the first fix where two conflict). check_together(fixes) -> (files, run, problems).
+    Returns (kept fixes, their files, their run, [(diagnostic, fix, why refused)])."""
+    files, run, problems = check_together([f for _, f in kept])
+    if not problems:
+        return kept, files, run, []
+    chosen: list[tuple] = []
+    conflicts: list[tuple] = []
+    files = run = None
+    for d, fix in kept:
+        trial_files, trial_run, why = check_together([f for _, f in chosen] + [fix])
+        if why:
+            codes = sorted({c.code for c, _ in chosen})
+            with_whom = f"the {', '.join(codes)} fix{'es' if len(codes) > 1 else ''}" if codes else "the others"
+            conflicts.append((d, fix, f"fine alone, not with {with_whom}: " + "; ".join(why[:3])))
+            continue
+        chosen.append((d, fix))
+        files, run = trial_files, trial_run
+    return chosen, files, run, conflicts
+
+
 def fix_paths(
     paths: list[Path], unsafe: bool = False, diff: bool = False, options: CheckOptions | None = None, **kwargs
 ) -> FixRun:
@@ -352,20 +375,20 @@ def fix_paths(
                     kept.append((d, fix))
             if not kept:
                 continue
-            new_files = _apply(files, [f for _, f in kept])
-            new_run, problems = (
-                (None, ["an edit lies outside its file"])
-                if new_files is None
-                else _validate(before, originals, new_files, paths, options, bash_ok)
-            )
-            if problems:  # fine alone, not together: keep none of this pass
-                for d, fix in kept:
-                    refused.update((_key(fix), _ident(d)))
-                    out.reverted.append(
-                        f"{d.path}:{d.line}: {d.code} fix reverted ({fix.description}): " + "; ".join(problems[:3])
-                    )
+
+            def check_together(fixes: list) -> tuple:
+                together = _apply(files, fixes)
+                if together is None:
+                    return None, None, ["an edit lies outside its file"]
+                checked, why = _validate(before, originals, together, paths, options, bash_ok)
+                return together, checked, why
+
+            candidates, new_files, new_run, conflicts = compatible_fixes(kept, check_together)
+            for d, fix, why in conflicts:
+                refused.update((_key(fix), _ident(d)))
+                out.reverted.append(f"{d.path}:{d.line}: {d.code} fix reverted ({fix.description}): " + why)
+            if not candidates:
                 continue
-            candidates = kept
         assert new_files is not None and new_run is not None  # no problems: the edits applied and were checked
         files, run = new_files, new_run
         out.fixed.extend(AppliedFix(d.code, d.path, d.line, d.message, f) for d, f in candidates)

@@ -138,7 +138,7 @@ def word_end(ctx: FixContext, span: Span | None) -> int | None:
 
 def trainer_args_of(ctx):
     layout = ctx.layout
-    return layout.extras.get("trainer_args") if layout is not None else None
+    return layout.extras.trainer_args if layout is not None else None
 
 
 TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")
@@ -147,7 +147,7 @@ TP_OPTIONS = ("--tensor-model-parallel-size", "tensor_model_parallel_size")
 def ds_configs(ctx: FixContext):
     seen: list = []
     for layout in ctx.reading.layouts:
-        cfg = layout.extras.get("ds_config")
+        cfg = layout.extras.ds_config
         if cfg is not None and all(cfg is not s for s in seen):
             seen.append(cfg)
     if getattr(ctx.reading, "ds_config", None) is not None:

@@ -153,12 +153,12 @@ def fix_unknown_flag(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         if rctx.layout is None:
             continue
         flags = unknown_flags(rctx)
-        index = rctx.layout.extras.get("unknown_flags_by_option")  # one pass, not one per finding
+        index = rctx.layout.extras.unknown_flags_by_option  # one pass, not one per finding
         if index is None or index[0] is not flags:
             by_option: dict[str, list] = {}
             for use, suggestion in flags:
                 by_option.setdefault(use.option, []).append((use, suggestion))
-            index = rctx.layout.extras["unknown_flags_by_option"] = (flags, by_option)
+            index = rctx.layout.extras.unknown_flags_by_option = (flags, by_option)
         for use, suggestion in index[1].get(diag.key, ()):
             if not suggestion or not points_at(use.flag_word.value_span, diag):
                 continue
@@ -300,7 +300,7 @@ def fix_cuda_max_connections(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             continue
         if launch_env(rctx, "CUDA_DEVICE_MAX_CONNECTIONS") is not None:
             continue  # set to something else: which value was meant is not ours to say
-        chain = layout.extras.get("chain")
+        chain = layout.extras.chain
         command = getattr(chain, "command", None)
         if command is None:
             continue

@@ -76,7 +76,7 @@ def insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
             return None  # the flag's characters are not written out here
         end = _next_word_end(data, flag.end)
         return Edit(flag.path, end, end, f" {text}") if end is not None else None
-    entry = getattr(rctx.layout.extras.get("chain"), "entrypoint", None)
+    entry = getattr(rctx.layout.extras.chain, "entrypoint", None)
     anchor = entry.site if entry is not None else None
     end = word_end(ctx, anchor)
     return Edit(anchor.path, end, end, f" {text}") if anchor is not None and end is not None else None

@@ -103,7 +103,7 @@ def fix_deepspeed_triple(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     rctx = layout_context(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "deepspeed":
         return None
-    cfg = rctx.layout.extras.get("ds_config")
+    cfg = rctx.layout.extras.ds_config
     dp = rctx.layout.value("parallel.dp")
     t, m, g = cfg.train_batch_size, cfg.train_micro_batch_size_per_gpu, cfg.gradient_accumulation_steps
     if not isinstance(dp, int) or not all(isinstance(v.value, int) and v.origin == "literal" for v in (t, m)):

@@ -10,10 +10,17 @@ from __future__ import annotations
 import posixpath
 import re
 from plint.record import field, record
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from typing import Any
+
+    from plint.catalog.in_force import CatalogInForce
+    from plint.layout import FieldPath
+    from plint.reading.sources.deepspeed_config import DeepSpeedConfig
+    from plint.reading.sources.launch_calls import LaunchChain
+    from plint.reading.sources.megatron_args import TrainerArgs
+    from plint.reading.sources.slurm import SlurmJob
 
 from plint.reading.derive import product, quotient
 from plint.layout import Layout
@@ -24,15 +31,15 @@ from plint.values import Value, default, derived, unresolved
 class Launch:
     """One training launch found in a file, with everything read about it."""
 
-    chain: Any  # sources.launchers.LaunchChain
+    chain: Any  # sources.launch_calls.LaunchChain; None for a DeepSpeed config checked alone
     trainer: Value
     facts: dict[str, Value] = field(default_factory=dict)  # trainer flags mapped to layout fields
-    trainer_args: Any = None  # sources.megatron.TrainerArgs
-    ds_config: Any = None  # sources.deepspeed_config.DeepSpeedConfig
-    slurm: Any = None  # sources.slurm.SlurmJob
+    trainer_args: TrainerArgs | None = None
+    ds_config: DeepSpeedConfig | None = None
+    slurm: SlurmJob | None = None
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
-    catalog: Any = None  # plint.catalog.in_force.CatalogInForce: the parser that judged the flags
+    catalog: CatalogInForce | None = None  # the parser that judged the flags
 
 
 def _word_value(word, what: str) -> Value:
@@ -114,7 +121,7 @@ def _gpu(launch: Launch, layout: Layout) -> None:
                 f"{written.value!r} is sold as {' and '.join(parts)}: plint takes {spec.name}, the larger "
                 f'(--gpu {parts[0]} or [tool.plint] gpu = "{parts[0]}" for the other)'
             )
-            layout.extras["gpu_ambiguity"] = note
+            layout.extras.gpu_ambiguity = note
         gpu = Value(spec.name, written.span, written.origin, note)
     layout.set("cluster.gpu", gpu)
     if spec is None:
@@ -204,7 +211,8 @@ def _assume_node_size(layout: Layout, spec, gpu_assumed: bool) -> None:
 def _facts(launch: Launch, layout: Layout, prefixes: tuple[str, ...]) -> None:
     for key, value in launch.facts.items():
         if key.startswith(prefixes) or key == "precision":
-            layout.set(key, value)
+            # a fact under a layout prefix is a field path (tests/test_layout_paths.py reads every fixture's)
+            layout.set(cast("FieldPath", key), value)
 
 
 def _megatron_parallel(launch: Launch, layout: Layout) -> None:
@@ -352,15 +360,13 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
         gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
     if cfg is not None:
         batch = _batch_on_assumed_node(cfg, layout) or derive_batch(cfg, layout.get("parallel.dp"))
-        for key, v in (
-            ("batch.micro", batch.micro),
-            ("batch.global", batch.global_),
-            ("batch.grad_accum", batch.grad_accum),
-        ):
-            layout.set(key, v)
-        layout.extras.setdefault("problems", []).extend(getattr(batch, "problems", []))
+        layout.set("batch.micro", batch.micro)
+        layout.set("batch.global", batch.global_)
+        layout.set("batch.grad_accum", batch.grad_accum)
+        layout.extras.problems.extend(getattr(batch, "problems", []))
     # The HF Trainer / Accelerate fill "auto" from their own arguments.
-    for key, flag in (("batch.micro", micro), ("batch.grad_accum", gas)):
+    filled: tuple[tuple[FieldPath, Value | None], ...] = (("batch.micro", micro), ("batch.grad_accum", gas))
+    for key, flag in filled:
         current = layout.get(key)
         if flag is not None and (current is None or not current.known):
             layout.set(key, flag)
@@ -460,7 +466,7 @@ def _precision(launch: Launch, layout: Layout) -> None:
 
 
 def build_layout(launch: Launch) -> Layout:
-    chain = launch.chain
+    chain: LaunchChain = launch.chain  # typed: mypy checks it is the LaunchCalls the layout hands on
     layout = Layout()
     layout.site = chain.calls[-1].command.site if chain.calls else None
     command = chain.calls[-1].command if chain.calls else None
@@ -491,8 +497,6 @@ def build_layout(launch: Launch) -> Layout:
                 "parallel.zero_stage",
                 unresolved(f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span),
             )
-        if trainer == "megatron-deepspeed" and launch.ds_config is not None:
-            _deepspeed_batch_check(launch, layout)
         _megatron_batch(layout)
     elif trainer == "deepspeed" or launch.ds_config is not None:
         _facts(launch, layout, ("model.", "recompute."))
@@ -512,20 +516,12 @@ def build_layout(launch: Launch) -> Layout:
             _deepspeed_batch(launch, layout)
     _sharding(launch, layout)
     _precision(launch, layout)
-    layout.extras["facts"] = launch.facts
-    layout.extras["chain"] = chain
-    layout.extras["ds_config"] = launch.ds_config
-    layout.extras["trainer_args"] = launch.trainer_args
-    layout.extras["slurm"] = launch.slurm
+    layout.extras.facts = launch.facts
+    layout.extras.chain = chain
+    layout.extras.ds_config = launch.ds_config
+    layout.extras.trainer_args = launch.trainer_args
+    layout.extras.slurm = launch.slurm
     return layout
-
-
-def _deepspeed_batch_check(launch: Launch, layout: Layout) -> None:
-    """Megatron-DeepSpeed: the trainer's flags govern the batch; keep the JSON's view for rules."""
-    from plint.reading.sources.deepspeed_config import derive_batch
-
-    batch = derive_batch(launch.ds_config, layout.get("parallel.dp"))
-    layout.extras["ds_batch"] = batch
 
 
 def build_config_layout(cfg) -> Layout:
@@ -544,9 +540,9 @@ def build_config_layout(cfg) -> Layout:
     if auto and not any(v is not None and v.value is True for v in (cfg.bf16_enabled, cfg.fp16_enabled)):
         layout.set("precision", unresolved(f"{cfg.path}: {AUTO_PRECISION}", auto[0].span))
     _precision(launch, layout)
-    layout.extras["facts"] = launch.facts
-    layout.extras["ds_config"] = cfg
-    layout.extras["config_alone"] = True  # rules: no launch says whether an integration fills "auto"
+    layout.extras.facts = launch.facts
+    layout.extras.ds_config = cfg
+    layout.extras.config_alone = True  # rules: no launch says whether an integration fills "auto"
     return layout
 
 

@@ -276,7 +276,8 @@ def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
 
     if not any(p.kind == "syntax" for p in problems) and is_deepspeed_document(cfg.document.root):
         layout = build_config_layout(cfg)  # what the config states, its rules run on it (no launcher)
-        reading.problems.extend(layout.extras.pop("problems", []))
+        reading.problems.extend(layout.extras.problems)
+        layout.extras.problems = []
         reading.layouts.append(layout)
 
 
@@ -379,9 +380,10 @@ def _read_shell(
         layout = build_layout(launch)
         if lookup.result is not None and lookup.result.chosen:  # one way through a branch that chose it
             layout.conditions = tuple(dict.fromkeys(lookup.result.chosen + list(layout.conditions)))
-        layout.extras["release"] = launch.release
-        layout.extras["catalog"] = launch.catalog
-        reading.problems.extend(layout.extras.pop("problems", []))
+        layout.extras.release = launch.release
+        layout.extras.catalog = launch.catalog
+        reading.problems.extend(layout.extras.problems)
+        layout.extras.problems = []
         reading.layouts.append(layout)
     # a file outside the root that no layout value names as the reason it is unknown (an accelerate
     # config whose counts the command line gives anyway) is still said once

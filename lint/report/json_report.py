@@ -24,7 +24,7 @@ def file_json(result) -> dict[str, Any]:
     }
     if len(layouts) > 1:
         out["layouts"] = layouts
-    runs = [layout.extras["dry_run"] for layout in result.layouts if "dry_run" in layout.extras]
+    runs = [layout.extras.dry_run for layout in result.layouts if layout.extras.dry_run is not None]
     if runs:  # `check --dry-run`: the first layout's, and every one's when there are several
         out["dry_run"] = runs[0]
         if len(runs) > 1:

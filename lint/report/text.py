@@ -46,8 +46,8 @@ def render(
             continue
         for layout in r.layouts:
             block = [[("dim", f"{r.path}: {layout_line(layout)}")], *estimate_lines(layout)]
-            if "dry_run" in layout.extras:  # `check --dry-run`
-                block += [[("", line)] for line in dry_run_lines(layout.extras["dry_run"])]
+            if layout.extras.dry_run is not None:  # `check --dry-run`
+                block += [[("", line)] for line in dry_run_lines(layout.extras.dry_run)]
             blocks.append(block)
     for r, d in pairs:  # snippets are read back only from where the check read (plint.root)
         sources.root = getattr(r.reading, "root", None)
@@ -175,7 +175,7 @@ TIME_LABELS = {"tp": "TP comm", "cp": "CP comm", "ep": "EP all-to-all", "pp": "P
 def estimate_lines(layout) -> list[Line]:
     """The cost model's breakdown under the layout line: memory per GPU and the step by part, each
     as a stacked bar (memory against usable HBM, time against the whole step) and its numbers."""
-    cached = layout.extras.get("estimate")
+    cached = layout.extras.estimate
     est = cached[1] if cached else None
     if est is None:
         from plint.cost.layout_estimate import estimate_gaps

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from importlib import resources
 
+import jsonschema
 import pytest
 from plint.cost.collectives import Curve, nvlink_curve
 from plint.cost.comm import Links, all_reduce, reduce_scatter
@@ -27,6 +28,39 @@ def test_every_curve_cites_its_source_and_sizes_increase():
         assert curve["source"] and curve["link"] in ("nvlink", "network")
         sizes = [size for size, _ in curve["points"]]
         assert sizes == sorted(sizes) and all(busbw > 0 for _, busbw in curve["points"])
+
+
+def _schema_and_data() -> tuple[dict, dict]:
+    files = resources.files("plint.schemas")
+    return (
+        json.loads(files.joinpath("collectives.schema.json").read_text()),
+        json.loads(files.joinpath("collectives.json").read_text()),
+    )
+
+
+def test_the_data_file_follows_its_schema():
+    schema, data = _schema_and_data()
+    jsonschema.Draft202012Validator.check_schema(schema)
+    jsonschema.Draft202012Validator(schema).validate(data)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"source": ""},  # a number without its source
+        {"link": "pcie"},
+        {"collective": "broadcast"},
+        {"points": [[1048576, -3.0]]},  # a bandwidth that cannot be
+        {"points": [[1048576]]},
+        {"one_way_spec_gbps": None},  # an NVLink curve without the rate its efficiency is read against
+        {"busbw": 1.0},  # a field nobody reads
+    ],
+)
+def test_the_schema_rejects_a_malformed_curve(change):
+    schema, data = _schema_and_data()
+    curve = dict(data["curves"][0], **change)
+    curve = {k: v for k, v in curve.items() if v is not None}
+    assert not jsonschema.Draft202012Validator(schema).is_valid({"note": data["note"], "curves": [curve]})
 
 
 def test_curve_interpolates_in_log_size_and_holds_flat_past_its_ends():

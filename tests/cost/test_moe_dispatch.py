@@ -11,6 +11,7 @@ from plint.checking.check import check_paths
 from plint.cost import ModelInput, Options
 from plint.cost.comm import Links, all_gather, all_to_all
 from plint.cost.layout_estimate import cost_input
+from plint.cost.moe_time import a2a_overlapped_layer, paired_share
 from plint.rules.common import gpt, torchrun
 
 estimate_module = sys.modules["plint.cost.estimate"]  # plint.cost.estimate the name is the function
@@ -98,3 +99,27 @@ def test_the_launch_chooses_the_dispatcher_and_its_overlap(tmp_path, flags, disp
     (result,) = check_paths([tmp_path / "launch.sh"])
     options = cost_input(result.layouts[0]).options
     assert (options.moe_dispatcher, options.moe_a2a_overlap) == (dispatcher, overlap)
+
+
+def test_paired_layers_hide_each_all_to_all_under_its_own_phase():
+    """Megatron's combined 1F1B (model_chunk_schedule_plan.py): combine backward | attention forward; dispatch
+    forward + backward | experts backward + forward; combine forward | attention backward. Hand-worked with one
+    all-to-all of 3 ms, an attention forward of 1 ms and an experts forward of 2 ms, overlap slowdown 0.2."""
+    k = _kernels(overlap_slowdown=0.2)
+    exposed = a2a_overlapped_layer(k, 3e-3, 1e-3, 2e-3)
+    # 3 - 1 = 2 ms exposed + 0.2 x 1; 6 under 6: none + 0.2 x 6; 3 - 2 = 1 exposed + 0.2 x 2
+    assert exposed == pytest.approx((2 + 0.2) * 1e-3 + 1.2e-3 + (1 + 0.4) * 1e-3)
+    # a single window over the whole layer (9 ms of compute against 12 of all-to-all) would expose 3 + 0.2 x 9
+    assert exposed > (3 + 1.8) * 1e-3
+
+
+@pytest.mark.parametrize(
+    "m, vpp, group, share",
+    [
+        (32, 2, 4, 59 / 64),  # last rank warms up (2 - 1) x 4 chunks, plus the overlap's one extra forward
+        (128, 4, 8, (512 - 25) / 512),  # DeepSeek-V3's Bridge run: pp 8, vpp 4, 128 micro-batches
+        (5, 1, 1, 4 / 5),  # no pipeline: the first forward has no backward to pair with
+    ],
+)
+def test_only_the_steady_state_pairs_micro_batches(m, vpp, group, share):
+    assert paired_share(m, vpp, group) == pytest.approx(share)

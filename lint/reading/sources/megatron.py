@@ -737,6 +737,7 @@ def _pointers(r: _Reader) -> None:
         ("overlap_grad_reduce", "--overlap-grad-reduce"),
         ("overlap_param_gather", "--overlap-param-gather"),
         ("tp_comm_overlap", "--tp-comm-overlap"),
+        ("defer_embedding_wgrad_compute", "--defer-embedding-wgrad-compute"),
     ):
         given = r.flag(option)
         if given is None and r.has(option):

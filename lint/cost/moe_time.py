@@ -1,0 +1,58 @@
+"""Step-time terms of a MoE layer as Megatron runs it (issue 24 item 3), for plint.cost.estimate: the routed copies
+the busiest expert rank processes, the experts' activation and shared experts a recompute replays, and the expert
+all-to-all under --overlap-moe-expert-parallel-comm, phase by phase and only in the schedule's steady state."""
+
+from __future__ import annotations
+
+from plint.cost.layer_terms import KernelRates
+
+
+def expert_slots(k: KernelRates) -> float:
+    """Routed token copies this GPU's experts process in one micro-batch: the busiest EP rank's, which the others
+    wait for (Options.moe_load_imbalance)."""
+    inp = k.inp
+    tp, etp = max(1, inp.tp), inp.etp or max(1, inp.tp)
+    imbalance = inp.options.moe_load_imbalance if inp.ep > 1 else 1.0
+    return k.tokens * min(inp.moe_topk, inp.num_experts or 1) * etp / tp * imbalance
+
+
+def expert_activation(k: KernelRates) -> float:
+    """Forward of the experts' activation over this GPU's routed copies (read the fc1 output, write its
+    activation; gated: both halves), seconds: what --recompute-modules moe_act replays."""
+    inp = k.inp
+    fm = inp.moe_ffn_hidden_size or inp.ffn_width()
+    return 2 * expert_slots(k) * (2 + k.gate) * fm / (inp.etp or max(1, inp.tp)) / k.hbm
+
+
+def shared_experts(k: KernelRates) -> float:
+    """Forward GEMMs of a MoE layer's shared experts on one GPU (column- then row-parallel over TP), seconds."""
+    inp, fs = k.inp, k.inp.moe_shared_expert_size
+    if not fs:
+        return 0.0
+    tp = max(1, inp.tp)
+    return k.gemm(k.tokens, fs * k.gate / tp, inp.hidden_size) + k.gemm(k.tokens, inp.hidden_size, fs / tp)
+
+
+def a2a_overlapped_layer(k: KernelRates, a2a: float, attention_fwd: float, experts_fwd: float) -> float:
+    """Exposed expert all-to-all of one MoE layer whose forward (of one micro-batch) runs paired with its backward
+    (of another) under --overlap-moe-expert-parallel-comm, seconds. Megatron-Core's combined 1F1B
+    (megatron/core/models/common/model_chunk_schedule_plan.py, TransformerLayerSchedulePlan.run, core_v0.15.0) runs
+    the layer in three phases, the communication stream against the computation stream:
+        combine backward               | attention + router forward
+        dispatch forward + backward    | experts backward (dgrad, wgrad) + experts forward
+        combine forward                | router + attention backward
+    `a2a` is one dispatch or combine (they move the same bytes); a backward lasts twice its forward. Each phase
+    exposes what its communication outlasts its computation, and the hidden rest costs Options.overlap_slowdown."""
+    return k.hidden(a2a, attention_fwd) + k.hidden(2 * a2a, 3 * experts_fwd) + k.hidden(a2a, 2 * attention_fwd)
+
+
+def paired_share(m: int, vpp: int, group: int) -> float:
+    """Share of the last pipeline stage's forward (and backward) chunks that run paired with a backward (forward)
+    under --overlap-moe-expert-parallel-comm: all but its warm-up (megatron/core/pipeline_parallel/schedules.py
+    get_pp_rank_microbatches, core_v0.15.0: on the last rank (vpp - 1) x the micro-batch group per virtual stage
+    (pp by default) when interleaved, plus the one extra forward the overlap schedules so that every 1F1B step
+    pairs independent micro-batches; the forward with nothing to pair without a pipeline). Megatron requires
+    virtual stages for the overlap with PP > 1 (TransformerConfig.__post_init__)."""
+    chunks = m * vpp
+    warmup = (vpp - 1) * group + 1 if vpp > 1 else 1
+    return max(0.0, (chunks - warmup) / chunks)
