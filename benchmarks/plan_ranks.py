@@ -77,7 +77,7 @@ from calibrate import DEFAULT_DATA, _recompute, published_tokens_per_s, to_input
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
 from plint.cost.estimate import TIME_PART_NAMES  # noqa: E402
-from plint.planning.plan import HEADROOM, nvlink_domain, plan, structures, why_behind  # noqa: E402
+from plint.planning.plan import fits_in_memory, memory_band_high, nvlink_domain, plan, structures, why_behind  # noqa: E402
 
 TOPS = (1, 3, 10)
 CLAIM_MARGIN = 0.10  # a first choice predicted faster than the published layout by more than this is explained
@@ -126,7 +126,7 @@ class Row:
     published_tokens: float | None = None  # the cost model's tokens/s per GPU for the published run
     first_tokens: float | None = None
     matched: str = ""
-    over_headroom: str = ""  # the cost model puts the published run over the planner's memory headroom
+    over_headroom: str = ""  # the cost model puts the published run over usable memory (plan.fits_in_memory)
     claim: float | None = None  # first choice's predicted tokens/s over the published layout's, minus 1
     measured_tokens: float | None = None  # the run's published tokens/s per GPU (calibrate.published_tokens_per_s)
     avoids: str = ""  # for a claim over CLAIM_MARGIN: the step-time parts the published layout pays more of
@@ -361,12 +361,21 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
         )
         if est is not None and (smallest is None or est.memory_gib["total"] < smallest.memory_gib["total"]):
             smallest = est
-    if smallest is not None and smallest.memory_gib["total"] > HEADROOM * smallest.memory_gib["usable"]:
+    if smallest is not None and not fits_in_memory(smallest):
         return (
             f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch {micro} with "
-            f"{recompute or 'no'} recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable"
+            f"{recompute or 'no'} recompute, {_over_usable(smallest)}"
         )
     return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
+
+
+def _over_usable(est) -> str:
+    """How an estimate misses the planner's memory test (plan.fits_in_memory), in words."""
+    mem = est.memory_gib
+    return (
+        f"up to {memory_band_high(est):.1f} within its +-{100 * mem.get('error_band', 0.0):.0f}% error band, "
+        f"over {mem['usable']:.1f} GiB usable"
+    )
 
 
 def layout_key(c) -> tuple:
@@ -434,11 +443,9 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     row.rank_with_micro_recompute = next(
         (n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp, full_axes)), None
     )
-    over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
-    if over:
+    if est is not None and not fits_in_memory(est):
         row.over_headroom = (
-            f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
-            f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable"
+            f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, {_over_usable(est)}"
         )
     published = est
     if match is not None and (est is None or match.tokens > est.tokens_per_s_per_gpu):
@@ -483,7 +490,7 @@ def reasons(rows: list[Row]) -> Counter:
     tally: Counter = Counter()
     for r in rows:
         if r.over_headroom:
-            tally["the published run is predicted over the planner's memory headroom"] += 1
+            tally["the published run is predicted not to fit (its error band over usable memory)"] += 1
         if r.rank == 1:
             continue
         if r.rank is None:

@@ -7,7 +7,9 @@ expert parallelism for MoE with an expert tensor parallel size of 1 or tp, data 
 the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
 on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
 start-up checks (the PL1xx rules: heads and query groups divisible by tp, layers by pp*vpp, the global
-batch by micro*dp, the sequence by 2*cp, experts by ep) or does not fit within the memory headroom.
+batch by micro*dp, the sequence by 2*cp, experts by ep) or does not fit in memory as the rules judge it
+(fits_in_memory: the high end of the estimate's measured error band within usable memory, where PL402
+stays silent).
 
 Pruning keeps the search exhaustive: within one (tp, cp, pp, vpp, ep) structure memory only falls as
 recompute grows and the micro-batch shrinks, so a structure whose smallest-memory member (micro 1, full
@@ -30,12 +32,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-    from plint.cost import ModelInput
+    from plint.cost import Estimate, ModelInput
 
 NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
-# a plan keeps 10% of usable memory spare, below where PL402 warns (the high end of the error band, or a
-# configured thresholds.memory-headroom)
-HEADROOM = 0.90
 MAX_LAYOUT_VPP = 8  # virtual stages a planned --pipeline-model-parallel-layout is tried with (uneven layers)
 LARGE_BUBBLE = 0.10  # a bubble over a tenth of the step: of two near-equal layouts, the one without it first
 MICRO_BATCHES = (1, 2, 4, 8)
@@ -74,6 +73,23 @@ LAUNCH_KEYS = (
     "hidden_dropout",
     "max_position_embeddings",
 )
+
+
+def memory_band_high(est: Estimate) -> float:
+    """GiB per GPU at the high end of the estimate's measured error band (estimate.memory_gib.error_band, a
+    share of the allocator peak; the runtime reserve outside the allocator carries none): rules/cost.py _band."""
+    mem = est.memory_gib
+    return mem["total"] + mem.get("error_band", 0.0) * mem.get("allocator_peak", mem["total"])
+
+
+def fits_in_memory(est: Estimate | None, headroom: float | None = None) -> bool:
+    """Whether a layout fits as the rules judge a launch: the high end of its estimate's measured error band
+    within usable memory (else PL402 warns, or PL401 errs), and, where a `headroom` share of usable is asked
+    for (thresholds.memory-headroom), the estimate within it."""
+    if est is None:
+        return False
+    mem = est.memory_gib
+    return memory_band_high(est) <= mem["usable"] and (headroom is None or mem["total"] <= headroom * mem["usable"])
 
 
 class PlanError(ValueError):
@@ -447,7 +463,7 @@ def plan(
     base: ModelInput,
     model_name: str = "model",
     top: int | None = None,
-    headroom: float = HEADROOM,
+    headroom: float | None = None,
     micro_batches: tuple[int, ...] = MICRO_BATCHES,
     recomputes: tuple | None = None,
     more_sharding: bool = True,
@@ -490,7 +506,7 @@ def _search_structure(
     structure: ModelInput,
     global_batch: int,
     dp: int,
-    headroom: float,
+    headroom: float | None,
     estimate,
     result: Plan,
     micro_batches: tuple[int, ...] = MICRO_BATCHES,
@@ -501,7 +517,7 @@ def _search_structure(
         structure.replace(micro_batch=1, recompute="full", recompute_method="uniform", recompute_num_layers=1)
     )
     result.considered += 1
-    if smallest is None or smallest.memory_gib["total"] > headroom * smallest.memory_gib["usable"]:
+    if not fits_in_memory(smallest, headroom):
         return []
     out = []
     for micro in micro_batches:
@@ -516,7 +532,7 @@ def _search_structure(
             est = smallest if (micro, recompute, method, count) == (1, "full", "uniform", 1) else estimate(inp)
             if est is not smallest:
                 result.considered += 1
-            if est is not None and est.memory_gib["total"] <= headroom * est.memory_gib["usable"]:
+            if fits_in_memory(est, headroom):
                 out.append((inp, est))
                 break  # more recompute only costs time once this one fits
     return out
