@@ -44,10 +44,12 @@ that is no whole number of sequences, a layout that does not multiply to the GPU
 with the reason.
 
 What the planner holds fixed (issue 24): by default it chooses the layout with the run's own non-layout
-choices, so that a claim to beat the published layout is a claim about the layout: the precision, the
-attention kernel and the overlaps the run's framework and era had (calibrate.to_input), its sharding (no
-distributed optimizer for a run that had none, and no gradient or parameter sharding it did not use), its
-micro-batch and its recompute where the entry states them (searched where it does not). With --free the
+choices, so that a claim to beat the published layout is a claim about the layout: the precision and the
+gradient-reduce dtype (no --grad-reduce-in-bf16 for a run that reduced in fp32: it buys memory), the
+attention kernel and the overlaps the run's framework and era had (calibrate.to_input), and where the entry
+states them its sharding (no distributed optimizer for a run that had none, and no gradient or parameter
+sharding it did not use), its micro-batch and its recompute (each searched as a fresh plan does where the
+entry does not state it). With --free the
 planner starts as a fresh `plint plan` does instead (the distributed optimizer and every overlap on, micro-
 batch and recompute searched, more sharding allowed). --own-sharding (with --free) keeps only the sharding.
 
@@ -210,10 +212,13 @@ def unplannable(run: dict) -> str | None:
     return None
 
 
-def planning_base(inp: ModelInput, own_sharding: bool = False, hold: bool = False) -> ModelInput:
+def planning_base(
+    inp: ModelInput, own_sharding: bool = False, hold: bool = False, sharding_stated: bool = True
+) -> ModelInput:
     """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's; with
     `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline); with
-    `hold` also the run's own overlaps (what its framework turned on)."""
+    `hold` also the run's own overlaps (what its framework turned on) and, where the entry states it
+    (`sharding_stated`), its sharding: an unstated one is a fresh plan's, as an unstated micro-batch is searched."""
     options = (
         inp.options
         if hold
@@ -227,7 +232,7 @@ def planning_base(inp: ModelInput, own_sharding: bool = False, hold: bool = Fals
     )
     sharding = (
         {}
-        if own_sharding or hold
+        if own_sharding or (hold and sharding_stated)
         else {"distributed_optimizer": True, "zero_stage": None, "sharding": None, "megatron_fsdp": False}
     )
     return inp.replace(
@@ -266,8 +271,16 @@ def _megatron_pipeline(framework: str) -> bool:
     return any(w in framework for w in MEGATRON_ONLY) and "deepspeed" not in framework
 
 
+def _deepspeed_pipeline(framework: str) -> bool:
+    """DeepSpeed's PipelineModule (Megatron-DeepSpeed, DeepSpeed 3D parallelism): deepspeed/runtime/pipe/
+    schedule.py has TrainSchedule (1F1B), InferenceSchedule and DataParallelSchedule, no interleaved one."""
+    return "deepspeed" in framework
+
+
+# (feature, the year the trainer gained it, or None for a trainer that never did, which trainers, the test)
 ERA = (
     ("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
+    ("virtual pipeline stages (none in DeepSpeed's pipeline)", None, _deepspeed_pipeline, lambda s: (s.inp.vpp or 1) == 1),
     ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
     ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
     ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)),
@@ -280,7 +293,7 @@ def era_filter(year: int | None, framework: str = "megatron-lm"):
     withheld = [
         (what, test)
         for what, first_year, applies, test in ERA
-        if year is not None and year < first_year and applies(framework)
+        if (first_year is None or year is not None and year < first_year) and applies(framework)
     ]
     return (lambda s: all(test(s) for _, test in withheld)), [what for what, _ in withheld]
 
@@ -290,13 +303,17 @@ def held_choices(
 ) -> tuple[dict, str]:
     """plan()'s keyword arguments that hold the run's own non-layout choices, and what they hold, in words."""
     keep, withheld = era_filter(year, framework)
-    kwargs: dict = {"more_sharding": False, "keep": keep}
+    # the gradient-reduce dtype is a precision choice like the others: the planner may not buy memory with a
+    # bf16 reduce (--grad-reduce-in-bf16) the run did not make
+    kwargs: dict = {"more_sharding": stated.sharding is None, "keep": keep, "bf16_reduce": False}
     words = [
         f"precision {inp.precision}",
+        f"gradients reduced in {'bf16' if inp.options.grad_reduce_bytes == 2 else 'fp32'}",
         "flash attention" if inp.options.flash_attention else "no flash attention",
         "its overlaps",
-        f"sharding {SHARDING_CLASSES[inp.sharding_level()]}",
     ]
+    if stated.sharding is not None:
+        words.append(f"sharding {stated.sharding}")
     if withheld:
         words.append(f"no {', no '.join(withheld)} (not in a {year} trainer)")
     if stated.micro is not None:
@@ -328,7 +345,10 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
     """Why no candidate is the published layout: the first axis (in the planner's loop order) whose
     published value no structure agreeing on the earlier axes has, or the predicted memory."""
     gpu = lookup_gpu(base.gpu)
-    remaining = [s.inp for s in structures(base, nvlink_domain(base, gpu), more_sharding)]
+    held = held or {}
+    remaining = [
+        s.inp for s in structures(base, nvlink_domain(base, gpu), more_sharding, held.get("bf16_reduce", True))
+    ]
     for axis in AXES:
         want = getattr(stated, axis)
         if want is None:
@@ -351,7 +371,6 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
                 )
             return why
         remaining = agree
-    held = held or {}
     micro = held.get("micro_batches", (1,))[0]  # the run's own where held, else the least memory
     recompute, method, count = held.get("recomputes", (("full", "uniform", 1),))[0]
     smallest = None
@@ -425,7 +444,7 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
     row.measured_tokens = published_tokens_per_s(run, inp)[0] if run.get("result") else None
-    base = planning_base(inp, own_sharding, hold=not free)
+    base = planning_base(inp, own_sharding, hold=not free, sharding_stated=stated.sharding is not None)
     kwargs, row.held = (
         ({}, "nothing (a fresh plan)")
         if free

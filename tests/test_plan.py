@@ -323,6 +323,9 @@ def test_grad_reduce_in_bf16_is_weighed_and_written():
         assert pair[2].estimate.memory_gib["grads"] <= pair[None].estimate.memory_gib["grads"]
     bf16 = next(c for c in result.candidates if c.inp.options.grad_reduce_bytes == 2)
     assert bf16.to_json()["grad_reduce_in_bf16"] is True
+    # a caller holding the launch's own gradient-reduce dtype (benchmarks/plan_ranks.py) gets only that one
+    held = plan(base_input(LLAMA2_13B, 1, 8, "a100-sxm-80gb", None, 64), "llama2-13b", bf16_reduce=False)
+    assert held.candidates and {c.inp.options.grad_reduce_bytes for c in held.candidates} == {None}
     from plint.planning.generate import render, spec_from_candidate
 
     spec = spec_from_candidate(

@@ -214,3 +214,43 @@ def test_a_run_of_2019_is_planned_without_what_its_trainer_lacked():
     row, _ = plan_ranks.rank_run({**entry(tp=2, pp=1, cp=1), "year": 2019})
     assert "no pp > 1" in row.held and " pp 1 " in f" {row.first} "
     assert plan_ranks.era_filter(2025)[1] == []
+
+
+def test_the_runs_gradient_reduce_dtype_is_held():
+    """A run that reduced gradients in fp32 is not planned with --grad-reduce-in-bf16, which buys memory (fail
+    before: the planner added the bf16 reduce to every bf16 run's layouts)."""
+    run = entry(tp=2, pp=1, cp=1, distributed_optimizer=True)
+    inp, _ = plan_ranks.to_input(run)
+    s = plan_ranks.stated_layout(run, inp)
+    kwargs, words = plan_ranks.held_choices(s, inp, 2024)
+    assert kwargs["bf16_reduce"] is False and "gradients reduced in fp32" in words
+    base = plan_ranks.planning_base(inp, hold=True)
+    reduces = {c.inp.options.grad_reduce_bytes for c in plan_ranks.plan(base, **kwargs).candidates}
+    assert reduces == {inp.options.grad_reduce_bytes}
+    assert 2 in {c.inp.options.grad_reduce_bytes for c in plan_ranks.plan(base).candidates}
+
+
+def test_a_sharding_the_entry_does_not_state_is_searched_as_a_fresh_plan_does():
+    """Like an unstated micro-batch, an unstated sharding is not held (fail before: a run that names no
+    sharding was planned without the distributed optimizer)."""
+    run = entry(tp=2, pp=1, cp=1)
+    inp, _ = plan_ranks.to_input(run)
+    s = plan_ranks.stated_layout(run, inp)
+    assert s.sharding is None and not inp.distributed_optimizer
+    kwargs, words = plan_ranks.held_choices(s, inp, 2024)
+    assert kwargs["more_sharding"] is True and "sharding" not in words
+    assert plan_ranks.planning_base(inp, hold=True, sharding_stated=False).distributed_optimizer
+    stated_run = entry(tp=2, pp=1, cp=1, zero_stage=0)
+    held, _ = plan_ranks.to_input(stated_run)
+    kwargs, words = plan_ranks.held_choices(plan_ranks.stated_layout(stated_run, held), held, 2024)
+    assert kwargs["more_sharding"] is False and "sharding optimizer at most" in words
+
+
+def test_a_deepspeed_pipeline_run_is_planned_without_virtual_stages():
+    """DeepSpeed's pipeline engine has no interleaved schedule (fail before: Megatron-DeepSpeed runs were
+    planned with vpp > 1)."""
+    keep, withheld = plan_ranks.era_filter(2022, "Megatron-DeepSpeed")
+    assert any("virtual pipeline stages" in w for w in withheld)
+    assert not any("virtual pipeline stages" in w for w in plan_ranks.era_filter(2022, "Megatron-LM")[1])
+    row, _ = plan_ranks.rank_run({**entry(tp=2, pp=2, cp=1), "framework": "Megatron-DeepSpeed"})
+    assert "virtual pipeline stages" in row.held and " vpp " not in f" {row.first} "

@@ -377,9 +377,10 @@ def pipeline_splits(layers: int, pp: int):
             yield (v if v > 1 else None), None, None, ps.compact(text), laid.per_rank()
 
 
-def structures(base: ModelInput, domain: int, more_sharding: bool = True):
+def structures(base: ModelInput, domain: int, more_sharding: bool = True, bf16_reduce: bool = True):
     """Every structure the planner considers for `base`'s model, batch and cluster (the search space);
-    without `more_sharding` data parallelism shards no more than the base does."""
+    without `more_sharding` data parallelism shards no more than the base does, and without `bf16_reduce`
+    gradients are reduced in the base's own dtype only."""
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
@@ -389,7 +390,7 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
     # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
     # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
     reduces = [base.options.grad_reduce_bytes] + (
-        [2] if base.options.grad_reduce_bytes != 2 and base.precision in ("bf16", "fp8") else []
+        [2] if bf16_reduce and base.options.grad_reduce_bytes != 2 and base.precision in ("bf16", "fp8") else []
     )
 
     for tp in powers_of_two_dividing(domain):
@@ -468,12 +469,15 @@ def plan(
     recomputes: tuple | None = None,
     more_sharding: bool = True,
     keep=None,
+    bf16_reduce: bool = True,
 ) -> Plan:
     """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few. The micro-batch
     and recompute are searched from `micro_batches` and `recomputes` ((granularity, method, num_layers) each;
     None: none, selective, full uniform 1): a caller comparing with a launch can hold the launch's own, and
-    its sharding (`more_sharding` False: no more than the base's); `keep(structure)` False drops a structure
-    (what a trainer of another release cannot run)."""
+    its sharding (`more_sharding` False: no more than the base's) and its gradient-reduce dtype (`bf16_reduce`
+    False: the base's only); `keep(structure)` False drops a structure (what a trainer of another release
+    cannot run); `headroom`, a share of usable memory the estimate must stay under besides its error band
+    (thresholds.memory-headroom)."""
     from plint.cost import estimate
     from plint.catalog.hardware import lookup_gpu, unknown_gpu
 
@@ -485,7 +489,7 @@ def plan(
     recomputes = recomputes or RECOMPUTE_CHOICES
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
-    for s in structures(base, domain, more_sharding):
+    for s in structures(base, domain, more_sharding, bf16_reduce):
         if keep is not None and not keep(s):
             continue
         for inp, est in _search_structure(
