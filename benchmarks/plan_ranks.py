@@ -298,14 +298,33 @@ def era_filter(year: int | None, framework: str = "megatron-lm"):
     return (lambda s: all(test(s) for _, test in withheld)), [what for what, _ in withheld]
 
 
+# Sequence parallelism (--sequence-parallel) by the year a trainer gained it: Megatron-LM merged it on 2022-05-20
+# (9aad9203, megatron/arguments.py); Megatron-DeepSpeed took it with its rebase onto Megatron-LM in July 2023
+# (merge 9e72d571); the DeepSpeed 3D-parallel codes of 2022 (GLM-130B's) had none either.
+SEQUENCE_PARALLEL_SINCE = ((_deepspeed_pipeline, 2023), (lambda framework: True, 2022))
+
+
+def has_sequence_parallel(year: int | None, framework: str = "megatron-lm") -> bool:
+    """Whether a trainer of `framework` and `year` could run tensor parallelism with sequence parallelism."""
+    first = next(since for applies, since in SEQUENCE_PARALLEL_SINCE if applies(framework.lower()))
+    return year is None or year >= first
+
+
 def held_choices(
     stated: Stated, inp: ModelInput, year: int | None = None, framework: str = "megatron-lm"
 ) -> tuple[dict, str]:
     """plan()'s keyword arguments that hold the run's own non-layout choices, and what they hold, in words."""
     keep, withheld = era_filter(year, framework)
+    if not (inp.sequence_parallel or has_sequence_parallel(year, framework)):
+        withheld = [*withheld, "sequence parallelism"]
     # the gradient-reduce dtype is a precision choice like the others: the planner may not buy memory with a
     # bf16 reduce (--grad-reduce-in-bf16) the run did not make
-    kwargs: dict = {"more_sharding": stated.sharding is None, "keep": keep, "bf16_reduce": False}
+    kwargs: dict = {
+        "more_sharding": stated.sharding is None,
+        "keep": keep,
+        "bf16_reduce": False,
+        "sequence_parallel": "sequence parallelism" not in withheld,
+    }
     words = [
         f"precision {inp.precision}",
         f"gradients reduced in {'bf16' if inp.options.grad_reduce_bytes == 2 else 'fp32'}",

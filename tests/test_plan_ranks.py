@@ -254,3 +254,18 @@ def test_a_deepspeed_pipeline_run_is_planned_without_virtual_stages():
     assert not any("virtual pipeline stages" in w for w in plan_ranks.era_filter(2022, "Megatron-LM")[1])
     row, _ = plan_ranks.rank_run({**entry(tp=2, pp=2, cp=1), "framework": "Megatron-DeepSpeed"})
     assert "virtual pipeline stages" in row.held and " vpp " not in f" {row.first} "
+
+
+def test_a_run_before_sequence_parallelism_is_planned_without_it():
+    """Megatron-LM gained --sequence-parallel in May 2022, Megatron-DeepSpeed in July 2023: a 2021 run's
+    candidates run tensor parallelism without it, as the run did (fail before: the planner turned it on with
+    every tp > 1, and the published layout was costed at its best with a feature its trainer lacked)."""
+    assert not plan_ranks.has_sequence_parallel(2021, "Megatron-LM (2021)")
+    assert plan_ranks.has_sequence_parallel(2022, "Megatron-LM") and plan_ranks.has_sequence_parallel(2024, "NeMo")
+    assert not plan_ranks.has_sequence_parallel(2022, "Megatron-DeepSpeed")
+    run = {**entry(tp=2, pp=1, cp=1), "year": 2021}
+    inp, _ = plan_ranks.to_input(run)
+    kwargs, words = plan_ranks.held_choices(plan_ranks.stated_layout(run, inp), inp, 2021, run["framework"])
+    assert kwargs["sequence_parallel"] is False and "no sequence parallelism" in words
+    candidates = plan_ranks.plan(plan_ranks.planning_base(inp, hold=True), **kwargs).candidates
+    assert any(c.inp.tp > 1 for c in candidates) and not any(c.inp.sequence_parallel for c in candidates)

@@ -377,10 +377,17 @@ def pipeline_splits(layers: int, pp: int):
             yield (v if v > 1 else None), None, None, ps.compact(text), laid.per_rank()
 
 
-def structures(base: ModelInput, domain: int, more_sharding: bool = True, bf16_reduce: bool = True):
+def structures(
+    base: ModelInput,
+    domain: int,
+    more_sharding: bool = True,
+    bf16_reduce: bool = True,
+    sequence_parallel: bool = True,
+):
     """Every structure the planner considers for `base`'s model, batch and cluster (the search space);
-    without `more_sharding` data parallelism shards no more than the base does, and without `bf16_reduce`
-    gradients are reduced in the base's own dtype only."""
+    without `more_sharding` data parallelism shards no more than the base does, without `bf16_reduce`
+    gradients are reduced in the base's own dtype only, and without `sequence_parallel` tensor parallelism
+    goes without it (a trainer that lacks --sequence-parallel; else it is on with every tp > 1)."""
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
@@ -450,7 +457,7 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True, bf16_r
                             ep=ep,
                             etp=etp if experts > 1 else None,
                             dp=dp,
-                            sequence_parallel=tp > 1,
+                            sequence_parallel=sequence_parallel and tp > 1,
                             sharding=sharding or base.sharding,
                             megatron_fsdp=base.megatron_fsdp if sharding is None else True,
                             pipeline_stage_layers=ranks,
@@ -470,14 +477,15 @@ def plan(
     more_sharding: bool = True,
     keep=None,
     bf16_reduce: bool = True,
+    sequence_parallel: bool = True,
 ) -> Plan:
     """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few. The micro-batch
     and recompute are searched from `micro_batches` and `recomputes` ((granularity, method, num_layers) each;
     None: none, selective, full uniform 1): a caller comparing with a launch can hold the launch's own, and
-    its sharding (`more_sharding` False: no more than the base's) and its gradient-reduce dtype (`bf16_reduce`
-    False: the base's only); `keep(structure)` False drops a structure (what a trainer of another release
-    cannot run); `headroom`, a share of usable memory the estimate must stay under besides its error band
-    (thresholds.memory-headroom)."""
+    its sharding (`more_sharding` False: no more than the base's), its gradient-reduce dtype (`bf16_reduce`
+    False: the base's only) and a trainer without sequence parallelism (`sequence_parallel` False);
+    `keep(structure)` False drops a structure (what a trainer of another release cannot run); `headroom` is a
+    share of usable memory the estimate must stay under besides its error band (thresholds.memory-headroom)."""
     from plint.cost import estimate
     from plint.catalog.hardware import lookup_gpu, unknown_gpu
 
@@ -489,7 +497,7 @@ def plan(
     recomputes = recomputes or RECOMPUTE_CHOICES
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
-    for s in structures(base, domain, more_sharding, bf16_reduce):
+    for s in structures(base, domain, more_sharding, bf16_reduce, sequence_parallel):
         if keep is not None and not keep(s):
             continue
         for inp, est in _search_structure(
