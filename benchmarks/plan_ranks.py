@@ -212,6 +212,10 @@ def unplannable(run: dict) -> str | None:
     return None
 
 
+def _fields(options) -> dict:
+    return {n: getattr(options, n) for n in options.__record_fields__}
+
+
 def planning_base(
     inp: ModelInput, own_sharding: bool = False, hold: bool = False, sharding_stated: bool = True
 ) -> ModelInput:
@@ -224,7 +228,7 @@ def planning_base(
         if hold
         else inp.options.__class__(
             **{
-                **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                **_fields(inp.options),
                 "overlap_grad_reduce": True,
                 "overlap_param_gather": True,
             }
@@ -308,6 +312,14 @@ def has_sequence_parallel(year: int | None, framework: str = "megatron-lm") -> b
     """Whether a trainer of `framework` and `year` could run tensor parallelism with sequence parallelism."""
     first = next(since for applies, since in SEQUENCE_PARALLEL_SINCE if applies(framework.lower()))
     return year is None or year >= first
+
+
+def framework_tp_overlap(run: dict) -> bool:
+    """Whether the run's framework overlaps tensor-parallel communication wherever there is tensor parallelism:
+    calibrate's conversion of the same entry at tp 2 (Megatron-Bridge's recipes turn --tp-comm-overlap on
+    with tp > 1), so that a run published at tp 1 is not planned as if its recipe left the overlap off."""
+    inp, _ = to_input({**run, "layout": {**run["layout"], "tp": 2}})
+    return inp is not None and inp.options.tp_comm_overlap
 
 
 def held_choices(
@@ -464,6 +476,8 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
     row.measured_tokens = published_tokens_per_s(run, inp)[0] if run.get("result") else None
     base = planning_base(inp, own_sharding, hold=not free, sharding_stated=stated.sharding is not None)
+    if not free and framework_tp_overlap(run) and not base.options.tp_comm_overlap:
+        base = base.replace(options=base.options.__class__(**{**_fields(base.options), "tp_comm_overlap": True}))
     kwargs, row.held = (
         ({}, "nothing (a fresh plan)")
         if free

@@ -269,3 +269,12 @@ def test_a_run_before_sequence_parallelism_is_planned_without_it():
     assert kwargs["sequence_parallel"] is False and "no sequence parallelism" in words
     candidates = plan_ranks.plan(plan_ranks.planning_base(inp, hold=True), **kwargs).candidates
     assert any(c.inp.tp > 1 for c in candidates) and not any(c.inp.sequence_parallel for c in candidates)
+
+
+def test_a_recipe_that_overlaps_tensor_parallel_communication_does_so_for_every_candidate():
+    """A Megatron-Bridge run published at tp 1 has no TP overlap to convert, yet its recipe turns it on with any
+    tp > 1: the planner's tp > 1 candidates are costed with it (fail before: they were costed without)."""
+    bridge = {**entry(tp=1, pp=1, cp=1), "framework": "Megatron-Bridge"}
+    inp, _ = plan_ranks.to_input(bridge)
+    assert not inp.options.tp_comm_overlap and plan_ranks.framework_tp_overlap(bridge)
+    assert not plan_ranks.framework_tp_overlap(entry(tp=1, pp=1, cp=1))
