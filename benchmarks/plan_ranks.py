@@ -38,20 +38,23 @@ once, at its best-ranked micro-batch, recompute and gradient-reduce dtype, which
 the first that is the same layout; "with micro/recompute" counts every candidate. When none is,
 the reason is given: the axis whose published value the planner's search space (plan.structures)
 does not hold, with the values it searches; or, inside the search space, that the cost model predicts
-it does not fit in the planner's memory headroom even at micro-batch 1 with full recompute. Runs that
-state no layout, or whose layout or model cannot be expressed (no GPU count, no global batch, a batch
-that is no whole number of sequences, a layout that does not multiply to the GPU count), are listed
-with the reason.
+it does not fit as the planner judges memory (plan.fits_in_memory: the high end of the estimate's error
+band within usable) even at micro-batch 1 with full recompute. Runs that state no layout, or whose
+layout or model cannot be expressed (no GPU count, no global batch, a batch that is no whole number of
+sequences, a layout that does not multiply to the GPU count), are listed with the reason.
 
 What the planner holds fixed (issue 24): by default it chooses the layout with the run's own non-layout
 choices, so that a claim to beat the published layout is a claim about the layout: the precision and the
 gradient-reduce dtype (no --grad-reduce-in-bf16 for a run that reduced in fp32: it buys memory), the
-attention kernel and the overlaps the run's framework and era had (calibrate.to_input), and where the entry
-states them its sharding (no distributed optimizer for a run that had none, and no gradient or parameter
-sharding it did not use), its micro-batch and its recompute (each searched as a fresh plan does where the
-entry does not state it). With --free the
-planner starts as a fresh `plint plan` does instead (the distributed optimizer and every overlap on, micro-
-batch and recompute searched, more sharding allowed). --own-sharding (with --free) keeps only the sharding.
+attention kernel and the overlaps the run's framework and era had (calibrate.to_input; a framework that
+overlaps TP communication does so for every tp > 1 candidate), what its trainer lacked (ERA: no pipeline,
+context parallelism, uneven splits or expert tp before the release that added them, no virtual stages on
+DeepSpeed's pipeline engine; SEQUENCE_PARALLEL_SINCE), and where the entry states them its sharding (no
+distributed optimizer for a run that had none, and no gradient or parameter sharding it did not use), its
+micro-batch and its recompute (each searched as a fresh plan does where the entry does not state it).
+With --free the planner starts as a fresh `plint plan` does instead (the distributed optimizer and every
+overlap on, micro-batch and recompute searched, more sharding allowed). --own-sharding (with --free) keeps
+only the sharding.
 
 The claim: how much faster plint predicts its own first choice than the published layout, both under the
 same held choices; the published layout is costed at its best unstated choices (its best candidate when it
