@@ -464,3 +464,19 @@ def test_the_planner_keeps_a_layout_whose_error_band_fits_however_close_to_usabl
     held = plan(base, "llama3-8b", headroom=0.9).candidates
     assert held and all(c.estimate.memory_gib["total"] <= 0.9 * c.estimate.memory_gib["usable"] for c in held)
     assert len(held) < len(candidates)
+
+
+def test_plan_around_says_a_launch_whose_error_band_reaches_usable_memory_is_no_candidate():
+    """A launch that fits by its point estimate but whose measured error band reaches usable memory is not a
+    candidate, and the row says so in PL402's terms (fail before: the plan's test was 90% of usable)."""
+    from plint.planning.placement import plan_around
+
+    base = base_input(model_from_preset("llama3-8b"), 2, 8, "h100-sxm", 4096, 256)
+    inp = base.replace(tp=1, pp=1, cp=1, dp=16, micro_batch=1)  # 73.6 GiB of 74.4, up to 74.9 in its band
+    result = plan_around(inp, "llama3-8b")
+    memory = result.current.estimate.memory_gib
+    assert memory["total"] <= memory["usable"] < memory_band_high(result.current.estimate)
+    assert "error band: over usable memory (PL402)" in result.current.why, result.current.why
+    # its layout is a candidate with the gradients reduced in bf16, which the row names (fail before: it named
+    # "the plan's overlapped gradient reduction", which the launch already had)
+    assert re.search(r"#\d+ is its layout with gradient reduce fp32 -> bf16", result.current.why), result.current.why

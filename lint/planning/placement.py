@@ -68,13 +68,14 @@ def place(current: Candidate, result: Plan, domain: int) -> str:
     n = len(result.candidates)
     faster = sum(1 for c in result.candidates if c.tokens > current.tokens)
     twin = next((k for k, c in enumerate(result.candidates) if layout_key(c.inp) == layout_key(current.inp)), None)
-    if twin is not None and faster < n:
+    fits = fits_in_memory(current.estimate)
+    if twin is not None and faster < n and fits:
         # by the plan's own ranking rule (within NEAR_TIE of the fastest, the simplest first), not by speed alone
         ranked = rank([current, *result.candidates])  # first: an exact tie with its twin goes its way
         return f"would rank #{next(k for k, c in enumerate(ranked, 1) if c is current)} of {n}"
-    if twin is not None:  # its layout is a candidate, but as written it is slower than all of them
+    if twin is not None:  # its layout is a candidate, but as written it is slower than all of them or too tight
         differs = changes(current, result.candidates[twin])
-        reasons = [
+        reasons = ([] if fits else [_over_band(current)]) + [
             f"#{twin + 1} is its layout with "
             + (", ".join(differs) if differs else "the plan's overlapped gradient reduction and parameter gathers")
         ]
@@ -90,6 +91,16 @@ def place(current: Candidate, result: Plan, domain: int) -> str:
         else f"between #{faster} and #{faster + 1}"
     )
     return f"not among the {n} candidates ({'; '.join(reasons)}): {where}"
+
+
+def _over_band(current: Candidate) -> str:
+    """Why a launch's memory keeps it out of the plan (plan.fits_in_memory), with its numbers."""
+    memory = current.estimate.memory_gib
+    return (
+        f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, up to "
+        f"{memory_band_high(current.estimate):.1f} within its +-{100 * memory.get('error_band', 0.0):.0f}% "
+        "error band: over usable memory (PL402)"
+    )
 
 
 def outside_search(current: Candidate, result: Plan, domain: int) -> list[str]:
@@ -142,13 +153,8 @@ def outside_search(current: Candidate, result: Plan, domain: int) -> list[str]:
     experts = base.num_experts or 0
     if ep > 1 and (experts % ep or (tp * cp * dp) % ep):
         out.append(f"ep {ep} does not divide {experts} experts and tp x cp x dp = {tp * cp * dp} GPUs (PL105)")
-    memory = current.estimate.memory_gib
     if not fits_in_memory(current.estimate):
-        out.append(
-            f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, up to "
-            f"{memory_band_high(current.estimate):.1f} within its +-{100 * memory.get('error_band', 0.0):.0f}% "
-            "error band: over usable memory (PL402)"
-        )
+        out.append(_over_band(current))
     lighter = next(
         (
             k

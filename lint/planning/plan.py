@@ -612,4 +612,11 @@ def changes(current: Candidate, best: Candidate) -> list[str]:
             out.append(f"{label} {old if old is not None else '-'} -> {new if new is not None else '-'}")
     if a.data_parallel() != b.data_parallel():
         out.append(f"dp {a.data_parallel()} -> {b.data_parallel()}")
+    reduce_a, reduce_b = (_reduce_dtype(x) for x in (a, b))
+    if reduce_a != reduce_b:  # --grad-reduce-in-bf16: half the gradient bytes held and moved
+        out.append(f"gradient reduce {reduce_a} -> {reduce_b}")
     return out
+
+
+def _reduce_dtype(inp: ModelInput) -> str:
+    return "bf16" if inp.options.grad_reduce_bytes == 2 else "fp32"
