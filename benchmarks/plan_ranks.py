@@ -287,7 +287,12 @@ def _deepspeed_pipeline(framework: str) -> bool:
 # (feature, the year the trainer gained it, or None for a trainer that never did, which trainers, the test)
 ERA = (
     ("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
-    ("virtual pipeline stages (none in DeepSpeed's pipeline)", None, _deepspeed_pipeline, lambda s: (s.inp.vpp or 1) == 1),
+    (
+        "virtual pipeline stages (none in DeepSpeed's pipeline)",
+        None,
+        _deepspeed_pipeline,
+        lambda s: (s.inp.vpp or 1) == 1,
+    ),
     ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
     ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
     ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)),
