@@ -163,6 +163,7 @@ FieldPath = Literal[ContractPath, ExtraPath]
 FactKey = Literal[
     "clip_grad",
     "deepspeed.pipeline_module",
+    "defer_embedding_wgrad_compute",
     "ds_sequence_parallel_size",
     "finetune.bits",
     "finetune.lora",
