@@ -38,18 +38,23 @@ once, at its best-ranked micro-batch, recompute and gradient-reduce dtype, which
 the first that is the same layout; "with micro/recompute" counts every candidate. When none is,
 the reason is given: the axis whose published value the planner's search space (plan.structures)
 does not hold, with the values it searches; or, inside the search space, that the cost model predicts
-it does not fit in the planner's memory headroom even at micro-batch 1 with full recompute. Runs that
-state no layout, or whose layout or model cannot be expressed (no GPU count, no global batch, a batch
-that is no whole number of sequences, a layout that does not multiply to the GPU count), are listed
-with the reason.
+it does not fit as the planner judges memory (plan.fits_in_memory: the high end of the estimate's error
+band within usable) even at micro-batch 1 with full recompute. Runs that state no layout, or whose
+layout or model cannot be expressed (no GPU count, no global batch, a batch that is no whole number of
+sequences, a layout that does not multiply to the GPU count), are listed with the reason.
 
 What the planner holds fixed (issue 24): by default it chooses the layout with the run's own non-layout
-choices, so that a claim to beat the published layout is a claim about the layout: the precision, the
-attention kernel and the overlaps the run's framework and era had (calibrate.to_input), its sharding (no
+choices, so that a claim to beat the published layout is a claim about the layout: the precision and the
+gradient-reduce dtype (no --grad-reduce-in-bf16 for a run that reduced in fp32: it buys memory), the
+attention kernel and the overlaps the run's framework and era had (calibrate.to_input; a framework that
+overlaps TP communication does so for every tp > 1 candidate), what its trainer lacked (ERA: no pipeline,
+context parallelism, uneven splits or expert tp before the release that added them, no virtual stages on
+DeepSpeed's pipeline engine; SEQUENCE_PARALLEL_SINCE), and where the entry states them its sharding (no
 distributed optimizer for a run that had none, and no gradient or parameter sharding it did not use), its
-micro-batch and its recompute where the entry states them (searched where it does not). With --free the
-planner starts as a fresh `plint plan` does instead (the distributed optimizer and every overlap on, micro-
-batch and recompute searched, more sharding allowed). --own-sharding (with --free) keeps only the sharding.
+micro-batch and its recompute (each searched as a fresh plan does where the entry does not state it).
+With --free the planner starts as a fresh `plint plan` does instead (the distributed optimizer and every
+overlap on, micro-batch and recompute searched, more sharding allowed). --own-sharding (with --free) keeps
+only the sharding.
 
 The claim: how much faster plint predicts its own first choice than the published layout, both under the
 same held choices; the published layout is costed at its best unstated choices (its best candidate when it
@@ -78,7 +83,7 @@ from calibrate import DEFAULT_DATA, _recompute, published_tokens_per_s, to_input
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
 from plint.cost.estimate import TIME_PART_NAMES  # noqa: E402
-from plint.planning.plan import HEADROOM, nvlink_domain, plan, structures, why_behind  # noqa: E402
+from plint.planning.plan import fits_in_memory, memory_band_high, nvlink_domain, plan, structures, why_behind  # noqa: E402
 
 TOPS = (1, 3, 10)
 CLAIM_MARGIN = 0.10  # a first choice predicted faster than the published layout by more than this is explained
@@ -127,7 +132,7 @@ class Row:
     published_tokens: float | None = None  # the cost model's tokens/s per GPU for the published run
     first_tokens: float | None = None
     matched: str = ""
-    over_headroom: str = ""  # the cost model puts the published run over the planner's memory headroom
+    over_headroom: str = ""  # the cost model puts the published run over usable memory (plan.fits_in_memory)
     claim: float | None = None  # first choice's predicted tokens/s over the published layout's, minus 1
     measured_tokens: float | None = None  # the run's published tokens/s per GPU (calibrate.published_tokens_per_s)
     avoids: str = ""  # for a claim over CLAIM_MARGIN: the step-time parts the published layout pays more of
@@ -211,16 +216,23 @@ def unplannable(run: dict) -> str | None:
     return None
 
 
-def planning_base(inp: ModelInput, own_sharding: bool = False, hold: bool = False) -> ModelInput:
+def _fields(options) -> dict:
+    return {n: getattr(options, n) for n in options.__record_fields__}
+
+
+def planning_base(
+    inp: ModelInput, own_sharding: bool = False, hold: bool = False, sharding_stated: bool = True
+) -> ModelInput:
     """The run's model, cluster, batch and facts with the layout choices reset to a fresh plan's; with
     `own_sharding` the run's sharding stays the base's (the planner adds more only without a pipeline); with
-    `hold` also the run's own overlaps (what its framework turned on)."""
+    `hold` also the run's own overlaps (what its framework turned on) and, where the entry states it
+    (`sharding_stated`), its sharding: an unstated one is a fresh plan's, as an unstated micro-batch is searched."""
     options = (
         inp.options
         if hold
         else inp.options.__class__(
             **{
-                **{n: getattr(inp.options, n) for n in inp.options.__record_fields__},
+                **_fields(inp.options),
                 "overlap_grad_reduce": True,
                 "overlap_param_gather": True,
             }
@@ -228,7 +240,7 @@ def planning_base(inp: ModelInput, own_sharding: bool = False, hold: bool = Fals
     )
     sharding = (
         {}
-        if own_sharding or hold
+        if own_sharding or (hold and sharding_stated)
         else {"distributed_optimizer": True, "zero_stage": None, "sharding": None, "megatron_fsdp": False}
     )
     return inp.replace(
@@ -267,8 +279,21 @@ def _megatron_pipeline(framework: str) -> bool:
     return any(w in framework for w in MEGATRON_ONLY) and "deepspeed" not in framework
 
 
+def _deepspeed_pipeline(framework: str) -> bool:
+    """DeepSpeed's PipelineModule (Megatron-DeepSpeed, DeepSpeed 3D parallelism): deepspeed/runtime/pipe/
+    schedule.py has TrainSchedule (1F1B), InferenceSchedule and DataParallelSchedule, no interleaved one."""
+    return "deepspeed" in framework
+
+
+# (feature, the year the trainer gained it, or None for a trainer that never did, which trainers, the test)
 ERA = (
     ("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
+    (
+        "virtual pipeline stages (none in DeepSpeed's pipeline)",
+        None,
+        _deepspeed_pipeline,
+        lambda s: (s.inp.vpp or 1) == 1,
+    ),
     ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
     ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
     ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)),
@@ -281,9 +306,29 @@ def era_filter(year: int | None, framework: str = "megatron-lm"):
     withheld = [
         (what, test)
         for what, first_year, applies, test in ERA
-        if year is not None and year < first_year and applies(framework)
+        if (first_year is None or year is not None and year < first_year) and applies(framework)
     ]
     return (lambda s: all(test(s) for _, test in withheld)), [what for what, _ in withheld]
+
+
+# Sequence parallelism (--sequence-parallel) by the year a trainer gained it: Megatron-LM merged it on 2022-05-20
+# (9aad9203, megatron/arguments.py); Megatron-DeepSpeed took it with its rebase onto Megatron-LM in July 2023
+# (merge 9e72d571); the DeepSpeed 3D-parallel codes of 2022 (GLM-130B's) had none either.
+SEQUENCE_PARALLEL_SINCE = ((_deepspeed_pipeline, 2023), (lambda framework: True, 2022))
+
+
+def has_sequence_parallel(year: int | None, framework: str = "megatron-lm") -> bool:
+    """Whether a trainer of `framework` and `year` could run tensor parallelism with sequence parallelism."""
+    first = next(since for applies, since in SEQUENCE_PARALLEL_SINCE if applies(framework.lower()))
+    return year is None or year >= first
+
+
+def framework_tp_overlap(run: dict) -> bool:
+    """Whether the run's framework overlaps tensor-parallel communication wherever there is tensor parallelism:
+    calibrate's conversion of the same entry at tp 2 (Megatron-Bridge's recipes turn --tp-comm-overlap on
+    with tp > 1), so that a run published at tp 1 is not planned as if its recipe left the overlap off."""
+    inp, _ = to_input({**run, "layout": {**run["layout"], "tp": 2}})
+    return inp is not None and inp.options.tp_comm_overlap
 
 
 def held_choices(
@@ -291,13 +336,24 @@ def held_choices(
 ) -> tuple[dict, str]:
     """plan()'s keyword arguments that hold the run's own non-layout choices, and what they hold, in words."""
     keep, withheld = era_filter(year, framework)
-    kwargs: dict = {"more_sharding": False, "keep": keep}
+    if not (inp.sequence_parallel or has_sequence_parallel(year, framework)):
+        withheld = [*withheld, "sequence parallelism"]
+    # the gradient-reduce dtype is a precision choice like the others: the planner may not buy memory with a
+    # bf16 reduce (--grad-reduce-in-bf16) the run did not make
+    kwargs: dict = {
+        "more_sharding": stated.sharding is None,
+        "keep": keep,
+        "bf16_reduce": False,
+        "sequence_parallel": "sequence parallelism" not in withheld,
+    }
     words = [
         f"precision {inp.precision}",
+        f"gradients reduced in {'bf16' if inp.options.grad_reduce_bytes == 2 else 'fp32'}",
         "flash attention" if inp.options.flash_attention else "no flash attention",
         "its overlaps",
-        f"sharding {SHARDING_CLASSES[inp.sharding_level()]}",
     ]
+    if stated.sharding is not None:
+        words.append(f"sharding {stated.sharding}")
     if withheld:
         words.append(f"no {', no '.join(withheld)} (not in a {year} trainer)")
     if stated.micro is not None:
@@ -329,7 +385,10 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
     """Why no candidate is the published layout: the first axis (in the planner's loop order) whose
     published value no structure agreeing on the earlier axes has, or the predicted memory."""
     gpu = lookup_gpu(base.gpu)
-    remaining = [s.inp for s in structures(base, nvlink_domain(base, gpu), more_sharding)]
+    held = held or {}
+    remaining = [
+        s.inp for s in structures(base, nvlink_domain(base, gpu), more_sharding, held.get("bf16_reduce", True))
+    ]
     for axis in AXES:
         want = getattr(stated, axis)
         if want is None:
@@ -352,7 +411,6 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
                 )
             return why
         remaining = agree
-    held = held or {}
     micro = held.get("micro_batches", (1,))[0]  # the run's own where held, else the least memory
     recompute, method, count = held.get("recomputes", (("full", "uniform", 1),))[0]
     smallest = None
@@ -362,12 +420,21 @@ def outside_search(stated: Stated, base: ModelInput, more_sharding: bool = True,
         )
         if est is not None and (smallest is None or est.memory_gib["total"] < smallest.memory_gib["total"]):
             smallest = est
-    if smallest is not None and smallest.memory_gib["total"] > HEADROOM * smallest.memory_gib["usable"]:
+    if smallest is not None and not fits_in_memory(smallest):
         return (
             f"predicted not to fit: {smallest.memory_gib['total']:.1f} GiB per GPU at micro-batch {micro} with "
-            f"{recompute or 'no'} recompute, over {HEADROOM:.0%} of {smallest.memory_gib['usable']:.1f} GiB usable"
+            f"{recompute or 'no'} recompute, {_over_usable(smallest)}"
         )
     return "inside the search space and predicted to fit, yet no candidate (interleaving needs >= pp micro-batches)"
+
+
+def _over_usable(est) -> str:
+    """How an estimate misses the planner's memory test (plan.fits_in_memory), in words."""
+    mem = est.memory_gib
+    return (
+        f"up to {memory_band_high(est):.1f} within its +-{100 * mem.get('error_band', 0.0):.0f}% error band, "
+        f"over {mem['usable']:.1f} GiB usable"
+    )
 
 
 def layout_key(c) -> tuple:
@@ -417,7 +484,9 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
     row.measured_tokens = published_tokens_per_s(run, inp)[0] if run.get("result") else None
-    base = planning_base(inp, own_sharding, hold=not free)
+    base = planning_base(inp, own_sharding, hold=not free, sharding_stated=stated.sharding is not None)
+    if not free and framework_tp_overlap(run) and not base.options.tp_comm_overlap:
+        base = base.replace(options=base.options.__class__(**{**_fields(base.options), "tp_comm_overlap": True}))
     kwargs, row.held = (
         ({}, "nothing (a fresh plan)")
         if free
@@ -435,11 +504,9 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     row.rank_with_micro_recompute = next(
         (n for n, c in enumerate(cands, 1) if not mismatches(stated, c.inp, full_axes)), None
     )
-    over = est is not None and est.memory_gib["total"] > HEADROOM * est.memory_gib["usable"]
-    if over:
+    if est is not None and not fits_in_memory(est):
         row.over_headroom = (
-            f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, over "
-            f"{HEADROOM:.0%} of {est.memory_gib['usable']:.1f} GiB usable"
+            f"the published run is predicted at {est.memory_gib['total']:.1f} GiB per GPU, {_over_usable(est)}"
         )
     published = est
     if match is not None and (est is None or match.tokens > est.tokens_per_s_per_gpu):
@@ -484,7 +551,7 @@ def reasons(rows: list[Row]) -> Counter:
     tally: Counter = Counter()
     for r in rows:
         if r.over_headroom:
-            tally["the published run is predicted over the planner's memory headroom"] += 1
+            tally["the published run is predicted not to fit (its error band over usable memory)"] += 1
         if r.rank == 1:
             continue
         if r.rank is None:

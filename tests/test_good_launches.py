@@ -45,12 +45,7 @@ def test_a_launch_that_ran_draws_no_error(folder):
 
 # Launches that still draw a warning, with the cause found (issue 25 asks for none): strict, so a fix of the
 # cause turns the entry into a failure until it is removed here and in fixtures/good/README.md.
-STILL_WARNED = {
-    "bridge_llama31_405b_gb200_256gpu_fp8cs": "PL402: predicted 174.4 GiB of 173.0 usable (170.1 to 178.7 within "
-    "its band): the run needs the recipe's PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (Megatron-Bridge "
-    "scripts/performance/perf_plugins.py sets it for the 405B on GB200 against fragmentation OOMs), which plint's "
-    "fixed 7% allocator allowance does not know",
-}
+STILL_WARNED: dict[str, str] = {}
 
 
 @pytest.mark.parametrize(

@@ -214,3 +214,67 @@ def test_a_run_of_2019_is_planned_without_what_its_trainer_lacked():
     row, _ = plan_ranks.rank_run({**entry(tp=2, pp=1, cp=1), "year": 2019})
     assert "no pp > 1" in row.held and " pp 1 " in f" {row.first} "
     assert plan_ranks.era_filter(2025)[1] == []
+
+
+def test_the_runs_gradient_reduce_dtype_is_held():
+    """A run that reduced gradients in fp32 is not planned with --grad-reduce-in-bf16, which buys memory (fail
+    before: the planner added the bf16 reduce to every bf16 run's layouts)."""
+    run = entry(tp=2, pp=1, cp=1, distributed_optimizer=True)
+    inp, _ = plan_ranks.to_input(run)
+    s = plan_ranks.stated_layout(run, inp)
+    kwargs, words = plan_ranks.held_choices(s, inp, 2024)
+    assert kwargs["bf16_reduce"] is False and "gradients reduced in fp32" in words
+    base = plan_ranks.planning_base(inp, hold=True)
+    reduces = {c.inp.options.grad_reduce_bytes for c in plan_ranks.plan(base, **kwargs).candidates}
+    assert reduces == {inp.options.grad_reduce_bytes}
+    assert 2 in {c.inp.options.grad_reduce_bytes for c in plan_ranks.plan(base).candidates}
+
+
+def test_a_sharding_the_entry_does_not_state_is_searched_as_a_fresh_plan_does():
+    """Like an unstated micro-batch, an unstated sharding is not held (fail before: a run that names no
+    sharding was planned without the distributed optimizer)."""
+    run = entry(tp=2, pp=1, cp=1)
+    inp, _ = plan_ranks.to_input(run)
+    s = plan_ranks.stated_layout(run, inp)
+    assert s.sharding is None and not inp.distributed_optimizer
+    kwargs, words = plan_ranks.held_choices(s, inp, 2024)
+    assert kwargs["more_sharding"] is True and "sharding" not in words
+    assert plan_ranks.planning_base(inp, hold=True, sharding_stated=False).distributed_optimizer
+    stated_run = entry(tp=2, pp=1, cp=1, zero_stage=0)
+    held, _ = plan_ranks.to_input(stated_run)
+    kwargs, words = plan_ranks.held_choices(plan_ranks.stated_layout(stated_run, held), held, 2024)
+    assert kwargs["more_sharding"] is False and "sharding optimizer at most" in words
+
+
+def test_a_deepspeed_pipeline_run_is_planned_without_virtual_stages():
+    """DeepSpeed's pipeline engine has no interleaved schedule (fail before: Megatron-DeepSpeed runs were
+    planned with vpp > 1)."""
+    keep, withheld = plan_ranks.era_filter(2022, "Megatron-DeepSpeed")
+    assert any("virtual pipeline stages" in w for w in withheld)
+    assert not any("virtual pipeline stages" in w for w in plan_ranks.era_filter(2022, "Megatron-LM")[1])
+    row, _ = plan_ranks.rank_run({**entry(tp=2, pp=2, cp=1), "framework": "Megatron-DeepSpeed"})
+    assert "virtual pipeline stages" in row.held and " vpp " not in f" {row.first} "
+
+
+def test_a_run_before_sequence_parallelism_is_planned_without_it():
+    """Megatron-LM gained --sequence-parallel in May 2022, Megatron-DeepSpeed in July 2023: a 2021 run's
+    candidates run tensor parallelism without it, as the run did (fail before: the planner turned it on with
+    every tp > 1, and the published layout was costed at its best with a feature its trainer lacked)."""
+    assert not plan_ranks.has_sequence_parallel(2021, "Megatron-LM (2021)")
+    assert plan_ranks.has_sequence_parallel(2022, "Megatron-LM") and plan_ranks.has_sequence_parallel(2024, "NeMo")
+    assert not plan_ranks.has_sequence_parallel(2022, "Megatron-DeepSpeed")
+    run = {**entry(tp=2, pp=1, cp=1), "year": 2021}
+    inp, _ = plan_ranks.to_input(run)
+    kwargs, words = plan_ranks.held_choices(plan_ranks.stated_layout(run, inp), inp, 2021, run["framework"])
+    assert kwargs["sequence_parallel"] is False and "no sequence parallelism" in words
+    candidates = plan_ranks.plan(plan_ranks.planning_base(inp, hold=True), **kwargs).candidates
+    assert any(c.inp.tp > 1 for c in candidates) and not any(c.inp.sequence_parallel for c in candidates)
+
+
+def test_a_recipe_that_overlaps_tensor_parallel_communication_does_so_for_every_candidate():
+    """A Megatron-Bridge run published at tp 1 has no TP overlap to convert, yet its recipe turns it on with any
+    tp > 1: the planner's tp > 1 candidates are costed with it (fail before: they were costed without)."""
+    bridge = {**entry(tp=1, pp=1, cp=1), "framework": "Megatron-Bridge"}
+    inp, _ = plan_ranks.to_input(bridge)
+    assert not inp.options.tp_comm_overlap and plan_ranks.framework_tp_overlap(bridge)
+    assert not plan_ranks.framework_tp_overlap(entry(tp=1, pp=1, cp=1))

@@ -2,7 +2,7 @@
 stands among the plan's candidates (the `now` row).
 
 A launch's own layout need not be a candidate: the search proposes only layouts that pass the trainer's
-start-up checks, fit within the memory headroom, and use the lightest recompute that fits, and an
+start-up checks, fit in memory as the rules judge it (plan.fits_in_memory), and use the lightest recompute that fits, and an
 option given on the command line (--nodes, --global-batch) may leave the launch's own sizes inconsistent
 with the new cluster. Ranking such a layout among the candidates ("#400 of 399") says nothing true, so
 the row says that it is not among them, why, and where its predicted speed would put it.
@@ -15,7 +15,18 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.cost import ModelInput
 
-from plint.planning.plan import HEADROOM, MICRO_BATCHES, Candidate, Plan, changes, nvlink_domain, plan, uneven_split
+from plint.planning.plan import (
+    MICRO_BATCHES,
+    Candidate,
+    Plan,
+    changes,
+    fits_in_memory,
+    memory_band_high,
+    nvlink_domain,
+    plan,
+    rank,
+    uneven_split,
+)
 
 
 def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:
@@ -37,7 +48,7 @@ def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Pla
     est = estimate(inp)
     if est is not None:
         current = Candidate(inp, est)
-        current.why = place(current, result, nvlink_domain(base, lookup_gpu(base.gpu)), HEADROOM)
+        current.why = place(current, result, nvlink_domain(base, lookup_gpu(base.gpu)))
         result.current = current
     if top:
         result.candidates = result.candidates[:top]
@@ -50,23 +61,26 @@ def layout_key(inp: ModelInput) -> tuple:
     return inp.tp, inp.pp, vpp, inp.cp, inp.ep, inp.data_parallel(), inp.micro_batch, inp.recompute
 
 
-def place(current: Candidate, result: Plan, domain: int, headroom: float) -> str:
+def place(current: Candidate, result: Plan, domain: int) -> str:
     """The `why` of the launch's row: its rank when its layout is a candidate, else why it is not one."""
     if not current.estimate.fits:
         return "does not fit in memory"
     n = len(result.candidates)
     faster = sum(1 for c in result.candidates if c.tokens > current.tokens)
     twin = next((k for k, c in enumerate(result.candidates) if layout_key(c.inp) == layout_key(current.inp)), None)
-    if twin is not None and faster < n:
-        return f"would rank #{faster + 1} of {n}"
-    if twin is not None:  # its layout is a candidate, but as written it is slower than all of them
+    fits = fits_in_memory(current.estimate)
+    if twin is not None and faster < n and fits:
+        # by the plan's own ranking rule (within NEAR_TIE of the fastest, the simplest first), not by speed alone
+        ranked = rank([current, *result.candidates])  # first: an exact tie with its twin goes its way
+        return f"would rank #{next(k for k, c in enumerate(ranked, 1) if c is current)} of {n}"
+    if twin is not None:  # its layout is a candidate, but as written it is slower than all of them or too tight
         differs = changes(current, result.candidates[twin])
-        reasons = [
+        reasons = ([] if fits else [_over_band(current)]) + [
             f"#{twin + 1} is its layout with "
             + (", ".join(differs) if differs else "the plan's overlapped gradient reduction and parameter gathers")
         ]
     else:
-        reasons = outside_search(current, result, domain, headroom)
+        reasons = outside_search(current, result, domain)
     where = (
         "no candidate fits to compare with"
         if n == 0
@@ -79,7 +93,17 @@ def place(current: Candidate, result: Plan, domain: int, headroom: float) -> str
     return f"not among the {n} candidates ({'; '.join(reasons)}): {where}"
 
 
-def outside_search(current: Candidate, result: Plan, domain: int, headroom: float) -> list[str]:
+def _over_band(current: Candidate) -> str:
+    """Why a launch's memory keeps it out of the plan (plan.fits_in_memory), with its numbers."""
+    memory = current.estimate.memory_gib
+    return (
+        f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, up to "
+        f"{memory_band_high(current.estimate):.1f} within its +-{100 * memory.get('error_band', 0.0):.0f}% "
+        "error band: over usable memory (PL402)"
+    )
+
+
+def outside_search(current: Candidate, result: Plan, domain: int) -> list[str]:
     """Why the plan's search (plint.planning.plan.plan, whose filters these follow) did not propose the
     launch's layout: the start-up checks it fails, the sizes the search does not try, its memory."""
     inp, base = current.inp, result.base
@@ -129,12 +153,8 @@ def outside_search(current: Candidate, result: Plan, domain: int, headroom: floa
     experts = base.num_experts or 0
     if ep > 1 and (experts % ep or (tp * cp * dp) % ep):
         out.append(f"ep {ep} does not divide {experts} experts and tp x cp x dp = {tp * cp * dp} GPUs (PL105)")
-    memory = current.estimate.memory_gib
-    if memory["total"] > headroom * memory["usable"]:
-        out.append(
-            f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, above the {headroom:.0%} "
-            "a plan keeps (PL402)"
-        )
+    if not fits_in_memory(current.estimate):
+        out.append(_over_band(current))
     lighter = next(
         (
             k

@@ -7,7 +7,9 @@ expert parallelism for MoE with an expert tensor parallel size of 1 or tp, data 
 the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
 on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
 start-up checks (the PL1xx rules: heads and query groups divisible by tp, layers by pp*vpp, the global
-batch by micro*dp, the sequence by 2*cp, experts by ep) or does not fit within the memory headroom.
+batch by micro*dp, the sequence by 2*cp, experts by ep) or does not fit in memory as the rules judge it
+(fits_in_memory: the high end of the estimate's measured error band within usable memory, where PL402
+stays silent).
 
 Pruning keeps the search exhaustive: within one (tp, cp, pp, vpp, ep) structure memory only falls as
 recompute grows and the micro-batch shrinks, so a structure whose smallest-memory member (micro 1, full
@@ -31,12 +33,9 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
-    from plint.cost import ModelInput
+    from plint.cost import Estimate, ModelInput
 
 NEAR_TIE = 0.02  # candidates this close in tokens/s are ordered by simplicity
-# a plan keeps 10% of usable memory spare, below where PL402 warns (the high end of the error band, or a
-# configured thresholds.memory-headroom)
-HEADROOM = 0.90
 MAX_LAYOUT_VPP = 8  # virtual stages a planned --pipeline-model-parallel-layout is tried with (uneven layers)
 LARGE_BUBBLE = 0.10  # a bubble over a tenth of the step: of two near-equal layouts, the one without it first
 MICRO_BATCHES = (1, 2, 4, 8)
@@ -75,6 +74,23 @@ LAUNCH_KEYS = (
     "hidden_dropout",
     "max_position_embeddings",
 )
+
+
+def memory_band_high(est: Estimate) -> float:
+    """GiB per GPU at the high end of the estimate's measured error band (estimate.memory_gib.error_band, a
+    share of the allocator peak; the runtime reserve outside the allocator carries none): rules/cost.py _band."""
+    mem = est.memory_gib
+    return mem["total"] + mem.get("error_band", 0.0) * mem.get("allocator_peak", mem["total"])
+
+
+def fits_in_memory(est: Estimate | None, headroom: float | None = None) -> bool:
+    """Whether a layout fits as the rules judge a launch: the high end of its estimate's measured error band
+    within usable memory (else PL402 warns, or PL401 errs), and, where a `headroom` share of usable is asked
+    for (thresholds.memory-headroom), the estimate within it."""
+    if est is None:
+        return False
+    mem = est.memory_gib
+    return memory_band_high(est) <= mem["usable"] and (headroom is None or mem["total"] <= headroom * mem["usable"])
 
 
 class PlanError(ValueError):
@@ -360,9 +376,17 @@ def pipeline_splits(layers: int, pp: int):
             yield (v if v > 1 else None), None, None, ps.compact(text), laid.per_rank()
 
 
-def structures(base: ModelInput, domain: int, more_sharding: bool = True):
+def structures(
+    base: ModelInput,
+    domain: int,
+    more_sharding: bool = True,
+    bf16_reduce: bool = True,
+    sequence_parallel: bool = True,
+):
     """Every structure the planner considers for `base`'s model, batch and cluster (the search space);
-    without `more_sharding` data parallelism shards no more than the base does."""
+    without `more_sharding` data parallelism shards no more than the base does, without `bf16_reduce`
+    gradients are reduced in the base's own dtype only, and without `sequence_parallel` tensor parallelism
+    goes without it (a trainer that lacks --sequence-parallel; else it is on with every tp > 1)."""
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
@@ -372,7 +396,7 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
     # gradients reduced in fp32 (Megatron's default for bf16) or, as a choice, in bf16 (--grad-reduce-in-bf16):
     # half the gradient bytes held and moved, at some cost in precision; fp16 reduces in 16 bits anyway
     reduces = [base.options.grad_reduce_bytes] + (
-        [2] if base.options.grad_reduce_bytes != 2 and base.precision in ("bf16", "fp8") else []
+        [2] if bf16_reduce and base.options.grad_reduce_bytes != 2 and base.precision in ("bf16", "fp8") else []
     )
 
     for tp in powers_of_two_dividing(domain):
@@ -432,7 +456,7 @@ def structures(base: ModelInput, domain: int, more_sharding: bool = True):
                             ep=ep,
                             etp=etp if experts > 1 else None,
                             dp=dp,
-                            sequence_parallel=tp > 1,
+                            sequence_parallel=sequence_parallel and tp > 1,
                             sharding=sharding or base.sharding,
                             megatron_fsdp=base.megatron_fsdp if sharding is None else True,
                             pipeline_stage_layers=ranks,
@@ -446,17 +470,21 @@ def plan(
     base: ModelInput,
     model_name: str = "model",
     top: int | None = None,
-    headroom: float = HEADROOM,
+    headroom: float | None = None,
     micro_batches: tuple[int, ...] = MICRO_BATCHES,
     recomputes: tuple | None = None,
     more_sharding: bool = True,
     keep=None,
+    bf16_reduce: bool = True,
+    sequence_parallel: bool = True,
 ) -> Plan:
     """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few. The micro-batch
     and recompute are searched from `micro_batches` and `recomputes` ((granularity, method, num_layers) each;
     None: none, selective, full uniform 1): a caller comparing with a launch can hold the launch's own, and
-    its sharding (`more_sharding` False: no more than the base's); `keep(structure)` False drops a structure
-    (what a trainer of another release cannot run)."""
+    its sharding (`more_sharding` False: no more than the base's), its gradient-reduce dtype (`bf16_reduce`
+    False: the base's only) and a trainer without sequence parallelism (`sequence_parallel` False);
+    `keep(structure)` False drops a structure (what a trainer of another release cannot run); `headroom` is a
+    share of usable memory the estimate must stay under besides its error band (thresholds.memory-headroom)."""
     from plint.cost import estimate
     from plint.catalog.hardware import lookup_gpu, unknown_gpu
 
@@ -468,7 +496,7 @@ def plan(
     recomputes = recomputes or RECOMPUTE_CHOICES
     result = Plan(model_name, base)
     fitting: list[Candidate] = []
-    for s in structures(base, domain, more_sharding):
+    for s in structures(base, domain, more_sharding, bf16_reduce, sequence_parallel):
         if keep is not None and not keep(s):
             continue
         for inp, est in _search_structure(
@@ -489,7 +517,7 @@ def _search_structure(
     structure: ModelInput,
     global_batch: int,
     dp: int,
-    headroom: float,
+    headroom: float | None,
     estimate,
     result: Plan,
     micro_batches: tuple[int, ...] = MICRO_BATCHES,
@@ -500,7 +528,7 @@ def _search_structure(
         structure.replace(micro_batch=1, recompute="full", recompute_method="uniform", recompute_num_layers=1)
     )
     result.considered += 1
-    if smallest is None or smallest.memory_gib["total"] > headroom * smallest.memory_gib["usable"]:
+    if not fits_in_memory(smallest, headroom):
         return []
     out = []
     for micro in micro_batches:
@@ -515,7 +543,7 @@ def _search_structure(
             est = smallest if (micro, recompute, method, count) == (1, "full", "uniform", 1) else estimate(inp)
             if est is not smallest:
                 result.considered += 1
-            if est is not None and est.memory_gib["total"] <= headroom * est.memory_gib["usable"]:
+            if fits_in_memory(est, headroom):
                 out.append((inp, est))
                 break  # more recompute only costs time once this one fits
     return out
@@ -583,4 +611,11 @@ def changes(current: Candidate, best: Candidate) -> list[str]:
             out.append(f"{label} {old if old is not None else '-'} -> {new if new is not None else '-'}")
     if a.data_parallel() != b.data_parallel():
         out.append(f"dp {a.data_parallel()} -> {b.data_parallel()}")
+    reduce_a, reduce_b = (_reduce_dtype(x) for x in (a, b))
+    if reduce_a != reduce_b:  # --grad-reduce-in-bf16: half the gradient bytes held and moved
+        out.append(f"gradient reduce {reduce_a} -> {reduce_b}")
     return out
+
+
+def _reduce_dtype(inp: ModelInput) -> str:
+    return "bf16" if inp.options.grad_reduce_bytes == 2 else "fp32"

@@ -81,7 +81,10 @@ def _no_candidate(result: Plan) -> str:
     """Why the plan is empty: nothing fits in memory, or (nothing estimated) no layout of the search space
     passes the start-up checks on this cluster, such as hybrid sharding's instances dividing dp*cp."""
     if result.considered:
-        return "no layout fits within 90% of usable memory: more GPUs, a shorter sequence or a smaller model"
+        return (
+            "no layout fits in usable memory with its estimate's error band (PL402): more GPUs, a shorter "
+            "sequence or a smaller model"
+        )
     b = result.base
     instances = (
         f"; with --num-distributed-optimizer-instances {b.dp_outer}, dp*cp must be a multiple of {b.dp_outer} (PL101)"
