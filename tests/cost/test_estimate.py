@@ -429,7 +429,7 @@ TINY = ModelInput(
 
 def test_a_tiny_models_micro_batch_waits_on_the_hosts_dispatch_of_its_layers():
     from plint.catalog.hardware import lookup_gpu
-    from plint.cost.estimate import host_microbatch_s
+    from plint.cost.host_dispatch import host_microbatch_s
     from plint.cost.params import count_params
 
     o = Options()

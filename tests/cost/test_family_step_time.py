@@ -10,8 +10,8 @@ from plint.cost.estimate import (
     _Kernels,
     _mamba_layer,
     _stage_microbatch,
-    host_microbatch_s,
 )
+from plint.cost.host_dispatch import host_microbatch_s
 
 # h=64, 4 heads of d=16, f=256, two layers; encoder 32 tokens, decoder 8; V=1000 (padded to 1024)
 T5_SMALL = ModelInput(
