@@ -316,7 +316,12 @@ def uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | No
 def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
     """The input an uneven pipeline is costed with (uneven_stages): each rank's own layers."""
     ranks = uneven[0].per_rank()
-    return inp.replace(pipeline_stage_layers=ranks, first_stage_layers=ranks[0], last_stage_layers=ranks[-1])
+    return inp.replace(
+        pipeline_stage_layers=ranks,
+        pipeline_chunk_layers=uneven[0].layers,
+        first_stage_layers=ranks[0],
+        last_stage_layers=ranks[-1],
+    )
 
 
 def _padded_to(layout: Layout) -> int | None:

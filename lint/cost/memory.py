@@ -414,8 +414,29 @@ def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> flo
     pp = max(1, inp.pp)
     if pp == 1:
         return float(inp.num_layers)
+    chunks = inp.pipeline_chunk_layers
+    name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
+    if name == "interleaved" and chunks and len(chunks) == pp and len(chunks[0]) == (inp.vpp or 1):
+        return _interleaved_chunk_layers_in_flight(inp, num_microbatches, chunks[-1 if last else 0], last)
     # the schedule's micro-batches in flight times this stage's layers (an uneven stage scales the even share)
     return _even_layers_in_flight(inp, num_microbatches, last) * stage_layers(inp, last) / (inp.num_layers / pp)
+
+
+def _interleaved_chunk_layers_in_flight(
+    inp: ModelInput, num_microbatches: int, chunks: tuple[int, ...], last: bool
+) -> float:
+    """An uneven interleaved rank's layer-activation sets at its peak, chunk by chunk: its warm-up forwards
+    (rank 0: (pp-1)*2 + (v-1)*g, the last rank (v-1)*g) and the one in progress run in Megatron's order, g
+    micro-batches of chunk 0, then g of chunk 1, ... (get_pp_rank_microbatches, get_model_chunk_id in
+    megatron/core/pipeline_parallel/schedules.py), each holding its own chunk's layers. Where the
+    partition takes a layer from one chunk only (--account-for-embedding/loss-in-pipeline-split takes it from
+    the first rank's first chunk and the last rank's last), scaling the even share by the rank's total
+    would miss that the warm-up fills the other chunks."""
+    pp, v, m = max(1, inp.pp), len(chunks), max(1, num_microbatches)
+    group = max(1, min(inp.options.microbatch_group or pp, m))
+    warmup = (v - 1) * group if last else (pp - 1) * 2 + (v - 1) * group
+    forwards = min(warmup + 1, m * v)
+    return float(sum(chunks[(k // group) % v] for k in range(forwards)))
 
 
 def _even_layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:

@@ -248,6 +248,8 @@ class ModelInput:
     # transformer layers of each pipeline rank when they are not num_layers / pp (plint.cost.pipeline_stages:
     # uneven first/last stages, the embedding and loss counted as layers, a custom layout); None: even
     pipeline_stage_layers: tuple[int, ...] | None = None
+    # the same partition by virtual stage (layers[rank][chunk]) where plint.cost.pipeline_stages made it
+    pipeline_chunk_layers: tuple[tuple[int, ...], ...] | None = None
     # DeepSpeed's BF16_Optimizer (when: plint.catalog.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None
