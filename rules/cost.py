@@ -9,6 +9,7 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 
 from __future__ import annotations
 
+from plint.cost.error_band import memory_band
 from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import (
     CP_USEFUL_FROM,
@@ -79,23 +80,15 @@ def _memory_tight(est: Estimate, ctx: RuleContext) -> str | None:
     """Why PL402 would warn about `est` (the high end of its measured error band over usable memory, or the
     estimate over a configured headroom threshold), or None."""
     mem, limit = est.memory_gib, _threshold(ctx, "memory-headroom")
-    if _band(est)[1] > mem["usable"]:
+    if memory_band(est.memory_gib)[1] > mem["usable"]:
         return "the high end of its band is over usable memory"
     if limit is not None and mem["total"] > limit * mem["usable"]:
         return f"above {limit:.0%} of usable (thresholds.memory-headroom)"
     return None
 
 
-def _band(est: Estimate) -> tuple[float, float]:
-    """(low, high) GiB of the estimate's total within its measured error band (estimate.memory_gib.error_band,
-    applied to the allocator peak; the runtime reserve outside the allocator is not part of the error)."""
-    mem = est.memory_gib
-    spread = mem.get("error_band", 0.0) * mem.get("allocator_peak", mem["total"])
-    return mem["total"] - spread, mem["total"] + spread
-
-
 def _band_text(est: Estimate) -> str:
-    low, high = _band(est)
+    low, high = memory_band(est.memory_gib)
     return (
         f"; {_gib(low)} to {_gib(high)} GiB within the +-{100 * est.memory_gib.get('error_band', 0.0):.0f}% "
         "these estimates measure against Megatron-LM"
@@ -166,7 +159,7 @@ def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
             continue
         variant = _variant(inp, **changes)
         if variant is not None and _fits(variant, ctx):
-            low, high = _band(variant)
+            low, high = memory_band(variant.memory_gib)
             return f"; with {what} it would need {_gib(variant.memory_gib['total'])} GiB ({_gib(low)} to {_gib(high)})"
     return ""
 
@@ -253,7 +246,7 @@ def _predicted_oom(ctx: LaunchContext):
         return
     inp, est = estimated
     # an error only when even the low end of the measured error band is over (PL402 warns below that)
-    if _band(est)[0] > est.memory_gib["usable"]:
+    if memory_band(est.memory_gib)[0] > est.memory_gib["usable"]:
         gpu, memory = value(ctx, "cluster.gpu"), value(ctx, "cluster.gpu_memory_gib")
         if gpu is not None and memory is not None and memory.origin == "assumed":
             # the verdict rests on a GPU plint assumed (neither the launch nor --gpu / [tool.plint] gpu names
@@ -312,7 +305,7 @@ def memory_headroom(ctx: LaunchContext):
     if estimated is None:
         return
     inp, est = estimated
-    if _band(est)[0] > est.memory_gib["usable"]:
+    if memory_band(est.memory_gib)[0] > est.memory_gib["usable"]:
         return  # PL401's
     where = _memory_tight(est, ctx)
     if where is not None:
@@ -455,7 +448,7 @@ def gain_text(variant: Estimate, est: Estimate, inp: ModelInput) -> str:
     rules demand (_margin: what the cost model cannot tell apart between two layouts of one launch), so a
     named alternative is faster by more than its own error; the memory band is the estimate's measured one."""
     gain = 1 - variant.step_time_s / est.step_time_s
-    low, high = _band(variant)
+    low, high = memory_band(variant.memory_gib)
     mem = variant.memory_gib
     return (
         f"step predicted {_pct(gain)} shorter +- {_margin(inp):.0%} ({_seconds(variant.step_time_s)} vs "

@@ -83,3 +83,11 @@ def error_band(inp: ModelInput) -> float:
         if f in MEASURED_PEAK_ERROR and ROWS_PER_GROUP.get(f, 0) >= MIN_ROWS
     ]
     return max(measured) if measured else MEASURED_PEAK_ERROR["all"]
+
+
+def memory_band(memory_gib: dict) -> tuple[float, float]:
+    """(low, high) GiB of an estimate's total within its measured error band (Estimate.memory_gib: the band is
+    a share of the allocator peak; the runtime reserve outside the allocator carries none). The memory rules
+    and the planner judge "fits" by it."""
+    spread = memory_gib.get("error_band", 0.0) * memory_gib.get("allocator_peak", memory_gib["total"])
+    return memory_gib["total"] - spread, memory_gib["total"] + spread

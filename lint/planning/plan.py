@@ -25,6 +25,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from plint.cost.error_band import memory_band
 from plint.record import field, record
 from plint.root import read_named
 
@@ -78,9 +79,8 @@ LAUNCH_KEYS = (
 
 def memory_band_high(est: Estimate) -> float:
     """GiB per GPU at the high end of the estimate's measured error band (estimate.memory_gib.error_band, a
-    share of the allocator peak; the runtime reserve outside the allocator carries none): rules/cost.py _band."""
-    mem = est.memory_gib
-    return mem["total"] + mem.get("error_band", 0.0) * mem.get("allocator_peak", mem["total"])
+    share of the allocator peak): plint.cost.error_band.memory_band, as the memory rules judge it."""
+    return memory_band(est.memory_gib)[1]
 
 
 def fits_in_memory(est: Estimate | None, headroom: float | None = None) -> bool:
