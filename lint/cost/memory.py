@@ -62,7 +62,7 @@ from __future__ import annotations
 from plint.catalog.hardware import lookup_gpu
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims, moe_layer_flags
-from plint.cost.schedule import layers_in_flight, schedule_name
+from plint.cost.schedule import interleaved_forwards_in_flight, layers_in_flight, schedule_name
 
 GIB = float(1 << 30)
 
@@ -426,17 +426,17 @@ def _interleaved_chunk_layers_in_flight(
     inp: ModelInput, num_microbatches: int, chunks: tuple[int, ...], last: bool
 ) -> float:
     """An uneven interleaved rank's layer-activation sets at its peak, chunk by chunk: its warm-up forwards
-    (rank 0: (pp-1)*2 + (v-1)*g, the last rank (v-1)*g) and the one in progress run in Megatron's order, g
+    and the one in progress (schedule.interleaved_forwards_in_flight) run in Megatron's order, g
     micro-batches of chunk 0, then g of chunk 1, ... (get_pp_rank_microbatches, get_model_chunk_id in
     megatron/core/pipeline_parallel/schedules.py), each holding its own chunk's layers. Where the
     partition takes a layer from one chunk only (--account-for-embedding/loss-in-pipeline-split takes it from
     the first rank's first chunk and the last rank's last), scaling the even share by the rank's total
     would miss that the warm-up fills the other chunks."""
     pp, v, m = max(1, inp.pp), len(chunks), max(1, num_microbatches)
-    group = max(1, min(inp.options.microbatch_group or pp, m))
-    warmup = (v - 1) * group if last else (pp - 1) * 2 + (v - 1) * group
-    forwards = min(warmup + 1, m * v)
-    return float(sum(chunks[(k // group) % v] for k in range(forwards)))
+    group = inp.options.microbatch_group or pp
+    forwards = interleaved_forwards_in_flight(pp, v, m, group, last)
+    order_group = max(1, min(group, m))  # a step of fewer micro-batches than g fills each chunk with all of them
+    return float(sum(chunks[(k // order_group) % v] for k in range(forwards)))
 
 
 def _even_layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:
@@ -449,7 +449,7 @@ def _even_layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -
         group = inp.options.microbatch_group or pp
         if last:
             v = (inp.vpp or 1) if name == "interleaved" else 1
-            return min((v - 1) * group + 1, m * v) * L / (pp * v)
+            return interleaved_forwards_in_flight(pp, v, m, group, last=True) * L / (pp * v)
         return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None, group)
     if name == "zb-h2":
         return min(2 * pp - 1, m) * L / pp

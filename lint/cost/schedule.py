@@ -103,5 +103,12 @@ def layers_in_flight(
     v = vpp or 1
     if v == 1:
         return min(pp, m) * num_layers / pp
-    chunks = min((pp - 1) * 2 + (v - 1) * (group or pp) + 1, m * v)
-    return chunks * num_layers / (pp * v)
+    return interleaved_forwards_in_flight(pp, v, m, group or pp, last=False) * num_layers / (pp * v)
+
+
+def interleaved_forwards_in_flight(pp: int, v: int, num_microbatches: int, group: int, last: bool) -> int:
+    """Chunk-forwards a rank of the interleaved schedule holds at its peak: its warm-up (rank 0: (pp-1)*2 +
+    (v-1)*g, the last rank (v-1)*g; get_pp_rank_microbatches in megatron/core/pipeline_parallel/schedules.py)
+    and the one in progress, capped by the m*v chunk-forwards a step has."""
+    warmup = (v - 1) * group if last else (pp - 1) * 2 + (v - 1) * group
+    return min(warmup + 1, num_microbatches * v)
