@@ -107,9 +107,18 @@ def _memory_parts(est: Estimate) -> str:
 def _memory_line(est: Estimate) -> str:
     mem = est.memory_gib
     return (
-        f"predicted {_gib(mem['total'])} GiB per GPU of {_gib(mem['usable'])} GiB usable "
+        f"predicted {_gib(mem['total'])} GiB per GPU{_busiest_rank(est)} of {_gib(mem['usable'])} GiB usable "
         f"({est.gpu}): {_memory_parts(est)}"
     )
+
+
+def _busiest_rank(est: Estimate) -> str:
+    """' on pipeline rank r' where the peak is on a middle rank (its own layers and micro-batches in flight make
+    it the busiest), else '': the first and last ranks are what a reader expects."""
+    mem = est.memory_gib
+    if mem.get("allocator_peak_stage") != "middle":
+        return ""
+    return f" on pipeline rank {mem['allocator_peak_rank']} (the busiest: its own layers and micro-batches in flight)"
 
 
 def _seconds(x: float) -> str:
@@ -196,7 +205,16 @@ def _smaller_micro_batch(inp: ModelInput) -> int | None:
 def _memory_modelled(ctx: LaunchContext) -> tuple[ModelInput, Estimate] | None:
     """_estimated, and None too where the model times the launch but cannot count its memory (fp8)."""
     estimated = _estimated(ctx, memory_only=True)
-    return None if estimated is None or ctx.layout.extras.memory_unmodelled else estimated
+    return None if estimated is None or ctx.layout.extras.memory_unmodelled else _as_costed(ctx, estimated)
+
+
+def _as_costed(ctx: RuleContext, estimated: tuple[ModelInput, Estimate]) -> tuple[ModelInput, Estimate]:
+    """(the input with the launch's own uneven pipeline partition, the estimate): for variants that keep pp, vpp
+    and the layers (recompute, micro-batch, sharding), which must be costed on the busiest rank as the launch is."""
+    from plint.cost.layout_estimate import costed_input
+
+    inp = costed_input(ctx.layout, ctx.settings) if ctx.layout is not None else None
+    return (inp, estimated[1]) if inp is not None else estimated
 
 
 def _memory_span(ctx: RuleContext):
@@ -209,8 +227,9 @@ def _memory_span(ctx: RuleContext):
     "error",
     "The estimated peak memory per GPU exceeds the usable memory.",
     RuleDocs(
-        what="Estimates the peak memory of the busiest GPU (the pipeline stage with the larger peak: the first "
-        "holds the most micro-batches in flight, the last the logits at the loss): weights, gradients and "
+        what="Estimates the peak memory of the busiest GPU (every pipeline rank holds its own layers and its "
+        "own micro-batches in flight: the first the most of them, the last the logits at the loss, and a middle "
+        "rank of an uneven split more layers; the message names a middle rank when it is the busiest): weights, gradients and "
         "optimizer states by precision and sharding (fp8: Transformer Engine's cached fp8 weights too), "
         "activations for the micro-batches the schedule keeps in flight, the workspaces allocated through "
         "PyTorch, and a runtime reserve (CUDA context, NCCL buffers), against the HBM left after allocator "
@@ -634,7 +653,7 @@ def full_recompute_unneeded(ctx: RuleContext):
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None:
         return
-    inp, est = estimated
+    inp, est = _as_costed(ctx, estimated)
     if inp.recompute != "full" or not _release_has(ctx, "--recompute-activations"):
         return  # the bigscience fork, for one, knows only full recompute (--checkpoint-activations)
     variant = _variant(inp, recompute="selective", recompute_method=None, recompute_num_layers=None)
@@ -682,7 +701,7 @@ def low_mfu(ctx: LaunchContext):
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None:
         return
-    inp, est = estimated
+    inp, est = _as_costed(ctx, estimated)
     limit = _mfu_threshold(ctx)
     if est.mfu >= limit or est.step_time_s <= 0:
         return
@@ -733,7 +752,7 @@ def faster_micro_batch(ctx: RuleContext) -> int | None:
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None or estimated[1].mfu >= _mfu_threshold(ctx):
         return None
-    larger = _faster_micro_batch(ctx, *estimated)
+    larger = _faster_micro_batch(ctx, *_as_costed(ctx, estimated))
     return larger[0] if larger is not None else None
 
 

@@ -45,7 +45,13 @@ def test_a_launch_that_ran_draws_no_error(folder):
 
 # Launches that still draw a warning, with the cause found (issue 25 asks for none): strict, so a fix of the
 # cause turns the entry into a failure until it is removed here and in fixtures/good/README.md.
-STILL_WARNED: dict[str, str] = {}
+STILL_WARNED: dict[str, str] = {
+    "bridge_llama31_405b_gb200_256gpu_fp8cs": "PL402 on pipeline rank 1, which memory is now costed on (every "
+    "rank, not the first and last only): 8 layers and 77 chunk-forwards in flight against rank 0's 7 layers, 31 of "
+    "whose forwards are of its 1-layer first chunk: 170.2 of 173.0 GiB, the high end of its +-2.5% band over "
+    "usable. The launch sets PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, which shrinks the 7% allocator "
+    "allowance (Options.fragmentation) by an amount nothing here measures (benchmarks/heldout/README.md)",
+}
 
 
 @pytest.mark.parametrize(

@@ -78,9 +78,10 @@ from plint.cost.memory import (
     GIB,
     decoder_tokens_share,
     host_memory_bytes,
-    stage_memories,
+    rank_memories,
+    rank_steady_bytes,
+    stage_name,
     stage_params,
-    stage_steady_bytes,
     state_bytes,
     workspace_bytes,
 )
@@ -114,7 +115,7 @@ TIME_PART_NAMES = {
 
 @record(frozen=True)
 class Estimate:
-    # weights, grads, optimizer, activations, workspace, other, total, usable, allocator_peak (+ its stage),
+    # weights, grads, optimizer, activations, workspace, other, total, usable, allocator_peak (+ its stage and rank),
     # allocator_steady, stages (per pipeline stage where they differ), error_band
     memory_gib: dict
     bubble_fraction: float
@@ -194,36 +195,52 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
 
 
 def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
-    """The `estimate.memory_gib` figures: the most loaded stage's parts, the allocator peak (what
-    torch.cuda.max_memory_allocated() reports on that stage's GPUs: its states, activations and the
-    run-long buffers allocated through PyTorch, memory.workspace_bytes), per stage where stages differ, and the total the device must hold
-    (the allocator peak + the runtime reserve outside the allocator: CUDA context, NCCL buffers)."""
-    # LoRA: only the adapters' gradients and optimizer states (cost.adapters), stage by stage
-    stages = {name: adapter_memory(inp, c, parts) for name, parts in stage_memories(inp, c, m).items()}
+    """The `estimate.memory_gib` figures: the most loaded pipeline rank's parts, the allocator peak (what
+    torch.cuda.max_memory_allocated() reports on that rank's GPUs: its states, activations and the
+    run-long buffers allocated through PyTorch, memory.workspace_bytes), the rank and its stage ("first", "middle",
+    "last", "only"), per stage where stages differ (the first, the busiest middle rank where one can hold the peak,
+    the last), and the total the device must hold (the allocator peak + the runtime reserve outside the allocator:
+    CUDA context, NCCL buffers)."""
+    # LoRA: only the adapters' gradients and optimizer states (cost.adapters), rank by rank
+    ranks = {rank: adapter_memory(inp, c, parts) for rank, parts in rank_memories(inp, c, m).items()}
     # cuBLAS's workspace grows from Hopper on; every catalog GPU with fp8 tensor cores from NVIDIA is Hopper or later
     workspace = workspace_bytes(inp, bool(gpu.fp8_tflops))
-    peaks = {name: (sum(parts.values()) + workspace) / GIB for name, parts in stages.items()}
-    stage = max(peaks, key=lambda name: peaks[name])  # first on a tie: the first stage holds the embedding
+    peaks = {rank: (sum(parts.values()) + workspace) / GIB for rank, parts in ranks.items()}
+    busiest = max(peaks, key=lambda rank: (peaks[rank], -rank))  # the earliest on a tie: rank 0 holds the embedding
     # GiB figures, then the peak's stage by name and the per-stage table (the untyped dict of Estimate.memory_gib)
-    memory: dict = {k: v / GIB for k, v in stages[stage].items()}
+    memory: dict = {k: v / GIB for k, v in ranks[busiest].items()}
     memory["workspace"] = workspace / GIB
     memory["other"] = inp.options.runtime_reserve_gib
     memory["total"] = sum(memory.values())
     memory["usable"] = gpu.hbm_gib * (1 - inp.options.fragmentation)
-    memory["allocator_peak"] = peaks[stage]
-    memory["allocator_peak_stage"] = stage
+    memory["allocator_peak"] = peaks[busiest]
+    memory["allocator_peak_stage"] = stage_name(inp, busiest)
+    memory["allocator_peak_rank"] = busiest
     memory["error_band"] = error_band(inp)
     # what stays allocated between steps: the states and the run-long buffers
-    steady = {name: (stage_steady_bytes(inp, c, name == "last") + workspace) / GIB for name in stages}
+    steady = {rank: (rank_steady_bytes(inp, c, rank) + workspace) / GIB for rank in ranks}
     if inp.lora_rank:  # LoRA: the adapters' states only (cost.adapters); the fp32 gradient copies are theirs too
         steady = {
-            name: (sum(parts[k] for k in ("weights", "grads", "optimizer")) + workspace) / GIB
-            for name, parts in stages.items()
+            rank: (sum(parts[k] for k in ("weights", "grads", "optimizer")) + workspace) / GIB
+            for rank, parts in ranks.items()
         }
-    memory["allocator_steady"] = steady[stage]
-    if len(stages) > 1:
-        memory["stages"] = {name: {"allocator_peak": peaks[name], "allocator_steady": steady[name]} for name in stages}
+    memory["allocator_steady"] = steady[busiest]
+    if len(ranks) > 1:
+        memory["stages"] = _stage_table(inp, peaks, steady)
     return memory
+
+
+def _stage_table(inp: ModelInput, peaks: dict[int, float], steady: dict[int, float]) -> dict:
+    """memory_gib.stages: the first and last ranks' allocator figures, and the busiest middle rank's with its rank
+    where a middle rank can hold the peak (memory.candidate_ranks)."""
+    table: dict = {}
+    middle = [rank for rank in peaks if stage_name(inp, rank) == "middle"]
+    if middle:
+        rank = max(middle, key=lambda r: (peaks[r], -r))
+        table["middle"] = {"rank": rank, "allocator_peak": peaks[rank], "allocator_steady": steady[rank]}
+    for rank in (0, max(1, inp.pp) - 1):
+        table[stage_name(inp, rank)] = {"allocator_peak": peaks[rank], "allocator_steady": steady[rank]}
+    return {name: table[name] for name in ("first", "middle", "last") if name in table}
 
 
 def _rounded(value):

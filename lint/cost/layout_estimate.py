@@ -35,6 +35,15 @@ def cost_input(layout: Layout, settings: Settings | None = None) -> ModelInput |
     return _compute(layout, settings)[0]
 
 
+def costed_input(layout: Layout, settings: Settings | None = None) -> ModelInput | None:
+    """The input the layout's estimate was made of: cost_input with the launch's own pipeline partition where it is
+    uneven (uneven_stages), so that a variant keeping pp, vpp and the layers (another recompute, micro-batch or
+    sharding) is costed rank by rank as the launch is."""
+    inp = cost_input(layout, settings)
+    uneven = uneven_stages(layout, inp) if inp is not None else None
+    return uneven_input(inp, uneven) if inp is not None and uneven else inp
+
+
 def layout_estimate(layout: Layout, settings: Settings | None = None) -> Estimate | None:
     """Memory, time, bubble and MFU of the layout's step; None when it cannot be estimated."""
     cached = layout.extras.estimate
@@ -309,7 +318,7 @@ def uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | No
     shown = ranks if len(ranks) <= 8 else (*ranks[:3], "...", *ranks[-3:])
     return split, (
         f"uneven pipeline ({split.how}): layers per rank {', '.join(map(str, shown))}; the step waits "
-        f"for the slowest rank, memory is the first and last ranks' own"
+        f"for the slowest rank, memory is the busiest rank's own"
     )
 
 

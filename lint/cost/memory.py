@@ -1,4 +1,4 @@
-"""Memory per GPU on the most loaded pipeline stage, in bytes.
+"""Memory per GPU on each pipeline rank and on the most loaded one, in bytes.
 
 Model states (bytes per parameter; megatron.md sec. 4.2, planners.md secs. 2-3; Megatron's
 docs/user-guide/features/dist_optimizer.md table):
@@ -42,12 +42,14 @@ attention, CP and MoE; bytes per token of the micro-batch on one GPU, 16-bit act
 The tokens of a micro-batch on one GPU are b*s/cp. Recompute: selective with flash attention keeps the
 same (the s^2 term it drops is already gone); full keeps each layer's input (2h, /tp with SP) and one
 layer's full set while it recomputes; method "block" recomputes only the first r layers of each chunk.
-Times the layers in flight (`_layers_in_flight`: L layers on the first stage for 1F1B with m >= pp,
-L*(1 + (pp-1)/(pp*v)) interleaved, the last rank (v-1)*pp + 1 chunks; GPipe, ZB-H2 and DualPipe
-per Options.pipeline_schedule). The first stage adds the embedding output's dropout mask for each
+Each pipeline rank holds its own layers (rank_layers: an uneven split puts more on some) and its own
+forwards in flight (`rank_layers_in_flight`: rank r of 1F1B min(pp - r, m) micro-batches, L layers on the
+first stage with m >= pp; interleaved (pp - r - 1)*2 + (v-1)*g + 1 chunks, L*(1 + (pp-1)/(pp*v)) on the
+first; GPipe, ZB-H2 and DualPipe per Options.pipeline_schedule). The first stage adds the embedding output's dropout mask for each
 micro-batch whose chunk 0 is in flight (`embedding_microbatches`); the stage with the output layer
 keeps, for one micro-batch (all m under GPipe), the final norm's and output layer's inputs (4h, /tp
-with SP) and the fp32 logits (4*V/tp per token). The larger of first and last stage is reported. The runtime reserve (CUDA context, workspaces, NCCL buffers) is
+with SP) and the fp32 logits (4*V/tp per token). The busiest rank is reported (candidate_ranks: the first,
+the last, and the middle ranks whose layers differ from those before them). The runtime reserve (CUDA context, workspaces, NCCL buffers) is
 Options.runtime_reserve_gib, added by estimate.py; tests/cost/test_megatron_memory_parity.py lists
 every difference from Megatron's own theoretical formula.
 Model families beyond the GPT decoder, each in its own function: T5's encoder-decoder
@@ -62,7 +64,7 @@ from __future__ import annotations
 from plint.catalog.hardware import lookup_gpu
 from plint.cost.model_input import ModelInput
 from plint.cost.params import ParamCounts, hybrid_modelled, mamba_dims, moe_layer_flags
-from plint.cost.schedule import interleaved_forwards_in_flight, layers_in_flight, schedule_name
+from plint.cost.schedule import forwards_in_flight, schedule_name
 
 GIB = float(1 << 30)
 
@@ -101,32 +103,54 @@ def step_grad_copy_bytes(inp: ModelInput) -> float:
     return 4.0 if w == 2.0 and (zero or grad < 4) else 0.0
 
 
-def stage_layers(inp: ModelInput, last: bool) -> float:
-    """Layers of the first or last pipeline stage: the partition's (ModelInput.pipeline_stage_layers), else
-    --decoder-first/last-pipeline-num-layers where the launch sets them (ModelInput.first_stage_layers /
-    last_stage_layers), else an even share."""
+def end_rank(inp: ModelInput, last: bool) -> int:
+    """The pipeline rank of the first (last=False) or the last stage."""
+    return max(1, inp.pp) - 1 if last else 0
+
+
+def rank_layers(inp: ModelInput, rank: int) -> float:
+    """Transformer layers of pipeline rank `rank`: the partition's (ModelInput.pipeline_stage_layers), else
+    --decoder-first/last-pipeline-num-layers on the end ranks where the launch sets them (ModelInput.
+    first_stage_layers / last_stage_layers) and the rest split evenly over the other ranks, as Megatron's
+    get_num_layers_to_build (megatron/core/transformer/transformer_block.py) splits them; else an even share."""
     pp = max(1, inp.pp)
     ranks = inp.pipeline_stage_layers
     if pp > 1 and ranks and len(ranks) == pp:  # plint.cost.pipeline_stages: Megatron's own split
-        return float(ranks[-1] if last else ranks[0])
-    given = inp.last_stage_layers if last else inp.first_stage_layers
-    return float(given) if pp > 1 and given is not None else inp.num_layers / pp
+        return float(ranks[rank])
+    first, last = (inp.first_stage_layers, inp.last_stage_layers) if pp > 1 else (None, None)
+    if rank == 0 and first is not None:
+        return float(first)
+    if rank == pp - 1 and last is not None:
+        return float(last)
+    given = [n for n in (first, last) if n is not None]
+    return (inp.num_layers - sum(given)) / max(1, pp - len(given))
+
+
+def stage_layers(inp: ModelInput, last: bool) -> float:
+    """Layers of the first or last pipeline stage (rank_layers)."""
+    return rank_layers(inp, end_rank(inp, last))
 
 
 def stage_params(inp: ModelInput, c: ParamCounts, last: bool) -> tuple[float, float, float]:
     """(dense params, expert params, largest layer's params) one GPU of the first or last stage holds."""
+    return rank_params(inp, c, end_rank(inp, last))
+
+
+def rank_params(inp: ModelInput, c: ParamCounts, rank: int) -> tuple[float, float, float]:
+    """(dense params, expert params, largest layer's params) one GPU of pipeline rank `rank` holds: its own
+    layers, the embedding on rank 0, the output layer (or the tied embedding's copy), the final norm and the
+    MTP layers on the last rank."""
     pp, tp = max(1, inp.pp), max(1, inp.tp)
-    share = stage_layers(inp, last) / max(1, inp.num_layers)
+    share = rank_layers(inp, rank) / max(1, inp.num_layers)
     dense_layers, moe_layers = c.num_dense * share, c.num_moe * share
     dense = dense_layers * (c.dense_layer_tp / tp + c.dense_layer_rep) + moe_layers * (
         c.moe_layer_tp / tp + c.moe_layer_rep
     )
     etp = inp.etp or tp
     experts = moe_layers * c.experts_per_layer / max(1, inp.ep * etp)
-    first = not last or pp == 1
-    if first:
+    if rank == 0:
         dense += c.embedding / tp + c.position
-    if last or pp == 1:
+    if rank == pp - 1:
         # the multi-token prediction layers sit on the last stage (multi_token_prediction.py get_mtp_num_layers_to_build)
         k = inp.mtp_num_layers
         dense += k * (c.mtp_dense[0] / tp + c.mtp_dense[1])
@@ -402,31 +426,35 @@ def embedding_microbatches(inp: ModelInput, num_microbatches: int) -> int:
 
 
 def _layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:
-    """Layer-activation sets (one layer, one micro-batch) the first or last stage keeps at its peak.
+    """Layer-activation sets the first or last stage keeps at its peak (rank_layers_in_flight)."""
+    return rank_layers_in_flight(inp, num_microbatches, end_rank(inp, last))
 
-    Megatron's schedules: 1F1B and interleaved as schedule.layers_in_flight for the first stage; the
-    last rank runs (v-1)*g warm-up chunk-forwards (g: --microbatch-group-size-per-virtual-pipeline-stage,
-    default pp) and the one whose backward comes next. Other
-    schedules (Options.pipeline_schedule; planners.md sec. 8): GPipe keeps all m micro-batches on
-    every stage; ZB-H1 and ZB-V peak like 1F1B; ZB-H2 keeps up to 2pp-1 micro-batches on the first
-    stage; DualPipe/DualPipeV pp+1 (their README's activation column, in one stage's units).
-    """
+
+def rank_layers_in_flight(inp: ModelInput, num_microbatches: int, rank: int) -> float:
+    """Layer-activation sets (one layer, one micro-batch) pipeline rank `rank` keeps at its peak: the
+    (chunk-)forwards it holds (schedule.forwards_in_flight: Megatron's warm-up of that rank, pp - rank - 1 for
+    1F1B and (pp - rank - 1)*2 + (v-1)*g interleaved, g: --microbatch-group-size-per-virtual-pipeline-stage,
+    default pp, and the one whose backward comes next; other schedules per Options.pipeline_schedule) times the
+    layers of each."""
     pp = max(1, inp.pp)
     if pp == 1:
         return float(inp.num_layers)
     chunks = inp.pipeline_chunk_layers
     name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
     if name == "interleaved" and chunks and len(chunks) == pp and len(chunks[0]) == (inp.vpp or 1):
-        return _interleaved_chunk_layers_in_flight(inp, num_microbatches, chunks[-1 if last else 0], last)
-    # the schedule's micro-batches in flight times this stage's layers (an uneven stage scales the even share)
-    return _even_layers_in_flight(inp, num_microbatches, last) * stage_layers(inp, last) / (inp.num_layers / pp)
+        return _interleaved_chunk_layers_in_flight(inp, num_microbatches, chunks[rank], rank)
+    # the schedule's micro-batches in flight times this rank's layers
+    v = (inp.vpp or 1) if name == "interleaved" else 1
+    group = inp.options.microbatch_group or pp
+    forwards = forwards_in_flight(name, pp, rank, num_microbatches, v, group)
+    return forwards * rank_layers(inp, rank) / v
 
 
 def _interleaved_chunk_layers_in_flight(
-    inp: ModelInput, num_microbatches: int, chunks: tuple[int, ...], last: bool
+    inp: ModelInput, num_microbatches: int, chunks: tuple[int, ...], rank: int
 ) -> float:
     """An uneven interleaved rank's layer-activation sets at its peak, chunk by chunk: its warm-up forwards
-    and the one in progress (schedule.interleaved_forwards_in_flight) run in Megatron's order, g
+    and the one in progress (schedule.forwards_in_flight) run in Megatron's order, g
     micro-batches of chunk 0, then g of chunk 1, ... (get_pp_rank_microbatches, get_model_chunk_id in
     megatron/core/pipeline_parallel/schedules.py), each holding its own chunk's layers. Where the
     partition takes a layer from one chunk only (--account-for-embedding/loss-in-pipeline-split takes it from
@@ -434,46 +462,39 @@ def _interleaved_chunk_layers_in_flight(
     would miss that the warm-up fills the other chunks."""
     pp, v, m = max(1, inp.pp), len(chunks), max(1, num_microbatches)
     group = inp.options.microbatch_group or pp
-    forwards = interleaved_forwards_in_flight(pp, v, m, group, last)
+    forwards = forwards_in_flight("interleaved", pp, rank, m, v, group)
     order_group = max(1, min(group, m))  # a step of fewer micro-batches than g fills each chunk with all of them
     return float(sum(chunks[(k // order_group) % v] for k in range(forwards)))
-
-
-def _even_layers_in_flight(inp: ModelInput, num_microbatches: int, last: bool) -> float:
-    pp, m = max(1, inp.pp), max(1, num_microbatches)
-    L = inp.num_layers
-    name = schedule_name(inp.options.pipeline_schedule, inp.vpp)
-    if name == "gpipe":
-        return m * L / pp
-    if name in ("1f1b", "interleaved", "zb-h1", "zb-v") or last:
-        group = inp.options.microbatch_group or pp
-        if last:
-            v = (inp.vpp or 1) if name == "interleaved" else 1
-            return interleaved_forwards_in_flight(pp, v, m, group, last=True) * L / (pp * v)
-        return layers_in_flight(L, pp, m, inp.vpp if name == "interleaved" else None, group)
-    if name == "zb-h2":
-        return min(2 * pp - 1, m) * L / pp
-    return min(pp + 1, m) * L / pp  # dualpipe, dualpipev
 
 
 def stage_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> dict[str, float]:
     """weights, grads, optimizer, activations (bytes) of one GPU of the first (last=False) or last
     pipeline stage; with pp == 1 both are the one stage (pass last=False)."""
-    return _stage_parts(inp, c, num_microbatches, last)[0]
+    return rank_memory(inp, c, num_microbatches, end_rank(inp, last))
+
+
+def rank_memory(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: int) -> dict[str, float]:
+    """weights, grads, optimizer, activations (bytes) of one GPU of pipeline rank `rank` (0 to pp - 1)."""
+    return _rank_parts(inp, c, num_microbatches, rank)[0]
 
 
 def stage_steady_bytes(inp: ModelInput, c: ParamCounts, last: bool) -> float:
-    """What the stage's GPU holds between steps, when Megatron logs mem-allocated-bytes (training_log, after
+    """What the first or last stage's GPU holds between steps (rank_steady_bytes)."""
+    return rank_steady_bytes(inp, c, end_rank(inp, last))
+
+
+def rank_steady_bytes(inp: ModelInput, c: ParamCounts, rank: int) -> float:
+    """What the rank's GPU holds between steps, when Megatron logs mem-allocated-bytes (training_log, after
     the optimizer step): the weights, gradient buffers and optimizer states, and the step's fp32 gradient
     copies, which the optimizer leaves on its main parameters' .grad until the next step's zero_grad."""
-    parts, step_copy = _stage_parts(inp, c, 1, last)
+    parts, step_copy = _rank_parts(inp, c, 1, rank)
     return (
         parts["weights"] + parts["grads"] + parts["optimizer"] - max(0.0, step_copy - parts["activations"]) + step_copy
     )
 
 
-def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: bool) -> tuple[dict[str, float], float]:
-    """stage_memory's parts and the step's fp32 gradient copy (bytes)."""
+def _rank_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: int) -> tuple[dict[str, float], float]:
+    """rank_memory's parts and the step's fp32 gradient copy (bytes)."""
     w_b, g_b, o_b, zero = state_bytes(inp)
     pp, tp = max(1, inp.pp), max(1, inp.tp)
     # the dp x cp group the states are sharded over (its inner part under hybrid sharding), the expert-data-
@@ -484,10 +505,11 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
     sp = tp if inp.sequence_parallel else 1
     only = pp == 1
-    holds_output = last or only
+    holds_output = rank == pp - 1  # the output layer and the loss (and the embedding too without a pipeline)
+    layers = rank_layers(inp, rank)
 
-    dense, experts, largest = stage_params(inp, c, last and not only)
-    weights = (dense + experts) * w_b + fp8_weight_cache_bytes(inp, c, stage_layers(inp, last and not only))
+    dense, experts, largest = rank_params(inp, c, rank)
+    weights = (dense + experts) * w_b + fp8_weight_cache_bytes(inp, c, layers)
     grads = (dense + experts) * g_b
     level = inp.sharding_level()
     if zero or (inp.sharding is not None and not inp.megatron_fsdp and level >= 2):
@@ -536,7 +558,7 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
     # tokens of the decoder, which the embedding also runs and the output layer and the loss see (T5)
     out_tokens = tokens * decoder_tokens_share(inp)
     v = inp.vpp or 1
-    chunk_layers = stage_layers(inp, last and not only) / v
+    chunk_layers = layers / v
     if inp.recompute == "full":
         r = inp.recompute_num_layers or 1
         if inp.recompute_method == "block":
@@ -546,9 +568,9 @@ def _stage_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, last: b
             per_layer, working = ckpt / r, r * full
     else:
         per_layer, working = full, 0.0
-    in_flight = _layers_in_flight(inp, num_microbatches, last and not only)
+    in_flight = rank_layers_in_flight(inp, num_microbatches, rank)
     acts = tokens * (in_flight * per_layer + working)
-    if (not last or only) and inp.hidden_dropout > 0:
+    if rank == 0 and inp.hidden_dropout > 0:
         # the embedding output's dropout mask (1 B per element; Megatron's embedding dropout is
         # --hidden-dropout), /tp with sequence parallel
         embedded = tokens + (out_tokens if inp.encoder_decoder else 0.0)
@@ -753,22 +775,48 @@ def host_memory_bytes(inp: ModelInput, c: ParamCounts) -> float | None:
     )
 
 
-def stage_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, dict[str, float]]:
-    """weights, grads, optimizer, activations (bytes) per stage: {"only": ...} without a pipeline, else
-    {"first": ..., "last": ...} (the first holds the embedding and the most micro-batches in flight, the
-    last the output layer and the loss)."""
-    if inp.pp <= 1:
-        return {"only": stage_memory(inp, c, num_microbatches, last=False)}
-    return {
-        "first": stage_memory(inp, c, num_microbatches, last=False),
-        "last": stage_memory(inp, c, num_microbatches, last=True),
-    }
+def candidate_ranks(inp: ModelInput) -> tuple[int, ...]:
+    """The pipeline ranks whose memory can be the largest: the first, the last, and each middle rank that holds
+    more than those before it can. Between two middle ranks with the same layers (the same chunks, under the
+    interleaved schedule) the earlier holds as much and at least as many forwards in flight (forwards_in_flight
+    falls with the rank), and a middle rank with the first rank's layers holds less than the first (no
+    embedding): only the earliest middle rank of each other shape is costed, one rank in all for uneven
+    first/last stages, none for an even split."""
+    pp = max(1, inp.pp)
+    if pp == 1:
+        return (0,)
+    chunks = inp.pipeline_chunk_layers
+    shaped = chunks is not None and len(chunks) == pp
+
+    def shape(rank: int) -> object:
+        return chunks[rank] if shaped else rank_layers(inp, rank)  # type: ignore[index]
+
+    seen = {shape(0)}
+    middle = []
+    for rank in range(1, pp - 1):
+        key = shape(rank)
+        if key not in seen:
+            seen.add(key)
+            middle.append(rank)
+    return (0, *middle, pp - 1)
+
+
+def rank_memories(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[int, dict[str, float]]:
+    """weights, grads, optimizer, activations (bytes) of each rank that can hold the peak (candidate_ranks), by
+    pipeline rank: {0: ...} without a pipeline."""
+    return {rank: rank_memory(inp, c, num_microbatches, rank) for rank in candidate_ranks(inp)}
+
+
+def stage_name(inp: ModelInput, rank: int) -> str:
+    """How the estimate names a pipeline rank: "only" without a pipeline, "first", "last", else "middle"."""
+    pp = max(1, inp.pp)
+    if pp == 1:
+        return "only"
+    return "first" if rank == 0 else "last" if rank == pp - 1 else "middle"
 
 
 def memory_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int) -> dict[str, float]:
-    """weights, grads, optimizer, activations (bytes) of the most loaded stage's GPU."""
-    if inp.pp <= 1:
-        return stage_memory(inp, c, num_microbatches, last=False)
-    first = stage_memory(inp, c, num_microbatches, last=False)
-    last = stage_memory(inp, c, num_microbatches, last=True)
-    return first if sum(first.values()) >= sum(last.values()) else last
+    """weights, grads, optimizer, activations (bytes) of the most loaded pipeline rank's GPU (the earliest on a
+    tie)."""
+    ranks = rank_memories(inp, c, num_microbatches)
+    return ranks[max(ranks, key=lambda rank: (sum(ranks[rank].values()), -rank))]

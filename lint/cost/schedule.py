@@ -97,18 +97,40 @@ def layers_in_flight(
     """
     if num_layers <= 0:
         return 0.0
-    m = max(1, num_microbatches)
     if pp <= 1:
         return float(num_layers)
     v = vpp or 1
-    if v == 1:
-        return min(pp, m) * num_layers / pp
-    return interleaved_forwards_in_flight(pp, v, m, group or pp, last=False) * num_layers / (pp * v)
+    name = "interleaved" if v > 1 else "1f1b"
+    return forwards_in_flight(name, pp, 0, num_microbatches, v, group) * num_layers / (pp * v)
 
 
-def interleaved_forwards_in_flight(pp: int, v: int, num_microbatches: int, group: int, last: bool) -> int:
-    """Chunk-forwards a rank of the interleaved schedule holds at its peak: its warm-up (rank 0: (pp-1)*2 +
-    (v-1)*g, the last rank (v-1)*g; get_pp_rank_microbatches in megatron/core/pipeline_parallel/schedules.py)
-    and the one in progress, capped by the m*v chunk-forwards a step has."""
-    warmup = (v - 1) * group if last else (pp - 1) * 2 + (v - 1) * group
-    return min(warmup + 1, num_microbatches * v)
+def forwards_in_flight(
+    schedule: str, pp: int, rank: int, num_microbatches: int, vpp: int | None = None, group: int | None = None
+) -> int:
+    """(Chunk-)forwards pipeline rank `rank` holds at its peak: its warm-up forwards and the one in progress
+    (schedule: a name of schedule_name; one micro-batch's forward over the rank's layers, or over one of its v
+    chunks under the interleaved schedule).
+
+    Megatron-Core (megatron/core/pipeline_parallel/schedules.py, core_v0.12 to core_v0.19):
+      1F1B          forward_backward_pipelining_without_interleaving: pp - rank - 1 warm-up forwards, capped by
+                    m; then one forward before each backward: min(pp - rank, m)
+      interleaved   get_pp_rank_microbatches: (pp - rank - 1)*2 + (v-1)*g warm-up chunk-forwards (g:
+                    --microbatch-group-size-per-virtual-pipeline-stage, default pp), capped by the m*v a step has
+    Other schedules (planners.md sec. 8), in the same per-rank form where their papers give one: GPipe keeps all
+    m on every rank; ZB-H1 and ZB-V peak like 1F1B; ZB-H2 (Qi et al. 2024) fills each rank with forwards until
+    micro-batch 0's backward reaches it: with F = B = 1, rank r starts at r and that backward at 2pp - 1 - r,
+    so 2(pp - r) - 1 forwards (2pp - 1 on the first rank, 1 on the last); DualPipe and DualPipeV pp + 1 on
+    every rank but the last (their README's activation column, per device), the last as 1F1B's.
+    """
+    m = max(1, num_microbatches)
+    v = vpp or 1
+    if schedule == "gpipe":
+        return m
+    if schedule == "interleaved" and v > 1:
+        warmup = (pp - rank - 1) * 2 + (v - 1) * (group or pp)
+        return min(warmup + 1, m * v)
+    if schedule == "zb-h2":
+        return min(2 * (pp - rank) - 1, m)
+    if schedule in ("dualpipe", "dualpipev") and rank < pp - 1:
+        return min(pp + 1, m)
+    return min(pp - rank, m)  # 1F1B, ZB-H1, ZB-V; interleaved with one chunk is 1F1B

@@ -1,12 +1,13 @@
 """Memory per pipeline stage, from the cost model: the first stage (embedding, most activations in
-flight) and the last (output layer and its logits) via plint.cost.memory.stage_memory, against the
-estimate's usable HBM. Middle stages hold the plain layers and fewer activations than the first."""
+flight), the busiest middle rank where one can hold the peak (an uneven split: the estimate's
+memory_gib.stages.middle) and the last (output layer and its logits) via plint.cost.memory.rank_memory, against
+the estimate's usable HBM. Other middle ranks hold no more than those drawn (memory.candidate_ranks)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from plint.cost.memory import GIB, stage_memory
+from plint.cost.memory import GIB, rank_memory
 from plint.cost.params import count_params
 
 PARTS = ("weights", "grads", "optimizer", "activations", "other")
@@ -23,16 +24,20 @@ class StageMemory:
 
 
 def stage_bars(inp, est) -> tuple[list[StageMemory], float]:
-    """(the first and last stage's memory, usable GiB)."""
+    """(the first, the busiest middle where the estimate names one, and the last stage's memory, usable GiB)."""
     c = count_params(inp)
     # everything outside the states and activations: the runtime reserve and the run-long buffers inside the
     # allocator (cuBLAS workspace, Megatron's attention buffer), the same for every stage
     other = est.memory_gib.get("other", 0.0) + est.memory_gib.get("workspace", 0.0)
 
-    def bar(label: str, last: bool) -> StageMemory:
-        parts = {k: v / GIB for k, v in stage_memory(inp, c, est.num_microbatches, last=last).items()}
+    def bar(label: str, rank: int) -> StageMemory:
+        parts = {k: v / GIB for k, v in rank_memory(inp, c, est.num_microbatches, rank).items()}
         return StageMemory(label, {**{k: parts[k] for k in PARTS[:-1]}, "other": other})
 
     if inp.pp <= 1:
-        return [bar("every GPU", False)], est.memory_gib["usable"]
-    return [bar("stage 0 (first)", False), bar(f"stage {inp.pp - 1} (last)", True)], est.memory_gib["usable"]
+        return [bar("every GPU", 0)], est.memory_gib["usable"]
+    middle = (est.memory_gib.get("stages") or {}).get("middle")
+    bars = [bar("stage 0 (first)", 0)]
+    if middle:
+        bars.append(bar(f"stage {middle['rank']} (busiest middle)", middle["rank"]))
+    return [*bars, bar(f"stage {inp.pp - 1} (last)", inp.pp - 1)], est.memory_gib["usable"]

@@ -36,7 +36,8 @@ LLAMA3_70B = ModelInput(
 def test_json_matches_the_layout_contract():
     out = estimate(LLAMA3_70B).to_json()
     # the contract's fields, plus (issue 23) the allocator's peak and steady figures, the workspaces
-    # counted inside the allocator, the stage the peak is on and the per-stage figures (pp 4 here)
+    # counted inside the allocator, the stage the peak is on and the per-stage figures (pp 4 here); and the
+    # pipeline rank the peak is on (every rank is costed, not only the first and last)
     assert set(out["memory_gib"]) == {
         "weights",
         "grads",
@@ -48,12 +49,14 @@ def test_json_matches_the_layout_contract():
         "workspace",
         "allocator_peak",
         "allocator_peak_stage",
+        "allocator_peak_rank",
         "allocator_steady",
         "stages",
         "error_band",
     }
     assert set(out["memory_gib"]["stages"]) == {"first", "last"}
     assert out["memory_gib"]["allocator_peak_stage"] in ("first", "last")
+    assert out["memory_gib"]["allocator_peak_rank"] in (0, 3)  # an even split: the first or the last rank
     for key in ("bubble_fraction", "step_time_s", "mfu", "tokens_per_s_per_gpu"):
         assert isinstance(out[key], float)
 
