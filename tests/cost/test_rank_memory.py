@@ -72,10 +72,15 @@ def test_a_middle_rank_out_of_memory_is_found_and_named():
     assert oom.message.startswith("predicted 78.3 GiB per GPU on pipeline rank 1 ")
 
 
+# a small GPT the split and schedule tests vary
+GPT = ModelInput(num_layers=32, hidden_size=1024, num_attention_heads=16, seq_length=2048, vocab_size=32000)
+
+
 def test_only_ranks_that_can_hold_the_peak_are_costed():
     """An even split: the first rank holds every middle rank's layers and more in flight, so none is costed. First
-    and last stages of their own: one middle rank of the other shape. A layout string: each new chunk shape."""
-    base = ModelInput(num_layers=32, hidden_size=1024, num_attention_heads=16, seq_length=1024, vocab_size=32000, pp=8)
+    and last stages of their own: one middle rank of the other shape. The embedding and loss counted as layers:
+    rank 0's chunks (1, 2) against the others' (2, 2), so rank 1 is costed."""
+    base = GPT.replace(pp=8)
     assert candidate_ranks(base) == (0, 7)
     assert candidate_ranks(base.replace(pp=1)) == (0,)
     split = ps.first_last(32, 8, None, 2, 6)
@@ -103,12 +108,8 @@ def _schedule_input(draw) -> ModelInput:
         num_layers -= 2
     else:
         split = ps.even(num_layers, pp, vpp)
-    inp = ModelInput(
+    inp = GPT.replace(
         num_layers=num_layers,
-        hidden_size=1024,
-        num_attention_heads=16,
-        seq_length=2048,
-        vocab_size=32000,
         pp=pp,
         vpp=vpp,
         tp=draw(st.sampled_from([1, 2])),
