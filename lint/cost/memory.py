@@ -786,17 +786,13 @@ def candidate_ranks(inp: ModelInput) -> tuple[int, ...]:
     if pp == 1:
         return (0,)
     chunks = inp.pipeline_chunk_layers
-    shaped = chunks is not None and len(chunks) == pp
-
-    def shape(rank: int) -> object:
-        return chunks[rank] if shaped else rank_layers(inp, rank)  # type: ignore[index]
-
-    seen = {shape(0)}
-    middle = []
+    shapes: list[object] = (
+        list(chunks) if chunks is not None and len(chunks) == pp else [rank_layers(inp, r) for r in range(pp)]
+    )
+    seen, middle = {shapes[0]}, []
     for rank in range(1, pp - 1):
-        key = shape(rank)
-        if key not in seen:
-            seen.add(key)
+        if shapes[rank] not in seen:
+            seen.add(shapes[rank])
             middle.append(rank)
     return (0, *middle, pp - 1)
 
