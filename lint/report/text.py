@@ -186,9 +186,11 @@ def estimate_lines(layout) -> list[Line]:
     memory_parts = [(k, mem[k]) for k in MEMORY_PARTS if mem.get(k, 0) > 0.05]
     time_parts = [(k, v) for k, v in ((k, est.time_s.get(k, 0.0)) for k in TIME_PARTS) if v > 0.0005 * est.step_time_s]
     over = mem["total"] > mem["usable"]
+    # a middle pipeline rank is the busiest where an uneven split puts more there: say which
+    rank = f" on pipeline rank {mem['allocator_peak_rank']}" if mem.get("allocator_peak_stage") == "middle" else ""
     memory = (
         f"  memory/GPU {_bar(memory_parts, max(mem['usable'], mem['total']))} {mem['total']:.1f} of "
-        f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}: " + _legend(memory_parts, "{:.1f}".format)
+        f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}{rank}: " + _legend(memory_parts, "{:.1f}".format)
     )
     # MFU is over the bf16 peak whatever the precision (Megatron's convention): say so where fp8 doubles it
     peak = " of the bf16 peak" if layout.value("precision") == "fp8" else ""

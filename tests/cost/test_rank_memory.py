@@ -18,6 +18,7 @@ from plint.cost import pipeline_stages as ps
 from plint.cost.layout_estimate import layout_estimate
 from plint.cost.memory import GIB, candidate_ranks, rank_memory, workspace_bytes
 from plint.cost.schedule import forwards_in_flight
+from plint.report.text import estimate_lines
 
 
 def test_each_rank_holds_its_own_warm_up_forwards():
@@ -70,6 +71,8 @@ def test_a_middle_rank_out_of_memory_is_found_and_named():
     (oom,) = [d for d in result.diagnostics if d.code == "PL401"]
     assert oom.severity == "error"
     assert oom.message.startswith("predicted 78.3 GiB per GPU on pipeline rank 1 ")
+    memory_line = "".join(text for _, text in estimate_lines(layout)[1])
+    assert "78.3 of 74.4 GiB usable (OVER) on pipeline rank 1:" in memory_line
 
 
 # a small GPT the split and schedule tests vary
