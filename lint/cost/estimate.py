@@ -80,12 +80,12 @@ from plint.cost.memory import (
     host_memory_bytes,
     rank_memories,
     rank_steady_bytes,
-    stage_name,
     stage_params,
     state_bytes,
     workspace_bytes,
 )
 from plint.cost.model_input import ModelInput
+from plint.cost.rank_load import stage_name
 from plint.cost.moe_time import a2a_overlapped_layer, expert_activation, expert_slots, paired_share, shared_experts
 from plint.cost.params import ParamCounts, count_params, hybrid_modelled, mamba_dims
 from plint.cost.pipeline_stages import slowest_rank
@@ -232,7 +232,7 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
 
 def _stage_table(inp: ModelInput, peaks: dict[int, float], steady: dict[int, float]) -> dict:
     """memory_gib.stages: the first and last ranks' allocator figures, and the busiest middle rank's with its rank
-    where a middle rank can hold the peak (memory.candidate_ranks)."""
+    where a middle rank can hold the peak (rank_load.candidate_ranks)."""
     table: dict = {}
     middle = [rank for rank in peaks if stage_name(inp, rank) == "middle"]
     if middle:

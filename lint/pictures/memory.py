@@ -1,7 +1,7 @@
 """Memory per pipeline stage, from the cost model: the first stage (embedding, most activations in
 flight), the busiest middle rank where one can hold the peak (an uneven split: the estimate's
 memory_gib.stages.middle) and the last (output layer and its logits) via plint.cost.memory.rank_memory, against
-the estimate's usable HBM. Other middle ranks hold no more than those drawn (memory.candidate_ranks)."""
+the estimate's usable HBM. Other middle ranks hold no more than those drawn (rank_load.candidate_ranks)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ Hand-worked numbers, each against Megatron-LM core_v0.19's get_num_layers_to_bui
 
 from plint.cost import estimate
 from plint.cost import pipeline_stages as ps
-from plint.cost.memory import stage_layers
+from plint.cost.rank_load import stage_layers
 from plint.reading.sources.megatron import layout_stages
 from plint.planning.plan import base_input
 
@@ -106,7 +106,7 @@ def test_an_interleaved_rank_holds_its_warm_up_chunks_own_layers():
     sets. Scaling the even share (5 forwards of 6/8 layers) by the rank's 1 of 1.5 layers gave 2.5, and the
     measured peak was 13.5% over the estimate. Rank 0 (m = 4: 8 chunk-forwards a step, under its 11 of warm-up):
     4 of chunk 0 (the embedding alone) and 4 of chunk 1, 4 layer sets, as the even share gives."""
-    from plint.cost.memory import _layers_in_flight
+    from plint.cost.rank_load import _layers_in_flight
     from plint.cost.model_input import ModelInput
 
     split = ps.account_for(6, 4, 2, embedding=True, loss=True)

@@ -16,7 +16,8 @@ from plint.checking.check import check_paths
 from plint.cost import ModelInput, Options, count_params, estimate
 from plint.cost import pipeline_stages as ps
 from plint.cost.layout_estimate import layout_estimate
-from plint.cost.memory import GIB, candidate_ranks, rank_memory, workspace_bytes
+from plint.cost.memory import GIB, rank_memory, workspace_bytes
+from plint.cost.rank_load import candidate_ranks
 from plint.cost.schedule import forwards_in_flight
 from plint.report.text import estimate_lines
 
