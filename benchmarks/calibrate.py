@@ -316,6 +316,7 @@ def calibrate(path: Path, options: dict | None = None, gpu_fields: dict[str, dic
                 "read_by_plint": _read_by_plint(run),
                 "framework": run.get("framework"),
                 "multi_node": inp.world_size > inp.gpus_per_node,
+                "catalog_part": _catalog_part(run, inp.gpu),
             }
         )
 
@@ -344,6 +345,15 @@ def _read_by_plint(run: dict) -> bool:
     SwissArmyTransformer (GLM-130B: its own trainer and argument parser, on DeepSpeed's engine) are not."""
     framework = (run.get("framework") or "").lower()
     return any(name in framework for name in PLINT_TRAINERS)
+
+
+def _catalog_part(run: dict, gpu: str) -> bool:
+    """Whether the run's GPU is the part the catalog entry describes: the memory it states is the entry's.
+    torchtitan's Grand Teton H100 (96 GB HBM2e held at 500 W, a peak "between SXM and NVL" by its own
+    benchmark notes) maps to h100-sxm for want of an entry, but is another part."""
+    stated = (run.get("cluster") or {}).get("gpu_memory_gb")
+    spec = lookup_gpu(gpu)
+    return stated is None or spec is None or abs(stated - spec.hbm_gib) <= 0.5
 
 
 def _gpu_with(name: str, fields: dict | None) -> GPU | None:

@@ -43,6 +43,12 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
     # with interleaving" without a count (NeMo's Nemotron-4 340B recipe interleaves so).
     "mcore_h100_weak_119b_1536gpu": {"layers_per_virtual_stage": 1},
     "mcore_h100_weak_314b_3072gpu": {"layers_per_virtual_stage": 1},
+    # torchtitan's Table 5 run (benchmarks/llama3_h100_202412_torchtitan.md: local batch 32, "Interleaved 1F1B",
+    # torchtitan 9dec370) sets no split points or micro-batch count, so torchtitan's defaults hold
+    # (torchtitan/parallelisms/pipelining_utils.py at 9dec370): build_pipeline_schedule runs
+    # pipeline_parallel_degree micro-batches (8: 4 sequences each) and generate_split_points gives a
+    # multi-stage schedule 2 stages per rank, 126 layers as 7 | 8 x 14 | 7 (PUBLISHED_RECIPE_FLAGS' layout)
+    "torchtitan_llama31_405b_3d_512gpu_fp8": {"micro_batch": 4, "vpp": 2},
 }
 # Trainer flags a run's published recipe sets that the calibration data does not record, one line each.
 PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
@@ -72,6 +78,8 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # and scripts/train/yamls/pretrain/mpt-7b.yaml sets none of them
     "llmfoundry_mpt_a100_7b_8gpu": "--hidden-dropout 0 --attention-dropout 0",
     "llmfoundry_mpt_h100_7b_512gpu": "--hidden-dropout 0 --attention-dropout 0",
+    # torchtitan's generated split (PUBLISHED_SCRIPT_VALUES above) in Megatron's layout notation
+    "torchtitan_llama31_405b_3d_512gpu_fp8": "--pipeline-model-parallel-layout Ettttttt|(tttttttt|)*14tttttttL",
 }
 
 
@@ -83,6 +91,8 @@ def with_script_values(run_id: str, inp: ModelInput) -> ModelInput:
     changes = {"micro_batch": values["micro_batch"]} if "micro_batch" in values else {}
     if "layers_per_virtual_stage" in values:
         changes["vpp"] = inp.num_layers // (inp.pp * values["layers_per_virtual_stage"])
+    if "vpp" in values:  # a chunk count stated outright (an uneven split has no layers per virtual stage)
+        changes["vpp"] = values["vpp"]
     return inp.replace(**changes)
 
 

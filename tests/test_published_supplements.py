@@ -104,3 +104,14 @@ def test_the_calibration_predicts_the_runs_as_published():
     assert rows[run_id]["predicted"] != pytest.approx(
         calibrate.estimate(inp).tokens_per_s_per_gpu, rel=1e-6
     )  # micro-batch 16 of run_table_1.sh, not 1
+
+
+def test_torchtitans_interleaved_run_is_costed_with_torchtitans_default_split_and_micro_batches():
+    """torchtitan's Table 5 405B run ("Interleaved 1F1B", local batch 32) sets neither split points nor a
+    micro-batch count: torchtitan's defaults (2 stages per rank, pp micro-batches) are the run as measured."""
+    run_id = "torchtitan_llama31_405b_3d_512gpu_fp8"
+    inp, why = calibrate.to_input(RUNS[run_id])
+    assert inp is not None, why
+    published = supplements.with_publication(run_id, inp)
+    assert (published.micro_batch, published.vpp) == (4, 2)
+    assert published.pipeline_stage_layers == (15, 16, 16, 16, 16, 16, 16, 15)
