@@ -278,3 +278,15 @@ def test_a_recipe_that_overlaps_tensor_parallel_communication_does_so_for_every_
     inp, _ = plan_ranks.to_input(bridge)
     assert not inp.options.tp_comm_overlap and plan_ranks.framework_tp_overlap(bridge)
     assert not plan_ranks.framework_tp_overlap(entry(tp=1, pp=1, cp=1))
+
+
+def test_the_published_layout_is_planned_as_its_publication_states_it(monkeypatch):
+    """plan_ranks plans and costs the run its publication states (benchmarks/published_supplements.py), as
+    calibrate.py predicts it: a recipe's bf16 gradient reduction is held, not fp32 (fail before: the planner
+    held fp32, which cost the published layout memory and time it never spent)."""
+    supplements = _load("published_supplements")
+    monkeypatch.setitem(supplements.PUBLISHED_RECIPE_FLAGS, "hand_made", "--grad-reduce-in-bf16")
+    monkeypatch.setattr(plan_ranks, "with_publication", supplements.with_publication)
+    row, why = plan_ranks.rank_run(entry())
+    assert row is not None, why
+    assert "gradients reduced in bf16" in row.held, row.held
