@@ -197,7 +197,8 @@ def mismatches(stated: Stated, inp: ModelInput, axes=AXES) -> list[str]:
 
 def describe(values: dict) -> str:
     vpp = f" vpp {values['vpp']}" if values.get("vpp") not in (None, 1) else ""
-    ep = f" ep {values['ep']} etp {values['etp']}" if values.get("ep") not in (None, 1) else ""
+    etp = f" etp {values['etp']}" if values.get("etp") is not None else ""  # unstated: Megatron's default, tp
+    ep = f" ep {values['ep']}{etp}" if values.get("ep") not in (None, 1) else ""
     cp = f" cp {values['cp']}" if values.get("cp") not in (None, 1) else ""
     dp = "?" if values.get("dp") is None else values["dp"]
     shard = f" [{values['sharding']}]" if values.get("sharding") else ""

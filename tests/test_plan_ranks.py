@@ -290,3 +290,10 @@ def test_the_published_layout_is_planned_as_its_publication_states_it(monkeypatc
     row, why = plan_ranks.rank_run(entry())
     assert row is not None, why
     assert "gradients reduced in bf16" in row.held, row.held
+
+
+def test_an_moe_entry_without_an_expert_tp_is_described():
+    """describe() names etp only where it is stated (an MoE entry of a trainer whose default is ETP = TP); fail
+    before: a KeyError on the validation file's dgxc MoE rows."""
+    assert plan_ranks.describe({"tp": 4, "pp": 8, "ep": 8, "dp": 8}) == "tp 4 pp 8 ep 8 dp 8"
+    assert plan_ranks.describe({"tp": 4, "pp": 8, "ep": 8, "etp": 1, "dp": 8}) == "tp 4 pp 8 ep 8 etp 1 dp 8"
