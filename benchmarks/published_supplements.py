@@ -73,6 +73,17 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     "dgxc_llama31_405b_576gpu": "--hidden-dropout 0 --attention-dropout 0 --grad-reduce-in-bf16",
     "dgxc_llama31_70b_2048gpu": "--hidden-dropout 0 --attention-dropout 0 --grad-reduce-in-bf16",
     "dgxc_gpt3_175b_128gpu": "--grad-reduce-in-bf16",
+    # NVIDIA/dgxc-benchmarking v25.05 (68eaf7e) llama4/launch.sh runs NeMo's
+    # scripts/performance/llm/pretrain_llama4_e128.py at the NeMo commit llama4/setup.sh pins (7a8f1cc7bc):
+    # nemo/collections/llm/recipes/llama4_e128.py pretrain_recipe builds the optimizer with
+    # distributed_fused_adam_with_cosine_annealing (recipes/optim/adam.py: use_distributed_optimizer=True), its
+    # trainer's DistributedDataParallelConfig sets overlap_grad_reduce and overlap_param_gather, and
+    # pretrain_performance_optimizations adds MegatronCommOverlapCallback(tp_comm_overlap=True) (kept: tp 4 with
+    # sequence_parallelism=True, megatron_comm_overlap.py _get_model_comm_overlap_cfgs) and sets
+    # grad_reduce_in_fp32 False; scripts/performance/recommended_model_configs/model_configs_h100.csv's
+    # llama4 e128 bf16 row recomputes and offloads nothing
+    "dgxc_llama4_maverick_512gpu": "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
+    " --grad-reduce-in-bf16 --tp-comm-overlap",
     # mosaicml/llm-foundry llmfoundry/models/mpt/configuration_mpt.py: MPTConfig's resid_pdrop and emb_pdrop
     # default to 0.0, as attn_config's attn_pdrop (llmfoundry/models/layers/blocks.py attn_config_defaults),
     # and scripts/train/yamls/pretrain/mpt-7b.yaml sets none of them
@@ -107,6 +118,8 @@ def _recipe_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hidden-dropout", type=float)
     parser.add_argument("--attention-dropout", type=float)
     parser.add_argument("--grad-reduce-in-bf16", action="store_true")
+    for flag in ("--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap"):
+        parser.add_argument(flag, action="store_true")
     parser.add_argument("--recompute-granularity", choices=("full", "selective"))
     parser.add_argument("--recompute-modules", nargs="+")
     parser.add_argument("--multi-latent-attention", action="store_true")
@@ -144,9 +157,16 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
         changes["mtp_num_layers"] = args.mtp_num_layers
     if args.pipeline_model_parallel_layout:
         changes["pipeline_stage_layers"] = _layout_ranks(run_id, inp, args.pipeline_model_parallel_layout)
+    if args.use_distributed_optimizer:
+        changes.update(distributed_optimizer=True, zero_stage=None)
+    options = {name: True for name in ("overlap_grad_reduce", "overlap_param_gather") if getattr(args, name)}
+    if args.tp_comm_overlap:  # Megatron-LM requires sequence parallelism with it (validate_args)
+        options["tp_comm_overlap"] = inp.sequence_parallel
     if args.grad_reduce_in_bf16:  # gradients kept and reduced in bf16: 2 bytes per element
+        options["grad_reduce_bytes"] = 2
+    if options:
         fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
-        changes["options"] = Options(**{**fields, "grad_reduce_bytes": 2})
+        changes["options"] = Options(**{**fields, **options})
     return inp.replace(**changes)
 
 

@@ -37,6 +37,7 @@ def facts(inp: ModelInput) -> dict:
         "recompute": inp.recompute,
         "recompute_modules": inp.recompute_modules if inp.recompute == "selective" else None,
         "grad_reduce_bytes": inp.options.grad_reduce_bytes,
+        "moe_layer_freq": inp.moe_layer_freq,  # Llama 4 Maverick's alternating MoE layers
     }
 
 
@@ -115,3 +116,30 @@ def test_torchtitans_interleaved_run_is_costed_with_torchtitans_default_split_an
     published = supplements.with_publication(run_id, inp)
     assert (published.micro_batch, published.vpp) == (4, 2)
     assert published.pipeline_stage_layers == (15, 16, 16, 16, 16, 16, 16, 15)
+
+
+def test_llama4_maverick_runs_as_its_nemo_recipe_built_it():
+    """NeMo's llama4_e128 pretrain recipe (the commit dgxc-benchmarking v25.05 pins): the distributed optimizer,
+    overlapped gradient reduce and parameter gather, gradients reduced in bf16 and TP communication overlap.
+    Before: none of them, so each GPU held the whole fp32 optimizer state and the run was predicted at 90.2 GiB,
+    over the H100's usable 74.4, though it ran."""
+    run_id = "dgxc_llama4_maverick_512gpu"
+    out = supplements.with_publication(run_id, calibrate.to_input(RUNS[run_id])[0])
+    o = out.options
+    assert out.distributed_optimizer and out.zero_stage is None
+    assert (o.overlap_grad_reduce, o.overlap_param_gather, o.tp_comm_overlap, o.grad_reduce_bytes) == (
+        True,
+        True,
+        True,
+        2,
+    )
+    memory = calibrate.estimate(out).memory_gib
+    assert memory["total"] <= memory["usable"]
+
+
+def test_tp_comm_overlap_needs_sequence_parallelism():
+    """Megatron-LM rejects --tp-comm-overlap without --sequence-parallel: a recipe flag cannot turn it on alone."""
+    run_id = "dgxc_llama4_maverick_512gpu"
+    inp, _ = calibrate.to_input(RUNS[run_id])
+    out = supplements.with_recipe_flags(run_id, inp.replace(sequence_parallel=False))
+    assert out.distributed_optimizer and not out.options.tp_comm_overlap
