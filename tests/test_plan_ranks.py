@@ -297,3 +297,16 @@ def test_an_moe_entry_without_an_expert_tp_is_described():
     before: a KeyError on the validation file's dgxc MoE rows."""
     assert plan_ranks.describe({"tp": 4, "pp": 8, "ep": 8, "dp": 8}) == "tp 4 pp 8 ep 8 dp 8"
     assert plan_ranks.describe({"tp": 4, "pp": 8, "ep": 8, "etp": 1, "dp": 8}) == "tp 4 pp 8 ep 8 etp 1 dp 8"
+
+
+def test_gpt_oss_is_predicted_to_fit_with_its_recipes_recompute():
+    """plan_ranks reads a run as calibrate.py predicts it, with what its publication states beyond the data
+    (benchmarks/published_supplements.py). gpt-oss-120b on 64 B200 recomputes layernorm and moe_act (its Bridge
+    workload config): without them it was predicted at 177.2 GiB of 167.4 usable, a run that ran said not to fit."""
+    import yaml
+
+    runs = {run["id"]: run for run in yaml.safe_load(plan_ranks.DEFAULT_DATA.read_text())}
+    row, why = plan_ranks.rank_run(runs["bridge_gptoss_120b_b200_64gpu_bf16"])
+    assert row is not None, why
+    assert not row.over_headroom
+    assert row.rank is not None and row.matched.endswith("recompute selective")
