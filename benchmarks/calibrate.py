@@ -81,6 +81,14 @@ def _gated(family: str, ffn: int | None, h: int) -> bool:
     return any(w in f for w in ("llama", "swiglu", "geglu", "qwen", "deepseek", "gpt-oss"))
 
 
+def _biased(family: str, gated: bool) -> bool:
+    """Whether the model's linear layers carry biases (Megatron's add_bias_linear). The gated families leave them
+    out (their providers and the launches under fixtures/good: --disable-bias-linear with --swiglu), but gpt-oss
+    keeps them (NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/models/gpt_oss/gpt_oss_bridge.py provider_bridge:
+    add_bias_linear True); the others take Megatron's default, with bias."""
+    return not gated or "gpt-oss" in family.lower()
+
+
 def _moe_pattern(text: str | None, layers: int) -> int | tuple[int, ...]:
     t = (text or "").lower()
     m = re.search(r"first (\d+|one)? ?layers? dense", t)
@@ -209,6 +217,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         vocab_size=model["vocab_size"],
         ffn_hidden_size=model.get("ffn_hidden_size") or moe.get("expert_ffn_hidden_size"),
         swiglu=_gated(model.get("family") or "", model.get("ffn_hidden_size"), h),
+        add_bias_linear=_biased(model.get("family") or "", _gated(model.get("family") or "", None, h)),
         num_experts=moe.get("num_experts"),
         moe_topk=moe.get("top_k") or 2,
         moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),

@@ -38,6 +38,7 @@ def facts(inp: ModelInput) -> dict:
         "recompute_modules": inp.recompute_modules if inp.recompute == "selective" else None,
         "grad_reduce_bytes": inp.options.grad_reduce_bytes,
         "moe_layer_freq": inp.moe_layer_freq,  # Llama 4 Maverick's alternating MoE layers
+        "add_bias_linear": inp.add_bias_linear,  # gpt-oss keeps its biases; the other gated models have none
     }
 
 

@@ -24,6 +24,20 @@ def expert_activation(k: KernelRates) -> float:
     return 2 * expert_slots(k) * (2 + k.gate) * fm / (inp.etp or max(1, inp.tp)) / k.hbm
 
 
+def expert_output_bias(k: KernelRates) -> float:
+    """Forward and backward of the experts' output bias on this GPU's routed copies, seconds (0 with
+    --disable-bias-linear). The grouped experts leave fc2's bias to the layer (megatron/core/transformer/moe/
+    experts.py, core_v0.17.0: TEGroupedMLP builds linear_fc2 with skip_bias_add=True, and _apply_bias adds each
+    local expert's bias times the routing probability to its tokens' rows one expert at a time, in PyTorch, then
+    concatenates them): forward the bias-prob product written, read with the output and their sum written, the sum
+    read and the concatenation written, 12 bytes per element of the copies x h (bf16); backward the gradients of
+    bias and probability, each a product of the output gradient reduced over tokens or h, ~12 bytes more."""
+    inp = k.inp
+    if not inp.add_bias_linear:
+        return 0.0
+    return 24 * expert_slots(k) * inp.hidden_size / k.hbm
+
+
 def shared_experts(k: KernelRates) -> float:
     """Forward GEMMs of a MoE layer's shared experts on one GPU (column- then row-parallel over TP), seconds."""
     inp, fs = k.inp, k.inp.moe_shared_expert_size
