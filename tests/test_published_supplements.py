@@ -144,3 +144,13 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
     inp, _ = calibrate.to_input(RUNS[run_id])
     out = supplements.with_recipe_flags(run_id, inp.replace(sequence_parallel=False))
     assert out.distributed_optimizer and not out.options.tp_comm_overlap
+
+
+def test_gpt_oss_on_b200_runs_hybridep():
+    """Megatron-Bridge v0.4.1's B200 V2 workload config (GBS 1280, EP 8) sets moe_flex_dispatcher_backend "hybridep"
+    without the all-to-all overlap; a GB200 run of the same model is another recipe. Before: alltoall."""
+    run = RUNS["bridge_gptoss_120b_b200_64gpu_bf16"]
+    inp, _ = calibrate.to_input(run)
+    assert (inp.options.moe_dispatcher, inp.options.moe_a2a_overlap) == ("flex", False)
+    on_gb200 = {**run, "cluster": {**run["cluster"], "gpu": "GB200"}}
+    assert calibrate.to_input(on_gb200)[0].options.moe_dispatcher == "alltoall"
