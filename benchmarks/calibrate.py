@@ -89,6 +89,17 @@ def _biased(family: str, gated: bool) -> bool:
     return not gated or "gpt-oss" in family.lower()
 
 
+# The clamp of a gated activation a family's provider sets (Megatron's activation_func_clamp_value): gpt-oss's
+# quick-GeGLU clamps at 7.0 (NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/models/gpt_oss/gpt_oss_bridge.py
+# provider_bridge: activation_func quick_gelu, gated_linear_unit, activation_func_clamp_value 7.0, and
+# bias_activation_fusion, the fused kernel path)
+ACTIVATION_CLAMPS = {"gpt-oss": 7.0}
+
+
+def _activation_clamp(family: str) -> float | None:
+    return next((clamp for word, clamp in ACTIVATION_CLAMPS.items() if word in family.lower()), None)
+
+
 def _moe_pattern(text: str | None, layers: int) -> int | tuple[int, ...]:
     t = (text or "").lower()
     m = re.search(r"first (\d+|one)? ?layers? dense", t)
@@ -218,6 +229,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         ffn_hidden_size=model.get("ffn_hidden_size") or moe.get("expert_ffn_hidden_size"),
         swiglu=_gated(model.get("family") or "", model.get("ffn_hidden_size"), h),
         add_bias_linear=_biased(model.get("family") or "", _gated(model.get("family") or "", None, h)),
+        activation_clamp=_activation_clamp(model.get("family") or ""),
         num_experts=moe.get("num_experts"),
         moe_topk=moe.get("top_k") or 2,
         moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),

@@ -57,7 +57,9 @@ def _flags(inp, deepspeed: bool = False, as_run: bool = False) -> list[str]:
     if inp.kv_channels:
         model.append(f"--kv-channels {inp.kv_channels}")
     if inp.swiglu:
-        model.append("--swiglu --normalization RMSNorm" + ("" if inp.add_bias_linear else " --disable-bias-linear"))
+        # a clamped gated activation is gpt-oss's quick-GeGLU (the clamp counts only there: layout_fields)
+        gated = f"--quick-geglu --activation-func-clamp-value {inp.activation_clamp}" if inp.activation_clamp else "--swiglu"
+        model.append(f"{gated} --normalization RMSNorm" + ("" if inp.add_bias_linear else " --disable-bias-linear"))
     rope = inp.options.position_embedding == "rope"
     model.append(
         f"--seq-length {inp.seq_length} --max-position-embeddings {inp.seq_length}"

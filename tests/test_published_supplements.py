@@ -39,6 +39,8 @@ def facts(inp: ModelInput) -> dict:
         "grad_reduce_bytes": inp.options.grad_reduce_bytes,
         "moe_layer_freq": inp.moe_layer_freq,  # Llama 4 Maverick's alternating MoE layers
         "add_bias_linear": inp.add_bias_linear,  # gpt-oss keeps its biases; the other gated models have none
+        "gated": inp.swiglu,
+        "activation_clamp": inp.activation_clamp,  # gpt-oss's clamped quick-GeGLU
     }
 
 

@@ -18,10 +18,16 @@ def expert_slots(k: KernelRates) -> float:
 
 def expert_activation(k: KernelRates) -> float:
     """Forward of the experts' activation over this GPU's routed copies (read the fc1 output, write its
-    activation; gated: both halves), seconds: what --recompute-modules moe_act replays."""
+    activation; gated: both halves), seconds: what --recompute-modules moe_act replays. With a clamp
+    (ModelInput.activation_clamp) the fused quick-GeGLU's caller first clamps each half of the fc1 output and
+    concatenates them again, outside the kernel (megatron/core/fusions/fused_bias_geglu.py
+    weighted_bias_quick_geglu_impl, core_v0.17.0): each half read and written, then the whole read and written,
+    8 bytes per element of the gated width."""
     inp = k.inp
     fm = inp.moe_ffn_hidden_size or inp.ffn_width()
-    return 2 * expert_slots(k) * (2 + k.gate) * fm / (inp.etp or max(1, inp.tp)) / k.hbm
+    width = fm / (inp.etp or max(1, inp.tp))
+    clamp = 8 * k.gate * width if inp.activation_clamp else 0.0
+    return expert_slots(k) * (2 * (2 + k.gate) * width + clamp) / k.hbm
 
 
 def expert_output_bias(k: KernelRates) -> float:
