@@ -81,6 +81,25 @@ def _gated(family: str, ffn: int | None, h: int) -> bool:
     return any(w in f for w in ("llama", "swiglu", "geglu", "qwen", "deepseek", "gpt-oss"))
 
 
+def _biased(family: str, gated: bool) -> bool:
+    """Whether the model's linear layers carry biases (Megatron's add_bias_linear). The gated families leave them
+    out (their providers and the launches under fixtures/good: --disable-bias-linear with --swiglu), but gpt-oss
+    keeps them (NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/models/gpt_oss/gpt_oss_bridge.py provider_bridge:
+    add_bias_linear True); the others take Megatron's default, with bias."""
+    return not gated or "gpt-oss" in family.lower()
+
+
+# The clamp of a gated activation a family's provider sets (Megatron's activation_func_clamp_value): gpt-oss's
+# quick-GeGLU clamps at 7.0 (NVIDIA-NeMo/Megatron-Bridge src/megatron/bridge/models/gpt_oss/gpt_oss_bridge.py
+# provider_bridge: activation_func quick_gelu, gated_linear_unit, activation_func_clamp_value 7.0, and
+# bias_activation_fusion, the fused kernel path)
+ACTIVATION_CLAMPS = {"gpt-oss": 7.0}
+
+
+def _activation_clamp(family: str) -> float | None:
+    return next((clamp for word, clamp in ACTIVATION_CLAMPS.items() if word in family.lower()), None)
+
+
 def _moe_pattern(text: str | None, layers: int) -> int | tuple[int, ...]:
     t = (text or "").lower()
     m = re.search(r"first (\d+|one)? ?layers? dense", t)
@@ -209,6 +228,8 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         vocab_size=model["vocab_size"],
         ffn_hidden_size=model.get("ffn_hidden_size") or moe.get("expert_ffn_hidden_size"),
         swiglu=_gated(model.get("family") or "", model.get("ffn_hidden_size"), h),
+        add_bias_linear=_biased(model.get("family") or "", _gated(model.get("family") or "", None, h)),
+        activation_clamp=_activation_clamp(model.get("family") or ""),
         num_experts=moe.get("num_experts"),
         moe_topk=moe.get("top_k") or 2,
         moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),
@@ -244,18 +265,25 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
 # DeepEP, and A2A_1F1B: overlap_moe_expert_parallel_comm and delay_wgrad_compute on; v0.2.0's workload_base_configs.py
 # DEEPSEEK_V3_H100_BASE_CONFIG keeps moe_flex_dispatcher_backend="deepep", moe_a2a_overlap=True; only the 26.04
 # recipes switch H100 to HybridEP without the overlap); Qwen3-235B (26.04: qwen/qwen3_workload_base_configs.py
-# QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type="alltoall", moe_a2a_overlap=True):
-# (model family word, GPU) -> (dispatcher, all-to-all overlap)
-BRIDGE_MOE_RECIPES = {("deepseek", "h100"): ("flex", True), ("qwen3", "h100"): ("alltoall", True)}
+# QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type="alltoall", moe_a2a_overlap=True); gpt-oss-120b
+# on B200 (26.04.01: Megatron-Bridge v0.4.1 scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py
+# GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2, moe_flex_dispatcher_backend="hybridep" and no moe_a2a_overlap;
+# NVIDIA-NeMo/Megatron-Bridge#3387, labelled 26.04.01, traces a 5% B200 regression to it):
+# (model family word, catalog GPU name's start) -> (dispatcher, all-to-all overlap)
+BRIDGE_MOE_RECIPES = {
+    ("deepseek", "h100"): ("flex", True),
+    ("qwen3", "h100"): ("alltoall", True),
+    ("gpt-oss", "b200"): ("flex", False),
+}
 
 
 def _bridge_moe_recipe(framework: str, model: dict, cluster: dict) -> tuple[str, bool]:
     """The token dispatcher and all-to-all overlap a Megatron-Bridge MoE run's recipe sets; alltoall without
     overlap (the dispatcher Bridge's and NeMo's MoE recipes name) otherwise."""
-    family, gpu = (model.get("family") or "").lower(), (cluster.get("gpu") or "").lower()
+    family, gpu = (model.get("family") or "").lower(), _gpu(cluster.get("gpu") or "") or ""
     if "bridge" in framework and (model.get("moe") or {}).get("num_experts"):
         for (word, part), recipe in BRIDGE_MOE_RECIPES.items():
-            if word in family and part in gpu:
+            if word in family and gpu.startswith(part):  # b200, not gb200
                 return recipe
     return "alltoall", False
 
@@ -316,6 +344,7 @@ def calibrate(path: Path, options: dict | None = None, gpu_fields: dict[str, dic
                 "read_by_plint": _read_by_plint(run),
                 "framework": run.get("framework"),
                 "multi_node": inp.world_size > inp.gpus_per_node,
+                "catalog_part": _catalog_part(run, inp.gpu),
             }
         )
 
@@ -344,6 +373,15 @@ def _read_by_plint(run: dict) -> bool:
     SwissArmyTransformer (GLM-130B: its own trainer and argument parser, on DeepSpeed's engine) are not."""
     framework = (run.get("framework") or "").lower()
     return any(name in framework for name in PLINT_TRAINERS)
+
+
+def _catalog_part(run: dict, gpu: str) -> bool:
+    """Whether the run's GPU is the part the catalog entry describes: the memory it states is the entry's.
+    torchtitan's Grand Teton H100 (96 GB HBM2e held at 500 W, a peak "between SXM and NVL" by its own
+    benchmark notes) maps to h100-sxm for want of an entry, but is another part."""
+    stated = (run.get("cluster") or {}).get("gpu_memory_gb")
+    spec = lookup_gpu(gpu)
+    return stated is None or spec is None or abs(stated - spec.hbm_gib) <= 0.5
 
 
 def _gpu_with(name: str, fields: dict | None) -> GPU | None:

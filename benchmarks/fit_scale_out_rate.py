@@ -4,9 +4,10 @@ The coefficient is the share of a GPU's single-GPU sustained tensor-core rates (
 and attention_efficiency, from one GPU's microbenchmarks) that a synchronous job over several nodes delivers:
 each step waits for the slowest of its GPUs, and parts held at a power cap differ from one another (the two
 H100 SXMs this project has numbers for sustained 751 and 688 TFLOPS at 16384^3). It is fitted per GPU on
-every calibration run on that GPU that spans nodes, dense and MoE, whatever the trainer: a grid from 0.80
+every calibration run on that GPU that spans nodes, dense and MoE, whatever the trainer, on the part the
+entry describes (torchtitan's 96 GB, 500 W H100 is predicted as an H100 SXM but not fitted on): a grid from 0.80
 to 1.00 by 0.01, the value that minimises their mean absolute error of tokens/s per GPU. Only H100 SXM has
-enough such runs (15); the other parts keep 1.0, and H800 and H200 take H100's value (the same die, the same
+enough such runs (14); the other parts keep 1.0, and H800 and H200 take H100's value (the same die, the same
 700 W cap).
 
 Leave-one-out: each fitted run is predicted at the value fitted on the others; the script prints the mean of
@@ -37,8 +38,9 @@ def errors_by_factor(path: Path, gpu: str) -> dict[float, dict[str, dict]]:
 
 
 def fitted_runs(rows: dict[str, dict], gpu: str) -> list[str]:
-    """The runs the factor is fitted on: every run on the GPU that spans nodes."""
-    return sorted(i for i, r in rows.items() if r["gpu"] == gpu and r["multi_node"])
+    """The runs the factor is fitted on: every run on the GPU that spans nodes, on the part the catalog entry
+    describes (calibrate._catalog_part: not another variant of the die mapped to the entry)."""
+    return sorted(i for i, r in rows.items() if r["gpu"] == gpu and r["multi_node"] and r["catalog_part"])
 
 
 def best(table: dict[float, dict[str, dict]], ids: list[str]) -> float:

@@ -79,6 +79,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibrate import DEFAULT_DATA, _recompute, published_tokens_per_s, to_input  # noqa: E402  the one conversion
+from published_supplements import with_publication  # noqa: E402  what the runs' publications state beyond the data
 
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
@@ -196,7 +197,8 @@ def mismatches(stated: Stated, inp: ModelInput, axes=AXES) -> list[str]:
 
 def describe(values: dict) -> str:
     vpp = f" vpp {values['vpp']}" if values.get("vpp") not in (None, 1) else ""
-    ep = f" ep {values['ep']} etp {values['etp']}" if values.get("ep") not in (None, 1) else ""
+    etp = f" etp {values['etp']}" if values.get("etp") is not None else ""  # unstated: Megatron's default, tp
+    ep = f" ep {values['ep']}{etp}" if values.get("ep") not in (None, 1) else ""
     cp = f" cp {values['cp']}" if values.get("cp") not in (None, 1) else ""
     dp = "?" if values.get("dp") is None else values["dp"]
     shard = f" [{values['sharding']}]" if values.get("sharding") else ""
@@ -474,6 +476,7 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     inp, why = to_input(run)
     if inp is None:
         return None, why
+    inp = with_publication(run["id"], inp)  # as published: its scripts' values, its recipe's flags
     stated = stated_layout(run, inp)
     world = run["cluster"]["total_gpus"]
     if inp.world_size != world:

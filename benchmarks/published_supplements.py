@@ -43,6 +43,12 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
     # with interleaving" without a count (NeMo's Nemotron-4 340B recipe interleaves so).
     "mcore_h100_weak_119b_1536gpu": {"layers_per_virtual_stage": 1},
     "mcore_h100_weak_314b_3072gpu": {"layers_per_virtual_stage": 1},
+    # torchtitan's Table 5 run (benchmarks/llama3_h100_202412_torchtitan.md: local batch 32, "Interleaved 1F1B",
+    # torchtitan 9dec370) sets no split points or micro-batch count, so torchtitan's defaults hold
+    # (torchtitan/parallelisms/pipelining_utils.py at 9dec370): build_pipeline_schedule runs
+    # pipeline_parallel_degree micro-batches (8: 4 sequences each) and generate_split_points gives a
+    # multi-stage schedule 2 stages per rank, 126 layers as 7 | 8 x 14 | 7 (PUBLISHED_RECIPE_FLAGS' layout)
+    "torchtitan_llama31_405b_3d_512gpu_fp8": {"micro_batch": 4, "vpp": 2},
 }
 # Trainer flags a run's published recipe sets that the calibration data does not record, one line each.
 PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
@@ -67,11 +73,24 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     "dgxc_llama31_405b_576gpu": "--hidden-dropout 0 --attention-dropout 0 --grad-reduce-in-bf16",
     "dgxc_llama31_70b_2048gpu": "--hidden-dropout 0 --attention-dropout 0 --grad-reduce-in-bf16",
     "dgxc_gpt3_175b_128gpu": "--grad-reduce-in-bf16",
+    # NVIDIA/dgxc-benchmarking v25.05 (68eaf7e) llama4/launch.sh runs NeMo's
+    # scripts/performance/llm/pretrain_llama4_e128.py at the NeMo commit llama4/setup.sh pins (7a8f1cc7bc):
+    # nemo/collections/llm/recipes/llama4_e128.py pretrain_recipe builds the optimizer with
+    # distributed_fused_adam_with_cosine_annealing (recipes/optim/adam.py: use_distributed_optimizer=True), its
+    # trainer's DistributedDataParallelConfig sets overlap_grad_reduce and overlap_param_gather, and
+    # pretrain_performance_optimizations adds MegatronCommOverlapCallback(tp_comm_overlap=True) (kept: tp 4 with
+    # sequence_parallelism=True, megatron_comm_overlap.py _get_model_comm_overlap_cfgs) and sets
+    # grad_reduce_in_fp32 False; scripts/performance/recommended_model_configs/model_configs_h100.csv's
+    # llama4 e128 bf16 row recomputes and offloads nothing
+    "dgxc_llama4_maverick_512gpu": "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
+    " --grad-reduce-in-bf16 --tp-comm-overlap",
     # mosaicml/llm-foundry llmfoundry/models/mpt/configuration_mpt.py: MPTConfig's resid_pdrop and emb_pdrop
     # default to 0.0, as attn_config's attn_pdrop (llmfoundry/models/layers/blocks.py attn_config_defaults),
     # and scripts/train/yamls/pretrain/mpt-7b.yaml sets none of them
     "llmfoundry_mpt_a100_7b_8gpu": "--hidden-dropout 0 --attention-dropout 0",
     "llmfoundry_mpt_h100_7b_512gpu": "--hidden-dropout 0 --attention-dropout 0",
+    # torchtitan's generated split (PUBLISHED_SCRIPT_VALUES above) in Megatron's layout notation
+    "torchtitan_llama31_405b_3d_512gpu_fp8": "--pipeline-model-parallel-layout Ettttttt|(tttttttt|)*14tttttttL",
 }
 
 
@@ -83,6 +102,8 @@ def with_script_values(run_id: str, inp: ModelInput) -> ModelInput:
     changes = {"micro_batch": values["micro_batch"]} if "micro_batch" in values else {}
     if "layers_per_virtual_stage" in values:
         changes["vpp"] = inp.num_layers // (inp.pp * values["layers_per_virtual_stage"])
+    if "vpp" in values:  # a chunk count stated outright (an uneven split has no layers per virtual stage)
+        changes["vpp"] = values["vpp"]
     return inp.replace(**changes)
 
 
@@ -97,6 +118,8 @@ def _recipe_parser() -> argparse.ArgumentParser:
     parser.add_argument("--hidden-dropout", type=float)
     parser.add_argument("--attention-dropout", type=float)
     parser.add_argument("--grad-reduce-in-bf16", action="store_true")
+    for flag in ("--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather", "--tp-comm-overlap"):
+        parser.add_argument(flag, action="store_true")
     parser.add_argument("--recompute-granularity", choices=("full", "selective"))
     parser.add_argument("--recompute-modules", nargs="+")
     parser.add_argument("--multi-latent-attention", action="store_true")
@@ -134,9 +157,16 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
         changes["mtp_num_layers"] = args.mtp_num_layers
     if args.pipeline_model_parallel_layout:
         changes["pipeline_stage_layers"] = _layout_ranks(run_id, inp, args.pipeline_model_parallel_layout)
+    if args.use_distributed_optimizer:
+        changes.update(distributed_optimizer=True, zero_stage=None)
+    options = {name: True for name in ("overlap_grad_reduce", "overlap_param_gather") if getattr(args, name)}
+    if args.tp_comm_overlap:  # Megatron-LM requires sequence parallelism with it (validate_args)
+        options["tp_comm_overlap"] = inp.sequence_parallel
     if args.grad_reduce_in_bf16:  # gradients kept and reduced in bf16: 2 bytes per element
+        options["grad_reduce_bytes"] = 2
+    if options:
         fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
-        changes["options"] = Options(**{**fields, "grad_reduce_bytes": 2})
+        changes["options"] = Options(**{**fields, **options})
     return inp.replace(**changes)
 
 

@@ -57,7 +57,9 @@ def _flags(inp, deepspeed: bool = False, as_run: bool = False) -> list[str]:
     if inp.kv_channels:
         model.append(f"--kv-channels {inp.kv_channels}")
     if inp.swiglu:
-        model.append("--swiglu --normalization RMSNorm --disable-bias-linear")
+        # a clamped gated activation is gpt-oss's quick-GeGLU (the clamp counts only there: layout_fields)
+        gated = f"--quick-geglu --activation-func-clamp-value {inp.activation_clamp}" if inp.activation_clamp else "--swiglu"
+        model.append(f"{gated} --normalization RMSNorm" + ("" if inp.add_bias_linear else " --disable-bias-linear"))
     rope = inp.options.position_embedding == "rope"
     model.append(
         f"--seq-length {inp.seq_length} --max-position-embeddings {inp.seq_length}"
@@ -72,6 +74,8 @@ def _flags(inp, deepspeed: bool = False, as_run: bool = False) -> list[str]:
             moe += f" --moe-shared-expert-intermediate-size {inp.moe_shared_expert_size}"
         if isinstance(inp.moe_layer_freq, tuple):
             moe += f' --moe-layer-freq "[{",".join(map(str, inp.moe_layer_freq))}]"'
+        elif inp.moe_layer_freq > 1:  # every n-th layer MoE (Llama 4 Maverick: alternating); Megatron's default 1
+            moe += f" --moe-layer-freq {inp.moe_layer_freq}"
         model.append(moe + " --moe-grouped-gemm --moe-token-dispatcher-type alltoall")
     layout = [f"--tensor-model-parallel-size {inp.tp} --pipeline-model-parallel-size {inp.pp}"]
     if inp.vpp:
@@ -153,9 +157,19 @@ def unwritable(run: dict, inp) -> str | None:
     return None
 
 
+def _not_yet_written(recipe: str, written: list[str]) -> list[str]:
+    """The recipe's flags, less the switches (flags without a value) the launch already states."""
+    stated = {word for line in written for word in line.split()}
+    words = recipe.split()
+    switch = [w.startswith("--") and (i + 1 == len(words) or words[i + 1].startswith("--")) for i, w in enumerate(words)]
+    kept = " ".join(w for w, is_switch in zip(words, switch) if not (is_switch and w in stated))
+    return [kept] if kept else []
+
+
 def launch(run: dict, inp, as_run: bool = False) -> str:
-    recipe = [recipe_flags(run["id"])] if recipe_flags(run["id"]) else []
-    lines = "\n".join(f"    {line} \\" for line in _flags(inp, megatron_deepspeed(run), as_run) + recipe)
+    flags = _flags(inp, megatron_deepspeed(run), as_run)
+    recipe = _not_yet_written(recipe_flags(run["id"]), flags) if recipe_flags(run["id"]) else []
+    lines = "\n".join(f"    {line} \\" for line in flags + recipe)
     source = " ".join(str(run.get("source", "")).split())
     return (
         f"#!/bin/bash\n# {run['name']}\n# Published layout: {source[:200]}\n"

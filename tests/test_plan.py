@@ -480,3 +480,39 @@ def test_plan_around_says_a_launch_whose_error_band_reaches_usable_memory_is_no_
     # its layout is a candidate with the gradients reduced in bf16, which the row names (fail before: it named
     # "the plan's overlapped gradient reduction", which the launch already had)
     assert re.search(r"#\d+ is its layout with gradient reduce fp32 -> bf16", result.current.why), result.current.why
+
+
+def test_plan_holds_its_candidates_to_the_configured_memory_headroom(tmp_path, monkeypatch):
+    """`plint plan` reads thresholds.memory-headroom from the config check would use, so that no candidate it
+    proposes draws PL402's headroom warning; --isolated ignores the config (fail before: plan never read it)."""
+    (tmp_path / ".git").mkdir()  # the config search stops at the repository's root
+    (tmp_path / ".plint.toml").write_text("[thresholds]\nmemory-headroom = 0.6\n")
+    monkeypatch.chdir(tmp_path)
+    args = ("--model", "llama3-8b", "--nodes", "1", "--global-batch", "128", "--top", "50", "--format", "json")
+
+    def shares(doc):
+        return [c["estimate"]["memory_gib"]["total"] / c["estimate"]["memory_gib"]["usable"] for c in doc["candidates"]]
+
+    held = json.loads(_cli(*args).output)
+    free = json.loads(_cli(*args, "--isolated").output)
+    assert held["candidates"] and all(share <= 0.6 for share in shares(held))
+    assert any(share > 0.6 for share in shares(free))
+    assert any("thresholds.memory-headroom" in note and ".plint.toml" in note for note in held["notes"])
+    assert not any("memory-headroom" in note for note in free.get("notes", []))
+    other = tmp_path / "other.toml"
+    other.write_text("[thresholds]\nmemory-headroom = 0.5\n")
+    explicit = json.loads(_cli(*args, "--config", str(other)).output)
+    assert explicit["candidates"] and all(share <= 0.5 for share in shares(explicit))
+
+
+def test_plan_around_holds_the_launch_to_the_configured_headroom():
+    """A launch whose error band fits usable memory but whose estimate is over the configured headroom is
+    kept out of the candidates by the same test as theirs, and its row names the limit it crosses."""
+    from plint.planning.placement import layout_key, plan_around
+
+    base = base_input(model_from_preset("llama3-8b"), 1, 8, "h100-sxm", None, 128)
+    over = next(c for c in plan(base, "llama3-8b").candidates if c.estimate.memory_gib["total"] > 0.5 * 74.4)
+    result = plan_around(over.inp, "llama3-8b", headroom=0.5)
+    assert all(c.estimate.memory_gib["total"] <= 0.5 * c.estimate.memory_gib["usable"] for c in result.candidates)
+    assert "over the 50% of usable that thresholds.memory-headroom allows" in result.current.why, result.current.why
+    assert not any(layout_key(c.inp) == layout_key(over.inp) for c in result.candidates)

@@ -278,3 +278,35 @@ def test_a_recipe_that_overlaps_tensor_parallel_communication_does_so_for_every_
     inp, _ = plan_ranks.to_input(bridge)
     assert not inp.options.tp_comm_overlap and plan_ranks.framework_tp_overlap(bridge)
     assert not plan_ranks.framework_tp_overlap(entry(tp=1, pp=1, cp=1))
+
+
+def test_the_published_layout_is_planned_as_its_publication_states_it(monkeypatch):
+    """plan_ranks plans and costs the run its publication states (benchmarks/published_supplements.py), as
+    calibrate.py predicts it: a recipe's bf16 gradient reduction is held, not fp32 (fail before: the planner
+    held fp32, which cost the published layout memory and time it never spent)."""
+    supplements = _load("published_supplements")
+    monkeypatch.setitem(supplements.PUBLISHED_RECIPE_FLAGS, "hand_made", "--grad-reduce-in-bf16")
+    monkeypatch.setattr(plan_ranks, "with_publication", supplements.with_publication)
+    row, why = plan_ranks.rank_run(entry())
+    assert row is not None, why
+    assert "gradients reduced in bf16" in row.held, row.held
+
+
+def test_an_moe_entry_without_an_expert_tp_is_described():
+    """describe() names etp only where it is stated (an MoE entry of a trainer whose default is ETP = TP); fail
+    before: a KeyError on the validation file's dgxc MoE rows."""
+    assert plan_ranks.describe({"tp": 4, "pp": 8, "ep": 8, "dp": 8}) == "tp 4 pp 8 ep 8 dp 8"
+    assert plan_ranks.describe({"tp": 4, "pp": 8, "ep": 8, "etp": 1, "dp": 8}) == "tp 4 pp 8 ep 8 etp 1 dp 8"
+
+
+def test_gpt_oss_is_predicted_to_fit_with_its_recipes_recompute():
+    """plan_ranks reads a run as calibrate.py predicts it, with what its publication states beyond the data
+    (benchmarks/published_supplements.py). gpt-oss-120b on 64 B200 recomputes layernorm and moe_act (its Bridge
+    workload config): without them it was predicted at 177.2 GiB of 167.4 usable, a run that ran said not to fit."""
+    import yaml
+
+    runs = {run["id"]: run for run in yaml.safe_load(plan_ranks.DEFAULT_DATA.read_text())}
+    row, why = plan_ranks.rank_run(runs["bridge_gptoss_120b_b200_64gpu_bf16"])
+    assert row is not None, why
+    assert not row.over_headroom
+    assert row.rank is not None and row.matched.endswith("recompute selective")

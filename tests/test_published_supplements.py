@@ -37,6 +37,10 @@ def facts(inp: ModelInput) -> dict:
         "recompute": inp.recompute,
         "recompute_modules": inp.recompute_modules if inp.recompute == "selective" else None,
         "grad_reduce_bytes": inp.options.grad_reduce_bytes,
+        "moe_layer_freq": inp.moe_layer_freq,  # Llama 4 Maverick's alternating MoE layers
+        "add_bias_linear": inp.add_bias_linear,  # gpt-oss keeps its biases; the other gated models have none
+        "gated": inp.swiglu,
+        "activation_clamp": inp.activation_clamp,  # gpt-oss's clamped quick-GeGLU
     }
 
 
@@ -104,3 +108,51 @@ def test_the_calibration_predicts_the_runs_as_published():
     assert rows[run_id]["predicted"] != pytest.approx(
         calibrate.estimate(inp).tokens_per_s_per_gpu, rel=1e-6
     )  # micro-batch 16 of run_table_1.sh, not 1
+
+
+def test_torchtitans_interleaved_run_is_costed_with_torchtitans_default_split_and_micro_batches():
+    """torchtitan's Table 5 405B run ("Interleaved 1F1B", local batch 32) sets neither split points nor a
+    micro-batch count: torchtitan's defaults (2 stages per rank, pp micro-batches) are the run as measured."""
+    run_id = "torchtitan_llama31_405b_3d_512gpu_fp8"
+    inp, why = calibrate.to_input(RUNS[run_id])
+    assert inp is not None, why
+    published = supplements.with_publication(run_id, inp)
+    assert (published.micro_batch, published.vpp) == (4, 2)
+    assert published.pipeline_stage_layers == (15, 16, 16, 16, 16, 16, 16, 15)
+
+
+def test_llama4_maverick_runs_as_its_nemo_recipe_built_it():
+    """NeMo's llama4_e128 pretrain recipe (the commit dgxc-benchmarking v25.05 pins): the distributed optimizer,
+    overlapped gradient reduce and parameter gather, gradients reduced in bf16 and TP communication overlap.
+    Before: none of them, so each GPU held the whole fp32 optimizer state and the run was predicted at 90.2 GiB,
+    over the H100's usable 74.4, though it ran."""
+    run_id = "dgxc_llama4_maverick_512gpu"
+    out = supplements.with_publication(run_id, calibrate.to_input(RUNS[run_id])[0])
+    o = out.options
+    assert out.distributed_optimizer and out.zero_stage is None
+    assert (o.overlap_grad_reduce, o.overlap_param_gather, o.tp_comm_overlap, o.grad_reduce_bytes) == (
+        True,
+        True,
+        True,
+        2,
+    )
+    memory = calibrate.estimate(out).memory_gib
+    assert memory["total"] <= memory["usable"]
+
+
+def test_tp_comm_overlap_needs_sequence_parallelism():
+    """Megatron-LM rejects --tp-comm-overlap without --sequence-parallel: a recipe flag cannot turn it on alone."""
+    run_id = "dgxc_llama4_maverick_512gpu"
+    inp, _ = calibrate.to_input(RUNS[run_id])
+    out = supplements.with_recipe_flags(run_id, inp.replace(sequence_parallel=False))
+    assert out.distributed_optimizer and not out.options.tp_comm_overlap
+
+
+def test_gpt_oss_on_b200_runs_hybridep():
+    """Megatron-Bridge v0.4.1's B200 V2 workload config (GBS 1280, EP 8) sets moe_flex_dispatcher_backend "hybridep"
+    without the all-to-all overlap; a GB200 run of the same model is another recipe. Before: alltoall."""
+    run = RUNS["bridge_gptoss_120b_b200_64gpu_bf16"]
+    inp, _ = calibrate.to_input(run)
+    assert (inp.options.moe_dispatcher, inp.options.moe_a2a_overlap) == ("flex", False)
+    on_gb200 = {**run, "cluster": {**run["cluster"], "gpu": "GB200"}}
+    assert calibrate.to_input(on_gb200)[0].options.moe_dispatcher == "alltoall"

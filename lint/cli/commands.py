@@ -185,6 +185,14 @@ def fix(paths: tuple[Path, ...], unsafe_fixes: bool, diff: bool, **options) -> N
     type=click.Path(file_okay=False, exists=True),
     help="As for check: read files only under DIR.",
 )
+@click.option(
+    "--config",
+    "config_file",
+    metavar="FILE",
+    type=click.Path(dir_okay=False, exists=True, path_type=Path),
+    help="As for check: use this config file instead of the nearest one (its thresholds.memory-headroom).",
+)
+@click.option("--isolated", is_flag=True, help="As for check: ignore every config file.")
 def plan(
     launch,
     preset,
@@ -201,6 +209,8 @@ def plan(
     env,
     assume,
     root,
+    config_file,
+    isolated,
 ) -> None:
     """Rank the layouts of a model on a cluster by predicted tokens/s (or plan around LAUNCH)."""
     from plint.planning.placement import plan_around
@@ -208,6 +218,8 @@ def plan(
     from plint.planning.plan_report import render_json, render_text
 
     try:
+        # the memory test is the rules': a headroom the config sets for PL402 holds the candidates too
+        headroom, headroom_note = _configured_headroom(config_file, isolated, launch)
         if launch is not None:
             if preset or model_file:
                 raise PlanError("give either LAUNCH or --model/--model-file")
@@ -224,6 +236,7 @@ def plan(
                 env,
                 assume,
                 root,
+                headroom,
             )
         else:
             if bool(preset) == bool(model_file):
@@ -234,7 +247,7 @@ def plan(
             base = base_input(
                 model, nodes, gpus_per_node or 8, gpu or "h100-sxm", seq_length, global_batch, nvlink_domain
             )
-            result = run_plan(base, preset or model_file.stem, top=top)
+            result = run_plan(base, preset or model_file.stem, top=top, headroom=headroom)
             result.model = model
             if preset and model.get("source"):
                 result.notes.append(f"{preset}: {model['source']}")
@@ -242,6 +255,8 @@ def plan(
                 result.notes.append(f"approximate: {model['approximate']}")
     except (PlanError, UsageError) as exc:  # UsageError: the launch's configuration
         raise LogUsageError(str(exc)) from None
+    if headroom_note:
+        result.notes.append(headroom_note)
     from plint.escape import log_lines
 
     click.echo(render_json(result) if fmt == "json" else log_lines(render_text(result)))
@@ -269,6 +284,7 @@ def _plan_launch(
     env=(),
     assume=(),
     root=None,
+    headroom=None,
 ):
     """The model, cluster and batch of an existing launch, with any option given overriding it."""
     from plint.checking.check import check_paths
@@ -303,7 +319,21 @@ def _plan_launch(
     }
     if nodes is not None or gpus_per_node is not None:
         changes["dp"] = None  # the launch's layout on the new cluster: dp follows the world, tp/pp/cp stay
-    return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top)
+    return plan_around(inp.replace(**changes) if changes else inp, str(launch), top=top, headroom=headroom)
+
+
+def _configured_headroom(config_file: Path | None, isolated: bool, launch: Path | None) -> tuple[float | None, str]:
+    """thresholds.memory-headroom of the config in force (as check finds it: --config, else the nearest
+    config to LAUNCH or the working folder), and a note naming it; (None, '') when none is set."""
+    from plint.checking.config import discover, load
+
+    if isolated:
+        return None, ""
+    path = config_file or discover(launch if launch is not None else Path.cwd())
+    headroom = load(path).thresholds.get("memory-headroom")
+    if headroom is None:
+        return None, ""
+    return headroom, f"candidates stay within {headroom:.0%} of usable memory (thresholds.memory-headroom, {path})"
 
 
 @cli.command()

@@ -27,6 +27,8 @@ Time of one micro-batch on one pipeline stage (per GPU, seconds):
                the attention core.
   EP           dispatch + combine of the MoE token dispatcher forward and backward (_token_dispatch: the
                allgather, alltoall or flex dispatcher's bytes), exposed unless overlapped (below).
+  MoE bias     with bias (no --disable-bias-linear) the experts' output bias is added expert by expert in
+               PyTorch over the routed copies (expert_output_bias).
   PP           one send of the stage's output forward and one backward per micro-batch and chunk;
                exposed unless p2p overlap is on (Megatron turns it on with VPP). DeepSpeed's
                PipelineEngine (ZeRO-1/2 with PP > 1) sends and receives each as its own blocking
@@ -85,8 +87,15 @@ from plint.cost.memory import (
     workspace_bytes,
 )
 from plint.cost.model_input import ModelInput
-from plint.cost.rank_load import stage_name
-from plint.cost.moe_time import a2a_overlapped_layer, expert_activation, expert_slots, paired_share, shared_experts
+from plint.cost.moe_time import (
+    a2a_overlapped_layer,
+    expert_activation,
+    expert_output_bias,
+    expert_slots,
+    paired_share,
+    shared_experts,
+)
+from plint.cost.rank_load import stage_name, stage_table
 from plint.cost.params import ParamCounts, count_params, hybrid_modelled, mamba_dims
 from plint.cost.pipeline_stages import slowest_rank
 from plint.cost.schedule import bubble_fraction, schedule_name
@@ -226,21 +235,8 @@ def _memory_gib(inp: ModelInput, c: ParamCounts, m: int, gpu: GPU) -> dict:
         }
     memory["allocator_steady"] = steady[busiest]
     if len(ranks) > 1:
-        memory["stages"] = _stage_table(inp, peaks, steady)
+        memory["stages"] = stage_table(inp, peaks, steady)
     return memory
-
-
-def _stage_table(inp: ModelInput, peaks: dict[int, float], steady: dict[int, float]) -> dict:
-    """memory_gib.stages: the first and last ranks' allocator figures, and the busiest middle rank's with its rank
-    where a middle rank can hold the peak (rank_load.candidate_ranks)."""
-    table: dict = {}
-    middle = [rank for rank in peaks if stage_name(inp, rank) == "middle"]
-    if middle:
-        rank = max(middle, key=lambda r: (peaks[r], -r))
-        table["middle"] = {"rank": rank, "allocator_peak": peaks[rank], "allocator_steady": steady[rank]}
-    for rank in (0, max(1, inp.pp) - 1):
-        table[stage_name(inp, rank)] = {"allocator_peak": peaks[rank], "allocator_steady": steady[rank]}
-    return {name: table[name] for name in ("first", "middle", "last") if name in table}
 
 
 def _rounded(value):
@@ -590,10 +586,11 @@ def _stage_microbatch(k: _Kernels, c: ParamCounts, m: int = 1) -> dict[str, floa
     moe = _LayerTime(shared + moe_mlp + moe_act, tp_fwd, tp_bwd, layer.core, cp_fwd)
     replayed = _recompute_share(inp, stage_layers) if inp.recompute == "full" else 1.0
     moe_parts = (moe_mlp, moe_act, ep_fwd, expert_activation(k), shared_experts(k)) if c.num_moe else None
+    moe_bias = expert_output_bias(k) if c.num_moe else 0.0  # forward and backward
     one_layer = {}  # one layer of each kind, by cost term
     for kind, lt, epc, share in (("dense", dense, 0.0, 1 - moe_share), ("moe", moe, ep_fwd, moe_share)):
         one_layer[kind] = {
-            "compute": 3 * lt.compute,  # forward + 2x backward
+            "compute": 3 * lt.compute + (moe_bias if kind == "moe" else 0.0),  # forward + 2x backward
             "tp": lt.tp_fwd + lt.tp_bwd,
             "ep": 2 * epc,
             "cp": 3 * lt.cp,

@@ -84,7 +84,9 @@ def architecture_fields(layout: Layout, args: ParsedTrainerFlags, num_layers: in
         ffn_hidden_size=positive_int(v("model.ffn_hidden_size")),
         num_query_groups=positive_int(v("model.num_query_groups")),
         kv_channels=positive_int(v("model.kv_channels")),
-        swiglu=bool(v("model.swiglu")),
+        # --quick-geglu is gated too (megatron/training/arguments.py core_args_from_args: gated_linear_unit True)
+        swiglu=bool(v("model.swiglu")) or args.present("--quick-geglu"),
+        activation_clamp=_activation_clamp(args),
         untie_embeddings=bool(v("model.untie_embeddings")) or args.present("--untie-embeddings-and-output-weights"),
         # the deepspeedai fork spells the choices in lower case (layernorm, rmsnorm)
         normalization="RMSNorm"
@@ -404,6 +406,17 @@ def sixteen_bit_grads(args: ParsedTrainerFlags) -> bool:
 
 def _number(x: Any, default: float) -> float:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
+
+
+def _activation_clamp(args: ParsedTrainerFlags) -> float | None:
+    """--activation-func-clamp-value where it costs time: with --quick-geglu, whose fused kernel the experts call with
+    the clamp (megatron/core/transformer/moe/experts.py bias_act_func, core_v0.17.0); the fused SwiGLU ignores it."""
+    text = args.text("--activation-func-clamp-value") if args.present("--quick-geglu") else None
+    try:
+        value = float(text) if text is not None else None
+    except ValueError:
+        return None
+    return value if value is not None and value > 0 else None
 
 
 def _probability(text: str | None, default: float) -> float:

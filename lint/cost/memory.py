@@ -202,7 +202,7 @@ def activation_bytes_per_token(inp: ModelInput, moe: bool) -> tuple[float, float
         fm = inp.moe_ffn_hidden_size or inp.ffn_hidden_size or 4 * h
         k = min(inp.moe_topk, inp.num_experts or 1)
         etp = inp.etp or tp
-        keep += k * (2.0 * h * etp + (mlp_factor + routed_probs_product_bytes(inp)) * fm) / tp
+        keep += k * (2.0 * h * etp + (mlp_factor + expert_activation_extra_bytes(inp)) * fm) / tp
         keep += mlp_factor * inp.moe_shared_expert_size / tp + 4.0 * (inp.num_experts or 0) / sp
     else:
         keep += mlp_factor * inp.ffn_width() / tp
@@ -249,11 +249,11 @@ def selective_module_savings(inp: ModelInput, moe: bool, mlp_factor: int) -> flo
         shared = mlp_factor * inp.moe_shared_expert_size / tp
         if "moe" in mods:
             etp = inp.etp or tp
-            saved += k * (2.0 * h * etp + (mlp_factor + routed_probs_product_bytes(inp)) * fm) / tp
+            saved += k * (2.0 * h * etp + (mlp_factor + expert_activation_extra_bytes(inp)) * fm) / tp
             saved += shared + 4.0 * (inp.num_experts or 0) / sp
         else:
             if "moe_act" in mods:
-                saved += k * (2.0 + routed_probs_product_bytes(inp)) * fm / tp
+                saved += k * (2.0 + expert_activation_extra_bytes(inp)) * fm / tp
             if "shared_experts" in mods:
                 saved += shared
         if "layernorm" in mods:
@@ -365,6 +365,15 @@ def mla_attention_bytes(inp: ModelInput) -> float:
     n, q_head = inp.num_attention_heads, inp.qk_head_dim + inp.qk_pos_emb_head_dim
     latents = (inp.q_lora_rank or 0) + inp.kv_lora_rank
     return (4.0 if inp.qk_layernorm else 2.0) * latents / sp + (4.0 * n * q_head + 4.0 * n * inp.v_head_dim) / tp
+
+
+def expert_activation_extra_bytes(inp: ModelInput) -> float:
+    """Bytes per routed token copy and expert-MLP unit the experts' activation keeps beyond the dense MLP's, which
+    --recompute-modules moe_act frees: the probability product (routed_probs_product_bytes) and, with a clamp
+    (ModelInput.activation_clamp), the clamped copy of the gated fc1 output (2 x 2 B), which the fused quick-GeGLU
+    saves while the clamps' backward keeps the fc1 output itself (megatron/core/fusions/fused_bias_geglu.py
+    weighted_bias_quick_geglu_impl and WeightedQuickGeGLUFunction, core_v0.17.0)."""
+    return routed_probs_product_bytes(inp) + (4.0 if inp.activation_clamp and inp.swiglu else 0.0)
 
 
 def routed_probs_product_bytes(inp: ModelInput) -> float:

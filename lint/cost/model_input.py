@@ -177,6 +177,9 @@ class ModelInput:
     normalization: str = "LayerNorm"  # or "RMSNorm"
     add_bias_linear: bool = True  # Megatron default; --disable-bias-linear turns it off
     add_qkv_bias: bool = False
+    # --activation-func-clamp-value with --quick-geglu (gpt-oss: 7.0): the fused quick-GeGLU clamps both halves of
+    # the gated input first, outside its kernel (moe_time.expert_activation); None: no clamp
+    activation_clamp: float | None = None
     qk_layernorm: bool = False  # --qk-layernorm: a norm over one head's width on q and k
     # --hidden-dropout / --attention-dropout (Megatron's defaults); at 0 no dropout mask is kept
     hidden_dropout: float = 0.1

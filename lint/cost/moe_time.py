@@ -18,10 +18,30 @@ def expert_slots(k: KernelRates) -> float:
 
 def expert_activation(k: KernelRates) -> float:
     """Forward of the experts' activation over this GPU's routed copies (read the fc1 output, write its
-    activation; gated: both halves), seconds: what --recompute-modules moe_act replays."""
+    activation; gated: both halves), seconds: what --recompute-modules moe_act replays. With a clamp
+    (ModelInput.activation_clamp) the fused quick-GeGLU's caller first clamps each half of the fc1 output and
+    concatenates them again, outside the kernel (megatron/core/fusions/fused_bias_geglu.py
+    weighted_bias_quick_geglu_impl, core_v0.17.0): each half read and written, then the whole read and written,
+    8 bytes per element of the gated width."""
     inp = k.inp
     fm = inp.moe_ffn_hidden_size or inp.ffn_width()
-    return 2 * expert_slots(k) * (2 + k.gate) * fm / (inp.etp or max(1, inp.tp)) / k.hbm
+    width = fm / (inp.etp or max(1, inp.tp))
+    clamp = 8 * k.gate * width if inp.activation_clamp else 0.0
+    return expert_slots(k) * (2 * (2 + k.gate) * width + clamp) / k.hbm
+
+
+def expert_output_bias(k: KernelRates) -> float:
+    """Forward and backward of the experts' output bias on this GPU's routed copies, seconds (0 with
+    --disable-bias-linear). The grouped experts leave fc2's bias to the layer (megatron/core/transformer/moe/
+    experts.py, core_v0.17.0: TEGroupedMLP builds linear_fc2 with skip_bias_add=True, and _apply_bias adds each
+    local expert's bias times the routing probability to its tokens' rows one expert at a time, in PyTorch, then
+    concatenates them): forward the bias-prob product written, read with the output and their sum written, the sum
+    read and the concatenation written, 12 bytes per element of the copies x h (bf16); backward the gradients of
+    bias and probability, each a product of the output gradient reduced over tokens or h, ~12 bytes more."""
+    inp = k.inp
+    if not inp.add_bias_linear:
+        return 0.0
+    return 24 * expert_slots(k) * inp.hidden_size / k.hbm
 
 
 def shared_experts(k: KernelRates) -> float:

@@ -1,7 +1,8 @@
 """What each pipeline rank holds, by Megatron-LM's rules: its transformer layers (the partition of
 plint.cost.pipeline_stages, or --decoder-first/last-pipeline-num-layers, or an even share) and its forwards in
 flight (plint.cost.schedule.forwards_in_flight: each rank's own warm-up), and which ranks can hold the memory
-peak (candidate_ranks). plint.cost.memory turns these into bytes per rank."""
+peak (candidate_ranks) and how the estimate names and tabulates them (stage_name, stage_table). plint.cost.memory
+turns these into bytes per rank."""
 
 from __future__ import annotations
 
@@ -125,3 +126,16 @@ def stage_name(inp: ModelInput, rank: int) -> str:
     if pp == 1:
         return "only"
     return "first" if rank == 0 else "last" if rank == pp - 1 else "middle"
+
+
+def stage_table(inp: ModelInput, peaks: dict[int, float], steady: dict[int, float]) -> dict:
+    """memory_gib.stages: the first and last ranks' allocator figures, and the busiest middle rank's with its rank
+    where a middle rank can hold the peak (candidate_ranks)."""
+    table: dict = {}
+    middle = [rank for rank in peaks if stage_name(inp, rank) == "middle"]
+    if middle:
+        rank = max(middle, key=lambda r: (peaks[r], -r))
+        table["middle"] = {"rank": rank, "allocator_peak": peaks[rank], "allocator_steady": steady[rank]}
+    for rank in (0, max(1, inp.pp) - 1):
+        table[stage_name(inp, rank)] = {"allocator_peak": peaks[rank], "allocator_steady": steady[rank]}
+    return {name: table[name] for name in ("first", "middle", "last") if name in table}

@@ -29,8 +29,9 @@ from plint.planning.plan import (
 )
 
 
-def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Plan:
-    """Plan for the model, cluster and global batch of an existing launch, and place that launch."""
+def plan_around(inp: ModelInput, model_name: str, top: int | None = None, headroom: float | None = None) -> Plan:
+    """Plan for the model, cluster and global batch of an existing launch, and place that launch; `headroom`
+    as for plan()."""
     from plint.catalog.hardware import lookup_gpu
     from plint.cost import estimate
 
@@ -44,11 +45,11 @@ def plan_around(inp: ModelInput, model_name: str, top: int | None = None) -> Pla
             }
         ),
     )
-    result = plan(base, model_name, top=None)
+    result = plan(base, model_name, top=None, headroom=headroom)
     est = estimate(inp)
     if est is not None:
         current = Candidate(inp, est)
-        current.why = place(current, result, nvlink_domain(base, lookup_gpu(base.gpu)))
+        current.why = place(current, result, nvlink_domain(base, lookup_gpu(base.gpu)), headroom)
         result.current = current
     if top:
         result.candidates = result.candidates[:top]
@@ -61,26 +62,27 @@ def layout_key(inp: ModelInput) -> tuple:
     return inp.tp, inp.pp, vpp, inp.cp, inp.ep, inp.data_parallel(), inp.micro_batch, inp.recompute
 
 
-def place(current: Candidate, result: Plan, domain: int) -> str:
-    """The `why` of the launch's row: its rank when its layout is a candidate, else why it is not one."""
+def place(current: Candidate, result: Plan, domain: int, headroom: float | None = None) -> str:
+    """The `why` of the launch's row: its rank when its layout is a candidate, else why it is not one; the
+    memory test is the candidates' (plan.fits_in_memory with the same `headroom`)."""
     if not current.estimate.fits:
         return "does not fit in memory"
     n = len(result.candidates)
     faster = sum(1 for c in result.candidates if c.tokens > current.tokens)
     twin = next((k for k, c in enumerate(result.candidates) if layout_key(c.inp) == layout_key(current.inp)), None)
-    fits = fits_in_memory(current.estimate)
+    fits = fits_in_memory(current.estimate, headroom)
     if twin is not None and faster < n and fits:
         # by the plan's own ranking rule (within NEAR_TIE of the fastest, the simplest first), not by speed alone
         ranked = rank([current, *result.candidates])  # first: an exact tie with its twin goes its way
         return f"would rank #{next(k for k, c in enumerate(ranked, 1) if c is current)} of {n}"
     if twin is not None:  # its layout is a candidate, but as written it is slower than all of them or too tight
         differs = changes(current, result.candidates[twin])
-        reasons = ([] if fits else [_over_band(current)]) + [
+        reasons = ([] if fits else [_over_memory(current, headroom)]) + [
             f"#{twin + 1} is its layout with "
             + (", ".join(differs) if differs else "the plan's overlapped gradient reduction and parameter gathers")
         ]
     else:
-        reasons = outside_search(current, result, domain)
+        reasons = outside_search(current, result, domain, headroom)
     where = (
         "no candidate fits to compare with"
         if n == 0
@@ -93,9 +95,14 @@ def place(current: Candidate, result: Plan, domain: int) -> str:
     return f"not among the {n} candidates ({'; '.join(reasons)}): {where}"
 
 
-def _over_band(current: Candidate) -> str:
+def _over_memory(current: Candidate, headroom: float | None) -> str:
     """Why a launch's memory keeps it out of the plan (plan.fits_in_memory), with its numbers."""
     memory = current.estimate.memory_gib
+    if fits_in_memory(current.estimate):  # its band fits: the configured headroom is what it exceeds
+        return (
+            f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU: over the "
+            f"{headroom:.0%} of usable that thresholds.memory-headroom allows"
+        )
     return (
         f"{memory['total']:.1f} GiB of {memory['usable']:.1f} usable per GPU, up to "
         f"{memory_band_high(current.estimate):.1f} within its +-{100 * memory.get('error_band', 0.0):.0f}% "
@@ -103,7 +110,7 @@ def _over_band(current: Candidate) -> str:
     )
 
 
-def outside_search(current: Candidate, result: Plan, domain: int) -> list[str]:
+def outside_search(current: Candidate, result: Plan, domain: int, headroom: float | None = None) -> list[str]:
     """Why the plan's search (plint.planning.plan.plan, whose filters these follow) did not propose the
     launch's layout: the start-up checks it fails, the sizes the search does not try, its memory."""
     inp, base = current.inp, result.base
@@ -153,8 +160,8 @@ def outside_search(current: Candidate, result: Plan, domain: int) -> list[str]:
     experts = base.num_experts or 0
     if ep > 1 and (experts % ep or (tp * cp * dp) % ep):
         out.append(f"ep {ep} does not divide {experts} experts and tp x cp x dp = {tp * cp * dp} GPUs (PL105)")
-    if not fits_in_memory(current.estimate):
-        out.append(_over_band(current))
+    if not fits_in_memory(current.estimate, headroom):
+        out.append(_over_memory(current, headroom))
     lighter = next(
         (
             k

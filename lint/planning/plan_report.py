@@ -45,6 +45,8 @@ def render_json(result: Plan) -> str:
     }
     if result.current is not None:
         doc["current"] = result.current.to_json()
+    if result.notes:
+        doc["notes"] = [str(n) for n in result.notes]
     if result.tree is not None:
         doc["decision_tree"] = {"steps": result.tree.steps, "axes": result.tree.axes, "departures": result.departures}
     from plint.escape import json_text

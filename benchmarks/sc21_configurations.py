@@ -1,0 +1,149 @@
+"""Hold the step-time model's trade between tensor, pipeline and data parallelism against SC21's measurements.
+
+SC21 sec. 5.4 (benchmarks/data/sc21_parallel_configurations.yaml) ran one model on the same 64 A100s under
+different splits: Figure 13 a 162B model at (tp, pp) from (32, 2) to (2, 32), Figures 14 and 15 a 5.9B model at
+(pp, dp) and (tp, dp) from (2, 32) to (32, 2). The calibration runs each sit at one split; these points say what
+moving between splits costs, which is what `plint plan` ranks. Every point is read as benchmarks/calibrate.py reads
+an SC21 run (the same era settings, no per-point constants) and its measured teraFLOP/s per GPU converted to
+tokens/s by the paper's FLOP definition, as calibrate.py does.
+
+Prints each point's measured and predicted throughput, the step's shares of tensor-parallel communication and of
+the host-dispatch floor (fixed per-iteration costs), per figure and batch size the split measured fastest and the
+one plint predicts fastest, and the mean absolute error per figure.
+
+    python benchmarks/sc21_configurations.py
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+from plint.cost import Estimate, estimate
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibrate import published_tokens_per_s, to_input  # noqa: E402  read as the calibration reads SC21's runs
+
+DATA = Path(__file__).resolve().parent / "data" / "sc21_parallel_configurations.yaml"
+# the FLOP definition of SC21's throughput figures (eq. 3), in calibrate.published_tokens_per_s's words
+SC21_FLOPS = "Megatron SC21 formula 96*B*s*l*h^2*(1+s/6h+V/16lh): counts the recompute forward"
+
+
+@dataclass(frozen=True)
+class Point:
+    figure: int
+    tp: int
+    pp: int
+    global_batch: int
+    measured_tflops: float
+    model: dict
+
+
+@dataclass(frozen=True)
+class Prediction:
+    point: Point
+    measured: float  # tokens/s per GPU
+    predicted: float
+    estimate: Estimate
+
+    @property
+    def error(self) -> float:
+        return (self.predicted - self.measured) / self.measured
+
+    def share(self, part: str) -> float:
+        return self.estimate.time_s[part] / self.estimate.step_time_s
+
+
+def load(path: Path = DATA) -> tuple[dict, list[Point]]:
+    data = yaml.safe_load(path.read_text())
+    points = [
+        Point(fig["figure"], tp, pp, batch, tflops, fig["model"])
+        for fig in data["figures"]
+        for tp, pp, batch, tflops in fig["points"]
+    ]
+    return data, points
+
+
+def as_run(data: dict, point: Point) -> dict:
+    """The point as a calibration entry of SC21's era: Megatron-LM of 2021, fp16, full recompute, no SP."""
+    h = point.model["hidden_size"]
+    return {
+        "id": f"sc21_fig{point.figure}_tp{point.tp}_pp{point.pp}_b{point.global_batch}",
+        "year": 2021,
+        "framework": "Megatron-LM (2021)",
+        "precision": "fp16 mixed precision",
+        "source": data["source"],
+        "model": {
+            **point.model,
+            "family": "GPT-3 style dense decoder (learned pos emb, 4h GeLU MLP)",
+            "ffn_hidden_size": 4 * h,
+            "num_kv_heads": point.model["num_attention_heads"],
+            "vocab_size": data["vocab_size"],
+            "seq_length": data["seq_length"],
+        },
+        "cluster": {
+            "gpu": data["gpu"],
+            "total_gpus": data["gpus"],
+            "gpus_per_node": data["gpus_per_node"],
+            "inter_node_gbps_per_gpu": data["inter_node_gbps_per_gpu"],
+        },
+        "layout": {
+            "tp": point.tp,
+            "pp": point.pp,
+            "dp": data["gpus"] // (point.tp * point.pp),
+            "sequence_parallel": False,
+            "recompute": "full",
+            "micro_batch_size": data["micro_batch"],
+            "global_batch_seqs": point.global_batch,
+        },
+        "result": {"tflops_per_gpu": point.measured_tflops, "tflops_definition": SC21_FLOPS},
+    }
+
+
+def predict(data: dict, point: Point) -> Prediction:
+    run = as_run(data, point)
+    inp, why = to_input(run)
+    if inp is None:
+        raise ValueError(f"{run['id']}: {why}")
+    measured, _ = published_tokens_per_s(run, inp)
+    est = estimate(inp)
+    return Prediction(point, measured, est.tokens_per_s_per_gpu, est)
+
+
+def predictions(path: Path = DATA) -> list[Prediction]:
+    data, points = load(path)
+    return [predict(data, p) for p in points]
+
+
+def _split(p: Point) -> str:
+    dp = 64 // (p.tp * p.pp)
+    return f"tp {p.tp:2d} pp {p.pp:2d} dp {dp:2d}"
+
+
+def main() -> int:
+    rows = predictions()
+    print("fig  batch  split                measured  predicted   error   tp comm  host floor")
+    for r in rows:
+        p = r.point
+        print(
+            f"{p.figure:3d}  {p.global_batch:5d}  {_split(p):19s}  {p.measured_tflops:6.0f} TF"
+            f"  {p.measured_tflops * (1 + r.error):6.1f} TF  {100 * r.error:+6.1f}%"
+            f"  {100 * r.share('tp'):6.1f}%  {100 * r.share('overhead'):6.1f}%"
+        )
+    print("\nfastest split, measured / predicted:")
+    for fig, batch in sorted({(r.point.figure, r.point.global_batch) for r in rows}):
+        group = [r for r in rows if (r.point.figure, r.point.global_batch) == (fig, batch)]
+        best_measured = max(group, key=lambda r: r.measured)
+        best_predicted = max(group, key=lambda r: r.predicted)
+        print(f"  figure {fig} batch {batch:3d}: {_split(best_measured.point)} / {_split(best_predicted.point)}")
+    print()
+    for fig in sorted({r.point.figure for r in rows}):
+        group = [r for r in rows if r.point.figure == fig]
+        print(f"MAPE figure {fig}: {100 * sum(abs(r.error) for r in group) / len(group):.1f}%")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
