@@ -58,7 +58,11 @@ def _flags(inp, deepspeed: bool = False, as_run: bool = False) -> list[str]:
         model.append(f"--kv-channels {inp.kv_channels}")
     if inp.swiglu:
         # a clamped gated activation is gpt-oss's quick-GeGLU (the clamp counts only there: layout_fields)
-        gated = f"--quick-geglu --activation-func-clamp-value {inp.activation_clamp}" if inp.activation_clamp else "--swiglu"
+        gated = (
+            f"--quick-geglu --activation-func-clamp-value {inp.activation_clamp}"
+            if inp.activation_clamp
+            else "--swiglu"
+        )
         model.append(f"{gated} --normalization RMSNorm" + ("" if inp.add_bias_linear else " --disable-bias-linear"))
     rope = inp.options.position_embedding == "rope"
     model.append(
@@ -161,7 +165,9 @@ def _not_yet_written(recipe: str, written: list[str]) -> list[str]:
     """The recipe's flags, less the switches (flags without a value) the launch already states."""
     stated = {word for line in written for word in line.split()}
     words = recipe.split()
-    switch = [w.startswith("--") and (i + 1 == len(words) or words[i + 1].startswith("--")) for i, w in enumerate(words)]
+    switch = [
+        w.startswith("--") and (i + 1 == len(words) or words[i + 1].startswith("--")) for i, w in enumerate(words)
+    ]
     kept = " ".join(w for w, is_switch in zip(words, switch) if not (is_switch and w in stated))
     return [kept] if kept else []
 
