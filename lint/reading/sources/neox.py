@@ -584,7 +584,14 @@ def neox_runner_call(call: LauncherCall, config: NeoXConfig, args: DeepyArgs) ->
     script_index = -1
     if args.user_script is not None:
         script_index = next((i for i, w in enumerate(call.command.words) if w is args.user_script), -1)
-    runner = Call("deepspeed", call.command, runner_words(config, args))
+    options = runner_words(config, args)
+    dlts = call.command.assignments.get("DLTS_HOSTFILE") or call.command.env.get("DLTS_HOSTFILE")
+    exported = dlts is not None and (dlts.exported or "DLTS_HOSTFILE" in call.command.assignments)
+    if dlts is not None and exported and "hostfile" not in args.overrides:
+        # arguments.py get_deepspeed_main_args appends --hostfile $DLTS_HOSTFILE after the config's runner keys:
+        # the runner's argparse keeps the last, so the environment's hostfile wins over the config's
+        options["--hostfile"] = [Word(dlts.value, dlts.span)]
+    runner = Call("deepspeed", call.command, options)
     runner.program = args.user_script
     runner.program_index = script_index
     runner.wrapped_by = call.wrapped_by
