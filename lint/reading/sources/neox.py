@@ -434,7 +434,8 @@ def _precision(v: _Values) -> Value:
                     f"(\"DeepSpeed {key} field was set but precision conflicts\")",
                     enabled.span,
                 )
-            return Value(name, enabled.span, "literal", f"{enabled.path}: {key}.enabled")
+            origin = "assumed" if enabled.assumed else "literal"  # found above the script: a guess
+            return Value(name, enabled.span, origin, f"{enabled.path}: {key}.enabled")
     if written is not None:
         value = v.of(written, str)
         if value.known:
