@@ -67,3 +67,17 @@ def test_a_config_outside_the_checked_tree_is_not_read(tmp_path):
     layout = got["layout"]
     assert layout["parallel"]["tp"] is None
     assert any("secret.yml" in d["message"] for d in got["diagnostics"] if d["code"] == "PL002")
+
+
+def test_the_vocabulary_is_the_tokenizers_padded_not_the_configs_padded_vocab_size(tmp_path):
+    # train.py calls build_tokenizer, which sets padded_vocab_size from the tokenizer whatever the config says
+    vocab = "{" + ", ".join(f'"t{i}": {i}' for i in range(300)) + "}"
+    stated = '"num_gpus": 8, "vocab_file": "gpt2-vocab.json", "padded_vocab_size": 50304,'
+    config = MODEL.replace('"num_gpus": 8,', stated)
+    got = _read(tmp_path, "python deepy.py train.py a.yml", {"a.yml": config, "gpt2-vocab.json": vocab})
+    assert got["layout"]["model"]["vocab_size"] == 512  # 300 up to a multiple of 128 * model-parallel 2
+    hf = '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}, "added_tokens": [{"id": 2, "content": "<eos>"}]}'
+    stated = '"num_gpus": 8, "tokenizer_type": "HFTokenizer", "vocab_file": "tok.json",'
+    config = MODEL.replace('"num_gpus": 8,', stated)
+    got = _read(tmp_path, "python deepy.py train.py b.yml", {"b.yml": config, "tok.json": hf})
+    assert got["layout"]["model"]["vocab_size"] == 256

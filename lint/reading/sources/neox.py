@@ -364,8 +364,9 @@ def _at_least_one(size: Value, name: str) -> Value:
     return size
 
 
-def neox_facts(config: NeoXConfig) -> dict[str, Value]:
-    """What the merged config says, as layout field paths and trainer facts."""
+def neox_facts(config: NeoXConfig, read_file=None) -> dict[str, Value]:
+    """What the merged config says, as layout field paths and trainer facts; `read_file` reads a tokenizer
+    file the config names (where the script is run from, inside the checked tree)."""
     v = _Values(config)
     out: dict[str, Value] = {}
     tp = _at_least_one(v.read("model_parallel_size", int, 1, "neox_args.py NeoXArgsParallelism"), "model_parallel_size")
@@ -394,6 +395,7 @@ def neox_facts(config: NeoXConfig) -> dict[str, Value]:
     out["precision"] = _precision(v)
     _recompute(v, out)
     _shape(v, out)
+    _vocab(v, out, read_file or (lambda name: (None, None)))
     return out
 
 
@@ -480,15 +482,6 @@ def _shape(v: _Values, out: dict[str, Value]) -> None:
     elif heads.known:
         out["model.num_query_groups"] = derived(heads.value, "no num_kv_heads: every head is its own group", heads.span)
     out["model.make_vocab_size_divisible_by"] = v.read("make_vocab_size_divisible_by", int, 128, "neox_args.py")
-    padded = v.entry("padded_vocab_size")
-    if padded is not None and padded.value is not None:
-        out["model.vocab_size"] = v.of(padded, int)
-    else:
-        out["model.vocab_size"] = unresolved(
-            "the tokenizer's vocabulary (tokenizer_type, vocab_file), padded to a multiple of "
-            "make_vocab_size_divisible_by * model_parallel_size (tokenizer.py _vocab_size_with_padding): "
-            "no padded_vocab_size in the config"
-        )
     experts = v.read("moe_num_experts", int, 1, "neox_args.py NeoXArgsMoE")
     if experts.known and isinstance(experts.value, int) and experts.value > 1:
         out["model.num_experts"] = experts
@@ -500,6 +493,78 @@ def _shape(v: _Values, out: dict[str, Value]) -> None:
     if untied is not None:
         out["model.untie_embeddings"] = v.of(untied, bool)
     _ffn(v, out)
+
+
+def _vocab(v: _Values, out: dict[str, Value], read_config) -> None:
+    """The padded vocabulary train.py builds: tokenizer.py build_tokenizer sets padded_vocab_size to the
+    tokenizer's vocab_size padded to a multiple of make_vocab_size_divisible_by * model_parallel_size
+    (_vocab_size_with_padding), whatever the config says (train.py calls build_tokenizer before the model).
+    The tokenizer's size is read where the tree holds its file: CharLevelTokenizer has 512 (build_tokenizer),
+    GPT2BPETokenizer the entries of its vocab JSON (len(encoder)), HFTokenizer its tokenizer.json
+    (Tokenizer.get_vocab_size(), added tokens included); any other is left unknown."""
+    kind = v.read("tokenizer_type", str, "GPT2BPETokenizer", "neox_args.py NeoXArgsTokenizer")
+    divisible = out["model.make_vocab_size_divisible_by"]
+    tp = out["parallel.tp"]
+    if not kind.known:
+        out["model.vocab_size"] = kind
+        return
+    if not (divisible.known and tp.known):
+        out["model.vocab_size"] = unresolved(
+            "needs tokenizer_type, make_vocab_size_divisible_by and model_parallel_size"
+        )
+        return
+    name = str(kind.value).lower()
+    size, where, how = None, kind, f"tokenizer_type {kind.value}"
+    if name == "charleveltokenizer":
+        size = 512
+    elif name in ("gpt2bpetokenizer", "hftokenizer"):
+        vocab_file = v.entry("vocab_file")
+        if vocab_file is None or not isinstance(vocab_file.value, str):
+            out["model.vocab_size"] = unresolved(f"{kind.value} without a vocab_file: build_tokenizer stops", kind.span)
+            return
+        source, _ = read_config(vocab_file.value)
+        size = _tokenizer_size(source, name == "hftokenizer") if source is not None else None
+        where, how = v.of(vocab_file, str), f"{vocab_file.value} ({kind.value})"
+        if size is None:
+            out["model.vocab_size"] = unresolved(
+                f"the tokenizer's vocabulary: {vocab_file.value} is "
+                + ("not a tokenizer file plint reads" if source is not None else "not read (not in the checked tree)"),
+                vocab_file.span,
+            )
+            return
+    else:
+        out["model.vocab_size"] = unresolved(f"{kind.value}: plint does not read its vocabulary", kind.span)
+        return
+    multiple = int(divisible.value) * max(1, int(tp.value))
+    padded = _round_up(size, multiple)
+    note = f"{how}: {size} tokens, padded to a multiple of {multiple} (tokenizer.py _vocab_size_with_padding)"
+    out["model.vocab_size"] = Value(padded, where.span, "assumed" if where.origin == "assumed" else "derived", note)
+
+
+def _tokenizer_size(source: SourceFile, hf: bool) -> int | None:
+    """Entries of a GPT-2 vocab JSON (a token -> id object), or of a tokenizers JSON (its model's vocab plus the
+    added tokens it does not hold); None for anything else."""
+    import json
+
+    try:
+        data = json.loads(source.text)
+    except (ValueError, RecursionError):
+        return None
+    if not isinstance(data, dict):
+        return None
+    if not hf:
+        return len(data) if data and all(isinstance(i, int) for i in data.values()) else None
+    model = data.get("model")
+    vocab = model.get("vocab") if isinstance(model, dict) else None
+    if isinstance(vocab, dict):
+        tokens = set(vocab)
+    elif isinstance(vocab, list):  # Unigram: [token, score] pairs
+        tokens = {t[0] for t in vocab if isinstance(t, list) and t}
+    else:
+        return None
+    added = data.get("added_tokens") or []
+    extra = {t.get("content") for t in added if isinstance(t, dict)} - tokens
+    return len(tokens) + len(extra)
 
 
 def _round_up(n: int, multiple: int) -> int:
@@ -521,7 +586,10 @@ def _ffn(v: _Values, out: dict[str, Value]) -> None:
     size = v.entry("intermediate_size")
     factor = v.entry("expansion_factor")
     multiple = v.read("mlp_multiple_of", int, 1, "neox_args.py NeoXArgsModel")
-    if not (hidden.known and activation.known and multiple.known) or not isinstance(hidden.value, int):
+    if not hidden.known or not activation.known:  # the reason they are unknown (an unread config), said once
+        out["model.ffn_hidden_size"] = unresolved(str((hidden if not hidden.known else activation).note))
+        return
+    if not multiple.known or not isinstance(hidden.value, int):
         out["model.ffn_hidden_size"] = unresolved("needs model.hidden_size, activation and mlp_multiple_of")
         return
     where: Value
@@ -633,7 +701,7 @@ def read_neox(
         )
     config = merge_configs(config_names(args), read_config, why_unread)
     problems.extend(config.problems)
-    facts = neox_facts(config)
+    facts = neox_facts(config, read_config)
     facts["neox.config_files"] = derived(
         ", ".join(config.files), "the GPT-NeoX config files deepy.py merges, in order", None
     )
