@@ -285,7 +285,7 @@ def merge_configs(
                 f"the GPT-NeoX config {name}: {why}; its keys are unknown"
                 if why
                 else f"the GPT-NeoX config {name} is not in the repository (beside the script or in a folder "
-                "above it): its keys are unknown, and deepy.py would stop at it (FileNotFoundError)"
+                "above it): its keys are unknown (deepy.py stops with FileNotFoundError if nothing writes it first)"
             )
             merged.unread.append(note)
             merged.unread_words.append(word)
@@ -508,7 +508,10 @@ def _vocab(v: _Values, out: dict[str, Value], read_config) -> None:
     if not kind.known:
         out["model.vocab_size"] = kind
         return
-    if not (divisible.known and tp.known):
+    if not tp.known:
+        out["model.vocab_size"] = unresolved(str(tp.note), tp.span)
+        return
+    if not divisible.known:
         out["model.vocab_size"] = unresolved(
             "needs tokenizer_type, make_vocab_size_divisible_by and model_parallel_size"
         )
@@ -667,7 +670,14 @@ def neox_runner_call(call: LauncherCall, config: NeoXConfig, args: DeepyArgs) ->
     runner.opaque = list(config.unread_words)  # a config plint cannot read may set the runner's keys too
     hostfile = runner.option("--hostfile")
     if hostfile is not None:
-        runner.hostfile = Value(hostfile.text, hostfile.value_span, "literal", "the NeoX config's hostfile")
+        given = (
+            "deepy.py --hostfile"
+            if "hostfile" in args.overrides
+            else "$DLTS_HOSTFILE"
+            if dlts is not None and exported
+            else "the NeoX config's hostfile"
+        )
+        runner.hostfile = Value(hostfile.text, hostfile.value_span, "literal", given)
     addr = runner.option("--master_addr")
     if addr is not None:
         runner.master_addr = Value(addr.text, addr.value_span, "literal", "the NeoX config's master_addr")
