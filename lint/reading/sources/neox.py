@@ -31,6 +31,7 @@ import posixpath
 from typing import TYPE_CHECKING, Any
 
 from plint.reading.shell.model import Problem, Word
+from plint.reading.sources.wrappers import base
 from plint.record import field, record
 from plint.source import SourceFile, Span
 from plint.values import Value, default, derived, unresolved
@@ -72,14 +73,8 @@ _GATED = ("geglu", "reglu", "bilinear", "swiglu", "glu")
 
 def is_neox(call: LauncherCall) -> bool:
     """Whether a python call runs GPT-NeoX's deepy.py (`python ./deepy.py`, `./deepy.py`)."""
-    program = call.program
-    return (
-        call.launcher == "python"
-        and not call.is_module
-        and program is not None
-        and program.known
-        and posixpath.basename(program.text or "") == NEOX_PROGRAM
-    )
+    # `${NEOX_DIR}/deepy.py`: the file name is known though its folder is not
+    return call.launcher == "python" and not call.is_module and base(call.program) == NEOX_PROGRAM
 
 
 @record
@@ -106,6 +101,8 @@ def parse_deepy_args(words: list[Word]) -> DeepyArgs:
             i += 1
             continue
         name, eq, inline = text.partition("=")
+        if not text.startswith("--") and len(text) > 2 and text[:2] in _VALUE_OPTIONS:  # `-dconfigs`, as argparse
+            name, eq, inline = text[:2], "=", text[2:]
         if name in _VALUE_OPTIONS:
             dest = _VALUE_OPTIONS[name]
             if eq:
