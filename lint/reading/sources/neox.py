@@ -336,8 +336,7 @@ class _Values:
         note = f"{entry.path}: {entry.key}" + (f" ({entry.assumed})" if entry.assumed else "")
         if value is _UNBUILT:
             return unresolved(f"{note}: a value plint does not build (a python tag)", entry.span)
-        if kind is int and isinstance(value, float) and value.is_integer():
-            value = int(value)
+        # validate_types accepts an int where a float is declared, never a float where an int is (2.0 is refused)
         if value is not None and not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
             return unresolved(f"{note}: {value!r} is not {_kind_name(kind)}", entry.span)
         return Value(value, entry.span, origin, note)
