@@ -20,7 +20,9 @@ LAUNCHES = sorted(p for p in (ROOT / "fixtures" / "launches").iterdir() if p.is_
 def _errors(path):
     (result,) = check_paths([path])
     # A DeepSpeed JSON that DeepSpeed cannot load (PL001 located in the .json, reported through the
-    # launch since one verdict per file) has no fix: the intended text is not known (PL001's docs). Nor has a
+    # launch since one verdict per file) has no fix: the intended text is not known (PL001's docs). An error
+    # located in a GPT-NeoX YAML config (PL001: NeoX cannot load it; PL104 at its model_parallel_size) is not
+    # fixed either: the layout fixers edit Megatron-LM flags, and no fixer edits NeoX's YAML yet. Nor has a
     # rule with no fixer at all (availability "never": PL401, whose docs send the user to `plint plan`; the
     # DeepSpeed-Chat fixture's out-of-memory, read since issue 27 teaches plint its ZeRO stage guard).
     return [
@@ -29,6 +31,7 @@ def _errors(path):
         if d.severity == "error"
         and d.suppressed is None
         and not (d.code == "PL001" and d.path.endswith(".json"))
+        and not (d.path or "").endswith((".yml", ".yaml"))
         and availability(d.code) != "never"
     ]
 

@@ -328,6 +328,30 @@ def _megatron_batch(layout: Layout) -> None:
     layout.set("batch.grad_accum", m)
 
 
+def _neox_batch(layout: Layout) -> None:
+    """GPT-NeoX's batch triple (megatron/neox_arguments/arguments.py calculate_batch_parameters, with
+    gradient_accumulation_steps defaulting to 1): the global batch when not written is micro * accumulation *
+    dp, the micro batch when not written is global // dp // accumulation; check_batch_parameters then stops a
+    triple that does not multiply out. DeepSpeed runs grad_accum micro-batches a step."""
+    dp = _dp(layout)
+    micro, gas, glob = layout.get("batch.micro"), layout.get("batch.grad_accum"), layout.get("batch.global")
+    gas = gas or default(1)
+    if glob is None and micro is not None:
+        glob = product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)", micro=micro, gas=gas, dp=dp)
+        layout.set("batch.global", glob)
+    elif micro is None and glob is not None:
+        per = quotient("micro = {n} / ({dp}*{gas}) (train_batch_size / dp / grad_accum)", glob, dp=dp, gas=gas)
+        layout.set("batch.micro", per)
+    elif micro is None:
+        missing = unresolved(
+            "neither train_batch_size nor train_micro_batch_size_per_gpu is set: GPT-NeoX stops "
+            "(calculate_batch_parameters)"
+        )
+        layout.set("batch.micro", missing)
+        layout.set("batch.global", missing)
+    layout.set("batch.num_microbatches", gas)
+
+
 def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     """Batch for DeepSpeed engines: the JSON's triple, with HF-Trainer flags filling "auto"."""
     from plint.reading.sources.deepspeed_config import derive_batch
@@ -497,7 +521,10 @@ def build_layout(launch: Launch) -> Layout:
                 "parallel.zero_stage",
                 unresolved(f"the ZeRO stage DeepSpeed runs is its config's: {why.note}", why.span),
             )
-        _megatron_batch(layout)
+        if launch.chain.neox_facts is not None:
+            _neox_batch(layout)
+        else:
+            _megatron_batch(layout)
     elif trainer == "deepspeed" or launch.ds_config is not None:
         _facts(launch, layout, ("model.", "recompute."))
         if launch.ds_config is not None:

@@ -18,7 +18,7 @@ from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, note_for, work_tree
-from plint.values import Value
+from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
 from typing import TYPE_CHECKING
@@ -457,7 +457,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
         mine: list[LaunchChain] = []
-        for chain in find_launches(one, job, lookup.source, lookup.config):
+        for chain in find_launches(one, job, lookup.source, lookup.config, lookup.unread):
             if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
                 mine.append(chain)
                 continue
@@ -516,6 +516,8 @@ def _launch(
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
+    if chain.neox_facts is not None:
+        return _neox_launch(chain, job, gpu)
     is_module = bool(chain.calls) and chain.calls[-1].is_module
     program = chain.entrypoint.text if chain.entrypoint is not None else None
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
@@ -551,6 +553,20 @@ def _launch(
     config_path = launch.facts.get("deepspeed.config_path")
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
+    return launch
+
+
+def _neox_launch(chain, job, gpu: str | None) -> Launch:
+    """A GPT-NeoX launch (plint.reading.sources.neox): Megatron-LM's model driven by DeepSpeed, its values all
+    from the YAML configs deepy.py merges; no command-line flags for a flag catalog to judge."""
+    deepy = chain.calls[-1].command.words[0] if chain.calls and chain.calls[-1].command.words else None
+    trainer = derived(
+        "megatron-deepspeed",
+        "GPT-NeoX (deepy.py): a Megatron-LM fork run by DeepSpeed, configured by YAML files",
+        deepy.value_span if deepy is not None else None,
+    )
+    launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
+    launch.facts = dict(chain.neox_facts)
     return launch
 
 

@@ -144,6 +144,8 @@ class LaunchChain:
     master_addr: Value | None = None
     problems: list[Problem] = field(default_factory=list)
     command: Command | None = None  # the command that starts the entrypoint
+    # a GPT-NeoX launch (deepy.py): the layout facts its YAML configs give (plint.reading.sources.neox), else None
+    neox_facts: dict[str, Value] | None = None
 
 
 def is_python(name: str | None) -> bool:

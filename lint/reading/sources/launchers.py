@@ -42,6 +42,7 @@ from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspee
 from plint.reading.sources.launch_mpi import aprun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
 from plint.reading.sources.launch_torchrun import torchrun_call
+from plint.reading.sources.neox import NEOX_PROGRAM, is_neox, read_neox
 
 from typing import TYPE_CHECKING
 
@@ -208,6 +209,8 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
     if is_python(name) or (not words[i].known and _interpreter_of_launcher(words, i)):
         program, index, is_module, code = _python_program(words, i + 1)
         return _python(command, program, index, is_module, code)
+    if name == NEOX_PROGRAM and words[i].known:  # `./deepy.py train.py ...`: run by its #! line, a python script
+        return LauncherCall("python", command, program=words[i], program_index=i)
     return None
 
 
@@ -278,25 +281,32 @@ def find_launches(
     job,
     read_file: Callable[[str], SourceFile | None],
     read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None,
+    why_unread: Callable[[str], str | None] | None = None,
 ) -> list[LaunchChain]:
     """One chain per training launch, in execution order. `read_config` reads a launcher's config file
-    (accelerate's --config_file) where the script is run from too, with a note when that is a guess."""
+    (accelerate's --config_file, GPT-NeoX's YAML) where the script is run from too, with a note when that is a
+    guess; `why_unread` says why a named file is not read (outside the checked tree), else None."""
     chains: list[LaunchChain] = []
+    configs = read_config or (lambda name: (read_file(name), None))
     for command in result.commands:
         own = _chain_calls(command)
         if not own:
             continue
         calls = _parent_calls(command) + own
-        if not _is_launch(calls):
+        neox = None
+        if is_neox(calls[-1]):  # deepy.py runs DeepSpeed's runner with the options its YAML configs give
+            neox = read_neox(calls[-1], configs, why_unread or (lambda name: None))
+            calls = calls[:-1] + [neox.runner]
+        elif not _is_launch(calls):
             continue
-        problems = [p for c in calls for p in c.problems]
+        problems = [p for c in calls for p in c.problems] + (neox.problems if neox is not None else [])
         for c in calls:
             if c.launcher == "deepspeed":
                 read_deepspeed_resources(c, read_file, problems, result)
             elif c.launcher == "srun":
                 read_srun_step(c, job)
             elif c.launcher == "accelerate":
-                read_accelerate_config(c, read_config or (lambda name: (read_file(name), None)))
+                read_accelerate_config(c, configs)
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
         args = command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []
@@ -304,7 +314,18 @@ def find_launches(
         master = next((c.master_addr for c in reversed(calls) if c.master_addr is not None), None)
         chains.append(
             LaunchChain(
-                calls, launcher, inner.program, list(args), nodes, per, world, node_rank, master, problems, command
+                calls,
+                launcher,
+                inner.program,
+                list(args),
+                nodes,
+                per,
+                world,
+                node_rank,
+                master,
+                problems,
+                command,
+                neox_facts=neox.facts if neox is not None else None,
             )
         )
     return chains

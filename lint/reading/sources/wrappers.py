@@ -185,6 +185,8 @@ def python_program(words: list[Word], i: int) -> tuple[Word | None, int, bool, b
     while i < len(words):
         t = words[i].text
         if t is None:
+            if (base(words[i]) or "").endswith(".py"):  # `python "${NEOX_DIR}/deepy.py"`: a script in a folder unknown
+                return words[i], i, False, False
             if i + 1 < len(words) and (words[i + 1].text or "").endswith(".py"):
                 i += 1  # `python3 $OPTS train.py`: unknown interpreter options (or nothing) before the script
                 continue

@@ -1,0 +1,89 @@
+"""GPT-NeoX launches (plint.reading.sources.neox): deepy.py's command line and YAML configs read as
+megatron/neox_arguments/arguments.py reads them (consume_deepy_args, from_ymls, calculate_derived)."""
+
+from plint.checking.check import check_paths
+from plint.report.json_report import file_json
+
+MODEL = """{
+  "pipe_parallel_size": 2,
+  "model_parallel_size": 2,
+  "num_layers": 24, "hidden_size": 2048, "num_attention_heads": 16, "num_kv_heads": 4,
+  "seq_length": 4096, "max_position_embeddings": 4096,
+  "activation": "swiglu", "intermediate_size": 16384, "mlp_multiple_of": 256,
+  "zero_optimization": {"stage": 1},
+  "bf16": {"enabled": true},
+  "train_batch_size": 256,
+  "gradient_accumulation_steps": 8,
+  "num_gpus": 8,
+}
+"""
+
+
+def _read(tmp_path, launch: str, files: dict[str, str]):
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + launch + "\n")
+    (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
+    return file_json(result)
+
+
+def test_a_name_without_suffix_gets_yml_and_the_batch_and_mlp_follow_neox(tmp_path):
+    got = _read(tmp_path, "python deepy.py train.py -d configs llama", {"configs/llama.yml": MODEL})
+    layout = got["layout"]
+    assert layout["parallel"]["dp"] == 2  # 8 GPUs / pp 2 / tp 2
+    # micro = train_batch_size // dp // grad_accum (calculate_batch_parameters)
+    assert (layout["batch"]["micro"], layout["batch"]["global"], layout["batch"]["grad_accum"]) == (16, 256, 8)
+    # ParallelMLP: int(16384 * 2/3) // 2 = 5461, rounded up to 256: 5632
+    assert layout["model"]["ffn_hidden_size"] == 5632
+    assert layout["model"]["num_query_groups"] == 4
+    assert layout["precision"] == "bf16"
+    assert layout["provenance"]["batch.global"]["path"].endswith("configs/llama.yml")
+
+
+def test_a_key_repeated_across_files_stops_neox_only_when_compared_as_written(tmp_path):
+    # from_ymls compares each key as written with the keys stored so far (stored with '_'): `seq-length`
+    # after `seq_length` is not caught (it replaces it), `seq_length` after `seq-length` is
+    files = {"a.yml": MODEL, "late_dash.yml": '{"seq-length": 2048}\n', "late_underscore.yml": '{"seq_length": 2048}\n'}
+    dashed = _read(tmp_path, "python deepy.py train.py a.yml late_dash.yml", files)
+    assert not [d for d in dashed["diagnostics"] if d["code"] == "PL001"]
+    assert dashed["layout"]["model"]["seq_length"] == 2048
+    repeated = _read(tmp_path, "python deepy.py train.py a.yml late_underscore.yml", files)
+    (error,) = [d for d in repeated["diagnostics"] if d["code"] == "PL001"]
+    assert "late_underscore.yml" in error["path"] and error["line"] == 1
+
+
+def test_the_environments_dlts_hostfile_sizes_the_runner(tmp_path):
+    files = {"a.yml": MODEL.replace('"num_gpus": 8,', ""), "hosts": "n0 slots=4\nn1 slots=4\n"}
+    got = _read(tmp_path, "export DLTS_HOSTFILE=hosts\npython ./deepy.py train.py a.yml", files)
+    assert (got["layout"]["cluster"]["nnodes"], got["layout"]["cluster"]["world_size"]) == (2, 8)
+
+
+def test_a_config_outside_the_checked_tree_is_not_read(tmp_path):
+    inside = tmp_path / "repo"
+    inside.mkdir()
+    (tmp_path / "secret.yml").write_text(MODEL)
+    got = _read(inside, "python deepy.py train.py ../secret.yml", {})
+    layout = got["layout"]
+    assert layout["parallel"]["tp"] is None
+    assert any("secret.yml" in d["message"] for d in got["diagnostics"] if d["code"] == "PL002")
+
+
+def test_the_vocabulary_is_the_tokenizers_padded_not_the_configs_padded_vocab_size(tmp_path):
+    # train.py calls build_tokenizer, which sets padded_vocab_size from the tokenizer whatever the config says
+    vocab = "{" + ", ".join(f'"t{i}": {i}' for i in range(300)) + "}"
+    stated = '"num_gpus": 8, "vocab_file": "gpt2-vocab.json", "padded_vocab_size": 50304,'
+    config = MODEL.replace('"num_gpus": 8,', stated)
+    got = _read(tmp_path, "python deepy.py train.py a.yml", {"a.yml": config, "gpt2-vocab.json": vocab})
+    assert got["layout"]["model"]["vocab_size"] == 512  # 300 up to a multiple of 128 * model-parallel 2
+    hf = '{"model": {"type": "BPE", "vocab": {"a": 0, "b": 1}}, "added_tokens": [{"id": 2, "content": "<eos>"}]}'
+    stated = '"num_gpus": 8, "tokenizer_type": "HFTokenizer", "vocab_file": "tok.json",'
+    config = MODEL.replace('"num_gpus": 8,', stated)
+    got = _read(tmp_path, "python deepy.py train.py b.yml", {"b.yml": config, "tok.json": hf})
+    assert got["layout"]["model"]["vocab_size"] == 256
+
+
+def test_deepy_in_an_unknown_folder_and_an_attached_short_option_are_read(tmp_path):
+    got = _read(tmp_path, 'python3 -u "${NEOX_DIR}/deepy.py" train.py -dconfigs llama.yml', {"configs/llama.yml": MODEL})
+    assert got["layout"]["parallel"]["tp"] == 2
+    assert got["layout"]["trainer"] == "megatron-deepspeed"
