@@ -84,6 +84,8 @@ def test_the_vocabulary_is_the_tokenizers_padded_not_the_configs_padded_vocab_si
 
 
 def test_deepy_in_an_unknown_folder_and_an_attached_short_option_are_read(tmp_path):
-    got = _read(tmp_path, 'python3 -u "${NEOX_DIR}/deepy.py" train.py -dconfigs llama.yml', {"configs/llama.yml": MODEL})
+    got = _read(
+        tmp_path, 'python3 -u "${NEOX_DIR}/deepy.py" train.py -dconfigs llama.yml', {"configs/llama.yml": MODEL}
+    )
     assert got["layout"]["parallel"]["tp"] == 2
     assert got["layout"]["trainer"] == "megatron-deepspeed"

@@ -301,8 +301,8 @@ def merge_configs(
                     Problem(
                         "syntax",
                         f"{source.path}: the key {key!r} was already loaded from "
-                        f"{merged.entries[key].path}: GPT-NeoX stops with \"Conf file ... has the following "
-                        "duplicate keys with previously loaded file\" (arguments.py from_ymls)",
+                        f'{merged.entries[key].path}: GPT-NeoX stops with "Conf file ... has the following '
+                        'duplicate keys with previously loaded file" (arguments.py from_ymls)',
                         entry.span,
                     )
                 )
@@ -349,8 +349,10 @@ class _Values:
 
 def _kind_name(kind) -> str:
     names = kind if isinstance(kind, tuple) else (kind,)
-    return " or ".join({"int": "an integer", "bool": "true/false", "str": "a string", "dict": "a mapping"}.get(
-        k.__name__, k.__name__) for k in names)
+    return " or ".join(
+        {"int": "an integer", "bool": "true/false", "str": "a string", "dict": "a mapping"}.get(k.__name__, k.__name__)
+        for k in names
+    )
 
 
 def _at_least_one(size: Value, name: str) -> Value:
@@ -378,9 +380,7 @@ def neox_facts(config: NeoXConfig, read_file=None) -> dict[str, Value]:
             pipe.origin,
             f"pipe_parallel_size {pipe.value}: "
             + (
-                "the model runs without PipelineModule"
-                if pipe.value < 1
-                else "the model is a DeepSpeed PipelineModule"
+                "the model runs without PipelineModule" if pipe.value < 1 else "the model is a DeepSpeed PipelineModule"
             ),
         )
     out["parallel.cp"] = default(1, "GPT-NeoX has no context parallelism")
@@ -429,7 +429,7 @@ def _precision(v: _Values) -> Value:
             if written is not None and written.value not in (name, "bfloat16" if name == "bf16" else name):
                 return unresolved(
                     f"{enabled.path}: {key}.enabled with precision {written.value!r}: NeoX stops "
-                    f"(\"DeepSpeed {key} field was set but precision conflicts\")",
+                    f'("DeepSpeed {key} field was set but precision conflicts")',
                     enabled.span,
                 )
             origin = "assumed" if enabled.assumed else "literal"  # found above the script: a guess
@@ -437,10 +437,10 @@ def _precision(v: _Values) -> Value:
     if written is not None:
         value = v.of(written, str)
         if value.known:
-            name = {"bfloat16": "bf16", "fp16": "fp16", "fp32": "fp32"}.get(str(value.value).lower())
-            if name is None:
+            accepted = {"bfloat16": "bf16", "fp16": "fp16", "fp32": "fp32"}.get(str(value.value).lower())
+            if accepted is None:
                 return unresolved(f"{written.path}: precision {value.value!r} is not one NeoX accepts", written.span)
-            return Value(name, value.span, value.origin, value.note)
+            return Value(accepted, value.span, value.origin, value.note)
         return value
     return v.absent("precision", "fp32", "no fp16/bf16 section enabled: calculate_derived sets fp32")
 
