@@ -172,6 +172,7 @@ FactKey = Literal[
     "megatron_deepspeed.no_pipeline_parallel",
     "megatron_fsdp",
     "megatron_fsdp.strategy",
+    "neox.config_files",
     "overlap_grad_reduce",
     "overlap_param_gather",
     "pipeline.account_for_embedding",

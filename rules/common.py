@@ -81,6 +81,11 @@ def is_megatron(ctx: RuleContext) -> bool:
     return trainer(ctx) in ("megatron", "megatron-deepspeed")
 
 
+def is_gpt_neox(ctx: RuleContext) -> bool:
+    """A GPT-NeoX launch (deepy.py): Megatron's model run by DeepSpeed, set by YAML keys, not by flags."""
+    return ctx.fact("neox.config_files") is not None
+
+
 def torchrun(
     args: str, nproc: int = 8, prefix: str = "export CUDA_DEVICE_MAX_CONNECTIONS=1\n", launcher: str = ""
 ) -> Example:

@@ -15,6 +15,7 @@ from plint.rules.common import (
     CP_USEFUL_FROM,
     FIGURES,
     gpt,
+    is_gpt_neox,
     is_megatron,
     on_assumed_node,
     span,
@@ -166,6 +167,8 @@ def _memory_remedy(ctx: LaunchContext, inp: ModelInput, est: Estimate) -> str:
     for what, changes in candidates:
         if is_megatron(ctx) and what.startswith("--") and not _release_has(ctx, what.split()[0]):
             continue
+        if is_gpt_neox(ctx) and what.startswith("--"):
+            continue  # a Megatron flag GPT-NeoX does not take: its settings are config keys
         variant = _variant(inp, **changes)
         if variant is not None and _fits(variant, ctx):
             low, high = memory_band(variant.memory_gib)
@@ -656,6 +659,8 @@ def full_recompute_unneeded(ctx: RuleContext):
     inp, est = _as_costed(ctx, estimated)
     if inp.recompute != "full" or not _release_has(ctx, "--recompute-activations"):
         return  # the bigscience fork, for one, knows only full recompute (--checkpoint-activations)
+    if is_gpt_neox(ctx):
+        return  # nor has GPT-NeoX a selective recompute (megatron/neox_arguments/neox_args.py at ea7aefd8)
     variant = _variant(inp, recompute="selective", recompute_method=None, recompute_num_layers=None)
     if variant is None or not _fits(variant, ctx):
         return
@@ -718,10 +723,15 @@ def low_mfu(ctx: LaunchContext):
         if cfg is not None and stated is not None and stated != "auto"
         else ""
     )
+    setting = (
+        f'"train_micro_batch_size_per_gpu": {micro} in the GPT-NeoX config'
+        if is_gpt_neox(ctx)
+        else f"--micro-batch-size {micro}{also}"
+    )
     yield Finding(
         f"predicted MFU {_pct(est.mfu)} (below {limit:.0%}), {est.tokens_per_s_per_gpu:,.0f} tokens/s per "
-        f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step; --micro-batch-size "
-        f"{micro}{also} ({_saving_source(est, variant)}) instead: {gain_text(variant, est, inp)}",
+        f"GPU; model compute takes {_pct(est.time_s['compute'] / step)} of the step; {setting} "
+        f"({_saving_source(est, variant)}) instead: {gain_text(variant, est, inp)}",
         span(ctx, "batch.micro"),
         key="estimate.mfu",
     )

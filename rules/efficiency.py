@@ -16,7 +16,18 @@ from plint.rules.base import (
     safe_fix,
     unsafe_fix,
 )
-from plint.rules.common import CP_USEFUL_FROM, FIGURES, gpt, is_megatron, known, span, torchrun, trainer, value
+from plint.rules.common import (
+    CP_USEFUL_FROM,
+    FIGURES,
+    gpt,
+    is_gpt_neox,
+    is_megatron,
+    known,
+    span,
+    torchrun,
+    trainer,
+    value,
+)
 
 if TYPE_CHECKING:
     from plint.layout import FactKey
@@ -124,7 +135,8 @@ def distributed_optimizer_off(ctx: LaunchContext):
         return  # DeepSpeed's BF16_Optimizer shards the fp32 state like ZeRO-1
     precision = value(ctx, "precision")
     args = ctx.layout.extras.trainer_args
-    if trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None:
+    neox = is_gpt_neox(ctx)  # GPT-NeoX always runs DeepSpeed's optimizer; its config holds the ZeRO section
+    if neox or (trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None):
         # DeepSpeed runs the optimizer: ZeRO-1 is the remedy. Mixed precision (the ZeRO paper's K = 12):
         # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1; fp32 (no master copy): 4 + 4 + 8, 8 + 8/dp
         fp32 = precision is not None and precision.value == "fp32"
@@ -133,7 +145,7 @@ def distributed_optimizer_off(ctx: LaunchContext):
         yield Finding(
             f"dp {dp[0]} at ZeRO stage 0: every rank keeps the full {what} ({full} bytes per parameter "
             f"instead of {kept} + {sharded}/{dp[0]} = {kept + sharded / dp[0]:.1f} with "
-            '"zero_optimization": {"stage": 1} in the DeepSpeed config)',
+            f'"zero_optimization": {{"stage": 1}} in the {"GPT-NeoX" if neox else "DeepSpeed"} config)',
             span(ctx, "parallel.zero_stage", "parallel.distributed_optimizer"),
             key="parallel.zero_stage",
         )
@@ -310,7 +322,10 @@ def zero_with_pipeline(ctx: RuleContext):
     if zero is None or not isinstance(zero.value, int) or zero.value < 2 or (npp is not None and npp.value):
         return
     pp = known(ctx, "parallel.pp")
-    where = "pp > 1" if pp and pp[0] > 1 else "without --no-pipeline-parallel (even at pp 1)"
+    # GPT-NeoX builds the pipeline module from pipe_parallel_size 1 on, and not at 0 (is_pipe_parallel,
+    # megatron/neox_arguments/arguments.py calculate_derived at ea7aefd8)
+    off = "pipe_parallel_size 0" if is_gpt_neox(ctx) else "--no-pipeline-parallel"
+    where = "pp > 1" if pp and pp[0] > 1 else f"without {off} (even at pp 1)"
     yield Finding(
         f"ZeRO stage {zero.value} with a DeepSpeed pipeline module ({where}): DeepSpeed rejects "
         "ZeRO-2/3 with pipeline parallelism",

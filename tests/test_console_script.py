@@ -257,3 +257,29 @@ def test_a_named_json_that_is_no_deepspeed_config_is_said_so(folder):
     assert len(json.loads(named.stdout)["files"]) == 3  # named files are all read (vocab.json: not an object)
     assert "PL001" in named.stdout and "golden.json: not a DeepSpeed config" in named.stderr
     assert "ds.json: not a DeepSpeed config" not in named.stderr
+
+
+NEOX_JSON_CONFIG = """{
+  "pipe-parallel-size": 1, "model-parallel-size": 1,
+  "num-layers": 12, "hidden-size": 768, "num-attention-heads": 12, "seq-length": 2048,
+  "train_micro_batch_size_per_gpu": 4,
+  "zero_optimization": {"stage": 1},
+  "optimizer": {"type": "Adam", "params": {"lr": 0.0006}}
+}
+"""
+
+
+def test_a_gpt_neox_json_config_is_not_judged_as_a_deepspeed_config(folder):
+    """GPT-NeoX accepts .json configs carrying DeepSpeed's sections beside its own keys, and hands DeepSpeed
+    only its part: judged as a DeepSpeed config, each NeoX key was a PL504 error (290 on five NeoX-based
+    repositories' files; fail before). A folder walk leaves it to the launch that reads it; named, it is
+    said to be no DeepSpeed config."""
+    (folder / "neox.json").write_text(NEOX_JSON_CONFIG)
+    walked = run_plint("check", "--format", "json", ".", cwd=folder)
+    assert [f["path"] for f in json.loads(walked.stdout)["files"]] == ["ds.json", "launch.sh", "template.json"]
+    named = run_plint("check", "neox.json", cwd=folder)
+    assert "PL504" not in named.stdout and "neox.json: a GPT-NeoX config, not a DeepSpeed config" in named.stderr
+    # a DeepSpeed template json cannot parse is still one, and a NeoX one still is not
+    (folder / "neox-template.json").write_text(NEOX_JSON_CONFIG.replace('"stage": 1', '"stage": ZERO'))
+    walked = run_plint("check", "--format", "json", ".", cwd=folder)
+    assert "neox-template.json" not in [f["path"] for f in json.loads(walked.stdout)["files"]]

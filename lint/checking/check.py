@@ -8,6 +8,7 @@ from pathlib import Path
 from plint.record import field, record
 
 from plint.diagnostics import Diagnostic
+from plint.keytree import JObject
 from plint.layout import Layout
 from plint.reading.read import MAX_FILE_BYTES, FileReading, file_kind, read_path
 from plint.root import confined, root_for
@@ -191,11 +192,17 @@ def _deepspeed_file(path: Path) -> bool:
 
 def _not_deepspeed_note(reading: FileReading) -> list[str]:
     """The note for a JSON file read whole and clean that has no DeepSpeed marker at top level."""
-    from plint.reading.sources.deepspeed_config import DS_MARKERS, is_deepspeed_document
+    from plint.reading.sources.deepspeed_config import DS_MARKERS, is_deepspeed_document, is_neox_config
 
     cfg = reading.ds_config
     if reading.unreadable is not None or reading.problems or cfg is None or is_deepspeed_document(cfg.document.root):
         return []
+    root = cfg.document.root
+    if isinstance(root, JObject) and is_neox_config(root.keys()):
+        return [
+            f"{reading.path}: a GPT-NeoX config, not a DeepSpeed config: nothing in it was checked on its own "
+            "(check the deepy.py launch that names it)"
+        ]
     return [
         f"{reading.path}: not a DeepSpeed config (none of {', '.join(sorted(DS_MARKERS))} at its top "
         "level): nothing in it was checked"

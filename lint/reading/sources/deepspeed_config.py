@@ -50,22 +50,40 @@ DS_MARKERS = frozenset(
 )
 
 
+# Top-level keys of a GPT-NeoX config (megatron/neox_arguments/neox_args.py, NeoXArgsParallelism and
+# NeoXArgsModel, at EleutherAI/gpt-neox ea7aefd8), which NeoX reads with '-' as '_' (arguments.py
+# from_ymls): a JSON file with one of them is NeoX's own config, which carries DeepSpeed's sections beside
+# NeoX's keys and hands only those to DeepSpeed. Judged as a DeepSpeed config, every NeoX key would be an
+# "unknown key" (PL504) that DeepSpeed never sees.
+NEOX_MARKERS = frozenset(
+    {"pipe_parallel_size", "model_parallel_size", "num_layers", "hidden_size", "num_attention_heads"}
+)
+
+
+def is_neox_config(keys) -> bool:
+    """Whether top-level keys are a GPT-NeoX config's (one of NEOX_MARKERS, spelt with '-' or '_')."""
+    return not NEOX_MARKERS.isdisjoint(str(k).replace("-", "_") for k in keys)
+
+
 def is_deepspeed_document(root: Any) -> bool:
-    """Whether a parsed JSON document (plint.reading.sources.jsonpos) has a DeepSpeed marker at top level."""
-    return isinstance(root, JObject) and not DS_MARKERS.isdisjoint(root.keys())
+    """Whether a parsed JSON document (plint.reading.sources.jsonpos) has a DeepSpeed marker at top level and
+    is no GPT-NeoX config."""
+    return isinstance(root, JObject) and not DS_MARKERS.isdisjoint(root.keys()) and not is_neox_config(root.keys())
 
 
 def looks_like_deepspeed(text: str) -> bool:
     """Whether JSON text is a DeepSpeed config, decided cheaply (the stdlib parser, no positions): a marker
-    among its top-level keys; for text json cannot parse (a template a script fills, hjson's comments or
-    trailing commas, a broken file), a marker written as a key anywhere, so that the reader reports it."""
+    among its top-level keys and no GPT-NeoX model key (NEOX_MARKERS); for text json cannot parse (a template
+    a script fills, hjson's comments or trailing commas, a broken file), a marker written as a key anywhere and
+    no NeoX key, so that the reader reports it."""
     import json
 
     try:
         doc = json.loads(text)
     except (ValueError, RecursionError):
-        return re.search(r'"(?:%s)"\s*:' % "|".join(sorted(DS_MARKERS)), text) is not None
-    return isinstance(doc, dict) and not DS_MARKERS.isdisjoint(doc)
+        keys = re.findall(r'"([A-Za-z0-9_-]+)"\s*:', text)
+        return not DS_MARKERS.isdisjoint(keys) and not is_neox_config(keys)
+    return isinstance(doc, dict) and not DS_MARKERS.isdisjoint(doc) and not is_neox_config(doc)
 
 
 @record
