@@ -172,3 +172,14 @@ def test_the_validation_prediction_reads_the_recipe():
     run_id = "dgxc_nemotron4_340b_gb200_fp8_256gpu"
     inp, _ = calibrate.to_input(RUNS[run_id])
     assert rows[run_id]["predicted"] != pytest.approx(calibrate.estimate(inp).tokens_per_s_per_gpu, rel=1e-6)
+
+
+def test_plan_ranks_names_what_a_runs_recipe_sets_that_is_not_modelled():
+    """Bridge's Llama 3 70B on 64 GB200 offloads 40 layers' activations to the CPU (no cost-model input): plan_ranks
+    says so beside its memory verdict (fail before: the row said only that it would not fit)."""
+    plan_ranks = _load("plan_ranks")
+    row, why = plan_ranks.rank_run(RUNS["bridge_llama3_70b_gb200_64gpu_fp8cs_fsdp"])
+    assert row is not None, why
+    assert "offloaded to the CPU" in row.unmodelled
+    row, why = plan_ranks.rank_run(RUNS["dgxc_llama31_8b_bf16_8gpu"])
+    assert row is not None and not row.unmodelled
