@@ -249,6 +249,7 @@ VALIDATION_UNMODELLED: dict[str, str] = {
     "bridge_deepseek_v3_gb200_256gpu_bf16": "CUDA graphs of the MoE router and preprocessing",
 }
 
+
 def with_script_values(run_id: str, inp: ModelInput) -> ModelInput:
     """The run's input with the values of its authors' scripts (PUBLISHED_SCRIPT_VALUES)."""
     values = PUBLISHED_SCRIPT_VALUES.get(run_id)
