@@ -98,7 +98,7 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
 # ---- the validation runs (benchmarks/data/published_runs_validation.yaml): nothing is fitted on them ----
 # What each run's recipe states beyond the table row the validation data reads, read for EVERY run from its
 # sources, not chosen by the prediction error; each run is in VALIDATION_RECIPE_FLAGS or, with the reason, in
-# VALIDATION_NOTHING_BEYOND_TABLE (tests/test_published_supplements.py holds both). Settings the recipes make
+# VALIDATION_NOTHING_BEYOND_TABLE (tests/test_validation_supplements.py holds both). Settings the recipes make
 # that the cost model has no input for are in VALIDATION_UNMODELLED, named, not applied.
 _NEMO_DATA_PARALLEL = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --grad-reduce-in-bf16"
 _NO_DROPOUT = "--hidden-dropout 0 --attention-dropout 0"
@@ -110,11 +110,12 @@ _NO_DROPOUT = "--hidden-dropout 0 --attention-dropout 0"
 # (--disable-bias-linear; calibrate.py gives the ungated families Megatron's default, with bias)
 _DGXC_LLAMA31_8B = f"{_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --cross-entropy-loss-fusion"  # llama3.1/llama3.1_8b.yaml
 _DGXC_NEMOTRON4_15B = (  # nemotron/nemotron4-15b-synth.yaml
-    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap --cross-entropy-loss-fusion --no-overlap-p2p-communication"
+    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap --cross-entropy-loss-fusion"
+    " --no-overlap-p2p-communication"
 )
 _DGXC_NEMOTRON4_340B = (  # nemotron/nemotron4-340b-synth.yaml (its selective recompute is in the table row)
-    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --defer-embedding-wgrad-compute --wgrad-deferral-limit 22"
-    " --cross-entropy-loss-fusion --no-overlap-p2p-communication"
+    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --defer-embedding-wgrad-compute"
+    " --wgrad-deferral-limit 22 --cross-entropy-loss-fusion --no-overlap-p2p-communication"
 )
 _NEMO2_NEMOTRON4_340B = (
     f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap --defer-embedding-wgrad-compute"
@@ -130,9 +131,9 @@ _NEMO2_NEMOTRON4_340B = (
 # the framework already (benchmarks/calibrate.py to_input), and the table's FSDP column as Megatron FSDP.
 _BRIDGE = f"{_NO_DROPOUT} --cross-entropy-loss-fusion --cross-entropy-fusion-impl te"
 _BRIDGE_FP8 = f"{_BRIDGE} --fp8-param-gather"
-# src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config (v0.2.1; the same at 067f987 for
-# the 26.x perf_recipes): account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split True,
-# CommOverlapConfig(tp_comm_overlap=True)
+# src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config (v0.2.1; benchmarks/heldout/
+# launches.yaml reads the same at 067f987): account_for_embedding_in_pipeline_split and
+# account_for_loss_in_pipeline_split True, CommOverlapConfig(tp_comm_overlap=True)
 _BRIDGE_LLAMA31_405B = f"{_BRIDGE_FP8} --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"
 # DeepSeek-V3's multi-latent attention as the providers build it (Bridge src/megatron/bridge/models/deepseek/
 # deepseek_provider.py DeepSeekModelProvider; NeMo nemo/collections/llm/gpt/model/deepseek.py DeepSeekConfig)
