@@ -385,8 +385,13 @@ def _uneven_stages(run_id: str, inp: ModelInput, args: argparse.Namespace) -> di
         return {}
     if not isinstance(split, Partition):
         raise ValueError(f"{run_id}: uneven pipeline stages: {split}")
-    ranks = split.per_rank()
-    return {"pipeline_stage_layers": ranks, "first_stage_layers": ranks[0], "last_stage_layers": ranks[-1]}
+    ranks = split.per_rank()  # as plint.cost.layout_estimate.uneven_input costs a launch's
+    return {
+        "pipeline_stage_layers": ranks,
+        "pipeline_chunk_layers": split.layers,
+        "first_stage_layers": ranks[0],
+        "last_stage_layers": ranks[-1],
+    }
 
 
 def _layout_ranks(run_id: str, inp: ModelInput, layout: str) -> tuple[int, ...]:

@@ -137,6 +137,7 @@ def test_the_validation_and_the_heldout_launch_state_the_same_run(run_id):
     assert read is not None
     uneven = uneven_stages(layout, read)
     assert facts(read, uneven[0].per_rank() if uneven else None) == facts(predicted, predicted.pipeline_stage_layers)
+    assert predicted.pipeline_chunk_layers == (uneven[0].layers if uneven else None)  # layers per virtual stage
 
 
 def test_recipe_flags_of_the_validation_runs_reach_the_cost_model():
