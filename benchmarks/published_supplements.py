@@ -14,6 +14,7 @@ import argparse
 import shlex
 
 from plint.cost import ModelInput, Options
+from plint.cost import pipeline_stages as stages
 from plint.cost.pipeline_stages import Partition, from_layout
 from plint.reading.sources.megatron import layout_stages
 
@@ -94,6 +95,162 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
 }
 
 
+# ---- the validation runs (benchmarks/data/published_runs_validation.yaml): nothing is fitted on them ----
+# What each run's recipe states beyond the table row the validation data reads, read for EVERY run from its
+# sources, not chosen by the prediction error; each run is in VALIDATION_RECIPE_FLAGS or, with the reason, in
+# VALIDATION_NOTHING_BEYOND_TABLE (tests/test_validation_supplements.py holds both). Settings the recipes make
+# that the cost model has no input for are in VALIDATION_UNMODELLED, named, not applied.
+_NEMO_DATA_PARALLEL = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --grad-reduce-in-bf16"
+_NO_DROPOUT = "--hidden-dropout 0 --attention-dropout 0"
+# NVIDIA/dgxc-benchmarking v25.01.1 (e6afea3), the NeMo 24.x YAMLs the README tables ran: optim
+# distributed_fused_adam (mcore_distributed_optim for grok1) with overlap_grad_sync, overlap_param_sync and
+# grad_sync_dtype bf16; ub_tp_comm_overlap (--tp-comm-overlap); defer_embedding_wgrad_compute with
+# wgrad_deferral_limit; cross_entropy_loss_fusion (megatron-core of NeMo 24.09 has no fusion impl choice:
+# Megatron's fused kernel); overlap_p2p_comm false; fp8_params (--fp8-param-gather); Nemotron-4's bias: false
+# (--disable-bias-linear; calibrate.py gives the ungated families Megatron's default, with bias)
+_DGXC_LLAMA31_8B = f"{_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --cross-entropy-loss-fusion"  # llama3.1/llama3.1_8b.yaml
+_DGXC_NEMOTRON4_15B = (  # nemotron/nemotron4-15b-synth.yaml
+    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap --cross-entropy-loss-fusion"
+    " --no-overlap-p2p-communication"
+)
+_DGXC_NEMOTRON4_340B = (  # nemotron/nemotron4-340b-synth.yaml (its selective recompute is in the table row)
+    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --defer-embedding-wgrad-compute"
+    " --wgrad-deferral-limit 22 --cross-entropy-loss-fusion --no-overlap-p2p-communication"
+)
+_NEMO2_NEMOTRON4_340B = (
+    f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap --defer-embedding-wgrad-compute"
+    " --wgrad-deferral-limit 22"
+)
+# NVIDIA-NeMo/Megatron-Bridge v0.2.1 (1c43b3928, the first release whose docs/performance-summary.md holds the
+# 25.11 table: commit 97ad8cc6f "Added 25.11 starter pack"): every model provider the perf configs build
+# (src/megatron/bridge/models/{llama,qwen,gpt_oss,deepseek}/*_provider.py) has hidden_dropout and
+# attention_dropout 0.0, GPTModelProvider cross_entropy_loss_fusion True, and scripts/performance/utils/helpers.py
+# set_common_perf_overrides sets cross_entropy_fusion_impl "te"; get_precision_config's fp8_cs and fp8_mx
+# (src/megatron/bridge/training/mixed_precision.py bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed)
+# set fp8_param_gather. The distributed optimizer with both overlaps and bf16 gradient reduction are read from
+# the framework already (benchmarks/calibrate.py to_input), and the table's FSDP column as Megatron FSDP.
+_BRIDGE = f"{_NO_DROPOUT} --cross-entropy-loss-fusion --cross-entropy-fusion-impl te"
+_BRIDGE_FP8 = f"{_BRIDGE} --fp8-param-gather"
+# src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config (v0.2.1; benchmarks/heldout/
+# launches.yaml reads the same at 067f987): account_for_embedding_in_pipeline_split and
+# account_for_loss_in_pipeline_split True, CommOverlapConfig(tp_comm_overlap=True)
+_BRIDGE_LLAMA31_405B = f"{_BRIDGE_FP8} --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split"
+# DeepSeek-V3's multi-latent attention as the providers build it (Bridge src/megatron/bridge/models/deepseek/
+# deepseek_provider.py DeepSeekModelProvider; NeMo nemo/collections/llm/gpt/model/deepseek.py DeepSeekConfig)
+_DEEPSEEK_MLA = (
+    "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64"
+    " --v-head-dim 128"
+)
+VALIDATION_RECIPE_FLAGS: dict[str, str] = {
+    "dgxc_llama31_8b_bf16_8gpu": _DGXC_LLAMA31_8B,
+    "dgxc_llama31_8b_fp8_128gpu": _DGXC_LLAMA31_8B,
+    # llama3.1/llama3.1_70b.yaml: defer_embedding_wgrad_compute, wgrad_deferral_limit 22, ub_tp_comm_overlap
+    "dgxc_llama31_70b_fp8_64gpu": f"{_DGXC_LLAMA31_8B} --tp-comm-overlap --defer-embedding-wgrad-compute"
+    " --wgrad-deferral-limit 22",
+    # llama3.1/llama3.1_405b.yaml: the same with wgrad_deferral_limit 50
+    "dgxc_llama31_405b_fp8_1152gpu": f"{_DGXC_LLAMA31_8B} --tp-comm-overlap --defer-embedding-wgrad-compute"
+    " --wgrad-deferral-limit 50",
+    # nemo_megatron/gpt3_175b_hydra.yaml: dropout 0.1 (Megatron's default), ub_tp_comm_overlap, fp8_params
+    "dgxc_gpt3_175b_fp8_512gpu": f"{_NEMO_DATA_PARALLEL} --tp-comm-overlap --fp8-param-gather",
+    "dgxc_nemotron4_15b_bf16_64gpu": _DGXC_NEMOTRON4_15B,
+    "dgxc_nemotron4_15b_fp8_512gpu": _DGXC_NEMOTRON4_15B,
+    "dgxc_nemotron4_340b_bf16_256gpu": _DGXC_NEMOTRON4_340B,
+    "dgxc_nemotron4_340b_fp8_1024gpu": _DGXC_NEMOTRON4_340B,
+    # NVIDIA/dgxc-benchmarking v25.05 (68eaf7e) deepseek_v3/pretraining/launch.sh (H100: RM='mla_up_proj', AOL=0)
+    # runs NeMo's scripts/performance/llm/pretrain_deepseek_v3.py at the commit setup.sh pins (7a8f1cc7bc):
+    # selective recompute of the given modules, cross_entropy_fusion_impl "te", the first stage 64 // pp - 1 = 3
+    # layers and the last 64 // pp - 2 = 2; nemo/collections/llm/recipes/deepseek_v3.py pretrain_recipe builds
+    # model(use_mtp=True) (mtp_num_layers 1) and distributed_fused_adam (the distributed optimizer), its trainer
+    # (recipes/deepseek.py) DistributedDataParallelConfig overlap_grad_reduce and overlap_param_gather with
+    # grad_reduce_in_fp32 True (bf16 does not reset it: scripts/performance/utils.py set_primary_perf_configs);
+    # gpt/model/deepseek.py DeepSeekConfig: dropout 0.0, the alltoall dispatcher
+    "dgxc_deepseek_v3_bf16_1024gpu": f"{_DEEPSEEK_MLA} --mtp-num-layers 1 {_NO_DROPOUT}"
+    " --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 2"
+    " --recompute-granularity selective --recompute-modules mla_up_proj"
+    " --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
+    " --cross-entropy-loss-fusion --cross-entropy-fusion-impl te --moe-token-dispatcher-type alltoall",
+    # dgxc-benchmarking v25.05 llama3.1/launch.sh runs NeMo's scripts/performance/llm/pretrain_llama31_405b.py
+    # (7a8f1cc7bc): pretrain_recipe(performance_mode=True); nemo/collections/llm/recipes/llama31_405b.py: trainer
+    # account_for_embedding/loss_in_pipeline_split True, distributed_fused_adam, DDP overlap_grad_reduce and
+    # overlap_param_gather; pretrain_performance_optimizations: MegatronCommOverlapCallback tp_comm_overlap,
+    # defer_embedding_wgrad_compute with wgrad_deferral_limit 50, plugins grad_reduce_in_fp32 False;
+    # gpt/model/llama.py LlamaConfig dropout 0.0. model_configs_gb200.csv has no llama3 405b row: no recompute
+    "dgxc_llama31_405b_gb200_bf16_128gpu": f"{_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap"
+    " --defer-embedding-wgrad-compute --wgrad-deferral-limit 50"
+    " --account-for-embedding-in-pipeline-split --account-for-loss-in-pipeline-split",
+    # dgxc-benchmarking v25.05 nemotron/launch.sh runs NeMo's pretrain_nemotron4_340b.py at b4148d21 (setup.sh):
+    # recipes/nemotron4_340b.py pretrain_recipe(performance_mode=True): distributed_fused_adam, tp_comm_overlap,
+    # defer_embedding_wgrad_compute with wgrad_deferral_limit 22, grad_reduce_in_fp32 False; recipes/nemotron.py
+    # nemotron_trainer: overlap_grad_reduce and overlap_param_gather; gpt/model/nemotron.py NemotronConfig dropout
+    # 0.0 and add_bias_linear False
+    "dgxc_nemotron4_340b_gb200_fp8_256gpu": _NEMO2_NEMOTRON4_340B,
+    "dgxc_nemotron4_340b_gb200_bf16_512gpu_gbs512": _NEMO2_NEMOTRON4_340B,
+    # Bridge v0.2.1 scripts/performance/configs/llama3/workload_base_configs.py LLAMA3_8B_H100_FP8_CS_BASE_CONFIG:
+    # recompute_num_layers 5, which utils/helpers.py set_recompute_overrides makes full recompute, method block
+    "bridge_llama3_8b_h100_8gpu_fp8cs_fsdp": f"{_BRIDGE_FP8} --recompute-granularity full --recompute-method block"
+    " --recompute-num-layers 5",
+    # LLAMA3_70B_H100_FP8_CS_BASE_CONFIG sets the layout alone; llama3_70b_h100_config overlaps TP communication
+    "bridge_llama3_70b_h100_64gpu_fp8cs": f"{_BRIDGE_FP8} --tp-comm-overlap",
+    # configs/llama31: the H100 and B200 FP8_CS bases set the layout alone; v0.2.1 has no 256-GPU GB200 config
+    # (its GB200 FP8_CS base is 128 GPUs with FSDP): the GB200 row's recipe is benchmarks/heldout/launches.yaml's
+    # bridge_llama31_405b_gb200_256gpu_fp8cs (the same model, GPUs, precision and batch, from 067f987)
+    "bridge_llama31_405b_h100_1024gpu_fp8cs": f"{_BRIDGE_LLAMA31_405B} --tp-comm-overlap",
+    "bridge_llama31_405b_b200_128gpu_fp8cs": f"{_BRIDGE_LLAMA31_405B} --tp-comm-overlap",
+    "bridge_llama31_405b_gb200_256gpu_fp8cs": f"{_BRIDGE_LLAMA31_405B} --tp-comm-overlap",
+    # LLAMA3_70B_GB200_FP8_CS_BASE_CONFIG: micro-batch 2 and Megatron FSDP (in the table), CPU offloading
+    # (VALIDATION_UNMODELLED)
+    "bridge_llama3_70b_gb200_64gpu_fp8cs_fsdp": _BRIDGE_FP8,
+    # configs/gpt_oss GPT_OSS_120B_H100_BF16_BASE_CONFIG: recompute_modules layernorm, moe_act (selective);
+    # GPTOSSProvider's alltoall dispatcher
+    "bridge_gptoss_120b_h100_64gpu_bf16": f"{_BRIDGE} --recompute-granularity selective"
+    " --recompute-modules layernorm moe_act --moe-token-dispatcher-type alltoall",
+    # configs/qwen3 QWEN3_30B_A3B_H100_FP8_CS_BASE_CONFIG and QWEN3_235B_A22B_B200_FP8_CS_BASE_CONFIG (= FP8_MX):
+    # moe_a2a_overlap (helpers.py set_moe_a2a_overlap_overrides: overlap_moe_expert_parallel_comm), no flex
+    # backend: Qwen3MoEModelProvider's alltoall; qwen3_llm_pretrain.py set_qwen3_common_configs: no recompute
+    "bridge_qwen3_30b_a3b_h100_16gpu_fp8cs": f"{_BRIDGE_FP8} --moe-token-dispatcher-type alltoall"
+    " --overlap-moe-expert-parallel-comm",
+    "bridge_qwen3_235b_b200_64gpu_mxfp8": f"{_BRIDGE_FP8} --moe-token-dispatcher-type alltoall"
+    " --overlap-moe-expert-parallel-comm",
+    # configs/deepseek DEEPSEEK_V3_GB200_BASE_CONFIG: moe_flex_dispatcher_backend "hybridep" (the flex
+    # dispatcher) without the all-to-all overlap, recompute_modules ["mla_up_proj"] (deepseek_llm_pretrain.py:
+    # selective); src/megatron/bridge/recipes/deepseek/deepseek_v3.py layout_map[(4, 4)]: the embedding and 4
+    # layers | 4 layers x 14 | 1 layer, the MTP layer and the loss; the table's row is "w/o MTP", so without it
+    "bridge_deepseek_v3_gb200_256gpu_bf16": f"{_BRIDGE} {_DEEPSEEK_MLA}"
+    " --pipeline-model-parallel-layout Etttt|(tttt|)*14tL --recompute-granularity selective"
+    " --recompute-modules mla_up_proj --moe-token-dispatcher-type flex",
+}
+# Validation runs whose recipe states nothing the cost model takes beyond the table row, and why.
+VALIDATION_NOTHING_BEYOND_TABLE: dict[str, str] = {
+    # bigscience-workshop/bigscience train/tr11-176B-ml/tr11-176B-ml.slurm (9e64edec2a): no dropout flags
+    # (Megatron-DeepSpeed's 0.1, in the entry), --checkpoint-activations, ZeRO stage 0 with the BF16_Optimizer
+    # and --pp-partition-method 'type:transformer|embedding', all in the entry already
+    "bloom_176b_384gpu": "the slurm script's settings are in the entry (recompute, BF16_Optimizer, dropout 0.1)",
+    # dgxc-benchmarking v25.01.1 grok1/grok1_314b.yaml: mcore_distributed_optim with overlap_grad_sync,
+    # overlap_param_sync and grad_sync_dtype bf16, dropout 0.0, ub_tp_comm_overlap false, overlap_p2p_comm true,
+    # no cross-entropy fusion, fp8_params false: the entry's notes quote all of it and calibrate.py reads them
+    "dgxc_grok1_314b_bf16_1024gpu": "the entry's notes quote grok1_314b.yaml's settings",
+    "dgxc_grok1_314b_fp8_512gpu": "the entry's notes quote grok1_314b.yaml's settings",
+}
+# Recipe settings with no cost-model input yet: named so a reader of the validation error knows them.
+VALIDATION_UNMODELLED: dict[str, str] = {
+    # Bridge v0.2.1 LLAMA3_70B_GB200_FP8_CS_BASE_CONFIG cpu_offloading_num_layers 40 (helpers.py
+    # set_recompute_overrides: cpu_offloading True, cpu_offloading_weights False) and llama3_llm_pretrain.py
+    # llama3_70b_gb200_config fsdp_double_buffer with Megatron FSDP
+    "bridge_llama3_70b_gb200_64gpu_fp8cs_fsdp": "activations of 40 layers offloaded to the CPU; FSDP double buffer",
+    # dgxc v25.01.1 grok1/grok1_314b.yaml: moe_pad_expert_input_to_capacity with moe_expert_capacity_factor 1.0
+    "dgxc_grok1_314b_bf16_1024gpu": "experts' input padded to capacity factor 1.0",
+    "dgxc_grok1_314b_fp8_512gpu": "experts' input padded to capacity factor 1.0",
+    # NeMo 7a8f1cc7bc scripts/performance/llm/pretrain_deepseek_v3.py: USE_TOKEN_DROP adds MegatronTokenDropCallback
+    "dgxc_deepseek_v3_bf16_1024gpu": "token dropping (MegatronTokenDropCallback)",
+    # Bridge v0.2.1 qwen3_llm_pretrain.py qwen3_235b_a22b_b200_config: fp8_mx turns overlap_param_gather off
+    # (Megatron-LM has no flag that turns it off; calibrate.py reads Bridge runs with it on)
+    "bridge_qwen3_235b_b200_64gpu_mxfp8": "parameter all-gather not overlapped (fp8_mx)",
+    # Bridge v0.2.1 DEEPSEEK_V3_GB200_BASE_CONFIG: cuda_graph_impl "transformer_engine", scope moe_router and
+    # moe_preprocess
+    "bridge_deepseek_v3_gb200_256gpu_bf16": "CUDA graphs of the MoE router and preprocessing",
+}
+
+
 def with_script_values(run_id: str, inp: ModelInput) -> ModelInput:
     """The run's input with the values of its authors' scripts (PUBLISHED_SCRIPT_VALUES)."""
     values = PUBLISHED_SCRIPT_VALUES.get(run_id)
@@ -109,7 +266,7 @@ def with_script_values(run_id: str, inp: ModelInput) -> ModelInput:
 
 def recipe_flags(run_id: str) -> str | None:
     """The trainer flags the run's recipe sets that the calibration data does not record, or None."""
-    return PUBLISHED_RECIPE_FLAGS.get(run_id)
+    return PUBLISHED_RECIPE_FLAGS.get(run_id) or VALIDATION_RECIPE_FLAGS.get(run_id)
 
 
 def _recipe_parser() -> argparse.ArgumentParser:
@@ -127,6 +284,23 @@ def _recipe_parser() -> argparse.ArgumentParser:
         parser.add_argument(flag, type=int)
     parser.add_argument("--mtp-num-layers", type=int)
     parser.add_argument("--pipeline-model-parallel-layout")
+    # the validation runs' recipes (VALIDATION_RECIPE_FLAGS), spelled as in Megatron-LM core_v0.15.0
+    # megatron/training/arguments.py (_add_training_args, _add_distributed_args, _add_moe_args)
+    parser.add_argument("--disable-bias-linear", action="store_true")
+    parser.add_argument("--recompute-method", choices=("uniform", "block"))
+    parser.add_argument("--recompute-num-layers", type=int)
+    parser.add_argument("--defer-embedding-wgrad-compute", action="store_true")
+    parser.add_argument("--wgrad-deferral-limit", type=int)
+    for flag in ("--account-for-embedding-in-pipeline-split", "--account-for-loss-in-pipeline-split"):
+        parser.add_argument(flag, action="store_true")
+    parser.add_argument("--decoder-first-pipeline-num-layers", type=int)
+    parser.add_argument("--decoder-last-pipeline-num-layers", type=int)
+    parser.add_argument("--cross-entropy-loss-fusion", action="store_true")
+    parser.add_argument("--cross-entropy-fusion-impl", choices=("native", "te"))
+    parser.add_argument("--no-overlap-p2p-communication", action="store_true")
+    parser.add_argument("--moe-token-dispatcher-type", choices=("allgather", "alltoall", "flex"))
+    for flag in ("--overlap-moe-expert-parallel-comm", "--fp8-param-gather"):
+        parser.add_argument(flag, action="store_true")
     return parser
 
 
@@ -148,6 +322,12 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
         changes["recompute"] = args.recompute_granularity
     if args.recompute_modules:
         changes["recompute_modules"] = tuple(args.recompute_modules)
+    if args.disable_bias_linear:
+        changes["add_bias_linear"] = False
+    if args.recompute_method:
+        changes["recompute_method"] = args.recompute_method
+    if args.recompute_num_layers is not None:
+        changes["recompute_num_layers"] = args.recompute_num_layers
     if args.multi_latent_attention:
         changes["multi_latent_attention"] = True
         for name in ("q_lora_rank", "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim"):
@@ -157,6 +337,7 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
         changes["mtp_num_layers"] = args.mtp_num_layers
     if args.pipeline_model_parallel_layout:
         changes["pipeline_stage_layers"] = _layout_ranks(run_id, inp, args.pipeline_model_parallel_layout)
+    changes.update(_uneven_stages(run_id, inp, args))
     if args.use_distributed_optimizer:
         changes.update(distributed_optimizer=True, zero_stage=None)
     options = {name: True for name in ("overlap_grad_reduce", "overlap_param_gather") if getattr(args, name)}
@@ -164,10 +345,53 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
         options["tp_comm_overlap"] = inp.sequence_parallel
     if args.grad_reduce_in_bf16:  # gradients kept and reduced in bf16: 2 bytes per element
         options["grad_reduce_bytes"] = 2
+    options.update(_switches(args))
     if options:
         fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
         changes["options"] = Options(**{**fields, **options})
     return inp.replace(**changes)
+
+
+def _switches(args: argparse.Namespace) -> dict:
+    """Options the validation recipes' flags set, as plint reads them from a launch
+    (plint.cost.layout_fields.attention_and_loss: the loss fusion, fp8 weights, the deferred output-layer
+    weight gradient, 0 = no deferral limit)."""
+    switches: dict = {}
+    if args.cross_entropy_loss_fusion:
+        switches["cross_entropy"] = "te" if args.cross_entropy_fusion_impl == "te" else "fused"
+    if args.fp8_param_gather:
+        switches["fp8_param_gather"] = True
+    if args.defer_embedding_wgrad_compute:
+        switches["wgrad_deferral_limit"] = args.wgrad_deferral_limit or 0
+    if args.no_overlap_p2p_communication:
+        switches["overlap_p2p_comm"] = False
+    if args.moe_token_dispatcher_type:
+        switches["moe_dispatcher"] = args.moe_token_dispatcher_type
+    if args.overlap_moe_expert_parallel_comm:
+        switches["moe_a2a_overlap"] = True
+    return switches
+
+
+def _uneven_stages(run_id: str, inp: ModelInput, args: argparse.Namespace) -> dict:
+    """Layers per pipeline rank of --account-for-embedding/loss-in-pipeline-split or --decoder-first/last-
+    pipeline-num-layers, split as plint splits a launch's (plint.cost.pipeline_stages)."""
+    first, last = args.decoder_first_pipeline_num_layers, args.decoder_last_pipeline_num_layers
+    embedding, loss = args.account_for_embedding_in_pipeline_split, args.account_for_loss_in_pipeline_split
+    if first is not None or last is not None:
+        split = stages.first_last(inp.num_layers, inp.pp, inp.vpp, first, last)
+    elif embedding or loss:
+        split = stages.account_for(inp.num_layers, inp.pp, inp.vpp, embedding, loss)
+    else:
+        return {}
+    if not isinstance(split, Partition):
+        raise ValueError(f"{run_id}: uneven pipeline stages: {split}")
+    ranks = split.per_rank()  # as plint.cost.layout_estimate.uneven_input costs a launch's
+    return {
+        "pipeline_stage_layers": ranks,
+        "pipeline_chunk_layers": split.layers,
+        "first_stage_layers": ranks[0],
+        "last_stage_layers": ranks[-1],
+    }
 
 
 def _layout_ranks(run_id: str, inp: ModelInput, layout: str) -> tuple[int, ...]:
