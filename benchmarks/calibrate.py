@@ -100,6 +100,20 @@ def _activation_clamp(family: str) -> float | None:
     return next((clamp for word, clamp in ACTIVATION_CLAMPS.items() if word in family.lower()), None)
 
 
+# The MoE families whose NeMo and Megatron-Bridge configs run TE's GroupedLinear experts (moe_grouped_gemm True):
+# NeMo nemo/collections/llm/gpt/model/deepseek.py DeepSeekConfig, llama.py Llama4Config, gpt_oss.py GPTOSSConfig,
+# qwen3.py Qwen3Config; Megatron-Bridge src/megatron/bridge/models/qwen/qwen_provider.py Qwen3MoEModelProvider.
+# Grok-1's NeMo config is not in NeMo's tree: left SequentialMLP, Megatron's default.
+GROUPED_EXPERT_FAMILIES = ("deepseek", "llama 4", "llama4", "gpt-oss", "qwen3")
+
+
+def _grouped_experts(framework: str, family: str) -> bool:
+    """Whether an NVIDIA recipe ran the family's experts as TE GroupedLinear (--moe-grouped-gemm)."""
+    family = family.lower()
+    nvidia = "nemo" in framework or "bridge" in framework
+    return nvidia and any(word in family for word in GROUPED_EXPERT_FAMILIES)
+
+
 def _moe_pattern(text: str | None, layers: int) -> int | tuple[int, ...]:
     t = (text or "").lower()
     m = re.search(r"first (\d+|one)? ?layers? dense", t)
@@ -235,6 +249,7 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         moe_ffn_hidden_size=moe.get("expert_ffn_hidden_size"),
         moe_shared_expert_size=(moe.get("shared_experts") or 0) * (moe.get("expert_ffn_hidden_size") or 0),
         moe_layer_freq=_moe_pattern(moe.get("moe_layer_pattern"), model["num_layers"]),
+        moe_grouped_gemm=_grouped_experts(framework, model.get("family") or ""),
         tp=tp,
         pp=pp,
         vpp=vpp if (vpp or 1) > 1 and pp > 1 else None,

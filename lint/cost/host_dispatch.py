@@ -18,8 +18,21 @@ def host_microbatch_s(inp: ModelInput, c: ParamCounts, gpu: GPU) -> float:
     per_layer = o.host_layer_s + (o.host_cp_layer_s if inp.cp > 1 else 0.0)
     moe_share = c.num_moe / inp.num_layers if inp.num_layers else 0.0
     if inp.ep > 1:
-        per_layer += moe_share * o.host_moe_layer_s
+        per_layer += moe_share * (o.host_moe_layer_s + grouped_local_experts(inp) * o.host_expert_s)
     return gpu.host_overhead_factor * (o.host_microbatch_s + layers * per_layer)
+
+
+def grouped_local_experts(inp: ModelInput) -> float:
+    """Local experts whose per-expert launches the host pays in each MoE layer (Options.host_expert_s): those of TE's
+    GroupedLinear (--moe-grouped-gemm). transformer_engine/pytorch/module/grouped_linear.py (v2.9) _GroupedLinear.forward
+    and .backward pass m_splits to general_grouped_gemm, whose C++ side (te_general_grouped_gemm) loops over the
+    experts and sets up and launches one cuBLASLt GEMM each, round-robin on its side streams: fc1 and fc2 forward,
+    dgrad and wgrad, 6 launches per local expert per micro-batch; under FP8 tex.split_quantize quantizes each expert's
+    slice separately as well. SequentialMLP's Python loop over
+    experts is left to host_moe_layer_s, as fitted."""
+    if not inp.moe_grouped_gemm or not inp.num_experts:
+        return 0.0
+    return inp.num_experts / max(1, inp.ep)
 
 
 # A hybrid layer's host dispatch, in transformer layers (host_layer_s is fitted on layers of two sub-layers,

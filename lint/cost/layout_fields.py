@@ -106,6 +106,7 @@ def architecture_fields(layout: Layout, args: ParsedTrainerFlags, num_layers: in
         moe_shared_expert_size=positive_int(args.text("--moe-shared-expert-intermediate-size"))
         or positive_int(v("model.moe_shared_expert_size"))
         or 0,
+        moe_grouped_gemm=args.present("--moe-grouped-gemm"),
         moe_layer_freq=_moe_layers(layout, args, num_layers) if experts and experts > 1 else 1,
         encoder_decoder=_encoder_decoder(layout),
         decoder_seq_length=positive_int(args.text("--decoder-seq-length")),

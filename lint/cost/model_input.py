@@ -135,7 +135,12 @@ class Options:
     # minimum duration): one micro-batch costs max(GPU time, host_microbatch_s + layers x per-layer
     # costs). Large models hide it: the host runs ahead of the GPU.
     host_layer_s: float = 5.3e-3  # one transformer layer's forward + backward
-    host_moe_layer_s: float = 5.7e-3  # more per MoE layer with EP: router, permutation, token-count sync
+    host_moe_layer_s: float = 4.7e-3  # more per MoE layer with EP: router, permutation, token-count sync
+    # more per local expert of a MoE layer with EP whose experts are TE's GroupedLinear (--moe-grouped-gemm):
+    # transformer_engine/pytorch/module/grouped_linear.py (v2.9) _GroupedLinear runs one cuBLAS GEMM per expert
+    # (general_grouped_gemm's per-GEMM loop) for fc1 and fc2, forward, dgrad and wgrad: 6 per expert, each with its
+    # own cuBLASLt set-up on the host, plus per-expert quantizer calls under FP8
+    host_expert_s: float = 0.27e-3
     host_cp_layer_s: float = 1.1e-3  # more per layer with CP: the ring attention's per-step kernels and p2p
     host_microbatch_s: float = 1.4e-3  # embedding, loss, batch fetch and the schedule's p2p set-up
     # once per iteration, never hidden: optimizer and gradient-norm launches (multi-tensor kernels
@@ -191,6 +196,7 @@ class ModelInput:
     moe_topk: int = 2
     moe_ffn_hidden_size: int | None = None  # None: ffn_hidden_size
     moe_shared_expert_size: int = 0  # --moe-shared-expert-intermediate-size (all shared experts together)
+    moe_grouped_gemm: bool = False  # --moe-grouped-gemm: TE GroupedLinear experts (Megatron's default: SequentialMLP)
     moe_layer_freq: int | tuple[int, ...] = 1  # an int k: layer i is MoE when i % k == 0; or a 0/1 pattern
     # encoder-decoder (T5: examples/t5/pretrain_t5.py builds megatron/core/models/T5/t5_model.py's T5Model): an
     # encoder of num_layers layers over seq_length (--encoder-seq-length) tokens and a decoder of as many layers
