@@ -93,6 +93,25 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # torchtitan's generated split (PUBLISHED_SCRIPT_VALUES above) in Megatron's layout notation
     "torchtitan_llama31_405b_3d_512gpu_fp8": "--pipeline-model-parallel-layout Ettttttt|(tttttttt|)*14tttttttL",
 }
+# Calibration runs whose sources were read for the settings their error turns on (issue 24: micro-batches per
+# step, gradient-reduce dtype, overlaps) and state nothing the calibration data does not already give, and why.
+# A value these sources do not state stays calibrate.py's reading (micro-batch 1), not the one that fits best.
+PUBLISHED_NOTHING_BEYOND_TABLE: dict[str, str] = {
+    # NVIDIA/Megatron-LM README at core_r0.8.0 (the same text from commit 937571cfd4, July 2024, to core_r0.11.0):
+    # "--overlap-grad-reduce --overlap-param-gather" and "--tp-comm-overlap", already in the entry and read;
+    # the model table is an image of TP, PP, DP, GPUs and batch, no micro-batch. core_r0.8.0
+    # megatron/training/arguments.py validate_args: --overlap-param-gather asserts --use-distributed-optimizer
+    # (calibrate.py reads "param-gather" so), and bf16 sets accumulate_allreduce_grads_in_fp32 (fp32 gradient
+    # reduction, calibrate.py's default). No launch script of the weak-scaling runs is in the repository's
+    # history (git log -S on their hidden size 7168 and 56 heads, July-December 2024: only NVLM examples).
+    "mcore_h100_weak_32b_384gpu": "README r0.8.0 states the overlaps (read); micro-batch and scripts unpublished",
+    # Parmar et al. 2024 (arXiv 2402.16819) sec. 2.2, as the entry and the summaries of it found here give it (the
+    # arXiv text itself was not reachable): 8-way tensor parallelism, data parallelism and a distributed optimizer
+    # on 384 DGX H100, Table 2's batch ramp; no micro-batch, overlap, sequence parallelism, gradient dtype or
+    # framework release. NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/nemotron/
+    # nemotron_15b.yaml is a one-node recipe for the model (tp 4, global batch 32, micro-batch 2), not this run.
+    "nemotron4_15b_2304gpu": "the report states tp 8, dp and the distributed optimizer only (read)",
+}
 
 
 # ---- the validation runs (benchmarks/data/published_runs_validation.yaml): nothing is fitted on them ----
