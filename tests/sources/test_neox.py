@@ -89,3 +89,15 @@ def test_deepy_in_an_unknown_folder_and_an_attached_short_option_are_read(tmp_pa
     )
     assert got["layout"]["parallel"]["tp"] == 2
     assert got["layout"]["trainer"] == "megatron-deepspeed"
+
+
+def test_a_yaml_alias_bomb_is_quoted_bounded(tmp_path):
+    """yaml aliases nest one list in another: 11 levels of 10 make a value whose repr is 10**12 items long.
+    The typed reads quote a wrong value in their note; quoted whole, the check ran for minutes (fail before)."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
+    lines += ["num_layers: *a11", "precision: *a11", "fp16: {enabled: true}", "num_gpus: 8"]
+    got = _read(tmp_path, "python deepy.py train.py -d configs bomb.yml", {"configs/bomb.yml": "\n".join(lines)})
+    notes = " ".join(str(v) for v in got["layout"].get("notes", [])) + str(got)
+    assert len(notes) < 200_000
+    assert "is not an integer" in notes and "..." in notes

@@ -28,6 +28,7 @@ nodes carry marks); it knows nothing of rules.
 from __future__ import annotations
 
 import posixpath
+import reprlib
 from typing import TYPE_CHECKING, Any
 
 from plint.reading.shell.model import Problem, Word
@@ -338,13 +339,19 @@ class _Values:
             return unresolved(f"{note}: a value plint does not build (a python tag)", entry.span)
         # validate_types accepts an int where a float is declared, never a float where an int is (2.0 is refused)
         if value is not None and not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-            return unresolved(f"{note}: {value!r} is not {_kind_name(kind)}", entry.span)
+            return unresolved(f"{note}: {_shown(value)} is not {_kind_name(kind)}", entry.span)
         return Value(value, entry.span, origin, note)
 
     def absent(self, key: str, fallback: Any, why: str) -> Value:
         if self.config.unread:  # one note for every key the unread file may set: said once (PL002)
             return unresolved(self.config.unread[0])
         return default(fallback, f"{key} not set: GPT-NeoX's default {fallback!r} ({why})")
+
+
+def _shown(value: Any) -> str:
+    """A config value as a message quotes it, bounded: yaml aliases can nest one list in another so that its
+    full repr is exponentially long (reprlib elides past a few items and levels)."""
+    return reprlib.repr(value)
 
 
 def _kind_name(kind) -> str:
@@ -428,7 +435,7 @@ def _precision(v: _Values) -> Value:
         if enabled is not None and enabled.value is True:
             if written is not None and written.value not in (name, "bfloat16" if name == "bf16" else name):
                 return unresolved(
-                    f"{enabled.path}: {key}.enabled with precision {written.value!r}: NeoX stops "
+                    f"{enabled.path}: {key}.enabled with precision {_shown(written.value)}: NeoX stops "
                     f'("DeepSpeed {key} field was set but precision conflicts")',
                     enabled.span,
                 )
