@@ -297,6 +297,16 @@ def _selectors(s: Settings, key: str, value) -> list[str]:
     return [v.strip() for v in value]
 
 
+def in_force(start: str | Path, config_file: str | Path | None = None, isolated: bool = False) -> Path | None:
+    """The config file in force from `start` (a file or its folder): --config, else the nearest one
+    (discover); none with --isolated."""
+    if isolated:
+        return None
+    if config_file is not None:
+        return Path(config_file)
+    return discover(start)
+
+
 def load(path: Path | None) -> Settings:
     """The settings of one config file (None: the defaults). Whatever is wrong with a config file is a
     UsageError: the config is part of how plint was called (a ValueError a validator raises included)."""

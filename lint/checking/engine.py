@@ -98,15 +98,12 @@ class Engine:
         Loaded and checked once per config file; ValueError when it is wrong."""
         from plint.checking import config
 
-        if getattr(self.options, "isolated", False):
-            where = None
-        elif getattr(self.options, "config_file", None) is not None:
-            where = Path(self.options.config_file)
-        else:
-            folder = Path(os.path.abspath(path)).parent
-            if folder not in self._config_of_folder:
-                self._config_of_folder[folder] = config.discover(folder)
-            where = self._config_of_folder[folder]
+        folder = Path(os.path.abspath(path)).parent
+        if folder not in self._config_of_folder:
+            self._config_of_folder[folder] = config.in_force(
+                folder, getattr(self.options, "config_file", None), getattr(self.options, "isolated", False)
+            )
+        where = self._config_of_folder[folder]
         if where not in self._settings:
             settings = config.load(where)
             self.rules  # noqa: B018  (loads the catalog, checks the command line's selectors)

@@ -325,11 +325,9 @@ def _plan_launch(
 def _configured_headroom(config_file: Path | None, isolated: bool, launch: Path | None) -> tuple[float | None, str]:
     """thresholds.memory-headroom of the config in force (as check finds it: --config, else the nearest
     config to LAUNCH or the working folder), and a note naming it; (None, '') when none is set."""
-    from plint.checking.config import discover, load
+    from plint.checking.config import in_force, load
 
-    if isolated:
-        return None, ""
-    path = config_file or discover(launch if launch is not None else Path.cwd())
+    path = in_force(launch if launch is not None else Path.cwd(), config_file, isolated)
     headroom = load(path).thresholds.get("memory-headroom")
     if headroom is None:
         return None, ""
