@@ -112,7 +112,9 @@ class Candidate:
 
     def complexity(self) -> tuple:
         """Smaller is simpler, in the decision tree's order: context, pipeline, tensor, experts, recompute
-        (after whether its bubble is large)."""
+        (after whether its bubble is large). Interleaving counts, not its number of virtual stages: that
+        splits the same GPUs the same way, a schedule's tuning value whose sends, bubble and memory the
+        estimate prices, so among near-equal layouts that differ only there the faster goes first."""
         i, e = self.inp, self.estimate
         # a large bubble counts first: of two near-equal layouts, take the one that idles less
         bubble_warns = e.step_time_s > 0 and e.time_s.get("bubble", 0.0) / e.step_time_s > LARGE_BUBBLE
@@ -120,7 +122,7 @@ class Candidate:
             bubble_warns,
             i.cp,
             i.pp,
-            i.vpp or 1,
+            (i.vpp or 1) > 1,
             i.tp,
             i.ep,
             i.etp or i.tp,
