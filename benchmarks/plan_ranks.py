@@ -62,7 +62,7 @@ is among them, else as the entry states it). A claim over CLAIM_MARGIN names the
 published layout pays and the first choice does not (the costs the experts paid that plint's choice avoids);
 whether each is right or a defect of the cost model is said in the README's plan_ranks section.
 
-    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--free [--own-sharding]] [--json]
+    python benchmarks/plan_ranks.py [path/to/published_runs_calibration.yaml] [--free [--own-sharding]] [--overlapped] [--json]
 """
 
 from __future__ import annotations
@@ -472,7 +472,15 @@ def layout_rank(cands: list, same) -> int | None:
     return None
 
 
-def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple[Row | None, str | None]:
+def with_overlaps(inp: ModelInput) -> ModelInput:
+    """The input with gradient reduce, parameter gather and TP communication overlapped (--overlapped)."""
+    on = {"overlap_grad_reduce": True, "overlap_param_gather": True, "tp_comm_overlap": True}
+    return inp.replace(options=inp.options.__class__(**{**_fields(inp.options), **on}))
+
+
+def rank_run(
+    run: dict, own_sharding: bool = False, free: bool = False, overlapped: bool = False
+) -> tuple[Row | None, str | None]:
     """The run's row, or None and why it cannot be planned."""
     why = unplannable(run)
     if why:
@@ -481,6 +489,8 @@ def rank_run(run: dict, own_sharding: bool = False, free: bool = False) -> tuple
     if inp is None:
         return None, why
     inp = with_publication(run["id"], inp)  # as published: its scripts' values, its recipe's flags
+    if overlapped:
+        inp = with_overlaps(inp)
     stated = stated_layout(run, inp)
     world = run["cluster"]["total_gpus"]
     if inp.world_size != world:
@@ -571,11 +581,11 @@ def reasons(rows: list[Row]) -> Counter:
     return tally
 
 
-def run_all(path: Path, own_sharding: bool = False, free: bool = False) -> dict:
+def run_all(path: Path, own_sharding: bool = False, free: bool = False, overlapped: bool = False) -> dict:
     runs = yaml.safe_load(path.read_text())
     rows, skipped = [], []
     for run in runs:
-        row, why = rank_run(run, own_sharding, free)
+        row, why = rank_run(run, own_sharding, free, overlapped)
         if row is None:
             skipped.append({"id": run["id"], "why": why})
         else:
@@ -602,8 +612,14 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="with --free: plan from each run's own sharding (no distributed optimizer for a run without one)",
     )
+    parser.add_argument(
+        "--overlapped",
+        action="store_true",
+        help="what if every run overlapped its gradient reduce, parameter gather and TP communication "
+        "(for runs whose sources state none: is a claim about the layout, or about the unstated overlaps?)",
+    )
     args = parser.parse_args(argv)
-    result = run_all(args.data, args.own_sharding, args.free)
+    result = run_all(args.data, args.own_sharding, args.free, args.overlapped)
     if args.json:
         print(json.dumps(result, indent=1))
         return 0

@@ -310,3 +310,16 @@ def test_gpt_oss_is_predicted_to_fit_with_its_recipes_recompute():
     assert row is not None, why
     assert not row.over_headroom
     assert row.rank is not None and row.matched.endswith("recompute selective")
+
+
+def test_overlapped_plans_the_run_and_its_candidates_with_the_overlaps_on():
+    """--overlapped asks whether a claim is about the layout or about overlaps a run's sources leave unstated:
+    the published layout and every candidate are costed with them on."""
+    run = entry(tp=2, pp=1, cp=1)
+    inp, _ = plan_ranks.to_input(run)
+    assert not (inp.options.overlap_grad_reduce or inp.options.tp_comm_overlap)  # Megatron-LM's defaults: off
+    on = plan_ranks.with_overlaps(inp).options
+    assert on.overlap_grad_reduce and on.overlap_param_gather and on.tp_comm_overlap
+    held, overlapped = plan_ranks.rank_run(run)[0], plan_ranks.rank_run(run, overlapped=True)[0]
+    assert overlapped.published_tokens > held.published_tokens  # the published layout hides its traffic
+    assert overlapped.rank is not None and overlapped.claim is not None
