@@ -335,7 +335,7 @@ def _deepy_launches(ctx: LaunchContext, srun, runner) -> str:
         )
         return (
             f"srun starts deepy.py on each of {nodes} nodes, and each runs DeepSpeed's runner on one host only "
-            f"(no hostfile names the other nodes): {jobs}"
+            f"(no hostfile in the launch names the other nodes): {jobs}"
         )
     return f"{started}, and each runs DeepSpeed's runner, which starts the job's ranks itself ({unknown_world})"
 

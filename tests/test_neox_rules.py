@@ -131,3 +131,13 @@ def test_every_form_of_importing_deepspeeds_runner_is_recognised():
         assert imports_runner(SourceFile("deepy.py", text)) is True, text
     assert imports_runner(SourceFile("deepy.py", "from train import main\nmain()\n")) is False
     assert imports_runner(SourceFile("deepy.py", "def broken(:\n")) is None
+
+
+def test_an_exported_dlts_hostfile_makes_each_runner_start_both_nodes(tmp_path: Path):
+    # get_deepspeed_main_args appends --hostfile $DLTS_HOSTFILE: the runner on each node then launches both
+    folder = _copy("neox-srun-no-hostfile", tmp_path)
+    (folder / "hostfile").write_text("node0 slots=8\nnode1 slots=8\n")
+    job = folder / "job.slurm"
+    job.write_text(job.read_text().replace("export CUDA", "export DLTS_HOSTFILE=hostfile\nexport CUDA"))
+    ((_, _, message),) = _srun_findings(folder, tmp_path)
+    assert "srun starts deepy.py 2 times" in message and "on its 2 hosts through pdsh: 2 x 16 = 32 processes" in message
