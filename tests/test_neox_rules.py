@@ -125,7 +125,7 @@ def test_every_form_of_importing_deepspeeds_runner_is_recognised():
 
     for text in (
         "import deepspeed.launcher.runner\n",
-        "from deepspeed.launcher.runner import main\n",  # deepy.py before 2022
+        "from deepspeed.launcher.runner import main\n",  # deepy.py until 2022
         "from deepspeed.launcher import runner\n",
     ):
         assert imports_runner(SourceFile("deepy.py", text)) is True, text

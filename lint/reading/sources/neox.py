@@ -21,7 +21,7 @@ comes from the YAML files. What this module follows, each from that file:
 - the MLP size: megatron/model/transformer.py `ParallelMLP.__init__`, gated activations from
   megatron/model/activations.py `get_activation`.
 - deepy.py itself: upstream's `main` runs `deepspeed.launcher.runner.main`, so one deepy.py starts every rank
-  of the job; every upstream deepy.py imports `deepspeed.launcher.runner` (before 2022 as `from
+  of the job; every upstream deepy.py imports `deepspeed.launcher.runner` (until 2022 as `from
   deepspeed.launcher.runner import main`). A fork's deepy.py that does not (ZhiYuanZeng/gpt-moe's calls
   train.main) is one rank itself. The deepy.py the launch runs is read when it is in the checked tree.
 
