@@ -173,6 +173,7 @@ FactKey = Literal[
     "megatron_fsdp",
     "megatron_fsdp.strategy",
     "neox.config_files",
+    "neox.deepy_runs_runner",
     "overlap_grad_reduce",
     "overlap_param_gather",
     "pipeline.account_for_embedding",

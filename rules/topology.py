@@ -6,9 +6,19 @@ node exactly when k divides the GPUs per node (shared/reference/megatron.md §3)
 
 from __future__ import annotations
 
-from plint.layout import AXIS_PATHS
+from plint.layout import AXIS_PATHS, LayoutKey
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, unsafe_fix
-from plint.rules.common import FIGURES, gpt, is_megatron, known, on_assumed_node, span, torchrun, value
+from plint.rules.common import (
+    FIGURES,
+    gpt,
+    is_gpt_neox,
+    is_megatron,
+    known,
+    on_assumed_node,
+    span,
+    torchrun,
+    value,
+)
 
 SLURM_TORCHRUN = (
     "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node={tasks}\n#SBATCH --gpus-per-node=8\n"
@@ -222,22 +232,28 @@ def _calls(ctx: RuleContext):
     "srun starts a launcher per GPU, and each launcher starts a worker per GPU.",
     RuleDocs(
         what="Checks srun (or a batch job's --ntasks-per-node) starting several tasks per node, each running "
-        "torchrun/deepspeed/accelerate that itself starts several workers.",
+        "torchrun/deepspeed/accelerate that itself starts several workers; and srun starting GPT-NeoX's deepy.py "
+        "in more than one task, since deepy.py runs DeepSpeed's runner, which starts every rank of the job itself "
+        "(a fork's deepy.py that runs the trainer directly is one rank, and srun is then its launcher).",
         why="With 8 tasks per node each starting 8 workers, 64 processes fight over 8 GPUs: ranks collide on "
-        "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory.",
+        "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory. deepy.py under "
+        "srun on 2 nodes starts the whole job twice, each copy on every GPU of both nodes.",
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=8, nproc=8)}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix=no_fix("use one task per node for a launcher."),
+        fix=no_fix("use one task per node for a launcher, and run GPT-NeoX's deepy.py once, not under srun."),
     ),
 )
 def srun_double_launch(ctx: LaunchContext):
     calls = _calls(ctx)
     kinds = [c.launcher for c in calls]
-    if "srun" not in kinds or not any(
-        k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
-    ):
+    if "srun" not in kinds:
         return
     srun = calls[kinds.index("srun")]
+    if is_gpt_neox(ctx):  # deepy.py read as the DeepSpeed runner it starts: its own count of processes
+        yield from _deepy_under_srun(ctx, srun, calls[-1])
+        return
+    if not any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")):
+        return
     job = ctx.layout.extras.slurm
     per_node = srun.tasks_per_node
     if per_node is None and srun.tasks is None and job is not None:
@@ -250,6 +266,84 @@ def srun_double_launch(ctx: LaunchContext):
             per_node.span or srun.command.site,
             key="cluster.workers_per_node",
         )
+
+
+def _count(v) -> int | None:
+    return v.value if v is not None and isinstance(v.value, int) and not isinstance(v.value, bool) else None
+
+
+def _srun_word(srun):
+    """Where a finding about the srun step points: the srun word, else the whole command."""
+    words = srun.command.words
+    word = next((w for w in words if w.known and (w.text or "").rsplit("/", 1)[-1] == "srun"), None)
+    return word.site if word is not None else srun.command.site
+
+
+def _deepy_under_srun(ctx: LaunchContext, srun, runner):
+    """GPT-NeoX's deepy.py is a launcher, not a rank: deepy.py `main` hands its config to DeepSpeed's runner
+    (deepspeed.launcher.runner.main), which starts the ranks itself, and NeoX gives the runner no --no_ssh or
+    --node_rank (NeoXArgsDeepspeedRunner, gpt-neox ea7aefd8). So each srun task running deepy.py starts a
+    launch of its own."""
+    runs = value(ctx, "neox.deepy_runs_runner")
+    if runs is None or runs.value is not True:
+        return  # a fork's deepy.py that is one rank itself: srun with a task per GPU is its launcher
+    tasks, per = _count(srun.tasks), _count(srun.tasks_per_node)
+    if not ((tasks or 0) > 1 or (per or 0) > 1):
+        return  # one deepy.py: the runner starts the job once
+    message = _deepy_launches(ctx, srun, runner)
+    if runs.origin == "assumed":
+        message += " (GPT-NeoX's deepy.py assumed: the one run is not in the checked tree)"
+    yield Finding(
+        f"{message}; run deepy.py once, not under srun",
+        _srun_word(srun),
+        key="cluster.world_size",
+    )
+
+
+def _deepy_launches(ctx: LaunchContext, srun, runner) -> str:
+    """What the srun tasks each running DeepSpeed's runner start. The runner (DeeperSpeed 91d1c55b, which
+    GPT-NeoX pins, runner.py `main`) launches every host of its hostfile when multi-node (`force_multi or
+    len(active_resources) > 1`; deepy.py sets force_multi for deepspeed_slurm / deepspeed_mpi), for launcher
+    slurm through `srun -n <slots>` (multinode_runner.py SlurmRunner.get_cmd); else only the GPUs of the node
+    it runs on."""
+    tasks, per, nodes = _count(srun.tasks), _count(srun.tasks_per_node), _count(srun.nodes)
+    started = f"srun starts deepy.py {tasks} times" if tasks else f"srun starts deepy.py {per} times per node"
+    backend_word = runner.option("--launcher")
+    backend = "pdsh" if backend_word is None else (backend_word.text or "").lower() if backend_word.known else None
+    hosts, world = _count(runner.nnodes), _count(runner.world_size)
+    unknown_world = f"how many ranks each starts is unknown: {runner.world_size.note if runner.world_size else None}"
+    if "--force_multi" in runner.options or (hosts or 0) > 1:
+        how = (
+            "which calls srun itself for every rank (launcher slurm: srun inside srun)"
+            if backend == "slurm"
+            else f"which starts every rank of the job{f' on its {hosts} hosts' if hosts else ''} through "
+            f"{backend or 'its launcher'}"
+        )
+        if not world:
+            return f"{started}, and each runs DeepSpeed's runner, {how}: each a whole job ({unknown_world})"
+        many = f"{tasks} x {world} = {tasks * world} processes" if tasks else f"{per} whole jobs per node"
+        return f"{started}, and each runs DeepSpeed's runner, {how}: {many} for a job of {world} ranks"
+    gpus = world or _stated(ctx, "cluster.gpus_per_node")
+    if hosts == 1 and per is not None and per > 1:
+        total = f": {per} x {gpus} = {per * gpus} processes per node" if gpus else ""
+        return f"{started}, and each runs DeepSpeed's runner on every GPU of its node{total}"
+    if hosts == 1 and nodes is not None and nodes > 1:
+        jobs = (
+            f"{nodes} separate jobs of {gpus} ranks instead of one of {nodes * gpus}"
+            if gpus
+            else f"{nodes} separate jobs"
+        )
+        return (
+            f"srun starts deepy.py on each of {nodes} nodes, and each runs DeepSpeed's runner on one host only "
+            f"(no hostfile in the launch names the other nodes): {jobs}"
+        )
+    return f"{started}, and each runs DeepSpeed's runner, which starts the job's ranks itself ({unknown_world})"
+
+
+def _stated(ctx: LaunchContext, key: LayoutKey) -> int | None:
+    """A layout count read from the launch (not assumed by plint), else None."""
+    v = value(ctx, key)
+    return v.value if v is not None and v.origin != "assumed" and isinstance(v.value, int) else None
 
 
 def _allocated(ctx: RuleContext):

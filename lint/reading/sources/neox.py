@@ -20,6 +20,10 @@ comes from the YAML files. What this module follows, each from that file:
 - defaults: megatron/neox_arguments/neox_args.py and deepspeed_args.py (the dataclass fields).
 - the MLP size: megatron/model/transformer.py `ParallelMLP.__init__`, gated activations from
   megatron/model/activations.py `get_activation`.
+- deepy.py itself: upstream's `main` runs `deepspeed.launcher.runner.main`, so one deepy.py starts every rank
+  of the job; every upstream deepy.py imports `deepspeed.launcher.runner` (until 2022 as `from
+  deepspeed.launcher.runner import main`). A fork's deepy.py that does not (ZhiYuanZeng/gpt-moe's calls
+  train.main) is one rank itself. The deepy.py the launch runs is read when it is in the checked tree.
 
 The reader returns facts (Values with the YAML file, line and column of the value: pyyaml's composed
 nodes carry marks); it knows nothing of rules.
@@ -34,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from plint.reading.shell.model import Problem, Word
 from plint.reading.sources.wrappers import base
 from plint.record import field, record
-from plint.source import SourceFile, Span
+from plint.source import SourceFile, Span, parse_python
 from plint.values import Value, default, derived, unresolved
 
 if TYPE_CHECKING:
@@ -67,6 +71,13 @@ _MANY_OPTIONS = {"--eval_tasks": "eval_tasks"}
 _RUNNER_KEYS = ("hostfile", "include", "exclude", "num_nodes", "num_gpus", "master_port", "master_addr", "launcher")
 # the runner's defaults there (deepspeed_args.py): a key at its default is not passed
 _RUNNER_DEFAULTS: dict[str, Any] = {"num_nodes": -1, "master_port": 29500, "launcher": "pdsh"}
+
+# the keys get_deepspeed_main_args turns into the runner's --force_multi (force_multi itself, or either
+# deepspeed_slurm / deepspeed_mpi: "if self.deepspeed_slurm or self.deepspeed_mpi: configured_value = True")
+_FORCE_MULTI_KEYS = ("force_multi", "deepspeed_slurm", "deepspeed_mpi")
+# the module upstream deepy.py `main` hands its arguments to
+_RUNNER_MODULE = "deepspeed.launcher.runner"
+_DEEPY_MAX_CHARS = 256 * 1024  # a deepy.py is some 40 lines; a larger file is not parsed (bounded work)
 
 # get_activation: the gated activations (their first linear layer is split in two halves)
 _GATED = ("geglu", "reglu", "bilinear", "swiglu", "glu")
@@ -648,7 +659,61 @@ def runner_words(config: NeoXConfig, args: DeepyArgs) -> dict[str, list[Word]]:
         if key in _RUNNER_DEFAULTS and entry.value == _RUNNER_DEFAULTS[key]:
             continue
         options["--" + key] = [Word.of(str(entry.value), entry.span, "literal")]
+    if "--force_multi" not in options and any(
+        (entry := config.entries.get(key)) is not None and entry.value is True for key in _FORCE_MULTI_KEYS
+    ):
+        options["--force_multi"] = []  # a flag: convert_key_value_to_command_line_arg writes True as `--force_multi`
     return options
+
+
+def imports_runner(source: SourceFile) -> bool | None:
+    """Whether a deepy.py imports DeepSpeed's runner (`import deepspeed.launcher.runner`, `from
+    deepspeed.launcher.runner import main`, `from deepspeed.launcher import runner`); None when it cannot be
+    parsed."""
+    import ast
+
+    if len(source.text) > _DEEPY_MAX_CHARS:
+        return None
+    try:
+        tree = parse_python(source.text, source.path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(alias.name == _RUNNER_MODULE for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.level == 0:
+            if node.module == _RUNNER_MODULE:
+                return True
+            if node.module == "deepspeed.launcher" and any(alias.name == "runner" for alias in node.names):
+                return True
+    return False
+
+
+def deepy_runs_runner(call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]) -> Value:
+    """Whether the deepy.py this call runs starts DeepSpeed's runner (so the whole job) or is one rank itself,
+    from the file when plint can read it, else upstream's deepy.py assumed."""
+    program = call.program
+    span = program.value_span if program is not None else None
+    source = read_config(program.text)[0] if program is not None and program.known and program.text else None
+    runs = imports_runner(source) if source is not None else None
+    if source is None or runs is None:
+        why = "is not in the checked tree" if source is None else "cannot be parsed"
+        return Value(
+            True,
+            span,
+            "assumed",
+            f"the deepy.py run {why}: GPT-NeoX's own is assumed, which starts every rank through DeepSpeed's "
+            "runner (deepy.py main: deepspeed.launcher.runner.main)",
+        )
+    if runs:
+        return derived(
+            True, f"{source.path} imports {_RUNNER_MODULE}: deepy.py starts every rank through DeepSpeed's runner", span
+        )
+    return derived(
+        False,
+        f"{source.path} imports no {_RUNNER_MODULE}: a fork whose deepy.py runs the trainer itself, one rank per process",
+        span,
+    )
 
 
 def neox_runner_call(call: LauncherCall, config: NeoXConfig, args: DeepyArgs) -> LauncherCall:
@@ -718,4 +783,5 @@ def read_neox(
     facts["neox.config_files"] = derived(
         ", ".join(config.files), "the GPT-NeoX config files deepy.py merges, in order", None
     )
+    facts["neox.deepy_runs_runner"] = deepy_runs_runner(call, read_config)
     return NeoXLaunch(neox_runner_call(call, config, args), facts, problems)
