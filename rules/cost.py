@@ -351,10 +351,8 @@ def memory_headroom(ctx: LaunchContext):
         "((pp-1)/vpp stage-times of fill and drain against the micro-batches of one step), then looks for "
         "a concrete alternative of the same launch: the same GPUs, global batch, model, tensor, context "
         "and expert parallelism, sharding and recompute, with another pipeline size, number of virtual "
-        "stages per rank or micro-batch that passes the start-up checks (PL102, PL103, PL105, PL108; where "
-        "the layers do not divide over its pp, with the uneven split Megatron accepts there, "
-        "--decoder-first/last-pipeline-num-layers or a --pipeline-model-parallel-layout as the release has "
-        "them, named in the message in place of the launch's own and costed rank by rank as the launch is), "
+        "stages per rank or micro-batch that passes the start-up checks (PL102, PL103, PL105, PL108; with "
+        "the uneven split Megatron accepts where the layers do not divide, named and costed rank by rank), "
         "fits in memory (the high end of its measured error band included), has a smaller bubble, owes "
         "at least half of the time it saves to the bubble (plint.planning.alternatives.faster_pipeline: "
         "every pp, vpp and micro-batch no larger than the launch's is estimated, the fastest kept) and "
@@ -386,6 +384,8 @@ def pipeline_bubble(ctx: RuleContext):
     estimated = _estimated(ctx)
     if estimated is None:
         return
+    from plint.planning.alternatives import describe_pipeline
+
     inp, est = _as_costed(ctx, estimated)  # an alternative at the launch's pp keeps its uneven split
     share = _bubble_share(est)
     if inp.pp <= 1 or share <= _margin(inp):
@@ -428,15 +428,8 @@ def bubble_alternative(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tupl
 
     # virtual pipeline stages and uneven splits by flag: Megatron-LM's; the Megatron-DeepSpeed forks have neither
     megatron = trainer(ctx) == "megatron"
-    return faster_pipeline(
-        inp,
-        est,
-        lambda e: _fits(e, ctx),
-        _margin(inp),
-        estimate,
-        interleaving=megatron,
-        has_flag=lambda flag: megatron and _release_has(ctx, flag),
-    )
+    fits, known = (lambda e: _fits(e, ctx)), (lambda flag: megatron and _release_has(ctx, flag))
+    return faster_pipeline(inp, est, fits, _margin(inp), estimate, megatron, known)
 
 
 def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[ModelInput, Estimate, Estimate] | None:
@@ -487,35 +480,6 @@ def gain_text(variant: Estimate, est: Estimate, inp: ModelInput) -> str:
         f"{_seconds(est.step_time_s)}), {_gib(mem['total'])} of {_gib(mem['usable'])} GiB ({_gib(low)} to "
         f"{_gib(high)} within its +-{100 * mem.get('error_band', 0.0):.0f}% band)"
     )
-
-
-def describe_pipeline(new: ModelInput, old: ModelInput) -> str:
-    """The sizes that differ, as `pp 8, vpp 4, micro-batch 1`, and the split of the layers where it is another
-    (`pp 4, with --decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11`)."""
-    parts = [f"pp {new.pp}"] if new.pp != old.pp else []
-    if (new.vpp or 1) != (old.vpp or 1):
-        parts.append(f"vpp {new.vpp or 1}")
-    if new.micro_batch != old.micro_batch:
-        parts.append(f"micro-batch {new.micro_batch}")
-    split = split_change(new, old)
-    return ", ".join(parts) + (f", {split}" if split else "")
-
-
-def split_change(new: ModelInput, old: ModelInput) -> str:
-    """How the flags that split the layers over the pipeline change from `old` to `new` ('' when they do not):
-    `with --decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11 (in place of ...)`, or
-    `evenly split (without ...)` where the launch's uneven flags must go (Megatron applies them at any pp:
-    megatron/core/transformer/transformer_block.py get_num_layers_to_build)."""
-    from plint.planning.alternatives import split_flags
-
-    if new.pipeline_split == old.pipeline_split and (new.vpp or 1) == (old.vpp or 1):
-        return ""
-    written, wanted = split_flags(old), split_flags(new)
-    if written == wanted:
-        return ""
-    if not wanted:
-        return f"evenly split (without {written})"
-    return f"with {wanted}" + (f" in place of {written}" if written else "")
 
 
 # PL302 wants the simpler layout predicted at least this much faster. Comparing two layouts of one model on
@@ -606,11 +570,12 @@ def needless_parallelism(ctx: RuleContext):
     given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
     if axis == "pp" and _deferred_wgrad(ctx):
         given += ", without --defer-embedding-wgrad-compute (Megatron-LM defers only with a pipeline)"
-    written = _launch_split(ctx) if axis == "pp" else ""
-    if written:
-        # at pp 1 Megatron would still build only the first (last) stage's count on the one rank
-        # (megatron/core/transformer/transformer_block.py get_num_layers_to_build): the flags must go
-        given += f", without {written}"
+    if axis == "pp" and ctx.layout is not None:  # the launch's uneven flags would still size the one rank
+        from plint.cost.layout_estimate import costed_input
+        from plint.planning.alternatives import split_flags
+
+        launch = costed_input(ctx.layout, ctx.settings)
+        given += f", without {split_flags(launch)}" if launch is not None and launch.pipeline_split else ""
     yield Finding(
         f"{name} parallelism {axis} {size} is not needed: {axis} 1{given} instead: {gain_text(variant, est, simpler)}",
         span(ctx, key),
@@ -653,15 +618,6 @@ def _deferred_wgrad(ctx: RuleContext) -> bool:
 
     inp = cost_input(ctx.layout, ctx.settings) if ctx.layout is not None else None
     return inp is not None and inp.options.wgrad_deferral_limit is not None
-
-
-def _launch_split(ctx: RuleContext) -> str:
-    """The flags that split the launch's layers unevenly over its pipeline, as split_flags writes them; ''."""
-    from plint.cost.layout_estimate import costed_input
-    from plint.planning.alternatives import split_flags
-
-    inp = costed_input(ctx.layout, ctx.settings) if ctx.layout is not None else None
-    return split_flags(inp) if inp is not None else ""
 
 
 def _pipelined_faster(ctx: RuleContext, inp: ModelInput, est: Estimate, unpipelined: Estimate) -> bool:

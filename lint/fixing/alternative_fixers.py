@@ -87,7 +87,7 @@ def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -> Fix | None:
     """Edits for every size of `new` that differs from the launch's; None when one cannot be written."""
-    from plint.rules.cost import describe_pipeline
+    from plint.planning.alternatives import describe_pipeline
 
     written = size_edits(ctx, rctx, SIZES, new)
     if written is None:

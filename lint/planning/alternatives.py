@@ -85,7 +85,7 @@ def pipeline_splits(
     layout', made by plint.cost.pipeline_stages), each costed on its own partition, never on the launch's."""
     if pp == inp.pp and inp.pipeline_split is not None:
         yield inp.vpp, {}
-    for vpp, first, _, layout, part in pipeline_partitions(inp.num_layers, pp):
+    for vpp, _, _, layout, part in pipeline_partitions(inp.num_layers, pp):
         if (vpp and not interleaving) or (part is not None and (part.how, vpp) == (inp.pipeline_split, inp.vpp)):
             continue  # no interleaving, or the launch's own split, yielded above
         if part is None:  # an even split: none of the launch's uneven flags
@@ -125,6 +125,32 @@ def split_flags(new: ModelInput) -> str:
     if how and (new.vpp or 1) > 1:
         return f"{how} {STAGES_PER_RANK} {new.vpp}"
     return how
+
+
+def describe_pipeline(new: ModelInput, old: ModelInput) -> str:
+    """The sizes that differ, as `pp 8, vpp 4, micro-batch 1`, and the split of the layers where it is another
+    (`pp 4, with --decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11`)."""
+    parts = [f"pp {new.pp}"] if new.pp != old.pp else []
+    if (new.vpp or 1) != (old.vpp or 1):
+        parts.append(f"vpp {new.vpp or 1}")
+    if new.micro_batch != old.micro_batch:
+        parts.append(f"micro-batch {new.micro_batch}")
+    split = split_change(new, old)
+    return ", ".join(parts) + (f", {split}" if split else "")
+
+
+def split_change(new: ModelInput, old: ModelInput) -> str:
+    """How the flags that split the layers over the pipeline change from `old` to `new` ('' when they do not):
+    `with --decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11 (in place of ...)`, or
+    `evenly split (without ...)` where the launch's uneven flags must go (Megatron applies them at any pp:
+    megatron/core/transformer/transformer_block.py get_num_layers_to_build; at pp 1 the one rank would build
+    the last stage's count only)."""
+    written, wanted = split_flags(old), split_flags(new)
+    if written == wanted:
+        return ""
+    if not wanted:
+        return f"evenly split (without {written})"
+    return f"with {wanted}" + (f" in place of {written}" if written else "")
 
 
 def context_layouts(inp: ModelInput, domain: int | None = None, smallest: int = 2) -> Iterator[ModelInput]:
