@@ -351,7 +351,8 @@ def memory_headroom(ctx: LaunchContext):
         "((pp-1)/vpp stage-times of fill and drain against the micro-batches of one step), then looks for "
         "a concrete alternative of the same launch: the same GPUs, global batch, model, tensor, context "
         "and expert parallelism, sharding and recompute, with another pipeline size, number of virtual "
-        "stages per rank or micro-batch that passes the start-up checks (PL102, PL103, PL105, PL108), "
+        "stages per rank or micro-batch that passes the start-up checks (PL102, PL103, PL105, PL108; with "
+        "the uneven split Megatron accepts where the layers do not divide, named and costed rank by rank), "
         "fits in memory (the high end of its measured error band included), has a smaller bubble, owes "
         "at least half of the time it saves to the bubble (plint.planning.alternatives.faster_pipeline: "
         "every pp, vpp and micro-batch no larger than the launch's is estimated, the fastest kept) and "
@@ -383,7 +384,9 @@ def pipeline_bubble(ctx: RuleContext):
     estimated = _estimated(ctx)
     if estimated is None:
         return
-    inp, est = estimated
+    from plint.planning.alternatives import describe_pipeline
+
+    inp, est = _as_costed(ctx, estimated)  # an alternative at the launch's pp keeps its uneven split
     share = _bubble_share(est)
     if inp.pp <= 1 or share <= _margin(inp):
         return  # no alternative can win more than the bubble it removes
@@ -423,10 +426,10 @@ def bubble_alternative(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tupl
     from plint.cost import estimate
     from plint.planning.alternatives import faster_pipeline
 
-    # virtual pipeline stages: Megatron-LM's interleaved schedule; the Megatron-DeepSpeed forks have none
-    return faster_pipeline(
-        inp, est, lambda e: _fits(e, ctx), _margin(inp), estimate, interleaving=trainer(ctx) == "megatron"
-    )
+    # virtual pipeline stages and uneven splits by flag: Megatron-LM's; the Megatron-DeepSpeed forks have neither
+    megatron = trainer(ctx) == "megatron"
+    fits, known = (lambda e: _fits(e, ctx)), (lambda flag: megatron and _release_has(ctx, flag))
+    return faster_pipeline(inp, est, fits, _margin(inp), estimate, megatron, known)
 
 
 def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[ModelInput, Estimate, Estimate] | None:
@@ -479,16 +482,6 @@ def gain_text(variant: Estimate, est: Estimate, inp: ModelInput) -> str:
     )
 
 
-def describe_pipeline(new: ModelInput, old: ModelInput) -> str:
-    """The sizes that differ, as `pp 8, vpp 4, micro-batch 1`."""
-    parts = [f"pp {new.pp}"] if new.pp != old.pp else []
-    if (new.vpp or 1) != (old.vpp or 1):
-        parts.append(f"vpp {new.vpp or 1}")
-    if new.micro_batch != old.micro_batch:
-        parts.append(f"micro-batch {new.micro_batch}")
-    return ", ".join(parts)
-
-
 # PL302 wants the simpler layout predicted at least this much faster. Comparing two layouts of one model on
 # one cluster cancels most of the model's absolute error (calibration MAPE ~10%), but not all: a
 # predicted gain of 1-3% is inside what it cannot tell apart, and advice to re-layout a run on that is noise.
@@ -523,8 +516,11 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
     if axis == "tp":
         changes["sequence_parallel"] = False
         changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
-    if axis == "pp":
+    if axis == "pp":  # one stage holds every layer: no uneven split (its flags go too, needless_parallelism)
+        from plint.planning.alternatives import SPLIT_FIELDS
+
         changes["vpp"] = None
+        changes.update(dict.fromkeys(SPLIT_FIELDS))
         if inp.options.wgrad_deferral_limit is not None:
             # Megatron refuses --defer-embedding-wgrad-compute without a pipeline (ModelParallelConfig.__post_init__,
             # megatron/core/model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model
@@ -549,8 +545,9 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         "that axis set to 1 and its GPUs given to data parallelism (for experts: replicated), and warns "
         "when that layout fits in memory (the high end of its measured error band included) and its step "
         "is predicted more than 5% shorter (10% for MoE models; smaller differences are inside what the "
-        "model can tell apart), naming it with the predicted step and memory (" + FIGURES + "). The "
-        "pipeline is left to PL301 where a layout it names (another pp, vpp or micro-batch) is faster "
+        "model can tell apart), naming it with the predicted step and memory (" + FIGURES + "); a launch "
+        "with an uneven pipeline is compared on its own split, and dropping its pipeline drops the uneven "
+        "split's flags with it. The pipeline is left to PL301 where a layout it names (another pp, vpp or micro-batch) is faster "
         "than none.",
         why="Every axis costs communication and complexity: use the least parallelism that fits. A 1.3B model "
         "with tp 2 on 8 GPUs splits GEMMs that already run below peak and all-gathers activations on "
@@ -573,6 +570,12 @@ def needless_parallelism(ctx: RuleContext):
     given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
     if axis == "pp" and _deferred_wgrad(ctx):
         given += ", without --defer-embedding-wgrad-compute (Megatron-LM defers only with a pipeline)"
+    if axis == "pp" and ctx.layout is not None:  # the launch's uneven flags would still size the one rank
+        from plint.cost.layout_estimate import costed_input
+        from plint.planning.alternatives import split_flags
+
+        launch = costed_input(ctx.layout, ctx.settings)
+        given += f", without {split_flags(launch)}" if launch is not None and launch.pipeline_split else ""
     yield Finding(
         f"{name} parallelism {axis} {size} is not needed: {axis} 1{given} instead: {gain_text(variant, est, simpler)}",
         span(ctx, key),
@@ -588,7 +591,7 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None:
         return None
-    inp, est = estimated
+    inp, est = _as_costed(ctx, estimated)  # an uneven launch's simpler layouts keep its split, but without pp
     for axis in _AXES:
         size = getattr(inp, axis)
         if size <= 1 or (axis == "cp" and inp.seq_length < CP_USEFUL_FROM):

@@ -330,6 +330,7 @@ def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
         pipeline_chunk_layers=uneven[0].layers,
         first_stage_layers=ranks[0],
         last_stage_layers=ranks[-1],
+        pipeline_split=uneven[0].how,
     )
 
 

@@ -259,6 +259,8 @@ class ModelInput:
     pipeline_stage_layers: tuple[int, ...] | None = None
     # the same partition by virtual stage (layers[rank][chunk]) where plint.cost.pipeline_stages made it
     pipeline_chunk_layers: tuple[tuple[int, ...], ...] | None = None
+    # the trainer flags that make that partition (pipeline_stages.Partition.how), for advice that names them
+    pipeline_split: str | None = None
     # DeepSpeed's BF16_Optimizer (when: plint.catalog.deepspeed_engine) shards the fp32 master and Adam over dp
     # like ZeRO-1 and accumulates gradients in a buffer of this many bytes per parameter beside the bf16 ones
     ds_bf16_optimizer_accum_bytes: float | None = None

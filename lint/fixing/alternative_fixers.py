@@ -25,15 +25,18 @@ SIZES = (
 )
 CHUNK = "--num-layers-per-virtual-pipeline-stage"  # every Megatron-LM release has it
 STAGES = "--num-virtual-stages-per-pipeline-rank"
-# spellings the fix does not rewrite: a pipeline layout or an uneven split sets the stages its own way
-OTHER_SPLITS = (
+# the flags that split the layers unevenly (plint.cost.pipeline_stages): an alternative with another split
+# replaces them (Megatron takes one way at a time: TransformerConfig.__post_init__ rejects first/last stages
+# beside the embedding/loss accounting, and a layout beside either)
+UNEVEN_SPLITS = (
     "--pipeline-model-parallel-layout",
     "--decoder-first-pipeline-num-layers",
     "--decoder-last-pipeline-num-layers",
     "--account-for-embedding-in-pipeline-split",
     "--account-for-loss-in-pipeline-split",
-    "--hybrid-layer-pattern",
 )
+# spellings the fix does not rewrite: a pipeline layout or an uneven split sets the stages its own way
+OTHER_SPLITS = (*UNEVEN_SPLITS, "--hybrid-layer-pattern")
 
 
 def _context_of(diag: Diagnostic, ctx: FixContext, key: str = "parallel.pp"):
@@ -48,13 +51,14 @@ def _context_of(diag: Diagnostic, ctx: FixContext, key: str = "parallel.pp"):
 
 @fixer("PL301")
 def write_pipeline_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
-    from plint.cost.layout_estimate import cost_input, layout_estimate
+    from plint.cost.layout_estimate import costed_input, layout_estimate
     from plint.rules.cost import bubble_alternative
 
     rctx = _context_of(diag, ctx)
     if rctx is None or rctx.layout.value("trainer") != "megatron":
         return None
-    inp, est = cost_input(rctx.layout, rctx.settings), layout_estimate(rctx.layout, rctx.settings)
+    # the input the rule searched from: the launch's own uneven split included
+    inp, est = costed_input(rctx.layout, rctx.settings), layout_estimate(rctx.layout, rctx.settings)
     better = bubble_alternative(rctx, inp, est) if inp is not None and est is not None else None
     return _write(ctx, rctx, inp, better[0], "PL301") if better is not None and inp is not None else None
 
@@ -83,15 +87,19 @@ def write_size_alternative(diag: Diagnostic, ctx: FixContext) -> Fix | None:
 
 def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -> Fix | None:
     """Edits for every size of `new` that differs from the launch's; None when one cannot be written."""
-    from plint.rules.cost import describe_pipeline
+    from plint.planning.alternatives import describe_pipeline
 
     written = size_edits(ctx, rctx, SIZES, new)
     if written is None:
         return None
     edits, changed = written
     changes = [f"{key.split('.')[1]} {target}" for key, _, target in changed]
-    if (new.vpp or 1) != (inp.vpp or 1):
-        edit = _virtual_stages(ctx, rctx, new)
+    split = _split_edits(ctx, rctx, inp, new) if code == "PL301" else []
+    if split is None:
+        return None
+    edits.extend(split)
+    if (new.vpp or 1) != (inp.vpp or 1) and not new.pipeline_split:  # an uneven split writes its own
+        edit = _virtual_stages(ctx, rctx, new, replaced=bool(split))
         if edit is None:
             return None
         edits.append(edit)
@@ -99,11 +107,36 @@ def _write(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput, code: str) -
     return Fix(f"{what}, as {code} names it (checkpoints change layout)", tuple(edits), "unsafe") if edits else None
 
 
-def _virtual_stages(ctx: FixContext, rctx, new: ModelInput) -> Edit | None:
-    """The virtual stages per rank of `new` (> 1), written with the spelling the launch uses, or added as
-    layers per virtual stage; None where the launch sets its stages another way or goes back to one."""
+def _split_edits(ctx: FixContext, rctx, inp: ModelInput, new: ModelInput) -> list[Edit] | None:
+    """Edits that give the launch `new`'s split of the layers (plint.planning.alternatives.split_flags) where it is
+    not the launch's: the launch's uneven flags removed (with its virtual-stage flags where the new split sets
+    the stages itself: a layout implies them, uneven first/last stages need --num-virtual-stages-per-pipeline-rank,
+    megatron/training/arguments.py validate_args) and the new ones added; [] when the split stays; None when they
+    cannot be written."""
+    from plint.planning.alternatives import split_flags
+
+    wanted = split_flags(new)
+    if wanted == split_flags(inp):
+        return []
     args = trainer_args_of(rctx)
-    if args is None or not new.vpp or new.vpp <= 1 or any(args.get(o) is not None for o in OTHER_SPLITS):
+    if args is None or args.get("--hybrid-layer-pattern") is not None:
+        return None
+    replaced = UNEVEN_SPLITS + ((CHUNK, STAGES) if new.pipeline_split else ())
+    present = [flag for flag in replaced if args.get(flag) is not None]
+    removed = remove_flag(ctx, args, *present) if present else []
+    added = insert_after_tp(ctx, rctx, wanted) if wanted else None
+    if removed is None or (wanted and added is None):
+        return None
+    return [*removed, *([added] if added is not None else [])]
+
+
+def _virtual_stages(ctx: FixContext, rctx, new: ModelInput, replaced: bool = False) -> Edit | None:
+    """The virtual stages per rank of `new` (> 1), written with the spelling the launch uses, or added as
+    layers per virtual stage; None where the launch sets its stages another way (unless this fix `replaced`
+    that way) or goes back to one."""
+    args = trainer_args_of(rctx)
+    other = not replaced and any(args.get(o) is not None for o in OTHER_SPLITS) if args is not None else True
+    if args is None or not new.vpp or new.vpp <= 1 or other:
         return None
     chunk = new.num_layers // (new.pp * new.vpp)
     for option, target in ((STAGES, new.vpp), (CHUNK, chunk)):
@@ -145,7 +178,9 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
     if written is None:
         return None
     edits = list(written[0])
-    companions = [flag for flag in {"tp": WITH_TP, "pp": WITH_PP}.get(axis, ()) if args.get(flag) is not None]
+    # at pp 1 the uneven split's flags would still size the one rank (get_num_layers_to_build): they go too
+    going = {"tp": WITH_TP, "pp": WITH_PP + UNEVEN_SPLITS}.get(axis, ())
+    companions = [flag for flag in going if args.get(flag) is not None]
     if companions:
         removal = remove_flag(ctx, args, *companions)
         if removal is None:

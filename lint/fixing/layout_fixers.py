@@ -69,8 +69,9 @@ def insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
     use = args.get_any(*TP_OPTIONS) if args is not None else None
     if use is not None and use.values and not use.inline_value:
         # the value follows the flag where the flag is written (its own site may be an assignment
-        # elsewhere when it came through a variable): step over the next word after the flag
-        flag = use.flag_word.site
+        # elsewhere when it came through a variable, or the "${ARGS[@]}" that expands the array holding
+        # it): step over the next word after the flag
+        flag = use.flag_word.value_span
         data = ctx.data(flag.path) if flag is not None else None
         if data is None or data[flag.start : flag.end] != use.option.encode("utf-8", "surrogateescape"):
             return None  # the flag's characters are not written out here

@@ -5,7 +5,9 @@ global batch, the model, sharding, recompute, precision) and changes only the si
 the pipeline (its size, virtual stages per rank and micro-batch) for the bubble, the context-parallel size
 for a ring that crosses nodes, the expert-parallel size for an all-to-all that crosses nodes. Each one
 passes the start-up checks its sizes meet in Megatron-LM (megatron/training/arguments.py validate_args and
-parallel_state): layers divide over pp x vpp (PL103, PL108), the global batch over micro-batch x dp (PL102),
+parallel_state): layers divide over pp x vpp (PL103, PL108), or, where they do not, the alternative carries the
+uneven split Megatron accepts (TransformerConfig.__post_init__) and is costed on it, the global batch over
+micro-batch x dp (PL102),
 the interleaved schedule has at least pp micro-batches per step (PL108), the experts and their GPUs divide
 over ep (PL105), the sequence over 2 x cp (PL109).
 
@@ -16,10 +18,11 @@ step the rule is about (else the advice is about something else).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from plint.planning.plan import MICRO_BATCHES, divisors, powers_of_two_dividing
+from plint.planning.plan import MICRO_BATCHES, divisors, pipeline_partitions, powers_of_two_dividing
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
@@ -31,12 +34,24 @@ def _global_batch(inp: ModelInput) -> int:
     return inp.global_batch or inp.micro_batch * inp.data_parallel()
 
 
-def pipeline_layouts(inp: ModelInput, interleaving: bool = True) -> Iterator[ModelInput]:
+# the flags each way of splitting the layers unevenly needs, as the release in force must know them: uneven
+# first/last stages interleave only with --num-virtual-stages-per-pipeline-rank (megatron/training/arguments.py,
+# validate_args: "please use --num-virtual-stages-per-pipeline-rank ... when enable uneven pipeline parallelism")
+FIRST_LAST = "--decoder-first-pipeline-num-layers"
+STAGES_PER_RANK = "--num-virtual-stages-per-pipeline-rank"
+LAYOUT = "--pipeline-model-parallel-layout"
+
+
+def pipeline_layouts(
+    inp: ModelInput, interleaving: bool = True, has_flag: Callable[[str], bool] = lambda flag: False
+) -> Iterator[ModelInput]:
     """Every (pp, vpp, micro-batch) of the launch's GPUs, batch and other sizes that Megatron accepts,
     that still pipelines (pp >= 2: dropping the pipeline is PL302's advice) with a micro-batch no larger than
     the launch's (a larger one lengthens every fill and drain: a gain from it comes from larger GEMMs, PL310's
     advice, not from the bubble). `interleaving`: whether the trainer has virtual pipeline stages
-    (Megatron-LM; the Megatron-DeepSpeed forks do not)."""
+    (Megatron-LM; the Megatron-DeepSpeed forks do not). Each carries the split of the layers it runs with
+    (pipeline_splits): where the layers do not divide over its pp, an uneven one made by flags the release
+    knows (`has_flag`), costed rank by rank."""
     world, layers = inp.world_size, inp.num_layers
     group = max(1, inp.tp) * max(1, inp.cp)
     global_batch = _global_batch(inp)
@@ -45,19 +60,97 @@ def pipeline_layouts(inp: ModelInput, interleaving: bool = True) -> Iterator[Mod
     # PL108: interleaving needs pp >= 2, or 3 without p2p overlap (parallel_state, schedules.py)
     minimum_pp = 3 if inp.options.overlap_p2p_comm is False else 2
     for pp in divisors(world // group):
-        if pp < 2 or pp > layers or layers % pp:
+        if pp < 2 or pp > layers:
             continue
         dp = world // (group * pp)
         if inp.ep > 1 and (group * dp) % inp.ep:  # PL105: ep divides one stage's GPUs
             continue
-        vpps = [None] + ([v for v in divisors(layers // pp) if v > 1] if interleaving and pp >= minimum_pp else [])
-        for vpp in vpps:
+        for vpp, split in pipeline_splits(inp, pp, interleaving and pp >= minimum_pp, has_flag):
             for micro in sorted({*MICRO_BATCHES, inp.micro_batch}):
                 if micro > inp.micro_batch or global_batch % (micro * dp):
                     continue
                 if vpp and global_batch // (micro * dp) < pp:
                     continue
-                yield inp.replace(pp=pp, vpp=vpp, dp=dp, micro_batch=micro)
+                yield inp.replace(pp=pp, vpp=vpp, dp=dp, micro_batch=micro, **split)
+
+
+def pipeline_splits(
+    inp: ModelInput, pp: int, interleaving: bool, has_flag: Callable[[str], bool]
+) -> Iterator[tuple[int | None, dict]]:
+    """(vpp, the ModelInput fields of its split) for each way of laying the launch's layers over `pp` ranks
+    that Megatron accepts: at the launch's own pp its own uneven split as written (then only the micro-batch
+    is another), and the planner's splits (plint.planning.plan.pipeline_partitions: even where the layers
+    divide, else uneven first/last stages or a balanced --pipeline-model-parallel-layout; the checks of
+    megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__, 'Uneven PP' and 'PP
+    layout', made by plint.cost.pipeline_stages), each costed on its own partition, never on the launch's."""
+    if pp == inp.pp and inp.pipeline_split is not None:
+        yield inp.vpp, {}
+    for vpp, _, _, layout, part in pipeline_partitions(inp.num_layers, pp):
+        if (vpp and not interleaving) or (part is not None and (part.how, vpp) == (inp.pipeline_split, inp.vpp)):
+            continue  # no interleaving, or the launch's own split, yielded above
+        if part is None:  # an even split: none of the launch's uneven flags
+            yield vpp, dict.fromkeys(SPLIT_FIELDS)
+            continue
+        needs = [LAYOUT] if layout else [FIRST_LAST] + ([STAGES_PER_RANK] if vpp else [])
+        if not all(has_flag(flag) for flag in needs):
+            continue
+        ranks = part.per_rank()
+        yield (
+            vpp,
+            {
+                "pipeline_stage_layers": ranks,
+                "pipeline_chunk_layers": part.layers,
+                "first_stage_layers": ranks[0],
+                "last_stage_layers": ranks[-1],
+                "pipeline_split": part.how,
+            },
+        )
+
+
+SPLIT_FIELDS = (
+    "pipeline_stage_layers",
+    "pipeline_chunk_layers",
+    "first_stage_layers",
+    "last_stage_layers",
+    "pipeline_split",
+)
+
+
+def split_flags(new: ModelInput) -> str:
+    """The flags that make `new`'s split of the layers, as a user writes them: its uneven flags (with the
+    virtual stages per rank that uneven first/last stages need to interleave), or '' for an even split."""
+    how = new.pipeline_split or ""
+    if how.startswith(LAYOUT):  # the layout string quoted: its '(', '|' and '*' are shell syntax
+        return f"{LAYOUT} {shlex.quote(how[len(LAYOUT) :].strip())}"
+    if how and (new.vpp or 1) > 1:
+        return f"{how} {STAGES_PER_RANK} {new.vpp}"
+    return how
+
+
+def describe_pipeline(new: ModelInput, old: ModelInput) -> str:
+    """The sizes that differ, as `pp 8, vpp 4, micro-batch 1`, and the split of the layers where it is another
+    (`pp 4, with --decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11`)."""
+    parts = [f"pp {new.pp}"] if new.pp != old.pp else []
+    if (new.vpp or 1) != (old.vpp or 1):
+        parts.append(f"vpp {new.vpp or 1}")
+    if new.micro_batch != old.micro_batch:
+        parts.append(f"micro-batch {new.micro_batch}")
+    split = split_change(new, old)
+    return ", ".join(parts) + (f", {split}" if split else "")
+
+
+def split_change(new: ModelInput, old: ModelInput) -> str:
+    """How the flags that split the layers over the pipeline change from `old` to `new` ('' when they do not):
+    `with --decoder-first-pipeline-num-layers 11 --decoder-last-pipeline-num-layers 11 (in place of ...)`, or
+    `evenly split (without ...)` where the launch's uneven flags must go (Megatron applies them at any pp:
+    megatron/core/transformer/transformer_block.py get_num_layers_to_build; at pp 1 the one rank would build
+    the last stage's count only)."""
+    written, wanted = split_flags(old), split_flags(new)
+    if written == wanted:
+        return ""
+    if not wanted:
+        return f"evenly split (without {written})"
+    return f"with {wanted}" + (f" in place of {written}" if written else "")
 
 
 def context_layouts(inp: ModelInput, domain: int | None = None, smallest: int = 2) -> Iterator[ModelInput]:
@@ -124,8 +217,11 @@ def faster_pipeline(
     min_gain: float,
     estimate: Callable[[ModelInput], Estimate | None],
     interleaving: bool = True,
+    has_flag: Callable[[str], bool] = lambda flag: False,
 ) -> Alternative | None:
     """The pipeline layout of the launch (another pp, vpp or smaller micro-batch) that PL301 names."""
     current = (inp.pp, inp.vpp or 1, inp.micro_batch)
-    candidates = (c for c in pipeline_layouts(inp, interleaving) if (c.pp, c.vpp or 1, c.micro_batch) != current)
+    candidates = (
+        c for c in pipeline_layouts(inp, interleaving, has_flag) if (c.pp, c.vpp or 1, c.micro_batch) != current
+    )
     return faster(inp, est, candidates, "bubble", fits, min_gain, estimate)

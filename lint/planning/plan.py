@@ -346,11 +346,19 @@ class Structure:
 
 def pipeline_splits(layers: int, pp: int):
     """(vpp, first, last, layout, per-rank layers) for every split of `layers` over `pp` ranks the planner
-    tries: even splits with every vpp dividing each rank's layers (PL108: megatron/training/arguments.py,
-    validate_args); where the layers do not divide, uneven first and last stages (uneven_split) with the vpp
-    dividing each of them, and a --pipeline-model-parallel-layout that spreads the layers, the embedding and
-    the loss evenly over pp*vpp virtual stages (plint.cost.pipeline_stages.balanced_layout; Megatron core
-    0.13+), for every vpp up to MAX_LAYOUT_VPP that leaves each virtual stage at least one slot."""
+    tries (pipeline_partitions)."""
+    for vpp, first, last, layout, part in pipeline_partitions(layers, pp):
+        yield vpp, first, last, layout, part.per_rank() if part is not None else None
+
+
+def pipeline_partitions(layers: int, pp: int):
+    """(vpp, first, last, layout, Partition) for every split of `layers` over `pp` ranks the planner tries:
+    even splits (Partition None) with every vpp dividing each rank's layers (PL108: megatron/training/
+    arguments.py, validate_args); where the layers do not divide, uneven first and last stages (uneven_split)
+    with the vpp dividing each of them, and a --pipeline-model-parallel-layout that spreads the layers, the
+    embedding and the loss evenly over pp*vpp virtual stages (plint.cost.pipeline_stages.balanced_layout;
+    Megatron core 0.13+), for every vpp up to MAX_LAYOUT_VPP that leaves each virtual stage at least one slot.
+    The Partition's `how` is the flags that make it."""
     from plint.cost import pipeline_stages as ps
 
     if pp == 1:
@@ -366,16 +374,17 @@ def pipeline_splits(layers: int, pp: int):
         for v in [None] + [v for v in divisors(middle) if v > 1 and first % v == 0 == last % v]:
             part = ps.first_last(layers, pp, v, first, last)
             if isinstance(part, ps.Partition):
-                yield v, first, last, None, part.per_rank()
+                yield v, first, last, None, part
     for v in range(1, MAX_LAYOUT_VPP + 1):
         if split is not None and v == 1:
             continue  # the first/last flags already split it without interleaving
         text = ps.balanced_layout(layers, pp, v)
         if text is None:
             continue
-        laid = ps.from_layout(text.split("|"), pp, layers)
+        short = ps.compact(text)
+        laid = ps.from_layout(text.split("|"), pp, layers, short)
         if isinstance(laid, ps.Partition):
-            yield (v if v > 1 else None), None, None, ps.compact(text), laid.per_rank()
+            yield (v if v > 1 else None), None, None, short, laid
 
 
 def structures(
