@@ -9,7 +9,9 @@ tokens/s by the paper's FLOP definition, as calibrate.py does.
 
 Prints each point's measured and predicted throughput, the step's shares of tensor-parallel communication and of
 the host-dispatch floor (fixed per-iteration costs), per figure and batch size the split measured fastest and the
-one plint predicts fastest, and the mean absolute error per figure.
+one plint predicts fastest, the mean absolute error per figure, and per split the time the model misses (measured
+step - predicted step) as a line over the micro-batches a step runs: a part per step and a part per micro-batch
+(docs/cost-model.md, "What Figure 15 measures that the model lacks"), with the host-dispatch floor and without it.
 
     python benchmarks/sc21_configurations.py
 """
@@ -19,8 +21,10 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from statistics import linear_regression
 
 import yaml
+from plint.catalog.hardware import lookup_gpu
 from plint.cost import Estimate, estimate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,6 +51,7 @@ class Prediction:
     measured: float  # tokens/s per GPU
     predicted: float
     estimate: Estimate
+    host_step_s: float = 0.0  # the per-iteration host cost inside estimate.time_s["overhead"] (no micro-batch floor)
 
     @property
     def error(self) -> float:
@@ -54,6 +59,19 @@ class Prediction:
 
     def share(self, part: str) -> float:
         return self.estimate.time_s[part] / self.estimate.step_time_s
+
+    @property
+    def measured_step_s(self) -> float:
+        """The measured step: the same tokens per step at the measured rate."""
+        return self.estimate.step_time_s * self.predicted / self.measured
+
+    def missed_s(self, host_floor: bool = True) -> float:
+        """Measured step - predicted step, seconds; without the host floor: less the part of the fixed per-iteration
+        costs that is the micro-batches' host-dispatch floor (what is left is Options.host_step_s)."""
+        predicted = self.estimate.step_time_s
+        if not host_floor:
+            predicted -= self.estimate.time_s["overhead"] - self.host_step_s
+        return self.measured_step_s - predicted
 
 
 def load(path: Path = DATA) -> tuple[dict, list[Point]]:
@@ -109,12 +127,45 @@ def predict(data: dict, point: Point) -> Prediction:
         raise ValueError(f"{run['id']}: {why}")
     measured, _ = published_tokens_per_s(run, inp)
     est = estimate(inp)
-    return Prediction(point, measured, est.tokens_per_s_per_gpu, est)
+    host_step = lookup_gpu(inp.gpu).host_overhead_factor * inp.options.host_step_s  # as estimate._step_times adds it
+    return Prediction(point, measured, est.tokens_per_s_per_gpu, est, host_step)
 
 
 def predictions(path: Path = DATA) -> list[Prediction]:
     data, points = load(path)
     return [predict(data, p) for p in points]
+
+
+@dataclass(frozen=True)
+class MissedLine:
+    """A split's missed time (measured - predicted step) over its batch sizes as per_step + per_microbatch x m."""
+
+    figure: int
+    tp: int
+    pp: int
+    per_step_s: float
+    per_microbatch_s: float
+    points: int
+
+
+def missed_line(samples: list[tuple[int, float]]) -> tuple[float, float]:
+    """(per step, per micro-batch) of the least-squares line through (micro-batches, missed seconds) samples."""
+    slope, intercept = linear_regression([float(m) for m, _ in samples], [t for _, t in samples])
+    return intercept, slope
+
+
+def missed_lines(rows: list[Prediction], host_floor: bool = True) -> list[MissedLine]:
+    """Per split measured at two batch sizes or more, the line its missed time draws over the micro-batches."""
+    splits = sorted({(r.point.figure, r.point.tp, r.point.pp) for r in rows})
+    lines = []
+    for figure, tp, pp in splits:
+        group = [r for r in rows if (r.point.figure, r.point.tp, r.point.pp) == (figure, tp, pp)]
+        if len({r.estimate.num_microbatches for r in group}) < 2:
+            continue
+        samples = [(r.estimate.num_microbatches, r.missed_s(host_floor)) for r in group]
+        per_step, per_microbatch = missed_line(samples)
+        lines.append(MissedLine(figure, tp, pp, per_step, per_microbatch, len(group)))
+    return lines
 
 
 def _split(p: Point) -> str:
@@ -142,6 +193,16 @@ def main() -> int:
     for fig in sorted({r.point.figure for r in rows}):
         group = [r for r in rows if r.point.figure == fig]
         print(f"MAPE figure {fig}: {100 * sum(abs(r.error) for r in group) / len(group):.1f}%")
+    print("\nmissed time (measured - predicted step) = per step + per micro-batch x m, with / without the host floor:")
+    without = {(x.figure, x.tp, x.pp): x for x in missed_lines(rows, host_floor=False)}
+    for line in missed_lines(rows):
+        bare = without[(line.figure, line.tp, line.pp)]
+        dp = 64 // (line.tp * line.pp)
+        print(
+            f"  figure {line.figure} tp {line.tp:2d} pp {line.pp:2d} dp {dp:2d}:"
+            f" {line.per_step_s:+6.3f} s + {1000 * line.per_microbatch_s:+6.1f} ms x m"
+            f"   /  {bare.per_step_s:+6.3f} s + {1000 * bare.per_microbatch_s:+6.1f} ms x m"
+        )
     return 0
 
 

@@ -47,3 +47,28 @@ def test_tensor_versus_data_split_priced_as_measured(batch):
     predicted_gain = rows[(2, 1)].predicted / rows[(4, 1)].predicted
     assert predicted_gain == pytest.approx(measured_gain, rel=0.05)
     assert max(rows.values(), key=lambda r: r.predicted).point.tp == 2
+
+
+def test_missed_line_recovers_a_line():
+    """The decomposition of a split's missed time: samples on per_step + per_microbatch x m give those two back."""
+    per_step, per_microbatch = sc21.missed_line([(1, 0.3 + 0.025), (4, 0.3 + 0.1), (16, 0.3 + 0.4)])
+    assert per_step == pytest.approx(0.3)
+    assert per_microbatch == pytest.approx(0.025)
+
+
+def test_missed_time_is_the_measured_step_less_the_predicted():
+    """A point predicted fast misses time (positive), one predicted slow has time to spare; without the host floor
+    only the micro-batches' floor leaves the prediction, never the per-iteration host cost."""
+    for r in ROWS:
+        assert r.measured_step_s * r.measured == pytest.approx(r.estimate.step_time_s * r.predicted)
+        assert (r.missed_s() > 0) == (r.error > 0)
+        floor = r.estimate.time_s["overhead"] - r.host_step_s
+        assert floor >= -1e-12
+        assert r.missed_s(host_floor=False) == pytest.approx(r.missed_s() + floor)
+
+
+def test_every_split_measured_at_two_batches_gets_a_line():
+    """Figures 13-15 measure each of their five splits at two or three batch sizes: fifteen lines."""
+    lines = sc21.missed_lines(ROWS)
+    assert len(lines) == 15
+    assert {(x.figure, x.points) for x in lines} == {(13, 2), (14, 2), (15, 3)}
