@@ -146,19 +146,21 @@ def test_a_deepspeed_config_not_utf8_is_a_file_that_cannot_be_read(tmp_path):
     assert message.startswith("the DeepSpeed config ds_config.json: not UTF-8 text ("), message
 
 
-def test_an_accelerate_config_too_large_is_said_once(tmp_path):
+def test_an_accelerate_config_too_large_is_said_once_at_its_name(tmp_path):
     # read through the same lookup: before, nothing said the config named was not read
     launch = "accelerate launch --config_file acc.yaml train.py\n"
     repo = _repo(tmp_path, launch)
     (repo / "acc.yaml").write_text(f"# {PADDING}\nnum_processes: 8\n")
     size = os.stat(repo / "acc.yaml").st_size
-    assert _findings(repo, "acc.yaml:") == [
+    (result,) = check_paths([repo / "launch.sh"])
+    said = [(d.code, d.line, d.col, d.message) for d in result.diagnostics if "acc.yaml" in d.message]
+    assert said == [
         (
             "PL002",
-            None,
-            None,
-            f"acc.yaml: too large to read ({size} bytes, over plint's limit of {MAX_FILE_BYTES} bytes); values from "
-            "it are unknown",
+            1,
+            _column(launch, "acc.yaml"),
+            f"the accelerate config acc.yaml: too large to read ({size} bytes, over plint's limit of "
+            f"{MAX_FILE_BYTES} bytes); values from it are unknown",
         )
     ]
 

@@ -310,7 +310,7 @@ def find_launches(
             elif c.launcher == "srun":
                 read_srun_step(c, job)
             elif c.launcher == "accelerate":
-                read_accelerate_config(c, configs)
+                read_accelerate_config(c, configs, why, problems)
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
         args = command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []
