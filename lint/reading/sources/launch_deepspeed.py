@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from plint.reading.read import Unread
+    from plint.reading.loading import Unread
 
 
 DEEPSPEED = grammar_of(

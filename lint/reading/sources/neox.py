@@ -44,7 +44,7 @@ from plint.values import Value, default, derived, unresolved
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from plint.reading.read import Unread
+    from plint.reading.loading import Unread
     from plint.reading.sources.launch_calls import LauncherCall
 
 NEOX_PROGRAM = "deepy.py"
