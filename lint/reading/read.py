@@ -16,7 +16,9 @@ from plint.record import field, record
 from plint.layout import Layout
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
-from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
+from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
+from plint.reading.loading import Unread, load_checked, load_named
+from plint.source import SourceFile, display_path, overlaid, probe
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, note_for, work_tree
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
@@ -28,7 +30,6 @@ if TYPE_CHECKING:
     from plint.reading.sources.launch_calls import LaunchChain
 
 SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
-MAX_FILE_BYTES = 4 * 1024 * 1024
 
 
 @record
@@ -45,30 +46,6 @@ class FileReading:
     root: object = None  # plint.root.Root: where this check read files (reports read back only there)
     # commands that plainly start training but yielded no launch (sources.unlaunched), for a file with none
     unused_launches: list = field(default_factory=list)
-
-
-def _load(path: str, display: str) -> tuple[SourceFile | None, str | None]:
-    try:
-        memory = overlaid(path)  # standard input read as a file (`plint check -`), a file being fixed
-        size = len(memory) if memory is not None else os.stat(path).st_size
-        if size > MAX_FILE_BYTES:
-            # standard input is read only to one byte past the limit: its size is not known, only that
-            return None, (
-                "file is too large to be a launch file "
-                + (f"({size} bytes)" if memory is None else f"(over {MAX_FILE_BYTES} bytes)")
-            )
-        raw = read_bytes(path)
-    except OSError as exc:  # plint.root.Refused too: outside the root, a FIFO, a device
-        return None, f"cannot read file: {exc.strerror or exc}"
-    except ValueError as exc:  # a NUL byte in the name
-        return None, f"cannot read file: {exc}"
-    if b"\x00" in raw[:8192]:
-        return None, "binary file (contains NUL bytes)"
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-    return SourceFile(display, text), None
 
 
 def file_kind(path: str | Path) -> str:
@@ -114,20 +91,28 @@ class FileLookup:
         self.result, self.base = result, base
         self.cache: dict[str, SourceFile | None] = {}
         self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
-        self.refused: dict[str, str] = {}  # name -> why: files named but outside the root (plint.root)
+        self.refused: dict[str, Unread] = {}  # name -> why: files named, there, but not read
+        self.refusals: dict[str, Unread] = {}  # resolved path -> why the file there was not read (load_named)
         self.assumed: dict[str, str] = {}  # name -> the folder above the script it was found from (a guess)
         self.climbing: set[str] = set()  # config names also looked up above the script (see _run_from)
 
-    def unread(self, name: str) -> str | None:
-        """Why a named file is not read when the root refuses it (a note for the value), else None.
-        A file the script wrote from one outside the root is refused the same way."""
+    def unread(self, name: str) -> Unread | None:
+        """Why a named file that is there is not read (a note for the value), else None: the root refuses
+        it (a file the script wrote from one outside the root is refused the same way), or plint does not
+        read it (too large, not a regular file, binary: loading.load_named). A file not there is not unread."""
 
         resolved = self._resolve(name)
         if self.result is not None:
             vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
             if vf is not None:
-                return _unknown_whole(vf.content)
-        return note_for(resolved)
+                unknown = _unknown_whole(vf.content)
+                return Unread(unknown, hint=WIDEN_HINT) if unknown is not None else None
+        outside = note_for(resolved)
+        if outside is not None:
+            return Unread(outside, hint=WIDEN_HINT)
+        if resolved not in self.cache:
+            self.source(name)
+        return self.refusals.get(resolved)
 
     def _resolve(self, name: str) -> str:
         if os.path.isabs(name):
@@ -199,12 +184,14 @@ class FileLookup:
             vf = self.result.virtual_files[resolved]
             if _unknown_whole(vf.content) is None:
                 found = SourceFile(_display(vf.path), vf.content.render())
-        elif probe(Path(resolved).is_file):
-            found, _ = _load(resolved, _display(resolved))
+        elif probe(Path(resolved).exists):  # a directory or a FIFO too: _load_named says why it is not read
+            found, refusal = load_named(resolved, _display(resolved))
+            if refusal is not None:
+                self.refusals[resolved] = refusal
+        self.cache[resolved] = found
         why = self.unread(name) if found is None else None
         if why is not None:
-            self.refused[name] = f"{name}: {why}; values from it are unknown ({WIDEN_HINT})"
-        self.cache[resolved] = found
+            self.refused[name] = why
         return found
 
 
@@ -238,7 +225,7 @@ def read_path(
     env = env or {}
     display = _display(path)
     kind = file_kind(path)
-    source, why = _load(path, display)
+    source, why = load_checked(path, display)
     reading = FileReading(display, kind, source)
     if source is None:
         reading.unreadable = why
@@ -390,10 +377,11 @@ def _read_shell(
     notes = [v.note for layout in reading.layouts for v in layout.fields.values() if v.note]
     for lookup in lookups:
         reading.problems.extend(p for p in lookup.problems if p not in reading.problems)
+        said = notes + [p.message for p in reading.problems]
         refused = [
-            Problem("unresolved", why, None)
+            Problem(why.kind, why.say(name, "values from it are unknown"), None)
             for name, why in lookup.refused.items()
-            if not any(name in note and OUTSIDE_NOTE in note for note in notes)
+            if not any(name in note and (why.why in note or OUTSIDE_NOTE in note) for note in said)
         ]
         reading.problems.extend(p for p in refused if p not in reading.problems)
 
@@ -671,12 +659,8 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
     lookup.climbing.add(str(config_path.value))  # a DeepSpeed config is looked up where the script is run from too
     why = lookup.unread(str(config_path.value))
     if why is not None:
-        return _unread_config(
-            launch,
-            lookup,
-            config_path,
-            f"the DeepSpeed config {config_path.value}: {why}; its keys are unknown ({WIDEN_HINT})",
-        )
+        said = why.say(f"the DeepSpeed config {config_path.value}", "its keys are unknown")
+        return _unread_config(launch, lookup, config_path, said, why.kind)
     resolved, text = lookup.mapped(str(config_path.value))
     if text is None:
         return _unread_config(
@@ -731,10 +715,11 @@ def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup
     return None
 
 
-def _unread_config(launch: Launch, lookup: FileLookup, config_path: Value, note: str) -> None:
-    """A DeepSpeed config plint may not read (outside the root, or copied from there): unresolved, and
-    said once (PL002) even where the command line gives every value the config would."""
+def _unread_config(launch: Launch, lookup: FileLookup, config_path: Value, note: str, kind: str = "unresolved") -> None:
+    """A DeepSpeed config plint does not read (outside the root or copied from there, too large, not a
+    regular file; binary or not UTF-8, a Problem of kind "syntax" as broken JSON is): unresolved, and said
+    once, at the word naming it, even where the command line gives every value the config would."""
     launch.facts["deepspeed.config"] = Value(None, config_path.span, "unresolved", note)
     if not any(p.message == note for p in lookup.problems):
-        lookup.problems.append(Problem("unresolved", note, config_path.span))
+        lookup.problems.append(Problem(kind, note, config_path.span))
     return None

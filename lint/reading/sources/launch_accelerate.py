@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from plint.reading.shell.model import Command
+from plint.reading.shell.model import Command, Problem
 from plint.source import SourceFile, Span
 from plint.values import Value, default, from_word, parse_int, unresolved
 from plint.reading.sources.launch_calls import (
@@ -21,6 +21,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+
+    from plint.reading.loading import Unread
 
 
 ACCELERATE = grammar_of(
@@ -97,14 +99,25 @@ def accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
 
 
 def read_accelerate_config(
-    call: LauncherCall, read_config: Callable[[str], tuple[SourceFile | None, str | None]]
+    call: LauncherCall,
+    read_config: Callable[[str], tuple[SourceFile | None, str | None]],
+    why_unread: Callable[[str], Unread | None] | None = None,
+    problems: list[Problem] | None = None,
 ) -> None:
     """Counts from `--config_file` (accelerate's YAML) that the command line does not give; origin
-    "assumed" with the note when the file was found where the script is assumed to run from."""
+    "assumed" with the note when the file was found where the script is assumed to run from. A config
+    that is there but not read (`why_unread`) is said in `problems`, at its name."""
     path = call.option("--config_file")
     if path is None or path.text is None:
         return
     source, assumed = read_config(path.text)
+    why = why_unread(path.text) if source is None and why_unread is not None else None
+    if why is not None and problems is not None:
+        problems.append(
+            Problem(
+                why.kind, why.say(f"the accelerate config {path.text}", "values from it are unknown"), path.value_span
+            )
+        )
     if source is None:
         return
     origin = "assumed" if assumed else "literal"

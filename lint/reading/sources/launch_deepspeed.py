@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from plint.reading.loading import Unread
+
 
 DEEPSPEED = grammar_of(
     """--hostfile|-H --include|-i --exclude|-e --num_nodes --num_gpus|--num_accelerators --master_port --master_addr
@@ -48,6 +50,17 @@ def deepspeed_call(command: Command, start: int) -> LauncherCall:
     return call
 
 
+def _not_read(result: ShellResult | None, name: str, why_unread: Callable[[str], Unread | None] | None) -> str | None:
+    """Why a file the launch names, and that is there, is not read (outside the root, too large, not a
+    regular file: the lookup's `why_unread`, else plint.root's note), else None."""
+    if why_unread is None:
+        return _outside(result, name)
+    why = why_unread(name)
+    if why is None:
+        return None
+    return f"{why.why} ({why.hint})" if why.hint else why.why
+
+
 def _outside(result: ShellResult | None, name: str) -> str | None:
     """plint.root's note when the file a launch names (against the script's folder) lies outside the
     root of the check, else None."""
@@ -63,10 +76,12 @@ def read_deepspeed_resources(
     read_file: Callable[[str], SourceFile | None],
     problems: list[Problem],
     result: ShellResult | None = None,
+    why_unread: Callable[[str], Unread | None] | None = None,
 ) -> None:
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
-    runner's /job/hostfile, whose existence only the launching machine knows."""
+    runner's /job/hostfile, whose existence only the launching machine knows. `why_unread`: why a named file
+    that is there is not read (plint.reading.read.FileLookup.unread)."""
     from plint.reading.sources.hostfile import (
         assume_local_node,
         include_as_hostfile,
@@ -101,7 +116,9 @@ def read_deepspeed_resources(
     # provenance: the hostfile named, else --num_gpus, else the launcher word
     chosen = call.option("--hostfile") or call.option("--num_gpus")
     span = chosen.value_span if chosen is not None else call.command.words[0].site
-    hostfile, unread = _hostfile(call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"], selection)
+    hostfile, unread = _hostfile(
+        call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"], selection, why_unread
+    )
     if unread is not None and texts["--include"] and not texts["--exclude"]:
         hostfile = include_as_hostfile(texts["--include"], unread, span)
         unread = None if hostfile is not None else unread
@@ -150,6 +167,7 @@ def _hostfile(
     num_nodes: int | None,
     nodes: Value | None,
     selection: str | None,
+    why_unread: Callable[[str], Unread | None] | None = None,
 ):
     """(the hostfile read, None) or (None, the hostfile the runner reads when plint cannot, or None when the
     runner reads none: one local node)."""
@@ -166,10 +184,10 @@ def _hostfile(
             unread = f"the hostfile {word.display() if word is not None else ''} ({call.hostfile.note})"
         else:
             src = read_file(call.hostfile.value)
-            outside = _outside(result, call.hostfile.value) if src is None else None
+            why = _not_read(result, call.hostfile.value, why_unread) if src is None else None
             unread = (
-                f"the hostfile {call.hostfile.value} ({outside})"
-                if outside is not None
+                f"the hostfile {call.hostfile.value} ({why})"
+                if why is not None
                 else f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)"
             )
         if src is not None:

@@ -49,6 +49,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from plint.reading.loading import Unread
+
 
 # ---- parsing one launcher -----------------------------------------------------------------------
 
@@ -281,13 +283,15 @@ def find_launches(
     job,
     read_file: Callable[[str], SourceFile | None],
     read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None,
-    why_unread: Callable[[str], str | None] | None = None,
+    why_unread: Callable[[str], Unread | None] | None = None,
 ) -> list[LaunchChain]:
     """One chain per training launch, in execution order. `read_config` reads a launcher's config file
     (accelerate's --config_file, GPT-NeoX's YAML) where the script is run from too, with a note when that is a
-    guess; `why_unread` says why a named file is not read (outside the checked tree), else None."""
+    guess; `why_unread` says why a named file that is there is not read (outside the checked tree, too large,
+    not a regular file), else None."""
     chains: list[LaunchChain] = []
     configs = read_config or (lambda name: (read_file(name), None))
+    why = why_unread or (lambda name: None)
     for command in result.commands:
         own = _chain_calls(command)
         if not own:
@@ -295,18 +299,18 @@ def find_launches(
         calls = _parent_calls(command) + own
         neox = None
         if is_neox(calls[-1]):  # deepy.py runs DeepSpeed's runner with the options its YAML configs give
-            neox = read_neox(calls[-1], configs, why_unread or (lambda name: None))
+            neox = read_neox(calls[-1], configs, why)
             calls = calls[:-1] + [neox.runner]
         elif not _is_launch(calls):
             continue
         problems = [p for c in calls for p in c.problems] + (neox.problems if neox is not None else [])
         for c in calls:
             if c.launcher == "deepspeed":
-                read_deepspeed_resources(c, read_file, problems, result)
+                read_deepspeed_resources(c, read_file, problems, result, why_unread)
             elif c.launcher == "srun":
                 read_srun_step(c, job)
             elif c.launcher == "accelerate":
-                read_accelerate_config(c, configs)
+                read_accelerate_config(c, configs, why, problems)
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
         args = command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []

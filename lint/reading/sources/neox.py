@@ -44,6 +44,7 @@ from plint.values import Value, default, derived, unresolved
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from plint.reading.loading import Unread
     from plint.reading.sources.launch_calls import LauncherCall
 
 NEOX_PROGRAM = "deepy.py"
@@ -276,7 +277,7 @@ class NeoXConfig:
 def merge_configs(
     names: list[tuple[Word, str | None]],
     read_config: Callable[[str], tuple[SourceFile | None, str | None]],
-    why_unread: Callable[[str], str | None],
+    why_unread: Callable[[str], Unread | None],
 ) -> NeoXConfig:
     """The files merged as from_ymls merges them; a repeated key is its ValueError (PL001)."""
     merged = NeoXConfig()
@@ -289,16 +290,16 @@ def merge_configs(
             continue
         source, assumed = read_config(name)
         if source is None:
-            why = why_unread(name)
+            why = why_unread(name)  # a file that is there but not read is not said to be missing
             note = (
-                f"the GPT-NeoX config {name}: {why}; its keys are unknown"
-                if why
+                f"the GPT-NeoX config {name}: {why.why}; its keys are unknown"
+                if why is not None
                 else f"the GPT-NeoX config {name} is not in the repository (beside the script or in a folder "
                 "above it): its keys are unknown (deepy.py stops with FileNotFoundError if nothing writes it first)"
             )
             merged.unread.append(note)
             merged.unread_words.append(word)
-            merged.problems.append(Problem("unresolved", note, word.site))
+            merged.problems.append(Problem(why.kind if why is not None else "unresolved", note, word.site))
             continue
         entries, problem = read_config_file(source)
         if problem is not None:
@@ -380,9 +381,10 @@ def _at_least_one(size: Value, name: str) -> Value:
     return size
 
 
-def neox_facts(config: NeoXConfig, read_file=None) -> dict[str, Value]:
+def neox_facts(config: NeoXConfig, read_file=None, why_unread=None) -> dict[str, Value]:
     """What the merged config says, as layout field paths and trainer facts; `read_file` reads a tokenizer
-    file the config names (where the script is run from, inside the checked tree)."""
+    file the config names (where the script is run from, inside the checked tree), `why_unread` says why one
+    that is there is not read."""
     v = _Values(config)
     out: dict[str, Value] = {}
     tp = _at_least_one(v.read("model_parallel_size", int, 1, "neox_args.py NeoXArgsParallelism"), "model_parallel_size")
@@ -409,7 +411,7 @@ def neox_facts(config: NeoXConfig, read_file=None) -> dict[str, Value]:
     out["precision"] = _precision(v)
     _recompute(v, out)
     _shape(v, out)
-    _vocab(v, out, read_file or (lambda name: (None, None)))
+    _vocab(v, out, read_file or (lambda name: (None, None)), why_unread or (lambda name: None))
     return out
 
 
@@ -509,7 +511,7 @@ def _shape(v: _Values, out: dict[str, Value]) -> None:
     _ffn(v, out)
 
 
-def _vocab(v: _Values, out: dict[str, Value], read_config) -> None:
+def _vocab(v: _Values, out: dict[str, Value], read_config, why_unread) -> None:
     """The padded vocabulary train.py builds: tokenizer.py build_tokenizer sets padded_vocab_size to the
     tokenizer's vocab_size padded to a multiple of make_vocab_size_divisible_by * model_parallel_size
     (_vocab_size_with_padding), whatever the config says (train.py calls build_tokenizer before the model).
@@ -543,9 +545,16 @@ def _vocab(v: _Values, out: dict[str, Value], read_config) -> None:
         size = _tokenizer_size(source, name == "hftokenizer") if source is not None else None
         where, how = v.of(vocab_file, str), f"{vocab_file.value} ({kind.value})"
         if size is None:
+            why = why_unread(vocab_file.value) if source is None else None  # there, but not read: say why
             out["model.vocab_size"] = unresolved(
                 f"the tokenizer's vocabulary: {vocab_file.value} is "
-                + ("not a tokenizer file plint reads" if source is not None else "not read (not in the checked tree)"),
+                + (
+                    "not a tokenizer file plint reads"
+                    if source is not None
+                    else f"not read ({why.why})"
+                    if why is not None
+                    else "not read (not in the checked tree)"
+                ),
                 vocab_file.span,
             )
             return
@@ -762,7 +771,7 @@ class NeoXLaunch:
 def read_neox(
     call: LauncherCall,
     read_config: Callable[[str], tuple[SourceFile | None, str | None]],
-    why_unread: Callable[[str], str | None],
+    why_unread: Callable[[str], Unread | None],
 ) -> NeoXLaunch:
     """A deepy.py command: its arguments, its config files merged, the runner it starts and the facts."""
     words = call.command.words[call.program_index + 1 :] if call.program_index >= 0 else []
@@ -779,7 +788,7 @@ def read_neox(
         )
     config = merge_configs(config_names(args), read_config, why_unread)
     problems.extend(config.problems)
-    facts = neox_facts(config, read_config)
+    facts = neox_facts(config, read_config, why_unread)
     facts["neox.config_files"] = derived(
         ", ".join(config.files), "the GPT-NeoX config files deepy.py merges, in order", None
     )
