@@ -268,6 +268,7 @@ def test_deepspeed_program_master_and_visible_devices():
 # ---- srun ---------------------------------------------------------------------------------------
 JOB_2x8 = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --ntasks-per-node=8\n"
 JOB_4x1 = "#!/bin/bash\n#SBATCH -N 4\n#SBATCH --ntasks-per-node=1\n"
+JOB_2x1 = "#!/bin/bash\n#SBATCH -N 2\n#SBATCH --ntasks-per-node=1\n"
 
 
 def test_srun_starting_python_per_task_inherits_the_allocation():
@@ -305,6 +306,20 @@ def test_srun_torchrun_chain():
 )
 def test_srun_outside_a_job(line, expected):
     assert sizes(one(line)) == expected
+
+
+@pytest.mark.parametrize(
+    "line", ["srun -N 2 --tasks-per-node 8 python train.py", "srun -N 2 --tasks-per-node=8 python train.py"]
+)
+def test_srun_reads_the_tasks_per_node_spelling(line):
+    # --tasks-per-node is Slurm's other name for --ntasks-per-node (slurm_opt.c slurm_opt_tasks_per_node)
+    call = one(line).calls[0]
+    assert sizes(one(line)) == (2, 8, 16) and call.tasks_per_node.value == 8
+
+
+def test_srun_tasks_per_node_spelling_over_torchrun_counts_every_task():
+    call = one("srun -N 2 --tasks-per-node 8 torchrun --nnodes 2 --nproc_per_node 8 x.py", job=job(JOB_2x1)).calls[0]
+    assert (call.nodes.value, call.tasks.value, call.tasks_per_node.value) == (2, 16, 8)
 
 
 def test_srun_options_override_the_job():

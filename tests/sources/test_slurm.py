@@ -51,6 +51,17 @@ def test_long_options_may_be_abbreviated_when_unambiguous():
     assert j.problems[0].message == "sbatch: unrecognized option '--nod=4'"
 
 
+def test_tasks_per_node_is_the_other_spelling_of_ntasks_per_node():
+    # slurm_opt.c: slurm_opt_tasks_per_node sets the same value as --ntasks-per-node; sbatch(1) to 18.08
+    text = "#!/bin/bash\n#SBATCH --nodes=2\n#SBATCH --tasks-per-node=8\n"
+    j = job(text)
+    assert j.ntasks_per_node.value == 8 and text_at(text, j.ntasks_per_node.span) == "8"
+    assert implied_env(j)["SLURM_NTASKS"].value[0].text == "16"
+    assert job("#SBATCH --ntasks-per-node=4\n#SBATCH --tasks-per-node 8\n").ntasks_per_node.value == 8  # last wins
+    assert job("#SBATCH --tasks-per-node=8\n#SBATCH --ntasks-per-node=4\n").ntasks_per_node.value == 4
+    assert [o.name for o in parse_options(words("--tasks-per-node 8 python"), "srun").options] == ["ntasks-per-node"]
+
+
 def test_value_spans_point_at_the_value():
     text = "#!/bin/bash\n#SBATCH -N2 --ntasks-per-node 8\n#SBATCH --gres=gpu:H100:8(S:0-1),nvme:1\n"
     j = job(text)

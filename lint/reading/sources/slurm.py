@@ -161,12 +161,20 @@ def parse_options(words: list[Word], command: str, opaque: Callable[[int], bool]
     return out
 
 
+# Spellings Slurm reads as another option: --tasks-per-node sets the same value as --ntasks-per-node for srun,
+# sbatch and salloc (SchedMD/slurm src/common/slurm_opt.c: slurm_opt_tasks_per_node shares
+# LONG_OPT_NTASKSPERNODE and arg_set_ntasks_per_node; sbatch(1) up to Slurm 18.08: "--tasks-per-node=<n> ...
+# Equivalent to --ntasks-per-node"; commit 9056111b dropped the entry from the man page, not the option).
+# No other task, node or GPU count option has an alias there.
+_ALIASES = {"tasks-per-node": "ntasks-per-node"}
+
+
 def _long_name(body: str, arity: dict[str, str]) -> str | None:
-    """Exact name, else a unique prefix of one (getopt_long accepts abbreviations)."""
+    """Exact name, else a unique prefix of one (getopt_long accepts abbreviations), as its canonical name."""
     if body in arity:
-        return body
+        return _ALIASES.get(body, body)
     matches = [n for n in arity if n.startswith(body)] if body else []
-    return matches[0] if len(matches) == 1 else None
+    return _ALIASES.get(matches[0], matches[0]) if len(matches) == 1 else None
 
 
 # ---- the job -----------------------------------------------------------------------------------
