@@ -234,7 +234,9 @@ def _calls(ctx: RuleContext):
         what="Checks srun (or a batch job's --ntasks-per-node) starting several tasks per node, each running "
         "torchrun/deepspeed/accelerate that itself starts several workers; and srun starting GPT-NeoX's deepy.py "
         "in more than one task, since deepy.py runs DeepSpeed's runner, which starts every rank of the job itself "
-        "(a fork's deepy.py that runs the trainer directly is one rank, and srun is then its launcher).",
+        "(a fork's deepy.py that runs the trainer directly is one rank, and srun is then its launcher); and srun "
+        "running the deepspeed runner in more than one task when its hostfile or --include names several hosts "
+        "and it has no --no_ssh, since each runner then starts every rank of the job.",
         why="With 8 tasks per node each starting 8 workers, 64 processes fight over 8 GPUs: ranks collide on "
         "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory. deepy.py under "
         "srun on 2 nodes starts the whole job twice, each copy on every GPU of both nodes.",
@@ -254,6 +256,11 @@ def srun_double_launch(ctx: LaunchContext):
         return
     if not any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")):
         return
+    if "deepspeed" in kinds:
+        whole_jobs = _runner_whole_jobs(srun, calls[kinds.index("deepspeed")])
+        if whole_jobs is not None:
+            yield Finding(whole_jobs, _srun_word(srun), key="cluster.world_size")
+            return
     job = ctx.layout.extras.slurm
     per_node = srun.tasks_per_node
     if per_node is None and srun.tasks is None and job is not None:
@@ -277,6 +284,42 @@ def _srun_word(srun):
     words = srun.command.words
     word = next((w for w in words if w.known and (w.text or "").rsplit("/", 1)[-1] == "srun"), None)
     return word.site if word is not None else srun.command.site
+
+
+def _runner_whole_jobs(srun, runner) -> str | None:
+    """What several srun tasks each running DeepSpeed's runner start, when each starts the whole job: the
+    runner is multi-node when `(args.force_multi or len(active_resources) > 1) and not args.no_ssh`
+    (deepspeed/launcher/runner.py `main`, DeepSpeed 0.19; --no_ssh since 0.14.5) and then launches every
+    host of its hostfile/--include through pdsh, mpirun or srun (multinode_runner.py) rather than its own
+    node's GPUs. None when a task runs only its own node, or plint cannot tell."""
+    if runner.flag("--no_ssh"):
+        return None  # each task launches its own node (with --node_rank): srun is the node launcher
+    tasks, per = _count(srun.tasks), _count(srun.tasks_per_node)
+    hosts, world = _count(runner.nnodes), _count(runner.world_size)
+    read = runner.nnodes is not None and runner.nnodes.origin != "assumed"
+    if not ((tasks or 0) > 1 or (per or 0) > 1) or not (read and (hosts or 0) > 1):
+        return None  # one task, or one host (even --force_multi then only reaches the task's own node)
+    backend_word = runner.option("--launcher")
+    backend = "pdsh" if backend_word is None else (backend_word.text or "").lower() if backend_word.known else None
+    how = f"through {backend or 'its launcher'}" + (" (srun inside srun)" if backend == "slurm" else "")
+    started = (
+        f"srun starts DeepSpeed's runner {tasks} times"
+        if tasks
+        else f"srun starts DeepSpeed's runner {per} times per node"
+    )
+    on_hosts = f" on its {hosts} hosts" if hosts else ""
+    many = (
+        f": {tasks} x {world} = {tasks * world} processes for a job of {world} ranks"
+        if tasks and world
+        else f": {per} whole jobs per node"
+        if per and not tasks
+        else ""
+    )
+    return (
+        f"{started}, and each, multi-node without --no_ssh, starts every rank of the job{on_hosts} {how}{many}; "
+        "run deepspeed once outside srun, or give it --no_ssh --node_rank $SLURM_NODEID --master_addr (the first node) "
+        "with one task per node"
+    )
 
 
 def _deepy_under_srun(ctx: LaunchContext, srun, runner):

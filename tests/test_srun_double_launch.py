@@ -1,0 +1,57 @@
+"""PL204 over Slurm's --tasks-per-node spelling and over DeepSpeed's runner started by several srun tasks."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from fixture_paths import ROOT
+from plint.checking.check import check_paths
+
+LAUNCHES = ROOT / "fixtures" / "launches"
+
+
+def _findings(job: Path, root: Path = ROOT) -> list[tuple[int, int, str]]:
+    (result,) = check_paths([job], root=str(root))
+    return [(d.line, d.col, d.message) for d in result.diagnostics if d.code == "PL204"]
+
+
+def _variant(tmp_path: Path, old: str, new: str, hostfile: str | None = None) -> Path:
+    """The deepspeed fixture with one edit to its srun line (and another hostfile), checked from a copy."""
+    folder = tmp_path / "launch"
+    shutil.copytree(LAUNCHES / "srun-deepspeed-hostfile-twice", folder)
+    job = folder / "job.slurm"
+    job.write_text(job.read_text().replace(old, new))
+    if hostfile is not None:
+        (folder / "hostfile").write_text(hostfile)
+    return job
+
+
+def test_tasks_per_node_spelling_over_torchrun_is_a_double_launch():
+    # failed before: --tasks-per-node was not read, so srun looked like one task per node
+    ((line, col, message),) = _findings(LAUNCHES / "srun-tasks-per-node-torchrun" / "job.slurm")
+    assert (line, col) == (12, 23)  # the 8 after --tasks-per-node
+    assert message == "srun starts 8 tasks per node and each starts 8 workers: 64 processes per node"
+
+
+def test_deepspeed_runner_in_every_srun_task_starts_the_whole_job_each_time():
+    # failed before: one task per node each running a multi-node runner was not flagged
+    ((line, col, message),) = _findings(LAUNCHES / "srun-deepspeed-hostfile-twice" / "job.slurm")
+    assert (line, col) == (13, 1)  # the srun word
+    assert message.startswith("srun starts DeepSpeed's runner 2 times, and each, multi-node without --no_ssh")
+    assert "on its 2 hosts through pdsh: 2 x 16 = 32 processes for a job of 16 ranks" in message
+
+
+def test_deepspeed_runner_with_launcher_slurm_is_srun_inside_srun(tmp_path: Path):
+    job = _variant(tmp_path, "srun deepspeed ", "srun deepspeed --launcher slurm ")
+    ((_, _, message),) = _findings(job, tmp_path)
+    assert "through slurm (srun inside srun): 2 x 16 = 32 processes" in message
+
+
+def test_deepspeed_runner_without_ssh_or_on_one_host_is_quiet(tmp_path: Path):
+    # --no_ssh: each task launches only its own node (runner.py main: multi_node_exec needs `not no_ssh`)
+    job = _variant(tmp_path, "srun deepspeed ", "srun deepspeed --no_ssh --node_rank $SLURM_NODEID ")
+    assert _findings(job, tmp_path) == []
+    # a one-host hostfile: each runner starts its own node's GPUs, not the whole job
+    one_host = _variant(tmp_path / "one", "srun deepspeed ", "srun deepspeed ", hostfile="gpu-node-01 slots=8\n")
+    assert _findings(one_host, tmp_path / "one") == []
