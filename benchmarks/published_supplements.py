@@ -15,6 +15,7 @@ import shlex
 
 from plint.cost import ModelInput, Options
 from plint.cost import pipeline_stages as stages
+from plint.cost.layout_estimate import split_fields
 from plint.cost.pipeline_stages import Partition, from_layout
 from plint.reading.sources.megatron import layout_stages
 
@@ -404,13 +405,9 @@ def _uneven_stages(run_id: str, inp: ModelInput, args: argparse.Namespace) -> di
         return {}
     if not isinstance(split, Partition):
         raise ValueError(f"{run_id}: uneven pipeline stages: {split}")
-    ranks = split.per_rank()  # as plint.cost.layout_estimate.uneven_input costs a launch's
-    return {
-        "pipeline_stage_layers": ranks,
-        "pipeline_chunk_layers": split.layers,
-        "first_stage_layers": ranks[0],
-        "last_stage_layers": ranks[-1],
-    }
+    fields = split_fields(split)  # as plint.cost.layout_estimate.uneven_input costs a launch's
+    del fields["pipeline_split"]  # the flags are the run's: they name nothing here
+    return fields
 
 
 def _layout_ranks(run_id: str, inp: ModelInput, layout: str) -> tuple[int, ...]:

@@ -517,7 +517,7 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         changes["sequence_parallel"] = False
         changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
     if axis == "pp":  # one stage holds every layer: no uneven split (its flags go too, needless_parallelism)
-        from plint.planning.alternatives import SPLIT_FIELDS
+        from plint.cost.layout_estimate import SPLIT_FIELDS
 
         changes["vpp"] = None
         changes.update(dict.fromkeys(SPLIT_FIELDS))

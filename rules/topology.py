@@ -279,6 +279,18 @@ def _count(v) -> int | None:
     return v.value if v is not None and isinstance(v.value, int) and not isinstance(v.value, bool) else None
 
 
+def _backend(runner) -> str | None:
+    """How DeepSpeed's runner reaches other hosts: its --launcher (pdsh when not given), None when not read."""
+    word = runner.option("--launcher")
+    if word is None:
+        return "pdsh"
+    return (word.text or "").lower() if word.known else None
+
+
+def _started(program: str, tasks: int | None, per: int | None) -> str:
+    return f"srun starts {program} {tasks} times" if tasks else f"srun starts {program} {per} times per node"
+
+
 def _srun_word(srun):
     """Where a finding about the srun step points: the srun word, else the whole command."""
     words = srun.command.words
@@ -299,14 +311,9 @@ def _runner_whole_jobs(srun, runner) -> str | None:
     read = runner.nnodes is not None and runner.nnodes.origin != "assumed"
     if not ((tasks or 0) > 1 or (per or 0) > 1) or not (read and (hosts or 0) > 1):
         return None  # one task, or one host (even --force_multi then only reaches the task's own node)
-    backend_word = runner.option("--launcher")
-    backend = "pdsh" if backend_word is None else (backend_word.text or "").lower() if backend_word.known else None
+    backend = _backend(runner)
     how = f"through {backend or 'its launcher'}" + (" (srun inside srun)" if backend == "slurm" else "")
-    started = (
-        f"srun starts DeepSpeed's runner {tasks} times"
-        if tasks
-        else f"srun starts DeepSpeed's runner {per} times per node"
-    )
+    started = _started("DeepSpeed's runner", tasks, per)
     on_hosts = f" on its {hosts} hosts" if hosts else ""
     many = (
         f": {tasks} x {world} = {tasks * world} processes for a job of {world} ranks"
@@ -350,9 +357,8 @@ def _deepy_launches(ctx: LaunchContext, srun, runner) -> str:
     slurm through `srun -n <slots>` (multinode_runner.py SlurmRunner.get_cmd); else only the GPUs of the node
     it runs on."""
     tasks, per, nodes = _count(srun.tasks), _count(srun.tasks_per_node), _count(srun.nodes)
-    started = f"srun starts deepy.py {tasks} times" if tasks else f"srun starts deepy.py {per} times per node"
-    backend_word = runner.option("--launcher")
-    backend = "pdsh" if backend_word is None else (backend_word.text or "").lower() if backend_word.known else None
+    started = _started("deepy.py", tasks, per)
+    backend = _backend(runner)
     hosts, world = _count(runner.nnodes), _count(runner.world_size)
     unknown_world = f"how many ranks each starts is unknown: {runner.world_size.note if runner.world_size else None}"
     if "--force_multi" in runner.options or (hosts or 0) > 1:
@@ -386,7 +392,7 @@ def _deepy_launches(ctx: LaunchContext, srun, runner) -> str:
 def _stated(ctx: LaunchContext, key: LayoutKey) -> int | None:
     """A layout count read from the launch (not assumed by plint), else None."""
     v = value(ctx, key)
-    return v.value if v is not None and v.origin != "assumed" and isinstance(v.value, int) else None
+    return _count(v) if v is not None and v.origin != "assumed" else None
 
 
 def _allocated(ctx: RuleContext):

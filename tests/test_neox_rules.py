@@ -133,6 +133,22 @@ def test_every_form_of_importing_deepspeeds_runner_is_recognised():
     assert imports_runner(SourceFile("deepy.py", "def broken(:\n")) is None
 
 
+def test_a_strangers_deepy_py_is_parsed_bounded():
+    """deepy.py is a file plint opens (to tell upstream's runner from a fork's rank): one past the size bound,
+    or nested past what the parser takes, is 'cannot be parsed' (upstream's assumed), never a crash."""
+    from plint.reading.sources.neox import _DEEPY_MAX_CHARS, imports_runner
+    from plint.source import SourceFile
+
+    runner = "import deepspeed.launcher.runner\n"
+    hostile = (
+        runner + "#" * _DEEPY_MAX_CHARS,  # past the bound: not parsed, even with the import in it
+        runner + "x = " + "(" * 5000 + ")" * 5000 + "\n",  # deeper than the parser nests
+        runner + "x = " + "-" * 200_000 + "1\n",  # a chain the parser recurses on
+    )
+    for text in hostile:
+        assert imports_runner(SourceFile("deepy.py", text)) is None
+
+
 def test_an_exported_dlts_hostfile_makes_each_runner_start_both_nodes(tmp_path: Path):
     # get_deepspeed_main_args appends --hostfile $DLTS_HOSTFILE: the runner on each node then launches both
     folder = _copy("neox-srun-no-hostfile", tmp_path)

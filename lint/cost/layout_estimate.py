@@ -322,16 +322,25 @@ def uneven_stages(layout: Layout, inp: ModelInput) -> tuple[Partition, str] | No
     )
 
 
+# the ModelInput fields that carry a pipeline's split of the layers (None throughout: an even split)
+SPLIT_FIELDS = (
+    "pipeline_stage_layers",
+    "pipeline_chunk_layers",
+    "first_stage_layers",
+    "last_stage_layers",
+    "pipeline_split",
+)
+
+
+def split_fields(part: Partition) -> dict:
+    """SPLIT_FIELDS of a partition of the layers: each rank's own layers, by virtual stage, and its flags."""
+    ranks = part.per_rank()
+    return dict(zip(SPLIT_FIELDS, (ranks, part.layers, ranks[0], ranks[-1], part.how), strict=True))
+
+
 def uneven_input(inp: ModelInput, uneven: tuple[Partition, str]) -> ModelInput:
     """The input an uneven pipeline is costed with (uneven_stages): each rank's own layers."""
-    ranks = uneven[0].per_rank()
-    return inp.replace(
-        pipeline_stage_layers=ranks,
-        pipeline_chunk_layers=uneven[0].layers,
-        first_stage_layers=ranks[0],
-        last_stage_layers=ranks[-1],
-        pipeline_split=uneven[0].how,
-    )
+    return inp.replace(**split_fields(uneven[0]))
 
 
 def _padded_to(layout: Layout) -> int | None:

@@ -22,6 +22,7 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from plint.cost.layout_estimate import SPLIT_FIELDS, split_fields
 from plint.planning.plan import MICRO_BATCHES, divisors, pipeline_partitions, powers_of_two_dividing
 
 if TYPE_CHECKING:
@@ -94,26 +95,7 @@ def pipeline_splits(
         needs = [LAYOUT] if layout else [FIRST_LAST] + ([STAGES_PER_RANK] if vpp else [])
         if not all(has_flag(flag) for flag in needs):
             continue
-        ranks = part.per_rank()
-        yield (
-            vpp,
-            {
-                "pipeline_stage_layers": ranks,
-                "pipeline_chunk_layers": part.layers,
-                "first_stage_layers": ranks[0],
-                "last_stage_layers": ranks[-1],
-                "pipeline_split": part.how,
-            },
-        )
-
-
-SPLIT_FIELDS = (
-    "pipeline_stage_layers",
-    "pipeline_chunk_layers",
-    "first_stage_layers",
-    "last_stage_layers",
-    "pipeline_split",
-)
+        yield vpp, split_fields(part)
 
 
 def split_flags(new: ModelInput) -> str:

@@ -33,6 +33,11 @@ class Unread:
         """The kind of the Problem that says it."""
         return "syntax" if self.broken else "unresolved"
 
+    @property
+    def reason(self) -> str:
+        """The why, with the hint after it in parentheses."""
+        return f"{self.why} ({self.hint})" if self.hint else self.why
+
     def say(self, what: str, unknown: str) -> str:
         """`what: why; unknown`, the hint after it in parentheses."""
         text = f"{what}: {self.why}; {unknown}"

@@ -56,9 +56,7 @@ def _not_read(result: ShellResult | None, name: str, why_unread: Callable[[str],
     if why_unread is None:
         return _outside(result, name)
     why = why_unread(name)
-    if why is None:
-        return None
-    return f"{why.why} ({why.hint})" if why.hint else why.why
+    return why.reason if why is not None else None
 
 
 def _outside(result: ShellResult | None, name: str) -> str | None:
