@@ -87,6 +87,7 @@ from published_supplements import (  # noqa: E402  what the runs' publications s
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
 from plint.cost.estimate import TIME_PART_NAMES  # noqa: E402
+from plint.cost.layout_estimate import SPLIT_FIELDS  # noqa: E402
 from plint.planning.plan import fits_in_memory, memory_band_high, nvlink_domain, plan, structures, why_behind  # noqa: E402
 
 TOPS = (1, 3, 10)
@@ -262,9 +263,7 @@ def planning_base(
         recompute=None,
         recompute_method=None,
         recompute_num_layers=None,
-        pipeline_stage_layers=None,
-        first_stage_layers=None,
-        last_stage_layers=None,
+        **dict.fromkeys(SPLIT_FIELDS),
         options=options,
         **sharding,
     )

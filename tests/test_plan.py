@@ -348,6 +348,27 @@ def test_virtual_stages_go_down_to_one_layer_per_stage():
     assert all(s.num_layers // s.pp % s.vpp == 0 for s in found if s.vpp)
 
 
+def test_each_structure_carries_its_own_pipeline_split_not_the_bases():
+    """A base that carries an uneven split (a launch's, or a publication's) must not lend its per-virtual-stage
+    layers to the candidates: an even pp 8 vpp 4 candidate would otherwise have its interleaved memory costed on
+    the base's chunks (rank_load reads them wherever pp and vpp match). Fails before: structures() reset the
+    per-rank layers only."""
+    from plint.cost import pipeline_stages as ps
+    from plint.cost.layout_estimate import split_fields
+    from plint.planning.plan import structures
+
+    base = base_input(model_from_preset("gpt3-175b"), 16, 8, "h100-sxm", 2048, 256)
+    uneven = ps.first_last(96, 8, 4, 8, 16)
+    assert isinstance(uneven, ps.Partition)
+    stale = base.replace(tp=4, pp=8, vpp=4, **split_fields(uneven))
+    found = [s.inp for s in structures(stale, 8) if (s.inp.tp, s.inp.pp, s.inp.vpp) == (4, 8, 4)]
+    assert found
+    assert all(
+        (s.pipeline_chunk_layers, s.pipeline_stage_layers, s.pipeline_split, s.first_stage_layers) == (None,) * 4
+        for s in found
+    )
+
+
 def test_plan_around_names_why_a_launch_is_no_candidate():
     """Issue 16: a launch whose own layout the search never proposes is not ranked "#N+1 of N"; the row
     names what keeps it out (placement.outside_search follows the search's own filters)."""
@@ -432,9 +453,9 @@ def test_the_planner_searches_the_expert_tensor_parallel_size():
 def test_layers_that_do_not_divide_get_a_pipeline_layout_with_virtual_stages():
     """Issue 24: 94 layers (Qwen3-235B) on pp 8 with vpp 4 need the embedding and loss counted as layers or a
     layout; the planner offers a balanced --pipeline-model-parallel-layout (fail before: vpp 1 only)."""
-    from plint.planning.plan import pipeline_splits
+    from plint.planning.plan import pipeline_partitions
 
-    splits = {(v, layout): ranks for v, _, _, layout, ranks in pipeline_splits(94, 8) if layout}
+    splits = {(v, layout): part.per_rank() for v, _, _, layout, part in pipeline_partitions(94, 8) if layout}
     four = [(layout, ranks) for (v, layout), ranks in splits.items() if v == 4]
     assert four and sum(four[0][1]) == 94 and max(four[0][1]) - min(four[0][1]) <= 1
     assert four[0][0] == "Ett|(ttt|)*30ttL"  # 96 slots, 3 a virtual stage: what the account-for flags split

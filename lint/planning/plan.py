@@ -344,13 +344,6 @@ class Structure:
     pipeline_layout: str | None = None
 
 
-def pipeline_splits(layers: int, pp: int):
-    """(vpp, first, last, layout, per-rank layers) for every split of `layers` over `pp` ranks the planner
-    tries (pipeline_partitions)."""
-    for vpp, first, last, layout, part in pipeline_partitions(layers, pp):
-        yield vpp, first, last, layout, part.per_rank() if part is not None else None
-
-
 def pipeline_partitions(layers: int, pp: int):
     """(vpp, first, last, layout, Partition) for every split of `layers` over `pp` ranks the planner tries:
     even splits (Partition None) with every vpp dividing each rank's layers (PL108: megatron/training/
@@ -398,6 +391,8 @@ def structures(
     without `more_sharding` data parallelism shards no more than the base does, without `bf16_reduce`
     gradients are reduced in the base's own dtype only, and without `sequence_parallel` tensor parallelism
     goes without it (a trainer that lacks --sequence-parallel; else it is on with every tp > 1)."""
+    from plint.cost.layout_estimate import SPLIT_FIELDS, split_fields
+
     world = base.world_size
     layers, heads = base.num_layers, base.num_attention_heads
     groups = base.num_query_groups or heads
@@ -455,7 +450,7 @@ def structures(
                     for s in ("gradients", "parameters")
                     if more_sharding and pp == 1 and dp > 1 and SHARDING_NAMES.index(s) > own_sharding
                 ]
-                for vpp, first_last, last, layout, ranks in pipeline_splits(layers, pp):
+                for vpp, first_last, last, layout, part in pipeline_partitions(layers, pp):
                     for (ep, etp), sharding, reduce in (
                         (x, sh, r) for x in expert_layouts for sh in shardings for r in reduces
                     ):
@@ -470,9 +465,8 @@ def structures(
                             sequence_parallel=sequence_parallel and tp > 1,
                             sharding=sharding or base.sharding,
                             megatron_fsdp=base.megatron_fsdp if sharding is None else True,
-                            pipeline_stage_layers=ranks,
-                            first_stage_layers=ranks[0] if ranks else None,
-                            last_stage_layers=ranks[-1] if ranks else None,
+                            # every split field from this partition (None: even), none left from the base's
+                            **(split_fields(part) if part is not None else dict.fromkeys(SPLIT_FIELDS)),
                         )
                         yield Structure(structure, dp, first_last, last, layout)
 
