@@ -52,6 +52,10 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
     # multi-stage schedule 2 stages per rank, 126 layers as 7 | 8 x 14 | 7 (PUBLISHED_RECIPE_FLAGS' layout)
     "torchtitan_llama31_405b_3d_512gpu_fp8": {"micro_batch": 4, "vpp": 2},
 }
+# DeepSeek-V3's node-limited routing as the providers build it: 8 expert groups, each token routed inside 4 of them
+# (Megatron-Bridge v0.1.0rc4 src/megatron/bridge/models/deepseek/deepseek_provider.py DeepSeekV3Provider; NeMo
+# 7a8f1cc7bc nemo/collections/llm/gpt/model/deepseek.py DeepSeekV3Config; the model's n_group / topk_group)
+_DEEPSEEK_V3_ROUTING = "--moe-router-num-groups 8 --moe-router-group-topk 4"
 # Trainer flags a run's published recipe sets that the calibration data does not record, one line each.
 PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py:
@@ -63,9 +67,11 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # the deepseek_v3 recipe's default granularity); src/megatron/bridge/recipes/deepseek/deepseek_v3.py builds the
     # model with mtp_num_layers 1, and src/megatron/bridge/models/deepseek/deepseek_provider.py's DeepSeek-V3
     # provider has multi-latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_head_dim 128,
-    # qk_pos_emb_head_dim 64 and v_head_dim 128
+    # qk_pos_emb_head_dim 64 and v_head_dim 128, and node-limited routing: moe_router_num_groups 8,
+    # moe_router_group_topk 4
     "bridge_deepseek_v3_h100_1024gpu_fp8": "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512"
     " --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1"
+    f" {_DEEPSEEK_V3_ROUTING}"
     " --pipeline-model-parallel-layout Et|(tt|)*30mL --recompute-granularity selective --recompute-modules mla_up_proj mlp",
     # NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_1_405b.yaml (the config
     # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0;
@@ -184,7 +190,7 @@ VALIDATION_RECIPE_FLAGS: dict[str, str] = {
     # (recipes/deepseek.py) DistributedDataParallelConfig overlap_grad_reduce and overlap_param_gather with
     # grad_reduce_in_fp32 True (bf16 does not reset it: scripts/performance/utils.py set_primary_perf_configs);
     # gpt/model/deepseek.py DeepSeekConfig: dropout 0.0, the alltoall dispatcher
-    "dgxc_deepseek_v3_bf16_1024gpu": f"{_DEEPSEEK_MLA} --mtp-num-layers 1 {_NO_DROPOUT}"
+    "dgxc_deepseek_v3_bf16_1024gpu": f"{_DEEPSEEK_MLA} {_DEEPSEEK_V3_ROUTING} --mtp-num-layers 1 {_NO_DROPOUT}"
     " --decoder-first-pipeline-num-layers 3 --decoder-last-pipeline-num-layers 2"
     " --recompute-granularity selective --recompute-modules mla_up_proj"
     " --use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather"
@@ -235,7 +241,7 @@ VALIDATION_RECIPE_FLAGS: dict[str, str] = {
     # dispatcher) without the all-to-all overlap, recompute_modules ["mla_up_proj"] (deepseek_llm_pretrain.py:
     # selective); src/megatron/bridge/recipes/deepseek/deepseek_v3.py layout_map[(4, 4)]: the embedding and 4
     # layers | 4 layers x 14 | 1 layer, the MTP layer and the loss; the table's row is "w/o MTP", so without it
-    "bridge_deepseek_v3_gb200_256gpu_bf16": f"{_BRIDGE} {_DEEPSEEK_MLA}"
+    "bridge_deepseek_v3_gb200_256gpu_bf16": f"{_BRIDGE} {_DEEPSEEK_MLA} {_DEEPSEEK_V3_ROUTING}"
     " --pipeline-model-parallel-layout Etttt|(tttt|)*14tL --recompute-granularity selective"
     " --recompute-modules mla_up_proj --moe-token-dispatcher-type flex",
 }
@@ -303,6 +309,8 @@ def _recipe_parser() -> argparse.ArgumentParser:
     for flag in ("--q-lora-rank", "--kv-lora-rank", "--qk-head-dim", "--qk-pos-emb-head-dim", "--v-head-dim"):
         parser.add_argument(flag, type=int)
     parser.add_argument("--mtp-num-layers", type=int)
+    parser.add_argument("--moe-router-num-groups", type=int)
+    parser.add_argument("--moe-router-group-topk", type=int)
     parser.add_argument("--pipeline-model-parallel-layout")
     # the validation runs' recipes (VALIDATION_RECIPE_FLAGS), spelled as in Megatron-LM core_v0.15.0
     # megatron/training/arguments.py (_add_training_args, _add_distributed_args, _add_moe_args)
@@ -355,6 +363,8 @@ def with_recipe_flags(run_id: str, inp: ModelInput) -> ModelInput:
                 changes[name] = getattr(args, name)
     if args.mtp_num_layers:
         changes["mtp_num_layers"] = args.mtp_num_layers
+    if args.moe_router_num_groups and args.moe_router_group_topk:
+        changes.update(moe_router_groups=args.moe_router_num_groups, moe_router_group_topk=args.moe_router_group_topk)
     if args.pipeline_model_parallel_layout:
         changes["pipeline_stage_layers"] = _layout_ranks(run_id, inp, args.pipeline_model_parallel_layout)
     changes.update(_uneven_stages(run_id, inp, args))

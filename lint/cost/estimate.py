@@ -93,6 +93,7 @@ from plint.cost.moe_time import (
     expert_output_bias,
     expert_slots,
     paired_share,
+    remote_nodes,
     shared_experts,
 )
 from plint.cost.rank_load import stage_name, stage_table
@@ -530,16 +531,15 @@ def _token_dispatch(k: _Kernels, tokens: float, topk: int, ep: int, etp: int) ->
       flex       DeepEP / HybridEP (MoEFlexTokenDispatcher): as alltoall inside the NVLink domain, but a
                  token crosses the network once per remote node that holds any of its experts and is
                  forwarded over NVLink there (DeepEP README, 'normal kernels with NVLink and RDMA
-                 forwarding'): with experts spread evenly over N nodes, N - 1 remote nodes each
-                 chosen with probability 1 - (1 - 1/N)^topk."""
+                 forwarding'): the remote nodes a token reaches (moe_time.remote_nodes: fewer under
+                 group-limited routing)."""
     nbytes = tokens * k.inp.hidden_size * 2
     dispatcher = k.inp.options.moe_dispatcher
     if dispatcher == "allgather":
         return all_gather(k.links, ep * nbytes, ep, etp)
     if dispatcher == "flex":
         _, nodes = k.links.span(ep, etp)
-        remote = (nodes - 1) * (1 - (1 - 1 / nodes) ** topk) if nodes > 1 else 0.0
-        return all_to_all(k.links, nbytes * topk, ep, etp, network_bytes=nbytes * remote)
+        return all_to_all(k.links, nbytes * topk, ep, etp, network_bytes=nbytes * remote_nodes(k.inp, nodes))
     return all_to_all(k.links, nbytes * topk, ep, etp)
 
 

@@ -107,6 +107,8 @@ def architecture_fields(layout: Layout, args: ParsedTrainerFlags, num_layers: in
         or positive_int(v("model.moe_shared_expert_size"))
         or 0,
         moe_grouped_gemm=args.present("--moe-grouped-gemm"),
+        moe_router_groups=positive_int(args.text("--moe-router-num-groups")),
+        moe_router_group_topk=positive_int(args.text("--moe-router-group-topk")),
         moe_layer_freq=_moe_layers(layout, args, num_layers) if experts and experts > 1 else 1,
         encoder_decoder=_encoder_decoder(layout),
         decoder_seq_length=positive_int(args.text("--decoder-seq-length")),

@@ -197,6 +197,10 @@ class ModelInput:
     moe_ffn_hidden_size: int | None = None  # None: ffn_hidden_size
     moe_shared_expert_size: int = 0  # --moe-shared-expert-intermediate-size (all shared experts together)
     moe_grouped_gemm: bool = False  # --moe-grouped-gemm: TE GroupedLinear experts (Megatron's default: SequentialMLP)
+    # group-limited routing (--moe-router-num-groups, --moe-router-group-topk; None: off): the experts in equal
+    # contiguous groups, each token routed inside its group_topk best groups (moe_time.remote_nodes)
+    moe_router_groups: int | None = None
+    moe_router_group_topk: int | None = None
     moe_layer_freq: int | tuple[int, ...] = 1  # an int k: layer i is MoE when i % k == 0; or a 0/1 pattern
     # encoder-decoder (T5: examples/t5/pretrain_t5.py builds megatron/core/models/T5/t5_model.py's T5Model): an
     # encoder of num_layers layers over seq_length (--encoder-seq-length) tokens and a decoder of as many layers

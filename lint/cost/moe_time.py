@@ -4,7 +4,10 @@ all-to-all under --overlap-moe-expert-parallel-comm, phase by phase and only in 
 
 from __future__ import annotations
 
+from math import comb
+
 from plint.cost.layer_terms import KernelRates
+from plint.cost.model_input import ModelInput
 
 
 def expert_slots(k: KernelRates) -> float:
@@ -76,3 +79,28 @@ def paired_share(m: int, vpp: int, group: int) -> float:
     chunks = m * vpp
     warmup = (vpp - 1) * group + 1 if vpp > 1 else 1
     return max(0.0, (chunks - warmup) / chunks)
+
+
+def remote_nodes(inp: ModelInput, nodes: int) -> float:
+    """Expected remote nodes one token's routed copies reach when the EP group spans `nodes` nodes of its experts
+    in order (contiguous experts per EP rank, contiguous EP ranks per node), each copy to an expert chosen at
+    random: (nodes - 1)(1 - (1 - 1/nodes)^topk). Under group-limited routing (megatron/core/transformer/moe/
+    moe_utils.py group_limited_topk, core_v0.14.0: the experts in num_groups contiguous groups, a token's top-k
+    taken inside its group_topk best groups, scored by the sum of their top topk/group_topk experts; "node-limited
+    routing" when the groups are the EP group's nodes, as DeepSeek-V3's 8 groups, 4 chosen) a node is reached when
+    one of its groups is chosen, each chosen group taken to receive a copy (its top experts are what chose it):
+    with q groups a node, 1 - C(G - q, K) / C(G, K); a group over s nodes takes topk/K copies spread over them."""
+    if nodes <= 1:
+        return 0.0
+    topk = min(inp.moe_topk, inp.num_experts or 1)
+    free = (nodes - 1) * (1 - (1 - 1 / nodes) ** topk)
+    groups, chosen = inp.moe_router_groups or 0, inp.moe_router_group_topk or 0
+    if groups <= 1 or not 0 < chosen < groups or (inp.num_experts or 0) % groups:
+        return free
+    if groups % nodes == 0:  # whole groups on each node
+        per_node = groups // nodes
+        return min(free, (nodes - 1) * (1 - comb(groups - per_node, chosen) / comb(groups, chosen)))
+    if nodes % groups == 0:  # each group over several nodes
+        span = nodes // groups
+        return min(free, (nodes - 1) * chosen / groups * (1 - (1 - 1 / span) ** (topk / chosen)))
+    return free

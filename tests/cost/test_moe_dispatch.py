@@ -101,6 +101,45 @@ def test_the_launch_chooses_the_dispatcher_and_its_overlap(tmp_path, flags, disp
     assert (options.moe_dispatcher, options.moe_a2a_overlap) == (dispatcher, overlap)
 
 
+def test_node_limited_routing_reaches_fewer_remote_nodes():
+    """DeepSeek-V3's router (--moe-router-num-groups 8 --moe-router-group-topk 4; Megatron's group_limited_topk):
+    each token's 8 experts lie in 4 of 8 contiguous expert groups. Hand-worked remote nodes for DeepEP's forwarding:
+    free routing over 8 nodes reaches 7 x (1 - (7/8)^8) = 4.59; one group a node, 4 of 8 chosen, a remote node
+    is reached with 1 - C(7,4)/C(8,4) = 1/2: 3.5; two groups a node over 4 nodes: 3 x (1 - C(6,4)/C(8,4)) = 2.36;
+    a group over 2 of 16 nodes: 15 x 4/8 x (1 - (1/2)^2) = 5.625."""
+    from plint.cost.moe_time import remote_nodes
+
+    dsv3 = MOE.replace(num_experts=256, moe_topk=8)
+    limited = dsv3.replace(moe_router_groups=8, moe_router_group_topk=4)
+    assert remote_nodes(dsv3, 8) == pytest.approx(7 * (1 - (7 / 8) ** 8))
+    assert remote_nodes(limited, 8) == pytest.approx(3.5)
+    assert remote_nodes(limited, 4) == pytest.approx(3 * (1 - 15 / 70))
+    assert remote_nodes(limited, 16) == pytest.approx(15 * 0.5 * 0.75)
+    assert remote_nodes(limited, 1) == 0.0
+    assert remote_nodes(limited, 3) == remote_nodes(dsv3, 3)  # groups that do not align with nodes: free routing
+    # only the flex dispatcher sends a token once per node; alltoall sends every copy, groups or not
+    k_free, k_limited = (
+        estimate_module._kernels(
+            inp.replace(ep=64, nnodes=8, options=Options(measured_collectives=False, moe_dispatcher=d)),
+            lookup_gpu("h100-sxm"),
+        )
+        for inp, d in ((dsv3, "flex"), (limited, "flex"))
+    )
+    free, fewer = (estimate_module._token_dispatch(k, 4096, 8, 64, 1) for k in (k_free, k_limited))
+    assert fewer < free
+    assert fewer == pytest.approx(all_to_all(k_limited.links, 8 * TOKEN_BYTES, 64, 1, network_bytes=3.5 * TOKEN_BYTES))
+
+
+def test_the_launch_sets_group_limited_routing(tmp_path):
+    extra = "--num-experts 8 --moe-router-topk 2 --expert-model-parallel-size 8"
+    extra += " --moe-router-num-groups 4 --moe-router-group-topk 2"
+    for name, text in torchrun(gpt(extra)).files.items():
+        (tmp_path / name).write_text(text)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    inp = cost_input(result.layouts[0])
+    assert (inp.moe_router_groups, inp.moe_router_group_topk) == (4, 2)
+
+
 def test_paired_layers_hide_each_all_to_all_under_its_own_phase():
     """Megatron's combined 1F1B (model_chunk_schedule_plan.py): combine backward | attention forward; dispatch
     forward + backward | experts backward + forward; combine forward | attention backward. Hand-worked with one
