@@ -13,6 +13,7 @@ from plint.checking.check import check_paths
 from plint.cost import estimate
 from plint.cost.error_band import MEASURED_PEAK_ERROR
 from plint.cost.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
+from plint.planning.plan import fits_in_memory
 from plint.report.json_report import file_json
 from plint.report.text import render
 from plint.rules.common import gpt, torchrun
@@ -195,9 +196,11 @@ def test_pipeline_bubble_names_a_faster_layout_of_the_same_launch(tmp_path):
     (layout,) = result.layouts
     est = layout_estimate(layout)
     share = est.time_s["bubble"] / est.step_time_s
-    # 1F1B with pp 8 and 16 micro-batches: (8-1) idle stage-times of (16 + 8 - 1), 30.4% of the step when
-    # nothing else takes time; data-parallel, optimizer and fixed per-iteration time make the share a little smaller
-    assert share == pytest.approx(7 / 23, rel=0.1)
+    # 1F1B with pp 8 and 16 micro-batches: (8-1) idle stage-times of (16 + 8 - 1), 30.4% of the pipelined part;
+    # the optimizer and the fixed per-iteration costs, outside it, make the share of the step smaller
+    pipelined = sum(est.time_s[k] for k in ("compute", "recompute", "tp", "cp", "ep", "pp", "bubble"))
+    assert est.time_s["bubble"] / pipelined == pytest.approx(7 / 23, rel=1e-6)
+    assert 0.8 * 7 / 23 < share < 7 / 23
     assert f"pipeline bubble {100 * share:.1f}% of the step" in finding.message
     assert "pp 8, 16 micro-batches per step" in finding.message
     new, variant = _bubble_alternative(layout)
@@ -528,16 +531,18 @@ def test_low_mfu_names_the_larger_micro_batch_when_compute_is_the_step(tmp_path)
     """512-row GEMMs (micro-batch 1, seq 512): the fastest micro-batch that divides the 32 sequences per
     rank and fits is named, with the cost model's numbers for it. Layers of h = 8192, so that even 512 rows
     outlast the host's dispatch of the layer (Options.host_layer_s; GPT-2 small's would wait on the host);
-    their MFU (42%) is below a threshold of 50%."""
+    their MFU (42%) is below a threshold of 50%. A global batch of 512, so that the iteration's fixed costs
+    (Options.host_step_s) stay under a tenth of the step."""
     (tmp_path / ".plint.toml").write_text("[thresholds]\nmfu = 0.5\n")
-    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=256, **WIDE_FEW_LAYERS)
+    result = _launch(tmp_path, OVERLAPPED_DP, seq=512, micro=1, glob=512, **WIDE_FEW_LAYERS)
     (finding,) = _findings(result, "PL310")
     inp = cost_input(result.layouts[0])
     est = estimate(inp)
     assert est.time_s["compute"] > 0.9 * est.step_time_s
-    # every micro-batch that divides 256 / dp 8 = 32 sequences, re-estimated here
-    variants = {m: estimate(inp.replace(micro_batch=m)) for m in (2, 4, 8, 16, 32)}
-    fitting = {m: v for m, v in variants.items() if v.memory_gib["total"] <= 0.9 * v.memory_gib["usable"]}
+    # every micro-batch that divides 512 / dp 8 = 64 sequences, re-estimated here
+    variants = {m: estimate(inp.replace(micro_batch=m)) for m in (2, 4, 8, 16, 32, 64)}
+    # the rule's own memory test: the high end of the estimate's error band within usable memory
+    fitting = {m: v for m, v in variants.items() if fits_in_memory(v)}
     best = min(fitting, key=lambda m: fitting[m].step_time_s)
     gain = 1 - fitting[best].step_time_s / est.step_time_s
     assert gain >= 0.05

@@ -134,18 +134,18 @@ class Options:
     # (Python, autograd and the kernel launches of a layer's forward and backward, each kernel's
     # minimum duration): one micro-batch costs max(GPU time, host_microbatch_s + layers x per-layer
     # costs). Large models hide it: the host runs ahead of the GPU.
-    host_layer_s: float = 5.3e-3  # one transformer layer's forward + backward
-    host_moe_layer_s: float = 4.7e-3  # more per MoE layer with EP: router, permutation, token-count sync
+    host_layer_s: float = 5.08e-3  # one transformer layer's forward + backward
+    host_moe_layer_s: float = 4.68e-3  # more per MoE layer with EP: router, permutation, token-count sync
     # more per local expert of a MoE layer with EP whose experts are TE's GroupedLinear (--moe-grouped-gemm):
     # transformer_engine/pytorch/module/grouped_linear.py (v2.9) _GroupedLinear runs one cuBLAS GEMM per expert
     # (general_grouped_gemm's per-GEMM loop) for fc1 and fc2, forward, dgrad and wgrad: 6 per expert, each with its
     # own cuBLASLt set-up on the host, plus per-expert quantizer calls under FP8
     host_expert_s: float = 0.27e-3
-    host_cp_layer_s: float = 1.1e-3  # more per layer with CP: the ring attention's per-step kernels and p2p
-    host_microbatch_s: float = 1.4e-3  # embedding, loss, batch fetch and the schedule's p2p set-up
+    host_cp_layer_s: float = 1.12e-3  # more per layer with CP: the ring attention's per-step kernels and p2p
+    host_microbatch_s: float = 0.58e-3  # embedding, loss, batch fetch and the schedule's p2p set-up
     # once per iteration, never hidden: optimizer and gradient-norm launches (multi-tensor kernels
     # over every parameter tensor), the loss and norm reductions read back to the host, timers
-    host_step_s: float = 49.5e-3
+    host_step_s: float = 61.46e-3
     # Memory: CUDA context + cuBLAS/TE workspaces (~1 GiB) and NCCL buffers for the groups (~1 GiB).
     runtime_reserve_gib: float = 2.0
     # The caching allocator cannot hand out all of HBM: fragmentation (Megatron-LM #188) takes ~5-10%.

@@ -438,24 +438,24 @@ def test_a_tiny_models_micro_batch_waits_on_the_hosts_dispatch_of_its_layers():
     o = Options()
     a100, h100 = lookup_gpu("a100-80gb"), lookup_gpu("h100-sxm")
     c = count_params(TINY)
-    # 2 layers per stage on DGX A100: 1.4 ms + 2 x 5.3 ms = 12.0 ms; DGX H100's host at 0.74 of it: 8.88 ms
+    # 2 layers per stage on DGX A100: 0.58 ms + 2 x 5.08 ms = 10.74 ms; DGX H100's host at 0.751 of it: 8.066 ms
     assert host_microbatch_s(TINY, c, a100) == pytest.approx(o.host_microbatch_s + 2 * o.host_layer_s)
-    assert host_microbatch_s(TINY, c, a100) == pytest.approx(0.0120)
-    assert host_microbatch_s(TINY, c, h100) == pytest.approx(0.00888)
-    # CP adds its ring's per-layer cost: 1.4 + 2 x (5.3 + 1.1) = 14.2 ms
-    assert host_microbatch_s(TINY.replace(cp=2), c, a100) == pytest.approx(0.0142)
+    assert host_microbatch_s(TINY, c, a100) == pytest.approx(0.01074)
+    assert host_microbatch_s(TINY, c, h100) == pytest.approx(0.751 * 0.01074)
+    # CP adds its ring's per-layer cost: 0.58 + 2 x (5.08 + 1.12) = 12.98 ms
+    assert host_microbatch_s(TINY.replace(cp=2), c, a100) == pytest.approx(0.01298)
     est = estimate(TINY)
     m = est.num_microbatches  # 16 / (1 x dp 4) = 4
     gpu_microbatch = sum(est.time_s[k] for k in ("compute", "recompute", "tp", "cp", "ep", "pp")) / m
-    assert gpu_microbatch < 0.0120  # the tiny layers' kernels take far less than their dispatch
-    # each of the 4 micro-batches waits for the host, and the iteration's fixed 49.5 ms comes once
-    assert est.time_s["overhead"] == pytest.approx(m * (0.0120 - gpu_microbatch) + 0.0495, rel=1e-6)
-    # the 1F1B bubble (pp - 1)/m = 1/4 of 4 micro-batches of 12.0 ms each
-    assert est.time_s["bubble"] == pytest.approx(0.0120, rel=1e-6)
+    assert gpu_microbatch < 0.01074  # the tiny layers' kernels take far less than their dispatch
+    # each of the 4 micro-batches waits for the host, and the iteration's fixed 61.46 ms comes once
+    assert est.time_s["overhead"] == pytest.approx(m * (0.01074 - gpu_microbatch) + 0.06146, rel=1e-6)
+    # the 1F1B bubble (pp - 1)/m = 1/4 of 4 micro-batches of 10.74 ms each
+    assert est.time_s["bubble"] == pytest.approx(0.01074, rel=1e-6)
     assert est.step_time_s == pytest.approx(sum(est.time_s.values()))
 
 
 def test_a_large_models_layers_hide_the_hosts_dispatch():
     est = estimate(LLAMA3_70B)
-    # every micro-batch's GPU time exceeds 80/pp layers x 5.3 ms: only the per-iteration cost remains
-    assert est.time_s["overhead"] == pytest.approx(0.74 * Options().host_step_s)
+    # every micro-batch's GPU time exceeds 80/pp layers x 5.08 ms: only the per-iteration cost remains
+    assert est.time_s["overhead"] == pytest.approx(0.751 * Options().host_step_s)
