@@ -1,7 +1,8 @@
 """A file a launch script sources (`source x.sh`, `. x.sh`) that plint does not read says why, at the word
 naming it, as a named config does (plint.reading.loading): missing, too large, not a regular file, not
 permitted, binary or not UTF-8, outside the checked tree (with how to widen the root). Each fails before
-but the two outside-the-root cases, which pin the message the root already gave."""
+but the two outside-the-root cases, which pin the message the root already gave; a GPT-NeoX config outside
+the root now carries the same hint (fails before)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import pytest
 
 from plint.checking.check import check_paths
 from plint.root import MAX_FILE_BYTES, WIDEN_HINT
-from test_unread_named_files import BIG_JSON, DS_LAUNCH, PADDING, _column, _findings, _outside, _repo
+from test_unread_named_files import BIG_JSON, DS_LAUNCH, NEOX_LAUNCH, PADDING, _column, _findings, _outside, _repo
 
 TRAINER = (
     "pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
@@ -129,6 +130,25 @@ def test_a_script_run_that_is_too_large_says_why(tmp_path):
             f"{MAX_FILE_BYTES} bytes); the commands it runs are unknown",
         )
     ]
+
+
+@pytest.mark.parametrize("how", ["symlink", "relative"])
+def test_a_neox_config_outside_the_root_says_how_to_widen(tmp_path, how):
+    launch = NEOX_LAUNCH if how == "symlink" else NEOX_LAUNCH.replace("-d configs big.yml", "../outside/big.yml")
+    repo = _repo(tmp_path, launch)
+    target = tmp_path / "outside" / "big.yml"
+    target.write_text("train_micro_batch_size_per_gpu: 1\n")
+    name = "configs/big.yml" if how == "symlink" else "../outside/big.yml"
+    if how == "symlink":
+        (repo / "configs").mkdir()
+        (repo / "configs" / "big.yml").symlink_to(target)
+    found = _findings(repo, f"the GPT-NeoX config {name}")
+    assert found[0] == (
+        "PL002",
+        1,
+        _column(launch, name.rsplit("/", 1)[-1] if how == "symlink" else name),
+        f"the GPT-NeoX config {name}: outside the checked tree: not read; its keys are unknown ({WIDEN_HINT})",
+    )
 
 
 def test_a_config_copied_from_a_file_too_large_says_why_without_widening_the_root(tmp_path):
