@@ -1,16 +1,18 @@
 """Reading the text of one file, and saying why not: a file checked (PL001 when it cannot be read at all)
-and a file a launch names (plint.reading.read.FileLookup), whose reason is said after its name so that
-a file that is there is never reported as missing."""
+and a file a launch names (plint.reading.read.FileLookup) or a script sources, runs or copies (the
+evaluator's plint.reading.shell.state.default_read), whose reason is said after its name so that a file
+that is there is never reported as missing."""
 
 from __future__ import annotations
 
 import errno
 import os
 import stat
+from pathlib import Path
 
 from plint.record import record
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT, Refused
-from plint.source import SourceFile, overlaid, read_bytes
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, Refused, note_for
+from plint.source import SourceFile, overlaid, probe, read_bytes
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
 _OVER_LIMIT = f"over plint's limit of {MAX_FILE_BYTES} bytes"
@@ -60,6 +62,25 @@ def load_named(path: str, display: str) -> tuple[SourceFile | None, Unread | Non
     """A file a launch names, read as a checked file is: its text, or why not, said after its name."""
     source, refusal = _read_text(path, display)
     return source, refusal.named if refusal is not None else None
+
+
+def load_found(path: str, display: str) -> tuple[SourceFile | None, Unread | None]:
+    """A file a script names at path (sources, runs, copies): its text, or why a file that is there is not
+    read; (None, None) when nothing is there. The root is asked first: of a file outside it nothing is
+    opened, nor its size said."""
+    outside = outside_root(path)
+    if outside is not None:
+        return None, outside
+    if not probe(Path(path).exists):  # a dangling symlink too
+        return None, None
+    return load_named(path, display)
+
+
+def outside_root(path: str) -> Unread | None:
+    """Why an existing file at path is not read when the root in force refuses it, with how to widen the
+    root; else None (plint.root.note_for)."""
+    note = note_for(path)
+    return Unread(note, hint=WIDEN_HINT) if note is not None else None
 
 
 def _read_text(path: str, display: str) -> tuple[SourceFile | None, _Refusal | None]:

@@ -17,9 +17,9 @@ from plint.layout import Layout
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
-from plint.reading.loading import Unread, load_checked, load_named
+from plint.reading.loading import Unread, load_checked, load_named, outside_root
 from plint.source import SourceFile, display_path, overlaid, probe
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, note_for, work_tree
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, work_tree
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
@@ -99,17 +99,20 @@ class FileLookup:
     def unread(self, name: str) -> Unread | None:
         """Why a named file that is there is not read (a note for the value), else None: the root refuses
         it (a file the script wrote from one outside the root is refused the same way), or plint does not
-        read it (too large, not a regular file, binary: loading.load_named). A file not there is not unread."""
+        read it (too large, not a regular file, binary: loading.load_named; a file written from such a file
+        too, without the hint of widening the root). A file not there is not unread."""
 
         resolved = self._resolve(name)
         if self.result is not None:
             vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
             if vf is not None:
                 unknown = _unknown_whole(vf.content)
-                return Unread(unknown, hint=WIDEN_HINT) if unknown is not None else None
-        outside = note_for(resolved)
+                if unknown is None:
+                    return None
+                return Unread(unknown, hint=WIDEN_HINT if OUTSIDE_NOTE in unknown else None)
+        outside = outside_root(resolved)
         if outside is not None:
-            return Unread(outside, hint=WIDEN_HINT)
+            return outside
         if resolved not in self.cache:
             self.source(name)
         return self.refusals.get(resolved)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Callable
 
+    from plint.reading.loading import Unread
     from plint.reading.shell.fields import Fields
     from plint.reading.shell.model import Command, MappedText, Piece, ShellResult, Var, Word
     from plint.reading.shell.state import EvalOptions, ShellState
@@ -24,7 +25,7 @@ if TYPE_CHECKING:
 
 class ShellCore:
     options: EvalOptions
-    read: Callable[[str], SourceFile | None]  # how a sourced or run file is read (None: unreadable)
+    read: Callable[[str], tuple[SourceFile | None, Unread | None]]  # a sourced, run or copied file's text, or why not
     result: ShellResult
     vars: dict[str, Var]
     positional: list[Word] | None

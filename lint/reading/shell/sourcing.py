@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from plint.reading.loading import Unread
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
@@ -22,7 +23,6 @@ from plint.reading.shell.state import (
     ShellReturn,
 )
 from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT, note_for
 
 
 class Sourcing(ShellCore):
@@ -30,33 +30,23 @@ class Sourcing(ShellCore):
         """A path named by the file being run, against that file's directory (see files.path_key)."""
         return path_key(os.path.dirname(os.path.abspath(unit.source.path)), text)
 
-    def load(self, word: Word, unit: Unit) -> SourceFile | None:
+    def load(self, word: Word, unit: Unit) -> tuple[SourceFile | None, Unread | None]:
+        """The file a script names: written by it first, then from disk (`self.read`); or why a file that is
+        there is not read (outside the root, too large, not a regular file, binary: plint.reading.loading)."""
         text = word.text
         if text is None:
-            return None
+            return None, None
         path = self.resolve_path(text, unit)
         virtual = self.result.virtual_files.get(str(path))
         if virtual is not None:
-            return SourceFile(str(path), virtual.content.render())
+            return SourceFile(str(path), virtual.content.render()), None
         return self.read(path)
 
-    def unread(self, word: Word, unit: Unit) -> str | None:
-        """Why an existing file the script names is not read (outside the root: plint.root), else None."""
-
-        text = word.text
-        return note_for(self.resolve_path(text, unit)) if text is not None else None
-
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
-        src = self.load(word, unit)
-        why = self.unread(word, unit) if src is None else None
+        src, why = self.load(word, unit)
         if why is not None:
-            self.result.problems.append(
-                Problem(
-                    "unresolved",
-                    f"sourced file {word.display()}: {why}; values it sets are unknown ({WIDEN_HINT})",
-                    word.site,
-                )
-            )
+            said = why.say(f"sourced file {word.display()}", "values it sets are unknown")
+            self.result.problems.append(Problem(why.kind, said, word.site))
             return
         if src is None:
             # A relative path names a file of the project, which may set launch values; an absolute
@@ -65,7 +55,7 @@ class Sourcing(ShellCore):
                 self.result.problems.append(
                     Problem(
                         "unresolved",
-                        f"cannot read sourced file {word.display()}: values it sets are unknown",
+                        f"cannot read sourced file {word.display()}: {_not_found(word)}; values it sets are unknown",
                         word.site,
                     )
                 )
@@ -172,16 +162,10 @@ class Sourcing(ShellCore):
         return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
-        src = self.load(word, unit)
-        why = self.unread(word, unit) if src is None else None
+        src, why = self.load(word, unit)
         if why is not None:
-            self.result.problems.append(
-                Problem(
-                    "unresolved",
-                    f"script {word.display()} ({via}): {why}; the commands it runs are unknown ({WIDEN_HINT})",
-                    word.site,
-                )
-            )
+            said = why.say(f"script {word.display()} ({via})", "the commands it runs are unknown")
+            self.result.problems.append(Problem(why.kind, said, word.site))
             return
         if src is None or self.depth >= MAX_DEPTH:
             return
@@ -514,7 +498,17 @@ class Sourcing(ShellCore):
         vf = self.result.virtual_files.get(str(path))
         if vf is not None:
             return vf.content
-        src = self.read(path)
-        if src is None and self.unread(word, unit) is not None:  # its content is unknown, not absent
-            return MappedText([unknown(f"written from {word.display()}, {OUTSIDE_NOTE}", span=word.site)])
+        src, why = self.read(path)
+        if why is not None:  # its content is unknown, not absent
+            return MappedText([unknown(f"written from {word.display()}, {why.why}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None
+
+
+def _not_found(word: Word) -> str:
+    """Why a sourced file the script names is not there to read."""
+    if not word.known:
+        reasons = "; ".join(dict.fromkeys(p.reason for p in word.unknowns if p.reason))
+        return f"its path is not known statically ({reasons})" if reasons else "its path is not known statically"
+    if (word.text or "").startswith("~"):  # bash expands it to $HOME, which plint does not know
+        return "its path starts with ~, the home folder of whoever runs the script (not known statically)"
+    return "no such file beside the script that sources it"

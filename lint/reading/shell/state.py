@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from plint.reading.loading import Unread, load_found, outside_root
 from plint.reading.shell.model import Command, Var, Word
 from plint.record import field, record
-from plint.source import SourceFile, display_path, read_bytes
+from plint.source import SourceFile, display_path
 
 from typing import TYPE_CHECKING
 
@@ -85,19 +86,24 @@ def _display(path: str) -> str:
         return str(Path(path))
 
 
-def default_read(path: str) -> SourceFile | None:
-    file = Path(path)
-    try:
-        if not file.is_file() or file.stat().st_size > 4 * 1024 * 1024:
-            return None
-        return SourceFile(_display(path), read_bytes(path).decode("utf-8", "surrogateescape"))
-    except OSError:
-        return None
+def default_read(path: str) -> tuple[SourceFile | None, Unread | None]:
+    """A file a script sources, runs or copies, read as the files a launch names are (only inside the
+    root, only a regular UTF-8 text file within plint's size limit): its text, or why a file that is
+    there is not read; (None, None) when nothing is there."""
+    return load_found(path, _display(path))
 
 
-def path_reader(read_file: Callable[[Path], SourceFile | None]) -> Callable[[str], SourceFile | None]:
-    """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path."""
-    return lambda path: read_file(Path(path))
+def path_reader(
+    read_file: Callable[[Path], SourceFile | None],
+) -> Callable[[str], tuple[SourceFile | None, Unread | None]]:
+    """EvalOptions.read_file as the evaluator calls it (with a string): it is given a Path; a file it does
+    not give is said unread only where the root refuses it."""
+
+    def read(path: str) -> tuple[SourceFile | None, Unread | None]:
+        source = read_file(Path(path))
+        return source, outside_root(path) if source is None else None
+
+    return read
 
 
 @record

@@ -292,7 +292,7 @@ def merge_configs(
         if source is None:
             why = why_unread(name)  # a file that is there but not read is not said to be missing
             note = (
-                f"the GPT-NeoX config {name}: {why.why}; its keys are unknown"
+                why.say(f"the GPT-NeoX config {name}", "its keys are unknown")
                 if why is not None
                 else f"the GPT-NeoX config {name} is not in the repository (beside the script or in a folder "
                 "above it): its keys are unknown (deepy.py stops with FileNotFoundError if nothing writes it first)"
