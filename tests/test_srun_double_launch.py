@@ -95,3 +95,25 @@ def test_deepspeed_runner_without_hostfile_is_quiet_where_the_launch_is_right_or
     ):
         job = _variant(tmp_path / str(n), "srun deepspeed ", f"srun deepspeed {options} ", fixture=NO_HOSTFILE)
         assert _findings(job, tmp_path / str(n)) == [], options
+
+
+def test_deepspeed_runner_with_no_ssh_but_no_hostfile_fails_its_node_rank_check(tmp_path: Path):
+    # failed before: silent; with no hostfile the runner's resources are one node, and runner.py main asserts
+    # 0 <= node_rank < 1 under --no_ssh, so --no_ssh does not join the per-node runners into one job
+    job = _variant(
+        tmp_path, "srun deepspeed ", "srun deepspeed --no_ssh --node_rank $SLURM_NODEID ", fixture=NO_HOSTFILE
+    )
+    ((line, col, message),) = _findings(job, tmp_path)
+    assert (line, col) == (12, 1)
+    assert message == (
+        "srun starts DeepSpeed's runner 4 times (one per node) with --no_ssh but no hostfile, so each runner knows "
+        "only its own node and its --node_rank must be 0: a runner given a --node_rank above 0 stops at that check, "
+        "one given 0 trains its node alone with 8 ranks instead of 32; give every task a --hostfile of the job's "
+        "nodes (`<host> slots=8` a line), which --no_ssh needs"
+    )
+    unset = _variant(tmp_path / "unset", "srun deepspeed ", "srun deepspeed --no_ssh ", fixture=NO_HOSTFILE)
+    ((_, _, message),) = _findings(unset, tmp_path / "unset")
+    assert "without --node_rank (default -1) every runner stops at that check" in message
+    zero = _variant(tmp_path / "zero", "srun deepspeed ", "srun deepspeed --no_ssh --node_rank 0 ", fixture=NO_HOSTFILE)
+    ((_, _, message),) = _findings(zero, tmp_path / "zero")
+    assert "must be 0: 4 separate jobs of 8 ranks instead of one of 32;" in message
