@@ -236,13 +236,21 @@ def _calls(ctx: RuleContext):
         "in more than one task, since deepy.py runs DeepSpeed's runner, which starts every rank of the job itself "
         "(a fork's deepy.py that runs the trainer directly is one rank, and srun is then its launcher); and srun "
         "running the deepspeed runner in more than one task when its hostfile or --include names several hosts "
-        "and it has no --no_ssh, since each runner then starts every rank of the job.",
+        "and it has no --no_ssh, since each runner then starts every rank of the job; and srun running it once "
+        "on each of several nodes with no hostfile, since each runner then trains its own node alone, or with "
+        "--no_ssh stops at its --node_rank check (quiet when a --hostfile is named, even one plint cannot read).",
         why="With 8 tasks per node each starting 8 workers, 64 processes fight over 8 GPUs: ranks collide on "
         "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory. deepy.py under "
-        "srun on 2 nodes starts the whole job twice, each copy on every GPU of both nodes.",
+        "srun on 2 nodes starts the whole job twice, each copy on every GPU of both nodes. DeepSpeed's runner "
+        "with no hostfile runs on 'local resources only' (runner.py fetch_hostfile), so `srun deepspeed` on 4 "
+        "nodes of 8 GPUs trains 4 separate jobs of 8 ranks, not one of 32.",
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=8, nproc=8)}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
-        fix=no_fix("use one task per node for a launcher, and run GPT-NeoX's deepy.py once, not under srun."),
+        fix=no_fix(
+            "use one task per node for a launcher, and run GPT-NeoX's deepy.py once, not under srun; give DeepSpeed's "
+            "runner a hostfile of the job's nodes and run it once, or in every task with --no_ssh --node_rank "
+            "$SLURM_NODEID --master_addr (the first node)."
+        ),
     ),
 )
 def srun_double_launch(ctx: LaunchContext):
@@ -257,9 +265,10 @@ def srun_double_launch(ctx: LaunchContext):
     if not any(k in kinds for k in ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")):
         return
     if "deepspeed" in kinds:
-        whole_jobs = _runner_whole_jobs(srun, calls[kinds.index("deepspeed")])
-        if whole_jobs is not None:
-            yield Finding(whole_jobs, _srun_word(srun), key="cluster.world_size")
+        runner = calls[kinds.index("deepspeed")]
+        message = _runner_whole_jobs(srun, runner) or _runner_local_jobs(ctx, srun, runner)
+        if message is not None:
+            yield Finding(message, _srun_word(srun), key="cluster.world_size")
             return
     job = ctx.layout.extras.slurm
     per_node = srun.tasks_per_node
@@ -329,6 +338,60 @@ def _runner_whole_jobs(srun, runner) -> str | None:
     )
 
 
+def _runner_local_jobs(ctx: LaunchContext, srun, runner) -> str | None:
+    """What srun tasks, one per node on several nodes, each running DeepSpeed's runner with no hostfile start.
+    With no file at --hostfile (default /job/hostfile, the DLTS platform's) runner.py `fetch_hostfile` warns
+    "Unable to find hostfile, will proceed with training with local resources only", and `main` takes
+    {'localhost': device_count}, sets master_addr to 127.0.0.1 and runs deepspeed.launcher.launch on that
+    node alone (multi_node_exec False; the same from v0.9.0 to 0.19): every task is a job of its own. --no_ssh
+    does not join them: `main` then asserts 0 <= node_rank < len(active_resources), here 1 (since 0.14.5).
+    Quiet when a --hostfile is named (read or not: the script may write it), with --include/--exclude
+    (hosts plint leaves to the reader), --force_multi (the backend then decides where ranks land), and with
+    more than one task per node (the per-node count speaks)."""
+    if runner.option("--hostfile", "--include", "--exclude") is not None or runner.flag("--force_multi"):
+        return None
+    nodes, tasks, per = _count(srun.nodes), _count(srun.tasks), _count(srun.tasks_per_node)
+    if nodes is None or nodes < 2 or per != 1:
+        return None
+    no_ssh = runner.flag("--no_ssh")
+    if (no_ssh and runner.option("--num_nodes") is not None) or (not no_ssh and _count(runner.nnodes) != 1):
+        return None  # --num_nodes above 1 with no hostfile: the runner raises first (PL208)
+    gpus = _count(runner.world_size) or (None if runner.option("--num_gpus") else _stated(ctx, "cluster.gpus_per_node"))
+    started = _started("DeepSpeed's runner", tasks or nodes, per)
+    if no_ssh:
+        return f"{started} (one per node) with --no_ssh but no hostfile, so each runner knows only its own node " + (
+            f"and its --node_rank must be 0: {_no_ssh_ranks(runner, nodes, gpus)}; give every task a --hostfile of "
+            f"the job's nodes (`<host> slots={gpus or 'N'}` a line), which --no_ssh needs"
+        )
+    return (
+        f"{started} (one per node) with no hostfile, so each runs on its own node's GPUs only: "
+        f"{_separate_jobs(nodes, gpus)}; write the job's nodes to a hostfile (`<host> slots={gpus or 'N'}` a "
+        "line) and run deepspeed once outside srun, or give every task that --hostfile with --no_ssh "
+        "--node_rank $SLURM_NODEID --master_addr (the first node)"
+    )
+
+
+def _no_ssh_ranks(runner, nodes: int, gpus: int | None) -> str:
+    """What runners that each know one node do with their --node_rank (runner.py `main`: the assertion
+    'Launching training without ssh, but --node_rank is not set correctly', default -1)."""
+    rank = runner.node_rank
+    if rank is None:
+        return "without --node_rank (default -1) every runner stops at that check"
+    if rank.known and rank.value == 0:
+        return _separate_jobs(nodes, gpus)
+    if rank.known:
+        return f"--node_rank {rank.value} stops every runner at that check"
+    alone = f" with {gpus} ranks instead of {nodes * gpus}" if gpus else ""
+    return f"a runner given a --node_rank above 0 stops at that check, one given 0 trains its node alone{alone}"
+
+
+def _separate_jobs(nodes: int, gpus: int | None) -> str:
+    """Runners that each start only their own node's GPUs: that many jobs, not one across the nodes."""
+    return (
+        f"{nodes} separate jobs of {gpus} ranks instead of one of {nodes * gpus}" if gpus else f"{nodes} separate jobs"
+    )
+
+
 def _deepy_under_srun(ctx: LaunchContext, srun, runner):
     """GPT-NeoX's deepy.py is a launcher, not a rank: deepy.py `main` hands its config to DeepSpeed's runner
     (deepspeed.launcher.runner.main), which starts the ranks itself, and NeoX gives the runner no --no_ssh or
@@ -377,14 +440,9 @@ def _deepy_launches(ctx: LaunchContext, srun, runner) -> str:
         total = f": {per} x {gpus} = {per * gpus} processes per node" if gpus else ""
         return f"{started}, and each runs DeepSpeed's runner on every GPU of its node{total}"
     if hosts == 1 and nodes is not None and nodes > 1:
-        jobs = (
-            f"{nodes} separate jobs of {gpus} ranks instead of one of {nodes * gpus}"
-            if gpus
-            else f"{nodes} separate jobs"
-        )
         return (
             f"srun starts deepy.py on each of {nodes} nodes, and each runs DeepSpeed's runner on one host only "
-            f"(no hostfile in the launch names the other nodes): {jobs}"
+            f"(no hostfile in the launch names the other nodes): {_separate_jobs(nodes, gpus)}"
         )
     return f"{started}, and each runs DeepSpeed's runner, which starts the job's ranks itself ({unknown_world})"
 

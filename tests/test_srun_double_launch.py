@@ -9,6 +9,7 @@ from fixture_paths import ROOT
 from plint.checking.check import check_paths
 
 LAUNCHES = ROOT / "fixtures" / "launches"
+NO_HOSTFILE = "srun-deepspeed-no-hostfile"
 
 
 def _findings(job: Path, root: Path = ROOT) -> list[tuple[int, int, str]]:
@@ -16,10 +17,12 @@ def _findings(job: Path, root: Path = ROOT) -> list[tuple[int, int, str]]:
     return [(d.line, d.col, d.message) for d in result.diagnostics if d.code == "PL204"]
 
 
-def _variant(tmp_path: Path, old: str, new: str, hostfile: str | None = None) -> Path:
-    """The deepspeed fixture with one edit to its srun line (and another hostfile), checked from a copy."""
+def _variant(
+    tmp_path: Path, old: str, new: str, hostfile: str | None = None, fixture: str = "srun-deepspeed-hostfile-twice"
+) -> Path:
+    """A deepspeed fixture with one edit to its srun line (and another hostfile), checked from a copy."""
     folder = tmp_path / "launch"
-    shutil.copytree(LAUNCHES / "srun-deepspeed-hostfile-twice", folder)
+    shutil.copytree(LAUNCHES / fixture, folder)
     job = folder / "job.slurm"
     job.write_text(job.read_text().replace(old, new))
     if hostfile is not None:
@@ -55,3 +58,62 @@ def test_deepspeed_runner_without_ssh_or_on_one_host_is_quiet(tmp_path: Path):
     # a one-host hostfile: each runner starts its own node's GPUs, not the whole job
     one_host = _variant(tmp_path / "one", "srun deepspeed ", "srun deepspeed ", hostfile="gpu-node-01 slots=8\n")
     assert _findings(one_host, tmp_path / "one") == []
+
+
+# ---- no hostfile: each srun task's runner runs only its own node (runner.py fetch_hostfile: "local resources only")
+
+
+def test_deepspeed_runner_per_node_without_hostfile_is_separate_one_node_jobs():
+    # failed before: PL204 was silent when the runners had no hostfile, each a one-node job of its own
+    ((line, col, message),) = _findings(LAUNCHES / NO_HOSTFILE / "job.slurm")
+    assert (line, col) == (12, 1)  # the srun word
+    assert message.startswith(
+        "srun starts DeepSpeed's runner 4 times (one per node) with no hostfile, so each runs on its own node's "
+        "GPUs only: 4 separate jobs of 8 ranks instead of one of 32; write the job's nodes to a hostfile "
+        "(`<host> slots=8` a line) and run deepspeed once outside srun"
+    )
+    assert message.endswith("--no_ssh --node_rank $SLURM_NODEID --master_addr (the first node)")
+
+
+def test_deepspeed_runner_without_hostfile_counts_num_gpus(tmp_path: Path):
+    # failed before: silent; --num_gpus sets each one-node job's ranks (runner.py main: range(num_gpus) per host)
+    job = _variant(tmp_path, "srun deepspeed ", "srun --nodes 2 deepspeed --num_gpus 4 ", fixture=NO_HOSTFILE)
+    ((_, _, message),) = _findings(job, tmp_path)
+    assert "srun starts DeepSpeed's runner 2 times (one per node)" in message
+    assert ": 2 separate jobs of 4 ranks instead of one of 8;" in message
+
+
+def test_deepspeed_runner_without_hostfile_is_quiet_where_the_launch_is_right_or_unknown(tmp_path: Path):
+    for name in ("srun-deepspeed-one-node", "srun-deepspeed-no-ssh", "srun-deepspeed-hostfile-env"):
+        assert _findings(LAUNCHES / name / "job.slurm") == [], name
+    for n, options in enumerate(
+        (
+            "--force_multi --launcher slurm",  # the backend decides where the ranks land
+            "--hostfile hostfile.$SLURM_JOB_ID",  # a file written at run time: plint cannot tell its hosts
+            "--include localhost:0,1,2,3",  # hosts chosen by hand
+        )
+    ):
+        job = _variant(tmp_path / str(n), "srun deepspeed ", f"srun deepspeed {options} ", fixture=NO_HOSTFILE)
+        assert _findings(job, tmp_path / str(n)) == [], options
+
+
+def test_deepspeed_runner_with_no_ssh_but_no_hostfile_fails_its_node_rank_check(tmp_path: Path):
+    # failed before: silent; with no hostfile the runner's resources are one node, and runner.py main asserts
+    # 0 <= node_rank < 1 under --no_ssh, so --no_ssh does not join the per-node runners into one job
+    job = _variant(
+        tmp_path, "srun deepspeed ", "srun deepspeed --no_ssh --node_rank $SLURM_NODEID ", fixture=NO_HOSTFILE
+    )
+    ((line, col, message),) = _findings(job, tmp_path)
+    assert (line, col) == (12, 1)
+    assert message == (
+        "srun starts DeepSpeed's runner 4 times (one per node) with --no_ssh but no hostfile, so each runner knows "
+        "only its own node and its --node_rank must be 0: a runner given a --node_rank above 0 stops at that check, "
+        "one given 0 trains its node alone with 8 ranks instead of 32; give every task a --hostfile of the job's "
+        "nodes (`<host> slots=8` a line), which --no_ssh needs"
+    )
+    unset = _variant(tmp_path / "unset", "srun deepspeed ", "srun deepspeed --no_ssh ", fixture=NO_HOSTFILE)
+    ((_, _, message),) = _findings(unset, tmp_path / "unset")
+    assert "without --node_rank (default -1) every runner stops at that check" in message
+    zero = _variant(tmp_path / "zero", "srun deepspeed ", "srun deepspeed --no_ssh --node_rank 0 ", fixture=NO_HOSTFILE)
+    ((_, _, message),) = _findings(zero, tmp_path / "zero")
+    assert "must be 0: 4 separate jobs of 8 ranks instead of one of 32;" in message
