@@ -25,7 +25,7 @@ class GPU:
     gemm_efficiency: float = 0.8  # fraction of the dense peak a large, well-shaped GEMM sustains
     attention_efficiency: float = 0.5  # fraction fused attention sustains (fwd+bwd, causal FLOPs)
     # the fixed costs of an iteration (Options.host_*_s, fitted on DGX A100) on the host that drives this
-    # GPU, as a share of a DGX A100's: DGX H100's functional tests' fixed costs fit at 0.74 of it
+    # GPU, as a share of a DGX A100's: DGX H100's functional tests' fixed costs fit at 0.751 of it
     host_overhead_factor: float = 1.0
     # the GPUs of the usual node built on this part (DGX/HGX: 8; a GB200 compute tray: 4); None where nodes of
     # many sizes are sold (PCIe cards). Only assumed, and said so, for a launch that uses every GPU of its node
