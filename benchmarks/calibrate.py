@@ -279,16 +279,17 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
 # Megatron-Bridge v0.1.0rc4 scripts/performance/run_script.py: enable_deepep on H100, i.e. the flex dispatcher with
 # DeepEP, and A2A_1F1B: overlap_moe_expert_parallel_comm and delay_wgrad_compute on; v0.2.0's workload_base_configs.py
 # DEEPSEEK_V3_H100_BASE_CONFIG keeps moe_flex_dispatcher_backend="deepep", moe_a2a_overlap=True; only the 26.04
-# recipes switch H100 to HybridEP without the overlap); Qwen3-235B (26.04: qwen/qwen3_workload_base_configs.py
-# QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1, moe_token_dispatcher_type="alltoall", moe_a2a_overlap=True); gpt-oss-120b
-# on B200 (26.04.01: Megatron-Bridge v0.4.1 scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py
-# GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2, moe_flex_dispatcher_backend="hybridep" and no moe_a2a_overlap;
-# NVIDIA-NeMo/Megatron-Bridge#3387, labelled 26.04.01, traces a 5% B200 regression to it):
+# recipes switch H100 to HybridEP without the overlap); Qwen3-235B (26.04.01: v0.4.2 qwen/qwen3_workload_base_configs.py
+# QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_*_V1 and _V2, moe_a2a_overlap=True; qwen3_llm_pretrain.py "alltoall"). gpt-oss-120b
+# on B200 keeps the default, alltoall without overlap: the 26.04 table's 13,045 tokens/s ran v0.4.1's
+# GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 with moe_flex_dispatcher_backend="hybridep", which
+# NVIDIA-NeMo/Megatron-Bridge#3387 (labelled 26.04.01, "5% regression") found slower ("changing back to
+# moe_token_dispatcher_type=alltoall recovers the regression"); #3614 removed it (v0.4.2 78934c150, 2026-05-11) and
+# the 26.04.01 table the calibration reads (cab6db381, 2026-05-26) has 13,568 for the same row.
 # (model family word, catalog GPU name's start) -> (dispatcher, all-to-all overlap)
 BRIDGE_MOE_RECIPES = {
     ("deepseek", "h100"): ("flex", True),
     ("qwen3", "h100"): ("alltoall", True),
-    ("gpt-oss", "b200"): ("flex", False),
 }
 
 
@@ -298,7 +299,7 @@ def _bridge_moe_recipe(framework: str, model: dict, cluster: dict) -> tuple[str,
     family, gpu = (model.get("family") or "").lower(), _gpu(cluster.get("gpu") or "") or ""
     if "bridge" in framework and (model.get("moe") or {}).get("num_experts"):
         for (word, part), recipe in BRIDGE_MOE_RECIPES.items():
-            if word in family and gpu.startswith(part):  # b200, not gb200
+            if word in family and gpu.startswith(part):  # h100, not gh100
                 return recipe
     return "alltoall", False
 

@@ -80,6 +80,7 @@ import yaml
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from calibrate import DEFAULT_DATA, _recompute, published_tokens_per_s, to_input  # noqa: E402  the one conversion
 from published_supplements import (  # noqa: E402  what the runs' publications state beyond the data
+    PUBLISHED_UNMODELLED,
     VALIDATION_UNMODELLED,
     with_publication,
 )
@@ -142,7 +143,7 @@ class Row:
     measured_tokens: float | None = None  # the run's published tokens/s per GPU (calibrate.published_tokens_per_s)
     avoids: str = ""  # for a claim over CLAIM_MARGIN: the step-time parts the published layout pays more of
     held: str = ""  # what the planner held at the run's own
-    unmodelled: str = ""  # what the run's recipe sets that the cost model has no input for (VALIDATION_UNMODELLED)
+    unmodelled: str = ""  # what the run's recipe sets that the cost model has no input for (*_UNMODELLED)
 
 
 def axis_values(inp: ModelInput) -> dict:
@@ -497,7 +498,7 @@ def rank_run(
     if stated.cp is not None and stated.tp * stated.pp * stated.cp * stated.dp != world:
         return None, f"tp*pp*cp*dp = {stated.tp * stated.pp * stated.cp * stated.dp}, not the {world} GPUs"
     row = Row(run["id"], bool(inp.num_experts), describe({k: v for k, v in asdict(stated).items() if v is not None}))
-    row.unmodelled = VALIDATION_UNMODELLED.get(run["id"], "")
+    row.unmodelled = VALIDATION_UNMODELLED.get(run["id"]) or PUBLISHED_UNMODELLED.get(run["id"], "")
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
     row.measured_tokens = published_tokens_per_s(run, inp)[0] if run.get("result") else None

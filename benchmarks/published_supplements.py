@@ -56,12 +56,28 @@ PUBLISHED_SCRIPT_VALUES: dict[str, dict[str, int]] = {
 # (Megatron-Bridge v0.1.0rc4 src/megatron/bridge/models/deepseek/deepseek_provider.py DeepSeekV3Provider; NeMo
 # 7a8f1cc7bc nemo/collections/llm/gpt/model/deepseek.py DeepSeekV3Config; the model's n_group / topk_group)
 _DEEPSEEK_V3_ROUTING = "--moe-router-num-groups 8 --moe-router-group-topk 4"
+_NO_DROPOUT = "--hidden-dropout 0 --attention-dropout 0"
+# What every Megatron-Bridge performance recipe sets, read at the release whose docs/performance-summary.md first
+# holds the run's table: v0.1.0rc4 for 25.09, v0.2.1 (1c43b3928, commit 97ad8cc6f "Added 25.11 starter pack") for
+# 25.11 and v0.4.2 (2b82f6f17 "26.04.01_perf_summary") for 26.04.01. The model providers the perf configs build
+# have hidden_dropout and attention_dropout 0.0 (src/megatron/bridge/models/{llama,qwen,gpt_oss,deepseek}: the
+# *_provider.py classes, and from v0.4 the *_bridge.py provider_bridge with the Hugging Face configs' attention
+# dropout 0.0), cross_entropy_loss_fusion True (GPTModelProvider; the v0.4.2 qwen3_moe.py and gpt_oss.py recipes
+# set it again), and the perf scripts set cross_entropy_fusion_impl "te" (v0.1.0rc4 configs/*/*_llm_pretrain.yaml,
+# v0.2.1 scripts/performance/utils/helpers.py and v0.4.2 utils/overrides.py _set_common_perf_overrides).
+# Their fp8 precision configs set fp8_param_gather (src/megatron/bridge/training/mixed_precision.py
+# bf16_with_fp8_delayed_scaling_mixed, bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed). The distributed
+# optimizer with both overlaps and bf16 gradient reduction are read from the framework already
+# (benchmarks/calibrate.py to_input), and the table's FSDP column as Megatron FSDP.
+_BRIDGE = f"{_NO_DROPOUT} --cross-entropy-loss-fusion --cross-entropy-fusion-impl te"
+_BRIDGE_FP8 = f"{_BRIDGE} --fp8-param-gather"
 # Trainer flags a run's published recipe sets that the calibration data does not record, one line each.
 PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # NVIDIA-NeMo/Megatron-Bridge scripts/performance/configs/gpt_oss/gpt_oss_workload_base_configs.py:
     # GPT_OSS_120B_PRETRAIN_CONFIG_B200_BF16_V2 (GBS 1280, EP 8) inherits recompute_modules
     # ["layernorm", "moe_act"] from B200_BF16_V1
-    "bridge_gptoss_120b_b200_64gpu_bf16": "--recompute-granularity selective --recompute-modules layernorm moe_act",
+    "bridge_gptoss_120b_b200_64gpu_bf16": f"{_BRIDGE} --recompute-granularity selective"
+    " --recompute-modules layernorm moe_act",
     # NVIDIA-NeMo/Megatron-Bridge v0.1.0rc4 (the 25.09 container's scripts): scripts/performance/run_script.py for
     # DeepSeek-V3 on H100 passes layout "Et|(tt|)*30mL" and sets recompute_modules ["mla_up_proj", "mlp"] (selective,
     # the deepseek_v3 recipe's default granularity); src/megatron/bridge/recipes/deepseek/deepseek_v3.py builds the
@@ -69,10 +85,22 @@ PUBLISHED_RECIPE_FLAGS: dict[str, str] = {
     # provider has multi-latent attention with q_lora_rank 1536, kv_lora_rank 512, qk_head_dim 128,
     # qk_pos_emb_head_dim 64 and v_head_dim 128, and node-limited routing: moe_router_num_groups 8,
     # moe_router_group_topk 4
-    "bridge_deepseek_v3_h100_1024gpu_fp8": "--multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512"
+    "bridge_deepseek_v3_h100_1024gpu_fp8": f"{_BRIDGE_FP8} --multi-latent-attention --q-lora-rank 1536 --kv-lora-rank 512"
     " --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128 --mtp-num-layers 1"
     f" {_DEEPSEEK_V3_ROUTING}"
     " --pipeline-model-parallel-layout Et|(tt|)*30mL --recompute-granularity selective --recompute-modules mla_up_proj mlp",
+    # Megatron-Bridge v0.4.2 scripts/performance/configs/qwen: QWEN3_235B_A22B_PRETRAIN_CONFIG_H100_FP8_CS_V2 (GBS
+    # 8192 on the V1 layout) through qwen3_llm_pretrain.py qwen3_235b_a22b_pretrain_config_h100, which builds
+    # src/megatron/bridge/recipes/qwen/qwen3_moe.py qwen3_235b_a22b_pretrain_config: account_for_embedding_in_
+    # pipeline_split and account_for_loss_in_pipeline_split True (94 layers + embedding + loss = 3 a virtual stage
+    # of pp 8 x vpp 4); its all-to-all dispatcher and overlap are calibrate.py's BRIDGE_MOE_RECIPES
+    "bridge_qwen3_235b_h100_256gpu_fp8": f"{_BRIDGE_FP8} --account-for-embedding-in-pipeline-split"
+    " --account-for-loss-in-pipeline-split",
+    # Megatron-Bridge v0.2.1 scripts/performance/configs/llama3/workload_base_configs.py
+    # LLAMA3_8B_B200_FP8_CS_BASE_CONFIG: micro-batch 2 (in the table) and a full-iteration CUDA graph
+    # (cuda_graph_impl "local", scope "full_iteration"), which takes the host's launches off the step and which
+    # the cost model does not model (PUBLISHED_UNMODELLED)
+    "bridge_llama3_8b_b200_8gpu_fp8": _BRIDGE_FP8,
     # NVIDIA/NeMo-Framework-Launcher launcher_scripts/conf/training/llama/llama3_1_405b.yaml (the config
     # dgxc-benchmarking's llama3.1 405B recipe launches): hidden_dropout and attention_dropout 0.0;
     # NVIDIA/dgxc-benchmarking v25.01.1 (e6afea3) llama3.1/llama3.1_405b.yaml and _70b.yaml, and
@@ -119,6 +147,11 @@ PUBLISHED_NOTHING_BEYOND_TABLE: dict[str, str] = {
     # nemotron_15b.yaml is a one-node recipe for the model (tp 4, global batch 32, micro-batch 2), not this run.
     "nemotron4_15b_2304gpu": "the report states tp 8, dp and the distributed optimizer only (read)",
 }
+# Calibration recipe settings with no cost-model input, named so a reader of the calibration error knows them.
+PUBLISHED_UNMODELLED: dict[str, str] = {
+    # Bridge v0.2.1 LLAMA3_8B_B200_FP8_CS_BASE_CONFIG: cuda_graph_impl "local", cuda_graph_scope "full_iteration"
+    "bridge_llama3_8b_b200_8gpu_fp8": "the whole iteration captured as one CUDA graph",
+}
 
 
 # ---- the validation runs (benchmarks/data/published_runs_validation.yaml): nothing is fitted on them ----
@@ -127,7 +160,6 @@ PUBLISHED_NOTHING_BEYOND_TABLE: dict[str, str] = {
 # VALIDATION_NOTHING_BEYOND_TABLE (tests/test_validation_supplements.py holds both). Settings the recipes make
 # that the cost model has no input for are in VALIDATION_UNMODELLED, named, not applied.
 _NEMO_DATA_PARALLEL = "--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather --grad-reduce-in-bf16"
-_NO_DROPOUT = "--hidden-dropout 0 --attention-dropout 0"
 # NVIDIA/dgxc-benchmarking v25.01.1 (e6afea3), the NeMo 24.x YAMLs the README tables ran: optim
 # distributed_fused_adam (mcore_distributed_optim for grok1) with overlap_grad_sync, overlap_param_sync and
 # grad_sync_dtype bf16; ub_tp_comm_overlap (--tp-comm-overlap); defer_embedding_wgrad_compute with
@@ -147,16 +179,6 @@ _NEMO2_NEMOTRON4_340B = (
     f"--disable-bias-linear {_NO_DROPOUT} {_NEMO_DATA_PARALLEL} --tp-comm-overlap --defer-embedding-wgrad-compute"
     " --wgrad-deferral-limit 22"
 )
-# NVIDIA-NeMo/Megatron-Bridge v0.2.1 (1c43b3928, the first release whose docs/performance-summary.md holds the
-# 25.11 table: commit 97ad8cc6f "Added 25.11 starter pack"): every model provider the perf configs build
-# (src/megatron/bridge/models/{llama,qwen,gpt_oss,deepseek}/*_provider.py) has hidden_dropout and
-# attention_dropout 0.0, GPTModelProvider cross_entropy_loss_fusion True, and scripts/performance/utils/helpers.py
-# set_common_perf_overrides sets cross_entropy_fusion_impl "te"; get_precision_config's fp8_cs and fp8_mx
-# (src/megatron/bridge/training/mixed_precision.py bf16_with_fp8_current_scaling_mixed, bf16_with_mxfp8_mixed)
-# set fp8_param_gather. The distributed optimizer with both overlaps and bf16 gradient reduction are read from
-# the framework already (benchmarks/calibrate.py to_input), and the table's FSDP column as Megatron FSDP.
-_BRIDGE = f"{_NO_DROPOUT} --cross-entropy-loss-fusion --cross-entropy-fusion-impl te"
-_BRIDGE_FP8 = f"{_BRIDGE} --fp8-param-gather"
 # src/megatron/bridge/recipes/llama/llama3.py llama31_405b_pretrain_config (v0.2.1; benchmarks/heldout/
 # launches.yaml reads the same at 067f987): account_for_embedding_in_pipeline_split and
 # account_for_loss_in_pipeline_split True, CommOverlapConfig(tp_comm_overlap=True)

@@ -148,14 +148,44 @@ def test_tp_comm_overlap_needs_sequence_parallelism():
     assert out.distributed_optimizer and not out.options.tp_comm_overlap
 
 
-def test_gpt_oss_on_b200_runs_hybridep():
-    """Megatron-Bridge v0.4.1's B200 V2 workload config (GBS 1280, EP 8) sets moe_flex_dispatcher_backend "hybridep"
-    without the all-to-all overlap; a GB200 run of the same model is another recipe. Before: alltoall."""
+def test_gpt_oss_on_b200_runs_the_alltoall_dispatcher_of_the_26_04_01_table():
+    """The 26.04.01 table's B200 row (13,568 tokens/s) ran after Megatron-Bridge#3614 dropped v0.4.1's HybridEP
+    from the B200 V2 config (#3387: alltoall recovers 26.04's 5% regression, 13,045): the alltoall dispatcher
+    without overlap, and Bridge's provider settings (no dropout, TE's fused cross-entropy). Before: HybridEP,
+    dropout 0.1 and the unfused loss."""
     run = RUNS["bridge_gptoss_120b_b200_64gpu_bf16"]
     inp, _ = calibrate.to_input(run)
-    assert (inp.options.moe_dispatcher, inp.options.moe_a2a_overlap) == ("flex", False)
-    on_gb200 = {**run, "cluster": {**run["cluster"], "gpu": "GB200"}}
-    assert calibrate.to_input(on_gb200)[0].options.moe_dispatcher == "alltoall"
+    assert (inp.options.moe_dispatcher, inp.options.moe_a2a_overlap) == ("alltoall", False)
+    out = supplements.with_publication(run["id"], inp)
+    assert (out.hidden_dropout, out.attention_dropout, out.options.cross_entropy) == (0.0, 0.0, "te")
+    on_h100 = {
+        **run,
+        "model": {**run["model"], "family": "Qwen3-235B-A22B MoE"},
+        "cluster": {**run["cluster"], "gpu": "H100-SXM5-80GB"},
+    }
+    assert calibrate.to_input(on_h100)[0].options.moe_dispatcher == "alltoall"
+
+
+def test_every_bridge_calibration_run_is_read_with_its_recipe():
+    """Every Megatron-Bridge run of the calibration gets what its perf recipe sets (dropout 0, TE's fused loss; fp8
+    parameter gather under fp8), as the validation's Bridge runs do. Before: four runs at Megatron's dropout 0.1
+    and the unfused loss, two of them with nothing read at all."""
+    bridge = sorted(run_id for run_id, run in RUNS.items() if "bridge" in (run.get("framework") or "").lower())
+    assert len(bridge) == 4
+    for run_id in bridge:
+        inp, why = calibrate.to_input(RUNS[run_id])
+        assert inp is not None, why
+        out = supplements.with_publication(run_id, inp)
+        assert (out.hidden_dropout, out.attention_dropout, out.options.cross_entropy) == (0.0, 0.0, "te"), run_id
+        assert out.options.fp8_param_gather == (out.precision == "fp8"), run_id
+
+
+def test_qwen3_235b_splits_its_pipeline_with_the_embedding_and_loss():
+    """94 layers over pp 8 x vpp 4 split evenly only with the embedding and the loss counted as layers (the
+    v0.4.2 recipe's account_for_*_in_pipeline_split): 3 a virtual stage, the first and last holding 2 layers."""
+    run_id = "bridge_qwen3_235b_h100_256gpu_fp8"
+    out = supplements.with_publication(run_id, calibrate.to_input(RUNS[run_id])[0])
+    assert out.pipeline_stage_layers == (11, 12, 12, 12, 12, 12, 12, 11)
 
 
 def test_runs_read_with_nothing_beyond_the_table_are_predicted_as_the_table_reads_them():
