@@ -352,8 +352,9 @@ def _runner_local_jobs(ctx: LaunchContext, srun, runner) -> str | None:
     A hostfile of one host (or --num_nodes 1) leaves `main` one active resource, so it is not multi-node either
     (`(force_multi or len(active_resources) > 1) and not no_ssh`, 0.19.5): it runs launch.py, which starts the
     slots of `node_list[node_rank]` (node_rank 0) on the node it runs on, never comparing that host with its
-    own name (launch.py `main`). --no_ssh does not join them: `main` then asserts
-    0 <= node_rank < len(active_resources), here 1 (since 0.14.5).
+    own name (launch.py `main`); before that `main` ssh-checks the host (unless --no_ssh_check) and, with no
+    --master_addr, takes its `hostname -I`, so a runner that cannot reach it stops. --no_ssh does not join them:
+    `main` then asserts 0 <= node_rank < len(active_resources), here 1 (since 0.14.5).
     Quiet when a named --hostfile's host count is unknown (not read, or written from values known at run time),
     with --include/--exclude (hosts plint leaves to the reader), --force_multi (the backend then decides where
     ranks land), and with more than one task per node (the per-node count speaks)."""

@@ -20,6 +20,7 @@ from plint.reading.shell.fields import (
     join_fields,
     split_fields,
     pieces_text,
+    prints_one_name,
     var_text,
 )
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
@@ -693,23 +694,9 @@ class Expansions(ShellCore):
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
         reason = f"the output of {shown}, known only at run time"
-        return Piece(None, span, "unresolved", reason=reason, one_word=self._prints_hostname(body, unit))
-
-    # `hostname` with no option or one of these prints the one name of the machine (hostname(1)); -I, -i, -A
-    # and -a may print several
-    _ONE_NAME_OPTIONS = frozenset(("-s", "--short", "-f", "--fqdn", "--long"))
-
-    def _prints_hostname(self, body, unit: Unit) -> bool:
-        """A command substitution that is `hostname` alone: its output is one word."""
-        if len(body) != 1 or body[0].type != "command":
-            return False
-        texts = [w.text for w in self.words(self._command_parts(body[0])[1], unit)]
-        return (
-            bool(texts)
-            and texts[0] is not None
-            and os.path.basename(texts[0]) == "hostname"
-            and all(t in self._ONE_NAME_OPTIONS for t in texts[1:])
-        )
+        command = body[0] if len(body) == 1 and body[0].type == "command" else None
+        texts = [w.text for w in self.words(self._command_parts(command)[1], unit)] if command is not None else []
+        return Piece(None, span, "unresolved", reason=reason, one_word=prints_one_name(texts))
 
     def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
         """The output of `$(cat <<EOF ... EOF)`: the heredoc's text, its trailing newlines dropped as
