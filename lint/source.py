@@ -210,6 +210,8 @@ class Piece:
     # unknown text that is known not to be empty (a variable Slurm always sets, such as $SLURM_JOB_ID):
     # `[ -z "$X" ]` is false and `${X:+...}` takes its word, though the value itself stays unknown
     nonempty: bool = False
+    # unknown text known to be one word, no blank nor newline: a host name (the output of `hostname`)
+    one_word: bool = False
 
     @property
     def known(self) -> bool:

@@ -237,13 +237,17 @@ def _calls(ctx: RuleContext):
         "(a fork's deepy.py that runs the trainer directly is one rank, and srun is then its launcher); and srun "
         "running the deepspeed runner in more than one task when its hostfile or --include names several hosts "
         "and it has no --no_ssh, since each runner then starts every rank of the job; and srun running it once "
-        "on each of several nodes with no hostfile, since each runner then trains its own node alone, or with "
-        "--no_ssh stops at its --node_rank check (quiet when a --hostfile is named, even one plint cannot read).",
+        "on each of several nodes with no hostfile, or a hostfile plint knows names one host, since each runner "
+        "then trains its own node alone (or, with no hostfile, starts every rank /job/hostfile lists where that "
+        "file exists), or with --no_ssh stops at its --node_rank check (quiet when a --hostfile's host count is "
+        "unknown: a file plint cannot read, or one written from the job's node list).",
         why="With 8 tasks per node each starting 8 workers, 64 processes fight over 8 GPUs: ranks collide on "
         "devices, rendezvous sizes disagree and the job hangs or dies with CUDA out-of-memory. deepy.py under "
         "srun on 2 nodes starts the whole job twice, each copy on every GPU of both nodes. DeepSpeed's runner "
-        "with no hostfile runs on 'local resources only' (runner.py fetch_hostfile), so `srun deepspeed` on 4 "
-        "nodes of 8 GPUs trains 4 separate jobs of 8 ranks, not one of 32.",
+        "with no --hostfile and no /job/hostfile runs on 'local resources only' (runner.py fetch_hostfile), so "
+        "`srun deepspeed` on 4 nodes of 8 GPUs trains 4 separate jobs of 8 ranks, not one of 32; a hostfile of "
+        "one host does the same (the runner is multi-node only with more than one host, and never checks that "
+        "host is the node it runs on).",
         bad=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=8, nproc=8)}),
         good=Example({"launch.sh": SLURM_TORCHRUN.format(tasks=1, nproc=8)}),
         fix=no_fix(
@@ -339,36 +343,69 @@ def _runner_whole_jobs(srun, runner) -> str | None:
 
 
 def _runner_local_jobs(ctx: LaunchContext, srun, runner) -> str | None:
-    """What srun tasks, one per node on several nodes, each running DeepSpeed's runner with no hostfile start.
+    """What srun tasks, one per node on several nodes, each running DeepSpeed's runner over one host start.
     With no file at --hostfile (default /job/hostfile, the DLTS platform's) runner.py `fetch_hostfile` warns
     "Unable to find hostfile, will proceed with training with local resources only", and `main` takes
     {'localhost': device_count}, sets master_addr to 127.0.0.1 and runs deepspeed.launcher.launch on that
-    node alone (multi_node_exec False; the same from v0.9.0 to 0.19): every task is a job of its own. --no_ssh
-    does not join them: `main` then asserts 0 <= node_rank < len(active_resources), here 1 (since 0.14.5).
-    Quiet when a --hostfile is named (read or not: the script may write it), with --include/--exclude
-    (hosts plint leaves to the reader), --force_multi (the backend then decides where ranks land), and with
-    more than one task per node (the per-node count speaks)."""
-    if runner.option("--hostfile", "--include", "--exclude") is not None or runner.flag("--force_multi"):
+    node alone (multi_node_exec False; the same from v0.9.0 to 0.19): every task is a job of its own. Where
+    /job/hostfile exists, `main` reads it instead, and with several hosts each runner starts them all.
+    A hostfile of one host (or --num_nodes 1) leaves `main` one active resource, so it is not multi-node either
+    (`(force_multi or len(active_resources) > 1) and not no_ssh`, 0.19.5): it runs launch.py, which starts the
+    slots of `node_list[node_rank]` (node_rank 0) on the node it runs on, never comparing that host with its
+    own name (launch.py `main`); before that `main` ssh-checks the host (unless --no_ssh_check) and, with no
+    --master_addr, takes its `hostname -I`, so a runner that cannot reach it stops. --no_ssh does not join them:
+    `main` then asserts 0 <= node_rank < len(active_resources), here 1 (since 0.14.5).
+    Quiet when a named --hostfile's host count is unknown (not read, or written from values known at run time),
+    with --include/--exclude (hosts plint leaves to the reader), --force_multi (the backend then decides where
+    ranks land), and with more than one task per node (the per-node count speaks)."""
+    if runner.option("--include", "--exclude") is not None or runner.flag("--force_multi"):
         return None
     nodes, tasks, per = _count(srun.nodes), _count(srun.tasks), _count(srun.tasks_per_node)
     if nodes is None or nodes < 2 or per != 1:
         return None
+    named = runner.option("--hostfile") is not None
     no_ssh = runner.flag("--no_ssh")
-    if (no_ssh and runner.option("--num_nodes") is not None) or (not no_ssh and _count(runner.nnodes) != 1):
+    if named and not _one_host(runner):
+        return None  # several hosts (the whole-jobs case), or a host count plint does not know
+    several = runner.option("--num_nodes") is not None if no_ssh else _count(runner.nnodes) != 1
+    if not named and several:
         return None  # --num_nodes above 1 with no hostfile: the runner raises first (PL208)
     gpus = _count(runner.world_size) or (None if runner.option("--num_gpus") else _stated(ctx, "cluster.gpus_per_node"))
-    started = _started("DeepSpeed's runner", tasks or nodes, per)
+    started = _started("DeepSpeed's runner", tasks or nodes, per) + " (one per node)"
+    slots = f"`<host> slots={gpus or 'N'}` a line"
     if no_ssh:
-        return f"{started} (one per node) with --no_ssh but no hostfile, so each runner knows only its own node " + (
-            f"and its --node_rank must be 0: {_no_ssh_ranks(runner, nodes, gpus)}; give every task a --hostfile of "
-            f"the job's nodes (`<host> slots={gpus or 'N'}` a line), which --no_ssh needs"
+        knows = (
+            "with --no_ssh and a hostfile of one host, so each runner knows only one node"
+            if named
+            else "with --no_ssh but no --hostfile, so unless /job/hostfile (DeepSpeed's default) lists the job's "
+            "nodes each runner knows only its own node"
+        )
+        return f"{started} {knows} and its --node_rank must be 0: " + (
+            f"{_no_ssh_ranks(runner, nodes, gpus)}; give every task a --hostfile of the job's nodes ({slots}), "
+            "which --no_ssh needs"
+        )
+    fix = (
+        "run deepspeed once outside srun, or give every task that --hostfile with --no_ssh --node_rank "
+        "$SLURM_NODEID --master_addr (the first node)"
+    )
+    if named:
+        one = "with --num_nodes 1" if runner.option("--num_nodes") is not None else "and its hostfile names one host"
+        return (
+            f"{started} {one}, so none is multi-node: each runs that host's slots on its own node, whichever it "
+            f"is: {_separate_jobs(nodes, gpus)}; list the job's nodes in the hostfile ({slots}) and {fix}"
         )
     return (
-        f"{started} (one per node) with no hostfile, so each runs on its own node's GPUs only: "
-        f"{_separate_jobs(nodes, gpus)}; write the job's nodes to a hostfile (`<host> slots={gpus or 'N'}` a "
-        "line) and run deepspeed once outside srun, or give every task that --hostfile with --no_ssh "
-        "--node_rank $SLURM_NODEID --master_addr (the first node)"
+        f"{started} with no --hostfile: where /job/hostfile (DeepSpeed's default) is missing, each runs its own "
+        f"node's GPUs only: {_separate_jobs(nodes, gpus)}; where it lists several hosts, each starts them all: "
+        f"{nodes} copies of the job; write the job's nodes to a hostfile ({slots}) and {fix}"
     )
+
+
+def _one_host(runner) -> bool:
+    """The runner's active hosts are known to be one: a hostfile plint read (or that the script writes with
+    known lines) naming one host, or --num_nodes 1 (runner.py `main` keeps the first num_nodes hosts)."""
+    hosts = runner.nnodes
+    return hosts is not None and hosts.origin != "assumed" and _count(hosts) == 1
 
 
 def _no_ssh_ranks(runner, nodes: int, gpus: int | None) -> str:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from fixture_paths import ROOT
 from plint.checking.check import check_paths
+from plint.report.json_report import file_json
 
 LAUNCHES = ROOT / "fixtures" / "launches"
 NO_HOSTFILE = "srun-deepspeed-no-hostfile"
@@ -51,13 +52,108 @@ def test_deepspeed_runner_with_launcher_slurm_is_srun_inside_srun(tmp_path: Path
     assert "through slurm (srun inside srun): 2 x 16 = 32 processes" in message
 
 
-def test_deepspeed_runner_without_ssh_or_on_one_host_is_quiet(tmp_path: Path):
+def test_deepspeed_runner_without_ssh_is_quiet(tmp_path: Path):
     # --no_ssh: each task launches only its own node (runner.py main: multi_node_exec needs `not no_ssh`)
     job = _variant(tmp_path, "srun deepspeed ", "srun deepspeed --no_ssh --node_rank $SLURM_NODEID ")
     assert _findings(job, tmp_path) == []
-    # a one-host hostfile: each runner starts its own node's GPUs, not the whole job
-    one_host = _variant(tmp_path / "one", "srun deepspeed ", "srun deepspeed ", hostfile="gpu-node-01 slots=8\n")
-    assert _findings(one_host, tmp_path / "one") == []
+
+
+# ---- a hostfile of one host: each runner is not multi-node and starts that host's slots on its own node
+
+
+def test_deepspeed_runner_over_a_one_host_hostfile_is_separate_jobs(tmp_path: Path):
+    # failed before: quiet whenever a --hostfile was named (this case was asserted quiet: it is separate jobs,
+    # runner.py main runs launch.py on one host's slots, and launch.py never compares that host with its own)
+    one_host = _variant(tmp_path, "srun deepspeed ", "srun deepspeed ", hostfile="gpu-node-01 slots=8\n")
+    ((line, col, message),) = _findings(one_host, tmp_path)
+    assert (line, col) == (13, 1)  # the srun word
+    assert message == (
+        "srun starts DeepSpeed's runner 2 times (one per node) and its hostfile names one host, so none is "
+        "multi-node: each runs that host's slots on its own node, whichever it is: 2 separate jobs of 8 ranks "
+        "instead of one of 16; list the job's nodes in the hostfile (`<host> slots=8` a line) and run deepspeed "
+        "once outside srun, or give every task that --hostfile with --no_ssh --node_rank $SLURM_NODEID "
+        "--master_addr (the first node)"
+    )
+
+
+def test_deepspeed_runner_over_a_hostfile_the_script_writes_with_its_hostname():
+    # failed before: quiet; `echo "$(hostname) slots=8" > $HOSTFILE` is one line, one host, whatever the name
+    ((line, col, message),) = _findings(LAUNCHES / "srun-deepspeed-hostname-hostfile" / "job.slurm")
+    assert (line, col) == (15, 1)
+    assert "(one per node) and its hostfile names one host" in message
+    assert ": 4 separate jobs of 8 ranks instead of one of 32;" in message
+
+
+def test_deepspeed_runner_with_num_nodes_1_is_separate_jobs(tmp_path: Path):
+    # failed before: quiet; runner.py main keeps the first --num_nodes hosts of the two the hostfile lists
+    job = _variant(tmp_path, "srun deepspeed ", "srun deepspeed --num_nodes 1 ")
+    ((_, _, message),) = _findings(job, tmp_path)
+    assert "srun starts DeepSpeed's runner 2 times (one per node) with --num_nodes 1, so none is multi-node" in message
+    assert ": 2 separate jobs of 8 ranks instead of one of 16;" in message
+
+
+def test_deepspeed_runner_with_no_ssh_over_a_one_host_hostfile_fails_its_node_rank_check(tmp_path: Path):
+    # failed before: quiet; runner.py main asserts 0 <= node_rank < len(active_resources), here 1
+    one_host = "gpu-node-01 slots=8\n"
+    assert _no_ssh_message(tmp_path, "", hostfile=one_host).startswith(
+        "srun starts DeepSpeed's runner 2 times (one per node) with --no_ssh and a hostfile of one host, so each "
+        "runner knows only one node and its --node_rank must be 0: without --node_rank (default -1) every runner "
+        "stops at that check;"
+    )
+    zero = _no_ssh_message(tmp_path / "zero", "--node_rank 0 ", hostfile=one_host)
+    assert "must be 0: 2 separate jobs of 8 ranks instead of one of 16;" in zero
+
+
+def _no_ssh_message(tmp_path: Path, options: str, **variant) -> str:
+    """The one PL204 message of a fixture's runner given --no_ssh and `options`."""
+    job = _variant(tmp_path, "srun deepspeed ", f"srun deepspeed --no_ssh {options}", **variant)
+    ((_, _, message),) = _findings(job, tmp_path)
+    return message
+
+
+def _script_hostfile(tmp_path: Path, writes: str) -> Path:
+    """The one-host fixture with another command writing its hostfile."""
+    return _variant(
+        tmp_path, 'echo "$(hostname) slots=8" > "$HOSTFILE"', writes, fixture="srun-deepspeed-hostname-hostfile"
+    )
+
+
+def test_deepspeed_runner_over_a_hostfile_of_unknown_hosts_is_quiet(tmp_path: Path):
+    for name in ("srun-deepspeed-hostfile-loop", "srun-deepspeed-hostfile-all-nodes"):
+        assert _findings(LAUNCHES / name / "job.slurm") == [], name
+    for n, writes in enumerate(
+        (
+            # a line per node of the job: the loop body is read once, the file has a line per node
+            'for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do echo "$h slots=8" >> "$HOSTFILE"; done',
+            'NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST"); echo "$NODES" | sed "s/$/ slots=8/" > "$HOSTFILE"',
+            'echo "$NODE_LINES" > "$HOSTFILE"',  # lines from the caller's environment
+            'echo "$(hostname -I) slots=8" > "$HOSTFILE"',  # -I prints every address of the host
+            # two names known at run time: two hosts, or one the runner refuses as a repeated entry
+            'echo "$(hostname) slots=8" > "$HOSTFILE"; echo "$SLURMD_NODENAME slots=8" >> "$HOSTFILE"',
+        )
+    ):
+        job = _script_hostfile(tmp_path / str(n), writes)
+        assert _findings(job, tmp_path / str(n)) == [], writes
+
+
+def test_a_hostfile_written_from_unknown_lines_has_no_host_count(tmp_path: Path):
+    # failed before: the loop's one reading made a one-line file, read as 1 node and a world of 8
+    job = _script_hostfile(tmp_path, 'for h in $(scontrol show hostnames); do echo "$h slots=8" >> "$HOSTFILE"; done')
+    (result,) = check_paths([job], root=str(tmp_path))
+    layout = file_json(result)["layout"]
+    assert layout["cluster"]["nnodes"] is None and layout["cluster"]["world_size"] is None
+    assert layout["cluster"]["gpus_per_node"] == 8  # every line the script writes says slots=8
+    assert not [d for d in result.diagnostics if d.code == "PL208"]  # no 'bad entry' for an unknown line
+    unknown = _script_hostfile(tmp_path / "env", 'echo "$NODE_LINES" > "$HOSTFILE"')
+    (result,) = check_paths([unknown], root=str(tmp_path / "env"))
+    assert not [d for d in result.diagnostics if d.code == "PL208"]  # failed before: 'Hostfile contains a bad entry'
+
+
+def test_slurmd_nodename_writes_one_host(tmp_path: Path):
+    # failed before: quiet; sbatch(1): SLURMD_NODENAME is the name of the node running the job script
+    job = _script_hostfile(tmp_path, 'echo "$SLURMD_NODENAME slots=8" > "$HOSTFILE"')
+    ((_, _, message),) = _findings(job, tmp_path)
+    assert "and its hostfile names one host" in message
 
 
 # ---- no hostfile: each srun task's runner runs only its own node (runner.py fetch_hostfile: "local resources only")
@@ -67,10 +163,12 @@ def test_deepspeed_runner_per_node_without_hostfile_is_separate_one_node_jobs():
     # failed before: PL204 was silent when the runners had no hostfile, each a one-node job of its own
     ((line, col, message),) = _findings(LAUNCHES / NO_HOSTFILE / "job.slurm")
     assert (line, col) == (12, 1)  # the srun word
+    # /job/hostfile, the runner's default --hostfile, decides which: neither outcome is claimed as certain
     assert message.startswith(
-        "srun starts DeepSpeed's runner 4 times (one per node) with no hostfile, so each runs on its own node's "
-        "GPUs only: 4 separate jobs of 8 ranks instead of one of 32; write the job's nodes to a hostfile "
-        "(`<host> slots=8` a line) and run deepspeed once outside srun"
+        "srun starts DeepSpeed's runner 4 times (one per node) with no --hostfile: where /job/hostfile "
+        "(DeepSpeed's default) is missing, each runs its own node's GPUs only: 4 separate jobs of 8 ranks instead "
+        "of one of 32; where it lists several hosts, each starts them all: 4 copies of the job; write the job's "
+        "nodes to a hostfile (`<host> slots=8` a line) and run deepspeed once outside srun"
     )
     assert message.endswith("--no_ssh --node_rank $SLURM_NODEID --master_addr (the first node)")
 
@@ -106,14 +204,13 @@ def test_deepspeed_runner_with_no_ssh_but_no_hostfile_fails_its_node_rank_check(
     ((line, col, message),) = _findings(job, tmp_path)
     assert (line, col) == (12, 1)
     assert message == (
-        "srun starts DeepSpeed's runner 4 times (one per node) with --no_ssh but no hostfile, so each runner knows "
-        "only its own node and its --node_rank must be 0: a runner given a --node_rank above 0 stops at that check, "
+        "srun starts DeepSpeed's runner 4 times (one per node) with --no_ssh but no --hostfile, so unless "
+        "/job/hostfile (DeepSpeed's default) lists the job's nodes each runner knows only its own node and its "
+        "--node_rank must be 0: a runner given a --node_rank above 0 stops at that check, "
         "one given 0 trains its node alone with 8 ranks instead of 32; give every task a --hostfile of the job's "
         "nodes (`<host> slots=8` a line), which --no_ssh needs"
     )
-    unset = _variant(tmp_path / "unset", "srun deepspeed ", "srun deepspeed --no_ssh ", fixture=NO_HOSTFILE)
-    ((_, _, message),) = _findings(unset, tmp_path / "unset")
-    assert "without --node_rank (default -1) every runner stops at that check" in message
-    zero = _variant(tmp_path / "zero", "srun deepspeed ", "srun deepspeed --no_ssh --node_rank 0 ", fixture=NO_HOSTFILE)
-    ((_, _, message),) = _findings(zero, tmp_path / "zero")
-    assert "must be 0: 4 separate jobs of 8 ranks instead of one of 32;" in message
+    unset = _no_ssh_message(tmp_path / "unset", "", fixture=NO_HOSTFILE)
+    assert "without --node_rank (default -1) every runner stops at that check" in unset
+    zero = _no_ssh_message(tmp_path / "zero", "--node_rank 0 ", fixture=NO_HOSTFILE)
+    assert "must be 0: 4 separate jobs of 8 ranks instead of one of 32;" in zero

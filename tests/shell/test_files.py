@@ -107,6 +107,16 @@ def test_other_substitutions_are_never_run(run, tmp_path):
     assert piece.text is None and "$(scontrol show hostnames" in piece.reason and "run time" in piece.reason
 
 
+def test_hostname_output_is_one_word_and_never_run(run):
+    # failed before: no piece said its unknown text was one word (a hostfile line of it one host)
+    r = run(
+        "A=$(hostname)\nB=`hostname -s`\nC=$(hostname -I)\nD=$(hostname | tr a-z A-Z)\nE=$(scontrol show hostnames)\n"
+    )
+    words = {name: r.variables[name].value[0] for name in "ABCDE"}
+    assert all(p.text is None for p in words.values())
+    assert [name for name, p in words.items() if p.one_word] == ["A", "B"]  # -I may print several addresses
+
+
 # ---- command strings parsed a second time ----------------------------------------------------------
 
 

@@ -178,3 +178,14 @@ def test_hostfile_errors_agree_with_deepspeed(text):
         theirs = str(e)
     problems = hf(text).problems
     assert (problems[0].message if problems else None) == theirs
+
+
+def test_a_written_line_known_only_at_run_time_is_uncounted_not_refused():
+    # failed before: the rendered unknown text was a 'bad entry' the runner would raise (a false PL208)
+    from plint.reading.shell.model import MARKER
+
+    read = hf(f"w0 slots=8\n{MARKER}0{MARKER}\n")
+    assert hosts(f"w0 slots=8\n{MARKER}0{MARKER}\n") == [("w0", 8)]
+    assert not read.problems and read.uncounted is not None
+    alone = hf(f"{MARKER}0{MARKER}\n")  # no line read: not 'empty', only unknown
+    assert not alone.problems and not alone.hosts and alone.uncounted is not None

@@ -353,7 +353,13 @@ class Shell(Expansions, Commands, Sourcing, Control):
             p
             if p.known or p.name
             else Piece(
-                None, p.span, p.origin, reason=f"${name} is set from {p.reason}", name=name, alternatives=p.alternatives
+                None,
+                p.span,
+                p.origin,
+                reason=f"${name} is set from {p.reason}",
+                name=name,
+                alternatives=p.alternatives,
+                one_word=p.one_word,
             )
             for p in value
         )

@@ -20,6 +20,7 @@ from plint.reading.shell.fields import (
     join_fields,
     split_fields,
     pieces_text,
+    prints_one_name,
     var_text,
 )
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
@@ -692,7 +693,10 @@ class Expansions(ShellCore):
         value = self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
-        return unknown(f"the output of {shown}, known only at run time", None, span)
+        reason = f"the output of {shown}, known only at run time"
+        command = body[0] if len(body) == 1 and body[0].type == "command" else None
+        texts = [w.text for w in self.words(self._command_parts(command)[1], unit)] if command is not None else []
+        return Piece(None, span, "unresolved", reason=reason, one_word=prints_one_name(texts))
 
     def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
         """The output of `$(cat <<EOF ... EOF)`: the heredoc's text, its trailing newlines dropped as

@@ -9,6 +9,21 @@ from plint.reading.shell.model import MappedText, Piece, Var, Word
 from plint.reading.shell.state import IFS
 
 
+# `hostname` alone or with one of these prints the one name of the machine (hostname(1)); -I, -i, -A and -a
+# may print several
+_ONE_NAME_OPTIONS = frozenset(("-s", "--short", "-f", "--fqdn", "--long"))
+
+
+def prints_one_name(argv: list[str | None]) -> bool:
+    """A command (its words, None where unknown) whose output is one word: `hostname`, never run."""
+    return (
+        bool(argv)
+        and argv[0] is not None
+        and argv[0].rsplit("/", 1)[-1] == "hostname"
+        and all(a in _ONE_NAME_OPTIONS for a in argv[1:])
+    )
+
+
 # ---- fields: the words of an expansion before splitting ------------------------------------------
 # A field is a list of (piece, splittable); an expansion yields a list of fields ("$@" yields many).
 

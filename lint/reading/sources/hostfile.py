@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from plint.bounds import count_problem
 from plint.reading.scoped import scoped
 from plint.record import field, record
-from plint.reading.shell.model import Problem
+from plint.reading.shell.model import MARKER, MappedText, Problem
 from plint.source import SourceFile, Span
 from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
@@ -51,10 +51,26 @@ class Hostfile:
     path: str
     hosts: list[tuple[str, int, Span]] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    # why the hosts cannot be counted (a file the script writes from text known only at run time), else None
+    uncounted: str | None = None
+
+
+def uncounted(content: MappedText) -> str | None:
+    """Why the lines of a hostfile the script writes cannot be counted: an unknown piece that may hold several
+    words or lines (a loop's variable, the output of `scontrol show hostnames`), else None. A piece known to be
+    one word (a host name: the output of `hostname`, $SLURMD_NODENAME) keeps its line one host; two such names
+    may be the same host, which the runner refuses (`_parse_hostfile`: multiple entries)."""
+    names = 0
+    for piece in content.pieces:
+        if not piece.known and not piece.one_word:
+            return piece.reason or "text known only at run time"
+        names += not piece.known
+    return "host names known only at run time, which may repeat" if names > 1 else None
 
 
 def read_hostfile(source: SourceFile) -> Hostfile:
-    """runner.py `_parse_hostfile`: hosts in file order, or the one error the runner raises."""
+    """runner.py `_parse_hostfile`: hosts in file order, or the one error the runner raises. A line the script
+    writes from unknown text (rendered with MARKER) that is no `host slots=N` is left uncounted, not refused."""
     out = Hostfile(source.path)
     offset = 0
     seen: set[str] = set()  # a set: a 4 MiB hostfile has 200,000 lines
@@ -68,6 +84,9 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         b0 = start + len(raw[:indent].encode("utf-8", "surrogateescape"))
         span = source.span(b0, b0 + len(line.encode("utf-8", "surrogateescape")))
         m = _LINE.search(line)
+        if not m and MARKER in line:  # a line the script writes from text known only at run time
+            out.uncounted = out.uncounted or "a line known only at run time"
+            continue
         if not m:
             out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {line}{_TAIL}", span))
             return out
@@ -86,7 +105,7 @@ def read_hostfile(source: SourceFile) -> Hostfile:
             return out
         seen.add(host)
         out.hosts.append((host, slots, span))
-    if not out.hosts:
+    if not out.hosts and out.uncounted is None:
         out.problems.append(
             Problem(
                 "hostfile", f"Hostfile is empty or not formatted correctly{_TAIL}.", source.span(0, len(source.data))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from plint.reading.shell.files import resolve_path
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
@@ -117,6 +118,9 @@ def read_deepspeed_resources(
     hostfile, unread = _hostfile(
         call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"], selection, why_unread
     )
+    slots: set[int] = set()  # what every line of a hostfile plint cannot count says
+    if hostfile is not None and hostfile.uncounted is not None and not hostfile.problems:
+        slots, unread, hostfile = {s for _, s, _ in hostfile.hosts}, hostfile.uncounted, None
     if unread is not None and texts["--include"] and not texts["--exclude"]:
         hostfile = include_as_hostfile(texts["--include"], unread, span)
         unread = None if hostfile is not None else unread
@@ -127,6 +131,9 @@ def read_deepspeed_resources(
                 call.hostfile.span if call.hostfile is not None else span,
             )
         res = unread_resources(unread, sizes["--num_nodes"], sizes["--num_gpus"], span)
+        if len(slots) == 1 and sizes["--num_gpus"] is None:
+            (n,) = slots
+            res.gpus_per_node = derived(n, f"slots={n} on every line of {unread}", span)
     else:
         res = resolve_resources(
             hostfile,
@@ -169,7 +176,7 @@ def _hostfile(
 ):
     """(the hostfile read, None) or (None, the hostfile the runner reads when plint cannot, or None when the
     runner reads none: one local node)."""
-    from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile
+    from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile, uncounted
 
     unread: str | None = None
     if call.hostfile is not None:
@@ -179,9 +186,13 @@ def _hostfile(
             # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
             written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
             src = SourceFile(written.path, written.content.render()) if written is not None else None
-            unread = f"the hostfile {word.display() if word is not None else ''} ({call.hostfile.note})"
+            shown = word.display() if word is not None else ""
+            unread = f"the hostfile {shown} ({call.hostfile.note})"
         else:
             src = read_file(call.hostfile.value)
+            key = resolve_path(result, call.hostfile.value) if result is not None else None
+            written = result.virtual_files.get(key) if result is not None and key is not None else None
+            shown = call.hostfile.value
             why = _not_read(result, call.hostfile.value, why_unread) if src is None else None
             unread = (
                 f"the hostfile {call.hostfile.value} ({why})"
@@ -189,7 +200,11 @@ def _hostfile(
                 else f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)"
             )
         if src is not None:
-            return read_hostfile(src), None
+            hostfile = read_hostfile(src)
+            why = uncounted(written.content) if written is not None else hostfile.uncounted
+            if why is not None:  # its lines may hold several hosts each: only their slots are read
+                hostfile.uncounted = f"the hostfile {shown}, written by the script from text known at run time ({why})"
+            return hostfile, None
     elif (num_nodes or 0) > 1 or (nodes is not None and not nodes.known):
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # several nodes: the author relies on it
     elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):

@@ -498,6 +498,10 @@ RUN_TIME_VARIABLES = (
 )
 
 
+# one node's name (sbatch(1): SLURMD_NODENAME, "Name of the node running the job script"): one word
+ONE_WORD_VARIABLES = frozenset(("SLURMD_NODENAME",))
+
+
 def _run_time(name: str) -> Var:
     return Var(
         name,
@@ -509,6 +513,7 @@ def _run_time(name: str) -> Var:
                 reason=f"${name} is set by Slurm when the job runs; its value is only known then",
                 name=name,
                 nonempty=True,
+                one_word=name in ONE_WORD_VARIABLES,
             ),
         ),
         None,
