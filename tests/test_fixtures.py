@@ -46,6 +46,17 @@ def test_golden_layout(folder):
     assert got == json.loads(golden.read_text())
 
 
+@pytest.mark.parametrize("folder", DIRS, ids=[d.name for d in DIRS])
+def test_output_names_no_checkout_path_and_no_internal_marker(folder):
+    """What plint prints about a fixture is the same in any checkout: no absolute path of this one (a file the
+    script writes under $(cd "$(dirname "$0")" && pwd) is named relative, as checked files are), and no marker
+    the shell reader brackets unknown text with (a host written from $(hostname))."""
+    _, got = _result(folder)
+    text = json.dumps(got)
+    assert str(ROOT.resolve()) not in text
+    assert "\\u0000" not in text
+
+
 def _lookup(layout, dotted):
     node = layout
     for part in dotted.split("."):

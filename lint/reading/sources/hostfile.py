@@ -18,7 +18,7 @@ from plint.bounds import count_problem
 from plint.reading.scoped import scoped
 from plint.record import field, record
 from plint.reading.shell.model import MARKER, MappedText, Problem
-from plint.source import SourceFile, Span
+from plint.source import SourceFile, Span, display_path
 from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
 from typing import TYPE_CHECKING
@@ -211,7 +211,9 @@ def resolve_resources(
     include, exclude = include or "", exclude or ""
     nodes = -1 if num_nodes is None else num_nodes
     gpus = -1 if num_gpus is None else num_gpus
-    where = f"hostfile {hostfile.path}" if hostfile is not None else "no hostfile: the local node"
+    # a file the script writes under a folder it computed ($(cd "$(dirname "$0")" && pwd)) is named as a checked
+    # file is, relative to the working directory, not by this checkout's absolute path
+    where = f"hostfile {display_path(hostfile.path)}" if hostfile is not None else "no hostfile: the local node"
     try:
         if hostfile is not None and hostfile.problems:
             raise _Refused(hostfile.problems[0].message)
@@ -302,8 +304,15 @@ def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -
         return unresolved(_LOCAL_GPUS, span)
     total = sum(s for _, s in hosts)  # type: ignore[misc]
     parts = " + ".join(str(s) for _, s in hosts) if len(hosts) <= 16 else f"{len(hosts)} hosts' "
-    how = f"{parts} slots" if len(hosts) > 1 else f"{total} slot(s) on {hosts[0][0]}" if hosts else "no host"
+    how = (
+        f"{parts} slots" if len(hosts) > 1 else f"{total} slot(s) on {_host_name(hosts[0][0])}" if hosts else "no host"
+    )
     return derived(total, f"world size = {how} ({where})", span)
+
+
+def _host_name(host: str) -> str:
+    """A host as a note names it: a name written from run-time text (`$(hostname)`) has no text to show."""
+    return "a host named at run time" if MARKER in host else host
 
 
 def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:
