@@ -2,7 +2,8 @@
 comment or `[tool.plint] source-path` names, then the sourcing script's folder, then the checked root (where
 `bash scripts/train.sh` runs from); two guessed files that differ are read first-wins and said assumed; a file
 not found names every place looked; every place still goes through the root. Each test fails before this
-change but the bare name beside the script, which pins the reading plint had (the script's folder first)."""
+change but three that pin what is kept: a bare name beside the script (the reading plint had), two guessed
+files alike, and a file the script writes before sourcing it (no guess)."""
 
 from __future__ import annotations
 
@@ -129,3 +130,12 @@ def test_a_symlink_at_the_root_leading_outside_is_never_read(tmp_path, monkeypat
     assert _about(result, "env.sh") == [
         ("PL002", f"sourced file scripts/env.sh: outside the checked tree: not read; {UNKNOWN} ({WIDEN_HINT})")
     ]
+
+
+def test_a_file_the_script_writes_then_sources_is_no_guess(tmp_path, monkeypatch):
+    # bash writes and reads it in the folder the script runs in, whichever that is: a file of the same name at
+    # the root is not the one read
+    repo = _tree(tmp_path, "env.sh", {"env.sh": "TP=4\n"}, "echo 'TP=2' > env.sh\n")
+    result = _check(repo, monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+    assert _about(result, "env.sh") == []

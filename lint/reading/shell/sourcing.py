@@ -105,8 +105,10 @@ class Sourcing(ShellCore):
             if src is None and why is None:
                 continue  # nothing there
             hits.append((place, path, src, why))
-            if src is None or place.named or len(hits) == 2:
-                break  # refused: said; named by the user: no guess; two guesses: enough to compare
+            if src is None or place.named or virtual is not None or len(hits) == 2:
+                # refused: said; named by the user: no guess; written by the script, into the folder it
+                # runs in, where bash then reads it; two guesses: enough to compare
+                break
         if not hits:
             return Sourced(looked=tuple(looked))
         place, path, src, why = hits[0]
