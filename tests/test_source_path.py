@@ -75,7 +75,14 @@ def test_a_configured_source_path_is_looked_in_first(tmp_path, monkeypatch, plac
     assert _about(result, "env.sh") == []
 
 
-@pytest.mark.parametrize("comment", ["# plint: source-path=lib\n", "# shellcheck source-path=SCRIPTDIR/../lib\n"])
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# plint: source-path=lib\n",
+        "# shellcheck source-path=SCRIPTDIR/../lib\n",
+        "# shellcheck disable=SC1091 source-path=lib\n",
+    ],
+)
 def test_a_source_path_comment_names_a_folder_and_is_no_unused_directive(tmp_path, monkeypatch, comment):
     result = _check(_tree(tmp_path, "env.sh", {"lib/env.sh": "TP=4\n"}, comment), monkeypatch)
     assert _tp(result).value == 4

@@ -32,8 +32,11 @@ if TYPE_CHECKING:
     from contextlib import AbstractContextManager
 
 SCRIPT_DIR = "SCRIPTDIR"
-# `# plint: source-path=DIR` and shellcheck's `# shellcheck source-path=DIR`, each on a comment line of its own
-DIRECTIVE = re.compile(r"^[ \t]*#[ \t]*(?:plint[ \t]*:|shellcheck[ \t])[ \t]*source-path[ \t]*=[ \t]*(\S+)", re.M)
+# `# plint: source-path=DIR` and shellcheck's `# shellcheck source-path=DIR` (where other shellcheck directives
+# may come first: `# shellcheck disable=SC1091 source-path=SCRIPTDIR`), each on a comment line of its own
+DIRECTIVE = re.compile(
+    r"^[ \t]*#[ \t]*(?:plint[ \t]*:[ \t]*|shellcheck[ \t](?:[^\n]*?[ \t])?)source-path[ \t]*=[ \t]*(\S+)", re.M
+)
 
 # [tool.plint] source-path of the check under way (plint.checking.check sets it around each file's reading)
 _CONFIGURED: ContextVar[tuple[str, ...]] = ContextVar("plint_source_path", default=())
