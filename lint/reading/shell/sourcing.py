@@ -11,11 +11,10 @@ from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.record import record
-from plint.source import SourceFile
+from plint.source import SourceFile, display_path
 from plint.reading.shell.source_path import Place, comment_places, places
 from plint.reading.shell.fields import expanded_directives, flatten
 from plint.reading.shell.state import (
-    _display,
     EvalOptions,
     MAX_DEPTH,
     MAX_PIECES,
@@ -567,14 +566,14 @@ def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = ()) -> str:
         return "its path starts with ~, the home folder of whoever runs the script (not known statically)"
     if len(looked) <= 1:
         return "no such file beside the script that sources it"
-    places = ", ".join(f"{_display(path)} ({place.why})" for path, place in looked)
+    places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)
     return f"no such file in any place plint looked ({places})"
 
 
 def _assumed_note(word: Word, taken: tuple[str, Place], other: tuple[str, Place]) -> str:
     """What plint says when two guessed places hold different files of the sourced name."""
     return (
-        f"sourced file {word.display()} could be {_display(taken[0])} ({taken[1].why}) or {_display(other[0])} "
+        f"sourced file {word.display()} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
         f"({other[1].why}), which differ, depending on the folder the script is run from; plint read the first, "
         "so the values it sets are assumed (name the folder with [tool.plint] source-path or a "
         "`# plint: source-path=DIR` comment)"
