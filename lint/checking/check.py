@@ -134,12 +134,14 @@ def _check_file(path: Path, engine, options: CheckOptions, skip_unless_deepspeed
     root = root_for(path, options.root, settings, (options.trainer_source,) if options.trainer_source else ())
     from plint.reading.sources.hostfile import configured_gpus_per_node
     from plint.reading.sources.model_shape import configured_model
+    from plint.reading.shell.source_path import configured_source_path
 
     # every file this check reads, through the root
     with (
         confined(root),
         configured_model(settings.model),
         configured_gpus_per_node(settings.cluster.get("gpus-per-node")),
+        configured_source_path(settings.source_path),
     ):
         if skip_unless_deepspeed and not _deepspeed_file(path):
             return None

@@ -66,6 +66,7 @@ KEYS: dict[str, Any] = {
     "host-memory": _NUMBER,  # GiB of CPU memory per node (ZeRO CPU offload is checked against it)
     "root": str,
     "read-outside": list,
+    "source-path": list,  # folders a sourced relative path is looked for in (plint.reading.shell.source_path)
 }
 _SHELL_NAME = r"[A-Za-z_][A-Za-z0-9_]*\Z"  # compiled on use: most runs have no [tool.plint.assume]
 
@@ -90,6 +91,8 @@ class Settings:
     # besides it (absolute paths, resolved against the config file's folder)
     root_dir: str | None = None
     read_outside: list[str] = field(default_factory=list)
+    # folders `source FILE` looks in before the script's folder and the root: absolute, or SCRIPTDIR[/...]
+    source_path: list[str] = field(default_factory=list)
     in_tool_table: bool = False  # read from a [tool.plint] table (messages name it)
     model: str | None = None  # a catalog name, or the absolute path of a config.json or its folder
     host_memory_gib: float | None = None  # [tool.plint] host-memory: CPU memory per node
@@ -289,6 +292,17 @@ def _root_keys(s: Settings, table: dict) -> None:
     if not all(isinstance(p, str) and p for p in places):
         raise UsageError(f"{s.where('read-outside')}: expected a list of folders, got {places!r}")
     s.read_outside = [os.path.join(folder, os.path.expanduser(p)) for p in places]
+    _source_path(s, table.get("source-path", []), folder)
+
+
+def _source_path(s: Settings, places, folder: str) -> None:
+    """`source-path`: folders relative to the config file's folder; SCRIPTDIR (shellcheck's word for the folder
+    of the script that sources, https://www.shellcheck.net/wiki/Directive) kept as written, resolved per script."""
+    from plint.reading.shell.source_path import is_script_dir
+
+    if not all(isinstance(p, str) and p for p in places):
+        raise UsageError(f"{s.where('source-path')}: expected a list of folders, got {places!r}")
+    s.source_path = [p if is_script_dir(p) else os.path.join(folder, os.path.expanduser(p)) for p in places]
 
 
 def _selectors(s: Settings, key: str, value) -> list[str]:

@@ -15,7 +15,8 @@ heredoc body or a string is never taken for a directive.
 Each directive records which of its selectors suppressed something; the engine reports the rest
 (PL004), and directives it cannot read at all. A `# noqa` or `# noqa: PL201` comment (flake8's and ruff's
 habit) is read too, never to suppress: PL004 says that plint's directive is `# plint: disable=PL201`,
-when it names a plint code or sits on a finding.
+when it names a plint code or sits on a finding. A `# plint: source-path=DIR` comment is no suppression: the
+reader takes it (plint.reading.shell.source_path).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import os
 import re
 
+from plint.reading.shell.source_path import DIRECTIVE as SOURCE_PATH
 from plint.record import field, record
 
 MARK = re.compile(r"#\s*plint\s*:")
@@ -178,8 +180,8 @@ def read_directives(path: str, text: str) -> list[Directive]:
         body = data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
         start = MARK.search(body)
         noqa = _noqa_codes(body) if start is None else None
-        if start is None and noqa is None:
-            continue
+        if (start is None and noqa is None) or (start is not None and SOURCE_PATH.match(body)):
+            continue  # a source-path comment tells the reader where sourced files are: no suppression
         line = node.start_point[0] + 1
         source_line = lines[line - 1] if line <= len(lines) else body
         col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1 : node.start_byte].decode("utf-8", "surrogateescape"))

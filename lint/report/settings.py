@@ -34,6 +34,7 @@ def render(path: str | Path, options, fail_on: str | None = None) -> str:
         "trainer-source": settings.trainer_source,
         "root": settings.root_dir,
         "read-outside": settings.read_outside,
+        "source-path": settings.source_path,
     }
     lines += [f"{key} = {json.dumps(value)}" for key, value in rows.items()]
     command_line = {

@@ -10,7 +10,9 @@ from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
-from plint.source import SourceFile
+from plint.record import record
+from plint.source import SourceFile, display_path
+from plint.reading.shell.source_path import Place, comment_places, places
 from plint.reading.shell.fields import expanded_directives, flatten
 from plint.reading.shell.state import (
     EvalOptions,
@@ -43,11 +45,12 @@ class Sourcing(ShellCore):
         return self.read(path)
 
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
-        src, why = self.load(word, unit)
-        if why is not None:
-            said = why.say(f"sourced file {word.display()}", "values it sets are unknown")
-            self.result.problems.append(Problem(why.kind, said, word.site))
+        found = self.find_sourced(word, unit)
+        if found.why is not None:
+            said = found.why.say(f"sourced file {word.display()}", "values it sets are unknown")
+            self.result.problems.append(Problem(found.why.kind, said, word.site))
             return
+        src = found.source
         if src is None:
             # A relative path names a file of the project, which may set launch values; an absolute
             # one outside it (a venv's activate, /etc/profile) is environment setup, not reported.
@@ -55,7 +58,8 @@ class Sourcing(ShellCore):
                 self.result.problems.append(
                     Problem(
                         "unresolved",
-                        f"cannot read sourced file {word.display()}: {_not_found(word)}; values it sets are unknown",
+                        f"cannot read sourced file {word.display()}: {_not_found(word, found.looked)}; "
+                        "values it sets are unknown",
                         word.site,
                     )
                 )
@@ -63,8 +67,11 @@ class Sourcing(ShellCore):
         key = os.path.abspath(src.path)
         if key in self.active_files or self.depth >= MAX_DEPTH:
             return
+        if found.assumed is not None:
+            self.result.problems.append(Problem("unresolved", found.assumed, word.site))
         self.result.files_read.append(key)
         saved = self.positional
+        before = dict(self.vars)
         if args:
             self.positional = args
         self.depth += 1
@@ -76,6 +83,52 @@ class Sourcing(ShellCore):
             self.depth -= 1
             if args:
                 self.positional = saved
+            if found.assumed is not None:
+                self._mark_assumed(before)
+
+    def find_sourced(self, word: Word, unit: Unit) -> Sourced:
+        """The file `source WORD` reads: in the first place of plint.reading.shell.source_path.places that
+        holds one (written by the script first, then on disk through `self.read`, which asks the root), or
+        why the file there is not read; with every path looked at, and a note when the first of two guessed
+        places that both hold a file, differing, was taken."""
+        text = word.text
+        if text is None:
+            return Sourced()
+        looked: list[tuple[str, Place]] = []
+        hits: list[tuple[Place, str, SourceFile | None, Unread | None]] = []
+        for place in places(unit.source.path, text, comment_places(unit.source.text)):
+            path = path_key(place.folder, text)
+            looked.append((path, place))
+            virtual = self.result.virtual_files.get(path)
+            src, why = (SourceFile(path, virtual.content.render()), None) if virtual is not None else self.read(path)
+            if src is None and why is None:
+                continue  # nothing there
+            hits.append((place, path, src, why))
+            if src is None or place.named or virtual is not None or len(hits) == 2:
+                # refused: said; named by the user: no guess; written by the script, into the folder it
+                # runs in, where bash then reads it; two guesses: enough to compare
+                break
+        if not hits:
+            return Sourced(looked=tuple(looked))
+        place, path, src, why = hits[0]
+        other = hits[1] if len(hits) == 2 else None
+        assumed = None
+        if src is not None and other is not None and other[2] is not None and other[2].text != src.text:
+            assumed = _assumed_note(word, (path, place), (other[1], other[0]))
+        return Sourced(src, why, tuple(looked), assumed)
+
+    def _mark_assumed(self, before: dict[str, Var]) -> None:
+        """The variables a sourced file set, as assumptions: the file was one of two plint could not tell
+        apart (their values say so, as values read from a config found above the script do)."""
+        for name, var in list(self.vars.items()):
+            if before.get(name) is not var:
+                self.vars[name] = Var(
+                    name,
+                    _assumed_pieces(var.value),
+                    None if var.items is None else tuple(_assumed_pieces(item) for item in var.items),
+                    var.exported,
+                    var.span,
+                )
 
     def child_shell(self, extra: dict[str, Var] | None = None):
         env = {k: v for k, v in self.vars.items() if v.exported}
@@ -504,11 +557,42 @@ class Sourcing(ShellCore):
         return MappedText.from_source(src) if src is not None else None
 
 
-def _not_found(word: Word) -> str:
-    """Why a sourced file the script names is not there to read."""
+def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = ()) -> str:
+    """Why a sourced file the script names is not there to read, with every place plint looked in."""
     if not word.known:
         reasons = "; ".join(dict.fromkeys(p.reason for p in word.unknowns if p.reason))
         return f"its path is not known statically ({reasons})" if reasons else "its path is not known statically"
     if (word.text or "").startswith("~"):  # bash expands it to $HOME, which plint does not know
         return "its path starts with ~, the home folder of whoever runs the script (not known statically)"
-    return "no such file beside the script that sources it"
+    if len(looked) <= 1:
+        return "no such file beside the script that sources it"
+    places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)
+    return f"no such file in any place plint looked ({places})"
+
+
+def _assumed_note(word: Word, taken: tuple[str, Place], other: tuple[str, Place]) -> str:
+    """What plint says when two guessed places hold different files of the sourced name."""
+    return (
+        f"sourced file {word.display()} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
+        f"({other[1].why}), which differ, depending on the folder the script is run from; plint read the first, "
+        "so the values it sets are assumed (name the folder with [tool.plint] source-path or a "
+        "`# plint: source-path=DIR` comment)"
+    )
+
+
+def _assumed_pieces(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
+    return tuple(
+        Piece(p.text, p.span, "assumed", p.exact, source=p.source, default_of=p.default_of) if p.known else p
+        for p in pieces
+    )
+
+
+@record(frozen=True)
+class Sourced:
+    """What `source WORD` found: the file read, or why the file there is not; the paths looked at, each with
+    its place; and the note saying the file was taken from two that differ."""
+
+    source: SourceFile | None = None
+    why: Unread | None = None
+    looked: tuple[tuple[str, Place], ...] = ()
+    assumed: str | None = None

@@ -1,0 +1,148 @@
+"""Where `source FILE` looks for a relative FILE (plint.reading.shell.source_path): the folders a source-path
+comment or `[tool.plint] source-path` names, then the sourcing script's folder, then the checked root (where
+`bash scripts/train.sh` runs from); two guessed files that differ are read first-wins and said assumed; a file
+not found names every place looked; every place still goes through the root. Each test fails before this
+change but three that pin what is kept: a bare name beside the script (the reading plint had), two guessed
+files alike, and a file the script writes before sourcing it (no guess)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from plint.checking.check import check_paths
+from plint.root import WIDEN_HINT
+
+TRAINER = (
+    "pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 --seq-length 1024 "
+    "--max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8"
+)
+UNKNOWN = "values it sets are unknown"
+
+
+def _tree(tmp_path: Path, sourced: str, files: dict[str, str], comment: str = "") -> Path:
+    """A git tree with scripts/train.sh sourcing `sourced` before a launch that reads $TP, and `files`."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "scripts").mkdir()
+    (tmp_path / "outside").mkdir()
+    launch = f"#!/bin/bash\n{comment}source {sourced}\ntorchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    (repo / "scripts" / "train.sh").write_text(launch)
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    return repo
+
+
+def _check(repo: Path, monkeypatch):
+    """The result of checking scripts/train.sh from the repository's root, as the README would run it."""
+    monkeypatch.chdir(repo)
+    (result,) = check_paths([Path("scripts/train.sh")])
+    return result
+
+
+def _tp(result):
+    return result.layouts[0].fields["parallel.tp"]
+
+
+def _about(result, name: str) -> list[tuple[str, str]]:
+    return [
+        (d.code, d.message) for d in result.diagnostics if name in d.message and d.code in ("PL001", "PL002", "PL004")
+    ]
+
+
+def test_a_path_with_a_folder_is_read_from_the_root_the_script_runs_from(tmp_path, monkeypatch):
+    # before: looked for scripts/scripts/env.sh only, and said it missing
+    result = _check(_tree(tmp_path, "scripts/env.sh", {"scripts/env.sh": "TP=2\n"}), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+    assert _about(result, "env.sh") == []
+
+
+def test_a_bare_name_found_only_beside_the_script_is_read_from_there(tmp_path, monkeypatch):
+    # plint's reading before the root was added: kept, and no guess is said since nothing else fits
+    result = _check(_tree(tmp_path, "env.sh", {"scripts/env.sh": "TP=2\n"}), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+    assert _about(result, "env.sh") == []
+
+
+@pytest.mark.parametrize("place", ["lib", "SCRIPTDIR/../lib"])
+def test_a_configured_source_path_is_looked_in_first(tmp_path, monkeypatch, place):
+    files = {"lib/env.sh": "TP=4\n", "scripts/env.sh": "TP=2\n", ".plint.toml": f'source-path = ["{place}"]\n'}
+    result = _check(_tree(tmp_path, "env.sh", files), monkeypatch)
+    # the user said where: lib's file wins over the one beside the script, with no guess to report
+    assert (_tp(result).value, _tp(result).origin) == (4, "literal")
+    assert _about(result, "env.sh") == []
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# plint: source-path=lib\n",
+        "# shellcheck source-path=SCRIPTDIR/../lib\n",
+        "# shellcheck disable=SC1091 source-path=lib\n",
+    ],
+)
+def test_a_source_path_comment_names_a_folder_and_is_no_unused_directive(tmp_path, monkeypatch, comment):
+    result = _check(_tree(tmp_path, "env.sh", {"lib/env.sh": "TP=4\n"}, comment), monkeypatch)
+    assert _tp(result).value == 4
+    assert not [d for d in result.diagnostics if d.code == "PL004"]
+
+
+def test_two_guessed_files_that_differ_are_read_first_and_said_assumed(tmp_path, monkeypatch):
+    result = _check(_tree(tmp_path, "env.sh", {"scripts/env.sh": "TP=2\n", "env.sh": "TP=4\n"}), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "assumed")
+    (said,) = _about(result, "env.sh")
+    assert said[0] == "PL002"
+    assert said[1].startswith(
+        "sourced file env.sh could be scripts/env.sh (beside the script) or env.sh (the checked root), which "
+        "differ, depending on the folder the script is run from; plint read the first"
+    )
+
+
+def test_two_guessed_files_alike_need_no_word(tmp_path, monkeypatch):
+    result = _check(_tree(tmp_path, "env.sh", {"scripts/env.sh": "TP=2\n", "env.sh": "TP=2\n"}), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+    assert _about(result, "env.sh") == []
+
+
+def test_a_sourced_file_found_nowhere_names_every_place_looked(tmp_path, monkeypatch):
+    files = {".plint.toml": 'source-path = ["lib"]\n'}
+    result = _check(_tree(tmp_path, "conf/env.sh", files), monkeypatch)
+    assert _about(result, "conf/env.sh") == [
+        (
+            "PL002",
+            "cannot read sourced file conf/env.sh: no such file in any place plint looked (lib/conf/env.sh "
+            "([tool.plint] source-path), scripts/conf/env.sh (beside the script), conf/env.sh (the checked root)); "
+            f"{UNKNOWN}",
+        )
+    ]
+
+
+def test_a_configured_folder_outside_the_root_is_never_read(tmp_path, monkeypatch):
+    repo = _tree(tmp_path, "env.sh", {".plint.toml": 'source-path = ["../outside"]\n', "scripts/env.sh": "TP=2\n"})
+    (tmp_path / "outside" / "env.sh").write_text("TP=8\n")
+    result = _check(repo, monkeypatch)
+    assert not _tp(result).known  # neither the file outside nor, behind its refusal, a guess
+    (said,) = _about(result, "env.sh")
+    assert said == ("PL002", f"sourced file env.sh: outside the checked tree: not read; {UNKNOWN} ({WIDEN_HINT})")
+
+
+def test_a_symlink_at_the_root_leading_outside_is_never_read(tmp_path, monkeypatch):
+    repo = _tree(tmp_path, "scripts/env.sh", {})
+    (tmp_path / "outside" / "env.sh").write_text("TP=8\n")
+    (repo / "scripts" / "env.sh").symlink_to(tmp_path / "outside" / "env.sh")
+    result = _check(repo, monkeypatch)
+    assert not _tp(result).known
+    assert _about(result, "env.sh") == [
+        ("PL002", f"sourced file scripts/env.sh: outside the checked tree: not read; {UNKNOWN} ({WIDEN_HINT})")
+    ]
+
+
+def test_a_file_the_script_writes_then_sources_is_no_guess(tmp_path, monkeypatch):
+    # bash writes and reads it in the folder the script runs in, whichever that is: a file of the same name at
+    # the root is not the one read
+    repo = _tree(tmp_path, "env.sh", {"env.sh": "TP=4\n"}, "echo 'TP=2' > env.sh\n")
+    result = _check(repo, monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+    assert _about(result, "env.sh") == []
