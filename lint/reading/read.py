@@ -19,7 +19,7 @@ from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, V
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import Unread, load_checked, load_named, outside_root
 from plint.source import SourceFile, display_path, overlaid, probe
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, work_tree
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, folders_above
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
@@ -138,20 +138,11 @@ class FileLookup:
         if name in self.assumed:
             return self.assumed[name]
 
-        root = current()
-        top = work_tree(str(self.base)) if root is None else None
-        folder = os.path.abspath(str(self.base))
-        while True:
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return None
-            folder = parent
-            inside = root.contains(folder) if root is not None else (top is not None and _within(folder, top))
-            if not inside:
-                return None
+        for folder in folders_above(str(self.base)):
             if probe(Path(folder, name).is_file):
                 self.assumed[name] = folder
                 return folder
+        return None
 
     def assumed_note(self, name: str) -> str | None:
         """How a relative name was found when not beside the script, else None."""
@@ -196,10 +187,6 @@ class FileLookup:
         if why is not None:
             self.refused[name] = why
         return found
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _unknown_whole(content: MappedText) -> str | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 
 from plint.reading.loading import Unread
+from plint.root import folders_above
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
@@ -44,6 +45,8 @@ class Sourcing(ShellCore):
 
     def source(self, word: Word, args: list[Word], unit: Unit) -> None:
         src, why = self.load(word, unit)
+        if src is None and why is None and word.known and not os.path.isabs(word.text or ""):
+            src, why = self._load_from_above(word.text or "", unit)
         if why is not None:
             said = why.say(f"sourced file {word.display()}", "values it sets are unknown")
             self.result.problems.append(Problem(why.kind, said, word.site))
@@ -76,6 +79,16 @@ class Sourcing(ShellCore):
             self.depth -= 1
             if args:
                 self.positional = saved
+
+    def _load_from_above(self, name: str, unit: Unit) -> tuple[SourceFile | None, Unread | None]:
+        """`source scripts/common.sh` not beside the script: bash resolves it from the working directory,
+        which for a script of a project is its root or a project folder (`bash scripts/x.sh`, as the
+        script's usage says); the nearest folder above the script inside the checked tree that holds it."""
+        for folder in folders_above(os.path.dirname(os.path.abspath(unit.source.path))):
+            path = os.path.join(folder, name)
+            if os.path.isfile(path):
+                return self.read(path)
+        return None, None
 
     def child_shell(self, extra: dict[str, Var] | None = None):
         env = {k: v for k, v in self.vars.items() if v.exported}

@@ -22,6 +22,7 @@ from __future__ import annotations
 import posixpath
 
 from plint.reading.shell.model import Command, Problem, ShellResult, Word
+from plint.reading.shell.state import SHELLS
 from plint.reading.sources.trainer import TRAINING_LENGTH_FLAGS
 from plint.reading.sources.wrappers import base as _base, python_program as _python_program, unwrap_words
 from plint.source import SourceFile
@@ -252,6 +253,11 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     if inner.flag("-c") or (inner.program is None and inner.launcher == "python"):
         return False
     if inner.launcher in SPAWNERS:
+        if inner.program is not None and _base(inner.program) in SHELLS and inner.flag("--no-python", "--no_python"):
+            # `deepspeed --no_python bash -c "$CMD"`: each rank execs the shell as given (DeepSpeed's
+            # launcher/launch.py main: no interpreter is prepended under --no_python); the command the shell
+            # runs is read on its own, with this launcher as its parent
+            return False
         return inner.program is not None
     if inner.launcher in SCHEDULERS:
         # a script run directly (`srun ./train.py`) is a launch; a shell or a binary is not: the commands a
