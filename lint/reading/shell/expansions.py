@@ -350,6 +350,10 @@ class Expansions(ShellCore):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
             return [Piece(self.current_file, None, "derived")], True, None
+        if name == "PWD" and name not in self.vars:
+            # bash sets PWD itself at start-up: the folder `$(pwd)` prints (`pure`), the one the script's
+            # relative paths resolve against
+            return [Piece(self.working_folder(), None, "derived")], True, None
         var = self.vars.get(name)
         if var is None:
             return None, False, None
@@ -737,10 +741,15 @@ class Expansions(ShellCore):
             return None
         return pieces
 
+    def working_folder(self) -> str:
+        """The folder plint reads the script as run from: its own (files.path_key resolves relative
+        paths there too)."""
+        return os.path.dirname(os.path.abspath(self.script_path))
+
     def pure(self, nodes, unit: Unit) -> str | None:
         """The output of a command substitution made only of pure commands (dirname, basename, pwd,
         cd, echo, printf, realpath); None for anything else."""
-        cwd = os.path.dirname(os.path.abspath(self.script_path))
+        cwd = self.working_folder()
         out = None
         for n in nodes:
             if n.type == "list":
