@@ -524,6 +524,10 @@ def _launch(
         _accelerate_settings(launch)
         if script is not None and script.hf_trainer:
             launch.facts["data_parallel"] = Value(True, None, "derived", f"{script.path} builds the HF Trainer")
+        elif script is not None and script.torch_data_parallel:
+            launch.facts["data_parallel"] = Value(
+                True, None, "derived", f"{script.path} wraps its model in PyTorch's FSDP/DDP (data parallel)"
+            )
         # the shape of the model it names (its config.json in the tree, [tool.plint] model, plint's catalog)
         launch.facts.update(model_facts(launch.facts.get("model.name"), launch_file))
         if script is not None and script.path is not None and launch_file is not None:
