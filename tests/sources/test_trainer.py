@@ -201,6 +201,10 @@ def test_an_entry_script_wrapping_its_model_in_fsdp_or_ddp_is_data_parallel(tmp_
         "import torch\nfrom torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
         "parallelize_module(m, mesh['tp'], {'w1': ColwiseParallel()})\nfully_shard(m, mesh=mesh['dp'])\n"
     )
+    (tmp_path / "helper_tp.py").write_text(
+        "import torch\nfrom torch.distributed.fsdp import fully_shard\nparallelize_llama(m, world_mesh, parallel_dims)\n"
+        "fully_shard(m)\n"
+    )
     (tmp_path / "plain.py").write_text("import torch\nmodel = Net().cuda()\n")
     (tmp_path / "notorch.py").write_text("def FSDP(x):\n    return x\nFSDP(1)\n")
 
@@ -209,7 +213,8 @@ def test_an_entry_script_wrapping_its_model_in_fsdp_or_ddp_is_data_parallel(tmp_
         return script is not None and script.torch_data_parallel
 
     assert data_parallel("fsdp2.py") and data_parallel("ddp.py")
-    assert not data_parallel("tp.py") and not data_parallel("plain.py") and not data_parallel("notorch.py")
+    assert not data_parallel("tp.py") and not data_parallel("helper_tp.py")
+    assert not data_parallel("plain.py") and not data_parallel("notorch.py")
 
 
 def test_a_torch_fsdp_launch_reads_dp_as_the_world(tmp_path):

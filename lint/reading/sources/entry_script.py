@@ -28,9 +28,11 @@ _HF_TRAINER = re.compile(rb"\b(?:Trainer|TrainingArguments|SFTTrainer|SFTConfig|
 # PyTorch's own data parallelism wrapping the model in the script (FSDP2's fully_shard, FSDP, DDP): every rank
 # trains the whole model on its own batch ("FSDP is a type of data parallelism", torch.distributed.fsdp docs)
 _TORCH_DATA_PARALLEL = re.compile(rb"\b(?:fully_shard|FullyShardedDataParallel|FSDP|DistributedDataParallel|DDP)\s*\(")
-# ... unless the script also splits the model itself (DTensor tensor parallelism, pipeline stages)
+# ... unless the script also splits the model itself (DTensor tensor parallelism, pipeline stages), or names such
+# a split it may leave to a helper module (a tensor-parallel mesh or size, a parallelize_* function)
 _TORCH_MODEL_PARALLEL = re.compile(
-    rb"\b(?:parallelize_module|ColwiseParallel|RowwiseParallel|SequenceParallel|PipelineStage|context_parallel)\b"
+    rb"\b(?:parallelize_\w+|ColwiseParallel|RowwiseParallel|SequenceParallel|PipelineStage|context_parallel"
+    rb"|tp_mesh|tp_size|tensor_parallel\w*|pipeline_parallel\w*|parallel_dims)\b"
 )
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
