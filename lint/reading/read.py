@@ -404,7 +404,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     first MAX_LAUNCHES: the rest are only counted, so a launch called a thousand times stays cheap)."""
     from plint.reading.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch, written_at
     from plint.reading.shell.evaluator import EvalOptions, evaluate
-    from plint.reading.sources.launchers import find_launches
+    from plint.reading.sources.launchers import find_launches, same_program
 
     readings = [result]
     hidden = hidden_choices(result)
@@ -445,6 +445,8 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
                     chain.command, earlier, one.merged_from
                 ):
                     continue
+            if any(same_program(c, chain) for c in mine):
+                continue  # the same program run from another arm of a per-rank dispatch
             mine.append(chain)
         out.extend((chain, lookup) for chain in mine)
         for chain in mine:
