@@ -350,9 +350,7 @@ class Expansions(ShellCore):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
             return [Piece(self.current_file, None, "derived")], True, None
-        if name == "PWD" and name not in self.vars:
-            # bash sets PWD itself at start-up: the folder `$(pwd)` prints (`pure`), the one the script's
-            # relative paths resolve against
+        if name == "PWD" and name not in self.vars:  # bash sets it at start-up: the folder `$(pwd)` prints
             return [Piece(self.working_folder(), None, "derived")], True, None
         var = self.vars.get(name)
         if var is None:
@@ -742,8 +740,7 @@ class Expansions(ShellCore):
         return pieces
 
     def working_folder(self) -> str:
-        """The folder plint reads the script as run from: its own (files.path_key resolves relative
-        paths there too)."""
+        """The folder plint reads the script as run from: its own, where files.path_key resolves paths."""
         return os.path.dirname(os.path.abspath(self.script_path))
 
     def pure(self, nodes, unit: Unit) -> str | None:
