@@ -25,6 +25,7 @@ from plint.record import field, record
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from typing import Any
 
 OUTSIDE_NOTE = "outside the checked tree: not read"
@@ -105,6 +106,24 @@ def work_tree(folder: str) -> str | None:
         if parent == candidate:
             return None
         candidate = parent
+
+
+def folders_above(folder: str) -> Iterator[str]:
+    """The folders above `folder`, nearest first, while inside the root in force (without one, the git work
+    tree holding `folder`): where a script run from its project's root or a project folder finds the
+    relative names it uses (`bash scripts/x.sh`, as READMEs say)."""
+    root = current()
+    top = work_tree(folder) if root is None else None
+    here = os.path.abspath(folder)
+    while True:
+        parent = os.path.dirname(here)
+        if parent == here:
+            return
+        here = parent
+        inside = root.contains(here) if root is not None else (top is not None and _under(here, top))
+        if not inside:
+            return
+        yield here
 
 
 def default_place(path: str | os.PathLike[str]) -> str:

@@ -1,9 +1,9 @@
 """Every DeepSpeed config a launch names is read, or a finding says why not (issue 26: in 13 of 14 held-out
 DeepSpeed launches the ZeRO stage was lost without a word).
 
-Checked on every fixture (always), and on both real-file corpora (benchmarks/corpus/labels and labels2)
-when their mirrors are there (PLINT_CORPUS_MIRROR / PLINT_CORPUS_MIRROR2, default /work/corpus/mirror and
-/work/corpus/mirror2, filled by benchmarks/corpus_mirror.py); without a mirror those cases skip.
+Checked on every fixture (always), and on the real-file corpora (benchmarks/corpus/labels, labels2, labels4)
+when their mirrors are there (PLINT_CORPUS_MIRROR / PLINT_CORPUS_MIRROR2 / PLINT_CORPUS_MIRROR4, default
+/work/corpus/mirror, mirror2, mirror4, filled by benchmarks/corpus_mirror.py); without a mirror those cases skip.
 """
 
 from __future__ import annotations
@@ -83,6 +83,7 @@ def _corpus_cases():
     for labels_dir, variable, default in (
         (corpus.DEFAULT_LABELS, "PLINT_CORPUS_MIRROR", "/work/corpus/mirror"),
         (corpus.HERE / "corpus" / "labels2", "PLINT_CORPUS_MIRROR2", "/work/corpus/mirror2"),
+        (corpus.HERE / "corpus" / "labels4", "PLINT_CORPUS_MIRROR4", "/work/corpus/mirror4"),
     ):
         mirror = Path(os.environ.get(variable, default))
         for label in corpus.load_labels(labels_dir):

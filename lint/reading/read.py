@@ -19,7 +19,7 @@ from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, V
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import Unread, load_checked, load_named, outside_root
 from plint.source import SourceFile, display_path, overlaid, probe
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT, current, work_tree
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, folders_above
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
@@ -138,20 +138,11 @@ class FileLookup:
         if name in self.assumed:
             return self.assumed[name]
 
-        root = current()
-        top = work_tree(str(self.base)) if root is None else None
-        folder = os.path.abspath(str(self.base))
-        while True:
-            parent = os.path.dirname(folder)
-            if parent == folder:
-                return None
-            folder = parent
-            inside = root.contains(folder) if root is not None else (top is not None and _within(folder, top))
-            if not inside:
-                return None
+        for folder in folders_above(str(self.base)):
             if probe(Path(folder, name).is_file):
                 self.assumed[name] = folder
                 return folder
+        return None
 
     def assumed_note(self, name: str) -> str | None:
         """How a relative name was found when not beside the script, else None."""
@@ -196,10 +187,6 @@ class FileLookup:
         if why is not None:
             self.refused[name] = why
         return found
-
-
-def _within(path: str, folder: str) -> bool:
-    return path == folder or path.startswith(folder.rstrip(os.sep) + os.sep)
 
 
 def _unknown_whole(content: MappedText) -> str | None:
@@ -417,7 +404,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     first MAX_LAUNCHES: the rest are only counted, so a launch called a thousand times stays cheap)."""
     from plint.reading.shell.choices import chosen_elsewhere, forced_readings, hidden_choices, same_launch, written_at
     from plint.reading.shell.evaluator import EvalOptions, evaluate
-    from plint.reading.sources.launchers import find_launches
+    from plint.reading.sources.launchers import find_launches, same_program
 
     readings = [result]
     hidden = hidden_choices(result)
@@ -458,6 +445,8 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
                     chain.command, earlier, one.merged_from
                 ):
                     continue
+            if any(same_program(c, chain) for c in mine):
+                continue  # the same program run from another arm of a per-rank dispatch
             mine.append(chain)
         out.extend((chain, lookup) for chain in mine)
         for chain in mine:
@@ -537,6 +526,10 @@ def _launch(
         _accelerate_settings(launch)
         if script is not None and script.hf_trainer:
             launch.facts["data_parallel"] = Value(True, None, "derived", f"{script.path} builds the HF Trainer")
+        elif script is not None and script.torch_data_parallel:
+            launch.facts["data_parallel"] = Value(
+                True, None, "derived", f"{script.path} wraps its model in PyTorch's FSDP/DDP (data parallel)"
+            )
         # the shape of the model it names (its config.json in the tree, [tool.plint] model, plint's catalog)
         launch.facts.update(model_facts(launch.facts.get("model.name"), launch_file))
         if script is not None and script.path is not None and launch_file is not None:

@@ -35,6 +35,13 @@ def named(result, name):
         ("[[ -n $S && $N -gt 1 ]]", "yes"),
         ("[[ -z $S || $N -gt 10 ]]", "no"),
         ("[[ $S =~ ^ab ]]", "yes"),
+        # `=` beside `||`/`&&` inside one `[[ ]]`: tree-sitter-bash nests `$S = x || $S = abc` as
+        # `$S = (x || $S) = abc`; bash binds the comparisons first (corpus 4, HabanaAI run_llama.sh)
+        ('[[ "$S" = "x" || "$S" = "abc" ]]', "yes"),
+        ('[[ "$S" = "abc" && "$N" = "9" ]]', "no"),
+        ('[[ "$S" == "x" || "$S" == "y" || $N -eq 8 ]]', "yes"),
+        ('[[ "$S" != "abc" || "$N" = "8" && -z "$E" ]]', "yes"),
+        ('[[ ! "$S" = "abc" || "$N" = "7" ]]', "no"),
         ("(( N > 4 ))", "yes"),
         ("(( N - 8 ))", "no"),
         ("! [ -z $S ]", "yes"),

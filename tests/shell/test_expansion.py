@@ -1,6 +1,7 @@
 """Assignments, parameter expansion, quoting, word splitting, arrays and arithmetic, with provenance."""
 
 from plint.reading.shell.model import Piece, Var
+from shell_helpers import var
 
 
 def text(result, name):
@@ -312,3 +313,17 @@ def test_a_pipeline_with_a_command_plint_cannot_run_stays_unknown(run):
     assert text(r, "A") is None
     assert text(r, "B") is None  # a bracket expression: sed's output is not evaluated
     assert "output of" in r.variables["B"].value[0].reason
+
+
+def test_pwd_variable_is_the_working_directory_pwd_prints(run, tmp_path):
+    """Bash sets $PWD itself at start-up (it is not read from the environment): the same folder `$(pwd)`
+    gives, so `--deepspeed_config ${PWD}/configs/ds.json` names the file `cat > configs/ds.json` wrote
+    (corpus 4: awslabs' pretrain_gpt_103b.sbatch)."""
+    r = run('A=$(pwd)\nB=$PWD\nC="${PWD}/configs/ds.json"\n')
+    assert var(r, "B") == var(r, "A") == str(tmp_path)
+    assert var(r, "C") == f"{tmp_path}/configs/ds.json"
+
+
+def test_pwd_set_by_the_script_wins(run):
+    r = run("PWD=/work/run\nB=$PWD\n")
+    assert var(r, "B") == "/work/run"

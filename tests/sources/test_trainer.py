@@ -179,3 +179,53 @@ def test_megatron_flag_sets_agree_with_the_catalog():
         catalog = load_flag_catalog(name)
         for flag in MEGATRON_OWN_FLAGS | MEGATRON_SHAPE_FLAGS | {"--train-iters", "--train-samples"}:
             assert catalog.lookup(flag) is not None, (name, flag)
+
+
+def test_an_entry_script_wrapping_its_model_in_fsdp_or_ddp_is_data_parallel(tmp_path):
+    """A plain PyTorch script that shards or replicates its model with FSDP2/FSDP/DDP trains the whole model
+    on every rank: dp is the world (corpus 4: awslabs' FSDP job); one that also splits the model with
+    DTensor tensor parallelism is not plain data parallelism."""
+    from plint.reading.sources.entry_script import read_entry_script
+
+    (tmp_path / ".git").mkdir()
+    launch = tmp_path / "job.sbatch"
+    launch.write_text("torchrun train.py\n")
+    (tmp_path / "fsdp2.py").write_text(
+        "import torch\nfrom torch.distributed.fsdp import fully_shard\n\nfor block in net.blocks:\n"
+        "    fully_shard(block, reshard_after_forward=True)\nfully_shard(net)\n"
+    )
+    (tmp_path / "ddp.py").write_text(
+        "import torch\nfrom torch.nn.parallel import DistributedDataParallel as DDP\nm = DDP(m)\n"
+    )
+    (tmp_path / "tp.py").write_text(
+        "import torch\nfrom torch.distributed.tensor.parallel import parallelize_module, ColwiseParallel\n"
+        "parallelize_module(m, mesh['tp'], {'w1': ColwiseParallel()})\nfully_shard(m, mesh=mesh['dp'])\n"
+    )
+    (tmp_path / "helper_tp.py").write_text(
+        "import torch\nfrom torch.distributed.fsdp import fully_shard\nparallelize_llama(m, world_mesh, parallel_dims)\n"
+        "fully_shard(m)\n"
+    )
+    (tmp_path / "plain.py").write_text("import torch\nmodel = Net().cuda()\n")
+    (tmp_path / "notorch.py").write_text("def FSDP(x):\n    return x\nFSDP(1)\n")
+
+    def data_parallel(name: str) -> bool:
+        script = read_entry_script(name, False, str(launch))
+        return script is not None and script.torch_data_parallel
+
+    assert data_parallel("fsdp2.py") and data_parallel("ddp.py")
+    assert not data_parallel("tp.py") and not data_parallel("helper_tp.py")
+    assert not data_parallel("plain.py") and not data_parallel("notorch.py")
+
+
+def test_a_torch_fsdp_launch_reads_dp_as_the_world(tmp_path):
+    from plint.reading.read import read_path
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "train.py").write_text(
+        "import torch\nfrom torch.distributed.fsdp import fully_shard\nfully_shard(model)\n"
+    )
+    job = tmp_path / "job.sbatch"
+    job.write_text("#!/bin/bash\n#SBATCH --nodes=2\nsrun torchrun --nproc_per_node=8 --nnodes=2 train.py --epochs 1\n")
+    (layout,) = read_path(job).layouts
+    assert layout.value("parallel.dp") == 16
+    assert layout.get("parallel.dp").origin == "derived"

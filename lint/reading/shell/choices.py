@@ -104,6 +104,18 @@ def written_at(command: Command):
     return _where(command.site)
 
 
+_BRANCH = re.compile(r"^(.*? \(line \d+\))")  # Control.describe: "<branch text> (line N)<what>"
+
+
+def sibling_arms(a: tuple[str, ...], b: tuple[str, ...]) -> bool:
+    """Whether two commands' conditions put them in different arms of one undecided branch (the same
+    enclosing branches, then another arm of the innermost): one run of the script takes one of them."""
+    if not a or len(a) != len(b) or a[:-1] != b[:-1] or a[-1] == b[-1]:
+        return False
+    first, second = _BRANCH.match(a[-1]), _BRANCH.match(b[-1])
+    return first is not None and second is not None and first.group(1) == second.group(1)
+
+
 def chosen_elsewhere(command: Command, forced: list[Command], merged_from: dict) -> bool:
     """Whether a launch of the undecided reading is one a forced reading read arm by arm: written at the
     same place, with a word that is a value the branch left undecided (`$L pretrain_gpt.py` after

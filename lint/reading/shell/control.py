@@ -584,38 +584,65 @@ class Control(ShellCore):
                 return self.emptiness(opt, flatten(fields))
             return self.unary(opt, value)
         if t == "binary_expression":
-            left = node.child_by_field_name("left")
-            right = node.child_by_field_name("right")
-            op_node = node.child_by_field_name("operator")
-            op = unit.text(op_node.start_byte, op_node.end_byte) if op_node is not None else ""
-            if op in ("&&", "||", "-a", "-o"):
-                a = self.test_expr(left, unit)
-                if (op in ("&&", "-a") and a == 1) or (op in ("||", "-o") and a == 0):
-                    return a
-                b = self.test_expr(right, unit)
-                if a is None or b is None:
-                    return None
-                return b
-            negated = (
-                left is not None
-                and left.type == "unary_expression"
-                and left.children
-                and unit.text(left.children[0].start_byte, left.children[0].end_byte) == "!"
-            )
-            if negated:  # `[[ ! $M == x ]]`: the grammar binds `!` to $M alone; bash negates the comparison
-                left = left.named_children[-1]
-            lf = self.expand(left, unit, quoted=True) if left is not None else [[]]
-            rf = self.expand(right, unit, quoted=True) if right is not None else [[]]
-            lv, rv = self._test_text(lf), self._test_text(rf)
-            status = self.binary(op, lv, rv)
-            if status is None:
-                status = self.empty_comparison(op, flatten(lf), lv, flatten(rf), rv)
-            return status if not negated or status is None else int(status == 0)
+            return self._test_sequence(self._test_items(node, unit), unit)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
             fields = self.expand(node, unit, quoted=True)
             value = self._test_text(fields)
             return self.emptiness("-n", flatten(fields)) if value is None else int(value == "")
         return None
+
+    def _test_items(self, node, unit: Unit) -> list:
+        """The operands (nodes) and operators (their text) of a `[[ ]]` binary expression, in source order.
+        tree-sitter-bash nests `[[ $a = x || $a = y ]]` as `$a = (x || $a) = y`, so the tree's shape is not
+        bash's precedence; the order of its leaves is."""
+        items: list = []
+        for i, child in enumerate(node.children):
+            if child.type == "binary_expression":
+                items.extend(self._test_items(child, unit))
+            elif node.field_name_for_child(i) == "operator":
+                items.append(unit.text(child.start_byte, child.end_byte))
+            else:
+                items.append(child)
+        return items
+
+    def _test_sequence(self, items: list, unit: Unit) -> int | None:
+        """Evaluate operands and operators as bash's `[[ ]]` binds them: `||` loosest, then `&&` (both
+        left-associative and short-circuit), then one comparison; 0 is true, None unknown."""
+        for joiners in (("||", "-o"), ("&&", "-a")):
+            at = [i for i, x in enumerate(items) if isinstance(x, str) and x in joiners]
+            if not at:
+                continue
+            i = at[-1]
+            is_or = items[i] in ("||", "-o")
+            a = self._test_sequence(items[:i], unit)
+            if a == (0 if is_or else 1):
+                return a
+            b = self._test_sequence(items[i + 1 :], unit)
+            decided = 0 if is_or else 1
+            return decided if decided == b else (None if None in (a, b) else b)
+        if len(items) == 1 and not isinstance(items[0], str):
+            return self.test_expr(items[0], unit)
+        if len(items) == 3 and isinstance(items[1], str) and not isinstance(items[0], str):
+            return self._test_comparison(items[0], items[1], items[2], unit)
+        return None
+
+    def _test_comparison(self, left, op: str, right, unit: Unit) -> int | None:
+        """`[[ LEFT OP RIGHT ]]` for one comparison operator."""
+        negated = (
+            left is not None
+            and left.type == "unary_expression"
+            and left.children
+            and unit.text(left.children[0].start_byte, left.children[0].end_byte) == "!"
+        )
+        if negated:  # `[[ ! $M == x ]]`: the grammar binds `!` to $M alone; bash negates the comparison
+            left = left.named_children[-1]
+        lf = self.expand(left, unit, quoted=True) if left is not None else [[]]
+        rf = self.expand(right, unit, quoted=True) if right is not None else [[]]
+        lv, rv = self._test_text(lf), self._test_text(rf)
+        status = self.binary(op, lv, rv)
+        if status is None:
+            status = self.empty_comparison(op, flatten(lf), lv, flatten(rf), rv)
+        return status if not negated or status is None else int(status == 0)
 
     def _test_text(self, fields: Fields) -> str | None:
         pieces = flatten(fields)

@@ -7,9 +7,9 @@ import os
 import re
 
 from plint.reading.shell import arith
-from plint.reading.shell.core import ShellCore
+from plint.reading.shell.arith_expansion import ArithmeticExpansions
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
-from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word, unknown
+from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.fields import (
     Fields,
@@ -21,7 +21,6 @@ from plint.reading.shell.fields import (
     split_fields,
     pieces_text,
     prints_one_name,
-    var_text,
 )
 from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING, parse_index
@@ -49,7 +48,7 @@ _INDEX_NODES = frozenset(
 )
 
 
-class Expansions(ShellCore):
+class Expansions(ArithmeticExpansions):
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:
         out: list[Word] = []
@@ -225,22 +224,6 @@ class Expansions(ShellCore):
     def lookup(self, name: str) -> Var | None:
         return self.vars.get(name)
 
-    def arith_lookup(self, name: str) -> str | None:
-        """A variable's text for arithmetic (`NAME` or `NAME[INDEX]`, the index already evaluated);
-        None when unknown, including a variable neither the script nor the environment sets."""
-        base, bracket, rest = name.partition("[")
-        var = self.vars.get(base)
-        if var is None:
-            return None
-        if not bracket:
-            return var_text(var)
-        index = rest[:-1]
-        if not index.lstrip("-").isdigit():
-            return None
-        elements = var.items if var.items is not None else ((var.value,) if var.value else ())
-        i = int(index)
-        return pieces_text(elements[i]) if -len(elements) <= i < len(elements) else ""
-
     def positional_word(self, index: int, span) -> list[Piece] | None:
         if self.positional is None:
             return None
@@ -351,6 +334,8 @@ class Expansions(ShellCore):
             return [unknown(f"${name} is only known at run time", name, span)], True, None
         if name == "BASH_SOURCE" and name not in self.vars:
             return [Piece(self.current_file, None, "derived")], True, None
+        if name == "PWD" and name not in self.vars:  # bash sets it at start-up: the folder `$(pwd)` prints
+            return [Piece(self.working_folder(), None, "derived")], True, None
         var = self.vars.get(name)
         if var is None:
             return None, False, None
@@ -549,14 +534,6 @@ class Expansions(ShellCore):
         return None
 
     # ---- substitutions ----------------------------------------------------------------------------
-    def arithmetic(self, node, unit: Unit) -> Piece:
-        span = unit.span(node.start_byte, node.end_byte)
-        inner_start = node.children[0].end_byte if node.children else node.start_byte
-        inner_end = node.children[-1].start_byte if len(node.children) > 1 else node.end_byte
-        # from the nodes tree-sitter parsed, as array indexes are; a region it could not parse, from its text
-        inline = None if node.has_error else self.expand_between(node, inner_start, inner_end, unit)
-        return self.arith_text(inner_start, inner_end, unit, span, inline=inline)
-
     def expand_between(self, node, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:
         """expand_inline of bytes [start, end) inside node, each expansion in it taken from its node (re-parsing
         the text would parse a nested `$((...))` once per level)."""
@@ -575,96 +552,6 @@ class Expansions(ShellCore):
             pos = child.end_byte
         parts.append(unit.text(pos, end))
         return (None if hidden else "".join(parts)), hidden
-
-    def arith_text(
-        self,
-        start: int,
-        end: int,
-        unit: Unit,
-        span,
-        reasons: list[str] | None = None,
-        inline: tuple[str | None, list[Piece]] | None = None,
-    ) -> Piece:
-        """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
-        given, collects why the $-parameters inside are unknown; `inline`, the expansion when done already."""
-        expr, hidden = self.expand_inline(start, end, unit) if inline is None else inline
-        if expr is None:
-            if reasons is not None:
-                reasons.extend(p.reason for p in hidden if p.reason)
-            why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
-            first = next((p.name for p in hidden if p.name), None)
-            return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
-        out = arith.evaluate(expr, self.arith_lookup)
-        for name, value in out.assignments.items():
-            self.vars[name] = Var(
-                name,
-                (Piece(str(value), span, "derived"),)
-                if value is not None
-                else (unknown(f"${name} is assigned in arithmetic from unknown values", name, span),),
-                None,
-                self.vars[name].exported if name in self.vars else False,
-                span,
-            )
-        if out.error:
-            self.result.problems.append(
-                Problem(
-                    "shell-error",
-                    f"bash refuses $(({expr.strip()})): {out.error}; bash abandons the command it "
-                    "stands in (nothing on it is assigned or run; with set -e the script stops)",
-                    span,
-                )
-            )
-            # the value is not there for later lines; findings about an empty value would only echo PL001
-            return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
-        if out.value is None:
-            names = ", ".join(f"${n}" for n in out.unknown) or "a value"
-            reasons = []
-            for n in out.unknown:
-                v = self.vars.get(n)
-                if v is not None:
-                    reasons += [p.reason for p in v.value if not p.known and p.reason]
-                else:
-                    reasons.append(f"${n} is not set in the script and has no default")
-            why = "; ".join(dict.fromkeys(reasons))
-            return unknown(
-                f"$(({expr.strip()})) needs {names}" + (f" ({why})" if why else ""),
-                out.unknown[0] if out.unknown else None,
-                span,
-                self._alternatives(expr, out.unknown),
-            )
-        return Piece(str(out.value), span, "derived")
-
-    def arith_command(self, node, unit: Unit) -> int | None:
-        """`(( expr ))`: true when the value is not zero; assignments inside take effect."""
-        start = node.children[0].end_byte
-        end = node.children[-1].start_byte if node.children[-1].type == "))" else node.end_byte
-        inside: list[str] = []
-        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
-        if not piece.known:
-            if inside or piece.reason:
-                self.unknown_reasons.extend(inside or [piece.reason or ""])
-            return None
-        return 1 if piece.text in ("", "0") else 0
-
-    def _alternatives(self, expr: str, names: list[str]) -> list[str]:
-        """The results for each alternative value of the one unknown variable, when a branch gave it
-        a few (`NODES` is 1 or 2, so `$((8*NODES))` is 8 or 16)."""
-        if len(names) != 1 or names[0] not in self.vars:
-            return []
-        pieces = self.vars[names[0]].value
-        if len(pieces) != 1:  # a kept head with an unknown tail: the tails alone are no values
-            return []
-        options = [a for p in pieces if not p.known for a in p.alternatives]
-        out = []
-        for option in options:
-
-            def lookup(n: str, v: str = option) -> str | None:
-                return v if n == names[0] else self.arith_lookup(n)
-
-            value = arith.evaluate(expr, lookup).value
-            if value is not None:
-                out.append(str(value))
-        return out
 
     def expand_inline(self, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:
         """The text of bytes [start, end) of an arithmetic expression or array index with $X, ${X...},
@@ -741,10 +628,14 @@ class Expansions(ShellCore):
             return None
         return pieces
 
+    def working_folder(self) -> str:
+        """The folder plint reads the script as run from: its own, where files.path_key resolves paths."""
+        return os.path.dirname(os.path.abspath(self.script_path))
+
     def pure(self, nodes, unit: Unit) -> str | None:
         """The output of a command substitution made only of pure commands (dirname, basename, pwd,
         cd, echo, printf, realpath); None for anything else."""
-        cwd = os.path.dirname(os.path.abspath(self.script_path))
+        cwd = self.working_folder()
         out = None
         for n in nodes:
             if n.type == "list":

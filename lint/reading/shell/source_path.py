@@ -13,8 +13,10 @@ The places, first to last (documented in docs/reading.md, Sourced files):
    file, DIR relative to the checked root (where scripts are usually run from), SCRIPTDIR the file's folder;
 2. the folders of `[tool.plint] source-path` (relative to the config file's folder, or SCRIPTDIR);
 3. the folder of the sourcing file (SCRIPTDIR: plint's reading before the root was added);
-4. the checked root: `bash scripts/train.sh` run from the repository root, as READMEs say.
-Places 1 and 2 are what the user said; 3 and 4 are guesses, and when both hold a file and the two differ
+4. the folders above the sourcing file, nearest first, inside the checked tree: a project kept in a folder of
+   the checked repository runs its scripts from that folder;
+5. the checked root: `bash scripts/train.sh` run from the repository root, as READMEs say.
+Places 1 and 2 are what the user said; 3 to 5 are guesses, and when both hold a file and the two differ
 the sourcing Shell reads the first and says that it assumed so (plint.reading.shell.sourcing).
 """
 
@@ -27,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from plint.reading.scoped import scoped
 from plint.record import record
+from plint.root import folders_above
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -67,7 +70,12 @@ def places(sourcing_file: str, text: str, directives: tuple[str, ...]) -> list[P
     root = _checked_root(sourcing_file)
     found = [Place(_folder(d, script_dir, root), "named by a source-path comment", True) for d in directives]
     found += [Place(_folder(d, script_dir, root), "[tool.plint] source-path", True) for d in _CONFIGURED.get()]
-    found += [Place(script_dir, "beside the script", False), Place(root, "the checked root", False)]
+    found.append(Place(script_dir, "beside the script", False))
+    # a project inside the checked tree runs its scripts from its own folder: the folders above the script,
+    # nearest first, up to the checked root (plint.root.folders_above)
+    above = [f for f in folders_above(script_dir) if os.path.realpath(f) != os.path.realpath(root)]
+    found += [Place(folder, "a folder above the script", False) for folder in above]
+    found.append(Place(root, "the checked root", False))
     unique: dict[str, Place] = {}
     for place in found:
         unique.setdefault(os.path.realpath(place.folder), place)

@@ -25,6 +25,15 @@ _MAX_LEVELS = 8  # folders walked up from the script towards the root
 _TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
 # the HF Trainer built in the script (transformers' Trainer/TrainingArguments, TRL's trainers): data parallel
 _HF_TRAINER = re.compile(rb"\b(?:Trainer|TrainingArguments|SFTTrainer|SFTConfig|Seq2SeqTrainer)\s*\(")
+# PyTorch's own data parallelism wrapping the model in the script (FSDP2's fully_shard, FSDP, DDP): every rank
+# trains the whole model on its own batch ("FSDP is a type of data parallelism", torch.distributed.fsdp docs)
+_TORCH_DATA_PARALLEL = re.compile(rb"\b(?:fully_shard|FullyShardedDataParallel|FSDP|DistributedDataParallel|DDP)\s*\(")
+# ... unless the script also splits the model itself (DTensor tensor parallelism, pipeline stages), or names such
+# a split it may leave to a helper module (a tensor-parallel mesh or size, a parallelize_* function)
+_TORCH_MODEL_PARALLEL = re.compile(
+    rb"\b(?:parallelize_\w+|ColwiseParallel|RowwiseParallel|SequenceParallel|PipelineStage|context_parallel"
+    rb"|tp_mesh|tp_size|tensor_parallel\w*|pipeline_parallel\w*|parallel_dims)\b"
+)
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -36,6 +45,7 @@ class EntryScript:
     tree_note: str | None = None
     trains: bool = False  # it calls Megatron's training loop (pretrain(...), finetune(...))
     hf_trainer: bool = False  # it imports transformers (or trl) and builds an HF Trainer
+    torch_data_parallel: bool = False  # it wraps its model in FSDP/DDP and splits it no other way
 
     @property
     def imports_megatron(self) -> bool:
@@ -127,13 +137,26 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
             here = os.path.dirname(here)
         script = next((c for c in candidates if _inside(c, root) and probe(Path(c).is_file)), None)
     modules: frozenset[str] = frozenset()
-    trains = hf_trainer = False
+    trains = hf_trainer = torch_data_parallel = False
     if script is not None:
         raw = _head(script)[:_MAX_BYTES]
         modules = _imports(raw.decode("utf-8", "replace"))
         trains = _TRAINS.search(raw) is not None
         hf_trainer = bool(modules & {"transformers", "trl"}) and _HF_TRAINER.search(raw) is not None
+        torch_data_parallel = (
+            "torch" in modules
+            and _TORCH_DATA_PARALLEL.search(raw) is not None
+            and _TORCH_MODEL_PARALLEL.search(raw) is None
+        )
     tree, note = _checkout(os.path.dirname(script) if script else base, root)
     if script is None and tree is None:
         return None
-    return EntryScript(os.path.relpath(script, root) if script else None, modules, tree, note, trains, hf_trainer)
+    return EntryScript(
+        os.path.relpath(script, root) if script else None,
+        modules,
+        tree,
+        note,
+        trains,
+        hf_trainer,
+        torch_data_parallel,
+    )

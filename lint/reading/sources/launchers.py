@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import posixpath
 
+from plint.reading.shell.choices import sibling_arms
 from plint.reading.shell.model import Command, Problem, ShellResult, Word
+from plint.reading.shell.state import SHELLS
 from plint.reading.sources.trainer import TRAINING_LENGTH_FLAGS
 from plint.reading.sources.wrappers import base as _base, python_program as _python_program, unwrap_words
 from plint.source import SourceFile
@@ -252,6 +254,11 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     if inner.flag("-c") or (inner.program is None and inner.launcher == "python"):
         return False
     if inner.launcher in SPAWNERS:
+        if inner.program is not None and _base(inner.program) in SHELLS and inner.flag("--no-python", "--no_python"):
+            # `deepspeed --no_python bash -c "$CMD"`: each rank execs the shell as given (DeepSpeed's
+            # launcher/launch.py main: no interpreter is prepended under --no_python); the command the shell
+            # runs is read on its own, with this launcher as its parent
+            return False
         return inner.program is not None
     if inner.launcher in SCHEDULERS:
         # a script run directly (`srun ./train.py`) is a launch; a shell or a binary is not: the commands a
@@ -276,6 +283,30 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     # alone are what its checkpoint tools take too (tools/merge_mp_partitions.py, checkpoint converters); a
     # training run says how long it trains or that DeepSpeed drives it
     return flagged and bool(options & (TRAINING_LENGTH_FLAGS | DRIVER_FLAGS))
+
+
+def _written(word: Word) -> tuple:
+    """A word's text and where each of its pieces was written."""
+    spans = tuple((p.span.path, p.span.start, p.span.end) if p.span is not None else None for p in word.pieces)
+    return word.text, spans
+
+
+def same_program(a: LaunchChain, b: LaunchChain) -> bool:
+    """Whether two launches run one program with one argument list, every word written at the same place,
+    under the same launchers and counts; only what wraps them differs. `case $LOCAL_RANK in 0) numactl
+    --cpunodebind=0 $APP ;; 1) numactl --cpunodebind=1 $APP ;; esac` in a per-rank script: each rank runs
+    one arm, and the arms together are one job, not one launch each."""
+    if a.entrypoint is None or b.entrypoint is None or a.command is None or b.command is None:
+        return False
+    if not sibling_arms(a.command.conditions, b.command.conditions):
+        return False  # the same launch run twice in a row is two launches
+    if [c.launcher for c in a.calls] != [c.launcher for c in b.calls]:
+        return False
+    counts = ((a.nnodes, b.nnodes), (a.workers_per_node, b.workers_per_node), (a.world_size, b.world_size))
+    if any(x.value != y.value or x.known != y.known for x, y in counts):
+        return False
+    words_a, words_b = [a.entrypoint, *a.trainer_args], [b.entrypoint, *b.trainer_args]
+    return len(words_a) == len(words_b) and all(_written(x) == _written(y) for x, y in zip(words_a, words_b))
 
 
 def find_launches(
