@@ -54,16 +54,7 @@ class ArithmeticExpansions(ShellCore):
             first = next((p.name for p in hidden if p.name), None)
             return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
         out = arith.evaluate(expr, self.arith_lookup)
-        for name, value in out.assignments.items():
-            self.vars[name] = Var(
-                name,
-                (Piece(str(value), span, "derived"),)
-                if value is not None
-                else (unknown(f"${name} is assigned in arithmetic from unknown values", name, span),),
-                None,
-                self.vars[name].exported if name in self.vars else False,
-                span,
-            )
+        self._assign(out.assignments, span, "is assigned in arithmetic from unknown values")
         if out.error:
             self.result.problems.append(
                 Problem(
@@ -124,3 +115,21 @@ class ArithmeticExpansions(ShellCore):
             if value is not None:
                 out.append(str(value))
         return out
+
+    def arith_text_plain(self, text: str, site) -> None:
+        """Arithmetic already expanded (a `let` argument, a C-style for loop's parts): only its assignments count."""
+        out = arith.evaluate(text, self.arith_lookup)
+        self._assign(out.assignments, site, "is computed from unknown values")
+
+    def _assign(self, assignments: dict[str, int | None], span, unknown_why: str) -> None:
+        """The variables an arithmetic expression assigned: each value, or unknown saying why."""
+        for name, value in assignments.items():
+            self.vars[name] = Var(
+                name,
+                (Piece(str(value), span, "derived"),)
+                if value is not None
+                else (unknown(f"${name} {unknown_why}", name, span),),
+                None,
+                self.vars[name].exported if name in self.vars else False,
+                span,
+            )

@@ -8,7 +8,7 @@ import os
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
-from plint.reading.shell.model import Command, MappedText, Piece, Var, Word, unknown
+from plint.reading.shell.model import Command, MappedText, Piece, Var, Word
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.bounds import parse_index
@@ -227,19 +227,6 @@ class Commands(ShellCore):
         moved = paths[0].text
         if name == "mv" and moved is not None:
             self.result.virtual_files.pop(str(self.resolve_path(moved, unit)), None)
-
-    def arith_text_plain(self, text: str, site) -> None:
-        out = arith.evaluate(text, self.arith_lookup)
-        for name, value in out.assignments.items():
-            self.vars[name] = Var(
-                name,
-                (Piece(str(value), site, "derived"),)
-                if value is not None
-                else (unknown(f"${name} is computed from unknown values", name, site),),
-                None,
-                self.vars[name].exported if name in self.vars else False,
-                site,
-            )
 
     def no_arguments(self) -> bool:
         """Whether to read the script as run with no arguments at a loop over them (none given)."""
