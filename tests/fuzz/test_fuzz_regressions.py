@@ -96,3 +96,17 @@ def test_a_deepspeed_size_that_is_an_object_is_no_number(tmp_path):
     )
     (result,) = check_paths([tmp_path / "launch.sh"])
     assert result.layouts and result.layouts[0].value("parallel.dp") is None
+
+
+def test_nested_command_substitutions_are_each_expanded_once(tmp_path):
+    """Found by the Hypothesis property in CI (2.6-3.5 CPU s, bound 2): `X=$($($(... echo 1)))` expanded a
+    level's command twice (once to try it as a pure command, once for the unresolved piece's words), 2^depth
+    expansions in all, until the work budget of 100,000 words stopped the file. Read once a level, 40
+    levels is 40 expansions: the launch after it is read, and nothing runs out of budget."""
+    from plint.checking.check import check_paths
+
+    nested = "$(" * 40 + "echo 1" + ")" * 40
+    (tmp_path / "launch.sh").write_text(f"X={nested}\nY=$($(echo echo 4))\n" + LAUNCH.decode().replace("8", "$Y", 1))
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    assert not any("plint's work budget" in d.message for d in result.diagnostics)
+    assert result.layouts and result.layouts[0].value("cluster.gpus_per_node") == 4

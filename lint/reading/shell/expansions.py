@@ -577,12 +577,13 @@ class Expansions(ArithmeticExpansions):
         if len(shown) > 60:
             shown = shown[:57] + "...)"
         body = [c for c in node.named_children]
-        value = self.pure(body, unit)
+        command = body[0] if len(body) == 1 and body[0].type == "command" else None
+        # one command's words are expanded once: read twice, `$($($(...)))` doubled its work at each level
+        texts = [w.text for w in self.words(self._command_parts(command)[1], unit)] if command is not None else []
+        value = _pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
         reason = f"the output of {shown}, known only at run time"
-        command = body[0] if len(body) == 1 and body[0].type == "command" else None
-        texts = [w.text for w in self.words(self._command_parts(command)[1], unit)] if command is not None else []
         return Piece(None, span, "unresolved", reason=reason, one_word=prints_one_name(texts))
 
     def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
@@ -639,42 +640,46 @@ class Expansions(ArithmeticExpansions):
         out = None
         for n in nodes:
             if n.type == "list":
-                parts = [c for c in n.named_children]
-                result = self.pure(parts, unit)
+                result = self.pure(list(n.named_children), unit)
                 if result is None:
                     return None
                 out = result
                 continue
             if n.type != "command":
                 return None
-            words = self.words(self._command_parts(n)[1], unit)
-            maybe_texts = [w.text for w in words]
-            texts = [t for t in maybe_texts if t is not None]
-            if not texts or len(texts) != len(maybe_texts):
-                return None
-            cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
-            if cmd == "cd":
-                target = args[0] if args else cwd
-                cwd = os.path.normpath(os.path.join(cwd, target))
-                out = ""
-            elif cmd == "pwd":
-                out = cwd
-            elif cmd == "dirname" and args:
-                out = os.path.dirname(args[0].rstrip("/")) or "."
-            elif cmd == "basename" and args:
-                base = os.path.basename(args[0].rstrip("/"))
-                if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
-                    base = base[: -len(args[1])]
-                out = base
-            elif cmd in ("realpath", "readlink") and args:
-                out = os.path.normpath(os.path.join(cwd, args[0]))
-            elif cmd == "echo":
-                out = " ".join(texts[1:]).replace("-n ", "", 1) if texts[1:2] == ["-n"] else " ".join(texts[1:])
-            elif cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
-                out = "".join(texts[2:])
-            else:
+            out, cwd = _pure_output([w.text for w in self.words(self._command_parts(n)[1], unit)], cwd)
+            if out is None:
                 return None
         return out
+
+
+def _pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:
+    """What one pure command (dirname, basename, pwd, cd, echo, printf, realpath) prints, and the folder
+    it leaves; None for any other command or a word known only at run time."""
+    texts = [t for t in maybe_texts if t is not None]
+    if not texts or len(texts) != len(maybe_texts):
+        return None, cwd
+    cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
+    if cmd == "cd":
+        return "", os.path.normpath(os.path.join(cwd, args[0] if args else cwd))
+    if cmd == "pwd":
+        return cwd, cwd
+    if cmd == "dirname" and args:
+        return os.path.dirname(args[0].rstrip("/")) or ".", cwd
+    if cmd == "basename" and args:
+        base = os.path.basename(args[0].rstrip("/"))
+        if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
+            base = base[: -len(args[1])]
+        return base, cwd
+    if cmd in ("realpath", "readlink") and args:
+        return os.path.normpath(os.path.join(cwd, args[0])), cwd
+    if cmd == "echo":
+        if texts[1:2] == ["-n"]:
+            return " ".join(texts[1:]).replace("-n ", "", 1), cwd
+        return " ".join(texts[1:]), cwd
+    if cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
+        return "".join(texts[2:]), cwd
+    return None, cwd
 
 
 def _without_trailing_newlines(pieces: list[Piece]) -> list[Piece]:
