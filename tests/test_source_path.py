@@ -146,3 +146,107 @@ def test_a_file_the_script_writes_then_sources_is_no_guess(tmp_path, monkeypatch
     result = _check(repo, monkeypatch)
     assert (_tp(result).value, _tp(result).origin) == (2, "literal")
     assert _about(result, "env.sh") == []
+
+
+# ---- `# shellcheck source=FILE` / `# plint: source=FILE`: the file one `source` command reads ----------------
+
+
+@pytest.mark.parametrize(
+    "comment",
+    [
+        "# shellcheck source=conf/env.sh\n",
+        "# shellcheck disable=SC1091 source=conf/env.sh\n",
+        "# plint: source=conf/env.sh\n",
+    ],
+)
+def test_a_source_directive_names_the_file_a_run_time_path_reads(tmp_path, monkeypatch, comment):
+    # before: `source "$(locate_config)/env.sh"` was a path known only at run time, and $TP unknown
+    result = _check(_tree(tmp_path, '"$(locate_config)/env.sh"', {"conf/env.sh": "TP=4\n"}, comment), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (4, "literal")
+    assert _about(result, "env.sh") == []
+    assert not [d for d in result.diagnostics if d.code == "PL004"]  # no unused suppression
+
+
+def test_a_source_directive_may_name_the_file_under_the_scripts_folder(tmp_path, monkeypatch):
+    files = {"scripts/conf/env.sh": "TP=2\n", "conf/env.sh": "TP=4\n"}
+    result = _check(_tree(tmp_path, '"$CONF"', files, "# shellcheck source=SCRIPTDIR/conf/env.sh\n"), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+
+
+def test_a_source_directive_above_a_function_holds_inside_it(tmp_path, monkeypatch):
+    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
+    (repo / "scripts" / "train.sh").write_text(
+        '#!/bin/bash\nset -e\n# shellcheck source=conf/env.sh\nload() {\n  source "$CONF"\n}\nload\n'
+        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    )
+    assert _tp(_check(repo, monkeypatch)).value == 4
+
+
+def test_a_source_directive_holds_only_for_the_command_below_it(tmp_path, monkeypatch):
+    # after another command, a directive is not the script's header: the second `source` is not redirected
+    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n", "conf/tp.sh": "TP=2\n"})
+    (repo / "scripts" / "train.sh").write_text(
+        '#!/bin/bash\nset -e\n# shellcheck source=conf/env.sh\nsource "$A"\nsource "$B"\n'
+        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    )
+    result = _check(repo, monkeypatch)
+    assert _tp(result).value == 4  # read through the first
+    assert [m for _, m in _about(result, "sourced file")] == [
+        "cannot read sourced file ${B}: its path is not known statically ($B is not set in the script and has no default); "
+        + UNKNOWN
+    ]
+
+
+def test_a_source_directive_after_the_shebang_holds_for_the_whole_script(tmp_path, monkeypatch):
+    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
+    (repo / "scripts" / "train.sh").write_text(
+        '#!/bin/bash\n# shellcheck source=conf/env.sh\nset -e\nsource "$A"\n'
+        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    )
+    assert _tp(_check(repo, monkeypatch)).value == 4
+
+
+def test_source_dev_null_is_not_followed_nor_reported(tmp_path, monkeypatch):
+    # before: "cannot read sourced file ${A}: its path is not known statically"
+    result = _check(_tree(tmp_path, '"$A"', {}, "# shellcheck source=/dev/null\n"), monkeypatch)
+    assert _about(result, "sourced file") == []
+
+
+def test_a_named_file_found_nowhere_says_the_comment_named_it(tmp_path, monkeypatch):
+    result = _check(_tree(tmp_path, '"$A"', {}, "# plint: source=conf/env.sh\n"), monkeypatch)
+    assert _about(result, "conf/env.sh") == [
+        (
+            "PL002",
+            "cannot read sourced file conf/env.sh (named by a source= comment): no such file in any place plint "
+            "looked (scripts/conf/env.sh (beside the script), conf/env.sh (the checked root)); " + UNKNOWN,
+        )
+    ]
+
+
+def test_a_source_path_line_in_a_heredoc_is_text_not_a_directive(tmp_path, monkeypatch):
+    # before: the heredoc's line counted as a source-path comment, and lib/env.sh was read
+    heredoc = "cat > notes.txt <<EOF\n# shellcheck source-path=lib\nEOF\n"
+    result = _check(_tree(tmp_path, "env.sh", {"lib/env.sh": "TP=4\n"}, heredoc), monkeypatch)
+    assert not _tp(result).known
+
+
+def test_a_path_plint_knows_is_read_as_the_script_names_it_whatever_a_directive_says(tmp_path, monkeypatch):
+    # the directive is for a path known only at run time; one plint resolves is the file bash reads
+    files = {"scripts/env.sh": "TP=2\n", "conf/env.sh": "TP=4\n"}
+    result = _check(
+        _tree(tmp_path, '"$(dirname "$0")/env.sh"', files, "# shellcheck source=conf/env.sh\n"), monkeypatch
+    )
+    assert _tp(result).value == 2
+
+
+@pytest.mark.parametrize("comment", ['# shellcheck source="${FILE}"\n', "# shellcheck source=/dev/null\n"])
+def test_a_directive_naming_no_path_leaves_a_known_path_read(tmp_path, monkeypatch, comment):
+    # Argonne's Megatron-DeepSpeed writes `# shellcheck source="${FILE}"` above `source "${FILE}"`: shellcheck
+    # does not expand it, so it names no file, and the path plint knows is read
+    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
+    (repo / "scripts" / "train.sh").write_text(
+        f'#!/bin/bash\nFILE=conf/env.sh\n{comment}source "${{FILE}}"\n'
+        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    )
+    result = _check(repo, monkeypatch)
+    assert _tp(result).value == 4 and _about(result, "env.sh") == []

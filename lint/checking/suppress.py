@@ -24,7 +24,7 @@ from __future__ import annotations
 import os
 import re
 
-from plint.reading.shell.source_path import DIRECTIVE as SOURCE_PATH
+from plint.reading.shell.source_path import DIRECTIVE as SOURCE_PATH, NAMED_FILE
 from plint.record import field, record
 
 MARK = re.compile(r"#\s*plint\s*:")
@@ -142,16 +142,6 @@ def _trailing_target(comment, line: int):
     return None
 
 
-def _comments(node, found: list) -> None:
-    stack = [node]
-    while stack:
-        n = stack.pop()
-        if n.type == "comment":
-            found.append(n)
-        elif n.type != "heredoc_body":
-            stack.extend(n.children)
-
-
 def _noqa_codes(body: str) -> tuple[str, ...] | None:
     """The plint codes a `# noqa` comment names (() for a bare `# noqa`); None when it is no `# noqa`
     or names only other tools' codes (`# noqa: E501` is for them)."""
@@ -166,22 +156,23 @@ def _noqa_codes(body: str) -> tuple[str, ...] | None:
 def read_directives(path: str, text: str) -> list[Directive]:
     """The directives of one shell file, each with the lines it covers (the engine calls it only for a
     file that may hold one: plint.checking.engine.may_hold_directives)."""
-    from plint.reading.shell.parse import TooComplex, parse
+    from plint.reading.shell.parse import TooComplex, comments, parse
 
     data = text.encode("utf-8", "surrogateescape")
-    comments: list = []
     try:
-        _comments(parse(data).root_node, comments)
+        found_comments = comments(parse(data).root_node)
     except TooComplex:  # not evaluated (PL002), so nothing of it to suppress
         return []
     lines = text.split("\n")  # as tree-sitter counts lines (splitlines would also split at \r, \f, ...)
     found: list[Directive] = []
-    for node in sorted(comments, key=lambda n: n.start_byte):
+    for node in sorted(found_comments, key=lambda n: n.start_byte):
         body = data[node.start_byte : node.end_byte].decode("utf-8", "surrogateescape")
         start = MARK.search(body)
         noqa = _noqa_codes(body) if start is None else None
-        if (start is None and noqa is None) or (start is not None and SOURCE_PATH.match(body)):
-            continue  # a source-path comment tells the reader where sourced files are: no suppression
+        if (start is None and noqa is None) or (
+            start is not None and (SOURCE_PATH.match(body) or NAMED_FILE.match(body))
+        ):
+            continue  # a source-path or source= comment tells the reader where sourced files are: no suppression
         line = node.start_point[0] + 1
         source_line = lines[line - 1] if line <= len(lines) else body
         col = len(data[data.rfind(b"\n", 0, node.start_byte) + 1 : node.start_byte].decode("utf-8", "surrogateescape"))

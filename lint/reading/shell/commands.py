@@ -92,7 +92,7 @@ class Commands(ShellCore):
             stdin = self.herestring(herestring, unit)
         if output:
             self.last_output = self.producer(words, unit, stdin, site, assignments)
-        return self.run(words, site, unit, assignments, stdin)
+        return self.run(words, site, unit, assignments, stdin, node)
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
         parent, via = self.parents[-1] if self.parents else (None, None)
@@ -101,7 +101,13 @@ class Commands(ShellCore):
         return cmd
 
     def run(
-        self, words: list[Word], site, unit: Unit, assignments: dict[str, Var], stdin: MappedText | None
+        self,
+        words: list[Word],
+        site,
+        unit: Unit,
+        assignments: dict[str, Var],
+        stdin: MappedText | None,
+        node=None,  # the command's node in unit.tree, where a directive above it is looked for
     ) -> int | None:
         name = words[0].text
         args = words[1:]
@@ -119,7 +125,7 @@ class Commands(ShellCore):
         texts = [w.text for w in args]
         if base in ("source", "."):
             if args:
-                self.source(args[0], args[1:], unit)
+                self.source(args[0], args[1:], unit, node)
             return 0
         if base == "eval":
             pieces: list[Piece] = []

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from typing import Callable
+    from typing import Any, Callable
 
     from plint.reading.loading import Unread
     from plint.reading.shell.fields import Fields
@@ -97,7 +97,7 @@ class ShellCore:
 
         # sourcing.Sourcing
         def resolve_path(self, text: str, unit: Unit) -> str: ...
-        def source(self, word: Word, args: list[Word], unit: Unit) -> None: ...
+        def source(self, word: Word, args: list[Word], unit: Unit, node: Any = None) -> None: ...
         def second_parse(
             self,
             pieces: list[Piece],

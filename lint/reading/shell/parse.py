@@ -92,6 +92,18 @@ def parse(data: bytes):
     return tree
 
 
+def comments(root) -> list:
+    """The comment nodes under `root`, in no order; a heredoc body's `#` lines are text, not comments."""
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        if node.type == "comment":
+            found.append(node)
+        elif node.type != "heredoc_body":
+            stack.extend(node.children)
+    return found
+
+
 def _check_openers(data: bytes) -> None:
     """TooComplex when `data` holds more than MAX_SHELL_OPENERS expansion, quote and bracket characters, or
     more than MAX_SHELL_BLANKS blanks, newlines and semicolons (about its words and statements: tree-sitter's

@@ -18,6 +18,13 @@ The places, first to last (documented in docs/reading.md, Sourced files):
 5. the checked root: `bash scripts/train.sh` run from the repository root, as READMEs say.
 Places 1 and 2 are what the user said; 3 to 5 are guesses, and when both hold a file and the two differ
 the sourcing Shell reads the first and says that it assumed so (plint.reading.shell.sourcing).
+
+shellcheck's `# shellcheck source=FILE` (plint's `# plint: source=FILE`) names the file one `source` command
+reads, where its path is known only at run time (`. "$(locate_config)"`, https://www.shellcheck.net/wiki/SC1090):
+the directive holds for the command it stands above, for every command inside a compound command it stands
+above, and for the whole script right after the shebang (https://www.shellcheck.net/wiki/Directive).
+FILE is looked for in the places above (SCRIPTDIR/...: under the script's folder); `source=/dev/null` says
+not to follow the file.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from plint.reading.scoped import scoped
+from plint.reading.shell.parse import TooComplex, comments, parse
 from plint.record import record
 from plint.root import folders_above
 
@@ -40,6 +48,9 @@ SCRIPT_DIR = "SCRIPTDIR"
 DIRECTIVE = re.compile(
     r"^[ \t]*#[ \t]*(?:plint[ \t]*:[ \t]*|shellcheck[ \t](?:[^\n]*?[ \t])?)source-path[ \t]*=[ \t]*(\S+)", re.M
 )
+# `# plint: source=FILE` and shellcheck's `# shellcheck source=FILE`, matched on one comment's text
+NAMED_FILE = re.compile(r"^#[ \t]*(?:plint[ \t]*:[ \t]*|shellcheck[ \t](?:[^\n]*?[ \t])?)source[ \t]*=[ \t]*(\S+)")
+NOT_FOLLOWED = "/dev/null"  # `# shellcheck source=/dev/null`: the file is not to be followed
 
 # [tool.plint] source-path of the check under way (plint.checking.check sets it around each file's reading)
 _CONFIGURED: ContextVar[tuple[str, ...]] = ContextVar("plint_source_path", default=())
@@ -83,10 +94,67 @@ def places(sourcing_file: str, text: str, directives: tuple[str, ...]) -> list[P
 
 
 def comment_places(text: str) -> tuple[str, ...]:
-    """The folders of the source-path comments of a file's text (cheap: most files name none)."""
+    """The folders of the source-path comments of a file's text, each a comment on a line of its own (a
+    heredoc's lines are text, not comments); cheap: most files name none."""
     if "source-path" not in text:
         return ()
-    return tuple(m.group(1).strip("'\"") for m in DIRECTIVE.finditer(text))
+    data = text.encode("utf-8", "surrogateescape")
+    try:
+        found = sorted(comments(parse(data).root_node), key=lambda n: n.start_byte)
+    except TooComplex:
+        return ()
+    matches = (DIRECTIVE.match(_own_line_text(node, data) or "") for node in found)
+    return tuple(m.group(1).strip("'\"") for m in matches if m)
+
+
+def named_file(node, data: bytes) -> str | None:
+    """The file a `source=FILE` directive names for the `source` command `node` of the tree of `data`: in the
+    comments directly above it or above a compound command holding it (nearest first), else right after the
+    shebang; None where no directive names one."""
+    inner = node
+    while inner is not None and inner.type != "program":
+        above = inner.prev_sibling
+        while above is not None and above.type == "comment":
+            found = _named_in(above, data)
+            if found is not None:
+                return found
+            above = above.prev_sibling
+        inner = inner.parent
+    return _named_after_shebang(inner, data) if inner is not None else None
+
+
+def named_path(named: str, sourcing_file: str) -> str:
+    """A directive's FILE as a path to look for: SCRIPTDIR/... under the sourcing file's folder, else as written."""
+    if not is_script_dir(named):
+        return named
+    return os.path.join(os.path.dirname(os.path.abspath(sourcing_file)), named[len(SCRIPT_DIR) :].lstrip("/"))
+
+
+def _named_after_shebang(program, data: bytes) -> str | None:
+    """A `source=FILE` directive in the comment lines that open the script right after its shebang."""
+    header = program.children[:1]
+    if not header or header[0].type != "comment" or not data[header[0].start_byte :].startswith(b"#!"):
+        return None
+    for node in program.children[1:]:
+        if node.type != "comment":
+            break
+        found = _named_in(node, data)
+        if found is not None:
+            return found
+    return None
+
+
+def _named_in(comment, data: bytes) -> str | None:
+    match = NAMED_FILE.match(_own_line_text(comment, data) or "")
+    return match.group(1).strip("'\"") if match else None
+
+
+def _own_line_text(comment, data: bytes) -> str | None:
+    """A comment's text when it stands on a line of its own (a directive does); None after a command."""
+    line_start = data.rfind(b"\n", 0, comment.start_byte) + 1
+    if data[line_start : comment.start_byte].strip(b" \t"):
+        return None
+    return data[comment.start_byte : comment.end_byte].decode("utf-8", "surrogateescape")
 
 
 def _folder(place: str, script_dir: str, root: str) -> str:

@@ -12,7 +12,14 @@ from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, 
 from plint.reading.shell.unit import Unit
 from plint.record import record
 from plint.source import SourceFile, display_path
-from plint.reading.shell.source_path import Place, comment_places, places
+from plint.reading.shell.source_path import (
+    NOT_FOLLOWED,
+    Place,
+    comment_places,
+    named_file,
+    named_path,
+    places,
+)
 from plint.reading.shell.fields import expanded_directives, flatten
 from plint.reading.shell.state import (
     EvalOptions,
@@ -44,21 +51,32 @@ class Sourcing(ShellCore):
             return SourceFile(str(path), virtual.content.render()), None
         return self.read(path)
 
-    def source(self, word: Word, args: list[Word], unit: Unit) -> None:
+    def source(self, word: Word, args: list[Word], unit: Unit, node=None) -> None:
+        named = named_file(node, unit.data) if node is not None else None
+        # `# shellcheck source=/dev/null`: the user does not care for the file; read it if plint can, say nothing
+        # if not. A FILE with `$` is no path (shellcheck does not expand it either)
+        quiet, named = (True, None) if named == NOT_FOLLOWED else (False, None if "$" in (named or "$") else named)
+        shown, by_directive = word.display(), named is not None and not word.known
+        if by_directive:  # the directive names what the run-time path will be
+            word = Word((Piece(named_path(named or "", unit.source.path), word.site, "literal"),), word.site)
+            shown = f"{named} (named by a source= comment)"
         found = self.find_sourced(word, unit)
+        if quiet and found.source is None:
+            return
         if found.why is not None:
-            said = found.why.say(f"sourced file {word.display()}", "values it sets are unknown")
+            said = found.why.say(f"sourced file {shown}", "values it sets are unknown")
             self.result.problems.append(Problem(found.why.kind, said, word.site))
             return
         src = found.source
         if src is None:
             # A relative path names a file of the project, which may set launch values; an absolute
-            # one outside it (a venv's activate, /etc/profile) is environment setup, not reported.
-            if not word.known or not os.path.isabs(word.text or ""):
+            # one outside it (a venv's activate, /etc/profile) is environment setup, not reported,
+            # unless a directive named it
+            if not word.known or not os.path.isabs(word.text or "") or by_directive:
                 self.result.problems.append(
                     Problem(
                         "unresolved",
-                        f"cannot read sourced file {word.display()}: {_not_found(word, found.looked)}; "
+                        f"cannot read sourced file {shown}: {_not_found(word, found.looked)}; "
                         "values it sets are unknown",
                         word.site,
                     )
