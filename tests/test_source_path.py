@@ -76,16 +76,23 @@ def test_a_configured_source_path_is_looked_in_first(tmp_path, monkeypatch, plac
 
 
 @pytest.mark.parametrize(
-    "comment",
+    ("comment", "sourced", "where"),
     [
-        "# plint: source-path=lib\n",
-        "# shellcheck source-path=SCRIPTDIR/../lib\n",
-        "# shellcheck disable=SC1091 source-path=lib\n",
+        ("# plint: source-path=lib\n", "env.sh", "lib/env.sh"),
+        ("# shellcheck source-path=SCRIPTDIR/../lib\n", "env.sh", "lib/env.sh"),
+        ("# shellcheck disable=SC1091 source-path=lib\n", "env.sh", "lib/env.sh"),
+        # shellcheck's source=FILE names the file of a path known only at run time (before: $TP unknown)
+        ("# shellcheck source=conf/env.sh\n", '"$(locate_config)/env.sh"', "conf/env.sh"),
+        ("# shellcheck disable=SC1091 source=conf/env.sh\n", '"$(locate_config)/env.sh"', "conf/env.sh"),
+        ("# plint: source=conf/env.sh\n", '"$(locate_config)/env.sh"', "conf/env.sh"),
     ],
 )
-def test_a_source_path_comment_names_a_folder_and_is_no_unused_directive(tmp_path, monkeypatch, comment):
-    result = _check(_tree(tmp_path, "env.sh", {"lib/env.sh": "TP=4\n"}, comment), monkeypatch)
-    assert _tp(result).value == 4
+def test_a_directive_says_where_the_sourced_file_is_and_is_no_unused_directive(
+    tmp_path, monkeypatch, comment, sourced, where
+):
+    result = _check(_tree(tmp_path, sourced, {where: "TP=4\n"}, comment), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (4, "literal")
+    assert _about(result, "env.sh") == []
     assert not [d for d in result.diagnostics if d.code == "PL004"]
 
 
@@ -149,22 +156,6 @@ def test_a_file_the_script_writes_then_sources_is_no_guess(tmp_path, monkeypatch
 
 
 # ---- `# shellcheck source=FILE` / `# plint: source=FILE`: the file one `source` command reads ----------------
-
-
-@pytest.mark.parametrize(
-    "comment",
-    [
-        "# shellcheck source=conf/env.sh\n",
-        "# shellcheck disable=SC1091 source=conf/env.sh\n",
-        "# plint: source=conf/env.sh\n",
-    ],
-)
-def test_a_source_directive_names_the_file_a_run_time_path_reads(tmp_path, monkeypatch, comment):
-    # before: `source "$(locate_config)/env.sh"` was a path known only at run time, and $TP unknown
-    result = _check(_tree(tmp_path, '"$(locate_config)/env.sh"', {"conf/env.sh": "TP=4\n"}, comment), monkeypatch)
-    assert (_tp(result).value, _tp(result).origin) == (4, "literal")
-    assert _about(result, "env.sh") == []
-    assert not [d for d in result.diagnostics if d.code == "PL004"]  # no unused suppression
 
 
 def test_a_source_directive_may_name_the_file_under_the_scripts_folder(tmp_path, monkeypatch):
