@@ -241,3 +241,40 @@ def test_a_directive_naming_no_path_leaves_a_known_path_read(tmp_path, monkeypat
     )
     result = _check(repo, monkeypatch)
     assert _tp(result).value == 4 and _about(result, "env.sh") == []
+
+
+# ---- `bash FILE` / `sbatch FILE`: the script a script runs is looked for where a sourced file is --------------
+
+
+def _runner(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git tree with scripts/run.sh running `bash scripts/train.sh 2` (a path from the repository root)."""
+    repo = _tree(tmp_path, "/dev/null", files)
+    (repo / "scripts" / "run.sh").write_text("#!/bin/bash\nbash scripts/train.sh 2\n")
+    return repo
+
+
+def _check_runner(repo: Path, monkeypatch):
+    monkeypatch.chdir(repo)
+    (result,) = check_paths([Path("scripts/run.sh")])
+    return result
+
+
+CHILD = f"#!/bin/bash\ntorchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $1\n"
+
+
+def test_a_script_run_by_its_path_from_the_root_is_found_there(tmp_path, monkeypatch):
+    # before: only scripts/scripts/train.sh was looked for, and the run held no launch, silently
+    result = _check_runner(_runner(tmp_path, {"scripts/train.sh": CHILD}), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "literal")
+    assert _about(result, "train.sh") == []
+
+
+def test_a_script_two_guessed_places_hold_differently_is_read_first_and_said_assumed(tmp_path, monkeypatch):
+    files = {"scripts/train.sh": CHILD, "scripts/scripts/train.sh": CHILD.replace("$1", "4")}
+    result = _check_runner(_runner(tmp_path, files), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (4, "assumed")
+    (said,) = _about(result, "train.sh")
+    assert said[0] == "PL002" and said[1].startswith(
+        "script scripts/train.sh (bash FILE) could be scripts/scripts/train.sh (beside the script) or "
+        "scripts/train.sh (the checked root), which differ"
+    )

@@ -39,18 +39,6 @@ class Sourcing(ShellCore):
         """A path named by the file being run, against that file's directory (see files.path_key)."""
         return path_key(os.path.dirname(os.path.abspath(unit.source.path)), text)
 
-    def load(self, word: Word, unit: Unit) -> tuple[SourceFile | None, Unread | None]:
-        """The file a script names: written by it first, then from disk (`self.read`); or why a file that is
-        there is not read (outside the root, too large, not a regular file, binary: plint.reading.loading)."""
-        text = word.text
-        if text is None:
-            return None, None
-        path = self.resolve_path(text, unit)
-        virtual = self.result.virtual_files.get(str(path))
-        if virtual is not None:
-            return SourceFile(str(path), virtual.content.render()), None
-        return self.read(path)
-
     def source(self, word: Word, args: list[Word], unit: Unit, node=None) -> None:
         named = named_file(node, unit.data) if node is not None else None
         # `# shellcheck source=/dev/null`: the user does not care for the file; read it if plint can, say nothing
@@ -104,7 +92,7 @@ class Sourcing(ShellCore):
             if found.assumed is not None:
                 self._mark_assumed(before)
 
-    def find_sourced(self, word: Word, unit: Unit) -> Sourced:
+    def find_sourced(self, word: Word, unit: Unit, named: str = "") -> Sourced:
         """The file `source WORD` reads: in the first place of plint.reading.shell.source_path.places that
         holds one (written by the script first, then on disk through `self.read`, which asks the root), or
         why the file there is not read; with every path looked at, and a note when the first of two guessed
@@ -132,7 +120,8 @@ class Sourcing(ShellCore):
         other = hits[1] if len(hits) == 2 else None
         assumed = None
         if src is not None and other is not None and other[2] is not None and other[2].text != src.text:
-            assumed = _assumed_note(word, (path, place), (other[1], other[0]))
+            named = named or f"sourced file {word.display()}"
+            assumed = _assumed_note(named, (path, place), (other[1], other[0]))
         return Sourced(src, why, tuple(looked), assumed)
 
     def _mark_assumed(self, before: dict[str, Var]) -> None:
@@ -233,16 +222,22 @@ class Sourcing(ShellCore):
         return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
-        src, why = self.load(word, unit)
-        if why is not None:
-            said = why.say(f"script {word.display()} ({via})", "the commands it runs are unknown")
-            self.result.problems.append(Problem(why.kind, said, word.site))
+        """`bash FILE`, `sbatch FILE`: FILE is looked for where a sourced file is (bash opens a relative one
+        from the folder the script runs in), and run in a child shell."""
+        found = self.find_sourced(word, unit, f"script {word.display()} ({via})")
+        if found.why is not None:
+            said = found.why.say(f"script {word.display()} ({via})", "the commands it runs are unknown")
+            self.result.problems.append(Problem(found.why.kind, said, word.site))
             return
+        src = found.source
         if src is None or self.depth >= MAX_DEPTH:
             return
         key = os.path.abspath(src.path)
         if key in self.active_files:
             return
+        if found.assumed is not None:
+            self.result.problems.append(Problem("unresolved", found.assumed, word.site))
+        recorded = len(self.result.commands)
         extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
         shell = self.child_shell(extra)
         shell.positional = args
@@ -255,6 +250,9 @@ class Sourcing(ShellCore):
             pass
         finally:
             self.steps = shell.steps
+            if found.assumed is not None:  # what the script runs is read from one of two files plint guessed
+                for run in self.result.commands[recorded:]:
+                    run.words = [Word(_assumed_pieces(w.pieces), w.site) for w in run.words]
 
     # ---- redirections, heredocs, pipelines --------------------------------------------------------
     def redirected(self, node, unit: Unit, stdin: MappedText | None = None) -> int | None:
@@ -588,10 +586,10 @@ def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = ()) -> str:
     return f"no such file in any place plint looked ({places})"
 
 
-def _assumed_note(word: Word, taken: tuple[str, Place], other: tuple[str, Place]) -> str:
-    """What plint says when two guessed places hold different files of the sourced name."""
+def _assumed_note(named: str, taken: tuple[str, Place], other: tuple[str, Place]) -> str:
+    """What plint says when two guessed places hold different files of the name a script gives."""
     return (
-        f"sourced file {word.display()} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
+        f"{named} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
         f"({other[1].why}), which differ, depending on the folder the script is run from; plint read the first, "
         "so the values it sets are assumed (name the folder with [tool.plint] source-path or a "
         "`# plint: source-path=DIR` comment)"
