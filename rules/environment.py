@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from plint.bounds import NumberTooLong, parse_int
 from plint.rules.base import Example, Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, safe_fix
 from plint.rules.common import gpt, known, span, torchrun, trainer, value
 
@@ -219,16 +220,16 @@ def _launcher_devices(call) -> tuple[str, list[str]] | None:
             return f"--include {text}", [s.strip() for s in slots.split(",")]
         return None
     gpus = call.option("--num_gpus")
-    if (
-        gpus is not None
-        and gpus.text is not None
-        and gpus.text.isdigit()
-        and int(gpus.text) > 0
-        and call.option("--exclude") is None
-    ):
+    text = gpus.text if gpus is not None else None
+    if text is None or not text.isdigit() or call.option("--exclude") is not None:
+        return None
+    try:
+        count = parse_int(text)
+    except NumberTooLong:  # more digits than Python converts: no node has that many GPUs, nothing to list
+        return None
+    if count > 0:
         # the runner's GPUs 0..N-1, listed up to MAX_LISTED_GPUS: a count from a stranger's file may be any
         # number of digits, and a list of it would take all the memory there is
-        count = int(gpus.text)
         shown = [str(i) for i in range(min(count, MAX_LISTED_GPUS))]
-        return f"--num_gpus {gpus.text}", shown if count <= MAX_LISTED_GPUS else [*shown, f"...{count - 1}"]
+        return f"--num_gpus {text}", shown if count <= MAX_LISTED_GPUS else [*shown, f"...{count - 1}"]
     return None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any, TypedDict
+from plint.bounds import NumberTooLong, parse_int
 
 if TYPE_CHECKING:
     from plint.layout import FactKey, FieldPath, Layout
@@ -358,21 +359,30 @@ def _moe_layers(layout: Layout, args: ParsedTrainerFlags, num_layers: int) -> in
     if layout.value("trainer") == "megatron-deepspeed" and not args.present("--moe-layer-freq"):
         interval = positive_int(args.text("--expert-interval")) or 2
         return tuple(1 if (i + 1) % interval == 0 else 0 for i in range(num_layers))
-    return _layer_freq(args.text("--moe-layer-freq"))
+    return _layer_freq(args.text("--moe-layer-freq"), num_layers)
 
 
-def _layer_freq(text: str | None) -> int | tuple[int, ...]:
-    """--moe-layer-freq: an int, or a Python list expression such as "([0]*3+[1]*58)"."""
+def _layer_freq(text: str | None, num_layers: int) -> int | tuple[int, ...]:
+    """--moe-layer-freq: an int, or a Python list expression such as "([0]*3+[1]*58)", read up to the model's
+    layers (the cost model reads no more of it, and a stranger's `[1]*999999999` would fill the memory)."""
     if not text:
         return 1
     if text.strip().isdigit():
-        return max(1, int(text))
-
+        try:
+            return max(1, parse_int(text))
+        except NumberTooLong:  # a frequency past every layer: only layer 0 is MoE
+            return num_layers + 1
     flat: list[int] = []
     for group, count in re.findall(r"\[([01,\s]*)\]\s*(?:\*\s*(\d+))?", text):
-        items = [int(t) for t in group.replace(",", " ").split()]
-        flat.extend(items * int(count or 1))
-    return tuple(flat) if flat else 1
+        items = [0 if t.strip("0") == "" else 1 for t in group.replace(",", " ").split()]
+        try:
+            repeat = parse_int(count or "1")
+        except NumberTooLong:
+            repeat = num_layers
+        flat.extend(items * min(repeat, num_layers - len(flat)))
+        if len(flat) >= num_layers:
+            break
+    return tuple(flat[:num_layers]) if flat else 1
 
 
 _STATE_DTYPE_BYTES = {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "fp8": 1.0}

@@ -8,6 +8,10 @@ from fuzz_loader import check_in_worker, load_fuzz
 
 fuzz = load_fuzz()
 LAUNCH = b"torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4\n"
+MOE = (  # a whole model shape, so the cost model reads its MoE layers
+    b"torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 --num-attention-heads 8 "
+    b"--seq-length 1024 --max-position-embeddings 1024 --micro-batch-size 1 --global-batch-size 8 --num-experts 8"
+)
 
 CASES = {
     # a sourced script with an undecodable byte on a line bash -n rejects: the span's encode raised, and
@@ -34,6 +38,16 @@ CASES = {
     },
     # positional arguments doubling in a self-recursive function
     "arguments-doubling": {"launch.sh": b'f() { f "$@" "$@"; }\nf a\n' + LAUNCH},
+    # seed 11 input 452: PL603 read a 4,301-digit --num_gpus with int(), past Python's 4,300-digit limit
+    "a-gpu-count-past-pythons-digit-limit": {
+        "launch.sh": b"export CUDA_VISIBLE_DEVICES=0,1,2,3\ndeepspeed --num_nodes 1 --num_gpus "
+        + b"9" * 4301
+        + b" pretrain_gpt.py --deepspeed --deepspeed_config ds.json\n",
+        "ds.json": b'{"train_batch_size": 8}',
+    },
+    # --moe-layer-freq read by int() (4,400 digits) and a list repeated 999,999,999 times (a MemoryError)
+    "a-moe-layer-pattern-past-any-model": {"launch.sh": MOE + b' --moe-layer-freq "([0]*2+[1]*999999999)"\n'},
+    "a-moe-layer-frequency-past-pythons-digit-limit": {"launch.sh": MOE + b" --moe-layer-freq " + b"7" * 4400 + b"\n"},
 }
 
 
