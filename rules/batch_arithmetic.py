@@ -6,6 +6,8 @@ The rest of PL1xx (the parallel grid, the model shape, precision, recompute) is 
 
 from __future__ import annotations
 
+import itertools
+import math
 from typing import TYPE_CHECKING
 
 from plint.rules.base import Example, Finding, LaunchContext, RuleDocs, register, unsafe_fix
@@ -122,10 +124,12 @@ def _ramp_indivisible(ctx: LaunchContext, g: int, m: int, dp: int):
     if args.get("--decrease-batch-size-if-needed") is not None:
         return  # the calculator rounds each size down to a multiple of micro * dp instead of asserting
     unit = m * dp
-    bad = [b for b in range(start, g, step) if b % unit]
-    if not bad or not unit:
+    if not unit:
         return
-    shown = ", ".join(map(str, bad[:6])) + (f", ... ({len(bad)} sizes)" if len(bad) > 6 else "")
+    bad, count = _indivisible_sizes(start, step, g, unit)
+    if not count:
+        return
+    shown = ", ".join(map(str, bad)) + (f", ... ({count} sizes)" if count > len(bad) else "")
     when = (
         "at the first step"
         if bad[0] == start
@@ -134,11 +138,29 @@ def _ramp_indivisible(ctx: LaunchContext, g: int, m: int, dp: int):
     )
     yield Finding(
         f"{ramp} ramps {start} -> {g} in steps of {step}, and batch size {shown} "
-        f"{'is' if len(bad) == 1 else 'are'} not divisible by micro-batch {m} * dp {dp} = {unit}; "
+        f"{'is' if count == 1 else 'are'} not divisible by micro-batch {m} * dp {dp} = {unit}; "
         f"Megatron asserts it {when}; make start and increment multiples of {unit}",
         where,
         key="batch.rampup",
     )
+
+
+def _indivisible_sizes(start: int, step: int, stop: int, unit: int) -> tuple[list[int], int]:
+    """The first six of the ramp's sizes start, start + step, ... below stop that unit does not divide, and how
+    many there are: counted from the congruence start + k * step = 0 (mod unit), not size by size (a stranger's
+    ramp may hold 10^12 sizes)."""
+    sizes = -(-(stop - start) // step)
+    common = math.gcd(step, unit)
+    divisible = 0
+    if start % common == 0:
+        period = unit // common  # one size in every `period` is divisible, from the first such k
+        first = (-(start // common) * pow(step // common, -1, period)) % period if period > 1 else 0
+        divisible = 0 if first >= sizes else (sizes - 1 - first) // period + 1
+    if divisible == sizes:
+        return [], 0
+    # at most one size in two is divisible here (period >= 2), so six are found within twelve
+    shown = list(itertools.islice((b for b in range(start, stop, step) if b % unit), 6))
+    return shown, sizes - divisible
 
 
 _SUFFIX = {"K": 10**3, "M": 10**6, "B": 10**9, "T": 10**12}

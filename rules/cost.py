@@ -200,9 +200,14 @@ def _recompute_or_smaller_micro(inp: ModelInput, recompute: str, micro_flag: str
 def _smaller_micro_batch(inp: ModelInput) -> int | None:
     """The largest micro-batch up to half the launch's with which the global batch still divides over micro-batch
     x dp (PL102: Megatron's start-up check), or None."""
+    from plint.planning.plan import divisors
+
     dp = inp.data_parallel()
     global_batch = inp.global_batch or inp.micro_batch * dp
-    return next((m for m in range(inp.micro_batch // 2, 0, -1) if global_batch % (m * dp) == 0), None)
+    if global_batch % dp:
+        return None
+    # m x dp divides the global batch: m divides the per-replica batch (searched to its root, not m by m)
+    return max((m for m in divisors(global_batch // dp) if m <= inp.micro_batch // 2), default=None)
 
 
 def _memory_modelled(ctx: LaunchContext) -> tuple[ModelInput, Estimate] | None:
@@ -776,17 +781,10 @@ def _faster_micro_batch(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tup
     global_batch = inp.global_batch or inp.micro_batch * dp
     if global_batch % (inp.micro_batch * dp):
         return None
-    per_rank = global_batch // dp
+    from plint.planning.plan import divisors
+
     best = None
-    for micro in sorted(
-        {
-            d
-            for i in range(1, int(per_rank**0.5) + 1)
-            if per_rank % i == 0
-            for d in (i, per_rank // i)
-            if d > inp.micro_batch
-        }
-    ):
+    for micro in [d for d in divisors(global_batch // dp) if d > inp.micro_batch]:
         variant = _variant(inp, micro_batch=micro)
         if variant is None or not _fits(variant, ctx):
             break  # activations grow with the micro-batch: no larger one fits either

@@ -3,6 +3,8 @@ fuzzer's way: every format and fix --diff, no traceback or internal error, JSON 
 under 1 MB, no input file written."""
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from fuzz_loader import check_in_worker, load_fuzz
 
@@ -47,6 +49,16 @@ CASES = {
     },
     # --moe-layer-freq read by int() (4,400 digits) and a list repeated 999,999,999 times (a MemoryError)
     "a-moe-layer-pattern-past-any-model": {"launch.sh": MOE + b' --moe-layer-freq "([0]*2+[1]*999999999)"\n'},
+    # seed 13 input 1019: PL401's smaller micro-batch searched 450,000,000 micro-batches one by one (12 s)
+    "a-micro-batch-of-450-million": {
+        "launch.sh": MOE.replace(b"--micro-batch-size 1", b"--micro-batch-size 450000000") + b"\n",
+    },
+    # PL102 listed every size of a ramp of 3 x 10^11 sizes (a Megatron-DeepSpeed launch, where the ramp runs)
+    "a-ramp-of-300-billion-sizes": {
+        "launch.sh": b'echo "{}" > ds.json\ndeepspeed --num_gpus 8 '
+        + MOE.split(b" ", 3)[3].replace(b"--global-batch-size 8", b"--global-batch-size 300000000000")
+        + b" --deepspeed --deepspeed_config ds.json --rampup-batch-size 1 1 1000\n"
+    },
     "a-moe-layer-frequency-past-pythons-digit-limit": {"launch.sh": MOE + b" --moe-layer-freq " + b"7" * 4400 + b"\n"},
 }
 
@@ -124,3 +136,14 @@ def test_nested_command_substitutions_are_each_expanded_once(tmp_path):
     (result,) = check_paths([tmp_path / "launch.sh"])
     assert not any("plint's work budget" in d.message for d in result.diagnostics)
     assert result.layouts and result.layouts[0].value("cluster.gpus_per_node") == 4
+
+
+@given(st.integers(1, 60), st.integers(1, 30), st.integers(1, 40), st.integers(1, 40))
+def test_a_ramps_indivisible_sizes_are_counted_as_listing_them_would(start, step, steps, unit):
+    """PL102 counts a ramp's sizes the micro-batch x dp does not divide from their congruence; it says what
+    walking the sizes one by one says, on ramps small enough to walk."""
+    from plint.rules.batch_arithmetic import _indivisible_sizes
+
+    stop = start + step * steps
+    bad = [b for b in range(start, stop, step) if b % unit]
+    assert _indivisible_sizes(start, step, stop, unit) == (bad[:6], len(bad))

@@ -112,6 +112,10 @@ class Expansions(ArithmeticExpansions):
                 return []  # "${A[@]}" / "$@" with no elements: no word at all, not an empty one (bash)
             return fields
         if t == "concatenation":
+            if all(c.type == "word" for c in node.children):
+                # tree-sitter splits some plain words (`[[`, `a]b`) into adjacent words: one literal, as
+                # bash reads it, and half the pieces of expanding each
+                return [[(p, False) for p in self.literal(node.start_byte, node.end_byte, unit, quoted)]]
             fields = [[]]
             self._container(node, unit, node.start_byte, node.end_byte, fields, quoted)
             return fields
