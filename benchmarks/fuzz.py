@@ -821,6 +821,9 @@ def worker_main(memory_mb: int, hooks: list[str]) -> None:
         limit = memory_mb << 20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     sys.path.insert(0, str(ROOT))
+    from plint.entry import tune_collector
+
+    tune_collector()  # the collector as the `plint` console entry sets it: each run is a command a user types
     loaded = [_load_hook(h) for h in hooks]
     validator = _sarif_validator()
     for line in sys.stdin:

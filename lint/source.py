@@ -50,6 +50,9 @@ class Span:
         }
 
 
+_MAX_KEPT_SPANS = 100_000  # spans one file keeps (~250 bytes each): past it the store starts again
+
+
 @record
 class SourceFile:
     """The text of one file (real or virtual) with a byte -> (line, column) index."""
@@ -68,6 +71,7 @@ class SourceFile:
             pos = self.data.find(b"\n", pos + 1)
         self._line_starts = starts
         self._ascii = self.data.isascii()  # then a column is a byte count: no decoding per position
+        self._spans: dict[tuple[int, int], Span] = {}
 
     @classmethod
     def read(cls, path: str | Path, display_path: str | None = None) -> "SourceFile":
@@ -89,9 +93,15 @@ class SourceFile:
         return row + 1, col
 
     def span(self, start: int, end: int) -> Span:
-        line, col = self.position(start)
-        end_line, end_col = self.position(end)
-        return Span(self.path, start, end, line, col, end_line, end_col)
+        """The span of bytes [start, end), kept: a word's site and its literal text ask for the same one."""
+        found = self._spans.get((start, end))
+        if found is None:
+            if len(self._spans) >= _MAX_KEPT_SPANS:
+                self._spans.clear()
+            line, col = self.position(start)
+            end_line, end_col = self.position(end)
+            found = self._spans[start, end] = Span(self.path, start, end, line, col, end_line, end_col)
+        return found
 
     def slice(self, start: int, end: int) -> str:
         return self.data[start:end].decode("utf-8", "surrogateescape")
