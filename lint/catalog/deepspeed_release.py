@@ -11,13 +11,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass
+from plint.record import record
 
 REMOVED_BLOCKS_REJECTED_FROM = (0, 19, 6)
 RENAMED_IN = {"aio.thread_count": (0, 16, 4)}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class DeepSpeedInForce:
     version: tuple[int, ...]
     label: str  # "DeepSpeed 0.19.8 as configured" | "... installed" | "..., assumed"

@@ -11,7 +11,7 @@
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
+from plint.record import record
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from plint.catalog.flags import FlagCatalog
 
 
-@dataclass
+@record
 class CatalogInForce:
     catalog: FlagCatalog
     assumed: bool  # no parser found and no release configured: the newest shipped release was assumed

@@ -13,11 +13,10 @@ of the shipped release catalogs (schemas/megatron_flags/), so every reader of a 
 from __future__ import annotations
 
 import ast
-import hashlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from plint.record import field, record
 from functools import lru_cache
 from pathlib import Path
 
@@ -46,7 +45,7 @@ _ACTIONS = {
 _DEEPSPEED_OPTION_PREFIXES = ("--deepspeed", "--deepscale")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ParserSource:
     """A parser found on disk: the tree holding `megatron/`, the parser file, and the entry script (with
     the local modules it imports) whose extra_args_provider adds flags."""
@@ -60,7 +59,7 @@ class ParserSource:
         return f"the parser in {self.path.relative_to(self.tree).as_posix()} of this repository"
 
 
-@dataclass
+@record
 class _Collected:
     actions: list[list] = field(default_factory=list)
     exclusive: list[list[str]] = field(default_factory=list)
@@ -304,6 +303,8 @@ def _version(tree: Path) -> str | None:
 
 
 def _digest(files: list[Path]) -> str:
+    import hashlib  # only a tree holding a parser pays for it (3-4 ms of start-up)
+
     h = hashlib.sha256(f"plint-parser-source/{_FORMAT}".encode())
     for path in files:
         h.update(str(path).encode() + b"\0")

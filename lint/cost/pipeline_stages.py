@@ -23,12 +23,12 @@ ModelInput.pipeline_stage_layers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from plint.record import record
 
 LAYOUT_CHARS = {"E": "embedding", "L": "loss", "t": "decoder", "m": "mtp"}  # parse_str_to_list's char2layer_type
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Partition:
     """Transformer layers per virtual stage of each pipeline rank: layers[rank][virtual stage]."""
 
