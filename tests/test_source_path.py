@@ -35,6 +35,14 @@ def _tree(tmp_path: Path, sourced: str, files: dict[str, str], comment: str = ""
     return repo
 
 
+def _script(tmp_path: Path, body: str, files: dict[str, str]) -> Path:
+    """A git tree as _tree makes it, whose scripts/train.sh runs `body` (lines of shell) before the launch."""
+    repo = _tree(tmp_path, "/dev/null", files)
+    launch = f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    (repo / "scripts" / "train.sh").write_text(f"#!/bin/bash\n{body}{launch}")
+    return repo
+
+
 def _check(repo: Path, monkeypatch):
     """The result of checking scripts/train.sh from the repository's root, as the README would run it."""
     monkeypatch.chdir(repo)
@@ -165,20 +173,20 @@ def test_a_source_directive_may_name_the_file_under_the_scripts_folder(tmp_path,
 
 
 def test_a_source_directive_above_a_function_holds_inside_it(tmp_path, monkeypatch):
-    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
-    (repo / "scripts" / "train.sh").write_text(
-        '#!/bin/bash\nset -e\n# shellcheck source=conf/env.sh\nload() {\n  source "$CONF"\n}\nload\n'
-        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    repo = _script(
+        tmp_path,
+        'set -e\n# shellcheck source=conf/env.sh\nload() {\n  source "$CONF"\n}\nload\n',
+        {"conf/env.sh": "TP=4\n"},
     )
     assert _tp(_check(repo, monkeypatch)).value == 4
 
 
 def test_a_source_directive_holds_only_for_the_command_below_it(tmp_path, monkeypatch):
     # after another command, a directive is not the script's header: the second `source` is not redirected
-    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n", "conf/tp.sh": "TP=2\n"})
-    (repo / "scripts" / "train.sh").write_text(
-        '#!/bin/bash\nset -e\n# shellcheck source=conf/env.sh\nsource "$A"\nsource "$B"\n'
-        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
+    repo = _script(
+        tmp_path,
+        'set -e\n# shellcheck source=conf/env.sh\nsource "$A"\nsource "$B"\n',
+        {"conf/env.sh": "TP=4\n", "conf/tp.sh": "TP=2\n"},
     )
     result = _check(repo, monkeypatch)
     assert _tp(result).value == 4  # read through the first
@@ -189,11 +197,7 @@ def test_a_source_directive_holds_only_for_the_command_below_it(tmp_path, monkey
 
 
 def test_a_source_directive_after_the_shebang_holds_for_the_whole_script(tmp_path, monkeypatch):
-    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
-    (repo / "scripts" / "train.sh").write_text(
-        '#!/bin/bash\n# shellcheck source=conf/env.sh\nset -e\nsource "$A"\n'
-        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
-    )
+    repo = _script(tmp_path, '# shellcheck source=conf/env.sh\nset -e\nsource "$A"\n', {"conf/env.sh": "TP=4\n"})
     assert _tp(_check(repo, monkeypatch)).value == 4
 
 
@@ -234,11 +238,7 @@ def test_a_path_plint_knows_is_read_as_the_script_names_it_whatever_a_directive_
 def test_a_directive_naming_no_path_leaves_a_known_path_read(tmp_path, monkeypatch, comment):
     # Argonne's Megatron-DeepSpeed writes `# shellcheck source="${FILE}"` above `source "${FILE}"`: shellcheck
     # does not expand it, so it names no file, and the path plint knows is read
-    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
-    (repo / "scripts" / "train.sh").write_text(
-        f'#!/bin/bash\nFILE=conf/env.sh\n{comment}source "${{FILE}}"\n'
-        f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size $TP\n"
-    )
+    repo = _script(tmp_path, f'FILE=conf/env.sh\n{comment}source "${{FILE}}"\n', {"conf/env.sh": "TP=4\n"})
     result = _check(repo, monkeypatch)
     assert _tp(result).value == 4 and _about(result, "env.sh") == []
 
