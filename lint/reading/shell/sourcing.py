@@ -43,11 +43,13 @@ class Sourcing(ShellCore):
         named = named_file(node, unit.data) if node is not None else None
         # `# shellcheck source=/dev/null`: the user does not care for the file; read it if plint can, say nothing
         # if not. A FILE with `$` is no path (shellcheck does not expand it either)
-        quiet, named = (True, None) if named == NOT_FOLLOWED else (False, None if "$" in (named or "$") else named)
-        shown, by_directive = word.display(), named is not None and not word.known
-        if by_directive:  # the directive names what the run-time path will be
-            word = Word((Piece(named_path(named or "", unit.source.path), word.site, "literal"),), word.site)
-            shown = f"{named} (named by a source= comment)"
+        quiet = named == NOT_FOLLOWED
+        if quiet or "$" in (named or ""):
+            named = None
+        shown, by_directive = word.display(), False
+        if named is not None and not word.known:  # the directive names what the run-time path will be
+            word = Word((Piece(named_path(named, unit.source.path), word.site, "literal"),), word.site)
+            shown, by_directive = f"{named} (named by a source= comment)", True
         found = self.find_sourced(word, unit)
         if quiet and found.source is None:
             return
