@@ -9,7 +9,6 @@ custom pipeline layout, offloading): a wrong "out of memory" costs more than a m
 
 from __future__ import annotations
 
-import math
 
 from plint.cost.error_band import memory_band
 from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, no_fix, register, unsafe_fix
@@ -202,18 +201,14 @@ def _recompute_or_smaller_micro(inp: ModelInput, recompute: str, micro_flag: str
 def _smaller_micro_batch(inp: ModelInput) -> int | None:
     """The largest micro-batch up to half the launch's with which the global batch still divides over micro-batch
     x dp (PL102: Megatron's start-up check), or None."""
+    from plint.planning.plan import divisors  # the efficiency rules' planner import: no extra start-up
+
     dp = inp.data_parallel()
     global_batch = inp.global_batch or inp.micro_batch * dp
     if global_batch % dp:
         return None
     # m x dp divides the global batch: m divides the per-replica batch (searched to its root, not m by m)
-    return max((m for m in _divisors(global_batch // dp) if m <= inp.micro_batch // 2), default=None)
-
-
-def _divisors(n: int) -> list[int]:
-    """n's divisors, ascending, by trial division up to its root (a batch is at most 10^12: 10^6 trials)."""
-    small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
-    return sorted({*small, *(n // d for d in small)})
+    return max((m for m in divisors(global_batch // dp) if m <= inp.micro_batch // 2), default=None)
 
 
 def _memory_modelled(ctx: LaunchContext) -> tuple[ModelInput, Estimate] | None:
@@ -787,8 +782,10 @@ def _faster_micro_batch(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tup
     global_batch = inp.global_batch or inp.micro_batch * dp
     if global_batch % (inp.micro_batch * dp):
         return None
+    from plint.planning.plan import divisors
+
     best = None
-    for micro in [d for d in _divisors(global_batch // dp) if d > inp.micro_batch]:
+    for micro in [d for d in divisors(global_batch // dp) if d > inp.micro_batch]:
         variant = _variant(inp, micro_batch=micro)
         if variant is None or not _fits(variant, ctx):
             break  # activations grow with the micro-batch: no larger one fits either
