@@ -7,10 +7,11 @@ time over the measured one, and its median signed error. The predictions are pli
 (``plint.cost.estimate._Kernels``: the GEMM-shape efficiency cap / (1 + R/M + R/N + R/K) at the GPU's
 catalog cap, attention at its catalog efficiency), nothing fitted here: the table checks the model.
 
-    python benchmarks/kernels_vs_model.py [KERNELS.jsonl] [--gpu h100-sxm]
+    python benchmarks/kernels_vs_model.py [KERNELS.jsonl] [--gpu h100-sxm] [--backend cudnn]
 
 The default table is the shared H100 SXM measurement (../shared/data/gpu/h100_sxm_kernels.jsonl from the
-repository root).
+repository root). benchmarks/data/gpu/ holds the same probe's table on an H200 (h200_kernels.jsonl) and
+attention_probe.py's cuDNN and flash attention there (h200_attention.jsonl; benchmarks/gpu/README.md).
 """
 
 from __future__ import annotations
@@ -70,11 +71,19 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("table", nargs="?", type=Path, default=DEFAULT)
     parser.add_argument("--gpu", default="h100-sxm", help="the catalog GPU the table was measured on")
+    parser.add_argument(
+        "--backend",
+        default="cudnn",
+        help="attention rows of this backend where the table has several (cudnn: Transformer Engine's fused "
+        "attention on Hopper; flash)",
+    )
     ns = parser.parse_args(argv)
     if not ns.table.is_file():
         print(f"{ns.table}: no such kernel table", file=sys.stderr)
         return 2
     rows = [json.loads(line) for line in ns.table.read_text().splitlines() if line.strip()]
+    # an attention table of several backends (attention_probe.py): the one asked for
+    rows = [r for r in rows if r.get("backend", ns.backend) == ns.backend and "error" not in r]
     print(f"{'kernels':30} {'rows':>5} {'|error| median':>15} {'p90':>7} {'signed median':>14}")
     for kind, pairs in predictions(rows, ns.gpu).items():
         errors = sorted(p / m - 1 for p, m in pairs)

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Mixtral 8x7B's layers (2 of its 32: 8 experts, top-2) on one GPU, vocabulary 32,000 (../README.md)
+set -euo pipefail
+MEGATRON=${MEGATRON:-/workspace/megatron-lm}
+torchrun --nproc-per-node 1 --nnodes 1 --master-port "${PORT:-29500}" "$MEGATRON/pretrain_gpt.py" \
+    --num-layers 2 --hidden-size 4096 --ffn-hidden-size 14336 --num-attention-heads 32 \
+    --group-query-attention --num-query-groups 8 --swiglu --normalization RMSNorm \
+    --position-embedding-type rope --rotary-base 1000000 --untie-embeddings-and-output-weights \
+    --disable-bias-linear --attention-dropout 0.0 --hidden-dropout 0.0 \
+    --num-experts 8 --moe-router-topk 2 --moe-token-dispatcher-type alltoall \
+    --moe-router-load-balancing-type aux_loss --moe-aux-loss-coeff 1e-2 \
+    --seq-length 4096 --max-position-embeddings 4096 --vocab-size 32000 \
+    --micro-batch-size 1 --global-batch-size 4 \
+    --bf16 --use-distributed-optimizer --transformer-impl local \
+    --no-gradient-accumulation-fusion --no-masked-softmax-fusion --no-rope-fusion --no-persist-layer-norm \
+    --mock-data --tokenizer-type NullTokenizer \
+    --train-iters 10 --lr 1.0e-4 --min-lr 1.0e-5 --lr-decay-style cosine --lr-warmup-iters 2 \
+    --log-interval 1 --eval-iters 0 --eval-interval 1000
