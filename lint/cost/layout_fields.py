@@ -148,6 +148,7 @@ def attention_and_loss(layout: Layout, args: ParsedTrainerFlags) -> dict[str, An
         "cross_entropy": loss,
         "fp8_param_gather": args.present("--fp8-param-gather"),
         "bias_swiglu_fusion": not args.present("--no-bias-swiglu-fusion"),
+        "masked_softmax_fusion": not args.present("--no-masked-softmax-fusion"),
     }
     if args.present("--defer-embedding-wgrad-compute"):
         limit = args.text("--wgrad-deferral-limit") or "0"

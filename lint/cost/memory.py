@@ -497,6 +497,8 @@ def _rank_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: in
         # --hidden-dropout), /tp with sequence parallel
         embedded = tokens + (out_tokens if inp.encoder_decoder else 0.0)
         acts += embedded * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
+    # what the output layer and the loss hold for the micro-batch in flight, gone before its layers' backward
+    at_the_loss = 0.0
     if holds_output:
         # the final norm's input and the output layer's input (2 B each, /tp with SP) and the logits at
         # the loss (loss_logit_bytes): one micro-batch, except under GPipe, whose last stage runs every
@@ -504,6 +506,7 @@ def _rank_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: in
         gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
         outputs = max(1, num_microbatches) if gpipe else 1
         at_loss, saved = loss_logit_bytes(inp)
+        at_the_loss = out_tokens * (4.0 * inp.hidden_size / sp + c.vocab_padded / tp * at_loss)
         acts += outputs * out_tokens * 4.0 * inp.hidden_size / sp
         acts += out_tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
         if inp.encoder_decoder:
@@ -512,6 +515,9 @@ def _rank_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: in
             acts += tokens * 4.0 * inp.hidden_size / sp
         acts += deferred_wgrad_bytes(inp, c, num_microbatches)
         acts += out_tokens * inp.mtp_num_layers * mtp_layer_bytes(inp, c, saved)
+    # the peak is at the loss or, where the unfused core's backward holds more than the loss did, at the backward
+    # of the stage's last layer
+    acts = max(acts, acts - at_the_loss + unfused_core_backward_bytes(inp))
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}, step_copy
@@ -610,6 +616,44 @@ def deferred_wgrad_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int)
     sp = max(1, inp.tp) if inp.sequence_parallel else 1
     tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
     return held * tokens * (2.0 * inp.hidden_size / sp + 2.0 * c.vocab_padded / max(1, inp.tp))
+
+
+def fused_softmax_runs(inp: ModelInput) -> bool:
+    """Whether the unfused core's softmax runs Megatron's fused scale-mask-softmax kernel rather than torch's softmax
+    (megatron/core/fusions/fused_softmax.py FusedScaleMaskSoftmax.is_kernel_available, core_v0.16.1: the fusion on, a
+    16-bit input, 16 < sk <= 4096, sq, sk and the batch x heads on this GPU multiples of 4)."""
+    sq = inp.seq_length / max(1, inp.cp)
+    heads = inp.num_attention_heads / max(1, inp.tp)
+    return (
+        inp.options.masked_softmax_fusion
+        and inp.precision in ("bf16", "fp16")
+        and 16 < inp.seq_length <= 4096
+        and sq % 4 == 0
+        and inp.seq_length % 4 == 0
+        and (inp.micro_batch * heads) % 4 == 0
+    )
+
+
+def unfused_core_backward_bytes(inp: ModelInput) -> float:
+    """Bytes one layer's unfused attention core (no flash) holds beyond the activations it saved while its backward
+    runs, for one micro-batch on this GPU (megatron/core/transformer/dot_product_attention.py forward: softmax,
+    attention dropout, then bmm with V), per score of its heads:
+      2     the gradient of the probabilities, which bmm's backward returns as a new tensor
+      +2    a second such tensor beside it: attention dropout's backward (p > 0) returns one, and so does torch's
+            softmax backward; the fused softmax kernel's backward writes into its input ("backward pass is
+            completely in-place", megatron/fused_kernels/scaled_upper_triang_masked_softmax_cuda.cu bwd_cuda)
+      +5|2  under selective recompute of core_attn, the rebuilt core's softmax output, dropout mask and dropout
+            output (5; the softmax output alone at attention dropout 0), which activation_bytes_per_token drops
+    The first layer to run its backward does so with every other activation of the micro-batch still held."""
+    if inp.options.flash_attention:
+        return 0.0
+    per_score = 2.0
+    if inp.attention_dropout > 0 or not fused_softmax_runs(inp):
+        per_score += 2.0
+    if "core_attn" in recomputed_modules(inp):
+        per_score += 5.0 if inp.attention_dropout > 0 else 2.0
+    heads = inp.num_attention_heads / max(1, inp.tp)
+    return per_score * inp.micro_batch * heads * inp.seq_length * inp.seq_length / max(1, inp.cp)
 
 
 def attention_score_buffer_bytes(inp: ModelInput) -> float:

@@ -53,6 +53,9 @@ class Options:
     # and for --transformer-impl local or --attention-backend unfused|local (no flash or fused kernel)
     # Megatron's own DotProductAttention keeps a Q.K^T buffer for the run (--transformer-impl local, --attention-backend local)
     attention_score_buffer: bool = False
+    # the unfused core's fused scale-mask-softmax kernel where its shape allows (--no-masked-softmax-fusion turns it
+    # off; memory.unfused_core_backward_bytes)
+    masked_softmax_fusion: bool = True
     # Transformer Engine runs the layers (--transformer-impl transformer_engine, megatron-core's default)
     transformer_engine: bool = True
     # the loss: "native" (vocab_parallel_cross_entropy), "fused" (--cross-entropy-loss-fusion), "te"
