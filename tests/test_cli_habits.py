@@ -102,6 +102,27 @@ def test_fix_diff_names_the_hidden_unsafe_fix_and_ends_its_diff_with_a_newline(t
     assert (tree / "broken.sh").read_text() == BROKEN.rstrip("\n")  # --diff writes nothing
 
 
+# full recompute on its own continuation line, where selective recompute fits: PL308's unsafe fix deletes that line
+FULL_RECOMPUTE = (
+    "#!/bin/bash\n"
+    "torchrun --nproc_per_node 1 pretrain_gpt.py \\\n"
+    "    --num-layers 8 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 \\\n"
+    "    --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 \\\n"
+    "    --max-position-embeddings 4096 --micro-batch-size 1 --global-batch-size 8 --vocab-size 32000 --bf16\n"
+)
+
+
+def test_a_help_diff_shows_a_deleted_line_alone(tree):
+    """A deletion through the line's newline spans the next line, which it keeps: the help shows `- the line`,
+    not that next line removed and added again."""
+    (tree / "recompute.sh").write_text(FULL_RECOMPUTE)
+    proc = plint(["check", "--gpu", "h100-sxm", "recompute.sh"], tree)
+    assert "PL308" in text(proc)
+    diff = [" ".join(line.split()) for line in text(proc).splitlines() if line.lstrip().startswith(("- ", "+ "))]
+    assert "- --recompute-granularity full --recompute-method uniform --recompute-num-layers 1 \\" in diff
+    assert not any("--max-position-embeddings" in line for line in diff)
+
+
 def test_fix_diff_of_a_file_with_a_form_feed_applies_with_patch(tree):
     # diff and patch end a line at a newline only; str.splitlines also broke it at the form feed and put
     # `\ No newline at end of file` inside the diff (review)

@@ -380,9 +380,22 @@ def fix_diff(edits: list[dict], sources: SourceLines) -> list[tuple[str, str]]:
         new = (data[line_start:start] + edit["text"].encode("utf-8", "surrogateescape") + data[end:line_end]).decode(
             "utf-8", "replace"
         )
-        out += [("red", f"- {text}") for text in old.split("\n")]
-        out += [("green", f"+ {text}") for text in new.split("\n")] if new else []
+        removed, added = _changed_lines(old.split("\n"), new.split("\n") if new else [])
+        out += [("red", f"- {text}") for text in removed]
+        out += [("green", f"+ {text}") for text in added]
     return out
+
+
+def _changed_lines(old: list[str], new: list[str]) -> tuple[list[str], list[str]]:
+    """The lines an edit changes, without the whole lines it leaves as they were at either end (an edit that
+    deletes a line through its newline spans the next line too, which it keeps)."""
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    return old[head : len(old) - tail], new[head : len(new) - tail]
 
 
 class SourceLines:
