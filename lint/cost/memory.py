@@ -426,7 +426,6 @@ def _rank_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: in
     opt_shard, opt_expert_dp = shard * outer, expert_dp * outer
     tokens = inp.micro_batch * inp.seq_length / max(1, inp.cp)
     sp = tp if inp.sequence_parallel else 1
-    only = pp == 1
     holds_output = rank == pp - 1  # the output layer and the loss (and the embedding too without a pipeline)
     layers = rank_layers(inp, rank)
 
@@ -497,30 +496,38 @@ def _rank_parts(inp: ModelInput, c: ParamCounts, num_microbatches: int, rank: in
         # --hidden-dropout), /tp with sequence parallel
         embedded = tokens + (out_tokens if inp.encoder_decoder else 0.0)
         acts += embedded * inp.hidden_size / sp * embedding_microbatches(inp, num_microbatches)
-    # what the output layer and the loss hold for the micro-batch in flight, gone before its layers' backward
-    at_the_loss = 0.0
-    if holds_output:
-        # the final norm's input and the output layer's input (2 B each, /tp with SP) and the logits at
-        # the loss (loss_logit_bytes): one micro-batch, except under GPipe, whose last stage runs every
-        # forward before the first backward and keeps what the loss saved for each earlier one
-        gpipe = not only and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
-        outputs = max(1, num_microbatches) if gpipe else 1
-        at_loss, saved = loss_logit_bytes(inp)
-        at_the_loss = out_tokens * (4.0 * inp.hidden_size / sp + c.vocab_padded / tp * at_loss)
-        acts += outputs * out_tokens * 4.0 * inp.hidden_size / sp
-        acts += out_tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
-        if inp.encoder_decoder:
-            # the encoder's final norm: its input and its output, the encoder_hidden_states every decoder layer's
-            # cross-attention linear_kv keeps as its input (one tensor, saved by reference)
-            acts += tokens * 4.0 * inp.hidden_size / sp
-        acts += deferred_wgrad_bytes(inp, c, num_microbatches)
-        acts += out_tokens * inp.mtp_num_layers * mtp_layer_bytes(inp, c, saved)
+    output, at_the_loss = output_stage_bytes(inp, c, num_microbatches, tokens) if holds_output else (0.0, 0.0)
+    acts += output
     # the peak is at the loss or, where the unfused core's backward holds more than the loss did, at the backward
     # of the stage's last layer
     acts = max(acts, acts - at_the_loss + unfused_core_backward_bytes(inp))
     # the step's fp32 gradient copy takes the place of the freed activations: it adds only its excess
     optimizer += max(0.0, step_copy - acts)
     return {"weights": weights, "grads": grads, "optimizer": optimizer, "activations": acts}, step_copy
+
+
+def output_stage_bytes(inp: ModelInput, c: ParamCounts, num_microbatches: int, tokens: float) -> tuple[float, float]:
+    """(activation bytes the output stage adds, the part of them the loss holds for the micro-batch in flight,
+    which is gone before that micro-batch's layers run their backward): the final norm's input and the output
+    layer's input (2 B each, /tp with SP) and the logits at the loss (loss_logit_bytes) of one micro-batch, except
+    under GPipe, whose last stage runs every forward before the first backward and keeps what the loss saved for
+    each earlier one; the encoder's final norm (T5), deferred embedding wgrad inputs and MTP layers."""
+    tp = max(1, inp.tp)
+    sp = tp if inp.sequence_parallel else 1
+    out_tokens = tokens * decoder_tokens_share(inp)
+    gpipe = max(1, inp.pp) > 1 and schedule_name(inp.options.pipeline_schedule, inp.vpp) == "gpipe"
+    outputs = max(1, num_microbatches) if gpipe else 1
+    at_loss, saved = loss_logit_bytes(inp)
+    at_the_loss = out_tokens * (4.0 * inp.hidden_size / sp + c.vocab_padded / tp * at_loss)
+    acts = outputs * out_tokens * 4.0 * inp.hidden_size / sp
+    acts += out_tokens * c.vocab_padded / tp * (at_loss + (outputs - 1) * saved)
+    if inp.encoder_decoder:
+        # the encoder's final norm: its input and its output, the encoder_hidden_states every decoder layer's
+        # cross-attention linear_kv keeps as its input (one tensor, saved by reference)
+        acts += tokens * 4.0 * inp.hidden_size / sp
+    acts += deferred_wgrad_bytes(inp, c, num_microbatches)
+    acts += out_tokens * inp.mtp_num_layers * mtp_layer_bytes(inp, c, saved)
+    return acts, at_the_loss
 
 
 # Bytes per GEMM weight of Transformer Engine's fp8 weight cache per recipe: an fp8 copy for the forward and
