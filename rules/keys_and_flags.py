@@ -299,8 +299,9 @@ def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
     RuleDocs(
         what="Checks known values against the flag's type (int, float) and choices in the release's parser, "
         "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them). "
-        "Where the release was only assumed and a known fork accepts the value (bigcode's "
-        "--tokenizer-type TokenizerFromFile), it warns and names the fork.",
+        "Where the release was only assumed and a known fork or an earlier Megatron-LM release accepts the "
+        "value (bigcode's --tokenizer-type TokenizerFromFile; --moe-token-dispatcher-type alltoall_seq, 0.10 to "
+        "0.12), it warns and names them.",
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),

@@ -86,6 +86,21 @@ def test_a_choice_no_fork_defines_stays_an_error(tmp_path):
     assert _finding(got, "PL506")["severity"] == "error"
 
 
+def test_a_choice_an_earlier_release_accepted_warns_and_names_the_releases(tmp_path):
+    """MindSpeed-LLM's Qwen3 MoE launch: --moe-token-dispatcher-type alltoall_seq, which Megatron-LM 0.10 to 0.12
+    listed; against the assumed newest release it is a guess, not an error."""
+    got = _check(tmp_path, "launch.sh", GPT + "--num-experts 8 --moe-token-dispatcher-type alltoall_seq\n")
+    found = _finding(got, "PL506")
+    assert found["severity"] == "warning"
+    assert "Megatron-LM 0.10, Megatron-LM 0.11, Megatron-LM 0.12 accept it" in found["message"]
+
+
+def test_a_choice_the_configured_release_rejects_stays_an_error(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[tool.plint]\nmegatron = "0.19"\n')
+    got = _check(tmp_path, "launch.sh", GPT + "--num-experts 8 --moe-token-dispatcher-type alltoall_seq\n")
+    assert _finding(got, "PL506")["severity"] == "error"
+
+
 def _fixed(tmp_path, extra: str) -> str:
     from plint.fixing.fix import fix_paths
 
