@@ -171,6 +171,34 @@ def test_the_entry_script_and_its_repository_decide(tmp_path):
     assert read_entry_script("blob.py", False, str(launch)).imports_megatron
 
 
+def test_an_entry_script_importing_megatron_through_a_module_of_the_tree(tmp_path):
+    """MindSpeed-LLM's posttrain_gpt.py imports only mindspeed_llm, whose posttrain launcher imports
+    megatron.training: a framework over Megatron, read one module deep as Python finds it from the script's
+    folder. A module that does not import megatron, or lies outside the tree, decides nothing."""
+    from plint.reading.sources.entry_script import read_entry_script
+
+    (tmp_path / ".git").mkdir()
+    launcher = tmp_path / "framework" / "tasks" / "launcher.py"
+    launcher.parent.mkdir(parents=True)
+    (tmp_path / "framework" / "__init__.py").write_text("")
+    launcher.write_text("from megatron.training import get_args\n")
+    (tmp_path / "framework" / "utils.py").write_text("import os\n")
+    (tmp_path / "posttrain.py").write_text("from framework import utils\nfrom framework.tasks.launcher import Auto\n")
+    (tmp_path / "other.py").write_text("from framework import utils\n")
+    launch = tmp_path / "run.sh"
+    launch.write_text("torchrun x.py\n")
+    args = ws("--tensor-model-parallel-size 4 --num-layers 80 --train-iters 2000")
+
+    def trainer(program):
+        script = read_entry_script(program, False, str(launch))
+        return detect_trainer(Word.of(program), "torchrun", list(args), False, script)
+
+    wrapped = trainer("posttrain.py")
+    assert wrapped.value == "megatron"
+    assert "posttrain.py (it imports megatron through framework/tasks/launcher.py)" in wrapped.note
+    assert trainer("other.py").value == "unknown"
+
+
 def test_megatron_flag_sets_agree_with_the_catalog():
     from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
 

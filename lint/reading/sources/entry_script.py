@@ -34,6 +34,8 @@ _TORCH_MODEL_PARALLEL = re.compile(
     rb"\b(?:parallelize_\w+|ColwiseParallel|RowwiseParallel|SequenceParallel|PipelineStage|context_parallel"
     rb"|tp_mesh|tp_size|tensor_parallel\w*|pipeline_parallel\w*|parallel_dims)\b"
 )
+# in-tree modules of the entry script read for an import of megatron (megatron_through)
+_MAX_FOLLOWED = 8
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -46,10 +48,12 @@ class EntryScript:
     trains: bool = False  # it calls Megatron's training loop (pretrain(...), finetune(...))
     hf_trainer: bool = False  # it imports transformers (or trl) and builds an HF Trainer
     torch_data_parallel: bool = False  # it wraps its model in FSDP/DDP and splits it no other way
+    # the module of the tree through which it imports megatron, where it does not itself (megatron_through)
+    megatron_module: str | None = None
 
     @property
     def imports_megatron(self) -> bool:
-        return any(m.startswith("megatron") for m in self.modules)
+        return self.megatron_module is not None or any(m.startswith("megatron") for m in self.modules)
 
     @property
     def imports_deepspeed(self) -> bool:
@@ -86,6 +90,42 @@ def _imports(text: str) -> frozenset[str]:
                 if name:
                     found.add(name.split(".")[0])
     return frozenset(found)
+
+
+def _dotted_imports(text: str) -> list[str]:
+    """The modules the text imports by their full dotted names, in order (`from a.b import c` -> a.b)."""
+    found: list[str] = []
+    for m in _IMPORT.finditer(text):
+        names = [m.group(1)] if m.group(1) else [p.strip().split()[0] for p in m.group(2).split(",") if p.strip()]
+        found += [n for n in names if n not in found]
+    return found
+
+
+def megatron_through(text: str, folder: str, root: str) -> str | None:
+    """The module of the checked tree, imported by the script, that imports megatron itself, where the script does
+    not: a framework's launcher over Megatron (MindSpeed-LLM's posttrain_gpt.py imports
+    mindspeed_llm.tasks.posttrain.launcher, which imports megatron.training). A module is looked for as Python
+    would find it from the script's folder (sys.path[0]): a/b.py or a/b/__init__.py; at most _MAX_FOLLOWED
+    modules are read, one level deep."""
+    read = 0
+    for dotted in _dotted_imports(text):
+        if dotted.split(".")[0].startswith("megatron") or read >= _MAX_FOLLOWED:
+            continue
+        base = os.path.join(folder, *dotted.split("."))
+        module = next(
+            (
+                f
+                for f in (base + ".py", os.path.join(base, "__init__.py"))
+                if _inside(f, root) and probe(Path(f).is_file)
+            ),
+            None,
+        )
+        if module is None:
+            continue
+        read += 1
+        if any(m.startswith("megatron") for m in _imports(_head(module)[:_MAX_BYTES].decode("utf-8", "replace"))):
+            return os.path.relpath(module, root)
+    return None
 
 
 def _checkout(folder: str, root: str) -> tuple[str | None, str | None]:
@@ -138,9 +178,12 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
         script = next((c for c in candidates if _inside(c, root) and probe(Path(c).is_file)), None)
     modules: frozenset[str] = frozenset()
     trains = hf_trainer = torch_data_parallel = False
+    through = None
     if script is not None:
         raw = _head(script)[:_MAX_BYTES]
         modules = _imports(raw.decode("utf-8", "replace"))
+        if not any(m.startswith("megatron") for m in modules):
+            through = megatron_through(raw.decode("utf-8", "replace"), os.path.dirname(script), root)
         trains = _TRAINS.search(raw) is not None
         hf_trainer = bool(modules & {"transformers", "trl"}) and _HF_TRAINER.search(raw) is not None
         torch_data_parallel = (
@@ -159,4 +202,5 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
         trains,
         hf_trainer,
         torch_data_parallel,
+        through,
     )

@@ -166,7 +166,8 @@ def detect_trainer(
         megatron = None  # an HF-style script that happens to share a Megatron script's name
     if script is not None and script.path is not None:
         if script.imports_megatron and (script.trains or flags & TRAINING_LENGTH_FLAGS):
-            megatron = f"{script.path} (it imports megatron)"
+            through = f" through {script.megatron_module}" if script.megatron_module else ""
+            megatron = f"{script.path} (it imports megatron{through})"
         elif not (tree is not None and _by_flags(flags, False)):
             megatron = None  # the script is there to read and is no Megatron training entry point
     elif megatron is None and not flags & HF_FLAGS:
