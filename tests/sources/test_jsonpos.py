@@ -292,6 +292,14 @@ def test_reads_what_hjson_reads(case):
     assert doc.root.to_python() == data == json.loads(json.dumps(hjson.loads(text)))
 
 
+@pytest.mark.parametrize("text", ["0\x000\x00", "\x000\x00"])
+def test_a_nul_byte_around_a_digit_is_no_marker_of_an_unknown_piece(text):
+    """NUL bytes in a file read as JSON, enclosing a digit that happens to be the index of a (known) piece: the
+    shape of the reader's marker for unknown shell text, but json.load refuses the text, and so does plint."""
+    doc = read(text)
+    assert doc.problems and "Invalid control character" in doc.problems[0].message
+
+
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet="{}[]:,\"'\\/#*\n 0123456789.-eEtrufalsn\x00", max_size=40))
 def test_any_text_gives_a_document_never_an_exception(text):

@@ -197,8 +197,12 @@ class _Reader:
         """Step over one rendered unknown piece (MARKER index MARKER) and return it."""
         close = self.text.find(MARKER, self.i + 1)
         index = self.text[self.i + 1 : close]
+        # a NUL byte in the file itself, also one that happens to enclose the index of a piece: only an unknown
+        # piece is rendered as a marker
         if close < 0 or not index.isdigit() or int(index) >= len(self.mapped.pieces):
-            raise _Broken("Invalid control character at", self.i)  # a NUL byte in the file itself
+            raise _Broken("Invalid control character at", self.i)
+        if self.mapped.pieces[int(index)].known:
+            raise _Broken("Invalid control character at", self.i)
         self.i = close + 1
         return self.mapped.pieces[int(index)]
 
