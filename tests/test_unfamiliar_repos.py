@@ -101,6 +101,50 @@ def test_a_choice_the_configured_release_rejects_stays_an_error(tmp_path):
     assert _finding(got, "PL506")["severity"] == "error"
 
 
+SSH_LOOP = """\
+NNODES=`wc -l ${HOSTFILE} | cut -d " " -f1`
+i=0
+for ip in `cat ${HOSTFILE}`
+do
+    ssh $ip eval \\
+        "cd ${PWD} && export WANDB_MODE=offline && \\
+         torchrun --nnodes=${NNODES} --node_rank=${i} --nproc_per_node=8 --master_port=20001 \\
+             finetune.py --per_device_train_batch_size 4 --gradient_accumulation_steps 1 --fp16" &
+    i=$((i+1))
+done
+"""
+
+
+def test_a_launch_run_over_ssh_in_a_string_is_read(tmp_path):
+    """FlagAI-Open/Aquila2's finetune.sh: `ssh $ip eval "cd ... && torchrun ..."` for each host of a hostfile. ssh
+    joins its command's words and the remote shell parses them again: plint reads the launch inside."""
+    layout = _check(tmp_path, "finetune.sh", SSH_LOOP)["layout"]
+    assert layout["launcher"] == "torchrun"
+    assert layout["entrypoint"] == "finetune.py"
+    assert layout["cluster"]["gpus_per_node"] == 8
+    assert layout["cluster"]["nnodes"] is None  # the hostfile's line count, known only at run time
+    assert layout["batch"]["micro"] == 4 and layout["precision"] == "fp16"
+
+
+@pytest.mark.parametrize(
+    "ssh",
+    [
+        "ssh node1",
+        "ssh -p 22 node1",
+        "ssh -p22 -tt node1",
+        "ssh -o StrictHostKeyChecking=no -i key node1",
+        "ssh -- node1",
+    ],
+)
+def test_ssh_options_and_destination_are_passed_over(tmp_path, ssh):
+    got = _check(tmp_path, "launch.sh", f"{ssh} torchrun --nproc_per_node 4 train.py --per_device_train_batch_size 2\n")
+    assert got["layout"]["launcher"] == "torchrun" and got["layout"]["cluster"]["gpus_per_node"] == 4
+
+
+def test_an_ssh_login_without_a_command_launches_nothing(tmp_path):
+    assert _check(tmp_path, "launch.sh", "ssh -p 22 node1\nssh -t node2 nvidia-smi\n")["layout"] is None
+
+
 def _fixed(tmp_path, extra: str) -> str:
     from plint.fixing.fix import fix_paths
 

@@ -322,6 +322,13 @@ class Commands(ShellCore):
                 elif j < len(words):
                     self.child_script(words[j], words[j + 1 :], cmd, "bash FILE", unit)
                 return
+            if base == "ssh":
+                # ssh joins its command's words with blanks and the remote shell parses the string again
+                # (`ssh HOST torchrun ...`, `ssh HOST eval "cd X && torchrun ..."`)
+                start = _ssh_command(texts, i)
+                if start is not None:
+                    self.second_parse(_joined(words[start:]), unit, cmd, "ssh", fresh=True, positional=[])
+                return
             if base == "sbatch":
                 j = i + 1
                 while j < len(texts):
@@ -350,6 +357,40 @@ class Commands(ShellCore):
         script = _script_run_by_path(texts)
         if script is not None:
             self.child_script(words[script], words[script + 1 :], cmd, "bash FILE", unit)
+
+
+# ssh(1)'s options that take a value (its synopsis: -B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w)
+_SSH_VALUE_OPTIONS = frozenset("BbcDEeFIiJLlmOoPpQRSWw")
+
+
+def _ssh_command(texts: list[str | None], i: int) -> int | None:
+    """Where the command of `ssh [options] destination command...` (texts[i] is ssh) begins: after the options,
+    each of a cluster (`-tt`, `-p22`, `-i key`) ending at the first that takes a value, and the destination.
+    None for a login with no command, or options plint cannot read."""
+    j = i + 1
+    while j < len(texts) and (texts[j] or "").startswith("-"):
+        flag = texts[j] or ""
+        j += 1
+        if flag == "--":
+            break
+        for k, letter in enumerate(flag[1:], start=2):
+            if letter in _SSH_VALUE_OPTIONS:
+                j += 0 if flag[k:] else 1  # `-p22` holds its value, `-p 22` takes the next word
+                break
+    if j >= len(texts) or texts[j] is None and j + 1 >= len(texts):
+        return None
+    return j + 1 if j + 1 < len(texts) else None
+
+
+def _joined(words: list[Word]) -> list[Piece]:
+    """The words of a remote command as the one string ssh sends: joined by blanks, for the remote shell to
+    parse again (`ssh HOST eval "cd X && torchrun ..."` runs the string)."""
+    pieces: list[Piece] = []
+    for k, word in enumerate(words):
+        if k:
+            pieces.append(Piece(" "))
+        pieces.extend(word.pieces)
+    return pieces
 
 
 _INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
