@@ -145,6 +145,18 @@ def test_an_ssh_login_without_a_command_launches_nothing(tmp_path):
     assert _check(tmp_path, "launch.sh", "ssh -p 22 node1\nssh -t node2 nvidia-smi\n")["layout"] is None
 
 
+def test_a_deepspeed_config_with_another_suffix_is_read_as_json(tmp_path):
+    """FlagAI-Open/Aquila2 keeps its DeepSpeed config as finetune/7B/ds_zero2.config: checked alone, plint read it
+    as a shell script and said nothing. A file whose suffix is neither JSON's nor a shell script's is read by
+    what it holds; a shell script under such a name stays one."""
+    got = _check(
+        tmp_path, "ds_zero2.config", '{\n  "train_batch_size": "auto",\n  "zero_optimization": {"stage": 2}\n}\n'
+    )
+    assert got["layout"]["parallel"]["zero_stage"] == 2
+    shell = _check(tmp_path, "run.conf", "{ echo start; }\ntorchrun --nproc_per_node 2 train.py --bf16\n")
+    assert shell["layout"]["launcher"] == "torchrun"
+
+
 def _fixed(tmp_path, extra: str) -> str:
     from plint.fixing.fix import fix_paths
 

@@ -18,7 +18,7 @@ from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import Unread, load_checked, load_named, outside_root
-from plint.source import SourceFile, display_path, overlaid, probe
+from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
 from plint.root import OUTSIDE_NOTE, WIDEN_HINT, folders_above
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
@@ -49,12 +49,22 @@ class FileReading:
 
 
 def file_kind(path: str | Path) -> str:
-    """ "json" or "shell" by the name; standard input without a name (`plint check -`) by what it holds."""
-    if Path(path).suffix.lower() == ".json":
+    """ "json" or "shell" by the name; by what it holds for standard input without a name (`plint check -`) and
+    a file whose suffix is neither JSON's nor a shell script's (FlagAI's Aquila2 keeps its DeepSpeed config as
+    `ds_zero2.config`)."""
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
         return "json"
     if str(path) == "-":
         data = overlaid(path)
         if data is not None and _looks_like_json(data):
+            return "json"
+    elif suffix not in SHELL_SUFFIXES:
+        try:
+            data = overlaid(path) or read_bytes(path)
+        except OSError:  # PL001 says why when the file is read
+            return "shell"
+        if _looks_like_json(data):
             return "json"
     return "shell"
 
