@@ -145,6 +145,17 @@ def test_unresolved_words():
     assert "${EXTRA_ARGS}" in f["parallel.tp"].note and "incomplete" in f["parallel.tp"].note
 
 
+def test_an_option_the_parser_lacks_is_not_in_the_unknown_part():
+    """Fugaku-LLM/DeepSpeedFugaku's run_pretrain_gpt_fugaku.sh passes an unset $MODEL_ARGS before its flags: its
+    fork (the bigscience parser has no grouped-query attention) keeps one group per head whatever the unknown
+    part holds, since argparse would stop at such a flag; under a parser that has them, the gap leaves it open."""
+    line = "$MODEL_ARGS --num-attention-heads 16"
+    groups = facts(line, "bigscience", "megatron-deepspeed")["model.num_query_groups"]
+    assert groups.value == 16 and groups.origin == "derived"
+    assert "defines none of --group-query-attention" in groups.note
+    assert facts(line)["model.num_query_groups"].origin == "unresolved"
+
+
 def test_option_with_unknown_name_is_opaque():
     args = parse("--$WHICH 4 --bf16")
     assert [w.display() for w in args.opaque] == ["--${WHICH}"] and [w.text for w in args.positionals] == ["4"]

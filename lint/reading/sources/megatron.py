@@ -122,9 +122,14 @@ class _Reader:
     def absent(self, value, note: str, origin: str = "default", span=None, options: tuple[str, ...] = ()) -> Value:
         """What options that are not on the known part of the line leave: the trainer's default (or a value
         derived from their absence) when no unknown part could give one of them, else unresolved."""
-        part = self.gap.could_give(self._matcher(options)) if self.gap is not None else None
+        # options the parser in force does not define cannot be in an unknown part either: argparse would stop
+        # at them (a fork without grouped-query attention keeps one group per head whatever $MODEL_ARGS holds)
+        defined = not options or any(self.catalog.lookup(option) is not None for option in options)
+        part = self.gap.could_give(self._matcher(options)) if self.gap is not None and defined else None
         if part is not None:
             return unknown_value(part)
+        if not defined and self.gap is not None:
+            note += f" (the parser in force defines none of {', '.join(options)}, so no unknown word can give one)"
         return Value(value, span, origin, note)
 
     def default(self, option: str, fallback=None, note: str = "") -> Value:
