@@ -498,7 +498,7 @@ class Sourcing(ShellCore):
     def producer(
         self, words: list[Word], unit: Unit, stdin: MappedText | None, node, prefix_env: dict[str, Var] | None = None
     ) -> MappedText | None:
-        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst);
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst, cut);
         `node` is the command or its span, for the files it writes; `prefix_env` the `NAME=value`
         words before the command, which bash exports to it alone."""
         if not words or words[0].text is None:
@@ -548,6 +548,10 @@ class Sourcing(ShellCore):
                 return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
 
             return run_envsubst(args, stdin, lookup)
+        if name == "cut":
+            from plint.reading.shell.cut import run_cut
+
+            return run_cut(args, stdin)
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 return None  # edits its file in place (file_command), writes nothing to stdout
