@@ -199,6 +199,29 @@ def test_an_entry_script_importing_megatron_through_a_module_of_the_tree(tmp_pat
     assert trainer("other.py").value == "unknown"
 
 
+def test_a_checkpoint_tool_taking_training_flags_is_no_training_run(tmp_path):
+    """IEIT-Yuan/Yuan-2.0's split_tp_partitions_51B.sh runs tools/split_tp_partitions.py with Megatron's training
+    flags (--train-iters, pp 16) under plain python: the script imports megatron, saves the re-partitioned
+    checkpoint with torch.save and never calls a training loop. A script that trains and saves is still one."""
+    from plint.reading.sources.entry_script import read_entry_script
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "split.py").write_text("from megatron.checkpointing import load_checkpoint\ntorch.save(sd, name)\n")
+    (tmp_path / "train.py").write_text("from megatron.training import pretrain\npretrain(a, b)\nsave_checkpoint(1)\n")
+    launch = tmp_path / "run.sh"
+    launch.write_text("python x.py\n")
+    args = ws("--pipeline-model-parallel-size 16 --num-layers 42 --train-iters 1")
+
+    def trainer(program):
+        return detect_trainer(
+            Word.of(program), "python", list(args), False, read_entry_script(program, False, str(launch))
+        )
+
+    tool = trainer("split.py")
+    assert tool.value == "unknown" and "a checkpoint, evaluation or generation tool" in tool.note
+    assert trainer("train.py").value == "megatron"
+
+
 def test_megatron_flag_sets_agree_with_the_catalog():
     from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
 

@@ -23,6 +23,10 @@ _MAX_LEVELS = 8  # folders walked up from the script towards the root
 # `import a, b as c` / `from a.b import c` at the start of a line (indented ones too: imports inside a main())
 # a call of Megatron's training loop: megatron.training.pretrain, tasks' finetune (tasks/finetune_utils.py)
 _TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
+# a checkpoint read or written by the script itself (megatron.checkpointing's load_checkpoint, save_checkpoint;
+# torch.save of a state dict): without a training-loop call, a converter, evaluation or generation tool that takes
+# Megatron's flags
+_CHECKPOINT_IO = re.compile(rb"\b(?:save_checkpoint|load_checkpoint|torch\.save)\s*\(")
 # the HF Trainer built in the script (transformers' Trainer/TrainingArguments, TRL's trainers): data parallel
 _HF_TRAINER = re.compile(rb"\b(?:Trainer|TrainingArguments|SFTTrainer|SFTConfig|Seq2SeqTrainer)\s*\(")
 # PyTorch's own data parallelism wrapping the model in the script (FSDP2's fully_shard, FSDP, DDP): every rank
@@ -50,6 +54,13 @@ class EntryScript:
     torch_data_parallel: bool = False  # it wraps its model in FSDP/DDP and splits it no other way
     # the module of the tree through which it imports megatron, where it does not itself (megatron_through)
     megatron_module: str | None = None
+    checkpoint_io: bool = False  # it calls load_checkpoint or save_checkpoint itself
+
+    @property
+    def checkpoint_tool(self) -> bool:
+        """It loads or saves a checkpoint itself and never calls a training loop: Yuan's
+        tools/split_tp_partitions.py, Megatron-DeepSpeed's tools/hf2megads_weight_converter.py."""
+        return self.checkpoint_io and not self.trains
 
     @property
     def imports_megatron(self) -> bool:
@@ -179,12 +190,14 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
     modules: frozenset[str] = frozenset()
     trains = hf_trainer = torch_data_parallel = False
     through = None
+    checkpoint_io = False
     if script is not None:
         raw = _head(script)[:_MAX_BYTES]
         modules = _imports(raw.decode("utf-8", "replace"))
         if not any(m.startswith("megatron") for m in modules):
             through = megatron_through(raw.decode("utf-8", "replace"), os.path.dirname(script), root)
         trains = _TRAINS.search(raw) is not None
+        checkpoint_io = _CHECKPOINT_IO.search(raw) is not None
         hf_trainer = bool(modules & {"transformers", "trl"}) and _HF_TRAINER.search(raw) is not None
         torch_data_parallel = (
             "torch" in modules
@@ -203,4 +216,5 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
         hf_trainer,
         torch_data_parallel,
         through,
+        checkpoint_io,
     )

@@ -165,7 +165,9 @@ def detect_trainer(
     if megatron is not None and flags & HF_FLAGS and not in_fork_tree and " under " not in megatron:
         megatron = None  # an HF-style script that happens to share a Megatron script's name
     if script is not None and script.path is not None:
-        if script.imports_megatron and (script.trains or flags & TRAINING_LENGTH_FLAGS):
+        if script.checkpoint_tool:
+            megatron = None  # a converter passes training flags too (--train-iters among them)
+        elif script.imports_megatron and (script.trains or flags & TRAINING_LENGTH_FLAGS):
             through = f" through {script.megatron_module}" if script.megatron_module else ""
             megatron = f"{script.path} (it imports megatron{through})"
         elif not (tree is not None and _by_flags(flags, False)):
@@ -200,7 +202,10 @@ def detect_trainer(
         return Value("deepspeed", site, "derived", f"{why}, and no Megatron entry point")
     if script is not None and script.path is not None:
         why = (
-            "does not train (no pretrain() or finetune() call, no --train-iters)"
+            "loads or saves checkpoints itself and never calls pretrain() or finetune() (a checkpoint, evaluation "
+            "or generation tool)"
+            if script.checkpoint_tool
+            else "does not train (no pretrain() or finetune() call, no --train-iters)"
             if script.imports_megatron
             else "does not import megatron"
         )
