@@ -220,6 +220,12 @@ def test_a_checkpoint_tool_taking_training_flags_is_no_training_run(tmp_path):
     tool = trainer("split.py")
     assert tool.value == "unknown" and "a checkpoint, evaluation or generation tool" in tool.note
     assert trainer("train.py").value == "megatron"
+    # a converter that starts Megatron as training does meets its start-up checks (Megatron-DeepSpeed's
+    # tools/hf2megads_weight_converter.py: initialize_megatron, then save_checkpoint)
+    (tmp_path / "convert.py").write_text(
+        "from megatron.initialize import initialize_megatron\ninitialize_megatron()\nsave_checkpoint(1, m)\n"
+    )
+    assert trainer("convert.py").value == "megatron"
 
 
 def test_megatron_flag_sets_agree_with_the_catalog():

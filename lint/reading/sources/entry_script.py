@@ -27,6 +27,10 @@ _TRAINS = re.compile(rb"\b(?:pretrain|finetune)\s*\(")
 # torch.save of a state dict): without a training-loop call, a converter, evaluation or generation tool that takes
 # Megatron's flags
 _CHECKPOINT_IO = re.compile(rb"\b(?:save_checkpoint|load_checkpoint|torch\.save)\s*\(")
+# ... unless it starts Megatron as a training run does (initialize_megatron: the launch's world and Megatron's
+# start-up checks, validate_args among them, apply to it as they do to training; Megatron-DeepSpeed's
+# tools/hf2megads_weight_converter.py)
+_INITIALIZES = re.compile(rb"\binitialize_megatron\s*\(")
 # the HF Trainer built in the script (transformers' Trainer/TrainingArguments, TRL's trainers): data parallel
 _HF_TRAINER = re.compile(rb"\b(?:Trainer|TrainingArguments|SFTTrainer|SFTConfig|Seq2SeqTrainer)\s*\(")
 # PyTorch's own data parallelism wrapping the model in the script (FSDP2's fully_shard, FSDP, DDP): every rank
@@ -54,12 +58,12 @@ class EntryScript:
     torch_data_parallel: bool = False  # it wraps its model in FSDP/DDP and splits it no other way
     # the module of the tree through which it imports megatron, where it does not itself (megatron_through)
     megatron_module: str | None = None
-    checkpoint_io: bool = False  # it calls load_checkpoint or save_checkpoint itself
+    checkpoint_io: bool = False  # it loads or saves checkpoints itself and does not call initialize_megatron
 
     @property
     def checkpoint_tool(self) -> bool:
-        """It loads or saves a checkpoint itself and never calls a training loop: Yuan's
-        tools/split_tp_partitions.py, Megatron-DeepSpeed's tools/hf2megads_weight_converter.py."""
+        """It loads or saves a checkpoint itself, never calls a training loop nor starts Megatron as training does:
+        Yuan's tools/split_tp_partitions.py (parse_args with its own WORLD_SIZE, then torch.save)."""
         return self.checkpoint_io and not self.trains
 
     @property
@@ -197,7 +201,7 @@ def read_entry_script(program: str | None, is_module: bool, launch_file: str) ->
         if not any(m.startswith("megatron") for m in modules):
             through = megatron_through(raw.decode("utf-8", "replace"), os.path.dirname(script), root)
         trains = _TRAINS.search(raw) is not None
-        checkpoint_io = _CHECKPOINT_IO.search(raw) is not None
+        checkpoint_io = _CHECKPOINT_IO.search(raw) is not None and _INITIALIZES.search(raw) is None
         hf_trainer = bool(modules & {"transformers", "trl"}) and _HF_TRAINER.search(raw) is not None
         torch_data_parallel = (
             "torch" in modules
