@@ -82,7 +82,19 @@ def accelerate_call(command: Command, start: int) -> LauncherCall:
 
 
 def accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
-    nodes = s.nodes or hidden_by_unknown(s, "--num_machines") or default(1, "accelerate --num_machines defaults to 1")
+    named = s.option("--config_file")
+    nodes = (
+        s.nodes
+        or hidden_by_unknown(s, "--num_machines")
+        or (
+            # a config file named but not read may set num_machines (accelerate's config, else 1)
+            unresolved(
+                f"accelerate takes num_machines from its config file {named.display()}, which plint did not read"
+            )
+            if named is not None and not s.config
+            else default(1, "accelerate --num_machines defaults to 1")
+        )
+    )
     total = (
         s.tasks
         or hidden_by_unknown(s, "--num_processes")
