@@ -163,6 +163,8 @@ SHELL_BITS = (
     ". ./",
     "eval ",
     "bash -c ",
+    "ssh h eval ",
+    "| cut -d ( -f 1-",
     "export ",
     "declare -a A=(",
     "case $X in",

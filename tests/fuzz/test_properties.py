@@ -40,6 +40,8 @@ CONSTRUCT = st.one_of(
             'f() { X="$X$X"; f; }; f',
             'source "$0"',
             'E=\'eval "$E"\'; eval "$E"',
+            'export E=\'ssh h eval "$E"\'; ssh h eval "$E"',
+            "X=$(echo $X$X | cut -d x -f 1-3,2-)",
             'while true; do X="$X."; done',
             'A=("${A[@]}" "${A[@]}" x)',
             'cat > ds.json <<EOF\n{"train_micro_batch_size_per_gpu": $X}\nEOF',
