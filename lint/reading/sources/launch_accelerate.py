@@ -88,9 +88,7 @@ def accelerate_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
         or hidden_by_unknown(s, "--num_machines")
         or (
             # a config file named but not read may set num_machines (accelerate's config, else 1)
-            unresolved(
-                f"accelerate takes num_machines from its config file {named.display()}, which plint did not read"
-            )
+            unresolved("accelerate takes num_machines from its --config_file, which plint did not read")
             if named is not None and not s.config
             else default(1, "accelerate --num_machines defaults to 1")
         )
