@@ -1,7 +1,7 @@
-"""Which known Megatron forks (and, for a flag's choices, Megatron-LM releases) define a flag: the shipped Megatron-DeepSpeed catalogs and the option lists
-of other widely used forks (schemas/megatron_fork_flags.json, built by scripts/build_fork_flags.py from
-their public parsers). Used to say, when plint only assumed the release, that a flag, or a value among a
-flag's choices, is some fork's own."""
+"""Which known Megatron forks (and, for a flag's choices, Megatron-LM releases) define a flag: the shipped
+Megatron-DeepSpeed catalogs and the option lists of other widely used forks (schemas/megatron_fork_flags.json,
+built by scripts/build_fork_flags.py from their public parsers). Used to say, when plint only assumed the release,
+that a flag, or a value among a flag's choices, is some fork's own or an earlier release's."""
 
 from __future__ import annotations
 

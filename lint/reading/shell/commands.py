@@ -377,9 +377,7 @@ def _ssh_command(texts: list[str | None], i: int) -> int | None:
             if letter in _SSH_VALUE_OPTIONS:
                 j += 0 if flag[k:] else 1  # `-p22` holds its value, `-p 22` takes the next word
                 break
-    if j >= len(texts) or texts[j] is None and j + 1 >= len(texts):
-        return None
-    return j + 1 if j + 1 < len(texts) else None
+    return j + 1 if j + 1 < len(texts) else None  # texts[j] is the destination
 
 
 def _joined(words: list[Word]) -> list[Piece]:

@@ -109,11 +109,11 @@ def _imports(text: str) -> frozenset[str]:
 
 def _dotted_imports(text: str) -> list[str]:
     """The modules the text imports by their full dotted names, in order (`from a.b import c` -> a.b)."""
-    found: list[str] = []
+    found: dict[str, None] = {}  # ordered, each once
     for m in _IMPORT.finditer(text):
         names = [m.group(1)] if m.group(1) else [p.strip().split()[0] for p in m.group(2).split(",") if p.strip()]
-        found += [n for n in names if n not in found]
-    return found
+        found.update(dict.fromkeys(names))
+    return list(found)
 
 
 def megatron_through(text: str, folder: str, root: str) -> str | None:
@@ -124,7 +124,9 @@ def megatron_through(text: str, folder: str, root: str) -> str | None:
     modules are read, one level deep."""
     read = 0
     for dotted in _dotted_imports(text):
-        if dotted.split(".")[0].startswith("megatron") or read >= _MAX_FOLLOWED:
+        if read >= _MAX_FOLLOWED:
+            break
+        if dotted.split(".")[0].startswith("megatron"):
             continue
         base = os.path.join(folder, *dotted.split("."))
         module = next(
