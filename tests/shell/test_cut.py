@@ -41,6 +41,12 @@ def test_what_is_not_cut_here(args):
     assert cut("8(x16)\n", *args) is None
 
 
+def test_a_field_number_past_the_bound_is_left_to_run_time():
+    """A 5,000-digit field (past Python's int() limit) or a range of a million fields is not expanded."""
+    assert cut("8(x16)\n", "-d", "(", "-f", "9" * 5000) is None
+    assert cut("8(x16)\n", "-d", "(", "-f", "1-1000000") is None
+
+
 def test_unknown_text_is_left_to_run_time():
     unknown = MappedText([Piece(None, reason="$X has no default", name="X")])
     assert run_cut([Word.of("-d"), Word.of("("), Word.of("-f"), Word.of("1")], unknown) is None

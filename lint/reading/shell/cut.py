@@ -5,10 +5,11 @@ text are left to run time."""
 
 from __future__ import annotations
 
+from plint.bounds import NumberTooLong, parse_int
 from plint.reading.shell.model import MappedText, Piece, Word
 
-# the origin a cut keeps: the least certain of its input's
-_ORIGINS = ("assumed", "env", "derived")
+# the largest field a range of LIST may reach: a range is expanded field by field
+_MAX_FIELD = 10_000
 
 
 def run_cut(args: list[Word], stdin: MappedText | None) -> MappedText | None:
@@ -30,8 +31,7 @@ def run_cut(args: list[Word], stdin: MappedText | None) -> MappedText | None:
             continue
         parts = line.split(delimiter)
         out.append(delimiter.join(parts[i] for i in range(len(parts)) if i + 1 in fields or _open_end(fields, i)))
-    origins = {p.origin for p in stdin.pieces}
-    origin = next((o for o in _ORIGINS if o in origins), "literal")
+    origin = Word(tuple(stdin.pieces)).origin  # the least certain of its input's
     return MappedText([Piece("\n".join(out) + ("\n" if out else ""), None, origin)])
 
 
@@ -78,21 +78,28 @@ def _options(texts: list[str | None]) -> tuple[str, frozenset[int], bool] | None
 
 
 def _field_list(text: str) -> frozenset[int] | None:
-    """`1`, `1,3`, `2-4`, `-2`, `3-`: the 1-based fields; an open range `N-` as -N. None if malformed."""
+    """`1`, `1,3`, `2-4`, `-2`, `3-`: the 1-based fields; an open range `N-` as -N. None if malformed or past
+    _MAX_FIELD."""
     out: set[int] = set()
     for part in text.split(","):
         low, dash, high = part.partition("-")
-        if not dash:
-            if not low.isdigit() or int(low) < 1:
-                return None
-            out.add(int(low))
-        elif not high:
-            if not low.isdigit() or int(low) < 1:
-                return None
-            out.add(-int(low))
+        first = _field(low) if low or not dash else 1
+        last = first if not dash else _field(high) if high else None
+        if first is None or (high and (last is None or last < first)) or part == "-":
+            return None
+        if dash and not high:
+            out.add(-first)  # open range
         else:
-            first = int(low) if low.isdigit() else 1 if not low else None
-            if first is None or not high.isdigit() or int(high) < first or int(high) > 10_000:
-                return None
-            out.update(range(first, int(high) + 1))
+            out.update(range(first, (last or first) + 1))
     return frozenset(out)
+
+
+def _field(text: str) -> int | None:
+    """One field number of LIST, 1 to _MAX_FIELD; None otherwise."""
+    if not text.isdigit():
+        return None
+    try:
+        number = parse_int(text)
+    except NumberTooLong:
+        return None
+    return number if 1 <= number <= _MAX_FIELD else None
