@@ -199,6 +199,23 @@ def test_an_entry_script_importing_megatron_through_a_module_of_the_tree(tmp_pat
     assert trainer("other.py").value == "unknown"
 
 
+def test_a_module_outside_the_tree_is_not_read_for_megatron(tmp_path):
+    """The module an entry script imports is read only inside the checked tree: a link out of it is not followed."""
+    from plint.reading.sources.entry_script import read_entry_script
+
+    outside = tmp_path / "outside" / "framework"
+    outside.mkdir(parents=True)
+    (outside / "launcher.py").write_text("from megatron.training import get_args\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "framework").symlink_to(outside, target_is_directory=True)
+    (repo / "posttrain.py").write_text("from framework.launcher import Auto\n")
+    launch = repo / "run.sh"
+    launch.write_text("torchrun posttrain.py\n")
+    script = read_entry_script("posttrain.py", False, str(launch))
+    assert script is not None and script.megatron_module is None and not script.imports_megatron
+
+
 def test_a_checkpoint_tool_taking_training_flags_is_no_training_run(tmp_path):
     """IEIT-Yuan/Yuan-2.0's split_tp_partitions_51B.sh runs tools/split_tp_partitions.py with Megatron's training
     flags (--train-iters, pp 16) under plain python: the script imports megatron, saves the re-partitioned
