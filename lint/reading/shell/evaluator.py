@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 
 from plint.reading.shell import arith
-from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word, unknown
+from plint.reading.shell.model import Piece, Problem, ShellResult, Var, VirtualFile, Word, unknown
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
@@ -42,6 +42,8 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.options = options
         self.read = default_read if options.read_file is None else path_reader(options.read_file)
         self.result = result or ShellResult(source)
+        if result is None:  # files the environment gives the script (a scheduler's node file)
+            self.result.virtual_files.update((key, VirtualFile(key, text)) for key, text in options.files.items())
         self.vars = {k: Var(v.name, v.value, v.items, True, v.span) for k, v in options.env.items()}
         self.positional = options.positional
         self.functions = {}

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any
 
 from plint.reading.shell import arith
 from plint.reading.shell.arith_expansion import ArithmeticExpansions
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
+from plint.reading.shell.lines import RUNNERS as LINE_TOOLS
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.fields import (
@@ -610,17 +612,24 @@ class Expansions(ArithmeticExpansions):
         cat, sed, envsubst; `producer`) whose input plint knows piece by piece, unknown pieces kept as
         they stand; bash drops the trailing newlines. None for anything else (then `substitution`)."""
         body = [c for c in node.named_children if c.type != "comment"]
-        if len(body) != 1 or body[0].type not in ("pipeline", "command"):
+        if len(body) != 1 or body[0].type not in ("pipeline", "command", "redirected_statement"):
             return None
         stages = [c for c in body[0].named_children if c.type != "comment"] if body[0].type == "pipeline" else body
-        if len(stages) < 2 or any(st.type != "command" for st in stages):
-            return None  # one pure command alone is `pure`'s; a pipeline of several is read here
         text: MappedText | None = None
+        if stages and stages[0].type == "redirected_statement":  # `wc -l < FILE`: the file is its input
+            first, text = self._reading_file(stages[0], unit)
+            if first is None or text is None:
+                return None
+            stages = [first, *stages[1:]]
+        if any(st.type != "command" for st in stages):
+            return None
         for stage in stages:
             prefix, rest = self._command_parts(stage)
             if prefix:
                 return None
             words = self.words(rest, unit)
+            if len(stages) == 1 and text is None and (words[0].text if words else "") not in LINE_TOOLS:
+                return None  # one pure command alone is `pure`'s; a pipeline, a line tool or a read file's here
             text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
             if text is None:
                 return None
@@ -632,6 +641,16 @@ class Expansions(ArithmeticExpansions):
         ):
             return None
         return pieces
+
+    def _reading_file(self, node, unit: Unit) -> tuple[Any, MappedText | None]:
+        """A redirected command that reads one file (`CMD < FILE`, no other redirect): (the command, the file's
+        text); (None, None) for anything else."""
+        redirects = [c for c in node.children if c.type in ("file_redirect", "heredoc_redirect", "herestring_redirect")]
+        command = node.child_by_field_name("body")
+        if command is None or command.type != "command" or len(redirects) != 1 or redirects[0].type != "file_redirect":
+            return None, None
+        named = self._file_source(redirects[0], unit)
+        return (command, self.file_text(named, unit)) if named is not None else (None, None)
 
     def working_folder(self) -> str:
         """The folder plint reads the script as run from: its own, where files.path_key resolves paths."""

@@ -35,6 +35,8 @@ class MappedText:
     """
 
     pieces: list[Piece]
+    # a line tool (shell/lines.py) told two lines apart by an assumption: what counts them is assumed
+    assumed: bool = False
 
     def render(self) -> str:
         return "".join(p.text if p.text is not None else f"{MARKER}{i}{MARKER}" for i, p in enumerate(self.pieces))

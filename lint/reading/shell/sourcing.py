@@ -8,6 +8,7 @@ import os
 from plint.reading.loading import Unread
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
+from plint.reading.shell.lines import RUNNERS as LINE_TOOLS
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.record import record
@@ -305,7 +306,9 @@ class Sourcing(ShellCore):
         if op != "<" or dest is None or node.child_by_field_name("descriptor") is not None:
             return None
         words = self.words([dest], unit)
-        return words[0] if words and words[0].known else None
+        # a file the environment gives by a name known only at run time (`< $PBS_NODEFILE`) is read as given
+        given = bool(words) and words[0].display() in self.result.virtual_files
+        return words[0] if words and (words[0].known or given) else None
 
     def _file_target(self, node, unit: Unit) -> tuple[Word | None, bool]:
         op = next((c.type for c in node.children if not c.is_named), ">")
@@ -498,7 +501,8 @@ class Sourcing(ShellCore):
     def producer(
         self, words: list[Word], unit: Unit, stdin: MappedText | None, node, prefix_env: dict[str, Var] | None = None
     ) -> MappedText | None:
-        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst, cut);
+        """What a pure text-producing command writes to stdout (cat, tee, echo, printf, sed, envsubst, cut, and
+        the line tools wc, sort, uniq and head);
         `node` is the command or its span, for the files it writes; `prefix_env` the `NAME=value`
         words before the command, which bash exports to it alone."""
         if not words or words[0].text is None:
@@ -552,6 +556,8 @@ class Sourcing(ShellCore):
             from plint.reading.shell.cut import run_cut
 
             return run_cut(args, stdin)
+        if name in LINE_TOOLS:
+            return LINE_TOOLS[name](args, stdin, lambda w: self.file_text(w, unit))
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 return None  # edits its file in place (file_command), writes nothing to stdout

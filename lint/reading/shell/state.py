@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from plint.reading.loading import Unread, load_found, outside_root
-from plint.reading.shell.model import Command, Var, Word
+from plint.reading.shell.model import Command, MappedText, Var, Word
 from plint.record import field, record
 from plint.source import SourceFile, display_path
 
@@ -56,6 +56,9 @@ class EvalOptions:
     # A loop over the script's arguments runs no time when none are given (as bash does); False merges
     # it as undecided instead, for a script that exits without arguments (read.py reads it both ways).
     no_arguments: bool = True
+    # Files the script's environment gives it, by the display of the word that names them ($PBS_NODEFILE's
+    # node file): read where the script reads that word (`wc -l < $PBS_NODEFILE`).
+    files: dict[str, MappedText] = field(default_factory=dict)
 
 
 class ShellExit(Exception):

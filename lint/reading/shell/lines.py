@@ -1,0 +1,186 @@
+"""Line tools over text plint knows line by line: `wc -l`, `sort [-u]`, `uniq`, `head -n N`.
+
+Their input may hold unknown words (a node file's host names) as long as each is known to be one word on
+its line (Piece.one_word): the count of lines is then known though the text is not. Telling two lines apart
+needs more: lines of known text compare as text, and the node file's host words (sources/pbs.py) as hosts,
+the same chunk's host equal, two chunks' hosts different (for certain under place=scatter, else assumed:
+the output says so and `wc -l` counts it as assumed). Any other unknown word makes `sort -u` and `uniq`
+unknown. Options other than those named here make the output unknown (None), never guessed.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from plint.reading.shell.model import MappedText, Piece, Word
+
+MAX_LINES = 100_000  # lines a tool here reads (the node file of a large job has thousands)
+
+Line = tuple[Piece, ...]
+
+# the names of a node file's host words (sources/pbs.py): a host of the chunk's own, or one the scheduler may
+# share with another chunk
+HOST_NAME_PREFIX = "PBS host of chunk "
+SHARED_HOST_NAME_PREFIX = "PBS host (maybe shared) of chunk "
+
+
+def split_lines(text: MappedText) -> tuple[list[Line], bool] | None:
+    """The text's lines (each without its newline) and whether the last one ended in a newline; None when an
+    unknown piece may hold a newline of its own."""
+    lines: list[Line] = []
+    current: list[Piece] = []
+    for piece in text.pieces:
+        if piece.text is None:
+            if not piece.one_word:
+                return None
+            current.append(piece)
+            continue
+        parts = piece.text.split("\n")
+        for i, part in enumerate(parts):
+            if part:
+                current.append(Piece(part, piece.span, piece.origin))
+            if i < len(parts) - 1:
+                lines.append(tuple(current))
+                current = []
+                if len(lines) > MAX_LINES:
+                    return None
+    ended = not current
+    if current:
+        lines.append(tuple(current))
+    return lines, ended
+
+
+def _key(line: Line) -> tuple | None:
+    """What two lines compare by: text, and node-file hosts by chunk; None for any other unknown word."""
+    out: list = []
+    for p in line:
+        if p.text is not None:
+            out.append(p.text)
+        elif p.name and p.name.startswith((HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX)):
+            out.append(("host", p.name.rsplit(" ", 1)[-1]))
+        else:
+            return None
+    return ("".join(x for x in out if isinstance(x, str)), tuple(x for x in out if not isinstance(x, str)))
+
+
+def _shared(line: Line) -> bool:
+    return any(p.name and p.name.startswith(SHARED_HOST_NAME_PREFIX) for p in line if p.text is None)
+
+
+def _join(lines: list[Line], assumed: bool) -> MappedText:
+    pieces: list[Piece] = []
+    for line in lines:
+        pieces.extend(line)
+        pieces.append(Piece("\n", None, "derived"))
+    return MappedText(pieces, assumed=assumed)
+
+
+def _input(args: list[Word], stdin: MappedText | None, read) -> tuple[MappedText | None, bool]:
+    """The text a tool reads: its one file operand, else stdin; (None, False) when unknown."""
+    files = [w for w in args if not (w.text or "").startswith("-") or w.text == "-"]
+    if len(files) > 1:
+        return None, False
+    if files and files[0].text != "-":
+        return read(files[0]), True
+    return stdin, False
+
+
+class _Read(NamedTuple):
+    text: MappedText  # what the tool reads
+    lines: list[Line]
+    ended: bool  # the last line ended in a newline
+    named: bool  # read from a file operand, not stdin
+
+
+def _read(args: list[Word], stdin: MappedText | None, read) -> _Read | None:
+    text, named = _input(args, stdin, read)
+    split = split_lines(text) if text is not None else None
+    return None if text is None or split is None else _Read(text, split[0], split[1], named)
+
+
+def _unique(lines: list[Line], adjacent_only: bool) -> tuple[list[Line], bool] | None:
+    """Lines with repeats dropped (all of them, or adjacent ones as uniq drops them), and whether two kept
+    lines were taken for different only by assumption (two chunks' hosts under free placement)."""
+    kept: list[Line] = []
+    seen: set = set()
+    assumed = False
+    previous = None
+    for line in lines:
+        key = _key(line)
+        if key is None:
+            return None
+        if (key == previous) if adjacent_only else (key in seen):
+            continue
+        assumed = assumed or (bool(kept) and (_shared(line) or _shared(kept[-1])) and bool(key[1]))
+        kept.append(line)
+        seen.add(key)
+        previous = key
+    return kept, assumed
+
+
+def run_wc(args: list[Word], stdin: MappedText | None, read) -> MappedText | None:
+    """`wc -l` (or `--lines`): the number of newlines; with a file operand, then its name."""
+    flags = [w.text for w in args if (w.text or "").startswith("-") and w.text != "-"]
+    if flags not in (["-l"], ["--lines"]):
+        return None
+    given = _read(args, stdin, read)
+    if given is None:
+        return None
+    text, lines, ended, named = given
+    count = len(lines) - (0 if ended or not lines else 1)
+    origin = "assumed" if text.assumed else "derived"
+    out = [Piece(str(count), None, origin)]
+    if named:
+        operand = next(w for w in args if not (w.text or "").startswith("-"))
+        out += [Piece(" ", None, "derived"), *operand.pieces]
+    return MappedText([*out, Piece("\n", None, "derived")])
+
+
+def run_sort(args: list[Word], stdin: MappedText | None, read) -> MappedText | None:
+    """`sort [-u]`: equal lines grouped (the order of unknown hosts is not known, their grouping is); with
+    -u one of each. Other options (-n, -r, ...) order the lines otherwise: unknown."""
+    flags = {f for w in args if (w.text or "").startswith("-") and w.text != "-" for f in (w.text or "")[1:]}
+    if not flags <= {"u"}:
+        return None
+    given = _read(args, stdin, read)
+    if given is None:
+        return None
+    text, lines = given.text, given.lines
+    keys = [_key(line) for line in lines]
+    if any(k is None for k in keys):
+        return None
+    order = {k: i for i, k in reversed(list(enumerate(keys)))}
+    lines = [line for _, line in sorted(zip(keys, lines), key=lambda kl: order[kl[0]])]
+    if all(p.text is not None for line in lines for p in line):
+        lines.sort(key=lambda line: "".join(p.text or "" for p in line))
+    if "u" not in flags:
+        return _join(lines, text.assumed)
+    unique = _unique(lines, adjacent_only=False)
+    return _join(unique[0], text.assumed or unique[1]) if unique is not None else None
+
+
+def run_uniq(args: list[Word], stdin: MappedText | None, read) -> MappedText | None:
+    """`uniq`: adjacent repeated lines dropped (the node file writes a chunk's lines together)."""
+    if any((w.text or "").startswith("-") and w.text != "-" for w in args):
+        return None
+    given = _read(args, stdin, read)
+    unique = _unique(given.lines, adjacent_only=True) if given is not None else None
+    return _join(unique[0], given.text.assumed or unique[1]) if given is not None and unique is not None else None
+
+
+def run_head(args: list[Word], stdin: MappedText | None, read) -> MappedText | None:
+    """`head -n N` / `head -N` / `head --lines=N` (N lines; 10 without an option)."""
+    count, rest = 10, list(args)
+    first = rest[0].text if rest else None
+    if first == "-n" and len(rest) > 1 and re.fullmatch(r"\d{1,6}", rest[1].text or ""):
+        count, rest = int(rest[1].text or "0"), rest[2:]
+    elif first is not None and (option := re.fullmatch(r"(?:-n|--lines=|-)(\d{1,6})", first)):
+        count, rest = int(option.group(1)), rest[1:]
+    if any((w.text or "-").startswith("-") and w.text != "-" for w in rest):
+        return None
+    given = _read(rest, stdin, read)
+    return _join(given.lines[:count], given.text.assumed) if given is not None else None
+
+
+RUNNERS = {"wc": run_wc, "sort": run_sort, "uniq": run_uniq, "head": run_head}
