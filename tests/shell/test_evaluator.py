@@ -273,3 +273,9 @@ def test_conditional_array_append_keeps_the_shared_items(run):
     assert [p.text for it in items[:2] for p in it] == ["--num-layers", "2"]
     assert set(items[2][0].alternatives) == {"--fp8-format hybrid", ""}
     assert argv(r, "cmd")[:3] == ["cmd", "--num-layers", "2"]
+
+
+def test_arithmetic_over_an_assumed_value_is_assumed(run):
+    result = run("N=$(nvidia-smi -L | wc -l)\nW=$((N * 4))\nK=$((3 * 4))\n", assume={"N": "8"})
+    assert [(p.text, p.origin) for p in result.variables["W"].value] == [("32", "assumed")]
+    assert [(p.text, p.origin) for p in result.variables["K"].value] == [("12", "derived")]

@@ -3,11 +3,15 @@ plint.reading.shell.evaluator.Shell, under plint.reading.shell.expansions.Expans
 
 from __future__ import annotations
 
+import re
+
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.fields import pieces_text, var_text
 from plint.reading.shell.model import Piece, Problem, Var, unknown
 from plint.reading.shell.unit import Unit
+
+_NAME = re.compile(r"[A-Za-z_]\w*")  # a variable an arithmetic expression may read, bare or as $NAME
 
 
 class ArithmeticExpansions(ShellCore):
@@ -82,7 +86,13 @@ class ArithmeticExpansions(ShellCore):
                 span,
                 self._alternatives(expr, out.unknown),
             )
-        return Piece(str(out.value), span, "derived")
+        return Piece(str(out.value), span, "assumed" if self._reads_assumed(unit.text(start, end)) else "derived")
+
+    def _reads_assumed(self, expression: str) -> bool:
+        """Whether an arithmetic expression reads a variable whose value is assumed (--assume, a node file's
+        host count): what it computes is then assumed too, not derived from what the script says."""
+        names = set(_NAME.findall(expression))
+        return any(p.origin == "assumed" for n in names if n in self.vars for p in self.vars[n].value)
 
     def arith_command(self, node, unit: Unit) -> int | None:
         """`(( expr ))`: true when the value is not zero; assignments inside take effect."""

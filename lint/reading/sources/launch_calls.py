@@ -10,7 +10,7 @@ from plint.source import SourceFile
 from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
 from plint.reading.sources.wrappers import base as _base
 from plint.record import field, record
-from plint.values import Value, derived, from_word, parse_int, unresolved
+from plint.values import Value, from_word, parse_int, unresolved
 
 from typing import TYPE_CHECKING
 
@@ -331,7 +331,7 @@ def product_of(a: Value | None, b: Value | None, note: str) -> Value:
     if a is None or b is None or not a.known or not b.known:
         missing = [v.note for v in (a, b) if v is not None and not v.known and v.note]
         return unresolved("needs " + "; ".join(missing) if missing else "a factor is unknown")
-    return derived(a.value * b.value, note.format(a=a.value, b=b.value), b.span or a.span)
+    return Value(a.value * b.value, b.span or a.span, _origin(a, b), note.format(a=a.value, b=b.value))
 
 
 def quotient_of(w: Value, n: Value, note: str, floor: bool = False) -> Value:
@@ -340,4 +340,9 @@ def quotient_of(w: Value, n: Value, note: str, floor: bool = False) -> Value:
         return unresolved("needs " + "; ".join(missing) if missing else "a count is unknown")
     if n.value <= 0 or (w.value % n.value and not floor):
         return Value(None, w.span, "derived", f"{w.value} processes do not divide evenly over {n.value} nodes")
-    return derived(w.value // n.value, note.format(w=w.value, n=n.value), w.span)
+    return Value(w.value // n.value, w.span, _origin(w, n), note.format(w=w.value, n=n.value))
+
+
+def _origin(*parts: Value) -> str:
+    """A value computed from others is derived, or assumed where one of them is."""
+    return "assumed" if any(v.origin == "assumed" for v in parts) else "derived"
