@@ -37,6 +37,7 @@ class Launch:
     trainer_args: TrainerArgs | None = None
     ds_config: DeepSpeedConfig | None = None
     slurm: SlurmJob | None = None
+    pbs: bool = False  # the script asks PBS for its job (#PBS directives)
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
     catalog: CatalogInForce | None = None  # the parser that judged the flags
@@ -498,10 +499,14 @@ def build_layout(launch: Launch) -> Layout:
     launcher_span = chain.calls[-1].command.words[0].value_span if chain.calls else None
     layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
     in_slurm = launch.slurm is not None or any(c.launcher == "srun" for c in chain.calls)
-    layout.set(
-        "scheduler",
-        derived("slurm" if in_slurm else None, "#SBATCH directives or srun" if in_slurm else "no scheduler"),
+    scheduler, said = (
+        ("slurm", "#SBATCH directives or srun")
+        if in_slurm
+        else ("pbs", "#PBS directives")
+        if launch.pbs
+        else (None, "no scheduler")
     )
+    layout.set("scheduler", derived(scheduler, said))
     layout.set("trainer", launch.trainer)
     layout.set("entrypoint", _word_value(chain.entrypoint, "entrypoint"))
     _cluster(launch, layout)

@@ -308,6 +308,11 @@ def _read_shell(
 
     job = _slurm_job(source)
     seeded = _slurm_env(job)
+    pbs, files = _pbs_job(source)
+    if pbs is not None:
+        from plint.reading.sources.pbs import implied_env as pbs_env
+
+        seeded.update(pbs_env(pbs))
     seeded.update(env_vars(env))  # --env wins over what #SBATCH implies: the user said so
     for name, value in assume.items():  # an assumed variable the script never sets reads as seeded
         seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
@@ -318,7 +323,7 @@ def _read_shell(
         child_job = apply_options(_slurm_job(child), command.words[1:])
         return _slurm_env(child_job)
 
-    options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume)
+    options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume, files=files)
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
@@ -359,6 +364,7 @@ def _read_shell(
         if lookup not in lookups:
             lookups.append(lookup)
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
+        launch.pbs = pbs is not None
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         for slot in _slots(chain):  # a launch's reading of a slot ($X is set from <...>) replaces the file's
@@ -403,6 +409,7 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
             child_env=options.child_env,
             assume=options.assume,
             no_arguments=False,
+            files=options.files,
         )
         out = _readings_launches(source, options, evaluate(source, options), job, base)
     return out
@@ -427,6 +434,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
                 child_env=options.child_env,
                 assume=options.assume,
                 no_arguments=options.no_arguments,
+                files=options.files,
             )
             return EvalOptions(**{**fields, **changes})
 
@@ -481,6 +489,18 @@ def _slurm_job(source: SourceFile):
     from plint.reading.sources.slurm import read_directives
 
     return read_directives(source)
+
+
+def _pbs_job(source: SourceFile):
+    """The PBS job the script's #PBS directives ask for, and the files it gives the script (its node file);
+    (None, {}) without any directive, and then the PBS reader is not imported."""
+    if b"#PBS" not in source.data:
+        return None, {}
+    from plint.reading.sources.pbs import node_file, node_file_key, read_directives
+
+    job = read_directives(source)
+    nodes = node_file(job)
+    return job, ({node_file_key(): nodes} if nodes is not None else {})
 
 
 def _slurm_env(job) -> dict[str, Var]:

@@ -333,7 +333,7 @@ def _settle(job: SlurmJob) -> SlurmJob:
     return out
 
 
-def _directive_words(source: SourceFile, line_start: int, line: str, body_at: int) -> tuple[list[Word], str | None]:
+def directive_words(source: SourceFile, line_start: int, line: str, body_at: int) -> tuple[list[Word], str | None]:
     """get_argument over one directive line: words with spans, or an error text (unmatched quote)."""
     words: list[Word] = []
     i = body_at
@@ -434,7 +434,7 @@ def read_directives(source: SourceFile) -> SlurmJob | None:
         body = line[len(magic) :].lstrip()
         if re.match(r"(?i)(hetjob|packjob)(\s|$)", body):
             break  # later components of a heterogeneous job: the launch runs in the first
-        line_words, error = _directive_words(source, start, line, len(magic))
+        line_words, error = directive_words(source, start, line, len(magic))
         line_words, slots = _without_slots(source, start, line, line_words)
         words.extend(line_words)
         problems.extend(slots)

@@ -1,0 +1,225 @@
+"""PBS Professional / OpenPBS: `#PBS` directives, and what a batch job's script sees (its variables and the
+node file `$PBS_NODEFILE` names).
+
+Everything here follows OpenPBS's own code and manual pages (openpbs/openpbs at cd7ab5ed):
+- directives: qsub (src/cmds/qsub_sup.c) reads lines whose first non-blank characters are `#PBS`
+  (pbs_ispbsdir in src/lib/Libcmds/check_job_script.c skips leading blanks) until the first executable
+  line (pbs_isexecutable: after blanks, anything but `#`; a blank line, or one starting with `:` or `#!`,
+  is not one); a directive line ending in a backslash goes on in the next line;
+- the node file: src/resmom/start_exec.c (generate_pbs_nodefile) writes one line per MPI process slot, the
+  host's short name; doc/man1/pbs_resources.7B, mpiprocs: "For each chunk with mpiprocs=P, the host name for
+  that chunk is written to the PBS_NODEFILE P times", in the order of the select statement's chunks;
+  mpiprocs defaults to 1 where ncpus > 0 (ncpus defaults to 1), else 0;
+- placement (pbs_resources.7B, "Default Placement"): without a place statement the arrangement is free, so
+  two chunks may share a host; place=scatter puts every chunk on a host of its own. The old node spelling
+  `-l nodes=N[:ppn=P]` (Torque's) is converted to select=N:mpiprocs=P with place=scatter (its "Node
+  Specification Conversion").
+"""
+
+from __future__ import annotations
+
+import re
+
+from plint.reading.shell.lines import HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX
+from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word
+from plint.record import field, record
+from plint.source import SourceFile, Span
+from plint.values import NumberTooLong, parse_int
+
+PREFIX = "#PBS"
+NODE_FILE = "PBS_NODEFILE"
+MAX_NODE_FILE_LINES = 100_000  # the node file plint writes for a job (a select of 10^9 chunks is not built)
+
+
+@record
+class Chunk:
+    count: int  # how many chunks of this spec (`4:ngpus=8` is four)
+    mpiprocs: int  # lines each chunk writes to the node file
+
+
+@record
+class PbsJob:
+    chunks: list[Chunk] | None = None  # the select statement's, None when no select or nodes is read
+    chunks_unread: str | None = None  # why the chunks are not known (a select plint cannot read)
+    scatter: bool = False  # place=scatter: every chunk on a host of its own
+    select_span: Span | None = None
+    job_name: str | None = None
+    queue: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+
+
+def _directive_lines(source: SourceFile):
+    """(byte offset of the line, the line) of each directive, continuation lines joined, up to the first
+    executable line."""
+    offset = 0
+    pending: tuple[int, str] | None = None
+    for raw in source.text.splitlines(keepends=True):
+        start = offset
+        offset += len(raw.encode("utf-8", "surrogateescape"))
+        line = raw.rstrip("\r\n")
+        if pending is not None:
+            at, text = pending
+            pending = None
+            line_at, line = at, text + line
+            start = line_at
+        stripped = line.lstrip()
+        if stripped.startswith(PREFIX):
+            if line.endswith("\\"):
+                pending = (start, line[:-1])
+                continue
+            yield start, line
+            continue
+        if stripped and not stripped.startswith("#") and not line.startswith(":"):
+            return
+
+
+def read_directives(source: SourceFile) -> PbsJob | None:
+    """The job a batch script's `#PBS` lines ask for; None without any."""
+    from plint.reading.sources.slurm import directive_words
+
+    job: PbsJob | None = None
+    for start, line in _directive_lines(source):
+        job = job or PbsJob()
+        body_at = line.index(PREFIX) + len(PREFIX)
+        words, error = directive_words(source, start, line, body_at)
+        if error:
+            job.problems.append(Problem("syntax", f"qsub: {error}", source.span(start, start + len(line))))
+        _apply(job, words)
+    return job
+
+
+def _apply(job: PbsJob, words: list[Word]) -> None:
+    """qsub's options on one directive line: `-l` resources, `-N` the job's name, `-q` its queue."""
+    i = 0
+    while i < len(words):
+        text = words[i].text or ""
+        letter, attached = (text[1:2], text[2:]) if text.startswith("-") and len(text) > 1 else ("", "")
+        value = attached or (words[i + 1].text if i + 1 < len(words) and letter in "lNqAPoeWvjkmMrSuaczJ" else None)
+        i += 1 if attached or value is None or not letter else 2
+        if value is None:
+            continue
+        if letter == "l":
+            for resource in value.split(","):
+                _resource(job, resource, words[i - 1])
+        elif letter == "N":
+            job.job_name = value
+        elif letter == "q":
+            job.queue = value
+
+
+def _resource(job: PbsJob, resource: str, word: Word) -> None:
+    name, _, value = resource.partition("=")
+    if name == "select":
+        job.chunks, job.chunks_unread = _chunks(value, old=False)
+        job.select_span = word.site
+    elif name == "nodes":
+        job.chunks, job.chunks_unread = _chunks(value, old=True)
+        job.select_span = word.site
+        job.scatter = True  # the conversion places the old spelling's chunks with place=scatter
+    elif name == "place":
+        job.scatter = "scatter" in value.split(":") and "vscatter" not in value.split(":")
+
+
+def _chunks(spec: str, old: bool) -> tuple[list[Chunk] | None, str | None]:
+    """The chunks of a select statement (`2:ngpus=4:mpiprocs=4+1:ncpus=8`) or of the old node spelling
+    (`4:ppn=8`, converted as pbs_resources.7B says), or why they cannot be read."""
+    chunks = []
+    for part in spec.split("+"):
+        items = part.split(":")
+        count = 1
+        if items and re.fullmatch(r"\d+", items[0]):
+            try:
+                count = parse_int(items.pop(0))
+            except NumberTooLong as exc:
+                return None, f"the chunk count is {exc}"
+        if any("=" not in item for item in items):  # a host or property name, or text qsub would refuse
+            return None, f"{'nodes' if old else 'select'}={spec} is not a chunk count plint can read"
+        values = dict(item.partition("=")[::2] for item in items if "=" in item)
+        procs = values.get("ppn" if old else "mpiprocs")
+        cpus = values.get("ncpus", "1")
+        if procs is None:
+            procs = "1" if old or not cpus.isdigit() or int(cpus) > 0 else "0"
+        if not procs.isdigit() or len(procs) > 6:
+            return None, f"mpiprocs={procs} is not a count plint can read"
+        chunks.append(Chunk(count, int(procs)))
+    return chunks, None
+
+
+# ---- what the job's script sees -------------------------------------------------------------------------
+# Set in every PBS job (the PBS Professional User's Guide's table of job environment variables; src/resmom/
+# mom_main.c and start_exec.c set them), to values known only when the job runs.
+RUN_TIME_VARIABLES = ("PBS_JOBID", "PBS_O_WORKDIR", "PBS_O_HOST", "PBS_JOBDIR", "PBS_NODENUM", "PBS_TASKNUM")
+
+
+def _run_time(name: str, why: str | None = None) -> Var:
+    reason = why or f"${name} is set by PBS when the job runs; its value is only known then"
+    return Var(name, (Piece(None, None, "unresolved", reason=reason, name=name, nonempty=True),), None, True)
+
+
+def _literal(name: str, text: str) -> Var:
+    return Var(name, (Piece(text, None, "derived"),), None, True)
+
+
+def implied_env(job: PbsJob | None) -> dict[str, Var]:
+    """The PBS_* variables the job's script sees: PBS_NODEFILE names the node file (node_file), its path known
+    only when the job runs; PBS_ENVIRONMENT is PBS_BATCH in a batch job; the job's name and queue."""
+    if job is None:
+        return {}
+    env = {name: _run_time(name) for name in RUN_TIME_VARIABLES}
+    env[NODE_FILE] = Var(
+        NODE_FILE,
+        (
+            Piece(
+                None,
+                None,
+                "unresolved",
+                reason="$PBS_NODEFILE is the path of the job's node file, known when the job runs",
+                name=NODE_FILE,
+                nonempty=True,
+                one_word=True,
+            ),
+        ),
+        None,
+        True,
+    )
+    env["PBS_ENVIRONMENT"] = _literal("PBS_ENVIRONMENT", "PBS_BATCH")
+    if job.job_name is not None:
+        env["PBS_JOBNAME"] = _literal("PBS_JOBNAME", job.job_name)
+    if job.queue is not None and "@" not in job.queue:
+        env["PBS_QUEUE"] = _literal("PBS_QUEUE", job.queue)
+    return env
+
+
+def node_file_key() -> str:
+    """How the evaluator names the node file among the files a script's environment gives it: the display
+    of the word `$PBS_NODEFILE` expands to."""
+    return Word((Piece(None, name=NODE_FILE),)).display()
+
+
+def node_file(job: PbsJob | None) -> MappedText | None:
+    """The node file's lines: each chunk's host once per MPI process. Host names are known only when the job
+    runs; each chunk's host is one unknown word, the same word for all its lines, so that `sort -u` and
+    `uniq` count hosts. Two chunks are on different hosts for certain only under place=scatter; otherwise
+    plint assumes so (PBS's free arrangement may put two small chunks on one host), and the count says
+    it is assumed (shell/lines.py)."""
+    if job is None or job.chunks is None:
+        return None
+    if sum(c.count * c.mpiprocs for c in job.chunks) > MAX_NODE_FILE_LINES:
+        return None
+    pieces: list[Piece] = []
+    index = 0
+    for chunk in job.chunks:
+        for _ in range(chunk.count):
+            index += 1
+            host = Piece(
+                None,
+                job.select_span,
+                "unresolved",
+                reason=f"the host of the job's chunk {index}, known when the job runs",
+                name=f"{HOST_NAME_PREFIX}{index}" if job.scatter else f"{SHARED_HOST_NAME_PREFIX}{index}",
+                nonempty=True,
+                one_word=True,
+            )
+            for _ in range(chunk.mpiprocs):
+                pieces += [host, Piece("\n", job.select_span, "derived")]
+    return MappedText(pieces)
