@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
+import shutil
+import subprocess
 
-from plint.reading.shell.lines import run_head, run_sort, run_uniq, run_wc
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from plint.reading.shell.lines import RUNNERS, run_head, run_sort, run_uniq, run_wc
 from plint.reading.shell.model import MappedText, Piece, Word
 
 
@@ -51,3 +56,28 @@ def test_an_unknown_word_on_its_own_line_is_counted_not_compared():
 def test_unknown_text_that_may_hold_a_newline_is_not_counted():
     text = MappedText([Piece(None, reason="$X has no default", name="X"), Piece("\n")])
     assert run(run_wc, text, "-l") is None
+
+
+TOOLS = {
+    "wc": shutil.which("wc"),
+    "sort": shutil.which("sort"),
+    "uniq": shutil.which("uniq"),
+    "head": shutil.which("head"),
+}
+
+
+@pytest.mark.skipif(not all(TOOLS.values()), reason="coreutils are not installed")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    lines=st.lists(st.sampled_from(["a", "b", "node1", "node10", "node2", ""]), max_size=8),
+    ended=st.booleans(),
+    call=st.sampled_from([("wc", "-l"), ("sort",), ("sort", "-u"), ("uniq",), ("head", "-n", "2"), ("head", "-3")]),
+)
+def test_known_text_as_coreutils_give_it(lines, ended, call):
+    """On known text each tool writes what the real one writes (sort in the C locale, byte order)."""
+    text = "\n".join(lines) + ("\n" if ended and lines else "")
+    real = subprocess.run(
+        [TOOLS[call[0]], *call[1:]], input=text, capture_output=True, text=True, env={"LC_ALL": "C"}, check=True
+    ).stdout
+    mine = run(RUNNERS[call[0]], text, *call[1:])
+    assert mine == (real.lstrip() if call[0] == "wc" else real)

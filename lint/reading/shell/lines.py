@@ -180,7 +180,12 @@ def run_head(args: list[Word], stdin: MappedText | None, read) -> MappedText | N
     if any((w.text or "-").startswith("-") and w.text != "-" for w in rest):
         return None
     given = _read(rest, stdin, read)
-    return _join(given.lines[:count], given.text.assumed) if given is not None else None
+    if given is None:
+        return None
+    out = _join(given.lines[:count], given.text.assumed)
+    if count >= len(given.lines) and not given.ended and out.pieces:  # the last line is copied as it is
+        out.pieces.pop()
+    return out
 
 
 RUNNERS = {"wc": run_wc, "sort": run_sort, "uniq": run_uniq, "head": run_head}
