@@ -42,6 +42,8 @@ CONSTRUCT = st.one_of(
             'E=\'eval "$E"\'; eval "$E"',
             'export E=\'ssh h eval "$E"\'; ssh h eval "$E"',
             "X=$(echo $X$X | cut -d x -f 1-3,2-)",
+            "#PBS -l select=$X:mpiprocs=99999+100000:ncpus=0",
+            "X=$(sort -u $PBS_NODEFILE | uniq | wc -l); Y=$(head -n $X < $PBS_NODEFILE)",
             'while true; do X="$X."; done',
             'A=("${A[@]}" "${A[@]}" x)',
             'cat > ds.json <<EOF\n{"train_micro_batch_size_per_gpu": $X}\nEOF',

@@ -81,3 +81,16 @@ def test_known_text_as_coreutils_give_it(lines, ended, call):
     ).stdout
     mine = run(RUNNERS[call[0]], text, *call[1:])
     assert mine == (real.lstrip() if call[0] == "wc" else real)
+
+
+def test_nested_line_tools_are_each_expanded_once(tmp_path):
+    """A line tool's words are expanded once a level, even where its output stays unknown (`wc -c`): twice a
+    level doubled the work at each of 40 levels until the work budget stopped the file."""
+    from plint.checking.check import check_paths
+
+    nested = "$(wc -c " * 40 + "x" + ")" * 40
+    launch = "torchrun --nproc_per_node 4 pretrain_gpt.py --num-layers 2\n"
+    (tmp_path / "launch.sh").write_text(f"X={nested}\n{launch}")
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    assert not any("work budget" in d.message for d in result.diagnostics)
+    assert result.layouts and result.layouts[0].value("cluster.gpus_per_node") == 4

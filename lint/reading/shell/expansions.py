@@ -579,9 +579,6 @@ class Expansions(ArithmeticExpansions):
 
     def substitution(self, node, unit: Unit) -> Piece:
         span = unit.span(node.start_byte, node.end_byte)
-        shown = " ".join(unit.text(node.start_byte, node.end_byte).split())
-        if len(shown) > 60:
-            shown = shown[:57] + "...)"
         body = [c for c in node.named_children]
         command = body[0] if len(body) == 1 and body[0].type == "command" else None
         # one command's words are expanded once: read twice, `$($($(...)))` doubled its work at each level
@@ -589,7 +586,15 @@ class Expansions(ArithmeticExpansions):
         value = _pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
+        return self._run_time_output(node, unit, texts)
+
+    def _run_time_output(self, node, unit: Unit, texts: list[str | None]) -> Piece:
+        """A command substitution's output known only at run time; `texts` its command's words."""
+        shown = " ".join(unit.text(node.start_byte, node.end_byte).split())
+        if len(shown) > 60:
+            shown = shown[:57] + "...)"
         reason = f"the output of {shown}, known only at run time"
+        span = unit.span(node.start_byte, node.end_byte)
         return Piece(None, span, "unresolved", reason=reason, one_word=prints_one_name(texts))
 
     def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
@@ -623,14 +628,16 @@ class Expansions(ArithmeticExpansions):
             stages = [first, *stages[1:]]
         if any(st.type != "command" for st in stages):
             return None
+        if len(stages) == 1 and text is None and not self._names_line_tool(stages[0], unit):
+            return None  # one pure command alone is `pure`'s; a pipeline, a line tool or a read file's here
         for stage in stages:
             prefix, rest = self._command_parts(stage)
             if prefix:
                 return None
             words = self.words(rest, unit)
-            if len(stages) == 1 and text is None and (words[0].text if words else "") not in LINE_TOOLS:
-                return None  # one pure command alone is `pure`'s; a pipeline, a line tool or a read file's here
             text = self.producer(words, unit, text, unit.span(stage.start_byte, stage.end_byte))
+            if text is None and len(stages) == 1:  # its words are expanded: not again in `substitution`
+                return [self._run_time_output(node, unit, [w.text for w in words])]
             if text is None:
                 return None
         if text is None:
@@ -641,6 +648,12 @@ class Expansions(ArithmeticExpansions):
         ):
             return None
         return pieces
+
+    def _names_line_tool(self, command, unit: Unit) -> bool:
+        """Whether a command's name, as written, is one of the line tools (read before any expansion: a
+        command substitution's words are expanded once, see `substitution`)."""
+        name = command.child_by_field_name("name")
+        return name is not None and unit.text(name.start_byte, name.end_byte) in LINE_TOOLS
 
     def _reading_file(self, node, unit: Unit) -> tuple[Any, MappedText | None]:
         """A redirected command that reads one file (`CMD < FILE`, no other redirect): (the command, the file's

@@ -207,6 +207,7 @@ def node_file(job: PbsJob | None) -> MappedText | None:
     if sum(c.count * c.mpiprocs for c in job.chunks) > MAX_NODE_FILE_LINES:
         return None
     pieces: list[Piece] = []
+    newline = Piece("\n", job.select_span, "derived")
     index = 0
     for chunk in job.chunks:
         for _ in range(chunk.count):
@@ -220,6 +221,5 @@ def node_file(job: PbsJob | None) -> MappedText | None:
                 nonempty=True,
                 one_word=True,
             )
-            for _ in range(chunk.mpiprocs):
-                pieces += [host, Piece("\n", job.select_span, "derived")]
+            pieces += [host, newline] * chunk.mpiprocs
     return MappedText(pieces)
