@@ -35,6 +35,10 @@ MAX_SHELL_OPENERS = 100_000  # `$`, quotes, `{` and `(` in one file, counted bef
 # braces and parentheses open at once: tree-sitter's error recovery over unclosed ones costs time quadratic in
 # their depth (20,000 unclosed `f() {` in an argument list: 9 s; 1,000: 0.07 s)
 MAX_SHELL_DEPTH = 1_000
+# `$` on one line of a file with a heredoc: tree-sitter-bash's heredoc scanner costs time quadratic in a line's
+# expansions (~1.4e-8 s per pair: 20,000 `$x` on one heredoc line, 3 s; 97 lines of 1,024, 1.4 s); at 256 a file
+# within MAX_SHELL_OPENERS parses in about 0.4 s at worst. A real heredoc line holds a few.
+MAX_HEREDOC_LINE_EXPANSIONS = 256
 MAX_SHELL_BLANKS = 150_000  # blanks, newlines and `;` in one file (its words and statements), counted the same way
 MAX_SHELL_NODES = 500_000  # syntax nodes of one file's tree
 MAX_JSON_VALUES = 50_000  # values of one JSON document (a DeepSpeed config has a few hundred): ~0.5 s to read

@@ -96,6 +96,14 @@ SHELL = {
     + "{ "
     + "{ ".join([UNREACHED] * (FOUR_MIB // 64))
     + "}\n" * (FOUR_MIB // 64),
+    # tree-sitter-bash's heredoc scanner is quadratic in a line's expansions: 20,000 `$x` on one heredoc line took
+    # 3.4 CPU s (the fuzzer's seed 17 case 49), so a line of more than 256 `$` beside a heredoc is too complex;
+    # lines of 256 up to the file's syntax budget are read
+    "heredoc-line-of-20000-expansions": "cat > gen.json <<EOF\nX=" + "$x " * 20_000 + "\nEOF\n" + LAUNCH,
+    "heredoc-lines-of-256-expansions": "cat > gen.json <<EOF\n"
+    + ("X=" + " ".join(f"$x{i}" for i in range(256)) + "\n") * 390
+    + "EOF\n"
+    + LAUNCH,
     # 20,000 unclosed function bodies in an argument list: tree-sitter's error recovery is quadratic in their
     # depth (9 s; the fuzzer's seed 1 input 8228), so more than 1,000 open at once is too complex
     "unclosed-function-bodies-20000": "torchrun --nproc_per_node 8 train.py \\\n    --bf16 True \\\nX="
@@ -108,6 +116,7 @@ SHELL = {
 # what bash would), launches after an `exit` (PL005 for each), and arithmetic 20,000 deep (its value unknown:
 # plint's arithmetic gives up past Python's recursion, with the reason)
 WITHIN_BUDGETS = {
+    "heredoc-lines-of-256-expansions",
     "arithmetic-20000-deep",
     "directive-over-a-long-word",
     "dollar-x-words-99000",

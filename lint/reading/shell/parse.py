@@ -11,7 +11,13 @@ import re
 
 from plint.reading.shell.model import Problem
 from plint.source import SourceFile
-from plint.bounds import MAX_SHELL_BLANKS, MAX_SHELL_DEPTH, MAX_SHELL_NODES, MAX_SHELL_OPENERS
+from plint.bounds import (
+    MAX_HEREDOC_LINE_EXPANSIONS,
+    MAX_SHELL_BLANKS,
+    MAX_SHELL_DEPTH,
+    MAX_SHELL_NODES,
+    MAX_SHELL_OPENERS,
+)
 
 _PARSER = None
 _OPENERS = (b"$", b"`", b"{", b"(", b"'", b'"')
@@ -114,6 +120,20 @@ def _check_openers(data: bytes) -> None:
         data, _BLANKS, rb"[ \t\n;]", MAX_SHELL_BLANKS, "blanks, newlines and semicolons (words and statements)"
     )
     _check_depth(data)
+    _check_heredoc_lines(data)
+
+
+def _check_heredoc_lines(data: bytes) -> None:
+    """TooComplex where a file that may hold a heredoc (`<<`) has a line of more than MAX_HEREDOC_LINE_EXPANSIONS
+    `$`; scanned only in a file with that many in all."""
+    if data.count(b"$") <= MAX_HEREDOC_LINE_EXPANSIONS or b"<<" not in data:
+        return
+    start = 0
+    for line in data.split(b"\n"):
+        if line.count(b"$") > MAX_HEREDOC_LINE_EXPANSIONS:
+            at = start + [m.start() for m in re.finditer(rb"\$", line)][MAX_HEREDOC_LINE_EXPANSIONS]
+            raise TooComplex(f"a line has more than {MAX_HEREDOC_LINE_EXPANSIONS:,} `$` in a file with a heredoc", at)
+        start += len(line) + 1
 
 
 def _check_depth(data: bytes) -> None:
