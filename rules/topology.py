@@ -645,6 +645,11 @@ SRUN_RANK_ENV = (
 )
 
 
+# what an MPI launcher gives each process instead: Open MPI's OMPI_COMM_WORLD_*, and the PMI_RANK/PMI_SIZE of
+# MPICH's Hydra and HPE Cray PALS (the mpiexec of ALCF's Polaris and Aurora: argonne-lcf/user-guides 7d04a3f9)
+MPI_RANK_VARIABLES = "OMPI_COMM_WORLD_RANK/SIZE (Open MPI) or PMI_RANK/PMI_SIZE (MPICH, Cray PALS)"
+
+
 @register(
     "PL209",
     "rank-env-missing",
@@ -698,7 +703,7 @@ def rank_env_missing(ctx: LaunchContext):
             f"{starter} starts {world[0]} processes that run the trainer directly, but "
             f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set in the launch: "
             "Megatron-LM reads them (default rank 0 of 1), so unless the image maps "
-            f"{'SLURM_PROCID/SLURM_NTASKS' if starter == 'srun' else 'OMPI_COMM_WORLD_RANK/SIZE'} to them, "
+            f"{'SLURM_PROCID/SLURM_NTASKS' if starter == 'srun' else MPI_RANK_VARIABLES} to them, "
             "every process believes it is alone",
             ctx.layout.site,
             key="cluster.world_size",

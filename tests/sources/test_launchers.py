@@ -364,6 +364,13 @@ def test_srun_bash_c_chain_walks_the_parent():
         ("mpirun -n 8 --map-by ppr:4:node --bind-to none --report-bindings python train.py", (2, 4, 8)),
         ("mpirun --np 16 -N 8 --allow-run-as-root python train.py", (2, 8, 16)),
         ("mpiexec -n 16 -ppn 8 -genv OMP_NUM_THREADS 4 -hosts a,b python train.py", (2, 8, 16)),
+        # HPE Cray PALS's mpiexec (ALCF Polaris and Aurora): --depth, --cpu-bind, `--env NAME=VALUE` in one word
+        (
+            "mpiexec -n 16 --ppn 4 --depth=8 --cpu-bind depth --env OMP_NUM_THREADS=8 --hostfile hosts python train.py",
+            (4, 4, 16),
+        ),
+        ("mpiexec --pmi=pmix -n 24 -ppn 12 -l --line-buffer --no-vni -genvall python train.py", (2, 12, 24)),
+        ("mpiexec -np 8 -ppn 4 -d 16 --cpu-bind list:4:56 --rlimit CORE python train.py", (2, 4, 8)),
     ],
 )
 def test_mpirun(line, expected):

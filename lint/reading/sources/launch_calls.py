@@ -235,6 +235,9 @@ def scan_options(words: list[Word], start: int, grammar: Grammar) -> OptionScan:
             if i + 1 < len(words):
                 out.options.setdefault(canon, []).append(words[i + 1])
             i += 2
+        elif kind == "pair" and i + 1 < len(words) and "=" in words[i + 1].known_prefix():
+            out.options.setdefault(canon, []).append(words[i + 1])  # `--env NAME=VALUE`: one word (PALS mpiexec)
+            i += 2
         elif kind == "pair":
             out.options.setdefault(canon, []).extend(words[i + 1 : i + 3])
             i += 3

@@ -16,7 +16,11 @@ from plint.reading.sources.launch_calls import (
 )
 
 
-# Open MPI names work with one dash or two; Hydra (MPICH, Intel MPI) names take one
+# Open MPI names work with one dash or two; Hydra (MPICH, Intel MPI) names take one. HPE Cray PALS's mpiexec
+# (ALCF's Polaris and Aurora, NCAR's Derecho) adds --depth, --cpu-bind, --mem-bind, --pmi, --rlimit, --no-vni,
+# --line-buffer and --no-transfer, and takes `--env NAME=VALUE` as one word where Hydra's `-env` takes two
+# (argonne-lcf/user-guides 7d04a3f9: docs/aurora/running-jobs-aurora.md "some helpful options", and the
+# mpiexec lines of docs/aurora and docs/polaris)
 MPIRUN = grammar_of(
     """--np|-np|-n|--n|-c --npernode|-npernode|-N|-ppn|--ppn --npersocket|-npersocket --map-by|-map-by
     --rank-by|-rank-by --bind-to|-bind-to --host|-host|-H|-hosts|--hosts|-hostlist
@@ -25,7 +29,8 @@ MPIRUN = grammar_of(
     --cpu-set|-cpu-set --ppr --timeout|-timeout --output-filename|-output-filename --stdin|-stdin --personality
     --launch-agent|-launch-agent --am|-am --tune|-tune --xml-file --report-pid --report-uri --hnp --xterm
     --max-vm-size --ompi-server --debugger --report-events --max-restarts --genvlist|-genvlist --envlist|-envlist
-    --launcher|-launcher --bootstrap|-bootstrap --iface|-iface --profile|-profile""",
+    --launcher|-launcher --bootstrap|-bootstrap --iface|-iface --profile|-profile
+    --depth|-depth|-d --cpu-bind|-cpu-bind --mem-bind|-mem-bind --pmi|-pmi --rlimit|--rlimits""",
     """--verbose|-v --quiet|-q --version|-V --tag-output|-tag-output --timestamp-output|-timestamp-output
     --merge-stderr-to-stdout --display-map|-display-map --display-allocation --report-bindings|-report-bindings
     --oversubscribe|-oversubscribe --nooversubscribe|-nooversubscribe --nolocal|-nolocal --pernode|-pernode
@@ -33,7 +38,7 @@ MPIRUN = grammar_of(
     --use-hwthread-cpus|-use-hwthread-cpus --allow-run-as-root|-allow-run-as-root --noprefix --novm
     --do-not-resolve --show-progress --enable-recovery --disable-recovery --continuous --debug --tv
     --genvall|-genvall --genvnone|-genvnone --envall|-envall --envnone|-envnone --prepend-rank|-prepend-rank|-l
-    --ordered-output|-ordered-output --rr|-rr --help|-h""",
+    --ordered-output|-ordered-output --rr|-rr --help|-h --no-vni --line-buffer --no-transfer""",
     "--mca|-mca --gmca|-gmca --genv|-genv --env|-env",
     abbrev=False,
 )
