@@ -145,3 +145,10 @@ def test_nodes_counted_by_assumption_stay_assumed_through_the_launch(tmp_path):
     assert (layout["cluster"]["nnodes"], layout["cluster"]["world_size"]) == (32, 256)
     origins = {k: layout["provenance"][k]["origin"] for k in ("cluster.nnodes", "cluster.world_size", "parallel.dp")}
     assert origins == dict.fromkeys(origins, "assumed")
+
+
+def test_a_node_file_past_the_bound_is_not_built():
+    """10^10 lines (select=100000:mpiprocs=99999+...) would be gigabytes: the file stays unknown."""
+    assert node_file(job("#PBS -l select=100000:mpiprocs=99999+1:ncpus=0\n")) is None
+    text = "#PBS -l select=100000:mpiprocs=99999\nN=$(wc -l < $PBS_NODEFILE)\n"
+    assert variable(text, "N")[0] is None
