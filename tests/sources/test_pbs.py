@@ -72,6 +72,8 @@ def test_counting_lines_of_the_node_file_is_derived():
     assert variable(text, "N") == ("4", "derived")
     text = "#!/bin/bash\n#PBS -l select=2:mpiprocs=8\nN=$(cat $PBS_NODEFILE | wc -l)\n"
     assert variable(text, "N") == ("16", "derived")
+    text = '#!/bin/bash\n#PBS -l select=3\nN=$(< "$PBS_NODEFILE" wc -l)\n'  # the redirect written first
+    assert variable(text, "N") == ("3", "derived")
 
 
 @pytest.mark.parametrize(

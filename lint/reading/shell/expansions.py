@@ -632,6 +632,11 @@ class Expansions(ArithmeticExpansions):
             return None  # one pure command alone is `pure`'s; a pipeline, a line tool or a read file's here
         for stage in stages:
             prefix, rest = self._command_parts(stage)
+            if text is None and stage is stages[0] and [c.type for c in prefix] == ["file_redirect"]:
+                named = self._file_source(prefix[0], unit)  # `< FILE wc -l`: the redirect written first
+                text, prefix = (self.file_text(named, unit) if named is not None else None), []
+                if text is None:
+                    return None
             if prefix:
                 return None
             words = self.words(rest, unit)
