@@ -33,8 +33,9 @@ _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it)
         "of such a script.",
         why="A script with a syntax error stops where bash stops: the launch after it never runs, "
         "after the job has already waited in the queue. Bash rejects `1_000_000` in `$(( ))` "
-        '("value too great for base") and abandons the command it stands in: the variable is never '
-        "assigned or the launch line never runs (bash 5.2; with set -e the script stops there).",
+        '("value too great for base") and abandons the whole top-level command it stands in: the variable is '
+        "never assigned, and neither the rest of its line nor the rest of the loop, if or function call around "
+        "it runs (bash 5.2, set -e or not); bash goes on with the next line.",
         bad=Example(
             {
                 "launch.sh": "#!/bin/bash\nTRAIN_SAMPLES=$((300_000_000))\n"

@@ -1,9 +1,13 @@
 """Each construct of issue 2's list, evaluated statically."""
 
 import os
+import shutil
+import subprocess
 
 import sys
 from pathlib import Path
+
+import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 from shell_helpers import argv, var  # noqa: E402
@@ -279,3 +283,46 @@ def test_arithmetic_over_an_assumed_value_is_assumed(run):
     result = run("N=$(nvidia-smi -L | wc -l)\nW=$((N * 4))\nK=$((3 * 4))\n", assume={"N": "8"})
     assert [(p.text, p.origin) for p in result.variables["W"].value] == [("32", "assumed")]
     assert [(p.text, p.origin) for p in result.variables["K"].value] == [("12", "derived")]
+
+
+BASH = shutil.which("bash")
+
+DISCARDED = [
+    # an expansion bash refuses abandons the top-level command it stands in: the rest of its line, the loop,
+    # the function call, the if, the brace group; `(( ))` and `let` only fail; a sourced file, an `eval` or
+    # `bash -c` string and a subshell each have a top level of their own
+    'A="<x>"\nfor i in 1 2; do echo loop$i; B=$(($A * 4)); echo after$i; done\necho afterloop\n',
+    'A="<x>"\ng() { echo g1; f; echo g2; }\nf() { C=$(($A * 2)); echo f2; }\ng\necho afterg\n',
+    'A="<x>"\nif true; then D=$((A + 1)); echo inif; fi\necho afterif\n{ E=$(($A)); echo brace; }\necho end\n',
+    'A="<x>"\necho a; X=$(($A)); echo b\necho c\n',
+    'A="<x>"\n(( A + 1 )); echo status\nlet "B = A + 1"; echo let\nC=$((1 / 0)); echo div\necho end\n',
+    "echo one; (X=$((1/0)); echo sub); echo two\necho three\n",
+    "eval 'echo e1; X=$((1/0)); echo e2'; echo same\necho next\n",
+    "f() { eval 'echo e1; X=$((1/0)); echo e2'; echo aftereval; }\nf\necho end\n",
+    "bash -c 'echo c1; X=$((1/0)); echo c2'\necho next\n",
+    "if [ $((1/0)) -gt 0 ]; then echo body; fi\necho after\n",
+]
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+@pytest.mark.parametrize("script", DISCARDED)
+def test_what_runs_after_an_expansion_bash_refuses_is_what_bash_runs(run, script):
+    """The echo commands plint reads as run are those bash 5.2 runs (checked against the real bash)."""
+    real = subprocess.run([BASH, "-c", script], capture_output=True, text=True).stdout.split()
+    r = run(script)
+    read = [c.words[1].text for c in r.commands if c.words and c.words[0].text == "echo" and len(c.words) > 1]
+    assert read == real
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+def test_paths_through_a_pipeline_as_bash_gives_them(run, tmp_path):
+    """`dirname "$0" | xargs realpath` (Eugene29's ViT jobs find their repository so): dirname, basename,
+    realpath and readlink in a pipeline, and xargs handing them its input's words."""
+    script = (
+        "P=$(dirname ${BASH_SOURCE[0]} | xargs realpath)\nB=$(echo /a/b/c.sh | xargs basename)\n"
+        "D=$(dirname /x/y/z | xargs dirname)\necho $P $B $D\n"
+    )
+    r = run(script)
+    real = subprocess.run([BASH, str(tmp_path / "main.sh")], capture_output=True, text=True).stdout.split()
+    assert [var(r, name) for name in ("P", "B", "D")] == real
+    assert var(run("X=$(echo a b | xargs -n1 basename)\n"), "X") is None  # an xargs option: not read

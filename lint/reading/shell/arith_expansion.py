@@ -60,14 +60,9 @@ class ArithmeticExpansions(ShellCore):
         out = arith.evaluate(expr, self.arith_lookup)
         self._assign(out.assignments, span, "is assigned in arithmetic from unknown values")
         if out.error:
-            self.result.problems.append(
-                Problem(
-                    "shell-error",
-                    f"bash refuses $(({expr.strip()})): {out.error}; bash abandons the command it "
-                    "stands in (nothing on it is assigned or run; with set -e the script stops)",
-                    span,
-                )
-            )
+            if reasons is None:  # an expansion: bash abandons the top-level command (arith_command: status 1)
+                self.discarding = True
+            self.result.problems.append(Problem("shell-error", _refusal(expr, out.error, reasons is None), span))
             # the value is not there for later lines; findings about an empty value would only echo PL001
             return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
         if out.value is None:
@@ -143,3 +138,14 @@ class ArithmeticExpansions(ShellCore):
                 self.vars[name].exported if name in self.vars else False,
                 span,
             )
+
+
+def _refusal(expr: str, error: str, expansion: bool) -> str:
+    """What bash does with arithmetic it refuses (bash 5.2, checked): `$(( ))` abandons the whole top-level
+    command it stands in, set -e or not; `(( ))` fails with status 1."""
+    if not expansion:
+        return f"bash refuses (({expr.strip()})): {error}; the command fails (status 1)"
+    return (
+        f"bash refuses $(({expr.strip()})): {error}; bash abandons the top-level command it stands in: nothing "
+        "on it is assigned or run, nor the rest of its line, loop, if or function call (set -e or not)"
+    )

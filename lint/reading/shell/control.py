@@ -26,7 +26,15 @@ from plint.reading.shell.fields import (
     unknown_arguments,
     var_text,
 )
-from plint.reading.shell.state import MAX_LOOP, ShellBreak, ShellContinue, ShellExit, ShellReturn, ShellState
+from plint.reading.shell.state import (
+    MAX_LOOP,
+    ShellBreak,
+    ShellContinue,
+    ShellDiscard,
+    ShellExit,
+    ShellReturn,
+    ShellState,
+)
 
 from typing import TYPE_CHECKING
 
@@ -99,10 +107,16 @@ class Control(ShellCore):
                     ends.append(self.snapshot())
             except (ShellBreak, ShellContinue):
                 ends.append(self.snapshot())
+            except ShellDiscard:  # this way abandons the top-level command; the others are merged
+                self.discarding = False
+                stopped.append(ShellDiscard)
             finally:
                 del self.conditions[len(self.conditions) - len(labels) :]
         if not ends:
             self.restore(start)
+            if ShellDiscard in stopped and ShellReturn not in stopped:
+                self.discarding = True
+                raise ShellDiscard()
             raise ShellExit()
         self.merge(ends, cond_text, choice.key if choice is not None else None)
         if len(stopped) == len(alternatives):  # every way through leaves: so does the statement

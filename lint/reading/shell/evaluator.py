@@ -22,6 +22,7 @@ from plint.reading.shell.state import (
     ShellBreak,
     OverBudget,
     ShellContinue,
+    ShellDiscard,
     ShellExit,
     ShellReturn,
     ShellState,
@@ -67,6 +68,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.last_output = None
         self.body_ranges = {}
         self.getopts_at, self.getopts_offset = 0, 0
+        self.discarding = False
 
     # ---- entry points ----------------------------------------------------------------------------
     def run_file(self, source: SourceFile) -> None:
@@ -85,7 +87,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.active_files.add(key)
         outer, self.current_file = self.current_file, key
         try:
-            self.block(unit.tree.root_node.children, unit)
+            self.top_level(unit.tree.root_node.children, unit)
         finally:
             self.active_files.discard(key)
             self.current_file = outer
@@ -108,13 +110,15 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.result.problems.extend(problems)
 
     def run_unit(self, unit: Unit) -> None:
+        """A string run as shell code (`eval`, `bash -c`, `ssh`, `sbatch --wrap`): bash reads each as it reads a
+        file, one top-level command at a time (an expansion it refuses in `eval`'s string ends that string only)."""
         from plint.reading.shell.parse import TooComplex, parse
 
         try:
             unit.tree = parse(unit.data)
         except TooComplex as exc:
             raise OverBudget(f"where a string it runs is too complex ({exc.args[0]})") from None
-        self.block(unit.tree.root_node.children, unit)
+        self.top_level(unit.tree.root_node.children, unit)
 
     def tick(self) -> None:
         self.steps += 1
@@ -164,8 +168,28 @@ class Shell(Expansions, Commands, Sourcing, Control):
         status: int | None = 0
         for node in nodes:
             if node.is_named and node.type not in ("comment", "heredoc_body"):
+                if self.discarding:  # met in a condition or a word: the statements after it do not run
+                    raise ShellDiscard()
                 status = self.statement(node, unit)
+        if self.discarding:
+            raise ShellDiscard()
         return status
+
+    def top_level(self, nodes, unit: Unit) -> None:
+        """A file's (or a new shell's) statements, as bash reads them: one top-level command at a time, a line
+        (and the compound command it opens) each; where an expansion bash refuses abandons one, bash goes on
+        with the next line."""
+        skip_row = -1
+        for node in nodes:
+            if not node.is_named or node.type in ("comment", "heredoc_body") or node.start_point[0] == skip_row:
+                continue
+            try:
+                self.statement(node, unit)
+                if self.discarding:
+                    raise ShellDiscard()
+            except ShellDiscard:
+                self.discarding = False
+                skip_row = node.end_point[0]  # the rest of the line bash read with it
 
     def statement(self, node, unit: Unit) -> int | None:
         """Run one statement; returns its exit status (0 true, 1 false, None unknown)."""
@@ -206,6 +230,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 saved = self.snapshot()
                 try:
                     return self.block(node.children, unit)
+                except ShellDiscard:  # a subshell is a shell of its own: its top level ends it
+                    self.discarding = False
+                    return 1
                 finally:
                     self.restore(saved)
             if t == "if_statement":
@@ -452,7 +479,7 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
                 budget.args[1] if len(budget.args) > 1 else None,
             )
         )
-    except (ShellExit, ShellReturn, ShellBreak, ShellContinue):
+    except (ShellExit, ShellReturn, ShellBreak, ShellContinue, ShellDiscard):
         pass
     except RecursionError:
         shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))

@@ -583,7 +583,7 @@ class Expansions(ArithmeticExpansions):
         command = body[0] if len(body) == 1 and body[0].type == "command" else None
         # one command's words are expanded once: read twice, `$($($(...)))` doubled its work at each level
         texts = [w.text for w in self.words(self._command_parts(command)[1], unit)] if command is not None else []
-        value = _pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
+        value = pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
         return self._run_time_output(node, unit, texts)
@@ -688,13 +688,13 @@ class Expansions(ArithmeticExpansions):
                 continue
             if n.type != "command":
                 return None
-            out, cwd = _pure_output([w.text for w in self.words(self._command_parts(n)[1], unit)], cwd)
+            out, cwd = pure_output([w.text for w in self.words(self._command_parts(n)[1], unit)], cwd)
             if out is None:
                 return None
         return out
 
 
-def _pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:
+def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:
     """What one pure command (dirname, basename, pwd, cd, echo, printf, realpath) prints, and the folder
     it leaves; None for any other command or a word known only at run time."""
     texts = [t for t in maybe_texts if t is not None]

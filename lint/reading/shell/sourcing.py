@@ -34,6 +34,10 @@ from plint.reading.shell.state import (
 )
 from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 
+# commands whose output is a path computed from their words (plint.reading.shell.expansions.pure_output)
+PATH_COMMANDS = frozenset(("dirname", "basename", "realpath", "readlink"))
+MAX_XARGS_WORDS = 1_000  # words of input `xargs` hands on
+
 
 class Sourcing(ShellCore):
     def resolve_path(self, text: str, unit: Unit) -> str:
@@ -558,6 +562,17 @@ class Sourcing(ShellCore):
             return run_cut(args, stdin)
         if name in LINE_TOOLS:
             return LINE_TOOLS[name](args, stdin, lambda w: self.file_text(w, unit))
+        if name in PATH_COMMANDS and all(w.known for w in words):  # `dirname "$0" | xargs realpath`
+            from plint.reading.shell.expansions import pure_output
+
+            out = pure_output([w.text for w in words], self.working_folder())[0]
+            return MappedText([Piece(out + "\n", None, "derived")]) if out is not None else None
+        if name == "xargs" and stdin is not None and args and (args[0].text or "-")[0] != "-" and args[0].text != name:
+            # xargs CMD ARGS: CMD run once with the words of its input after ARGS (no option of xargs read)
+            given = stdin.render() if all(p.known for p in stdin.pieces) else None
+            if given is None or len(given.split()) > MAX_XARGS_WORDS:
+                return None
+            return self.producer([*args, *(Word.of(t) for t in given.split())], unit, None, node)
         if name == "sed":
             if any((w.text or "").startswith(("-i", "--in-place")) for w in args):
                 return None  # edits its file in place (file_command), writes nothing to stdout

@@ -77,6 +77,12 @@ class ShellContinue(Exception):
     pass
 
 
+class ShellDiscard(Exception):
+    """An expansion bash refuses (`$((1_000_000))`, `$((1/0))`): bash 5.2 abandons the whole top-level command
+    it stands in (the rest of its line, the loop, `if` or function call around it) and goes on with the next;
+    a sourced file, an `eval` or `bash -c` string and a subshell each have a top level of their own."""
+
+
 class OverBudget(Exception):
     """Evaluation stopped: args[0] names the budget (steps, work)."""
 
