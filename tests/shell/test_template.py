@@ -1,10 +1,16 @@
 """`${VAR}` / `$VAR` templates filled by envsubst or sed, and slots left unfilled."""
 
 import os
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from plint.checking.check import check_paths
-from plint.reading.shell.model import MappedText, Piece
-from plint.reading.shell.sed import _regex
+from plint.reading.shell.model import MappedText, Piece, Word
+from plint.reading.shell.sed import _regex, run_sed
 from plint.reading.shell.template import mark_unfilled
 
 TEMPLATE = '{"bs": ${GBS}, "mbs": $MBS, "stage": ${ZERO}}\n'
@@ -104,3 +110,22 @@ def test_envsubst_sees_assignments_before_it(run):
     r = run("GBS=32 MBS=1 ZERO=0 envsubst < tpl.json > ds.json\n", files={"tpl.json": TEMPLATE})
     assert virtual(r, "ds.json").content.render() == '{"bs": 32, "mbs": 1, "stage": 0}\n'
     assert "GBS" not in r.variables  # the prefix assignment lasts for that command only
+
+
+SED = shutil.which("sed")
+
+
+@pytest.mark.skipif(SED is None, reason="sed is not installed")
+@settings(max_examples=80, deadline=None)
+@given(
+    lines=st.lists(st.sampled_from(["a", "ab", "bab", "host1", "", "x.y"]), max_size=6),
+    ended=st.booleans(),
+    script=st.sampled_from(["s/$/ slots=4/", "s/^/x /", "s/b/Z/", "s/b/Z/g", "s/a.*/q/", "s/./-/", "s/^$/E/"]),
+)
+def test_sed_edits_line_by_line_as_sed(lines, ended, script):
+    """On known text plint's `s` commands write what GNU sed writes: each line edited on its own (a `s` without
+    g replaces the first match of each line; `^` and `$` anchor at each line)."""
+    text = "\n".join(lines) + ("\n" if ended and lines else "")
+    real = subprocess.run([SED, script], input=text, capture_output=True, text=True, check=True).stdout
+    out = run_sed([Word.of(script)], MappedText([Piece(text)]), lambda w: None, lambda w, c: None)
+    assert out is not None and "".join(p.text or "" for p in out.pieces) == real

@@ -100,7 +100,7 @@ def _regex(pattern: str, extended: bool = False) -> re.Pattern | None:
     if not re.search(r"[.*^$\[\]\\+?(){}|]", pattern):
         return re.compile(re.escape(pattern))
     if extended:
-        return None if re.search(r"[\[\]\\+?(){}|]", pattern) else re.compile(pattern)
+        return None if re.search(r"[\[\]\\+?(){}|]", pattern) else re.compile(pattern, re.MULTILINE)
     out, i = [], 0
     while i < len(pattern):
         c = pattern[i]
@@ -121,7 +121,7 @@ def _regex(pattern: str, extended: bool = False) -> re.Pattern | None:
         else:
             out.append(re.escape(c))
         i += 1
-    return re.compile("".join(out))
+    return re.compile("".join(out), re.MULTILINE)  # `^` and `$` at each line's ends, as sed anchors them
 
 
 def _substitute(content: MappedText, rx: re.Pattern, replacement: list[Piece], global_: bool) -> MappedText:
@@ -142,12 +142,17 @@ def _substitute(content: MappedText, rx: re.Pattern, replacement: list[Piece], g
                 continue
             out.append(p.sub(a - s, b - s) if p.known else p)
 
-    for m in rx.finditer(text):
-        take(pos, m.start())
-        out.extend(replacement)
-        pos = m.end()
-        if not global_:
-            break
+    line_start = 0
+    while line_start < len(text):  # sed edits line by line: `s` (without g) the first match of each line
+        end = text.find("\n", line_start)
+        end = len(text) if end < 0 else end
+        for m in rx.finditer(text, line_start, end):
+            take(pos, m.start())
+            out.extend(replacement)
+            pos = m.end()
+            if not global_:
+                break
+        line_start = end + 1
     take(pos, len(text))
     return MappedText([p for p in out if not p.known or p.text])
 
