@@ -154,3 +154,40 @@ def test_a_node_file_past_the_bound_is_not_built():
     assert node_file(job("#PBS -l select=100000:mpiprocs=99999+1:ncpus=0\n")) is None
     text = "#PBS -l select=100000:mpiprocs=99999\nN=$(wc -l < $PBS_NODEFILE)\n"
     assert variable(text, "N")[0] is None
+
+
+DS_FLAGS = (
+    " pretrain_gpt.py --deepspeed --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128"
+    " --max-position-embeddings 128 --micro-batch-size 1 --global-batch-size 16\n"
+)
+
+
+def checked(tmp_path, text: str):
+    script = tmp_path / "job.sh"
+    script.write_text(text)
+    (result,) = check_paths([script])
+    return result, file_json(result)["layout"]
+
+
+@pytest.mark.parametrize("place, origin", [("#PBS -l place=scatter\n", "derived"), ("", "assumed")])
+def test_a_deepspeed_hostfile_written_from_the_node_file(tmp_path, place, origin):
+    """ALCF's way: `sed 's/$/ slots=4/' $PBS_NODEFILE > hostfile`, hosts counted by chunk."""
+    text = f"#!/bin/bash\n#PBS -l select=2\n{place}sed 's/$/ slots=4/' $PBS_NODEFILE > hostfile\n"
+    _, layout = checked(tmp_path, text + "deepspeed --hostfile hostfile" + DS_FLAGS)
+    cluster = layout["cluster"]
+    assert (cluster["nnodes"], cluster["gpus_per_node"], cluster["world_size"]) == (2, 4, 8)
+    assert layout["provenance"]["cluster.nnodes"]["origin"] == origin
+
+
+def test_the_node_file_as_a_deepspeed_hostfile_is_refused(tmp_path):
+    """runner.py _parse_hostfile wants `host slots=N`: a bare host name is a bad entry, and a host the node file
+    lists once per MPI process is a repeated one."""
+    result, _ = checked(tmp_path, "#!/bin/bash\n#PBS -l select=2\ndeepspeed --hostfile $PBS_NODEFILE" + DS_FLAGS)
+    (found,) = [d for d in result.diagnostics if d.code == "PL208"]
+    assert "bad entry: <the host of the job's chunk 1>" in found.message and (found.path, found.line) == (
+        str(tmp_path / "job.sh"),
+        3,
+    )
+    text = "#!/bin/bash\n#PBS -l select=2:mpiprocs=4\nsed 's/$/ slots=1/' $PBS_NODEFILE > hf\n"
+    result, _ = checked(tmp_path, text + "deepspeed --hostfile hf" + DS_FLAGS)
+    assert any("multiple entries for <the host of the job's chunk 1>" in d.message for d in result.diagnostics)

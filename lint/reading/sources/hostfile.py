@@ -17,7 +17,7 @@ from contextvars import ContextVar
 from plint.bounds import count_problem
 from plint.reading.scoped import scoped
 from plint.record import field, record
-from plint.reading.shell.model import MARKER, MappedText, Problem
+from plint.reading.shell.model import MARKER, MappedText, Piece, Problem
 from plint.source import SourceFile, Span, display_path
 from plint.values import NumberTooLong, Value, derived, parse_int, unresolved
 
@@ -53,6 +53,41 @@ class Hostfile:
     problems: list[Problem] = field(default_factory=list)
     # why the hosts cannot be counted (a file the script writes from text known only at run time), else None
     uncounted: str | None = None
+    # why its hosts are told apart only by assumption (a PBS node file's chunks under free placement), else None
+    assumed: str | None = None
+
+
+# A PBS node file's host (plint.reading.sources.pbs.node_file): one word, the same for every line of its chunk,
+# written into a hostfile as this stand-in so that the runner's reading counts and compares hosts by chunk
+_CHUNK_HOST = re.compile(f"{MARKER}chunk-(\\d+)-host{MARKER}")
+
+
+def with_chunk_hosts(content: MappedText) -> tuple[MappedText, str | None]:
+    """`content` with each PBS node-file host word as its chunk's stand-in name, and why two chunks' hosts are
+    taken for different only by assumption (no place=scatter), else None."""
+    from plint.reading.shell.lines import HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX
+
+    pieces, shared = [], set()
+    for piece in content.pieces:
+        name = piece.name or ""
+        if piece.known or not name.startswith((HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX)):
+            pieces.append(piece)
+            continue
+        chunk = name.rsplit(" ", 1)[-1]
+        if name.startswith(SHARED_HOST_NAME_PREFIX):
+            shared.add(chunk)
+        pieces.append(Piece(f"{MARKER}chunk-{chunk}-host{MARKER}", piece.span, "derived"))
+    why = (
+        "one host a chunk, as PBS places whole-node chunks; without place=scatter two chunks may share one"
+        if len(shared) > 1
+        else None
+    )
+    return MappedText(pieces), why
+
+
+def shown(text: str) -> str:
+    """A hostfile line or host as a message names it: a chunk's stand-in as that chunk's host."""
+    return _CHUNK_HOST.sub(lambda m: f"<the host of the job's chunk {m.group(1)}>", text)
 
 
 def uncounted(content: MappedText) -> str | None:
@@ -84,15 +119,16 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         b0 = start + len(raw[:indent].encode("utf-8", "surrogateescape"))
         span = source.span(b0, b0 + len(line.encode("utf-8", "surrogateescape")))
         m = _LINE.search(line)
-        if not m and MARKER in line:  # a line the script writes from text known only at run time
+        if not m and MARKER in _CHUNK_HOST.sub("", line):  # a line written from text known only at run time
             out.uncounted = out.uncounted or "a line known only at run time"
             continue
         if not m:
-            out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {line}{_TAIL}", span))
+            out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {shown(line)}{_TAIL}", span))
             return out
         host = m.group(1)
         if host in seen:
-            out.problems.append(Problem("hostfile", f"Hostfile contains multiple entries for {host}{_TAIL}", span))
+            said = f"Hostfile contains multiple entries for {shown(host)}{_TAIL}"
+            out.problems.append(Problem("hostfile", said, span))
             return out
         try:
             slots = parse_int(m.group(2))
@@ -262,14 +298,22 @@ def resolve_resources(
         return Resources([], unresolved(note, span), unresolved(note, span), unresolved(note, span), [problem])
     hosts = [(h, len(s) if s is not None else None) for h, s in active.items()]
     multi = len(hosts) > 1 and not no_ssh
+    assumed = hostfile.assumed if hostfile is not None and len(hosts) > 1 else None
     return Resources(
         hosts,
-        _world(hosts, where, span),
-        derived(len(hosts), f"{len(hosts)} active host(s) ({where})", span),
+        _assumed(_world(hosts, where, span), assumed),
+        _assumed(derived(len(hosts), f"{len(hosts)} active host(s) ({where})", span), assumed),
         _per_node(hosts, where, span),
         [],
         multi,
     )
+
+
+def _assumed(value: Value, why: str | None) -> Value:
+    """A count that rests on telling hosts apart by assumption is assumed, and says which."""
+    if why is None or not value.known:
+        return value
+    return Value(value.value, value.span, "assumed", f"{value.note}; {why}" if value.note else why)
 
 
 def _slurm_backend_check(active: dict[str, Sequence[int] | None]) -> None:
@@ -312,6 +356,8 @@ def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -
 
 def _host_name(host: str) -> str:
     """A host as a note names it: a name written from run-time text (`$(hostname)`) has no text to show."""
+    if _CHUNK_HOST.fullmatch(host):
+        return shown(host)
     return "a host named at run time" if MARKER in host else host
 
 

@@ -176,7 +176,7 @@ def _hostfile(
 ):
     """(the hostfile read, None) or (None, the hostfile the runner reads when plint cannot, or None when the
     runner reads none: one local node)."""
-    from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile, uncounted
+    from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile, uncounted, with_chunk_hosts
 
     unread: str | None = None
     if call.hostfile is not None:
@@ -185,7 +185,9 @@ def _hostfile(
             # a path with unknown parts still names the file the script wrote under that name (the
             # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
             written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
-            src = SourceFile(written.path, written.content.render()) if written is not None else None
+            src = (
+                SourceFile(written.path, with_chunk_hosts(written.content)[0].render()) if written is not None else None
+            )
             shown = word.display() if word is not None else ""
             unread = f"the hostfile {shown} ({call.hostfile.note})"
         else:
@@ -200,8 +202,17 @@ def _hostfile(
                 else f"the hostfile {call.hostfile.value} (neither in the repository nor written by the script)"
             )
         if src is not None:
+            content, assumed = with_chunk_hosts(written.content) if written is not None else (None, None)
+            if content is not None:  # a file the script wrote: its PBS node-file hosts counted by chunk
+                src = SourceFile(src.path, content.render())
             hostfile = read_hostfile(src)
-            why = uncounted(written.content) if written is not None else hostfile.uncounted
+            hostfile.assumed = assumed
+            if written is not None and written.written_by is None and word is not None:
+                # a file the environment gives (PBS's node file): its lines are nowhere to point at, the option is
+                hostfile.problems = [
+                    Problem(p.kind, p.message + _NODE_FILE_HINT, word.value_span) for p in hostfile.problems
+                ]
+            why = uncounted(content) if content is not None else hostfile.uncounted
             if why is not None:  # its lines may hold several hosts each: only their slots are read
                 hostfile.uncounted = f"the hostfile {shown}, written by the script from text known at run time ({why})"
             return hostfile, None
@@ -210,6 +221,13 @@ def _hostfile(
     elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
     return None, unread
+
+
+# runner.py _parse_hostfile wants `host slots=N` lines; a PBS node file lists bare host names
+_NODE_FILE_HINT = (
+    " (the job's node file lists host names alone; DeepSpeed wants `host slots=N` lines: write them with "
+    "`sed 's/$/ slots=N/' $PBS_NODEFILE > hostfile`)"
+)
 
 
 def _set_resources(call: LauncherCall, res) -> None:
