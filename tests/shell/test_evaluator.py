@@ -301,6 +301,7 @@ DISCARDED = [
     "f() { eval 'echo e1; X=$((1/0)); echo e2'; echo aftereval; }\nf\necho end\n",
     "bash -c 'echo c1; X=$((1/0)); echo c2'\necho next\n",
     "if [ $((1/0)) -gt 0 ]; then echo body; fi\necho after\n",
+    "true | { X=$((1/0)); echo in; }; echo same\ntrue | Y=$((1/0)); echo same2\necho next\n",
 ]
 
 

@@ -175,6 +175,17 @@ class Shell(Expansions, Commands, Sourcing, Control):
             raise ShellDiscard()
         return status
 
+    def piped(self, node, unit: Unit) -> int | None:
+        """A pipeline: each of its commands runs in a subshell, so one an expansion error abandons ends there."""
+        try:
+            status = self.pipeline(node, unit)
+        except ShellDiscard:
+            status = 1
+        if self.discarding:
+            self.discarding = False
+            return 1
+        return status
+
     def top_level(self, nodes, unit: Unit) -> None:
         """A file's (or a new shell's) statements, as bash reads them: one top-level command at a time, a line
         (and the compound command it opens) each; where an expansion bash refuses abandons one, bash goes on
@@ -219,7 +230,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
             if t == "redirected_statement":
                 return self.redirected(node, unit)
             if t == "pipeline":
-                return self.pipeline(node, unit)
+                return self.piped(node, unit)
             if t == "list":
                 return self.and_or(node, unit)
             if t == "compound_statement" and node.children and node.children[0].type == "((":
