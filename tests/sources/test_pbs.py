@@ -191,3 +191,9 @@ def test_the_node_file_as_a_deepspeed_hostfile_is_refused(tmp_path):
     text = "#!/bin/bash\n#PBS -l select=2:mpiprocs=4\nsed 's/$/ slots=1/' $PBS_NODEFILE > hf\n"
     result, _ = checked(tmp_path, text + "deepspeed --hostfile hf" + DS_FLAGS)
     assert any("multiple entries for <the host of the job's chunk 1>" in d.message for d in result.diagnostics)
+
+
+def test_qsub_flags_take_no_value():
+    """`-V`, `-z` and the other flags of qsub's getopt string leave the next word an option of its own."""
+    assert job("#PBS -z -l select=3\n#PBS -V -N run\n").chunks == [Chunk(3, 1)]
+    assert job("#PBS -V -N run\n").job_name == "run"

@@ -88,14 +88,20 @@ def read_directives(source: SourceFile) -> PbsJob | None:
     return job
 
 
+# qsub's options that take a value (src/cmds/qsub_sup.c GETOPT_ARGS "a:A:c:C:e:fhIj:J:k:l:m:M:N:o:p:q:r:R:S:u:
+# v:VW:XzP:"); f, h, I, V, X and z are flags
+VALUE_OPTIONS = frozenset("aAcCejJklmMNopqrRSuvWP")
+
+
 def _apply(job: PbsJob, words: list[Word]) -> None:
     """qsub's options on one directive line: `-l` resources, `-N` the job's name, `-q` its queue."""
     i = 0
     while i < len(words):
         text = words[i].text or ""
         letter, attached = (text[1:2], text[2:]) if text.startswith("-") and len(text) > 1 else ("", "")
-        value = attached or (words[i + 1].text if i + 1 < len(words) and letter in "lNqAPoeWvjkmMrSuaczJ" else None)
-        i += 1 if attached or value is None or not letter else 2
+        takes = letter in VALUE_OPTIONS
+        value = attached if takes and attached else words[i + 1].text if takes and i + 1 < len(words) else None
+        i += 2 if takes and not attached else 1
         if value is None:
             continue
         if letter == "l":
