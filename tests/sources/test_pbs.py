@@ -197,3 +197,14 @@ def test_qsub_flags_take_no_value():
     """`-V`, `-z` and the other flags of qsub's getopt string leave the next word an option of its own."""
     assert job("#PBS -z -l select=3\n#PBS -V -N run\n").chunks == [Chunk(3, 1)]
     assert job("#PBS -V -N run\n").job_name == "run"
+
+
+def test_a_continued_directive_points_at_its_own_line():
+    text = "#PBS -l \\\n  select=3:mpiprocs=2\n"
+    j = job(text)
+    assert j.chunks == [Chunk(3, 2)] and j.select_span.line == 2
+    assert text.encode()[j.select_span.start : j.select_span.end] == b"select=3:mpiprocs=2"
+
+
+def test_a_core_count_past_pythons_digit_limit_is_read_as_digits():
+    assert job(f"#PBS -l select=2:ncpus={'9' * 5000}\n").chunks == [Chunk(2, 1)]

@@ -57,15 +57,13 @@ def _directive_lines(source: SourceFile):
         start = offset
         offset += len(raw.encode("utf-8", "surrogateescape"))
         line = raw.rstrip("\r\n")
-        if pending is not None:
-            at, text = pending
+        if pending is not None:  # the line a backslash continued, joined so that its bytes keep their offsets
+            start, line = pending[0], pending[1] + line
             pending = None
-            line_at, line = at, text + line
-            start = line_at
         stripped = line.lstrip()
         if stripped.startswith(PREFIX):
-            if line.endswith("\\"):
-                pending = (start, line[:-1])
+            if line.endswith("\\"):  # the backslash as a blank, the line end kept: both separate words
+                pending = (start, line[:-1] + " " + raw[len(raw.rstrip("\r\n")) :])
                 continue
             yield start, line
             continue
@@ -143,8 +141,8 @@ def _chunks(spec: str, old: bool) -> tuple[list[Chunk] | None, str | None]:
         values = dict(item.partition("=")[::2] for item in items if "=" in item)
         procs = values.get("ppn" if old else "mpiprocs")
         cpus = values.get("ncpus", "1")
-        if procs is None:
-            procs = "1" if old or not cpus.isdigit() or int(cpus) > 0 else "0"
+        if procs is None:  # 1 where ncpus > 0 (as digits: a 5,000-digit ncpus is past int()'s limit), else 0
+            procs = "1" if old or not cpus.isdigit() or cpus.strip("0") else "0"
         if not procs.isdigit() or len(procs) > 6:
             return None, f"mpiprocs={procs} is not a count plint can read"
         chunks.append(Chunk(count, int(procs)))
