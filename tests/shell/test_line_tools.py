@@ -94,3 +94,9 @@ def test_nested_line_tools_are_each_expanded_once(tmp_path):
     (result,) = check_paths([tmp_path / "launch.sh"])
     assert not any("work budget" in d.message for d in result.diagnostics)
     assert result.layouts and result.layouts[0].value("cluster.gpus_per_node") == 4
+
+
+def test_the_evaluator_names_every_line_tool():
+    from plint.reading.shell.state import LINE_TOOLS
+
+    assert LINE_TOOLS == set(RUNNERS)

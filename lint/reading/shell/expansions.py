@@ -10,7 +10,6 @@ from typing import Any
 from plint.reading.shell import arith
 from plint.reading.shell.arith_expansion import ArithmeticExpansions
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
-from plint.reading.shell.lines import RUNNERS as LINE_TOOLS
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.fields import (
@@ -24,7 +23,7 @@ from plint.reading.shell.fields import (
     pieces_text,
     prints_one_name,
 )
-from plint.reading.shell.state import EXPANSIONS, MAX_PIECES, OverBudget, SpanNode
+from plint.reading.shell.state import EXPANSIONS, LINE_TOOLS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING, parse_index
 
 # surrogates a `\u` escape can make, less U+DC80..U+DCFF: those are how plint holds a file's undecodable bytes

@@ -8,7 +8,6 @@ import os
 from plint.reading.loading import Unread
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
-from plint.reading.shell.lines import RUNNERS as LINE_TOOLS
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.record import record
@@ -24,6 +23,7 @@ from plint.reading.shell.source_path import (
 from plint.reading.shell.fields import expanded_directives, flatten
 from plint.reading.shell.state import (
     EvalOptions,
+    LINE_TOOLS,
     MAX_DEPTH,
     MAX_PIECES,
     ShellBreak,
@@ -561,7 +561,9 @@ class Sourcing(ShellCore):
 
             return run_cut(args, stdin)
         if name in LINE_TOOLS:
-            return LINE_TOOLS[name](args, stdin, lambda w: self.file_text(w, unit))
+            from plint.reading.shell.lines import RUNNERS
+
+            return RUNNERS[name](args, stdin, lambda w: self.file_text(w, unit))
         if name in PATH_COMMANDS and all(w.known for w in words):  # `dirname "$0" | xargs realpath`
             from plint.reading.shell.expansions import pure_output
 

@@ -61,6 +61,10 @@ class EvalOptions:
     files: dict[str, MappedText] = field(default_factory=dict)
 
 
+# the line tools plint runs (plint.reading.shell.lines.RUNNERS, imported where one runs, as cut and sed are)
+LINE_TOOLS = frozenset(("wc", "sort", "uniq", "head"))
+
+
 class ShellExit(Exception):
     pass
 
