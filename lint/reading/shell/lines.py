@@ -25,6 +25,15 @@ HOST_NAME_PREFIX = "PBS host of chunk "
 SHARED_HOST_NAME_PREFIX = "PBS host (maybe shared) of chunk "
 
 
+def chunk_host(piece: Piece) -> tuple[str, bool] | None:
+    """A node file's host word as (its chunk's number, whether another chunk may share its host); None for any
+    other piece."""
+    name = piece.name or ""
+    if piece.text is not None or not name.startswith((HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX)):
+        return None
+    return name.rsplit(" ", 1)[-1], name.startswith(SHARED_HOST_NAME_PREFIX)
+
+
 def split_lines(text: MappedText) -> tuple[list[Line], bool] | None:
     """The text's lines (each without its newline) and whether the last one ended in a newline; None when an
     unknown piece may hold a newline of its own."""
@@ -52,20 +61,26 @@ def split_lines(text: MappedText) -> tuple[list[Line], bool] | None:
 
 
 def _key(line: Line) -> tuple | None:
-    """What two lines compare by: text, and node-file hosts by chunk; None for any other unknown word."""
+    """What two lines compare by: their text in order, node-file hosts by chunk; None for any other unknown word."""
     out: list = []
     for p in line:
-        if p.text is not None:
-            out.append(p.text)
-        elif p.name and p.name.startswith((HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX)):
-            out.append(("host", p.name.rsplit(" ", 1)[-1]))
-        else:
+        host = chunk_host(p)
+        if p.text is None and host is None:
             return None
-    return ("".join(x for x in out if isinstance(x, str)), tuple(x for x in out if not isinstance(x, str)))
+        part = p.text if host is None else ("host", host[0])
+        if isinstance(part, str) and out and isinstance(out[-1], str):
+            out[-1] += part  # text split over pieces compares as written
+        else:
+            out.append(part)
+    return tuple(out)
 
 
 def _shared(line: Line) -> bool:
-    return any(p.name and p.name.startswith(SHARED_HOST_NAME_PREFIX) for p in line if p.text is None)
+    return any(host[1] for host in map(chunk_host, line) if host is not None)
+
+
+def _hosts(key: tuple) -> bool:
+    return any(not isinstance(part, str) for part in key)
 
 
 def _join(lines: list[Line], assumed: bool) -> MappedText:
@@ -112,7 +127,7 @@ def _unique(lines: list[Line], adjacent_only: bool) -> tuple[list[Line], bool] |
             return None
         if (key == previous) if adjacent_only else (key in seen):
             continue
-        assumed = assumed or (bool(kept) and (_shared(line) or _shared(kept[-1])) and bool(key[1]))
+        assumed = assumed or (bool(kept) and (_shared(line) or _shared(kept[-1])) and _hosts(key))
         kept.append(line)
         seen.add(key)
         previous = key

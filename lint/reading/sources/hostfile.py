@@ -65,18 +65,17 @@ _CHUNK_HOST = re.compile(f"{MARKER}chunk-(\\d+)-host{MARKER}")
 def with_chunk_hosts(content: MappedText) -> tuple[MappedText, str | None]:
     """`content` with each PBS node-file host word as its chunk's stand-in name, and why two chunks' hosts are
     taken for different only by assumption (no place=scatter), else None."""
-    from plint.reading.shell.lines import HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX
+    from plint.reading.shell.lines import chunk_host
 
     pieces, shared = [], set()
     for piece in content.pieces:
-        name = piece.name or ""
-        if piece.known or not name.startswith((HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX)):
+        host = chunk_host(piece)
+        if host is None:
             pieces.append(piece)
             continue
-        chunk = name.rsplit(" ", 1)[-1]
-        if name.startswith(SHARED_HOST_NAME_PREFIX):
-            shared.add(chunk)
-        pieces.append(Piece(f"{MARKER}chunk-{chunk}-host{MARKER}", piece.span, "derived"))
+        if host[1]:
+            shared.add(host[0])
+        pieces.append(Piece(f"{MARKER}chunk-{host[0]}-host{MARKER}", piece.span, "derived"))
     why = (
         "one host a chunk, as PBS places whole-node chunks; without place=scatter two chunks may share one"
         if len(shared) > 1

@@ -185,9 +185,7 @@ def _hostfile(
             # a path with unknown parts still names the file the script wrote under that name (the
             # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
             written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
-            src = (
-                SourceFile(written.path, with_chunk_hosts(written.content)[0].render()) if written is not None else None
-            )
+            src = SourceFile(written.path, written.content.render()) if written is not None else None
             shown = word.display() if word is not None else ""
             unread = f"the hostfile {shown} ({call.hostfile.note})"
         else:
