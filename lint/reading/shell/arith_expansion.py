@@ -47,9 +47,11 @@ class ArithmeticExpansions(ShellCore):
         span,
         reasons: list[str] | None = None,
         inline: tuple[str | None, list[Piece]] | None = None,
+        command: bool = False,
     ) -> Piece:
         """$((...)): expand $-parameters inside first (as bash does), then evaluate. `reasons`, when
-        given, collects why the $-parameters inside are unknown; `inline`, the expansion when done already."""
+        given, collects why the $-parameters inside are unknown; `inline`, the expansion when done already;
+        `command`, the text of a `(( ))` command rather than of an expansion."""
         expr, hidden = self.expand_inline(start, end, unit) if inline is None else inline
         if expr is None:
             if reasons is not None:
@@ -60,9 +62,9 @@ class ArithmeticExpansions(ShellCore):
         out = arith.evaluate(expr, self.arith_lookup)
         self._assign(out.assignments, span, "is assigned in arithmetic from unknown values")
         if out.error:
-            if reasons is None:  # an expansion: bash abandons the top-level command (arith_command: status 1)
+            if not command:  # an expansion: bash abandons the top-level command; `(( ))` only fails
                 self.discarding = True
-            self.result.problems.append(Problem("shell-error", _refusal(expr, out.error, reasons is None), span))
+            self.result.problems.append(Problem("shell-error", _refusal(expr, out.error, command), span))
             # the value is not there for later lines; findings about an empty value would only echo PL001
             return unknown(f"$(({expr.strip()})) fails in bash ({out.error})", None, span)
         if out.value is None:
@@ -94,7 +96,7 @@ class ArithmeticExpansions(ShellCore):
         start = node.children[0].end_byte
         end = node.children[-1].start_byte if node.children[-1].type == "))" else node.end_byte
         inside: list[str] = []
-        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside)
+        piece = self.arith_text(start, end, unit, unit.span(node.start_byte, node.end_byte), inside, command=True)
         if not piece.known:
             if inside or piece.reason:
                 self.unknown_reasons.extend(inside or [piece.reason or ""])
@@ -140,10 +142,10 @@ class ArithmeticExpansions(ShellCore):
             )
 
 
-def _refusal(expr: str, error: str, expansion: bool) -> str:
+def _refusal(expr: str, error: str, command: bool) -> str:
     """What bash does with arithmetic it refuses (bash 5.2, checked): `$(( ))` abandons the whole top-level
     command it stands in, set -e or not; `(( ))` fails with status 1."""
-    if not expansion:
+    if command:
         return f"bash refuses (({expr.strip()})): {error}; the command fails (status 1)"
     return (
         f"bash refuses $(({expr.strip()})): {error}; bash abandons the top-level command it stands in: nothing "

@@ -87,6 +87,7 @@ class ShellCore:
             span,
             reasons: list[str] | None = None,
             inline: tuple[str | None, list[Piece]] | None = None,
+            command: bool = False,
         ) -> Piece: ...
 
         # commands.Commands
