@@ -11,6 +11,13 @@ def ws(text: str) -> list[Word]:
     return [Word.of(t) for t in text.split()]
 
 
+def trainer_of(program: str, launcher: str, args: list[Word], launch) -> object:
+    """detect_trainer on `program` started by `launcher` from the launch file `launch`, its entry script read."""
+    from plint.reading.sources.entry_script import read_entry_script
+
+    return detect_trainer(Word.of(program), launcher, list(args), False, read_entry_script(program, False, str(launch)))
+
+
 @pytest.mark.parametrize(
     "entrypoint, launcher, args, trainer",
     [
@@ -175,7 +182,6 @@ def test_an_entry_script_importing_megatron_through_a_module_of_the_tree(tmp_pat
     """MindSpeed-LLM's posttrain_gpt.py imports only mindspeed_llm, whose posttrain launcher imports
     megatron.training: a framework over Megatron, read one module deep as Python finds it from the script's
     folder. A module that does not import megatron, or lies outside the tree, decides nothing."""
-    from plint.reading.sources.entry_script import read_entry_script
 
     (tmp_path / ".git").mkdir()
     launcher = tmp_path / "framework" / "tasks" / "launcher.py"
@@ -190,8 +196,7 @@ def test_an_entry_script_importing_megatron_through_a_module_of_the_tree(tmp_pat
     args = ws("--tensor-model-parallel-size 4 --num-layers 80 --train-iters 2000")
 
     def trainer(program):
-        script = read_entry_script(program, False, str(launch))
-        return detect_trainer(Word.of(program), "torchrun", list(args), False, script)
+        return trainer_of(program, "torchrun", args, launch)
 
     wrapped = trainer("posttrain.py")
     assert wrapped.value == "megatron"
@@ -220,7 +225,6 @@ def test_a_checkpoint_tool_taking_training_flags_is_no_training_run(tmp_path):
     """IEIT-Yuan/Yuan-2.0's split_tp_partitions_51B.sh runs tools/split_tp_partitions.py with Megatron's training
     flags (--train-iters, pp 16) under plain python: the script imports megatron, saves the re-partitioned
     checkpoint with torch.save and never calls a training loop. A script that trains and saves is still one."""
-    from plint.reading.sources.entry_script import read_entry_script
 
     (tmp_path / ".git").mkdir()
     (tmp_path / "split.py").write_text("from megatron.checkpointing import load_checkpoint\ntorch.save(sd, name)\n")
@@ -230,9 +234,7 @@ def test_a_checkpoint_tool_taking_training_flags_is_no_training_run(tmp_path):
     args = ws("--pipeline-model-parallel-size 16 --num-layers 42 --train-iters 1")
 
     def trainer(program):
-        return detect_trainer(
-            Word.of(program), "python", list(args), False, read_entry_script(program, False, str(launch))
-        )
+        return trainer_of(program, "python", args, launch)
 
     tool = trainer("split.py")
     assert tool.value == "unknown" and "a checkpoint, evaluation or generation tool" in tool.note
