@@ -89,7 +89,15 @@ from plint.catalog.hardware import lookup_gpu  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
 from plint.cost.estimate import TIME_PART_NAMES  # noqa: E402
 from plint.cost.layout_estimate import SPLIT_FIELDS  # noqa: E402
-from plint.planning.plan import fits_in_memory, memory_band_high, nvlink_domain, plan, structures, why_behind  # noqa: E402
+from plint.planning.plan import (  # noqa: E402
+    fits_in_memory,
+    memory_band_high,
+    nvlink_domain,
+    plan,
+    reduce_dtype,
+    structures,
+    why_behind,
+)
 
 TOPS = (1, 3, 10)
 CLAIM_MARGIN = 0.10  # a first choice predicted faster than the published layout by more than this is explained
@@ -354,7 +362,7 @@ def held_choices(
     }
     words = [
         f"precision {inp.precision}",
-        f"gradients reduced in {'bf16' if inp.options.grad_reduce_bytes == 2 else 'fp32'}",
+        f"gradients reduced in {reduce_dtype(inp)}",
         "flash attention" if inp.options.flash_attention else "no flash attention",
         "its overlaps",
     ]

@@ -773,6 +773,26 @@ def test_gradient_buffer_bytes_follow_the_main_grads_dtype(tmp_path, flags, grad
     assert mem["grads"] == pytest.approx(count_params(inp).total * grad_bytes)
 
 
+@pytest.mark.parametrize(
+    ("flags", "grad_bytes", "dtype"),
+    [
+        ("", 2, "fp16"),  # fp16: DDP's buffer takes the fp16 parameters' dtype
+        ("--accumulate-allreduce-grads-in-fp32", 4, "fp32"),  # grad_reduce_in_fp32: a torch.float buffer
+    ],
+)
+def test_fp16_gradient_buffer_is_fp32_only_when_accumulated_in_fp32(tmp_path, flags, grad_bytes, dtype):
+    from plint.cost import count_params
+    from plint.cost.memory import memory_bytes
+    from plint.planning.plan import reduce_dtype
+
+    launch = torchrun(gpt(f"--use-distributed-optimizer {flags}", **LLAMA_7B).replace("--bf16", "--fp16"))
+    inp = cost_input(_check(tmp_path, launch.files).layouts[0])
+    assert inp.precision == "fp16"
+    mem = memory_bytes(inp, count_params(inp), 1)
+    assert mem["grads"] == pytest.approx(count_params(inp).total * grad_bytes)
+    assert reduce_dtype(inp) == dtype  # what `plint plan` prints in its reduce column
+
+
 def test_cpu_offload_gets_a_memory_verdict_and_host_memory_but_no_time_rules(tmp_path):
     """(issue 23) ZeRO-2 with the optimizer on the CPU: the GPU keeps the 16-bit weights (DeepSpeed's estimator:
     2P), the host memory per node is P x max(4 x 8, 16) x 1.5; the step's time (a CPU optimizer step, host

@@ -418,6 +418,21 @@ def sixteen_bit_grads(args: ParsedTrainerFlags) -> bool:
     )
 
 
+def grad_buffer_bytes(args: ParsedTrainerFlags, precision: str | None) -> int | None:
+    """Bytes per parameter of Megatron's DDP gradient buffer where the launch's flags decide them; None: the
+    precision's own (fp32 for bf16 and fp8, which validate_args forces; the fp16 parameters' dtype for fp16).
+    An fp16 launch accumulates and reduces in fp32 only with --accumulate-allreduce-grads-in-fp32: validate_args
+    changes that flag for bf16 alone, and training.py passes it to DDP as grad_reduce_in_fp32, whose buffer then
+    takes torch.float (megatron/training/arguments.py, megatron/core/distributed/param_and_grad_buffer.py
+    group_params_for_buffers, Megatron-LM d98e8a6). Megatron-DeepSpeed's --deepspeed hands the gradients to
+    DeepSpeed's engine instead, which does not read the flag."""
+    if sixteen_bit_grads(args):
+        return 2
+    if precision == "fp16" and args.present("--accumulate-allreduce-grads-in-fp32") and not args.present("--deepspeed"):
+        return 4
+    return None
+
+
 def _number(x: Any, default: float) -> float:
     return float(x) if isinstance(x, (int, float)) and not isinstance(x, bool) else default
 

@@ -20,6 +20,7 @@ from plint.cost.layout_fields import (
     cublas_workspace_config,
     finetune_lora_rank,
     frozen_bits,
+    grad_buffer_bytes,
     hpz_partition_size,
     HYBRID_ENTRY_POINTS as HYBRID_ENTRY_POINTS,
     is_unresolved,
@@ -32,7 +33,6 @@ from plint.cost.layout_fields import (
     positive_int,
     precision_aware_optimizer_bytes,
     recomputed_modules,
-    sixteen_bit_grads,
     trainer_release,
     ParsedTrainerFlags,
     why_no_input as why_no_input,
@@ -102,7 +102,8 @@ class Options:
     # after it, fetch again before its backward: runtime/zero/parameter_offload.py), so a checkpointed
     # recompute gathers once more; "fsdp" unshards a wrapped block once for its recompute and backward
     zero3_engine: str = "deepspeed"
-    grad_reduce_bytes: int | None = None  # None: fp32 for bf16/fp8 (Megatron forces it), 2 for fp16
+    # None: fp32 for bf16/fp8 (Megatron forces it), 2 for fp16; 4 for fp16 with --accumulate-allreduce-grads-in-fp32
+    grad_reduce_bytes: int | None = None
     optimizer: str = "adam"
     position_embedding: str | None = None  # None: Megatron default learned_absolute unless rope is named
     # ---- physical settings (see estimate.py for how each enters the time) ----
@@ -468,7 +469,7 @@ def _launch_options(layout: Layout, args: ParsedTrainerFlags) -> Options:
         tp_comm_overlap=args.present("--tp-comm-overlap"),
         tp_async_backward=async_tp_backward(trainer_release(layout), args),
         overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
-        grad_reduce_bytes=2 if sixteen_bit_grads(args) else None,
+        grad_reduce_bytes=grad_buffer_bytes(args, layout.value("precision")),
         moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
         moe_dispatcher=moe_dispatcher_type(args),
         position_embedding=position,

@@ -616,11 +616,15 @@ def changes(current: Candidate, best: Candidate) -> list[str]:
             out.append(f"{label} {old if old is not None else '-'} -> {new if new is not None else '-'}")
     if a.data_parallel() != b.data_parallel():
         out.append(f"dp {a.data_parallel()} -> {b.data_parallel()}")
-    reduce_a, reduce_b = (_reduce_dtype(x) for x in (a, b))
+    reduce_a, reduce_b = (reduce_dtype(x) for x in (a, b))
     if reduce_a != reduce_b:  # --grad-reduce-in-bf16: half the gradient bytes held and moved
         out.append(f"gradient reduce {reduce_a} -> {reduce_b}")
     return out
 
 
-def _reduce_dtype(inp: ModelInput) -> str:
-    return "bf16" if inp.options.grad_reduce_bytes == 2 else "fp32"
+def reduce_dtype(inp: ModelInput) -> str:
+    """The dtype gradients are held and reduced in, as the cost model counts them (memory.state_bytes): fp16
+    for an fp16 run unless it accumulates in fp32, fp32 for bf16 and fp8 unless --grad-reduce-in-bf16."""
+    if (inp.options.grad_reduce_bytes or (2 if inp.precision == "fp16" else 4)) == 4:
+        return "fp32"
+    return "fp16" if inp.precision == "fp16" else "bf16"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from plint.planning.plan import LAUNCH_KEYS, SHARDING_NAMES, Candidate, Plan, changes
+from plint.planning.plan import LAUNCH_KEYS, SHARDING_NAMES, Candidate, Plan, changes, reduce_dtype
 
 HEADER = (
     "#",
@@ -68,7 +68,7 @@ def _row(rank: str, c: Candidate) -> tuple:
         str(i.ep),
         str(i.data_parallel()),
         SHARDING_NAMES[i.sharding_level()],
-        "bf16" if i.options.grad_reduce_bytes == 2 else "fp32",
+        reduce_dtype(i),
         str(i.micro_batch),
         i.recompute or "-",
         f"{e.tokens_per_s_per_gpu:,.0f}",
