@@ -78,7 +78,13 @@ from pathlib import Path
 import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibrate import DEFAULT_DATA, _recompute, published_tokens_per_s, to_input  # noqa: E402  the one conversion
+from calibrate import (  # noqa: E402  the one conversion
+    DEFAULT_DATA,
+    _read_by_plint,
+    _recompute,
+    published_tokens_per_s,
+    to_input,
+)
 from published_supplements import (  # noqa: E402  what the runs' publications state beyond the data
     PUBLISHED_UNMODELLED,
     VALIDATION_UNMODELLED,
@@ -138,6 +144,7 @@ class Row:
     id: str
     moe: bool
     published: str
+    read_by_plint: bool = True  # its trainer is one plint reads (calibrate.PLINT_TRAINERS): issue 24's scope
     candidates: int = 0
     rank: int | None = None  # same layout (the axes above)
     rank_with_micro_recompute: int | None = None
@@ -506,6 +513,7 @@ def rank_run(
     if stated.cp is not None and stated.tp * stated.pp * stated.cp * stated.dp != world:
         return None, f"tp*pp*cp*dp = {stated.tp * stated.pp * stated.cp * stated.dp}, not the {world} GPUs"
     row = Row(run["id"], bool(inp.num_experts), describe({k: v for k, v in asdict(stated).items() if v is not None}))
+    row.read_by_plint = _read_by_plint(run)
     row.unmodelled = VALIDATION_UNMODELLED.get(run["id"]) or PUBLISHED_UNMODELLED.get(run["id"], "")
     est = estimate(inp)
     row.published_tokens = est.tokens_per_s_per_gpu if est is not None else None
@@ -559,7 +567,13 @@ def rank_run(
 
 def summary(rows: list[Row]) -> dict:
     out = {}
-    for label, sel in (("dense", [r for r in rows if not r.moe]), ("moe", [r for r in rows if r.moe]), ("all", rows)):
+    groups = (
+        ("dense", [r for r in rows if not r.moe]),
+        ("moe", [r for r in rows if r.moe]),
+        ("all", rows),
+        ("plint's trainers", [r for r in rows if r.read_by_plint]),
+    )
+    for label, sel in groups:
         out[label] = {
             "runs": len(sel),
             "not_among_candidates": sum(r.rank is None for r in sel),
@@ -662,16 +676,19 @@ def main(argv: list[str]) -> int:
         print(f"not planned: {s['id']}: {s['why']}")
     print()
     print(
-        f"{'':6} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10} "
+        f"{'':16} {'runs':>5} {'top-1':>6} {'top-3':>6} {'top-10':>7} {'not among':>10} "
         f"{'#1 <=10% faster':>16}   with micro/recompute: top-1/3/10"
     )
-    for label in ("dense", "moe", "all"):
+    for label in result["summary"]:
         s = result["summary"][label]
         t, e = s["top"], s["top_with_micro_recompute"]
         print(
-            f"{label:6} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10} "
+            f"{label:16} {s['runs']:>5} {t['1']:>6} {t['3']:>6} {t['10']:>7} {s['not_among_candidates']:>10} "
             f"{s['claim_within_margin']:>16}   {e['1']}/{e['3']}/{e['10']}"
         )
+    print(
+        "plint's trainers: the runs of Megatron-LM, Megatron-Core/NeMo, Megatron-Bridge, Megatron-DeepSpeed and GPT-NeoX"
+    )
     print("\nwhy the published layout is not #1:")
     for why, n in result["reasons"].items():
         print(f"  {n:3}  {why}")

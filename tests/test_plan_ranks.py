@@ -185,6 +185,16 @@ def test_summary_counts_top_k_per_kind():
     assert s["moe"]["top"] == {"1": 0, "3": 1, "10": 1} and s["moe"]["not_among_candidates"] == 1
 
 
+def test_the_runs_of_the_trainers_plint_reads_are_counted_apart():
+    # issue 24's "Done when" holds plan to the calibration runs of the trainers plint reads
+    ours, theirs = plan_ranks.rank_run(entry())[0], plan_ranks.rank_run({**entry(), "framework": "torchtitan"})[0]
+    assert ours.read_by_plint and not theirs.read_by_plint
+    theirs.rank = None
+    s = plan_ranks.summary([ours, theirs])
+    assert s["all"]["runs"] == 2 and s["plint's trainers"]["runs"] == 1
+    assert s["plint's trainers"]["top"]["10"] == (ours.rank is not None and ours.rank <= 10)
+
+
 def test_the_plan_starts_from_a_fresh_layout_or_from_the_runs_own_sharding():
     inp, _ = plan_ranks.to_input(entry(tp=4, pp=2, cp=1, zero_stage=0, micro_batch_size=4, recompute="full"))
     fresh = plan_ranks.planning_base(inp)
