@@ -40,6 +40,10 @@ def variable(text: str, name: str) -> tuple[str | None, str]:
         ("select=2:mpiprocs=4+1:mpiprocs=2", [Chunk(2, 4), Chunk(1, 2)]),
         ("nodes=4:ppn=8", [Chunk(4, 8)]),  # the old spelling: ppn is mpiprocs
         ("nodes=3", [Chunk(3, 1)]),
+        # a host name or a Boolean property in the old spelling counts nothing; nor does a #suffix
+        ("nodes=2:ppn=8:a100", [Chunk(2, 8)]),
+        ("nodes=gpu01:ppn=4+gpu02:ppn=4", [Chunk(1, 4), Chunk(1, 4)]),
+        ("nodes=1:ppn=16#excl", [Chunk(1, 16)]),
     ],
 )
 def test_chunks_of_a_select_statement(spec, chunks):
@@ -111,6 +115,42 @@ def test_job_variables():
     assert env["PBS_JOBNAME"].value[0].text == "train" and env["PBS_QUEUE"].value[0].text == "prod"
     assert env["PBS_ENVIRONMENT"].value[0].text == "PBS_BATCH"
     assert env["PBS_JOBID"].value[0].text is None and env["PBS_JOBID"].value[0].nonempty
+
+
+@pytest.mark.parametrize(
+    "spec, counts",
+    [
+        ("nodes=2:ppn=4:gpus=4", ("2", "4", "8")),
+        ("nodes=1", ("1", "1", "1")),
+        ("nodes=2:ppn=8+gpu07:ppn=2", ("3", "8", "18")),  # PBS_NUM_PPN is the first part's
+    ],
+)
+def test_torque_counts_for_the_old_node_spelling(spec, counts):
+    """Torque's PBS_NUM_NODES, PBS_NUM_PPN and PBS_NP (start_exec.c InitUserEnv, get_num_nodes_ppn, ji_numvnod)."""
+    env = implied_env(job(f"#PBS -l {spec}\n"))
+    values = tuple(env[name].value[0].text for name in ("PBS_NUM_NODES", "PBS_NUM_PPN", "PBS_NP"))
+    assert values == counts
+    assert env["PBS_NUM_NODES"].value[0].origin == "derived"
+    # OpenPBS's select sets none of them: a script reading them there gets nothing plint could know
+    assert "PBS_NUM_NODES" not in implied_env(job("#PBS -l select=2:mpiprocs=4\n"))
+
+
+def test_a_torque_job_sized_by_its_variables(tmp_path):
+    script = tmp_path / "train.pbs"
+    script.write_text(
+        "#!/bin/sh\n#PBS -q gpu\n#PBS -l nodes=2:ppn=4:gpus=4\ncd $PBS_O_WORKDIR\n"
+        "WORLD=`expr $PBS_NUM_NODES \\* $PBS_NUM_PPN`\n"
+        "python3 -m torch.distributed.run --nproc_per_node=$PBS_NUM_PPN --nnodes=$PBS_NUM_NODES"
+        " --rdzv_id=$PBS_JOBID --rdzv_backend=c10d --rdzv_endpoint=$(hostname -s):29500 pretrain_gpt.py"
+        " --tensor-model-parallel-size 4 --num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128"
+        " --max-position-embeddings 128 --micro-batch-size 1 --global-batch-size 16\n"
+    )
+    (result,) = check_paths([script])
+    layout = file_json(result)["layout"]
+    assert layout["scheduler"] == "pbs"
+    assert (layout["cluster"]["nnodes"], layout["cluster"]["gpus_per_node"], layout["parallel"]["dp"]) == (2, 4, 2)
+    assert layout["provenance"]["cluster.nnodes"]["origin"] == "derived"
+    assert layout["provenance"]["cluster.nnodes"]["line"] == 3  # the #PBS -l nodes= line
 
 
 def test_abci_job_end_to_end(tmp_path):

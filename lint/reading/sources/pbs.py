@@ -13,7 +13,13 @@ Everything here follows OpenPBS's own code and manual pages (openpbs/openpbs at 
 - placement (pbs_resources.7B, "Default Placement"): without a place statement the arrangement is free, so
   two chunks may share a host; place=scatter puts every chunk on a host of its own. The old node spelling
   `-l nodes=N[:ppn=P]` (Torque's) is converted to select=N:mpiprocs=P with place=scatter (its "Node
-  Specification Conversion").
+  Specification Conversion": a spec list without N is one chunk; a host name or a site's Boolean property in
+  it, and a `#suffix`, select and place hosts but count nothing).
+Torque (adaptivecomputing/torque at 34ff8454, src/resmom/start_exec.c) sets three more variables from that
+spelling, which scripts written for it read: PBS_NUM_NODES, the node count (InitUserEnv through
+get_num_nodes_ppn: each `+` part's count, a host name counting one), PBS_NUM_PPN, the first part's ppn (default
+1), and PBS_NP, the job's execution slots (ji_numvnod: count x ppn summed). OpenPBS sets none of them, so
+plint sets them only for a job that asks in the old spelling.
 """
 
 from __future__ import annotations
@@ -43,6 +49,7 @@ class PbsJob:
     chunks_unread: str | None = None  # why the chunks are not known (a select plint cannot read)
     scatter: bool = False  # place=scatter: every chunk on a host of its own
     select_span: Span | None = None
+    torque_counts: tuple[int, int, int] | None = None  # (PBS_NUM_NODES, PBS_NUM_PPN, PBS_NP) of `-l nodes=`
     job_name: str | None = None
     queue: str | None = None
     problems: list[Problem] = field(default_factory=list)
@@ -120,6 +127,7 @@ def _resource(job: PbsJob, resource: str, word: Word) -> None:
         job.chunks, job.chunks_unread = _chunks(value, old=True)
         job.select_span = word.site
         job.scatter = True  # the conversion places the old spelling's chunks with place=scatter
+        job.torque_counts = _torque_counts(job.chunks) if job.chunks else None
     elif name == "place":
         job.scatter = "scatter" in value.split(":") and "vscatter" not in value.split(":")
 
@@ -128,6 +136,8 @@ def _chunks(spec: str, old: bool) -> tuple[list[Chunk] | None, str | None]:
     """The chunks of a select statement (`2:ngpus=4:mpiprocs=4+1:ncpus=8`) or of the old node spelling
     (`4:ppn=8`, converted as pbs_resources.7B says), or why they cannot be read."""
     chunks = []
+    if old:
+        spec = spec.split("#", 1)[0]  # `#excl`, `#shared`, `#<property>`: placement, no count
     for part in spec.split("+"):
         items = part.split(":")
         count = 1
@@ -136,6 +146,8 @@ def _chunks(spec: str, old: bool) -> tuple[list[Chunk] | None, str | None]:
                 count = parse_int(items.pop(0))
             except NumberTooLong as exc:
                 return None, f"the chunk count is {exc}"
+        if old:  # a host name or a Boolean property (`nodes=2:ppn=8:a100`) chooses hosts and counts nothing
+            items = [item for item in items if "=" in item or not item]
         if any("=" not in item for item in items):  # a host or property name, or text qsub would refuse
             return None, f"{'nodes' if old else 'select'}={spec} is not a chunk count plint can read"
         values = dict(item.partition("=")[::2] for item in items if "=" in item)
@@ -147,6 +159,11 @@ def _chunks(spec: str, old: bool) -> tuple[list[Chunk] | None, str | None]:
             return None, f"mpiprocs={procs} is not a count plint can read"
         chunks.append(Chunk(count, int(procs)))
     return chunks, None
+
+
+def _torque_counts(chunks: list[Chunk]) -> tuple[int, int, int]:
+    """Torque's (PBS_NUM_NODES, PBS_NUM_PPN, PBS_NP) for the chunks of `-l nodes=` (module docstring)."""
+    return sum(c.count for c in chunks), chunks[0].mpiprocs, sum(c.count * c.mpiprocs for c in chunks)
 
 
 # ---- what the job's script sees -------------------------------------------------------------------------
@@ -166,7 +183,8 @@ def _literal(name: str, text: str) -> Var:
 
 def implied_env(job: PbsJob | None) -> dict[str, Var]:
     """The PBS_* variables the job's script sees: PBS_NODEFILE names the node file (node_file), its path known
-    only when the job runs; PBS_ENVIRONMENT is PBS_BATCH in a batch job; the job's name and queue."""
+    only when the job runs; PBS_ENVIRONMENT is PBS_BATCH in a batch job; the job's name and queue; Torque's
+    counts for a job asking in the old node spelling."""
     if job is None:
         return {}
     env = {name: _run_time(name) for name in RUN_TIME_VARIABLES}
@@ -191,6 +209,9 @@ def implied_env(job: PbsJob | None) -> dict[str, Var]:
         env["PBS_JOBNAME"] = _literal("PBS_JOBNAME", job.job_name)
     if job.queue is not None and "@" not in job.queue:
         env["PBS_QUEUE"] = _literal("PBS_QUEUE", job.queue)
+    if job.torque_counts is not None:
+        for name, count in zip(("PBS_NUM_NODES", "PBS_NUM_PPN", "PBS_NP"), job.torque_counts):
+            env[name] = Var(name, (Piece(str(count), job.select_span, "derived"),), None, True)
     return env
 
 
