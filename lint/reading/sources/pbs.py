@@ -123,6 +123,7 @@ def _resource(job: PbsJob, resource: str, word: Word) -> None:
     if name == "select":
         job.chunks, job.chunks_unread = _chunks(value, old=False)
         job.select_span = word.site
+        job.torque_counts = None  # the later request stands; Torque's counts come from the old spelling only
     elif name == "nodes":
         job.chunks, job.chunks_unread = _chunks(value, old=True)
         job.select_span = word.site
