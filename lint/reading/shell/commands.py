@@ -19,6 +19,7 @@ from plint.reading.shell.state import (
     MAX_DEPTH,
     SBATCH_FLAGS,
     SHELLS,
+    SILENT_COMMANDS,
     ShellBreak,
     OverBudget,
     ShellContinue,
@@ -92,6 +93,9 @@ class Commands(ShellCore):
             stdin = self.herestring(herestring, unit)
         if output:
             self.last_output = self.producer(words, unit, stdin, site, assignments)
+        elif self.output_sinks and words[0].text not in SILENT_COMMANDS:
+            produced = self.producer(words, unit, stdin, site, assignments)
+            self.to_sink(produced, f"{words[0].display()} writes what plint cannot tell")
         return self.run(words, site, unit, assignments, stdin, node)
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:

@@ -27,6 +27,7 @@ from plint.reading.shell.fields import (
     var_text,
 )
 from plint.reading.shell.state import (
+    CAPTURED_BODIES,
     MAX_LOOP,
     ShellBreak,
     ShellContinue,
@@ -54,6 +55,8 @@ class Control(ShellCore):
             elif stage.type == "redirected_statement":
                 status = self.redirected(stage, unit, stdin)
                 stdin = self.last_output
+            elif stage.type in CAPTURED_BODIES:  # `scontrol show hostnames | while read -r h; do ...; done`
+                status, stdin = self.compound_output(stage, unit, stdin)
             else:
                 status = self.statement(stage, unit)
                 stdin = None
@@ -91,6 +94,8 @@ class Control(ShellCore):
                     del self.conditions[len(self.conditions) - len(labels) :]
                 return
             self.result.choices.setdefault(choice.key, choice)
+        if self.output_sinks:  # what goes to a collected stdout depends on the way bash takes
+            self.sinks_unknown(f"its output depends on {cond_text}")
         start = self.snapshot()
         ends: list[ShellState] = []
         stopped: list[type] = []  # how alternatives that left early left (exit, return)
@@ -456,7 +461,7 @@ class Control(ShellCore):
                 if self.no_arguments()
                 else [Word((unknown(NOT_GIVEN, "@"),))]
             )
-        if any(not w.known for w in items) or len(items) > MAX_LOOP:
+        if any(not w.known and not _one_word(w) for w in items) or len(items) > MAX_LOOP:
 
             def once():
                 self.vars[name] = Var(
@@ -536,6 +541,31 @@ class Control(ShellCore):
             if before.keys() == self.vars.keys() and all(same_var(v, self.vars[k]) for k, v in before.items()):
                 return None  # the next iteration would repeat this one
         return None
+
+    def read_loop(self, node, unit: Unit, stdin: MappedText) -> bool:
+        """`while read [-r] NAME; do ...; done` fed text plint knows line by line (a pipe, `< FILE`, a heredoc):
+        the body runs once a line with NAME set to the line, its blanks at either end dropped (read's default
+        IFS). False, having run nothing, for any other loop or text whose lines plint cannot count."""
+        from plint.reading.shell.lines import split_lines
+
+        cond = [c for i, c in enumerate(node.children) if node.field_name_for_child(i) == "condition" and c.is_named]
+        body = node.child_by_field_name("body")
+        if body is None or len(cond) != 1 or cond[0].type != "command" or node.children[0].type != "while":
+            return False
+        words = [unit.text(c.start_byte, c.end_byte) for c in cond[0].named_children]
+        if words[:1] != ["read"] or [w for w in words[1:] if w.startswith("-")] not in ([], ["-r"]):
+            return False
+        names = [w for w in words[1:] if not w.startswith("-")]
+        lines = split_lines(stdin)
+        if len(names) != 1 or not names[0].isidentifier() or lines is None or len(lines[0]) > MAX_LOOP:
+            return False
+        for line in lines[0]:
+            pieces = _trimmed(line)
+            self.vars[names[0]] = Var(names[0], pieces or (Piece("", None, "derived"),))
+            if not self.run_loop_body(body, unit):
+                break
+        self.vars[names[0]] = Var(names[0], (Piece("", None, "derived"),))  # read at the end of input: empty
+        return True
 
     # ---- tests ------------------------------------------------------------------------------------
     def test(self, node, unit: Unit) -> int | None:
@@ -748,3 +778,23 @@ class Control(ShellCore):
             except re.error:
                 return None
         return None
+
+
+def _one_word(word: Word) -> bool:
+    """Whether a loop item whose text is known only at run time is still one item for certain: each unknown part
+    is one non-empty word (a host name of the job's node list), so the loop's count of runs is known."""
+    return all(p.known or (p.one_word and p.nonempty) for p in word.pieces)
+
+
+def _trimmed(line: tuple[Piece, ...]) -> tuple[Piece, ...]:
+    """A line as `read` with the default IFS leaves it in one variable: blanks at either end dropped."""
+    pieces = list(line)
+    while pieces and pieces[0].text is not None and not pieces[0].text.strip(" \t"):
+        pieces.pop(0)
+    while pieces and pieces[-1].text is not None and not pieces[-1].text.strip(" \t"):
+        pieces.pop()
+    if pieces and pieces[0].text is not None:
+        pieces[0] = Piece(pieces[0].text.lstrip(" \t"), pieces[0].span, pieces[0].origin)
+    if pieces and pieces[-1].text is not None:
+        pieces[-1] = Piece(pieces[-1].text.rstrip(" \t"), pieces[-1].span, pieces[-1].origin)
+    return tuple(pieces)

@@ -66,6 +66,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.guarded = frozenset()
         self.argument_defaults = {}
         self.last_output = None
+        self.output_sinks = []
         self.body_ranges = {}
         self.getopts_at, self.getopts_offset = 0, 0
         self.discarding = False
@@ -181,6 +182,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
             status = self.pipeline(node, unit)
         except ShellDiscard:
             status = 1
+        if self.output_sinks:  # its last command's output, where a redirected compound command collects it
+            self.to_sink(self.last_output, "a pipeline whose output plint cannot tell")
+            self.last_output = None
         if self.discarding:
             self.discarding = False
             return 1

@@ -23,7 +23,7 @@ from plint.reading.shell.fields import (
     pieces_text,
     prints_one_name,
 )
-from plint.reading.shell.state import EXPANSIONS, LINE_TOOLS, MAX_PIECES, OverBudget, SpanNode
+from plint.reading.shell.state import EXPANSIONS, LISTING_COMMANDS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING, parse_index
 
 # surrogates a `\u` escape can make, less U+DC80..U+DCFF: those are how plint holds a file's undecodable bytes
@@ -657,7 +657,7 @@ class Expansions(ArithmeticExpansions):
         """Whether a command's name, as written, is one of the line tools (read before any expansion: a
         command substitution's words are expanded once, see `substitution`)."""
         name = command.child_by_field_name("name")
-        return name is not None and unit.text(name.start_byte, name.end_byte) in LINE_TOOLS
+        return name is not None and unit.text(name.start_byte, name.end_byte) in LISTING_COMMANDS
 
     def _reading_file(self, node, unit: Unit) -> tuple[Any, MappedText | None]:
         """A redirected command that reads one file (`CMD < FILE`, no other redirect): (the command, the file's

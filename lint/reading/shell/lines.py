@@ -25,6 +25,32 @@ HOST_NAME_PREFIX = "PBS host of chunk "
 SHARED_HOST_NAME_PREFIX = "PBS host (maybe shared) of chunk "
 
 
+# Slurm's nodes are the job's own, one host each: named as PBS's scattered chunks are
+MAX_JOB_HOSTS = 100_000  # the host list plint writes for a job (a --nodes of 10^9 is not built)
+
+
+def job_hosts(count: int, span, scheduler: str) -> MappedText | None:
+    """`count` host names a line each, every one an unknown word distinct from the others (a Slurm job's nodes);
+    None past MAX_JOB_HOSTS."""
+    if count > MAX_JOB_HOSTS:
+        return None
+    pieces: list[Piece] = []
+    for index in range(1, count + 1):
+        pieces.append(
+            Piece(
+                None,
+                span,
+                "unresolved",
+                reason=f"the host name of the job's node {index}, known when the {scheduler} job runs",
+                name=f"{HOST_NAME_PREFIX}{index}",
+                nonempty=True,
+                one_word=True,
+            )
+        )
+        pieces.append(Piece("\n", span, "derived"))
+    return MappedText(pieces)
+
+
 def chunk_host(piece: Piece) -> tuple[str, bool] | None:
     """A node file's host word as (its chunk's number, whether another chunk may share its host); None for any
     other piece."""

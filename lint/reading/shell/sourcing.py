@@ -4,6 +4,7 @@ and the files a pipeline writes (a mixin of plint.reading.shell.evaluator.Shell)
 from __future__ import annotations
 
 import os
+import re
 
 from plint.reading.loading import Unread
 from plint.reading.shell.core import ShellCore
@@ -20,12 +21,14 @@ from plint.reading.shell.source_path import (
     named_path,
     places,
 )
-from plint.reading.shell.fields import expanded_directives, flatten
+from plint.reading.shell.fields import expanded_directives, flatten, var_text
 from plint.reading.shell.state import (
     EvalOptions,
     LINE_TOOLS,
     MAX_DEPTH,
+    CAPTURED_BODIES,
     MAX_PIECES,
+    OutputSink,
     ShellBreak,
     OverBudget,
     ShellContinue,
@@ -181,6 +184,8 @@ class Sourcing(ShellCore):
     ) -> None:
         if self.depth >= MAX_DEPTH:
             return
+        if fresh and self.output_sinks:
+            self.sinks_unknown(f"a shell started by {via}")
         sub = Unit.from_pieces(pieces, unit.source)
         shell = self.child_shell(extra) if fresh else self
         if fresh:
@@ -201,6 +206,8 @@ class Sourcing(ShellCore):
     def stdin_script(self, content: MappedText, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         """A script read from stdin (a heredoc): its commands run in a fresh shell, their spans
         pointing into the heredoc body where it is verbatim."""
+        if self.output_sinks:
+            self.sinks_unknown(f"a script read from stdin ({via})")
         if self.depth >= MAX_DEPTH:
             return
         extra = (
@@ -231,6 +238,8 @@ class Sourcing(ShellCore):
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         """`bash FILE`, `sbatch FILE`: FILE is looked for where a sourced file is (bash opens a relative one
         from the folder the script runs in), and run in a child shell."""
+        if self.output_sinks:
+            self.sinks_unknown(f"the script {word.display()} ({via})")
         found = self.find_sourced(word, unit, f"script {word.display()} ({via})")
         if found.why is not None:
             said = found.why.say(f"script {word.display()} ({via})", "the commands it runs are unknown")
@@ -286,6 +295,11 @@ class Sourcing(ShellCore):
         self.last_output = None
         if body is None:
             return 0
+        given = heredoc if heredoc is not None else stdin  # the input of a loop reading it line by line
+        if out_target is not None and body.type in CAPTURED_BODIES:
+            return self.captured(body, unit, out_target, append, node, given)
+        if body.type == "while_statement" and given is not None and self.read_loop(body, unit, given):
+            return 0
         if body.type == "pipeline":
             status = self.pipeline(body, unit)
             if out_target is not None and self.last_output is not None:
@@ -301,7 +315,68 @@ class Sourcing(ShellCore):
             if self.last_output is not None:
                 self.write(out_target, self.last_output, append, unit, node)
             self.last_output = None  # it went to the file
+        elif self.output_sinks and not self._stdout_elsewhere(redirects, unit):
+            self.to_sink(self.last_output, "a command whose output plint cannot tell")
+            self.last_output = None
         return status
+
+    def captured(
+        self, body, unit: Unit, target: Word, append: bool, node, stdin: MappedText | None = None
+    ) -> int | None:
+        """`for ...; done > FILE` (a loop, if, case, group or subshell redirected): the file holds what the
+        commands inside write to stdout, in the order they run; where plint cannot tell some of it, the file is
+        written, its content known only at run time."""
+        status, content = self.compound_output(body, unit, stdin)
+        if content is None:
+            where = unit.span(body.start_byte, body.end_byte)
+            line = f" at line {where.line}" if where is not None else ""
+            reason = f"{target.display()} holds what the compound command{line} writes, known only at run time"
+            content = MappedText([Piece(None, unit.span(node.start_byte, node.end_byte), "unresolved", reason=reason)])
+        self.write(target, content, append, unit, node)
+        self.last_output = None
+        return status
+
+    def compound_output(self, body, unit: Unit, stdin: MappedText | None) -> tuple[int | None, MappedText | None]:
+        """Run a compound command collecting what it writes to stdout: (its status, the text, or None where
+        plint cannot tell it). A `while read NAME` loop reads `stdin` line by line (Control.read_loop)."""
+        sink = OutputSink()
+        self.output_sinks.append(sink)
+        try:
+            read = body.type == "while_statement" and stdin is not None and self.read_loop(body, unit, stdin)
+            status = 0 if read else self.statement(body, unit)
+        finally:
+            self.output_sinks.pop()
+        if sink.unknown is not None:
+            return status, None
+        span = unit.span(body.start_byte, body.end_byte)
+        return status, MappedText(list(self.capped(sink.pieces, "the output of a compound command", span)))
+
+    def to_sink(self, produced: MappedText | None, why: str) -> None:
+        """Where a redirected compound command collects stdout, what a command in it wrote (None: unknown)."""
+        sink = self.output_sinks[-1]
+        if produced is None:
+            sink.unknown = sink.unknown or why
+        elif sink.unknown is None:
+            sink.pieces.extend(produced.pieces)
+
+    def sinks_unknown(self, why: str) -> None:
+        """Something writes to the collected stdout what plint cannot follow (a nested shell, a branch)."""
+        for sink in self.output_sinks:
+            sink.unknown = sink.unknown or why
+
+    @staticmethod
+    def _stdout_elsewhere(redirects, unit: Unit) -> bool:
+        """Whether a command's redirections send its stdout somewhere other than the shell's (`>&2`,
+        `> /dev/null`): a redirection of descriptor 1, or of none, other than an input one."""
+        for r in redirects:
+            if r.type != "file_redirect":
+                continue
+            op = next((c.type for c in r.children if not c.is_named), ">")
+            descriptor = r.child_by_field_name("descriptor")
+            fd = unit.text(descriptor.start_byte, descriptor.end_byte) if descriptor is not None else "1"
+            if fd == "1" and op not in ("<", "<&", "<>"):
+                return True
+        return False
 
     def _file_source(self, node, unit: Unit) -> Word | None:
         """The file of a `< FILE` input redirection, when its name is known."""
@@ -546,7 +621,11 @@ class Sourcing(ShellCore):
                     pieces.append(Piece("\n", None))
                 return MappedText(pieces)
             if fmt is not None and "%" not in fmt and len(args) == 1:
-                return MappedText(list(args[0].pieces))
+                if "\\" not in fmt:
+                    return MappedText(list(args[0].pieces))
+                # the format's escapes (printf(1): \n, \t, \\), as bash's printf builtin reads them
+                decoded = re.sub(r"\\([nt\\])", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}[m.group(1)], fmt)
+                return MappedText([Piece(decoded, args[0].pieces[0].span if args[0].pieces else None, "derived")])
             return None
         if name == "envsubst":
             from plint.reading.shell.template import run_envsubst
@@ -564,6 +643,8 @@ class Sourcing(ShellCore):
             from plint.reading.shell.lines import RUNNERS
 
             return RUNNERS[name](args, stdin, lambda w: self.file_text(w, unit))
+        if name == "scontrol" and [w.text for w in args[:2]] == ["show", "hostnames"]:
+            return self.slurm_hostnames(args[2:], node, unit)
         if name in PATH_COMMANDS and all(w.known for w in words):  # `dirname "$0" | xargs realpath`
             from plint.reading.shell.expansions import pure_output
 
@@ -587,6 +668,25 @@ class Sourcing(ShellCore):
                 lambda w, content: self.write(w, content, False, unit, node),
             )
         return None
+
+    def slurm_hostnames(self, args: list[Word], node, unit: Unit) -> MappedText | None:
+        """`scontrol show hostnames [$SLURM_JOB_NODELIST]`: the job's node list expanded, one host name a line
+        (scontrol(1): without a list it reads SLURM_JOB_NODELIST). The names are known when the job runs; their
+        count is the job's node count where its options fix it (SLURM_JOB_NUM_NODES, from #SBATCH --nodes)."""
+        listed = args[0].pieces if len(args) == 1 else None
+        own_list = not args or (
+            listed is not None
+            and len(listed) == 1
+            and not listed[0].known
+            and listed[0].name in ("SLURM_JOB_NODELIST", "SLURM_NODELIST")
+        )
+        count = var_text(self.lookup("SLURM_JOB_NUM_NODES")) if own_list else None
+        if count is None or not count.isdigit() or len(count) > 6:
+            return None
+        from plint.reading.shell.lines import job_hosts
+
+        span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
+        return job_hosts(int(count), span, "Slurm")
 
     def file_text(self, word: Word, unit: Unit) -> MappedText | None:
         if not word.known:

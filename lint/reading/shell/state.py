@@ -63,6 +63,61 @@ class EvalOptions:
 
 # the line tools plint runs (plint.reading.shell.lines.RUNNERS, imported where one runs, as cut and sed are)
 LINE_TOOLS = frozenset(("wc", "sort", "uniq", "head"))
+# commands whose output producer() builds when they stand alone in a command substitution (not `pure`'s)
+LISTING_COMMANDS = LINE_TOOLS | {"scontrol"}
+# the compound commands whose stdout a redirection or a pipe collects (`for ...; done > hostfile`)
+CAPTURED_BODIES = frozenset(
+    (
+        "for_statement",
+        "c_style_for_statement",
+        "while_statement",
+        "if_statement",
+        "case_statement",
+        "compound_statement",
+        "subshell",
+    )
+)
+# commands that write nothing to stdout, run inside a compound command whose output a redirection collects
+SILENT_COMMANDS = frozenset(
+    (
+        "export",
+        "local",
+        "declare",
+        "typeset",
+        "readonly",
+        "set",
+        "shift",
+        "cd",
+        "mkdir",
+        "rm",
+        "cp",
+        "mv",
+        "ln",
+        "touch",
+        "sleep",
+        "true",
+        "false",
+        ":",
+        "unset",
+        "source",
+        ".",
+        "eval",
+        "wait",
+        "trap",
+        "ulimit",
+        "umask",
+        "test",
+        "[",
+        "let",
+        "break",
+        "continue",
+        "return",
+        "exit",
+        "read",
+        "module",
+        "chmod",
+    )
+)
 
 
 class ShellExit(Exception):
@@ -156,3 +211,15 @@ SBATCH_FLAGS = {
     "-v",
     "--ignore-pbs",
 }
+
+
+class OutputSink:
+    """What a compound command redirected to a file (`for ...; done > hostfile`, `{ ...; } > f`) writes to its
+    stdout, in order; `unknown` once anything in it writes text plint cannot tell (a command it does not run,
+    a branch it cannot decide, a nested shell), when the file's content is known only at run time."""
+
+    __slots__ = ("pieces", "unknown")
+
+    def __init__(self) -> None:
+        self.pieces: list = []
+        self.unknown: str | None = None
