@@ -104,6 +104,15 @@ def archive_tree(git_dir: Path, commit: str, out: Path, excluded: list[str]) -> 
         )
 
 
+def _inside_tree(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
+    """tarfile's "data" filter, except that a link it refuses (to an absolute path, or out of the tree through
+    `..`) is left out rather than failing the whole tree: a launch file is never such a link."""
+    try:
+        return tarfile.data_filter(member, path)
+    except (tarfile.AbsoluteLinkError, tarfile.LinkOutsideDestinationError):
+        return None
+
+
 def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
     """Extract one tree; returns a one-line status."""
     dest = mirror / want.folder
@@ -126,7 +135,7 @@ def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
         staging = Path(tmp) / "tree"
         staging.mkdir()
         with tarfile.open(archive) as tar:
-            tar.extractall(staging, filter="data")
+            tar.extractall(staging, filter=_inside_tree)
         if dest.exists():
             shutil.rmtree(dest)
         staging.rename(dest)

@@ -182,3 +182,34 @@ def test_the_mirror_extracts_a_snapshot_that_lacks_a_large_file(tmp_path: Path) 
     assert status == "extracted"
     assert (tmp_path / "mirror" / "a+b" / "launch.sh").read_text() == "torchrun train.py\n"
     assert not (tmp_path / "mirror" / "a+b" / "big.bin").exists()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_mirror_leaves_out_a_link_out_of_the_tree(tmp_path: Path) -> None:
+    """A snapshot holding a link to an absolute path (`.context -> /home/someone/...`) is extracted without it:
+    tarfile's data filter would refuse the whole tree."""
+    import subprocess
+
+    mirror_tool = _load("corpus_mirror")
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "launch.sh").write_text("torchrun train.py\n")
+    (work / "outside").symlink_to("/etc/hostname")
+    (work / "up").symlink_to("../../elsewhere")
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(work), *args], capture_output=True, text=True, check=True).stdout
+
+    git("init", "-q")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    commit = git("rev-parse", "HEAD").strip()
+    snapshots = tmp_path / "snapshots" / "a+b"
+    snapshots.mkdir(parents=True)
+    (work / ".git").rename(snapshots / "repo")
+    (tmp_path / "mirror").mkdir()
+    status = mirror_tool.extract(mirror_tool.Wanted("a/b", commit), tmp_path / "snapshots", tmp_path / "mirror")
+    assert status == "extracted"
+    tree = tmp_path / "mirror" / "a+b"
+    assert (tree / "launch.sh").read_text() == "torchrun train.py\n"
+    assert not (tree / "outside").is_symlink() and not (tree / "up").is_symlink()
