@@ -155,31 +155,40 @@ def test_a_label_names_its_family(tmp_path: Path) -> None:
     assert [label.family for label in corpus.load_labels(tmp_path)] == ["moe"]
 
 
-@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
-def test_the_mirror_extracts_a_snapshot_that_lacks_a_large_file(tmp_path: Path) -> None:
+def _git(work: Path, *args: str) -> str:
     import subprocess
 
+    return subprocess.run(["git", "-C", str(work), *args], capture_output=True, text=True, check=True).stdout
+
+
+def _committed(work: Path) -> str:
+    """Commit everything in `work` (a new repository); its commit id."""
+    _git(work, "init", "-q")
+    _git(work, "add", ".")
+    _git(work, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    return _git(work, "rev-parse", "HEAD").strip()
+
+
+def _mirrored(tmp_path: Path, work: Path, commit: str) -> str:
+    """Move `work`'s git directory where fetched snapshots lie and extract it; corpus_mirror's status."""
     mirror_tool = _load("corpus_mirror")
-    work = tmp_path / "work"
-    work.mkdir()
-    (work / "launch.sh").write_text("torchrun train.py\n")
-    (work / "big.bin").write_text("pretend this is 5 MiB\n")
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(work), *args], capture_output=True, text=True, check=True).stdout
-
-    git("init", "-q")
-    git("add", ".")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
-    commit = git("rev-parse", "HEAD").strip()
-    big = git("rev-parse", "HEAD:big.bin").strip()
-    (work / ".git" / "objects" / big[:2] / big[2:]).unlink()  # what a snapshot leaves out
     snapshots = tmp_path / "snapshots" / "a+b"
     snapshots.mkdir(parents=True)
     (work / ".git").rename(snapshots / "repo")
     (tmp_path / "mirror").mkdir()  # as main() makes it
-    status = mirror_tool.extract(mirror_tool.Wanted("a/b", commit), tmp_path / "snapshots", tmp_path / "mirror")
-    assert status == "extracted"
+    return mirror_tool.extract(mirror_tool.Wanted("a/b", commit), tmp_path / "snapshots", tmp_path / "mirror")
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_mirror_extracts_a_snapshot_that_lacks_a_large_file(tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "launch.sh").write_text("torchrun train.py\n")
+    (work / "big.bin").write_text("pretend this is 5 MiB\n")
+    commit = _committed(work)
+    big = _git(work, "rev-parse", "HEAD:big.bin").strip()
+    (work / ".git" / "objects" / big[:2] / big[2:]).unlink()  # what a snapshot leaves out
+    assert _mirrored(tmp_path, work, commit) == "extracted"
     assert (tmp_path / "mirror" / "a+b" / "launch.sh").read_text() == "torchrun train.py\n"
     assert not (tmp_path / "mirror" / "a+b" / "big.bin").exists()
 
@@ -188,28 +197,12 @@ def test_the_mirror_extracts_a_snapshot_that_lacks_a_large_file(tmp_path: Path) 
 def test_the_mirror_leaves_out_a_link_out_of_the_tree(tmp_path: Path) -> None:
     """A snapshot holding a link to an absolute path (`.context -> /home/someone/...`) is extracted without it:
     tarfile's data filter would refuse the whole tree."""
-    import subprocess
-
-    mirror_tool = _load("corpus_mirror")
     work = tmp_path / "work"
     work.mkdir()
     (work / "launch.sh").write_text("torchrun train.py\n")
     (work / "outside").symlink_to("/etc/hostname")
     (work / "up").symlink_to("../../elsewhere")
-
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(work), *args], capture_output=True, text=True, check=True).stdout
-
-    git("init", "-q")
-    git("add", ".")
-    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
-    commit = git("rev-parse", "HEAD").strip()
-    snapshots = tmp_path / "snapshots" / "a+b"
-    snapshots.mkdir(parents=True)
-    (work / ".git").rename(snapshots / "repo")
-    (tmp_path / "mirror").mkdir()
-    status = mirror_tool.extract(mirror_tool.Wanted("a/b", commit), tmp_path / "snapshots", tmp_path / "mirror")
-    assert status == "extracted"
+    assert _mirrored(tmp_path, work, _committed(work)) == "extracted"
     tree = tmp_path / "mirror" / "a+b"
     assert (tree / "launch.sh").read_text() == "torchrun train.py\n"
     assert not (tree / "outside").is_symlink() and not (tree / "up").is_symlink()
