@@ -52,8 +52,13 @@ def test_what_plint_cannot_tell_leaves_the_file_written_but_unknown(run):
 
 
 def test_silent_commands_leave_the_output_known(run):
-    r = run("for h in a b; do export X=$h; sleep 1; echo $h; done > f\n")
+    r = run("for h in a b; do export X=$h; sleep 1; printf -v Y '%s' $h; cd /tmp 2>/dev/null; echo $h; done > f\n")
     assert written(r, "f").render() == "a\nb\n"
+
+
+def test_a_function_called_in_the_loop_writes_what_its_commands_print(run):
+    r = run('line() { echo "$1 slots=2"; }\nfor h in a b; do line $h; done > hostfile\n')
+    assert written(r, "hostfile").render() == "a slots=2\nb slots=2\n"
 
 
 def test_while_read_over_a_known_file_runs_once_a_line(run):

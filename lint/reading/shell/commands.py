@@ -93,10 +93,19 @@ class Commands(ShellCore):
             stdin = self.herestring(herestring, unit)
         if output:
             self.last_output = self.producer(words, unit, stdin, site, assignments)
-        elif self.output_sinks and words[0].text not in SILENT_COMMANDS:
+        elif self.output_sinks and not self.writes_nothing(words):
             produced = self.producer(words, unit, stdin, site, assignments)
             self.to_sink(produced, f"{words[0].display()} writes what plint cannot tell")
         return self.run(words, site, unit, assignments, stdin, node)
+
+    def writes_nothing(self, words: list[Word]) -> bool:
+        """Whether a command adds nothing of its own to a collected stdout: a builtin or tool that prints
+        nothing (SILENT_COMMANDS, `printf -v`), or a function of the script, whose commands are collected as
+        they run."""
+        name = words[0].text
+        if name in SILENT_COMMANDS or name in self.functions:
+            return True
+        return name == "printf" and len(words) > 1 and words[1].text == "-v"
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
         parent, via = self.parents[-1] if self.parents else (None, None)

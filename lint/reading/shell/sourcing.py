@@ -316,7 +316,10 @@ class Sourcing(ShellCore):
                 self.write(out_target, self.last_output, append, unit, node)
             self.last_output = None  # it went to the file
         elif self.output_sinks and not self._stdout_elsewhere(redirects, unit):
-            self.to_sink(self.last_output, "a command whose output plint cannot tell")
+            name = body.child_by_field_name("name")
+            silent = name is not None and self.writes_nothing([Word.of(unit.text(name.start_byte, name.end_byte))])
+            if not silent:
+                self.to_sink(self.last_output, "a command whose output plint cannot tell")
             self.last_output = None
         return status
 
