@@ -123,9 +123,6 @@ def test_deepspeed_runner_over_a_hostfile_of_unknown_hosts_is_quiet(tmp_path: Pa
         assert _findings(LAUNCHES / name / "job.slurm") == [], name
     for n, writes in enumerate(
         (
-            # a line per node of the job: the loop body is read once, the file has a line per node
-            'for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do echo "$h slots=8" >> "$HOSTFILE"; done',
-            'NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST"); echo "$NODES" | sed "s/$/ slots=8/" > "$HOSTFILE"',
             'echo "$NODE_LINES" > "$HOSTFILE"',  # lines from the caller's environment
             'echo "$(hostname -I) slots=8" > "$HOSTFILE"',  # -I prints every address of the host
             # two names known at run time: two hosts, or one the runner refuses as a repeated entry
@@ -136,16 +133,36 @@ def test_deepspeed_runner_over_a_hostfile_of_unknown_hosts_is_quiet(tmp_path: Pa
         assert _findings(job, tmp_path / str(n)) == [], writes
 
 
-def test_a_hostfile_written_from_unknown_lines_has_no_host_count(tmp_path: Path):
-    # failed before: the loop's one reading made a one-line file, read as 1 node and a world of 8
+def test_runners_over_a_hostfile_of_the_jobs_nodes_each_start_every_rank(tmp_path: Path):
+    # `scontrol show hostnames` lists the job's 4 nodes (#SBATCH --nodes=4) a line each: each of srun's 4 runners
+    # reads 4 hosts and, without --no_ssh, starts all 32 ranks (quiet while plint could not count the lines)
+    for n, writes in enumerate(
+        (
+            'for h in $(scontrol show hostnames "$SLURM_JOB_NODELIST"); do echo "$h slots=8" >> "$HOSTFILE"; done',
+            'NODES=$(scontrol show hostnames "$SLURM_JOB_NODELIST"); echo "$NODES" | sed "s/$/ slots=8/" > "$HOSTFILE"',
+            'scontrol show hostnames | while read -r h; do echo "$h slots=8"; done > "$HOSTFILE"',
+        )
+    ):
+        ((line, _, message),) = _findings(_script_hostfile(tmp_path / str(n), writes), tmp_path / str(n))
+        assert line == 15 and "each, multi-node without --no_ssh, starts every rank" in message, writes
+
+
+def test_a_hostfile_of_the_jobs_nodes_counts_them(tmp_path: Path):
+    # failed before: the loop's one reading made a one-line file, read as 1 node and a world of 8; then, until
+    # scontrol's list was read, the count was unknown
     job = _script_hostfile(tmp_path, 'for h in $(scontrol show hostnames); do echo "$h slots=8" >> "$HOSTFILE"; done')
     (result,) = check_paths([job], root=str(tmp_path))
     layout = file_json(result)["layout"]
-    assert layout["cluster"]["nnodes"] is None and layout["cluster"]["world_size"] is None
+    assert (layout["cluster"]["nnodes"], layout["cluster"]["world_size"]) == (4, 32)
+    assert layout["provenance"]["cluster.nnodes"]["origin"] == "derived"
     assert layout["cluster"]["gpus_per_node"] == 8  # every line the script writes says slots=8
-    assert not [d for d in result.diagnostics if d.code == "PL208"]  # no 'bad entry' for an unknown line
+    assert not [d for d in result.diagnostics if d.code == "PL208"]  # no 'bad entry' for a line of a host name
+
+
+def test_a_hostfile_written_from_unknown_lines_has_no_host_count(tmp_path: Path):
     unknown = _script_hostfile(tmp_path / "env", 'echo "$NODE_LINES" > "$HOSTFILE"')
     (result,) = check_paths([unknown], root=str(tmp_path / "env"))
+    assert file_json(result)["layout"]["cluster"]["nnodes"] is None  # lines from the caller's environment
     assert not [d for d in result.diagnostics if d.code == "PL208"]  # failed before: 'Hostfile contains a bad entry'
 
 
