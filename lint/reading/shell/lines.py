@@ -25,29 +25,24 @@ HOST_NAME_PREFIX = "PBS host of chunk "
 SHARED_HOST_NAME_PREFIX = "PBS host (maybe shared) of chunk "
 
 
-# Slurm's nodes are the job's own, one host each: named as PBS's scattered chunks are
 MAX_JOB_HOSTS = 100_000  # the host list plint writes for a job (a --nodes of 10^9 is not built)
 
 
-def job_hosts(count: int, span, scheduler: str) -> MappedText | None:
-    """`count` host names a line each, every one an unknown word distinct from the others (a Slurm job's nodes);
-    None past MAX_JOB_HOSTS."""
+def host_word(index: int, span, reason: str, shared: bool = False) -> Piece:
+    """The name of a job's host `index` (a PBS chunk's, a Slurm node's), known when the job runs: one non-empty
+    word, the same for every line that names it; `shared`: another index may name the same host."""
+    prefix = SHARED_HOST_NAME_PREFIX if shared else HOST_NAME_PREFIX
+    return Piece(None, span, "unresolved", reason=reason, name=f"{prefix}{index}", nonempty=True, one_word=True)
+
+
+def job_hosts(count: int, span) -> MappedText | None:
+    """A Slurm job's `count` nodes a line each, every one a host of its own; None past MAX_JOB_HOSTS."""
     if count > MAX_JOB_HOSTS:
         return None
     pieces: list[Piece] = []
     for index in range(1, count + 1):
-        pieces.append(
-            Piece(
-                None,
-                span,
-                "unresolved",
-                reason=f"the host name of the job's node {index}, known when the {scheduler} job runs",
-                name=f"{HOST_NAME_PREFIX}{index}",
-                nonempty=True,
-                one_word=True,
-            )
-        )
-        pieces.append(Piece("\n", span, "derived"))
+        reason = f"the host name of the job's node {index}, known when the Slurm job runs"
+        pieces += [host_word(index, span, reason), Piece("\n", span, "derived")]
     return MappedText(pieces)
 
 

@@ -689,7 +689,7 @@ class Sourcing(ShellCore):
         from plint.reading.shell.lines import job_hosts
 
         span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
-        return job_hosts(int(count), span, "Slurm")
+        return job_hosts(int(count), span)
 
     def file_text(self, word: Word, unit: Unit) -> MappedText | None:
         if not word.known:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from plint.reading.loading import Unread, load_found, outside_root
-from plint.reading.shell.model import Command, MappedText, Var, Word
+from plint.reading.shell.model import Command, MappedText, Piece, Var, Word
 from plint.record import field, record
 from plint.source import SourceFile, display_path
 
@@ -213,13 +213,11 @@ SBATCH_FLAGS = {
 }
 
 
+@record
 class OutputSink:
     """What a compound command redirected to a file (`for ...; done > hostfile`, `{ ...; } > f`) writes to its
     stdout, in order; `unknown` once anything in it writes text plint cannot tell (a command it does not run,
     a branch it cannot decide, a nested shell), when the file's content is known only at run time."""
 
-    __slots__ = ("pieces", "unknown")
-
-    def __init__(self) -> None:
-        self.pieces: list = []
-        self.unknown: str | None = None
+    pieces: list[Piece] = field(default_factory=list)
+    unknown: str | None = None

@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from plint.reading.shell.lines import HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX
+from plint.reading.shell.lines import host_word
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word
 from plint.record import field, record
 from plint.source import SourceFile, Span
@@ -49,7 +49,7 @@ class PbsJob:
     chunks_unread: str | None = None  # why the chunks are not known (a select plint cannot read)
     scatter: bool = False  # place=scatter: every chunk on a host of its own
     select_span: Span | None = None
-    torque_counts: tuple[int, int, int] | None = None  # (PBS_NUM_NODES, PBS_NUM_PPN, PBS_NP) of `-l nodes=`
+    old_spelling: bool = False  # the chunks come from `-l nodes=` (Torque's spelling), not from a select
     job_name: str | None = None
     queue: str | None = None
     problems: list[Problem] = field(default_factory=list)
@@ -123,12 +123,12 @@ def _resource(job: PbsJob, resource: str, word: Word) -> None:
     if name == "select":
         job.chunks, job.chunks_unread = _chunks(value, old=False)
         job.select_span = word.site
-        job.torque_counts = None  # the later request stands; Torque's counts come from the old spelling only
+        job.old_spelling = False  # the later request stands
     elif name == "nodes":
         job.chunks, job.chunks_unread = _chunks(value, old=True)
         job.select_span = word.site
         job.scatter = True  # the conversion places the old spelling's chunks with place=scatter
-        job.torque_counts = _torque_counts(job.chunks) if job.chunks else None
+        job.old_spelling = True
     elif name == "place":
         job.scatter = "scatter" in value.split(":") and "vscatter" not in value.split(":")
 
@@ -210,8 +210,8 @@ def implied_env(job: PbsJob | None) -> dict[str, Var]:
         env["PBS_JOBNAME"] = _literal("PBS_JOBNAME", job.job_name)
     if job.queue is not None and "@" not in job.queue:
         env["PBS_QUEUE"] = _literal("PBS_QUEUE", job.queue)
-    if job.torque_counts is not None:
-        for name, count in zip(("PBS_NUM_NODES", "PBS_NUM_PPN", "PBS_NP"), job.torque_counts):
+    if job.old_spelling and job.chunks:
+        for name, count in zip(("PBS_NUM_NODES", "PBS_NUM_PPN", "PBS_NP"), _torque_counts(job.chunks)):
             env[name] = Var(name, (Piece(str(count), job.select_span, "derived"),), None, True)
     return env
 
@@ -238,14 +238,8 @@ def node_file(job: PbsJob | None) -> MappedText | None:
     for chunk in job.chunks:
         for _ in range(chunk.count):
             index += 1
-            host = Piece(
-                None,
-                job.select_span,
-                "unresolved",
-                reason=f"the host of the job's chunk {index}, known when the job runs",
-                name=f"{HOST_NAME_PREFIX}{index}" if job.scatter else f"{SHARED_HOST_NAME_PREFIX}{index}",
-                nonempty=True,
-                one_word=True,
+            host = host_word(
+                index, job.select_span, f"the host of the job's chunk {index}, known when the job runs", not job.scatter
             )
             pieces += [host, newline] * chunk.mpiprocs
     return MappedText(pieces)
