@@ -56,9 +56,11 @@ def _global_batch_indivisible(ctx: LaunchContext):
     g, m, dp = sizes
     if m * dp and g % (m * dp) and glob.origin != "default":
         lower = g - g % (m * dp)
+        # below one micro-batch per data-parallel rank the only nearest valid value is m * dp itself
+        nearest = f"values: {lower} or {lower + m * dp}" if lower else f"value: {m * dp}"
         yield Finding(
             f"global batch {g} is not divisible by micro-batch {m} * dp {dp} = {m * dp}; "
-            f"nearest valid values: {lower or m * dp} or {lower + m * dp}; {MEGATRON_ASSERT}",
+            f"nearest valid {nearest}; {MEGATRON_ASSERT}",
             glob.span,
             key="batch.global",
         )

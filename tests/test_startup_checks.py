@@ -92,6 +92,16 @@ def test_releases_that_ignore_the_ramp_do_not_check_it(tmp_path):
     assert any("--rampup-batch-size" in m for m in messages(found, "PL502"))
 
 
+def test_a_global_batch_below_micro_times_dp_names_one_nearest_value(tmp_path):
+    (message,) = messages(megatron(tmp_path, "--micro-batch-size 2 --global-batch-size 8"), "PL102")
+    assert "global batch 8 is not divisible by micro-batch 2 * dp 8 = 16; nearest valid value: 16;" in message
+
+
+def test_a_global_batch_between_multiples_names_both_neighbours(tmp_path):
+    (message,) = messages(megatron(tmp_path, "--micro-batch-size 2 --global-batch-size 40"), "PL102")
+    assert "nearest valid values: 32 or 48;" in message
+
+
 # ---- --step-batch-size-schedule (Megatron-LM core 0.18 on) ---------------------------------------------
 def test_schedule_with_global_batch_or_decrease_is_refused(tmp_path):
     found = megatron(
