@@ -109,3 +109,20 @@ def test_a_loop_over_one_word_items_runs_once_an_item(tmp_path):
     # words that may split into more, or vanish, still run the loop once as an unknown alternative
     r = in_job(tmp_path, "#!/bin/bash\nC=0\nfor x in $UNKNOWN; do C=$((C+1)); done\n")
     assert text(r, "C") is None
+
+
+def test_cat_alone_reads_a_file_the_script_wrote(run):
+    r = run("echo 4 > tp.txt\nTP=$(cat tp.txt)\n")
+    assert text(r, "TP") == "4"
+    span = r.variables["TP"].value[0].span  # the value points where it is written: echo's word, line 1
+    assert (span.line, span.col) == (1, 6)
+
+
+def test_cat_alone_reads_a_file_of_the_checked_tree_and_joins_several(run):
+    r = run("N=$(cat nodes.txt extra.txt)\n", files={"nodes.txt": "2\n", "extra.txt": "8\n"})
+    assert text(r, "N") == "2\n8"
+
+
+def test_cat_alone_of_a_missing_file_is_known_only_at_run_time(run):
+    r = run("TP=$(cat /etc/tp.txt)\nH=$(cat)\n")
+    assert text(r, "TP") is None and text(r, "H") is None
