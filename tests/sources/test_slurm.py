@@ -267,3 +267,19 @@ def test_a_template_slot_in_a_directive_leaves_the_options_after_it():
     (slot,) = j.problems
     assert slot.kind == "unresolved" and slot.message.startswith("<SLURM OPTIONS>, a placeholder")
     assert (slot.span.line, slot.span.col) == (2, 9)
+
+
+def test_a_bad_line_of_a_hostfile_of_the_jobs_nodes_names_the_node(tmp_path):
+    """A hostfile written from `scontrol show hostnames` without slots: runner.py's _parse_hostfile refuses the
+    bare host name, and the message names the host by the job's node it stands for (a Slurm job has no chunks)."""
+    from plint.checking.check import check_paths
+
+    script = tmp_path / "job.sh"
+    script.write_text(
+        "#!/bin/bash\n#SBATCH --nodes=2\nscontrol show hostnames $SLURM_JOB_NODELIST > hostfile\n"
+        "deepspeed --hostfile hostfile pretrain_gpt.py --deepspeed --num-layers 2 --hidden-size 64"
+        " --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1\n"
+    )
+    (result,) = check_paths([script])
+    (found,) = [d for d in result.diagnostics if d.code == "PL208"]
+    assert "bad entry: <the host of the job's node 1>" in found.message

@@ -19,20 +19,21 @@ MAX_LINES = 100_000  # lines a tool here reads (the node file of a large job has
 
 Line = tuple[Piece, ...]
 
-# the names of a node file's host words (sources/pbs.py): a host of the chunk's own, or one the scheduler may
-# share with another chunk
-HOST_NAME_PREFIX = "PBS host of chunk "
-SHARED_HOST_NAME_PREFIX = "PBS host (maybe shared) of chunk "
+# the names of a job's host words: a host of its own (a Slurm node, a PBS chunk under place=scatter), or one the
+# scheduler may share with another chunk; then the part ("node 3", "chunk 3")
+HOST_NAME_PREFIX = "host of the job's "
+SHARED_HOST_NAME_PREFIX = "host (maybe shared) of the job's "
+_HOST_NAME = re.compile(r"(chunk|node) (\d+)")
 
 
 MAX_JOB_HOSTS = 100_000  # the host list plint writes for a job (a --nodes of 10^9 is not built)
 
 
-def host_word(index: int, span, reason: str, shared: bool = False) -> Piece:
-    """The name of a job's host `index` (a PBS chunk's, a Slurm node's), known when the job runs: one non-empty
-    word, the same for every line that names it; `shared`: another index may name the same host."""
+def host_word(part: str, index: int, span, reason: str, shared: bool = False) -> Piece:
+    """The name of the host of a job's `part` `index` (a PBS "chunk", a Slurm "node"), known when the job runs:
+    one non-empty word, the same for every line that names it; `shared`: another index may name the same host."""
     prefix = SHARED_HOST_NAME_PREFIX if shared else HOST_NAME_PREFIX
-    return Piece(None, span, "unresolved", reason=reason, name=f"{prefix}{index}", nonempty=True, one_word=True)
+    return Piece(None, span, "unresolved", reason=reason, name=f"{prefix}{part} {index}", nonempty=True, one_word=True)
 
 
 def job_hosts(count: int, span) -> MappedText | None:
@@ -42,17 +43,20 @@ def job_hosts(count: int, span) -> MappedText | None:
     pieces: list[Piece] = []
     for index in range(1, count + 1):
         reason = f"the host name of the job's node {index}, known when the Slurm job runs"
-        pieces += [host_word(index, span, reason), Piece("\n", span, "derived")]
+        pieces += [host_word("node", index, span, reason), Piece("\n", span, "derived")]
     return MappedText(pieces)
 
 
 def chunk_host(piece: Piece) -> tuple[str, bool] | None:
-    """A node file's host word as (its chunk's number, whether another chunk may share its host); None for any
-    other piece."""
+    """A job's host word as (the part it is the host of, "node 3" or "chunk 3"; whether another part may share
+    its host); None for any other piece."""
     name = piece.name or ""
-    if piece.text is not None or not name.startswith((HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX)):
+    if piece.text is not None:
         return None
-    return name.rsplit(" ", 1)[-1], name.startswith(SHARED_HOST_NAME_PREFIX)
+    for prefix in (HOST_NAME_PREFIX, SHARED_HOST_NAME_PREFIX):
+        if name.startswith(prefix) and _HOST_NAME.fullmatch(name[len(prefix) :]):
+            return name[len(prefix) :], prefix == SHARED_HOST_NAME_PREFIX
+    return None
 
 
 def split_lines(text: MappedText) -> tuple[list[Line], bool] | None:

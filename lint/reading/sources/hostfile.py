@@ -57,14 +57,15 @@ class Hostfile:
     assumed: str | None = None
 
 
-# A PBS node file's host (plint.reading.sources.pbs.node_file): one word, the same for every line of its chunk,
-# written into a hostfile as this stand-in so that the runner's reading counts and compares hosts by chunk
-_CHUNK_HOST = re.compile(f"{MARKER}chunk-(\\d+)-host{MARKER}")
+# A job's host (a PBS node file's chunk, plint.reading.sources.pbs.node_file; a Slurm node, `scontrol show
+# hostnames`): one word, the same for every line that names it, written into a hostfile as this stand-in so that
+# the runner's reading counts and compares hosts by the part of the job they are the host of
+_JOB_HOST = re.compile(f"{MARKER}(chunk|node)-(\\d+)-host{MARKER}")
 
 
 def with_chunk_hosts(content: MappedText) -> tuple[MappedText, str | None]:
-    """`content` with each PBS node-file host word as its chunk's stand-in name, and why two chunks' hosts are
-    taken for different only by assumption (no place=scatter), else None."""
+    """`content` with each job host word as its stand-in name, and why two PBS chunks' hosts are taken for
+    different only by assumption (no place=scatter), else None."""
     from plint.reading.shell.lines import chunk_host
 
     pieces, shared = [], set()
@@ -75,7 +76,8 @@ def with_chunk_hosts(content: MappedText) -> tuple[MappedText, str | None]:
             continue
         if host[1]:
             shared.add(host[0])
-        pieces.append(Piece(f"{MARKER}chunk-{host[0]}-host{MARKER}", piece.span, "derived"))
+        part, index = host[0].split(" ")
+        pieces.append(Piece(f"{MARKER}{part}-{index}-host{MARKER}", piece.span, "derived"))
     why = (
         "one host a chunk, as PBS places whole-node chunks; without place=scatter two chunks may share one"
         if len(shared) > 1
@@ -85,8 +87,8 @@ def with_chunk_hosts(content: MappedText) -> tuple[MappedText, str | None]:
 
 
 def shown(text: str) -> str:
-    """A hostfile line or host as a message names it: a chunk's stand-in as that chunk's host."""
-    return _CHUNK_HOST.sub(lambda m: f"<the host of the job's chunk {m.group(1)}>", text)
+    """A hostfile line or host as a message names it: a job host's stand-in as the host of that chunk or node."""
+    return _JOB_HOST.sub(lambda m: f"<the host of the job's {m.group(1)} {m.group(2)}>", text)
 
 
 def uncounted(content: MappedText) -> str | None:
@@ -118,7 +120,7 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         b0 = start + len(raw[:indent].encode("utf-8", "surrogateescape"))
         span = source.span(b0, b0 + len(line.encode("utf-8", "surrogateescape")))
         m = _LINE.search(line)
-        if not m and MARKER in _CHUNK_HOST.sub("", line):  # a line written from text known only at run time
+        if not m and MARKER in _JOB_HOST.sub("", line):  # a line written from text known only at run time
             out.uncounted = out.uncounted or "a line known only at run time"
             continue
         if not m:
@@ -355,7 +357,7 @@ def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -
 
 def _host_name(host: str) -> str:
     """A host as a note names it: a name written from run-time text (`$(hostname)`) has no text to show."""
-    if _CHUNK_HOST.fullmatch(host):
+    if _JOB_HOST.fullmatch(host):
         return shown(host)
     return "a host named at run time" if MARKER in host else host
 

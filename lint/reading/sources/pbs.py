@@ -239,7 +239,11 @@ def node_file(job: PbsJob | None) -> MappedText | None:
         for _ in range(chunk.count):
             index += 1
             host = host_word(
-                index, job.select_span, f"the host of the job's chunk {index}, known when the job runs", not job.scatter
+                "chunk",
+                index,
+                job.select_span,
+                f"the host of the job's chunk {index}, known when the job runs",
+                not job.scatter,
             )
             pieces += [host, newline] * chunk.mpiprocs
     return MappedText(pieces)
