@@ -278,3 +278,37 @@ def test_a_script_two_guessed_places_hold_differently_is_read_first_and_said_ass
         "script scripts/train.sh (bash FILE) could be scripts/scripts/train.sh (beside the script) or "
         "scripts/train.sh (the checked root), which differ"
     )
+
+
+# ---- `~/...`: the user's checkout of the repository, read from the checked tree and said assumed ----------------
+
+
+def test_a_script_run_through_the_home_folder_is_read_from_the_same_path_in_the_tree(tmp_path, monkeypatch):
+    # before: the path starting with ~ was never looked for, and the job held no launch
+    repo = _runner(tmp_path, {"scripts/train.sh": CHILD})
+    (repo / "scripts" / "run.sh").write_text("#!/bin/bash\nbash ~/checkouts/repo/scripts/train.sh 2\n")
+    result = _check_runner(repo, monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "assumed")
+    (said,) = _about(result, "train.sh")
+    assert said == (
+        "PL002",
+        "script ~/checkouts/repo/scripts/train.sh (bash FILE) starts with ~, the home folder of whoever runs the "
+        "script; plint read scripts/train.sh, the same path inside the checked tree, as if the home folder held a "
+        "checkout of it, so the values it sets are assumed",
+    )
+
+
+def test_a_file_sourced_through_the_home_folder_sets_assumed_values(tmp_path, monkeypatch):
+    result = _check(_tree(tmp_path, "~/repo/conf/env.sh", {"conf/env.sh": "TP=4\n"}), monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (4, "assumed")
+
+
+@pytest.mark.parametrize("sourced", ["~/env.sh", "~/conf/../../outside/env.sh", "~/x/conf//env.sh"])
+def test_a_home_path_without_a_folder_or_leaving_upwards_is_not_matched(tmp_path, monkeypatch, sourced):
+    files = {"env.sh": "TP=4\n", "conf/env.sh": "TP=4\n"}
+    repo = _tree(tmp_path, sourced, files)
+    (tmp_path / "outside" / "env.sh").write_text("TP=8\n")  # a tail with `..` would leave the tree for it
+    result = _check(repo, monkeypatch)
+    assert _tp(result).value is None
+    (said,) = _about(result, sourced)
+    assert "its path starts with ~, the home folder of whoever runs the script" in said[1]

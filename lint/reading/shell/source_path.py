@@ -165,6 +165,11 @@ def _folder(place: str, script_dir: str, root: str) -> str:
     return os.path.normpath(os.path.join(root, os.path.expanduser(place)))
 
 
+def home_checkout_root(sourcing_file: str) -> str:
+    """Where a `~/...` path is matched inside the checked tree (plint.reading.shell.sourcing): the checked root."""
+    return _checked_root(sourcing_file)
+
+
 def _checked_root(sourcing_file: str) -> str:
     """The folder scripts of this tree are usually run from: the place of the root in force that holds the
     file, else its git work tree, else its folder (plint.reading.sources.entry_script.tree_root)."""

@@ -17,6 +17,7 @@ from plint.reading.shell.source_path import (
     NOT_FOLLOWED,
     Place,
     comment_places,
+    home_checkout_root,
     named_file,
     named_path,
     places,
@@ -110,6 +111,8 @@ class Sourcing(ShellCore):
         text = word.text
         if text is None:
             return Sourced()
+        if text.startswith("~/"):
+            return self._find_under_home(word, text, unit, named)
         looked: list[tuple[str, Place]] = []
         hits: list[tuple[Place, str, SourceFile | None, Unread | None]] = []
         for place in places(unit.source.path, text, comment_places(unit.source.text)):
@@ -133,6 +136,34 @@ class Sourcing(ShellCore):
             named = named or f"sourced file {word.display()}"
             assumed = _assumed_note(named, (path, place), (other[1], other[0]))
         return Sourced(src, why, tuple(looked), assumed)
+
+    def _find_under_home(self, word: Word, text: str, unit: Unit, named: str) -> Sourced:
+        """`~/repo/train/run.sh`: bash reads it under the home folder of whoever runs the script, which plint
+        does not know. A job script that runs a script of its own repository through the user's checkout of it
+        is the common case, so plint reads the longest tail of the path (a folder and a file at least, no `..`)
+        that is a file of the checked tree, and says that it assumed so."""
+        parts = text[2:].split("/")
+        root = home_checkout_root(unit.source.path)
+        looked: list[tuple[str, Place]] = []
+        for start in range(len(parts) - 1):
+            tail = parts[start:]
+            if "" in tail or ".." in tail or "." in tail:
+                continue
+            path = path_key(root, "/".join(tail))
+            looked.append((path, Place(root, "a tail of the path inside the checked tree", False)))
+            src, why = self.read(path)
+            if src is None and why is None:
+                continue
+            if src is None:
+                return Sourced(None, why, tuple(looked))
+            shown = named or f"sourced file {word.display()}"
+            note = (
+                f"{shown} starts with ~, the home folder of whoever runs the script; plint read "
+                f"{display_path(path)}, the same path inside the checked tree, as if the home folder held a "
+                "checkout of it, so the values it sets are assumed"
+            )
+            return Sourced(src, None, tuple(looked), note)
+        return Sourced(looked=tuple(looked))
 
     def _mark_assumed(self, before: dict[str, Var]) -> None:
         """The variables a sourced file set, as assumptions: the file was one of two plint could not tell
@@ -711,7 +742,8 @@ def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = ()) -> str:
         reasons = "; ".join(dict.fromkeys(p.reason for p in word.unknowns if p.reason))
         return f"its path is not known statically ({reasons})" if reasons else "its path is not known statically"
     if (word.text or "").startswith("~"):  # bash expands it to $HOME, which plint does not know
-        return "its path starts with ~, the home folder of whoever runs the script (not known statically)"
+        tails = " and no tail of it is a file of the checked tree" if looked else ""
+        return f"its path starts with ~, the home folder of whoever runs the script (not known statically){tails}"
     if len(looked) <= 1:
         return "no such file beside the script that sources it"
     places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)
