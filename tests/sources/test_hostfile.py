@@ -189,3 +189,64 @@ def test_a_written_line_known_only_at_run_time_is_uncounted_not_refused():
     assert not read.problems and read.uncounted is not None
     alone = hf(f"{MARKER}0{MARKER}\n")  # no line read: not 'empty', only unknown
     assert not alone.problems and not alone.hosts and alone.uncounted is not None
+
+
+# ---- slots the script counts at run time: `$(ssh $node "nvidia-smi ... | wc -l")` ----------------------------
+SLOTS_OVER_SSH = """#!/bin/bash
+#SBATCH --nodes=2
+for node in $(scontrol show hostnames $SLURM_JOB_NODELIST); do
+  n=$(ssh ${node} "nvidia-smi --query-gpu=name --format=csv,noheader | wc -l")
+  echo "${node} slots=${n}" >> hostfile
+done
+deepspeed --hostfile hostfile OPTIONS pretrain_gpt.py --deepspeed --num-layers 2 --hidden-size 64 \\
+  --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1
+"""
+
+
+def _cluster(tmp_path, text: str) -> tuple[dict, dict]:
+    from plint.checking.check import check_paths
+    from plint.report.json_report import file_json
+
+    script = tmp_path / "job.sh"
+    script.write_text(text)
+    (result,) = check_paths([script])
+    layout = file_json(result)["layout"]
+    return layout["cluster"], layout["provenance"]
+
+
+def test_hosts_whose_slots_are_counted_at_run_time_are_counted_and_their_slots_unknown(tmp_path):
+    # failed before: the run-time slot count made every line uncounted, so the 2 nodes were unknown too
+    cluster, provenance = _cluster(tmp_path, SLOTS_OVER_SSH.replace("OPTIONS ", ""))
+    assert (cluster["nnodes"], cluster["gpus_per_node"], cluster["world_size"]) == (2, None, None)
+    assert provenance["cluster.nnodes"]["origin"] == "derived"
+    note = provenance["cluster.gpus_per_node"]["note"]
+    assert note.startswith("the slots of hostfile ") and note.endswith(
+        "hostfile, written from text known only at run time (--num_gpus G would say)"
+    )
+
+
+def test_num_gpus_decides_the_slots_a_run_time_count_left_unknown(tmp_path):
+    cluster, _ = _cluster(tmp_path, SLOTS_OVER_SSH.replace("OPTIONS", "--num_gpus 4"))
+    assert (cluster["nnodes"], cluster["gpus_per_node"], cluster["world_size"]) == (2, 4, 8)
+
+
+@pytest.mark.parametrize("count", ["nvidia-smi -L", "nvidia-smi -L | wc -l -c"])
+def test_slots_that_may_be_several_words_leave_the_hosts_uncounted(tmp_path, count):
+    cluster, _ = _cluster(
+        tmp_path,
+        SLOTS_OVER_SSH.replace("OPTIONS ", "").replace(
+            "nvidia-smi --query-gpu=name --format=csv,noheader | wc -l", count
+        ),
+    )
+    assert cluster["nnodes"] is None
+
+
+def test_a_count_printed_by_wc_is_one_word(tmp_path):
+    from plint.reading.shell.evaluator import EvalOptions, evaluate
+
+    text = (
+        'A=$(nvidia-smi -L | wc -l)\nB=$(wc -l)\nC=$(nvidia-smi -L | wc -l -c)\nD=$(ls | wc)\nE=$(ssh h "ls | wc -w")\n'
+    )
+    result = evaluate(SourceFile(str(tmp_path / "s.sh"), text), EvalOptions())
+    one_word = {name: result.variables[name].value[0].one_word for name in "ABCDE"}
+    assert one_word == {"A": True, "B": True, "C": False, "D": False, "E": True}

@@ -594,7 +594,28 @@ class Expansions(ArithmeticExpansions):
             shown = shown[:57] + "...)"
         reason = f"the output of {shown}, known only at run time"
         span = unit.span(node.start_byte, node.end_byte)
-        return Piece(None, span, "unresolved", reason=reason, one_word=prints_one_name(texts))
+        one_word = prints_one_name(texts) or self._prints_a_count(node, unit)
+        return Piece(None, span, "unresolved", reason=reason, one_word=one_word)
+
+    def _prints_a_count(self, node, unit: Unit) -> bool:
+        """Whether a command substitution prints one number: its last stage is `wc` with one count option
+        reading its stdin (`nvidia-smi -L | wc -l`; wc(1) prints no file name then), or `ssh HOST 'CMD | wc -l'`
+        running such a pipeline on the host. Read from the words as written: they are expanded once, elsewhere."""
+        body = [c for c in node.named_children if c.type != "comment"]
+        if len(body) != 1 or body[0].type not in ("pipeline", "command"):
+            return False
+        last = [c for c in body[0].named_children if c.type != "comment"][-1] if body[0].type == "pipeline" else body[0]
+        if last.type != "command":
+            return False
+        words = [unit.text(c.start_byte, c.end_byte) for c in last.named_children if c.type != "variable_assignment"]
+        if not words:
+            return False
+        name = words[0].rsplit("/", 1)[-1]
+        if name == "wc":
+            return len(words) == 2 and words[1] in WC_COUNTS
+        remote = words[-1].strip("'\"") if name == "ssh" and len(words) > 2 else ""
+        counted = re.search(r"\|\s*wc\s+(\S+)\s*$", remote)
+        return counted is not None and counted.group(1) in WC_COUNTS
 
     def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
         """The output of `$(cat <<EOF ... EOF)`: the heredoc's text, its trailing newlines dropped as
@@ -691,6 +712,10 @@ class Expansions(ArithmeticExpansions):
             if out is None:
                 return None
         return out
+
+
+# wc(1)'s options that each make it print one count: -l lines, -w words, -c bytes, -m characters
+WC_COUNTS = frozenset(("-l", "-w", "-c", "-m", "--lines", "--words", "--bytes", "--chars"))
 
 
 def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:

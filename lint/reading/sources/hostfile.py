@@ -43,13 +43,15 @@ def configured_count() -> int | None:
 
 
 _LINE = re.compile(r"^(\S+)\s+slots=(\d+)")
+# `host slots=N` whose N the script wrote from one word known only at run time (`$(ssh $h nvidia-smi -L | wc -l)`)
+_RUN_TIME_SLOTS = re.compile(f"^(\\S+)\\s+slots={MARKER}\\d+{MARKER}(?:\\s|$)")
 _TAIL = ", unable to proceed with launching"
 
 
 @record
 class Hostfile:
     path: str
-    hosts: list[tuple[str, int, Span]] = field(default_factory=list)
+    hosts: list[tuple[str, int | None, Span]] = field(default_factory=list)  # slots None: known at run time
     problems: list[Problem] = field(default_factory=list)
     # why the hosts cannot be counted (a file the script writes from text known only at run time), else None
     uncounted: str | None = None
@@ -96,11 +98,16 @@ def uncounted(content: MappedText) -> str | None:
     words or lines (a loop's variable, the output of `scontrol show hostnames`), else None. A piece known to be
     one word (a host name: the output of `hostname`, $SLURMD_NODENAME) keeps its line one host; two such names
     may be the same host, which the runner refuses (`_parse_hostfile`: multiple entries)."""
-    names = 0
+    names, line_start = 0, True
     for piece in content.pieces:
-        if not piece.known and not piece.one_word:
+        if piece.known:
+            text = piece.text or ""
+            line_start = text.rsplit("\n", 1)[-1].strip() == "" if "\n" in text else line_start and not text.strip()
+            continue
+        if not piece.one_word:
             return piece.reason or "text known only at run time"
-        names += not piece.known
+        names += line_start  # a line's first word is its host; a word after it (slots=N) names none
+        line_start = False
     return "host names known only at run time, which may repeat" if names > 1 else None
 
 
@@ -120,6 +127,16 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         b0 = start + len(raw[:indent].encode("utf-8", "surrogateescape"))
         span = source.span(b0, b0 + len(line.encode("utf-8", "surrogateescape")))
         m = _LINE.search(line)
+        run_time = None if m else _RUN_TIME_SLOTS.search(line)
+        if run_time is not None and MARKER not in _JOB_HOST.sub("", run_time.group(1)):
+            host = run_time.group(1)
+            if host in seen:
+                said = f"Hostfile contains multiple entries for {shown(host)}{_TAIL}"
+                out.problems.append(Problem("hostfile", said, span))
+                return out
+            seen.add(host)
+            out.hosts.append((host, None, span))
+            continue
         if not m and MARKER in _JOB_HOST.sub("", line):  # a line written from text known only at run time
             out.uncounted = out.uncounted or "a line known only at run time"
             continue
@@ -280,7 +297,7 @@ def resolve_resources(
             if nodes > 1:
                 raise _Refused("Num nodes is >1 but no extra nodes available via hostfile")
         else:
-            pool = {h: range(s) for h, s, _ in hostfile.hosts}
+            pool = {h: range(s) if s is not None else None for h, s, _ in hostfile.hosts}
         active = _filter(pool, include, exclude)
         if nodes > 0:
             active = dict(list(active.items())[:nodes])
@@ -300,11 +317,16 @@ def resolve_resources(
     hosts = [(h, len(s) if s is not None else None) for h, s in active.items()]
     multi = len(hosts) > 1 and not no_ssh
     assumed = hostfile.assumed if hostfile is not None and len(hosts) > 1 else None
+    unknown_slots = (
+        _LOCAL_GPUS
+        if hostfile is None
+        else f"the slots of {where}, written from text known only at run time (--num_gpus G would say)"
+    )
     return Resources(
         hosts,
-        _assumed(_world(hosts, where, span), assumed),
+        _assumed(_world(hosts, where, span, unknown_slots), assumed),
         _assumed(derived(len(hosts), f"{len(hosts)} active host(s) ({where})", span), assumed),
-        _per_node(hosts, where, span),
+        _per_node(hosts, where, span, unknown_slots),
         [],
         multi,
     )
@@ -344,9 +366,9 @@ _LOCAL_GPUS = (
 )
 
 
-def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:
+def _world(hosts: list[tuple[str, int | None]], where: str, span: Span | None, unknown_slots: str) -> Value:
     if any(s is None for _, s in hosts):
-        return unresolved(_LOCAL_GPUS, span)
+        return unresolved(unknown_slots, span)
     total = sum(s for _, s in hosts)  # type: ignore[misc]
     parts = " + ".join(str(s) for _, s in hosts) if len(hosts) <= 16 else f"{len(hosts)} hosts' "
     how = (
@@ -362,10 +384,10 @@ def _host_name(host: str) -> str:
     return "a host named at run time" if MARKER in host else host
 
 
-def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None) -> Value:
+def _per_node(hosts: list[tuple[str, int | None]], where: str, span: Span | None, unknown_slots: str) -> Value:
     counts = {s for _, s in hosts}
     if None in counts:
-        return unresolved(_LOCAL_GPUS, span)
+        return unresolved(unknown_slots, span)
     if len(counts) == 1:
         return derived(counts.pop(), f"slots per host ({where})", span)
     shown = sorted(c for c in counts if c is not None)

@@ -120,7 +120,7 @@ def read_deepspeed_resources(
     )
     slots: set[int] = set()  # what every line of a hostfile plint cannot count says
     if hostfile is not None and hostfile.uncounted is not None and not hostfile.problems:
-        slots, unread, hostfile = {s for _, s, _ in hostfile.hosts}, hostfile.uncounted, None
+        slots, unread, hostfile = {s for _, s, _ in hostfile.hosts if s is not None}, hostfile.uncounted, None
     if unread is not None and texts["--include"] and not texts["--exclude"]:
         hostfile = include_as_hostfile(texts["--include"], unread, span)
         unread = None if hostfile is not None else unread
