@@ -283,3 +283,32 @@ def test_a_bad_line_of_a_hostfile_of_the_jobs_nodes_names_the_node(tmp_path):
     (result,) = check_paths([script])
     (found,) = [d for d in result.diagnostics if d.code == "PL208"]
     assert "bad entry: <the host of the job's node 1>" in found.message
+
+
+@pytest.mark.parametrize(
+    "text, count",
+    [
+        ("node1", 1),
+        ("gpu[01-04,07],login2", 6),
+        ("rack[1-2]-n[1-3]", 6),
+        ("mlpre-g2-ghpc-[7-8]", 2),
+        ("./hosts.txt", None),  # a file of hosts
+        ("n[3-1]", None),
+        ("n[1-", None),
+        ("n[[1]]", None),
+        ("n[1-1000000000]", None),
+    ],
+)
+def test_a_host_list_is_counted_as_scontrol_expands_it(text, count):
+    from plint.reading.sources.slurm import hostlist_count
+
+    assert hostlist_count(text) == count
+
+
+def test_a_job_naming_its_hosts_and_no_node_count_runs_on_those_hosts():
+    # failed before: a job with --nodelist and no --nodes had no node count, so SLURM_NNODES was unknown
+    j = job("#!/bin/bash\n#SBATCH --nodelist=mlpre-g2-ghpc-[7-8]\n#SBATCH --gpus-per-node=2\n")
+    assert (j.nodes.value, j.nodes.origin) == (2, "derived")
+    assert "--nodelist=mlpre-g2-ghpc-[7-8]" in j.nodes.note
+    assert job("#SBATCH -w n[1-4] -N 8\n").nodes.value == 8  # --nodes says how many; the list is a part
+    assert job("#SBATCH -w ./hosts\n").nodes is None

@@ -241,6 +241,66 @@ def node_count(word: Word) -> Value:
     return _count(word, "--nodes")
 
 
+MAX_LISTED_HOSTS = 100_000  # a host list counted (`n[1-1000000000]` is not)
+
+
+def hostlist_count(text: str) -> int | None:
+    """How many hosts a Slurm host list names (`gpu[01-04,07],login2`: 6): comma-separated host expressions, each
+    bracket of comma-separated numbers and ranges multiplying the names (scontrol(1), "show hostnames"); None for
+    a file name (sbatch --nodelist reads hosts from a file when the value holds a `/`), a malformed list, or
+    more than MAX_LISTED_HOSTS."""
+    if "/" in text or not text:
+        return None
+    total, depth, expression = 0, 0, ""
+    for c in text + ",":
+        depth += (c == "[") - (c == "]")
+        if depth not in (0, 1):
+            return None
+        if c == "," and depth == 0:
+            count = _host_expression_count(expression)
+            if count is None:
+                return None
+            total, expression = total + count, ""
+            if total > MAX_LISTED_HOSTS:
+                return None
+        else:
+            expression += c
+    return total if depth == 0 and not expression else None  # an unclosed bracket held the last comma
+
+
+def _host_expression_count(expression: str) -> int | None:
+    """The names one host expression stands for (`n[1-3]x[a]` is malformed); None when it is malformed."""
+    if not expression or not re.fullmatch(r"[^\[\]\s]*(\[[0-9,\-]+\][^\[\]\s]*)*", expression):
+        return None
+    count = 1
+    for group in re.findall(r"\[([0-9,\-]+)\]", expression):
+        names = 0
+        for item in group.split(","):
+            bounds = re.fullmatch(r"(\d+)(?:-(\d+))?", item)
+            if bounds is None or (bounds.group(2) is not None and int(bounds.group(2)) < int(bounds.group(1))):
+                return None
+            names += int(bounds.group(2) or bounds.group(1)) - int(bounds.group(1)) + 1
+        count *= names
+        if count > MAX_LISTED_HOSTS:
+            return None
+    return count
+
+
+def _listed_nodes(value: Value) -> Value | None:
+    """The node count of a job that names its hosts (--nodelist) and no --nodes: sbatch(1) allocates every listed
+    host and adds others only where another request needs them; None when the list cannot be counted."""
+    count = hostlist_count(value.value.strip()) if value.known else None
+    if count is None:
+        return None
+    return Value(
+        count,
+        value.span,
+        "derived",
+        f"the {count} host(s) --nodelist={value.value.strip()} names (Slurm adds others only where another "
+        "request needs them)",
+    )
+
+
 def _split(word: Word, sep: str) -> list[Word]:
     """A known word split at `sep`, each part keeping its own span."""
     text = word.text or ""
@@ -328,6 +388,9 @@ def _settle(job: SlurmJob) -> SlurmJob:
             )
             if gpu_kind is not None:
                 type_from_gpus = _type_value(gpu_kind)
+    listed = out.options.get("nodelist")
+    if out.nodes is None and listed is not None:
+        out.nodes = _listed_nodes(listed)
     out.gpu_type = type_from_gpus or type_from_constraint
     out.gpu_type_is_feature = type_from_gpus is None and type_from_constraint is not None
     return out
