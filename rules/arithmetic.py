@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE, interleaving
 from plint.rules.base import Finding, LaunchContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
 
@@ -349,11 +350,15 @@ def precision_conflict(ctx: LaunchContext):
     "A virtual pipeline the trainer rejects.",
     RuleDocs(
         what="Checks interleaved pipelines: more than one way of setting virtual stages, virtual stages with "
-        "pp < 2 (pp < 3 with --no-overlap-p2p-communication), and fewer micro-batches than pp.",
+        "pp < 2 (pp < 3 with --no-overlap-p2p-communication or under a release before core 0.8), fewer "
+        "micro-batches than pp, and, under a release before core 0.10, micro-batches that are no multiple "
+        "of pp.",
         why="validate_args allows only one of --num-layers-per-virtual-pipeline-stage, "
         "--num-virtual-stages-per-pipeline-rank and --pipeline-model-parallel-layout; parallel_state "
-        "raises 'pipeline-model-parallel size should be greater than 1 with interleaved schedule'; the "
-        "schedule asserts the micro-batch group (default pp) fits into the micro-batches of a step.",
+        "raises 'pipeline-model-parallel size should be greater than 1 with interleaved schedule' (greater "
+        "than 2 before core 0.8); the schedule asserts the micro-batch group (default pp) fits into the "
+        "micro-batches of a step, and until core 0.9 raised 'number of microbatches (M) is not divisible by "
+        "pipeline-model-parallel-size (P) when using interleaved schedule'.",
         bad=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=4)),
         good=torchrun(gpt("--pipeline-model-parallel-size 4 --num-virtual-stages-per-pipeline-rank 2", glob=16)),
         fix=no_fix(),
@@ -365,6 +370,8 @@ def interleave_invalid(ctx: LaunchContext):
 
 
 def _interleave_invalid(ctx: LaunchContext):
+    from plint.rules.keys_and_flags import judged_by, release_at_least
+
     if trainer(ctx) != "megatron":
         return
     spellings = ctx.fact("parallel.vpp_spellings")
@@ -385,22 +392,39 @@ def _interleave_invalid(ctx: LaunchContext):
         ctx.layout.extras.trainer_args is not None
         and ctx.layout.extras.trainer_args.get("--no-overlap-p2p-communication") is not None
     )
-    minimum = 3 if overlap_off else 2
-    if p < minimum:
+    has_pp2 = release_at_least(ctx, PP2_SINCE)
+    demands = interleaving(has_pp2, release_at_least(ctx, MICROBATCH_GROUPS_SINCE), not overlap_off)
+    if p < demands.min_pp:
+        why = (
+            " without p2p overlap"
+            if overlap_off
+            else f" under {judged_by(ctx)} (pp 2 interleaves from core {PP2_SINCE})"
+            if has_pp2 is False
+            else ""
+        )
         yield Finding(
-            f"virtual pipeline stages need pp >= {minimum}"
-            + (" without p2p overlap" if overlap_off else "")
-            + f"; pp is {p}",
+            f"virtual pipeline stages need pp >= {demands.min_pp}{why}; pp is {p}",
             vpp.span or span(ctx, "parallel.pp"),
             key="parallel.vpp",
         )
         return
     m = known(ctx, "batch.num_microbatches")
     glob = value(ctx, "batch.global")
-    if m is not None and m[0] < p and glob is not None:  # num_microbatches is derived from the global batch
+    if m is None or glob is None:  # num_microbatches is derived from the global batch
+        return
+    if m[0] < p:
         yield Finding(
             f"{m[0]} micro-batches per step is fewer than pp {p}: the interleaved schedule needs at "
             f"least pp micro-batches (global {glob.value} / (micro * dp))",
+            span(ctx, "batch.global", "parallel.vpp"),
+            key="batch.num_microbatches",
+        )
+    elif not demands.accepts(p, m[0]):
+        yield Finding(
+            f"{m[0]} micro-batches per step is not a multiple of pp {p}: {judged_by(ctx)} raises 'number of "
+            f"microbatches ({m[0]}) is not divisible by pipeline-model-parallel-size ({p}) when using "
+            f"interleaved schedule' at the first step (global {glob.value} / (micro * dp); core "
+            f"{MICROBATCH_GROUPS_SINCE} lifted it)",
             span(ctx, "batch.global", "parallel.vpp"),
             key="batch.num_microbatches",
         )

@@ -435,7 +435,19 @@ def bubble_alternative(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tupl
     # virtual pipeline stages and uneven splits by flag: Megatron-LM's; the Megatron-DeepSpeed forks have neither
     megatron = trainer(ctx) == "megatron"
     fits, known = (lambda e: _fits(e, ctx)), (lambda flag: megatron and _release_has(ctx, flag))
-    return faster_pipeline(inp, est, fits, _margin(inp), estimate, megatron, known)
+    return faster_pipeline(inp, est, fits, _margin(inp), estimate, megatron, known, _interleaving(ctx, inp))
+
+
+def _interleaving(ctx: RuleContext, inp: ModelInput):
+    """What the interleaved schedule of the release the launch was checked against accepts (PL108)."""
+    from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE, interleaving
+    from plint.rules.keys_and_flags import release_at_least
+
+    return interleaving(
+        release_at_least(ctx, PP2_SINCE),
+        release_at_least(ctx, MICROBATCH_GROUPS_SINCE),
+        inp.options.overlap_p2p_comm is not False,
+    )
 
 
 def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[ModelInput, Estimate, Estimate] | None:

@@ -102,7 +102,7 @@ def flag_catalog(ctx: RuleContext):
     return load_flag_catalog(release[0] if release else default_release(trainer(ctx) or "megatron"))
 
 
-def release_at_least(ctx: LaunchContext, oldest: str) -> bool | None:
+def release_at_least(ctx: RuleContext, oldest: str) -> bool | None:
     """Whether the Megatron-LM release whose checks the launch meets is `oldest` ("0.17") or newer; None for a
     fork's catalog, whose releases are not in that order."""
     from plint.catalog.flags import releases

@@ -8,7 +8,8 @@ passes the start-up checks its sizes meet in Megatron-LM (megatron/training/argu
 parallel_state): layers divide over pp x vpp (PL103, PL108), or, where they do not, the alternative carries the
 uneven split Megatron accepts (TransformerConfig.__post_init__) and is costed on it, the global batch over
 micro-batch x dp (PL102),
-the interleaved schedule has at least pp micro-batches per step (PL108), the experts and their GPUs divide
+the interleaved schedule has at least pp micro-batches per step (a multiple of pp before core 0.10; PL108,
+plint.catalog.interleaving), the experts and their GPUs divide
 over ep (PL105), the sequence over 2 x cp (PL109).
 
 An alternative is advice only when it fits (the caller's memory test), the cost model predicts its step
@@ -22,6 +23,8 @@ import shlex
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
+from plint.catalog.interleaving import Interleaving
+from plint.catalog.interleaving import interleaving as interleaving_demands
 from plint.cost.layout_estimate import SPLIT_FIELDS, split_fields
 from plint.planning.plan import MICRO_BATCHES, divisors, pipeline_partitions, powers_of_two_dividing
 
@@ -44,7 +47,10 @@ LAYOUT = "--pipeline-model-parallel-layout"
 
 
 def pipeline_layouts(
-    inp: ModelInput, interleaving: bool = True, has_flag: Callable[[str], bool] = lambda flag: False
+    inp: ModelInput,
+    interleaving: bool = True,
+    has_flag: Callable[[str], bool] = lambda flag: False,
+    demands: Interleaving | None = None,
 ) -> Iterator[ModelInput]:
     """Every (pp, vpp, micro-batch) of the launch's GPUs, batch and other sizes that Megatron accepts,
     that still pipelines (pp >= 2: dropping the pipeline is PL302's advice) with a micro-batch no larger than
@@ -52,25 +58,27 @@ def pipeline_layouts(
     advice, not from the bubble). `interleaving`: whether the trainer has virtual pipeline stages
     (Megatron-LM; the Megatron-DeepSpeed forks do not). Each carries the split of the layers it runs with
     (pipeline_splits): where the layers do not divide over its pp, an uneven one made by flags the release
-    knows (`has_flag`), costed rank by rank."""
+    knows (`has_flag`), costed rank by rank. `demands`: what the release's interleaved schedule accepts (PL108;
+    the newest release's by default)."""
     world, layers = inp.world_size, inp.num_layers
     group = max(1, inp.tp) * max(1, inp.cp)
     global_batch = _global_batch(inp)
     if world % group:
         return
-    # PL108: interleaving needs pp >= 2, or 3 without p2p overlap (parallel_state, schedules.py)
-    minimum_pp = 3 if inp.options.overlap_p2p_comm is False else 2
+    # PL108: interleaving needs pp >= 2, or 3 without p2p overlap (parallel_state, schedules.py), and enough
+    # micro-batches (a multiple of pp before core 0.10)
+    demands = demands or interleaving_demands(overlap_p2p=inp.options.overlap_p2p_comm is not False)
     for pp in divisors(world // group):
         if pp < 2 or pp > layers:
             continue
         dp = world // (group * pp)
         if inp.ep > 1 and (group * dp) % inp.ep:  # PL105: ep divides one stage's GPUs
             continue
-        for vpp, split in pipeline_splits(inp, pp, interleaving and pp >= minimum_pp, has_flag):
+        for vpp, split in pipeline_splits(inp, pp, interleaving and pp >= demands.min_pp, has_flag):
             for micro in sorted({*MICRO_BATCHES, inp.micro_batch}):
                 if micro > inp.micro_batch or global_batch % (micro * dp):
                     continue
-                if vpp and global_batch // (micro * dp) < pp:
+                if vpp and not demands.accepts(pp, global_batch // (micro * dp)):
                     continue
                 yield inp.replace(pp=pp, vpp=vpp, dp=dp, micro_batch=micro, **split)
 
@@ -200,10 +208,13 @@ def faster_pipeline(
     estimate: Callable[[ModelInput], Estimate | None],
     interleaving: bool = True,
     has_flag: Callable[[str], bool] = lambda flag: False,
+    demands: Interleaving | None = None,
 ) -> Alternative | None:
     """The pipeline layout of the launch (another pp, vpp or smaller micro-batch) that PL301 names."""
     current = (inp.pp, inp.vpp or 1, inp.micro_batch)
     candidates = (
-        c for c in pipeline_layouts(inp, interleaving, has_flag) if (c.pp, c.vpp or 1, c.micro_batch) != current
+        c
+        for c in pipeline_layouts(inp, interleaving, has_flag, demands)
+        if (c.pp, c.vpp or 1, c.micro_batch) != current
     )
     return faster(inp, est, candidates, "bubble", fits, min_gain, estimate)
