@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import signal
 import sys
 from collections import Counter
@@ -92,6 +93,7 @@ from published_supplements import (  # noqa: E402  what the runs' publications s
 )
 
 from plint.catalog.hardware import lookup_gpu  # noqa: E402
+from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE, interleaving  # noqa: E402
 from plint.cost import ModelInput, estimate  # noqa: E402
 from plint.cost.estimate import TIME_PART_NAMES  # noqa: E402
 from plint.cost.layout_estimate import SPLIT_FIELDS  # noqa: E402
@@ -285,14 +287,36 @@ def planning_base(
     )
 
 
-# What the run's trainer could lay out, by the release that added it (the entry's year stands for the trainer's
-# release). Megatron-LM: pipeline parallelism from v2.0 (Jan 2021; v1.0's megatron/arguments.py has only
-# --model-parallel-size); uneven pipeline splits (--decoder-first/last-pipeline-num-layers and an expert tensor
-# parallel size apart from tp, --expert-tensor-parallel-size: core 0.10, Nov 2024; layouts: core 0.13) from
-# 2025 on. DeepSpeed's PipelineModule (deepspeed/runtime/pipe/module.py, partition_method) and torchtitan split
-# any layer count, so they keep uneven splits. Every trainer: context parallelism from 2024 (Megatron-Core 0.4,
-# Dec 2023, --context-parallel-size; DeepSpeed-Ulysses and torchtitan's CP later).
+# What the run's trainer could lay out, by the release that added it: the Megatron-Core release its framework
+# names (core_release), else the entry's year standing for the trainer's release (a feature released late in a
+# year counts from the next). Megatron-LM: pipeline parallelism from v2.0 (Jan 2021; v1.0's megatron/arguments.py
+# has only --model-parallel-size); virtual stages over pp 2 from core 0.8 (Aug 2024), and an interleaved schedule
+# over micro-batches pp does not divide from core 0.10 (plint.catalog.interleaving); uneven pipeline splits
+# (--decoder-first/last-pipeline-num-layers) and an expert tensor parallel size apart from tp
+# (--expert-tensor-parallel-size) from core 0.10 (Nov 2024; layouts: core 0.13). DeepSpeed's PipelineModule
+# (deepspeed/runtime/pipe/module.py, partition_method) and torchtitan split any layer count, so they keep uneven
+# splits. Every trainer: context parallelism from 2024 (Megatron-Core 0.4, Dec 2023, --context-parallel-size;
+# DeepSpeed-Ulysses and torchtitan's CP later).
 MEGATRON_ONLY = ("megatron", "nemo")
+
+# The Megatron-Core release in a NeMo Framework container, as NeMo's release notes give it ("Software Component
+# Versions", docs.nvidia.com/nemo-framework/user-guide/24.09/softwarecomponentversions.html)
+NEMO_CONTAINER_CORE = {"24.05": (0, 7), "24.07": (0, 8), "24.09": (0, 9)}
+
+
+def core_release(framework: str) -> tuple[int, int] | None:
+    """The Megatron-Core release a run's framework names ("Megatron-Core r0.8.0", "nvcr.io/nvidia/nemo:24.09"),
+    None where it names none."""
+    named = re.search(r"megatron-core r?(\d+)\.(\d+)", framework, re.IGNORECASE)
+    if named:
+        return int(named.group(1)), int(named.group(2))
+    container = re.search(r"nemo:(\d\d\.\d\d)", framework)
+    return NEMO_CONTAINER_CORE.get(container.group(1)) if container else None
+
+
+def _core(release: str) -> tuple[int, int]:
+    major, minor = release.split(".")
+    return int(major), int(minor)
 
 
 def _megatron_pipeline(framework: str) -> bool:
@@ -306,30 +330,71 @@ def _deepspeed_pipeline(framework: str) -> bool:
     return "deepspeed" in framework
 
 
-# (feature, the year the trainer gained it, or None for a trainer that never did, which trainers, the test)
+# the interleaved schedule of releases before core 0.10: micro-batches a multiple of pp (PL108)
+_WHOLE_GROUPS = interleaving(has_groups=False)
+
+# (feature, the year the trainer gained it or None for a trainer that never did, the Megatron-Core release that
+# added it or None, which trainers, the test): a structure's test sees the Structure, a member's (MEMBER_ERA) the
+# planner input with its micro-batch
 ERA = (
-    ("pp > 1", 2020, _megatron_pipeline, lambda s: s.inp.pp == 1),
+    ("pp > 1", 2020, None, _megatron_pipeline, lambda s: s.inp.pp == 1),
     (
         "virtual pipeline stages (none in DeepSpeed's pipeline)",
+        None,
         None,
         _deepspeed_pipeline,
         lambda s: (s.inp.vpp or 1) == 1,
     ),
-    ("cp > 1", 2024, lambda framework: True, lambda s: s.inp.cp == 1),
-    ("uneven pipeline splits", 2025, _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
-    ("expert tp apart from tp", 2025, _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)),
+    (
+        "virtual pipeline stages over pp 2",
+        2025,
+        _core(PP2_SINCE),
+        _megatron_pipeline,
+        lambda s: (s.inp.vpp or 1) == 1 or s.inp.pp > 2,
+    ),
+    ("cp > 1", 2024, (0, 4), lambda framework: True, lambda s: s.inp.cp == 1),
+    ("uneven pipeline splits", 2025, (0, 10), _megatron_pipeline, lambda s: not s.inp.pipeline_stage_layers),
+    ("expert tp apart from tp", 2025, (0, 10), _megatron_pipeline, lambda s: s.inp.etp in (None, s.inp.tp)),
+)
+MEMBER_ERA = (
+    (
+        "interleaving over micro-batches pp does not divide",
+        2025,
+        _core(MICROBATCH_GROUPS_SINCE),
+        _megatron_pipeline,
+        lambda i: not i.vpp or _WHOLE_GROUPS.accepts(i.pp, i.global_batch // (i.micro_batch * i.dp)),
+    ),
 )
 
 
+def _lacks(first_year: int | None, first_core: tuple[int, int] | None, year: int | None, core) -> bool:
+    """Whether a trainer of `year` and Megatron-Core release `core` (None: not named) predates a feature."""
+    if first_year is None:
+        return True
+    if core is not None and first_core is not None:
+        return core < first_core
+    return year is not None and year < first_year
+
+
 def era_filter(year: int | None, framework: str = "megatron-lm"):
-    """(a keep(structure) predicate for plan(), the features it withholds) for a run of `year` and `framework`."""
+    """(a keep(structure) predicate for plan(), a keep_member(input) one, the features they withhold) for a run
+    of `year` and `framework`."""
+    core = core_release(framework)
     framework = framework.lower()
-    withheld = [
-        (what, test)
-        for what, first_year, applies, test in ERA
-        if (first_year is None or year is not None and year < first_year) and applies(framework)
-    ]
-    return (lambda s: all(test(s) for _, test in withheld)), [what for what, _ in withheld]
+
+    def withheld(table):
+        return [
+            (what, test)
+            for what, first_year, first_core, applies, test in table
+            if applies(framework) and _lacks(first_year, first_core, year, core)
+        ]
+
+    structures, members = withheld(ERA), withheld(MEMBER_ERA)
+    return (
+        (lambda s: all(test(s) for _, test in structures)),
+        (lambda i: all(test(i) for _, test in members)),
+        [what for what, _ in structures + members],
+    )
 
 
 # Sequence parallelism (--sequence-parallel) by the year a trainer gained it: Megatron-LM merged it on 2022-05-20
@@ -356,7 +421,7 @@ def held_choices(
     stated: Stated, inp: ModelInput, year: int | None = None, framework: str = "megatron-lm"
 ) -> tuple[dict, str]:
     """plan()'s keyword arguments that hold the run's own non-layout choices, and what they hold, in words."""
-    keep, withheld = era_filter(year, framework)
+    keep, keep_member, withheld = era_filter(year, framework)
     if not (inp.sequence_parallel or has_sequence_parallel(year, framework)):
         withheld = [*withheld, "sequence parallelism"]
     # the gradient-reduce dtype is a precision choice like the others: the planner may not buy memory with a
@@ -364,6 +429,7 @@ def held_choices(
     kwargs: dict = {
         "more_sharding": stated.sharding is None,
         "keep": keep,
+        "keep_member": keep_member,
         "bf16_reduce": False,
         "sequence_parallel": "sequence parallelism" not in withheld,
     }

@@ -219,11 +219,18 @@ def test_the_plan_holds_the_runs_stated_micro_batch_recompute_and_overlaps():
 
 
 def test_a_run_of_2019_is_planned_without_what_its_trainer_lacked():
-    keep, withheld = plan_ranks.era_filter(2019)
-    assert withheld == ["pp > 1", "cp > 1", "uneven pipeline splits", "expert tp apart from tp"]
+    keep, keep_member, withheld = plan_ranks.era_filter(2019)
+    assert withheld == [
+        "pp > 1",
+        "virtual pipeline stages over pp 2",
+        "cp > 1",
+        "uneven pipeline splits",
+        "expert tp apart from tp",
+        "interleaving over micro-batches pp does not divide",
+    ]
     row, _ = plan_ranks.rank_run({**entry(tp=2, pp=1, cp=1), "year": 2019})
     assert "no pp > 1" in row.held and " pp 1 " in f" {row.first} "
-    assert plan_ranks.era_filter(2025)[1] == []
+    assert plan_ranks.era_filter(2025)[2] == []
 
 
 def test_the_runs_gradient_reduce_dtype_is_held():
@@ -259,9 +266,10 @@ def test_a_sharding_the_entry_does_not_state_is_searched_as_a_fresh_plan_does():
 def test_a_deepspeed_pipeline_run_is_planned_without_virtual_stages():
     """DeepSpeed's pipeline engine has no interleaved schedule (fail before: Megatron-DeepSpeed runs were
     planned with vpp > 1)."""
-    keep, withheld = plan_ranks.era_filter(2022, "Megatron-DeepSpeed")
-    assert any("virtual pipeline stages" in w for w in withheld)
-    assert not any("virtual pipeline stages" in w for w in plan_ranks.era_filter(2022, "Megatron-LM")[1])
+    none_in_deepspeed = "virtual pipeline stages (none in DeepSpeed's pipeline)"
+    keep, keep_member, withheld = plan_ranks.era_filter(2022, "Megatron-DeepSpeed")
+    assert none_in_deepspeed in withheld
+    assert none_in_deepspeed not in plan_ranks.era_filter(2022, "Megatron-LM")[2]
     row, _ = plan_ranks.rank_run({**entry(tp=2, pp=2, cp=1), "framework": "Megatron-DeepSpeed"})
     assert "virtual pipeline stages" in row.held and " vpp " not in f" {row.first} "
 
@@ -333,3 +341,33 @@ def test_overlapped_plans_the_run_and_its_candidates_with_the_overlaps_on():
     held, overlapped = plan_ranks.rank_run(run)[0], plan_ranks.rank_run(run, overlapped=True)[0]
     assert overlapped.published_tokens > held.published_tokens  # the published layout hides its traffic
     assert overlapped.rank is not None and overlapped.claim is not None
+
+
+def test_the_megatron_core_release_a_framework_names_decides_what_it_lacks():
+    """NeMo's release notes give each container's Megatron-Core; core 0.8 interleaves over pp 2 and core 0.10
+    over micro-batches pp does not divide (plint.catalog.interleaving). Without a named release the year decides,
+    a feature released late in a year counting from the next."""
+    assert plan_ranks.core_release("NeMo (nvcr.io/nvidia/nemo:24.09) / Megatron-Core") == (0, 9)
+    assert plan_ranks.core_release("Megatron-Core r0.8.0") == (0, 8)
+    assert plan_ranks.core_release("Megatron-LM / NeMo") is None
+    pp2, groups = "virtual pipeline stages over pp 2", "interleaving over micro-batches pp does not divide"
+    assert plan_ranks.era_filter(2024, "NeMo (nvcr.io/nvidia/nemo:24.05) / Megatron-Core")[2][:2] == [
+        pp2,
+        "uneven pipeline splits",
+    ]
+    nemo_0_9 = plan_ranks.era_filter(2024, "NeMo (nvcr.io/nvidia/nemo:24.09) / Megatron-Core")[2]
+    assert pp2 not in nemo_0_9 and groups in nemo_0_9
+    assert {pp2, groups} <= set(plan_ranks.era_filter(2024, "Megatron-LM")[2])
+    assert plan_ranks.era_filter(2025, "Megatron-Bridge")[2] == []
+
+
+def test_a_run_before_core_0_10_is_planned_with_whole_micro_batch_groups():
+    """Until core 0.9 the interleaved schedule raised unless pp divides the micro-batches of a step (fail before:
+    the planner ranked such layouts for the 2021 runs, which their trainer refused at the first step)."""
+    run = {**entry(tp=2, pp=4, cp=1), "year": 2021}
+    inp, _ = plan_ranks.to_input(run)
+    kwargs, _ = plan_ranks.held_choices(plan_ranks.stated_layout(run, inp), inp, 2021, "Megatron-LM")
+    candidates = plan_ranks.plan(plan_ranks.planning_base(inp, hold=True), **kwargs).candidates
+    interleaved = [c.inp for c in candidates if c.inp.vpp]
+    assert interleaved and all(i.pp > 2 for i in interleaved)
+    assert all((i.global_batch // (i.micro_batch * i.dp)) % i.pp == 0 for i in interleaved)

@@ -482,13 +482,15 @@ def plan(
     keep=None,
     bf16_reduce: bool = True,
     sequence_parallel: bool = True,
+    keep_member=None,
 ) -> Plan:
     """Rank every valid layout of `base`'s model, batch and cluster; `top` keeps the best few. The micro-batch
     and recompute are searched from `micro_batches` and `recomputes` ((granularity, method, num_layers) each;
     None: none, selective, full uniform 1): a caller comparing with a launch can hold the launch's own, and
     its sharding (`more_sharding` False: no more than the base's), its gradient-reduce dtype (`bf16_reduce`
     False: the base's only) and a trainer without sequence parallelism (`sequence_parallel` False);
-    `keep(structure)` False drops a structure (what a trainer of another release cannot run); `headroom` is a
+    `keep(structure)` False drops a structure and `keep_member(input)` a member of one, with its micro-batch (what
+    a trainer of another release cannot run); `headroom` is a
     share of usable memory the estimate must stay under besides its error band (thresholds.memory-headroom)."""
     from plint.cost import estimate
     from plint.catalog.hardware import lookup_gpu, unknown_gpu
@@ -507,6 +509,8 @@ def plan(
         for inp, est in _search_structure(
             s.inp, global_batch, s.dp, headroom, estimate, result, micro_batches, recomputes
         ):
+            if keep_member is not None and not keep_member(inp):
+                continue
             fitting.append(Candidate(inp, est, s.first_last_layers, s.last_layers, pipeline_layout=s.pipeline_layout))
     result.candidates = rank(fitting)[:top] if top else rank(fitting)
     explain(result.candidates)
