@@ -77,3 +77,40 @@ def test_empty_comparison_on_an_unset_variable_is_like_minus_z(run):
     # the same as `[ -z "$NODES" ]` (issue 26): the guard's value stands, the environment may override it
     r = run('if [ "$NODES" = "" ]; then NODES=4; fi\n')
     assert piece(r, "NODES").text == "4"
+
+
+@pytest.mark.parametrize(
+    "guard",
+    [
+        'if [ -n "${6}" ]; then\n    BATCH=$6;\nfi',
+        'if [ ! -z "$6" ]; then BATCH="$6"; fi',
+        'if [ "$6" != "" ]; then BATCH=${6}; fi',
+        '[ -n "$6" ] && BATCH=$6',
+    ],
+)
+def test_a_guard_that_assigns_the_argument_it_tests_keeps_the_default(run, guard):
+    # failed before: the test of $6 was undecided and BATCH either ${6} or 16 (MegaBlocks' exp/ scripts)
+    r = run(f"BATCH=16\n{guard}\ncmd --micro-batch-size $BATCH\n")
+    braced = run("BATCH=${6:-16}\ncmd --micro-batch-size $BATCH\n")
+    got, expected = piece(r, "BATCH"), piece(braced, "BATCH")
+    assert (
+        (got.text, got.origin, got.default_of)
+        == (expected.text, expected.origin, expected.default_of)
+        == (
+            "16",
+            "literal",
+            "6",
+        )
+    )
+    assert r.commands[-1].words[-1].text == "16" and not r.commands[-1].conditions
+
+
+def test_a_given_argument_overrides_a_guard_that_assigns_it(run):
+    given = [Word.of(v, origin="env") for v in ("a", "b", "c", "d", "e", "32")]
+    r = run('BATCH=16\nif [ -n "$6" ]; then BATCH=$6; fi\n', positional=given)
+    assert (piece(r, "BATCH").text, piece(r, "BATCH").origin) == ("32", "env")
+
+
+def test_a_test_of_an_argument_the_branch_does_not_assign_stays_undecided(run):
+    r = run('BATCH=16\nif [ -n "$6" ]; then BATCH=$5; fi\n')
+    assert piece(r, "BATCH").text is None

@@ -226,6 +226,7 @@ class Control(ShellCore):
         falses: list[str] = []  # "if X (line 3) is false" for each unknown condition passed
         first_unknown = None
         reasons: list[str] = []  # why the undecided conditions are unknown
+        arguments = self._assigned_arguments([n for _, body, _ in arms for n in body], unit)
         for cond_nodes, body, kind in arms:
             if kind == "else":
                 if not pending:
@@ -233,7 +234,7 @@ class Control(ShellCore):
                 pending.append((tuple(falses), partial(self.block, body, unit)))
                 break
             self.unknown_reasons = []
-            with self.guarding(self._assigned(body, unit)):
+            with self.guarding(self._assigned(body, unit), arguments):
                 status = self.condition(cond_nodes, unit)
             cond_text = f"{kind} " + (self.describe(cond_nodes[0], unit) if cond_nodes else "condition")
             if status == 0 and not pending:
@@ -318,7 +319,7 @@ class Control(ShellCore):
     def and_or(self, node, unit: Unit) -> int | None:
         children = [c for c in node.children if c.type != "comment"]
         self.unknown_reasons = []
-        with self.guarding(self._assigned(children[2:3], unit)):
+        with self.guarding(self._assigned(children[2:3], unit), self._assigned_arguments(children[2:3], unit)):
             status = self.statement(children[0], unit) if children else 0
         i = 1
         while i + 1 < len(children):
@@ -342,17 +343,41 @@ class Control(ShellCore):
         return status
 
     @contextmanager
-    def guarding(self, names: frozenset[str]):
+    def guarding(self, names: frozenset[str], arguments: frozenset[tuple[str, str]] = frozenset()):
         """While a condition is tested whose branch assigns `names`: a test of one of them that is unset
         in the script reads it as empty, as bash does with no environment, so that `[ -z "$X" ] && X=d`
         and `if [ -z "$X" ]; then X=d; fi` are defaults like ${X:-d} (the environment may override them,
-        as it may ${X:-d})."""
-        before = self.guarded
-        self.guarded = before | names
+        as it may ${X:-d}). A test of a positional parameter the statement assigns a variable from
+        (`arguments`: (variable, parameter) pairs) reads it as the script run with no arguments does, empty:
+        `V=16; if [ -n "$6" ]; then V=$6; fi` is `V=${6:-16}`, V's value a default that argument overrides."""
+        before, before_arguments = self.guarded, self.guarded_arguments
+        self.guarded, self.guarded_arguments = before | names, before_arguments | arguments
         try:
             yield
         finally:
-            self.guarded = before
+            self.guarded, self.guarded_arguments = before, before_arguments
+
+    @staticmethod
+    def _assigned_arguments(nodes, unit: Unit) -> frozenset[tuple[str, str]]:
+        """(variable, positional parameter) for each variable the statements `nodes` assign a positional
+        parameter, whole (`V=$6`, `V="${6}"`)."""
+        found: set[tuple[str, str]] = set()
+        stack = list(nodes)
+        seen = 0
+        while stack and seen < 400:  # as _assigned: a default's branch is short
+            n = stack.pop()
+            seen += 1
+            if n.type == "function_definition":
+                continue
+            value = n.child_by_field_name("value") if n.type == "variable_assignment" else None
+            name = n.child_by_field_name("name") if value is not None else None
+            if value is not None and name is not None:
+                text = unit.text(value.start_byte, value.end_byte).strip('"')
+                whole = re.fullmatch(r"\$(?:([1-9])|\{([1-9][0-9]*)\})", text)
+                if whole:
+                    found.add((unit.text(name.start_byte, name.end_byte), whole.group(1) or whole.group(2)))
+            stack.extend(n.named_children)
+        return frozenset(found)
 
     @staticmethod
     def _assigned(nodes, unit: Unit) -> frozenset[str]:
@@ -386,6 +411,7 @@ class Control(ShellCore):
                     and (p.reason or "").startswith(f"${p.name} is not set")
                 )
                 or self._argument_holder(p) is not None
+                or self._guarded_argument(p)
                 for p in unknowns
             )
         )
@@ -403,6 +429,32 @@ class Control(ShellCore):
         ):
             return None
         return next((g for g in sorted(self.guarded) if g in self.vars and tuple(self.vars[g].value) == (piece,)), None)
+
+    def _guarded_argument(self, piece: Piece) -> bool:
+        """Whether `piece` is a positional parameter not given that the statement under test assigns a
+        variable from (Control.guarding)."""
+        name = piece.name
+        return (
+            self.positional is None
+            and name is not None
+            and any(parameter == name for _, parameter in self.guarded_arguments)
+            and piece.reason == parameter_not_given(name)
+        )
+
+    def _mark_argument_default(self, parameter: str) -> None:
+        """The variables the statement under test assigns `parameter` keep their value, as the default that
+        argument overrides (as `${6:-16}` marks its 16)."""
+        for name, assigned_from in self.guarded_arguments:
+            var = self.vars.get(name)
+            if assigned_from != parameter or var is None or var.items is not None:
+                continue
+            value = tuple(
+                Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, parameter)
+                if p.known
+                else p
+                for p in var.value
+            )
+            self.vars[name] = Var(name, value, None, var.exported, var.span)
 
     def argument_default(self, name: str, old: Var | None, value: tuple) -> tuple:
         """The value a guard assigns to a variable that held only a positional parameter not given:
@@ -730,6 +782,8 @@ class Control(ShellCore):
             holder = self._argument_holder(p)
             if holder is not None:
                 self.argument_defaults[holder] = p
+            elif self._guarded_argument(p):
+                self._mark_argument_default(p.name)
         empty = True if guarded else is_empty(pieces)
         return None if empty is None else int(empty != (op == "-z"))
 

@@ -46,6 +46,7 @@ class ShellCore:
     current_file: str  # ${BASH_SOURCE[0]}: the file being run or sourced
     unknown_reasons: list[str]  # why the condition being evaluated is unknown
     guarded: frozenset[str]  # variables the branch of the condition being tested assigns
+    guarded_arguments: frozenset[tuple[str, str]]  # (variable, positional parameter) that branch assigns (`V=$6`)
     argument_defaults: dict[str, Piece]  # guarded variable -> the positional parameter not given it held
     last_output: MappedText | None  # what the last pipeline wrote to stdout
     output_sinks: list[OutputSink]  # the compound commands redirected to files around the running one

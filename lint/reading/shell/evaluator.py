@@ -64,6 +64,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.current_file = self.script_path
         self.unknown_reasons = []
         self.guarded = frozenset()
+        self.guarded_arguments = frozenset()
         self.argument_defaults = {}
         self.last_output = None
         self.output_sinks = []
