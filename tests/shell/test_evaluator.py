@@ -151,6 +151,23 @@ def test_conditional_append_keeps_the_common_start(run):
     ]
 
 
+def test_conditional_append_keeps_a_start_known_only_at_run_time(run):
+    # the start both ways share may hold a value known only at run time (`$PP` from nvidia-smi): it is the same
+    # value either way, so the flags after it stay known (fail before: the whole value became the tail, as in
+    # the zero-bubble fork's examples/pretrain_offload.sh, and every flag after --pipeline-model-parallel-size
+    # was unknown)
+    r = run(
+        "PP=$(nvidia-smi -L | wc -l)\n"
+        'OPTS="--pipeline-model-parallel-size $PP --hidden-size 4096"\n'
+        'if [ -n "$FP16" ]; then OPTS="$OPTS --fp16"; fi\n'
+        "torchrun x.py $OPTS\n"
+    )
+    words = argv(r, "torchrun")
+    assert words[2:6] == ["--pipeline-model-parallel-size", "${PP}", "--hidden-size", "4096"]
+    tail = r.variables["OPTS"].value[-1]
+    assert tail.text is None and set(tail.alternatives) == {" --fp16", ""}
+
+
 def test_merged_alternatives_show_unknown_parts_by_name(run):
     r = run('if [ -n "$RESUME" ]; then LOAD="--load $RESUME --no-load-optim"; fi\n')
     assert set(r.variables["LOAD"].value[0].alternatives) == {"--load ${RESUME} --no-load-optim", "<unset>"}

@@ -136,14 +136,19 @@ _MAX_ALTERNATIVES = 16
 
 
 def common_head(values: list[Var | None]) -> tuple[Piece, ...]:
-    """The pieces every branch's (scalar, set) value starts with."""
+    """The pieces every branch's (scalar, set) value starts with, ending in known text: an unknown piece every
+    branch holds as it was before the branches stays in it when known text follows (`--pipeline-model-parallel-
+    size $PP --hidden-size 4096` with PP known only at run time keeps the flags after it); one at the end (an
+    earlier merge's tail) goes to the tail, whose alternatives then compose over both merges."""
     if any(v is None or v.is_array for v in values):
         return ()
     head: list[Piece] = []
     for pieces in zip(*(v.value for v in values)):  # type: ignore[union-attr]
-        if not pieces[0].known or any(p != pieces[0] for p in pieces[1:]):
+        if any(p != pieces[0] for p in pieces[1:]):
             break
         head.append(pieces[0])
+    while head and not head[-1].known:
+        head.pop()
     return tuple(head)
 
 
