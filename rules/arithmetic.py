@@ -121,14 +121,31 @@ def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
 
 # Flag names that speak of how the pipeline is split (a fork's `--pipeline-layers-split 7,8,8,7`,
 # bigscience's `--pp-partition-method`): one the release in force does not define may change the split
-_SPLIT_WORDS = re.compile(r"pipeline|partition|layers[-_]per|stage[-_]layers|num[-_]layers[-_]in")
+# (the zero-bubble fork's `--allow-padding-num-layers` pads the layers to a multiple of the stages)
+_SPLIT_WORDS = re.compile(
+    r"pipeline|partition|layers[-_]per|stage[-_]layers|num[-_]layers[-_]in|padding[-_]num[-_]layers"
+)
 
 
-def _unmodelled_split_flags(ctx: LaunchContext) -> list[str]:
+def _unmodelled_split_flags(ctx: LaunchContext) -> tuple[list[str], list[str]]:
+    """The launch's flags that may split the pipeline in a way plint does not model: (those the parser in force
+    does not define, those it defines that no Megatron-LM release does: a fork's own, read from its parser)."""
     args = ctx.layout.extras.trainer_args
     if args is None:
-        return []
-    return sorted({use.option for use in args.uses if use.spec is None and _SPLIT_WORDS.search(use.option)})
+        return [], []
+    split = {use.option: use.spec for use in args.uses if _SPLIT_WORDS.search(use.option)}
+    undefined = sorted(option for option, spec in split.items() if spec is None)
+    own = sorted(option for option, spec in split.items() if spec is not None and not _upstream_flag(option))
+    return undefined, own
+
+
+def _upstream_flag(option: str) -> bool:
+    """Whether some Megatron-LM release plint ships defines `option` (not only a fork's parser)."""
+    from plint.catalog.flags import load_flag_catalog, releases
+
+    return any(
+        load_flag_catalog(r).lookup(option) is not None for r in releases() if r[0].isdigit() or r.startswith("main")
+    )
 
 
 @register(
@@ -177,14 +194,16 @@ def layers_indivisible(ctx: LaunchContext):
     (n, how), (p,) = total, pp
     if n % p:
         counted = f"{how} = {n} layers" if how != str(n) else f"{n} layers"
-        own = _unmodelled_split_flags(ctx)
-        if own:
+        undefined, own = _unmodelled_split_flags(ctx)
+        if undefined or own:
             from plint.rules.keys_and_flags import judged_by
 
             # a fork's own pipeline split may lay the stages out unevenly: the check is a guess there
+            what = [f"{', '.join(undefined)} (a flag {judged_by(ctx)} does not define, a fork's own pipeline split)"]
+            what += [f"{', '.join(own)} (this fork's own flag, which no Megatron-LM release defines)"] if own else []
             yield Finding(
-                f"{counted} do not divide by pp {p}, unless {', '.join(own)} (a flag {judged_by(ctx)} "
-                "does not define, a fork's own pipeline split) lays the stages out unevenly",
+                f"{counted} do not divide by pp {p}, unless {' or '.join(what if undefined else what[1:])} lays "
+                "the stages out unevenly",
                 span(ctx, "model.num_layers", "parallel.pp"),
                 key="model.num_layers",
                 severity="warning",

@@ -80,7 +80,7 @@ def find_parser(start: Path, stop: Path | None = None) -> ParserSource | None:
         for name in PARSER_FILES:
             candidate = folder / name
             if candidate.is_file():
-                return ParserSource(folder, candidate)
+                return ParserSource(folder, candidate, tuple(_parser_extensions(candidate, folder)))
         if stop is None and (folder / ".git").exists():
             break
     return None
@@ -96,11 +96,39 @@ def with_entry_script(parser: ParserSource, script: Path | None) -> ParserSource
         script.resolve().relative_to(tree.resolve())
     except ValueError:
         return parser
-    extra = [script]
+    extra = [*parser.extra, script]
     for module in _local_imports(script, tree):
         if module not in extra and module != parser.path:
             extra.append(module)
     return ParserSource(parser.tree, parser.path, tuple(extra))
+
+
+def _parser_extensions(parser_file: Path, tree: Path) -> list[Path]:
+    """The tree's modules whose functions the parser file hands its parser to, as forks add their flags
+    (the zero-bubble fork's `parser = add_zero_bubble_args(parser)`, imported from megatron/core/zbpp_utils.py):
+    a function imported by name and called with `parser`."""
+    module = _parse(parser_file)
+    if module is None:
+        return []
+    sources: dict[str, str] = {}  # imported name -> its module
+    for node in ast.walk(module):
+        if isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                sources[alias.asname or alias.name] = node.module
+    called = {
+        node.func.id
+        for node in ast.walk(module)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Name)
+        and any(isinstance(arg, ast.Name) and arg.id == "parser" for arg in node.args)
+    }
+    found: list[Path] = []
+    for name in sorted(called & sources.keys()):
+        relative = Path(*sources[name].split("."))
+        for candidate in (tree / relative.with_suffix(".py"), tree / relative / "__init__.py"):
+            if candidate.is_file() and candidate != parser_file and candidate not in found:
+                found.append(candidate)
+    return found
 
 
 def _local_imports(script: Path, tree: Path) -> list[Path]:

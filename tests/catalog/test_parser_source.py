@@ -241,3 +241,49 @@ def test_a_parser_outside_the_tree_is_not_read(tmp_path):
     found = _findings(launch)
     assert any(c == "PL003" and "megatron/arguments.py: outside the checked tree" in m for c, _, m in found)
     assert all(s == "warning" for c, s, _ in found if c == "PL501")
+
+
+def test_a_module_the_parser_hands_itself_to_adds_its_flags(tmp_path):
+    """The zero-bubble fork's parse_args calls `parser = add_zero_bubble_args(parser)`, imported from
+    megatron/core/zbpp_utils.py (fail before: each of that module's flags was a false PL501 error)."""
+    parser = PARSER.replace(
+        "    parser = _add_network_size_args(parser)\n",
+        "    from megatron.core.zb_args import add_zero_bubble_args\n"
+        "    parser = add_zero_bubble_args(parser)\n"
+        "    parser = _add_network_size_args(parser)\n",
+    )
+    repo, launch = _tree(tmp_path, extra="--enable-zb-runtime --allow-padding-num-layer", parser=parser)
+    (repo / "megatron" / "core").mkdir()
+    (repo / "megatron" / "core" / "zb_args.py").write_text(
+        "def add_zero_bubble_args(parser):\n"
+        "    group = parser.add_argument_group(title='zero bubble')\n"
+        "    group.add_argument('--enable-zb-runtime', action='store_true')\n"
+        "    group.add_argument('--allow-padding-num-layers', action='store_true')\n"
+        "    return parser\n"
+        "\n"
+        "def unrelated(cli):\n"
+        "    cli.add_argument('--not-a-trainer-flag')\n"
+    )
+    found = _findings(launch)
+    assert [(c, s) for c, s, _ in found] == [("PL501", "error")]
+    assert (
+        found[0][2].startswith("--allow-padding-num-layer is not a flag")
+        and "--allow-padding-num-layers" in found[0][2]
+    )
+    assert [p.name for p in find_parser(launch.parent, repo).extra] == ["zb_args.py"]
+
+
+def test_a_fork_flag_that_pads_the_layers_makes_indivisible_layers_a_warning(tmp_path):
+    parser = PARSER.replace(
+        "    group.add_argument('--sequence-parallel', action='store_true')\n",
+        "    group.add_argument('--sequence-parallel', action='store_true')\n"
+        "    group.add_argument('--allow-padding-num-layers', action='store_true')\n",
+    )
+    repo, launch = _tree(tmp_path, extra="--pipeline-model-parallel-size 8 --allow-padding-num-layers", parser=parser)
+    launch.write_text(launch.read_text().replace("--num-layers 24", "--num-layers 30"))
+    (result,) = check_paths([launch])
+    (found,) = [d for d in result.diagnostics if d.code == "PL103"]
+    assert found.severity == "warning" and found.message == (
+        "30 layers do not divide by pp 8, unless --allow-padding-num-layers (this fork's own flag, which no "
+        "Megatron-LM release defines) lays the stages out unevenly"
+    )
