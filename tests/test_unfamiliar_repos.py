@@ -252,3 +252,20 @@ def test_the_arguments_are_followed_into_the_repository(tmp_path, files):
     (result,) = check_paths([tmp_path / "launch.sh"])
     layout = file_json(result)["layout"]
     assert (layout["cluster"]["world_size"], layout["parallel"]["tp"], layout["parallel"]["dp"]) == (16, 4, 4)
+
+
+@pytest.mark.parametrize(
+    "entry, expected",
+    [
+        ("${MEGATRON}/pretrain_gpt.py", ("pretrain_gpt.py", "derived")),
+        ("${TRAIN_FILE}", (None, "unresolved")),
+        ("pretrain_${KIND}.py", (None, "unresolved")),
+        ("${ROOT}/train_${KIND}.py", (None, "unresolved")),
+    ],
+)
+def test_an_entry_script_named_at_run_time_is_unknown_unless_its_file_name_is_written(tmp_path, entry, expected):
+    # failed before: a word wholly known only at run time (liquid's `TRAIN_SCRIPT=${TRAIN_FILE}`, set after it)
+    # was printed as the entry script's derived name, "${TRAIN_FILE}"
+    layout = _check(tmp_path, "launch.sh", f"#!/bin/bash\ntorchrun --nproc_per_node 8 {entry} --lr 1e-4\n")
+    layout = layout["layout"]
+    assert (layout["entrypoint"], layout["provenance"]["entrypoint"]["origin"]) == expected

@@ -47,11 +47,12 @@ def _word_value(word, what: str) -> Value:
     if word is None:
         return Value(None, None, "derived", f"no {what}")
     text = word.display()
-    if word.known or "/" not in text or "${" not in text.rsplit("/", 1)[-1]:
-        if word.known:
-            return Value(posixpath.basename(text) if "/" in text else text, word.value_span, "literal")
+    if word.known:
+        return Value(posixpath.basename(text) if "/" in text else text, word.value_span, "literal")
+    name = text.rsplit("/", 1)[-1]
+    if "/" in text and "${" not in name:
         # `${MEGATRON}/pretrain_gpt.py`: the directory is unknown, the script's name is not
-        return derived(posixpath.basename(text) if "/" in text else text, f"the file name of {text}", word.value_span)
+        return derived(name, f"the file name of {text}", word.value_span)
     return Value(None, word.value_span, "unresolved", f"the entrypoint {text} cannot be known")
 
 
