@@ -269,3 +269,20 @@ def test_an_entry_script_named_at_run_time_is_unknown_unless_its_file_name_is_wr
     layout = _check(tmp_path, "launch.sh", f"#!/bin/bash\ntorchrun --nproc_per_node 8 {entry} --lr 1e-4\n")
     layout = layout["layout"]
     assert (layout["entrypoint"], layout["provenance"]["entrypoint"]["origin"]) == expected
+
+
+def test_options_appended_under_six_unknown_conditions_say_which_flags_they_may_hold(tmp_path):
+    # 2**6 ways through six `if [ ! -z "$X" ]; then options="$options --flag"; fi`: the zero-bubble fork's
+    # examples build their options so (fail before: past 16 spellings the tail could hold any flag, so every
+    # trainer default, cp and the ffn size among them, was unknown)
+    appends = "".join(f'if [ ! -z "$X{i}" ]; then options="$options --opt-{i}"; fi\n' for i in range(5))
+    text = (
+        '#!/bin/bash\noptions="--num-layers 4 --hidden-size 256 --num-attention-heads 8 --seq-length 128 '
+        '--max-position-embeddings 128 --micro-batch-size 1"\n'
+        f'{appends}if [ -z "$FP32" ]; then options="$options --fp16"; fi\n'
+        "torchrun --nproc_per_node 8 pretrain_gpt.py $options\n"
+    )
+    layout = _check(tmp_path, "launch.sh", text)["layout"]
+    assert (layout["parallel"]["cp"], layout["model"]["ffn_hidden_size"]) == (1, 1024)
+    note = layout["provenance"]["precision"]["note"]
+    assert "may hold --fp16, --opt-0, --opt-1, --opt-2, --opt-3, --opt-4 " in note

@@ -132,7 +132,9 @@ def same_var(a: Var | None, b: Var | None) -> bool:
     return text_a is not None and text_a == pieces_text(b.value)
 
 
-_MAX_ALTERNATIVES = 16
+# spellings a value keeps: options appended under seven independent unknown conditions (2**7, the zero-bubble
+# fork's examples have six); past it a value is wholly unknown
+_MAX_ALTERNATIVES = 128
 
 
 def common_head(values: list[Var | None]) -> tuple[Piece, ...]:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from typing import Callable, Iterable
 
 _NAMED = 3  # unknown words named in a note; more are counted
-_MAX_TEXTS = 64  # spellings of one word worth reading; more and it counts as wholly unknown
+_MAX_TEXTS = 128  # spellings of one word worth reading (as shell.fields keeps); more and it is wholly unknown
 _UNKNOWN_TEXT = re.compile(r"\$\{|<\?>|<unknown>")  # how the shell reader shows unknown text in alternatives
 _NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
