@@ -114,3 +114,9 @@ def test_a_given_argument_overrides_a_guard_that_assigns_it(run):
 def test_a_test_of_an_argument_the_branch_does_not_assign_stays_undecided(run):
     r = run('BATCH=16\nif [ -n "$6" ]; then BATCH=$5; fi\n')
     assert piece(r, "BATCH").text is None
+
+
+def test_a_branch_that_launches_with_the_argument_stays_undecided(run):
+    # both launches are read, each a way through (the argument may be given): the test is no default's guard
+    r = run('if [ -n "$1" ]; then\n  CKPT=$1\n  torchrun a.py --load $CKPT\nelse\n  torchrun b.py\nfi\n')
+    assert [c.words[1].text for c in r.commands if c.words[0].text == "torchrun"] == ["a.py", "b.py"]

@@ -360,7 +360,10 @@ class Control(ShellCore):
     @staticmethod
     def _assigned_arguments(nodes, unit: Unit) -> frozenset[tuple[str, str]]:
         """(variable, positional parameter) for each variable the statements `nodes` assign a positional
-        parameter, whole (`V=$6`, `V="${6}"`)."""
+        parameter, whole (`V=$6`, `V="${6}"`), when they only assign (a default's branch); none when they also
+        run a command, as a branch that launches with the argument does: that one stays undecided."""
+        if any(n.is_named and n.type not in ("variable_assignment", "declaration_command", "comment") for n in nodes):
+            return frozenset()
         found: set[tuple[str, str]] = set()
         stack = list(nodes)
         seen = 0
