@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE, interleaving
+from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE
 from plint.rules.base import Finding, LaunchContext, RuleDocs, no_fix, register, unsafe_fix
 from plint.rules.common import MEGATRON_ASSERT, gpt, is_megatron, known, on_assumed_node, span, torchrun, trainer, value
 
@@ -389,7 +389,7 @@ def interleave_invalid(ctx: LaunchContext):
 
 
 def _interleave_invalid(ctx: LaunchContext):
-    from plint.rules.keys_and_flags import judged_by, release_at_least
+    from plint.rules.keys_and_flags import interleaving_in_force, judged_by, release_at_least
 
     if trainer(ctx) != "megatron":
         return
@@ -412,7 +412,7 @@ def _interleave_invalid(ctx: LaunchContext):
         and ctx.layout.extras.trainer_args.get("--no-overlap-p2p-communication") is not None
     )
     has_pp2 = release_at_least(ctx, PP2_SINCE)
-    demands = interleaving(has_pp2, release_at_least(ctx, MICROBATCH_GROUPS_SINCE), not overlap_off)
+    demands = interleaving_in_force(ctx, not overlap_off)
     if p < demands.min_pp:
         why = (
             " without p2p overlap"

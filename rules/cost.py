@@ -431,23 +431,13 @@ def bubble_alternative(ctx: RuleContext, inp: ModelInput, est: Estimate) -> tupl
     """The pipeline layout of the same launch that PL301 names (and its fix writes), or None."""
     from plint.cost import estimate
     from plint.planning.alternatives import faster_pipeline
+    from plint.rules.keys_and_flags import interleaving_in_force
 
     # virtual pipeline stages and uneven splits by flag: Megatron-LM's; the Megatron-DeepSpeed forks have neither
     megatron = trainer(ctx) == "megatron"
     fits, known = (lambda e: _fits(e, ctx)), (lambda flag: megatron and _release_has(ctx, flag))
-    return faster_pipeline(inp, est, fits, _margin(inp), estimate, megatron, known, _interleaving(ctx, inp))
-
-
-def _interleaving(ctx: RuleContext, inp: ModelInput):
-    """What the interleaved schedule of the release the launch was checked against accepts (PL108)."""
-    from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE, interleaving
-    from plint.rules.keys_and_flags import release_at_least
-
-    return interleaving(
-        release_at_least(ctx, PP2_SINCE),
-        release_at_least(ctx, MICROBATCH_GROUPS_SINCE),
-        inp.options.overlap_p2p_comm is not False,
-    )
+    demands = interleaving_in_force(ctx, inp.options.overlap_p2p_comm is not False)
+    return faster_pipeline(inp, est, fits, _margin(inp), estimate, megatron, known, demands)
 
 
 def spanning_alternative(ctx: RuleContext, axis: str, domain: int) -> tuple[ModelInput, Estimate, Estimate] | None:

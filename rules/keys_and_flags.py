@@ -114,6 +114,14 @@ def release_at_least(ctx: RuleContext, oldest: str) -> bool | None:
     return order.index(release) >= order.index(oldest)
 
 
+def interleaving_in_force(ctx: RuleContext, overlap_p2p: bool = True):
+    """What the interleaved schedule of the release the launch was checked against accepts (PL108, PL301's
+    alternatives): plint.catalog.interleaving; a fork's catalog reads as the newest release."""
+    from plint.catalog.interleaving import MICROBATCH_GROUPS_SINCE, PP2_SINCE, interleaving
+
+    return interleaving(release_at_least(ctx, PP2_SINCE), release_at_least(ctx, MICROBATCH_GROUPS_SINCE), overlap_p2p)
+
+
 def judged_by(ctx: RuleContext) -> str:
     """How a PL50x message names the parser that judged it."""
     from plint.catalog.flags import release_label
