@@ -100,3 +100,27 @@ def test_the_evaluator_names_every_line_tool():
     from plint.reading.shell.state import LINE_TOOLS
 
     assert LINE_TOOLS == set(RUNNERS)
+
+
+@pytest.mark.parametrize(
+    "condition, decided",
+    [
+        ('echo "$ARGS" | grep -q -- "--is-scaling-mode"', "no"),  # the flag is commented out of ARGS
+        ('echo "$ARGS" | grep -q -- "--fake-tp"', "yes"),
+        ('echo "$ARGS" | grep -qF -- "--fake-tp"', None),  # a bundle of flags: not read
+        ('echo "$ARGS" | grep -q -F "--fake-tp"', None),  # -F's pattern starting with a dash is an option
+        ('echo "$ARGS" | grep -q "fake.tp"', None),  # a regular expression: not evaluated
+        ('echo "$ARGS" | grep -q -i "FAKE"', None),  # an option plint does not read
+        ('echo "$ARGS" | grep -q fake args.txt', None),  # a file: grep reads it, not the pipe
+        ('echo "$UNSET" | grep -q fake', None),  # text known only at run time
+    ],
+)
+def test_grep_q_over_known_text_decides_a_condition(run, condition, decided):
+    # failed before: `if echo "$SIM_ARGS" | grep -q -- "--is-scaling-mode"` (a Megatron simulator fork) was
+    # undecided, and the tp, pp and GPUs per node its branch resets unknown
+    script = f'ARGS=" --fake-world-size 8 --fake-tp 2 "\nif {condition}; then X=yes; else X=no; fi\n'
+    value = run(script).variables["X"].value[0]
+    assert value.text == decided
+    if decided is not None and shutil.which("bash") and shutil.which("grep"):  # as bash and grep decide it
+        real = subprocess.run(["bash", "-c", script + 'printf %s "$X"'], capture_output=True, text=True, env={})
+        assert real.stdout == decided

@@ -13,6 +13,7 @@ from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.bounds import parse_index
 from plint.reading.shell.fields import unknown_arguments, var_text
+from plint.reading.shell.lines import grep_quiet
 from plint.reading.shell.state import (
     DECLARE,
     MAX_COMMAND_WORDS,
@@ -186,7 +187,7 @@ class Commands(ShellCore):
         if base in ("sed", "cp", "mv"):
             self.file_command(base, args, unit, site)
         self.nested(words, cmd, unit, stdin)
-        return None
+        return grep_quiet(texts, stdin) if base == "grep" else None
 
     def text_builtin(self, base: str, args: list[Word], site, stdin: MappedText | None) -> int | None:
         """`read`, `mapfile`/`readarray` and `printf -v` (shell/builtins.py): the variables they set."""

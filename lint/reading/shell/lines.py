@@ -229,3 +229,44 @@ def run_head(args: list[Word], stdin: MappedText | None, read) -> MappedText | N
 
 
 RUNNERS = {"wc": run_wc, "sort": run_sort, "uniq": run_uniq, "head": run_head}
+
+
+# grep(1)'s options that only quiet it or name the pattern's kind; a pattern of ordinary characters matches as
+# a fixed string whichever kind it is read as (no . [ ] * ^ $ \ of a basic regex, nor + ? ( ) { } | of -E)
+_GREP_QUIET = frozenset(("-q", "--quiet", "--silent"))
+_GREP_KINDS = frozenset(("-F", "--fixed-strings", "-G", "--basic-regexp", "-E", "--extended-regexp", "-s"))
+_REGEX_CHARS = re.compile(r"[.\[\]*^$\\+?(){}|]")
+
+
+def grep_quiet(args: list[str | None], text: MappedText | None) -> int | None:
+    """The status of `grep -q PATTERN` reading `text` (0: a line holds it, 1: none does), for a pattern of
+    ordinary characters (or -F) and text plint knows; None for anything else (files, other options, a
+    pattern that is a regular expression, unknown words or text)."""
+    if text is None or any(a is None for a in args) or any(not p.known for p in text.pieces):
+        return None
+    words = [a for a in args if a is not None]
+    quiet, fixed, pattern = False, False, None
+    i = 0
+    while i < len(words):
+        word = words[i]
+        if word == "--" or not word.startswith("-") or word == "-":
+            rest = words[i + 1 :] if word == "--" else words[i:]
+            if pattern is None and rest:
+                pattern, rest = rest[0], rest[1:]
+            if rest:
+                return None  # files: grep reads them, not its stdin
+            break
+        if word in ("-e", "--regexp") and i + 1 < len(words) and pattern is None:
+            pattern, i = words[i + 1], i + 2
+            continue
+        if word in _GREP_QUIET:
+            quiet = True
+        elif word in ("-F", "--fixed-strings"):
+            fixed = True
+        elif word not in _GREP_KINDS:
+            return None
+        i += 1
+    if not quiet or pattern is None or (not fixed and _REGEX_CHARS.search(pattern)):
+        return None
+    lines = "".join(p.text or "" for p in text.pieces).split("\n")
+    return 0 if any(pattern in line for line in lines) else 1
