@@ -305,3 +305,28 @@ def test_a_torch_fsdp_launch_reads_dp_as_the_world(tmp_path):
     (layout,) = read_path(job).layouts
     assert layout.value("parallel.dp") == 16
     assert layout.get("parallel.dp").origin == "derived"
+
+
+def test_the_deepspeed_launcher_over_a_megatron_lm_checkout_starts_megatron(tmp_path):
+    """A Megatron-LM fork with no DeepSpeed in it, launched by `deepspeed --hostfile ...` as a process launcher
+    (a 2025 research fork's examples/ds_run.sh): the trainer is Megatron-LM (fail before: megatron-deepspeed,
+    whose PipelineModule would split any layer count, so PL103 was quiet on 3 layers over pp 2)."""
+    from plint.reading.sources.entry_script import read_entry_script
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "megatron" / "training").mkdir(parents=True)
+    (tmp_path / "megatron" / "training" / "arguments.py").write_text("import argparse\n")
+    launch = tmp_path / "examples" / "ds_run.sh"
+    launch.write_text("deepspeed x.py\n")
+    args = ws("--tensor-model-parallel-size 2 --num-layers 3 --train-iters 5")
+
+    def trainer(program, flags):
+        script = read_entry_script(program, False, str(launch))
+        return detect_trainer(Word.of(program), "deepspeed", flags, False, script)
+
+    plain = trainer("/elsewhere/Megatron-LM/pretrain_llama.py", args)
+    assert plain.value == "megatron" and "the deepspeed launcher only starts its processes" in plain.note
+    with_flag = trainer("/elsewhere/Megatron-LM/pretrain_llama.py", args + ws("--deepspeed"))
+    assert with_flag.value == "megatron-deepspeed"
+    assert detect_trainer(Word.of("pretrain_gpt.py"), "deepspeed", args, False, None).value == "megatron-deepspeed"

@@ -185,7 +185,7 @@ def detect_trainer(
             else f"{deepspeed_flags[0]} among its flags"
             if deepspeed_flags
             else "the deepspeed launcher runs it"
-            if launcher == "deepspeed"
+            if launcher == "deepspeed" and tree != "megatron"
             else f"{fork_flags[0]} (a Megatron-DeepSpeed flag)"
             if fork_flags
             else f"{script.path} imports deepspeed"
@@ -196,6 +196,14 @@ def detect_trainer(
         )
         if why is not None:
             return Value("megatron-deepspeed", site, "derived", f"Megatron entry point {megatron}; {why}")
+        if launcher == "deepspeed" and script is not None:  # no DeepSpeed flag and a Megatron-LM checkout around
+            return Value(
+                "megatron",
+                site,
+                "derived",
+                f"Megatron-LM entry point {megatron}; the deepspeed launcher only starts its processes "
+                f"({script.tree_note}, without DeepSpeed, and no --deepspeed flag)",
+            )
         return Value("megatron", site, "derived", f"Megatron-LM entry point {megatron}")
     if launcher == "deepspeed" or deepspeed_flags:
         why = "the deepspeed launcher" if launcher == "deepspeed" else f"{deepspeed_flags[0]} among its flags"
