@@ -81,6 +81,15 @@ def test_script_arguments_and_positional_words_give_no_option():
     assert possible_options(unknown("X", head="--save="), always) is None  # `--save=$X` itself is read as an option
 
 
+def test_a_path_under_an_unknown_folder_gives_no_option():
+    # MLCommons' GPT-3 reference passes `--train-data-path 0.5 ${COM_DIR}/c4_en_6_c4_spm_text_document ...` (fail
+    # before: that word could hold any flag, so every trainer default, the precision among them, was unknown)
+    folder = Piece(None, None, "unresolved", reason="$3 is not set", name="3")
+    assert possible_options(Word((folder, Piece("/c4_en_6_c4_spm_text_document"))), always) == frozenset()
+    assert possible_options(Word((folder, Piece("-suffix"))), always) is None  # no path: its start may be a flag
+    assert possible_options(Word((folder, Piece("/x"), folder)), always) is None  # unknown text after the path
+
+
 def _layout(tmp_path, text: str):
     from plint.reading.read import read_path
 

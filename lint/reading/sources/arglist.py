@@ -66,9 +66,12 @@ def passes_script_arguments(word: Word) -> bool:
 def possible_options(word: Word, takes_value: Callable[[str], bool]) -> frozenset[str] | None:
     """The options an unknown word could give (as written, before any `=`), or None for any at all.
     Inside an alternative, unknown text right after an option that takes a value is that value. A word that
-    starts with known text other than a dash (`out/${RUN}`) is one positional word: it gives no option."""
+    starts with known text other than a dash (`out/${RUN}`), or ends in a path under its unknown part
+    (`${DATA_DIR}/c4_en_6_text_document`), is one positional word: it gives no option."""
     prefix = word.known_prefix()
-    if passes_script_arguments(word) or (prefix and not prefix.startswith("-")):
+    last = word.pieces[-1] if word.pieces else None
+    under_a_folder = last is not None and last.known and (last.text or "").startswith("/") and not prefix
+    if passes_script_arguments(word) or (prefix and not prefix.startswith("-")) or under_a_folder:
         return frozenset()
     texts = _texts(word)
     if texts is None:
