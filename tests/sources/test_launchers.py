@@ -587,9 +587,10 @@ def test_what_is_a_launch():
             cmd("python pretrain_gpt.py --num-layers 2"),
             cmd("python run.py --deepspeed"),
             cmd("python3 -m megatron.training.finetune_x"),
-            cmd("srun python tools/preprocess_data.py"),
+            cmd("srun python tools/preprocess_data.py"),  # Megatron's data tool: srun tokenizes in parallel
+            cmd("srun python pretrain_x.py"),
         )
-    ] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "tools/preprocess_data.py"]
+    ] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "pretrain_x.py"]
 
 
 def test_bare_python_is_one_process_on_one_node():

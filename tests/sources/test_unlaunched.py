@@ -101,3 +101,21 @@ def test_command_lookup_is_no_launch(tmp_path):
 def test_installing_a_launcher_is_no_launch(tmp_path):
     text = '#!/bin/bash\nif [ -n "$X" ]; then\n  python3 -m pip install deepspeed\nfi\n'
     assert unused(tmp_path, text)[1] == []
+
+
+def test_a_data_tool_run_under_srun_is_no_launch_and_draws_no_pl005(tmp_path):
+    """MLCommons' GPT-3 reference tokenizes C4 with `srun ... bash -c "python .../preprocess_data_for_megatron.py
+    ..."` (fail before: read as a training launch of an unknown trainer, one GPU)."""
+    from plint.checking.check import check_paths
+
+    job = tmp_path / "preprocess.sh"
+    job.write_text(
+        '#!/bin/bash\n#SBATCH --nodes=1\nsrun --container-image img bash -c "python /workspace/NeMo/scripts/'
+        'preprocess_data_for_megatron.py --input x.json --output-prefix out --workers 128"\n'
+        "srun python tools/merge_datasets.py --input a --output-prefix b\n"
+    )
+    (result,) = check_paths([job])
+    assert result.layouts == [] and [d.code for d in result.diagnostics] == []
+    job.write_text("#!/bin/bash\nsrun python pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2\n")
+    (result,) = check_paths([job])
+    assert len(result.layouts) == 1  # a training script under srun is still a launch

@@ -268,7 +268,7 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     if program is None:
         return False
     if len(calls) > 1:
-        return True  # python started by srun or mpirun
+        return not _data_tool(program)  # python started by srun or mpirun, unless it prepares data
     args = [w.text or "" for w in inner.command.words[inner.program_index + 1 :]]
     options = {a.split("=")[0] for a in args}
     flagged = bool(options & TRAINING_FLAGS)
@@ -283,6 +283,16 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     # alone are what its checkpoint tools take too (tools/merge_mp_partitions.py, checkpoint converters); a
     # training run says how long it trains or that DeepSpeed drives it
     return flagged and bool(options & (TRAINING_LENGTH_FLAGS | DRIVER_FLAGS))
+
+
+# Megatron-LM's and NeMo's data preparation tools (Megatron-LM tools/preprocess_data.py, tools/merge_datasets.py;
+# NeMo scripts/nlp_language_modeling/preprocess_data_for_megatron.py): run under srun or mpirun to tokenize a
+# corpus in parallel, they train nothing
+DATA_TOOL_NAMES = ("preprocess_data", "merge_datasets")
+
+
+def _data_tool(program: Word) -> bool:
+    return program.known and posixpath.basename(program.text or "").startswith(DATA_TOOL_NAMES)
 
 
 def _written(word: Word) -> tuple:

@@ -147,6 +147,20 @@ def _counts(words: list[str]) -> int | None:
     return None
 
 
+# the scripts of a command that runs Megatron's or NeMo's data tools (launchers.DATA_TOOL_NAMES) and nothing that
+# trains: `srun ... bash -c "python .../preprocess_data_for_megatron.py ..."` tokenizes a corpus
+def _script_names(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?:^|[/\s\"'])(?:" + "|".join(map(re.escape, names)) + r")\w*\.py\b")
+
+
+def _prepares_data(words: list[str]) -> bool:
+    from plint.reading.sources.launch_calls import TRAINING_NAMES
+    from plint.reading.sources.launchers import DATA_TOOL_NAMES
+
+    text = " ".join(words)
+    return _script_names(DATA_TOOL_NAMES).search(text) is not None and not _script_names(TRAINING_NAMES).search(text)
+
+
 def _may_count(first: str) -> bool:
     """Whether a command starting with this word can count (see _counts), judged before its other words are
     read: most commands of a file start with something else."""
@@ -294,7 +308,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             first = _words(node, data, 1)
             words = _words(node, data) if first and _may_count(first[0]) else None
             at = _counts(words) if words else None
-            if at is None or words is None:
+            if at is None or words is None or _prepares_data(words):
                 continue
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(" ".join(words).replace("\\\n", " ").split())
