@@ -41,6 +41,7 @@ from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 # commands whose output is a path computed from their words (plint.reading.shell.expansions.pure_output)
 PATH_COMMANDS = frozenset(("dirname", "basename", "realpath", "readlink"))
 MAX_XARGS_WORDS = 1_000  # words of input `xargs` hands on
+MAX_HOME_TAIL = 32  # parts of a `~/...` path matched inside the checked tree
 
 
 class Sourcing(ShellCore):
@@ -145,7 +146,8 @@ class Sourcing(ShellCore):
         parts = text[2:].split("/")
         root = home_checkout_root(unit.source.path)
         looked: list[tuple[str, Place]] = []
-        for start in range(len(parts) - 1):
+        # the tails of at most MAX_HOME_TAIL parts: deeper than any tree, and a path of 50,000 parts stays cheap
+        for start in range(max(0, len(parts) - MAX_HOME_TAIL), len(parts) - 1):
             tail = parts[start:]
             if "" in tail or ".." in tail or "." in tail:
                 continue
