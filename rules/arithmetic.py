@@ -199,11 +199,15 @@ def layers_indivisible(ctx: LaunchContext):
             from plint.rules.keys_and_flags import judged_by
 
             # a fork's own pipeline split may lay the stages out unevenly: the check is a guess there
-            what = [f"{', '.join(undefined)} (a flag {judged_by(ctx)} does not define, a fork's own pipeline split)"]
-            what += [f"{', '.join(own)} (this fork's own flag, which no Megatron-LM release defines)"] if own else []
+            what = []
+            if undefined:
+                what.append(
+                    f"{', '.join(undefined)} (a flag {judged_by(ctx)} does not define, a fork's own pipeline split)"
+                )
+            if own:
+                what.append(f"{', '.join(own)} (this fork's own flag, which no Megatron-LM release defines)")
             yield Finding(
-                f"{counted} do not divide by pp {p}, unless {' or '.join(what if undefined else what[1:])} lays "
-                "the stages out unevenly",
+                f"{counted} do not divide by pp {p}, unless {' or '.join(what)} lays the stages out unevenly",
                 span(ctx, "model.num_layers", "parallel.pp"),
                 key="model.num_layers",
                 severity="warning",

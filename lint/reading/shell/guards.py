@@ -40,40 +40,19 @@ class Guards(ShellCore):
         if any(n.is_named and n.type not in ("variable_assignment", "declaration_command", "comment") for n in nodes):
             return frozenset()
         found: set[tuple[str, str]] = set()
-        stack = list(nodes)
-        seen = 0
-        while stack and seen < 400:  # as _assigned: a default's branch is short
-            n = stack.pop()
-            seen += 1
-            if n.type == "function_definition":
+        for name, value in _assignments(nodes):
+            if value is None:  # `V=`
                 continue
-            value = n.child_by_field_name("value") if n.type == "variable_assignment" else None
-            name = n.child_by_field_name("name") if value is not None else None
-            if value is not None and name is not None:
-                text = unit.text(value.start_byte, value.end_byte).strip('"')
-                whole = re.fullmatch(r"\$(?:([1-9])|\{([1-9][0-9]*)\})", text)
-                if whole:
-                    found.add((unit.text(name.start_byte, name.end_byte), whole.group(1) or whole.group(2)))
-            stack.extend(n.named_children)
+            text = unit.text(value.start_byte, value.end_byte).strip('"')
+            whole = re.fullmatch(r"\$(?:([1-9])|\{([1-9][0-9]*)\})", text)
+            if whole:
+                found.add((unit.text(name.start_byte, name.end_byte), whole.group(1) or whole.group(2)))
         return frozenset(found)
 
     @staticmethod
     def _assigned(nodes, unit: Unit) -> frozenset[str]:
         """The variables a branch body assigns (NAME=..., export/declare NAME=...), nested functions aside."""
-        names: set[str] = set()
-        stack = list(nodes)
-        seen = 0
-        while stack and seen < 400:  # a branch is short; a huge one is not a default's guard
-            n = stack.pop()
-            seen += 1
-            if n.type == "function_definition":
-                continue
-            if n.type == "variable_assignment":
-                name = n.child_by_field_name("name")
-                if name is not None:
-                    names.add(unit.text(name.start_byte, name.end_byte).split("[", 1)[0])
-            stack.extend(n.named_children)
-        return frozenset(names)
+        return frozenset(unit.text(n.start_byte, n.end_byte).split("[", 1)[0] for n, _ in _assignments(nodes))
 
     def _unset_guarded(self, pieces) -> bool:
         """Whether the tested text is only variables a guard assigns that the script has not set, or that
@@ -126,13 +105,7 @@ class Guards(ShellCore):
             var = self.vars.get(name)
             if assigned_from != parameter or var is None or var.items is not None:
                 continue
-            value = tuple(
-                Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, parameter)
-                if p.known
-                else p
-                for p in var.value
-            )
-            self.vars[name] = Var(name, value, None, var.exported, var.span)
+            self.vars[name] = Var(name, _default_of(var.value, parameter), None, var.exported, var.span)
 
     def argument_default(self, name: str, old: Var | None, value: tuple) -> tuple:
         """The value a guard assigns to a variable that held only a positional parameter not given:
@@ -140,12 +113,7 @@ class Guards(ShellCore):
         piece = self.argument_defaults.pop(name, None)
         if piece is None or old is None or tuple(old.value) != (piece,):
             return value
-        return tuple(
-            Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, piece.name)
-            if p.known
-            else p
-            for p in value
-        )
+        return _default_of(value, piece.name)
 
     def emptiness(self, op: str, pieces) -> int | None:
         """`-z`/`-n` of a value whose text is unknown but whose emptiness may be known."""
@@ -170,3 +138,30 @@ class Guards(ShellCore):
         if right_text is None and left_text == "":
             return self.emptiness("-n" if op == "!=" else "-z", right)
         return None
+
+
+def _assignments(nodes):
+    """(name node, value node) of each `NAME=value` among `nodes` and inside them, nested functions aside; at most
+    400 nodes are looked at: a default's branch is short, and a huge one is no default's guard."""
+    stack = list(nodes)
+    seen = 0
+    while stack and seen < 400:
+        n = stack.pop()
+        seen += 1
+        if n.type == "function_definition":
+            continue
+        if n.type == "variable_assignment":
+            name, value = n.child_by_field_name("name"), n.child_by_field_name("value")
+            if name is not None:
+                yield name, value
+        stack.extend(n.named_children)
+
+
+def _default_of(value, parameter: str | None) -> tuple:
+    """A value's known pieces marked as the default positional parameter `parameter` overrides (as `${2:-3}`)."""
+    return tuple(
+        Piece(p.text, p.span, p.origin, p.exact, p.reason, p.name, p.alternatives, p.source, parameter)
+        if p.known
+        else p
+        for p in value
+    )

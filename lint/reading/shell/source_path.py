@@ -78,7 +78,7 @@ def places(sourcing_file: str, text: str, directives: tuple[str, ...]) -> list[P
     script_dir = os.path.dirname(os.path.abspath(sourcing_file))
     if os.path.isabs(text):
         return [Place(os.sep, "as written", True)]
-    root = _checked_root(sourcing_file)
+    root = checked_root(sourcing_file)
     found = [Place(_folder(d, script_dir, root), "named by a source-path comment", True) for d in directives]
     found += [Place(_folder(d, script_dir, root), "[tool.plint] source-path", True) for d in _CONFIGURED.get()]
     found.append(Place(script_dir, "beside the script", False))
@@ -165,12 +165,7 @@ def _folder(place: str, script_dir: str, root: str) -> str:
     return os.path.normpath(os.path.join(root, os.path.expanduser(place)))
 
 
-def home_checkout_root(sourcing_file: str) -> str:
-    """Where a `~/...` path is matched inside the checked tree (plint.reading.shell.sourcing): the checked root."""
-    return _checked_root(sourcing_file)
-
-
-def _checked_root(sourcing_file: str) -> str:
+def checked_root(sourcing_file: str) -> str:
     """The folder scripts of this tree are usually run from: the place of the root in force that holds the
     file, else its git work tree, else its folder (plint.reading.sources.entry_script.tree_root)."""
     from plint.reading.sources.entry_script import tree_root

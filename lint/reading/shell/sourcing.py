@@ -16,8 +16,8 @@ from plint.source import SourceFile, display_path
 from plint.reading.shell.source_path import (
     NOT_FOLLOWED,
     Place,
+    checked_root,
     comment_places,
-    home_checkout_root,
     named_file,
     named_path,
     places,
@@ -144,7 +144,7 @@ class Sourcing(ShellCore):
         is the common case, so plint reads the longest tail of the path (a folder and a file at least, no `..`)
         that is a file of the checked tree, and says that it assumed so."""
         parts = text[2:].split("/")
-        root = home_checkout_root(unit.source.path)
+        root = checked_root(unit.source.path)  # where a user's checkout of this tree is
         looked: list[tuple[str, Place]] = []
         # the tails of at most MAX_HOME_TAIL parts: deeper than any tree, and a path of 50,000 parts stays cheap
         for start in range(max(0, len(parts) - MAX_HOME_TAIL), len(parts) - 1):

@@ -128,35 +128,30 @@ def read_hostfile(source: SourceFile) -> Hostfile:
         span = source.span(b0, b0 + len(line.encode("utf-8", "surrogateescape")))
         m = _LINE.search(line)
         run_time = None if m else _RUN_TIME_SLOTS.search(line)
-        if run_time is not None and MARKER not in _JOB_HOST.sub("", run_time.group(1)):
-            host = run_time.group(1)
-            if host in seen:
-                said = f"Hostfile contains multiple entries for {shown(host)}{_TAIL}"
-                out.problems.append(Problem("hostfile", said, span))
-                return out
-            seen.add(host)
-            out.hosts.append((host, None, span))
-            continue
-        if not m and MARKER in _JOB_HOST.sub("", line):  # a line written from text known only at run time
+        if run_time is not None and MARKER in _JOB_HOST.sub("", run_time.group(1)):
+            run_time = None  # its host is text known only at run time too
+        if not m and run_time is None and MARKER in _JOB_HOST.sub("", line):  # a line known only at run time
             out.uncounted = out.uncounted or "a line known only at run time"
             continue
-        if not m:
+        if not m and run_time is None:
             out.problems.append(Problem("hostfile", f"Hostfile contains a bad entry: {shown(line)}{_TAIL}", span))
             return out
-        host = m.group(1)
+        host = (m or run_time).group(1)  # type: ignore[union-attr]
         if host in seen:
             said = f"Hostfile contains multiple entries for {shown(host)}{_TAIL}"
             out.problems.append(Problem("hostfile", said, span))
             return out
-        try:
-            slots = parse_int(m.group(2))
-        except NumberTooLong as exc:
-            out.problems.append(Problem("invalid-value", f"{host} slots is {exc}", span))
-            return out
-        too_many = count_problem(f"{host} slots", slots)
-        if too_many is not None:  # never a list of 10**8 slot ids
-            out.problems.append(Problem("invalid-value", too_many, span))
-            return out
+        slots: int | None = None  # a count written at run time
+        if m is not None:
+            try:
+                slots = parse_int(m.group(2))
+            except NumberTooLong as exc:
+                out.problems.append(Problem("invalid-value", f"{host} slots is {exc}", span))
+                return out
+            too_many = count_problem(f"{host} slots", slots)
+            if too_many is not None:  # never a list of 10**8 slot ids
+                out.problems.append(Problem("invalid-value", too_many, span))
+                return out
         seen.add(host)
         out.hosts.append((host, slots, span))
     if not out.hosts and out.uncounted is None:
