@@ -221,6 +221,9 @@ def to_input(run: dict) -> tuple[ModelInput | None, str]:
         # (--overlap-p2p-communication, opt-in; megatron/arguments.py, absent from 23.04): runs
         # before 2023 sent each chunk's activations as a blocking batched p2p
         overlap_p2p_comm=False if run.get("year", 2024) < 2023 else None,
+        # and until its p2p moved into megatron/core (2023-03-23) split each send over the TP ranks
+        # (--no-scatter-gather-tensors-in-pipeline to turn off; Options.pp_scatter_gather)
+        pp_scatter_gather=run.get("year", 2024) < 2023 and framework.startswith("megatron-lm"),
         overlap_grad_reduce=bool(dp_overlap),
         overlap_param_gather=bool(dp_overlap),
         fp8_recipe=fp8_recipe,

@@ -2,8 +2,10 @@
 
 SC21 sec. 5.4 (benchmarks/data/sc21_parallel_configurations.yaml) ran one model on the same 64 A100s under
 different splits: Figure 13 a 162B model at (tp, pp) from (32, 2) to (2, 32), Figures 14 and 15 a 5.9B model at
-(pp, dp) and (tp, dp) from (2, 32) to (32, 2). The calibration runs each sit at one split; these points say what
-moving between splits costs, which is what `plint plan` ranks. Every point is read as benchmarks/calibrate.py reads
+(pp, dp) and (tp, dp) from (2, 32) to (32, 2); sec. 5.7's Figure 18 ran GPT-3 175B on 96 A100s (tp 8, pp 12,
+interleaved) with the pipeline's sends split over the TP ranks and whole (Options.pp_scatter_gather). The
+calibration runs each sit at one split; these points say what moving between splits costs, which is what
+`plint plan` ranks. Every point is read as benchmarks/calibrate.py reads
 an SC21 run (the same era settings, no per-point constants) and its measured teraFLOP/s per GPU converted to
 tokens/s by the paper's FLOP definition, as calibrate.py does.
 
@@ -25,10 +27,10 @@ from statistics import linear_regression
 
 import yaml
 from plint.catalog.hardware import lookup_gpu
-from plint.cost import Estimate, estimate
+from plint.cost import Estimate, Options, estimate
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from calibrate import published_tokens_per_s, to_input  # noqa: E402  read as the calibration reads SC21's runs
+from calibrate import _gpu_with, published_tokens_per_s, to_input  # noqa: E402  read as the calibration reads SC21's runs
 
 DATA = Path(__file__).resolve().parent / "data" / "sc21_parallel_configurations.yaml"
 # the FLOP definition of SC21's throughput figures (eq. 3), in calibrate.published_tokens_per_s's words
@@ -43,6 +45,14 @@ class Point:
     global_batch: int
     measured_tflops: float
     model: dict
+    gpus: int = 64
+    layers_per_virtual_stage: int | None = None
+    scatter_gather: bool = True  # the pipeline's sends split over the TP ranks (Megatron-LM of 2021's default)
+
+    @property
+    def split(self) -> tuple[int, int, int, bool]:
+        """What tells this point's configuration apart within its figure, batch aside."""
+        return self.figure, self.tp, self.pp, self.scatter_gather
 
 
 @dataclass(frozen=True)
@@ -77,7 +87,17 @@ class Prediction:
 def load(path: Path = DATA) -> tuple[dict, list[Point]]:
     data = yaml.safe_load(path.read_text())
     points = [
-        Point(fig["figure"], tp, pp, batch, tflops, fig["model"])
+        Point(
+            fig["figure"],
+            tp,
+            pp,
+            batch,
+            tflops,
+            fig["model"],
+            fig.get("gpus", data["gpus"]),
+            fig.get("layers_per_virtual_stage"),
+            fig.get("scatter_gather", True),
+        )
         for fig in data["figures"]
         for tp, pp, batch, tflops in fig["points"]
     ]
@@ -103,14 +123,14 @@ def as_run(data: dict, point: Point) -> dict:
         },
         "cluster": {
             "gpu": data["gpu"],
-            "total_gpus": data["gpus"],
+            "total_gpus": point.gpus,
             "gpus_per_node": data["gpus_per_node"],
             "inter_node_gbps_per_gpu": data["inter_node_gbps_per_gpu"],
         },
         "layout": {
             "tp": point.tp,
             "pp": point.pp,
-            "dp": data["gpus"] // (point.tp * point.pp),
+            "dp": point.gpus // (point.tp * point.pp),
             "sequence_parallel": False,
             "recompute": "full",
             "micro_batch_size": data["micro_batch"],
@@ -120,29 +140,32 @@ def as_run(data: dict, point: Point) -> dict:
     }
 
 
-def predict(data: dict, point: Point) -> Prediction:
+def predict(data: dict, point: Point, gpu_fields: dict | None = None) -> Prediction:
+    """The point's prediction; `gpu_fields` replaces those catalog fields of its GPU (a fit, as calibrate's)."""
     run = as_run(data, point)
     inp, why = to_input(run)
     if inp is None:
         raise ValueError(f"{run['id']}: {why}")
+    options = {n: getattr(inp.options, n) for n in inp.options.__record_fields__}
+    vpp = point.pp and point.layers_per_virtual_stage and inp.num_layers // (point.pp * point.layers_per_virtual_stage)
+    inp = inp.replace(vpp=vpp or None, options=Options(**{**options, "pp_scatter_gather": point.scatter_gather}))
     measured, _ = published_tokens_per_s(run, inp)
-    est = estimate(inp)
-    host_step = lookup_gpu(inp.gpu).host_overhead_factor * inp.options.host_step_s  # as estimate._step_times adds it
+    gpu = _gpu_with(inp.gpu, gpu_fields) or lookup_gpu(inp.gpu)
+    est = estimate(inp, gpu)
+    host_step = gpu.host_overhead_factor * inp.options.host_step_s  # as estimate._step_times adds it
     return Prediction(point, measured, est.tokens_per_s_per_gpu, est, host_step)
 
 
-def predictions(path: Path = DATA) -> list[Prediction]:
+def predictions(path: Path = DATA, gpu_fields: dict | None = None) -> list[Prediction]:
     data, points = load(path)
-    return [predict(data, p) for p in points]
+    return [predict(data, p, gpu_fields) for p in points]
 
 
 @dataclass(frozen=True)
 class MissedLine:
     """A split's missed time (measured - predicted step) over its batch sizes as per_step + per_microbatch x m."""
 
-    figure: int
-    tp: int
-    pp: int
+    point: Point  # one of the split's points (its batch aside)
     per_step_s: float
     per_microbatch_s: float
     points: int
@@ -156,30 +179,29 @@ def missed_line(samples: list[tuple[int, float]]) -> tuple[float, float]:
 
 def missed_lines(rows: list[Prediction], host_floor: bool = True) -> list[MissedLine]:
     """Per split measured at two batch sizes or more, the line its missed time draws over the micro-batches."""
-    splits = sorted({(r.point.figure, r.point.tp, r.point.pp) for r in rows})
     lines = []
-    for figure, tp, pp in splits:
-        group = [r for r in rows if (r.point.figure, r.point.tp, r.point.pp) == (figure, tp, pp)]
+    for split in sorted({r.point.split for r in rows}):
+        group = [r for r in rows if r.point.split == split]
         if len({r.estimate.num_microbatches for r in group}) < 2:
             continue
         samples = [(r.estimate.num_microbatches, r.missed_s(host_floor)) for r in group]
         per_step, per_microbatch = missed_line(samples)
-        lines.append(MissedLine(figure, tp, pp, per_step, per_microbatch, len(group)))
+        lines.append(MissedLine(group[0].point, per_step, per_microbatch, len(group)))
     return lines
 
 
 def _split(p: Point) -> str:
-    dp = 64 // (p.tp * p.pp)
-    return f"tp {p.tp:2d} pp {p.pp:2d} dp {dp:2d}"
+    dp = p.gpus // (p.tp * p.pp)
+    return f"tp {p.tp:2d} pp {p.pp:2d} dp {dp:2d}" + ("" if p.scatter_gather else " whole sends")
 
 
 def main() -> int:
     rows = predictions()
-    print("fig  batch  split                measured  predicted   error   tp comm  host floor")
+    print("fig  batch  split                            measured  predicted   error   tp comm  host floor")
     for r in rows:
         p = r.point
         print(
-            f"{p.figure:3d}  {p.global_batch:5d}  {_split(p):19s}  {p.measured_tflops:6.0f} TF"
+            f"{p.figure:3d}  {p.global_batch:5d}  {_split(p):31s}  {p.measured_tflops:6.0f} TF"
             f"  {p.measured_tflops * (1 + r.error):6.1f} TF  {100 * r.error:+6.1f}%"
             f"  {100 * r.share('tp'):6.1f}%  {100 * r.share('overhead'):6.1f}%"
         )
@@ -194,12 +216,11 @@ def main() -> int:
         group = [r for r in rows if r.point.figure == fig]
         print(f"MAPE figure {fig}: {100 * sum(abs(r.error) for r in group) / len(group):.1f}%")
     print("\nmissed time (measured - predicted step) = per step + per micro-batch x m, with / without the host floor:")
-    without = {(x.figure, x.tp, x.pp): x for x in missed_lines(rows, host_floor=False)}
+    without = {x.point.split: x for x in missed_lines(rows, host_floor=False)}
     for line in missed_lines(rows):
-        bare = without[(line.figure, line.tp, line.pp)]
-        dp = 64 // (line.tp * line.pp)
+        bare = without[line.point.split]
         print(
-            f"  figure {line.figure} tp {line.tp:2d} pp {line.pp:2d} dp {dp:2d}:"
+            f"  figure {line.point.figure} {_split(line.point)}:"
             f" {line.per_step_s:+6.3f} s + {1000 * line.per_microbatch_s:+6.1f} ms x m"
             f"   /  {bare.per_step_s:+6.3f} s + {1000 * bare.per_microbatch_s:+6.1f} ms x m"
         )

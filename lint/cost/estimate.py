@@ -665,7 +665,14 @@ def _pp_time(k: _Kernels) -> float:
     # SendActivation, RecvActivation, SendGrad and RecvGrad as separate blocking p2p.send/p2p.recv
     # instructions (deepspeed/runtime/pipe/engine.py): four transfers, none overlapped.
     transfers = 4 if ds_pipe else 2
-    t = transfers * v * point_to_point(k.links, 2 * k.tokens * inp.hidden_size / k.sp, across)
+    full = 2 * k.tokens * inp.hidden_size
+    # DeepSpeed's PipelineEngine partitions what it sends over the model-parallel group and gathers it on the
+    # receiver (deepspeed/runtime/pipe/engine.py: is_pipe_partitioned / is_grad_partitioned when the model is
+    # tensor-parallel; pipeline.pipe_partitioned and grad_partitioned default True, runtime/config.py)
+    split = k.sp == 1 and tp > 1 and (ds_pipe or inp.options.pp_scatter_gather)
+    t = transfers * v * point_to_point(k.links, full / (tp if split else k.sp), across)
+    if split:  # the receiver's all-gather of the activation forward and of its gradient backward
+        t += 2 * v * all_gather(k.links, full, tp, 1)
     return t * k.kappa if overlap and not ds_pipe else t
 
 

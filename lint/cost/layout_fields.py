@@ -238,6 +238,17 @@ def async_tp_backward(release: str | None, args: ParsedTrainerFlags) -> bool:
     return not (major == "0" and minor.isdigit() and int(minor) <= 6)
 
 
+def pipeline_scatter_gather(release: str | None, args: ParsedTrainerFlags) -> bool:
+    """Whether the trainer splits each pipeline send over the TP ranks (Options.pp_scatter_gather): the
+    Megatron-DeepSpeed forks keep Megatron-LM's p2p of 2021, which does unless
+    --no-scatter-gather-tensors-in-pipeline (megatron/p2p_communication.py _communicate; microsoft f4157be,
+    bigscience 8387ae1). Megatron-Core's p2p (megatron/core/pipeline_parallel/p2p_communication.py, since
+    NVIDIA/Megatron-LM 3c92fa93b5) sends the whole tensor from every TP rank and ignores the flag."""
+    return release in ("bigscience", "megatron-deepspeed") and not args.present(
+        "--no-scatter-gather-tensors-in-pipeline"
+    )
+
+
 def trainer_release(layout: Layout) -> str | None:
     """The trainer release the flags were checked against (read.py keeps (release, assumed?))."""
     release = layout.extras.release

@@ -30,6 +30,7 @@ from plint.cost.layout_fields import (
     NEEDED_FIELDS,
     offloaded_to_cpu,
     parallel_sizes,
+    pipeline_scatter_gather,
     positive_int,
     precision_aware_optimizer_bytes,
     recomputed_modules,
@@ -78,6 +79,11 @@ class Options:
     # --no-async-tensor-model-parallel-allreduce (the default since Sept 2021; megatron-core 0.7 on ignore the flag)
     tp_async_backward: bool = True
     overlap_p2p_comm: bool | None = None  # None: Megatron's rule, on exactly when VPP is set
+    # Megatron-LM before its p2p moved into megatron/core (NVIDIA/Megatron-LM 3c92fa93b5, 2023-03-23) split each
+    # pipeline send over the TP ranks and all-gathered it on the receiver, unless sequence parallel
+    # (megatron/p2p_communication.py _communicate, --no-scatter-gather-tensors-in-pipeline; default on);
+    # Megatron-Core sends the whole tensor from every TP rank. DeepSpeed's PipelineEngine always splits (below).
+    pp_scatter_gather: bool = False
     # None: Megatron's rule (interleaved 1F1B when VPP is set, else 1F1B); or one of
     # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")
     pipeline_schedule: str | None = None
@@ -469,6 +475,7 @@ def _launch_options(layout: Layout, args: ParsedTrainerFlags) -> Options:
         tp_comm_overlap=args.present("--tp-comm-overlap"),
         tp_async_backward=async_tp_backward(trainer_release(layout), args),
         overlap_p2p_comm=False if args.present("--no-overlap-p2p-communication") else None,
+        pp_scatter_gather=pipeline_scatter_gather(trainer_release(layout), args),
         grad_reduce_bytes=grad_buffer_bytes(args, layout.value("precision")),
         moe_a2a_overlap=args.present("--overlap-moe-expert-parallel-comm"),
         moe_dispatcher=moe_dispatcher_type(args),

@@ -324,6 +324,47 @@ def test_deepspeed_pipeline_engine_sends_four_blocking_transfers():
     assert forced.time_s["pp"] == pytest.approx(4 * 4 * p2p)
 
 
+def test_pipeline_sends_split_over_the_tp_ranks_where_the_trainer_does():
+    # tp 2: dp = 16 / 4 = 4, m = 32 / 4 = 8; PP's stride tp*cp*dp = 8 is the node, so sends cross the network.
+    # Megatron-Core sends the whole 16,777,216 B from each TP rank; Megatron-LM's p2p of 2021 (scatter/gather, the
+    # Megatron-DeepSpeed forks) and DeepSpeed's PipelineEngine send half of it from each and all-gather it over
+    # NVLink on the receiver, forward and backward. Sequence parallelism already holds half on each rank.
+    from plint.catalog.hardware import lookup_gpu
+    from plint.cost.comm import all_gather
+    from plint.cost.estimate import _kernels
+
+    tp2 = GPT_16.replace(tp=2)
+    whole, half = (n / 42.5e9 + 8e-6 for n in (16_777_216, 8_388_608))
+    gather = all_gather(_kernels(tp2, lookup_gpu("h100-sxm")).links, 16_777_216, 2, 1)
+    assert estimate(tp2).time_s["pp"] == pytest.approx(8 * 2 * whole)
+    split = estimate(tp2.replace(options=Options(pp_scatter_gather=True)))
+    assert split.time_s["pp"] == pytest.approx(8 * (2 * half + 2 * gather))
+    assert split.time_s["pp"] < 0.6 * estimate(tp2).time_s["pp"]
+    engine = estimate(tp2.replace(zero_stage=1))  # partitioned whatever the option (pipe_partitioned)
+    assert engine.time_s["pp"] == pytest.approx(8 * (4 * half + 2 * gather))
+    sequence_parallel = tp2.replace(sequence_parallel=True)
+    assert estimate(sequence_parallel.replace(options=Options(pp_scatter_gather=True))).time_s["pp"] == pytest.approx(
+        8 * 2 * half
+    )
+
+
+@pytest.mark.parametrize(
+    "release, flags, split",
+    [
+        ("megatron-deepspeed", (), True),
+        ("bigscience", (), True),
+        ("megatron-deepspeed", ("--no-scatter-gather-tensors-in-pipeline",), False),
+        ("0.16", (), False),  # megatron/core's p2p sends whole tensors; the flag is parsed and ignored
+        ("0.4", (), False),
+        (None, (), False),
+    ],
+)
+def test_which_releases_split_the_pipeline_sends(release, flags, split):
+    from plint.cost.layout_fields import pipeline_scatter_gather
+
+    assert pipeline_scatter_gather(release, _Flags(*flags)) is split
+
+
 def test_zero_1_and_2_reduce_after_the_backward_unless_overlap_comm():
     # DeepSpeed turns overlap_comm on by default only at ZeRO-3: at stage 1 the gradient reduce-scatter
     # and the parameter all-gather (2 B each per local parameter) follow the last backward in full

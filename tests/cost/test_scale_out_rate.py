@@ -14,12 +14,15 @@ ONE_NODE = ModelInput(
 TWO_NODES = ONE_NODE.replace(nnodes=2)
 
 
-def test_h100_sxm_and_its_die_siblings_carry_the_fitted_factor_others_none():
+def test_h100_sxm_a100_80gb_and_their_die_siblings_carry_the_fitted_factor_others_none():
     h100 = lookup_gpu("h100-sxm")
     assert h100.scale_out_rate_factor == pytest.approx(0.89)
     assert lookup_gpu("h800").scale_out_rate_factor == h100.scale_out_rate_factor
     assert lookup_gpu("h200").scale_out_rate_factor == h100.scale_out_rate_factor
-    assert lookup_gpu("a100-80gb").scale_out_rate_factor == 1.0  # not fitted: the SC21 runs sit within 5%
+    a100 = lookup_gpu("a100-80gb")
+    assert a100.scale_out_rate_factor == pytest.approx(0.94)
+    assert lookup_gpu("a100-40gb").scale_out_rate_factor == a100.scale_out_rate_factor
+    assert lookup_gpu("b200").scale_out_rate_factor == 1.0  # not fitted: too few runs over several nodes
 
 
 def test_factor_applies_only_across_nodes():
@@ -76,7 +79,9 @@ def test_catalog_value_is_the_fit_and_moves_only_multi_node_h100_runs():
     table = fit.errors_by_factor(fit.calibrate.DEFAULT_DATA, "h100-sxm")
     ids = fit.fitted_runs(table[1.0], "h100-sxm")
     assert len(ids) >= 10 and all(table[1.0][i]["multi_node"] for i in ids)
-    assert fit.best(table, ids) == pytest.approx(lookup_gpu("h100-sxm").scale_out_rate_factor)
+    errors = {f: {i: table[f][i]["error"] for i in ids} for f in fit.GRID}
+    assert fit.best(errors, ids) == pytest.approx(lookup_gpu("h100-sxm").scale_out_rate_factor)
+    assert not any(fit.point_errors_by_factor("h100-sxm").values())  # SC21's splits ran on A100s
     # it moves every multi-node H100 run; it is fitted on those of the part the entry describes, not on
     # torchtitan's 96 GB H100 held at 500 W, which the calibration maps to the entry for want of its own
     moved = {i for i, row in table[1.0].items() if row["gpu"] == "h100-sxm" and row["multi_node"]}
@@ -84,3 +89,14 @@ def test_catalog_value_is_the_fit_and_moves_only_multi_node_h100_runs():
     assert "torchtitan_llama31_405b_3d_512gpu_fp8" in moved - set(ids)
     unmoved = [i for i in table[1.0] if i not in moved]
     assert unmoved and all(table[0.8][i]["predicted"] == table[1.0][i]["predicted"] for i in unmoved)
+
+
+def test_a100_value_is_the_fit_on_its_runs_and_sc21_measured_splits():
+    """A100 80GB's factor is fitted on its nine multi-node calibration runs and SC21's measured splits together."""
+    fit = _benchmark("fit_scale_out_rate")
+    table = fit.errors_by_factor(fit.calibrate.DEFAULT_DATA, "a100-80gb")
+    runs = fit.fitted_runs(table[1.0], "a100-80gb")
+    points = fit.point_errors_by_factor("a100-80gb")
+    assert len(runs) == 9 and len(points[1.0]) == 45
+    errors = {f: {**{i: table[f][i]["error"] for i in runs}, **points[f]} for f in fit.GRID}
+    assert fit.best(errors, [*runs, *points[1.0]]) == pytest.approx(lookup_gpu("a100-80gb").scale_out_rate_factor)
