@@ -38,6 +38,7 @@ class Launch:
     ds_config: DeepSpeedConfig | None = None
     slurm: SlurmJob | None = None
     pbs: bool = False  # the script asks PBS for its job (#PBS directives)
+    lsf: bool = False  # the script asks LSF for its job (#BSUB directives)
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
     catalog: CatalogInForce | None = None  # the parser that judged the flags
@@ -505,6 +506,8 @@ def build_layout(launch: Launch) -> Layout:
         if in_slurm
         else ("pbs", "#PBS directives")
         if launch.pbs
+        else ("lsf", "#BSUB directives")
+        if launch.lsf
         else (None, "no scheduler")
     )
     layout.set("scheduler", derived(scheduler, said))

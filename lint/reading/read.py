@@ -365,6 +365,7 @@ def _read_shell(
             lookups.append(lookup)
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         launch.pbs = pbs is not None
+        launch.lsf = _asks_lsf(source)
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         for slot in _slots(chain):  # a launch's reading of a slot ($X is set from <...>) replaces the file's
@@ -489,6 +490,15 @@ def _slurm_job(source: SourceFile):
     from plint.reading.sources.slurm import read_directives
 
     return read_directives(source)
+
+
+# bsub reads the `#BSUB` lines of a batch script as its options (IBM Spectrum LSF, "Submit a job": bsub < script)
+_BSUB = re.compile(rb"^[ \t]*#BSUB[ \t]", re.MULTILINE)
+
+
+def _asks_lsf(source: SourceFile) -> bool:
+    """Whether the script asks LSF for its job (a `#BSUB` directive)."""
+    return _BSUB.search(source.data) is not None
 
 
 def _pbs_job(source: SourceFile):

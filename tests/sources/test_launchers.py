@@ -404,6 +404,35 @@ def test_aprun_without_pes_per_node_leaves_the_nodes_to_alps():
     assert "aprun" in chain.nnodes.note
 
 
+# IBM Job Step Manager jsrun (LSF: OLCF Summit, LLNL Sierra): -n resource sets of -a tasks, -r sets a node
+# (olcf-tutorials/jsrun_quick_start_guide); -c, -g, -b, -d, -l, --smpiargs place them only
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        (
+            "jsrun --nrs 48 --tasks_per_rs 1 --cpu_per_rs 7 --gpu_per_rs 1 --rs_per_host 6 --latency_priority CPU-CPU "
+            "--launch_distribution packed --bind packed:1 python pretrain_gpt.py",
+            (8, 6, 48),
+        ),
+        ("jsrun -n12 -a1 -c7 -g1 -r6 -bpacked:7 python pretrain_gpt.py", (2, 6, 12)),
+        ('jsrun --smpiargs="-disable_gpu_hooks" -n 2 -r 1 -g 6 -a 6 -c 42 python pretrain_gpt.py', (2, 6, 12)),
+    ],
+)
+def test_jsrun(line, expected):
+    chain = one(line)
+    assert (chain.launcher, sizes(chain)) == ("jsrun", expected)
+    assert chain.entrypoint.text == "pretrain_gpt.py"
+
+
+def test_jsrun_sizes_it_does_not_write_stay_unknown():
+    no_tasks = one("jsrun -n 4 -r 2 -g 1 python pretrain_gpt.py")  # -a not written
+    assert sizes(no_tasks) == (None, None, None) and "-a" in no_tasks.world_size.note
+    no_per_host = one("jsrun -n 12 -a 1 -g 1 python pretrain_gpt.py")  # -r not written: as many as fit a node
+    assert sizes(no_per_host) == (None, None, 12)
+    total = one("jsrun -n 12 -a 1 -r 6 -p 24 python pretrain_gpt.py")  # -p: a total plint does not read
+    assert total.world_size.value is None and "-p" in total.world_size.note
+
+
 def test_a_rank_script_before_python_is_read_as_a_wrapper_and_said_so():
     chain = one("mpiexec -n 8 -ppn 4 ./set_affinity.sh python3 pretrain_gpt.py --num-layers 2")
     assert ([c.launcher for c in chain.calls], sizes(chain)) == (["mpirun", "python"], (2, 4, 8))
@@ -589,6 +618,8 @@ def test_what_is_a_launch():
             cmd("python3 -m megatron.training.finetune_x"),
             cmd("srun python tools/preprocess_data.py"),  # Megatron's data tool: srun tokenizes in parallel
             cmd("srun python pretrain_x.py"),
+            cmd("srun python smoe/convert/convert_mixtral_v2.py --num_experts 8"),  # a checkpoint converter
+            cmd("mpirun -np 8 python tools/checkpoint/convert.py --model-type GPT"),
         )
     ] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "pretrain_x.py"]
 

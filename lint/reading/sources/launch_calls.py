@@ -50,7 +50,7 @@ def grammar_of(values: str, flags: str, pairs: str = "", abbrev: bool = True, al
 SPAWNERS = ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
 
 
-SCHEDULERS = ("srun", "mpirun", "aprun")
+SCHEDULERS = ("srun", "mpirun", "aprun", "jsrun")
 
 
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")

@@ -1,4 +1,4 @@
-"""mpirun/mpiexec/orterun and aprun: their options and the sizes they give."""
+"""mpirun/mpiexec/orterun, aprun and jsrun: their options and the sizes they give."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from plint.reading.sources.launch_calls import (
     finish_call,
     grammar_of,
     hidden_by_unknown,
+    product_of,
     quotient_of,
     scan_options,
 )
@@ -55,6 +56,20 @@ APRUN = grammar_of(
 )
 
 
+# IBM Job Step Manager `jsrun [options] program [args]` (LSF clusters: OLCF Summit, LLNL Sierra and Lassen): resource
+# sets of -c cores and -g GPUs on one node each, -n of them, -r a node, -a tasks in each (the option table of the
+# jsrun quick start guide, olcf-tutorials/jsrun_quick_start_guide 631e6d9 README.md; the others as IBM's jsrun
+# command reference names them). Long names are written with underscores, and take `=` too.
+JSRUN = grammar_of(
+    """--nrs|-n --tasks_per_rs|-a --cpu_per_rs|-c --gpu_per_rs|-g --rs_per_host|-r --bind|-b
+    --launch_distribution|-d --latency_priority|-l --smpiargs|-M|-smpiargs --env|-E --chdir|-h --np|-p
+    --memory_per_rs|-m --erf_input|-U --stdio_mode|-e --stdio_stdout|-o --stdio_stderr|-k --stdio_input|-t
+    --appfile|-f --exit_on_error|-X --progress|-Z --pre_post_exec|-P --env_eval|-F --env_no_propagate|-D""",
+    "--immediate|-i --help --version",
+    abbrev=False,
+)
+
+
 def mpirun_call(command: Command, start: int) -> LauncherCall:
     scan = scan_options(command.words, start, MPIRUN)
     call = finish_call(LauncherCall("mpirun", command, scan.options), scan)
@@ -85,9 +100,31 @@ def aprun_call(command: Command, start: int) -> LauncherCall:
     return call
 
 
+def jsrun_call(command: Command, start: int) -> LauncherCall:
+    """jsrun: its tasks are -n resource sets of -a tasks each, -r sets a node (jsrun_sizes)."""
+    scan = scan_options(command.words, start, JSRUN)
+    call = finish_call(LauncherCall("jsrun", command, scan.options), scan)
+    counts = {
+        name: from_word(w, parse_int, f"jsrun {name}")
+        for name in ("--nrs", "--tasks_per_rs", "--rs_per_host")
+        if (w := call.option(name)) is not None
+    }
+    sets, per_set, per_host = (counts.get(n) for n in ("--nrs", "--tasks_per_rs", "--rs_per_host"))
+    if call.option("--np") is not None or call.option("--erf_input") is not None:
+        call.tasks = unresolved("jsrun -p or an explicit resource file sets the tasks: plint reads -n x -a only")
+    elif sets is not None and per_set is not None:
+        call.tasks = product_of(per_set, sets, "jsrun -n resource sets x -a tasks each")
+    elif sets is not None:
+        call.tasks = unresolved("jsrun -n without -a: the tasks a resource set runs are not written")
+    if per_host is not None and per_set is not None:
+        call.tasks_per_node = product_of(per_set, per_host, "jsrun -r resource sets a node x -a tasks each")
+    return call
+
+
 def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
-    """mpirun -np / -npernode, or aprun -n / -N (with neither -N, ALPS fills each node: the nodes decide)."""
-    np_, per_name = ("-n", "-N") if s.launcher == "aprun" else ("-np", "-npernode")
+    """mpirun -np / -npernode, aprun -n / -N (with neither -N, ALPS fills each node: the nodes decide), or jsrun's
+    tasks over -n resource sets and its tasks a node over -r of them (without -r, as many as fit a node)."""
+    np_, per_name = {"aprun": ("-n", "-N"), "jsrun": ("-n", "-r")}.get(s.launcher, ("-np", "-npernode"))
     tasks = (
         s.tasks
         or hidden_by_unknown(s, np_)

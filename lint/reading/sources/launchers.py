@@ -41,7 +41,7 @@ from plint.reading.sources.launch_calls import (
     is_python,
 )
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources
-from plint.reading.sources.launch_mpi import aprun_call, mpirun_call, mpirun_sizes
+from plint.reading.sources.launch_mpi import aprun_call, jsrun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
 from plint.reading.sources.launch_torchrun import torchrun_call
 from plint.reading.sources.neox import NEOX_PROGRAM, is_neox, read_neox
@@ -74,6 +74,7 @@ LAUNCHERS: dict[str, Callable[[Command, int], LauncherCall]] = {
     "orterun": mpirun_call,
     "mpiexec.hydra": mpirun_call,
     "aprun": aprun_call,
+    "jsrun": jsrun_call,
     "accelerate-launch": accelerate_call,  # `accelerate launch` (two words) is read in _launcher_at
 }
 
@@ -287,12 +288,14 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
 
 # Megatron-LM's and NeMo's data preparation tools (Megatron-LM tools/preprocess_data.py, tools/merge_datasets.py;
 # NeMo scripts/nlp_language_modeling/preprocess_data_for_megatron.py): run under srun or mpirun to tokenize a
-# corpus in parallel, they train nothing
-DATA_TOOL_NAMES = ("preprocess_data", "merge_datasets")
+# corpus in parallel, they train nothing; nor does a checkpoint converter (Megatron-LM tools/checkpoint/convert.py,
+# the convert_*_checkpoint.py scripts of Megatron-LM and transformers) given to srun for a node of its own
+DATA_TOOL_NAMES = ("preprocess_data", "merge_datasets", "convert")
 
 
 def _data_tool(program: Word) -> bool:
-    return program.known and posixpath.basename(program.text or "").startswith(DATA_TOOL_NAMES)
+    name = posixpath.basename(program.text or "")
+    return program.known and name.startswith(DATA_TOOL_NAMES) and not name.startswith(TRAINING_NAMES)
 
 
 def _written(word: Word) -> tuple:
@@ -387,7 +390,7 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
         return s.nnodes, s.nproc_per_node, s.world_size, s.launcher  # type: ignore[return-value]
     if schedulers:
         s = schedulers[-1]
-        if s.launcher in ("mpirun", "aprun"):
+        if s.launcher in ("mpirun", "aprun", "jsrun"):
             return mpirun_sizes(s) + (s.launcher,)
         return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
