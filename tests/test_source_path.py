@@ -314,6 +314,41 @@ def test_a_home_path_without_a_folder_or_leaving_upwards_is_not_matched(tmp_path
     assert "its path starts with ~, the home folder of whoever runs the script" in said[1]
 
 
+# ---- an absolute path outside the tree (a container's mount, another user's checkout): its tail in the tree --------
+
+
+def test_a_script_run_by_an_absolute_path_outside_the_tree_is_read_from_its_tail_in_the_tree(tmp_path, monkeypatch):
+    # `srun docker run -v $CODE:/opt/repo IMAGE /opt/repo/scripts/train.sh`: before, the path was looked for as
+    # written, held nothing on this machine, and the job had no launch and said nothing
+    repo = _runner(tmp_path, {"scripts/train.sh": CHILD})
+    (repo / "scripts" / "run.sh").write_text(
+        "#!/bin/bash\nsrun docker run --gpus all --expose 2222 -v /mnt/code/repo/:/opt/repo img "
+        "/opt/repo/scripts/train.sh 2\n"
+    )
+    result = _check_runner(repo, monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "assumed")
+    (said,) = _about(result, "train.sh")
+    assert said == (
+        "PL002",
+        "script /opt/repo/scripts/train.sh (bash FILE) is an absolute path outside the checked tree; plint read "
+        "scripts/train.sh, the same path inside the checked tree, as if that folder held a checkout of it, so the "
+        "values it sets are assumed",
+    )
+
+
+def test_an_absolute_path_inside_the_tree_is_read_as_written(tmp_path, monkeypatch):
+    repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
+    launch = (repo / "scripts" / "train.sh").read_text().replace("/dev/null", str(repo / "conf" / "env.sh"))
+    (repo / "scripts" / "train.sh").write_text(launch)
+    result = _check(repo, monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (4, "literal")
+
+
+def test_an_absolute_path_whose_tail_the_tree_lacks_stays_unknown(tmp_path, monkeypatch):
+    result = _check(_tree(tmp_path, "/opt/other/conf/env.sh", {"env.sh": "TP=4\n"}), monkeypatch)
+    assert _tp(result).value is None
+
+
 def test_a_home_path_of_five_thousand_parts_stays_cheap(tmp_path, monkeypatch):
     # a hostile path: matching every tail of 5,000 parts took 95 CPU s before tails were bounded (32 parts)
     import time

@@ -41,7 +41,16 @@ from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 # commands whose output is a path computed from their words (plint.reading.shell.expansions.pure_output)
 PATH_COMMANDS = frozenset(("dirname", "basename", "realpath", "readlink"))
 MAX_XARGS_WORDS = 1_000  # words of input `xargs` hands on
-MAX_HOME_TAIL = 32  # parts of a `~/...` path matched inside the checked tree
+MAX_HOME_TAIL = 32  # parts of a `~/...` or outside absolute path matched inside the checked tree
+# (what the path is, what plint assumed holds a checkout of the tree) for _find_tail's note
+_UNDER_HOME = ("starts with ~, the home folder of whoever runs the script", "the home folder")
+_ELSEWHERE = ("is an absolute path outside the checked tree", "that folder")
+
+
+def _inside(path: str, root: str) -> bool:
+    """Whether an absolute path lies under the checked root (as written: the file need not exist)."""
+    root = os.path.abspath(root)
+    return os.path.normpath(path) == root or os.path.normpath(path).startswith(root.rstrip(os.sep) + os.sep)
 
 
 class Sourcing(ShellCore):
@@ -113,7 +122,11 @@ class Sourcing(ShellCore):
         if text is None:
             return Sourced()
         if text.startswith("~/"):
-            return self._find_under_home(word, text, unit, named)
+            return self._find_tail(word, text[2:], unit, named, _UNDER_HOME)
+        if os.path.isabs(text) and not _inside(text, checked_root(unit.source.path)):
+            found = self._find_tail(word, text, unit, named, _ELSEWHERE)
+            if found.source is not None or found.why is not None:
+                return found
         looked: list[tuple[str, Place]] = []
         hits: list[tuple[Place, str, SourceFile | None, Unread | None]] = []
         for place in places(unit.source.path, text, comment_places(unit.source.text)):
@@ -138,12 +151,13 @@ class Sourcing(ShellCore):
             assumed = _assumed_note(named, (path, place), (other[1], other[0]))
         return Sourced(src, why, tuple(looked), assumed)
 
-    def _find_under_home(self, word: Word, text: str, unit: Unit, named: str) -> Sourced:
-        """`~/repo/train/run.sh`: bash reads it under the home folder of whoever runs the script, which plint
-        does not know. A job script that runs a script of its own repository through the user's checkout of it
-        is the common case, so plint reads the longest tail of the path (a folder and a file at least, no `..`)
-        that is a file of the checked tree, and says that it assumed so."""
-        parts = text[2:].split("/")
+    def _find_tail(self, word: Word, text: str, unit: Unit, named: str, why: tuple[str, str]) -> Sourced:
+        """A path plint cannot follow where it points: `~/repo/train/run.sh` (under the home folder of whoever
+        runs the script) or an absolute path outside the checked tree (`/opt/Megatron-LM/examples/run.sh` in a
+        container, `/home/alice/repo/run.sh`). A job script that runs a script of its own repository through a
+        checkout of it is the common case, so plint reads the longest tail of the path (a folder and a file at
+        least, no `..`) that is a file of the checked tree, and says that it assumed so."""
+        parts = text.lstrip("/").split("/")
         root = checked_root(unit.source.path)  # where a user's checkout of this tree is
         looked: list[tuple[str, Place]] = []
         # the tails of at most MAX_HOME_TAIL parts: deeper than any tree, and a path of 50,000 parts stays cheap
@@ -153,16 +167,15 @@ class Sourcing(ShellCore):
                 continue
             path = path_key(root, "/".join(tail))
             looked.append((path, Place(root, "a tail of the path inside the checked tree", False)))
-            src, why = self.read(path)
-            if src is None and why is None:
+            src, unread = self.read(path)
+            if src is None and unread is None:
                 continue
             if src is None:
-                return Sourced(None, why, tuple(looked))
+                return Sourced(None, unread, tuple(looked))
             shown = named or f"sourced file {word.display()}"
             note = (
-                f"{shown} starts with ~, the home folder of whoever runs the script; plint read "
-                f"{display_path(path)}, the same path inside the checked tree, as if the home folder held a "
-                "checkout of it, so the values it sets are assumed"
+                f"{shown} {why[0]}; plint read {display_path(path)}, the same path inside the checked tree, as if "
+                f"{why[1]} held a checkout of it, so the values it sets are assumed"
             )
             return Sourced(src, None, tuple(looked), note)
         return Sourced(looked=tuple(looked))
