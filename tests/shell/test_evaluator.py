@@ -216,6 +216,25 @@ def test_eval_and_bash_c_are_parsed_again_with_original_positions(run):
     assert py.words[3].text is None and py.words[3].unknowns[0].name == "SLURM_PROCID"
 
 
+def test_a_value_merged_over_branches_keeps_its_words_when_parsed_again(run):
+    # OPTS ends in --ckpt or in --ckpt --moe (EP unknown): parsed again by bash -c, the flag before the run-time
+    # tail is a word of its own, as word splitting keeps it in the command run directly (LOLA's job script)
+    r = run(
+        'OPTS="--layers 2"\nOPTS="${OPTS} --ckpt"\nif [[ $EP -gt 1 ]]; then\nOPTS="${OPTS} --moe"\nfi\n'
+        'CMD="x.py ${OPTS} --last 1"\nsrun bash -c "python $CMD"\npython $CMD\n'
+    )
+    again, direct = (c for c in r.commands if c.words and c.words[0].text == "python")
+    assert again.via == "bash -c" and [w.display() for w in again.words][:5] == [
+        "python",
+        "x.py",
+        "--layers",
+        "2",
+        "--ckpt",
+    ]
+    assert [w.display() for w in again.words][6:] == ["--last", "1"]
+    assert [w.display() for w in direct.words][:5] == ["python", "x.py", "--layers", "2", "--ckpt"]
+
+
 def test_heredocs_and_sed_write_virtual_files(run, tmp_path):
     r = run(
         'GBS=64\ncat <<EOF > ds.json\n{"train_batch_size": $GBS, "x": $((GBS*2))}\nEOF\n'

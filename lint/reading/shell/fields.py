@@ -40,8 +40,9 @@ def join_fields(a: Fields, b: Fields) -> Fields:
     return a
 
 
-def _blank_edge(piece: Piece, end: int) -> bool:
-    """An unknown piece each of whose alternatives is empty or starts (end 0) / ends (end -1) with IFS."""
+def blank_edge(piece: Piece, end: int) -> bool:
+    """An unknown piece each of whose alternatives is empty or starts (end 0) / ends (end -1) with IFS: whatever
+    it holds, the text before (after) it ends (starts) a word there."""
     alts = piece.alternatives
     return bool(alts) and all(a in ("", "<unset>") or a[end] in IFS for a in alts)
 
@@ -54,12 +55,12 @@ def split_fields(fields: Fields) -> list[list[Piece]]:
         keep = False
         for piece, splittable in f:
             if not splittable or not piece.known:
-                if splittable and _blank_edge(piece, 0) and current:
+                if splittable and blank_edge(piece, 0) and current:
                     words.append(current)  # `$OPTS` whose unknown tail is " --fp16" or "": a word of its own
                     current = []
                 current.append(piece)
                 keep = True
-                if splittable and _blank_edge(piece, -1):
+                if splittable and blank_edge(piece, -1):
                     words.append(current)
                     current, keep = [], False
                 continue

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 PLACEHOLDER = "__plint_unknown_{}__"
+_BLANK = Piece(" ", None)  # the blank that keeps a placeholder a word of its own (from_pieces)
 _PLACEHOLDER_RE = rb"__plint_unknown_(\d+)__"  # compiled on use (re caches it): few units have unknowns
 
 
@@ -56,16 +57,28 @@ class Unit:
         segments: list[tuple[int, int, Piece]] = []
         unknowns: list[Piece] = []
         pos = 0
+        from plint.reading.shell.fields import blank_edge
+
+        def add(raw: bytes, piece: Piece) -> None:
+            nonlocal pos
+            segments.append((pos, pos + len(raw), piece))
+            chunks.append(raw)
+            pos += len(raw)
+
         for p in pieces:
             if p.known:
                 raw = p.text.encode("utf-8", "surrogateescape")  # type: ignore[union-attr]
-            else:
-                raw = PLACEHOLDER.format(len(unknowns)).encode()
-                unknowns.append(p)
-            if raw:
-                segments.append((pos, pos + len(raw), p))
-                chunks.append(raw)
-                pos += len(raw)
+                if raw:
+                    add(raw, p)
+                continue
+            # `--checkpoint-activations${OPTS}` where OPTS is " --create-moe-param-group" or "": the text around
+            # the placeholder ends a word there whatever OPTS holds, as word splitting of the value would say
+            if blank_edge(p, 0):
+                add(b" ", _BLANK)
+            add(PLACEHOLDER.format(len(unknowns)).encode(), p)
+            unknowns.append(p)
+            if blank_edge(p, -1):
+                add(b" ", _BLANK)
         return cls(b"".join(chunks), segments, source, unknowns)
 
     def text(self, start: int, end: int) -> str:
