@@ -85,6 +85,12 @@ def job(text: str):
         ),
         ("python -m torch.distributed.run --nproc_per_node 8 train.py", ("torchrun", (1, 8, 8))),
         ("/usr/bin/python3.11 -um torch.distributed.run --nproc_per_node 2 train.py", ("torchrun", (1, 2, 2))),
+        # Jülich's fixed torchrun (pypi.org/project/torchrun-jsc), as a module and as its own command
+        (
+            "python -u -m torchrun_jsc --nproc_per_node=4 --nnodes=2 --rdzv_backend=c10d train.py",
+            ("torchrun", (2, 4, 8)),
+        ),
+        ("torchrun_jsc --nproc_per_node 4 --nnodes 3 train.py", ("torchrun", (3, 4, 12))),
         (
             (
                 "python3 -u -W ignore -m torch.distributed.launch --use_env --nproc_per_node=4 --nnodes=2 --node_rank=0 "

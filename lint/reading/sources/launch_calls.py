@@ -59,6 +59,9 @@ _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
 # python -m MODULE that is a launcher
 LAUNCHER_MODULES = {
     "torch.distributed.run": "torchrun",
+    # torchrun_jsc (pypi.org/project/torchrun-jsc): the Jülich Supercomputing Centre's fixed torchrun, the same
+    # options, run as `python -m torchrun_jsc` or as its own command
+    "torchrun_jsc": "torchrun",
     "torch.distributed.launch": "torch.distributed.launch",
     "deepspeed.launcher.runner": "deepspeed",
     "accelerate.commands.launch": "accelerate",

@@ -66,6 +66,7 @@ def _torchrun_command(command: Command, start: int) -> LauncherCall:
 # (`python -m torch.distributed.run`) is a row of launch_calls.LAUNCHER_MODULES too.
 LAUNCHERS: dict[str, Callable[[Command, int], LauncherCall]] = {
     "torchrun": _torchrun_command,
+    "torchrun_jsc": _torchrun_command,  # launch_calls.LAUNCHER_MODULES
     "deepspeed": deepspeed_call,
     "ds": deepspeed_call,
     "srun": srun_call,
@@ -350,7 +351,7 @@ def find_launches(
         problems = [p for c in calls for p in c.problems] + (neox.problems if neox is not None else [])
         for c in calls:
             if c.launcher == "deepspeed":
-                read_deepspeed_resources(c, read_file, problems, result, why_unread)
+                read_deepspeed_resources(c, read_file, problems, result, why_unread, configs)
             elif c.launcher == "srun":
                 read_srun_step(c, job)
             elif c.launcher == "accelerate":

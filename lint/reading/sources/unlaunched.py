@@ -27,12 +27,13 @@ if TYPE_CHECKING:
     from collections.abc import Iterable
     from plint.reading.shell.model import ShellResult
 
-_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate"})
+_LAUNCHERS = frozenset({"torchrun", "torchrun_jsc", "deepspeed", "accelerate"})
 _LAUNCHER_MODULES = (
     "torch.distributed.run",
     "torch.distributed.launch",
     "deepspeed.launcher.runner",
     "accelerate.commands.launch",
+    "torchrun_jsc",
 )
 # words that may stand before the launcher (schedulers, process wrappers, containers, environment managers)
 _BEFORE = frozenset(
