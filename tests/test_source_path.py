@@ -336,6 +336,21 @@ def test_a_script_run_by_an_absolute_path_outside_the_tree_is_read_from_its_tail
     )
 
 
+def test_an_absolute_path_to_a_vendored_project_is_read_from_its_tail_under_the_scripts_folders(tmp_path, monkeypatch):
+    # `ssh $node "bash /storage5/Megatron-LM/scripts/train.sh 2"` from a script inside the tree's vendored
+    # pretrain/Megatron-LM/: the tail is a file under a folder above the script, not under the checked root
+    repo = _tree(tmp_path, "/dev/null", {})
+    project = repo / "pretrain" / "Megatron-LM" / "scripts"
+    project.mkdir(parents=True)
+    (project / "train.sh").write_text(CHILD)
+    (project / "run.sh").write_text("#!/bin/bash\nbash /storage5/Megatron-LM/scripts/train.sh 2\n")
+    monkeypatch.chdir(repo)
+    (result,) = check_paths([Path("pretrain/Megatron-LM/scripts/run.sh")])
+    assert (_tp(result).value, _tp(result).origin) == (2, "assumed")
+    (said,) = _about(result, "train.sh")
+    assert "plint read pretrain/Megatron-LM/scripts/train.sh" in said[1]
+
+
 def test_an_absolute_path_inside_the_tree_is_read_as_written(tmp_path, monkeypatch):
     repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
     launch = (repo / "scripts" / "train.sh").read_text().replace("/dev/null", str(repo / "conf" / "env.sh"))
@@ -356,3 +371,39 @@ def test_a_home_path_of_five_thousand_parts_stays_cheap(tmp_path, monkeypatch):
     start = time.process_time()
     result = _check(_tree(tmp_path, "~/" + "a/" * 5_000 + "env.sh", {"conf/env.sh": "TP=4\n"}), monkeypatch)
     assert _tp(result).value is None and time.process_time() - start < 5  # a budget, as tests/test_budgets.py
+
+
+# ---- a DeepSpeed hostfile named from where the script is run, as its config is --------------------------------
+
+
+def _deepspeed_job(tmp_path: Path, hostfile: str) -> Path:
+    """A git tree with scripts/run.sh launching `deepspeed --hostfile configs/hostfile` (a path from the repository
+    root, where its README runs it) and configs/ at the root only."""
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "scripts").mkdir()
+    (repo / "configs").mkdir()
+    (repo / "configs" / "hostfile").write_text(hostfile)
+    (repo / "configs" / "ds.json").write_text(
+        '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 2}}'
+    )
+    (repo / "scripts" / "run.sh").write_text(
+        "#!/bin/bash\ndeepspeed --hostfile configs/hostfile train.py --deepspeed configs/ds.json\n"
+    )
+    return repo
+
+
+def test_a_hostfile_named_from_the_root_is_read_there_and_its_counts_assumed(tmp_path, monkeypatch):
+    # before: looked for beside the script only, as the config was not: nodes and GPUs unknown
+    result = _check_runner(_deepspeed_job(tmp_path, "node-a slots=8\nnode-b slots=8\n"), monkeypatch)
+    fields = result.layouts[0].fields
+    nodes, world = fields["cluster.nnodes"], fields["cluster.world_size"]
+    assert (nodes.value, world.value) == (2, 16) and nodes.origin == world.origin == "assumed"
+    assert "configs/hostfile is not beside the script" in nodes.note
+
+
+def test_a_guessed_hostfile_the_runner_refuses_is_unknown_not_an_error(tmp_path, monkeypatch):
+    # a template's placeholder host twice: DeepSpeed refuses it, but the file is only guessed to be the one read
+    result = _check_runner(_deepspeed_job(tmp_path, "node_ip slots=8\nnode_ip slots=8\n"), monkeypatch)
+    assert result.layouts[0].fields["cluster.nnodes"].value is None
+    assert not [d for d in result.diagnostics if d.severity == "error"]

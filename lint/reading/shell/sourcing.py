@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import re
+from itertools import product
 
 from plint.reading.loading import Unread
 from plint.reading.shell.core import ShellCore
@@ -12,6 +13,7 @@ from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.record import record
+from plint.root import folders_above
 from plint.source import SourceFile, display_path
 from plint.reading.shell.source_path import (
     NOT_FOLLOWED,
@@ -159,14 +161,18 @@ class Sourcing(ShellCore):
         least, no `..`) that is a file of the checked tree, and says that it assumed so."""
         parts = text.lstrip("/").split("/")
         root = checked_root(unit.source.path)  # where a user's checkout of this tree is
+        # or of the project the script belongs to (`/storage/Megatron-LM/scripts/x.sh` run from a script inside a
+        # vendored `pretrain/Megatron-LM/`): the folders above the script, nearest first, as relative paths are
+        script_dir = os.path.dirname(os.path.abspath(unit.source.path))
+        bases = [*(f for f in folders_above(script_dir) if os.path.realpath(f) != os.path.realpath(root)), root]
         looked: list[tuple[str, Place]] = []
         # the tails of at most MAX_HOME_TAIL parts: deeper than any tree, and a path of 50,000 parts stays cheap
-        for start in range(max(0, len(parts) - MAX_HOME_TAIL), len(parts) - 1):
+        for start, base in product(range(max(0, len(parts) - MAX_HOME_TAIL), len(parts) - 1), bases):
             tail = parts[start:]
             if "" in tail or ".." in tail or "." in tail:
                 continue
-            path = path_key(root, "/".join(tail))
-            looked.append((path, Place(root, "a tail of the path inside the checked tree", False)))
+            path = path_key(base, "/".join(tail))
+            looked.append((path, Place(base, "a tail of the path inside the checked tree", False)))
             src, unread = self.read(path)
             if src is None and unread is None:
                 continue

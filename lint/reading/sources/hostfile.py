@@ -57,6 +57,9 @@ class Hostfile:
     uncounted: str | None = None
     # why its hosts are told apart only by assumption (a PBS node file's chunks under free placement), else None
     assumed: str | None = None
+    # how it was found when not where the script's folder puts it (above the script, where the script is assumed to
+    # be run from: plint.reading.read.FileLookup.config), else None: every count read from it is assumed
+    found_above: str | None = None
 
 
 # A job's host (a PBS node file's chunk, plint.reading.sources.pbs.node_file; a Slurm node, `scontrol show
@@ -304,7 +307,13 @@ def resolve_resources(
             raise _Refused("Launching training without ssh, but --node_rank is not set correctly.")
     except _Refused as refused:
         note = f"DeepSpeed refuses the resources: {refused.args[0]}"
-        kind = hostfile.problems[0].kind if hostfile is not None and hostfile.problems else "hostfile"
+        kind = (
+            hostfile.problems[0].kind
+            if hostfile is not None and hostfile.problems
+            else "unresolved"
+            if hostfile is not None and hostfile.found_above is not None  # a guessed file refused: nothing known
+            else "hostfile"
+        )
         problem = Problem(
             kind, refused.args[0], span if hostfile is None or not hostfile.problems else hostfile.problems[0].span
         )
@@ -312,6 +321,8 @@ def resolve_resources(
     hosts = [(h, len(s) if s is not None else None) for h, s in active.items()]
     multi = len(hosts) > 1 and not no_ssh
     assumed = hostfile.assumed if hostfile is not None and len(hosts) > 1 else None
+    if hostfile is not None and hostfile.found_above is not None:
+        assumed = hostfile.found_above if assumed is None else f"{hostfile.found_above}; {assumed}"
     unknown_slots = (
         _LOCAL_GPUS
         if hostfile is None
@@ -321,7 +332,7 @@ def resolve_resources(
         hosts,
         _assumed(_world(hosts, where, span, unknown_slots), assumed),
         _assumed(derived(len(hosts), f"{len(hosts)} active host(s) ({where})", span), assumed),
-        _per_node(hosts, where, span, unknown_slots),
+        _assumed(_per_node(hosts, where, span, unknown_slots), hostfile.found_above if hostfile is not None else None),
         [],
         multi,
     )

@@ -76,6 +76,7 @@ def read_deepspeed_resources(
     problems: list[Problem],
     result: ShellResult | None = None,
     why_unread: Callable[[str], Unread | None] | None = None,
+    read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None,
 ) -> None:
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
@@ -116,7 +117,13 @@ def read_deepspeed_resources(
     chosen = call.option("--hostfile") or call.option("--num_gpus")
     span = chosen.value_span if chosen is not None else call.command.words[0].site
     hostfile, unread = _hostfile(
-        call, read_file, result, numbers.get("--num_nodes"), sizes["--num_nodes"], selection, why_unread
+        call,
+        read_config or (lambda name: (read_file(name), None)),
+        result,
+        numbers.get("--num_nodes"),
+        sizes["--num_nodes"],
+        selection,
+        why_unread,
     )
     slots: set[int] = set()  # what every line of a hostfile plint cannot count says
     if hostfile is not None and hostfile.uncounted is not None and not hostfile.problems:
@@ -167,7 +174,7 @@ def read_deepspeed_resources(
 
 def _hostfile(
     call: LauncherCall,
-    read_file: Callable[[str], SourceFile | None],
+    read_file: Callable[[str], tuple[SourceFile | None, str | None]],
     result: ShellResult | None,
     num_nodes: int | None,
     nodes: Value | None,
@@ -179,6 +186,7 @@ def _hostfile(
     from plint.reading.sources.hostfile import DEFAULT_HOSTFILE, read_hostfile, uncounted, with_chunk_hosts
 
     unread: str | None = None
+    found_above: str | None = None
     if call.hostfile is not None:
         word = call.option("--hostfile")
         if not call.hostfile.known:
@@ -189,7 +197,8 @@ def _hostfile(
             shown = word.display() if word is not None else ""
             unread = f"the hostfile {shown} ({call.hostfile.note})"
         else:
-            src = read_file(call.hostfile.value)
+            # a relative hostfile is read from where the script is run, like the DeepSpeed config (read.FileLookup)
+            src, found_above = read_file(call.hostfile.value)
             key = resolve_path(result, call.hostfile.value) if result is not None else None
             written = result.virtual_files.get(key) if result is not None and key is not None else None
             shown = call.hostfile.value
@@ -205,6 +214,13 @@ def _hostfile(
                 src = SourceFile(src.path, content.render())
             hostfile = read_hostfile(src)
             hostfile.assumed = assumed
+            hostfile.found_above = found_above
+            if (
+                found_above is not None
+            ):  # a file guessed to be the one the run reads: what it lacks is unknown, no error
+                hostfile.problems = [
+                    Problem("unresolved", f"{p.message} ({found_above})", p.span) for p in hostfile.problems
+                ]
             if written is not None and written.written_by is None and word is not None:
                 # a file the environment gives (PBS's node file): its lines are nowhere to point at, the option is
                 hostfile.problems = [
