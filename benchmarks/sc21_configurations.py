@@ -147,8 +147,9 @@ def predict(data: dict, point: Point, gpu_fields: dict | None = None) -> Predict
     if inp is None:
         raise ValueError(f"{run['id']}: {why}")
     options = {n: getattr(inp.options, n) for n in inp.options.__record_fields__}
-    vpp = point.pp and point.layers_per_virtual_stage and inp.num_layers // (point.pp * point.layers_per_virtual_stage)
-    inp = inp.replace(vpp=vpp or None, options=Options(**{**options, "pp_scatter_gather": point.scatter_gather}))
+    per_chunk = point.layers_per_virtual_stage
+    vpp = inp.num_layers // (point.pp * per_chunk) if per_chunk else None
+    inp = inp.replace(vpp=vpp, options=Options(**{**options, "pp_scatter_gather": point.scatter_gather}))
     measured, _ = published_tokens_per_s(run, inp)
     gpu = _gpu_with(inp.gpu, gpu_fields) or lookup_gpu(inp.gpu)
     est = estimate(inp, gpu)

@@ -48,7 +48,7 @@ class Root:
             real = os.path.realpath(path)
         except (OSError, ValueError):  # a NUL byte, a name too long to resolve
             return False
-        return real in self.named or any(_under(real, place) for place in self.places)
+        return real in self.named or any(is_under(real, place) for place in self.places)
 
     def read(self, path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
         self.refuse_outside(path)
@@ -60,7 +60,8 @@ class Root:
             raise Refused(errno.EACCES, OUTSIDE_NOTE, os.fspath(path))
 
 
-def _under(real: str, place: str) -> bool:
+def is_under(real: str, place: str) -> bool:
+    """Whether the normalised path `real` is `place` or lies below it (as written: neither need exist)."""
     return real == place or real.startswith(place if place.endswith(os.sep) else place + os.sep)
 
 
@@ -120,7 +121,7 @@ def folders_above(folder: str) -> Iterator[str]:
         if parent == here:
             return
         here = parent
-        inside = root.contains(here) if root is not None else (top is not None and _under(here, top))
+        inside = root.contains(here) if root is not None else (top is not None and is_under(here, top))
         if not inside:
             return
         yield here
@@ -135,7 +136,7 @@ def default_place(path: str | os.PathLike[str]) -> str:
     if tree is not None:
         return tree
     cwd = os.path.abspath(os.getcwd())
-    return os.path.realpath(cwd if _under(folder, cwd) else folder)
+    return os.path.realpath(cwd if is_under(folder, cwd) else folder)
 
 
 def root_for(

@@ -82,7 +82,7 @@ class Options:
     # Megatron-LM before its p2p moved into megatron/core (NVIDIA/Megatron-LM 3c92fa93b5, 2023-03-23) split each
     # pipeline send over the TP ranks and all-gathered it on the receiver, unless sequence parallel
     # (megatron/p2p_communication.py _communicate, --no-scatter-gather-tensors-in-pipeline; default on);
-    # Megatron-Core sends the whole tensor from every TP rank. DeepSpeed's PipelineEngine always splits (below).
+    # Megatron-Core sends the whole tensor from every TP rank. DeepSpeed's PipelineEngine always splits (_pp_time).
     pp_scatter_gather: bool = False
     # None: Megatron's rule (interleaved 1F1B when VPP is set, else 1F1B); or one of
     # cost.schedule.SCHEDULES ("gpipe", "1f1b", "interleaved", "zb-h1", "zb-h2", "zb-v", "dualpipe", "dualpipev")

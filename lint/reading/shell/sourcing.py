@@ -13,7 +13,7 @@ from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.record import record
-from plint.root import folders_above
+from plint.root import folders_above, is_under
 from plint.source import SourceFile, display_path
 from plint.reading.shell.source_path import (
     NOT_FOLLOWED,
@@ -47,12 +47,6 @@ MAX_HOME_TAIL = 32  # parts of a `~/...` or outside absolute path matched inside
 # (what the path is, what plint assumed holds a checkout of the tree) for _find_tail's note
 _UNDER_HOME = ("starts with ~, the home folder of whoever runs the script", "the home folder")
 _ELSEWHERE = ("is an absolute path outside the checked tree", "that folder")
-
-
-def _inside(path: str, root: str) -> bool:
-    """Whether an absolute path lies under the checked root (as written: the file need not exist)."""
-    root = os.path.abspath(root)
-    return os.path.normpath(path) == root or os.path.normpath(path).startswith(root.rstrip(os.sep) + os.sep)
 
 
 class Sourcing(ShellCore):
@@ -125,7 +119,9 @@ class Sourcing(ShellCore):
             return Sourced()
         if text.startswith("~/"):
             return self._find_tail(word, text[2:], unit, named, _UNDER_HOME)
-        if os.path.isabs(text) and not _inside(text, checked_root(unit.source.path)):
+        if os.path.isabs(text) and not is_under(
+            os.path.normpath(text), os.path.abspath(checked_root(unit.source.path))
+        ):
             found = self._find_tail(word, text, unit, named, _ELSEWHERE)
             if found.source is not None or found.why is not None:
                 return found

@@ -215,9 +215,8 @@ def _hostfile(
             hostfile = read_hostfile(src)
             hostfile.assumed = assumed
             hostfile.found_above = found_above
-            if (
-                found_above is not None
-            ):  # a file guessed to be the one the run reads: what it lacks is unknown, no error
+            # a file guessed to be the one the run reads: what is wrong with it leaves the counts unknown, no error
+            if found_above is not None:
                 hostfile.problems = [
                     Problem("unresolved", f"{p.message} ({found_above})", p.span) for p in hostfile.problems
                 ]

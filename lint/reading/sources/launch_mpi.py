@@ -101,7 +101,7 @@ def aprun_call(command: Command, start: int) -> LauncherCall:
 
 
 def jsrun_call(command: Command, start: int) -> LauncherCall:
-    """jsrun: its tasks are -n resource sets of -a tasks each, -r sets a node (jsrun_sizes)."""
+    """jsrun: its tasks are -n resource sets of -a tasks each, -r sets a node (read by mpirun_sizes)."""
     scan = scan_options(command.words, start, JSRUN)
     call = finish_call(LauncherCall("jsrun", command, scan.options), scan)
     counts = {
