@@ -47,7 +47,8 @@ What the planner holds fixed (issue 24): by default it chooses the layout with t
 choices, so that a claim to beat the published layout is a claim about the layout: the precision and the
 gradient-reduce dtype (no --grad-reduce-in-bf16 for a run that reduced in fp32: it buys memory), the
 attention kernel and the overlaps the run's framework and era had (calibrate.to_input; a framework that
-overlaps TP communication does so for every tp > 1 candidate), what its trainer lacked (ERA: no pipeline,
+overlaps TP communication does so for every tp > 1 candidate; Megatron's overlaps that a 2024 trainer had and
+the entry never mentions are unstated and on, as a fresh plan has them: unstated_overlaps), what its trainer lacked (ERA: no pipeline,
 context parallelism, uneven splits or expert tp before the release that added them, no virtual stages on
 DeepSpeed's pipeline engine; SEQUENCE_PARALLEL_SINCE), and where the entry states them its sharding (no
 distributed optimizer for a run that had none, and no gradient or parameter sharding it did not use), its
@@ -417,6 +418,29 @@ def framework_tp_overlap(run: dict) -> bool:
     return inp is not None and inp.options.tp_comm_overlap
 
 
+# Megatron's own overlaps by the release that added them: --overlap-grad-reduce (merge e801b2bb2f, 2023-09-07),
+# --tp-comm-overlap (a2d3852dd2, 2023-10-30) and --overlap-param-gather (3b417268a2, 2023-11-17), all in
+# megatron/arguments.py and in Megatron-Core 0.4's flags (../shared/data/megatron-flags/megatron-lm@core_v0.4.0.json);
+# released late in 2023, so they count from 2024. Each is off by default; NeMo's and Bridge's recipes turn them on.
+MEGATRON_OVERLAPS_SINCE = (2024, (0, 4))
+
+
+def unstated_overlaps(run: dict) -> bool:
+    """Whether the run's trainer offered Megatron's gradient-reduce, parameter-gather and TP-communication
+    overlaps and its entry says nothing of them (no "overlap" in its source, notes or framework): what the run
+    used is then as unknown as an unstated micro-batch, and the planner holds them as a fresh plan does, on, for
+    the published layout and its candidates alike. DeepSpeed's engines are left at calibrate's reading (ZeRO's
+    overlap_comm is DeepSpeed's own choice, and its pipeline engine reduces after the last backward)."""
+    framework = (run.get("framework") or "").lower()
+    if not _megatron_pipeline(framework):
+        return False
+    text = " ".join(str(x) for x in (run.get("source"), run["layout"].get("notes"), run.get("framework")))
+    if "overlap" in text.lower():
+        return False
+    first_year, first_core = MEGATRON_OVERLAPS_SINCE
+    return not _lacks(first_year, first_core, run.get("year"), core_release(framework))
+
+
 def held_choices(
     stated: Stated, inp: ModelInput, year: int | None = None, framework: str = "megatron-lm"
 ) -> tuple[dict, str]:
@@ -587,11 +611,16 @@ def rank_run(
     base = planning_base(inp, own_sharding, hold=not free, sharding_stated=stated.sharding is not None)
     if not free and framework_tp_overlap(run) and not base.options.tp_comm_overlap:
         base = base.replace(options=base.options.__class__(**{**_fields(base.options), "tp_comm_overlap": True}))
+    overlaps_unstated = not free and unstated_overlaps(run)
+    if overlaps_unstated:
+        base = with_overlaps(base)
     kwargs, row.held = (
         ({}, "nothing (a fresh plan)")
         if free
         else held_choices(stated, inp, run.get("year"), run.get("framework") or "")
     )
+    if overlaps_unstated:
+        row.held = row.held.replace("its overlaps", "Megatron's overlaps on (unstated: as a fresh plan)")
     result = plan(base, run["id"], **kwargs)
     cands = result.candidates
     row.candidates = len(cands)

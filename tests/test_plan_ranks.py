@@ -214,8 +214,24 @@ def test_the_plan_holds_the_runs_stated_micro_batch_recompute_and_overlaps():
     assert "micro 2" in words and "recompute full" in words
     held = plan_ranks.planning_base(inp, hold=True)
     assert held.options == inp.options and held.sharding_level() == inp.sharding_level()
-    row, _ = plan_ranks.rank_run(run)
+    row, _ = plan_ranks.rank_run({**run, "source": "README: overlap of DP grad-reduce"})
     assert row.held == words and row.claim is not None and row.rank is not None
+
+
+def test_overlaps_an_entry_leaves_unstated_are_held_as_a_fresh_plan_has_them_where_its_trainer_had_them():
+    """Issue 24: an entry silent on Megatron's overlaps leaves them as unknown as its micro-batch; the planner
+    costs the published layout and its candidates with them on, not at the trainer's default (fail before: a
+    2024 Megatron-LM run silent on them was planned with its gradient reduce in the open on both sides)."""
+    run = entry(tp=2, pp=1, cp=1)
+    assert plan_ranks.unstated_overlaps(run)
+    assert not plan_ranks.unstated_overlaps({**run, "source": "overlap of DP grad-reduce/param-gather"})
+    assert not plan_ranks.unstated_overlaps({**run, "year": 2021, "framework": "Megatron-LM (2021)"})
+    assert not plan_ranks.unstated_overlaps({**run, "framework": "Megatron-DeepSpeed"})
+    assert plan_ranks.unstated_overlaps({**run, "year": 2023, "framework": "NeMo / Megatron-Core r0.4.0"})
+    silent, _ = plan_ranks.rank_run(run)
+    stated_off, _ = plan_ranks.rank_run({**run, "source": "no overlap"})
+    assert "Megatron's overlaps on (unstated" in silent.held and "its overlaps" in stated_off.held
+    assert silent.first_tokens > stated_off.first_tokens
 
 
 def test_a_run_of_2019_is_planned_without_what_its_trainer_lacked():
