@@ -126,3 +126,23 @@ def test_cat_alone_reads_a_file_of_the_checked_tree_and_joins_several(run):
 def test_cat_alone_of_a_missing_file_is_known_only_at_run_time(run):
     r = run("TP=$(cat /etc/tp.txt)\nH=$(cat)\n")
     assert text(r, "TP") is None and text(r, "H") is None
+
+
+def test_a_command_or_pipeline_redirected_to_a_file_writes_it_even_when_its_output_is_unknown(run):
+    # the file the script writes is not a copy on disk of the same name: its text is what the command prints,
+    # known only at run time (fail before: nothing was recorded and a committed `hostfile` was read instead)
+    for line in ("nvidia-smi -L > f", "squeue -h -o %N | tr ',' '\\n' > f", "nvidia-smi -L >> f"):
+        r = run(f"{line}\n")
+        content = written(r, "f")
+        assert len(content.pieces) == 1 and not content.pieces[0].known, line
+        assert "f holds what the command at line 1 writes, known only at run time" in content.pieces[0].reason
+
+
+def test_scontrol_takes_any_prefix_of_hostnames_of_five_letters_or_more(tmp_path):
+    # SchedMD/slurm src/scontrol/scontrol.c _show_it: strncasecmp(tag, "hostnames", MAX(tag_len, 5))
+    for entity in ("hostname", "HOSTN", "hostnames"):
+        r = in_job(tmp_path, f"#!/bin/bash\n#SBATCH --nodes=3\nN=$(scontrol show {entity} | wc -l)\n")
+        assert text(r, "N") == "3", entity
+    for entity in ("host", "hostlist", "hostnamesx"):
+        r = in_job(tmp_path, f"#!/bin/bash\n#SBATCH --nodes=3\nN=$(scontrol show {entity} | wc -l)\n")
+        assert text(r, "N") is None, entity

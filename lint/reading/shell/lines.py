@@ -36,6 +36,23 @@ def host_word(part: str, index: int, span, reason: str, shared: bool = False) ->
     return Piece(None, span, "unresolved", reason=reason, name=f"{prefix}{part} {index}", nonempty=True, one_word=True)
 
 
+def names_own_nodes(args: list[Word]) -> bool | None:
+    """For `scontrol show ENTITY [LIST]`'s arguments: None unless ENTITY names hostnames (scontrol takes any
+    case-blind prefix of five letters or more: SchedMD/slurm src/scontrol/scontrol.c _show_it,
+    strncasecmp(tag, "hostnames", MAX(tag_len, 5))); else whether the list is the job's own (none given, which
+    scontrol(1) reads from SLURM_JOB_NODELIST, or that variable or SLURM_NODELIST alone)."""
+    entity = args[1].text if len(args) > 1 and args[0].text == "show" else None
+    if entity is None or len(entity) < 5 or not "hostnames".startswith(entity.lower()):
+        return None
+    listed = args[2].pieces if len(args) == 3 else None
+    return len(args) == 2 or (
+        listed is not None
+        and len(listed) == 1
+        and not listed[0].known
+        and listed[0].name in ("SLURM_JOB_NODELIST", "SLURM_NODELIST")
+    )
+
+
 def job_hosts(count: int, span) -> MappedText | None:
     """A Slurm job's `count` nodes a line each, every one a host of its own; None past MAX_JOB_HOSTS."""
     if count > MAX_JOB_HOSTS:

@@ -350,8 +350,8 @@ class Sourcing(ShellCore):
             return 0
         if body.type == "pipeline":
             status = self.pipeline(body, unit)
-            if out_target is not None and self.last_output is not None:
-                self.write(out_target, self.last_output, append, unit, node)
+            if out_target is not None:
+                self.write(out_target, self._written_output(body, unit, out_target), append, unit, node)
                 self.last_output = None
             return status
         if body.type != "command":
@@ -360,8 +360,7 @@ class Sourcing(ShellCore):
             return status
         status = self.command(body, unit, stdin=heredoc if heredoc is not None else stdin, output=True)
         if out_target is not None:
-            if self.last_output is not None:
-                self.write(out_target, self.last_output, append, unit, node)
+            self.write(out_target, self._written_output(body, unit, out_target), append, unit, node)
             self.last_output = None  # it went to the file
         elif self.output_sinks and not self._stdout_elsewhere(redirects, unit):
             name = body.child_by_field_name("name")
@@ -386,6 +385,16 @@ class Sourcing(ShellCore):
         self.write(target, content, append, unit, node)
         self.last_output = None
         return status
+
+    def _written_output(self, body, unit: Unit, target: Word) -> MappedText:
+        """What a command redirected to `target` wrote; unknown, not absent, where plint cannot tell, so that a
+        file the script writes is not read from a stale copy on disk (`scontrol ... | sed ... > hostfile`)."""
+        if self.last_output is not None:
+            return self.last_output
+        where = unit.span(body.start_byte, body.end_byte)
+        line = f" at line {where.line}" if where is not None else ""
+        reason = f"{target.display()} holds what the command{line} writes, known only at run time"
+        return MappedText([Piece(None, where, "unresolved", reason=reason)])
 
     def compound_output(self, body, unit: Unit, stdin: MappedText | None) -> tuple[int | None, MappedText | None]:
         """Run a compound command collecting what it writes to stdout: (its status, the text, or None where
@@ -694,8 +703,8 @@ class Sourcing(ShellCore):
             from plint.reading.shell.lines import RUNNERS
 
             return RUNNERS[name](args, stdin, lambda w: self.file_text(w, unit))
-        if name == "scontrol" and [w.text for w in args[:2]] == ["show", "hostnames"]:
-            return self.slurm_hostnames(args[2:], node, unit)
+        if name == "scontrol":
+            return self.slurm_hostnames(args, node, unit)
         if name in PATH_COMMANDS and all(w.known for w in words):  # `dirname "$0" | xargs realpath`
             from plint.reading.shell.expansions import pure_output
 
@@ -721,21 +730,14 @@ class Sourcing(ShellCore):
         return None
 
     def slurm_hostnames(self, args: list[Word], node, unit: Unit) -> MappedText | None:
-        """`scontrol show hostnames [$SLURM_JOB_NODELIST]`: the job's node list expanded, one host name a line
-        (scontrol(1): without a list it reads SLURM_JOB_NODELIST). The names are known when the job runs; their
-        count is the job's node count where its options fix it (SLURM_JOB_NUM_NODES, from #SBATCH --nodes)."""
-        listed = args[0].pieces if len(args) == 1 else None
-        own_list = not args or (
-            listed is not None
-            and len(listed) == 1
-            and not listed[0].known
-            and listed[0].name in ("SLURM_JOB_NODELIST", "SLURM_NODELIST")
-        )
-        count = var_text(self.lookup("SLURM_JOB_NUM_NODES")) if own_list else None
+        """`scontrol show hostnames [$SLURM_JOB_NODELIST]`: the job's node list expanded, one host name a line. The
+        names are known when the job runs; their count is the job's node count where its options fix it
+        (SLURM_JOB_NUM_NODES, from #SBATCH --nodes). None for another list or another scontrol command."""
+        from plint.reading.shell.lines import job_hosts, names_own_nodes
+
+        count = var_text(self.lookup("SLURM_JOB_NUM_NODES")) if names_own_nodes(args) else None
         if count is None or not count.isdigit() or len(count) > 6:
             return None
-        from plint.reading.shell.lines import job_hosts
-
         span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
         return job_hosts(int(count), span)
 
