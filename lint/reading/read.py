@@ -534,6 +534,7 @@ def _launch(
     from plint.catalog.in_force import catalog_in_force
     from plint.reading.sources.entry_script import read_entry_script
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
+    from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
     if chain.neox_facts is not None:
@@ -556,8 +557,13 @@ def _launch(
         launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
         launch.catalog = in_force
         args = parse_trainer_args(chain.trainer_args, catalog)
+        from_yaml = yaml_cfg_words(args, catalog, lookup.config)
+        if from_yaml is not None:  # --yaml-cfg: the YAML is the namespace, the command line is ignored
+            args = parse_trainer_args(from_yaml.words, catalog)
         launch.trainer_args = args
         launch.facts = megatron_facts(args, catalog, flavour)
+        if from_yaml is not None:
+            from_yaml.annotate(launch.facts)
     else:
         from plint.reading.sources.hf import hf_facts
         from plint.reading.sources.model_shape import model_facts
