@@ -222,6 +222,8 @@ class Piece:
     nonempty: bool = False
     # unknown text known to be one word, no blank nor newline: a host name (the output of `hostname`)
     one_word: bool = False
+    # an unset variable expanded inside double quotes (`"$X"`): whatever it holds, one argument
+    quoted: bool = field(default=False, compare=False)
 
     @property
     def known(self) -> bool:

@@ -115,3 +115,17 @@ def test_plain_deepspeed_precision_behind_an_unknown_word(tmp_path):
     (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 4}')
     layout = _layout(tmp_path, "#!/bin/bash\ndeepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n")
     assert (layout.value("precision"), layout.get("precision").origin) == ("fp32", "default")
+
+
+def test_the_quoted_prefix_a_data_blend_weight_pairs_with_is_a_value_not_a_gap(tmp_path):
+    # TrustLLM's `--train-data-path 1.0 "$TRAIN_DATA_PREFIX"`: Megatron's data options read "weight1 prefix1 weight2
+    # prefix2 ..." (megatron/training/arguments.py --data-path), and a quoted word is one argument, so the word after
+    # a weight is its prefix (fail before: it could hold any flag, and every flag absent from the line was unresolved)
+    head = "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --hidden-size 64 "
+    tail = "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1 --bf16"
+    layout = _layout(tmp_path, head + '--train-data-path 1.0 "$PREFIX" --valid-data-path 0.5 "$A" 0.5 "${B}" ' + tail)
+    assert (layout.value("parallel.cp"), layout.get("parallel.cp").origin) == (1, "default")
+    # unquoted (it may split into options), after a prefix, or in a list without weights: still a possible gap
+    for blend in ("1.0 $A", '1.0 "$A" "$B"', '"$A" "$B"'):
+        layout = _layout(tmp_path, head + f"--train-data-path {blend} " + tail)
+        assert layout.value("parallel.cp") is None, blend

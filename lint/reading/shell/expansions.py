@@ -307,13 +307,14 @@ class Expansions(ArithmeticExpansions):
                 joined[-1].extend((p, not quoted) for p in w)
             return joined
         if value is None:
-            return [[(self.unset_piece(name, span), False)]]
+            return [[(self.unset_piece(name, span, quoted), False)]]
         return [[(p, not quoted) for p in value]]
 
-    def unset_piece(self, name: str, span) -> Piece:
+    def unset_piece(self, name: str, span, quoted: bool = False) -> Piece:
         if name.isdigit():
             return unknown(parameter_not_given(name), name, span)
-        return unknown(f"${name} is not set in the script and has no default", name, span)
+        reason = f"${name} is not set in the script and has no default"
+        return Piece(None, span, "unresolved", reason=reason, name=name, quoted=quoted)
 
     def resolve(self, name: str, index: str | None, span, quoted: bool):
         """(pieces or None when unset/unknown-unset, is_set, list of words for @/* or None)."""

@@ -21,6 +21,10 @@ from plint.values import parse_int
 # "-1", "-0.5", "-.5" are values; "-1e-5" is not, so `--x -1e-5` fails with "expected one
 # argument" before Python 3.14. No trainer defines an option that looks like a negative number.
 _NEGATIVE = re.compile(r"^-\d+$|^-\d*\.\d+$")
+_WEIGHT = re.compile(r"^\d*\.?\d+(e-?\d+)?$")
+# the weight-and-prefix lists of Megatron's data options (megatron/training/arguments.py, --data-path: "a list of
+# weight prefix pairs e.g. weight1 prefix1 weight2 prefix2"; --train/valid/test-data-path "follow the same pattern")
+_BLEND_DESTS = frozenset(("data_path", "train_data_path", "valid_data_path", "test_data_path"))
 
 
 @record
@@ -113,12 +117,24 @@ def _take_values(words: list[Word], j: int, spec: FlagSpec | None, catalog: Flag
     while j < len(words) and (greedy or len(values) < limit):
         like = _value_like(words[j], catalog)
         # An unknown word is taken when the option still needs a value; after the first value of a
-        # `nargs +/*` list it may as well hold further options ($EXTRA_ARGS), so the list ends there.
-        if like is False or (like is None and greedy and values):
+        # `nargs +/*` list it may as well hold further options ($EXTRA_ARGS), so the list ends there, but
+        # for the quoted prefix a data blend's weight pairs with (`--train-data-path 1.0 "$PREFIX"`).
+        if like is False or (like is None and greedy and values and not _pairs_a_weight(values, spec, words[j])):
             break
         values.append(words[j])
         j += 1
     return values
+
+
+def _pairs_a_weight(values: list[Word], spec: FlagSpec | None, word: Word) -> bool:
+    """Whether `word`, an unset variable inside double quotes (one argument whatever it holds), is the prefix the
+    last value of a data blend list, a weight, pairs with: then it is that path, not options (the list reads weight
+    prefix weight prefix ...)."""
+    if spec is None or spec.dest not in _BLEND_DESTS or len(values) % 2 == 0:
+        return False
+    weight = values[-1].text
+    quoted = bool(word.unknowns) and all(p.quoted for p in word.unknowns)
+    return quoted and weight is not None and bool(_WEIGHT.match(weight))
 
 
 def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
