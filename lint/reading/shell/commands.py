@@ -248,6 +248,17 @@ class Commands(ShellCore):
         if name == "mv" and moved is not None:
             self.result.virtual_files.pop(str(self.resolve_path(moved, unit)), None)
 
+    def written_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+        """`sbatch $DIR/job.sbatch`, named only at run time, where the script itself wrote a file under that same
+        name (`cat > $DIR/job.sbatch <<EOF`): that file, run in a child shell as a read one is; its #SBATCH lines
+        read with the unknown parts as ${NAME}, so that they read as unknown, never as text."""
+        if self.depth >= MAX_DEPTH:
+            return
+        content = self.result.virtual_files[word.display()].content
+        shown = SourceFile(word.display(), Word(tuple(content.pieces)).display())
+        extra = self.options.child_env(cmd, shown) if via == "sbatch" and self.options.child_env else {}
+        self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
+
     def no_arguments(self) -> bool:
         """Whether to read the script as run with no arguments at a loop over them (none given)."""
         if self.positional is not None or not self.options.no_arguments:

@@ -288,6 +288,8 @@ class Sourcing(ShellCore):
         from the folder the script runs in), and run in a child shell."""
         if self.output_sinks:
             self.sinks_unknown(f"the script {word.display()} ({via})")
+        if word.text is None and word.display() in self.result.virtual_files:
+            return self.written_script(word, args, cmd, via, unit)
         found = self.find_sourced(word, unit, f"script {word.display()} ({via})")
         if found.why is not None:
             said = found.why.say(f"script {word.display()} ({via})", "the commands it runs are unknown")
