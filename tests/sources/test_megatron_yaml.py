@@ -1,6 +1,10 @@
 """Megatron-LM's --yaml-cfg: the YAML replaces the whole argument namespace (megatron/training/arguments.py
 parse_args -> yaml_arguments.load_yaml, "argparse arguments will be ignored")."""
 
+import json
+import subprocess
+import sys
+
 from plint.reading.read import read_path
 
 LAUNCH = (
@@ -42,3 +46,33 @@ def test_a_yaml_plint_cannot_read_leaves_every_trainer_value_unknown(tmp_path):
             value = layout.get(key)
             assert value.value is None and value.origin == "unresolved", (cfg, key, value)
         assert "--yaml-cfg" in layout.get("parallel.tp").note, cfg
+
+
+def test_a_yaml_whose_aliases_fan_out_is_read_at_once_and_never_rendered(tmp_path):
+    # nine levels of ten aliases: a billion items if rendered as text (fail before: str() of the value ran for minutes)
+    lines = ['a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for prev, name in zip("abcdefgh", "bcdefghi"):
+        lines.append(f"{name}: &{name} [{', '.join([f'*{prev}'] * 10)}]")
+    lines += ["micro_batch_size: *i", "num_layers: 4"]
+    layout = _layout(tmp_path, "cfg.yaml", {"cfg.yaml": "\n".join(lines) + "\n"})
+    micro = layout.get("batch.micro")
+    assert micro.value is None and "not a value or list of values plint reads" in micro.note
+    assert layout.value("model.num_layers") == 4
+
+
+def test_a_yaml_outside_the_checked_tree_is_not_read(tmp_path):
+    # the root of a check is the file's folder here (no git work tree): ../outside.yaml is not opened
+    (tmp_path / "outside.yaml").write_text(CONFIG)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "launch.sh").write_text(LAUNCH.format(cfg="../outside.yaml"))
+    done = subprocess.run(
+        [sys.executable, "-m", "plint", "check", "--format", "json", "launch.sh"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    provenance = json.loads(done.stdout)["files"][0]["layout"]["provenance"]
+    assert provenance["parallel.tp"]["origin"] == "unresolved" and "--yaml-cfg" in provenance["parallel.tp"]["note"]
+    assert provenance["precision"]["origin"] == "unresolved"  # neither the YAML's bf16 nor the ignored --fp16

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Callable
 
+from plint.bounds import MAX_ARRAY_ITEMS
 from plint.reading.shell.model import Piece, Word
 from plint.record import record
 from plint.values import Value
@@ -28,6 +29,9 @@ YAML_OPTION = "--yaml-cfg"
 # yaml_arguments.validate_yaml's reading of them: `activation_func: swiglu` is --swiglu, `squaredrelu` --squared-relu
 _RENAMED = {"num_moe_experts": "--num-experts", "layernorm_epsilon": "--norm-epsilon", "fp8": "--fp8-format"}
 _ACTIVATIONS = {"swiglu": "--swiglu", "squaredrelu": "--squared-relu"}
+# what one option's value can be: a scalar or a short list of scalars (a YAML's aliases can fan a list out to
+# billions of items, so nothing else is ever rendered as text)
+_SCALARS = (str, int, float, bool)
 
 
 @record
@@ -82,7 +86,7 @@ def _option_words(key: str, value: Any, span: Span | None, catalog: FlagCatalog,
     """The words of one YAML key as the option it stands for; none for a key no option of this release takes,
     a null, or a false switch."""
     if key == "activation_func":
-        option = _ACTIVATIONS.get(str(value))
+        option = _ACTIVATIONS.get(value) if isinstance(value, str) else None
         return [_option(option, span, origin)] if option and catalog.lookup(option) else []
     option = _RENAMED.get(key, "--" + key.replace("_", "-"))
     spec = catalog.lookup(option)
@@ -91,6 +95,9 @@ def _option_words(key: str, value: Any, span: Span | None, catalog: FlagCatalog,
     if spec.takes_value is False:
         return [_option(option, span, origin)] if value is True and spec.kind == "store_true" else []
     values = value if isinstance(value, list) else [value]
+    if len(values) > MAX_ARRAY_ITEMS or not all(isinstance(v, _SCALARS) for v in values):
+        why = f"{key} in {YAML_OPTION}: not a value or list of values plint reads"
+        return [_option(option, span, origin), Word((Piece(None, span, "unresolved", reason=why, name=key),), span)]
     return [_option(option, span, origin), *(Word.of(_text(v), span, origin) for v in values)]
 
 
