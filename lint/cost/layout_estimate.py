@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from plint.bounds import clip
 from plint.values import Value
 
 if TYPE_CHECKING:
@@ -69,7 +70,7 @@ def estimate_gaps(layout: Layout) -> list[str]:
     by_why: dict[str, list[str]] = {}  # fields missing for one reason are named together
     for key, why in gaps:
         by_why.setdefault(why, []).append(key)
-    return [f"{', '.join(keys)}: {why}" for why, keys in by_why.items()]
+    return [clip(f"{', '.join(keys)}: {why}") for why, keys in by_why.items()]
 
 
 # Vocabulary sizes of the tokenizers Megatron ships vocabulary files for (the files' token counts).

@@ -1,8 +1,10 @@
 """GPT-NeoX launches (plint.reading.sources.neox): deepy.py's command line and YAML configs read as
 megatron/neox_arguments/arguments.py reads them (consume_deepy_args, from_ymls, calculate_derived)."""
 
+from plint.bounds import MAX_MESSAGE_CHARS
 from plint.checking.check import check_paths
 from plint.report.json_report import file_json
+from plint.report.text import render
 
 MODEL = """{
   "pipe_parallel_size": 2,
@@ -91,13 +93,28 @@ def test_deepy_in_an_unknown_folder_and_an_attached_short_option_are_read(tmp_pa
     assert got["layout"]["trainer"] == "megatron-deepspeed"
 
 
+ALIAS_BOMB = "\n".join(
+    ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
+    + ["num_layers: *a11", "precision: *a11", "fp16: {enabled: true}", "num_gpus: 8"]
+)
+
+
 def test_a_yaml_alias_bomb_is_quoted_bounded(tmp_path):
     """yaml aliases nest one list in another: 11 levels of 10 make a value whose repr is 10**12 items long.
     The typed reads quote a wrong value in their note; quoted whole, the check ran for minutes (fail before)."""
-    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
-    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
-    lines += ["num_layers: *a11", "precision: *a11", "fp16: {enabled: true}", "num_gpus: 8"]
-    got = _read(tmp_path, "python deepy.py train.py -d configs bomb.yml", {"configs/bomb.yml": "\n".join(lines)})
+    got = _read(tmp_path, "python deepy.py train.py -d configs bomb.yml", {"configs/bomb.yml": ALIAS_BOMB})
     notes = " ".join(str(v) for v in got["layout"].get("notes", [])) + str(got)
     assert len(notes) < 200_000
     assert "is not an integer" in notes and "..." in notes
+
+
+def test_the_text_report_quotes_an_alias_bomb_on_lines_of_a_message_s_length(tmp_path):
+    # the "no memory or step estimate" line quoted the value to reprlib's default depth: 300 KB (fail before)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs/bomb.yml").write_text(ALIAS_BOMB)
+    (tmp_path / "run.sh").write_text("python deepy.py train.py -d configs bomb.yml\n")
+    (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
+    text = render([result], color=False)
+    assert "no memory or step estimate: model.num_layers" in text
+    assert max(len(line) for line in text.splitlines()) <= MAX_MESSAGE_CHARS + 100

@@ -67,6 +67,8 @@ _VALUE_OPTIONS = {
     "--autotuning": "autotuning",
 }
 _MANY_OPTIONS = {"--eval_tasks": "eval_tasks"}
+_SHOWN = reprlib.Repr()  # how a message quotes a config value (see _shown)
+_SHOWN.maxlevel = 2
 
 # NeoXArgsDeepspeedRunner keys that get_deepspeed_main_args passes to DeepSpeed's runner as options
 _RUNNER_KEYS = ("hostfile", "include", "exclude", "num_nodes", "num_gpus", "master_port", "master_addr", "launcher")
@@ -362,8 +364,9 @@ class _Values:
 
 def _shown(value: Any) -> str:
     """A config value as a message quotes it, bounded: yaml aliases can nest one list in another so that its
-    full repr is exponentially long (reprlib elides past a few items and levels)."""
-    return reprlib.repr(value)
+    full repr is exponentially long; reprlib elides past a few items and levels, and fewer levels than its default
+    (6 levels of 6 items is 300 KB) keep it to a line."""
+    return _SHOWN.repr(value)
 
 
 def _kind_name(kind) -> str:
