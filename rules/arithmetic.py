@@ -24,7 +24,8 @@ if TYPE_CHECKING:
     "The world size does not divide into the model-parallel group sizes.",
     RuleDocs(
         what="Checks that the world size is divisible by tp*pp*cp (Megatron-DeepSpeed: tp*pp*ds_sp) and, "
-        "with experts, by etp*ep*pp, where etp defaults to tp; and that dp*cp and the expert-data-parallel "
+        "with experts, by etp*ep*pp, where etp defaults to tp (Megatron-DeepSpeed: DeepSpeed's expert groups need "
+        "dp, or world/pp without --enable-expert-tensor-parallelism, divisible by ep); and that dp*cp and the expert-data-parallel "
         "size world/(etp*ep*pp) are multiples of the --num-distributed-optimizer-instances of hybrid "
         "sharding (parallel.dp_outer).",
         why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
@@ -86,8 +87,7 @@ def _world_size_indivisible(ctx: LaunchContext):
     grid = etp * ep * pp
     if grid and world % grid:
         yield Finding(
-            f"world size {world} is not divisible by etp*ep*pp = {etp}*{ep}*{pp} = {grid} (the expert "
-            "grid; etp defaults to tp when --expert-tensor-parallel-size is not given)",
+            _expert_grid_message(trainer(ctx), world, tp, pp, ep, etp),
             span(ctx, "parallel.ep", "parallel.etp"),
             key="parallel.ep",
         )
@@ -101,6 +101,30 @@ def _world_size_indivisible(ctx: LaunchContext):
             span(ctx, "parallel.dp_outer"),
             key="parallel.dp_outer",
         )
+
+
+def _expert_grid_message(trainer_name: str | None, world: int, tp: int, pp: int, ep: int, etp: int) -> str:
+    """Why the world does not divide into expert groups, in the words of the code that refuses it."""
+    if trainer_name != "megatron-deepspeed":
+        return (
+            f"world size {world} is not divisible by etp*ep*pp = {etp}*{ep}*{pp} = {etp * ep * pp} (the expert "
+            "grid; etp defaults to tp when --expert-tensor-parallel-size is not given)"
+        )
+    # DeepSpeed's MoE layer builds the expert groups (deepspeed/moe/layer.py _create_process_groups): with
+    # --enable-expert-tensor-parallelism, _create_expert_data_and_model_parallel asserts the data-parallel size
+    # divides by ep; without it, _create_expert_and_data_parallel asserts the ranks of one pipeline stage do
+    # (deepspeed/utils/groups.py _ensure_divisibility)
+    if etp > 1:
+        dp = world // (tp * pp)
+        return (
+            f"the data-parallel size world/(tp*pp) = {world}/{tp * pp} = {dp} is not divisible by ep {ep}: with "
+            "--enable-expert-tensor-parallelism DeepSpeed splits the data-parallel ranks into expert groups of ep "
+            "(deepspeed/utils/groups.py _create_expert_data_and_model_parallel)"
+        )
+    return (
+        f"the {world // pp} ranks of a pipeline stage (world/pp = {world}/{pp}) are not divisible by ep {ep}: "
+        "DeepSpeed splits them into expert groups of ep (deepspeed/utils/groups.py _create_expert_and_data_parallel)"
+    )
 
 
 def _layers_total(ctx: LaunchContext) -> tuple[int, str] | None:
