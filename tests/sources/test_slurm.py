@@ -312,3 +312,23 @@ def test_a_job_naming_its_hosts_and_no_node_count_runs_on_those_hosts():
     assert "--nodelist=mlpre-g2-ghpc-[7-8]" in j.nodes.note
     assert job("#SBATCH -w n[1-4] -N 8\n").nodes.value == 8  # --nodes says how many; the list is a part
     assert job("#SBATCH -w ./hosts\n").nodes is None
+
+
+def test_a_dash_heredoc_s_tab_indented_directives_and_continued_lines_reach_sbatch_expanded(tmp_path):
+    # `sbatch <<- EOM`: bash strips the body's leading tabs, so `<TAB>#SBATCH` begins its line when sbatch reads
+    # it; a `\<newline>` in the body joins two lines (fail before: the directives were read from the script's
+    # text, `--nodes=$NODES` unexpanded, or, tab-indented, not at all)
+    from plint.reading.read import read_path
+
+    launch = (
+        "\tsrun torchrun --nnodes \\$SLURM_NNODES --nproc_per_node 8 \\\n\t    pretrain_gpt.py "
+        "--micro-batch-size 1 --global-batch-size 64 --num-layers 2 --hidden-size 64 --num-attention-heads 4\n"
+    )
+    for dash, nodes in (("-", 4), ("", None)):  # without the dash the tabs stay: Slurm reads no directive
+        path = tmp_path / f"submit{nodes}.sh"
+        path.write_text(f"NODES=4\nsbatch <<{dash} EOM\n\t#!/bin/bash\n\t#SBATCH --nodes=$NODES\n{launch}EOM\n")
+        (layout,) = read_path(path).layouts
+        assert layout.fields["cluster.nnodes"].value == nodes
+        if nodes:
+            span = layout.fields["cluster.nnodes"].span
+            assert (span.line, span.col) == (4, 18)  # where `$NODES` is written, after the tab

@@ -192,14 +192,47 @@ def alternative_texts(pieces: tuple[Piece, ...]) -> list[str]:
 
 def expanded_directives(raw: bytes, content: MappedText) -> bytes:
     """A heredoc body as sbatch reads it: `#SBATCH --nodes=$NODES` in an unquoted heredoc reaches Slurm
-    expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}), when the
-    expansion keeps the lines as they were (lines, and so line numbers, stay those of the script)."""
+    expanded, so directive lines take their expanded text (an unknown part shown as ${NAME}). Lines, and so
+    line numbers, stay those of the script: where the body's backslash-newlines joined lines (an unquoted
+    heredoc removes them), a directive that was one line of the script is still matched to it; where the
+    expansion changed the lines otherwise, the body is left as written."""
     shown = "".join(p.text if p.text is not None else "${%s}" % (p.name or "?") for p in content.pieces)
     raw_lines = raw.split(b"\n")
     new_lines = shown.encode("utf-8", "surrogateescape").split(b"\n")
-    if len(raw_lines) != len(new_lines):
+    firsts = list(range(len(raw_lines))) if len(raw_lines) == len(new_lines) else _logical_line_starts(raw_lines)
+    if len(firsts) != len(new_lines):
         return raw
-    return b"\n".join(new if old.startswith((b"#SBATCH", b"#SLURM")) else old for old, new in zip(raw_lines, new_lines))
+    out = list(raw_lines)
+    for k, (first, new) in enumerate(zip(firsts, new_lines)):
+        single = (firsts[k + 1] if k + 1 < len(firsts) else len(raw_lines)) - first == 1
+        if single and new.startswith(_DIRECTIVES):
+            out[first] = _in_place(raw_lines[first], new)
+    return b"\n".join(out)
+
+
+_DIRECTIVES = (b"#SBATCH", b"#SLURM")  # src/sbatch/opt.c: a directive begins its line
+
+
+def _logical_line_starts(lines: list[bytes]) -> list[int]:
+    """The first raw line of each line the shell reads: a line ending in an odd number of backslashes
+    continues on the next (an unquoted heredoc's backslash-newline is removed)."""
+    firsts, continued = [], False
+    for i, line in enumerate(lines):
+        if not continued:
+            firsts.append(i)
+        continued = (len(line) - len(line.rstrip(b"\\"))) % 2 == 1
+    return firsts
+
+
+def _in_place(old: bytes, new: bytes) -> bytes:
+    """A directive's expanded line where the script wrote it. `<<-` strips the line's leading tabs before sbatch
+    reads it: the directive still begins the line, and the tabs become blanks after its magic word, so that
+    what follows keeps its columns."""
+    tabs = len(old) - len(old.lstrip(b"\t"))
+    if not tabs:
+        return new
+    magic = next(m for m in _DIRECTIVES if new.startswith(m))
+    return magic + b" " * tabs + new[len(magic) :]
 
 
 def unknown_arguments(word: Word) -> bool:
