@@ -137,6 +137,8 @@ def distributed_optimizer_off(ctx: LaunchContext):
     args = ctx.layout.extras.trainer_args
     neox = is_gpt_neox(ctx)  # GPT-NeoX always runs DeepSpeed's optimizer; its config holds the ZeRO section
     if neox or (trainer(ctx) == "megatron-deepspeed" and args is not None and args.get("--deepspeed") is not None):
+        if zero is not None and zero.value is None and zero.origin == "unresolved":
+            return  # the DeepSpeed config that sets the stage is unknown: it may well shard (PL002 says so)
         # DeepSpeed runs the optimizer: ZeRO-1 is the remedy. Mixed precision (the ZeRO paper's K = 12):
         # 2 + 2 + 12 bytes per parameter, 4 + 12/dp at stage 1; fp32 (no master copy): 4 + 4 + 8, 8 + 8/dp
         fp32 = precision is not None and precision.value == "fp32"
