@@ -383,6 +383,18 @@ class Commands(ShellCore):
         if script is not None:
             self.child_script(words[script], words[script + 1 :], cmd, "bash FILE", unit)
 
+    def slurm_hostnames(self, args: list[Word], node, unit: Unit) -> MappedText | None:
+        """`scontrol show hostnames [$SLURM_JOB_NODELIST]`: the job's node list expanded, one host name a line. The
+        names are known when the job runs; their count is the job's node count where its options fix it
+        (SLURM_JOB_NUM_NODES, from #SBATCH --nodes). None for another list or another scontrol command."""
+        from plint.reading.shell.lines import job_hosts, names_own_nodes
+
+        count = var_text(self.lookup("SLURM_JOB_NUM_NODES")) if names_own_nodes(args) else None
+        if count is None or not count.isdigit() or len(count) > 6:
+            return None
+        span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
+        return job_hosts(int(count), span)
+
 
 # ssh(1)'s options that take a value (its synopsis: -B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w)
 _SSH_VALUE_OPTIONS = frozenset("BbcDEeFIiJLlmOoPpQRSWw")

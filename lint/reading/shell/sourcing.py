@@ -24,7 +24,7 @@ from plint.reading.shell.source_path import (
     named_path,
     places,
 )
-from plint.reading.shell.fields import expanded_directives, flatten, var_text
+from plint.reading.shell.fields import expanded_directives, flatten
 from plint.reading.shell.state import (
     EvalOptions,
     LINE_TOOLS,
@@ -731,18 +731,6 @@ class Sourcing(ShellCore):
             )
         return None
 
-    def slurm_hostnames(self, args: list[Word], node, unit: Unit) -> MappedText | None:
-        """`scontrol show hostnames [$SLURM_JOB_NODELIST]`: the job's node list expanded, one host name a line. The
-        names are known when the job runs; their count is the job's node count where its options fix it
-        (SLURM_JOB_NUM_NODES, from #SBATCH --nodes). None for another list or another scontrol command."""
-        from plint.reading.shell.lines import job_hosts, names_own_nodes
-
-        count = var_text(self.lookup("SLURM_JOB_NUM_NODES")) if names_own_nodes(args) else None
-        if count is None or not count.isdigit() or len(count) > 6:
-            return None
-        span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
-        return job_hosts(int(count), span)
-
     def file_text(self, word: Word, unit: Unit) -> MappedText | None:
         if not word.known:
             vf = self.result.virtual_files.get(word.display())
@@ -752,6 +740,12 @@ class Sourcing(ShellCore):
         if vf is not None:
             return vf.content
         src, why = self.read(path)
+        if src is None and why is None and not os.path.isabs(word.text):  # type: ignore[arg-type]
+            # not beside the script: where a sourced file would be (a folder above it, the checked root)
+            found = self.find_sourced(word, unit, f"file {word.display()}")
+            if found.assumed is not None:
+                return MappedText([unknown(f"read from {word.display()}: {found.assumed}", span=word.site)])
+            src, why = found.source, found.why
         if why is not None:  # its content is unknown, not absent
             return MappedText([unknown(f"written from {word.display()}, {why.why}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None
