@@ -24,10 +24,10 @@ if TYPE_CHECKING:
     "The world size does not divide into the model-parallel group sizes.",
     RuleDocs(
         what="Checks that the world size is divisible by tp*pp*cp (Megatron-DeepSpeed: tp*pp*ds_sp) and, "
-        "with experts, by etp*ep*pp, where etp defaults to tp (Megatron-DeepSpeed: DeepSpeed's expert groups need "
-        "dp, or world/pp without --enable-expert-tensor-parallelism, divisible by ep); and that dp*cp and the expert-data-parallel "
-        "size world/(etp*ep*pp) are multiples of the --num-distributed-optimizer-instances of hybrid "
-        "sharding (parallel.dp_outer).",
+        "with experts, by etp*ep*pp, where etp defaults to tp (Megatron-DeepSpeed: DeepSpeed's expert groups "
+        "need dp, or world/pp without --enable-expert-tensor-parallelism, divisible by ep); and that dp*cp and "
+        "the expert-data-parallel size world/(etp*ep*pp) are multiples of the "
+        "--num-distributed-optimizer-instances of hybrid sharding (parallel.dp_outer).",
         why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
         "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
         "when world % (etp*ep*pp) != 0; initialize_model_parallel asserts dp*cp is a multiple of the "

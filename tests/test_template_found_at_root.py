@@ -41,3 +41,25 @@ def test_a_template_found_nowhere_stays_unknown(tmp_path):
     (tmp_path / "examples/run.sh").write_text(SCRIPT)
     got = _zero_stage(tmp_path)
     assert got["value"] is None and "cannot find" in got["note"]
+
+
+def test_two_different_templates_in_guessed_places_leave_the_content_unknown(tmp_path):
+    # a/b/run.sh names x/t.json: a/x/t.json (a folder above the script) and x/t.json (the root) differ, and plint
+    # does not know which folder the script runs from
+    (tmp_path / "a/b").mkdir(parents=True)
+    for folder, stage in (("a/x", 1), ("x", 3)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "t.json").write_text(TEMPLATE.replace("STAGE", str(stage)))
+    (tmp_path / "a/b/run.sh").write_text(
+        SCRIPT.replace("examples/ds_TEMPLATE.json", "x/t.json").replace('| sed "s/STAGE/2/" ', "")
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "plint", "check", "--format", "json", "--root", ".", "a/b/run.sh"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    layout = json.loads(done.stdout)["files"][0]["layout"]
+    assert layout["parallel"]["zero_stage"] is None
+    assert "x/t.json" in layout["provenance"]["parallel.zero_stage"]["note"]

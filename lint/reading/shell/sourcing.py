@@ -743,8 +743,11 @@ class Sourcing(ShellCore):
         if src is None and why is None and not os.path.isabs(word.text):  # type: ignore[arg-type]
             # not beside the script: where a sourced file would be (a folder above it, the checked root)
             found = self.find_sourced(word, unit, f"file {word.display()}")
-            if found.assumed is not None:
-                return MappedText([unknown(f"read from {word.display()}: {found.assumed}", span=word.site)])
+            if found.assumed is not None:  # two guessed folders hold different files: which one is unknown
+                differ = f"{word.display()} is a different file in each of two folders the script may run from"
+                return MappedText(
+                    [unknown(f"{differ}, so its content is unknown ({_SOURCE_PATH_HINT})", span=word.site)]
+                )
             src, why = found.source, found.why
         if why is not None:  # its content is unknown, not absent
             return MappedText([unknown(f"written from {word.display()}, {why.why}", span=word.site)])
@@ -770,9 +773,11 @@ def _assumed_note(named: str, taken: tuple[str, Place], other: tuple[str, Place]
     return (
         f"{named} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
         f"({other[1].why}), which differ, depending on the folder the script is run from; plint read the first, "
-        "so the values it sets are assumed (name the folder with [tool.plint] source-path or a "
-        "`# plint: source-path=DIR` comment)"
+        f"so the values it sets are assumed ({_SOURCE_PATH_HINT})"
     )
+
+
+_SOURCE_PATH_HINT = "name the folder with [tool.plint] source-path or a `# plint: source-path=DIR` comment"
 
 
 def _assumed_pieces(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
