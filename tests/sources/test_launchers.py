@@ -752,6 +752,10 @@ VOCAB = [
     "--module",
     "$PREFIX",
     "x.py",
+    "bcprun",
+    "--npernode",
+    "--cmd",
+    "-no_redirect",
 ]
 
 

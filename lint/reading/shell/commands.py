@@ -347,6 +347,11 @@ class Commands(ShellCore):
                 elif j < len(words):
                     self.child_script(words[j], words[j + 1 :], cmd, "bash FILE", unit)
                 return
+            if base == "bcprun":  # NGC's `bcprun ... --cmd STR`: a shell runs STR on each node (launch_bcprun)
+                command = _bcprun_command(words, i)
+                if command is not None:
+                    self.second_parse(list(command.pieces), unit, cmd, "bcprun", fresh=True, positional=[])
+                return
             if base == "ssh":
                 # ssh joins its command's words with blanks and the remote shell parses the string again
                 # (`ssh HOST torchrun ...`, `ssh HOST eval "cd X && torchrun ..."`)
@@ -415,6 +420,17 @@ def _ssh_command(texts: list[str | None], i: int) -> int | None:
                 j += 0 if flag[k:] else 1  # `-p22` holds its value, `-p 22` takes the next word
                 break
     return j + 1 if j + 1 < len(texts) else None  # texts[j] is the destination
+
+
+def _bcprun_command(words: list[Word], i: int) -> Word | None:
+    """The command string of `bcprun [options] --cmd STR` (words[i] is bcprun; `-c STR`, `--cmd=STR`)."""
+    for j in range(i + 1, len(words)):
+        text = words[j].text
+        if text in ("-c", "--cmd"):
+            return words[j + 1] if j + 1 < len(words) else None
+        if (words[j].known_prefix() or "").startswith("--cmd="):
+            return words[j].after(len("--cmd="))
+    return None
 
 
 def _joined(words: list[Word]) -> list[Piece]:

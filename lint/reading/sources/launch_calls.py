@@ -50,7 +50,7 @@ def grammar_of(values: str, flags: str, pairs: str = "", abbrev: bool = True, al
 SPAWNERS = ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
 
 
-SCHEDULERS = ("srun", "mpirun", "aprun", "jsrun")
+SCHEDULERS = ("srun", "mpirun", "aprun", "jsrun", "bcprun")
 
 
 _PYTHON = re.compile(r"^(python|pypy)(\d+(\.\d+)*)?$")
@@ -100,7 +100,8 @@ TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pr
 # ---- what one command says ----------------------------------------------------------------------
 @record
 class LauncherCall:
-    launcher: str  # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | aprun | accelerate | python
+    # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | aprun | jsrun | bcprun | accelerate | python
+    launcher: str
     command: Command
     options: dict[str, list[Word]] = field(default_factory=dict)  # canonical option -> values (flag: [])
     nnodes: Value | None = None

@@ -1,5 +1,5 @@
 """What launcher commands mean: torchrun, the legacy torch.distributed.launch, the deepspeed launcher, srun,
-mpirun/mpiexec and `accelerate launch`, the wrappers in front of them (their grammars in
+mpirun/mpiexec, aprun, jsrun, bcprun and `accelerate launch`, the wrappers in front of them (their grammars in
 `plint.reading.sources.wrappers`), and chains of them (`srun ... torchrun ...`, `srun ... bash -c "python ..."`).
 
 Option grammars come from the launchers' own parsers:
@@ -40,6 +40,7 @@ from plint.reading.sources.launch_calls import (
     LAUNCHER_MODULES,
     is_python,
 )
+from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources
 from plint.reading.sources.launch_mpi import aprun_call, jsrun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
@@ -76,6 +77,7 @@ LAUNCHERS: dict[str, Callable[[Command, int], LauncherCall]] = {
     "mpiexec.hydra": mpirun_call,
     "aprun": aprun_call,
     "jsrun": jsrun_call,
+    "bcprun": bcprun_call,
     "accelerate-launch": accelerate_call,  # `accelerate launch` (two words) is read in _launcher_at
 }
 
@@ -393,6 +395,8 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
         s = schedulers[-1]
         if s.launcher in ("mpirun", "aprun", "jsrun"):
             return mpirun_sizes(s) + (s.launcher,)
+        if s.launcher == "bcprun":
+            return bcprun_sizes(s) + ("bcprun",)
         return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
     unknown = [w for c in calls for w in c.wrapped_by]

@@ -67,7 +67,8 @@ _BEFORE = frozenset(
         "xargs",
     }
 )
-_SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun", "jsrun"})  # start ranks of whatever program follows
+# start ranks of whatever program follows
+_SCHEDULERS = frozenset({"srun", "mpirun", "mpiexec", "aprun", "jsrun", "bcprun"})
 _SHOWN = 80  # characters of a command quoted in a finding
 _WORDS = 256  # words of a command looked at
 _HELD_BYTES = 16 * 1024  # bytes of a value assigned to a variable looked at for a command string
