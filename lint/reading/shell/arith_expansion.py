@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from plint.reading.shell import arith
+from plint.reading.shell import arith, keyed
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.fields import pieces_text, var_text
 from plint.reading.shell.model import Piece, Problem, Var, unknown
@@ -15,18 +15,35 @@ _NAME = re.compile(r"[A-Za-z_]\w*")  # a variable an arithmetic expression may r
 
 
 class ArithmeticExpansions(ShellCore):
+    def ref_target(self, name: str) -> str | None:
+        """The variable `name` stands for: itself, or the one a nameref (`declare -n`) names, followed through
+        other namerefs; None when a name on the way is unknown or the chain does not end."""
+        for _ in range(keyed.MAX_REF_CHAIN):
+            var = self.vars.get(name)
+            if var is None or not var.nameref:
+                return name
+            target = pieces_text(var.value)
+            if not target or not target.isidentifier():
+                return None
+            name = target
+        return None
+
     def arith_lookup(self, name: str) -> str | None:
         """A variable's text for arithmetic (`NAME` or `NAME[INDEX]`, the index already evaluated);
         None when unknown, including a variable neither the script nor the environment sets."""
         base, bracket, rest = name.partition("[")
-        var = self.vars.get(base)
+        target = self.ref_target(base)
+        var = self.vars.get(target) if target is not None else None
         if var is None:
             return None
         if not bracket:
             return var_text(var)
         index = rest[:-1]
-        if not index.lstrip("-").isdigit():
+        if not index.lstrip("-").isdigit() or var.associative:  # an associative key is a string, not a number
             return None
+        if var.keys is not None:
+            item = keyed.element(var, int(index))
+            return pieces_text(item) if item is not None else ""
         elements = var.items if var.items is not None else ((var.value,) if var.value else ())
         i = int(index)
         return pieces_text(elements[i]) if -len(elements) <= i < len(elements) else ""

@@ -110,7 +110,17 @@ class Commands(ShellCore):
 
     def record(self, words: list[Word], site, assignments: dict[str, Var]) -> Command:
         parent, via = self.parents[-1] if self.parents else (None, None)
-        cmd = Command(words, site, dict(self.vars), assignments, parent, via, tuple(self.conditions), self.loops > 0)
+        cmd = Command(
+            words,
+            site,
+            dict(self.vars),
+            assignments,
+            parent,
+            via,
+            tuple(self.conditions),
+            self.loops > 0,
+            self.result.virtual_files,
+        )
         self.result.commands.append(cmd)
         return cmd
 
@@ -172,8 +182,14 @@ class Commands(ShellCore):
             raise ShellBreak()
         if base == "continue":
             raise ShellContinue()
-        if base in ("[", "test"):
-            return self.test_words(args[:-1] if base == "[" else args)
+        if base == "[":
+            last = args[-1].text if args else ""
+            if last is None:
+                return None
+            # bash's `[` fails (status 2, "[: missing `]'") unless its last argument is `]`: `[ $X -eq 1]`
+            return self.test_words(args[:-1]) if last == "]" else 2
+        if base == "test":
+            return self.test_words(args)
         if base in ("read", "mapfile", "readarray") or (base == "printf" and texts[:1] == ["-v"]):
             return self.text_builtin(base, args, site, stdin)
         if base == "let":
@@ -246,7 +262,8 @@ class Commands(ShellCore):
         self.write(target, content, False, unit, site)
         moved = paths[0].text
         if name == "mv" and moved is not None:
-            self.result.virtual_files.pop(str(self.resolve_path(moved, unit)), None)
+            gone = str(self.resolve_path(moved, unit))
+            self.result.virtual_files = {k: v for k, v in self.result.virtual_files.items() if k != gone}
 
     def written_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         """`sbatch $DIR/job.sbatch`, named only at run time, where the script itself wrote a file under that same
@@ -323,6 +340,8 @@ class Commands(ShellCore):
         `sbatch --wrap STR`), a script file (`bash FILE`, `sbatch FILE`, `srun ... bash FILE`,
         `./run.sh`) or a script on stdin (`sbatch <<EOF`, `bash -s <<EOF`)."""
         texts = [w.text for w in words]
+        if texts and (texts[0] or "").rsplit("/", 1)[-1] in _RUNS_NO_ARGUMENT:
+            return  # `echo nsys profile bash ./run.sh`: words printed or read as data, no shell started
         for i, t in enumerate(texts):
             base = t.rsplit("/", 1)[-1] if t else None
             if base in SHELLS:
@@ -400,6 +419,10 @@ class Commands(ShellCore):
         span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
         return job_hosts(int(count), span)
 
+
+# commands that print or test their words and run none of them (`echo $cmd` of a command string: bash starts no
+# shell there); commands that use their arguments as files are left to the scan (a script copied, then run)
+_RUNS_NO_ARGUMENT = frozenset(("echo", "printf", ":", "true", "false", "test", "[", "logger", "which", "type"))
 
 # ssh(1)'s options that take a value (its synopsis: -B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w)
 _SSH_VALUE_OPTIONS = frozenset("BbcDEeFIiJLlmOoPpQRSWw")

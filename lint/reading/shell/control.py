@@ -496,6 +496,8 @@ class Control(Guards):
         if not inner:
             return 1
         if node.children and node.children[0].type == "[":
+            if _unclosed(node, unit):  # `[ $X -eq 1]`: bash's `[` sees `1]` and fails ("[: missing `]'", status 2)
+                return 2
             # `[` is the test builtin: its arguments are words after expansion and splitting, and -a/-o
             # bind as test(1) says; the grammar's tree of `[ a = b -o c = d ]` nests them wrongly
             return self.test_words(self._bracket_words(inner, unit))
@@ -699,3 +701,9 @@ def _trimmed(line: tuple[Piece, ...]) -> tuple[Piece, ...]:
     if pieces and pieces[-1].text is not None:
         pieces[-1] = Piece(pieces[-1].text.rstrip(" \t"), pieces[-1].span, pieces[-1].origin)
     return tuple(pieces)
+
+
+def _unclosed(node, unit: Unit) -> bool:
+    """Whether a `[ ... ]` test's closing bracket is glued to the word before it (`1]`): bash reads no `]`."""
+    close = node.children[-1]
+    return close.type == "]" and close.start_byte > 0 and unit.data[close.start_byte - 1] not in b" \t\n"

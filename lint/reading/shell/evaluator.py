@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from plint.reading.shell import arith
+from plint.reading.shell import arith, keyed
 from plint.reading.shell.model import Piece, Problem, ShellResult, Var, VirtualFile, Word, unknown
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
@@ -45,7 +45,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.result = result or ShellResult(source)
         if result is None:  # files the environment gives the script (a scheduler's node file)
             self.result.virtual_files.update((key, VirtualFile(key, text)) for key, text in options.files.items())
-        self.vars = {k: Var(v.name, v.value, v.items, True, v.span) for k, v in options.env.items()}
+        self.vars = {k: v.exported_copy() for k, v in options.env.items()}
         self.positional = options.positional
         self.functions = {}
         self.readonly = set()
@@ -308,26 +308,33 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
     # ---- assignments ------------------------------------------------------------------------------
     def assign(
-        self, node, unit: Unit, local: bool = False, export: bool = False, env: dict[str, Var] | None = None
+        self,
+        node,
+        unit: Unit,
+        local: bool = False,
+        export: bool = False,
+        env: dict[str, Var] | None = None,
+        associative: bool = False,
+        as_ref: bool = False,
     ) -> None:
+        """NAME=VALUE, NAME[SUB]=VALUE, NAME=(...) and their `+=`; `associative` for `declare -A`, `as_ref` for
+        `declare -n` (the nameref itself is set, not the variable it names)."""
         name_node = node.child_by_field_name("name")
         value_node = node.child_by_field_name("value")
         if name_node is None:
             return
         op = next((c.type for c in node.children if c.type in ("=", "+=")), "=")
-        index = None
+        subscript: tuple[str | None] | None = None  # (the subscript's text, None when unknown)
         if name_node.type == "subscript":
             base = name_node.child_by_field_name("name")
             idx = name_node.child_by_field_name("index")
             name = unit.text(base.start_byte, base.end_byte) if base is not None else ""
             if idx is not None:
-                idx_text, _ = self.expand_inline(idx.start_byte, idx.end_byte, unit)
-                out = arith.evaluate(idx_text or "", self.arith_lookup) if idx_text is not None else None
-                index = out.value if out is not None else None
-                if index is None:
-                    index = -1
+                subscript = (self.expand_inline(idx.start_byte, idx.end_byte, unit)[0],)
         else:
             name = unit.text(name_node.start_byte, name_node.end_byte)
+        if env is None and not as_ref:
+            name = self.ref_target(name) or name  # a nameref writes the variable it names
         if env is None and name in self.readonly:
             return
         span = unit.span(node.start_byte, node.end_byte)
@@ -336,8 +343,13 @@ class Shell(Expansions, Commands, Sourcing, Control):
         if local and self.locals:
             self.locals[-1].setdefault(name, self.vars.get(name))
         exported = export or (old.exported if old is not None else False)
+        associative = associative or (old is not None and old.associative)
         if value_node is not None and value_node.type == "array":
-            items = self.array_items(value_node, unit)
+            entries = self.array_entries(value_node, unit)
+            if associative or any(key is not None for key, _ in entries):
+                self.keyed_literal(name, entries, associative, old if op == "+=" else None, exported, span, target)
+                return
+            items = tuple(value for _, value in entries)
             if op == "+=" and old is not None:
                 base_items = old.items if old.is_array else ((old.value,) if old.value else ())
                 items = tuple(base_items) + items  # type: ignore[arg-type]
@@ -345,6 +357,16 @@ class Shell(Expansions, Commands, Sourcing, Control):
             return
         value = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
         value = self.capped(value, f"${name}", span)
+        if subscript is not None and (associative or (old is not None and old.keys is not None)):
+            self.keyed_element(name, old, subscript[0], value, exported, span, target)
+            return
+        index = None
+        if subscript is not None:
+            out = arith.evaluate(subscript[0], self.arith_lookup) if subscript[0] is not None else None
+            index = out.value if out is not None and out.value is not None else -1
+            if old is not None and old.is_array and index > len(old.items or ()):  # a gap: keyed from here
+                self.keyed_element(name, old, str(index), value, exported, span, target)
+                return
         if index is not None:
             current = (
                 list(old.items)
@@ -409,14 +431,53 @@ class Shell(Expansions, Commands, Sourcing, Control):
             for p in value
         )
 
-    def array_items(self, node, unit: Unit) -> tuple[tuple[Piece, ...], ...]:
-        items: list[tuple[Piece, ...]] = []
+    def array_entries(self, node, unit: Unit) -> list[tuple[tuple[Piece, ...] | None, tuple[Piece, ...]]]:
+        """The items of `(...)`: (KEY, VALUE) for `[KEY]=VALUE`, unsplit as bash assigns it; (None, word) for
+        each word of any other item."""
+        entries: list[tuple[tuple[Piece, ...] | None, tuple[Piece, ...]]] = []
         for c in node.named_children:
             if c.type == "comment":
                 continue
-            for w in split_fields(self.expand(c, unit)):
-                items.append(tuple(w))
-        return tuple(items)
+            if (
+                c.type == "concatenation"
+                and c.children
+                and unit.text(c.children[0].start_byte, c.children[0].end_byte) == "["
+            ):
+                split = keyed.split_subscript(flatten(self.expand(c, unit, quoted=True)))
+                if split is not None:
+                    entries.append(split)
+                    continue
+            entries.extend((None, tuple(w)) for w in split_fields(self.expand(c, unit)))
+        return entries
+
+    def keyed_literal(self, name: str, entries, associative: bool, base: Var | None, exported, span, target) -> None:
+        """`NAME=([KEY]=VALUE ...)` (or `+=`): an associative array, or an indexed one given subscripts."""
+        packed = keyed.literal(entries, associative, self.arith_int, base)
+        if isinstance(packed, str):
+            target[name] = Var(name, (unknown(f"${name}: {packed}", name, span),), None, exported, span)
+            return
+        self.store_keyed(name, packed, associative, exported, span, target)
+
+    def keyed_element(self, name: str, old: Var | None, key: str | None, value, exported, span, target) -> None:
+        """`NAME[KEY]=VALUE` into an associative or gapped array; an unknown key leaves nothing known of it."""
+        associative = old is not None and old.associative
+        if key is not None and not associative:
+            index = self.arith_int(key)
+            key = None if index is None or index < 0 else str(index)
+        if key is None:
+            why = f"${name}: an element is set under a subscript plint cannot know"
+            target[name] = Var(name, (unknown(why, name, span),), None, exported, span)
+            return
+        packed = keyed.with_element(old, key if associative else int(key), value)
+        self.store_keyed(name, packed, associative, exported, span, target)
+
+    def store_keyed(self, name: str, packed, associative: bool, exported, span, target) -> None:
+        keys, items = packed
+        capped = self.capped_items(items, name, span)
+        target[name] = Var(name, (), capped, exported, span, keys if capped is items else None, associative)
+
+    def arith_int(self, text: str) -> int | None:
+        return arith.evaluate(text, self.arith_lookup).value
 
     def declaration(self, node, unit: Unit) -> int:
         keyword = node.children[0].type if node.children else "declare"
@@ -432,8 +493,14 @@ class Shell(Expansions, Commands, Sourcing, Control):
                     unit,
                     local=keyword == "local" or (keyword in ("declare", "typeset") and bool(self.locals)),
                     export=export,
+                    associative="A" in flags,
+                    as_ref="n" in flags,
                 )
                 name_node = c.child_by_field_name("name")
+                if "n" in flags and name_node is not None:
+                    ref = self.vars.get(unit.text(name_node.start_byte, name_node.end_byte))
+                    if ref is not None and not ref.is_array:
+                        ref.nameref = True
                 if "i" in flags and name_node is not None:
                     self.integer(unit.text(name_node.start_byte, name_node.end_byte))
                 if (keyword == "readonly" or "r" in flags) and name_node is not None:
@@ -446,8 +513,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 elif name in self.vars:
                     if export:
                         self.vars[name].exported = True
-                elif "a" in flags:
-                    self.vars[name] = Var(name, (), (), export, unit.span(c.start_byte, c.end_byte))
+                elif "a" in flags or "A" in flags:
+                    span = unit.span(c.start_byte, c.end_byte)
+                    self.vars[name] = Var(name, (), (), export, span, () if "A" in flags else None, "A" in flags)
         return 0
 
     def declare_words(self, keyword: str, words: list[Word]) -> None:

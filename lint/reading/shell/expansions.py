@@ -7,11 +7,12 @@ import os
 import re
 from typing import Any
 
-from plint.reading.shell import arith
+from plint.reading.shell import arith, keyed
 from plint.reading.shell.arith_expansion import ArithmeticExpansions
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
+from plint.reading.shell.glued import glued_groups, joined
 from plint.reading.shell.fields import (
     Fields,
     ALL_ELEMENTS,
@@ -53,9 +54,15 @@ class Expansions(ArithmeticExpansions):
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:
         out: list[Word] = []
-        for n in nodes:
-            site = unit.span(n.start_byte, n.end_byte)
-            for w in split_fields(self.expand(n, unit)):
+        for group in glued_groups(nodes):
+            n = group[0]
+            site = unit.span(n.start_byte, group[-1].end_byte)
+            fields: Fields = [[]]
+            if len(group) == 1:
+                fields = self.expand(n, unit)
+            else:  # one word tree-sitter split into touching arguments (plint.reading.shell.glued)
+                self._container(joined(group, unit.data), unit, n.start_byte, group[-1].end_byte, fields, False)
+            for w in split_fields(fields):
                 # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
                 pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
                 out.append(Word(self.capped(pieces, "a word", site), site))
@@ -227,7 +234,8 @@ class Expansions(ArithmeticExpansions):
 
     # ---- parameters -------------------------------------------------------------------------------
     def lookup(self, name: str) -> Var | None:
-        return self.vars.get(name)
+        target = self.ref_target(name)
+        return self.vars.get(target) if target is not None else None
 
     def positional_word(self, index: int, span) -> list[Piece] | None:
         if self.positional is None:
@@ -283,7 +291,13 @@ class Expansions(ArithmeticExpansions):
                 else unknown(f"the length of ${name} is unknown", name, span)
             )
             return [[(p, not quoted)]]
-        if prefix == "!":
+        if prefix == "!" and index in ("@", "*"):  # `${!A[@]}`: the array's subscripts
+            var = self.lookup(name)
+            if var is not None and var.is_array:
+                multi, value = [[Piece(k, None, "derived")] for k in keyed.subscripts(var)], None
+        if multi is not None and index in ("@", "*") and self.unordered(name, len(multi)):
+            return [[(unknown(f"${{{name}[{index}]}}: {keyed.UNORDERED}", name, span), False)]]
+        if prefix == "!" and not (index in ("@", "*") and multi is not None):
             ref = pieces_text(value) if value is not None else None
             if ref and ref.isidentifier():
                 value, is_set, multi = self.resolve(ref, None, span, quoted)
@@ -342,9 +356,14 @@ class Expansions(ArithmeticExpansions):
             return [Piece(self.current_file, None, "derived")], True, None
         if name == "PWD" and name not in self.vars:  # bash sets it at start-up: the folder `$(pwd)` prints
             return [Piece(self.working_folder(), None, "derived")], True, None
-        var = self.vars.get(name)
+        target = self.ref_target(name)
+        if target is None:
+            return [unknown(f"${name} is a nameref to a variable plint cannot know", name, span)], True, None
+        var = self.vars.get(target)
         if var is None:
             return None, False, None
+        if var.keys is not None:
+            return self.keyed_lookup(var, name, index, span)
         if var.is_array:
             items = var.items or ()
             if index in ("@", "*"):
@@ -359,6 +378,25 @@ class Expansions(ArithmeticExpansions):
         if index in ("@", "*"):
             return None, True, [list(var.value)] if var.value else []
         return list(var.value), True, None
+
+    def keyed_lookup(self, var: Var, name: str, index: str | None, span):
+        """resolve() of an associative array or an indexed one with gaps (plint.reading.shell.keyed)."""
+        items = var.items or ()
+        if index in ("@", "*"):
+            return None, True, [list(i) for i in items]
+        key: str | int = "0" if index is None else index
+        if not var.associative and index is not None:
+            number = arith.evaluate(index, self.arith_lookup).value
+            if number is None:
+                return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
+            key = number
+        item = keyed.element(var, key)
+        return (list(item), True, None) if item is not None else ([], False, None)  # an unset element: empty
+
+    def unordered(self, name: str, count: int) -> bool:
+        """Whether `${NAME[@]}` lists `count` elements of an associative array, in an order plint cannot know."""
+        var = self.lookup(name)
+        return count > 1 and var is not None and var.associative
 
     def operator(self, op, operand, name, value, is_set, multi, node, unit, quoted, span) -> Fields:
         if multi is not None and op == ":":

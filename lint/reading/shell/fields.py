@@ -112,6 +112,9 @@ def var_text(var: Var | None) -> str | None:
     if var is None:
         return ""
     if var.is_array:
+        if var.keys is not None:  # `$A` is `${A[0]}`
+            first = next((item for key, item in zip(var.keys, var.items or ()) if key == "0"), ())
+            return pieces_text(first)
         return pieces_text([p for item in var.items[:1] for p in item])  # type: ignore[index]
     return pieces_text(var.value)
 
@@ -122,7 +125,7 @@ def same_var(a: Var | None, b: Var | None) -> bool:
         return True
     if a is None or b is None:
         return False
-    if a.is_array != b.is_array:
+    if a.is_array != b.is_array or (a.keys, a.associative, a.nameref) != (b.keys, b.associative, b.nameref):
         return False
     if a.value == b.value and a.items == b.items:
         return True
@@ -157,7 +160,7 @@ def common_head(values: list[Var | None]) -> tuple[Piece, ...]:
 
 def common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
     """The known items every branch's array starts with; None unless every branch left an array."""
-    arrays = [v.items for v in values if v is not None and v.is_array and v.items is not None]
+    arrays = [v.items for v in values if v is not None and v.is_array and v.items is not None and v.keys is None]
     if len(arrays) != len(values):
         return None
     head: list[tuple[Piece, ...]] = []

@@ -86,17 +86,26 @@ class MappedText:
 
 @record
 class Var:
-    """A shell variable: a scalar (`value`) or an indexed array (`items`)."""
+    """A shell variable: a scalar (`value`) or an array (`items`): indexed from 0 with no gaps, or keyed
+    (`keys`, one per item) for an associative array (`declare -A`) or an indexed one with gaps."""
 
     name: str
     value: tuple[Piece, ...] = ()
     items: tuple[tuple[Piece, ...], ...] | None = None  # set for arrays
     exported: bool = False
     span: Span | None = None  # the assignment that gave the current value
+    keys: tuple[str, ...] | None = None  # a keyed array's subscripts, in bash's order for an indexed one
+    associative: bool = False  # `declare -A`: subscripts are strings, not arithmetic
+    nameref: bool = False  # `declare -n`: `value` names the variable this one stands for
 
     @property
     def is_array(self) -> bool:
         return self.items is not None
+
+    def exported_copy(self, name: str | None = None) -> "Var":
+        """The same variable (under `name`, if given), exported."""
+        v = self
+        return Var(name or v.name, v.value, v.items, True, v.span, v.keys, v.associative, v.nameref)
 
     def as_word(self) -> Word:
         return Word(self.value, self.span)
@@ -119,6 +128,9 @@ class Command:
     via: str | None = None
     conditions: tuple[str, ...] = ()
     in_loop: bool = False
+    # the files the script had written when this command ran (ShellResult.virtual_files then: never changed in
+    # place, so a later write under the same name, `ds_config.$SLURM_JOBID.json` of the next job, is not seen)
+    files: dict | None = field(default=None, repr=False, compare=False)
 
     @property
     def name(self) -> str | None:

@@ -475,7 +475,8 @@ class Sourcing(ShellCore):
                     self.capped(self.result.virtual_files[key].content.pieces + content.pieces, f"the file {key}", span)
                 )
             )
-        self.result.virtual_files[key] = VirtualFile(key, content, span)
+        # a new dict, never the old one changed: each Command keeps the files written before it (Command.files)
+        self.result.virtual_files = {**self.result.virtual_files, key: VirtualFile(key, content, span)}
 
     def herestring(self, node, unit: Unit) -> MappedText:
         """`<<< WORD`: the expanded word (not split) and a newline."""
@@ -694,7 +695,7 @@ class Sourcing(ShellCore):
 
             def lookup(name: str) -> Var | None:
                 given = (prefix_env or {}).get(name)
-                return Var(name, given.value, given.items, True, given.span) if given is not None else self.lookup(name)
+                return self.lookup(name) if given is None else given.exported_copy(name)
 
             return run_envsubst(args, stdin, lookup)
         if name == "cut":

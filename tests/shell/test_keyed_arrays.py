@@ -1,0 +1,79 @@
+"""Associative arrays, indexed arrays with gaps and namerefs, as bash(1) defines them (plint.reading.shell.keyed);
+and words tree-sitter splits, `[` without its `]`, commands whose words are only data."""
+
+from tests.shell.shell_helpers import argv
+
+# a sweep driver's model table (thunlp/Seq1F1B exp.sh's pattern, written here)
+SWEEP = """declare -A config_7b=(
+    [num_layers]=32
+    [hidden]=4096
+)
+declare -A config_30b=([num_layers]=64 [hidden]="6144")
+declare -A model_config_map=(["7b"]="config_7b" ["30b"]="config_30b")
+for model in 30b; do
+    config_name="${model_config_map[$model]}"
+    declare -n config=$config_name
+    echo run "${config[num_layers]}" "${config[hidden]}" $(( ${config[num_layers]} / 8 ))
+done
+"""
+
+
+def test_a_model_table_through_a_nameref(run):
+    assert argv(run(SWEEP), "echo") == ["echo", "run", "64", "6144", "8"]
+
+
+def test_associative_lookups_defaults_and_counts(run):
+    r = run(
+        'declare -A cfg=([a]=1 [b]="two words")\ncfg[c]=3\nk=b\n'
+        'echo ${cfg[a]} "${cfg[$k]}" ${cfg[c]} ${cfg[zz]:-dflt} "${cfg[q]}"z ${#cfg[@]}\n'
+    )
+    assert argv(r, "echo") == ["echo", "1", "two words", "3", "dflt", "z", "3"]
+
+
+def test_an_associative_arrays_order_is_bashs_hash_order_so_unknown(run):
+    r = run("declare -A two=([x]=1 [y]=2)\ndeclare -A one=([k]=v)\necho ${two[@]} ${!one[@]} ${one[@]}\n")
+    shown = argv(r, "echo")
+    assert shown[1] == "${two}" and shown[2:] == ["k", "v"]  # one element has one order
+
+
+def test_an_indexed_literal_with_subscripts_has_gaps(run):
+    r = run('a=([2]=x [0]=y)\necho ${a[0]} ${a[1]}- ${a[2]} "${a[@]}" ${#a[@]} ${!a[@]}\n')
+    assert argv(r, "echo") == ["echo", "y", "-", "x", "y", "x", "2", "0", "2"]
+
+
+def test_an_element_past_the_end_leaves_a_gap(run):
+    r = run("A=(p q)\nA[5]=7\necho ${A[@]} ${!A[@]} $((A[5] + ${#A[@]})) ${A[3]}-\n")
+    assert argv(r, "echo") == ["echo", "p", "q", "7", "0", "1", "5", "10", "-"]
+
+
+def test_a_nameref_writes_the_variable_it_names(run):
+    r = run("declare -A cfg=([a]=1)\ndeclare -n ref=cfg\nref[d]=4\nx=5\ndeclare -n rx=x\nrx=6\necho ${cfg[d]} $x\n")
+    assert argv(r, "echo") == ["echo", "4", "6"]
+
+
+def test_unknown_keys_and_branches_leave_the_array_unknown(run):
+    r = run(
+        'declare -A cfg=([a]=1)\nif [ "$1" = x ]; then cfg[a]=5; fi\necho ${cfg[a]}\n'
+        "declare -A m\nm[$UNSET]=1\necho ${m[a]}\ndeclare -n r=$UNSET\necho ${r[a]}\n"
+    )
+    assert argv(r, "echo", 0) == ["echo", "${cfg}"]
+    assert argv(r, "echo", 1) == ["echo", "${m}"]
+    assert argv(r, "echo", 2) == ["echo", "${r}"]
+
+
+def test_a_word_tree_sitter_splits_at_a_dollar_is_one_word(run):
+    r = run('TP=2; PP=4; G=8\nsbatch --export=ALL,TP=$TP,PP=$PP,G=$G --nodes 2 job.sh >out 2>&1\necho a$PP"b c" x\n')
+    assert argv(r, "sbatch") == ["sbatch", "--export=ALL,TP=2,PP=4,G=8", "--nodes", "2", "job.sh"]
+    assert argv(r, "echo") == ["echo", "a4b c", "x"]
+
+
+def test_a_test_without_its_closing_bracket_fails(run):
+    # bash: `[: missing ]` (status 2) whatever RECOMPUTE holds: the flags are never added
+    r = run('opts=""\nif [ $RECOMPUTE -eq 1]; then opts="--recompute"; fi\necho "[$opts]"\n[ 1 -eq 1] || echo failed\n')
+    assert argv(r, "echo", 0) == ["echo", "[]"] and argv(r, "echo", 1) == ["echo", "failed"]
+
+
+def test_words_of_echo_start_no_script(run):
+    files = {"run.sh": "echo ran\n"}
+    r = run('cmd="nsys profile -o x bash ./run.sh"\necho $cmd\n$cmd\n', files)
+    assert [c.words[0].text for c in r.commands].count("echo") == 2  # `echo $cmd` and run.sh's one echo
