@@ -15,7 +15,7 @@ from plint.record import field, record
 
 from plint.layout import Layout
 from plint.reading.normalise import Launch, build_layout
-from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
+from plint.reading.shell.model import Command, MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import Unread, load_checked, load_named, outside_root
 from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
@@ -99,12 +99,23 @@ class FileLookup:
 
     def __init__(self, result: ShellResult | None, base: str | Path):
         self.result, self.base = result, base
-        self.cache: dict[str, SourceFile | None] = {}
+        self.cache: dict[tuple[int, str], SourceFile | None] = {}  # by (the files written then, path)
+        self.files_at: dict | None = None  # the files the script had written when the launch being read ran
         self.problems: list[Problem] = []  # about the DeepSpeed configs the launches name
         self.refused: dict[str, Unread] = {}  # name -> why: files named, there, but not read
         self.refusals: dict[str, Unread] = {}  # resolved path -> why the file there was not read (load_named)
         self.assumed: dict[str, str] = {}  # name -> the folder above the script it was found from (a guess)
         self.climbing: set[str] = set()  # config names also looked up above the script (see _run_from)
+
+    def at(self, command: Command | None) -> None:
+        """Read files as they were when `command` ran (Command.files); None: as the script left them."""
+        self.files_at = command.files if command is not None else None
+
+    def written(self) -> dict:
+        """The files the script had written, when the launch being read ran."""
+        if self.files_at is not None:
+            return self.files_at
+        return self.result.virtual_files if self.result is not None else {}
 
     def unread(self, name: str) -> Unread | None:
         """Why a named file that is there is not read (a note for the value), else None: the root refuses
@@ -114,7 +125,7 @@ class FileLookup:
 
         resolved = self._resolve(name)
         if self.result is not None:
-            vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
+            vf = self.written().get(resolved) or self.written().get(name)
             if vf is not None:
                 unknown = _unknown_whole(vf.content)
                 if unknown is None:
@@ -123,7 +134,7 @@ class FileLookup:
         outside = outside_root(resolved)
         if outside is not None:
             return outside
-        if resolved not in self.cache:
+        if (id(self.written()), resolved) not in self.cache:
             self.source(name)
         return self.refusals.get(resolved)
 
@@ -137,7 +148,7 @@ class FileLookup:
         return os.path.normpath(os.path.join(folder, name)) if folder is not None else beside
 
     def _written(self, resolved: str, name: str) -> bool:
-        files = self.result.virtual_files if self.result is not None else {}
+        files = self.written() if self.result is not None else {}
         return resolved in files or name in files
 
     def _run_from(self, name: str) -> str | None:
@@ -173,7 +184,7 @@ class FileLookup:
     def mapped(self, name: str) -> tuple[str, MappedText | None]:
         resolved = self._resolve(name)
         if self.result is not None:
-            vf = self.result.virtual_files.get(resolved) or self.result.virtual_files.get(name)
+            vf = self.written().get(resolved) or self.written().get(name)
             if vf is not None:
                 return resolved, vf.content
         source = self.source(name)
@@ -181,18 +192,19 @@ class FileLookup:
 
     def source(self, name: str) -> SourceFile | None:
         resolved = self._resolve(name)
-        if resolved in self.cache:
-            return self.cache[resolved]
+        key = (id(self.written()), resolved)
+        if key in self.cache:
+            return self.cache[key]
         found: SourceFile | None = None
-        if self.result is not None and resolved in self.result.virtual_files:
-            vf = self.result.virtual_files[resolved]
+        if self.result is not None and resolved in self.written():
+            vf = self.written()[resolved]
             if _unknown_whole(vf.content) is None:
                 found = SourceFile(_display(vf.path), vf.content.render())
         elif probe(Path(resolved).exists):  # a directory or a FIFO too: _load_named says why it is not read
             found, refusal = load_named(resolved, _display(resolved))
             if refusal is not None:
                 self.refusals[resolved] = refusal
-        self.cache[resolved] = found
+        self.cache[key] = found
         why = self.unread(name) if found is None else None
         if why is not None:
             self.refused[name] = why
@@ -318,10 +330,10 @@ def _read_shell(
         seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
 
     def child_env(command, child: SourceFile) -> dict[str, Var]:
-        from plint.reading.sources.slurm import apply_options
+        from plint.reading.sources.slurm import apply_options, exported_variables
 
         child_job = apply_options(_slurm_job(child), command.words[1:])
-        return _slurm_env(child_job)
+        return {**exported_variables(command.words[1:]), **_slurm_env(child_job)}
 
     options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume, files=files)
     result = evaluate(source, options)
@@ -363,6 +375,7 @@ def _read_shell(
     for chain, lookup in chains:
         if lookup not in lookups:
             lookups.append(lookup)
+        lookup.at(chain.command)
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         launch.pbs = pbs is not None
         launch.lsf = _asks_lsf(source)
@@ -454,7 +467,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
     for one in readings:  # a launch an earlier reading read is left out; one reading's own launches all stay
         lookup = FileLookup(one, base)
         mine: list[LaunchChain] = []
-        for chain in find_launches(one, job, lookup.source, lookup.config, lookup.unread):
+        for chain in find_launches(one, job, lookup.source, lookup.config, lookup.unread, lookup.at):
             if len(out) + len(mine) >= MAX_LAUNCHES:  # past the bound, only counted (see _read_shell)
                 mine.append(chain)
                 continue
@@ -677,7 +690,7 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
     word = launch.facts.get("deepspeed.config_word")
     if not config_path.known and word is not None and lookup.result is not None:
         # a path with an unknown part (`$DIR/ds.json`) still matches the file the script wrote to it
-        vf = lookup.result.virtual_files.get(word.value)
+        vf = lookup.written().get(word.value)
         if vf is not None and _unknown_whole(vf.content) is None:
             # the script wrote it: a template slot left in it stays unfilled
             return _readable(
@@ -712,9 +725,7 @@ def _ds_config(config_path: Value, lookup: FileLookup, launch: Launch):
             f"the DeepSpeed config {config_path.value} is neither in the repository (beside the "
             "script or in a folder above it) nor written by the script: its keys are unknown",
         )
-    written = lookup.result is not None and (
-        resolved in lookup.result.virtual_files or str(config_path.value) in lookup.result.virtual_files
-    )
+    written = lookup.result is not None and (resolved in lookup.written() or str(config_path.value) in lookup.written())
     if written:
         text = mark_unfilled(text, _display(resolved))  # the script wrote it: a slot left in it stays unfilled
     cfg = _readable(

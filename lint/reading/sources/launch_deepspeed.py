@@ -187,12 +187,14 @@ def _hostfile(
 
     unread: str | None = None
     found_above: str | None = None
+    # the files the script had written when this launch ran (Command.files), not a later job's under the same name
+    files = call.command.files if call.command.files is not None else (result.virtual_files if result else {})
     if call.hostfile is not None:
         word = call.option("--hostfile")
         if not call.hostfile.known:
             # a path with unknown parts still names the file the script wrote under that name (the
             # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
-            written = result.virtual_files.get(word.display()) if result is not None and word is not None else None
+            written = files.get(word.display()) if word is not None else None
             src = SourceFile(written.path, written.content.render()) if written is not None else None
             shown = word.display() if word is not None else ""
             unread = f"the hostfile {shown} ({call.hostfile.note})"
@@ -200,7 +202,7 @@ def _hostfile(
             # a relative hostfile is read from where the script is run, like the DeepSpeed config (read.FileLookup)
             src, found_above = read_file(call.hostfile.value)
             key = resolve_path(result, call.hostfile.value) if result is not None else None
-            written = result.virtual_files.get(key) if result is not None and key is not None else None
+            written = files.get(key) if key is not None else None
             shown = call.hostfile.value
             why = _not_read(result, call.hostfile.value, why_unread) if src is None else None
             unread = (

@@ -331,11 +331,13 @@ def find_launches(
     read_file: Callable[[str], SourceFile | None],
     read_config: Callable[[str], tuple[SourceFile | None, str | None]] | None = None,
     why_unread: Callable[[str], Unread | None] | None = None,
+    at_command: Callable[[Command], None] | None = None,
 ) -> list[LaunchChain]:
     """One chain per training launch, in execution order. `read_config` reads a launcher's config file
     (accelerate's --config_file, GPT-NeoX's YAML) where the script is run from too, with a note when that is a
     guess; `why_unread` says why a named file that is there is not read (outside the checked tree, too large,
-    not a regular file), else None."""
+    not a regular file), else None; `at_command(command)` is told which command's files the readers should see
+    (the files the script had written when it ran)."""
     chains: list[LaunchChain] = []
     configs = read_config or (lambda name: (read_file(name), None))
     why = why_unread or (lambda name: None)
@@ -344,6 +346,8 @@ def find_launches(
         if not own:
             continue
         calls = _parent_calls(command) + own
+        if at_command is not None:
+            at_command(command)
         neox = None
         if is_neox(calls[-1]):  # deepy.py runs DeepSpeed's runner with the options its YAML configs give
             neox = read_neox(calls[-1], configs, why)

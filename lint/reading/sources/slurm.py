@@ -527,6 +527,38 @@ def apply_options(job: SlurmJob | None, words: list[Word], command: str = "sbatc
     return _settle(SlurmJob(directives=list(base.directives) + _as_directives(parsed), problems=list(base.problems)))
 
 
+def exported_variables(words: list[Word]) -> dict[str, Var]:
+    """The variables `sbatch --export=ALL,NAME=VALUE,...` (words after `sbatch`) sets in the job's environment:
+    sbatch(1) --export takes comma-separated names, NAME=VALUE giving a value, among ALL, NIL and NONE (what else
+    the job inherits; plint reads every form as ALL, sbatch's default)."""
+    out: dict[str, Var] = {}
+    for opt in parse_options(words, "sbatch").options:
+        if opt.name != "export" or opt.value is None:
+            continue
+        for item in _comma_items(opt.value):
+            name, eq, _ = item.known_prefix().partition("=")
+            if eq and name.isidentifier():
+                out[name] = Var(name, item.after(len(name) + 1).pieces, None, True, item.site)
+    return out
+
+
+def _comma_items(word: Word) -> list[Word]:
+    """A word split at the commas of its known text, each part keeping its pieces."""
+    items: list[list[Piece]] = [[]]
+    for p in word.pieces:
+        if p.text is None:
+            items[-1].append(p)
+            continue
+        start = 0
+        for i, ch in enumerate(p.text):
+            if ch == ",":
+                items[-1].append(p.sub(start, i))
+                items.append([])
+                start = i + 1
+        items[-1].append(p.sub(start, len(p.text)))
+    return [Word(tuple(q for q in item if q.text != ""), word.site) for item in items]
+
+
 # ---- what the batch step sees ------------------------------------------------------------------
 def _var(name: str, value: Value, text: str | None = None) -> Var:
     return Var(

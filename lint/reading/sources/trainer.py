@@ -227,7 +227,18 @@ def fork_release(entrypoint: Word | None, args_words: list[Word]) -> Value | Non
     site = entrypoint.value_span if entrypoint is not None else None
     if entrypoint is not None and any("bigscience" in d for d in _directories(entrypoint.display())):
         return Value("bigscience", site, "derived", "the entry point lies under a bigscience checkout")
-    own = sorted(_option_names(args_words) & BIGSCIENCE_FLAGS)
-    if own:
+    options = _option_names(args_words)
+    own = sorted(options & BIGSCIENCE_FLAGS)
+    if own and not _deepspeedai_only(options):
         return Value("bigscience", site, "derived", f"{own[0]} is a flag of the bigscience fork only")
+    # flags of both forks (OpenLLM-France's Lucie fork: bigscience's --tokenizer-name-or-path with deepspeedai's
+    # --num-key-value-heads): a fork that merged them, whose parser plint does not have; none is recognised
     return None
+
+
+def _deepspeedai_only(options: set[str]) -> list[str]:
+    """The options the deepspeedai fork's parser defines and the bigscience fork's does not."""
+    from plint.catalog.flags import load_flag_catalog
+
+    ours, theirs = load_flag_catalog("megatron-deepspeed"), load_flag_catalog("bigscience")
+    return sorted(o for o in options if ours.lookup(o) is not None and theirs.lookup(o) is None)
