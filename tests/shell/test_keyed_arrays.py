@@ -77,3 +77,16 @@ def test_words_of_echo_start_no_script(run):
     files = {"run.sh": "echo ran\n"}
     r = run('cmd="nsys profile -o x bash ./run.sh"\necho $cmd\n$cmd\n', files)
     assert [c.words[0].text for c in r.commands].count("echo") == 2  # `echo $cmd` and run.sh's one echo
+
+
+def test_read_splits_at_the_ifs_it_is_given(run):
+    # fail before: `IFS=: read` split at blanks, T_H was "12:00:00", and `$((10#$T_H ...))` a false PL001
+    r = run(
+        'TIME=12:00:00\nIFS=: read -r T_H T_M T_S <<< "$TIME"\necho $T_H $T_M $T_S $((10#$T_H * 60 + 10#$T_M))\n'
+        'IFS=, read -r a b <<< "1,2,3"\necho "$a" "$b"\nIFS= read -r line <<< "  x y  "\necho "[$line]"\n'
+    )
+    assert [argv(r, "echo", i) for i in range(3)] == [
+        ["echo", "12", "00", "00", "720"],
+        ["echo", "1", "2,3"],
+        ["echo", "[  x y  ]"],
+    ]

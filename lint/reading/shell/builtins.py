@@ -109,9 +109,35 @@ def _fields(pieces: list[Piece]) -> list[tuple[Piece, ...]]:
     return [tuple(f) for f in fields if f]
 
 
-def read_values(args: list[Word], stdin: MappedText | None, site) -> tuple[dict[str, tuple], int | None] | None:
+def _split_at(pieces: list[Piece], separators: str, limit: int) -> list[tuple[Piece, ...]]:
+    """Fields of the text split at each of `separators` (IFS characters that are not whitespace: every one ends a
+    field, two together make an empty one), at most `limit` fields, the last keeping the rest with its separators."""
+    fields: list[list[Piece]] = [[]]
+    for p in pieces:
+        text = p.text if p.known else None
+        if text is None:
+            fields[-1].append(p)
+            continue
+        start = 0
+        for i, ch in enumerate(text):
+            if ch in separators and len(fields) < limit:
+                if i > start:
+                    fields[-1].append(p.sub(start, i))
+                fields.append([])
+                start = i + 1
+        if start < len(text):
+            fields[-1].append(p.sub(start, len(text)))
+    return [tuple(f) for f in fields]
+
+
+def read_values(
+    args: list[Word], stdin: MappedText | None, site, ifs: str | None = _IFS_WHITESPACE
+) -> tuple[dict[str, tuple], int | None] | None:
     """`read`: {name: pieces} (an array name maps to a tuple of items, marked by the key's "[]" suffix),
-    and the exit status; None when the options are not ones this reader knows."""
+    and the exit status; None when the options are not ones this reader knows, or IFS is one it does not split
+    by (unknown, or whitespace mixed with other characters). `ifs`: the IFS read sees (`IFS=: read -r a b`)."""
+    if ifs is None or (ifs.strip(_IFS_WHITESPACE) and set(ifs) & set(_IFS_WHITESPACE)):
+        return None
     scanned = _options(args, "adinNptu", "ers")
     if scanned is None:
         return None
@@ -138,11 +164,22 @@ def read_values(args: list[Word], stdin: MappedText | None, site) -> tuple[dict[
     if "r" not in opts:
         line = _join_continued(line)
     status = 0 if found else 1
-    if array is not None and array.text:
-        return {array.text + "[]": tuple(_fields(line))}, status
-    if not targets:  # REPLY keeps the line whole, whitespace included
+    if not targets and array is None:  # REPLY keeps the line whole, whitespace included
         return {"REPLY": tuple(line)}, status
-    fields = _fields(line)
+    if ifs == "":  # `IFS= read -r line`: no splitting, no blanks stripped
+        fields = [tuple(line)]
+        if array is not None and array.text:
+            return {array.text + "[]": tuple(fields)}, status
+        return {name or "REPLY": (fields[k] if k < len(fields) else ()) for k, name in enumerate(targets)}, status
+    if not ifs.strip(_IFS_WHITESPACE):
+        fields = _fields(line)
+    else:  # bash(1) read: each IFS character ends a field; the last name takes the rest of the line
+        fields = _split_at(line, ifs, len(targets) if targets and array is None else len(line) + 1)
+        if array is not None and array.text:
+            return {array.text + "[]": tuple(fields)}, status
+        return {name or "REPLY": (fields[k] if k < len(fields) else ()) for k, name in enumerate(targets)}, status
+    if array is not None and array.text:
+        return {array.text + "[]": tuple(fields)}, status
     out = {}
     for k, name in enumerate(targets):
         if k == len(targets) - 1:

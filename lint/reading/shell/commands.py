@@ -191,7 +191,7 @@ class Commands(ShellCore):
         if base == "test":
             return self.test_words(args)
         if base in ("read", "mapfile", "readarray") or (base == "printf" and texts[:1] == ["-v"]):
-            return self.text_builtin(base, args, site, stdin)
+            return self.text_builtin(base, args, site, stdin, self.ifs_for(assignments))
         if base == "let":
             for t in texts:
                 if t is not None:
@@ -205,7 +205,15 @@ class Commands(ShellCore):
         self.nested(words, cmd, unit, stdin)
         return grep_quiet(texts, stdin) if base == "grep" else None
 
-    def text_builtin(self, base: str, args: list[Word], site, stdin: MappedText | None) -> int | None:
+    def ifs_for(self, assignments: dict[str, Var]) -> str | None:
+        """The IFS a command sees (`IFS=: read ...`, else the shell's; unset: bash's blank, tab and newline);
+        None when it is unknown."""
+        var = assignments.get("IFS") or self.vars.get("IFS")
+        return " \t\n" if var is None else var_text(var)
+
+    def text_builtin(
+        self, base: str, args: list[Word], site, stdin: MappedText | None, ifs: str | None = " \t\n"
+    ) -> int | None:
         """`read`, `mapfile`/`readarray` and `printf -v` (shell/builtins.py): the variables they set."""
         from plint.reading.shell.builtins import mapfile_values, printf_value, read_values
 
@@ -220,7 +228,7 @@ class Commands(ShellCore):
             keep(*given)
             return 0
         if base == "read":
-            read = read_values(args, stdin, site)
+            read = read_values(args, stdin, site, ifs)
             if read is None:
                 return None
             values, status = read

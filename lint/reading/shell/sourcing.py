@@ -24,7 +24,7 @@ from plint.reading.shell.source_path import (
     named_path,
     places,
 )
-from plint.reading.shell.fields import expanded_directives, flatten
+from plint.reading.shell.fields import expanded_directives, flatten, unknown_arguments
 from plint.reading.shell.state import (
     EvalOptions,
     LINE_TOOLS,
@@ -306,6 +306,8 @@ class Sourcing(ShellCore):
         recorded = len(self.result.commands)
         extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
         shell = self.child_shell(extra)
+        if any(unknown_arguments(a) for a in args) and self.no_arguments():  # `bash x.sh 1 $*`: none forwarded
+            args = [a for a in args if not unknown_arguments(a)]
         shell.positional = args
         shell.script_path = os.path.abspath(src.path)
         shell.parents.append((cmd, via))
@@ -475,8 +477,7 @@ class Sourcing(ShellCore):
                     self.capped(self.result.virtual_files[key].content.pieces + content.pieces, f"the file {key}", span)
                 )
             )
-        # a new dict, never the old one changed: each Command keeps the files written before it (Command.files)
-        self.result.virtual_files = {**self.result.virtual_files, key: VirtualFile(key, content, span)}
+        self.result.virtual_files = {**self.result.virtual_files, key: VirtualFile(key, content, span)}  # Command.files
 
     def herestring(self, node, unit: Unit) -> MappedText:
         """`<<< WORD`: the expanded word (not split) and a newline."""
