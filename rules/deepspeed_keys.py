@@ -209,6 +209,11 @@ def _comment_key(key: str) -> bool:
     return bare.startswith(("_", "//", "#")) or bare.rstrip("s") in ("comment", "note", "description", "remark")
 
 
+def _section_of(key: str, known: dict) -> str | None:
+    """The top-level section whose own keys include `key` (`reduce_bucket_size` of zero_optimization)."""
+    return next((name for name, spec in known.items() if key in (spec.get("properties") or {})), None)
+
+
 # Keys DeepSpeed renamed, which older guides (the HF ZeRO-Infinity example among them) still write:
 # aio.thread_count is read as aio.intra_op_parallelism now (deepspeed/runtime/swap_tensor/constants.py)
 RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
@@ -221,7 +226,10 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
     "A DeepSpeed config key that DeepSpeed silently ignores or rejects.",
     RuleDocs(
         what="Checks DeepSpeed config keys against the schema built from the installed DeepSpeed: an unknown "
-        'top-level key (silently ignored; a comment key such as "_comment" or "//" is left alone), a removed block (rejected since 0.19.8), an unknown key inside '
+        "top-level key (silently ignored: an error when it is near a DeepSpeed key or belongs in a section, a warning "
+        "when neither, "
+        'as a key the project\'s own trainer reads may be; a comment key such as "_comment" or "//" is left alone), '
+        "a removed block (rejected since 0.19.8), an unknown key inside "
         'a pydantic section such as zero_optimization (rejected), and "auto" inside a pydantic section '
         "when no integration fills it (silently dropped, so the field takes its default).",
         why='`"zero_optimisation": {"stage": 3}` is accepted and ZeRO stays at stage 0: the model that '
@@ -268,11 +276,21 @@ def deepspeed_unknown_key(ctx: RuleContext):
             continue  # a note for readers: DeepSpeed reads the top level with dict.get, so it is ignored by design
         elif e.key not in known:
             near = closest(e.key, known)
+            home = _section_of(e.key, known)
+            hint = (
+                f'; did you mean "{near}"?'
+                if near
+                else f'; it is a key of "{home}", where DeepSpeed reads it'
+                if home
+                else " (no DeepSpeed key is near it)"
+            )
+            # a misspelt or misplaced DeepSpeed key loses its setting (an error); one near none may be the
+            # project's own, read from the same file by its trainer (fmengine's "lora", "warmup"): a warning
             yield Finding(
-                f'{cfg.path}: DeepSpeed silently ignores the unknown key "{e.key}"'
-                + (f'; did you mean "{near}"?' if near else ""),
+                f'{cfg.path}: DeepSpeed silently ignores the unknown key "{e.key}"{hint}',
                 e.key_span,
                 key=e.key,
+                severity=None if near or home else "warning",
             )
         elif known[e.key].get("x-unknown-keys") == "ignored" and hasattr(e.value, "entries"):
             inner = known[e.key]["properties"]

@@ -362,6 +362,9 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     world = layout.get("cluster.world_size") or unresolved("no world size")
     dp = world
     cfg = launch.ds_config
+    own = _own_model_parallelism(launch)
+    if own is not None:  # `cli/train.py --model_parallel_size 4`: the trainer's own model parallelism, unread
+        dp = unresolved(f"{own}: the trainer's own model parallelism, which plint does not read: dp = world / it")
     if (
         cfg is not None
         and getattr(cfg, "sequence_parallel_size", None) is not None
@@ -437,6 +440,24 @@ def _batch_on_assumed_node(cfg, layout: Layout):
             f"does not hold at it: the node's real count decides ({per_node.note})"
         ),
     )
+
+
+# a DeepSpeed trainer's own model- or pipeline-parallel size (fmengine's --model_parallel_size, --pipe_parallel_size):
+# with one of them above 1, dp is not the world
+_OWN_MODEL_PARALLEL = re.compile(r"--(tensor|model|pipe|pipeline)[-_](model[-_])?parallel[-_](size|degree)")
+
+
+def _own_model_parallelism(launch: Launch) -> str | None:
+    """`FLAG VALUE` of a model-parallel size the program receives that is not known to be 1, else None."""
+    words = launch.chain.trainer_args if launch.chain is not None else []  # a DeepSpeed JSON checked alone: none
+    for i, w in enumerate(words):
+        name, eq, inline = (w.text or "").partition("=")
+        if not _OWN_MODEL_PARALLEL.fullmatch(name):
+            continue
+        value = inline if eq else (words[i + 1].text if i + 1 < len(words) else None)
+        if value != "1":
+            return f"{name} {value if value is not None else '(unknown)'}"
+    return None
 
 
 def _hf_batch(launch: Launch) -> bool:

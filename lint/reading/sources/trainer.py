@@ -164,6 +164,10 @@ def detect_trainer(
     tree = script.tree if script is not None else None
     if megatron is not None and flags & HF_FLAGS and not in_fork_tree and " under " not in megatron:
         megatron = None  # an HF-style script that happens to share a Megatron script's name
+    if megatron is not None and " under " in megatron and (script is None or script.path is None):
+        if flags and not _megatron_flags_among(flags):
+            # `.../Megatron-LM/test.py --timestamp T`: a script beside Megatron's, given none of its parser's flags
+            megatron = None
     if script is not None and script.path is not None:
         if script.checkpoint_tool:
             megatron = None  # a converter passes training flags too (--train-iters among them)
@@ -234,6 +238,16 @@ def fork_release(entrypoint: Word | None, args_words: list[Word]) -> Value | Non
     # flags of both forks (OpenLLM-France's Lucie fork: bigscience's --tokenizer-name-or-path with deepspeedai's
     # --num-key-value-heads): a fork that merged them, whose parser plint does not have; none is recognised
     return None
+
+
+def _megatron_flags_among(options: set[str]) -> bool:
+    """Whether any option is one Megatron-LM's newest parser, or a Megatron-DeepSpeed fork's, defines."""
+    from plint.catalog.flags import default_release, load_flag_catalog
+
+    if options & (FORK_FLAGS | BIGSCIENCE_FLAGS) or any(o.startswith("--deepspeed") for o in options):
+        return True
+    catalog = load_flag_catalog(default_release("megatron"))
+    return any(catalog.lookup(o) is not None for o in options)
 
 
 def _deepspeedai_only(options: set[str]) -> list[str]:
