@@ -12,6 +12,7 @@ from plint.reading.shell.model import Piece, Problem, Var, unknown
 from plint.reading.shell.unit import Unit
 
 _NAME = re.compile(r"[A-Za-z_]\w*")  # a variable an arithmetic expression may read, bare or as $NAME
+_ELEMENT = re.compile(r"\b([A-Za-z_]\w*)\[([^\[\]]*)\]")  # NAME[SUBSCRIPT]
 
 
 class ArithmeticExpansions(ShellCore):
@@ -76,6 +77,13 @@ class ArithmeticExpansions(ShellCore):
             why = "; ".join(dict.fromkeys(p.reason for p in hidden if p.reason)) or "a value is unknown"
             first = next((p.name for p in hidden if p.name), None)
             return unknown(f"$(({unit.text(start, end).strip()})) needs {why}", first, span)
+        expr = self._associative_elements(expr)
+        if expr is None:
+            return unknown(
+                f"$(({unit.text(start, end).strip()})) reads an element of an associative array plint cannot know",
+                None,
+                span,
+            )
         out = arith.evaluate(expr, self.arith_lookup)
         self._assign(out.assignments, span, "is assigned in arithmetic from unknown values")
         if out.error:
@@ -139,6 +147,23 @@ class ArithmeticExpansions(ShellCore):
             if value is not None:
                 out.append(str(value))
         return out
+
+    def _associative_elements(self, expr: str) -> str | None:
+        """The expression with each element of an associative array (`CFG[7b]`, whose subscript is a string, not
+        arithmetic) replaced by its value, as bash reads it; None when one of them is unknown."""
+        out, pos = [], 0
+        for m in _ELEMENT.finditer(expr):
+            target = self.ref_target(m.group(1))
+            var = self.vars.get(target) if target is not None else None
+            if var is None or not var.associative:
+                continue
+            item = keyed.element(var, keyed.unquoted(m.group(2).strip()))
+            text = pieces_text(item) if item is not None else "0"  # an unset element is 0 in arithmetic
+            if text is None:
+                return None
+            out += [expr[pos : m.start()], f"({text or 0})"]
+            pos = m.end()
+        return "".join(out) + expr[pos:]
 
     def arith_text_plain(self, text: str, site) -> None:
         """Arithmetic already expanded (a `let` argument, a C-style for loop's parts): only its assignments count."""

@@ -11,6 +11,7 @@ as pieces, so unknown parts stay unknown and known parts keep their spans.
 from __future__ import annotations
 
 import re
+import sys
 
 from plint.reading.shell.model import MappedText, Piece, Word, unknown
 
@@ -171,12 +172,17 @@ def read_values(
         if array is not None and array.text:
             return {array.text + "[]": tuple(fields)}, status
         return {name or "REPLY": (fields[k] if k < len(fields) else ()) for k, name in enumerate(targets)}, status
-    if not ifs.strip(_IFS_WHITESPACE):
+    if set(ifs) == set(_IFS_WHITESPACE):
         fields = _fields(line)
+    elif set(ifs) & set(_IFS_WHITESPACE):  # blanks that collapse among others that do not: not read
+        return None
     else:  # bash(1) read: each IFS character ends a field; the last name takes the rest of the line
-        fields = _split_at(line, ifs, len(targets) if targets and array is None else len(line) + 1)
+        every = _split_at(line, ifs, sys.maxsize)
+        if every and not every[-1]:  # a delimiter ends the line: it ends a field, and starts none
+            every = every[:-1]
         if array is not None and array.text:
-            return {array.text + "[]": tuple(fields)}, status
+            return {array.text + "[]": tuple(every)}, status
+        fields = every if len(every) <= len(targets) else _split_at(line, ifs, len(targets))
         return {name or "REPLY": (fields[k] if k < len(fields) else ()) for k, name in enumerate(targets)}, status
     if array is not None and array.text:
         return {array.text + "[]": tuple(fields)}, status

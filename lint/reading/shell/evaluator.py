@@ -229,8 +229,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 return 0
             if t == "declaration_command":
                 return self.declaration(node, unit)
-            if t == "unset_command":
-                self.unset([unit.text(c.start_byte, c.end_byte) for c in node.named_children])
+            if t == "unset_command":  # `unset 'A[k]'`, `unset "A[$i]"`: the words as bash passes them
+                words = self.words(list(node.named_children), unit)
+                self.unset([w.text if w.text is not None else w.known_prefix() + "[?]" for w in words])
                 return 0
             if t == "redirected_statement":
                 return self.redirected(node, unit)
@@ -289,12 +290,35 @@ class Shell(Expansions, Commands, Sourcing, Control):
         """`unset [-v|-f] NAME...`: variables by default, functions with -f."""
         functions = "-f" in names
         for name in names:
-            if name.startswith("-") or "[" in name or name in self.readonly:  # one element: rare
+            if "[" in name and name.endswith("]") and not functions:
+                base, _, key = name[:-1].partition("[")
+                self.unset_element(base, None if name.endswith("[?]") else key)
+                continue
+            if name.startswith("-") or name in self.readonly:
                 continue
             if functions:
                 self.functions.pop(name, None)
             else:
                 self.vars.pop(name, None)
+
+    def unset_element(self, name: str, key: str | None) -> None:
+        """`unset 'A[KEY]'`: the element goes; the array keeps its other subscripts (a gap, for an indexed one).
+        `key` None: a subscript plint cannot know."""
+        target = self.ref_target(name)
+        var = self.vars.get(target) if target is not None else None
+        if target is None or var is None or not var.is_array or target in self.readonly:
+            return
+        index = None if var.associative or key is None else self.arith_int(key)
+        if key is None or (not var.associative and index is None):  # which element goes is unknown
+            self.vars[target] = Var(target, (unknown(f"${target}: an element is unset by an unknown index", target),))
+            return
+        subscript = keyed.unquoted(key) if var.associative else str(index)
+        keys = var.keys if var.keys is not None else tuple(str(i) for i in range(len(var.items or ())))
+        kept = [(k, item) for k, item in zip(keys, var.items or ()) if k != subscript]
+        table = {(k if var.associative else int(k)): item for k, item in kept}
+        self.store_keyed(
+            target, keyed.packed(table, var.associative), var.associative, var.exported, var.span, self.vars
+        )
 
     def snapshot(self) -> ShellState:
         return ShellState(
@@ -346,7 +370,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
         associative = associative or (old is not None and old.associative)
         if value_node is not None and value_node.type == "array":
             entries = self.array_entries(value_node, unit)
-            if associative or any(key is not None for key, _ in entries):
+            if (
+                associative
+                or any(key is not None for key, _ in entries)
+                or (op == "+=" and old is not None and old.keys)
+            ):
                 self.keyed_literal(name, entries, associative, old if op == "+=" else None, exported, span, target)
                 return
             items = tuple(value for _, value in entries)
@@ -357,22 +385,28 @@ class Shell(Expansions, Commands, Sourcing, Control):
             return
         value = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
         value = self.capped(value, f"${name}", span)
+        if subscript is not None and op == "+=" and old is not None and old.is_array:  # `A[k]+=v` appends
+            before = self.keyed_lookup_pieces(old, subscript[0])
+            value = self.capped(tuple(before) + value, f"${name}", span) if before is not None else value
         if subscript is not None and (associative or (old is not None and old.keys is not None)):
             self.keyed_element(name, old, subscript[0], value, exported, span, target)
             return
         index = None
         if subscript is not None:
             out = arith.evaluate(subscript[0], self.arith_lookup) if subscript[0] is not None else None
-            index = out.value if out is not None and out.value is not None else -1
-            if old is not None and old.is_array and index > len(old.items or ()):  # a gap: keyed from here
-                self.keyed_element(name, old, str(index), value, exported, span, target)
-                return
-        if index is not None:
+            number = out.value if out is not None else None
+            index = number if number is not None else -1  # an unknown index: appended, as before
             current = (
                 list(old.items)
                 if old is not None and old.items is not None
                 else ([old.value] if old is not None and old.value else [])
             )
+            if number is not None and number < 0 and -len(current) <= number:
+                index = number + len(current)  # `A[-1]=v`: from the end
+            if index > len(current):  # a gap (`X[3]=v` on an unset X): keyed from here
+                self.keyed_element(name, old, str(index), value, exported, span, target)
+                return
+        if index is not None:
             if index < 0 or index >= len(current):
                 current.append(value)
             else:
@@ -458,9 +492,25 @@ class Shell(Expansions, Commands, Sourcing, Control):
             return
         self.store_keyed(name, packed, associative, exported, span, target)
 
+    def keyed_lookup_pieces(self, var: Var, key: str | None) -> tuple | None:
+        """The element `NAME[KEY]` holds now (empty when unset), for `NAME[KEY]+=...`; None when unknown."""
+        if key is None:
+            return None
+        if var.associative:
+            return keyed.element(var, keyed.unquoted(key)) or ()
+        index = self.arith_int(key)
+        if index is None:
+            return None
+        if var.keys is not None:
+            return keyed.element(var, index) or ()
+        items = var.items or ()
+        return items[index] if -len(items) <= index < len(items) else ()
+
     def keyed_element(self, name: str, old: Var | None, key: str | None, value, exported, span, target) -> None:
         """`NAME[KEY]=VALUE` into an associative or gapped array; an unknown key leaves nothing known of it."""
         associative = old is not None and old.associative
+        if key is not None and associative:
+            key = keyed.unquoted(key)  # `CFG["70b"]=80`: the key is 70b
         if key is not None and not associative:
             index = self.arith_int(key)
             key = None if index is None or index < 0 else str(index)
@@ -515,6 +565,8 @@ class Shell(Expansions, Commands, Sourcing, Control):
                         self.vars[name].exported = True
                 elif "a" in flags or "A" in flags:
                     span = unit.span(c.start_byte, c.end_byte)
+                    if keyword in ("declare", "typeset") and self.locals:  # inside a function: its own
+                        self.locals[-1].setdefault(name, None)
                     self.vars[name] = Var(name, (), (), export, span, () if "A" in flags else None, "A" in flags)
         return 0
 

@@ -296,7 +296,8 @@ class Expansions(ArithmeticExpansions):
             if var is not None and var.is_array:
                 multi, value = [[Piece(k, None, "derived")] for k in keyed.subscripts(var)], None
         if multi is not None and index in ("@", "*") and self.unordered(name, len(multi)):
-            return [[(unknown(f"${{{name}[{index}]}}: {keyed.UNORDERED}", name, span), False)]]
+            # as many words as elements, each unknown: the count is bash's, the order is not known
+            multi = [[unknown(f"${{{name}[{index}]}}: {keyed.UNORDERED}", name, span)] for _ in multi]
         if prefix == "!" and not (index in ("@", "*") and multi is not None):
             ref = pieces_text(value) if value is not None else None
             if ref and ref.isidentifier():
@@ -384,7 +385,7 @@ class Expansions(ArithmeticExpansions):
         items = var.items or ()
         if index in ("@", "*"):
             return None, True, [list(i) for i in items]
-        key: str | int = "0" if index is None else index
+        key: str | int = "0" if index is None else keyed.unquoted(index)
         if not var.associative and index is not None:
             number = arith.evaluate(index, self.arith_lookup).value
             if number is None:

@@ -82,7 +82,7 @@ def literal(
             return "an index of the array is unknown" if index is None else "a negative index in an array's literal"
         table[index] = value
         next_index = index + 1
-    return _packed(table, associative)
+    return packed(table, associative)
 
 
 def _keys_of(var: Var) -> list:
@@ -92,7 +92,7 @@ def _keys_of(var: Var) -> list:
     return list(var.keys) if var.associative else [int(k) for k in var.keys]
 
 
-def _packed(table: dict, associative: bool) -> tuple[tuple[str, ...] | None, tuple[Pieces, ...]]:
+def packed(table: dict, associative: bool) -> tuple[tuple[str, ...] | None, tuple[Pieces, ...]]:
     if associative:
         return tuple(table), tuple(table.values())
     order = sorted(table)
@@ -111,11 +111,21 @@ def with_element(var: Var | None, key: str | int, value: Pieces) -> tuple[tuple[
     else:
         table = {0: var.value} if var.value else {}
     table[key] = value
-    return _packed(table, associative)
+    return packed(table, associative)
+
+
+def unquoted(key: str) -> str:
+    """A subscript written quoted (`CFG["70b"]`, `CFG['13b']`): bash removes the quotes."""
+    if len(key) >= 2 and key[0] == key[-1] and key[0] in "'\"":
+        return key[1:-1]
+    return key
 
 
 def element(var: Var, key: str | int) -> Pieces | None:
-    """The element of a keyed array (`key` a string for an associative one); None when it is not set."""
+    """The element of a keyed array (`key` a string for an associative one); None when it is not set. A negative
+    index of an indexed array counts back from one past its highest index, as bash does."""
+    if isinstance(key, int) and key < 0 and var.keys:
+        key = max(int(k) for k in var.keys) + 1 + key
     wanted = str(key)
     for k, item in zip(var.keys or (), var.items or ()):
         if k == wanted:
