@@ -106,8 +106,9 @@ def test_review_cases_match_bash(run):
         "declare -A M=([a]=1 [b]=2); unset 'M[a]'; echo [${M[a]}] ${#M[@]}\n"  # [1] 2
         'declare -A T=([a]=1 [b]=2); L=("${T[@]}"); echo ${#L[@]}\n'  # 1
         "B=([2]=x [0]=y); echo ${B[-1]}\n"  # (empty)
+        "S=hello; echo ${!S[@]}\n"  # hello
     )
-    assert [argv(r, "echo", i)[1:] for i in range(10)] == [
+    assert [argv(r, "echo", i)[1:] for i in range(11)] == [
         ["4", "1"],
         ["[y]"],
         ["v1", "1", "2", "3"],
@@ -118,4 +119,5 @@ def test_review_cases_match_bash(run):
         ["[]", "1"],
         ["2"],
         ["x"],
+        ["0"],
     ]

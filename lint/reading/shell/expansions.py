@@ -295,6 +295,8 @@ class Expansions(ArithmeticExpansions):
             var = self.lookup(name)
             if var is not None and var.is_array:
                 multi, value = [[Piece(k, None, "derived")] for k in keyed.subscripts(var)], None
+            elif var is not None and not var.nameref:  # a set scalar is element 0
+                multi, value = [[Piece("0", None, "derived")]], None
         if multi is not None and index in ("@", "*") and self.unordered(name, len(multi)):
             # as many words as elements, each unknown: the count is bash's, the order is not known
             multi = [[unknown(f"${{{name}[{index}]}}: {keyed.UNORDERED}", name, span)] for _ in multi]
