@@ -308,17 +308,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
         var = self.vars.get(target) if target is not None else None
         if target is None or var is None or not var.is_array or target in self.readonly:
             return
-        index = None if var.associative or key is None else self.arith_int(key)
-        if key is None or (not var.associative and index is None):  # which element goes is unknown
+        subscript = keyed.subscript(var, key, self.arith_int) if key is not None else None
+        if subscript is None:  # which element goes is unknown
             self.vars[target] = Var(target, (unknown(f"${target}: an element is unset by an unknown index", target),))
             return
-        subscript = keyed.unquoted(key) if var.associative else str(index)
-        keys = var.keys if var.keys is not None else tuple(str(i) for i in range(len(var.items or ())))
-        kept = [(k, item) for k, item in zip(keys, var.items or ()) if k != subscript]
-        table = {(k if var.associative else int(k)): item for k, item in kept}
-        self.store_keyed(
-            target, keyed.packed(table, var.associative), var.associative, var.exported, var.span, self.vars
-        )
+        self.store_keyed(target, keyed.without(var, subscript), var.associative, var.exported, var.span, self.vars)
 
     def snapshot(self) -> ShellState:
         return ShellState(
@@ -494,32 +488,26 @@ class Shell(Expansions, Commands, Sourcing, Control):
 
     def keyed_lookup_pieces(self, var: Var, key: str | None) -> tuple | None:
         """The element `NAME[KEY]` holds now (empty when unset), for `NAME[KEY]+=...`; None when unknown."""
-        if key is None:
+        subscript = keyed.subscript(var, key, self.arith_int) if key is not None else None
+        if subscript is None:
             return None
-        if var.associative:
-            return keyed.element(var, keyed.unquoted(key)) or ()
-        index = self.arith_int(key)
-        if index is None:
-            return None
-        if var.keys is not None:
-            return keyed.element(var, index) or ()
+        if var.keys is not None or isinstance(subscript, str):
+            return keyed.element(var, subscript) or ()
         items = var.items or ()
-        return items[index] if -len(items) <= index < len(items) else ()
+        return items[subscript] if -len(items) <= subscript < len(items) else ()
 
     def keyed_element(self, name: str, old: Var | None, key: str | None, value, exported, span, target) -> None:
         """`NAME[KEY]=VALUE` into an associative or gapped array; an unknown key leaves nothing known of it."""
         associative = old is not None and old.associative
-        if key is not None and associative:
-            key = keyed.unquoted(key)  # `CFG["70b"]=80`: the key is 70b
-        if key is not None and not associative:
-            index = self.arith_int(key)
-            key = None if index is None or index < 0 else str(index)
-        if key is None:
+        # `CFG["70b"]=80`: the key is 70b; an indexed subscript is arithmetic
+        subscript = keyed.subscript(old, key, self.arith_int) if old is not None and key is not None else None
+        if old is None and key is not None:
+            subscript = self.arith_int(key)
+        if subscript is None or (isinstance(subscript, int) and subscript < 0):
             why = f"${name}: an element is set under a subscript plint cannot know"
             target[name] = Var(name, (unknown(why, name, span),), None, exported, span)
             return
-        packed = keyed.with_element(old, key if associative else int(key), value)
-        self.store_keyed(name, packed, associative, exported, span, target)
+        self.store_keyed(name, keyed.with_element(old, subscript, value), associative, exported, span, target)
 
     def store_keyed(self, name: str, packed, associative: bool, exported, span, target) -> None:
         keys, items = packed

@@ -387,12 +387,11 @@ class Expansions(ArithmeticExpansions):
         items = var.items or ()
         if index in ("@", "*"):
             return None, True, [list(i) for i in items]
-        key: str | int = "0" if index is None else keyed.unquoted(index)
-        if not var.associative and index is not None:
-            number = arith.evaluate(index, self.arith_lookup).value
-            if number is None:
-                return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
-            key = number
+        key = (
+            "0" if index is None else keyed.subscript(var, index, lambda t: arith.evaluate(t, self.arith_lookup).value)
+        )
+        if key is None:
+            return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
         item = keyed.element(var, key)
         return (list(item), True, None) if item is not None else ([], False, None)  # an unset element: empty
 

@@ -62,7 +62,7 @@ def literal(
 ) -> tuple[tuple[str, ...] | None, tuple[Pieces, ...]] | str:
     """(keys or None for a gapless indexed array, items) of `NAME=(...)` or `NAME+=(...)` onto `base`; or why it is
     unknown. `entries` are (KEY or None without a subscript, VALUE); `arith` evaluates an indexed subscript."""
-    table: dict = dict(zip(_keys_of(base), base.items or ())) if base is not None and base.is_array else {}
+    table = _table(base) if base is not None and base.is_array else {}
     next_index = max((k for k in table if isinstance(k, int)), default=-1) + 1
     for key, value in entries:
         if associative:
@@ -101,17 +101,33 @@ def packed(table: dict, associative: bool) -> tuple[tuple[str, ...] | None, tupl
     return tuple(str(i) for i in order), tuple(table[i] for i in order)
 
 
+def _table(var: Var | None) -> dict:
+    """An array's elements by subscript (ints for an indexed one); a set scalar is element 0."""
+    if var is None:
+        return {}
+    if var.is_array:
+        return dict(zip(_keys_of(var), var.items or ()))
+    return {0: var.value} if var.value else {}
+
+
 def with_element(var: Var | None, key: str | int, value: Pieces) -> tuple[tuple[str, ...] | None, tuple[Pieces, ...]]:
     """(keys, items) of `var` after `NAME[KEY]=VALUE` (an int key for an indexed array)."""
-    associative = var is not None and var.associative
-    if var is None:
-        table: dict = {}
-    elif var.is_array:
-        table = dict(zip(_keys_of(var), var.items or ()))
-    else:
-        table = {0: var.value} if var.value else {}
+    table = _table(var)
     table[key] = value
-    return packed(table, associative)
+    return packed(table, var is not None and var.associative)
+
+
+def without(var: Var, key: str | int) -> tuple[tuple[str, ...] | None, tuple[Pieces, ...]]:
+    """(keys, items) of `var` after `unset 'NAME[KEY]'` (an int key for an indexed array)."""
+    table = _table(var)
+    table.pop(key, None)
+    return packed(table, var.associative)
+
+
+def subscript(var: Var, text: str, arith: Callable[[str], int | None]) -> str | int | None:
+    """The subscript bash takes from `text` for `var`: an associative array's string (quotes removed), else the
+    arithmetic value; None when that is unknown."""
+    return unquoted(text) if var.associative else arith(text)
 
 
 def unquoted(key: str) -> str:
