@@ -1,7 +1,7 @@
 """Assignments, parameter expansion, quoting, word splitting, arrays and arithmetic, with provenance."""
 
 from plint.reading.shell.model import Piece, Var
-from shell_helpers import var
+from shell_helpers import argv, var
 
 
 def text(result, name):
@@ -327,3 +327,20 @@ def test_pwd_variable_is_the_working_directory_pwd_prints(run, tmp_path):
 def test_pwd_set_by_the_script_wins(run):
     r = run("PWD=/work/run\nB=$PWD\n")
     assert var(r, "B") == "/work/run"
+
+
+def test_pattern_operators_apply_to_each_element(run):
+    # bash(1): with @ or *, the removal, substitution or case change applies to each element in turn
+    r = run(
+        'A=(a.z bz c)\nset -- x1 y1\necho "${A[@]/z/Q}" "${A[@]%.z}" "${A[@]/#/--}" ${A[@]^^} "${@/1/2}" "${A[*]/z/Q}"\n'
+    )
+    assert argv(r, "echo") == ["echo", "a.Q", "bQ", "c", "a", "bz", "c", "--a.z", "--bz", "--c", "A.Z", "BZ", "C"] + [
+        "x2",
+        "y2",
+        "a.Q bQ c",
+    ]
+
+
+def test_an_empty_pattern_anchored_at_either_end_adds_the_string(run):
+    r = run("x=abc\necho ${x/%/-} ${x/#a/b} ${x/b} ${x//b/} ${x/#/--}\n")
+    assert argv(r, "echo") == ["echo", "abc-", "bbc", "ac", "ac", "--abc"]

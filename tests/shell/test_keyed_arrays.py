@@ -121,3 +121,9 @@ def test_review_cases_match_bash(run):
         ["x"],
         ["0"],
     ]
+
+
+def test_a_gapped_array_is_sliced_by_index(run):
+    # bash: "${a[@]:3}" lists the elements whose index is 3 or more
+    r = run('a=([2]=x [5]=y [7]=z)\necho "${a[@]:3}" "${a[@]:5:1}" "${a[@]:0:2}"\n')
+    assert argv(r, "echo") == ["echo", "y", "z", "y", "x", "y"]

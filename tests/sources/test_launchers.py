@@ -766,3 +766,12 @@ def test_any_word_sequence_reads_without_raising(tokens, in_job):
     for chain in chains(cmd(" ".join(tokens)), job=job(JOB_2x8) if in_job else None, files=files):
         for value in (chain.nnodes, chain.workers_per_node, chain.world_size):
             assert value.known or value.note  # an unknown size always says why
+
+
+def test_a_gpu_count_an_undecided_branch_sets_is_unknown(launches):
+    # `${#GPUS[@]}` is 4 or 8 as the branch goes: plint said 1 (one merged word) before
+    (chain,) = launches(
+        '#!/bin/bash\nif [ "$MODE" = big ]; then\n  GPUS=(0 1 2 3)\nelse\n  GPUS=(0 1 2 3 4 5 6 7)\nfi\n'
+        "torchrun --nproc_per_node ${#GPUS[@]} pretrain_gpt.py --num-layers 2\n"
+    )
+    assert chain.workers_per_node.value is None and "$MODE" in chain.workers_per_node.note

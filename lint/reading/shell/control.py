@@ -16,9 +16,8 @@ from plint.reading.shell.fields import (
     Fields,
     alternative_texts,
     common_head,
-    common_items,
     flatten,
-    joined_items,
+    merged_array,
     same_var,
     pieces_text,
     unknown_arguments,
@@ -137,15 +136,9 @@ class Control(Guards):
             exported = any(v is not None and v.exported for v in values)
             span = next((v.span for v in values if v is not None), None)
             reason = f"${name} depends on {cond_text}"
-            items = common_items(values)
-            if items is not None:  # arrays: the items all branches share, then one unknown item for the tails
-                tails = [
-                    alternative_texts(joined_items((v.items or ())[len(items) :])) for v in values if v is not None
-                ]
-                piece = unknown(reason, name, span, dict.fromkeys(t for ts in tails for t in ts))
-                if key is not None:  # a launch chosen by this branch is read again once per arm (shell.choices)
-                    self.result.merged_from[id(piece)] = (piece, key)
-                merged[name] = Var(name, (), items + ((piece,),), exported, span)
+            array = merged_array(values, partial(self.merged_piece, reason, name, span, key), exported, span)
+            if array is not None:
+                merged[name] = array
                 continue
             # A string every branch starts alike (`OPTS="$OPTS --fp16"` in an `if`) keeps that start: only
             # the tail the branches disagree on is unknown, and its alternatives are the tails.
@@ -169,13 +162,17 @@ class Control(Guards):
                     alts.append(t if t is not None else "<unknown>")
                 else:
                     alts.extend(alternative_texts(v.value[len(head) :]))
-            piece = unknown(reason, name, span, dict.fromkeys(alts))
-            if key is not None:
-                self.result.merged_from[id(piece)] = (piece, key)
-            merged[name] = Var(name, head + (piece,), None, exported, span)
+            merged[name] = Var(name, head + (self.merged_piece(reason, name, span, key, alts),), None, exported, span)
         self.vars = merged
         self.functions = {k: v for e in ends for k, v in e.functions.items()}
         self.positional = ends[0].positional
+
+    def merged_piece(self, reason: str, name: str, span, key, alternatives: list[str]) -> Piece:
+        """The unknown value a merge leaves, with what each branch gave."""
+        piece = unknown(reason, name, span, dict.fromkeys(alternatives))
+        if key is not None:  # a launch chosen by this branch is read again once per arm (shell.choices)
+            self.result.merged_from[id(piece)] = (piece, key)
+        return piece
 
     def condition(self, nodes, unit: Unit) -> int | None:
         status: int | None = 0

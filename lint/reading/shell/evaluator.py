@@ -312,7 +312,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         if subscript is None:  # which element goes is unknown
             self.vars[target] = Var(target, (unknown(f"${target}: an element is unset by an unknown index", target),))
             return
-        self.store_keyed(target, keyed.without(var, subscript), var.associative, var.exported, var.span, self.vars)
+        self.store_keyed(target, keyed.without(var, subscript), var.associative, var.exported, var.span, self.vars, var)
 
     def snapshot(self) -> ShellState:
         return ShellState(
@@ -372,10 +372,12 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 self.keyed_literal(name, entries, associative, old if op == "+=" else None, exported, span, target)
                 return
             items = tuple(value for _, value in entries)
+            uncounted = None
             if op == "+=" and old is not None:
                 base_items = old.items if old.is_array else ((old.value,) if old.value else ())
                 items = tuple(base_items) + items  # type: ignore[arg-type]
-            target[name] = Var(name, (), self.capped_items(items, name, span), exported, span)
+                uncounted = old.uncounted_from
+            target[name] = Var(name, (), self.capped_items(items, name, span), exported, span, uncounted_from=uncounted)
             return
         value = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
         value = self.capped(value, f"${name}", span)
@@ -385,7 +387,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         if subscript is not None and (associative or (old is not None and old.keys is not None)):
             self.keyed_element(name, old, subscript[0], value, exported, span, target)
             return
-        index = None
+        index, uncounted = None, None
         if subscript is not None:
             out = arith.evaluate(subscript[0], self.arith_lookup) if subscript[0] is not None else None
             number = out.value if out is not None else None
@@ -395,7 +397,10 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 if old is not None and old.items is not None
                 else ([old.value] if old is not None and old.value else [])
             )
-            if number is not None and number < 0 and -len(current) <= number:
+            uncounted = old.uncounted_from if old is not None else None
+            if uncounted is not None and not 0 <= index < uncounted:  # where it lands is unknown: kept, uncounted
+                index = -1
+            elif number is not None and number < 0 and -len(current) <= number:
                 index = number + len(current)  # `A[-1]=v`: from the end
             if index > len(current):  # a gap (`X[3]=v` on an unset X): keyed from here
                 self.keyed_element(name, old, str(index), value, exported, span, target)
@@ -405,17 +410,13 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 current.append(value)
             else:
                 current[index] = value
-            target[name] = Var(name, (), self.capped_items(tuple(current), name, span), exported, span)
+            items = self.capped_items(tuple(current), name, span)
+            target[name] = Var(name, (), items, exported, span, uncounted_from=uncounted)
             return
         if op == "+=" and old is not None:
             if old.is_array:
-                target[name] = Var(
-                    name,
-                    (),
-                    self.capped_items(tuple(old.items) + (value,), name, span),  # type: ignore
-                    exported,
-                    span,
-                )
+                items = self.capped_items(tuple(old.items) + (value,), name, span)  # type: ignore
+                target[name] = Var(name, (), items, exported, span, uncounted_from=old.uncounted_from)
                 return
             value = self.capped(tuple(old.value) + value, f"${name}", span)
         if env is None and name in self.argument_defaults:
@@ -484,7 +485,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         if isinstance(packed, str):
             target[name] = Var(name, (unknown(f"${name}: {packed}", name, span),), None, exported, span)
             return
-        self.store_keyed(name, packed, associative, exported, span, target)
+        self.store_keyed(name, packed, associative, exported, span, target, base)
 
     def keyed_lookup_pieces(self, var: Var, key: str | None) -> tuple | None:
         """The element `NAME[KEY]` holds now (empty when unset), for `NAME[KEY]+=...`; None when unknown."""
@@ -507,12 +508,14 @@ class Shell(Expansions, Commands, Sourcing, Control):
             why = f"${name}: an element is set under a subscript plint cannot know"
             target[name] = Var(name, (unknown(why, name, span),), None, exported, span)
             return
-        self.store_keyed(name, keyed.with_element(old, subscript, value), associative, exported, span, target)
+        self.store_keyed(name, keyed.with_element(old, subscript, value), associative, exported, span, target, old)
 
-    def store_keyed(self, name: str, packed, associative: bool, exported, span, target) -> None:
+    def store_keyed(self, name: str, packed, associative: bool, exported, span, target, old: Var | None) -> None:
         keys, items = packed
         capped = self.capped_items(items, name, span)
-        target[name] = Var(name, (), capped, exported, span, keys if capped is items else None, associative)
+        uncounted = old.uncounted_from if old is not None else None  # an element more or less: still uncounted
+        keys = keys if capped is items else None
+        target[name] = Var(name, (), capped, exported, span, keys, associative, uncounted_from=uncounted)
 
     def arith_int(self, text: str) -> int | None:
         return arith.evaluate(text, self.arith_lookup).value

@@ -13,9 +13,11 @@ from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.glued import glued_groups, joined
+from plint.reading.shell.pure_commands import pure_output
 from plint.reading.shell.fields import (
     Fields,
     ALL_ELEMENTS,
+    uncounted_reason,
     alternative_texts,
     flatten,
     is_empty,
@@ -48,6 +50,10 @@ _INDEX_NODES = frozenset(
         "concatenation",
     }
 )
+
+
+# the operators bash applies to each element of `${A[@]}` and `$@` (bash(1), "Parameter Expansion")
+_EACH_ELEMENT = frozenset(("#", "##", "%", "%%", ",,", "^^", ",", "^", "/", "//", "/#", "/%"))
 
 
 class Expansions(ArithmeticExpansions):
@@ -281,7 +287,8 @@ class Expansions(ArithmeticExpansions):
         value, is_set, multi = self.resolve(name, index, span, quoted)
         if prefix == "#":
             if multi is not None:
-                return [[(Piece(str(len(multi)), None, "derived"), False)]]
+                count = self.element_count(name, len(multi), span)
+                return [[(count, False)]]
             if value is None and not is_set and not name.isdigit():
                 return [[(self.unset_piece(name, span), False)]]
             t = pieces_text(value) if value is not None else ""
@@ -293,7 +300,9 @@ class Expansions(ArithmeticExpansions):
             return [[(p, not quoted)]]
         if prefix == "!" and index in ("@", "*"):  # `${!A[@]}`: the array's subscripts
             var = self.lookup(name)
-            if var is not None and var.is_array:
+            if var is not None and var.uncounted_from is not None:
+                multi, value = [[self.element_count(name, 0, span)]], None
+            elif var is not None and var.is_array:
                 multi, value = [[Piece(k, None, "derived")] for k in keyed.subscripts(var)], None
             elif var is not None and not var.nameref:  # a set scalar is element 0
                 multi, value = [[Piece("0", None, "derived")]], None
@@ -312,8 +321,12 @@ class Expansions(ArithmeticExpansions):
             op_node = rest[0]
             op = op_node.type if not op_node.is_named else None
             operand = rest[1:]
-            if op is not None:
+            if op is not None and not (multi is not None and op in _EACH_ELEMENT):
                 return self.operator(op, operand, name, value, is_set, multi, node, unit, quoted, span)
+            if op is not None:  # bash removes, replaces or changes case in each element: "${A[@]/#/--}" is words
+                multi = [
+                    flatten(self.operator(op, operand, name, w, True, None, node, unit, True, span)) for w in multi
+                ]
         if multi is not None:
             if quoted and index in ("@",) or (quoted and name == "@"):
                 return [[(p, False) for p in w] for w in multi] or [[]]
@@ -377,6 +390,8 @@ class Expansions(ArithmeticExpansions):
             if out.value is None:
                 return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
             i = out.value
+            if var.uncounted_from is not None and not 0 <= i < var.uncounted_from:
+                return [unknown(f"${{{name}[{index}]}} is unknown: {uncounted_reason(var)}", name, span)], True, None
             return (list(items[i]) if -len(items) <= i < len(items) else []), True, None
         if index in ("@", "*"):
             return None, True, [list(var.value)] if var.value else []
@@ -394,6 +409,13 @@ class Expansions(ArithmeticExpansions):
             return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
         item = keyed.element(var, key)
         return (list(item), True, None) if item is not None else ([], False, None)  # an unset element: empty
+
+    def element_count(self, name: str, count: int, span) -> Piece:
+        """`${#A[@]}`: how many elements; unknown where branches left the array with different lengths."""
+        var = self.lookup(name)
+        if var is None or var.uncounted_from is None:
+            return Piece(str(count), None, "derived")
+        return unknown(f"${{#{name}[@]}} is unknown: {uncounted_reason(var)}", name, span)
 
     def unordered(self, name: str, count: int) -> bool:
         """Whether `${NAME[@]}` lists `count` elements of an associative array, in an order plint cannot know."""
@@ -497,11 +519,18 @@ class Expansions(ArithmeticExpansions):
         if not values or len(values) != len(evaluated):
             return [[(unknown(f"a slice of ${name} with unknown bounds", name, span), False)]]
         start = values[0]
+        var = self.lookup(name) if name not in ("@", "*") else None
+        if var is not None and var.uncounted_from is not None:
+            end = start + values[1] if len(values) > 1 and values[1] >= 0 else None
+            if start < 0 or end is None or end > var.uncounted_from:
+                return [[(unknown(f"${{{name}[@]:...}} is unknown: {uncounted_reason(var)}", name, span), False)]]
         if name in ("@", "*"):  # positional slices count from $0
             if start == 0:
                 multi = [[Piece(self.script_path, None, "derived")]] + list(multi)
             else:
                 start -= 1
+        if var is not None and var.keys is not None and not var.associative and start >= 0:
+            start = sum(1 for k in var.keys if int(k) < start)  # a gapped array is sliced by index, not position
         if start < 0:
             start += len(multi)
         chosen = multi[max(start, 0) :]
@@ -545,16 +574,17 @@ class Expansions(ArithmeticExpansions):
                 return text.upper()
             return (text[:1].lower() if op == "," else text[:1].upper()) + text[1:]
         if op in ("/", "//", "/#", "/%"):
-            parts = [c for c in operand if c.type not in ("/",)]
-            pat = pieces_text(flatten(self.expand(parts[0], unit, True))) if parts else ""
-            rep = pieces_text(flatten(self.expand(parts[1], unit, True))) if len(parts) > 1 else ""
+            cut = next((i for i, c in enumerate(operand) if c.type == "/"), len(operand))  # PATTERN/STRING
+            before, after = operand[:cut], operand[cut + 1 :]
+            pat = pieces_text(flatten(self.expand(before[0], unit, True))) if before else ""
+            rep = pieces_text(flatten(self.expand(after[0], unit, True))) if after else ""
             if pat is None or rep is None or any(ch in pat for ch in "*?["):
                 if pat and not any(ch in pat for ch in "*?[") and rep is not None:
                     pass
                 else:
                     return None
-            if not pat:
-                return text
+            if not pat:  # an empty pattern matches only where it is anchored: `${x/#/--}` prefixes
+                return rep + text if op == "/#" else text + rep if op == "/%" else text
             if op == "//":
                 return text.replace(pat, rep)
             if op == "/#":
@@ -757,35 +787,6 @@ class Expansions(ArithmeticExpansions):
 
 # wc(1)'s options that each make it print one count: -l lines, -w words, -c bytes, -m characters
 WC_COUNTS = frozenset(("-l", "-w", "-c", "-m", "--lines", "--words", "--bytes", "--chars"))
-
-
-def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:
-    """What one pure command (dirname, basename, pwd, cd, echo, printf, realpath) prints, and the folder
-    it leaves; None for any other command or a word known only at run time."""
-    texts = [t for t in maybe_texts if t is not None]
-    if not texts or len(texts) != len(maybe_texts):
-        return None, cwd
-    cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
-    if cmd == "cd":
-        return "", os.path.normpath(os.path.join(cwd, args[0] if args else cwd))
-    if cmd == "pwd":
-        return cwd, cwd
-    if cmd == "dirname" and args:
-        return os.path.dirname(args[0].rstrip("/")) or ".", cwd
-    if cmd == "basename" and args:
-        base = os.path.basename(args[0].rstrip("/"))
-        if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
-            base = base[: -len(args[1])]
-        return base, cwd
-    if cmd in ("realpath", "readlink") and args:
-        return os.path.normpath(os.path.join(cwd, args[0])), cwd
-    if cmd == "echo":
-        if texts[1:2] == ["-n"]:
-            return " ".join(texts[1:]).replace("-n ", "", 1), cwd
-        return " ".join(texts[1:]), cwd
-    if cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
-        return "".join(texts[2:]), cwd
-    return None, cwd
 
 
 def _without_trailing_newlines(pieces: list[Piece]) -> list[Piece]:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from plint.reading.shell.arguments import is_argument_name
-from plint.reading.shell.model import MappedText, Piece, Var, Word
+from plint.reading.shell.model import MappedText, Piece, Span, Var, Word
 from plint.reading.shell.state import IFS
 
 
@@ -158,17 +159,69 @@ def common_head(values: list[Var | None]) -> tuple[Piece, ...]:
     return tuple(head)
 
 
-def common_items(values: list[Var | None]) -> tuple[tuple[Piece, ...], ...] | None:
-    """The known items every branch's array starts with; None unless every branch left an array."""
-    arrays = [v.items for v in values if v is not None and v.is_array and v.items is not None and v.keys is None]
-    if len(arrays) != len(values):
+def merged_array(
+    values: list[Var | None], unknown_item: Callable[[list[str]], Piece], exported: bool, span: Span | None
+) -> Var | None:
+    """The array the branches of an undecided if/case left, or None unless each left an array of one kind or
+    nothing (an unset array lists no elements). An item every branch agrees on is kept. When every branch left
+    as many items under the same subscripts, each position they disagree on is one unknown item
+    (`unknown_item(alternatives)`); else the items they all start with are kept and one unknown item stands for
+    the rest: how many elements there are is then unknown (Var.uncounted_from)."""
+    arrays = [v for v in values if v is not None]
+    if not arrays or any(not v.is_array or v.nameref for v in arrays):
         return None
+    if len({(v.keys is not None, v.associative) for v in arrays}) != 1:
+        return None
+    name, associative = arrays[0].name, arrays[0].associative
+    if arrays[0].keys is not None:
+        keys, items, uncounted = _merged_keyed(values, associative, unknown_item)
+        return Var(name, (), items, exported, span, keys, associative, False, uncounted)
+    items = [tuple(v.items or ()) if v is not None else () for v in values]
+    if len({len(it) for it in items}) == 1 and all(v is not None and v.uncounted_from is None for v in values):
+        agreed = tuple(_agreed(position, unknown_item) for position in zip(*items))
+        return Var(name, (), agreed, exported, span)
     head: list[tuple[Piece, ...]] = []
-    for items in zip(*arrays):
-        if any(it != items[0] for it in items[1:]) or not all(p.known for p in items[0]):
+    for position in zip(*items):
+        if not _alike(position):
             break
-        head.append(items[0])
-    return tuple(head)
+        head.append(position[0])
+    tails = [alternative_texts(joined_items(it[len(head) :])) for it in items]
+    tail = unknown_item(list(dict.fromkeys(t for ts in tails for t in ts)))
+    return Var(name, (), (*head, (tail,)), exported, span, uncounted_from=len(head))
+
+
+def uncounted_reason(var: Var) -> str:
+    """Why the elements of an array merged_array() left uncounted are unknown: the merge's reason."""
+    items = var.items or ()
+    at = var.uncounted_from or 0
+    piece = next((p for item in items[at:] for p in item if not p.known and p.reason), None)
+    return piece.reason if piece is not None and piece.reason else "branches left it with different elements"
+
+
+def _merged_keyed(values: list[Var | None], associative: bool, unknown_item: Callable[[list[str]], Piece]):
+    """merged_array() of associative or gapped arrays, element by subscript: (keys, items, uncounted_from).
+    An element set in some branches only is unknown (unset in the others), and so is the count."""
+    keys = list(dict.fromkeys(k for v in values if v is not None for k in v.keys or ()))
+    if not associative:  # a gapped indexed array lists its elements in index order
+        keys.sort(key=int)
+    tables = [dict(zip(v.keys or (), v.items or ())) if v is not None else {} for v in values]
+    items = tuple(_agreed(tuple(table.get(k, ()) for table in tables), unknown_item) for k in keys)
+    counted = all(v is not None and v.uncounted_from is None and len(v.keys or ()) == len(keys) for v in values)
+    return tuple(keys), items, None if counted else 0
+
+
+def _alike(position: tuple[tuple[Piece, ...], ...]) -> bool:
+    """Items the branches agree on: the one each held before the branches, or the same known text."""
+    if all(it == position[0] for it in position[1:]):
+        return True
+    text = pieces_text(position[0])
+    return text is not None and all(pieces_text(it) == text for it in position[1:])
+
+
+def _agreed(position: tuple[tuple[Piece, ...], ...], unknown_item: Callable[[list[str]], Piece]):
+    if _alike(position):
+        return position[0]
+    return (unknown_item(list(dict.fromkeys(t for it in position for t in alternative_texts(it)))),)
 
 
 def joined_items(items) -> tuple[Piece, ...]:

@@ -97,6 +97,9 @@ class Var:
     keys: tuple[str, ...] | None = None  # a keyed array's subscripts, in bash's order for an indexed one
     associative: bool = False  # `declare -A`: subscripts are strings, not arithmetic
     nameref: bool = False  # `declare -n`: `value` names the variable this one stands for
+    # branches left the array with different lengths (or keys): from this item on, the items stand for an unknown
+    # number of elements, so its count and the positions from here are unknown
+    uncounted_from: int | None = None
 
     @property
     def is_array(self) -> bool:
@@ -105,7 +108,7 @@ class Var:
     def exported_copy(self, name: str | None = None) -> "Var":
         """The same variable (under `name`, if given), exported."""
         v = self
-        return Var(name or v.name, v.value, v.items, True, v.span, v.keys, v.associative, v.nameref)
+        return Var(name or v.name, v.value, v.items, True, v.span, v.keys, v.associative, v.nameref, v.uncounted_from)
 
     def as_word(self) -> Word:
         return Word(self.value, self.span)

@@ -8,6 +8,7 @@ import re
 from itertools import product
 
 from plint.reading.loading import Unread
+from plint.reading.shell.pure_commands import pure_output
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
@@ -40,7 +41,7 @@ from plint.reading.shell.state import (
 )
 from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 
-# commands whose output is a path computed from their words (plint.reading.shell.expansions.pure_output)
+# commands whose output is a path computed from their words (plint.reading.shell.pure_commands)
 PATH_COMMANDS = frozenset(("dirname", "basename", "realpath", "readlink"))
 MAX_XARGS_WORDS = 1_000  # words of input `xargs` hands on
 MAX_HOME_TAIL = 32  # parts of a `~/...` or outside absolute path matched inside the checked tree
@@ -710,8 +711,6 @@ class Sourcing(ShellCore):
         if name == "scontrol":
             return self.slurm_hostnames(args, node, unit)
         if name in PATH_COMMANDS and all(w.known for w in words):  # `dirname "$0" | xargs realpath`
-            from plint.reading.shell.expansions import pure_output
-
             out = pure_output([w.text for w in words], self.working_folder())[0]
             return MappedText([Piece(out + "\n", None, "derived")]) if out is not None else None
         if name == "xargs" and stdin is not None and args and (args[0].text or "-")[0] != "-" and args[0].text != name:

@@ -1,0 +1,36 @@
+"""What the commands plint evaluates without running anything print: dirname, basename, pwd, cd, echo,
+printf and realpath compute their output from their words alone (coreutils' manuals, bash(1) for the
+builtins), so `$(dirname "$0")` and `$(basename $CONFIG .sh)` are known where their words are."""
+
+from __future__ import annotations
+
+import os
+
+
+def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:
+    """What one pure command (dirname, basename, pwd, cd, echo, printf, realpath) prints, and the folder
+    it leaves; None for any other command or a word known only at run time."""
+    texts = [t for t in maybe_texts if t is not None]
+    if not texts or len(texts) != len(maybe_texts):
+        return None, cwd
+    cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
+    if cmd == "cd":
+        return "", os.path.normpath(os.path.join(cwd, args[0] if args else cwd))
+    if cmd == "pwd":
+        return cwd, cwd
+    if cmd == "dirname" and args:
+        return os.path.dirname(args[0].rstrip("/")) or ".", cwd
+    if cmd == "basename" and args:
+        base = os.path.basename(args[0].rstrip("/"))
+        if len(args) > 1 and base.endswith(args[1]) and base != args[1]:
+            base = base[: -len(args[1])]
+        return base, cwd
+    if cmd in ("realpath", "readlink") and args:
+        return os.path.normpath(os.path.join(cwd, args[0])), cwd
+    if cmd == "echo":
+        if texts[1:2] == ["-n"]:
+            return " ".join(texts[1:]).replace("-n ", "", 1), cwd
+        return " ".join(texts[1:]), cwd
+    if cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
+        return "".join(texts[2:]), cwd
+    return None, cwd

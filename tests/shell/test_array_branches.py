@@ -1,0 +1,58 @@
+"""Arrays an undecided if/case leaves (plint.reading.shell.fields.merged_array): what every branch agrees on is
+known, and the number of elements only where every branch left as many."""
+
+from tests.shell.shell_helpers import argv
+
+UNDECIDED = 'if [ "$MODE" = big ]; then\n'
+
+
+def _words(result, name: str = "echo") -> list[str | None]:
+    return argv(result, name)[1:]
+
+
+def _unknown_note(result, name: str = "echo", position: int = 1) -> str:
+    cmd = next(c for c in result.commands if c.words and c.words[0].text == name)
+    piece = next(p for p in cmd.words[position].pieces if not p.known)
+    return piece.reason or ""
+
+
+def test_branches_of_different_lengths_leave_the_count_unknown(run):
+    r = run(
+        UNDECIDED + "  GPUS=(0 1 2 3)\nelse\n  GPUS=(0 1 2 3 4 5 6 7)\nfi\necho ${#GPUS[@]} ${GPUS[2]} ${GPUS[5]}\n"
+    )
+    words = _words(r)
+    # bash prints 4 or 8: plint says which branch it depends on, never the 1 of one merged word
+    assert words[0] == "${GPUS}" and words[1] == "2" and words[2] == "${GPUS}"
+    assert 'depends on if [ "$MODE" = big ] (line 1)' in _unknown_note(r)
+
+
+def test_branches_of_one_length_keep_the_count_and_the_items_they_agree_on(run):
+    r = run(
+        UNDECIDED
+        + "  G=(0 1 2 3)\n  A=(--fp16 x)\nelse\n  G=(4 5 6 7)\n  A=(--bf16 x)\nfi\necho ${#G[@]} ${A[1]} ${A[0]}\n"
+    )
+    assert _words(r) == ["4", "x", "${A}"]
+
+
+def test_an_array_set_in_one_branch_only_is_uncounted(run):
+    r = run(UNDECIDED + "  EXTRA=(--fp16 --bf16)\nfi\necho ${#EXTRA[@]}\n")
+    assert _words(r) == ["${EXTRA}"]
+
+
+def test_appending_to_an_uncounted_array_keeps_it_uncounted(run):
+    r = run(UNDECIDED + "  A=(a)\nelse\n  A=(a b)\nfi\nA+=(c)\nA[9]=d\necho ${#A[@]} ${A[0]} ${A[3]}\n")
+    assert _words(r) == ["${A}", "a", "${A}"]
+
+
+def test_keyed_branches_merge_element_by_element(run):
+    r = run(
+        "declare -A C=([tp]=1 [pp]=2)\n" + UNDECIDED + "  C[tp]=4\nfi\necho ${C[pp]} ${#C[@]} ${C[tp]}\n"
+        "declare -A D=([tp]=1)\n" + UNDECIDED + "  D[pp]=4\nfi\necho ${#D[@]} ${D[tp]}\n"
+    )
+    assert argv(r, "echo", 0)[1:] == ["2", "2", "${C}"]
+    assert argv(r, "echo", 1)[1:] == ["${D}", "1"]
+
+
+def test_a_slice_reaching_past_what_the_branches_agree_on_is_unknown(run):
+    r = run(UNDECIDED + '  B=(p q r)\nelse\n  B=(p q r s)\nfi\necho "${B[@]:1:2}" "${B[@]:2}"\n')
+    assert _words(r) == ["q", "r", "${B}"]
