@@ -344,3 +344,12 @@ def test_pattern_operators_apply_to_each_element(run):
 def test_an_empty_pattern_anchored_at_either_end_adds_the_string(run):
     r = run("x=abc\necho ${x/%/-} ${x/#a/b} ${x/b} ${x//b/} ${x/#/--}\n")
     assert argv(r, "echo") == ["echo", "abc-", "bbc", "ac", "ac", "--abc"]
+
+
+def test_an_arithmetic_default_tree_sitter_reads_as_a_subshell(run):
+    # orangeaico/Megatron-LM's pattern: ${STEPS:-$(((SIZE + B - 1) / B))}, where tree-sitter-bash tries `$( (...`
+    r = run(
+        "N=5\nS=${S:-$(((N + 4 - 1) / 4))}\nT=${T:-$(( (N + 4 - 1) / 4))}\n"
+        'echo $S $T "${U:-$(((N + 4 - 1) / 4))}" "${V:-$(( (N + 4 - 1) * 4))}"\n'
+    )
+    assert argv(r, "echo") == ["echo", "2", "2", "2", "32"]

@@ -182,6 +182,20 @@ def test_bash_file_and_srun_bash_file(run):
     assert where(cmds[0].words[0].value_span) == ("child.sh", 1, 1)
 
 
+def test_a_commands_own_assignments_reach_the_script_it_starts(run):
+    # bash exports `NAME=value` prefixes to the command they precede (eth-cscs's `GBS=... sbatch run.sh` sweep)
+    r = run(
+        "B=2\nGBS=8 bash child.sh\nGBS=16 sbatch job.sh\nbash child.sh\nTP=4 bash -c 'cmd c $TP'\n",
+        files={"child.sh": ': "${GBS:=1536}"\ncmd $GBS $B\n', "job.sh": "#!/bin/bash\ncmd j ${GBS:-1536}\n"},
+    )
+    assert [c.argv()[1:] for c in named(r, "cmd")] == [["8", None], ["j", "16"], ["1536", None], ["c", "4"]]
+
+
+def test_a_loop_over_seq_runs_once_a_number(run):
+    r = run("for i in $(seq 0 2); do cmd $((16*2**i)); done\nfor j in $(seq 3); do cmd j$j; done\n")
+    assert [c.argv()[1] for c in named(r, "cmd")] == ["16", "32", "64", "j1", "j2", "j3"]
+
+
 def test_sbatch_file_gets_child_env(run, tmp_path):
     seen = []
 

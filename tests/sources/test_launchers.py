@@ -775,3 +775,12 @@ def test_a_gpu_count_an_undecided_branch_sets_is_unknown(launches):
         "torchrun --nproc_per_node ${#GPUS[@]} pretrain_gpt.py --num-layers 2\n"
     )
     assert chain.workers_per_node.value is None and "$MODE" in chain.workers_per_node.note
+
+
+def test_an_unknown_option_with_an_unknown_value_is_one_word(launches):
+    # `--name=$X` is one option whatever X holds: it cannot be hiding --nnodes
+    (chain,) = launches(
+        "#!/bin/bash\ntorchrun --nnodes 2 --nproc_per_node 8 --my-plugin=$T pretrain_gpt.py --num-layers 2\n"
+    )
+    assert (chain.nnodes.value, chain.workers_per_node.value) == (2, 8)
+    assert [w.display() for w in chain.calls[0].unknown_options] == ["--my-plugin=${T}"]

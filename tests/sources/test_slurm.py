@@ -332,3 +332,10 @@ def test_a_dash_heredoc_s_tab_indented_directives_and_continued_lines_reach_sbat
         if nodes:
             span = layout.fields["cluster.nnodes"].span
             assert (span.line, span.col) == (4, 18)  # where `$NODES` is written, after the tab
+
+
+def test_a_plugin_option_with_an_unknown_value_hides_no_step_size(launches):
+    # CSCS's container engine: `srun --environment=$DIR/env.toml` is one option Slurm's own table lacks
+    text = "#!/bin/bash\n#SBATCH --nodes=16\n#SBATCH --ntasks-per-node=4\nsrun -ul --environment=$DIR/e.toml python train.py\n"
+    (chain,) = launches(text)
+    assert (chain.nnodes.value, chain.workers_per_node.value) == (16, 4)

@@ -7,7 +7,7 @@ import os
 import re
 from typing import Any
 
-from plint.reading.shell import arith, keyed
+from plint.reading.shell import arith, keyed, patterns
 from plint.reading.shell.arith_expansion import ArithmeticExpansions
 from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
@@ -436,6 +436,8 @@ class Expansions(ArithmeticExpansions):
                 if operand:
                     s = operand[0].start_byte
                     e = operand[-1].end_byte
+                    if self.misparsed_arithmetic(operand, unit):  # `${S:-$(((N + 3) / 4))}`: tree-sitter-bash
+                        return [[(self.arith_text(s + 3, e - 2, unit, span), False)]]  # reads a subshell, and fails
                     fake = SpanNode(operand, s, e)
                     self._container(fake, unit, s, e, operand_fields, quoted)
             return operand_fields
@@ -510,6 +512,13 @@ class Expansions(ArithmeticExpansions):
             ]
         return [[(Piece(changed, span, "derived"), not quoted)]]
 
+    @staticmethod
+    def misparsed_arithmetic(operand, unit: Unit) -> bool:
+        """An operand that is one `$((...))` tree-sitter could not parse (it tries a subshell in a command
+        substitution first, where bash takes the arithmetic expansion)."""
+        text = unit.text(operand[0].start_byte, operand[-1].end_byte)
+        return any(n.type == "ERROR" or n.has_error for n in operand) and text.startswith("$((") and text.endswith("))")
+
     def slice_words(self, operand, name, multi, unit, quoted, span) -> Fields:
         """`${@:2}`, `${A[@]:1:3}`: a slice of the words, each kept whole when quoted."""
         nums = [c for c in operand if c.type != ":"]
@@ -547,67 +556,23 @@ class Expansions(ArithmeticExpansions):
         return joined
 
     def string_op(self, op, text, pattern, operand, unit, quoted) -> str | None:
-        import fnmatch
-
+        """`${X#P}`, `${X/P/S}`, `${X^^}`, `${X:O:L}` of a known value (plint.reading.shell.patterns)."""
         if pattern is None:
             return None
-
-        def match(s: str) -> bool:
-            return fnmatch.fnmatchcase(s, pattern)
-
-        if op in ("#", "##"):
-            rng = range(len(text) + 1) if op == "#" else range(len(text), -1, -1)
-            for i in rng:
-                if match(text[:i]):
-                    return text[i:]
-            return text
-        if op in ("%", "%%"):
-            rng = range(len(text), -1, -1) if op == "%" else range(len(text) + 1)
-            for i in rng:
-                if match(text[i:]):
-                    return text[:i]
-            return text
-        if op in (",,", "^^", ",", "^"):
-            if op == ",,":
-                return text.lower()
-            if op == "^^":
-                return text.upper()
-            return (text[:1].lower() if op == "," else text[:1].upper()) + text[1:]
         if op in ("/", "//", "/#", "/%"):
             cut = next((i for i, c in enumerate(operand) if c.type == "/"), len(operand))  # PATTERN/STRING
             before, after = operand[:cut], operand[cut + 1 :]
             pat = pieces_text(flatten(self.expand(before[0], unit, True))) if before else ""
             rep = pieces_text(flatten(self.expand(after[0], unit, True))) if after else ""
-            if pat is None or rep is None or any(ch in pat for ch in "*?["):
-                if pat and not any(ch in pat for ch in "*?[") and rep is not None:
-                    pass
-                else:
-                    return None
-            if not pat:  # an empty pattern matches only where it is anchored: `${x/#/--}` prefixes
-                return rep + text if op == "/#" else text + rep if op == "/%" else text
-            if op == "//":
-                return text.replace(pat, rep)
-            if op == "/#":
-                return rep + text[len(pat) :] if text.startswith(pat) else text
-            if op == "/%":
-                return text[: -len(pat)] + rep if text.endswith(pat) else text
-            return text.replace(pat, rep, 1)
+            return patterns.substitute(op, text, pat, rep)
         if op == ":":
-            nums = [c for c in operand if c.type not in (":",)]
-            try:
-                off = arith.evaluate(unit.text(nums[0].start_byte, nums[0].end_byte), self.arith_lookup).value
-                length = (
-                    arith.evaluate(unit.text(nums[1].start_byte, nums[1].end_byte), self.arith_lookup).value
-                    if len(nums) > 1
-                    else None
-                )
-            except IndexError:
+            nums = [c for c in operand if c.type != ":"]
+            if not nums:
                 return None
-            if off is None or (len(nums) > 1 and length is None):
-                return None
-            s = text[off:] if off >= 0 else text[len(text) + off :]
-            return s if length is None else s[:length]  # negative: that many before the end
-        return None
+            bounds = [arith.evaluate(unit.text(n.start_byte, n.end_byte), self.arith_lookup).value for n in nums[:2]]
+            known = [b for b in bounds if b is not None]
+            return patterns.substring(text, *known) if len(known) == len(bounds) else None
+        return patterns.trimmed(op, text, pattern)
 
     # ---- substitutions ----------------------------------------------------------------------------
     def expand_between(self, node, start: int, end: int, unit: Unit) -> tuple[str | None, list[Piece]]:

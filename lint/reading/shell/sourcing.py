@@ -12,7 +12,7 @@ from plint.reading.shell.pure_commands import pure_output
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
-from plint.reading.shell.unit import Unit
+from plint.reading.shell.unit import Unit, heredoc_as_file
 from plint.record import record
 from plint.root import folders_above, is_under
 from plint.source import SourceFile, display_path
@@ -25,7 +25,7 @@ from plint.reading.shell.source_path import (
     named_path,
     places,
 )
-from plint.reading.shell.fields import expanded_directives, flatten, unknown_arguments
+from plint.reading.shell.fields import flatten, unknown_arguments
 from plint.reading.shell.state import (
     EvalOptions,
     LINE_TOOLS,
@@ -196,8 +196,11 @@ class Sourcing(ShellCore):
                     var.span,
                 )
 
-    def child_shell(self, extra: dict[str, Var] | None = None):
+    def child_shell(self, extra: dict[str, Var] | None = None, cmd: Command | None = None):
+        """A shell for a script this one starts: it inherits the exported variables and those the command's
+        `NAME=value` prefixes set (bash exports them to that command: `GBS=8 sbatch job.sh`)."""
         env = {k: v for k, v in self.vars.items() if v.exported}
+        env.update({k: v.exported_copy() for k, v in (cmd.assignments if cmd is not None else {}).items()})
         env.update(extra or {})
         child = type(self)(
             self.result.source,
@@ -236,7 +239,7 @@ class Sourcing(ShellCore):
         if fresh and self.output_sinks:
             self.sinks_unknown(f"a shell started by {via}")
         sub = Unit.from_pieces(pieces, unit.source)
-        shell = self.child_shell(extra) if fresh else self
+        shell = self.child_shell(extra, cmd) if fresh else self
         if fresh:
             shell.positional = positional
             shell.arg0 = arg0
@@ -260,29 +263,11 @@ class Sourcing(ShellCore):
         if self.depth >= MAX_DEPTH:
             return
         extra = (
-            self.options.child_env(cmd, self._body_source(content, unit, self.body_ranges.get(id(content))))
+            self.options.child_env(cmd, heredoc_as_file(content, unit, self.body_ranges.get(id(content))))
             if via == "sbatch" and self.options.child_env
             else {}
         )
         self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
-
-    @staticmethod
-    def _body_source(content: MappedText, unit: Unit, body: tuple[int, int] | None) -> SourceFile:
-        """The heredoc body as a file for readers of `#SBATCH` lines: the script's own text with
-        everything outside the body blanked, so lines and columns stay those of the script."""
-        source = unit.source
-        if body is None or unit.data is not source.data:
-            return SourceFile(source.path, content.render())
-        lo, hi = body
-        data = source.data
-
-        def blank(b: bytes) -> bytes:
-            return bytes(10 if c == 10 else 32 for c in b)
-
-        text = (blank(data[:lo]) + expanded_directives(data[lo:hi], content) + blank(data[hi:])).decode(
-            "utf-8", "surrogateescape"
-        )
-        return SourceFile(source.path, text)
 
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         """`bash FILE`, `sbatch FILE`: FILE is looked for where a sourced file is (bash opens a relative one
@@ -306,7 +291,7 @@ class Sourcing(ShellCore):
             self.result.problems.append(Problem("unresolved", found.assumed, word.site))
         recorded = len(self.result.commands)
         extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
-        shell = self.child_shell(extra)
+        shell = self.child_shell(extra, cmd)
         if any(unknown_arguments(a) for a in args) and self.no_arguments():  # `bash x.sh 1 $*`: none forwarded
             args = [a for a in args if not unknown_arguments(a)]
         shell.positional = args

@@ -11,7 +11,7 @@ from __future__ import annotations
 import bisect
 import re
 
-from plint.reading.shell.model import Piece
+from plint.reading.shell.model import MappedText, Piece
 from plint.source import SourceFile, Span
 
 from typing import TYPE_CHECKING
@@ -147,3 +147,21 @@ class Unit:
         if p.exact and p.span is not None and p.source is not None:
             return p.source.span(p.span.start + (start - s), p.span.start + (min(end, e) - s))
         return p.span
+
+
+def heredoc_as_file(content: MappedText, unit: Unit, body: tuple[int, int] | None) -> SourceFile:
+    """A heredoc body (bytes `body` of the unit's file) as a file for readers of `#SBATCH` lines: the script's
+    own text with everything outside the body blanked, so lines and columns stay those of the script."""
+    from plint.reading.shell.fields import expanded_directives
+
+    source = unit.source
+    if body is None or unit.data is not source.data:
+        return SourceFile(source.path, content.render())
+    lo, hi = body
+    data = source.data
+
+    def blank(b: bytes) -> bytes:
+        return bytes(10 if c == 10 else 32 for c in b)
+
+    text = blank(data[:lo]) + expanded_directives(data[lo:hi], content) + blank(data[hi:])
+    return SourceFile(source.path, text.decode("utf-8", "surrogateescape"))

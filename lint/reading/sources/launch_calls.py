@@ -205,6 +205,9 @@ def scan_options(words: list[Word], start: int, grammar: Grammar) -> OptionScan:
             hit = _lookup(head.partition("=")[0], grammar) if head.startswith("-") and "=" in head else None
             if hit is not None:  # `--nnodes=$N`: a known option whose value is unknown
                 out.options.setdefault(hit[0], []).append(w.after(head.index("=") + 1))
+            elif head.startswith("--") and "=" in head:  # `--environment=$DIR/x.toml`: one option plint does not
+                out.unknown.append(w)  # know (a plugin's), whose value is unknown: it sets nothing else
+                out.options.setdefault(head.partition("=")[0], []).append(w.after(head.index("=") + 1))
             elif any(looks_like_program(later) for later in words[i + 1 :]):
                 out.opaque.append(w)  # `$DISTRIBUTED_ARGS train.py`: options plint cannot see
             else:

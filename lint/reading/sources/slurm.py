@@ -109,6 +109,10 @@ def parse_options(words: list[Word], command: str, opaque: Callable[[int], bool]
                     out.options.append(SlurmOption(name, word.after(head.index("=") + 1), word))
                     i += 1
                     continue
+            if head.startswith("--") and "=" in head:  # `--environment=$DIR/x.toml`: one option Slurm does not
+                out.unknown.append(word)  # know (a SPANK plugin's), whose value is unknown: it sets nothing else
+                i += 1
+                continue
             if opaque is not None and opaque(i):
                 out.opaque.append(word)
                 i += 1
