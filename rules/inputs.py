@@ -162,8 +162,9 @@ def unresolved_value(ctx: RuleContext):
         "`python -m torch.distributed.run`, or a `pretrain_*.py` / `finetune*.py` / `train*.py` entry "
         "point given trainer flags) from which plint read no launch, and says why: the command sits in a "
         "function the script never calls, behind a wrapper or a variable plint cannot see through, in a "
-        "branch plint found dead, or after an `exit`. Commands only mentioned in comments or `echo` "
-        "strings do not count.",
+        "branch plint found dead, or after an `exit`; or a command running a script named for training "
+        "(`bash examples/pretrain_gpt.sh`, `./run_finetune.sh`) that plint cannot read (not in the checked tree "
+        "where bash would look). Commands only mentioned in comments or `echo` strings do not count.",
         why="Without a launch there is no layout, so every other rule stays silent and the file would pass "
         'as clean ("0 error(s)"): a verdict about nothing. Saying which command was skipped and why '
         "tells the reader what plint could not check, and usually how to let it (`--env NAME=VALUE` for "
@@ -191,7 +192,7 @@ def unresolved_value(ctx: RuleContext):
         ),
         fix=unfixable(
             "the finding says what kept the launch from being read; supply the unknown variable with "
-            "`--env NAME=VALUE`, or check the function, branch or `exit` it names."
+            "`--env NAME=VALUE`, check the function, branch or `exit` it names, or check the script it runs."
         ),
         references=("docs/reading.md, What plint reads, statically",),
     ),

@@ -56,3 +56,14 @@ def test_keyed_branches_merge_element_by_element(run):
 def test_a_slice_reaching_past_what_the_branches_agree_on_is_unknown(run):
     r = run(UNDECIDED + '  B=(p q r)\nelse\n  B=(p q r s)\nfi\necho "${B[@]:1:2}" "${B[@]:2}"\n')
     assert _words(r) == ["q", "r", "${B}"]
+
+
+def test_an_unquoted_unknown_output_in_an_array_literal_leaves_it_uncounted(run):
+    # at-aaims/forge's LSF jobs: nodes=($(cat $LSB_DJOB_HOSTFILE | sort | uniq)); nnodes=${#nodes[@]}
+    r = run(
+        "nodes=($(cat $LSB_DJOB_HOSTFILE | sort | uniq))\nH=($(hostname) x)\nA=(a b)\nA+=($(ls) c)\n"
+        'Q=("$(ls)" z)\necho ${#nodes[@]} ${#H[@]} ${#A[@]} ${A[1]} ${A[2]} ${#Q[@]}\n'
+    )
+    words = _words(r)
+    assert words[0] == "${nodes}" and "known only at run time" in _unknown_note(r, position=1)
+    assert words[1:] == ["2", "${A}", "b", "${A}", "2"]  # a host name is one word; a quoted output is one

@@ -119,3 +119,22 @@ def test_a_data_tool_run_under_srun_is_no_launch_and_draws_no_pl005(tmp_path):
     job.write_text("#!/bin/bash\nsrun python pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 2\n")
     (result,) = check_paths([job])
     assert len(result.layouts) == 1  # a training script under srun is still a launch
+
+
+def test_a_training_script_plint_cannot_find(tmp_path):
+    # Oneflow-Inc/OneAutoTest's benchmark lists: `bash examples/megatron_args_pretrain_gpt2.sh 1 8 ...`, a copy
+    # of the script in another checkout
+    _, found = unused(
+        tmp_path,
+        "# 1n8g\nbash examples/megatron_args_pretrain_gpt2.sh 1 8 0 127.0.0.1 8 1\n./scripts/run_finetune.sh\n"
+        "bash setup_env.sh\nbash $UNSET/pretrain.sh\n",
+    )
+    assert [line for line, _ in found] == [2, 3, 5]
+    assert "it runs the script megatron_args_pretrain_gpt2.sh, which plint cannot read: no such file" in found[0][1]
+    assert "its path is not known statically ($UNSET is not set" in found[2][1]
+
+
+def test_a_training_script_that_is_there_is_read(tmp_path):
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "pretrain_gpt.sh").write_text("echo nothing here\n")
+    assert unused(tmp_path, "bash examples/pretrain_gpt.sh\n")[1] == []

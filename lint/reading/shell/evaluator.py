@@ -14,7 +14,7 @@ from plint.reading.shell.model import Piece, Problem, ShellResult, Var, VirtualF
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.reading.shell.fields import flatten, split_fields, pieces_text
+from plint.reading.shell.fields import flatten, may_split, split_fields, pieces_text
 from plint.reading.shell.state import (
     EvalOptions,
     MAX_COMMAND_WORDS,
@@ -363,7 +363,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         exported = export or (old.exported if old is not None else False)
         associative = associative or (old is not None and old.associative)
         if value_node is not None and value_node.type == "array":
-            entries = self.array_entries(value_node, unit)
+            entries, uncounted = self.array_entries(value_node, unit)
             if (
                 associative
                 or any(key is not None for key, _ in entries)
@@ -372,11 +372,13 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 self.keyed_literal(name, entries, associative, old if op == "+=" else None, exported, span, target)
                 return
             items = tuple(value for _, value in entries)
-            uncounted = None
             if op == "+=" and old is not None:
-                base_items = old.items if old.is_array else ((old.value,) if old.value else ())
-                items = tuple(base_items) + items  # type: ignore[arg-type]
-                uncounted = old.uncounted_from
+                base_items = tuple(old.items or ()) if old.is_array else ((old.value,) if old.value else ())
+                items = base_items + items
+                if old.uncounted_from is not None:
+                    uncounted = old.uncounted_from
+                elif uncounted is not None:
+                    uncounted += len(base_items)
             target[name] = Var(name, (), self.capped_items(items, name, span), exported, span, uncounted_from=uncounted)
             return
         value = flatten(self.expand(value_node, unit, quoted=True)) if value_node is not None else ()
@@ -460,10 +462,14 @@ class Shell(Expansions, Commands, Sourcing, Control):
             for p in value
         )
 
-    def array_entries(self, node, unit: Unit) -> list[tuple[tuple[Piece, ...] | None, tuple[Piece, ...]]]:
+    def array_entries(
+        self, node, unit: Unit
+    ) -> tuple[list[tuple[tuple[Piece, ...] | None, tuple[Piece, ...]]], int | None]:
         """The items of `(...)`: (KEY, VALUE) for `[KEY]=VALUE`, unsplit as bash assigns it; (None, word) for
-        each word of any other item."""
+        each word of any other item. And the first entry from an unquoted unknown value, which bash splits
+        into words plint cannot count (`nodes=($(cat $LSB_DJOB_HOSTFILE | sort -u))`), or None."""
         entries: list[tuple[tuple[Piece, ...] | None, tuple[Piece, ...]]] = []
+        uncounted: int | None = None
         for c in node.named_children:
             if c.type == "comment":
                 continue
@@ -476,8 +482,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 if split is not None:
                     entries.append(split)
                     continue
-            entries.extend((None, tuple(w)) for w in split_fields(self.expand(c, unit)))
-        return entries
+            fields = self.expand(c, unit)
+            if uncounted is None and any(splits and may_split(p) for f in fields for p, splits in f):
+                uncounted = len(entries)
+            entries.extend((None, tuple(w)) for w in split_fields(fields))
+        return entries, uncounted
 
     def keyed_literal(self, name: str, entries, associative: bool, base: Var | None, exported, span, target) -> None:
         """`NAME=([KEY]=VALUE ...)` (or `+=`): an associative array, or an indexed one given subscripts."""

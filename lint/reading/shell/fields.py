@@ -48,6 +48,15 @@ def blank_edge(piece: Piece, end: int) -> bool:
     return bool(alts) and all(a in ("", "<unset>") or a[end] in IFS for a in alts)
 
 
+def may_split(piece: Piece) -> bool:
+    """An unknown piece that word splitting may make any number of words: not known to be one word (a host
+    name), nor one of alternatives that each are one word."""
+    if piece.known or piece.one_word:
+        return False
+    alts = piece.alternatives
+    return not alts or any(a in ("", "<unset>") or any(ch in IFS for ch in a) for a in alts)
+
+
 def split_fields(fields: Fields) -> list[list[Piece]]:
     """Word splitting on IFS whitespace, keeping per-character provenance."""
     words: list[list[Piece]] = []

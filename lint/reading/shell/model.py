@@ -161,6 +161,9 @@ class ShellResult:
     problems: list[Problem] = field(default_factory=list)
     spent: tuple[int, int] = (0, 0)  # (steps, work) the evaluation took: readings of one file share a budget
     files_read: list[str] = field(default_factory=list)  # sourced and run files, resolved paths
+    # scripts run (`bash FILE`) that are not there to read, as (the FILE word's span, why): not a problem of
+    # the script (a helper of another checkout), but where its launch may be (reading.sources.unlaunched)
+    unread_scripts: list[tuple[Span | None, str]] = field(default_factory=list)
     # Undecided branches (if/elif/case) by key, and the unknown pieces their merge made (id -> (piece,
     # key)): a command these pieces hide (`eval "$full_cmd"`) is read once per branch (shell/choices.py).
     choices: dict = field(default_factory=dict)

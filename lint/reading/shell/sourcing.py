@@ -282,6 +282,8 @@ class Sourcing(ShellCore):
             self.result.problems.append(Problem(found.why.kind, said, word.site))
             return
         src = found.source
+        if src is None:  # not found, or a path known only at run time
+            self.result.unread_scripts.append((word.site, _not_found(word, found.looked, "runs")))
         if src is None or self.depth >= MAX_DEPTH:
             return
         key = os.path.abspath(src.path)
@@ -740,7 +742,7 @@ class Sourcing(ShellCore):
         return MappedText.from_source(src) if src is not None else None
 
 
-def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = ()) -> str:
+def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = (), verb: str = "sources") -> str:
     """Why a sourced file the script names is not there to read, with every place plint looked in."""
     if not word.known:
         reasons = "; ".join(dict.fromkeys(p.reason for p in word.unknowns if p.reason))
@@ -749,7 +751,7 @@ def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = ()) -> str:
         tails = " and no tail of it is a file of the checked tree" if looked else ""
         return f"its path starts with ~, the home folder of whoever runs the script (not known statically){tails}"
     if len(looked) <= 1:
-        return "no such file beside the script that sources it"
+        return f"no such file beside the script that {verb} it"
     places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)
     return f"no such file in any place plint looked ({places})"
 

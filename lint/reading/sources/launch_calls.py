@@ -339,14 +339,14 @@ def min_max_nodes(value: Value) -> Value:
 # ---- resolution ---------------------------------------------------------------------------------
 def product_of(a: Value | None, b: Value | None, note: str) -> Value:
     if a is None or b is None or not a.known or not b.known:
-        missing = [v.note for v in (a, b) if v is not None and not v.known and v.note]
+        missing = [v.note.removeprefix("needs ") for v in (a, b) if v is not None and not v.known and v.note]
         return unresolved("needs " + "; ".join(missing) if missing else "a factor is unknown")
     return Value(a.value * b.value, b.span or a.span, _origin(a, b), note.format(a=a.value, b=b.value))
 
 
 def quotient_of(w: Value, n: Value, note: str, floor: bool = False) -> Value:
     if not w.known or not n.known:
-        missing = [v.note for v in (w, n) if not v.known and v.note]
+        missing = [v.note.removeprefix("needs ") for v in (w, n) if not v.known and v.note]
         return unresolved("needs " + "; ".join(missing) if missing else "a count is unknown")
     if n.value <= 0 or (w.value % n.value and not floor):
         return Value(None, w.span, "derived", f"{w.value} processes do not divide evenly over {n.value} nodes")

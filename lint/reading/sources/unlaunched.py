@@ -75,7 +75,8 @@ _HELD_BYTES = 16 * 1024  # bytes of a value assigned to a variable looked at for
 _WORD_BYTES = 1024  # bytes of a word looked at: a launcher's, interpreter's or script's path is shorter, and a
 # word holding nested commands (`$($($(...)))`) would otherwise be copied once per level (quadratic)
 # a file none of whose text names a launcher, Python or a training script is not parsed again at all
-_HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b")
+_HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b|\.sh\b")
+_SHELLS = frozenset({"bash", "sh"})
 
 
 @record(frozen=True)
@@ -238,6 +239,34 @@ def _held(node, data: bytes) -> tuple[str, list[str]] | None:
     return data[name.start_byte : name.end_byte].decode("utf-8", "replace"), words
 
 
+def _unread_training_script(node, first: list[str], data: bytes, source: SourceFile, result: ShellResult):
+    """`bash examples/pretrain_gpt.sh ...` (or `./train.sh`) that the evaluator ran but could not read the script
+    of (not found, a path known only at run time): the launch is inside a script plint did not see. Only a
+    script named as training is (launch_calls.TRAINING_NAMES, as a part of its name): a missing helper is no
+    evidence of a launch."""
+    from plint.reading.sources.launch_calls import TRAINING_NAMES
+
+    words = _words(node, data, 3)
+    script = words[1] if _base(first[0]) in _SHELLS and len(words) > 1 else first[0]
+    parts = re.split(r"[_\-.]", _base(script).lower())
+    if not script.endswith(".sh") or not any(part.startswith(TRAINING_NAMES) for part in parts[:-1]):
+        return None
+    span = source.span(node.start_byte, node.end_byte)
+    said = next(
+        (
+            why
+            for at, why in result.unread_scripts
+            if at is not None and at.path == span.path and span.start <= at.start < span.end
+        ),
+        None,
+    )
+    if said is None:
+        return None
+    text = " ".join(" ".join(_words(node, data)).replace("\\\n", " ").split())
+    shown = text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+    return UnusedLaunch(span, shown, f"it runs the script {_base(script)}, which plint cannot read: {said}")
+
+
 def _called_names(commands: list, data: bytes) -> set[str]:
     return {words[0] for c, _ in commands if (words := _words(c, data, 1))}
 
@@ -308,6 +337,10 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
         commands, assignments = _scan(root)
         for node, within in commands:
             first = _words(node, data, 1)
+            unread = _unread_training_script(node, first, data, source, result) if first else None
+            if unread is not None:
+                out.append(unread)
+                continue
             words = _words(node, data) if first and _may_count(first[0]) else None
             at = _counts(words) if words else None
             if at is None or words is None or _prepares_data(words):
