@@ -368,3 +368,23 @@ def test_only_stdout_redirections_write_files(run):
     r = run("echo out 2> err.log > out.log\necho more &>> out.log\necho e 2>> err.log\n")
     assert virtual(r, "out.log").content.render() == "out\nmore\n"
     assert not [k for k in r.virtual_files if k.endswith("err.log")]
+
+
+def test_a_script_copied_is_not_run_by_the_copy(run):
+    # orangeaico/Megatron-LM's conversion job keeps a copy of the training script with its logs
+    r = run(
+        "cp /workspace/examples/train_big.sh logs/\nmv ./old_train.sh ./archive/\n", files={"old_train.sh": "cmd no\n"}
+    )
+    assert named(r, "cmd") == []
+
+
+def test_a_script_run_where_plint_cannot_follow_is_the_copy_this_script_wrote(run):
+    # c00cjz00/LLAMA-on-HPC: the job copies its recipe into the app's folder, then runs it in a container there
+    r = run(
+        "cp multi.sh local/app/examples/multi_node_demo.sh\n"
+        "singularity exec --pwd $HOME/.local/app/examples img.sif bash -c 'bash multi_node_demo.sh'\n",
+        files={"multi.sh": "cmd 8\n", "local/app/examples/.keep": ""},
+    )
+    (copied,) = named(r, "cmd")
+    assert copied.argv() == ["cmd", "8"] and copied.words[1].pieces[0].origin == "assumed"
+    assert any("multi_node_demo.sh is not where bash would look" in p.message for p in r.problems)

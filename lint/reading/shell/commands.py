@@ -8,7 +8,7 @@ import os
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
-from plint.reading.shell.model import Command, MappedText, Piece, Var, Word
+from plint.reading.shell.model import Command, MappedText, Piece, Var, VirtualFile, Word
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.bounds import parse_index
@@ -273,13 +273,15 @@ class Commands(ShellCore):
             gone = str(self.resolve_path(moved, unit))
             self.result.virtual_files = {k: v for k, v in self.result.virtual_files.items() if k != gone}
 
-    def written_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+    def written_script(
+        self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit, file: VirtualFile | None = None
+    ) -> None:
         """`sbatch $DIR/job.sbatch`, named only at run time, where the script itself wrote a file under that same
         name (`cat > $DIR/job.sbatch <<EOF`): that file, run in a child shell as a read one is; its #SBATCH lines
         read with the unknown parts as ${NAME}, so that they read as unknown, never as text."""
         if self.depth >= MAX_DEPTH:
             return
-        content = self.result.virtual_files[word.display()].content
+        content = (file or self.result.virtual_files[word.display()]).content
         shown = SourceFile(word.display(), Word(tuple(content.pieces)).display())
         extra = self.options.child_env(cmd, shown) if via == "sbatch" and self.options.child_env else {}
         self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
@@ -428,9 +430,13 @@ class Commands(ShellCore):
         return job_hosts(int(count), span)
 
 
-# commands that print or test their words and run none of them (`echo $cmd` of a command string: bash starts no
-# shell there); commands that use their arguments as files are left to the scan (a script copied, then run)
-_RUNS_NO_ARGUMENT = frozenset(("echo", "printf", ":", "true", "false", "test", "[", "logger", "which", "type"))
+# commands that print or test their words, or use them as files, and run none of them (`echo $cmd` of a command
+# string, `cp run.sh logs/`: bash starts no shell there; a script copied and then run is read where it runs)
+_RUNS_NO_ARGUMENT = frozenset(
+    ("echo", "printf", ":", "true", "false", "test", "[", "logger", "which", "type")
+    + ("cp", "mv", "rm", "ln", "install", "chmod", "chown", "touch", "cat", "head", "tail", "less", "more", "tee")
+    + ("ls", "stat", "file", "wc", "diff", "grep", "sed", "awk", "tar", "zip", "gzip", "scp", "rsync", "dos2unix")
+)
 
 # ssh(1)'s options that take a value (its synopsis: -B -b -c -D -E -e -F -I -i -J -L -l -m -O -o -P -p -Q -R -S -W -w)
 _SSH_VALUE_OPTIONS = frozenset("BbcDEeFIiJLlmOoPpQRSWw")

@@ -171,5 +171,11 @@ class ShellResult:
     chosen: list[str] = field(default_factory=list)  # when the forced ways through run (a reading per way)
     argument_loops: bool = False  # a loop over the script's arguments ran no time (none were given)
 
+    def written_named(self, name: str) -> VirtualFile | None:
+        """The one file the script wrote whose last path part is `name`'s, else None."""
+        base = name.rsplit("/", 1)[-1]
+        written = [f for f in self.virtual_files.values() if f.path.rsplit("/", 1)[-1] == base]
+        return written[0] if len(written) == 1 else None
+
     def commands_named(self, names: Sequence[str]) -> list[Command]:
         return [c for c in self.commands if c.name and c.name.rsplit("/", 1)[-1] in names]

@@ -281,6 +281,19 @@ class Sourcing(ShellCore):
             said = found.why.say(f"script {word.display()} ({via})", "the commands it runs are unknown")
             self.result.problems.append(Problem(found.why.kind, said, word.site))
             return
+        # not found where bash would look, but this script wrote (`cp`, `cat >`) one file of that name, run from a
+        # folder plint cannot follow (`singularity exec --pwd ...`): that file, its values assumed
+        copy = self.result.written_named(word.text) if found.source is None and word.text is not None else None
+        if copy is not None:
+            note = f"script {word.text} is not where bash would look from here; plint read {display_path(copy.path)}"
+            self.result.problems.append(
+                Problem("unresolved", f"{note}, written by this script, as the one run", word.site)
+            )
+            recorded = len(self.result.commands)
+            self.written_script(word, args, cmd, via, unit, copy)
+            for run in self.result.commands[recorded:]:
+                run.words = [Word(_assumed_pieces(w.pieces), w.site) for w in run.words]
+            return
         src = found.source
         if src is None:  # not found, or a path known only at run time
             self.result.unread_scripts.append((word.site, _not_found(word, found.looked, "runs")))
