@@ -152,6 +152,10 @@ def distributed_optimizer_off(ctx: LaunchContext):
             key="parallel.zero_stage",
         )
         return
+    from plint.rules.keys_and_flags import flag_catalog
+
+    if flag_catalog(ctx).lookup("--use-distributed-optimizer") is None:
+        return  # the trainer in force has no distributed optimizer (an older fork): no remedy to name
     full, kept, sharded = _optimizer_bytes(precision)
     yield Finding(
         f"dp {dp[0]} without --use-distributed-optimizer: every rank keeps the full optimizer state "

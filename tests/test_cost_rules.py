@@ -826,3 +826,19 @@ def test_predicted_oom_is_an_error_once_the_gpu_is_named(tmp_path, named, severi
     (finding,) = _findings(result, "PL401")
     assert finding.severity == severity
     assert ("the GPU is assumed" in finding.message) == (named is None)
+
+
+def test_no_distributed_optimizer_advice_where_the_release_has_none(tmp_path):
+    """bigscience's Megatron-DeepSpeed run without --deepspeed: Megatron's own optimizer, no ZeRO stage whatever
+    --zero-stage says (the fork's training.py builds DeepSpeed only under args.deepspeed), and no
+    --use-distributed-optimizer in its parser to advise."""
+    launch = (
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --zero-stage 1 --tokenizer-name-or-path bigscience/tokenizer "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        "--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16\n"
+    )
+    result = _check(tmp_path, {"launch.sh": launch})
+    (layout,) = result.layouts
+    assert layout.extras.release[0] == "bigscience"
+    assert layout.value("parallel.zero_stage") is None and layout.value("parallel.sharding") == "none"
+    assert not _findings(result, "PL305")

@@ -496,11 +496,17 @@ def test_fork_flags():
 
 
 def test_fork_defaults():
-    f = fork("")
+    f = fork("--deepspeed")
     zero = f["parallel.zero_stage"]
     assert (zero.value, type(zero.value), zero.origin) == (1, int, "default") and "1.0" in zero.note
     assert f["megatron_deepspeed.no_pipeline_parallel"].value is False
     assert "parallel.zero_stage" not in facts("")  # Megatron-LM has no ZeRO stage flag
+
+
+def test_the_fork_without_deepspeed_has_no_zero_stage():
+    # megatron/training.py builds Megatron's own optimizer unless args.deepspeed: --zero-stage's default is idle
+    assert "parallel.zero_stage" not in fork("--zero-stage 2")
+    assert fork("--zero-stage 2 --deepspeed")["parallel.zero_stage"].value == 2
 
 
 def test_fork_expert_tensor_parallelism():

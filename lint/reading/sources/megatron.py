@@ -205,7 +205,10 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
         r.put("parallel.dp_outer", r.value("--num-distributed-optimizer-instances"))
     if r.has("--use-tp-pp-dp-mapping"):
         r.put("parallel.use_tp_pp_dp_mapping", r.flag("--use-tp-pp-dp-mapping"))
-    if fork:
+    # without --deepspeed the fork builds Megatron's own optimizer and no DeepSpeed engine (megatron/training.py,
+    # setup_model_and_optimizer: `if args.deepspeed:`), so there is no ZeRO stage at all
+    deepspeed = (r.flag("--deepspeed") or r.absent(False, "no --deepspeed", options=("--deepspeed",))) if fork else None
+    if deepspeed is not None and not (deepspeed.known and not deepspeed.value):
         # Megatron's own copy of the stage (zero.Init at 3); the JSON's stage is what DeepSpeed runs.
         # Both forks declare it type=int, default=1.0 (a float): deepspeed.md §6.2.
         r.setting(
@@ -214,6 +217,7 @@ def _parallel(r: _Reader, fork: bool) -> tuple[Value, Value]:
             fallback=1,
             note="--zero-stage not given: the fork's default 1.0 (declared type=int), i.e. stage 1",
         )
+    if fork:
         r.setting("ds_sequence_parallel_size", "--ds-sequence-parallel-size", fallback=1)
         r.put(
             "megatron_deepspeed.no_pipeline_parallel",
