@@ -259,6 +259,18 @@ def test_a_named_json_that_is_no_deepspeed_config_is_said_so(folder):
     assert "ds.json: not a DeepSpeed config" not in named.stderr
 
 
+def test_a_named_python_program_is_no_shell_script(tmp_path):
+    # a training script or data tool named with the launches (THUDM/LongAlign's pre_tokenize.py): bash would reject
+    # its `def f(x):`, and plint said so nine times, as errors
+    (tmp_path / "pre_tokenize.py").write_text("import argparse\n\ndef parse_args(args=None):\n    return args\n")
+    (tmp_path / "run").write_text("#!/usr/bin/env python3\nimport os\nprint(os.getcwd())\n")
+    proc = run_plint("check", "--format", "json", "pre_tokenize.py", "run", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout
+    assert [f["diagnostics"] for f in json.loads(proc.stdout)["files"]] == [[], []]
+    assert "plint: pre_tokenize.py: a Python program, not a launch file: nothing in it was checked" in proc.stderr
+    assert "plint: run: a Python program" in proc.stderr
+
+
 NEOX_JSON_CONFIG = """{
   "pipe-parallel-size": 1, "model-parallel-size": 1,
   "num-layers": 12, "hidden-size": 768, "num-attention-heads": 12, "seq-length": 2048,

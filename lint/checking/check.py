@@ -107,6 +107,12 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
         checked.append((index, result))
         if not walked and result.reading.kind == "json":
             run.notes += _not_deepspeed_note(result.reading)
+        if result.reading.kind == "python" and result.reading.unreadable is None:
+            run.notes.append(
+                f"{result.reading.path}: a Python program, not a launch file: nothing in it was checked (plint reads "
+                "the shell scripts, DeepSpeed JSON and GPT-NeoX YAML that launch training, and a training script "
+                "through the launch that runs it)"
+            )
     if aside:
         read = {
             os.path.realpath(cfg.path)

@@ -35,7 +35,7 @@ SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 @record
 class FileReading:
     path: str
-    kind: str  # "shell" | "json"
+    kind: str  # "shell" | "json" | "python" (named on the command line, never read: file_kind)
     source: SourceFile | None = None
     shell: ShellResult | None = None
     launches: list[Launch] = field(default_factory=list)
@@ -51,10 +51,15 @@ class FileReading:
 def file_kind(path: str | Path) -> str:
     """ "json" or "shell" by the name; by what it holds for standard input without a name (`plint check -`) and
     a file whose suffix is neither JSON's nor a shell script's (FlagAI's Aquila2 keeps its DeepSpeed config as
-    `ds_zero2.config`)."""
+    `ds_zero2.config`). "python" for a Python program (`.py`, or a `#!...python` first line): no launch file,
+    and no shell script either (bash would reject its first `def f(x):`)."""
     suffix = Path(path).suffix.lower()
     if suffix == ".json":
         return "json"
+    if suffix in (".py", ".pyw", ".pyi") or (
+        str(path) != "-" and suffix not in (".sh", ".bash") and _python_program(path)
+    ):
+        return "python"
     if str(path) == "-":
         data = overlaid(path)
         if data is not None and _looks_like_json(data):
@@ -67,6 +72,16 @@ def file_kind(path: str | Path) -> str:
         if _looks_like_json(data):
             return "json"
     return "shell"
+
+
+def _python_program(path: str | Path) -> bool:
+    """A file whose `#!` line runs Python (`#!/usr/bin/env python3`)."""
+    try:
+        head = (overlaid(path) or read_bytes(path))[:128]
+    except OSError:  # PL001 says why when the file is read
+        return False
+    first = head.split(b"\n", 1)[0]
+    return first.startswith(b"#!") and b"python" in first
 
 
 def _looks_like_json(data: bytes) -> bool:
@@ -244,6 +259,8 @@ def read_path(
         return reading
     if kind == "json":
         _read_json_alone(reading, source)
+        return reading
+    if kind == "python":  # a training script is read through the launch that runs it (entry-point evidence)
         return reading
     _read_shell(reading, source, path, env, gpu, assume or {}, releases or {}, trainer_source)
     return reading
