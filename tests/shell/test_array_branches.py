@@ -67,3 +67,29 @@ def test_an_unquoted_unknown_output_in_an_array_literal_leaves_it_uncounted(run)
     words = _words(r)
     assert words[0] == "${nodes}" and "known only at run time" in _unknown_note(r, position=1)
     assert words[1:] == ["2", "${A}", "b", "${A}", "2"]  # a host name is one word; a quoted output is one
+
+
+def test_an_uncounted_array_stays_uncounted_through_merges_copies_and_writes(run):
+    # review of 40bc18c/316a99e, each checked against bash 5.2: wrong known values before
+    r = run(
+        "nodes=($(cat $HOSTFILE))\n" + UNDECIDED + "  nodes+=(x)\nelse\n  nodes+=(x y)\nfi\necho ${nodes[1]}\n"
+        'n5=("${nodes[@]}" extra)\necho ${#n5[@]} ${n5[1]}\n'
+        "n3=($(cat $HOSTFILE))\nn3+=([7]=x)\necho ${n3[1]}\n"
+        "Q=(a $UNSET_THING b)\necho ${#Q[@]}\n"
+    )
+    assert [argv(r, "echo", i)[1:] for i in range(4)] == [["${nodes}"], ["${n5}", "${n5}"], ["${n3}"], ["${Q}"]]
+
+
+def test_branches_of_different_kinds_merge_as_arrays(run):
+    r = run(
+        UNDECIDED
+        + "  C=(a b c)\nelse\n  C=([0]=a [5]=b)\nfi\necho ${#C[@]} ${C[0]}\n"
+        + UNDECIDED
+        + "  D=(a b c)\nelse\n  D=a\nfi\necho ${#D[@]} ${D[0]}\n"
+    )
+    assert argv(r, "echo", 0)[1:] == ["${C}", "a"] and argv(r, "echo", 1)[1:] == ["${D}", "a"]
+
+
+def test_appending_a_word_to_an_array_appends_to_its_first_element(run):
+    r = run('A=(a b); A+=x\nG=([2]=p [5]=q); G+=z\nE=(); E+=w\necho "${A[@]}" ${#A[@]} "${G[@]}" "${!G[@]}" ${#E[@]}\n')
+    assert _words(r) == ["ax", "b", "2", "z", "p", "q", "0", "2", "5", "1"]  # as bash 5.2 prints them

@@ -353,3 +353,20 @@ def test_an_arithmetic_default_tree_sitter_reads_as_a_subshell(run):
         'echo $S $T "${U:-$(((N + 4 - 1) / 4))}" "${V:-$(( (N + 4 - 1) * 4))}"\n'
     )
     assert argv(r, "echo") == ["echo", "2", "2", "2", "32"]
+
+
+def test_patterns_bash_expands_first_are_not_read_as_text(run):
+    # review: `${H//$SEP/ }` and the like gave their unexpanded pattern's result as a known value
+    r = run(
+        "SEP=,; H=a,b,c; e=a; f=x.a; p=a/b/c; x=abc; y=abc; z=abc.sh\n"
+        'echo ${H//$SEP/ } "${f%.$e}" "${f/\'x\'/Z}" "${p//\\//_}" "${x^^b}" "${y/b/[&]}" "${z%.sh}" "${z^^}"\n'
+    )
+    assert argv(r, "echo") == ["echo", "${H}", "${f}", "${f}", "${p}", "${x}", "${y}", "abc", "ABC.SH"]
+
+
+def test_elements_keep_their_words_through_defaults_and_operators(run):
+    r = run(
+        'A=(--a --b); x=(x y); B=(ab "" ef); G=([0]=a [5]=b [6]=c); E=()\n'
+        'echo "${A[@]:-}" "${A[@]-}" "${x[@]#?}" "${B[@]^^}" "${G[@]: -3}" "${E[@]:-dflt}"\n'
+    )
+    assert argv(r, "echo") == ["echo", "--a", "--b", "--a", "--b", "", "", "AB", "", "EF", "b", "c", "dflt"]

@@ -388,3 +388,22 @@ def test_a_script_run_where_plint_cannot_follow_is_the_copy_this_script_wrote(ru
     (copied,) = named(r, "cmd")
     assert copied.argv() == ["cmd", "8"] and copied.words[1].pieces[0].origin == "assumed"
     assert any("multi_node_demo.sh is not where bash would look" in p.message for p in r.problems)
+
+
+def test_assignments_before_source_and_a_function_last_as_long_as_it(run):
+    r = run(
+        "f() { cmd f ${GBS:-4}; }\nGBS=64 source child.sh\ncmd after ${GBS:-none}\nGBS=32 f\nGBS=1\nGBS=2 . ./child.sh\n"
+        "cmd after2 $GBS\n",
+        files={"child.sh": "cmd child ${GBS:-4}\n"},
+    )
+    got = [c.argv()[1:] for c in named(r, "cmd")]
+    assert got == [["child", "64"], ["after", "none"], ["f", "32"], ["child", "2"], ["after2", "1"]]
+
+
+def test_srun_runs_a_bare_script_name_from_the_working_directory(run):
+    # spyysalo/lumi-llm-scaling: `srun launch.sh $CMD`; slurmstepd execs a name not on PATH from the job's folder
+    r = run(
+        'CMD="pretrain_gpt.py --num-layers 2"\nsrun --label launch.sh $CMD\n', files={"launch.sh": 'python -u "$@"\n'}
+    )
+    (python,) = named(r, "python")
+    assert python.argv() == ["python", "-u", "pretrain_gpt.py", "--num-layers", "2"] and python.via == "bash FILE"

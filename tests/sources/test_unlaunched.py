@@ -138,3 +138,8 @@ def test_a_training_script_that_is_there_is_read(tmp_path):
     (tmp_path / "examples").mkdir()
     (tmp_path / "examples" / "pretrain_gpt.sh").write_text("echo nothing here\n")
     assert unused(tmp_path, "bash examples/pretrain_gpt.sh\n")[1] == []
+
+
+def test_a_shells_options_stand_before_the_training_script(tmp_path):
+    _, found = unused(tmp_path, "bash -x examples/pretrain_gpt.sh 8\n")
+    assert [line for line, _ in found] == [1] and "pretrain_gpt.sh, which plint cannot read" in found[0][1]

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import os
 
 from plint.reading.shell import arith
@@ -144,12 +146,14 @@ class Commands(ShellCore):
             return 0
         if name in self.functions and self.depth < MAX_DEPTH:
             self.record(words, site, assignments)
-            return self.call(name, args)
+            with self.prefixed(assignments):
+                return self.call(name, args)
         cmd = self.record(words, site, assignments)
         texts = [w.text for w in args]
         if base in ("source", "."):
             if args:
-                self.source(args[0], args[1:], unit, node)
+                with self.prefixed(assignments):
+                    self.source(args[0], args[1:], unit, node)
             return 0
         if base == "eval":
             pieces: list[Piece] = []
@@ -325,6 +329,22 @@ class Commands(ShellCore):
             )
         return step.status
 
+    @contextmanager
+    def prefixed(self, assignments: dict[str, Var]):
+        """`GBS=64 source cfg.sh`, `GBS=64 run_fn`: the command's `NAME=value` prefixes are the shell's variables
+        (exported) while it runs, and the values before it after (bash's temporary environment of a builtin or
+        function)."""
+        before = {k: self.vars.get(k) for k in assignments}
+        self.vars.update({k: v.exported_copy() for k, v in assignments.items()})
+        try:
+            yield
+        finally:
+            for k, v in before.items():
+                if v is None:
+                    self.vars.pop(k, None)
+                else:
+                    self.vars[k] = v
+
     def call(self, name: str, args: list[Word]) -> int | None:
         body, unit = self.functions[name]
         saved_positional = self.positional
@@ -487,15 +507,18 @@ _INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
 def _script_run_by_path(texts: list[str | None]) -> int | None:
     """Where a shell script is run by its path: `./run.sh ARGS`, or after a launcher's options
     (`srun -N 2 ./scripts/entry.sh ARGS`, a site's container entry script). A name with a slash is run
-    as a file (bash(1), COMMAND EXECUTION); the words after it are its arguments, "$@" inside. Not past
-    a program that takes the rest as its own arguments (python, torchrun...)."""
+    as a file (bash(1), COMMAND EXECUTION); so is a bare name under srun, whose tasks exec a program not on
+    PATH from the working directory (slurmstepd's _build_path, src/slurmd/slurmstepd/task.c: `srun launch.sh
+    ...`). The words after it are its arguments, "$@" inside. Not past a program that takes the rest as its own
+    arguments (python, torchrun...)."""
+    by_srun = bool(texts) and (texts[0] or "").rsplit("/", 1)[-1] == "srun"
     for i, t in enumerate(texts):
         if t is None:
             continue  # an option's value plint cannot know (`--container-mounts "$PWD:/ws"`)
         base = t.rsplit("/", 1)[-1]
         if base.startswith(_INTERPRETERS) or base.endswith(".py"):
             return None
-        if t.endswith(".sh") and not t.startswith("-") and "/" in t:
+        if t.endswith(".sh") and not t.startswith("-") and ("/" in t or by_srun):
             after = (texts[i + 1] or "").rsplit("/", 1)[-1] if i + 1 < len(texts) else ""
             # `./bind_gpu.sh python3 train.py`: a per-rank wrapper of a program, read as a wrapper
             return None if i > 0 and after.startswith(_INTERPRETERS) else i

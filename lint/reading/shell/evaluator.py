@@ -400,9 +400,9 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 else ([old.value] if old is not None and old.value else [])
             )
             uncounted = old.uncounted_from if old is not None else None
-            if uncounted is not None and not 0 <= index < uncounted:  # where it lands is unknown: kept, uncounted
-                index = -1
-            elif number is not None and number < 0 and -len(current) <= number:
+            if uncounted is not None and not 0 <= index < uncounted:  # among the elements plint cannot count: they
+                return  # stay unknown as they were, this one with them
+            if number is not None and number < 0 and -len(current) <= number:
                 index = number + len(current)  # `A[-1]=v`: from the end
             if index > len(current):  # a gap (`X[3]=v` on an unset X): keyed from here
                 self.keyed_element(name, old, str(index), value, exported, span, target)
@@ -415,15 +415,29 @@ class Shell(Expansions, Commands, Sourcing, Control):
             items = self.capped_items(tuple(current), name, span)
             target[name] = Var(name, (), items, exported, span, uncounted_from=uncounted)
             return
+        if op == "+=" and old is not None and old.is_array:
+            self.append_to_first(name, old, value, exported, span, target)
+            return
         if op == "+=" and old is not None:
-            if old.is_array:
-                items = self.capped_items(tuple(old.items) + (value,), name, span)  # type: ignore
-                target[name] = Var(name, (), items, exported, span, uncounted_from=old.uncounted_from)
-                return
             value = self.capped(tuple(old.value) + value, f"${name}", span)
         if env is None and name in self.argument_defaults:
             value = self.argument_default(name, old, value)
         target[name] = Var(name, self.settle(name, value, span), None, exported, span)
+
+    def append_to_first(self, name: str, old: Var, value, exported: bool, span, target) -> None:
+        """`A+=word` on an array appends to element 0 (bash(1), "Arrays": a reference without a subscript is to
+        element 0); one plint cannot place (an uncounted array's first) stays unknown."""
+        if old.uncounted_from == 0:
+            return
+        if old.keys is not None:
+            before = self.keyed_lookup_pieces(old, "0") or ()
+            self.keyed_element(
+                name, old, "0", self.capped(tuple(before) + value, f"${name}", span), exported, span, target
+            )
+            return
+        first = self.capped(tuple(old.items[0]) + value, f"${name}", span) if old.items else value
+        items = self.capped_items((first, *(old.items or ())[1:]), name, span)
+        target[name] = Var(name, (), items, exported, span, uncounted_from=old.uncounted_from)
 
     def integer(self, name: str) -> None:
         """`declare -i N=2*4`: the value of an integer variable is evaluated as arithmetic."""

@@ -52,10 +52,6 @@ _INDEX_NODES = frozenset(
 )
 
 
-# the operators bash applies to each element of `${A[@]}` and `$@` (bash(1), "Parameter Expansion")
-_EACH_ELEMENT = frozenset(("#", "##", "%", "%%", ",,", "^^", ",", "^", "/", "//", "/#", "/%"))
-
-
 class Expansions(ArithmeticExpansions):
     # ---- expansion --------------------------------------------------------------------------------
     def words(self, nodes, unit: Unit) -> list[Word]:
@@ -92,6 +88,23 @@ class Expansions(ArithmeticExpansions):
 
     def _expand(self, node, unit: Unit, quoted: bool) -> Fields:
         t = node.type
+        if (
+            t == "regex"
+            and getattr(node.parent, "type", None) == "expansion"
+            and patterns.EXPANDED.search(unit.text(node.start_byte, node.end_byte))
+        ):
+            # a pattern bash expands and unquotes before matching (`${f%.$ext}`, `${p//\//_}`): not evaluated
+            what = unit.text(node.start_byte, node.end_byte)
+            return [
+                [
+                    (
+                        unknown(
+                            f"the pattern {what} is not evaluated", None, unit.span(node.start_byte, node.end_byte)
+                        ),
+                        False,
+                    )
+                ]
+            ]
         if t in (
             "word",
             "number",
@@ -321,15 +334,21 @@ class Expansions(ArithmeticExpansions):
             op_node = rest[0]
             op = op_node.type if not op_node.is_named else None
             operand = rest[1:]
-            if op is not None and not (multi is not None and op in _EACH_ELEMENT):
+            # `"${A[@]:-}"` of elements, not all empty: the elements as "${A[@]}" gives them (the default is not used)
+            elements = multi is not None and op in (":-", "-") and any(pieces_text(w) != "" for w in multi)
+            if op is not None and not elements and not (multi is not None and op in patterns.EACH_ELEMENT):
                 return self.operator(op, operand, name, value, is_set, multi, node, unit, quoted, span)
-            if op is not None:  # bash removes, replaces or changes case in each element: "${A[@]/#/--}" is words
+            if op is not None and not elements:  # bash removes, replaces or changes case in each element
                 multi = [
-                    flatten(self.operator(op, operand, name, w, True, None, node, unit, True, span)) for w in multi
+                    list(flatten(self.operator(op, operand, name, w, True, None, node, unit, True, span)))
+                    or [Piece("", None)]  # an element that ends up empty is still a word
+                    for w in multi
                 ]
         if multi is not None:
             if quoted and index in ("@",) or (quoted and name == "@"):
-                return [[(p, False) for p in w] for w in multi] or [[]]
+                # the items from an uncounted array's first unknown one stand for any number of words
+                past = self.uncounted_at(name)
+                return [[(p, i >= past and not p.known) for p in w] for i, w in enumerate(multi)] or [[]]
             joined: Fields = [[]]
             for i, w in enumerate(multi):
                 if i:
@@ -337,7 +356,7 @@ class Expansions(ArithmeticExpansions):
                 joined[-1].extend((p, not quoted) for p in w)
             return joined
         if value is None:
-            return [[(self.unset_piece(name, span, quoted), False)]]
+            return [[(self.unset_piece(name, span, quoted), not quoted)]]  # unquoted: any number of words
         return [[(p, not quoted) for p in value]]
 
     def unset_piece(self, name: str, span, quoted: bool = False) -> Piece:
@@ -408,7 +427,15 @@ class Expansions(ArithmeticExpansions):
         if key is None:
             return [unknown(f"${{{name}[{index}]}}: the index is unknown", name, span)], True, None
         item = keyed.element(var, key)
+        if item is None and var.uncounted_from is not None:  # it may be among the elements plint cannot count
+            return [unknown(f"${{{name}[{index}]}} is unknown: {uncounted_reason(var)}", name, span)], True, None
         return (list(item), True, None) if item is not None else ([], False, None)  # an unset element: empty
+
+    def uncounted_at(self, name: str) -> int:
+        """The index from which the items of array NAME stand for an unknown number of elements (past the end
+        when they are counted)."""
+        var = self.lookup(name) if name not in ("@", "*") else None
+        return var.uncounted_from if var is not None and var.uncounted_from is not None else 1 << 30
 
     def element_count(self, name: str, count: int, span) -> Piece:
         """`${#A[@]}`: how many elements; unknown where branches left the array with different lengths."""
@@ -438,6 +465,8 @@ class Expansions(ArithmeticExpansions):
                     e = operand[-1].end_byte
                     if self.misparsed_arithmetic(operand, unit):  # `${S:-$(((N + 3) / 4))}`: tree-sitter-bash
                         return [[(self.arith_text(s + 3, e - 2, unit, span), False)]]  # reads a subshell, and fails
+                    if any(n.type == "ERROR" or n.has_error for n in operand):  # its text is no value
+                        return [[(unknown(f"{unit.text(s, e)} could not be parsed", name, span), False)]]
                     fake = SpanNode(operand, s, e)
                     self._container(fake, unit, s, e, operand_fields, quoted)
             return operand_fields
@@ -538,8 +567,9 @@ class Expansions(ArithmeticExpansions):
                 multi = [[Piece(self.script_path, None, "derived")]] + list(multi)
             else:
                 start -= 1
-        if var is not None and var.keys is not None and not var.associative and start >= 0:
-            start = sum(1 for k in var.keys if int(k) < start)  # a gapped array is sliced by index, not position
+        if var is not None and var.keys is not None and not var.associative:  # a gapped array: by index, not position
+            first = start if start >= 0 else max((int(k) for k in var.keys), default=-1) + 1 + start
+            start = sum(1 for k in var.keys if int(k) < max(first, 0))
         if start < 0:
             start += len(multi)
         chosen = multi[max(start, 0) :]

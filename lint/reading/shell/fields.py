@@ -176,10 +176,11 @@ def merged_array(
     as many items under the same subscripts, each position they disagree on is one unknown item
     (`unknown_item(alternatives)`); else the items they all start with are kept and one unknown item stands for
     the rest: how many elements there are is then unknown (Var.uncounted_from)."""
-    arrays = [v for v in values if v is not None]
-    if not arrays or any(not v.is_array or v.nameref for v in arrays):
+    if not any(v is not None and v.is_array for v in values) or any(v is not None and v.nameref for v in values):
         return None
-    if len({(v.keys is not None, v.associative) for v in arrays}) != 1:
+    values = _one_kind(values)
+    arrays = [v for v in values if v is not None]
+    if len({v.associative for v in arrays}) != 1:
         return None
     name, associative = arrays[0].name, arrays[0].associative
     if arrays[0].keys is not None:
@@ -189,14 +190,44 @@ def merged_array(
     if len({len(it) for it in items}) == 1 and all(v is not None and v.uncounted_from is None for v in values):
         agreed = tuple(_agreed(position, unknown_item) for position in zip(*items))
         return Var(name, (), agreed, exported, span)
+    # past the first element a branch left uncounted, positions are unknown whatever the items look like
+    agreed_up_to = min(
+        (v.uncounted_from for v in values if v is not None and v.uncounted_from is not None), default=None
+    )
     head: list[tuple[Piece, ...]] = []
     for position in zip(*items):
-        if not _alike(position):
+        if not _alike(position) or len(head) == agreed_up_to:
             break
         head.append(position[0])
     tails = [alternative_texts(joined_items(it[len(head) :])) for it in items]
     tail = unknown_item(list(dict.fromkeys(t for ts in tails for t in ts)))
     return Var(name, (), (*head, (tail,)), exported, span, uncounted_from=len(head))
+
+
+def _one_kind(values: list[Var | None]) -> list[Var | None]:
+    """Branch values as arrays of one kind, as bash reads them: a scalar is element 0, and a dense indexed array
+    beside a gapped one is keyed by its indexes (`GPUS=(0 1 2 3)` in one branch, `GPUS=0` in the other)."""
+    out: list[Var | None] = [
+        v if v is None or v.is_array else Var(v.name, (), (v.value,), v.exported, v.span) for v in values
+    ]
+    if any(v is not None and v.keys is not None for v in out) and not any(v is not None and v.associative for v in out):
+        out = [
+            v
+            if v is None or v.keys is not None
+            else Var(
+                v.name,
+                (),
+                v.items,
+                v.exported,
+                v.span,
+                tuple(str(i) for i in range(len(v.items or ()))),
+                False,
+                False,
+                v.uncounted_from,
+            )
+            for v in out
+        ]
+    return out
 
 
 def uncounted_reason(var: Var) -> str:

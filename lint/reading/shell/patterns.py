@@ -4,8 +4,13 @@ suffix, replacing a pattern, changing case and taking a substring. Patterns are 
 from __future__ import annotations
 
 import fnmatch
+import re
 
 _GLOB = "*?["
+# a pattern of `${V#P}` / `${V/P/S}` that bash expands or unquotes before matching: a parameter, a command, a quote
+EXPANDED = re.compile(r"\$[\w{(@*#?!$-]|[`\\'\"]")
+# the operators bash applies to each element of `${A[@]}` and `$@` (bash(1), "Parameter Expansion")
+EACH_ELEMENT = frozenset(("#", "##", "%", "%%", ",,", "^^", ",", "^", "/", "//", "/#", "/%"))
 
 
 def trimmed(op: str, text: str, pattern: str) -> str | None:
@@ -17,6 +22,8 @@ def trimmed(op: str, text: str, pattern: str) -> str | None:
     if op in ("%", "%%"):
         ends = range(len(text), -1, -1) if op == "%" else range(len(text) + 1)
         return next((text[:i] for i in ends if fnmatch.fnmatchcase(text[i:], pattern)), text)
+    if op in (",,", "^^", ",", "^") and pattern not in ("", "?"):
+        return None  # `${x^^b}`: only the characters the pattern matches change (not evaluated)
     if op == ",,":
         return text.lower()
     if op == "^^":
@@ -29,8 +36,8 @@ def trimmed(op: str, text: str, pattern: str) -> str | None:
 def substitute(op: str, text: str, pattern: str | None, string: str | None) -> str | None:
     """`${X/P/S}` (first match), `${X//P/S}` (every match), `${X/#P/S}` (at the start), `${X/%P/S}` (at the end);
     None when the pattern or the string is unknown, or the pattern is a glob (not evaluated)."""
-    if pattern is None or string is None or any(ch in pattern for ch in _GLOB):
-        return None
+    if pattern is None or string is None or any(ch in pattern for ch in _GLOB) or "&" in string:
+        return None  # bash 5.2 puts the match where an unquoted `&` stands in the string (patsub_replacement)
     if not pattern:  # an empty pattern matches only where it is anchored: `${x/#/--}` prefixes
         return string + text if op == "/#" else text + string if op == "/%" else text
     if op == "//":

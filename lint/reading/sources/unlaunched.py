@@ -246,8 +246,9 @@ def _unread_training_script(node, first: list[str], data: bytes, source: SourceF
     evidence of a launch."""
     from plint.reading.sources.launch_calls import TRAINING_NAMES
 
-    words = _words(node, data, 3)
-    script = words[1] if _base(first[0]) in _SHELLS and len(words) > 1 else first[0]
+    words = _words(node, data, 6)
+    operands = [w for w in words[1:] if not w.startswith("-")]  # `bash -x run.sh`: the shell's options first
+    script = (operands[0] if operands else "") if _base(first[0]) in _SHELLS else first[0]
     parts = re.split(r"[_\-.]", _base(script).lower())
     if not script.endswith(".sh") or not any(part.startswith(TRAINING_NAMES) for part in parts[:-1]):
         return None
