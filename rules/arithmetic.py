@@ -622,9 +622,12 @@ def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:
     "error",
     "Recompute flags the trainer rejects or silently overrides.",
     RuleDocs(
-        what="Full recompute needs --recompute-method and --recompute-num-layers; selective recompute (or "
-        "--recompute-activations) excludes --recompute-method; --recompute-activations silently "
-        "overrides --recompute-granularity full.",
+        what="Full recompute needs --recompute-method and --recompute-num-layers (where the parser in force "
+        "leaves the layer count without a default: older Megatron-LM parsers default it to 1); selective "
+        "recompute (or --recompute-activations) excludes --recompute-method; --recompute-activations silently "
+        "overrides --recompute-granularity full. A launch whose parser plint had to assume (no parser in the tree, "
+        "no release configured) and that gives flags the assumed parser lacks (a fork's, an older release's) gets a "
+        "warning for the missing flags, as PL501 does.",
         why="validate_args: 'recompute method is not yet supported for selective recomputing granularity'; "
         "TransformerConfig raises for full recompute without a method or layer count. The silent "
         "override trades the memory full recompute would save for nothing "
@@ -665,13 +668,25 @@ def recompute_conflict(ctx: LaunchContext):
         )
     # full recompute asked with --recompute-granularity (v2.x's --checkpoint-activations spelling is
     # PL502's: those releases exit on it)
+    from plint.rules.keys_and_flags import catalog_in_force_of, flag_catalog, judged_by, unknown_flags
+
+    spec = flag_catalog(ctx).lookup("--recompute-num-layers")
+    layers_given = layers is not None or (spec is not None and spec.default is not None)  # older parsers: 1
     if (
         effective is not None
         and effective.value == "full"
         and granularity is not None
-        and (method is None or layers is None)
+        and not (method and layers_given)
     ):
         need = " and ".join(
-            f for f, u in (("--recompute-method", method), ("--recompute-num-layers", layers)) if u is None
+            f for f, given in (("--recompute-method", method), ("--recompute-num-layers", layers_given)) if not given
         )
-        yield Finding(f"full recompute needs {need}", effective.span, key="recompute.granularity")
+        in_force = catalog_in_force_of(ctx)
+        # no parser in the tree, and flags the assumed one lacks: another parser runs (a fork, an older release)
+        assumed = in_force is not None and in_force.assumed and any(True for _ in unknown_flags(ctx))
+        yield Finding(
+            f"full recompute needs {need}" + (f" (in {judged_by(ctx)})" if assumed else ""),
+            effective.span,
+            key="recompute.granularity",
+            severity="warning" if assumed else None,
+        )

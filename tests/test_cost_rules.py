@@ -842,3 +842,17 @@ def test_no_distributed_optimizer_advice_where_the_release_has_none(tmp_path):
     assert layout.extras.release[0] == "bigscience"
     assert layout.value("parallel.zero_stage") is None and layout.value("parallel.sharding") == "none"
     assert not _findings(result, "PL305")
+
+
+@pytest.mark.parametrize("extra, severity", [("", "error"), (" --attention-head-type multiquery", "warning")])
+def test_full_recompute_without_a_layer_count_rests_on_the_parser(tmp_path, extra, severity):
+    """Every Megatron-LM plint ships (core 0.4 on) leaves --recompute-num-layers without a default and its
+    TransformerConfig refuses full recompute without one: an error. A launch with a flag the assumed parser lacks
+    (BigCode's fork, spyysalo/lumi-llm-scaling) runs another parser, older ones defaulting it to 1: a warning."""
+    launch = (
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --recompute-granularity full --recompute-method uniform "
+        "--num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 "
+        f"--max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 64 --bf16{extra}\n"
+    )
+    (finding,) = _findings(_check(tmp_path, {"launch.sh": launch}), "PL112")
+    assert finding.severity == severity and "needs --recompute-num-layers" in finding.message

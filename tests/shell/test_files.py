@@ -407,3 +407,9 @@ def test_srun_runs_a_bare_script_name_from_the_working_directory(run):
     )
     (python,) = named(r, "python")
     assert python.argv() == ["python", "-u", "pretrain_gpt.py", "--num-layers", "2"] and python.via == "bash FILE"
+
+
+def test_a_login_shell_runs_a_command_string(run):
+    # celestial-d/LLM-trl on Polaris: `mpiexec -n $NNODES -ppn 1 bash -lc "$LAUNCHER"`, -c in a cluster of options
+    r = run("LAUNCHER='cmd one'\nmpiexec -n 2 -ppn 1 bash -lc \"$LAUNCHER\"\nsh -ec 'cmd two'\n")
+    assert [c.argv() for c in named(r, "cmd")] == [["cmd", "one"], ["cmd", "two"]]

@@ -376,12 +376,17 @@ class Commands(ShellCore):
             base = t.rsplit("/", 1)[-1] if t else None
             if base in SHELLS:
                 j = i + 1
-                while j < len(texts) and (texts[j] or "").startswith("-") and texts[j] not in ("-c", "--"):
+                while (
+                    j < len(texts)
+                    and (texts[j] or "").startswith("-")
+                    and texts[j] != "--"
+                    and not _runs_string(texts[j])
+                ):
                     j += 1
                 reads_stdin = "-s" in texts[i + 1 : j] or j >= len(words)
                 if j < len(texts) and texts[j] == "--":
                     j += 1
-                if j < len(texts) and texts[j] == "-c" and j + 1 < len(words):
+                if j < len(texts) and _runs_string(texts[j]) and j + 1 < len(words):
                     self.second_parse(
                         list(words[j + 1].pieces),
                         unit,
@@ -502,6 +507,12 @@ def _joined(words: list[Word]) -> list[Piece]:
 
 
 _INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
+
+
+def _runs_string(option: str | None) -> bool:
+    """`-c` alone or in a cluster of the shell's short options (`bash -lc STR`, `sh -ec STR`): the first word after
+    the options is the command string (bash(1), OPTIONS)."""
+    return option is not None and option.startswith("-") and not option.startswith("--") and "c" in option[1:]
 
 
 def _script_run_by_path(texts: list[str | None]) -> int | None:
