@@ -407,3 +407,20 @@ def test_a_guessed_hostfile_the_runner_refuses_is_unknown_not_an_error(tmp_path,
     result = _check_runner(_deepspeed_job(tmp_path, "node_ip slots=8\nnode_ip slots=8\n"), monkeypatch)
     assert result.layouts[0].fields["cluster.nnodes"].value is None
     assert not [d for d in result.diagnostics if d.severity == "error"]
+
+
+def test_a_template_filled_from_an_absolute_path_outside_the_tree_is_read_from_its_tail(tmp_path, monkeypatch):
+    # YoheiOhto/Inhouse-Megatron-DeepSpeed: `sed "s/CONFIG_ZERO_STAGE/$ZERO_STAGE/" /work/gg17/.../repo/examples/
+    # ds_TEMPLATE.json > ds.json` on the cluster, the template in this tree under the same tail
+    template = '{"train_batch_size": 64, "zero_optimization": {"stage": CONFIG_ZERO_STAGE}}\n'
+    repo = _tree(tmp_path, "/dev/null", {"examples/ds_TEMPLATE.json": template})
+    (repo / "scripts" / "run.sh").write_text(
+        "#!/bin/bash\nZERO_STAGE=2\n"
+        'sed "s/CONFIG_ZERO_STAGE/${ZERO_STAGE}/" /work/gg17/alice/repo/examples/ds_TEMPLATE.json > ds.json\n'
+        f"deepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config ds.json --tensor-model-parallel-size 1\n"
+    )
+    result = _check_runner(repo, monkeypatch)
+    zero = result.layouts[0].fields["parallel.zero_stage"]
+    assert (zero.value, zero.origin) == (2, "literal")  # the stage is the script's, written into the template
+    (said,) = _about(result, "ds_TEMPLATE.json")
+    assert "plint read examples/ds_TEMPLATE.json, the same path inside the checked tree" in said[1]

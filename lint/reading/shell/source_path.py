@@ -38,9 +38,12 @@ from plint.reading.scoped import scoped
 from plint.reading.shell.parse import TooComplex, comments, parse
 from plint.record import record
 from plint.root import folders_above
+from plint.source import display_path
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
+
+    from plint.reading.shell.model import Word
 
 SCRIPT_DIR = "SCRIPTDIR"
 # `# plint: source-path=DIR` and shellcheck's `# shellcheck source-path=DIR` (where other shellcheck directives
@@ -171,3 +174,29 @@ def checked_root(sourcing_file: str) -> str:
     from plint.reading.sources.entry_script import tree_root
 
     return tree_root(sourcing_file)
+
+
+def not_found(word: Word, looked: tuple[tuple[str, Place], ...] = (), verb: str = "sources") -> str:
+    """Why a sourced file the script names is not there to read, with every place plint looked in."""
+    if not word.known:
+        reasons = "; ".join(dict.fromkeys(p.reason for p in word.unknowns if p.reason))
+        return f"its path is not known statically ({reasons})" if reasons else "its path is not known statically"
+    if (word.text or "").startswith("~"):  # bash expands it to $HOME, which plint does not know
+        tails = " and no tail of it is a file of the checked tree" if looked else ""
+        return f"its path starts with ~, the home folder of whoever runs the script (not known statically){tails}"
+    if len(looked) <= 1:
+        return f"no such file beside the script that {verb} it"
+    places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)
+    return f"no such file in any place plint looked ({places})"
+
+
+def assumed_note(named: str, taken: tuple[str, Place], other: tuple[str, Place]) -> str:
+    """What plint says when two guessed places hold different files of the name a script gives."""
+    return (
+        f"{named} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
+        f"({other[1].why}), which differ, depending on the folder the script is run from; plint read the first, "
+        f"so the values it sets are assumed ({SOURCE_PATH_HINT})"
+    )
+
+
+SOURCE_PATH_HINT = "name the folder with [tool.plint] source-path or a `# plint: source-path=DIR` comment"

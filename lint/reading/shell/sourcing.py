@@ -18,11 +18,14 @@ from plint.root import folders_above, is_under
 from plint.source import SourceFile, display_path
 from plint.reading.shell.source_path import (
     NOT_FOLLOWED,
+    SOURCE_PATH_HINT,
     Place,
+    assumed_note,
     checked_root,
     comment_places,
     named_file,
     named_path,
+    not_found,
     places,
 )
 from plint.reading.shell.fields import flatten, unknown_arguments
@@ -82,7 +85,7 @@ class Sourcing(ShellCore):
                 self.result.problems.append(
                     Problem(
                         "unresolved",
-                        f"cannot read sourced file {shown}: {_not_found(word, found.looked)}; "
+                        f"cannot read sourced file {shown}: {not_found(word, found.looked)}; "
                         "values it sets are unknown",
                         word.site,
                     )
@@ -147,7 +150,7 @@ class Sourcing(ShellCore):
         assumed = None
         if src is not None and other is not None and other[2] is not None and other[2].text != src.text:
             named = named or f"sourced file {word.display()}"
-            assumed = _assumed_note(named, (path, place), (other[1], other[0]))
+            assumed = assumed_note(named, (path, place), (other[1], other[0]))
         return Sourced(src, why, tuple(looked), assumed)
 
     def _find_tail(self, word: Word, text: str, unit: Unit, named: str, why: tuple[str, str]) -> Sourced:
@@ -296,7 +299,7 @@ class Sourcing(ShellCore):
             return
         src = found.source
         if src is None:  # not found, or a path known only at run time
-            self.result.unread_scripts.append((word.site, _not_found(word, found.looked, "runs")))
+            self.result.unread_scripts.append((word.site, not_found(word, found.looked, "runs")))
         if src is None or self.depth >= MAX_DEPTH:
             return
         key = os.path.abspath(src.path)
@@ -747,38 +750,19 @@ class Sourcing(ShellCore):
             if found.assumed is not None:  # two guessed folders hold different files: which one is unknown
                 differ = f"{word.display()} is a different file in each of two folders the script may run from"
                 return MappedText(
-                    [unknown(f"{differ}, so its content is unknown ({_SOURCE_PATH_HINT})", span=word.site)]
+                    [unknown(f"{differ}, so its content is unknown ({SOURCE_PATH_HINT})", span=word.site)]
                 )
             src, why = found.source, found.why
+        elif src is None and os.path.isabs(word.text):  # type: ignore[arg-type]
+            # outside the checked tree (`sed ... /work/alice/repo/ds_TEMPLATE.json`): the same path inside it, as a
+            # sourced file's, its values assumed
+            found = self.find_sourced(word, unit, f"file {word.display()}")
+            if found.source is not None and found.assumed is not None:
+                self.result.problems.append(Problem("unresolved", found.assumed, word.site))
+                return MappedText(list(_assumed_pieces(tuple(MappedText.from_source(found.source).pieces))))
         if why is not None:  # its content is unknown, not absent
             return MappedText([unknown(f"written from {word.display()}, {why.why}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None
-
-
-def _not_found(word: Word, looked: tuple[tuple[str, Place], ...] = (), verb: str = "sources") -> str:
-    """Why a sourced file the script names is not there to read, with every place plint looked in."""
-    if not word.known:
-        reasons = "; ".join(dict.fromkeys(p.reason for p in word.unknowns if p.reason))
-        return f"its path is not known statically ({reasons})" if reasons else "its path is not known statically"
-    if (word.text or "").startswith("~"):  # bash expands it to $HOME, which plint does not know
-        tails = " and no tail of it is a file of the checked tree" if looked else ""
-        return f"its path starts with ~, the home folder of whoever runs the script (not known statically){tails}"
-    if len(looked) <= 1:
-        return f"no such file beside the script that {verb} it"
-    places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)
-    return f"no such file in any place plint looked ({places})"
-
-
-def _assumed_note(named: str, taken: tuple[str, Place], other: tuple[str, Place]) -> str:
-    """What plint says when two guessed places hold different files of the name a script gives."""
-    return (
-        f"{named} could be {display_path(taken[0])} ({taken[1].why}) or {display_path(other[0])} "
-        f"({other[1].why}), which differ, depending on the folder the script is run from; plint read the first, "
-        f"so the values it sets are assumed ({_SOURCE_PATH_HINT})"
-    )
-
-
-_SOURCE_PATH_HINT = "name the folder with [tool.plint] source-path or a `# plint: source-path=DIR` comment"
 
 
 def _assumed_pieces(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:
