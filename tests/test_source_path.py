@@ -424,3 +424,14 @@ def test_a_template_filled_from_an_absolute_path_outside_the_tree_is_read_from_i
     assert (zero.value, zero.origin) == (2, "literal")  # the stage is the script's, written into the template
     (said,) = _about(result, "ds_TEMPLATE.json")
     assert "plint read examples/ds_TEMPLATE.json, the same path inside the checked tree" in said[1]
+
+
+def test_what_counts_the_lines_of_a_file_read_from_its_tail_is_assumed(tmp_path, monkeypatch):
+    # FlagAI's Aquila2: NNodes=`wc -l $AQUILA2_HOME/finetune/7B/hostfile`, AQUILA2_HOME the author's checkout
+    repo = _tree(tmp_path, "/dev/null", {"conf/hostfile": "h1 slots=8\nh2 slots=8\n"})
+    (repo / "scripts" / "run.sh").write_text(
+        "#!/bin/bash\nN=`wc -l /data/alice/repo/conf/hostfile | cut -d ' ' -f1`\n"
+        f"torchrun --nnodes $N --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size 1\n"
+    )
+    nodes = _check_runner(repo, monkeypatch).layouts[0].fields["cluster.nnodes"]
+    assert (nodes.value, nodes.origin) == (2, "assumed")

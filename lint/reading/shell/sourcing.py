@@ -759,7 +759,8 @@ class Sourcing(ShellCore):
             found = self.find_sourced(word, unit, f"file {word.display()}")
             if found.source is not None and found.assumed is not None:
                 self.result.problems.append(Problem("unresolved", found.assumed, word.site))
-                return MappedText(list(_assumed_pieces(tuple(MappedText.from_source(found.source).pieces))))
+                pieces = _assumed_pieces(tuple(MappedText.from_source(found.source).pieces))
+                return MappedText(list(pieces), assumed=True)  # what counts its lines is assumed too
         if why is not None:  # its content is unknown, not absent
             return MappedText([unknown(f"written from {word.display()}, {why.why}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None
