@@ -309,7 +309,7 @@ def test_a_substitution_pipeline_drops_trailing_newlines(run):
 
 
 def test_a_pipeline_with_a_command_plint_cannot_run_stays_unknown(run):
-    r = run("A=$(echo 'a b' | awk '{print $1}')\nB=$(echo 'a b' | sed 's/[ab]/c/')\n")
+    r = run("A=$(echo 'a b' | awk '{print toupper($1)}')\nB=$(echo 'a b' | sed 's/[ab]/c/')\n")
     assert text(r, "A") is None
     assert text(r, "B") is None  # a bracket expression: sed's output is not evaluated
     assert "output of" in r.variables["B"].value[0].reason
@@ -370,3 +370,14 @@ def test_elements_keep_their_words_through_defaults_and_operators(run):
         'echo "${A[@]:-}" "${A[@]-}" "${x[@]#?}" "${B[@]^^}" "${G[@]: -3}" "${E[@]:-dflt}"\n'
     )
     assert argv(r, "echo") == ["echo", "--a", "--b", "--a", "--b", "", "", "AB", "", "EF", "b", "c", "dflt"]
+
+
+def test_awk_prints_a_field_count_or_a_field(run):
+    # Tele-AI/TeleTron: GPUS_PER_NODE=$(echo $CUDA_VISIBLE_DEVICES | awk -F"," '{print NF}'); as bash and awk print
+    r = run(
+        "export CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7\n"
+        "G=$(echo $CUDA_VISIBLE_DEVICES | awk -F\",\" '{print NF}')\nH=$(echo \"a b  c\" | awk '{print $2}')\n"
+        "I=$(echo \"x:y\" | awk -F: '{print $2}')\nJ=$(echo \"\" | awk -F, '{print NF}')\n"
+        'K=$(echo $CUDA_VISIBLE_DEVICES | awk -F, \'{print $1+1}\')\necho $G $H $I "$J" "$K"\n'
+    )
+    assert argv(r, "echo") == ["echo", "8", "b", "y", "0", "${K}"]  # an awk program beyond a print is unknown

@@ -1,4 +1,5 @@
-"""Line tools over text plint knows line by line: `wc -l`, `sort [-u]`, `uniq`, `head -n N`.
+"""Line tools over text plint knows line by line: `wc -l`, `sort [-u]`, `uniq`, `head -n N`, and awk's
+`{print NF}` / `{print $N}`.
 
 Their input may hold unknown words (a node file's host names) as long as each is known to be one word on
 its line (Piece.one_word): the count of lines is then known though the text is not. Telling two lines apart
@@ -245,7 +246,44 @@ def run_head(args: list[Word], stdin: MappedText | None, read) -> MappedText | N
     return out
 
 
-RUNNERS = {"wc": run_wc, "sort": run_sort, "uniq": run_uniq, "head": run_head}
+# awk programs read here: print the number of fields, or one field, of every line
+_AWK_PRINT = re.compile(r"\{\s*print\s+(?:(NF)|\$(\d{1,3}))\s*;?\s*\}")
+
+
+def run_awk(args: list[Word], stdin: MappedText | None, read) -> MappedText | None:
+    """`awk [-F C] '{print NF}'` and `'{print $N}'` over text plint knows: each line's field count or field N.
+    POSIX awk(1): a field separator of one character other than a blank splits at each of them (an empty line has
+    no field); the default splits at runs of blanks and tabs, ignoring those at the ends. Any other program,
+    separator or option: unknown."""
+    texts = [w.text for w in args]
+    if None in texts or not texts:
+        return None
+    words = [t for t in texts if t is not None]
+    sep: str | None = None
+    if words[0].startswith("-F"):
+        sep, words = (words[0][2:], words[1:]) if len(words[0]) > 2 else ((words[1:2] or [""])[0], words[2:])
+        if len(sep) != 1 or sep in " \t\\":
+            return None
+    program = _AWK_PRINT.fullmatch(words[0].strip()) if words else None
+    if program is None:
+        return None
+    given = _read([*args[len(args) - len(words) + 1 :]], stdin, read)
+    if given is None or any(not p.known for line in given.lines for p in line):
+        return None
+    out: list[Line] = []
+    for line in given.lines:
+        text = "".join(p.text or "" for p in line)
+        fields = (text.split(sep) if text else []) if sep is not None else text.split()
+        value = str(len(fields)) if program.group(1) else _field(text, fields, int(program.group(2)))
+        out.append((Piece(value, None, "assumed" if given.text.assumed else "derived"),))
+    return _join(out, given.text.assumed)
+
+
+def _field(line: str, fields: list[str], n: int) -> str:
+    return line if n == 0 else (fields[n - 1] if n <= len(fields) else "")
+
+
+RUNNERS = {"wc": run_wc, "sort": run_sort, "uniq": run_uniq, "head": run_head, "awk": run_awk}
 
 
 # grep(1)'s options that only quiet it or name the pattern's kind; a pattern of ordinary characters matches as
