@@ -413,3 +413,8 @@ def test_a_login_shell_runs_a_command_string(run):
     # celestial-d/LLM-trl on Polaris: `mpiexec -n $NNODES -ppn 1 bash -lc "$LAUNCHER"`, -c in a cluster of options
     r = run("LAUNCHER='cmd one'\nmpiexec -n 2 -ppn 1 bash -lc \"$LAUNCHER\"\nsh -ec 'cmd two'\n")
     assert [c.argv() for c in named(r, "cmd")] == [["cmd", "one"], ["cmd", "two"]]
+
+
+def test_shell_options_that_take_a_value_stand_before_the_command_string(run):
+    r = run("bash -o pipefail -c 'cmd one'\nbash +x -c 'cmd two'\nbash -eo pipefail -c 'cmd three'\n")
+    assert [c.argv() for c in named(r, "cmd")] == [["cmd", "one"], ["cmd", "two"], ["cmd", "three"]]

@@ -378,11 +378,11 @@ class Commands(ShellCore):
                 j = i + 1
                 while (
                     j < len(texts)
-                    and (texts[j] or "").startswith("-")
+                    and (texts[j] or "").startswith(("-", "+"))
                     and texts[j] != "--"
                     and not _runs_string(texts[j])
                 ):
-                    j += 1
+                    j += 2 if _takes_a_value(texts[j]) else 1
                 reads_stdin = "-s" in texts[i + 1 : j] or j >= len(words)
                 if j < len(texts) and texts[j] == "--":
                     j += 1
@@ -507,6 +507,14 @@ def _joined(words: list[Word]) -> list[Piece]:
 
 
 _INTERPRETERS = ("python", "python3", "torchrun", "deepspeed", "accelerate")
+
+
+def _takes_a_value(option: str | None) -> bool:
+    """A shell option whose value is the next word: `-o pipefail`, `+O extglob` (also ending a cluster, `-eo
+    pipefail`), `--rcfile FILE`, `--init-file FILE` (bash(1), OPTIONS and the set builtin)."""
+    if option in ("--rcfile", "--init-file"):
+        return True
+    return option is not None and not option.startswith("--") and len(option) >= 2 and option[-1] in "oO"
 
 
 def _runs_string(option: str | None) -> bool:
