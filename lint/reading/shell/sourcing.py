@@ -272,6 +272,11 @@ class Sourcing(ShellCore):
         )
         self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
 
+    def _assume_commands_since(self, recorded: int) -> None:
+        """The words of the commands recorded from index `recorded` on, as assumptions (read from a guessed file)."""
+        for run in self.result.commands[recorded:]:
+            run.words = [Word(_assumed_pieces(w.pieces), w.site) for w in run.words]
+
     def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
         """`bash FILE`, `sbatch FILE`: FILE is looked for where a sourced file is (bash opens a relative one
         from the folder the script runs in), and run in a child shell."""
@@ -294,8 +299,7 @@ class Sourcing(ShellCore):
             )
             recorded = len(self.result.commands)
             self.written_script(word, args, cmd, via, unit, copy)
-            for run in self.result.commands[recorded:]:
-                run.words = [Word(_assumed_pieces(w.pieces), w.site) for w in run.words]
+            self._assume_commands_since(recorded)
             return
         src = found.source
         if src is None:  # not found, or a path known only at run time
@@ -323,8 +327,7 @@ class Sourcing(ShellCore):
         finally:
             self.steps = shell.steps
             if found.assumed is not None:  # what the script runs is read from one of two files plint guessed
-                for run in self.result.commands[recorded:]:
-                    run.words = [Word(_assumed_pieces(w.pieces), w.site) for w in run.words]
+                self._assume_commands_since(recorded)
 
     # ---- redirections, heredocs, pipelines --------------------------------------------------------
     def redirected(self, node, unit: Unit, stdin: MappedText | None = None) -> int | None:

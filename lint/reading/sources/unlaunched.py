@@ -76,7 +76,6 @@ _WORD_BYTES = 1024  # bytes of a word looked at: a launcher's, interpreter's or 
 # word holding nested commands (`$($($(...)))`) would otherwise be copied once per level (quadratic)
 # a file none of whose text names a launcher, Python or a training script is not parsed again at all
 _HINT = re.compile(rb"torchrun|deepspeed|srun|mpirun|mpiexec|aprun|accelerate|torch\.distributed|python|\.py\b|\.sh\b")
-_SHELLS = frozenset({"bash", "sh"})
 
 
 @record(frozen=True)
@@ -245,10 +244,13 @@ def _unread_training_script(node, first: list[str], data: bytes, source: SourceF
     script named as training is (launch_calls.TRAINING_NAMES, as a part of its name): a missing helper is no
     evidence of a launch."""
     from plint.reading.sources.launch_calls import TRAINING_NAMES
+    from plint.reading.shell.state import SHELLS
 
-    words = _words(node, data, 6)
-    operands = [w for w in words[1:] if not w.startswith("-")]  # `bash -x run.sh`: the shell's options first
-    script = (operands[0] if operands else "") if _base(first[0]) in _SHELLS else first[0]
+    shell = _base(first[0]) in SHELLS
+    if not shell and not first[0].endswith(".sh"):  # most commands: neither a shell nor a script run by its path
+        return None
+    operands = [w for w in _words(node, data, 6)[1:] if not w.startswith("-")]  # `bash -x run.sh`: options first
+    script = (operands[0] if operands else "") if shell else first[0]
     parts = re.split(r"[_\-.]", _base(script).lower())
     if not script.endswith(".sh") or not any(part.startswith(TRAINING_NAMES) for part in parts[:-1]):
         return None
@@ -264,8 +266,12 @@ def _unread_training_script(node, first: list[str], data: bytes, source: SourceF
     if said is None:
         return None
     text = " ".join(" ".join(_words(node, data)).replace("\\\n", " ").split())
-    shown = text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
-    return UnusedLaunch(span, shown, f"it runs the script {_base(script)}, which plint cannot read: {said}")
+    return UnusedLaunch(span, _shortened(text), f"it runs the script {_base(script)}, which plint cannot read: {said}")
+
+
+def _shortened(text: str) -> str:
+    """A command as a finding quotes it: its first _SHOWN characters."""
+    return text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
 
 
 def _called_names(commands: list, data: bytes) -> set[str]:
@@ -348,7 +354,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
                 continue
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(" ".join(words).replace("\\\n", " ").split())
-            text = text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+            text = _shortened(text)
             if (span.path, span.start) in ran:
                 why = _why_unused(words, at)
             else:
@@ -367,7 +373,7 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             name, words = held
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(words)
-            text = text if len(text) <= _SHOWN else text[: _SHOWN - 3] + "..."
+            text = _shortened(text)
             out.append(
                 UnusedLaunch(
                     span,
