@@ -101,7 +101,10 @@ def sequence_parallel_ignored(ctx: RuleContext):
         "Megatron-DeepSpeed launch that DeepSpeed gives its BF16_Optimizer (bf16 at ZeRO 0 with the "
         "pipeline engine, or ZeRO 1 with fp32 gradient accumulation), which shards the fp32 state itself. "
         "Under --deepspeed the remedy it names is ZeRO stage 1 in the DeepSpeed config, which then runs "
-        "the optimizer; where that config could not be read the stage is unknown, and the rule stays quiet.",
+        "the optimizer; where that config could not be read the stage is unknown, and the rule stays quiet. "
+        "Without --deepspeed a Megatron-DeepSpeed fork runs Megatron's own optimizer (no ZeRO stage), and the "
+        "remedy is --use-distributed-optimizer where the release's parser has it; where it has none (the "
+        "bigscience fork), no remedy can be named and the rule stays quiet.",
         why="Without sharding every data-parallel rank holds the fp32 master weights and Adam moments: 18 "
         "bytes per parameter instead of 6 + 12/dp (Megatron's theoretical memory formula); for dp 8 that "
         "is 18 vs 7.5 bytes, for the same step time.",
