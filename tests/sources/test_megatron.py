@@ -327,6 +327,16 @@ def test_derived_shapes():
     assert facts("--encoder-seq-length 2048")["model.seq_length"].value == 2048
 
 
+def test_bigcode_multi_query_attention_is_one_query_group():
+    """BigCode's fork (and Pai-Megatron-Patch) sets multi-query attention with --attention-head-type multiquery:
+    one shared key/value head, read whether or not the assumed parser defines the flag; multihead keeps a group
+    per head."""
+    line = "--num-attention-heads 48 --attention-head-type multiquery"
+    mqa = facts(line)["model.num_query_groups"]
+    assert (mqa.value, mqa.origin, at(mqa)) == (1, "literal", where(line, "multiquery"))
+    assert facts("--num-attention-heads 48 --attention-head-type multihead")["model.num_query_groups"].value == 48
+
+
 def test_experts():
     assert facts("--num-experts 8")["model.moe_topk"].value == 2  # the release's default
     zero = facts("--num-experts 0")["model.num_experts"]

@@ -565,8 +565,27 @@ def _model(r: _Reader, fork: bool) -> None:
     _experts(r, fork)
 
 
+def _multi_query(r: _Reader) -> Value | None:
+    """One query group for BigCode's multi-query attention: `--attention-head-type multiquery` (bigcode-project/
+    Megatron-LM 7c325cd megatron/arguments.py, also in Pai-Megatron-Patch) gives every query head one shared key
+    and value projection of kv-channels (megatron/model/transformer.py ParallelAttention: `key_value` is a plain
+    linear layer, not split over tp). Read whether or not the parser in force defines the flag: only those forks
+    do, and in them it is how the launch sets its groups."""
+    use = r.use("--attention-head-type", known_only=False)
+    if use is None or not use.values:
+        return None
+    kind = from_word(use.values[0], text, use.option)
+    if kind.value != "multiquery":
+        return None
+    return Value(1, kind.span, kind.origin, "--attention-head-type multiquery: one key/value head for every query head")
+
+
 def _query_groups(r: _Reader, heads: Value | None) -> None:
     out = r.out
+    multi_query = _multi_query(r)
+    if multi_query is not None:
+        out["model.num_query_groups"] = multi_query
+        return
     if r.has("--num-key-value-heads"):
         # deepspeedai fork: GQA via --num-key-value-heads, defaulting to the head count
         kv = r.value("--num-key-value-heads")
