@@ -217,10 +217,14 @@ def launch_env(layout: Layout, name: str) -> str | None:
 
 
 def recomputed_modules(args: ParsedTrainerFlags) -> tuple[str, ...]:
-    """The words of --recompute-modules (nargs '*'), or Megatron's default, core_attn alone."""
+    """The words of --recompute-modules (nargs '*'), or Megatron's default, core_attn alone; with "moe" added by
+    --moe-layer-recompute (TransformerConfig.__post_init__ from core 0.12; earlier releases checkpoint the MoE
+    layer themselves, the same work)."""
     use = args.args.get("--recompute-modules") if args.args is not None else None
-    words = tuple(w.text for w in (getattr(use, "values", None) or ()) if getattr(w, "text", None))
-    return words or ("core_attn",)
+    words = tuple(w.text for w in (getattr(use, "values", None) or ()) if getattr(w, "text", None)) or ("core_attn",)
+    if args.present("--moe-layer-recompute") and "moe" not in words:
+        words += ("moe",)
+    return words
 
 
 def async_tp_backward(release: str | None, args: ParsedTrainerFlags) -> bool:

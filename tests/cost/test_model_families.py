@@ -281,3 +281,17 @@ def test_recompute_modules_are_read_and_unknown_ones_stay_unmodelled(tmp_path):
     known = launch("mlp moe_act")
     assert cost_input(known).recompute_modules == ("mlp", "moe_act") and not unmodelled_features(known)
     assert unmodelled_features(launch("core_attn mhc")) == ["selective recompute of modules plint does not cost (mhc)"]
+
+
+def test_moe_layer_recompute_adds_the_moe_module(tmp_path):
+    """--moe-layer-recompute: selective recompute with "moe" beside the default core_attn (TransformerConfig from
+    core 0.12), so the estimate frees the routed copies the switch drops."""
+    layout = _layout(
+        tmp_path,
+        "torchrun --nproc-per-node 8 pretrain_gpt.py --num-layers 4 --hidden-size 512 "
+        "--num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 "
+        "--micro-batch-size 4 --global-batch-size 32 --vocab-size 50257 --bf16 "
+        "--num-experts 8 --moe-layer-recompute\n",
+    )
+    inp = cost_input(layout)
+    assert (inp.recompute, inp.recompute_modules) == ("selective", ("core_attn", "moe"))

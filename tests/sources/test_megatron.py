@@ -337,6 +337,18 @@ def test_bigcode_multi_query_attention_is_one_query_group():
     assert facts("--num-attention-heads 48 --attention-head-type multihead")["model.num_query_groups"].value == 48
 
 
+def test_moe_layer_recompute_is_selective_from_megatron_0_12():
+    """From core 0.12 TransformerConfig turns --moe-layer-recompute into selective recompute of the MoE layer;
+    0.11 checkpoints the layer on its own and leaves the granularity unset."""
+    line = "--num-experts 8 --moe-layer-recompute"
+    granularity = facts(line)["recompute.granularity"]
+    assert (granularity.value, at(granularity)) == ("selective", where(line, "--moe-layer-recompute"))
+    assert facts(line, "0.12")["recompute.granularity"].value == "selective"
+    assert facts(line, "0.11")["recompute.granularity"].value is None
+    explicit = facts(line + " --recompute-granularity full")["recompute.granularity"]
+    assert explicit.value == "full"  # the granularity given wins (Megatron then refuses the pair)
+
+
 def test_experts():
     assert facts("--num-experts 8")["model.moe_topk"].value == 2  # the release's default
     zero = facts("--num-experts 0")["model.num_experts"]

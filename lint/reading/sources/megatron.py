@@ -706,6 +706,24 @@ def _legacy_checkpointing(r: _Reader) -> bool:
     return True
 
 
+def _moe_layer_recompute(r: _Reader, fork: bool) -> Value | None:
+    """Selective recompute from --moe-layer-recompute alone: from core 0.12 TransformerConfig.__post_init__
+    (megatron/core/transformer/transformer_config.py at core_v0.12.0) turns the deprecated switch into
+    recompute_granularity "selective" with "moe" among the recompute modules; earlier releases checkpoint the MoE
+    layer on their own and leave the granularity unset."""
+    if fork or _release_key(r.catalog) < (0, 12):
+        return None
+    given = r.flag("--moe-layer-recompute")
+    if given is None:
+        return None
+    return Value(
+        "selective",
+        given.span,
+        given.origin,
+        "--moe-layer-recompute: selective recompute of the MoE layer (Megatron 0.12 on)",
+    )
+
+
 def _recompute(r: _Reader, fork: bool) -> None:
     out = r.out
     granularity = r.value("--recompute-granularity", text)
@@ -729,6 +747,8 @@ def _recompute(r: _Reader, fork: bool) -> None:
         )
     elif granularity is not None:
         out["recompute.granularity"] = granularity
+    elif (moe_layer := _moe_layer_recompute(r, fork)) is not None:
+        out["recompute.granularity"] = moe_layer
     else:
         out["recompute.granularity"] = r.absent(None, "no recompute flag", options=_RECOMPUTE_OPTIONS)
     method = r.value("--recompute-method", text)
