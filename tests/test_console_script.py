@@ -284,13 +284,15 @@ NEOX_JSON_CONFIG = """{
 def test_a_gpt_neox_json_config_is_not_judged_as_a_deepspeed_config(folder):
     """GPT-NeoX accepts .json configs carrying DeepSpeed's sections beside its own keys, and hands DeepSpeed
     only its part: judged as a DeepSpeed config, each NeoX key was a PL504 error (290 on five NeoX-based
-    repositories' files; fail before). A folder walk leaves it to the launch that reads it; named, it is
-    said to be no DeepSpeed config."""
+    repositories' files; fail before). A folder walk leaves it to the launch that reads it; named, it is read as
+    GPT-NeoX reads it (yaml.load, its own keys): a NeoX layout, no DeepSpeed finding."""
     (folder / "neox.json").write_text(NEOX_JSON_CONFIG)
     walked = run_plint("check", "--format", "json", ".", cwd=folder)
     assert [f["path"] for f in json.loads(walked.stdout)["files"]] == ["ds.json", "launch.sh", "template.json"]
-    named = run_plint("check", "neox.json", cwd=folder)
-    assert "PL504" not in named.stdout and "neox.json: a GPT-NeoX config, not a DeepSpeed config" in named.stderr
+    named = run_plint("check", "--format", "json", "neox.json", cwd=folder)
+    (checked,) = json.loads(named.stdout)["files"]
+    assert "PL504" not in named.stdout and "not a DeepSpeed config" not in named.stderr
+    assert (checked["layout"]["trainer"], checked["layout"]["model"]["num_layers"]) == ("megatron-deepspeed", 12)
     # a DeepSpeed template json cannot parse is still one, and a NeoX one still is not
     (folder / "neox-template.json").write_text(NEOX_JSON_CONFIG.replace('"stage": 1', '"stage": ZERO'))
     walked = run_plint("check", "--format", "json", ".", cwd=folder)

@@ -253,6 +253,13 @@ def _runner(tmp_path: Path, files: dict[str, str]) -> Path:
     return repo
 
 
+def _runner_tree(tmp_path: Path, files: dict[str, str], body: str) -> Path:
+    """A git tree holding `files` whose scripts/run.sh is `body` (lines of shell)."""
+    repo = _tree(tmp_path, "/dev/null", files)
+    (repo / "scripts" / "run.sh").write_text("#!/bin/bash\n" + body)
+    return repo
+
+
 def _check_runner(repo: Path, monkeypatch):
     monkeypatch.chdir(repo)
     (result,) = check_paths([Path("scripts/run.sh")])
@@ -413,13 +420,12 @@ def test_a_template_filled_from_an_absolute_path_outside_the_tree_is_read_from_i
     # YoheiOhto/Inhouse-Megatron-DeepSpeed: `sed "s/CONFIG_ZERO_STAGE/$ZERO_STAGE/" /work/gg17/.../repo/examples/
     # ds_TEMPLATE.json > ds.json` on the cluster, the template in this tree under the same tail
     template = '{"train_batch_size": 64, "zero_optimization": {"stage": CONFIG_ZERO_STAGE}}\n'
-    repo = _tree(tmp_path, "/dev/null", {"examples/ds_TEMPLATE.json": template})
-    (repo / "scripts" / "run.sh").write_text(
-        "#!/bin/bash\nZERO_STAGE=2\n"
+    body = (
+        "ZERO_STAGE=2\n"
         'sed "s/CONFIG_ZERO_STAGE/${ZERO_STAGE}/" /work/gg17/alice/repo/examples/ds_TEMPLATE.json > ds.json\n'
         f"deepspeed --num_gpus 8 {TRAINER} --deepspeed --deepspeed_config ds.json --tensor-model-parallel-size 1\n"
     )
-    result = _check_runner(repo, monkeypatch)
+    result = _check_runner(_runner_tree(tmp_path, {"examples/ds_TEMPLATE.json": template}, body), monkeypatch)
     zero = result.layouts[0].fields["parallel.zero_stage"]
     assert (zero.value, zero.origin) == (2, "literal")  # the stage is the script's, written into the template
     (said,) = _about(result, "ds_TEMPLATE.json")
@@ -428,10 +434,25 @@ def test_a_template_filled_from_an_absolute_path_outside_the_tree_is_read_from_i
 
 def test_what_counts_the_lines_of_a_file_read_from_its_tail_is_assumed(tmp_path, monkeypatch):
     # FlagAI's Aquila2: NNodes=`wc -l $AQUILA2_HOME/finetune/7B/hostfile`, AQUILA2_HOME the author's checkout
-    repo = _tree(tmp_path, "/dev/null", {"conf/hostfile": "h1 slots=8\nh2 slots=8\n"})
-    (repo / "scripts" / "run.sh").write_text(
-        "#!/bin/bash\nN=`wc -l /data/alice/repo/conf/hostfile | cut -d ' ' -f1`\n"
+    body = (
+        "N=`wc -l /data/alice/repo/conf/hostfile | cut -d ' ' -f1`\n"
         f"torchrun --nnodes $N --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size 1\n"
     )
+    repo = _runner_tree(tmp_path, {"conf/hostfile": "h1 slots=8\nh2 slots=8\n"}, body)
     nodes = _check_runner(repo, monkeypatch).layouts[0].fields["cluster.nnodes"]
     assert (nodes.value, nodes.origin) == (2, "assumed")
+
+
+def test_a_deepspeed_config_named_by_an_absolute_path_outside_the_tree_is_read_from_its_tail(tmp_path, monkeypatch):
+    # linskybing/HPC-II-DeepSpeed-LLM: `export CONFIG=/work/u8644434/HPC-II-DeepSpeed-LLM/configs`, then
+    # `--deepspeed_config $CONFIG/nvidia/zero_3.json`, the config in this tree under the same tail
+    config = '{"train_micro_batch_size_per_gpu": 1, "zero_optimization": {"stage": 3}, "fp16": {"enabled": true}}\n'
+    body = (
+        "export CONFIG=/work/u8644434/HPC-II-DeepSpeed-LLM/configs\n"
+        "deepspeed --num_gpus 8 train.py --deepspeed_config $CONFIG/nvidia/zero_3.json\n"
+    )
+    result = _check_runner(_runner_tree(tmp_path, {"configs/nvidia/zero_3.json": config}, body), monkeypatch)
+    zero = result.layouts[0].fields["parallel.zero_stage"]
+    assert (zero.value, zero.origin) == (3, "assumed")
+    assert "plint read configs/nvidia/zero_3.json, the same path inside the checked tree" in zero.note
+    assert result.layouts[0].fields["precision"].value == "fp16"

@@ -8,7 +8,6 @@ from pathlib import Path
 from plint.record import field, record
 
 from plint.diagnostics import Diagnostic
-from plint.keytree import JObject
 from plint.layout import Layout
 from plint.reading.read import MAX_FILE_BYTES, FileReading, file_kind, read_path
 from plint.root import confined, root_for
@@ -107,6 +106,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
         checked.append((index, result))
         if not walked and result.reading.kind == "json":
             run.notes += _not_deepspeed_note(result.reading)
+        if result.reading.kind == "yaml" and not result.reading.layouts and not result.reading.problems:
+            run.notes.append(_not_neox_note(result.reading))
         if result.reading.kind == "python" and result.reading.unreadable is None:
             run.notes.append(
                 f"{result.reading.path}: a Python program, not a launch file: nothing in it was checked (plint reads "
@@ -200,21 +201,29 @@ def _deepspeed_file(path: Path) -> bool:
 
 def _not_deepspeed_note(reading: FileReading) -> list[str]:
     """The note for a JSON file read whole and clean that has no DeepSpeed marker at top level."""
-    from plint.reading.sources.deepspeed_config import DS_MARKERS, is_deepspeed_document, is_neox_config
+    from plint.reading.sources.deepspeed_config import DS_MARKERS, is_deepspeed_document
 
     cfg = reading.ds_config
-    if reading.unreadable is not None or reading.problems or cfg is None or is_deepspeed_document(cfg.document.root):
+    if reading.unreadable is not None or reading.problems or reading.layouts or cfg is None:
         return []
-    root = cfg.document.root
-    if isinstance(root, JObject) and is_neox_config(root.keys()):
-        return [
-            f"{reading.path}: a GPT-NeoX config, not a DeepSpeed config: nothing in it was checked on its own "
-            "(check the deepy.py launch that names it)"
-        ]
+    if is_deepspeed_document(cfg.document.root):
+        return []
     return [
         f"{reading.path}: not a DeepSpeed config (none of {', '.join(sorted(DS_MARKERS))} at its top "
         "level): nothing in it was checked"
     ]
+
+
+def _not_neox_note(reading: FileReading) -> str:
+    """The note for a YAML file named on the command line that is no GPT-NeoX config (a CI workflow)."""
+    from plint.reading.sources.deepspeed_config import NEOX_MARKERS
+
+    if reading.unreadable is not None:
+        return f"{reading.path}: cannot be read: {reading.unreadable}"
+    return (
+        f"{reading.path}: not a GPT-NeoX config (none of {', '.join(sorted(NEOX_MARKERS))} at its top level): "
+        "nothing in it was checked"
+    )
 
 
 def _once_per_file(results: list[FileResult]) -> None:

@@ -31,7 +31,7 @@ from plint.values import Value, default, derived, unresolved
 class Launch:
     """One training launch found in a file, with everything read about it."""
 
-    chain: Any  # sources.launch_calls.LaunchChain; None for a DeepSpeed config checked alone
+    chain: Any  # sources.launch_calls.LaunchChain; None for a DeepSpeed or GPT-NeoX config checked alone
     trainer: Value
     facts: dict[str, Value] = field(default_factory=dict)  # trainer flags mapped to layout fields
     trainer_args: TrainerArgs | None = None
@@ -39,6 +39,7 @@ class Launch:
     slurm: SlurmJob | None = None
     pbs: bool = False  # the script asks PBS for its job (#PBS directives)
     lsf: bool = False  # the script asks LSF for its job (#BSUB directives)
+    other_scheduler: bool = False  # directives of a resource manager plint does not read (#PJM, #$, #COBALT...)
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
     catalog: CatalogInForce | None = None  # the parser that judged the flags
@@ -62,11 +63,36 @@ def _cluster(launch: Launch, layout: Layout) -> None:
     layout.set("cluster.nnodes", chain.nnodes)
     layout.set("cluster.world_size", chain.world_size)
     layout.set("cluster.workers_per_node", chain.workers_per_node)
+    _mpi_on_one_host(launch, layout)
     gpus = None
     if job is not None and job.gpus_per_node is not None and job.gpus_per_node.known:
         gpus = job.gpus_per_node
-    layout.set("cluster.gpus_per_node", gpus if gpus is not None else chain.workers_per_node)
+    layout.set("cluster.gpus_per_node", gpus if gpus is not None else layout.get("cluster.workers_per_node"))
     _gpu(launch, layout)
+
+
+def _mpi_on_one_host(launch: Launch, layout: Layout) -> None:
+    """An mpirun that names no hosts, run outside a scheduler's job or in a one-node Slurm job: one node, every
+    rank on it (launch_mpi.one_host_reason)."""
+    from plint.reading.sources.launch_mpi import one_host_reason
+
+    chain, job = launch.chain, launch.slurm
+    world = chain.world_size
+    if not chain.calls or chain.nnodes.known or not world.known:
+        return
+    scheduler = (
+        job is not None
+        or launch.pbs
+        or launch.lsf
+        or launch.other_scheduler
+        or any(c.launcher == "srun" for c in chain.calls)
+    )
+    why = one_host_reason(chain.calls[0], job.nodes if job is not None else None, scheduler)
+    if why is None:
+        return
+    site = chain.calls[0].command.words[0].value_span
+    layout.set("cluster.nnodes", derived(1, why, site))
+    layout.set("cluster.workers_per_node", derived(world.value, f"{why} ({world.value} ranks)", world.span))
 
 
 def _gpu_feature(constraint: Value) -> Value | None:
@@ -600,6 +626,25 @@ def build_config_layout(cfg) -> Layout:
     layout.extras.facts = launch.facts
     layout.extras.ds_config = cfg
     layout.extras.config_alone = True  # rules: no launch says whether an integration fills "auto"
+    return layout
+
+
+def build_neox_config_layout(path: str, facts: dict) -> Layout:
+    """A GPT-NeoX config checked on its own: the layout of what it states (deepy.py merges it as one file,
+    NeoX's defaults for the keys it does not set) with no launch: the GPU count is the hostfile's, so dp and
+    whatever needs it stay unknown."""
+    layout = Layout()
+    layout.set("launcher", Value(None, None, "derived", f"{path} is a GPT-NeoX config read on its own: no launch"))
+    launch = Launch(chain=None, trainer=derived("megatron-deepspeed", f"{path} is a GPT-NeoX config"), facts=facts)
+    layout.set("trainer", launch.trainer)
+    layout.set("cluster.world_size", unresolved(f"{path} alone does not say how many GPUs run it (the hostfile does)"))
+    _facts(launch, layout, ("parallel.", "batch.", "model.", "recompute."))
+    _megatron_parallel(launch, layout)
+    _neox_batch(layout)
+    _sharding(launch, layout)
+    _precision(launch, layout)
+    layout.extras.facts = facts
+    layout.extras.config_alone = True
     return layout
 
 

@@ -14,12 +14,14 @@ from pathlib import Path
 from plint.record import field, record
 
 from plint.layout import Layout
+from plint.reading.configs_alone import read_json_alone, read_yaml_alone, template_slots
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import Unread, load_checked, load_named, outside_root
 from plint.source import SourceFile, display_path, overlaid, probe, read_bytes
-from plint.root import OUTSIDE_NOTE, WIDEN_HINT, folders_above
+from plint.reading.shell.source_path import checked_root, outside_tail_note, tail_places
+from plint.root import OUTSIDE_NOTE, WIDEN_HINT, folders_above, is_under
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
@@ -35,7 +37,7 @@ SHELL_SUFFIXES = {".sh", ".bash", ".slurm", ".sbatch", ".zsh", ""}
 @record
 class FileReading:
     path: str
-    kind: str  # "shell" | "json" | "python" (named on the command line, never read: file_kind)
+    kind: str  # "shell" | "json" | "yaml" | "python" (named on the command line, never read: file_kind)
     source: SourceFile | None = None
     shell: ShellResult | None = None
     launches: list[Launch] = field(default_factory=list)
@@ -49,13 +51,15 @@ class FileReading:
 
 
 def file_kind(path: str | Path) -> str:
-    """ "json" or "shell" by the name; by what it holds for standard input without a name (`plint check -`) and
+    """ "json", "yaml" (a GPT-NeoX config) or "shell" by the name; by what it holds for standard input without a name (`plint check -`) and
     a file whose suffix is neither JSON's nor a shell script's (FlagAI's Aquila2 keeps its DeepSpeed config as
     `ds_zero2.config`). "python" for a Python program (`.py`, or a `#!...python` first line): no launch file,
     and no shell script either (bash would reject its first `def f(x):`)."""
     suffix = Path(path).suffix.lower()
     if suffix == ".json":
         return "json"
+    if suffix in (".yml", ".yaml"):
+        return "yaml"
     if suffix in (".py", ".pyw", ".pyi") or (
         str(path) != "-" and suffix not in (".sh", ".bash") and _python_program(path)
     ):
@@ -121,6 +125,7 @@ class FileLookup:
         self.refusals: dict[str, Unread] = {}  # resolved path -> why the file there was not read (load_named)
         self.assumed: dict[str, str] = {}  # name -> the folder above the script it was found from (a guess)
         self.climbing: set[str] = set()  # config names also looked up above the script (see _run_from)
+        self.tails: dict[str, str] = {}  # absolute name outside the tree -> the path read for it (_outside_tail)
 
     def at(self, command: Command | None) -> None:
         """Read files as they were when `command` ran (Command.files); None: as the script left them."""
@@ -155,12 +160,27 @@ class FileLookup:
 
     def _resolve(self, name: str) -> str:
         if os.path.isabs(name):
-            return os.path.normpath(name)
+            return self.tails[name] if name in self.tails else self._outside_tail(name)
         beside = os.path.normpath(os.path.join(os.path.abspath(str(self.base)), name))
         if name not in self.climbing or self._written(beside, name) or probe(Path(beside).exists):
             return beside
         folder = self._run_from(name)
         return os.path.normpath(os.path.join(folder, name)) if folder is not None else beside
+
+    def _outside_tail(self, name: str) -> str:
+        """An absolute path as the script sees it; one outside the checked tree that is not there nor written
+        (`/home/alice/repo/configs/ds.json`, a checkout of this tree) is read from its longest tail that is a
+        file of the tree, remembered in `tails` (a guess, said in assumed_note)."""
+        resolved = os.path.normpath(name)
+        script = os.path.join(os.path.abspath(str(self.base)), "-")
+        if self._written(resolved, name) or probe(Path(resolved).exists) or is_under(resolved, checked_root(script)):
+            return resolved
+        for path, _ in tail_places(name, script):
+            if probe(Path(path).is_file):
+                self.tails[name] = path
+                return path
+        self.tails[name] = resolved
+        return resolved
 
     def _written(self, resolved: str, name: str) -> bool:
         files = self.written() if self.result is not None else {}
@@ -181,7 +201,11 @@ class FileLookup:
         return None
 
     def assumed_note(self, name: str) -> str | None:
-        """How a relative name was found when not beside the script, else None."""
+        """How a name was found when not where the script names it (a relative one not beside the script, an
+        absolute one outside the tree), else None."""
+        tail = self.tails.get(name)
+        if tail is not None and tail != os.path.normpath(name):
+            return outside_tail_note(name, "is an absolute path outside the checked tree", "that folder", tail)
         folder = self.assumed.get(name)
         if folder is None:
             return None
@@ -257,70 +281,14 @@ def read_path(
     if source is None:
         reading.unreadable = why
         return reading
-    if kind == "json":
-        _read_json_alone(reading, source)
+    if kind in ("json", "yaml"):
+        alone = (read_json_alone if kind == "json" else read_yaml_alone)(source)
+        reading.ds_config, reading.problems, reading.layouts = alone.ds_config, alone.problems, alone.layouts
         return reading
     if kind == "python":  # a training script is read through the launch that runs it (entry-point evidence)
         return reading
     _read_shell(reading, source, path, env, gpu, assume or {}, releases or {}, trainer_source)
     return reading
-
-
-def _read_json_alone(reading: FileReading, source: SourceFile) -> None:
-    from plint.reading.sources.deepspeed_config import read_deepspeed_config
-
-    cfg = read_deepspeed_config(MappedText.from_source(source), source.path)
-    reading.ds_config = cfg
-    problems = list(getattr(cfg.document, "problems", []))
-    slots = _template_slots(source) if problems else None
-    if slots:
-        # a template a script fills (`sed "s/ZERO_STAGE/$Z/"`, `envsubst < t.json > ds.json`): invalid JSON
-        # by design until then; its values are read through the script that fills it
-        reading.problems.append(
-            Problem(
-                "unresolved",
-                f"{source.path} is a template: {', '.join(slots)} "
-                f"{'is' if len(slots) == 1 else 'are'} filled by the script that writes the real config; check "
-                "that script to read the values",
-                problems[0].span,
-            )
-        )
-        return
-    reading.problems.extend(problems)
-    from plint.reading.normalise import build_config_layout
-    from plint.reading.sources.deepspeed_config import is_deepspeed_document
-
-    if not any(p.kind == "syntax" for p in problems) and is_deepspeed_document(cfg.document.root):
-        layout = build_config_layout(cfg)  # what the config states, its rules run on it (no launcher)
-        reading.problems.extend(layout.extras.problems)
-        layout.extras.problems = []
-        reading.layouts.append(layout)
-
-
-# A slot a script fills: `${NAME}` / `$NAME` (envsubst, sed) or an ALL_CAPS placeholder (sed)
-_SLOT = r"\$\{[A-Za-z_][A-Za-z0-9_]*\}|\$[A-Za-z_][A-Za-z0-9_]*|\b[A-Z][A-Z0-9_]{2,}\b"
-
-
-def _template_slots(source: SourceFile) -> list[str]:
-    """The slots of a JSON template, when every token that makes the JSON invalid is one: the text
-    parses once each slot stands for a number. Empty for JSON that is broken some other way."""
-    import json
-
-    text = source.data.decode("utf-8", "replace")
-    slots = list(dict.fromkeys(re.findall(_SLOT, text)))
-    if not slots or {"TRUE", "FALSE", "NULL", "NAN"} & set(slots):
-        return []  # no slot, or a mistyped literal rather than one
-    try:
-        json.loads(re.sub(r",\s*([}\]])", r"\1", re.sub(_SLOT, "0", text)))  # hjson allows trailing commas
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than json's recursion allows
-        return []
-    return [s for s in slots if s.startswith("$") or not _inside_string(text, s)] if slots else []
-
-
-def _inside_string(text: str, word: str) -> bool:
-    """Whether every occurrence of an ALL_CAPS word lies inside a JSON string (a value, not a slot)."""
-
-    return all(text.count('"', 0, m.start()) % 2 for m in re.finditer(rf"\b{word}\b", text))
 
 
 def _read_shell(
@@ -396,6 +364,7 @@ def _read_shell(
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         launch.pbs = pbs is not None
         launch.lsf = _asks_lsf(source)
+        launch.other_scheduler = _OTHER_SCHEDULERS.search(source.data) is not None
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
         for slot in _slots(chain):  # a launch's reading of a slot ($X is set from <...>) replaces the file's
@@ -524,6 +493,12 @@ def _slurm_job(source: SourceFile):
 
 # bsub reads the `#BSUB` lines of a batch script as its options (IBM Spectrum LSF, "Submit a job": bsub < script)
 _BSUB = re.compile(rb"^[ \t]*#BSUB[ \t]", re.MULTILINE)
+
+
+# directives of resource managers plint does not read: Fujitsu's PJM (`#PJM -L node=...`, Fugaku), Grid Engine
+# (`#$ -l rt_F=2`, ABCI), Cobalt (`#COBALT -n 8`), Flux (`#flux: -N 2`) and Moab (`#MSUB -l nodes=2`): the job is one
+# of theirs, whose hosts plint does not know
+_OTHER_SCHEDULERS = re.compile(rb"^[ \t]*#(PJM|\$|COBALT|flux:|MSUB)[ \t]", re.MULTILINE)
 
 
 def _asks_lsf(source: SourceFile) -> bool:
@@ -772,10 +747,10 @@ def _readable(cfg, source: SourceFile | None, launch: Launch, lookup: FileLookup
     """The config, or None when DeepSpeed could not load it (not JSON, not an object): then its error
     is the same PL001 as when the file is checked alone (one verdict per file), and no value of the
     launch comes from it (a broken config sets no ZeRO stage). A `sed` template on disk is not broken
-    (see _read_json_alone)."""
+    (see plint.reading.configs_alone.read_json_alone)."""
     broken = [p for p in cfg.problems if p.kind == "syntax"]
     too_big = [p for p in cfg.problems if p.kind == "unresolved"]  # past plint's budget: not read (PL002)
-    if too_big or not broken or (source is not None and _template_slots(source)):
+    if too_big or not broken or (source is not None and template_slots(source)):
         if not too_big:
             return cfg
         broken = too_big

@@ -118,3 +118,50 @@ def test_the_text_report_quotes_an_alias_bomb_on_lines_of_a_message_s_length(tmp
     text = render([result], color=False)
     assert "no memory or step estimate: model.num_layers" in text
     assert max(len(line) for line in text.splitlines()) <= MAX_MESSAGE_CHARS + 100
+
+
+def _alone(tmp_path, name: str, text: str):
+    (tmp_path / name).write_text(text)
+    run = check_paths([tmp_path / name], root=str(tmp_path))
+    (result,) = run
+    return file_json(result), run
+
+
+def test_a_neox_config_named_alone_is_read_as_deepy_merges_one_file(tmp_path):
+    """A GPT-NeoX YAML config checked on its own (a pre-commit hook hands plint the changed file): the layout of
+    what it states with NeoX's defaults for the rest, no launcher and no GPU count, and no shell error."""
+    got, _ = _alone(tmp_path, "model.yml", MODEL.replace('"num_gpus": 8,', ""))
+    layout = got["layout"]
+    assert not [d for d in got["diagnostics"] if d["severity"] == "error"]
+    assert (layout["launcher"], layout["trainer"], layout["cluster"]["world_size"]) == (
+        None,
+        "megatron-deepspeed",
+        None,
+    )
+    assert (layout["parallel"]["tp"], layout["parallel"]["pp"], layout["parallel"]["dp"]) == (2, 2, None)
+    assert (layout["batch"]["global"], layout["batch"]["grad_accum"]) == (256, 8)
+    assert (layout["model"]["ffn_hidden_size"], layout["model"]["num_query_groups"]) == (5632, 4)
+    assert layout["provenance"]["parallel.tp"]["line"] == 3
+
+
+def test_a_broken_neox_config_is_pl001_and_other_yaml_is_left_alone(tmp_path):
+    broken, _ = _alone(tmp_path, "broken.yml", '{\n  "num_layers": 24,\n  "hidden_size": [2048\n}\n')
+    assert [d["code"] for d in broken["diagnostics"] if d["severity"] == "error"] == ["PL001"]
+    workflow, run = _alone(tmp_path, "ci.yml", "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
+    assert workflow["layout"] is None and not workflow["diagnostics"]
+    assert any("ci.yml: not a GPT-NeoX config" in note for note in run.notes)
+
+
+def test_configs_with_mlp_type_size_the_mlp_as_their_releases_did(tmp_path):
+    """Releases with mlp_type (2023-05 to 2024-09): llama takes intermediate_size or 8h/3 rounded up to 256;
+    regular takes 4h, or 2h for geglu, whatever intermediate_size says."""
+    base = '{"num_layers": 2, "hidden_size": 1000, "num_attention_heads": 8, "seq_length": 128, '
+    cases = (
+        ('"mlp_type": "llama", "intermediate_size": 2688', 2688),
+        ('"mlp_type": "llama"', 2816),  # int(8000/3) = 2666 -> 2816
+        ('"mlp_type": "regular", "activation": "geglu", "intermediate_size": 7', 2000),
+        ('"mlp_type": "regular"', 4000),
+    )
+    for keys, ffn in cases:
+        got, _ = _alone(tmp_path, "m.yml", base + keys + "}\n")
+        assert got["layout"]["model"]["ffn_hidden_size"] == ffn, keys

@@ -41,6 +41,7 @@ from plint.root import folders_above
 from plint.source import display_path
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from contextlib import AbstractContextManager
 
     from plint.reading.shell.model import Word
@@ -200,3 +201,33 @@ def assumed_note(named: str, taken: tuple[str, Place], other: tuple[str, Place])
 
 
 SOURCE_PATH_HINT = "name the folder with [tool.plint] source-path or a `# plint: source-path=DIR` comment"
+
+
+MAX_TAIL_PARTS = 32  # parts of a `~/...` or outside absolute path matched inside the checked tree
+
+
+def tail_places(text: str, script_path: str) -> Iterator[tuple[str, Place]]:
+    """Where a path plint cannot follow (`~/repo/run.sh`, `/home/alice/repo/ds.json`: a checkout of this tree
+    elsewhere) may be inside the checked tree: each tail of it (a folder and a file at least, no `..`, the longest
+    first) under the folders above the script, nearest first, then the checked root (a vendored project inside
+    the tree is one too), as (the path, its place). At most MAX_TAIL_PARTS parts: deeper than any tree, and a
+    path of 50,000 parts stays cheap."""
+    parts = text.lstrip("/").split("/")
+    root = checked_root(script_path)
+    script_dir = os.path.dirname(os.path.abspath(script_path))
+    bases = [*(f for f in folders_above(script_dir) if os.path.realpath(f) != os.path.realpath(root)), root]
+    for start in range(max(0, len(parts) - MAX_TAIL_PARTS), len(parts) - 1):
+        tail = parts[start:]
+        if "" in tail or ".." in tail or "." in tail:
+            continue
+        for base in bases:
+            path = os.path.normpath(os.path.join(os.path.abspath(base), "/".join(tail)))
+            yield path, Place(base, "a tail of the path inside the checked tree", False)
+
+
+def outside_tail_note(shown: str, why: str, holder: str, path: str) -> str:
+    """What plint says when it read a tail of a path it cannot follow (tail_places) instead of the path."""
+    return (
+        f"{shown} {why}; plint read {display_path(path)}, the same path inside the checked tree, as if {holder} "
+        "held a checkout of it, so the values it sets are assumed"
+    )

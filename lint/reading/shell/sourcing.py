@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-from itertools import product
 
 from plint.reading.loading import Unread
 from plint.reading.shell.pure_commands import pure_output
@@ -14,7 +13,7 @@ from plint.reading.shell.files import path_key
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit, heredoc_as_file
 from plint.record import record
-from plint.root import folders_above, is_under
+from plint.root import is_under
 from plint.source import SourceFile, display_path
 from plint.reading.shell.source_path import (
     NOT_FOLLOWED,
@@ -26,7 +25,9 @@ from plint.reading.shell.source_path import (
     named_file,
     named_path,
     not_found,
+    outside_tail_note,
     places,
+    tail_places,
 )
 from plint.reading.shell.fields import flatten, unknown_arguments
 from plint.reading.shell.state import (
@@ -47,7 +48,6 @@ from plint.bounds import MAX_NESTING, MAX_REPARSED_NESTING
 # commands whose output is a path computed from their words (plint.reading.shell.pure_commands)
 PATH_COMMANDS = frozenset(("dirname", "basename", "realpath", "readlink"))
 MAX_XARGS_WORDS = 1_000  # words of input `xargs` hands on
-MAX_HOME_TAIL = 32  # parts of a `~/...` or outside absolute path matched inside the checked tree
 # (what the path is, what plint assumed holds a checkout of the tree) for _find_tail's note
 _UNDER_HOME = ("starts with ~, the home folder of whoever runs the script", "the home folder")
 _ELSEWHERE = ("is an absolute path outside the checked tree", "that folder")
@@ -157,33 +157,18 @@ class Sourcing(ShellCore):
         """A path plint cannot follow where it points: `~/repo/train/run.sh` (under the home folder of whoever
         runs the script) or an absolute path outside the checked tree (`/opt/Megatron-LM/examples/run.sh` in a
         container, `/home/alice/repo/run.sh`). A job script that runs a script of its own repository through a
-        checkout of it is the common case, so plint reads the longest tail of the path (a folder and a file at
-        least, no `..`) that is a file of the checked tree, and says that it assumed so."""
-        parts = text.lstrip("/").split("/")
-        root = checked_root(unit.source.path)  # where a user's checkout of this tree is
-        # or of the project the script belongs to (`/storage/Megatron-LM/scripts/x.sh` run from a script inside a
-        # vendored `pretrain/Megatron-LM/`): the folders above the script, nearest first, as relative paths are
-        script_dir = os.path.dirname(os.path.abspath(unit.source.path))
-        bases = [*(f for f in folders_above(script_dir) if os.path.realpath(f) != os.path.realpath(root)), root]
+        checkout of it is the common case, so plint reads the longest tail of the path that is a file of the
+        checked tree (source_path.tail_places), and says that it assumed so."""
         looked: list[tuple[str, Place]] = []
-        # the tails of at most MAX_HOME_TAIL parts: deeper than any tree, and a path of 50,000 parts stays cheap
-        for start, base in product(range(max(0, len(parts) - MAX_HOME_TAIL), len(parts) - 1), bases):
-            tail = parts[start:]
-            if "" in tail or ".." in tail or "." in tail:
-                continue
-            path = path_key(base, "/".join(tail))
-            looked.append((path, Place(base, "a tail of the path inside the checked tree", False)))
+        for path, place in tail_places(text, unit.source.path):
+            looked.append((path, place))
             src, unread = self.read(path)
             if src is None and unread is None:
                 continue
             if src is None:
                 return Sourced(None, unread, tuple(looked))
             shown = named or f"sourced file {word.display()}"
-            note = (
-                f"{shown} {why[0]}; plint read {display_path(path)}, the same path inside the checked tree, as if "
-                f"{why[1]} held a checkout of it, so the values it sets are assumed"
-            )
-            return Sourced(src, None, tuple(looked), note)
+            return Sourced(src, None, tuple(looked), outside_tail_note(shown, why[0], why[1], path))
         return Sourced(looked=tuple(looked))
 
     def _mark_assumed(self, before: dict[str, Var]) -> None:

@@ -145,3 +145,22 @@ def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
         return unresolved(f"{s.launcher} without {np_}: the number of hosts decides"), per, tasks
     nodes = quotient_of(tasks, per, f"nodes = {{w}} ranks / {{n}} per node ({s.launcher} {np_} / {per_name})")
     return nodes, per, tasks
+
+
+# Open MPI's and Hydra's options that name the hosts to run on
+_HOST_OPTIONS = ("--host", "--hostfile", "--default-hostfile", "--rankfile")
+_MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun")
+
+
+def one_host_reason(call: LauncherCall, allocation_nodes: Value | None, scheduler: bool) -> str | None:
+    """Why every rank of an mpirun/mpiexec that names no hosts runs on one node, else None: outside any
+    scheduler's job it runs them on the host it is started on (Open MPI's mpirun(1), "If no hostfile or host list
+    is given, mpirun runs all processes on the local host"; Hydra's mpiexec likewise), inside a Slurm job of one
+    node on that node (the allocation is its host list)."""
+    if call.launcher not in _MPI_LAUNCHERS or call.opaque or any(call.option(o) is not None for o in _HOST_OPTIONS):
+        return None
+    if not scheduler:
+        return f"{call.launcher} names no hosts and no scheduler's job gives it any: every rank runs on the local host"
+    if allocation_nodes is not None and allocation_nodes.known and allocation_nodes.value == 1:
+        return f"{call.launcher} names no hosts: every rank runs on the job's one node"
+    return None

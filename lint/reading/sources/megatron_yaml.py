@@ -67,7 +67,7 @@ def yaml_cfg_words(
     source, assumed = find(use.value.text)
     if source is None:
         return _unread(f"{YAML_OPTION} {use.value.text}: plint cannot read that file", where)
-    from plint.reading.sources.neox import nested, read_config_file
+    from plint.reading.sources.neox_config import nested, read_config_file
 
     entries, problem = read_config_file(source)
     if problem is not None:
