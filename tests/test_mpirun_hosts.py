@@ -40,3 +40,42 @@ def test_a_job_of_a_resource_manager_plint_does_not_read_keeps_the_nodes_unknown
     (tmp_path / "run.sh").write_text(f"#!/bin/bash\n{directive}\n{LAUNCH}")
     (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
     assert result.layouts[0].fields["cluster.nnodes"].value is None
+
+
+JOB_HOSTFILE = """#SBATCH -N 3
+hostfile=./hostfile/$SLURM_JOB_ID
+scontrol show hostnames $SLURM_JOB_NODELIST > ${hostfile}
+for i in `cat $hostfile`
+do
+    echo ${i} slots=4 >> `pwd`/hostfile/hostfile-dl-$SLURM_JOB_ID
+done
+np=$(cat $hostfile|sort|uniq |wc -l)
+np=$(($np*4))
+"""
+
+
+@pytest.mark.parametrize(
+    "body, sizes",
+    [
+        # yuguo-Jack/ChatGLM-6B-in-DeepSpeed-Chat: a hostfile the job writes from its node list, `slots=4` a node
+        (
+            JOB_HOSTFILE + "mpirun -np $np --hostfile hostfile/hostfile-dl-$SLURM_JOB_ID python train.py --deepspeed\n",
+            (3, 4, 12),
+        ),
+        ("printf 'a slots=4\\nb slots=4\\n' > hosts\nmpirun -np 8 --hostfile hosts python train.py\n", (2, 4, 8)),
+        ("printf 'a slots=4\\nb slots=4\\n' > hosts\nmpirun -np 4 --hostfile hosts python train.py\n", (1, 4, 4)),
+        # ranks that do not fill whole hosts, hosts of different slots, more ranks than slots: the mapping decides
+        ("printf 'a slots=4\\nb slots=4\\n' > hosts\nmpirun -np 6 --hostfile hosts python train.py\n", (None, None, 6)),
+        ("printf 'a slots=4\\nb slots=2\\n' > hosts\nmpirun -np 6 --hostfile hosts python train.py\n", (None, None, 6)),
+        (
+            "printf 'a slots=4\\nb slots=4\\n' > hosts\nmpirun -np 16 --hostfile hosts python train.py\n",
+            (None, None, 16),
+        ),
+    ],
+)
+def test_mpirun_hostfile_slots_give_the_ranks_a_node(tmp_path, body, sizes):
+    (tmp_path / "run.sh").write_text("#!/bin/bash\n" + body)
+    (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
+    fields = result.layouts[0].fields
+    got = tuple(fields[k].value for k in ("cluster.nnodes", "cluster.workers_per_node", "cluster.world_size"))
+    assert got == sizes

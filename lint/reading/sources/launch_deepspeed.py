@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import os
 
-from plint.reading.shell.files import resolve_path
+
+from plint.reading.shell.files import path_key, resolve_path
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span
 from plint.values import Value, derived, from_word, parse_int, unresolved
@@ -194,7 +195,7 @@ def _hostfile(
         if not call.hostfile.known:
             # a path with unknown parts still names the file the script wrote under that name (the
             # evaluator keys such virtual files by the path's rendering, unknown parts as ${NAME})
-            written = files.get(word.display()) if word is not None else None
+            written = _written_under(files, word.display(), result) if word is not None else None
             src = SourceFile(written.path, written.content.render()) if written is not None else None
             shown = word.display() if word is not None else ""
             unread = f"the hostfile {shown} ({call.hostfile.note})"
@@ -270,3 +271,29 @@ def _visible_devices(command: Command) -> str | None:
         return None
     value = var_value(var, str, "CUDA_VISIBLE_DEVICES")
     return value.value if value.known else None
+
+
+def _written_under(files: dict, rendering: str, result: ShellResult | None):
+    """The file the script wrote under a path with unknown parts (`hostfile-$SLURM_JOB_ID`): the evaluator keys it
+    by the path's rendering as written, which a relative name matches also against the script's folder (`pwd`/x
+    written, x read)."""
+    found = files.get(rendering)
+    if found is None and result is not None and not rendering.startswith(("/", "$")):
+        found = files.get(path_key(os.path.dirname(os.path.abspath(result.source.path)), rendering))
+    return found
+
+
+def read_named_hostfile(
+    call: LauncherCall,
+    read_file: Callable[[str], tuple[SourceFile | None, str | None]],
+    result: ShellResult | None,
+    why_unread: Callable[[str], Unread | None] | None = None,
+):
+    """The hostfile another launcher names with --hostfile (mpirun's: the same `host slots=N` lines), read as the
+    deepspeed runner's is (the files the script wrote, then where the script is run from); None when unread."""
+    word = call.option("--hostfile")
+    if word is None:
+        return None
+    call.hostfile = from_word(word, str, f"{call.launcher} --hostfile")
+    hostfile, _ = _hostfile(call, read_file, result, None, None, None, why_unread)
+    return hostfile

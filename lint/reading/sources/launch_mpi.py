@@ -164,3 +164,24 @@ def one_host_reason(call: LauncherCall, allocation_nodes: Value | None, schedule
     if allocation_nodes is not None and allocation_nodes.known and allocation_nodes.value == 1:
         return f"{call.launcher} names no hosts: every rank runs on the job's one node"
     return None
+
+
+def hostfile_slots(call: LauncherCall, hostfile) -> None:
+    """Ranks a node from an mpirun --hostfile of `host slots=N` lines, every host the same N: Open MPI maps by slot
+    (mpirun(1), "Mapping, Ranking, and Binding": the default --map-by slot fills each host's slots in the order of
+    the hostfile), so -np ranks take ceil(np / N) hosts, N on each but the last. Left unknown unless np is a
+    multiple of N within the hosts listed (more ranks than slots: Open MPI refuses without --oversubscribe), or for
+    a hostfile plint reads only in part (its lines written from text known at run time, guessed where it is)."""
+    if hostfile is None or hostfile.problems or hostfile.uncounted or hostfile.found_above or hostfile.assumed:
+        return
+    if call.tasks_per_node is not None or call.opaque or call.tasks is None or not call.tasks.known:
+        return
+    slots = {s for _, s, _ in hostfile.hosts}
+    if len(slots) != 1 or None in slots:
+        return
+    (per,) = slots
+    tasks = int(call.tasks.value)
+    if per <= 0 or tasks % per or tasks // per > len(hostfile.hosts):
+        return
+    first = hostfile.hosts[0][2]
+    call.tasks_per_node = derived(per, f"{call.launcher} --hostfile {hostfile.path}: slots={per} on every host", first)

@@ -41,8 +41,8 @@ from plint.reading.sources.launch_calls import (
     is_python,
 )
 from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
-from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources
-from plint.reading.sources.launch_mpi import aprun_call, jsrun_call, mpirun_call, mpirun_sizes
+from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources, read_named_hostfile
+from plint.reading.sources.launch_mpi import aprun_call, hostfile_slots, jsrun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
 from plint.reading.sources.launch_torchrun import torchrun_call
 from plint.reading.sources.neox import NEOX_PROGRAM, is_neox, read_neox
@@ -362,6 +362,8 @@ def find_launches(
                 read_srun_step(c, job)
             elif c.launcher == "accelerate":
                 read_accelerate_config(c, configs, why, problems)
+            elif c.launcher == "mpirun":
+                hostfile_slots(c, read_named_hostfile(c, configs, result, why_unread))
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
         args = command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []
