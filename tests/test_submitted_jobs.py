@@ -78,3 +78,15 @@ def test_a_fork_with_both_forks_flags_is_not_recognised_as_either():
     merged = [bigscience_only, Word.of("gpt2"), Word.of("--num-key-value-heads"), Word.of("8")]
     assert fork_release(Word.of("pretrain_gpt.py"), merged) is None
     assert fork_release(Word.of("pretrain_gpt.py"), merged[:2]).value == "bigscience"
+
+
+def test_a_launch_in_a_job_the_script_submits_runs_under_slurm(tmp_path):
+    # yuguo-Jack/ChatGLM-6B-in-DeepSpeed-Chat: run.sh makes folders, then `sbatch run-step1.sh`, whose launch the
+    # layout is; the job is Slurm's whether or not the submitted file has #SBATCH lines
+    (tmp_path / "job.sh").write_text("#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2\n")
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nmkdir -p log\nsbatch job.sh\n")
+    (tmp_path / "wrap.sh").write_text("#!/bin/bash\nsbatch --wrap 'torchrun --nproc_per_node 8 pretrain_gpt.py'\n")
+    for name in ("run.sh", "wrap.sh"):
+        (result,) = check_paths([tmp_path / name], root=str(tmp_path))
+        scheduler = result.layouts[0].fields["scheduler"]
+        assert (scheduler.value, scheduler.note) == ("slurm", "a job the script submits with sbatch"), name

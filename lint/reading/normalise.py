@@ -539,6 +539,16 @@ def _precision(launch: Launch, layout: Layout) -> None:
         layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
 
 
+def _submitted_by_sbatch(command) -> bool:
+    """Whether the command runs in a job the script submits (`sbatch job.sh`, `sbatch --wrap STR`)."""
+    seen = 0
+    while command is not None and seen < 64:  # a chain of parents is short; bounded all the same
+        if command.via == "sbatch":
+            return True
+        command, seen = command.parent, seen + 1
+    return False
+
+
 def build_layout(launch: Launch) -> Layout:
     chain: LaunchChain = launch.chain  # typed: mypy checks it is the LaunchCalls the layout hands on
     layout = Layout()
@@ -551,6 +561,8 @@ def build_layout(launch: Launch) -> Layout:
     scheduler, said = (
         ("slurm", "#SBATCH directives or srun")
         if in_slurm
+        else ("slurm", "a job the script submits with sbatch")
+        if command is not None and _submitted_by_sbatch(command)
         else ("pbs", "#PBS directives")
         if launch.pbs
         else ("lsf", "#BSUB directives")
