@@ -363,3 +363,31 @@ def test_paths_through_a_pipeline_as_bash_gives_them(run, tmp_path):
     real = subprocess.run([BASH, str(tmp_path / "main.sh")], capture_output=True, text=True).stdout.split()
     assert [var(r, name) for name in ("P", "B", "D")] == real
     assert var(run("X=$(echo a b | xargs -n1 basename)\n"), "X") is None  # an xargs option: not read
+
+
+NOT_COMMANDS = [
+    # a word an expansion or quotes make is never an assignment: bash looks for a program of that name
+    'ENV_ARGS="WANDB_DISABLED=true NCCL_DEBUG=INFO"\n$ENV_ARGS echo hidden; echo same\necho after\n',
+    '"A=1" echo hidden; echo same\n',
+    'E="X+=1"\n$E echo hidden\necho after\n',
+    "X=1 Y=2 echo prefixed\n",  # a literal prefix is an assignment: the command runs
+]
+
+
+@pytest.mark.skipif(BASH is None, reason="bash is not installed")
+@pytest.mark.parametrize("script", NOT_COMMANDS)
+def test_an_assignment_made_by_an_expansion_is_a_command_bash_cannot_find(run, script):
+    """quangvinh2110/Megatron-DeepSpeed-Training: `$ENV_ARGS torchrun ...` with ENV_ARGS holding NAME=value words
+    fails (127) and runs nothing; a literal prefix still runs. The echo commands plint reads as run are bash 5.2's,
+    and each refused command is an error that names the word."""
+    real = subprocess.run([BASH, "-c", script], capture_output=True, text=True).stdout.split()
+    r = run(script)
+    read = [c.words[1].text for c in r.commands if c.words and c.words[0].text == "echo" and len(c.words) > 1]
+    assert read == real
+    refused = [p for p in r.problems if p.kind == "shell-error" and "command not found (status 127)" in p.message]
+    assert len(refused) == script.count("hidden")
+
+
+def test_env_before_an_expanded_assignment_runs_the_command(run):
+    r = run('A="X=1"\nenv $A echo shown\n')
+    assert [w.text for w in r.commands[-1].words] == ["env", "X=1", "echo", "shown"] and not r.problems

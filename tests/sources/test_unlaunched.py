@@ -143,3 +143,20 @@ def test_a_training_script_that_is_there_is_read(tmp_path):
 def test_a_shells_options_stand_before_the_training_script(tmp_path):
     _, found = unused(tmp_path, "bash -x examples/pretrain_gpt.sh 8\n")
     assert [line for line, _ in found] == [1] and "pretrain_gpt.sh, which plint cannot read" in found[0][1]
+
+
+def test_a_launch_bash_cannot_run_is_an_error_and_the_no_launch_note_says_why(tmp_path):
+    # quangvinh2110/Megatron-DeepSpeed-Training: ENV_ARGS="WANDB_DISABLED=true ..."; $ENV_ARGS torchrun ...
+    from plint.checking.check import check_paths
+
+    script = tmp_path / "run.sh"
+    script.write_text(
+        '#!/bin/bash\nENV_ARGS="WANDB_DISABLED=true NCCL_DEBUG=INFO"\n'
+        "$ENV_ARGS torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers 2 --tensor-model-parallel-size 2\n"
+    )
+    (result,) = check_paths([script], root=str(tmp_path))
+    codes = {d.code: d for d in result.diagnostics}
+    assert codes["PL001"].severity == "error" and codes["PL001"].line == 3
+    assert "`WANDB_DISABLED=true` as a command name" in codes["PL001"].message
+    assert "bash cannot run it: bash runs `WANDB_DISABLED=true` as a command name" in codes["PL005"].message
+    assert not result.layouts

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 
 import os
@@ -10,7 +11,7 @@ import os
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
-from plint.reading.shell.model import Command, MappedText, Piece, Var, VirtualFile, Word
+from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.bounds import parse_index
@@ -29,6 +30,9 @@ from plint.reading.shell.state import (
     ShellExit,
     ShellReturn,
 )
+
+# a word of the form NAME=... (bash(1), "DEFINITIONS": name, then `=` or `+=`)
+_ASSIGNMENT_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 
 
 class Commands(ShellCore):
@@ -101,6 +105,22 @@ class Commands(ShellCore):
             self.to_sink(produced, f"{words[0].display()} writes what plint cannot tell")
         return self.run(words, site, unit, assignments, stdin, node)
 
+    def not_found(self, name: Word, site) -> int:
+        """`$ENV_ARGS torchrun ...` with ENV_ARGS="WANDB_DISABLED=true": a word that an expansion or quotes made
+        is never an assignment, so bash looks for a program of that name (bash(1), SIMPLE COMMAND EXPANSION:
+        assignments are recognised before expansion) and the command fails, 127, running nothing."""
+        shown = name.display()
+        self.result.problems.append(
+            Problem(
+                "shell-error",
+                f"bash runs `{shown}` as a command name (a word an expansion or quotes make is never an assignment): "
+                "command not found (status 127), so nothing of this command runs; put `env` before it or export the "
+                "variables",
+                site,
+            )
+        )
+        return 127
+
     def writes_nothing(self, words: list[Word]) -> bool:
         """Whether a command adds nothing of its own to a collected stdout: a builtin or tool that prints
         nothing (SILENT_COMMANDS, `printf -v`), or a function of the script, whose commands are collected as
@@ -140,6 +160,8 @@ class Commands(ShellCore):
         if name is None:
             self.record(words, site, assignments)
             return None
+        if _ASSIGNMENT_WORD.match(name):
+            return self.not_found(words[0], site)
         base = name.rsplit("/", 1)[-1]
         if base in DECLARE:
             self.declare_words(base, args)

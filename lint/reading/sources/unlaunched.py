@@ -328,6 +328,12 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
     from plint.reading.shell.parse import TooComplex, parse
 
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
+    # commands bash refuses to run (`$ENV_ARGS torchrun ...`, ENV_ARGS holding NAME=value words): the error says why
+    refused = {
+        (p.span.path, p.span.start): p.message.split(" (", 1)[0]
+        for p in result.problems
+        if p.kind == "shell-error" and p.span is not None and p.message.startswith("bash runs `")
+    }
     out: list[UnusedLaunch] = []
     sources = list(sources)
     main = sources[0] if sources else None
@@ -357,6 +363,8 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             text = _shortened(text)
             if (span.path, span.start) in ran:
                 why = _why_unused(words, at)
+            elif (span.path, span.start) in refused:
+                why = f"bash cannot run it: {refused[(span.path, span.start)]}"
             else:
                 if called is None:
                     called, first_exit = _called_names(commands, data), _first_exit(root, data)
