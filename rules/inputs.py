@@ -29,8 +29,9 @@ _VAR = r"\$\{?([A-Za-z_][A-Za-z0-9_]*|[0-9]+)"  # compiled on use (re caches it)
     RuleDocs(
         what="Reports a file plint cannot read at all (binary, not UTF-8, broken JSON) and a shell "
         "script that bash itself rejects: a syntax error confirmed with `bash -n`, or an "
-        "arithmetic expansion bash refuses, such as `$((1_000_000))`. plint still reads what it can "
-        "of such a script.",
+        "arithmetic expansion bash refuses, such as `$((1_000_000))`, or a command name bash cannot find "
+        "because an expansion made it look like an assignment (`$ENV_ARGS torchrun ...` with "
+        'ENV_ARGS="WANDB_DISABLED=true"). plint still reads what it can of such a script.',
         why="A script with a syntax error stops where bash stops: the launch after it never runs, "
         "after the job has already waited in the queue. Bash rejects `1_000_000` in `$(( ))` "
         '("value too great for base") and abandons the whole top-level command it stands in: the variable is '
