@@ -106,8 +106,8 @@ def check_paths(paths: list[Path], options: CheckOptions | None = None, **kwargs
         checked.append((index, result))
         if not walked and result.reading.kind == "json":
             run.notes += _not_deepspeed_note(result.reading)
-        if result.reading.kind == "yaml" and not result.reading.layouts and not result.reading.problems:
-            run.notes.append(_not_neox_note(result.reading))
+        if result.reading.kind == "yaml":
+            run.notes += _not_neox_note(result.reading)
         if result.reading.kind == "python" and result.reading.unreadable is None:
             run.notes.append(
                 f"{result.reading.path}: a Python program, not a launch file: nothing in it was checked (plint reads "
@@ -214,16 +214,17 @@ def _not_deepspeed_note(reading: FileReading) -> list[str]:
     ]
 
 
-def _not_neox_note(reading: FileReading) -> str:
-    """The note for a YAML file named on the command line that is no GPT-NeoX config (a CI workflow)."""
+def _not_neox_note(reading: FileReading) -> list[str]:
+    """The note for a YAML file named on the command line, read whole and clean, that is no GPT-NeoX config (a CI
+    workflow); one that cannot be read is PL001 already."""
     from plint.reading.sources.deepspeed_config import NEOX_MARKERS
 
-    if reading.unreadable is not None:
-        return f"{reading.path}: cannot be read: {reading.unreadable}"
-    return (
+    if reading.unreadable is not None or reading.problems or reading.layouts:
+        return []
+    return [
         f"{reading.path}: not a GPT-NeoX config (none of {', '.join(sorted(NEOX_MARKERS))} at its top level): "
         "nothing in it was checked"
-    )
+    ]
 
 
 def _once_per_file(results: list[FileResult]) -> None:

@@ -65,13 +65,14 @@ def read_json_alone(source: SourceFile) -> ConfigReading:
     return out
 
 
-# a GPT-NeoX key written at the start of a line (`pipe-parallel-size: 2`, `"num_layers": 24,`): a YAML file that
-# names one is taken for a NeoX config even when YAML cannot load it, so that the error is said
-_NEOX_KEY_LINE = re.compile(
-    r"""^[ \t]*["']?(pipe[-_]parallel[-_]size|model[-_]parallel[-_]size|num[-_]layers|hidden[-_]size|"""
-    r"""num[-_]attention[-_]heads)["']?[ \t]*:""",
-    re.MULTILINE,
-)
+def _names_neox_key(text: str) -> bool:
+    """Whether a GPT-NeoX key (NEOX_MARKERS, spelt with `-` or `_`) starts a line (`pipe-parallel-size: 2`,
+    `"num_layers": 24,`): a YAML file that names one is taken for a NeoX config even when YAML cannot load it, so
+    that the error is said."""
+    from plint.reading.sources.deepspeed_config import NEOX_MARKERS
+
+    keys = "|".join(key.replace("_", "[-_]") for key in sorted(NEOX_MARKERS))
+    return re.search(rf"""^[ \t]*["']?({keys})["']?[ \t]*:""", text, re.MULTILINE) is not None
 
 
 def read_yaml_alone(source: SourceFile) -> ConfigReading:
@@ -86,7 +87,7 @@ def read_yaml_alone(source: SourceFile) -> ConfigReading:
     out = ConfigReading()
     entries, problem = read_config_file(source)
     if problem is not None:
-        if _NEOX_KEY_LINE.search(source.text):
+        if _names_neox_key(source.text):
             out.problems.append(problem)
         return out
     if not is_neox_config(entries):

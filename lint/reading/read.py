@@ -51,9 +51,9 @@ class FileReading:
 
 
 def file_kind(path: str | Path) -> str:
-    """ "json", "yaml" (a GPT-NeoX config) or "shell" by the name; by what it holds for standard input without a name (`plint check -`) and
-    a file whose suffix is neither JSON's nor a shell script's (FlagAI's Aquila2 keeps its DeepSpeed config as
-    `ds_zero2.config`). "python" for a Python program (`.py`, or a `#!...python` first line): no launch file,
+    """ "json", "yaml" (a GPT-NeoX config) or "shell" by the name; by what it holds for standard input without a
+    name (`plint check -`) and a file whose suffix is neither JSON's nor a shell script's (FlagAI's Aquila2 keeps
+    its DeepSpeed config as `ds_zero2.config`). "python" for a Python program (`.py`, or a `#!...python` first line): no launch file,
     and no shell script either (bash would reject its first `def f(x):`)."""
     suffix = Path(path).suffix.lower()
     if suffix == ".json":

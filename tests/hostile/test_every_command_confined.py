@@ -26,6 +26,7 @@ FILES = {
     "outside/secret.sh": "TP=2  # {secret}\nexport {secret}=1\n",
     "outside/secret.json": '{"train_micro_batch_size_per_gpu": 1, "{secret}": 1, "zero_optimization": {"stage": 1}}',
     "outside/secret.txt": "{secret}\n",
+    "outside/secret.yml": "num_layers: 2\n{secret}: 1\nhidden_size: 64\n",
     "outside/dir/x.sh": OUTSIDE_LAUNCH,
     "outside/dir/ds.json": '{"train_batch_size": 8, "{secret}": 2}',
     # the launches of the tree: each reaches outside its own way, and each is complete enough to draw
@@ -36,10 +37,11 @@ FILES = {
 LINKS = {
     "repo/link.sh": "{outside}/dir/x.sh",
     "repo/link.json": "{outside}/secret.json",
+    "repo/link.yml": "{outside}/secret.yml",
     "repo/text.sh": "{outside}/secret.txt",
     "repo/sub": "{outside}/dir",
 }
-NAMED = ["sources.sh", "names.sh", "plain.sh", "link.sh", "link.json", "text.sh", "sub/x.sh", "sub"]
+NAMED = ["sources.sh", "names.sh", "plain.sh", "link.sh", "link.json", "link.yml", "text.sh", "sub/x.sh", "sub"]
 
 
 @pytest.fixture

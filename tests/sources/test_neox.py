@@ -165,3 +165,9 @@ def test_configs_with_mlp_type_size_the_mlp_as_their_releases_did(tmp_path):
     for keys, ffn in cases:
         got, _ = _alone(tmp_path, "m.yml", base + keys + "}\n")
         assert got["layout"]["model"]["ffn_hidden_size"] == ffn, keys
+
+
+def test_an_alias_bomb_named_alone_is_quoted_bounded(tmp_path):
+    """The config named on the command line goes through the same typed reads as one deepy.py names."""
+    got, _ = _alone(tmp_path, "bomb.yml", ALIAS_BOMB)
+    assert len(str(got)) < 200_000 and "is not an integer" in str(got)

@@ -21,6 +21,7 @@ from plint.reading.shell.state import (
     DECLARE,
     MAX_COMMAND_WORDS,
     MAX_DEPTH,
+    NOT_FOUND_PREFIX,
     SBATCH_FLAGS,
     SHELLS,
     SILENT_COMMANDS,
@@ -113,7 +114,7 @@ class Commands(ShellCore):
         self.result.problems.append(
             Problem(
                 "shell-error",
-                f"bash runs `{shown}` as a command name (a word an expansion or quotes make is never an assignment): "
+                f"{NOT_FOUND_PREFIX}{shown}` as a command name (a word an expansion or quotes make is never an assignment): "
                 "command not found (status 127), so nothing of this command runs; put `env` before it or export the "
                 "variables",
                 site,

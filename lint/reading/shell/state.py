@@ -33,6 +33,8 @@ MAX_COMMAND_WORDS = 50_000  # a command longer than this is not expanded (its no
 MAX_DEPTH = 24
 
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+# how the error for a command name bash cannot find starts (Commands.not_found; PL005 quotes it)
+NOT_FOUND_PREFIX = "bash runs `"
 
 DECLARE = {"export", "declare", "typeset", "local", "readonly"}
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 
-
 from plint.reading.shell.files import path_key, resolve_path
 from plint.reading.shell.model import Command, Problem, ShellResult
 from plint.source import SourceFile, Span

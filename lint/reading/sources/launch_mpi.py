@@ -149,7 +149,6 @@ def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
 
 # Open MPI's and Hydra's options that name the hosts to run on
 _HOST_OPTIONS = ("--host", "--hostfile", "--default-hostfile", "--rankfile")
-_MPI_LAUNCHERS = ("mpirun", "mpiexec", "orterun")
 
 
 def one_host_reason(call: LauncherCall, allocation_nodes: Value | None, scheduler: bool) -> str | None:
@@ -157,7 +156,8 @@ def one_host_reason(call: LauncherCall, allocation_nodes: Value | None, schedule
     scheduler's job it runs them on the host it is started on (Open MPI's mpirun(1), "If no hostfile or host list
     is given, mpirun runs all processes on the local host"; Hydra's mpiexec likewise), inside a Slurm job of one
     node on that node (the allocation is its host list)."""
-    if call.launcher not in _MPI_LAUNCHERS or call.opaque or any(call.option(o) is not None for o in _HOST_OPTIONS):
+    # mpiexec and orterun are read as mpirun calls (mpirun_call): one launcher name for the three
+    if call.launcher != "mpirun" or call.opaque or any(call.option(o) is not None for o in _HOST_OPTIONS):
         return None
     if not scheduler:
         return f"{call.launcher} names no hosts and no scheduler's job gives it any: every rank runs on the local host"

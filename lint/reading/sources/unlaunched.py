@@ -327,12 +327,14 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
     command strings the checked file assigns to a variable (`CMD="deepspeed train.py ..."`)."""
     from plint.reading.shell.parse import TooComplex, parse
 
+    from plint.reading.shell.state import NOT_FOUND_PREFIX
+
     ran = {(c.site.path, c.site.start) for c in result.commands if c.site is not None}
     # commands bash refuses to run (`$ENV_ARGS torchrun ...`, ENV_ARGS holding NAME=value words): the error says why
     refused = {
         (p.span.path, p.span.start): p.message.split(" (", 1)[0]
         for p in result.problems
-        if p.kind == "shell-error" and p.span is not None and p.message.startswith("bash runs `")
+        if p.kind == "shell-error" and p.span is not None and p.message.startswith(NOT_FOUND_PREFIX)
     }
     out: list[UnusedLaunch] = []
     sources = list(sources)
