@@ -260,6 +260,9 @@ class Word:
 
     pieces: tuple[Piece, ...]
     site: Span | None = None
+    # an unquoted expansion of unknown text alone (`$NUM_GPUS` unset, `$(cmd)`): bash makes it as many
+    # arguments as the value holds words, none when it is empty, so the count around it is unknown
+    spread: bool = field(default=False, compare=False)
 
     @classmethod
     def of(cls, text: str, span: Span | None = None, origin: str = "literal") -> "Word":

@@ -126,3 +126,36 @@ def test_no_arguments_option_off_merges_the_loop(run):
     r = run(LOOP, no_arguments=False)
     assert text(r, "TP") is None and not r.argument_loops
     assert run(LOOP).argument_loops
+
+
+CHILD = """if [ "$#" -ne 3 ]; then echo "usage: $0 TP PP MICRO"; exit 1; fi
+TP=$1
+PP=$2
+MICRO=$3
+torchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size $TP \\
+    --pipeline-model-parallel-size $PP --micro-batch-size $MICRO
+"""
+
+
+def _launch_option(result, flag):
+    (command,) = [c for c in result.commands if c.words and c.words[0].text == "torchrun"]
+    texts = [w.text for w in command.words]
+    return texts[texts.index(flag) + 1]
+
+
+def test_an_unquoted_unknown_argument_makes_the_count_and_the_words_after_it_unknown(run):
+    # bash makes `$NUM_GPUS` no argument when it is empty (3 in all: the check passes and $3 is 1) and one or more
+    # otherwise (the check fails): $# and every parameter after it are unknown, those before it are read
+    r = run("bash child.sh 4 2 $NUM_GPUS 1\n", files={"child.sh": CHILD})
+    assert _launch_option(r, "--tensor-model-parallel-size") == "4"
+    assert _launch_option(r, "--pipeline-model-parallel-size") == "2"
+    assert _launch_option(r, "--micro-batch-size") is None
+
+
+def test_quoted_or_known_arguments_keep_their_count(run):
+    r = run('bash child.sh 4 "$NUM_GPUS" 1\n', files={"child.sh": CHILD})  # one argument, whatever it holds
+    assert _launch_option(r, "--micro-batch-size") == "1"
+    r = run("bash child.sh 4 2 1 $NUM_GPUS\n", files={"child.sh": CHILD})  # 3 or more: the check may fail
+    assert _launch_option(r, "--micro-batch-size") == "1"
+    exits = run("bash child.sh 4 2 1 0\n", files={"child.sh": CHILD})  # 4 arguments: the check fails
+    assert [c.words[0].text for c in exits.commands] == ["bash", "echo", "exit"]

@@ -9,6 +9,7 @@ with none given, so the values set before it stand.
 from __future__ import annotations
 
 from plint.record import record
+from plint.source import Piece, Span, Word, unknown
 
 NOT_GIVEN = "the script's positional parameters are not given"
 COUNT_NOT_GIVEN = "the number of positional parameters is not given"
@@ -17,6 +18,25 @@ ARGUMENT_NAMES = {"@", "*", "#"}
 
 def parameter_not_given(name: str) -> str:
     return f"positional parameter ${name} is not given"
+
+
+def moved_by_spread(words: list[Word], what: str) -> str | None:
+    """Why a count or a position among `words` is unknown: an unquoted unknown argument (`bash x.sh 4 $NUM_GPUS 8`)
+    is as many words as its value holds, so the words after it move with it; None when there is none."""
+    spread = next((w for w in words if w.spread), None)
+    if spread is None:
+        return None
+    return f"{what} {spread.display()}, an unquoted value bash makes no argument when empty and several when it holds blanks"
+
+
+def positional_pieces(positional: list[Word] | None, index: int, span: Span | None) -> list[Piece] | None:
+    """$INDEX: None when the arguments are not given, nothing past the last, unknown after one that may spread."""
+    if positional is None:
+        return None
+    moved = moved_by_spread(positional[: index - 1], f"${index} comes after")  # `x.sh 4 $N 8`: is $3 8?
+    if moved is not None:
+        return [unknown(moved, str(index), span)]
+    return list(positional[index - 1].pieces) if index <= len(positional) else []
 
 
 def is_argument_name(name: str | None) -> bool:

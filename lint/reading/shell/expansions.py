@@ -9,7 +9,13 @@ from typing import Any
 
 from plint.reading.shell import arith, keyed, patterns
 from plint.reading.shell.arith_expansion import ArithmeticExpansions
-from plint.reading.shell.arguments import COUNT_NOT_GIVEN, NOT_GIVEN, parameter_not_given
+from plint.reading.shell.arguments import (
+    COUNT_NOT_GIVEN,
+    NOT_GIVEN,
+    moved_by_spread,
+    parameter_not_given,
+    positional_pieces,
+)
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.glued import glued_groups, joined
@@ -22,6 +28,7 @@ from plint.reading.shell.fields import (
     flatten,
     is_empty,
     join_fields,
+    may_split,
     split_fields,
     pieces_text,
     prints_one_name,
@@ -64,10 +71,13 @@ class Expansions(ArithmeticExpansions):
                 fields = self.expand(n, unit)
             else:  # one word tree-sitter split into touching arguments (plint.reading.shell.glued)
                 self._container(joined(group, unit.data), unit, n.start_byte, group[-1].end_byte, fields, False)
+            loose = {id(p) for f in fields for p, splittable in f if splittable and may_split(p)}
             for w in split_fields(fields):
                 # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
                 pieces = tuple(p for p in w if p.text != "") or tuple(w[:1])
-                out.append(Word(self.capped(pieces, "a word", site), site))
+                out.append(
+                    Word(self.capped(pieces, "a word", site), site, bool(loose) and {id(p) for p in pieces} <= loose)
+                )
         return out
 
     def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
@@ -256,13 +266,6 @@ class Expansions(ArithmeticExpansions):
         target = self.ref_target(name)
         return self.vars.get(target) if target is not None else None
 
-    def positional_word(self, index: int, span) -> list[Piece] | None:
-        if self.positional is None:
-            return None
-        if index - 1 < len(self.positional):
-            return list(self.positional[index - 1].pieces)
-        return []
-
     def parameter(self, node, unit: Unit, quoted: bool) -> Fields:
         """$X, ${X}, ${X:-d} and the other parameter expansions."""
         span = unit.span(node.start_byte, node.end_byte)
@@ -374,14 +377,16 @@ class Expansions(ArithmeticExpansions):
         if name == "#":
             if self.positional is None:
                 return [unknown(COUNT_NOT_GIVEN, name, span)], True, None
-            return [Piece(str(len(self.positional)), None, "derived")], True, None
+            moved = moved_by_spread(self.positional, "the arguments include")
+            count = unknown(moved, name, span) if moved else Piece(str(len(self.positional)), None, "derived")
+            return [count], True, None
         if name.isdigit():
             if name == "0":
                 if self.arg0 is not None:
                     return list(self.arg0.pieces), True, None
                 return [Piece(self.script_path, None, "derived")], True, None
             position = parse_index(name)
-            pieces = self.positional_word(position, span)
+            pieces = positional_pieces(self.positional, position, span)
             if pieces is None:
                 return None, False, None
             return pieces, position <= len(self.positional or []), None
