@@ -68,6 +68,14 @@ def test_a_word_tree_sitter_splits_at_a_dollar_is_one_word(run):
     assert argv(r, "echo") == ["echo", "a4b c", "x"]
 
 
+def test_an_array_item_tree_sitter_splits_at_a_dollar_is_one_item(run):
+    # tree-sitter-bash reads `$1/$2` as `$1/$` and `2`, and `$W/o/$R/$E` as `$W/o/$` and `R/$E`; bash 5.2 assigns
+    # (/w/RID /w/o/RID/EXP 4 'q /w') to D and runs `torchrun /w/RID /w/o/RID/EXP 4 q /w`
+    script = 'set -- /w RID EXP\nW=$1; R=$2; E=$3\nD=($1/$2 $W/o/$R/$E [3]=4 "q $1")\ntorchrun ${D[@]}\n'
+    assert argv(run(script), "torchrun") == ["torchrun", "/w/RID", "/w/o/RID/EXP", "4", "q", "/w"]
+    assert argv(run("set -- /w RID\necho $1/$2 $1/$23\n"), "echo") == ["echo", "/w/RID", "/w/RID3"]  # `$23` is ${2}3
+
+
 def test_a_test_without_its_closing_bracket_fails(run):
     # bash: `[: missing ]` (status 2) whatever RECOMPUTE holds: the flags are never added
     r = run('opts=""\nif [ $RECOMPUTE -eq 1]; then opts="--recompute"; fi\necho "[$opts]"\n[ 1 -eq 1] || echo failed\n')

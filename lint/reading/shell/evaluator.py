@@ -14,7 +14,8 @@ from plint.reading.shell.model import Piece, Problem, ShellResult, Var, VirtualF
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.reading.shell.fields import flatten, may_split, split_fields, pieces_text
+from plint.reading.shell.fields import Fields, flatten, may_split, split_fields, pieces_text
+from plint.reading.shell.glued import glued_groups, joined
 from plint.reading.shell.state import (
     EvalOptions,
     MAX_COMMAND_WORDS,
@@ -484,11 +485,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
         into words plint cannot count (`nodes=($(cat $LSB_DJOB_HOSTFILE | sort -u))`), or None."""
         entries: list[tuple[tuple[Piece, ...] | None, tuple[Piece, ...]]] = []
         uncounted: int | None = None
-        for c in node.named_children:
-            if c.type == "comment":
-                continue
+        for group in glued_groups([c for c in node.named_children if c.type != "comment"]):
+            c = group[0]
             if (
-                c.type == "concatenation"
+                len(group) == 1
+                and c.type == "concatenation"
                 and c.children
                 and unit.text(c.children[0].start_byte, c.children[0].end_byte) == "["
             ):
@@ -496,7 +497,11 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 if split is not None:
                     entries.append(split)
                     continue
-            fields = self.expand(c, unit)
+            fields: Fields = [[]]
+            if len(group) == 1:
+                fields = self.expand(c, unit)
+            else:  # one word tree-sitter split into touching items (plint.reading.shell.glued)
+                self._container(joined(group, unit.data), unit, c.start_byte, group[-1].end_byte, fields, False)
             if uncounted is None and any(splits and may_split(p) for f in fields for p, splits in f):
                 uncounted = len(entries)
             entries.extend((None, tuple(w)) for w in split_fields(fields))

@@ -12,7 +12,8 @@ import re
 
 from plint.reading.shell.state import SpanNode
 
-_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+# what bash reads after a bare `$`: a name, or one digit (`$12` is `${1}2`; `$1/$2` comes back as `$1/$` and `2`)
+_NAME = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*|[0-9]")
 
 
 class _Part:
@@ -56,7 +57,7 @@ def joined(group: list, data: bytes) -> SpanNode:
     while i < len(parts):
         part = parts[i]
         nxt = parts[i + 1] if i + 1 < len(parts) else None
-        name = _NAME.match(data, nxt.start_byte) if nxt is not None and nxt.type == "word" else None
+        name = _NAME.match(data, nxt.start_byte) if nxt is not None and nxt.type in ("word", "number") else None
         if part.type == "$" and nxt is not None and name is not None and part.end_byte == name.start():
             if name.end() > nxt.end_byte:  # the name runs on into the next part: not one tree-sitter cut
                 out.append(part)
