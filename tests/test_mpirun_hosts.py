@@ -8,6 +8,11 @@ import pytest
 from plint.checking.check import check_paths
 
 LAUNCH = "mpirun -np 2 python train.py --deepspeed --deepspeed_config ds.json\n"
+_BRANCHES = (
+    'CMD="mpirun --allow-run-as-root"\n[[ -n "$MPI_ROOT" ]] && CMD="$CMD --prefix $MPI_ROOT"\n'
+    'if [[ -n "$HL_PE" ]]; then CMD="$CMD --bind-to core {extra}"; else CMD="$CMD --bind-to none"; fi\n'
+)
+_COMMAND = "$CMD -np 2 -x MASTER_PORT=12345 python train.py --deepspeed --deepspeed_config ds.json\n"
 
 
 @pytest.mark.parametrize(
@@ -20,6 +25,11 @@ LAUNCH = "mpirun -np 2 python train.py --deepspeed --deepspeed_config ds.json\n"
         ("", LAUNCH.replace("-np 2", "-np 2 --hostfile hosts"), None),
         ("", LAUNCH.replace("-np 2", "-np 2 -H a,b"), None),
         ("", LAUNCH.replace("-np 2", "-np 2 $MPI_OPTS"), None),  # unknown words may name hosts
+        # options a branch on the environment adds (HabanaAI/Megatron-LM's examples): none of them names a host
+        (_BRANCHES.format(extra="--map-by ppr:${HL_PPR}:socket"), _COMMAND, 1),
+        (_BRANCHES.format(extra="--hostfile ${HL_HOSTS}"), _COMMAND, None),
+        (_BRANCHES.format(extra="--mca orte_default_hostfile ${HL_HOSTS}"), _COMMAND, None),
+        (_BRANCHES.format(extra="${HL_MPI_OPTS}"), _COMMAND, None),
     ],
 )
 def test_mpirun_without_hosts_runs_on_one_node(tmp_path, header, launch, nodes):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from plint.reading.shell.model import Command
+from plint.reading.shell.model import Command, Word
 from plint.values import Value, derived, from_word, parse_int, unresolved
 from plint.reading.sources.launch_calls import (
     LauncherCall,
@@ -149,6 +149,35 @@ def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
 
 # Open MPI's and Hydra's options that name the hosts to run on
 _HOST_OPTIONS = ("--host", "--hostfile", "--default-hostfile", "--rankfile")
+# and those that may, by a file or parameter plint does not read: MCA parameters (orte_default_hostfile), an
+# application context file (--app), tuning files of MCA parameters (--am, --tune)
+_MAY_GIVE_HOSTS = (*_HOST_OPTIONS, "--mca", "--gmca", "--am", "--tune")
+_PLACEHOLDER = re.compile(r"\$\{\w+\}|<unset>")
+
+
+def _may_name_hosts(word: Word) -> bool:
+    """Whether an option word of unknown text could give mpirun hosts: yes, unless its text is one of the texts the
+    script could have written there (a branch plint could not decide: `[[ -n $MPI_ROOT ]] && CMD="$CMD --prefix
+    $MPI_ROOT"`), each only options that name no host and their values."""
+    if not all(p.text == "" or (not p.known and p.alternatives) for p in word.pieces):
+        return True
+    return any(_names_hosts(text) for p in word.unknowns for text in p.alternatives)
+
+
+def _names_hosts(text: str) -> bool:
+    value_next = False
+    for token in text.split():
+        if value_next:  # the value of the option before it, known or not
+            value_next = False
+            continue
+        if _PLACEHOLDER.fullmatch(token) or not token.startswith("-"):
+            return True  # a word that could be anything, or the program: the options end there
+        name = token.split("=", 1)[0]
+        canonical = MPIRUN.values.get(name) or MPIRUN.flags.get(name) or MPIRUN.pairs.get(name)
+        if canonical is None or canonical in _MAY_GIVE_HOSTS:
+            return True
+        value_next = canonical in MPIRUN.values and "=" not in token
+    return False
 
 
 def one_host_reason(call: LauncherCall, allocation_nodes: Value | None, scheduler: bool) -> str | None:
@@ -157,7 +186,8 @@ def one_host_reason(call: LauncherCall, allocation_nodes: Value | None, schedule
     is given, mpirun runs all processes on the local host"; Hydra's mpiexec likewise), inside a Slurm job of one
     node on that node (the allocation is its host list)."""
     # mpiexec and orterun are read as mpirun calls (mpirun_call): one launcher name for the three
-    if call.launcher != "mpirun" or call.opaque or any(call.option(o) is not None for o in _HOST_OPTIONS):
+    hidden = any(_may_name_hosts(w) for w in call.opaque)
+    if call.launcher != "mpirun" or hidden or any(call.option(o) is not None for o in _HOST_OPTIONS):
         return None
     if not scheduler:
         return f"{call.launcher} names no hosts and no scheduler's job gives it any: every rank runs on the local host"
