@@ -1,6 +1,13 @@
 """Associative arrays, indexed arrays with gaps and namerefs, as bash(1) defines them (plint.reading.shell.keyed);
 and words tree-sitter splits, `[` without its `]`, commands whose words are only data."""
 
+import shutil
+import subprocess
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
 from tests.shell.shell_helpers import argv
 
 # a sweep driver's model table (thunlp/Seq1F1B exp.sh's pattern, written here)
@@ -30,11 +37,32 @@ def test_associative_lookups_defaults_and_counts(run):
     assert argv(r, "echo") == ["echo", "1", "two words", "3", "dflt", "z", "3"]
 
 
-def test_an_associative_arrays_order_is_bashs_hash_order_so_unknown(run):
+def test_an_associative_arrays_order_is_bashs_hash_order(run):
     r = run("declare -A two=([x]=1 [y]=2)\ndeclare -A one=([k]=v)\necho ${two[@]} ${!one[@]} ${one[@]}\n")
-    shown = argv(r, "echo")
-    # one unknown word per element (bash's count, not its order); one element has one order
-    assert shown[1:3] == ["${two}", "${two}"] and shown[3:] == ["k", "v"]
+    assert argv(r, "echo") == ["echo", "2", "1", "k", "v"]  # bash 5.2 lists y before x
+
+
+_KEY = st.from_regex(r"[a-z0-9][a-z0-9_-]{0,11}", fullmatch=True)  # flag names as such tables hold them
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(keys=st.lists(_KEY, min_size=1, max_size=30, unique=True), data=st.data())
+def test_associative_keys_are_listed_as_the_real_bash_lists_them(run, keys, data):
+    # a sweep's flag table looped over with `for key in ${!CFG[@]}` (haok1402/megatron-deepseek-v2-lite's pattern):
+    # keys set, some unset and set again, listed with their values
+    dropped = data.draw(st.lists(st.sampled_from(keys), unique=True, max_size=len(keys) // 2))
+    script = (
+        "declare -A A=("
+        + " ".join(f"[{k}]=v{k}" for k in keys[: len(keys) // 2])
+        + ")\n"
+        + "".join(f"A[{k}]=w{k}\n" for k in keys[len(keys) // 2 :])
+        + "".join(f"unset 'A[{k}]'\n" for k in dropped)
+        + "".join(f"A[{k}]=x{k}\n" for k in dropped[::2])
+        + "echo ${!A[@]} : ${A[@]}\n"
+    )
+    real = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env={}).stdout.split()
+    assert argv(run(script), "echo")[1:] == real
 
 
 def test_an_indexed_literal_with_subscripts_has_gaps(run):

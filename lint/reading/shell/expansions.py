@@ -322,9 +322,6 @@ class Expansions(ArithmeticExpansions):
                 multi, value = [[Piece(k, None, "derived")] for k in keyed.subscripts(var)], None
             elif var is not None and not var.nameref:  # a set scalar is element 0
                 multi, value = [[Piece("0", None, "derived")]], None
-        if multi is not None and index in ("@", "*") and self.unordered(name, len(multi)):
-            # as many words as elements, each unknown: the count is bash's, the order is not known
-            multi = [[unknown(f"${{{name}[{index}]}}: {keyed.UNORDERED}", name, span)] for _ in multi]
         if prefix == "!" and not (index in ("@", "*") and multi is not None):
             ref = pieces_text(value) if value is not None else None
             if ref and ref.isidentifier():
@@ -423,9 +420,8 @@ class Expansions(ArithmeticExpansions):
 
     def keyed_lookup(self, var: Var, name: str, index: str | None, span):
         """resolve() of an associative array or an indexed one with gaps (plint.reading.shell.keyed)."""
-        items = var.items or ()
         if index in ("@", "*"):
-            return None, True, [list(i) for i in items]
+            return None, True, [list(i) for i in keyed.listed_items(var)]
         key = (
             "0" if index is None else keyed.subscript(var, index, lambda t: arith.evaluate(t, self.arith_lookup).value)
         )
@@ -448,11 +444,6 @@ class Expansions(ArithmeticExpansions):
         if var is None or var.uncounted_from is None:
             return Piece(str(count), None, "derived")
         return unknown(f"${{#{name}[@]}} is unknown: {uncounted_reason(var)}", name, span)
-
-    def unordered(self, name: str, count: int) -> bool:
-        """Whether `${NAME[@]}` lists `count` elements of an associative array, in an order plint cannot know."""
-        var = self.lookup(name)
-        return count > 1 and var is not None and var.associative
 
     def operator(self, op, operand, name, value, is_set, multi, node, unit, quoted, span) -> Fields:
         if multi is not None and op == ":":

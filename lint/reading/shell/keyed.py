@@ -5,7 +5,7 @@ subscripts (`A=([2]=x [0]=y)`, `A[5]=z` past its end) may have gaps, and `${A[@]
 index order. A nameref (`declare -n R=NAME`) reads and writes the variable NAME.
 
 bash lists an associative array's elements (`${A[@]}`, `${!A[@]}`) in the order of its hash table, not as
-written: the expansions give more than one element of it as unknown rather than guess that order.
+written, and plint lists them in that order (listing_order).
 """
 
 from __future__ import annotations
@@ -15,7 +15,9 @@ from collections.abc import Callable, Sequence
 from plint.reading.shell.model import Piece, Var
 
 MAX_REF_CHAIN = 8  # namerefs followed through at most this many names (bash warns on a circular one)
-UNORDERED = "bash lists an associative array's elements in the order of its hash table, which plint does not know"
+# bash's hash table (hashlib.c): 32-bit FNV-1 of the key (hash_string), ASSOC_HASH_BUCKETS = 1024 buckets for an
+# associative array (assoc.h), a new key put first in its bucket (hash_search with HASH_CREATE)
+_FNV_OFFSET, _FNV_PRIME, _BUCKETS = 2166136261, 16777619, 1024
 
 Pieces = tuple[Piece, ...]
 
@@ -149,8 +151,31 @@ def element(var: Var, key: str | int) -> Pieces | None:
     return None
 
 
+def _bucket(key: str) -> int:
+    h = _FNV_OFFSET
+    for byte in key.encode("utf-8", "surrogateescape"):
+        h = ((h * _FNV_PRIME) & 0xFFFFFFFF) ^ byte
+    return h & (_BUCKETS - 1)
+
+
+def listing_order(keys: Sequence[str]) -> list[int]:
+    """The positions of an associative array's keys (in the order they were first set) in the order bash lists
+    them: bucket by bucket, the last set first within one (tests/shell/test_keyed_arrays.py checks it against
+    the real bash). A table that has grown past 2,048 keys (hashlib.c's HASH_REHASH_FACTOR) is not modelled."""
+    return sorted(range(len(keys)), key=lambda i: (_bucket(keys[i]), -i))
+
+
 def subscripts(var: Var) -> list[str]:
-    """`${!A[@]}`: the set subscripts of an array."""
+    """`${!A[@]}`: the set subscripts of an array, as bash lists them."""
     if var.keys is not None:
-        return list(var.keys)
+        keys = list(var.keys)
+        return [keys[i] for i in listing_order(keys)] if var.associative else keys
     return [str(i) for i in range(len(var.items or ()))]
+
+
+def listed_items(var: Var) -> list[Pieces]:
+    """`${A[@]}`: the elements of a keyed array, as bash lists them."""
+    items = list(var.items or ())
+    if not var.associative or var.keys is None:
+        return items
+    return [items[i] for i in listing_order(list(var.keys))]
