@@ -45,6 +45,16 @@ def test_after_exit(tmp_path):
     assert found == [(4, "the script exits before it (`exit` at line 3)")]
 
 
+def test_after_an_exit_inside_a_test_the_script_fails(tmp_path):
+    # HabanaAI/Megatron-LM's DeepSeek example: its defaults fail its own check, so bash exits before it builds the
+    # launch string (it was said to be a string plint could not follow)
+    text = f'#!/bin/bash\nLAYERS=61\nPP=2\nif [[ $(( LAYERS % PP )) -ne 0 ]]; then\n  exit 1\nfi\nCMD="{TRAIN}"\n$CMD\n'
+    assert unused(tmp_path, text)[1] == [(7, "the script exits before it (`exit` at line 5)")]
+    # an exit on one way only (an unknown test) ends nothing: the launch is read
+    reading, found = unused(tmp_path, text.replace("LAYERS=61", "LAYERS=$N_LAYERS"))
+    assert reading.layouts and not found
+
+
 def test_behind_an_unknown_word(tmp_path):
     # either the launcher reads through the unknown word (a wrapper held in a variable), or PL005's facts name it:
     # never a silent file

@@ -202,7 +202,7 @@ class Commands(ShellCore):
         if base == "false":
             return 1
         if base == "exit":
-            raise ShellExit()
+            raise ShellExit(site)
         if base == "return":
             raise ShellReturn()
         if base == "break":

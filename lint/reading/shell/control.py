@@ -96,6 +96,7 @@ class Control(Guards):
         start = self.snapshot()
         ends: list[ShellState] = []
         stopped: list[type] = []  # how alternatives that left early left (exit, return)
+        exits: list = []  # the `exit` each way that exited ran
         for label, run in alternatives:
             self.restore(start)
             labels = (label,) if isinstance(label, str) else label
@@ -105,6 +106,7 @@ class Control(Guards):
                 ends.append(self.snapshot())
             except (ShellExit, ShellReturn) as leave:
                 stopped.append(type(leave))
+                exits.append(getattr(leave, "site", None))
                 if isinstance(leave, ShellReturn):
                     ends.append(self.snapshot())
             except (ShellBreak, ShellContinue):
@@ -119,10 +121,10 @@ class Control(Guards):
             if ShellDiscard in stopped and ShellReturn not in stopped:
                 self.discarding = True
                 raise ShellDiscard()
-            raise ShellExit()
+            raise ShellExit(exits[0] if exits else None)
         self.merge(ends, cond_text, choice.key if choice is not None else None)
         if len(stopped) == len(alternatives):  # every way through leaves: so does the statement
-            raise ShellReturn() if ShellReturn in stopped else ShellExit()
+            raise ShellReturn() if ShellReturn in stopped else ShellExit(exits[0] if exits else None)
 
     def merge(self, ends: list[ShellState], cond_text: str, key=None) -> None:
         merged = dict(ends[0].vars)

@@ -634,7 +634,9 @@ def evaluate(source: SourceFile, options: EvalOptions | None = None) -> ShellRes
                 budget.args[1] if len(budget.args) > 1 else None,
             )
         )
-    except (ShellExit, ShellReturn, ShellBreak, ShellContinue, ShellDiscard):
+    except ShellExit as leave:
+        shell.result.exit_site = leave.site
+    except (ShellReturn, ShellBreak, ShellContinue, ShellDiscard):
         pass
     except RecursionError:
         shell.result.problems.append(Problem("unresolved", "the script nests too deeply to evaluate"))

@@ -170,6 +170,7 @@ class ShellResult:
     merged_from: dict = field(default_factory=dict)
     chosen: list[str] = field(default_factory=list)  # when the forced ways through run (a reading per way)
     argument_loops: bool = False  # a loop over the script's arguments ran no time (none were given)
+    exit_site: Span | None = None  # the `exit` that ended the script, where one did on every way through
 
     def written_named(self, name: str) -> VirtualFile | None:
         """The one file the script wrote whose last path part is `name`'s, else None."""

@@ -123,7 +123,9 @@ SILENT_COMMANDS = frozenset(
 
 
 class ShellExit(Exception):
-    pass
+    def __init__(self, site=None):
+        super().__init__()
+        self.site = site  # the `exit` command that ran (every way through it, for a branch all of whose ways exit)
 
 
 class ShellReturn(Exception):

@@ -287,6 +287,14 @@ def _first_exit(root, data: bytes):
     return None
 
 
+def _exited_before(result, span) -> str | None:
+    """Why bash never gets to `span`: the script ended at an `exit` above it on every way plint followed."""
+    site = result.exit_site
+    if site is None or site.path != span.path or site.start >= span.start:
+        return None
+    return f"the script exits before it (`exit` at line {site.line})"
+
+
 def _why_not_reached(node, within, source: SourceFile, data: bytes, called: set[str], first_exit) -> str:
     if within is not None and within.type == "function_definition":
         name_node = within.child_by_field_name("name")
@@ -367,6 +375,8 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
                 why = _why_unused(words, at)
             elif (span.path, span.start) in refused:
                 why = f"bash cannot run it: {refused[(span.path, span.start)]}"
+            elif (exited := _exited_before(result, span)) is not None:
+                why = exited
             else:
                 if called is None:
                     called, first_exit = _called_names(commands, data), _first_exit(root, data)
@@ -384,13 +394,9 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(words)
             text = _shortened(text)
-            out.append(
-                UnusedLaunch(
-                    span,
-                    text,
-                    f"it is a command string held in ${name}, and plint could not "
-                    "follow it to a command that runs it (eval of a value it cannot "
-                    "know, or never run)",
-                )
+            why = _exited_before(result, span) or (
+                f"it is a command string held in ${name}, and plint could not follow it to a command that runs it "
+                "(eval of a value it cannot know, or never run)"
             )
+            out.append(UnusedLaunch(span, text, why))
     return out
