@@ -286,3 +286,18 @@ def test_options_appended_under_six_unknown_conditions_say_which_flags_they_may_
     assert (layout["parallel"]["cp"], layout["model"]["ffn_hidden_size"]) == (1, 1024)
     note = layout["provenance"]["precision"]["note"]
     assert "may hold --fp16, --opt-0, --opt-1, --opt-2, --opt-3, --opt-4 " in note
+
+
+@pytest.mark.parametrize("lookup", ["command -v deepspeed || true", "which deepspeed", "type -P deepspeed"])
+def test_a_launcher_found_on_path_by_the_script_is_that_launcher(tmp_path, lookup):
+    # liuhanzuo/MiniLLM: `DEEPSPEED_BIN=${DEEPSPEED_BIN:-$(command -v deepspeed || true)}`, then `"$DEEPSPEED_BIN"
+    # --hostfile ...` when it is not empty: the launch runs the deepspeed bash finds (assumed installed)
+    (tmp_path / "ds.json").write_text('{"train_micro_batch_size_per_gpu": 2, "zero_optimization": {"stage": 2}}\n')
+    got = _check(
+        tmp_path,
+        "launch.sh",
+        f'D=${{D:-$({lookup})}}\nif [[ -n "$D" ]]; then\n  "$D" --num_gpus 4 train.py --deepspeed ds.json\n'
+        'else\n  echo "no deepspeed"; exit 1\nfi\n',
+    )["layout"]
+    assert (got["launcher"], got["cluster"]["world_size"], got["parallel"]["zero_stage"]) == ("deepspeed", 4, 2)
+    assert got["provenance"]["launcher"]["origin"] == "assumed"

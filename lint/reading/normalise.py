@@ -555,8 +555,15 @@ def build_layout(launch: Launch) -> Layout:
     layout.site = chain.calls[-1].command.site if chain.calls else None
     command = chain.calls[-1].command if chain.calls else None
     layout.conditions = tuple(command.conditions) if command is not None else ()
-    launcher_span = chain.calls[-1].command.words[0].value_span if chain.calls else None
-    layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
+    launcher_word = chain.calls[-1].command.words[0] if chain.calls else None
+    launcher_span = launcher_word.value_span if launcher_word is not None else None
+    if launcher_word is not None and launcher_word.origin == "assumed":  # `"$(command -v deepspeed)" ...`
+        note = (
+            f"the script runs the {launcher_word.display()} it looks up on PATH (which, command -v): assumed installed"
+        )
+        layout.set("launcher", Value(chain.launcher, launcher_span, "assumed", note))
+    else:
+        layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
     in_slurm = launch.slurm is not None or any(c.launcher == "srun" for c in chain.calls)
     scheduler, said = (
         ("slurm", "#SBATCH directives or srun")

@@ -19,7 +19,7 @@ from plint.reading.shell.arguments import (
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.glued import glued_groups, joined
-from plint.reading.shell.pure_commands import pure_output
+from plint.reading.shell.pure_commands import prints_a_count, program_lookup, pure_output
 from plint.reading.shell.fields import (
     Fields,
     ALL_ELEMENTS,
@@ -647,6 +647,9 @@ class Expansions(ArithmeticExpansions):
         value = pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
+        program = program_lookup(body, lambda n: [w.text for w in self.words(self._command_parts(n)[1], unit)])
+        if program is not None:  # `$(command -v deepspeed || true)`: the program bash finds, assumed installed
+            return Piece(program, span, "assumed")
         return self._run_time_output(node, unit, texts)
 
     def _run_time_output(self, node, unit: Unit, texts: list[str | None]) -> Piece:
@@ -656,28 +659,8 @@ class Expansions(ArithmeticExpansions):
             shown = shown[:57] + "...)"
         reason = f"the output of {shown}, known only at run time"
         span = unit.span(node.start_byte, node.end_byte)
-        one_word = prints_one_name(texts) or self._prints_a_count(node, unit)
+        one_word = prints_one_name(texts) or prints_a_count(node, unit)
         return Piece(None, span, "unresolved", reason=reason, one_word=one_word)
-
-    def _prints_a_count(self, node, unit: Unit) -> bool:
-        """Whether a command substitution prints one number: its last stage is `wc` with one count option
-        reading its stdin (`nvidia-smi -L | wc -l`; wc(1) prints no file name then), or `ssh HOST 'CMD | wc -l'`
-        running such a pipeline on the host. Read from the words as written: they are expanded once, elsewhere."""
-        body = [c for c in node.named_children if c.type != "comment"]
-        if len(body) != 1 or body[0].type not in ("pipeline", "command"):
-            return False
-        last = [c for c in body[0].named_children if c.type != "comment"][-1] if body[0].type == "pipeline" else body[0]
-        if last.type != "command":
-            return False
-        words = [unit.text(c.start_byte, c.end_byte) for c in last.named_children if c.type != "variable_assignment"]
-        if not words:
-            return False
-        name = words[0].rsplit("/", 1)[-1]
-        if name == "wc":
-            return len(words) == 2 and words[1] in WC_COUNTS
-        remote = words[-1].strip("'\"") if name == "ssh" and len(words) > 2 else ""
-        counted = re.search(r"\|\s*wc\s+(\S+)\s*$", remote)
-        return counted is not None and counted.group(1) in WC_COUNTS
 
     def heredoc_text(self, node, unit: Unit) -> list[Piece] | None:
         """The output of `$(cat <<EOF ... EOF)`: the heredoc's text, its trailing newlines dropped as
@@ -774,10 +757,6 @@ class Expansions(ArithmeticExpansions):
             if out is None:
                 return None
         return out
-
-
-# wc(1)'s options that each make it print one count: -l lines, -w words, -c bytes, -m characters
-WC_COUNTS = frozenset(("-l", "-w", "-c", "-m", "--lines", "--words", "--bytes", "--chars"))
 
 
 def _without_trailing_newlines(pieces: list[Piece]) -> list[Piece]:

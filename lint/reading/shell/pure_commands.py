@@ -1,15 +1,24 @@
 """What the commands plint evaluates without running anything print: dirname, basename, pwd, cd, echo,
 printf, realpath and seq compute their output from their words alone (coreutils' manuals, bash(1) for the
-builtins), so `$(dirname "$0")`, `$(basename $CONFIG .sh)` and `$(seq 0 4)` are known where their words are."""
+builtins), so `$(dirname "$0")`, `$(basename $CONFIG .sh)` and `$(seq 0 4)` are known where their words are. And
+what some print in part: one count (`$(nvidia-smi -L | wc -l)`), or the path of a program (`$(which python3)`)."""
 
 from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from typing import Any
 
 from plint.reading.shell.state import MAX_LOOP
+from plint.reading.shell.unit import Unit
 
 _INTEGER = re.compile(r"[+-]?\d+")
+# wc(1)'s options that each make it print one count: -l lines, -w words, -c bytes, -m characters
+WC_COUNTS = frozenset(("-l", "-w", "-c", "-m", "--lines", "--words", "--bytes", "--chars"))
+# what prints the path of a program found on PATH, nothing when there is none: which(1), and bash(1)'s builtins
+# `command -v NAME` and `type -P NAME` / `type -p NAME`
+_LOOKUPS = (("which",), ("command", "-v"), ("type", "-P"), ("type", "-p"))
 
 
 def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, str]:
@@ -58,3 +67,49 @@ def _sequence(args: list[str]) -> str | None:
     if len(values) > MAX_LOOP:
         return None
     return "".join(f"{v}\n" for v in values)
+
+
+def prints_a_count(node, unit: Unit) -> bool:
+    """Whether a command substitution prints one number: its last stage is `wc` with one count option
+    reading its stdin (`nvidia-smi -L | wc -l`; wc(1) prints no file name then), or `ssh HOST 'CMD | wc -l'`
+    running such a pipeline on the host. Read from the words as written: they are expanded once, elsewhere."""
+    body = [c for c in node.named_children if c.type != "comment"]
+    if len(body) != 1 or body[0].type not in ("pipeline", "command"):
+        return False
+    last = [c for c in body[0].named_children if c.type != "comment"][-1] if body[0].type == "pipeline" else body[0]
+    if last.type != "command":
+        return False
+    words = [unit.text(c.start_byte, c.end_byte) for c in last.named_children if c.type != "variable_assignment"]
+    if not words:
+        return False
+    name = words[0].rsplit("/", 1)[-1]
+    if name == "wc":
+        return len(words) == 2 and words[1] in WC_COUNTS
+    remote = words[-1].strip("'\"") if name == "ssh" and len(words) > 2 else ""
+    counted = re.search(r"\|\s*wc\s+(\S+)\s*$", remote)
+    return counted is not None and counted.group(1) in WC_COUNTS
+
+
+def program_lookup(body: list, words_of: Callable[[Any], list[str | None]]) -> str | None:
+    """The program a command substitution looks up on PATH (`$(which python3)`, `$(command -v deepspeed || true)`):
+    its name, which a launch runs as bash would run the name itself; None for anything else. Where the program is not
+    installed the substitution is empty, a way the script's author does not mean to run (so plint assumes it)."""
+    node = body[0] if len(body) == 1 else None
+    if node is not None and node.type == "list":  # `LOOKUP || true`: the fallback prints nothing
+        parts = [c for c in node.named_children if c.type != "comment"]
+        operators = [c.type for c in node.children if not c.is_named]
+        if (
+            len(parts) != 2
+            or operators != ["||"]
+            or parts[1].type != "command"
+            or words_of(parts[1]) not in (["true"], [":"])
+        ):
+            return None
+        node = parts[0]
+    if node is None or node.type != "command":
+        return None
+    texts = words_of(node)
+    name = texts[-1] if texts else None
+    if name is None or tuple(texts[:-1]) not in _LOOKUPS or not re.fullmatch(r"[\w.+-]+", name):
+        return None
+    return name
