@@ -301,3 +301,16 @@ def test_a_launcher_found_on_path_by_the_script_is_that_launcher(tmp_path, looku
     )["layout"]
     assert (got["launcher"], got["cluster"]["world_size"], got["parallel"]["zero_stage"]) == ("deepspeed", 4, 2)
     assert got["provenance"]["launcher"]["origin"] == "assumed"
+
+
+def test_a_profiler_option_whose_value_is_known_only_at_run_time_still_wraps_the_launch(tmp_path):
+    # oroikono/Megatron-LM-new-attention: `nsys profile ... --output=$NSYS_OUT python -m torch.distributed.run ...`
+    # with NSYS_OUT under $SLURM_JOB_ID's folder: the option was taken for the program, and no launch was read
+    got = _check(
+        tmp_path,
+        "launch.sh",
+        "LOG_DIR=$MEGATRON_DIR/logs/p-$SLURM_JOB_ID\nNSYS_OUT=$LOG_DIR/nsight\n"
+        "nsys profile --sample=none --trace=cuda,nvtx --output=$NSYS_OUT \\\n"
+        "  python -m torch.distributed.run --nproc_per_node=4 pretrain_gpt.py --num-layers 2\n",
+    )["layout"]
+    assert (got["launcher"], got["cluster"]["world_size"], got["entrypoint"]) == ("torchrun", 4, "pretrain_gpt.py")

@@ -287,7 +287,7 @@ def _skip_options(
     next word; `seen` collects the option words."""
     test = takes_value if callable(takes_value) else takes_value.__contains__
     while i < len(words):
-        t = words[i].text or ""
+        t = words[i].text or words[i].known_prefix()  # `--output=$NSYS_OUT`: an option, its value unknown
         if t == "--":
             return i + 1
         if not t.startswith("-") or t == "-":
