@@ -358,6 +358,22 @@ def test_an_absolute_path_to_a_vendored_project_is_read_from_its_tail_under_the_
     assert "plint read pretrain/Megatron-LM/scripts/train.sh" in said[1]
 
 
+def test_a_home_path_into_a_checkout_named_as_the_tree_is_read_from_its_root(tmp_path, monkeypatch):
+    # mauryaavinash95/Megatron-DeepSpeed's PBS jobs: `bash ~/dl-io/Megatron-DeepSpeed/my-llama2-bloom.sh ...`, the
+    # script at the root of a checkout cloned as Megatron-DeepSpeed; a folder of another name is no evidence
+    for name, found in (("Megatron-DeepSpeed", True), ("other", False)):
+        repo = tmp_path / name / name
+        (repo / ".git").mkdir(parents=True)
+        (repo / "launch.sh").write_text(CHILD)
+        (repo / "job.sh").write_text("#!/bin/bash\nbash ~/dl-io/Megatron-DeepSpeed/launch.sh 2\n")
+        monkeypatch.chdir(repo)
+        (result,) = check_paths([Path("job.sh")])
+        if found:
+            assert (_tp(result).value, _tp(result).origin) == (2, "assumed")
+        else:
+            assert not result.layouts
+
+
 def test_an_absolute_path_inside_the_tree_is_read_as_written(tmp_path, monkeypatch):
     repo = _tree(tmp_path, "/dev/null", {"conf/env.sh": "TP=4\n"})
     launch = (repo / "scripts" / "train.sh").read_text().replace("/dev/null", str(repo / "conf" / "env.sh"))

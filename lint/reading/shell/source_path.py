@@ -210,7 +210,8 @@ def tail_places(text: str, script_path: str) -> Iterator[tuple[str, Place]]:
     """Where a path plint cannot follow (`~/repo/run.sh`, `/home/alice/repo/ds.json`: a checkout of this tree
     elsewhere) may be inside the checked tree: each tail of it (a folder and a file at least, no `..`, the longest
     first) under the folders above the script, nearest first, then the checked root (a vendored project inside
-    the tree is one too), as (the path, its place). At most MAX_TAIL_PARTS parts: deeper than any tree, and a
+    the tree is one too), as (the path, its place); a tail whose folder is named as one of those folders is also
+    looked for in that folder itself (a checkout cloned under the name the author's path gives it). At most MAX_TAIL_PARTS parts: deeper than any tree, and a
     path of 50,000 parts stays cheap."""
     parts = text.lstrip("/").split("/")
     root = checked_root(script_path)
@@ -223,6 +224,10 @@ def tail_places(text: str, script_path: str) -> Iterator[tuple[str, Place]]:
         for base in bases:
             path = os.path.normpath(os.path.join(os.path.abspath(base), "/".join(tail)))
             yield path, Place(base, "a tail of the path inside the checked tree", False)
+            # `~/src/Megatron-DeepSpeed/run.sh` checked in a checkout named Megatron-DeepSpeed: its run.sh
+            if tail[0] == os.path.basename(os.path.realpath(base)):
+                inside = os.path.normpath(os.path.join(os.path.abspath(base), "/".join(tail[1:])))
+                yield inside, Place(base, "a tail of the path inside the checked tree", False)
 
 
 def outside_tail_note(shown: str, why: str, holder: str, path: str) -> str:
