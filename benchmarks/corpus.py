@@ -87,6 +87,11 @@ class FileLabel:
     def folder(self) -> str:
         return self.repo.replace("/", "+")
 
+    @property
+    def checkout(self) -> str:
+        """The tree's folder in the mirror, named as a clone is (corpus_mirror.Wanted.checkout)."""
+        return f"{self.folder}/{self.repo.split('/', 1)[1]}"
+
 
 @dataclass
 class PlintRun:
@@ -238,7 +243,7 @@ def score_file(label: FileLabel, run: PlintRun) -> FileScore:
 def score_corpus(labels: list[FileLabel], mirror: Path, timeout: float = TIMEOUT_S) -> list[FileScore]:
     scores: list[FileScore] = []
     for label in labels:
-        repo_dir = mirror / label.folder
+        repo_dir = mirror / label.checkout
         if not (repo_dir / label.path).is_file():
             score = FileScore(
                 label.repo, label.path, total=len(label.fields) if label.launches else 1, family=label.family

@@ -1,7 +1,7 @@
 """Extract the labelled repositories of the real-file corpus into a local mirror folder.
 
 For every ``benchmarks/corpus/labels/<owner>+<name>.yaml`` this writes the repository's whole tree at
-the labelled commit to ``MIRROR/<owner>+<name>/`` (sourced files, JSON configs and the trainer's
+the labelled commit to ``MIRROR/<owner>+<name>/<name>/`` (sourced files, JSON configs and the trainer's
 source sit beside each launch file, as they do in a user's checkout). The trees come from bare git
 snapshots fetched beforehand under ``/work/.mirror/<owner>+<name>/``; nothing here reaches the network
 and nothing of the extracted files is ever committed (they are other people's code).
@@ -41,6 +41,13 @@ class Wanted:
     @property
     def folder(self) -> str:
         return self.repo.replace("/", "+")
+
+    @property
+    def checkout(self) -> str:
+        """Where the tree is extracted: in a folder named as `git clone` names it (the repository's name), so that a
+        path the authors wrote into their own checkout (`~/src/NAME/run.sh`) means for plint what it means for a
+        user who checks a clone."""
+        return f"{self.folder}/{self.repo.split('/', 1)[1]}"
 
 
 def wanted_trees(labels_dir: Path) -> list[Wanted]:
@@ -115,7 +122,7 @@ def _inside_tree(member: tarfile.TarInfo, path: str) -> tarfile.TarInfo | None:
 
 def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
     """Extract one tree; returns a one-line status."""
-    dest = mirror / want.folder
+    dest = mirror / want.checkout
     stamp = dest / STAMP
     if stamp.is_file() and stamp.read_text().strip() == want.commit:
         return "up to date"
@@ -138,6 +145,7 @@ def extract(want: Wanted, snapshots: Path, mirror: Path) -> str:
             tar.extractall(staging, filter=_inside_tree)
         if dest.exists():
             shutil.rmtree(dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
         staging.rename(dest)
     stamp.write_text(want.commit + "\n")
     return "extracted"

@@ -51,7 +51,7 @@ python tools/preprocess_data.py --input /data/raw.jsonl --output-prefix /data/bo
 @pytest.fixture()
 def mirror(tmp_path: Path) -> tuple[Path, Path]:
     """A mirror holding one of our fixtures and a preprocessing script, with a label file for both."""
-    repo = tmp_path / "mirror" / "acme+demo"
+    repo = tmp_path / "mirror" / "acme+demo" / "demo"  # a clone's folder name, as corpus_mirror.py extracts it
     (repo / "scripts").mkdir(parents=True)
     (repo / "tools").mkdir()
     shutil.copy(FIXTURES / "branches-known-unknown" / "launch.sh", repo / "scripts" / "launch.sh")
@@ -81,7 +81,7 @@ def test_scores_a_synthetic_mirror(mirror: tuple[Path, Path]) -> None:
 
 def test_missing_file_counts_wrong(mirror: tuple[Path, Path]) -> None:
     mirror_dir, labels_dir = mirror
-    (mirror_dir / "acme+demo" / "tools" / "prep.sh").unlink()
+    (mirror_dir / "acme+demo" / "demo" / "tools" / "prep.sh").unlink()
     prep = corpus.score_corpus(corpus.load_labels(labels_dir), mirror_dir)[1]
     assert (prep.right, prep.total) == (0, 1)
     assert prep.crash is not None and prep.crash.startswith("missing from the mirror")
@@ -189,8 +189,8 @@ def test_the_mirror_extracts_a_snapshot_that_lacks_a_large_file(tmp_path: Path) 
     big = _git(work, "rev-parse", "HEAD:big.bin").strip()
     (work / ".git" / "objects" / big[:2] / big[2:]).unlink()  # what a snapshot leaves out
     assert _mirrored(tmp_path, work, commit) == "extracted"
-    assert (tmp_path / "mirror" / "a+b" / "launch.sh").read_text() == "torchrun train.py\n"
-    assert not (tmp_path / "mirror" / "a+b" / "big.bin").exists()
+    assert (tmp_path / "mirror" / "a+b" / "b" / "launch.sh").read_text() == "torchrun train.py\n"
+    assert not (tmp_path / "mirror" / "a+b" / "b" / "big.bin").exists()
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
@@ -203,6 +203,6 @@ def test_the_mirror_leaves_out_a_link_out_of_the_tree(tmp_path: Path) -> None:
     (work / "outside").symlink_to("/etc/hostname")
     (work / "up").symlink_to("../../elsewhere")
     assert _mirrored(tmp_path, work, _committed(work)) == "extracted"
-    tree = tmp_path / "mirror" / "a+b"
+    tree = tmp_path / "mirror" / "a+b" / "b"
     assert (tree / "launch.sh").read_text() == "torchrun train.py\n"
     assert not (tree / "outside").is_symlink() and not (tree / "up").is_symlink()
