@@ -94,12 +94,14 @@ def test_a_branch_on_an_argument_stays_undecided(run):
         ("ab", ["--", "-a"], 1, 0, (1, "?", None, 2, 0)),
         ("ab", ["file"], 1, 0, (1, "?", None, 1, 0)),
         (":a", ["-x"], 1, 0, (0, "?", "x", 2, 0)),
-        ("t:", ["-t", None], 1, 0, (None, None, None, 1, 0)),
+        ("t:", ["-t", None], 1, 0, (0, "t", None, 3, 0)),  # bash takes the next word, whatever it holds
+        ("t:", [None, "4"], 1, 0, (None, None, None, 1, 0)),  # an unknown word may or may not be an option
     ],
 )
 def test_getopts_step(optstring, words, optind, offset, expected):
     step = getopts_step(optstring, words, optind, offset)
     assert (step.status, step.name, step.optarg, step.optind, step.offset) == expected
+    assert step.unknown_optarg == (None in words and expected[0] == 0)  # a value word of unknown text
 
 
 def test_only_about_arguments():
@@ -159,3 +161,28 @@ def test_quoted_or_known_arguments_keep_their_count(run):
     assert _launch_option(r, "--micro-batch-size") == "1"
     exits = run("bash child.sh 4 2 1 0\n", files={"child.sh": CHILD})  # 4 arguments: the check fails
     assert [c.words[0].text for c in exits.commands] == ["bash", "echo", "exit"]
+
+
+GETOPTS_CHILD = """H=0
+while getopts ":c:H:" opt; do
+  case $opt in
+    c) C="$OPTARG" ;;
+    H) H="$OPTARG" ;;
+  esac
+done
+torchrun --nproc_per_node 8 pretrain_gpt.py --hidden-size $H
+"""
+
+
+def test_getopts_takes_the_next_word_as_the_value_whatever_it_holds(run):
+    # mauryaavinash95/Megatron-DeepSpeed: the PBS job picks H by node count (unknown) and passes `-H $H`: the child's
+    # getopts gives H that value, not its default 0 (which drew a false PL506 "--hidden-size is 0")
+    parent = 'if [[ $(wc -l < $PBS_NODEFILE) == 1 ]]; then H=2560; else H=4096; fi\nbash child.sh -c 0 -H "$H"\n'
+    hidden = _launch_option(run(parent, files={"child.sh": GETOPTS_CHILD}), "--hidden-size")
+    assert hidden is None  # 2560 or 4096, not 0
+    assert _launch_option(run("bash child.sh -H 512\n", files={"child.sh": GETOPTS_CHILD}), "--hidden-size") == "512"
+
+
+def test_getopts_over_a_word_that_may_be_none_or_several_leaves_the_options_unknown(run):
+    r = run("bash child.sh -c 0 -H $(cat hidden.txt)\n", files={"child.sh": GETOPTS_CHILD})
+    assert _launch_option(r, "--hidden-size") is None

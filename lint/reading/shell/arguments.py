@@ -61,6 +61,7 @@ class GetoptsStep:
     optarg: str | None = None
     optind: int = 1
     offset: int = 0
+    unknown_optarg: bool = False  # the value is the next word, whose text plint does not know (`-H $H`)
 
 
 def getopts_step(optstring: str, args: list[str | None], optind: int, offset: int) -> GetoptsStep:
@@ -92,8 +93,8 @@ def getopts_step(optstring: str, args: list[str | None], optind: int, offset: in
         if index + 1 >= len(args):
             return GetoptsStep(0, ":" if silent else "?", letter if silent else None, optind + 1, 0)
         value = args[index + 1]
-        if value is None:
-            return GetoptsStep(None, None, None, optind, 0 if offset == 1 else offset)
+        if value is None:  # whatever it holds, the next word is the value
+            return GetoptsStep(0, letter, None, optind + 2, 0, unknown_optarg=True)
         return GetoptsStep(0, letter, value, optind + 2, 0)
     return _advance(GetoptsStep(0, letter), optind, offset, rest)
 

@@ -11,7 +11,7 @@ import os
 from plint.reading.shell import arith
 from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
-from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word
+from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
 from plint.bounds import parse_index
@@ -337,12 +337,18 @@ class Commands(ShellCore):
         optind = arith.evaluate(var_text(self.vars.get("OPTIND")) or "1", lambda n: None).value or 1
         offset = self.getopts_offset if optind == self.getopts_at else 0
         step = getopts_step(texts[0], [w.text for w in words], optind, offset)
-        if step.status is None:
+        value = words[step.optind - 2] if step.unknown_optarg else None
+        if step.status is None or (value is not None and value.spread):  # `-H $(cat f)`, maybe no word: unknown
+            why = f"getopts reads an argument plint does not know ({texts[1]} and OPTARG are unknown)"
+            self.vars[texts[1]] = Var(texts[1], (unknown(why, texts[1]),))
+            self.vars["OPTARG"] = Var("OPTARG", (unknown(why, "OPTARG"),))
             return None
         self.getopts_at, self.getopts_offset = step.optind, step.offset
         self.vars[texts[1]] = Var(texts[1], (Piece(step.name or "?", None, "derived"),))
         self.vars["OPTIND"] = Var("OPTIND", (Piece(str(step.optind), None, "derived"),))
-        if step.optarg is not None:  # a whole word (`-t 2`) keeps where it was written
+        if value is not None:
+            self.vars["OPTARG"] = Var("OPTARG", value.pieces)
+        elif step.optarg is not None:  # a whole word (`-t 2`) keeps where it was written
             whole = words[step.optind - 2] if 0 <= step.optind - 2 < len(words) else None
             self.vars["OPTARG"] = Var(
                 "OPTARG",
