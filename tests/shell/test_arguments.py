@@ -186,3 +186,10 @@ def test_getopts_takes_the_next_word_as_the_value_whatever_it_holds(run):
 def test_getopts_over_a_word_that_may_be_none_or_several_leaves_the_options_unknown(run):
     r = run("bash child.sh -c 0 -H $(cat hidden.txt)\n", files={"child.sh": GETOPTS_CHILD})
     assert _launch_option(r, "--hidden-size") is None
+
+
+def test_a_getopts_loop_goes_on_past_options_that_repeat_their_defaults(run):
+    # the loop stopped once an iteration's body changed nothing (`-c 0` with C=0 already): the condition had moved
+    # OPTIND, so the next option (-H 2560) was never read and --hidden-size kept its default 0 (a false PL506)
+    child = "C=0\n" + GETOPTS_CHILD
+    assert _launch_option(run("bash child.sh -c 0 -H 2560\n", files={"child.sh": child}), "--hidden-size") == "2560"

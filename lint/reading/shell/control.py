@@ -440,6 +440,7 @@ class Control(Guards):
         )
         label = ("until " if until else "while ") + (self.describe(cond, unit) if cond is not None else "")
         for _ in range(MAX_LOOP):
+            before = dict(self.vars)  # what the condition changes counts too (`while getopts ...` moves OPTIND)
             self.unknown_reasons = []
             status = self.condition(cond_nodes, unit)
             runs = None if status is None else (status == 0) != until
@@ -457,7 +458,6 @@ class Control(Guards):
                     label + (f", which is unknown: {why}" if why else ""),
                 )
                 return None
-            before = dict(self.vars)
             if not self.run_loop_body(body, unit):
                 return 0
             if before.keys() == self.vars.keys() and all(same_var(v, self.vars[k]) for k, v in before.items()):
