@@ -11,7 +11,9 @@ tokens/s by the paper's FLOP definition, as calibrate.py does.
 
 Prints each point's measured and predicted throughput, the step's shares of tensor-parallel communication and of
 the host-dispatch floor (fixed per-iteration costs), per figure and batch size the split measured fastest and the
-one plint predicts fastest, the mean absolute error per figure, and per split the time the model misses (measured
+one plint predicts fastest, the mean absolute error per figure, the error on the speed ratio of every two splits of
+a figure and batch (what `plint plan`'s ranking of them rests on) with the pairs it orders against the measurement,
+and per split the time the model misses (measured
 step - predicted step) as a line over the micro-batches a step runs: a part per step and a part per micro-batch
 (docs/cost-model.md, "What Figure 15 measures that the model lacks"), with the host-dispatch floor and without it.
 
@@ -196,6 +198,58 @@ def _split(p: Point) -> str:
     return f"tp {p.tp:2d} pp {p.pp:2d} dp {dp:2d}" + ("" if p.scatter_gather else " whole sends")
 
 
+@dataclass(frozen=True)
+class Pair:
+    """Two splits of one figure and batch: what plan's ranking of them rests on."""
+
+    a: Prediction
+    b: Prediction
+
+    @property
+    def predicted_ratio(self) -> float:
+        return self.a.predicted / self.b.predicted
+
+    @property
+    def measured_ratio(self) -> float:
+        return self.a.measured / self.b.measured
+
+    @property
+    def ratio_error(self) -> float:
+        """How far the predicted speed ratio of the two is from the measured one (0.05: 5% off)."""
+        return abs(self.predicted_ratio / self.measured_ratio - 1)
+
+    @property
+    def reversed(self) -> bool:
+        """plint predicts one faster and the paper measured the other faster."""
+        return (self.predicted_ratio - 1) * (self.measured_ratio - 1) < 0
+
+
+def pairs(rows: list[Prediction]) -> list[Pair]:
+    groups: dict[tuple[int, int], list[Prediction]] = {}
+    for r in rows:
+        groups.setdefault((r.point.figure, r.point.global_batch), []).append(r)
+    return [Pair(a, b) for group in groups.values() for i, a in enumerate(group) for b in group[i + 1 :]]
+
+
+def print_pairs(rows: list[Prediction]) -> None:
+    """The model's error on the ratio between two splits (what a ranking of them rests on), and how often it orders
+    them against the measurement, overall and among the pairs it predicts within a margin of each other."""
+    found = pairs(rows)
+    errors = sorted(p.ratio_error for p in found)
+    print(f"\npairs of splits of one figure and batch: {len(found)}; the predicted ratio of their speeds is off by")
+    print(f"  {100 * errors[len(errors) // 2]:.1f}% at the median, {100 * sum(errors) / len(errors):.1f}% on average")
+    for margin in (0.02, 0.05, 0.10, 0.15, None):
+        close = [p for p in found if margin is None or abs(p.predicted_ratio - 1) <= margin]
+        what = "all pairs" if margin is None else f"predicted within {100 * margin:.0f}%"
+        print(f"  {what}: {len(close)}, ordered against the measurement: {sum(p.reversed for p in close)}")
+    for p in found:
+        if p.reversed:
+            print(
+                f"  reversed: figure {p.a.point.figure} batch {p.a.point.global_batch}, {_split(p.a.point)} against"
+                f" {_split(p.b.point)}: predicted x{p.predicted_ratio:.2f}, measured x{p.measured_ratio:.2f}"
+            )
+
+
 def main() -> int:
     rows = predictions()
     print("fig  batch  split                            measured  predicted   error   tp comm  host floor")
@@ -216,6 +270,7 @@ def main() -> int:
     for fig in sorted({r.point.figure for r in rows}):
         group = [r for r in rows if r.point.figure == fig]
         print(f"MAPE figure {fig}: {100 * sum(abs(r.error) for r in group) / len(group):.1f}%")
+    print_pairs(rows)
     print("\nmissed time (measured - predicted step) = per step + per micro-batch x m, with / without the host floor:")
     without = {x.point.split: x for x in missed_lines(rows, host_floor=False)}
     for line in missed_lines(rows):

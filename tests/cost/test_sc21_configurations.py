@@ -89,3 +89,18 @@ def test_scatter_gather_of_the_pipeline_sends_priced_as_measured(batch):
     measured_gain = split.measured / whole.measured - 1
     predicted_gain = split.predicted / whole.predicted - 1
     assert 0.5 * measured_gain < predicted_gain < measured_gain
+
+
+def test_the_model_orders_two_splits_as_measured_where_it_calls_them_close():
+    """What `plint plan`'s ranking rests on: of the 75 pairs of splits of one figure and batch, the model's speed
+    ratio is off by 6.7% at the median, and it orders one pair against the measurement (Figure 15 at batch 32, tp 4
+    against tp 8, measured within 2% of each other): none of the 19 it predicts within 15% of each other. So a wider
+    near-tie band in the planner (plan.NEAR_TIE) would order by simplicity pairs the model ranks right."""
+    found = sc21.pairs(ROWS)
+    assert len(found) == 75
+    close = [p for p in found if abs(p.predicted_ratio - 1) <= 0.15]
+    assert len(close) == 19 and not any(p.reversed for p in close)
+    (wrong,) = [p for p in found if p.reversed]
+    assert abs(wrong.measured_ratio - 1) < 0.03  # the one reversal is a pair the paper measured as a near tie
+    errors = sorted(p.ratio_error for p in found)
+    assert 0.05 < errors[len(errors) // 2] < 0.08
