@@ -647,7 +647,7 @@ class Expansions(ArithmeticExpansions):
         value = pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
-        program = program_lookup(body, lambda n: [w.text for w in self.words(self._command_parts(n)[1], unit)])
+        program = program_lookup(body, unit)
         if program is not None:  # `$(command -v deepspeed || true)`: the program bash finds, assumed installed
             return Piece(program, span, "assumed")
         return self._run_time_output(node, unit, texts)

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
-from typing import Any
 
 from plint.reading.shell.state import MAX_LOOP
 from plint.reading.shell.unit import Unit
@@ -90,26 +88,28 @@ def prints_a_count(node, unit: Unit) -> bool:
     return counted is not None and counted.group(1) in WC_COUNTS
 
 
-def program_lookup(body: list, words_of: Callable[[Any], list[str | None]]) -> str | None:
+def program_lookup(body: list, unit: Unit) -> str | None:
     """The program a command substitution looks up on PATH (`$(which python3)`, `$(command -v deepspeed || true)`):
     its name, which a launch runs as bash would run the name itself; None for anything else. Where the program is not
-    installed the substitution is empty, a way the script's author does not mean to run (so plint assumes it)."""
+    installed the substitution is empty, a way the script's author does not mean to run (so plint assumes it). Read
+    from the words as written (a lookup's words are plain names): expanding them again here would double the work of
+    each level of nested substitutions."""
     node = body[0] if len(body) == 1 else None
     if node is not None and node.type == "list":  # `LOOKUP || true`: the fallback prints nothing
         parts = [c for c in node.named_children if c.type != "comment"]
         operators = [c.type for c in node.children if not c.is_named]
-        if (
-            len(parts) != 2
-            or operators != ["||"]
-            or parts[1].type != "command"
-            or words_of(parts[1]) not in (["true"], [":"])
-        ):
+        if len(parts) != 2 or operators != ["||"] or _written_words(parts[1], unit) not in (["true"], [":"]):
             return None
         node = parts[0]
-    if node is None or node.type != "command":
-        return None
-    texts = words_of(node)
+    texts = _written_words(node, unit) if node is not None else []
     name = texts[-1] if texts else None
     if name is None or tuple(texts[:-1]) not in _LOOKUPS or not re.fullmatch(r"[\w.+-]+", name):
         return None
     return name
+
+
+def _written_words(node, unit: Unit) -> list[str]:
+    """A simple command's words as written; none for any other node."""
+    if node.type != "command":
+        return []
+    return [unit.text(c.start_byte, c.end_byte) for c in node.named_children if c.type != "variable_assignment"]
