@@ -14,8 +14,8 @@ from plint.reading.shell.model import Piece, Problem, ShellResult, Var, VirtualF
 from plint.reading.shell.placeholders import slot_pieces, slot_spans, slot_syntax_problems
 from plint.reading.shell.unit import Unit
 from plint.source import SourceFile
-from plint.reading.shell.fields import Fields, flatten, may_split, split_fields, pieces_text
-from plint.reading.shell.glued import glued_groups, joined
+from plint.reading.shell.fields import flatten, may_split, split_fields, pieces_text
+from plint.reading.shell.glued import glued_groups
 from plint.reading.shell.state import (
     EvalOptions,
     MAX_COMMAND_WORDS,
@@ -497,11 +497,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
                 if split is not None:
                     entries.append(split)
                     continue
-            fields: Fields = [[]]
-            if len(group) == 1:
-                fields = self.expand(c, unit)
-            else:  # one word tree-sitter split into touching items (plint.reading.shell.glued)
-                self._container(joined(group, unit.data), unit, c.start_byte, group[-1].end_byte, fields, False)
+            fields = self.glued_fields(group, unit)
             if uncounted is None and any(splits and may_split(p) for f in fields for p, splits in f):
                 uncounted = len(entries)
             entries.extend((None, tuple(w)) for w in split_fields(fields))

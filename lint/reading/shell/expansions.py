@@ -64,13 +64,8 @@ class Expansions(ArithmeticExpansions):
     def words(self, nodes, unit: Unit) -> list[Word]:
         out: list[Word] = []
         for group in glued_groups(nodes):
-            n = group[0]
-            site = unit.span(n.start_byte, group[-1].end_byte)
-            fields: Fields = [[]]
-            if len(group) == 1:
-                fields = self.expand(n, unit)
-            else:  # one word tree-sitter split into touching arguments (plint.reading.shell.glued)
-                self._container(joined(group, unit.data), unit, n.start_byte, group[-1].end_byte, fields, False)
+            site = unit.span(group[0].start_byte, group[-1].end_byte)
+            fields = self.glued_fields(group, unit)
             loose = {id(p) for f in fields for p, splittable in f if splittable and may_split(p)}
             for w in split_fields(fields):
                 # empty pieces (the "" that keeps a quoted empty word alive) only matter alone
@@ -79,6 +74,14 @@ class Expansions(ArithmeticExpansions):
                     Word(self.capped(pieces, "a word", site), site, bool(loose) and {id(p) for p in pieces} <= loose)
                 )
         return out
+
+    def glued_fields(self, group: list, unit: Unit) -> Fields:
+        """The fields of one word: a node, or touching nodes tree-sitter split it into (plint.reading.shell.glued)."""
+        if len(group) == 1:
+            return self.expand(group[0], unit)
+        fields: Fields = [[]]
+        self._container(joined(group, unit.data), unit, group[0].start_byte, group[-1].end_byte, fields, False)
+        return fields
 
     def expand(self, node, unit: Unit, quoted: bool = False) -> Fields:
         if node.type not in EXPANSIONS:

@@ -149,8 +149,8 @@ def mpirun_sizes(s: LauncherCall) -> tuple[Value, Value, Value]:
 
 # Open MPI's and Hydra's options that name the hosts to run on
 _HOST_OPTIONS = ("--host", "--hostfile", "--default-hostfile", "--rankfile")
-# and those that may, by a file or parameter plint does not read: MCA parameters (orte_default_hostfile), an
-# application context file (--app), tuning files of MCA parameters (--am, --tune)
+# and those that may, by a file or parameter plint does not read: MCA parameters (orte_default_hostfile), tuning
+# files of MCA parameters (--am, --tune); an option outside the grammar (an --app context file) counts as one too
 _MAY_GIVE_HOSTS = (*_HOST_OPTIONS, "--mca", "--gmca", "--am", "--tune")
 _PLACEHOLDER = re.compile(r"\$\{\w+\}|<unset>")
 
