@@ -545,16 +545,23 @@ def position_embeddings_short(ctx: LaunchContext):
         what="--overlap-param-gather needs the distributed optimizer (or, from 0.14, Megatron-FSDP; from 0.17, "
         "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
         "(so tp > 1); --defer-embedding-wgrad-compute (the output layer's weight gradient deferred to the "
-        "pipeline flush) needs pipeline parallelism (pp > 1).",
+        "pipeline flush) needs pipeline parallelism (pp > 1); --overlap-moe-expert-parallel-comm (the expert "
+        "all-to-all hidden behind another micro-batch's compute) needs expert parallelism (ep > 1), virtual "
+        "pipeline stages when pp > 1, the alltoall or flex token dispatcher (the default is allgather), bf16 or "
+        "fp16, and no full recompute, --recompute-method, --recompute-num-layers, --moe-shared-expert-overlap "
+        "or more than one MTP layer.",
         why="validate_args asserts the first two (https://github.com/NVIDIA/Megatron-LM/pull/646) and "
         "ModelParallelConfig.__post_init__ raises on the third ('Cannot defer embedding wgrad compute when "
-        "pipeline model parallel is not used'); the job stops before the first step.",
+        "pipeline model parallel is not used'); TransformerConfig.__post_init__ asserts each requirement of the "
+        "fourth (core 0.14 to main; validate_args turns one virtual stage into none); the job stops before the "
+        "first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
         fix=no_fix(),
         references=(
             "megatron/training/arguments.py validate_args",
             "megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__",
+            "megatron/core/transformer/transformer_config.py TransformerConfig.__post_init__",
         ),
     ),
 )
@@ -597,6 +604,47 @@ def overlap_requirements(ctx: LaunchContext):
             defer.span,
             key="defer_embedding_wgrad_compute",
         )
+    a2a = ctx.fact("moe_a2a_overlap")
+    if a2a is not None and a2a.value:
+        missing = list(_a2a_overlap_unmet(ctx))
+        if missing:
+            yield Finding(
+                f"--overlap-moe-expert-parallel-comm requires {'; '.join(missing)}", a2a.span, key="moe_a2a_overlap"
+            )
+
+
+def _a2a_overlap_unmet(ctx: LaunchContext):
+    """What TransformerConfig.__post_init__ asserts beside --overlap-moe-expert-parallel-comm that the launch lacks
+    (megatron/core/transformer/transformer_config.py, core_v0.14.0 to main); an unknown value meets it."""
+    ep, pp, vpp = (value(ctx, k) for k in ("parallel.ep", "parallel.pp", "parallel.vpp"))
+    if ep is not None and ep.value == 1:
+        yield "expert parallelism (ep > 1)"
+    if pp is not None and (pp.value or 0) > 1 and vpp is not None and vpp.origin != "unresolved" and not vpp.value:
+        yield f"virtual pipeline stages with pp {pp.value}"  # validate_args leaves vpp 1 as None
+    dispatcher = value(ctx, "moe.token_dispatcher")
+    if dispatcher is not None and dispatcher.value == "allgather":
+        yield "--moe-token-dispatcher-type alltoall or flex (not allgather" + (
+            ", the default)" if dispatcher.origin == "default" else ")"
+        )
+    precision = value(ctx, "precision")
+    if precision is not None and precision.value == "fp32":
+        yield "--bf16 or --fp16"
+    granularity = value(ctx, "recompute.granularity")
+    written = {
+        "--recompute-method": value(ctx, "recompute.method"),
+        "--recompute-num-layers": value(ctx, "recompute.num_layers"),
+    }
+    given = [flag for flag, v in written.items() if v is not None and v.value is not None and v.origin != "default"]
+    if granularity is not None and granularity.value == "full":
+        yield "no full recompute"
+    elif given:
+        yield f"no {' or '.join(given)}"
+    shared = ctx.fact("moe_shared_expert_overlap")
+    if shared is not None and shared.value:
+        yield "no --moe-shared-expert-overlap"
+    mtp = value(ctx, "model.mtp_num_layers")
+    if mtp is not None and (mtp.value or 0) > 1:
+        yield "at most one MTP layer"
 
 
 def _gathers_without_distributed_optimizer(ctx: LaunchContext) -> bool:

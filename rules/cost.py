@@ -512,37 +512,6 @@ _AXES: dict[str, tuple[FieldPath, str]] = {
 }
 
 
-def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
-    """The same launch with one axis set to 1 and its GPUs given to data parallelism; None when the
-    result would be invalid (the global batch no longer divides)."""
-    size = getattr(inp, axis)
-    dp = inp.data_parallel()
-    changes: dict = {axis: 1}
-    if axis != "ep":  # experts are carved out of data parallelism: dropping EP frees no GPUs
-        dp *= size
-        changes["dp"] = dp
-    if axis == "tp":
-        changes["sequence_parallel"] = False
-        changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
-    if axis == "pp":  # one stage holds every layer: no uneven split (its flags go too, needless_parallelism)
-        from plint.cost.layout_estimate import SPLIT_FIELDS
-
-        changes["vpp"] = None
-        changes.update(dict.fromkeys(SPLIT_FIELDS))
-        if inp.options.wgrad_deferral_limit is not None:
-            # Megatron refuses --defer-embedding-wgrad-compute without a pipeline (ModelParallelConfig.__post_init__,
-            # megatron/core/model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model
-            # parallel is not used"): the simpler launch drops it, and its buffers
-            fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
-            changes["options"] = inp.options.__class__(**{**fields, "wgrad_deferral_limit": None})
-    if axis == "ep" and (inp.num_experts or 0) <= 1:
-        return None
-    global_batch = inp.global_batch or inp.micro_batch * inp.data_parallel()
-    if global_batch % (inp.micro_batch * dp):
-        return None
-    return inp.replace(**changes)
-
-
 @register(
     "PL302",
     "needless-parallelism",
@@ -565,7 +534,9 @@ def _without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
         fix=unsafe_fix(
             "`plint fix --unsafe-fixes` sets the axis to 1 (and, for tensor parallelism, drops "
             "--sequence-parallel and --tp-comm-overlap with it, for pipeline parallelism "
-            "--defer-embedding-wgrad-compute, which needs a pipeline; checkpoints change layout)."
+            "--defer-embedding-wgrad-compute, which needs a pipeline, for expert parallelism "
+            "--overlap-moe-expert-parallel-comm and --delay-wgrad-compute, which need expert parallelism; "
+            "checkpoints change layout)."
         ),
     ),
 )
@@ -578,6 +549,8 @@ def needless_parallelism(ctx: RuleContext):
     given = f" and dp {simpler.data_parallel()}" if axis != "ep" else " (experts replicated)"
     if axis == "pp" and _deferred_wgrad(ctx):
         given += ", without --defer-embedding-wgrad-compute (Megatron-LM defers only with a pipeline)"
+    if axis == "ep" and is_megatron(ctx) and ctx.fact("moe_a2a_overlap") is not None:
+        given += ", without --overlap-moe-expert-parallel-comm (Megatron-LM asserts ep > 1 with it)"
     if axis == "pp" and ctx.layout is not None:  # the launch's uneven flags would still size the one rank
         from plint.cost.layout_estimate import costed_input
         from plint.planning.alternatives import split_flags
@@ -596,6 +569,8 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
     removal (its GPUs given to data parallelism; experts replicated) fits and is predicted faster by more
     than the margin, as (axis, its size, the simpler launch, its estimate, the launch's); one axis at a
     time, as the next advice depends on the layout after this one."""
+    from plint.planning.alternatives import without_axis
+
     estimated = _estimated(ctx) if is_megatron(ctx) else None
     if estimated is None:
         return None
@@ -604,7 +579,7 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
         size = getattr(inp, axis)
         if size <= 1 or (axis == "cp" and inp.seq_length < CP_USEFUL_FROM):
             continue  # context parallelism on short sequences: PL307 names its alternative
-        simpler = _without_axis(inp, axis)
+        simpler = without_axis(inp, axis)
         variant = _variant(simpler) if simpler is not None else None
         if (
             simpler is None
@@ -621,7 +596,7 @@ def needless_axis(ctx: RuleContext) -> tuple[str, int, ModelInput, Estimate, Est
 
 def _deferred_wgrad(ctx: RuleContext) -> bool:
     """Whether the launch defers the output layer's weight gradient (--defer-embedding-wgrad-compute), which the
-    simpler launch without a pipeline drops (_without_axis)."""
+    simpler launch without a pipeline drops (plint.planning.alternatives.without_axis)."""
     from plint.cost.layout_estimate import cost_input
 
     inp = cost_input(ctx.layout, ctx.settings) if ctx.layout is not None else None

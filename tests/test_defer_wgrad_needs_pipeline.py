@@ -5,6 +5,7 @@ named pp 1 for a launch that defers, costed the deferral's buffers at pp 1 (70.4
 unsafe fix wrote pp 1 beside the flag, a launch that stops at start-up; and PL111 let such a launch pass."""
 
 from plint.checking.check import check_paths
+from launch_files import found, write_launch
 from plint.fixing.fix import fix_paths
 
 CONFIG = 'gpu = "h100-sxm"\nassume = { SLURM_NODEID = 0, MASTER_ADDR = "node0" }\ninter-node-bandwidth-gbps = 400\n'
@@ -26,32 +27,25 @@ torchrun --nnodes 8 --nproc_per_node 8 --node_rank "$SLURM_NODEID" --rdzv_backen
     --micro-batch-size 1 --global-batch-size 256 --bf16 \\
     --train-iters 100 --lr 1.0e-4
 """
-    (tmp_path / "launch.sh").write_text(text)
-    (tmp_path / ".plint.toml").write_text(CONFIG)
-    return tmp_path / "launch.sh"
-
-
-def _found(path, code: str):
-    (result,) = check_paths([path])
-    return [d for d in result.diagnostics if d.code == code]
+    return write_launch(tmp_path, text, CONFIG)
 
 
 def test_deferral_without_a_pipeline_is_a_start_up_error(tmp_path):
-    (error,) = _found(_launch(tmp_path, 1), "PL111")
+    (error,) = found(_launch(tmp_path, 1), "PL111")
     assert (
         error.severity == "error" and "--defer-embedding-wgrad-compute requires pipeline parallelism" in error.message
     )
 
 
 def test_deferral_with_a_pipeline_passes(tmp_path):
-    assert not _found(_launch(tmp_path, 4), "PL111")
+    assert not found(_launch(tmp_path, 4), "PL111")
 
 
 def test_dropping_the_pipeline_drops_the_deferral(tmp_path):
     """PL302 names pp 1 without the deferral, costed without its buffers (63.4 GiB, as the same launch without
     the flag at pp 1), and its unsafe fix removes the flag with the pipeline: a launch Megatron-LM starts."""
     path = _launch(tmp_path, 4)
-    (advice,) = _found(path, "PL302")
+    (advice,) = found(path, "PL302")
     assert "pp 1 and dp 32, without --defer-embedding-wgrad-compute" in advice.message
     assert "63.4 of 74.4 GiB" in advice.message
     run = fix_paths([path], unsafe=True, select=["PL302"])

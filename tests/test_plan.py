@@ -450,6 +450,21 @@ def test_the_planner_searches_the_expert_tensor_parallel_size():
     assert all(etp in (1, tp) and ep * etp <= 8 for tp, ep, etp in found)
 
 
+def test_under_the_expert_all_to_all_overlap_only_layouts_megatron_starts_are_planned():
+    """Issue 24: --overlap-moe-expert-parallel-comm held from a launch (or a recipe) keeps the planner to what
+    TransformerConfig.__post_init__ accepts with it: ep > 1, virtual stages with pp > 1, no full recompute
+    (fail before: Qwen3-235B's #1 was pp 4 without virtual stages under full recompute, a launch that stops)."""
+    base = base_input(MOE_SMALL, 2, 8, "h100-sxm", None, 64)
+    fields = {n: getattr(base.options, n) for n in base.options.__record_fields__}
+    base = base.replace(options=base.options.__class__(**{**fields, "moe_a2a_overlap": True}))
+    held = plan(base, "moe").candidates
+    assert held
+    for c in held:
+        assert c.inp.ep > 1 and (c.inp.pp == 1 or (c.inp.vpp or 1) > 1) and c.inp.recompute != "full", c.inp
+    free = plan(base_input(MOE_SMALL, 2, 8, "h100-sxm", None, 64), "moe").candidates
+    assert any(c.inp.ep == 1 for c in free) and any(c.inp.pp > 1 and not c.inp.vpp for c in free)
+
+
 def test_layers_that_do_not_divide_get_a_pipeline_layout_with_virtual_stages():
     """Issue 24: 94 layers (Qwen3-235B) on pp 8 with vpp 4 need the embedding and loss counted as layers or a
     layout; the planner offers a balanced --pipeline-model-parallel-layout (fail before: vpp 1 only)."""

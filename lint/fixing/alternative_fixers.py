@@ -152,6 +152,9 @@ WITH_TP = ("--sequence-parallel", "--tp-comm-overlap")
 # what goes with the pipeline: Megatron refuses to defer the output layer's weight gradient without one
 # (megatron/core/model_parallel_config.py ModelParallelConfig.__post_init__)
 WITH_PP = ("--defer-embedding-wgrad-compute", "--wgrad-deferral-limit")
+# what goes with expert parallelism: TransformerConfig.__post_init__ asserts ep > 1 under the expert all-to-all
+# overlap, and the overlap under --delay-wgrad-compute (megatron/core/transformer/transformer_config.py, core 0.14+)
+WITH_EP = ("--overlap-moe-expert-parallel-comm", "--delay-wgrad-compute")
 AXIS_FLAGS = {
     "tp": ("parallel.tp", "--tensor-model-parallel-size"),
     "pp": ("parallel.pp", "--pipeline-model-parallel-size"),
@@ -179,7 +182,7 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
         return None
     edits = list(written[0])
     # at pp 1 the uneven split's flags would still size the one rank (get_num_layers_to_build): they go too
-    going = {"tp": WITH_TP, "pp": WITH_PP + UNEVEN_SPLITS}.get(axis, ())
+    going = {"tp": WITH_TP, "pp": WITH_PP + UNEVEN_SPLITS, "ep": WITH_EP}.get(axis, ())
     companions = [flag for flag in going if args.get(flag) is not None]
     if companions:
         removal = remove_flag(ctx, args, *companions)
@@ -187,7 +190,7 @@ def drop_needless_axis(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             return None
         edits.extend(removal)
     given = f", dp {simpler.data_parallel()}" if axis != "ep" else ", experts replicated"
-    if axis == "pp" and companions:
+    if axis in ("pp", "ep") and companions:
         given += ", without " + " and ".join(companions)
     return Fix(f"{axis} {size} -> 1{given}, as PL302 names it (checkpoints change layout)", tuple(edits), "unsafe")
 

@@ -26,7 +26,13 @@ from typing import TYPE_CHECKING
 from plint.catalog.interleaving import Interleaving
 from plint.catalog.interleaving import interleaving as interleaving_demands
 from plint.cost.layout_estimate import SPLIT_FIELDS, split_fields
-from plint.planning.plan import MICRO_BATCHES, divisors, pipeline_partitions, powers_of_two_dividing
+from plint.planning.plan import (
+    MICRO_BATCHES,
+    a2a_overlap_starts,
+    divisors,
+    pipeline_partitions,
+    powers_of_two_dividing,
+)
 
 if TYPE_CHECKING:
     from plint.cost import Estimate, ModelInput
@@ -187,6 +193,8 @@ def faster(
     best: Alternative | None = None
     spent = est.time_s.get(part, 0.0) if part else 0.0
     for candidate in candidates:
+        if not a2a_overlap_starts(candidate):
+            continue  # the launch's expert all-to-all overlap stays: a layout Megatron then refuses is no advice
         variant = estimate(candidate)
         if variant is None or not fits(variant):
             continue
@@ -218,3 +226,37 @@ def faster_pipeline(
         if (c.pp, c.vpp or 1, c.micro_batch) != current
     )
     return faster(inp, est, candidates, "bubble", fits, min_gain, estimate)
+
+
+def without_axis(inp: ModelInput, axis: str) -> ModelInput | None:
+    """The same launch with one axis set to 1 and its GPUs given to data parallelism; None when the
+    result would be invalid (the global batch no longer divides)."""
+    size = getattr(inp, axis)
+    dp = inp.data_parallel()
+    changes: dict = {axis: 1}
+    if axis != "ep":  # experts are carved out of data parallelism: dropping EP frees no GPUs
+        dp *= size
+        changes["dp"] = dp
+    if axis == "tp":
+        changes["sequence_parallel"] = False
+        changes["etp"] = None if inp.etp in (None, inp.tp) else inp.etp
+    if axis == "pp":  # one stage holds every layer: no uneven split (its flags go too, needless_parallelism)
+        changes["vpp"] = None
+        changes.update(dict.fromkeys(SPLIT_FIELDS))
+        if inp.options.wgrad_deferral_limit is not None:
+            # Megatron refuses --defer-embedding-wgrad-compute without a pipeline (ModelParallelConfig.__post_init__,
+            # megatron/core/model_parallel_config.py: "Cannot defer embedding wgrad compute when pipeline model
+            # parallel is not used"): the simpler launch drops it, and its buffers
+            fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
+            changes["options"] = inp.options.__class__(**{**fields, "wgrad_deferral_limit": None})
+    if axis == "ep" and (inp.num_experts or 0) <= 1:
+        return None
+    if axis == "ep" and inp.options.moe_a2a_overlap:
+        # no expert all-to-all left to hide, and TransformerConfig.__post_init__ asserts ep > 1 under
+        # --overlap-moe-expert-parallel-comm (megatron/core/transformer/transformer_config.py): it goes too
+        fields = {name: getattr(inp.options, name) for name in inp.options.__record_fields__}
+        changes["options"] = inp.options.__class__(**{**fields, "moe_a2a_overlap": False})
+    global_batch = inp.global_batch or inp.micro_batch * inp.data_parallel()
+    if global_batch % (inp.micro_batch * dp):
+        return None
+    return inp.replace(**changes)

@@ -7,7 +7,8 @@ expert parallelism for MoE with an expert tensor parallel size of 1 or tp, data 
 the recompute granularity; the distributed optimizer and gradient/parameter-gather overlap are always
 on (they cost no speed and save memory). A layout is dropped when it breaks one of the trainer's
 start-up checks (the PL1xx rules: heads and query groups divisible by tp, layers by pp*vpp, the global
-batch by micro*dp, the sequence by 2*cp, experts by ep) or does not fit in memory as the rules judge it
+batch by micro*dp, the sequence by 2*cp, experts by ep; under a held --overlap-moe-expert-parallel-comm, ep > 1,
+virtual stages beside a pipeline and no full recompute: PL111) or does not fit in memory as the rules judge it
 (fits_in_memory: the high end of the estimate's measured error band within usable memory, where PL402
 stays silent).
 
@@ -471,6 +472,17 @@ def structures(
                         yield Structure(structure, dp, first_last, last, layout)
 
 
+def a2a_overlap_starts(inp: ModelInput) -> bool:
+    """Whether Megatron starts a MoE layout under its --overlap-moe-expert-parallel-comm (always, without it):
+    TransformerConfig.__post_init__ asserts expert parallelism (ep > 1), virtual pipeline stages with pp > 1
+    and no full recompute (megatron/core/transformer/transformer_config.py, core_v0.14.0 to main; validate_args
+    turns a vpp of 1 into None). The planner and the rules' alternatives keep a launch's overlap, so they offer
+    only such layouts (PL111 reports a launch that is not one)."""
+    if not inp.options.moe_a2a_overlap or (inp.num_experts or 0) <= 1:
+        return True
+    return inp.ep > 1 and (inp.pp == 1 or (inp.vpp or 1) > 1) and inp.recompute != "full"
+
+
 def plan(
     base: ModelInput,
     model_name: str = "model",
@@ -549,6 +561,8 @@ def _search_structure(
             inp = structure.replace(
                 micro_batch=micro, recompute=recompute, recompute_method=method, recompute_num_layers=count
             )
+            if not a2a_overlap_starts(inp):
+                continue
             est = smallest if (micro, recompute, method, count) == (1, "full", "uniform", 1) else estimate(inp)
             if est is not smallest:
                 result.considered += 1

@@ -779,6 +779,7 @@ def _pointers(r: _Reader) -> None:
         out["deepspeed.config_word"] = Value(config.values[0].display(), config.values[0].value_span)
     r.put("deepspeed.enabled", r.flag("--deepspeed", "--deepscale"))
     r.put("clip_grad", r.value("--clip-grad", number))
+    r.setting("moe.token_dispatcher", "--moe-token-dispatcher-type", text)
     # present only when given (True) or when an unknown part could give them (unresolved): rules test for
     # their absence, and a flag that may be in an unknown part is not absent
     for key, option in (
@@ -786,6 +787,8 @@ def _pointers(r: _Reader) -> None:
         ("overlap_param_gather", "--overlap-param-gather"),
         ("tp_comm_overlap", "--tp-comm-overlap"),
         ("defer_embedding_wgrad_compute", "--defer-embedding-wgrad-compute"),
+        ("moe_a2a_overlap", "--overlap-moe-expert-parallel-comm"),
+        ("moe_shared_expert_overlap", "--moe-shared-expert-overlap"),
     ):
         given = r.flag(option)
         if given is None and r.has(option):
