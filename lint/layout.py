@@ -165,6 +165,7 @@ FactKey = Literal[
     "clip_grad",
     "deepspeed.pipeline_module",
     "defer_embedding_wgrad_compute",
+    "delay_wgrad_compute",
     "ds_sequence_parallel_size",
     "finetune.bits",
     "finetune.lora",

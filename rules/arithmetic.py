@@ -549,11 +549,11 @@ def position_embeddings_short(ctx: LaunchContext):
         "all-to-all hidden behind another micro-batch's compute) needs expert parallelism (ep > 1), virtual "
         "pipeline stages when pp > 1, the alltoall or flex token dispatcher (the default is allgather), bf16 or "
         "fp16, and no full recompute, --recompute-method, --recompute-num-layers, --moe-shared-expert-overlap "
-        "or more than one MTP layer.",
+        "or more than one MTP layer; --delay-wgrad-compute needs --overlap-moe-expert-parallel-comm.",
         why="validate_args asserts the first two (https://github.com/NVIDIA/Megatron-LM/pull/646) and "
         "ModelParallelConfig.__post_init__ raises on the third ('Cannot defer embedding wgrad compute when "
         "pipeline model parallel is not used'); TransformerConfig.__post_init__ asserts each requirement of the "
-        "fourth (core 0.14 to main; validate_args turns one virtual stage into none); the job stops before the "
+        "last two (core 0.14 to main; validate_args turns one virtual stage into none); the job stops before the "
         "first step.",
         bad=torchrun(gpt("--overlap-param-gather")),
         good=torchrun(gpt("--use-distributed-optimizer --overlap-grad-reduce --overlap-param-gather")),
@@ -611,6 +611,11 @@ def overlap_requirements(ctx: LaunchContext):
             yield Finding(
                 f"--overlap-moe-expert-parallel-comm requires {'; '.join(missing)}", a2a.span, key="moe_a2a_overlap"
             )
+    delay = ctx.fact("delay_wgrad_compute")  # the weight gradients delayed into the overlap's schedule
+    if delay is not None and delay.value and a2a is None:  # a2a unresolved: an unknown part may give it
+        yield Finding(
+            "--delay-wgrad-compute requires --overlap-moe-expert-parallel-comm", delay.span, key="delay_wgrad_compute"
+        )
 
 
 def _a2a_overlap_unmet(ctx: LaunchContext):

@@ -66,6 +66,14 @@ def test_each_requirement_the_launch_lacks_is_named_at_the_flag(tmp_path, change
     assert error.line == 9 and error.end_col - error.col == len("--overlap-moe-expert-parallel-comm")
 
 
+def test_delayed_weight_gradients_need_the_overlap(tmp_path):
+    path = _launch(tmp_path, GOOD + " --delay-wgrad-compute")
+    assert not found(path, "PL111")
+    path.write_text(path.read_text().replace("--overlap-moe-expert-parallel-comm", ""))
+    (error,) = found(path, "PL111")
+    assert error.message == "--delay-wgrad-compute requires --overlap-moe-expert-parallel-comm"
+
+
 def test_expert_parallelism_of_one_is_named(tmp_path):
     (error,) = found(_launch(tmp_path, GOOD.replace("--expert-model-parallel-size 8", "")), "PL111")
     assert "expert parallelism (ep > 1)" in error.message

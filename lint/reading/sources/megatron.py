@@ -789,6 +789,7 @@ def _pointers(r: _Reader) -> None:
         ("defer_embedding_wgrad_compute", "--defer-embedding-wgrad-compute"),
         ("moe_a2a_overlap", "--overlap-moe-expert-parallel-comm"),
         ("moe_shared_expert_overlap", "--moe-shared-expert-overlap"),
+        ("delay_wgrad_compute", "--delay-wgrad-compute"),
     ):
         given = r.flag(option)
         if given is None and r.has(option):
