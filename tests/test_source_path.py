@@ -472,3 +472,35 @@ def test_a_deepspeed_config_named_by_an_absolute_path_outside_the_tree_is_read_f
     assert (zero.value, zero.origin) == (3, "assumed")
     assert "plint read configs/nvidia/zero_3.json, the same path inside the checked tree" in zero.note
     assert result.layouts[0].fields["precision"].value == "fp16"
+
+
+@pytest.mark.parametrize(
+    ("body", "tp"),
+    [
+        ("cd ../conf\nsource env.sh\n", 8),  # bash opens env.sh in the folder cd moved to
+        ('cd "$(dirname "$0")"/../conf && source ./env.sh\n', 8),
+        ("(cd ../conf)\nsource env.sh\n", 2),  # a subshell's cd moves nothing after it
+        ("source env.sh\n", 2),  # no cd: beside the script first, as before
+    ],
+)
+def test_a_relative_path_after_cd_is_looked_for_where_cd_moved(tmp_path, monkeypatch, body, tp):
+    """`cd ../2_pretrain; bash 3_train_node1.sh` (hatakeyama-llm-team/llm's auto_train.sh): the script bash runs or
+    sources is the one in the folder `cd` moved to, not one beside the script (fail before: not found, or the
+    one beside the script)."""
+    repo = _script(tmp_path, body, {"conf/env.sh": "TP=8\n", "scripts/env.sh": "TP=2\n"})
+    assert _tp(_check(repo, monkeypatch)).value == tp
+
+
+def test_a_child_script_after_cd_is_run_from_where_cd_moved(tmp_path, monkeypatch):
+    repo = _tree(
+        tmp_path,
+        "/dev/null",
+        {"stage2/train.sh": f"torchrun --nproc_per_node 8 {TRAINER} --tensor-model-parallel-size 4\n"},
+    )
+    (repo / "scripts" / "train.sh").write_text("#!/bin/bash\ncd ../stage2\nbash train.sh\n")
+    assert _tp(_check(repo, monkeypatch)).value == 4
+
+
+def test_after_cd_to_a_folder_plint_cannot_know_pwd_is_unknown(tmp_path, monkeypatch):
+    repo = _script(tmp_path, 'cd "$WORK"\nTP=$(pwd | wc -c)\n', {})
+    assert _tp(_check(repo, monkeypatch)).value is None

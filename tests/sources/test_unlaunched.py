@@ -55,6 +55,19 @@ def test_after_an_exit_inside_a_test_the_script_fails(tmp_path):
     assert reading.layouts and not found
 
 
+def test_megatron_entry_point_with_every_flag_in_arrays_counts(tmp_path):
+    """dianaonutu/Megatron-LM-Snellius-venv's jobs: `COMMAND="Megatron-LM/pretrain_gpt.py ${MODEL_ARGS[@]} ..."` run
+    by `srun "$LAUNCH_SCRIPT" $COMMAND`, after an `exit` on an empty placeholder: Megatron's own entry point names a
+    training run without a written flag (fail before: a silent file)."""
+    text = (
+        '#!/bin/bash\nexport VENV_PATH=\nif [ -z "$VENV_PATH" ]; then\n  exit 1\nfi\nARGS=(--num-layers 2)\n'
+        'COMMAND="Megatron-LM/pretrain_gpt.py ${ARGS[@]}"\nsrun --label "$LAUNCH_SCRIPT" $COMMAND\n'
+    )
+    assert unused(tmp_path, text)[1] == [(7, "the script exits before it (`exit` at line 4)")]
+    # a training-named script of no known trainer still needs a trainer flag
+    assert unused(tmp_path, text.replace("Megatron-LM/pretrain_gpt.py", "train_tokenizer.py"))[1] == []
+
+
 def test_behind_an_unknown_word(tmp_path):
     # either the launcher reads through the unknown word (a wrapper held in a variable), or PL005's facts name it:
     # never a silent file

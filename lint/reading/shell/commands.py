@@ -13,6 +13,7 @@ from plint.reading.shell.core import ShellCore
 from plint.reading.shell.arguments import getopts_step
 from plint.reading.shell.model import Command, MappedText, Piece, Problem, Var, VirtualFile, Word, unknown
 from plint.reading.shell.unit import Unit
+from plint.root import is_under
 from plint.source import SourceFile
 from plint.bounds import parse_index
 from plint.reading.shell.fields import unknown_arguments, var_text
@@ -186,15 +187,8 @@ class Commands(ShellCore):
                 pieces.extend(w.pieces)
             self.second_parse(pieces, unit, cmd, "eval", fresh=False)
             return None
-        if base == "set":
-            if "--" in texts:
-                self.positional = args[texts.index("--") + 1 :]
-            return 0
-        if base == "shift":
-            n = _shift_count(texts[0] if texts else None)
-            if self.positional is not None:
-                self.positional = self.positional[n:]
-            return 0
+        if base in ("set", "shift", "unset", "cd"):
+            return self.shell_state(base, args, texts, site)
         if base == "getopts":
             return self.getopts(args)
         if base in ("true", ":"):
@@ -224,13 +218,45 @@ class Commands(ShellCore):
                 if t is not None:
                     self.arith_text_plain(t, site)
             return None
-        if base == "unset":
-            self.unset([t for t in texts if t is not None])
-            return 0
         if base in ("sed", "cp", "mv"):
             self.file_command(base, args, unit, site)
         self.nested(words, cmd, unit, stdin)
         return grep_quiet(texts, stdin) if base == "grep" else None
+
+    def shell_state(self, base: str, args: list[Word], texts: list[str | None], site) -> int | None:
+        """The builtins that change the shell's own state: positional parameters, variables, the folder."""
+        if base == "set":
+            if "--" in texts:
+                self.positional = args[texts.index("--") + 1 :]
+        elif base == "shift":
+            n = _shift_count(texts[0] if texts else None)
+            if self.positional is not None:
+                self.positional = self.positional[n:]
+        elif base == "unset":
+            self.unset([t for t in texts if t is not None])
+        else:
+            return self.change_folder(args, site)
+        return 0
+
+    def change_folder(self, args: list[Word], site) -> int | None:
+        """`cd DIR`: bash moves and sets $PWD, where a script it then runs or sources by a relative path is
+        found (source_path.places); a folder plint cannot know (a variable's, `cd`, `cd -`, `~`) leaves $PWD
+        unknown. The status: 0 into a folder of the checked tree, else unknown (it may not exist)."""
+        from plint.reading.shell.source_path import checked_root
+
+        operands = [w for w in args if w.text is None or not w.text.startswith("-") or w.text == "-"]
+        target = operands[0].text if operands else None
+        here = self.current_folder()
+        status = None
+        if target is not None and target != "-" and not target.startswith("~") and (here or target.startswith("/")):
+            folder = os.path.normpath(os.path.join(here or "/", target))
+            piece = Piece(folder, None, "derived")
+            root = os.path.abspath(checked_root(self.script_path))
+            status = 0 if is_under(folder, root) and os.path.isdir(folder) else None
+        else:
+            piece = unknown("cd moved to a folder plint cannot know", "PWD", site)
+        self.vars["PWD"] = Var("PWD", (piece,), None, True, site)
+        return status
 
     def ifs_for(self, assignments: dict[str, Var]) -> str | None:
         """The IFS a command sees (`IFS=: read ...`, else the shell's; unset: bash's blank, tab and newline);

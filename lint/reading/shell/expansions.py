@@ -32,6 +32,7 @@ from plint.reading.shell.fields import (
     split_fields,
     pieces_text,
     prints_one_name,
+    var_text,
 )
 from plint.reading.shell.state import EXPANSIONS, LISTING_COMMANDS, MAX_PIECES, OverBudget, SpanNode
 from plint.bounds import MAX_NESTING, parse_index
@@ -647,7 +648,12 @@ class Expansions(ArithmeticExpansions):
         command = body[0] if len(body) == 1 and body[0].type == "command" else None
         # one command's words are expanded once: read twice, `$($($(...)))` doubled its work at each level
         texts = [w.text for w in self.words(self._command_parts(command)[1], unit)] if command is not None else []
-        value = pure_output(texts, self.working_folder())[0] if command is not None else self.pure(body, unit)
+        folder = self.current_folder()
+        value = (
+            (pure_output(texts, folder)[0] if folder is not None else None)
+            if command is not None
+            else self.pure(body, unit)
+        )
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
         program = program_lookup(body, unit)
@@ -742,10 +748,18 @@ class Expansions(ArithmeticExpansions):
         """The folder plint reads the script as run from: its own, where files.path_key resolves paths."""
         return os.path.dirname(os.path.abspath(self.script_path))
 
+    def current_folder(self) -> str | None:
+        """The folder bash is in now: where a `cd` moved it ($PWD, which cd sets), else the one it ran from;
+        None after a `cd` to a folder plint cannot know."""
+        var = self.vars.get("PWD")
+        return self.working_folder() if var is None else var_text(var)
+
     def pure(self, nodes, unit: Unit) -> str | None:
         """The output of a command substitution made only of pure commands (dirname, basename, pwd,
         cd, echo, printf, realpath); None for anything else."""
-        cwd = self.working_folder()
+        cwd = self.current_folder()
+        if cwd is None:
+            return None
         out = None
         for n in nodes:
             if n.type == "list":

@@ -76,15 +76,18 @@ class Place:
     named: bool  # the user named it (a directive or the config), so finding the file there is no guess
 
 
-def places(sourcing_file: str, text: str, directives: tuple[str, ...]) -> list[Place]:
-    """The folders a relative sourced path `text` is looked for in, first to last, each once. An absolute
-    path has the one place it names."""
+def places(sourcing_file: str, text: str, directives: tuple[str, ...], moved_to: str | None = None) -> list[Place]:
+    """The folders a relative sourced path `text` is looked for in, first to last, each once: where the script
+    moved with `cd` (`moved_to`, the folder bash opens it from) before plint's guesses. An absolute path has
+    the one place it names."""
     script_dir = os.path.dirname(os.path.abspath(sourcing_file))
     if os.path.isabs(text):
         return [Place(os.sep, "as written", True)]
     root = checked_root(sourcing_file)
     found = [Place(_folder(d, script_dir, root), "named by a source-path comment", True) for d in directives]
     found += [Place(_folder(d, script_dir, root), "[tool.plint] source-path", True) for d in _CONFIGURED.get()]
+    if moved_to is not None:
+        found.append(Place(moved_to, "where the script's `cd` moved", False))
     found.append(Place(script_dir, "beside the script", False))
     # a project inside the checked tree runs its scripts from its own folder: the folders above the script,
     # nearest first, up to the checked root (plint.root.folders_above)

@@ -131,7 +131,8 @@ class Sourcing(ShellCore):
                 return found
         looked: list[tuple[str, Place]] = []
         hits: list[tuple[Place, str, SourceFile | None, Unread | None]] = []
-        for place in places(unit.source.path, text, comment_places(unit.source.text)):
+        moved_to = self.current_folder() if "PWD" in self.vars else None  # after a `cd`
+        for place in places(unit.source.path, text, comment_places(unit.source.text), moved_to):
             path = path_key(place.folder, text)
             looked.append((path, place))
             virtual = self.result.virtual_files.get(path)

@@ -101,8 +101,10 @@ def _unknown(text: str) -> bool:
 
 def _launch_word(words: list[str]) -> int | None:
     """The index of the word that makes the command a training launch, or None. After a Python interpreter only
-    a launcher module or a training script counts (`python -m pip install deepspeed` is no launch)."""
+    a launcher module or a training script counts (`python -m pip install deepspeed` is no launch); a training
+    script with a trainer flag, or Megatron's own entry points with none (their flags may all come from arrays)."""
     from plint.reading.sources.launch_calls import TRAINING_FLAGS, TRAINING_NAMES
+    from plint.reading.sources.trainer import MEGATRON_ENTRYPOINTS
 
     flagged = any(w.split("=")[0] in TRAINING_FLAGS for w in words)
     after_python = False
@@ -120,7 +122,7 @@ def _launch_word(words: list[str]) -> int | None:
             words[j] == "-m" and words[j + 1] in _LAUNCHER_MODULES for j in range(i + 1, min(i + 4, len(words) - 1))
         ):
             return i
-        if name.endswith(".py") and name.startswith(TRAINING_NAMES) and flagged:
+        if name.endswith(".py") and (name in MEGATRON_ENTRYPOINTS or (name.startswith(TRAINING_NAMES) and flagged)):
             return i
     return None
 
