@@ -92,6 +92,9 @@ class FlagCatalog:
         self.exclusive_groups: list[list[str]] = doc.get("exclusive_groups", [])
         # upper-case names (environment variables) the parser's own checks read; None for a shipped release
         self.environment: frozenset[str] | None = frozenset(doc["environment"]) if "environment" in doc else None
+        # whether validate_args narrows the MLP under --swiglu (reading.sources.megatron_mlp): every shipped release
+        # that has --swiglu does; a parser read from source says for itself
+        self.swiglu_sizes_ffn: bool = doc.get("swiglu_sizes_ffn", True)
         self.origin: str | None = None
         self._specs: dict[int, FlagSpec] = {}
         self._by_option: dict[str, int] = {}

@@ -26,7 +26,7 @@ from plint.source import parse_python
 # Where Megatron-LM keeps its parser: megatron/training/ since core_v0.6, megatron/ before and in forks.
 PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 VERSION_FILE = "megatron/core/package_info.py"
-_FORMAT = 2  # bump when the catalog built from a source changes shape (invalidates cached copies)
+_FORMAT = 3  # bump when the catalog built from a source changes shape (invalidates cached copies)
 _MAX_SOURCE_BYTES = 2 * 1024 * 1024  # an arguments.py is about 150 KB; more is not a parser
 _ACTIONS = {
     "store",
@@ -387,7 +387,9 @@ def build_document(parser: ParserSource) -> dict:
     if len(actions) < 20:
         raise ValueError(f"{parser.path.name} defines only {len(actions)} options: not a trainer's parser")
     flavour = "megatron-deepspeed" if collected.deepspeed else "megatron"
+    modules = [main, *(m for m in map(_parse, parser.extra) if m is not None)]
     return {
+        "swiglu_sizes_ffn": "--swiglu" not in seen or not _validates(modules) or any(map(_sizes_gated_mlp, modules)),
         "release": borrowed or _nearest_release(flavour, version, seen),
         "flavour": flavour,
         "repo": None,
@@ -405,6 +407,28 @@ def build_document(parser: ParserSource) -> dict:
         "borrowed": borrowed,
         "source": parser.path.relative_to(parser.tree).as_posix(),
     }
+
+
+def _validates(modules: list[ast.Module]) -> bool:
+    """Whether the parser's files define validate_args, where Megatron and its forks derive what flags leave out."""
+    return any(isinstance(n, ast.FunctionDef) and n.name == "validate_args" for m in modules for n in m.body)
+
+
+def _sizes_gated_mlp(module: ast.Module) -> bool:
+    """Whether the source narrows the MLP under --swiglu, as Megatron-LM's validate_args does since the flag came
+    (2cc3dac, April 2023: `if args.swiglu:` setting `args.ffn_hidden_size`): an `if` on args.swiglu whose body
+    assigns args.ffn_hidden_size."""
+    for node in ast.walk(module):
+        if not isinstance(node, ast.If):
+            continue
+        if not any(isinstance(n, ast.Attribute) and n.attr == "swiglu" for n in ast.walk(node.test)):
+            continue
+        for statement in node.body:
+            for n in ast.walk(statement):
+                targets = n.targets if isinstance(n, ast.Assign) else [n.target] if isinstance(n, ast.AnnAssign) else []
+                if any(isinstance(t, ast.Attribute) and t.attr == "ffn_hidden_size" for t in targets):
+                    return True
+    return False
 
 
 def _borrow(actions: list[list], seen: set[str], release: str, wanted) -> None:

@@ -5,6 +5,8 @@ script, config dataclass groups), read statically, never imported."""
 import json
 import textwrap
 
+import pytest
+
 from click.testing import CliRunner
 
 from plint.catalog.parser_source import build_document, find_parser
@@ -287,3 +289,34 @@ def test_a_fork_flag_that_pads_the_layers_makes_indivisible_layers_a_warning(tmp
         "30 layers do not divide by pp 8, unless --allow-padding-num-layers (this fork's own flag, which no "
         "Megatron-LM release defines) lays the stages out unevenly"
     )
+
+
+SIZING = """
+
+def validate_args(args):
+    if args.ffn_hidden_size is None:
+        if args.swiglu:
+            args.ffn_hidden_size = int((4 * args.hidden_size * 2 / 3) / 64) * 64
+        else:
+            args.ffn_hidden_size = 4 * args.hidden_size
+"""
+KEEPING = """
+
+def validate_args(args):
+    if args.ffn_hidden_size is None:
+        args.ffn_hidden_size = 4 * args.hidden_size
+"""
+
+
+@pytest.mark.parametrize(("checks", "ffn"), [(SIZING, 5440), (KEEPING, 8192), ("", 5440)])
+def test_the_mlp_width_under_swiglu_is_the_parsers_own(tmp_path, checks, ffn):
+    """IEIT-Yuan/Yuan2.0-M32's fork defines --swiglu but its validate_args keeps 4h (fail before: 5440, upstream's
+    narrowing); a parser that narrows it, as Megatron-LM's since --swiglu came, gives 5440, as does one whose
+    validate_args plint does not see (upstream's rule)."""
+    parser = PARSER.replace(
+        "group.add_argument('--seq-length'",
+        "group.add_argument('--swiglu', action='store_true')\n    group.add_argument('--seq-length'",
+    )
+    _, launch = _tree(tmp_path, "--swiglu", parser + checks)
+    (result,) = check_paths([launch])
+    assert result.layouts[0].fields["model.ffn_hidden_size"].value == ffn

@@ -18,6 +18,7 @@ from plint.reading.sources.megatron_args import FlagUse as FlagUse
 from plint.reading.sources.megatron_args import TrainerArgs as TrainerArgs
 from plint.reading.sources.megatron_args import layout_stages as layout_stages
 from plint.reading.sources.megatron_args import parse_trainer_args as parse_trainer_args
+from plint.reading.sources.megatron_mlp import ffn_hidden_size
 from plint.values import Value, derived, from_word, parse_int, unresolved
 
 # ---- facts -----------------------------------------------------------------------------------------
@@ -504,35 +505,7 @@ def _model(r: _Reader, fork: bool) -> None:
         )
     swiglu = r.flag("--swiglu")
     r.put("model.swiglu", swiglu)
-    ffn = r.value("--ffn-hidden-size")
-    if ffn is not None:
-        out["model.ffn_hidden_size"] = ffn
-    elif hidden is not None and hidden.known:
-        h = hidden.value
-        if swiglu is not None:  # validate_args keeps the MLP's parameters near the 4h one, a multiple of 64
-            out["model.ffn_hidden_size"] = r.absent(
-                int((4 * h * 2 / 3) / 64) * 64,
-                f"--swiglu without --ffn-hidden-size: int((4*{h}*2/3)/64)*64",
-                "derived",
-                hidden.span,
-                options=("--ffn-hidden-size",),
-            )
-        else:
-            out["model.ffn_hidden_size"] = r.absent(
-                4 * h,
-                f"--ffn-hidden-size not given: 4 * {h}",
-                "derived",
-                hidden.span,
-                options=("--ffn-hidden-size", "--swiglu"),
-            )
-    elif hidden is not None:
-        out["model.ffn_hidden_size"] = Value(None, hidden.span, "unresolved", "needs model.hidden_size")
-    else:
-        out["model.ffn_hidden_size"] = r.absent(
-            None,
-            "--ffn-hidden-size defaults to 4 * --hidden-size, not given",
-            options=("--ffn-hidden-size", "--hidden-size"),
-        )
+    out["model.ffn_hidden_size"] = ffn_hidden_size(r, hidden, swiglu)
     _query_groups(r, heads)
     seq = r.value("--seq-length") or r.value("--encoder-seq-length")
     # validate_args (megatron/training/arguments.py) asserts --encoder-seq-length when --seq-length is absent
