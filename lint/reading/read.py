@@ -159,9 +159,19 @@ class FileLookup:
         return self.refusals.get(resolved)
 
     def _resolve(self, name: str) -> str:
+        base = os.path.abspath(str(self.base))
+        if os.path.isabs(name) and name in self.climbing and is_under(os.path.normpath(name), base):
+            # `$PWD/hostfile`: plint took the folder the script runs from to be its own; not there, the file is
+            # looked for where a relative name is (the folders above: the script run from its repository's root)
+            relative = os.path.relpath(os.path.normpath(name), base)
+            if not self._written(os.path.normpath(name), name) and not probe(Path(name).exists):
+                folder = self._run_from(relative)
+                if folder is not None:
+                    self.assumed[name] = folder
+                    return os.path.normpath(os.path.join(folder, relative))
         if os.path.isabs(name):
             return self.tails[name] if name in self.tails else self._outside_tail(name)
-        beside = os.path.normpath(os.path.join(os.path.abspath(str(self.base)), name))
+        beside = os.path.normpath(os.path.join(base, name))
         if name not in self.climbing or self._written(beside, name) or probe(Path(beside).exists):
             return beside
         folder = self._run_from(name)

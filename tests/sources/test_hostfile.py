@@ -250,3 +250,25 @@ def test_a_count_printed_by_wc_is_one_word(tmp_path):
     result = evaluate(SourceFile(str(tmp_path / "s.sh"), text), EvalOptions())
     one_word = {name: result.variables[name].value[0].one_word for name in "ABCDE"}
     assert one_word == {"A": True, "B": True, "C": False, "D": False, "E": True}
+
+
+@pytest.mark.parametrize("named", ["$PWD/hostfile", "$(pwd)/hostfile", "hostfile"])
+def test_a_hostfile_in_the_folder_the_script_runs_from_is_looked_for_above_it(tmp_path, named):
+    """moreh-dev/Megatron-DeepSpeed's scripts/run-gpt-5b.sh: `HF=$PWD/hostfile` with the hostfile at the repository's
+    root, where the script is run from (`bash scripts/run-gpt-5b.sh`): plint took $PWD to be the script's folder,
+    found nothing there and looked no further (fail before for $PWD and $(pwd): the slots unknown)."""
+    from plint.checking.check import check_paths
+    from plint.report.json_report import file_json
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "hostfile").write_text("node1 slots=8\nnode2 slots=8\n")
+    (tmp_path / "scripts").mkdir()
+    script = tmp_path / "scripts" / "run.sh"
+    script.write_text(
+        f"#!/bin/bash\nHF={named}\ndeepspeed --hostfile $HF pretrain_gpt.py --deepspeed --num-layers 2 "
+        "--hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1\n"
+    )
+    (result,) = check_paths([script])
+    layout = file_json(result)["layout"]
+    assert (layout["cluster"]["nnodes"], layout["cluster"]["gpus_per_node"]) == (2, 8)
+    assert "assumed to be where the script is run from" in layout["provenance"]["cluster.gpus_per_node"]["note"]
