@@ -702,6 +702,10 @@ class Sourcing(ShellCore):
             return RUNNERS[name](args, stdin, lambda w: self.file_text(w, unit))
         if name == "scontrol":
             return self.slurm_hostnames(args, node, unit)
+        if name in ("yq", "jq"):
+            from plint.reading.shell.query import run_query
+
+            return run_query(name, args, stdin, lambda w: self.file_text(w, unit))
         if name in PATH_COMMANDS and all(w.known for w in words):  # `dirname "$0" | xargs realpath`
             out = pure_output([w.text for w in words], self.working_folder())[0]
             return MappedText([Piece(out + "\n", None, "derived")]) if out is not None else None

@@ -66,7 +66,7 @@ class EvalOptions:
 # the line tools plint runs (plint.reading.shell.lines.RUNNERS, imported where one runs, as cut and sed are)
 LINE_TOOLS = frozenset(("wc", "sort", "uniq", "head", "awk"))
 # commands whose output producer() builds when they stand alone in a command substitution (not `pure`'s)
-LISTING_COMMANDS = LINE_TOOLS | {"scontrol", "cat"}
+LISTING_COMMANDS = LINE_TOOLS | {"scontrol", "cat", "yq", "jq"}
 # the compound commands whose stdout a redirection or a pipe collects (`for ...; done > hostfile`)
 CAPTURED_BODIES = frozenset(
     (
