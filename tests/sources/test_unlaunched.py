@@ -68,6 +68,23 @@ def test_megatron_entry_point_with_every_flag_in_arrays_counts(tmp_path):
     assert unused(tmp_path, text.replace("Megatron-LM/pretrain_gpt.py", "train_tokenizer.py"))[1] == []
 
 
+def test_a_command_string_run_whose_script_plint_cannot_read(tmp_path):
+    """sfantao/lumi-megatron-lm-scripts' Vega job: `cmd="srun ... singularity exec ... /ceph/.../start_training.sh"`
+    then `$cmd`, the script at a path outside the tree with no tail of it inside: PL005 says plint ran the string and
+    could not read its script (fail before: a silent file, `start_training.sh` not being named for training)."""
+    text = (
+        '#!/bin/bash\ncmd="srun -l singularity exec --nv /img.sif /ceph/home/u/proj/scripts/start_training.sh"\n'
+        "echo $cmd\n$cmd\n"
+    )
+    assert unused(tmp_path, text)[1] == [
+        (
+            2,
+            "plint ran it ($cmd, line 4), but the script it runs cannot be read: no such file, and no tail of its "
+            "path is a file of the checked tree",
+        )
+    ]
+
+
 def test_behind_an_unknown_word(tmp_path):
     # either the launcher reads through the unknown word (a wrapper held in a variable), or PL005's facts name it:
     # never a silent file

@@ -188,6 +188,8 @@ def not_found(word: Word, looked: tuple[tuple[str, Place], ...] = (), verb: str 
     if (word.text or "").startswith("~"):  # bash expands it to $HOME, which plint does not know
         tails = " and no tail of it is a file of the checked tree" if looked else ""
         return f"its path starts with ~, the home folder of whoever runs the script (not known statically){tails}"
+    if os.path.isabs(word.text or "") and len(looked) <= 1:  # as written only: no tail of it is in the tree
+        return "no such file, and no tail of its path is a file of the checked tree"
     if len(looked) <= 1:
         return f"no such file beside the script that {verb} it"
     places = ", ".join(f"{display_path(path)} ({place.why})" for path, place in looked)

@@ -129,15 +129,22 @@ def _launch_word(words: list[str]) -> int | None:
 
 def _starts_a_program(words: list[str]) -> bool:
     """Whether a scheduler's words start a shell, a Python or a training script (`srun hostname` does not)."""
-    from plint.reading.sources.launchers import TRAINING_NAMES
 
     for word in words:
         name = _base(word)
         if name in ("bash", "sh") or _is_python(name):
             return True
-        if name.endswith((".py", ".sh")) and name.startswith(TRAINING_NAMES):
+        if name.endswith((".py", ".sh")) and _named_for_training(name):
             return True
     return False
+
+
+def _named_for_training(name: str) -> bool:
+    """`pretrain_gpt.py`, `start_training.sh`, `run-finetune.sh`: a part of the name before its extension (split at
+    `_`, `-` and `.`) is named for training (launch_calls.TRAINING_NAMES)."""
+    from plint.reading.sources.launch_calls import TRAINING_NAMES
+
+    return any(part.startswith(TRAINING_NAMES) for part in re.split(r"[_\-.]", name.lower())[:-1])
 
 
 def _counts(words: list[str]) -> int | None:
@@ -245,7 +252,6 @@ def _unread_training_script(node, first: list[str], data: bytes, source: SourceF
     of (not found, a path known only at run time): the launch is inside a script plint did not see. Only a
     script named as training is (launch_calls.TRAINING_NAMES, as a part of its name): a missing helper is no
     evidence of a launch."""
-    from plint.reading.sources.launch_calls import TRAINING_NAMES
     from plint.reading.shell.state import SHELLS
 
     shell = _base(first[0]) in SHELLS
@@ -253,8 +259,7 @@ def _unread_training_script(node, first: list[str], data: bytes, source: SourceF
         return None
     operands = [w for w in _words(node, data, 6)[1:] if not w.startswith("-")]  # `bash -x run.sh`: options first
     script = (operands[0] if operands else "") if shell else first[0]
-    parts = re.split(r"[_\-.]", _base(script).lower())
-    if not script.endswith(".sh") or not any(part.startswith(TRAINING_NAMES) for part in parts[:-1]):
+    if not script.endswith(".sh") or not _named_for_training(_base(script)):
         return None
     span = source.span(node.start_byte, node.end_byte)
     said = next(
@@ -269,6 +274,18 @@ def _unread_training_script(node, first: list[str], data: bytes, source: SourceF
         return None
     text = " ".join(" ".join(_words(node, data)).replace("\\\n", " ").split())
     return UnusedLaunch(span, _shortened(text), f"it runs the script {_base(script)}, which plint cannot read: {said}")
+
+
+def _unread_through(result: ShellResult, name: str, source: SourceFile) -> str | None:
+    """Why plint did not follow a command string it ran (`$CMD` on a line of its own): the script the string runs
+    is one plint cannot read."""
+    for at, why in result.unread_scripts:
+        if at is None or at.path != source.path:
+            continue
+        written = source.data[at.start : at.end].decode("utf-8", "replace")
+        if written in (f"${name}", f"${{{name}}}", f'"${name}"', f'"${{{name}}}"'):
+            return f"plint ran it (${name}, line {at.line}), but the script it runs cannot be read: {why}"
+    return None
 
 
 def _shortened(text: str) -> str:
@@ -396,9 +413,13 @@ def unused_launches(sources: Iterable[SourceFile], result: ShellResult) -> list[
             span = source.span(node.start_byte, node.end_byte)
             text = " ".join(words)
             text = _shortened(text)
-            why = _exited_before(result, span) or (
-                f"it is a command string held in ${name}, and plint could not follow it to a command that runs it "
-                "(eval of a value it cannot know, or never run)"
+            why = (
+                _exited_before(result, span)
+                or _unread_through(result, name, source)
+                or (
+                    f"it is a command string held in ${name}, and plint could not follow it to a command that runs it "
+                    "(eval of a value it cannot know, or never run)"
+                )
             )
             out.append(UnusedLaunch(span, text, why))
     return out
