@@ -504,3 +504,28 @@ def test_a_child_script_after_cd_is_run_from_where_cd_moved(tmp_path, monkeypatc
 def test_after_cd_to_a_folder_plint_cannot_know_pwd_is_unknown(tmp_path, monkeypatch):
     repo = _script(tmp_path, 'cd "$WORK"\nTP=$(pwd | wc -c)\n', {})
     assert _tp(_check(repo, monkeypatch)).value is None
+
+
+# ---- a path under a folder known only at run time (`$LLM_DK_DIR/repo/...`): its known tail in the tree -------------
+
+
+def test_a_script_run_under_an_unknown_folder_is_read_from_its_known_tail_in_the_tree(tmp_path, monkeypatch):
+    """intel/intel-extension-for-deepspeed's recipes: `bash $LLM_DK_DIR/intel-extension-for-deepspeed/examples/gpt.sh`
+    with LLM_DK_DIR from the environment (fail before: a silent file)."""
+    repo = _runner(tmp_path, {"scripts/train.sh": CHILD})
+    (repo / "scripts" / "run.sh").write_text("#!/bin/bash\nbash $CODE_DIR/repo/scripts/train.sh 2\n")
+    result = _check_runner(repo, monkeypatch)
+    assert (_tp(result).value, _tp(result).origin) == (2, "assumed")
+    (said,) = _about(result, "train.sh")
+    assert said == (
+        "PL002",
+        "script ${CODE_DIR}/repo/scripts/train.sh (bash FILE) starts with ${CODE_DIR}, known only at run time; plint "
+        "read scripts/train.sh, the same path inside the checked tree, as if ${CODE_DIR} held a checkout of it, so the "
+        "values it sets are assumed",
+    )
+
+
+@pytest.mark.parametrize("sourced", ["$CONF/env.sh", "$CONF/x/$SUB/env.sh"])
+def test_an_unknown_folder_with_no_known_folder_after_it_is_not_matched(tmp_path, monkeypatch, sourced):
+    result = _check(_tree(tmp_path, sourced, {"env.sh": "TP=4\n", "x/env.sh": "TP=4\n"}), monkeypatch)
+    assert _tp(result).value is None
