@@ -290,6 +290,23 @@ class Word:
             out.append(p.text)
         return "".join(out)
 
+    def known_suffix(self) -> str:
+        """The text after the last unknown piece (`/repo/run.sh` of `$DIR/repo/run.sh`); all of it when known."""
+        out: list[str] = []
+        for p in reversed(self.pieces):
+            if p.text is None:
+                break
+            out.append(p.text)
+        return "".join(reversed(out))
+
+    def under_unknown_folder(self) -> str | None:
+        """The known end of a path after its last unknown part when it names a folder and a file (`/repo/run.sh` of
+        `$DIR/repo/run.sh`): where a checkout of the tree under a folder known only at run time is matched; else
+        None."""
+        suffix = self.known_suffix()
+        unknown = any(p.text is None for p in self.pieces)
+        return suffix if unknown and suffix.startswith("/") and suffix.strip("/").count("/") >= 1 else None
+
     @property
     def unknowns(self) -> list[Piece]:
         return [p for p in self.pieces if not p.known]

@@ -272,3 +272,26 @@ def test_a_hostfile_in_the_folder_the_script_runs_from_is_looked_for_above_it(tm
     layout = file_json(result)["layout"]
     assert (layout["cluster"]["nnodes"], layout["cluster"]["gpus_per_node"]) == (2, 8)
     assert "assumed to be where the script is run from" in layout["provenance"]["cluster.gpus_per_node"]["note"]
+
+
+def test_a_hostfile_under_a_folder_known_only_at_run_time_is_read_from_its_tail_in_the_tree(tmp_path):
+    """intel/intel-extension-for-deepspeed's recipes: `--hostfile $LLM_DK_DIR/intel-extension-for-deepspeed/examples/
+    hostfile_deepspeed`, the checkout under a folder from the environment (fail before: nodes and slots unknown)."""
+    from plint.checking.check import check_paths
+    from plint.report.json_report import file_json
+
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "examples").mkdir()
+    (repo / "examples" / "hostfile").write_text("node1 slots=12\n")
+    script = repo / "examples" / "run.sh"
+    script.write_text(
+        "#!/bin/bash\ndeepspeed --hostfile $CODE_DIR/repo/examples/hostfile pretrain_gpt.py --deepspeed --num-layers 2 "
+        "--hidden-size 64 --num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1\n"
+    )
+    (result,) = check_paths([script])
+    layout = file_json(result)["layout"]
+    assert (layout["cluster"]["nnodes"], layout["cluster"]["gpus_per_node"]) == (1, 12)
+    note = layout["provenance"]["cluster.gpus_per_node"]["note"]
+    assert layout["provenance"]["cluster.gpus_per_node"]["origin"] == "assumed"
+    assert "starts with ${CODE_DIR}, known only at run time" in note

@@ -122,7 +122,7 @@ class Sourcing(ShellCore):
         if text is None:
             # `bash $LLM_DK_DIR/intel-extension-for-deepspeed/examples/gpt.sh`: a checkout of this tree under a folder
             # known only at run time, read from the tail of the path that is a file of the tree, as `~/...` is
-            suffix = _known_suffix(word)
+            suffix = word.under_unknown_folder()
             if suffix is None:
                 return Sourced()
             prefix = word.display()[: len(word.display()) - len(suffix)]
@@ -766,14 +766,6 @@ class Sourcing(ShellCore):
         if why is not None:  # its content is unknown, not absent
             return MappedText([unknown(f"written from {word.display()}, {why.why}", span=word.site)])
         return MappedText.from_source(src) if src is not None else None
-
-
-def _known_suffix(word: Word) -> str | None:
-    """The known end of a path after its last unknown part, when it names a folder and a file (`/repo/run.sh` of
-    `$DIR/repo/run.sh`); None otherwise."""
-    last = max(i for i, p in enumerate(word.pieces) if p.text is None)
-    suffix = "".join(p.text or "" for p in word.pieces[last + 1 :])
-    return suffix if suffix.startswith("/") and suffix.strip("/").count("/") >= 1 else None
 
 
 def _assumed_pieces(pieces: tuple[Piece, ...]) -> tuple[Piece, ...]:

@@ -7,7 +7,7 @@ import os
 
 from plint.reading.shell.files import path_key, resolve_path
 from plint.reading.shell.model import Command, Problem, ShellResult
-from plint.source import SourceFile, Span
+from plint.source import SourceFile, Span, display_path
 from plint.values import Value, derived, from_word, parse_int, unresolved
 from plint.reading.sources.launch_calls import (
     LauncherCall,
@@ -198,6 +198,8 @@ def _hostfile(
             src = SourceFile(written.path, written.content.render()) if written is not None else None
             shown = word.display() if word is not None else ""
             unread = f"the hostfile {shown} ({call.hostfile.note})"
+            if src is None and word is not None:
+                src, found_above = _under_unknown_folder(word, read_file)
         else:
             # a relative hostfile is read from where the script is run, like the DeepSpeed config (read.FileLookup)
             src, found_above = read_file(call.hostfile.value)
@@ -236,6 +238,21 @@ def _hostfile(
     elif selection and any(h.split(":")[0] != "localhost" for h in selection.split("@")):
         unread = f"{DEFAULT_HOSTFILE} (the runner's default --hostfile)"  # --include names its hosts
     return None, unread
+
+
+def _under_unknown_folder(word, read_file) -> tuple[SourceFile | None, str | None]:
+    """`--hostfile $LLM_DK_DIR/repo/examples/hostfile`: the file at the tail of the path's known end that is a file of
+    the checked tree, and the note saying that plint assumed so (as for a script run under such a folder)."""
+    suffix = word.under_unknown_folder()
+    src = read_file(suffix)[0] if suffix is not None else None
+    if src is None or suffix is None:
+        return None, None
+    shown = word.display()
+    prefix = shown[: len(shown) - len(suffix)]
+    return src, (
+        f"the hostfile {shown} starts with {prefix}, known only at run time; plint read {display_path(src.path)}, the "
+        f"same path inside the checked tree, as if {prefix} held a checkout of it"
+    )
 
 
 # runner.py _parse_hostfile wants `host slots=N` lines; a PBS node file lists bare host names
