@@ -113,6 +113,10 @@ def positional_words(env: dict[str, str]) -> list[Word] | None:
     return [Word((Piece(numbered.get(i, ""), None, "env"),)) for i in range(1, max(numbered) + 1)]
 
 
+# one folder known only at run time, then a known path of a folder and a file at least (`${HOME}/repo/configs/x.yml`)
+_UNDER_UNKNOWN_FOLDER = re.compile(r"(\$\{\w+\})(/[^$]+/[^$/]+)")
+
+
 class FileLookup:
     """Files a launch names, looked up the way the script would see them: virtual first, then disk."""
 
@@ -126,6 +130,7 @@ class FileLookup:
         self.assumed: dict[str, str] = {}  # name -> the folder above the script it was found from (a guess)
         self.climbing: set[str] = set()  # config names also looked up above the script (see _run_from)
         self.tails: dict[str, str] = {}  # absolute name outside the tree -> the path read for it (_outside_tail)
+        self.prefixed: dict[str, str] = {}  # `${DIR}/repo/x.yml` -> the path read for it (_under_unknown_folder)
 
     def at(self, command: Command | None) -> None:
         """Read files as they were when `command` ran (Command.files); None: as the script left them."""
@@ -159,6 +164,8 @@ class FileLookup:
         return self.refusals.get(resolved)
 
     def _resolve(self, name: str) -> str:
+        if name.startswith("${"):  # a path under a folder known only at run time, as the evaluator renders it
+            return self._under_unknown_folder(name)
         base = os.path.abspath(str(self.base))
         if os.path.isabs(name) and name in self.climbing and is_under(os.path.normpath(name), base):
             # `$PWD/hostfile`: plint took the folder the script runs from to be its own; not there, the file is
@@ -176,6 +183,22 @@ class FileLookup:
             return beside
         folder = self._run_from(name)
         return os.path.normpath(os.path.join(folder, name)) if folder is not None else beside
+
+    def _under_unknown_folder(self, name: str) -> str:
+        """`${DIR}/repo/configs/x.yml`: the file the script wrote under that name, else (a name looked up where the
+        script is run from) the tail of its known part that is a file of the tree, as an absolute path outside the
+        tree is read (a guess, said in assumed_note); else the name itself, which holds nothing."""
+        if name in self.prefixed:
+            return self.prefixed[name]
+        match = _UNDER_UNKNOWN_FOLDER.fullmatch(name)
+        if self._written(name, name) or match is None or name not in self.climbing:
+            return name
+        suffix = os.path.normpath(match.group(2))
+        found = self._outside_tail(suffix)
+        if found != suffix:
+            self.prefixed[name] = found
+            return found
+        return name
 
     def _outside_tail(self, name: str) -> str:
         """An absolute path as the script sees it; one outside the checked tree that is not there nor written
@@ -213,6 +236,9 @@ class FileLookup:
     def assumed_note(self, name: str) -> str | None:
         """How a name was found when not where the script names it (a relative one not beside the script, an
         absolute one outside the tree), else None."""
+        if name in self.prefixed:
+            prefix = name[: name.index("}") + 1]
+            return outside_tail_note(name, f"starts with {prefix}, known only at run time", prefix, self.prefixed[name])
         tail = self.tails.get(name)
         if tail is not None and tail != os.path.normpath(name):
             return outside_tail_note(name, "is an absolute path outside the checked tree", "that folder", tail)

@@ -171,3 +171,20 @@ def test_an_alias_bomb_named_alone_is_quoted_bounded(tmp_path):
     """The config named on the command line goes through the same typed reads as one deepy.py names."""
     got, _ = _alone(tmp_path, "bomb.yml", ALIAS_BOMB)
     assert len(str(got)) < 200_000 and "is not an integer" in str(got)
+
+
+def test_configs_under_a_conf_dir_known_only_at_run_time_are_read_from_its_tail_in_the_tree(tmp_path):
+    """hitz-zentroa/latxa's Leonardo jobs: `deepy.py train.py --conf_dir ${HOME}/llama-eus/leonardo/configs ...`, the
+    authors' checkout of the repository, whose configs/ holds the files (fail before: every config unknown). A config
+    the script writes under that folder first is the written one; one neither written nor in the tree stays unknown."""
+    launch = (
+        "printf '{\"train_batch_size\": 128}' > ${WORK}/leonardo/configs/run.yml\n"
+        "python deepy.py train.py --conf_dir ${WORK}/leonardo/configs models/llama.yml run.yml"
+    )
+    got = _read(tmp_path, launch, {"configs/models/llama.yml": MODEL.replace('"train_batch_size": 256,', "")})
+    layout = got["layout"]
+    assert (layout["parallel"]["tp"], layout["parallel"]["pp"], layout["batch"]["global"]) == (2, 2, 128)
+    provenance = layout["provenance"]["parallel.tp"]
+    assert (provenance["origin"], provenance["path"].endswith("configs/models/llama.yml")) == ("assumed", True)
+    missing = _read(tmp_path, launch.replace("run.yml\n", "other.yml\n"), {})
+    assert missing["layout"]["batch"]["global"] is None

@@ -159,10 +159,17 @@ def config_names(args: DeepyArgs) -> list[tuple[Word, str | None]]:
     conf_dir = args.conf_dir
     for word in args.conf_files:
         text = word.text
-        if text is None or (conf_dir is not None and conf_dir.text is None):
+        if conf_dir is not None and conf_dir.text is None and conf_dir.under_unknown_folder() is not None:
+            # `--conf_dir ${HOME}/llama-eus/leonardo/configs`: named as the evaluator renders such a path, for the
+            # file the script wrote under it or the tail of it in the tree (read.FileLookup._under_unknown_folder)
+            text = posixpath.join(conf_dir.display(), word.display())
+            conf_dir_text = None
+        elif text is None or (conf_dir is not None and conf_dir.text is None):
             out.append((word, None))
             continue
-        path = posixpath.join(conf_dir.text, text) if conf_dir is not None and conf_dir.text else text
+        else:
+            conf_dir_text = conf_dir.text if conf_dir is not None else None
+        path = posixpath.join(conf_dir_text, text) if conf_dir_text else text
         if not (path.endswith(".yml") or path.endswith(".json")):  # `125M` stands for `125M.yml`
             path += ".yml"
         out.append((word, path))

@@ -133,6 +133,12 @@ def merge_configs(
             merged.problems.append(Problem("unresolved", note, word.site))
             continue
         source, assumed = read_config(name)
+        if source is None and "${" in name:  # under a folder known only at run time, and no tail of it in the tree
+            note = f"the GPT-NeoX config {name} cannot be known statically: its keys are unknown"
+            merged.unread.append(note)
+            merged.unread_words.append(word)
+            merged.problems.append(Problem("unresolved", note, word.site))
+            continue
         if source is None:
             why = why_unread(name)  # a file that is there but not read is not said to be missing
             note = (
