@@ -1,5 +1,5 @@
 """Reading the text of one file, and saying why not: a file checked (PL001 when it cannot be read at all)
-and a file a launch names (plint.reading.read.FileLookup) or a script sources, runs or copies (the
+and a file a launch names (plint.reading.file_lookup.FileLookup) or a script sources, runs or copies (the
 evaluator's plint.reading.shell.state.default_read), whose reason is said after its name so that a file
 that is there is never reported as missing."""
 

@@ -58,7 +58,7 @@ class Hostfile:
     # why its hosts are told apart only by assumption (a PBS node file's chunks under free placement), else None
     assumed: str | None = None
     # how it was found when not where the script's folder puts it (above the script, where the script is assumed to
-    # be run from: plint.reading.read.FileLookup.config), else None: every count read from it is assumed
+    # be run from: plint.reading.file_lookup.FileLookup.config), else None: every count read from it is assumed
     found_above: str | None = None
 
 

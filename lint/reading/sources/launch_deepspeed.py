@@ -81,7 +81,7 @@ def read_deepspeed_resources(
     """Nodes, slots per node and world size as deepspeed/launcher/runner.py `main` computes them (plint.reading.sources.
     hostfile). A hostfile plint cannot read leaves --num_nodes / --num_gpus to decide; no --hostfile means the
     runner's /job/hostfile, whose existence only the launching machine knows. `why_unread`: why a named file
-    that is there is not read (plint.reading.read.FileLookup.unread)."""
+    that is there is not read (plint.reading.file_lookup.FileLookup.unread)."""
     from plint.reading.sources.hostfile import (
         assume_local_node,
         include_as_hostfile,
@@ -201,7 +201,7 @@ def _hostfile(
             if src is None and word is not None:
                 src, found_above = _under_unknown_folder(word, read_file)
         else:
-            # a relative hostfile is read from where the script is run, like the DeepSpeed config (read.FileLookup)
+            # a relative hostfile is read from where the script is run, like the DeepSpeed config (file_lookup.FileLookup)
             src, found_above = read_file(call.hostfile.value)
             key = resolve_path(result, call.hostfile.value) if result is not None else None
             written = files.get(key) if key is not None else None

@@ -161,7 +161,7 @@ def config_names(args: DeepyArgs) -> list[tuple[Word, str | None]]:
         text = word.text
         if conf_dir is not None and conf_dir.text is None and conf_dir.under_unknown_folder() is not None:
             # `--conf_dir ${HOME}/llama-eus/leonardo/configs`: named as the evaluator renders such a path, for the
-            # file the script wrote under it or the tail of it in the tree (read.FileLookup._under_unknown_folder)
+            # file the script wrote under it or the tail of it in the tree (file_lookup.FileLookup._under_unknown_folder)
             text = posixpath.join(conf_dir.display(), word.display())
             conf_dir_text = None
         elif text is None or (conf_dir is not None and conf_dir.text is None):
