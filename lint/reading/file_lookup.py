@@ -148,7 +148,7 @@ class FileLookup:
         if folder is None:
             return None
         return (
-            f"{name} is not beside the script; read from {_display(folder) or '.'}, assumed to be where the "
+            f"{name} is not beside the script; read from {display_path(folder) or '.'}, assumed to be where the "
             "script is run from (as its README or caller would run it)"
         )
 
@@ -176,9 +176,9 @@ class FileLookup:
         if self.result is not None and resolved in self.written():
             vf = self.written()[resolved]
             if unknown_whole(vf.content) is None:
-                found = SourceFile(_display(vf.path), vf.content.render())
+                found = SourceFile(display_path(vf.path), vf.content.render())
         elif probe(Path(resolved).exists):  # a directory or a FIFO too: _load_named says why it is not read
-            found, refusal = load_named(resolved, _display(resolved))
+            found, refusal = load_named(resolved, display_path(resolved))
             if refusal is not None:
                 self.refusals[resolved] = refusal
         self.cache[key] = found
@@ -195,8 +195,3 @@ def unknown_whole(content: MappedText) -> str | None:
     if pieces and all(not p.known for p in pieces):
         return pieces[0].reason or "its content is not known"
     return None
-
-
-def _display(path: str) -> str:
-    """Paths shown relative to the working directory when they lie under it."""
-    return display_path(path)

@@ -78,3 +78,20 @@ def test_values_read_with_yq_come_from_the_config_and_point_at_it(tmp_path):
         1,
     )
     assert result.layouts[0].fields["batch.global"].value is None  # the repeated key: honestly unknown
+
+
+def test_a_file_outside_the_checked_tree_is_not_queried(tmp_path):
+    """yq reads through the root like every file a script names: a config outside the checked tree stays unknown."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.yaml").write_text("num_layers: 24\n")
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    script = repo / "train.sh"
+    script.write_text(
+        f"#!/bin/bash\nL=$(yq -e '.num_layers' {outside}/config.yaml)\n"
+        "torchrun --nproc_per_node 8 pretrain_gpt.py --num-layers $L --hidden-size 1024 --num-attention-heads 16 "
+        "--seq-length 2048 --max-position-embeddings 2048 --micro-batch-size 1 --global-batch-size 8\n"
+    )
+    (result,) = check_paths([script], root=str(repo))
+    assert result.layouts[0].fields["model.num_layers"].value is None

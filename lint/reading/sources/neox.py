@@ -158,18 +158,15 @@ def config_names(args: DeepyArgs) -> list[tuple[Word, str | None]]:
     out: list[tuple[Word, str | None]] = []
     conf_dir = args.conf_dir
     for word in args.conf_files:
-        text = word.text
         if conf_dir is not None and conf_dir.text is None and conf_dir.under_unknown_folder() is not None:
             # `--conf_dir ${HOME}/llama-eus/leonardo/configs`: named as the evaluator renders such a path, for the
             # file the script wrote under it or the tail of it in the tree (file_lookup.FileLookup._under_unknown_folder)
-            text = posixpath.join(conf_dir.display(), word.display())
-            conf_dir_text = None
-        elif text is None or (conf_dir is not None and conf_dir.text is None):
+            path = posixpath.join(conf_dir.display(), word.display())
+        elif word.text is None or (conf_dir is not None and conf_dir.text is None):
             out.append((word, None))
             continue
         else:
-            conf_dir_text = conf_dir.text if conf_dir is not None else None
-        path = posixpath.join(conf_dir_text, text) if conf_dir_text else text
+            path = posixpath.join(conf_dir.text, word.text) if conf_dir is not None and conf_dir.text else word.text
         if not (path.endswith(".yml") or path.endswith(".json")):  # `125M` stands for `125M.yml`
             path += ".yml"
         out.append((word, path))

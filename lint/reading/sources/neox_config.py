@@ -126,15 +126,9 @@ def merge_configs(
     """The files merged as from_ymls merges them; a repeated key is its ValueError (PL001)."""
     merged = NeoXConfig()
     for word, name in names:
-        if name is None:
-            note = f"the GPT-NeoX config {word.display()} cannot be known statically: its keys are unknown"
-            merged.unread.append(note)
-            merged.unread_words.append(word)
-            merged.problems.append(Problem("unresolved", note, word.site))
-            continue
-        source, assumed = read_config(name)
-        if source is None and "${" in name:  # under a folder known only at run time, and no tail of it in the tree
-            note = f"the GPT-NeoX config {name} cannot be known statically: its keys are unknown"
+        source, assumed = read_config(name) if name is not None else (None, None)
+        if name is None or (source is None and "${" in name):  # a part known only at run time, no tail of it here
+            note = f"the GPT-NeoX config {name or word.display()} cannot be known statically: its keys are unknown"
             merged.unread.append(note)
             merged.unread_words.append(word)
             merged.problems.append(Problem("unresolved", note, word.site))
