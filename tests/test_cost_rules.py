@@ -11,7 +11,7 @@ import re
 import pytest
 from plint.checking.check import check_paths
 from plint.cost import estimate
-from plint.cost.error_band import MEASURED_PEAK_ERROR
+from plint.cost.error_band import MEASURED_PEAK_ERROR, MEASURED_STEP_ERROR
 from plint.cost.layout_estimate import FALLBACK_VOCAB, cost_input, layout_estimate
 from plint.planning.plan import fits_in_memory
 from plint.report.json_report import file_json
@@ -73,6 +73,14 @@ def test_text_output_shows_the_breakdown_under_the_layout(tmp_path):
     assert "activations" in memory_line and "optimizer" in memory_line
     step_line = next(line for line in text.splitlines() if line.startswith("  step"))
     assert f"MFU {100 * est.mfu:.1f}%" in step_line
+    # the step carries the cost model's measured error on published dense runs (7.4% at this writing)
+    assert f" s +-{100 * MEASURED_STEP_ERROR['dense']:.0f}%, " in step_line
+    assert file_json(result)["layout"]["estimate"]["step_error"] == MEASURED_STEP_ERROR["dense"]
+
+
+def test_a_moe_step_carries_the_moe_error(tmp_path):
+    result = _launch(tmp_path, "--num-experts 8 --expert-model-parallel-size 8 --moe-router-topk 2", **LLAMA_7B)
+    assert layout_estimate(result.layouts[0]).step_error == MEASURED_STEP_ERROR["moe"] > MEASURED_STEP_ERROR["dense"]
 
 
 def test_predicted_oom_message_carries_the_estimate(tmp_path):

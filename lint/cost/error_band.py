@@ -1,4 +1,5 @@
-"""How far the memory estimate is from what Megatron-LM measures, per feature a launch uses.
+"""How far the memory and step-time estimates are from what was measured: memory per feature a launch uses,
+the step by model family.
 
 `MEASURED_PEAK_ERROR` is the median of |allocator_peak / mem-max-allocated-bytes - 1| over the rows of
 Megatron-LM's functional tests that use each feature, as `benchmarks/measured_memory.py --band-table`
@@ -91,3 +92,15 @@ def memory_band(memory_gib: dict) -> tuple[float, float]:
     and the planner judge "fits" by it."""
     spread = memory_gib.get("error_band", 0.0) * memory_gib.get("allocator_peak", memory_gib["total"])
     return memory_gib["total"] - spread, memory_gib["total"] + spread
+
+
+# Mean absolute error of the predicted tokens/s per GPU (so of the step time, for the same global batch) over the
+# calibration runs of the trainers plint reads, as `python benchmarks/calibrate.py` prints it ("MAPE dense,
+# trainers plint reads" and "MAPE MoE"; benchmarks/data/published_runs_calibration.yaml). A test recomputes both
+# figures, so a change to the cost model that moves them has to move these too.
+MEASURED_STEP_ERROR = {"dense": 0.074, "moe": 0.152}
+
+
+def step_error(inp: ModelInput) -> float:
+    """The relative error (0.074 for +-7.4%) the step-time estimate of this launch carries."""
+    return MEASURED_STEP_ERROR["moe" if inp.num_experts else "dense"]

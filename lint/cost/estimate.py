@@ -72,7 +72,7 @@ from plint.cost.comm import (
 )
 from plint.cost.layer_terms import bf16_head_factor, mla_attention, selective_replay
 from plint.cost.collectives import nvlink_curve
-from plint.cost.error_band import error_band
+from plint.cost.error_band import error_band, step_error
 from plint.cost.flops import flops_per_step
 from plint.cost.host_dispatch import host_microbatch_s
 from plint.cost.adapters import adapter_memory
@@ -138,6 +138,7 @@ class Estimate:
     gpu: str
     notes: tuple = ()
     host_memory_gib: float | None = None  # per node, for the states DeepSpeed offloads to the CPU
+    step_error: float = 0.0  # the measured relative error of step_time_s and tokens_per_s_per_gpu (error_band)
     __record_fields__: ClassVar[tuple[str, ...]]  # the field names, set by @record
 
     def with_assumption(self, note: str) -> Estimate:
@@ -164,6 +165,7 @@ class Estimate:
             "step_time_s": round(self.step_time_s, 4),
             "mfu": round(self.mfu, 4),
             "tokens_per_s_per_gpu": round(self.tokens_per_s_per_gpu, 1),
+            "step_error": round(self.step_error, 3),
             "params": self.params,
             "time_s": {k: round(v, 4) for k, v in self.time_s.items()},
             "notes": list(self.notes),
@@ -201,6 +203,7 @@ def estimate(inp: ModelInput, gpu: GPU | None = None) -> Estimate | None:
         times,
         gpu.name,
         host_memory_gib=host / GIB if host is not None else None,
+        step_error=step_error(inp),
     )
 
 

@@ -192,10 +192,12 @@ def estimate_lines(layout) -> list[Line]:
         f"  memory/GPU {_bar(memory_parts, max(mem['usable'], mem['total']))} {mem['total']:.1f} of "
         f"{mem['usable']:.1f} GiB usable{' (OVER)' if over else ''}{rank}: " + _legend(memory_parts, "{:.1f}".format)
     )
+    # the step's +- is the cost model's measured error on published runs (cost.error_band.MEASURED_STEP_ERROR);
     # MFU is over the bf16 peak whatever the precision (Megatron's convention): say so where fp8 doubles it
     peak = " of the bf16 peak" if layout.value("precision") == "fp8" else ""
     time = (
-        f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s, MFU {100 * est.mfu:.1f}%{peak}, "
+        f"  step       {_bar(time_parts, est.step_time_s)} {_secs(est.step_time_s)} s +-{100 * est.step_error:.0f}%, "
+        f"MFU {100 * est.mfu:.1f}%{peak}, "
         f"{est.tokens_per_s_per_gpu:,.0f} tokens/s per GPU: " + _legend(time_parts, _secs)
     )
     lines = [[("dim", gpu_line(layout))], [("red" if over else "dim", memory)], [("dim", time)]]

@@ -135,3 +135,13 @@ def test_calibration_reads_the_zero3_era():
     assert new.options.zero_overlap_comm is None and fsdp.options.zero_overlap_comm is None
     # DeepSpeed's per-sub-module hooks vs FSDP's per-block unshard (the recompute's extra gather)
     assert old.options.zero3_engine == "deepspeed" and fsdp.options.zero3_engine == "fsdp"
+
+
+@pytest.mark.skipif(not DATA.exists(), reason="calibration data not available")
+def test_the_step_error_plint_prints_is_the_calibration_error():
+    """The +- a step estimate carries is what benchmarks/calibrate.py measures now, to the figure it prints."""
+    from plint.cost.error_band import MEASURED_STEP_ERROR
+
+    result = _calibrate_module().calibrate(DATA)
+    assert MEASURED_STEP_ERROR["dense"] == pytest.approx(result["mape_dense_plint_trainers"] / 100, abs=0.0005)
+    assert MEASURED_STEP_ERROR["moe"] == pytest.approx(result["mape_moe"] / 100, abs=0.0005)
