@@ -303,6 +303,20 @@ def test_a_launcher_found_on_path_by_the_script_is_that_launcher(tmp_path, looku
     assert got["provenance"]["launcher"]["origin"] == "assumed"
 
 
+def test_a_launcher_looked_up_by_a_variable_name_is_that_launcher(tmp_path):
+    # thu-pacman/SmartMoE-AE: `export SCHEDULER_EXEC='srun'`, then `$(which $SCHEDULER_EXEC) $exec_args ./job.sh`
+    (tmp_path / "job.sh").write_text(
+        "#!/bin/bash\npython pretrain_gpt.py --tensor-model-parallel-size 2 --num-layers 4 --hidden-size 256 "
+        "--num-attention-heads 4 --seq-length 128 --max-position-embeddings 128 --micro-batch-size 1\n"
+    )
+    got = _check(
+        tmp_path,
+        "launch.sh",
+        '#!/bin/bash\nSCHED=\'srun\'\nargs=" -N 2"\nargs+=" --ntasks-per-node=8"\n$(which $SCHED) $args ./job.sh\n',
+    )["layout"]
+    assert (got["launcher"], got["cluster"]["world_size"], got["parallel"]["tp"]) == ("srun", 16, 2)
+
+
 def test_a_profiler_option_whose_value_is_known_only_at_run_time_still_wraps_the_launch(tmp_path):
     # oroikono/Megatron-LM-new-attention: `nsys profile ... --output=$NSYS_OUT python -m torch.distributed.run ...`
     # with NSYS_OUT under $SLURM_JOB_ID's folder: the option was taken for the program, and no launch was read

@@ -196,6 +196,16 @@ def test_a_loop_over_seq_runs_once_a_number(run):
     assert [c.argv()[1] for c in named(r, "cmd")] == ["16", "32", "64", "j1", "j2", "j3"]
 
 
+def test_expr_arithmetic_is_known_from_its_words(run):
+    """expr(1): one word per operand and operator, * / % before + -, / toward zero; anything else unknown."""
+    r = run(
+        "NNODES=4\nGBS=$(expr $NNODES \\* 4)\ncmd $GBS $(expr 1 + 2 \\* 3) `expr 7 / -2` $(expr 7 % 0)"
+        " $(expr length abc) $(expr $UNSET + 1)\n"
+    )
+    (c,) = named(r, "cmd")
+    assert c.argv()[1:] == ["16", "7", "-3", None, None, None]
+
+
 def test_sbatch_file_gets_child_env(run, tmp_path):
     seen = []
 

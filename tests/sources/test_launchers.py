@@ -194,11 +194,29 @@ def test_deepspeed_without_hostfile_or_num_gpus_is_unresolved():
         ("deepspeed -H hf --num_nodes 1 --num_gpus 2 train.py", (1, 2, 2)),
         ("deepspeed --hostfile hf --no_ssh --node_rank 1 --master_addr w0 train.py", (2, 8, 16)),
         ("python -m deepspeed.launcher.runner -H hf train.py", (2, 8, 16)),
+        # the elastic options (runner.py since 2022): a switch and two counts before the script
+        ("deepspeed -H hf --elastic_training --max_elastic_nodes 16 --min_elastic_nodes 1 train.py", (2, 8, 16)),
     ],
 )
 def test_deepspeed_resources(line, expected):
     chain = one(line, files={"hf": HOSTS})
     assert chain.launcher == "deepspeed" and sizes(chain) == expected
+
+
+@pytest.mark.parametrize("interpreter", ["$PY", "/PATH/TO/PYTHON", "/opt/env/bin/python3.10-dbg"])
+def test_whatever_runs_a_launcher_module_is_a_python_interpreter(interpreter):
+    # Eutenacity/Mast-Megatron-DeepSpeed: `PYTHON_PAHT=$2` given "/PATH/TO/PYTHON", then `$PYTHON_PAHT -m
+    # torch.distributed.launch --nproc_per_node=8 ...`: only a Python interpreter takes a module that way
+    chain = one(f"{interpreter} -m torch.distributed.launch --nproc_per_node=4 train.py")
+    assert chain.launcher == "torch.distributed.launch" and sizes(chain) == (1, 4, 4)
+    # a wrapper's own -m takes no module: numactl's memory node stays numactl's
+    chain = one("numactl -m 0 python -m torch.distributed.run --nproc_per_node=2 train.py")
+    assert chain.launcher == "torchrun" and sizes(chain) == (1, 2, 2)
+
+
+def test_deepspeed_elastic_options_are_not_the_script():
+    chain = one("deepspeed --num_gpus 1 --elastic_training --max_elastic_nodes 16 train.py --tp 2")
+    assert chain.entrypoint.text == "train.py" and [w.text for w in chain.trainer_args] == ["--tp", "2"]
 
 
 def test_deepspeed_refusals_use_its_messages():

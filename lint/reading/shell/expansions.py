@@ -656,7 +656,7 @@ class Expansions(ArithmeticExpansions):
         )
         if value is not None:
             return Piece(value.rstrip("\n"), span, "derived")
-        program = program_lookup(body, unit)
+        program = program_lookup(body, unit, texts if command is not None else None)
         if program is not None:  # `$(command -v deepspeed || true)`: the program bash finds, assumed installed
             return Piece(program, span, "assumed")
         return self._run_time_output(node, unit, texts)

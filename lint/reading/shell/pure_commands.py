@@ -1,6 +1,7 @@
 """What the commands plint evaluates without running anything print: dirname, basename, pwd, cd, echo,
-printf, realpath and seq compute their output from their words alone (coreutils' manuals, bash(1) for the
-builtins), so `$(dirname "$0")`, `$(basename $CONFIG .sh)` and `$(seq 0 4)` are known where their words are. And
+printf, realpath, seq and expr's integer arithmetic compute their output from their words alone (coreutils'
+manuals, bash(1) for the builtins), so `$(dirname "$0")`, `$(basename $CONFIG .sh)`, `$(seq 0 4)` and
+`$(expr $NNODES \\* 8)` are known where their words are. And
 what some print in part: one count (`$(nvidia-smi -L | wc -l)`), or the path of a program (`$(which python3)`)."""
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, st
     cmd, args = os.path.basename(texts[0]), [t for t in texts[1:] if not t.startswith("-")]
     if cmd == "seq":
         return _sequence(texts[1:]), cwd
+    if cmd == "expr":
+        return _integer_expression(texts[1:]), cwd
     if cmd == "cd":
         return "", os.path.normpath(os.path.join(cwd, args[0] if args else cwd))
     if cmd == "pwd":
@@ -48,6 +51,44 @@ def pure_output(maybe_texts: list[str | None], cwd: str) -> tuple[str | None, st
     if cmd == "printf" and len(texts) > 1 and texts[1] in ("%s", "%s\\n", "%d"):
         return "".join(texts[2:]), cwd
     return None, cwd
+
+
+# expr(1)'s integer operators, by precedence: * / % bind tighter than + and -, each group left to right
+_EXPR_OPERATORS = (("+", "-"), ("*", "/", "%"))
+_EXPR_MAX_WORDS = 31
+
+
+def _integer_expression(args: list[str]) -> str | None:
+    """What `expr` prints for integer operands joined by + - * / % (coreutils expr(1): one word per operand and
+    operator, `\\*` quoted from the shell; / and % truncate toward zero); None for anything else (comparisons,
+    strings, parentheses, division by zero, where expr prints an error and nothing on stdout)."""
+    if not args or len(args) % 2 == 0 or len(args) > _EXPR_MAX_WORDS:
+        return None
+    operands, operators = args[0::2], args[1::2]
+    if not all(_INTEGER.fullmatch(a) for a in operands) or not all(o in "+-*/%" and len(o) == 1 for o in operators):
+        return None
+    # fold the tighter operators first, then + and -, each left to right
+    values, pending = [int(operands[0])], []
+    for op, text in zip(operators, operands[1:]):
+        value = int(text)
+        if op in _EXPR_OPERATORS[1]:
+            left = values.pop()
+            if op != "*" and value == 0:
+                return None
+            values.append(left * value if op == "*" else _truncated(left, value, op))
+        else:
+            pending.append(op)
+            values.append(value)
+    total = values[0]
+    for op, value in zip(pending, values[1:]):
+        total = total + value if op == "+" else total - value
+    return str(total)
+
+
+def _truncated(left: int, right: int, op: str) -> int:
+    """C's / and % (toward zero), which expr uses, not Python's floor division."""
+    quotient = abs(left) // abs(right) * (1 if (left >= 0) == (right >= 0) else -1)
+    return quotient if op == "/" else left - right * quotient
 
 
 def _sequence(args: list[str]) -> str | None:
@@ -88,20 +129,28 @@ def prints_a_count(node, unit: Unit) -> bool:
     return counted is not None and counted.group(1) in WC_COUNTS
 
 
-def program_lookup(body: list, unit: Unit) -> str | None:
-    """The program a command substitution looks up on PATH (`$(which python3)`, `$(command -v deepspeed || true)`):
-    its name, which a launch runs as bash would run the name itself; None for anything else. Where the program is not
-    installed the substitution is empty, a way the script's author does not mean to run (so plint assumes it). Read
-    from the words as written (a lookup's words are plain names): expanding them again here would double the work of
-    each level of nested substitutions."""
+def program_lookup(body: list, unit: Unit, expanded: list[str | None] | None = None) -> str | None:
+    """The program a command substitution looks up on PATH (`$(which python3)`, `$(command -v deepspeed || true)`,
+    `$(which $SCHEDULER)`): its name, which a launch runs as bash would run the name itself; None for anything else.
+    Where the program is not installed the substitution is empty, a way the script's author does not mean to run (so
+    plint assumes it). A lone command is read from its words as the caller already `expanded` them; a lookup
+    `|| true` from its words as written (plain names): expanding them again here would double the work of each level
+    of nested substitutions."""
     node = body[0] if len(body) == 1 else None
+    if node is not None and node.type == "command" and expanded is not None:
+        texts = [t for t in expanded if t is not None] if None not in expanded else []
+        return _looked_up(texts)
     if node is not None and node.type == "list":  # `LOOKUP || true`: the fallback prints nothing
         parts = [c for c in node.named_children if c.type != "comment"]
         operators = [c.type for c in node.children if not c.is_named]
         if len(parts) != 2 or operators != ["||"] or _written_words(parts[1], unit) not in (["true"], [":"]):
             return None
         node = parts[0]
-    texts = _written_words(node, unit) if node is not None else []
+    return _looked_up(_written_words(node, unit) if node is not None else [])
+
+
+def _looked_up(texts: list[str]) -> str | None:
+    """The name a lookup command's words (`which NAME`, `command -v NAME`, `type -P NAME`) look up, else None."""
     name = texts[-1] if texts else None
     if name is None or tuple(texts[:-1]) not in _LOOKUPS or not re.fullmatch(r"[\w.+-]+", name):
         return None

@@ -27,12 +27,14 @@ if TYPE_CHECKING:
     from plint.reading.loading import Unread
 
 
+# deepspeed/launcher/runner.py parse_args (deepspeedai/DeepSpeed edaa72212): options with a value, then switches;
+# the elastic ones since 1ed5aa96a (2022-07-29, "Elastic Training support")
 DEEPSPEED = grammar_of(
-    """--hostfile|-H --include|-i --exclude|-e --num_nodes --num_gpus|--num_accelerators --master_port --master_addr
-    --node_rank --launcher --launcher_args --enable_each_rank_log --autotuning --bind_core_list --ssh_port
-    --venv_script --log_level""",
-    """--module --no_python --no_local_rank --no_ssh --no_ssh_check --force_multi --save_pid --bind_cores_to_rank
-    --quiet|-q --help|-h""",
+    """--hostfile|-H --include|-i --exclude|-e --num_nodes --min_elastic_nodes --max_elastic_nodes
+    --num_gpus|--num_accelerators --master_port --master_addr --node_rank --launcher --launcher_args
+    --enable_each_rank_log --autotuning --bind_core_list --ssh_port --venv_script --log_level""",
+    """--module --no_python --no_local_rank --no_ssh --no_ssh_check --force_multi --save_pid --elastic_training
+    --bind_cores_to_rank --quiet|-q --help|-h""",
 )
 
 

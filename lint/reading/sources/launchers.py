@@ -89,7 +89,7 @@ def _starts_launcher(words: list[Word], i: int) -> bool:
         return True
     if name == "accelerate":
         return i + 1 < len(words) and words[i + 1].text == "launch"
-    return not words[i].known and _interpreter_of_launcher(words, i)
+    return _interpreter_of_launcher(words, i)
 
 
 def unwrap(words: list[Word], i: int = 0) -> int:
@@ -99,7 +99,9 @@ def unwrap(words: list[Word], i: int = 0) -> int:
 
 
 def _interpreter_of_launcher(words: list[Word], i: int) -> bool:
-    """`$PYTHON -m torch.distributed.run`: an unknown word that python options and a launcher module follow."""
+    """`$PYTHON -m torch.distributed.run`, `/PATH/TO/PYTHON -m torch.distributed.launch`: a word that python options
+    and a launcher module follow, unknown or a name only a Python interpreter answers to that way (a placeholder
+    path, an environment's renamed binary)."""
     if i + 1 >= len(words) or not (words[i + 1].text or "").startswith("-"):
         return False
     program, _, is_module, _ = _python_program(words, i + 1)
@@ -214,7 +216,7 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
         return parse(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return accelerate_call(command, i + 2)
-    if is_python(name) or (not words[i].known and _interpreter_of_launcher(words, i)):
+    if is_python(name) or _interpreter_of_launcher(words, i):
         program, index, is_module, code = _python_program(words, i + 1)
         return _python(command, program, index, is_module, code)
     if name == NEOX_PROGRAM and words[i].known:  # `./deepy.py train.py ...`: run by its #! line, a python script
