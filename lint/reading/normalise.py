@@ -507,9 +507,21 @@ def _no_batch(launch: Launch) -> Value:
 
 
 def _precision(launch: Launch, layout: Layout) -> None:
-    if layout.get("precision") is not None and layout.value("precision") is not None:
-        return
     cfg = launch.ds_config
+    read = layout.get("precision")
+    # without --fp16/--bf16 a Megatron-DeepSpeed model is built in fp32, but under --deepspeed the engine casts its
+    # parameters to the config's fp16 or bf16 (deepspeed/runtime/engine.py _configure_distributed_model,
+    # deepspeedai/DeepSpeed edaa72212): Megatron's default gives way to the config
+    engine = launch.facts.get("deepspeed.enabled")
+    flags_default = (
+        read is not None
+        and read.origin == "default"
+        and launch.trainer.value == "megatron-deepspeed"
+        and engine is not None
+        and engine.value is True
+    )
+    if read is not None and read.value is not None and not (flags_default and cfg is not None):
+        return
     if cfg is not None:
         for name, attr in (("bf16", "bf16_enabled"), ("fp16", "fp16_enabled")):
             v = getattr(cfg, attr, None)
