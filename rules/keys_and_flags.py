@@ -168,7 +168,10 @@ def unknown_flags(ctx: LaunchContext):
     "A flag the trainer's argument parser rejects.",
     RuleDocs(
         what="Checks every trainer flag against the parser of the release in force: Megatron-LM accepts no "
-        "abbreviations (allow_abbrev=False) and no underscore spellings; a close match is suggested.",
+        "abbreviations (allow_abbrev=False) and no underscore spellings; a close match is suggested. A warning, "
+        "not an error, where that parser is only assumed, or where the repository's parser also hands itself to a "
+        "function from outside the tree (an installed package's add_*_args, such as FastMoE's add_fmoe_args), "
+        "which may define the flag; the fix then renames nothing.",
         why="argparse stops the job with 'unrecognized arguments' (exit status 2) after it has waited in the queue.",
         bad=torchrun(gpt("--tensor-model-parallel 2 --sequence-parallel")),
         good=torchrun(gpt("--tensor-model-parallel-size 2 --sequence-parallel")),
@@ -182,8 +185,19 @@ def unknown_flag(ctx: LaunchContext):
 
     in_force = catalog_in_force_of(ctx)
     assumed = in_force is not None and in_force.assumed
+    outside = in_force.outside if in_force is not None else ()
     for use, suggestion in unknown_flags(ctx):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
+        if outside:
+            # the parser also takes what an installed package's function adds to it: a guess again, so a warning
+            yield Finding(
+                f"{use.option} is not a flag of {judged_by(ctx)}, which also takes the flags of "
+                f"{', '.join(outside)} (not in this tree){hint}",
+                use.flag_word.value_span,
+                key=use.option,
+                severity="warning",
+            )
+            continue
         if not assumed:
             yield Finding(
                 f"{use.option} is not a flag of {judged_by(ctx)}{hint}", use.flag_word.value_span, key=use.option

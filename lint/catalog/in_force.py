@@ -28,6 +28,9 @@ class CatalogInForce:
     label: str  # how messages name it: "the parser in megatron/arguments.py of this repository", ...
     note: str | None = None  # a parser that was found but could not be read, and what was used instead
     entry_read: bool = False  # the entry script's own flags (its extra_args_provider) are in the catalog
+    # functions from outside the tree the parser hands itself to (parser_source.ParserSource.outside): flags plint
+    # cannot list, so a flag missing from the catalog may still be accepted
+    outside: tuple[str, ...] = ()
 
 
 def _tree_root(start: Path) -> Path | None:
@@ -94,7 +97,7 @@ def catalog_in_force(
             continue
         label = f"the parser in {catalog.source} {where}"
         catalog.origin = label
-        return CatalogInForce(catalog, False, label, note, entry_read=bool(parser.extra))
+        return CatalogInForce(catalog, False, label, note, entry_read=bool(parser.extra), outside=parser.outside)
     if configured:
         catalog = load_flag_catalog(configured)
         return CatalogInForce(catalog, False, f"{release_label(catalog.release)} as configured", note)

@@ -53,6 +53,9 @@ class ParserSource:
     tree: Path
     path: Path
     extra: tuple[Path, ...] = ()
+    # functions the parser file hands its parser to that come from outside the tree (AIPerf-MoE's
+    # `from fmoe.megatron import add_fmoe_args`): they add flags no source here lists ("fmoe.megatron.add_fmoe_args")
+    outside: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """How messages name it: "the parser in megatron/arguments.py of this repository"."""
@@ -80,7 +83,8 @@ def find_parser(start: Path, stop: Path | None = None) -> ParserSource | None:
         for name in PARSER_FILES:
             candidate = folder / name
             if candidate.is_file():
-                return ParserSource(folder, candidate, tuple(_parser_extensions(candidate, folder)))
+                inside, outside = _parser_extensions(candidate, folder)
+                return ParserSource(folder, candidate, tuple(inside), tuple(outside))
         if stop is None and (folder / ".git").exists():
             break
     return None
@@ -100,21 +104,24 @@ def with_entry_script(parser: ParserSource, script: Path | None) -> ParserSource
     for module in _local_imports(script, tree):
         if module not in extra and module != parser.path:
             extra.append(module)
-    return ParserSource(parser.tree, parser.path, tuple(extra))
+    return ParserSource(parser.tree, parser.path, tuple(extra), parser.outside)
 
 
-def _parser_extensions(parser_file: Path, tree: Path) -> list[Path]:
+def _parser_extensions(parser_file: Path, tree: Path) -> tuple[list[Path], list[str]]:
     """The tree's modules whose functions the parser file hands its parser to, as forks add their flags
     (the zero-bubble fork's `parser = add_zero_bubble_args(parser)`, imported from megatron/core/zbpp_utils.py):
-    a function imported by name and called with `parser`."""
+    a function imported by name and called with `parser`; and, as "module.function", those whose module is not
+    in the tree (an installed package's)."""
     module = _parse(parser_file)
     if module is None:
-        return []
+        return [], []
     sources: dict[str, str] = {}  # imported name -> its module
+    imported: dict[str, str] = {}  # imported name -> the module's own name for it
     for node in ast.walk(module):
         if isinstance(node, ast.ImportFrom) and node.module and not node.level:
             for alias in node.names:
                 sources[alias.asname or alias.name] = node.module
+                imported[alias.asname or alias.name] = alias.name
     called = {
         node.func.id
         for node in ast.walk(module)
@@ -123,12 +130,16 @@ def _parser_extensions(parser_file: Path, tree: Path) -> list[Path]:
         and any(isinstance(arg, ast.Name) and arg.id == "parser" for arg in node.args)
     }
     found: list[Path] = []
+    outside: list[str] = []
     for name in sorted(called & sources.keys()):
         relative = Path(*sources[name].split("."))
-        for candidate in (tree / relative.with_suffix(".py"), tree / relative / "__init__.py"):
-            if candidate.is_file() and candidate != parser_file and candidate not in found:
+        candidates = [c for c in (tree / relative.with_suffix(".py"), tree / relative / "__init__.py") if c.is_file()]
+        if not candidates:
+            outside.append(f"{sources[name]}.{imported[name]}")
+        for candidate in candidates:
+            if candidate != parser_file and candidate not in found:
                 found.append(candidate)
-    return found
+    return found, outside
 
 
 def _local_imports(script: Path, tree: Path) -> list[Path]:

@@ -137,12 +137,15 @@ def _confident_flag(use, suggestion: str, catalog) -> bool:
 
 def _a_fork_flag(rctx, option: str) -> bool:
     """Whether the release was only assumed and a known fork defines the flag (Pai-Megatron-Patch's
-    --rotary-scale-factor is no typo of --rotary-scaling-factor): then renaming it would break the fork's run."""
+    --rotary-scale-factor is no typo of --rotary-scaling-factor), or the parser also takes the flags of a function
+    from outside the tree, which may define it: then renaming it would break the run."""
     from plint.catalog.forks import forks_defining
     from plint.rules.keys_and_flags import catalog_in_force_of
 
     in_force = catalog_in_force_of(rctx)
-    return in_force is not None and in_force.assumed and bool(forks_defining(option))
+    if in_force is None:
+        return False
+    return bool(in_force.outside) or (in_force.assumed and bool(forks_defining(option)))
 
 
 @fixer("PL501")

@@ -275,6 +275,30 @@ def test_a_module_the_parser_hands_itself_to_adds_its_flags(tmp_path):
     assert [p.name for p in find_parser(launch.parent, repo).extra] == ["zb_args.py"]
 
 
+def test_a_package_function_the_parser_hands_itself_to_makes_unknown_flags_warnings(tmp_path):
+    """AIPerf-MoE's parse_args calls `parser = _add_fmoe_args(parser)`, imported from FastMoE (`from fmoe.megatron
+    import add_fmoe_args as _add_fmoe_args`), a package outside the tree: a flag missing from the source may be
+    one of FastMoE's, so it is a warning that names the function, and the fix renames nothing, not even a near
+    spelling of a flag the source lists (fail before: errors, and --sequence-paralel renamed)."""
+    parser = PARSER.replace(
+        "    parser = _add_network_size_args(parser)\n",
+        "    from fmoe.megatron import add_fmoe_args as _add_fmoe_args\n"
+        "    parser = _add_fmoe_args(parser)\n"
+        "    parser = _add_network_size_args(parser)\n",
+    )
+    repo, launch = _tree(tmp_path, extra="--fmoefy --balance-strategy naive --sequence-paralel", parser=parser)
+    found = _findings(launch)
+    assert sorted((c, s, m.split(" ")[0]) for c, s, m in found if c == "PL501") == [
+        ("PL501", "warning", "--balance-strategy"),
+        ("PL501", "warning", "--fmoefy"),
+        ("PL501", "warning", "--sequence-paralel"),
+    ]
+    CliRunner().invoke(cli, ["fix", str(launch)])
+    assert "--sequence-paralel" in launch.read_text().split()
+    assert all("fmoe.megatron.add_fmoe_args (not in this tree)" in m for c, _, m in found if c == "PL501")
+    assert find_parser(launch.parent, repo).outside == ("fmoe.megatron.add_fmoe_args",)
+
+
 def test_a_fork_flag_that_pads_the_layers_makes_indivisible_layers_a_warning(tmp_path):
     parser = PARSER.replace(
         "    group.add_argument('--sequence-parallel', action='store_true')\n",
