@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from typing import Any
 
+    from plint.catalog.in_force import CatalogInForce
+
 # flag -> (replacement or None, what the trainer does with it). Still accepted by the parser.
 DEPRECATED = {
     "--batch-size": ("--micro-batch-size", "validate_args rejects it"),
@@ -181,38 +183,32 @@ def unknown_flags(ctx: LaunchContext):
     ),
 )
 def unknown_flag(ctx: LaunchContext):
-    from plint.catalog.forks import forks_defining
-
     in_force = catalog_in_force_of(ctx)
-    assumed = in_force is not None and in_force.assumed
-    outside = in_force.outside if in_force is not None else ()
     for use, suggestion in unknown_flags(ctx):
         hint = f"; did you mean {suggestion}?" if suggestion else ""
-        if outside:
-            # the parser also takes what an installed package's function adds to it: a guess again, so a warning
-            yield Finding(
-                f"{use.option} is not a flag of {judged_by(ctx)}, which also takes the flags of "
-                f"{', '.join(outside)} (not in this tree){hint}",
-                use.flag_word.value_span,
-                key=use.option,
-                severity="warning",
-            )
-            continue
-        if not assumed:
-            yield Finding(
-                f"{use.option} is not a flag of {judged_by(ctx)}{hint}", use.flag_word.value_span, key=use.option
-            )
-            continue
-        # No parser in the tree and no release configured: the verdict rests on a guess, so it warns.
-        forks = forks_defining(use.option)
-        known = f"; {', '.join(forks)} define{'s' if len(forks) == 1 else ''} it" if forks else ""
+        why_unsure = _why_unsure(in_force, use.option)
         yield Finding(
-            f"{use.option} is not a flag of {judged_by(ctx)} (no argument parser in this tree, no "
-            f'megatron = "<release>" configured){known}{hint}',
+            f"{use.option} is not a flag of {judged_by(ctx)}{why_unsure or ''}{hint}",
             use.flag_word.value_span,
             key=use.option,
-            severity="warning",
+            severity="warning" if why_unsure is not None else None,
         )
+
+
+def _why_unsure(in_force: CatalogInForce | None, option: str) -> str | None:
+    """Why the parser's verdict on an unknown flag is a guess (a warning then), in the message's words; None when
+    the parser judging it is the one the trainer runs."""
+    from plint.catalog.forks import forks_defining
+
+    if in_force is not None and in_force.outside:
+        # the parser also takes what an installed package's function adds to it
+        return f", which also takes the flags of {', '.join(in_force.outside)} (not in this tree)"
+    if in_force is None or not in_force.assumed:
+        return None
+    # no parser in the tree and no release configured
+    forks = forks_defining(option)
+    known = f"; {', '.join(forks)} define{'s' if len(forks) == 1 else ''} it" if forks else ""
+    return f' (no argument parser in this tree, no megatron = "<release>" configured){known}'
 
 
 @register(

@@ -245,15 +245,19 @@ def test_a_parser_outside_the_tree_is_not_read(tmp_path):
     assert all(s == "warning" for c, s, _ in found if c == "PL501")
 
 
+def _handing_itself_to(imported: str) -> str:
+    """PARSER whose parse_args first hands its parser to a function it imports (`from M import F [as G]`)."""
+    name = imported.split()[-1]
+    return PARSER.replace(
+        "    parser = _add_network_size_args(parser)\n",
+        f"    {imported}\n    parser = {name}(parser)\n    parser = _add_network_size_args(parser)\n",
+    )
+
+
 def test_a_module_the_parser_hands_itself_to_adds_its_flags(tmp_path):
     """The zero-bubble fork's parse_args calls `parser = add_zero_bubble_args(parser)`, imported from
     megatron/core/zbpp_utils.py (fail before: each of that module's flags was a false PL501 error)."""
-    parser = PARSER.replace(
-        "    parser = _add_network_size_args(parser)\n",
-        "    from megatron.core.zb_args import add_zero_bubble_args\n"
-        "    parser = add_zero_bubble_args(parser)\n"
-        "    parser = _add_network_size_args(parser)\n",
-    )
+    parser = _handing_itself_to("from megatron.core.zb_args import add_zero_bubble_args")
     repo, launch = _tree(tmp_path, extra="--enable-zb-runtime --allow-padding-num-layer", parser=parser)
     (repo / "megatron" / "core").mkdir()
     (repo / "megatron" / "core" / "zb_args.py").write_text(
@@ -280,12 +284,7 @@ def test_a_package_function_the_parser_hands_itself_to_makes_unknown_flags_warni
     import add_fmoe_args as _add_fmoe_args`), a package outside the tree: a flag missing from the source may be
     one of FastMoE's, so it is a warning that names the function, and the fix renames nothing, not even a near
     spelling of a flag the source lists (fail before: errors, and --sequence-paralel renamed)."""
-    parser = PARSER.replace(
-        "    parser = _add_network_size_args(parser)\n",
-        "    from fmoe.megatron import add_fmoe_args as _add_fmoe_args\n"
-        "    parser = _add_fmoe_args(parser)\n"
-        "    parser = _add_network_size_args(parser)\n",
-    )
+    parser = _handing_itself_to("from fmoe.megatron import add_fmoe_args as _add_fmoe_args")
     repo, launch = _tree(tmp_path, extra="--fmoefy --balance-strategy naive --sequence-paralel", parser=parser)
     found = _findings(launch)
     assert sorted((c, s, m.split(" ")[0]) for c, s, m in found if c == "PL501") == [
