@@ -28,7 +28,8 @@ if TYPE_CHECKING:
         what="Checks global batch % (micro * dp) == 0, with dp = world / (tp*pp*cp); with --rampup-batch-size "
         "START INCREMENT SAMPLES (Megatron-LM up to core 0.17 and the Megatron-DeepSpeed forks; ignored "
         "since 0.18) the ramp's own start-up checks and every batch size of the ramp, and with "
-        "--step-batch-size-schedule every batch size of the schedule.",
+        "--step-batch-size-schedule every batch size of the schedule. Quiet where the repository's own parser "
+        "sets the global batch itself in parse_args (a fork rounding it up to a multiple of micro x dp).",
         why="Megatron's micro-batch calculator asserts it ('global batch size (G) is not divisible by micro "
         "batch size (m) times data parallel size (d)'). It breaks most often after a node-count or "
         "tp/pp change, since dp moves with them. A batch-size ramp is checked at each step: a ramp "
@@ -47,8 +48,10 @@ def global_batch_indivisible(ctx: LaunchContext):
 
 
 def _global_batch_indivisible(ctx: LaunchContext):
-    if not is_megatron(ctx):
-        return
+    from plint.rules.keys_and_flags import flag_catalog
+
+    if not is_megatron(ctx) or flag_catalog(ctx).global_batch_rewritten:
+        return  # a parser that sets the global batch itself (a fork rounding it up) is checked with its own value
     glob = value(ctx, "batch.global")
     sizes = known(ctx, "batch.global", "batch.micro", "parallel.dp")
     if sizes is None or glob is None:

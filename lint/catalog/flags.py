@@ -95,6 +95,9 @@ class FlagCatalog:
         # whether validate_args narrows the MLP under --swiglu (reading.sources.megatron_mlp): every shipped release
         # that has --swiglu does; a parser read from source says for itself
         self.swiglu_sizes_ffn: bool = doc.get("swiglu_sizes_ffn", True)
+        # whether the parser's parse_args sets --global-batch-size's value itself before Megatron checks it (a
+        # parser read from source says; no shipped release does)
+        self.global_batch_rewritten: bool = doc.get("global_batch_rewritten", False)
         self.origin: str | None = None
         self._specs: dict[int, FlagSpec] = {}
         self._by_option: dict[str, int] = {}

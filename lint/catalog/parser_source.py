@@ -26,7 +26,7 @@ from plint.source import parse_python
 # Where Megatron-LM keeps its parser: megatron/training/ since core_v0.6, megatron/ before and in forks.
 PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 VERSION_FILE = "megatron/core/package_info.py"
-_FORMAT = 3  # bump when the catalog built from a source changes shape (invalidates cached copies)
+_FORMAT = 4  # bump when the catalog built from a source changes shape (invalidates cached copies)
 _MAX_SOURCE_BYTES = 2 * 1024 * 1024  # an arguments.py is about 150 KB; more is not a parser
 _ACTIONS = {
     "store",
@@ -401,6 +401,7 @@ def build_document(parser: ParserSource) -> dict:
     modules = [main, *(m for m in map(_parse, parser.extra) if m is not None)]
     return {
         "swiglu_sizes_ffn": "--swiglu" not in seen or not _validates(modules) or any(map(_sizes_gated_mlp, modules)),
+        "global_batch_rewritten": _rewrites_global_batch(main),
         "release": borrowed or _nearest_release(flavour, version, seen),
         "flavour": flavour,
         "repo": None,
@@ -423,6 +424,21 @@ def build_document(parser: ParserSource) -> dict:
 def _validates(modules: list[ast.Module]) -> bool:
     """Whether the parser's files define validate_args, where Megatron and its forks derive what flags leave out."""
     return any(isinstance(n, ast.FunctionDef) and n.name == "validate_args" for m in modules for n in m.body)
+
+
+def _rewrites_global_batch(module: ast.Module) -> bool:
+    """Whether parse_args itself sets args.global_batch_size, whatever was given: a statement of its own body (not
+    under an `if`, as Megatron's default `if args.global_batch_size is None:` is) assigning it. A fork of
+    Megatron-DeepSpeed rounds it up to a multiple of micro-batch x dp there, before Megatron's divisibility check
+    (Supercomputing-System-AI-Lab/Megatron-DeepSpeed c3527d3, megatron/arguments.py: aligned_train_batch)."""
+    for node in module.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name == "parse_args"):
+            continue
+        for statement in node.body:
+            targets = statement.targets if isinstance(statement, ast.Assign) else []
+            if any(isinstance(t, ast.Attribute) and t.attr == "global_batch_size" for t in targets):
+                return True
+    return False
 
 
 def _sizes_gated_mlp(module: ast.Module) -> bool:

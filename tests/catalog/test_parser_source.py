@@ -298,6 +298,29 @@ def test_a_package_function_the_parser_hands_itself_to_makes_unknown_flags_warni
     assert find_parser(launch.parent, repo).outside == ("fmoe.megatron.add_fmoe_args",)
 
 
+def test_a_parser_that_sets_the_global_batch_itself_is_not_held_to_megatrons_check(tmp_path):
+    """A Megatron-DeepSpeed fork's parse_args rounds --global-batch-size up to a multiple of micro x dp before
+    Megatron's check (Supercomputing-System-AI-Lab's aligned_train_batch): 60 over micro 1 x dp 8 starts there
+    (fail before: a false PL102). Megatron's own default, under `if args.global_batch_size is None:`, changes
+    nothing given."""
+    returned = "    return parser.parse_args()\n"
+    rounding = PARSER.replace(
+        returned,
+        "    args = parser.parse_args()\n    args.global_batch_size = -(-args.global_batch_size // 8) * 8\n"
+        "    return args\n",
+    )
+    defaulting = PARSER.replace(
+        returned,
+        "    args = parser.parse_args()\n    if args.global_batch_size is None:\n"
+        "        args.global_batch_size = args.micro_batch_size * 8\n    return args\n",
+    )
+    for name, parser, expected in (("rounding", rounding, []), ("defaulting", defaulting, ["PL102"])):
+        _, launch = _tree(tmp_path / name, parser=parser)
+        launch.write_text(launch.read_text().replace("--global-batch-size 64", "--global-batch-size 60"))
+        (result,) = check_paths([launch])
+        assert [d.code for d in result.diagnostics if d.code == "PL102"] == expected, name
+
+
 def test_a_fork_flag_that_pads_the_layers_makes_indivisible_layers_a_warning(tmp_path):
     parser = PARSER.replace(
         "    group.add_argument('--sequence-parallel', action='store_true')\n",
