@@ -41,16 +41,29 @@ def fork_flags(place: Path) -> tuple[str, list[str], dict[str, list[str]]]:
     return parser.path.relative_to(parser.tree).as_posix(), flags, dict(sorted(choices.items()))
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def fork_arguments(description: str, out: Path) -> argparse.Namespace:
+    """The command line of this script and scripts/build_fork_parsers.py: forks as OWNER/NAME=PATH@COMMIT, and --out."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--fork", action="append", required=True, metavar="OWNER/NAME=PATH@COMMIT")
-    ap.add_argument("--out", type=Path, default=OUT)
-    args = ap.parse_args()
-    doc = {}
-    for spec in args.fork:
+    ap.add_argument("--out", type=Path, default=out)
+    return ap.parse_args()
+
+
+def fork_places(specs: list[str]) -> list[tuple[str, Path, str]]:
+    """(owner/name, checkout or parser file, commit) of each OWNER/NAME=PATH@COMMIT."""
+    out = []
+    for spec in specs:
         name, _, rest = spec.partition("=")
         where, _, commit = rest.partition("@")
-        file, flags, choices = fork_flags(Path(where))
+        out.append((name, Path(where), commit))
+    return out
+
+
+def main() -> None:
+    args = fork_arguments(__doc__.splitlines()[0], OUT)
+    doc = {}
+    for name, where, commit in fork_places(args.fork):
+        file, flags, choices = fork_flags(where)
         doc[name] = {
             "repo": f"https://github.com/{name}",
             "commit": commit or None,

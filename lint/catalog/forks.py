@@ -51,3 +51,45 @@ def forks_accepting(option: str, value: str) -> list[str]:
     """The known forks and Megatron-LM releases whose parser lists `value` among the choices of `option`, by
     name, in the order they are known (the releases oldest first)."""
     return [name for name, choices in _fork_choices().items() if value in choices.get(option, ())]
+
+
+@lru_cache(maxsize=1)
+def _fork_parsers() -> dict[str, dict]:
+    """The whole parser documents shipped for forks that spell Megatron's flags their own way
+    (schemas/megatron_fork_parsers.json, built by scripts/build_fork_parsers.py)."""
+    from plint.schemas import read_json
+
+    return read_json("megatron_fork_parsers.json")
+
+
+def fork_by_spelling(options: set[str]) -> str | None:
+    """The fork whose own spelling of Megatron's flags the launch is written in (epfLLM/Megatron-LLM's
+    `--tensor_model_parallel_size` for `--tensor-model-parallel-size`): the fork whose parser accepts most of the
+    launch's options, and more of them than any shipped Megatron-LM or Megatron-DeepSpeed release does, one of them
+    at least its own. None otherwise: a Megatron-LM launch with an underscore typo (`--micro_batch_size`) or an old
+    release's spelling (`--local_rank`) stays a Megatron-LM launch, and PL501 names the typo; another trainer's
+    script sharing a few option names with the fork (`--tokenizer_type`) is not the fork's."""
+    if not any("_" in o for o in options):
+        return None
+    stock = options & _release_options()
+    best, most = None, max(len(stock), len(options) // 2)
+    for name, doc in _fork_parsers().items():
+        theirs = options & {f for row in doc["actions"] for f in row[0]}
+        if len(theirs) > most and theirs - stock:
+            best, most = name, len(theirs)
+    return best
+
+
+@lru_cache(maxsize=1)
+def _release_options() -> frozenset[str]:
+    """Every option string some shipped Megatron-LM or Megatron-DeepSpeed release's parser defines."""
+    from plint.catalog.flags import load_flag_catalog, releases
+
+    return frozenset(o for release in releases() for o in load_flag_catalog(release).options())
+
+
+def fork_parser_catalog(name: str):
+    """The FlagCatalog of a fork whose parser document is shipped (fork_by_spelling's answer)."""
+    from plint.catalog.flags import FlagCatalog
+
+    return FlagCatalog(_fork_parsers()[name])

@@ -62,8 +62,10 @@ def catalog_in_force(
     trainer_source: str | None = None,
     root: str | None = None,
     recognised: str | None = None,
+    spelled_by: str | None = None,
 ) -> CatalogInForce:
-    """`configured`: the release the configuration names; `recognised`: a fork recognised by its flags."""
+    """`configured`: the release the configuration names; `recognised`: a fork recognised by its flags;
+    `spelled_by`: a fork whose shipped parser spells the launch's flags (catalog.forks.fork_by_spelling)."""
     from plint.catalog.flags import default_release, load_flag_catalog, release_label
     from plint.catalog.parser_source import find_parser, load_source_catalog, with_entry_script
 
@@ -104,5 +106,12 @@ def catalog_in_force(
     if recognised:
         catalog = load_flag_catalog(recognised)
         return CatalogInForce(catalog, False, f"{release_label(catalog.release)}, recognised by its flags", note)
+    if spelled_by:
+        from plint.catalog.forks import fork_parser_catalog
+
+        catalog = fork_parser_catalog(spelled_by)
+        label = f"the parser of {spelled_by}, recognised by its flags' spelling (not in this tree)"
+        catalog.origin = label
+        return CatalogInForce(catalog, False, label, note)
     catalog = load_flag_catalog(default_release(flavour))
     return CatalogInForce(catalog, True, f"{release_label(catalog.release)}, assumed", note)

@@ -40,6 +40,7 @@ from plint.rules.registry import all_rules
 
 # Importing them registers the layout and arithmetic fixers and those of the start-up checks.
 from plint.fixing import alternative_fixers, layout_fixers, startup_fixers  # noqa: F401
+from plint.fixing.layout_fixers import as_the_parser_spells
 
 from typing import TYPE_CHECKING
 
@@ -265,8 +266,9 @@ def fix_sequence_parallel(diag: Diagnostic, ctx: FixContext) -> Fix | None:
             continue
         anchor = use.values[0].site if use.inline_value else max(sites, key=lambda s: s.end)
         end = word_end(ctx, anchor)
-        if end is not None:
-            edit = Edit(anchor.path, end, end, " --sequence-parallel")
+        spelled = as_the_parser_spells(rctx, "--sequence-parallel")
+        if end is not None and spelled is not None:
+            edit = Edit(anchor.path, end, end, f" {spelled}")
             if edit not in edits:
                 edits.append(edit)
     return Fix("add --sequence-parallel after the tensor-parallel size", tuple(edits)) if edits else None

@@ -61,10 +61,33 @@ def replace_value(ctx: FixContext, value, new) -> Edit | None:
     return Edit(span.path, span.start, span.end, raw.replace(str(value.value), str(new)))
 
 
+def as_the_parser_spells(rctx, text: str) -> str | None:
+    """Flags to add (`--a --b 2`) as the parser in force spells them: Megatron-LM's name, or the underscore form
+    a fork defines instead (epfLLM/Megatron-LLM's --sequence_parallel); None when it defines neither, for a flag
+    it rejects would stop the job the fix meant to improve."""
+    from plint.rules.keys_and_flags import flag_catalog
+
+    catalog = flag_catalog(rctx)
+    words = text.split()
+    for i, word in enumerate(words):
+        if not word.startswith("--") or catalog.lookup(word) is not None:
+            continue
+        underscored = "--" + word[2:].replace("-", "_")
+        if catalog.lookup(underscored) is None:
+            return None
+        words[i] = underscored
+    return " ".join(words)
+
+
 def insert_after_tp(ctx: FixContext, rctx, text: str) -> Edit | None:
-    """A flag added after the tensor-parallel size (or after the entry point when tp is not given)."""
+    """A flag added after the tensor-parallel size (or after the entry point when tp is not given), spelled as the
+    parser in force spells it; None when that parser does not define it."""
     from plint.fixing.fix_registry import TP_OPTIONS
 
+    spelled = as_the_parser_spells(rctx, text)
+    if spelled is None:
+        return None
+    text = spelled
     args = trainer_args_of(rctx)
     use = args.get_any(*TP_OPTIONS) if args is not None else None
     if use is not None and use.values and not use.inline_value:

@@ -389,6 +389,7 @@ def _launch(
     from plint.reading.sources.entry_script import read_entry_script
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
+    from plint.catalog.forks import fork_by_spelling
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
     if chain.neox_facts is not None:
@@ -401,12 +402,16 @@ def _launch(
     flavour = trainer.value
     if flavour in ("megatron", "megatron-deepspeed"):
         named = _named_release(releases.get("megatron"), flavour)
-        recognised = None
+        recognised = spelled_by = None
         if named is None and flavour == "megatron-deepspeed":
             fork = fork_release(chain.entrypoint, chain.trainer_args)
             recognised = fork.value if fork is not None else None
+        elif named is None:
+            spelled_by = fork_by_spelling({w.text for w in chain.trainer_args if w.text and w.text.startswith("--")})
         entry = chain.entrypoint.display() if chain.entrypoint is not None else None
-        in_force = catalog_in_force(flavour, launch_file or ".", entry, named, trainer_source, recognised=recognised)
+        in_force = catalog_in_force(
+            flavour, launch_file or ".", entry, named, trainer_source, recognised=recognised, spelled_by=spelled_by
+        )
         catalog = in_force.catalog
         launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
         launch.catalog = in_force

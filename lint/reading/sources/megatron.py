@@ -76,9 +76,18 @@ class _Reader:
         spec = self.catalog.lookup(option)
         return spec is None or spec.takes_value is not False
 
+    def _named(self, option: str):
+        """The catalog's action for a Megatron option the reader asks about by its Megatron-LM name, under the
+        parser's own spelling where that differs (epfLLM/Megatron-LLM's --tensor_model_parallel_size for
+        --tensor-model-parallel-size, the same dest). Options as written are looked up as written."""
+        spec = self.catalog.lookup(option)
+        if spec is None and option.startswith("--") and "-" in option[2:]:
+            spec = self.catalog.lookup("--" + option[2:].replace("-", "_"))
+        return spec
+
     def _matcher(self, options: tuple[str, ...]):
         """Whether an option as written is one of `options` or shares a dest with one of them."""
-        dests = {spec.dest for spec in map(self.catalog.lookup, options) if spec is not None and spec.dest}
+        dests = {spec.dest for spec in map(self._named, options) if spec is not None and spec.dest}
 
         def matches(written: str) -> bool:
             spec = self.catalog.lookup(written)
@@ -87,12 +96,12 @@ class _Reader:
         return matches
 
     def has(self, option: str) -> bool:
-        return self.catalog.lookup(option) is not None
+        return self._named(option) is not None
 
     def use(self, *options: str, known_only: bool = True) -> FlagUse | None:
         """The winning use among spellings (and their aliases). Options the release's parser lacks
         are left out by default: argparse stops at them, so they set nothing (PL501 reports them)."""
-        dests = {spec.dest for spec in map(self.catalog.lookup, options) if spec is not None and spec.dest}
+        dests = {spec.dest for spec in map(self._named, options) if spec is not None and spec.dest}
         found = [
             u
             for u in self.args.uses
@@ -125,7 +134,7 @@ class _Reader:
         derived from their absence) when no unknown part could give one of them, else unresolved."""
         # options the parser in force does not define cannot be in an unknown part either: argparse would stop
         # at them (a fork without grouped-query attention keeps one group per head whatever $MODEL_ARGS holds)
-        defined = not options or any(self.catalog.lookup(option) is not None for option in options)
+        defined = not options or any(self._named(option) is not None for option in options)
         part = self.gap.could_give(self._matcher(options)) if self.gap is not None and defined else None
         if part is not None:
             return unknown_value(part)
@@ -135,7 +144,7 @@ class _Reader:
 
     def default(self, option: str, fallback=None, note: str = "") -> Value:
         """The trainer's own default for an absent option (from the catalog when it has one)."""
-        spec = self.catalog.lookup(option)
+        spec = self._named(option)
         value = fallback
         if spec is not None and spec.has_literal_default and spec.default is not None:
             value = spec.default
