@@ -162,6 +162,7 @@ ExtraPath = Literal[
 FieldPath = Literal[ContractPath, ExtraPath]
 # The trainer facts (LaunchExtras.facts) that rules and the cost model read by name beyond the FieldPaths
 FactKey = Literal[
+    "clamped_model_parallel",
     "clip_grad",
     "deepspeed.pipeline_module",
     "defer_embedding_wgrad_compute",

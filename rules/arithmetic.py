@@ -27,7 +27,10 @@ if TYPE_CHECKING:
         "with experts, by etp*ep*pp, where etp defaults to tp (Megatron-DeepSpeed: DeepSpeed's expert groups "
         "need dp, or world/pp without --enable-expert-tensor-parallelism, divisible by ep); and that dp*cp and "
         "the expert-data-parallel size world/(etp*ep*pp) are multiples of the "
-        "--num-distributed-optimizer-instances of hybrid sharding (parallel.dp_outer).",
+        "--num-distributed-optimizer-instances of hybrid sharding (parallel.dp_outer). Releases whose "
+        "validate_args clamps tp to the world size and pp to what tp leaves (Megatron-LM up to core 0.8, the "
+        "Megatron-DeepSpeed forks, a parser in the tree that does so) are checked with the sizes they run, and "
+        "a warning says that the run has less model parallelism than written.",
         why="Megatron computes dp = world / (tp*pp*cp) and asserts the division is exact (validate_args: "
         "'world size (N) is not divisible by total_model_size'); the expert grid raises a RuntimeError "
         "when world % (etp*ep*pp) != 0; initialize_model_parallel asserts dp*cp is a multiple of the "
@@ -50,6 +53,9 @@ def world_size_indivisible(ctx: LaunchContext):
 def _world_size_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
+    clamped = value(ctx, "clamped_model_parallel")
+    if clamped is not None:  # no start-up stop, but not the layout written: a warning
+        yield Finding(f"{clamped.value}", clamped.span, key="parallel.tp", severity="warning")
     sizes = known(ctx, "cluster.world_size", "parallel.tp", "parallel.pp")
     if sizes is None:
         return

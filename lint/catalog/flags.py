@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 _NO_VALUE_KINDS = ("store_true", "store_false", "help", "boolean_optional", "store_const", "count")
 
 
+# shipped releases whose validate_args clamps --tensor-model-parallel-size and --pipeline-model-parallel-size
+CLAMPING_RELEASES = frozenset(("0.4", "0.6", "0.8", "megatron-deepspeed", "bigscience"))
+
+
 class FlagSpec:
     """One argparse action. A plain slotted class: a catalog holds hundreds of these."""
 
@@ -98,6 +102,10 @@ class FlagCatalog:
         # whether the parser's parse_args sets --global-batch-size's value itself before Megatron checks it (a
         # parser read from source says; no shipped release does)
         self.global_batch_rewritten: bool = doc.get("global_batch_rewritten", False)
+        # whether validate_args clamps tp to the world size and pp to what tp leaves (`min(...)`) instead of asserting
+        # divisibility: Megatron-LM from 52a5f2f272 (2020) until 8af3dae72a (2024-08-05, core 0.9), and the
+        # Megatron-DeepSpeed forks (microsoft f4157be megatron/arguments.py); a parser read from source says for itself
+        self.clamps_parallel_sizes: bool = doc.get("clamps_parallel_sizes", self.release in CLAMPING_RELEASES)
         self.origin: str | None = None
         self._specs: dict[int, FlagSpec] = {}
         self._by_option: dict[str, int] = {}

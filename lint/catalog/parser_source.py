@@ -26,7 +26,7 @@ from plint.source import parse_python
 # Where Megatron-LM keeps its parser: megatron/training/ since core_v0.6, megatron/ before and in forks.
 PARSER_FILES = ("megatron/training/arguments.py", "megatron/arguments.py")
 VERSION_FILE = "megatron/core/package_info.py"
-_FORMAT = 4  # bump when the catalog built from a source changes shape (invalidates cached copies)
+_FORMAT = 5  # bump when the catalog built from a source changes shape (invalidates cached copies)
 _MAX_SOURCE_BYTES = 2 * 1024 * 1024  # an arguments.py is about 150 KB; more is not a parser
 _ACTIONS = {
     "store",
@@ -402,6 +402,7 @@ def build_document(parser: ParserSource) -> dict:
     return {
         "swiglu_sizes_ffn": "--swiglu" not in seen or not _validates(modules) or any(map(_sizes_gated_mlp, modules)),
         "global_batch_rewritten": _rewrites_global_batch(main),
+        "clamps_parallel_sizes": any(map(_clamps_parallel_sizes, modules)),
         "release": borrowed or _nearest_release(flavour, version, seen),
         "flavour": flavour,
         "repo": None,
@@ -437,6 +438,25 @@ def _rewrites_global_batch(module: ast.Module) -> bool:
         for statement in node.body:
             targets = statement.targets if isinstance(statement, ast.Assign) else []
             if any(isinstance(t, ast.Attribute) and t.attr == "global_batch_size" for t in targets):
+                return True
+    return False
+
+
+def _clamps_parallel_sizes(module: ast.Module) -> bool:
+    """Whether validate_args clamps the tensor-parallel size with min() (`args.tensor_model_parallel_size =
+    min(args.tensor_model_parallel_size, args.world_size)`, Megatron-LM until 8af3dae72a) rather than asserting."""
+    for node in module.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name in ("validate_args", "parse_args")):
+            continue
+        for statement in node.body:
+            if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)):
+                continue
+            func, targets = statement.value.func, statement.targets
+            if (
+                isinstance(func, ast.Name)
+                and func.id == "min"
+                and any(isinstance(t, ast.Attribute) and t.attr == "tensor_model_parallel_size" for t in targets)
+            ):
                 return True
     return False
 

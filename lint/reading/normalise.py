@@ -250,6 +250,16 @@ def _megatron_parallel(launch: Launch, layout: Layout) -> None:
     tp = layout.get("parallel.tp") or one
     pp = layout.get("parallel.pp") or one
     cp = layout.get("parallel.cp") or one
+    if launch.catalog is not None and launch.catalog.catalog.clamps_parallel_sizes:
+        asked = (tp.value, pp.value)
+        tp, pp = _clamped(layout, world, tp, pp)
+        if (tp.value, pp.value) != asked:  # what PL101 warns of: less model parallelism than written
+            launch.facts["clamped_model_parallel"] = derived(
+                f"tp {asked[0]}, pp {asked[1]} on a world of {world.value} runs as tp {tp.value}, pp {pp.value}: "
+                "this release's validate_args clamps them instead of stopping",
+                "; ".join(v.note for v in (tp, pp) if v.note and "clamped" in v.note),
+                tp.span if tp.value != asked[0] else pp.span,
+            )
     sequence_parallel = layout.get("parallel.sequence_parallel")
     if sequence_parallel is not None and sequence_parallel.value is True and tp.value == 1:
         # validate_args turns it off at tp 1 ("Disabling sequence parallelism because tensor model parallelism
@@ -269,6 +279,29 @@ def _megatron_parallel(launch: Launch, layout: Layout) -> None:
         layout.set(
             "parallel.dp", quotient("dp = {n} / ({tp}*{pp}*{cp}) (world / tp*pp*cp)", world, tp=tp, pp=pp, cp=cp)
         )
+
+
+def _clamped(layout: Layout, world: Value, tp: Value, pp: Value) -> tuple[Value, Value]:
+    """tp and pp as a validate_args that clamps them runs them (FlagCatalog.clamps_parallel_sizes): tp = min(tp,
+    world), then pp = min(pp, world // tp); each one that moved is set in the layout, derived, saying so."""
+    sizes = (world.value, tp.value, pp.value)
+    if not all(isinstance(v, int) and v > 0 for v in sizes):
+        return tp, pp
+    w, t, p = sizes
+    origin = "assumed" if world.origin == "assumed" else "derived"  # a clamp to an assumed world is assumed too
+    if t > w:
+        tp = Value(
+            w, tp.span, origin, f"--tensor-model-parallel-size {t} is clamped to the world size {w} by validate_args"
+        )
+        layout.set("parallel.tp", tp)
+        etp = layout.get("parallel.etp")
+        if etp is not None and etp.origin != "literal" and etp.value == t:  # the expert tp that follows tp
+            layout.set("parallel.etp", Value(w, etp.span, origin, f"the tensor-parallel size, {tp.note}"))
+    if p > w // tp.value:
+        note = f"--pipeline-model-parallel-size {p} is clamped to world {w} // tp {tp.value} by validate_args"
+        pp = Value(w // tp.value, pp.span, origin, note)
+        layout.set("parallel.pp", pp)
+    return tp, pp
 
 
 # ZeRO stage -> what it shards (DeepSpeed's zero_optimization.stage; Megatron-DeepSpeed's --zero-stage)
