@@ -312,6 +312,8 @@ def test_a_job_naming_its_hosts_and_no_node_count_runs_on_those_hosts():
     assert "--nodelist=mlpre-g2-ghpc-[7-8]" in j.nodes.note
     assert job("#SBATCH -w n[1-4] -N 8\n").nodes.value == 8  # --nodes says how many; the list is a part
     assert job("#SBATCH -w ./hosts\n").nodes is None
+    # a --nodelist with no list names no host (a mutation test's raise: the bare flag's value is True)
+    assert job("#SBATCH --gpus-per-node=2\n#SBATCH --nodelist\n").nodes is None
 
 
 def test_a_dash_heredoc_s_tab_indented_directives_and_continued_lines_reach_sbatch_expanded(tmp_path):

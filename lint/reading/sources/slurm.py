@@ -293,7 +293,9 @@ def _host_expression_count(expression: str) -> int | None:
 def _listed_nodes(value: Value) -> Value | None:
     """The node count of a job that names its hosts (--nodelist) and no --nodes: sbatch(1) allocates every listed
     host and adds others only where another request needs them; None when the list cannot be counted."""
-    count = hostlist_count(value.value.strip()) if value.known else None
+    if not value.known or not isinstance(value.value, str):  # `#SBATCH --nodelist` with no list names no host
+        return None
+    count = hostlist_count(value.value.strip())
     if count is None:
         return None
     return Value(
