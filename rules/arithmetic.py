@@ -53,13 +53,19 @@ def world_size_indivisible(ctx: LaunchContext):
 def _world_size_indivisible(ctx: LaunchContext):
     if not is_megatron(ctx):
         return
-    clamped = value(ctx, "clamped_model_parallel")
-    if clamped is not None:  # no start-up stop, but not the layout written: a warning
-        yield Finding(f"{clamped.value}", clamped.span, key="parallel.tp", severity="warning")
     sizes = known(ctx, "cluster.world_size", "parallel.tp", "parallel.pp")
     if sizes is None:
         return
     world, tp, pp = sizes
+    written = value(ctx, "clamped_model_parallel")
+    if written is not None:  # no start-up stop, but not the layout written: a warning
+        yield Finding(
+            f"tp {written.value[0]}, pp {written.value[1]} on a world of {world} runs as tp {tp}, pp {pp}: "
+            "this release's validate_args clamps them instead of stopping",
+            written.span,
+            key="parallel.tp",
+            severity="warning",
+        )
     if trainer(ctx) == "megatron-deepspeed":
         sp = value(ctx, "ds_sequence_parallel_size")
         third, label = (sp.value if sp is not None and sp.value else 1), "ds_sp"

@@ -365,8 +365,10 @@ def memory_headroom(ctx: LaunchContext):
         "whose step the cost model predicts shorter by more than it can tell apart (5%; 10% for MoE "
         "models: comparing two layouts of one model on one cluster cancels most of the model's error, "
         f"calibrated at {MEASURED_STEP_ERROR['dense']:.1%} mean absolute error on dense runs and "
-        f"{MEASURED_STEP_ERROR['moe']:.1%} on MoE runs of benchmarks/calibrate.py). It warns only when it finds one, and names it with the predicted bubble, "
-        "step and memory (" + FIGURES + "). A bubble with no better layout (a 175B model "
+        f"{MEASURED_STEP_ERROR['moe']:.1%} on MoE runs of benchmarks/calibrate.py). It warns only when it "
+        "finds one, and names it with the predicted bubble, step and memory ("
+        + FIGURES
+        + "). A bubble with no better layout (a 175B model "
         "that needs its 16 stages) is what the run costs, and plint stays quiet. Teams that want an "
         "absolute limit set `thresholds.bubble` (off by default): above it the rule also warns when no "
         "alternative is found. Where dropping the pipeline altogether is faster still, PL302 names that "

@@ -143,6 +143,16 @@ class FlagCatalog:
             self._specs[i] = spec
         return spec
 
+    def spelling(self, option: str) -> str | None:
+        """How this parser spells a Megatron-LM option: as Megatron-LM does, or with underscores where a fork
+        defines that form instead (epfLLM/Megatron-LLM's --tensor_model_parallel_size, the same dest); None when it
+        defines neither. For options the reader or a fix names, not options as written (those are looked up as
+        written: argparse takes nothing else)."""
+        if self.lookup(option) is not None:
+            return option
+        underscored = "--" + option[2:].replace("-", "_") if option.startswith("--") else option
+        return underscored if underscored != option and self.lookup(underscored) is not None else None
+
     def lookup(self, option: str) -> FlagSpec | None:
         """The action an option string selects; no prefixes unless the parser allows abbreviations
         (Megatron-LM and both forks build theirs with allow_abbrev=False)."""

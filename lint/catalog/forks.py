@@ -71,13 +71,23 @@ def fork_by_spelling(options: set[str]) -> str | None:
     script sharing a few option names with the fork (`--tokenizer_type`) is not the fork's."""
     if not any("_" in o for o in options):
         return None
+    # most of the options first: it needs no release catalog, and settles most launches (one --local_rank)
+    accepted = {name: options & _fork_options(name) for name in _fork_parsers()}
+    accepted = {name: theirs for name, theirs in accepted.items() if len(theirs) > len(options) // 2}
+    if not accepted:
+        return None
     stock = options & _release_options()
-    best, most = None, max(len(stock), len(options) // 2)
-    for name, doc in _fork_parsers().items():
-        theirs = options & {f for row in doc["actions"] for f in row[0]}
+    best, most = None, len(stock)
+    for name, theirs in accepted.items():
         if len(theirs) > most and theirs - stock:
             best, most = name, len(theirs)
     return best
+
+
+@lru_cache(maxsize=4)
+def _fork_options(name: str) -> frozenset[str]:
+    """Every option string a shipped fork parser defines."""
+    return frozenset(f for row in _fork_parsers()[name]["actions"] for f in row[0])
 
 
 @lru_cache(maxsize=1)

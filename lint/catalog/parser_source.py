@@ -427,38 +427,31 @@ def _validates(modules: list[ast.Module]) -> bool:
     return any(isinstance(n, ast.FunctionDef) and n.name == "validate_args" for m in modules for n in m.body)
 
 
-def _rewrites_global_batch(module: ast.Module) -> bool:
-    """Whether parse_args itself sets args.global_batch_size, whatever was given: a statement of its own body (not
-    under an `if`, as Megatron's default `if args.global_batch_size is None:` is) assigning it. A fork of
-    Megatron-DeepSpeed rounds it up to a multiple of micro-batch x dp there, before Megatron's divisibility check
-    (Supercomputing-System-AI-Lab/Megatron-DeepSpeed c3527d3, megatron/arguments.py: aligned_train_batch)."""
+def _top_level_assignments(module: ast.Module, functions: tuple[str, ...], attribute: str):
+    """The statements of the named functions' own bodies (not under an `if` or a loop) assigning `args.<attribute>`."""
     for node in module.body:
-        if not (isinstance(node, ast.FunctionDef) and node.name == "parse_args"):
-            continue
-        for statement in node.body:
-            targets = statement.targets if isinstance(statement, ast.Assign) else []
-            if any(isinstance(t, ast.Attribute) and t.attr == "global_batch_size" for t in targets):
-                return True
-    return False
+        if isinstance(node, ast.FunctionDef) and node.name in functions:
+            for statement in node.body:
+                targets = statement.targets if isinstance(statement, ast.Assign) else []
+                if any(isinstance(t, ast.Attribute) and t.attr == attribute for t in targets):
+                    yield statement
+
+
+def _rewrites_global_batch(module: ast.Module) -> bool:
+    """Whether parse_args itself sets args.global_batch_size, whatever was given (not under an `if`, as Megatron's
+    default `if args.global_batch_size is None:` is). A fork of Megatron-DeepSpeed rounds it up to a multiple of
+    micro-batch x dp there, before Megatron's divisibility check (Supercomputing-System-AI-Lab/Megatron-DeepSpeed
+    c3527d3, megatron/arguments.py: aligned_train_batch)."""
+    return any(_top_level_assignments(module, ("parse_args",), "global_batch_size"))
 
 
 def _clamps_parallel_sizes(module: ast.Module) -> bool:
     """Whether validate_args clamps the tensor-parallel size with min() (`args.tensor_model_parallel_size =
     min(args.tensor_model_parallel_size, args.world_size)`, Megatron-LM until 8af3dae72a) rather than asserting."""
-    for node in module.body:
-        if not (isinstance(node, ast.FunctionDef) and node.name in ("validate_args", "parse_args")):
-            continue
-        for statement in node.body:
-            if not (isinstance(statement, ast.Assign) and isinstance(statement.value, ast.Call)):
-                continue
-            func, targets = statement.value.func, statement.targets
-            if (
-                isinstance(func, ast.Name)
-                and func.id == "min"
-                and any(isinstance(t, ast.Attribute) and t.attr == "tensor_model_parallel_size" for t in targets)
-            ):
-                return True
-    return False
+    return any(
+        isinstance(s.value, ast.Call) and isinstance(s.value.func, ast.Name) and s.value.func.id == "min"
+        for s in _top_level_assignments(module, ("validate_args", "parse_args"), "tensor_model_parallel_size")
+    )
 
 
 def _sizes_gated_mlp(module: ast.Module) -> bool:

@@ -70,12 +70,11 @@ def as_the_parser_spells(rctx, text: str) -> str | None:
     catalog = flag_catalog(rctx)
     words = text.split()
     for i, word in enumerate(words):
-        if not word.startswith("--") or catalog.lookup(word) is not None:
-            continue
-        underscored = "--" + word[2:].replace("-", "_")
-        if catalog.lookup(underscored) is None:
-            return None
-        words[i] = underscored
+        if word.startswith("--"):
+            spelled = catalog.spelling(word)
+            if spelled is None:
+                return None
+            words[i] = spelled
     return " ".join(words)
 
 

@@ -253,11 +253,10 @@ def _megatron_parallel(launch: Launch, layout: Layout) -> None:
     if launch.catalog is not None and launch.catalog.catalog.clamps_parallel_sizes:
         asked = (tp.value, pp.value)
         tp, pp = _clamped(layout, world, tp, pp)
-        if (tp.value, pp.value) != asked:  # what PL101 warns of: less model parallelism than written
+        if (tp.value, pp.value) != asked:  # the sizes written, for PL101: less model parallelism than written
             launch.facts["clamped_model_parallel"] = derived(
-                f"tp {asked[0]}, pp {asked[1]} on a world of {world.value} runs as tp {tp.value}, pp {pp.value}: "
-                "this release's validate_args clamps them instead of stopping",
-                "; ".join(v.note for v in (tp, pp) if v.note and "clamped" in v.note),
+                asked,
+                "the tp and pp written, before validate_args clamps them",
                 tp.span if tp.value != asked[0] else pp.span,
             )
     sequence_parallel = layout.get("parallel.sequence_parallel")

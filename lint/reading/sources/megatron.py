@@ -78,12 +78,9 @@ class _Reader:
 
     def _named(self, option: str):
         """The catalog's action for a Megatron option the reader asks about by its Megatron-LM name, under the
-        parser's own spelling where that differs (epfLLM/Megatron-LLM's --tensor_model_parallel_size for
-        --tensor-model-parallel-size, the same dest). Options as written are looked up as written."""
-        spec = self.catalog.lookup(option)
-        if spec is None and option.startswith("--") and "-" in option[2:]:
-            spec = self.catalog.lookup("--" + option[2:].replace("-", "_"))
-        return spec
+        parser's own spelling (FlagCatalog.spelling)."""
+        spelled = self.catalog.spelling(option)
+        return self.catalog.lookup(spelled) if spelled is not None else None
 
     def _matcher(self, options: tuple[str, ...]):
         """Whether an option as written is one of `options` or shares a dest with one of them."""
