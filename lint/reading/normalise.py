@@ -39,6 +39,7 @@ class Launch:
     slurm: SlurmJob | None = None
     pbs: bool = False  # the script asks PBS for its job (#PBS directives)
     lsf: bool = False  # the script asks LSF for its job (#BSUB directives)
+    grid_engine: bool = False  # the script asks Grid Engine for its job (#$ directives)
     other_scheduler: bool = False  # directives of a resource manager plint does not read (#PJM, #$, #COBALT...)
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
@@ -418,17 +419,8 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     from plint.reading.sources.deepspeed_config import derive_batch
 
     world = layout.get("cluster.world_size") or unresolved("no world size")
-    dp = world
     cfg = launch.ds_config
-    own = _own_model_parallelism(launch)
-    if own is not None:  # `cli/train.py --model_parallel_size 4`: the trainer's own model parallelism, unread
-        dp = unresolved(f"{own}: the trainer's own model parallelism, which plint does not read: dp = world / it")
-    if (
-        cfg is not None
-        and getattr(cfg, "sequence_parallel_size", None) is not None
-        and cfg.sequence_parallel_size.known
-    ):
-        dp = quotient("dp = {n} / {sp} (world / sequence_parallel_size)", world, sp=cfg.sequence_parallel_size)
+    dp = _client_parallelism(launch, layout, world)
     layout.set(
         "parallel.dp",
         dp
@@ -479,6 +471,40 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
 
 
+def _client_parallelism(launch: Launch, layout: Layout, world: Value) -> Value:
+    """The model-parallel sizes of a trainer that is not Megatron (an HF Trainer or DeepSpeed client script) and
+    its dp. Such a trainer runs none unless its flags ask for it (read, they leave the sizes unknown) or its
+    DeepSpeed config does: AutoTP's tensor_parallel.autotp_size (deepspeed/runtime/engine.py, 0.19.8: the engine
+    shards the model over it) and Ulysses' sequence_parallel_size, which divide the world for dp."""
+    own = _own_model_parallelism(launch)
+    if own is not None and not own[1]:  # `cli/train.py --model_parallel_size 4`: its own model parallelism, unread
+        return unresolved(f"{own[0]}: the trainer's own model parallelism, which plint does not read: dp = world / it")
+    if launch.chain is None or (own is None and launch.facts.get("arguments.incomplete") is not None):
+        return world  # a config checked alone, or arguments of which a part is unknown: no sizes said
+    cfg = launch.ds_config
+    none = "no model parallelism: a trainer other than Megatron, with no model-parallel flag or config section"
+    tp = derived(1, none)
+    if cfg is not None and cfg.autotp_size.origin != "default":
+        autotp = cfg.autotp_size
+        tp = autotp if not autotp.known or autotp.value not in (0, 1) else derived(1, f"{cfg.path}: AutoTP off")
+    layout.set("parallel.tp", tp)
+    layout.set("parallel.pp", derived(1, none))
+    layout.set("parallel.ep", derived(1, none))
+    sp = getattr(cfg, "sequence_parallel_size", None)
+    if own is not None:  # `--seq_parallel_size 14`: the script splits sequences its own way (cp unknown)
+        return unresolved(
+            f"{own[0]}: the trainer's own sequence parallelism, which plint does not read: dp = world / it"
+        )
+    if sp is None or sp.origin == "default" or sp.value == 1:
+        layout.set("parallel.cp", derived(1, none))
+        sp = derived(1, none)
+    return (
+        world
+        if tp.value == 1 and sp.value == 1
+        else quotient("dp = {n} / ({tp} * {sp}) (world / AutoTP size / sequence_parallel_size)", world, tp=tp, sp=sp)
+    )
+
+
 def _batch_on_assumed_node(cfg, layout: Layout):
     """The JSON's batch triple when dp rests on GPUs per node plint assumed and DeepSpeed would stop at that dp:
     derived without dp instead, so that what needs dp stays unknown (naming the guess) and no start-up stop is
@@ -502,20 +528,29 @@ def _batch_on_assumed_node(cfg, layout: Layout):
 
 # a DeepSpeed trainer's own model- or pipeline-parallel size (fmengine's --model_parallel_size, --pipe_parallel_size):
 # with one of them above 1, dp is not the world
-_OWN_MODEL_PARALLEL = re.compile(r"--(tensor|model|pipe|pipeline)[-_](model[-_])?parallel[-_](size|degree)")
+# Megatron-style names, and the HF Trainer's --tp_size (transformers 4.51-4.53 TrainingArguments)
+_OWN_MODEL_PARALLEL = re.compile(
+    r"--(tensor|model|pipe|pipeline|seq|sequence|context)[-_](model[-_])?parallel[-_](size|degree)|--tp[-_]size"
+)
 
 
-def _own_model_parallelism(launch: Launch) -> str | None:
-    """`FLAG VALUE` of a model-parallel size the program receives that is not known to be 1, else None."""
+_SEQUENCE_SPLIT = ("--seq", "--context")
+
+
+def _own_model_parallelism(launch: Launch) -> tuple[str, bool] | None:
+    """`FLAG VALUE` of a model-parallel size the program receives that is not known to be 1, and whether it only
+    splits sequences (`--seq_parallel_size`); a size that splits the model comes first. None: no such flag."""
     words = launch.chain.trainer_args if launch.chain is not None else []  # a DeepSpeed JSON checked alone: none
+    found: list[tuple[str, bool]] = []
     for i, w in enumerate(words):
         name, eq, inline = (w.text or "").partition("=")
-        if not _OWN_MODEL_PARALLEL.fullmatch(name):
+        matched = _OWN_MODEL_PARALLEL.fullmatch(name)
+        if matched is None:
             continue
         value = inline if eq else (words[i + 1].text if i + 1 < len(words) else None)
         if value != "1":
-            return f"{name} {value if value is not None else '(unknown)'}"
-    return None
+            found.append((f"{name} {value if value is not None else '(unknown)'}", name.startswith(_SEQUENCE_SPLIT)))
+    return min(found, key=lambda f: f[1], default=None)
 
 
 def _hf_batch(launch: Launch) -> bool:
@@ -618,6 +653,8 @@ def build_layout(launch: Launch) -> Layout:
         if launch.pbs
         else ("lsf", "#BSUB directives")
         if launch.lsf
+        else ("sge", "#$ directives (Grid Engine)")
+        if launch.grid_engine
         else (None, "no scheduler")
     )
     layout.set("scheduler", derived(scheduler, said))

@@ -100,6 +100,7 @@ class DeepSpeedConfig:
     offload_optimizer: Value  # zero_optimization.offload_optimizer.device; None when no such section
     offload_param: Value  # zero_optimization.offload_param.device; None when no such section
     sequence_parallel_size: Value  # top level; DeepSpeed divides the world by it for dp
+    autotp_size: Value  # tensor_parallel.autotp_size: AutoTP training's tp; default 0 (off)
     pipeline_stages: Value  # pipeline.stages; default "auto"
     optimizer_type: Value  # optimizer.type; None when DeepSpeed builds none (a client optimizer is used)
     overlap_comm: Value  # zero_optimization.overlap_comm; default: on at stage 3 only
@@ -269,6 +270,8 @@ def read_deepspeed_config(text: MappedText, path: str) -> DeepSpeedConfig:
         offload_optimizer=_offload(root, "offload_optimizer", "cpu_offload"),
         offload_param=_offload(root, "offload_param", "cpu_offload_param"),
         sequence_parallel_size=top("sequence_parallel_size", whole_number=True),
+        # deepspeed/runtime/tensor_parallel/config.py (0.19.8): TPTrainingConfig.autotp_size, 0 = AutoTP off
+        autotp_size=_fact(root.find("tensor_parallel", "autotp_size"), "tensor_parallel.autotp_size", 0, True),
         pipeline_stages=stages,
         optimizer_type=_fact(optimizer.get("type") if isinstance(optimizer, JObject) else None, "optimizer.type"),
         overlap_comm=overlap,
