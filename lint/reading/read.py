@@ -152,16 +152,9 @@ def _read_shell(
 ) -> None:
     from plint.reading.shell.evaluator import EvalOptions, evaluate
 
-    job = _slurm_job(source)
-    seeded = _slurm_env(job)
-    pbs, files = _pbs_job(source)
-    if pbs is not None:
-        from plint.reading.sources.pbs import implied_env as pbs_env
-
-        seeded.update(pbs_env(pbs))
-    seeded.update(env_vars(env))  # --env wins over what #SBATCH implies: the user said so
-    for name, value in assume.items():  # an assumed variable the script never sets reads as seeded
-        seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
+    job, pbs, grid_engine, seeded, files = _job_environment(source, env, assume)
+    if grid_engine is not None:
+        reading.problems.extend(grid_engine.problems)
 
     def child_env(command, child: SourceFile) -> dict[str, Var]:
         from plint.reading.sources.slurm import apply_options, exported_variables
@@ -213,6 +206,7 @@ def _read_shell(
         launch = _launch(chain, job, lookup, gpu, releases, path, trainer_source)
         launch.pbs = pbs is not None
         launch.lsf = _asks_lsf(source)
+        launch.grid_engine = grid_engine is not None
         launch.other_scheduler = _OTHER_SCHEDULERS.search(source.data) is not None
         reading.launches.append(launch)
         reading.problems.extend(getattr(chain, "problems", []))
@@ -344,9 +338,9 @@ def _slurm_job(source: SourceFile):
 _BSUB = re.compile(rb"^[ \t]*#BSUB[ \t]", re.MULTILINE)
 
 
-# directives of resource managers plint does not read: Fujitsu's PJM (`#PJM -L node=...`, Fugaku), Grid Engine
-# (`#$ -l rt_F=2`, ABCI), Cobalt (`#COBALT -n 8`), Flux (`#flux: -N 2`) and Moab (`#MSUB -l nodes=2`): the job is one
-# of theirs, whose hosts plint does not know
+# directives of resource managers whose hosts plint does not know, or knows only for some requests: Fujitsu's PJM
+# (`#PJM -L node=...`, Fugaku), Grid Engine (`#$ -l rt_F=2`, ABCI: sources/grid_engine.py reads what it can), Cobalt
+# (`#COBALT -n 8`), Flux (`#flux: -N 2`) and Moab (`#MSUB -l nodes=2`)
 _OTHER_SCHEDULERS = re.compile(rb"^[ \t]*#(PJM|\$|COBALT|flux:|MSUB)[ \t]", re.MULTILINE)
 
 
@@ -365,6 +359,37 @@ def _pbs_job(source: SourceFile):
     job = read_directives(source)
     nodes = node_file(job)
     return job, ({node_file_key(): nodes} if nodes is not None else {})
+
+
+def _job_environment(source: SourceFile, env: dict[str, str], assume: dict[str, str]):
+    """The batch job the script's directives ask for (Slurm, PBS, Grid Engine) and the environment it starts
+    with: what the directives imply, then --env, then --assume for a variable the script never sets; and the
+    files the job gives it (PBS's node file)."""
+    job = _slurm_job(source)
+    seeded = _slurm_env(job)
+    pbs, files = _pbs_job(source)
+    if pbs is not None:
+        from plint.reading.sources.pbs import implied_env as pbs_env
+
+        seeded.update(pbs_env(pbs))
+    grid_engine = _grid_engine_job(source)
+    if grid_engine is not None:
+        from plint.reading.sources.grid_engine import implied_env as grid_engine_env
+
+        seeded.update(grid_engine_env(grid_engine))
+    seeded.update(env_vars(env))  # --env wins over what #SBATCH implies: the user said so
+    for name, value in assume.items():  # an assumed variable the script never sets reads as seeded
+        seeded.setdefault(name, Var(name, (Piece(value, None, "assumed"),), exported=True))
+    return job, pbs, grid_engine, seeded, files
+
+
+def _grid_engine_job(source: SourceFile):
+    """The Grid Engine job the script's `#$` lines ask for; None without any (the reader is not imported)."""
+    if b"#$" not in source.data:
+        return None
+    from plint.reading.sources.grid_engine import read_directives
+
+    return read_directives(source)
 
 
 def _slurm_env(job) -> dict[str, Var]:
