@@ -27,6 +27,8 @@ def test_a_client_script_runs_no_model_parallelism(tmp_path):
     assert sizes == {"tp": 1, "pp": 1, "cp": 1, "ep": 1, "dp": 8}
     assert layout["provenance"]["parallel.tp"]["origin"] == "derived"
     assert "no model parallelism" in layout["provenance"]["parallel.tp"]["note"]
+    # a trainer may split sequences under a name no list holds: cp 1 is said as an assumption
+    assert layout["provenance"]["parallel.cp"]["origin"] == "assumed"
 
 
 @pytest.mark.parametrize("autotp, dp", [(4, 2), (1, 8), (0, 8)])
@@ -49,7 +51,17 @@ def test_the_scripts_own_model_parallel_flags_leave_the_sizes_unknown(tmp_path, 
     assert flag in layout["provenance"]["parallel.dp"]["note"]
 
 
-@pytest.mark.parametrize("flag", ["--seq_parallel_size 14", "--sequence_parallel_size 4", "--context_parallel_size 2"])
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "--seq_parallel_size 14",
+        "--sequence_parallel_size 4",
+        "--context_parallel_size 2",
+        "--ring_attn_size 4",  # OpenRLHF
+        "--ulysses_degree 2",
+        "--parallel_mode zigzag_ring_attn",  # EasyContext
+    ],
+)
 def test_the_scripts_own_sequence_split_leaves_cp_and_dp_unknown(tmp_path, flag):
     # LongVILA's train_hybrid.py --seq_parallel_size 14: sequences split over 14 GPUs, the model whole
     layout = _layout(tmp_path, flags=flag)
@@ -62,3 +74,9 @@ def test_a_config_checked_alone_says_no_sizes(tmp_path):
     (tmp_path / "ds.json").write_text('{"train_batch_size": 16, "tensor_parallel": {"autotp_size": 2}}')
     (result,) = check_paths([tmp_path / "ds.json"], root=str(tmp_path))
     assert file_json(result)["layout"]["parallel"]["tp"] is None
+
+
+@pytest.mark.parametrize("flag", ["--ring_attn_size 1", "--parallel_mode data_parallel"])
+def test_a_sequence_split_of_one_is_none(tmp_path, flag):
+    layout = _layout(tmp_path, flags=flag)
+    assert (layout["parallel"]["cp"], layout["parallel"]["dp"]) == (1, 8)

@@ -496,7 +496,8 @@ def _client_parallelism(launch: Launch, layout: Layout, world: Value) -> Value:
             f"{own[0]}: the trainer's own sequence parallelism, which plint does not read: dp = world / it"
         )
     if sp is None or sp.origin == "default" or sp.value == 1:
-        layout.set("parallel.cp", derived(1, none))
+        # a trainer may split sequences under a flag or config key of its own no list holds: an assumption
+        layout.set("parallel.cp", Value(1, None, "assumed", _NO_SEQUENCE_SPLIT))
         sp = derived(1, none)
     return (
         world
@@ -528,13 +529,23 @@ def _batch_on_assumed_node(cfg, layout: Layout):
 
 # a DeepSpeed trainer's own model- or pipeline-parallel size (fmengine's --model_parallel_size, --pipe_parallel_size):
 # with one of them above 1, dp is not the world
-# Megatron-style names, and the HF Trainer's --tp_size (transformers 4.51-4.53 TrainingArguments)
+# a trainer's own model-parallel sizes: Megatron-style names, and the HF Trainer's --tp_size (transformers 4.51-4.53
+# TrainingArguments)
 _OWN_MODEL_PARALLEL = re.compile(
-    r"--(tensor|model|pipe|pipeline|seq|sequence|context)[-_](model[-_])?parallel[-_](size|degree)|--tp[-_]size"
+    r"--(tensor|model|pipe|pipeline)[-_](model[-_])?parallel[-_](size|degree)|--tp[-_]size"
 )
-
-
-_SEQUENCE_SPLIT = ("--seq", "--context")
+# its own sequence splitting (Ulysses or ring attention): LongVILA's --seq_parallel_size, LLaMA-Factory forks' and
+# ms-swift's --sequence_parallel_size, OpenRLHF's --ring_attn_size, yunchang's --ulysses_degree / --ring_degree,
+# EasyContext's --parallel_mode (any mode but data_parallel)
+_OWN_SEQUENCE_SPLIT = re.compile(
+    r"--(seq|sequence|context)[-_]parallel[-_](size|degree)|--(sp|cp)[-_]size|--ulysses[-_](degree|size)"
+    r"|--ring[-_](attn[-_]size|degree|size)|--parallel[-_]mode"
+)
+_NO_SPLIT = ("1", "data_parallel")
+_NO_SEQUENCE_SPLIT = (
+    "cp 1: no sequence splitting plint knows of (DeepSpeed's sequence_parallel_size, --sequence_parallel_size, "
+    "--ring_attn_size, --ulysses_degree and their kin); a trainer's own config may still split sequences"
+)
 
 
 def _own_model_parallelism(launch: Launch) -> tuple[str, bool] | None:
@@ -544,12 +555,12 @@ def _own_model_parallelism(launch: Launch) -> tuple[str, bool] | None:
     found: list[tuple[str, bool]] = []
     for i, w in enumerate(words):
         name, eq, inline = (w.text or "").partition("=")
-        matched = _OWN_MODEL_PARALLEL.fullmatch(name)
-        if matched is None:
+        sequence = _OWN_SEQUENCE_SPLIT.fullmatch(name) is not None
+        if not sequence and _OWN_MODEL_PARALLEL.fullmatch(name) is None:
             continue
         value = inline if eq else (words[i + 1].text if i + 1 < len(words) else None)
-        if value != "1":
-            found.append((f"{name} {value if value is not None else '(unknown)'}", name.startswith(_SEQUENCE_SPLIT)))
+        if value not in _NO_SPLIT:
+            found.append((f"{name} {value if value is not None else '(unknown)'}", sequence))
     return min(found, key=lambda f: f[1], default=None)
 
 
