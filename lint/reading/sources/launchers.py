@@ -146,10 +146,11 @@ def parse_launcher(command: Command, start: int = 0) -> LauncherCall | None:
     if (
         call is None
         and unwrapped.index + 1 < len(words)
-        and not words[unwrapped.index].known
+        and (not words[unwrapped.index].known or (words[unwrapped.index].text or "").endswith(".sh"))
         and (words[unwrapped.index + 1].text or "").endswith(".py")
     ):
-        # `$LAUNCHER pretrain_gpt.py ...`: a python script started by something plint cannot know
+        # `$LAUNCHER pretrain_gpt.py ...`, `/scratch/.../launch.sh pretrain_gpt.py ...`: a python script started by
+        # something plint cannot know, or by a script it does not follow (one in the tree it runs instead)
         call = LauncherCall(
             "python",
             command,
@@ -327,6 +328,21 @@ def same_program(a: LaunchChain, b: LaunchChain) -> bool:
     return len(words_a) == len(words_b) and all(_written(x) == _written(y) for x, y in zip(words_a, words_b))
 
 
+def _runs_a_followed_script(
+    call: LauncherCall, command: Command, read_file: Callable[[str], SourceFile | None]
+) -> bool:
+    """`srun ./entry.sh pretrain_gpt.py ...` where entry.sh is in the tree: the shell ran it, and its own command
+    (`exec python "$@"`) is the launch; only a script plint cannot read is taken as a wrapper of the .py after it."""
+    wrapper = command.words[call.program_index - 1] if call.launcher == "python" and call.program_index > 0 else None
+    return (
+        wrapper is not None
+        and wrapper in call.wrapped_by
+        and wrapper.known
+        and (wrapper.text or "").endswith(".sh")
+        and read_file(wrapper.text or "") is not None
+    )
+
+
 def find_launches(
     result: ShellResult,
     job,
@@ -345,7 +361,7 @@ def find_launches(
     why = why_unread or (lambda name: None)
     for command in result.commands:
         own = _chain_calls(command)
-        if not own:
+        if not own or _runs_a_followed_script(own[-1], command, read_file):
             continue
         calls = _parent_calls(command) + own
         if at_command is not None:
