@@ -568,7 +568,9 @@ LOCAL = ("localhost", "127.0.0.1", "::1")
     "Several nodes rendezvous at localhost.",
     RuleDocs(
         what="Checks multi-node launches whose --master_addr / --rdzv-endpoint is localhost or 127.0.0.1 as "
-        "written (a `${MASTER_ADDR:-localhost}` default that the environment overrides is not flagged).",
+        "written (a `${MASTER_ADDR:-localhost}` default that the environment overrides is not flagged, nor the "
+        "head node's own script of a per-node pair, `--node_rank 0`, whose rendezvous store listens on every "
+        "address).",
         why="Each node then waits for its own local rendezvous: the job hangs until the NCCL or rendezvous "
         "timeout (10 minutes by default) and fails.",
         bad=torchrun(gpt(""), launcher="torchrun --nnodes 2 --nproc_per_node 8 --master_addr localhost"),
@@ -588,6 +590,8 @@ def master_addr_localhost(ctx: LaunchContext):
             word = call.option(name)
             if word is not None and any(p.default_of for p in word.pieces):
                 return  # `${MASTER_ADDR:-localhost}`: the job's environment sets the real address
+        if _head_node_only(call):
+            return
     nodes = value(ctx, "cluster.nnodes")
     assert nodes is not None  # _multi_node read it
     yield Finding(
@@ -595,6 +599,18 @@ def master_addr_localhost(ctx: LaunchContext):
         addr.span,
         key="cluster.master_addr",
     )
+
+
+def _head_node_only(call) -> bool:
+    """A launch written for the head node alone (`--node_rank 0`, literal): the others start from their own
+    script with the head's address. The head's agent hosts the rendezvous store, which listens on every local
+    address (torch/csrc/distributed/c10d/socket.cpp, SocketListenOp::tryListen: getaddrinfo(nullptr, port,
+    AI_PASSIVE)), so its own workers reach it at 127.0.0.1 and the other nodes at its real address."""
+    for name in ("--node_rank", "--node-rank"):
+        word = call.option(name)
+        if word is not None and word.known and word.text == "0" and not any(p.default_of for p in word.pieces):
+            return True
+    return False
 
 
 @register(
