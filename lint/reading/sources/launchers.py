@@ -217,6 +217,10 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
         return parse(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return accelerate_call(command, i + 2)
+    if name == "swift" and words[i].known:
+        from plint.reading.sources.launch_swift import swift_call
+
+        return swift_call(command, i + 1)
     if is_python(name) or _interpreter_of_launcher(words, i):
         program, index, is_module, code = _python_program(words, i + 1)
         return _python(command, program, index, is_module, code)
@@ -384,7 +388,8 @@ def find_launches(
                 hostfile_slots(c, read_named_hostfile(c, configs, result, why_unread))
         nodes, per, world, launcher = _resolve(calls)
         inner = calls[-1]
-        args = command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []
+        # the words of the command the call reads: a tool's own (`swift sft` runs torchrun) is not the script's
+        args = inner.command.words[inner.program_index + 1 :] if inner.program_index >= 0 else []
         node_rank = next((c.node_rank for c in reversed(calls) if c.node_rank is not None), None)
         master = next((c.master_addr for c in reversed(calls) if c.master_addr is not None), None)
         chains.append(

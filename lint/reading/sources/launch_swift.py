@@ -1,0 +1,51 @@
+"""ms-swift's command line, `swift sft ARGS` (and pt, rlhf, infer): with NPROC_PER_NODE or NNODES in its environment it
+runs `python -m torch.distributed.run` with --nproc_per_node, --master_port, --nnodes, --node_rank and --master_addr
+taken from NPROC_PER_NODE, MASTER_PORT, NNODES, NODE_RANK and MASTER_ADDR (those set), then swift/cli/<route>.py ARGS;
+without either, `python swift/cli/<route>.py ARGS`, one process (modelscope/ms-swift 3602360, swift/cli/main.py:
+use_torchrun, get_torchrun_args, cli_main; the `swift` console script, setup.py).
+
+The call is read as the torchrun (or python) command it becomes: a command whose words are the options those variables
+give, placed where the variables were set, then the route's script and the command's own arguments.
+"""
+
+from __future__ import annotations
+
+from plint.reading.shell.model import Command, Piece, Word
+from plint.reading.sources.launch_calls import LauncherCall
+
+# the routes cli_main runs under torchrun (any other runs as one python process)
+ROUTES = ("pt", "sft", "rlhf", "infer")
+TORCHRUN_VARIABLES = ("NPROC_PER_NODE", "MASTER_PORT", "NNODES", "NODE_RANK", "MASTER_ADDR")
+
+
+def swift_call(command: Command, start: int) -> LauncherCall | None:
+    """`swift ROUTE ARGS` with words[start] the route; None for a route ms-swift does not train with."""
+    from plint.reading.sources.launch_torchrun import torchrun_call
+
+    words = command.words
+    route = (words[start].text or "").replace("_", "-") if start < len(words) else ""
+    if route not in ROUTES:
+        return None
+    at = words[start].site
+    script = Word((Piece(f"swift/cli/{route}.py", at, "derived"),), at)
+    env = {**command.env, **command.assignments}
+    options: list[Word] = []
+    for name in TORCHRUN_VARIABLES:
+        var = env.get(name)
+        if var is None or var.is_array:
+            continue
+        options += [Word((Piece(f"--{name.lower()}", var.span, "derived"),), var.span), Word(var.value, var.span)]
+    launched = Command(
+        [words[start - 1], *options, script, *words[start + 1 :]],
+        command.site,
+        env=command.env,
+        assignments=command.assignments,
+        parent=command.parent,
+        via=command.via,
+        conditions=command.conditions,
+        in_loop=command.in_loop,
+        files=command.files,
+    )
+    if not options:
+        return LauncherCall("python", launched, program=script, program_index=1)
+    return torchrun_call(launched, 1, "torchrun")
