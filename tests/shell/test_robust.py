@@ -210,6 +210,9 @@ def test_step_budget_stops_with_a_problem(run):
         "\x00\x01\x02 $((",
         "eval " * 200 + "x",
         "cat <<EOF\n" * 100,
+        "eval $0",  # the script's path parsed as a command: its site is the `$0` (found by hypothesis)
+        "eval ${@:0}",
+        "eval $#",
     ],
 )
 def test_deep_nesting_and_garbage_never_raise(tmp_path, text):

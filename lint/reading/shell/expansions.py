@@ -379,13 +379,13 @@ class Expansions(ArithmeticExpansions):
             if self.positional is None:
                 return [unknown(COUNT_NOT_GIVEN, name, span)], True, None
             moved = moved_by_spread(self.positional, "the arguments include")
-            count = unknown(moved, name, span) if moved else Piece(str(len(self.positional)), None, "derived")
+            count = unknown(moved, name, span) if moved else Piece(str(len(self.positional)), span, "derived")
             return [count], True, None
         if name.isdigit():
             if name == "0":
                 if self.arg0 is not None:
                     return list(self.arg0.pieces), True, None
-                return [Piece(self.script_path, None, "derived")], True, None
+                return [Piece(self.script_path, span, "derived")], True, None  # at the expansion: `eval $0`
             position = parse_index(name)
             pieces = positional_pieces(self.positional, position, span)
             if pieces is None:
@@ -564,7 +564,7 @@ class Expansions(ArithmeticExpansions):
                 return [[(unknown(f"${{{name}[@]:...}} is unknown: {uncounted_reason(var)}", name, span), False)]]
         if name in ("@", "*"):  # positional slices count from $0
             if start == 0:
-                multi = [[Piece(self.script_path, None, "derived")]] + list(multi)
+                multi = [[Piece(self.script_path, span, "derived")]] + list(multi)
             else:
                 start -= 1
         if var is not None and var.keys is not None and not var.associative:  # a gapped array: by index, not position
