@@ -40,7 +40,8 @@ class Launch:
     pbs: bool = False  # the script asks PBS for its job (#PBS directives)
     lsf: bool = False  # the script asks LSF for its job (#BSUB directives)
     grid_engine: bool = False  # the script asks Grid Engine for its job (#$ directives)
-    other_scheduler: bool = False  # directives of a resource manager plint does not read (#PJM, #$, #COBALT...)
+    # directives of a resource manager whose hosts plint does not know (#PJM, #COBALT...; #$ but for whole-node requests)
+    other_scheduler: bool = False
     gpu_override: str | None = None
     release: tuple[str, bool] | None = None  # the trainer release flags were checked against, and whether assumed
     catalog: CatalogInForce | None = None  # the parser that judged the flags
@@ -527,10 +528,8 @@ def _batch_on_assumed_node(cfg, layout: Layout):
     )
 
 
-# a DeepSpeed trainer's own model- or pipeline-parallel size (fmengine's --model_parallel_size, --pipe_parallel_size):
-# with one of them above 1, dp is not the world
-# a trainer's own model-parallel sizes: Megatron-style names, and the HF Trainer's --tp_size (transformers 4.51-4.53
-# TrainingArguments)
+# a trainer's own model- or pipeline-parallel size, with which dp is not the world: Megatron-style names (fmengine's
+# --model_parallel_size, --pipe_parallel_size) and the HF Trainer's --tp_size (transformers 4.51-4.53 TrainingArguments)
 _OWN_MODEL_PARALLEL = re.compile(
     r"--(tensor|model|pipe|pipeline)[-_](model[-_])?parallel[-_](size|degree)|--tp[-_]size"
 )

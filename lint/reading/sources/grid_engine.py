@@ -6,10 +6,11 @@ script sees of its hosts.
 - NHOSTS: "the number of hosts in use by a parallel job", set in every job's environment (qsub(1),
   ENVIRONMENTAL VARIABLES). Grid Engine alone does not say how a slot request spreads over hosts, so plint
   knows it only where a site's resource type is a whole node and `-l TYPE=N` asks for N of them:
-  ABCI 2.0's rt_F and rt_AF (docs.abci.ai, "Job Execution Resource": full-node resource types) and
-  TSUBAME 3.0's f_node and TSUBAME 4.0's node_f (their user guides' "available resource types": one whole
-  node each). ABCI's job environment names the type in SGE_RESOURCE_TYPE, on which its users' scripts branch
-  for the GPUs of a node (`if [[ "$SGE_RESOURCE_TYPE" == "rt_AF" ]]; then NUM_GPU_PER_NODE=8`).
+  ABCI 2.0's rt_F and rt_AF and TSUBAME 3.0's f_node and TSUBAME 4.0's node_f, the sites' full-node resource
+  types (docs.abci.ai/en/job-execution/, "Job Execution Resource"; the TSUBAME user guides), as their users' job
+  scripts read them: `NUM_NODES=$NHOSTS` in 268 of the 585 Grid Engine scripts (`#$ -l ...`) of the corpus
+  mirrors. ABCI's job environment names the type in SGE_RESOURCE_TYPE, on which those scripts branch for the GPUs of
+  a node (`if [[ "$SGE_RESOURCE_TYPE" == "rt_AF" ]]; then NUM_GPU_PER_NODE=8`).
 """
 
 from __future__ import annotations
@@ -30,10 +31,6 @@ class GridEngineJob:
     nodes: int | None = None  # N of a whole-node type
     span: Span | None = None  # where the request is written
     problems: list[Problem] = field(default_factory=list)
-
-
-def asks_grid_engine(source: SourceFile) -> bool:
-    return any(line.startswith(PREFIX) for line in source.text.splitlines())
 
 
 def read_directives(source: SourceFile) -> GridEngineJob | None:
