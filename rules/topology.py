@@ -606,11 +606,8 @@ def _head_node_only(call) -> bool:
     script with the head's address. The head's agent hosts the rendezvous store, which listens on every local
     address (torch/csrc/distributed/c10d/socket.cpp, SocketListenOp::tryListen: getaddrinfo(nullptr, port,
     AI_PASSIVE)), so its own workers reach it at 127.0.0.1 and the other nodes at its real address."""
-    for name in ("--node_rank", "--node-rank"):
-        word = call.option(name)
-        if word is not None and word.known and word.text == "0" and not any(p.default_of for p in word.pieces):
-            return True
-    return False
+    word = call.option("--node_rank", "--node-rank")
+    return word is not None and word.text == "0" and not any(p.default_of for p in word.pieces)
 
 
 @register(

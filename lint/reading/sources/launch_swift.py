@@ -10,6 +10,8 @@ give, placed where the variables were set, then the route's script and the comma
 
 from __future__ import annotations
 
+import copy
+
 from plint.reading.shell.model import Command, Piece, Word
 from plint.reading.sources.launch_calls import LauncherCall
 
@@ -35,17 +37,8 @@ def swift_call(command: Command, start: int) -> LauncherCall | None:
         if var is None or var.is_array:
             continue
         options += [Word((Piece(f"--{name.lower()}", var.span, "derived"),), var.span), Word(var.value, var.span)]
-    launched = Command(
-        [words[start - 1], *options, script, *words[start + 1 :]],
-        command.site,
-        env=command.env,
-        assignments=command.assignments,
-        parent=command.parent,
-        via=command.via,
-        conditions=command.conditions,
-        in_loop=command.in_loop,
-        files=command.files,
-    )
+    launched = copy.copy(command)  # the same command, its words those of the torchrun it becomes
+    launched.words = [words[start - 1], *options, script, *words[start + 1 :]]
     if not options:
         return LauncherCall("python", launched, program=script, program_index=1)
     return torchrun_call(launched, 1, "torchrun")

@@ -579,7 +579,7 @@ def _query_groups(r: _Reader, heads: Value | None) -> None:
             out["model.num_query_groups"] = r.value("--num-query-groups") or r.default("--num-query-groups", 1)
             return
     from_checkpoint = r.flag("--use-checkpoint-args")
-    if from_checkpoint is not None and from_checkpoint.value and r.use("--load") is not None:
+    if from_checkpoint is not None and r.use("--load") is not None:
         # load_args_from_checkpoint sets num_query_groups and group_query_attention from the checkpoint's args,
         # whatever the command line says (megatron/training/checkpointing.py, core_r0.8.0: _set_arg(..., force=True))
         out["model.num_query_groups"] = Value(
