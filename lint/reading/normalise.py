@@ -7,6 +7,8 @@ global batch defaulting to micro*dp, num_microbatches = global / (micro*dp).
 
 from __future__ import annotations
 
+import math
+
 import posixpath
 import re
 from plint.record import field, record
@@ -436,6 +438,9 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
         ),
     )
     micro, gas = launch.facts.get("batch.micro"), launch.facts.get("batch.grad_accum")
+    samples = launch.facts.get("trainer.step_samples")
+    if gas is None and micro is not None and samples is not None:
+        gas = _accumulation_for(samples, micro, world)
     if gas is None and micro is not None and launch.facts.get("arguments.incomplete") is None:
         # the HF Trainer's arguments without --gradient_accumulation_steps: TrainingArguments' default, 1
         gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
@@ -472,12 +477,26 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     layout.set("batch.num_microbatches", layout.get("batch.grad_accum"))
 
 
+def _accumulation_for(samples: Value, micro: Value, world: Value) -> Value:
+    """The accumulation a trainer picks to reach `samples` a step over the whole world (ms-swift's default:
+    max(1, ceil(samples / micro / world)))."""
+    if not (micro.known and world.known) or not micro.value or not world.value:
+        return unresolved(f"{samples.note}, and micro or the world size is not known")
+    steps = max(1, math.ceil(samples.value / micro.value / world.value))
+    return Value(
+        steps, None, "default", f"{samples.note}: max(1, ceil({samples.value} / {micro.value} / {world.value}))"
+    )
+
+
 def _client_parallelism(launch: Launch, layout: Layout, world: Value) -> Value:
     """The model-parallel sizes of a trainer that is not Megatron (an HF Trainer or DeepSpeed client script) and
     its dp. Such a trainer runs none unless its flags ask for it (read, they leave the sizes unknown) or its
     DeepSpeed config does: AutoTP's tensor_parallel.autotp_size (deepspeed/runtime/engine.py, 0.19.8: the engine
     shards the model over it) and Ulysses' sequence_parallel_size, which divide the world for dp."""
     own = _own_model_parallelism(launch)
+    split = launch.facts.get("trainer.sequence_split")  # a sequence split whose meaning plint knows (ms-swift's)
+    if own is not None and own[1] and split is not None:
+        own = None
     if own is not None and not own[1]:  # `cli/train.py --model_parallel_size 4`: its own model parallelism, unread
         return unresolved(f"{own[0]}: the trainer's own model parallelism, which plint does not read: dp = world / it")
     if launch.chain is None or (own is None and launch.facts.get("arguments.incomplete") is not None):
@@ -491,7 +510,7 @@ def _client_parallelism(launch: Launch, layout: Layout, world: Value) -> Value:
     layout.set("parallel.tp", tp)
     layout.set("parallel.pp", derived(1, none))
     layout.set("parallel.ep", derived(1, none))
-    sp = getattr(cfg, "sequence_parallel_size", None)
+    sp = split or getattr(cfg, "sequence_parallel_size", None)
     if own is not None:  # `--seq_parallel_size 14`: the script splits sequences its own way (cp unknown)
         return unresolved(
             f"{own[0]}: the trainer's own sequence parallelism, which plint does not read: dp = world / it"
@@ -500,6 +519,8 @@ def _client_parallelism(launch: Launch, layout: Layout, world: Value) -> Value:
         # a trainer may split sequences under a flag or config key of its own no list holds: an assumption
         layout.set("parallel.cp", Value(1, None, "assumed", _NO_SEQUENCE_SPLIT))
         sp = derived(1, none)
+    elif sp is split:
+        layout.set("parallel.cp", split)
     return (
         world
         if tp.value == 1 and sp.value == 1

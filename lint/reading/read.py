@@ -451,8 +451,12 @@ def _launch(
     else:
         from plint.reading.sources.hf import hf_facts
         from plint.reading.sources.model_shape import model_facts
+        from plint.reading.sources.swift_trainer import is_swift, swift_defaults, swift_facts
 
-        launch.facts = hf_facts(chain.trainer_args)
+        swift = is_swift(program)
+        launch.facts = hf_facts(chain.trainer_args, swift_defaults() if swift else None)
+        if swift:
+            swift_facts(launch.facts)
         _accelerate_settings(launch)
         if script is not None and script.hf_trainer:
             launch.facts["data_parallel"] = Value(True, None, "derived", f"{script.path} builds the HF Trainer")

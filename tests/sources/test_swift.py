@@ -39,3 +39,81 @@ def test_without_either_variable_it_is_one_python_process(tmp_path):
 @pytest.mark.parametrize("route", ["export", "deploy", "web-ui"])
 def test_routes_that_do_not_train_are_no_launch(tmp_path, route):
     assert _layout(tmp_path, f"NPROC_PER_NODE=8 swift {route} --model X\n") is None
+
+
+# ---- what ms-swift's trainer decides (plint.reading.sources.swift_trainer) -------------------------------------
+
+
+def _of(layout: dict, *paths: str) -> tuple:
+    out = []
+    for path in paths:
+        section, _, name = path.partition(".")
+        out.append(layout[section][name] if name else layout[section])
+    return tuple(out)
+
+
+@pytest.mark.parametrize(
+    ("name", "stage", "sharding"),
+    [
+        ("zero1", 1, "optimizer"),
+        ("zero2", 2, "gradients"),
+        ("zero3", 3, "parameters"),
+        ("zero3_offload", 3, "parameters"),
+    ],
+)
+def test_a_packaged_deepspeed_config_by_name(tmp_path, name, stage, sharding):
+    # fail before: zero_stage null ("the DeepSpeed config zero2 is neither in the repository ...")
+    layout = _layout(tmp_path, f"NPROC_PER_NODE=8 swift sft --deepspeed {name} --torch_dtype bfloat16\n")
+    assert _of(layout, "parallel.zero_stage", "parallel.sharding") == (stage, sharding)
+    assert f"swift/config/{name}.json" in layout["provenance"]["parallel.zero_stage"]["note"]
+
+
+def test_a_config_path_is_still_read_as_a_file(tmp_path):
+    (tmp_path / "ds.json").write_text('{"zero_optimization": {"stage": 1}, "bf16": {"enabled": true}}')
+    layout = _layout(tmp_path, "NPROC_PER_NODE=8 swift sft --deepspeed ds.json\n")
+    assert _of(layout, "parallel.zero_stage", "precision") == (1, "bf16")
+
+
+@pytest.mark.parametrize(("dtype", "precision"), [("bfloat16", "bf16"), ("float16", "fp16"), ("float32", "fp16")])
+def test_torch_dtype_sets_the_mixed_precision(tmp_path, dtype, precision):
+    # fail before: precision null (no --bf16/--fp16 among the flags of a script plint does not know)
+    assert _layout(tmp_path, f"NPROC_PER_NODE=8 swift sft --torch_dtype {dtype}\n")["precision"] == precision
+
+
+def test_bf16_given_wins_over_torch_dtype(tmp_path):
+    layout = _layout(tmp_path, "NPROC_PER_NODE=8 swift sft --torch_dtype float16 --bf16 true\n")
+    assert layout["precision"] == "bf16"
+
+
+def test_its_defaults_micro_1_checkpointing_and_16_samples_a_step(tmp_path):
+    # fail before: micro null, accumulation 1 (transformers' default, not ms-swift's), recompute null
+    layout = _layout(tmp_path, "NPROC_PER_NODE=4 swift sft --torch_dtype bfloat16\n")
+    assert _of(layout, "batch.micro", "batch.grad_accum", "batch.global") == (1, 4, 16)  # ceil(16 / 1 / 4) = 4
+    assert layout["recompute"]["granularity"] == "full"
+    assert layout["provenance"]["batch.grad_accum"]["origin"] == "default"
+
+
+def test_checkpointing_turned_off_and_accumulation_given(tmp_path):
+    text = "NPROC_PER_NODE=8 swift sft --gradient_checkpointing false --gradient_accumulation_steps 3\n"
+    layout = _layout(tmp_path, text)
+    assert _of(layout, "batch.micro", "batch.grad_accum", "batch.global") == (1, 3, 24)
+    assert layout["recompute"]["granularity"] is None
+
+
+def test_sequence_parallel_size_splits_the_world(tmp_path):
+    # fail before: cp and dp null (a trainer's own sequence split plint did not read)
+    text = "NPROC_PER_NODE=8 swift sft --sequence_parallel_size 4 --per_device_train_batch_size 2 --gradient_accumulation_steps 8\n"
+    layout = _layout(tmp_path, text)
+    assert _of(layout, "parallel.cp", "parallel.dp", "batch.global") == (4, 2, 32)
+
+
+def test_an_unknown_part_of_the_arguments_keeps_the_defaults_unknown(tmp_path):
+    layout = _layout(tmp_path, "NPROC_PER_NODE=8 swift sft --torch_dtype bfloat16 $EXTRA_ARGS\n")
+    assert _of(layout, "batch.micro", "batch.global") == (None, None)
+    assert layout["recompute"]["granularity"] is None
+
+
+def test_the_same_flags_of_another_script_keep_the_hf_trainers_meaning(tmp_path):
+    (tmp_path / "train.py").write_text("from transformers import Trainer\n")
+    layout = _layout(tmp_path, "torchrun --nproc_per_node 8 train.py --deepspeed zero2 --torch_dtype bfloat16\n")
+    assert _of(layout, "parallel.zero_stage", "precision", "batch.micro") == (None, None, None)

@@ -43,6 +43,8 @@ _INT_FIELDS = {
     "quantization_bit": "finetune.bits",
     # DeepSpeed-Chat's --zero_stage: the stage of the config its script builds (get_train_ds_config)
     "zero_stage": "deepspeed.script_zero_stage",
+    # ms-swift's and LLaMA-Factory forks' sequence split; what it means is the trainer's (plint.reading.sources.swift_trainer)
+    "sequence_parallel_size": "trainer.sequence_parallel_size",
 }
 # the fields whose default the entry script declares stand when the launch does not give them
 SCRIPT_DEFAULT_FIELDS = {
@@ -114,7 +116,9 @@ def _bool_word(word: Word | None) -> bool | None:
     return True if lowered in _TRUE else False if lowered in _FALSE else None
 
 
-def hf_facts(words: list[Word]) -> dict[str, Value]:
+def hf_facts(words: list[Word], defaults: dict[str, Value] | None = None) -> dict[str, Value]:
+    """The facts the arguments give; `defaults`: the entry script's own defaults of fields not given, where no
+    unknown part of the arguments may give them (plint.reading.sources.swift_trainer.swift_defaults)."""
     out: dict[str, Value] = {}
     precision: dict[str, Value] = {}  # the last setting of each of --bf16 / --fp16
     unknown: list[Word] = []  # words of unknown text that are no option's value: any flag may hide in them
@@ -141,6 +145,9 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
             consumed += following is not None
         elif name in _NAME_FIELDS and value is not None:
             out.setdefault("model.name", from_word(value, str, option))
+            consumed += following is not None
+        elif name == "torch_dtype" and value is not None:  # the dtype the model loads in (TRL, ms-swift)
+            out["trainer.torch_dtype"] = from_word(value, str, option)
             consumed += following is not None
         elif name == "finetuning_type" and value is not None:  # LLaMA-Factory: lora | freeze | full
             out["finetune.method"] = from_word(value, str, option)
@@ -192,6 +199,9 @@ def hf_facts(words: list[Word]) -> dict[str, Value]:
                 consumed += following is not None
         i += consumed
     gap = argument_gap(unknown)
+    if gap is None:
+        for key, fallback in (defaults or {}).items():
+            out.setdefault(key, fallback)
     _recompute(out)
     _adapters(out)
     _source_and_target_length(out)
