@@ -92,12 +92,13 @@ def test_same_launch_is_the_same_command_with_words_written_at_the_same_place(ru
 def test_two_branches_on_the_same_argument_give_one_layout_per_launch(tmp_path):
     path = tmp_path / "launch.sh"
     path.write_text(
-        'if [ "$1" = convert ]; then CFG=empty.json; else CFG=ds.json; fi\n'
-        'if [ "$1" = convert ]; then task="deepspeed convert.py"; else task="deepspeed pretrain_gpt.py"; fi\n'
+        'if [ "$1" = sft ]; then CFG=empty.json; else CFG=ds.json; fi\n'
+        'if [ "$1" = sft ]; then task="deepspeed finetune.py"; else task="deepspeed pretrain_gpt.py"; fi\n'
         f'full_cmd="$task --tensor-model-parallel-size 2 --micro-batch-size 1 {MODEL}"\neval "$full_cmd"\n'
     )
     reading = read_path(path)
-    assert [str(layout.fields["entrypoint"].value) for layout in reading.layouts] == ["pretrain_gpt.py", "convert.py"]
+    # (a converter, `deepspeed convert.py`, trains nothing and is no launch: tests/sources/test_launchers.py)
+    assert [str(layout.fields["entrypoint"].value) for layout in reading.layouts] == ["pretrain_gpt.py", "finetune.py"]
 
 
 def test_options_default_to_no_choice():

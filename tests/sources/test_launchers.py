@@ -91,6 +91,9 @@ def job(text: str):
             ("torchrun", (2, 4, 8)),
         ),
         ("torchrun_jsc --nproc_per_node 4 --nnodes 3 train.py", ("torchrun", (3, 4, 12))),
+        # a launcher's console script run by python: the launcher (was: python running a script named deepspeed)
+        ("python /opt/venv/bin/deepspeed --num_gpus 4 train.py", ("deepspeed", (1, 4, 4))),
+        ("python -u /usr/local/bin/torchrun --nnodes 2 --nproc_per_node 8 train.py", ("torchrun", (2, 8, 16))),
         (
             (
                 "python3 -u -W ignore -m torch.distributed.launch --use_env --nproc_per_node=4 --nnodes=2 --node_rank=0 "
@@ -644,8 +647,19 @@ def test_what_is_a_launch():
             cmd("srun python pretrain_x.py"),
             cmd("srun python smoe/convert/convert_mixtral_v2.py --num_experts 8"),  # a checkpoint converter
             cmd("mpirun -np 8 python tools/checkpoint/convert.py --model-type GPT"),
+            # a converter, an exporter or an inference script over the model's ranks trains nothing
+            cmd("torchrun --nproc_per_node 8 examples/post_training/modelopt/convert_model.py --tp 8"),
+            cmd("torchrun --nproc_per_node 8 export.py --export-dir /out"),
+            cmd("python -m torch.distributed.run --nproc_per_node 8 swift/cli/infer.py --model X"),
+            cmd("torchrun --nproc_per_node 8 pretrain_gpt_converted_data.py"),
         )
-    ] == ["pretrain_gpt.py", "run.py", "megatron.training.finetune_x", "pretrain_x.py"]
+    ] == [
+        "pretrain_gpt.py",
+        "run.py",
+        "megatron.training.finetune_x",
+        "pretrain_x.py",
+        "pretrain_gpt_converted_data.py",
+    ]
 
 
 def test_bare_python_is_one_process_on_one_node():

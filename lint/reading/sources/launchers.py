@@ -82,6 +82,11 @@ LAUNCHERS: dict[str, Callable[[Command, int], LauncherCall]] = {
 }
 
 
+# A launcher's console script run by python (`python /venv/bin/deepspeed ...`, `python $(which torchrun) ...`): the
+# scripts torch (torchrun) and DeepSpeed (bin/deepspeed, bin/ds) install, each the launcher it names.
+CONSOLE_SCRIPTS = {"torchrun": "torchrun", "deepspeed": "deepspeed", "ds": "deepspeed"}
+
+
 def _starts_launcher(words: list[Word], i: int) -> bool:
     """words[i] starts a launcher or a python interpreter: what an unknown word before it may wrap."""
     name = _base(words[i])
@@ -114,6 +119,8 @@ def _python(
     """A python program, or the launcher it runs as a module (`python -m torch.distributed.run`); `skip` words
     after the module never reach it."""
     kind = LAUNCHER_MODULES.get(program.text or "") if is_module and program is not None else None
+    if kind is None and not is_module and program is not None:
+        kind = CONSOLE_SCRIPTS.get(posixpath.basename(program.text or ""))
     if kind == "deepspeed":
         return deepspeed_call(command, index + 1 + skip)
     if kind == "accelerate":
@@ -217,10 +224,10 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
         return parse(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return accelerate_call(command, i + 2)
-    if name == "swift" and words[i].known:
+    if name in ("swift", "megatron") and words[i].known:
         from plint.reading.sources.launch_swift import swift_call
 
-        return swift_call(command, i + 1)
+        return swift_call(command, i + 1, name)
     if is_python(name) or _interpreter_of_launcher(words, i):
         program, index, is_module, code = _python_program(words, i + 1)
         return _python(command, program, index, is_module, code)
@@ -270,7 +277,7 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
             # launcher/launch.py main: no interpreter is prepended under --no_python); the command the shell
             # runs is read on its own, with this launcher as its parent
             return False
-        return inner.program is not None
+        return inner.program is not None and not _data_tool(inner.program)
     if inner.launcher in SCHEDULERS:
         # a script run directly (`srun ./train.py`) is a launch; a shell or a binary is not: the commands a
         # shell runs are read on their own, with this one as their parent
@@ -299,8 +306,10 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
 # Megatron-LM's and NeMo's data preparation tools (Megatron-LM tools/preprocess_data.py, tools/merge_datasets.py;
 # NeMo scripts/nlp_language_modeling/preprocess_data_for_megatron.py): run under srun or mpirun to tokenize a
 # corpus in parallel, they train nothing; nor does a checkpoint converter (Megatron-LM tools/checkpoint/convert.py,
-# the convert_*_checkpoint.py scripts of Megatron-LM and transformers) given to srun for a node of its own
-DATA_TOOL_NAMES = ("preprocess_data", "merge_datasets", "convert")
+# the convert_*_checkpoint.py scripts of Megatron-LM and transformers) given to srun for a node of its own, or to
+# torchrun over the model's ranks (Megatron-LM examples/post_training/modelopt/convert_model.py and export.py), nor
+# an inference script under torchrun (ms-swift's swift/cli/infer.py, `swift infer`)
+DATA_TOOL_NAMES = ("preprocess_data", "merge_datasets", "convert", "export", "infer")
 
 
 def _data_tool(program: Word) -> bool:
