@@ -415,12 +415,15 @@ def _launch(
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.catalog.forks import fork_by_spelling
+    from plint.reading.sources.swift_megatron import is_megatron_swift
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
     if chain.neox_facts is not None:
         return _neox_launch(chain, job, gpu)
     is_module = bool(chain.calls) and chain.calls[-1].is_module
     program = chain.entrypoint.text if chain.entrypoint is not None else None
+    if chain.entrypoint is not None and is_megatron_swift(program):
+        return _megatron_swift_launch(chain, job, gpu)
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
@@ -485,6 +488,16 @@ def _neox_launch(chain, job, gpu: str | None) -> Launch:
     )
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     launch.facts = dict(chain.neox_facts)
+    return launch
+
+
+def _megatron_swift_launch(chain, job, gpu: str | None) -> Launch:
+    """A Megatron-SWIFT launch (plint.reading.sources.swift_megatron): Megatron-Core under ms-swift's own arguments,
+    read from them; no Megatron-LM parser or flag catalog judges them."""
+    from plint.reading.sources.swift_megatron import megatron_swift_facts, megatron_swift_trainer
+
+    launch = Launch(chain, megatron_swift_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
+    launch.facts = megatron_swift_facts(chain.trainer_args)
     return launch
 
 

@@ -117,3 +117,52 @@ def test_the_same_flags_of_another_script_keep_the_hf_trainers_meaning(tmp_path)
     (tmp_path / "train.py").write_text("from transformers import Trainer\n")
     layout = _layout(tmp_path, "torchrun --nproc_per_node 8 train.py --deepspeed zero2 --torch_dtype bfloat16\n")
     assert _of(layout, "parallel.zero_stage", "precision", "batch.micro") == (None, None, None)
+
+
+# ---- Megatron-SWIFT: `megatron sft|pt|rlhf` (plint.reading.sources.swift_megatron) --------------------------------
+
+MEGATRON_SWIFT = (
+    "NPROC_PER_NODE=8 megatron sft --model Qwen/Qwen2.5-7B-Instruct --tensor_model_parallel_size 2 "
+    "--sequence_parallel true --micro_batch_size 2 --global_batch_size 64 --recompute_granularity none "
+    "--overlap_grad_reduce true --overlap_param_gather true\n"
+)
+
+
+def test_megatron_swift_is_megatron_under_torchrun(tmp_path):
+    # fail before: no launch (`megatron` was no command plint knew)
+    layout = _layout(tmp_path, MEGATRON_SWIFT)
+    assert _of(layout, "launcher", "trainer", "entrypoint", "cluster.world_size") == (
+        "torchrun",
+        "megatron",
+        "sft.py",
+        8,
+    )
+    assert _of(layout, "parallel.tp", "parallel.dp", "parallel.sequence_parallel") == (2, 4, True)
+    assert _of(layout, "batch.micro", "batch.global", "batch.grad_accum") == (2, 64, 8)
+    assert layout["recompute"]["granularity"] is None  # `none`: no recompute
+
+
+def test_megatron_swift_defaults_are_its_own(tmp_path):
+    layout = _layout(tmp_path, "NPROC_PER_NODE=4 megatron pt --model M --pipeline_model_parallel_size 2\n")
+    # MegatronArguments: micro 1, global 16, selective recompute, the distributed optimizer on
+    assert _of(layout, "parallel.pp", "parallel.dp", "batch.micro", "batch.global") == (2, 2, 1, 16)
+    assert _of(layout, "recompute.granularity", "parallel.distributed_optimizer") == ("selective", True)
+    assert layout["precision"] is None  # the checkpoint's dtype: not in the launch
+    assert "checkpoint" in layout["provenance"]["precision"]["note"]
+
+
+def test_megatron_swift_flags_are_not_judged_by_megatron_lms_parser(tmp_path):
+    (tmp_path / "train.sh").write_text(MEGATRON_SWIFT)
+    (result,) = check_paths([tmp_path / "train.sh"], root=str(tmp_path))
+    codes = {d.code for d in result.diagnostics}
+    assert not codes & {"PL501", "PL506", "PL306"}  # underscore fields, `true` values, overlaps given
+    assert _layout(tmp_path, MEGATRON_SWIFT.replace("--sequence_parallel true", "--bf16 true"))["precision"] == "bf16"
+
+
+def test_megatron_swift_unknown_arguments_keep_defaults_unknown(tmp_path):
+    layout = _layout(tmp_path, 'NPROC_PER_NODE=8 megatron sft --model M "${EXTRA[@]}"\n')
+    assert _of(layout, "parallel.tp", "batch.global", "recompute.granularity") == (None, None, None)
+
+
+def test_megatron_export_trains_nothing(tmp_path):
+    assert _layout(tmp_path, "NPROC_PER_NODE=8 megatron export --model M --to_hf true\n") is None

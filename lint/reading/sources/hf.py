@@ -108,7 +108,7 @@ def _value_of_option(words: list[Word], i: int) -> bool:
     )
 
 
-def _bool_word(word: Word | None) -> bool | None:
+def bool_word(word: Word | None) -> bool | None:
     text = word.text if word is not None else None
     if text is None:
         return None
@@ -168,7 +168,7 @@ def hf_facts(words: list[Word], defaults: dict[str, Value] | None = None) -> dic
                 )
             consumed += following is not None
         elif name in _SWITCH_FIELDS:
-            state = _bool_word(value)
+            state = bool_word(value)
             if inline is not None:  # --x=true, or --x=$Y (unknown)
                 out[f"switch.{name}"] = Value(
                     state,
@@ -183,7 +183,7 @@ def hf_facts(words: list[Word], defaults: dict[str, Value] | None = None) -> dic
                 out[f"switch.{name}"] = Value(state, value.value_span, value.origin, f"{option} {value.text}")
                 consumed += following is not None
         elif name in _BOOL_FIELDS:
-            state = _bool_word(value)
+            state = bool_word(value)
             if inline is not None and state is None:  # --bf16=$X, or a value string_to_bool rejects
                 precision[name] = Value(
                     None,
