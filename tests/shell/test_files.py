@@ -428,3 +428,14 @@ def test_a_login_shell_runs_a_command_string(run):
 def test_shell_options_that_take_a_value_stand_before_the_command_string(run):
     r = run("bash -o pipefail -c 'cmd one'\nbash +x -c 'cmd two'\nbash -eo pipefail -c 'cmd three'\n")
     assert [c.argv() for c in named(r, "cmd")] == [["cmd", "one"], ["cmd", "two"], ["cmd", "three"]]
+
+
+def test_a_pure_command_with_its_output_sent_to_dev_null(run, tmp_path):
+    # slime's scripts: `$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)`; was unknown (a redirect)
+    r = run(
+        'A=$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" &>/dev/null && pwd)\n'
+        "B=$(cd /x >/dev/null 2>&1 && pwd)\nC=$(echo hi 2>/dev/null)\nD=$(echo hi >/dev/null)\n"
+        "E=$(echo hi > out.txt)\n"
+    )
+    got = {n: text(r, n) for n in "ABCDE"}
+    assert got == {"A": str(tmp_path), "B": "/x", "C": "hi", "D": "", "E": None}
