@@ -413,6 +413,7 @@ def _launch(
     from plint.catalog.in_force import catalog_in_force
     from plint.reading.sources.entry_script import read_entry_script
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
+    from plint.reading.sources.megatron_frameworks import apply_framework, framework_of
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.catalog.forks import fork_by_spelling
     from plint.reading.sources.swift_megatron import is_megatron_swift
@@ -449,6 +450,7 @@ def _launch(
             args = parse_trainer_args(from_yaml.words, catalog)
         launch.trainer_args = args
         launch.facts = megatron_facts(args, catalog, flavour)
+        apply_framework(framework_of(script.megatron_module if script is not None else None), launch.facts, args)
         if from_yaml is not None:
             from_yaml.annotate(launch.facts)
     else:

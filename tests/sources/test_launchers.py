@@ -816,3 +816,32 @@ def test_an_unknown_option_with_an_unknown_value_is_one_word(launches):
     )
     assert (chain.nnodes.value, chain.workers_per_node.value) == (2, 8)
     assert [w.display() for w in chain.calls[0].unknown_options] == ["--my-plugin=${T}"]
+
+
+# ---- ray job submit (plint.reading.sources.launch_ray) ------------------------------------------
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        # slime: the actor's ranks, dashed (was: no launch)
+        (
+            "ray job submit --address=http://127.0.0.1:8265 -- python3 train.py --actor-num-nodes 2 "
+            "--actor-num-gpus-per-node 8 --colocate --tensor-model-parallel-size 2",
+            ("ray", "train.py", (2, 8, 16)),
+        ),
+        # OpenRLHF: underscored, as a module
+        (
+            "ray job submit --runtime-env-json={} -- python3 -m openrlhf.cli.train_ppo_ray --actor_num_nodes 1 "
+            "--actor_num_gpus_per_node 4 --zero_stage 3",
+            ("ray", "openrlhf.cli.train_ppo_ray", (1, 4, 4)),
+        ),
+        # without the trainer's counts the job places what it wants: unknown
+        ("ray job submit -- python train.py --lr 1e-6", ("ray", "train.py", (None, None, None))),
+    ],
+)
+def test_ray_job_submit_runs_a_trainer_that_places_its_ranks(line, expected):
+    chain = one(line)
+    assert (chain.launcher, chain.entrypoint.text, sizes(chain)) == expected
+
+
+def test_ray_commands_that_run_no_trainer_are_no_launch():
+    assert chains(cmd("ray start --head --num-gpus 8"), cmd("ray job submit -- bash run.sh"), cmd("ray status")) == []

@@ -19,7 +19,7 @@ from plint.reading.shell.arguments import (
 from plint.reading.shell.model import MappedText, Piece, Var, Word, unknown
 from plint.reading.shell.unit import Unit
 from plint.reading.shell.glued import glued_groups, joined
-from plint.reading.shell.pure_commands import prints_a_count, program_lookup, pure_output
+from plint.reading.shell.pure_commands import prints_a_count, program_lookup, pure_output, stdout_discarded
 from plint.reading.shell.fields import (
     Fields,
     ALL_ELEMENTS,
@@ -770,7 +770,7 @@ class Expansions(ArithmeticExpansions):
                 continue
             silenced: bool | None = False
             if n.type == "redirected_statement":  # `cd -- "$DIR" &>/dev/null`: it runs, its output may be dropped
-                silenced = _stdout_discarded(n)
+                silenced = stdout_discarded(n)
                 n = n.child_by_field_name("body") if silenced is not None else None
             if n is None or n.type != "command":
                 return None
@@ -779,33 +779,6 @@ class Expansions(ArithmeticExpansions):
                 return None
             out = "" if silenced else out
         return out
-
-
-# the redirections that send a command's standard output to /dev/null (bash(1), REDIRECTION): `>`, `1>`, `>>`,
-# `&>`, `&>>`, `>|`; `2>/dev/null` and its kin leave it where it was
-_STDOUT_REDIRECTS = frozenset((">", "1>", ">>", "1>>", "&>", "&>>", ">|"))
-
-
-def _stdout_discarded(node) -> bool | None:
-    """Whether a redirected statement drops its standard output: its redirections all go to /dev/null (or copy one
-    descriptor onto another, `2>&1`); None when one goes anywhere else (a file plint does not follow)."""
-    redirects = [c for c in node.children if c.type == "file_redirect"]
-    if not redirects or len(redirects) != len(node.children) - 1:
-        return None
-    operators = set()
-    for r in redirects:
-        descriptor = r.child_by_field_name("descriptor")
-        bare = [c for i, c in enumerate(r.children) if r.field_name_for_child(i) is None]
-        operator = ((descriptor.text if descriptor is not None else b"") + (bare[0].text if bare else b"")).decode()
-        target = r.child_by_field_name("destination")
-        if target is None:
-            return None
-        if operator.endswith(">&") and target.text in (b"1", b"2"):
-            continue
-        if target.text != b"/dev/null":
-            return None
-        operators.add(operator)
-    return bool(operators & _STDOUT_REDIRECTS)
 
 
 def _without_trailing_newlines(pieces: list[Piece]) -> list[Piece]:

@@ -162,3 +162,30 @@ def _written_words(node, unit: Unit) -> list[str]:
     if node.type != "command":
         return []
     return [unit.text(c.start_byte, c.end_byte) for c in node.named_children if c.type != "variable_assignment"]
+
+
+# the redirections that send a command's standard output to /dev/null (bash(1), REDIRECTION): `>`, `1>`, `>>`,
+# `&>`, `&>>`, `>|`; `2>/dev/null` and its kin leave it where it was
+_STDOUT_REDIRECTS = frozenset((">", "1>", ">>", "1>>", "&>", "&>>", ">|"))
+
+
+def stdout_discarded(node) -> bool | None:
+    """Whether a redirected statement drops its standard output: its redirections all go to /dev/null (or copy one
+    descriptor onto another, `2>&1`); None when one goes anywhere else (a file plint does not follow)."""
+    redirects = [c for c in node.children if c.type == "file_redirect"]
+    if not redirects or len(redirects) != len(node.children) - 1:
+        return None
+    operators = set()
+    for r in redirects:
+        descriptor = r.child_by_field_name("descriptor")
+        bare = [c for i, c in enumerate(r.children) if r.field_name_for_child(i) is None]
+        operator = ((descriptor.text if descriptor is not None else b"") + (bare[0].text if bare else b"")).decode()
+        target = r.child_by_field_name("destination")
+        if target is None:
+            return None
+        if operator.endswith(">&") and target.text in (b"1", b"2"):
+            continue
+        if target.text != b"/dev/null":
+            return None
+        operators.add(operator)
+    return bool(operators & _STDOUT_REDIRECTS)

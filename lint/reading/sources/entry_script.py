@@ -42,8 +42,9 @@ _TORCH_MODEL_PARALLEL = re.compile(
     rb"\b(?:parallelize_\w+|ColwiseParallel|RowwiseParallel|SequenceParallel|PipelineStage|context_parallel"
     rb"|tp_mesh|tp_size|tensor_parallel\w*|pipeline_parallel\w*|parallel_dims)\b"
 )
-# in-tree modules of the entry script read for an import of megatron (megatron_through)
-_MAX_FOLLOWED = 8
+# in-tree modules of the entry script read for an import of megatron (megatron_through), and how deep
+_MAX_FOLLOWED = 16
+_MAX_DEPTH = 2
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 
 
@@ -119,30 +120,41 @@ def _dotted_imports(text: str) -> list[str]:
 def megatron_through(text: str, folder: str, root: str) -> str | None:
     """The module of the checked tree, imported by the script, that imports megatron itself, where the script does
     not: a framework's launcher over Megatron (MindSpeed-LLM's posttrain_gpt.py imports
-    mindspeed_llm.tasks.posttrain.launcher, which imports megatron.training). A module is looked for as Python
-    would find it from the script's folder (sys.path[0]): a/b.py or a/b/__init__.py; at most _MAX_FOLLOWED
-    modules are read, one level deep."""
-    read = 0
-    for dotted in _dotted_imports(text):
-        if read >= _MAX_FOLLOWED:
-            break
-        if dotted.split(".")[0].startswith("megatron"):
-            continue
-        base = os.path.join(folder, *dotted.split("."))
-        module = next(
-            (
-                f
-                for f in (base + ".py", os.path.join(base, "__init__.py"))
-                if _inside(f, root) and probe(Path(f).is_file)
-            ),
-            None,
-        )
-        if module is None:
-            continue
-        read += 1
-        if any(m.startswith("megatron") for m in _imports(_head(module)[:_MAX_BYTES].decode("utf-8", "replace"))):
-            return os.path.relpath(module, root)
+    mindspeed_llm.tasks.posttrain.launcher, which imports megatron.training; slime's train.py imports
+    slime.utils.arguments, which imports slime.backends.megatron_utils.arguments, which imports
+    megatron.training.arguments). A module is looked for as Python would find it from the script's folder
+    (sys.path[0]): a/b.py or a/b/__init__.py; modules are followed breadth first, _MAX_DEPTH imports deep and at
+    most _MAX_FOLLOWED of them read."""
+    seen: set[str] = set()
+    level = [text]
+    for _ in range(_MAX_DEPTH):
+        following: list[str] = []
+        for source in level:
+            for dotted in _dotted_imports(source):
+                if len(seen) >= _MAX_FOLLOWED:
+                    return None
+                module = _tree_module(dotted, folder, root)
+                if module is None or module in seen:
+                    continue
+                seen.add(module)
+                head = _head(module)[:_MAX_BYTES].decode("utf-8", "replace")
+                if any(m.startswith("megatron") for m in _imports(head)):
+                    return os.path.relpath(module, root)
+                following.append(head)
+        level = following
     return None
+
+
+def _tree_module(dotted: str, folder: str, root: str) -> str | None:
+    """The file of the checked tree a dotted import names, from the script's folder; None for megatron itself and
+    for a module outside the tree."""
+    if dotted.split(".")[0].startswith("megatron"):
+        return None
+    base = os.path.join(folder, *dotted.split("."))
+    return next(
+        (f for f in (base + ".py", os.path.join(base, "__init__.py")) if _inside(f, root) and probe(Path(f).is_file)),
+        None,
+    )
 
 
 def _checkout(folder: str, root: str) -> tuple[str | None, str | None]:

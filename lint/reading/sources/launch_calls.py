@@ -7,7 +7,7 @@ import re
 
 from plint.reading.shell.model import Command, Problem, Var, Word
 from plint.source import SourceFile
-from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS
+from plint.reading.sources.trainer import MEGATRON_OWN_FLAGS, MEGATRON_SHAPE_FLAGS, TRAINING_NAMES as TRAINING_NAMES
 from plint.reading.sources.wrappers import base as _base
 from plint.record import field, record
 from plint.values import Value, from_word, parse_int, unresolved
@@ -47,7 +47,7 @@ def grammar_of(values: str, flags: str, pairs: str = "", abbrev: bool = True, al
     return Grammar(table(values), table(flags), table(pairs), abbrev)
 
 
-SPAWNERS = ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate")
+SPAWNERS = ("torchrun", "torch.distributed.launch", "deepspeed", "accelerate", "ray")
 
 
 SCHEDULERS = ("srun", "mpirun", "aprun", "jsrun", "bcprun")
@@ -94,13 +94,10 @@ DRIVER_FLAGS = frozenset(
 )
 
 
-TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
-
-
 # ---- what one command says ----------------------------------------------------------------------
 @record
 class LauncherCall:
-    # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | aprun | jsrun | bcprun | accelerate | python
+    # torchrun | torch.distributed.launch | deepspeed | srun | mpirun | aprun | jsrun | bcprun | accelerate | ray | python
     launcher: str
     command: Command
     options: dict[str, list[Word]] = field(default_factory=dict)  # canonical option -> values (flag: [])

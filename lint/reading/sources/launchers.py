@@ -41,6 +41,7 @@ from plint.reading.sources.launch_calls import (
     is_python,
 )
 from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
+from plint.reading.sources.launch_ray import is_ray_job_submit, ray_job_call
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources, read_named_hostfile
 from plint.reading.sources.launch_mpi import aprun_call, hostfile_slots, jsrun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
@@ -224,6 +225,8 @@ def _launcher_at(command: Command, i: int, runs_python: str | None = None) -> La
         return parse(command, i + 1)
     if name == "accelerate" and i + 1 < len(words) and words[i + 1].text == "launch":
         return accelerate_call(command, i + 2)
+    if name == "ray" and is_ray_job_submit(words, i):
+        return ray_job_call(command, i + 3)
     if name in ("swift", "megatron") and words[i].known:
         from plint.reading.sources.launch_swift import swift_call
 
@@ -413,7 +416,7 @@ def find_launches(
                 node_rank,
                 master,
                 problems,
-                command,
+                inner.command,  # the command as its launcher reads it (`ray job submit` adds its job's variables)
                 neox_facts=neox.facts if neox is not None else None,
             )
         )

@@ -85,6 +85,8 @@ MEGATRON_SHAPE_FLAGS = frozenset(
         "--max-position-embeddings",
     }
 )
+# what a training script is named (train.py, pretrain_gpt.py, finetune.py, run_clm.py, sft.py)
+TRAINING_NAMES = ("pretrain", "train", "finetune", "run_clm", "run_mlm", "run_pretrain", "sft")
 # A training run's length: Megatron-LM's --train-iters / --train-samples, the forks' --train-tokens
 # (megatron/arguments.py of microsoft/Megatron-DeepSpeed), tasks/main.py's --epochs. Text generation servers,
 # evaluation harnesses and checkpoint tools take Megatron's flags too, but train nothing.
@@ -147,6 +149,12 @@ def _by_flags(flags: set[str], in_checkout: bool) -> str | None:
     return None
 
 
+def _named_for_training(script: EntryScript) -> bool:
+    """A script named for training (train.py, train_async.py) that imports megatron, itself or through the tree's
+    modules, trains with it: slime's train.py (megatron's parse_args through slime.utils.arguments, its own loop)."""
+    return script.path is not None and posixpath.basename(script.path).startswith(TRAINING_NAMES)
+
+
 def detect_trainer(
     entrypoint: Word | None,
     launcher: str | None,
@@ -171,7 +179,9 @@ def detect_trainer(
     if script is not None and script.path is not None:
         if script.checkpoint_tool:
             megatron = None  # a converter passes training flags too (--train-iters among them)
-        elif script.imports_megatron and (script.trains or flags & TRAINING_LENGTH_FLAGS):
+        elif script.imports_megatron and (
+            script.trains or flags & TRAINING_LENGTH_FLAGS or _named_for_training(script)
+        ):
             through = f" through {script.megatron_module}" if script.megatron_module else ""
             megatron = f"{script.path} (it imports megatron{through})"
         elif not (tree is not None and _by_flags(flags, False)):

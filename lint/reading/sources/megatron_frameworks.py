@@ -1,0 +1,71 @@
+"""Frameworks that parse a launch with Megatron-LM's own parser and then set some arguments themselves, whatever the
+launch says. Which one drives the run is read from the in-tree module through which its entry script imports
+megatron (plint.reading.sources.entry_script.megatron_through).
+
+- slime (THUDM/slime 624b824, slime/backends/megatron_utils/arguments.py, _set_default_megatron_args): the
+  distributed optimizer always, and bf16 unless --fp16; with --num-steps-per-rollout the global batch is
+  --rollout-batch-size x --n-samples-per-prompt (default 1) // --num-steps-per-rollout (slime/utils/arguments.py,
+  slime_validate_args).
+"""
+
+from __future__ import annotations
+
+import re
+
+from plint.values import Value, unresolved
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from plint.reading.sources.megatron_args import TrainerArgs
+
+_SLIME = re.compile(r"(?:^|/)slime/")
+_SLIME_SOURCE = "slime/backends/megatron_utils/arguments.py, _set_default_megatron_args"
+
+
+def framework_of(megatron_module: str | None) -> str | None:
+    """The framework whose module imports megatron for the entry script, when plint knows what it sets."""
+    if megatron_module is not None and _SLIME.search(megatron_module):
+        return "slime"
+    return None
+
+
+def apply_framework(framework: str | None, facts: dict[str, Value], args: TrainerArgs) -> None:
+    """Set what the framework sets over the arguments' facts."""
+    if framework != "slime":
+        return
+    steps = args.get("--num-steps-per-rollout")
+    if steps is not None:
+        facts["batch.global"] = _slime_global_batch(args, steps.value)
+    facts["parallel.distributed_optimizer"] = Value(
+        True, None, "derived", f"slime turns the distributed optimizer on itself ({_SLIME_SOURCE})"
+    )
+    precision = facts.get("precision")
+    if precision is not None and precision.value == "fp32":  # Megatron's own default: no precision flag given
+        facts["precision"] = Value("bf16", None, "derived", f"slime trains in bf16 unless --fp16 ({_SLIME_SOURCE})")
+
+
+def _slime_global_batch(args: TrainerArgs, steps_word) -> Value:
+    rollout, samples = args.get("--rollout-batch-size"), args.get("--n-samples-per-prompt")
+    steps = _int(steps_word)
+    prompts = _int(rollout.value) if rollout is not None else None
+    per_prompt = _int(samples.value) if samples is not None else 1
+    where = steps_word.value_span if steps_word is not None else None
+    if not steps or not prompts or not per_prompt:
+        return unresolved(
+            "slime's global batch is --rollout-batch-size x --n-samples-per-prompt // --num-steps-per-rollout, "
+            "and one of them is not known",
+            where,
+        )
+    return Value(
+        prompts * per_prompt // steps,
+        where,
+        "derived",
+        f"{prompts} x {per_prompt} // {steps} (slime: --rollout-batch-size x --n-samples-per-prompt // "
+        "--num-steps-per-rollout)",
+    )
+
+
+def _int(word) -> int | None:
+    text = word.text if word is not None else None
+    return int(text) if text is not None and text.isdigit() and len(text) < 10 else None

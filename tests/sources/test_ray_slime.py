@@ -1,0 +1,63 @@
+"""`ray job submit -- python train.py`: Ray's job driver, its ranks from the trainer's actor flags and its environment
+from --runtime-env-json (plint.reading.sources.launch_ray); a Megatron framework found through the entry script's
+imports two modules deep, and what slime sets over Megatron's parser (plint.reading.sources.megatron_frameworks)."""
+
+from plint.checking.check import check_paths
+from plint.report.json_report import file_json
+
+MODEL = (
+    "--num-layers 4 --hidden-size 256 --num-attention-heads 8 --seq-length 1024 --max-position-embeddings 1024 "
+    "--micro-batch-size 1"
+)
+LAUNCH = (
+    'RUNTIME_ENV_JSON=\'{"env_vars": {"CUDA_DEVICE_MAX_CONNECTIONS": "1", "NCCL_X": "\'$UNSET\'"}}\'\n'
+    'ray job submit --address="http://127.0.0.1:8265" --runtime-env-json="${RUNTIME_ENV_JSON}" -- python3 train.py '
+    "--actor-num-nodes 1 --actor-num-gpus-per-node 8 --colocate --tensor-model-parallel-size 2 "
+    f"--rollout-batch-size 32 --n-samples-per-prompt 8 --num-steps-per-rollout 4 {MODEL}\n"
+)
+
+
+def _tree(tmp_path, framework: str = "slime") -> None:
+    (tmp_path / "train.py").write_text(f"from {framework}.utils.arguments import parse_args\n\nparse_args()\n")
+    utils = tmp_path / framework / "utils"
+    backend = tmp_path / framework / "backends" / "megatron_utils"
+    utils.mkdir(parents=True)
+    backend.mkdir(parents=True)
+    (utils / "arguments.py").write_text(
+        f"def parse_args():\n    from {framework}.backends.megatron_utils.arguments import megatron_parse_args\n"
+    )
+    (backend / "arguments.py").write_text("from megatron.training.arguments import parse_args\n")
+
+
+def _checked(tmp_path, text: str = LAUNCH):
+    (tmp_path / "run.sh").write_text(text)
+    (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
+    return file_json(result)["layout"], {d.code for d in result.diagnostics}
+
+
+def test_slime_through_ray_is_megatron_with_what_slime_sets(tmp_path):
+    # fail before: no launch (ray job submit was no launcher plint knew)
+    _tree(tmp_path)
+    layout, codes = _checked(tmp_path)
+    assert (layout["launcher"], layout["trainer"], layout["cluster"]["world_size"]) == ("ray", "megatron", 8)
+    assert (layout["parallel"]["tp"], layout["parallel"]["dp"]) == (2, 4)
+    # slime turns on the distributed optimizer and bf16 itself; its global batch is 32 x 8 // 4
+    assert (layout["precision"], layout["parallel"]["distributed_optimizer"]) == ("bf16", True)
+    assert layout["batch"]["global"] == 64
+    # CUDA_DEVICE_MAX_CONNECTIONS comes from the job's runtime env: no PL601; no PL305 either
+    assert not codes & {"PL601", "PL305"}
+
+
+def test_another_framework_keeps_megatrons_defaults(tmp_path):
+    _tree(tmp_path, "myrl")
+    layout, codes = _checked(tmp_path)
+    assert layout["trainer"] == "megatron"  # megatron imported two modules deep by a script named train.py
+    assert (layout["precision"], layout["parallel"]["distributed_optimizer"]) == ("fp32", False)
+    assert layout["batch"]["global"] == 4  # Megatron's own default, micro x dp: slime's rule is slime's
+    assert "PL601" not in codes
+
+
+def test_without_the_runtime_env_the_variable_is_missing(tmp_path):
+    _tree(tmp_path)
+    _, codes = _checked(tmp_path, LAUNCH.replace('--runtime-env-json="${RUNTIME_ENV_JSON}" ', ""))
+    assert "PL601" in codes
