@@ -417,6 +417,7 @@ def _launch(
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.catalog.forks import fork_by_spelling
     from plint.reading.sources.swift_megatron import is_megatron_swift
+    from plint.reading.sources.verl import is_verl_main
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
     if chain.neox_facts is not None:
@@ -425,6 +426,8 @@ def _launch(
     program = chain.entrypoint.text if chain.entrypoint is not None else None
     if chain.entrypoint is not None and is_megatron_swift(program):
         return _megatron_swift_launch(chain, job, gpu)
+    if chain.entrypoint is not None and is_module and is_verl_main(program):
+        return _verl_launch(chain, job, gpu)
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
@@ -500,6 +503,15 @@ def _megatron_swift_launch(chain, job, gpu: str | None) -> Launch:
 
     launch = Launch(chain, megatron_swift_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
     launch.facts = megatron_swift_facts(chain.trainer_args)
+    return launch
+
+
+def _verl_launch(chain, job, gpu: str | None) -> Launch:
+    """verl's trainer with a Megatron actor (plint.reading.sources.verl): the actor's layout from the Hydra overrides."""
+    from plint.reading.sources.verl import verl_facts, verl_trainer
+
+    launch = Launch(chain, verl_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
+    launch.facts = verl_facts(chain.trainer_args)
     return launch
 
 

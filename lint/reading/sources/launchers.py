@@ -42,6 +42,7 @@ from plint.reading.sources.launch_calls import (
 )
 from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
 from plint.reading.sources.launch_ray import is_ray_job_submit, ray_job_call
+from plint.reading.sources.verl import is_verl_main, verl_megatron_actor, verl_sizes, with_worker_env
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources, read_named_hostfile
 from plint.reading.sources.launch_mpi import aprun_call, hostfile_slots, jsrun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
@@ -128,9 +129,14 @@ def _python(
         return accelerate_call(command, index + 1 + skip)
     if kind is not None:
         return torchrun_call(command, index + 1 + skip, kind)
+    verl = is_module and program is not None and is_verl_main(program.text)
+    if verl and program is not None:  # Ray workers the driver places, with the environment it gives them
+        command = with_worker_env(command, program)
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
     if code:
         call.options["-c"] = []
+    if verl and program is not None:
+        call.nnodes, call.nproc_per_node, call.world_size = verl_sizes(command.words[index + 1 :], program.site)
     skipped = [w for w in command.words[: max(index, 0)][-1:] if not w.known and program is not None and not is_module]
     if (
         skipped and program is not None and skipped[0] is not program
@@ -295,6 +301,8 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     flagged = bool(options & TRAINING_FLAGS)
     if not program.known:
         return flagged
+    if inner.is_module and is_verl_main(program.text):  # verl's trainer: a Megatron actor is what plint reads
+        return verl_megatron_actor(inner.command.words[inner.program_index + 1 :])
     name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
     if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):
         return False
@@ -439,6 +447,8 @@ def _resolve(calls: list[LauncherCall]) -> tuple[Value, Value, Value, str | None
         if s.launcher == "bcprun":
             return bcprun_sizes(s) + ("bcprun",)
         return s.nodes, s.tasks_per_node, s.tasks, "srun"  # type: ignore[return-value]
+    if calls[-1].world_size is not None:  # a driver that places its own workers (verl's trainer)
+        return calls[-1].nnodes, calls[-1].nproc_per_node, calls[-1].world_size, None  # type: ignore[return-value]
     site = calls[-1].command.words[0].site if calls[-1].command.words else None
     unknown = [w for c in calls for w in c.wrapped_by]
     if unknown:  # `${SRUN_EXEC} python3 train.py`: the unknown word may be the launcher

@@ -32,6 +32,31 @@ SUPPLY_HINT = (
 )
 
 
+# the model fields a trainer that builds its model from a checkpoint's config (Megatron-SWIFT, verl) takes from it
+CHECKPOINT_FIELDS = (
+    "num_layers",
+    "hidden_size",
+    "ffn_hidden_size",
+    "num_attention_heads",
+    "num_query_groups",
+    "num_experts",
+    "moe_topk",
+    "seq_length",
+)
+
+
+def checkpoint_shape(trainer: str) -> dict[str, Value]:
+    """model.* facts of a launch whose trainer takes the model's shape from its checkpoint: `[tool.plint] model`'s,
+    else each unknown."""
+    if _CONFIGURED.get() is not None:
+        return model_facts(None, None)
+    why = (
+        f"{trainer} builds the model from its checkpoint's config: its shape is not in the launch; give it with "
+        '[tool.plint] model = "<hub name>" or "<path to its config.json>"'
+    )
+    return {f"model.{name}": unresolved(why) for name in CHECKPOINT_FIELDS}
+
+
 def configured_model(model: str | None) -> AbstractContextManager[None]:
     return scoped(_CONFIGURED, model)
 

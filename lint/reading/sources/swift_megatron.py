@@ -15,6 +15,7 @@ import re
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import argument_gap, gap_fact
 from plint.reading.sources.hf import bool_word
+from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, from_word, parse_int, unresolved
 
 _ENTRY = re.compile(r"(?:^|/)swift/cli/_megatron/(?:sft|pt|rlhf)\.py")
@@ -102,6 +103,7 @@ def megatron_swift_facts(words: list[Word]) -> dict[str, Value]:
         elif on is None and gap is not None:
             out[key] = gap
     out["precision"] = _precision(given, gap)
+    out.update(checkpoint_shape(_WHO))
     if gap is not None:
         out["arguments.incomplete"] = gap
     return out

@@ -1,0 +1,220 @@
+"""verl's trainers with a Megatron actor: `python3 -m verl.trainer.main_ppo --config-name=ppo_megatron_trainer KEY=VALUE
+...` (volcengine/verl b178a3c). The driver is one process; it places the actor's ranks as Ray workers on trainer.nnodes
+nodes of trainer.n_gpus_per_node GPUs each, and the launch's words are Hydra overrides of the named config
+(`actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2`; a leading `+` or `++` adds the key). The layout is
+the actor's: its Megatron sizes, its precision (megatron.dtype) and recompute (override_transformer_config), and per
+optimizer step ppo_mini_batch_size prompts of rollout.n samples each (verl/workers/megatron_workers.py normalises
+ppo_mini_batch_size *= rollout.n, //= dp), in micro-batches of ppo_micro_batch_size_per_gpu unless use_dynamic_bsz
+cuts them by tokens. The driver starts its workers with CUDA_DEVICE_MAX_CONNECTIONS=1. Keys not given take the defaults of verl/trainer/config/_generated_ppo_megatron_trainer.yaml;
+an unknown word among the overrides could set any key, so then they are unknown. The model is the HF checkpoint
+actor_rollout_ref.model.path names: its shape is not in the launch.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+
+from plint.reading.shell.model import Command, Piece, Var, Word
+from plint.reading.sources.arglist import passes_script_arguments
+from plint.reading.sources.model_shape import checkpoint_shape
+from plint.values import Value, default, derived, from_word, parse_int, unresolved
+
+_MAIN = re.compile(r"verl(?:\.\w+)*\.main_ppo")
+_ACTOR = "actor_rollout_ref.actor."
+_MEGATRON = _ACTOR + "megatron."
+_TRANSFORMER = _MEGATRON + "override_transformer_config."
+_CONFIG = "verl/trainer/config/_generated_ppo_megatron_trainer.yaml"
+# key -> (layout fact, verl's default; None: no default that decides it)
+_INT_KEYS = {
+    _MEGATRON + "tensor_model_parallel_size": ("parallel.tp", 1),
+    _MEGATRON + "pipeline_model_parallel_size": ("parallel.pp", 1),
+    _MEGATRON + "virtual_pipeline_model_parallel_size": ("parallel.vpp", None),
+    _MEGATRON + "context_parallel_size": ("parallel.cp", 1),
+    _MEGATRON + "expert_model_parallel_size": ("parallel.ep", 1),
+    _MEGATRON + "expert_tensor_parallel_size": ("parallel.etp", None),
+    _TRANSFORMER + "recompute_num_layers": ("recompute.num_layers", None),
+}
+_BOOL_KEYS = {
+    _MEGATRON + "sequence_parallel": ("parallel.sequence_parallel", True),
+    _MEGATRON + "use_distributed_optimizer": ("parallel.distributed_optimizer", True),
+}
+_TEXT_KEYS = {
+    _TRANSFORMER + "recompute_granularity": ("recompute.granularity", None),
+    _TRANSFORMER + "recompute_method": ("recompute.method", None),
+}
+_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32", "fp32": "fp32"}
+
+
+class Overrides:
+    """The Hydra overrides among a command's words, the config they apply to, and words of unknown text (which could
+    be any override)."""
+
+    def __init__(self, words: list[Word]):
+        self.values: dict[str, Word] = {}
+        self.unknown: list[Word] = []
+        self.config_name: str | None = None
+        i = 0
+        while i < len(words):
+            word, text = words[i], words[i].text
+            written = word.known_prefix()
+            if text is None and "=" in written and not written.startswith("-"):  # `key=$VALUE`: its value unknown
+                key = written.partition("=")[0]
+                self.values[key.lstrip("+")] = word.after(len(key) + 1)
+            elif text is None:
+                if not passes_script_arguments(word):  # `"$@"`: none, the script run as written
+                    self.unknown.append(word)
+            elif text in ("--config-name", "-cn") and i + 1 < len(words):
+                self.config_name = words[i + 1].text
+                i += 1
+            elif text.startswith("--config-name="):
+                self.config_name = text.partition("=")[2]
+            elif not text.startswith("-") and "=" in text:
+                key = text.partition("=")[0].lstrip("+")
+                self.values[key] = word.after(len(text.partition("=")[0]) + 1)
+            i += 1
+
+    def text(self, key: str) -> str | None:
+        word = self.values.get(key)
+        return word.text if word is not None else None
+
+    @property
+    def megatron_actor(self) -> bool:
+        """The actor runs on Megatron: the config is a Megatron one, or the strategy is set so."""
+        return "megatron" in (self.config_name or "") or self.text(_ACTOR + "strategy") == "megatron"
+
+
+# what verl's driver sets in every Ray worker's environment (verl/trainer/constants_ppo.py, PPO_RAY_RUNTIME_ENV)
+WORKER_ENV = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
+
+
+def with_worker_env(command: Command, at: Word) -> Command:
+    """The command with the variables verl gives its workers as assignments in front of it, placed at the module."""
+    given = {
+        name: Var(name, (Piece(value, at.value_span, "derived"),), exported=True, span=at.value_span)
+        for name, value in WORKER_ENV.items()
+    }
+    with_env = copy.copy(command)
+    with_env.assignments = {**command.assignments, **given}
+    return with_env
+
+
+def is_verl_main(module: str | None) -> bool:
+    return module is not None and _MAIN.fullmatch(module) is not None
+
+
+def verl_sizes(words: list[Word], site) -> tuple[Value, Value, Value]:
+    """(nodes, GPUs per node, world) of the actor's Ray workers."""
+    found = Overrides(words)
+    nodes = _int(found, "trainer.nnodes", 1)
+    per = _int(found, "trainer.n_gpus_per_node", 8)
+    if not (nodes.known and per.known):
+        return nodes, per, unresolved("trainer.nnodes x trainer.n_gpus_per_node: one of them is not known", site)
+    world = Value(
+        nodes.value * per.value, per.span or nodes.span, "derived", "trainer.nnodes x trainer.n_gpus_per_node"
+    )
+    return nodes, per, world
+
+
+def verl_megatron_actor(words: list[Word]) -> bool:
+    return Overrides(words).megatron_actor
+
+
+def verl_trainer(entrypoint: Word) -> Value:
+    return derived("megatron", "verl's Megatron actor (its config's Megatron engine)", entrypoint.value_span)
+
+
+def verl_facts(words: list[Word]) -> dict[str, Value]:
+    """The actor's layout facts from the overrides, with verl's defaults where every word is known."""
+    found = Overrides(words)
+    out: dict[str, Value] = {}
+    for key, (fact, fallback) in _INT_KEYS.items():
+        value = _int(found, key, fallback)
+        if value.known or value.origin == "unresolved":
+            out[fact] = value
+    for key, (fact, truth) in _BOOL_KEYS.items():
+        out[fact] = _bool(found, key, truth)
+    for key, (fact, _) in _TEXT_KEYS.items():
+        out[fact] = _given(found, key) or _absent(found, key, None)
+    dtype = _given(found, _MEGATRON + "dtype") or _absent(found, _MEGATRON + "dtype", "bfloat16")
+    out["precision"] = (
+        Value(_DTYPES[dtype.value], dtype.span, dtype.origin, f"{_MEGATRON}dtype {dtype.value}")
+        if dtype.known and dtype.value in _DTYPES
+        else dtype
+    )
+    out.update(_batch(found))
+    out.update(_overlaps(found))
+    out.update(checkpoint_shape("verl"))
+    return out
+
+
+def _overlaps(found: Overrides) -> dict[str, Value]:
+    """The DDP overlaps, off unless override_ddp_config turns them on (verl/utils/megatron_utils.py builds the
+    DistributedDataParallelConfig with overlap_grad_reduce False); present only when on or unknown, as the Megatron
+    reader keeps them."""
+    out = {}
+    for name in ("overlap_grad_reduce", "overlap_param_gather"):
+        given = _bool(found, _MEGATRON + "override_ddp_config." + name, False)
+        if given.value is not False:
+            out[name] = given
+    return out
+
+
+def _batch(found: Overrides) -> dict[str, Value]:
+    prompts = _int(found, _ACTOR + "ppo_mini_batch_size", 256)
+    samples = _int(found, "actor_rollout_ref.rollout.n", 1)
+    out = {
+        "batch.global": Value(
+            prompts.value * samples.value,
+            prompts.span or samples.span,
+            "derived",
+            f"{prompts.value} x {samples.value}: ppo_mini_batch_size prompts of rollout.n samples a step",
+        )
+        if prompts.known and samples.known
+        else unresolved("ppo_mini_batch_size x rollout.n: one of them is not known")
+    }
+    dynamic = _bool(found, _ACTOR + "use_dynamic_bsz", False)
+    if dynamic.value is not False:
+        out["batch.micro"] = unresolved("use_dynamic_bsz: the actor's micro-batches are cut by tokens", dynamic.span)
+        return out
+    micro = _int(found, _ACTOR + "ppo_micro_batch_size_per_gpu", None)
+    out["batch.micro"] = (
+        micro
+        if micro.known or micro.origin == "unresolved"
+        else unresolved("no ppo_micro_batch_size_per_gpu: verl requires one (or use_dynamic_bsz)")
+    )
+    return out
+
+
+def _given(found: Overrides, key: str) -> Value | None:
+    word = found.values.get(key)
+    if word is None:
+        return None
+    value = from_word(word, str, key)
+    return Value(None, value.span, value.origin, f"{key}=null") if value.value in ("null", "~") else value
+
+
+def _absent(found: Overrides, key: str, fallback) -> Value:
+    if found.unknown:
+        # one note for every key it hides, so that PL002 says it once
+        return unresolved(f"`{found.unknown[0].display()}` among the overrides could set it", found.unknown[0].site)
+    return default(fallback, f"{key} not given: verl's default ({_CONFIG})")
+
+
+def _int(found: Overrides, key: str, fallback: int | None) -> Value:
+    given = _given(found, key)
+    if given is None:
+        return _absent(found, key, fallback)
+    if not given.known:
+        return given
+    return from_word(found.values[key], parse_int, key)
+
+
+def _bool(found: Overrides, key: str, fallback: bool) -> Value:
+    given = _given(found, key)
+    if given is None:
+        return _absent(found, key, fallback)
+    text = str(given.value).lower() if given.known else None
+    if text in ("true", "false"):
+        return Value(text == "true", given.span, given.origin, f"{key}={given.value}")
+    return Value(None, given.span, "unresolved", f"{key}={given.value}: not a boolean plint can read")
