@@ -426,7 +426,7 @@ def _launch(
     program = chain.entrypoint.text if chain.entrypoint is not None else None
     if chain.entrypoint is not None and is_megatron_swift(program):
         return _megatron_swift_launch(chain, job, gpu)
-    if chain.entrypoint is not None and is_module and is_verl_main(program):
+    if chain.entrypoint is not None and is_module and is_verl_main(program, chain.trainer_args):
         return _verl_launch(chain, job, gpu)
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
@@ -447,13 +447,14 @@ def _launch(
         catalog = in_force.catalog
         launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)
         launch.catalog = in_force
-        args = parse_trainer_args(chain.trainer_args, catalog)
+        framework = framework_of(script.megatron_module if script is not None else None)
+        args = parse_trainer_args(chain.trainer_args, catalog, unknown_switches=framework is not None)
         from_yaml = yaml_cfg_words(args, catalog, lookup.config)
         if from_yaml is not None:  # --yaml-cfg: the YAML is the namespace, the command line is ignored
             args = parse_trainer_args(from_yaml.words, catalog)
         launch.trainer_args = args
         launch.facts = megatron_facts(args, catalog, flavour)
-        apply_framework(framework_of(script.megatron_module if script is not None else None), launch.facts, args)
+        apply_framework(framework, launch.facts, args)
         if from_yaml is not None:
             from_yaml.annotate(launch.facts)
     else:

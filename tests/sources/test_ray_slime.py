@@ -61,3 +61,35 @@ def test_without_the_runtime_env_the_variable_is_missing(tmp_path):
     _tree(tmp_path)
     _, codes = _checked(tmp_path, LAUNCH.replace('--runtime-env-json="${RUNTIME_ENV_JSON}" ', ""))
     assert "PL601" in codes
+
+
+def test_miles_turns_the_distributed_optimizer_on_for_adam_only(tmp_path):
+    _tree(tmp_path, "miles")
+    layout, codes = _checked(tmp_path)
+    assert (layout["precision"], layout["parallel"]["distributed_optimizer"]) == ("bf16", True)
+    assert layout["batch"]["global"] == 64
+    layout, _ = _checked(tmp_path, LAUNCH.replace("--colocate", "--colocate --optimizer muon"))
+    assert layout["parallel"]["distributed_optimizer"] is False
+
+
+def test_a_switch_the_parser_does_not_know_does_not_swallow_an_unknown_word(tmp_path):
+    # miles: `--colocate ${MODEL_ARGS[@]}` with the model's flags printed by a Python helper; was PL105 (ep 4 with
+    # "no --num-experts": the unknown word read as --colocate's value, the list as known in full)
+    _tree(tmp_path)
+    text = (
+        'MODEL_ARGS_LINE="$(python3 model_args.py qwen3-30B-A3B)" || exit 1\nread -ra MODEL_ARGS <<< "$MODEL_ARGS_LINE"\n'
+        "ray job submit -- python3 train.py --actor-num-nodes 1 --actor-num-gpus-per-node 8 --colocate "
+        "${MODEL_ARGS[@]} --expert-model-parallel-size 4 --micro-batch-size 1\n"
+    )
+    layout, codes = _checked(tmp_path, text)
+    assert "PL105" not in codes
+    assert layout["model"]["num_experts"] is None
+    assert layout["provenance"]["model.num_experts"]["origin"] == "unresolved"
+
+
+def test_a_ray_job_after_an_exit_is_pl005(tmp_path):
+    # was silent: `ray job submit` was no launch word for PL005
+    _tree(tmp_path)
+    text = 'if [ -z "${BASE_FOLDER:-}" ]; then\n  exit 1\nfi\n' + LAUNCH
+    _, codes = _checked(tmp_path, text)
+    assert "PL005" in codes

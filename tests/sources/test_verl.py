@@ -70,3 +70,29 @@ def test_the_model_shape_is_the_checkpoints_unless_configured(tmp_path):
     assert "[tool.plint] model" in layout["provenance"]["model.num_layers"]["note"]
     layout, _ = _checked(tmp_path, GRPO, 'model = "Qwen/Qwen2.5-7B"\n')
     assert layout["model"]["num_layers"] == 28
+
+
+def test_fp8_training_from_the_transformer_overrides(tmp_path):
+    layout, _ = _checked(tmp_path, GRPO + f'+{M}override_transformer_config.fp8="e4m3"')
+    assert layout["precision"] == "fp8"
+
+
+RECIPE = (
+    "ray job submit --no-wait -- python3 -m recipe.dapo.main_dapo --config-name dapo_megatron_trainer "
+    f"{M}context_parallel_size=2 {A}ppo_mini_batch_size=32 actor_rollout_ref.rollout.n=16 "
+    "trainer.nnodes=2 trainer.n_gpus_per_node=8"
+)
+
+
+def test_a_recipes_own_trainer_under_ray_job_submit(tmp_path):
+    # verl-recipe's DAPO: its own module, verl's overrides, submitted to a Ray cluster (was: trainer unknown, no sizes)
+    layout, codes = _checked(tmp_path, RECIPE)
+    assert (layout["launcher"], layout["trainer"], layout["entrypoint"]) == ("ray", "megatron", "recipe.dapo.main_dapo")
+    assert (layout["cluster"]["world_size"], layout["parallel"]["cp"], layout["parallel"]["dp"]) == (16, 2, 8)
+    assert layout["batch"]["global"] == 512
+    assert "PL601" not in codes  # verl sets CUDA_DEVICE_MAX_CONNECTIONS in its workers
+
+
+def test_a_module_with_hydra_overrides_of_another_kind_is_not_verl(tmp_path):
+    layout, _ = _checked(tmp_path, "python3 -m mytool.main --config-name x model.lr=1e-5 trainer.nnodes=2")
+    assert layout is None

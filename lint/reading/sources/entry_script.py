@@ -43,7 +43,7 @@ _TORCH_MODEL_PARALLEL = re.compile(
     rb"|tp_mesh|tp_size|tensor_parallel\w*|pipeline_parallel\w*|parallel_dims)\b"
 )
 # in-tree modules of the entry script read for an import of megatron (megatron_through), and how deep
-_MAX_FOLLOWED = 16
+_MAX_FOLLOWED = 48
 _MAX_DEPTH = 2
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
 

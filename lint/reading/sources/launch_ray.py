@@ -17,6 +17,7 @@ import json
 
 from plint.reading.shell.model import Command, Piece, Var, Word
 from plint.reading.sources.launch_calls import LauncherCall, is_python, product_of
+from plint.reading.sources.verl import is_verl_main, verl_sizes, with_worker_env
 from plint.reading.sources.wrappers import base, python_program
 from plint.values import Value, from_word, parse_int, unresolved
 
@@ -40,11 +41,15 @@ def ray_job_call(command: Command, start: int) -> LauncherCall | None:
     program, index, is_module, code = python_program(words, dash + 2)
     if program is None or code:
         return None
-    call = LauncherCall(
-        "ray", _with_runtime_env(command, start), program=program, program_index=index, is_module=is_module
-    )
     args = words[index + 1 :]
     site = words[start - 3].site
+    with_env = _with_runtime_env(command, start)
+    if is_module and is_verl_main(program.text, args):  # verl's trainer places its workers as it does under python
+        call = LauncherCall("ray", with_worker_env(with_env, program), program=program, program_index=index)
+        call.is_module = True
+        call.nnodes, call.nproc_per_node, call.world_size = verl_sizes(args, site)
+        return call
+    call = LauncherCall("ray", with_env, program=program, program_index=index, is_module=is_module)
     nodes = _last_value(args, ACTOR_NODES) or unresolved(
         "the Ray job's trainer places its own processes, and no --actor-num-nodes says on how many nodes", site
     )

@@ -129,7 +129,7 @@ def _python(
         return accelerate_call(command, index + 1 + skip)
     if kind is not None:
         return torchrun_call(command, index + 1 + skip, kind)
-    verl = is_module and program is not None and is_verl_main(program.text)
+    verl = is_module and program is not None and is_verl_main(program.text, command.words[index + 1 :])
     if verl and program is not None:  # Ray workers the driver places, with the environment it gives them
         command = with_worker_env(command, program)
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
@@ -301,7 +301,8 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     flagged = bool(options & TRAINING_FLAGS)
     if not program.known:
         return flagged
-    if inner.is_module and is_verl_main(program.text):  # verl's trainer: a Megatron actor is what plint reads
+    if inner.is_module and is_verl_main(program.text, inner.command.words[inner.program_index + 1 :]):
+        # verl's trainer: a Megatron actor is what plint reads
         return verl_megatron_actor(inner.command.words[inner.program_index + 1 :])
     name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
     if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):

@@ -137,7 +137,9 @@ def _pairs_a_weight(values: list[Word], spec: FlagSpec | None, word: Word) -> bo
     return quoted and weight is not None and bool(_WEIGHT.match(weight))
 
 
-def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
+def parse_trainer_args(words: list[Word], catalog: FlagCatalog, unknown_switches: bool = False) -> TrainerArgs:
+    """`unknown_switches`: the parser is extended with options of the framework's own, many of them switches (slime's
+    `--colocate ${MODEL_ARGS[@]}`), so an option the catalog does not know takes no wholly unknown word as its value."""
     args = TrainerArgs()
     i = 0
     while i < len(words):
@@ -176,6 +178,8 @@ def parse_trainer_args(words: list[Word], catalog: FlagCatalog) -> TrainerArgs:
         # (argparse rejects the latter; its following value-like word is read as its value so that
         # neither is mistaken for something else)
         values = _take_values(words, i + 1, spec, catalog)
+        if spec is None and unknown_switches and values and _value_like(values[0], catalog) is None:
+            values = []  # a wholly unknown word after it stays a word that may hold any flag
         args.uses.append(FlagUse(text, w, values, spec))
         i += 1 + len(values)
     return args

@@ -6,6 +6,9 @@ megatron (plint.reading.sources.entry_script.megatron_through).
   distributed optimizer always, and bf16 unless --fp16; with --num-steps-per-rollout the global batch is
   --rollout-batch-size x --n-samples-per-prompt (default 1) // --num-steps-per-rollout (slime/utils/arguments.py,
   slime_validate_args).
+- miles, slime's fork (radixark/miles 31f1ca9, miles/backends/megatron_utils/arguments.py, set_default_megatron_args;
+  miles/utils/arguments.py): the same, except that the distributed optimizer is on only for Adam (no --optimizer, or
+  adam) and off with --multi-lora-n-adapters.
 """
 
 from __future__ import annotations
@@ -19,30 +22,47 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from plint.reading.sources.megatron_args import TrainerArgs
 
-_SLIME = re.compile(r"(?:^|/)slime/")
-_SLIME_SOURCE = "slime/backends/megatron_utils/arguments.py, _set_default_megatron_args"
+_FRAMEWORKS = {
+    "slime": (re.compile(r"(?:^|/)slime/"), "slime/backends/megatron_utils/arguments.py, _set_default_megatron_args"),
+    "miles": (re.compile(r"(?:^|/)miles/"), "miles/backends/megatron_utils/arguments.py, set_default_megatron_args"),
+}
 
 
 def framework_of(megatron_module: str | None) -> str | None:
     """The framework whose module imports megatron for the entry script, when plint knows what it sets."""
-    if megatron_module is not None and _SLIME.search(megatron_module):
-        return "slime"
-    return None
+    if megatron_module is None:
+        return None
+    return next((name for name, (path, _) in _FRAMEWORKS.items() if path.search(megatron_module)), None)
 
 
 def apply_framework(framework: str | None, facts: dict[str, Value], args: TrainerArgs) -> None:
     """Set what the framework sets over the arguments' facts."""
-    if framework != "slime":
+    if framework not in _FRAMEWORKS:
         return
+    source = _FRAMEWORKS[framework][1]
     steps = args.get("--num-steps-per-rollout")
     if steps is not None:
         facts["batch.global"] = _slime_global_batch(args, steps.value)
-    facts["parallel.distributed_optimizer"] = Value(
-        True, None, "derived", f"slime turns the distributed optimizer on itself ({_SLIME_SOURCE})"
-    )
+    facts["parallel.distributed_optimizer"] = _distributed_optimizer(framework, source, args)
     precision = facts.get("precision")
     if precision is not None and precision.value == "fp32":  # Megatron's own default: no precision flag given
-        facts["precision"] = Value("bf16", None, "derived", f"slime trains in bf16 unless --fp16 ({_SLIME_SOURCE})")
+        facts["precision"] = Value("bf16", None, "derived", f"{framework} trains in bf16 unless --fp16 ({source})")
+
+
+def _distributed_optimizer(framework: str, source: str, args: TrainerArgs) -> Value:
+    if framework == "slime":
+        return Value(True, None, "derived", f"slime turns the distributed optimizer on itself ({source})")
+    optimizer = args.get("--optimizer")
+    adapters = args.get("--multi-lora-n-adapters")
+    name = optimizer.value.text if optimizer is not None and optimizer.value is not None else "adam"
+    lora = _int(adapters.value) if adapters is not None else 0
+    if name is None or lora is None:
+        return unresolved(f"{framework} turns the distributed optimizer on for Adam only ({source})")
+    on = name.lower() == "adam" and lora == 0
+    why = "Adam" if on else f"--optimizer {name}" if name.lower() != "adam" else "--multi-lora-n-adapters"
+    return Value(
+        on, None, "derived", f"{framework} turns the distributed optimizer {'on' if on else 'off'} for {why} ({source})"
+    )
 
 
 def _slime_global_batch(args: TrainerArgs, steps_word) -> Value:

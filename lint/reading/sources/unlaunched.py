@@ -5,8 +5,8 @@ launcher sits in a function nobody calls, behind a wrapper plint cannot see thro
 found dead or after an `exit` is never reported clean without a word.
 
 A command counts when, as written (before expansion), it runs a launcher (torchrun, deepspeed, accelerate
-launch, `python -m torch.distributed.run|launch`, `python -m deepspeed.launcher.runner`), or a Python training
-entry point (`pretrain_*.py`, `finetune*.py`, `train*.py`, ...) with a trainer flag, either directly, through
+launch, `python -m torch.distributed.run|launch`, `python -m deepspeed.launcher.runner`, `ray job submit -- python`),
+or a Python training entry point (`pretrain_*.py`, `finetune*.py`, `train*.py`, ...) with a trainer flag, either directly, through
 a known wrapper or scheduler (nohup, srun, ...) or behind a word plint cannot know (`$LAUNCHER torchrun`).
 Words of echo, printf and the like, comments and strings never count: the command must start with one of
 those, not merely mention them.
@@ -107,6 +107,8 @@ def _launch_word(words: list[str]) -> int | None:
     from plint.reading.sources.trainer import MEGATRON_ENTRYPOINTS
 
     flagged = any(w.split("=")[0] in TRAINING_FLAGS for w in words)
+    if _submits_a_python_job(words):
+        return 0  # `ray job submit -- python train.py ...`: the job's driver starts the training
     after_python = False
     for i, word in enumerate(words):
         name = _base(word)
@@ -125,6 +127,14 @@ def _launch_word(words: list[str]) -> int | None:
         if name.endswith(".py") and (name in MEGATRON_ENTRYPOINTS or (name.startswith(TRAINING_NAMES) and flagged)):
             return i
     return None
+
+
+def _submits_a_python_job(words: list[str]) -> bool:
+    """`ray job submit [OPTIONS] -- python ...` (plint.reading.sources.launch_ray)."""
+    if words[:3] != ["ray", "job", "submit"] or "--" not in words:
+        return False
+    after = words[words.index("--") + 1 :]
+    return bool(after) and _is_python(_base(after[0]))
 
 
 def _starts_a_program(words: list[str]) -> bool:
@@ -183,6 +193,7 @@ def _may_count(first: str) -> bool:
         or name in _BEFORE
         or name.endswith(".py")
         or _is_python(name)
+        or name == "ray"  # `ray job submit -- python ...`
     )
 
 

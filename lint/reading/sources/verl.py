@@ -43,7 +43,15 @@ _TEXT_KEYS = {
     _TRANSFORMER + "recompute_granularity": ("recompute.granularity", None),
     _TRANSFORMER + "recompute_method": ("recompute.method", None),
 }
-_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "float32": "fp32", "fp32": "fp32"}
+_DTYPES = {
+    "fp8": "fp8",
+    "bfloat16": "bf16",
+    "bf16": "bf16",
+    "float16": "fp16",
+    "fp16": "fp16",
+    "float32": "fp32",
+    "fp32": "fp32",
+}
 
 
 class Overrides:
@@ -99,8 +107,16 @@ def with_worker_env(command: Command, at: Word) -> Command:
     return with_env
 
 
-def is_verl_main(module: str | None) -> bool:
-    return module is not None and _MAIN.fullmatch(module) is not None
+def is_verl_main(module: str | None, words: list[Word]) -> bool:
+    """verl's trainer module, or a recipe's own one (verl-recipe's recipe.dapo.main_dapo, main_gkd) given a
+    --config-name and verl's actor overrides."""
+    if module is None:
+        return False
+    if _MAIN.fullmatch(module) is not None:
+        return True
+    texts = [w.known_prefix() for w in words]
+    named = any(t.startswith(("--config-name", "-cn")) for t in texts)
+    return named and any(t.lstrip("+").startswith(_ACTOR) and "=" in t for t in texts)
 
 
 def verl_sizes(words: list[Word], site) -> tuple[Value, Value, Value]:
@@ -136,7 +152,10 @@ def verl_facts(words: list[Word]) -> dict[str, Value]:
         out[fact] = _bool(found, key, truth)
     for key, (fact, _) in _TEXT_KEYS.items():
         out[fact] = _given(found, key) or _absent(found, key, None)
+    fp8 = _given(found, _TRANSFORMER + "fp8")
     dtype = _given(found, _MEGATRON + "dtype") or _absent(found, _MEGATRON + "dtype", "bfloat16")
+    if fp8 is not None and (fp8.value is not None or fp8.origin == "unresolved"):  # TransformerConfig.fp8: e4m3, hybrid
+        dtype = fp8 if not fp8.known else Value("fp8", fp8.span, fp8.origin, f"{_TRANSFORMER}fp8 {fp8.value}")
     out["precision"] = (
         Value(_DTYPES[dtype.value], dtype.span, dtype.origin, f"{_MEGATRON}dtype {dtype.value}")
         if dtype.known and dtype.value in _DTYPES
