@@ -193,3 +193,22 @@ def test_a_getopts_loop_goes_on_past_options_that_repeat_their_defaults(run):
     # OPTIND, so the next option (-H 2560) was never read and --hidden-size kept its default 0 (a false PL506)
     child = "C=0\n" + GETOPTS_CHILD
     assert _launch_option(run("bash child.sh -c 0 -H 2560\n", files={"child.sh": child}), "--hidden-size") == "2560"
+
+
+ENV_CHILD = "PP=${PP_SIZE:-2}\nMBS=${MBS:-4}\ntorchrun --pipeline-model-parallel-size $PP --micro-batch-size $MBS\n"
+
+
+@pytest.mark.parametrize(
+    "parent, expected",
+    [
+        # cppmega's presets: `exec env NAME=value ... bash "$(dirname "$0")/body.sh"` (was: the body's own defaults)
+        ('exec env PP_SIZE=1 MBS=8 bash "$(dirname "$0")/child.sh"\n', ("1", "8")),
+        ("env PP_SIZE=1 bash -c 'bash child.sh'\n", ("1", "4")),
+        ("PP_SIZE=1 MBS=8 bash child.sh\n", ("1", "8")),  # prefixes, as before
+        ("env -i PP_SIZE=1 bash child.sh\n", ("2", "4")),  # a cleared environment plint does not rebuild: not followed
+        ("env PP_SIZE=1 echo hi; bash child.sh\n", ("2", "4")),  # env's variables are for its command only
+    ],
+)
+def test_env_gives_its_variables_to_the_script_it_runs(run, parent, expected):
+    r = run(parent, files={"child.sh": ENV_CHILD})
+    assert (_launch_option(r, "--pipeline-model-parallel-size"), _launch_option(r, "--micro-batch-size")) == expected

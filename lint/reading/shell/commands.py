@@ -441,6 +441,7 @@ class Commands(ShellCore):
                 reads_stdin = "-s" in texts[i + 1 : j] or j >= len(words)
                 if j < len(texts) and texts[j] == "--":
                     j += 1
+                given = env_assignments(words[:i])
                 if j < len(texts) and _runs_string(texts[j]) and j + 1 < len(words):
                     self.second_parse(
                         list(words[j + 1].pieces),
@@ -449,12 +450,13 @@ class Commands(ShellCore):
                         "bash -c",
                         fresh=True,
                         positional=words[j + 3 :],
+                        extra=given,
                         arg0=words[j + 2] if j + 2 < len(words) else None,
                     )
                 elif reads_stdin and stdin is not None:
                     self.stdin_script(stdin, words[j:], cmd, "bash FILE", unit)
                 elif j < len(words):
-                    self.child_script(words[j], words[j + 1 :], cmd, "bash FILE", unit)
+                    self.child_script(words[j], words[j + 1 :], cmd, "bash FILE", unit, given)
                 return
             if base == "bcprun":  # NGC's `bcprun ... --cmd STR`: a shell runs STR on each node (launch_bcprun)
                 command = _bcprun_command(words, i)
@@ -508,6 +510,26 @@ class Commands(ShellCore):
             return None
         span = unit.span(node.start_byte, node.end_byte) if hasattr(node, "start_byte") else node
         return job_hosts(int(count), span)
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def env_assignments(words: list[Word]) -> dict[str, Var]:
+    """The variables `env NAME=value ... CMD` puts in CMD's environment (coreutils env(1)), from the words before
+    CMD; none when env is not among them, or clears or unsets the environment (-i, -u: not followed)."""
+    at = next((k for k, w in enumerate(words) if (w.text or "").rsplit("/", 1)[-1] == "env"), None)
+    if at is None:
+        return {}
+    out: dict[str, Var] = {}
+    for word in words[at + 1 :]:
+        name, eq, _ = word.known_prefix().partition("=")
+        if not eq or _NAME.fullmatch(name) is None:
+            if (word.text or "").startswith("-"):
+                return {}  # -i, -u NAME, -C DIR, -S STR: an environment plint does not rebuild
+            break
+        out[name] = Var(name, word.after(len(name) + 1).pieces, exported=True, span=word.value_span)
+    return out
 
 
 # commands that print or test their words, or use them as files, and run none of them (`echo $cmd` of a command

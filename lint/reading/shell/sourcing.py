@@ -272,9 +272,12 @@ class Sourcing(ShellCore):
         for run in self.result.commands[recorded:]:
             run.words = [Word(_assumed_pieces(w.pieces), w.site) for w in run.words]
 
-    def child_script(self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit) -> None:
+    def child_script(
+        self, word: Word, args: list[Word], cmd: Command, via: str, unit: Unit, given: dict[str, Var] | None = None
+    ) -> None:
         """`bash FILE`, `sbatch FILE`: FILE is looked for where a sourced file is (bash opens a relative one
-        from the folder the script runs in), and run in a child shell."""
+        from the folder the script runs in), and run in a child shell; `given`: variables a wrapper sets in its
+        environment (`env NAME=value bash FILE`)."""
         if self.output_sinks:
             self.sinks_unknown(f"the script {word.display()} ({via})")
         if word.text is None and word.display() in self.result.virtual_files:
@@ -308,7 +311,7 @@ class Sourcing(ShellCore):
             self.result.problems.append(Problem("unresolved", found.assumed, word.site))
         recorded = len(self.result.commands)
         extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
-        shell = self.child_shell(extra, cmd)
+        shell = self.child_shell({**(given or {}), **extra}, cmd)
         if any(unknown_arguments(a) for a in args) and self.no_arguments():  # `bash x.sh 1 $*`: none forwarded
             args = [a for a in args if not unknown_arguments(a)]
         shell.positional = args
