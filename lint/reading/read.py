@@ -22,7 +22,7 @@ from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plin
 from plint.reading.loading import load_checked
 from plint.source import display_path, SourceFile, overlaid, read_bytes
 from plint.root import OUTSIDE_NOTE
-from plint.values import Value, derived
+from plint.values import Value, derived, unresolved
 from plint.bounds import MAX_LAUNCHES
 
 from typing import TYPE_CHECKING
@@ -417,6 +417,7 @@ def _launch(
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.catalog.forks import fork_by_spelling
     from plint.reading.sources.swift_megatron import is_megatron_swift
+    from plint.reading.sources.chatlearn import is_chatlearn
     from plint.reading.sources.verl import is_verl_main
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
@@ -428,6 +429,10 @@ def _launch(
         return _megatron_swift_launch(chain, job, gpu)
     if chain.entrypoint is not None and is_module and is_verl_main(program, chain.trainer_args):
         return _verl_launch(chain, job, gpu)
+    if chain.entrypoint is not None and not is_module and is_chatlearn(program, chain.trainer_args):
+        chatlearn = _chatlearn_launch(chain, job, gpu, lookup)
+        if chatlearn is not None:
+            return chatlearn
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
@@ -513,6 +518,30 @@ def _verl_launch(chain, job, gpu: str | None) -> Launch:
 
     launch = Launch(chain, verl_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
     launch.facts = verl_facts(chain.trainer_args)
+    return launch
+
+
+def _chatlearn_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | None:
+    """ChatLearn with a Megatron policy trainer (plint.reading.sources.chatlearn): its template, read from the tree,
+    under the launch's overrides; None when the template is not read or its trainer is not Megatron."""
+    from plint.reading.sources.chatlearn import Settings, chatlearn_facts, chatlearn_world, read_template, template_of
+
+    named = template_of(chain.trainer_args)
+    source, _ = lookup.config(named.text) if named is not None and named.text is not None else (None, None)
+    template = read_template(source) if source is not None else None
+    if template is None or source is None or named is None:
+        return None
+    settings = Settings(template, source.path, chain.trainer_args)
+    # its workers, whatever the trainer: models.policy_trainer.num_gpu GPUs ChatLearn places itself
+    chain.world_size = chatlearn_world(settings)
+    chain.nnodes = chain.workers_per_node = unresolved(
+        "ChatLearn places its policy trainer's models.policy_trainer.num_gpu GPUs itself: nodes not stated"
+    )
+    if settings.get("runtime_args.train_backend").value != "megatron":
+        return None
+    trainer = derived("megatron", "ChatLearn's Megatron policy trainer", named.value_span)
+    launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
+    launch.facts = chatlearn_facts(settings)
     return launch
 
 

@@ -42,6 +42,7 @@ from plint.reading.sources.launch_calls import (
 )
 from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
 from plint.reading.sources.launch_ray import is_ray_job_submit, ray_job_call
+from plint.reading.sources.chatlearn import is_chatlearn
 from plint.reading.sources.verl import is_verl_main, verl_megatron_actor, verl_sizes, with_worker_env
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources, read_named_hostfile
 from plint.reading.sources.launch_mpi import aprun_call, hostfile_slots, jsrun_call, mpirun_call, mpirun_sizes
@@ -301,6 +302,8 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     flagged = bool(options & TRAINING_FLAGS)
     if not program.known:
         return flagged
+    if not inner.is_module and is_chatlearn(program.text, inner.command.words[inner.program_index + 1 :]):
+        return True  # ChatLearn's entry point with its template: read by plint.reading.sources.chatlearn
     if inner.is_module and is_verl_main(program.text, inner.command.words[inner.program_index + 1 :]):
         # verl's trainer: a Megatron actor is what plint reads
         return verl_megatron_actor(inner.command.words[inner.program_index + 1 :])
