@@ -160,7 +160,8 @@ def unresolved_value(ctx: RuleContext):
     "A file plainly starts training, but plint found no launch in it.",
     RuleDocs(
         what="Reports a shell file with a command that starts training (torchrun, deepspeed, accelerate launch, "
-        "`python -m torch.distributed.run`, or a `pretrain_*.py` / `finetune*.py` / `train*.py` entry "
+        "`python -m torch.distributed.run`, `ray job submit -- python ...`, or a `pretrain_*.py` / `finetune*.py` / "
+        "`train*.py` entry "
         "point given trainer flags) from which plint read no launch, and says why: the command sits in a "
         "function the script never calls, behind a wrapper or a variable plint cannot see through, in a "
         "branch plint found dead, or after an `exit`; or a command running a script named for training "

@@ -62,3 +62,14 @@ def test_packing_and_an_unknown_override(tmp_path):
 def test_an_fsdp_trainer_is_not_read_as_megatron(tmp_path):
     layout = _checked(tmp_path, template=TEMPLATE.replace("train_backend: megatron", "train_backend: fsdp"))
     assert layout["trainer"] != "megatron" and layout["cluster"]["world_size"] == 8
+
+
+def test_a_template_outside_the_checked_tree_is_not_read(tmp_path):
+    tree = tmp_path / "repo"
+    tree.mkdir()
+    (tmp_path / "outside.yaml").write_text(TEMPLATE)  # beside the tree, never read
+    _checked(tree, template=TEMPLATE.replace("train_backend: megatron", "train_backend: fsdp"))  # the tree's own
+    (tree / "run.sh").write_text(RUN.format(extra="").replace("template/grpo_megatron.yaml", "../outside.yaml"))
+    (result,) = check_paths([tree / "run.sh"])
+    layout = file_json(result)["layout"]
+    assert layout is None or layout["trainer"] != "megatron"

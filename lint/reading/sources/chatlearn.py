@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 
-import yaml
-
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import passes_script_arguments
 from plint.reading.sources.model_shape import checkpoint_shape
@@ -91,6 +89,8 @@ class Settings:
 
 
 def read_template(source: SourceFile) -> dict | None:
+    import yaml  # only for a ChatLearn launch: not on the path of every check
+
     if len(source.data) > MAX_TEMPLATE_BYTES:
         return None
     try:
@@ -143,6 +143,8 @@ def _precision(settings: Settings) -> Value:
 
 def _scalar(text: str):
     """An override's text as ChatLearn's YAML loading reads it: a number, a boolean, null, or text."""
+    import yaml
+
     loaded = yaml.safe_load(text) if len(text) < 256 else text
     return loaded if isinstance(loaded, (int, float, bool, str)) or loaded is None else text
 

@@ -3,6 +3,8 @@ options that every launcher's reader shares (plint.reading.sources.launchers put
 
 from __future__ import annotations
 
+import copy
+
 import re
 
 from plint.reading.shell.model import Command, Problem, Var, Word
@@ -92,6 +94,16 @@ DRIVER_FLAGS = frozenset(
         "--gradient_accumulation_steps",
     }
 )
+
+
+def with_environment(command: Command, given: dict[str, Var]) -> Command:
+    """The same command with `given` set in its environment, as `NAME=value` prefixes would set them: variables a
+    launcher gives what it runs (Ray's runtime env, verl's workers)."""
+    if not given:
+        return command
+    with_env = copy.copy(command)
+    with_env.assignments = {**command.assignments, **given}
+    return with_env
 
 
 # ---- what one command says ----------------------------------------------------------------------

@@ -12,11 +12,10 @@ variables of `--runtime-env-json`'s "env_vars" are set in the driver's and the a
 
 from __future__ import annotations
 
-import copy
 import json
 
 from plint.reading.shell.model import Command, Piece, Var, Word
-from plint.reading.sources.launch_calls import LauncherCall, is_python, product_of
+from plint.reading.sources.launch_calls import LauncherCall, is_python, product_of, with_environment
 from plint.reading.sources.verl import is_verl_main, verl_sizes, with_worker_env
 from plint.reading.sources.wrappers import base, python_program
 from plint.values import Value, from_word, parse_int, unresolved
@@ -80,9 +79,7 @@ def _with_runtime_env(command: Command, start: int) -> Command:
             key: Var(key, (_piece(value, word),), exported=True, span=word.value_span)
             for key, value in variables.items()
         }
-        with_env = copy.copy(command)
-        with_env.assignments = {**command.assignments, **given}
-        return with_env
+        return with_environment(command, given)
     return command
 
 

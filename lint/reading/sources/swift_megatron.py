@@ -16,6 +16,7 @@ from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import argument_gap, gap_fact
 from plint.reading.sources.hf import bool_word
 from plint.reading.sources.model_shape import checkpoint_shape
+from plint.reading.sources.swift_trainer import mixed_precision
 from plint.values import Value, default, from_word, parse_int, unresolved
 
 _ENTRY = re.compile(r"(?:^|/)swift/cli/_megatron/(?:sft|pt|rlhf)\.py")
@@ -49,7 +50,6 @@ _OVERLAPS = {
     "tp_comm_overlap": "tp_comm_overlap",
     "moe_shared_expert_overlap": "moe_shared_expert_overlap",
 }
-_MIXED_PRECISION = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp16", "bf16": "bf16", "fp16": "fp16"}
 
 
 def is_megatron_swift(entrypoint: str | None) -> bool:
@@ -160,7 +160,7 @@ def _precision(given: dict[str, tuple[Word, Word | None]], gap: Value | None) ->
     if "torch_dtype" in given:
         option, value = given["torch_dtype"]
         dtype = _text(value, "--torch_dtype", option)
-        amp = _MIXED_PRECISION.get(str(dtype.value).removeprefix("torch.")) if dtype.known else None
+        amp = mixed_precision(str(dtype.value)) if dtype.known else None
         if amp is not None:
             return Value(amp, dtype.span, dtype.origin, f"--torch_dtype {dtype.value}: {_WHO} trains in {amp}")
         return dtype if not dtype.known else unresolved(f"--torch_dtype {dtype.value}: not a dtype plint knows")

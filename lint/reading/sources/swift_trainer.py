@@ -38,6 +38,11 @@ _MIXED_PRECISION = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp16", "b
 DEFAULT_STEP_SAMPLES = 16
 
 
+def mixed_precision(dtype: str) -> str | None:
+    """The AMP precision ms-swift trains in for a --torch_dtype (its HF and Megatron backends alike), or None."""
+    return _MIXED_PRECISION.get(dtype.removeprefix("torch."))
+
+
 def is_swift(entrypoint: str | None) -> bool:
     return entrypoint is not None and _ENTRY.search(entrypoint) is not None
 
@@ -88,7 +93,7 @@ def _precision_from_dtype(facts: dict[str, Value]) -> None:
     if not dtype.known:
         facts["precision"] = dtype
         return
-    amp = _MIXED_PRECISION.get(str(dtype.value).removeprefix("torch."))
+    amp = mixed_precision(str(dtype.value))
     if amp is not None:
         facts["precision"] = Value(
             amp, dtype.span, dtype.origin, f"--torch_dtype {dtype.value}: {_WHERE} trains in {amp}"

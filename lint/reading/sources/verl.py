@@ -12,11 +12,11 @@ actor_rollout_ref.model.path names: its shape is not in the launch.
 
 from __future__ import annotations
 
-import copy
 import re
 
 from plint.reading.shell.model import Command, Piece, Var, Word
 from plint.reading.sources.arglist import passes_script_arguments
+from plint.reading.sources.launch_calls import with_environment
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, from_word, parse_int, unresolved
 
@@ -102,9 +102,7 @@ def with_worker_env(command: Command, at: Word) -> Command:
         name: Var(name, (Piece(value, at.value_span, "derived"),), exported=True, span=at.value_span)
         for name, value in WORKER_ENV.items()
     }
-    with_env = copy.copy(command)
-    with_env.assignments = {**command.assignments, **given}
-    return with_env
+    return with_environment(command, given)
 
 
 def is_verl_main(module: str | None, words: list[Word]) -> bool:
