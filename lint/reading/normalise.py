@@ -441,6 +441,14 @@ def _deepspeed_batch(launch: Launch, layout: Layout) -> None:
     samples = launch.facts.get("trainer.step_samples")
     if gas is None and micro is not None and samples is not None:
         gas = _accumulation_for(samples, micro, world)
+    step_batch = launch.facts.get("trainer.global_batch")  # a global batch the trainer divides (OpenRLHF)
+    if step_batch is not None:
+        layout.set("batch.global", step_batch)
+        if gas is None and micro is not None:
+            dp = layout.get("parallel.dp") or unresolved("no dp")
+            gas = quotient(
+                "grad_accum = {n} / ({micro} * {dp}) (global / (micro * dp))", step_batch, micro=micro, dp=dp
+            )
     if gas is None and micro is not None and launch.facts.get("arguments.incomplete") is None:
         # the HF Trainer's arguments without --gradient_accumulation_steps: TrainingArguments' default, 1
         gas = default(1, "--gradient_accumulation_steps not given: the HF Trainer's default is 1")
@@ -503,7 +511,7 @@ def _client_parallelism(launch: Launch, layout: Layout, world: Value) -> Value:
         return world  # a config checked alone, or arguments of which a part is unknown: no sizes said
     cfg = launch.ds_config
     none = "no model parallelism: a trainer other than Megatron, with no model-parallel flag or config section"
-    tp = derived(1, none)
+    tp = launch.facts.get("trainer.tensor_split") or derived(1, none)  # AutoTP from the trainer's flag (OpenRLHF)
     if cfg is not None and cfg.autotp_size.origin != "default":
         autotp = cfg.autotp_size
         tp = autotp if not autotp.known or autotp.value not in (0, 1) else derived(1, f"{cfg.path}: AutoTP off")

@@ -419,6 +419,7 @@ def _launch(
     from plint.reading.sources.swift_megatron import is_megatron_swift
     from plint.reading.sources.chatlearn import is_chatlearn
     from plint.reading.sources.verl import is_verl_main
+    from plint.reading.sources.openrlhf import is_openrlhf
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
     if chain.neox_facts is not None:
@@ -434,6 +435,8 @@ def _launch(
         if chatlearn is not None:
             return chatlearn
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
+    if is_openrlhf(program, is_module, script.path if script else None, script.modules if script else frozenset()):
+        return _openrlhf_launch(chain, job, gpu)
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     flavour = trainer.value
@@ -509,6 +512,18 @@ def _megatron_swift_launch(chain, job, gpu: str | None) -> Launch:
 
     launch = Launch(chain, megatron_swift_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
     launch.facts = megatron_swift_facts(chain.trainer_args)
+    return launch
+
+
+def _openrlhf_launch(chain, job, gpu: str | None) -> Launch:
+    """One of OpenRLHF's trainers (plint.reading.sources.openrlhf): DeepSpeed under the trainer's own arguments, the
+    config it builds from them read from them."""
+    from plint.reading.sources.hf import hf_facts
+    from plint.reading.sources.openrlhf import openrlhf_facts, openrlhf_trainer
+
+    launch = Launch(chain, openrlhf_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
+    launch.facts = hf_facts(chain.trainer_args)
+    openrlhf_facts(launch.facts, chain.trainer_args)
     return launch
 
 

@@ -204,6 +204,39 @@ def test_an_entry_script_importing_megatron_through_a_module_of_the_tree(tmp_pat
     assert trainer("other.py").value == "unknown"
 
 
+def test_megatron_imported_through_a_package_s_relative_import(tmp_path):
+    """An older slime (molumolua/RLVE): train.py imports slime.utils.arguments, whose parse_args imports
+    slime.backends.megatron_utils inside the function, whose __init__ imports `.arguments`, which imports
+    megatron.training: three imports deep, the last relative to its package. `from .. import` climbs a package."""
+
+    (tmp_path / ".git").mkdir()
+    backend = tmp_path / "fw" / "backends" / "mu"
+    backend.mkdir(parents=True)
+    (tmp_path / "fw" / "utils").mkdir()
+    (tmp_path / "fw" / "utils" / "arguments.py").write_text(
+        "import os\n\ndef parse_args():\n    from fw.backends.mu import parse_args as p\n    return p()\n"
+    )
+    (backend / "__init__.py").write_text(
+        "import logging\nfrom .actor import Actor\nfrom .arguments import (\n  p,\n)\n"
+    )
+    (backend / "actor.py").write_text("import ray\n")
+    (backend / "arguments.py").write_text("from megatron.training.arguments import parse_args\n")
+    (tmp_path / "fw" / "backends" / "other.py").write_text("from ..backends.mu import p\n")
+    (tmp_path / "train.py").write_text("import ray\nfrom fw.utils.arguments import parse_args\n")
+    (tmp_path / "climb.py").write_text("from fw.backends.other import x\n")
+    launch = tmp_path / "run.sh"
+    launch.write_text("torchrun train.py\n")
+    args = ws("--tensor-model-parallel-size 2 --num-layers 36 --train-iters 10")
+    found = trainer_of("train.py", "torchrun", args, launch)
+    assert found.value == "megatron"
+    assert "it imports megatron through fw/backends/mu/arguments.py" in found.note
+    climbed = trainer_of("climb.py", "torchrun", args, launch)  # fw/backends/other.py, `..` from fw/backends: fw
+    assert climbed.value == "megatron" and "through fw/backends/mu/arguments.py" in climbed.note
+    # LLaMA-Factory's src/train.py reaches its optional Megatron-Bridge backend the same way, launched with a YAML
+    # of its own and none of Megatron's flags: Megatron is one backend of several, not the trainer
+    assert trainer_of("train.py", "torchrun", ws("examples/llama3_lora_sft.yaml"), launch).value == "unknown"
+
+
 def test_a_module_outside_the_tree_is_not_read_for_megatron(tmp_path):
     """The module an entry script imports is read only inside the checked tree: a link out of it is not followed."""
     from plint.reading.sources.entry_script import read_entry_script

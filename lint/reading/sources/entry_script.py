@@ -44,8 +44,10 @@ _TORCH_MODEL_PARALLEL = re.compile(
 )
 # in-tree modules of the entry script read for an import of megatron (megatron_through), and how deep
 _MAX_FOLLOWED = 48
-_MAX_DEPTH = 2
+_MAX_DEPTH = 3
 _IMPORT = re.compile(r"^[ \t]*(?:from[ \t]+([A-Za-z_][\w.]*)[ \t]+import\b|import[ \t]+([\w., \t]+))", re.M)
+# `from .a.b import c` / `from . import c` / `from ..a import (c, d`: a module of the importing module's package
+_RELATIVE_IMPORT = re.compile(r"^[ \t]*from[ \t]+(\.+)([A-Za-z_][\w.]*)?[ \t]+import[ \t]+\(?([\w, \t]*)", re.M)
 
 
 @record
@@ -121,28 +123,42 @@ def megatron_through(text: str, folder: str, root: str) -> str | None:
     """The module of the checked tree, imported by the script, that imports megatron itself, where the script does
     not: a framework's launcher over Megatron (MindSpeed-LLM's posttrain_gpt.py imports
     mindspeed_llm.tasks.posttrain.launcher, which imports megatron.training; slime's train.py imports
-    slime.utils.arguments, which imports slime.backends.megatron_utils.arguments, which imports
-    megatron.training.arguments). A module is looked for as Python would find it from the script's folder
-    (sys.path[0]): a/b.py or a/b/__init__.py; modules are followed breadth first, _MAX_DEPTH imports deep and at
-    most _MAX_FOLLOWED of them read."""
+    slime.utils.arguments, which imports slime.backends.megatron_utils, whose __init__ imports .arguments, which
+    imports megatron.training.arguments). A module is looked for as Python would find it from the script's folder
+    (sys.path[0]): a/b.py or a/b/__init__.py, and a relative import from the importing module's package; modules
+    are followed breadth first, _MAX_DEPTH imports deep and at most _MAX_FOLLOWED of them read."""
     seen: set[str] = set()
-    level = [text]
+    level: list[tuple[str, str | None]] = [(text, None)]  # (source, its file: None for the script)
     for _ in range(_MAX_DEPTH):
-        following: list[str] = []
-        for source in level:
-            for dotted in _dotted_imports(source):
+        following: list[tuple[str, str | None]] = []
+        for source, path in level:
+            for module in _imported_modules(source, path, folder, root):
                 if len(seen) >= _MAX_FOLLOWED:
                     return None
-                module = _tree_module(dotted, folder, root)
-                if module is None or module in seen:
+                if module in seen:
                     continue
                 seen.add(module)
                 head = _head(module)[:_MAX_BYTES].decode("utf-8", "replace")
                 if any(m.startswith("megatron") for m in _imports(head)):
                     return os.path.relpath(module, root)
-                following.append(head)
+                following.append((head, module))
         level = following
     return None
+
+
+def _imported_modules(source: str, path: str | None, folder: str, root: str) -> list[str]:
+    """The files of the tree a module's imports name: absolute ones from the script's folder, relative ones (in a
+    module, not the script) from the module's package."""
+    found = [module for dotted in _dotted_imports(source) if (module := _tree_module(dotted, folder, root))]
+    if path is not None:
+        package = os.path.dirname(path)
+        for m in _RELATIVE_IMPORT.finditer(source):
+            base = package
+            for _ in range(len(m.group(1)) - 1):  # each dot past the first: the package above
+                base = os.path.dirname(base)
+            names = [m.group(2)] if m.group(2) else [n.strip().split()[0] for n in m.group(3).split(",") if n.strip()]
+            found += [module for name in names if (module := _file_of(os.path.join(base, *name.split(".")), root))]
+    return found
 
 
 def _tree_module(dotted: str, folder: str, root: str) -> str | None:
@@ -150,7 +166,11 @@ def _tree_module(dotted: str, folder: str, root: str) -> str | None:
     for a module outside the tree."""
     if dotted.split(".")[0].startswith("megatron"):
         return None
-    base = os.path.join(folder, *dotted.split("."))
+    return _file_of(os.path.join(folder, *dotted.split(".")), root)
+
+
+def _file_of(base: str, root: str) -> str | None:
+    """base.py or base/__init__.py, the module a dotted path names, when it is a file inside root."""
     return next(
         (f for f in (base + ".py", os.path.join(base, "__init__.py")) if _inside(f, root) and probe(Path(f).is_file)),
         None,

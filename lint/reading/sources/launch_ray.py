@@ -22,9 +22,10 @@ from plint.values import Value, from_word, parse_int, unresolved
 
 MAX_RUNTIME_ENV_CHARS = 65536  # a runtime-env JSON longer than this is not read
 HOLE = "\x00"  # stands for an unknown part of the JSON's text
-# the trainer's options that size its actor (the training ranks), dashed and underscored
-ACTOR_NODES = ("--actor-num-nodes", "--actor_num_nodes")
-ACTOR_GPUS_PER_NODE = ("--actor-num-gpus-per-node", "--actor_num_gpus_per_node")
+# the trainer's options that size its actor (the training ranks), dashed, underscored and (OpenRLHF from v0.10.4,
+# openrlhf/cli/train_ppo_ray.py) dotted
+ACTOR_NODES = ("--actor-num-nodes", "--actor_num_nodes", "--actor.num_nodes")
+ACTOR_GPUS_PER_NODE = ("--actor-num-gpus-per-node", "--actor_num_gpus_per_node", "--actor.num_gpus_per_node")
 
 
 def is_ray_job_submit(words: list[Word], i: int) -> bool:

@@ -179,9 +179,11 @@ def detect_trainer(
     if script is not None and script.path is not None:
         if script.checkpoint_tool:
             megatron = None  # a converter passes training flags too (--train-iters among them)
-        elif script.imports_megatron and (
-            script.trains or flags & TRAINING_LENGTH_FLAGS or _named_for_training(script)
-        ):
+        elif (
+            script.imports_megatron
+            and (script.trains or flags & TRAINING_LENGTH_FLAGS or _named_for_training(script))
+            and (script.megatron_module is None or _megatron_flags_among(flags))
+        ):  # through the tree's modules, Megatron may be one backend of several: then its parser's flags say so
             through = f" through {script.megatron_module}" if script.megatron_module else ""
             megatron = f"{script.path} (it imports megatron{through})"
         elif not (tree is not None and _by_flags(flags, False)):
