@@ -419,6 +419,7 @@ def _launch(
     from plint.reading.sources.swift_megatron import is_megatron_swift
     from plint.reading.sources.chatlearn import is_chatlearn
     from plint.reading.sources.verl import is_verl_main
+    from plint.reading.sources.skyrl import is_skyrl_main, skyrl_megatron
     from plint.reading.sources.openrlhf import is_openrlhf
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
@@ -430,6 +431,9 @@ def _launch(
         return _megatron_swift_launch(chain, job, gpu)
     if chain.entrypoint is not None and is_module and is_verl_main(program, chain.trainer_args):
         return _verl_launch(chain, job, gpu)
+    if chain.entrypoint is not None and is_module and is_skyrl_main(program, chain.trainer_args):
+        if skyrl_megatron(program, chain.trainer_args):
+            return _skyrl_launch(chain, job, gpu)
     if chain.entrypoint is not None and not is_module and is_chatlearn(program, chain.trainer_args):
         chatlearn = _chatlearn_launch(chain, job, gpu, lookup)
         if chatlearn is not None:
@@ -524,6 +528,15 @@ def _openrlhf_launch(chain, job, gpu: str | None) -> Launch:
     launch = Launch(chain, openrlhf_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
     launch.facts = hf_facts(chain.trainer_args)
     openrlhf_facts(launch.facts, chain.trainer_args)
+    return launch
+
+
+def _skyrl_launch(chain, job, gpu: str | None) -> Launch:
+    """SkyRL's policy on its Megatron backend (plint.reading.sources.skyrl): the layout from the dotlist overrides."""
+    from plint.reading.sources.skyrl import skyrl_facts, skyrl_trainer
+
+    launch = Launch(chain, skyrl_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
+    launch.facts = skyrl_facts(chain.entrypoint.text, chain.trainer_args)
     return launch
 
 

@@ -44,6 +44,8 @@ from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
 from plint.reading.sources.launch_ray import is_ray_job_submit, ray_job_call
 from plint.reading.sources.chatlearn import is_chatlearn
 from plint.reading.sources.verl import is_verl_main, verl_megatron_actor, verl_sizes, with_worker_env
+from plint.reading.sources.skyrl import WORKER_ENV as SKYRL_WORKER_ENV
+from plint.reading.sources.skyrl import is_skyrl_main, skyrl_megatron, skyrl_sizes
 from plint.reading.sources.launch_deepspeed import deepspeed_call, read_deepspeed_resources, read_named_hostfile
 from plint.reading.sources.launch_mpi import aprun_call, hostfile_slots, jsrun_call, mpirun_call, mpirun_sizes
 from plint.reading.sources.launch_srun import srun_call, read_srun_step
@@ -133,11 +135,17 @@ def _python(
     verl = is_module and program is not None and is_verl_main(program.text, command.words[index + 1 :])
     if verl and program is not None:  # Ray workers the driver places, with the environment it gives them
         command = with_worker_env(command, program)
+    skyrl = is_module and program is not None and is_skyrl_main(program.text, command.words[index + 1 :])
+    if skyrl and program is not None and skyrl_megatron(program.text, command.words[index + 1 :]):
+        command = with_worker_env(command, program, SKYRL_WORKER_ENV)
     call = LauncherCall("python", command, program=program, program_index=index, is_module=is_module)
     if code:
         call.options["-c"] = []
     if verl and program is not None:
         call.nnodes, call.nproc_per_node, call.world_size = verl_sizes(command.words[index + 1 :], program.site)
+    elif skyrl and program is not None:  # SkyRL's driver places the policy's Ray workers
+        args = command.words[index + 1 :]
+        call.nnodes, call.nproc_per_node, call.world_size = skyrl_sizes(program.text, args, program.site)
     skipped = [w for w in command.words[: max(index, 0)][-1:] if not w.known and program is not None and not is_module]
     if (
         skipped and program is not None and skipped[0] is not program
@@ -307,6 +315,9 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
     if inner.is_module and is_verl_main(program.text, inner.command.words[inner.program_index + 1 :]):
         # verl's trainer: a Megatron actor is what plint reads
         return verl_megatron_actor(inner.command.words[inner.program_index + 1 :])
+    if inner.is_module and is_skyrl_main(program.text, inner.command.words[inner.program_index + 1 :]):
+        # SkyRL's trainers: a policy on its Megatron backend is what plint reads
+        return skyrl_megatron(program.text, inner.command.words[inner.program_index + 1 :])
     name = (program.text or "").rsplit(".", 1)[-1] if inner.is_module else posixpath.basename(program.text or "")
     if inner.is_module and (program.text or "").split(".")[0] in ("pip", "venv", "ensurepip", "pytest", "json"):
         return False

@@ -15,16 +15,17 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Command, Piece, Var, Word
-from plint.reading.sources.arglist import passes_script_arguments
+from plint.reading.sources.dotlist import Overrides, absent, bool_value, given, int_value, samples_a_step
 from plint.reading.sources.launch_calls import with_environment
 from plint.reading.sources.model_shape import checkpoint_shape
-from plint.values import Value, default, derived, from_word, parse_int, unresolved
+from plint.values import Value, derived, unresolved
 
 _MAIN = re.compile(r"verl(?:\.\w+)*\.main_ppo")
 _ACTOR = "actor_rollout_ref.actor."
 _MEGATRON = _ACTOR + "megatron."
 _TRANSFORMER = _MEGATRON + "override_transformer_config."
 _CONFIG = "verl/trainer/config/_generated_ppo_megatron_trainer.yaml"
+_WHERE = f"verl's default ({_CONFIG})"
 # key -> (layout fact, verl's default; None: no default that decides it)
 _INT_KEYS = {
     _MEGATRON + "tensor_model_parallel_size": ("parallel.tp", 1),
@@ -54,53 +55,16 @@ _DTYPES = {
 }
 
 
-class Overrides:
-    """The Hydra overrides among a command's words, the config they apply to, and words of unknown text (which could
-    be any override)."""
-
-    def __init__(self, words: list[Word]):
-        self.values: dict[str, Word] = {}
-        self.unknown: list[Word] = []
-        self.config_name: str | None = None
-        i = 0
-        while i < len(words):
-            word, text = words[i], words[i].text
-            written = word.known_prefix()
-            if text is None and "=" in written and not written.startswith("-"):  # `key=$VALUE`: its value unknown
-                key = written.partition("=")[0]
-                self.values[key.lstrip("+")] = word.after(len(key) + 1)
-            elif text is None:
-                if not passes_script_arguments(word):  # `"$@"`: none, the script run as written
-                    self.unknown.append(word)
-            elif text in ("--config-name", "-cn") and i + 1 < len(words):
-                self.config_name = words[i + 1].text
-                i += 1
-            elif text.startswith("--config-name="):
-                self.config_name = text.partition("=")[2]
-            elif not text.startswith("-") and "=" in text:
-                key = text.partition("=")[0].lstrip("+")
-                self.values[key] = word.after(len(text.partition("=")[0]) + 1)
-            i += 1
-
-    def text(self, key: str) -> str | None:
-        word = self.values.get(key)
-        return word.text if word is not None else None
-
-    @property
-    def megatron_actor(self) -> bool:
-        """The actor runs on Megatron: the config is a Megatron one, or the strategy is set so."""
-        return "megatron" in (self.config_name or "") or self.text(_ACTOR + "strategy") == "megatron"
-
-
 # what verl's driver sets in every Ray worker's environment (verl/trainer/constants_ppo.py, PPO_RAY_RUNTIME_ENV)
 WORKER_ENV = {"CUDA_DEVICE_MAX_CONNECTIONS": "1"}
 
 
-def with_worker_env(command: Command, at: Word) -> Command:
-    """The command with the variables verl gives its workers as assignments in front of it, placed at the module."""
+def with_worker_env(command: Command, at: Word, env: dict[str, str] = WORKER_ENV) -> Command:
+    """The command with the variables a driver gives its workers (verl's by default) as assignments in front of it,
+    placed at the module."""
     given = {
         name: Var(name, (Piece(value, at.value_span, "derived"),), exported=True, span=at.value_span)
-        for name, value in WORKER_ENV.items()
+        for name, value in env.items()
     }
     return with_environment(command, given)
 
@@ -120,8 +84,8 @@ def is_verl_main(module: str | None, words: list[Word]) -> bool:
 def verl_sizes(words: list[Word], site) -> tuple[Value, Value, Value]:
     """(nodes, GPUs per node, world) of the actor's Ray workers."""
     found = Overrides(words)
-    nodes = _int(found, "trainer.nnodes", 1)
-    per = _int(found, "trainer.n_gpus_per_node", 8)
+    nodes = int_value(found, "trainer.nnodes", 1, _WHERE)
+    per = int_value(found, "trainer.n_gpus_per_node", 8, _WHERE)
     if not (nodes.known and per.known):
         return nodes, per, unresolved("trainer.nnodes x trainer.n_gpus_per_node: one of them is not known", site)
     world = Value(
@@ -131,7 +95,9 @@ def verl_sizes(words: list[Word], site) -> tuple[Value, Value, Value]:
 
 
 def verl_megatron_actor(words: list[Word]) -> bool:
-    return Overrides(words).megatron_actor
+    """The actor runs on Megatron: the config is a Megatron one, or the strategy is set so."""
+    found = Overrides(words)
+    return "megatron" in (found.config_name or "") or found.text(_ACTOR + "strategy") == "megatron"
 
 
 def verl_trainer(entrypoint: Word) -> Value:
@@ -143,15 +109,15 @@ def verl_facts(words: list[Word]) -> dict[str, Value]:
     found = Overrides(words)
     out: dict[str, Value] = {}
     for key, (fact, fallback) in _INT_KEYS.items():
-        value = _int(found, key, fallback)
+        value = int_value(found, key, fallback, _WHERE)
         if value.known or value.origin == "unresolved":
             out[fact] = value
     for key, (fact, truth) in _BOOL_KEYS.items():
-        out[fact] = _bool(found, key, truth)
+        out[fact] = bool_value(found, key, truth, _WHERE)
     for key, (fact, _) in _TEXT_KEYS.items():
-        out[fact] = _given(found, key) or _absent(found, key, None)
-    fp8 = _given(found, _TRANSFORMER + "fp8")
-    dtype = _given(found, _MEGATRON + "dtype") or _absent(found, _MEGATRON + "dtype", "bfloat16")
+        out[fact] = given(found, key) or absent(found, key, None, _WHERE)
+    fp8 = given(found, _TRANSFORMER + "fp8")
+    dtype = given(found, _MEGATRON + "dtype") or absent(found, _MEGATRON + "dtype", "bfloat16", _WHERE)
     if fp8 is not None and (fp8.value is not None or fp8.origin == "unresolved"):  # TransformerConfig.fp8: e4m3, hybrid
         dtype = fp8 if not fp8.known else Value("fp8", fp8.span, fp8.origin, f"{_TRANSFORMER}fp8 {fp8.value}")
     out["precision"] = (
@@ -171,67 +137,24 @@ def _overlaps(found: Overrides) -> dict[str, Value]:
     reader keeps them."""
     out = {}
     for name in ("overlap_grad_reduce", "overlap_param_gather"):
-        given = _bool(found, _MEGATRON + "override_ddp_config." + name, False)
-        if given.value is not False:
-            out[name] = given
+        setting = bool_value(found, _MEGATRON + "override_ddp_config." + name, False, _WHERE)
+        if setting.value is not False:
+            out[name] = setting
     return out
 
 
 def _batch(found: Overrides) -> dict[str, Value]:
-    prompts = _int(found, _ACTOR + "ppo_mini_batch_size", 256)
-    samples = _int(found, "actor_rollout_ref.rollout.n", 1)
-    out = {
-        "batch.global": Value(
-            prompts.value * samples.value,
-            prompts.span or samples.span,
-            "derived",
-            f"{prompts.value} x {samples.value}: ppo_mini_batch_size prompts of rollout.n samples a step",
-        )
-        if prompts.known and samples.known
-        else unresolved("ppo_mini_batch_size x rollout.n: one of them is not known")
-    }
-    dynamic = _bool(found, _ACTOR + "use_dynamic_bsz", False)
+    prompts = int_value(found, _ACTOR + "ppo_mini_batch_size", 256, _WHERE)
+    samples = int_value(found, "actor_rollout_ref.rollout.n", 1, _WHERE)
+    out = {"batch.global": samples_a_step(prompts, samples, "ppo_mini_batch_size prompts of rollout.n samples")}
+    dynamic = bool_value(found, _ACTOR + "use_dynamic_bsz", False, _WHERE)
     if dynamic.value is not False:
         out["batch.micro"] = unresolved("use_dynamic_bsz: the actor's micro-batches are cut by tokens", dynamic.span)
         return out
-    micro = _int(found, _ACTOR + "ppo_micro_batch_size_per_gpu", None)
+    micro = int_value(found, _ACTOR + "ppo_micro_batch_size_per_gpu", None, _WHERE)
     out["batch.micro"] = (
         micro
         if micro.known or micro.origin == "unresolved"
         else unresolved("no ppo_micro_batch_size_per_gpu: verl requires one (or use_dynamic_bsz)")
     )
     return out
-
-
-def _given(found: Overrides, key: str) -> Value | None:
-    word = found.values.get(key)
-    if word is None:
-        return None
-    value = from_word(word, str, key)
-    return Value(None, value.span, value.origin, f"{key}=null") if value.value in ("null", "~") else value
-
-
-def _absent(found: Overrides, key: str, fallback) -> Value:
-    if found.unknown:
-        # one note for every key it hides, so that PL002 says it once
-        return unresolved(f"`{found.unknown[0].display()}` among the overrides could set it", found.unknown[0].site)
-    return default(fallback, f"{key} not given: verl's default ({_CONFIG})")
-
-
-def _int(found: Overrides, key: str, fallback: int | None) -> Value:
-    given = _given(found, key)
-    if given is None:
-        return _absent(found, key, fallback)
-    if not given.known:
-        return given
-    return from_word(found.values[key], parse_int, key)
-
-
-def _bool(found: Overrides, key: str, fallback: bool) -> Value:
-    given = _given(found, key)
-    if given is None:
-        return _absent(found, key, fallback)
-    text = str(given.value).lower() if given.known else None
-    if text in ("true", "false"):
-        return Value(text == "true", given.span, given.origin, f"{key}={given.value}")
-    return Value(None, given.span, "unresolved", f"{key}={given.value}: not a boolean plint can read")

@@ -1,0 +1,84 @@
+"""Hydra / OmegaConf dotlist overrides on a command line (`key.path=value`, `+key=value`, `--config-name NAME`), as the
+RL frameworks' drivers take them (verl, SkyRL), and the values they give with each framework's defaults."""
+
+from __future__ import annotations
+
+from plint.reading.shell.model import Word
+from plint.reading.sources.arglist import passes_script_arguments
+from plint.values import Value, default, from_word, parse_int, unresolved
+
+
+class Overrides:
+    """The Hydra overrides among a command's words, the config they apply to, and words of unknown text (which could
+    be any override)."""
+
+    def __init__(self, words: list[Word]):
+        self.values: dict[str, Word] = {}
+        self.unknown: list[Word] = []
+        self.config_name: str | None = None
+        i = 0
+        while i < len(words):
+            word, text = words[i], words[i].text
+            written = word.known_prefix()
+            if text is None and "=" in written and not written.startswith("-"):  # `key=$VALUE`: its value unknown
+                key = written.partition("=")[0]
+                self.values[key.lstrip("+")] = word.after(len(key) + 1)
+            elif text is None:
+                if not passes_script_arguments(word):  # `"$@"`: none, the script run as written
+                    self.unknown.append(word)
+            elif text in ("--config-name", "-cn") and i + 1 < len(words):
+                self.config_name = words[i + 1].text
+                i += 1
+            elif text.startswith("--config-name="):
+                self.config_name = text.partition("=")[2]
+            elif not text.startswith("-") and "=" in text:
+                key = text.partition("=")[0].lstrip("+")
+                self.values[key] = word.after(len(text.partition("=")[0]) + 1)
+            i += 1
+
+    def text(self, key: str) -> str | None:
+        word = self.values.get(key)
+        return word.text if word is not None else None
+
+
+def given(found: Overrides, key: str) -> Value | None:
+    word = found.values.get(key)
+    if word is None:
+        return None
+    value = from_word(word, str, key)
+    return Value(None, value.span, value.origin, f"{key}=null") if value.value in ("null", "~") else value
+
+
+def absent(found: Overrides, key: str, fallback, where: str) -> Value:
+    if found.unknown:
+        # one note for every key it hides, so that PL002 says it once
+        return unresolved(f"`{found.unknown[0].display()}` among the overrides could set it", found.unknown[0].site)
+    return default(fallback, f"{key} not given: {where}")
+
+
+def int_value(found: Overrides, key: str, fallback: int | None, where: str) -> Value:
+    found_value = given(found, key)
+    if found_value is None:
+        return absent(found, key, fallback, where)
+    if not found_value.known:
+        return found_value
+    return from_word(found.values[key], parse_int, key)
+
+
+def bool_value(found: Overrides, key: str, fallback: bool, where: str) -> Value:
+    found_value = given(found, key)
+    if found_value is None:
+        return absent(found, key, fallback, where)
+    text = str(found_value.value).lower() if found_value.known else None
+    if text in ("true", "false"):
+        return Value(text == "true", found_value.span, found_value.origin, f"{key}={found_value.value}")
+    return Value(None, found_value.span, "unresolved", f"{key}={found_value.value}: not a boolean plint can read")
+
+
+def samples_a_step(prompts: Value, samples: Value, names: str) -> Value:
+    """The samples of one optimizer step of an RL trainer: its mini-batch of prompts times the samples of each;
+    `names` says which keys, as "PROMPTS prompts of SAMPLES samples"."""
+    if not (prompts.known and samples.known):
+        return unresolved(f"{names}: one of them is not known")
+    note = f"{prompts.value} x {samples.value}: {names} a step"
+    return Value(prompts.value * samples.value, prompts.span or samples.span, "derived", note)
