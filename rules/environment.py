@@ -54,7 +54,8 @@ def _var_text(var) -> tuple[str | None, Span | None]:
     "Tensor or context parallelism without CUDA_DEVICE_MAX_CONNECTIONS=1 (or set to 1 with FSDP).",
     RuleDocs(
         what="With tp > 1 or cp > 1 on GPUs before Blackwell, Megatron-LM needs CUDA_DEVICE_MAX_CONNECTIONS=1 "
-        "in the workers' environment; with Megatron-FSDP or torch FSDP2 it must not be 1.",
+        "in the workers' environment; with Megatron-FSDP or torch FSDP2 it must not be 1. A framework that builds "
+        "Megatron-Core's configs itself, without Megatron-LM's parser (ROLL's mcore_adapter), is not checked.",
         why="validate_args asserts 'Using tensor model parallelism or context parallelism require setting "
         "the environment variable CUDA_DEVICE_MAX_CONNECTIONS to 1': with several hardware queues the "
         "communication kernels can be scheduled after the compute they should overlap.",
@@ -70,6 +71,9 @@ def _var_text(var) -> tuple[str | None, Span | None]:
 def cuda_device_max_connections(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
+    checks = ctx.layout.extras.facts.get("trainer.validate_args")
+    if checks is not None and checks.value is False:
+        return  # a framework that builds Megatron-Core's configs itself: no validate_args asserts it
     from plint.rules.keys_and_flags import flag_catalog
 
     environment = flag_catalog(ctx).environment

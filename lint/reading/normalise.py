@@ -382,7 +382,10 @@ def _megatron_batch(layout: Layout) -> None:
     dp = _dp(layout)
     micro = layout.get("batch.micro") or default(1)
     layout.set("batch.micro", micro)
-    glob = layout.get("batch.global")
+    glob, gas = layout.get("batch.global"), layout.get("batch.grad_accum")
+    if glob is None and gas is not None:  # a trainer that states its accumulation (ROLL's training_args)
+        glob = product("global = {micro}*{gas}*{dp} (micro * grad_accum * dp)", micro=micro, gas=gas, dp=dp)
+        layout.set("batch.global", glob)
     if glob is None or (glob.value is None and glob.origin == "default"):
         glob = product("global = {micro}*{dp} (Megatron's default: one micro-batch per step)", micro=micro, dp=dp)
         if glob.known:

@@ -418,6 +418,7 @@ def _launch(
     from plint.catalog.forks import fork_by_spelling
     from plint.reading.sources.swift_megatron import is_megatron_swift
     from plint.reading.sources.chatlearn import is_chatlearn
+    from plint.reading.sources.roll import is_roll_pipeline
     from plint.reading.sources.verl import is_verl_main
     from plint.reading.sources.skyrl import is_skyrl_main, skyrl_megatron
     from plint.reading.sources.openrlhf import is_openrlhf
@@ -434,6 +435,10 @@ def _launch(
     if chain.entrypoint is not None and is_module and is_skyrl_main(program, chain.trainer_args):
         if skyrl_megatron(program, chain.trainer_args):
             return _skyrl_launch(chain, job, gpu)
+    if chain.entrypoint is not None and not is_module and is_roll_pipeline(program, chain.trainer_args):
+        roll = _roll_launch(chain, job, gpu, lookup)
+        if roll is not None:
+            return roll
     if chain.entrypoint is not None and not is_module and is_chatlearn(program, chain.trainer_args):
         chatlearn = _chatlearn_launch(chain, job, gpu, lookup)
         if chatlearn is not None:
@@ -546,6 +551,27 @@ def _verl_launch(chain, job, gpu: str | None) -> Launch:
 
     launch = Launch(chain, verl_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
     launch.facts = verl_facts(chain.trainer_args)
+    return launch
+
+
+def _roll_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | None:
+    """ROLL's pipeline with a Megatron-trained role (plint.reading.sources.roll): its YAML, read from the tree; None
+    when the YAML is not read or no role trains on Megatron."""
+    from plint.reading.sources.roll import config_name, read_config, roll_facts, roll_trainer, roll_world, trained_role
+
+    name = config_name(chain.entrypoint.text, chain.trainer_args)
+    source, _ = lookup.config(name) if name is not None else (None, None)
+    config = read_config(source.text) if source is not None else None
+    found = trained_role(config) if config is not None else None
+    if config is None or found is None or source is None:
+        return None
+    role_name, role = found
+    chain.world_size = roll_world(role, role_name, source.path)
+    chain.nnodes = chain.workers_per_node = unresolved(
+        "ROLL counts the GPUs of a node on the machine at start-up (base_config.py: device_count()): nodes not stated"
+    )
+    launch = Launch(chain, roll_trainer(chain.entrypoint, role_name, source.path), slurm=job, gpu_override=gpu)
+    launch.facts = roll_facts(config, role_name, role, source.path)
     return launch
 
 
