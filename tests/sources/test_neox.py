@@ -188,3 +188,18 @@ def test_configs_under_a_conf_dir_known_only_at_run_time_are_read_from_its_tail_
     assert (provenance["origin"], provenance["path"].endswith("configs/models/llama.yml")) == ("assumed", True)
     missing = _read(tmp_path, launch.replace("run.yml\n", "other.yml\n"), {})
     assert missing["layout"]["batch"]["global"] is None
+
+
+def test_a_config_launched_many_times_is_parsed_once(tmp_path, monkeypatch):
+    """A fuzzed Slurm job running `srun python ./deepy.py train.py configs/x.yml` a thousand times took 3 CPU s,
+    its configs parsed once a launch: each file's text is parsed once, and every launch still gets its own entries."""
+    from plint.reading.sources import neox_config
+
+    calls = []
+    parse = neox_config._parse_config_file
+    monkeypatch.setattr(neox_config, "_PARSED", {})
+    monkeypatch.setattr(neox_config, "_parse_config_file", lambda source: calls.append(source.path) or parse(source))
+    launch = "\n".join(["srun python deepy.py train.py configs/llama.yml"] * 40)
+    got = _read(tmp_path, launch, {"configs/llama.yml": MODEL})
+    assert len(calls) == 1
+    assert got["layout"]["parallel"]["dp"] == 2

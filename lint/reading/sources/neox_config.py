@@ -48,9 +48,26 @@ def _construct(node) -> tuple[Any, bool]:
         return None, False
 
 
+_PARSED: dict[tuple[str, str], tuple[dict[str, Entry], Problem | None]] = {}
+_PARSED_KEPT = 64  # files whose parse is kept: a script launching deepy.py a thousand times reads its configs once
+
+
 def read_config_file(source: SourceFile) -> tuple[dict[str, Entry], Problem | None]:
     """The top-level keys of one config file, last one winning where a key repeats (as yaml.load builds a
-    dict); a Problem (PL001) when NeoX could not load it (from_ymls: not YAML, or not a mapping)."""
+    dict); a Problem (PL001) when NeoX could not load it (from_ymls: not YAML, or not a mapping). Each call gets
+    its own entries (a caller marks them assumed), parsed once per file text."""
+    key = (source.path, source.text)
+    if key not in _PARSED:
+        if len(_PARSED) >= _PARSED_KEPT:
+            _PARSED.clear()
+        _PARSED[key] = _parse_config_file(source)
+    entries, problem = _PARSED[key]
+    return {
+        name: Entry(e.key, e.value, e.span, e.path, e.node, e.source, e.assumed) for name, e in entries.items()
+    }, problem
+
+
+def _parse_config_file(source: SourceFile) -> tuple[dict[str, Entry], Problem | None]:
     import yaml
 
     try:
