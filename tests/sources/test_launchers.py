@@ -652,6 +652,12 @@ def test_what_is_a_launch():
             cmd("torchrun --nproc_per_node 8 export.py --export-dir /out"),
             cmd("python -m torch.distributed.run --nproc_per_node 8 swift/cli/infer.py --model X"),
             cmd("torchrun --nproc_per_node 8 pretrain_gpt_converted_data.py"),
+            # a converter between checkpoint formats, by its name (Pai-Megatron-Patch's hf2mcore.py)
+            cmd(
+                "torchrun --nproc_per_node 8 toolkits/hf2mcore_qwen2_dense_and_moe_gqa.py --tensor-model-parallel-size 2"
+            ),
+            cmd("deepspeed --num_gpus 1 deepspeed_to_hf_llama.py --input-folder ckpt"),
+            cmd("torchrun --nproc_per_node 8 train_hf2.py"),
         )
     ] == [
         "pretrain_gpt.py",
@@ -659,6 +665,7 @@ def test_what_is_a_launch():
         "megatron.training.finetune_x",
         "pretrain_x.py",
         "pretrain_gpt_converted_data.py",
+        "train_hf2.py",
     ]
 
 

@@ -20,6 +20,7 @@ Each chain yields nodes, workers per node and world size as Values whose note sa
 from __future__ import annotations
 
 import posixpath
+import re
 
 from plint.reading.shell.choices import sibling_arms
 from plint.reading.shell.model import Command, Problem, ShellResult, Word
@@ -341,9 +342,15 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
 DATA_TOOL_NAMES = ("preprocess_data", "merge_datasets", "convert", "export", "infer")
 
 
+# a checkpoint converter between formats, by its name: Pai-Megatron-Patch's hf2mcore.py, deepspeed_to_hf_llama.py
+_CHECKPOINT_FORMATS = r"(?:hf|huggingface|megatron|mcore|mg|ds|deepspeed|dcp|universal)"
+CONVERTER_NAME = re.compile(rf"{_CHECKPOINT_FORMATS}(?:2|_to_){_CHECKPOINT_FORMATS}(?:_|\.|$)", re.IGNORECASE)
+
+
 def _data_tool(program: Word) -> bool:
     name = posixpath.basename(program.text or "")
-    return program.known and name.startswith(DATA_TOOL_NAMES) and not name.startswith(TRAINING_NAMES)
+    tool = name.startswith(DATA_TOOL_NAMES) or CONVERTER_NAME.search(name) is not None
+    return program.known and tool and not name.startswith(TRAINING_NAMES)
 
 
 def _written(word: Word) -> tuple:
