@@ -16,13 +16,14 @@ from plint.record import field, record
 from plint.layout import Layout
 from plint.reading.configs_alone import read_json_alone, read_yaml_alone, template_slots
 from plint.reading.file_lookup import FileLookup, unknown_whole
+from plint.reading.frameworks import framework_launch, openrlhf_launch
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import load_checked
 from plint.source import display_path, SourceFile, overlaid, read_bytes
 from plint.root import OUTSIDE_NOTE
-from plint.values import Value, derived, unresolved
+from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
 from typing import TYPE_CHECKING
@@ -416,11 +417,6 @@ def _launch(
     from plint.reading.sources.megatron_frameworks import apply_framework, framework_of
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.catalog.forks import fork_by_spelling
-    from plint.reading.sources.swift_megatron import is_megatron_swift
-    from plint.reading.sources.chatlearn import is_chatlearn
-    from plint.reading.sources.roll import is_roll_pipeline
-    from plint.reading.sources.verl import is_verl_main
-    from plint.reading.sources.skyrl import is_skyrl_main, skyrl_megatron
     from plint.reading.sources.openrlhf import is_openrlhf
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
@@ -428,24 +424,12 @@ def _launch(
         return _neox_launch(chain, job, gpu)
     is_module = bool(chain.calls) and chain.calls[-1].is_module
     program = chain.entrypoint.text if chain.entrypoint is not None else None
-    if chain.entrypoint is not None and is_megatron_swift(program):
-        return _megatron_swift_launch(chain, job, gpu)
-    if chain.entrypoint is not None and is_module and is_verl_main(program, chain.trainer_args):
-        return _verl_launch(chain, job, gpu)
-    if chain.entrypoint is not None and is_module and is_skyrl_main(program, chain.trainer_args):
-        if skyrl_megatron(program, chain.trainer_args):
-            return _skyrl_launch(chain, job, gpu)
-    if chain.entrypoint is not None and not is_module and is_roll_pipeline(program, chain.trainer_args):
-        roll = _roll_launch(chain, job, gpu, lookup)
-        if roll is not None:
-            return roll
-    if chain.entrypoint is not None and not is_module and is_chatlearn(program, chain.trainer_args):
-        chatlearn = _chatlearn_launch(chain, job, gpu, lookup)
-        if chatlearn is not None:
-            return chatlearn
+    driven = framework_launch(chain, job, gpu, lookup, is_module)
+    if driven is not None:
+        return driven
     script = read_entry_script(program, is_module, launch_file) if launch_file else None
     if is_openrlhf(program, is_module, script.path if script else None, script.modules if script else frozenset()):
-        return _openrlhf_launch(chain, job, gpu)
+        return openrlhf_launch(chain, job, gpu)
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     flavour = trainer.value
@@ -511,91 +495,6 @@ def _neox_launch(chain, job, gpu: str | None) -> Launch:
     )
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
     launch.facts = dict(chain.neox_facts)
-    return launch
-
-
-def _megatron_swift_launch(chain, job, gpu: str | None) -> Launch:
-    """A Megatron-SWIFT launch (plint.reading.sources.swift_megatron): Megatron-Core under ms-swift's own arguments,
-    read from them; no Megatron-LM parser or flag catalog judges them."""
-    from plint.reading.sources.swift_megatron import megatron_swift_facts, megatron_swift_trainer
-
-    launch = Launch(chain, megatron_swift_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
-    launch.facts = megatron_swift_facts(chain.trainer_args)
-    return launch
-
-
-def _openrlhf_launch(chain, job, gpu: str | None) -> Launch:
-    """One of OpenRLHF's trainers (plint.reading.sources.openrlhf): DeepSpeed under the trainer's own arguments, the
-    config it builds from them read from them."""
-    from plint.reading.sources.hf import hf_facts
-    from plint.reading.sources.openrlhf import openrlhf_facts, openrlhf_trainer
-
-    launch = Launch(chain, openrlhf_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
-    launch.facts = hf_facts(chain.trainer_args)
-    openrlhf_facts(launch.facts, chain.trainer_args)
-    return launch
-
-
-def _skyrl_launch(chain, job, gpu: str | None) -> Launch:
-    """SkyRL's policy on its Megatron backend (plint.reading.sources.skyrl): the layout from the dotlist overrides."""
-    from plint.reading.sources.skyrl import skyrl_facts, skyrl_trainer
-
-    launch = Launch(chain, skyrl_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
-    launch.facts = skyrl_facts(chain.entrypoint.text, chain.trainer_args)
-    return launch
-
-
-def _verl_launch(chain, job, gpu: str | None) -> Launch:
-    """verl's trainer with a Megatron actor (plint.reading.sources.verl): the actor's layout from the Hydra overrides."""
-    from plint.reading.sources.verl import verl_facts, verl_trainer
-
-    launch = Launch(chain, verl_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
-    launch.facts = verl_facts(chain.trainer_args)
-    return launch
-
-
-def _roll_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | None:
-    """ROLL's pipeline with a Megatron-trained role (plint.reading.sources.roll): its YAML, read from the tree; None
-    when the YAML is not read or no role trains on Megatron."""
-    from plint.reading.sources.roll import config_name, read_config, roll_facts, roll_trainer, roll_world, trained_role
-
-    name = config_name(chain.entrypoint.text, chain.trainer_args)
-    source, _ = lookup.config(name) if name is not None else (None, None)
-    config = read_config(source.text) if source is not None else None
-    found = trained_role(config) if config is not None else None
-    if config is None or found is None or source is None:
-        return None
-    role_name, role = found
-    chain.world_size = roll_world(role, role_name, source.path)
-    chain.nnodes = chain.workers_per_node = unresolved(
-        "ROLL counts the GPUs of a node on the machine at start-up (base_config.py: device_count()): nodes not stated"
-    )
-    launch = Launch(chain, roll_trainer(chain.entrypoint, role_name, source.path), slurm=job, gpu_override=gpu)
-    launch.facts = roll_facts(config, role_name, role, source.path)
-    return launch
-
-
-def _chatlearn_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | None:
-    """ChatLearn with a Megatron policy trainer (plint.reading.sources.chatlearn): its template, read from the tree,
-    under the launch's overrides; None when the template is not read or its trainer is not Megatron."""
-    from plint.reading.sources.chatlearn import Settings, chatlearn_facts, chatlearn_world, read_template, template_of
-
-    named = template_of(chain.trainer_args)
-    source, _ = lookup.config(named.text) if named is not None and named.text is not None else (None, None)
-    template = read_template(source) if source is not None else None
-    if template is None or source is None or named is None:
-        return None
-    settings = Settings(template, source.path, chain.trainer_args)
-    # its workers, whatever the trainer: models.policy_trainer.num_gpu GPUs ChatLearn places itself
-    chain.world_size = chatlearn_world(settings)
-    chain.nnodes = chain.workers_per_node = unresolved(
-        "ChatLearn places its policy trainer's models.policy_trainer.num_gpu GPUs itself: nodes not stated"
-    )
-    if settings.get("runtime_args.train_backend").value != "megatron":
-        return None
-    trainer = derived("megatron", "ChatLearn's Megatron policy trainer", named.value_span)
-    launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)
-    launch.facts = chatlearn_facts(settings)
     return launch
 
 

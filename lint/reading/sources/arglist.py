@@ -156,3 +156,11 @@ def gap_fact(gap: ArgumentGap | None) -> Value | None:
     hold any flag. None when the list is known in full, or its unknown parts can only hold known options."""
     whole = gap.wholly_unknown if gap is not None else []
     return unknown_value(whole[0]) if whole else None
+
+
+def option_word(words: list[Word], name: str) -> Word | None:
+    """The word after the first `name` among the words (an option's value), or None."""
+    for k, word in enumerate(words[:-1]):
+        if word.text == name:
+            return words[k + 1]
+    return None

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Word
-from plint.reading.sources.arglist import passes_script_arguments
+from plint.reading.sources.arglist import option_word, passes_script_arguments
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, scalar
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.source import SourceFile
 from plint.values import Value, derived, unresolved
@@ -25,11 +26,7 @@ _RUNTIME = "runtime_args."
 MAX_TEMPLATE_BYTES = 256 * 1024
 # override key -> layout fact
 _SIZES = {
-    "tensor_model_parallel_size": "parallel.tp",
-    "pipeline_model_parallel_size": "parallel.pp",
-    "context_parallel_size": "parallel.cp",
-    "expert_model_parallel_size": "parallel.ep",
-    "expert_tensor_parallel_size": "parallel.etp",
+    **MEGATRON_CORE_SIZES,
     "virtual_pipeline_model_parallel_size": "parallel.vpp",
     "recompute_num_layers": "recompute.num_layers",
 }
@@ -42,10 +39,7 @@ _TEXTS = {"recompute_granularity": "recompute.granularity", "recompute_method": 
 
 def template_of(words: list[Word]) -> Word | None:
     """The word naming the template after --config-file, or None."""
-    for k, word in enumerate(words[:-1]):
-        if word.text == "--config-file":
-            return words[k + 1]
-    return None
+    return option_word(words, "--config-file")
 
 
 def is_chatlearn(entrypoint: str | None, words: list[Word]) -> bool:
@@ -73,7 +67,7 @@ class Settings:
         if word is not None:
             if word.text is None:
                 return Value(None, word.value_span, "unresolved", f"{key}: its value is not known statically")
-            return Value(_scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
+            return Value(scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
         if self.unknown is not None:
             return unresolved(f"`{self.unknown.display()}` among the overrides could set {key}", self.unknown.site)
         found = self.template
@@ -139,14 +133,6 @@ def _precision(settings: Settings) -> Value:
         if value.value is None and value.origin == "unresolved":
             return value
     return unresolved("neither models.policy_trainer.bf16 nor fp16: the checkpoint's dtype decides")
-
-
-def _scalar(text: str):
-    """An override's text as ChatLearn's YAML loading reads it: a number, a boolean, null, or text."""
-    import yaml
-
-    loaded = yaml.safe_load(text) if len(text) < 256 else text
-    return loaded if isinstance(loaded, (int, float, bool, str)) or loaded is None else text
 
 
 def _int(value: Value) -> Value:

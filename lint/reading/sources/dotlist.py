@@ -7,6 +7,16 @@ from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import passes_script_arguments
 from plint.values import Value, default, from_word, parse_int, unresolved
 
+# Megatron-Core's parallel sizes as its config fields name them (ModelParallelConfig), the keys the frameworks' own
+# configs use for them too (ChatLearn, NeMo RL, ROLL), and the layout fact each gives
+MEGATRON_CORE_SIZES = {
+    "tensor_model_parallel_size": "parallel.tp",
+    "pipeline_model_parallel_size": "parallel.pp",
+    "context_parallel_size": "parallel.cp",
+    "expert_model_parallel_size": "parallel.ep",
+    "expert_tensor_parallel_size": "parallel.etp",
+}
+
 
 class Overrides:
     """The Hydra overrides among a command's words, the config they apply to, and words of unknown text (which could
@@ -82,3 +92,11 @@ def samples_a_step(prompts: Value, samples: Value, names: str) -> Value:
         return unresolved(f"{names}: one of them is not known")
     note = f"{prompts.value} x {samples.value}: {names} a step"
     return Value(prompts.value * samples.value, prompts.span or samples.span, "derived", note)
+
+
+def scalar(text: str):
+    """An override's text as a YAML loader reads it: a number, a boolean, null, or text."""
+    import yaml  # only for the frameworks whose overrides are YAML: not on the path of every check
+
+    loaded = yaml.safe_load(text) if len(text) < 256 else text
+    return loaded if isinstance(loaded, (int, float, bool, str)) or loaded is None else text

@@ -45,6 +45,7 @@ from plint.reading.sources.launch_bcprun import bcprun_call, bcprun_sizes
 from plint.reading.sources.launch_ray import is_ray_job_submit, ray_job_call
 from plint.reading.sources.chatlearn import is_chatlearn
 from plint.reading.sources.verl import is_verl_main, verl_megatron_actor, verl_sizes, with_worker_env
+from plint.reading.sources.nemo_rl import is_nemo_rl
 from plint.reading.sources.roll import is_roll_pipeline
 from plint.reading.sources.skyrl import WORKER_ENV as SKYRL_WORKER_ENV
 from plint.reading.sources.skyrl import is_skyrl_main, skyrl_megatron, skyrl_sizes
@@ -316,6 +317,8 @@ def _is_launch(calls: list[LauncherCall]) -> bool:
         return True  # ChatLearn's entry point with its template: read by plint.reading.sources.chatlearn
     if not inner.is_module and is_roll_pipeline(program.text, inner.command.words[inner.program_index + 1 :]):
         return True  # ROLL's start script with its config: read by plint.reading.sources.roll
+    if not inner.is_module and is_nemo_rl(program.text, inner.command.words[inner.program_index + 1 :]):
+        return True  # NeMo RL's driver with its config: read by plint.reading.sources.nemo_rl
     if inner.is_module and is_verl_main(program.text, inner.command.words[inner.program_index + 1 :]):
         # verl's trainer: a Megatron actor is what plint reads
         return verl_megatron_actor(inner.command.words[inner.program_index + 1 :])

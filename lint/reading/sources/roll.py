@@ -25,6 +25,8 @@ import posixpath
 import re
 
 from plint.reading.shell.model import Word
+from plint.reading.sources.arglist import option_word
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, unresolved
 
@@ -34,19 +36,7 @@ _RANGE = re.compile(r"\s*list\(\s*range\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)
 _INTERPOLATION = re.compile(r"\$\{(\w+)\}")
 MAX_CONFIG_BYTES = 256 * 1024
 _CODE = "mcore_adapter/training_args.py"
-_SIZES = {
-    "tensor_model_parallel_size": "parallel.tp",
-    "pipeline_model_parallel_size": "parallel.pp",
-    "context_parallel_size": "parallel.cp",
-    "expert_model_parallel_size": "parallel.ep",
-}
-
-
-def _option(words: list[Word], name: str) -> Word | None:
-    for k, word in enumerate(words[:-1]):
-        if word.text == name:
-            return words[k + 1]
-    return None
+_SIZES = {key: fact for key, fact in MEGATRON_CORE_SIZES.items() if fact != "parallel.etp"}
 
 
 def is_roll_pipeline(entrypoint: str | None, words: list[Word]) -> bool:
@@ -54,14 +44,14 @@ def is_roll_pipeline(entrypoint: str | None, words: list[Word]) -> bool:
     return (
         entrypoint is not None
         and _START.search(entrypoint) is not None
-        and _option(words, "--config_path") is not None
-        and _option(words, "--config_name") is not None
+        and option_word(words, "--config_path") is not None
+        and option_word(words, "--config_name") is not None
     )
 
 
 def config_name(entrypoint: str, words: list[Word]) -> str | None:
     """The YAML the start script composes: DIR/NAME.yaml beside it, as the launch names them; None when unknown."""
-    folder, name = _option(words, "--config_path"), _option(words, "--config_name")
+    folder, name = option_word(words, "--config_path"), option_word(words, "--config_name")
     if folder is None or name is None or folder.text is None or name.text is None:
         return None
     return posixpath.join(posixpath.dirname(entrypoint), folder.text, name.text + ".yaml")

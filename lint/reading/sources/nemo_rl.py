@@ -1,0 +1,185 @@
+"""NeMo RL's trainers on its Megatron backend: `uv run examples/run_grpo.py --config CONFIG.yaml KEY=VALUE ...`
+(NVIDIA-NeMo/RL 7ea279a; run_sft.py, run_dpo.py, run_distillation.py alike). The driver loads CONFIG.yaml with its
+`defaults:` chain (nemo_rl/utils/config.py load_config_with_inheritance: each parent, relative to the file naming it,
+merged under the child, a section marked `_override_` replacing its parent's), applies the KEY=VALUE overrides and
+places the policy's workers on cluster.num_nodes x cluster.gpus_per_node GPUs. Under policy.megatron_cfg.enabled the
+policy trains on Megatron-Core through Megatron-Bridge, from the config's own keys (nemo_rl/models/megatron/setup.py):
+megatron_cfg's tensor, pipeline, context and expert model parallel sizes and sequence_parallel as given,
+megatron_cfg.optimizer.use_distributed_optimizer, policy.precision (bfloat16, float16, float32), and a recompute only
+under megatron_cfg.activation_checkpointing (recompute_granularity, full by default). A step trains
+policy.train_global_batch_size samples in micro-batches of policy.train_micro_batch_size, unless
+policy.sequence_packing.enabled packs them by tokens; DPO trains both sequences of each pair, so twice each
+(nemo_rl/algorithms/dpo.py: gbs and mbs x 2). The model is the checkpoint policy.model_name names.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from collections.abc import Callable
+
+from plint.reading.shell.model import Word
+from plint.reading.sources.arglist import option_word
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, scalar
+from plint.reading.sources.model_shape import checkpoint_shape
+from plint.values import Value, derived, unresolved
+
+_ENTRY = re.compile(r"(?:^|/)run_(?:grpo|dpo|sft|distillation|rm)\w*\.py$")
+MAX_CONFIG_BYTES = 256 * 1024
+_MAX_PARENTS = 8  # files of one defaults chain
+_MEGATRON = "policy.megatron_cfg."
+_PRECISION = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
+
+
+def config_word(words: list[Word]) -> Word | None:
+    return option_word(words, "--config")
+
+
+def is_nemo_rl(entrypoint: str | None, words: list[Word]) -> bool:
+    """One of NeMo RL's example drivers given a config."""
+    return entrypoint is not None and _ENTRY.search(entrypoint) is not None and config_word(words) is not None
+
+
+def load_config(path: str, read: Callable[[str], str | None]) -> tuple[dict | None, list[str]]:
+    """The config at `path` merged over its defaults chain, and the files read; None when a file of the chain is not
+    read or is no mapping. `read` gives a file's text (None: not read)."""
+    import yaml  # only for a NeMo RL launch: not on the path of every check
+
+    files: list[str] = []
+
+    def load(name: str, depth: int) -> dict | None:
+        text = read(name) if depth < _MAX_PARENTS and name not in files else None
+        if text is None or len(text) > MAX_CONFIG_BYTES:
+            return None
+        files.append(name)
+        try:
+            config = yaml.safe_load(text)
+        except yaml.YAMLError:
+            return None
+        if not isinstance(config, dict):
+            return None
+        parents = config.pop("defaults", None)
+        merged: dict = {}
+        for parent in [parents] if isinstance(parents, str) else parents or []:
+            base = load(posixpath.normpath(posixpath.join(posixpath.dirname(name), str(parent))), depth + 1)
+            if base is None:
+                return None
+            merged = _merge(merged, base)
+        return _merge(merged, config)
+
+    return load(path, 0), files
+
+
+def _merge(base: dict, child: dict) -> dict:
+    """OmegaConf.merge of two plain configs, a child's section marked `_override_: true` replacing the base's."""
+    out = dict(base)
+    for key, value in child.items():
+        if isinstance(value, dict) and value.get("_override_"):
+            out[key] = {k: v for k, v in value.items() if k != "_override_"}
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = _merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+class Settings:
+    """The merged config under the launch's overrides; `get` gives a Value for a dotted key."""
+
+    def __init__(self, config: dict, source: str, words: list[Word]):
+        self.config, self.source = config, source
+        self.found = Overrides(words)
+
+    def get(self, key: str) -> Value:
+        word = self.found.values.get(key)
+        if word is not None:
+            if word.text is None:
+                return Value(None, word.value_span, "unresolved", f"{key}: its value is not known statically")
+            return Value(scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
+        if self.found.unknown:
+            unknown = self.found.unknown[0]
+            return unresolved(f"`{unknown.display()}` among the overrides could set {key}", unknown.site)
+        value: object = self.config
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                return unresolved(f"{key} is not in {self.source} or its defaults")
+            value = value[part]
+        if isinstance(value, str) and "${" in value:
+            return unresolved(f"{key} is {value} in {self.source}, an interpolation plint does not resolve")
+        return derived(value, f"{key}: {value} in {self.source}")
+
+    def number(self, key: str) -> Value:
+        value = self.get(key)
+        if value.value is None or (isinstance(value.value, int) and not isinstance(value.value, bool)):
+            return value
+        return Value(None, value.span, "unresolved", f"{value.note}: not a whole number")
+
+    def flag(self, key: str) -> Value:
+        value = self.get(key)
+        if value.value is None or isinstance(value.value, bool):
+            return value
+        return Value(None, value.span, "unresolved", f"{value.note}: not a boolean")
+
+
+def megatron_policy(settings: Settings) -> bool:
+    return settings.flag(_MEGATRON + "enabled").value is True
+
+
+def nemo_rl_trainer(entrypoint: Word) -> Value:
+    return derived("megatron", "NeMo RL's Megatron policy (policy.megatron_cfg.enabled)", entrypoint.value_span)
+
+
+def nemo_rl_cluster(settings: Settings) -> tuple[Value, Value, Value]:
+    """(nodes, GPUs per node, world) of the cluster the driver builds."""
+    nodes, per = settings.number("cluster.num_nodes"), settings.number("cluster.gpus_per_node")
+    if not (nodes.known and per.known):
+        return nodes, per, unresolved("cluster.num_nodes x cluster.gpus_per_node: one of them is not known")
+    return nodes, per, derived(nodes.value * per.value, "cluster.num_nodes x cluster.gpus_per_node")
+
+
+def nemo_rl_facts(settings: Settings, entrypoint: str) -> dict[str, Value]:
+    """The Megatron policy's layout facts."""
+    out: dict[str, Value] = {}
+    for name, fact in MEGATRON_CORE_SIZES.items():
+        value = settings.number(_MEGATRON + name)
+        if value.value is not None or value.origin == "unresolved" or fact != "parallel.etp":
+            out[fact] = value
+    out["parallel.sequence_parallel"] = settings.flag(_MEGATRON + "sequence_parallel")
+    out["parallel.distributed_optimizer"] = settings.flag(_MEGATRON + "optimizer.use_distributed_optimizer")
+    precision = settings.get("policy.precision")
+    out["precision"] = (
+        Value(_PRECISION[precision.value], precision.span, precision.origin, precision.note)
+        if precision.value in _PRECISION
+        else precision
+        if not precision.known
+        else unresolved(f"{precision.note}: not a precision NeMo RL accepts")
+    )
+    checkpointing = settings.flag(_MEGATRON + "activation_checkpointing")
+    if checkpointing.value is True:
+        granularity = settings.get(_MEGATRON + "recompute_granularity")
+        out["recompute.granularity"] = (
+            granularity if granularity.value is not None else derived("full", "full by default")
+        )
+    elif checkpointing.value is False:
+        out["recompute.granularity"] = derived(None, f"{checkpointing.note}: no recompute")
+    else:
+        out["recompute.granularity"] = checkpointing
+    out.update(_batch(settings, posixpath.basename(entrypoint).startswith("run_dpo")))
+    out.update(checkpoint_shape("NeMo RL"))
+    out["trainer.validate_args"] = derived(
+        False, "NeMo RL trains through Megatron-Bridge, without Megatron-LM's parser"
+    )
+    return out
+
+
+def _batch(settings: Settings, pairs: bool) -> dict[str, Value]:
+    glob, micro = settings.number("policy.train_global_batch_size"), settings.number("policy.train_micro_batch_size")
+    packed = settings.flag("policy.sequence_packing.enabled")
+    if pairs:  # DPO: the chosen and the rejected sequence of each pair
+        glob, micro = (
+            Value(v.value * 2, v.span, "derived", f"{v.note}, x 2 (a pair's two sequences)") if v.known else v
+            for v in (glob, micro)
+        )
+    if packed.value is not False:
+        micro = unresolved("policy.sequence_packing.enabled: micro-batches are packed by tokens", packed.span)
+    return {"batch.global": glob, "batch.micro": micro}

@@ -1,0 +1,84 @@
+"""NeMo RL's drivers (plint.reading.sources.nemo_rl): the config and its defaults chain read from the tree, the
+overrides over it, the Megatron policy's layout on the cluster the driver builds."""
+
+from plint.checking.check import check_paths
+from plint.report.json_report import file_json
+
+BASE = """
+policy:
+  model_name: Qwen/Qwen2.5-1.5B
+  precision: bfloat16
+  train_global_batch_size: 512
+  train_micro_batch_size: 4
+  sequence_packing:
+    enabled: true
+  megatron_cfg:
+    enabled: false
+    tensor_model_parallel_size: 1
+    pipeline_model_parallel_size: 1
+    context_parallel_size: 1
+    expert_model_parallel_size: 1
+    expert_tensor_parallel_size: null
+    sequence_parallel: false
+    activation_checkpointing: false
+    optimizer:
+      use_distributed_optimizer: true
+cluster:
+  num_nodes: 1
+  gpus_per_node: 8
+"""
+RECIPE = """defaults: ../../base.yaml
+policy:
+  sequence_packing:
+    enabled: false
+  megatron_cfg:
+    enabled: true
+    tensor_model_parallel_size: 2
+    sequence_parallel: true
+    activation_checkpointing: true
+cluster:
+  num_nodes: 4
+"""
+
+
+def _check(tmp_path, launch: str, driver: str = "run_grpo.py", recipe: str = RECIPE) -> dict:
+    (tmp_path / ".git").mkdir(exist_ok=True)
+    recipes = tmp_path / "examples" / "configs" / "recipes" / "llm"
+    recipes.mkdir(parents=True, exist_ok=True)
+    (tmp_path / "examples" / "configs" / "base.yaml").write_text(BASE)
+    (recipes / "recipe.yaml").write_text(recipe)
+    (tmp_path / "examples" / driver).write_text("from nemo_rl.algorithms.grpo import grpo_train\n")
+    (tmp_path / "run.sh").write_text(launch)
+    (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
+    return file_json(result)
+
+
+def test_the_recipe_merged_over_its_defaults_and_the_overrides(tmp_path):
+    # fail before: no launch (python of a script plint did not know, given a config)
+    launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml policy.train_micro_batch_size=2\n"
+    result = _check(tmp_path, launch)
+    layout = result["layout"]
+    assert (layout["trainer"], layout["cluster"]["nnodes"], layout["cluster"]["world_size"]) == ("megatron", 4, 32)
+    parallel = layout["parallel"]
+    assert (parallel["tp"], parallel["pp"], parallel["dp"], parallel["sequence_parallel"]) == (2, 1, 16, True)
+    assert parallel["distributed_optimizer"] is True  # from the base, under the recipe
+    assert (layout["batch"]["global"], layout["batch"]["micro"], layout["batch"]["grad_accum"]) == (512, 2, 16)
+    assert layout["precision"] == "bf16" and layout["recompute"]["granularity"] == "full"
+    assert not [d for d in result["diagnostics"] if d["code"] == "PL601"]  # no Megatron-LM validate_args runs
+
+
+def test_dpo_counts_both_sequences_of_a_pair_and_packing_hides_the_micro_batch(tmp_path):
+    launch = "uv run examples/run_dpo.py --config examples/configs/recipes/llm/recipe.yaml\n"
+    layout = _check(tmp_path, launch, driver="run_dpo.py")["layout"]
+    assert (layout["batch"]["global"], layout["batch"]["micro"]) == (1024, 8)
+    packed = RECIPE.replace("enabled: false", "enabled: true", 1)
+    layout = _check(tmp_path, launch.replace("run_dpo", "run_grpo"), recipe=packed)["layout"]
+    assert layout["batch"]["micro"] is None and "sequence_packing" in layout["provenance"]["batch.micro"]["note"]
+
+
+def test_a_policy_not_on_megatron_and_a_missing_parent(tmp_path):
+    launch = "uv run examples/run_sft.py --config examples/configs/recipes/llm/recipe.yaml\n"
+    dtensor = _check(tmp_path, launch, driver="run_sft.py", recipe=RECIPE.replace("enabled: true", "enabled: false"))
+    assert dtensor["layout"]["trainer"] == "unknown" and dtensor["layout"]["cluster"]["world_size"] == 32
+    missing = _check(tmp_path, launch, driver="run_sft.py", recipe=RECIPE.replace("../../base.yaml", "../nope.yaml"))
+    assert (missing["layout"] or {}).get("trainer") != "megatron"
