@@ -186,6 +186,8 @@ FactKey = Literal[
     "sequence_parallel_flag",
     "torch_fsdp2",
     "tp_comm_overlap",
+    "trainer.option_names",
+    "trainer.validate_args",
 ]
 # What a rule's reader takes (plint.rules.common.value): a field, else the trainer fact of that name
 LayoutKey = Literal[FieldPath, FactKey]

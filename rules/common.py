@@ -131,3 +131,13 @@ def _closest(word: str, options: tuple[str, ...], cutoff: float) -> str | None:
 
     near = get_close_matches(word, options, n=1, cutoff=cutoff)
     return near[0] if near else None
+
+
+def spelled(ctx: RuleContext, flag: str) -> str:
+    """How the launch's trainer takes a Megatron-LM flag: the key of a framework that drives Megatron-Core with keys of
+    its own (its reader's trainer.option_names: `policy.megatron_cfg.sequence_parallel=true` for --sequence-parallel),
+    else the flag."""
+    names = ctx.fact("trainer.option_names")
+    if names is not None and isinstance(names.value, dict):
+        return names.value.get(flag, flag)
+    return flag

@@ -24,6 +24,7 @@ from plint.rules.common import (
     is_megatron,
     known,
     span,
+    spelled,
     torchrun,
     trainer,
     value,
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
     "warning",
     "Tensor parallelism without sequence parallelism.",
     RuleDocs(
-        what="Checks tp > 1 without --sequence-parallel (Megatron-LM).",
+        what="Checks tp > 1 without --sequence-parallel (Megatron-LM). A framework that takes Megatron's settings as keys of its own (verl, SkyRL, NeMo RL, ROLL, Megatron-SWIFT) is told its key.",
         why="Without sequence parallelism every tensor-parallel rank keeps the full activations of the "
         "layer norms and dropouts (Korthikanti et al. 2022: 34 vs 10 + 24/tp bytes per token and hidden "
         "unit), and the all-reduce moves the same bytes as the reduce-scatter + all-gather that SP uses. "
@@ -59,7 +60,8 @@ def sequence_parallel_off(ctx: RuleContext):
         ep = known(ctx, "parallel.ep")
         extra = " (with expert parallelism Megatron before 0.15 rejects this)" if ep and ep[0] > 1 else ""
         yield Finding(
-            f"tp {sizes[0]} without --sequence-parallel keeps full activations on every tensor-parallel rank{extra}",
+            f"tp {sizes[0]} without {spelled(ctx, '--sequence-parallel')} keeps full activations on every "
+            f"tensor-parallel rank{extra}",
             span(ctx, "parallel.tp"),
             key="parallel.sequence_parallel",
         )
@@ -104,7 +106,8 @@ def sequence_parallel_ignored(ctx: RuleContext):
         "the optimizer; where that config could not be read the stage is unknown, and the rule stays quiet. "
         "Without --deepspeed a Megatron-DeepSpeed fork runs Megatron's own optimizer (no ZeRO stage), and the "
         "remedy is --use-distributed-optimizer where the release's parser has it; where it has none (the "
-        "bigscience fork), no remedy can be named and the rule stays quiet.",
+        "bigscience fork), no remedy can be named and the rule stays quiet. A framework that takes Megatron's "
+        "settings as keys of its own (verl, NeMo RL, ROLL, Megatron-SWIFT) is told its key.",
         why="Without sharding every data-parallel rank holds the fp32 master weights and Adam moments: 18 "
         "bytes per parameter instead of 6 + 12/dp (Megatron's theoretical memory formula); for dp 8 that "
         "is 18 vs 7.5 bytes, for the same step time.",
@@ -161,7 +164,7 @@ def distributed_optimizer_off(ctx: LaunchContext):
         return  # the trainer in force has no distributed optimizer (an older fork): no remedy to name
     full, kept, sharded = _optimizer_bytes(precision)
     yield Finding(
-        f"dp {dp[0]} without --use-distributed-optimizer: every rank keeps the full optimizer state "
+        f"dp {dp[0]} without {spelled(ctx, '--use-distributed-optimizer')}: every rank keeps the full optimizer state "
         f"({full} bytes per parameter instead of {kept} + {sharded}/{dp[0]} = {kept + sharded / dp[0]:.1f})",
         span(ctx, "parallel.distributed_optimizer"),
         key="parallel.distributed_optimizer",
@@ -209,7 +212,8 @@ _OVERLAP_FLAGS: tuple[tuple[str, FactKey], ...] = (
     "info",
     "Distributed optimizer without gradient-reduce / parameter-gather overlap.",
     RuleDocs(
-        what="Checks --use-distributed-optimizer without --overlap-grad-reduce or --overlap-param-gather.",
+        what="Checks --use-distributed-optimizer without --overlap-grad-reduce or --overlap-param-gather. "
+        "A framework that takes Megatron's settings as keys of its own (verl, SkyRL, NeMo RL, ROLL, Megatron-SWIFT) is told its key.",
         why="Without overlap the reduce-scatter of gradients and the all-gather of parameters run after "
         "backward and before forward, exposed on the critical path of every step.",
         bad=torchrun(gpt("--use-distributed-optimizer")),
@@ -224,7 +228,7 @@ def overlap_off(ctx: RuleContext):
     dp = known(ctx, "parallel.dp")
     if dist is None or not dist.value or not dp or dp[0] <= 1:
         return
-    missing = [f for f, k in _OVERLAP_FLAGS if ctx.fact(k) is None]
+    missing = [spelled(ctx, f) for f, k in _OVERLAP_FLAGS if ctx.fact(k) is None]
     if missing:
         yield Finding(
             f"the distributed optimizer runs without {' and '.join(missing)}: its communication is exposed every step",

@@ -71,7 +71,7 @@ def _var_text(var) -> tuple[str | None, Span | None]:
 def cuda_device_max_connections(ctx: LaunchContext):
     if trainer(ctx) != "megatron":
         return
-    checks = ctx.layout.extras.facts.get("trainer.validate_args")
+    checks = ctx.fact("trainer.validate_args")
     if checks is not None and checks.value is False:
         return  # a framework that builds Megatron-Core's configs itself: no validate_args asserts it
     from plint.rules.keys_and_flags import flag_catalog

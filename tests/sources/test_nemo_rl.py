@@ -41,11 +41,11 @@ cluster:
 """
 
 
-def _check(tmp_path, launch: str, driver: str = "run_grpo.py", recipe: str = RECIPE) -> dict:
+def _check(tmp_path, launch: str, driver: str = "run_grpo.py", recipe: str = RECIPE, base: str = BASE) -> dict:
     (tmp_path / ".git").mkdir(exist_ok=True)
     recipes = tmp_path / "examples" / "configs" / "recipes" / "llm"
     recipes.mkdir(parents=True, exist_ok=True)
-    (tmp_path / "examples" / "configs" / "base.yaml").write_text(BASE)
+    (tmp_path / "examples" / "configs" / "base.yaml").write_text(base)
     (recipes / "recipe.yaml").write_text(recipe)
     (tmp_path / "examples" / driver).write_text("from nemo_rl.algorithms.grpo import grpo_train\n")
     (tmp_path / "run.sh").write_text(launch)
@@ -82,3 +82,21 @@ def test_a_policy_not_on_megatron_and_a_missing_parent(tmp_path):
     assert dtensor["layout"]["trainer"] == "unknown" and dtensor["layout"]["cluster"]["world_size"] == 32
     missing = _check(tmp_path, launch, driver="run_sft.py", recipe=RECIPE.replace("../../base.yaml", "../nope.yaml"))
     assert (missing["layout"] or {}).get("trainer") != "megatron"
+
+
+def test_the_rules_name_nemo_rl_s_own_keys_and_read_its_overlaps(tmp_path):
+    """PL303 asks for policy.megatron_cfg.sequence_parallel=true, not Megatron-LM's --sequence-parallel; the overlaps of
+    distributed_data_parallel_config (on in NeMo RL's base configs) keep PL306 quiet, and off it names their keys."""
+    recipe = RECIPE.replace("sequence_parallel: true", "sequence_parallel: false")
+    launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml\n"
+
+    def diagnostics(overlap: str) -> dict:
+        ddp = f"    distributed_data_parallel_config:\n      overlap_grad_reduce: {overlap}\n"
+        ddp += f"      overlap_param_gather: {overlap}\n"
+        base = BASE.replace("    optimizer:\n", ddp + "    optimizer:\n")
+        return {d["code"]: d["message"] for d in _check(tmp_path, launch, recipe=recipe, base=base)["diagnostics"]}
+
+    on = diagnostics("true")
+    assert "without policy.megatron_cfg.sequence_parallel=true" in on["PL303"] and "PL306" not in on
+    off = diagnostics("false")
+    assert "policy.megatron_cfg.distributed_data_parallel_config.overlap_grad_reduce=true" in off["PL306"]

@@ -100,3 +100,8 @@ def scalar(text: str):
 
     loaded = yaml.safe_load(text) if len(text) < 256 else text
     return loaded if isinstance(loaded, (int, float, bool, str)) or loaded is None else text
+
+
+def option_names(framework: str, names: dict[str, str]) -> Value:
+    """The trainer.option_names fact: how the framework takes each Megatron-LM flag a rule may name."""
+    return Value(names, None, "derived", f"{framework}'s own keys for Megatron-LM's flags")

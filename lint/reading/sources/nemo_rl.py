@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, scalar
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, option_names, scalar
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
 
@@ -28,6 +28,7 @@ _ENTRY = re.compile(r"(?:^|/)run_(?:grpo|dpo|sft|distillation|rm)\w*\.py$")
 MAX_CONFIG_BYTES = 256 * 1024
 _MAX_PARENTS = 8  # files of one defaults chain
 _MEGATRON = "policy.megatron_cfg."
+_DDP = _MEGATRON + "distributed_data_parallel_config."
 _PRECISION = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
 
 
@@ -146,6 +147,10 @@ def nemo_rl_facts(settings: Settings, entrypoint: str) -> dict[str, Value]:
             out[fact] = value
     out["parallel.sequence_parallel"] = settings.flag(_MEGATRON + "sequence_parallel")
     out["parallel.distributed_optimizer"] = settings.flag(_MEGATRON + "optimizer.use_distributed_optimizer")
+    for name in ("overlap_grad_reduce", "overlap_param_gather"):  # present only when on or unknown
+        setting = settings.flag(_DDP + name)
+        if setting.value is not False:
+            out[name] = setting
     precision = settings.get("policy.precision")
     out["precision"] = (
         Value(_PRECISION[precision.value], precision.span, precision.origin, precision.note)
@@ -168,6 +173,15 @@ def nemo_rl_facts(settings: Settings, entrypoint: str) -> dict[str, Value]:
     out.update(checkpoint_shape("NeMo RL"))
     out["trainer.validate_args"] = derived(
         False, "NeMo RL trains through Megatron-Bridge, without Megatron-LM's parser"
+    )
+    out["trainer.option_names"] = option_names(
+        "NeMo RL",
+        {
+            "--sequence-parallel": f"{_MEGATRON}sequence_parallel=true",
+            "--use-distributed-optimizer": f"{_MEGATRON}optimizer.use_distributed_optimizer=true",
+            "--overlap-grad-reduce": f"{_DDP}overlap_grad_reduce=true",
+            "--overlap-param-gather": f"{_DDP}overlap_param_gather=true",
+        },
     )
     return out
 

@@ -26,7 +26,7 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, option_names
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, unresolved
 
@@ -36,6 +36,13 @@ _RANGE = re.compile(r"\s*list\(\s*range\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)
 _INTERPOLATION = re.compile(r"\$\{(\w+)\}")
 MAX_CONFIG_BYTES = 256 * 1024
 _CODE = "mcore_adapter/training_args.py"
+# the Megatron-LM switches whose strategy_config key is their name in underscores
+_MEGATRON_SWITCHES = (
+    "--sequence-parallel",
+    "--use-distributed-optimizer",
+    "--overlap-grad-reduce",
+    "--overlap-param-gather",
+)
 _SIZES = {key: fact for key, fact in MEGATRON_CORE_SIZES.items() if fact != "parallel.etp"}
 
 
@@ -142,6 +149,11 @@ def roll_facts(config: dict, role_name: str, role: dict, path: str) -> dict[str,
     out["model.seq_length"] = _sequence(config, path)  # what Megatron is given, whatever the checkpoint's context
     # mcore_adapter builds Megatron-Core's configs itself: Megatron-LM's validate_args, and its start-up checks, never run
     out["trainer.validate_args"] = derived(False, "ROLL trains through mcore_adapter, without Megatron-LM's parser")
+    key = f"{role_name}.strategy_args.strategy_config."
+    out["trainer.option_names"] = option_names(
+        "ROLL",
+        {flag: f"{key}{flag[2:].replace('-', '_')}: true" for flag in _MEGATRON_SWITCHES},
+    )
     return out
 
 

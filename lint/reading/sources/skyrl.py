@@ -26,7 +26,15 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Word
-from plint.reading.sources.dotlist import Overrides, absent, bool_value, given, int_value, samples_a_step
+from plint.reading.sources.dotlist import (
+    Overrides,
+    absent,
+    bool_value,
+    given,
+    int_value,
+    option_names,
+    samples_a_step,
+)
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
 
@@ -126,6 +134,14 @@ def skyrl_facts(module: str | None, words: list[Word]) -> dict[str, Value]:
     out["precision"] = _precision(found, keys)
     out.update(_batch(found, keys))
     out.update(checkpoint_shape("SkyRL"))
+    ddp = keys.megatron + "ddp_config."
+    out["trainer.option_names"] = option_names(
+        "SkyRL",
+        {
+            "--overlap-grad-reduce": f"{ddp}overlap_grad_reduce=true",
+            "--overlap-param-gather": f"{ddp}overlap_param_gather=true",
+        },
+    )
     return out
 
 

@@ -15,6 +15,7 @@ import re
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import argument_gap, gap_fact
 from plint.reading.sources.hf import bool_word
+from plint.reading.sources.dotlist import option_names
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.reading.sources.swift_trainer import mixed_precision
 from plint.values import Value, default, from_word, parse_int, unresolved
@@ -104,6 +105,8 @@ def megatron_swift_facts(words: list[Word]) -> dict[str, Value]:
             out[key] = gap
     out["precision"] = _precision(given, gap)
     out.update(checkpoint_shape(_WHO))
+    flags = ("--sequence-parallel", "--use-distributed-optimizer", "--overlap-grad-reduce", "--overlap-param-gather")
+    out["trainer.option_names"] = option_names(_WHO, {f: f"--{f[2:].replace('-', '_')} true" for f in flags})
     if gap is not None:
         out["arguments.incomplete"] = gap
     return out

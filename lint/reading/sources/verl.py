@@ -15,7 +15,15 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Command, Piece, Var, Word
-from plint.reading.sources.dotlist import Overrides, absent, bool_value, given, int_value, samples_a_step
+from plint.reading.sources.dotlist import (
+    Overrides,
+    absent,
+    bool_value,
+    given,
+    int_value,
+    option_names,
+    samples_a_step,
+)
 from plint.reading.sources.launch_calls import with_environment
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
@@ -128,6 +136,15 @@ def verl_facts(words: list[Word]) -> dict[str, Value]:
     out.update(_batch(found))
     out.update(_overlaps(found))
     out.update(checkpoint_shape("verl"))
+    out["trainer.option_names"] = option_names(
+        "verl",
+        {
+            "--sequence-parallel": f"{_MEGATRON}sequence_parallel=True",
+            "--use-distributed-optimizer": f"{_MEGATRON}use_distributed_optimizer=True",
+            "--overlap-grad-reduce": f"{_MEGATRON}override_ddp_config.overlap_grad_reduce=True",
+            "--overlap-param-gather": f"{_MEGATRON}override_ddp_config.overlap_param_gather=True",
+        },
+    )
     return out
 
 
