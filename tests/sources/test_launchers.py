@@ -852,3 +852,13 @@ def test_ray_job_submit_runs_a_trainer_that_places_its_ranks(line, expected):
 
 def test_ray_commands_that_run_no_trainer_are_no_launch():
     assert chains(cmd("ray start --head --num-gpus 8"), cmd("ray job submit -- bash run.sh"), cmd("ray status")) == []
+
+
+def test_a_tool_is_known_by_its_file_name_under_an_unknown_folder(launches):
+    """nightingal3/llm-pretraining-behaviours' convert_to_hf.sh: `deepspeed $distributed_args
+    $repo/scripts/deepspeed_to_hf_llama.py`, $repo unknown: the file's own name says it converts a checkpoint.
+    A program whose name itself is unknown is still read as the launch it may be."""
+    assert launches("deepspeed --num_gpus 1 $repo/scripts/deepspeed_to_hf_llama.py --input-folder ckpt\n") == []
+    assert launches("srun python $MEGATRON/tools/preprocess_data.py --input x\n") == []
+    (chain,) = launches("deepspeed --num_gpus 1 $repo/$SCRIPT --deepspeed\n")
+    assert chain.entrypoint is not None

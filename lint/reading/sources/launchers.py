@@ -351,9 +351,14 @@ CONVERTER_NAME = re.compile(rf"{_CHECKPOINT_FORMATS}(?:2|_to_){_CHECKPOINT_FORMA
 
 
 def _data_tool(program: Word) -> bool:
-    name = posixpath.basename(program.text or "")
+    """A data tool or a checkpoint converter, by its file name (known after the last unknown part of its path:
+    `$repo/scripts/deepspeed_to_hf_llama.py`)."""
+    tail = program.known_suffix()
+    if not program.known and "/" not in tail:
+        return False
+    name = posixpath.basename(tail)
     tool = name.startswith(DATA_TOOL_NAMES) or CONVERTER_NAME.search(name) is not None
-    return program.known and tool and not name.startswith(TRAINING_NAMES)
+    return tool and not name.startswith(TRAINING_NAMES)
 
 
 def _written(word: Word) -> tuple:
