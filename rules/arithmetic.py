@@ -556,7 +556,8 @@ def position_embeddings_short(ctx: LaunchContext):
     RuleDocs(
         what="--overlap-param-gather needs the distributed optimizer (or, from 0.14, Megatron-FSDP; from 0.17, "
         "`--optimizer dist_muon`) and --overlap-grad-reduce; --tp-comm-overlap needs sequence parallelism "
-        "(so tp > 1); --defer-embedding-wgrad-compute (the output layer's weight gradient deferred to the "
+        "(so tp > 1, from 0.10: before, validate_args checked it before turning sequence parallelism off at tp 1, "
+        "and an assumed release makes that case a warning); --defer-embedding-wgrad-compute (the output layer's weight gradient deferred to the "
         "pipeline flush) needs pipeline parallelism (pp > 1); --overlap-moe-expert-parallel-comm (the expert "
         "all-to-all hidden behind another micro-batch's compute) needs expert parallelism (ep > 1), virtual "
         "pipeline stages when pp > 1, the alltoall or flex token dispatcher (the default is allgather), bf16 or "
@@ -593,20 +594,7 @@ def overlap_requirements(ctx: LaunchContext):
             yield Finding(
                 f"--overlap-param-gather requires {' and '.join(missing)}", gather.span, key="overlap_param_gather"
             )
-    comm = ctx.fact("tp_comm_overlap")
-    sp = value(ctx, "parallel.sequence_parallel")
-    tp = value(ctx, "parallel.tp")
-    # an unresolved sp or tp (value None) may satisfy the requirement: silent, as on every unknown
-    if (
-        comm is not None
-        and comm.value
-        and ((sp is not None and sp.value is False) or (tp is not None and tp.value == 1))
-    ):
-        yield Finding(
-            "--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)",
-            comm.span,
-            key="tp_comm_overlap",
-        )
+    yield from _tp_comm_overlap_unmet(ctx)
     defer = ctx.fact("defer_embedding_wgrad_compute")
     pp = value(ctx, "parallel.pp")
     if defer is not None and defer.value and pp is not None and pp.value == 1:  # an unresolved pp may be > 1
@@ -627,6 +615,36 @@ def overlap_requirements(ctx: LaunchContext):
     if delay is not None and delay.value and a2a is None:  # a2a unresolved: an unknown part may give it
         yield Finding(
             "--delay-wgrad-compute requires --overlap-moe-expert-parallel-comm", delay.span, key="delay_wgrad_compute"
+        )
+
+
+def _tp_comm_overlap_unmet(ctx: LaunchContext):
+    """--tp-comm-overlap without sequence parallelism, which validate_args asserts. At tp 1 with --sequence-parallel
+    written, the release decides: from 0.10 validate_args turns sequence parallelism off before the assertion (it
+    fails), before 0.10 after it (it passes) (megatron/training/arguments.py, core_r0.9.0 and core_r0.10.0); where the
+    release is assumed, a warning."""
+    from plint.rules.keys_and_flags import release_at_least
+
+    comm = ctx.fact("tp_comm_overlap")
+    sp, tp, written = (
+        value(ctx, "parallel.sequence_parallel"),
+        value(ctx, "parallel.tp"),
+        ctx.fact("sequence_parallel_flag"),
+    )
+    if comm is None or not comm.value:
+        return
+    # an unresolved sp or tp (value None) may satisfy the requirement: silent, as on every unknown
+    message = "--tp-comm-overlap requires --sequence-parallel (and tensor parallelism > 1)"
+    if sp is not None and sp.value is False and not (written is not None and written.value):
+        yield Finding(message, comm.span, key="tp_comm_overlap")
+    elif tp is not None and tp.value == 1 and release_at_least(ctx, "0.10") is not False:
+        release = ctx.layout.extras.release if ctx.layout is not None else None
+        assumed = release is not None and release[1]
+        yield Finding(
+            message + (": from Megatron-LM 0.10 on, tp 1 turns --sequence-parallel off first" if assumed else ""),
+            comm.span,
+            key="tp_comm_overlap",
+            severity="warning" if assumed else None,
         )
 
 

@@ -365,6 +365,25 @@ def test_overlap_requirements_known_missing_are_errors(tmp_path):
     ]
 
 
+@pytest.mark.parametrize(("release", "expected"), [("0.8", []), ("0.10", ["error"]), (None, ["warning"])])
+def test_tp_comm_overlap_at_tp_1_with_sequence_parallel_written_depends_on_the_release(tmp_path, release, expected):
+    """Kwai's ATC'24 baseline runs a January 2024 Megatron-LM with --tp-comm-overlap --sequence-parallel at tp 1: its
+    validate_args asserts sequence parallelism before turning it off at tp 1 (passes); from 0.10 after (fails).
+    Under an assumed release the rejection is a warning."""
+    text = (
+        "#!/bin/bash\ntorchrun --nproc_per_node 8 pretrain_gpt.py --tensor-model-parallel-size 1 --sequence-parallel "
+        f"--tp-comm-overlap {SHAPE}\n"
+    )
+    files = {"launch.sh": text}
+    if release:
+        files["pyproject.toml"] = f'[tool.plint]\nmegatron = "{release}"\n'
+    for name, body in files.items():
+        (tmp_path / name).write_text(body)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    found = [d.severity for d in result.diagnostics if d.code == "PL111" and "tp-comm-overlap" in d.message]
+    assert found == expected
+
+
 def test_one_bit_optimizers_are_deepspeed_built_ins(tmp_path):
     config = {
         "train_batch_size": 64,

@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import os
+
 import posixpath
 from plint.record import record
 from pathlib import Path
@@ -54,6 +56,14 @@ def _entry_script(entry_text: str | None, launch_dir: Path, tree: Path) -> Path 
     return next((c for c in candidates if c.is_file()), None)
 
 
+def _climbs_out(entry_text: str | None, launch_dir: Path, tree: Path) -> bool:
+    """Whether the entry point, written as a known relative path, lies above the checked tree (another checkout)."""
+    if not entry_text or "$" in entry_text or entry_text.startswith(("/", "~")):
+        return False
+    where = Path(os.path.normpath(launch_dir / entry_text))
+    return where != tree and tree not in where.parents
+
+
 def catalog_in_force(
     flavour: str,
     launch_path: str,
@@ -74,6 +84,10 @@ def catalog_in_force(
     note = None
     places = []
     found = find_parser(launch_dir, stop) if stop is not None else None
+    if found is not None and stop is not None and _climbs_out(entry_text, launch_dir, stop):
+        # `python3 ../../../Megatron-LM-Jan-1-2024/pretrain_gpt.py`: another checkout's parser, not this one's
+        note = f"the entry point {entry_text} lies outside this repository: the parser there is not read"
+        found = None
     if found is not None:
         places.append((found, "of this repository"))
     if trainer_source:

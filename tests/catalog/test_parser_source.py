@@ -117,6 +117,19 @@ def test_without_a_parser_an_unknown_flag_is_a_warning_naming_the_forks(tmp_path
     assert found["--structured-logs"][1] == "warning"
 
 
+def test_an_entry_point_in_another_checkout_is_not_judged_by_this_repository_s_parser(tmp_path):
+    """Kwai's ATC'24 baseline: its fork's tree launches `python3 ../../../Megatron-LM-Jan-1-2024/pretrain_gpt.py`, a
+    checkout beside the repository: flags the fork's parser lacks are not errors of "this repository"'s parser."""
+    repo, launch = _tree(tmp_path, extra="--manual-gc")
+    launch.write_text(launch.read_text().replace("pretrain_gpt.py", "../../Megatron-LM-Jan-1-2024/pretrain_gpt.py"))
+    found = _findings(launch)
+    assert not [m for _, _, m in found if "of this repository" in m]
+    assert any("lies outside this repository" in m for _, _, m in found)  # said where the assumed parser is named
+    inside = repo / "examples" / "inside.sh"  # `../pretrain_gpt.py` is the repository's own entry point
+    inside.write_text(LAUNCH.format(extra="--manual-gc").replace("pretrain_gpt.py", "../pretrain_gpt.py"))
+    assert [c for c, _, m in _findings(inside) if "of this repository" in m] == ["PL501"]
+
+
 def test_trainer_source_names_a_checkout_elsewhere(tmp_path):
     repo, _ = _tree(tmp_path)
     launch = tmp_path / "launches" / "run.sh"

@@ -346,6 +346,15 @@ def test_an_empty_pattern_anchored_at_either_end_adds_the_string(run):
     assert argv(r, "echo") == ["echo", "abc-", "bbc", "ac", "ac", "--abc"]
 
 
+def test_an_underscore_variable_as_a_default_is_a_variable(run):
+    """`${CAP:-$_hep_cap}`: tree-sitter-bash reads `$_hep_cap` there as a literal word; bash expands the variable
+    (LLaVA-OneVision-2-Megatron-Bridge's GB200 job, where the literal made `(( CAP >= _hep_cap ))` a false PL001)."""
+    r = run('_cap=$(( 10192 / 64 * 64 ))\nexport CAP="${CAP:-$_cap}"\nD=${D:-$_unset}\n(( CAP >= _cap )) && OK=1\n')
+    assert text(r, "CAP") == "10176" and text(r, "OK") == "1"
+    assert text(r, "D") is None  # an unset variable, as `$_unset` anywhere: not the text "$_unset"
+    assert not r.problems
+
+
 def test_an_arithmetic_default_tree_sitter_reads_as_a_subshell(run):
     # orangeaico/Megatron-LM's pattern: ${STEPS:-$(((SIZE + B - 1) / B))}, where tree-sitter-bash tries `$( (...`
     r = run(

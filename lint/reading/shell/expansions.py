@@ -29,6 +29,7 @@ from plint.reading.shell.fields import (
     is_empty,
     join_fields,
     may_split,
+    misparsed_underscore,
     split_fields,
     pieces_text,
     prints_one_name,
@@ -467,6 +468,10 @@ class Expansions(ArithmeticExpansions):
                         return [[(self.arith_text(s + 3, e - 2, unit, span), False)]]  # reads a subshell, and fails
                     if any(n.type == "ERROR" or n.has_error for n in operand):  # its text is no value
                         return [[(unknown(f"{unit.text(s, e)} could not be parsed", name, span), False)]]
+                    if (named := misparsed_underscore(operand, unit)) is not None:
+                        found, was_set, _ = self.resolve(named, None, span, quoted)
+                        pieces = found if found is not None else [] if was_set else [self.unset_piece(named, span)]
+                        return [[(p, not quoted) for p in pieces]]
                     fake = SpanNode(operand, s, e)
                     self._container(fake, unit, s, e, operand_fields, quoted)
             return operand_fields

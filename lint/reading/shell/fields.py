@@ -337,3 +337,16 @@ def unknown_arguments(word: Word) -> bool:
         p.text is None and p.name is not None and is_argument_name(p.name) and p.name != "#" and not p.name.isdigit()
         for p in word.pieces
     )
+
+
+# `$_name` as the whole operand of `${VAR:-$_name}`: tree-sitter-bash reads it as a literal word, bash as the variable
+_UNDERSCORE_NAME = re.compile(r"\$(_\w*)")
+
+
+def misparsed_underscore(operand, unit) -> str | None:
+    """The variable of an operand that is one word `$_name` (`${CAP:-$_hep_cap}`), which tree-sitter-bash leaves
+    unexpanded; None for any other operand."""
+    if len(operand) != 1 or operand[0].type != "word":
+        return None
+    found = _UNDERSCORE_NAME.fullmatch(unit.text(operand[0].start_byte, operand[0].end_byte))
+    return found[1] if found and found[1] != "_" else None
