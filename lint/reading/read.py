@@ -427,7 +427,7 @@ def _launch(
     driven = framework_launch(chain, job, gpu, lookup, is_module)
     if driven is not None:
         return driven
-    script = read_entry_script(program, is_module, launch_file) if launch_file else None
+    script = read_entry_script(program, is_module, launch_file, _launch_folder(chain)) if launch_file else None
     if is_openrlhf(program, is_module, script.path if script else None, script.modules if script else frozenset()):
         return openrlhf_launch(chain, job, gpu)
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)
@@ -482,6 +482,14 @@ def _launch(
     if config_path is not None:
         launch.ds_config = _ds_config(config_path, lookup, launch)
     return launch
+
+
+def _launch_folder(chain) -> str | None:
+    """The folder the launch runs in when a `cd` before it moved there ($PWD as the shell left it), else None."""
+    from plint.reading.shell.fields import var_text
+
+    pwd = chain.command.env.get("PWD") if chain.command is not None else None
+    return var_text(pwd) if pwd is not None else None
 
 
 def _neox_launch(chain, job, gpu: str | None) -> Launch:

@@ -363,3 +363,24 @@ def test_the_deepspeed_launcher_over_a_megatron_lm_checkout_starts_megatron(tmp_
     with_flag = trainer("/elsewhere/Megatron-LM/pretrain_llama.py", args + ws("--deepspeed"))
     assert with_flag.value == "megatron-deepspeed"
     assert detect_trainer(Word.of("pretrain_gpt.py"), "deepspeed", args, False, None).value == "megatron-deepspeed"
+
+
+def test_an_entry_script_run_after_cd_into_the_author_s_checkout(tmp_path):
+    """GAIR-NLP/LIMI: `cd /inspire/.../sunjie/slime` (the author's checkout, outside the tree) and then
+    `python3 train_async.py`: the script is looked for where the cd moved, by the tails of that folder inside the
+    tree (its slime/ copy), as a sourced file's absolute path is."""
+    from plint.checking.check import check_paths
+    from plint.report.json_report import file_json
+
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "slime").mkdir()
+    (tmp_path / "slime" / "train_async.py").write_text("from megatron.training.arguments import parse_args\n")
+    (tmp_path / "scripts").mkdir()
+    launch = tmp_path / "scripts" / "train.sh"
+    flags = "--tensor-model-parallel-size 2 --num-layers 36 --rollout-batch-size 8"  # no training length: the script decides
+    launch.write_text(f"cd /home/alice/project/slime\ntorchrun --nproc_per_node 8 train_async.py {flags}\n")
+    (result,) = check_paths([launch], root=str(tmp_path))
+    assert file_json(result)["layout"]["trainer"] == "megatron"
+    launch.write_text(f"cd /home/alice/project/other\ntorchrun --nproc_per_node 8 train_async.py {flags}\n")
+    (result,) = check_paths([launch], root=str(tmp_path))
+    assert file_json(result)["layout"]["trainer"] != "megatron"  # no tail of that folder holds the script

@@ -161,6 +161,19 @@ def _imported_modules(source: str, path: str | None, folder: str, root: str) -> 
     return found
 
 
+def _from_folder(program: str, cwd: str | None, root: str, launch_file: str) -> list[str]:
+    """Where a relative entry script lies when the launch ran in `cwd` (a `cd` before it): the folder itself inside
+    the tree, else the tails of the path inside the tree (plint.reading.shell.source_path.tail_places)."""
+    from plint.reading.shell.source_path import tail_places
+
+    if not cwd or not os.path.isabs(cwd):
+        return []
+    joined = os.path.normpath(os.path.join(cwd, program))
+    if _inside(joined, root):
+        return [joined]
+    return [path for path, _ in tail_places(joined, launch_file)]
+
+
 def _tree_module(dotted: str, folder: str, root: str) -> str | None:
     """The file of the checked tree a dotted import names, from the script's folder; None for megatron itself and
     for a module outside the tree."""
@@ -208,15 +221,18 @@ def _head(path: str) -> bytes:
         return b""
 
 
-def read_entry_script(program: str | None, is_module: bool, launch_file: str) -> EntryScript | None:
-    """The entry script `program` (a path as the launch wrote it, relative to the launch file's folder or, as a
-    script run from the repository root would, to a folder above it) and its repository; None when neither the
-    script nor a Megatron checkout around the launch is found inside the checked tree."""
+def read_entry_script(
+    program: str | None, is_module: bool, launch_file: str, cwd: str | None = None
+) -> EntryScript | None:
+    """The entry script `program` (a path as the launch wrote it, relative to the folder a `cd` moved to, `cwd`, to the
+    launch file's folder or, as a script run from the repository root would, to a folder above it) and its
+    repository; None when neither the script nor a Megatron checkout around the launch is found inside the checked
+    tree. A `cd` to an absolute folder outside the tree (the author's checkout) is looked for by its tails inside it."""
     root = tree_root(launch_file)
     base = os.path.dirname(os.path.realpath(launch_file)) or "."
     script = None
     if program and not is_module and program.endswith(".py"):
-        candidates = [program] if os.path.isabs(program) else []
+        candidates = [program] if os.path.isabs(program) else _from_folder(program, cwd, root, launch_file)
         here = base
         for _ in range(_MAX_LEVELS):
             if not os.path.isabs(program):
