@@ -216,3 +216,17 @@ def note_for(path: str | os.PathLike[str]) -> str | None:
     except (OSError, ValueError):
         return None
     return OUTSIDE_NOTE
+
+
+def tree_root(launch_file: str) -> str:
+    """The checked tree of a launch file: the place of the root in force that holds it (plint.root), else
+    its git work tree, else its folder. The same tree with or without git (an sdist, a `git archive` copy)
+    when the root is named."""
+    real = os.path.realpath(launch_file)
+    root = current()
+    if root is not None:
+        places = [p for p in root.places if is_under(real, p)]
+        if places:
+            return max(places, key=len)  # the innermost place that holds it
+    folder = os.path.dirname(real) or "."
+    return work_tree(folder) or folder

@@ -22,7 +22,7 @@ from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import load_checked
 from plint.source import display_path, SourceFile, overlaid, read_bytes
-from plint.root import OUTSIDE_NOTE
+from plint.root import OUTSIDE_NOTE, tree_root
 from plint.values import Value, derived
 from plint.bounds import MAX_LAUNCHES
 
@@ -526,7 +526,6 @@ def _accelerate_settings(launch: Launch) -> None:
 def _script_config(launch: Launch, script: str, launch_file: str) -> None:
     """The DeepSpeed config the entry script builds in Python (when the command line names no JSON), and a
     PipelineModule it builds (plint.reading.sources.script_ds_config)."""
-    from plint.reading.sources.entry_script import tree_root
     from plint.reading.sources.script_ds_config import pipeline_module, script_ds_config
 
     root = tree_root(launch_file)

@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 from plint.reading.scoped import scoped
 from plint.reading.shell.parse import TooComplex, comments, parse
 from plint.record import record
-from plint.root import folders_above
+from plint.root import folders_above, tree_root
 from plint.source import display_path
 
 if TYPE_CHECKING:
@@ -174,9 +174,7 @@ def _folder(place: str, script_dir: str, root: str) -> str:
 
 def checked_root(sourcing_file: str) -> str:
     """The folder scripts of this tree are usually run from: the place of the root in force that holds the
-    file, else its git work tree, else its folder (plint.reading.sources.entry_script.tree_root)."""
-    from plint.reading.sources.entry_script import tree_root
-
+    file, else its git work tree, else its folder (plint.root.tree_root)."""
     return tree_root(sourcing_file)
 
 

@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 
 from plint.record import record
-from plint.root import current, work_tree
+from plint.root import tree_root
 from plint.source import probe, read_bytes
 
 _MAX_BYTES = 512 * 1024  # an entry script is small; more is not one
@@ -76,20 +76,6 @@ class EntryScript:
     @property
     def imports_deepspeed(self) -> bool:
         return "deepspeed" in self.modules
-
-
-def tree_root(launch_file: str) -> str:
-    """The checked tree of a launch file: the place of the root in force that holds it (plint.root), else
-    its git work tree, else its folder. The same tree with or without git (an sdist, a `git archive` copy)
-    when the root is named."""
-    real = os.path.realpath(launch_file)
-    root = current()
-    if root is not None:
-        places = [p for p in root.places if _inside(real, p)]
-        if places:
-            return max(places, key=len)  # the innermost place that holds it
-    folder = os.path.dirname(real) or "."
-    return work_tree(folder) or folder
 
 
 def _inside(path: str, root: str) -> bool:

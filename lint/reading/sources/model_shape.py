@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from plint.reading.scoped import scoped
 from plint.values import Value, unresolved
+from plint.root import tree_root
 from plint.source import probe, read_bytes
 
 if TYPE_CHECKING:
@@ -80,8 +81,6 @@ def _config_json(path: str) -> dict | None:
 def _local_config(name: str, base: str) -> tuple[dict, str] | None:
     """The config.json of a local model folder the launch names, relative to the launch file's folder or, as a
     script run from the repository root would read it, to a folder above it inside the tree."""
-    from plint.reading.sources.entry_script import tree_root
-
     root = tree_root(os.path.join(base, "_"))
     here = base
     for _ in range(8):
