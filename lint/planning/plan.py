@@ -214,6 +214,8 @@ def model_from_file(path: Path) -> dict:
         doc = yaml.safe_load(read_named(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
         raise PlanError(f"--model-file {path}: {exc}") from None
+    except RecursionError:
+        raise PlanError(f"--model-file {path}: nested deeper than plint reads") from None
     if not isinstance(doc, dict):
         raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")
     doc = doc.get("model", doc)

@@ -64,3 +64,22 @@ def test_deeply_nested_yaml_and_json_elsewhere_never_recurse(tmp_path, monkeypat
         with time_limit(60):
             result = plint(["check", "--format", fmt, "launch.sh", "acc.yaml"])
         assert result.exit_code in (0, 1), (fmt, result.output, result.exc_info)
+
+
+# YAML configs a launch names, nested past the parser's recursion: accelerate's --config_file, ChatLearn's template
+DEEP_YAML = b"a: " + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+YAML_LAUNCHES = {
+    "accelerate": "accelerate launch --config_file cfg.yaml train.py --per_device_train_batch_size 2\n",
+    "chatlearn": "python chatlearn/entrypoint.py grpo --config-file cfg.yaml runtime_args.exp_name=x\n",
+}
+
+
+@pytest.mark.parametrize("name", sorted(YAML_LAUNCHES))
+def test_a_yaml_config_nested_too_deep_is_not_read_and_breaks_nothing(tmp_path, monkeypatch, name):
+    repo, _ = make_tree(tmp_path, {"repo/cfg.yaml": DEEP_YAML, "repo/launch.sh": YAML_LAUNCHES[name]})
+    monkeypatch.chdir(repo)
+    with time_limit(60):
+        result = plint(["check", "--format", "json", "launch.sh"])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exc_info
+    report = json.loads(result.output)  # a report, not a crash
+    assert not [d for f in report["files"] for d in f["diagnostics"] if "please report it" in d["message"]]

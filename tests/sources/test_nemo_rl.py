@@ -100,3 +100,16 @@ def test_the_rules_name_nemo_rl_s_own_keys_and_read_its_overlaps(tmp_path):
     assert "without policy.megatron_cfg.sequence_parallel=true" in on["PL303"] and "PL306" not in on
     off = diagnostics("false")
     assert "policy.megatron_cfg.distributed_data_parallel_config.overlap_grad_reduce=true" in off["PL306"]
+
+
+def test_a_hostile_recipe_is_not_read_and_nothing_breaks(tmp_path):
+    """YAML nested past the parser's recursion, and aliases that make a small file a tree of 2**24 leaves merged over
+    a parent of the same shape: the config is not read (no layout from it), and plint reports no internal error."""
+    launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml\n"
+    deep = "defaults: ../../base.yaml\npolicy: " + "[" * 5000 + "]" * 5000 + "\n"
+    laughs = ["l0: &l0 {a: 1, b: 2}"] + [f"l{i}: &l{i} {{a: *l{i - 1}, b: *l{i - 1}}}" for i in range(1, 25)]
+    base = "\n".join(laughs) + "\npolicy: {}\ncluster: {}\n"
+    for recipe, parent in ((deep, BASE), ("defaults: ../../base.yaml\n" + base, base)):
+        result = _check(tmp_path, launch, recipe=recipe, base=parent)
+        assert (result["layout"] or {}).get("trainer") != "megatron"
+        assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]

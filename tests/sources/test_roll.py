@@ -94,3 +94,9 @@ def test_no_megatron_role_and_the_rollout_pipeline_are_no_megatron_launch(tmp_pa
     assert (_check(tmp_path, fsdp)["layout"] or {}).get("trainer") != "megatron"
     rollout = LAUNCH.replace("start_rlvr_pipeline.py", "start_rlvr_rollout_pipeline.py")
     assert _check(tmp_path, launch=rollout, start="start_rlvr_rollout_pipeline.py")["layout"] is None
+
+
+def test_a_config_nested_past_the_parser_s_recursion_is_not_read(tmp_path):
+    result = _check(tmp_path, "a: " + "[" * 5000 + "]" * 5000 + "\n")
+    assert result["layout"] is None or result["layout"]["trainer"] != "megatron"
+    assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]  # no internal error

@@ -15,7 +15,7 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word, passes_script_arguments
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, scalar
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, scalar
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.source import SourceFile
 from plint.values import Value, derived, unresolved
@@ -23,7 +23,6 @@ from plint.values import Value, derived, unresolved
 _ENTRY = re.compile(r"(?:^|/)chatlearn/entrypoint\.py")
 _TRAINER = "models.policy_trainer."
 _RUNTIME = "runtime_args."
-MAX_TEMPLATE_BYTES = 256 * 1024
 # override key -> layout fact
 _SIZES = {
     **MEGATRON_CORE_SIZES,
@@ -83,15 +82,7 @@ class Settings:
 
 
 def read_template(source: SourceFile) -> dict | None:
-    import yaml  # only for a ChatLearn launch: not on the path of every check
-
-    if len(source.data) > MAX_TEMPLATE_BYTES:
-        return None
-    try:
-        loaded = yaml.safe_load(source.text)
-    except yaml.YAMLError:
-        return None
-    return loaded if isinstance(loaded, dict) else None
+    return load_mapping(source.text)
 
 
 def megatron_backend(settings: Settings) -> bool:

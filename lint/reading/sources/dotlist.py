@@ -105,3 +105,20 @@ def scalar(text: str):
 def option_names(framework: str, names: dict[str, str]) -> Value:
     """The trainer.option_names fact: how the framework takes each Megatron-LM flag a rule may name."""
     return Value(names, None, "derived", f"{framework}'s own keys for Megatron-LM's flags")
+
+
+MAX_CONFIG_BYTES = 256 * 1024  # a framework's YAML config: larger is no hand-written config
+
+
+def load_mapping(text: str) -> dict | None:
+    """A framework's YAML config (ChatLearn's template, ROLL's pipeline config, a NeMo RL recipe) as a mapping; None
+    when it is too large, not YAML, nested deeper than the parser's recursion allows, or no mapping."""
+    import yaml  # only for the frameworks whose configs are YAML: not on the path of every check
+
+    if len(text) > MAX_CONFIG_BYTES:
+        return None
+    try:
+        loaded = yaml.safe_load(text)
+    except (yaml.YAMLError, RecursionError):
+        return None
+    return loaded if isinstance(loaded, dict) else None

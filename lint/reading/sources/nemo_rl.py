@@ -20,13 +20,13 @@ from collections.abc import Callable
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, option_names, scalar
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, load_mapping, option_names, scalar
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
 
 _ENTRY = re.compile(r"(?:^|/)run_(?:grpo|dpo|sft|distillation|rm)\w*\.py$")
-MAX_CONFIG_BYTES = 256 * 1024
 _MAX_PARENTS = 8  # files of one defaults chain
+_MAX_MERGED = 100_000  # keys merged over one chain
 _MEGATRON = "policy.megatron_cfg."
 _DDP = _MEGATRON + "distributed_data_parallel_config."
 _PRECISION = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}
@@ -43,42 +43,48 @@ def is_nemo_rl(entrypoint: str | None, words: list[Word]) -> bool:
 
 def load_config(path: str, read: Callable[[str], str | None]) -> tuple[dict | None, list[str]]:
     """The config at `path` merged over its defaults chain, and the files read; None when a file of the chain is not
-    read or is no mapping. `read` gives a file's text (None: not read)."""
-    import yaml  # only for a NeMo RL launch: not on the path of every check
-
+    read, is no mapping, or the merge outgrows _MAX_MERGED (YAML aliases can make a small file a huge tree). `read`
+    gives a file's text (None: not read)."""
     files: list[str] = []
+    budget = [_MAX_MERGED]
 
     def load(name: str, depth: int) -> dict | None:
         text = read(name) if depth < _MAX_PARENTS and name not in files else None
-        if text is None or len(text) > MAX_CONFIG_BYTES:
+        config = load_mapping(text) if text is not None else None
+        if config is None:
             return None
         files.append(name)
-        try:
-            config = yaml.safe_load(text)
-        except yaml.YAMLError:
-            return None
-        if not isinstance(config, dict):
-            return None
         parents = config.pop("defaults", None)
         merged: dict = {}
-        for parent in [parents] if isinstance(parents, str) else parents or []:
+        for parent in [parents] if isinstance(parents, str) else parents if isinstance(parents, list) else []:
             base = load(posixpath.normpath(posixpath.join(posixpath.dirname(name), str(parent))), depth + 1)
             if base is None:
                 return None
-            merged = _merge(merged, base)
-        return _merge(merged, config)
+            merged = _merge(merged, base, budget)
+        return _merge(merged, config, budget)
 
-    return load(path, 0), files
+    try:
+        return load(path, 0), files
+    except (_TooLarge, RecursionError):
+        return None, files
 
 
-def _merge(base: dict, child: dict) -> dict:
-    """OmegaConf.merge of two plain configs, a child's section marked `_override_: true` replacing the base's."""
+class _TooLarge(Exception):
+    pass
+
+
+def _merge(base: dict, child: dict, budget: list[int]) -> dict:
+    """OmegaConf.merge of two plain configs, a child's section marked `_override_: true` replacing the base's; each
+    key merged spends one of `budget`."""
     out = dict(base)
     for key, value in child.items():
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _TooLarge
         if isinstance(value, dict) and value.get("_override_"):
             out[key] = {k: v for k, v in value.items() if k != "_override_"}
         elif isinstance(value, dict) and isinstance(out.get(key), dict):
-            out[key] = _merge(out[key], value)
+            out[key] = _merge(out[key], value, budget)
         else:
             out[key] = value
     return out

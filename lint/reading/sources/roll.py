@@ -26,7 +26,7 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, option_names
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, option_names
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, unresolved
 
@@ -34,7 +34,6 @@ _START = re.compile(r"(?:^|/)start_(?!\w*rollout)\w*pipeline\.py")
 _ROLES = ("actor_train", "sft_train", "student")  # the trained role of each pipeline, when several train on Megatron
 _RANGE = re.compile(r"\s*list\(\s*range\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*\)\s*")
 _INTERPOLATION = re.compile(r"\$\{(\w+)\}")
-MAX_CONFIG_BYTES = 256 * 1024
 _CODE = "mcore_adapter/training_args.py"
 # the Megatron-LM switches whose strategy_config key is their name in underscores
 _MEGATRON_SWITCHES = (
@@ -65,15 +64,7 @@ def config_name(entrypoint: str, words: list[Word]) -> str | None:
 
 
 def read_config(text: str) -> dict | None:
-    import yaml  # only for a ROLL launch: not on the path of every check
-
-    if len(text) > MAX_CONFIG_BYTES:
-        return None
-    try:
-        loaded = yaml.safe_load(text)
-    except yaml.YAMLError:
-        return None
-    return loaded if isinstance(loaded, dict) else None
+    return load_mapping(text)
 
 
 def trained_role(config: dict) -> tuple[str, dict] | None:
