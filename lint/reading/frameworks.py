@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from plint.reading.file_lookup import FileLookup
 from plint.reading.normalise import Launch
+from plint.source import display_path
 from plint.values import derived, unresolved
 
 
@@ -81,7 +82,7 @@ def _nemo_rl_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch |
     config, files = nemo_rl.load_config(named.text, read)
     if config is None or not isinstance(config.get("cluster"), dict) or not isinstance(config.get("policy"), dict):
         return None
-    settings = nemo_rl.Settings(config, named.text, chain.trainer_args)
+    settings = nemo_rl.Settings(config, display_path(named.text), chain.trainer_args)
     chain.nnodes, chain.workers_per_node, chain.world_size = nemo_rl.nemo_rl_cluster(settings)
     if not nemo_rl.megatron_policy(settings):
         return Launch(chain, derived("unknown", "NeMo RL's policy is not on Megatron", named.value_span), slurm=job)
