@@ -216,6 +216,8 @@ def model_from_file(path: Path) -> dict:
         raise PlanError(f"--model-file {path}: {exc}") from None
     except RecursionError:
         raise PlanError(f"--model-file {path}: nested deeper than plint reads") from None
+    except ValueError as exc:  # a number past Python's 4,300-digit limit
+        raise PlanError(f"--model-file {path}: {exc}") from None
     if not isinstance(doc, dict):
         raise PlanError(f"--model-file {path}: expected a mapping with the keys of layout.model")
     doc = doc.get("model", doc)

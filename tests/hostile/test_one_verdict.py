@@ -66,17 +66,22 @@ def test_deeply_nested_yaml_and_json_elsewhere_never_recurse(tmp_path, monkeypat
         assert result.exit_code in (0, 1), (fmt, result.output, result.exc_info)
 
 
-# YAML configs a launch names, nested past the parser's recursion: accelerate's --config_file, ChatLearn's template
-DEEP_YAML = b"a: " + b"[" * 100_000 + b"]" * 100_000 + b"\n"
+# YAML configs a launch names, nested past the parser's recursion or holding a number past Python's 4,300-digit limit
+# (which PyYAML's int() refuses with ValueError): accelerate's --config_file, ChatLearn's template
+HOSTILE_YAML = {
+    "deep": b"a: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
+    "huge-int": b"num_processes: " + b"9" * 5000 + b"\nmodels: {policy_trainer: {num_gpu: " + b"9" * 5000 + b"}}\n",
+}
 YAML_LAUNCHES = {
     "accelerate": "accelerate launch --config_file cfg.yaml train.py --per_device_train_batch_size 2\n",
     "chatlearn": "python chatlearn/entrypoint.py grpo --config-file cfg.yaml runtime_args.exp_name=x\n",
 }
 
 
+@pytest.mark.parametrize("content", sorted(HOSTILE_YAML))
 @pytest.mark.parametrize("name", sorted(YAML_LAUNCHES))
-def test_a_yaml_config_nested_too_deep_is_not_read_and_breaks_nothing(tmp_path, monkeypatch, name):
-    repo, _ = make_tree(tmp_path, {"repo/cfg.yaml": DEEP_YAML, "repo/launch.sh": YAML_LAUNCHES[name]})
+def test_a_hostile_yaml_config_is_not_read_and_breaks_nothing(tmp_path, monkeypatch, name, content):
+    repo, _ = make_tree(tmp_path, {"repo/cfg.yaml": HOSTILE_YAML[content], "repo/launch.sh": YAML_LAUNCHES[name]})
     monkeypatch.chdir(repo)
     with time_limit(60):
         result = plint(["check", "--format", "json", "launch.sh"])

@@ -100,3 +100,13 @@ def test_a_config_nested_past_the_parser_s_recursion_is_not_read(tmp_path):
     result = _check(tmp_path, "a: " + "[" * 5000 + "]" * 5000 + "\n")
     assert result["layout"] is None or result["layout"]["trainer"] != "megatron"
     assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]  # no internal error
+
+
+def test_a_device_mapping_past_any_gpu_count_is_not_evaluated(tmp_path):
+    """`list(range(0, 10**30))` (or 5,000 digits, past Python's int limit) names no GPUs a job has: not read."""
+    for stop in ("9" * 30, "9" * 5000):
+        result = _check(
+            tmp_path, CONFIG.replace("list(range(0,32))\nactor_infer", f"list(range(0,{stop}))\nactor_infer")
+        )
+        assert result["layout"]["cluster"]["world_size"] is None
+        assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]

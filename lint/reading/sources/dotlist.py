@@ -112,13 +112,14 @@ MAX_CONFIG_BYTES = 256 * 1024  # a framework's YAML config: larger is no hand-wr
 
 def load_mapping(text: str) -> dict | None:
     """A framework's YAML config (ChatLearn's template, ROLL's pipeline config, a NeMo RL recipe) as a mapping; None
-    when it is too large, not YAML, nested deeper than the parser's recursion allows, or no mapping."""
+    when it is too large, not YAML, nested deeper than the parser's recursion allows, holds a number Python refuses to
+    build (past 4,300 digits), or is no mapping."""
     import yaml  # only for the frameworks whose configs are YAML: not on the path of every check
 
     if len(text) > MAX_CONFIG_BYTES:
         return None
     try:
         loaded = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError):
+    except (yaml.YAMLError, RecursionError, ValueError):
         return None
     return loaded if isinstance(loaded, dict) else None

@@ -135,7 +135,7 @@ def read_accelerate_config(
 
     try:
         data = yaml.safe_load(source.text)
-    except (yaml.YAMLError, RecursionError):  # a config plint cannot parse leaves the counts unresolved
+    except (yaml.YAMLError, RecursionError, ValueError):  # a config plint cannot parse leaves the counts unresolved
         return
     if not isinstance(data, dict):
         return

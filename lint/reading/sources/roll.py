@@ -32,7 +32,7 @@ from plint.values import Value, default, derived, unresolved
 
 _START = re.compile(r"(?:^|/)start_(?!\w*rollout)\w*pipeline\.py")
 _ROLES = ("actor_train", "sft_train", "student")  # the trained role of each pipeline, when several train on Megatron
-_RANGE = re.compile(r"\s*list\(\s*range\(\s*(\d+)\s*,\s*(\d+)\s*(?:,\s*(\d+)\s*)?\)\s*\)\s*")
+_RANGE = re.compile(r"\s*list\(\s*range\(\s*(\d{1,6})\s*,\s*(\d{1,6})\s*(?:,\s*(\d{1,6})\s*)?\)\s*\)\s*")  # GPU indices
 _INTERPOLATION = re.compile(r"\$\{(\w+)\}")
 _CODE = "mcore_adapter/training_args.py"
 # the Megatron-LM switches whose strategy_config key is their name in underscores
