@@ -113,3 +113,20 @@ def test_a_hostile_recipe_is_not_read_and_nothing_breaks(tmp_path):
         result = _check(tmp_path, launch, recipe=recipe, base=parent)
         assert (result["layout"] or {}).get("trainer") != "megatron"
         assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]
+
+
+def test_an_override_no_yaml_reads_is_its_text(tmp_path):
+    """`policy.precision=@bf16` or `cluster.num_nodes=[2,`: OmegaConf would refuse them; plint takes the text as
+    written (so the value is no precision or count it knows) instead of failing on the file."""
+    launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml policy.precision=@bf16 cluster.num_nodes=[2,\n"
+    result = _check(tmp_path, launch)
+    assert result["layout"]["precision"] is None and result["layout"]["cluster"]["nnodes"] is None
+    assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]
+
+
+def test_a_huge_aliased_mapping_is_never_printed(tmp_path):
+    laughs = "\n".join(["l0: &l0 {a: 1, b: 2}"] + [f"l{i}: &l{i} {{a: *l{i - 1}, b: *l{i - 1}}}" for i in range(1, 25)])
+    recipe = laughs + "\n" + RECIPE.replace("  num_nodes: 4", "  num_nodes: *l24")
+    launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml\n"
+    layout = _check(tmp_path, launch, recipe=recipe)["layout"]
+    assert layout["cluster"]["nnodes"] is None and "a mapping" in layout["provenance"]["cluster.nnodes"]["note"]

@@ -110,3 +110,13 @@ def test_a_device_mapping_past_any_gpu_count_is_not_evaluated(tmp_path):
         )
         assert result["layout"]["cluster"]["world_size"] is None
         assert not [d for d in result["diagnostics"] if d["code"] == "PL001"]
+
+
+def test_a_value_that_is_a_huge_aliased_mapping_is_named_by_its_kind(tmp_path):
+    """`per_device_train_batch_size: *l24`, an alias of a mapping of 2**24 leaves: a note that printed it would never
+    end; plint names it "a mapping"."""
+    laughs = "\n".join(["l0: &l0 {a: 1, b: 2}"] + [f"l{i}: &l{i} {{a: *l{i - 1}, b: *l{i - 1}}}" for i in range(1, 25)])
+    config = laughs + "\n" + CONFIG.replace("per_device_train_batch_size: 1", "per_device_train_batch_size: *l24")
+    result = _check(tmp_path, config)
+    assert result["layout"]["batch"]["micro"] is None
+    assert "is a mapping" in result["layout"]["provenance"]["batch.micro"]["note"]

@@ -15,7 +15,7 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word, passes_script_arguments
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, scalar
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, scalar, shown
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.source import SourceFile
 from plint.values import Value, derived, unresolved
@@ -78,7 +78,7 @@ class Settings:
             found = found[part]
         if isinstance(found, str) and "${" in found:
             return unresolved(f"{key} is {found} in {self.source}, an interpolation plint does not resolve")
-        return derived(found, f"{key}: {found} in {self.source}")
+        return derived(found, f"{key}: {shown(found)} in {self.source}")
 
 
 def read_template(source: SourceFile) -> dict | None:

@@ -98,7 +98,10 @@ def scalar(text: str):
     """An override's text as a YAML loader reads it: a number, a boolean, null, or text."""
     import yaml  # only for the frameworks whose overrides are YAML: not on the path of every check
 
-    loaded = yaml.safe_load(text) if len(text) < 256 else text
+    try:
+        loaded = yaml.safe_load(text) if len(text) < 256 else text
+    except (yaml.YAMLError, ValueError, RecursionError):  # `x=@y`, `x=[1,`: text no YAML reads, taken as written
+        return text
     return loaded if isinstance(loaded, (int, float, bool, str)) or loaded is None else text
 
 
@@ -123,3 +126,14 @@ def load_mapping(text: str) -> dict | None:
     except (yaml.YAMLError, RecursionError, ValueError):
         return None
     return loaded if isinstance(loaded, dict) else None
+
+
+def shown(value) -> str:
+    """A config value as a note shows it: a scalar as written (at most 80 characters), a mapping or a list by its kind
+    (YAML aliases can make a small file's mapping a tree of millions of nodes, which no note should print)."""
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, (list, tuple)):
+        return "a list"
+    text = repr(value) if isinstance(value, str) else str(value)
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, load_mapping, option_names, scalar
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, load_mapping, option_names, scalar, shown
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
 
@@ -113,7 +113,7 @@ class Settings:
             value = value[part]
         if isinstance(value, str) and "${" in value:
             return unresolved(f"{key} is {value} in {self.source}, an interpolation plint does not resolve")
-        return derived(value, f"{key}: {value} in {self.source}")
+        return derived(value, f"{key}: {shown(value)} in {self.source}")
 
     def number(self, key: str) -> Value:
         value = self.get(key)

@@ -26,7 +26,7 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, option_names
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, option_names, shown
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, unresolved
 
@@ -96,7 +96,7 @@ def roll_world(role: dict, role_name: str, path: str) -> Value:
         return derived(len(mapping), f"{where}: {len(mapping)} GPUs")
     found = _RANGE.fullmatch(mapping) if isinstance(mapping, str) else None
     if found is None:
-        return unresolved(f"{where} is {mapping!r}: not a list or list(range(...)) plint evaluates")
+        return unresolved(f"{where} is {shown(mapping)}: not a list or list(range(...)) plint evaluates")
     start, stop, step = int(found[1]), int(found[2]), int(found[3] or 1)
     count = len(range(start, stop, step)) if step > 0 else 0
     return derived(count, f"{where}: {mapping} is {count} GPUs")
@@ -134,7 +134,7 @@ def roll_facts(config: dict, role_name: str, role: dict, path: str) -> dict[str,
     out["precision"] = (
         derived("bf16", f"{role_name}.model_args.dtype: bf16 in {path}")
         if dtype == "bf16"
-        else unresolved(f"{role_name}.model_args.dtype is {dtype!r} in {path}: the checkpoint's dtype decides")
+        else unresolved(f"{role_name}.model_args.dtype is {shown(dtype)} in {path}: the checkpoint's dtype decides")
     )
     out.update(checkpoint_shape("ROLL"))
     out["model.seq_length"] = _sequence(config, path)  # what Megatron is given, whatever the checkpoint's context
@@ -178,7 +178,7 @@ def _int(section: dict, key: str, where: str, why: str | None, fallback: int = 1
         return default(fallback, f"{key} {why}") if why else default(None)
     if isinstance(value, int) and not isinstance(value, bool):
         return derived(value, f"{key}: {value} in {where}")
-    return unresolved(f"{key} is {value!r} in {where}: not a whole number")
+    return unresolved(f"{key} is {shown(value)} in {where}: not a whole number")
 
 
 def _flag(section: dict, key: str, where: str) -> Value:
@@ -187,4 +187,4 @@ def _flag(section: dict, key: str, where: str) -> Value:
         return default(False, f"{key} not set in {where}: mcore_adapter's default, off ({_CODE})")
     if isinstance(value, bool):
         return derived(value, f"{key}: {value} in {where}")
-    return unresolved(f"{key} is {value!r} in {where}: not a boolean")
+    return unresolved(f"{key} is {shown(value)} in {where}: not a boolean")
