@@ -135,5 +135,5 @@ def shown(value) -> str:
         return "a mapping"
     if isinstance(value, (list, tuple)):
         return "a list"
-    text = repr(value) if isinstance(value, str) else str(value)
+    text = str(value)
     return text if len(text) <= 80 else text[:77] + "..."
