@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from plint.reading.file_lookup import FileLookup
 from plint.reading.normalise import Launch
+from plint.reading.sources.dotlist import ConfigSettings, load_mapping
 from plint.source import display_path
 from plint.values import derived, unresolved
 
@@ -82,7 +83,7 @@ def _nemo_rl_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch |
     config, files = nemo_rl.load_config(named.text, read)
     if config is None or not isinstance(config.get("cluster"), dict) or not isinstance(config.get("policy"), dict):
         return None
-    settings = nemo_rl.Settings(config, display_path(named.text), chain.trainer_args)
+    settings = ConfigSettings(config, display_path(named.text), chain.trainer_args, "NeMo RL", " or its defaults")
     chain.nnodes, chain.workers_per_node, chain.world_size = nemo_rl.nemo_rl_cluster(settings)
     if not nemo_rl.megatron_policy(settings):
         return Launch(chain, derived("unknown", "NeMo RL's policy is not on Megatron", named.value_span), slurm=job)
@@ -94,11 +95,11 @@ def _nemo_rl_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch |
 def _roll_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | None:
     """ROLL's pipeline with a Megatron-trained role (plint.reading.sources.roll): its YAML, read from the tree; None
     when the YAML is not read or no role trains on Megatron."""
-    from plint.reading.sources.roll import config_name, read_config, roll_facts, roll_trainer, roll_world, trained_role
+    from plint.reading.sources.roll import config_name, roll_facts, roll_trainer, roll_world, trained_role
 
     name = config_name(chain.entrypoint.text, chain.trainer_args)
     source, _ = lookup.config(name) if name is not None else (None, None)
-    config = read_config(source.text) if source is not None else None
+    config = load_mapping(source.text) if source is not None else None
     found = trained_role(config) if config is not None else None
     if config is None or found is None or source is None:
         return None
@@ -115,20 +116,20 @@ def _roll_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | No
 def _chatlearn_launch(chain, job, gpu: str | None, lookup: FileLookup) -> Launch | None:
     """ChatLearn with a Megatron policy trainer (plint.reading.sources.chatlearn): its template, read from the tree,
     under the launch's overrides; None when the template is not read or its trainer is not Megatron."""
-    from plint.reading.sources.chatlearn import Settings, chatlearn_facts, chatlearn_world, read_template, template_of
+    from plint.reading.sources.chatlearn import chatlearn_facts, chatlearn_world, megatron_backend, template_of
 
     named = template_of(chain.trainer_args)
     source, _ = lookup.config(named.text) if named is not None and named.text is not None else (None, None)
-    template = read_template(source) if source is not None else None
+    template = load_mapping(source.text) if source is not None else None
     if template is None or source is None or named is None:
         return None
-    settings = Settings(template, source.path, chain.trainer_args)
+    settings = ConfigSettings(template, source.path, chain.trainer_args, "ChatLearn")
     # its workers, whatever the trainer: models.policy_trainer.num_gpu GPUs ChatLearn places itself
     chain.world_size = chatlearn_world(settings)
     chain.nnodes = chain.workers_per_node = unresolved(
         "ChatLearn places its policy trainer's models.policy_trainer.num_gpu GPUs itself: nodes not stated"
     )
-    if settings.get("runtime_args.train_backend").value != "megatron":
+    if not megatron_backend(settings):
         return None
     trainer = derived("megatron", "ChatLearn's Megatron policy trainer", named.value_span)
     launch = Launch(chain, trainer, slurm=job, gpu_override=gpu)

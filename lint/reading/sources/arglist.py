@@ -164,3 +164,30 @@ def option_word(words: list[Word], name: str) -> Word | None:
         if word.text == name:
             return words[k + 1]
     return None
+
+
+def options_given(
+    words: list[Word], key: Callable[[str], str] = lambda name: name
+) -> tuple[dict[str, tuple[Word, Word | None]], list[Word]]:
+    """Each `--option` among the words, by `key` of its name (the last one given counts): (its word, its value's word,
+    after `=` or the next word unless that is another option); and the words of unknown text that are no option's
+    value, in which any option may hide."""
+    given: dict[str, tuple[Word, Word | None]] = {}
+    unknown: list[Word] = []
+    i = 0
+    while i < len(words):
+        word, text = words[i], words[i].text
+        if text is None:
+            unknown.append(word)
+            i += 1
+            continue
+        name, eq, _ = text.partition("=")
+        if not name.startswith("--"):
+            i += 1
+            continue
+        value = word.after(len(name) + 1) if eq else words[i + 1] if i + 1 < len(words) else None
+        if value is not None and not eq and (value.text or "").startswith("--"):
+            value = None  # a switch, followed by the next option
+        given[key(name)] = (word, value)
+        i += 1 if eq or value is None else 2
+    return given, unknown

@@ -137,3 +137,49 @@ def shown(value) -> str:
         return "a list"
     text = str(value)
     return text if len(text) <= 80 else text[:77] + "..."
+
+
+class ConfigSettings:
+    """A framework's YAML config under the launch's dotlist overrides (ChatLearn's template, a NeMo RL recipe): `get`
+    gives a Value for a dotted key, the override's, else the config's, else `fallback` as the framework's default;
+    `number` and `flag` ask that it be a whole number or a boolean. An unknown word among the overrides could set any
+    key, and a `${...}` interpolation is not resolved."""
+
+    def __init__(self, config: dict, source: str, words: list[Word], framework: str, missing: str = ""):
+        self.config, self.source, self.framework = config, source, framework
+        self.missing = missing  # what else the config was looked for in (" or its defaults")
+        self.found = Overrides(words)
+
+    def get(self, key: str, fallback=None) -> Value:
+        word = self.found.values.get(key)
+        if word is not None:
+            if word.text is None:
+                return Value(None, word.value_span, "unresolved", f"{key}: its value is not known statically")
+            return Value(scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
+        if self.found.unknown:
+            unknown = self.found.unknown[0]
+            return unresolved(f"`{unknown.display()}` among the overrides could set {key}", unknown.site)
+        value: object = self.config
+        for part in key.split("."):
+            if not isinstance(value, dict) or part not in value:
+                if fallback is not None:
+                    return Value(
+                        fallback, None, "default", f"{key} is not in {self.source}: {self.framework}'s default"
+                    )
+                return unresolved(f"{key} is not in {self.source}{self.missing}")
+            value = value[part]
+        if isinstance(value, str) and "${" in value:
+            return unresolved(f"{key} is {value} in {self.source}, an interpolation plint does not resolve")
+        return Value(value, None, "derived", f"{key}: {shown(value)} in {self.source}")
+
+    def number(self, key: str, fallback: int | None = None) -> Value:
+        value = self.get(key, fallback)
+        if value.value is None or (isinstance(value.value, int) and not isinstance(value.value, bool)):
+            return value
+        return Value(None, value.span, "unresolved", f"{value.note}: not a whole number")
+
+    def flag(self, key: str, fallback: bool | None = None) -> Value:
+        value = self.get(key, fallback)
+        if value.value is None or isinstance(value.value, bool):
+            return value
+        return Value(None, value.span, "unresolved", f"{value.note}: not a boolean")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, Overrides, load_mapping, option_names, scalar, shown
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, ConfigSettings, load_mapping, option_names
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
 
@@ -90,45 +90,7 @@ def _merge(base: dict, child: dict, budget: list[int]) -> dict:
     return out
 
 
-class Settings:
-    """The merged config under the launch's overrides; `get` gives a Value for a dotted key."""
-
-    def __init__(self, config: dict, source: str, words: list[Word]):
-        self.config, self.source = config, source
-        self.found = Overrides(words)
-
-    def get(self, key: str) -> Value:
-        word = self.found.values.get(key)
-        if word is not None:
-            if word.text is None:
-                return Value(None, word.value_span, "unresolved", f"{key}: its value is not known statically")
-            return Value(scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
-        if self.found.unknown:
-            unknown = self.found.unknown[0]
-            return unresolved(f"`{unknown.display()}` among the overrides could set {key}", unknown.site)
-        value: object = self.config
-        for part in key.split("."):
-            if not isinstance(value, dict) or part not in value:
-                return unresolved(f"{key} is not in {self.source} or its defaults")
-            value = value[part]
-        if isinstance(value, str) and "${" in value:
-            return unresolved(f"{key} is {value} in {self.source}, an interpolation plint does not resolve")
-        return derived(value, f"{key}: {shown(value)} in {self.source}")
-
-    def number(self, key: str) -> Value:
-        value = self.get(key)
-        if value.value is None or (isinstance(value.value, int) and not isinstance(value.value, bool)):
-            return value
-        return Value(None, value.span, "unresolved", f"{value.note}: not a whole number")
-
-    def flag(self, key: str) -> Value:
-        value = self.get(key)
-        if value.value is None or isinstance(value.value, bool):
-            return value
-        return Value(None, value.span, "unresolved", f"{value.note}: not a boolean")
-
-
-def megatron_policy(settings: Settings) -> bool:
+def megatron_policy(settings: ConfigSettings) -> bool:
     return settings.flag(_MEGATRON + "enabled").value is True
 
 
@@ -136,7 +98,7 @@ def nemo_rl_trainer(entrypoint: Word) -> Value:
     return derived("megatron", "NeMo RL's Megatron policy (policy.megatron_cfg.enabled)", entrypoint.value_span)
 
 
-def nemo_rl_cluster(settings: Settings) -> tuple[Value, Value, Value]:
+def nemo_rl_cluster(settings: ConfigSettings) -> tuple[Value, Value, Value]:
     """(nodes, GPUs per node, world) of the cluster the driver builds."""
     nodes, per = settings.number("cluster.num_nodes"), settings.number("cluster.gpus_per_node")
     if not (nodes.known and per.known):
@@ -144,7 +106,7 @@ def nemo_rl_cluster(settings: Settings) -> tuple[Value, Value, Value]:
     return nodes, per, derived(nodes.value * per.value, "cluster.num_nodes x cluster.gpus_per_node")
 
 
-def nemo_rl_facts(settings: Settings, entrypoint: str) -> dict[str, Value]:
+def nemo_rl_facts(settings: ConfigSettings, entrypoint: str) -> dict[str, Value]:
     """The Megatron policy's layout facts."""
     out: dict[str, Value] = {}
     for name, fact in MEGATRON_CORE_SIZES.items():
@@ -192,7 +154,7 @@ def nemo_rl_facts(settings: Settings, entrypoint: str) -> dict[str, Value]:
     return out
 
 
-def _batch(settings: Settings, pairs: bool) -> dict[str, Value]:
+def _batch(settings: ConfigSettings, pairs: bool) -> dict[str, Value]:
     glob, micro = settings.number("policy.train_global_batch_size"), settings.number("policy.train_micro_batch_size")
     packed = settings.flag("policy.sequence_packing.enabled")
     if pairs:  # DPO: the chosen and the rejected sequence of each pair

@@ -25,6 +25,7 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Word
+from plint.reading.sources.arglist import options_given
 from plint.values import Value, default, from_word, parse_int
 
 _MODULE = re.compile(r"openrlhf\.cli\.train_\w+")
@@ -70,7 +71,7 @@ def openrlhf_trainer(entrypoint: Word | None) -> Value:
 def openrlhf_facts(facts: dict[str, Value], words: list[Word]) -> None:
     """Add what OpenRLHF makes of its arguments to the HF-Trainer facts already read from them
     (plint.reading.sources.hf.hf_facts: --bf16, --gradient_checkpointing)."""
-    given = _options(words)
+    given, _ = options_given(words)
     complete = facts.get("arguments.incomplete") is None  # a default holds only where no unknown word may set it
     facts.pop("deepspeed.script_zero_stage", None)
     stage = _int_fact(given, _ZERO_STAGE)
@@ -102,21 +103,6 @@ def openrlhf_facts(facts: dict[str, Value], words: list[Word]) -> None:
             facts[key] = Value(size.value, size.span, size.origin, f"{size.note}: {what} ({_SOURCE})")
     _precision(facts, given, complete)
     _checkpointing(facts, given)
-
-
-def _options(words: list[Word]) -> dict[str, tuple[Word, Word | None]]:
-    """Each option the words give, by name: (the option's word, its value's word); the last one given counts."""
-    found: dict[str, tuple[Word, Word | None]] = {}
-    for i, w in enumerate(words):
-        text = w.text or ""
-        if not text.startswith("--"):
-            continue
-        name, eq, _ = text.partition("=")
-        value = w.after(len(name) + 1) if eq else (words[i + 1] if i + 1 < len(words) else None)
-        if value is not None and not eq and (value.text or "").startswith("--"):
-            value = None  # a switch, followed by the next option
-        found[name] = (w, value)
-    return found
 
 
 def _int_fact(given: dict[str, tuple[Word, Word | None]], names: tuple[str, ...]) -> Value | None:

@@ -26,7 +26,7 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, load_mapping, option_names, shown
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, option_names, shown
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, unresolved
 
@@ -61,10 +61,6 @@ def config_name(entrypoint: str, words: list[Word]) -> str | None:
     if folder is None or name is None or folder.text is None or name.text is None:
         return None
     return posixpath.join(posixpath.dirname(entrypoint), folder.text, name.text + ".yaml")
-
-
-def read_config(text: str) -> dict | None:
-    return load_mapping(text)
 
 
 def trained_role(config: dict) -> tuple[str, dict] | None:

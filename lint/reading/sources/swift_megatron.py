@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from plint.reading.shell.model import Word
-from plint.reading.sources.arglist import argument_gap, gap_fact
+from plint.reading.sources.arglist import argument_gap, gap_fact, options_given
 from plint.reading.sources.hf import bool_word
 from plint.reading.sources.dotlist import option_names
 from plint.reading.sources.model_shape import checkpoint_shape
@@ -69,24 +69,7 @@ def megatron_swift_trainer(entrypoint: Word) -> Value:
 def megatron_swift_facts(words: list[Word]) -> dict[str, Value]:
     """Layout facts from the arguments of swift/cli/_megatron/<route>.py, with MegatronArguments' defaults where the
     whole argument list is known."""
-    given: dict[str, tuple[Word, Word | None]] = {}  # field -> (option word, value word)
-    unknown: list[Word] = []
-    i = 0
-    while i < len(words):
-        word, text = words[i], words[i].text
-        if text is None:
-            unknown.append(word)
-            i += 1
-            continue
-        name, eq, _ = text.partition("=")
-        if not name.startswith("--"):
-            i += 1
-            continue
-        value = word.after(len(name) + 1) if eq else words[i + 1] if i + 1 < len(words) else None
-        if value is not None and not eq and (value.text or "").startswith("--"):
-            value = None
-        given[name[2:].replace("-", "_")] = (word, value)
-        i += 1 if eq or value is None else 2
+    given, unknown = options_given(words, lambda name: name[2:].replace("-", "_"))  # by MegatronArguments field
     gap = gap_fact(argument_gap(unknown))
     out: dict[str, Value] = {}
     for table, convert in ((_INT_FIELDS, _int), (_BOOL_FIELDS, _bool), (_TEXT_FIELDS, _text)):
