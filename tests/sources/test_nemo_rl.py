@@ -130,3 +130,18 @@ def test_a_huge_aliased_mapping_is_never_printed(tmp_path):
     launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml\n"
     layout = _check(tmp_path, launch, recipe=recipe)["layout"]
     assert layout["cluster"]["nnodes"] is None and "a mapping" in layout["provenance"]["cluster.nnodes"]["note"]
+
+
+def test_a_defaults_file_outside_the_checked_tree_is_not_read(tmp_path):
+    """`defaults: ../../../../../outside/base.yaml` climbs out of the repository: plint opens nothing there, so the
+    recipe is not read (its parent is missing) and no layout comes from the outside file."""
+    repo = tmp_path / "repo"
+    outside = tmp_path / "outside"
+    repo.mkdir()
+    outside.mkdir()
+    (outside / "base.yaml").write_text(BASE.replace("enabled: false", "enabled: true", 1))
+    recipe = "defaults: ../../../../../outside/base.yaml\npolicy:\n  megatron_cfg:\n    enabled: true\ncluster:\n  num_nodes: 2\n"
+    launch = "uv run examples/run_grpo.py --config examples/configs/recipes/llm/recipe.yaml\n"
+    result = _check(repo, launch, recipe=recipe)
+    assert (result["layout"] or {}).get("trainer") != "megatron"
+    assert any("outside the checked tree: not read" in d["message"] for d in result["diagnostics"])
