@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from plint.reading.file_lookup import FileLookup
 from plint.reading.normalise import Launch
-from plint.reading.sources.dotlist import ConfigSettings, load_mapping
+from plint.reading.sources.dotlist import ConfigSettings
+from plint.reading.sources.yaml_config import load_mapping
 from plint.source import display_path
 from plint.values import derived, unresolved
 

@@ -71,6 +71,20 @@ def test_deeply_nested_yaml_and_json_elsewhere_never_recurse(tmp_path, monkeypat
 HOSTILE_YAML = {
     "deep": b"a: " + b"[" * 100_000 + b"]" * 100_000 + b"\n",
     "huge-int": b"num_processes: " + b"9" * 5000 + b"\nmodels: {policy_trainer: {num_gpu: " + b"9" * 5000 + b"}}\n",
+    # a few hundred bytes that alias into a list of 10**9 items where each reader looks for a setting
+    "alias-bomb": b"\n".join(
+        [b'a: &a ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+        + [f"{n}: &{n} [{', '.join([f'*{p}'] * 10)}]".encode() for p, n in zip("abcdefgh", "bcdefghi")]
+        + [
+            b"distributed_type: *i",
+            b"mixed_precision: *i",
+            b"deepspeed_config: {zero_stage: *i, gradient_accumulation_steps: *i, offload_optimizer_device: *i}",
+            b"fsdp_config: {fsdp_sharding_strategy: *i}",
+            b"runtime_args: {train_backend: megatron, train_global_batch_size: *i, exp_name: *i}",
+            b"models: {policy_trainer: {num_gpu: *i, tensor_model_parallel_size: *i, bf16: *i, num_layers: *i}}",
+        ]
+    )
+    + b"\n",
 }
 YAML_LAUNCHES = {
     "accelerate": "accelerate launch --config_file cfg.yaml train.py --per_device_train_batch_size 2\n",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import passes_script_arguments
+from plint.reading.sources.yaml_config import shown
 from plint.values import Value, default, from_word, parse_int, unresolved
 
 # Megatron-Core's parallel sizes as its config fields name them (ModelParallelConfig), the keys the frameworks' own
@@ -108,35 +109,6 @@ def scalar(text: str):
 def option_names(framework: str, names: dict[str, str]) -> Value:
     """The trainer.option_names fact: how the framework takes each Megatron-LM flag a rule may name."""
     return Value(names, None, "derived", f"{framework}'s own keys for Megatron-LM's flags")
-
-
-MAX_CONFIG_BYTES = 256 * 1024  # a framework's YAML config: larger is no hand-written config
-
-
-def load_mapping(text: str) -> dict | None:
-    """A framework's YAML config (ChatLearn's template, ROLL's pipeline config, a NeMo RL recipe) as a mapping; None
-    when it is too large, not YAML, nested deeper than the parser's recursion allows, holds a number Python refuses to
-    build (past 4,300 digits), or is no mapping."""
-    import yaml  # only for the frameworks whose configs are YAML: not on the path of every check
-
-    if len(text) > MAX_CONFIG_BYTES:
-        return None
-    try:
-        loaded = yaml.safe_load(text)
-    except (yaml.YAMLError, RecursionError, ValueError):
-        return None
-    return loaded if isinstance(loaded, dict) else None
-
-
-def shown(value) -> str:
-    """A config value as a note shows it: a scalar as written (at most 80 characters), a mapping or a list by its kind
-    (YAML aliases can make a small file's mapping a tree of millions of nodes, which no note should print)."""
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, (list, tuple)):
-        return "a list"
-    text = str(value)
-    return text if len(text) <= 80 else text[:77] + "..."
 
 
 class ConfigSettings:

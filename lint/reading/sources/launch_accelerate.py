@@ -7,6 +7,7 @@ import re
 from plint.reading.shell.model import Command, Problem
 from plint.source import SourceFile, Span
 from plint.values import Value, default, from_word, parse_int, unresolved
+from plint.reading.sources.yaml_config import load_mapping, plain, shown
 from plint.reading.sources.launch_calls import (
     LauncherCall,
     finish_call,
@@ -131,13 +132,8 @@ def read_accelerate_config(
     if source is None:
         return
     origin = "assumed" if assumed else "literal"
-    import yaml
-
-    try:
-        data = yaml.safe_load(source.text)
-    except (yaml.YAMLError, RecursionError, ValueError):  # a config plint cannot parse leaves the counts unresolved
-        return
-    if not isinstance(data, dict):
+    data = load_mapping(source.text)
+    if data is None:  # a config plint cannot parse leaves the counts unresolved
         return
     span = source.span(0, len(source.data))
     call.config, call.config_source, call.config_note = data, source, assumed
@@ -187,7 +183,7 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
     ds = ds if isinstance(ds, dict) else {}
     fsdp = data.get("fsdp_config")
     fsdp = fsdp if isinstance(fsdp, dict) else {}
-    kind = str(data.get("distributed_type", "")).upper()
+    kind = str(plain(data.get("distributed_type")) or "").upper()
 
     note = call.config_note  # the YAML was found where the script is assumed to run from: its values are assumed
 
@@ -196,6 +192,10 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
         if word is not None:
             return from_word(word, str, option)
         if key in table and table[key] is not None and source is not None:
+            if plain(table[key]) is None:  # a list or mapping (an alias may make it millions of nodes): never printed
+                return Value(
+                    None, _yaml_key_span(source, key, nested=not top), "unresolved", f"{key} is {shown(table[key])}"
+                )
             return Value(
                 str(table[key]),
                 _yaml_key_span(source, key, nested=not top),
@@ -272,6 +272,8 @@ def accelerate_facts(call: LauncherCall) -> dict[str, Value]:
 
 
 def _as_int(v: Value) -> Value:
+    if v.value is None:
+        return v
     try:
         return Value(int(str(v.value)), v.span, v.origin, v.note)
     except ValueError:

@@ -20,7 +20,8 @@ from collections.abc import Callable
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, ConfigSettings, load_mapping, option_names
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, ConfigSettings, option_names
+from plint.reading.sources.yaml_config import load_mapping
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, derived, unresolved
 

@@ -34,11 +34,12 @@ from __future__ import annotations
 import posixpath
 from typing import TYPE_CHECKING, Any
 
-from plint.reading.shell.model import Problem, Word
+from plint.reading.shell.model import Piece, Problem, Word
 from plint.reading.sources.neox_config import UNBUILT, NeoXConfig, merge_configs
 from plint.reading.sources.neox_values import neox_facts
 from plint.reading.sources.wrappers import base
 from plint.record import field, record
+from plint.reading.sources.yaml_config import plain, shown
 from plint.source import SourceFile, parse_python
 from plint.values import Value, derived
 
@@ -189,6 +190,10 @@ def runner_words(config: NeoXConfig, args: DeepyArgs) -> dict[str, list[Word]]:
         if entry is None or entry.value is None or entry.value is UNBUILT:
             continue
         if key in _RUNNER_DEFAULTS and entry.value == _RUNNER_DEFAULTS[key]:
+            continue
+        if plain(entry.value) is None:  # a list or mapping (an alias may make it millions of nodes): not printed
+            why = f"{key} in the config is {shown(entry.value)}"
+            options["--" + key] = [Word((Piece(None, entry.span, "unresolved", reason=why, name=key),), entry.span)]
             continue
         options["--" + key] = [Word.of(str(entry.value), entry.span, "literal")]
     if "--force_multi" not in options and any(

@@ -26,7 +26,8 @@ import re
 
 from plint.reading.shell.model import Word
 from plint.reading.sources.arglist import option_word
-from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, option_names, shown
+from plint.reading.sources.dotlist import MEGATRON_CORE_SIZES, option_names
+from plint.reading.sources.yaml_config import shown
 from plint.reading.sources.model_shape import checkpoint_shape
 from plint.values import Value, default, derived, unresolved
 
