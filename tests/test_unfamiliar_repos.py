@@ -145,6 +145,35 @@ def test_an_ssh_login_without_a_command_launches_nothing(tmp_path):
     assert _check(tmp_path, "launch.sh", "ssh -p 22 node1\nssh -t node2 nvidia-smi\n")["layout"] is None
 
 
+PDSH = """\
+DIR=$(cd "$(dirname "$0")" && pwd)
+HOST_LIST=${HOST_LIST:-"10.0.0.1,10.0.0.2"}
+IFS=',' read -r -a NODES <<< "${HOST_LIST}"
+pdsh OPTIONS "
+  export NNODES=${#NODES[@]}
+  LOCAL_IP=\\$(hostname -I | awk '{print \\$1}')
+  bash ${DIR}/train.sh
+"
+"""
+TRAIN = "torchrun --nnodes $NNODES --nproc_per_node 8 train.py --per_device_train_batch_size 4 --bf16\n"
+
+
+@pytest.mark.parametrize(
+    "options", ['-w "ssh:${HOST_LIST}"', "-R ssh -w ${HOST_LIST}", "-f 2 -N -w${HOST_LIST}", "-w ${HOST_LIST} --"]
+)
+def test_a_launch_pdsh_runs_on_every_host_is_read(tmp_path, options):
+    """kingbackyang/Megatron-LM-witch: `pdsh -w "ssh:$HOSTS" "export NNODES=...; bash train.sh"`. pdsh joins its
+    command's words as ssh does and each host's shell parses the string: plint reads the launch inside."""
+    (tmp_path / "train.sh").write_text(TRAIN)
+    layout = _check(tmp_path, "launch.sh", PDSH.replace("OPTIONS", options))["layout"]
+    assert layout["launcher"] == "torchrun" and layout["cluster"]["nnodes"] == 2
+    assert layout["cluster"]["world_size"] == 16 and layout["batch"]["micro"] == 4
+
+
+def test_pdsh_without_a_command_launches_nothing(tmp_path):
+    assert _check(tmp_path, "launch.sh", "pdsh -w node[1-2]\npdsh -w node1 -l me\n")["layout"] is None
+
+
 def test_a_deepspeed_config_with_another_suffix_is_read_as_json(tmp_path):
     """FlagAI-Open/Aquila2 keeps its DeepSpeed config as finetune/7B/ds_zero2.config: checked alone, plint read it
     as a shell script and said nothing. A file whose suffix is neither JSON's nor a shell script's is read by

@@ -463,12 +463,13 @@ class Commands(ShellCore):
                 if command is not None:
                     self.second_parse(list(command.pieces), unit, cmd, "bcprun", fresh=True, positional=[])
                 return
-            if base == "ssh":
-                # ssh joins its command's words with blanks and the remote shell parses the string again
-                # (`ssh HOST torchrun ...`, `ssh HOST eval "cd X && torchrun ..."`)
-                start = _ssh_command(texts, i)
+            if base in ("ssh", "pdsh"):
+                # ssh and pdsh join their command's words with blanks and the remote shell parses the string again
+                # (`ssh HOST torchrun ...`, `ssh HOST eval "cd X && torchrun ..."`, `pdsh -w HOSTS "export ...; bash
+                # train.sh"`, which runs it on every host)
+                start = _ssh_command(texts, i) if base == "ssh" else _pdsh_command(texts, i)
                 if start is not None:
-                    self.second_parse(_joined(words[start:]), unit, cmd, "ssh", fresh=True, positional=[])
+                    self.second_parse(_joined(words[start:]), unit, cmd, base, fresh=True, positional=[])
                 return
             if base == "sbatch":
                 j = i + 1
@@ -559,6 +560,32 @@ def _ssh_command(texts: list[str | None], i: int) -> int | None:
                 j += 0 if flag[k:] else 1  # `-p22` holds its value, `-p 22` takes the next word
                 break
     return j + 1 if j + 1 < len(texts) else None  # texts[j] is the destination
+
+
+# pdsh's options that take a value (pdsh(1): -w hosts, -x excluded, -g/-X groups, -l user, -t/-u timeouts, -f fanout,
+# -R rcmd module, -M misc module); its option parsing stops at the first word that is no option
+_PDSH_VALUE_OPTIONS = frozenset("wxgXltufRM")
+
+
+def _pdsh_command(texts: list[str | None], i: int) -> int | None:
+    """Where the command of `pdsh [options] command...` (texts[i] is pdsh) begins; None when pdsh is given no command
+    (it then reads commands interactively) or an option plint cannot read."""
+    j = i + 1
+    while j < len(texts):
+        flag = texts[j]
+        if flag is None:
+            return None
+        if flag == "--":
+            j += 1
+            break
+        if not flag.startswith("-") or flag == "-":
+            break
+        j += 1
+        for k, letter in enumerate(flag[1:], start=2):
+            if letter in _PDSH_VALUE_OPTIONS:
+                j += 0 if flag[k:] else 1  # `-wnode[1-2]` holds its value, `-w node[1-2]` takes the next word
+                break
+    return j if j < len(texts) else None
 
 
 def _bcprun_command(words: list[Word], i: int) -> Word | None:
