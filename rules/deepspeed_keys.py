@@ -225,13 +225,16 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
     "error",
     "A DeepSpeed config key that DeepSpeed silently ignores or rejects.",
     RuleDocs(
-        what="Checks DeepSpeed config keys against the schema built from the installed DeepSpeed: an unknown "
+        what="Checks DeepSpeed config keys against the schema built from the installed DeepSpeed, judged for the "
+        "DeepSpeed release in force (configured, else pinned by the checked tree's requirements*.txt or pyproject.toml, "
+        "else installed): an unknown "
         "top-level key (silently ignored: an error when it is near a DeepSpeed key or belongs in a section, a warning "
         "when neither, "
         'as a key the project\'s own trainer reads may be; a comment key such as "_comment" or "//" is left alone), '
         "a removed block (rejected since 0.19.8), an unknown key inside "
-        'a pydantic section such as zero_optimization (rejected), and "auto" inside a pydantic section '
-        "when no integration fills it (silently dropped, so the field takes its default).",
+        "a pydantic section such as zero_optimization (rejected; a warning that it is ignored under a release "
+        'before the section became strict, such as bf16 and fp16 before 0.17.1), and "auto" inside a pydantic '
+        "section when no integration fills it (silently dropped, so the field takes its default).",
         why='`"zero_optimisation": {"stage": 3}` is accepted and ZeRO stays at stage 0: the model that '
         "was meant to be sharded over every GPU is replicated on each, and runs out of memory or "
         "trains slower without any message.",
@@ -248,14 +251,20 @@ def deepspeed_unknown_key(ctx: RuleContext):
     cfg = _config(ctx)
     if cfg is None or not hasattr(cfg.document.root, "entries"):
         return
-    from plint.catalog.deepspeed_release import REMOVED_BLOCKS_REJECTED_FROM, RENAMED_IN, deepspeed_in_force
+    from plint.catalog.deepspeed_release import (
+        REMOVED_BLOCKS_REJECTED_FROM,
+        RENAMED_IN,
+        STRICT_SINCE,
+        deepspeed_in_force,
+    )
 
     s = schema()
     known, removed = s["properties"], set(s.get("x-removed", []))
     integration = _integration(ctx)
     rejected = _validated_unknowns(cfg)
     releases = getattr(ctx.settings, "releases", None) or {}
-    in_force = deepspeed_in_force(releases.get("deepspeed"), s["x-deepspeed-version"])
+    pinned = (getattr(ctx.reading, "pins", None) or {}).get("deepspeed")
+    in_force = deepspeed_in_force(releases.get("deepspeed"), s["x-deepspeed-version"], pinned)
     for e in cfg.document.root.entries:
         if e.key in removed:
             if not in_force.at_least(REMOVED_BLOCKS_REJECTED_FROM):
@@ -312,7 +321,18 @@ def deepspeed_unknown_key(ctx: RuleContext):
                     )
         elif known[e.key].get("type") == "object":
             for entry, path, kind, near in _walk_strict(e.value, known[e.key], e.key):
-                if kind == "unknown" and path in rejected:
+                strict_since = STRICT_SINCE.get(e.key)
+                if kind == "unknown" and path in rejected and strict_since and not in_force.at_least(strict_since):
+                    # the release in force reads the section with dict.get: the key is passed over, not refused
+                    yield Finding(
+                        f'{cfg.path}: {in_force.label} silently ignores "{path}"'
+                        + (f'; did you mean "{near}"?' if near else "")
+                        + f" (DeepSpeed {'.'.join(map(str, strict_since))} and later reject it)",
+                        entry.key_span,
+                        key=path,
+                        severity="warning",
+                    )
+                elif kind == "unknown" and path in rejected:
                     yield Finding(
                         f'{cfg.path}: DeepSpeed rejects "{path}" (Extra inputs are not permitted)'
                         + (f'; did you mean "{near}"?' if near else ""),

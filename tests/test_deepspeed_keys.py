@@ -133,6 +133,47 @@ def test_an_assumed_deepspeed_release_only_warns_of_removed_blocks(tmp_path, mon
     assert removed and removed[0][1] == "warning" and "assumed" in removed[0][2]
 
 
+BF16_WITH_FP16_KEYS = '{"train_batch_size": 32, "bf16": {"enabled": true, "loss_scale": 0, "hysteresis": 2}}\n'
+
+
+def _pinned(tmp_path, files: dict[str, str]) -> list[tuple[str, str, str]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "ds.json").write_text(BF16_WITH_FP16_KEYS)
+    (result,) = check_paths([tmp_path / "ds.json"])
+    return [(d.code, d.severity, d.message) for d in result.diagnostics if d.code == "PL504"]
+
+
+def test_a_section_strict_only_after_the_pinned_release_warns_that_it_ignores(tmp_path):
+    """hkust-nlp/deita pins deepspeed==0.12.2 and copies fp16's loss-scaling keys into bf16: DeepSpeed read bf16 with
+    dict.get until 0.17.1 made it a pydantic model, so the pinned release passes over them; a later one refuses."""
+    found = _pinned(tmp_path, {"requirements.txt": "torch>=2.0\ndeepspeed==0.12.2  # pinned\n"})
+    assert [(c, s) for c, s, _ in found] == [("PL504", "warning"), ("PL504", "warning")]
+    assert 'DeepSpeed 0.12.2 as pinned in requirements.txt silently ignores "bf16.loss_scale"' in found[0][2]
+    assert "0.17.1 and later reject it" in found[0][2]
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        {},  # the installed or shipped release: 0.17.1 or later
+        {"requirements.txt": "deepspeed>=0.12\n"},  # a range pins nothing
+        {"requirements.txt": "deepspeed==0.12.2\n", "requirements-dev.txt": "deepspeed==0.18.0\n"},  # disagree
+        {"requirements.txt": "deepspeed==0.12.2\n", ".plint.toml": 'deepspeed = "0.19.8"\n'},  # configured wins
+        {"pyproject.toml": '[project]\nname = "x"\ndependencies = ["DeepSpeed[autotuning] == 0.18.1"]\n'},
+    ],
+)
+def test_a_release_with_the_section_strict_rejects_the_keys(tmp_path, files):
+    found = _pinned(tmp_path, files)
+    assert [(c, s) for c, s, _ in found] == [("PL504", "error"), ("PL504", "error")]
+    assert 'DeepSpeed rejects "bf16.loss_scale"' in found[0][2]
+
+
+def test_removed_blocks_are_accepted_by_the_pinned_release(tmp_path):
+    (tmp_path / "requirements.txt").write_text("deepspeed==0.16.0 ; sys_platform == 'linux'\n")
+    assert _removed_and_renamed(tmp_path, None) == []
+
+
 # ---- the schema walk that replaces jsonschema at check time ----------------------------------------
 
 

@@ -49,6 +49,9 @@ class FileReading:
     root: object = None  # plint.root.Root: where this check read files (reports read back only there)
     # commands that plainly start training but yielded no launch (sources.unlaunched), for a file with none
     unused_launches: list = field(default_factory=list)
+    # {package: (version, file)}: the releases the checked tree pins (requirement_pins), read where a DeepSpeed
+    # config is judged
+    pins: dict[str, tuple[str, str]] = field(default_factory=dict)
 
 
 def file_kind(path: str | Path) -> str:
@@ -134,10 +137,12 @@ def read_path(
     if kind in ("json", "yaml"):
         alone = (read_json_alone if kind == "json" else read_yaml_alone)(source)
         reading.ds_config, reading.problems, reading.layouts = alone.ds_config, alone.problems, alone.layouts
-        return reading
-    if kind == "python":  # a training script is read through the launch that runs it (entry-point evidence)
-        return reading
-    _read_shell(reading, source, path, env, gpu, assume or {}, releases or {}, trainer_source)
+    elif kind != "python":  # a training script is read through the launch that runs it (entry-point evidence)
+        _read_shell(reading, source, path, env, gpu, assume or {}, releases or {}, trainer_source)
+    if reading.ds_config is not None or any(layout.extras.ds_config is not None for layout in reading.layouts):
+        from plint.reading.sources.requirement_pins import pinned_releases
+
+        reading.pins = pinned_releases(tree_root(path))
     return reading
 
 
