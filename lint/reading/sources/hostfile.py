@@ -197,7 +197,10 @@ def _node_configs(spec: str) -> dict[str, list[int]]:
                 except NumberTooLong as exc:
                     raise _Refused(f"slot {exc}") from None
                 except ValueError:
-                    raise _Refused(f"invalid literal for int() with base 10: {s!r}") from None
+                    raise _Refused(
+                        f"slot {s!r} of {node!r} is no number (the runner's int() refuses it: invalid literal for "
+                        f"int() with base 10: {s!r})"
+                    ) from None
         else:
             host, slots = node, []
         out[host] = sorted(set(out.get(host, []) + slots))
