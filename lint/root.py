@@ -205,6 +205,15 @@ def read(path: str | os.PathLike[str], limit: int = MAX_FILE_BYTES) -> bytes:
     return root.read(path, limit) if root is not None else read_regular(path, limit)
 
 
+def read_text(path: str | os.PathLike[str]) -> str | None:
+    """A file's text through the root in force (undecodable bytes replaced); None when the root refuses it or it
+    cannot be read."""
+    try:
+        return read(path).decode("utf-8", "replace")
+    except (OSError, ValueError):
+        return None
+
+
 def note_for(path: str | os.PathLike[str]) -> str | None:
     """OUTSIDE_NOTE when the root in force refuses an existing file at path, else None: readers say
     why a value is unknown without hinting at files that are not there."""

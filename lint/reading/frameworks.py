@@ -1,13 +1,16 @@
 """Launches of the frameworks that drive Megatron-Core or DeepSpeed with arguments or configs of their own (Megatron-SWIFT,
-verl, SkyRL, NeMo RL, ROLL, ChatLearn, OpenRLHF): each reader in plint.reading.sources knows one framework's keys and
+verl, SkyRL, NeMo RL, ROLL, ChatLearn, OpenRLHF, Megatron-Bridge's recipe runner): each reader in plint.reading.sources knows one framework's keys and
 defaults; this module builds the Launch from it, with the cluster the framework's driver places its workers on."""
 
 from __future__ import annotations
+
+import os
 
 from plint.reading.file_lookup import FileLookup
 from plint.reading.normalise import Launch
 from plint.reading.sources.dotlist import ConfigSettings
 from plint.reading.sources.yaml_config import load_mapping
+from plint.root import read_text, tree_root
 from plint.source import display_path
 from plint.values import derived, unresolved
 
@@ -147,4 +150,30 @@ def openrlhf_launch(chain, job, gpu: str | None) -> Launch:
     launch = Launch(chain, openrlhf_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
     launch.facts = hf_facts(chain.trainer_args)
     openrlhf_facts(launch.facts, chain.trainer_args)
+    return launch
+
+
+def bridge_launch(chain, job, gpu: str | None, entry: str | None, launch_file: str) -> Launch:
+    """Megatron-Bridge's recipe runner (plint.reading.sources.megatron_bridge): the recipe, read from the checked tree,
+    under the overrides. `entry`: the runner script as read_entry_script found it, relative to the tree."""
+    from plint.reading.sources import megatron_bridge as bridge
+    from plint.reading.sources.recipe_eval import Unknown
+
+    named = bridge.recipe_word(chain.trainer_args)
+    name = named.text if named is not None else None
+    tree = tree_root(launch_file)
+    entry = os.path.normpath(os.path.join(tree, entry)) if entry is not None else None  # EntryScript.path: relative
+    found = bridge.find_recipe(tree, name, read_text) if name is not None else None
+    config = (
+        bridge.read_recipe(found[0], found[1], name)
+        if found is not None and name is not None
+        else Unknown("is not a recipe function plint finds once in the checked tree")
+    )
+    runner = os.path.join(os.path.dirname(entry), "recipe_runner.py") if entry is not None else None
+    syncs = bridge.syncs_sequence_length(
+        read_text(runner) if runner is not None else None, read_text(entry) if entry is not None else None
+    )
+    settings = bridge.RecipeSettings(name or "<unknown>", config, chain.trainer_args)
+    launch = Launch(chain, bridge.bridge_trainer(chain.entrypoint), slurm=job, gpu_override=gpu)
+    launch.facts = bridge.bridge_facts(settings, syncs)
     return launch

@@ -16,7 +16,7 @@ from plint.record import field, record
 from plint.layout import Layout
 from plint.reading.configs_alone import read_json_alone, read_yaml_alone, template_slots
 from plint.reading.file_lookup import FileLookup, unknown_whole
-from plint.reading.frameworks import framework_launch, openrlhf_launch
+from plint.reading.frameworks import bridge_launch, framework_launch, openrlhf_launch
 from plint.reading.normalise import Launch, build_layout
 from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
@@ -423,6 +423,7 @@ def _launch(
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
     from plint.catalog.forks import fork_by_spelling
     from plint.reading.sources.openrlhf import is_openrlhf
+    from plint.reading.sources.megatron_bridge import is_bridge_recipe_run
     from plint.reading.sources.trainer import detect_trainer, fork_release
 
     if chain.neox_facts is not None:
@@ -433,6 +434,8 @@ def _launch(
     if driven is not None:
         return driven
     script = read_entry_script(program, is_module, launch_file, _launch_folder(chain)) if launch_file else None
+    if launch_file and not is_module and is_bridge_recipe_run(program, chain.trainer_args):
+        return bridge_launch(chain, job, gpu, script.path if script else None, launch_file)
     if is_openrlhf(program, is_module, script.path if script else None, script.modules if script else frozenset()):
         return openrlhf_launch(chain, job, gpu)
     trainer = detect_trainer(chain.entrypoint, chain.launcher, chain.trainer_args, is_module, script)

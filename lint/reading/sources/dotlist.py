@@ -111,6 +111,20 @@ def option_names(framework: str, names: dict[str, str]) -> Value:
     return Value(names, None, "derived", f"{framework}'s own keys for Megatron-LM's flags")
 
 
+def override_of(found: Overrides, key: str) -> Value | None:
+    """What the overrides say of `key`: its override's value read as YAML reads it, unknown when an override of
+    unknown text could set it, else None (the config's own value stands)."""
+    word = found.values.get(key)
+    if word is not None:
+        if word.text is None:
+            return Value(None, word.value_span, "unresolved", f"{key}: its value is not known statically")
+        return Value(scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
+    if found.unknown:
+        unknown = found.unknown[0]
+        return unresolved(f"`{unknown.display()}` among the overrides could set {key}", unknown.site)
+    return None
+
+
 class ConfigSettings:
     """A framework's YAML config under the launch's dotlist overrides (ChatLearn's template, a NeMo RL recipe): `get`
     gives a Value for a dotted key, the override's, else the config's, else `fallback` as the framework's default;
@@ -123,14 +137,9 @@ class ConfigSettings:
         self.found = Overrides(words)
 
     def get(self, key: str, fallback=None) -> Value:
-        word = self.found.values.get(key)
-        if word is not None:
-            if word.text is None:
-                return Value(None, word.value_span, "unresolved", f"{key}: its value is not known statically")
-            return Value(scalar(word.text), word.value_span, word.origin, f"{key}={word.text}")
-        if self.found.unknown:
-            unknown = self.found.unknown[0]
-            return unresolved(f"`{unknown.display()}` among the overrides could set {key}", unknown.site)
+        overridden = override_of(self.found, key)
+        if overridden is not None:
+            return overridden
         value: object = self.config
         for part in key.split("."):
             if not isinstance(value, dict) or part not in value:

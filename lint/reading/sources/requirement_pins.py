@@ -10,7 +10,7 @@ import os
 import re
 import sys
 
-from plint.root import read
+from plint.root import read_text
 
 PINNED_PACKAGES = ("deepspeed",)
 MAX_REQUIREMENT_FILES = 8  # requirements*.txt files read at a tree's top
@@ -33,13 +33,6 @@ def _pins_in(lines: list[str]) -> dict[str, str]:
     return out
 
 
-def _text(path: str) -> str | None:
-    try:
-        return read(path).decode("utf-8", "replace")
-    except (OSError, ValueError):
-        return None
-
-
 def _pyproject_dependencies(text: str) -> list[str]:
     if sys.version_info >= (3, 11):
         import tomllib
@@ -60,9 +53,9 @@ def pinned_releases(tree: str) -> dict[str, tuple[str, str]]:
     except OSError:
         return {}
     found: dict[str, set[tuple[str, str]]] = {}
-    files = [(n, (_text(os.path.join(tree, n)) or "").splitlines()) for n in names[:MAX_REQUIREMENT_FILES]]
+    files = [(n, (read_text(os.path.join(tree, n)) or "").splitlines()) for n in names[:MAX_REQUIREMENT_FILES]]
     if os.path.isfile(os.path.join(tree, "pyproject.toml")):
-        files.append(("pyproject.toml", _pyproject_dependencies(_text(os.path.join(tree, "pyproject.toml")) or "")))
+        files.append(("pyproject.toml", _pyproject_dependencies(read_text(os.path.join(tree, "pyproject.toml")) or "")))
     for name, lines in files:
         for package, version in _pins_in(lines).items():
             found.setdefault(package, set()).add((version, name))
