@@ -147,3 +147,17 @@ def test_a_recipe_nested_past_python_s_stack_is_unknown_not_a_crash(tmp_path):
     got = _tree(tmp_path, TORCHRUN + "deep_config\n")
     assert got["layout"]["trainer"] == "megatron" and got["layout"]["batch"]["global"] in (None, 900)
     assert not [d for d in got["diagnostics"] if "please report it" in d["message"]]
+
+
+def test_a_relative_import_that_climbs_out_of_the_tree_is_not_read(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "evil.py").write_text("def helper(cfg):\n    cfg.train.global_batch_size = 999\n")
+    climbing = "from " + "." * 7 + "outside.evil import helper\n\n\ndef climbing_config():\n"
+    climbing += "    cfg = ConfigContainer(train=TrainingConfig(global_batch_size=16, micro_batch_size=1))\n"
+    climbing += "    helper(cfg)\n    return cfg\n"
+    repo = tmp_path / "repo"
+    (repo / "src/megatron/bridge/recipes/x").mkdir(parents=True)
+    (repo / "src/megatron/bridge/recipes/x/x.py").write_text(climbing)
+    layout = _tree(repo, TORCHRUN + "climbing_config\n")["layout"]
+    assert layout["batch"]["global"] is None  # the helper is not read: what it is handed is unknown, never 999

@@ -81,7 +81,7 @@ def find_recipe(tree: str, name: str, read) -> tuple[Recipes, str] | None:
     modules = found or reexports[:1]
     if len(found) > 1 or not modules:
         return None
-    return Recipes(read, _source_roots(modules[0], tree)), modules[0]
+    return Recipes(read, _source_roots(modules[0], tree), tree), modules[0]
 
 
 def _source_roots(module: str, tree: str) -> list[str]:

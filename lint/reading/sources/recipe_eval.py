@@ -118,8 +118,8 @@ class Module:
 class Recipes:
     """The recipe modules of a tree, parsed on demand (`read` gives a file's text, None when it is not read)."""
 
-    def __init__(self, read: Callable[[str], str | None], source_roots: list[str]):
-        self.read, self.source_roots = read, source_roots
+    def __init__(self, read: Callable[[str], str | None], source_roots: list[str], tree: str):
+        self.read, self.source_roots, self.tree = read, source_roots, os.path.realpath(tree)
         self.modules: dict[str, Module | None] = {}
         self.steps = 0
 
@@ -127,7 +127,8 @@ class Recipes:
         if path not in self.modules:
             if sum(m is not None for m in self.modules.values()) >= MAX_MODULES:
                 return None
-            text = self.read(path) if os.path.isfile(path) else None
+            inside = os.path.realpath(path).startswith(self.tree + os.sep)  # `from ...... import x` may climb out
+            text = self.read(path) if inside and os.path.isfile(path) else None
             try:
                 self.modules[path] = Module(path, ast.parse(text)) if text is not None else None
             except (SyntaxError, ValueError, RecursionError, MemoryError):
