@@ -210,3 +210,14 @@ def test_recursive_function_with_known_depth(run):
 def test_unbounded_recursion_is_capped(run):
     r = run("f() { g; f; }\nf\ntorchrun x.py\n")
     assert named(r, "torchrun") and len(named(r, "g")) < 100
+
+
+def test_a_merged_value_names_each_condition_once(run):
+    """A flag string appended under several `if`s and copied before some of them: the reason of its unknown tail
+    names each condition it depends on once (the MoE model zoo's TRAINING_PARAMS named one three times)."""
+    r = run(
+        'O="--o"\nif [[ $A == 1 ]]; then O="$O a"; fi\nif [[ $B == 1 ]]; then O="$O b"; fi\nP="$O"\n'
+        'if [[ $C == 1 ]]; then O="$O c"; fi\nif [[ $D == 1 ]]; then O="$P d"; fi\necho $O\n'
+    )
+    reason = next(p.reason for p in r.variables["O"].value if p.reason)
+    assert [reason.count(f"${name} ==") for name in "ABCD"] == [1, 1, 1, 1]

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.shell.shell_helpers import argv
+from tests.shell.shell_helpers import argv, var
 
 # a sweep driver's model table (thunlp/Seq1F1B exp.sh's pattern, written here)
 SWEEP = """declare -A config_7b=(
@@ -163,3 +163,48 @@ def test_a_gapped_array_is_sliced_by_index(run):
     # bash: "${a[@]:3}" lists the elements whose index is 3 or more
     r = run('a=([2]=x [5]=y [7]=z)\necho "${a[@]:3}" "${a[@]:5:1}" "${a[@]:0:2}"\n')
     assert argv(r, "echo") == ["echo", "y", "z", "y", "x", "y"]
+
+
+# `-v NAME` and `-v NAME[KEY]` through a nameref (Maurits-de-Groot/Megatron-MoE-ModelZoo-Minimal's runtime.conf checks
+# its model table this way before it unpacks a row)
+SET_TESTS = """declare -A table=([m1]=x [m2]="a b")
+a=(1 2 3)
+s=set
+empty=
+has() { local -n ref=$1; if [[ -v ref[$2] ]]; then r=yes; else r=no; fi; echo "$1[$2]" $r; }
+has table m1
+has table zz
+has a 2
+has a 5
+[[ -v s ]] && echo s-set
+[[ -v empty ]] && echo empty-set
+[ -v a ] && echo a-set
+[[ ! -v table[m2] ]] || echo m2-set
+"""
+SET_EXPECTED = [
+    ["echo", "table[m1]", "yes"],
+    ["echo", "table[zz]", "no"],
+    ["echo", "a[2]", "yes"],
+    ["echo", "a[5]", "no"],
+    ["echo", "s-set"],
+    ["echo", "empty-set"],
+    ["echo", "a-set"],
+    ["echo", "m2-set"],
+]
+
+
+def test_v_tests_a_variable_or_an_element_through_a_nameref(run):
+    r = run(SET_TESTS)
+    assert [argv(r, "echo", n) for n in range(len(SET_EXPECTED))] == SET_EXPECTED
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
+def test_v_answers_as_the_real_bash_does():
+    out = subprocess.run(["bash", "-c", SET_TESTS], capture_output=True, text=True, check=True).stdout
+    assert [line.split() for line in out.splitlines()] == [e[1:] for e in SET_EXPECTED]
+
+
+def test_v_of_a_variable_the_script_never_sets_is_undecided(run):
+    # it may come from the environment: neither branch is taken for sure
+    r = run("if [[ -v SLURM_JOB_ID ]]; then x=1; else x=2; fi\necho $x\n")
+    assert var(r, "x") is None

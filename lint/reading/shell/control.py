@@ -40,6 +40,9 @@ if TYPE_CHECKING:
     from typing import Callable, Sequence
 
 
+_VARIABLE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\[(.*)\])?")  # `-v NAME` and `-v NAME[KEY]`
+
+
 class Control(Guards):
     def pipeline(self, node, unit: Unit) -> int | None:
         stages = [c for c in node.named_children if c.type != "comment"]
@@ -154,7 +157,9 @@ class Control(Guards):
                 for p in v.value[len(head) :]
                 if not p.known and p.reason and p.reason.startswith(lead)
             ]
-            reason += "".join(f"; and on {r}" for r in dict.fromkeys(earlier) if r != cond_text)
+            # each condition once, however many earlier merges named it (a flag appended in several `if`s)
+            clauses = dict.fromkeys(c for r in earlier for c in r.split("; and on ") if c != cond_text)
+            reason += "".join(f"; and on {c}" for c in clauses)
             alts: list[str] = []
             for v in values:
                 if v is None:
@@ -550,7 +555,7 @@ class Control(Guards):
             value = self._test_text(fields)
             if value is None and opt in ("-z", "-n"):
                 return self.emptiness(opt, flatten(fields))
-            return self.unary(opt, value)
+            return self.variable_set(value) if opt == "-v" else self.unary(opt, value)
         if t == "binary_expression":
             return self._test_sequence(self._test_items(node, unit), unit)
         if t in ("string", "word", "simple_expansion", "expansion", "concatenation", "raw_string", "number"):
@@ -638,13 +643,31 @@ class Control(Guards):
         if len(texts) == 2:
             if texts[1] is None and texts[0] in ("-z", "-n"):
                 return self.emptiness(texts[0], args[1].pieces)
-            return self.unary(texts[0] or "", texts[1])
+            return self.variable_set(texts[1]) if texts[0] == "-v" else self.unary(texts[0] or "", texts[1])
         if len(texts) == 3:
             status = self.binary(texts[1] or "", texts[0], texts[2])
             if status is None:
                 status = self.empty_comparison(texts[1] or "", args[0].pieces, texts[0], args[2].pieces, texts[2])
             return status
         return None
+
+    def variable_set(self, operand: str | None) -> int | None:
+        """`-v NAME` or `-v NAME[KEY]`: whether the variable (through namerefs), or that element of an array, is set;
+        None where the script's variables do not say (one it never sets may come from the environment, an array's
+        keys may be unknown)."""
+        found = _VARIABLE.fullmatch(operand) if operand is not None else None
+        target = self.ref_target(found.group(1)) if found is not None else None
+        var = self.vars.get(target) if target is not None else None
+        if found is None or var is None:
+            return None
+        key = found.group(2)
+        if key is None:
+            return 0
+        if not var.is_array or var.uncounted_from is not None:
+            return None
+        if var.keys is not None:
+            return 0 if key in var.keys else (None if not var.associative and not key.isdigit() else 1)
+        return (0 if int(key) < len(var.items or ()) else 1) if key.isdigit() else None
 
     @staticmethod
     def unary(op: str, value: str | None) -> int | None:
