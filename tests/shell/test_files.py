@@ -2,6 +2,10 @@
 
 import os
 import re
+import shutil
+import subprocess
+
+import pytest
 
 from plint.reading.shell.evaluator import EvalOptions, evaluate
 from plint.reading.shell.files import lookup_file, resolve_path
@@ -439,3 +443,39 @@ def test_a_pure_command_with_its_output_sent_to_dev_null(run, tmp_path):
     )
     got = {n: text(r, n) for n in "ABCDE"}
     assert got == {"A": str(tmp_path), "B": "/x", "C": "hi", "D": "", "E": None}
+
+
+# sed patterns with bracket expressions and GNU's `\+` / `\?` (OpenSQZ/MegatronApp's drivers rewrite a launch script
+# in place with `sed -i "s/^PIPELINE_PARALLEL=[0-9]\+/PIPELINE_PARALLEL=2/"` before running it)
+SED_CASES = [
+    r"s/^PIPELINE_PARALLEL=[0-9]\+/PIPELINE_PARALLEL=2/",
+    r"s/^VPP=[0-9]\+/VPP=4/",
+    r"s/[^,]*,/X,/",
+    r"s/[[:digit:]]\+x/N/g",
+    r"s/a\?b/B/g",
+    r"s/[]a]/R/g",
+    r"s/[\]/S/g",
+    r"s/[a-c][0-9]*/T/",
+]
+SED_TEXT = "PIPELINE_PARALLEL=12\nVPP=3\nab,cd,ef\n12x 7x b ab ]a\\ c42\n"
+
+
+@pytest.mark.parametrize("expression", SED_CASES)
+def test_sed_brackets_and_gnu_repetitions_as_gnu_sed_writes_them(run, expression, tmp_path):
+    r = run(f"sed -i '{expression}' f.txt\n", files={"f.txt": SED_TEXT})
+    got = virtual(r, "f.txt").content
+    assert got.render() == _gnu_sed(expression, SED_TEXT, tmp_path)
+
+
+def _gnu_sed(expression: str, text: str, tmp_path) -> str:
+    if shutil.which("sed") is None:
+        pytest.skip("needs sed")
+    path = tmp_path / "gnu.txt"
+    path.write_text(text)
+    subprocess.run(["sed", "-i", expression, str(path)], check=True)
+    return path.read_text()
+
+
+def test_a_bracket_expression_plint_does_not_translate_leaves_the_file_unknown(run):
+    r = run("sed -i 's/[[.a.]]/b/' f.txt\n", files={"f.txt": "a\n"})
+    assert not virtual(r, "f.txt").content.pieces[0].known

@@ -105,13 +105,22 @@ def _regex(pattern: str, extended: bool = False) -> re.Pattern | None:
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
+            if i + 1 < len(pattern) and pattern[i + 1] in "+?" and out:  # GNU BRE: `[0-9]\+`, `x\?`
+                out.append(pattern[i + 1])
+                i += 2
+                continue
             if i + 1 >= len(pattern) or pattern[i + 1] not in ".*^$[]\\/":
-                return None  # \( \{ \+ \n ...: GNU operators and escapes plint does not evaluate
+                return None  # \( \{ \| \n ...: GNU operators and escapes plint does not evaluate
             out.append(re.escape(pattern[i + 1]))
             i += 2
             continue
         if c == "[":
-            return None
+            bracket = _bracket(pattern, i)
+            if bracket is None:
+                return None
+            out.append(bracket[0])
+            i = bracket[1]
+            continue
         if c == "^" and i == 0:
             out.append("^")
         elif c == "$" and i == len(pattern) - 1:
@@ -122,6 +131,46 @@ def _regex(pattern: str, extended: bool = False) -> re.Pattern | None:
             out.append(re.escape(c))
         i += 1
     return re.compile("".join(out), re.MULTILINE)  # `^` and `$` at each line's ends, as sed anchors them
+
+
+# POSIX character classes inside a bracket expression, as Python writes them
+_CLASSES = {
+    "digit": "0-9",
+    "alpha": "a-zA-Z",
+    "alnum": "0-9a-zA-Z",
+    "upper": "A-Z",
+    "lower": "a-z",
+    "space": " \\t\\n\\r\\f\\v",
+    "xdigit": "0-9a-fA-F",
+}
+
+
+def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
+    """The bracket expression at pattern[start] (`[0-9]`, `[^,]`, `[[:digit:]_]`) as a Python character class, and
+    where the pattern goes on; None for one plint does not translate (collating symbols, equivalence classes, other
+    classes, no closing `]`). Inside it a backslash is an ordinary character, as POSIX has it."""
+    i = start + 1
+    out = ["["]
+    if i < len(pattern) and pattern[i] == "^":
+        out.append("^")
+        i += 1
+    first = True
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "]" and not first:
+            return "".join(out) + "]", i + 1
+        if c == "[" and pattern[i + 1 : i + 2] in (":", ".", "="):
+            end = pattern.find(pattern[i + 1] + "]", i + 2)
+            name = pattern[i + 2 : end] if end != -1 else None
+            if pattern[i + 1] != ":" or name not in _CLASSES:
+                return None
+            out.append(_CLASSES[name])
+            i = end + 2
+        else:
+            out.append("\\" + c if c in "\\[]^" and not (c == "^" and not first) else c)
+            i += 1
+        first = False
+    return None
 
 
 def _substitute(content: MappedText, rx: re.Pattern, replacement: list[Piece], global_: bool) -> MappedText:
