@@ -309,10 +309,14 @@ def test_a_substitution_pipeline_drops_trailing_newlines(run):
 
 
 def test_a_pipeline_with_a_command_plint_cannot_run_stays_unknown(run):
-    r = run("A=$(echo 'a b' | awk '{print toupper($1)}')\nB=$(echo 'a b' | sed 's/[ab]/c/')\n")
+    r = run(
+        "A=$(echo 'a b' | awk '{print toupper($1)}')\nB=$(echo 'a b' | sed 's/\\(a\\)/c/')\n"
+        "C=$(echo 'a b' | sed 's/[ab]/c/')\n"
+    )
     assert text(r, "A") is None
-    assert text(r, "B") is None  # a bracket expression: sed's output is not evaluated
+    assert text(r, "B") is None  # a group: sed's output is not evaluated
     assert "output of" in r.variables["B"].value[0].reason
+    assert text(r, "C") == "c b"  # a bracket expression is, as GNU sed writes it
 
 
 def test_pwd_variable_is_the_working_directory_pwd_prints(run, tmp_path):

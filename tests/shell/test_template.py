@@ -64,7 +64,8 @@ def test_sed_basic_regex_translation():
     assert _regex("a$").search("xa") and not _regex("a$").search("ax")  # `$` anchors at the end only
     assert _regex("^B.T*").match("BATT")
     assert _regex("\\$X").fullmatch("$X")
-    assert _regex("a\\{2\\}") is None and _regex("[0-9]") is None  # GNU operators, brackets: not evaluated
+    assert _regex("a\\{2\\}") is None  # an interval (a GNU operator): not evaluated
+    assert _regex("[0-9]\\+").fullmatch("128") and _regex("[[:alpha:]_]*").fullmatch("a_B")  # brackets, `\\+`
     assert _regex("${GBS}", extended=True) is None  # braces are an interval in ERE
 
 

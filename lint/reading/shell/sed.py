@@ -101,7 +101,8 @@ def _regex(pattern: str, extended: bool = False) -> re.Pattern | None:
         return re.compile(re.escape(pattern))
     if extended:
         return None if re.search(r"[\[\]\\+?(){}|]", pattern) else re.compile(pattern, re.MULTILINE)
-    out, i = [], 0
+    out: list[str] = []
+    i = 0
     while i < len(pattern):
         c = pattern[i]
         if c == "\\":
@@ -150,7 +151,7 @@ def _bracket(pattern: str, start: int) -> tuple[str, int] | None:
     where the pattern goes on; None for one plint does not translate (collating symbols, equivalence classes, other
     classes, no closing `]`). Inside it a backslash is an ordinary character, as POSIX has it."""
     i = start + 1
-    out = ["["]
+    out: list[str] = ["["]
     if i < len(pattern) and pattern[i] == "^":
         out.append("^")
         i += 1
