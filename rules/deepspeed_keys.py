@@ -226,8 +226,8 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
     "A DeepSpeed config key that DeepSpeed silently ignores or rejects.",
     RuleDocs(
         what="Checks DeepSpeed config keys against the schema built from the installed DeepSpeed, judged for the "
-        "DeepSpeed release in force (configured, else pinned by the checked tree's requirements*.txt or pyproject.toml, "
-        "else installed): an unknown "
+        "DeepSpeed release in force (configured, else pinned by the checked tree's requirements*.txt or "
+        "pyproject.toml, else installed): an unknown "
         "top-level key (silently ignored: an error when it is near a DeepSpeed key or belongs in a section, a warning "
         "when neither, "
         'as a key the project\'s own trainer reads may be; a comment key such as "_comment" or "//" is left alone), '

@@ -42,9 +42,8 @@ STRICT_SINCE = {
 @record(frozen=True)
 class DeepSpeedInForce:
     version: tuple[int, ...]
-    label: (
-        str  # "DeepSpeed 0.19.8 as configured" | "... as pinned in requirements.txt" | "... installed" | "..., assumed"
-    )
+    # "DeepSpeed 0.19.8 as configured" | "... as pinned in requirements.txt" | "... installed" | "..., assumed"
+    label: str
     assumed: bool
 
     def at_least(self, release: tuple[int, ...]) -> bool:

@@ -1,6 +1,7 @@
 """Launches of the frameworks that drive Megatron-Core or DeepSpeed with arguments or configs of their own (Megatron-SWIFT,
-verl, SkyRL, NeMo RL, ROLL, ChatLearn, OpenRLHF, Megatron-Bridge's recipe runner): each reader in plint.reading.sources knows one framework's keys and
-defaults; this module builds the Launch from it, with the cluster the framework's driver places its workers on."""
+verl, SkyRL, NeMo RL, ROLL, ChatLearn, OpenRLHF, Megatron-Bridge's recipe runner): each reader in plint.reading.sources
+knows one framework's keys and defaults; this module builds the Launch from it, with the cluster the framework's driver
+places its workers on."""
 
 from __future__ import annotations
 

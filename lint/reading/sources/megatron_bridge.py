@@ -111,7 +111,7 @@ class RecipeSettings:
         self.dataset_option = option_word(words, "--dataset") is not None
         self.found = Overrides(words)
         for options, key in CONVENIENCE.items():  # an option is an override the trailing ones may replace
-            word = next((option_word(words, o) for o in options if option_word(words, o) is not None), None)
+            word = next((w for w in (option_word(words, o) for o in options) if w is not None), None)
             if word is not None and key not in self.found.values:
                 self.found.values[key] = word
 

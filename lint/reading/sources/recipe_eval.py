@@ -257,14 +257,7 @@ class Frame:
     def unknown_block(self, body: list[ast.stmt], why: str) -> None:
         """Every name and key the statements assign becomes unknown (they may run or not, once or more)."""
         for node in ast.walk(ast.Module(body=body, type_ignores=[])):
-            targets = (
-                node.targets
-                if isinstance(node, ast.Assign)
-                else [node.target]
-                if isinstance(node, (ast.AnnAssign, ast.AugAssign))
-                else []
-            )
-            for target in targets:
+            for target in _targets(node):
                 self.assign(target, Unknown(why))
             if isinstance(node, ast.Call):
                 self.taint_arguments(node, why)
@@ -318,22 +311,20 @@ class Frame:
         if found is not None and self.depth < MAX_DEPTH and not any(isinstance(a, ast.Starred) for a in node.args):
             return Frame(self.recipes, *found, self.depth + 1).run(args, kwargs)
         callee = ast.unparse(node.func)
-        if (
-            name is None or not name[:1].isupper() or args
-        ):  # a constructor keeps its arguments; a function may change them
+        constructor = name is not None and name[:1].isupper() and not args  # a dataclass by its keywords
+        if not constructor:  # a function may change what it is handed; a constructor keeps it
             self.taint_arguments(node, f"handed to {callee}, which plint does not read")
-        if name is not None and name[:1].isupper() and not args:  # a dataclass by its keywords: TrainingConfig(...)
-            keys: dict[str, object] = {}
-            for key, value in kwargs.items():
-                if isinstance(value, (Config, View)):
-                    inner = value.keys if isinstance(value, Config) else value.items()
-                    keys.update({f"{key}.{k}": v for k, v in inner.items()})
-                    if (value.opaque if isinstance(value, Config) else value.root.opaque) and not inner:
-                        keys[key] = Unknown(f"{key} from {callee}")
-                else:
-                    keys[key] = value
-            return View(Config(keys), "")
-        return View(Config(opaque=f"built by {callee}, which plint does not read"), "")
+            return View(Config(opaque=f"built by {callee}, which plint does not read"), "")
+        keys: dict[str, object] = {}  # TrainingConfig(micro_batch_size=1): its keys, a nested config's under its name
+        for key, value in kwargs.items():
+            if isinstance(value, (Config, View)):
+                inner = value.keys if isinstance(value, Config) else value.items()
+                keys.update({f"{key}.{k}": v for k, v in inner.items()})
+                if (value.opaque if isinstance(value, Config) else value.root.opaque) and not inner:
+                    keys[key] = Unknown(f"{key} from {callee}")
+            else:
+                keys[key] = value
+        return View(Config(keys), "")
 
     def taint_arguments(self, node: ast.Call, why: str) -> None:
         for argument in [*node.args, *(k.value for k in node.keywords)]:
@@ -344,6 +335,13 @@ class Frame:
             owner = self.value(node.func.value)  # cfg.model.finalize(): a method may change its object
             if isinstance(owner, View):
                 owner.taint(why)
+
+
+def _targets(node: ast.AST) -> list[ast.expr]:
+    """What an assignment statement assigns to (none for any other node)."""
+    if isinstance(node, ast.Assign):
+        return node.targets
+    return [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign)) else []
 
 
 def _known(*values: object) -> bool:

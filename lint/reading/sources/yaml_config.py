@@ -28,7 +28,8 @@ def plain(value):
 
 
 def shown(value) -> str:
-    """A config value as a note shows it: a scalar as written (at most 80 characters), a mapping or a list by its kind."""
+    """A config value as a note shows it: a scalar as written (at most 80 characters), a mapping or a list by its
+    kind."""
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, (list, tuple)):
