@@ -1,8 +1,8 @@
-"""PL504, PL505, PL507, PL508: DeepSpeed config keys, checked against schemas/deepspeed_config.schema.json
-(built from the installed DeepSpeed by scripts/build_deepspeed_schema.py). Top-level keys are read
-with dict.get, so a misspelt section is silently ignored; keys inside the pydantic sections are
-rejected when unknown, and an "auto" value there is silently dropped (shared/reference/deepspeed.md
-§1, §2.5)."""
+"""PL504, PL505, PL507-PL510: DeepSpeed config keys, checked against schemas/deepspeed_config.schema.json (built
+from the installed DeepSpeed by scripts/build_deepspeed_schema.py), and its syntax as the program that loads it
+reads it. Top-level keys are read with dict.get, so a misspelt section is silently ignored; keys inside the
+pydantic sections are rejected when unknown, and an "auto" value there is silently dropped
+(shared/reference/deepspeed.md §1, §2.5)."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from plint.rules.base import (
     RuleContext,
     RuleDocs,
     no_fix,
+    planned_fix,
     register,
     safe_fix,
     unsafe_fix,
@@ -233,7 +234,8 @@ RENAMED_KEYS = {"aio.thread_count": "intra_op_parallelism"}
         'as a key the project\'s own trainer reads may be; a comment key such as "_comment" or "//" is left alone), '
         "a removed block (rejected since 0.19.8), an unknown key inside "
         "a pydantic section such as zero_optimization (rejected; a warning that it is ignored under a release "
-        'before the section became strict, such as bf16 and fp16 before 0.17.1), and "auto" inside a pydantic '
+        "before the section became strict, such as bf16 and fp16 before 0.17.1, and when the release that rejects it is "
+        'only assumed), and "auto" inside a pydantic '
         "section when no integration fills it (silently dropped, so the field takes its default).",
         why='`"zero_optimisation": {"stage": 3}` is accepted and ZeRO stays at stage 0: the model that '
         "was meant to be sharded over every GPU is replicated on each, and runs out of memory or "
@@ -254,7 +256,6 @@ def deepspeed_unknown_key(ctx: RuleContext):
     from plint.catalog.deepspeed_release import (
         REMOVED_BLOCKS_REJECTED_FROM,
         RENAMED_IN,
-        STRICT_SINCE,
         deepspeed_in_force,
     )
 
@@ -320,32 +321,45 @@ def deepspeed_unknown_key(ctx: RuleContext):
                         key=f"{e.key}.{entry.key}",
                     )
         elif known[e.key].get("type") == "object":
-            for entry, path, kind, near in _walk_strict(e.value, known[e.key], e.key):
-                strict_since = STRICT_SINCE.get(e.key)
-                if kind == "unknown" and path in rejected and strict_since and not in_force.at_least(strict_since):
-                    # the release in force reads the section with dict.get: the key is passed over, not refused
-                    yield Finding(
-                        f'{cfg.path}: {in_force.label} silently ignores "{path}"'
-                        + (f'; did you mean "{near}"?' if near else "")
-                        + f" (DeepSpeed {'.'.join(map(str, strict_since))} and later reject it)",
-                        entry.key_span,
-                        key=path,
-                        severity="warning",
-                    )
-                elif kind == "unknown" and path in rejected:
-                    yield Finding(
-                        f'{cfg.path}: DeepSpeed rejects "{path}" (Extra inputs are not permitted)'
-                        + (f'; did you mean "{near}"?' if near else ""),
-                        entry.key_span,
-                        key=path,
-                    )
-                elif kind == "auto" and integration is False:
-                    yield Finding(
-                        f'{cfg.path}: "{path}": "auto" is dropped inside {e.key} and the field '
-                        "takes its default: no integration fills it in this launch",
-                        entry.value.span,
-                        key=path,
-                    )
+            yield from _strict_section_findings(cfg.path, e, known[e.key], rejected, in_force, integration)
+
+
+def _strict_section_findings(path_of_config: str, e, section: dict, rejected: set, in_force, integration):
+    """PL504 inside a pydantic section: an unknown key, rejected from the release that made the section strict
+    (STRICT_SINCE) and passed over before it, and an "auto" nothing fills."""
+    from plint.catalog.deepspeed_release import STRICT_FROM_THE_START, STRICT_SINCE
+
+    strict_since = STRICT_SINCE.get(e.key)
+    # a section strict only from a later release: which release rejects it, and a warning when that release is
+    # only assumed (the removed blocks' rule)
+    later = strict_since is not None and strict_since > STRICT_FROM_THE_START
+    since = ".".join(map(str, strict_since or ()))
+    for entry, path, kind, near in _walk_strict(e.value, section, e.key):
+        hint = f'; did you mean "{near}"?' if near else ""
+        if kind == "unknown" and path in rejected and strict_since and not in_force.at_least(strict_since):
+            # the release in force reads the section with dict.get: the key is passed over, not refused
+            yield Finding(
+                f'{path_of_config}: {in_force.label} silently ignores "{path}"{hint} (DeepSpeed {since} and later '
+                "reject it)",
+                entry.key_span,
+                key=path,
+                severity="warning",
+            )
+        elif kind == "unknown" and path in rejected:
+            yield Finding(
+                f'{path_of_config}: {in_force.label if later else "DeepSpeed"} rejects "{path}" (Extra inputs are '
+                f"not permitted{f'; releases before {since} ignore it' if later else ''}){hint}",
+                entry.key_span,
+                key=path,
+                severity="warning" if later and in_force.assumed else None,
+            )
+        elif kind == "auto" and integration is False:
+            yield Finding(
+                f'{path_of_config}: "{path}": "auto" is dropped inside {e.key} and the field '
+                "takes its default: no integration fills it in this launch",
+                entry.value.span,
+                key=path,
+            )
 
 
 @register(
@@ -656,3 +670,61 @@ def deepspeed_trainer_sized_steps(ctx: LaunchContext):
                 written.span,
                 key=f"scheduler.params.{key}",
             )
+
+
+# The integrations open a config given by path themselves and hand DeepSpeed a dict (accelerate/utils/deepspeed.py
+# HfDeepSpeedConfig.__init__: `json.load(f)`, huggingface/accelerate 0a65ca4; transformers' HfTrainerDeepSpeedConfig
+# subclasses it): DeepSpeed's own hjson reader and its duplicate-key check (deepspeed/runtime/config.py
+# DeepSpeedConfig, dict_raise_error_on_duplicate_keys) never see the file.
+@register(
+    "PL510",
+    "deepspeed-config-not-json",
+    "error",
+    "hjson syntax in a DeepSpeed config that the HF Trainer or Accelerate reads with json.load.",
+    RuleDocs(
+        what="With the HF Trainer or Accelerate, checks the DeepSpeed config as json.load reads it: what DeepSpeed's "
+        "own hjson reader accepts and json.load refuses (a comment, a trailing comma, a key without quotes, single "
+        "quotes, a string without quotes, a line break for a comma) is an error; a key given twice, of which "
+        "json.load keeps the last, a warning.",
+        why="The integrations open the file with json.load and hand DeepSpeed a dict: a comment DeepSpeed alone "
+        "would skip stops the job with a JSONDecodeError once it starts, after its wait in the queue; of a key "
+        "given twice only the last counts, without a word.",
+        bad=Example(
+            {
+                "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4\n",
+                "ds.json": '{\n  "train_micro_batch_size_per_gpu": "auto",\n  // ZeRO-2 for the 7B runs\n'
+                '  "zero_optimization": {"stage": 2}\n}\n',
+            }
+        ),
+        good=Example(
+            {
+                "launch.sh": "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4\n",
+                "ds.json": '{\n  "train_micro_batch_size_per_gpu": "auto",\n  "zero_optimization": {"stage": 2}\n}\n',
+            }
+        ),
+        fix=planned_fix("remove the comment or the trailing comma, quote the key or the string."),
+        references=(
+            "accelerate/utils/deepspeed.py HfDeepSpeedConfig.__init__ (json.load)",
+            "deepspeed/runtime/config.py DeepSpeedConfig (hjson)",
+        ),
+    ),
+)
+def deepspeed_config_not_json(ctx: LaunchContext):
+    cfg = _config(ctx)
+    if cfg is None or _integration(ctx) is not True:
+        return
+    reader = "Accelerate" if ctx.layout.value("launcher") == "accelerate" else "the HF Trainer"
+    for what, span in cfg.document.leniencies:
+        yield Finding(
+            f"{cfg.path}: {what.split(' (')[0]}: {reader} reads this config with json.load, which refuses it "
+            "(JSONDecodeError at start-up; DeepSpeed alone would accept it)",
+            span,
+        )
+    for key, span in cfg.document.duplicates:
+        yield Finding(
+            f'{cfg.path}: "{key}" is given twice: {reader} reads this config with json.load, which keeps the last '
+            "value without a word",
+            span,
+            key=key,
+            severity="warning",
+        )

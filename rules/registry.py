@@ -7,7 +7,7 @@ from plint.rules import (  # noqa: F401
     arithmetic,  # PL1xx: what the trainer rejects at start-up
     batch_arithmetic,  # PL102, PL106, PL113: the batch sizes the trainer rejects
     cost,  # PL301, PL302, PL308, PL310, PL401, PL402: the rules on the cost model
-    deepspeed_keys,  # PL504, PL505, PL507, PL508: DeepSpeed config keys
+    deepspeed_keys,  # PL504, PL505, PL507-PL510: DeepSpeed config keys and syntax
     efficiency,  # PL3xx
     environment,  # PL6xx
     host_memory,  # PL403: the host memory of ZeRO's CPU offload

@@ -1,6 +1,7 @@
 """DeepSpeed config keys against the schema built from the installed DeepSpeed."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -166,7 +167,34 @@ def test_a_section_strict_only_after_the_pinned_release_warns_that_it_ignores(tm
 def test_a_release_with_the_section_strict_rejects_the_keys(tmp_path, files):
     found = _pinned(tmp_path, files)
     assert [(c, s) for c, s, _ in found] == [("PL504", "error"), ("PL504", "error")]
-    assert 'DeepSpeed rejects "bf16.loss_scale"' in found[0][2]
+    # which release rejects it (bf16 became strict in 0.17.1, after the pydantic sections of 0.7.0)
+    assert re.search(r'DeepSpeed 0\.1[789]\.\d+ [^"]*rejects "bf16\.loss_scale"', found[0][2])
+    assert "releases before 0.17.1 ignore it" in found[0][2]
+
+
+def test_an_assumed_release_only_warns_of_a_section_strict_since_a_later_release(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    found = _pinned(tmp_path, {})
+    assert [(c, s) for c, s, _ in found] == [("PL504", "warning"), ("PL504", "warning")]
+    assert "assumed rejects" in found[0][2]
+
+
+def test_a_section_strict_since_the_first_pydantic_release_is_rejected_by_an_assumed_release(tmp_path, monkeypatch):
+    import importlib.metadata
+
+    def not_installed(name):
+        raise importlib.metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", not_installed)
+    (tmp_path / "ds.json").write_text('{"train_batch_size": 32, "zero_optimization": {"stage": 2, "stagee": 1}}\n')
+    (result,) = check_paths([tmp_path / "ds.json"])
+    (found,) = [d for d in result.diagnostics if d.code == "PL504"]
+    assert found.severity == "error" and 'DeepSpeed rejects "zero_optimization.stagee"' in found.message
 
 
 def test_removed_blocks_are_accepted_by_the_pinned_release(tmp_path):
@@ -299,3 +327,41 @@ def test_the_cheap_installed_check_never_misses_a_distribution(name):
     assert _may_be_installed(name) or not found
     if name == "click":
         assert _may_be_installed(name)
+
+
+# ---- PL510: the config as the program that loads it reads it ----------------------------------------
+
+HJSON_CONFIG = (
+    '{\n  "train_micro_batch_size_per_gpu": "auto",\n  // ZeRO-2\n  "zero_optimization": {"stage": 2,},\n'
+    '  "gradient_clipping": 1.0,\n  "gradient_clipping": 0.5\n}\n'
+)
+
+
+def _syntax(tmp_path, launch: str) -> list[tuple[str, int, int, str]]:
+    (tmp_path / "ds.json").write_text(HJSON_CONFIG)
+    (tmp_path / "launch.sh").write_text(launch)
+    (result,) = check_paths([tmp_path / "launch.sh"])
+    return [(d.severity, d.line, d.col, d.message) for d in result.diagnostics if d.code == "PL510"]
+
+
+def test_hjson_syntax_where_the_hf_trainer_reads_the_config_with_json_load(tmp_path):
+    """accelerate's HfDeepSpeedConfig (which the HF Trainer's config subclasses) opens the path with json.load: a
+    comment or a trailing comma that DeepSpeed's hjson reader would skip stops the job; a repeated key last-wins."""
+    found = _syntax(tmp_path, "deepspeed --num_gpus 8 train.py --deepspeed ds.json --per_device_train_batch_size 4\n")
+    assert [(s, line, col) for s, line, col, _ in found] == [("error", 3, 3), ("error", 4, 35), ("warning", 6, 3)]
+    assert found[0][3].endswith(
+        "ds.json: a comment: the HF Trainer reads this config with json.load, which refuses it (JSONDecodeError at "
+        "start-up; DeepSpeed alone would accept it)"
+    )
+    assert '"gradient_clipping" is given twice' in found[2][3] and "keeps the last value" in found[2][3]
+    accelerate = "accelerate launch --use_deepspeed --deepspeed_config_file ds.json --num_processes 8 train.py\n"
+    assert all(": Accelerate reads this config" in m for _, _, _, m in _syntax(tmp_path, accelerate))
+    assert len(_syntax(tmp_path, accelerate)) == 3
+
+
+def test_hjson_syntax_is_no_finding_where_deepspeed_itself_reads_the_config(tmp_path):
+    """A client script handing the path to deepspeed.initialize: DeepSpeed reads it with hjson, so a comment is
+    fine; and the config checked alone may be read by either."""
+    assert _syntax(tmp_path, "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n") == []
+    (result,) = check_paths([tmp_path / "ds.json"])
+    assert not [d for d in result.diagnostics if d.code == "PL510"]

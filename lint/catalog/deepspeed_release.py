@@ -23,6 +23,7 @@ RENAMED_IN = {"aio.thread_count": (0, 16, 4)}
 # DeepSpeedBF16Config and DeepSpeedFP16Config in v0.17.1, commit e440506 "Enable pydantic configuration for mixed
 # precision"; comms_logger's own CommsConfig forbade extras from v0.7.0). Before it, the section was read with
 # dict.get, which passes over an unknown key in silence.
+STRICT_FROM_THE_START = (0, 7, 0)  # the first release with pydantic sections: strict since then is strict everywhere
 STRICT_SINCE = {
     "zero_optimization": (0, 7, 0),
     "comms_logger": (0, 7, 0),

@@ -34,12 +34,13 @@ def read_json_alone(source: SourceFile) -> ConfigReading:
     said to be one; anything else (a tokenizer's vocabulary) no layout."""
     from plint.reading.normalise import build_config_layout
     from plint.reading.sources.deepspeed_config import is_deepspeed_document, is_neox_config, read_deepspeed_config
-    from plint.reading.sources.jsonpos import JObject
+    from plint.reading.sources.jsonpos import QUOTELESS, JObject
 
     cfg = read_deepspeed_config(MappedText.from_source(source), source.path)
     out = ConfigReading(ds_config=cfg)
     problems = list(getattr(cfg.document, "problems", []))
-    slots = template_slots(source) if problems else None
+    quoteless = [span for what, span in getattr(cfg.document, "leniencies", []) if what == QUOTELESS]
+    slots = template_slots(source) if problems or quoteless else None  # hjson reads a bare slot as a string
     if slots:
         # a template a script fills (`sed "s/ZERO_STAGE/$Z/"`, `envsubst < t.json > ds.json`): invalid JSON
         # by design until then; its values are read through the script that fills it
@@ -49,9 +50,10 @@ def read_json_alone(source: SourceFile) -> ConfigReading:
                 f"{source.path} is a template: {', '.join(slots)} "
                 f"{'is' if len(slots) == 1 else 'are'} filled by the script that writes the real config; check "
                 "that script to read the values",
-                problems[0].span,
+                problems[0].span if problems else quoteless[0],
             )
         )
+        out.ds_config = None  # its values are the script's to fill: no rule judges the template itself
         return out
     root = cfg.document.root
     if not problems and isinstance(root, JObject) and is_neox_config(root.keys()):
@@ -66,13 +68,14 @@ def read_json_alone(source: SourceFile) -> ConfigReading:
 
 
 def _names_neox_key(text: str) -> bool:
-    """Whether a GPT-NeoX key (NEOX_MARKERS, spelt with `-` or `_`) starts a line (`pipe-parallel-size: 2`,
-    `"num_layers": 24,`): a YAML file that names one is taken for a NeoX config even when YAML cannot load it, so
-    that the error is said."""
-    from plint.reading.sources.deepspeed_config import NEOX_MARKERS
+    """Whether GPT-NeoX keys (NEOX_MARKERS_NEEDED of NEOX_MARKERS, spelt with `-` or `_`) start lines
+    (`pipe-parallel-size: 2`, `"num_layers": 24,`): a YAML file that names them is taken for a NeoX config even when
+    YAML cannot load it, so that the error is said."""
+    from plint.reading.sources.deepspeed_config import NEOX_MARKERS, NEOX_MARKERS_NEEDED
 
     keys = "|".join(key.replace("_", "[-_]") for key in sorted(NEOX_MARKERS))
-    return re.search(rf"""^[ \t]*["']?({keys})["']?[ \t]*:""", text, re.MULTILINE) is not None
+    named = {m.group(1).replace("-", "_") for m in re.finditer(rf"""^[ \t]*["']?({keys})["']?[ \t]*:""", text, re.M)}
+    return len(named) >= NEOX_MARKERS_NEEDED
 
 
 def read_yaml_alone(source: SourceFile) -> ConfigReading:

@@ -12,6 +12,7 @@ from plint.source import SourceFile
 from plint.reading.sources.jsonpos import (
     COMMENT,
     MISSING_COMMA,
+    QUOTELESS,
     SINGLE_QUOTES,
     TRAILING_COMMA,
     UNQUOTED_KEY,
@@ -290,6 +291,30 @@ def test_reads_what_hjson_reads(case):
     doc = read(text)
     assert not doc.problems
     assert doc.root.to_python() == data == json.loads(json.dumps(hjson.loads(text)))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"output_path": /home/cz/runs/0310-1728-t5-1e-5\n}',  # a path left unquoted (CZtheHusky/rt_torch)
+        '{"a": foo bar, "b": 1\n}',  # the comma and what follows are the string's
+        '{"a": note # no comment here\n, "b": 2}',
+        '{"a": 12abc   \n"b": true}',  # not a number: a string, its trailing blanks dropped
+        "[\n  alpha\n  2\n]",
+    ],
+)
+def test_a_string_without_quotes_runs_to_the_end_of_its_line_as_in_hjson(text):
+    hjson = pytest.importorskip("hjson")
+    doc = read(text)
+    assert not doc.problems and QUOTELESS in [what for what, _ in doc.leniencies]
+    assert not doc.json_load_accepts and doc.deepspeed_accepts
+    assert doc.root.to_python() == json.loads(json.dumps(hjson.loads(text)))
+
+
+def test_a_bare_word_neither_reader_takes_is_said_where_json_stops():
+    doc = read('{"stage": ZERO_STAGE}')  # hjson: the string "ZERO_STAGE}" and then no closing brace
+    (problem,) = doc.problems
+    assert "Expecting value" in problem.message and (problem.span.line, problem.span.col) == (1, 11)
 
 
 @pytest.mark.parametrize("text", ["0\x000\x00", "\x000\x00"])

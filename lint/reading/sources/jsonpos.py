@@ -6,11 +6,12 @@ characters in the script or file; a value the shell cannot know (`"train_batch_s
 GBS unknown, `"$DIR/x"`) becomes a JUnknown that carries the unknown piece and its reason.
 
 Two readers matter downstream (shared/reference/deepspeed.md §1.1): DeepSpeed loads its config with
-hjson, which accepts comments (`//`, `#`, `/* */`), trailing commas, unquoted and single-quoted
-keys and strings, and a newline instead of a comma, but refuses duplicate keys; Megatron-DeepSpeed
-and the autotuner use the strict `json.load`, which accepts none of those and lets a duplicate key
-silently win. So this reader accepts what hjson accepts, records each such `leniency` and each
-duplicate, and reports only what neither accepts as a syntax problem, worded as `json` words it.
+hjson, which accepts comments (`//`, `#`, `/* */`), trailing commas, unquoted and single-quoted keys,
+single-quoted strings and strings without quotes (to the end of their line), and a newline instead of a
+comma, but refuses duplicate keys; Megatron-DeepSpeed and the autotuner use the strict `json.load`, which
+accepts none of those and lets a duplicate key silently win. So this reader accepts what hjson accepts,
+records each such `leniency` and each duplicate, and reports only what neither accepts as a syntax problem,
+worded as `json` words it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ TRAILING_COMMA = "a trailing comma (DeepSpeed's hjson loader accepts it; json.lo
 MISSING_COMMA = "no comma between two members (DeepSpeed's hjson loader accepts it; json.load refuses it)"
 UNQUOTED_KEY = "a key without quotes (DeepSpeed's hjson loader accepts it; json.load refuses it)"
 SINGLE_QUOTES = "a string in single quotes (DeepSpeed's hjson loader accepts it; json.load refuses it)"
+QUOTELESS = "a string without quotes (DeepSpeed's hjson loader reads the rest of the line as one; json.load refuses it)"
 
 
 class _Broken(Exception):
@@ -63,6 +65,7 @@ class _Reader:
         self.leniencies: list[tuple[str, Span | None]] = []
         self.duplicates: list[tuple[str, Span | None]] = []
         self.comma_at = 0  # where the last comma was: a trailing one is reported there
+        self.first_quoteless: int | None = None  # where the first string without quotes starts
         self.ranges: list[tuple[int, int, Piece]] = []  # rendered [lo, hi) of each piece
         pos = 0
         for index, piece in enumerate(mapped.pieces):
@@ -164,12 +167,37 @@ class _Reader:
             return self.scalar(_LITERALS[word], start)
         match = _NUMBER.match(word)
         if match is None:
-            raise _Broken("Expecting value", start)
+            return self.quoteless(start)
         try:
             number = float(word) if match.group(1) or match.group(2) else int(word)
         except ValueError as exc:  # past 4,300 digits json.load itself refuses an integer
             raise _Broken(f"Integer too long ({len(word)} characters): {str(exc).split(';')[0]}", start) from None
         return self.scalar(number, start)
+
+    def quoteless(self, start: int) -> Any:
+        """hjson's string without quotes: a value that is no number, true, false or null runs to the end of its line,
+        commas, brackets and comment marks included (hjson/decoder.py scantfnns); unknown shell text in it makes the
+        whole value unknown."""
+        t = self.text
+        if start >= len(t) or t[start] in "{}[],:":
+            raise _Broken("Expecting value", start)
+        end = start
+        unknown = None
+        self.i = start
+        while self.i < len(t) and t[self.i] not in "\r\n":
+            if t[self.i] == MARKER:
+                unknown = unknown or self.marker()
+                continue
+            self.i += 1
+            if t[self.i - 1] not in " \t":
+                end = self.i
+        self.i = end
+        self.lenient(QUOTELESS, start, end)
+        if self.first_quoteless is None:
+            self.first_quoteless = start
+        if unknown is not None:
+            return JUnknown(unknown, unknown.span or self.span(start, end), self.display(start, end))
+        return JScalar(t[start:end], self.span(start, end), "literal", None)
 
     def scalar(self, value: Any, start: int) -> JScalar:
         pieces = self.pieces_in(start, self.i)
@@ -420,6 +448,9 @@ def parse_json(text: MappedText, path: str) -> JsonDocument:
             )
         )
     except _Broken as exc:
+        if reader.first_quoteless is not None and reader.first_quoteless < exc.offset:
+            # neither reader takes the document: say json's first complaint, the bare word it stops at (a slot)
+            exc = _Broken("Expecting value", reader.first_quoteless)
         doc.problems.append(
             Problem("syntax", f"invalid JSON in {path}: {exc}", reader.span(exc.offset, exc.offset + 1))
         )
