@@ -200,6 +200,9 @@ def _why_unsure(in_force: CatalogInForce | None, option: str) -> str | None:
     the parser judging it is the one the trainer runs."""
     from plint.catalog.forks import forks_defining
 
+    if in_force is not None and in_force.entry_absent:
+        # the script the launch runs is not in the tree: its own flags (extra_args_provider) are unknown
+        return f", and the entry point {in_force.entry_absent} is not in this tree (it may add flags)"
     if in_force is not None and in_force.outside:
         # the parser also takes what an installed package's function adds to it
         return f", which also takes the flags of {', '.join(in_force.outside)} (not in this tree)"

@@ -33,6 +33,9 @@ class CatalogInForce:
     # functions from outside the tree the parser hands itself to (parser_source.ParserSource.outside): flags plint
     # cannot list, so a flag missing from the catalog may still be accepted
     outside: tuple[str, ...] = ()
+    # the entry script the launch names by a known path that holds no file in the tree: the flags its
+    # extra_args_provider would add are unknown
+    entry_absent: str | None = None
 
 
 def _tree_root(start: Path) -> Path | None:
@@ -56,6 +59,14 @@ def _entry_script(entry_text: str | None, launch_dir: Path, tree: Path) -> Path 
     return next((c for c in candidates if c.is_file()), None)
 
 
+def _shown_in_tree(path: str | None, tree: Path) -> str | None:
+    """A path as messages show it: relative to the tree when it lies inside."""
+    if path is None or not os.path.isabs(path):
+        return path
+    where = Path(os.path.normpath(path))
+    return where.relative_to(tree).as_posix() if tree in where.parents else path
+
+
 def _climbs_out(entry_text: str | None, launch_dir: Path, tree: Path) -> bool:
     """Whether the entry point, written as a known relative path, lies above the checked tree (another checkout)."""
     if not entry_text or "$" in entry_text or entry_text.startswith(("/", "~")):
@@ -73,9 +84,11 @@ def catalog_in_force(
     root: str | None = None,
     recognised: str | None = None,
     spelled_by: str | None = None,
+    entry_absent: str | None = None,
 ) -> CatalogInForce:
     """`configured`: the release the configuration names; `recognised`: a fork recognised by its flags;
-    `spelled_by`: a fork whose shipped parser spells the launch's flags (catalog.forks.fork_by_spelling)."""
+    `spelled_by`: a fork whose shipped parser spells the launch's flags (catalog.forks.fork_by_spelling);
+    `entry_absent`: the entry script named by a known path that the tree does not hold."""
     from plint.catalog.flags import default_release, load_flag_catalog, release_label
     from plint.catalog.parser_source import find_parser, load_source_catalog, with_entry_script
 
@@ -105,7 +118,8 @@ def catalog_in_force(
         if outside is not None:  # a link out of the tree: nothing of it is read
             note = f"the parser in {parser.path.relative_to(parser.tree).as_posix()}: {outside}"
             continue
-        parser = with_entry_script(parser, _entry_script(entry_text, launch_dir, parser.tree))
+        if entry_absent is None:  # no other script of the tree stands in for one the launch names exactly
+            parser = with_entry_script(parser, _entry_script(entry_text, launch_dir, parser.tree))
         try:
             catalog = load_source_catalog(parser)
         except ValueError as exc:
@@ -113,7 +127,15 @@ def catalog_in_force(
             continue
         label = f"the parser in {catalog.source} {where}"
         catalog.origin = label
-        return CatalogInForce(catalog, False, label, note, entry_read=bool(parser.extra), outside=parser.outside)
+        return CatalogInForce(
+            catalog,
+            False,
+            label,
+            note,
+            entry_read=bool(parser.extra),
+            outside=parser.outside,
+            entry_absent=_shown_in_tree(entry_absent, parser.tree),
+        )
     if configured:
         catalog = load_flag_catalog(configured)
         return CatalogInForce(catalog, False, f"{release_label(catalog.release)} as configured", note)

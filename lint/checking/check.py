@@ -217,12 +217,13 @@ def _not_deepspeed_note(reading: FileReading) -> list[str]:
 def _not_neox_note(reading: FileReading) -> list[str]:
     """The note for a YAML file named on the command line, read whole and clean, that is no GPT-NeoX config (a CI
     workflow); one that cannot be read is PL001 already."""
-    from plint.reading.sources.deepspeed_config import NEOX_MARKERS
+    from plint.reading.sources.deepspeed_config import NEOX_MARKERS, NEOX_MARKERS_NEEDED
 
     if reading.unreadable is not None or reading.problems or reading.layouts:
         return []
     return [
-        f"{reading.path}: not a GPT-NeoX config (none of {', '.join(sorted(NEOX_MARKERS))} at its top level): "
+        f"{reading.path}: not a GPT-NeoX config (fewer than {NEOX_MARKERS_NEEDED} of {', '.join(sorted(NEOX_MARKERS))} "
+        "at its top level): "
         "nothing in it was checked"
     ]
 

@@ -417,7 +417,7 @@ def _launch(
     trainer_source: str | None = None,
 ) -> Launch:
     from plint.catalog.in_force import catalog_in_force
-    from plint.reading.sources.entry_script import read_entry_script
+    from plint.reading.sources.entry_script import absent_entry, read_entry_script
     from plint.reading.sources.megatron import megatron_facts, parse_trainer_args
     from plint.reading.sources.megatron_frameworks import apply_framework, framework_of
     from plint.reading.sources.megatron_yaml import yaml_cfg_words
@@ -450,8 +450,16 @@ def _launch(
         elif named is None:
             spelled_by = fork_by_spelling({w.text for w in chain.trainer_args if w.text and w.text.startswith("--")})
         entry = chain.entrypoint.display() if chain.entrypoint is not None else None
+        absent = absent_entry(program, is_module, script, launch_file) if launch_file else None
         in_force = catalog_in_force(
-            flavour, launch_file or ".", entry, named, trainer_source, recognised=recognised, spelled_by=spelled_by
+            flavour,
+            launch_file or ".",
+            entry,
+            named,
+            trainer_source,
+            recognised=recognised,
+            spelled_by=spelled_by,
+            entry_absent=absent,
         )
         catalog = in_force.catalog
         launch.release = (catalog.release, in_force.assumed)  # (release, assumed?)

@@ -168,6 +168,28 @@ def test_static_reading_of_the_parser(tmp_path):
     assert doc["release"] in ("megatron-deepspeed", "bigscience")
 
 
+def test_an_entry_script_named_by_a_path_the_tree_does_not_hold_makes_unknown_flags_warnings(tmp_path):
+    """lzhjoy/Megatron-LM's run_cpt_qwen3-4b.sh runs `${SCRIPT_DIR}/pretrain_gpt.py`, a script beside the launch that
+    is not in the repository: whatever flags its extra_args_provider adds are unknown, and the repository's own
+    pretrain_gpt.py at the top is another script, not read in its place."""
+    repo, launch = _tree(tmp_path, extra="--packing-seq-length 4096")
+    (repo / "pretrain_gpt.py").write_text("from megatron.training import pretrain\n")
+    text = LAUNCH.format(extra="--packing-seq-length 4096").replace("pretrain_gpt.py", "${HERE}/pretrain_gpt.py")
+    launch.write_text(
+        text.replace("#!/bin/bash\n", '#!/bin/bash\nHERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"\n')
+    )
+    found = [(s, m) for c, s, m in _findings(launch) if c == "PL501"]
+    assert found == [
+        (
+            "warning",
+            "--packing-seq-length is not a flag of the parser in megatron/arguments.py of this repository, and the "
+            "entry point examples/pretrain_gpt.py is not in this tree (it may add flags)",
+        )
+    ]
+    (repo / "examples" / "pretrain_gpt.py").write_text("from megatron.training import pretrain\n")
+    assert [(c, s) for c, s, _ in _findings(launch)] == [("PL501", "error")]
+
+
 def test_the_entry_scripts_extra_arguments_count(tmp_path):
     repo, launch = _tree(tmp_path)
     (repo / "pretrain_vlm.py").write_text(

@@ -96,7 +96,7 @@ def test_deepy_in_an_unknown_folder_and_an_attached_short_option_are_read(tmp_pa
 ALIAS_BOMB = "\n".join(
     ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
     + [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]" for i in range(1, 12)]
-    + ["num_layers: *a11", "precision: *a11", "fp16: {enabled: true}", "num_gpus: 8"]
+    + ["num_layers: *a11", "hidden_size: 64", "precision: *a11", "fp16: {enabled: true}", "num_gpus: 8"]
 )
 
 
@@ -150,6 +150,18 @@ def test_a_broken_neox_config_is_pl001_and_other_yaml_is_left_alone(tmp_path):
     workflow, run = _alone(tmp_path, "ci.yml", "on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n")
     assert workflow["layout"] is None and not workflow["diagnostics"]
     assert any("ci.yml: not a GPT-NeoX config" in note for note in run.notes)
+
+
+def test_a_json_with_one_model_key_among_its_own_is_no_neox_config(tmp_path):
+    """zzhx1/Hetaceso-ModelLink's Aceso flexpipe configs: "num_layers" beside "num_stages", "num_gpus" and per-op
+    lists, one of them followed by a comment line json cannot read. No NeoX layout, and no "GPT-NeoX cannot load"."""
+    flexpipe = '{\n  "comment": "flexpipe only",\n  "num_layers": 2,\n  "num_stages": 2,\n  "num_gpus": [4, 4]\n}\n'
+    got, _ = _alone(tmp_path, "test_pretrain.json", flexpipe)
+    assert got["layout"] is None and not got["diagnostics"]
+    got, _ = _alone(tmp_path, "broken.json", flexpipe + "\n//  assert num_ops_total == 2{\n")
+    assert not [d for d in got["diagnostics"] if "GPT-NeoX" in d["message"]]
+    two_keys = '{"num_layers": 2, "hidden_size": 64, "num_attention_heads": 4, "seq_length": 128}\n'
+    assert _alone(tmp_path, "neox.json", two_keys)[0]["layout"] is not None  # NeoX's own keys: read as NeoX reads
 
 
 def test_configs_with_mlp_type_size_the_mlp_as_their_releases_did(tmp_path):

@@ -60,9 +60,13 @@ NEOX_MARKERS = frozenset(
 )
 
 
+NEOX_MARKERS_NEEDED = 2  # one alone is too common a name: Aceso's flexpipe JSON has "num_layers" beside its own keys
+
+
 def is_neox_config(keys) -> bool:
-    """Whether top-level keys are a GPT-NeoX config's (one of NEOX_MARKERS, spelt with '-' or '_')."""
-    return not NEOX_MARKERS.isdisjoint(str(k).replace("-", "_") for k in keys)
+    """Whether top-level keys are a GPT-NeoX config's (NEOX_MARKERS_NEEDED of NEOX_MARKERS, spelt with '-' or
+    '_')."""
+    return len(NEOX_MARKERS.intersection(str(k).replace("-", "_") for k in keys)) >= NEOX_MARKERS_NEEDED
 
 
 def is_deepspeed_document(root: Any) -> bool:

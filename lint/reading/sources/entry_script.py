@@ -207,6 +207,18 @@ def _head(path: str) -> bytes:
         return b""
 
 
+def absent_entry(program: str | None, is_module: bool, script: EntryScript | None, launch_file: str) -> str | None:
+    """The entry script the launch names with its folder (`${SCRIPT_DIR}/pretrain_gpt.py`), inside the checked tree,
+    where the tree holds no such file: its own flags are unknown. A bare `pretrain_gpt.py` is the core entry point
+    of whatever checkout the job runs in, and a path outside the tree (the author's checkout) is read from its
+    tail in the tree."""
+    if not program or "/" not in program or is_module or script is None or script.path is not None:
+        return None
+    if os.path.isabs(program) and not _inside(program, tree_root(launch_file)):
+        return None
+    return program
+
+
 def read_entry_script(
     program: str | None, is_module: bool, launch_file: str, cwd: str | None = None
 ) -> EntryScript | None:
