@@ -194,6 +194,24 @@ def test_source_relative_to_the_script(run):
     assert any("cannot read sourced file" in p.message for p in r.problems)
 
 
+def test_appending_to_what_an_unread_sourced_file_may_have_set_keeps_its_part_unknown(run):
+    """llm-jp/ft-llm-2026's qsub_train.sh: `source ${TASK_DIR}/params.sh` (not readable: TASK_DIR comes with the
+    job) and then `ALL_PARAMS+=(--log-interval 1)`: the array the file defines, with one more flag, not that one
+    flag alone (before: a command line of the three flags the script itself appends)."""
+    r = run(
+        'source ${TASK_DIR}/params.sh\nALL_PARAMS+=(--log-interval 1)\nOPTS+=" --bf16"\nNEW=(--seed 1)\n'
+        'cmd "${ALL_PARAMS[@]}"\n'
+    )
+    (params,) = [c for c in r.commands if c.name == "cmd"]
+    first = params.words[1].pieces[0]
+    assert not first.known and "may have been set by sourced file ${TASK_DIR}/params.sh" in first.reason
+    assert argv(r, "cmd")[-2:] == ["--log-interval", "1"]
+    assert var(r, "OPTS") is None  # unknown, then " --bf16"
+    assert [[p.text for p in item] for item in r.variables["NEW"].items] == [["--seed"], ["1"]]  # `=` needs no file
+    r = run('source ./env.sh\nALL_PARAMS+=(--log-interval 1)\ncmd "${ALL_PARAMS[@]}"\n', files={"env.sh": "X=1\n"})
+    assert argv(r, "cmd") == ["cmd", "--log-interval", "1"]  # the file was read: it set no ALL_PARAMS
+
+
 def test_positional_parameters(run):
     r = run("A=$1\nB=${2:-two}\nN=$#\nshift\nC=$1\n", positional=[Word.of("one"), Word.of("uno")])
     assert var(r, "A") == "one" and var(r, "B") == "uno" and var(r, "N") == "2" and var(r, "C") == "uno"

@@ -45,6 +45,7 @@ class ShellCore:
     arg0: Word | None  # $0 given to `bash -c STR NAME ...`
     current_file: str  # ${BASH_SOURCE[0]}: the file being run or sourced
     unknown_reasons: list[str]  # why the condition being evaluated is unknown
+    unread_sources: list[str]  # sourced files plint could not read, as shown: any variable may have been set there
     guarded: frozenset[str]  # variables the branch of the condition being tested assigns
     guarded_arguments: frozenset[tuple[str, str]]  # (variable, positional parameter) that branch assigns (`V=$6`)
     argument_defaults: dict[str, Piece]  # guarded variable -> the positional parameter not given it held

@@ -64,6 +64,7 @@ class Shell(Expansions, Commands, Sourcing, Control):
         self.arg0 = None
         self.current_file = self.script_path
         self.unknown_reasons = []
+        self.unread_sources = []
         self.guarded = frozenset()
         self.guarded_arguments = frozenset()
         self.argument_defaults = {}
@@ -359,6 +360,8 @@ class Shell(Expansions, Commands, Sourcing, Control):
         span = unit.span(node.start_byte, node.end_byte)
         target = env if env is not None else self.vars
         old = target.get(name) if env is None else None
+        if op == "+=" and old is None and env is None and self.unread_sources:
+            old = self.set_elsewhere(name, value_node is not None and value_node.type == "array", span)
         if local and self.locals:
             self.locals[-1].setdefault(name, self.vars.get(name))
         exported = export or (old.exported if old is not None else False)
@@ -424,6 +427,15 @@ class Shell(Expansions, Commands, Sourcing, Control):
         if env is None and name in self.argument_defaults:
             value = self.argument_default(name, old, value)
         target[name] = Var(name, self.settle(name, value, span), None, exported, span)
+
+    def set_elsewhere(self, name: str, array: bool, span) -> Var:
+        """What `NAME+=...` appends to when the script has not set NAME but sourced a file plint cannot read: the
+        file's value, unknown (appending is how a script adds to what a sourced file defines)."""
+        why = f"${name} may have been set by sourced file {self.unread_sources[0]}, which plint cannot read"
+        piece = unknown(why, name, span)
+        if array:  # its elements, in unknown number
+            return Var(name, (), ((piece,),), False, span, uncounted_from=0)
+        return Var(name, (piece,), None, False, span)
 
     def append_to_first(self, name: str, old: Var, value, exported: bool, span, target) -> None:
         """`A+=word` on an array appends to element 0 (bash(1), "Arrays": a reference without a subscript is to

@@ -75,6 +75,7 @@ class Sourcing(ShellCore):
         if found.why is not None:
             said = found.why.say(f"sourced file {shown}", "values it sets are unknown")
             self.result.problems.append(Problem(found.why.kind, said, word.site))
+            self.unread_sources.append(shown)
             return
         src = found.source
         if src is None:
@@ -90,6 +91,7 @@ class Sourcing(ShellCore):
                         word.site,
                     )
                 )
+                self.unread_sources.append(shown)
             return
         key = os.path.abspath(src.path)
         if key in self.active_files or self.depth >= MAX_DEPTH:
