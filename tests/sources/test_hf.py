@@ -71,6 +71,20 @@ def test_dashes_and_deepspeed_styles():
     assert "deepspeed.config_path" not in hf_facts(words("--deepspeed"))
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["++deepspeed_config=conf/ds.json", "+deepspeed_config=conf/ds.json", "train_config.deepspeed_config=conf/ds.json"],
+)
+def test_a_hydra_override_of_the_config_path_names_the_config(text):
+    """X-LANCE/SLAM-LLM's `deepspeed finetune_deepspeed.py --config-name prompt.yaml ++deepspeed_config=$cfg`: a Hydra
+    entry script whose config field of that name goes to deepspeed.initialize."""
+    f = hf_facts(words(f"--config-path conf {text} ++train_config.use_fp16=true"))
+    assert f["deepspeed.config_path"].value == "conf/ds.json" and f[
+        "deepspeed.config_path"
+    ].span.col == 21 + text.index("=")
+    assert "deepspeed.config_path" not in hf_facts(words("++model_config.deepspeed_stage=3 my_deepspeed_config=x"))
+
+
 def test_unknown_and_bad_values_never_raise():
     unknown = Word((Piece(None, None, "unresolved", reason="$MBS has no default", name="MBS"),))
     f = hf_facts(

@@ -128,6 +128,10 @@ def hf_facts(words: list[Word], defaults: dict[str, Value] | None = None) -> dic
         written = w.known_prefix()
         option = written.split("=", 1)[0]
         name = _field(option)
+        if _hydra_config_override(option) and "=" in written:
+            _config(out, w.after(len(option) + 1), option)
+            i += 1
+            continue
         if name is None or (w.text is None and "=" not in written):
             if w.text is None and not _value_of_option(words, i):
                 unknown.append(w)
@@ -279,6 +283,13 @@ def _adapters(out: dict[str, Value]) -> None:
         switch = out.get(f"switch.{name}")
         if switch is not None and switch.value is True and "finetune.bits" not in out:
             out["finetune.bits"] = Value(bits, switch.span, switch.origin, switch.note)
+
+
+def _hydra_config_override(key: str) -> bool:
+    """`++deepspeed_config=PATH`, `train.deepspeed_config=PATH`: a Hydra override (optionally with `+`/`++`, a dotted
+    key) of a field named as DeepSpeed's config path, which a Hydra entry script hands to deepspeed.initialize
+    (X-LANCE/SLAM-LLM's finetune_deepspeed.py)."""
+    return not key.startswith("-") and key.lstrip("+").rsplit(".", 1)[-1] in _PATH_FIELDS
 
 
 def _config(out: dict[str, Value], word: Word, option: str) -> None:
