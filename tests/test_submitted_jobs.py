@@ -90,3 +90,30 @@ def test_a_launch_in_a_job_the_script_submits_runs_under_slurm(tmp_path):
         (result,) = check_paths([tmp_path / name], root=str(tmp_path))
         scheduler = result.layouts[0].fields["scheduler"]
         assert (scheduler.value, scheduler.note) == ("slurm", "a job the script submits with sbatch"), name
+
+
+PBS_JOB = """#!/bin/bash
+#PBS -l walltime=01:00:00
+#PBS -l select=1:ngpus=8
+NNODES=$(sort -u $PBS_NODEFILE | wc -l)
+mpirun -np $((NNODES * 8)) --hostfile $PBS_NODEFILE python pretrain_gpt.py --tensor-model-parallel-size $TP \\
+    --num-layers 24 --hidden-size 2048 --num-attention-heads 16 --seq-length 2048 --max-position-embeddings 2048 \\
+    --micro-batch-size 1 --global-batch-size 64 --bf16
+"""
+
+
+def test_qsub_submits_a_pbs_job_with_its_options_and_variables(tmp_path):
+    """llm-jp/ft-llm-2026's run_train.sh: `qsub -l select=$3 -v RTYPE=rt_HF,ENV_DIR=...,TASK_DIR=... train/qsub_train.sh`.
+    The job is PBS's (before: no scheduler), its select on the command line wins over the script's (qsub(1B)), so
+    its node file has two hosts, and -v puts the variables in its environment (before: TP unset)."""
+    (tmp_path / "job.sh").write_text(PBS_JOB)
+    (tmp_path / "run.sh").write_text("#!/bin/bash\nqsub -l select=2:ngpus=8 -v TP=4,NAME=x -N run job.sh\n")
+    (result,) = check_paths([tmp_path / "run.sh"], root=str(tmp_path))
+    (layout,) = result.layouts
+    scheduler = layout.fields["scheduler"]
+    assert (scheduler.value, scheduler.note) == ("pbs", "a job the script submits with qsub")
+    assert (layout.value("parallel.tp"), layout.value("cluster.world_size"), layout.value("parallel.dp")) == (4, 16, 4)
+    (tmp_path / "sge.sh").write_text("#!/bin/bash\nqsub -g gcb50000 -l rt_F=2 -cwd job.sh\n")
+    (result,) = check_paths([tmp_path / "sge.sh"], root=str(tmp_path))
+    scheduler = result.layouts[0].fields["scheduler"]
+    assert (scheduler.value, scheduler.note) == ("sge", "a job the script submits with Grid Engine's qsub")

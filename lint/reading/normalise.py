@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 from plint.reading.derive import product, quotient
 from plint.layout import Layout
 from plint.values import Value, default, derived, unresolved
+from plint.reading.submitted import submitted_with
 
 
 @record
@@ -660,16 +661,6 @@ def _precision(launch: Launch, layout: Layout) -> None:
         layout.set("precision", default("fp32", "no --bf16/--fp16: parameters stay fp32"))
 
 
-def _submitted_by_sbatch(command) -> bool:
-    """Whether the command runs in a job the script submits (`sbatch job.sh`, `sbatch --wrap STR`)."""
-    seen = 0
-    while command is not None and seen < 64:  # a chain of parents is short; bounded all the same
-        if command.via == "sbatch":
-            return True
-        command, seen = command.parent, seen + 1
-    return False
-
-
 def build_layout(launch: Launch) -> Layout:
     chain: LaunchChain = launch.chain  # typed: mypy checks it is the LaunchCalls the layout hands on
     layout = Layout()
@@ -686,11 +677,12 @@ def build_layout(launch: Launch) -> Layout:
     else:
         layout.set("launcher", Value(chain.launcher, launcher_span, "literal" if chain.launcher else "derived"))
     in_slurm = launch.slurm is not None or any(c.launcher == "srun" for c in chain.calls)
+    submitted = submitted_with(command) if command is not None else None
     scheduler, said = (
         ("slurm", "#SBATCH directives or srun")
         if in_slurm
-        else ("slurm", "a job the script submits with sbatch")
-        if command is not None and _submitted_by_sbatch(command)
+        else submitted
+        if submitted is not None
         else ("pbs", "#PBS directives")
         if launch.pbs
         else ("lsf", "#BSUB directives")

@@ -18,7 +18,7 @@ from plint.reading.configs_alone import read_json_alone, read_yaml_alone, templa
 from plint.reading.file_lookup import FileLookup, unknown_whole
 from plint.reading.frameworks import bridge_launch, framework_launch, openrlhf_launch
 from plint.reading.normalise import Launch, build_layout
-from plint.reading.shell.model import Piece, Problem, ShellResult, Var, Word
+from plint.reading.shell.model import MappedText, Piece, Problem, ShellResult, Var, Word
 from plint.reading.loading import MAX_FILE_BYTES as MAX_FILE_BYTES  # where plint.checking.check reads it
 from plint.reading.loading import load_checked
 from plint.source import display_path, SourceFile, overlaid, read_bytes
@@ -162,13 +162,14 @@ def _read_shell(
     if grid_engine is not None:
         reading.problems.extend(grid_engine.problems)
 
-    def child_env(command, child: SourceFile) -> dict[str, Var]:
-        from plint.reading.sources.slurm import apply_options, exported_variables
-
-        child_job = apply_options(_slurm_job(child), command.words[1:])
-        return {**exported_variables(command.words[1:]), **_slurm_env(child_job)}
-
-    options = EvalOptions(env=seeded, positional=positional_words(env), child_env=child_env, assume=assume, files=files)
+    options = EvalOptions(
+        env=seeded,
+        positional=positional_words(env),
+        child_env=_child_env,
+        child_files=_child_files,
+        assume=assume,
+        files=files,
+    )
     result = evaluate(source, options)
     reading.shell = result
     reading.problems.extend(result.problems)
@@ -353,6 +354,36 @@ _OTHER_SCHEDULERS = re.compile(rb"^[ \t]*#(PJM|\$|COBALT|flux:|MSUB)[ \t]", re.M
 def _asks_lsf(source: SourceFile) -> bool:
     """Whether the script asks LSF for its job (a `#BSUB` directive)."""
     return _BSUB.search(source.data) is not None
+
+
+def _child_env(command, child: SourceFile) -> dict[str, Var]:
+    """The variables a job the script submits starts with: its scheduler's, from the job's directives under the
+    submitting command's options, and those the command passes (sbatch --export, qsub -v)."""
+    if _submitter(command) == "qsub":
+        from plint.reading.sources.pbs import implied_env as pbs_env
+        from plint.reading.sources.pbs import passed_variables, submitted_job
+
+        return {**pbs_env(submitted_job(child, command.words[1:])), **passed_variables(command.words[1:])}
+    from plint.reading.sources.slurm import apply_options, exported_variables
+
+    child_job = apply_options(_slurm_job(child), command.words[1:])
+    return {**exported_variables(command.words[1:]), **_slurm_env(child_job)}
+
+
+def _child_files(command, child: SourceFile) -> dict[str, MappedText]:
+    """The files a job the script submits with qsub reads: its node file."""
+    if _submitter(command) != "qsub":
+        return {}
+    from plint.reading.sources.pbs import node_file, node_file_key, submitted_job
+
+    nodes = node_file(submitted_job(child, command.words[1:]))
+    return {node_file_key(): nodes} if nodes is not None else {}
+
+
+def _submitter(command) -> str | None:
+    """The submitting command's name (`sbatch`, `qsub`), without its folder."""
+    first = command.words[0].text if command.words else None
+    return os.path.basename(first) if first else None
 
 
 def _pbs_job(source: SourceFile):

@@ -62,6 +62,14 @@ def test_resources_on_one_line_and_a_continued_directive():
     assert job("#PBS -lselect=5\n").chunks == [Chunk(5, 1)]
 
 
+def test_of_a_resource_the_directives_give_twice_the_first_stands():
+    """IBM/materials' Polaris jobs: `#PBS -l select=99:ncpus=32:system=polaris`, later `#PBS -lselect=1:mem=384GB`.
+    qsub adds a directive's resource only when none of that name is on its list yet (openpbs set_resource.c,
+    add=False for directives), so 99 nodes, not 1 (before: the later one, 1 node)."""
+    j = job("#PBS -l select=99:ncpus=32\n#PBS -l place=scatter\n#PBS -lselect=1:mem=384GB\n#PBS -l place=pack\n")
+    assert j.chunks == [Chunk(99, 1)] and j.scatter
+
+
 def test_no_directive_no_job():
     assert job("#!/bin/bash\necho '#PBS -l select=2'\n") is None
 

@@ -24,6 +24,7 @@ from plint.reading.shell.state import (
     MAX_DEPTH,
     NOT_FOUND_PREFIX,
     SBATCH_FLAGS,
+    QSUB_VALUE_OPTIONS,
     SHELLS,
     SILENT_COMMANDS,
     ShellBreak,
@@ -31,6 +32,7 @@ from plint.reading.shell.state import (
     ShellContinue,
     ShellExit,
     ShellReturn,
+    SUBMITTERS,
 )
 
 # a word of the form NAME=... (bash(1), "DEFINITIONS": name, then `=` or `+=`)
@@ -336,7 +338,7 @@ class Commands(ShellCore):
             return
         content = (file or self.result.virtual_files[word.display()]).content
         shown = SourceFile(word.display(), Word(tuple(content.pieces)).display())
-        extra = self.options.child_env(cmd, shown) if via == "sbatch" and self.options.child_env else {}
+        extra = self.job_environment(cmd, via, shown)
         self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
 
     def no_arguments(self) -> bool:
@@ -471,6 +473,9 @@ class Commands(ShellCore):
                 if start is not None:
                     self.second_parse(_joined(words[start:]), unit, cmd, base, fresh=True, positional=[])
                 return
+            if base == "qsub":
+                self.submit_to_qsub(words, texts, i, cmd, unit, stdin)
+                return
             if base == "sbatch":
                 j = i + 1
                 while j < len(texts):
@@ -499,6 +504,39 @@ class Commands(ShellCore):
         script = _script_run_by_path(texts)
         if script is not None:
             self.child_script(words[script], words[script + 1 :], cmd, "bash FILE", unit)
+
+    def job_environment(self, cmd: Command, via: str, script: SourceFile) -> dict[str, Var]:
+        """What a job `cmd` submits (`sbatch job.sh`, `qsub job.sh`) starts with: the variables its scheduler gives it,
+        and the files it names (PBS's node file), put where the job's script reads them."""
+        if via not in SUBMITTERS:
+            return {}
+        if self.options.child_files is not None:
+            files = self.options.child_files(cmd, script)
+            if files:  # a new mapping: the commands recorded so far keep the files they saw (Command.files)
+                self.result.virtual_files = {
+                    **self.result.virtual_files,
+                    **{key: VirtualFile(key, content) for key, content in files.items()},
+                }
+        return self.options.child_env(cmd, script) if self.options.child_env is not None else {}
+
+    def submit_to_qsub(
+        self, words: list[Word], texts: list[str | None], i: int, cmd: Command, unit: Unit, stdin: MappedText | None
+    ) -> None:
+        """`qsub [OPTIONS] SCRIPT [ARGS]` (PBS or Grid Engine): SCRIPT runs as a batch job, in the environment its
+        scheduler gives it; with no script named, the job script comes on stdin."""
+        j = i + 1
+        while j < len(texts):
+            option = texts[j] or words[j].display()
+            if option == "--":  # PBS: what follows is the job's executable and its arguments
+                j += 1
+                break
+            if not option.startswith("-"):
+                break
+            j += 3 if option == "-pe" else 2 if option in QSUB_VALUE_OPTIONS else 1
+        if j < len(words):
+            self.child_script(words[j], words[j + 1 :], cmd, "qsub", unit)
+        elif stdin is not None:
+            self.stdin_script(stdin, [], cmd, "qsub", unit)
 
     def slurm_hostnames(self, args: list[Word], node, unit: Unit) -> MappedText | None:
         """`scontrol show hostnames [$SLURM_JOB_NODELIST]`: the job's node list expanded, one host name a line. The

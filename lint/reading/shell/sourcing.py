@@ -262,11 +262,7 @@ class Sourcing(ShellCore):
             self.sinks_unknown(f"a script read from stdin ({via})")
         if self.depth >= MAX_DEPTH:
             return
-        extra = (
-            self.options.child_env(cmd, heredoc_as_file(content, unit, self.body_ranges.get(id(content))))
-            if via == "sbatch" and self.options.child_env
-            else {}
-        )
+        extra = self.job_environment(cmd, via, heredoc_as_file(content, unit, self.body_ranges.get(id(content))))
         self.second_parse(content.pieces, unit, cmd, via, fresh=True, positional=args, extra=extra)
 
     def _assume_commands_since(self, recorded: int) -> None:
@@ -312,7 +308,7 @@ class Sourcing(ShellCore):
         if found.assumed is not None:
             self.result.problems.append(Problem("unresolved", found.assumed, word.site))
         recorded = len(self.result.commands)
-        extra = self.options.child_env(cmd, src) if via == "sbatch" and self.options.child_env else {}
+        extra = self.job_environment(cmd, via, src)
         shell = self.child_shell({**(given or {}), **extra}, cmd)
         if any(unknown_arguments(a) for a in args) and self.no_arguments():  # `bash x.sh 1 $*`: none forwarded
             args = [a for a in args if not unknown_arguments(a)]

@@ -33,6 +33,16 @@ MAX_COMMAND_WORDS = 50_000  # a command longer than this is not expanded (its no
 MAX_DEPTH = 24
 
 SHELLS = {"bash", "sh", "zsh", "dash", "ksh"}
+# commands that submit a script as a batch job, and so `via` of the commands it runs: Slurm's, and PBS's or Grid
+# Engine's qsub
+SUBMITTERS = frozenset({"sbatch", "qsub"})
+# qsub's options that take a value: OpenPBS's (src/cmds/qsub_sup.c GETOPT_ARGS) and Grid Engine's (gridengine 6.2
+# qsub(1)); Grid Engine's -pe takes two (the parallel environment and the slots)
+QSUB_VALUE_OPTIONS = frozenset(
+    {f"-{letter}" for letter in "aAcCejJklmMNopqrRSuvWP"}
+    | {"-g", "-t", "-wd", "-hold_jid", "-hold_jid_ad", "-b", "-js", "-ar", "-dl", "-tc", "-sync", "-now"}
+    | {"-binding", "-jc", "-shell", "-masterq", "-i", "-ckpt", "-pty", "-sc", "-ac", "-dc", "-rou", "-rdi"}
+)
 # how the error for a command name bash cannot find starts (Commands.not_found; PL005 quotes it)
 NOT_FOUND_PREFIX = "bash runs `"
 
@@ -46,7 +56,9 @@ class EvalOptions:
     env: dict[str, Var] = field(default_factory=dict)
     positional: list[Word] | None = None
     read_file: Callable[[Path], SourceFile | None] | None = None
+    # a job a submitter (SUBMITTERS) starts: the variables its scheduler gives it, and the files (PBS's node file)
     child_env: Callable[[Command, SourceFile], dict[str, Var]] | None = None
+    child_files: Callable[[Command, SourceFile], dict[str, MappedText]] | None = None
     max_steps: int = 20000
     max_work: int = MAX_WORK  # words and values built (see Shell.capped); extra readings of a file get less
     # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):

@@ -28,6 +28,7 @@ import re
 
 from plint.reading.shell.lines import host_word
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word
+from plint.reading.sources.slurm import comma_items
 from plint.record import field, record
 from plint.source import SourceFile, Span
 from plint.values import NumberTooLong, parse_int
@@ -53,6 +54,7 @@ class PbsJob:
     job_name: str | None = None
     queue: str | None = None
     problems: list[Problem] = field(default_factory=list)
+    resources: set[str] = field(default_factory=set)  # the `-l` resources the directives have given so far
 
 
 def _directive_lines(source: SourceFile):
@@ -89,7 +91,7 @@ def read_directives(source: SourceFile) -> PbsJob | None:
         words, error = directive_words(source, start, line, body_at)
         if error:
             job.problems.append(Problem("syntax", f"qsub: {error}", source.span(start, start + len(line))))
-        _apply(job, words)
+        _apply(job, words, directive=True)
     return job
 
 
@@ -98,8 +100,11 @@ def read_directives(source: SourceFile) -> PbsJob | None:
 VALUE_OPTIONS = frozenset("aAcCejJklmMNopqrRSuvWP")
 
 
-def _apply(job: PbsJob, words: list[Word]) -> None:
-    """qsub's options on one directive line: `-l` resources, `-N` the job's name, `-q` its queue."""
+def _apply(job: PbsJob, words: list[Word], directive: bool = False) -> None:
+    """qsub's options on one directive line, or on its command line: `-l` resources, `-N` the job's name, `-q` its
+    queue. Of a resource the directives give twice the first stands: qsub reads the command line first and adds a
+    directive's resource only when it has none of that name yet (openpbs src/cmds/qsub.c, option l:
+    set_resources(..., add=passet == CMDLINE); src/lib/Libcmds/set_resource.c), so the command line's wins too."""
     i = 0
     while i < len(words):
         text = words[i].text or ""
@@ -111,11 +116,39 @@ def _apply(job: PbsJob, words: list[Word]) -> None:
             continue
         if letter == "l":
             for resource in value.split(","):
+                name = resource.partition("=")[0]
+                if directive and name in job.resources:
+                    continue
+                if directive:
+                    job.resources.add(name)
                 _resource(job, resource, words[i - 1])
         elif letter == "N":
             job.job_name = value
         elif letter == "q":
             job.queue = value
+
+
+def submitted_job(child: SourceFile, words: list[Word]) -> PbsJob:
+    """The job `qsub OPTIONS SCRIPT` asks for (`words`: those after `qsub`): the script's directives, then the
+    command line's options, which qsub applies over them (OpenPBS qsub(1B): an option on the command line takes
+    precedence over the same option in a directive)."""
+    job = read_directives(child) or PbsJob()
+    _apply(job, words)
+    return job
+
+
+def passed_variables(words: list[Word]) -> dict[str, Var]:
+    """The variables `qsub -v NAME=value,...` (words after `qsub`) puts in the job's environment; a bare NAME, which
+    takes the submitter's own value, is left to the environment the job inherits."""
+    out: dict[str, Var] = {}
+    for i, word in enumerate(words[:-1]):
+        if word.text != "-v":
+            continue
+        for item in comma_items(words[i + 1]):
+            name, eq, _ = item.known_prefix().partition("=")
+            if eq and name.isidentifier():
+                out[name] = Var(name, item.after(len(name) + 1).pieces, None, True, item.site)
+    return out
 
 
 def _resource(job: PbsJob, resource: str, word: Word) -> None:

@@ -541,14 +541,14 @@ def exported_variables(words: list[Word]) -> dict[str, Var]:
     for opt in parse_options(words, "sbatch").options:
         if opt.name != "export" or opt.value is None:
             continue
-        for item in _comma_items(opt.value):
+        for item in comma_items(opt.value):
             name, eq, _ = item.known_prefix().partition("=")
             if eq and name.isidentifier():
                 out[name] = Var(name, item.after(len(name) + 1).pieces, None, True, item.site)
     return out
 
 
-def _comma_items(word: Word) -> list[Word]:
+def comma_items(word: Word) -> list[Word]:
     """A word split at the commas of its known text, each part keeping its pieces."""
     items: list[list[Piece]] = [[]]
     for p in word.pieces:
