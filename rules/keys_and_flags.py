@@ -10,7 +10,7 @@ from plint.rules.base import Finding, LaunchContext, RuleContext, RuleDocs, no_f
 from plint.rules.common import closest, gpt, torchrun, trainer
 from plint.bounds import MAX_SUGGESTIONS
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
     from typing import Any
@@ -195,6 +195,13 @@ def unknown_flag(ctx: LaunchContext):
         )
 
 
+def _fork_in_evidence(ctx: RuleContext) -> str | None:
+    """A flag of the launch the assumed release does not define and no close match explains (not a misspelling):
+    the launch runs a fork. Asked where the launch has a layout."""
+    launch = cast("LaunchContext", ctx)  # invalid_value returns before this where the layout is None
+    return next((use.option for use, suggestion in unknown_flags(launch) if suggestion is None), None)
+
+
 def _why_unsure(in_force: CatalogInForce | None, option: str) -> str | None:
     """Why the parser's verdict on an unknown flag is a guess (a warning then), in the message's words; None when
     the parser judging it is the one the trainer runs."""
@@ -320,9 +327,10 @@ def _forks_accepting(ctx: RuleContext, option: str, value: str) -> list[str]:
     RuleDocs(
         what="Checks known values against the flag's type (int, float) and choices in the release's parser, "
         "and counts no cluster has (over 1,000,000 GPUs, nodes or slots; plint does not evaluate them). "
-        "Where the release was only assumed and a known fork or an earlier Megatron-LM release accepts the "
-        "value (bigcode's --tokenizer-type TokenizerFromFile; --moe-token-dispatcher-type alltoall_seq, 0.10 to "
-        "0.12), it warns and names them.",
+        "Where the release was only assumed (no parser in the tree, none configured), a value outside the "
+        "choices is a warning when a known fork or an earlier Megatron-LM release accepts it, named (bigcode's "
+        "--tokenizer-type TokenizerFromFile; --moe-token-dispatcher-type alltoall_seq, 0.10 to 0.12), or when the "
+        "launch also gives flags the release lacks, which say it runs a fork that may widen the choices.",
         why="argparse rejects them ('invalid int value', 'invalid choice') and the job exits with status 2.",
         bad=torchrun(gpt("--position-embedding-type rotary")),
         good=torchrun(gpt("--position-embedding-type rope")),
@@ -393,4 +401,20 @@ def invalid_value(ctx: RuleContext):
                         severity="warning",
                     )
                     continue
-                yield Finding(message + (f"; did you mean {near}?" if near else ""), word.value_span, key=use.option)
+                fork = _fork_in_evidence(ctx) if in_force is None or in_force.assumed else None
+                # with no parser in the tree and no release configured, flags the assumed release lacks say the
+                # launch runs a fork plint does not know, which may widen the choices (swiss-ai's Megatron-LM:
+                # --optimizer ademamix beside --ademamix-alpha): a warning, as those flags are (PL501)
+                yield Finding(
+                    message
+                    + (
+                        f' (no argument parser in this tree, no megatron = "<release>" configured, and the launch '
+                        f"gives flags the release lacks, such as {fork}: a fork that may accept it)"
+                        if fork
+                        else ""
+                    )
+                    + (f"; did you mean {near}?" if near else ""),
+                    word.value_span,
+                    key=use.option,
+                    severity="warning" if fork else None,
+                )

@@ -244,3 +244,27 @@ def test_choices_are_judged_for_the_core_entry_points_only(tmp_path):
     assert found["pretrain_mistral_patch.py"] == ([], "megatron")
     (message,), trainer = found["pretrain_gpt.py"]
     assert "'rotary' is not one of" in message and trainer == "megatron"
+
+
+def test_a_value_outside_the_choices_of_an_assumed_parser_warns_where_the_launch_shows_a_fork(tmp_path):
+    """swiss-ai/pretrain-code's Apertus jobs run their own Megatron-LM fork, not in the repository, whose
+    --optimizer takes ademamix (beside its own --ademamix-alpha): with no parser in the tree and no release
+    configured, a value outside the assumed release's choices may be the fork's where the launch's other flags show
+    a fork (a warning, as those flags are); with the release configured, an error. Without such flags an assumed
+    release's error stands (test_unfamiliar_repos)."""
+    from plint.checking.check import check_paths
+    from plint.rules.common import gpt, torchrun
+
+    launch = tmp_path / "launch.sh"
+    launch.write_text(torchrun(gpt("--optimizer ademamix --ademamix-alpha 8")).files["launch.sh"])
+    ((result,),) = [check_paths([launch])]
+    (found,) = [d for d in result.diagnostics if d.code == "PL506"]
+    assert found.severity == "warning"
+    assert (
+        "configured, and the launch gives flags the release lacks, such as --ademamix-alpha: a fork that may "
+        "accept it); did you mean adam?"
+    ) in found.message
+    (tmp_path / ".plint.toml").write_text('megatron = "0.16"\n')
+    ((result,),) = [check_paths([launch])]
+    (found,) = [d for d in result.diagnostics if d.code == "PL506"]
+    assert found.severity == "error" and "no argument parser" not in found.message
