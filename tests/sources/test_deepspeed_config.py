@@ -222,6 +222,17 @@ def test_an_unknown_dp_leaves_the_derived_values_unresolved_naming_dp():
     assert derive_batch(batch_config(64, 2), None).grad_accum.value is None
 
 
+@pytest.mark.parametrize("given", [(64, None, None), (None, 2, None)])
+def test_one_batch_size_alone_sets_no_accumulation_whatever_dp_is(given):
+    """argonne-lcf/dl_scaling's configs give only train_batch_size: DeepSpeed sets gradient_accumulation_steps to 1
+    before it divides by the world (runtime/config.py _set_batch_related_parameters); the other size needs dp."""
+    batch = derive_batch(batch_config(*given), None)
+    assert batch.grad_accum.value == 1 and batch.grad_accum.origin == "derived"
+    assert "DeepSpeed's default when only" in batch.grad_accum.note
+    other = batch.micro if given[0] is not None else batch.global_
+    assert other.value is None and "needs the data-parallel size dp" in other.note
+
+
 def test_auto_batch_values_are_left_to_the_integration():
     batch = derive_batch(batch_config('"auto"', '"auto"', 4), dp(8))
     assert batch.global_.value is None and batch.micro.value is None and batch.grad_accum.value == 4

@@ -443,9 +443,14 @@ def derive_batch(cfg: DeepSpeedConfig, dp: Value | None) -> DerivedBatch:
         t, m, g = _derive(t, m, g, w)
     except _NeedsDp:
         why = dp.note if dp is not None and dp.note else "it is unknown"
+        # what DeepSpeed sets whatever dp is (gradient_accumulation_steps 1 beside one batch size) stands
+        fixed = {k: formula for k, formula in formulas.items() if "{w}" not in formula[0]}
+        settled = _derived_values(given, fixed, {k: int(formula[0]) for k, formula in fixed.items()}, dp, anchor)
         return result(
             {
-                k: unresolved(f"{k} = {formulas[k][1]} needs the data-parallel size dp: {why}", anchor)
+                k: settled[k]
+                if k in fixed
+                else unresolved(f"{k} = {formulas[k][1]} needs the data-parallel size dp: {why}", anchor)
                 if k in formulas
                 else v
                 for k, v in given.items()
