@@ -164,6 +164,7 @@ FieldPath = Literal[ContractPath, ExtraPath]
 FactKey = Literal[
     "clamped_model_parallel",
     "clip_grad",
+    "deepspeed.config_option",
     "deepspeed.pipeline_module",
     "defer_embedding_wgrad_compute",
     "delay_wgrad_compute",

@@ -682,7 +682,8 @@ def deepspeed_trainer_sized_steps(ctx: LaunchContext):
     "error",
     "hjson syntax in a DeepSpeed config that the HF Trainer or Accelerate reads with json.load.",
     RuleDocs(
-        what="With the HF Trainer or Accelerate, checks the DeepSpeed config as json.load reads it: what DeepSpeed's "
+        what="Where the HF Trainer (its --deepspeed PATH) or Accelerate reads the DeepSpeed config, checks it as "
+        "json.load reads it: what DeepSpeed's "
         "own hjson reader accepts and json.load refuses (a comment, a trailing comma, a key without quotes, single "
         "quotes, a string without quotes, a line break for a comma) is an error; a key given twice, of which "
         "json.load keeps the last, a warning.",
@@ -713,7 +714,11 @@ def deepspeed_config_not_json(ctx: LaunchContext):
     cfg = _config(ctx)
     if cfg is None or _integration(ctx) is not True:
         return
-    reader = "Accelerate" if ctx.layout.value("launcher") == "accelerate" else "the HF Trainer"
+    accelerate = ctx.layout.value("launcher") == "accelerate"
+    option = ctx.fact("deepspeed.config_option")
+    if not accelerate and (option is None or option.value != "--deepspeed"):
+        return  # DeepSpeed's own --deepspeed_config (or a script's field) goes to deepspeed.initialize: hjson
+    reader = "Accelerate" if accelerate else "the HF Trainer"
     for what, span in cfg.document.leniencies:
         yield Finding(
             f"{cfg.path}: {what.split(' (')[0]}: {reader} reads this config with json.load, which refuses it "

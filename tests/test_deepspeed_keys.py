@@ -363,5 +363,8 @@ def test_hjson_syntax_is_no_finding_where_deepspeed_itself_reads_the_config(tmp_
     """A client script handing the path to deepspeed.initialize: DeepSpeed reads it with hjson, so a comment is
     fine; and the config checked alone may be read by either."""
     assert _syntax(tmp_path, "deepspeed --num_gpus 8 train.py --deepspeed_config ds.json\n") == []
+    # a script with HF-style batch flags that hands DeepSpeed's own --deepspeed_config to deepspeed.initialize
+    own = "deepspeed --num_gpus 8 train.py --deepspeed --deepspeed_config ds.json --per_device_train_batch_size 4\n"
+    assert _syntax(tmp_path, own) == []
     (result,) = check_paths([tmp_path / "ds.json"])
     assert not [d for d in result.diagnostics if d.code == "PL510"]

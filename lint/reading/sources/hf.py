@@ -295,6 +295,7 @@ def _hydra_config_override(key: str) -> bool:
 def _config(out: dict[str, Value], word: Word, option: str) -> None:
     out["deepspeed.config_path"] = from_word(word, str, option)
     out["deepspeed.config_word"] = Value(word.display(), word.value_span)
+    out["deepspeed.config_option"] = Value(option, word.value_span)  # which program reads it (PL510)
 
 
 def _precision(out: dict[str, Value], given: dict[str, Value], gap: ArgumentGap | None) -> None:
