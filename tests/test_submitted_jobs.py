@@ -117,3 +117,13 @@ def test_qsub_submits_a_pbs_job_with_its_options_and_variables(tmp_path):
     (result,) = check_paths([tmp_path / "sge.sh"], root=str(tmp_path))
     scheduler = result.layouts[0].fields["scheduler"]
     assert (scheduler.value, scheduler.note) == ("sge", "a job the script submits with Grid Engine's qsub")
+
+
+def test_a_job_submitted_from_a_script_another_runs_keeps_its_node_file(tmp_path):
+    """`bash sub.sh` whose sub.sh runs `qsub -l select=2 job.sh`: the child shell hands the job its node file too
+    (before: the variables only, so the job counted no hosts)."""
+    (tmp_path / "job.sh").write_text(PBS_JOB)
+    (tmp_path / "sub.sh").write_text("#!/bin/bash\nqsub -l select=2:ngpus=8 -v TP=4 job.sh\n")
+    (tmp_path / "outer.sh").write_text("#!/bin/bash\nbash sub.sh\n")
+    (result,) = check_paths([tmp_path / "outer.sh"], root=str(tmp_path))
+    assert result.layouts[0].value("cluster.world_size") == 16

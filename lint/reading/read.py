@@ -257,6 +257,7 @@ def _launch_chains(source: SourceFile, options, result: ShellResult, job, base: 
             env=options.env,
             positional=options.positional,
             child_env=options.child_env,
+            child_files=options.child_files,
             assume=options.assume,
             no_arguments=False,
             files=options.files,
@@ -282,6 +283,7 @@ def _readings_launches(source: SourceFile, options, result: ShellResult, job, ba
                 env=options.env,
                 positional=options.positional,
                 child_env=options.child_env,
+                child_files=options.child_files,
                 assume=options.assume,
                 no_arguments=options.no_arguments,
                 files=options.files,
@@ -356,10 +358,10 @@ def _asks_lsf(source: SourceFile) -> bool:
     return _BSUB.search(source.data) is not None
 
 
-def _child_env(command, child: SourceFile) -> dict[str, Var]:
+def _child_env(command, submitter: str, child: SourceFile) -> dict[str, Var]:
     """The variables a job the script submits starts with: its scheduler's, from the job's directives under the
     submitting command's options, and those the command passes (sbatch --export, qsub -v)."""
-    if _submitter(command) == "qsub":
+    if submitter == "qsub":
         from plint.reading.sources.pbs import implied_env as pbs_env
         from plint.reading.sources.pbs import passed_variables, submitted_job
 
@@ -370,20 +372,14 @@ def _child_env(command, child: SourceFile) -> dict[str, Var]:
     return {**exported_variables(command.words[1:]), **_slurm_env(child_job)}
 
 
-def _child_files(command, child: SourceFile) -> dict[str, MappedText]:
+def _child_files(command, submitter: str, child: SourceFile) -> dict[str, MappedText]:
     """The files a job the script submits with qsub reads: its node file."""
-    if _submitter(command) != "qsub":
+    if submitter != "qsub":
         return {}
     from plint.reading.sources.pbs import node_file, node_file_key, submitted_job
 
     nodes = node_file(submitted_job(child, command.words[1:]))
     return {node_file_key(): nodes} if nodes is not None else {}
-
-
-def _submitter(command) -> str | None:
-    """The submitting command's name (`sbatch`, `qsub`), without its folder."""
-    first = command.words[0].text if command.words else None
-    return os.path.basename(first) if first else None
 
 
 def _pbs_job(source: SourceFile):

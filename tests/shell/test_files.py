@@ -213,7 +213,7 @@ def test_expr_arithmetic_is_known_from_its_words(run):
 def test_sbatch_file_gets_child_env(run, tmp_path):
     seen = []
 
-    def child_env(command, child):
+    def child_env(command, submitter, child):
         seen.append((command.name, os.path.basename(child.path)))
         return {"SLURM_NNODES": Var("SLURM_NNODES", (Piece("4", None, "derived"),), exported=True)}
 
@@ -231,7 +231,7 @@ def test_sbatch_file_gets_child_env(run, tmp_path):
 def test_sbatch_heredoc_and_wrap(run):
     seen = []
 
-    def child_env(command, child):
+    def child_env(command, submitter, child):
         seen.append(child)
         return {}
 

@@ -487,7 +487,7 @@ class Commands(ShellCore):
                     if t2 == "--wrap" and j + 1 < len(words) or t2.startswith("--wrap="):
                         wrapped = words[j + 1] if t2 == "--wrap" else words[j].after(len("--wrap="))
                         extra = (
-                            self.options.child_env(cmd, SourceFile(unit.source.path, ""))
+                            self.options.child_env(cmd, "sbatch", SourceFile(unit.source.path, ""))
                             if self.options.child_env
                             else {}
                         )
@@ -511,13 +511,13 @@ class Commands(ShellCore):
         if via not in SUBMITTERS:
             return {}
         if self.options.child_files is not None:
-            files = self.options.child_files(cmd, script)
+            files = self.options.child_files(cmd, via, script)
             if files:  # a new mapping: the commands recorded so far keep the files they saw (Command.files)
                 self.result.virtual_files = {
                     **self.result.virtual_files,
                     **{key: VirtualFile(key, content) for key, content in files.items()},
                 }
-        return self.options.child_env(cmd, script) if self.options.child_env is not None else {}
+        return self.options.child_env(cmd, via, script) if self.options.child_env is not None else {}
 
     def submit_to_qsub(
         self, words: list[Word], texts: list[str | None], i: int, cmd: Command, unit: Unit, stdin: MappedText | None

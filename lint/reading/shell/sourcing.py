@@ -208,6 +208,7 @@ class Sourcing(ShellCore):
                 env=env,
                 read_file=self.options.read_file,
                 child_env=self.options.child_env,
+                child_files=self.options.child_files,
                 max_steps=self.options.max_steps,
                 assume=self.options.assume,
             ),

@@ -57,8 +57,9 @@ class EvalOptions:
     positional: list[Word] | None = None
     read_file: Callable[[Path], SourceFile | None] | None = None
     # a job a submitter (SUBMITTERS) starts: the variables its scheduler gives it, and the files (PBS's node file)
-    child_env: Callable[[Command, SourceFile], dict[str, Var]] | None = None
-    child_files: Callable[[Command, SourceFile], dict[str, MappedText]] | None = None
+    # (the submitting command, the submitter's name, the job's script)
+    child_env: Callable[[Command, str, SourceFile], dict[str, Var]] | None = None
+    child_files: Callable[[Command, str, SourceFile], dict[str, MappedText]] | None = None
     max_steps: int = 20000
     max_work: int = MAX_WORK  # words and values built (see Shell.capped); extra readings of a file get less
     # Values for variables the script assigns from something unknowable ($(nvidia-smi ...)):

@@ -28,7 +28,7 @@ import re
 
 from plint.reading.shell.lines import host_word
 from plint.reading.shell.model import MappedText, Piece, Problem, Var, Word
-from plint.reading.sources.slurm import comma_items
+from plint.reading.sources.slurm import assigned_variables
 from plint.record import field, record
 from plint.source import SourceFile, Span
 from plint.values import NumberTooLong, parse_int
@@ -142,12 +142,8 @@ def passed_variables(words: list[Word]) -> dict[str, Var]:
     takes the submitter's own value, is left to the environment the job inherits."""
     out: dict[str, Var] = {}
     for i, word in enumerate(words[:-1]):
-        if word.text != "-v":
-            continue
-        for item in comma_items(words[i + 1]):
-            name, eq, _ = item.known_prefix().partition("=")
-            if eq and name.isidentifier():
-                out[name] = Var(name, item.after(len(name) + 1).pieces, None, True, item.site)
+        if word.text == "-v":
+            out.update(assigned_variables(words[i + 1]))
     return out
 
 

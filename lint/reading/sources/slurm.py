@@ -539,16 +539,23 @@ def exported_variables(words: list[Word]) -> dict[str, Var]:
     the job inherits; plint reads every form as ALL, sbatch's default)."""
     out: dict[str, Var] = {}
     for opt in parse_options(words, "sbatch").options:
-        if opt.name != "export" or opt.value is None:
-            continue
-        for item in comma_items(opt.value):
-            name, eq, _ = item.known_prefix().partition("=")
-            if eq and name.isidentifier():
-                out[name] = Var(name, item.after(len(name) + 1).pieces, None, True, item.site)
+        if opt.name == "export" and opt.value is not None:
+            out.update(assigned_variables(opt.value))
     return out
 
 
-def comma_items(word: Word) -> list[Word]:
+def assigned_variables(word: Word) -> dict[str, Var]:
+    """The exported variables a comma-separated `NAME=VALUE,...` list gives (sbatch --export, qsub -v); a bare NAME,
+    which passes on the submitter's own value, gives none here."""
+    out: dict[str, Var] = {}
+    for item in _comma_items(word):
+        name, eq, _ = item.known_prefix().partition("=")
+        if eq and name.isidentifier():
+            out[name] = Var(name, item.after(len(name) + 1).pieces, None, True, item.site)
+    return out
+
+
+def _comma_items(word: Word) -> list[Word]:
     """A word split at the commas of its known text, each part keeping its pieces."""
     items: list[list[Piece]] = [[]]
     for p in word.pieces:
